@@ -1,0 +1,493 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment"
+)
+
+// dumpOptions are the flags of `kseg dump`.
+type dumpOptions struct {
+	deep             bool
+	printData        bool
+	output           string
+	maxBytes         int64
+	offsets          string
+	producerID       int64
+	controlOnly      bool
+	keyFormat        string
+	valueFormat      string
+	verifyIndex      bool
+	indexSanityCheck bool
+	skipRecordMeta   bool
+	maxDecompressed  int64
+	noVerifyCRC      bool
+
+	// derived by Validate
+	fromOffset, toOffset int64
+	hasProducerFilter    bool
+}
+
+func (o *dumpOptions) AddFlags(c *cobra.Command) {
+	f := c.Flags()
+	f.BoolVar(&o.deep, "deep", false, "iterate records inside each batch (kafka-dump-log --deep-iteration)")
+	f.BoolVar(&o.printData, "print-data", false, "also print record keys and values (implies --deep; kafka-dump-log --print-data-log)")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json|kafka")
+	f.Int64Var(&o.maxBytes, "max-bytes", 0, "read at most this many bytes of each .log (KIP-824); 0 reads everything")
+	f.StringVar(&o.offsets, "offsets", "", "only batches and records within FROM:TO (inclusive; either side may be empty)")
+	f.Int64Var(&o.producerID, "producer-id", -2, "only batches of this producerId")
+	f.BoolVar(&o.controlOnly, "control-only", false, "only control batches (transaction markers, KRaft records, barriers)")
+	f.StringVar(&o.keyFormat, "key-format", "auto", "how text output shows keys: auto|utf8|hex|base64")
+	f.StringVar(&o.valueFormat, "value-format", "auto", "how text output shows values: auto|utf8|hex|base64")
+	f.BoolVar(&o.verifyIndex, "verify-index", false, "check .index and .timeindex entries against the .log (linear time)")
+	f.BoolVar(&o.indexSanityCheck, "index-sanity-check", false, "run the broker's index sanity check on .index and .timeindex files")
+	f.BoolVar(&o.skipRecordMeta, "skip-record-metadata", false, "kafka output: omit per-record metadata (kafka-dump-log --skip-record-metadata)")
+	f.Int64Var(&o.maxDecompressed, "max-decompressed-bytes", decode.DefaultMaxDecompressed, "refuse to decompress a batch beyond this many bytes (decompression-bomb guard)")
+	f.BoolVar(&o.noVerifyCRC, "no-verify-crc", false, "skip CRC verification (faster; isvalid is then not reported)")
+}
+
+func (o *dumpOptions) Validate(args []string) error {
+	switch o.output {
+	case "text", "table", "json", "kafka":
+	default:
+		return usageErrorf("--output must be text, table, json or kafka, not %q", o.output)
+	}
+	for _, f := range []string{o.keyFormat, o.valueFormat} {
+		switch f {
+		case "auto", "utf8", "hex", "base64":
+		default:
+			return usageErrorf("--key-format/--value-format must be auto, utf8, hex or base64, not %q", f)
+		}
+	}
+	if o.maxBytes < 0 {
+		return usageErrorf("--max-bytes must not be negative")
+	}
+	if o.maxDecompressed <= 0 || o.maxDecompressed > math.MaxInt32 {
+		return usageErrorf("--max-decompressed-bytes must be between 1 and %d", math.MaxInt32)
+	}
+	if o.printData {
+		o.deep = true
+	}
+	o.fromOffset, o.toOffset = math.MinInt64, math.MaxInt64
+	if o.offsets != "" {
+		from, to, ok := strings.Cut(o.offsets, ":")
+		if !ok {
+			from, to = o.offsets, o.offsets
+		}
+		var err error
+		if from != "" {
+			if o.fromOffset, err = strconv.ParseInt(from, 10, 64); err != nil {
+				return usageErrorf("--offsets %q: FROM is not an offset", o.offsets)
+			}
+		}
+		if to != "" {
+			if o.toOffset, err = strconv.ParseInt(to, 10, 64); err != nil {
+				return usageErrorf("--offsets %q: TO is not an offset", o.offsets)
+			}
+		}
+		if o.fromOffset > o.toOffset {
+			return usageErrorf("--offsets %q: FROM is after TO", o.offsets)
+		}
+	}
+	o.hasProducerFilter = o.producerID != -2
+	if len(args) == 0 {
+		return usageErrorf("dump needs at least one PATH (a file, a partition directory or a log directory)")
+	}
+	return nil
+}
+
+func newDumpCmd(s *Streams, g *globalOptions) *cobra.Command {
+	o := &dumpOptions{}
+	c := &cobra.Command{
+		Use:   "dump PATH...",
+		Short: "Decode every file of a Kafka partition: segments, indexes, snapshots, checkpoints",
+		Long: `Decode Kafka log files byte-exact. PATH is a file, a partition directory, or a
+log directory (every partition in it). Every batch format (v0, v1, v2), every
+codec and every control record (transaction markers, KRaft records and the
+KIP-1279 MIRROR_PID_RESET barrier) is decoded. CRC mismatches are reported and
+the dump goes on; structural corruption is reported with its byte position and
+the dump moves to the next file; a zero-filled (preallocated) tail is a
+warning.
+
+Output formats: text (readable, styled on a terminal), table, json (JSON
+lines, see docs/json.md) and kafka (line-for-line kafka-dump-log output).
+` + exitStatusHelp,
+		Example: `  kseg dump testdata/partitions/orders-0
+  kseg dump --deep --print-data testdata/partitions/orders-0/00000000000000000000.log
+  kseg dump --output json --control-only /var/lib/kafka/data/orders-0 | jq .
+  kseg dump --output kafka --deep 00000000000000000000.log    # as kafka-dump-log.sh prints it
+  kseg dump --verify-index --index-sanity-check /var/lib/kafka/data/orders-0`,
+		Args: usageArgs(cobra.ArbitraryArgs),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Validate(args); err != nil {
+				return err
+			}
+			return runDump(c.Context(), s, g, o, args)
+		},
+	}
+	o.AddFlags(c)
+	return c
+}
+
+// dumpFile is one file to dump, with what its name says.
+type dumpFile struct {
+	path string
+	info segment.FileInfo
+}
+
+// collectDumpFiles expands PATH arguments into files in a stable order:
+// per partition, segment files by base offset (.log, .index, .timeindex,
+// .txnindex), then producer snapshots, then the metadata files.
+func collectDumpFiles(args []string) ([]dumpFile, error) {
+	var out []dumpFile
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			fi, _ := segment.ParseFileName(filepath.Base(a))
+			out = append(out, dumpFile{a, fi})
+			continue
+		}
+		if segment.IsPartitionDir(a) {
+			files, err := partitionFiles(a)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, files...)
+			continue
+		}
+		ld, err := segment.OpenLogDir(a)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range ld.Files {
+			fi, _ := segment.ParseFileName(filepath.Base(f.Path))
+			if fi.Kind == segment.KindLock {
+				continue
+			}
+			out = append(out, dumpFile{f.Path, fi})
+		}
+		for _, p := range ld.Partitions {
+			files, err := partitionFiles(p)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, files...)
+		}
+	}
+	return out, nil
+}
+
+func partitionFiles(dir string) ([]dumpFile, error) {
+	pd, err := segment.OpenPartitionDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []dumpFile
+	add := func(p string) {
+		if p == "" {
+			return
+		}
+		fi, _ := segment.ParseFileName(filepath.Base(p))
+		out = append(out, dumpFile{p, fi})
+	}
+	for _, sg := range pd.Segments {
+		add(sg.Log)
+		add(sg.Index)
+		add(sg.TimeIndex)
+		add(sg.TxnIndex)
+	}
+	for _, sn := range pd.Snapshots {
+		add(sn.Path)
+	}
+	for _, ms := range pd.MetadataSnapshots {
+		add(ms.Path)
+	}
+	add(pd.LeaderEpochCheckpoint)
+	add(pd.PartitionMetadata)
+	rest := append(append([]string(nil), pd.Transient...), pd.Other...)
+	sort.Strings(rest)
+	for _, p := range rest {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			add(p)
+		}
+	}
+	return out, nil
+}
+
+// dumpState is what one run of dump accumulates across files.
+type dumpState struct {
+	o        *dumpOptions
+	p        dumpPrinter
+	dec      decode.Decoder
+	errors   int // findings of severity error
+	warnings int
+}
+
+func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, args []string) error {
+	files, err := collectDumpFiles(args)
+	if err != nil {
+		return err
+	}
+	st := &dumpState{o: o, p: newDumpPrinter(s, o)}
+	st.dec.MaxDecompressed = int(o.maxDecompressed)
+	var ioErr error
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := st.dumpOne(f); err != nil {
+			// An I/O error on one file does not hide the others.
+			var pe *fs.PathError
+			if errors.As(err, &pe) || !isFinding(err) {
+				fmt.Fprintf(s.Err, "kseg: %v\n", err)
+				ioErr = err
+				continue
+			}
+		}
+	}
+	if err := st.p.Close(); err != nil {
+		return err
+	}
+	if ioErr != nil {
+		return &exitError{code: ExitError, err: ioErr, silent: true}
+	}
+	if st.errors > 0 {
+		return findingsExit()
+	}
+	return nil
+}
+
+func isFinding(err error) bool {
+	_, ok := decode.AsCorrupt(err)
+	return ok
+}
+
+// finding is a problem found in a file, rendered by every printer.
+type finding struct {
+	Severity   string // error | warning | info
+	Kind       string // crc-mismatch, corrupt-batch, torn-tail, zero-tail, index-mismatch …
+	File       string
+	Position   int64 // -1 when not tied to a byte
+	BaseOffset int64 // -1 when not tied to a batch
+	Message    string
+}
+
+func (st *dumpState) report(f finding) {
+	switch f.Severity {
+	case "error":
+		st.errors++
+	case "warning":
+		st.warnings++
+	}
+	st.p.Finding(f)
+}
+
+// reportCorrupt turns a CorruptError into a finding of the given kind.
+func (st *dumpState) reportCorrupt(kind string, ce *decode.CorruptError) {
+	st.report(finding{Severity: "error", Kind: kind, File: ce.Path, Position: ce.Pos, BaseOffset: ce.BaseOffset, Message: ce.Error()})
+}
+
+func (st *dumpState) dumpOne(f dumpFile) error {
+	st.p.BeginFile(f)
+	var err error
+	switch f.info.Kind {
+	case segment.KindLog, segment.KindMetadataSnapshot, segment.KindBootstrapCheckpoint:
+		if f.info.Transient() {
+			st.p.Unknown(f, "transient file ("+f.info.Suffix+"), the broker removes or renames it at the next load")
+			break
+		}
+		err = st.dumpLog(f)
+	case segment.KindIndex:
+		err = st.dumpOffsetIndex(f)
+	case segment.KindTimeIndex:
+		err = st.dumpTimeIndex(f)
+	case segment.KindTxnIndex:
+		err = st.dumpTxnIndex(f)
+	case segment.KindProducerSnapshot:
+		err = st.dumpSnapshot(f)
+	case segment.KindLeaderEpochCheckpoint:
+		err = st.dumpLeaderEpochs(f)
+	case segment.KindPartitionMetadata:
+		err = st.dumpPartitionMetadata(f)
+	case segment.KindRecoveryPointCheckpoint, segment.KindLogStartOffsetCheckpoint,
+		segment.KindReplicationOffsetCheckpoint, segment.KindCleanerOffsetCheckpoint:
+		err = st.dumpOffsetCheckpoint(f)
+	case segment.KindMetaProperties, segment.KindCleanShutdown, segment.KindQuorumState:
+		err = st.dumpTextFile(f)
+	default:
+		st.p.Unknown(f, "not a Kafka file kseg decodes")
+	}
+	if ce, ok := decode.AsCorrupt(err); ok {
+		st.reportCorrupt("corrupt-file", ce.At(f.path, 0))
+		err = nil
+	}
+	st.p.EndFile(f)
+	return err
+}
+
+// batchSelected applies --offsets, --producer-id and --control-only.
+func (o *dumpOptions) batchSelected(b *decode.Batch) bool {
+	if b.LastOffset() < o.fromOffset || b.BaseOffset > o.toOffset {
+		return false
+	}
+	if o.hasProducerFilter && b.ProducerID != o.producerID {
+		return false
+	}
+	if o.controlOnly && !b.IsControl() {
+		return false
+	}
+	return true
+}
+
+// logSummary is the end-of-file summary of a .log.
+type logSummary struct {
+	Batches, Records     int64
+	FirstOffset          int64
+	LastOffset           int64
+	CRCErrors            int64
+	Tail                 segment.Tail
+	BytesScanned         int64
+	Codecs               map[string]int64
+	SelectedBatches      int64
+	NonConsecutive       int64
+	ControlByType        map[string]int64
+	MaxBytesLimitApplied bool
+}
+
+// batchView is a batch as printers see it.
+type batchView struct {
+	File     string
+	Position int64
+	Batch    *decode.Batch
+	CRCValid *bool // nil when not verified
+}
+
+// recordView is a record as printers see it, with its control record
+// decoded when the batch is a control batch.
+type recordView struct {
+	Record  *decode.Record
+	Control *decode.Control // nil for data records
+	// ControlErr is set when a control batch's record does not decode.
+	ControlErr error
+}
+
+func (st *dumpState) dumpLog(f dumpFile) error {
+	lf, err := segment.OpenLog(f.path)
+	if err != nil {
+		return err
+	}
+	defer lf.Close()
+	o := st.o
+	sc := lf.Scanner(segment.ScanOptions{Limit: o.maxBytes})
+	sum := logSummary{FirstOffset: -1, LastOffset: -1, Codecs: map[string]int64{}, ControlByType: map[string]int64{},
+		MaxBytesLimitApplied: o.maxBytes > 0}
+	st.p.LogStart(f)
+	var ctl decode.Control
+	lastRecordOffset := int64(-1)
+	for sc.Next() {
+		b := sc.Batch()
+		pos := sc.Pos()
+		sum.Batches++
+		if sum.FirstOffset < 0 {
+			sum.FirstOffset = b.BaseOffset
+		}
+		sum.LastOffset = b.LastOffset()
+		sum.Codecs[b.Compression().String()]++
+		var valid *bool
+		if !o.noVerifyCRC {
+			v := b.CRCValid()
+			valid = &v
+			if !v {
+				sum.CRCErrors++
+				st.report(finding{Severity: "error", Kind: "crc-mismatch", File: f.path, Position: pos, BaseOffset: b.BaseOffset,
+					Message: fmt.Sprintf("%s: batch at position %d (baseOffset %d): crc mismatch: stored %d (0x%08x), computed %d (0x%08x)",
+						filepath.Base(f.path), pos, b.BaseOffset, b.CRC, b.CRC, b.ComputeCRC(), b.ComputeCRC())})
+			}
+		}
+		if !o.batchSelected(b) {
+			continue
+		}
+		sum.SelectedBatches++
+		bv := batchView{File: f.path, Position: pos, Batch: b, CRCValid: valid}
+		st.p.Batch(&bv)
+		// Control batches are always decoded (one small uncompressed
+		// record), so every output names transaction markers and barriers.
+		if o.deep || b.IsControl() {
+			err := st.dec.Records(b, func(r *decode.Record) error {
+				sum.Records++
+				if r.Offset < o.fromOffset || r.Offset > o.toOffset {
+					return nil
+				}
+				rv := recordView{Record: r}
+				if b.IsControl() {
+					var cerr error
+					ctl, cerr = decode.ParseControl(r.Key, r.Value)
+					if cerr != nil {
+						rv.ControlErr = cerr
+					} else {
+						rv.Control = &ctl
+						sum.ControlByType[ctl.Type.String()]++
+					}
+				}
+				if o.deep {
+					if lastRecordOffset >= 0 && r.Offset != lastRecordOffset+1 {
+						sum.NonConsecutive++
+					}
+					lastRecordOffset = r.Offset
+				}
+				st.p.Record(&bv, &rv)
+				return nil
+			})
+			if err != nil {
+				if ce, ok := decode.AsCorrupt(err); ok {
+					ce = ce.At(f.path, pos)
+					st.reportCorrupt("corrupt-records", ce)
+				} else {
+					return err
+				}
+			}
+		}
+		st.p.EndBatch(&bv)
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	sum.Tail = sc.Tail()
+	sum.BytesScanned = sum.Tail.End
+	st.reportTail(f, sum.Tail)
+	st.p.LogEnd(f, &sum)
+	return nil
+}
+
+// reportTail turns the scan's tail into findings: a zero-filled tail is a
+// warning (preallocation), anything else after validBytes an error.
+func (st *dumpState) reportTail(f dumpFile, t segment.Tail) {
+	switch t.Kind {
+	case segment.TailClean:
+	case segment.TailZeroFilled:
+		st.report(finding{Severity: "warning", Kind: "zero-tail", File: f.path, Position: t.ValidBytes, BaseOffset: -1,
+			Message: fmt.Sprintf("%s: %d zero bytes after position %d (preallocated segment; the broker truncates them on recovery)",
+				filepath.Base(f.path), t.InvalidBytes(), t.ValidBytes)})
+	case segment.TailTornHeader, segment.TailTornBatch:
+		st.report(finding{Severity: "error", Kind: "torn-tail", File: f.path, Position: t.ValidBytes, BaseOffset: t.Err.BaseOffset,
+			Message: fmt.Sprintf("%s (%d invalid bytes at the end; validBytes %d)", t.Err.Error(), t.InvalidBytes(), t.ValidBytes)})
+	case segment.TailCorrupt:
+		st.report(finding{Severity: "error", Kind: "corrupt-batch", File: f.path, Position: t.Err.Pos, BaseOffset: t.Err.BaseOffset,
+			Message: fmt.Sprintf("%s (scan stopped; validBytes %d, %d bytes not read)", t.Err.Error(), t.ValidBytes, t.InvalidBytes())})
+	}
+}

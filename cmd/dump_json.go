@@ -1,0 +1,364 @@
+package cmd
+
+import (
+	"bufio"
+	"sort"
+
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment"
+)
+
+// jsonDumpPrinter writes JSON lines as documented in docs/json.md: one
+// object per line, a "type" discriminator, Kafka's names as keys.
+type jsonDumpPrinter struct {
+	o *dumpOptions
+	w *bufio.Writer
+	j jsonw // the open batch line (records are appended into it)
+	l jsonw // every other line; separate so a finding met mid-batch
+	//         does not clobber the batch being built
+	// inBatch: a batch line is open and its records array is being filled.
+	inBatch    bool
+	hasRecords bool
+	entries    int64
+}
+
+func newJSONDumpPrinter(s *Streams, o *dumpOptions) *jsonDumpPrinter {
+	return &jsonDumpPrinter{o: o, w: bufio.NewWriterSize(s.Out, 256<<10)}
+}
+
+func (p *jsonDumpPrinter) line(fill func(j *jsonw)) {
+	p.l.b = p.l.b[:0]
+	p.l.begin()
+	fill(&p.l)
+	p.l.end()
+	p.l.b = append(p.l.b, '\n')
+	p.w.Write(p.l.b)
+}
+
+func (p *jsonDumpPrinter) BeginFile(dumpFile) { p.entries = 0 }
+
+func (p *jsonDumpPrinter) Unknown(f dumpFile, why string) {
+	p.line(func(j *jsonw) {
+		j.str("type", "note")
+		j.str("file", f.path)
+		j.str("message", why)
+	})
+}
+
+func (p *jsonDumpPrinter) LogStart(dumpFile) {}
+
+func (p *jsonDumpPrinter) Batch(bv *batchView) {
+	b := bv.Batch
+	j := &p.j
+	j.b = j.b[:0]
+	j.begin()
+	j.str("type", "batch")
+	j.str("file", bv.File)
+	j.int("position", bv.Position)
+	j.int("baseOffset", b.BaseOffset)
+	j.int("lastOffset", b.LastOffset())
+	j.optInt("count", int64(b.RecordCount), !b.IsLegacy())
+	j.int("magic", int64(b.Magic))
+	j.uint("crc", uint64(b.CRC))
+	if bv.CRCValid != nil {
+		j.bool("crcValid", *bv.CRCValid)
+	} else {
+		j.null("crcValid")
+	}
+	j.str("compression", b.Compression().String())
+	j.str("timestampType", b.TimestampType().String())
+	j.bool("isTransactional", b.IsTransactional())
+	j.bool("isControl", b.IsControl())
+	dh, ok := b.DeleteHorizonMs()
+	j.optInt("deleteHorizonMs", dh, ok)
+	j.int("producerId", b.ProducerID)
+	j.int("producerEpoch", int64(b.ProducerEpoch))
+	j.int("baseSequence", int64(b.BaseSequence))
+	j.int("lastSequence", int64(b.LastSequence()))
+	j.int("partitionLeaderEpoch", int64(b.PartitionLeaderEpoch))
+	j.int("baseTimestamp", b.BaseTimestamp)
+	j.int("maxTimestamp", b.MaxTimestamp)
+	j.int("size", b.Size())
+	p.inBatch = true
+	p.hasRecords = false
+	if p.o.deep || b.IsControl() {
+		j.key("records")
+		j.b = append(j.b, '[')
+		p.hasRecords = true
+	}
+	p.entries++
+}
+
+func (p *jsonDumpPrinter) Record(bv *batchView, rv *recordView) {
+	if !p.hasRecords {
+		return
+	}
+	j := &p.j
+	if j.b[len(j.b)-1] != '[' {
+		j.b = append(j.b, ',')
+	}
+	r := rv.Record
+	j.begin()
+	j.int("offset", r.Offset)
+	j.int("timestamp", r.Timestamp)
+	j.int("sequence", int64(r.Sequence))
+	j.int("keySize", int64(r.KeySize()))
+	j.int("valueSize", int64(r.ValueSize()))
+	if p.o.printData || bv.Batch.IsControl() {
+		j.bytes("key", r.Key)
+		j.bytes("value", r.Value)
+	}
+	j.key("headers")
+	j.b = append(j.b, '[')
+	for i, h := range r.Headers {
+		if i > 0 {
+			j.b = append(j.b, ',')
+		}
+		j.begin()
+		j.str("key", string(h.Key))
+		if p.o.printData {
+			j.bytes("value", h.Value)
+		}
+		j.end()
+	}
+	j.b = append(j.b, ']')
+	if bv.Batch.IsLegacy() {
+		j.bool("crcValid", r.CRCValid)
+	}
+	if bv.Batch.IsControl() {
+		j.key("control")
+		j.b = appendControlJSON(j.b, rv)
+	}
+	j.end()
+}
+
+// appendControlJSON renders a control record as
+// {"type":"COMMIT","typeId":1,"version":0,...type fields}.
+func appendControlJSON(b []byte, rv *recordView) []byte {
+	var cj jsonw
+	cj.b = b
+	cj.begin()
+	if rv.Control == nil {
+		typeID := int64(-1)
+		if rv.Record.Key != nil {
+			if _, t, err := decode.ParseControlKey(rv.Record.Key); err == nil {
+				typeID = int64(t)
+			}
+		}
+		cj.str("type", decode.ControlType(typeID).String())
+		cj.int("typeId", typeID)
+		if rv.ControlErr != nil {
+			cj.str("error", rv.ControlErr.Error())
+		}
+		cj.end()
+		return cj.b
+	}
+	c := rv.Control
+	cj.str("type", c.Type.String())
+	cj.int("typeId", int64(c.Type))
+	cj.int("keyVersion", int64(c.KeyVersion))
+	switch c.Type {
+	case decode.ControlAbort, decode.ControlCommit:
+		cj.int("version", int64(c.Version))
+		cj.int("coordinatorEpoch", int64(c.CoordinatorEpoch))
+	case decode.ControlMirrorPidReset:
+		cj.int("version", int64(c.Version))
+		if c.SourceClusterID != nil {
+			cj.str("sourceClusterId", *c.SourceClusterID)
+		} else {
+			cj.null("sourceClusterId")
+		}
+	default:
+		if body := c.KafkaJSON(); len(body) > 2 {
+			// KafkaJSON is {"version":…,…}: splice its fields in.
+			cj.b = append(cj.b, ',')
+			cj.b = append(cj.b, body[1:len(body)-1]...)
+		}
+	}
+	cj.end()
+	return cj.b
+}
+
+func (p *jsonDumpPrinter) EndBatch(*batchView) {
+	if !p.inBatch {
+		return
+	}
+	j := &p.j
+	if p.hasRecords {
+		j.b = append(j.b, ']')
+	}
+	j.end()
+	j.b = append(j.b, '\n')
+	p.w.Write(j.b)
+	p.inBatch = false
+}
+
+func (p *jsonDumpPrinter) LogEnd(f dumpFile, s *logSummary) {
+	p.line(func(j *jsonw) {
+		j.str("type", "summary")
+		j.str("file", f.path)
+		j.str("kind", f.info.Kind.String())
+		j.int("batches", s.Batches)
+		j.int("records", s.Records)
+		j.int("firstOffset", s.FirstOffset)
+		j.int("lastOffset", s.LastOffset)
+		j.int("crcErrors", s.CRCErrors)
+		j.int("validBytes", s.Tail.ValidBytes)
+		j.int("bytesScanned", s.BytesScanned)
+		j.str("tail", s.Tail.Kind.String())
+		j.int("invalidBytes", s.Tail.InvalidBytes())
+		j.key("codecs")
+		j.begin()
+		for _, k := range sortedKeys(s.Codecs) {
+			j.int(k, s.Codecs[k])
+		}
+		j.end()
+		j.key("controlRecords")
+		j.begin()
+		for _, k := range sortedKeys(s.ControlByType) {
+			j.int(k, s.ControlByType[k])
+		}
+		j.end()
+	})
+}
+
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func (p *jsonDumpPrinter) OffsetIndexEntry(f dumpFile, e segment.IndexEntry) {
+	p.entries++
+	if p.o.verifyIndex {
+		return
+	}
+	p.line(func(j *jsonw) {
+		j.str("type", "index")
+		j.str("file", f.path)
+		j.int("offset", e.Offset)
+		j.int("position", int64(e.Position))
+	})
+}
+
+func (p *jsonDumpPrinter) TimeIndexEntry(f dumpFile, e segment.TimeIndexEntry) {
+	p.entries++
+	if p.o.verifyIndex {
+		return
+	}
+	p.line(func(j *jsonw) {
+		j.str("type", "timeindex")
+		j.str("file", f.path)
+		j.int("timestamp", e.Timestamp)
+		j.int("offset", e.Offset)
+	})
+}
+
+func (p *jsonDumpPrinter) IndexNote(f dumpFile, note string) {
+	p.line(func(j *jsonw) {
+		j.str("type", "note")
+		j.str("file", f.path)
+		j.str("message", note)
+	})
+}
+
+func (p *jsonDumpPrinter) AbortedTxn(f dumpFile, e segment.AbortedTxn) {
+	p.entries++
+	p.line(func(j *jsonw) {
+		j.str("type", "abortedTxn")
+		j.str("file", f.path)
+		j.int("version", int64(e.Version))
+		j.int("producerId", e.ProducerID)
+		j.int("firstOffset", e.FirstOffset)
+		j.int("lastOffset", e.LastOffset)
+		j.int("lastStableOffset", e.LastStableOffset)
+	})
+}
+
+func (p *jsonDumpPrinter) SnapshotEntry(f dumpFile, e segment.SnapshotEntry) {
+	p.entries++
+	p.line(func(j *jsonw) {
+		j.str("type", "producerSnapshotEntry")
+		j.str("file", f.path)
+		j.int("producerId", e.ProducerID)
+		j.int("producerEpoch", int64(e.ProducerEpoch))
+		j.int("lastSequence", int64(e.LastSequence))
+		j.int("lastOffset", e.LastOffset)
+		j.int("offsetDelta", int64(e.OffsetDelta))
+		j.int("lastTimestamp", e.Timestamp)
+		j.int("coordinatorEpoch", int64(e.CoordinatorEpoch))
+		j.optInt("currentTxnFirstOffset", e.CurrentTxnFirstOffset, e.CurrentTxnFirstOffset >= 0)
+	})
+}
+
+func (p *jsonDumpPrinter) LeaderEpoch(f dumpFile, e segment.EpochEntry) {
+	p.entries++
+	p.line(func(j *jsonw) {
+		j.str("type", "leaderEpoch")
+		j.str("file", f.path)
+		j.int("epoch", int64(e.Epoch))
+		j.int("startOffset", e.StartOffset)
+	})
+}
+
+func (p *jsonDumpPrinter) OffsetCheckpoint(f dumpFile, e segment.OffsetCheckpointEntry) {
+	p.entries++
+	p.line(func(j *jsonw) {
+		j.str("type", "checkpoint")
+		j.str("file", f.path)
+		j.str("kind", f.info.Kind.String())
+		j.str("topic", e.Topic)
+		j.int("partition", int64(e.Partition))
+		j.int("offset", e.Offset)
+	})
+}
+
+func (p *jsonDumpPrinter) PartitionMetadata(f dumpFile, pm segment.PartitionMetadata) {
+	p.entries++
+	p.line(func(j *jsonw) {
+		j.str("type", "partitionMetadata")
+		j.str("file", f.path)
+		j.int("version", int64(pm.Version))
+		j.str("topicId", pm.TopicIDString)
+	})
+}
+
+func (p *jsonDumpPrinter) TextLine(f dumpFile, line string) {
+	p.entries++
+	p.line(func(j *jsonw) {
+		j.str("type", "text")
+		j.str("file", f.path)
+		j.str("kind", f.info.Kind.String())
+		j.str("line", line)
+	})
+}
+
+func (p *jsonDumpPrinter) Finding(fd finding) {
+	p.line(func(j *jsonw) {
+		j.str("type", "finding")
+		j.str("severity", fd.Severity)
+		j.str("kind", fd.Kind)
+		j.str("file", fd.File)
+		j.optInt("position", fd.Position, fd.Position >= 0)
+		j.optInt("baseOffset", fd.BaseOffset, fd.BaseOffset >= 0)
+		j.str("message", fd.Message)
+	})
+}
+
+func (p *jsonDumpPrinter) EndFile(f dumpFile) {
+	switch f.info.Kind {
+	case segment.KindLog, segment.KindMetadataSnapshot, segment.KindBootstrapCheckpoint, segment.KindUnknown:
+		return // a .log has its own summary
+	}
+	p.line(func(j *jsonw) {
+		j.str("type", "summary")
+		j.str("file", f.path)
+		j.str("kind", f.info.Kind.String())
+		j.int("entries", p.entries)
+	})
+}
+
+func (p *jsonDumpPrinter) Close() error { return p.w.Flush() }

@@ -1,0 +1,253 @@
+package cmd
+
+import (
+	"bufio"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment"
+)
+
+// textDumpPrinter is the readable default: one line per batch and record
+// with Kafka's field names, defaults left out, findings inline, styled with
+// lipgloss only on a terminal.
+type textDumpPrinter struct {
+	o   *dumpOptions
+	w   *bufio.Writer
+	st  *styles
+	buf []byte
+	n   int64
+}
+
+func newTextDumpPrinter(s *Streams, o *dumpOptions) *textDumpPrinter {
+	return &textDumpPrinter{o: o, w: bufio.NewWriterSize(s.Out, 256<<10), st: s.styles()}
+}
+
+func (p *textDumpPrinter) BeginFile(f dumpFile) {
+	p.n = 0
+	fmt.Fprintf(p.w, "%s %s (%s)\n", p.st.paint(p.st.title, "==="), p.st.paint(p.st.title, f.path), f.info.Kind)
+}
+
+func (p *textDumpPrinter) Unknown(_ dumpFile, why string) {
+	fmt.Fprintf(p.w, "  %s\n", p.st.paint(p.st.dim, why))
+}
+
+func (p *textDumpPrinter) LogStart(dumpFile) {}
+
+func (p *textDumpPrinter) Batch(bv *batchView) {
+	b := bv.Batch
+	w := p.buf[:0]
+	off := fmt.Sprintf("%d", b.BaseOffset)
+	if b.LastOffset() != b.BaseOffset {
+		off = fmt.Sprintf("%d..%d", b.BaseOffset, b.LastOffset())
+	}
+	if b.IsLegacy() {
+		w = fmt.Appendf(w, "offset %s position %d size %d magic %d %s", p.st.paint(p.st.offset, off), bv.Position, b.Size(), b.Magic, b.Compression())
+		if b.Magic == 1 {
+			w = fmt.Appendf(w, " %s %d", b.TimestampType(), b.MaxTimestamp)
+		}
+	} else {
+		w = fmt.Appendf(w, "baseOffset %s count %d position %d size %d magic 2 %s %s %d",
+			p.st.paint(p.st.offset, off), b.RecordCount, bv.Position, b.Size(), b.Compression(), b.TimestampType(), b.MaxTimestamp)
+		if b.HasProducerID() || b.ProducerEpoch != -1 {
+			w = fmt.Appendf(w, " producerId %s producerEpoch %d", p.st.paint(p.st.pid, fmt.Sprint(b.ProducerID)), b.ProducerEpoch)
+		}
+		if b.BaseSequence != decode.NoSequence {
+			w = fmt.Appendf(w, " sequence %d..%d", b.BaseSequence, b.LastSequence())
+		}
+		w = fmt.Appendf(w, " partitionLeaderEpoch %d", b.PartitionLeaderEpoch)
+		if b.IsTransactional() {
+			w = append(w, " transactional"...)
+		}
+		if b.IsControl() {
+			w = append(w, " control"...)
+		}
+		if dh, ok := b.DeleteHorizonMs(); ok {
+			w = fmt.Appendf(w, " deleteHorizonMs %d", dh)
+		}
+		if b.RecordCount == 0 {
+			w = append(w, " empty"...)
+		}
+	}
+	w = fmt.Appendf(w, " crc %d", b.CRC)
+	if bv.CRCValid != nil {
+		if *bv.CRCValid {
+			w = append(w, p.st.paint(p.st.ok, " valid")...)
+		} else {
+			w = append(w, p.st.paint(p.st.err, " INVALID")...)
+		}
+	}
+	w = append(w, '\n')
+	p.w.Write(w)
+	p.buf = w
+}
+
+func (p *textDumpPrinter) Record(bv *batchView, rv *recordView) {
+	b, r := bv.Batch, rv.Record
+	w := p.buf[:0]
+	w = fmt.Appendf(w, "  | offset %s", p.st.paint(p.st.offset, fmt.Sprint(r.Offset)))
+	if b.Magic > 0 {
+		w = fmt.Appendf(w, " %s %d", b.TimestampType(), r.Timestamp)
+	}
+	if r.Sequence != decode.NoSequence {
+		w = fmt.Appendf(w, " sequence %d", r.Sequence)
+	}
+	if b.IsLegacy() && !r.CRCValid {
+		w = append(w, p.st.paint(p.st.err, " crc INVALID")...)
+	}
+	if b.IsControl() {
+		w = append(w, ' ')
+		w = append(w, textControl(p.st, rv)...)
+	} else {
+		w = fmt.Appendf(w, " keySize %d valueSize %d", r.KeySize(), r.ValueSize())
+		if len(r.Headers) > 0 {
+			keys := make([]string, len(r.Headers))
+			for i, h := range r.Headers {
+				keys[i] = string(h.Key)
+			}
+			w = fmt.Appendf(w, " headerKeys [%s]", strings.Join(keys, ","))
+		}
+		if p.o.printData {
+			w = fmt.Appendf(w, " key %s value %s", formatData(r.Key, p.o.keyFormat), formatData(r.Value, p.o.valueFormat))
+		}
+	}
+	w = append(w, '\n')
+	p.w.Write(w)
+	p.buf = w
+}
+
+// textControl names a control record and its fields.
+func textControl(st *styles, rv *recordView) string {
+	if rv.Control == nil {
+		msg := "control record (undecodable)"
+		if rv.ControlErr != nil {
+			msg += ": " + rv.ControlErr.Error()
+		}
+		return st.paint(st.err, msg)
+	}
+	c := rv.Control
+	name := st.paint(st.title, c.Type.String())
+	switch c.Type {
+	case decode.ControlAbort, decode.ControlCommit:
+		return fmt.Sprintf("%s coordinatorEpoch %d", name, c.CoordinatorEpoch)
+	case decode.ControlMirrorPidReset:
+		s := name + " (KIP-1279 barrier: producer state is cleared here)"
+		if c.SourceClusterID != nil {
+			s += " sourceClusterId " + *c.SourceClusterID
+		}
+		return s
+	}
+	if !c.Type.Known() {
+		return fmt.Sprintf("%s(%d)", name, int16(c.Type))
+	}
+	return name + " " + c.KafkaJSON()
+}
+
+func (p *textDumpPrinter) EndBatch(*batchView) {}
+
+func (p *textDumpPrinter) LogEnd(_ dumpFile, s *logSummary) {
+	codecs := make([]string, 0, len(s.Codecs))
+	for _, k := range sortedKeys(s.Codecs) {
+		codecs = append(codecs, fmt.Sprintf("%s %d", k, s.Codecs[k]))
+	}
+	var ctl []string
+	for _, k := range sortedKeys(s.ControlByType) {
+		ctl = append(ctl, fmt.Sprintf("%s %d", k, s.ControlByType[k]))
+	}
+	line := fmt.Sprintf("%d batches", s.Batches)
+	if s.Records > 0 {
+		line += fmt.Sprintf(", %d records", s.Records)
+	}
+	if s.Batches > 0 {
+		line += fmt.Sprintf(", offsets %d..%d", s.FirstOffset, s.LastOffset)
+	}
+	if len(codecs) > 0 {
+		line += ", codecs: " + strings.Join(codecs, ", ")
+	}
+	if len(ctl) > 0 {
+		line += ", control: " + strings.Join(ctl, ", ")
+	}
+	line += fmt.Sprintf(", validBytes %d of %d, tail %s", s.Tail.ValidBytes, s.Tail.End, s.Tail.Kind)
+	if s.CRCErrors > 0 {
+		line += p.st.paint(p.st.err, fmt.Sprintf(", %d CRC errors", s.CRCErrors))
+	}
+	fmt.Fprintf(p.w, "%s %s\n", p.st.paint(p.st.dim, "summary:"), line)
+}
+
+func (p *textDumpPrinter) OffsetIndexEntry(_ dumpFile, e segment.IndexEntry) {
+	p.n++
+	if !p.o.verifyIndex {
+		fmt.Fprintf(p.w, "offset %s position %d\n", p.st.paint(p.st.offset, fmt.Sprint(e.Offset)), e.Position)
+	}
+}
+
+func (p *textDumpPrinter) TimeIndexEntry(_ dumpFile, e segment.TimeIndexEntry) {
+	p.n++
+	if !p.o.verifyIndex {
+		fmt.Fprintf(p.w, "timestamp %d offset %s\n", e.Timestamp, p.st.paint(p.st.offset, fmt.Sprint(e.Offset)))
+	}
+}
+
+func (p *textDumpPrinter) IndexNote(_ dumpFile, note string) { fmt.Fprintf(p.w, "%s\n", note) }
+
+func (p *textDumpPrinter) AbortedTxn(_ dumpFile, e segment.AbortedTxn) {
+	p.n++
+	fmt.Fprintf(p.w, "abortedTxn producerId %s firstOffset %d lastOffset %d lastStableOffset %d version %d\n",
+		p.st.paint(p.st.pid, fmt.Sprint(e.ProducerID)), e.FirstOffset, e.LastOffset, e.LastStableOffset, e.Version)
+}
+
+func (p *textDumpPrinter) SnapshotEntry(_ dumpFile, e segment.SnapshotEntry) {
+	p.n++
+	line := fmt.Sprintf("producerId %s producerEpoch %d coordinatorEpoch %d lastTimestamp %d",
+		p.st.paint(p.st.pid, fmt.Sprint(e.ProducerID)), e.ProducerEpoch, e.CoordinatorEpoch, e.Timestamp)
+	if e.CurrentTxnFirstOffset >= 0 {
+		line += fmt.Sprintf(" currentTxnFirstOffset %d", e.CurrentTxnFirstOffset)
+	}
+	if e.LastOffset >= 0 {
+		line += fmt.Sprintf(" sequence %d..%d lastOffset %d offsetDelta %d",
+			decode.DecrementSequence(e.LastSequence, e.OffsetDelta), e.LastSequence, e.LastOffset, e.OffsetDelta)
+	} else {
+		line += " (no batch metadata)"
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+func (p *textDumpPrinter) LeaderEpoch(_ dumpFile, e segment.EpochEntry) {
+	p.n++
+	fmt.Fprintf(p.w, "leaderEpoch %d startOffset %d\n", e.Epoch, e.StartOffset)
+}
+
+func (p *textDumpPrinter) OffsetCheckpoint(_ dumpFile, e segment.OffsetCheckpointEntry) {
+	p.n++
+	fmt.Fprintf(p.w, "%s-%d %d\n", e.Topic, e.Partition, e.Offset)
+}
+
+func (p *textDumpPrinter) PartitionMetadata(_ dumpFile, pm segment.PartitionMetadata) {
+	fmt.Fprintf(p.w, "version %d topicId %s\n", pm.Version, pm.TopicIDString)
+}
+
+func (p *textDumpPrinter) TextLine(_ dumpFile, line string) { fmt.Fprintln(p.w, line) }
+
+func (p *textDumpPrinter) Finding(fd finding) {
+	fmt.Fprintf(p.w, "%s %s %s\n", p.st.severity(fd.Severity, strings.ToUpper(fd.Severity)), fd.Kind, fd.Message)
+}
+
+func (p *textDumpPrinter) EndFile(f dumpFile) {
+	switch f.info.Kind {
+	case segment.KindIndex, segment.KindTimeIndex, segment.KindTxnIndex, segment.KindProducerSnapshot,
+		segment.KindLeaderEpochCheckpoint, segment.KindRecoveryPointCheckpoint, segment.KindLogStartOffsetCheckpoint,
+		segment.KindReplicationOffsetCheckpoint, segment.KindCleanerOffsetCheckpoint:
+		fmt.Fprintf(p.w, "%s %d entries\n", p.st.paint(p.st.dim, "summary:"), p.n)
+	}
+}
+
+func (p *textDumpPrinter) Close() error { return p.w.Flush() }
+
+// sortedStrings is a sorted copy.
+func sortedStrings(in []string) []string {
+	out := append([]string(nil), in...)
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,67 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes, the same for every command (documented under EXIT STATUS in
+// each command's help).
+const (
+	ExitOK       = 0 // clean
+	ExitError    = 1 // operational error (I/O, bad file system state)
+	ExitUsage    = 2 // bad flags or arguments
+	ExitFindings = 3 // corruption, mismatch, anomaly, verification failure
+	ExitRefused  = 4 // refused to act (a broker holds the directory, …)
+)
+
+const exitStatusHelp = `
+EXIT STATUS
+  0  clean: nothing wrong was found
+  1  error: an I/O or operational error stopped the command
+  2  usage: bad flags or arguments
+  3  findings: corruption, a mismatch or an anomaly was reported
+  4  refused: the command would not act (e.g. a broker holds the directory)
+`
+
+// exitError carries an exit code up to Main. Its message (if any) has
+// already been printed when silent is true.
+type exitError struct {
+	code   int
+	err    error
+	silent bool
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErrorf is a usage error (exit 2).
+func usageErrorf(format string, args ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// findingsExit reports that findings were already rendered (exit 3).
+func findingsExit() error { return &exitError{code: ExitFindings, silent: true} }
+
+// refusedf refuses to act (exit 4).
+func refusedf(format string, args ...any) error {
+	return &exitError{code: ExitRefused, err: fmt.Errorf(format, args...)}
+}
+
+// exitCode maps an error returned by a command to the process exit code.
+func exitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return ExitError
+}

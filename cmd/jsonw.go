@@ -1,0 +1,117 @@
+package cmd
+
+import (
+	"encoding/base64"
+	"strconv"
+	"unicode/utf8"
+)
+
+// jsonw appends one JSON object to a byte slice without reflection. Dump
+// writes millions of record lines; encoding/json's reflection and
+// per-value allocations dominated its profile, and the wire format is
+// fixed (docs/json.md), so the encoder is written out by hand.
+type jsonw struct {
+	b     []byte
+	first bool
+}
+
+func (j *jsonw) begin() { j.b = append(j.b, '{'); j.first = true }
+func (j *jsonw) end()   { j.b = append(j.b, '}'); j.first = false }
+
+func (j *jsonw) key(k string) {
+	if !j.first {
+		j.b = append(j.b, ',')
+	}
+	j.first = false
+	j.b = append(j.b, '"')
+	j.b = append(j.b, k...)
+	j.b = append(j.b, '"', ':')
+}
+
+func (j *jsonw) str(k, v string) { j.key(k); j.b = appendJSONString(j.b, v) }
+func (j *jsonw) int(k string, v int64) {
+	j.key(k)
+	j.b = strconv.AppendInt(j.b, v, 10)
+}
+func (j *jsonw) uint(k string, v uint64) {
+	j.key(k)
+	j.b = strconv.AppendUint(j.b, v, 10)
+}
+func (j *jsonw) bool(k string, v bool) { j.key(k); j.b = strconv.AppendBool(j.b, v) }
+func (j *jsonw) null(k string)         { j.key(k); j.b = append(j.b, "null"...) }
+
+// bytes writes standard base64, or null for a nil slice.
+func (j *jsonw) bytes(k string, v []byte) {
+	j.key(k)
+	if v == nil {
+		j.b = append(j.b, "null"...)
+		return
+	}
+	j.b = append(j.b, '"')
+	j.b = base64.StdEncoding.AppendEncode(j.b, v)
+	j.b = append(j.b, '"')
+}
+
+// raw writes an already-encoded JSON value.
+func (j *jsonw) raw(k string, v []byte) { j.key(k); j.b = append(j.b, v...) }
+
+// optInt writes v, or null when !ok.
+func (j *jsonw) optInt(k string, v int64, ok bool) {
+	if ok {
+		j.int(k, v)
+	} else {
+		j.null(k)
+	}
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString quotes s per RFC 8259, replacing invalid UTF-8 with
+// U+FFFD as encoding/json does.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

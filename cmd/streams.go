@@ -1,0 +1,133 @@
+package cmd
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"golang.org/x/term"
+)
+
+// Streams carries the process's standard streams and what is known about
+// the terminal behind them. Commands write data to Out and diagnostics to
+// Err, never to os.Stdout directly, so tests run them in-process
+// (pattern: gh pkg/iostreams).
+type Streams struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+
+	// OutTTY / ErrTTY: the stream is a terminal.
+	OutTTY bool
+	ErrTTY bool
+	// Width of the terminal in columns (0 when unknown or piped).
+	Width int
+	// Env looks up environment variables (os.LookupEnv, or a map in tests).
+	Env func(string) (string, bool)
+
+	// color is resolved from --color and the environment by resolveColor.
+	color bool
+}
+
+// NewStdStreams wraps the process's streams.
+func NewStdStreams() *Streams {
+	s := &Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Env: os.LookupEnv}
+	if term.IsTerminal(int(os.Stdout.Fd())) {
+		s.OutTTY = true
+		if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil {
+			s.Width = w
+		}
+	}
+	s.ErrTTY = term.IsTerminal(int(os.Stderr.Fd()))
+	return s
+}
+
+// TestStreams returns streams backed by buffers, as a pipe (no TTY, no
+// colour) unless the caller flips the fields.
+func TestStreams() (*Streams, *bytes.Buffer, *bytes.Buffer) {
+	out, errb := &bytes.Buffer{}, &bytes.Buffer{}
+	env := map[string]string{}
+	return &Streams{In: strings.NewReader(""), Out: out, Err: errb,
+		Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}, out, errb
+}
+
+// resolveColor applies --color (auto|always|never) and the conventions
+// NO_COLOR, CLICOLOR=0 and CLICOLOR_FORCE (https://no-color.org,
+// https://bixense.com/clicolors).
+func (s *Streams) resolveColor(mode string) {
+	env := func(k string) string {
+		if s.Env == nil {
+			return ""
+		}
+		v, _ := s.Env(k)
+		return v
+	}
+	switch mode {
+	case "always":
+		s.color = true
+	case "never":
+		s.color = false
+	default:
+		s.color = s.OutTTY
+		if v := env("CLICOLOR_FORCE"); v != "" && v != "0" {
+			s.color = true
+		}
+		if env("NO_COLOR") != "" || env("CLICOLOR") == "0" {
+			s.color = false
+		}
+	}
+}
+
+// Color reports whether output may carry ANSI styling.
+func (s *Streams) Color() bool { return s.color }
+
+// styles are the few lipgloss styles kseg uses; all render as plain text
+// when colour is off.
+type styles struct {
+	on                                    bool
+	r                                     *lipgloss.Renderer
+	err, warn, info, ok, offset, pid, dim lipgloss.Style
+	title                                 lipgloss.Style
+}
+
+func (s *Streams) styles() *styles {
+	st := &styles{on: s.color}
+	if !s.color {
+		return st
+	}
+	r := lipgloss.NewRenderer(s.Out)
+	r.SetColorProfile(termenv.ANSI256)
+	st.r = r
+	st.err = r.NewStyle().Foreground(lipgloss.Color("9")).Bold(true)
+	st.warn = r.NewStyle().Foreground(lipgloss.Color("11"))
+	st.info = r.NewStyle().Foreground(lipgloss.Color("12"))
+	st.ok = r.NewStyle().Foreground(lipgloss.Color("10"))
+	st.offset = r.NewStyle().Foreground(lipgloss.Color("14"))
+	st.pid = r.NewStyle().Foreground(lipgloss.Color("13"))
+	st.dim = r.NewStyle().Faint(true)
+	st.title = r.NewStyle().Bold(true)
+	return st
+}
+
+func (st *styles) paint(style lipgloss.Style, s string) string {
+	if !st.on {
+		return s
+	}
+	return style.Render(s)
+}
+
+// Severity colours a severity word.
+func (st *styles) severity(sev, text string) string {
+	switch sev {
+	case "error":
+		return st.paint(st.err, text)
+	case "warning":
+		return st.paint(st.warn, text)
+	case "info":
+		return st.paint(st.info, text)
+	}
+	return text
+}

@@ -1,0 +1,426 @@
+package decode
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"strconv"
+	"strings"
+)
+
+// ControlType is the type field of a control record key
+// (ControlRecordType). Type 7 exists only in the KIP-1279 prototypes.
+type ControlType int16
+
+const (
+	ControlAbort          ControlType = 0
+	ControlCommit         ControlType = 1
+	ControlLeaderChange   ControlType = 2
+	ControlSnapshotHeader ControlType = 3
+	ControlSnapshotFooter ControlType = 4
+	ControlKRaftVersion   ControlType = 5
+	ControlKRaftVoters    ControlType = 6
+	// ControlMirrorPidReset is KIP-1279's MIRROR_PID_RESET barrier: every
+	// replay of the log drops all producer state when it meets it.
+	ControlMirrorPidReset ControlType = 7
+)
+
+// String returns the ControlRecordType enum name; unknown ids are
+// "UNKNOWN", as ControlRecordType.fromTypeId maps them.
+func (t ControlType) String() string {
+	switch t {
+	case ControlAbort:
+		return "ABORT"
+	case ControlCommit:
+		return "COMMIT"
+	case ControlLeaderChange:
+		return "LEADER_CHANGE"
+	case ControlSnapshotHeader:
+		return "SNAPSHOT_HEADER"
+	case ControlSnapshotFooter:
+		return "SNAPSHOT_FOOTER"
+	case ControlKRaftVersion:
+		return "KRAFT_VERSION"
+	case ControlKRaftVoters:
+		return "KRAFT_VOTERS"
+	case ControlMirrorPidReset:
+		return "MIRROR_PID_RESET"
+	}
+	return "UNKNOWN"
+}
+
+// Known reports whether kseg decodes the value of this type.
+func (t ControlType) Known() bool { return t >= ControlAbort && t <= ControlMirrorPidReset }
+
+// Voter is one voter of a LeaderChangeMessage or VotersRecord.
+type Voter struct {
+	VoterID          int32
+	VoterDirectoryID *[16]byte // VotersRecord, LeaderChangeMessage v1+
+	Endpoints        []Endpoint
+	MinSupported     int16 // KRaftVersionFeature
+	MaxSupported     int16
+}
+
+// Endpoint is a VotersRecord listener endpoint.
+type Endpoint struct {
+	Name string
+	Host string
+	Port uint16
+}
+
+// Control is a decoded control record: the key (version, type) and the
+// type-specific value fields. Fields that do not belong to Type are zero.
+type Control struct {
+	KeyVersion int16
+	Type       ControlType
+	// Version is the value's version: the EndTxnMarker version prefix for
+	// ABORT/COMMIT, the in-body Version field for the flexible KRaft and
+	// mirror schemas.
+	Version int16
+
+	CoordinatorEpoch          int32   // ABORT, COMMIT
+	LeaderID                  int32   // LEADER_CHANGE
+	Voters                    []Voter // LEADER_CHANGE, KRAFT_VOTERS
+	GrantingVoters            []Voter // LEADER_CHANGE
+	LastContainedLogTimestamp int64   // SNAPSHOT_HEADER
+	KRaftVersion              int16   // KRAFT_VERSION
+	SourceClusterID           *string // MIRROR_PID_RESET variant 2 (nil when absent)
+}
+
+// ParseControlKey reads the 4-byte control record key: int16 version,
+// int16 type. Like ControlRecordType.parseTypeId it requires four bytes and
+// a non-negative version and reads the type at byte 2 whatever the version.
+func ParseControlKey(key []byte) (version int16, typ ControlType, err error) {
+	if len(key) < 4 {
+		return 0, 0, corruptf(0, NoBaseOffset, "controlKey", ErrCorrupt, "control record key has %d bytes, need 4", len(key))
+	}
+	version = int16(binary.BigEndian.Uint16(key))
+	if version < 0 {
+		return 0, 0, corruptf(0, NoBaseOffset, "controlKey", ErrCorrupt, "invalid control record key version %d", version)
+	}
+	return version, ControlType(binary.BigEndian.Uint16(key[2:])), nil
+}
+
+// ParseControl decodes a control record. An unknown type is not an error:
+// Kafka ignores it, and so the result carries only the key. Positions in
+// errors are relative to the value.
+func ParseControl(key, value []byte) (Control, error) {
+	var c Control
+	var err error
+	c.KeyVersion, c.Type, err = ParseControlKey(key)
+	if err != nil {
+		return c, err
+	}
+	r := &flexReader{b: value}
+	switch c.Type {
+	case ControlAbort, ControlCommit:
+		// EndTransactionMarker: int16 version, int32 coordinatorEpoch; a
+		// higher version parses as 0.
+		if len(value) < 6 {
+			return c, corruptf(0, NoBaseOffset, "endTxnMarker", ErrCorrupt, "end transaction marker value has %d bytes, need 6", len(value))
+		}
+		c.Version = int16(binary.BigEndian.Uint16(value))
+		if c.Version < 0 {
+			return c, corruptf(0, NoBaseOffset, "endTxnMarker", ErrCorrupt, "invalid end transaction marker version %d", c.Version)
+		}
+		c.CoordinatorEpoch = int32(binary.BigEndian.Uint32(value[2:]))
+		return c, nil
+	case ControlLeaderChange:
+		c.Version = r.int16("version")
+		c.LeaderID = r.int32("leaderId")
+		c.Voters = r.voterIDs("voters", c.Version)
+		c.GrantingVoters = r.voterIDs("grantingVoters", c.Version)
+		r.tags()
+	case ControlSnapshotHeader:
+		c.Version = r.int16("version")
+		c.LastContainedLogTimestamp = r.int64("lastContainedLogTimestamp")
+		r.tags()
+	case ControlSnapshotFooter:
+		c.Version = r.int16("version")
+		r.tags()
+	case ControlKRaftVersion:
+		c.Version = r.int16("version")
+		c.KRaftVersion = r.int16("kRaftVersion")
+		r.tags()
+	case ControlKRaftVoters:
+		c.Version = r.int16("version")
+		n := r.compactLen("voters", 22)
+		for i := 0; i < n && r.err == nil; i++ {
+			var v Voter
+			v.VoterID = r.int32("voterId")
+			u := r.uuid("voterDirectoryId")
+			v.VoterDirectoryID = &u
+			ne := r.compactLen("endpoints", 5)
+			for j := 0; j < ne && r.err == nil; j++ {
+				var e Endpoint
+				e.Name = r.compactString("name")
+				e.Host = r.compactString("host")
+				e.Port = uint16(r.int16("port"))
+				r.tags()
+				v.Endpoints = append(v.Endpoints, e)
+			}
+			v.MinSupported = r.int16("minSupportedVersion")
+			v.MaxSupported = r.int16("maxSupportedVersion")
+			r.tags() // KRaftVersionFeature
+			r.tags() // Voter
+			c.Voters = append(c.Voters, v)
+		}
+		r.tags()
+	case ControlMirrorPidReset:
+		// MirrorPidResetRecord v0, flexible: Version, then in one schema
+		// revision SourceClusterId (compact string), then tagged fields.
+		// Both variants exist in the prototypes (barrier.md §4.2): the
+		// version-only value is exactly 00 00 00.
+		c.Version = r.int16("version")
+		if r.err == nil && len(r.b)-r.p > 1 {
+			s := r.compactString("sourceClusterId")
+			c.SourceClusterID = &s
+		}
+		r.tags()
+	default:
+		return c, nil
+	}
+	if r.err != nil {
+		return c, r.err
+	}
+	if r.p != len(value) {
+		return c, corruptf(int64(r.p), NoBaseOffset, "value", ErrCorrupt, "%d bytes after the %s value", len(value)-r.p, c.Type)
+	}
+	return c, nil
+}
+
+// flexReader reads Kafka's flexible-version encodings with a sticky error.
+type flexReader struct {
+	b   []byte
+	p   int
+	err *CorruptError
+}
+
+func (r *flexReader) need(n int, field string) bool {
+	if r.err != nil {
+		return false
+	}
+	if len(r.b)-r.p < n {
+		r.err = corruptf(int64(r.p), NoBaseOffset, field, ErrTruncated, "need %d bytes, %d left", n, len(r.b)-r.p)
+		return false
+	}
+	return true
+}
+
+func (r *flexReader) int16(field string) int16 {
+	if !r.need(2, field) {
+		return 0
+	}
+	v := int16(binary.BigEndian.Uint16(r.b[r.p:]))
+	r.p += 2
+	return v
+}
+
+func (r *flexReader) int32(field string) int32 {
+	if !r.need(4, field) {
+		return 0
+	}
+	v := int32(binary.BigEndian.Uint32(r.b[r.p:]))
+	r.p += 4
+	return v
+}
+
+func (r *flexReader) int64(field string) int64 {
+	if !r.need(8, field) {
+		return 0
+	}
+	v := int64(binary.BigEndian.Uint64(r.b[r.p:]))
+	r.p += 8
+	return v
+}
+
+func (r *flexReader) uuid(field string) [16]byte {
+	var u [16]byte
+	if r.need(16, field) {
+		copy(u[:], r.b[r.p:])
+		r.p += 16
+	}
+	return u
+}
+
+func (r *flexReader) uvarint(field string) uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b[r.p:])
+	if n <= 0 || v > 1<<31 {
+		r.err = corruptf(int64(r.p), NoBaseOffset, field, ErrCorrupt, "invalid unsigned varint")
+		return 0
+	}
+	r.p += n
+	return v
+}
+
+// compactLen reads a compact array length (N+1; 0 = null) and bounds it by
+// the bytes left, given the minimum size of one element.
+func (r *flexReader) compactLen(field string, minElem int) int {
+	start := r.p
+	n := int(r.uvarint(field)) - 1
+	if r.err != nil || n <= 0 {
+		return 0
+	}
+	if n > (len(r.b)-r.p)/minElem {
+		r.err = corruptf(int64(start), NoBaseOffset, field, ErrCorrupt, "array of %d elements cannot fit in %d bytes", n, len(r.b)-r.p)
+		return 0
+	}
+	return n
+}
+
+func (r *flexReader) compactString(field string) string {
+	start := r.p
+	n := int(r.uvarint(field)) - 1
+	if r.err != nil || n < 0 {
+		return ""
+	}
+	if n > len(r.b)-r.p {
+		r.err = corruptf(int64(start), NoBaseOffset, field, ErrCorrupt, "string of %d bytes exceeds the %d left", n, len(r.b)-r.p)
+		return ""
+	}
+	s := string(r.b[r.p : r.p+n])
+	r.p += n
+	return s
+}
+
+// tags skips a tagged-field section: count, then (tag, size, bytes) each.
+func (r *flexReader) tags() {
+	n := r.uvarint("taggedFields")
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		r.uvarint("tag")
+		size := int(r.uvarint("tagSize"))
+		if r.need(size, "taggedField") {
+			r.p += size
+		}
+	}
+}
+
+func (r *flexReader) voterIDs(field string, version int16) []Voter {
+	min := 2
+	if version >= 1 {
+		min = 18
+	}
+	n := r.compactLen(field, min)
+	var vs []Voter
+	for i := 0; i < n && r.err == nil; i++ {
+		v := Voter{VoterID: r.int32("voterId")}
+		if version >= 1 {
+			u := r.uuid("voterDirectoryId")
+			v.VoterDirectoryID = &u
+		}
+		r.tags()
+		vs = append(vs, v)
+	}
+	return vs
+}
+
+// UUIDString renders a UUID as Kafka's Uuid.toString: URL-safe base64
+// without padding.
+func UUIDString(u [16]byte) string { return base64.RawURLEncoding.EncodeToString(u[:]) }
+
+// KafkaJSON renders the value as the generated *JsonConverter.write does
+// (compact Jackson, camelCase field names), which kafka-dump-log prints
+// after the control label. It is empty for ABORT/COMMIT and unknown types.
+func (c *Control) KafkaJSON() string {
+	var sb strings.Builder
+	w := func(s string) { sb.WriteString(s) }
+	num := func(name string, v int64) { w(`"` + name + `":` + strconv.FormatInt(v, 10)) }
+	voters := func(name string, vs []Voter) {
+		w(`"` + name + `":[`)
+		for i, v := range vs {
+			if i > 0 {
+				w(",")
+			}
+			w("{")
+			num("voterId", int64(v.VoterID))
+			if v.VoterDirectoryID != nil {
+				w(`,"voterDirectoryId":` + strconv.Quote(UUIDString(*v.VoterDirectoryID)))
+			}
+			if c.Type == ControlKRaftVoters {
+				w(`,"endpoints":[`)
+				for j, e := range v.Endpoints {
+					if j > 0 {
+						w(",")
+					}
+					w(`{"name":` + strconv.Quote(e.Name) + `,"host":` + strconv.Quote(e.Host) + `,`)
+					num("port", int64(e.Port))
+					w("}")
+				}
+				w(`],"kRaftVersionFeature":{`)
+				num("minSupportedVersion", int64(v.MinSupported))
+				w(",")
+				num("maxSupportedVersion", int64(v.MaxSupported))
+				w("}")
+			}
+			w("}")
+		}
+		w("]")
+	}
+	switch c.Type {
+	case ControlLeaderChange:
+		w("{")
+		num("version", int64(c.Version))
+		w(",")
+		num("leaderId", int64(c.LeaderID))
+		w(",")
+		voters("voters", c.Voters)
+		w(",")
+		voters("grantingVoters", c.GrantingVoters)
+		w("}")
+	case ControlSnapshotHeader:
+		w("{")
+		num("version", int64(c.Version))
+		w(",")
+		num("lastContainedLogTimestamp", c.LastContainedLogTimestamp)
+		w("}")
+	case ControlSnapshotFooter:
+		w("{")
+		num("version", int64(c.Version))
+		w("}")
+	case ControlKRaftVersion:
+		w("{")
+		num("version", int64(c.Version))
+		w(",")
+		num("kRaftVersion", int64(c.KRaftVersion))
+		w("}")
+	case ControlKRaftVoters:
+		w("{")
+		num("version", int64(c.Version))
+		w(",")
+		voters("voters", c.Voters)
+		w("}")
+	case ControlMirrorPidReset:
+		w("{")
+		num("version", int64(c.Version))
+		if c.SourceClusterID != nil {
+			w(`,"sourceClusterId":` + strconv.Quote(*c.SourceClusterID))
+		}
+		w("}")
+	}
+	return sb.String()
+}
+
+// AppendMirrorPidResetValue encodes MirrorPidResetRecord v0: the
+// version-only variant (00 00 00) when sourceClusterID is nil, else the
+// variant carrying the source cluster id as a compact string.
+func AppendMirrorPidResetValue(dst []byte, sourceClusterID *string) []byte {
+	dst = append(dst, 0, 0) // Version 0
+	if sourceClusterID != nil {
+		dst = binary.AppendUvarint(dst, uint64(len(*sourceClusterID))+1)
+		dst = append(dst, *sourceClusterID...)
+	}
+	return append(dst, 0) // no tagged fields
+}
+
+// AppendControlKey encodes a control record key: version 0, type.
+func AppendControlKey(dst []byte, t ControlType) []byte {
+	return binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(dst, 0), uint16(t))
+}
+
+// AppendEndTxnMarkerValue encodes an EndTxnMarker value: version 0,
+// coordinatorEpoch.
+func AppendEndTxnMarkerValue(dst []byte, coordinatorEpoch int32) []byte {
+	return binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint16(dst, 0), uint32(coordinatorEpoch))
+}

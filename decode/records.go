@@ -1,0 +1,401 @@
+package decode
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+)
+
+// Header is one record header. Key and Value alias the decoder's buffers.
+type Header struct {
+	Key   []byte
+	Value []byte // nil = null
+}
+
+// Record is one record of a batch (DefaultRecord for v2, an inner or shallow
+// LegacyRecord for v0/v1). Byte slices alias the decoder's buffers and are
+// valid only during the callback.
+type Record struct {
+	Offset      int64
+	Timestamp   int64 // LogAppendTime batches report maxTimestamp
+	Sequence    int32 // -1 when the batch has no baseSequence, and for legacy
+	Attributes  int8
+	Key         []byte // nil = null
+	Value       []byte // nil = null
+	Headers     []Header
+	OffsetDelta int32
+
+	// Legacy inner/shallow message fields (kafka-dump-log prints them).
+	Magic    int8
+	CRC      uint32
+	CRCValid bool
+}
+
+// KeySize is the key length kafka-dump-log prints: -1 for null.
+func (r *Record) KeySize() int {
+	if r.Key == nil {
+		return -1
+	}
+	return len(r.Key)
+}
+
+// ValueSize is the value length: -1 for null.
+func (r *Record) ValueSize() int {
+	if r.Value == nil {
+		return -1
+	}
+	return len(r.Value)
+}
+
+// Decoder iterates records. It keeps its decompression buffers and codec
+// state between batches so that decoding a segment does not allocate per
+// batch or per record. The zero value is ready; it is not safe for
+// concurrent use.
+type Decoder struct {
+	// MaxDecompressed caps one batch's decompressed payload;
+	// 0 means DefaultMaxDecompressed.
+	MaxDecompressed int
+
+	codecs  Codecs
+	buf     []byte
+	headers []Header
+	inner   []byte
+}
+
+func (d *Decoder) max() int {
+	if d.MaxDecompressed > 0 {
+		return d.MaxDecompressed
+	}
+	return DefaultMaxDecompressed
+}
+
+// Records calls fn for every record of b in order. Positions in errors are
+// relative to b.Raw. For a compressed batch a failure inside the
+// decompressed stream is reported at the start of the records section with
+// the record index in the message, since there is no file position for a
+// byte that exists only after decompression.
+func (d *Decoder) Records(b *Batch, fn func(*Record) error) error {
+	if b.IsLegacy() {
+		return d.legacyRecords(b, fn)
+	}
+	if b.RecordCount < 0 {
+		return corruptf(recordsCountOffset, b.BaseOffset, "recordsCount", ErrCorrupt,
+			"found invalid record count %d in magic v2 batch", b.RecordCount)
+	}
+	// DefaultRecordBatch.iterator: an empty batch (compaction) is never
+	// decompressed.
+	if b.RecordCount == 0 {
+		return nil
+	}
+	data := b.Raw[RecordBatchOverhead:]
+	compressed := b.Compression() != CompressionNone
+	if compressed {
+		var err error
+		d.buf, err = d.codecs.Decompress(d.buf[:0], b.Compression(), b.Magic, data, d.max())
+		if err != nil {
+			if ce, ok := AsCorrupt(err); ok {
+				ce = ce.At("", RecordBatchOverhead)
+				ce.BaseOffset = b.BaseOffset
+				if ce.Field == "" {
+					ce.Field = "records"
+				}
+				return ce
+			}
+			return &CorruptError{Pos: RecordBatchOverhead, BaseOffset: b.BaseOffset, Field: "records",
+				Err: fmt.Errorf("%s: %w", b.Compression(), err)}
+		}
+		data = d.buf
+	}
+	// A v2 record takes at least 7 bytes (length, attributes, timestampDelta,
+	// offsetDelta, keyLength, valueLength, headersCount), so a count above
+	// len/7 cannot be honest; check before trusting it.
+	if int64(b.RecordCount) > int64(len(data))/7+1 {
+		return corruptf(recordsCountOffset, b.BaseOffset, "recordsCount", ErrCorrupt,
+			"record count %d cannot fit in %d bytes of records", b.RecordCount, len(data))
+	}
+	var logAppendTime int64
+	isLAT := b.TimestampType() == LogAppendTime
+	if isLAT {
+		logAppendTime = b.MaxTimestamp
+	}
+	var rec Record
+	p := 0
+	for i := int32(0); i < b.RecordCount; i++ {
+		start := p
+		n, err := d.readRecord(data, &p, b, &rec)
+		if err != nil {
+			if compressed {
+				err.Pos = RecordBatchOverhead
+				err.Err = fmt.Errorf("record %d at decompressed byte %d: %w", i, start, err.Err)
+			} else {
+				err.Pos += RecordBatchOverhead
+			}
+			err.BaseOffset = b.BaseOffset
+			return err
+		}
+		_ = n
+		if isLAT {
+			rec.Timestamp = logAppendTime
+		}
+		if err := fn(&rec); err != nil {
+			return err
+		}
+	}
+	if p != len(data) {
+		pos := int64(RecordBatchOverhead + p)
+		if compressed {
+			pos = RecordBatchOverhead
+		}
+		// RecordIterator / StreamRecordIterator.ensureNoneRemaining.
+		return corruptf(pos, b.BaseOffset, "records", ErrCorrupt,
+			"incorrect declared batch size, %d bytes remaining after %d records", len(data)-p, b.RecordCount)
+	}
+	return nil
+}
+
+// readRecord decodes one DefaultRecord at data[*p:]. Errors carry positions
+// relative to data.
+func (d *Decoder) readRecord(data []byte, p *int, b *Batch, rec *Record) (int, *CorruptError) {
+	start := *p
+	length, err := readVarint(data, p, "length")
+	if err != nil {
+		return 0, err
+	}
+	if length < 0 || int64(length) > int64(len(data)-*p) {
+		return 0, corruptf(int64(start), NoBaseOffset, "length", ErrCorrupt,
+			"record length %d exceeds the %d bytes left", length, len(data)-*p)
+	}
+	bodyStart := *p
+	body := data[:bodyStart+int(length)]
+	q := bodyStart
+	if q >= len(body) {
+		return 0, corruptf(int64(q), NoBaseOffset, "attributes", ErrTruncated, "record body is empty")
+	}
+	rec.Attributes = int8(body[q])
+	q++
+	tsDelta, err := readVarlong(body, &q, "timestampDelta")
+	if err != nil {
+		return 0, err
+	}
+	offDelta, err := readVarint(body, &q, "offsetDelta")
+	if err != nil {
+		return 0, err
+	}
+	rec.OffsetDelta = offDelta
+	rec.Offset = b.BaseOffset + int64(offDelta)
+	rec.Timestamp = b.BaseTimestamp + tsDelta
+	rec.Sequence = NoSequence
+	if b.BaseSequence >= 0 {
+		rec.Sequence = IncrementSequence(b.BaseSequence, offDelta)
+	}
+	if rec.Key, err = readVarBytes(body, &q, "keyLength"); err != nil {
+		return 0, err
+	}
+	if rec.Value, err = readVarBytes(body, &q, "valueLength"); err != nil {
+		return 0, err
+	}
+	hcPos := q
+	hc, err := readVarint(body, &q, "headersCount")
+	if err != nil {
+		return 0, err
+	}
+	// Each header needs at least two bytes (key length, value length).
+	if hc < 0 || int64(hc) > int64(len(body)-q)/2 {
+		return 0, corruptf(int64(hcPos), NoBaseOffset, "headersCount", ErrCorrupt,
+			"invalid header count %d with %d bytes left", hc, len(body)-q)
+	}
+	d.headers = d.headers[:0]
+	for h := int32(0); h < hc; h++ {
+		kp := q
+		kl, err := readVarint(body, &q, "headerKeyLength")
+		if err != nil {
+			return 0, err
+		}
+		if kl < 0 {
+			return 0, corruptf(int64(kp), NoBaseOffset, "headerKeyLength", ErrCorrupt, "invalid negative header key size %d", kl)
+		}
+		if int64(kl) > int64(len(body)-q) {
+			return 0, corruptf(int64(kp), NoBaseOffset, "headerKeyLength", ErrCorrupt, "header key length %d exceeds the %d bytes left", kl, len(body)-q)
+		}
+		key := body[q : q+int(kl)]
+		q += int(kl)
+		val, err := readVarBytes(body, &q, "headerValueLength")
+		if err != nil {
+			return 0, err
+		}
+		d.headers = append(d.headers, Header{Key: key, Value: val})
+	}
+	rec.Headers = d.headers
+	if q != len(body) {
+		// DefaultRecord.readFrom: "Invalid record size: expected to read N
+		// bytes in record payload, but instead read M".
+		return 0, corruptf(int64(start), NoBaseOffset, "length", ErrCorrupt,
+			"invalid record size: expected to read %d bytes in record payload, but instead read %d", length, q-bodyStart)
+	}
+	*p = len(body)
+	rec.Magic = 2
+	rec.CRC = 0
+	rec.CRCValid = true
+	return *p - start, nil
+}
+
+// legacyRecords yields the one record of an uncompressed legacy message, or
+// the inner messages of a compressed wrapper
+// (AbstractLegacyRecordBatch.DeepRecordsIterator).
+func (d *Decoder) legacyRecords(b *Batch, fn func(*Record) error) error {
+	key, value, err := b.legacyKeyValue()
+	if err != nil {
+		return err
+	}
+	var rec Record
+	if b.Compression() == CompressionNone {
+		rec = Record{Offset: b.BaseOffset, Timestamp: b.MaxTimestamp, Sequence: NoSequence,
+			Attributes: int8(b.Attributes), Key: key, Value: value, Magic: b.Magic, CRC: b.CRC, CRCValid: b.CRCValid()}
+		return fn(&rec)
+	}
+	valuePos := int64(len(b.Raw) - len(value))
+	if value == nil {
+		return corruptf(valuePos, b.BaseOffset, "value", ErrCorrupt, "compressed wrapper message has a null value")
+	}
+	if b.Compression() == CompressionZstd {
+		return corruptf(17, b.BaseOffset, "attributes", ErrUnsupported, "zstd is not allowed in magic %d messages", b.Magic)
+	}
+	d.inner, err = d.codecs.Decompress(d.inner[:0], b.Compression(), b.Magic, value, d.max())
+	if err != nil {
+		return &CorruptError{Pos: valuePos, BaseOffset: b.BaseOffset, Field: "value",
+			Err: fmt.Errorf("%s: %w", b.Compression(), err)}
+	}
+	inner := d.inner
+	// First pass: find the last inner offset, which magic-1 relative offsets
+	// are based on (absoluteBase = wrapperOffset - lastInnerOffset).
+	type innerMsg struct {
+		off int64
+		raw []byte
+	}
+	var lastInner int64
+	count := 0
+	for p := 0; p < len(inner); {
+		if len(inner)-p < LogOverhead {
+			return corruptf(valuePos, b.BaseOffset, "value", ErrCorrupt, "inner message set has %d trailing bytes at decompressed byte %d", len(inner)-p, p)
+		}
+		size := int32(binary.BigEndian.Uint32(inner[p+8:]))
+		if size < MinLegacyRecordSize || int64(size) > int64(len(inner)-p-LogOverhead) {
+			return corruptf(valuePos, b.BaseOffset, "value", ErrCorrupt, "inner message at decompressed byte %d has invalid size %d", p, size)
+		}
+		lastInner = int64(binary.BigEndian.Uint64(inner[p:]))
+		p += LogOverhead + int(size)
+		count++
+	}
+	if count == 0 {
+		return corruptf(valuePos, b.BaseOffset, "value", ErrCorrupt, "found invalid compressed record set with no inner records")
+	}
+	var absBase int64
+	if b.Magic == 1 && b.BaseOffset != 0 {
+		if b.BaseOffset < lastInner {
+			return corruptf(0, b.BaseOffset, "offset", ErrCorrupt,
+				"found invalid wrapper offset %d below the last inner offset %d", b.BaseOffset, lastInner)
+		}
+		absBase = b.BaseOffset - lastInner
+	}
+	for p := 0; p < len(inner); {
+		size := int32(binary.BigEndian.Uint32(inner[p+8:]))
+		ib, err := ParseBatch(inner[p : p+LogOverhead+int(size)])
+		if err != nil {
+			ce, _ := AsCorrupt(err)
+			return &CorruptError{Pos: valuePos, BaseOffset: b.BaseOffset, Field: "value",
+				Err: fmt.Errorf("inner message at decompressed byte %d: %w", p, ce)}
+		}
+		p += LogOverhead + int(size)
+		if !ib.IsLegacy() || ib.Compression() != CompressionNone {
+			return corruptf(valuePos, b.BaseOffset, "value", ErrCorrupt, "inner messages must not be compressed (or v2)")
+		}
+		k, v, err := ib.legacyKeyValue()
+		if err != nil {
+			return err
+		}
+		off := ib.BaseOffset
+		if b.Magic == 1 {
+			off += absBase
+		}
+		ts := ib.MaxTimestamp
+		if b.Magic == 1 && b.TimestampType() == LogAppendTime {
+			ts = b.MaxTimestamp
+		}
+		rec = Record{Offset: off, Timestamp: ts, Sequence: NoSequence, Attributes: int8(ib.Attributes),
+			Key: k, Value: v, Magic: ib.Magic, CRC: ib.CRC,
+			CRCValid: crc32.ChecksumIEEE(ib.Raw[LogOverhead+4:]) == ib.CRC}
+		if err := fn(&rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readVarint decodes a zig-zag varint (ByteUtils.readVarint), rejecting a
+// fifth byte with the continuation bit set.
+func readVarint(b []byte, p *int, field string) (int32, *CorruptError) {
+	var ux uint32
+	start := *p
+	for i := 0; i < 5; i++ {
+		if *p >= len(b) {
+			return 0, corruptf(int64(start), NoBaseOffset, field, ErrTruncated, "varint runs past the end")
+		}
+		c := b[*p]
+		*p++
+		if i == 4 && c&0x80 != 0 {
+			return 0, corruptf(int64(start), NoBaseOffset, field, ErrCorrupt, "varint is too long, the most significant bit in the 5th byte is set")
+		}
+		ux |= uint32(c&0x7f) << (7 * i)
+		if c&0x80 == 0 {
+			break
+		}
+	}
+	return int32(ux>>1) ^ -int32(ux&1), nil
+}
+
+// readVarlong decodes a zig-zag varlong, at most 10 bytes.
+func readVarlong(b []byte, p *int, field string) (int64, *CorruptError) {
+	var ux uint64
+	start := *p
+	for i := 0; i < 10; i++ {
+		if *p >= len(b) {
+			return 0, corruptf(int64(start), NoBaseOffset, field, ErrTruncated, "varlong runs past the end")
+		}
+		c := b[*p]
+		*p++
+		ux |= uint64(c&0x7f) << (7 * i)
+		if c&0x80 == 0 {
+			return int64(ux>>1) ^ -int64(ux&1), nil
+		}
+	}
+	return 0, corruptf(int64(start), NoBaseOffset, field, ErrCorrupt, "varlong is too long")
+}
+
+// readVarBytes reads a varint length then that many bytes; a negative length
+// is null (Utils.readBytes).
+func readVarBytes(b []byte, p *int, field string) ([]byte, *CorruptError) {
+	start := *p
+	n, err := readVarint(b, p, field)
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		return nil, nil
+	}
+	if int64(n) > int64(len(b)-*p) {
+		return nil, corruptf(int64(start), NoBaseOffset, field, ErrCorrupt, "length %d exceeds the %d bytes left", n, len(b)-*p)
+	}
+	v := b[*p : *p+int(n) : *p+int(n)]
+	*p += int(n)
+	return v, nil
+}
+
+// AppendVarint appends a zig-zag varint (ByteUtils.writeVarint).
+func AppendVarint(dst []byte, v int32) []byte {
+	return binary.AppendUvarint(dst, uint64(uint32((v<<1)^(v>>31))))
+}
+
+// AppendVarlong appends a zig-zag varlong (ByteUtils.writeVarlong).
+func AppendVarlong(dst []byte, v int64) []byte {
+	return binary.AppendUvarint(dst, uint64((v<<1)^(v>>63)))
+}

@@ -1,0 +1,548 @@
+package segment
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/kseg/kseg/decode"
+)
+
+// CheckpointVersion is the version line of every text checkpoint kseg
+// reads (OffsetCheckpointFile.CURRENT_VERSION,
+// LeaderEpochCheckpointFile.CURRENT_VERSION, PartitionMetadataFile).
+const CheckpointVersion = 0
+
+// OffsetCheckpointEntry is one line of recovery-point-offset-checkpoint,
+// log-start-offset-checkpoint, replication-offset-checkpoint or
+// cleaner-offset-checkpoint: "<topic> <partition> <offset>".
+type OffsetCheckpointEntry struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+}
+
+// EpochEntry is one line of leader-epoch-checkpoint: the first offset
+// written in a leader epoch ("<epoch> <startOffset>").
+type EpochEntry struct {
+	Epoch       int32
+	StartOffset int64
+}
+
+// textLine is one line as BufferedReader.readLine returns it, with the
+// byte position where it starts.
+type textLine struct {
+	pos  int64
+	text string
+}
+
+// javaLines splits b into lines the way BufferedReader.readLine does: a
+// line ends at "\n", "\r" or "\r\n"; a last line without a terminator is
+// still a line; nothing follows a final terminator.
+func javaLines(b []byte) []textLine {
+	var lines []textLine
+	start := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '\n':
+			lines = append(lines, textLine{int64(start), string(b[start:i])})
+			start = i + 1
+		case '\r':
+			lines = append(lines, textLine{int64(start), string(b[start:i])})
+			if i+1 < len(b) && b[i+1] == '\n' {
+				i++
+			}
+			start = i + 1
+		}
+	}
+	if start < len(b) {
+		lines = append(lines, textLine{int64(start), string(b[start:])})
+	}
+	return lines
+}
+
+// isJavaSpace is the regex class \s in java.util.regex: [ \t\n\x0B\f\r].
+func isJavaSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// javaSplit mirrors Pattern.split(s) (limit 0) for a pattern described by
+// match, which returns the length of a match starting at i (0 for none):
+// a leading empty part survives when the input starts with a separator,
+// trailing empty parts are removed, and an input with no match at all is
+// returned whole.
+func javaSplit(s string, match func(s string, i int) int) []string {
+	var parts []string
+	start, matched := 0, false
+	for i := 0; i < len(s); {
+		if n := match(s, i); n > 0 {
+			parts = append(parts, s[start:i])
+			i += n
+			start, matched = i, true
+			continue
+		}
+		i++
+	}
+	if !matched {
+		return []string{s}
+	}
+	parts = append(parts, s[start:])
+	for len(parts) > 0 && parts[len(parts)-1] == "" {
+		parts = parts[:len(parts)-1]
+	}
+	return parts
+}
+
+// whitespaces is the pattern "\s+" the checkpoint formatters split with.
+func whitespaces(s string, i int) int {
+	j := i
+	for j < len(s) && isJavaSpace(s[j]) {
+		j++
+	}
+	return j - i
+}
+
+// colonWhitespaces is the pattern ":\s+" of PartitionMetadataReadBuffer.
+func colonWhitespaces(s string, i int) int {
+	if s[i] != ':' {
+		return 0
+	}
+	n := whitespaces(s, i+1)
+	if n == 0 {
+		return 0
+	}
+	return 1 + n
+}
+
+// parseJavaInt is Integer.parseInt / Long.parseLong for ASCII input:
+// optional sign, decimal digits, in range.
+func parseJavaInt(s string, bits int) (int64, bool) {
+	if s == "" || s == "+" || s == "-" {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(s, 10, bits)
+	return v, err == nil
+}
+
+// readCheckpoint is CheckpointFile.CheckpointReadBuffer#read: an empty
+// file, or a file with only a version line, has no entries; the version
+// must be CheckpointVersion; every remaining line must parse; the count
+// must match. Lines are not preallocated by the count (a corrupt count
+// must not drive allocation).
+func readCheckpoint[T any](b []byte, path string, parse func(parts []string) (T, bool)) ([]T, error) {
+	loc := absPath(path)
+	malformed := func(l textLine, field string, n int) error {
+		return fileCorrupt(path, l.pos, field, decode.ErrCorrupt,
+			fmt.Sprintf("Malformed line in checkpoint file [%s]: %s", loc, l.text),
+			"line %d: malformed %s %q", n, field, l.text)
+	}
+	lines := javaLines(b)
+	if len(lines) == 0 {
+		return nil, nil
+	}
+	v, ok := parseJavaInt(lines[0].text, 32)
+	if !ok {
+		return nil, malformed(lines[0], "version", 1)
+	}
+	if v != CheckpointVersion {
+		return nil, fileCorrupt(path, lines[0].pos, "version", decode.ErrUnsupported,
+			fmt.Sprintf("Unrecognised version:%d, expected version: %d in checkpoint file at: %s", v, CheckpointVersion, loc),
+			"line 1: version %d, expected %d", v, CheckpointVersion)
+	}
+	if len(lines) == 1 {
+		return nil, nil
+	}
+	count, ok := parseJavaInt(lines[1].text, 32)
+	if !ok {
+		return nil, malformed(lines[1], "count", 2)
+	}
+	var entries []T
+	for i, l := range lines[2:] {
+		e, ok := parse(javaSplit(l.text, whitespaces))
+		if !ok {
+			return nil, malformed(l, "entry", i+3)
+		}
+		entries = append(entries, e)
+	}
+	if int64(len(entries)) != count {
+		return nil, fileCorrupt(path, lines[1].pos, "count", decode.ErrCorrupt,
+			fmt.Sprintf("Expected [%d] entries in checkpoint file [%s], but found only [%d]", count, loc, len(entries)),
+			"line 2: count %d, but the file has %d entries", count, len(entries))
+	}
+	return entries, nil
+}
+
+// parseOffsetEntry is OffsetCheckpointFile.Formatter#fromString.
+func parseOffsetEntry(p []string) (OffsetCheckpointEntry, bool) {
+	if len(p) != 3 {
+		return OffsetCheckpointEntry{}, false
+	}
+	part, ok1 := parseJavaInt(p[1], 32)
+	off, ok2 := parseJavaInt(p[2], 64)
+	if !ok1 || !ok2 {
+		return OffsetCheckpointEntry{}, false
+	}
+	return OffsetCheckpointEntry{Topic: p[0], Partition: int32(part), Offset: off}, true
+}
+
+// parseEpochEntry is LeaderEpochCheckpointFile.Formatter#fromString.
+func parseEpochEntry(p []string) (EpochEntry, bool) {
+	if len(p) != 2 {
+		return EpochEntry{}, false
+	}
+	epoch, ok1 := parseJavaInt(p[0], 32)
+	off, ok2 := parseJavaInt(p[1], 64)
+	if !ok1 || !ok2 {
+		return EpochEntry{}, false
+	}
+	return EpochEntry{Epoch: int32(epoch), StartOffset: off}, true
+}
+
+// ParseOffsetCheckpoint decodes an offset checkpoint held in memory.
+func ParseOffsetCheckpoint(b []byte) ([]OffsetCheckpointEntry, error) {
+	return readCheckpoint(b, "", parseOffsetEntry)
+}
+
+// ReadOffsetCheckpoint reads one of the log directory's offset checkpoints
+// (OffsetCheckpointFile). Entries are in file order, which is the broker's
+// map order: unspecified.
+func ReadOffsetCheckpoint(path string) ([]OffsetCheckpointEntry, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return readCheckpoint(b, path, parseOffsetEntry)
+}
+
+// ParseLeaderEpochCheckpoint decodes a leader-epoch-checkpoint held in
+// memory.
+func ParseLeaderEpochCheckpoint(b []byte) ([]EpochEntry, error) {
+	return readCheckpoint(b, "", parseEpochEntry)
+}
+
+// ReadLeaderEpochCheckpoint reads a partition's leader-epoch-checkpoint
+// (LeaderEpochCheckpointFile).
+func ReadLeaderEpochCheckpoint(path string) ([]EpochEntry, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return readCheckpoint(b, path, parseEpochEntry)
+}
+
+// checkpointHeader is CheckpointWriteBuffer#write's first two lines.
+func checkpointHeader(n int) []byte {
+	b := strconv.AppendInt(nil, CheckpointVersion, 10)
+	b = append(b, '\n')
+	b = strconv.AppendInt(b, int64(n), 10)
+	return append(b, '\n')
+}
+
+// EncodeOffsetCheckpoint renders entries in CheckpointFile's format, in
+// the given order: "0\n<N>\n<topic> <partition> <offset>\n"….
+func EncodeOffsetCheckpoint(entries []OffsetCheckpointEntry) []byte {
+	b := checkpointHeader(len(entries))
+	for _, e := range entries {
+		b = append(b, e.Topic...)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(e.Partition), 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, e.Offset, 10)
+		b = append(b, '\n')
+	}
+	return b
+}
+
+// EncodeLeaderEpochCheckpoint renders entries in CheckpointFile's format:
+// "0\n<N>\n<epoch> <startOffset>\n"….
+func EncodeLeaderEpochCheckpoint(entries []EpochEntry) []byte {
+	b := checkpointHeader(len(entries))
+	for _, e := range entries {
+		b = strconv.AppendInt(b, int64(e.Epoch), 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, e.StartOffset, 10)
+		b = append(b, '\n')
+	}
+	return b
+}
+
+// PartitionMetadata is the content of partition.metadata
+// (PartitionMetadataFile, PartitionMetadata).
+type PartitionMetadata struct {
+	Version int
+	TopicID [16]byte
+	// TopicIDString is Uuid#toString: URL-safe base64 of the 16 bytes
+	// without padding (22 characters).
+	TopicIDString string
+}
+
+// TopicIDString renders a topic id as Kafka's Uuid#toString does.
+func TopicIDString(id [16]byte) string {
+	return base64.RawURLEncoding.EncodeToString(id[:])
+}
+
+// ParseTopicID is Uuid.fromString: URL-safe base64 (padding optional) of
+// exactly 16 bytes, at most 24 characters.
+func ParseTopicID(s string) ([16]byte, error) {
+	var id [16]byte
+	if len(s) > 24 {
+		return id, fmt.Errorf("topic id %q is too long to be a base64 UUID", s)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
+	if err != nil {
+		return id, fmt.Errorf("topic id %q: %w", s, err)
+	}
+	if len(b) != len(id) {
+		return id, fmt.Errorf("topic id %q decodes to %d bytes, not 16", s, len(b))
+	}
+	copy(id[:], b)
+	return id, nil
+}
+
+// ParsePartitionMetadata decodes partition.metadata held in memory.
+func ParsePartitionMetadata(b []byte) (PartitionMetadata, error) {
+	return parsePartitionMetadata(b, "")
+}
+
+// ReadPartitionMetadata reads partition.metadata
+// (PartitionMetadataReadBuffer#read): two lines, each split on ":\s+"
+// into exactly two parts (the keys themselves are not checked, as in
+// Kafka); version 0; a non-zero topic id. Lines after the second are
+// ignored.
+func ReadPartitionMetadata(path string) (PartitionMetadata, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return PartitionMetadata{}, err
+	}
+	return parsePartitionMetadata(b, path)
+}
+
+func parsePartitionMetadata(b []byte, path string) (PartitionMetadata, error) {
+	var pm PartitionMetadata
+	loc := absPath(path)
+	malformed := func(l textLine, field, format string, args ...any) error {
+		return fileCorrupt(path, l.pos, field, decode.ErrCorrupt,
+			fmt.Sprintf("Malformed line in checkpoint file %s: %s", loc, l.text), format, args...)
+	}
+	lines := javaLines(b)
+	if len(lines) == 0 {
+		return pm, fileCorrupt(path, 0, "version", decode.ErrTruncated, "", "empty file")
+	}
+	parts := javaSplit(lines[0].text, colonWhitespaces)
+	if len(parts) != 2 {
+		return pm, malformed(lines[0], "version", "line 1: want \"version: <n>\", got %q", lines[0].text)
+	}
+	v, ok := parseJavaInt(parts[1], 32)
+	if !ok {
+		return pm, malformed(lines[0], "version", "line 1: version %q is not a number", parts[1])
+	}
+	if v != CheckpointVersion {
+		return pm, fileCorrupt(path, lines[0].pos, "version", decode.ErrUnsupported,
+			fmt.Sprintf("Unrecognized version of partition metadata file + (%s): %d", loc, v),
+			"line 1: version %d, expected %d", v, CheckpointVersion)
+	}
+	pm.Version = int(v)
+	if len(lines) < 2 {
+		return pm, fileCorrupt(path, int64(len(b)), "topic_id", decode.ErrTruncated, "", "no topic_id line")
+	}
+	parts = javaSplit(lines[1].text, colonWhitespaces)
+	if len(parts) != 2 {
+		return pm, malformed(lines[1], "topic_id", "line 2: want \"topic_id: <id>\", got %q", lines[1].text)
+	}
+	id, err := ParseTopicID(parts[1])
+	if err != nil {
+		return pm, malformed(lines[1], "topic_id", "line 2: %v", err)
+	}
+	if id == ([16]byte{}) {
+		return pm, fileCorrupt(path, lines[1].pos, "topic_id", decode.ErrCorrupt,
+			fmt.Sprintf("Invalid topic ID in partition metadata file (%s)", loc),
+			"line 2: the zero topic id is reserved")
+	}
+	pm.TopicID, pm.TopicIDString = id, TopicIDString(id)
+	return pm, nil
+}
+
+// EncodePartitionMetadata renders partition.metadata exactly as
+// PartitionMetadata#encode: "version: <v>\ntopic_id: <id>" with no final
+// newline.
+func EncodePartitionMetadata(pm PartitionMetadata) []byte {
+	return fmt.Appendf(nil, "version: %d\ntopic_id: %s", pm.Version, TopicIDString(pm.TopicID))
+}
+
+// CleanShutdown is the content of the log directory's .kafka_cleanshutdown
+// marker (CleanShutdownFileHandler). Its presence means the broker shut
+// down cleanly; brokers before 3.7 leave it empty.
+type CleanShutdown struct {
+	Empty       bool  // zero-length file (older brokers)
+	Version     int   // -1 when absent
+	BrokerEpoch int64 // -1 when absent, as CleanShutdownFileHandler#read returns
+}
+
+// ReadCleanShutdown reads .kafka_cleanshutdown: empty, or JSON
+// {"version":0,"brokerEpoch":N}. Kafka logs and ignores a malformed file;
+// kseg reports it as corrupt so the operator sees it.
+func ReadCleanShutdown(path string) (CleanShutdown, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return CleanShutdown{}, err
+	}
+	return parseCleanShutdown(b, path)
+}
+
+func parseCleanShutdown(b []byte, path string) (CleanShutdown, error) {
+	cs := CleanShutdown{Version: -1, BrokerEpoch: -1}
+	if len(b) == 0 {
+		cs.Empty = true
+		return cs, nil
+	}
+	var content struct {
+		Version     *int   `json:"version"`
+		BrokerEpoch *int64 `json:"brokerEpoch"`
+	}
+	if err := json.Unmarshal(b, &content); err != nil {
+		var pos int64
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			pos = se.Offset
+		case errors.As(err, &te):
+			pos = te.Offset
+		}
+		return cs, fileCorrupt(path, pos, "brokerEpoch", decode.ErrCorrupt, "", "%v", err)
+	}
+	if content.Version != nil {
+		cs.Version = *content.Version
+	}
+	if content.BrokerEpoch != nil {
+		cs.BrokerEpoch = *content.BrokerEpoch
+	}
+	return cs, nil
+}
+
+// ReadMetaProperties reads meta.properties (MetaPropertiesEnsemble) as
+// java.util.Properties#load does: ISO-8859-1, '#'/'!' comments, key and
+// value separated by '=', ':' or whitespace, backslash escapes and line
+// continuations.
+func ReadMetaProperties(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseProperties(b, path)
+}
+
+// ParseProperties decodes a Java properties file held in memory.
+func ParseProperties(b []byte) (map[string]string, error) {
+	return parseProperties(b, "")
+}
+
+func parseProperties(b []byte, path string) (map[string]string, error) {
+	props := map[string]string{}
+	lines := javaLines(b)
+	isWS := func(c byte) bool { return c == ' ' || c == '\t' || c == '\f' }
+	for i := 0; i < len(lines); i++ {
+		pos := lines[i].pos
+		line := strings.TrimLeftFunc(lines[i].text, func(r rune) bool { return r < 0x80 && isWS(byte(r)) })
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		// A line ending in an odd number of backslashes continues on the
+		// next natural line, whose leading whitespace is dropped.
+		for trailingBackslashes(line)%2 == 1 {
+			line = line[:len(line)-1]
+			if i+1 >= len(lines) {
+				break
+			}
+			i++
+			line += strings.TrimLeftFunc(lines[i].text, func(r rune) bool { return r < 0x80 && isWS(byte(r)) })
+		}
+		// The key ends at the first unescaped '=', ':' or whitespace.
+		k := 0
+		for k < len(line) {
+			c := line[k]
+			if c == '\\' {
+				k += 2
+				continue
+			}
+			if c == '=' || c == ':' || isWS(c) {
+				break
+			}
+			k++
+		}
+		if k > len(line) {
+			k = len(line)
+		}
+		v := k
+		for v < len(line) && isWS(line[v]) {
+			v++
+		}
+		if v < len(line) && (line[v] == '=' || line[v] == ':') {
+			v++
+		}
+		for v < len(line) && isWS(line[v]) {
+			v++
+		}
+		key, err := unescapeProperty(line[:k])
+		if err != nil {
+			return nil, fileCorrupt(path, pos, "key", decode.ErrCorrupt, "", "%v", err)
+		}
+		val, err := unescapeProperty(line[v:])
+		if err != nil {
+			return nil, fileCorrupt(path, pos, key, decode.ErrCorrupt, "", "%v", err)
+		}
+		props[key] = val
+	}
+	return props, nil
+}
+
+func trailingBackslashes(s string) int {
+	n := 0
+	for n < len(s) && s[len(s)-1-n] == '\\' {
+		n++
+	}
+	return n
+}
+
+// unescapeProperty is Properties#loadConvert, reading bytes as ISO-8859-1.
+func unescapeProperty(s string) (string, error) {
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' {
+			sb.WriteRune(rune(c)) // ISO-8859-1: byte value = code point
+			continue
+		}
+		i++
+		if i >= len(s) {
+			break
+		}
+		switch c = s[i]; c {
+		case 't':
+			sb.WriteByte('\t')
+		case 'n':
+			sb.WriteByte('\n')
+		case 'r':
+			sb.WriteByte('\r')
+		case 'f':
+			sb.WriteByte('\f')
+		case 'u':
+			if i+5 > len(s) {
+				return "", errors.New(`malformed \uxxxx encoding`)
+			}
+			r, err := strconv.ParseUint(s[i+1:i+5], 16, 16)
+			if err != nil {
+				return "", errors.New(`malformed \uxxxx encoding`)
+			}
+			sb.WriteRune(rune(r))
+			i += 4
+		default:
+			sb.WriteRune(rune(c))
+		}
+	}
+	return sb.String(), nil
+}

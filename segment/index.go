@@ -1,0 +1,394 @@
+package segment
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/kseg/kseg/decode"
+)
+
+// Entry sizes (OffsetIndex.ENTRY_SIZE, TimeIndex.ENTRY_SIZE).
+const (
+	OffsetIndexEntrySize = 8
+	TimeIndexEntrySize   = 12
+)
+
+// DefaultMaxIndexSize is segment.index.bytes' default (10 MiB). An active
+// segment's indexes are preallocated to it, rounded down to a whole number
+// of entries (AbstractIndex: roundDownToExactMultiple).
+const DefaultMaxIndexSize = 10 * 1024 * 1024
+
+// ErrOffsetOverflow is returned by the index encoders for an offset that
+// does not fit in an index entry's int32 relative offset
+// (AbstractIndex.toRelative → IndexOffsetOverflowException).
+var ErrOffsetOverflow = errors.New("offset does not fit in a relative offset")
+
+// KafkaError is the Err of a *decode.CorruptError for a condition Kafka
+// itself detects and reports with its own exception text. Error() gives
+// kseg's wording; Message keeps Kafka's verbatim so a kafka-dump-log
+// compatible front end can print exactly what Kafka prints.
+type KafkaError struct {
+	Class   error  // one of decode's sentinels (ErrCorrupt, ErrCRCMismatch …)
+	Detail  string // kseg's description of the problem
+	Message string // the message of Kafka's exception, verbatim
+}
+
+func (e *KafkaError) Error() string {
+	if e.Detail == "" {
+		return e.Class.Error()
+	}
+	return e.Class.Error() + ": " + e.Detail
+}
+
+func (e *KafkaError) Unwrap() error { return e.Class }
+
+// KafkaMessage returns the verbatim Kafka exception message carried by err,
+// if any of its wrapped errors is a *KafkaError.
+func KafkaMessage(err error) (string, bool) {
+	var ke *KafkaError
+	if errors.As(err, &ke) && ke.Message != "" {
+		return ke.Message, true
+	}
+	return "", false
+}
+
+// fileCorrupt builds the CorruptError for a damaged file.
+func fileCorrupt(path string, pos int64, field string, class error, kafkaMsg, format string, args ...any) *decode.CorruptError {
+	return &decode.CorruptError{
+		Path:       path,
+		Pos:        pos,
+		BaseOffset: decode.NoBaseOffset,
+		Field:      field,
+		Err:        &KafkaError{Class: class, Detail: fmt.Sprintf(format, args...), Message: kafkaMsg},
+	}
+}
+
+// absPath is Java's File#getAbsolutePath: made absolute, not resolved.
+func absPath(path string) string {
+	if a, err := filepath.Abs(path); err == nil {
+		return a
+	}
+	return path
+}
+
+// IndexEntry is one offset-index entry (OffsetPosition): the batch that
+// ends at Offset starts at byte Position of the .log.
+type IndexEntry struct {
+	Offset   int64 // absolute: baseOffset + relativeOffset
+	Position int32
+}
+
+// TimeIndexEntry is one time-index entry (TimestampOffset): the largest
+// timestamp seen up to and including the batch ending at Offset.
+type TimeIndexEntry struct {
+	Timestamp int64
+	Offset    int64 // absolute
+}
+
+// OffsetIndex is a decoded .index file.
+//
+// Kafka counts every whole 8-byte slot of an existing file as an entry
+// (AbstractIndex: position = roundDown(length, entrySize)), including the
+// zero-filled tail a preallocated active index keeps after an unclean
+// shutdown. Slots is that count. Entries stops where kafka-dump-log stops
+// (DumpLogSegments.dumpIndex): at the first slot i > 0 whose offset equals
+// the base offset. Only Entries is kept in memory, so a 10 MiB
+// preallocated file costs what its real entries cost.
+type OffsetIndex struct {
+	Path       string
+	BaseOffset int64
+	Length     int64        // file size in bytes
+	Slots      int          // Length / 8: AbstractIndex.entries()
+	Entries    []IndexEntry // slots before the zero tail
+	// LastSlot is OffsetIndex#lastEntry(): the last slot (zero tail
+	// included), or (BaseOffset, 0) when Slots == 0. sanityCheck uses it.
+	LastSlot IndexEntry
+	// TailZero reports that every byte after Entries, trailing partial
+	// bytes included, is zero: a clean preallocation tail rather than
+	// garbage.
+	TailZero bool
+}
+
+// TrailingBytes is the number of bytes after the last whole slot.
+func (x *OffsetIndex) TrailingBytes() int64 { return x.Length % OffsetIndexEntrySize }
+
+// TailSlots is the number of whole slots after the valid entries.
+func (x *OffsetIndex) TailSlots() int { return x.Slots - len(x.Entries) }
+
+// Lookup returns the entry with the largest offset ≤ target among the
+// valid entries, or (BaseOffset, 0) if there is none (OffsetIndex#lookup
+// on a well-formed index).
+func (x *OffsetIndex) Lookup(target int64) IndexEntry {
+	lo, hi := 0, len(x.Entries)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if x.Entries[m].Offset <= target {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == 0 {
+		return IndexEntry{Offset: x.BaseOffset}
+	}
+	return x.Entries[lo-1]
+}
+
+// TimeIndex is a decoded .timeindex file; see OffsetIndex for Slots,
+// Entries and the zero tail. kafka-dump-log stops its time-index dump at
+// the first slot i > 0 whose offset equals the base offset
+// (DumpLogSegments.dumpTimeIndex), whatever its timestamp.
+type TimeIndex struct {
+	Path       string
+	BaseOffset int64
+	Length     int64
+	Slots      int              // Length / 12
+	Entries    []TimeIndexEntry // slots before the zero tail
+	// LastSlot is TimeIndex#lastEntry(): the last slot, or
+	// (-1, BaseOffset) when Slots == 0.
+	LastSlot TimeIndexEntry
+	TailZero bool
+}
+
+// TrailingBytes is the number of bytes after the last whole slot.
+func (x *TimeIndex) TrailingBytes() int64 { return x.Length % TimeIndexEntrySize }
+
+// TailSlots is the number of whole slots after the valid entries.
+func (x *TimeIndex) TailSlots() int { return x.Slots - len(x.Entries) }
+
+// ReadOffsetIndex reads a .index file read-only, streaming it so memory
+// is bounded by the valid entries, not the preallocated size.
+func ReadOffsetIndex(path string, baseOffset int64) (OffsetIndex, error) {
+	r, n, closeFile, err := openIndexFile(path)
+	if err != nil {
+		return OffsetIndex{Path: path, BaseOffset: baseOffset}, err
+	}
+	defer closeFile()
+	return parseOffsetIndex(r, n, path, baseOffset)
+}
+
+// ParseOffsetIndex decodes .index bytes held in memory.
+func ParseOffsetIndex(b []byte, baseOffset int64) OffsetIndex {
+	x, _ := parseOffsetIndex(bytes.NewReader(b), int64(len(b)), "", baseOffset)
+	return x
+}
+
+// ReadTimeIndex reads a .timeindex file read-only; see ReadOffsetIndex.
+func ReadTimeIndex(path string, baseOffset int64) (TimeIndex, error) {
+	r, n, closeFile, err := openIndexFile(path)
+	if err != nil {
+		return TimeIndex{Path: path, BaseOffset: baseOffset}, err
+	}
+	defer closeFile()
+	return parseTimeIndex(r, n, path, baseOffset)
+}
+
+// ParseTimeIndex decodes .timeindex bytes held in memory.
+func ParseTimeIndex(b []byte, baseOffset int64) TimeIndex {
+	x, _ := parseTimeIndex(bytes.NewReader(b), int64(len(b)), "", baseOffset)
+	return x
+}
+
+// openIndexFile opens a regular file read-only and returns a buffered
+// reader over it with its size.
+func openIndexFile(path string) (io.Reader, int64, func(), error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, 0, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		_ = f.Close()
+		return nil, 0, nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	return bufio.NewReaderSize(f, 64<<10), st.Size(), func() { _ = f.Close() }, nil
+}
+
+// indexSlots walks n bytes of an index with entries of size sz. visit is
+// called for each whole slot until it returns false (the valid prefix has
+// ended); the remaining slots are only checked for zero bytes. It returns
+// the number of whole slots, the last whole slot's bytes and whether the
+// tail after the valid prefix is all zero.
+func indexSlots(r io.Reader, n int64, sz int, visit func(i int, slot []byte) bool) (slots int, last []byte, tailZero bool, err error) {
+	slots = int(n / int64(sz))
+	buf := make([]byte, sz)
+	last = make([]byte, sz)
+	valid := true
+	tailZero = true
+	for i := 0; i < slots; i++ {
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return 0, nil, false, fmt.Errorf("index changed while reading: %w", err)
+		}
+		if valid && !visit(i, buf) {
+			valid = false
+		}
+		if !valid && tailZero && !allZero(buf) {
+			tailZero = false
+		}
+		if i == slots-1 {
+			copy(last, buf)
+		}
+	}
+	rest := make([]byte, n%int64(sz))
+	if _, err := io.ReadFull(r, rest); err != nil {
+		return 0, nil, false, fmt.Errorf("index changed while reading: %w", err)
+	}
+	if !allZero(rest) {
+		tailZero = false
+	}
+	return slots, last, tailZero, nil
+}
+
+func parseOffsetIndex(r io.Reader, n int64, path string, base int64) (OffsetIndex, error) {
+	x := OffsetIndex{Path: path, BaseOffset: base, Length: n, LastSlot: IndexEntry{Offset: base}}
+	dec := func(b []byte) IndexEntry {
+		return IndexEntry{
+			Offset:   base + int64(int32(binary.BigEndian.Uint32(b[0:4]))),
+			Position: int32(binary.BigEndian.Uint32(b[4:8])),
+		}
+	}
+	slots, last, tailZero, err := indexSlots(r, n, OffsetIndexEntrySize, func(i int, b []byte) bool {
+		e := dec(b)
+		if i > 0 && e.Offset == base { // DumpLogSegments: the zero tail
+			return false
+		}
+		x.Entries = append(x.Entries, e)
+		return true
+	})
+	if err != nil {
+		return x, err
+	}
+	x.Slots, x.TailZero = slots, tailZero
+	if slots > 0 {
+		x.LastSlot = dec(last)
+	}
+	return x, nil
+}
+
+func parseTimeIndex(r io.Reader, n int64, path string, base int64) (TimeIndex, error) {
+	x := TimeIndex{Path: path, BaseOffset: base, Length: n, LastSlot: TimeIndexEntry{Timestamp: -1, Offset: base}}
+	dec := func(b []byte) TimeIndexEntry {
+		return TimeIndexEntry{
+			Timestamp: int64(binary.BigEndian.Uint64(b[0:8])),
+			Offset:    base + int64(int32(binary.BigEndian.Uint32(b[8:12]))),
+		}
+	}
+	slots, last, tailZero, err := indexSlots(r, n, TimeIndexEntrySize, func(i int, b []byte) bool {
+		e := dec(b)
+		if i > 0 && e.Offset == base {
+			return false
+		}
+		x.Entries = append(x.Entries, e)
+		return true
+	})
+	if err != nil {
+		return x, err
+	}
+	x.Slots, x.TailZero = slots, tailZero
+	if slots > 0 {
+		x.LastSlot = dec(last)
+	}
+	return x, nil
+}
+
+// SanityCheckOffsetIndex applies OffsetIndex#sanityCheck, in Kafka's
+// order, and returns a *decode.CorruptError whose KafkaMessage is the text
+// of Kafka's CorruptIndexException. A broker that fails this check on a
+// segment it must load rebuilds the index.
+func SanityCheckOffsetIndex(x *OffsetIndex) error {
+	p := absPath(x.Path)
+	if x.Slots != 0 && x.LastSlot.Offset < x.BaseOffset {
+		return fileCorrupt(x.Path, int64(x.Slots-1)*OffsetIndexEntrySize, "relativeOffset", decode.ErrCorrupt,
+			fmt.Sprintf("Corrupt index found, index file %s has non-zero size but the last offset is %d which is less than the base offset %d",
+				p, x.LastSlot.Offset, x.BaseOffset),
+			"last offset %d is less than the base offset %d", x.LastSlot.Offset, x.BaseOffset)
+	}
+	if x.Length%OffsetIndexEntrySize != 0 {
+		return fileCorrupt(x.Path, int64(x.Slots)*OffsetIndexEntrySize, "length", decode.ErrTruncated,
+			fmt.Sprintf("Index file %s is corrupt, found %d bytes which is neither positive nor a multiple of %d",
+				p, x.Length, OffsetIndexEntrySize),
+			"%d bytes is not a multiple of %d", x.Length, OffsetIndexEntrySize)
+	}
+	return nil
+}
+
+// SanityCheckTimeIndex applies TimeIndex#sanityCheck, in Kafka's order.
+// Note that, like Kafka, it compares the last *slot*: a preallocated index
+// with a zero tail fails the timestamp check (last timestamp 0).
+func SanityCheckTimeIndex(x *TimeIndex) error {
+	p := absPath(x.Path)
+	if x.Slots != 0 && len(x.Entries) > 0 && x.LastSlot.Timestamp < x.Entries[0].Timestamp {
+		first := x.Entries[0].Timestamp
+		return fileCorrupt(x.Path, int64(x.Slots-1)*TimeIndexEntrySize, "timestamp", decode.ErrCorrupt,
+			fmt.Sprintf("Corrupt time index found, time index file (%s) has non-zero size but the last timestamp is %d which is less than the first timestamp %d",
+				p, x.LastSlot.Timestamp, first),
+			"last timestamp %d is less than the first timestamp %d", x.LastSlot.Timestamp, first)
+	}
+	if x.Slots != 0 && x.LastSlot.Offset < x.BaseOffset {
+		return fileCorrupt(x.Path, int64(x.Slots-1)*TimeIndexEntrySize+8, "relativeOffset", decode.ErrCorrupt,
+			fmt.Sprintf("Corrupt time index found, time index file (%s) has non-zero size but the last offset is %d which is less than the first offset %d",
+				p, x.LastSlot.Offset, x.BaseOffset),
+			"last offset %d is less than the base offset %d", x.LastSlot.Offset, x.BaseOffset)
+	}
+	if x.Length%TimeIndexEntrySize != 0 {
+		return fileCorrupt(x.Path, int64(x.Slots)*TimeIndexEntrySize, "length", decode.ErrTruncated,
+			fmt.Sprintf("Time index file %s is corrupt, found %d bytes which is neither positive nor a multiple of %d",
+				p, x.Length, TimeIndexEntrySize),
+			"%d bytes is not a multiple of %d", x.Length, TimeIndexEntrySize)
+	}
+	return nil
+}
+
+// RelativeOffset converts an absolute offset to an index entry's relative
+// offset, rejecting what AbstractIndex.toRelative rejects (a result outside
+// [0, 2^31-1]).
+func RelativeOffset(baseOffset, offset int64) (int32, error) {
+	rel := offset - baseOffset
+	if offset < baseOffset || rel > math.MaxInt32 {
+		return 0, fmt.Errorf("%w: offset %d, base offset %d", ErrOffsetOverflow, offset, baseOffset)
+	}
+	return int32(rel), nil
+}
+
+// AppendOffsetIndexEntry appends the 8-byte encoding of e to dst, for
+// writers that rebuild an index (OffsetIndex#append). It does not enforce
+// Kafka's strictly-increasing-offset rule; that is the caller's loop.
+func AppendOffsetIndexEntry(dst []byte, baseOffset int64, e IndexEntry) ([]byte, error) {
+	rel, err := RelativeOffset(baseOffset, e.Offset)
+	if err != nil {
+		return dst, err
+	}
+	dst = binary.BigEndian.AppendUint32(dst, uint32(rel))
+	return binary.BigEndian.AppendUint32(dst, uint32(e.Position)), nil
+}
+
+// AppendTimeIndexEntry appends the 12-byte encoding of e to dst
+// (TimeIndex#maybeAppend).
+func AppendTimeIndexEntry(dst []byte, baseOffset int64, e TimeIndexEntry) ([]byte, error) {
+	rel, err := RelativeOffset(baseOffset, e.Offset)
+	if err != nil {
+		return dst, err
+	}
+	dst = binary.BigEndian.AppendUint64(dst, uint64(e.Timestamp))
+	return binary.BigEndian.AppendUint32(dst, uint32(rel)), nil
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,144 @@
+package segment
+
+import (
+	"fmt"
+	"sort"
+)
+
+// IndexProblem kinds, the checks kafka-dump-log's --verify-index-only runs
+// (DumpLogSegments.dumpIndex / dumpTimeIndex).
+const (
+	// ProblemIndexMismatch: the batch at the entry's position does not end
+	// at the entry's offset ("Mismatches in :…").
+	ProblemIndexMismatch = "index-mismatch"
+	// ProblemIndexPosition: no batch starts at the entry's position, or the
+	// position is past the end of the log.
+	ProblemIndexPosition = "index-position"
+	// ProblemTimeIndexNotFound: no batch ends at the entry's offset ("The
+	// following indexed offsets are not found in the log").
+	ProblemTimeIndexNotFound = "timeindex-offset-not-found"
+	// ProblemTimeIndexTimestamp: the batch's max timestamp differs from the
+	// entry's ("Found timestamp mismatch").
+	ProblemTimeIndexTimestamp = "timeindex-timestamp-mismatch"
+	// ProblemTimeIndexOrder: a timestamp not above the previous entry's
+	// ("Found out of order timestamp").
+	ProblemTimeIndexOrder = "timeindex-out-of-order"
+)
+
+// IndexProblem is one failed index check.
+type IndexProblem struct {
+	Kind string
+	Path string // the index file
+	Slot int    // entry number in the index file
+	// IndexOffset/IndexTimestamp come from the entry; LogOffset and
+	// LogTimestamp from the log (-1 when no batch was found).
+	IndexOffset    int64
+	IndexTimestamp int64
+	Position       int64
+	LogOffset      int64
+	LogTimestamp   int64
+}
+
+func (p IndexProblem) String() string {
+	switch p.Kind {
+	case ProblemIndexMismatch:
+		return fmt.Sprintf("%s: entry %d: index offset %d at position %d, but the batch there ends at log offset %d", p.Path, p.Slot, p.IndexOffset, p.Position, p.LogOffset)
+	case ProblemIndexPosition:
+		return fmt.Sprintf("%s: entry %d: index offset %d points at position %d, where no batch starts", p.Path, p.Slot, p.IndexOffset, p.Position)
+	case ProblemTimeIndexNotFound:
+		return fmt.Sprintf("%s: entry %d: indexed offset %d not found in the log (found log offset %d)", p.Path, p.Slot, p.IndexOffset, p.LogOffset)
+	case ProblemTimeIndexTimestamp:
+		return fmt.Sprintf("%s: entry %d: index timestamp %d, log timestamp %d (offset %d)", p.Path, p.Slot, p.IndexTimestamp, p.LogTimestamp, p.IndexOffset)
+	case ProblemTimeIndexOrder:
+		return fmt.Sprintf("%s: entry %d: index timestamp %d is not above the previously indexed timestamp %d", p.Path, p.Slot, p.IndexTimestamp, p.LogTimestamp)
+	}
+	return p.Kind
+}
+
+// VerifyIndexes checks an offset index and a time index (either may be
+// nil) against their log in one pass over the log's batch headers: linear
+// in the segment size, where kafka-dump-log rescans the log once per
+// time-index entry. The checks are kafka-dump-log's: an offset-index entry
+// must point at the start of the batch whose lastOffset is the entry's
+// offset; a time-index entry's offset must be some batch's lastOffset, that
+// batch's maxTimestamp must be the entry's timestamp, and timestamps must
+// increase.
+func VerifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex) ([]IndexProblem, error) {
+	type slotRef struct {
+		slot int
+		key  int64
+	}
+	var probs []IndexProblem
+	var byPos []slotRef
+	if idx != nil {
+		for i, e := range idx.Entries {
+			byPos = append(byPos, slotRef{i, int64(e.Position)})
+		}
+		sort.SliceStable(byPos, func(a, b int) bool { return byPos[a].key < byPos[b].key })
+	}
+	var byOff []slotRef
+	if tidx != nil {
+		for i, e := range tidx.Entries {
+			byOff = append(byOff, slotRef{i, e.Offset})
+		}
+		sort.SliceStable(byOff, func(a, b int) bool { return byOff[a].key < byOff[b].key })
+		prev := int64(-1)
+		for i, e := range tidx.Entries {
+			if prev >= e.Timestamp {
+				probs = append(probs, IndexProblem{Kind: ProblemTimeIndexOrder, Path: tidx.Path, Slot: i, IndexOffset: e.Offset,
+					IndexTimestamp: e.Timestamp, LogTimestamp: prev, Position: -1, LogOffset: -1})
+			}
+			prev = e.Timestamp
+		}
+	}
+	ip, tp := 0, 0
+	sc := log.Scanner(ScanOptions{})
+	for sc.Next() {
+		b := sc.Batch()
+		pos := sc.Pos()
+		last := b.LastOffset()
+		for ip < len(byPos) && byPos[ip].key <= pos {
+			e := idx.Entries[byPos[ip].slot]
+			if byPos[ip].key < pos {
+				probs = append(probs, IndexProblem{Kind: ProblemIndexPosition, Path: idx.Path, Slot: byPos[ip].slot,
+					IndexOffset: e.Offset, Position: int64(e.Position), LogOffset: -1, LogTimestamp: -1})
+			} else if last != e.Offset {
+				probs = append(probs, IndexProblem{Kind: ProblemIndexMismatch, Path: idx.Path, Slot: byPos[ip].slot,
+					IndexOffset: e.Offset, Position: int64(e.Position), LogOffset: last, LogTimestamp: -1})
+			}
+			ip++
+		}
+		for tp < len(byOff) && byOff[tp].key <= last {
+			e := tidx.Entries[byOff[tp].slot]
+			switch {
+			case last != e.Offset:
+				probs = append(probs, IndexProblem{Kind: ProblemTimeIndexNotFound, Path: tidx.Path, Slot: byOff[tp].slot,
+					IndexOffset: e.Offset, IndexTimestamp: e.Timestamp, Position: pos, LogOffset: last, LogTimestamp: -1})
+			case b.MaxTimestamp != e.Timestamp:
+				probs = append(probs, IndexProblem{Kind: ProblemTimeIndexTimestamp, Path: tidx.Path, Slot: byOff[tp].slot,
+					IndexOffset: e.Offset, IndexTimestamp: e.Timestamp, Position: pos, LogOffset: last, LogTimestamp: b.MaxTimestamp})
+			}
+			tp++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return probs, err
+	}
+	for ; ip < len(byPos); ip++ {
+		e := idx.Entries[byPos[ip].slot]
+		probs = append(probs, IndexProblem{Kind: ProblemIndexPosition, Path: idx.Path, Slot: byPos[ip].slot,
+			IndexOffset: e.Offset, Position: int64(e.Position), LogOffset: -1, LogTimestamp: -1})
+	}
+	for ; tp < len(byOff); tp++ {
+		e := tidx.Entries[byOff[tp].slot]
+		probs = append(probs, IndexProblem{Kind: ProblemTimeIndexNotFound, Path: tidx.Path, Slot: byOff[tp].slot,
+			IndexOffset: e.Offset, IndexTimestamp: e.Timestamp, Position: -1, LogOffset: -1, LogTimestamp: -1})
+	}
+	sort.SliceStable(probs, func(a, b int) bool {
+		if probs[a].Path != probs[b].Path {
+			return probs[a].Path < probs[b].Path
+		}
+		return probs[a].Slot < probs[b].Slot
+	})
+	return probs, nil
+}
