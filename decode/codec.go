@@ -10,8 +10,8 @@ package decode
 //	zstd    standard frames                                   ZstdCompression
 //
 // Every length read from the input is checked against the bytes that remain
-// and every decompressed byte against the caller's cap before memory is
-// committed to it, so a hostile batch costs at most the cap.
+// and every decompressed size against the caller's cap, so a hostile batch
+// costs memory on the order of the cap, never of what it claims to expand to.
 
 import (
 	"bytes"
@@ -50,11 +50,14 @@ type Codecs struct {
 }
 
 // Decompress appends the decompressed form of src to dst[:0] and returns
-// it, reusing dst's capacity. It never produces more than maxSize bytes (maxSize <=
-// 0 means DefaultMaxDecompressed): a stream that would exceed maxSize fails with
-// an error wrapping ErrTooLarge as soon as byte maxSize+1 appears, so the output
-// buffer never grows past the cap. zstd is the one codec whose decoder works
-// in blocks; it may hold up to about twice the cap before it stops.
+// it, reusing dst's capacity. It never returns more than maxSize bytes
+// (maxSize <= 0 means DefaultMaxDecompressed): a stream that would exceed the
+// cap fails with an error wrapping ErrTooLarge. gzip, snappy and lz4 stop as
+// soon as byte maxSize+1 appears, so their output buffer never grows past
+// maxSize+1. zstd decodes a block (at most 128 KiB) at a time and checks the
+// cap per frame, so it may hold up to about twice the cap; a zstd frame whose
+// window exceeds a cap below 8 MiB is streamed instead, holding its window
+// of at most 8 MiB.
 //
 // magic is the batch or wrapper magic. It matters for lz4, where magic 0
 // frames carry Kafka's historic wrong header checksum, and for zstd, which
@@ -88,7 +91,7 @@ func (c *Codecs) Decompress(dst []byte, codec Compression, magic int8, src []byt
 		if magic < 2 {
 			// DeepRecordsIterator / MemoryRecordsBuilder: zstd exists only
 			// from magic 2 (KIP-110).
-			return dst, fmt.Errorf("%w: zstd compression is not allowed with magic %d", ErrUnsupported, magic)
+			return dst, fmt.Errorf("%w: zstd is not allowed with magic %d", ErrUnsupported, magic)
 		}
 		dst, err = c.unzstd(dst, src, maxSize)
 	default:
@@ -217,7 +220,7 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 // Kafka ignores it. Damage inside a member is an error.
 func (c *Codecs) gunzip(dst, src []byte, maxSize int) ([]byte, error) {
 	if len(src) == 0 {
-		return dst, fmt.Errorf("%w: empty gzip stream", ErrCorrupt)
+		return dst, fmt.Errorf("%w: empty stream", ErrCorrupt)
 	}
 	c.src.Reset(src)
 	defer c.src.Reset(nil)
@@ -237,7 +240,7 @@ func (c *Codecs) gunzip(dst, src []byte, maxSize int) ([]byte, error) {
 			if errors.Is(err, ErrTooLarge) {
 				return dst, err
 			}
-			return dst, fmt.Errorf("gzip member %d: %w", member, gzipErr(err))
+			return dst, fmt.Errorf("member %d: %w", member, gzipErr(err))
 		}
 		if c.src.Len() == 0 {
 			return dst, nil
@@ -250,10 +253,10 @@ func (c *Codecs) gunzip(dst, src []byte, maxSize int) ([]byte, error) {
 
 func gzipErr(err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w: gzip stream ends early", ErrCorrupt)
+		return fmt.Errorf("%w: stream ends early", ErrCorrupt)
 	}
 	if errors.Is(err, gzip.ErrChecksum) {
-		return fmt.Errorf("%w: gzip: %v", ErrCRCMismatch, err)
+		return fmt.Errorf("%w: %v", ErrCRCMismatch, err)
 	}
 	return fmt.Errorf("%w: %v", ErrCorrupt, err)
 }
@@ -300,8 +303,9 @@ const (
 // [int32 BE length][raw snappy block] follow until fewer than 4 bytes remain;
 // a length equal to the magic's head starts a concatenated stream header, and
 // one whose magic tail does not match ends the stream (hasNextChunk).
-// s2.Decode decodes snappy blocks; each block's declared length is checked
-// against the cap before anything is allocated.
+// s2.Decode decodes snappy blocks (it also accepts S2's extensions, which
+// snappy-java would reject); each block's declared length is checked against
+// the cap before anything is allocated.
 func (c *Codecs) unsnappy(dst, src []byte, maxSize int) ([]byte, error) {
 	if len(src) == 0 {
 		return dst, codecErr(0, "snappy", ErrCorrupt, "cannot decompress empty stream")
@@ -396,8 +400,8 @@ const (
 // specification: one frame only (later bytes are ignored); FLG must have
 // version 01, independent blocks ("Dependent block stream is unsupported")
 // and zero reserved bits; BD a block size id of 4..7; the header checksum is
-// verified except for magic 0, whose writers (before KAFKA-3160) hashed the
-// magic bytes too; a block checksum, when flagged, is verified; a content
+// verified except for magic 0, whose writers still hash the magic bytes too,
+// as pre-0.10 clients did (KAFKA-3160); a block checksum, when flagged, is verified; a content
 // checksum, when flagged, is read and not verified. pierrec/lz4's frame
 // reader would reject the magic-0 header, so the frame is parsed here and
 // only blocks go to lz4.UncompressBlock.
@@ -439,7 +443,7 @@ func (c *Codecs) unlz4(dst, src []byte, magic int8, maxSize int) ([]byte, error)
 	if p >= len(src) {
 		return dst, codecErr(p, "lz4 HC", ErrCorrupt, "stream ended prematurely")
 	}
-	if magic >= 1 {
+	if magic != 0 { // Lz4BlockInputStream.ignoreFlagDescriptorChecksum
 		if want := byte(xxh32(src[4:p], 0) >> 8); src[p] != want {
 			return dst, codecErr(p, "lz4 HC", ErrCRCMismatch, "stream frame descriptor corrupted: stored 0x%02x, computed 0x%02x", src[p], want)
 		}
@@ -657,7 +661,7 @@ const zstdStreamWindow = 8 << 20
 // bytes of output.
 func (c *Codecs) unzstd(dst, src []byte, maxSize int) ([]byte, error) {
 	if len(src) == 0 {
-		return dst, fmt.Errorf("%w: empty zstd stream", ErrCorrupt)
+		return dst, fmt.Errorf("%w: empty stream", ErrCorrupt)
 	}
 	// klauspost gives every single-segment frame a window of at least
 	// zstd.MinWindowSize and refuses windows above its limit, so the
@@ -738,13 +742,13 @@ func zstdErr(err error, maxSize int) error {
 	case errors.Is(err, zstd.ErrDecoderSizeExceeded):
 		return tooLarge(maxSize)
 	case errors.Is(err, zstd.ErrWindowSizeExceeded):
-		return fmt.Errorf("%w: zstd window larger than both the %d-byte cap and %d bytes", ErrTooLarge, maxSize, zstdStreamWindow)
+		return fmt.Errorf("%w: frame window larger than both the %d-byte cap and %d bytes", ErrTooLarge, maxSize, zstdStreamWindow)
 	case errors.Is(err, zstd.ErrUnknownDictionary):
-		return fmt.Errorf("%w: zstd dictionaries are unsupported: %v", ErrUnsupported, err)
+		return fmt.Errorf("%w: dictionaries are unsupported: %v", ErrUnsupported, err)
 	case errors.Is(err, zstd.ErrCRCMismatch):
-		return fmt.Errorf("%w: zstd: %v", ErrCRCMismatch, err)
+		return fmt.Errorf("%w: %v", ErrCRCMismatch, err)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("%w: zstd stream ends early", ErrCorrupt)
+		return fmt.Errorf("%w: stream ends early", ErrCorrupt)
 	}
 	return fmt.Errorf("%w: %v", ErrCorrupt, err)
 }

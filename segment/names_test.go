@@ -91,16 +91,16 @@ func TestParseFileName(t *testing.T) {
 		{"00000000000000000042.timeindex.swap", true, KindTimeIndex, 42, -1, SwapSuffix, true},
 		{"00000000000000000042.txnindex.swap", true, KindTxnIndex, 42, -1, SwapSuffix, true},
 		{"00000000000000000042.snapshot.deleted", true, KindProducerSnapshot, 42, -1, DeletedSuffix, true},
-		{"42.log", true, KindLog, 42, -1, "", false},                                        // offsetFromFileName accepts it
-		{"09223372036854775807.log", true, KindLog, 9223372036854775807, -1, "", true},       // max int64
-		{"09223372036854775808.log", false, KindUnknown, -1, -1, "", false},                  // overflows
-		{"-0000000000000000001.log", false, KindUnknown, -1, -1, "", false},                  // signs are never written
-		{"00000000000000000000.logx", false, KindUnknown, -1, -1, "", false},                 // unknown suffix
-		{"00000000000000000000.log.tmp", false, KindUnknown, -1, -1, "", false},              // not a Kafka temp name
-		{".log", false, KindUnknown, -1, -1, "", false},                                      // no offset
-		{"0000000000000000000a.log", false, KindUnknown, -1, -1, "", false},                  // not digits
-		{"00000000000000000000.deleted", false, KindUnknown, -1, -1, "", false},              // suffix without kind
-		{"leader-epoch-checkpoint", true, KindLeaderEpochCheckpoint, -1, -1, "", true},       //
+		{"42.log", true, KindLog, 42, -1, "", false},                                           // offsetFromFileName accepts it
+		{"09223372036854775807.log", true, KindLog, 9223372036854775807, -1, "", true},         // max int64
+		{"09223372036854775808.log", false, KindUnknown, -1, -1, "", false},                    // overflows
+		{"-0000000000000000001.log", false, KindUnknown, -1, -1, "", false},                    // signs are never written
+		{"00000000000000000000.logx", false, KindUnknown, -1, -1, "", false},                   // unknown suffix
+		{"00000000000000000000.log.tmp", false, KindUnknown, -1, -1, "", false},                // not a Kafka temp name
+		{".log", false, KindUnknown, -1, -1, "", false},                                        // no offset
+		{"0000000000000000000a.log", false, KindUnknown, -1, -1, "", false},                    // not digits
+		{"00000000000000000000.deleted", false, KindUnknown, -1, -1, "", false},                // suffix without kind
+		{"leader-epoch-checkpoint", true, KindLeaderEpochCheckpoint, -1, -1, "", true},         //
 		{"leader-epoch-checkpoint.tmp", true, KindLeaderEpochCheckpoint, -1, -1, ".tmp", true}, //
 		{"partition.metadata", true, KindPartitionMetadata, -1, -1, "", true},
 		{"partition.metadata.tmp", true, KindPartitionMetadata, -1, -1, ".tmp", true},
@@ -177,10 +177,10 @@ func TestParsePartitionDir(t *testing.T) {
 		{"topic", false, "", 0, 0, ""},
 		{"topic-x", false, "", 0, 0, ""},
 		{"", false, "", 0, 0, ""},
-		{"foo-delete", false, "", 0, 0, ""},     // suffix but no ".uid"
-		{"t-0.-delete", false, "", 0, 0, ""},    // empty uid
+		{"foo-delete", false, "", 0, 0, ""},       // suffix but no ".uid"
+		{"t-0.-delete", false, "", 0, 0, ""},      // empty uid
 		{"t 1-0.abc-delete", false, "", 0, 0, ""}, // whitespace
-		{"t-x.abc-delete", false, "", 0, 0, ""}, // partition not a number
+		{"t-x.abc-delete", false, "", 0, 0, ""},   // partition not a number
 		{"lost+found", false, "", 0, 0, ""},
 	} {
 		d, ok := ParsePartitionDir(c.name)

@@ -195,18 +195,18 @@ func TestWriteProducerSnapshotFile(t *testing.T) {
 func TestProducerSnapshotRealFixtures(t *testing.T) {
 	root := realFixtures(t)
 	want := map[string][]int64{ // count is len when no ids are listed beyond it
-		"macsakini__KafkaCluster/kafka/data/quickstart-events-0/00000000000000000003.snapshot":                                                             {0},
-		"macsakini__KafkaCluster/kafka/data/tenitems-0/00000000000000000009.snapshot":                                                                      {2, 4, 3},
-		"macsakini__KafkaCluster/kafka/data/test-0/00000000000000000109.snapshot":                                                                          {},
-		"suryavansh__food-ordering-service/kafka/data/_confluent-metrics-4/00000000000000000303.snapshot":                                                  {},
+		"macsakini__KafkaCluster/kafka/data/quickstart-events-0/00000000000000000003.snapshot":                                                              {0},
+		"macsakini__KafkaCluster/kafka/data/tenitems-0/00000000000000000009.snapshot":                                                                       {2, 4, 3},
+		"macsakini__KafkaCluster/kafka/data/test-0/00000000000000000109.snapshot":                                                                           {},
+		"suryavansh__food-ordering-service/kafka/data/_confluent-metrics-4/00000000000000000303.snapshot":                                                   {},
 		"ItumelengMogase__Real-Time-Data-Pipeline-for-Patient-Admissions/kafka-data/_confluent-ksql-default__command_topic-0/00000000000000000002.snapshot": {0},
-		"eric-kimm__stock-market-pipeline/kafka/data/stock-trades-0/00000000000000003586.snapshot":                                                         {6000, 6001, 6002, 6003, 6004, 6005},
-		"eric-kimm__stock-market-pipeline/kafka/data/stock-trades-0/00000000000000005579.snapshot":                                                         {6000, 8000, 6001, 6002, 6003, 6004},
-		"eric-kimm__stock-market-pipeline/kafka/data/testing-0/00000000000000011630.snapshot":                                                              {6000, 8000, 6001, 6002, 6003, 6004},
-		"eric-kimm__stock-market-pipeline/kafka/data/testing-0/00000000000000011655.snapshot":                                                              {8000, 9000, 9001, 9002},
-		"DonaldY__kafka-2.7.1/kafka-logs/__consumer_offsets-17/00000000000000000001.snapshot":                                                              {},
-		"DonaldY__kafka-2.7.1/kafka-logs/__consumer_offsets-39/00000000000000000018.snapshot":                                                              {},
-		"DonaldY__kafka-2.7.1/kafka-logs/myTopic-0/00000000000000000038.snapshot":                                                                          {4001, 4002, 4003},
+		"eric-kimm__stock-market-pipeline/kafka/data/stock-trades-0/00000000000000003586.snapshot":                                                          {6000, 6001, 6002, 6003, 6004, 6005},
+		"eric-kimm__stock-market-pipeline/kafka/data/stock-trades-0/00000000000000005579.snapshot":                                                          {6000, 8000, 6001, 6002, 6003, 6004},
+		"eric-kimm__stock-market-pipeline/kafka/data/testing-0/00000000000000011630.snapshot":                                                               {6000, 8000, 6001, 6002, 6003, 6004},
+		"eric-kimm__stock-market-pipeline/kafka/data/testing-0/00000000000000011655.snapshot":                                                               {8000, 9000, 9001, 9002},
+		"DonaldY__kafka-2.7.1/kafka-logs/__consumer_offsets-17/00000000000000000001.snapshot":                                                               {},
+		"DonaldY__kafka-2.7.1/kafka-logs/__consumer_offsets-39/00000000000000000018.snapshot":                                                               {},
+		"DonaldY__kafka-2.7.1/kafka-logs/myTopic-0/00000000000000000038.snapshot":                                                                           {4001, 4002, 4003},
 	}
 	counts := map[string]int{
 		"eric-kimm__stock-market-pipeline/kafka/data/stock-trades-0/00000000000000003586.snapshot": 9,
