@@ -87,6 +87,7 @@ safely.` + exitStatusHelp,
 	root.CompletionOptions.HiddenDefaultCmd = false
 	root.AddCommand(
 		newDumpCmd(s, g),
+		newExplainCmd(s, g),
 		newVersionCmd(s, g),
 	)
 	return root

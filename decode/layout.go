@@ -1,0 +1,236 @@
+package decode
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+)
+
+// Field is one annotated byte range of an entry, for showing an operator
+// the bytes of a batch field by field (kseg explain).
+type Field struct {
+	Pos   int    // byte position within the entry; within the decompressed records when Decompressed
+	Len   int    // bytes
+	Name  string // Kafka's field name
+	Value string // decoded value, human readable
+	Depth int    // 0 batch header, 1 record, 2 header of a record
+	// Decompressed marks a field that exists only after decompression:
+	// Pos counts bytes of the decompressed records section.
+	Decompressed bool
+}
+
+// Layout annotates every field of the entry b (a parsed batch): the header,
+// and each record with its varints, key, value and headers. Compressed
+// records are annotated at their decompressed positions. The last field
+// may be a "(damaged)" range when the entry does not decode; the error is
+// returned with it.
+func (d *Decoder) Layout(b *Batch) ([]Field, error) {
+	raw := b.Raw
+	var fs []Field
+	be := binary.BigEndian
+	add := func(pos, n int, name, val string) { fs = append(fs, Field{Pos: pos, Len: n, Name: name, Value: val}) }
+	if b.IsLegacy() {
+		// The log overhead of a legacy entry holds the message's offset
+		// (a wrapper's LAST inner offset) and its size.
+		add(0, 8, "offset", fmt.Sprint(b.BaseOffset))
+		add(8, 4, "size", fmt.Sprintf("%d (entry is %d bytes)", b.BatchLength, b.Size()))
+		add(12, 4, "crc", crcText(b))
+		add(16, 1, "magic", fmt.Sprint(b.Magic))
+		add(17, 1, "attributes", fmt.Sprintf("0x%02x (%s, %s)", b.Attributes, b.Compression(), b.TimestampType()))
+		p := 18
+		if b.Magic == 1 {
+			add(18, 8, "timestamp", fmt.Sprint(int64(be.Uint64(raw[18:]))))
+			p = 26
+		}
+		for _, name := range []string{"key", "value"} {
+			n := int32(be.Uint32(raw[p:]))
+			add(p, 4, name+"Length", fmt.Sprint(n))
+			p += 4
+			if n > 0 {
+				add(p, int(n), name, preview(raw[p:p+int(n)]))
+				p += int(n)
+			}
+		}
+		return fs, nil
+	}
+	add(0, 8, "baseOffset", fmt.Sprint(b.BaseOffset))
+	add(8, 4, "batchLength", fmt.Sprintf("%d (entry is %d bytes)", b.BatchLength, b.Size()))
+	add(12, 4, "partitionLeaderEpoch", fmt.Sprint(b.PartitionLeaderEpoch))
+	add(16, 1, "magic", "2")
+	add(17, 4, "crc", crcText(b))
+	add(21, 2, "attributes", fmt.Sprintf("0x%04x (%s)", uint16(b.Attributes), attrText(b)))
+	add(23, 4, "lastOffsetDelta", fmt.Sprintf("%d (lastOffset %d)", b.LastOffsetDelta, b.LastOffset()))
+	bt := fmt.Sprint(b.BaseTimestamp)
+	if _, ok := b.DeleteHorizonMs(); ok {
+		bt += " (delete horizon)"
+	}
+	add(27, 8, "baseTimestamp", bt)
+	add(35, 8, "maxTimestamp", fmt.Sprint(b.MaxTimestamp))
+	add(43, 8, "producerId", fmt.Sprint(b.ProducerID))
+	add(51, 2, "producerEpoch", fmt.Sprint(b.ProducerEpoch))
+	add(53, 4, "baseSequence", fmt.Sprintf("%d (lastSequence %d)", b.BaseSequence, b.LastSequence()))
+	add(57, 4, "recordsCount", fmt.Sprint(b.RecordCount))
+	if b.RecordCount <= 0 || len(raw) == RecordBatchOverhead {
+		return fs, nil
+	}
+	data := raw[RecordBatchOverhead:]
+	base := RecordBatchOverhead
+	compressed := b.Compression() != CompressionNone
+	if compressed {
+		add(RecordBatchOverhead, len(data), "records", fmt.Sprintf("%d bytes %s-compressed", len(data), b.Compression()))
+		var err error
+		d.buf, err = d.codecs.Decompress(d.buf[:0], b.Compression(), b.Magic, data, d.max())
+		if err != nil {
+			return fs, err
+		}
+		data = d.buf
+		base = 0
+	}
+	p := 0
+	for i := int32(0); i < b.RecordCount && p < len(data); i++ {
+		start := p
+		rf, err := recordLayout(data, &p, b, int(i))
+		for _, f := range rf {
+			f.Pos += base
+			f.Decompressed = compressed
+			fs = append(fs, f)
+		}
+		if err != nil {
+			fs = append(fs, Field{Pos: base + start, Len: len(data) - start, Name: "(damaged)", Value: err.Error(), Depth: 1, Decompressed: compressed})
+			return fs, err
+		}
+	}
+	return fs, nil
+}
+
+func crcText(b *Batch) string {
+	if b.CRCValid() {
+		return fmt.Sprintf("%d (0x%08x, valid)", b.CRC, b.CRC)
+	}
+	c := b.ComputeCRC()
+	return fmt.Sprintf("%d (0x%08x) INVALID: computed %d (0x%08x)", b.CRC, b.CRC, c, c)
+}
+
+func attrText(b *Batch) string {
+	parts := []string{"compression " + b.Compression().String(), b.TimestampType().String()}
+	if b.IsTransactional() {
+		parts = append(parts, "transactional")
+	}
+	if b.IsControl() {
+		parts = append(parts, "control")
+	}
+	if _, ok := b.DeleteHorizonMs(); ok {
+		parts = append(parts, "hasDeleteHorizonMs")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// preview shows at most 32 bytes of a value: quoted when printable ASCII,
+// hex otherwise.
+func preview(v []byte) string {
+	s := v
+	more := ""
+	if len(s) > 32 {
+		s, more = s[:32], fmt.Sprintf("… (%d bytes)", len(v))
+	}
+	for _, c := range s {
+		if c < 0x20 || c > 0x7e {
+			return fmt.Sprintf("%x%s", s, more)
+		}
+	}
+	return fmt.Sprintf("%q%s", s, more)
+}
+
+// recordLayout annotates one DefaultRecord at data[*p:].
+func recordLayout(data []byte, p *int, b *Batch, idx int) ([]Field, error) {
+	var fs []Field
+	add := func(pos, n, depth int, name, val string) {
+		fs = append(fs, Field{Pos: pos, Len: n, Name: name, Value: val, Depth: depth})
+	}
+	varint := func(name string, depth int) (int32, error) {
+		s := *p
+		v, err := readVarint(data, p, name)
+		if err != nil {
+			return 0, err
+		}
+		add(s, *p-s, depth, name, fmt.Sprint(v))
+		return v, nil
+	}
+	s := *p
+	length, lerr := readVarint(data, p, "length")
+	if lerr != nil {
+		return fs, lerr
+	}
+	var err error
+	add(s, *p-s, 1, fmt.Sprintf("record[%d].length", idx), fmt.Sprint(length))
+	if length < 0 || int(length) > len(data)-*p {
+		return fs, corruptf(int64(s), b.BaseOffset, "length", ErrCorrupt, "record length %d exceeds the %d bytes left", length, len(data)-*p)
+	}
+	end := *p + int(length)
+	body := data[:end]
+	add(*p, 1, 1, "attributes", fmt.Sprint(int8(data[*p])))
+	*p++
+	s = *p
+	ts, cerr := readVarlong(body, p, "timestampDelta")
+	if cerr != nil {
+		return fs, cerr
+	}
+	add(s, *p-s, 1, "timestampDelta", fmt.Sprintf("%d (timestamp %d)", ts, b.BaseTimestamp+ts))
+	var od int32
+	od, err = varint("offsetDelta", 1)
+	if err != nil {
+		return fs, err
+	}
+	fs[len(fs)-1].Value = fmt.Sprintf("%d (offset %d)", od, b.BaseOffset+int64(od))
+	data = body
+	for _, name := range []string{"key", "value"} {
+		n, err := varint(name+"Length", 1)
+		if err != nil {
+			return fs, err
+		}
+		if n > 0 {
+			if int(n) > len(data)-*p {
+				return fs, corruptf(int64(*p), b.BaseOffset, name, ErrCorrupt, "length %d exceeds the bytes left", n)
+			}
+			v := data[*p : *p+int(n)]
+			val := preview(v)
+			if b.IsControl() && name == "key" && n >= 4 {
+				_, t, _ := ParseControlKey(v)
+				val += fmt.Sprintf(" (control type %d %s)", int16(t), t)
+			}
+			add(*p, int(n), 1, name, val)
+			*p += int(n)
+		}
+	}
+	var hc int32
+	hc, err = varint("headersCount", 1)
+	if err != nil {
+		return fs, err
+	}
+	for h := int32(0); h < hc && *p < len(data); h++ {
+		kl, err := varint(fmt.Sprintf("header[%d].keyLength", h), 2)
+		if err != nil {
+			return fs, err
+		}
+		if kl < 0 || int(kl) > len(data)-*p {
+			return fs, corruptf(int64(*p), b.BaseOffset, "headerKey", ErrCorrupt, "header key length %d invalid", kl)
+		}
+		add(*p, int(kl), 2, "headerKey", preview(data[*p:*p+int(kl)]))
+		*p += int(kl)
+		vl, err := varint("headerValueLength", 2)
+		if err != nil {
+			return fs, err
+		}
+		if vl > 0 {
+			if int(vl) > len(data)-*p {
+				return fs, corruptf(int64(*p), b.BaseOffset, "headerValue", ErrCorrupt, "header value length %d invalid", vl)
+			}
+			add(*p, int(vl), 2, "headerValue", preview(data[*p:*p+int(vl)]))
+			*p += int(vl)
+		}
+	}
+	if *p != end {
+		return fs, corruptf(int64(*p), b.BaseOffset, "length", ErrCorrupt, "record body ends at %d, length says %d", *p, end)
+	}
+	return fs, nil
+}

@@ -1,0 +1,97 @@
+package decode
+
+import (
+	"encoding/hex"
+	"strings"
+	"testing"
+)
+
+// The two batches of formats.md §9.5 (a transactional batch with a header
+// and a COMMIT marker) and the barrier of barrier.md §4.4.
+const (
+	spec95Batch1 = "0000000000000000000000490000000302e6ef6d830010000000010000018bcfe568000000018bcfe5680100000000000003e80000000000000000000214000000046b300476300018000202010476310202680278"
+	spec95Batch2 = "0000000000000002000000420000000302c3c617a40030000000000000018bcfe568050000018bcfe5680500000000000003e80000ffffffff000000012000000008000000010c00000000000700"
+	specBarrier  = "00000000000000000000003f0000000002bbdac33c0020000000000000018bcfe568000000018bcfe56800ffffffffffffffffffffffffffff000000011a00000008000000070600000000"
+)
+
+// TestLayoutCoversEveryByte: for an uncompressed batch the annotated fields
+// tile the entry exactly, so explain shows every byte once.
+func TestLayoutCoversEveryByte(t *testing.T) {
+	for _, h := range []string{spec95Batch1, spec95Batch2, specBarrier} {
+		raw, _ := hex.DecodeString(h)
+		b, err := ParseBatch(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d Decoder
+		fs, err := d.Layout(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := 0
+		for _, f := range fs {
+			if f.Pos != next {
+				t.Fatalf("field %s at %d, want %d", f.Name, f.Pos, next)
+			}
+			next += f.Len
+		}
+		if next != len(raw) {
+			t.Fatalf("fields cover %d of %d bytes", next, len(raw))
+		}
+	}
+}
+
+func TestLayoutNamesControlAndHeaders(t *testing.T) {
+	raw, _ := hex.DecodeString(spec95Batch1 + spec95Batch2)
+	var d Decoder
+	var all []string
+	for len(raw) > 0 {
+		b, err := ParseBatch(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, err := d.Layout(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fs {
+			all = append(all, f.Name+"="+f.Value)
+		}
+		raw = raw[b.Size():]
+	}
+	joined := strings.Join(all, "\n")
+	for _, want := range []string{"headerKey=\"h\"", "crc=3874450819 (0xe6ef6d83, valid)", "(control type 1 COMMIT)", "offsetDelta=1 (offset 1)"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("layout lacks %q:\n%s", want, joined)
+		}
+	}
+}
+
+func TestLayoutCompressedRecordsAreMarked(t *testing.T) {
+	raw, err := AppendBatch(nil, BatchSpec{Compression: CompressionZstd, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
+		[]RecordSpec{{OffsetDelta: 0, Timestamp: 5, Key: []byte("k"), Value: []byte("v")}, {OffsetDelta: 1, Timestamp: 6, Value: []byte("w")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ParseBatch(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d Decoder
+	fs, err := d.Layout(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dec, recs int
+	for _, f := range fs {
+		if f.Decompressed {
+			dec++
+		}
+		if strings.HasPrefix(f.Name, "record[") {
+			recs++
+		}
+	}
+	if recs != 2 || dec == 0 {
+		t.Fatalf("records %d, decompressed fields %d", recs, dec)
+	}
+}
