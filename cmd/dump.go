@@ -340,6 +340,12 @@ func (st *dumpState) dumpOne(f dumpFile) error {
 	return err
 }
 
+// filtered reports whether --offsets, --producer-id or --control-only hide
+// some records.
+func (o *dumpOptions) filtered() bool {
+	return o.fromOffset != math.MinInt64 || o.toOffset != math.MaxInt64 || o.hasProducerFilter || o.controlOnly
+}
+
 // batchSelected applies --offsets, --producer-id and --control-only.
 func (o *dumpOptions) batchSelected(b *decode.Batch) bool {
 	if b.LastOffset() < o.fromOffset || b.BaseOffset > o.toOffset {
@@ -469,7 +475,11 @@ func (st *dumpState) dumpLog(f dumpFile) error {
 	}
 	sum.Tail = sc.Tail()
 	sum.BytesScanned = sum.Tail.End
-	st.reportTail(f, sum.Tail)
+	// A batch cut by --max-bytes is where the reader was told to stop, not
+	// a torn write (kafka-dump-log likewise stays silent then).
+	if cut := sum.Tail.End < lf.Size; !cut || (sum.Tail.Kind != segment.TailTornBatch && sum.Tail.Kind != segment.TailTornHeader) {
+		st.reportTail(f, sum.Tail)
+	}
 	st.p.LogEnd(f, &sum)
 	return nil
 }

@@ -100,7 +100,9 @@ func (p *kafkaDumpPrinter) Record(bv *batchView, rv *recordView) {
 	b, r := bv.Batch, rv.Record
 	// Java port: lastOffset starts at -1 and every record is checked, so a
 	// segment whose first offset is not 0 reports "-1 is followed by …".
-	if r.Offset != p.lastRecordOffset+1 {
+	// kseg's filters hide records, and the check would report the gaps they
+	// make, so it runs only on unfiltered dumps.
+	if r.Offset != p.lastRecordOffset+1 && !p.o.filtered() {
 		if _, ok := p.nonConsecutive[p.curFile]; !ok {
 			p.nonConsOrder = append(p.nonConsOrder, p.curFile)
 		}

@@ -46,7 +46,7 @@ func (e *CorruptError) Error() string {
 		msg = e.Path + ": "
 	}
 	if e.BaseOffset != NoBaseOffset {
-		msg += fmt.Sprintf("batch at position %d (baseOffset %d)", e.Pos, e.BaseOffset)
+		msg += fmt.Sprintf("position %d (batch baseOffset %d)", e.Pos, e.BaseOffset)
 	} else {
 		msg += fmt.Sprintf("position %d", e.Pos)
 	}

@@ -1,0 +1,365 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kseg/kseg/segment/segtest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// Paths to the committed fixtures and goldens, from the package directory.
+var (
+	testdataDir = filepath.Join("..", "testdata")
+	goldenDir   = filepath.Join(testdataDir, "golden", "dump")
+)
+
+// The placeholder that replaces the temporary working directory in
+// goldens (it appears only where kseg prints absolute paths, as
+// kafka-dump-log does).
+const workPlaceholder = "$WORK"
+
+var outputs = []string{"text", "table", "json", "kafka"}
+
+// goldenRuns lists the dump invocations recorded for one fixture; the
+// fixture's path is appended to each.
+func goldenRuns(name string, broken bool) [][]string {
+	var runs [][]string
+	for _, o := range outputs {
+		runs = append(runs, []string{"dump", "--output", o})
+		if broken {
+			runs = append(runs, []string{"dump", "--output", o, "--deep", "--verify-index", "--index-sanity-check"})
+			if name == "decompression-bomb" {
+				runs = append(runs, []string{"dump", "--output", o, "--deep", "--max-decompressed-bytes", "1048576"})
+			}
+			continue
+		}
+		runs = append(runs,
+			[]string{"dump", "--output", o, "--deep", "--print-data"},
+			[]string{"dump", "--output", o, "--verify-index", "--index-sanity-check"})
+	}
+	filters := map[string][][]string{
+		"orders-0": {
+			{"--deep", "--offsets", "10:20"},
+			{"--deep", "--producer-id", "1000"},
+			{"--max-bytes", "1000"},
+		},
+		"txn-0": {
+			{"--control-only", "--deep"},
+			{"--deep", "--offsets", "8:12"},
+			{"--deep", "--producer-id", "2002"},
+		},
+		"control-0": {
+			{"--control-only"},
+			{"--control-only", "--deep", "--producer-id", "-1"},
+		},
+		"compacted-0": {
+			{"--deep", "--offsets", "5:14"},
+		},
+	}
+	for _, f := range filters[name] {
+		for _, o := range []string{"text", "json", "kafka"} {
+			runs = append(runs, append([]string{"dump", "--output", o}, f...))
+		}
+	}
+	return runs
+}
+
+// copyTree copies the fixture directory src to dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runResult is one recorded invocation.
+type runResult struct {
+	args           []string
+	code           int
+	stdout, stderr string
+}
+
+// runKseg runs the real command tree in-process, as Main does.
+func runKseg(args ...string) runResult {
+	s, out, errb := TestStreams()
+	code := Run(context.Background(), args, s)
+	return runResult{args: args, code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// goldenFixture copies one fixture into a temporary directory, runs every
+// invocation from its parent (so paths in the output are relative and
+// stable), and returns the results with the temporary directory replaced
+// by a placeholder.
+func goldenFixture(t *testing.T, kind, name string) []runResult {
+	src, err := filepath.Abs(filepath.Join(testdataDir, kind, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(src); err != nil {
+		t.Fatalf("fixture missing: %v (go run ./testdata/gen)", err)
+	}
+	work := t.TempDir()
+	copyTree(t, src, filepath.Join(work, name))
+	t.Chdir(work)
+	real, err := filepath.EvalSymlinks(work)
+	if err != nil {
+		real = work
+	}
+	var res []runResult
+	for _, args := range goldenRuns(name, kind == "broken") {
+		r := runKseg(append(slices.Clone(args), name)...)
+		for _, w := range []string{real, work} {
+			r.stdout = strings.ReplaceAll(r.stdout, w, workPlaceholder)
+			r.stderr = strings.ReplaceAll(r.stderr, w, workPlaceholder)
+		}
+		res = append(res, r)
+	}
+	return res
+}
+
+func renderGolden(kind, name string, res []runResult) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# kseg dump over a copy of testdata/%s/%s, run from its parent directory.\n", kind, name)
+	fmt.Fprintf(&b, "# Regenerate: go test ./cmd -run Golden -update\n")
+	for _, r := range res {
+		fmt.Fprintf(&b, "\n=== kseg %s\n", strings.Join(r.args, " "))
+		fmt.Fprintf(&b, "--- exit %d\n", r.code)
+		fmt.Fprintf(&b, "--- stdout\n%s", r.stdout)
+		if r.stdout != "" && !strings.HasSuffix(r.stdout, "\n") {
+			b.WriteString("\n(no final newline)\n")
+		}
+		fmt.Fprintf(&b, "--- stderr\n%s", r.stderr)
+		if r.stderr != "" && !strings.HasSuffix(r.stderr, "\n") {
+			b.WriteString("\n(no final newline)\n")
+		}
+	}
+	return b.Bytes()
+}
+
+func checkGolden(t *testing.T, file string, got []byte) {
+	t.Helper()
+	path := filepath.Join(goldenAbs(t), file)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd -run Golden -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; rerun with -update and review the diff:\n%s", file, firstDiff(string(want), string(got)))
+	}
+}
+
+// goldenAbsDir is the golden directory as an absolute path, resolved at
+// package initialisation, before any test changes directory.
+var goldenAbsDir = mustAbs(goldenDir)
+
+func mustAbs(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+func goldenAbs(*testing.T) string { return goldenAbsDir }
+
+// firstDiff shows the first differing line.
+func firstDiff(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			return fmt.Sprintf("line %d:\n  want: %q\n  got:  %q", i+1, w, g)
+		}
+	}
+	return "(same lines)"
+}
+
+// checkJSONLines requires every stdout line of a json run to be one JSON
+// object with a type.
+func checkJSONLines(t *testing.T, r runResult) []map[string]any {
+	t.Helper()
+	var objs []map[string]any
+	for i, line := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Errorf("kseg %s: stdout line %d is not JSON: %v\n%s", strings.Join(r.args, " "), i+1, err, line)
+			continue
+		}
+		if _, ok := m["type"].(string); !ok {
+			t.Errorf("kseg %s: stdout line %d has no type: %s", strings.Join(r.args, " "), i+1, line)
+		}
+		objs = append(objs, m)
+	}
+	return objs
+}
+
+func isJSONRun(args []string) bool {
+	i := slices.Index(args, "--output")
+	return i >= 0 && i+1 < len(args) && args[i+1] == "json"
+}
+
+// TestDumpGoldenPartitions runs dump over every healthy fixture in every
+// output and records the results. Every run must exit 0 with nothing on
+// stderr but kafka-dump-log's own notes.
+func TestDumpGoldenPartitions(t *testing.T) {
+	for _, name := range segtest.PartitionNames {
+		t.Run(name, func(t *testing.T) {
+			res := goldenFixture(t, "partitions", name)
+			for _, r := range res {
+				if r.code != ExitOK {
+					t.Errorf("kseg %s: exit %d, want 0\nstderr: %s", strings.Join(r.args, " "), r.code, r.stderr)
+				}
+				for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+					// kafka-dump-log's own stderr reports (formats.md §9.6).
+					if l != "" && !strings.HasPrefix(l, "Ignoring unknown file ") &&
+						!strings.HasPrefix(l, "Non-consecutive offsets in ") && !strings.Contains(l, " is followed by ") {
+						t.Errorf("kseg %s: unexpected stderr line %q", strings.Join(r.args, " "), l)
+					}
+				}
+				if isJSONRun(r.args) {
+					for _, m := range checkJSONLines(t, r) {
+						if m["type"] == "finding" {
+							t.Errorf("kseg %s: finding on a healthy fixture: %v", strings.Join(r.args, " "), m)
+						}
+					}
+				}
+			}
+			checkGolden(t, name+".txt", renderGolden("partitions", name, res))
+		})
+	}
+}
+
+// brokenExpect is what the deep, verifying JSON run must report for a
+// broken sibling: the exit code, and the first error (or, for zero-tail,
+// warning) finding's kind, file and exact byte position.
+var brokenExpect = map[string]struct {
+	exit     int
+	severity string
+	kind     string
+	file     string
+	position int64
+	// shallowExit is the exit of the plain (batch-level) run: a defect
+	// inside the records is only found when records are decoded.
+	shallowExit int
+}{
+	// The batch at offset 4 starts at 214.
+	"crc-mismatch": {ExitFindings, "error", "crc-mismatch", ".log", 214, ExitFindings},
+	// The last batch starts at 535; 40 of its 111 bytes are there.
+	"torn-tail": {ExitFindings, "error", "torn-tail", ".log", 535, ExitFindings},
+	// 646 bytes of batches, then zeros: a warning, exit 0.
+	"zero-tail": {ExitOK, "warning", "zero-tail", ".log", 646, ExitOK},
+	// The batch at offset 6 starts at 321; its magic byte is at 337.
+	"bad-magic": {ExitFindings, "error", "corrupt-batch", ".log", 337, ExitFindings},
+	// recordsCount of the batch at 214 is at 214+57.
+	"negative-count": {ExitFindings, "error", "corrupt-records", ".log", 271, ExitOK},
+	// batchLength of the batch at 321 claims 2 GiB: a torn tail at 321.
+	"huge-length": {ExitFindings, "error", "torn-tail", ".log", 321, ExitFindings},
+	// The seventh batch starts at 646; its record's offsetDelta varint at
+	// 646+61+3.
+	"bad-varint": {ExitFindings, "error", "corrupt-records", ".log", 710, ExitOK},
+	// The bomb's records section starts at 646+61.
+	"decompression-bomb": {ExitFindings, "error", "corrupt-records", ".log", 707, ExitOK},
+	// The third index entry (byte 16) points 4096 bytes past the log.
+	"index-past-eof": {ExitFindings, "error", "index-mismatch", ".index", 16, ExitOK},
+}
+
+// TestDumpGoldenBroken runs dump over every broken sibling and checks,
+// besides the golden files, the exit codes and the finding (kind, file,
+// exact position) each defect must produce.
+func TestDumpGoldenBroken(t *testing.T) {
+	for _, name := range segtest.BrokenNames {
+		t.Run(name, func(t *testing.T) {
+			want, ok := brokenExpect[name]
+			if !ok {
+				t.Fatalf("no expectation for %s", name)
+			}
+			res := goldenFixture(t, "broken", name)
+			for _, r := range res {
+				deep := slices.Contains(r.args, "--deep")
+				wantExit := want.exit
+				if !deep {
+					wantExit = want.shallowExit
+				}
+				if r.code != wantExit {
+					t.Errorf("kseg %s: exit %d, want %d\nstderr: %s", strings.Join(r.args, " "), r.code, wantExit, r.stderr)
+				}
+				if !isJSONRun(r.args) {
+					continue
+				}
+				var first map[string]any
+				for _, m := range checkJSONLines(t, r) {
+					if m["type"] == "finding" && m["severity"] == want.severity {
+						first = m
+						break
+					}
+				}
+				if !deep || !slices.Contains(r.args, "--verify-index") {
+					continue
+				}
+				if first == nil {
+					t.Errorf("kseg %s: no %s finding", strings.Join(r.args, " "), want.severity)
+					continue
+				}
+				pos, _ := first["position"].(float64)
+				file, _ := first["file"].(string)
+				if first["kind"] != want.kind || int64(pos) != want.position || !strings.HasSuffix(file, want.file) {
+					t.Errorf("kseg %s: first %s finding %v, want kind %s at %s position %d",
+						strings.Join(r.args, " "), want.severity, first, want.kind, want.file, want.position)
+				}
+			}
+			if name == "decompression-bomb" {
+				// Under a 1 MiB cap the bomb is refused before inflating.
+				for _, r := range res {
+					if slices.Contains(r.args, "--max-decompressed-bytes") && !strings.Contains(r.stdout+r.stderr, "decompressed size above limit") {
+						t.Errorf("kseg %s: the cap was not reported", strings.Join(r.args, " "))
+					}
+				}
+			}
+			checkGolden(t, "broken-"+name+".txt", renderGolden("broken", name, res))
+		})
+	}
+}

@@ -1,0 +1,562 @@
+package segment
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/kseg/kseg/decode"
+)
+
+// Broker defaults the Appender mirrors (ServerLogConfigs).
+const (
+	// DefaultSegmentBytes is log.segment.bytes' default, 1 GiB.
+	DefaultSegmentBytes = 1 << 30
+	// DefaultIndexIntervalBytes is index.interval.bytes' default.
+	DefaultIndexIntervalBytes = 4096
+	// DefaultSegmentMs is segment.ms' default (log.roll.hours = 168).
+	DefaultSegmentMs = 7 * 24 * 60 * 60 * 1000
+)
+
+// AppenderOptions configure an Appender. The zero value is the broker's
+// defaults.
+type AppenderOptions struct {
+	// SegmentBytes is segment.bytes: a new segment is rolled when the
+	// active .log would grow beyond it. 0 means DefaultSegmentBytes.
+	SegmentBytes int64
+	// IndexIntervalBytes is index.interval.bytes. 0 means
+	// DefaultIndexIntervalBytes; any positive value is used as is (1
+	// indexes every batch but the first of each segment).
+	IndexIntervalBytes int
+	// SegmentMs is segment.ms: a segment is rolled when an entry's
+	// maxTimestamp is more than SegmentMs after the maxTimestamp of the
+	// segment's first batch (LogSegment.timeWaitedForRoll; the broker's
+	// wall-clock fallback for segments without timestamps is not
+	// modelled). 0 means DefaultSegmentMs; negative disables time rolls.
+	SegmentMs int64
+	// MaxIndexSize is segment.index.bytes: a segment is also rolled when
+	// its offset index holds MaxIndexSize/8 entries or its time index
+	// MaxIndexSize/12-1 (TimeIndex#isFull keeps the last slot for the
+	// entry written on roll). 0 means DefaultMaxIndexSize.
+	MaxIndexSize int
+	// StartOffset is the base offset of the first segment, the log start
+	// offset of a new log (0 for a topic created empty).
+	StartOffset int64
+	// TopicID, when set, is written to partition.metadata on Close.
+	TopicID *[16]byte
+	// OnRoll, when set, is called at each roll with the new segment's base
+	// offset, after the old segment has been completed and before the first
+	// byte of the new one is written: where UnifiedLog.roll takes its
+	// producer snapshot (named by the new base offset).
+	OnRoll func(newBaseOffset int64) error
+}
+
+// Appender writes a partition directory the way a broker's log does when
+// it appends one batch at a time (UnifiedLog.append → LogSegment.append):
+// the .log of the active segment, a sparse .index and .timeindex maintained
+// with LogSegment's rules, rolls by size (and by index capacity or relative
+// offset overflow), the .txnindex entries it is handed, the
+// leader-epoch-checkpoint and partition.metadata.
+//
+// It does not assign offsets, validate producer state or compute aborted
+// transactions: batches arrive as the leader would have written them, and
+// AppendAbortedTxn receives the .txnindex entries a producer-state manager
+// computed.
+//
+// Index files are written at their exact size (the broker preallocates the
+// active segment's indexes and trims them on roll and close; a cleanly
+// closed log has them trimmed), when a segment is rolled and on Close.
+type Appender struct {
+	dir  string
+	opts AppenderOptions
+
+	seg      *activeSegment
+	segments []int64
+	next     int64 // log end offset: one past the last offset appended
+	appended bool
+
+	epochs []EpochEntry // the leader epoch cache
+	sawV2  bool
+	closed bool
+}
+
+// activeSegment is the segment being appended to, with LogSegment's
+// in-memory index state.
+type activeSegment struct {
+	base int64
+	f    *os.File
+	w    *bufio.Writer
+	size int64
+	// rollingBasedTimestamp: the maxTimestamp of the segment's first batch.
+	firstBatchTs int64
+
+	bytesSinceLastIndexEntry int64
+	index                    []byte
+	indexEntries             int
+	lastIndexOffset          int64
+	timeIndex                []byte
+	timeEntries              int
+	lastTime                 TimeIndexEntry // TimeIndex#lastEntry: (-1, base) when empty
+	// maxTimestampAndOffsetSoFar: TimestampOffset.UNKNOWN is (-1, -1);
+	// LogSegment then reads the time index's last entry, (-1, base).
+	maxTs       int64
+	maxTsOffset int64
+
+	txn           []byte
+	lastTxnOffset int64
+	hasTxn        bool
+}
+
+// ErrSegmentsExist is returned by OpenAppender for a directory that
+// already holds segments: the Appender writes new logs only.
+var ErrSegmentsExist = errors.New("partition directory already holds log segments")
+
+// OpenAppender creates dir if needed and starts a log in it whose first
+// segment has base offset opts.StartOffset. A directory that already holds
+// a .log file is refused (ErrSegmentsExist).
+func OpenAppender(dir string, opts AppenderOptions) (*Appender, error) {
+	if opts.SegmentBytes == 0 {
+		opts.SegmentBytes = DefaultSegmentBytes
+	}
+	if opts.IndexIntervalBytes == 0 {
+		opts.IndexIntervalBytes = DefaultIndexIntervalBytes
+	}
+	if opts.MaxIndexSize == 0 {
+		opts.MaxIndexSize = DefaultMaxIndexSize
+	}
+	if opts.SegmentMs == 0 {
+		opts.SegmentMs = DefaultSegmentMs
+	}
+	switch {
+	case opts.SegmentBytes < decode.LogOverhead+decode.MinLegacyRecordSize:
+		return nil, fmt.Errorf("segment bytes %d is too small", opts.SegmentBytes)
+	case opts.IndexIntervalBytes < 0:
+		return nil, fmt.Errorf("index interval bytes %d is negative", opts.IndexIntervalBytes)
+	case opts.MaxIndexSize < TimeIndexEntrySize*2:
+		return nil, fmt.Errorf("max index size %d is too small", opts.MaxIndexSize)
+	case opts.StartOffset < 0:
+		return nil, fmt.Errorf("start offset %d is negative", opts.StartOffset)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if fi, ok := ParseFileName(e.Name()); ok && fi.Kind == KindLog {
+			return nil, fmt.Errorf("%s: %w", dir, ErrSegmentsExist)
+		}
+	}
+	a := &Appender{dir: dir, opts: opts, next: opts.StartOffset}
+	if err := a.openSegment(opts.StartOffset); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Dir is the partition directory.
+func (a *Appender) Dir() string { return a.dir }
+
+// LogEndOffset is one past the last offset appended (the start offset
+// before any append).
+func (a *Appender) LogEndOffset() int64 { return a.next }
+
+// ActiveBaseOffset is the base offset of the segment being appended to.
+func (a *Appender) ActiveBaseOffset() int64 { return a.seg.base }
+
+// ActiveSize is the size of the active segment's .log in bytes.
+func (a *Appender) ActiveSize() int64 { return a.seg.size }
+
+// Segments lists the base offsets of every segment written so far,
+// the active one last.
+func (a *Appender) Segments() []int64 { return append([]int64(nil), a.segments...) }
+
+// LeaderEpochs is the leader epoch cache as it stands: what Close writes to
+// leader-epoch-checkpoint.
+func (a *Appender) LeaderEpochs() []EpochEntry { return append([]EpochEntry(nil), a.epochs...) }
+
+func (a *Appender) openSegment(base int64) error {
+	p := filepath.Join(a.dir, SegmentFileName(base, LogSuffix))
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	a.seg = &activeSegment{
+		base: base, f: f, w: bufio.NewWriterSize(f, 1<<20),
+		lastIndexOffset: -1,
+		lastTime:        TimeIndexEntry{Timestamp: decode.NoTimestamp, Offset: base},
+		maxTs:           decode.NoTimestamp, maxTsOffset: base,
+	}
+	a.segments = append(a.segments, base)
+	return nil
+}
+
+// Append writes one complete log entry: a v2 batch, or a v0/v1 (wrapper)
+// message, whose offsets are already assigned. Offsets must be above
+// everything appended before. When the active segment cannot take the
+// entry it is rolled first (LogSegment.shouldRoll: size, index capacity,
+// relative offset overflow); the new segment is named after the entry's
+// first offset — its baseOffset for v2, the wrapper offset (its last
+// offset) for v0/v1, as LogAppendInfo.firstOrLastOffsetOfFirstBatch — or
+// the log end offset if that is larger.
+func (a *Appender) Append(batch []byte) error {
+	if a.closed {
+		return errors.New("appender is closed")
+	}
+	b, err := decode.ParseBatch(batch)
+	if err != nil {
+		return fmt.Errorf("append: %w", err)
+	}
+	size := b.Size()
+	if int64(len(batch)) != size {
+		return fmt.Errorf("append: %d bytes hold an entry of %d bytes and more; Append takes exactly one entry", len(batch), size)
+	}
+	first, last := b.BaseOffset, b.LastOffset()
+	if last < first {
+		return fmt.Errorf("append: batch at offset %d has negative lastOffsetDelta %d", first, b.LastOffsetDelta)
+	}
+	if a.appended && first < a.next {
+		// UnifiedLog: UnexpectedAppendOffsetException.
+		return fmt.Errorf("append: batch offset %d is below the log end offset %d", first, a.next)
+	}
+	if first < a.opts.StartOffset {
+		return fmt.Errorf("append: batch offset %d is below the log start offset %d", first, a.opts.StartOffset)
+	}
+	if size > a.opts.SegmentBytes {
+		// RecordBatchTooLargeException: a batch must fit in a segment.
+		return fmt.Errorf("append: entry of %d bytes is larger than the segment size %d", size, a.opts.SegmentBytes)
+	}
+	if a.shouldRoll(size, last, b.MaxTimestamp) {
+		if err := a.roll(max(first, a.next)); err != nil {
+			return err
+		}
+		if last-a.seg.base > math.MaxInt32 {
+			return fmt.Errorf("append: offsets %d..%d do not fit in one segment", first, last)
+		}
+	}
+	s := a.seg
+	if _, err := s.w.Write(batch); err != nil {
+		return err
+	}
+	// LogSegment.append, one batch at a time (KAFKA-806): track the max
+	// timestamp, then index this batch if enough bytes went by since the
+	// last entry. The first batch of a segment is never indexed.
+	if b.MaxTimestamp > s.maxTs {
+		s.maxTs, s.maxTsOffset = b.MaxTimestamp, last
+	}
+	if s.bytesSinceLastIndexEntry > int64(a.opts.IndexIntervalBytes) {
+		if err := s.appendIndex(last, s.size); err != nil {
+			return err
+		}
+		if err := s.maybeAppendTime(s.maxTs, s.maxTsOffset); err != nil {
+			return err
+		}
+		s.bytesSinceLastIndexEntry = 0
+	}
+	if s.size == 0 {
+		s.firstBatchTs = b.MaxTimestamp
+	}
+	s.size += size
+	s.bytesSinceLastIndexEntry += size
+	a.next = last + 1
+	a.appended = true
+	if b.Magic >= 2 {
+		a.sawV2 = true
+		a.assignEpoch(b.PartitionLeaderEpoch, b.BaseOffset)
+	} else {
+		// UnifiedLog.append: a message-format regression clears the cache.
+		a.epochs = nil
+	}
+	return nil
+}
+
+// shouldRoll is LogSegment.shouldRoll, with the time rule measured on
+// record timestamps only.
+func (a *Appender) shouldRoll(size, last, maxTs int64) bool {
+	s := a.seg
+	if s.size == 0 {
+		return last-s.base > math.MaxInt32
+	}
+	reachedRollMs := a.opts.SegmentMs > 0 && s.firstBatchTs >= 0 && maxTs-s.firstBatchTs > a.opts.SegmentMs
+	return s.size > a.opts.SegmentBytes-size || reachedRollMs ||
+		s.indexEntries >= a.opts.MaxIndexSize/OffsetIndexEntrySize ||
+		s.timeEntries >= a.opts.MaxIndexSize/TimeIndexEntrySize-1 ||
+		last-s.base > math.MaxInt32
+}
+
+// roll completes the active segment and opens one at newBase. An empty
+// active segment is replaced rather than kept (UnifiedLog.roll deletes an
+// empty segment it would otherwise leave behind).
+func (a *Appender) roll(newBase int64) error {
+	if a.seg.size == 0 {
+		s := a.seg
+		if err := s.f.Close(); err != nil {
+			return err
+		}
+		if err := os.Remove(s.f.Name()); err != nil {
+			return err
+		}
+		a.segments = a.segments[:len(a.segments)-1]
+		return a.openSegment(newBase)
+	}
+	if err := a.finishSegment(); err != nil {
+		return err
+	}
+	if a.opts.OnRoll != nil {
+		if err := a.opts.OnRoll(newBase); err != nil {
+			return err
+		}
+	}
+	return a.openSegment(newBase)
+}
+
+// finishSegment is LogSegment.onBecomeInactiveSegment / close: the final
+// time-index entry, then every file flushed and written at its exact size.
+func (a *Appender) finishSegment() error {
+	s := a.seg
+	if err := s.maybeAppendTime(s.maxTs, s.maxTsOffset); err != nil {
+		return err
+	}
+	if err := s.w.Flush(); err != nil {
+		return err
+	}
+	if err := s.f.Sync(); err != nil {
+		return err
+	}
+	if err := s.f.Close(); err != nil {
+		return err
+	}
+	write := func(suffix string, b []byte) error {
+		return WriteFileAtomic(filepath.Join(a.dir, SegmentFileName(s.base, suffix)), b, 0o644)
+	}
+	if err := write(IndexSuffix, s.index); err != nil {
+		return err
+	}
+	if err := write(TimeIndexSuffix, s.timeIndex); err != nil {
+		return err
+	}
+	if s.hasTxn {
+		// TransactionIndex creates its file on the first append only.
+		if err := write(TxnIndexSuffix, s.txn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *activeSegment) appendIndex(offset, position int64) error {
+	// OffsetIndex#append: strictly increasing offsets.
+	if s.indexEntries > 0 && offset <= s.lastIndexOffset {
+		return fmt.Errorf("index: offset %d is not above the last indexed offset %d", offset, s.lastIndexOffset)
+	}
+	if position > math.MaxInt32 {
+		return fmt.Errorf("index: position %d does not fit in an int32", position)
+	}
+	b, err := AppendOffsetIndexEntry(s.index, s.base, IndexEntry{Offset: offset, Position: int32(position)})
+	if err != nil {
+		return err
+	}
+	s.index, s.lastIndexOffset = b, offset
+	s.indexEntries++
+	return nil
+}
+
+// maybeAppendTime is TimeIndex#maybeAppend: only a timestamp above the
+// last entry's is written (so magic-0 data, without timestamps, leaves the
+// time index empty).
+func (s *activeSegment) maybeAppendTime(ts, offset int64) error {
+	if s.timeEntries > 0 && offset < s.lastTime.Offset {
+		return fmt.Errorf("time index: offset %d is below the last entry's %d", offset, s.lastTime.Offset)
+	}
+	if s.timeEntries > 0 && ts < s.lastTime.Timestamp {
+		return fmt.Errorf("time index: timestamp %d is below the last entry's %d", ts, s.lastTime.Timestamp)
+	}
+	if ts <= s.lastTime.Timestamp {
+		return nil
+	}
+	e := TimeIndexEntry{Timestamp: ts, Offset: offset}
+	b, err := AppendTimeIndexEntry(s.timeIndex, s.base, e)
+	if err != nil {
+		return err
+	}
+	s.timeIndex, s.lastTime = b, e
+	s.timeEntries++
+	return nil
+}
+
+// assignEpoch is LeaderEpochFileCache.assign: an epoch below 0 is ignored;
+// a new entry is added when the epoch differs from the latest one (or
+// starts earlier), after removing the entries it supersedes (those with
+// an epoch or start offset at least as large).
+func (a *Appender) assignEpoch(epoch int32, startOffset int64) {
+	if epoch < 0 {
+		return
+	}
+	if n := len(a.epochs); n > 0 {
+		latest := a.epochs[n-1]
+		if latest.Epoch == epoch && latest.StartOffset <= startOffset {
+			return
+		}
+	}
+	kept := a.epochs[:0]
+	for _, e := range a.epochs {
+		if e.Epoch < epoch && e.StartOffset < startOffset {
+			kept = append(kept, e)
+		}
+	}
+	a.epochs = append(kept, EpochEntry{Epoch: epoch, StartOffset: startOffset})
+}
+
+// AppendAbortedTxn appends an entry to the active segment's .txnindex
+// (LogSegment.updateTxnIndex), the segment holding the ABORT marker just
+// appended. Entries must have strictly increasing LastOffset
+// (TransactionIndex#append) and LastOffset must be in the active segment.
+func (a *Appender) AppendAbortedTxn(t AbortedTxn) error {
+	if a.closed {
+		return errors.New("appender is closed")
+	}
+	s := a.seg
+	if s.hasTxn && t.LastOffset <= s.lastTxnOffset {
+		return fmt.Errorf("txnindex: last offset %d is not above the previous entry's %d", t.LastOffset, s.lastTxnOffset)
+	}
+	if t.LastOffset < s.base || t.LastOffset >= a.next {
+		return fmt.Errorf("txnindex: last offset %d is outside the active segment [%d, %d)", t.LastOffset, s.base, a.next)
+	}
+	s.txn = AppendAbortedTxn(s.txn, t)
+	s.lastTxnOffset, s.hasTxn = t.LastOffset, true
+	return nil
+}
+
+// Close completes the active segment (its final time-index entry, trimmed
+// indexes), writes leader-epoch-checkpoint when any v2 batch was appended
+// and partition.metadata when a topic id was given, and fsyncs the
+// directory.
+func (a *Appender) Close() error {
+	if a.closed {
+		return nil
+	}
+	a.closed = true
+	if err := a.finishSegment(); err != nil {
+		return err
+	}
+	if a.sawV2 {
+		if err := WriteFileAtomic(filepath.Join(a.dir, LeaderEpochCheckpointName), EncodeLeaderEpochCheckpoint(a.epochs), 0o644); err != nil {
+			return err
+		}
+	}
+	if a.opts.TopicID != nil {
+		pm := PartitionMetadata{Version: 0, TopicID: *a.opts.TopicID}
+		if err := WriteFileAtomic(filepath.Join(a.dir, PartitionMetadataName), EncodePartitionMetadata(pm), 0o644); err != nil {
+			return err
+		}
+	}
+	return syncDir(a.dir)
+}
+
+// RecoveredSegment is what LogSegment.recover rebuilds for one segment.
+type RecoveredSegment struct {
+	Index     []byte // the .index, trimmed
+	TimeIndex []byte // the .timeindex, trimmed, with the final entry
+	// ValidBytes is where recovery truncates the log: the end of the last
+	// batch that frames, passes its CRC and fits the relative offsets.
+	ValidBytes int64
+	Size       int64
+	// Tail is the scanner's account of the bytes after the last framed
+	// batch; when a batch fails its CRC, ValidBytes stops before it and
+	// Tail still describes the end of framing.
+	Tail Tail
+	// Stop describes why recovery stopped before the end, nil when every
+	// byte was valid.
+	Stop error
+}
+
+// RebuildIndexes returns the .index and .timeindex LogSegment.recover
+// builds for the .log at logPath with the given index.interval.bytes
+// (used as is: 0 indexes every batch but the first): for each batch, in
+// order, the max timestamp so far is updated, and when more than
+// indexIntervalBytes have gone by since the last entry (checked before
+// the batch is counted) an entry (batch lastOffset, batch position) is
+// added with a time-index entry (max timestamp so far, the offset of the
+// batch holding it) if its timestamp is larger than the last one; at the
+// end the time index gets its final (max timestamp, offset) entry. Like
+// recover it stops at the first batch that fails to frame or fails its
+// CRC. For batches appended one at a time this is exactly what
+// LogSegment.append wrote (formats.md §7.1).
+func RebuildIndexes(logPath string, baseOffset int64, indexIntervalBytes int) (index, timeindex []byte, err error) {
+	r, err := RecoverIndexes(logPath, baseOffset, indexIntervalBytes)
+	return r.Index, r.TimeIndex, err
+}
+
+// RecoverIndexes is RebuildIndexes with the rest of what recovery learns.
+func RecoverIndexes(logPath string, baseOffset int64, indexIntervalBytes int) (RecoveredSegment, error) {
+	var r RecoveredSegment
+	if indexIntervalBytes < 0 {
+		return r, fmt.Errorf("index interval bytes %d is negative", indexIntervalBytes)
+	}
+	lf, err := OpenLog(logPath)
+	if err != nil {
+		return r, err
+	}
+	defer lf.Close()
+	r.Size = lf.Size
+	s := &activeSegment{
+		base: baseOffset, lastIndexOffset: -1,
+		lastTime: TimeIndexEntry{Timestamp: decode.NoTimestamp, Offset: baseOffset},
+		maxTs:    decode.NoTimestamp, maxTsOffset: baseOffset,
+	}
+	var validBytes, lastIndexEntry int64
+	sc := lf.Scanner(ScanOptions{})
+	for sc.Next() {
+		b := sc.Batch()
+		if !b.CRCValid() {
+			// batch.ensureValid() → CorruptRecordException: truncate here.
+			r.Stop = &decode.CorruptError{Path: logPath, Pos: sc.Pos() + 17, BaseOffset: b.BaseOffset, Field: "crc",
+				Err: fmt.Errorf("%w: stored %d, computed %d", decode.ErrCRCMismatch, b.CRC, b.ComputeCRC())}
+			break
+		}
+		last := b.LastOffset()
+		if last < baseOffset || last-baseOffset > math.MaxInt32 {
+			// ensureOffsetInRange: LogSegmentOffsetOverflowException is not
+			// caught by recover; it fails the load.
+			return r, fmt.Errorf("%s: batch at position %d: offset %d does not fit the segment's base offset %d: %w",
+				logPath, sc.Pos(), last, baseOffset, ErrOffsetOverflow)
+		}
+		if b.MaxTimestamp > s.maxTs {
+			s.maxTs, s.maxTsOffset = b.MaxTimestamp, last
+		}
+		if validBytes-lastIndexEntry > int64(indexIntervalBytes) {
+			if err := s.appendIndex(last, validBytes); err != nil {
+				return r, err
+			}
+			if err := s.maybeAppendTime(s.maxTs, s.maxTsOffset); err != nil {
+				return r, err
+			}
+			lastIndexEntry = validBytes
+		}
+		validBytes += b.Size()
+	}
+	if err := sc.Err(); err != nil {
+		return r, err
+	}
+	if err := s.maybeAppendTime(s.maxTs, s.maxTsOffset); err != nil {
+		return r, err
+	}
+	r.Tail = sc.Tail()
+	if r.Stop == nil && r.Tail.Err != nil {
+		r.Stop = r.Tail.Err
+	}
+	r.ValidBytes = validBytes
+	r.Index, r.TimeIndex = s.index, s.timeIndex
+	if r.Index == nil {
+		r.Index = []byte{}
+	}
+	if r.TimeIndex == nil {
+		r.TimeIndex = []byte{}
+	}
+	return r, nil
+}

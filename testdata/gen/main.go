@@ -1,0 +1,27 @@
+// Command gen regenerates kseg's binary test fixtures (testdata/partitions
+// and testdata/broken) from the code in segment/segtest. Run it from the
+// repository root:
+//
+//	go run ./testdata/gen            # writes ./testdata
+//	go run ./testdata/gen -out DIR   # writes DIR/partitions, DIR/broken
+//
+// The output is deterministic; segment/segtest's tests check that it
+// reproduces the committed files byte for byte.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/kseg/kseg/segment/segtest"
+)
+
+func main() {
+	out := flag.String("out", "testdata", "directory to write partitions/ and broken/ into")
+	flag.Parse()
+	if err := segtest.Generate(*out); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
