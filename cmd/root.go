@@ -89,6 +89,7 @@ safely.` + exitStatusHelp,
 		newDumpCmd(s, g),
 		newExplainCmd(s, g),
 		newVersionCmd(s, g),
+		newReplayPSMCmd(s, g),
 	)
 	return root
 }

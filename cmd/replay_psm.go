@@ -1,0 +1,276 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/psm"
+	"github.com/kseg/kseg/segment"
+)
+
+// replayPSMOptions are the flags of `kseg replay-psm`.
+type replayPSMOptions struct {
+	fromSnapshot      string
+	upto              int64
+	ignoreBarriers    bool
+	checkSnapshots    bool
+	writeSnapshot     string
+	force             bool
+	highWatermark     int64
+	logStartOffset    int64
+	clock             string
+	expirationMs      int64
+	checkIntervalMs   int64
+	txnTimeout        time.Duration
+	noVerifyCRC       bool
+	output            string
+	fromSnapshotSetBy bool // --from-snapshot was given explicitly
+
+	// derived by Validate
+	psm psm.Options
+}
+
+func (o *replayPSMOptions) AddFlags(c *cobra.Command) {
+	f := c.Flags()
+	f.StringVar(&o.fromSnapshot, "from-snapshot", "latest", "start from: latest (the newest usable snapshot, as a restarting broker), none (replay the whole log) or a snapshot OFFSET")
+	f.Int64Var(&o.upto, "upto", -1, "rebuild the state before OFFSET (exclusive): what OFFSET.snapshot would hold; -1 = log end")
+	f.BoolVar(&o.ignoreBarriers, "ignore-barriers", false, "counterfactual: replay as if no MIRROR_PID_RESET barrier had been written")
+	f.BoolVar(&o.checkSnapshots, "check-snapshots", false, "compare every N.snapshot in DIR with the state rebuilt from the log up to N (never from that snapshot)")
+	f.StringVar(&o.writeSnapshot, "write-snapshot", "", "write the rebuilt state as a Kafka producer snapshot at PATH (a directory: <end offset>.snapshot in it)")
+	f.BoolVar(&o.force, "force", false, "with --write-snapshot: replace an existing file")
+	f.Int64Var(&o.highWatermark, "high-watermark", -1, "high watermark for the LSO; -1 = this partition's replication-offset-checkpoint entry, else the log end")
+	f.Int64Var(&o.logStartOffset, "log-start-offset", -1, "log start offset; -1 = this partition's log-start-offset-checkpoint entry, else the first segment's base")
+	f.StringVar(&o.clock, "clock", "log", "\"now\" for producer expiry: log (highest batch timestamp replayed so far), now, or epoch milliseconds / RFC 3339")
+	f.Int64Var(&o.expirationMs, "producer-id-expiration-ms", psm.DefaultProducerIDExpirationMs, "the broker's producer.id.expiration.ms")
+	f.Int64Var(&o.checkIntervalMs, "producer-id-expiration-check-interval-ms", psm.DefaultProducerIDExpirationCheckIntervalMs, "the broker's producer.id.expiration.check.interval.ms (log clock)")
+	f.DurationVar(&o.txnTimeout, "txn-timeout", 15*time.Minute, "a transaction open longer than this (log time) at the end of the log is hanging")
+	f.BoolVar(&o.noVerifyCRC, "no-verify-crc", false, "skip the CRC-32C check of replayed batches")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+}
+
+func (o *replayPSMOptions) Validate(c *cobra.Command, args []string) error {
+	switch o.output {
+	case "text", "table", "json":
+	default:
+		return usageErrorf("--output must be text, table or json, not %q", o.output)
+	}
+	p := psm.DefaultOptions()
+	o.fromSnapshotSetBy = c.Flags().Changed("from-snapshot")
+	switch strings.ToLower(o.fromSnapshot) {
+	case "latest":
+		p.FromSnapshot = psm.SnapshotLatest
+	case "none":
+		p.FromSnapshot = psm.SnapshotNone
+	default:
+		v, err := strconv.ParseInt(o.fromSnapshot, 10, 64)
+		if err != nil || v < 0 {
+			return usageErrorf("--from-snapshot must be latest, none or a snapshot offset, not %q", o.fromSnapshot)
+		}
+		p.FromSnapshot = v
+	}
+	if o.checkSnapshots && o.fromSnapshotSetBy && p.FromSnapshot != psm.SnapshotNone {
+		return usageErrorf("--check-snapshots rebuilds from the log alone; it cannot be combined with --from-snapshot %s", o.fromSnapshot)
+	}
+	if o.upto < -1 {
+		return usageErrorf("--upto must be an offset (or -1 for the log end)")
+	}
+	if o.highWatermark < -1 || o.logStartOffset < -1 {
+		return usageErrorf("--high-watermark and --log-start-offset must be offsets (or -1)")
+	}
+	if o.expirationMs <= 0 || o.checkIntervalMs <= 0 {
+		return usageErrorf("--producer-id-expiration-ms and --producer-id-expiration-check-interval-ms must be positive")
+	}
+	if o.txnTimeout <= 0 {
+		return usageErrorf("--txn-timeout must be positive")
+	}
+	clock, err := psm.ParseClockMode(o.clock)
+	if err != nil {
+		return usageErrorf("--clock: %v", err)
+	}
+	if o.force && o.writeSnapshot == "" {
+		return usageErrorf("--force only applies to --write-snapshot")
+	}
+	if len(args) != 1 {
+		return usageErrorf("replay-psm needs exactly one partition directory")
+	}
+	p.Upto = o.upto
+	p.IgnoreBarriers = o.ignoreBarriers
+	p.VerifyCRC = !o.noVerifyCRC
+	p.ProducerIDExpirationMs = o.expirationMs
+	p.ProducerIDExpirationCheckIntervalMs = o.checkIntervalMs
+	p.Clock = clock
+	p.HighWatermark = o.highWatermark
+	p.LogStartOffset = o.logStartOffset
+	p.TxnTimeoutMs = o.txnTimeout.Milliseconds()
+	o.psm = p
+	return nil
+}
+
+func newReplayPSMCmd(s *Streams, g *globalOptions) *cobra.Command {
+	o := &replayPSMOptions{}
+	c := &cobra.Command{
+		Use:   "replay-psm DIR",
+		Short: "Rebuild a partition's producer state as the broker's log recovery does",
+		Long: `Rebuild the producer state (ProducerStateManager) of a partition directory
+offline, with the semantics of the broker's log load: load the newest usable
+producer snapshot (or none), replay the log one batch at a time as a replica
+does (no sequence is rejected; what a leader would reject is reported), and
+compute ongoing and aborted transactions and the last stable offset.
+
+KIP-1279 MIRROR_PID_RESET barriers clear every producer entry at their offset;
+nothing from before a barrier survives it. Producer ids expire as the broker
+expires them (producer.id.expiration.ms), driven by --clock: "log" uses the
+highest batch timestamp replayed so far as the broker's wall clock and runs the
+periodic expiry check every producer.id.expiration.check.interval.ms of it.
+
+Only batch headers are read (plus the single record of a control batch); data
+is never decompressed. Anomalies name the offset and the producer and say what
+happened: sequence-gap, duplicate-sequence, epoch-regression,
+coordinator-epoch-regression, pid-collision, non-transactional-in-open-txn,
+marker-without-txn, hanging-transaction, stale-snapshot, snapshot-corrupt,
+snapshot-mismatch, open-txn-at-barrier. See docs/psm.md.
+
+--check-snapshots is the proof that the rebuild is Kafka's: every N.snapshot
+whose offset lies within the log is compared, field by field, with the state
+rebuilt from the log alone up to N; each prints MATCH or its differences.
+
+Findings (exit 3) are anomalies of severity error and, with --check-snapshots,
+any snapshot that does not match or does not parse. Warnings and notes alone
+exit 0.
+` + exitStatusHelp,
+		Example: `  kseg replay-psm /var/lib/kafka/data/orders-0
+  kseg replay-psm --check-snapshots /var/lib/kafka/data/orders-0
+  kseg replay-psm --from-snapshot none --upto 11630 -o json testing-0 | jq .producers
+  kseg replay-psm --ignore-barriers orders-0          # the state had no barrier been written
+  kseg replay-psm --from-snapshot none --write-snapshot /tmp/00000000000000011655.snapshot testing-0
+  kseg replay-psm --clock now orders-0                # which producers a broker started today would keep`,
+		Args: usageArgs(cobra.ArbitraryArgs),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Validate(c, args); err != nil {
+				return err
+			}
+			return runReplayPSM(c.Context(), s, g, o, args[0])
+		},
+	}
+	o.AddFlags(c)
+	return c
+}
+
+// replayPSMView is what the printers render.
+type replayPSMView struct {
+	Dir      string
+	Result   *psm.Result
+	Opts     psm.Options
+	HWSource string // where the high watermark came from
+	Checks   []psm.SnapshotCheck
+	Checked  bool
+	Written  string // path of a written snapshot
+}
+
+func runReplayPSM(ctx context.Context, s *Streams, g *globalOptions, o *replayPSMOptions, dir string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return usageErrorf("%s is not a directory: replay-psm takes a partition directory", dir)
+	}
+	pd, err := segment.OpenPartitionDir(dir)
+	if err != nil {
+		return err
+	}
+	hasLog := false
+	for _, sg := range pd.Segments {
+		hasLog = hasLog || sg.Log != ""
+	}
+	if !hasLog {
+		return usageErrorf("%s holds no .log segment: replay-psm takes a partition directory", dir)
+	}
+	opts := o.psm
+	v := &replayPSMView{Dir: dir, Opts: opts, HWSource: "--high-watermark"}
+	ls, hw, cerr := psm.LogDirCheckpoints(pd)
+	if cerr != nil && !g.quiet {
+		fmt.Fprintf(s.Err, "kseg: warning: %v (ignored: using the log end as the high watermark and the first segment as the log start)\n", cerr)
+	}
+	if opts.LogStartOffset < 0 && ls >= 0 {
+		opts.LogStartOffset = ls
+	}
+	if opts.HighWatermark < 0 {
+		v.HWSource = "log end offset"
+		if hw >= 0 {
+			opts.HighWatermark, v.HWSource = hw, "replication-offset-checkpoint"
+		}
+	}
+	target := ""
+	if o.writeSnapshot != "" {
+		target = o.writeSnapshot
+		if fi, err := os.Stat(target); err == nil && !fi.IsDir() && !o.force {
+			return refusedf("%s exists; pass --force to replace it", target)
+		}
+	}
+	var res *psm.Result
+	if o.checkSnapshots {
+		v.Checked = true
+		v.Checks, res, err = psm.CheckSnapshots(pd, opts)
+	} else {
+		res, err = psm.Rebuild(pd, opts)
+	}
+	if err != nil {
+		switch {
+		case errors.Is(err, psm.ErrSnapshotNotFound):
+			return usageErrorf("--from-snapshot: %v", err)
+		case errors.Is(err, psm.ErrSnapshotUnusable):
+			return &exitError{code: ExitFindings, err: err}
+		}
+		return err
+	}
+	v.Result, v.Opts = res, opts
+	if target != "" {
+		if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+			target = filepath.Join(target, segment.FormatOffset(res.LogEndOffset)+".snapshot")
+		}
+		if err := segment.WriteProducerSnapshotFile(target, res.SnapshotEntries(), o.force); err != nil {
+			if errors.Is(err, segment.ErrTargetExists) {
+				return refusedf("%s exists; pass --force to replace it", target)
+			}
+			return err
+		}
+		v.Written = target
+	}
+	if err := newReplayPSMPrinter(s, o).Print(v); err != nil {
+		return err
+	}
+	if res.HasErrors() {
+		return findingsExit()
+	}
+	for _, c := range v.Checks {
+		if c.Status == psm.CheckMismatch || c.Status == psm.CheckCorrupt {
+			return findingsExit()
+		}
+	}
+	return nil
+}
+
+// replayPSMPrinter renders one replay (STYLE.md pattern 14: one printer
+// per output, each in its own file).
+type replayPSMPrinter interface {
+	Print(v *replayPSMView) error
+}
+
+func newReplayPSMPrinter(s *Streams, o *replayPSMOptions) replayPSMPrinter {
+	if o.output == "json" {
+		return &jsonReplayPSMPrinter{s: s}
+	}
+	return &textReplayPSMPrinter{s: s, table: o.output == "table" || s.OutTTY}
+}

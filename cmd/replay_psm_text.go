@@ -1,0 +1,185 @@
+package cmd
+
+import (
+	"bufio"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+
+	"github.com/kseg/kseg/psm"
+)
+
+// textReplayPSMPrinter prints a summary, then the producers as a table
+// (tablewriter with --output table or on a terminal; plain aligned
+// columns when piped, stable for scripts), then transactions, barriers,
+// snapshot checks and anomalies.
+type textReplayPSMPrinter struct {
+	s     *Streams
+	table bool
+}
+
+func fmtMs(ms int64) string {
+	if ms < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d (%s)", ms, time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z"))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
+func orDash(v int64) string {
+	if v < 0 {
+		return "-"
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
+	w := bufio.NewWriter(p.s.Out)
+	st := p.s.styles()
+	r := v.Result
+	kv := func(k, format string, args ...any) {
+		fmt.Fprintf(w, "%-19s %s\n", st.paint(st.title, k), fmt.Sprintf(format, args...))
+	}
+	kv("partition", "%s (%s)", r.Partition, v.Dir)
+	kv("log", "start %d, end %d", r.LogStartOffset, r.LogEndOffset)
+	kv("high watermark", "%d (%s)", r.HighWatermark, v.HWSource)
+	lso := fmt.Sprintf("%d", r.LastStableOffset)
+	if r.FirstUndecidedOffset >= 0 {
+		lso += fmt.Sprintf(" (first undecided offset %d)", r.FirstUndecidedOffset)
+	}
+	kv("last stable offset", "%s", lso)
+	if r.SnapshotLoaded >= 0 {
+		kv("replay", "from the snapshot at %d, then %d batches from offset %d", r.SnapshotLoaded, r.BatchesReplayed, r.ReplayedFrom)
+	} else {
+		kv("replay", "no snapshot: %d batches from offset %d (the log start)", r.BatchesReplayed, r.ReplayedFrom)
+	}
+	clock := fmtMs(r.Clock)
+	kv("clock", "%s %s, producer.id.expiration.ms %d", v.Opts.Clock, clock, v.Opts.ProducerIDExpirationMs)
+	if v.Opts.IgnoreBarriers {
+		kv("barriers", "IGNORED (--ignore-barriers: counterfactual state)")
+	}
+	errs, warns := 0, 0
+	for _, a := range r.Anomalies {
+		switch a.Severity {
+		case psm.SeverityError:
+			errs++
+		case psm.SeverityWarning:
+			warns++
+		}
+	}
+	kv("counts", "%d producers, %d ongoing transactions, %d aborted transactions, %d barriers, %d anomalies (%d errors, %d warnings)",
+		len(r.Producers), len(r.Ongoing), len(r.Aborted), len(r.Barriers), len(r.Anomalies), errs, warns)
+	if v.Written != "" {
+		kv("snapshot written", "%s (%d producers)", v.Written, len(r.Producers))
+	}
+
+	if len(r.Producers) > 0 {
+		fmt.Fprintln(w)
+		header := []string{"producerId", "epoch", "lastSequence", "lastOffset", "offsetDelta", "lastTimestamp", "coordinatorEpoch", "txnFirstOffset", "batches"}
+		rows := make([][]string, len(r.Producers))
+		for i := range r.Producers {
+			e := &r.Producers[i]
+			rows[i] = []string{i64(e.ProducerID), i64(int64(e.ProducerEpoch)), i64(int64(e.LastSeq())), i64(e.LastDataOffset()),
+				i64(int64(e.LastOffsetDelta())), i64(e.LastTimestamp), i64(int64(e.CoordinatorEpoch)), orDash(e.CurrentTxnFirstOffset),
+				strconv.Itoa(len(e.Batches))}
+		}
+		p.render(w, header, rows)
+	}
+	if len(r.Ongoing) > 0 {
+		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "ongoing transactions"))
+		for _, t := range r.Ongoing {
+			fmt.Fprintf(w, "  producer %s from offset %s\n", st.paint(st.pid, i64(t.ProducerID)), st.paint(st.offset, i64(t.FirstOffset)))
+		}
+	}
+	if len(r.Aborted) > 0 {
+		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "aborted transactions (.txnindex entries)"))
+		for _, a := range r.Aborted {
+			fmt.Fprintf(w, "  producer %s first %d last %d lastStableOffset %d\n", st.paint(st.pid, i64(a.ProducerID)), a.FirstOffset, a.LastOffset, a.LastStableOffset)
+		}
+	}
+	if len(r.Barriers) > 0 {
+		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "MIRROR_PID_RESET barriers"))
+		for _, b := range r.Barriers {
+			src := ""
+			if b.SourceClusterID != nil {
+				src = " sourceClusterId " + *b.SourceClusterID
+			}
+			if v.Opts.IgnoreBarriers {
+				fmt.Fprintf(w, "  offset %s: ignored%s\n", st.paint(st.offset, i64(b.Offset)), src)
+				continue
+			}
+			fmt.Fprintf(w, "  offset %s: cleared %s%s\n", st.paint(st.offset, i64(b.Offset)), plural(b.ProducersCleared, "producer"), src)
+		}
+	}
+	if v.Checked {
+		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "snapshot checks (rebuilt from the log alone)"))
+		if len(v.Checks) == 0 {
+			fmt.Fprintln(w, "  no producer snapshot in the directory")
+		}
+		for _, c := range v.Checks {
+			name := filepath.Base(c.Path)
+			switch c.Status {
+			case psm.CheckMatch:
+				fmt.Fprintf(w, "  %s %s (%d producers)\n", name, st.paint(st.ok, "MATCH"), c.Rebuilt)
+			case psm.CheckMismatch:
+				fmt.Fprintf(w, "  %s %s (%d rebuilt, %d in the file, %d differences)\n", name, st.paint(st.err, "MISMATCH"), c.Rebuilt, c.OnDisk, len(c.Differences))
+				for _, d := range c.Differences {
+					fmt.Fprintf(w, "      %s\n", d)
+				}
+			case psm.CheckCorrupt:
+				fmt.Fprintf(w, "  %s %s %s\n", name, st.paint(st.err, "CORRUPT"), c.Reason)
+			default:
+				fmt.Fprintf(w, "  %s %s %s\n", name, st.paint(st.dim, "SKIPPED"), c.Reason)
+			}
+		}
+	}
+	if len(r.Anomalies) > 0 {
+		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "anomalies"))
+		for _, a := range r.Anomalies {
+			who := ""
+			if a.ProducerID >= 0 {
+				who = " producer " + st.paint(st.pid, i64(a.ProducerID))
+			}
+			fmt.Fprintf(w, "  %s %s offset %s%s: %s\n", st.severity(a.Severity, strings.ToUpper(a.Severity)), a.Kind,
+				st.paint(st.offset, i64(a.Offset)), who, a.Message)
+		}
+	}
+	return w.Flush()
+}
+
+func (p *textReplayPSMPrinter) render(w *bufio.Writer, header []string, rows [][]string) {
+	if !p.table {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.Join(header, "\t"))
+		for _, r := range rows {
+			fmt.Fprintln(tw, strings.Join(r, "\t"))
+		}
+		tw.Flush()
+		return
+	}
+	opts := []tablewriter.Option{}
+	if p.s.Width > 0 {
+		opts = append(opts, tablewriter.WithMaxWidth(p.s.Width))
+	}
+	t := tablewriter.NewTable(w, opts...)
+	hdr := make([]any, len(header))
+	for i, h := range header {
+		hdr[i] = h
+	}
+	t.Header(hdr...)
+	for _, r := range rows {
+		t.Append(r)
+	}
+	t.Render()
+}

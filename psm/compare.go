@@ -1,0 +1,208 @@
+package psm
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment"
+)
+
+// Snapshot entry field names, as ProducerSnapshot.json names them.
+const (
+	FieldEntry                 = "entry" // the producer is on one side only
+	FieldProducerEpoch         = "producerEpoch"
+	FieldLastSequence          = "lastSequence"
+	FieldLastOffset            = "lastOffset"
+	FieldOffsetDelta           = "offsetDelta"
+	FieldTimestamp             = "timestamp"
+	FieldCoordinatorEpoch      = "coordinatorEpoch"
+	FieldCurrentTxnFirstOffset = "currentTxnFirstOffset"
+	FieldDuplicate             = "duplicate" // the on-disk file lists the producer twice
+)
+
+// Difference is one field that differs between a rebuilt state and a
+// snapshot file. For FieldEntry, Rebuilt and OnDisk are 1 when the
+// producer is present on that side and 0 when absent; for FieldDuplicate,
+// OnDisk is how many times the file lists the producer.
+type Difference struct {
+	ProducerID int64
+	Field      string
+	Rebuilt    int64
+	OnDisk     int64
+}
+
+func (d Difference) String() string {
+	switch d.Field {
+	case FieldEntry:
+		if d.Rebuilt == 0 {
+			return fmt.Sprintf("producer %d: only in the snapshot file (the rebuilt state has no entry)", d.ProducerID)
+		}
+		return fmt.Sprintf("producer %d: missing from the snapshot file (the rebuilt state has an entry)", d.ProducerID)
+	case FieldDuplicate:
+		return fmt.Sprintf("producer %d: listed %d times in the snapshot file (a load keeps the last)", d.ProducerID, d.OnDisk)
+	}
+	return fmt.Sprintf("producer %d: %s rebuilt %d, snapshot %d", d.ProducerID, d.Field, d.Rebuilt, d.OnDisk)
+}
+
+// CompareSnapshot compares two producer states entry by entry and field by
+// field, ignoring order (Kafka writes snapshots in HashMap order). A
+// producer listed twice in onDisk is reported, and compared by its last
+// occurrence, which is the one loadFromSnapshot keeps. The result is
+// sorted by producer id, then field.
+func CompareSnapshot(rebuilt, onDisk []segment.SnapshotEntry) []Difference {
+	disk := make(map[int64]segment.SnapshotEntry, len(onDisk))
+	count := make(map[int64]int64, len(onDisk))
+	for _, e := range onDisk {
+		disk[e.ProducerID] = e
+		count[e.ProducerID]++
+	}
+	var out []Difference
+	seen := make(map[int64]bool, len(rebuilt))
+	for _, r := range rebuilt {
+		seen[r.ProducerID] = true
+		d, ok := disk[r.ProducerID]
+		if !ok {
+			out = append(out, Difference{ProducerID: r.ProducerID, Field: FieldEntry, Rebuilt: 1, OnDisk: 0})
+			continue
+		}
+		if n := count[r.ProducerID]; n > 1 {
+			out = append(out, Difference{ProducerID: r.ProducerID, Field: FieldDuplicate, Rebuilt: 1, OnDisk: n})
+		}
+		add := func(field string, a, b int64) {
+			if a != b {
+				out = append(out, Difference{ProducerID: r.ProducerID, Field: field, Rebuilt: a, OnDisk: b})
+			}
+		}
+		add(FieldProducerEpoch, int64(r.ProducerEpoch), int64(d.ProducerEpoch))
+		add(FieldLastSequence, int64(r.LastSequence), int64(d.LastSequence))
+		add(FieldLastOffset, r.LastOffset, d.LastOffset)
+		add(FieldOffsetDelta, int64(r.OffsetDelta), int64(d.OffsetDelta))
+		add(FieldTimestamp, r.Timestamp, d.Timestamp)
+		add(FieldCoordinatorEpoch, int64(r.CoordinatorEpoch), int64(d.CoordinatorEpoch))
+		add(FieldCurrentTxnFirstOffset, normTxn(r.CurrentTxnFirstOffset), normTxn(d.CurrentTxnFirstOffset))
+	}
+	for pid := range disk {
+		if !seen[pid] {
+			out = append(out, Difference{ProducerID: pid, Field: FieldEntry, Rebuilt: 0, OnDisk: 1})
+		}
+	}
+	order := map[string]int{FieldEntry: 0, FieldDuplicate: 1, FieldProducerEpoch: 2, FieldLastSequence: 3, FieldLastOffset: 4,
+		FieldOffsetDelta: 5, FieldTimestamp: 6, FieldCoordinatorEpoch: 7, FieldCurrentTxnFirstOffset: 8}
+	slices.SortFunc(out, func(a, b Difference) int {
+		return cmp.Or(cmp.Compare(a.ProducerID, b.ProducerID), cmp.Compare(order[a.Field], order[b.Field]))
+	})
+	return out
+}
+
+// normTxn maps every "no transaction" value to -1, as readSnapshot does
+// (currentTxnFirstOffset >= 0 ? value : empty).
+func normTxn(v int64) int64 {
+	if v < 0 {
+		return -1
+	}
+	return v
+}
+
+// Snapshot check statuses.
+const (
+	CheckMatch    = "match"
+	CheckMismatch = "mismatch"
+	CheckCorrupt  = "corrupt"
+	CheckSkipped  = "skipped"
+)
+
+// SnapshotCheck is the comparison of one snapshot file with the state
+// rebuilt from the log up to its offset.
+type SnapshotCheck struct {
+	Offset      int64
+	Path        string
+	Status      string // CheckMatch, CheckMismatch, CheckCorrupt or CheckSkipped
+	Reason      string // why it was skipped, or the corruption
+	Rebuilt     int    // entries rebuilt
+	OnDisk      int    // entries in the file
+	Differences []Difference
+}
+
+// Match reports a MATCH.
+func (c SnapshotCheck) Match() bool { return c.Status == CheckMatch }
+
+// CheckSnapshots rebuilds the state from the log alone (never from a
+// snapshot) and compares it, at each N.snapshot of the directory whose
+// offset lies in (logStartOffset, logEnd], with that file. It replays the
+// log once, capturing the state at every snapshot offset; the state at N
+// is exactly what Rebuild with Upto N and FromSnapshot SnapshotNone gives.
+// The returned Result is the state at the end (opts.Upto, or the log end)
+// and carries a snapshot-mismatch or snapshot-corrupt anomaly per failing
+// file.
+func CheckSnapshots(dir *segment.PartitionDir, opts Options) ([]SnapshotCheck, *Result, error) {
+	opts.FromSnapshot = SnapshotNone
+	r := newRebuilder(dir, opts)
+	var caps []*capture
+	checks := make([]SnapshotCheck, len(dir.Snapshots))
+	for i, s := range dir.Snapshots {
+		checks[i] = SnapshotCheck{Offset: s.Offset, Path: s.Path}
+		if s.Offset > r.logStart && (opts.Upto < 0 || s.Offset <= opts.Upto) {
+			caps = append(caps, &capture{offset: s.Offset})
+		}
+	}
+	res, m, err := r.run(caps)
+	if err != nil {
+		return nil, nil, err
+	}
+	ci := 0
+	for i := range checks {
+		c := &checks[i]
+		name := filepath.Base(c.Path)
+		var cp *capture
+		if ci < len(caps) && caps[ci].offset == c.Offset {
+			cp = caps[ci]
+			ci++
+		}
+		switch {
+		case c.Offset <= r.logStart:
+			c.Status, c.Reason = CheckSkipped, fmt.Sprintf("at or below the log start offset %d (the broker deletes it at load)", r.logStart)
+			continue
+		case cp == nil:
+			c.Status, c.Reason = CheckSkipped, fmt.Sprintf("above the end offset %d", opts.Upto)
+			continue
+		case !cp.done:
+			c.Status, c.Reason = CheckSkipped, fmt.Sprintf("above the log end offset %d (the broker deletes it at load)", res.LogEndOffset)
+			continue
+		}
+		onDisk, err := segment.ReadProducerSnapshot(c.Path)
+		if err != nil {
+			if _, ok := asCorrupt(err); !ok {
+				return nil, nil, err
+			}
+			c.Status, c.Reason = CheckCorrupt, err.Error()
+			if !r.corrupted[c.Path] {
+				m.Report(Anomaly{Kind: KindSnapshotCorrupt, Severity: SeverityError, Offset: c.Offset, ProducerID: -1,
+					Message: fmt.Sprintf("%v; the broker would delete it at load", err)})
+			}
+			continue
+		}
+		c.Rebuilt, c.OnDisk = len(cp.entries), len(onDisk)
+		c.Differences = CompareSnapshot(cp.entries, onDisk)
+		if len(c.Differences) == 0 {
+			c.Status = CheckMatch
+			continue
+		}
+		c.Status = CheckMismatch
+		d := c.Differences[0]
+		m.Report(Anomaly{Kind: KindSnapshotMismatch, Severity: SeverityError, Offset: c.Offset, ProducerID: d.ProducerID,
+			Message: fmt.Sprintf("%s differs from the state rebuilt from the log (%d difference(s)); first: %s", name, len(c.Differences), d)})
+	}
+	// Re-render the anomalies with the snapshot findings added.
+	final := m.State()
+	res.Anomalies = final.Anomalies
+	slices.SortStableFunc(res.Anomalies, func(a, b Anomaly) int { return cmp.Compare(a.Offset, b.Offset) })
+	return checks, res, nil
+}
+
+func asCorrupt(err error) (any, bool) {
+	ce, ok := decode.AsCorrupt(err)
+	return ce, ok
+}

@@ -1,0 +1,323 @@
+// Package psm is an offline ProducerStateManager: it rebuilds a partition's
+// producer state from its log (and optionally a producer snapshot) with the
+// semantics the Kafka broker applies when it loads a log, so the result can
+// be compared with the broker's own .snapshot files, used to compute the
+// last stable offset and aborted transactions, or written as a snapshot.
+//
+// What it mirrors (apache/kafka, storage module):
+//
+//	ProducerStateManager   producers map, ongoing/unreplicated txns, expiry,
+//	                       snapshot load (truncateAndReload/loadFromSnapshot)
+//	ProducerAppendInfo     per-batch validation under AppendOrigin.REPLICATION
+//	ProducerStateEntry     epoch/batch-metadata rules (5-batch window)
+//	LogSegment.recover     one batch at a time, lastStableOffset per marker
+//	UnifiedLog.rebuildProducerState / loadProducersFromRecords
+//	                       replay window: [max(snapshot, logStart), end)
+//
+// plus KIP-1279's MIRROR_PID_RESET barrier: a control batch of type 7
+// (producerId -1) that empties the producer map at its offset. Batches are
+// applied strictly in log order, one at a time, so no update from before a
+// barrier can be applied after it (barrier.md §10, pitfalls 1 and 2).
+//
+// Replay reads batch headers only. The single record of a control batch is
+// decoded (it is never compressed); data batches are never decompressed.
+//
+// The package is a library: it returns values and anomalies, never prints.
+package psm
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kseg/kseg/segment"
+)
+
+// NumBatchesToRetain is ProducerStateEntry.NUM_BATCHES_TO_RETAIN: the
+// de-duplication window per producer.
+const NumBatchesToRetain = 5
+
+// Kafka defaults (TransactionLogConfig, KIP-854).
+const (
+	DefaultProducerIDExpirationMs              = 86400000 // producer.id.expiration.ms
+	DefaultProducerIDExpirationCheckIntervalMs = 600000   // producer.id.expiration.check.interval.ms
+	DefaultTxnTimeoutMs                        = 15 * 60 * 1000
+)
+
+// Snapshot selection for Options.FromSnapshot.
+const (
+	// SnapshotLatest loads the newest usable snapshot at or below the end,
+	// as a restarting broker does (truncateAndReload).
+	SnapshotLatest int64 = -1
+	// SnapshotNone replays the whole log from the log start offset.
+	SnapshotNone int64 = -2
+)
+
+// NowFromClock asks Manager.Load to take "now" from the clock mode.
+const NowFromClock int64 = -1
+
+// BatchMetadata is one retained batch of a producer (BatchMetadata.java),
+// with FirstSeq computed as Kafka does: decrementSequence(lastSeq,
+// offsetDelta).
+type BatchMetadata struct {
+	FirstSeq    int32
+	LastSeq     int32
+	LastOffset  int64
+	OffsetDelta int32
+	Timestamp   int64
+}
+
+// FirstOffset is LastOffset - OffsetDelta.
+func (b BatchMetadata) FirstOffset() int64 { return b.LastOffset - int64(b.OffsetDelta) }
+
+// Entry is a ProducerStateEntry. Batches are oldest first, at most
+// NumBatchesToRetain. CurrentTxnFirstOffset is -1 when no transaction is
+// open; CoordinatorEpoch and LastTimestamp are -1 until set.
+type Entry struct {
+	ProducerID            int64
+	ProducerEpoch         int16
+	Batches               []BatchMetadata
+	CoordinatorEpoch      int32
+	LastTimestamp         int64
+	CurrentTxnFirstOffset int64
+}
+
+// LastSeq is entry.lastSeq(): -1 without batch metadata.
+func (e *Entry) LastSeq() int32 {
+	if len(e.Batches) == 0 {
+		return -1
+	}
+	return e.Batches[len(e.Batches)-1].LastSeq
+}
+
+// LastDataOffset is entry.lastDataOffset(): -1 without batch metadata.
+func (e *Entry) LastDataOffset() int64 {
+	if len(e.Batches) == 0 {
+		return -1
+	}
+	return e.Batches[len(e.Batches)-1].LastOffset
+}
+
+// LastOffsetDelta is entry.lastOffsetDelta(): 0 without batch metadata.
+func (e *Entry) LastOffsetDelta() int32 {
+	if len(e.Batches) == 0 {
+		return 0
+	}
+	return e.Batches[len(e.Batches)-1].OffsetDelta
+}
+
+// Txn is a transaction (TxnMetadata); LastOffset is -1 while ongoing.
+type Txn struct {
+	ProducerID  int64
+	FirstOffset int64
+	LastOffset  int64
+}
+
+// AbortedTxn is a .txnindex entry as LogSegment.recover writes it.
+type AbortedTxn struct {
+	ProducerID       int64
+	FirstOffset      int64
+	LastOffset       int64
+	LastStableOffset int64
+}
+
+// Barrier is a KIP-1279 MIRROR_PID_RESET batch met during replay.
+// ProducersCleared is how many producer entries it removed (0 when
+// barriers are ignored).
+type Barrier struct {
+	Offset           int64
+	ProducersCleared int
+	SourceClusterID  *string
+}
+
+// Severities of anomalies.
+const (
+	SeverityError   = "error"
+	SeverityWarning = "warning"
+	SeverityInfo    = "info"
+)
+
+// Anomaly kinds.
+const (
+	KindSequenceGap             = "sequence-gap"
+	KindDuplicateSequence       = "duplicate-sequence"
+	KindEpochRegression         = "epoch-regression"
+	KindCoordinatorEpochRegress = "coordinator-epoch-regression"
+	KindPIDCollision            = "pid-collision"
+	KindNonTxnInOpenTxn         = "non-transactional-in-open-txn"
+	KindMarkerWithoutTxn        = "marker-without-txn"
+	KindHangingTransaction      = "hanging-transaction"
+	KindStaleSnapshot           = "stale-snapshot"
+	KindSnapshotCorrupt         = "snapshot-corrupt"
+	KindSnapshotMismatch        = "snapshot-mismatch"
+	KindSnapshotIgnored         = "snapshot-ignored"
+	KindOpenTxnAtBarrier        = "open-txn-at-barrier"
+	KindBarrierIgnored          = "barrier-ignored"
+	KindInvalidControl          = "invalid-control"
+	KindCRCMismatch             = "crc-mismatch"
+	KindCorruptLog              = "corrupt-log"
+	KindZeroTail                = "zero-tail"
+	KindExpiredOnLoad           = "expired-on-load"
+	KindUnknownTxnCompletion    = "unknown-txn-completion"
+)
+
+// Anomaly is something replay found that Kafka would warn about, reject on
+// the leader, or fail the log load on. Offset is the batch's base offset
+// (or the snapshot offset for snapshot anomalies); ProducerID is -1 when
+// the anomaly is not about one producer.
+type Anomaly struct {
+	Kind       string
+	Severity   string
+	Offset     int64
+	ProducerID int64
+	Message    string
+}
+
+// ClockKind selects where "now" comes from for producer expiry.
+type ClockKind int
+
+const (
+	// ClockLogTime: now is the highest batch maxTimestamp replayed so far
+	// (the broker's wall clock when producers write with CreateTime), and
+	// the periodic expiry check runs whenever it has advanced by the check
+	// interval.
+	ClockLogTime ClockKind = iota
+	// ClockWall: now is the current wall-clock time, fixed for the run.
+	ClockWall
+	// ClockFixed: now is ClockMode.FixedMs.
+	ClockFixed
+)
+
+// ClockMode is --clock: log (the zero value), now, or a fixed epoch-ms.
+type ClockMode struct {
+	Kind    ClockKind
+	FixedMs int64
+}
+
+// ClockLog, ClockNow and ClockAt build the three modes.
+func ClockLog() ClockMode             { return ClockMode{Kind: ClockLogTime} }
+func ClockNow() ClockMode             { return ClockMode{Kind: ClockWall} }
+func ClockAt(epochMs int64) ClockMode { return ClockMode{Kind: ClockFixed, FixedMs: epochMs} }
+
+// ParseClockMode parses "log", "now", an epoch-ms integer or an RFC 3339
+// time.
+func ParseClockMode(s string) (ClockMode, error) {
+	switch strings.ToLower(s) {
+	case "log", "":
+		return ClockLog(), nil
+	case "now":
+		return ClockNow(), nil
+	}
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if v < 0 {
+			return ClockMode{}, fmt.Errorf("clock %q: epoch milliseconds must not be negative", s)
+		}
+		return ClockAt(v), nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return ClockAt(t.UnixMilli()), nil
+	}
+	return ClockMode{}, fmt.Errorf("clock %q: want log, now, epoch milliseconds or an RFC 3339 time", s)
+}
+
+func (c ClockMode) String() string {
+	switch c.Kind {
+	case ClockWall:
+		return "now"
+	case ClockFixed:
+		return strconv.FormatInt(c.FixedMs, 10)
+	}
+	return "log"
+}
+
+// Options control a replay. Use DefaultOptions and change fields: the zero
+// value means "up to offset 0, from the snapshot at offset 0".
+type Options struct {
+	// Upto is the exclusive end offset: the state before Upto, what
+	// Upto.snapshot would hold. -1 replays to the log end.
+	Upto int64
+	// FromSnapshot is SnapshotLatest, SnapshotNone or a snapshot offset.
+	FromSnapshot int64
+	// IgnoreBarriers replays as if no MIRROR_PID_RESET had been written.
+	IgnoreBarriers bool
+	// VerifyCRC checks each replayed batch's CRC-32C.
+	VerifyCRC bool
+	// ProducerIDExpirationMs is producer.id.expiration.ms.
+	ProducerIDExpirationMs int64
+	// ProducerIDExpirationCheckIntervalMs is
+	// producer.id.expiration.check.interval.ms (log clock only).
+	ProducerIDExpirationCheckIntervalMs int64
+	// Clock drives expiry.
+	Clock ClockMode
+	// HighWatermark is for the LSO; -1 means the log end offset.
+	HighWatermark int64
+	// TxnTimeoutMs: an open transaction older than this (log time) is
+	// hanging.
+	TxnTimeoutMs int64
+	// LogStartOffset is the log-start-offset-checkpoint value; -1 = none.
+	// Rebuild uses max(LogStartOffset, first segment base), as LogLoader.
+	LogStartOffset int64
+}
+
+// DefaultOptions are Kafka's defaults and kseg's CLI defaults.
+func DefaultOptions() Options {
+	return Options{
+		Upto:                                -1,
+		FromSnapshot:                        SnapshotLatest,
+		VerifyCRC:                           true,
+		ProducerIDExpirationMs:              DefaultProducerIDExpirationMs,
+		ProducerIDExpirationCheckIntervalMs: DefaultProducerIDExpirationCheckIntervalMs,
+		Clock:                               ClockLog(),
+		HighWatermark:                       -1,
+		TxnTimeoutMs:                        DefaultTxnTimeoutMs,
+		LogStartOffset:                      -1,
+	}
+}
+
+// Result is the rebuilt state of one partition.
+type Result struct {
+	Partition        string
+	LogStartOffset   int64
+	LogEndOffset     int64 // end of the replay: the log end, or Upto when it is lower
+	HighWatermark    int64 // as used for the LSO (clamped to [logStart, logEnd])
+	LastStableOffset int64
+	// FirstUndecidedOffset is the first offset of the oldest ongoing
+	// transaction, -1 when none.
+	FirstUndecidedOffset int64
+	// SnapshotLoaded is the offset of the snapshot replay started from,
+	// -1 when none.
+	SnapshotLoaded int64
+	Producers      []Entry      // sorted by ProducerID
+	Ongoing        []Txn        // sorted by FirstOffset
+	Aborted        []AbortedTxn // log order
+	Barriers       []Barrier
+	Anomalies      []Anomaly // log order
+
+	// ReplayedFrom is the offset replay started at; BatchesReplayed how
+	// many batches were applied; Clock the final "now" used for expiry
+	// (-1 when no timestamp was seen).
+	ReplayedFrom    int64
+	BatchesReplayed int64
+	Clock           int64
+}
+
+// HasErrors reports an anomaly of severity error.
+func (r *Result) HasErrors() bool {
+	for _, a := range r.Anomalies {
+		if a.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+// SnapshotEntries renders the producers as a snapshot file stores them,
+// sorted by producer id.
+func (r *Result) SnapshotEntries() []segment.SnapshotEntry {
+	out := make([]segment.SnapshotEntry, len(r.Producers))
+	for i := range r.Producers {
+		out[i] = SnapshotEntryOf(&r.Producers[i])
+	}
+	return out
+}
