@@ -90,6 +90,7 @@ safely.` + exitStatusHelp,
 		newExplainCmd(s, g),
 		newVersionCmd(s, g),
 		newReplayPSMCmd(s, g),
+		newInjectBarrierCmd(s, g),
 	)
 	return root
 }

@@ -1,0 +1,137 @@
+package barrier
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// sha256Hex hashes b.
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// hashFile hashes a whole file, and, when keep >= 0, also the content
+// "first keep bytes of the file, then extra" in the same read.
+func hashFile(path string, keep int64, extra []byte) (whole, derived string, size int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", "", 0, err
+	}
+	defer f.Close()
+	hw, hd := sha256.New(), sha256.New()
+	var w io.Writer = hw
+	if keep >= 0 {
+		w = io.MultiWriter(hw, hd)
+		n, err := io.CopyN(w, f, keep)
+		size = n
+		if err != nil {
+			return "", "", 0, fmt.Errorf("%s: %w (need %d bytes)", path, err, keep)
+		}
+		w = hw
+	}
+	n, err := io.Copy(w, f)
+	if err != nil {
+		return "", "", 0, err
+	}
+	size += n
+	if keep >= 0 {
+		hd.Write(extra)
+		derived = hex.EncodeToString(hd.Sum(nil))
+	}
+	return hex.EncodeToString(hw.Sum(nil)), derived, size, nil
+}
+
+// fileState is what a file is, compared with an operation's old and new
+// content.
+type fileState int
+
+const (
+	stateOther fileState = iota // neither
+	stateOld                    // the content before the injection (or absent for a create)
+	stateNew                    // the content after it (or absent for a delete)
+)
+
+// classify compares the file of op with its old and new hashes.
+func classify(dir string, op *FileOp) (fileState, error) {
+	path := filepath.Join(dir, op.Name)
+	st, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		switch op.Action {
+		case OpCreate:
+			return stateOld, nil
+		case OpDelete:
+			return stateNew, nil
+		}
+		return stateOther, nil
+	}
+	if err != nil {
+		return stateOther, err
+	}
+	if st.Size() != op.OldSize && st.Size() != op.NewSize {
+		return stateOther, nil
+	}
+	sum, _, _, err := hashFile(path, -1, nil)
+	if err != nil {
+		return stateOther, err
+	}
+	switch {
+	case op.Action != OpCreate && sum == op.OldSHA256:
+		return stateOld, nil
+	case op.Action != OpDelete && sum == op.NewSHA256:
+		return stateNew, nil
+	}
+	return stateOther, nil
+}
+
+// syncDir fsyncs a directory so that a create, rename or unlink in it is
+// durable (Kafka: Utils.flushDir after atomicMoveWithFallback).
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		d.Close()
+		return fmt.Errorf("fsync directory %s: %w", dir, err)
+	}
+	return d.Close()
+}
+
+// within reports whether path is dir or inside it, after resolving
+// symbolic links of the longest existing prefix of each.
+func within(path, dir string) bool {
+	rp, rd := realPath(path), realPath(dir)
+	rel, err := filepath.Rel(rd, rp)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
+}
+
+// realPath makes path absolute and resolves the symbolic links of its
+// longest existing prefix; the rest is appended as it is.
+func realPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	rest := ""
+	for p := abs; ; {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}

@@ -1,0 +1,454 @@
+package barrier
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/psm"
+	"github.com/kseg/kseg/segment"
+)
+
+func planOpts() InjectOptions { return InjectOptions{Timestamp: injectTs} }
+
+func mustPlan(t *testing.T, dir string, o InjectOptions) *Plan {
+	t.Helper()
+	p, err := PlanInjection(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func mustApply(t *testing.T, p *Plan) *Report {
+	t.Helper()
+	rep, err := Apply(p, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "backup")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verification != nil && !rep.Verification.OK() {
+		t.Fatalf("verification: %+v", rep.Verification)
+	}
+	return rep
+}
+
+func rebuildAll(t *testing.T, dir string, ignoreBarriers bool) *psm.Result {
+	t.Helper()
+	pd, err := segment.OpenPartitionDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := psm.DefaultOptions()
+	o.FromSnapshot = psm.SnapshotNone
+	o.IgnoreBarriers = ignoreBarriers
+	r, err := psm.Rebuild(pd, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// logBytes concatenates the .log segments of a partition.
+func segmentLogs(t *testing.T, dir string) map[int64][]byte {
+	t.Helper()
+	pd, err := segment.OpenPartitionDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64][]byte{}
+	for _, s := range pd.Segments {
+		b, err := os.ReadFile(s.Log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[s.BaseOffset] = b
+	}
+	return out
+}
+
+func TestInjectTruncateFixedPoint(t *testing.T) {
+	// 400-byte segments put the cut on a segment boundary and delete the
+	// segments above it; one big segment puts it in the middle.
+	for _, segBytes := range []int64{400, 0} {
+		t.Run(fmt.Sprintf("segment.bytes=%d", segBytes), func(t *testing.T) { testTruncateFixedPoint(t, segBytes) })
+	}
+}
+
+func testTruncateFixedPoint(t *testing.T, segBytes int64) {
+	dir := writeFixtureSeg(t, mirrorBatches(t), segBytes)
+	before := segmentLogs(t, dir)
+	beforeSnap := snapDir(t, dir)
+	p := mustPlan(t, dir, planOpts())
+
+	if p.LastStableOffset != 11 || !slices.Equal(p.CutIterations, []int64{11, 6}) || p.Cut != 6 {
+		t.Fatalf("LSO %d, iterations %v, cut %d; want 11, [11 6], 6", p.LastStableOffset, p.CutIterations, p.Cut)
+	}
+	if p.ProducersCleared != 2 || p.BarrierOffset != 6 || p.NewLogEndOffset != 7 || p.LeaderEpoch != 0 {
+		t.Fatalf("cleared %d barrier %d leo %d epoch %d", p.ProducersCleared, p.BarrierOffset, p.NewLogEndOffset, p.LeaderEpoch)
+	}
+	want := []DroppedTxn{
+		{ProducerID: pidReopC, FirstOffset: 6, MarkerOffset: 14, State: "aborted"},
+		{ProducerID: pidTxnA, FirstOffset: 9, MarkerOffset: 10, State: "aborted"},
+		{ProducerID: pidOpenB, FirstOffset: 11, MarkerOffset: -1, State: "open"},
+		{ProducerID: pidOpenE, FirstOffset: 15, MarkerOffset: -1, State: "open"},
+	}
+	if !slices.Equal(p.DroppedTxns, want) {
+		t.Fatalf("dropped txns %+v", p.DroppedTxns)
+	}
+	if p.Removed.Offsets != 12 || p.Removed.Batches != 10 || !slices.Equal(p.Removed.Producers, []int64{pidIdem, pidTxnA, pidOpenB, pidReopC, pidOpenE}) {
+		t.Fatalf("removed %+v", p.Removed)
+	}
+	if (segBytes > 0) != (len(p.SegmentsDeleted) > 0) || (segBytes > 0) != (p.CutPosition == 0) || len(p.EpochEntriesRemoved) != 1 || p.EpochEntriesRemoved[0] != (segment.EpochEntry{Epoch: 1, StartOffset: 8}) {
+		t.Fatalf("segments deleted %v, epochs removed %v", p.SegmentsDeleted, p.EpochEntriesRemoved)
+	}
+	if p.TxnIndex.Removed != 2 || (segBytes > 0) != (len(p.SnapshotsDeleted) > 0) {
+		t.Fatalf("txnindex %+v snapshots deleted %v", p.TxnIndex, p.SnapshotsDeleted)
+	}
+	assertUnchanged(t, beforeSnap, dir)
+
+	rep := mustApply(t, p)
+	if rep.Verification.ProducersCleared != 2 {
+		t.Fatalf("verification %+v", rep.Verification)
+	}
+	after := segmentLogs(t, dir)
+	// The kept prefix is byte-identical; the barrier follows it.
+	for base, b := range after {
+		old := before[base]
+		if base != p.CutSegment {
+			if !bytes.Equal(b, old) {
+				t.Fatalf("segment %d changed", base)
+			}
+			continue
+		}
+		if !bytes.Equal(b[:p.CutPosition], old[:p.CutPosition]) {
+			t.Fatal("kept prefix differs")
+		}
+		bar := Build(Spec{BaseOffset: 6, PartitionLeaderEpoch: 0, Timestamp: injectTs})
+		if !bytes.Equal(b[p.CutPosition:], bar) {
+			t.Fatalf("tail %x, want the barrier %x", b[p.CutPosition:], bar)
+		}
+	}
+	for _, base := range p.SegmentsDeleted {
+		if _, ok := after[base]; ok {
+			t.Fatalf("segment %d still there", base)
+		}
+	}
+	r := rebuildAll(t, dir, false)
+	if len(r.Barriers) != 1 || r.Barriers[0].Offset != 6 || r.Barriers[0].ProducersCleared <= 0 || len(r.Producers) != 0 || len(r.Ongoing) != 0 || r.HasErrors() {
+		t.Fatalf("replay after injection: barriers %+v producers %d ongoing %d anomalies %+v", r.Barriers, len(r.Producers), len(r.Ongoing), r.Anomalies)
+	}
+	pd, _ := segment.OpenPartitionDir(dir)
+	epochs, err := segment.ReadLeaderEpochCheckpoint(pd.LeaderEpochCheckpoint)
+	if err != nil || !slices.Equal(epochs, []segment.EpochEntry{{Epoch: 0, StartOffset: 0}}) {
+		t.Fatalf("leader-epoch-checkpoint %v %v", epochs, err)
+	}
+	var snaps []int64
+	for _, s := range pd.Snapshots {
+		if s.Offset > 6 {
+			snaps = append(snaps, s.Offset)
+		}
+	}
+	if !slices.Equal(snaps, []int64{7}) {
+		t.Fatalf("snapshots above the cut: %v, want [7]", snaps)
+	}
+	if e, err := segment.ReadProducerSnapshot(filepath.Join(dir, "00000000000000000007.snapshot")); err != nil || len(e) != 0 {
+		t.Fatalf("new snapshot: %v %v", e, err)
+	}
+	if HasJournal(dir) {
+		t.Fatal("journal left behind")
+	}
+	// The backup holds every file that changed or went, byte for byte.
+	for _, op := range p.Ops {
+		if op.Action == OpCreate {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(rep.BackupDir, op.Name))
+		if err != nil || sha256Hex(b) != beforeSnap[op.Name].sum {
+			t.Fatalf("backup of %s: %v", op.Name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(rep.BackupDir, BackupManifestName)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestInjectAbortMode(t *testing.T) {
+	dir := writeFixture(t, mirrorBatches(t))
+	before := segmentLogs(t, dir)
+	o := planOpts()
+	o.Mode = ModeAbort
+	p := mustPlan(t, dir, o)
+	if p.Cut != 18 || p.Removed.Batches != 0 || len(p.SegmentsDeleted) != 0 {
+		t.Fatalf("abort mode must not cut: cut %d removed %+v", p.Cut, p.Removed)
+	}
+	if len(p.Appended) != 3 || p.Appended[0].Kind != "ABORT" || p.Appended[0].ProducerID != pidOpenB ||
+		p.Appended[1].ProducerID != pidOpenE || p.Appended[2].Kind != "MIRROR_PID_RESET" || p.BarrierOffset != 20 {
+		t.Fatalf("appended %+v", p.Appended)
+	}
+	wantTxns := []segment.AbortedTxn{
+		{ProducerID: pidOpenB, FirstOffset: 11, LastOffset: 18, LastStableOffset: 15},
+		{ProducerID: pidOpenE, FirstOffset: 15, LastOffset: 19, LastStableOffset: 20},
+	}
+	if !slices.Equal(p.AbortedTxns, wantTxns) {
+		t.Fatalf("aborted txns %+v", p.AbortedTxns)
+	}
+	mustApply(t, p)
+
+	after := segmentLogs(t, dir)
+	last := p.CutSegment
+	if !bytes.Equal(after[last][:p.CutPosition], before[last]) {
+		t.Fatal("abort mode changed existing bytes")
+	}
+	r := rebuildAll(t, dir, false)
+	if len(r.Ongoing) != 0 || len(r.Producers) != 0 || len(r.Barriers) != 1 || r.Barriers[0].ProducersCleared != 5 || r.HasErrors() {
+		t.Fatalf("replay: ongoing %v producers %d barriers %+v anomalies %+v", r.Ongoing, len(r.Producers), r.Barriers, r.Anomalies)
+	}
+	// The .txnindex of the last segment ends with the new entries, which
+	// are what a broker's recovery computes for those markers.
+	pd, _ := segment.OpenPartitionDir(dir)
+	seg, _ := pd.Segment(last)
+	x, err := segment.ReadTxnIndex(seg.TxnIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(x.Entries); n < 2 || !slices.Equal(x.Entries[n-2:], wantTxns) {
+		t.Fatalf("txnindex %+v", x.Entries)
+	}
+	var fromReplay []segment.AbortedTxn
+	for _, a := range r.Aborted {
+		if a.LastOffset >= 18 {
+			fromReplay = append(fromReplay, segment.AbortedTxn{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset, LastOffset: a.LastOffset, LastStableOffset: a.LastStableOffset})
+		}
+	}
+	if !slices.Equal(fromReplay, wantTxns) {
+		t.Fatalf("psm's aborted txns %+v", fromReplay)
+	}
+}
+
+func TestInjectIdempotentAndForce(t *testing.T) {
+	dir := writeFixture(t, mirrorBatches(t))
+	mustApply(t, mustPlan(t, dir, planOpts()))
+	snap := snapDir(t, dir)
+
+	p := mustPlan(t, dir, planOpts())
+	if !p.NothingToDo || p.BarrierOffset != 6 {
+		t.Fatalf("second plan: nothing to do %v (%s)", p.NothingToDo, p.Reason)
+	}
+	rep, err := Apply(p, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b")})
+	if err != nil || !rep.NothingToDo {
+		t.Fatalf("second apply: %+v %v", rep, err)
+	}
+	assertUnchanged(t, snap, dir)
+
+	o := planOpts()
+	o.Force = true
+	p = mustPlan(t, dir, o)
+	if p.NothingToDo || p.Cut != 7 || p.BarrierOffset != 7 || p.Removed.Batches != 0 {
+		t.Fatalf("forced plan: %+v", p)
+	}
+	mustApply(t, p)
+	r := rebuildAll(t, dir, false)
+	if len(r.Barriers) != 2 || r.Barriers[1].Offset != 7 || r.Barriers[1].ProducersCleared != 0 {
+		t.Fatalf("barriers %+v", r.Barriers)
+	}
+}
+
+func TestInjectBumpLeaderEpoch(t *testing.T) {
+	dir := writeFixture(t, mirrorBatches(t))
+	o := planOpts()
+	o.BumpLeaderEpoch = i32(1)
+	var oe *OptionError
+	if _, err := PlanInjection(dir, o); !errors.As(err, &oe) {
+		t.Fatalf("bump to an existing epoch: %v", err)
+	}
+	o.BumpLeaderEpoch = i32(11)
+	p := mustPlan(t, dir, o)
+	if p.LeaderEpoch != 11 || p.EpochEntryAdded == nil || *p.EpochEntryAdded != (segment.EpochEntry{Epoch: 11, StartOffset: 6}) {
+		t.Fatalf("epoch %d added %v", p.LeaderEpoch, p.EpochEntryAdded)
+	}
+	mustApply(t, p)
+	pd, _ := segment.OpenPartitionDir(dir)
+	epochs, _ := segment.ReadLeaderEpochCheckpoint(pd.LeaderEpochCheckpoint)
+	if !slices.Equal(epochs, []segment.EpochEntry{{Epoch: 0, StartOffset: 0}, {Epoch: 11, StartOffset: 6}}) {
+		t.Fatalf("leader-epoch-checkpoint %v", epochs)
+	}
+	logs := segmentLogs(t, dir)
+	b := logs[p.CutSegment][p.CutPosition:]
+	if bb, err := decode.ParseBatch(b); err != nil || bb.PartitionLeaderEpoch != 11 || !Is(&bb) {
+		t.Fatalf("barrier epoch: %+v %v", bb, err)
+	}
+}
+
+func TestInjectDryRunChangesNothing(t *testing.T) {
+	dir := writeFixture(t, mirrorBatches(t))
+	logDir := filepath.Dir(dir)
+	before := snapDir(t, logDir)
+	for _, m := range []Mode{ModeTruncate, ModeAbort} {
+		o := planOpts()
+		o.Mode = m
+		mustPlan(t, dir, o)
+	}
+	assertUnchanged(t, before, logDir)
+}
+
+func TestInjectRepairTail(t *testing.T) {
+	batches := mirrorBatches(t)[:4] // offsets 0..5, nothing open
+	dir := writeFixture(t, batches)
+	pd, _ := segment.OpenPartitionDir(dir)
+	last := pd.Segments[len(pd.Segments)-1]
+	good, _ := os.ReadFile(last.Log)
+	torn := append(append([]byte(nil), good...), dataBatch(t, 6, 3, pidIdem, 0, 3, false, 0)[:50]...)
+	if err := os.WriteFile(last.Log, torn, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := snapDir(t, dir)
+	var ct *CorruptTailError
+	if _, err := PlanInjection(dir, planOpts()); !errors.As(err, &ct) || ct.ValidBytes != int64(len(good)) {
+		t.Fatalf("torn tail: %v", err)
+	}
+	assertUnchanged(t, before, dir)
+	o := planOpts()
+	o.RepairTail = true
+	p := mustPlan(t, dir, o)
+	if p.TailRepair == nil || p.TailRepair.Bytes != 50 || p.Cut != 6 || p.CutPosition != int64(len(good)) {
+		t.Fatalf("repair: %+v cut %d at %d", p.TailRepair, p.Cut, p.CutPosition)
+	}
+	mustApply(t, p)
+	got, _ := os.ReadFile(last.Log)
+	if !bytes.Equal(got[:len(good)], good) || len(got) != len(good)+Size {
+		t.Fatal("repaired segment is not the valid prefix plus the barrier")
+	}
+
+	// A CRC failure in an earlier segment: recovery truncates there and
+	// drops every later segment.
+	dir = writeFixture(t, mirrorBatches(t))
+	pd, _ = segment.OpenPartitionDir(dir)
+	first := pd.Segments[0]
+	b, _ := os.ReadFile(first.Log)
+	b[len(b)-1] ^= 0xff // the last batch's last byte
+	if err := os.WriteFile(first.Log, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PlanInjection(dir, planOpts()); !errors.As(err, &ct) || ct.Kind != "crc-mismatch" {
+		t.Fatalf("crc: %v", err)
+	}
+	p = mustPlan(t, dir, o)
+	if p.TailRepair == nil || len(p.TailRepair.SegmentsDropped) != len(pd.Segments)-1 {
+		t.Fatalf("repair: %+v", p.TailRepair)
+	}
+	mustApply(t, p)
+}
+
+func TestInjectRefusals(t *testing.T) {
+	t.Run("not a partition", func(t *testing.T) {
+		root := t.TempDir()
+		for _, d := range []string{"notes", "orders-0", "orders-0.0123456789abcdef0123456789abcdef-delete"} {
+			p := filepath.Join(root, d)
+			os.MkdirAll(p, 0o755)
+			if d != "orders-0" {
+				os.WriteFile(filepath.Join(p, "00000000000000000000.log"), nil, 0o644)
+			}
+			before := snapDir(t, p)
+			_, err := PlanInjection(p, planOpts())
+			var re *RefusalError
+			if !errors.As(err, &re) || re.Reason != RefuseNotPartition {
+				t.Fatalf("%s: %v", d, err)
+			}
+			assertUnchanged(t, before, p)
+		}
+	})
+	t.Run("legacy format", func(t *testing.T) {
+		var c decode.Codecs
+		var batches [][]byte
+		for i := int64(0); i < 3; i++ {
+			b, _ := c.AppendLegacy(nil, decode.LegacySpec{Offset: i, Magic: 1, Timestamp: tsOf(i), Value: []byte("v")})
+			batches = append(batches, b)
+		}
+		dir := writeFixture(t, batches)
+		before := snapDir(t, dir)
+		_, err := PlanInjection(dir, planOpts())
+		var re *RefusalError
+		if !errors.As(err, &re) || re.Reason != RefuseLegacyFormat {
+			t.Fatalf("legacy: %v", err)
+		}
+		assertUnchanged(t, before, dir)
+	})
+	t.Run("read-only", func(t *testing.T) {
+		dir := writeFixture(t, mirrorBatches(t))
+		before := snapDir(t, dir)
+		o := planOpts()
+		o.checkWritable = func(string) (bool, string, error) { return false, "the file system is mounted read-only", nil }
+		_, err := PlanInjection(dir, o)
+		var re *RefusalError
+		if !errors.As(err, &re) || re.Reason != RefuseReadOnly || !errors.Is(err, ErrRefused) {
+			t.Fatalf("read-only: %v", err)
+		}
+		assertUnchanged(t, before, dir)
+	})
+	t.Run("open transaction left at the barrier", func(t *testing.T) {
+		// A bad barrier written over an open transaction (pitfall 8)
+		// clears the producer but not the transaction: no ABORT marker
+		// can close it any more.
+		batches := [][]byte{
+			dataBatch(t, 0, 2, pidOpenB, 0, 0, true, 0),
+			Build(Spec{BaseOffset: 2, Timestamp: tsOf(2)}),
+		}
+		dir := writeFixture(t, batches)
+		before := snapDir(t, dir)
+		o := planOpts()
+		o.Mode = ModeAbort
+		_, err := PlanInjection(dir, o)
+		var re *RefusalError
+		if !errors.As(err, &re) || re.Reason != RefuseOpenTransactions {
+			t.Fatalf("abort over a cleared producer: %v", err)
+		}
+		assertUnchanged(t, before, dir)
+		// Truncating to the LSO removes it, and is allowed.
+		p := mustPlan(t, dir, planOpts())
+		if p.Cut != 0 {
+			t.Fatalf("cut %d", p.Cut)
+		}
+	})
+	t.Run("backup inside the log directory", func(t *testing.T) {
+		dir := writeFixture(t, mirrorBatches(t))
+		logDir := filepath.Dir(dir)
+		before := snapDir(t, logDir)
+		p := mustPlan(t, dir, planOpts())
+		_, err := Apply(p, ApplyOptions{BackupDir: filepath.Join(logDir, "backup")})
+		var re *RefusalError
+		if !errors.As(err, &re) || re.Reason != RefuseBackupDir {
+			t.Fatalf("backup in log dir: %v", err)
+		}
+		// Apply took the log directory lock, which creates .lock as a
+		// broker would; nothing else may differ.
+		delete(before, segment.LockName)
+		after := snapDir(t, logDir)
+		delete(after, segment.LockName)
+		delete(after, ".")
+		delete(before, ".")
+		if d := diffSnaps(before, after, true); len(d) > 0 {
+			t.Fatalf("changed: %v", d)
+		}
+	})
+	t.Run("file changed after planning", func(t *testing.T) {
+		dir := writeFixture(t, mirrorBatches(t))
+		p := mustPlan(t, dir, planOpts())
+		pd, _ := segment.OpenPartitionDir(dir)
+		last := pd.Segments[len(pd.Segments)-1].Log
+		f, _ := os.OpenFile(last, os.O_APPEND|os.O_WRONLY, 0)
+		f.Write(dataBatch(t, 18, 1, pidIdem, 0, 6, false, 1))
+		f.Close()
+		before := snapDir(t, dir)
+		_, err := Apply(p, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b")})
+		var re *RefusalError
+		if !errors.As(err, &re) || re.Reason != RefuseChanged {
+			t.Fatalf("changed: %v", err)
+		}
+		assertUnchanged(t, before, dir)
+	})
+}

@@ -1,0 +1,895 @@
+package barrier
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/psm"
+	"github.com/kseg/kseg/segment"
+)
+
+// Mode selects which KIP-1279 STOPPING design the injection follows
+// (barrier.md §3).
+type Mode string
+
+const (
+	// ModeTruncate is design 1 (msg155150): truncate the log to its last
+	// stable offset, iterated to a fixed point (psm.md §7), then append the
+	// barrier. Open transactions lose their data.
+	ModeTruncate Mode = "truncate"
+	// ModeAbort is design 2 (MirrorCoordinator's STOPPING sequence):
+	// append an ABORT marker for every open transaction
+	// (UnifiedLog.buildEndTransactionRecords), then the barrier. Nothing is
+	// truncated.
+	ModeAbort Mode = "abort"
+)
+
+// JournalName is the injection journal, kept in the partition directory
+// while an injection is under way. A broker ignores unknown files in a
+// partition directory (LogLoader only looks at its own suffixes); it is
+// unknown *directories* in a log directory that stop it.
+const JournalName = ".kseg-inject.journal"
+
+// stagedSuffix names the temporary copy of a file's new content, renamed
+// over the file at commit. Kafka's LogLoader matches files by suffix
+// (.log, .index, .snapshot …), so it ignores these.
+const stagedSuffix = ".kseg-new"
+
+// DefaultIndexIntervalBytes is index.interval.bytes' default.
+const DefaultIndexIntervalBytes = 4096
+
+// InjectOptions select what PlanInjection plans. The zero value is the
+// CLI's defaults: truncate mode, timestamp now, the recorded leader epoch.
+type InjectOptions struct {
+	Mode Mode `json:"mode"`
+	// RepairTail cuts a torn or corrupt log tail, or a batch that fails its
+	// CRC, where LogSegment.recover would (and drops the segments after it,
+	// as LogLoader.recoverLog does) before planning the cut.
+	RepairTail bool `json:"repairTail"`
+	// Timestamp is the base/max timestamp of the new batches in epoch ms;
+	// 0 or less means now. The plan records the resolved value.
+	Timestamp int64 `json:"timestamp"`
+	// LeaderEpoch is the partitionLeaderEpoch of the new batches; nil uses
+	// the latest epoch in leader-epoch-checkpoint (after truncation), else
+	// the last kept batch's partitionLeaderEpoch.
+	LeaderEpoch *int32 `json:"leaderEpoch,omitempty"`
+	// BumpLeaderEpoch records epoch N starting at the first new batch in
+	// leader-epoch-checkpoint and writes the new batches in it (design 2
+	// step 3, "bump leader epoch to draw a line"). N must be above every
+	// epoch the partition has recorded.
+	BumpLeaderEpoch *int32 `json:"bumpLeaderEpoch,omitempty"`
+	// SourceClusterID selects the MirrorPidResetRecord variant carrying it.
+	SourceClusterID *string `json:"sourceClusterId,omitempty"`
+	// CoordinatorEpoch is the coordinatorEpoch of the ABORT markers (abort
+	// mode); nil uses each producer's last coordinator epoch (0 if none).
+	CoordinatorEpoch *int32 `json:"coordinatorEpoch,omitempty"`
+	// NoSnapshot skips the empty producer snapshot at the new log end.
+	NoSnapshot bool `json:"noSnapshot"`
+	// Force appends a barrier even when the log already ends with one.
+	Force bool `json:"force"`
+	// IndexIntervalBytes is the topic's index.interval.bytes, used to
+	// decide whether the new batches get offset-index entries; 0 means
+	// 4096.
+	IndexIntervalBytes int `json:"indexIntervalBytes"`
+	// Now is the clock for the default timestamp; nil means time.Now.
+	Now func() time.Time `json:"-"`
+
+	// checkWritable replaces the read-only probe in tests.
+	checkWritable func(dir string) (bool, string, error)
+}
+
+// Plan is everything an injection will do, computed without changing a
+// byte. Apply executes it; --dry-run prints it.
+type Plan struct {
+	Dir       string        `json:"dir"`
+	LogDir    string        `json:"logDir"`
+	Topic     string        `json:"topic"`
+	Partition int32         `json:"partition"`
+	Mode      Mode          `json:"mode"`
+	Options   InjectOptions `json:"options"` // resolved (Timestamp set)
+
+	// The partition as found.
+	Segments             int      `json:"segments"`
+	LogStartOffset       int64    `json:"logStartOffset"`
+	LogEndOffset         int64    `json:"logEndOffset"` // after tail repair
+	LastStableOffset     int64    `json:"lastStableOffset"`
+	FirstUndecidedOffset int64    `json:"firstUndecidedOffset"`
+	Producers            int      `json:"producers"` // at the log end
+	Ongoing              []TxnRef `json:"ongoing"`
+	ReplayAnomalies      int      `json:"replayAnomalies"` // psm anomalies of severity error
+
+	// NothingToDo: the log already ends with a barrier at its LSO and
+	// Force is off. Reason says so.
+	NothingToDo bool   `json:"nothingToDo"`
+	Reason      string `json:"reason,omitempty"`
+
+	// Resume is set when an interrupted injection was found: the plan is
+	// the one recorded in its journal, and Apply finishes it.
+	Resume *Resume `json:"resume,omitempty"`
+
+	TailRepair *TailRepair `json:"tailRepair,omitempty"`
+
+	// Cut is the offset the new batches start at: the fixed-point LSO in
+	// truncate mode, the log end in abort mode. CutIterations are the
+	// successive LSO candidates (the last one is Cut).
+	Cut           int64   `json:"cut"`
+	CutIterations []int64 `json:"cutIterations"`
+	CutSegment    int64   `json:"cutSegment"`  // base offset of the segment cut
+	CutPosition   int64   `json:"cutPosition"` // byte position of the cut in it
+
+	Removed         Removed      `json:"removed"`
+	DroppedTxns     []DroppedTxn `json:"droppedTxns"`
+	SegmentsDeleted []int64      `json:"segmentsDeleted"`
+	Index           IndexChange  `json:"index"`     // .index entries
+	TimeIndex       IndexChange  `json:"timeIndex"` // .timeindex entries
+	TxnIndex        IndexChange  `json:"txnIndex"`  // .txnindex entries
+	// AbortedTxns are the .txnindex entries added in abort mode.
+	AbortedTxns         []segment.AbortedTxn `json:"abortedTxns"`
+	SnapshotsDeleted    []int64              `json:"snapshotsDeleted"`
+	EpochEntriesRemoved []segment.EpochEntry `json:"epochEntriesRemoved"`
+	EpochEntryAdded     *segment.EpochEntry  `json:"epochEntryAdded,omitempty"`
+
+	Appended         []AppendedBatch `json:"appended"`
+	BarrierOffset    int64           `json:"barrierOffset"`
+	LeaderEpoch      int32           `json:"leaderEpoch"`
+	Timestamp        int64           `json:"timestamp"`
+	NewLogEndOffset  int64           `json:"newLogEndOffset"`
+	ProducersCleared int             `json:"producersCleared"`
+	SnapshotOffset   int64           `json:"snapshotOffset"` // -1 with NoSnapshot
+
+	// Ops are the file operations, in the order Apply commits them.
+	Ops      []FileOp `json:"ops"`
+	Warnings []string `json:"warnings"`
+}
+
+// TxnRef is a transaction by producer and first offset; LastOffset is -1
+// while it is open.
+type TxnRef struct {
+	ProducerID  int64 `json:"producerId"`
+	FirstOffset int64 `json:"firstOffset"`
+	LastOffset  int64 `json:"lastOffset"`
+}
+
+// Resume describes an interrupted injection found through its journal.
+type Resume struct {
+	State     string   `json:"state"` // journalPrepared or journalCommitting
+	Started   string   `json:"started"`
+	BackupDir string   `json:"backupDir"`
+	Done      []string `json:"done"` // commit steps recorded as done
+}
+
+// TailRepair is the cut a RepairTail makes before anything else.
+type TailRepair struct {
+	Segment         int64   `json:"segment"`
+	Path            string  `json:"path"`
+	Position        int64   `json:"position"` // validBytes
+	Kind            string  `json:"kind"`
+	Bytes           int64   `json:"bytes"` // bytes cut from that segment
+	Message         string  `json:"message"`
+	SegmentsDropped []int64 `json:"segmentsDropped"` // later segments LogLoader.recoverLog deletes
+}
+
+// Removed counts what the cut takes out of the log.
+type Removed struct {
+	Batches   int64   `json:"batches"`
+	Records   int64   `json:"records"` // v2 recordsCount; a legacy entry counts 1
+	Bytes     int64   `json:"bytes"`   // .log bytes, torn and zero tails included
+	Offsets   int64   `json:"offsets"` // old log end - cut
+	Producers []int64 `json:"producers"`
+}
+
+// DroppedTxn is a transaction whose data the cut removes. State is "open"
+// (no marker in the log), or "committed"/"aborted" when its marker lay at
+// or beyond the cut: the transaction the cut reopened.
+type DroppedTxn struct {
+	ProducerID   int64  `json:"producerId"`
+	FirstOffset  int64  `json:"firstOffset"`
+	MarkerOffset int64  `json:"markerOffset"` // -1 when open
+	State        string `json:"state"`
+}
+
+// IndexChange counts entries of one index kind across the files touched.
+type IndexChange struct {
+	Kept    int `json:"kept"`
+	Removed int `json:"removed"`
+	Added   int `json:"added"`
+}
+
+// AppendedBatch is one batch the injection appends.
+type AppendedBatch struct {
+	Kind             string `json:"kind"` // "ABORT" or "MIRROR_PID_RESET"
+	Offset           int64  `json:"offset"`
+	Position         int64  `json:"position"`
+	Size             int    `json:"size"`
+	ProducerID       int64  `json:"producerId"`
+	ProducerEpoch    int16  `json:"producerEpoch"`
+	CoordinatorEpoch int32  `json:"coordinatorEpoch"`
+	TxnFirstOffset   int64  `json:"txnFirstOffset"` // ABORT: the transaction's first offset
+}
+
+// File operation actions.
+const (
+	OpReplace = "replace"
+	OpCreate  = "create"
+	OpDelete  = "delete"
+)
+
+// FileOp is one file of the partition directory that changes. New content
+// is KeepPrefix bytes of the current file followed by Content (a .log keeps
+// its prefix; every other file is Content alone). Apply fills in the
+// hashes before it touches anything, and they are what a resumed run
+// checks every file against.
+type FileOp struct {
+	Name       string `json:"name"`
+	Action     string `json:"action"`
+	Why        string `json:"why"`
+	OldSize    int64  `json:"oldSize"` // -1 for create
+	NewSize    int64  `json:"newSize"` // -1 for delete
+	KeepPrefix int64  `json:"keepPrefix,omitempty"`
+	Content    []byte `json:"content,omitempty"`
+	OldSHA256  string `json:"oldSha256,omitempty"`
+	NewSHA256  string `json:"newSha256,omitempty"`
+	// Perm, UID and GID are what the new file gets: the old file's (a
+	// created file: 0644 and the partition directory's owner). UID/GID
+	// are -1 when unknown.
+	Perm uint32 `json:"perm,omitempty"`
+	UID  int    `json:"uid"`
+	GID  int    `json:"gid"`
+}
+
+// batchMeta is what the planner keeps of a batch.
+type batchMeta struct {
+	Base, Last int64
+	Pos, Size  int64
+	Magic      int8
+	PLE        int32
+	MaxTs      int64
+	Records    int32
+	Control    bool
+	Txn        bool
+	PID        int64
+	Epoch      int16
+	Barrier    bool
+	MarkerType decode.ControlType // for transaction markers
+}
+
+func metaOf(b *decode.Batch, pos int64) batchMeta {
+	m := batchMeta{Base: b.BaseOffset, Last: b.LastOffset(), Pos: pos, Size: b.Size(), Magic: b.Magic,
+		PLE: b.PartitionLeaderEpoch, MaxTs: b.MaxTimestamp, Records: b.RecordCount, Control: b.IsControl(),
+		Txn: b.IsTransactional(), PID: b.ProducerID, Epoch: b.ProducerEpoch, MarkerType: -1}
+	if m.Records < 0 {
+		m.Records = 1
+	}
+	if m.Control {
+		if key, _, ok, err := firstRecord(b); err == nil && ok {
+			if _, t, err := decode.ParseControlKey(key); err == nil {
+				m.MarkerType = t
+				m.Barrier = t == decode.ControlMirrorPidReset
+			}
+		}
+	}
+	return m
+}
+
+// segScan is pass 1's account of one segment.
+type segScan struct {
+	files   segment.SegmentFiles
+	size    int64
+	valid   int64 // where recovery would truncate: end of the last good batch
+	next    int64 // offset after the last good batch; the base when none
+	batches int64
+	records int64
+	last    *batchMeta
+	tail    segment.Tail
+	bad     *CorruptTailError
+}
+
+// scanSegment walks one .log, checking every CRC, as LogSegment.recover
+// does (batch.ensureValid).
+func scanSegment(files segment.SegmentFiles, fn func(m *batchMeta) bool) (*segScan, error) {
+	lf, err := segment.OpenLog(files.Log)
+	if err != nil {
+		return nil, err
+	}
+	defer lf.Close()
+	s := &segScan{files: files, size: lf.Size, next: files.BaseOffset}
+	sc := lf.Scanner(segment.ScanOptions{})
+	for sc.Next() {
+		b := sc.Batch()
+		pos := sc.Pos()
+		if !b.CRCValid() {
+			s.bad = &CorruptTailError{Segment: files.BaseOffset, Path: files.Log, ValidBytes: pos, Kind: "crc-mismatch",
+				Err: &decode.CorruptError{Path: files.Log, Pos: pos, BaseOffset: b.BaseOffset, Field: "crc",
+					Err: fmt.Errorf("%w: stored 0x%08x, computed 0x%08x", decode.ErrCRCMismatch, b.CRC, b.ComputeCRC())}}
+			s.valid = pos
+			break
+		}
+		m := metaOf(b, pos)
+		s.last = &m
+		s.batches++
+		s.records += int64(m.Records)
+		s.next = m.Last + 1
+		s.valid = pos + m.Size
+		if fn != nil && !fn(&m) {
+			return s, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if s.bad == nil {
+		s.tail = sc.Tail()
+		s.valid = s.tail.ValidBytes
+		switch s.tail.Kind {
+		case segment.TailClean, segment.TailZeroFilled:
+		default:
+			s.bad = &CorruptTailError{Segment: files.BaseOffset, Path: files.Log, ValidBytes: s.tail.ValidBytes,
+				Kind: s.tail.Kind.String(), Err: s.tail.Err}
+		}
+	}
+	return s, nil
+}
+
+// PlanInjection reads the partition directory dir and plans the injection
+// of a MIRROR_PID_RESET barrier. It changes nothing. Refusals are
+// *RefusalError; a damaged tail without RepairTail is *CorruptTailError;
+// an option that cannot apply is *OptionError; anything else is I/O.
+//
+// When dir holds the journal of an interrupted injection, the plan is the
+// journal's, with Resume set: Apply then finishes that injection (the
+// options passed here are ignored).
+func PlanInjection(dir string, opts InjectOptions) (*Plan, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	name, ok := segment.ParsePartitionDir(filepath.Base(dir))
+	switch {
+	case !st.IsDir():
+		return nil, refuse(RefuseNotPartition, dir, "not a directory")
+	case !ok:
+		return nil, refuse(RefuseNotPartition, dir, "the name is not <topic>-<partition>")
+	case name.State != segment.DirLive:
+		return nil, refuse(RefuseNotPartition, dir, "a %s directory, not a live partition", name.State)
+	case name.Topic == "__cluster_metadata":
+		return nil, refuse(RefuseNotPartition, dir, "the KRaft metadata log is replicated by Raft, not a mirror partition")
+	case !segment.IsPartitionDir(dir):
+		return nil, refuse(RefuseNotPartition, dir, "no .log, partition.metadata or leader-epoch-checkpoint in it")
+	}
+	logDir := segment.LogDirOf(dir)
+	if err := checkNoBroker(logDir); err != nil {
+		return nil, err
+	}
+	check := writable
+	if opts.checkWritable != nil {
+		check = opts.checkWritable
+	}
+	if ok, why, err := check(dir); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, refuse(RefuseReadOnly, dir, "%s", why)
+	}
+	j, err := readJournal(dir)
+	switch {
+	case err == nil:
+		p := j.Plan
+		p.Dir, p.LogDir = dir, logDir
+		p.Resume = &Resume{State: j.State, Started: j.Started, BackupDir: j.BackupDir, Done: j.Done}
+		return p, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, JournalName), err)
+	}
+	pl := &planner{dir: dir, logDir: logDir, name: name, opts: opts}
+	return pl.plan()
+}
+
+// checkNoBroker refuses when another process holds the log directory's
+// .lock (a running broker).
+func checkNoBroker(logDir string) error {
+	lockPath := filepath.Join(logDir, segment.LockName)
+	pid, held, err := brokerLock(lockPath)
+	if err != nil {
+		return fmt.Errorf("checking %s: %w", lockPath, err)
+	}
+	if held {
+		return refuse(RefuseLocked, lockPath, "process %d holds the log directory lock: a broker is running on it; stop it first", pid)
+	}
+	return nil
+}
+
+type planner struct {
+	dir, logDir string
+	name        segment.PartitionDirName
+	opts        InjectOptions
+	pd          *segment.PartitionDir
+	p           *Plan
+	logStart    int64 // log-start-offset-checkpoint, -1 when none
+	// epochContent is the new leader-epoch-checkpoint, nil when unchanged.
+	epochContent []byte
+}
+
+func (pl *planner) warnf(format string, args ...any) {
+	pl.p.Warnings = append(pl.p.Warnings, fmt.Sprintf(format, args...))
+}
+
+// rebuild replays producer state up to upto (exclusive; -1 = log end).
+func (pl *planner) rebuild(upto int64) (*psm.Result, error) {
+	o := psm.DefaultOptions()
+	o.Upto = upto
+	o.LogStartOffset = pl.logStart
+	// Pass 1 checked every CRC already (and a failing batch ends the log
+	// the plan works on).
+	o.VerifyCRC = false
+	return psm.Rebuild(pl.pd, o)
+}
+
+func (pl *planner) resolveOptions() error {
+	o := &pl.opts
+	switch o.Mode {
+	case "":
+		o.Mode = ModeTruncate
+	case ModeTruncate, ModeAbort:
+	default:
+		return &OptionError{Option: "mode", Detail: fmt.Sprintf("%q is neither truncate nor abort", o.Mode)}
+	}
+	if o.Timestamp <= 0 {
+		now := time.Now
+		if o.Now != nil {
+			now = o.Now
+		}
+		o.Timestamp = now().UnixMilli()
+	}
+	if o.IndexIntervalBytes == 0 {
+		o.IndexIntervalBytes = DefaultIndexIntervalBytes
+	}
+	if o.IndexIntervalBytes < 0 {
+		return &OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
+	}
+	if o.LeaderEpoch != nil && o.BumpLeaderEpoch != nil {
+		return &OptionError{Option: "leader-epoch", Detail: "give either --leader-epoch or --bump-leader-epoch, not both"}
+	}
+	if o.LeaderEpoch != nil && *o.LeaderEpoch < 0 {
+		return &OptionError{Option: "leader-epoch", Detail: "must not be negative"}
+	}
+	if o.BumpLeaderEpoch != nil && *o.BumpLeaderEpoch < 0 {
+		return &OptionError{Option: "bump-leader-epoch", Detail: "must not be negative"}
+	}
+	if o.CoordinatorEpoch != nil && *o.CoordinatorEpoch < 0 {
+		return &OptionError{Option: "coordinator-epoch", Detail: "must not be negative"}
+	}
+	return nil
+}
+
+// readLogStart finds the partition in the log directory's
+// log-start-offset-checkpoint; -1 when absent.
+func (pl *planner) readLogStart() int64 {
+	path := filepath.Join(pl.logDir, segment.LogStartOffsetCheckpointName)
+	entries, err := segment.ReadOffsetCheckpoint(path)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			pl.warnf("%s unreadable (%v); log start taken from the first segment", path, err)
+		}
+		return -1
+	}
+	for _, e := range entries {
+		if e.Topic == pl.name.Topic && e.Partition == pl.name.Partition {
+			return e.Offset
+		}
+	}
+	return -1
+}
+
+func (pl *planner) plan() (*Plan, error) {
+	if err := pl.resolveOptions(); err != nil {
+		return nil, err
+	}
+	o := pl.opts
+	p := &Plan{Dir: pl.dir, LogDir: pl.logDir, Topic: pl.name.Topic, Partition: pl.name.Partition, Mode: o.Mode,
+		Options: o, Timestamp: o.Timestamp, SnapshotOffset: -1, FirstUndecidedOffset: -1}
+	pl.p = p
+	pd, err := segment.OpenPartitionDir(pl.dir)
+	if err != nil {
+		return nil, err
+	}
+	pl.pd = pd
+	for _, t := range pd.Transient {
+		if fi, _ := segment.ParseFileName(filepath.Base(t)); fi.Suffix == segment.SwapSuffix {
+			return nil, refuse(RefuseTransientFiles, t, "a .swap file: the broker would swap it in at the next load; let it finish first")
+		}
+	}
+	for _, f := range append(append([]string(nil), pd.Other...), pd.Transient...) {
+		switch base := filepath.Base(f); {
+		case strings.HasSuffix(base, stagedSuffix):
+			return nil, refuse(RefuseTransientFiles, f, "left by an interrupted kseg injection whose journal is gone; inspect it and remove it")
+		case base == JournalName+segment.TempSuffix:
+			// The journal is written before anything else: a crash while
+			// writing it left the partition untouched.
+			pl.warnf("%s is left from an injection interrupted before it changed anything; it is removed", base)
+		}
+	}
+	var segs []segment.SegmentFiles
+	for _, s := range pd.Segments {
+		if s.Log == "" {
+			pl.warnf("orphaned index files at base offset %d (no .log); the broker deletes them at load", s.BaseOffset)
+			continue
+		}
+		segs = append(segs, s)
+	}
+	if len(segs) == 0 {
+		return nil, refuse(RefuseNotPartition, pl.dir, "no .log segment")
+	}
+	p.Segments = len(segs)
+	pl.logStart = pl.readLogStart()
+
+	// Pass 1: every segment, every CRC (LogSegment.recover's checks).
+	scans := make([]*segScan, len(segs))
+	for i, s := range segs {
+		if scans[i], err = scanSegment(s, nil); err != nil {
+			return nil, err
+		}
+	}
+	kept := scans
+	var dropped []*segScan
+	for i, s := range scans {
+		if s.bad == nil {
+			continue
+		}
+		if !o.RepairTail {
+			return nil, s.bad
+		}
+		// LogLoader.recoverLog: the segment is truncated at validBytes and
+		// every later segment deleted.
+		kept, dropped = scans[:i+1], scans[i+1:]
+		msg := s.bad.Kind
+		if s.bad.Err != nil {
+			msg = s.bad.Err.Error()
+		}
+		p.TailRepair = &TailRepair{Segment: s.files.BaseOffset, Path: s.files.Log, Position: s.valid, Kind: s.bad.Kind,
+			Bytes: s.size - s.valid, Message: msg}
+		for _, d := range dropped {
+			p.TailRepair.SegmentsDropped = append(p.TailRepair.SegmentsDropped, d.files.BaseOffset)
+		}
+		break
+	}
+	for _, s := range kept[:len(kept)-1] {
+		if s.tail.Kind == segment.TailZeroFilled {
+			pl.warnf("%s: %d zero bytes after position %d in a segment that is not the last", filepath.Base(s.files.Log), s.size-s.valid, s.valid)
+		}
+	}
+	end := kept[len(kept)-1].next
+	p.LogEndOffset = end
+
+	// Producer state at the (recovered) log end.
+	upto := int64(-1)
+	if p.TailRepair != nil {
+		upto = end
+	}
+	r0, err := pl.rebuild(upto)
+	if err != nil {
+		return nil, fmt.Errorf("rebuilding producer state: %w", err)
+	}
+	p.LogStartOffset = r0.LogStartOffset
+	p.LastStableOffset = r0.LastStableOffset
+	p.FirstUndecidedOffset = r0.FirstUndecidedOffset
+	p.Producers = len(r0.Producers)
+	for _, t := range r0.Ongoing {
+		p.Ongoing = append(p.Ongoing, TxnRef{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset, LastOffset: t.LastOffset})
+	}
+	for _, a := range r0.Anomalies {
+		if a.Severity == psm.SeverityError {
+			p.ReplayAnomalies++
+		}
+	}
+	if p.ReplayAnomalies > 0 {
+		pl.warnf("producer-state replay reported %d error anomalies (see kseg replay-psm)", p.ReplayAnomalies)
+	}
+
+	// The cut.
+	cut := end
+	state := r0
+	p.CutIterations = []int64{}
+	if o.Mode == ModeTruncate {
+		// psm.md §7: cutting at L removes every batch with lastOffset >= L,
+		// which can remove the marker of a transaction that started
+		// before L and so reopen it; recompute until nothing below the cut
+		// is open.
+		for {
+			l := state.LastStableOffset
+			if l >= cut {
+				break
+			}
+			if l < p.LogStartOffset {
+				return nil, refuse(RefuseBelowLogStart, pl.dir, "the last stable offset %d is below the log start offset %d", l, p.LogStartOffset)
+			}
+			if l, err = pl.alignDown(kept, l); err != nil {
+				return nil, err
+			}
+			p.CutIterations = append(p.CutIterations, l)
+			if state, err = pl.rebuild(l); err != nil {
+				return nil, fmt.Errorf("rebuilding producer state up to %d: %w", l, err)
+			}
+			cut = l
+		}
+		if len(state.Ongoing) > 0 {
+			t := state.Ongoing[0]
+			return nil, refuse(RefuseOpenTransactions, pl.dir,
+				"producer %d's transaction from offset %d would still be open at the barrier (it starts before the log start offset %d)",
+				t.ProducerID, t.FirstOffset, p.LogStartOffset)
+		}
+	}
+	if cut < p.LogStartOffset {
+		return nil, refuse(RefuseBelowLogStart, pl.dir, "the cut %d is below the log start offset %d", cut, p.LogStartOffset)
+	}
+	p.Cut = cut
+	p.ProducersCleared = len(state.Producers)
+
+	// The segment the cut falls in.
+	ci := -1
+	for i, s := range kept {
+		if s.files.BaseOffset <= cut {
+			ci = i
+		}
+	}
+	if ci < 0 {
+		return nil, refuse(RefuseBelowLogStart, pl.dir, "the cut %d is below the first segment %d", cut, kept[0].files.BaseOffset)
+	}
+	cs := kept[ci]
+	p.CutSegment = cs.files.BaseOffset
+
+	// Pass 2: the cut segment and everything after it.
+	var lastKept *batchMeta
+	for _, s := range kept[:ci] {
+		if s.last != nil {
+			lastKept = s.last
+		}
+	}
+	p.CutPosition = cs.valid
+	segMaxTs, segMaxOff := int64(decode.NoTimestamp), cs.files.BaseOffset
+	rebuilt := newIndexBuilder(cs.files.BaseOffset, o.IndexIntervalBytes)
+	removedPIDs := map[int64]bool{}
+	open := map[int64]*DroppedTxn{}
+	removed := func(m *batchMeta) {
+		p.Removed.Batches++
+		p.Removed.Records += int64(m.Records)
+		if m.PID > decode.NoProducerID {
+			removedPIDs[m.PID] = true
+		}
+		switch {
+		case m.Txn && !m.Control:
+			if open[m.PID] == nil {
+				open[m.PID] = &DroppedTxn{ProducerID: m.PID, FirstOffset: m.Base, MarkerOffset: -1, State: "open"}
+			}
+		case m.Txn && m.Control && (m.MarkerType == decode.ControlAbort || m.MarkerType == decode.ControlCommit):
+			if t := open[m.PID]; t != nil {
+				t.MarkerOffset = m.Base
+				t.State = "committed"
+				if m.MarkerType == decode.ControlAbort {
+					t.State = "aborted"
+				}
+				p.DroppedTxns = append(p.DroppedTxns, *t)
+				delete(open, m.PID)
+			}
+		}
+	}
+	cutFound := false
+	if _, err := scanSegment(cs.files, func(m *batchMeta) bool {
+		switch {
+		case m.Last < cut:
+			lastKept = new(batchMeta)
+			*lastKept = *m
+			if m.MaxTs > segMaxTs {
+				segMaxTs, segMaxOff = m.MaxTs, m.Last
+			}
+			rebuilt.add(m.Pos, m.Last, m.MaxTs)
+		default:
+			if !cutFound {
+				p.CutPosition = m.Pos
+				cutFound = true
+			}
+			removed(m)
+		}
+		return true
+	}); err != nil {
+		return nil, err
+	}
+	for _, s := range kept[ci+1:] {
+		if _, err := scanSegment(s.files, func(m *batchMeta) bool { removed(m); return true }); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range open {
+		p.DroppedTxns = append(p.DroppedTxns, *t)
+	}
+	slices.SortFunc(p.DroppedTxns, func(a, b DroppedTxn) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
+	for pid := range removedPIDs {
+		p.Removed.Producers = append(p.Removed.Producers, pid)
+	}
+	slices.Sort(p.Removed.Producers)
+	p.Removed.Offsets = end - cut
+	p.Removed.Bytes = cs.size - p.CutPosition
+	for _, s := range kept[ci+1:] {
+		p.Removed.Bytes += s.size
+	}
+	for _, s := range dropped {
+		p.Removed.Bytes += s.size
+	}
+	if cs.tail.Kind == segment.TailZeroFilled && p.TailRepair == nil {
+		pl.warnf("%s: %d zero bytes of preallocation after position %d are removed", filepath.Base(cs.files.Log), cs.size-cs.valid, cs.valid)
+	}
+
+	// Legacy data at the cut: the barrier is a v2 control batch.
+	if lastKept != nil && lastKept.Magic < 2 {
+		return nil, refuse(RefuseLegacyFormat, cs.files.Log,
+			"the batch before the cut (offset %d) is a magic v%d message: the topic is on a pre-0.11 message format and cannot take a v2 control batch",
+			lastKept.Base, lastKept.Magic)
+	}
+
+	// Idempotence: already barriered at its LSO.
+	if lastKept != nil && lastKept.Barrier && cut == end && p.TailRepair == nil && len(r0.Ongoing) == 0 && !o.Force {
+		p.NothingToDo = true
+		p.Reason = fmt.Sprintf("the log already ends with a MIRROR_PID_RESET barrier at offset %d, at its last stable offset %d (use --force to add another)",
+			lastKept.Base, end)
+		p.BarrierOffset = lastKept.Base
+		p.NewLogEndOffset = end
+		return p, nil
+	}
+
+	// Leader epoch.
+	if err := pl.planEpochs(kept, cut, lastKept); err != nil {
+		return nil, err
+	}
+
+	// The batches to append.
+	var appendBytes []byte
+	off, pos := cut, p.CutPosition
+	if o.Mode == ModeAbort {
+		producers := map[int64]*psm.Entry{}
+		for i := range r0.Producers {
+			producers[r0.Producers[i].ProducerID] = &r0.Producers[i]
+		}
+		for i, t := range r0.Ongoing {
+			e := producers[t.ProducerID]
+			if e == nil {
+				return nil, refuse(RefuseOpenTransactions, pl.dir,
+					"producer %d's transaction from offset %d is open but the producer has no state (cleared by an earlier barrier?): an ABORT marker cannot close it; use --mode truncate",
+					t.ProducerID, t.FirstOffset)
+			}
+			ce := e.CoordinatorEpoch
+			if ce < 0 {
+				ce = 0
+			}
+			if o.CoordinatorEpoch != nil {
+				if *o.CoordinatorEpoch < ce {
+					pl.warnf("--coordinator-epoch %d is below producer %d's last coordinator epoch %d; a leader would reject the marker (TransactionCoordinatorFencedException)",
+						*o.CoordinatorEpoch, e.ProducerID, ce)
+				}
+				ce = *o.CoordinatorEpoch
+			}
+			raw := BuildEndTxnMarker(off, p.LeaderEpoch, o.Timestamp, e.ProducerID, e.ProducerEpoch, ce, false)
+			p.Appended = append(p.Appended, AppendedBatch{Kind: decode.ControlAbort.String(), Offset: off, Position: pos, Size: len(raw),
+				ProducerID: e.ProducerID, ProducerEpoch: e.ProducerEpoch, CoordinatorEpoch: ce, TxnFirstOffset: t.FirstOffset})
+			// ProducerStateManager.lastStableOffset(completedTxn): the first
+			// offset of the earliest other ongoing transaction, else
+			// lastOffset+1. The markers complete the transactions in
+			// first-offset order, so the next one is still open.
+			lso := off + 1
+			if i+1 < len(r0.Ongoing) {
+				lso = r0.Ongoing[i+1].FirstOffset
+			}
+			p.AbortedTxns = append(p.AbortedTxns, segment.AbortedTxn{Version: segment.AbortedTxnCurrentVersion,
+				ProducerID: e.ProducerID, FirstOffset: t.FirstOffset, LastOffset: off, LastStableOffset: lso})
+			appendBytes = append(appendBytes, raw...)
+			off++
+			pos += int64(len(raw))
+		}
+	}
+	bar := Build(Spec{BaseOffset: off, PartitionLeaderEpoch: p.LeaderEpoch, Timestamp: o.Timestamp, SourceClusterID: o.SourceClusterID})
+	p.Appended = append(p.Appended, AppendedBatch{Kind: decode.ControlMirrorPidReset.String(), Offset: off, Position: pos, Size: len(bar),
+		ProducerID: decode.NoProducerID, ProducerEpoch: decode.NoProducerEpoch, CoordinatorEpoch: -1, TxnFirstOffset: -1})
+	appendBytes = append(appendBytes, bar...)
+	p.BarrierOffset = off
+	p.NewLogEndOffset = off + 1
+	if off-cs.files.BaseOffset > 1<<31-1 {
+		return nil, fmt.Errorf("offset %d does not fit in segment %d's relative offsets", off, cs.files.BaseOffset)
+	}
+
+	return p, pl.planFiles(kept, dropped, ci, appendBytes, segMaxTs, segMaxOff, rebuilt)
+}
+
+// alignDown moves l down to the base of the batch that contains it: a cut
+// at l removes every batch whose lastOffset >= l (LocalLog.truncateTo), so
+// the log then ends at that batch's base.
+func (pl *planner) alignDown(kept []*segScan, l int64) (int64, error) {
+	var s *segScan
+	for _, k := range kept {
+		if k.files.BaseOffset <= l {
+			s = k
+		}
+	}
+	if s == nil || l >= s.next {
+		return l, nil
+	}
+	out := l
+	_, err := scanSegment(s.files, func(m *batchMeta) bool {
+		if m.Last >= l {
+			out = min(l, m.Base)
+			return false
+		}
+		return true
+	})
+	return out, err
+}
+
+// planEpochs resolves the leader epoch of the new batches and the
+// leader-epoch-checkpoint change (LeaderEpochFileCache.truncateFromEnd,
+// then assign for the first new batch).
+func (pl *planner) planEpochs(kept []*segScan, cut int64, lastKept *batchMeta) error {
+	p, o := pl.p, pl.opts
+	var entries []segment.EpochEntry
+	if pl.pd.LeaderEpochCheckpoint != "" {
+		var err error
+		if entries, err = segment.ReadLeaderEpochCheckpoint(pl.pd.LeaderEpochCheckpoint); err != nil {
+			return err
+		}
+	}
+	latest, highest := int32(-1), int32(-1)
+	var keptEntries []segment.EpochEntry
+	for _, e := range entries {
+		highest = max(highest, e.Epoch)
+		if e.StartOffset >= cut {
+			p.EpochEntriesRemoved = append(p.EpochEntriesRemoved, e)
+			continue
+		}
+		keptEntries = append(keptEntries, e)
+		latest = e.Epoch
+	}
+	for _, s := range kept {
+		if s.last != nil && s.last.Magic >= 2 {
+			highest = max(highest, s.last.PLE)
+		}
+	}
+	var epoch int32
+	switch {
+	case o.BumpLeaderEpoch != nil:
+		epoch = *o.BumpLeaderEpoch
+		if epoch <= highest {
+			return &OptionError{Option: "bump-leader-epoch", Detail: fmt.Sprintf("%d is not above the highest leader epoch %d the partition has recorded", epoch, highest)}
+		}
+	case o.LeaderEpoch != nil:
+		epoch = *o.LeaderEpoch
+		if epoch < latest {
+			return &OptionError{Option: "leader-epoch", Detail: fmt.Sprintf("%d is below the latest leader epoch %d kept in leader-epoch-checkpoint", epoch, latest)}
+		}
+	case latest >= 0:
+		epoch = latest
+	case lastKept != nil && lastKept.Magic >= 2 && lastKept.PLE >= 0:
+		epoch = lastKept.PLE
+	}
+	p.LeaderEpoch = epoch
+	if pl.pd.LeaderEpochCheckpoint == "" {
+		if o.BumpLeaderEpoch != nil {
+			pl.warnf("no leader-epoch-checkpoint: epoch %d is written in the new batches but not recorded (the broker rebuilds its epoch cache from the log)", epoch)
+		}
+		return nil
+	}
+	if epoch > latest {
+		// LeaderEpochFileCache.assign on append of the first new batch.
+		p.EpochEntryAdded = &segment.EpochEntry{Epoch: epoch, StartOffset: cut}
+		keptEntries = append(keptEntries, *p.EpochEntryAdded)
+	}
+	if len(p.EpochEntriesRemoved) > 0 || p.EpochEntryAdded != nil {
+		pl.epochContent = segment.EncodeLeaderEpochCheckpoint(keptEntries)
+	}
+	return nil
+}

@@ -1,0 +1,155 @@
+package barrier
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/kseg/kseg/psm"
+	"github.com/kseg/kseg/segment"
+)
+
+// Verification is the read-back check of an injected partition.
+type Verification struct {
+	BarrierOffset int64 `json:"barrierOffset"`
+	// BarrierFound: a batch starts at BarrierOffset and Is a barrier.
+	BarrierFound bool `json:"barrierFound"`
+	// BarrierProblems are Validate's findings on it.
+	BarrierProblems []Problem `json:"barrierProblems"`
+	// ProducersCleared is how many producers the barrier removed in a
+	// replay; ProducersAfter and OngoingAfter are the producers and open
+	// transactions left at the log end (the barrier is the last batch, so
+	// both must be 0).
+	ProducersCleared int `json:"producersCleared"`
+	ProducersAfter   int `json:"producersAfter"`
+	OngoingAfter     int `json:"ongoingAfter"`
+	// ReplayFrom is the snapshot offset the replay started from (-1: the
+	// log start).
+	ReplayFrom int64 `json:"replayFrom"`
+	// Anomalies are replay anomalies at or after the barrier's segment
+	// that say the barrier is unsafe (an open transaction at it).
+	Anomalies []string `json:"anomalies"`
+	// IndexProblems are kafka-dump-log --verify-index findings for the
+	// segment holding the barrier.
+	IndexProblems []string `json:"indexProblems"`
+}
+
+// OK reports a clean verification.
+func (v *Verification) OK() bool {
+	return v.BarrierFound && len(v.BarrierProblems) == 0 && v.ProducersAfter == 0 && v.OngoingAfter == 0 &&
+		len(v.Anomalies) == 0 && len(v.IndexProblems) == 0
+}
+
+// Verify reads an injected partition back: the batch at barrierOffset must
+// be a well-formed barrier, a producer-state replay through it must leave
+// no producer and no open transaction, and the indexes of its segment must
+// agree with its log.
+func Verify(dir string, barrierOffset int64) (*Verification, error) {
+	v := &Verification{BarrierOffset: barrierOffset, ReplayFrom: -1, BarrierProblems: []Problem{}, Anomalies: []string{}, IndexProblems: []string{}}
+	pd, err := segment.OpenPartitionDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var seg *segment.SegmentFiles
+	for i := range pd.Segments {
+		if pd.Segments[i].Log != "" && pd.Segments[i].BaseOffset <= barrierOffset {
+			seg = &pd.Segments[i]
+		}
+	}
+	if seg == nil {
+		return v, nil
+	}
+	lf, err := segment.OpenLog(seg.Log)
+	if err != nil {
+		return nil, err
+	}
+	sc := lf.Scanner(segment.ScanOptions{})
+	for sc.Next() {
+		b := sc.Batch()
+		if b.BaseOffset == barrierOffset {
+			v.BarrierFound = Is(b)
+			v.BarrierProblems = append(v.BarrierProblems, Validate(append([]byte(nil), b.Raw...))...)
+			break
+		}
+	}
+	err = sc.Err()
+	if err == nil {
+		var idx *segment.OffsetIndex
+		var tidx *segment.TimeIndex
+		if seg.Index != "" {
+			x, err := segment.ReadOffsetIndex(seg.Index, seg.BaseOffset)
+			if err != nil {
+				lf.Close()
+				return nil, err
+			}
+			idx = &x
+		}
+		if seg.TimeIndex != "" {
+			x, err := segment.ReadTimeIndex(seg.TimeIndex, seg.BaseOffset)
+			if err != nil {
+				lf.Close()
+				return nil, err
+			}
+			tidx = &x
+		}
+		var probs []segment.IndexProblem
+		probs, err = segment.VerifyIndexes(lf, idx, tidx)
+		for _, p := range probs {
+			v.IndexProblems = append(v.IndexProblems, p.String())
+		}
+	}
+	lf.Close()
+	if err != nil {
+		return nil, err
+	}
+
+	// Replay from the newest snapshot at or before the barrier, so the
+	// barrier itself is replayed.
+	o := psm.DefaultOptions()
+	o.LogStartOffset = logStartOf(pd)
+	logStart := max(o.LogStartOffset, pd.Segments[0].BaseOffset)
+	o.FromSnapshot = psm.SnapshotNone
+	for _, s := range pd.Snapshots {
+		// psm (like truncateAndReload) never loads a snapshot at or below
+		// the log start offset.
+		if s.Offset <= barrierOffset && s.Offset >= seg.BaseOffset && s.Offset > logStart {
+			o.FromSnapshot, v.ReplayFrom = s.Offset, s.Offset
+		}
+	}
+	r, err := psm.Rebuild(pd, o)
+	if err != nil && o.FromSnapshot != psm.SnapshotNone {
+		// An unusable snapshot: replay the whole log instead.
+		o.FromSnapshot, v.ReplayFrom = psm.SnapshotNone, -1
+		r, err = psm.Rebuild(pd, o)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("replaying producer state: %w", err)
+	}
+	for _, b := range r.Barriers {
+		if b.Offset == barrierOffset {
+			v.ProducersCleared = b.ProducersCleared
+		}
+	}
+	v.ProducersAfter = len(r.Producers)
+	v.OngoingAfter = len(r.Ongoing)
+	for _, a := range r.Anomalies {
+		if a.Kind == psm.KindOpenTxnAtBarrier && a.Offset >= seg.BaseOffset {
+			v.Anomalies = append(v.Anomalies, a.Message)
+		}
+	}
+	return v, nil
+}
+
+// logStartOf reads the partition's entry of its log directory's
+// log-start-offset-checkpoint; -1 when there is none.
+func logStartOf(pd *segment.PartitionDir) int64 {
+	entries, err := segment.ReadOffsetCheckpoint(filepath.Join(segment.LogDirOf(pd.Path), segment.LogStartOffsetCheckpointName))
+	if err != nil {
+		return -1
+	}
+	for _, e := range entries {
+		if e.Topic == pd.Topic && e.Partition == pd.Partition {
+			return e.Offset
+		}
+	}
+	return -1
+}

@@ -1,0 +1,247 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/barrier"
+)
+
+// injectBarrierOptions are the flags of `kseg inject-barrier`.
+type injectBarrierOptions struct {
+	dryRun             bool
+	output             string
+	mode               string
+	repairTail         bool
+	backupDir          string
+	timestamp          int64
+	leaderEpoch        int32
+	bumpLeaderEpoch    int32
+	sourceClusterID    string
+	coordinatorEpoch   int32
+	noSnapshot         bool
+	force              bool
+	indexIntervalBytes int
+	rollback           bool
+
+	// derived by Validate
+	inject barrier.InjectOptions
+	// planFlags are the flags that shape a plan; a resumed injection
+	// ignores them.
+	planFlags []string
+}
+
+func (o *injectBarrierOptions) AddFlags(c *cobra.Command) {
+	f := c.Flags()
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and change nothing")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text|json")
+	f.StringVar(&o.mode, "mode", "truncate", "truncate: cut the log at its last stable offset, then the barrier (KIP-1279 design 1); abort: an ABORT marker for every open transaction, then the barrier (design 2)")
+	f.BoolVar(&o.repairTail, "repair-tail", false, "first cut a torn or corrupt tail, or a batch that fails its CRC, where broker recovery would")
+	f.StringVar(&o.backupDir, "backup-dir", "", "where the backup of every changed or deleted file goes (default: a new kseg-backup-<partition>-<time> folder in the working directory; never inside the log directory)")
+	f.Int64Var(&o.timestamp, "timestamp", 0, "timestamp of the new batches in epoch milliseconds (default: now)")
+	f.Int32Var(&o.leaderEpoch, "leader-epoch", -1, "partitionLeaderEpoch of the new batches (default: the latest epoch in leader-epoch-checkpoint, else the last batch's)")
+	f.Int32Var(&o.bumpLeaderEpoch, "bump-leader-epoch", -1, "record leader epoch N from the first new batch in leader-epoch-checkpoint and write the new batches in it; N must be above every recorded epoch")
+	f.StringVar(&o.sourceClusterID, "source-cluster-id", "", "write the MirrorPidResetRecord variant that carries this source cluster id")
+	f.Int32Var(&o.coordinatorEpoch, "coordinator-epoch", -1, "--mode abort: coordinatorEpoch of the ABORT markers (default: each producer's last, else 0)")
+	f.BoolVar(&o.noSnapshot, "no-snapshot", false, "do not write the empty producer snapshot at the new log end")
+	f.BoolVar(&o.force, "force", false, "add a barrier even when the log already ends with one")
+	f.IntVar(&o.indexIntervalBytes, "index-interval-bytes", barrier.DefaultIndexIntervalBytes, "the topic's index.interval.bytes, for the offset-index entries of the new batches")
+	f.BoolVar(&o.rollback, "rollback", false, "undo an interrupted injection (its journal is in DIR) from its backup, instead of finishing it")
+}
+
+func (o *injectBarrierOptions) Validate(c *cobra.Command, args []string) error {
+	switch o.output {
+	case "text", "json":
+	default:
+		return usageErrorf("--output must be text or json, not %q", o.output)
+	}
+	in := barrier.InjectOptions{
+		RepairTail:         o.repairTail,
+		Timestamp:          o.timestamp,
+		NoSnapshot:         o.noSnapshot,
+		Force:              o.force,
+		IndexIntervalBytes: o.indexIntervalBytes,
+	}
+	switch o.mode {
+	case "truncate":
+		in.Mode = barrier.ModeTruncate
+	case "abort":
+		in.Mode = barrier.ModeAbort
+	default:
+		return usageErrorf("--mode must be truncate or abort, not %q", o.mode)
+	}
+	fl := c.Flags()
+	if o.timestamp < 0 {
+		return usageErrorf("--timestamp must be epoch milliseconds")
+	}
+	if fl.Changed("leader-epoch") {
+		if o.leaderEpoch < 0 {
+			return usageErrorf("--leader-epoch must not be negative")
+		}
+		in.LeaderEpoch = &o.leaderEpoch
+	}
+	if fl.Changed("bump-leader-epoch") {
+		if o.bumpLeaderEpoch < 0 {
+			return usageErrorf("--bump-leader-epoch must not be negative")
+		}
+		in.BumpLeaderEpoch = &o.bumpLeaderEpoch
+	}
+	if in.LeaderEpoch != nil && in.BumpLeaderEpoch != nil {
+		return usageErrorf("--leader-epoch and --bump-leader-epoch exclude each other")
+	}
+	if fl.Changed("coordinator-epoch") {
+		if o.coordinatorEpoch < 0 {
+			return usageErrorf("--coordinator-epoch must not be negative")
+		}
+		if in.Mode != barrier.ModeAbort {
+			return usageErrorf("--coordinator-epoch only applies to --mode abort")
+		}
+		in.CoordinatorEpoch = &o.coordinatorEpoch
+	}
+	if fl.Changed("source-cluster-id") {
+		in.SourceClusterID = &o.sourceClusterID
+	}
+	if o.indexIntervalBytes < 0 {
+		return usageErrorf("--index-interval-bytes must not be negative")
+	}
+	for _, name := range []string{"mode", "repair-tail", "timestamp", "leader-epoch", "bump-leader-epoch", "source-cluster-id",
+		"coordinator-epoch", "no-snapshot", "force", "index-interval-bytes"} {
+		if fl.Changed(name) {
+			o.planFlags = append(o.planFlags, "--"+name)
+		}
+	}
+	if o.rollback && (o.dryRun || len(o.planFlags) > 0) {
+		return usageErrorf("--rollback takes no other flag than --output and --backup-dir")
+	}
+	if len(args) != 1 {
+		return usageErrorf("inject-barrier needs exactly one partition directory")
+	}
+	o.inject = in
+	return nil
+}
+
+func newInjectBarrierCmd(s *Streams, g *globalOptions) *cobra.Command {
+	o := &injectBarrierOptions{}
+	c := &cobra.Command{
+		Use:   "inject-barrier DIR",
+		Short: "Write a KIP-1279 MIRROR_PID_RESET barrier into a stopped mirror partition",
+		Long: `Simulate the STOPPING step of KIP-1279 cluster mirroring offline: make a
+destination partition safe for its own producers by writing a MIRROR_PID_RESET
+barrier, the control batch that makes every replay of the log forget all
+producer state (so a new producer that gets a mirrored producer id is not
+fenced, rejected, or silently deduplicated). The broker must be stopped.
+
+DIR is a partition directory. kseg first plans, changing nothing:
+
+  - scan every segment, checking every CRC; a torn or corrupt tail is refused
+    unless --repair-tail cuts it where the broker's recovery would;
+  - rebuild the producer state;
+  - --mode truncate (default; KIP-1279 design 1): find the cut, the last
+    stable offset iterated to a fixed point (cutting can remove the marker of
+    a transaction that started before the cut, reopening it); list what goes:
+    batches, bytes, segments, transactions, index entries, snapshots, leader
+    epochs;
+  - --mode abort (design 2): an ABORT marker for every open transaction, with
+    the .txnindex entries a broker would write, then the barrier.
+
+--dry-run prints that plan. Otherwise kseg takes the log directory's lock (as
+a broker would), backs up every file that changes or goes (O_EXCL copies,
+fsynced, hash-checked), writes new contents to temp files that are fsynced
+and renamed, and keeps a journal (DIR/.kseg-inject.journal) so that rerunning
+the command on an interrupted directory finishes the injection with exactly
+the bytes an uninterrupted run writes (--rollback undoes it instead). The
+result is read back: the barrier must be well-formed, a replay must leave no
+producer and no open transaction after it, and the indexes must agree with
+the log.
+
+Refused, with nothing touched: a broker holds the log directory (an fcntl
+lock on .lock), DIR is not a partition, the data before the cut is in a
+legacy (v0/v1) format, the file system is read-only, or a transaction would
+stay open at the barrier. A log that already ends with a barrier at its last
+stable offset is left alone (--force adds another).
+` + exitStatusHelp + `  (inject-barrier: 0 also when there was nothing to do; 3 for a corrupt
+  tail without --repair-tail, or a failed verification after writing)
+`,
+		Example: `  kseg inject-barrier --dry-run /var/lib/kafka/data/orders-0
+  kseg inject-barrier --backup-dir /srv/backups/orders-0 /var/lib/kafka/data/orders-0
+  kseg inject-barrier --mode abort --bump-leader-epoch 15 /var/lib/kafka/data/orders-0
+  kseg inject-barrier --dry-run --output json /var/lib/kafka/data/orders-0 | jq .cut
+  kseg inject-barrier --rollback /var/lib/kafka/data/orders-0    # undo an interrupted run`,
+		Args: usageArgs(cobra.ArbitraryArgs),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Validate(c, args); err != nil {
+				return err
+			}
+			return runInjectBarrier(c.Context(), s, g, o, args[0])
+		},
+	}
+	o.AddFlags(c)
+	return c
+}
+
+// injectExit maps the barrier package's typed errors to exit codes.
+func injectExit(err error) error {
+	var re *barrier.RefusalError
+	var ct *barrier.CorruptTailError
+	var oe *barrier.OptionError
+	switch {
+	case errors.As(err, &re):
+		return &exitError{code: ExitRefused, err: err}
+	case errors.As(err, &ct):
+		return &exitError{code: ExitFindings, err: err}
+	case errors.As(err, &oe):
+		return &exitError{code: ExitUsage, err: fmt.Errorf("--%w", oe)}
+	}
+	return err
+}
+
+func runInjectBarrier(ctx context.Context, s *Streams, g *globalOptions, o *injectBarrierOptions, dir string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	pr := newInjectPrinter(s, o.output)
+	if o.rollback {
+		rep, err := barrier.Rollback(dir, barrier.ApplyOptions{})
+		if err != nil {
+			return injectExit(err)
+		}
+		return pr.Report(rep)
+	}
+	p, err := barrier.PlanInjection(dir, o.inject)
+	if err != nil {
+		return injectExit(err)
+	}
+	if p.Resume != nil && len(o.planFlags) > 0 && !g.quiet {
+		fmt.Fprintf(s.Err, "kseg: an interrupted injection is pending in %s; it is finished with the options it was planned with (ignoring %v)\n",
+			dir, o.planFlags)
+	}
+	if err := pr.Plan(p, o.dryRun); err != nil {
+		return err
+	}
+	if o.dryRun || p.NothingToDo {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	rep, err := barrier.Apply(p, barrier.ApplyOptions{BackupDir: o.backupDir})
+	if err != nil {
+		if rep != nil && rep.BackupDir != "" && !g.quiet {
+			fmt.Fprintf(s.Err, "kseg: backup so far: %s\n", rep.BackupDir)
+		}
+		if !errors.Is(err, barrier.ErrRefused) && barrier.HasJournal(dir) && !g.quiet {
+			fmt.Fprintf(s.Err, "kseg: the injection was interrupted; rerun the command to finish it, or add --rollback to undo it\n")
+		}
+		return injectExit(err)
+	}
+	if err := pr.Report(rep); err != nil {
+		return err
+	}
+	if rep.Verification != nil && !rep.Verification.OK() {
+		return findingsExit()
+	}
+	return nil
+}

@@ -1,0 +1,427 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/segment"
+)
+
+// injectPrinter renders inject-barrier's plan and report.
+type injectPrinter interface {
+	Plan(p *barrier.Plan, dryRun bool) error
+	Report(r *barrier.Report) error
+}
+
+func newInjectPrinter(s *Streams, output string) injectPrinter {
+	if output == "json" {
+		return &injectJSONPrinter{w: s.Out}
+	}
+	return &injectTextPrinter{w: s.Out, st: s.styles()}
+}
+
+// ---- text ----
+
+type injectTextPrinter struct {
+	w  io.Writer
+	st *styles
+}
+
+func offsetsList(v []int64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+func (t *injectTextPrinter) Plan(p *barrier.Plan, dryRun bool) error {
+	w, st := t.w, t.st
+	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	title := func(s string) string { return st.paint(st.title, s) }
+	off := func(v int64) string { return st.paint(st.offset, fmt.Sprint(v)) }
+	pid := func(v int64) string { return st.paint(st.pid, fmt.Sprint(v)) }
+
+	pf("%s %s (topic %s, partition %d)\n", title("Partition"), p.Dir, p.Topic, p.Partition)
+	if p.Resume != nil {
+		pf("%s an interrupted injection (journal state %s, started %s, backup %s); applying finishes it with the plan recorded then, --rollback undoes it\n",
+			st.paint(st.warn, "Resume:"), p.Resume.State, p.Resume.Started, p.Resume.BackupDir)
+	}
+	pf("  %d segments, log start %s, log end %s, last stable offset %s\n", p.Segments, off(p.LogStartOffset), off(p.LogEndOffset), off(p.LastStableOffset))
+	ongoing := make([]string, len(p.Ongoing))
+	for i, o := range p.Ongoing {
+		ongoing[i] = fmt.Sprintf("producer %s from %s", pid(o.ProducerID), off(o.FirstOffset))
+	}
+	if len(ongoing) == 0 {
+		pf("  %d producers at the log end, no open transaction\n", p.Producers)
+	} else {
+		pf("  %d producers at the log end, %d open transactions: %s\n", p.Producers, len(ongoing), strings.Join(ongoing, "; "))
+	}
+	if p.NothingToDo {
+		pf("%s %s\n", st.paint(st.ok, "Nothing to do:"), p.Reason)
+		return nil
+	}
+	if tr := p.TailRepair; tr != nil {
+		pf("%s cut %s at position %d (%s, %d bytes): %s\n", title("Tail repair:"), filepath.Base(tr.Path), tr.Position, tr.Kind, tr.Bytes, tr.Message)
+		if len(tr.SegmentsDropped) > 0 {
+			pf("  segments after it dropped, as broker recovery does: %s\n", offsetsList(tr.SegmentsDropped))
+		}
+	}
+	switch p.Mode {
+	case barrier.ModeAbort:
+		pf("%s abort (KIP-1279 design 2): ABORT markers for the open transactions, then the barrier; nothing is truncated\n", title("Mode:"))
+	default:
+		pf("%s truncate (KIP-1279 design 1): cut at the last stable offset, then the barrier\n", title("Mode:"))
+		pf("%s offset %s, %s position %d", title("Cut:"), off(p.Cut), segment.SegmentFileName(p.CutSegment, segment.LogSuffix), p.CutPosition)
+		if len(p.CutIterations) > 1 {
+			pf(" (last stable offset iterated to a fixed point: %s; a cut reopened transactions whose markers lay beyond it)", offsetsList(p.CutIterations))
+		}
+		pf("\n")
+		r := p.Removed
+		if r.Batches == 0 && r.Bytes == 0 {
+			pf("  nothing is removed\n")
+		} else {
+			pf("  removed: %d batches, %d records, %d bytes, %d offsets (%d..%d)\n", r.Batches, r.Records, r.Bytes, r.Offsets, p.Cut, p.LogEndOffset-1)
+			if len(r.Producers) > 0 {
+				pf("  producers losing data: %s\n", offsetsList(r.Producers))
+			}
+		}
+		if len(p.DroppedTxns) > 0 {
+			pf("  transactions dropped:\n")
+			for _, d := range p.DroppedTxns {
+				what := "open"
+				if d.MarkerOffset >= 0 {
+					what = fmt.Sprintf("%s, its marker at %d is cut too", d.State, d.MarkerOffset)
+				}
+				pf("    producer %s from offset %s: %s\n", pid(d.ProducerID), off(d.FirstOffset), what)
+			}
+		}
+		if len(p.SegmentsDeleted) > 0 {
+			pf("  segments deleted: %s\n", offsetsList(p.SegmentsDeleted))
+		}
+	}
+	pf("  index entries: .index %d kept, %d removed, %d added; .timeindex %d kept, %d removed, %d added; .txnindex %d kept, %d removed, %d added\n",
+		p.Index.Kept, p.Index.Removed, p.Index.Added, p.TimeIndex.Kept, p.TimeIndex.Removed, p.TimeIndex.Added,
+		p.TxnIndex.Kept, p.TxnIndex.Removed, p.TxnIndex.Added)
+	if len(p.SnapshotsDeleted) > 0 {
+		pf("  producer snapshots deleted: %s\n", offsetsList(p.SnapshotsDeleted))
+	}
+	if len(p.EpochEntriesRemoved) > 0 || p.EpochEntryAdded != nil {
+		var parts []string
+		for _, e := range p.EpochEntriesRemoved {
+			parts = append(parts, fmt.Sprintf("remove epoch %d from %d", e.Epoch, e.StartOffset))
+		}
+		if e := p.EpochEntryAdded; e != nil {
+			parts = append(parts, fmt.Sprintf("add epoch %d from %d", e.Epoch, e.StartOffset))
+		}
+		pf("  leader-epoch-checkpoint: %s\n", strings.Join(parts, "; "))
+	}
+	pf("%s\n", title("Append:"))
+	for _, a := range p.Appended {
+		if a.Kind == "MIRROR_PID_RESET" {
+			pf("  offset %s position %d  %s  %d bytes  partitionLeaderEpoch %d  timestamp %d\n",
+				off(a.Offset), a.Position, st.paint(st.info, a.Kind), a.Size, p.LeaderEpoch, p.Timestamp)
+			continue
+		}
+		pf("  offset %s position %d  %s  %d bytes  producerId %s producerEpoch %d coordinatorEpoch %d  (transaction from %d)\n",
+			off(a.Offset), a.Position, a.Kind, a.Size, pid(a.ProducerID), a.ProducerEpoch, a.CoordinatorEpoch, a.TxnFirstOffset)
+	}
+	for _, t := range p.AbortedTxns {
+		pf("  .txnindex += producerId %d firstOffset %d lastOffset %d lastStableOffset %d\n", t.ProducerID, t.FirstOffset, t.LastOffset, t.LastStableOffset)
+	}
+	pf("  the barrier clears %d producers; new log end offset %s", p.ProducersCleared, off(p.NewLogEndOffset))
+	if p.SnapshotOffset >= 0 {
+		pf("; empty producer snapshot %s", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix))
+	}
+	pf("\n%s\n", title("Files:"))
+	for _, op := range p.Ops {
+		size := ""
+		switch op.Action {
+		case barrier.OpDelete:
+			size = fmt.Sprintf("%d bytes", op.OldSize)
+		case barrier.OpCreate:
+			size = fmt.Sprintf("%d bytes", op.NewSize)
+		default:
+			size = fmt.Sprintf("%d -> %d bytes", op.OldSize, op.NewSize)
+		}
+		pf("  %-7s %-32s %-18s %s\n", op.Action, op.Name, size, st.paint(st.dim, op.Why))
+	}
+	for _, warn := range p.Warnings {
+		pf("%s %s\n", st.paint(st.warn, "warning:"), warn)
+	}
+	if dryRun {
+		pf("%s nothing was changed; run without --dry-run to apply\n", st.paint(st.info, "Dry run:"))
+	}
+	return nil
+}
+
+func (t *injectTextPrinter) Report(r *barrier.Report) error {
+	w, st := t.w, t.st
+	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	if r.NothingToDo {
+		return nil
+	}
+	if r.RolledBack {
+		pf("%s the interrupted injection in %s is undone (journal state was %s); the partition is as it was before it\n", st.paint(st.ok, "Rolled back:"), r.Dir, r.ResumedFrom)
+		return nil
+	}
+	if r.Resumed {
+		pf("%s an interrupted injection (journal state %s)\n", st.paint(st.ok, "Resumed:"), r.ResumedFrom)
+	}
+	if r.BackupDir != "" {
+		pf("%s %s\n", st.paint(st.title, "Backup:"), r.BackupDir)
+	}
+	pf("%s barrier at offset %d; new log end offset %d\n", st.paint(st.ok, "Done:"), r.Plan.BarrierOffset, r.Plan.NewLogEndOffset)
+	v := r.Verification
+	if v == nil {
+		return nil
+	}
+	if v.OK() {
+		pf("%s the barrier is well-formed; a replay clears %d producers at it and leaves none after it; the indexes agree with the log\n",
+			st.paint(st.ok, "Verified:"), v.ProducersCleared)
+		return nil
+	}
+	pf("%s\n", st.paint(st.err, "Verification failed:"))
+	if !v.BarrierFound {
+		pf("  no MIRROR_PID_RESET batch at offset %d\n", v.BarrierOffset)
+	}
+	for _, p := range v.BarrierProblems {
+		pf("  barrier: %s\n", p)
+	}
+	if v.ProducersAfter > 0 || v.OngoingAfter > 0 {
+		pf("  a replay leaves %d producers and %d open transactions after the barrier\n", v.ProducersAfter, v.OngoingAfter)
+	}
+	for _, a := range v.Anomalies {
+		pf("  %s\n", a)
+	}
+	for _, p := range v.IndexProblems {
+		pf("  %s\n", p)
+	}
+	return nil
+}
+
+// ---- json ----
+
+// JSON lines, explicit wire structs (docs/json.md style): one "plan" line,
+// then one "result" line when something was applied or rolled back.
+
+type injectJSONPrinter struct{ w io.Writer }
+
+type injectTxnJSON struct {
+	ProducerID   int64  `json:"producerId"`
+	FirstOffset  int64  `json:"firstOffset"`
+	MarkerOffset int64  `json:"markerOffset"`
+	State        string `json:"state"`
+}
+
+type injectIndexJSON struct {
+	Kept    int `json:"kept"`
+	Removed int `json:"removed"`
+	Added   int `json:"added"`
+}
+
+type injectEpochJSON struct {
+	LeaderEpoch int32 `json:"leaderEpoch"`
+	StartOffset int64 `json:"startOffset"`
+}
+
+type injectAppendJSON struct {
+	Kind             string `json:"kind"`
+	Offset           int64  `json:"offset"`
+	Position         int64  `json:"position"`
+	Size             int    `json:"size"`
+	ProducerID       int64  `json:"producerId"`
+	ProducerEpoch    int16  `json:"producerEpoch"`
+	CoordinatorEpoch int32  `json:"coordinatorEpoch"`
+	TxnFirstOffset   int64  `json:"txnFirstOffset"`
+}
+
+type injectAbortedJSON struct {
+	ProducerID       int64 `json:"producerId"`
+	FirstOffset      int64 `json:"firstOffset"`
+	LastOffset       int64 `json:"lastOffset"`
+	LastStableOffset int64 `json:"lastStableOffset"`
+}
+
+type injectFileJSON struct {
+	Name    string `json:"name"`
+	Action  string `json:"action"`
+	OldSize int64  `json:"oldSize"`
+	NewSize int64  `json:"newSize"`
+	Why     string `json:"why"`
+}
+
+type injectTailJSON struct {
+	Segment         int64   `json:"segment"`
+	Position        int64   `json:"position"`
+	Kind            string  `json:"kind"`
+	Bytes           int64   `json:"bytes"`
+	Message         string  `json:"message"`
+	SegmentsDropped []int64 `json:"segmentsDropped"`
+}
+
+type injectResumeJSON struct {
+	State     string `json:"state"`
+	Started   string `json:"started"`
+	BackupDir string `json:"backupDir"`
+}
+
+type injectPlanJSON struct {
+	Type                 string              `json:"type"` // "plan"
+	Dir                  string              `json:"dir"`
+	Topic                string              `json:"topic"`
+	Partition            int32               `json:"partition"`
+	Mode                 string              `json:"mode"`
+	DryRun               bool                `json:"dryRun"`
+	NothingToDo          bool                `json:"nothingToDo"`
+	Reason               string              `json:"reason,omitempty"`
+	Resume               *injectResumeJSON   `json:"resume,omitempty"`
+	Segments             int                 `json:"segments"`
+	LogStartOffset       int64               `json:"logStartOffset"`
+	LogEndOffset         int64               `json:"logEndOffset"`
+	LastStableOffset     int64               `json:"lastStableOffset"`
+	FirstUndecidedOffset int64               `json:"firstUndecidedOffset"`
+	Producers            int                 `json:"producers"`
+	Ongoing              []injectTxnJSON     `json:"ongoing"`
+	TailRepair           *injectTailJSON     `json:"tailRepair,omitempty"`
+	Cut                  int64               `json:"cut"`
+	CutIterations        []int64             `json:"cutIterations"`
+	CutSegment           int64               `json:"cutSegment"`
+	CutPosition          int64               `json:"cutPosition"`
+	RemovedBatches       int64               `json:"removedBatches"`
+	RemovedRecords       int64               `json:"removedRecords"`
+	RemovedBytes         int64               `json:"removedBytes"`
+	RemovedOffsets       int64               `json:"removedOffsets"`
+	RemovedProducers     []int64             `json:"removedProducers"`
+	DroppedTxns          []injectTxnJSON     `json:"droppedTxns"`
+	SegmentsDeleted      []int64             `json:"segmentsDeleted"`
+	SnapshotsDeleted     []int64             `json:"snapshotsDeleted"`
+	Index                injectIndexJSON     `json:"index"`
+	TimeIndex            injectIndexJSON     `json:"timeIndex"`
+	TxnIndex             injectIndexJSON     `json:"txnIndex"`
+	AbortedTxns          []injectAbortedJSON `json:"abortedTxns"`
+	EpochEntriesRemoved  []injectEpochJSON   `json:"epochEntriesRemoved"`
+	EpochEntryAdded      *injectEpochJSON    `json:"epochEntryAdded"`
+	Appended             []injectAppendJSON  `json:"appended"`
+	BarrierOffset        int64               `json:"barrierOffset"`
+	LeaderEpoch          int32               `json:"leaderEpoch"`
+	Timestamp            int64               `json:"timestamp"`
+	NewLogEndOffset      int64               `json:"newLogEndOffset"`
+	ProducersCleared     int                 `json:"producersCleared"`
+	SnapshotOffset       int64               `json:"snapshotOffset"`
+	Files                []injectFileJSON    `json:"files"`
+	Warnings             []string            `json:"warnings"`
+}
+
+type injectVerifyJSON struct {
+	OK               bool     `json:"ok"`
+	BarrierOffset    int64    `json:"barrierOffset"`
+	BarrierFound     bool     `json:"barrierFound"`
+	BarrierProblems  []string `json:"barrierProblems"`
+	ProducersCleared int      `json:"producersCleared"`
+	ProducersAfter   int      `json:"producersAfter"`
+	OngoingAfter     int      `json:"ongoingAfter"`
+	Anomalies        []string `json:"anomalies"`
+	IndexProblems    []string `json:"indexProblems"`
+}
+
+type injectResultJSON struct {
+	Type            string            `json:"type"` // "result"
+	Dir             string            `json:"dir"`
+	Applied         bool              `json:"applied"`
+	Resumed         bool              `json:"resumed"`
+	ResumedFrom     string            `json:"resumedFrom,omitempty"`
+	RolledBack      bool              `json:"rolledBack"`
+	BackupDir       string            `json:"backupDir,omitempty"`
+	BarrierOffset   int64             `json:"barrierOffset"`
+	NewLogEndOffset int64             `json:"newLogEndOffset"`
+	Steps           int               `json:"steps"`
+	Verification    *injectVerifyJSON `json:"verification,omitempty"`
+}
+
+func nonNil[T any](v []T) []T {
+	if v == nil {
+		return []T{}
+	}
+	return v
+}
+
+func (j *injectJSONPrinter) line(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = j.w.Write(append(b, '\n'))
+	return err
+}
+
+func (j *injectJSONPrinter) Plan(p *barrier.Plan, dryRun bool) error {
+	out := injectPlanJSON{Type: "plan", Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, Mode: string(p.Mode), DryRun: dryRun,
+		NothingToDo: p.NothingToDo, Reason: p.Reason, Segments: p.Segments, LogStartOffset: p.LogStartOffset,
+		LogEndOffset: p.LogEndOffset, LastStableOffset: p.LastStableOffset, FirstUndecidedOffset: p.FirstUndecidedOffset,
+		Producers: p.Producers, Ongoing: []injectTxnJSON{}, Cut: p.Cut, CutIterations: nonNil(p.CutIterations),
+		CutSegment: p.CutSegment, CutPosition: p.CutPosition, RemovedBatches: p.Removed.Batches, RemovedRecords: p.Removed.Records,
+		RemovedBytes: p.Removed.Bytes, RemovedOffsets: p.Removed.Offsets, RemovedProducers: nonNil(p.Removed.Producers),
+		DroppedTxns: []injectTxnJSON{}, SegmentsDeleted: nonNil(p.SegmentsDeleted), SnapshotsDeleted: nonNil(p.SnapshotsDeleted),
+		Index:       injectIndexJSON(p.Index),
+		TimeIndex:   injectIndexJSON(p.TimeIndex),
+		TxnIndex:    injectIndexJSON(p.TxnIndex),
+		AbortedTxns: []injectAbortedJSON{}, EpochEntriesRemoved: []injectEpochJSON{}, Appended: []injectAppendJSON{},
+		BarrierOffset: p.BarrierOffset, LeaderEpoch: p.LeaderEpoch, Timestamp: p.Timestamp, NewLogEndOffset: p.NewLogEndOffset,
+		ProducersCleared: p.ProducersCleared, SnapshotOffset: p.SnapshotOffset, Files: []injectFileJSON{}, Warnings: nonNil(p.Warnings)}
+	if r := p.Resume; r != nil {
+		out.Resume = &injectResumeJSON{State: r.State, Started: r.Started, BackupDir: r.BackupDir}
+	}
+	for _, o := range p.Ongoing {
+		out.Ongoing = append(out.Ongoing, injectTxnJSON{ProducerID: o.ProducerID, FirstOffset: o.FirstOffset, MarkerOffset: -1, State: "open"})
+	}
+	if tr := p.TailRepair; tr != nil {
+		out.TailRepair = &injectTailJSON{Segment: tr.Segment, Position: tr.Position, Kind: tr.Kind, Bytes: tr.Bytes, Message: tr.Message,
+			SegmentsDropped: nonNil(tr.SegmentsDropped)}
+	}
+	for _, d := range p.DroppedTxns {
+		out.DroppedTxns = append(out.DroppedTxns, injectTxnJSON(d))
+	}
+	for _, t := range p.AbortedTxns {
+		out.AbortedTxns = append(out.AbortedTxns, injectAbortedJSON{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset,
+			LastOffset: t.LastOffset, LastStableOffset: t.LastStableOffset})
+	}
+	for _, e := range p.EpochEntriesRemoved {
+		out.EpochEntriesRemoved = append(out.EpochEntriesRemoved, injectEpochJSON{LeaderEpoch: e.Epoch, StartOffset: e.StartOffset})
+	}
+	if e := p.EpochEntryAdded; e != nil {
+		out.EpochEntryAdded = &injectEpochJSON{LeaderEpoch: e.Epoch, StartOffset: e.StartOffset}
+	}
+	for _, a := range p.Appended {
+		out.Appended = append(out.Appended, injectAppendJSON(a))
+	}
+	for _, op := range p.Ops {
+		out.Files = append(out.Files, injectFileJSON{Name: op.Name, Action: op.Action, OldSize: op.OldSize, NewSize: op.NewSize, Why: op.Why})
+	}
+	return j.line(out)
+}
+
+func (j *injectJSONPrinter) Report(r *barrier.Report) error {
+	if r.NothingToDo {
+		return nil
+	}
+	out := injectResultJSON{Type: "result", Dir: r.Dir, Applied: !r.RolledBack, Resumed: r.Resumed, ResumedFrom: r.ResumedFrom,
+		RolledBack: r.RolledBack, BackupDir: r.BackupDir, Steps: len(r.Steps)}
+	if r.Plan != nil {
+		out.BarrierOffset, out.NewLogEndOffset = r.Plan.BarrierOffset, r.Plan.NewLogEndOffset
+	}
+	if v := r.Verification; v != nil {
+		vj := &injectVerifyJSON{OK: v.OK(), BarrierOffset: v.BarrierOffset, BarrierFound: v.BarrierFound, BarrierProblems: []string{},
+			ProducersCleared: v.ProducersCleared, ProducersAfter: v.ProducersAfter, OngoingAfter: v.OngoingAfter,
+			Anomalies: nonNil(v.Anomalies), IndexProblems: nonNil(v.IndexProblems)}
+		for _, p := range v.BarrierProblems {
+			vj.BarrierProblems = append(vj.BarrierProblems, p.String())
+		}
+		out.Verification = vj
+	}
+	return j.line(out)
+}

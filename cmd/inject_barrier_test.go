@@ -1,0 +1,340 @@
+package cmd
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/psm"
+	"github.com/kseg/kseg/segment"
+)
+
+// injectTs is the timestamp of the injected batches: a minute after the
+// fixture's last data, so that the replay's log clock expires no one.
+const injectTs = "1700000060000"
+
+// runKseg runs the command tree in-process.
+func injRun(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	s, out, errb := TestStreams()
+	code := Run(context.Background(), args, s)
+	return code, out.String(), errb.String()
+}
+
+// mirrorPartition writes the barriertest mirror fixture (400-byte
+// segments) into a fresh log directory and returns the partition dir.
+func mirrorPartition(t *testing.T) string {
+	t.Helper()
+	return barriertest.WritePartition(t, filepath.Join(t.TempDir(), "logs"), barriertest.MirrorBatches(t), 400)
+}
+
+type injFile struct {
+	sum   string
+	mtime time.Time
+}
+
+// walkState records content and mtime of everything under dir.
+func walkState(t *testing.T, dir string) map[string]injFile {
+	t.Helper()
+	out := map[string]injFile{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		st, err := d.Info()
+		if err != nil {
+			return err
+		}
+		f := injFile{mtime: st.ModTime()}
+		if !d.IsDir() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h := sha256.Sum256(b)
+			f.sum = hex.EncodeToString(h[:])
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = f
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func assertSameState(t *testing.T, before map[string]injFile, dir string) {
+	t.Helper()
+	after := walkState(t, dir)
+	for k, b := range before {
+		a, ok := after[k]
+		if !ok || a.sum != b.sum || !a.mtime.Equal(b.mtime) {
+			t.Fatalf("%s changed (content or mtime)", k)
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			t.Fatalf("%s appeared", k)
+		}
+	}
+}
+
+func TestInjectBarrierCLITruncate(t *testing.T) {
+	dir := mirrorPartition(t)
+	logDir := filepath.Dir(dir)
+	backup := filepath.Join(t.TempDir(), "backup")
+	before := walkState(t, logDir)
+
+	code, out, stderr := injRun(t, "inject-barrier", "--dry-run", "--timestamp", injectTs, dir)
+	if code != ExitOK {
+		t.Fatalf("dry-run: exit %d\n%s%s", code, out, stderr)
+	}
+	for _, want := range []string{"Cut: offset 6", "fixed point: 11, 6", "producer 4004 from offset 6: aborted, its marker at 14 is cut too",
+		"MIRROR_PID_RESET", "the barrier clears 2 producers", "Dry run: nothing was changed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry-run output lacks %q:\n%s", want, out)
+		}
+	}
+	assertSameState(t, before, logDir)
+
+	code, out, stderr = injRun(t, "inject-barrier", "--timestamp", injectTs, "--backup-dir", backup, dir)
+	if code != ExitOK || !strings.Contains(out, "Verified:") || !strings.Contains(out, "Backup: "+backup) {
+		t.Fatalf("inject: exit %d\n%s%s", code, out, stderr)
+	}
+
+	// kseg dump shows the barrier by name, and the indexes verify clean.
+	code, out, stderr = injRun(t, "dump", "--deep", dir)
+	if code != ExitOK || !strings.Contains(out, "MIRROR_PID_RESET") {
+		t.Fatalf("dump: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = injRun(t, "dump", "--verify-index", "--index-sanity-check", dir)
+	if code != ExitOK {
+		t.Fatalf("dump --verify-index: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = injRun(t, "dump", "--output", "kafka", "--deep", filepath.Join(dir, "00000000000000000006.log"))
+	if code != ExitOK || !strings.Contains(out, "MirrorPidReset") {
+		t.Fatalf("dump --output kafka: exit %d\n%s%s", code, out, stderr)
+	}
+
+	// Producer state: no producer at or after the barrier; it cleared some.
+	pd, err := segment.OpenPartitionDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := psm.DefaultOptions()
+	o.FromSnapshot = psm.SnapshotNone
+	r, err := psm.Rebuild(pd, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Barriers) != 1 || r.Barriers[0].ProducersCleared <= 0 || len(r.Producers) != 0 || len(r.Ongoing) != 0 {
+		t.Fatalf("replay: barriers %+v producers %d ongoing %d", r.Barriers, len(r.Producers), len(r.Ongoing))
+	}
+	code, out, _ = injRun(t, "replay-psm", "--from-snapshot", "none", dir)
+	if code != ExitOK || !strings.Contains(out, "MIRROR_PID_RESET") && !strings.Contains(out, "barrier") {
+		t.Fatalf("replay-psm: exit %d\n%s", code, out)
+	}
+
+	// Idempotent: a second run does nothing and exits 0.
+	done := walkState(t, logDir)
+	code, out, _ = injRun(t, "inject-barrier", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b2"), dir)
+	if code != ExitOK || !strings.Contains(out, "Nothing to do:") {
+		t.Fatalf("second run: exit %d\n%s", code, out)
+	}
+	assertSameState(t, done, logDir)
+
+	// --force adds another barrier after the first.
+	code, out, stderr = injRun(t, "inject-barrier", "--force", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b3"), dir)
+	if code != ExitOK {
+		t.Fatalf("--force: exit %d\n%s%s", code, out, stderr)
+	}
+	pd, _ = segment.OpenPartitionDir(dir)
+	r, err = psm.Rebuild(pd, o)
+	if err != nil || len(r.Barriers) != 2 || r.Barriers[1].Offset != 7 {
+		t.Fatalf("after --force: %+v %v", r.Barriers, err)
+	}
+}
+
+func TestInjectBarrierCLIAbort(t *testing.T) {
+	dir := mirrorPartition(t)
+	code, out, stderr := injRun(t, "inject-barrier", "--mode", "abort", "--coordinator-epoch", "3", "--bump-leader-epoch", "11",
+		"--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, _ = injRun(t, "dump", "--deep", "--offsets", "18:", dir)
+	if code != ExitOK || strings.Count(out, "ABORT") < 2 || !strings.Contains(out, "MIRROR_PID_RESET") {
+		t.Fatalf("dump: exit %d\n%s", code, out)
+	}
+	pd, _ := segment.OpenPartitionDir(dir)
+	last := pd.Segments[len(pd.Segments)-1]
+	x, err := segment.ReadTxnIndex(last.TxnIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(x.Entries)
+	if n < 2 || x.Entries[n-2].ProducerID != barriertest.PIDOpenB || x.Entries[n-2].LastOffset != 18 || x.Entries[n-2].LastStableOffset != 15 ||
+		x.Entries[n-1].ProducerID != barriertest.PIDOpenE || x.Entries[n-1].LastOffset != 19 || x.Entries[n-1].LastStableOffset != 20 {
+		t.Fatalf("txnindex: %+v", x.Entries)
+	}
+	epochs, _ := segment.ReadLeaderEpochCheckpoint(pd.LeaderEpochCheckpoint)
+	if len(epochs) != 3 || epochs[2] != (segment.EpochEntry{Epoch: 11, StartOffset: 18}) {
+		t.Fatalf("leader-epoch-checkpoint: %v", epochs)
+	}
+	if code, out, _ := injRun(t, "dump", "--verify-index", dir); code != ExitOK {
+		t.Fatalf("dump --verify-index: exit %d\n%s", code, out)
+	}
+}
+
+func TestInjectBarrierCLIJSON(t *testing.T) {
+	dir := mirrorPartition(t)
+	code, out, stderr := injRun(t, "inject-barrier", "--dry-run", "-o", "json", "--timestamp", injectTs, dir)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
+	}
+	var plan struct {
+		Type          string  `json:"type"`
+		Cut           int64   `json:"cut"`
+		CutIterations []int64 `json:"cutIterations"`
+		DryRun        bool    `json:"dryRun"`
+		Files         []struct {
+			Name, Action string
+		} `json:"files"`
+		DroppedTxns []struct {
+			ProducerID int64 `json:"producerId"`
+		} `json:"droppedTxns"`
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if plan.Type != "plan" || plan.Cut != 6 || len(plan.CutIterations) != 2 || !plan.DryRun || len(plan.Files) == 0 || len(plan.DroppedTxns) != 4 {
+		t.Fatalf("plan: %+v", plan)
+	}
+	code, out, _ = injRun(t, "inject-barrier", "-o", "json", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var res struct {
+		Type         string `json:"type"`
+		Applied      bool   `json:"applied"`
+		Verification struct {
+			OK bool `json:"ok"`
+		} `json:"verification"`
+	}
+	if code != ExitOK || len(lines) != 2 || json.Unmarshal([]byte(lines[1]), &res) != nil || res.Type != "result" || !res.Applied || !res.Verification.OK {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
+func TestInjectBarrierCLIResumeAndRollback(t *testing.T) {
+	for _, rollback := range []bool{false, true} {
+		dir := mirrorPartition(t)
+		clean := walkState(t, dir)
+		p, err := barrier.PlanInjection(dir, barrier.InjectOptions{Timestamp: 1700000060000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		crash := errors.New("crash")
+		_, err = barrier.Apply(p, barrier.ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
+			if step == "commit:00000000000000000006.log" {
+				return crash
+			}
+			return nil
+		}})
+		if !errors.Is(err, crash) || !barrier.HasJournal(dir) {
+			t.Fatalf("interrupted run: %v", err)
+		}
+		code, out, stderr := injRun(t, "inject-barrier", "--dry-run", dir)
+		if code != ExitOK || !strings.Contains(out, "Resume:") {
+			t.Fatalf("dry-run of an interrupted dir: exit %d\n%s%s", code, out, stderr)
+		}
+		if rollback {
+			code, out, stderr = injRun(t, "inject-barrier", "--rollback", dir)
+			if code != ExitOK || !strings.Contains(out, "Rolled back:") || barrier.HasJournal(dir) {
+				t.Fatalf("rollback: exit %d\n%s%s", code, out, stderr)
+			}
+			after := walkState(t, dir)
+			for k, v := range clean {
+				if k != "." && after[k].sum != v.sum {
+					t.Fatalf("%s differs after rollback", k)
+				}
+			}
+			if len(after) != len(clean) {
+				t.Fatalf("%d files after rollback, %d before", len(after), len(clean))
+			}
+			continue
+		}
+		code, out, stderr = injRun(t, "inject-barrier", "--timestamp", "1", dir)
+		if code != ExitOK || !strings.Contains(out, "Resumed:") || !strings.Contains(stderr, "ignoring [--timestamp]") || barrier.HasJournal(dir) {
+			t.Fatalf("resume: exit %d\n%s%s", code, out, stderr)
+		}
+	}
+}
+
+func TestInjectBarrierCLIRefusals(t *testing.T) {
+	t.Run("not a partition", func(t *testing.T) {
+		d := filepath.Join(t.TempDir(), "notes")
+		os.Mkdir(d, 0o755)
+		if code, _, stderr := injRun(t, "inject-barrier", d); code != ExitRefused || !strings.Contains(stderr, "not-a-partition") {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	})
+	t.Run("backup inside the log directory", func(t *testing.T) {
+		dir := mirrorPartition(t)
+		before := walkState(t, dir)
+		code, _, stderr := injRun(t, "inject-barrier", "--backup-dir", filepath.Join(filepath.Dir(dir), "bk"), dir)
+		if code != ExitRefused || !strings.Contains(stderr, "inside the log directory") {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		assertSameState(t, before, dir)
+	})
+	t.Run("corrupt tail", func(t *testing.T) {
+		dir := mirrorPartition(t)
+		pd, _ := segment.OpenPartitionDir(dir)
+		f, _ := os.OpenFile(pd.Segments[len(pd.Segments)-1].Log, os.O_APPEND|os.O_WRONLY, 0)
+		f.Write([]byte("0123456789abcdefghijklmnopqrstuvwxyz"))
+		f.Close()
+		before := walkState(t, dir)
+		code, _, stderr := injRun(t, "inject-barrier", dir)
+		if code != ExitFindings || !strings.Contains(stderr, "--repair-tail") {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		assertSameState(t, before, dir)
+		code, out, stderr := injRun(t, "inject-barrier", "--repair-tail", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
+		if code != ExitOK || !strings.Contains(out, "Tail repair:") {
+			t.Fatalf("--repair-tail: exit %d\n%s%s", code, out, stderr)
+		}
+	})
+	t.Run("usage", func(t *testing.T) {
+		dir := mirrorPartition(t)
+		for _, args := range [][]string{
+			{"--mode", "rewrite", dir},
+			{"--output", "yaml", dir},
+			{"--coordinator-epoch", "2", dir},
+			{"--leader-epoch", "3", "--bump-leader-epoch", "4", dir},
+			{"--bump-leader-epoch", "1", dir}, // not above the recorded epoch 1
+			{"--rollback", "--dry-run", dir},
+			{},
+		} {
+			if code, _, stderr := injRun(t, append([]string{"inject-barrier"}, args...)...); code != ExitUsage {
+				t.Errorf("%v: exit %d: %s", args, code, stderr)
+			}
+		}
+	})
+}
+
+func TestInjectBarrierHelp(t *testing.T) {
+	code, out, _ := injRun(t, "inject-barrier", "--help")
+	if code != ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--dry-run") || !strings.Contains(out, "Examples:") {
+		t.Fatalf("help: exit %d\n%s", code, out)
+	}
+}
