@@ -88,7 +88,9 @@ func testTruncateFixedPoint(t *testing.T, segBytes int64) {
 	if p.LastStableOffset != 11 || !slices.Equal(p.CutIterations, []int64{11, 6}) || p.Cut != 6 {
 		t.Fatalf("LSO %d, iterations %v, cut %d; want 11, [11 6], 6", p.LastStableOffset, p.CutIterations, p.Cut)
 	}
-	if p.ProducersCleared != 2 || p.BarrierOffset != 6 || p.NewLogEndOffset != 7 || p.LeaderEpoch != 0 {
+	// The cut removes every batch of leader epoch 1, but the leader is
+	// still in epoch 1: the barrier is appended in it, never in an older one.
+	if p.ProducersCleared != 2 || p.BarrierOffset != 6 || p.NewLogEndOffset != 7 || p.LeaderEpoch != 1 {
 		t.Fatalf("cleared %d barrier %d leo %d epoch %d", p.ProducersCleared, p.BarrierOffset, p.NewLogEndOffset, p.LeaderEpoch)
 	}
 	want := []DroppedTxn{
@@ -128,7 +130,7 @@ func testTruncateFixedPoint(t *testing.T, segBytes int64) {
 		if !bytes.Equal(b[:p.CutPosition], old[:p.CutPosition]) {
 			t.Fatal("kept prefix differs")
 		}
-		bar := Build(Spec{BaseOffset: 6, PartitionLeaderEpoch: 0, Timestamp: injectTs})
+		bar := Build(Spec{BaseOffset: 6, PartitionLeaderEpoch: 1, Timestamp: injectTs})
 		if !bytes.Equal(b[p.CutPosition:], bar) {
 			t.Fatalf("tail %x, want the barrier %x", b[p.CutPosition:], bar)
 		}
@@ -144,7 +146,7 @@ func testTruncateFixedPoint(t *testing.T, segBytes int64) {
 	}
 	pd, _ := segment.OpenPartitionDir(dir)
 	epochs, err := segment.ReadLeaderEpochCheckpoint(pd.LeaderEpochCheckpoint)
-	if err != nil || !slices.Equal(epochs, []segment.EpochEntry{{Epoch: 0, StartOffset: 0}}) {
+	if err != nil || !slices.Equal(epochs, []segment.EpochEntry{{Epoch: 0, StartOffset: 0}, {Epoch: 1, StartOffset: 6}}) {
 		t.Fatalf("leader-epoch-checkpoint %v %v", epochs, err)
 	}
 	var snaps []int64

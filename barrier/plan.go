@@ -57,8 +57,9 @@ type InjectOptions struct {
 	// 0 or less means now. The plan records the resolved value.
 	Timestamp int64 `json:"timestamp"`
 	// LeaderEpoch is the partitionLeaderEpoch of the new batches; nil uses
-	// the latest epoch in leader-epoch-checkpoint (after truncation), else
-	// the last kept batch's partitionLeaderEpoch.
+	// the highest epoch the partition has recorded (leader-epoch-checkpoint
+	// entries, truncated ones included, and kept batches): truncation
+	// never lowers the leader's current epoch, so neither may the barrier.
 	LeaderEpoch *int32 `json:"leaderEpoch,omitempty"`
 	// BumpLeaderEpoch records epoch N starting at the first new batch in
 	// leader-epoch-checkpoint and writes the new batches in it (design 2
@@ -871,8 +872,11 @@ func (pl *planner) planEpochs(kept []*segScan, cut int64, lastKept *batchMeta) e
 		if epoch < latest {
 			return &OptionError{Option: "leader-epoch", Detail: fmt.Sprintf("%d is below the latest leader epoch %d kept in leader-epoch-checkpoint", epoch, latest)}
 		}
-	case latest >= 0:
-		epoch = latest
+	case highest >= 0:
+		// The leader's epoch survives truncation (UnifiedLog.truncateTo
+		// trims the epoch cache, not the current epoch): a cut that removes
+		// every entry of epoch 7 still appends in epoch 7.
+		epoch = highest
 	case lastKept != nil && lastKept.Magic >= 2 && lastKept.PLE >= 0:
 		epoch = lastKept.PLE
 	}
@@ -887,6 +891,18 @@ func (pl *planner) planEpochs(kept []*segScan, cut int64, lastKept *batchMeta) e
 		// LeaderEpochFileCache.assign on append of the first new batch.
 		p.EpochEntryAdded = &segment.EpochEntry{Epoch: epoch, StartOffset: cut}
 		keptEntries = append(keptEntries, *p.EpochEntryAdded)
+	}
+	if len(keptEntries) == len(entries) {
+		same := true
+		for i := range entries {
+			same = same && entries[i] == keptEntries[i]
+		}
+		if same {
+			// Truncation removed an entry that assign puts straight back
+			// (the same epoch from the same offset): the file stays as is.
+			p.EpochEntriesRemoved, p.EpochEntryAdded = nil, nil
+			return nil
+		}
 	}
 	if len(p.EpochEntriesRemoved) > 0 || p.EpochEntryAdded != nil {
 		pl.epochContent = segment.EncodeLeaderEpochCheckpoint(keptEntries)
