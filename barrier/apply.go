@@ -61,10 +61,54 @@ type Report struct {
 	Steps        []string      `json:"steps"`
 	Plan         *Plan         `json:"plan"`
 	Verification *Verification `json:"verification,omitempty"`
+	// Mirror is the plan of a mirror (ApplyMirror, or a Rollback of an
+	// interrupted mirror); Plan is nil then.
+	Mirror             *MirrorPlan         `json:"mirror,omitempty"`
+	MirrorVerification *MirrorVerification `json:"mirrorVerification,omitempty"`
+}
+
+// work is what the crash-safe applier executes: the file operations of an
+// injection plan or of a mirror plan, in one partition directory.
+type work struct {
+	dir, logDir string
+	// ops is the plan's own slice: sealing fills in the plan's hashes.
+	ops  []FileOp
+	tool string
+	// createDir: the partition directory does not exist yet (a mirror into
+	// a new partition); the applier creates it after taking the lock, and
+	// a rollback removes it again.
+	createDir bool
+	inject    *Plan
+	mirror    *MirrorPlan
+}
+
+// Tools, as recorded in the journal and the backup manifest.
+const (
+	toolInject = "kseg inject-barrier"
+	toolMirror = "kseg mirror"
+)
+
+func injectWork(p *Plan) work {
+	return work{dir: p.Dir, logDir: p.LogDir, ops: p.Ops, tool: toolInject, inject: p}
+}
+
+func mirrorWork(p *MirrorPlan) work {
+	return work{dir: p.Dir, logDir: p.LogDir, ops: p.Ops, tool: toolMirror, createDir: p.CreateDir, mirror: p}
+}
+
+// workOf is the work a journal records, in partition directory dir.
+func workOf(j *journal, dir string) work {
+	logDir := segment.LogDirOf(dir)
+	if j.Mirror != nil {
+		j.Mirror.Dir, j.Mirror.LogDir = dir, logDir
+		return mirrorWork(j.Mirror)
+	}
+	j.Plan.Dir, j.Plan.LogDir = dir, logDir
+	return injectWork(j.Plan)
 }
 
 type applier struct {
-	p   *Plan
+	w   work
 	o   ApplyOptions
 	rep *Report
 	j   *journal
@@ -93,15 +137,15 @@ func isFault(err error) bool {
 	return errors.As(err, &fe)
 }
 
-func (a *applier) path(name string) string   { return filepath.Join(a.p.Dir, name) }
-func (a *applier) staged(name string) string { return filepath.Join(a.p.Dir, name+stagedSuffix) }
+func (a *applier) path(name string) string   { return filepath.Join(a.w.dir, name) }
+func (a *applier) staged(name string) string { return filepath.Join(a.w.dir, name+stagedSuffix) }
 
 // lock takes the log directory lock for the duration of the run.
 func (a *applier) lock() (io.Closer, error) {
 	if err := a.step("lock"); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(a.p.LogDir, segment.LockName)
+	path := filepath.Join(a.w.logDir, segment.LockName)
 	f, err := takeBrokerLock(path)
 	if errors.Is(err, errLockHeld) {
 		return nil, refuse(RefuseLocked, path, "another process holds the log directory lock: a broker is running on it; stop it first")
@@ -133,18 +177,8 @@ func Apply(p *Plan, o ApplyOptions) (*Report, error) {
 		rep.NothingToDo, rep.Reason = true, p.Reason
 		return rep, nil
 	}
-	a := &applier{p: p, o: o, rep: rep}
-	lk, err := a.lock()
-	if err != nil {
-		return rep, err
-	}
-	defer lk.Close()
-	if p.Resume != nil {
-		err = a.resume()
-	} else {
-		err = a.fresh()
-	}
-	if err != nil {
+	a := &applier{w: injectWork(p), o: o, rep: rep}
+	if err := a.run(p.Resume != nil); err != nil {
 		return rep, err
 	}
 	if !o.SkipVerify {
@@ -157,7 +191,32 @@ func Apply(p *Plan, o ApplyOptions) (*Report, error) {
 	return rep, nil
 }
 
+// run takes the lock and applies the work, or finishes the interrupted
+// run its journal records.
+func (a *applier) run(resume bool) error {
+	lk, err := a.lock()
+	if err != nil {
+		return err
+	}
+	defer lk.Close()
+	if resume {
+		return a.resume()
+	}
+	return a.fresh()
+}
+
 func (a *applier) fresh() error {
+	if a.w.createDir {
+		if err := a.step("mkdir"); err != nil {
+			return err
+		}
+		if err := os.Mkdir(a.w.dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return err
+		}
+		if err := syncDir(a.w.logDir); err != nil {
+			return err
+		}
+	}
 	if err := a.step("seal"); err != nil {
 		return err
 	}
@@ -169,8 +228,9 @@ func (a *applier) fresh() error {
 		return err
 	}
 	a.rep.BackupDir = bd
-	a.j = &journal{Version: journalVersion, Tool: "kseg inject-barrier", State: journalPrepared,
-		Started: a.now().UTC().Format(time.RFC3339Nano), Dir: a.p.Dir, BackupDir: bd, Done: []string{}, Plan: a.p}
+	a.j = &journal{Version: journalVersion, Tool: a.w.tool, State: journalPrepared,
+		Started: a.now().UTC().Format(time.RFC3339Nano), Dir: a.w.dir, BackupDir: bd, Done: []string{},
+		Plan: a.w.inject, Mirror: a.w.mirror}
 	if err := a.saveJournal("journal:" + journalPrepared); err != nil {
 		return err
 	}
@@ -200,12 +260,12 @@ func (a *applier) fromPrepared() error {
 // seal hashes every file the plan touches: the old content (which must
 // still be what the plan saw) and the new one.
 func (a *applier) seal() error {
-	for i := range a.p.Ops {
-		op := &a.p.Ops[i]
+	for i := range a.w.ops {
+		op := &a.w.ops[i]
 		path := a.path(op.Name)
 		like := path
 		if op.Action == OpCreate {
-			like = a.p.Dir
+			like = a.w.dir
 		}
 		fi, err := os.Stat(like)
 		if err != nil {
@@ -220,14 +280,16 @@ func (a *applier) seal() error {
 			if _, err := os.Lstat(path); err == nil {
 				return refuse(RefuseChanged, path, "appeared after the plan was made")
 			}
-			op.NewSHA256 = sha256Hex(op.Content)
+			if op.NewSHA256, err = contentHash(op.Content, op.Sources); err != nil {
+				return err
+			}
 			continue
 		}
 		keep := int64(-1)
 		if op.Action == OpReplace && op.KeepPrefix > 0 {
 			keep = op.KeepPrefix
 		}
-		old, derived, size, err := hashFile(path, keep, op.Content)
+		old, derived, size, err := hashFile(path, keep, op.Content, op.Sources)
 		if err != nil {
 			return err
 		}
@@ -240,7 +302,9 @@ func (a *applier) seal() error {
 		case keep >= 0:
 			op.NewSHA256 = derived
 		default:
-			op.NewSHA256 = sha256Hex(op.Content)
+			if op.NewSHA256, err = contentHash(op.Content, op.Sources); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -255,20 +319,20 @@ func (a *applier) backupDir() (string, error) {
 			return "", err
 		}
 		stamp := a.now().UTC().Format("20060102T150405.000Z")
-		bd = filepath.Join(cwd, fmt.Sprintf("kseg-backup-%s-%s", filepath.Base(a.p.Dir), stamp))
+		bd = filepath.Join(cwd, fmt.Sprintf("kseg-backup-%s-%s", filepath.Base(a.w.dir), stamp))
 		for i := 2; ; i++ {
 			if _, err := os.Lstat(bd); errors.Is(err, os.ErrNotExist) {
 				break
 			}
-			bd = filepath.Join(cwd, fmt.Sprintf("kseg-backup-%s-%s-%d", filepath.Base(a.p.Dir), stamp, i))
+			bd = filepath.Join(cwd, fmt.Sprintf("kseg-backup-%s-%s-%d", filepath.Base(a.w.dir), stamp, i))
 		}
 	}
 	bd, err := filepath.Abs(bd)
 	if err != nil {
 		return "", err
 	}
-	if within(bd, a.p.LogDir) {
-		return "", refuse(RefuseBackupDir, bd, "inside the log directory %s: a broker refuses to start with a folder there that is not a partition; run from elsewhere or pass --backup-dir", a.p.LogDir)
+	if within(bd, a.w.logDir) {
+		return "", refuse(RefuseBackupDir, bd, "inside the log directory %s: a broker refuses to start with a folder there that is not a partition; run from elsewhere or pass --backup-dir", a.w.logDir)
 	}
 	if st, err := os.Stat(bd); err == nil {
 		if !st.IsDir() {
@@ -287,7 +351,7 @@ func (a *applier) backupDir() (string, error) {
 // goes.
 func (a *applier) backupNames() []string {
 	var names []string
-	for _, op := range a.p.Ops {
+	for _, op := range a.w.ops {
 		if op.Action != OpCreate {
 			names = append(names, op.Name)
 		}
@@ -305,7 +369,7 @@ func (a *applier) saveJournal(step string) error {
 	if err != nil {
 		return err
 	}
-	return a.writeAtomic(journalPath(a.p.Dir), append(b, '\n'), step)
+	return a.writeAtomic(journalPath(a.w.dir), append(b, '\n'), step)
 }
 
 // writeAtomic writes data to path through path.tmp. A leftover path.tmp
@@ -354,8 +418,8 @@ func (a *applier) prepare() error {
 	if err := syncDir(filepath.Dir(bd)); err != nil {
 		return err
 	}
-	for i := range a.p.Ops {
-		op := &a.p.Ops[i]
+	for i := range a.w.ops {
+		op := &a.w.ops[i]
 		if op.Action == OpCreate {
 			continue
 		}
@@ -372,15 +436,15 @@ func (a *applier) prepare() error {
 	if err := a.writeManifest(); err != nil {
 		return err
 	}
-	for i := range a.p.Ops {
-		op := &a.p.Ops[i]
+	for i := range a.w.ops {
+		op := &a.w.ops[i]
 		if op.Action == OpDelete {
 			continue
 		}
 		if err := a.step("stage:" + op.Name); err != nil {
 			return err
 		}
-		if err := a.stage(op, a.path(op.Name), op.KeepPrefix, op.Content, op.NewSHA256, "stage:"+op.Name); err != nil {
+		if err := a.stage(op, a.path(op.Name), op.KeepPrefix, op.Content, op.Sources, op.NewSHA256, "stage:"+op.Name); err != nil {
 			return err
 		}
 	}
@@ -395,7 +459,7 @@ func (a *applier) backup(op *FileOp) error {
 	bd := a.j.BackupDir
 	dst := filepath.Join(bd, op.Name)
 	if _, err := os.Lstat(dst); err == nil {
-		sum, _, _, err := hashFile(dst, -1, nil)
+		sum, _, _, err := hashFile(dst, -1, nil, nil)
 		if err != nil {
 			return err
 		}
@@ -436,7 +500,7 @@ func (a *applier) backup(op *FileOp) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	sum, _, _, err := hashFile(partial, -1, nil)
+	sum, _, _, err := hashFile(partial, -1, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -459,9 +523,12 @@ type manifest struct {
 	Tool          string         `json:"tool"`
 	Created       string         `json:"created"`
 	PartitionDir  string         `json:"partitionDir"`
-	Mode          Mode           `json:"mode"`
-	Cut           int64          `json:"cut"`
-	BarrierOffset int64          `json:"barrierOffset"`
+	Mode          Mode           `json:"mode,omitempty"`
+	Cut           *int64         `json:"cut,omitempty"`
+	BarrierOffset *int64         `json:"barrierOffset,omitempty"`
+	Source        string         `json:"source,omitempty"` // a mirror's source partition
+	From          *int64         `json:"from,omitempty"`   // a mirror's copied range [from, to)
+	To            *int64         `json:"to,omitempty"`
 	Files         []manifestFile `json:"files"`
 	Restore       string         `json:"restore"`
 }
@@ -474,11 +541,18 @@ type manifestFile struct {
 }
 
 func (a *applier) writeManifest() error {
-	m := manifest{Version: 1, Tool: "kseg inject-barrier", Created: a.j.Started, PartitionDir: a.p.Dir, Mode: a.p.Mode,
-		Cut: a.p.Cut, BarrierOffset: a.p.BarrierOffset,
+	m := manifest{Version: 1, Tool: a.w.tool, Created: a.j.Started, PartitionDir: a.w.dir,
 		Restore: "With the broker stopped: copy every file listed with a size back into the partition directory, " +
 			"and delete every file listed with size -1 (created by the injection). `kseg inject-barrier --rollback` does this for an interrupted run."}
-	for _, op := range a.p.Ops {
+	if p := a.w.inject; p != nil {
+		m.Mode, m.Cut, m.BarrierOffset = p.Mode, &p.Cut, &p.BarrierOffset
+	}
+	if p := a.w.mirror; p != nil {
+		m.Source, m.From, m.To = p.Src, &p.From, &p.To
+		m.Restore = "With the broker stopped: copy every file listed with a size back into the partition directory, " +
+			"and delete every file listed with size -1 (created by the mirror). `kseg mirror --rollback` does this for an interrupted run."
+	}
+	for _, op := range a.w.ops {
 		m.Files = append(m.Files, manifestFile{Name: op.Name, Action: op.Action, Size: op.OldSize, SHA256: op.OldSHA256})
 	}
 	b, err := json.MarshalIndent(m, "", "  ")
@@ -488,10 +562,10 @@ func (a *applier) writeManifest() error {
 	return a.writeAtomic(filepath.Join(a.j.BackupDir, BackupManifestName), append(b, '\n'), "backup-manifest")
 }
 
-// stage writes "keep bytes of src, then content" to name.kseg-new next to
-// the target, with the target's mode and owner, fsyncs it and checks its
-// hash.
-func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, want, step string) error {
+// stage writes "keep bytes of src, then content, then the source ranges"
+// to name.kseg-new next to the target, with the target's mode and owner,
+// fsyncs it and checks its hash.
+func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs []SourceRange, want, step string) error {
 	staged := a.staged(op.Name)
 	if err := os.Remove(staged); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -521,6 +595,11 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, want
 	if _, err := f.Write(content); err != nil {
 		return fail(err)
 	}
+	for _, r := range srcs {
+		if err := copyRange(f, r); err != nil {
+			return fail(err)
+		}
+	}
 	if err := a.step(step + ":tmp"); err != nil {
 		return fail(err)
 	}
@@ -534,22 +613,22 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, want
 	if err := setOwner(staged, op.UID, op.GID); err != nil {
 		return err
 	}
-	sum, _, _, err := hashFile(staged, -1, nil)
+	sum, _, _, err := hashFile(staged, -1, nil, nil)
 	if err != nil {
 		return err
 	}
 	if sum != want {
 		return refuse(RefuseChanged, src, "the staged copy does not have the expected content (did %s change?)", src)
 	}
-	return syncDir(a.p.Dir)
+	return syncDir(a.w.dir)
 }
 
 // commit renames each staged file over its target, or deletes the file,
 // and records each step in the journal. states, for a resumed run, says
 // which files an interrupted run already changed (nil: none).
 func (a *applier) commit(states map[string]fileState) error {
-	for i := range a.p.Ops {
-		op := &a.p.Ops[i]
+	for i := range a.w.ops {
+		op := &a.w.ops[i]
 		if slices.Contains(a.j.Done, op.Name) {
 			continue
 		}
@@ -571,7 +650,7 @@ func (a *applier) commit(states map[string]fileState) error {
 			} else if err := os.Rename(a.staged(op.Name), a.path(op.Name)); err != nil {
 				return err
 			}
-			if err := syncDir(a.p.Dir); err != nil {
+			if err := syncDir(a.w.dir); err != nil {
 				return err
 			}
 		}
@@ -588,48 +667,56 @@ func (a *applier) finish() error {
 	if err := a.step("journal:remove"); err != nil {
 		return err
 	}
-	if err := os.Remove(journalPath(a.p.Dir)); err != nil {
+	if err := os.Remove(journalPath(a.w.dir)); err != nil {
 		return err
 	}
-	return syncDir(a.p.Dir)
+	return syncDir(a.w.dir)
 }
 
 // abandon undoes a prepared (uncommitted) run: staged files and the
 // journal go; the backups stay.
 func (a *applier) abandon() {
 	a.removeStaged()
-	_ = os.Remove(journalPath(a.p.Dir) + segment.TempSuffix)
-	_ = os.Remove(journalPath(a.p.Dir))
-	_ = syncDir(a.p.Dir)
+	_ = os.Remove(journalPath(a.w.dir) + segment.TempSuffix)
+	_ = os.Remove(journalPath(a.w.dir))
+	_ = syncDir(a.w.dir)
+	a.removeCreatedDir()
+}
+
+// removeCreatedDir removes the partition directory a mirror created, if
+// nothing is left in it.
+func (a *applier) removeCreatedDir() {
+	if a.w.createDir && os.Remove(a.w.dir) == nil {
+		_ = syncDir(a.w.logDir)
+	}
 }
 
 func (a *applier) removeStaged() {
-	for _, op := range a.p.Ops {
+	for _, op := range a.w.ops {
 		_ = os.Remove(a.staged(op.Name))
 	}
 }
 
 // resume finishes the injection recorded in the journal.
 func (a *applier) resume() error {
-	j, err := readJournal(a.p.Dir)
+	j, err := readJournal(a.w.dir)
 	if err != nil {
 		return err
 	}
-	j.Plan.Dir, j.Plan.LogDir = a.p.Dir, a.p.LogDir
+	a.w = workOf(j, a.w.dir)
 	a.j = j
-	a.p = j.Plan
-	a.rep.Plan = j.Plan
+	a.rep.Plan, a.rep.Mirror = j.Plan, j.Mirror
 	a.rep.Resumed, a.rep.ResumedFrom, a.rep.BackupDir = true, j.State, j.BackupDir
 	if err := a.step("resume:" + j.State); err != nil {
 		return err
 	}
-	_ = os.Remove(journalPath(a.p.Dir) + segment.TempSuffix)
+	_ = os.Remove(journalPath(a.w.dir) + segment.TempSuffix)
 	switch j.State {
 	case journalPrepared:
 		// Nothing was committed: every file must still be as sealed.
-		for i := range a.p.Ops {
-			op := &a.p.Ops[i]
-			st, err := classify(a.p.Dir, op)
+		for i := range a.w.ops {
+			op := &a.w.ops[i]
+			st, err := classify(a.w.dir, op)
 			if err != nil {
 				return err
 			}
@@ -640,9 +727,9 @@ func (a *applier) resume() error {
 		return a.fromPrepared()
 	default: // journalCommitting
 		states := map[string]fileState{}
-		for i := range a.p.Ops {
-			op := &a.p.Ops[i]
-			st, err := classify(a.p.Dir, op)
+		for i := range a.w.ops {
+			op := &a.w.ops[i]
+			st, err := classify(a.w.dir, op)
 			if err != nil {
 				return err
 			}
@@ -666,17 +753,18 @@ func (a *applier) resume() error {
 // ensureStaged checks a staged file of a committing run, restaging it from
 // the (unchanged) target or the backup if it is missing or wrong.
 func (a *applier) ensureStaged(op *FileOp) error {
-	if sum, _, _, err := hashFile(a.staged(op.Name), -1, nil); err == nil && sum == op.NewSHA256 {
+	if sum, _, _, err := hashFile(a.staged(op.Name), -1, nil, nil); err == nil && sum == op.NewSHA256 {
 		return nil
 	}
 	src := a.path(op.Name)
 	if op.Action == OpCreate {
 		src = ""
 	}
-	return a.stage(op, src, op.KeepPrefix, op.Content, op.NewSHA256, "restage:"+op.Name)
+	return a.stage(op, src, op.KeepPrefix, op.Content, op.Sources, op.NewSHA256, "restage:"+op.Name)
 }
 
-// Rollback undoes the interrupted injection whose journal is in dir:
+// Rollback undoes the interrupted injection (or mirror) whose journal is
+// in dir:
 // every file changed or deleted is copied back from the backup, every file
 // created is removed, then the staged files and the journal. A completed
 // injection has no journal; restore it from its backup by hand (the
@@ -690,16 +778,15 @@ func Rollback(dir string, o ApplyOptions) (*Report, error) {
 		}
 		return nil, err
 	}
-	rep := &Report{Dir: dir, Plan: j.Plan, RolledBack: true, Resumed: true, ResumedFrom: j.State, BackupDir: j.BackupDir}
-	j.Plan.Dir, j.Plan.LogDir = dir, segment.LogDirOf(dir)
-	a := &applier{p: j.Plan, o: o, rep: rep, j: j}
+	rep := &Report{Dir: dir, Plan: j.Plan, Mirror: j.Mirror, RolledBack: true, Resumed: true, ResumedFrom: j.State, BackupDir: j.BackupDir}
+	a := &applier{w: workOf(j, dir), o: o, rep: rep, j: j}
 	lk, err := a.lock()
 	if err != nil {
 		return rep, err
 	}
 	defer lk.Close()
-	for i := len(a.p.Ops) - 1; i >= 0; i-- {
-		op := &a.p.Ops[i]
+	for i := len(a.w.ops) - 1; i >= 0; i-- {
+		op := &a.w.ops[i]
 		st, err := classify(dir, op)
 		if err != nil {
 			return rep, err
@@ -719,7 +806,7 @@ func Rollback(dir string, o ApplyOptions) (*Report, error) {
 			}
 		} else {
 			bk := filepath.Join(j.BackupDir, op.Name)
-			if err := a.stage(op, bk, op.OldSize, nil, op.OldSHA256, "rollback:"+op.Name); err != nil {
+			if err := a.stage(op, bk, op.OldSize, nil, nil, op.OldSHA256, "rollback:"+op.Name); err != nil {
 				return rep, fmt.Errorf("restoring %s from %s: %w", op.Name, bk, err)
 			}
 			if err := os.Rename(a.staged(op.Name), a.path(op.Name)); err != nil {
@@ -738,5 +825,9 @@ func Rollback(dir string, o ApplyOptions) (*Report, error) {
 	if err := os.Remove(journalPath(dir)); err != nil {
 		return rep, err
 	}
-	return rep, syncDir(dir)
+	if err := syncDir(dir); err != nil {
+		return rep, err
+	}
+	a.removeCreatedDir()
+	return rep, nil
 }

@@ -17,9 +17,52 @@ func sha256Hex(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
+// SourceRange is a byte range of another file, copied into a FileOp's new
+// content after its Content: the batches a mirror copies from its source
+// segments, which are never held in memory (or in the journal).
+type SourceRange struct {
+	Path string `json:"path"`
+	Pos  int64  `json:"pos"`
+	Len  int64  `json:"len"`
+}
+
+// copyRange copies r to w. Into an *os.File this is copy_file_range on
+// Linux: the bytes never pass through user space.
+func copyRange(w io.Writer, r SourceRange) error {
+	f, err := os.Open(r.Path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.Seek(r.Pos, io.SeekStart); err != nil {
+		return err
+	}
+	n, err := io.Copy(w, io.LimitReader(f, r.Len))
+	if err != nil {
+		return err
+	}
+	if n != r.Len {
+		return fmt.Errorf("%s: %d bytes at position %d, need %d (did it change?)", r.Path, n, r.Pos, r.Len)
+	}
+	return nil
+}
+
+// contentHash hashes content followed by the source ranges.
+func contentHash(content []byte, srcs []SourceRange) (string, error) {
+	h := sha256.New()
+	h.Write(content)
+	for _, r := range srcs {
+		if err := copyRange(h, r); err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
 // hashFile hashes a whole file, and, when keep >= 0, also the content
-// "first keep bytes of the file, then extra" in the same read.
-func hashFile(path string, keep int64, extra []byte) (whole, derived string, size int64, err error) {
+// "first keep bytes of the file, then extra, then the source ranges" in
+// the same read.
+func hashFile(path string, keep int64, extra []byte, srcs []SourceRange) (whole, derived string, size int64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", "", 0, err
@@ -43,6 +86,11 @@ func hashFile(path string, keep int64, extra []byte) (whole, derived string, siz
 	size += n
 	if keep >= 0 {
 		hd.Write(extra)
+		for _, r := range srcs {
+			if err := copyRange(hd, r); err != nil {
+				return "", "", 0, err
+			}
+		}
 		derived = hex.EncodeToString(hd.Sum(nil))
 	}
 	return hex.EncodeToString(hw.Sum(nil)), derived, size, nil
@@ -77,7 +125,7 @@ func classify(dir string, op *FileOp) (fileState, error) {
 	if st.Size() != op.OldSize && st.Size() != op.NewSize {
 		return stateOther, nil
 	}
-	sum, _, _, err := hashFile(path, -1, nil)
+	sum, _, _, err := hashFile(path, -1, nil, nil)
 	if err != nil {
 		return stateOther, err
 	}

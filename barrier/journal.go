@@ -26,7 +26,8 @@ const (
 	journalVersion    = 1
 )
 
-// journal is the on-disk record of an injection under way.
+// journal is the on-disk record of an injection or a mirror under way. Both
+// use the same file, so that neither starts while the other is pending.
 type journal struct {
 	Version   int      `json:"version"`
 	Tool      string   `json:"tool"`
@@ -35,7 +36,9 @@ type journal struct {
 	Dir       string   `json:"dir"`
 	BackupDir string   `json:"backupDir"`
 	Done      []string `json:"done"` // commit steps done, in order
-	Plan      *Plan    `json:"plan"`
+	// Plan is an injection's plan, Mirror a mirror's: exactly one is set.
+	Plan   *Plan       `json:"plan,omitempty"`
+	Mirror *MirrorPlan `json:"mirror,omitempty"`
 }
 
 func journalPath(dir string) string { return filepath.Join(dir, JournalName) }
@@ -50,18 +53,23 @@ func readJournal(dir string) (*journal, error) {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return nil, fmt.Errorf("unreadable journal: %w", err)
 	}
-	if j.Version != journalVersion || j.Plan == nil {
+	if j.Version != journalVersion || (j.Plan == nil) == (j.Mirror == nil) {
 		return nil, fmt.Errorf("journal version %d without a plan; this kseg writes version %d", j.Version, journalVersion)
 	}
 	if j.State != journalPrepared && j.State != journalCommitting {
 		return nil, fmt.Errorf("journal in unknown state %q", j.State)
 	}
-	j.Plan.Resume = nil
+	if j.Plan != nil {
+		j.Plan.Resume = nil
+	}
+	if j.Mirror != nil {
+		j.Mirror.Resume = nil
+	}
 	return &j, nil
 }
 
 // HasJournal reports whether dir holds the journal of an interrupted
-// injection.
+// injection or mirror.
 func HasJournal(dir string) bool {
 	_, err := os.Lstat(journalPath(dir))
 	return err == nil

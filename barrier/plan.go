@@ -223,10 +223,10 @@ const (
 )
 
 // FileOp is one file of the partition directory that changes. New content
-// is KeepPrefix bytes of the current file followed by Content (a .log keeps
-// its prefix; every other file is Content alone). Apply fills in the
-// hashes before it touches anything, and they are what a resumed run
-// checks every file against.
+// is KeepPrefix bytes of the current file followed by Content, then the
+// Sources (a .log keeps its prefix; every other file is Content alone).
+// Apply fills in the hashes before it touches anything, and they are what
+// a resumed run checks every file against.
 type FileOp struct {
 	Name       string `json:"name"`
 	Action     string `json:"action"`
@@ -235,8 +235,11 @@ type FileOp struct {
 	NewSize    int64  `json:"newSize"` // -1 for delete
 	KeepPrefix int64  `json:"keepPrefix,omitempty"`
 	Content    []byte `json:"content,omitempty"`
-	OldSHA256  string `json:"oldSha256,omitempty"`
-	NewSHA256  string `json:"newSha256,omitempty"`
+	// Sources follow Content in the new content (a mirror's copied
+	// batches).
+	Sources   []SourceRange `json:"sources,omitempty"`
+	OldSHA256 string        `json:"oldSha256,omitempty"`
+	NewSHA256 string        `json:"newSha256,omitempty"`
 	// Perm, UID and GID are what the new file gets: the old file's (a
 	// created file: 0644 and the partition directory's owner). UID/GID
 	// are -1 when unknown.
@@ -365,7 +368,8 @@ func PlanInjection(dir string, opts InjectOptions) (*Plan, error) {
 		return nil, refuse(RefuseNotPartition, dir, "a %s directory, not a live partition", name.State)
 	case name.Topic == "__cluster_metadata":
 		return nil, refuse(RefuseNotPartition, dir, "the KRaft metadata log is replicated by Raft, not a mirror partition")
-	case !segment.IsPartitionDir(dir):
+	case !segment.IsPartitionDir(dir) && !HasJournal(dir):
+		// (A directory a mirror is creating holds only its journal.)
 		return nil, refuse(RefuseNotPartition, dir, "no .log, partition.metadata or leader-epoch-checkpoint in it")
 	}
 	logDir := segment.LogDirOf(dir)
@@ -383,6 +387,8 @@ func PlanInjection(dir string, opts InjectOptions) (*Plan, error) {
 	}
 	j, err := readJournal(dir)
 	switch {
+	case err == nil && j.Plan == nil:
+		return nil, refuse(RefusePending, dir, "an interrupted %s is pending here (journal %s): rerun it to finish it, or roll it back with --rollback", j.Tool, JournalName)
 	case err == nil:
 		p := j.Plan
 		p.Dir, p.LogDir = dir, logDir

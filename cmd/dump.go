@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,6 +36,9 @@ type dumpOptions struct {
 	skipRecordMeta   bool
 	maxDecompressed  int64
 	noVerifyCRC      bool
+	jobs             int
+	decodeWorkers    int
+	noResync         bool
 
 	// derived by Validate
 	fromOffset, toOffset int64
@@ -56,6 +61,12 @@ func (o *dumpOptions) AddFlags(c *cobra.Command) {
 	f.BoolVar(&o.skipRecordMeta, "skip-record-metadata", false, "kafka output: omit per-record metadata (kafka-dump-log --skip-record-metadata)")
 	f.Int64Var(&o.maxDecompressed, "max-decompressed-bytes", decode.DefaultMaxDecompressed, "refuse to decompress a batch beyond this many bytes (decompression-bomb guard)")
 	f.BoolVar(&o.noVerifyCRC, "no-verify-crc", false, "skip CRC verification (faster; isvalid is then not reported)")
+	addJobsFlag(c, &o.jobs, "partitions dumped")
+	f.BoolVar(&o.noResync, "no-resync", false, "stop reading a .log at the first batch that does not frame, as the broker and kafka-dump-log do, instead of searching for the next valid batch (--output kafka implies it)")
+	// Batches of one segment are decoded on GOMAXPROCS workers; this
+	// overrides it (1 = serial), for benchmarks and tests.
+	f.IntVar(&o.decodeWorkers, "decode-workers", 0, "batch decoding workers per segment (0 = GOMAXPROCS, 1 = serial)")
+	_ = f.MarkHidden("decode-workers")
 }
 
 func (o *dumpOptions) Validate(args []string) error {
@@ -73,6 +84,9 @@ func (o *dumpOptions) Validate(args []string) error {
 	}
 	if o.maxBytes < 0 {
 		return usageErrorf("--max-bytes must not be negative")
+	}
+	if o.jobs < 0 || o.decodeWorkers < 0 {
+		return usageErrorf("--jobs must not be negative")
 	}
 	if o.maxDecompressed <= 0 || o.maxDecompressed > math.MaxInt32 {
 		return usageErrorf("--max-decompressed-bytes must be between 1 and %d", math.MaxInt32)
@@ -117,9 +131,11 @@ func newDumpCmd(s *Streams, g *globalOptions) *cobra.Command {
 log directory (every partition in it). Every batch format (v0, v1, v2), every
 codec and every control record (transaction markers, KRaft records and the
 KIP-1279 MIRROR_PID_RESET barrier) is decoded. CRC mismatches are reported and
-the dump goes on; structural corruption is reported with its byte position and
-the dump moves to the next file; a zero-filled (preallocated) tail is a
-warning.
+the dump goes on; structural corruption (a corrupt length, bad magic, garbage)
+is reported with its byte position, then dump searches for the next valid
+batch and reads on from there, reporting the bytes it skipped (--no-resync
+stops at the damage, as the broker's recovery does); a zero-filled
+(preallocated) tail is a warning.
 
 Output formats: text (readable, styled on a terminal), table, json (JSON
 lines, see docs/json.md) and kafka (line-for-line kafka-dump-log output).
@@ -233,9 +249,15 @@ func partitionFiles(dir string) ([]dumpFile, error) {
 type dumpState struct {
 	o        *dumpOptions
 	p        dumpPrinter
-	dec      decode.Decoder
 	errors   int // findings of severity error
 	warnings int
+
+	// render renders batches on the dump goroutine (serial path), with
+	// serialJob; pipe, when set, renders them on workers
+	// (dump_pipeline.go).
+	render    *batchRenderer
+	serialJob batchJob
+	pipe      *batchPipeline
 }
 
 func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, args []string) error {
@@ -243,30 +265,57 @@ func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, 
 	if err != nil {
 		return err
 	}
-	st := &dumpState{o: o, p: newDumpPrinter(s, o)}
-	st.dec.MaxDecompressed = int(o.maxDecompressed)
-	var ioErr error
-	for _, f := range files {
+	// The progress line (dump_progress.go) must exist before the printer
+	// captures s.Out: it routes output around the line.
+	prog := newDumpProgress(s, g, files)
+	defer prog.Done()
+	// Several partitions: a pool of --jobs workers, one partition each,
+	// output in order (dump_jobs.go).
+	if units := dumpUnits(files); len(units) > 1 && o.partitionJobs() > 1 {
+		return runDumpUnits(ctx, s, o, files, units, prog)
+	}
+	st := newDumpState(s, o, o.decodeWorkers)
+	defer st.close()
+	ioErr, err := st.dumpFiles(ctx, s.Err, files, 0, prog)
+	if err != nil {
+		return err
+	}
+	if err := st.p.Close(); err != nil {
+		return err
+	}
+	return dumpExit(ioErr, st.errors)
+}
+
+// dumpFiles dumps files (files[0] is number base of the run, for the
+// progress line). An I/O error on one file is reported on errw and does
+// not hide the others; the last one is returned as ioErr. err is the
+// context's error when the dump was cancelled.
+func (st *dumpState) dumpFiles(ctx context.Context, errw io.Writer, files []dumpFile, base int, prog *dumpProgress) (ioErr, err error) {
+	for i, f := range files {
 		if err := ctx.Err(); err != nil {
-			return err
+			return ioErr, err
 		}
-		if err := st.dumpOne(f); err != nil {
-			// An I/O error on one file does not hide the others.
+		err := st.dumpOne(f)
+		prog.fileDone(base + i)
+		if err != nil {
 			var pe *fs.PathError
 			if errors.As(err, &pe) || !isFinding(err) {
-				fmt.Fprintf(s.Err, "kseg: %v\n", err)
+				fmt.Fprintf(errw, "kseg: %v\n", err)
 				ioErr = err
 				continue
 			}
 		}
 	}
-	if err := st.p.Close(); err != nil {
-		return err
-	}
+	return ioErr, nil
+}
+
+// dumpExit is dump's exit: 1 after an I/O error, 3 after findings of
+// severity error, else 0.
+func dumpExit(ioErr error, errors int) error {
 	if ioErr != nil {
 		return &exitError{code: ExitError, err: ioErr, silent: true}
 	}
-	if st.errors > 0 {
+	if errors > 0 {
 		return findingsExit()
 	}
 	return nil
@@ -285,6 +334,9 @@ type finding struct {
 	Position   int64 // -1 when not tied to a byte
 	BaseOffset int64 // -1 when not tied to a batch
 	Message    string
+	// To ends the byte range [Position, To) of a skipped-bytes finding;
+	// 0 otherwise.
+	To int64
 }
 
 func (st *dumpState) report(f finding) {
@@ -392,86 +444,106 @@ type recordView struct {
 	ControlErr error
 }
 
-func (st *dumpState) dumpLog(f dumpFile) error {
+func (st *dumpState) dumpLog(f dumpFile) (err error) {
 	lf, err := segment.OpenLog(f.path)
 	if err != nil {
 		return err
 	}
 	defer lf.Close()
 	o := st.o
-	sc := lf.Scanner(segment.ScanOptions{Limit: o.maxBytes})
+	// Large segments are mapped (no copy out of the page cache); a mapped
+	// file that shrinks under the dump faults, which SetPanicOnFault turns
+	// into an error for this file instead of a crash (workers do the same).
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if e := recover(); e != nil {
+			if err = faultError(e, f.path); err == nil {
+				panic(e)
+			}
+			if st.pipe != nil {
+				st.pipe.drain(nil, nil, err) // throw away the jobs in flight
+			}
+		}
+	}()
 	sum := logSummary{FirstOffset: -1, LastOffset: -1, Codecs: map[string]int64{}, ControlByType: map[string]int64{},
 		MaxBytesLimitApplied: o.maxBytes > 0}
 	st.p.LogStart(f)
-	var ctl decode.Control
 	lastRecordOffset := int64(-1)
-	for sc.Next() {
-		b := sc.Batch()
-		pos := sc.Pos()
-		sum.Batches++
-		if sum.FirstOffset < 0 {
-			sum.FirstOffset = b.BaseOffset
+	// Batches are rendered by batchRenderer, here or in groups on workers
+	// (dump_pipeline.go), and committed to the summary in file order.
+	pipe := st.pipe
+	var j *batchJob
+	// flush emits every batch handed to the workers so far, so that a
+	// finding made on this goroutine follows them in the output.
+	flush := func() error {
+		if pipe == nil {
+			return nil
 		}
-		sum.LastOffset = b.LastOffset()
-		sum.Codecs[b.Compression().String()]++
-		var valid *bool
-		if !o.noVerifyCRC {
-			v := b.CRCValid()
-			valid = &v
-			if !v {
-				sum.CRCErrors++
-				st.report(finding{Severity: "error", Kind: "crc-mismatch", File: f.path, Position: pos, BaseOffset: b.BaseOffset,
-					Message: fmt.Sprintf("%s: batch at position %d (baseOffset %d): crc mismatch: stored %d (0x%08x), computed %d (0x%08x)",
-						filepath.Base(f.path), pos, b.BaseOffset, b.CRC, b.CRC, b.ComputeCRC(), b.ComputeCRC())})
-			}
+		var err error
+		if j != nil {
+			err = pipe.submit(j, &sum, &lastRecordOffset)
+			j = nil
 		}
-		if !o.batchSelected(b) {
-			continue
-		}
-		sum.SelectedBatches++
-		bv := batchView{File: f.path, Position: pos, Batch: b, CRCValid: valid}
-		st.p.Batch(&bv)
-		// Control batches are always decoded (one small uncompressed
-		// record), so every output names transaction markers and barriers.
-		if o.deep || b.IsControl() {
-			err := st.dec.Records(b, func(r *decode.Record) error {
-				sum.Records++
-				if r.Offset < o.fromOffset || r.Offset > o.toOffset {
-					return nil
-				}
-				rv := recordView{Record: r}
-				if b.IsControl() {
-					var cerr error
-					ctl, cerr = decode.ParseControl(r.Key, r.Value)
-					if cerr != nil {
-						rv.ControlErr = cerr
-					} else {
-						rv.Control = &ctl
-						sum.ControlByType[ctl.Type.String()]++
-					}
-				}
-				if o.deep {
-					if lastRecordOffset >= 0 && r.Offset != lastRecordOffset+1 {
-						sum.NonConsecutive++
-					}
-					lastRecordOffset = r.Offset
-				}
-				st.p.Record(&bv, &rv)
-				return nil
-			})
-			if err != nil {
-				if ce, ok := decode.AsCorrupt(err); ok {
-					ce = ce.At(f.path, pos)
-					st.reportCorrupt("corrupt-records", ce)
-				} else {
+		return pipe.drain(&sum, &lastRecordOffset, err)
+	}
+	// One scanner run per stretch of valid batches: after structural
+	// damage, lc.resync finds where the next one starts (dump_resync.go).
+	lc := newLogCheck(f, o)
+	var sc *segment.Scanner
+	for start := int64(0); ; {
+		sc = lf.Scanner(segment.ScanOptions{Start: start, Limit: o.maxBytes, Mmap: true})
+		defer sc.Close()
+		for sc.Next() {
+			b := sc.Batch()
+			if fds := lc.check(sc.Pos(), b); len(fds) > 0 {
+				if err := flush(); err != nil {
 					return err
 				}
+				for _, fd := range fds {
+					st.report(fd)
+				}
+			}
+			sum.Batches++
+			if sum.FirstOffset < 0 {
+				sum.FirstOffset = b.BaseOffset
+			}
+			sum.LastOffset = b.LastOffset()
+			sum.Codecs[b.Compression().String()]++
+			if pipe == nil {
+				j = &st.serialJob
+				j.reset()
+				j.file = f.path
+				j.add(sc.Pos(), b, o.batchSelected(b), nil)
+				st.render.render(j)
+				st.commit(j, &sum, &lastRecordOffset)
+				if j.err != nil {
+					return j.err
+				}
+				continue
+			}
+			if j == nil {
+				j = pipe.job()
+				j.file = f.path
+			}
+			j.add(sc.Pos(), b, o.batchSelected(b), sc.Window())
+			if j.full() {
+				err := pipe.submit(j, &sum, &lastRecordOffset)
+				if j = nil; err != nil {
+					return pipe.drain(&sum, &lastRecordOffset, err)
+				}
 			}
 		}
-		st.p.EndBatch(&bv)
-	}
-	if err := sc.Err(); err != nil {
-		return err
+		if err := flush(); err != nil {
+			return err
+		}
+		if err := sc.Err(); err != nil {
+			return err
+		}
+		next, ok := st.resync(lc, lf, sc.Tail())
+		if !ok {
+			break
+		}
+		start = next
 	}
 	sum.Tail = sc.Tail()
 	sum.BytesScanned = sum.Tail.End
@@ -480,6 +552,7 @@ func (st *dumpState) dumpLog(f dumpFile) error {
 	if cut := sum.Tail.End < lf.Size; !cut || (sum.Tail.Kind != segment.TailTornBatch && sum.Tail.Kind != segment.TailTornHeader) {
 		st.reportTail(f, sum.Tail)
 	}
+	lc.summarise(&sum)
 	st.p.LogEnd(f, &sum)
 	return nil
 }

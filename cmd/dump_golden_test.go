@@ -296,8 +296,9 @@ var brokenExpect = map[string]struct {
 	"bad-magic": {ExitFindings, "error", "corrupt-batch", ".log", 337, ExitFindings},
 	// recordsCount of the batch at 214 is at 214+57.
 	"negative-count": {ExitFindings, "error", "corrupt-records", ".log", 271, ExitOK},
-	// batchLength of the batch at 321 claims 2 GiB: a torn tail at 321.
-	"huge-length": {ExitFindings, "error", "torn-tail", ".log", 321, ExitFindings},
+	// batchLength of the batch at 321 (the field at 329) claims 2 GiB, but
+	// a valid batch follows at 428: a corrupt length, not a torn tail.
+	"huge-length": {ExitFindings, "error", "corrupt-batch", ".log", 329, ExitFindings},
 	// The seventh batch starts at 646; its record's offsetDelta varint at
 	// 646+61+3.
 	"bad-varint": {ExitFindings, "error", "corrupt-records", ".log", 710, ExitOK},

@@ -1,7 +1,7 @@
 package cmd
 
 import (
-	"bufio"
+	"io"
 	"sort"
 
 	"github.com/kseg/kseg/decode"
@@ -12,7 +12,7 @@ import (
 // object per line, a "type" discriminator, Kafka's names as keys.
 type jsonDumpPrinter struct {
 	o *dumpOptions
-	w *bufio.Writer
+	w outWriter
 	j jsonw // the open batch line (records are appended into it)
 	l jsonw // every other line; separate so a finding met mid-batch
 	//         does not clobber the batch being built
@@ -20,10 +20,14 @@ type jsonDumpPrinter struct {
 	inBatch    bool
 	hasRecords bool
 	entries    int64
+	// file and fileJSON: the path of the batches being printed, and its
+	// JSON encoding, made once per file rather than once per batch.
+	file     string
+	fileJSON []byte
 }
 
 func newJSONDumpPrinter(s *Streams, o *dumpOptions) *jsonDumpPrinter {
-	return &jsonDumpPrinter{o: o, w: bufio.NewWriterSize(s.Out, 256<<10)}
+	return &jsonDumpPrinter{o: o, w: newOutBuf(s.Out)}
 }
 
 func (p *jsonDumpPrinter) line(fill func(j *jsonw)) {
@@ -53,7 +57,10 @@ func (p *jsonDumpPrinter) Batch(bv *batchView) {
 	j.b = j.b[:0]
 	j.begin()
 	j.str("type", "batch")
-	j.str("file", bv.File)
+	if bv.File != p.file || p.fileJSON == nil {
+		p.file, p.fileJSON = bv.File, appendJSONString(p.fileJSON[:0], bv.File)
+	}
+	j.raw("file", p.fileJSON)
 	j.int("position", bv.Position)
 	j.int("baseOffset", b.BaseOffset)
 	j.int("lastOffset", b.LastOffset())
@@ -115,7 +122,7 @@ func (p *jsonDumpPrinter) Record(bv *batchView, rv *recordView) {
 			j.b = append(j.b, ',')
 		}
 		j.begin()
-		j.str("key", string(h.Key))
+		j.strBytes("key", h.Key)
 		if p.o.printData {
 			j.bytes("value", h.Value)
 		}
@@ -344,6 +351,10 @@ func (p *jsonDumpPrinter) Finding(fd finding) {
 		j.str("file", fd.File)
 		j.optInt("position", fd.Position, fd.Position >= 0)
 		j.optInt("baseOffset", fd.BaseOffset, fd.BaseOffset >= 0)
+		if fd.To > 0 { // skipped-bytes: the range [position, to)
+			j.int("to", fd.To)
+			j.int("bytes", fd.To-fd.Position)
+		}
 		j.str("message", fd.Message)
 	})
 }
@@ -361,4 +372,10 @@ func (p *jsonDumpPrinter) EndFile(f dumpFile) {
 	})
 }
 
-func (p *jsonDumpPrinter) Close() error { return p.w.Flush() }
+func (p *jsonDumpPrinter) Close() error { return releaseOutBuf(&p.w) }
+
+func (p *jsonDumpPrinter) fork(sink *batchSink) dumpPrinter {
+	return &jsonDumpPrinter{o: p.o, w: sink}
+}
+
+func (p *jsonDumpPrinter) emit(b *batchOut) { b.emit(p.w, io.Discard) }

@@ -1,11 +1,9 @@
 package cmd
 
 import (
-	"bufio"
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
@@ -18,8 +16,13 @@ import (
 type kafkaDumpPrinter struct {
 	s   *Streams
 	o   *dumpOptions
-	w   *bufio.Writer
+	w   outWriter
 	buf []byte
+	// sink is set on a worker's fork (see dump_pipeline.go).
+	sink *batchSink
+	// gaps are the current batch's record offsets; committed to
+	// nonConsecutive in file order (commitGaps).
+	gaps offsetGaps
 	// lastRecordOffset implements the Java port's non-consecutive check
 	// (lastOffset starts at -1 and every record is checked).
 	lastRecordOffset int64
@@ -30,7 +33,7 @@ type kafkaDumpPrinter struct {
 }
 
 func newKafkaDumpPrinter(s *Streams, o *dumpOptions) *kafkaDumpPrinter {
-	return &kafkaDumpPrinter{s: s, o: o, w: bufio.NewWriterSize(s.Out, 256<<10), nonConsecutive: map[string][][2]int64{}}
+	return &kafkaDumpPrinter{s: s, o: o, w: newOutBuf(s.Out), nonConsecutive: map[string][][2]int64{}}
 }
 
 func (p *kafkaDumpPrinter) BeginFile(f dumpFile) {
@@ -76,17 +79,37 @@ func (p *kafkaDumpPrinter) Batch(bv *batchView) {
 	if bv.CRCValid != nil {
 		valid = *bv.CRCValid
 	}
+	if p.sink == nil {
+		p.gaps.reset()
+	}
+	// The line of DumpLogSegments, appended with strconv (fmt allocated
+	// per batch and record).
 	w := p.buf[:0]
 	if b.IsLegacy() {
-		w = fmt.Appendf(w, "offset: %d position: %d %s: %d size: %d magic: %d compresscodec: %s crc: %d isvalid: %t\n",
-			b.LastOffset(), bv.Position, b.TimestampType(), b.MaxTimestamp, b.Size(), b.Magic, b.Compression(), b.CRC, valid)
+		w = appendField(w, "offset: ", b.LastOffset())
 	} else {
 		dh, ok := b.DeleteHorizonMs()
-		w = fmt.Appendf(w, "baseOffset: %d lastOffset: %d count: %d baseSequence: %d lastSequence: %d producerId: %d producerEpoch: %d partitionLeaderEpoch: %d isTransactional: %t isControl: %t deleteHorizonMs: %s position: %d %s: %d size: %d magic: %d compresscodec: %s crc: %d isvalid: %t\n",
-			b.BaseOffset, b.LastOffset(), b.RecordCount, b.BaseSequence, b.LastSequence(), b.ProducerID, b.ProducerEpoch,
-			b.PartitionLeaderEpoch, b.IsTransactional(), b.IsControl(), optionalLong(dh, ok), bv.Position,
-			b.TimestampType(), b.MaxTimestamp, b.Size(), b.Magic, b.Compression(), b.CRC, valid)
+		w = appendField(w, "baseOffset: ", b.BaseOffset)
+		w = appendField(w, " lastOffset: ", b.LastOffset())
+		w = appendField(w, " count: ", int64(b.RecordCount))
+		w = appendField(w, " baseSequence: ", int64(b.BaseSequence))
+		w = appendField(w, " lastSequence: ", int64(b.LastSequence()))
+		w = appendField(w, " producerId: ", b.ProducerID)
+		w = appendField(w, " producerEpoch: ", int64(b.ProducerEpoch))
+		w = appendField(w, " partitionLeaderEpoch: ", int64(b.PartitionLeaderEpoch))
+		w = strconv.AppendBool(append(w, " isTransactional: "...), b.IsTransactional())
+		w = strconv.AppendBool(append(w, " isControl: "...), b.IsControl())
+		w = append(append(w, " deleteHorizonMs: "...), optionalLong(dh, ok)...)
 	}
+	w = appendField(w, " position: ", bv.Position)
+	w = append(append(append(w, ' '), b.TimestampType().String()...), ':')
+	w = appendField(w, " ", b.MaxTimestamp)
+	w = appendField(w, " size: ", b.Size())
+	w = appendField(w, " magic: ", int64(b.Magic))
+	w = append(append(w, " compresscodec: "...), b.Compression().String()...)
+	w = appendField(w, " crc: ", int64(b.CRC))
+	w = strconv.AppendBool(append(w, " isvalid: "...), valid)
+	w = append(w, '\n')
 	p.w.Write(w)
 	p.buf = w
 }
@@ -102,13 +125,11 @@ func (p *kafkaDumpPrinter) Record(bv *batchView, rv *recordView) {
 	// segment whose first offset is not 0 reports "-1 is followed by …".
 	// kseg's filters hide records, and the check would report the gaps they
 	// make, so it runs only on unfiltered dumps.
-	if r.Offset != p.lastRecordOffset+1 && !p.o.filtered() {
-		if _, ok := p.nonConsecutive[p.curFile]; !ok {
-			p.nonConsOrder = append(p.nonConsOrder, p.curFile)
-		}
-		p.nonConsecutive[p.curFile] = append(p.nonConsecutive[p.curFile], [2]int64{p.lastRecordOffset, r.Offset})
+	g := &p.gaps
+	if p.sink != nil {
+		g = &p.sink.b.gaps // a worker's: committed when its job is emitted
 	}
-	p.lastRecordOffset = r.Offset
+	g.add(r.Offset, !p.o.filtered())
 	w := p.buf[:0]
 	first := true
 	sep := func() {
@@ -120,10 +141,15 @@ func (p *kafkaDumpPrinter) Record(bv *batchView, rv *recordView) {
 		}
 	}
 	if !p.o.skipRecordMeta {
-		w = fmt.Appendf(w, "| offset: %d %s: %d keySize: %d valueSize: %d", r.Offset, b.TimestampType(), r.Timestamp, r.KeySize(), r.ValueSize())
+		w = appendField(w, "| offset: ", r.Offset)
+		w = append(append(append(w, ' '), b.TimestampType().String()...), ':')
+		w = appendField(w, " ", r.Timestamp)
+		w = appendField(w, " keySize: ", int64(r.KeySize()))
+		w = appendField(w, " valueSize: ", int64(r.ValueSize()))
 		first = false
 		if !b.IsLegacy() {
-			w = fmt.Appendf(w, " sequence: %d headerKeys: [", r.Sequence)
+			w = appendField(w, " sequence: ", int64(r.Sequence))
+			w = append(w, " headerKeys: ["...)
 			for i, h := range r.Headers {
 				if i > 0 {
 					w = append(w, ',')
@@ -132,7 +158,8 @@ func (p *kafkaDumpPrinter) Record(bv *batchView, rv *recordView) {
 			}
 			w = append(w, ']')
 		} else {
-			w = fmt.Appendf(w, " isValid: %t crc: %d", r.CRCValid, r.CRC)
+			w = strconv.AppendBool(append(w, " isValid: "...), r.CRCValid)
+			w = appendField(w, " crc: ", int64(r.CRC))
 		}
 		if b.IsControl() {
 			w = append(w, kafkaControlSuffix(rv)...)
@@ -141,13 +168,11 @@ func (p *kafkaDumpPrinter) Record(bv *batchView, rv *recordView) {
 	if p.o.printData && !b.IsControl() {
 		if r.Key != nil {
 			sep()
-			w = append(w, "key: "...)
-			w = append(w, strings.ToValidUTF8(string(r.Key), "\uFFFD")...)
+			w = appendValidUTF8(append(w, "key: "...), r.Key)
 		}
 		if r.Value != nil {
 			sep()
-			w = append(w, "payload: "...)
-			w = append(w, strings.ToValidUTF8(string(r.Value), "\uFFFD")...)
+			w = appendValidUTF8(append(w, "payload: "...), r.Value)
 		}
 	}
 	w = append(w, '\n')
@@ -186,7 +211,59 @@ func kafkaControlSuffix(rv *recordView) string {
 	return fmt.Sprintf(" controlType: %s(%d)", c.Type, int16(c.Type))
 }
 
-func (p *kafkaDumpPrinter) EndBatch(*batchView) {}
+func (p *kafkaDumpPrinter) EndBatch(*batchView) {
+	if p.sink == nil {
+		p.commitGaps(&p.gaps)
+	}
+}
+
+// commitGaps adds one batch's non-consecutive offsets, in file order.
+func (p *kafkaDumpPrinter) commitGaps(g *offsetGaps) {
+	if !g.seen {
+		return
+	}
+	keep := !p.o.filtered()
+	if keep && g.first != p.lastRecordOffset+1 {
+		p.addGap(p.lastRecordOffset, g.first)
+	}
+	for _, pr := range g.pairs {
+		p.addGap(pr[0], pr[1])
+	}
+	p.lastRecordOffset = g.last
+}
+
+func (p *kafkaDumpPrinter) addGap(from, to int64) {
+	if _, ok := p.nonConsecutive[p.curFile]; !ok {
+		p.nonConsOrder = append(p.nonConsOrder, p.curFile)
+	}
+	p.nonConsecutive[p.curFile] = append(p.nonConsecutive[p.curFile], [2]int64{from, to})
+}
+
+// closeUnit is Close without the run-wide reports, which another printer
+// absorbs (a unit of a parallel log-directory dump, dump_jobs.go).
+func (p *kafkaDumpPrinter) closeUnit() error { return releaseOutBuf(&p.w) }
+
+// absorb takes over the run-wide reports of another printer, which dumped
+// the files after this one's.
+func (p *kafkaDumpPrinter) absorb(other dumpPrinter) {
+	q := other.(*kafkaDumpPrinter)
+	p.indexMismatches = append(p.indexMismatches, q.indexMismatches...)
+	for _, f := range q.nonConsOrder {
+		if _, ok := p.nonConsecutive[f]; !ok {
+			p.nonConsOrder = append(p.nonConsOrder, f)
+		}
+		p.nonConsecutive[f] = append(p.nonConsecutive[f], q.nonConsecutive[f]...)
+	}
+}
+
+func (p *kafkaDumpPrinter) fork(sink *batchSink) dumpPrinter {
+	return &kafkaDumpPrinter{s: forkStreams(p.s, sink), o: p.o, w: sink, sink: sink}
+}
+
+func (p *kafkaDumpPrinter) emit(b *batchOut) {
+	b.emit(p.w, p.s.Err)
+	p.commitGaps(&b.gaps)
+}
 
 func (p *kafkaDumpPrinter) LogEnd(f dumpFile, s *logSummary) {
 	if n := s.Tail.InvalidBytes(); n > 0 && !s.MaxBytesLimitApplied && s.Tail.Kind != segment.TailCorrupt {
@@ -253,7 +330,7 @@ func (p *kafkaDumpPrinter) Finding(fd finding) {
 func (p *kafkaDumpPrinter) EndFile(dumpFile) {}
 
 func (p *kafkaDumpPrinter) Close() error {
-	if err := p.w.Flush(); err != nil {
+	if err := releaseOutBuf(&p.w); err != nil {
 		return err
 	}
 	for _, m := range p.indexMismatches {

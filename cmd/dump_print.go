@@ -1,12 +1,18 @@
 package cmd
 
 import (
-	"encoding/base64"
+	"bufio"
 	"encoding/hex"
+	"errors"
+	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
+
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/kseg/kseg/segment"
 )
@@ -53,34 +59,129 @@ func newDumpPrinter(s *Streams, o *dumpOptions) dumpPrinter {
 }
 
 // formatData renders a key or value for text output. nil is null.
-func formatData(b []byte, format string) string {
+func formatData(b []byte, format string) string { return string(appendData(nil, b, format)) }
+
+// appendData appends formatData(b, format) without allocating.
+func appendData(dst, b []byte, format string) []byte {
 	if b == nil {
-		return "null"
+		return append(dst, "null"...)
 	}
 	switch format {
 	case "hex":
-		return hex.EncodeToString(b)
+		return hex.AppendEncode(dst, b)
 	case "base64":
-		return base64.StdEncoding.EncodeToString(b)
+		return appendBase64(dst, b)
 	case "utf8":
-		return strconv.Quote(strings.ToValidUTF8(string(b), "\uFFFD"))
+		if utf8.Valid(b) {
+			return strconv.AppendQuote(dst, bytesString(b))
+		}
+		return strconv.AppendQuote(dst, strings.ToValidUTF8(string(b), "\uFFFD"))
 	}
 	if printableUTF8(b) {
-		return strconv.Quote(string(b))
+		return strconv.AppendQuote(dst, bytesString(b))
 	}
-	return "0x" + hex.EncodeToString(b)
+	return hex.AppendEncode(append(dst, "0x"...), b)
+}
+
+// appendValidUTF8 appends b with every run of invalid UTF-8 replaced by
+// U+FFFD: strings.ToValidUTF8(string(b), "\uFFFD"), which Java's new
+// String(bytes, UTF_8) matches for kafka-dump-log's output. Valid input
+// (nearly all of it) is copied as is.
+func appendValidUTF8(dst, b []byte) []byte {
+	if utf8.Valid(b) {
+		return append(dst, b...)
+	}
+	invalid := false // in a run of invalid bytes, which gets one U+FFFD
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			dst = append(dst, c)
+			i++
+			invalid = false
+			continue
+		}
+		_, size := utf8.DecodeRune(b[i:])
+		if size == 1 {
+			if !invalid {
+				dst = append(dst, "\uFFFD"...)
+				invalid = true
+			}
+			i++
+			continue
+		}
+		dst = append(dst, b[i:i+size]...)
+		i += size
+		invalid = false
+	}
+	return dst
+}
+
+// bytesString views b as a string without copying it, for read-only use
+// within a call (strconv.AppendQuote takes a string). The string must not
+// outlive b's contents.
+func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// appendField appends label then v in decimal.
+func appendField(dst []byte, label string, v int64) []byte {
+	return strconv.AppendInt(append(dst, label...), v, 10)
 }
 
 // printableUTF8 reports whether b is valid UTF-8 made of printable runes
 // (tabs and newlines allowed), the test for showing it as text.
 func printableUTF8(b []byte) bool {
-	if !utf8.Valid(b) {
-		return false
-	}
-	for _, r := range string(b) {
+	for i := 0; i < len(b); {
+		r, size := rune(b[i]), 1
+		if r >= utf8.RuneSelf {
+			if r, size = utf8.DecodeRune(b[i:]); r == utf8.RuneError && size == 1 {
+				return false // invalid UTF-8
+			}
+		}
 		if !unicode.IsPrint(r) && r != '\n' && r != '\t' && r != '\r' {
 			return false
 		}
+		i += size
 	}
 	return true
 }
+
+// appendPaint appends text, styled when colour is on; without colour it
+// does not allocate.
+func (st *styles) appendPaint(dst []byte, style lipgloss.Style, text []byte) []byte {
+	if !st.on {
+		return append(dst, text...)
+	}
+	return append(dst, style.Render(string(text))...)
+}
+
+// outBufs recycles the printers' output buffers (256 KiB each): a
+// log-directory dump makes a printer per partition.
+var outBufs = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
+
+// newOutBuf is a pooled buffered writer on w.
+func newOutBuf(w io.Writer) *bufio.Writer {
+	b := outBufs.Get().(*bufio.Writer)
+	b.Reset(w)
+	return b
+}
+
+// releaseOutBuf flushes *w and, when it came from newOutBuf, returns it to
+// the pool, leaving a writer that refuses further writes.
+func releaseOutBuf(w *outWriter) error {
+	err := (*w).Flush()
+	if b, ok := (*w).(*bufio.Writer); ok {
+		b.Reset(nil)
+		outBufs.Put(b)
+		*w = closedWriter{}
+	}
+	return err
+}
+
+// closedWriter is a printer's writer after Close.
+type closedWriter struct{}
+
+var errPrinterClosed = errors.New("dump printer used after Close")
+
+func (closedWriter) Write([]byte) (int, error)       { return 0, errPrinterClosed }
+func (closedWriter) WriteString(string) (int, error) { return 0, errPrinterClosed }
+func (closedWriter) WriteByte(byte) error            { return errPrinterClosed }
+func (closedWriter) Flush() error                    { return nil }

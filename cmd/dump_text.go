@@ -1,9 +1,10 @@
 package cmd
 
 import (
-	"bufio"
 	"fmt"
+	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/kseg/kseg/decode"
@@ -15,14 +16,14 @@ import (
 // lipgloss only on a terminal.
 type textDumpPrinter struct {
 	o   *dumpOptions
-	w   *bufio.Writer
+	w   outWriter
 	st  *styles
 	buf []byte
 	n   int64
 }
 
 func newTextDumpPrinter(s *Streams, o *dumpOptions) *textDumpPrinter {
-	return &textDumpPrinter{o: o, w: bufio.NewWriterSize(s.Out, 256<<10), st: s.styles()}
+	return &textDumpPrinter{o: o, w: newOutBuf(s.Out), st: s.styles()}
 }
 
 func (p *textDumpPrinter) BeginFile(f dumpFile) {
@@ -36,28 +37,47 @@ func (p *textDumpPrinter) Unknown(_ dumpFile, why string) {
 
 func (p *textDumpPrinter) LogStart(dumpFile) {}
 
+// Batch and Record run once per batch and record: they append with
+// strconv rather than fmt (fmt's reflection and boxing allocated per call
+// and led the deep dump's profile), producing the same bytes.
 func (p *textDumpPrinter) Batch(bv *batchView) {
 	b := bv.Batch
 	w := p.buf[:0]
-	off := fmt.Sprintf("%d", b.BaseOffset)
+	var tmp [48]byte
+	off := strconv.AppendInt(tmp[:0], b.BaseOffset, 10)
 	if b.LastOffset() != b.BaseOffset {
-		off = fmt.Sprintf("%d..%d", b.BaseOffset, b.LastOffset())
+		off = strconv.AppendInt(append(off, ".."...), b.LastOffset(), 10)
 	}
 	if b.IsLegacy() {
-		w = fmt.Appendf(w, "offset %s position %d size %d magic %d %s", p.st.paint(p.st.offset, off), bv.Position, b.Size(), b.Magic, b.Compression())
+		w = append(w, "offset "...)
+		w = p.st.appendPaint(w, p.st.offset, off)
+		w = appendField(w, " position ", bv.Position)
+		w = appendField(w, " size ", b.Size())
+		w = appendField(w, " magic ", int64(b.Magic))
+		w = append(append(w, ' '), b.Compression().String()...)
 		if b.Magic == 1 {
-			w = fmt.Appendf(w, " %s %d", b.TimestampType(), b.MaxTimestamp)
+			w = append(append(w, ' '), b.TimestampType().String()...)
+			w = appendField(w, " ", b.MaxTimestamp)
 		}
 	} else {
-		w = fmt.Appendf(w, "baseOffset %s count %d position %d size %d magic 2 %s %s %d",
-			p.st.paint(p.st.offset, off), b.RecordCount, bv.Position, b.Size(), b.Compression(), b.TimestampType(), b.MaxTimestamp)
+		w = append(w, "baseOffset "...)
+		w = p.st.appendPaint(w, p.st.offset, off)
+		w = appendField(w, " count ", int64(b.RecordCount))
+		w = appendField(w, " position ", bv.Position)
+		w = appendField(w, " size ", b.Size())
+		w = append(append(append(w, " magic 2 "...), b.Compression().String()...), ' ')
+		w = append(w, b.TimestampType().String()...)
+		w = appendField(w, " ", b.MaxTimestamp)
 		if b.HasProducerID() || b.ProducerEpoch != -1 {
-			w = fmt.Appendf(w, " producerId %s producerEpoch %d", p.st.paint(p.st.pid, fmt.Sprint(b.ProducerID)), b.ProducerEpoch)
+			w = append(w, " producerId "...)
+			w = p.st.appendPaint(w, p.st.pid, strconv.AppendInt(tmp[:0], b.ProducerID, 10))
+			w = appendField(w, " producerEpoch ", int64(b.ProducerEpoch))
 		}
 		if b.BaseSequence != decode.NoSequence {
-			w = fmt.Appendf(w, " sequence %d..%d", b.BaseSequence, b.LastSequence())
+			w = appendField(w, " sequence ", int64(b.BaseSequence))
+			w = appendField(w, "..", int64(b.LastSequence()))
 		}
-		w = fmt.Appendf(w, " partitionLeaderEpoch %d", b.PartitionLeaderEpoch)
+		w = appendField(w, " partitionLeaderEpoch ", int64(b.PartitionLeaderEpoch))
 		if b.IsTransactional() {
 			w = append(w, " transactional"...)
 		}
@@ -65,18 +85,18 @@ func (p *textDumpPrinter) Batch(bv *batchView) {
 			w = append(w, " control"...)
 		}
 		if dh, ok := b.DeleteHorizonMs(); ok {
-			w = fmt.Appendf(w, " deleteHorizonMs %d", dh)
+			w = appendField(w, " deleteHorizonMs ", dh)
 		}
 		if b.RecordCount == 0 {
 			w = append(w, " empty"...)
 		}
 	}
-	w = fmt.Appendf(w, " crc %d", b.CRC)
+	w = appendField(w, " crc ", int64(b.CRC))
 	if bv.CRCValid != nil {
 		if *bv.CRCValid {
-			w = append(w, p.st.paint(p.st.ok, " valid")...)
+			w = p.st.appendPaint(w, p.st.ok, []byte(" valid"))
 		} else {
-			w = append(w, p.st.paint(p.st.err, " INVALID")...)
+			w = p.st.appendPaint(w, p.st.err, []byte(" INVALID"))
 		}
 	}
 	w = append(w, '\n')
@@ -87,30 +107,38 @@ func (p *textDumpPrinter) Batch(bv *batchView) {
 func (p *textDumpPrinter) Record(bv *batchView, rv *recordView) {
 	b, r := bv.Batch, rv.Record
 	w := p.buf[:0]
-	w = fmt.Appendf(w, "  | offset %s", p.st.paint(p.st.offset, fmt.Sprint(r.Offset)))
+	var tmp [24]byte
+	w = append(w, "  | offset "...)
+	w = p.st.appendPaint(w, p.st.offset, strconv.AppendInt(tmp[:0], r.Offset, 10))
 	if b.Magic > 0 {
-		w = fmt.Appendf(w, " %s %d", b.TimestampType(), r.Timestamp)
+		w = append(append(w, ' '), b.TimestampType().String()...)
+		w = appendField(w, " ", r.Timestamp)
 	}
 	if r.Sequence != decode.NoSequence {
-		w = fmt.Appendf(w, " sequence %d", r.Sequence)
+		w = appendField(w, " sequence ", int64(r.Sequence))
 	}
 	if b.IsLegacy() && !r.CRCValid {
-		w = append(w, p.st.paint(p.st.err, " crc INVALID")...)
+		w = p.st.appendPaint(w, p.st.err, []byte(" crc INVALID"))
 	}
 	if b.IsControl() {
 		w = append(w, ' ')
 		w = append(w, textControl(p.st, rv)...)
 	} else {
-		w = fmt.Appendf(w, " keySize %d valueSize %d", r.KeySize(), r.ValueSize())
+		w = appendField(w, " keySize ", int64(r.KeySize()))
+		w = appendField(w, " valueSize ", int64(r.ValueSize()))
 		if len(r.Headers) > 0 {
-			keys := make([]string, len(r.Headers))
+			w = append(w, " headerKeys ["...)
 			for i, h := range r.Headers {
-				keys[i] = string(h.Key)
+				if i > 0 {
+					w = append(w, ',')
+				}
+				w = append(w, h.Key...)
 			}
-			w = fmt.Appendf(w, " headerKeys [%s]", strings.Join(keys, ","))
+			w = append(w, ']')
 		}
 		if p.o.printData {
-			w = fmt.Appendf(w, " key %s value %s", formatData(r.Key, p.o.keyFormat), formatData(r.Value, p.o.valueFormat))
+			w = appendData(append(w, " key "...), r.Key, p.o.keyFormat)
+			w = appendData(append(w, " value "...), r.Value, p.o.valueFormat)
 		}
 	}
 	w = append(w, '\n')
@@ -243,7 +271,13 @@ func (p *textDumpPrinter) EndFile(f dumpFile) {
 	}
 }
 
-func (p *textDumpPrinter) Close() error { return p.w.Flush() }
+func (p *textDumpPrinter) Close() error { return releaseOutBuf(&p.w) }
+
+func (p *textDumpPrinter) fork(sink *batchSink) dumpPrinter {
+	return &textDumpPrinter{o: p.o, w: sink, st: p.st}
+}
+
+func (p *textDumpPrinter) emit(b *batchOut) { b.emit(p.w, io.Discard) }
 
 // sortedStrings is a sorted copy.
 func sortedStrings(in []string) []string {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/decode"
@@ -21,12 +22,14 @@ type explainOptions struct {
 }
 
 func (o *explainOptions) AddFlags(c *cobra.Command) {
-	c.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text|json")
+	c.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
 }
 
 func (o *explainOptions) Validate(args []string) error {
-	if o.output != "text" && o.output != "json" {
-		return usageErrorf("--output must be text or json, not %q", o.output)
+	switch o.output {
+	case "text", "table", "json":
+	default:
+		return usageErrorf("--output must be text, table or json, not %q", o.output)
 	}
 	off, err := strconv.ParseInt(args[0], 10, 64)
 	if err != nil || off < 0 {
@@ -48,7 +51,8 @@ value and headers. Compressed records are shown at their decompressed
 positions. For the moments when an operator must see the bytes.
 ` + exitStatusHelp,
 		Example: `  kseg explain 5 testdata/partitions/txn-0
-  kseg explain 1200 /var/lib/kafka/data/orders-0/00000000000000001200.log -o json`,
+  kseg explain 1200 /var/lib/kafka/data/orders-0/00000000000000001200.log -o json
+  kseg explain -o table 12 testdata/partitions/orders-0`,
 		Args: usageArgs(cobra.ExactArgs(2)),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Validate(args); err != nil {
@@ -176,7 +180,7 @@ func renderExplain(s *Streams, o *explainOptions, path string, pos int64, b *dec
 	} else {
 		st := s.styles()
 		fmt.Fprintf(w, "%s position %d: batch %d..%d, %d bytes, magic %d\n", path, pos, b.BaseOffset, b.LastOffset(), b.Size(), b.Magic)
-		fmt.Fprintf(w, "%10s  %-35s  %-28s %s\n", "position", "bytes", "field", "value")
+		rows := make([][]string, 0, len(fields))
 		for _, f := range fields {
 			where := strconv.FormatInt(pos+int64(f.Pos), 10)
 			bytesHex := ""
@@ -186,8 +190,26 @@ func renderExplain(s *Streams, o *explainOptions, path string, pos int64, b *dec
 			} else if f.Pos+f.Len <= len(b.Raw) {
 				bytesHex = hexPreview(b.Raw[f.Pos : f.Pos+f.Len])
 			}
-			name := strings.Repeat("  ", f.Depth) + f.Name
-			fmt.Fprintf(w, "%10s  %-35s  %-28s %s\n", where, bytesHex, st.paint(st.title, name), f.Value)
+			rows = append(rows, []string{where, bytesHex, strings.Repeat("  ", f.Depth) + f.Name, f.Value})
+		}
+		if o.output == "table" {
+			opts := []tablewriter.Option{}
+			if s.Width > 0 {
+				opts = append(opts, tablewriter.WithMaxWidth(s.Width))
+			}
+			t := tablewriter.NewTable(w, opts...)
+			t.Header("position", "bytes", "field", "value")
+			for _, r := range rows {
+				t.Append(r)
+			}
+			if err := t.Render(); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintf(w, "%10s  %-35s  %-28s %s\n", "position", "bytes", "field", "value")
+			for _, r := range rows {
+				fmt.Fprintf(w, "%10s  %-35s  %-28s %s\n", r[0], r[1], st.paint(st.title, r[2]), r[3])
+			}
 		}
 	}
 	if lerr != nil {

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/base64"
 	"strconv"
 	"unicode/utf8"
 )
@@ -29,6 +28,9 @@ func (j *jsonw) key(k string) {
 }
 
 func (j *jsonw) str(k, v string) { j.key(k); j.b = appendJSONString(j.b, v) }
+
+// strBytes writes v, which holds a string's bytes, as a JSON string.
+func (j *jsonw) strBytes(k string, v []byte) { j.key(k); j.b = appendJSONString(j.b, v) }
 func (j *jsonw) int(k string, v int64) {
 	j.key(k)
 	j.b = strconv.AppendInt(j.b, v, 10)
@@ -48,7 +50,7 @@ func (j *jsonw) bytes(k string, v []byte) {
 		return
 	}
 	j.b = append(j.b, '"')
-	j.b = base64.StdEncoding.AppendEncode(j.b, v)
+	j.b = appendBase64(j.b, v)
 	j.b = append(j.b, '"')
 }
 
@@ -67,8 +69,9 @@ func (j *jsonw) optInt(k string, v int64, ok bool) {
 const hexDigits = "0123456789abcdef"
 
 // appendJSONString quotes s per RFC 8259, replacing invalid UTF-8 with
-// U+FFFD as encoding/json does.
-func appendJSONString(b []byte, s string) []byte {
+// U+FFFD as encoding/json does. It takes bytes too, so that header keys
+// need no conversion (and no allocation).
+func appendJSONString[S ~string | ~[]byte](b []byte, s S) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -95,7 +98,7 @@ func appendJSONString(b []byte, s string) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := decodeRune(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)
@@ -114,4 +117,12 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// decodeRune is utf8.DecodeRune for either type.
+func decodeRune[S ~string | ~[]byte](s S) (rune, int) {
+	if b, ok := any(s).([]byte); ok {
+		return utf8.DecodeRune(b)
+	}
+	return utf8.DecodeRuneInString(string(s))
 }

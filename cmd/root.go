@@ -27,31 +27,47 @@ func Main() int {
 
 // Run executes the command tree in-process; tests call it directly.
 func Run(ctx context.Context, args []string, s *Streams) int {
-	root := NewRootCmd(s)
-	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	if err != nil {
-		var ee *exitError
-		if !errors.As(err, &ee) || !ee.silent {
-			fmt.Fprintln(s.Err, "kseg: "+err.Error())
-		}
-		if !errors.As(err, &ee) && isUsageError(err) {
-			return ExitUsage
-		}
-	}
-	return exitCode(err)
+	return runRoot(ctx, NewRootCmd(s), args, s)
 }
 
-// isUsageError recognises cobra's own argument and command errors, which it
-// returns as plain errors.
-func isUsageError(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "requires at most", "invalid argument", "flag needs an argument", "required flag"} {
-		if strings.Contains(msg, p) {
-			return true
+// runRoot executes root with args and maps the outcome to an exit code,
+// printing the error (and, for usage errors, where to find help).
+func runRoot(ctx context.Context, root *cobra.Command, args []string, s *Streams) int {
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	err = classifyError(cmd, err)
+	var ee *exitError
+	if !errors.As(err, &ee) || !ee.silent {
+		fmt.Fprintln(s.Err, "kseg: "+err.Error())
+	}
+	code := exitCode(err)
+	if code == ExitUsage && cmd != nil {
+		fmt.Fprintf(s.Err, "Run '%s --help' for usage.\n", cmd.CommandPath())
+	}
+	return code
+}
+
+// classifyError gives the errors cobra raises itself an exit code. Unknown
+// flags, bad flag values, wrong argument counts and unknown commands are
+// already exitErrors (SetFlagErrorFunc and the Args wrapping done by
+// finishTree); what is left are the required-flag and flag-group checks,
+// which cobra runs after PreRunE with no hook. They are recognised by
+// running the same check again on the command that failed, not by matching
+// message text.
+func classifyError(cmd *cobra.Command, err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) || cmd == nil {
+		return err
+	}
+	for _, check := range []func() error{cmd.ValidateRequiredFlags, cmd.ValidateFlagGroups} {
+		if again := check(); again != nil && again.Error() == err.Error() {
+			return &exitError{code: ExitUsage, err: err}
 		}
 	}
-	return false
+	return err
 }
 
 // NewRootCmd builds the whole command tree around s.
@@ -63,7 +79,19 @@ func NewRootCmd(s *Streams) *cobra.Command {
 		Long: `kseg opens Apache Kafka partition directories offline and tells the truth about
 them: every file decoded byte-exact, producer state rebuilt as the broker's log
 recovery does, and failover repairs (KIP-1279 MIRROR_PID_RESET barriers) done
-safely.` + exitStatusHelp,
+safely.
+
+Every command reads flags the same way: --output picks text, table or json
+(dump adds kafka); --color auto colours only a terminal and honours NO_COLOR,
+CLICOLOR=0 and CLICOLOR_FORCE; -q/--quiet leaves nothing on stderr but
+errors. Data goes to stdout, diagnostics and the progress line (shown only on
+a terminal, for work over about a second) to stderr.
+` + exitStatusHelp,
+		Example: `  kseg dump testdata/partitions/orders-0
+  kseg dump --output json --deep /var/lib/kafka/data/orders-0 | jq .
+  kseg explain 5 testdata/partitions/txn-0
+  kseg replay-psm --check-snapshots /var/lib/kafka/data/orders-0
+  kseg help dump`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
@@ -85,23 +113,145 @@ safely.` + exitStatusHelp,
 		return &exitError{code: ExitUsage, err: err}
 	})
 	root.CompletionOptions.HiddenDefaultCmd = false
+	root.Version = versionString()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(
 		newDumpCmd(s, g),
 		newExplainCmd(s, g),
 		newVersionCmd(s, g),
+		newDocsCmd(s, g),
 		newReplayPSMCmd(s, g),
 		newInjectBarrierCmd(s, g),
+		newVerifyChainCmd(s, g),
+		newMirrorCmd(s, g),
 	)
+	finishTree(root)
 	return root
 }
 
 // usageArgs wraps a cobra positional-args validator so that its failure
-// exits with the usage code.
+// exits with the usage code. finishTree applies it to every command, so a
+// command need not (but may) wrap its own Args.
 func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
-		if err := v(c, args); err != nil {
-			return &exitError{code: ExitUsage, err: err}
+		err := v(c, args)
+		var ee *exitError
+		if err == nil || errors.As(err, &ee) {
+			return err
 		}
+		return &exitError{code: ExitUsage, err: err}
+	}
+}
+
+// finishTree makes the whole command tree behave alike, whoever wrote each
+// command: cobra's help and completion commands are created now (cobra
+// would otherwise add them lazily at Execute, out of reach), every
+// positional-args check exits 2, a command group given an unknown
+// subcommand exits 2 instead of printing help and exiting 0, every help
+// text ends with EXIT STATUS, and generated docs carry no date stamp.
+func finishTree(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			finishHelpCmd(c)
+		case "completion":
+			finishCompletionCmd(c)
+		}
+	}
+	walkCommands(root, func(c *cobra.Command) {
+		c.DisableAutoGenTag = true
+		if c.HasSubCommands() && !c.Runnable() {
+			// A group ("kseg", "kseg completion") run with an argument that
+			// names no subcommand: cobra's legacyArgs reports this only for
+			// the root, and only when Args is nil; a non-runnable group
+			// prints help and exits 0. Make groups runnable: help without
+			// arguments, a usage error otherwise.
+			c.Args = unknownSubcommand
+			c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+			if c.ValidArgsFunction == nil {
+				c.ValidArgsFunction = cobra.NoFileCompletions
+			}
+		}
+		if c.Args != nil {
+			c.Args = usageArgs(c.Args)
+		}
+		if !strings.Contains(c.Long, "EXIT STATUS") {
+			long := c.Long
+			if long == "" {
+				long = c.Short + "."
+			}
+			c.Long = strings.TrimRight(long, "\n") + "\n" + exitStatusHelp
+		}
+		if i := strings.Index(c.Long, "EXIT STATUS"); i >= 2 && c.Long[i-2] != '\n' {
+			c.Long = c.Long[:i] + "\n" + c.Long[i:] // a blank line before the heading
+		}
+	})
+}
+
+// walkCommands calls fn on c and every command below it.
+func walkCommands(c *cobra.Command, fn func(*cobra.Command)) {
+	fn(c)
+	for _, sub := range c.Commands() {
+		walkCommands(sub, fn)
+	}
+}
+
+// unknownSubcommand is the Args check of a command group: any argument is
+// an unknown command, reported with cobra's wording and suggestions.
+func unknownSubcommand(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
 		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+	if !c.DisableSuggestions {
+		if c.SuggestionsMinimumDistance <= 0 {
+			c.SuggestionsMinimumDistance = 2
+		}
+		if sug := c.SuggestionsFor(args[0]); len(sug) > 0 {
+			msg += "\n\nDid you mean this?\n\t" + strings.Join(sug, "\n\t")
+		}
+	}
+	return &exitError{code: ExitUsage, err: errors.New(msg)}
+}
+
+// finishHelpCmd makes "kseg help NOSUCH" a usage error; cobra's own help
+// command prints "Unknown help topic" and exits 0.
+func finishHelpCmd(h *cobra.Command) {
+	run := h.Run
+	h.Run = nil
+	h.Example = "  kseg help dump\n  kseg help completion bash"
+	h.RunE = func(c *cobra.Command, args []string) error {
+		target, rest, err := c.Root().Find(args)
+		if err == nil && target != nil && len(args) > 0 && len(rest) > 0 && target.HasSubCommands() {
+			err = unknownSubcommand(target, rest)
+		}
+		if err != nil {
+			return &exitError{code: ExitUsage, err: fmt.Errorf("unknown help topic %q: %w", strings.Join(args, " "), err)}
+		}
+		run(c, args)
+		return nil
+	}
+}
+
+// finishCompletionCmd documents cobra's completion command with kseg's
+// examples.
+func finishCompletionCmd(comp *cobra.Command) {
+	comp.Example = `  source <(kseg completion bash)                 # this shell only
+  kseg completion bash > /etc/bash_completion.d/kseg
+  kseg completion zsh > "${fpath[1]}/_kseg"
+  kseg completion fish > ~/.config/fish/completions/kseg.fish
+  kseg completion powershell | Out-String | Invoke-Expression`
+	examples := map[string]string{
+		"bash":       "  source <(kseg completion bash)\n  kseg completion bash > /etc/bash_completion.d/kseg",
+		"zsh":        "  kseg completion zsh > \"${fpath[1]}/_kseg\"\n  kseg completion zsh --no-descriptions > _kseg",
+		"fish":       "  kseg completion fish | source\n  kseg completion fish > ~/.config/fish/completions/kseg.fish",
+		"powershell": "  kseg completion powershell | Out-String | Invoke-Expression",
+	}
+	for _, sh := range comp.Commands() {
+		if ex, ok := examples[sh.Name()]; ok {
+			sh.Example = ex
+		}
 	}
 }

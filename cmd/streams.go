@@ -25,6 +25,9 @@ type Streams struct {
 	ErrTTY bool
 	// Width of the terminal in columns (0 when unknown or piped).
 	Width int
+	// ErrWidth is the width of the terminal behind Err (0 when unknown or
+	// not a terminal); the progress line is cut to it.
+	ErrWidth int
 	// Env looks up environment variables (os.LookupEnv, or a map in tests).
 	Env func(string) (string, bool)
 
@@ -41,7 +44,12 @@ func NewStdStreams() *Streams {
 			s.Width = w
 		}
 	}
-	s.ErrTTY = term.IsTerminal(int(os.Stderr.Fd()))
+	if term.IsTerminal(int(os.Stderr.Fd())) {
+		s.ErrTTY = true
+		if w, _, err := term.GetSize(int(os.Stderr.Fd())); err == nil {
+			s.ErrWidth = w
+		}
+	}
 	return s
 }
 
@@ -54,9 +62,21 @@ func TestStreams() (*Streams, *bytes.Buffer, *bytes.Buffer) {
 		Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}, out, errb
 }
 
-// resolveColor applies --color (auto|always|never) and the conventions
-// NO_COLOR, CLICOLOR=0 and CLICOLOR_FORCE (https://no-color.org,
-// https://bixense.com/clicolors).
+// resolveColor applies --color (auto|always|never) and the environment.
+//
+// --color always and --color never are the user's explicit choice and win
+// over everything. With auto, in this order:
+//
+//  1. NO_COLOR set and non-empty: no colour (https://no-color.org: only an
+//     explicit flag overrides it);
+//  2. CLICOLOR_FORCE set, non-empty and not "0": colour even when piped
+//     (https://bixense.com/clicolors: "no matter what" — so it beats
+//     CLICOLOR=0);
+//  3. CLICOLOR=0: no colour;
+//  4. otherwise colour exactly when stdout is a terminal.
+//
+// This is termenv's precedence (EnvNoColor, EnvColorProfile), the library
+// lipgloss renders through, so kseg agrees with the rest of that stack.
 func (s *Streams) resolveColor(mode string) {
 	env := func(k string) string {
 		if s.Env == nil {
@@ -71,12 +91,16 @@ func (s *Streams) resolveColor(mode string) {
 	case "never":
 		s.color = false
 	default:
-		s.color = s.OutTTY
-		if v := env("CLICOLOR_FORCE"); v != "" && v != "0" {
-			s.color = true
-		}
-		if env("NO_COLOR") != "" || env("CLICOLOR") == "0" {
+		force := env("CLICOLOR_FORCE")
+		switch {
+		case env("NO_COLOR") != "":
 			s.color = false
+		case force != "" && force != "0":
+			s.color = true
+		case env("CLICOLOR") == "0":
+			s.color = false
+		default:
+			s.color = s.OutTTY
 		}
 	}
 }

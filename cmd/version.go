@@ -1,54 +1,147 @@
 package cmd
 
 import (
+	"bufio"
 	"fmt"
 	"runtime/debug"
 
+	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 )
 
-func newVersionCmd(s *Streams, _ *globalOptions) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print kseg's module version and VCS revision",
-		Args:  usageArgs(cobra.NoArgs),
-		RunE: func(c *cobra.Command, _ []string) error {
-			fmt.Fprintln(s.Out, versionString())
-			return nil
-		},
-	}
+type versionOptions struct {
+	output string
 }
 
-// versionString reads the module version and VCS stamp the Go toolchain
-// embeds (debug.ReadBuildInfo), so no release process has to set it.
-func versionString() string {
+func (o *versionOptions) AddFlags(c *cobra.Command) {
+	c.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+}
+
+func (o *versionOptions) Validate() error {
+	switch o.output {
+	case "text", "table", "json":
+		return nil
+	}
+	return usageErrorf("--output must be text, table or json, not %q", o.output)
+}
+
+func newVersionCmd(s *Streams, _ *globalOptions) *cobra.Command {
+	o := &versionOptions{}
+	c := &cobra.Command{
+		Use:   "version",
+		Short: "Print kseg's module version and VCS revision",
+		Long: `Print the module version, the VCS revision and commit time, and the Go
+version kseg was built with, as the Go toolchain recorded them in the binary
+(runtime/debug.ReadBuildInfo). A binary built by "go install
+github.com/kseg/kseg@v1.2.3" reports v1.2.3; one built from a checkout reports
+(devel) and the commit, with "(modified)" when the work tree had changes.
+` + exitStatusHelp,
+		Example: `  kseg version
+  kseg version -o json | jq -r .revision`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return printVersion(s, o, readVersion())
+		},
+	}
+	o.AddFlags(c)
+	return c
+}
+
+// versionInfo is what the toolchain embeds about the build.
+type versionInfo struct {
+	Version   string // module version, "(devel)" for a checkout build
+	Revision  string // vcs.revision, "" when not stamped
+	Time      string // vcs.time
+	Modified  bool   // vcs.modified
+	GoVersion string
+}
+
+func readVersion() versionInfo {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "kseg (unknown version)"
+		return versionInfo{Version: "(unknown)"}
 	}
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
+	return versionFromBuildInfo(bi)
+}
+
+// versionFromBuildInfo reads the module version and VCS stamp the Go
+// toolchain embeds, so no release process has to set them.
+func versionFromBuildInfo(bi *debug.BuildInfo) versionInfo {
+	v := versionInfo{Version: bi.Main.Version, GoVersion: bi.GoVersion}
+	if v.Version == "" {
+		v.Version = "(devel)"
 	}
-	var rev, t, dirty string
 	for _, st := range bi.Settings {
 		switch st.Key {
 		case "vcs.revision":
-			rev = st.Value
+			v.Revision = st.Value
 		case "vcs.time":
-			t = st.Value
+			v.Time = st.Value
 		case "vcs.modified":
-			if st.Value == "true" {
-				dirty = " (modified)"
-			}
+			v.Modified = st.Value == "true"
 		}
 	}
-	out := "kseg " + v
-	if rev != "" {
-		out += " revision " + rev + dirty
+	return v
+}
+
+// String is the one-line form: kseg v1.2.3 revision abc… (modified) built
+// from a commit of 2026-… go1.26.
+func (v versionInfo) String() string {
+	out := "kseg " + v.Version
+	if v.Revision != "" {
+		out += " revision " + v.Revision
+		if v.Modified {
+			out += " (modified)"
+		}
 	}
-	if t != "" {
-		out += " built from a commit of " + t
+	if v.Time != "" {
+		out += " built from a commit of " + v.Time
 	}
-	return out + " " + bi.GoVersion
+	if v.GoVersion != "" {
+		out += " " + v.GoVersion
+	}
+	return out
+}
+
+// versionString is the text of `kseg version` and `kseg --version`.
+func versionString() string { return readVersion().String() }
+
+func printVersion(s *Streams, o *versionOptions, v versionInfo) error {
+	w := bufio.NewWriter(s.Out)
+	switch o.output {
+	case "json":
+		var j jsonw
+		j.begin()
+		j.str("type", "version")
+		j.str("version", v.Version)
+		for _, kv := range [][2]string{{"revision", v.Revision}, {"time", v.Time}} {
+			if kv[1] == "" {
+				j.null(kv[0]) // not stamped (go run, -buildvcs=false)
+			} else {
+				j.str(kv[0], kv[1])
+			}
+		}
+		j.bool("modified", v.Modified)
+		j.str("goVersion", v.GoVersion)
+		j.end()
+		j.b = append(j.b, '\n')
+		w.Write(j.b)
+	case "table":
+		t := tablewriter.NewTable(w)
+		t.Header("field", "value")
+		t.Append([]string{"version", v.Version})
+		t.Append([]string{"revision", v.Revision})
+		t.Append([]string{"time", v.Time})
+		t.Append([]string{"modified", fmt.Sprint(v.Modified)})
+		t.Append([]string{"goVersion", v.GoVersion})
+		if err := t.Render(); err != nil {
+			return err
+		}
+	default:
+		fmt.Fprintln(w, v.String())
+	}
+	return w.Flush()
 }

@@ -147,13 +147,19 @@ func codecErr(pos int, field string, class error, format string, args ...any) er
 
 // grow returns b with room for at least n more bytes and the same contents.
 // Capacity at least doubles, but never beyond limit unless len(b)+n needs it,
-// so a capped decoder's buffer stays within its cap.
+// so a capped decoder's buffer stays within its cap. Past half the limit it
+// goes straight to the limit: doubling to exactly the cap and then
+// reallocating the whole buffer for the one byte that proves a bomb would
+// cost a third full-size allocation and copy (found by FuzzRecords).
 func grow(b []byte, n, limit int) []byte {
 	need := len(b) + n
 	if need <= cap(b) {
 		return b
 	}
 	newCap := max(2*cap(b), 4096, need)
+	if newCap > limit/2 {
+		newCap = limit
+	}
 	newCap = max(min(newCap, limit), need)
 	nb := make([]byte, len(b), newCap)
 	copy(nb, b)

@@ -673,37 +673,6 @@ func raceEnabled() bool {
 	return false
 }
 
-// FuzzDecompress feeds arbitrary bytes to every codec: no panic, output
-// within the cap, every error classified.
-func FuzzDecompress(f *testing.F) {
-	var c Codecs
-	for _, codec := range allCodecs {
-		for _, in := range [][]byte{nil, []byte("abc"), jsonish(3000)} {
-			comp, _ := c.Compress(nil, codec, 2, in)
-			f.Add(int8(codec), int8(2), comp)
-		}
-	}
-	f.Add(int8(CompressionLZ4), int8(0), pierrecFrame(f, jsonish(5000), lz4.BlockChecksumOption(true), lz4.ChecksumOption(true)))
-	f.Add(int8(CompressionGzip), int8(1), mustHex(f, "1f8b08000000000000ff4b4c4a0600c241243503000000"))
-	const limit = 64 << 10
-	f.Fuzz(func(t *testing.T, codec, magic int8, data []byte) {
-		var c Codecs
-		out, err := c.Decompress(nil, Compression(codec), magic, data, limit)
-		if len(out) > limit {
-			t.Fatalf("%d bytes out, cap %d", len(out), limit)
-		}
-		if err == nil {
-			return
-		}
-		if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrCRCMismatch) && !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrUnsupported) {
-			t.Fatalf("unclassified error: %v", err)
-		}
-		if ce, ok := AsCorrupt(err); ok && (ce.Pos < 0 || ce.Pos > int64(len(data))) {
-			t.Fatalf("position %d outside %d input bytes: %v", ce.Pos, len(data), err)
-		}
-	})
-}
-
 func BenchmarkDecompress(b *testing.B) {
 	src := jsonish(256 << 10)
 	for _, codec := range allCodecs[1:] {

@@ -270,10 +270,17 @@ func (r *flexReader) compactLen(field string, minElem int) int {
 	return n
 }
 
+// compactString reads a non-nullable compact string (every string kseg
+// decodes is one): a null (length 0) is an error, as the generated readers'
+// "non-nullable field … was serialized as null".
 func (r *flexReader) compactString(field string) string {
 	start := r.p
 	n := int(r.uvarint(field)) - 1
-	if r.err != nil || n < 0 {
+	if r.err != nil {
+		return ""
+	}
+	if n < 0 {
+		r.err = corruptf(int64(start), NoBaseOffset, field, ErrCorrupt, "non-nullable field %s was serialized as null", field)
 		return ""
 	}
 	if n > len(r.b)-r.p {
@@ -320,6 +327,44 @@ func (r *flexReader) voterIDs(field string, version int16) []Voter {
 // without padding.
 func UUIDString(u [16]byte) string { return base64.RawURLEncoding.EncodeToString(u[:]) }
 
+// jsonString quotes s as Jackson writes a JSON string: '"' and '\\'
+// escaped, \b \t \n \f \r, other control characters as \u00XX, everything
+// else as is. Kafka reads the string with new String(bytes, UTF_8), which
+// turns malformed bytes into U+FFFD; so does ranging over s here (per byte).
+// strconv.Quote would emit Go escapes (\a, \x00) that are not JSON.
+func jsonString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\r':
+			b.WriteString(`\r`)
+		default:
+			if r < 0x20 {
+				const hex = "0123456789ABCDEF"
+				b.WriteString(`\u00`)
+				b.WriteByte(hex[r>>4])
+				b.WriteByte(hex[r&0xf])
+				continue
+			}
+			b.WriteRune(r) // utf8.RuneError for malformed bytes
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
 // KafkaJSON renders the value as the generated *JsonConverter.write does
 // (compact Jackson, camelCase field names), which kafka-dump-log prints
 // after the control label. It is empty for ABORT/COMMIT and unknown types.
@@ -336,7 +381,7 @@ func (c *Control) KafkaJSON() string {
 			w("{")
 			num("voterId", int64(v.VoterID))
 			if v.VoterDirectoryID != nil {
-				w(`,"voterDirectoryId":` + strconv.Quote(UUIDString(*v.VoterDirectoryID)))
+				w(`,"voterDirectoryId":` + jsonString(UUIDString(*v.VoterDirectoryID)))
 			}
 			if c.Type == ControlKRaftVoters {
 				w(`,"endpoints":[`)
@@ -344,7 +389,7 @@ func (c *Control) KafkaJSON() string {
 					if j > 0 {
 						w(",")
 					}
-					w(`{"name":` + strconv.Quote(e.Name) + `,"host":` + strconv.Quote(e.Host) + `,`)
+					w(`{"name":` + jsonString(e.Name) + `,"host":` + jsonString(e.Host) + `,`)
 					num("port", int64(e.Port))
 					w("}")
 				}
@@ -395,7 +440,7 @@ func (c *Control) KafkaJSON() string {
 		w("{")
 		num("version", int64(c.Version))
 		if c.SourceClusterID != nil {
-			w(`,"sourceClusterId":` + strconv.Quote(*c.SourceClusterID))
+			w(`,"sourceClusterId":` + jsonString(*c.SourceClusterID))
 		}
 		w("}")
 	}

@@ -60,6 +60,10 @@ type Decoder struct {
 	buf     []byte
 	headers []Header
 	inner   []byte
+	// rec is the record handed to the callback: a field, not a local,
+	// because a pointer passed to a func value escapes, and a local would
+	// then be allocated per batch.
+	rec Record
 }
 
 func (d *Decoder) max() int {
@@ -118,11 +122,12 @@ func (d *Decoder) Records(b *Batch, fn func(*Record) error) error {
 	if isLAT {
 		logAppendTime = b.MaxTimestamp
 	}
-	var rec Record
+	rec := &d.rec
+	*rec = Record{}
 	p := 0
 	for i := int32(0); i < b.RecordCount; i++ {
 		start := p
-		n, err := d.readRecord(data, &p, b, &rec)
+		n, err := d.readRecord(data, &p, b, rec)
 		if err != nil {
 			if compressed {
 				err.Pos = RecordBatchOverhead
@@ -137,7 +142,7 @@ func (d *Decoder) Records(b *Batch, fn func(*Record) error) error {
 		if isLAT {
 			rec.Timestamp = logAppendTime
 		}
-		if err := fn(&rec); err != nil {
+		if err := fn(rec); err != nil {
 			return err
 		}
 	}
@@ -247,11 +252,11 @@ func (d *Decoder) legacyRecords(b *Batch, fn func(*Record) error) error {
 	if err != nil {
 		return err
 	}
-	var rec Record
+	rec := &d.rec
 	if b.Compression() == CompressionNone {
-		rec = Record{Offset: b.BaseOffset, Timestamp: b.MaxTimestamp, Sequence: NoSequence,
+		*rec = Record{Offset: b.BaseOffset, Timestamp: b.MaxTimestamp, Sequence: NoSequence,
 			Attributes: int8(b.Attributes), Key: key, Value: value, Magic: b.Magic, CRC: b.CRC, CRCValid: b.CRCValid()}
-		return fn(&rec)
+		return fn(rec)
 	}
 	valuePos := int64(len(b.Raw) - len(value))
 	if value == nil {
@@ -321,10 +326,10 @@ func (d *Decoder) legacyRecords(b *Batch, fn func(*Record) error) error {
 		if b.Magic == 1 && b.TimestampType() == LogAppendTime {
 			ts = b.MaxTimestamp
 		}
-		rec = Record{Offset: off, Timestamp: ts, Sequence: NoSequence, Attributes: int8(ib.Attributes),
+		*rec = Record{Offset: off, Timestamp: ts, Sequence: NoSequence, Attributes: int8(ib.Attributes),
 			Key: k, Value: v, Magic: ib.Magic, CRC: ib.CRC,
 			CRCValid: crc32.ChecksumIEEE(ib.Raw[LogOverhead+4:]) == ib.CRC}
-		if err := fn(&rec); err != nil {
+		if err := fn(rec); err != nil {
 			return err
 		}
 	}

@@ -493,7 +493,11 @@ func parseProperties(b []byte, path string) (map[string]string, error) {
 		}
 		val, err := unescapeProperty(line[v:])
 		if err != nil {
-			return nil, fileCorrupt(path, pos, key, decode.ErrCorrupt, "", "%v", err)
+			field := key // the property's key names the field; "" is a valid key
+			if field == "" {
+				field = "value"
+			}
+			return nil, fileCorrupt(path, pos, field, decode.ErrCorrupt, "", "%v", err)
 		}
 		props[key] = val
 	}

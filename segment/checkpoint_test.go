@@ -392,25 +392,3 @@ func TestCheckpointRealFixtures(t *testing.T) {
 		t.Errorf("meta.properties = %q %v", props, err)
 	}
 }
-
-// FuzzParseOffsetCheckpoint: never panics; failures are CorruptErrors
-// inside the input; a success re-encodes to something that parses equal.
-func FuzzParseOffsetCheckpoint(f *testing.F) {
-	f.Add([]byte("0\n2\nfoo 0 5\nbar 1 7\n"))
-	f.Add([]byte("0\n2147483647\n"))
-	f.Add([]byte(""))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		es, err := ParseOffsetCheckpoint(b)
-		if err != nil {
-			ce, ok := decode.AsCorrupt(err)
-			if !ok || ce.Pos < 0 || ce.Pos > int64(len(b)) {
-				t.Fatalf("bad error %v", err)
-			}
-			return
-		}
-		again, err := ParseOffsetCheckpoint(EncodeOffsetCheckpoint(es))
-		if err != nil || len(again) != len(es) {
-			t.Fatalf("re-encoded checkpoint does not parse back: %v", err)
-		}
-	})
-}

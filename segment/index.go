@@ -212,7 +212,9 @@ func openIndexFile(path string) (io.Reader, int64, func(), error) {
 		_ = f.Close()
 		return nil, 0, nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	return bufio.NewReaderSize(f, 64<<10), st.Size(), func() { _ = f.Close() }, nil
+	// A buffer no larger than the file: dumping a log directory reads
+	// thousands of small indexes.
+	return bufio.NewReaderSize(f, int(min(st.Size(), 64<<10))), st.Size(), func() { _ = f.Close() }, nil
 }
 
 // indexSlots walks n bytes of an index with entries of size sz. visit is

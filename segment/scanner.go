@@ -71,9 +71,18 @@ type ScanOptions struct {
 	// Limit stops the scan at this many bytes from the start of the file
 	// (kafka-dump-log --max-bytes, KIP-824); 0 means the whole file.
 	Limit int64
-	// BufferSize is the read-ahead window; 0 means 1 MiB. Memory stays
-	// BufferSize plus the largest batch, whatever the file size.
+	// BufferSize is the read-ahead window; 0 means 1 MiB (8 MiB when
+	// mapped). Memory stays BufferSize plus the largest batch, whatever the
+	// file size (times the windows a caller retains; see Window).
 	BufferSize int
+	// Mmap maps the file in sliding read-only windows instead of reading
+	// it, when the platform allows and the file is larger than one window:
+	// no copy out of the page cache. A mapped file that shrinks under the
+	// scan (a broker truncating it) faults on access with SIGBUS, which
+	// kills the process unless every goroutine touching Batch.Raw runs
+	// with debug.SetPanicOnFault(true) and recovers. Only set it when the
+	// caller does that.
+	Mmap bool
 }
 
 // Scanner walks the entries of a .log exactly as FileLogInputStream does,
@@ -85,8 +94,8 @@ type Scanner struct {
 	path string
 	end  int64
 
-	buf      []byte
-	bufStart int64 // file position of buf[0]
+	src windowSource
+	win *Window // the window being read; nil before the first read
 
 	pos   int64 // position of the next entry
 	cur   decode.Batch
@@ -105,38 +114,51 @@ func NewScanner(r io.ReaderAt, size int64, opts ScanOptions) *Scanner {
 	bs := opts.BufferSize
 	if bs <= 0 {
 		bs = 1 << 20
+		if opts.Mmap {
+			bs = 8 << 20
+		}
 	}
-	return &Scanner{r: r, path: opts.Path, end: end, buf: make([]byte, 0, bs), bufStart: opts.Start, pos: opts.Start}
+	return &Scanner{r: r, path: opts.Path, end: end, src: newWindowSource(r, end, opts, bs), pos: opts.Start}
 }
 
-// window returns the n bytes at file position pos, reading as needed.
+// window returns the n bytes at file position pos, moving to a new window
+// (from pos) when the current one does not hold them.
 func (s *Scanner) window(pos int64, n int) ([]byte, error) {
-	if pos >= s.bufStart && pos+int64(n) <= s.bufStart+int64(len(s.buf)) {
-		off := pos - s.bufStart
-		return s.buf[off : off+int64(n)], nil
+	if w := s.win; w != nil && w.contains(pos, n) {
+		off := pos - w.pos
+		return w.data[off : off+int64(n)], nil
 	}
-	want := cap(s.buf)
-	if want < n {
-		want = n
-	}
+	want := max(s.src.windowLen(), n)
 	if rem := s.end - pos; int64(want) > rem {
 		want = int(rem)
 	}
-	if cap(s.buf) < want {
-		s.buf = make([]byte, want)
-	}
-	s.buf = s.buf[:want]
-	got, err := s.r.ReadAt(s.buf, pos)
-	if got < want && err == nil {
-		err = io.ErrUnexpectedEOF
-	}
-	if err != nil && !(err == io.EOF && got >= n) {
-		s.buf = s.buf[:0]
+	s.releaseWindow()
+	w, err := s.src.load(pos, n, want)
+	if err != nil {
 		return nil, err
 	}
-	s.buf = s.buf[:got]
-	s.bufStart = pos
-	return s.buf[:n], nil
+	s.win = w
+	return w.data[:n], nil
+}
+
+// releaseWindow drops the scanner's reference to its window.
+func (s *Scanner) releaseWindow() {
+	if s.win != nil {
+		s.win.Release()
+		s.win = nil
+	}
+}
+
+// Window is the window holding the current batch. Retain it to keep the
+// batch's Raw valid after the next call to Next (see Window).
+func (s *Scanner) Window() *Window { return s.win }
+
+// Close releases the scanner's window (unmapping it if mapped). Scanning
+// to the end does that too; Close is for a scan abandoned midway. It is
+// safe to call more than once.
+func (s *Scanner) Close() {
+	s.done = true
+	s.releaseWindow()
 }
 
 // Next advances to the next batch. It returns false at the end of the
@@ -145,6 +167,14 @@ func (s *Scanner) Next() bool {
 	if s.done {
 		return false
 	}
+	if s.next() {
+		return true
+	}
+	s.releaseWindow()
+	return false
+}
+
+func (s *Scanner) next() bool {
 	rem := s.end - s.pos
 	// FileLogInputStream.nextBatch: stop when 17 or fewer bytes remain.
 	if rem <= decode.HeaderSizeUpToMagic {
@@ -221,7 +251,7 @@ func (s *Scanner) finish(rem int64, ce *decode.CorruptError) {
 // window-sized chunks.
 func (s *Scanner) allZero(from, to int64) (bool, error) {
 	for p := from; p < to; {
-		n := int64(cap(s.buf))
+		n := int64(s.src.windowLen())
 		if to-p < n {
 			n = to - p
 		}

@@ -2,7 +2,6 @@ package segment
 
 import (
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"hash/crc32"
 	"os"
@@ -270,41 +269,4 @@ func TestProducerSnapshotRealFixtures(t *testing.T) {
 	if !nonZero {
 		t.Error("myTopic-0 snapshot: no non-zero offsetDelta")
 	}
-}
-
-// FuzzParseProducerSnapshot: never panics; failures are CorruptErrors
-// inside the input; a success re-encodes to the input minus any
-// CRC-covered trailing bytes.
-func FuzzParseProducerSnapshot(f *testing.F) {
-	f.Add(mustHexF(snapshotVector))
-	f.Add(EncodeProducerSnapshot(nil))
-	f.Add([]byte{})
-	f.Add([]byte{0, 1, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		es, err := ParseProducerSnapshot(b)
-		if err != nil {
-			ce, ok := decode.AsCorrupt(err)
-			if !ok || ce.Pos < 0 || ce.Pos > int64(len(b)) {
-				t.Fatalf("bad error %v", err)
-			}
-			return
-		}
-		enc := EncodeProducerSnapshot(es)
-		switch {
-		case len(enc) > len(b):
-			t.Fatalf("re-encoding longer than the input")
-		case len(enc) == len(b) && string(enc) != string(b):
-			t.Fatalf("re-encoding differs from the input")
-		case string(enc[6:]) != string(b[6:len(enc)]):
-			t.Fatalf("re-encoded entries differ from the input")
-		}
-	})
-}
-
-func mustHexF(s string) []byte {
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		panic(err)
-	}
-	return b
 }

@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 )
@@ -23,6 +24,12 @@ const (
 	// ProblemTimeIndexOrder: a timestamp not above the previous entry's
 	// ("Found out of order timestamp").
 	ProblemTimeIndexOrder = "timeindex-out-of-order"
+	// ProblemIndexOrder: an offset-index entry whose offset or position is
+	// not above the previous entry's. OffsetIndex#append never writes one
+	// (InvalidOffsetException) and lookups binary-search the entries, so
+	// such an index sends reads to the wrong place; kafka-dump-log does not
+	// check it.
+	ProblemIndexOrder = "index-out-of-order"
 )
 
 // IndexProblem is one failed index check.
@@ -37,6 +44,9 @@ type IndexProblem struct {
 	Position       int64
 	LogOffset      int64
 	LogTimestamp   int64
+	// PrevPosition is the previous entry's position (ProblemIndexOrder,
+	// whose LogOffset is the previous entry's offset).
+	PrevPosition int64
 }
 
 func (p IndexProblem) String() string {
@@ -51,6 +61,8 @@ func (p IndexProblem) String() string {
 		return fmt.Sprintf("%s: entry %d: index timestamp %d, log timestamp %d (offset %d)", p.Path, p.Slot, p.IndexTimestamp, p.LogTimestamp, p.IndexOffset)
 	case ProblemTimeIndexOrder:
 		return fmt.Sprintf("%s: entry %d: index timestamp %d is not above the previously indexed timestamp %d", p.Path, p.Slot, p.IndexTimestamp, p.LogTimestamp)
+	case ProblemIndexOrder:
+		return fmt.Sprintf("%s: entry %d: index offset %d at position %d is out of order: the previous entry has offset %d at position %d (entries must increase)", p.Path, p.Slot, p.IndexOffset, p.Position, p.LogOffset, p.PrevPosition)
 	}
 	return p.Kind
 }
@@ -73,6 +85,12 @@ func VerifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex) ([]IndexProb
 	if idx != nil {
 		for i, e := range idx.Entries {
 			byPos = append(byPos, slotRef{i, int64(e.Position)})
+			if i > 0 {
+				if p := idx.Entries[i-1]; e.Offset <= p.Offset || e.Position <= p.Position {
+					probs = append(probs, IndexProblem{Kind: ProblemIndexOrder, Path: idx.Path, Slot: i, IndexOffset: e.Offset,
+						Position: int64(e.Position), LogOffset: p.Offset, PrevPosition: int64(p.Position), LogTimestamp: -1})
+				}
+			}
 		}
 		sort.SliceStable(byPos, func(a, b int) bool { return byPos[a].key < byPos[b].key })
 	}
@@ -92,37 +110,56 @@ func VerifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex) ([]IndexProb
 		}
 	}
 	ip, tp := 0, 0
-	sc := log.Scanner(ScanOptions{})
-	for sc.Next() {
-		b := sc.Batch()
-		pos := sc.Pos()
-		last := b.LastOffset()
-		for ip < len(byPos) && byPos[ip].key <= pos {
-			e := idx.Entries[byPos[ip].slot]
-			if byPos[ip].key < pos {
-				probs = append(probs, IndexProblem{Kind: ProblemIndexPosition, Path: idx.Path, Slot: byPos[ip].slot,
-					IndexOffset: e.Offset, Position: int64(e.Position), LogOffset: -1, LogTimestamp: -1})
-			} else if last != e.Offset {
-				probs = append(probs, IndexProblem{Kind: ProblemIndexMismatch, Path: idx.Path, Slot: byPos[ip].slot,
-					IndexOffset: e.Offset, Position: int64(e.Position), LogOffset: last, LogTimestamp: -1})
+	// After structural damage the scan resynchronises on the next valid
+	// batch (Resync), so that entries pointing past the damage are checked
+	// against what is really there.
+	start, minOffset := int64(0), int64(-1)
+	for {
+		sc := log.Scanner(ScanOptions{Start: start})
+		for sc.Next() {
+			b := sc.Batch()
+			pos := sc.Pos()
+			last := b.LastOffset()
+			for ip < len(byPos) && byPos[ip].key <= pos {
+				e := idx.Entries[byPos[ip].slot]
+				if byPos[ip].key < pos {
+					probs = append(probs, IndexProblem{Kind: ProblemIndexPosition, Path: idx.Path, Slot: byPos[ip].slot,
+						IndexOffset: e.Offset, Position: int64(e.Position), LogOffset: -1, LogTimestamp: -1})
+				} else if last != e.Offset {
+					probs = append(probs, IndexProblem{Kind: ProblemIndexMismatch, Path: idx.Path, Slot: byPos[ip].slot,
+						IndexOffset: e.Offset, Position: int64(e.Position), LogOffset: last, LogTimestamp: -1})
+				}
+				ip++
 			}
-			ip++
-		}
-		for tp < len(byOff) && byOff[tp].key <= last {
-			e := tidx.Entries[byOff[tp].slot]
-			switch {
-			case last != e.Offset:
-				probs = append(probs, IndexProblem{Kind: ProblemTimeIndexNotFound, Path: tidx.Path, Slot: byOff[tp].slot,
-					IndexOffset: e.Offset, IndexTimestamp: e.Timestamp, Position: pos, LogOffset: last, LogTimestamp: -1})
-			case b.MaxTimestamp != e.Timestamp:
-				probs = append(probs, IndexProblem{Kind: ProblemTimeIndexTimestamp, Path: tidx.Path, Slot: byOff[tp].slot,
-					IndexOffset: e.Offset, IndexTimestamp: e.Timestamp, Position: pos, LogOffset: last, LogTimestamp: b.MaxTimestamp})
+			for tp < len(byOff) && byOff[tp].key <= last {
+				e := tidx.Entries[byOff[tp].slot]
+				switch {
+				case last != e.Offset:
+					probs = append(probs, IndexProblem{Kind: ProblemTimeIndexNotFound, Path: tidx.Path, Slot: byOff[tp].slot,
+						IndexOffset: e.Offset, IndexTimestamp: e.Timestamp, Position: pos, LogOffset: last, LogTimestamp: -1})
+				case b.MaxTimestamp != e.Timestamp:
+					probs = append(probs, IndexProblem{Kind: ProblemTimeIndexTimestamp, Path: tidx.Path, Slot: byOff[tp].slot,
+						IndexOffset: e.Offset, IndexTimestamp: e.Timestamp, Position: pos, LogOffset: last, LogTimestamp: b.MaxTimestamp})
+				}
+				tp++
 			}
-			tp++
+			minOffset = last + 1
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return probs, err
+		if err := sc.Err(); err != nil {
+			return probs, err
+		}
+		t := sc.Tail()
+		if t.Kind != TailCorrupt && t.Kind != TailTornBatch {
+			break
+		}
+		pos, found, err := Resync(log.ReaderAt(), t.ValidBytes+1, t.End, ResyncOptions{MinBaseOffset: minOffset})
+		if err != nil && !errors.Is(err, ErrResyncBudget) {
+			return probs, err
+		}
+		if !found {
+			break
+		}
+		start = pos
 	}
 	for ; ip < len(byPos); ip++ {
 		e := idx.Entries[byPos[ip].slot]

@@ -1,0 +1,868 @@
+package barrier
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/psm"
+	"github.com/kseg/kseg/segment"
+)
+
+// The relation VerifyEdge checks, for one mirror edge U → D (both partition
+// directories of the same topic partition; barrier.md §9):
+//
+//	D = U[start, X)                   the mirrored region, byte for byte
+//	    + ABORT markers (design 2)    D's STOPPING step, only if it failed over
+//	    + MIRROR_PID_RESET at B       D's own barrier, only if it failed over
+//	    + D's own writes from B+1     only after its barrier
+//
+// A D still mirroring has no barrier of its own and is a prefix of U.
+// Barriers U holds are in U[start, X) and are mirrored like any batch.
+// Failback is the same relation with the roles swapped, after the old
+// source aligned its log by truncation.
+
+// ChainOptions tune VerifyEdge and VerifyChain.
+type ChainOptions struct {
+	// StrictEpochs makes a partitionLeaderEpoch difference between a
+	// mirrored batch and its upstream original an error. It is info by
+	// default: partitionLeaderEpoch lies outside the CRC, and a mirror
+	// that rewrites it still holds the same data.
+	StrictEpochs bool
+}
+
+// Edge statuses.
+const (
+	// EdgeInSync: D holds exactly U's batches, to U's end.
+	EdgeInSync = "in-sync"
+	// EdgeLagging: D is a proper prefix of U, a mirror still catching up.
+	EdgeLagging = "lagging"
+	// EdgeFailedOver: D holds a prefix of U, then its own barrier (after
+	// ABORT markers, in design 2), then only its own writes.
+	EdgeFailedOver = "failed-over"
+	// EdgeDiverged: none of the above; the findings say where and how.
+	EdgeDiverged = "diverged"
+)
+
+// Finding kinds of VerifyEdge. Anomalies of D's producer-state replay are
+// reported under psm's own kinds (pid-collision, sequence-gap,
+// stale-snapshot …).
+const (
+	// FindingMismatch: a batch of D differs from U's batch at the same
+	// offset (a changed byte: at least one of the two fails its CRC), or
+	// D's batch carries offsets U's does not.
+	FindingMismatch = "mismatch"
+	// FindingMissingBarrier: D holds its own data where U has other data,
+	// with no barrier before it: D took writes without failing over (or
+	// after ABORT markers that no barrier follows).
+	FindingMissingBarrier = "missing-barrier"
+	// FindingBeyondUpstream: D holds data past U's end with no barrier
+	// before it: D wrote without failing over.
+	FindingBeyondUpstream = "beyond-upstream-end"
+	// FindingGap: offsets missing in D where there must be none: between
+	// the mirrored region and D's barrier, or between its barrier and its
+	// first own write; or U's batches D skipped.
+	FindingGap = "gap"
+	// FindingOverlap: a batch of D starts inside the batch before it.
+	FindingOverlap = "overlap"
+	// FindingReordered: a batch of D comes after a batch with higher
+	// offsets.
+	FindingReordered = "reordered"
+	// FindingMalformedBarrier: D's own barrier is not a well-formed
+	// MIRROR_PID_RESET batch (Validate).
+	FindingMalformedBarrier = "malformed-barrier"
+	// FindingOpenTxnAtBarrier: a transaction is open at D's barrier
+	// (pitfall 8): neither truncated away nor aborted by a marker before
+	// it.
+	FindingOpenTxnAtBarrier = psm.KindOpenTxnAtBarrier
+	// FindingLeaderEpoch: a mirrored batch's partitionLeaderEpoch differs
+	// from U's (info; an error with StrictEpochs).
+	FindingLeaderEpoch = "leader-epoch"
+	// FindingBarrierNotApplied: a barrier mirrored from U does not clear
+	// D's producer state in a replay.
+	FindingBarrierNotApplied = "barrier-not-applied"
+	// FindingCorruptLog: a log's tail does not frame (torn or corrupt);
+	// nothing after it can be compared.
+	FindingCorruptLog = "corrupt-log"
+	// FindingNotCompared: D holds offsets U no longer has (U's log start is
+	// above D's), so they cannot be compared (info).
+	FindingNotCompared = "not-compared"
+)
+
+// Finding is one thing VerifyEdge found. File and Position locate the
+// batch in D (Position -1 when unknown, and for snapshot findings File is
+// the snapshot); UpstreamFile and UpstreamPosition locate U's batch at the
+// same offset when there is one.
+type Finding struct {
+	Kind             string `json:"kind"`
+	Severity         string `json:"severity"` // psm.SeverityError, SeverityWarning or SeverityInfo
+	Offset           int64  `json:"offset"`
+	ProducerID       int64  `json:"producerId"`
+	File             string `json:"file"`
+	Position         int64  `json:"position"`
+	UpstreamFile     string `json:"upstreamFile"`
+	UpstreamPosition int64  `json:"upstreamPosition"`
+	Message          string `json:"message"`
+}
+
+// OffsetRange is [Start, End); empty when Start >= End.
+type OffsetRange struct {
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
+}
+
+// Len is the number of offsets in the range.
+func (r OffsetRange) Len() int64 { return max(0, r.End-r.Start) }
+
+func (r OffsetRange) String() string { return fmt.Sprintf("[%d, %d)", r.Start, r.End) }
+
+// EdgeBarrier is D's own barrier.
+type EdgeBarrier struct {
+	Offset   int64  `json:"offset"`
+	File     string `json:"file"`
+	Position int64  `json:"position"`
+	// Aborts are the offsets of the ABORT markers D wrote just before it
+	// (design 2), empty in design 1.
+	Aborts []int64 `json:"aborts"`
+	// PartitionLeaderEpoch is the barrier's.
+	PartitionLeaderEpoch int32 `json:"partitionLeaderEpoch"`
+	// ProducersCleared is how many producers a replay of D drops at it.
+	ProducersCleared int `json:"producersCleared"`
+}
+
+// MirroredBarrier is a barrier of U found (byte for byte) in D's mirrored
+// region, with what it clears in a replay of D.
+type MirroredBarrier struct {
+	Offset           int64 `json:"offset"`
+	ProducersCleared int   `json:"producersCleared"`
+	Applied          bool  `json:"applied"`
+}
+
+// AvertedAnomaly is a producer-state anomaly that a replay of D shows
+// only when its barriers are ignored: what the barriers prevented.
+type AvertedAnomaly struct {
+	Kind       string `json:"kind"`
+	Offset     int64  `json:"offset"`
+	ProducerID int64  `json:"producerId"`
+}
+
+// EdgeReport is VerifyEdge's account of one edge.
+type EdgeReport struct {
+	Upstream   string `json:"upstream"`
+	Downstream string `json:"downstream"`
+	// UpstreamLog and DownstreamLog are each log's [log start, log end).
+	UpstreamLog   OffsetRange `json:"upstreamLog"`
+	DownstreamLog OffsetRange `json:"downstreamLog"`
+	Status        string      `json:"status"`
+	// Mirrored is the region where D's batches are U's, byte for byte.
+	Mirrored        OffsetRange `json:"mirrored"`
+	BatchesCompared int64       `json:"batchesCompared"`
+	// Barrier is D's own barrier; nil when D has none (still mirroring, or
+	// diverged without one).
+	Barrier *EdgeBarrier `json:"barrier,omitempty"`
+	// Local is D's own writes after its barrier (empty without one).
+	Local OffsetRange `json:"local"`
+	// Lag is U's end minus D's end for a mirror still catching up.
+	Lag int64 `json:"lag"`
+	// MirroredBarriers are U's barriers in the mirrored region.
+	MirroredBarriers []MirroredBarrier `json:"mirroredBarriers"`
+	// ProducersReused are producer ids D holds on both sides of a barrier
+	// (its own or a mirrored one): ids two clusters handed out
+	// independently.
+	ProducersReused []int64 `json:"producersReused"`
+	// CollisionsAverted counts the pid-collision anomalies a replay of D
+	// reports only with its barriers ignored; Averted lists every anomaly
+	// of that replay that the barriers prevent.
+	CollisionsAverted int              `json:"collisionsAverted"`
+	Averted           []AvertedAnomaly `json:"averted"`
+	// InheritedAnomalies counts producer-state errors inside the mirrored
+	// region: they are U's, copied as they are.
+	InheritedAnomalies int `json:"inheritedAnomalies"`
+	// EpochDifferences counts mirrored batches whose partitionLeaderEpoch
+	// differs from U's.
+	EpochDifferences int64     `json:"epochDifferences"`
+	Findings         []Finding `json:"findings"`
+}
+
+// OK reports an edge without error findings.
+func (r *EdgeReport) OK() bool {
+	for _, f := range r.Findings {
+		if f.Severity == psm.SeverityError {
+			return false
+		}
+	}
+	return true
+}
+
+// Errors counts the error findings.
+func (r *EdgeReport) Errors() int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity == psm.SeverityError {
+			n++
+		}
+	}
+	return n
+}
+
+// ChainReport is VerifyChain's account of a topology.
+type ChainReport struct {
+	Dirs  []string      `json:"dirs"`
+	Edges []*EdgeReport `json:"edges"`
+}
+
+// OK reports a topology whose every edge is OK.
+func (r *ChainReport) OK() bool {
+	for _, e := range r.Edges {
+		if !e.OK() {
+			return false
+		}
+	}
+	return true
+}
+
+// VerifyChain checks each edge {u, d} (indexes into dirs) with VerifyEdge.
+// Without edges it checks each consecutive pair: dirs[0]→dirs[1],
+// dirs[1]→dirs[2], … (a chain).
+func VerifyChain(dirs []string, edges [][2]int, opts ChainOptions) (*ChainReport, error) {
+	if len(dirs) < 2 {
+		return nil, &OptionError{Option: "edge", Detail: "a topology needs at least two partition directories"}
+	}
+	if len(edges) == 0 {
+		for i := 0; i+1 < len(dirs); i++ {
+			edges = append(edges, [2]int{i, i + 1})
+		}
+	}
+	rep := &ChainReport{Dirs: dirs}
+	for _, e := range edges {
+		for _, i := range e {
+			if i < 0 || i >= len(dirs) {
+				return nil, &OptionError{Option: "edge", Detail: fmt.Sprintf("directory %d is not among the %d given", i+1, len(dirs))}
+			}
+		}
+		if e[0] == e[1] {
+			return nil, &OptionError{Option: "edge", Detail: fmt.Sprintf("%s mirrors itself", dirs[e[0]])}
+		}
+		r, err := VerifyEdge(dirs[e[0]], dirs[e[1]], opts)
+		if err != nil {
+			return nil, err
+		}
+		rep.Edges = append(rep.Edges, r)
+	}
+	return rep, nil
+}
+
+// batchRef is what the walk keeps of a batch after its cursor moved on.
+type batchRef struct {
+	base, last int64
+	file       string
+	pos, size  int64
+}
+
+func refOf(c *logCursor) batchRef {
+	b := c.Batch()
+	return batchRef{base: b.BaseOffset, last: b.LastOffset(), file: c.File(), pos: c.Pos(), size: b.Size()}
+}
+
+func (r batchRef) next() int64 { return r.last + 1 }
+
+// sameBatch compares two whole batches over everything but
+// partitionLeaderEpoch (bytes 12..15 of a v2 batch, outside the CRC): the
+// CRC-covered bytes, baseOffset, batchLength and magic. It returns -1 when
+// they match, else the index of the first differing byte (the shorter
+// length when one is a prefix of the other).
+func sameBatch(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] && !(i >= 12 && i < 16 && len(a) > 16 && a[16] >= 2) {
+			return i
+		}
+	}
+	if len(a) != len(b) {
+		return n
+	}
+	return -1
+}
+
+// isAbortMarker reports a transaction marker of type ABORT.
+func isAbortMarker(b *decode.Batch) bool {
+	if !b.IsControl() || !b.IsTransactional() {
+		return false
+	}
+	key, _, ok, err := firstRecord(b)
+	if err != nil || !ok {
+		return false
+	}
+	_, t, err := decode.ParseControlKey(key)
+	return err == nil && t == decode.ControlAbort
+}
+
+// edgeWalk is one VerifyEdge run.
+type edgeWalk struct {
+	opts   ChainOptions
+	rep    *EdgeReport
+	u, d   *logCursor
+	uHas   bool
+	dHas   bool
+	prev   *batchRef // D's last batch walked
+	era    int       // barriers (mirrored or own) met in D so far
+	pidEra map[int64]int
+	reused map[int64]bool
+	// ownFrom is the first offset of D's own data (its STOPPING batches or
+	// writes); anomalies from there on are D's, below it U's. -1 while
+	// unknown.
+	ownFrom int64
+	// stopped: a structural finding ended the walk.
+	stopped bool
+}
+
+func (w *edgeWalk) add(f Finding) {
+	if f.UpstreamFile == "" {
+		f.UpstreamPosition = -1
+	}
+	w.rep.Findings = append(w.rep.Findings, f)
+}
+
+// dFinding is an error finding at D's current batch.
+func (w *edgeWalk) dFinding(kind string, offset int64, format string, args ...any) Finding {
+	return Finding{Kind: kind, Severity: psm.SeverityError, Offset: offset, ProducerID: -1, File: w.d.File(), Position: w.d.Pos(),
+		UpstreamPosition: -1, Message: fmt.Sprintf(format, args...)}
+}
+
+// sameButOffset reports two batches equal in every byte but baseOffset
+// (and partitionLeaderEpoch, as sameBatch).
+func sameButOffset(a, b []byte) bool {
+	if len(a) != len(b) || len(a) < decode.HeaderSizeUpToMagic {
+		return false
+	}
+	x := append(append([]byte(nil), b[:8]...), a[8:]...)
+	return sameBatch(x, b) < 0
+}
+
+// notePID tracks producer ids across barriers for ProducersReused.
+func (w *edgeWalk) notePID(b *decode.Batch) {
+	if !b.HasProducerID() {
+		return
+	}
+	if e, ok := w.pidEra[b.ProducerID]; ok && e < w.era {
+		w.reused[b.ProducerID] = true
+	}
+	w.pidEra[b.ProducerID] = w.era
+}
+
+func (w *edgeWalk) nextD() {
+	w.dHas = w.d.Next()
+}
+
+// offsetChanged reports (with a finding) D's batch that is U's current
+// batch in every byte but its baseOffset: a changed byte in a field the
+// CRC does not cover.
+func (w *edgeWalk) offsetChanged() bool {
+	db, ub := w.d.Batch(), w.u.Batch()
+	if db.BaseOffset == ub.BaseOffset || !sameButOffset(db.Raw, ub.Raw) {
+		return false
+	}
+	i := sameBatch(db.Raw, ub.Raw)
+	f := w.dFinding(FindingMismatch, ub.BaseOffset,
+		"D's batch is U's batch at offset %d except for its baseOffset, which reads %d (a changed byte outside the CRC); first difference at byte %d of the batch",
+		ub.BaseOffset, db.BaseOffset, i)
+	f.Position = w.d.Pos() + int64(i)
+	f.UpstreamFile, f.UpstreamPosition = w.u.File(), w.u.Pos()+int64(i)
+	w.add(f)
+	if w.ownFrom < 0 {
+		w.ownFrom = ub.BaseOffset
+	}
+	w.stopped = true
+	return true
+}
+
+// monotonic checks D's current batch against the one before it; false
+// (with a finding) when it starts before the previous one ends.
+func (w *edgeWalk) monotonic() bool {
+	if w.prev == nil {
+		return true
+	}
+	b := w.d.Batch()
+	if b.BaseOffset >= w.prev.next() {
+		return true
+	}
+	if w.ownFrom < 0 {
+		w.ownFrom = b.BaseOffset
+	}
+	if b.BaseOffset <= w.prev.base {
+		w.add(w.dFinding(FindingReordered, b.BaseOffset,
+			"D's batch with offsets %d..%d comes after the batch with offsets %d..%d (%s position %d): offsets go backwards",
+			b.BaseOffset, b.LastOffset(), w.prev.base, w.prev.last, w.prev.file, w.prev.pos))
+	} else {
+		w.add(w.dFinding(FindingOverlap, b.BaseOffset,
+			"D's batch with offsets %d..%d starts inside the batch before it, offsets %d..%d (%s position %d)",
+			b.BaseOffset, b.LastOffset(), w.prev.base, w.prev.last, w.prev.file, w.prev.pos))
+	}
+	w.stopped = true
+	return false
+}
+
+// VerifyEdge checks that downstream is a mirror of upstream (see the
+// relation above): it streams both logs batch by batch in lockstep,
+// classifies where and how D stops being U, checks D's own barrier, and
+// replays D's producer state with and without its barriers. Findings are
+// in the report; the error is a *RefusalError for a directory that is not
+// a partition, else I/O.
+func VerifyEdge(upstream, downstream string, opts ChainOptions) (*EdgeReport, error) {
+	for _, d := range []string{upstream, downstream} {
+		if !segment.IsPartitionDir(d) {
+			return nil, refuse(RefuseNotPartition, d, "not a partition directory (no .log, partition.metadata or leader-epoch-checkpoint, or the name is not <topic>-<partition>)")
+		}
+	}
+	u, err := openCursor(upstream)
+	if err != nil {
+		return nil, err
+	}
+	defer u.Close()
+	d, err := openCursor(downstream)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	rep := &EdgeReport{Upstream: upstream, Downstream: downstream, MirroredBarriers: []MirroredBarrier{}, ProducersReused: []int64{},
+		Averted: []AvertedAnomaly{}, Findings: []Finding{}}
+	uEnd, err := logEnd(u.pd)
+	if err != nil {
+		return nil, err
+	}
+	dEnd, err := logEnd(d.pd)
+	if err != nil {
+		return nil, err
+	}
+	rep.UpstreamLog = OffsetRange{Start: max(u.Start(), 0), End: max(uEnd, 0)}
+	rep.DownstreamLog = OffsetRange{Start: max(d.Start(), 0), End: max(dEnd, 0)}
+	w := &edgeWalk{opts: opts, rep: rep, u: u, d: d, pidEra: map[int64]int{}, reused: map[int64]bool{}, ownFrom: -1}
+	if err := w.walk(); err != nil {
+		return nil, err
+	}
+	if err := w.producerState(); err != nil {
+		return nil, err
+	}
+	for pid := range w.reused {
+		rep.ProducersReused = append(rep.ProducersReused, pid)
+	}
+	slices.Sort(rep.ProducersReused)
+	slices.SortStableFunc(rep.Findings, func(a, b Finding) int { return cmp.Compare(a.Offset, b.Offset) })
+	if rep.Status == EdgeDiverged || !rep.OK() {
+		rep.Status = EdgeDiverged
+	}
+	return rep, nil
+}
+
+func (w *edgeWalk) walk() error {
+	rep, u, d := w.rep, w.u, w.d
+	start := max(u.Start(), d.Start())
+	rep.Mirrored = OffsetRange{Start: start, End: start}
+	if d.Start() < u.Start() && rep.DownstreamLog.End > d.Start() {
+		w.add(Finding{Kind: FindingNotCompared, Severity: psm.SeverityInfo, Offset: d.Start(), ProducerID: -1, Position: -1,
+			Message: fmt.Sprintf("D holds offsets from %d but U's log starts at %d (retention or DeleteRecords on U): offsets below %d are not compared",
+				d.Start(), u.Start(), u.Start())})
+	}
+	// Both cursors to the first batch that ends at or after start.
+	w.dHas = d.Next()
+	for w.dHas && d.Batch().LastOffset() < start {
+		w.notePID(d.Batch())
+		r := refOf(d)
+		w.prev = &r
+		w.dHas = d.Next()
+	}
+	w.uHas = u.Next()
+	for w.uHas && u.Batch().LastOffset() < start {
+		w.uHas = u.Next()
+	}
+	if !w.dHas && rep.DownstreamLog.End < u.Start() {
+		// D ends before U starts: the offsets between are gone from U, and
+		// D can never mirror on.
+		w.add(Finding{Kind: FindingGap, Severity: psm.SeverityError, Offset: rep.DownstreamLog.End, ProducerID: -1, Position: -1,
+			Message: fmt.Sprintf("D ends at %d, below U's log start %d: offsets %d..%d are gone from U, so D cannot mirror on (it must restart at U's log start)",
+				rep.DownstreamLog.End, u.Start(), rep.DownstreamLog.End, u.Start()-1)})
+	}
+
+	// Phase 1: the mirrored region, batch for batch.
+	var firstEpoch *Finding
+	for w.dHas {
+		if w.uHas && w.offsetChanged() {
+			break
+		}
+		if !w.monotonic() {
+			break
+		}
+		if !w.uHas {
+			break
+		}
+		db, ub := d.Batch(), u.Batch()
+		if db.BaseOffset != ub.BaseOffset || sameBatch(db.Raw, ub.Raw) >= 0 {
+			break
+		}
+		if db.PartitionLeaderEpoch != ub.PartitionLeaderEpoch {
+			rep.EpochDifferences++
+			if firstEpoch == nil {
+				sev := psm.SeverityInfo
+				if w.opts.StrictEpochs {
+					sev = psm.SeverityError
+				}
+				f := w.dFinding(FindingLeaderEpoch, db.BaseOffset, "partitionLeaderEpoch %d in D, %d in U (outside the CRC; the data is the same)",
+					db.PartitionLeaderEpoch, ub.PartitionLeaderEpoch)
+				f.Severity, f.UpstreamFile, f.UpstreamPosition = sev, u.File(), u.Pos()
+				firstEpoch = &f
+			}
+		}
+		if Is(ub) {
+			w.era++
+			rep.MirroredBarriers = append(rep.MirroredBarriers, MirroredBarrier{Offset: ub.BaseOffset})
+		}
+		w.notePID(db)
+		rep.BatchesCompared++
+		r := refOf(d)
+		w.prev = &r
+		w.dHas = d.Next()
+		w.uHas = u.Next()
+	}
+	if w.prev != nil && w.prev.next() > start {
+		rep.Mirrored.End = w.prev.next()
+	}
+	if firstEpoch != nil {
+		if rep.EpochDifferences > 1 {
+			firstEpoch.Message += fmt.Sprintf("; %d mirrored batches differ in partitionLeaderEpoch, this is the first", rep.EpochDifferences)
+		}
+		w.add(*firstEpoch)
+	}
+	if err := cmp.Or(u.Err(), d.Err()); err != nil {
+		return err
+	}
+	if !w.stopped {
+		w.classify()
+	}
+	if err := cmp.Or(u.Err(), d.Err()); err != nil {
+		return err
+	}
+	w.damage()
+	return nil
+}
+
+// damage reports a damaged tail in either log that the walk reached.
+func (w *edgeWalk) damage() {
+	if dm := w.d.Damage; dm != nil {
+		w.add(Finding{Kind: FindingCorruptLog, Severity: psm.SeverityError, Offset: dm.Offset, ProducerID: -1, File: dm.File, Position: dm.Position,
+			Message: "D: " + dm.Message + "; nothing after it was compared"})
+	}
+	if dm := w.u.Damage; dm != nil {
+		w.add(Finding{Kind: FindingCorruptLog, Severity: psm.SeverityError, Offset: dm.Offset, ProducerID: -1, Position: -1,
+			UpstreamFile: dm.File, UpstreamPosition: dm.Position, Message: "U: " + dm.Message + "; nothing after it was compared"})
+	}
+}
+
+// classify looks at D from the end of the mirrored region on.
+func (w *edgeWalk) classify() {
+	rep, u, d := w.rep, w.u, w.d
+	x := rep.Mirrored.End
+	if !w.dHas {
+		if w.d.Damage != nil {
+			rep.Status = EdgeDiverged
+			return
+		}
+		if !w.uHas && u.Damage == nil {
+			rep.Status = EdgeInSync
+			return
+		}
+		rep.Status = EdgeLagging
+		rep.Lag = max(0, rep.UpstreamLog.End-max(rep.DownstreamLog.End, x))
+		return
+	}
+	db := d.Batch()
+	w.ownFrom = db.BaseOffset
+	if Is(db) || isAbortMarker(db) {
+		w.stopping()
+		return
+	}
+	rep.Status = EdgeDiverged
+	if !w.uHas {
+		w.add(w.dFinding(FindingBeyondUpstream, db.BaseOffset,
+			"D holds data from offset %d, at or beyond U's end %d, with no MIRROR_PID_RESET barrier before it: D took writes without failing over",
+			db.BaseOffset, rep.UpstreamLog.End))
+		return
+	}
+	ub := u.Batch()
+	switch {
+	case db.BaseOffset == ub.BaseOffset:
+		i := sameBatch(db.Raw, ub.Raw)
+		// Positions name the first differing byte in each log.
+		f := w.dFinding(FindingMismatch, db.BaseOffset, "")
+		f.Position = d.Pos() + int64(i)
+		f.UpstreamFile, f.UpstreamPosition = u.File(), u.Pos()+int64(i)
+		where := fmt.Sprintf("first difference at byte %d of the batch (%s position %d in D, %s position %d in U)",
+			i, d.File(), d.Pos()+int64(i), u.File(), u.Pos()+int64(i))
+		dOK, uOK := db.CRCValid(), ub.CRCValid()
+		switch {
+		case !dOK || !uOK:
+			bad := "D's batch fails its CRC"
+			if !uOK {
+				bad = "U's batch fails its CRC"
+				if !dOK {
+					bad = "both batches fail their CRC"
+				}
+			}
+			f.Message = fmt.Sprintf("batch at offset %d differs between D and U: %s; %s", db.BaseOffset, bad, where)
+		default:
+			f.Kind = FindingMissingBarrier
+			f.Message = fmt.Sprintf("D's batch at offset %d is not U's (producerId %d in D, %d in U; both pass their CRC) and no MIRROR_PID_RESET barrier precedes it: D took writes without failing over; %s",
+				db.BaseOffset, db.ProducerID, ub.ProducerID, where)
+		}
+		w.add(f)
+	case db.BaseOffset > ub.BaseOffset:
+		w.skipped(x)
+	default:
+		f := w.dFinding(FindingMismatch, db.BaseOffset,
+			"D holds offsets %d..%d where U has none (U's next batch starts at %d): D's batch is not U's, and no MIRROR_PID_RESET barrier precedes it",
+			db.BaseOffset, db.LastOffset(), ub.BaseOffset)
+		f.UpstreamFile, f.UpstreamPosition = u.File(), u.Pos()
+		w.add(f)
+	}
+}
+
+// skipped handles D's batch starting above U's batch at the same point:
+// D lacks U's offsets from ub. It tells a reordered pair (the missing
+// batch follows in D) from a gap (D continues with U's later batches) and
+// from a batch that is not U's at all.
+func (w *edgeWalk) skipped(x int64) {
+	u, d := w.u, w.d
+	ub := u.Batch()
+	missing := ub.BaseOffset
+	uFile, uPos := u.File(), u.Pos()
+	first := refOf(d)
+	firstRaw := append([]byte(nil), d.Batch().Raw...)
+	w.dHas = d.Next()
+	if w.dHas && d.Batch().BaseOffset < first.base {
+		b := d.Batch()
+		f := w.dFinding(FindingReordered, b.BaseOffset,
+			"D's batch with offsets %d..%d (%s position %d) comes after the batch with offsets %d..%d (%s position %d); U has them in order",
+			b.BaseOffset, b.LastOffset(), d.File(), d.Pos(), first.base, first.last, first.file, first.pos)
+		if b.BaseOffset == missing {
+			f.UpstreamFile, f.UpstreamPosition = uFile, uPos
+		}
+		w.add(f)
+		return
+	}
+	// Does D go on with U's later batches? Move U to D's batch.
+	for w.uHas && u.Batch().LastOffset() < first.base {
+		w.uHas = u.Next()
+	}
+	if w.uHas && u.Batch().BaseOffset == first.base && sameBatch(firstRaw, u.Batch().Raw) < 0 {
+		w.add(Finding{Kind: FindingGap, Severity: psm.SeverityError, Offset: missing, ProducerID: -1, File: first.file, Position: first.pos,
+			UpstreamFile: uFile, UpstreamPosition: uPos,
+			Message: fmt.Sprintf("D lacks offsets %d..%d that U holds (from %s position %d): D's next batch, at %s position %d, is U's batch at offset %d",
+				missing, first.base-1, uFile, uPos, first.file, first.pos, first.base)})
+		return
+	}
+	w.add(Finding{Kind: FindingMismatch, Severity: psm.SeverityError, Offset: missing, ProducerID: -1, File: first.file, Position: first.pos,
+		UpstreamFile: uFile, UpstreamPosition: uPos,
+		Message: fmt.Sprintf("where U's batch at offset %d is (%s position %d), D has a batch with offsets %d..%d that is not U's (%s position %d)",
+			missing, uFile, uPos, first.base, first.last, first.file, first.pos)})
+}
+
+// stopping checks D's STOPPING step (ABORT markers, then its barrier) and
+// what follows it.
+func (w *edgeWalk) stopping() {
+	rep, d := w.rep, w.d
+	x := rep.Mirrored.End
+	first := d.Batch()
+	if w.prev != nil && first.BaseOffset > w.prev.next() || w.prev == nil && first.BaseOffset > x {
+		from := x
+		if w.prev != nil {
+			from = w.prev.next()
+		}
+		what := "the barrier"
+		if !Is(first) {
+			what = "the first ABORT marker"
+		}
+		w.add(w.dFinding(FindingGap, first.BaseOffset,
+			"offsets %d..%d are missing between the mirrored region (which ends at %d) and %s at %d: the STOPPING step appends at the log end",
+			from, first.BaseOffset-1, from, what, first.BaseOffset))
+	}
+	var aborts []int64
+	for w.dHas && isAbortMarker(d.Batch()) {
+		if !w.monotonic() {
+			rep.Status = EdgeDiverged
+			return
+		}
+		b := d.Batch()
+		if len(aborts) > 0 && b.BaseOffset > w.prev.next() {
+			w.add(w.dFinding(FindingGap, b.BaseOffset, "offsets %d..%d are missing between the ABORT markers at %d and %d",
+				w.prev.next(), b.BaseOffset-1, w.prev.base, b.BaseOffset))
+		}
+		aborts = append(aborts, b.BaseOffset)
+		w.notePID(b)
+		r := refOf(d)
+		w.prev = &r
+		w.nextD()
+	}
+	if !w.dHas || !Is(d.Batch()) {
+		rep.Status = EdgeDiverged
+		at, pos, file := int64(-1), int64(-1), ""
+		if w.prev != nil {
+			at, file, pos = w.prev.next(), w.prev.file, w.prev.pos
+		}
+		if w.dHas {
+			b := d.Batch()
+			at, file, pos = b.BaseOffset, d.File(), d.Pos()
+		}
+		w.add(Finding{Kind: FindingMissingBarrier, Severity: psm.SeverityError, Offset: at, ProducerID: -1, File: file, Position: pos, UpstreamPosition: -1,
+			Message: fmt.Sprintf("D wrote %d ABORT marker(s) from offset %d (the STOPPING step of design 2) but no MIRROR_PID_RESET barrier follows them", len(aborts), aborts[0])})
+		return
+	}
+	if !w.monotonic() {
+		rep.Status = EdgeDiverged
+		return
+	}
+	b := d.Batch()
+	if len(aborts) > 0 && b.BaseOffset > w.prev.next() {
+		w.add(w.dFinding(FindingGap, b.BaseOffset, "offsets %d..%d are missing between the last ABORT marker (%d) and the barrier at %d",
+			w.prev.next(), b.BaseOffset-1, w.prev.base, b.BaseOffset))
+	}
+	rep.Status = EdgeFailedOver
+	rep.Barrier = &EdgeBarrier{Offset: b.BaseOffset, File: d.File(), Position: d.Pos(), Aborts: aborts, PartitionLeaderEpoch: b.PartitionLeaderEpoch}
+	if rep.Barrier.Aborts == nil {
+		rep.Barrier.Aborts = []int64{}
+	}
+	for _, p := range Validate(b.Raw) {
+		w.add(w.dFinding(FindingMalformedBarrier, b.BaseOffset, "D's barrier is not a well-formed MIRROR_PID_RESET batch: %s", p))
+	}
+	w.era++
+	r := refOf(d)
+	w.prev = &r
+	w.nextD() // b now points at the next batch
+
+	// D's own writes.
+	rep.Local = OffsetRange{Start: r.base + 1, End: max(rep.DownstreamLog.End, r.base+1)}
+	firstLocal := true
+	for w.dHas {
+		if !w.monotonic() {
+			rep.Status = EdgeDiverged
+			return
+		}
+		lb := d.Batch()
+		if firstLocal && lb.BaseOffset > w.prev.next() {
+			w.add(w.dFinding(FindingGap, lb.BaseOffset, "offsets %d..%d are missing between D's barrier at %d and its first own batch at %d",
+				w.prev.next(), lb.BaseOffset-1, w.prev.base, lb.BaseOffset))
+		}
+		firstLocal = false
+		if Is(lb) {
+			w.era++
+		}
+		w.notePID(lb)
+		r := refOf(d)
+		w.prev = &r
+		w.nextD()
+	}
+}
+
+// anomalyKey identifies an anomaly across two replays.
+type anomalyKey struct {
+	kind   string
+	offset int64
+	pid    int64
+}
+
+// producerState replays D with its barriers honoured and ignored (item 4
+// of the relation), reports what the honoured replay finds in D's own
+// region, what the barriers avert, stale snapshots, and whether every
+// mirrored barrier clears D's state.
+func (w *edgeWalk) producerState() error {
+	rep, pd := w.rep, w.d.pd
+	if len(w.d.segs) == 0 {
+		return nil
+	}
+	o := psm.DefaultOptions()
+	o.FromSnapshot = psm.SnapshotNone
+	o.LogStartOffset = logStartOf(pd)
+	with, err := psm.Rebuild(pd, o)
+	if err != nil {
+		return fmt.Errorf("replaying %s: %w", pd.Path, err)
+	}
+	o.IgnoreBarriers = true
+	without, err := psm.Rebuild(pd, o)
+	if err != nil {
+		return fmt.Errorf("replaying %s without barriers: %w", pd.Path, err)
+	}
+	cleared := map[int64]int{}
+	for _, b := range with.Barriers {
+		cleared[b.Offset] = b.ProducersCleared
+	}
+	for i := range rep.MirroredBarriers {
+		mb := &rep.MirroredBarriers[i]
+		n, ok := cleared[mb.Offset]
+		mb.ProducersCleared, mb.Applied = n, ok
+		if !ok {
+			w.add(Finding{Kind: FindingBarrierNotApplied, Severity: psm.SeverityError, Offset: mb.Offset, ProducerID: -1, Position: -1,
+				Message: fmt.Sprintf("the barrier at %d, mirrored from U, does not clear D's producer state in a replay of D", mb.Offset)})
+		}
+	}
+	if rep.Barrier != nil {
+		rep.Barrier.ProducersCleared = cleared[rep.Barrier.Offset]
+	}
+	own := w.ownFrom
+	if own < 0 {
+		own = rep.Mirrored.End
+		if rep.Status == EdgeInSync || rep.Status == EdgeLagging {
+			own = max(rep.DownstreamLog.End, own) // D has nothing of its own
+		}
+	}
+	seen := map[anomalyKey]bool{}
+	var located int
+	for _, a := range with.Anomalies {
+		seen[anomalyKey{a.Kind, a.Offset, a.ProducerID}] = true
+		switch a.Kind {
+		case psm.KindStaleSnapshot, psm.KindSnapshotCorrupt:
+			w.add(Finding{Kind: a.Kind, Severity: a.Severity, Offset: a.Offset, ProducerID: a.ProducerID,
+				File: segment.SegmentFileName(a.Offset, segment.SnapshotSuffix), Position: -1, UpstreamPosition: -1, Message: a.Message})
+			continue
+		case psm.KindHangingTransaction, psm.KindZeroTail, psm.KindBarrierIgnored, psm.KindMarkerWithoutTxn, psm.KindExpiredOnLoad,
+			psm.KindSnapshotIgnored, psm.KindCorruptLog:
+			// Not about the mirror relation (an open transaction at the end
+			// of a mirror is normal; damage is reported by the walk).
+			continue
+		}
+		if a.Severity == psm.SeverityInfo {
+			continue
+		}
+		if a.Offset < own {
+			if a.Kind == psm.KindOpenTxnAtBarrier {
+				w.add(Finding{Kind: a.Kind, Severity: psm.SeverityInfo, Offset: a.Offset, ProducerID: a.ProducerID, Position: -1, UpstreamPosition: -1,
+					Message: "mirrored from U: " + a.Message})
+			} else if a.Severity == psm.SeverityError {
+				rep.InheritedAnomalies++
+			}
+			continue
+		}
+		f := Finding{Kind: a.Kind, Severity: a.Severity, Offset: a.Offset, ProducerID: a.ProducerID, Position: -1, UpstreamPosition: -1, Message: a.Message}
+		if located < 64 {
+			if file, pos, ok := locate(pd, a.Offset); ok {
+				f.File, f.Position = file, pos
+			}
+			located++
+		}
+		w.add(f)
+	}
+	for _, a := range without.Anomalies {
+		switch a.Kind {
+		case psm.KindPIDCollision, psm.KindEpochRegression, psm.KindSequenceGap, psm.KindDuplicateSequence,
+			psm.KindNonTxnInOpenTxn, psm.KindUnknownTxnCompletion:
+		default:
+			continue
+		}
+		if seen[anomalyKey{a.Kind, a.Offset, a.ProducerID}] {
+			continue
+		}
+		rep.Averted = append(rep.Averted, AvertedAnomaly{Kind: a.Kind, Offset: a.Offset, ProducerID: a.ProducerID})
+		if a.Kind == psm.KindPIDCollision {
+			rep.CollisionsAverted++
+		}
+	}
+	return nil
+}

@@ -1,0 +1,260 @@
+package barrier
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment"
+)
+
+// logCursor walks the batches of a partition directory in log order, one
+// segment after the other, through segment.Scanner: whatever the size of
+// the log, it holds one scan window (and the batch in it), never a whole
+// segment. Batches that end before the log start offset are skipped, as a
+// broker never serves them.
+//
+// It frames batches and nothing more: CRCs are the caller's to check. A
+// segment whose scan ends on a torn or corrupt tail stops the cursor there
+// (Damage says where); LogLoader would truncate the log at that point.
+type logCursor struct {
+	dir   string
+	pd    *segment.PartitionDir
+	segs  []segment.SegmentFiles // the segments that have a .log
+	start int64                  // log start offset
+
+	si  int // index in segs of the segment being scanned
+	lf  *segment.LogFile
+	sc  *segment.Scanner
+	cur *decode.Batch
+	pos int64
+	// nextOff is the offset after the last batch returned.
+	nextOff int64
+	started bool // a batch was returned
+
+	// Damage is the first damaged tail met (nil when none); the cursor
+	// ends there.
+	Damage *cursorDamage
+	// ZeroTails are segments other than the last whose tail is zero bytes.
+	ZeroTails []string
+	err       error
+	done      bool
+}
+
+// cursorDamage is a torn or corrupt tail that ended a cursor.
+type cursorDamage struct {
+	File     string // base name of the .log
+	Position int64  // validBytes: where the damage starts
+	Offset   int64  // the offset the next batch would have had
+	Kind     string
+	Message  string
+}
+
+// openCursor lists dir and positions a cursor before its first batch.
+func openCursor(dir string) (*logCursor, error) {
+	pd, err := segment.OpenPartitionDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	c := &logCursor{dir: dir, pd: pd, si: -1}
+	for _, s := range pd.Segments {
+		if s.Log != "" {
+			c.segs = append(c.segs, s)
+		}
+	}
+	c.start = -1
+	if len(c.segs) > 0 {
+		c.start = c.segs[0].BaseOffset
+	}
+	if ls := logStartOf(pd); ls > c.start {
+		c.start = ls
+	}
+	return c, nil
+}
+
+// Start is the log start offset: max(log-start-offset-checkpoint, first
+// segment base); -1 for a directory without segments.
+func (c *logCursor) Start() int64 { return c.start }
+
+// Next moves to the next batch. It returns false at the end of the log, at
+// a damaged tail (Damage), or on an I/O error (Err); Batch is nil then.
+func (c *logCursor) Next() bool {
+	if c.advance() {
+		return true
+	}
+	c.cur = nil
+	return false
+}
+
+func (c *logCursor) advance() bool {
+	for !c.done {
+		if c.sc == nil {
+			c.si++
+			if c.si >= len(c.segs) {
+				c.done = true
+				return false
+			}
+			lf, err := segment.OpenLog(c.segs[c.si].Log)
+			if err != nil {
+				c.err, c.done = err, true
+				return false
+			}
+			c.lf, c.sc = lf, lf.Scanner(segment.ScanOptions{})
+		}
+		if c.sc.Next() {
+			b := c.sc.Batch()
+			if !c.started && b.LastOffset() < c.start {
+				// Below the log start offset (only at the head of the log:
+				// later, a batch claiming such offsets is returned, for
+				// the caller to report).
+				continue
+			}
+			c.started = true
+			c.cur, c.pos = b, c.sc.Pos()
+			c.nextOff = max(c.nextOff, b.NextOffset())
+			return true
+		}
+		if err := c.sc.Err(); err != nil {
+			c.err, c.done = err, true
+			c.closeSegment()
+			return false
+		}
+		t := c.sc.Tail()
+		name := filepath.Base(c.segs[c.si].Log)
+		switch t.Kind {
+		case segment.TailClean:
+		case segment.TailZeroFilled:
+			if c.si < len(c.segs)-1 {
+				c.ZeroTails = append(c.ZeroTails, name)
+			}
+		default:
+			next := max(c.segs[c.si].BaseOffset, c.nextOff)
+			msg := fmt.Sprintf("%s: %s tail at position %d (%d bytes do not frame a batch)", name, t.Kind, t.ValidBytes, t.InvalidBytes())
+			if t.Err != nil {
+				msg = t.Err.Error()
+			}
+			c.Damage = &cursorDamage{File: name, Position: t.ValidBytes, Offset: next, Kind: t.Kind.String(), Message: msg}
+			c.done = true
+		}
+		c.closeSegment()
+	}
+	return false
+}
+
+func (c *logCursor) closeSegment() {
+	if c.sc != nil {
+		c.sc.Close()
+		c.sc = nil
+	}
+	if c.lf != nil {
+		c.lf.Close()
+		c.lf = nil
+	}
+}
+
+// Batch is the current batch, nil before the first call to Next and after
+// the last; its Raw is valid until the next call to Next.
+func (c *logCursor) Batch() *decode.Batch { return c.cur }
+
+// Pos is the byte position of the current batch in its .log.
+func (c *logCursor) Pos() int64 { return c.pos }
+
+// Segment is the segment holding the current batch.
+func (c *logCursor) Segment() segment.SegmentFiles { return c.segs[c.si] }
+
+// File is the base name of the .log holding the current batch.
+func (c *logCursor) File() string { return filepath.Base(c.segs[c.si].Log) }
+
+// Err is the I/O error that ended the cursor, if any.
+func (c *logCursor) Err() error { return c.err }
+
+// Close releases the open segment.
+func (c *logCursor) Close() {
+	c.done = true
+	c.closeSegment()
+}
+
+// logEnd is the log end offset of a partition: one past the last batch
+// that frames in its last segment holding one (the last segment's base
+// offset when it is empty). Only that segment is read.
+func logEnd(pd *segment.PartitionDir) (int64, error) {
+	end := int64(-1)
+	for i := len(pd.Segments) - 1; i >= 0; i-- {
+		s := pd.Segments[i]
+		if s.Log == "" {
+			continue
+		}
+		if end < 0 {
+			end = s.BaseOffset
+		}
+		lf, err := segment.OpenLog(s.Log)
+		if err != nil {
+			return 0, err
+		}
+		sc := lf.Scanner(segment.ScanOptions{})
+		found := false
+		for sc.Next() {
+			end = max(end, sc.Batch().NextOffset())
+			found = true
+		}
+		err = sc.Err()
+		lf.Close()
+		if err != nil {
+			return 0, err
+		}
+		if found {
+			return end, nil
+		}
+	}
+	return end, nil
+}
+
+// locate finds the .log and position of the batch holding offset in pd,
+// using the offset index to skip ahead; ok is false when no batch holds
+// it.
+func locate(pd *segment.PartitionDir, offset int64) (file string, pos int64, ok bool) {
+	var seg *segment.SegmentFiles
+	for i := range pd.Segments {
+		if pd.Segments[i].Log != "" && pd.Segments[i].BaseOffset <= offset {
+			seg = &pd.Segments[i]
+		}
+	}
+	if seg == nil {
+		return "", -1, false
+	}
+	lf, err := segment.OpenLog(seg.Log)
+	if err != nil {
+		return "", -1, false
+	}
+	defer lf.Close()
+	from := int64(0)
+	if seg.Index != "" {
+		if x, err := segment.ReadOffsetIndex(seg.Index, seg.BaseOffset); err == nil && len(x.Entries) > 0 {
+			// The entry names the last offset of the batch at its position;
+			// the batch holding offset starts at or after the entry below it.
+			e := x.Lookup(offset - 1)
+			if e.Offset < offset && e.Position > 0 && int64(e.Position) < lf.Size {
+				from = int64(e.Position)
+			}
+		}
+	}
+	for _, start := range []int64{from, 0} {
+		sc := lf.Scanner(segment.ScanOptions{Start: start, BufferSize: 256 << 10})
+		for sc.Next() {
+			b := sc.Batch()
+			if b.BaseOffset <= offset && offset <= b.LastOffset() {
+				p := sc.Pos()
+				sc.Close()
+				return filepath.Base(seg.Log), p, true
+			}
+			if b.BaseOffset > offset {
+				break
+			}
+		}
+		sc.Close()
+		if start == 0 {
+			break
+		}
+	}
+	return filepath.Base(seg.Log), -1, false
+}

@@ -1,0 +1,1146 @@
+package barrier
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/psm"
+	"github.com/kseg/kseg/segment"
+)
+
+// MirrorOptions select what PlanMirror plans. Start from
+// DefaultMirrorOptions: the zero Upto means "copy nothing".
+type MirrorOptions struct {
+	// Upto is the exclusive offset the copy stops at (a batch is copied
+	// whole or not at all); -1 copies to the source's log end.
+	Upto int64 `json:"upto"`
+	// SegmentBytes is the destination's segment.bytes: a new segment is
+	// rolled when the active one would grow beyond it.
+	SegmentBytes int64 `json:"segmentBytes"`
+	// IndexIntervalBytes is the destination's index.interval.bytes.
+	IndexIntervalBytes int `json:"indexIntervalBytes"`
+	// Align first truncates the destination at the first offset where it
+	// is not the source (what failback does before mirroring back);
+	// without it a diverged destination is refused (*DivergedError).
+	Align bool `json:"align"`
+
+	// checkWritable replaces the read-only probe in tests.
+	checkWritable func(dir string) (bool, string, error)
+}
+
+// DefaultMirrorOptions are the broker's defaults: copy to the source's
+// end, 1 GiB segments, an index entry every 4096 bytes.
+func DefaultMirrorOptions() MirrorOptions {
+	return MirrorOptions{Upto: -1, SegmentBytes: segment.DefaultSegmentBytes, IndexIntervalBytes: segment.DefaultIndexIntervalBytes}
+}
+
+// Divergence is where a mirror destination stops being a prefix of its
+// source: at Offset it holds a batch the source does not.
+type Divergence struct {
+	Offset      int64  `json:"offset"`
+	Reason      string `json:"reason"`
+	DstFile     string `json:"dstFile"`
+	DstPosition int64  `json:"dstPosition"`
+	SrcFile     string `json:"srcFile"`     // "" when the source has no batch there
+	SrcPosition int64  `json:"srcPosition"` // -1 when the source has no batch there
+}
+
+// Truncation is what Align cuts from the destination: LocalLog.truncateTo
+// at Offset, which keeps the batches ending below it.
+type Truncation struct {
+	Offset          int64   `json:"offset"`
+	Segment         int64   `json:"segment"`  // base offset of the segment cut
+	Position        int64   `json:"position"` // byte position of the cut in it
+	Removed         Removed `json:"removed"`
+	SegmentsDeleted []int64 `json:"segmentsDeleted"`
+}
+
+// Copied counts what the mirror appends.
+type Copied struct {
+	Batches int64 `json:"batches"`
+	Records int64 `json:"records"`
+	Bytes   int64 `json:"bytes"`
+}
+
+// MirrorPlan is everything a mirror will do, computed without changing a
+// byte. ApplyMirror executes it through the same crash-safe machinery as
+// an injection (journal, backups, staged files).
+type MirrorPlan struct {
+	Src       string        `json:"src"`
+	Dir       string        `json:"dir"` // the destination partition directory
+	LogDir    string        `json:"logDir"`
+	Topic     string        `json:"topic"`
+	Partition int32         `json:"partition"`
+	Options   MirrorOptions `json:"options"`
+	// CreateDir: the destination does not exist; it is created with the
+	// source's partition.metadata (a mirror keeps its source's topic id).
+	CreateDir bool   `json:"createDir"`
+	TopicID   string `json:"topicId,omitempty"`
+
+	SrcLog OffsetRange `json:"srcLog"`
+	// DstLog is the destination's log as found (empty for a new one).
+	DstLog      OffsetRange `json:"dstLog"`
+	DstSegments int         `json:"dstSegments"`
+	// Compared counts the destination's batches found identical to the
+	// source's (partitionLeaderEpoch aside; EpochDifferences counts those
+	// that differ in it).
+	Compared         int64 `json:"compared"`
+	EpochDifferences int64 `json:"epochDifferences"`
+
+	Divergence *Divergence `json:"divergence,omitempty"`
+	Truncation *Truncation `json:"truncation,omitempty"`
+
+	// From and To are the copied range [From, To): To is the end of the
+	// last batch copied.
+	From   int64  `json:"from"`
+	To     int64  `json:"to"`
+	Copied Copied `json:"copied"`
+	// Barriers are the MIRROR_PID_RESET batches among the copied ones:
+	// the source's failovers (or its upstream's), mirrored as data.
+	Barriers []int64 `json:"barriers"`
+	// AppendSegment is the existing segment the copy continues (-1: the
+	// copy starts a new segment).
+	AppendSegment   int64       `json:"appendSegment"`
+	SegmentsCreated []int64     `json:"segmentsCreated"`
+	Index           IndexChange `json:"index"`
+	TimeIndex       IndexChange `json:"timeIndex"`
+	TxnIndex        IndexChange `json:"txnIndex"`
+	// AbortedTxns are the .txnindex entries of the copied ABORT markers,
+	// computed by a producer-state replay of the destination (Kafka
+	// rebuilds the transaction index locally, VK11).
+	AbortedTxns         []segment.AbortedTxn `json:"abortedTxns"`
+	EpochEntriesRemoved []segment.EpochEntry `json:"epochEntriesRemoved"`
+	EpochEntriesAdded   []segment.EpochEntry `json:"epochEntriesAdded"`
+	// SnapshotsCreated are the producer snapshots a broker takes when it
+	// rolls a segment (UnifiedLog.roll), at each new segment's base.
+	SnapshotsCreated []int64 `json:"snapshotsCreated"`
+	SnapshotsDeleted []int64 `json:"snapshotsDeleted"`
+	NewLogEndOffset  int64   `json:"newLogEndOffset"`
+
+	NothingToDo bool    `json:"nothingToDo"`
+	Reason      string  `json:"reason,omitempty"`
+	Resume      *Resume `json:"resume,omitempty"`
+
+	Ops      []FileOp `json:"ops"`
+	Warnings []string `json:"warnings"`
+}
+
+// CorruptSourceError is a batch of the source, inside the range to copy,
+// that fails its CRC: a mirror never copies it (a follower's append
+// validates every batch). The CLI maps it to exit status 3.
+type CorruptSourceError struct {
+	Path     string
+	Position int64
+	Offset   int64
+	Err      error
+}
+
+func (e *CorruptSourceError) Error() string {
+	return fmt.Sprintf("%s: batch at position %d (baseOffset %d) fails its CRC: %v; the source must be repaired before it is mirrored",
+		e.Path, e.Position, e.Offset, e.Err)
+}
+
+func (e *CorruptSourceError) Unwrap() error { return e.Err }
+
+// mirrorPlanner is one PlanMirror run.
+type mirrorPlanner struct {
+	p        *MirrorPlan
+	opts     MirrorOptions
+	srcPD    *segment.PartitionDir
+	dstPD    *segment.PartitionDir // nil for a new destination
+	m        *psm.Manager          // the destination's producer state
+	epochs   []segment.EpochEntry  // the destination's leader epoch cache
+	epochsOK bool                  // epochs came from leader-epoch-checkpoint
+	segMs    int64
+	maxIndex int
+}
+
+func (mp *mirrorPlanner) warnf(format string, args ...any) {
+	mp.p.Warnings = append(mp.p.Warnings, fmt.Sprintf(format, args...))
+}
+
+// PlanMirror plans copying the source partition directory src into dst
+// from dst's log end, as KIP-1279's mirror fetcher does: every batch
+// exactly as it is (offsets, producer ids, epochs, CRCs), with dst's own
+// segments, indexes, transaction index, leader epochs and producer
+// snapshots maintained as a broker appending them would. It changes
+// nothing.
+//
+// dst must be a prefix of src below its end; otherwise PlanMirror returns
+// a *DivergedError, unless opts.Align, which plans truncating dst at the
+// divergence first. A dst ending below src's log start is a *GapError.
+// Refusals (a broker holds dst's log directory, different topic ids, …)
+// are *RefusalError. When dst holds the journal of an interrupted mirror,
+// the plan is that journal's, with Resume set.
+func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
+	var err error
+	if src, err = filepath.Abs(src); err != nil {
+		return nil, err
+	}
+	if dst, err = filepath.Abs(dst); err != nil {
+		return nil, err
+	}
+	srcName, ok := segment.ParsePartitionDir(filepath.Base(src))
+	switch st, err := os.Stat(src); {
+	case err != nil:
+		return nil, err
+	case !st.IsDir():
+		return nil, refuse(RefuseNotPartition, src, "not a directory")
+	case !ok || srcName.State != segment.DirLive:
+		return nil, refuse(RefuseNotPartition, src, "the name is not <topic>-<partition> of a live partition")
+	case !segment.IsPartitionDir(src):
+		return nil, refuse(RefuseNotPartition, src, "no .log, partition.metadata or leader-epoch-checkpoint in it")
+	}
+	name, ok := segment.ParsePartitionDir(filepath.Base(dst))
+	switch {
+	case !ok:
+		return nil, refuse(RefuseNotPartition, dst, "the name is not <topic>-<partition>")
+	case name.State != segment.DirLive:
+		return nil, refuse(RefuseNotPartition, dst, "a %s directory, not a live partition", name.State)
+	case name.Topic == "__cluster_metadata":
+		return nil, refuse(RefuseNotPartition, dst, "the KRaft metadata log is replicated by Raft, not mirrored")
+	case realPath(src) == realPath(dst):
+		return nil, refuse(RefuseSameDir, dst, "the source and the destination are the same directory")
+	}
+	logDir := segment.LogDirOf(dst)
+	p := &MirrorPlan{Src: src, Dir: dst, LogDir: logDir, Topic: name.Topic, Partition: name.Partition, Options: opts,
+		AppendSegment: -1, DstLog: OffsetRange{}, Barriers: []int64{}, SegmentsCreated: []int64{}, AbortedTxns: []segment.AbortedTxn{},
+		EpochEntriesAdded: []segment.EpochEntry{}, EpochEntriesRemoved: []segment.EpochEntry{}, SnapshotsCreated: []int64{},
+		SnapshotsDeleted: []int64{}, Warnings: []string{}}
+	switch st, err := os.Stat(dst); {
+	case errors.Is(err, os.ErrNotExist):
+		if st, err := os.Stat(logDir); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("%s: the log directory does not exist", logDir)
+		}
+		p.CreateDir = true
+	case err != nil:
+		return nil, err
+	case !st.IsDir():
+		return nil, refuse(RefuseNotPartition, dst, "not a directory")
+	}
+	if err := checkNoBroker(logDir); err != nil {
+		return nil, err
+	}
+	check := writable
+	if opts.checkWritable != nil {
+		check = opts.checkWritable
+	}
+	probe := dst
+	if p.CreateDir {
+		probe = logDir
+	}
+	if ok, why, err := check(probe); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, refuse(RefuseReadOnly, probe, "%s", why)
+	}
+	if !p.CreateDir {
+		j, err := readJournal(dst)
+		switch {
+		case err == nil && j.Mirror == nil:
+			return nil, refuse(RefusePending, dst, "an interrupted %s is pending here (journal %s): rerun it to finish it, or roll it back with --rollback", j.Tool, JournalName)
+		case err == nil:
+			jp := j.Mirror
+			jp.Dir, jp.LogDir = dst, logDir
+			jp.Resume = &Resume{State: j.State, Started: j.Started, BackupDir: j.BackupDir, Done: j.Done}
+			return jp, nil
+		case !errors.Is(err, os.ErrNotExist):
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dst, JournalName), err)
+		}
+	}
+	if srcName.Topic != name.Topic || srcName.Partition != name.Partition {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("the destination %s is not named after the source %s (a KIP-1279 mirror keeps the topic name and partition)",
+			filepath.Base(dst), filepath.Base(src)))
+	}
+	if opts.SegmentBytes <= 0 || opts.SegmentBytes < decode.RecordBatchOverhead {
+		return nil, &OptionError{Option: "segment-bytes", Detail: fmt.Sprintf("%d is too small", opts.SegmentBytes)}
+	}
+	if opts.IndexIntervalBytes < 0 {
+		return nil, &OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
+	}
+	mp := &mirrorPlanner{p: p, opts: opts, segMs: segment.DefaultSegmentMs, maxIndex: segment.DefaultMaxIndexSize}
+	return mp.plan()
+}
+
+// dstSeg is a destination segment the plan writes: an existing one the
+// copy continues (or Align cuts), or a new one.
+type dstSeg struct {
+	base     int64
+	existing segment.SegmentFiles // empty Log for a new segment
+	oldSize  int64                // the existing .log's size
+	keep     int64                // bytes of the existing .log kept
+	size     int64                // bytes after the copy so far
+	firstTs  int64                // maxTimestamp of the segment's first batch; -1 none yet
+	ib       *indexBuilder
+	keptIdx  int
+	keptTidx int
+	txns     []segment.AbortedTxn
+	keptTxn  int
+	srcs     []SourceRange
+	appended int
+}
+
+func (s *dstSeg) addSource(path string, pos, n int64) {
+	if k := len(s.srcs); k > 0 && s.srcs[k-1].Path == path && s.srcs[k-1].Pos+s.srcs[k-1].Len == pos {
+		s.srcs[k-1].Len += n
+		return
+	}
+	s.srcs = append(s.srcs, SourceRange{Path: path, Pos: pos, Len: n})
+}
+
+func (mp *mirrorPlanner) plan() (*MirrorPlan, error) {
+	p := mp.p
+	var err error
+	if mp.srcPD, err = segment.OpenPartitionDir(p.Src); err != nil {
+		return nil, err
+	}
+	if !p.CreateDir && segment.IsPartitionDir(p.Dir) {
+		if mp.dstPD, err = segment.OpenPartitionDir(p.Dir); err != nil {
+			return nil, err
+		}
+		for _, t := range mp.dstPD.Transient {
+			if fi, _ := segment.ParseFileName(filepath.Base(t)); fi.Suffix == segment.SwapSuffix {
+				return nil, refuse(RefuseTransientFiles, t, "a .swap file: the broker would swap it in at the next load; let it finish first")
+			}
+		}
+		for _, f := range append(append([]string(nil), mp.dstPD.Other...), mp.dstPD.Transient...) {
+			if strings.HasSuffix(filepath.Base(f), stagedSuffix) {
+				return nil, refuse(RefuseTransientFiles, f, "left by an interrupted kseg run whose journal is gone; inspect it and remove it")
+			}
+		}
+	} else if !p.CreateDir {
+		// An existing directory that holds no partition files: a new log.
+		entries, err := os.ReadDir(p.Dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.Name() != JournalName+segment.TempSuffix {
+				return nil, refuse(RefuseNotPartition, p.Dir, "it holds %s but no partition files", e.Name())
+			}
+		}
+	}
+	if err := mp.topicID(); err != nil {
+		return nil, err
+	}
+
+	// The source's range.
+	sc, err := openCursor(p.Src)
+	if err != nil {
+		return nil, err
+	}
+	defer sc.Close()
+	if len(sc.segs) == 0 {
+		return nil, refuse(RefuseNotPartition, p.Src, "no .log segment to mirror")
+	}
+	srcEnd, err := logEnd(mp.srcPD)
+	if err != nil {
+		return nil, err
+	}
+	p.SrcLog = OffsetRange{Start: sc.Start(), End: srcEnd}
+
+	o := psm.DefaultOptions()
+	mp.m = psm.NewManager(o)
+
+	// The destination, compared with the source in lockstep.
+	var dc *logCursor
+	if mp.dstPD != nil {
+		if dc, err = openCursor(p.Dir); err != nil {
+			return nil, err
+		}
+		defer dc.Close()
+		p.DstSegments = len(dc.segs)
+	}
+	if err := mp.readEpochs(); err != nil {
+		return nil, err
+	}
+	cont, err := mp.compare(sc, dc)
+	if err != nil {
+		return nil, err
+	}
+	return p, mp.copyAndFiles(sc, cont)
+}
+
+// topicID checks and carries over the topic id.
+func (mp *mirrorPlanner) topicID() error {
+	p := mp.p
+	var srcPM, dstPM *segment.PartitionMetadata
+	if path := mp.srcPD.PartitionMetadata; path != "" {
+		pm, err := segment.ReadPartitionMetadata(path)
+		if err != nil {
+			return fmt.Errorf("the source's partition.metadata: %w", err)
+		}
+		srcPM = &pm
+		p.TopicID = pm.TopicIDString
+	}
+	if mp.dstPD != nil && mp.dstPD.PartitionMetadata != "" {
+		pm, err := segment.ReadPartitionMetadata(mp.dstPD.PartitionMetadata)
+		if err != nil {
+			return fmt.Errorf("the destination's partition.metadata: %w", err)
+		}
+		dstPM = &pm
+	}
+	if srcPM != nil && dstPM != nil && srcPM.TopicID != dstPM.TopicID {
+		return refuse(RefuseTopicID, p.Dir, "its topic id %s is not the source's %s: it is not a mirror of %s", dstPM.TopicIDString, srcPM.TopicIDString, p.Src)
+	}
+	if srcPM == nil && p.CreateDir {
+		mp.warnf("the source has no partition.metadata: the new partition gets none either (the broker writes one when it loads it)")
+	}
+	return nil
+}
+
+// readEpochs loads the destination's leader epoch cache.
+func (mp *mirrorPlanner) readEpochs() error {
+	if mp.dstPD == nil || mp.dstPD.LeaderEpochCheckpoint == "" {
+		return nil
+	}
+	e, err := segment.ReadLeaderEpochCheckpoint(mp.dstPD.LeaderEpochCheckpoint)
+	if err != nil {
+		return err
+	}
+	mp.epochs, mp.epochsOK = e, true
+	return nil
+}
+
+// assignEpoch is LeaderEpochFileCache.assign (segment.Appender's rule).
+func assignEpoch(epochs []segment.EpochEntry, epoch int32, start int64) []segment.EpochEntry {
+	if epoch < 0 {
+		return epochs
+	}
+	if n := len(epochs); n > 0 {
+		latest := epochs[n-1]
+		if latest.Epoch == epoch && latest.StartOffset <= start {
+			return epochs
+		}
+	}
+	kept := epochs[:0:0]
+	for _, e := range epochs {
+		if e.Epoch < epoch && e.StartOffset < start {
+			kept = append(kept, e)
+		}
+	}
+	return append(kept, segment.EpochEntry{Epoch: epoch, StartOffset: start})
+}
+
+// continuation is where the copy resumes in the destination.
+type continuation struct {
+	end   int64                 // the destination's log end after any truncation
+	seg   *segment.SegmentFiles // the segment the copy continues; nil for none
+	keep  int64                 // bytes of it kept
+	cut   bool                  // Align truncates
+	after []segment.SegmentFiles
+}
+
+// compare walks the destination against the source. On return the
+// source cursor is at the first batch to copy (or exhausted) and the
+// producer-state manager holds the destination's state at its (possibly
+// truncated) end.
+func (mp *mirrorPlanner) compare(sc *logCursor, dc *logCursor) (*continuation, error) {
+	p := mp.p
+	sHas := sc.Next()
+	cont := &continuation{end: -1}
+	if dc == nil || len(dc.segs) == 0 {
+		// A new log: it starts with the source's first batch.
+		p.DstLog = OffsetRange{Start: -1, End: -1}
+		return cont, mp.srcErr(sc, sHas)
+	}
+	dEnd, err := logEnd(mp.dstPD)
+	if err != nil {
+		return nil, err
+	}
+	p.DstLog = OffsetRange{Start: dc.Start(), End: dEnd}
+	start := max(sc.Start(), dc.Start())
+	for sHas && sc.Batch().LastOffset() < start {
+		sHas = sc.Next()
+	}
+	var prev *batchRef
+	var div *Divergence
+	for dc.Next() {
+		b := dc.Batch()
+		if b.LastOffset() < start {
+			mp.keepBatch(b)
+			r := refOf(dc)
+			prev = &r
+			continue
+		}
+		d := &Divergence{Offset: b.BaseOffset, DstFile: dc.File(), DstPosition: dc.Pos(), SrcPosition: -1}
+		switch {
+		case prev != nil && b.BaseOffset < prev.next():
+			d.Reason = fmt.Sprintf("the destination's batch at %s position %d (offsets %d..%d) starts before the end of the batch before it", dc.File(), dc.Pos(), b.BaseOffset, b.LastOffset())
+		case !sHas:
+			d.Reason = fmt.Sprintf("the destination holds offsets from %d, at or beyond the source's end %d", b.BaseOffset, p.SrcLog.End)
+		default:
+			s := sc.Batch()
+			d.SrcFile, d.SrcPosition = sc.File(), sc.Pos()
+			if s.BaseOffset != b.BaseOffset {
+				d.Reason = fmt.Sprintf("the destination's batch at %s position %d starts at offset %d, the source's at %s position %d at %d",
+					dc.File(), dc.Pos(), b.BaseOffset, sc.File(), sc.Pos(), s.BaseOffset)
+			} else if i := sameBatch(b.Raw, s.Raw); i >= 0 {
+				why := "its own data (a failover's barrier or writes)"
+				if !b.CRCValid() {
+					why = "a batch that fails its CRC"
+				}
+				d.Reason = fmt.Sprintf("the destination holds %s at offset %d: first difference at byte %d (%s position %d; the source's %s position %d)",
+					why, b.BaseOffset, i, dc.File(), dc.Pos()+int64(i), sc.File(), sc.Pos()+int64(i))
+			} else {
+				d = nil
+			}
+		}
+		if d != nil {
+			div = d
+			break
+		}
+		if b.PartitionLeaderEpoch != sc.Batch().PartitionLeaderEpoch {
+			p.EpochDifferences++
+		}
+		p.Compared++
+		mp.keepBatch(b)
+		r := refOf(dc)
+		prev = &r
+		sHas = sc.Next()
+	}
+	if err := dc.Err(); err != nil {
+		return nil, err
+	}
+	if div == nil && dc.Damage != nil {
+		div = &Divergence{Offset: dc.Damage.Offset, Reason: "the destination's tail is damaged: " + dc.Damage.Message,
+			DstFile: dc.Damage.File, DstPosition: dc.Damage.Position, SrcPosition: -1}
+		if sHas {
+			div.SrcFile, div.SrcPosition = sc.File(), sc.Pos()
+		}
+	}
+	if div == nil {
+		cont.end = max(dc.segs[len(dc.segs)-1].BaseOffset, dc.Start())
+		if prev != nil {
+			cont.end = max(cont.end, prev.next())
+		}
+		last := dc.segs[len(dc.segs)-1]
+		cont.seg = &last
+		size, err := fileSize(last.Log)
+		if err != nil {
+			return nil, err
+		}
+		cont.keep = 0
+		if prev != nil && prev.file == filepath.Base(last.Log) {
+			cont.keep = prev.pos + prev.size
+		}
+		if cont.keep < size {
+			mp.warnf("%s: %d zero bytes of preallocation after position %d are removed", filepath.Base(last.Log), size-cont.keep, cont.keep)
+		}
+		if cont.end < p.SrcLog.Start && !(prev == nil && cont.end <= p.SrcLog.Start) {
+			return nil, &GapError{Src: p.Src, Dst: p.Dir, DstEnd: cont.end, SrcStart: p.SrcLog.Start}
+		}
+		return cont, mp.srcErr(sc, sHas)
+	}
+	p.Divergence = div
+	if !mp.opts.Align {
+		return nil, &DivergedError{Src: p.Src, Dst: p.Dir, Divergence: *div}
+	}
+	return cont, mp.truncate(dc, sc, cont, prev)
+}
+
+// srcErr is the source cursor's I/O error, if it stopped on one.
+func (mp *mirrorPlanner) srcErr(sc *logCursor, has bool) error {
+	if !has {
+		return sc.Err()
+	}
+	return nil
+}
+
+// keepBatch accounts for a destination batch that stays: its producer
+// state, and its leader epoch when there is no checkpoint file.
+func (mp *mirrorPlanner) keepBatch(b *decode.Batch) {
+	_ = mp.m.ApplyBatch(b)
+	if !mp.epochsOK {
+		if b.Magic >= 2 {
+			mp.epochs = assignEpoch(mp.epochs, b.PartitionLeaderEpoch, b.BaseOffset)
+		} else {
+			mp.epochs = nil
+		}
+	}
+}
+
+func fileSize(path string) (int64, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}
+
+// truncate plans Align's cut at the divergence: LocalLog.truncateTo keeps
+// the segments whose base is at or below the cut, truncates the one the
+// cut falls in, and deletes the later ones.
+func (mp *mirrorPlanner) truncate(dc, sc *logCursor, cont *continuation, prev *batchRef) error {
+	p := mp.p
+	cut := p.Divergence.Offset
+	var cs segment.SegmentFiles
+	for _, s := range dc.segs {
+		if s.BaseOffset <= cut {
+			cs = s
+		}
+	}
+	if cs.Log == "" {
+		cs = dc.segs[0]
+	}
+	if sc.Batch() != nil && sc.Batch().BaseOffset < cs.BaseOffset {
+		return &DivergedError{Src: p.Src, Dst: p.Dir, Divergence: Divergence{Offset: cut, DstFile: p.Divergence.DstFile, DstPosition: p.Divergence.DstPosition,
+			SrcFile: sc.File(), SrcPosition: sc.Pos(),
+			Reason: p.Divergence.Reason + "; the source's next batch starts below the destination segment the cut falls in, so it cannot be aligned"}}
+	}
+	tr := &Truncation{Offset: cut, Segment: cs.BaseOffset, Position: -1, SegmentsDeleted: []int64{}}
+	removedPIDs := map[int64]bool{}
+	// The rest of the destination: the batch at the divergence and after.
+	count := func(b *decode.Batch, file string, pos int64) {
+		if tr.Position < 0 && file == filepath.Base(cs.Log) {
+			tr.Position = pos
+		}
+		tr.Removed.Batches++
+		n := int64(b.RecordCount)
+		if n < 0 {
+			n = 1
+		}
+		tr.Removed.Records += n
+		if b.HasProducerID() {
+			removedPIDs[b.ProducerID] = true
+		}
+	}
+	if b := dc.Batch(); b != nil {
+		// The divergence is at this batch: it goes, and all after it.
+		count(b, dc.File(), dc.Pos())
+		for dc.Next() {
+			count(dc.Batch(), dc.File(), dc.Pos())
+		}
+		if err := dc.Err(); err != nil {
+			return err
+		}
+	}
+	if dm := dc.Damage; dm != nil && tr.Position < 0 && dm.File == filepath.Base(cs.Log) {
+		tr.Position = dm.Position
+	}
+	if tr.Position < 0 {
+		// The cut falls at the end of the cut segment's batches.
+		tr.Position = 0
+		if prev != nil && prev.file == filepath.Base(cs.Log) {
+			tr.Position = prev.pos + prev.size
+		}
+	}
+	size, err := fileSize(cs.Log)
+	if err != nil {
+		return err
+	}
+	tr.Removed.Bytes = size - tr.Position
+	var after []segment.SegmentFiles
+	for _, s := range dc.segs {
+		if s.BaseOffset > cs.BaseOffset {
+			after = append(after, s)
+			tr.SegmentsDeleted = append(tr.SegmentsDeleted, s.BaseOffset)
+			if n, err := fileSize(s.Log); err == nil {
+				tr.Removed.Bytes += n
+			}
+		}
+	}
+	tr.Removed.Offsets = max(0, p.DstLog.End-cut)
+	for pid := range removedPIDs {
+		tr.Removed.Producers = append(tr.Removed.Producers, pid)
+	}
+	slices.Sort(tr.Removed.Producers)
+	p.Truncation = tr
+	cont.cut = true
+	cont.seg = &cs
+	cont.keep = tr.Position
+	cont.after = after
+	cont.end = cut
+	if prev != nil && prev.next() < cut {
+		cont.end = prev.next()
+	}
+	cont.end = max(cont.end, cs.BaseOffset)
+	// LeaderEpochFileCache.truncateFromEnd.
+	var kept []segment.EpochEntry
+	for _, e := range mp.epochs {
+		if e.StartOffset >= cut {
+			p.EpochEntriesRemoved = append(p.EpochEntriesRemoved, e)
+			continue
+		}
+		kept = append(kept, e)
+	}
+	mp.epochs = kept
+	return nil
+}
+
+// copyAndFiles plans the copy from the source cursor's batch on and turns
+// everything into file operations.
+func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
+	p, o := mp.p, mp.opts
+	to := p.SrcLog.End
+	if o.Upto >= 0 && o.Upto < to {
+		to = o.Upto
+	}
+	var cur *dstSeg
+	var segs []*dstSeg // written segments: the continued one first, then the new ones
+	if cont.seg != nil {
+		s, err := mp.continueSegment(*cont.seg, cont.keep, cont.end)
+		if err != nil {
+			return err
+		}
+		cur = s
+		segs = append(segs, s)
+		p.AppendSegment = s.base
+	}
+	next := cont.end
+	p.From = next
+	if cur == nil && sc.Batch() != nil {
+		p.From = sc.Batch().BaseOffset
+	}
+	p.To = p.From
+	snapshots := map[int64]bool{}
+	if mp.dstPD != nil {
+		for _, s := range mp.dstPD.Snapshots {
+			snapshots[s.Offset] = true
+		}
+	}
+	var snaps []snapshotPlan
+	roll := func(newBase int64) {
+		cur.ib.finish()
+		// A broker's own snapshot at that offset describes the same state;
+		// one above Align's cut describes data that is gone.
+		if !snapshots[newBase] || (p.Truncation != nil && newBase > p.Truncation.Offset) {
+			snaps = append(snaps, snapshotPlan{offset: newBase, entries: mp.m.Snapshot()})
+		}
+	}
+	lastMsg := ""
+	for b := sc.Batch(); b != nil; {
+		if b.LastOffset() >= to {
+			if b.BaseOffset < to && o.Upto >= 0 {
+				lastMsg = fmt.Sprintf("--upto %d falls inside the batch with offsets %d..%d; the copy stops before it", o.Upto, b.BaseOffset, b.LastOffset())
+			}
+			break
+		}
+		if next >= 0 && b.BaseOffset < next {
+			return fmt.Errorf("%s: batch at position %d (offsets %d..%d) is below the destination's log end %d", sc.File(), sc.Pos(), b.BaseOffset, b.LastOffset(), next)
+		}
+		if !b.CRCValid() {
+			return &CorruptSourceError{Path: filepath.Join(p.Src, sc.File()), Position: sc.Pos(), Offset: b.BaseOffset,
+				Err: fmt.Errorf("%w: stored 0x%08x, computed 0x%08x", decode.ErrCRCMismatch, b.CRC, b.ComputeCRC())}
+		}
+		size, last := b.Size(), b.LastOffset()
+		if size > o.SegmentBytes {
+			return &OptionError{Option: "segment-bytes", Detail: fmt.Sprintf("%d is smaller than the batch at offset %d (%d bytes)", o.SegmentBytes, b.BaseOffset, size)}
+		}
+		switch {
+		case cur == nil:
+			cur = mp.newSegment(b.BaseOffset)
+			segs = append(segs, cur)
+		case mp.shouldRoll(cur, size, last, b.MaxTimestamp):
+			if cur.size == 0 {
+				return fmt.Errorf("offsets %d..%d do not fit in the empty segment %d, which would have to be replaced", b.BaseOffset, last, cur.base)
+			}
+			newBase := max(b.BaseOffset, next)
+			roll(newBase)
+			cur = mp.newSegment(newBase)
+			segs = append(segs, cur)
+			if last-cur.base > math.MaxInt32 {
+				return fmt.Errorf("offsets %d..%d do not fit in one segment", b.BaseOffset, last)
+			}
+		}
+		// LogSegment.append: max timestamp, then an index entry when more
+		// than index.interval.bytes went by since the last one.
+		cur.ib.add(cur.size, last, b.MaxTimestamp)
+		if cur.size == 0 {
+			cur.firstTs = b.MaxTimestamp
+		}
+		cur.addSource(filepath.Join(p.Src, sc.File()), sc.Pos(), size)
+		cur.size += size
+		cur.appended++
+		if b.Magic >= 2 {
+			mp.epochs = assignEpoch(mp.epochs, b.PartitionLeaderEpoch, b.BaseOffset)
+		} else {
+			mp.epochs = nil
+		}
+		nAborted := len(mp.m.Aborted())
+		_ = mp.m.ApplyBatch(b)
+		for _, t := range mp.m.Aborted()[nAborted:] {
+			a := segment.AbortedTxn{Version: segment.AbortedTxnCurrentVersion, ProducerID: t.ProducerID, FirstOffset: t.FirstOffset,
+				LastOffset: t.LastOffset, LastStableOffset: t.LastStableOffset}
+			cur.txns = append(cur.txns, a)
+			p.AbortedTxns = append(p.AbortedTxns, a)
+		}
+		if Is(b) {
+			p.Barriers = append(p.Barriers, b.BaseOffset)
+		}
+		p.Copied.Batches++
+		if b.RecordCount >= 0 {
+			p.Copied.Records += int64(b.RecordCount)
+		} else {
+			p.Copied.Records++
+		}
+		p.Copied.Bytes += size
+		next = last + 1
+		p.To = next
+		if !sc.Next() {
+			break
+		}
+		b = sc.Batch()
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if dm := sc.Damage; dm != nil && dm.Offset < to {
+		mp.warnf("the source's %s; the copy stops at offset %d", dm.Message, p.To)
+	}
+	if lastMsg != "" {
+		mp.warnf("%s", lastMsg)
+	}
+	p.NewLogEndOffset = max(next, p.To)
+	if p.Copied.Batches == 0 && p.Truncation == nil {
+		p.NothingToDo = true
+		switch {
+		case o.Upto >= 0 && o.Upto <= p.From:
+			p.Reason = fmt.Sprintf("the destination already ends at %d, at or beyond --upto %d", p.From, o.Upto)
+		case lastMsg != "":
+			p.Reason = lastMsg
+		default:
+			p.Reason = fmt.Sprintf("the destination already holds every batch of the source (its log end is %d)", p.From)
+		}
+		return nil
+	}
+	if cur != nil {
+		cur.ib.finish()
+	}
+	for _, s := range snaps {
+		p.SnapshotsCreated = append(p.SnapshotsCreated, s.offset)
+	}
+	return mp.files(segs, snaps, cont)
+}
+
+type snapshotPlan struct {
+	offset  int64
+	entries []segment.SnapshotEntry
+}
+
+// newSegment starts a segment at base.
+func (mp *mirrorPlanner) newSegment(base int64) *dstSeg {
+	mp.p.SegmentsCreated = append(mp.p.SegmentsCreated, base)
+	return &dstSeg{base: base, firstTs: -1, ib: newIndexBuilder(base, mp.opts.IndexIntervalBytes)}
+}
+
+// continueSegment loads the state LogSegment keeps for an existing segment
+// the copy appends to: its kept bytes, index entries (those below end),
+// max timestamp, the timestamp its time-based roll counts from, and its
+// aborted transactions.
+func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64) (*dstSeg, error) {
+	size, err := fileSize(f.Log)
+	if err != nil {
+		return nil, err
+	}
+	s := &dstSeg{base: f.BaseOffset, existing: f, oldSize: size, keep: keep, size: keep, firstTs: -1,
+		ib: newIndexBuilder(f.BaseOffset, mp.opts.IndexIntervalBytes)}
+	lf, err := segment.OpenLog(f.Log)
+	if err != nil {
+		return nil, err
+	}
+	sc := lf.Scanner(segment.ScanOptions{})
+	for sc.Next() && sc.Pos() < keep {
+		b := sc.Batch()
+		if s.firstTs < 0 && sc.Pos() == 0 {
+			s.firstTs = b.MaxTimestamp
+		}
+		if b.MaxTimestamp > s.ib.maxTs {
+			s.ib.maxTs, s.ib.maxOff = b.MaxTimestamp, b.LastOffset()
+		}
+	}
+	sc.Close()
+	err = cmp.Or(sc.Err(), lf.Close())
+	if err != nil {
+		return nil, err
+	}
+	if f.Index != "" {
+		x, err := segment.ReadOffsetIndex(f.Index, f.BaseOffset)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range x.Entries {
+			if e.Offset < end && int64(e.Position) < keep {
+				s.ib.idx = append(s.ib.idx, e)
+			}
+		}
+		mp.p.Index.Removed += len(x.Entries) - len(s.ib.idx)
+	} else if keep > 0 {
+		// LogLoader recovers a segment whose index is missing.
+		idx, _, err := segment.RebuildIndexes(f.Log, f.BaseOffset, mp.opts.IndexIntervalBytes)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range segment.ParseOffsetIndex(idx, f.BaseOffset).Entries {
+			if e.Offset < end && int64(e.Position) < keep {
+				s.ib.idx = append(s.ib.idx, e)
+			}
+		}
+		mp.warnf("%s has no .index; it is rebuilt", filepath.Base(f.Log))
+	}
+	s.keptIdx = len(s.ib.idx)
+	if n := len(s.ib.idx); n > 0 {
+		s.ib.lastEntryPos = int64(s.ib.idx[n-1].Position)
+	}
+	if f.TimeIndex != "" {
+		x, err := segment.ReadTimeIndex(f.TimeIndex, f.BaseOffset)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range x.Entries {
+			if e.Offset < end {
+				s.ib.tidx = append(s.ib.tidx, e)
+			}
+		}
+		mp.p.TimeIndex.Removed += len(x.Entries) - len(s.ib.tidx)
+	} else if keep > 0 {
+		_, tidx, err := segment.RebuildIndexes(f.Log, f.BaseOffset, mp.opts.IndexIntervalBytes)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range segment.ParseTimeIndex(tidx, f.BaseOffset).Entries {
+			if e.Offset < end {
+				s.ib.tidx = append(s.ib.tidx, e)
+			}
+		}
+		mp.warnf("%s has no .timeindex; it is rebuilt", filepath.Base(f.Log))
+	}
+	s.keptTidx = len(s.ib.tidx)
+	if f.TxnIndex != "" {
+		x, err := segment.ReadTxnIndex(f.TxnIndex)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range x.Entries {
+			if t.LastOffset < end {
+				s.txns = append(s.txns, t)
+			}
+		}
+		mp.p.TxnIndex.Removed += len(x.Entries) - len(s.txns)
+	}
+	s.keptTxn = len(s.txns)
+	return s, nil
+}
+
+// shouldRoll is LogSegment.shouldRoll with segment.Appender's reading of
+// it: size, time (segment.ms on record timestamps), index capacity, and
+// relative offset overflow.
+func (mp *mirrorPlanner) shouldRoll(s *dstSeg, size, last, maxTs int64) bool {
+	if s.size == 0 {
+		return last-s.base > math.MaxInt32
+	}
+	reachedRollMs := mp.segMs > 0 && s.firstTs >= 0 && maxTs-s.firstTs > mp.segMs
+	return s.size > mp.opts.SegmentBytes-size || reachedRollMs ||
+		len(s.ib.idx) >= mp.maxIndex/segment.OffsetIndexEntrySize ||
+		len(s.ib.tidx) >= mp.maxIndex/segment.TimeIndexEntrySize-1 ||
+		last-s.base > math.MaxInt32
+}
+
+// files turns the plan into file operations, in commit order:
+// partition.metadata, snapshots above the cut, segments above the cut
+// (highest first), the continued segment's .txnindex, .timeindex, .index
+// and .log, the new segments (each .log, .index, .timeindex, .txnindex),
+// the new snapshots, leader-epoch-checkpoint.
+func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *continuation) error {
+	p := mp.p
+	var ops []FileOp
+	dir := p.Dir
+	del := func(path, why string) error {
+		st, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		ops = append(ops, FileOp{Name: filepath.Base(path), Action: OpDelete, Why: why, OldSize: st.Size(), NewSize: -1})
+		return nil
+	}
+	write := func(name string, content []byte, why string) error {
+		if p.CreateDir {
+			ops = append(ops, FileOp{Name: name, Action: OpCreate, Why: why, OldSize: -1, NewSize: int64(len(content)), Content: content})
+			return nil
+		}
+		old, err := os.ReadFile(filepath.Join(dir, name))
+		switch {
+		case err == nil:
+			if bytes.Equal(old, content) {
+				return nil
+			}
+			ops = append(ops, FileOp{Name: name, Action: OpReplace, Why: why, OldSize: int64(len(old)), NewSize: int64(len(content)), Content: content})
+		case errors.Is(err, os.ErrNotExist):
+			ops = append(ops, FileOp{Name: name, Action: OpCreate, Why: why, OldSize: -1, NewSize: int64(len(content)), Content: content})
+		default:
+			return err
+		}
+		return nil
+	}
+
+	if p.TopicID != "" && (mp.dstPD == nil || mp.dstPD.PartitionMetadata == "") {
+		b, err := os.ReadFile(mp.srcPD.PartitionMetadata)
+		if err != nil {
+			return err
+		}
+		if err := write(segment.PartitionMetadataName, b, "the source's topic id "+p.TopicID+" (a mirror keeps it)"); err != nil {
+			return err
+		}
+	}
+	rewritten := map[int64]bool{}
+	for _, s := range snaps {
+		rewritten[s.offset] = true
+	}
+	if tr := p.Truncation; tr != nil {
+		for i := len(mp.dstPD.Snapshots) - 1; i >= 0; i-- {
+			s := mp.dstPD.Snapshots[i]
+			if s.Offset <= tr.Offset || rewritten[s.Offset] {
+				continue
+			}
+			p.SnapshotsDeleted = append(p.SnapshotsDeleted, s.Offset)
+			if err := del(s.Path, "producer snapshot above the cut"); err != nil {
+				return err
+			}
+		}
+		slices.Sort(p.SnapshotsDeleted)
+		for i := len(cont.after) - 1; i >= 0; i-- {
+			f := cont.after[i]
+			why := fmt.Sprintf("segment %d lies wholly above the cut", f.BaseOffset)
+			if f.Index != "" {
+				if x, err := segment.ReadOffsetIndex(f.Index, f.BaseOffset); err == nil {
+					p.Index.Removed += len(x.Entries)
+				}
+			}
+			if f.TimeIndex != "" {
+				if x, err := segment.ReadTimeIndex(f.TimeIndex, f.BaseOffset); err == nil {
+					p.TimeIndex.Removed += len(x.Entries)
+				}
+			}
+			if f.TxnIndex != "" {
+				if x, err := segment.ReadTxnIndex(f.TxnIndex); err == nil {
+					p.TxnIndex.Removed += len(x.Entries)
+				}
+			}
+			for _, path := range []string{f.Log, f.Index, f.TimeIndex, f.TxnIndex} {
+				if path != "" {
+					if err := del(path, why); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	for _, s := range segs {
+		idx, tidx, err := s.ib.encode()
+		if err != nil {
+			return err
+		}
+		p.Index.Kept += s.keptIdx
+		p.Index.Added += len(s.ib.idx) - s.keptIdx
+		p.TimeIndex.Kept += s.keptTidx
+		p.TimeIndex.Added += len(s.ib.tidx) - s.keptTidx
+		p.TxnIndex.Kept += s.keptTxn
+		p.TxnIndex.Added += len(s.txns) - s.keptTxn
+		var txn []byte
+		for _, t := range s.txns {
+			txn = segment.AppendAbortedTxn(txn, t)
+		}
+		name := func(suffix string) string { return segment.SegmentFileName(s.base, suffix) }
+		if s.existing.Log != "" {
+			why := "the copied batches indexed"
+			if p.Truncation != nil && p.Truncation.Segment == s.base {
+				why = "entries at or above the cut dropped, the copied batches indexed"
+			}
+			if s.existing.TxnIndex != "" || len(s.txns) > 0 {
+				if txn == nil {
+					txn = []byte{}
+				}
+				twhy := fmt.Sprintf("the aborted transactions of %d copied ABORT markers added", len(s.txns)-s.keptTxn)
+				if len(s.txns) == s.keptTxn {
+					twhy = "aborted transactions ending at or above the cut dropped"
+				}
+				if err := write(name(segment.TxnIndexSuffix), txn, twhy); err != nil {
+					return err
+				}
+			}
+			if err := write(name(segment.TimeIndexSuffix), tidx, why); err != nil {
+				return err
+			}
+			if err := write(name(segment.IndexSuffix), idx, why); err != nil {
+				return err
+			}
+			if s.keep == s.oldSize && len(s.srcs) == 0 {
+				continue
+			}
+			lwhy := "append " + nBatches(s.appended) + " copied from the source"
+			if s.keep < s.oldSize {
+				lwhy = fmt.Sprintf("truncate at position %d, then %s", s.keep, lwhy)
+				if s.appended == 0 {
+					lwhy = fmt.Sprintf("truncate at position %d", s.keep)
+				}
+			}
+			ops = append(ops, FileOp{Name: name(segment.LogSuffix), Action: OpReplace, Why: lwhy, OldSize: s.oldSize,
+				NewSize: s.size, KeepPrefix: s.keep, Sources: s.srcs})
+			continue
+		}
+		lwhy := "new segment: " + nBatches(s.appended) + " copied from the source"
+		ops = append(ops, FileOp{Name: name(segment.LogSuffix), Action: OpCreate, Why: lwhy, OldSize: -1, NewSize: s.size, Sources: s.srcs})
+		ops = append(ops, FileOp{Name: name(segment.IndexSuffix), Action: OpCreate, Why: "its offset index", OldSize: -1, NewSize: int64(len(idx)), Content: idx})
+		ops = append(ops, FileOp{Name: name(segment.TimeIndexSuffix), Action: OpCreate, Why: "its time index", OldSize: -1, NewSize: int64(len(tidx)), Content: tidx})
+		if len(txn) > 0 {
+			ops = append(ops, FileOp{Name: name(segment.TxnIndexSuffix), Action: OpCreate, Why: fmt.Sprintf("the aborted transactions of %d copied ABORT markers", len(s.txns)),
+				OldSize: -1, NewSize: int64(len(txn)), Content: txn})
+		}
+	}
+	for _, s := range snaps {
+		if err := write(segment.SegmentFileName(s.offset, segment.SnapshotSuffix), segment.EncodeProducerSnapshot(s.entries),
+			fmt.Sprintf("producer state at the roll to segment %d (%s), as UnifiedLog.roll takes it", s.offset, nProducers(len(s.entries)))); err != nil {
+			return err
+		}
+	}
+	// leader-epoch-checkpoint: the kept entries, then assign for every
+	// copied batch.
+	var before []segment.EpochEntry
+	if mp.dstPD != nil && mp.dstPD.LeaderEpochCheckpoint != "" {
+		var err error
+		if before, err = segment.ReadLeaderEpochCheckpoint(mp.dstPD.LeaderEpochCheckpoint); err != nil {
+			return err
+		}
+	}
+	for _, e := range mp.epochs {
+		if !slices.Contains(before, e) {
+			p.EpochEntriesAdded = append(p.EpochEntriesAdded, e)
+		}
+	}
+	if mp.epochsOK || len(mp.epochs) > 0 {
+		why := "leader epochs of the copied batches recorded"
+		if len(p.EpochEntriesRemoved) > 0 {
+			why = "leader epochs starting at or above the cut dropped"
+			if len(p.EpochEntriesAdded) > 0 {
+				why += ", those of the copied batches recorded"
+			}
+		}
+		if err := write(segment.LeaderEpochCheckpointName, segment.EncodeLeaderEpochCheckpoint(mp.epochs), why); err != nil {
+			return err
+		}
+	}
+	p.Ops = ops
+	return nil
+}
+
+func nBatches(n int) string {
+	if n == 1 {
+		return "1 batch"
+	}
+	return fmt.Sprintf("%d batches", n)
+}
+
+func nProducers(n int) string {
+	if n == 1 {
+		return "1 producer"
+	}
+	return fmt.Sprintf("%d producers", n)
+}

@@ -1,0 +1,118 @@
+// Command gen writes large, realistic Kafka partitions for benchmarks:
+// mixed codecs, transactional and idempotent producers with COMMIT and
+// ABORT markers, headers, large (100 KiB) and tiny records, all from a fixed
+// seed (see segtest.LargeSegment for the mix).
+//
+//	go run ./bench/gen -size 1GiB -out DIR [-codecs mixed|none|gzip|snappy|lz4|zstd|LIST] [-seed N]
+//	    writes DIR/bench-0/00000000000000000000.log: one segment of at least -size bytes
+//	go run ./bench/gen -partitions 1000 -size 64KiB -out DIR
+//	    writes DIR as a log directory of 1000 partitions of about -size bytes each,
+//	    appended as a broker appends (segments, indexes, snapshots, checkpoints)
+//
+// LIST is a comma-separated list of codecs, e.g. zstd,lz4,gzip.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	sizeFlag := flag.String("size", "1GiB", "bytes per segment (or per partition with -partitions): N, NKiB, NMiB, NGiB")
+	out := flag.String("out", "", "output directory (created)")
+	codecsFlag := flag.String("codecs", "mixed", "mixed, none, gzip, snappy, lz4, zstd, or a comma-separated list")
+	seed := flag.Uint64("seed", 1, "content seed")
+	partitions := flag.Int("partitions", 0, "write a log directory of this many partitions instead of one large segment")
+	flag.Parse()
+	if *out == "" {
+		return errors.New("-out is required")
+	}
+	size, err := parseSize(*sizeFlag)
+	if err != nil {
+		return err
+	}
+	opts := segtest.LargeOptions{Seed: *seed}
+	if *codecsFlag != "mixed" {
+		for _, name := range strings.Split(*codecsFlag, ",") {
+			c, err := decode.ParseCompression(strings.TrimSpace(name))
+			if err != nil {
+				return err
+			}
+			opts.Codecs = append(opts.Codecs, c)
+		}
+	}
+	start := time.Now()
+	if *partitions > 0 {
+		if err := segtest.LogDir(*out, *partitions, size, opts); err != nil {
+			return err
+		}
+		fmt.Printf("%s: %d partitions of about %d bytes in %s\n", *out, *partitions, size, time.Since(start).Round(time.Millisecond))
+		return nil
+	}
+	dir := filepath.Join(*out, "bench-0")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	st, err := segtest.LargeSegment(f, size, opts)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	d := time.Since(start)
+	fmt.Printf("%s: %d bytes, %d batches (%d control: %d commits, %d aborts), %d records, offsets 0..%d; %s (%.0f MiB/s)\n",
+		path, st.Bytes, st.Batches, st.ControlBatches, st.Commits, st.Aborts, st.Records, st.NextOffset-1,
+		d.Round(time.Millisecond), float64(st.Bytes)/(1<<20)/d.Seconds())
+	for c := decode.CompressionNone; c <= decode.CompressionZstd; c++ {
+		if n := st.BatchesByCodec[c]; n > 0 {
+			fmt.Printf("  %-6s %d batches\n", c, n)
+		}
+	}
+	return nil
+}
+
+// parseSize reads 123, 64KiB, 512MiB, 4GiB (also K, M, G, KB, MB, GB as
+// powers of 1024).
+func parseSize(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30},
+		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}}
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSuffix(s, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return int64(n * float64(mult)), nil
+}

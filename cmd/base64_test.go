@@ -1,0 +1,84 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/base64"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+func TestAppendBase64(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := range 300 {
+		for range 5 {
+			src := make([]byte, n)
+			for i := range src {
+				src[i] = byte(r.Uint32())
+			}
+			prefix := []byte("x")
+			got := appendBase64(prefix[:1:1], src)
+			want := base64.StdEncoding.AppendEncode([]byte("x"), src)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%d bytes: got %q, want %q", n, got, want)
+			}
+		}
+	}
+	if got := appendBase64(nil, nil); len(got) != 0 {
+		t.Errorf("empty input: %q", got)
+	}
+}
+
+func BenchmarkBase64(b *testing.B) {
+	src := make([]byte, 64<<10)
+	for i := range src {
+		src[i] = byte(i * 7)
+	}
+	dst := make([]byte, 0, base64.StdEncoding.EncodedLen(len(src)))
+	b.Run("appendBase64", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			dst = appendBase64(dst[:0], src)
+		}
+	})
+	b.Run("stdlib", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			dst = base64.StdEncoding.AppendEncode(dst[:0], src)
+		}
+	})
+}
+
+// TestAppendValidUTF8 checks the hand-written replacement against
+// strings.ToValidUTF8, which kafka output used before.
+func TestAppendValidUTF8(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("ab\xff\xfe\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xed\xa0\x80\x80")
+	for range 5000 {
+		b := make([]byte, r.IntN(12))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		got := string(appendValidUTF8([]byte("<"), b))
+		if want := "<" + strings.ToValidUTF8(string(b), "\uFFFD"); got != want {
+			t.Fatalf("%q: got %q, want %q", b, got, want)
+		}
+		if printableUTF8(b) != oldPrintableUTF8(b) {
+			t.Fatalf("%q: printableUTF8 %v", b, printableUTF8(b))
+		}
+	}
+}
+
+func oldPrintableUTF8(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, r := range string(b) {
+		if !unicode.IsPrint(r) && r != '\n' && r != '\t' && r != '\r' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,168 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
+)
+
+// Benchmarks of dump's rendering and of whole dumps over a generated
+// segment (segtest.LargeSegment, mixed codecs):
+//
+//	go test ./cmd -run '^$' -bench 'Printers|Dump$' -benchmem
+//
+// Bytes per second are of the segment as stored.
+
+// decodedBatch is a batch with its records copied out of the decoder.
+type decodedBatch struct {
+	b       decode.Batch
+	records []decode.Record
+	ctl     []*decode.Control
+}
+
+func decodedBatches(tb testing.TB, size int64) ([]decodedBatch, int64) {
+	tb.Helper()
+	var buf bytes.Buffer
+	st, err := segtest.LargeSegment(&buf, size, segtest.LargeOptions{Seed: 5})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	log := buf.Bytes()
+	var out []decodedBatch
+	var d decode.Decoder
+	for p := 0; p < len(log); {
+		b, err := decode.ParseBatch(log[p:])
+		if err != nil {
+			tb.Fatal(err)
+		}
+		p += int(b.Size())
+		db := decodedBatch{b: b}
+		err = d.Records(&b, func(r *decode.Record) error {
+			c := *r
+			c.Key = bytes.Clone(r.Key)
+			c.Value = bytes.Clone(r.Value)
+			c.Headers = append([]decode.Header(nil), r.Headers...)
+			for i := range c.Headers {
+				c.Headers[i].Key = bytes.Clone(c.Headers[i].Key)
+				c.Headers[i].Value = bytes.Clone(c.Headers[i].Value)
+			}
+			db.records = append(db.records, c)
+			var ctl *decode.Control
+			if b.IsControl() {
+				cc, err := decode.ParseControl(r.Key, r.Value)
+				if err != nil {
+					return err
+				}
+				ctl = &cc
+			}
+			db.ctl = append(db.ctl, ctl)
+			return nil
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, db)
+	}
+	return out, st.Bytes
+}
+
+// BenchmarkPrinters renders decoded batches (and their records) with the
+// json, text and kafka printers into io.Discard: the cost of rendering
+// alone, without I/O or decoding.
+func BenchmarkPrinters(b *testing.B) {
+	batches, size := decodedBatches(b, 16<<20)
+	valid := true
+	for _, output := range []string{"json", "text", "kafka"} {
+		for _, mode := range []string{"batches", "records", "data"} {
+			b.Run(output+"/"+mode, func(b *testing.B) {
+				s, _, _ := TestStreams()
+				s.Out = discardWriter{}
+				o := &dumpOptions{output: output, deep: mode != "batches", printData: mode == "data", keyFormat: "auto", valueFormat: "auto",
+					maxDecompressed: decode.DefaultMaxDecompressed, producerID: -2}
+				if err := o.Validate([]string{"x"}); err != nil {
+					b.Fatal(err)
+				}
+				p := newDumpPrinter(s, o)
+				f := dumpFile{path: "bench-0/00000000000000000000.log", info: segment.FileInfo{Kind: segment.KindLog}}
+				p.BeginFile(f)
+				// Views outlive the loop (as in dump), so the loop allocates
+				// only what the printer does.
+				var bv batchView
+				var rv recordView
+				b.SetBytes(size)
+				b.ReportAllocs()
+				for b.Loop() {
+					for i := range batches {
+						db := &batches[i]
+						bv = batchView{File: f.path, Position: 0, Batch: &db.b, CRCValid: &valid}
+						p.Batch(&bv)
+						if o.deep || db.b.IsControl() {
+							for k := range db.records {
+								rv = recordView{Record: &db.records[k], Control: db.ctl[k]}
+								p.Record(&bv, &rv)
+							}
+						}
+						p.EndBatch(&bv)
+					}
+				}
+				if err := p.Close(); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// discardWriter is io.Discard with a type of its own (bufio would see
+// through io.Discard's ReadFrom otherwise; it does not matter here).
+type discardWriter struct{}
+
+func (discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+// BenchmarkDump runs whole dumps of a 64 MiB generated segment, serial
+// (--decode-workers 1) and on GOMAXPROCS workers.
+func BenchmarkDump(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "bench-0", segment.SegmentFileName(0, segment.LogSuffix))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := segtest.LargeSegment(f, 64<<20, segtest.LargeOptions{Seed: 5})
+	f.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, flags := range []string{"-o json", "-o json --deep --print-data", "-o text --deep", "-o kafka --deep --print-data"} {
+		for _, workers := range []string{"1", "0"} {
+			name := strings.ReplaceAll(strings.ReplaceAll(flags, " ", ""), "-", "")
+			if workers == "1" {
+				name += "/serial"
+			} else {
+				name += "/parallel"
+			}
+			b.Run(name, func(b *testing.B) {
+				args := append(append([]string{"dump", "--decode-workers", workers}, strings.Fields(flags)...), path)
+				b.SetBytes(st.Bytes)
+				b.ReportAllocs()
+				for b.Loop() {
+					s, _, _ := TestStreams()
+					s.Out, s.Err = discardWriter{}, discardWriter{}
+					if code := Run(context.Background(), args, s); code != ExitOK {
+						b.Fatalf("exit %d", code)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,172 @@
+package cmd
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
+)
+
+// The parallel dump (dump_pipeline.go) must print exactly what the serial
+// one prints. The golden tests check whichever path GOMAXPROCS picks;
+// these run both on purpose and compare every byte, on the fixtures and on
+// a generated segment big enough for many jobs and several mapped windows.
+
+func sameRun(t *testing.T, serial, parallel runResult) {
+	t.Helper()
+	if serial.code != parallel.code || serial.stdout != parallel.stdout || serial.stderr != parallel.stderr {
+		t.Errorf("kseg %s: parallel run differs from the serial one (exit %d vs %d)\nstdout: %s\nstderr: %s",
+			strings.Join(parallel.args, " "), serial.code, parallel.code,
+			firstDiff(serial.stdout, parallel.stdout), firstDiff(serial.stderr, parallel.stderr))
+	}
+}
+
+func TestDumpParallelMatchesSerialFixtures(t *testing.T) {
+	for _, kind := range []string{"partitions", "broken"} {
+		names := segtest.PartitionNames
+		if kind == "broken" {
+			names = segtest.BrokenNames
+		}
+		for _, name := range names {
+			t.Run(kind+"/"+name, func(t *testing.T) {
+				work := t.TempDir()
+				copyTree(t, filepath.Join(testdataDir, kind, name), filepath.Join(work, name))
+				for _, args := range goldenRuns(name, kind == "broken") {
+					args = append(slices.Clone(args), filepath.Join(work, name))
+					serial := runKseg(append([]string{args[0], "--decode-workers", "1"}, args[1:]...)...)
+					for _, workers := range []string{"3"} {
+						sameRun(t, serial, runKseg(append([]string{args[0], "--decode-workers", workers}, args[1:]...)...))
+					}
+				}
+			})
+		}
+	}
+}
+
+// writeDamagedSegment writes a generated segment of about size bytes with
+// damage spread through it: CRC mismatches, a compressed batch whose
+// records do not decode (CRC recomputed, so only deep decoding finds it)
+// and a jump in offsets (a non-consecutive report).
+func writeDamagedSegment(t *testing.T, dir string, size int64) string {
+	t.Helper()
+	var sb strings.Builder
+	if _, err := segtest.LargeSegment(&sb, size, segtest.LargeOptions{Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	log := []byte(sb.String())
+	be := binary.BigEndian
+	var positions []int
+	for p := 0; p < len(log); p += decode.LogOverhead + int(be.Uint32(log[p+8:])) {
+		positions = append(positions, p)
+	}
+	n := len(positions)
+	for _, i := range []int{n / 7, n / 3, n/2 + 1} { // CRC mismatches
+		p := positions[i]
+		log[p+decode.RecordBatchOverhead+3] ^= 0x40
+	}
+	damagedRecords := false
+	for _, i := range positions[n/4:] { // a compressed batch with damaged records
+		b, err := decode.ParseBatch(log[i:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Compression() == decode.CompressionLZ4 && !b.IsControl() {
+			end := i + int(b.Size())
+			log[end-6] ^= 0xff // inside the last lz4 block
+			be.PutUint32(log[i+17:], decode.CRC32C(log[i+21:end]))
+			damagedRecords = true
+			break
+		}
+	}
+	if !damagedRecords {
+		t.Fatal("no lz4 batch to damage")
+	}
+	for _, p := range positions[2*n/3:] { // offsets jump by 5 (outside the CRC)
+		be.PutUint64(log[p:], be.Uint64(log[p:])+5)
+	}
+	part := filepath.Join(dir, "bench-0")
+	if err := os.MkdirAll(part, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(part, segment.SegmentFileName(0, segment.LogSuffix))
+	if err := os.WriteFile(path, log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestDumpParallelMatchesSerialLargeSegment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 12 MiB segment")
+	}
+	path := writeDamagedSegment(t, t.TempDir(), 12<<20) // more than one 8 MiB mapped window
+	for _, flags := range [][]string{
+		{"--output", "json"},
+		{"--output", "json", "--deep", "--print-data"},
+		{"--output", "kafka", "--deep", "--print-data"},
+		{"--output", "text", "--deep", "--print-data"},
+		{"--output", "json", "--deep", "--offsets", "100000:400000"},
+		{"--output", "kafka", "--deep", "--producer-id", "5003"},
+		{"--output", "text", "--no-verify-crc", "--control-only"},
+	} {
+		args := append(append([]string{"dump"}, flags...), path)
+		serial := runKseg(append([]string{"dump", "--decode-workers", "1"}, args[1:]...)...)
+		if serial.code != ExitFindings && !slices.Contains(flags, "--no-verify-crc") {
+			t.Errorf("kseg %s: exit %d, want %d (the damage is not reported)\n%s", strings.Join(args, " "), serial.code, ExitFindings, serial.stderr)
+		}
+		for _, want := range map[string][]string{
+			"json --deep --print-data":  {`"kind":"crc-mismatch"`, `"kind":"corrupt-records"`},
+			"kafka --deep --print-data": {"isvalid: false", " is followed by ", "lz4"},
+		}[strings.Join(flags[1:], " ")] {
+			if !strings.Contains(serial.stdout+serial.stderr, want) {
+				t.Errorf("kseg %s: no %q in the output", strings.Join(args, " "), want)
+			}
+		}
+		for _, workers := range []string{"3"} {
+			sameRun(t, serial, runKseg(append([]string{"dump", "--decode-workers", workers}, args[1:]...)...))
+		}
+	}
+}
+
+// TestDumpMappedFileTruncated: a segment truncated while it is mapped
+// (a broker truncating its log under a dump) faults on access; the worker
+// turns the fault into an error for the file instead of dying.
+func TestDumpMappedFileTruncated(t *testing.T) {
+	path := writeDamagedSegment(t, t.TempDir(), 12<<20)
+	lf, err := segment.OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	sc := lf.Scanner(segment.ScanOptions{Mmap: true})
+	defer sc.Close()
+	// Move to a batch in the second half of the first 8 MiB window.
+	for sc.Next() && sc.Pos() < 6<<20 {
+	}
+	if sc.Pos() < 6<<20 {
+		t.Fatal("scan ended early")
+	}
+	if err := os.Truncate(path, 4096); err != nil {
+		t.Fatal(err)
+	}
+	o := &dumpOptions{deep: true, maxDecompressed: decode.DefaultMaxDecompressed, producerID: -2, output: "json", keyFormat: "auto", valueFormat: "auto"}
+	if err := o.Validate([]string{path}); err != nil {
+		t.Fatal(err)
+	}
+	s, _, _ := TestStreams()
+	r := newBatchRenderer(o, newDumpPrinter(s, o))
+	j := &batchJob{file: path}
+	j.add(sc.Pos(), sc.Batch(), true, nil)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	renderGuarded(r, j)
+	if j.err == nil || !strings.Contains(j.err.Error(), "changed while it was read") {
+		t.Fatalf("error %v, want a fault turned into an error", j.err)
+	}
+}

@@ -1,0 +1,166 @@
+package cmd
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment"
+)
+
+// What dump checks across the batches of one .log, and how it reads on
+// after structural damage.
+//
+// Offsets and leader epochs are not covered by a batch's CRC (the broker
+// assigns and overwrites them in place), so a flipped bit there leaves a
+// batch that frames and validates. What gives it away is its place in the
+// log: offsets strictly increase from batch to batch and fit the
+// segment's relative offsets (LogSegment.ensureOffsetInRange:
+// LogSegmentOffsetOverflowException), and leader epochs never go back
+// (LeaderEpochFileCache.assign).
+//
+// Structural damage (a batch that does not frame: a corrupt length, bad
+// magic, garbage) ends the scanner's run, where the broker's recovery
+// truncates. Unless --no-resync (or --output kafka, which prints what
+// kafka-dump-log prints) dump then searches forward for the next valid
+// batch (segment.Resync), reports the damage and the bytes it skipped,
+// and scans on from there. A length that runs past the end of the file
+// looks like a torn write; when a valid batch follows it, it was a corrupt
+// length, and it is reported as corrupt-batch.
+
+// logCheck follows one .log through dump.
+type logCheck struct {
+	f        dumpFile
+	base     int64 // the segment's base offset; -1 when the file is not a segment
+	prevLast int64
+	hasPrev  bool
+	prevPLE  int32
+	hasPLE   bool
+	resync   bool
+	// damage is the first structural damage dump read past: the summary
+	// reports it (its validBytes is where recovery truncates).
+	damage *segment.Tail
+	out    []finding
+}
+
+func newLogCheck(f dumpFile, o *dumpOptions) *logCheck {
+	lc := &logCheck{f: f, base: -1, resync: !o.noResync && o.output != "kafka"}
+	if f.info.Kind == segment.KindLog && f.info.Offset >= 0 {
+		lc.base = f.info.Offset
+	}
+	return lc
+}
+
+// check returns the findings about batch b at pos given the batches
+// before it. The returned slice is reused by the next call.
+func (lc *logCheck) check(pos int64, b *decode.Batch) []finding {
+	lc.out = lc.out[:0]
+	name := filepath.Base(lc.f.path)
+	last := b.LastOffset()
+	first := b.BaseOffset
+	if b.IsLegacy() {
+		first = last // a wrapper carries its last offset only
+	}
+	if lc.base >= 0 && (last < lc.base || last-lc.base > math.MaxInt32) {
+		lc.out = append(lc.out, finding{Severity: "error", Kind: "offset-overflow", File: lc.f.path, Position: pos, BaseOffset: b.BaseOffset,
+			Message: fmt.Sprintf("%s: batch at position %d: lastOffset %d does not fit the segment's base offset %d (relative offsets are 0..2^31-1; the broker fails the load with LogSegmentOffsetOverflowException)",
+				name, pos, last, lc.base)})
+	}
+	if lc.hasPrev && first <= lc.prevLast {
+		lc.out = append(lc.out, finding{Severity: "error", Kind: "offset-out-of-order", File: lc.f.path, Position: pos, BaseOffset: b.BaseOffset,
+			Message: fmt.Sprintf("%s: batch at position %d: baseOffset %d is not above the previous batch's lastOffset %d (offsets only grow in a log; baseOffset is not covered by the crc)",
+				name, pos, first, lc.prevLast)})
+	}
+	lc.prevLast, lc.hasPrev = last, true
+	if !b.IsLegacy() {
+		ple := b.PartitionLeaderEpoch
+		switch {
+		case ple < decode.NoPartitionLeaderEpoch:
+			lc.out = append(lc.out, finding{Severity: "error", Kind: "leader-epoch-regression", File: lc.f.path, Position: pos + 12, BaseOffset: b.BaseOffset,
+				Message: fmt.Sprintf("%s: batch at position %d: partitionLeaderEpoch %d is not an epoch (-1 or above; the field is not covered by the crc)",
+					name, pos, ple)})
+		case ple >= 0 && lc.hasPLE && ple < lc.prevPLE:
+			lc.out = append(lc.out, finding{Severity: "error", Kind: "leader-epoch-regression", File: lc.f.path, Position: pos + 12, BaseOffset: b.BaseOffset,
+				Message: fmt.Sprintf("%s: batch at position %d: partitionLeaderEpoch %d is below the previous batch's %d (leader epochs never go back in a log; the field is not covered by the crc)",
+					name, pos, ple, lc.prevPLE)})
+		}
+		if ple >= 0 {
+			lc.prevPLE, lc.hasPLE = ple, true
+		}
+	}
+	return lc.out
+}
+
+// minOffset is the lowest offset a batch after the damage may carry.
+func (lc *logCheck) minOffset() int64 {
+	if lc.hasPrev {
+		return lc.prevLast + 1
+	}
+	return max(lc.base, 0)
+}
+
+// resync decides, at the end of one scanner run with tail t, whether dump
+// reads on: it searches for the next valid batch after structural damage
+// and, when there is one, reports the damage and the skipped bytes and
+// returns where to scan from.
+func (st *dumpState) resync(lc *logCheck, lf *segment.LogFile, t segment.Tail) (int64, bool) {
+	if !lc.resync || t.Err == nil {
+		return 0, false
+	}
+	switch t.Kind {
+	case segment.TailCorrupt:
+	case segment.TailTornBatch:
+		if t.End < lf.Size {
+			return 0, false // cut by --max-bytes: where the reader was told to stop
+		}
+	default:
+		return 0, false
+	}
+	pos, found, err := segment.Resync(lf.ReaderAt(), t.ValidBytes+1, t.End, segment.ResyncOptions{MinBaseOffset: lc.minOffset()})
+	if err != nil && !errors.Is(err, segment.ErrResyncBudget) {
+		return 0, false // an I/O error: the tail is reported as it is
+	}
+	if !found {
+		return 0, false
+	}
+	name := filepath.Base(lc.f.path)
+	ce := *t.Err
+	if t.Kind == segment.TailTornBatch {
+		// A length past the end of the file with a valid batch after it:
+		// the length is corrupt, not a torn write.
+		var b [4]byte
+		size := int64(-1)
+		if _, err := lf.ReaderAt().ReadAt(b[:], t.ValidBytes+8); err == nil {
+			size = int64(int32(binary.BigEndian.Uint32(b[:])))
+		}
+		ce.Err = fmt.Errorf("%w: batchLength %d would run past the end of the file, yet a valid batch follows at position %d: the length is corrupt, not a torn write",
+			decode.ErrCorrupt, size, pos)
+	}
+	st.report(finding{Severity: "error", Kind: "corrupt-batch", File: lc.f.path, Position: ce.Pos, BaseOffset: ce.BaseOffset,
+		Message: fmt.Sprintf("%s (validBytes %d; the broker's recovery truncates the segment here; dump resynchronised at position %d)", ce.Error(), t.ValidBytes, pos)})
+	st.report(finding{Severity: "warning", Kind: "skipped-bytes", File: lc.f.path, Position: t.ValidBytes, To: pos, BaseOffset: -1,
+		Message: fmt.Sprintf("%s: skipped %d bytes from position %d to %d that do not frame a batch; reading on from the next valid batch (offset %d or above)",
+			name, pos-t.ValidBytes, t.ValidBytes, pos, lc.minOffset())})
+	if lc.damage == nil {
+		d := t
+		d.Kind = segment.TailCorrupt
+		d.Err = &ce
+		lc.damage = &d
+	}
+	return pos, true
+}
+
+// summarise makes the summary's tail the first damage dump read past, when
+// there was one: validBytes is where recovery truncates the segment, the
+// tail kind says why, and the invalid bytes count everything after it.
+func (lc *logCheck) summarise(sum *logSummary) {
+	if lc.damage == nil {
+		return
+	}
+	end := sum.Tail.End
+	sum.Tail = *lc.damage
+	sum.Tail.End = end
+}

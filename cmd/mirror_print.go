@@ -1,0 +1,359 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/segment"
+)
+
+// mirrorPrinter renders mirror's plan and report.
+type mirrorPrinter interface {
+	Plan(p *barrier.MirrorPlan, dryRun bool) error
+	Report(r *barrier.Report) error
+}
+
+func newMirrorPrinter(s *Streams, output string) mirrorPrinter {
+	if output == "json" {
+		return &mirrorJSONPrinter{w: s.Out}
+	}
+	return &mirrorTextPrinter{w: s.Out, st: s.styles()}
+}
+
+// ---- text ----
+
+type mirrorTextPrinter struct {
+	w  io.Writer
+	st *styles
+}
+
+func rangeText(r barrier.OffsetRange) string {
+	if r.Start < 0 {
+		return "none"
+	}
+	return fmt.Sprintf("[%d, %d)", r.Start, r.End)
+}
+
+func (t *mirrorTextPrinter) Plan(p *barrier.MirrorPlan, dryRun bool) error {
+	w, st := t.w, t.st
+	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	title := func(s string) string { return st.paint(st.title, s) }
+	off := func(v int64) string { return st.paint(st.offset, fmt.Sprint(v)) }
+
+	pf("%s %s -> %s (topic %s, partition %d)\n", title("Mirror"), p.Src, p.Dir, p.Topic, p.Partition)
+	if p.Resume != nil {
+		pf("%s an interrupted mirror (journal state %s, started %s, backup %s); applying finishes it with the plan recorded then, --rollback undoes it\n",
+			st.paint(st.warn, "Resume:"), p.Resume.State, p.Resume.Started, p.Resume.BackupDir)
+	}
+	src := fmt.Sprintf("log %s", rangeText(p.SrcLog))
+	if p.TopicID != "" {
+		src += ", topic id " + p.TopicID
+	}
+	pf("  source       %s\n", src)
+	switch {
+	case p.CreateDir:
+		pf("  destination  new partition directory\n")
+	case p.DstLog.Start < 0 || p.DstSegments == 0:
+		pf("  destination  empty\n")
+	default:
+		pf("  destination  log %s, %d segments; %d batches identical to the source's", rangeText(p.DstLog), p.DstSegments, p.Compared)
+		if p.EpochDifferences > 0 {
+			pf(" (%d differ in partitionLeaderEpoch only)", p.EpochDifferences)
+		}
+		pf("\n")
+	}
+	if d := p.Divergence; d != nil {
+		pf("  %s at offset %s: %s\n", st.paint(st.warn, "diverged"), off(d.Offset), d.Reason)
+	}
+	if p.NothingToDo {
+		pf("%s %s\n", st.paint(st.ok, "Nothing to do:"), p.Reason)
+		return nil
+	}
+	if tr := p.Truncation; tr != nil {
+		pf("%s at offset %s, %s position %d (--align)\n", title("Truncate:"), off(tr.Offset), segment.SegmentFileName(tr.Segment, segment.LogSuffix), tr.Position)
+		r := tr.Removed
+		pf("  removed: %d batches, %d records, %d bytes, %d offsets", r.Batches, r.Records, r.Bytes, r.Offsets)
+		if len(r.Producers) > 0 {
+			pf("; producers losing data: %s", offsetsList(r.Producers))
+		}
+		pf("\n")
+		if len(tr.SegmentsDeleted) > 0 {
+			pf("  segments deleted: %s\n", offsetsList(tr.SegmentsDeleted))
+		}
+	}
+	if p.Copied.Batches == 0 {
+		pf("%s nothing (the source has no batch from offset %d)\n", title("Copy:"), p.From)
+	} else {
+		pf("%s offsets [%s, %s): %d batches, %d records, %d bytes\n", title("Copy:"), off(p.From), off(p.To), p.Copied.Batches, p.Copied.Records, p.Copied.Bytes)
+	}
+	var into []string
+	if p.AppendSegment >= 0 {
+		into = append(into, fmt.Sprintf("continues segment %d", p.AppendSegment))
+	}
+	switch len(p.SegmentsCreated) {
+	case 0:
+	case 1:
+		into = append(into, "new segment "+offsetsList(p.SegmentsCreated))
+	default:
+		into = append(into, "new segments "+offsetsList(p.SegmentsCreated))
+	}
+	if len(into) > 0 && p.Copied.Batches > 0 {
+		pf("  %s\n", strings.Join(into, "; "))
+	}
+	if len(p.Barriers) > 0 {
+		pf("  MIRROR_PID_RESET barriers copied: %s\n", offsetsList(p.Barriers))
+	}
+	pf("  index entries: .index %d kept, %d removed, %d added; .timeindex %d kept, %d removed, %d added; .txnindex %d kept, %d removed, %d added\n",
+		p.Index.Kept, p.Index.Removed, p.Index.Added, p.TimeIndex.Kept, p.TimeIndex.Removed, p.TimeIndex.Added,
+		p.TxnIndex.Kept, p.TxnIndex.Removed, p.TxnIndex.Added)
+	for _, a := range p.AbortedTxns {
+		pf("  .txnindex += producerId %d firstOffset %d lastOffset %d lastStableOffset %d\n", a.ProducerID, a.FirstOffset, a.LastOffset, a.LastStableOffset)
+	}
+	if len(p.EpochEntriesRemoved) > 0 || len(p.EpochEntriesAdded) > 0 {
+		var parts []string
+		for _, e := range p.EpochEntriesRemoved {
+			parts = append(parts, fmt.Sprintf("remove epoch %d from %d", e.Epoch, e.StartOffset))
+		}
+		for _, e := range p.EpochEntriesAdded {
+			parts = append(parts, fmt.Sprintf("add epoch %d from %d", e.Epoch, e.StartOffset))
+		}
+		pf("  leader-epoch-checkpoint: %s\n", strings.Join(parts, "; "))
+	}
+	if len(p.SnapshotsDeleted) > 0 {
+		pf("  producer snapshots deleted: %s\n", offsetsList(p.SnapshotsDeleted))
+	}
+	if len(p.SnapshotsCreated) > 0 {
+		pf("  producer snapshots at the rolls: %s\n", offsetsList(p.SnapshotsCreated))
+	}
+	pf("  new log end offset %s\n", off(p.NewLogEndOffset))
+	pf("%s\n", title("Files:"))
+	for _, op := range p.Ops {
+		size := ""
+		switch op.Action {
+		case barrier.OpDelete:
+			size = fmt.Sprintf("%d bytes", op.OldSize)
+		case barrier.OpCreate:
+			size = fmt.Sprintf("%d bytes", op.NewSize)
+		default:
+			size = fmt.Sprintf("%d -> %d bytes", op.OldSize, op.NewSize)
+		}
+		pf("  %-7s %-32s %-18s %s\n", op.Action, op.Name, size, st.paint(st.dim, op.Why))
+	}
+	for _, warn := range p.Warnings {
+		pf("%s %s\n", st.paint(st.warn, "warning:"), warn)
+	}
+	if dryRun {
+		pf("%s nothing was changed; run without --dry-run to apply\n", st.paint(st.info, "Dry run:"))
+	}
+	return nil
+}
+
+func (t *mirrorTextPrinter) Report(r *barrier.Report) error {
+	w, st := t.w, t.st
+	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	if r.NothingToDo {
+		return nil
+	}
+	if r.RolledBack {
+		what := "injection"
+		if r.Mirror != nil {
+			what = "mirror"
+		}
+		pf("%s the interrupted %s in %s is undone (journal state was %s); the partition is as it was before it\n",
+			st.paint(st.ok, "Rolled back:"), what, r.Dir, r.ResumedFrom)
+		return nil
+	}
+	if r.Resumed {
+		pf("%s an interrupted mirror (journal state %s)\n", st.paint(st.ok, "Resumed:"), r.ResumedFrom)
+	}
+	if r.BackupDir != "" {
+		pf("%s %s\n", st.paint(st.title, "Backup:"), r.BackupDir)
+	}
+	p := r.Mirror
+	if p.Copied.Batches > 0 {
+		pf("%s offsets [%d, %d) mirrored; new log end offset %d\n", st.paint(st.ok, "Done:"), p.From, p.To, p.NewLogEndOffset)
+	} else {
+		pf("%s truncated at %d; new log end offset %d\n", st.paint(st.ok, "Done:"), p.Truncation.Offset, p.NewLogEndOffset)
+	}
+	v := r.MirrorVerification
+	if v == nil {
+		return nil
+	}
+	if v.OK() {
+		pf("%s %d batches identical to the source's; the indexes agree with the log; .txnindex agrees with a replay\n", st.paint(st.ok, "Verified:"), v.Compared)
+		return nil
+	}
+	pf("%s\n", st.paint(st.err, "Verification failed:"))
+	if v.Mismatch != "" {
+		pf("  %s\n", v.Mismatch)
+	}
+	for _, s := range v.IndexProblems {
+		pf("  %s\n", s)
+	}
+	for _, s := range v.TxnIndexProblems {
+		pf("  %s\n", s)
+	}
+	return nil
+}
+
+// ---- json ----
+
+// JSON lines with explicit wire structs: one "mirror-plan" line, then one
+// "mirror-result" line when something was applied or rolled back.
+
+type mirrorJSONPrinter struct{ w io.Writer }
+
+type rangeJSON struct {
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
+}
+
+type mirrorDivergenceJSON struct {
+	Offset      int64  `json:"offset"`
+	Reason      string `json:"reason"`
+	DstFile     string `json:"dstFile"`
+	DstPosition int64  `json:"dstPosition"`
+	SrcFile     string `json:"srcFile"`
+	SrcPosition int64  `json:"srcPosition"`
+}
+
+type mirrorTruncationJSON struct {
+	Offset           int64   `json:"offset"`
+	Segment          int64   `json:"segment"`
+	Position         int64   `json:"position"`
+	RemovedBatches   int64   `json:"removedBatches"`
+	RemovedRecords   int64   `json:"removedRecords"`
+	RemovedBytes     int64   `json:"removedBytes"`
+	RemovedOffsets   int64   `json:"removedOffsets"`
+	RemovedProducers []int64 `json:"removedProducers"`
+	SegmentsDeleted  []int64 `json:"segmentsDeleted"`
+}
+
+type mirrorPlanJSON struct {
+	Type                string                `json:"type"` // "mirror-plan"
+	Src                 string                `json:"src"`
+	Dir                 string                `json:"dir"`
+	Topic               string                `json:"topic"`
+	Partition           int32                 `json:"partition"`
+	DryRun              bool                  `json:"dryRun"`
+	NothingToDo         bool                  `json:"nothingToDo"`
+	Reason              string                `json:"reason,omitempty"`
+	Resume              *injectResumeJSON     `json:"resume,omitempty"`
+	CreateDir           bool                  `json:"createDir"`
+	TopicID             string                `json:"topicId"`
+	SrcLog              rangeJSON             `json:"srcLog"`
+	DstLog              rangeJSON             `json:"dstLog"`
+	DstSegments         int                   `json:"dstSegments"`
+	Compared            int64                 `json:"compared"`
+	EpochDifferences    int64                 `json:"epochDifferences"`
+	Divergence          *mirrorDivergenceJSON `json:"divergence"`
+	Truncation          *mirrorTruncationJSON `json:"truncation"`
+	From                int64                 `json:"from"`
+	To                  int64                 `json:"to"`
+	CopiedBatches       int64                 `json:"copiedBatches"`
+	CopiedRecords       int64                 `json:"copiedRecords"`
+	CopiedBytes         int64                 `json:"copiedBytes"`
+	Barriers            []int64               `json:"barriers"`
+	AppendSegment       int64                 `json:"appendSegment"`
+	SegmentsCreated     []int64               `json:"segmentsCreated"`
+	Index               injectIndexJSON       `json:"index"`
+	TimeIndex           injectIndexJSON       `json:"timeIndex"`
+	TxnIndex            injectIndexJSON       `json:"txnIndex"`
+	AbortedTxns         []injectAbortedJSON   `json:"abortedTxns"`
+	EpochEntriesRemoved []injectEpochJSON     `json:"epochEntriesRemoved"`
+	EpochEntriesAdded   []injectEpochJSON     `json:"epochEntriesAdded"`
+	SnapshotsCreated    []int64               `json:"snapshotsCreated"`
+	SnapshotsDeleted    []int64               `json:"snapshotsDeleted"`
+	NewLogEndOffset     int64                 `json:"newLogEndOffset"`
+	Files               []injectFileJSON      `json:"files"`
+	Warnings            []string              `json:"warnings"`
+}
+
+type mirrorVerifyJSON struct {
+	OK               bool     `json:"ok"`
+	Compared         int64    `json:"compared"`
+	Mismatch         string   `json:"mismatch"`
+	IndexProblems    []string `json:"indexProblems"`
+	TxnIndexProblems []string `json:"txnIndexProblems"`
+}
+
+type mirrorResultJSON struct {
+	Type            string            `json:"type"` // "mirror-result"
+	Dir             string            `json:"dir"`
+	Applied         bool              `json:"applied"`
+	Resumed         bool              `json:"resumed"`
+	ResumedFrom     string            `json:"resumedFrom,omitempty"`
+	RolledBack      bool              `json:"rolledBack"`
+	BackupDir       string            `json:"backupDir,omitempty"`
+	From            int64             `json:"from"`
+	To              int64             `json:"to"`
+	NewLogEndOffset int64             `json:"newLogEndOffset"`
+	Steps           int               `json:"steps"`
+	Verification    *mirrorVerifyJSON `json:"verification,omitempty"`
+}
+
+func (j *mirrorJSONPrinter) line(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = j.w.Write(append(b, '\n'))
+	return err
+}
+
+func (j *mirrorJSONPrinter) Plan(p *barrier.MirrorPlan, dryRun bool) error {
+	out := mirrorPlanJSON{Type: "mirror-plan", Src: p.Src, Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, DryRun: dryRun,
+		NothingToDo: p.NothingToDo, Reason: p.Reason, CreateDir: p.CreateDir, TopicID: p.TopicID,
+		SrcLog: rangeJSON(p.SrcLog), DstLog: rangeJSON(p.DstLog), DstSegments: p.DstSegments, Compared: p.Compared,
+		EpochDifferences: p.EpochDifferences, From: p.From, To: p.To, CopiedBatches: p.Copied.Batches, CopiedRecords: p.Copied.Records,
+		CopiedBytes: p.Copied.Bytes, Barriers: nonNil(p.Barriers), AppendSegment: p.AppendSegment, SegmentsCreated: nonNil(p.SegmentsCreated),
+		Index: injectIndexJSON(p.Index), TimeIndex: injectIndexJSON(p.TimeIndex), TxnIndex: injectIndexJSON(p.TxnIndex),
+		AbortedTxns: []injectAbortedJSON{}, EpochEntriesRemoved: []injectEpochJSON{}, EpochEntriesAdded: []injectEpochJSON{},
+		SnapshotsCreated: nonNil(p.SnapshotsCreated), SnapshotsDeleted: nonNil(p.SnapshotsDeleted), NewLogEndOffset: p.NewLogEndOffset,
+		Files: []injectFileJSON{}, Warnings: nonNil(p.Warnings)}
+	if r := p.Resume; r != nil {
+		out.Resume = &injectResumeJSON{State: r.State, Started: r.Started, BackupDir: r.BackupDir}
+	}
+	if d := p.Divergence; d != nil {
+		out.Divergence = &mirrorDivergenceJSON{Offset: d.Offset, Reason: d.Reason, DstFile: d.DstFile, DstPosition: d.DstPosition,
+			SrcFile: d.SrcFile, SrcPosition: d.SrcPosition}
+	}
+	if tr := p.Truncation; tr != nil {
+		out.Truncation = &mirrorTruncationJSON{Offset: tr.Offset, Segment: tr.Segment, Position: tr.Position,
+			RemovedBatches: tr.Removed.Batches, RemovedRecords: tr.Removed.Records, RemovedBytes: tr.Removed.Bytes,
+			RemovedOffsets: tr.Removed.Offsets, RemovedProducers: nonNil(tr.Removed.Producers), SegmentsDeleted: nonNil(tr.SegmentsDeleted)}
+	}
+	for _, t := range p.AbortedTxns {
+		out.AbortedTxns = append(out.AbortedTxns, injectAbortedJSON{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset,
+			LastOffset: t.LastOffset, LastStableOffset: t.LastStableOffset})
+	}
+	for _, e := range p.EpochEntriesRemoved {
+		out.EpochEntriesRemoved = append(out.EpochEntriesRemoved, injectEpochJSON{LeaderEpoch: e.Epoch, StartOffset: e.StartOffset})
+	}
+	for _, e := range p.EpochEntriesAdded {
+		out.EpochEntriesAdded = append(out.EpochEntriesAdded, injectEpochJSON{LeaderEpoch: e.Epoch, StartOffset: e.StartOffset})
+	}
+	for _, op := range p.Ops {
+		out.Files = append(out.Files, injectFileJSON{Name: op.Name, Action: op.Action, OldSize: op.OldSize, NewSize: op.NewSize, Why: op.Why})
+	}
+	return j.line(out)
+}
+
+func (j *mirrorJSONPrinter) Report(r *barrier.Report) error {
+	if r.NothingToDo {
+		return nil
+	}
+	out := mirrorResultJSON{Type: "mirror-result", Dir: r.Dir, Applied: !r.RolledBack, Resumed: r.Resumed, ResumedFrom: r.ResumedFrom,
+		RolledBack: r.RolledBack, BackupDir: r.BackupDir, Steps: len(r.Steps)}
+	if p := r.Mirror; p != nil {
+		out.From, out.To, out.NewLogEndOffset = p.From, p.To, p.NewLogEndOffset
+	}
+	if v := r.MirrorVerification; v != nil {
+		out.Verification = &mirrorVerifyJSON{OK: v.OK(), Compared: v.Compared, Mismatch: v.Mismatch,
+			IndexProblems: nonNil(v.IndexProblems), TxnIndexProblems: nonNil(v.TxnIndexProblems)}
+	}
+	return j.line(out)
+}

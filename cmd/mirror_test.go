@@ -1,0 +1,143 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/barrier/barriertest"
+)
+
+// mirrorPair is the barriertest fixture as a source a/mirror-0 and an
+// empty log directory b for the destination b/mirror-0.
+func mirrorPair(t *testing.T) (src, dst string) {
+	t.Helper()
+	root := t.TempDir()
+	src = barriertest.WritePartition(t, filepath.Join(root, "a"), barriertest.MirrorBatches(t), 400)
+	if err := os.MkdirAll(filepath.Join(root, "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return src, filepath.Join(root, "b", "mirror-0")
+}
+
+func TestMirrorCLIDryRunChangesNothing(t *testing.T) {
+	src, dst := mirrorPair(t)
+	root := filepath.Dir(filepath.Dir(src))
+	before := walkState(t, root)
+	code, out, stderr := injRun(t, "mirror", "--dry-run", "--segment-bytes", "300", src, dst)
+	if code != ExitOK || !strings.Contains(out, "new partition directory") || !strings.Contains(out, "Dry run:") {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
+	}
+	assertSameState(t, before, root)
+	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("--dry-run created %s", dst)
+	}
+}
+
+func TestMirrorCLIRefusesDivergedUnlessAlign(t *testing.T) {
+	src, dst := mirrorPair(t)
+	if code, out, stderr := injRun(t, "mirror", "--upto", "11", "--backup-dir", filepath.Join(t.TempDir(), "1"), src, dst); code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
+	}
+	if code, out, stderr := injRun(t, "inject-barrier", "--backup-dir", filepath.Join(t.TempDir(), "2"), dst); code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
+	}
+	before := walkState(t, dst)
+	code, out, stderr := injRun(t, "mirror", src, dst)
+	if code != ExitFindings || !strings.Contains(stderr, "diverged from") || !strings.Contains(stderr, "at offset 6") {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
+	}
+	assertSameState(t, before, dst)
+
+	code, out, stderr = injRun(t, "mirror", "--align", "--output", "json", "--backup-dir", filepath.Join(t.TempDir(), "3"), src, dst)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
+	}
+	var plan mirrorPlanJSON
+	var result mirrorResultJSON
+	ls := strings.Split(strings.TrimSpace(out), "\n")
+	if len(ls) != 2 || json.Unmarshal([]byte(ls[0]), &plan) != nil || json.Unmarshal([]byte(ls[1]), &result) != nil {
+		t.Fatalf("want a plan and a result line:\n%s", out)
+	}
+	if plan.Type != "mirror-plan" || plan.Truncation == nil || plan.Truncation.Offset != 6 || plan.From != 6 || plan.To != 18 ||
+		result.Type != "mirror-result" || result.Verification == nil || !result.Verification.OK {
+		t.Fatalf("plan %+v\nresult %+v", plan, result)
+	}
+	code, out, _ = injRun(t, "verify-chain", src, dst)
+	if code != ExitOK || !strings.Contains(out, "in sync") {
+		t.Fatalf("verify-chain after align: exit %d\n%s", code, out)
+	}
+	code, out, _ = injRun(t, "mirror", src, dst)
+	if code != ExitOK || !strings.Contains(out, "Nothing to do:") {
+		t.Fatalf("a second mirror: exit %d\n%s", code, out)
+	}
+}
+
+// TestMirrorCLIPendingJournal: an interrupted mirror blocks inject-barrier
+// (and the other way round) until it is finished or rolled back.
+func TestMirrorCLIPendingJournal(t *testing.T) {
+	src, dst := mirrorPair(t)
+	o := barrier.DefaultMirrorOptions()
+	o.SegmentBytes = 300
+	p, err := barrier.PlanMirror(src, dst, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crash := errors.New("crash")
+	_, err = barrier.ApplyMirror(p, barrier.ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b"),
+		FaultAt: func(step string) error {
+			if strings.HasPrefix(step, "commit:") {
+				return crash
+			}
+			return nil
+		}})
+	if !errors.Is(err, crash) || !barrier.HasJournal(dst) {
+		t.Fatalf("interrupted mirror: %v", err)
+	}
+	code, out, stderr := injRun(t, "inject-barrier", "--dry-run", dst)
+	if code != ExitRefused || !strings.Contains(stderr, "operation-pending") || !strings.Contains(stderr, "kseg mirror") {
+		t.Fatalf("inject-barrier on a pending mirror: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = injRun(t, "mirror", "--rollback", dst)
+	if code != ExitOK || !strings.Contains(out, "Rolled back: the interrupted mirror") {
+		t.Fatalf("rollback: exit %d\n%s%s", code, out, stderr)
+	}
+	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the rollback left %s, which the mirror created", dst)
+	}
+	// A finished run.
+	if code, out, stderr := injRun(t, "mirror", "--segment-bytes", "300", "--backup-dir", filepath.Join(t.TempDir(), "c"), src, dst); code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, _ = injRun(t, "dump", "--verify-index", dst)
+	if code != ExitOK {
+		t.Fatalf("dump --verify-index on the mirror: exit %d\n%s", code, out)
+	}
+}
+
+func TestMirrorCLIUsage(t *testing.T) {
+	src, dst := mirrorPair(t)
+	for _, args := range [][]string{
+		{"mirror", src},
+		{"mirror", src, dst, "extra"},
+		{"mirror", "--output", "table", src, dst},
+		{"mirror", "--upto", "-2", src, dst},
+		{"mirror", "--segment-bytes", "10", src, dst},
+		{"mirror", "--rollback", "--align", dst},
+	} {
+		if code, out, stderr := injRun(t, args...); code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d\n%s%s", args, code, ExitUsage, out, stderr)
+		}
+	}
+	if code, _, stderr := injRun(t, "mirror", src, src); code != ExitRefused || !strings.Contains(stderr, "same-directory") {
+		t.Errorf("mirror into itself: exit %d %s", code, stderr)
+	}
+	code, out, _ := injRun(t, "mirror", "--help")
+	if code != ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--align") {
+		t.Errorf("help: exit %d\n%s", code, out)
+	}
+}

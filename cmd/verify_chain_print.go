@@ -1,0 +1,361 @@
+package cmd
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+
+	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/psm"
+)
+
+// chainPrinter renders a verify-chain report.
+type chainPrinter interface {
+	Print(r *barrier.ChainReport) error
+}
+
+func newChainPrinter(s *Streams, output string) chainPrinter {
+	switch output {
+	case "json":
+		return &chainJSONPrinter{w: s.Out}
+	case "table":
+		return &chainTablePrinter{s: s}
+	}
+	return &chainTextPrinter{w: s.Out, st: s.styles()}
+}
+
+// statusText says what an edge is, in words.
+func statusText(e *barrier.EdgeReport) string {
+	var s string
+	switch e.Status {
+	case barrier.EdgeInSync:
+		s = "in sync (D holds all of U)"
+	case barrier.EdgeLagging:
+		s = fmt.Sprintf("lagging by %d offsets (still mirroring)", e.Lag)
+	case barrier.EdgeFailedOver:
+		s = "failed over (U's prefix, D's barrier, D's own writes)"
+	default:
+		return "DIVERGED"
+	}
+	if e.OK() {
+		return s + ": consistent"
+	}
+	return s
+}
+
+func barrierText(b *barrier.EdgeBarrier) string {
+	if b == nil {
+		return "none"
+	}
+	s := fmt.Sprintf("offset %d (%s position %d, partitionLeaderEpoch %d)", b.Offset, b.File, b.Position, b.PartitionLeaderEpoch)
+	if len(b.Aborts) > 0 {
+		s += ", after ABORT markers at " + offsetsList(b.Aborts)
+	}
+	return s + fmt.Sprintf("; clears %s", plural(b.ProducersCleared, "producer"))
+}
+
+func mirroredBarriersText(v []barrier.MirroredBarrier) string {
+	if len(v) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(v))
+	for i, b := range v {
+		parts[i] = fmt.Sprintf("%d (clears %s in D)", b.Offset, plural(b.ProducersCleared, "producer"))
+		if !b.Applied {
+			parts[i] = fmt.Sprintf("%d (NOT applied in D)", b.Offset)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// averted lists what a replay ignoring the barriers reports that the
+// barriers prevent.
+func averted(e *barrier.EdgeReport) string {
+	if len(e.Averted) == 0 {
+		return "0"
+	}
+	parts := make([]string, 0, 4)
+	for i, a := range e.Averted {
+		if i == 4 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(e.Averted)-4))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s at %d (producer %d)", a.Kind, a.Offset, a.ProducerID))
+	}
+	return fmt.Sprintf("%d; without the barriers a replay reports %s", e.CollisionsAverted, strings.Join(parts, ", "))
+}
+
+// batches is "1 batch" or "N batches".
+func batches(n int64) string {
+	if n == 1 {
+		return "1 batch"
+	}
+	return fmt.Sprintf("%d batches", n)
+}
+
+func findingWhere(f barrier.Finding) string {
+	var parts []string
+	if f.File != "" {
+		if f.Position >= 0 {
+			parts = append(parts, fmt.Sprintf("D %s position %d", f.File, f.Position))
+		} else {
+			parts = append(parts, "D "+f.File)
+		}
+	}
+	if f.UpstreamFile != "" {
+		parts = append(parts, fmt.Sprintf("U %s position %d", f.UpstreamFile, f.UpstreamPosition))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func chainSummary(r *barrier.ChainReport) string {
+	ok, errs, findings := 0, 0, 0
+	for _, e := range r.Edges {
+		if e.OK() {
+			ok++
+		}
+		errs += e.Errors()
+		findings += len(e.Findings)
+	}
+	s := fmt.Sprintf("%s, %d consistent", plural(len(r.Edges), "edge"), ok)
+	if ok < len(r.Edges) {
+		s += fmt.Sprintf(", %d with errors (%s)", len(r.Edges)-ok, plural(errs, "error finding"))
+	}
+	return s
+}
+
+// ---- text ----
+
+type chainTextPrinter struct {
+	w  io.Writer
+	st *styles
+}
+
+func (t *chainTextPrinter) Print(r *barrier.ChainReport) error {
+	w := bufio.NewWriter(t.w)
+	st := t.st
+	kv := func(k, format string, args ...any) {
+		fmt.Fprintf(w, "  %-19s %s\n", st.paint(st.title, k), fmt.Sprintf(format, args...))
+	}
+	for i, e := range r.Edges {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s %s -> %s\n", st.paint(st.title, fmt.Sprintf("Edge %d:", i+1)), e.Upstream, e.Downstream)
+		status := statusText(e)
+		if e.OK() {
+			status = st.paint(st.ok, status)
+		} else {
+			status = st.paint(st.err, status)
+		}
+		kv("status", "%s", status)
+		kv("upstream log", "%s", rangeText(e.UpstreamLog))
+		kv("downstream log", "%s", rangeText(e.DownstreamLog))
+		kv("mirrored", "%s: %s byte-identical", rangeText(e.Mirrored), batches(e.BatchesCompared))
+		kv("barrier", "%s", barrierText(e.Barrier))
+		if e.Barrier != nil {
+			kv("local", "%s", rangeText(e.Local))
+		}
+		kv("mirrored barriers", "%s", mirroredBarriersText(e.MirroredBarriers))
+		reused := "none"
+		if len(e.ProducersReused) > 0 {
+			reused = offsetsList(e.ProducersReused)
+		}
+		kv("producers reused", "%s", reused)
+		kv("collisions averted", "%s", averted(e))
+		if e.EpochDifferences > 0 {
+			kv("leader epochs", "%d mirrored batches differ from U in partitionLeaderEpoch", e.EpochDifferences)
+		}
+		if e.InheritedAnomalies > 0 {
+			kv("inherited", "%d producer-state errors in the mirrored region (U's own, copied)", e.InheritedAnomalies)
+		}
+		if len(e.Findings) == 0 {
+			kv("findings", "none")
+			continue
+		}
+		kv("findings", "%d (%s)", len(e.Findings), plural(e.Errors(), "error"))
+		for _, f := range e.Findings {
+			head := fmt.Sprintf("%s %s at offset %d", st.severity(f.Severity, f.Severity), f.Kind, f.Offset)
+			if where := findingWhere(f); where != "" {
+				head += ": " + where
+			}
+			fmt.Fprintf(w, "    %s\n      %s\n", head, f.Message)
+		}
+	}
+	fmt.Fprintf(w, "\n%s %s\n", st.paint(st.title, "Summary:"), chainSummary(r))
+	return w.Flush()
+}
+
+// ---- table ----
+
+type chainTablePrinter struct{ s *Streams }
+
+func (t *chainTablePrinter) render(header []string, rows [][]string) {
+	opts := []tablewriter.Option{}
+	if t.s.Width > 0 {
+		opts = append(opts, tablewriter.WithMaxWidth(t.s.Width))
+	}
+	tw := tablewriter.NewTable(t.s.Out, opts...)
+	hdr := make([]any, len(header))
+	for i, h := range header {
+		hdr[i] = h
+	}
+	tw.Header(hdr...)
+	for _, r := range rows {
+		tw.Append(r)
+	}
+	tw.Render()
+}
+
+func (t *chainTablePrinter) Print(r *barrier.ChainReport) error {
+	var rows, frows [][]string
+	for i, e := range r.Edges {
+		bar, local := "-", "-"
+		if e.Barrier != nil {
+			bar, local = i64(e.Barrier.Offset), rangeText(e.Local)
+		}
+		reused := "-"
+		if len(e.ProducersReused) > 0 {
+			reused = offsetsList(e.ProducersReused)
+		}
+		rows = append(rows, []string{i64(int64(i + 1)), e.Upstream, e.Downstream, e.Status, rangeText(e.Mirrored), bar, local,
+			reused, i64(int64(e.CollisionsAverted)), fmt.Sprintf("%d/%d", e.Errors(), len(e.Findings))})
+		for _, f := range e.Findings {
+			pos, upos := "-", "-"
+			if f.Position >= 0 {
+				pos = i64(f.Position)
+			}
+			if f.UpstreamPosition >= 0 {
+				upos = i64(f.UpstreamPosition)
+			}
+			frows = append(frows, []string{i64(int64(i + 1)), f.Severity, f.Kind, i64(f.Offset), f.File, pos, f.UpstreamFile, upos, f.Message})
+		}
+	}
+	t.render([]string{"edge", "upstream", "downstream", "status", "mirrored", "barrier", "local", "reused", "averted", "errors/findings"}, rows)
+	if len(frows) > 0 {
+		t.render([]string{"edge", "severity", "kind", "offset", "file", "position", "upstream file", "upstream position", "message"}, frows)
+	}
+	_, err := fmt.Fprintf(t.s.Out, "Summary: %s\n", chainSummary(r))
+	return err
+}
+
+// ---- json ----
+
+// JSON lines with explicit wire structs: one "edge" line per edge, then a
+// "summary" line.
+
+type chainJSONPrinter struct{ w io.Writer }
+
+type chainBarrierJSON struct {
+	Offset               int64   `json:"offset"`
+	File                 string  `json:"file"`
+	Position             int64   `json:"position"`
+	Aborts               []int64 `json:"aborts"`
+	PartitionLeaderEpoch int32   `json:"partitionLeaderEpoch"`
+	ProducersCleared     int     `json:"producersCleared"`
+}
+
+type chainMirroredBarrierJSON struct {
+	Offset           int64 `json:"offset"`
+	ProducersCleared int   `json:"producersCleared"`
+	Applied          bool  `json:"applied"`
+}
+
+type chainAvertedJSON struct {
+	Kind       string `json:"kind"`
+	Offset     int64  `json:"offset"`
+	ProducerID int64  `json:"producerId"`
+}
+
+type chainFindingJSON struct {
+	Kind             string `json:"kind"`
+	Severity         string `json:"severity"`
+	Offset           int64  `json:"offset"`
+	ProducerID       int64  `json:"producerId"`
+	File             string `json:"file"`
+	Position         int64  `json:"position"`
+	UpstreamFile     string `json:"upstreamFile"`
+	UpstreamPosition int64  `json:"upstreamPosition"`
+	Message          string `json:"message"`
+}
+
+type chainEdgeJSON struct {
+	Type               string                     `json:"type"` // "edge"
+	Edge               int                        `json:"edge"` // 1-based
+	Upstream           string                     `json:"upstream"`
+	Downstream         string                     `json:"downstream"`
+	Status             string                     `json:"status"`
+	Consistent         bool                       `json:"consistent"`
+	UpstreamLog        rangeJSON                  `json:"upstreamLog"`
+	DownstreamLog      rangeJSON                  `json:"downstreamLog"`
+	Mirrored           rangeJSON                  `json:"mirrored"`
+	BatchesCompared    int64                      `json:"batchesCompared"`
+	Barrier            *chainBarrierJSON          `json:"barrier"`
+	Local              *rangeJSON                 `json:"local"`
+	Lag                int64                      `json:"lag"`
+	MirroredBarriers   []chainMirroredBarrierJSON `json:"mirroredBarriers"`
+	ProducersReused    []int64                    `json:"producersReused"`
+	CollisionsAverted  int                        `json:"collisionsAverted"`
+	Averted            []chainAvertedJSON         `json:"averted"`
+	InheritedAnomalies int                        `json:"inheritedAnomalies"`
+	EpochDifferences   int64                      `json:"epochDifferences"`
+	Findings           []chainFindingJSON         `json:"findings"`
+}
+
+type chainSummaryJSON struct {
+	Type       string `json:"type"` // "summary"
+	Edges      int    `json:"edges"`
+	Consistent int    `json:"consistent"`
+	Findings   int    `json:"findings"`
+	Errors     int    `json:"errors"`
+}
+
+func (j *chainJSONPrinter) line(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = j.w.Write(append(b, '\n'))
+	return err
+}
+
+func (j *chainJSONPrinter) Print(r *barrier.ChainReport) error {
+	sum := chainSummaryJSON{Type: "summary", Edges: len(r.Edges)}
+	for i, e := range r.Edges {
+		out := chainEdgeJSON{Type: "edge", Edge: i + 1, Upstream: e.Upstream, Downstream: e.Downstream, Status: e.Status, Consistent: e.OK(),
+			UpstreamLog: rangeJSON(e.UpstreamLog), DownstreamLog: rangeJSON(e.DownstreamLog), Mirrored: rangeJSON(e.Mirrored),
+			BatchesCompared: e.BatchesCompared, Lag: e.Lag, MirroredBarriers: []chainMirroredBarrierJSON{},
+			ProducersReused: nonNil(e.ProducersReused), CollisionsAverted: e.CollisionsAverted, Averted: []chainAvertedJSON{},
+			InheritedAnomalies: e.InheritedAnomalies, EpochDifferences: e.EpochDifferences, Findings: []chainFindingJSON{}}
+		if b := e.Barrier; b != nil {
+			out.Barrier = &chainBarrierJSON{Offset: b.Offset, File: b.File, Position: b.Position, Aborts: nonNil(b.Aborts),
+				PartitionLeaderEpoch: b.PartitionLeaderEpoch, ProducersCleared: b.ProducersCleared}
+			l := rangeJSON(e.Local)
+			out.Local = &l
+		}
+		for _, b := range e.MirroredBarriers {
+			out.MirroredBarriers = append(out.MirroredBarriers, chainMirroredBarrierJSON(b))
+		}
+		for _, a := range e.Averted {
+			out.Averted = append(out.Averted, chainAvertedJSON(a))
+		}
+		for _, f := range e.Findings {
+			out.Findings = append(out.Findings, chainFindingJSON(f))
+			if f.Severity == psm.SeverityError {
+				sum.Errors++
+			}
+		}
+		sum.Findings += len(e.Findings)
+		if e.OK() {
+			sum.Consistent++
+		}
+		if err := j.line(out); err != nil {
+			return err
+		}
+	}
+	return j.line(sum)
+}

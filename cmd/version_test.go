@@ -1,0 +1,66 @@
+package cmd
+
+import (
+	"encoding/json"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+func TestVersionFromBuildInfo(t *testing.T) {
+	stamped := &debug.BuildInfo{
+		GoVersion: "go1.26.8",
+		Main:      debug.Module{Path: "github.com/kseg/kseg", Version: "v1.2.3"},
+		Settings: []debug.BuildSetting{
+			{Key: "vcs", Value: "git"},
+			{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
+			{Key: "vcs.time", Value: "2026-01-02T03:04:05Z"},
+			{Key: "vcs.modified", Value: "true"},
+		},
+	}
+	for _, tc := range []struct {
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{stamped, "kseg v1.2.3 revision 0123456789abcdef0123456789abcdef01234567 (modified) built from a commit of 2026-01-02T03:04:05Z go1.26.8"},
+		{&debug.BuildInfo{GoVersion: "go1.26.8"}, "kseg (devel) go1.26.8"},
+		{&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"},
+			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "false"}}},
+			"kseg (devel) revision abc go1.26.8"},
+	} {
+		if got := versionFromBuildInfo(tc.bi).String(); got != tc.want {
+			t.Errorf("got  %q\nwant %q", got, tc.want)
+		}
+	}
+}
+
+// TestVersionCommand runs `kseg version` in every output: the test binary
+// has build info (module version "(devel)" or empty, the Go version).
+func TestVersionCommand(t *testing.T) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		t.Skip("no build info in this binary")
+	}
+	r := runKseg("version")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "kseg ") || !strings.Contains(r.stdout, bi.GoVersion) || r.stderr != "" {
+		t.Errorf("version: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if v := runKseg("--version"); v.stdout != r.stdout {
+		t.Errorf("--version %q differs from version %q", v.stdout, r.stdout)
+	}
+	j := runKseg("version", "-o", "json")
+	var m map[string]any
+	if err := json.Unmarshal([]byte(j.stdout), &m); err != nil || j.code != 0 {
+		t.Fatalf("version -o json: exit %d, %v: %q", j.code, err, j.stdout)
+	}
+	if m["type"] != "version" || m["goVersion"] != bi.GoVersion || m["version"] == "" {
+		t.Errorf("version -o json: %v", m)
+	}
+	if _, ok := m["revision"]; !ok {
+		t.Errorf("version -o json has no revision key (null when unstamped): %v", m)
+	}
+	tb := runKseg("version", "-o", "table")
+	if tb.code != 0 || !strings.Contains(tb.stdout, "goVersion") || !strings.Contains(tb.stdout, bi.GoVersion) {
+		t.Errorf("version -o table: %q", tb.stdout)
+	}
+}
