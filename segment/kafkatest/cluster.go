@@ -190,6 +190,22 @@ func produceBatch(tb testing.TB, ctx context.Context, cl *kgo.Client, recs []*kg
 			}
 		})
 	}
+	// Wait until the client has loaded every partition the records go to
+	// before flushing. kgo moves records buffered for a topic it does not
+	// know yet into the partition's buffer only once it publishes the
+	// partition; a flush racing that move can drain the first record alone,
+	// splitting the batch on a loaded machine.
+	for _, r := range recs {
+		for {
+			if leader, _, err := cl.PartitionLeader(r.Topic, r.Partition); err == nil && leader >= 0 {
+				break
+			}
+			if ctx.Err() != nil {
+				tb.Fatalf("kafkatest: %s-%d never loaded", r.Topic, r.Partition)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 	if err := cl.Flush(ctx); err != nil {
 		tb.Fatalf("kafkatest: flush: %v", err)
 	}
