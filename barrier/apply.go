@@ -65,6 +65,10 @@ type Report struct {
 	// interrupted mirror); Plan is nil then.
 	Mirror             *MirrorPlan         `json:"mirror,omitempty"`
 	MirrorVerification *MirrorVerification `json:"mirrorVerification,omitempty"`
+	// Repair is the plan of a repair (ApplyRepair, or a Rollback of an
+	// interrupted repair); Plan is nil then.
+	Repair             *RepairPlan         `json:"repair,omitempty"`
+	RepairVerification *RepairVerification `json:"repairVerification,omitempty"`
 }
 
 // work is what the crash-safe applier executes: the file operations of an
@@ -80,12 +84,14 @@ type work struct {
 	createDir bool
 	inject    *Plan
 	mirror    *MirrorPlan
+	repair    *RepairPlan
 }
 
 // Tools, as recorded in the journal and the backup manifest.
 const (
 	toolInject = "kseg inject-barrier"
 	toolMirror = "kseg mirror"
+	toolRepair = "kseg repair"
 )
 
 func injectWork(p *Plan) work {
@@ -96,12 +102,20 @@ func mirrorWork(p *MirrorPlan) work {
 	return work{dir: p.Dir, logDir: p.LogDir, ops: p.Ops, tool: toolMirror, createDir: p.CreateDir, mirror: p}
 }
 
+func repairWork(p *RepairPlan) work {
+	return work{dir: p.Dir, logDir: p.LogDir, ops: p.Ops, tool: toolRepair, repair: p}
+}
+
 // workOf is the work a journal records, in partition directory dir.
 func workOf(j *journal, dir string) work {
 	logDir := segment.LogDirOf(dir)
 	if j.Mirror != nil {
 		j.Mirror.Dir, j.Mirror.LogDir = dir, logDir
 		return mirrorWork(j.Mirror)
+	}
+	if j.Repair != nil {
+		j.Repair.Dir, j.Repair.LogDir = dir, logDir
+		return repairWork(j.Repair)
 	}
 	j.Plan.Dir, j.Plan.LogDir = dir, logDir
 	return injectWork(j.Plan)
@@ -230,7 +244,7 @@ func (a *applier) fresh() error {
 	a.rep.BackupDir = bd
 	a.j = &journal{Version: journalVersion, Tool: a.w.tool, State: journalPrepared,
 		Started: a.now().UTC().Format(time.RFC3339Nano), Dir: a.w.dir, BackupDir: bd, Done: []string{},
-		Plan: a.w.inject, Mirror: a.w.mirror}
+		Plan: a.w.inject, Mirror: a.w.mirror, Repair: a.w.repair}
 	if err := a.saveJournal("journal:" + journalPrepared); err != nil {
 		return err
 	}
@@ -552,6 +566,10 @@ func (a *applier) writeManifest() error {
 		m.Restore = "With the broker stopped: copy every file listed with a size back into the partition directory, " +
 			"and delete every file listed with size -1 (created by the mirror). `kseg mirror --rollback` does this for an interrupted run."
 	}
+	if p := a.w.repair; p != nil {
+		m.Restore = "With the broker stopped: copy every file listed with a size back into the partition directory, " +
+			"and delete every file listed with size -1 (created by the repair). `kseg repair --rollback` does this for an interrupted run."
+	}
 	for _, op := range a.w.ops {
 		m.Files = append(m.Files, manifestFile{Name: op.Name, Action: op.Action, Size: op.OldSize, SHA256: op.OldSHA256})
 	}
@@ -705,7 +723,7 @@ func (a *applier) resume() error {
 	}
 	a.w = workOf(j, a.w.dir)
 	a.j = j
-	a.rep.Plan, a.rep.Mirror = j.Plan, j.Mirror
+	a.rep.Plan, a.rep.Mirror, a.rep.Repair = j.Plan, j.Mirror, j.Repair
 	a.rep.Resumed, a.rep.ResumedFrom, a.rep.BackupDir = true, j.State, j.BackupDir
 	if err := a.step("resume:" + j.State); err != nil {
 		return err
@@ -763,7 +781,7 @@ func (a *applier) ensureStaged(op *FileOp) error {
 	return a.stage(op, src, op.KeepPrefix, op.Content, op.Sources, op.NewSHA256, "restage:"+op.Name)
 }
 
-// Rollback undoes the interrupted injection (or mirror) whose journal is
+// Rollback undoes the interrupted injection (or mirror, or repair) whose journal is
 // in dir:
 // every file changed or deleted is copied back from the backup, every file
 // created is removed, then the staged files and the journal. A completed
@@ -774,11 +792,11 @@ func Rollback(dir string, o ApplyOptions) (*Report, error) {
 	j, err := readJournal(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no interrupted injection to roll back (no %s)", dir, JournalName)
+			return nil, fmt.Errorf("%s: no interrupted operation to roll back (no %s)", dir, JournalName)
 		}
 		return nil, err
 	}
-	rep := &Report{Dir: dir, Plan: j.Plan, Mirror: j.Mirror, RolledBack: true, Resumed: true, ResumedFrom: j.State, BackupDir: j.BackupDir}
+	rep := &Report{Dir: dir, Plan: j.Plan, Mirror: j.Mirror, Repair: j.Repair, RolledBack: true, Resumed: true, ResumedFrom: j.State, BackupDir: j.BackupDir}
 	a := &applier{w: workOf(j, dir), o: o, rep: rep, j: j}
 	lk, err := a.lock()
 	if err != nil {

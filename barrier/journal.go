@@ -26,8 +26,8 @@ const (
 	journalVersion    = 1
 )
 
-// journal is the on-disk record of an injection or a mirror under way. Both
-// use the same file, so that neither starts while the other is pending.
+// journal is the on-disk record of an injection, a mirror or a repair under
+// way. All use the same file, so that none starts while another is pending.
 type journal struct {
 	Version   int      `json:"version"`
 	Tool      string   `json:"tool"`
@@ -36,9 +36,22 @@ type journal struct {
 	Dir       string   `json:"dir"`
 	BackupDir string   `json:"backupDir"`
 	Done      []string `json:"done"` // commit steps done, in order
-	// Plan is an injection's plan, Mirror a mirror's: exactly one is set.
+	// Plan is an injection's plan, Mirror a mirror's, Repair a repair's:
+	// exactly one is set.
 	Plan   *Plan       `json:"plan,omitempty"`
 	Mirror *MirrorPlan `json:"mirror,omitempty"`
+	Repair *RepairPlan `json:"repair,omitempty"`
+}
+
+// plans counts the plans a journal carries (exactly one is valid).
+func (j *journal) plans() int {
+	n := 0
+	for _, set := range []bool{j.Plan != nil, j.Mirror != nil, j.Repair != nil} {
+		if set {
+			n++
+		}
+	}
+	return n
 }
 
 func journalPath(dir string) string { return filepath.Join(dir, JournalName) }
@@ -53,7 +66,7 @@ func readJournal(dir string) (*journal, error) {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return nil, fmt.Errorf("unreadable journal: %w", err)
 	}
-	if j.Version != journalVersion || (j.Plan == nil) == (j.Mirror == nil) {
+	if j.Version != journalVersion || j.plans() != 1 {
 		return nil, fmt.Errorf("journal version %d without a plan; this kseg writes version %d", j.Version, journalVersion)
 	}
 	if j.State != journalPrepared && j.State != journalCommitting {
@@ -65,11 +78,14 @@ func readJournal(dir string) (*journal, error) {
 	if j.Mirror != nil {
 		j.Mirror.Resume = nil
 	}
+	if j.Repair != nil {
+		j.Repair.Resume = nil
+	}
 	return &j, nil
 }
 
 // HasJournal reports whether dir holds the journal of an interrupted
-// injection or mirror.
+// injection, mirror or repair.
 func HasJournal(dir string) bool {
 	_, err := os.Lstat(journalPath(dir))
 	return err == nil

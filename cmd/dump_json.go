@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"io"
+	"slices"
 	"sort"
 
 	"github.com/kseg/kseg/decode"
@@ -24,6 +25,11 @@ type jsonDumpPrinter struct {
 	// JSON encoding, made once per file rather than once per batch.
 	file     string
 	fileJSON []byte
+	// sink is set on a worker's fork (see dump_pipeline.go): the batch
+	// line is then built in place at the end of the job's output, from
+	// batchStart, instead of being copied there when done.
+	sink       *batchSink
+	batchStart int
 }
 
 func newJSONDumpPrinter(s *Streams, o *dumpOptions) *jsonDumpPrinter {
@@ -36,6 +42,13 @@ func (p *jsonDumpPrinter) line(fill func(j *jsonw)) {
 	fill(&p.l)
 	p.l.end()
 	p.l.b = append(p.l.b, '\n')
+	if p.sink != nil && p.inBatch {
+		// A finding made while the batch line is being built in place:
+		// it goes before the line, as the serial printer writes it.
+		p.j.b = slices.Insert(p.j.b, p.batchStart, p.l.b...)
+		p.batchStart += len(p.l.b)
+		return
+	}
 	p.w.Write(p.l.b)
 }
 
@@ -55,6 +68,10 @@ func (p *jsonDumpPrinter) Batch(bv *batchView) {
 	b := bv.Batch
 	j := &p.j
 	j.b = j.b[:0]
+	if p.sink != nil {
+		p.batchStart = len(p.sink.b.out)
+		j.b = p.sink.b.out
+	}
 	j.begin()
 	j.str("type", "batch")
 	if bv.File != p.file || p.fileJSON == nil {
@@ -196,8 +213,12 @@ func (p *jsonDumpPrinter) EndBatch(*batchView) {
 	}
 	j.end()
 	j.b = append(j.b, '\n')
-	p.w.Write(j.b)
 	p.inBatch = false
+	if p.sink != nil {
+		p.sink.b.out, j.b = j.b, nil
+		return
+	}
+	p.w.Write(j.b)
 }
 
 func (p *jsonDumpPrinter) LogEnd(f dumpFile, s *logSummary) {
@@ -374,8 +395,16 @@ func (p *jsonDumpPrinter) EndFile(f dumpFile) {
 
 func (p *jsonDumpPrinter) Close() error { return releaseOutBuf(&p.w) }
 
+// resetJob forgets, on a worker's fork, a batch line a failed job left
+// open: the next job's output starts clean.
+func (p *jsonDumpPrinter) resetJob() {
+	if p.sink != nil {
+		p.inBatch, p.j.b = false, nil
+	}
+}
+
 func (p *jsonDumpPrinter) fork(sink *batchSink) dumpPrinter {
-	return &jsonDumpPrinter{o: p.o, w: sink}
+	return &jsonDumpPrinter{o: p.o, w: sink, sink: sink}
 }
 
 func (p *jsonDumpPrinter) emit(b *batchOut) { b.emit(p.w, io.Discard) }

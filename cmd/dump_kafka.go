@@ -84,7 +84,7 @@ func (p *kafkaDumpPrinter) Batch(bv *batchView) {
 	}
 	// The line of DumpLogSegments, appended with strconv (fmt allocated
 	// per batch and record).
-	w := p.buf[:0]
+	w := p.lineStart()
 	if b.IsLegacy() {
 		w = appendField(w, "offset: ", b.LastOffset())
 	} else {
@@ -110,8 +110,7 @@ func (p *kafkaDumpPrinter) Batch(bv *batchView) {
 	w = appendField(w, " crc: ", int64(b.CRC))
 	w = strconv.AppendBool(append(w, " isvalid: "...), valid)
 	w = append(w, '\n')
-	p.w.Write(w)
-	p.buf = w
+	p.lineDone(w)
 }
 
 // Record prints a record line, but only under deep iteration: dump decodes
@@ -130,7 +129,7 @@ func (p *kafkaDumpPrinter) Record(bv *batchView, rv *recordView) {
 		g = &p.sink.b.gaps // a worker's: committed when its job is emitted
 	}
 	g.add(r.Offset, !p.o.filtered())
-	w := p.buf[:0]
+	w := p.lineStart()
 	first := true
 	sep := func() {
 		if first {
@@ -176,8 +175,7 @@ func (p *kafkaDumpPrinter) Record(bv *batchView, rv *recordView) {
 		}
 	}
 	w = append(w, '\n')
-	p.w.Write(w)
-	p.buf = w
+	p.lineDone(w)
 }
 
 // kafkaControlSuffix is printControlRecord of the Java port, with the
@@ -254,6 +252,23 @@ func (p *kafkaDumpPrinter) absorb(other dumpPrinter) {
 		}
 		p.nonConsecutive[f] = append(p.nonConsecutive[f], q.nonConsecutive[f]...)
 	}
+}
+
+// lineStart and lineDone: see textDumpPrinter.lineStart.
+func (p *kafkaDumpPrinter) lineStart() []byte {
+	if p.sink != nil {
+		return p.sink.b.out
+	}
+	return p.buf[:0]
+}
+
+func (p *kafkaDumpPrinter) lineDone(w []byte) {
+	if p.sink != nil {
+		p.sink.b.out = w
+		return
+	}
+	p.w.Write(w)
+	p.buf = w
 }
 
 func (p *kafkaDumpPrinter) fork(sink *batchSink) dumpPrinter {

@@ -21,17 +21,22 @@ import (
 // which runs in file order. The serial path renders with the real printer
 // and commits at once. The parallel path (batchPipeline) is
 //
-//	scanner (dump goroutine) ──jobs──▶ N workers: render into the job's buffer
+//	scanner (dump goroutine) ──jobs──▶ N-1 workers: render into the job's buffer
 //	        │                                   │
 //	        └── in-flight queue, file order ◀── done
-//	             head done? emit its buffer, commit, release its window
+//	             head done? emit its buffer, commit, release its windows
+//	             head not done? render a queued job here meanwhile
 //
 // The dump goroutine frames batches (the scanner's sliding window; each
-// job retains the window its bytes live in, so nothing is copied), hands
-// them to the workers, and emits finished jobs strictly in file order, so
-// the output is byte for byte the serial output (the golden tests run both
-// ways). At most maxInFlight jobs and maxInFlightBytes of batches are in
-// flight: memory stays flat whatever the segment size.
+// job retains the windows its bytes live in, so nothing is copied), hands
+// runs of them (jobs of up to jobMaxBytes) to the workers, and emits
+// finished jobs strictly in file order, so the output is byte for byte the
+// serial output (the golden tests and dump_parallel_test.go check both
+// ways). While the oldest job is still being rendered it renders queued
+// jobs itself rather than wait: N renderers are N-1 workers plus the dump
+// goroutine, one per core, and no core idles while there is work. At most
+// N×jobsPerWorker jobs and maxInFlightBytes of batches are in flight:
+// memory stays flat whatever the segment size.
 
 // outWriter is where a printer writes: the buffered stdout, or the buffer
 // of one batch on a worker.
@@ -73,7 +78,14 @@ func (b *batchOut) emit(out outWriter, errw io.Writer) {
 		out.Flush()
 		errw.Write(e.b)
 	}
-	out.Write(b.out[last:])
+	if rest := b.out[last:]; len(rest) > outBufSize {
+		// Large: flush what is buffered, and bufio then hands rest to
+		// the stream whole instead of copying a buffer's worth first.
+		out.Flush()
+		out.Write(rest)
+	} else {
+		out.Write(rest)
+	}
 }
 
 // batchSink is a worker's outWriter: it appends to the current job's
@@ -174,7 +186,7 @@ type batchJob struct {
 
 // Bounds of a job.
 const (
-	jobMaxBytes   = 256 << 10
+	jobMaxBytes   = 128 << 10
 	jobMaxBatches = 256
 )
 
@@ -235,6 +247,9 @@ func (r *batchRenderer) report(f finding) {
 // operational error, as the serial loop stops the file there.
 func (r *batchRenderer) render(j *batchJob) {
 	r.job = j
+	if rs, ok := r.p.(interface{ resetJob() }); ok {
+		rs.resetJob()
+	}
 	for i := range j.batches {
 		if r.renderBatch(j, &j.batches[i]); j.err != nil {
 			return
@@ -329,7 +344,7 @@ func (st *dumpState) commit(j *batchJob, sum *logSummary, lastRecord *int64) {
 const (
 	// jobsPerWorker: batches queued per worker, so a worker never waits
 	// for the dump goroutine to frame the next one.
-	jobsPerWorker = 4
+	jobsPerWorker = 8
 	// maxInFlightBytes caps the batch bytes in flight (at least one batch
 	// is always let through, whatever its size).
 	maxInFlightBytes = 32 << 20
@@ -352,10 +367,20 @@ type batchPipeline struct {
 	queue    []*batchJob // in flight, file order
 	inFlight int64       // bytes of the batches in queue
 	free     []*batchJob
+
+	// helper renders queued jobs on the dump goroutine (into helpSink)
+	// while it waits for the oldest.
+	helper   *batchRenderer
+	helpSink *batchSink
 }
 
-func newBatchPipeline(st *dumpState, main parallelPrinter, workers int) *batchPipeline {
-	return &batchPipeline{st: st, main: main, workers: workers, work: make(chan *batchJob, workers*jobsPerWorker)}
+// newBatchPipeline renders with n renderers: n-1 worker goroutines and the
+// dump goroutine.
+func newBatchPipeline(st *dumpState, main parallelPrinter, n int) *batchPipeline {
+	bp := &batchPipeline{st: st, main: main, workers: n - 1, work: make(chan *batchJob, n*jobsPerWorker)}
+	bp.helpSink = &batchSink{}
+	bp.helper = newBatchRenderer(st.o, main.fork(bp.helpSink))
+	return bp
 }
 
 func (bp *batchPipeline) start() {
@@ -456,10 +481,22 @@ func (bp *batchPipeline) emitHead(sum *logSummary, lastRecord *int64) error {
 	return err
 }
 
-// pop waits for the oldest job and takes it off the queue.
+// pop waits for the oldest job and takes it off the queue. While it
+// waits, it renders jobs no worker has taken yet. (It runs on the dump
+// goroutine, whose SetPanicOnFault is on while a .log is dumped.)
 func (bp *batchPipeline) pop() *batchJob {
 	j := bp.queue[0]
-	<-j.done
+wait:
+	for {
+		select {
+		case <-j.done:
+			break wait
+		case h := <-bp.work:
+			bp.helpSink.b = &h.out
+			renderGuarded(bp.helper, h)
+			h.done <- struct{}{}
+		}
+	}
 	bp.queue = bp.queue[1:]
 	bp.inFlight -= j.bytes
 	return j

@@ -153,9 +153,12 @@ func (st *styles) appendPaint(dst []byte, style lipgloss.Style, text []byte) []b
 	return append(dst, style.Render(string(text))...)
 }
 
-// outBufs recycles the printers' output buffers (256 KiB each): a
-// log-directory dump makes a printer per partition.
-var outBufs = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
+// outBufSize is the printers' output buffer.
+const outBufSize = 256 << 10
+
+// outBufs recycles the printers' output buffers: a log-directory dump
+// makes a printer per partition.
+var outBufs = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, outBufSize) }}
 
 // newOutBuf is a pooled buffered writer on w.
 func newOutBuf(w io.Writer) *bufio.Writer {

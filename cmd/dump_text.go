@@ -15,11 +15,13 @@ import (
 // with Kafka's field names, defaults left out, findings inline, styled with
 // lipgloss only on a terminal.
 type textDumpPrinter struct {
-	o   *dumpOptions
-	w   outWriter
-	st  *styles
-	buf []byte
-	n   int64
+	o *dumpOptions
+	w outWriter
+	// sink is set on a worker's fork (see dump_pipeline.go).
+	sink *batchSink
+	st   *styles
+	buf  []byte
+	n    int64
 }
 
 func newTextDumpPrinter(s *Streams, o *dumpOptions) *textDumpPrinter {
@@ -42,7 +44,7 @@ func (p *textDumpPrinter) LogStart(dumpFile) {}
 // and led the deep dump's profile), producing the same bytes.
 func (p *textDumpPrinter) Batch(bv *batchView) {
 	b := bv.Batch
-	w := p.buf[:0]
+	w := p.lineStart()
 	var tmp [48]byte
 	off := strconv.AppendInt(tmp[:0], b.BaseOffset, 10)
 	if b.LastOffset() != b.BaseOffset {
@@ -100,13 +102,12 @@ func (p *textDumpPrinter) Batch(bv *batchView) {
 		}
 	}
 	w = append(w, '\n')
-	p.w.Write(w)
-	p.buf = w
+	p.lineDone(w)
 }
 
 func (p *textDumpPrinter) Record(bv *batchView, rv *recordView) {
 	b, r := bv.Batch, rv.Record
-	w := p.buf[:0]
+	w := p.lineStart()
 	var tmp [24]byte
 	w = append(w, "  | offset "...)
 	w = p.st.appendPaint(w, p.st.offset, strconv.AppendInt(tmp[:0], r.Offset, 10))
@@ -142,8 +143,7 @@ func (p *textDumpPrinter) Record(bv *batchView, rv *recordView) {
 		}
 	}
 	w = append(w, '\n')
-	p.w.Write(w)
-	p.buf = w
+	p.lineDone(w)
 }
 
 // textControl names a control record and its fields.
@@ -274,7 +274,26 @@ func (p *textDumpPrinter) EndFile(f dumpFile) {
 func (p *textDumpPrinter) Close() error { return releaseOutBuf(&p.w) }
 
 func (p *textDumpPrinter) fork(sink *batchSink) dumpPrinter {
-	return &textDumpPrinter{o: p.o, w: sink, st: p.st}
+	return &textDumpPrinter{o: p.o, w: sink, st: p.st, sink: sink}
+}
+
+// lineStart and lineDone bracket appending one line: to the printer's
+// scratch buffer, written out at lineDone, or on a worker straight to the
+// job's output, which saves copying every rendered byte once more.
+func (p *textDumpPrinter) lineStart() []byte {
+	if p.sink != nil {
+		return p.sink.b.out
+	}
+	return p.buf[:0]
+}
+
+func (p *textDumpPrinter) lineDone(w []byte) {
+	if p.sink != nil {
+		p.sink.b.out = w
+		return
+	}
+	p.w.Write(w)
+	p.buf = w
 }
 
 func (p *textDumpPrinter) emit(b *batchOut) { b.emit(p.w, io.Discard) }

@@ -124,6 +124,7 @@ a terminal, for work over about a second) to stderr.
 		newInjectBarrierCmd(s, g),
 		newVerifyChainCmd(s, g),
 		newMirrorCmd(s, g),
+		newRepairCmd(s, g),
 	)
 	finishTree(root)
 	return root

@@ -367,7 +367,7 @@ func TestSnapshotMidSegmentUsesIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pos := startPosition(lf, pd.Segments[0], 13); pos == 0 {
+	if pos := startPosition(lf, pd.Segments[0], 13, 0); pos == 0 {
 		t.Error("the index was not used")
 	}
 	lf.Close()

@@ -126,19 +126,23 @@ func (r *rebuilder) scan(m *Manager, start, end int64, barriersOnly bool, visit 
 // startPosition uses the segment's offset index to skip to the batch
 // holding start, as LogSegment.translateOffset does; the entry is used only
 // if the batch at its position really ends at the indexed offset.
-func startPosition(lf *segment.LogFile, seg segment.SegmentFiles, start int64) int64 {
+func startPosition(lf *segment.LogFile, seg segment.SegmentFiles, start, limit int64) int64 {
 	if seg.Index == "" || start <= seg.BaseOffset {
 		return 0
+	}
+	size := lf.Size
+	if limit > 0 {
+		size = min(size, limit)
 	}
 	idx, err := segment.ReadOffsetIndex(seg.Index, seg.BaseOffset)
 	if err != nil || len(idx.Entries) == 0 {
 		return 0
 	}
 	e := idx.Lookup(start)
-	if e.Position <= 0 || int64(e.Position) >= lf.Size {
+	if e.Position <= 0 || int64(e.Position) >= size {
 		return 0
 	}
-	sc := lf.Scanner(segment.ScanOptions{Start: int64(e.Position), BufferSize: 64 << 10})
+	sc := lf.Scanner(segment.ScanOptions{Start: int64(e.Position), BufferSize: 64 << 10, Limit: size})
 	if !sc.Next() || sc.Batch().LastOffset() != e.Offset {
 		return 0
 	}
@@ -151,7 +155,11 @@ func (r *rebuilder) scanSegment(m *Manager, seg segment.SegmentFiles, start, end
 		return false, err
 	}
 	defer lf.Close()
-	sc := lf.Scanner(segment.ScanOptions{Start: startPosition(lf, seg, start)})
+	limit, limited := r.opts.SegmentLimits[seg.BaseOffset]
+	if limited && limit <= 0 {
+		return false, nil // cut to nothing
+	}
+	sc := lf.Scanner(segment.ScanOptions{Start: startPosition(lf, seg, start, limit), Limit: limit})
 	name := filepath.Base(seg.Log)
 	for sc.Next() {
 		b := sc.Batch()

@@ -258,6 +258,11 @@ type Options struct {
 	// LogStartOffset is the log-start-offset-checkpoint value; -1 = none.
 	// Rebuild uses max(LogStartOffset, first segment base), as LogLoader.
 	LogStartOffset int64
+	// SegmentLimits reads only the first N bytes of a segment's .log,
+	// keyed by its base offset: the log as it will be once a repair has
+	// cut a damaged tail (kseg repair plans with it before changing a
+	// byte). Segments not listed are read whole.
+	SegmentLimits map[int64]int64
 }
 
 // DefaultOptions are Kafka's defaults and kseg's CLI defaults.

@@ -150,3 +150,48 @@ func TestResyncAcrossWindows(t *testing.T) {
 		t.Fatal("test batch has a bad crc")
 	}
 }
+
+// FuzzResync: whatever the bytes, Resync terminates without panicking,
+// stays within [from, end), and a position it returns holds an entry that
+// frames, carries an offset at or above the minimum and passes its CRC.
+func FuzzResync(f *testing.F) {
+	log, pos := resyncLog(f, 4)
+	f.Add(log, int64(1), int64(0))
+	damaged := bytes.Clone(log)
+	binary.BigEndian.PutUint32(damaged[pos[1]+8:], 0x7fffff00)
+	f.Add(damaged, pos[1]+1, int64(2))
+	f.Add(bytes.Repeat([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 61, 0, 0, 0, 0, 2}, 20), int64(0), int64(-5))
+	f.Fuzz(func(t *testing.T, data []byte, from, min int64) {
+		if from < 0 || from > int64(len(data)) {
+			from = 0
+		}
+		p, found, err := Resync(bytes.NewReader(data), from, int64(len(data)), ResyncOptions{MinBaseOffset: min, BufferSize: 128})
+		if err != nil && !errors.Is(err, ErrResyncBudget) {
+			t.Fatalf("error on in-memory input: %v", err)
+		}
+		if !found {
+			return
+		}
+		if p < from || p >= int64(len(data)) {
+			t.Fatalf("position %d outside [%d, %d)", p, from, len(data))
+		}
+		b, err := decode.ParseBatch(data[p:])
+		if b.Magic == 2 && err != nil {
+			t.Fatalf("accepted a v2 entry at %d that does not parse: %v", p, err)
+		}
+		if int64(binary.BigEndian.Uint64(data[p:])) < min {
+			t.Fatalf("accepted offset below %d", min)
+		}
+		size := int64(int32(binary.BigEndian.Uint32(data[p+8:])))
+		raw := data[p : p+12+size]
+		var ok bool
+		if raw[16] == 2 {
+			ok = crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)) == binary.BigEndian.Uint32(raw[17:])
+		} else {
+			ok = crc32.ChecksumIEEE(raw[16:]) == binary.BigEndian.Uint32(raw[12:])
+		}
+		if !ok {
+			t.Fatalf("accepted an entry at %d whose crc does not match", p)
+		}
+	})
+}

@@ -107,7 +107,11 @@ func dump(path string, enc *json.Encoder, dec kgo.Decompressor) error {
 			return fmt.Errorf("%s: position %d: %w", path, pos, err)
 		}
 		n := int(binary.BigEndian.Uint32(hdr[8:]))
-		raw = append(append(raw[:0], hdr[:]...), make([]byte, n)...)
+		if cap(raw) < 12+n {
+			raw = make([]byte, 12+n)
+		}
+		raw = raw[:12+n]
+		copy(raw, hdr[:])
 		if _, err := io.ReadFull(r, raw[12:]); err != nil {
 			return fmt.Errorf("%s: position %d: %w", path, pos, err)
 		}

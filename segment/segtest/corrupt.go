@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
@@ -78,6 +79,12 @@ type CorruptCase struct {
 	// Good are the positions, in Expect.File (a .log), of every intact
 	// batch dump must still report, before and after the damage.
 	Good []int64
+	// Truncate is where the broker's log recovery (and kseg repair) cuts
+	// Expect.File: the start of the first batch that does not frame or
+	// fails its CRC, or whose offsets go back; -1 when recovery keeps every
+	// byte of it (a damaged index, snapshot or record section with a valid
+	// CRC, a leader epoch or offset the CRC does not cover).
+	Truncate int64
 	// Skipped is {from, to} of the skipped-bytes finding dump reports when
 	// the damage is structural and in the middle of the log, so that it
 	// reaches the batches after it only by resynchronising: from the
@@ -227,6 +234,9 @@ func (b *corpusBuilder) add(cc CorruptCase) {
 	if cc.Expect.Severity == "" {
 		cc.Expect.Severity = SeverityError
 	}
+	if cc.Truncate == 0 {
+		cc.Truncate = -1
+	}
 	if cc.Target == "" {
 		cc.Target = cc.Expect.File
 	}
@@ -237,10 +247,26 @@ func (b *corpusBuilder) add(cc CorruptCase) {
 // resync marks damage to entry i that dump steps over to entry i+1.
 func (l layout) resync(i int) []int64 { return []int64{l.pos[i], l.pos[i+1]} }
 
+// logCase adds a damaged .log of base; class may carry a "#detail"
+// suffix that names the case but not its class.
 func (b *corpusBuilder) logCase(base, class string, l layout, log []byte, want Expect, good, skipped []int64) {
 	want.File = l.name
-	b.add(CorruptCase{Name: base + "/" + class, Base: base, Class: class, Files: map[string][]byte{l.name: log},
-		Expect: want, Good: good, Skipped: skipped})
+	name := base + "/" + strings.Replace(class, "#", "/", 1)
+	class, _, _ = strings.Cut(class, "#")
+	// Where recovery cuts: at the damaged batch. A corrupt-batch finding
+	// is at a field inside it, the batch being the resynchronisation's
+	// start; appended garbage sets its own.
+	cut := int64(-1)
+	switch want.Kind {
+	case KindCRCMismatch, KindTornTail, KindZeroTail, KindOffsetOrder:
+		cut = want.Position
+	case KindCorruptBatch:
+		if skipped != nil {
+			cut = skipped[0]
+		}
+	}
+	b.add(CorruptCase{Name: name, Base: base, Class: class, Files: map[string][]byte{l.name: log},
+		Expect: want, Good: good, Skipped: skipped, Truncate: cut})
 }
 
 // headerBitFlips flips one bit in every header field of a batch in the
@@ -337,11 +363,16 @@ func (b *corpusBuilder) lengths() error {
 			b.logCase(base, "length/"+v.name+"-mid", l, log, Expect{Kind: KindCorruptBatch, Position: p + 8}, l.except(m), l.resync(m))
 		}
 		// At the last batch, a huge length is indistinguishable from a
-		// torn write: nothing valid follows.
+		// torn write: nothing valid follows. A negative one is corrupt
+		// wherever it is.
 		last := len(l.pos) - 1
 		log := bytes.Clone(l.log)
 		binary.BigEndian.PutUint32(log[l.pos[last]+8:], 0x7fffff00)
 		b.logCase(base, "length/huge-last", l, log, Expect{Kind: KindTornTail, Position: l.pos[last]}, l.before(last), nil)
+		log = bytes.Clone(l.log)
+		binary.BigEndian.PutUint32(log[l.pos[last]+8:], 0xfffffff0)
+		b.logCase(base, "length/negative-last", l, log, Expect{Kind: KindCorruptBatch, Position: l.pos[last] + 8}, l.before(last), nil)
+		b.c.Cases[len(b.c.Cases)-1].Truncate = l.pos[last]
 	}
 	return nil
 }
@@ -372,7 +403,7 @@ func (b *corpusBuilder) tails() error {
 			if allZeroBytes(log[lp:]) {
 				want = Expect{Kind: KindZeroTail, Position: lp, Severity: SeverityWarning}
 			}
-			b.logCase(base, fmt.Sprintf("torn-tail/%d", k), l, log, want, l.before(last), nil)
+			b.logCase(base, fmt.Sprintf("torn-tail#%d", k), l, log, want, l.before(last), nil)
 		}
 		end := int64(len(l.log))
 		b.logCase(base, "zero-tail", l, append(bytes.Clone(l.log), make([]byte, 4096)...),
@@ -385,6 +416,7 @@ func (b *corpusBuilder) tails() error {
 			{"garbage-binary", binaryGarbage(64)},
 		} {
 			b.logCase(base, "appended/"+g.name, l, append(bytes.Clone(l.log), g.tail...), tailExpect(g.tail, end), l.except(), nil)
+			b.c.Cases[len(b.c.Cases)-1].Truncate = end
 		}
 	}
 	return nil

@@ -1,0 +1,193 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/barrier"
+)
+
+// repairOptions are the flags of `kseg repair`.
+type repairOptions struct {
+	dryRun             bool
+	output             string
+	all                bool
+	indexIntervalBytes int
+	backupDir          string
+	rollback           bool
+
+	// derived by Validate
+	repair barrier.RepairOptions
+	// planFlags are the flags that shape a plan; a resumed repair ignores
+	// them.
+	planFlags []string
+}
+
+func (o *repairOptions) AddFlags(c *cobra.Command) {
+	f := c.Flags()
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and change nothing (exit 3 when it found damage)")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	f.BoolVar(&o.all, "all", false, "examine every segment, not only those from the recovery point (recovery-point-offset-checkpoint) on")
+	f.IntVar(&o.indexIntervalBytes, "index-interval-bytes", barrier.DefaultIndexIntervalBytes, "the topic's index.interval.bytes, for the .index and .timeindex entries of rebuilt indexes")
+	f.StringVar(&o.backupDir, "backup-dir", "", "where the backup of every changed or deleted file goes (default: a new kseg-backup-<partition>-<time> folder in the working directory; never inside the log directory)")
+	f.BoolVar(&o.rollback, "rollback", false, "undo an interrupted repair (its journal is in DIR) from its backup, instead of finishing it")
+}
+
+func (o *repairOptions) Validate(c *cobra.Command, args []string) error {
+	switch o.output {
+	case "text", "table", "json":
+	default:
+		return usageErrorf("--output must be text, table or json, not %q", o.output)
+	}
+	if o.indexIntervalBytes < 0 {
+		return usageErrorf("--index-interval-bytes must not be negative")
+	}
+	fl := c.Flags()
+	for _, name := range []string{"all", "index-interval-bytes"} {
+		if fl.Changed(name) {
+			o.planFlags = append(o.planFlags, "--"+name)
+		}
+	}
+	if o.rollback && (o.dryRun || len(o.planFlags) > 0) {
+		return usageErrorf("--rollback takes no other flag than --output and --backup-dir")
+	}
+	if len(args) != 1 {
+		return usageErrorf("repair needs exactly one partition directory")
+	}
+	o.repair = barrier.RepairOptions{All: o.all, IndexIntervalBytes: o.indexIntervalBytes}
+	return nil
+}
+
+func newRepairCmd(s *Streams, g *globalOptions) *cobra.Command {
+	o := &repairOptions{}
+	c := &cobra.Command{
+		Use:   "repair DIR",
+		Short: "Recover an unclean partition offline, as the broker's log recovery would",
+		Long: `Do offline, planned and explicitly, what a broker's log recovery does to a
+partition after an unclean shutdown (LogLoader.recoverLog, LogSegment.recover).
+The broker must be stopped.
+
+DIR is a partition directory. kseg first plans, changing nothing:
+
+  - examine every segment from the one holding the recovery point
+    (recovery-point-offset-checkpoint in the log directory; every segment
+    when there is none, or with --all), and below it any segment whose
+    .index is missing or whose .txnindex fails its sanity check;
+  - find each examined segment's first invalid byte: a batch that does not
+    frame (a torn write, a zero-filled preallocated tail, a corrupt length
+    or magic), fails its CRC (batch.ensureValid), goes back in offsets, or a
+    transaction marker whose record does not parse (cut after it);
+  - cut the segment there, and delete every later segment (recovery cannot
+    reach them);
+  - rebuild .index and .timeindex from the kept batches with the broker's
+    rules (--index-interval-bytes), unless the existing ones verify against
+    them, and .txnindex from the aborted transactions the producer-state
+    replay completes in the segment;
+  - delete producer snapshots above the new log end (and corrupt ones), drop
+    leader-epoch-checkpoint entries at or above it, and write the producer
+    snapshot at the new log end, rebuilt as the broker rebuilds it.
+
+--dry-run prints that plan. Otherwise kseg takes the log directory's lock (as
+a broker would), backs up every file that changes or goes (O_EXCL copies,
+fsynced, hash-checked), writes new contents to temp files that are fsynced
+and renamed, and keeps a journal (DIR/.kseg-inject.journal) so that rerunning
+the command on an interrupted directory finishes the repair with exactly the
+bytes an uninterrupted run writes (--rollback undoes it instead). The result
+is read back: a new plan must have nothing to do, the indexes must verify
+against the logs (dump --verify-index) and the snapshots must match the state
+rebuilt from the log (replay-psm --check-snapshots). A second run is a no-op.
+
+Refused, with nothing touched: a broker holds the log directory (an fcntl
+lock on .lock), DIR is not a partition, the file system is read-only, a batch
+does not fit its segment's relative offsets (the broker splits such a
+segment), or the log start offset lies above the repaired log end.
+` + exitStatusHelp + `  (repair: 0 when there was nothing to repair or the repair succeeded; with
+  --dry-run, 3 when the plan found damage; 3 also for a failed verification
+  after writing)
+`,
+		Example: `  kseg repair --dry-run /var/lib/kafka/data/orders-0
+  kseg repair --backup-dir /srv/backups/orders-0 /var/lib/kafka/data/orders-0
+  kseg repair --all --index-interval-bytes 4096 /var/lib/kafka/data/orders-0
+  kseg repair --dry-run --output json /var/lib/kafka/data/orders-0 | jq .findings
+  kseg repair --rollback /var/lib/kafka/data/orders-0    # undo an interrupted run`,
+		Args: usageArgs(cobra.ArbitraryArgs),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Validate(c, args); err != nil {
+				return err
+			}
+			return runRepair(c.Context(), s, g, o, args[0])
+		},
+	}
+	o.AddFlags(c)
+	return c
+}
+
+// repairExit maps the barrier package's typed errors to exit codes.
+func repairExit(err error) error {
+	var re *barrier.RefusalError
+	var oe *barrier.OptionError
+	switch {
+	case errors.As(err, &re):
+		return &exitError{code: ExitRefused, err: err}
+	case errors.As(err, &oe):
+		return &exitError{code: ExitUsage, err: fmt.Errorf("--%w", oe)}
+	}
+	return err
+}
+
+func runRepair(ctx context.Context, s *Streams, g *globalOptions, o *repairOptions, dir string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	pr := newRepairPrinter(s, o.output)
+	if o.rollback {
+		rep, err := barrier.Rollback(dir, barrier.ApplyOptions{})
+		if err != nil {
+			return repairExit(err)
+		}
+		return pr.Report(rep)
+	}
+	p, err := barrier.PlanRepair(dir, o.repair)
+	if err != nil {
+		return repairExit(err)
+	}
+	if p.Resume != nil && len(o.planFlags) > 0 && !g.quiet {
+		fmt.Fprintf(s.Err, "kseg: an interrupted repair is pending in %s; it is finished with the options it was planned with (ignoring %v)\n",
+			dir, o.planFlags)
+	}
+	if err := pr.Plan(p, o.dryRun); err != nil {
+		return err
+	}
+	if p.NothingToDo {
+		return nil
+	}
+	if o.dryRun {
+		if p.Damage {
+			return findingsExit()
+		}
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	rep, err := barrier.ApplyRepair(p, barrier.ApplyOptions{BackupDir: o.backupDir})
+	if err != nil {
+		if rep != nil && rep.BackupDir != "" && !g.quiet {
+			fmt.Fprintf(s.Err, "kseg: backup so far: %s\n", rep.BackupDir)
+		}
+		if !errors.Is(err, barrier.ErrRefused) && barrier.HasJournal(dir) && !g.quiet {
+			fmt.Fprintf(s.Err, "kseg: the repair was interrupted; rerun the command to finish it, or add --rollback to undo it\n")
+		}
+		return repairExit(err)
+	}
+	if err := pr.Report(rep); err != nil {
+		return err
+	}
+	if v := rep.RepairVerification; v != nil && !v.OK() {
+		return findingsExit()
+	}
+	return nil
+}

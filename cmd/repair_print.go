@@ -1,0 +1,381 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+
+	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/segment"
+)
+
+// repairPrinter renders repair's plan and report.
+type repairPrinter interface {
+	Plan(p *barrier.RepairPlan, dryRun bool) error
+	Report(r *barrier.Report) error
+}
+
+func newRepairPrinter(s *Streams, output string) repairPrinter {
+	if output == "json" {
+		return &repairJSONPrinter{w: s.Out}
+	}
+	return &repairTextPrinter{s: s, w: s.Out, st: s.styles(), table: output == "table"}
+}
+
+// ---- text ----
+
+// repairTextPrinter renders text, or with table the segments, findings
+// and files as tables (tablewriter).
+type repairTextPrinter struct {
+	s     *Streams
+	w     io.Writer
+	st    *styles
+	table bool
+}
+
+func (t *repairTextPrinter) render(header []string, rows [][]string) {
+	opts := []tablewriter.Option{}
+	if t.s.Width > 0 {
+		opts = append(opts, tablewriter.WithMaxWidth(t.s.Width))
+	}
+	tw := tablewriter.NewTable(t.w, opts...)
+	hdr := make([]any, len(header))
+	for i, h := range header {
+		hdr[i] = h
+	}
+	tw.Header(hdr...)
+	for _, r := range rows {
+		tw.Append(r)
+	}
+	tw.Render()
+}
+
+// planTables is Plan's table rendering of segments, findings and files.
+func (t *repairTextPrinter) planTables(p *barrier.RepairPlan) {
+	file := func(r barrier.FileRepair) string {
+		if r.Action == barrier.FileNone {
+			return ""
+		}
+		return fmt.Sprintf("%s (%d)", r.Action, r.Entries)
+	}
+	var rows [][]string
+	for _, s := range p.Segments {
+		cut := "valid"
+		if c := s.Cut; c != nil {
+			cut = fmt.Sprintf("%s at %d (%d bytes)", c.Kind, c.Position, c.Bytes)
+		}
+		rows = append(rows, []string{s.Log, i64(s.Size), i64(s.Batches), i64(s.ValidBytes), cut, file(s.Index), file(s.TimeIndex), file(s.TxnIndex)})
+	}
+	t.render([]string{"segment", "size", "batches kept", "valid bytes", "log", "index", "timeindex", "txnindex"}, rows)
+	if len(p.Findings) > 0 {
+		rows = rows[:0]
+		for _, f := range p.Findings {
+			pos := ""
+			if f.Position >= 0 {
+				pos = i64(f.Position)
+			}
+			rows = append(rows, []string{strings.ToUpper(f.Severity), f.Kind, f.File, pos, f.Message})
+		}
+		t.render([]string{"severity", "kind", "file", "position", "message"}, rows)
+	}
+	if len(p.Ops) > 0 {
+		rows = rows[:0]
+		for _, op := range p.Ops {
+			rows = append(rows, []string{op.Action, op.Name, i64(op.OldSize), i64(op.NewSize), op.Why})
+		}
+		t.render([]string{"action", "file", "old size", "new size", "why"}, rows)
+	}
+}
+
+func (t *repairTextPrinter) Plan(p *barrier.RepairPlan, dryRun bool) error {
+	w, st := t.w, t.st
+	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	title := func(s string) string { return st.paint(st.title, s) }
+	off := func(v int64) string { return st.paint(st.offset, fmt.Sprint(v)) }
+
+	pf("%s %s (topic %s, partition %d)\n", title("Partition"), p.Dir, p.Topic, p.Partition)
+	if p.Resume != nil {
+		pf("%s an interrupted repair (journal state %s, started %s, backup %s); applying finishes it with the plan recorded then, --rollback undoes it\n",
+			st.paint(st.warn, "Resume:"), p.Resume.State, p.Resume.Started, p.Resume.BackupDir)
+	}
+	pf("  examined: %s\n", p.Scope)
+	if p.NewLogEndOffset != p.LogEndOffset {
+		pf("  log end %s -> %s: %d offsets, %d batches, %d bytes removed\n", off(p.LogEndOffset), off(p.NewLogEndOffset),
+			p.Removed.Offsets, p.Removed.Batches, p.Removed.Bytes)
+	} else {
+		pf("  log end %s\n", off(p.LogEndOffset))
+	}
+	if t.table {
+		t.planTables(p)
+		for _, wn := range p.Warnings {
+			pf("%s %s\n", st.paint(st.warn, "Warning:"), wn)
+		}
+		switch {
+		case p.NothingToDo:
+			pf("%s %s\n", st.paint(st.ok, "Nothing to repair:"), p.Reason)
+		case dryRun:
+			pf("%s nothing was changed; run without --dry-run to apply (the broker must be stopped)\n", st.paint(st.warn, "Dry run:"))
+		}
+		return nil
+	}
+	for _, s := range p.Segments {
+		state := st.paint(st.ok, "valid")
+		if c := s.Cut; c != nil {
+			state = st.paint(st.err, fmt.Sprintf("cut at position %d (%s, %d bytes)", c.Position, c.Kind, c.Bytes))
+		}
+		pf("%s %s: %d bytes, %d batches kept, %s\n", title("Segment"), s.Log, s.Size, s.Batches, state)
+		for _, f := range []struct {
+			name string
+			r    barrier.FileRepair
+		}{{".index", s.Index}, {".timeindex", s.TimeIndex}, {".txnindex", s.TxnIndex}} {
+			if f.r.Action == barrier.FileKeep || f.r.Action == barrier.FileNone {
+				continue
+			}
+			pf("  %s: %s (%s), %d entries\n", f.name, f.r.Action, f.r.Reason, f.r.Entries)
+		}
+	}
+	if len(p.Findings) > 0 {
+		pf("%s\n", title("Findings:"))
+		for _, f := range p.Findings {
+			where := f.File
+			if f.Position >= 0 {
+				where = fmt.Sprintf("%s position %d", f.File, f.Position)
+			}
+			pf("  %s %s %s: %s\n", st.severity(f.Severity, strings.ToUpper(f.Severity)), f.Kind, where, f.Message)
+		}
+	}
+	for _, wn := range p.Warnings {
+		pf("%s %s\n", st.paint(st.warn, "Warning:"), wn)
+	}
+	if p.NothingToDo {
+		pf("%s %s\n", st.paint(st.ok, "Nothing to repair:"), p.Reason)
+		return nil
+	}
+	pf("%s\n", title("Files:"))
+	for _, op := range p.Ops {
+		size := ""
+		switch op.Action {
+		case barrier.OpReplace:
+			size = fmt.Sprintf(" (%d -> %d bytes)", op.OldSize, op.NewSize)
+		case barrier.OpCreate:
+			size = fmt.Sprintf(" (%d bytes)", op.NewSize)
+		case barrier.OpDelete:
+			size = fmt.Sprintf(" (%d bytes)", op.OldSize)
+		}
+		pf("  %-7s %s%s: %s\n", op.Action, op.Name, size, op.Why)
+	}
+	if p.SnapshotOffset >= 0 {
+		pf("  producer snapshot at the new log end: %s (%d producers)\n", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix), p.Producers)
+	}
+	if dryRun {
+		pf("%s nothing was changed; run without --dry-run to apply (the broker must be stopped)\n", st.paint(st.warn, "Dry run:"))
+	}
+	return nil
+}
+
+func (t *repairTextPrinter) Report(r *barrier.Report) error {
+	w, st := t.w, t.st
+	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	if r.NothingToDo {
+		return nil
+	}
+	n := 0
+	if r.Repair != nil {
+		n = len(r.Repair.Ops)
+	}
+	switch {
+	case r.RolledBack:
+		pf("%s the interrupted repair of %s is undone (restored from %s)\n", st.paint(st.ok, "Rolled back:"), r.Dir, r.BackupDir)
+		return nil
+	case r.Resumed:
+		pf("%s the interrupted repair (journal state %s) is finished: %d files\n", st.paint(st.ok, "Repaired:"), r.ResumedFrom, n)
+	default:
+		pf("%s %d files changed in %d steps\n", st.paint(st.ok, "Repaired:"), n, len(r.Steps))
+	}
+	if r.BackupDir != "" {
+		pf("  backup: %s (restore by hand: see its %s)\n", r.BackupDir, barrier.BackupManifestName)
+	}
+	v := r.RepairVerification
+	if v == nil {
+		return nil
+	}
+	if v.OK() {
+		pf("%s a new plan has nothing to do, the indexes verify against the logs, the producer snapshots match the log\n", st.paint(st.ok, "Verified:"))
+		return nil
+	}
+	pf("%s\n", st.paint(st.err, "Verification failed:"))
+	for _, l := range v.Replan {
+		pf("  still to do: %s\n", l)
+	}
+	for _, l := range v.IndexProblems {
+		pf("  %s\n", l)
+	}
+	for _, l := range v.SnapshotProblems {
+		pf("  %s\n", l)
+	}
+	return nil
+}
+
+// ---- json ----
+
+// JSON lines, explicit wire structs: one "plan" line, then one "result"
+// line when something was applied or rolled back.
+
+type repairJSONPrinter struct{ w io.Writer }
+
+type repairCutJSON struct {
+	Position int64  `json:"position"`
+	Kind     string `json:"kind"`
+	Bytes    int64  `json:"bytes"`
+	Message  string `json:"message"`
+}
+
+type repairFileJSON struct {
+	Action  string `json:"action"`
+	Reason  string `json:"reason,omitempty"`
+	Entries int    `json:"entries"`
+}
+
+type repairSegmentJSON struct {
+	BaseOffset int64          `json:"baseOffset"`
+	Log        string         `json:"log"`
+	Size       int64          `json:"size"`
+	Why        string         `json:"why"`
+	ValidBytes int64          `json:"validBytes"`
+	Batches    int64          `json:"batches"`
+	NextOffset int64          `json:"nextOffset"`
+	Cut        *repairCutJSON `json:"cut"`
+	Index      repairFileJSON `json:"index"`
+	TimeIndex  repairFileJSON `json:"timeIndex"`
+	TxnIndex   repairFileJSON `json:"txnIndex"`
+}
+
+type repairFindingJSON struct {
+	Kind     string `json:"kind"`
+	Severity string `json:"severity"`
+	File     string `json:"file"`
+	Position *int64 `json:"position"`
+	Message  string `json:"message"`
+}
+
+type repairPlanJSON struct {
+	Type                string              `json:"type"` // "plan"
+	Dir                 string              `json:"dir"`
+	Topic               string              `json:"topic"`
+	Partition           int32               `json:"partition"`
+	DryRun              bool                `json:"dryRun"`
+	NothingToDo         bool                `json:"nothingToDo"`
+	Reason              string              `json:"reason,omitempty"`
+	Damage              bool                `json:"damage"`
+	Resume              *injectResumeJSON   `json:"resume,omitempty"`
+	RecoveryPoint       int64               `json:"recoveryPoint"`
+	Scope               string              `json:"scope"`
+	FirstExamined       int64               `json:"firstExamined"`
+	IndexIntervalBytes  int                 `json:"indexIntervalBytes"`
+	LogStartOffset      int64               `json:"logStartOffset"`
+	LogEndOffset        int64               `json:"logEndOffset"`
+	NewLogEndOffset     int64               `json:"newLogEndOffset"`
+	RemovedBatches      int64               `json:"removedBatches"`
+	RemovedBytes        int64               `json:"removedBytes"`
+	RemovedOffsets      int64               `json:"removedOffsets"`
+	Segments            []repairSegmentJSON `json:"segments"`
+	Findings            []repairFindingJSON `json:"findings"`
+	SegmentsDeleted     []int64             `json:"segmentsDeleted"`
+	SnapshotsDeleted    []int64             `json:"snapshotsDeleted"`
+	SnapshotOffset      int64               `json:"snapshotOffset"`
+	Producers           int                 `json:"producers"`
+	EpochEntriesRemoved []injectEpochJSON   `json:"epochEntriesRemoved"`
+	Files               []injectFileJSON    `json:"files"`
+	Warnings            []string            `json:"warnings"`
+}
+
+type repairVerifyJSON struct {
+	OK               bool     `json:"ok"`
+	Replan           []string `json:"replan"`
+	IndexProblems    []string `json:"indexProblems"`
+	SnapshotProblems []string `json:"snapshotProblems"`
+}
+
+type repairResultJSON struct {
+	Type            string            `json:"type"` // "result"
+	Dir             string            `json:"dir"`
+	Applied         bool              `json:"applied"`
+	Resumed         bool              `json:"resumed"`
+	ResumedFrom     string            `json:"resumedFrom,omitempty"`
+	RolledBack      bool              `json:"rolledBack"`
+	BackupDir       string            `json:"backupDir,omitempty"`
+	NewLogEndOffset int64             `json:"newLogEndOffset"`
+	Files           int               `json:"files"`
+	Steps           int               `json:"steps"`
+	Verification    *repairVerifyJSON `json:"verification,omitempty"`
+}
+
+func (j *repairJSONPrinter) line(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = j.w.Write(append(b, '\n'))
+	return err
+}
+
+func repairFileOf(r barrier.FileRepair) repairFileJSON {
+	return repairFileJSON{Action: r.Action, Reason: r.Reason, Entries: r.Entries}
+}
+
+func (j *repairJSONPrinter) Plan(p *barrier.RepairPlan, dryRun bool) error {
+	out := repairPlanJSON{Type: "plan", Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, DryRun: dryRun,
+		NothingToDo: p.NothingToDo, Reason: p.Reason, Damage: p.Damage, RecoveryPoint: p.RecoveryPoint, Scope: p.Scope,
+		FirstExamined: p.FirstExamined, IndexIntervalBytes: p.Options.IndexIntervalBytes, LogStartOffset: p.LogStartOffset,
+		LogEndOffset: p.LogEndOffset, NewLogEndOffset: p.NewLogEndOffset, RemovedBatches: p.Removed.Batches,
+		RemovedBytes: p.Removed.Bytes, RemovedOffsets: p.Removed.Offsets, Segments: []repairSegmentJSON{},
+		Findings: []repairFindingJSON{}, SegmentsDeleted: nonNil(p.SegmentsDeleted), SnapshotsDeleted: nonNil(p.SnapshotsDeleted),
+		SnapshotOffset: p.SnapshotOffset, Producers: p.Producers, EpochEntriesRemoved: []injectEpochJSON{},
+		Files: []injectFileJSON{}, Warnings: nonNil(p.Warnings)}
+	if r := p.Resume; r != nil {
+		out.Resume = &injectResumeJSON{State: r.State, Started: r.Started, BackupDir: r.BackupDir}
+	}
+	for _, s := range p.Segments {
+		sj := repairSegmentJSON{BaseOffset: s.BaseOffset, Log: s.Log, Size: s.Size, Why: s.Why, ValidBytes: s.ValidBytes,
+			Batches: s.Batches, NextOffset: s.NextOffset, Index: repairFileOf(s.Index), TimeIndex: repairFileOf(s.TimeIndex),
+			TxnIndex: repairFileOf(s.TxnIndex)}
+		if c := s.Cut; c != nil {
+			sj.Cut = &repairCutJSON{Position: c.Position, Kind: c.Kind, Bytes: c.Bytes, Message: c.Message}
+		}
+		out.Segments = append(out.Segments, sj)
+	}
+	for _, f := range p.Findings {
+		fj := repairFindingJSON{Kind: f.Kind, Severity: f.Severity, File: f.File, Message: f.Message}
+		if f.Position >= 0 {
+			pos := f.Position
+			fj.Position = &pos
+		}
+		out.Findings = append(out.Findings, fj)
+	}
+	for _, e := range p.EpochEntriesRemoved {
+		out.EpochEntriesRemoved = append(out.EpochEntriesRemoved, injectEpochJSON{LeaderEpoch: e.Epoch, StartOffset: e.StartOffset})
+	}
+	for _, op := range p.Ops {
+		out.Files = append(out.Files, injectFileJSON{Name: op.Name, Action: op.Action, OldSize: op.OldSize, NewSize: op.NewSize, Why: op.Why})
+	}
+	return j.line(out)
+}
+
+func (j *repairJSONPrinter) Report(r *barrier.Report) error {
+	if r.NothingToDo {
+		return nil
+	}
+	out := repairResultJSON{Type: "result", Dir: r.Dir, Applied: !r.RolledBack, Resumed: r.Resumed, ResumedFrom: r.ResumedFrom,
+		RolledBack: r.RolledBack, BackupDir: r.BackupDir, Steps: len(r.Steps)}
+	if p := r.Repair; p != nil {
+		out.NewLogEndOffset, out.Files = p.NewLogEndOffset, len(p.Ops)
+	}
+	if v := r.RepairVerification; v != nil {
+		out.Verification = &repairVerifyJSON{OK: v.OK(), Replan: nonNil(v.Replan), IndexProblems: nonNil(v.IndexProblems),
+			SnapshotProblems: nonNil(v.SnapshotProblems)}
+	}
+	return j.line(out)
+}
