@@ -1,7 +1,6 @@
 package barrier
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -226,34 +225,23 @@ func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
 	case !st.IsDir():
 		return nil, refuse(RefuseNotPartition, dst, "not a directory")
 	}
-	if err := checkNoBroker(logDir); err != nil {
-		return nil, err
-	}
-	check := writable
-	if opts.checkWritable != nil {
-		check = opts.checkWritable
-	}
 	probe := dst
 	if p.CreateDir {
 		probe = logDir
 	}
-	if ok, why, err := check(probe); err != nil {
+	if err := checkWritableLogDir(logDir, probe, opts.checkWritable); err != nil {
 		return nil, err
-	} else if !ok {
-		return nil, refuse(RefuseReadOnly, probe, "%s", why)
 	}
 	if !p.CreateDir {
-		j, err := readJournal(dst)
-		switch {
-		case err == nil && j.Mirror == nil:
-			return nil, refuse(RefusePending, dst, "an interrupted %s is pending here (journal %s): rerun it to finish it, or roll it back with --rollback", j.Tool, JournalName)
-		case err == nil:
+		j, err := pendingJournal(dst, func(j *journal) bool { return j.Mirror != nil })
+		if err != nil {
+			return nil, err
+		}
+		if j != nil {
 			jp := j.Mirror
 			jp.Dir, jp.LogDir = dst, logDir
-			jp.Resume = &Resume{State: j.State, Started: j.Started, BackupDir: j.BackupDir, Done: j.Done}
+			jp.Resume = j.resume()
 			return jp, nil
-		case !errors.Is(err, os.ErrNotExist):
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dst, JournalName), err)
 		}
 	}
 	if srcName.Topic != name.Topic || srcName.Partition != name.Partition {
@@ -954,31 +942,22 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 	var ops []FileOp
 	dir := p.Dir
 	del := func(path, why string) error {
-		st, err := os.Stat(path)
-		if err != nil {
-			return err
+		op, err := deleteOp(path, why)
+		if err == nil {
+			ops = append(ops, op)
 		}
-		ops = append(ops, FileOp{Name: filepath.Base(path), Action: OpDelete, Why: why, OldSize: st.Size(), NewSize: -1})
-		return nil
+		return err
 	}
 	write := func(name string, content []byte, why string) error {
 		if p.CreateDir {
 			ops = append(ops, FileOp{Name: name, Action: OpCreate, Why: why, OldSize: -1, NewSize: int64(len(content)), Content: content})
 			return nil
 		}
-		old, err := os.ReadFile(filepath.Join(dir, name))
-		switch {
-		case err == nil:
-			if bytes.Equal(old, content) {
-				return nil
-			}
-			ops = append(ops, FileOp{Name: name, Action: OpReplace, Why: why, OldSize: int64(len(old)), NewSize: int64(len(content)), Content: content})
-		case errors.Is(err, os.ErrNotExist):
-			ops = append(ops, FileOp{Name: name, Action: OpCreate, Why: why, OldSize: -1, NewSize: int64(len(content)), Content: content})
-		default:
-			return err
+		op, err := writeOp(dir, name, content, why)
+		if op != nil {
+			ops = append(ops, *op)
 		}
-		return nil
+		return err
 	}
 
 	if p.TopicID != "" && (mp.dstPD == nil || mp.dstPD.PartitionMetadata == "") {
@@ -1009,27 +988,8 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 		for i := len(cont.after) - 1; i >= 0; i-- {
 			f := cont.after[i]
 			why := fmt.Sprintf("segment %d lies wholly above the cut", f.BaseOffset)
-			if f.Index != "" {
-				if x, err := segment.ReadOffsetIndex(f.Index, f.BaseOffset); err == nil {
-					p.Index.Removed += len(x.Entries)
-				}
-			}
-			if f.TimeIndex != "" {
-				if x, err := segment.ReadTimeIndex(f.TimeIndex, f.BaseOffset); err == nil {
-					p.TimeIndex.Removed += len(x.Entries)
-				}
-			}
-			if f.TxnIndex != "" {
-				if x, err := segment.ReadTxnIndex(f.TxnIndex); err == nil {
-					p.TxnIndex.Removed += len(x.Entries)
-				}
-			}
-			for _, path := range []string{f.Log, f.Index, f.TimeIndex, f.TxnIndex} {
-				if path != "" {
-					if err := del(path, why); err != nil {
-						return err
-					}
-				}
+			if err := deleteSegment(f, why, &p.Index, &p.TimeIndex, &p.TxnIndex, del); err != nil {
+				return err
 			}
 		}
 	}

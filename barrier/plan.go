@@ -354,48 +354,23 @@ func PlanInjection(dir string, opts InjectOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := os.Stat(dir)
+	name, err := checkPartitionDir(dir, "the KRaft metadata log is replicated by Raft, not a mirror partition")
 	if err != nil {
 		return nil, err
 	}
-	name, ok := segment.ParsePartitionDir(filepath.Base(dir))
-	switch {
-	case !st.IsDir():
-		return nil, refuse(RefuseNotPartition, dir, "not a directory")
-	case !ok:
-		return nil, refuse(RefuseNotPartition, dir, "the name is not <topic>-<partition>")
-	case name.State != segment.DirLive:
-		return nil, refuse(RefuseNotPartition, dir, "a %s directory, not a live partition", name.State)
-	case name.Topic == "__cluster_metadata":
-		return nil, refuse(RefuseNotPartition, dir, "the KRaft metadata log is replicated by Raft, not a mirror partition")
-	case !segment.IsPartitionDir(dir) && !HasJournal(dir):
-		// (A directory a mirror is creating holds only its journal.)
-		return nil, refuse(RefuseNotPartition, dir, "no .log, partition.metadata or leader-epoch-checkpoint in it")
-	}
 	logDir := segment.LogDirOf(dir)
-	if err := checkNoBroker(logDir); err != nil {
+	if err := checkWritableLogDir(logDir, dir, opts.checkWritable); err != nil {
 		return nil, err
 	}
-	check := writable
-	if opts.checkWritable != nil {
-		check = opts.checkWritable
-	}
-	if ok, why, err := check(dir); err != nil {
+	j, err := pendingJournal(dir, func(j *journal) bool { return j.Plan != nil })
+	if err != nil {
 		return nil, err
-	} else if !ok {
-		return nil, refuse(RefuseReadOnly, dir, "%s", why)
 	}
-	j, err := readJournal(dir)
-	switch {
-	case err == nil && j.Plan == nil:
-		return nil, refuse(RefusePending, dir, "an interrupted %s is pending here (journal %s): rerun it to finish it, or roll it back with --rollback", j.Tool, JournalName)
-	case err == nil:
+	if j != nil {
 		p := j.Plan
 		p.Dir, p.LogDir = dir, logDir
-		p.Resume = &Resume{State: j.State, Started: j.Started, BackupDir: j.BackupDir, Done: j.Done}
+		p.Resume = j.resume()
 		return p, nil
-	case !errors.Is(err, os.ErrNotExist):
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, JournalName), err)
 	}
 	pl := &planner{dir: dir, logDir: logDir, name: name, opts: opts}
 	return pl.plan()

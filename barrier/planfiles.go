@@ -1,11 +1,8 @@
 package barrier
 
 import (
-	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -89,28 +86,18 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 	var ops []FileOp
 
 	del := func(path, why string) error {
-		st, err := os.Stat(path)
-		if err != nil {
-			return err
+		op, err := deleteOp(path, why)
+		if err == nil {
+			ops = append(ops, op)
 		}
-		ops = append(ops, FileOp{Name: filepath.Base(path), Action: OpDelete, Why: why, OldSize: st.Size(), NewSize: -1})
-		return nil
+		return err
 	}
 	write := func(name string, content []byte, why string) error {
-		path := filepath.Join(pl.dir, name)
-		old, err := os.ReadFile(path)
-		switch {
-		case err == nil:
-			if bytes.Equal(old, content) {
-				return nil
-			}
-			ops = append(ops, FileOp{Name: name, Action: OpReplace, Why: why, OldSize: int64(len(old)), NewSize: int64(len(content)), Content: content})
-		case errors.Is(err, os.ErrNotExist):
-			ops = append(ops, FileOp{Name: name, Action: OpCreate, Why: why, OldSize: -1, NewSize: int64(len(content)), Content: content})
-		default:
-			return err
+		op, err := writeOp(pl.dir, name, content, why)
+		if op != nil {
+			ops = append(ops, *op)
 		}
-		return nil
+		return err
 	}
 
 	newSnap := ""
@@ -147,27 +134,8 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 		if p.TailRepair != nil && f.BaseOffset > p.TailRepair.Segment {
 			why = fmt.Sprintf("segment %d follows the repaired tail", f.BaseOffset)
 		}
-		if f.Index != "" {
-			if x, err := segment.ReadOffsetIndex(f.Index, f.BaseOffset); err == nil {
-				p.Index.Removed += len(x.Entries)
-			}
-		}
-		if f.TimeIndex != "" {
-			if x, err := segment.ReadTimeIndex(f.TimeIndex, f.BaseOffset); err == nil {
-				p.TimeIndex.Removed += len(x.Entries)
-			}
-		}
-		if f.TxnIndex != "" {
-			if x, err := segment.ReadTxnIndex(f.TxnIndex); err == nil {
-				p.TxnIndex.Removed += len(x.Entries)
-			}
-		}
-		for _, path := range []string{f.Log, f.Index, f.TimeIndex, f.TxnIndex} {
-			if path != "" {
-				if err := del(path, why); err != nil {
-					return err
-				}
-			}
+		if err := deleteSegment(f, why, &p.Index, &p.TimeIndex, &p.TxnIndex, del); err != nil {
+			return err
 		}
 	}
 	slices.Sort(p.SegmentsDeleted)

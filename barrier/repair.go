@@ -200,45 +200,23 @@ func PlanRepair(dir string, opts RepairOptions) (*RepairPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := os.Stat(dir)
+	name, err := checkPartitionDir(dir, "")
 	if err != nil {
 		return nil, err
 	}
-	name, ok := segment.ParsePartitionDir(filepath.Base(dir))
-	switch {
-	case !st.IsDir():
-		return nil, refuse(RefuseNotPartition, dir, "not a directory")
-	case !ok:
-		return nil, refuse(RefuseNotPartition, dir, "the name is not <topic>-<partition>")
-	case name.State != segment.DirLive:
-		return nil, refuse(RefuseNotPartition, dir, "a %s directory, not a live partition", name.State)
-	case !segment.IsPartitionDir(dir) && !HasJournal(dir):
-		return nil, refuse(RefuseNotPartition, dir, "no .log, partition.metadata or leader-epoch-checkpoint in it")
-	}
 	logDir := segment.LogDirOf(dir)
-	if err := checkNoBroker(logDir); err != nil {
+	if err := checkWritableLogDir(logDir, dir, opts.checkWritable); err != nil {
 		return nil, err
 	}
-	check := writable
-	if opts.checkWritable != nil {
-		check = opts.checkWritable
-	}
-	if ok, why, err := check(dir); err != nil {
+	j, err := pendingJournal(dir, func(j *journal) bool { return j.Repair != nil })
+	if err != nil {
 		return nil, err
-	} else if !ok {
-		return nil, refuse(RefuseReadOnly, dir, "%s", why)
 	}
-	j, err := readJournal(dir)
-	switch {
-	case err == nil && j.Repair == nil:
-		return nil, refuse(RefusePending, dir, "an interrupted %s is pending here (journal %s): rerun it to finish it, or roll it back with --rollback", j.Tool, JournalName)
-	case err == nil:
+	if j != nil {
 		p := j.Repair
 		p.Dir, p.LogDir = dir, logDir
-		p.Resume = &Resume{State: j.State, Started: j.Started, BackupDir: j.BackupDir, Done: j.Done}
+		p.Resume = j.resume()
 		return p, nil
-	case !errors.Is(err, os.ErrNotExist):
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, JournalName), err)
 	}
 	if opts.IndexIntervalBytes == 0 {
 		opts.IndexIntervalBytes = DefaultIndexIntervalBytes
@@ -871,30 +849,21 @@ func (rp *repairPlanner) replay(kept []segment.SegmentFiles, scans []*segRepair,
 
 // del plans the deletion of a file.
 func (rp *repairPlanner) del(path, why string) error {
-	st, err := os.Stat(path)
-	if err != nil {
-		return err
+	op, err := deleteOp(path, why)
+	if err == nil {
+		rp.ops = append(rp.ops, op)
 	}
-	rp.ops = append(rp.ops, FileOp{Name: filepath.Base(path), Action: OpDelete, Why: why, OldSize: st.Size(), NewSize: -1})
-	return nil
+	return err
 }
 
 // write plans new content for a file: replaced, created, or nothing when
 // it already holds exactly that.
 func (rp *repairPlanner) write(name string, content []byte, why string) (bool, error) {
-	path := filepath.Join(rp.dir, name)
-	old, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		if bytes.Equal(old, content) {
-			return false, nil
-		}
-		rp.ops = append(rp.ops, FileOp{Name: name, Action: OpReplace, Why: why, OldSize: int64(len(old)), NewSize: int64(len(content)), Content: content})
-	case errors.Is(err, os.ErrNotExist):
-		rp.ops = append(rp.ops, FileOp{Name: name, Action: OpCreate, Why: why, OldSize: -1, NewSize: int64(len(content)), Content: content})
-	default:
+	op, err := writeOp(rp.dir, name, content, why)
+	if err != nil || op == nil {
 		return false, err
 	}
+	rp.ops = append(rp.ops, *op)
 	return true, nil
 }
 

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -40,7 +39,7 @@ func (o *injectBarrierOptions) AddFlags(c *cobra.Command) {
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text|json")
 	f.StringVar(&o.mode, "mode", "truncate", "truncate: cut the log at its last stable offset, then the barrier (KIP-1279 design 1); abort: an ABORT marker for every open transaction, then the barrier (design 2)")
 	f.BoolVar(&o.repairTail, "repair-tail", false, "first cut a torn or corrupt tail, or a batch that fails its CRC, where broker recovery would")
-	f.StringVar(&o.backupDir, "backup-dir", "", "where the backup of every changed or deleted file goes (default: a new kseg-backup-<partition>-<time> folder in the working directory; never inside the log directory)")
+	f.StringVar(&o.backupDir, "backup-dir", "", backupDirUsage)
 	f.Int64Var(&o.timestamp, "timestamp", 0, "timestamp of the new batches in epoch milliseconds (default: now)")
 	f.Int32Var(&o.leaderEpoch, "leader-epoch", -1, "partitionLeaderEpoch of the new batches (default: the latest epoch in leader-epoch-checkpoint, else the last batch's)")
 	f.Int32Var(&o.bumpLeaderEpoch, "bump-leader-epoch", -1, "record leader epoch N from the first new batch in leader-epoch-checkpoint and write the new batches in it; N must be above every recorded epoch")
@@ -107,12 +106,8 @@ func (o *injectBarrierOptions) Validate(c *cobra.Command, args []string) error {
 	if o.indexIntervalBytes < 0 {
 		return usageErrorf("--index-interval-bytes must not be negative")
 	}
-	for _, name := range []string{"mode", "repair-tail", "timestamp", "leader-epoch", "bump-leader-epoch", "source-cluster-id",
-		"coordinator-epoch", "no-snapshot", "force", "index-interval-bytes"} {
-		if fl.Changed(name) {
-			o.planFlags = append(o.planFlags, "--"+name)
-		}
-	}
+	o.planFlags = changedFlags(c, "mode", "repair-tail", "timestamp", "leader-epoch", "bump-leader-epoch", "source-cluster-id",
+		"coordinator-epoch", "no-snapshot", "force", "index-interval-bytes")
 	if o.rollback && (o.dryRun || len(o.planFlags) > 0) {
 		return usageErrorf("--rollback takes no other flag than --output and --backup-dir")
 	}
@@ -183,19 +178,14 @@ stable offset is left alone (--force adds another).
 }
 
 // injectExit maps the barrier package's typed errors to exit codes.
+// A corrupt tail (found without --repair-tail) exits ExitFindings.
 func injectExit(err error) error {
 	var re *barrier.RefusalError
 	var ct *barrier.CorruptTailError
-	var oe *barrier.OptionError
-	switch {
-	case errors.As(err, &re):
-		return &exitError{code: ExitRefused, err: err}
-	case errors.As(err, &ct):
+	if !errors.As(err, &re) && errors.As(err, &ct) {
 		return &exitError{code: ExitFindings, err: err}
-	case errors.As(err, &oe):
-		return &exitError{code: ExitUsage, err: fmt.Errorf("--%w", oe)}
 	}
-	return err
+	return applyExit(err)
 }
 
 func runInjectBarrier(ctx context.Context, s *Streams, g *globalOptions, o *injectBarrierOptions, dir string) error {
@@ -214,10 +204,7 @@ func runInjectBarrier(ctx context.Context, s *Streams, g *globalOptions, o *inje
 	if err != nil {
 		return injectExit(err)
 	}
-	if p.Resume != nil && len(o.planFlags) > 0 && !g.quiet {
-		fmt.Fprintf(s.Err, "kseg: an interrupted injection is pending in %s; it is finished with the options it was planned with (ignoring %v)\n",
-			dir, o.planFlags)
-	}
+	warnResumeIgnoresFlags(s, g, p.Resume, "injection", dir, o.planFlags)
 	if err := pr.Plan(p, o.dryRun); err != nil {
 		return err
 	}
@@ -229,12 +216,7 @@ func runInjectBarrier(ctx context.Context, s *Streams, g *globalOptions, o *inje
 	}
 	rep, err := barrier.Apply(p, barrier.ApplyOptions{BackupDir: o.backupDir})
 	if err != nil {
-		if rep != nil && rep.BackupDir != "" && !g.quiet {
-			fmt.Fprintf(s.Err, "kseg: backup so far: %s\n", rep.BackupDir)
-		}
-		if !errors.Is(err, barrier.ErrRefused) && barrier.HasJournal(dir) && !g.quiet {
-			fmt.Fprintf(s.Err, "kseg: the injection was interrupted; rerun the command to finish it, or add --rollback to undo it\n")
-		}
+		noteApplyFailure(s, g, rep, err, "injection", dir)
 		return injectExit(err)
 	}
 	if err := pr.Report(rep); err != nil {

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -31,14 +30,6 @@ type injectTextPrinter struct {
 	st *styles
 }
 
-func offsetsList(v []int64) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ", ")
-}
-
 func (t *injectTextPrinter) Plan(p *barrier.Plan, dryRun bool) error {
 	w, st := t.w, t.st
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
@@ -47,10 +38,7 @@ func (t *injectTextPrinter) Plan(p *barrier.Plan, dryRun bool) error {
 	pid := func(v int64) string { return st.paint(st.pid, fmt.Sprint(v)) }
 
 	pf("%s %s (topic %s, partition %d)\n", title("Partition"), p.Dir, p.Topic, p.Partition)
-	if p.Resume != nil {
-		pf("%s an interrupted injection (journal state %s, started %s, backup %s); applying finishes it with the plan recorded then, --rollback undoes it\n",
-			st.paint(st.warn, "Resume:"), p.Resume.State, p.Resume.Started, p.Resume.BackupDir)
-	}
+	textResume(pf, st, "injection", p.Resume)
 	pf("  %d segments, log start %s, log end %s, last stable offset %s\n", p.Segments, off(p.LogStartOffset), off(p.LogEndOffset), off(p.LastStableOffset))
 	ongoing := make([]string, len(p.Ongoing))
 	for i, o := range p.Ongoing {
@@ -104,22 +92,15 @@ func (t *injectTextPrinter) Plan(p *barrier.Plan, dryRun bool) error {
 			pf("  segments deleted: %s\n", offsetsList(p.SegmentsDeleted))
 		}
 	}
-	pf("  index entries: .index %d kept, %d removed, %d added; .timeindex %d kept, %d removed, %d added; .txnindex %d kept, %d removed, %d added\n",
-		p.Index.Kept, p.Index.Removed, p.Index.Added, p.TimeIndex.Kept, p.TimeIndex.Removed, p.TimeIndex.Added,
-		p.TxnIndex.Kept, p.TxnIndex.Removed, p.TxnIndex.Added)
+	textIndexChanges(pf, p.Index, p.TimeIndex, p.TxnIndex)
 	if len(p.SnapshotsDeleted) > 0 {
 		pf("  producer snapshots deleted: %s\n", offsetsList(p.SnapshotsDeleted))
 	}
-	if len(p.EpochEntriesRemoved) > 0 || p.EpochEntryAdded != nil {
-		var parts []string
-		for _, e := range p.EpochEntriesRemoved {
-			parts = append(parts, fmt.Sprintf("remove epoch %d from %d", e.Epoch, e.StartOffset))
-		}
-		if e := p.EpochEntryAdded; e != nil {
-			parts = append(parts, fmt.Sprintf("add epoch %d from %d", e.Epoch, e.StartOffset))
-		}
-		pf("  leader-epoch-checkpoint: %s\n", strings.Join(parts, "; "))
+	var added []segment.EpochEntry
+	if e := p.EpochEntryAdded; e != nil {
+		added = []segment.EpochEntry{*e}
 	}
+	textEpochChanges(pf, p.EpochEntriesRemoved, added)
 	pf("%s\n", title("Append:"))
 	for _, a := range p.Appended {
 		if a.Kind == "MIRROR_PID_RESET" {
@@ -130,32 +111,13 @@ func (t *injectTextPrinter) Plan(p *barrier.Plan, dryRun bool) error {
 		pf("  offset %s position %d  %s  %d bytes  producerId %s producerEpoch %d coordinatorEpoch %d  (transaction from %d)\n",
 			off(a.Offset), a.Position, a.Kind, a.Size, pid(a.ProducerID), a.ProducerEpoch, a.CoordinatorEpoch, a.TxnFirstOffset)
 	}
-	for _, t := range p.AbortedTxns {
-		pf("  .txnindex += producerId %d firstOffset %d lastOffset %d lastStableOffset %d\n", t.ProducerID, t.FirstOffset, t.LastOffset, t.LastStableOffset)
-	}
+	textAbortedTxns(pf, p.AbortedTxns)
 	pf("  the barrier clears %d producers; new log end offset %s", p.ProducersCleared, off(p.NewLogEndOffset))
 	if p.SnapshotOffset >= 0 {
 		pf("; empty producer snapshot %s", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix))
 	}
 	pf("\n%s\n", title("Files:"))
-	for _, op := range p.Ops {
-		size := ""
-		switch op.Action {
-		case barrier.OpDelete:
-			size = fmt.Sprintf("%d bytes", op.OldSize)
-		case barrier.OpCreate:
-			size = fmt.Sprintf("%d bytes", op.NewSize)
-		default:
-			size = fmt.Sprintf("%d -> %d bytes", op.OldSize, op.NewSize)
-		}
-		pf("  %-7s %-32s %-18s %s\n", op.Action, op.Name, size, st.paint(st.dim, op.Why))
-	}
-	for _, warn := range p.Warnings {
-		pf("%s %s\n", st.paint(st.warn, "warning:"), warn)
-	}
-	if dryRun {
-		pf("%s nothing was changed; run without --dry-run to apply\n", st.paint(st.info, "Dry run:"))
-	}
+	textFilesTail(pf, st, p.Ops, p.Warnings, dryRun)
 	return nil
 }
 
@@ -169,12 +131,7 @@ func (t *injectTextPrinter) Report(r *barrier.Report) error {
 		pf("%s the interrupted injection in %s is undone (journal state was %s); the partition is as it was before it\n", st.paint(st.ok, "Rolled back:"), r.Dir, r.ResumedFrom)
 		return nil
 	}
-	if r.Resumed {
-		pf("%s an interrupted injection (journal state %s)\n", st.paint(st.ok, "Resumed:"), r.ResumedFrom)
-	}
-	if r.BackupDir != "" {
-		pf("%s %s\n", st.paint(st.title, "Backup:"), r.BackupDir)
-	}
+	textReportHead(pf, st, "injection", r)
 	pf("%s barrier at offset %d; new log end offset %d\n", st.paint(st.ok, "Done:"), r.Plan.BarrierOffset, r.Plan.NewLogEndOffset)
 	v := r.Verification
 	if v == nil {
@@ -195,12 +152,7 @@ func (t *injectTextPrinter) Report(r *barrier.Report) error {
 	if v.ProducersAfter > 0 || v.OngoingAfter > 0 {
 		pf("  a replay leaves %d producers and %d open transactions after the barrier\n", v.ProducersAfter, v.OngoingAfter)
 	}
-	for _, a := range v.Anomalies {
-		pf("  %s\n", a)
-	}
-	for _, p := range v.IndexProblems {
-		pf("  %s\n", p)
-	}
+	textProblems(pf, v.Anomalies, v.IndexProblems)
 	return nil
 }
 
@@ -330,33 +282,11 @@ type injectVerifyJSON struct {
 }
 
 type injectResultJSON struct {
-	Type            string            `json:"type"` // "result"
-	Dir             string            `json:"dir"`
-	Applied         bool              `json:"applied"`
-	Resumed         bool              `json:"resumed"`
-	ResumedFrom     string            `json:"resumedFrom,omitempty"`
-	RolledBack      bool              `json:"rolledBack"`
-	BackupDir       string            `json:"backupDir,omitempty"`
+	applyResultJSON
 	BarrierOffset   int64             `json:"barrierOffset"`
 	NewLogEndOffset int64             `json:"newLogEndOffset"`
 	Steps           int               `json:"steps"`
 	Verification    *injectVerifyJSON `json:"verification,omitempty"`
-}
-
-func nonNil[T any](v []T) []T {
-	if v == nil {
-		return []T{}
-	}
-	return v
-}
-
-func (j *injectJSONPrinter) line(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = j.w.Write(append(b, '\n'))
-	return err
 }
 
 func (j *injectJSONPrinter) Plan(p *barrier.Plan, dryRun bool) error {
@@ -367,15 +297,13 @@ func (j *injectJSONPrinter) Plan(p *barrier.Plan, dryRun bool) error {
 		CutSegment: p.CutSegment, CutPosition: p.CutPosition, RemovedBatches: p.Removed.Batches, RemovedRecords: p.Removed.Records,
 		RemovedBytes: p.Removed.Bytes, RemovedOffsets: p.Removed.Offsets, RemovedProducers: nonNil(p.Removed.Producers),
 		DroppedTxns: []injectTxnJSON{}, SegmentsDeleted: nonNil(p.SegmentsDeleted), SnapshotsDeleted: nonNil(p.SnapshotsDeleted),
-		Index:       injectIndexJSON(p.Index),
-		TimeIndex:   injectIndexJSON(p.TimeIndex),
-		TxnIndex:    injectIndexJSON(p.TxnIndex),
-		AbortedTxns: []injectAbortedJSON{}, EpochEntriesRemoved: []injectEpochJSON{}, Appended: []injectAppendJSON{},
+		Index:     injectIndexJSON(p.Index),
+		TimeIndex: injectIndexJSON(p.TimeIndex),
+		TxnIndex:  injectIndexJSON(p.TxnIndex),
+		Resume:    resumeJSON(p.Resume), AbortedTxns: abortedJSON(p.AbortedTxns), EpochEntriesRemoved: epochsJSON(p.EpochEntriesRemoved),
+		Appended:      []injectAppendJSON{},
 		BarrierOffset: p.BarrierOffset, LeaderEpoch: p.LeaderEpoch, Timestamp: p.Timestamp, NewLogEndOffset: p.NewLogEndOffset,
-		ProducersCleared: p.ProducersCleared, SnapshotOffset: p.SnapshotOffset, Files: []injectFileJSON{}, Warnings: nonNil(p.Warnings)}
-	if r := p.Resume; r != nil {
-		out.Resume = &injectResumeJSON{State: r.State, Started: r.Started, BackupDir: r.BackupDir}
-	}
+		ProducersCleared: p.ProducersCleared, SnapshotOffset: p.SnapshotOffset, Files: filesJSON(p.Ops), Warnings: nonNil(p.Warnings)}
 	for _, o := range p.Ongoing {
 		out.Ongoing = append(out.Ongoing, injectTxnJSON{ProducerID: o.ProducerID, FirstOffset: o.FirstOffset, MarkerOffset: -1, State: "open"})
 	}
@@ -386,31 +314,20 @@ func (j *injectJSONPrinter) Plan(p *barrier.Plan, dryRun bool) error {
 	for _, d := range p.DroppedTxns {
 		out.DroppedTxns = append(out.DroppedTxns, injectTxnJSON(d))
 	}
-	for _, t := range p.AbortedTxns {
-		out.AbortedTxns = append(out.AbortedTxns, injectAbortedJSON{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset,
-			LastOffset: t.LastOffset, LastStableOffset: t.LastStableOffset})
-	}
-	for _, e := range p.EpochEntriesRemoved {
-		out.EpochEntriesRemoved = append(out.EpochEntriesRemoved, injectEpochJSON{LeaderEpoch: e.Epoch, StartOffset: e.StartOffset})
-	}
 	if e := p.EpochEntryAdded; e != nil {
 		out.EpochEntryAdded = &injectEpochJSON{LeaderEpoch: e.Epoch, StartOffset: e.StartOffset}
 	}
 	for _, a := range p.Appended {
 		out.Appended = append(out.Appended, injectAppendJSON(a))
 	}
-	for _, op := range p.Ops {
-		out.Files = append(out.Files, injectFileJSON{Name: op.Name, Action: op.Action, OldSize: op.OldSize, NewSize: op.NewSize, Why: op.Why})
-	}
-	return j.line(out)
+	return writeJSONLine(j.w, out)
 }
 
 func (j *injectJSONPrinter) Report(r *barrier.Report) error {
 	if r.NothingToDo {
 		return nil
 	}
-	out := injectResultJSON{Type: "result", Dir: r.Dir, Applied: !r.RolledBack, Resumed: r.Resumed, ResumedFrom: r.ResumedFrom,
-		RolledBack: r.RolledBack, BackupDir: r.BackupDir, Steps: len(r.Steps)}
+	out := injectResultJSON{applyResultJSON: applyResult("result", r), Steps: len(r.Steps)}
 	if r.Plan != nil {
 		out.BarrierOffset, out.NewLogEndOffset = r.Plan.BarrierOffset, r.Plan.NewLogEndOffset
 	}
@@ -423,5 +340,5 @@ func (j *injectJSONPrinter) Report(r *barrier.Report) error {
 		}
 		out.Verification = vj
 	}
-	return j.line(out)
+	return writeJSONLine(j.w, out)
 }

@@ -42,9 +42,10 @@ func TestHelperInjectLockHolder(t *testing.T) {
 	os.Exit(0)
 }
 
-func TestInjectBarrierCLIRefusesLockedLogDir(t *testing.T) {
-	dir := mirrorPartition(t)
-	logDir := filepath.Dir(dir)
+// holdLogDirLock starts TestHelperInjectLockHolder as a child process that
+// holds a broker's fcntl lock on logDir's .lock until the test ends.
+func holdLogDirLock(t *testing.T, logDir string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperInjectLockHolder$")
 	cmd.Env = append(os.Environ(), injectLockEnv+"="+filepath.Join(logDir, segment.LockName))
 	stdin, _ := cmd.StdinPipe()
@@ -57,6 +58,12 @@ func TestInjectBarrierCLIRefusesLockedLogDir(t *testing.T) {
 	if !sc.Scan() || strings.TrimSpace(sc.Text()) != "locked" {
 		t.Fatalf("lock holder: %q", sc.Text())
 	}
+}
+
+func TestInjectBarrierCLIRefusesLockedLogDir(t *testing.T) {
+	dir := mirrorPartition(t)
+	logDir := filepath.Dir(dir)
+	holdLogDirLock(t, logDir)
 	before := walkState(t, logDir)
 	for _, args := range [][]string{{"--dry-run"}, {"--backup-dir", filepath.Join(t.TempDir(), "b")}, {"--mode", "abort"}} {
 		code, out, stderr := injRun(t, append(append([]string{"inject-barrier"}, args...), dir)...)

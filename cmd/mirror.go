@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -36,7 +35,7 @@ func (o *mirrorOptions) AddFlags(c *cobra.Command) {
 	f.IntVar(&o.indexIntervalBytes, "index-interval-bytes", segment.DefaultIndexIntervalBytes, "the destination topic's index.interval.bytes, for the offset- and time-index entries of the copied batches")
 	f.BoolVar(&o.align, "align", false, "first truncate DST where it stops being a prefix of SRC (what failback does before mirroring back), instead of refusing")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and change nothing")
-	f.StringVar(&o.backupDir, "backup-dir", "", "where the backup of every changed or deleted file goes (default: a new kseg-backup-<partition>-<time> folder in the working directory; never inside the log directory)")
+	f.StringVar(&o.backupDir, "backup-dir", "", backupDirUsage)
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text|json")
 	f.BoolVar(&o.rollback, "rollback", false, "undo an interrupted mirror (its journal is in DST) from its backup, instead of finishing it")
 }
@@ -48,11 +47,7 @@ func (o *mirrorOptions) Validate(c *cobra.Command, args []string) error {
 		return usageErrorf("--output must be text or json, not %q", o.output)
 	}
 	fl := c.Flags()
-	for _, name := range []string{"upto", "segment-bytes", "index-interval-bytes", "align"} {
-		if fl.Changed(name) {
-			o.planFlags = append(o.planFlags, "--"+name)
-		}
-	}
+	o.planFlags = changedFlags(c, "upto", "segment-bytes", "index-interval-bytes", "align")
 	if o.rollback {
 		if o.dryRun || len(o.planFlags) > 0 {
 			return usageErrorf("--rollback takes no other flag than --output and --backup-dir")
@@ -160,10 +155,7 @@ func runMirror(ctx context.Context, s *Streams, g *globalOptions, o *mirrorOptio
 	if err != nil {
 		return mirrorExit(err)
 	}
-	if p.Resume != nil && len(o.planFlags) > 0 && !g.quiet {
-		fmt.Fprintf(s.Err, "kseg: an interrupted mirror is pending in %s; it is finished with the options it was planned with (ignoring %v)\n",
-			args[1], o.planFlags)
-	}
+	warnResumeIgnoresFlags(s, g, p.Resume, "mirror", args[1], o.planFlags)
 	if err := pr.Plan(p, o.dryRun); err != nil {
 		return err
 	}
@@ -175,12 +167,7 @@ func runMirror(ctx context.Context, s *Streams, g *globalOptions, o *mirrorOptio
 	}
 	rep, err := barrier.ApplyMirror(p, barrier.ApplyOptions{BackupDir: o.backupDir})
 	if err != nil {
-		if rep != nil && rep.BackupDir != "" && !g.quiet {
-			fmt.Fprintf(s.Err, "kseg: backup so far: %s\n", rep.BackupDir)
-		}
-		if !errors.Is(err, barrier.ErrRefused) && barrier.HasJournal(p.Dir) && !g.quiet {
-			fmt.Fprintf(s.Err, "kseg: the mirror was interrupted; rerun the command to finish it, or add --rollback to undo it\n")
-		}
+		noteApplyFailure(s, g, rep, err, "mirror", p.Dir)
 		return mirrorExit(err)
 	}
 	if err := pr.Report(rep); err != nil {

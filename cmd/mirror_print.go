@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -44,10 +43,7 @@ func (t *mirrorTextPrinter) Plan(p *barrier.MirrorPlan, dryRun bool) error {
 	off := func(v int64) string { return st.paint(st.offset, fmt.Sprint(v)) }
 
 	pf("%s %s -> %s (topic %s, partition %d)\n", title("Mirror"), p.Src, p.Dir, p.Topic, p.Partition)
-	if p.Resume != nil {
-		pf("%s an interrupted mirror (journal state %s, started %s, backup %s); applying finishes it with the plan recorded then, --rollback undoes it\n",
-			st.paint(st.warn, "Resume:"), p.Resume.State, p.Resume.Started, p.Resume.BackupDir)
-	}
+	textResume(pf, st, "mirror", p.Resume)
 	src := fmt.Sprintf("log %s", rangeText(p.SrcLog))
 	if p.TopicID != "" {
 		src += ", topic id " + p.TopicID
@@ -106,22 +102,9 @@ func (t *mirrorTextPrinter) Plan(p *barrier.MirrorPlan, dryRun bool) error {
 	if len(p.Barriers) > 0 {
 		pf("  MIRROR_PID_RESET barriers copied: %s\n", offsetsList(p.Barriers))
 	}
-	pf("  index entries: .index %d kept, %d removed, %d added; .timeindex %d kept, %d removed, %d added; .txnindex %d kept, %d removed, %d added\n",
-		p.Index.Kept, p.Index.Removed, p.Index.Added, p.TimeIndex.Kept, p.TimeIndex.Removed, p.TimeIndex.Added,
-		p.TxnIndex.Kept, p.TxnIndex.Removed, p.TxnIndex.Added)
-	for _, a := range p.AbortedTxns {
-		pf("  .txnindex += producerId %d firstOffset %d lastOffset %d lastStableOffset %d\n", a.ProducerID, a.FirstOffset, a.LastOffset, a.LastStableOffset)
-	}
-	if len(p.EpochEntriesRemoved) > 0 || len(p.EpochEntriesAdded) > 0 {
-		var parts []string
-		for _, e := range p.EpochEntriesRemoved {
-			parts = append(parts, fmt.Sprintf("remove epoch %d from %d", e.Epoch, e.StartOffset))
-		}
-		for _, e := range p.EpochEntriesAdded {
-			parts = append(parts, fmt.Sprintf("add epoch %d from %d", e.Epoch, e.StartOffset))
-		}
-		pf("  leader-epoch-checkpoint: %s\n", strings.Join(parts, "; "))
-	}
+	textIndexChanges(pf, p.Index, p.TimeIndex, p.TxnIndex)
+	textAbortedTxns(pf, p.AbortedTxns)
+	textEpochChanges(pf, p.EpochEntriesRemoved, p.EpochEntriesAdded)
 	if len(p.SnapshotsDeleted) > 0 {
 		pf("  producer snapshots deleted: %s\n", offsetsList(p.SnapshotsDeleted))
 	}
@@ -130,24 +113,7 @@ func (t *mirrorTextPrinter) Plan(p *barrier.MirrorPlan, dryRun bool) error {
 	}
 	pf("  new log end offset %s\n", off(p.NewLogEndOffset))
 	pf("%s\n", title("Files:"))
-	for _, op := range p.Ops {
-		size := ""
-		switch op.Action {
-		case barrier.OpDelete:
-			size = fmt.Sprintf("%d bytes", op.OldSize)
-		case barrier.OpCreate:
-			size = fmt.Sprintf("%d bytes", op.NewSize)
-		default:
-			size = fmt.Sprintf("%d -> %d bytes", op.OldSize, op.NewSize)
-		}
-		pf("  %-7s %-32s %-18s %s\n", op.Action, op.Name, size, st.paint(st.dim, op.Why))
-	}
-	for _, warn := range p.Warnings {
-		pf("%s %s\n", st.paint(st.warn, "warning:"), warn)
-	}
-	if dryRun {
-		pf("%s nothing was changed; run without --dry-run to apply\n", st.paint(st.info, "Dry run:"))
-	}
+	textFilesTail(pf, st, p.Ops, p.Warnings, dryRun)
 	return nil
 }
 
@@ -166,12 +132,7 @@ func (t *mirrorTextPrinter) Report(r *barrier.Report) error {
 			st.paint(st.ok, "Rolled back:"), what, r.Dir, r.ResumedFrom)
 		return nil
 	}
-	if r.Resumed {
-		pf("%s an interrupted mirror (journal state %s)\n", st.paint(st.ok, "Resumed:"), r.ResumedFrom)
-	}
-	if r.BackupDir != "" {
-		pf("%s %s\n", st.paint(st.title, "Backup:"), r.BackupDir)
-	}
+	textReportHead(pf, st, "mirror", r)
 	p := r.Mirror
 	if p.Copied.Batches > 0 {
 		pf("%s offsets [%d, %d) mirrored; new log end offset %d\n", st.paint(st.ok, "Done:"), p.From, p.To, p.NewLogEndOffset)
@@ -190,12 +151,7 @@ func (t *mirrorTextPrinter) Report(r *barrier.Report) error {
 	if v.Mismatch != "" {
 		pf("  %s\n", v.Mismatch)
 	}
-	for _, s := range v.IndexProblems {
-		pf("  %s\n", s)
-	}
-	for _, s := range v.TxnIndexProblems {
-		pf("  %s\n", s)
-	}
+	textProblems(pf, v.IndexProblems, v.TxnIndexProblems)
 	return nil
 }
 
@@ -281,27 +237,12 @@ type mirrorVerifyJSON struct {
 }
 
 type mirrorResultJSON struct {
-	Type            string            `json:"type"` // "mirror-result"
-	Dir             string            `json:"dir"`
-	Applied         bool              `json:"applied"`
-	Resumed         bool              `json:"resumed"`
-	ResumedFrom     string            `json:"resumedFrom,omitempty"`
-	RolledBack      bool              `json:"rolledBack"`
-	BackupDir       string            `json:"backupDir,omitempty"`
+	applyResultJSON
 	From            int64             `json:"from"`
 	To              int64             `json:"to"`
 	NewLogEndOffset int64             `json:"newLogEndOffset"`
 	Steps           int               `json:"steps"`
 	Verification    *mirrorVerifyJSON `json:"verification,omitempty"`
-}
-
-func (j *mirrorJSONPrinter) line(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = j.w.Write(append(b, '\n'))
-	return err
 }
 
 func (j *mirrorJSONPrinter) Plan(p *barrier.MirrorPlan, dryRun bool) error {
@@ -311,12 +252,10 @@ func (j *mirrorJSONPrinter) Plan(p *barrier.MirrorPlan, dryRun bool) error {
 		EpochDifferences: p.EpochDifferences, From: p.From, To: p.To, CopiedBatches: p.Copied.Batches, CopiedRecords: p.Copied.Records,
 		CopiedBytes: p.Copied.Bytes, Barriers: nonNil(p.Barriers), AppendSegment: p.AppendSegment, SegmentsCreated: nonNil(p.SegmentsCreated),
 		Index: injectIndexJSON(p.Index), TimeIndex: injectIndexJSON(p.TimeIndex), TxnIndex: injectIndexJSON(p.TxnIndex),
-		AbortedTxns: []injectAbortedJSON{}, EpochEntriesRemoved: []injectEpochJSON{}, EpochEntriesAdded: []injectEpochJSON{},
-		SnapshotsCreated: nonNil(p.SnapshotsCreated), SnapshotsDeleted: nonNil(p.SnapshotsDeleted), NewLogEndOffset: p.NewLogEndOffset,
-		Files: []injectFileJSON{}, Warnings: nonNil(p.Warnings)}
-	if r := p.Resume; r != nil {
-		out.Resume = &injectResumeJSON{State: r.State, Started: r.Started, BackupDir: r.BackupDir}
-	}
+		Resume: resumeJSON(p.Resume), AbortedTxns: abortedJSON(p.AbortedTxns), EpochEntriesRemoved: epochsJSON(p.EpochEntriesRemoved),
+		EpochEntriesAdded: epochsJSON(p.EpochEntriesAdded),
+		SnapshotsCreated:  nonNil(p.SnapshotsCreated), SnapshotsDeleted: nonNil(p.SnapshotsDeleted), NewLogEndOffset: p.NewLogEndOffset,
+		Files: filesJSON(p.Ops), Warnings: nonNil(p.Warnings)}
 	if d := p.Divergence; d != nil {
 		out.Divergence = &mirrorDivergenceJSON{Offset: d.Offset, Reason: d.Reason, DstFile: d.DstFile, DstPosition: d.DstPosition,
 			SrcFile: d.SrcFile, SrcPosition: d.SrcPosition}
@@ -326,28 +265,14 @@ func (j *mirrorJSONPrinter) Plan(p *barrier.MirrorPlan, dryRun bool) error {
 			RemovedBatches: tr.Removed.Batches, RemovedRecords: tr.Removed.Records, RemovedBytes: tr.Removed.Bytes,
 			RemovedOffsets: tr.Removed.Offsets, RemovedProducers: nonNil(tr.Removed.Producers), SegmentsDeleted: nonNil(tr.SegmentsDeleted)}
 	}
-	for _, t := range p.AbortedTxns {
-		out.AbortedTxns = append(out.AbortedTxns, injectAbortedJSON{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset,
-			LastOffset: t.LastOffset, LastStableOffset: t.LastStableOffset})
-	}
-	for _, e := range p.EpochEntriesRemoved {
-		out.EpochEntriesRemoved = append(out.EpochEntriesRemoved, injectEpochJSON{LeaderEpoch: e.Epoch, StartOffset: e.StartOffset})
-	}
-	for _, e := range p.EpochEntriesAdded {
-		out.EpochEntriesAdded = append(out.EpochEntriesAdded, injectEpochJSON{LeaderEpoch: e.Epoch, StartOffset: e.StartOffset})
-	}
-	for _, op := range p.Ops {
-		out.Files = append(out.Files, injectFileJSON{Name: op.Name, Action: op.Action, OldSize: op.OldSize, NewSize: op.NewSize, Why: op.Why})
-	}
-	return j.line(out)
+	return writeJSONLine(j.w, out)
 }
 
 func (j *mirrorJSONPrinter) Report(r *barrier.Report) error {
 	if r.NothingToDo {
 		return nil
 	}
-	out := mirrorResultJSON{Type: "mirror-result", Dir: r.Dir, Applied: !r.RolledBack, Resumed: r.Resumed, ResumedFrom: r.ResumedFrom,
-		RolledBack: r.RolledBack, BackupDir: r.BackupDir, Steps: len(r.Steps)}
+	out := mirrorResultJSON{applyResultJSON: applyResult("mirror-result", r), Steps: len(r.Steps)}
 	if p := r.Mirror; p != nil {
 		out.From, out.To, out.NewLogEndOffset = p.From, p.To, p.NewLogEndOffset
 	}
@@ -355,5 +280,5 @@ func (j *mirrorJSONPrinter) Report(r *barrier.Report) error {
 		out.Verification = &mirrorVerifyJSON{OK: v.OK(), Compared: v.Compared, Mismatch: v.Mismatch,
 			IndexProblems: nonNil(v.IndexProblems), TxnIndexProblems: nonNil(v.TxnIndexProblems)}
 	}
-	return j.line(out)
+	return writeJSONLine(j.w, out)
 }

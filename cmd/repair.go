@@ -2,8 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -32,7 +30,7 @@ func (o *repairOptions) AddFlags(c *cobra.Command) {
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
 	f.BoolVar(&o.all, "all", false, "examine every segment, not only those from the recovery point (recovery-point-offset-checkpoint) on")
 	f.IntVar(&o.indexIntervalBytes, "index-interval-bytes", barrier.DefaultIndexIntervalBytes, "the topic's index.interval.bytes, for the .index and .timeindex entries of rebuilt indexes")
-	f.StringVar(&o.backupDir, "backup-dir", "", "where the backup of every changed or deleted file goes (default: a new kseg-backup-<partition>-<time> folder in the working directory; never inside the log directory)")
+	f.StringVar(&o.backupDir, "backup-dir", "", backupDirUsage)
 	f.BoolVar(&o.rollback, "rollback", false, "undo an interrupted repair (its journal is in DIR) from its backup, instead of finishing it")
 }
 
@@ -45,12 +43,7 @@ func (o *repairOptions) Validate(c *cobra.Command, args []string) error {
 	if o.indexIntervalBytes < 0 {
 		return usageErrorf("--index-interval-bytes must not be negative")
 	}
-	fl := c.Flags()
-	for _, name := range []string{"all", "index-interval-bytes"} {
-		if fl.Changed(name) {
-			o.planFlags = append(o.planFlags, "--"+name)
-		}
-	}
+	o.planFlags = changedFlags(c, "all", "index-interval-bytes")
 	if o.rollback && (o.dryRun || len(o.planFlags) > 0) {
 		return usageErrorf("--rollback takes no other flag than --output and --backup-dir")
 	}
@@ -125,19 +118,6 @@ segment), or the log start offset lies above the repaired log end.
 	return c
 }
 
-// repairExit maps the barrier package's typed errors to exit codes.
-func repairExit(err error) error {
-	var re *barrier.RefusalError
-	var oe *barrier.OptionError
-	switch {
-	case errors.As(err, &re):
-		return &exitError{code: ExitRefused, err: err}
-	case errors.As(err, &oe):
-		return &exitError{code: ExitUsage, err: fmt.Errorf("--%w", oe)}
-	}
-	return err
-}
-
 func runRepair(ctx context.Context, s *Streams, g *globalOptions, o *repairOptions, dir string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -146,18 +126,15 @@ func runRepair(ctx context.Context, s *Streams, g *globalOptions, o *repairOptio
 	if o.rollback {
 		rep, err := barrier.Rollback(dir, barrier.ApplyOptions{})
 		if err != nil {
-			return repairExit(err)
+			return applyExit(err)
 		}
 		return pr.Report(rep)
 	}
 	p, err := barrier.PlanRepair(dir, o.repair)
 	if err != nil {
-		return repairExit(err)
+		return applyExit(err)
 	}
-	if p.Resume != nil && len(o.planFlags) > 0 && !g.quiet {
-		fmt.Fprintf(s.Err, "kseg: an interrupted repair is pending in %s; it is finished with the options it was planned with (ignoring %v)\n",
-			dir, o.planFlags)
-	}
+	warnResumeIgnoresFlags(s, g, p.Resume, "repair", dir, o.planFlags)
 	if err := pr.Plan(p, o.dryRun); err != nil {
 		return err
 	}
@@ -175,13 +152,8 @@ func runRepair(ctx context.Context, s *Streams, g *globalOptions, o *repairOptio
 	}
 	rep, err := barrier.ApplyRepair(p, barrier.ApplyOptions{BackupDir: o.backupDir})
 	if err != nil {
-		if rep != nil && rep.BackupDir != "" && !g.quiet {
-			fmt.Fprintf(s.Err, "kseg: backup so far: %s\n", rep.BackupDir)
-		}
-		if !errors.Is(err, barrier.ErrRefused) && barrier.HasJournal(dir) && !g.quiet {
-			fmt.Fprintf(s.Err, "kseg: the repair was interrupted; rerun the command to finish it, or add --rollback to undo it\n")
-		}
-		return repairExit(err)
+		noteApplyFailure(s, g, rep, err, "repair", dir)
+		return applyExit(err)
 	}
 	if err := pr.Report(rep); err != nil {
 		return err

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -97,10 +96,7 @@ func (t *repairTextPrinter) Plan(p *barrier.RepairPlan, dryRun bool) error {
 	off := func(v int64) string { return st.paint(st.offset, fmt.Sprint(v)) }
 
 	pf("%s %s (topic %s, partition %d)\n", title("Partition"), p.Dir, p.Topic, p.Partition)
-	if p.Resume != nil {
-		pf("%s an interrupted repair (journal state %s, started %s, backup %s); applying finishes it with the plan recorded then, --rollback undoes it\n",
-			st.paint(st.warn, "Resume:"), p.Resume.State, p.Resume.Started, p.Resume.BackupDir)
-	}
+	textResume(pf, st, "repair", p.Resume)
 	pf("  examined: %s\n", p.Scope)
 	if p.NewLogEndOffset != p.LogEndOffset {
 		pf("  log end %s -> %s: %d offsets, %d batches, %d bytes removed\n", off(p.LogEndOffset), off(p.NewLogEndOffset),
@@ -210,12 +206,7 @@ func (t *repairTextPrinter) Report(r *barrier.Report) error {
 	for _, l := range v.Replan {
 		pf("  still to do: %s\n", l)
 	}
-	for _, l := range v.IndexProblems {
-		pf("  %s\n", l)
-	}
-	for _, l := range v.SnapshotProblems {
-		pf("  %s\n", l)
-	}
+	textProblems(pf, v.IndexProblems, v.SnapshotProblems)
 	return nil
 }
 
@@ -300,26 +291,11 @@ type repairVerifyJSON struct {
 }
 
 type repairResultJSON struct {
-	Type            string            `json:"type"` // "result"
-	Dir             string            `json:"dir"`
-	Applied         bool              `json:"applied"`
-	Resumed         bool              `json:"resumed"`
-	ResumedFrom     string            `json:"resumedFrom,omitempty"`
-	RolledBack      bool              `json:"rolledBack"`
-	BackupDir       string            `json:"backupDir,omitempty"`
+	applyResultJSON
 	NewLogEndOffset int64             `json:"newLogEndOffset"`
 	Files           int               `json:"files"`
 	Steps           int               `json:"steps"`
 	Verification    *repairVerifyJSON `json:"verification,omitempty"`
-}
-
-func (j *repairJSONPrinter) line(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = j.w.Write(append(b, '\n'))
-	return err
 }
 
 func repairFileOf(r barrier.FileRepair) repairFileJSON {
@@ -333,11 +309,8 @@ func (j *repairJSONPrinter) Plan(p *barrier.RepairPlan, dryRun bool) error {
 		LogEndOffset: p.LogEndOffset, NewLogEndOffset: p.NewLogEndOffset, RemovedBatches: p.Removed.Batches,
 		RemovedBytes: p.Removed.Bytes, RemovedOffsets: p.Removed.Offsets, Segments: []repairSegmentJSON{},
 		Findings: []repairFindingJSON{}, SegmentsDeleted: nonNil(p.SegmentsDeleted), SnapshotsDeleted: nonNil(p.SnapshotsDeleted),
-		SnapshotOffset: p.SnapshotOffset, Producers: p.Producers, EpochEntriesRemoved: []injectEpochJSON{},
-		Files: []injectFileJSON{}, Warnings: nonNil(p.Warnings)}
-	if r := p.Resume; r != nil {
-		out.Resume = &injectResumeJSON{State: r.State, Started: r.Started, BackupDir: r.BackupDir}
-	}
+		SnapshotOffset: p.SnapshotOffset, Producers: p.Producers, Resume: resumeJSON(p.Resume),
+		EpochEntriesRemoved: epochsJSON(p.EpochEntriesRemoved), Files: filesJSON(p.Ops), Warnings: nonNil(p.Warnings)}
 	for _, s := range p.Segments {
 		sj := repairSegmentJSON{BaseOffset: s.BaseOffset, Log: s.Log, Size: s.Size, Why: s.Why, ValidBytes: s.ValidBytes,
 			Batches: s.Batches, NextOffset: s.NextOffset, Index: repairFileOf(s.Index), TimeIndex: repairFileOf(s.TimeIndex),
@@ -355,21 +328,14 @@ func (j *repairJSONPrinter) Plan(p *barrier.RepairPlan, dryRun bool) error {
 		}
 		out.Findings = append(out.Findings, fj)
 	}
-	for _, e := range p.EpochEntriesRemoved {
-		out.EpochEntriesRemoved = append(out.EpochEntriesRemoved, injectEpochJSON{LeaderEpoch: e.Epoch, StartOffset: e.StartOffset})
-	}
-	for _, op := range p.Ops {
-		out.Files = append(out.Files, injectFileJSON{Name: op.Name, Action: op.Action, OldSize: op.OldSize, NewSize: op.NewSize, Why: op.Why})
-	}
-	return j.line(out)
+	return writeJSONLine(j.w, out)
 }
 
 func (j *repairJSONPrinter) Report(r *barrier.Report) error {
 	if r.NothingToDo {
 		return nil
 	}
-	out := repairResultJSON{Type: "result", Dir: r.Dir, Applied: !r.RolledBack, Resumed: r.Resumed, ResumedFrom: r.ResumedFrom,
-		RolledBack: r.RolledBack, BackupDir: r.BackupDir, Steps: len(r.Steps)}
+	out := repairResultJSON{applyResultJSON: applyResult("result", r), Steps: len(r.Steps)}
 	if p := r.Repair; p != nil {
 		out.NewLogEndOffset, out.Files = p.NewLogEndOffset, len(p.Ops)
 	}
@@ -377,5 +343,5 @@ func (j *repairJSONPrinter) Report(r *barrier.Report) error {
 		out.Verification = &repairVerifyJSON{OK: v.OK(), Replan: nonNil(v.Replan), IndexProblems: nonNil(v.IndexProblems),
 			SnapshotProblems: nonNil(v.SnapshotProblems)}
 	}
-	return j.line(out)
+	return writeJSONLine(j.w, out)
 }

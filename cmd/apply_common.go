@@ -1,0 +1,238 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/segment"
+)
+
+// Pieces shared by the three commands that change a partition in place
+// through barrier's journal: inject-barrier, mirror and repair.
+
+// backupDirUsage is the help of their --backup-dir.
+const backupDirUsage = "where the backup of every changed or deleted file goes (default: a new kseg-backup-<partition>-<time> folder in the working directory; never inside the log directory)"
+
+// changedFlags are the flags among names that were given, as "--name": the
+// ones that shape a plan, which a resumed operation ignores.
+func changedFlags(c *cobra.Command, names ...string) []string {
+	fl := c.Flags()
+	var out []string
+	for _, name := range names {
+		if fl.Changed(name) {
+			out = append(out, "--"+name)
+		}
+	}
+	return out
+}
+
+// applyExit maps the errors all three commands share to exit codes: a
+// refusal exits ExitRefused, an option error ExitUsage.
+func applyExit(err error) error {
+	var re *barrier.RefusalError
+	var oe *barrier.OptionError
+	switch {
+	case errors.As(err, &re):
+		return &exitError{code: ExitRefused, err: err}
+	case errors.As(err, &oe):
+		return &exitError{code: ExitUsage, err: fmt.Errorf("--%w", oe)}
+	}
+	return err
+}
+
+// warnResumeIgnoresFlags says that a pending operation (what: "injection",
+// "mirror", "repair") in dir is finished with the options it was planned
+// with, when plan-shaping flags were given.
+func warnResumeIgnoresFlags(s *Streams, g *globalOptions, resume *barrier.Resume, what, dir string, planFlags []string) {
+	if resume != nil && len(planFlags) > 0 && !g.quiet {
+		fmt.Fprintf(s.Err, "kseg: an interrupted %s is pending in %s; it is finished with the options it was planned with (ignoring %v)\n",
+			what, dir, planFlags)
+	}
+}
+
+// noteApplyFailure tells, after a failed apply, where the backup so far is
+// and, when the journal is left behind, how to finish or undo the operation.
+func noteApplyFailure(s *Streams, g *globalOptions, rep *barrier.Report, err error, what, dir string) {
+	if g.quiet {
+		return
+	}
+	if rep != nil && rep.BackupDir != "" {
+		fmt.Fprintf(s.Err, "kseg: backup so far: %s\n", rep.BackupDir)
+	}
+	if !errors.Is(err, barrier.ErrRefused) && barrier.HasJournal(dir) {
+		fmt.Fprintf(s.Err, "kseg: the %s was interrupted; rerun the command to finish it, or add --rollback to undo it\n", what)
+	}
+}
+
+// ---- text ----
+
+// printfFunc is the text printers' local fmt.Fprintf to their writer.
+type printfFunc func(format string, args ...any)
+
+func offsetsList(v []int64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// textResume is the plan's line about an interrupted operation (what:
+// "injection", "mirror", "repair") found through its journal.
+func textResume(pf printfFunc, st *styles, what string, r *barrier.Resume) {
+	if r == nil {
+		return
+	}
+	pf("%s an interrupted %s (journal state %s, started %s, backup %s); applying finishes it with the plan recorded then, --rollback undoes it\n",
+		st.paint(st.warn, "Resume:"), what, r.State, r.Started, r.BackupDir)
+}
+
+// textIndexChanges is the plan's line of index entries kept, removed and
+// added.
+func textIndexChanges(pf printfFunc, index, timeIndex, txnIndex barrier.IndexChange) {
+	pf("  index entries: .index %d kept, %d removed, %d added; .timeindex %d kept, %d removed, %d added; .txnindex %d kept, %d removed, %d added\n",
+		index.Kept, index.Removed, index.Added, timeIndex.Kept, timeIndex.Removed, timeIndex.Added,
+		txnIndex.Kept, txnIndex.Removed, txnIndex.Added)
+}
+
+// textAbortedTxns lists the .txnindex entries a plan adds.
+func textAbortedTxns(pf printfFunc, txns []segment.AbortedTxn) {
+	for _, t := range txns {
+		pf("  .txnindex += producerId %d firstOffset %d lastOffset %d lastStableOffset %d\n", t.ProducerID, t.FirstOffset, t.LastOffset, t.LastStableOffset)
+	}
+}
+
+// textEpochChanges is the plan's leader-epoch-checkpoint line, when it
+// changes the checkpoint.
+func textEpochChanges(pf printfFunc, removed, added []segment.EpochEntry) {
+	if len(removed) == 0 && len(added) == 0 {
+		return
+	}
+	var parts []string
+	for _, e := range removed {
+		parts = append(parts, fmt.Sprintf("remove epoch %d from %d", e.Epoch, e.StartOffset))
+	}
+	for _, e := range added {
+		parts = append(parts, fmt.Sprintf("add epoch %d from %d", e.Epoch, e.StartOffset))
+	}
+	pf("  leader-epoch-checkpoint: %s\n", strings.Join(parts, "; "))
+}
+
+// textFilesTail is inject-barrier's and mirror's end of a plan, after its
+// "Files:" title: the file operations as aligned columns, the warnings and
+// the dry-run note.
+func textFilesTail(pf printfFunc, st *styles, ops []barrier.FileOp, warnings []string, dryRun bool) {
+	for _, op := range ops {
+		size := ""
+		switch op.Action {
+		case barrier.OpDelete:
+			size = fmt.Sprintf("%d bytes", op.OldSize)
+		case barrier.OpCreate:
+			size = fmt.Sprintf("%d bytes", op.NewSize)
+		default:
+			size = fmt.Sprintf("%d -> %d bytes", op.OldSize, op.NewSize)
+		}
+		pf("  %-7s %-32s %-18s %s\n", op.Action, op.Name, size, st.paint(st.dim, op.Why))
+	}
+	for _, warn := range warnings {
+		pf("%s %s\n", st.paint(st.warn, "warning:"), warn)
+	}
+	if dryRun {
+		pf("%s nothing was changed; run without --dry-run to apply\n", st.paint(st.info, "Dry run:"))
+	}
+}
+
+// textReportHead is the start of inject-barrier's and mirror's report on
+// an applied operation: whether it resumed an interrupted one, and the
+// backup.
+func textReportHead(pf printfFunc, st *styles, what string, r *barrier.Report) {
+	if r.Resumed {
+		pf("%s an interrupted %s (journal state %s)\n", st.paint(st.ok, "Resumed:"), what, r.ResumedFrom)
+	}
+	if r.BackupDir != "" {
+		pf("%s %s\n", st.paint(st.title, "Backup:"), r.BackupDir)
+	}
+}
+
+// textProblems prints each problem on its own indented line.
+func textProblems(pf printfFunc, problems ...[]string) {
+	for _, list := range problems {
+		for _, p := range list {
+			pf("  %s\n", p)
+		}
+	}
+}
+
+// ---- json ----
+
+func nonNil[T any](v []T) []T {
+	if v == nil {
+		return []T{}
+	}
+	return v
+}
+
+// writeJSONLine writes v as one JSON line.
+func writeJSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// applyResultJSON starts the line each of the three prints after applying
+// or rolling back ("result", "mirror-result").
+type applyResultJSON struct {
+	Type        string `json:"type"`
+	Dir         string `json:"dir"`
+	Applied     bool   `json:"applied"`
+	Resumed     bool   `json:"resumed"`
+	ResumedFrom string `json:"resumedFrom,omitempty"`
+	RolledBack  bool   `json:"rolledBack"`
+	BackupDir   string `json:"backupDir,omitempty"`
+}
+
+func applyResult(typ string, r *barrier.Report) applyResultJSON {
+	return applyResultJSON{Type: typ, Dir: r.Dir, Applied: !r.RolledBack, Resumed: r.Resumed, ResumedFrom: r.ResumedFrom,
+		RolledBack: r.RolledBack, BackupDir: r.BackupDir}
+}
+
+func resumeJSON(r *barrier.Resume) *injectResumeJSON {
+	if r == nil {
+		return nil
+	}
+	return &injectResumeJSON{State: r.State, Started: r.Started, BackupDir: r.BackupDir}
+}
+
+func filesJSON(ops []barrier.FileOp) []injectFileJSON {
+	out := []injectFileJSON{}
+	for _, op := range ops {
+		out = append(out, injectFileJSON{Name: op.Name, Action: op.Action, OldSize: op.OldSize, NewSize: op.NewSize, Why: op.Why})
+	}
+	return out
+}
+
+func epochsJSON(entries []segment.EpochEntry) []injectEpochJSON {
+	out := []injectEpochJSON{}
+	for _, e := range entries {
+		out = append(out, injectEpochJSON{LeaderEpoch: e.Epoch, StartOffset: e.StartOffset})
+	}
+	return out
+}
+
+func abortedJSON(txns []segment.AbortedTxn) []injectAbortedJSON {
+	out := []injectAbortedJSON{}
+	for _, t := range txns {
+		out = append(out, injectAbortedJSON{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset,
+			LastOffset: t.LastOffset, LastStableOffset: t.LastStableOffset})
+	}
+	return out
+}
