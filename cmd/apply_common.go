@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier"
@@ -127,7 +128,11 @@ func textEpochChanges(pf printfFunc, removed, added []segment.EpochEntry) {
 // textFilesTail is inject-barrier's and mirror's end of a plan, after its
 // "Files:" title: the file operations as aligned columns, the warnings and
 // the dry-run note.
-func textFilesTail(pf printfFunc, st *styles, ops []barrier.FileOp, warnings []string, dryRun bool) {
+//
+// With tbl set (--output table) the file operations are a tablewriter
+// table instead of aligned lines.
+func textFilesTail(pf printfFunc, st *styles, ops []barrier.FileOp, warnings []string, dryRun bool, tbl *tableOut) {
+	var rows [][]string
 	for _, op := range ops {
 		size := ""
 		switch op.Action {
@@ -138,7 +143,14 @@ func textFilesTail(pf printfFunc, st *styles, ops []barrier.FileOp, warnings []s
 		default:
 			size = fmt.Sprintf("%d -> %d bytes", op.OldSize, op.NewSize)
 		}
+		if tbl != nil {
+			rows = append(rows, []string{string(op.Action), op.Name, size, op.Why})
+			continue
+		}
 		pf("  %-7s %-32s %-18s %s\n", op.Action, op.Name, size, st.paint(st.dim, op.Why))
+	}
+	if tbl != nil {
+		tbl.render([]string{"action", "file", "size", "why"}, rows)
 	}
 	for _, warn := range warnings {
 		pf("%s %s\n", st.paint(st.warn, "warning:"), warn)
@@ -235,4 +247,31 @@ func abortedJSON(txns []segment.AbortedTxn) []injectAbortedJSON {
 			LastOffset: t.LastOffset, LastStableOffset: t.LastStableOffset})
 	}
 	return out
+}
+
+// tableOut renders tables (tablewriter) sized to the terminal, for the
+// write commands' --output table.
+type tableOut struct {
+	w     io.Writer
+	width int
+}
+
+func (t *tableOut) render(header []string, rows [][]string) {
+	if len(rows) == 0 {
+		return
+	}
+	opts := []tablewriter.Option{}
+	if t.width > 0 {
+		opts = append(opts, tablewriter.WithMaxWidth(t.width))
+	}
+	tw := tablewriter.NewTable(t.w, opts...)
+	hdr := make([]any, len(header))
+	for i, h := range header {
+		hdr[i] = h
+	}
+	tw.Header(hdr...)
+	for _, r := range rows {
+		tw.Append(r)
+	}
+	tw.Render()
 }

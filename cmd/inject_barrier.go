@@ -36,7 +36,7 @@ type injectBarrierOptions struct {
 func (o *injectBarrierOptions) AddFlags(c *cobra.Command) {
 	f := c.Flags()
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and change nothing")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text|json")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
 	f.StringVar(&o.mode, "mode", "truncate", "truncate: cut the log at its last stable offset, then the barrier (KIP-1279 design 1); abort: an ABORT marker for every open transaction, then the barrier (design 2)")
 	f.BoolVar(&o.repairTail, "repair-tail", false, "first cut a torn or corrupt tail, or a batch that fails its CRC, where broker recovery would")
 	f.StringVar(&o.backupDir, "backup-dir", "", backupDirUsage)
@@ -53,9 +53,9 @@ func (o *injectBarrierOptions) AddFlags(c *cobra.Command) {
 
 func (o *injectBarrierOptions) Validate(c *cobra.Command, args []string) error {
 	switch o.output {
-	case "text", "json":
+	case "text", "table", "json":
 	default:
-		return usageErrorf("--output must be text or json, not %q", o.output)
+		return usageErrorf("--output must be text, table or json, not %q", o.output)
 	}
 	in := barrier.InjectOptions{
 		RepairTail:         o.repairTail,

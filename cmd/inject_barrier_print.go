@@ -20,14 +20,19 @@ func newInjectPrinter(s *Streams, output string) injectPrinter {
 	if output == "json" {
 		return &injectJSONPrinter{w: s.Out}
 	}
-	return &injectTextPrinter{w: s.Out, st: s.styles()}
+	t := &injectTextPrinter{w: s.Out, st: s.styles()}
+	if output == "table" {
+		t.tbl = &tableOut{w: s.Out, width: s.Width}
+	}
+	return t
 }
 
 // ---- text ----
 
 type injectTextPrinter struct {
-	w  io.Writer
-	st *styles
+	w   io.Writer
+	st  *styles
+	tbl *tableOut // --output table: file operations as a table
 }
 
 func (t *injectTextPrinter) Plan(p *barrier.Plan, dryRun bool) error {
@@ -117,7 +122,7 @@ func (t *injectTextPrinter) Plan(p *barrier.Plan, dryRun bool) error {
 		pf("; empty producer snapshot %s", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix))
 	}
 	pf("\n%s\n", title("Files:"))
-	textFilesTail(pf, st, p.Ops, p.Warnings, dryRun)
+	textFilesTail(pf, st, p.Ops, p.Warnings, dryRun, t.tbl)
 	return nil
 }
 

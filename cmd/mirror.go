@@ -36,15 +36,15 @@ func (o *mirrorOptions) AddFlags(c *cobra.Command) {
 	f.BoolVar(&o.align, "align", false, "first truncate DST where it stops being a prefix of SRC (what failback does before mirroring back), instead of refusing")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and change nothing")
 	f.StringVar(&o.backupDir, "backup-dir", "", backupDirUsage)
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text|json")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
 	f.BoolVar(&o.rollback, "rollback", false, "undo an interrupted mirror (its journal is in DST) from its backup, instead of finishing it")
 }
 
 func (o *mirrorOptions) Validate(c *cobra.Command, args []string) error {
 	switch o.output {
-	case "text", "json":
+	case "text", "table", "json":
 	default:
-		return usageErrorf("--output must be text or json, not %q", o.output)
+		return usageErrorf("--output must be text, table or json, not %q", o.output)
 	}
 	fl := c.Flags()
 	o.planFlags = changedFlags(c, "upto", "segment-bytes", "index-interval-bytes", "align")

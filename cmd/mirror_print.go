@@ -19,14 +19,19 @@ func newMirrorPrinter(s *Streams, output string) mirrorPrinter {
 	if output == "json" {
 		return &mirrorJSONPrinter{w: s.Out}
 	}
-	return &mirrorTextPrinter{w: s.Out, st: s.styles()}
+	t := &mirrorTextPrinter{w: s.Out, st: s.styles()}
+	if output == "table" {
+		t.tbl = &tableOut{w: s.Out, width: s.Width}
+	}
+	return t
 }
 
 // ---- text ----
 
 type mirrorTextPrinter struct {
-	w  io.Writer
-	st *styles
+	w   io.Writer
+	st  *styles
+	tbl *tableOut // --output table: file operations as a table
 }
 
 func rangeText(r barrier.OffsetRange) string {
@@ -113,7 +118,7 @@ func (t *mirrorTextPrinter) Plan(p *barrier.MirrorPlan, dryRun bool) error {
 	}
 	pf("  new log end offset %s\n", off(p.NewLogEndOffset))
 	pf("%s\n", title("Files:"))
-	textFilesTail(pf, st, p.Ops, p.Warnings, dryRun)
+	textFilesTail(pf, st, p.Ops, p.Warnings, dryRun, t.tbl)
 	return nil
 }
 

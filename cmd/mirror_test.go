@@ -124,7 +124,7 @@ func TestMirrorCLIUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"mirror", src},
 		{"mirror", src, dst, "extra"},
-		{"mirror", "--output", "table", src, dst},
+		{"mirror", "--output", "yaml", src, dst},
 		{"mirror", "--upto", "-2", src, dst},
 		{"mirror", "--segment-bytes", "10", src, dst},
 		{"mirror", "--rollback", "--align", dst},

@@ -1,0 +1,45 @@
+package cmd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestWriteCommandsTableOutput: inject-barrier and mirror render their
+// plan's file operations as a table with --output table, and still change
+// nothing on a dry run.
+func TestWriteCommandsTableOutput(t *testing.T) {
+	src := filepath.Join("..", "testdata", "partitions", "txn-0")
+	if _, err := os.Stat(src); err != nil {
+		t.Skip("testdata/partitions/txn-0 not generated")
+	}
+	dir := t.TempDir()
+	part := filepath.Join(dir, "txn-0")
+	if err := os.CopyFS(part, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "mirror"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"inject-barrier", "--dry-run", "-o", "table", "--timestamp", "1700003700000", part},
+		{"mirror", "--dry-run", "-o", "table", part, filepath.Join(dir, "mirror", "txn-0")},
+	} {
+		s, out, errb := TestStreams()
+		if code := Run(context.Background(), args, s); code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errb)
+		}
+		got := out.String()
+		for _, want := range []string{"ACTION", "FILE", "WHY", "┌", "│ create ", "Dry run: nothing was changed"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%v: output lacks %q:\n%s", args, want, got)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "mirror", "txn-0")); !os.IsNotExist(err) {
+		t.Errorf("mirror --dry-run created its destination: %v", err)
+	}
+}
