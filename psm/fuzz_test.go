@@ -69,6 +69,10 @@ func FuzzReplay(f *testing.F) {
 			if want[i].LastOffset < 0 {
 				want[i].LastSequence, want[i].LastOffset, want[i].OffsetDelta = -1, -1, 0
 			}
+			// Likewise currentTxnFirstOffset is present only when >= 0.
+			if want[i].CurrentTxnFirstOffset < 0 {
+				want[i].CurrentTxnFirstOffset = -1
+			}
 		}
 		if !sameEntries(want, again) {
 			t.Fatalf("snapshot does not survive a load:\n%+v\n%+v", snap, again)
