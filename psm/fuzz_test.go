@@ -2,6 +2,7 @@ package psm
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"os"
 	"path/filepath"
@@ -43,7 +44,7 @@ func FuzzReplay(f *testing.F) {
 		if len(st1.Ongoing) > 0 && st1.FirstUndecidedOffset != st1.Ongoing[0].FirstOffset {
 			t.Fatalf("first undecided offset %d, oldest ongoing %d", st1.FirstUndecidedOffset, st1.Ongoing[0].FirstOffset)
 		}
-		if !slices.IsSortedFunc(st1.Ongoing, func(a, b Txn) int { return int(sign(a.FirstOffset - b.FirstOffset)) }) {
+		if !slices.IsSortedFunc(st1.Ongoing, func(a, b Txn) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) }) {
 			t.Fatalf("ongoing transactions not sorted: %+v", st1.Ongoing)
 		}
 		for _, e := range st1.Producers {
@@ -85,21 +86,12 @@ func FuzzReplay(f *testing.F) {
 	})
 }
 
-func sign(v int64) int64 {
-	switch {
-	case v < 0:
-		return -1
-	case v > 0:
-		return 1
-	}
-	return 0
-}
-
 func sameEntries(a, b []segment.SnapshotEntry) bool {
-	key := func(e segment.SnapshotEntry) int64 { return e.ProducerID }
+	// Compare, not subtraction: producer ids span the whole int64 range.
+	byID := func(x, y segment.SnapshotEntry) int { return cmp.Compare(x.ProducerID, y.ProducerID) }
 	a, b = slices.Clone(a), slices.Clone(b)
-	slices.SortFunc(a, func(x, y segment.SnapshotEntry) int { return int(sign(key(x) - key(y))) })
-	slices.SortFunc(b, func(x, y segment.SnapshotEntry) int { return int(sign(key(x) - key(y))) })
+	slices.SortFunc(a, byID)
+	slices.SortFunc(b, byID)
 	return slices.Equal(a, b)
 }
 
