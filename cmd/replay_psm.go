@@ -32,6 +32,7 @@ type replayPSMOptions struct {
 	txnTimeout        time.Duration
 	noVerifyCRC       bool
 	output            string
+	jobs              int
 	fromSnapshotSetBy bool // --from-snapshot was given explicitly
 
 	// derived by Validate
@@ -54,6 +55,7 @@ func (o *replayPSMOptions) AddFlags(c *cobra.Command) {
 	f.DurationVar(&o.txnTimeout, "txn-timeout", 15*time.Minute, "a transaction open longer than this (log time) at the end of the log is hanging")
 	f.BoolVar(&o.noVerifyCRC, "no-verify-crc", false, "skip the CRC-32C check of replayed batches")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	addJobsFlag(c, &o.jobs, "partitions replayed (for a log directory)")
 }
 
 func (o *replayPSMOptions) Validate(c *cobra.Command, args []string) error {
@@ -138,6 +140,10 @@ coordinator-epoch-regression, pid-collision, non-transactional-in-open-txn,
 marker-without-txn, hanging-transaction, stale-snapshot, snapshot-corrupt,
 snapshot-mismatch, open-txn-at-barrier. See docs/psm.md.
 
+DIR may also be a log directory: every partition in it is replayed, --jobs
+at a time, and a summary table (or, with -o json, one producerState object
+per line) is printed in partition order.
+
 --check-snapshots is the proof that the rebuild is Kafka's: every N.snapshot
 whose offset lies within the log is compared, field by field, with the state
 rebuilt from the log alone up to N; each prints MATCH or its differences.
@@ -184,18 +190,48 @@ func runReplayPSM(ctx context.Context, s *Streams, g *globalOptions, o *replayPS
 		return err
 	}
 	if !st.IsDir() {
-		return usageErrorf("%s is not a directory: replay-psm takes a partition directory", dir)
+		return usageErrorf("%s is not a directory: replay-psm takes a partition directory or a log directory", dir)
 	}
-	pd, err := segment.OpenPartitionDir(dir)
+	if !segment.IsPartitionDir(dir) {
+		if ld, err := segment.OpenLogDir(dir); err == nil && len(ld.Partitions) > 0 {
+			return runReplayPSMLogDir(ctx, s, g, o, ld)
+		}
+	}
+	v, err := replayPartition(s, g, o, dir)
 	if err != nil {
 		return err
 	}
-	hasLog := false
-	for _, sg := range pd.Segments {
-		hasLog = hasLog || sg.Log != ""
+	if err := newReplayPSMPrinter(s, o).Print(v); err != nil {
+		return err
 	}
-	if !hasLog {
-		return usageErrorf("%s holds no .log segment: replay-psm takes a partition directory", dir)
+	if v.hasFindings() {
+		return findingsExit()
+	}
+	return nil
+}
+
+// hasFindings: anomalies of severity error, or snapshots that do not match.
+func (v *replayPSMView) hasFindings() bool {
+	if v.Result.HasErrors() {
+		return true
+	}
+	for _, c := range v.Checks {
+		if c.Status == psm.CheckMismatch || c.Status == psm.CheckCorrupt {
+			return true
+		}
+	}
+	return false
+}
+
+// replayPartition rebuilds one partition directory's producer state (and
+// checks or writes snapshots as asked).
+func replayPartition(s *Streams, g *globalOptions, o *replayPSMOptions, dir string) (*replayPSMView, error) {
+	pd, err := segment.OpenPartitionDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !hasLogSegment(pd) {
+		return nil, usageErrorf("%s holds no .log segment: replay-psm takes a partition directory or a log directory", dir)
 	}
 	opts := o.psm
 	v := &replayPSMView{Dir: dir, Opts: opts, HWSource: "--high-watermark"}
@@ -216,7 +252,7 @@ func runReplayPSM(ctx context.Context, s *Streams, g *globalOptions, o *replayPS
 	if o.writeSnapshot != "" {
 		target = o.writeSnapshot
 		if fi, err := os.Stat(target); err == nil && !fi.IsDir() && !o.force {
-			return refusedf("%s exists; pass --force to replace it", target)
+			return nil, refusedf("%s exists; pass --force to replace it", target)
 		}
 	}
 	var res *psm.Result
@@ -229,11 +265,11 @@ func runReplayPSM(ctx context.Context, s *Streams, g *globalOptions, o *replayPS
 	if err != nil {
 		switch {
 		case errors.Is(err, psm.ErrSnapshotNotFound):
-			return usageErrorf("--from-snapshot: %v", err)
+			return nil, usageErrorf("--from-snapshot: %v", err)
 		case errors.Is(err, psm.ErrSnapshotUnusable):
-			return &exitError{code: ExitFindings, err: err}
+			return nil, &exitError{code: ExitFindings, err: err}
 		}
-		return err
+		return nil, err
 	}
 	v.Result, v.Opts = res, opts
 	if target != "" {
@@ -242,24 +278,13 @@ func runReplayPSM(ctx context.Context, s *Streams, g *globalOptions, o *replayPS
 		}
 		if err := segment.WriteProducerSnapshotFile(target, res.SnapshotEntries(), o.force); err != nil {
 			if errors.Is(err, segment.ErrTargetExists) {
-				return refusedf("%s exists; pass --force to replace it", target)
+				return nil, refusedf("%s exists; pass --force to replace it", target)
 			}
-			return err
+			return nil, err
 		}
 		v.Written = target
 	}
-	if err := newReplayPSMPrinter(s, o).Print(v); err != nil {
-		return err
-	}
-	if res.HasErrors() {
-		return findingsExit()
-	}
-	for _, c := range v.Checks {
-		if c.Status == psm.CheckMismatch || c.Status == psm.CheckCorrupt {
-			return findingsExit()
-		}
-	}
-	return nil
+	return v, nil
 }
 
 // replayPSMPrinter renders one replay (STYLE.md pattern 14: one printer
