@@ -3,7 +3,6 @@ package barriertest
 import (
 	"context"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -75,51 +74,15 @@ func (p *Producers) client(tb testing.TB, opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
-// produceOne produces recs as exactly one batch, whatever the timing. The
-// records are buffered (manual flushing sends nothing), then the helper
-// waits until the client has loaded the partition — kgo moves records
-// buffered for a topic it does not know yet into the partition's buffer
-// before it publishes the partition — and only then flushes. Flushing
-// earlier (as a linger-based helper does) races that move: a drain started
-// by the flush can take the first record alone, which happens on a loaded
-// machine and would make the batch layout, and every offset-dependent
-// output, change from run to run.
+// produceOne produces recs as exactly one batch, whatever the timing: the
+// records are buffered (manual flushing sends nothing) and
+// kafkatest.ProduceBatch flushes only once the partition is loaded, so the
+// batch layout, and every offset-dependent output, is the same on every run.
 func (p *Producers) produceOne(tb testing.TB, cl *kgo.Client, recs []*kgo.Record) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	for _, r := range recs {
-		wg.Add(1)
-		cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
-			defer wg.Done()
-			if err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		})
-	}
-	for {
-		if leader, _, err := cl.PartitionLeader(p.Topic, p.Partition); err == nil && leader >= 0 {
-			break
-		}
-		if ctx.Err() != nil {
-			tb.Fatalf("barriertest: %s-%d never loaded", p.Topic, p.Partition)
-		}
-		time.Sleep(time.Millisecond)
-	}
-	if err := cl.Flush(ctx); err != nil {
-		tb.Fatalf("barriertest: flush: %v", err)
-	}
-	wg.Wait()
-	if len(errs) > 0 {
-		tb.Fatalf("barriertest: produce: %v", errs[0])
-	}
+	kafkatest.ProduceBatch(tb, ctx, cl, recs)
 }
 
 // Txn runs one transaction of transactional id TxnID with one batch of n

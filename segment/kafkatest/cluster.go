@@ -170,9 +170,11 @@ func batchingOpts() []kgo.Opt {
 	return []kgo.Opt{kgo.ProducerLinger(time.Minute)}
 }
 
-// produceBatch produces recs and flushes, so they land as one record batch
-// (if they fit in ProducerBatchMaxBytes), and fails tb on any error.
-func produceBatch(tb testing.TB, ctx context.Context, cl *kgo.Client, recs []*kgo.Record) {
+// ProduceBatch produces recs with cl and flushes once every partition they
+// go to is loaded, so they land as one record batch per partition (if they
+// fit in ProducerBatchMaxBytes); it fails tb on any error. cl must not send
+// before Flush (a long linger, or manual flushing).
+func ProduceBatch(tb testing.TB, ctx context.Context, cl *kgo.Client, recs []*kgo.Record) {
 	tb.Helper()
 	var (
 		wg   sync.WaitGroup
@@ -234,7 +236,7 @@ func (c *Cluster) ProduceIdempotentBatches(tb testing.TB, batches [][]*kgo.Recor
 	cl := c.newClient(tb, append(batchingOpts(), opts...)...)
 	defer cl.Close()
 	for _, recs := range batches {
-		produceBatch(tb, ctx, cl, recs)
+		ProduceBatch(tb, ctx, cl, recs)
 	}
 }
 
@@ -285,7 +287,7 @@ func (c *Cluster) TransactBatches(tb testing.TB, txnID string, batches [][]*kgo.
 		tb.Fatalf("kafkatest: begin transaction %q: %v", txnID, err)
 	}
 	for _, recs := range batches {
-		produceBatch(tb, ctx, cl, recs)
+		ProduceBatch(tb, ctx, cl, recs)
 	}
 	if end == Open {
 		return
