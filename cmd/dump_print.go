@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,29 +92,40 @@ func appendValidUTF8(dst, b []byte) []byte {
 	if utf8.Valid(b) {
 		return append(dst, b...)
 	}
+	// Binary data: write byte by byte into room for the worst case (every
+	// byte a U+FFFD of three), which costs far less than an append each.
+	dst = slices.Grow(dst, 3*len(b))
+	out := dst[len(dst) : len(dst)+3*len(b)]
+	o := 0
 	invalid := false // in a run of invalid bytes, which gets one U+FFFD
 	for i := 0; i < len(b); {
 		c := b[i]
 		if c < utf8.RuneSelf {
-			dst = append(dst, c)
+			out[o] = c
+			o++
 			i++
 			invalid = false
 			continue
 		}
-		_, size := utf8.DecodeRune(b[i:])
+		size := 1
+		// 0x80-0xC1 and 0xF5-0xFF never start a valid sequence.
+		if c >= 0xC2 && c <= 0xF4 {
+			_, size = utf8.DecodeRune(b[i:])
+		}
 		if size == 1 {
 			if !invalid {
-				dst = append(dst, "\uFFFD"...)
+				out[o], out[o+1], out[o+2] = 0xEF, 0xBF, 0xBD // U+FFFD
+				o += 3
 				invalid = true
 			}
 			i++
 			continue
 		}
-		dst = append(dst, b[i:i+size]...)
+		o += copy(out[o:], b[i:i+size])
 		i += size
 		invalid = false
 	}
-	return dst
+	return dst[:len(dst)+o]
 }
 
 // bytesString views b as a string without copying it, for read-only use

@@ -9,6 +9,14 @@
 // any run. Commands are separated by a lone "::"; a command may start with
 // NAME=VALUE words, which are added to its environment (GOMAXPROCS=1 …).
 //
+// On a shared machine other processes steal the cores a run was measuring.
+// measure reads the machine's busy time from /proc/stat around each run;
+// when other processes used more than a quarter of a core on average
+// during it (the machine's busy time minus the run's own CPU time), the run
+// is thrown away and repeated, up to -retries times, after waiting for the
+// machine to calm down. The line then ends with the number of runs thrown
+// away; without /proc/stat every run counts.
+//
 //	go run ./bench/measure -n 5 -- ./kseg dump -o json seg.log :: ./crcfloor seg.log
 package main
 
@@ -18,20 +26,23 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 )
 
 type command struct {
-	env  []string
-	args []string
-	wall []time.Duration
-	rss  int64
+	env     []string
+	args    []string
+	wall    []time.Duration
+	rss     int64
+	retried int
 }
 
 func main() {
 	n := flag.Int("n", 5, "runs per command")
+	retries := flag.Int("retries", 10, "disturbed runs thrown away per command before keeping one anyway")
 	flag.Parse()
 	var cmds []*command
 	cur := &command{}
@@ -61,24 +72,74 @@ func main() {
 	}
 	for range *n {
 		for _, c := range cmds {
-			cmd := exec.Command(c.args[0], c.args[1:]...)
-			cmd.Env = append(os.Environ(), c.env...)
-			cmd.Stdout, cmd.Stderr = devnull, os.Stderr
-			start := time.Now()
-			if err := cmd.Run(); err != nil {
-				if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 0 && ee.ExitCode() != 3 {
-					fmt.Fprintf(os.Stderr, "measure: %s: %v\n", strings.Join(c.args, " "), err)
-					os.Exit(1)
+			for {
+				wall, disturbed := run(c, devnull)
+				if !disturbed || c.retried >= *retries {
+					c.wall = append(c.wall, wall)
+					break
 				}
-			}
-			c.wall = append(c.wall, time.Since(start))
-			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-				c.rss = max(c.rss, int64(ru.Maxrss))
+				c.retried++
+				time.Sleep(2 * time.Second)
 			}
 		}
 	}
 	for _, c := range cmds {
 		slices.Sort(c.wall)
-		fmt.Printf("%.4f %.4f %.4f %d\n", c.wall[len(c.wall)/2].Seconds(), c.wall[0].Seconds(), c.wall[len(c.wall)-1].Seconds(), c.rss)
+		fmt.Printf("%.4f %.4f %.4f %d %d\n", c.wall[len(c.wall)/2].Seconds(), c.wall[0].Seconds(), c.wall[len(c.wall)-1].Seconds(), c.rss, c.retried)
 	}
+}
+
+// run runs c once and reports its wall time and whether other processes
+// took a noticeable share of the machine meanwhile.
+func run(c *command, devnull *os.File) (time.Duration, bool) {
+	cmd := exec.Command(c.args[0], c.args[1:]...)
+	cmd.Env = append(os.Environ(), c.env...)
+	cmd.Stdout, cmd.Stderr = devnull, os.Stderr
+	busy0, ok0 := machineBusy()
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 0 && ee.ExitCode() != 3 {
+			fmt.Fprintf(os.Stderr, "measure: %s: %v\n", strings.Join(c.args, " "), err)
+			os.Exit(1)
+		}
+	}
+	wall := time.Since(start)
+	busy1, ok1 := machineBusy()
+	own := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		c.rss = max(c.rss, int64(ru.Maxrss))
+	}
+	if !ok0 || !ok1 {
+		return wall, false
+	}
+	// /proc/stat counts in ticks of 10 ms: allow for them.
+	foreign := busy1 - busy0 - own
+	return wall, foreign > max(wall/4, 60*time.Millisecond)
+}
+
+// machineBusy is the CPU time all cores have spent busy since boot, from
+// the first line of /proc/stat (user nice system idle iowait irq softirq
+// steal …, in 1/100 s).
+func machineBusy() (time.Duration, bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, false
+	}
+	var busy int64
+	for i, v := range f[1:9] {
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		busy += n
+	}
+	return time.Duration(busy) * 10 * time.Millisecond, true
 }
