@@ -175,26 +175,33 @@ func TestRepairCorpus(t *testing.T) {
 	}
 }
 
-// TestRepairHealthyIsNoOp: the healthy fixtures need no repair (control-0
-// excepted: its snapshot after the MIRROR_PID_RESET barriers is stale,
-// and a repair rewrites it), and a repair with --all changes nothing.
+// TestRepairHealthyIsNoOp: the healthy fixtures need no repair, and a
+// repair with --all changes nothing; a copy of control-0 given a stale
+// snapshot after its MIRROR_PID_RESET barriers gets that snapshot rewritten.
 func TestRepairHealthyIsNoOp(t *testing.T) {
+	t.Run("stale-snapshot", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "control-0")
+		copyTree(t, filepath.Join(partitionsDir, "control-0"), dir)
+		stale := segment.EncodeProducerSnapshot([]segment.SnapshotEntry{{ProducerID: 3000, ProducerEpoch: 0, LastSequence: 1,
+			LastOffset: 7, OffsetDelta: 1, Timestamp: 1700000000050, CoordinatorEpoch: 2, CurrentTxnFirstOffset: -1}})
+		if err := os.WriteFile(filepath.Join(dir, segment.SegmentFileName(14, segment.SnapshotSuffix)), stale, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p := mustPlanRepair(t, dir, RepairOptions{All: true})
+		if p.NothingToDo || len(p.Ops) != 1 || p.Ops[0].Name != segment.SegmentFileName(14, segment.SnapshotSuffix) {
+			t.Fatalf("stale snapshot: %+v", p.Ops)
+		}
+		if _, err := ApplyRepair(p, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b")}); err != nil {
+			t.Fatal(err)
+		}
+		assertRepaired(t, "control-0", dir)
+	})
 	for _, name := range segtest.PartitionNames {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
 			dir := filepath.Join(root, name)
 			copyTree(t, filepath.Join(partitionsDir, name), dir)
 			p := mustPlanRepair(t, dir, RepairOptions{All: true})
-			if name == "control-0" {
-				if p.NothingToDo || len(p.Ops) != 1 || p.Ops[0].Name != segment.SegmentFileName(14, segment.SnapshotSuffix) {
-					t.Fatalf("control-0: %+v", p.Ops)
-				}
-				if _, err := ApplyRepair(p, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b")}); err != nil {
-					t.Fatal(err)
-				}
-				assertRepaired(t, name, dir)
-				return
-			}
 			if !p.NothingToDo || p.Damage || len(p.Findings) > 0 {
 				t.Fatalf("a healthy partition: %+v", p)
 			}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/segment"
 )
 
 // TestReplayPSMLogDir: a log directory is replayed partition by partition
@@ -26,13 +28,19 @@ func TestReplayPSMLogDir(t *testing.T) {
 		code := Run(context.Background(), args, s)
 		return code, out.String(), errb.String()
 	}
+	// Plant a stale snapshot: control-0's snapshot at 14 lies after its
+	// barriers at 11 and 12; one holding a producer from before them is a
+	// stale-snapshot error, so the whole run must exit 3.
+	stale := segment.EncodeProducerSnapshot([]segment.SnapshotEntry{{ProducerID: 3000, ProducerEpoch: 0, LastSequence: 1,
+		LastOffset: 7, OffsetDelta: 1, Timestamp: 1700000000050, CoordinatorEpoch: 2, CurrentTxnFirstOffset: -1}})
+	if err := os.WriteFile(filepath.Join(dir, "control-0", "00000000000000000014.snapshot"), stale, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	code1, out1, _ := run("replay-psm", "-o", "json", "--jobs", "1", dir)
 	code2, out2, _ := run("replay-psm", "-o", "json", "--jobs", "3", dir)
 	if out1 != out2 || code1 != code2 {
 		t.Fatalf("--jobs 1 and --jobs 3 differ (exit %d vs %d)", code1, code2)
 	}
-	// control-0's snapshot at 14 still holds producers from before its
-	// barriers: a stale-snapshot error, so the whole run exits 3.
 	if code1 != ExitFindings {
 		t.Fatalf("exit %d, want %d", code1, ExitFindings)
 	}

@@ -304,6 +304,24 @@ func setEpoch(e *segment.SnapshotEntry, epoch int16) {
 // transaction it completes, if any.
 func (t *tracker) apply(b *decode.Batch) (*segment.AbortedTxn, error) {
 	if !b.HasProducerID() {
+		// KIP-1279: a MIRROR_PID_RESET barrier drops every producer entry,
+		// so snapshots taken after it (control-0's) hold none from before.
+		if b.IsControl() && b.RecordCount > 0 {
+			barrier := false
+			err := t.dec.Records(b, func(r *decode.Record) error {
+				if _, typ, err := decode.ParseControlKey(r.Key); err == nil && typ == decode.ControlMirrorPidReset {
+					barrier = true
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			if barrier {
+				clear(t.entries)
+				t.order = t.order[:0]
+			}
+		}
 		return nil, nil
 	}
 	e := t.entry(b.ProducerID)
