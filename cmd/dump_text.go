@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -297,10 +296,3 @@ func (p *textDumpPrinter) lineDone(w []byte) {
 }
 
 func (p *textDumpPrinter) emit(b *batchOut) { b.emit(p.w, io.Discard) }
-
-// sortedStrings is a sorted copy.
-func sortedStrings(in []string) []string {
-	out := append([]string(nil), in...)
-	sort.Strings(out)
-	return out
-}

@@ -233,6 +233,7 @@ func TestScenarios(t *testing.T) {
 		barriertest.AppendLocal(t, b, pb.Take(t), localOpts)
 		s.kseg("fb-catch-up", lines("$", "Copy:", "Done:"), ExitOK, append(append(flags, "--backup-dir", s.bk()), b, a)...)
 		out = s.kseg("fb-failover", lines("$", "Cut:", "Done:"), ExitOK, "inject-barrier", "--backup-dir", s.bk(), a)
+		mustContain(t, out, "MIRROR_PID_RESET", "Done:")
 		pa.LocalTraffic(t)
 		barriertest.AppendLocal(t, a, pa.Take(t), localOpts)
 		out = s.kseg("fb-verify2", nil, ExitOK, "verify-chain", "--edge", "2=1", a, b)

@@ -127,7 +127,7 @@ func (d *Decoder) Records(b *Batch, fn func(*Record) error) error {
 	p := 0
 	for i := int32(0); i < b.RecordCount; i++ {
 		start := p
-		n, err := d.readRecord(data, &p, b, rec)
+		err := d.readRecord(data, &p, b, rec)
 		if err != nil {
 			if compressed {
 				err.Pos = RecordBatchOverhead
@@ -138,7 +138,6 @@ func (d *Decoder) Records(b *Batch, fn func(*Record) error) error {
 			err.BaseOffset = b.BaseOffset
 			return err
 		}
-		_ = n
 		if isLAT {
 			rec.Timestamp = logAppendTime
 		}
@@ -160,31 +159,31 @@ func (d *Decoder) Records(b *Batch, fn func(*Record) error) error {
 
 // readRecord decodes one DefaultRecord at data[*p:]. Errors carry positions
 // relative to data.
-func (d *Decoder) readRecord(data []byte, p *int, b *Batch, rec *Record) (int, *CorruptError) {
+func (d *Decoder) readRecord(data []byte, p *int, b *Batch, rec *Record) *CorruptError {
 	start := *p
 	length, err := readVarint(data, p, "length")
 	if err != nil {
-		return 0, err
+		return err
 	}
 	if length < 0 || int64(length) > int64(len(data)-*p) {
-		return 0, corruptf(int64(start), NoBaseOffset, "length", ErrCorrupt,
+		return corruptf(int64(start), NoBaseOffset, "length", ErrCorrupt,
 			"record length %d exceeds the %d bytes left", length, len(data)-*p)
 	}
 	bodyStart := *p
 	body := data[:bodyStart+int(length)]
 	q := bodyStart
 	if q >= len(body) {
-		return 0, corruptf(int64(q), NoBaseOffset, "attributes", ErrTruncated, "record body is empty")
+		return corruptf(int64(q), NoBaseOffset, "attributes", ErrTruncated, "record body is empty")
 	}
 	rec.Attributes = int8(body[q])
 	q++
 	tsDelta, err := readVarlong(body, &q, "timestampDelta")
 	if err != nil {
-		return 0, err
+		return err
 	}
 	offDelta, err := readVarint(body, &q, "offsetDelta")
 	if err != nil {
-		return 0, err
+		return err
 	}
 	rec.OffsetDelta = offDelta
 	rec.Offset = b.BaseOffset + int64(offDelta)
@@ -194,19 +193,19 @@ func (d *Decoder) readRecord(data []byte, p *int, b *Batch, rec *Record) (int, *
 		rec.Sequence = IncrementSequence(b.BaseSequence, offDelta)
 	}
 	if rec.Key, err = readVarBytes(body, &q, "keyLength"); err != nil {
-		return 0, err
+		return err
 	}
 	if rec.Value, err = readVarBytes(body, &q, "valueLength"); err != nil {
-		return 0, err
+		return err
 	}
 	hcPos := q
 	hc, err := readVarint(body, &q, "headersCount")
 	if err != nil {
-		return 0, err
+		return err
 	}
 	// Each header needs at least two bytes (key length, value length).
 	if hc < 0 || int64(hc) > int64(len(body)-q)/2 {
-		return 0, corruptf(int64(hcPos), NoBaseOffset, "headersCount", ErrCorrupt,
+		return corruptf(int64(hcPos), NoBaseOffset, "headersCount", ErrCorrupt,
 			"invalid header count %d with %d bytes left", hc, len(body)-q)
 	}
 	d.headers = d.headers[:0]
@@ -214,19 +213,19 @@ func (d *Decoder) readRecord(data []byte, p *int, b *Batch, rec *Record) (int, *
 		kp := q
 		kl, err := readVarint(body, &q, "headerKeyLength")
 		if err != nil {
-			return 0, err
+			return err
 		}
 		if kl < 0 {
-			return 0, corruptf(int64(kp), NoBaseOffset, "headerKeyLength", ErrCorrupt, "invalid negative header key size %d", kl)
+			return corruptf(int64(kp), NoBaseOffset, "headerKeyLength", ErrCorrupt, "invalid negative header key size %d", kl)
 		}
 		if int64(kl) > int64(len(body)-q) {
-			return 0, corruptf(int64(kp), NoBaseOffset, "headerKeyLength", ErrCorrupt, "header key length %d exceeds the %d bytes left", kl, len(body)-q)
+			return corruptf(int64(kp), NoBaseOffset, "headerKeyLength", ErrCorrupt, "header key length %d exceeds the %d bytes left", kl, len(body)-q)
 		}
 		key := body[q : q+int(kl)]
 		q += int(kl)
 		val, err := readVarBytes(body, &q, "headerValueLength")
 		if err != nil {
-			return 0, err
+			return err
 		}
 		d.headers = append(d.headers, Header{Key: key, Value: val})
 	}
@@ -234,14 +233,14 @@ func (d *Decoder) readRecord(data []byte, p *int, b *Batch, rec *Record) (int, *
 	if q != len(body) {
 		// DefaultRecord.readFrom: "Invalid record size: expected to read N
 		// bytes in record payload, but instead read M".
-		return 0, corruptf(int64(start), NoBaseOffset, "length", ErrCorrupt,
+		return corruptf(int64(start), NoBaseOffset, "length", ErrCorrupt,
 			"invalid record size: expected to read %d bytes in record payload, but instead read %d", length, q-bodyStart)
 	}
 	*p = len(body)
 	rec.Magic = 2
 	rec.CRC = 0
 	rec.CRCValid = true
-	return *p - start, nil
+	return nil
 }
 
 // legacyRecords yields the one record of an uncompressed legacy message, or
@@ -273,10 +272,6 @@ func (d *Decoder) legacyRecords(b *Batch, fn func(*Record) error) error {
 	inner := d.inner
 	// First pass: find the last inner offset, which magic-1 relative offsets
 	// are based on (absoluteBase = wrapperOffset - lastInnerOffset).
-	type innerMsg struct {
-		off int64
-		raw []byte
-	}
 	var lastInner int64
 	count := 0
 	for p := 0; p < len(inner); {

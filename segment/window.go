@@ -112,9 +112,6 @@ func (s *preadSource) put(buf []byte) {
 func (s *preadSource) free(w *Window) { s.put(w.mem) }
 func (s *preadSource) windowLen() int { return s.size }
 
-// fileFd is what a ReaderAt needs to be memory-mapped.
-type fileFd interface{ Fd() uintptr }
-
 // newWindowSource picks the source: a sliding memory mapping when asked
 // for, supported and worth it (the file is larger than one window),
 // positional reads otherwise.

@@ -154,13 +154,13 @@ func TestIdempotentProducerIDs(t *testing.T) {
 		return raws[0], b
 	}
 
-	rawA, a := first(false)
+	_, a := first(false)
 	_, b := first(false)
 	if a.ProducerID == b.ProducerID {
 		t.Errorf("unpinned: both clusters gave producer id %d; kfake's ids are supposed to be random", a.ProducerID)
 	}
 
-	rawA, a = first(true)
+	rawA, a := first(true)
 	rawB, b := first(true)
 	if a.ProducerID != b.ProducerID || a.ProducerEpoch != b.ProducerEpoch {
 		t.Errorf("pinned: producer %d/%d vs %d/%d", a.ProducerID, a.ProducerEpoch, b.ProducerID, b.ProducerEpoch)
