@@ -75,17 +75,7 @@ func TestInjectCrashAtEveryStep(t *testing.T) {
 					t.Fatalf("step %d (%s): %v", i, step, err)
 				}
 				cur := kafkaFiles(t, dir)
-				names := map[string]bool{}
-				for _, m := range []map[string]string{before, after, cur} {
-					for k := range m {
-						names[k] = true
-					}
-				}
-				for _, k := range slices.Sorted(maps.Keys(names)) {
-					if cur[k] != before[k] && cur[k] != after[k] {
-						t.Fatalf("step %d (%s): %s is neither its old nor its new content", i, step, k)
-					}
-				}
+				assertOldOrNew(t, i, step, before, after, cur)
 				if all := contentOf(snapDir(t, dir)); maps.Equal(all, cur) {
 					// No kseg file left behind: exactly before or after.
 					if !maps.Equal(all, before) && !maps.Equal(all, after) {
@@ -125,5 +115,23 @@ func TestInjectCrashAtEveryStep(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// assertOldOrNew: after a fault at step i, every Kafka file of the
+// partition holds exactly its content from before the operation or from
+// after it, never anything in between.
+func assertOldOrNew(t *testing.T, i int, step string, before, after, cur map[string]string) {
+	t.Helper()
+	names := map[string]bool{}
+	for _, m := range []map[string]string{before, after, cur} {
+		for k := range m {
+			names[k] = true
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(names)) {
+		if cur[k] != before[k] && cur[k] != after[k] {
+			t.Fatalf("step %d (%s): %s is neither its old nor its new content", i, step, k)
+		}
 	}
 }

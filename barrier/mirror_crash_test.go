@@ -5,7 +5,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -103,11 +102,7 @@ func TestMirrorCrashAtEveryStep(t *testing.T) {
 					t.Fatalf("step %d (%s): %v", i, step, err)
 				}
 				cur := partitionFiles(t, dst)
-				for _, k := range slices.Sorted(maps.Keys(cur)) {
-					if cur[k] != before[k] && cur[k] != after[k] {
-						t.Fatalf("step %d (%s): %s is neither its old nor its new content", i, step, k)
-					}
-				}
+				assertOldOrNew(t, i, step, before, after, cur)
 				if HasJournal(dst) {
 					rb := t.TempDir()
 					copyTree(t, filepath.Dir(dst), rb)

@@ -391,17 +391,7 @@ func TestRepairCrashAtEveryStep(t *testing.T) {
 			t.Fatalf("step %d (%s): %v", i, step, err)
 		}
 		cur := kafkaFiles(t, dir)
-		names := map[string]bool{}
-		for _, m := range []map[string]string{before, after, cur} {
-			for k := range m {
-				names[k] = true
-			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(names)) {
-			if cur[k] != before[k] && cur[k] != after[k] {
-				t.Fatalf("step %d (%s): %s is neither its old nor its new content", i, step, k)
-			}
-		}
+		assertOldOrNew(t, i, step, before, after, cur)
 		if HasJournal(dir) {
 			rb := t.TempDir()
 			copyTree(t, filepath.Dir(dir), rb)
