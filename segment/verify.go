@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/kseg/kseg/decode"
 )
 
 // IndexProblem kinds, the checks kafka-dump-log's --verify-index-only runs
@@ -72,9 +74,9 @@ func (p IndexProblem) String() string {
 // in the segment size, where kafka-dump-log rescans the log once per
 // time-index entry. The checks are kafka-dump-log's: an offset-index entry
 // must point at the start of the batch whose lastOffset is the entry's
-// offset; a time-index entry's offset must be some batch's lastOffset, that
-// batch's maxTimestamp must be the entry's timestamp, and timestamps must
-// increase.
+// offset; a time-index entry's offset must be an offset Kafka's writers put
+// there for some batch (TimeIndexOffsetOK), that batch's maxTimestamp must
+// be the entry's timestamp, and timestamps must increase.
 func VerifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex) ([]IndexProblem, error) {
 	type slotRef struct {
 		slot int
@@ -110,6 +112,7 @@ func VerifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex) ([]IndexProb
 		}
 	}
 	ip, tp := 0, 0
+	var dec decode.Decoder
 	// After structural damage the scan resynchronises on the next valid
 	// batch (Resync), so that entries pointing past the damage are checked
 	// against what is really there.
@@ -134,7 +137,7 @@ func VerifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex) ([]IndexProb
 			for tp < len(byOff) && byOff[tp].key <= last {
 				e := tidx.Entries[byOff[tp].slot]
 				switch {
-				case last != e.Offset:
+				case last != e.Offset && !TimeIndexOffsetOK(&dec, b, e.Offset):
 					probs = append(probs, IndexProblem{Kind: ProblemTimeIndexNotFound, Path: tidx.Path, Slot: byOff[tp].slot,
 						IndexOffset: e.Offset, IndexTimestamp: e.Timestamp, Position: pos, LogOffset: last, LogTimestamp: -1})
 				case b.MaxTimestamp != e.Timestamp:
@@ -178,4 +181,46 @@ func VerifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex) ([]IndexProb
 		return probs[a].Slot < probs[b].Slot
 	})
 	return probs, nil
+}
+
+// TimeIndexOffsetOK reports whether off is an offset a Kafka broker writes
+// into a .timeindex entry for batch b. LogSegment.append indexes the
+// segment's max timestamp with the offset its caller hands over
+// (shallowOffsetOfMaxTimestamp), and that offset depends on the writer:
+//
+//   - the batch's lastOffset: compressed batches
+//     (LogValidator.validateMessagesAndAssignOffsetsCompressed), follower
+//     appends (UnifiedLog.analyzeAndValidateRecords), indexes rebuilt by
+//     LogSegment.recover, and every leader append since KAFKA-16341 /
+//     KAFKA-16310 (Kafka 3.8);
+//   - before Kafka 3.8, for an uncompressed batch on the leader, the offset
+//     of the FIRST record carrying the batch's highest timestamp
+//     (LogValidator.assignOffsetsNonCompressed kept the offset where
+//     record.timestamp() > maxTimestamp last held), and for a LogAppendTime
+//     batch the first offset it assigned (offsetOfMaxTimestamp =
+//     initialOffset).
+//
+// Anything else is an entry no broker wrote. Only an uncompressed v2 batch
+// whose entry points inside it is decoded.
+func TimeIndexOffsetOK(dec *decode.Decoder, b *decode.Batch, off int64) bool {
+	if off == b.LastOffset() {
+		return true
+	}
+	if b.IsLegacy() || off < b.BaseOffset || off > b.LastOffset() {
+		return false
+	}
+	if b.TimestampType() == decode.LogAppendTime {
+		return off == b.BaseOffset
+	}
+	if b.Compression() != decode.CompressionNone {
+		return false
+	}
+	first := int64(-1)
+	err := dec.Records(b, func(r *decode.Record) error {
+		if first < 0 && r.Timestamp == b.MaxTimestamp {
+			first = r.Offset
+		}
+		return nil
+	})
+	return err == nil && first == off
 }
