@@ -235,6 +235,10 @@ type repairPlanner struct {
 	pd          *segment.PartitionDir
 	p           *RepairPlan
 	ops         []FileOp
+	// replayAll replays the kept log from its first batch, ignoring the
+	// log start offset; firstBase is the first segment's base offset.
+	replayAll func() (*psm.Result, error)
+	firstBase int64
 }
 
 func (rp *repairPlanner) warnf(format string, args ...any) {
@@ -330,6 +334,7 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 		logStart = -1
 	}
 	p.LogStartOffset = max(logStart, segs[0].BaseOffset)
+	rp.firstBase = segs[0].BaseOffset
 
 	// Scope: the segment holding the recovery point and every later one
 	// (LogLoader.recoverLog), or all of them.
@@ -439,6 +444,9 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 	res, err := rp.replay(kept, scans, p.FirstExamined, p.NewLogEndOffset, logStart)
 	if err != nil {
 		return nil, fmt.Errorf("rebuilding producer state: %w", err)
+	}
+	rp.replayAll = func() (*psm.Result, error) {
+		return rp.replay(kept, scans, p.FirstExamined, p.NewLogEndOffset, -1)
 	}
 
 	// Pass 2: the operations, in commit order. Files that go first:
@@ -590,7 +598,7 @@ func (rp *repairPlanner) scan(s segment.SegmentFiles) (*segRepair, error) {
 			continue
 		}
 		ib.add(pos, last, b.MaxTimestamp)
-		iv.batch(pos, last, b.MaxTimestamp)
+		iv.batch(pos, b)
 		sr.valid = pos + b.Size()
 		sr.batches++
 		sr.next = last + 1
@@ -639,7 +647,7 @@ func (rp *repairPlanner) scan(s segment.SegmentFiles) (*segRepair, error) {
 		return nil, err
 	}
 	sr.indexEntries, sr.timeEntries = len(ib.idx), len(ib.tidx)
-	sr.indexBad, sr.indexSev, sr.timeBad, sr.timeSev = iv.verdict(sr.valid)
+	sr.indexBad, sr.indexSev, sr.timeBad, sr.timeSev = iv.verdict(sr.valid, sr.cut != nil)
 	return sr, nil
 }
 
@@ -710,6 +718,7 @@ type indexCheck struct {
 	// end of the valid log (a consequence of the cut, not damage)
 	idxBad, timeBad   string
 	idxPast, timePast bool
+	dec               decode.Decoder
 }
 
 func newIndexCheck(s segment.SegmentFiles) (*indexCheck, error) {
@@ -761,9 +770,12 @@ func newIndexCheck(s segment.SegmentFiles) (*indexCheck, error) {
 	return c, nil
 }
 
-// batch checks the entries that point at the kept batch at pos ending at
-// last with maxTimestamp ts. Entries are in order (or already condemned).
-func (c *indexCheck) batch(pos, last, ts int64) {
+// batch checks the entries that point at the kept batch b at pos. Entries
+// are in order (or already condemned). A time-index entry may name any
+// offset Kafka's writers put there (segment.TimeIndexOffsetOK), not only
+// the batch's last offset: such an index verifies and is kept.
+func (c *indexCheck) batch(pos int64, b *decode.Batch) {
+	last, ts := b.LastOffset(), b.MaxTimestamp
 	if c.idx != nil && c.idxBad == "" {
 		for c.ip < len(c.idx.Entries) && int64(c.idx.Entries[c.ip].Position) <= pos {
 			e := c.idx.Entries[c.ip]
@@ -780,8 +792,8 @@ func (c *indexCheck) batch(pos, last, ts int64) {
 		for c.tp < len(c.tidx.Entries) && c.tidx.Entries[c.tp].Offset <= last {
 			e := c.tidx.Entries[c.tp]
 			switch {
-			case e.Offset != last:
-				c.timeBad = fmt.Sprintf("entry %d's offset %d is no batch's last offset", c.tp, e.Offset)
+			case e.Offset != last && !segment.TimeIndexOffsetOK(&c.dec, b, e.Offset):
+				c.timeBad = fmt.Sprintf("entry %d's offset %d is neither its batch's last offset nor the first offset carrying its max timestamp", c.tp, e.Offset)
 			case e.Timestamp != ts:
 				c.timeBad = fmt.Sprintf("entry %d gives timestamp %d for offset %d, whose batch has maxTimestamp %d", c.tp, e.Timestamp, e.Offset, ts)
 			}
@@ -792,17 +804,22 @@ func (c *indexCheck) batch(pos, last, ts int64) {
 
 // verdict returns why each existing file is not what recovery would keep,
 // with a severity: error for wrong entries, warning for a missing file or
-// an untrimmed preallocation ("" when it verifies).
-func (c *indexCheck) verdict(valid int64) (idxBad, idxSev, timeBad, timeSev string) {
+// an untrimmed preallocation ("" when it verifies). Entries past the end
+// of the valid log are info only when this repair cuts the log (they
+// point into what the cut removes); past the end of a log nothing cuts
+// they are as wrong as any other entry, and dump --verify-index calls
+// them index-mismatch / timeindex-mismatch errors: one meaning, one
+// severity.
+func (c *indexCheck) verdict(valid int64, cut bool) (idxBad, idxSev, timeBad, timeSev string) {
 	if c.idx != nil && c.idxBad == "" && c.ip < len(c.idx.Entries) {
 		e := c.idx.Entries[c.ip]
 		c.idxBad = fmt.Sprintf("entry %d (offset %d) points at position %d, at or past the end of the valid log (%d)", c.ip, e.Offset, e.Position, valid)
-		c.idxPast = true
+		c.idxPast = cut
 	}
 	if c.tidx != nil && c.timeBad == "" && c.tp < len(c.tidx.Entries) {
 		e := c.tidx.Entries[c.tp]
 		c.timeBad = fmt.Sprintf("entry %d's offset %d lies past the last valid batch", c.tp, e.Offset)
-		c.timePast = true
+		c.timePast = cut
 	}
 	sev := func(why string, past bool) string {
 		switch {
@@ -1025,7 +1042,12 @@ func txnIndexProblem(old, want []byte, path string) string {
 func txnPrefix(old, want []byte) bool { return len(want) < len(old) && bytes.HasPrefix(old, want) }
 
 // planEpochs drops the leader-epoch-checkpoint entries at or above the new
-// log end (LeaderEpochFileCache.truncateFromEnd at load).
+// log end (LeaderEpochFileCache.truncateFromEnd at load). An entry that
+// starts exactly at the log end of a log the repair does not shorten is
+// kept: it is what a leader elected on an idle partition writes
+// (LeaderEpochFileCache.assign at the log end offset), the broker's own
+// state rather than damage, and the broker re-assigns it after dropping
+// it at load anyway.
 func (rp *repairPlanner) planEpochs() error {
 	p := rp.p
 	if rp.pd.LeaderEpochCheckpoint == "" {
@@ -1040,8 +1062,9 @@ func (rp *repairPlanner) planEpochs() error {
 		return err
 	}
 	var keep []segment.EpochEntry
+	shortened := p.NewLogEndOffset < p.LogEndOffset
 	for _, e := range entries {
-		if e.StartOffset >= p.NewLogEndOffset {
+		if e.StartOffset > p.NewLogEndOffset || (shortened && e.StartOffset == p.NewLogEndOffset) {
 			p.EpochEntriesRemoved = append(p.EpochEntriesRemoved, e)
 			continue
 		}
@@ -1055,6 +1078,20 @@ func (rp *repairPlanner) planEpochs() error {
 	_, err = rp.write(segment.LeaderEpochCheckpointName, segment.EncodeLeaderEpochCheckpoint(keep),
 		fmt.Sprintf("leader epochs starting at or above the new log end %d dropped", p.NewLogEndOffset))
 	return err
+}
+
+// heldBelowLogStart reports whether onDisk is the state replayed from the
+// first batch on disk rather than from the log start offset: what a broker
+// holds after DeleteRecords (or retention inside a segment) moved the log
+// start up, since ProducerStateManager.onLogStartOffsetIncremented drops
+// only unreplicated transactions, never producers. Such a snapshot is the
+// broker's own and is kept.
+func (rp *repairPlanner) heldBelowLogStart(onDisk []segment.SnapshotEntry) bool {
+	if rp.replayAll == nil || len(rp.pd.Segments) == 0 || rp.p.LogStartOffset <= rp.firstBase {
+		return false
+	}
+	res, err := rp.replayAll()
+	return err == nil && len(psm.CompareSnapshot(res.SnapshotEntries(), onDisk)) == 0
 }
 
 // planEndSnapshot writes the producer snapshot at the new log end when the
@@ -1080,7 +1117,17 @@ func (rp *repairPlanner) planEndSnapshot(res *psm.Result) error {
 	}
 	changed := len(rp.ops) > 0
 	switch {
+	case exists && onDisk != nil && end <= p.LogStartOffset && !changed:
+		// replay-psm's verdict on the same file: the broker deletes it at
+		// load (ProducerStateManager.truncateAndReload drops snapshots at
+		// or below the log start) and writes its own; nothing to repair.
+		rp.find(psm.KindSnapshotIgnored, "info", path, -1, "%s is at or below the log start offset %d; the broker deletes it at load (truncateAndReload) and writes its own", name, p.LogStartOffset)
+		return nil
 	case exists && onDisk != nil && len(psm.CompareSnapshot(entries, onDisk)) == 0:
+		return nil
+	case exists && onDisk != nil && !changed && rp.heldBelowLogStart(onDisk):
+		// The broker's in-memory state kept the producers whose batches
+		// DeleteRecords moved below the log start; the file holds them.
 		return nil
 	case exists && onDisk != nil:
 		d := psm.CompareSnapshot(entries, onDisk)
