@@ -505,7 +505,17 @@ func TestPSMSnapshotBytesRealFixtures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		ls, _, err := LogDirCheckpoints(pd)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, s := range pd.Snapshots {
+			n++
+			if s.Offset <= max(ls, pd.Segments[0].BaseOffset) {
+				// The broker deletes it at load (truncateAndReload): it
+				// remembers producers of batches retention removed.
+				continue
+			}
 			opts := DefaultOptions()
 			opts.FromSnapshot = SnapshotNone
 			opts.Upto = s.Offset
@@ -529,10 +539,9 @@ func TestPSMSnapshotBytesRealFixtures(t *testing.T) {
 			if got := segment.EncodeProducerSnapshot(ordered); len(byPID) != len(disk) || !bytes.Equal(got, want) {
 				t.Errorf("%s: re-encoded rebuilt state differs from the file", s.Path)
 			}
-			n++
 		}
 	}
-	if n != 11 {
-		t.Errorf("%d snapshots compared, want 11", n)
+	if want := snapshotsNextToLog(t, root); n != want {
+		t.Errorf("%d snapshots seen, want %d (fixtures README)", n, want)
 	}
 }

@@ -282,6 +282,12 @@ func TestCheckpointRealFixtures(t *testing.T) {
 				return nil
 			}
 			offsets[rel] = len(es)
+			// An empty file reads as no entries
+			// (CheckpointFile.CheckpointReadBuffer.read: no first line);
+			// brokers leave them (a directory created but never flushed).
+			if len(raw) == 0 && len(es) == 0 {
+				return nil
+			}
 			if string(EncodeOffsetCheckpoint(es)) != string(raw) {
 				t.Errorf("%s: re-encoding differs", rel)
 			}
@@ -334,8 +340,9 @@ func TestCheckpointRealFixtures(t *testing.T) {
 			t.Errorf("%s: %d epochs, want %d", rel, epochs[rel], n)
 		}
 	}
-	if len(epochs) != 14 {
-		t.Errorf("%d leader-epoch checkpoints parsed, want 14", len(epochs))
+	manifest := realManifest(t, root)
+	if want := countManifest(manifest, func(n string) bool { return n == LeaderEpochCheckpointName }); len(epochs) != want || want < 14 {
+		t.Errorf("%d leader-epoch checkpoints parsed, the README lists %d", len(epochs), want)
 	}
 	for rel, n := range map[string]int{
 		"macsakini__KafkaCluster/kafka/data/recovery-point-offset-checkpoint":          57,
@@ -351,8 +358,8 @@ func TestCheckpointRealFixtures(t *testing.T) {
 			t.Errorf("%s: %d entries (seen %v), want %d", rel, got, ok, n)
 		}
 	}
-	if len(offsets) != 8 {
-		t.Errorf("%d offset checkpoints parsed, want 8", len(offsets))
+	if want := countManifest(manifest, func(n string) bool { return strings.HasSuffix(n, "-offset-checkpoint") }); len(offsets) != want || want < 8 {
+		t.Errorf("%d offset checkpoints parsed, the README lists %d", len(offsets), want)
 	}
 	repl, err := ReadOffsetCheckpoint(filepath.Join(root, "macsakini__KafkaCluster", "kafka", "data", ReplicationOffsetCheckpointName))
 	if err != nil || !reflect.DeepEqual(repl, []OffsetCheckpointEntry{{"tesot", 0, 0}}) {
@@ -375,8 +382,8 @@ func TestCheckpointRealFixtures(t *testing.T) {
 			t.Errorf("%s: topic id %q, want %q", rel, metas[rel], id)
 		}
 	}
-	if len(metas) != 11 {
-		t.Errorf("%d partition.metadata parsed, want 11", len(metas))
+	if want := countManifest(manifest, func(n string) bool { return n == PartitionMetadataName }); len(metas) != want || want < 11 {
+		t.Errorf("%d partition.metadata parsed, the README lists %d", len(metas), want)
 	}
 	data := filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data")
 	cs, err := ReadCleanShutdown(filepath.Join(data, CleanShutdownName))

@@ -282,8 +282,21 @@ func TestIndexRealFixtures(t *testing.T) {
 		rel, _ := filepath.Rel(root, p)
 		n, known := want[filepath.ToSlash(rel)]
 		if !known {
-			t.Errorf("%s: not in the expected table", rel)
-			return nil
+			// The second set's README gives no per-file counts; its
+			// indexes are trimmed too (the preallocated ones were not
+			// retrievable), so every slot of the file is an entry.
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			size := int64(OffsetIndexEntrySize)
+			if filepath.Ext(p) == ".timeindex" {
+				size = TimeIndexEntrySize
+			}
+			if fi.Size()%size != 0 {
+				t.Errorf("%s: %d bytes is not a whole number of entries", rel, fi.Size())
+			}
+			n = int(fi.Size() / size)
 		}
 		seen++
 		var slots, entries int
@@ -324,7 +337,10 @@ func TestIndexRealFixtures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if seen != len(want) {
-		t.Errorf("saw %d index files, want %d", seen, len(want))
+	manifest := realManifest(t, root)
+	if n := countManifest(manifest, func(n string) bool {
+		return strings.HasSuffix(n, IndexSuffix) || strings.HasSuffix(n, TimeIndexSuffix)
+	}); seen != n || n < len(want) {
+		t.Errorf("saw %d index files, the README lists %d", seen, n)
 	}
 }

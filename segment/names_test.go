@@ -9,7 +9,34 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment/segtest/realdata"
 )
+
+// realManifest returns the files the fixtures README's SHA-256 lists name
+// (both sets), as a set of slash-separated relative paths.
+func realManifest(t *testing.T, root string) map[string]bool {
+	t.Helper()
+	files, err := realdata.Manifest(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, f := range files {
+		out[f] = true
+	}
+	return out
+}
+
+// countManifest counts the manifest files whose base name satisfies keep.
+func countManifest(m map[string]bool, keep func(name string) bool) int {
+	n := 0
+	for f := range m {
+		if keep(f[strings.LastIndex(f, "/")+1:]) {
+			n++
+		}
+	}
+	return n
+}
 
 // realFixtures returns the broker-written fixture tree, or skips.
 func realFixtures(t *testing.T) string {
@@ -206,13 +233,21 @@ func TestParsePartitionDir(t *testing.T) {
 // tree: every name a broker wrote must be recognised.
 func TestParseFileNameRealFixtures(t *testing.T) {
 	root := realFixtures(t)
+	manifest := realManifest(t, root)
 	n := 0
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		rel, _ := filepath.Rel(root, p)
-		if rel == "README.md" || strings.Contains(rel, "asayers__kafkalite"+string(filepath.Separator)+"tests"+string(filepath.Separator)+"test-data"+string(filepath.Separator)+"golden") {
+		if rel == "README.md" || rel == "SHA256SUMS-2" {
+			return nil // the fixtures' description, not broker files
+		}
+		if !manifest[filepath.ToSlash(rel)] {
+			t.Errorf("%s: not listed in the fixtures README's SHA-256 sums", rel)
+		}
+		delete(manifest, filepath.ToSlash(rel))
+		if strings.Contains(rel, "asayers__kafkalite"+string(filepath.Separator)+"tests"+string(filepath.Separator)+"test-data"+string(filepath.Separator)+"golden") {
 			return nil
 		}
 		n++
@@ -232,6 +267,9 @@ func TestParseFileNameRealFixtures(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for rel := range manifest {
+		t.Errorf("%s: listed in the fixtures README but not found", rel)
 	}
 	if n < 100 {
 		t.Errorf("only %d fixture files seen", n)
