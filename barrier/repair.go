@@ -1115,7 +1115,13 @@ func (rp *repairPlanner) planEndSnapshot(res *psm.Result) error {
 		onDisk = nil
 		err = nil
 	}
-	changed := len(rp.ops) > 0
+	// Only a change to what the producer state is rebuilt from (a cut, a
+	// deleted segment or snapshot) calls for a new snapshot at the end:
+	// rebuilt .index/.timeindex files do not change producer state, and
+	// without a change the broker writes the end snapshot itself at load.
+	changed := slices.ContainsFunc(rp.ops, func(op FileOp) bool {
+		return !strings.HasSuffix(op.Name, segment.IndexSuffix) && !strings.HasSuffix(op.Name, segment.TimeIndexSuffix)
+	})
 	switch {
 	case exists && onDisk != nil && end <= p.LogStartOffset && !changed:
 		// replay-psm's verdict on the same file: the broker deletes it at
