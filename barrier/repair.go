@@ -461,7 +461,11 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 			if path == "" {
 				continue
 			}
-			rp.find(RepairKindOrphanIndex, "warning", path, -1, "an index file without its .log (segment %d); the broker deletes it at load", s.BaseOffset)
+			// error, as in dump: Kafka never leaves an index without its
+			// .log under its live name (it renames a segment's files to
+			// .deleted before it deletes them), so the segment's data went
+			// missing outside the broker.
+			rp.find(RepairKindOrphanIndex, "error", path, -1, "an index file without its .log (segment %d): the segment's data is missing; the broker deletes the index at load", s.BaseOffset)
 			if err := rp.del(path, "orphaned index file (no .log)"); err != nil {
 				return nil, err
 			}

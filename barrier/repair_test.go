@@ -425,7 +425,8 @@ func TestRepairCrashAtEveryStep(t *testing.T) {
 }
 
 // TestRepairOrphanIndex: index files without their .log go, as LogLoader
-// deletes them at load.
+// deletes them at load; the finding is an orphan-index error, as dump
+// calls it (the segment's data is missing).
 func TestRepairOrphanIndex(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "logs", "orders-0")
 	copyTree(t, filepath.Join(partitionsDir, "orders-0"), dir)
@@ -434,8 +435,11 @@ func TestRepairOrphanIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := mustPlanRepair(t, dir, RepairOptions{})
-	if p.NothingToDo || p.Damage || len(p.Ops) != 1 || p.Ops[0].Action != OpDelete {
+	if p.NothingToDo || !p.Damage || len(p.Ops) != 1 || p.Ops[0].Action != OpDelete {
 		t.Fatalf("plan: %+v", p.Ops)
+	}
+	if len(p.Findings) != 1 || p.Findings[0].Kind != RepairKindOrphanIndex || p.Findings[0].Severity != "error" {
+		t.Errorf("findings: %+v", p.Findings)
 	}
 	if _, err := ApplyRepair(p, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b")}); err != nil {
 		t.Fatal(err)
