@@ -1,0 +1,164 @@
+package cmd
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest/realdata"
+)
+
+// TestRealPartitionsTellTheTruth walks every partition directory of both
+// real fixture sets (issue 11's "Done means"). The fixtures README is the
+// judge: every partition with its .log is healthy, so
+//
+//   - dump --verify-index --index-sanity-check exits 0,
+//   - replay-psm --check-snapshots exits 0 and reports no MISMATCH,
+//   - repair --dry-run plans nothing but creating the .index/.timeindex
+//     files that are missing (they were not retrievable) and exits 0;
+//
+// the partitions whose .log files were never committed (the README's
+// incomplete KS9602 ones, and DonaldY myTopic-0, a snapshot without its
+// log) are reported: dump gives one orphan-index error per index file,
+// replay-psm and repair say there is no .log to work on.
+func TestRealPartitionsTellTheTruth(t *testing.T) {
+	src := realRoot(t)
+	files, err := realdata.Manifest(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := realdata.SecondSet(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Partition directories and whether each has a .log, from the README's
+	// file lists.
+	hasLog := map[string]bool{}
+	for _, f := range files {
+		dir, name := path.Split(f)
+		dir = strings.TrimSuffix(dir, "/")
+		if _, _, ok := segment.ParsePartitionDirName(path.Base(dir)); !ok {
+			continue
+		}
+		if fi, ok := segment.ParseFileName(name); ok && (fi.Kind.IsSegmentFile() || fi.Kind == segment.KindProducerSnapshot) {
+			hasLog[dir] = hasLog[dir] || fi.Kind == segment.KindLog
+		}
+	}
+	for dir, p := range second {
+		if has, ok := hasLog[dir]; !ok || has != p.Healthy() {
+			t.Errorf("%s: README table says healthy=%v, its file list has a .log: %v (listed %v)", dir, p.Healthy(), has, ok)
+		}
+	}
+	if len(hasLog) < 150 {
+		t.Fatalf("only %d partition directories in the README's file lists", len(hasLog))
+	}
+
+	// Repair --dry-run reads only, but takes no chances with the shared
+	// tree: everything runs on a copy, log-directory checkpoints included.
+	root := t.TempDir()
+	copyTree(t, src, root)
+
+	healthy, incomplete := 0, 0
+	for _, rel := range slices.Sorted(maps.Keys(hasLog)) {
+		dir := filepath.Join(root, filepath.FromSlash(rel))
+		if !hasLog[rel] {
+			incomplete++
+			checkIncomplete(t, rel, dir)
+			continue
+		}
+		healthy++
+		if r := runKseg("dump", "--verify-index", "--index-sanity-check", dir); r.code != ExitOK {
+			t.Errorf("%s: dump --verify-index --index-sanity-check: exit %d\n%s%s", rel, r.code, findingLines(r.stdout), r.stderr)
+		}
+		if r := runKseg("replay-psm", "--check-snapshots", dir); r.code != ExitOK || strings.Contains(r.stdout, "MISMATCH") {
+			t.Errorf("%s: replay-psm --check-snapshots: exit %d\n%s%s", rel, r.code, r.stdout, r.stderr)
+		}
+		r := runKseg("repair", "--dry-run", "--output", "json", dir)
+		var plan struct {
+			Files []struct {
+				Name, Action string
+			} `json:"files"`
+			Findings []struct {
+				Kind, Severity, Message string
+			} `json:"findings"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &plan); err != nil || r.code != ExitOK {
+			t.Errorf("%s: repair --dry-run: exit %d %v\n%s%s", rel, r.code, err, r.stdout, r.stderr)
+			continue
+		}
+		for _, f := range plan.Files {
+			_, statErr := os.Stat(filepath.Join(dir, f.Name))
+			isIndex := strings.HasSuffix(f.Name, segment.IndexSuffix) || strings.HasSuffix(f.Name, segment.TimeIndexSuffix)
+			if f.Action != "create" || !isIndex || !os.IsNotExist(statErr) {
+				t.Errorf("%s: repair plans %s %s: only creating missing index files is allowed on a healthy partition", rel, f.Action, f.Name)
+			}
+		}
+		for _, f := range plan.Findings {
+			if f.Severity == "error" {
+				t.Errorf("%s: repair finding %s %s: %s", rel, f.Severity, f.Kind, f.Message)
+			}
+		}
+	}
+	t.Logf("%d healthy partitions, %d without a .log", healthy, incomplete)
+	if incomplete < 3 {
+		t.Errorf("%d partitions without a .log; the README names three in KS9602", incomplete)
+	}
+}
+
+// checkIncomplete: a partition directory whose .log files are missing.
+func checkIncomplete(t *testing.T, rel, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexes := 0
+	for _, e := range entries {
+		if fi, ok := segment.ParseFileName(e.Name()); ok && (fi.Kind == segment.KindIndex || fi.Kind == segment.KindTimeIndex || fi.Kind == segment.KindTxnIndex) {
+			indexes++
+		}
+	}
+	r := runKseg("dump", "--output", "json", "--verify-index", "--index-sanity-check", dir)
+	orphans, other := 0, 0
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if !strings.Contains(line, `"type":"finding"`) || !strings.Contains(line, `"severity":"error"`) {
+			continue
+		}
+		if strings.Contains(line, `"kind":"orphan-index"`) {
+			orphans++
+		} else {
+			other++
+			t.Errorf("%s: unexpected finding %s", rel, line)
+		}
+	}
+	wantCode := ExitOK
+	if indexes > 0 {
+		wantCode = ExitFindings
+	}
+	if orphans != indexes || r.code != wantCode {
+		t.Errorf("%s: dump: exit %d, %d orphan-index errors for %d index files without a .log (want exit %d)", rel, r.code, orphans, indexes, wantCode)
+	}
+	if r := runKseg("replay-psm", "--check-snapshots", dir); r.code != ExitUsage || !strings.Contains(r.stderr, "no .log segment") {
+		t.Errorf("%s: replay-psm: exit %d %q, want usage naming the missing .log", rel, r.code, r.stderr)
+	}
+	if r := runKseg("repair", "--dry-run", dir); r.code != ExitRefused || !strings.Contains(r.stderr, "no .log") {
+		t.Errorf("%s: repair: exit %d %q, want a refusal naming the missing .log", rel, r.code, r.stderr)
+	}
+}
+
+// findingLines keeps the finding lines of a text dump.
+func findingLines(out string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "ERROR") || strings.HasPrefix(l, "WARN") {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
