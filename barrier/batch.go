@@ -32,7 +32,6 @@
 package barrier
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/kseg/kseg/decode"
@@ -85,25 +84,20 @@ func Build(s Spec) []byte {
 	return b
 }
 
-// errStop ends a record iteration after the first record.
-var errStop = errors.New("stop")
-
-// firstRecord returns a copy of the key and value of b's first record.
+// firstRecord returns a copy of the key and value of b's first record, read
+// as the broker reads a control batch's (decode.Decoder.FirstRecord).
 func firstRecord(b *decode.Batch) (key, value []byte, ok bool, err error) {
 	var d decode.Decoder
 	d.MaxDecompressed = 1 << 20
-	err = d.Records(b, func(r *decode.Record) error {
-		key = append([]byte(nil), r.Key...)
-		if r.Value != nil {
-			value = append([]byte(nil), r.Value...)
-		}
-		ok = true
-		return errStop
-	})
-	if errors.Is(err, errStop) {
-		err = nil
+	r, err := d.FirstRecord(b)
+	if err != nil || r == nil {
+		return nil, nil, false, err
 	}
-	return key, value, ok, err
+	key = append([]byte(nil), r.Key...)
+	if r.Value != nil {
+		value = append([]byte(nil), r.Value...)
+	}
+	return key, value, true, nil
 }
 
 // Is reports whether b is a MIRROR_PID_RESET batch the way the prototype's
