@@ -1,38 +1,6 @@
-// Package barrier builds, recognises and validates the KIP-1279
-// MIRROR_PID_RESET control batch, and plans and applies its crash-safe
-// injection into a stopped mirror partition (`kseg inject-barrier`).
-//
-// The barrier is a v2 control batch with one record (barrier.md §4.3, §4.4):
-//
-//	off  size field                 value
-//	0    8    baseOffset            the log end offset where it is appended
-//	8    4    batchLength           63 (version-only value)
-//	12   4    partitionLeaderEpoch  the leader epoch it is written in
-//	16   1    magic                 2
-//	17   4    crc                   CRC-32C over bytes [21, end)
-//	21   2    attributes            0x0020: control, not transactional, CreateTime, no compression
-//	23   4    lastOffsetDelta       0
-//	27   8    baseTimestamp         write time (ms)
-//	35   8    maxTimestamp          = baseTimestamp
-//	43   8    producerId            -1
-//	51   2    producerEpoch         -1
-//	53   4    baseSequence          -1
-//	57   4    recordsCount          1
-//	61   14   record                key 00 00 00 07 (version 0, type 7),
-//	                                value MirrorPidResetRecord v0: 00 00 00
-//	                                (or 00 00 + compact SourceClusterId + 00)
-//
-// baseOffset and partitionLeaderEpoch lie outside the CRC, so the CRC of a
-// barrier depends only on its timestamp and value (barrier.md §4.3).
-//
-// A replay that meets the barrier drops every producer
-// (ProducerStateManager.expireMirroredProducers in the KIP-1279 prototype);
-// it leaves ongoing transactions alone, which is why a barrier must never be
-// written while one is open (barrier.md §5, §10 pitfall 8).
 package barrier
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/kseg/kseg/decode"
@@ -85,25 +53,20 @@ func Build(s Spec) []byte {
 	return b
 }
 
-// errStop ends a record iteration after the first record.
-var errStop = errors.New("stop")
-
-// firstRecord returns a copy of the key and value of b's first record.
+// firstRecord returns a copy of the key and value of b's first record, read
+// as the broker reads a control batch's (decode.Decoder.FirstRecord).
 func firstRecord(b *decode.Batch) (key, value []byte, ok bool, err error) {
 	var d decode.Decoder
 	d.MaxDecompressed = 1 << 20
-	err = d.Records(b, func(r *decode.Record) error {
-		key = append([]byte(nil), r.Key...)
-		if r.Value != nil {
-			value = append([]byte(nil), r.Value...)
-		}
-		ok = true
-		return errStop
-	})
-	if errors.Is(err, errStop) {
-		err = nil
+	r, err := d.FirstRecord(b)
+	if err != nil || r == nil {
+		return nil, nil, false, err
 	}
-	return key, value, ok, err
+	key = append([]byte(nil), r.Key...)
+	if r.Value != nil {
+		value = append([]byte(nil), r.Value...)
+	}
+	return key, value, true, nil
 }
 
 // Is reports whether b is a MIRROR_PID_RESET batch the way the prototype's

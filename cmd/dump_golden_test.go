@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -144,43 +143,12 @@ func goldenFixture(t *testing.T, kind, name string) []runResult {
 }
 
 func renderGolden(kind, name string, res []runResult) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "# kseg dump over a copy of testdata/%s/%s, run from its parent directory.\n", kind, name)
-	fmt.Fprintf(&b, "# Regenerate: go test ./cmd -run Golden -update\n")
-	for _, r := range res {
-		fmt.Fprintf(&b, "\n=== kseg %s\n", strings.Join(r.args, " "))
-		fmt.Fprintf(&b, "--- exit %d\n", r.code)
-		fmt.Fprintf(&b, "--- stdout\n%s", r.stdout)
-		if r.stdout != "" && !strings.HasSuffix(r.stdout, "\n") {
-			b.WriteString("\n(no final newline)\n")
-		}
-		fmt.Fprintf(&b, "--- stderr\n%s", r.stderr)
-		if r.stderr != "" && !strings.HasSuffix(r.stderr, "\n") {
-			b.WriteString("\n(no final newline)\n")
-		}
-	}
-	return b.Bytes()
+	return renderRuns([]string{fmt.Sprintf("kseg dump over a copy of testdata/%s/%s, run from its parent directory.", kind, name)}, res)
 }
 
 func checkGolden(t *testing.T, file string, got []byte) {
 	t.Helper()
-	path := filepath.Join(goldenAbs(t), file)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd -run Golden -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; rerun with -update and review the diff:\n%s", file, firstDiff(string(want), string(got)))
-	}
+	checkGoldenPath(t, filepath.Join(goldenAbs(t), file), got)
 }
 
 // goldenAbsDir is the golden directory as an absolute path, resolved at

@@ -110,7 +110,7 @@ func ParseControl(key, value []byte) (Control, error) {
 	if err != nil {
 		return c, err
 	}
-	r := &flexReader{b: value}
+	r := NewCursor(value, 0)
 	switch c.Type {
 	case ControlAbort, ControlCommit:
 		// EndTransactionMarker: int16 version, int32 coordinatorEpoch; a
@@ -125,202 +125,95 @@ func ParseControl(key, value []byte) (Control, error) {
 		c.CoordinatorEpoch = int32(binary.BigEndian.Uint32(value[2:]))
 		return c, nil
 	case ControlLeaderChange:
-		c.Version = r.int16("version")
-		c.LeaderID = r.int32("leaderId")
-		c.Voters = r.voterIDs("voters", c.Version)
-		c.GrantingVoters = r.voterIDs("grantingVoters", c.Version)
-		r.tags()
+		c.Version = r.Int16("version")
+		c.LeaderID = r.Int32("leaderId")
+		c.Voters = voterIDs(&r, "voters", c.Version)
+		c.GrantingVoters = voterIDs(&r, "grantingVoters", c.Version)
+		r.TaggedFields()
 	case ControlSnapshotHeader:
-		c.Version = r.int16("version")
-		c.LastContainedLogTimestamp = r.int64("lastContainedLogTimestamp")
-		r.tags()
+		c.Version = r.Int16("version")
+		c.LastContainedLogTimestamp = r.Int64("lastContainedLogTimestamp")
+		r.TaggedFields()
 	case ControlSnapshotFooter:
-		c.Version = r.int16("version")
-		r.tags()
+		c.Version = r.Int16("version")
+		r.TaggedFields()
 	case ControlKRaftVersion:
-		c.Version = r.int16("version")
-		c.KRaftVersion = r.int16("kRaftVersion")
-		r.tags()
+		c.Version = r.Int16("version")
+		c.KRaftVersion = r.Int16("kRaftVersion")
+		r.TaggedFields()
 	case ControlKRaftVoters:
-		c.Version = r.int16("version")
-		n := r.compactLen("voters", 22)
-		for i := 0; i < n && r.err == nil; i++ {
+		c.Version = r.Int16("version")
+		n := r.CompactArrayLen("voters", 22)
+		for i := 0; i < n && r.Err() == nil; i++ {
 			var v Voter
-			v.VoterID = r.int32("voterId")
-			u := r.uuid("voterDirectoryId")
+			v.VoterID = r.Int32("voterId")
+			u := uuid(&r, "voterDirectoryId")
 			v.VoterDirectoryID = &u
-			ne := r.compactLen("endpoints", 5)
-			for j := 0; j < ne && r.err == nil; j++ {
+			ne := r.CompactArrayLen("endpoints", 5)
+			for j := 0; j < ne && r.Err() == nil; j++ {
 				var e Endpoint
-				e.Name = r.compactString("name")
-				e.Host = r.compactString("host")
-				e.Port = uint16(r.int16("port"))
-				r.tags()
+				e.Name = r.CompactString("name")
+				e.Host = r.CompactString("host")
+				e.Port = uint16(r.Int16("port"))
+				r.TaggedFields()
 				v.Endpoints = append(v.Endpoints, e)
 			}
-			v.MinSupported = r.int16("minSupportedVersion")
-			v.MaxSupported = r.int16("maxSupportedVersion")
-			r.tags() // KRaftVersionFeature
-			r.tags() // Voter
+			v.MinSupported = r.Int16("minSupportedVersion")
+			v.MaxSupported = r.Int16("maxSupportedVersion")
+			r.TaggedFields() // KRaftVersionFeature
+			r.TaggedFields() // Voter
 			c.Voters = append(c.Voters, v)
 		}
-		r.tags()
+		r.TaggedFields()
 	case ControlMirrorPidReset:
 		// MirrorPidResetRecord v0, flexible: Version, then in one schema
 		// revision SourceClusterId (compact string), then tagged fields.
 		// Both variants exist in the prototypes (barrier.md §4.2): the
 		// version-only value is exactly 00 00 00.
-		c.Version = r.int16("version")
-		if r.err == nil && len(r.b)-r.p > 1 {
-			s := r.compactString("sourceClusterId")
+		c.Version = r.Int16("version")
+		if r.Err() == nil && r.Len() > 1 {
+			s := r.CompactString("sourceClusterId")
 			c.SourceClusterID = &s
 		}
-		r.tags()
+		r.TaggedFields()
 	default:
 		return c, nil
 	}
-	if r.err != nil {
-		return c, r.err
+	if err := r.Err(); err != nil {
+		return c, err
 	}
-	if r.p != len(value) {
-		return c, corruptf(int64(r.p), NoBaseOffset, "value", ErrCorrupt, "%d bytes after the %s value", len(value)-r.p, c.Type)
+	if r.Len() != 0 {
+		return c, corruptf(r.Pos(), NoBaseOffset, "value", ErrCorrupt, "%d bytes after the %s value", r.Len(), c.Type)
 	}
 	return c, nil
 }
 
-// flexReader reads Kafka's flexible-version encodings with a sticky error.
-type flexReader struct {
-	b   []byte
-	p   int
-	err *CorruptError
-}
-
-func (r *flexReader) need(n int, field string) bool {
-	if r.err != nil {
-		return false
-	}
-	if len(r.b)-r.p < n {
-		r.err = corruptf(int64(r.p), NoBaseOffset, field, ErrTruncated, "need %d bytes, %d left", n, len(r.b)-r.p)
-		return false
-	}
-	return true
-}
-
-func (r *flexReader) int16(field string) int16 {
-	if !r.need(2, field) {
-		return 0
-	}
-	v := int16(binary.BigEndian.Uint16(r.b[r.p:]))
-	r.p += 2
-	return v
-}
-
-func (r *flexReader) int32(field string) int32 {
-	if !r.need(4, field) {
-		return 0
-	}
-	v := int32(binary.BigEndian.Uint32(r.b[r.p:]))
-	r.p += 4
-	return v
-}
-
-func (r *flexReader) int64(field string) int64 {
-	if !r.need(8, field) {
-		return 0
-	}
-	v := int64(binary.BigEndian.Uint64(r.b[r.p:]))
-	r.p += 8
-	return v
-}
-
-func (r *flexReader) uuid(field string) [16]byte {
-	var u [16]byte
-	if r.need(16, field) {
-		copy(u[:], r.b[r.p:])
-		r.p += 16
-	}
-	return u
-}
-
-func (r *flexReader) uvarint(field string) uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b[r.p:])
-	if n <= 0 || v > 1<<31 {
-		r.err = corruptf(int64(r.p), NoBaseOffset, field, ErrCorrupt, "invalid unsigned varint")
-		return 0
-	}
-	r.p += n
-	return v
-}
-
-// compactLen reads a compact array length (N+1; 0 = null) and bounds it by
-// the bytes left, given the minimum size of one element.
-func (r *flexReader) compactLen(field string, minElem int) int {
-	start := r.p
-	n := int(r.uvarint(field)) - 1
-	if r.err != nil || n <= 0 {
-		return 0
-	}
-	if n > (len(r.b)-r.p)/minElem {
-		r.err = corruptf(int64(start), NoBaseOffset, field, ErrCorrupt, "array of %d elements cannot fit in %d bytes", n, len(r.b)-r.p)
-		return 0
-	}
-	return n
-}
-
-// compactString reads a non-nullable compact string (every string kseg
-// decodes is one): a null (length 0) is an error, as the generated readers'
-// "non-nullable field … was serialized as null".
-func (r *flexReader) compactString(field string) string {
-	start := r.p
-	n := int(r.uvarint(field)) - 1
-	if r.err != nil {
-		return ""
-	}
-	if n < 0 {
-		r.err = corruptf(int64(start), NoBaseOffset, field, ErrCorrupt, "non-nullable field %s was serialized as null", field)
-		return ""
-	}
-	if n > len(r.b)-r.p {
-		r.err = corruptf(int64(start), NoBaseOffset, field, ErrCorrupt, "string of %d bytes exceeds the %d left", n, len(r.b)-r.p)
-		return ""
-	}
-	s := string(r.b[r.p : r.p+n])
-	r.p += n
-	return s
-}
-
-// tags skips a tagged-field section: count, then (tag, size, bytes) each.
-func (r *flexReader) tags() {
-	n := r.uvarint("taggedFields")
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		r.uvarint("tag")
-		size := int(r.uvarint("tagSize"))
-		if r.need(size, "taggedField") {
-			r.p += size
-		}
-	}
-}
-
-func (r *flexReader) voterIDs(field string, version int16) []Voter {
+// voterIDs reads LeaderChangeMessage's voters or grantingVoters: a compact
+// array of Voter (voterId, and from version 1 voterDirectoryId).
+func voterIDs(r *Cursor, field string, version int16) []Voter {
 	min := 2
 	if version >= 1 {
 		min = 18
 	}
-	n := r.compactLen(field, min)
+	n := r.CompactArrayLen(field, min)
 	var vs []Voter
-	for i := 0; i < n && r.err == nil; i++ {
-		v := Voter{VoterID: r.int32("voterId")}
+	for i := 0; i < n && r.Err() == nil; i++ {
+		v := Voter{VoterID: r.Int32("voterId")}
 		if version >= 1 {
-			u := r.uuid("voterDirectoryId")
+			u := uuid(r, "voterDirectoryId")
 			v.VoterDirectoryID = &u
 		}
-		r.tags()
+		r.TaggedFields()
 		vs = append(vs, v)
 	}
 	return vs
+}
+
+// uuid reads a 16-byte Uuid.
+func uuid(r *Cursor, field string) [16]byte {
+	var u [16]byte
+	copy(u[:], r.Bytes(16, field))
+	return u
 }
 
 // UUIDString renders a UUID as Kafka's Uuid.toString: URL-safe base64

@@ -86,10 +86,10 @@ func (d *Decoder) Layout(b *Batch) ([]Field, error) {
 		data = d.buf
 		base = 0
 	}
-	p := 0
-	for i := int32(0); i < b.RecordCount && p < len(data); i++ {
-		start := p
-		rf, err := recordLayout(data, &p, b, int(i))
+	c := NewCursor(data, 0)
+	for i := int32(0); i < b.RecordCount && c.Len() > 0; i++ {
+		start := int(c.Pos())
+		rf, err := recordLayout(&c, b, int(i))
 		for _, f := range rf {
 			f.Pos += base
 			f.Decompressed = compressed
@@ -141,96 +141,98 @@ func preview(v []byte) string {
 	return fmt.Sprintf("%q%s", s, more)
 }
 
-// recordLayout annotates one DefaultRecord at data[*p:].
-func recordLayout(data []byte, p *int, b *Batch, idx int) ([]Field, error) {
+// recordLayout annotates the DefaultRecord at c. Unlike readRecord it
+// keeps what it has read when a field fails, so the operator sees the
+// bytes up to the damage.
+func recordLayout(c *Cursor, b *Batch, idx int) ([]Field, error) {
 	var fs []Field
-	add := func(pos, n, depth int, name, val string) {
-		fs = append(fs, Field{Pos: pos, Len: n, Name: name, Value: val, Depth: depth})
+	add := func(pos int64, n, depth int, name, val string) {
+		fs = append(fs, Field{Pos: int(pos), Len: n, Name: name, Value: val, Depth: depth})
 	}
-	varint := func(name string, depth int) (int32, error) {
-		s := *p
-		v, err := readVarint(data, p, name)
-		if err != nil {
+	// varint reads a varint of r and annotates it.
+	varint := func(r *Cursor, name string, depth int) (int32, error) {
+		s := r.Pos()
+		v := r.Varint(name)
+		if err := r.Err(); err != nil {
 			return 0, err
 		}
-		add(s, *p-s, depth, name, fmt.Sprint(v))
+		add(s, int(r.Pos()-s), depth, name, fmt.Sprint(v))
 		return v, nil
 	}
-	s := *p
-	length, lerr := readVarint(data, p, "length")
-	if lerr != nil {
-		return fs, lerr
+	s := c.Pos()
+	length := c.Varint("length")
+	if err := c.Err(); err != nil {
+		return fs, err
 	}
-	var err error
-	add(s, *p-s, 1, fmt.Sprintf("record[%d].length", idx), fmt.Sprint(length))
-	if length < 0 || int(length) > len(data)-*p {
-		return fs, corruptf(int64(s), b.BaseOffset, "length", ErrCorrupt, "record length %d exceeds the %d bytes left", length, len(data)-*p)
+	add(s, int(c.Pos()-s), 1, fmt.Sprintf("record[%d].length", idx), fmt.Sprint(length))
+	if length < 0 || int(length) > c.Len() {
+		return fs, corruptf(s, b.BaseOffset, "length", ErrCorrupt, "record length %d exceeds the %d bytes left", length, c.Len())
 	}
-	end := *p + int(length)
-	body := data[:end]
-	add(*p, 1, 1, "attributes", fmt.Sprint(int8(data[*p])))
-	*p++
-	s = *p
-	ts, cerr := readVarlong(body, p, "timestampDelta")
-	if cerr != nil {
-		return fs, cerr
+	r := c.Sub(int(length), "length")
+	end := r.Pos() + int64(length)
+	if r.Len() == 0 {
+		return fs, corruptf(r.Pos(), b.BaseOffset, "attributes", ErrTruncated, "record body is empty")
 	}
-	add(s, *p-s, 1, "timestampDelta", fmt.Sprintf("%d (timestamp %d)", ts, b.BaseTimestamp+ts))
-	var od int32
-	od, err = varint("offsetDelta", 1)
+	s = r.Pos()
+	add(s, 1, 1, "attributes", fmt.Sprint(r.Int8("attributes")))
+	s = r.Pos()
+	ts := r.Varlong("timestampDelta")
+	if err := r.Err(); err != nil {
+		return fs, err
+	}
+	add(s, int(r.Pos()-s), 1, "timestampDelta", fmt.Sprintf("%d (timestamp %d)", ts, b.BaseTimestamp+ts))
+	od, err := varint(&r, "offsetDelta", 1)
 	if err != nil {
 		return fs, err
 	}
 	fs[len(fs)-1].Value = fmt.Sprintf("%d (offset %d)", od, b.BaseOffset+int64(od))
-	data = body
 	for _, name := range []string{"key", "value"} {
-		n, err := varint(name+"Length", 1)
+		n, err := varint(&r, name+"Length", 1)
 		if err != nil {
 			return fs, err
 		}
 		if n > 0 {
-			if int(n) > len(data)-*p {
-				return fs, corruptf(int64(*p), b.BaseOffset, name, ErrCorrupt, "length %d exceeds the bytes left", n)
+			if int(n) > r.Len() {
+				return fs, corruptf(r.Pos(), b.BaseOffset, name, ErrCorrupt, "length %d exceeds the bytes left", n)
 			}
-			v := data[*p : *p+int(n)]
+			s = r.Pos()
+			v := r.Bytes(int(n), name)
 			val := preview(v)
 			if b.IsControl() && name == "key" && n >= 4 {
 				_, t, _ := ParseControlKey(v)
 				val += fmt.Sprintf(" (control type %d %s)", int16(t), t)
 			}
-			add(*p, int(n), 1, name, val)
-			*p += int(n)
+			add(s, int(n), 1, name, val)
 		}
 	}
-	var hc int32
-	hc, err = varint("headersCount", 1)
+	hc, err := varint(&r, "headersCount", 1)
 	if err != nil {
 		return fs, err
 	}
-	for h := int32(0); h < hc && *p < len(data); h++ {
-		kl, err := varint(fmt.Sprintf("header[%d].keyLength", h), 2)
+	for h := int32(0); h < hc && r.Len() > 0; h++ {
+		kl, err := varint(&r, fmt.Sprintf("header[%d].keyLength", h), 2)
 		if err != nil {
 			return fs, err
 		}
-		if kl < 0 || int(kl) > len(data)-*p {
-			return fs, corruptf(int64(*p), b.BaseOffset, "headerKey", ErrCorrupt, "header key length %d invalid", kl)
+		if kl < 0 || int(kl) > r.Len() {
+			return fs, corruptf(r.Pos(), b.BaseOffset, "headerKey", ErrCorrupt, "header key length %d invalid", kl)
 		}
-		add(*p, int(kl), 2, "headerKey", preview(data[*p:*p+int(kl)]))
-		*p += int(kl)
-		vl, err := varint("headerValueLength", 2)
+		s = r.Pos()
+		add(s, int(kl), 2, "headerKey", preview(r.Bytes(int(kl), "headerKey")))
+		vl, err := varint(&r, "headerValueLength", 2)
 		if err != nil {
 			return fs, err
 		}
 		if vl > 0 {
-			if int(vl) > len(data)-*p {
-				return fs, corruptf(int64(*p), b.BaseOffset, "headerValue", ErrCorrupt, "header value length %d invalid", vl)
+			if int(vl) > r.Len() {
+				return fs, corruptf(r.Pos(), b.BaseOffset, "headerValue", ErrCorrupt, "header value length %d invalid", vl)
 			}
-			add(*p, int(vl), 2, "headerValue", preview(data[*p:*p+int(vl)]))
-			*p += int(vl)
+			s = r.Pos()
+			add(s, int(vl), 2, "headerValue", preview(r.Bytes(int(vl), "headerValue")))
 		}
 	}
-	if *p != end {
-		return fs, corruptf(int64(*p), b.BaseOffset, "length", ErrCorrupt, "record body ends at %d, length says %d", *p, end)
+	if r.Len() != 0 {
+		return fs, corruptf(r.Pos(), b.BaseOffset, "length", ErrCorrupt, "record body ends at %d, length says %d", r.Pos(), end)
 	}
 	return fs, nil
 }

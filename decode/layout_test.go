@@ -1,7 +1,9 @@
 package decode
 
 import (
+	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -93,5 +95,33 @@ func TestLayoutCompressedRecordsAreMarked(t *testing.T) {
 	}
 	if recs != 2 || dec == 0 {
 		t.Fatalf("records %d, decompressed fields %d", recs, dec)
+	}
+}
+
+// A record whose length is 0 has no attributes byte. Layout reports it as
+// damaged, with Records' field and class, instead of reading the byte after
+// it (or, when the record ends the batch, indexing past the slice, which
+// panicked).
+func TestLayoutZeroLengthRecord(t *testing.T) {
+	raw, _ := hex.DecodeString(specBarrier)
+	// The barrier's record: length varint at 61 (0x1a = 13); make it 0 and
+	// drop the 13-byte body, so the zero-length record ends the batch.
+	raw = append(raw[:61:61], 0x00)
+	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-LogOverhead))
+	binary.BigEndian.PutUint32(raw[17:], CRC32C(raw[21:]))
+	b, err := ParseBatch(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d Decoder
+	fs, err := d.Layout(&b)
+	recErr := d.Records(&b, func(*Record) error { return nil })
+	ce, ok := AsCorrupt(err)
+	rce, rok := AsCorrupt(recErr)
+	if !ok || !rok || ce.Field != "attributes" || rce.Field != "attributes" || !errors.Is(ce, ErrTruncated) || !errors.Is(rce, ErrTruncated) {
+		t.Fatalf("Layout: %v; Records: %v; want both a truncated attributes", err, recErr)
+	}
+	if last := fs[len(fs)-1]; last.Name != "(damaged)" || last.Pos != 61 {
+		t.Fatalf("last field %+v, want (damaged) at 61", last)
 	}
 }

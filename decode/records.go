@@ -124,19 +124,16 @@ func (d *Decoder) Records(b *Batch, fn func(*Record) error) error {
 	}
 	rec := &d.rec
 	*rec = Record{}
-	p := 0
+	// Positions are batch positions for an uncompressed batch, and
+	// decompressed bytes (reported at the records section) otherwise.
+	c := NewCursor(data, RecordBatchOverhead)
+	if compressed {
+		c = NewCursor(data, 0)
+	}
 	for i := int32(0); i < b.RecordCount; i++ {
-		start := p
-		err := d.readRecord(data, &p, b, rec)
-		if err != nil {
-			if compressed {
-				err.Pos = RecordBatchOverhead
-				err.Err = fmt.Errorf("record %d at decompressed byte %d: %w", i, start, err.Err)
-			} else {
-				err.Pos += RecordBatchOverhead
-			}
-			err.BaseOffset = b.BaseOffset
-			return err
+		start := c.Pos()
+		if err := d.readRecord(&c, b, rec); err != nil {
+			return recordErr(err, b, compressed, i, start)
 		}
 		if isLAT {
 			rec.Timestamp = logAppendTime
@@ -145,45 +142,122 @@ func (d *Decoder) Records(b *Batch, fn func(*Record) error) error {
 			return err
 		}
 	}
-	if p != len(data) {
-		pos := int64(RecordBatchOverhead + p)
-		if compressed {
-			pos = RecordBatchOverhead
-		}
-		// RecordIterator / StreamRecordIterator.ensureNoneRemaining.
-		return corruptf(pos, b.BaseOffset, "records", ErrCorrupt,
-			"incorrect declared batch size, %d bytes remaining after %d records", len(data)-p, b.RecordCount)
+	if c.Len() != 0 {
+		return trailingErr(&c, b, compressed)
 	}
 	return nil
 }
 
-// readRecord decodes one DefaultRecord at data[*p:]. Errors carry positions
-// relative to data.
-func (d *Decoder) readRecord(data []byte, p *int, b *Batch, rec *Record) *CorruptError {
-	start := *p
-	length, err := readVarint(data, p, "length")
-	if err != nil {
-		return err
+// recordErr places the failure of record i (which starts at start) in the
+// batch: a compressed batch's failure is reported at the start of its
+// records section, with the decompressed byte in the message, since such a
+// byte has no file position.
+func recordErr(err *CorruptError, b *Batch, compressed bool, i int32, start int64) *CorruptError {
+	if compressed {
+		err.Pos = RecordBatchOverhead
+		err.Err = fmt.Errorf("record %d at decompressed byte %d: %w", i, start, err.Err)
 	}
-	if length < 0 || int64(length) > int64(len(data)-*p) {
-		return corruptf(int64(start), NoBaseOffset, "length", ErrCorrupt,
-			"record length %d exceeds the %d bytes left", length, len(data)-*p)
+	err.BaseOffset = b.BaseOffset
+	return err
+}
+
+// trailingErr reports bytes left after the declared records
+// (RecordIterator / StreamRecordIterator.ensureNoneRemaining).
+func trailingErr(c *Cursor, b *Batch, compressed bool) *CorruptError {
+	pos := c.Pos()
+	if compressed {
+		pos = RecordBatchOverhead
 	}
-	bodyStart := *p
-	body := data[:bodyStart+int(length)]
-	q := bodyStart
-	if q >= len(body) {
-		return corruptf(int64(q), NoBaseOffset, "attributes", ErrTruncated, "record body is empty")
+	return corruptf(pos, b.BaseOffset, "records", ErrCorrupt,
+		"incorrect declared batch size, %d bytes remaining after %d records", c.Len(), b.RecordCount)
+}
+
+// FirstRecord decodes the first record of b as RecordBatch.iterator().next()
+// does: what the broker reads of a control batch in
+// ProducerAppendInfo.append (the transaction marker) and what the KIP-1279
+// prototype's ControlRecordType.isMirrorPidResetBatch reads. The record is
+// checked as DefaultRecord.readFrom checks it, and when the batch declares a
+// single record no byte may follow it (RecordIterator.ensureNoneRemaining).
+// Only that record is read, so a batch whose recordsCount overstates what
+// follows still yields it, as Kafka's iterator does; a compressed batch (no
+// broker writes a compressed control batch) is decoded whole, as
+// DefaultRecordBatch.iterator() decompresses eagerly.
+//
+// It returns nil and no error for a batch without records (Kafka's empty
+// iterator). The record is d's: valid until d's next use. Errors are
+// *CorruptError values with positions relative to b.Raw, exactly those
+// Records reports for the same bytes. An uncompressed batch costs no
+// allocation.
+func (d *Decoder) FirstRecord(b *Batch) (*Record, error) {
+	if b.IsLegacy() || b.Compression() != CompressionNone {
+		return d.firstOfAll(b)
 	}
-	rec.Attributes = int8(body[q])
-	q++
-	tsDelta, err := readVarlong(body, &q, "timestampDelta")
-	if err != nil {
-		return err
+	if b.RecordCount < 0 {
+		return nil, corruptf(recordsCountOffset, b.BaseOffset, "recordsCount", ErrCorrupt,
+			"found invalid record count %d in magic v2 batch", b.RecordCount)
 	}
-	offDelta, err := readVarint(body, &q, "offsetDelta")
-	if err != nil {
-		return err
+	if b.RecordCount == 0 {
+		return nil, nil
+	}
+	rec := &d.rec
+	*rec = Record{}
+	c := NewCursor(b.Raw[RecordBatchOverhead:], RecordBatchOverhead)
+	start := c.Pos()
+	if err := d.readRecord(&c, b, rec); err != nil {
+		return nil, recordErr(err, b, false, 0, start)
+	}
+	if b.TimestampType() == LogAppendTime {
+		rec.Timestamp = b.MaxTimestamp
+	}
+	if b.RecordCount == 1 && c.Len() != 0 {
+		return nil, trailingErr(&c, b, false)
+	}
+	return rec, nil
+}
+
+// firstOfAll decodes every record of b through Records and returns the
+// first, with its headers copied (later records reuse the header buffer).
+func (d *Decoder) firstOfAll(b *Batch) (*Record, error) {
+	var first Record
+	found := false
+	err := d.Records(b, func(r *Record) error {
+		if !found {
+			first, found = *r, true
+			first.Headers = append([]Header(nil), r.Headers...)
+		}
+		return nil
+	})
+	if err != nil || !found {
+		return nil, err
+	}
+	d.rec = first
+	return &d.rec, nil
+}
+
+// readRecord decodes the DefaultRecord at c (DefaultRecord.readFrom) into
+// rec. Errors carry c's positions.
+func (d *Decoder) readRecord(c *Cursor, b *Batch, rec *Record) *CorruptError {
+	start := c.Pos()
+	length := c.Varint("length")
+	if c.err != nil {
+		return c.err
+	}
+	if length < 0 || int64(length) > int64(c.Len()) {
+		return corruptf(start, NoBaseOffset, "length", ErrCorrupt,
+			"record length %d exceeds the %d bytes left", length, c.Len())
+	}
+	bodyStart := c.Pos()
+	body := c.Sub(int(length), "length")
+	if body.Len() == 0 {
+		return corruptf(body.Pos(), NoBaseOffset, "attributes", ErrTruncated, "record body is empty")
+	}
+	rec.Attributes = body.Int8("attributes")
+	tsDelta := body.Varlong("timestampDelta")
+	offDelta := body.Varint("offsetDelta")
+	rec.Key = body.VarBytes("keyLength")
+	rec.Value = body.VarBytes("valueLength")
+	if body.err != nil {
+		return body.err
 	}
 	rec.OffsetDelta = offDelta
 	rec.Offset = b.BaseOffset + int64(offDelta)
@@ -192,51 +266,43 @@ func (d *Decoder) readRecord(data []byte, p *int, b *Batch, rec *Record) *Corrup
 	if b.BaseSequence >= 0 {
 		rec.Sequence = IncrementSequence(b.BaseSequence, offDelta)
 	}
-	if rec.Key, err = readVarBytes(body, &q, "keyLength"); err != nil {
-		return err
-	}
-	if rec.Value, err = readVarBytes(body, &q, "valueLength"); err != nil {
-		return err
-	}
-	hcPos := q
-	hc, err := readVarint(body, &q, "headersCount")
-	if err != nil {
-		return err
+	hcPos := body.Pos()
+	hc := body.Varint("headersCount")
+	if body.err != nil {
+		return body.err
 	}
 	// Each header needs at least two bytes (key length, value length).
-	if hc < 0 || int64(hc) > int64(len(body)-q)/2 {
-		return corruptf(int64(hcPos), NoBaseOffset, "headersCount", ErrCorrupt,
-			"invalid header count %d with %d bytes left", hc, len(body)-q)
+	if hc < 0 || int64(hc) > int64(body.Len())/2 {
+		return corruptf(hcPos, NoBaseOffset, "headersCount", ErrCorrupt,
+			"invalid header count %d with %d bytes left", hc, body.Len())
 	}
 	d.headers = d.headers[:0]
 	for h := int32(0); h < hc; h++ {
-		kp := q
-		kl, err := readVarint(body, &q, "headerKeyLength")
-		if err != nil {
-			return err
+		kp := body.Pos()
+		kl := body.Varint("headerKeyLength")
+		if body.err != nil {
+			return body.err
 		}
 		if kl < 0 {
-			return corruptf(int64(kp), NoBaseOffset, "headerKeyLength", ErrCorrupt, "invalid negative header key size %d", kl)
+			return corruptf(kp, NoBaseOffset, "headerKeyLength", ErrCorrupt, "invalid negative header key size %d", kl)
 		}
-		if int64(kl) > int64(len(body)-q) {
-			return corruptf(int64(kp), NoBaseOffset, "headerKeyLength", ErrCorrupt, "header key length %d exceeds the %d bytes left", kl, len(body)-q)
+		if int64(kl) > int64(body.Len()) {
+			return corruptf(kp, NoBaseOffset, "headerKeyLength", ErrCorrupt, "header key length %d exceeds the %d bytes left", kl, body.Len())
 		}
-		key := body[q : q+int(kl)]
-		q += int(kl)
-		val, err := readVarBytes(body, &q, "headerValueLength")
-		if err != nil {
-			return err
+		key := body.Bytes(int(kl), "headerKey")
+		val := body.VarBytes("headerValueLength")
+		if body.err != nil {
+			return body.err
 		}
 		d.headers = append(d.headers, Header{Key: key, Value: val})
 	}
 	rec.Headers = d.headers
-	if q != len(body) {
+	if body.Len() != 0 {
 		// DefaultRecord.readFrom: "Invalid record size: expected to read N
 		// bytes in record payload, but instead read M".
-		return corruptf(int64(start), NoBaseOffset, "length", ErrCorrupt,
-			"invalid record size: expected to read %d bytes in record payload, but instead read %d", length, q-bodyStart)
+		return corruptf(start, NoBaseOffset, "length", ErrCorrupt,
+			"invalid record size: expected to read %d bytes in record payload, but instead read %d", length, body.Pos()-bodyStart)
 	}
-	*p = len(body)
 	rec.Magic = 2
 	rec.CRC = 0
 	rec.CRCValid = true
@@ -329,65 +395,6 @@ func (d *Decoder) legacyRecords(b *Batch, fn func(*Record) error) error {
 		}
 	}
 	return nil
-}
-
-// readVarint decodes a zig-zag varint (ByteUtils.readVarint), rejecting a
-// fifth byte with the continuation bit set.
-func readVarint(b []byte, p *int, field string) (int32, *CorruptError) {
-	var ux uint32
-	start := *p
-	for i := 0; i < 5; i++ {
-		if *p >= len(b) {
-			return 0, corruptf(int64(start), NoBaseOffset, field, ErrTruncated, "varint runs past the end")
-		}
-		c := b[*p]
-		*p++
-		if i == 4 && c&0x80 != 0 {
-			return 0, corruptf(int64(start), NoBaseOffset, field, ErrCorrupt, "varint is too long, the most significant bit in the 5th byte is set")
-		}
-		ux |= uint32(c&0x7f) << (7 * i)
-		if c&0x80 == 0 {
-			break
-		}
-	}
-	return int32(ux>>1) ^ -int32(ux&1), nil
-}
-
-// readVarlong decodes a zig-zag varlong, at most 10 bytes.
-func readVarlong(b []byte, p *int, field string) (int64, *CorruptError) {
-	var ux uint64
-	start := *p
-	for i := 0; i < 10; i++ {
-		if *p >= len(b) {
-			return 0, corruptf(int64(start), NoBaseOffset, field, ErrTruncated, "varlong runs past the end")
-		}
-		c := b[*p]
-		*p++
-		ux |= uint64(c&0x7f) << (7 * i)
-		if c&0x80 == 0 {
-			return int64(ux>>1) ^ -int64(ux&1), nil
-		}
-	}
-	return 0, corruptf(int64(start), NoBaseOffset, field, ErrCorrupt, "varlong is too long")
-}
-
-// readVarBytes reads a varint length then that many bytes; a negative length
-// is null (Utils.readBytes).
-func readVarBytes(b []byte, p *int, field string) ([]byte, *CorruptError) {
-	start := *p
-	n, err := readVarint(b, p, field)
-	if err != nil {
-		return nil, err
-	}
-	if n < 0 {
-		return nil, nil
-	}
-	if int64(n) > int64(len(b)-*p) {
-		return nil, corruptf(int64(start), NoBaseOffset, field, ErrCorrupt, "length %d exceeds the %d bytes left", n, len(b)-*p)
-	}
-	v := b[*p : *p+int(n) : *p+int(n)]
-	*p += int(n)
-	return v, nil
 }
 
 // AppendVarint appends a zig-zag varint (ByteUtils.writeVarint).

@@ -1,109 +1,32 @@
 package psm
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/kseg/kseg/decode"
 )
 
-// controlReader decodes the first record of a control batch without
-// allocating. Control batches are never compressed (MemoryRecords builds
-// markers and KRaft/mirror control batches uncompressed), so the record is
-// read straight from the batch bytes; a compressed one (which no broker
-// writes) goes through decode.Decoder.
+// controlReader reads the first record of a control batch through
+// decode.Decoder.FirstRecord, which checks it as the broker's
+// ProducerAppendInfo.append does (DefaultRecord.readFrom) and allocates
+// nothing for the uncompressed batches every broker writes.
 type controlReader struct {
-	dec   decode.Decoder
-	key   []byte
-	value []byte
-	ts    int64
-	found bool
-	fn    func(*decode.Record) error
+	dec decode.Decoder
 }
 
-var errStopRecords = errors.New("stop")
-
-func newControlReader() *controlReader {
-	c := &controlReader{}
-	c.fn = func(r *decode.Record) error {
-		c.key, c.value, c.ts, c.found = r.Key, r.Value, r.Timestamp, true
-		return errStopRecords
-	}
-	return c
-}
+func newControlReader() *controlReader { return &controlReader{} }
 
 // first reads the first record's key, value and timestamp
 // (Record.timestamp(): maxTimestamp for LogAppendTime batches).
 func (c *controlReader) first(b *decode.Batch) (key, value []byte, ts int64, err error) {
-	if b.RecordCount <= 0 {
+	r, err := c.dec.FirstRecord(b)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if r == nil {
 		return nil, nil, 0, fmt.Errorf("control batch at %d has no records", b.BaseOffset)
 	}
-	if b.Compression() != decode.CompressionNone {
-		c.found = false
-		err := c.dec.Records(b, c.fn)
-		if err != nil && !errors.Is(err, errStopRecords) {
-			return nil, nil, 0, err
-		}
-		if !c.found {
-			return nil, nil, 0, fmt.Errorf("control batch at %d: no record decoded", b.BaseOffset)
-		}
-		return c.key, c.value, c.ts, nil
-	}
-	data := b.Raw[decode.RecordBatchOverhead:]
-	p := 0
-	varint := func(field string) (int64, error) {
-		v, n := binary.Varint(data[p:])
-		if n <= 0 {
-			return 0, &decode.CorruptError{Pos: int64(decode.RecordBatchOverhead + p), BaseOffset: b.BaseOffset, Field: field,
-				Err: fmt.Errorf("%w: invalid varint", decode.ErrCorrupt)}
-		}
-		p += n
-		return v, nil
-	}
-	bytesField := func(field string) ([]byte, error) {
-		n, err := varint(field)
-		if err != nil {
-			return nil, err
-		}
-		if n < 0 {
-			return nil, nil
-		}
-		if n > int64(len(data)-p) {
-			return nil, &decode.CorruptError{Pos: int64(decode.RecordBatchOverhead + p), BaseOffset: b.BaseOffset, Field: field,
-				Err: fmt.Errorf("%w: length %d exceeds the %d bytes left", decode.ErrCorrupt, n, len(data)-p)}
-		}
-		v := data[p : p+int(n)]
-		p += int(n)
-		return v, nil
-	}
-	// DefaultRecord: length, attributes, timestampDelta, offsetDelta, key, value, headers.
-	if _, err = varint("length"); err != nil {
-		return
-	}
-	if p >= len(data) {
-		return nil, nil, 0, &decode.CorruptError{Pos: int64(decode.RecordBatchOverhead + p), BaseOffset: b.BaseOffset, Field: "attributes",
-			Err: fmt.Errorf("%w: record ends early", decode.ErrTruncated)}
-	}
-	p++ // attributes
-	tsDelta, err := varint("timestampDelta")
-	if err != nil {
-		return
-	}
-	if _, err = varint("offsetDelta"); err != nil {
-		return
-	}
-	if key, err = bytesField("keyLength"); err != nil {
-		return
-	}
-	if value, err = bytesField("valueLength"); err != nil {
-		return
-	}
-	ts = b.BaseTimestamp + tsDelta
-	if b.TimestampType() == decode.LogAppendTime {
-		ts = b.MaxTimestamp
-	}
-	return key, value, ts, nil
+	return r.Key, r.Value, r.Timestamp, nil
 }
 
 // batchWhere names a batch for messages: "<file>: batch at position P

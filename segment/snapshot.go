@@ -118,17 +118,19 @@ func parseProducerSnapshot(b []byte, path string) ([]SnapshotEntry, error) {
 			"stored 0x%08x, computed 0x%08x", stored, computed)
 	}
 	entries := make([]SnapshotEntry, n)
+	// The count was checked against the bytes above, so these reads cannot
+	// fail; the cursor names each field as ProducerSnapshot.json does.
+	c := decode.NewCursor(b[SnapshotHeaderSize:], SnapshotHeaderSize)
 	for i := range entries {
-		e := b[SnapshotHeaderSize+i*SnapshotEntrySize:]
 		entries[i] = SnapshotEntry{
-			ProducerID:            int64(binary.BigEndian.Uint64(e[0:])),
-			ProducerEpoch:         int16(binary.BigEndian.Uint16(e[8:])),
-			LastSequence:          int32(binary.BigEndian.Uint32(e[10:])),
-			LastOffset:            int64(binary.BigEndian.Uint64(e[14:])),
-			OffsetDelta:           int32(binary.BigEndian.Uint32(e[22:])),
-			Timestamp:             int64(binary.BigEndian.Uint64(e[26:])),
-			CoordinatorEpoch:      int32(binary.BigEndian.Uint32(e[34:])),
-			CurrentTxnFirstOffset: int64(binary.BigEndian.Uint64(e[38:])),
+			ProducerID:            c.Int64("producerId"),
+			ProducerEpoch:         c.Int16("epoch"),
+			LastSequence:          c.Int32("lastSequence"),
+			LastOffset:            c.Int64("lastOffset"),
+			OffsetDelta:           c.Int32("offsetDelta"),
+			Timestamp:             c.Int64("timestamp"),
+			CoordinatorEpoch:      c.Int32("coordinatorEpoch"),
+			CurrentTxnFirstOffset: c.Int64("currentTxnFirstOffset"),
 		}
 	}
 	return entries, nil

@@ -72,14 +72,15 @@ func ParseTxnIndex(b []byte, path string) (TxnIndex, error) {
 	n := len(b) / AbortedTxnSize
 	x.TrailingBytes = len(b) % AbortedTxnSize
 	x.Entries = make([]AbortedTxn, 0, n)
+	// Only whole entries are read, so the cursor's reads cannot fail.
+	c := decode.NewCursor(b[:n*AbortedTxnSize], 0)
 	for i := 0; i < n; i++ {
-		e := b[i*AbortedTxnSize : (i+1)*AbortedTxnSize]
 		t := AbortedTxn{
-			Version:          int16(binary.BigEndian.Uint16(e[0:2])),
-			ProducerID:       int64(binary.BigEndian.Uint64(e[2:10])),
-			FirstOffset:      int64(binary.BigEndian.Uint64(e[10:18])),
-			LastOffset:       int64(binary.BigEndian.Uint64(e[18:26])),
-			LastStableOffset: int64(binary.BigEndian.Uint64(e[26:34])),
+			Version:          c.Int16("version"),
+			ProducerID:       c.Int64("producerId"),
+			FirstOffset:      c.Int64("firstOffset"),
+			LastOffset:       c.Int64("lastOffset"),
+			LastStableOffset: c.Int64("lastStableOffset"),
 		}
 		if v := t.KafkaVersion(); v > AbortedTxnCurrentVersion {
 			return x, fileCorrupt(path, int64(i*AbortedTxnSize), "version", decode.ErrUnsupported,

@@ -1,0 +1,275 @@
+package decode
+
+import "encoding/binary"
+
+// Cursor reads Kafka's primitive types from a byte slice, front to back:
+// big-endian integers (ByteBuffer.getShort/getInt/getLong), zig-zag
+// varints and varlongs (ByteUtils.readVarint/readVarlong), unsigned varints
+// (ByteUtils.readUnsignedVarint), and the length-prefixed bytes, compact
+// strings, compact arrays and tagged fields built on them. It is the one
+// way kseg parses bytes whose layout is not a fixed-size slot, so a varint
+// that Kafka rejects is rejected everywhere with the same message.
+//
+// Every read names its Kafka field. The first failure sticks: later reads
+// return zero values and do not move, and Err reports that first failure as
+// a *CorruptError whose Pos is absolute (the cursor's base plus the offset
+// in the slice), so a caller reads a whole structure and checks once, and
+// the position it reports is the failing field's, not the end of the
+// structure. (franz-go's kbin.Reader and prometheus' encoding.Decbuf are
+// sticky too, but forget where they failed.)
+//
+// The zero value is an empty cursor at position 0.
+type Cursor struct {
+	b    []byte
+	p    int
+	base int64
+	err  *CorruptError
+}
+
+// NewCursor returns a cursor over b whose first byte is at absolute
+// position base (for example RecordBatchOverhead, for a cursor over the
+// records section of a batch, so that errors are positions within the
+// batch).
+func NewCursor(b []byte, base int64) Cursor { return Cursor{b: b, base: base} }
+
+// Pos is the absolute position of the next byte to read.
+func (c *Cursor) Pos() int64 { return c.base + int64(c.p) }
+
+// Len is the number of bytes left.
+func (c *Cursor) Len() int { return len(c.b) - c.p }
+
+// Err is the first failure, or nil. Its dynamic type is *CorruptError.
+func (c *Cursor) Err() error {
+	if c.err == nil {
+		return nil
+	}
+	return c.err
+}
+
+// Fail records a failure at the absolute position pos (usually a Pos taken
+// before the field was read) unless an earlier one is already recorded.
+// Callers use it for checks of meaning (a negative length, a count too
+// large for the bytes left) that the primitive reads cannot know.
+func (c *Cursor) Fail(pos int64, field string, class error, format string, args ...any) {
+	if c.err == nil {
+		c.err = corruptf(pos, NoBaseOffset, field, class, format, args...)
+	}
+}
+
+// need reports whether n more bytes exist, failing at the current position
+// when they do not.
+func (c *Cursor) need(n int, field string) bool {
+	if c.err != nil {
+		return false
+	}
+	if n < 0 || c.Len() < n {
+		c.Fail(c.Pos(), field, ErrTruncated, "need %d bytes, %d left", n, c.Len())
+		return false
+	}
+	return true
+}
+
+// Int8 reads one byte.
+func (c *Cursor) Int8(field string) int8 {
+	if !c.need(1, field) {
+		return 0
+	}
+	v := int8(c.b[c.p])
+	c.p++
+	return v
+}
+
+// Int16 reads a big-endian int16.
+func (c *Cursor) Int16(field string) int16 {
+	if !c.need(2, field) {
+		return 0
+	}
+	v := int16(binary.BigEndian.Uint16(c.b[c.p:]))
+	c.p += 2
+	return v
+}
+
+// Int32 reads a big-endian int32.
+func (c *Cursor) Int32(field string) int32 {
+	if !c.need(4, field) {
+		return 0
+	}
+	v := int32(binary.BigEndian.Uint32(c.b[c.p:]))
+	c.p += 4
+	return v
+}
+
+// Uint32 reads a big-endian uint32 (a CRC).
+func (c *Cursor) Uint32(field string) uint32 { return uint32(c.Int32(field)) }
+
+// Int64 reads a big-endian int64.
+func (c *Cursor) Int64(field string) int64 {
+	if !c.need(8, field) {
+		return 0
+	}
+	v := int64(binary.BigEndian.Uint64(c.b[c.p:]))
+	c.p += 8
+	return v
+}
+
+// Bytes reads the next n bytes. The result aliases the cursor's slice and
+// has no spare capacity, so appending to it cannot overwrite what follows.
+func (c *Cursor) Bytes(n int, field string) []byte {
+	if !c.need(n, field) {
+		return nil
+	}
+	v := c.b[c.p : c.p+n : c.p+n]
+	c.p += n
+	return v
+}
+
+// Sub returns a cursor over the next n bytes, which keeps their absolute
+// positions, and moves c past them: a record body read through Sub cannot
+// run into the next record. On failure the sub-cursor is empty and already
+// failed, with the same error as c.
+func (c *Cursor) Sub(n int, field string) Cursor {
+	start := c.Pos()
+	if !c.need(n, field) {
+		return Cursor{base: start, err: c.err}
+	}
+	s := Cursor{b: c.b[c.p : c.p+n : c.p+n], base: start}
+	c.p += n
+	return s
+}
+
+// Varint reads a zig-zag varint as ByteUtils.readVarint does: at most five
+// bytes, and a fifth byte with the continuation bit set is an error (Go's
+// binary.Varint would accept up to ten).
+func (c *Cursor) Varint(field string) int32 {
+	if c.err != nil {
+		return 0
+	}
+	var ux uint32
+	start := c.p
+	for i := 0; i < 5; i++ {
+		if c.p >= len(c.b) {
+			c.Fail(c.base+int64(start), field, ErrTruncated, "varint runs past the end")
+			c.p = start
+			return 0
+		}
+		b := c.b[c.p]
+		c.p++
+		if i == 4 && b&0x80 != 0 {
+			c.Fail(c.base+int64(start), field, ErrCorrupt, "varint is too long, the most significant bit in the 5th byte is set")
+			c.p = start
+			return 0
+		}
+		ux |= uint32(b&0x7f) << (7 * i)
+		if b&0x80 == 0 {
+			break
+		}
+	}
+	return int32(ux>>1) ^ -int32(ux&1)
+}
+
+// Varlong reads a zig-zag varlong as ByteUtils.readVarlong does: at most
+// ten bytes.
+func (c *Cursor) Varlong(field string) int64 {
+	if c.err != nil {
+		return 0
+	}
+	var ux uint64
+	start := c.p
+	for i := 0; i < 10; i++ {
+		if c.p >= len(c.b) {
+			c.Fail(c.base+int64(start), field, ErrTruncated, "varlong runs past the end")
+			c.p = start
+			return 0
+		}
+		b := c.b[c.p]
+		c.p++
+		ux |= uint64(b&0x7f) << (7 * i)
+		if b&0x80 == 0 {
+			return int64(ux>>1) ^ -int64(ux&1)
+		}
+	}
+	c.Fail(c.base+int64(start), field, ErrCorrupt, "varlong is too long")
+	c.p = start
+	return 0
+}
+
+// VarBytes reads a varint length and that many bytes; a negative length
+// is null and returns nil (Utils.readBytes after
+// DefaultRecord.readFrom's length read).
+func (c *Cursor) VarBytes(field string) []byte {
+	start := c.Pos()
+	n := c.Varint(field)
+	if c.err != nil || n < 0 {
+		return nil
+	}
+	if int64(n) > int64(c.Len()) {
+		c.Fail(start, field, ErrCorrupt, "length %d exceeds the %d bytes left", n, c.Len())
+		return nil
+	}
+	return c.Bytes(int(n), field)
+}
+
+// Uvarint reads an unsigned varint of Kafka's flexible versions
+// (ByteUtils.readUnsignedVarint); values above 2^31 cannot be a length
+// or a tag and are rejected.
+func (c *Cursor) Uvarint(field string) uint64 {
+	if c.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(c.b[c.p:])
+	if n <= 0 || v > 1<<31 {
+		c.Fail(c.Pos(), field, ErrCorrupt, "invalid unsigned varint")
+		return 0
+	}
+	c.p += n
+	return v
+}
+
+// CompactArrayLen reads a compact array length (N+1; 0 = null, returned as
+// 0) and bounds it by the bytes left, given the minimum size of one
+// element, before anything is allocated for it.
+func (c *Cursor) CompactArrayLen(field string, minElem int) int {
+	start := c.Pos()
+	n := int(c.Uvarint(field)) - 1
+	if c.err != nil || n <= 0 {
+		return 0
+	}
+	if n > c.Len()/minElem {
+		c.Fail(start, field, ErrCorrupt, "array of %d elements cannot fit in %d bytes", n, c.Len())
+		return 0
+	}
+	return n
+}
+
+// CompactString reads a non-nullable compact string (every string kseg
+// decodes is one): a null (length 0) is an error, as the generated
+// readers' "non-nullable field … was serialized as null".
+func (c *Cursor) CompactString(field string) string {
+	start := c.Pos()
+	n := int(c.Uvarint(field)) - 1
+	if c.err != nil {
+		return ""
+	}
+	if n < 0 {
+		c.Fail(start, field, ErrCorrupt, "non-nullable field %s was serialized as null", field)
+		return ""
+	}
+	if n > c.Len() {
+		c.Fail(start, field, ErrCorrupt, "string of %d bytes exceeds the %d left", n, c.Len())
+		return ""
+	}
+	return string(c.Bytes(n, field))
+}
+
+// TaggedFields skips a flexible version's tagged-field section: a count,
+// then (tag, size, bytes) for each.
+func (c *Cursor) TaggedFields() {
+	n := c.Uvarint("taggedFields")
+	for i := uint64(0); i < n && c.err == nil; i++ {
+		c.Uvarint("tag")
+		size := int(c.Uvarint("tagSize"))
+		if c.need(size, "taggedField") {
+			c.p += size
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package segment_test
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/kseg/kseg/segment"
+)
+
+// Open a partition directory, frame the batches of each segment as the
+// broker's recovery reads them, and see where the valid bytes end. The
+// fixture testdata/broken/torn-tail/events-0 holds only the first 40 bytes
+// of its last batch, as a crash mid-write leaves it; recovery would
+// truncate the segment to its 535 valid bytes.
+func Example() {
+	pd, err := segment.OpenPartitionDir("../testdata/broken/torn-tail/events-0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, s := range pd.Segments {
+		lf, err := segment.OpenLog(s.Log)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		sc := lf.Scanner(segment.ScanOptions{})
+		batches := 0
+		for sc.Next() {
+			batches++ // sc.Batch() is the decode.Batch at sc.Pos()
+		}
+		if err := sc.Err(); err != nil { // I/O, not damage
+			fmt.Println(err)
+		}
+		t := sc.Tail()
+		fmt.Printf("%s: %d batches, %d valid bytes, then %s (%d bytes)\n",
+			filepath.Base(s.Log), batches, t.ValidBytes, t.Kind, t.InvalidBytes())
+		sc.Close()
+		lf.Close()
+	}
+	// Output:
+	// 00000000000000000000.log: 5 batches, 535 valid bytes, then torn-batch (40 bytes)
+}
+
+// Read a producer snapshot: the state a restarting broker loads before it
+// replays the log after it.
+func ExampleReadProducerSnapshot() {
+	entries, err := segment.ReadProducerSnapshot("../testdata/partitions/txn-0/00000000000000000019.snapshot")
+	if err != nil {
+		fmt.Println(err) // a *decode.CorruptError, with Kafka's message in it
+		return
+	}
+	for _, e := range entries {
+		fmt.Printf("producer %d epoch %d lastSequence %d lastOffset %d currentTxnFirstOffset %d\n",
+			e.ProducerID, e.ProducerEpoch, e.LastSequence, e.LastOffset, e.CurrentTxnFirstOffset)
+	}
+	// Output:
+	// producer 2000 epoch 1 lastSequence 0 lastOffset 15 currentTxnFirstOffset -1
+	// producer 2001 epoch 0 lastSequence 3 lastOffset 10 currentTxnFirstOffset -1
+	// producer 2002 epoch 1 lastSequence 3 lastOffset 18 currentTxnFirstOffset 8
+	// producer 2003 epoch 0 lastSequence 1 lastOffset 13 currentTxnFirstOffset -1
+}
