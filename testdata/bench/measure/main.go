@@ -1,4 +1,4 @@
-// Command measure times commands for bench/run.sh: it runs each command
+// Command measure times commands for testdata/bench/run.sh: it runs each command
 // -n times, round-robin (A B C A B C …, so that a burst of load on the
 // machine hits every command alike), with stdout sent to /dev/null, and
 // prints one line per command:
@@ -17,7 +17,7 @@
 // machine to calm down. The line then ends with the number of runs thrown
 // away; without /proc/stat every run counts.
 //
-//	go run ./bench/measure -n 5 -- ./kseg dump -o json seg.log :: ./crcfloor seg.log
+//	go run ./testdata/bench/measure -n 5 -- ./kseg dump -o json seg.log :: ./crcfloor seg.log
 package main
 
 import (
