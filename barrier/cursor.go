@@ -3,6 +3,7 @@ package barrier
 import (
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
@@ -23,11 +24,17 @@ type logCursor struct {
 	segs  []segment.SegmentFiles // the segments that have a .log
 	start int64                  // log start offset
 
-	si  int // index in segs of the segment being scanned
-	lf  *segment.LogFile
-	sc  *segment.Scanner
-	cur *decode.Batch
-	pos int64
+	si int // index in segs of the segment being scanned
+	lf *segment.LogFile
+	sc *segment.CRCScanner
+	// checkCRC: CRCValid is each batch's verdict, checked on a second
+	// core ahead of the caller; otherwise CRCValid is always true.
+	checkCRC bool
+	// mmap maps the segments instead of reading them (ScanOptions.Mmap):
+	// only for a caller whose goroutine runs with debug.SetPanicOnFault.
+	mmap bool
+	cur  *decode.Batch
+	pos  int64
 	// nextOff is the offset after the last batch returned.
 	nextOff int64
 	started bool // a batch was returned
@@ -99,7 +106,9 @@ func (c *logCursor) advance() bool {
 				c.err, c.done = err, true
 				return false
 			}
-			c.lf, c.sc = lf, lf.Scanner(segment.ScanOptions{})
+			// Framing (and the CRC checks when asked for) run on a second
+			// core while the caller compares or plans.
+			c.lf, c.sc = lf, lf.CRCScanner(segment.ScanOptions{Mmap: c.mmap}, c.checkCRC)
 		}
 		if c.sc.Next() {
 			b := c.sc.Batch()
@@ -152,6 +161,10 @@ func (c *logCursor) closeSegment() {
 	}
 }
 
+// CRCValid is the current batch's CRC verdict when the cursor checks CRCs
+// (see checkCRC); always true otherwise.
+func (c *logCursor) CRCValid() bool { return c.sc.CRCValid() }
+
 // Batch is the current batch, nil before the first call to Next and after
 // the last; its Raw is valid until the next call to Next.
 func (c *logCursor) Batch() *decode.Batch { return c.cur }
@@ -187,26 +200,43 @@ func logEnd(pd *segment.PartitionDir) (int64, error) {
 		if end < 0 {
 			end = s.BaseOffset
 		}
-		lf, err := segment.OpenLog(s.Log)
-		if err != nil {
-			return 0, err
-		}
-		sc := lf.Scanner(segment.ScanOptions{})
-		found := false
-		for sc.Next() {
-			end = max(end, sc.Batch().NextOffset())
-			found = true
-		}
-		err = sc.Err()
-		lf.Close()
+		e, found, err := segmentEnd(s.Log, end)
 		if err != nil {
 			return 0, err
 		}
 		if found {
-			return end, nil
+			return e, nil
 		}
 	}
 	return end, nil
+}
+
+// segmentEnd walks the batch headers of one .log and returns one past the
+// last batch that frames (at least end). The file is mapped: only the
+// header of each batch is touched, so the pages of its records are never
+// copied. A file truncated under the walk faults, which becomes an error.
+func segmentEnd(path string, end int64) (_ int64, found bool, err error) {
+	lf, err := segment.OpenLog(path)
+	if err != nil {
+		return 0, false, err
+	}
+	defer lf.Close()
+	sc := lf.Scanner(segment.ScanOptions{Mmap: true})
+	defer sc.Close()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if e := recover(); e != nil {
+			if _, ok := e.(interface{ Addr() uintptr }); !ok {
+				panic(e)
+			}
+			err = fmt.Errorf("%s: the file changed while it was read (truncated by a broker?): %v", path, e)
+		}
+	}()
+	for sc.Next() {
+		end = max(end, sc.Batch().NextOffset())
+		found = true
+	}
+	return end, found, sc.Err()
 }
 
 // locate finds the .log and position of the batch holding offset in pd,

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -350,11 +351,34 @@ func (mp *mirrorPlanner) plan() (*MirrorPlan, error) {
 	if err := mp.readEpochs(); err != nil {
 		return nil, err
 	}
+	return p, mp.compareAndCopy(sc, dc)
+}
+
+// compareAndCopy compares the destination with the source and plans the
+// copy over mapped segments (no copy out of the page cache), the source's
+// CRCs checked on a second core ahead of the planner (the planner needs
+// the batches' bytes only for their CRCs and control records; the copy
+// itself is done by the kernel). A segment truncated under the plan
+// faults, which becomes an error.
+func (mp *mirrorPlanner) compareAndCopy(sc, dc *logCursor) (err error) {
+	sc.mmap, sc.checkCRC = true, true
+	if dc != nil {
+		dc.mmap = true
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if e := recover(); e != nil {
+			if _, ok := e.(interface{ Addr() uintptr }); !ok {
+				panic(e)
+			}
+			err = fmt.Errorf("%s or %s changed while it was read (truncated by a broker?): %v", mp.p.Src, mp.p.Dir, e)
+		}
+	}()
 	cont, err := mp.compare(sc, dc)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return p, mp.copyAndFiles(sc, cont)
+	return mp.copyAndFiles(sc, cont)
 }
 
 // topicID checks and carries over the topic id.
@@ -715,7 +739,7 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 		if next >= 0 && b.BaseOffset < next {
 			return fmt.Errorf("%s: batch at position %d (offsets %d..%d) is below the destination's log end %d", sc.File(), sc.Pos(), b.BaseOffset, b.LastOffset(), next)
 		}
-		if !b.CRCValid() {
+		if !sc.CRCValid() {
 			return &CorruptSourceError{Path: filepath.Join(p.Src, sc.File()), Position: sc.Pos(), Offset: b.BaseOffset,
 				Err: fmt.Errorf("%w: stored 0x%08x, computed 0x%08x", decode.ErrCRCMismatch, b.CRC, b.ComputeCRC())}
 		}

@@ -15,7 +15,7 @@ package decode
 // batches built with AppendBatch/AppendLegacy for every codec, and, when
 // present, the first batches of real segments under ../testdata and
 // ../../shared/fixtures/real. Crashers found by `go test -fuzz` live in
-// testdata/fuzz/<Target>/ and run with every `go test`. bench/fuzz.sh runs
+// testdata/fuzz/<Target>/ and run with every `go test`. testdata/bench/fuzz.sh runs
 // every target for a chosen time; docs/fuzzing.md explains the workflow.
 
 import (

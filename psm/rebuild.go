@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 
 	"github.com/kseg/kseg/decode"
@@ -149,7 +150,11 @@ func startPosition(lf *segment.LogFile, seg segment.SegmentFiles, start, limit i
 	return int64(e.Position)
 }
 
-func (r *rebuilder) scanSegment(m *Manager, seg segment.SegmentFiles, start, end int64, barriersOnly bool, visit batchVisitor) (bool, error) {
+// scanSegment replays one segment. It reads the way the CRC floor does:
+// the segment is mapped (no copy out of the page cache) and framed and
+// CRC-checked on a second core (segment.CRCScanner) while the state
+// machine runs here, in log order, as LogSegment.recover runs it.
+func (r *rebuilder) scanSegment(m *Manager, seg segment.SegmentFiles, start, end int64, barriersOnly bool, visit batchVisitor) (done bool, err error) {
 	lf, err := segment.OpenLog(seg.Log)
 	if err != nil {
 		return false, err
@@ -159,7 +164,20 @@ func (r *rebuilder) scanSegment(m *Manager, seg segment.SegmentFiles, start, end
 	if limited && limit <= 0 {
 		return false, nil // cut to nothing
 	}
-	sc := lf.Scanner(segment.ScanOptions{Start: startPosition(lf, seg, start, limit), Limit: limit})
+	sc := lf.CRCScanner(segment.ScanOptions{Start: startPosition(lf, seg, start, limit), Limit: limit, Mmap: true},
+		r.opts.VerifyCRC && !barriersOnly)
+	defer sc.Close()
+	// A mapped segment that a broker truncates under the replay faults on
+	// access: an error for the segment instead of a crash.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if e := recover(); e != nil {
+			if _, ok := e.(interface{ Addr() uintptr }); !ok {
+				panic(e)
+			}
+			done, err = false, fmt.Errorf("%s: the file changed while it was read (truncated by a broker?): %v", seg.Log, e)
+		}
+	}()
 	name := filepath.Base(seg.Log)
 	for sc.Next() {
 		b := sc.Batch()
@@ -176,7 +194,7 @@ func (r *rebuilder) scanSegment(m *Manager, seg segment.SegmentFiles, start, end
 		if barriersOnly && (!b.IsControl() || b.HasProducerID()) {
 			continue
 		}
-		if !barriersOnly && r.opts.VerifyCRC && !b.CRCValid() {
+		if !barriersOnly && r.opts.VerifyCRC && !sc.CRCValid() {
 			m.Report(Anomaly{Kind: KindCRCMismatch, Severity: SeverityError, Offset: b.BaseOffset, ProducerID: pidOf(b),
 				Message: fmt.Sprintf("%s: batch at position %d (baseOffset %d): crc mismatch: stored 0x%08x, computed 0x%08x; applied anyway (the broker's recovery would truncate the log here)",
 					name, sc.Pos(), b.BaseOffset, b.CRC, b.ComputeCRC())})

@@ -20,7 +20,7 @@ package segment
 // class sentinel, and parsing n bytes allocates O(n) (O(n + buffer) for the
 // scanner). Seeds: the spec's vectors, files built here, and real files
 // under ../testdata and ../../shared/fixtures/real when present.
-// bench/fuzz.sh runs every target; docs/fuzzing.md explains the workflow.
+// testdata/bench/fuzz.sh runs every target; docs/fuzzing.md explains the workflow.
 
 import (
 	"bytes"

@@ -3,6 +3,7 @@ package segment
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sort"
 
 	"github.com/kseg/kseg/decode"
@@ -77,7 +78,24 @@ func (p IndexProblem) String() string {
 // offset; a time-index entry's offset must be an offset Kafka's writers put
 // there for some batch (TimeIndexOffsetOK), that batch's maxTimestamp must
 // be the entry's timestamp, and timestamps must increase.
-func VerifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex) ([]IndexProblem, error) {
+//
+// The log is mapped: the walk touches only each batch's header, so the
+// pages of its records are never copied. A log truncated under the walk
+// faults; that fault is recovered here and returned as an error.
+func VerifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex) (probs []IndexProblem, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if e := recover(); e != nil {
+			if _, ok := e.(interface{ Addr() uintptr }); !ok {
+				panic(e)
+			}
+			probs, err = nil, fmt.Errorf("%s: the file changed while it was read (truncated by a broker?): %v", log.Path, e)
+		}
+	}()
+	return verifyIndexes(log, idx, tidx)
+}
+
+func verifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex) ([]IndexProblem, error) {
 	type slotRef struct {
 		slot int
 		key  int64
@@ -118,7 +136,7 @@ func VerifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex) ([]IndexProb
 	// against what is really there.
 	start, minOffset := int64(0), int64(-1)
 	for {
-		sc := log.Scanner(ScanOptions{Start: start})
+		sc := log.Scanner(ScanOptions{Start: start, Mmap: true})
 		for sc.Next() {
 			b := sc.Batch()
 			pos := sc.Pos()

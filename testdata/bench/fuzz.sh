@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# bench/fuzz.sh: run every kseg fuzz target for a chosen time.
+# testdata/bench/fuzz.sh: run every kseg fuzz target for a chosen time.
 #
 # Usage:
-#   bench/fuzz.sh [DURATION] [TARGETS]
+#   testdata/bench/fuzz.sh [DURATION] [TARGETS]
 #
 #   DURATION  time per target, as go test -fuzztime takes it: 2m, 30s, 1h,
 #             or an execution count such as 500000x. Default 2m.
@@ -30,7 +30,7 @@
 #
 # Exit status: 0 when no target found a failure, 1 otherwise, 2 on usage.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 case ${1:-} in
   -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;

@@ -1,12 +1,13 @@
-// Command measure times commands for bench/run.sh: it runs each command
+// Command measure times commands for testdata/bench/run.sh: it runs each command
 // -n times, round-robin (A B C A B C …, so that a burst of load on the
 // machine hits every command alike), with stdout sent to /dev/null, and
 // prints one line per command:
 //
-//	median_seconds min_seconds max_seconds max_rss_kib
+//	median_seconds min_seconds max_seconds max_rss_kib redone median_cpu_seconds
 //
 // max_rss_kib is the largest peak resident set (getrusage ru_maxrss) of
-// any run. Commands are separated by a lone "::"; a command may start with
+// any run; median_cpu_seconds the median of the runs' user+system time,
+// a second signal on a machine too busy for wall times to be trusted. Commands are separated by a lone "::"; a command may start with
 // NAME=VALUE words, which are added to its environment (GOMAXPROCS=1 …).
 //
 // On a shared machine other processes steal the cores a run was measuring.
@@ -17,7 +18,7 @@
 // machine to calm down. The line then ends with the number of runs thrown
 // away; without /proc/stat every run counts.
 //
-//	go run ./bench/measure -n 5 -- ./kseg dump -o json seg.log :: ./crcfloor seg.log
+//	go run ./testdata/bench/measure -n 5 -- ./kseg dump -o json seg.log :: ./crcfloor seg.log
 package main
 
 import (
@@ -36,6 +37,7 @@ type command struct {
 	env     []string
 	args    []string
 	wall    []time.Duration
+	cpu     []time.Duration
 	rss     int64
 	retried int
 }
@@ -73,9 +75,10 @@ func main() {
 	for range *n {
 		for _, c := range cmds {
 			for {
-				wall, disturbed := run(c, devnull)
+				wall, cpu, disturbed := run(c, devnull)
 				if !disturbed || c.retried >= *retries {
 					c.wall = append(c.wall, wall)
+					c.cpu = append(c.cpu, cpu)
 					break
 				}
 				c.retried++
@@ -85,13 +88,16 @@ func main() {
 	}
 	for _, c := range cmds {
 		slices.Sort(c.wall)
-		fmt.Printf("%.4f %.4f %.4f %d %d\n", c.wall[len(c.wall)/2].Seconds(), c.wall[0].Seconds(), c.wall[len(c.wall)-1].Seconds(), c.rss, c.retried)
+		slices.Sort(c.cpu)
+		fmt.Printf("%.4f %.4f %.4f %d %d %.4f\n", c.wall[len(c.wall)/2].Seconds(), c.wall[0].Seconds(), c.wall[len(c.wall)-1].Seconds(), c.rss, c.retried,
+			c.cpu[len(c.cpu)/2].Seconds())
 	}
 }
 
-// run runs c once and reports its wall time and whether other processes
-// took a noticeable share of the machine meanwhile.
-func run(c *command, devnull *os.File) (time.Duration, bool) {
+// run runs c once and reports its wall time, its CPU time (user+system,
+// children included) and whether other processes took a noticeable share
+// of the machine meanwhile.
+func run(c *command, devnull *os.File) (time.Duration, time.Duration, bool) {
 	cmd := exec.Command(c.args[0], c.args[1:]...)
 	cmd.Env = append(os.Environ(), c.env...)
 	cmd.Stdout, cmd.Stderr = devnull, os.Stderr
@@ -110,11 +116,11 @@ func run(c *command, devnull *os.File) (time.Duration, bool) {
 		c.rss = max(c.rss, int64(ru.Maxrss))
 	}
 	if !ok0 || !ok1 {
-		return wall, false
+		return wall, own, false
 	}
 	// /proc/stat counts in ticks of 10 ms: allow for them.
 	foreign := busy1 - busy0 - own
-	return wall, foreign > max(wall/4, 60*time.Millisecond)
+	return wall, own, foreign > max(wall/4, 60*time.Millisecond)
 }
 
 // machineBusy is the CPU time all cores have spent busy since boot, from

@@ -7,7 +7,7 @@
 // instructions. It decodes nothing else, prints one line per file, and
 // stops a file at the first entry that does not frame.
 //
-//	go run ./bench/crcfloor FILE.log|DIR...
+//	go run ./testdata/bench/crcfloor FILE.log|DIR...
 package main
 
 import (

@@ -8,7 +8,7 @@
 // records (keys, values and header values as base64, as kseg dump
 // --deep --print-data --output json does).
 //
-//	go run ./bench/kmsgpeer FILE.log|DIR... > /dev/null
+//	go run ./testdata/bench/kmsgpeer FILE.log|DIR... > /dev/null
 package main
 
 import (

@@ -3,9 +3,9 @@
 // ABORT markers, headers, large (100 KiB) and tiny records, all from a fixed
 // seed (see segtest.LargeSegment for the mix).
 //
-//	go run ./bench/gen -size 1GiB -out DIR [-codecs mixed|none|gzip|snappy|lz4|zstd|LIST] [-seed N]
+//	go run ./testdata/bench/gen -size 1GiB -out DIR [-codecs mixed|none|gzip|snappy|lz4|zstd|LIST] [-seed N]
 //	    writes DIR/bench-0/00000000000000000000.log: one segment of at least -size bytes
-//	go run ./bench/gen -partitions 1000 -size 64KiB -out DIR
+//	go run ./testdata/bench/gen -partitions 1000 -size 64KiB -out DIR
 //	    writes DIR as a log directory of 1000 partitions of about -size bytes each,
 //	    appended as a broker appends (segments, indexes, snapshots, checkpoints)
 //

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# bench/run.sh — kseg's performance targets (issue 6), each measured as a
+# testdata/bench/run.sh — kseg's performance targets (issue 6), each measured as a
 # ratio against a baseline run on the same file in the same run, so that
 # the machine's speed cancels out. See docs/performance.md.
 #
-#   bench/run.sh [-n RUNS] [-d DATADIR] [-s SIZE] [-q]
+#   testdata/bench/run.sh [-n RUNS] [-d DATADIR] [-s SIZE] [-q]
 #
 #   -n RUNS     runs per command; the median counts (default 5)
 #   -d DATADIR  keep the generated data here and reuse it on the next run
@@ -11,14 +11,15 @@
 #   -s SIZE     size of the main segment (default 1GiB)
 #   -q          quick: -n 3, no 4 GiB segment, a smaller scaling segment
 #
-# It builds kseg and the baselines (bench/crcfloor, bench/kmsgpeer), writes
-# the test data with bench/gen, times every pair with bench/measure (runs
-# interleaved A B A B …, stdout to /dev/null; a run during which other
-# processes took more than a quarter of a core is repeated) and prints a
+# It builds kseg and the baselines (testdata/bench/crcfloor,
+# testdata/bench/kmsgpeer), writes the test data with testdata/bench/gen,
+# times every pair with testdata/bench/measure (runs interleaved A B A B …,
+# stdout to /dev/null; a run during which other processes took more than a
+# quarter of a core is repeated) and prints a
 # table of target, measured, baseline, ratio, goal and PASS/FAIL. It exits
 # 1 when a target fails. Measure on an idle machine: `uptime` first.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 RUNS=5 DATA="" SIZE=1GiB QUICK=0
 while getopts "n:d:s:q" opt; do
@@ -46,7 +47,7 @@ echo "runs:   $RUNS per command, median"
 
 echo "== build"
 go build -o "$BIN/kseg" .
-for p in crcfloor kmsgpeer gen measure; do go build -o "$BIN/$p" "./bench/$p"; done
+for p in crcfloor kmsgpeer gen measure; do go build -o "$BIN/$p" "./testdata/bench/$p"; done
 
 gen() { # gen NAME SIZE [flags]: a partition directory DATA/NAME/bench-0
   local dir=$DATA/$1
@@ -96,7 +97,7 @@ pair() {
   row "$name" "$(spread "$a")" "$(spread "$b")" "$ratio" "$goal" "$ok"
 }
 # spread: "median (min-max)", and how many runs other processes disturbed
-# and bench/measure repeated.
+# and testdata/bench/measure repeated.
 spread() { awk '{printf "%.3fs (%.3f-%.3f)", $1, $2, $3; if ($5 > 0) printf " %d redone", $5}' <<<"$1"; }
 
 echo "== targets"
