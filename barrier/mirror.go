@@ -13,6 +13,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // MirrorOptions select what PlanMirror plans. Start from
@@ -206,7 +207,7 @@ func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
 		return nil, refuse(RefuseNotPartition, dst, "a %s directory, not a live partition", name.State)
 	case name.Topic == "__cluster_metadata":
 		return nil, refuse(RefuseNotPartition, dst, "the KRaft metadata log is replicated by Raft, not mirrored")
-	case realPath(src) == realPath(dst):
+	case edit.RealPath(src) == edit.RealPath(dst):
 		return nil, refuse(RefuseSameDir, dst, "the source and the destination are the same directory")
 	}
 	logDir := segment.LogDirOf(dst)
@@ -233,14 +234,13 @@ func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
 		return nil, err
 	}
 	if !p.CreateDir {
-		j, err := pendingJournal(dst, func(j *journal) bool { return j.Mirror != nil })
+		j, job, err := pendingJournal(dst, MirrorKind)
 		if err != nil {
 			return nil, err
 		}
 		if j != nil {
-			jp := j.Mirror
-			jp.Dir, jp.LogDir = dst, logDir
-			jp.Resume = j.resume()
+			jp := job.(*mirrorJob).p
+			jp.Resume = resumeOf(j)
 			return jp, nil
 		}
 	}

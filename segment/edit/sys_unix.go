@@ -1,6 +1,6 @@
 //go:build unix
 
-package barrier
+package edit
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// brokerLock reports whether another process holds a lock on a log
+// BrokerLock reports whether another process holds a lock on a log
 // directory's .lock file. Kafka's LogManager locks every log directory at
 // start-up with FileLock → FileChannel.tryLock(), which the JDK implements
 // on Linux and the BSDs as an fcntl(F_SETLK) write lock over [0,
@@ -19,7 +19,7 @@ import (
 // kernel which lock would block a write lock on the whole file; the file is
 // opened read-only (F_GETLK needs no write access), so nothing about it
 // changes. A missing .lock means no broker has locked the directory.
-func brokerLock(path string) (pid int, held bool, err error) {
+func BrokerLock(path string) (pid int, held bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -60,11 +60,11 @@ func takeBrokerLock(path string) (*os.File, error) {
 
 var errLockHeld = errors.New("lock held by another process")
 
-// writable reports whether dir can be written: not on a read-only mount
+// Writable reports whether dir can be written: not on a read-only mount
 // (statfs ST_RDONLY where the platform reports it, then access(2), which
 // fails with EROFS on a read-only file system and EACCES without
 // permission). Neither call changes anything.
-func writable(dir string) (ok bool, why string, err error) {
+func Writable(dir string) (ok bool, why string, err error) {
 	if ro, err := mountReadOnly(dir); err == nil && ro {
 		return false, "the file system is mounted read-only", nil
 	}
