@@ -218,6 +218,21 @@ func decodeMirror(raw json.RawMessage, dir, logDir string) (edit.Job, error) {
 		return nil, fmt.Errorf("unreadable journal: %w", err)
 	}
 	p.Dir, p.LogDir, p.Resume = dir, logDir, nil
+	// The copied bytes come from the source's segments, which the journal
+	// names: only .log files of the source partition directory, never
+	// anything inside the destination, may be read into it.
+	jp := filepath.Join(dir, JournalName)
+	if !filepath.IsAbs(p.Src) || filepath.Clean(p.Src) != p.Src || edit.RealPath(p.Src) == edit.RealPath(dir) {
+		return nil, refuse(edit.RefuseJournal, jp, "mirror source %q is not another partition directory; nothing was touched", p.Src)
+	}
+	for _, op := range p.Ops {
+		for _, r := range op.Sources {
+			fi, ok := segment.ParseFileName(filepath.Base(r.Path))
+			if filepath.Dir(r.Path) != p.Src || !ok || fi.Kind != segment.KindLog || fi.Suffix != "" {
+				return nil, refuse(edit.RefuseJournal, jp, "operation %s %q copies from %s, not a segment of the source %s; nothing was touched", op.Action, op.Name, r.Path, p.Src)
+			}
+		}
+	}
 	return &mirrorJob{&p}, nil
 }
 
@@ -242,7 +257,7 @@ func pendingJournal(dir string, kind *edit.Kind) (*edit.Journal, edit.Job, error
 	case j.Tool != kind.Tool:
 		return nil, nil, refuse(RefusePending, dir, "an interrupted %s is pending here (journal %s): rerun it to finish it, or roll it back with --rollback", j.Tool, JournalName)
 	}
-	job, err := kind.Decode(j.Plan, dir, segment.LogDirOf(dir))
+	job, err := edit.Validate(j, dir, kind)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -181,13 +181,9 @@ func (mp *mirrorPlanner) warnf(format string, args ...any) {
 // are *RefusalError. When dst holds the journal of an interrupted mirror,
 // the plan is that journal's, with Resume set.
 func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
-	var err error
-	if src, err = filepath.Abs(src); err != nil {
-		return nil, err
-	}
-	if dst, err = filepath.Abs(dst); err != nil {
-		return nil, err
-	}
+	// The real directories, before anything else: the log directory (whose
+	// .lock a broker holds) is DST's real parent, not a symlink's.
+	src, dst = edit.RealPath(src), edit.RealPath(dst)
 	srcName, ok := segment.ParsePartitionDir(filepath.Base(src))
 	switch st, err := os.Stat(src); {
 	case err != nil:
@@ -961,7 +957,7 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 	}
 
 	if p.TopicID != "" && (mp.dstPD == nil || mp.dstPD.PartitionMetadata == "") {
-		b, err := os.ReadFile(mp.srcPD.PartitionMetadata)
+		b, err := segment.ReadFile(mp.srcPD.PartitionMetadata)
 		if err != nil {
 			return err
 		}

@@ -329,10 +329,9 @@ func scanSegment(files segment.SegmentFiles, fn func(m *batchMeta) bool) (*segSc
 // journal's, with Resume set: Apply then finishes that injection (the
 // options passed here are ignored).
 func PlanInjection(dir string, opts InjectOptions) (*Plan, error) {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
+	// The real directory, before anything else: the log directory (whose
+	// .lock a broker holds) is the real parent, not a symlink's.
+	dir = edit.RealPath(dir)
 	name, err := checkPartitionDir(dir, "the KRaft metadata log is replicated by Raft, not a mirror partition")
 	if err != nil {
 		return nil, err
@@ -362,7 +361,13 @@ func checkNoBroker(logDir string) error {
 	if err != nil {
 		return fmt.Errorf("checking %s: %w", lockPath, err)
 	}
-	if held {
+	switch {
+	case held && pid <= 0:
+		// F_OFD_GETLK reports -1 for an open-file-description lock: the
+		// kind kseg takes on Linux (a JVM takes a classic one, with its
+		// pid).
+		return refuse(RefuseLocked, lockPath, "another kseg run (or a process using open-file-description locks) holds the log directory lock; wait for it to finish")
+	case held:
 		return refuse(RefuseLocked, lockPath, "process %d holds the log directory lock: a broker is running on it; stop it first", pid)
 	}
 	return nil

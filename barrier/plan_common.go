@@ -69,7 +69,7 @@ func deleteOp(path, why string) (FileOp, error) {
 // writeOp is the FileOp that gives dir/name content: a replacement, a
 // creation, or none (nil) when the file already holds exactly that.
 func writeOp(dir, name string, content []byte, why string) (*FileOp, error) {
-	old, err := os.ReadFile(filepath.Join(dir, name))
+	old, err := segment.ReadFile(filepath.Join(dir, name))
 	switch {
 	case err == nil:
 		if bytes.Equal(old, content) {

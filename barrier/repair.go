@@ -14,6 +14,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // Repair: what a broker's log recovery does to an unclean partition, done
@@ -196,10 +197,9 @@ const RefuseOffsetOverflow = "offset-overflow"
 // dir holds the journal of an interrupted repair, the plan is the
 // journal's, with Resume set: ApplyRepair then finishes it.
 func PlanRepair(dir string, opts RepairOptions) (*RepairPlan, error) {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
+	// The real directory, before anything else: the log directory (whose
+	// .lock a broker holds) is the real parent, not a symlink's.
+	dir = edit.RealPath(dir)
 	name, err := checkPartitionDir(dir, "")
 	if err != nil {
 		return nil, err
@@ -928,7 +928,7 @@ func (rp *repairPlanner) planSegment(sr *segRepair, ps *RepairSegment, res *psm.
 		ps.TxnIndex.Action, ps.TxnIndex.Reason = FileCreate, fmt.Sprintf("missing, but %d aborted transactions end in the segment", n)
 		rp.find(RepairKindTxnIndexMissing, "error", txnName, -1, "missing; %d aborted transactions end in segment %d", n, base)
 	default:
-		old, err := os.ReadFile(sr.files.TxnIndex)
+		old, err := segment.ReadFile(sr.files.TxnIndex)
 		if err != nil {
 			return err
 		}

@@ -118,7 +118,14 @@ func (a *applier) check() error {
 func decode(j *Journal, dir string, kinds ...*Kind) (Job, error) {
 	for _, k := range kinds {
 		if k.Tool == j.Tool {
-			return k.Decode(j.Plan, dir, segment.LogDirOf(dir))
+			job, err := k.Decode(j.Plan, dir, segment.LogDirOf(dir))
+			if err != nil {
+				return nil, err
+			}
+			if err := checkOps(dir, job.Ops()); err != nil {
+				return nil, err
+			}
+			return job, nil
 		}
 	}
 	return nil, Refuse(RefuseOtherTool, filepath.Join(dir, JournalName), "the journal of an interrupted %s: finish it or roll it back with %s", j.Tool, j.Tool)
@@ -153,6 +160,20 @@ func (a *applier) fresh() error {
 	if err := a.step("seal"); err != nil {
 		return err
 	}
+	if err := a.start(); err != nil {
+		if !isFault(err) {
+			// Nothing changed yet: leave no journal, and no partition
+			// directory a mirror was about to fill.
+			a.abandon()
+		}
+		return err
+	}
+	return a.fromPrepared()
+}
+
+// start seals the files, checks the backup directory and the free space,
+// and writes the journal.
+func (a *applier) start() error {
 	if err := a.seal(); err != nil {
 		return err
 	}
@@ -160,34 +181,49 @@ func (a *applier) fresh() error {
 	if err != nil {
 		return err
 	}
-	a.rep.BackupDir = bd
+	_, err = os.Lstat(bd)
+	created := errors.Is(err, os.ErrNotExist)
+	if err := a.checkSpace(bd); err != nil {
+		return err
+	}
 	plan, err := json.Marshal(a.job.Plan())
 	if err != nil {
 		return err
 	}
 	a.j = &Journal{Version: journalVersion, Tool: a.kind.Tool, State: JournalPrepared,
-		Started: a.now().UTC().Format(time.RFC3339Nano), Dir: a.dir, BackupDir: bd, Done: []string{}, Plan: plan}
+		Started: a.now().UTC().Format(time.RFC3339Nano), Dir: a.dir, BackupDir: bd, BackupDirCreated: created, Done: []string{}, Plan: plan}
 	if err := a.saveJournal("journal:" + JournalPrepared); err != nil {
 		return err
 	}
-	return a.fromPrepared()
+	// Only now is the backup directory this run's to report (and, on a
+	// failure, to clean up).
+	a.rep.BackupDir = bd
+	return nil
 }
 
 // fromPrepared runs backup, staging, commit and finish.
 func (a *applier) fromPrepared() error {
 	if err := a.prepare(); err != nil {
 		if !isFault(err) {
-			// Nothing in the partition changed yet: undo the staging so
-			// that a failure (disk full, say) leaves it as it was.
-			a.abandon()
+			// Nothing in the partition changed yet: undo the staging and
+			// the backup so that a failure (disk full, say) leaves it as it
+			// was, with nothing to finish and nothing in the way of a
+			// rerun.
+			a.cleanup()
 		}
 		return err
 	}
 	a.j.State = JournalCommitting
 	if err := a.saveJournal("journal:" + JournalCommitting); err != nil {
+		if !isFault(err) {
+			a.cleanup()
+		}
 		return err
 	}
 	if err := a.commit(nil); err != nil {
+		if !isFault(err) {
+			return a.undo(err)
+		}
 		return err
 	}
 	return a.finish()
@@ -203,9 +239,12 @@ func (a *applier) seal() error {
 		if op.Action == OpCreate {
 			like = a.dir
 		}
-		fi, err := os.Stat(like)
+		fi, err := os.Lstat(like)
 		if err != nil {
 			return err
+		}
+		if like == path && !fi.Mode().IsRegular() {
+			return Refuse(RefuseNotRegular, path, "%s, not a regular file: kseg replaces only the regular files Kafka writes", modeName(fi.Mode()))
 		}
 		op.Perm = uint32(fi.Mode().Perm())
 		if op.Action == OpCreate {
@@ -319,22 +358,28 @@ func (a *applier) writeAtomic(path string, data []byte, step string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
+	fail := func(err error) error {
 		f.Close()
+		if !isFault(err) {
+			os.Remove(tmp)
+		}
 		return err
+	}
+	if _, err := a.writer(tmp, f).Write(data); err != nil {
+		return fail(err)
 	}
 	if err := a.step(step + ":tmp"); err != nil {
-		f.Close()
-		return err
+		return fail(err)
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+		return fail(err)
 	}
 	if err := f.Close(); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	return syncDir(filepath.Dir(path))
@@ -354,6 +399,15 @@ func (a *applier) prepare() error {
 	if err := syncDir(filepath.Dir(bd)); err != nil {
 		return err
 	}
+	// The manifest goes first: a backup directory without one holds no
+	// backup, which is how a rerun or a rollback tells this run's backup
+	// from a directory a journal merely names.
+	if err := a.step("backup-manifest"); err != nil {
+		return err
+	}
+	if err := a.writeManifest(); err != nil {
+		return err
+	}
 	for i := range a.ops {
 		op := &a.ops[i]
 		if op.Action == OpCreate {
@@ -365,12 +419,6 @@ func (a *applier) prepare() error {
 		if err := a.backup(op); err != nil {
 			return err
 		}
-	}
-	if err := a.step("backup-manifest"); err != nil {
-		return err
-	}
-	if err := a.writeManifest(); err != nil {
-		return err
 	}
 	for i := range a.ops {
 		op := &a.ops[i]
@@ -404,11 +452,11 @@ func (a *applier) backup(op *FileOp) error {
 		}
 		return nil
 	}
-	partial := dst + ".partial"
+	partial := dst + partialSuffix
 	if err := os.Remove(partial); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	src, err := os.Open(a.path(op.Name))
+	src, err := segment.OpenFile(a.path(op.Name))
 	if err != nil {
 		return err
 	}
@@ -421,19 +469,24 @@ func (a *applier) backup(op *FileOp) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, src); err != nil {
+	fail := func(err error) error {
 		f.Close()
+		if !isFault(err) {
+			os.Remove(partial)
+		}
 		return err
+	}
+	if _, err := io.Copy(a.writer(partial, f), src); err != nil {
+		return fail(err)
 	}
 	if err := a.step("backup:" + op.Name + ":tmp"); err != nil {
-		f.Close()
-		return err
+		return fail(err)
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+		return fail(err)
 	}
 	if err := f.Close(); err != nil {
+		os.Remove(partial)
 		return err
 	}
 	sum, _, _, err := hashFile(partial, -1, nil, nil)
@@ -497,16 +550,23 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 	if err != nil {
 		return err
 	}
-	fail := func(err error) error { f.Close(); return err }
+	fail := func(err error) error {
+		f.Close()
+		if !isFault(err) {
+			os.Remove(staged)
+		}
+		return err
+	}
+	w := a.writer(staged, f)
 	if keep > 0 {
-		s, err := os.Open(src)
+		s, err := segment.OpenFile(src)
 		if err != nil {
 			return fail(err)
 		}
 		// *os.File.ReadFrom with an io.LimitedReader over a file uses
 		// copy_file_range on Linux: the kept prefix is copied in the
 		// kernel (and shared, on file systems with reflinks).
-		n, err := io.Copy(f, io.LimitReader(s, keep))
+		n, err := io.Copy(w, io.LimitReader(s, keep))
 		s.Close()
 		if err != nil {
 			return fail(err)
@@ -515,11 +575,11 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 			return fail(fmt.Errorf("%s: %d bytes, need %d", src, n, keep))
 		}
 	}
-	if _, err := f.Write(content); err != nil {
+	if _, err := w.Write(content); err != nil {
 		return fail(err)
 	}
 	for _, r := range srcs {
-		if err := copyRange(f, r); err != nil {
+		if err := copyRange(w, r); err != nil {
 			return fail(err)
 		}
 	}
@@ -530,6 +590,7 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 		return fail(err)
 	}
 	if err := f.Close(); err != nil {
+		os.Remove(staged)
 		return err
 	}
 	// Files kseg writes as root must stay writable by the broker's user.
@@ -633,6 +694,9 @@ func (a *applier) resume() error {
 	a.job, a.ops, a.j = job, job.Ops(), j
 	a.rep.Job = job
 	a.rep.Resumed, a.rep.ResumedFrom, a.rep.BackupDir = true, j.State, j.BackupDir
+	if err := a.checkBackup(); err != nil {
+		return err
+	}
 	if err := a.step("resume:" + j.State); err != nil {
 		return err
 	}
@@ -670,6 +734,9 @@ func (a *applier) resume() error {
 			}
 		}
 		if err := a.commit(states); err != nil {
+			if !isFault(err) {
+				return a.undo(err)
+			}
 			return err
 		}
 		return a.finish()
@@ -689,14 +756,15 @@ func (a *applier) ensureStaged(op *FileOp) error {
 	return a.stage(op, src, op.KeepPrefix, op.Content, op.Sources, op.NewSHA256, "restage:"+op.Name)
 }
 
-// Rollback undoes the interrupted injection (or mirror, or repair) whose journal is
-// in dir:
-// every file changed or deleted is copied back from the backup, every file
-// created is removed, then the staged files and the journal. A completed
-// injection has no journal; restore it from its backup by hand (the
-// manifest says how).
+// Rollback undoes the interrupted edit whose journal is in dir: every file
+// changed or deleted is copied back from the backup, every file created is
+// removed, then the staged files and the journal. A completed edit has no
+// journal; restore it from its backup by hand (the manifest says how).
+// kinds are the tools whose journals the caller undoes; another tool's
+// journal is refused (RefuseOtherTool), so that a rollback never says it
+// undid a repair when it undid a mirror.
 func Rollback(dir string, o Options, kinds ...*Kind) (*Report, error) {
-	dir = filepath.Clean(dir)
+	dir = RealPath(dir)
 	j, err := ReadJournal(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -711,42 +779,16 @@ func Rollback(dir string, o Options, kinds ...*Kind) (*Report, error) {
 	rep := &Report{Dir: dir, Kind: job.Kind(), Job: job, RolledBack: true, Resumed: true, ResumedFrom: j.State, BackupDir: j.BackupDir}
 	a := newApplier(job, o, rep)
 	a.j = j
+	if err := a.checkBackup(); err != nil {
+		return rep, err
+	}
 	lk, err := a.lock()
 	if err != nil {
 		return rep, err
 	}
 	defer lk.Close()
-	for i := len(a.ops) - 1; i >= 0; i-- {
-		op := &a.ops[i]
-		st, err := classify(dir, op)
-		if err != nil {
-			return rep, err
-		}
-		switch {
-		case st == stateOld:
-			continue
-		case st == stateOther:
-			return rep, Refuse(RefuseJournalMismatch, a.path(op.Name), "neither the content before the %s nor after it; restore it from %s by hand", a.kind.Noun, j.BackupDir)
-		}
-		if err := a.step("rollback:" + op.Name); err != nil {
-			return rep, err
-		}
-		if op.Action == OpCreate {
-			if err := os.Remove(a.path(op.Name)); err != nil {
-				return rep, err
-			}
-		} else {
-			bk := filepath.Join(j.BackupDir, op.Name)
-			if err := a.stage(op, bk, op.OldSize, nil, nil, op.OldSHA256, "rollback:"+op.Name); err != nil {
-				return rep, fmt.Errorf("restoring %s from %s: %w", op.Name, bk, err)
-			}
-			if err := os.Rename(a.staged(op.Name), a.path(op.Name)); err != nil {
-				return rep, err
-			}
-		}
-		if err := syncDir(dir); err != nil {
-			return rep, err
-		}
+	if err := a.restore(); err != nil {
+		return rep, err
 	}
 	a.removeStaged()
 	if err := a.step("journal:remove"); err != nil {
@@ -761,4 +803,43 @@ func Rollback(dir string, o Options, kinds ...*Kind) (*Report, error) {
 	}
 	a.removeCreatedDir()
 	return rep, nil
+}
+
+// restore puts every file of the partition back as it was before the edit,
+// last operation first: a changed or deleted file from its backup, a
+// created file removed.
+func (a *applier) restore() error {
+	for i := len(a.ops) - 1; i >= 0; i-- {
+		op := &a.ops[i]
+		st, err := classify(a.dir, op)
+		if err != nil {
+			return err
+		}
+		switch {
+		case st == stateOld:
+			continue
+		case st == stateOther:
+			return Refuse(RefuseJournalMismatch, a.path(op.Name), "neither the content before the %s nor after it; restore it from %s by hand", a.kind.Noun, a.j.BackupDir)
+		}
+		if err := a.step("rollback:" + op.Name); err != nil {
+			return err
+		}
+		if op.Action == OpCreate {
+			if err := os.Remove(a.path(op.Name)); err != nil {
+				return err
+			}
+		} else {
+			bk := filepath.Join(a.j.BackupDir, op.Name)
+			if err := a.stage(op, bk, op.OldSize, nil, nil, op.OldSHA256, "rollback:"+op.Name); err != nil {
+				return fmt.Errorf("restoring %s from %s: %w", op.Name, bk, err)
+			}
+			if err := os.Rename(a.staged(op.Name), a.path(op.Name)); err != nil {
+				return err
+			}
+		}
+		if err := syncDir(a.dir); err != nil {
+			return err
+		}
+	}
+	return nil
 }

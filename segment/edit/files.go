@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/kseg/kseg/segment"
 )
 
 // File operation actions.
@@ -56,7 +58,7 @@ type SourceRange struct {
 // copyRange copies r to w. Into an *os.File this is copy_file_range on
 // Linux: the bytes never pass through user space.
 func copyRange(w io.Writer, r SourceRange) error {
-	f, err := os.Open(r.Path)
+	f, err := segment.OpenFile(r.Path)
 	if err != nil {
 		return err
 	}
@@ -90,7 +92,7 @@ func contentHash(content []byte, srcs []SourceRange) (string, error) {
 // "first keep bytes of the file, then extra, then the source ranges" in
 // the same read.
 func hashFile(path string, keep int64, extra []byte, srcs []SourceRange) (whole, derived string, size int64, err error) {
-	f, err := os.Open(path)
+	f, err := segment.OpenFile(path)
 	if err != nil {
 		return "", "", 0, err
 	}

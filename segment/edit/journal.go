@@ -43,13 +43,16 @@ const (
 // Journal is the on-disk record of an edit under way. Every tool uses the
 // same file, so that none starts while another is pending.
 type Journal struct {
-	Version   int      `json:"version"`
-	Tool      string   `json:"tool"`
-	State     string   `json:"state"`
-	Started   string   `json:"started"`
-	Dir       string   `json:"dir"`
-	BackupDir string   `json:"backupDir"`
-	Done      []string `json:"done"` // commit steps done, in order
+	Version   int    `json:"version"`
+	Tool      string `json:"tool"`
+	State     string `json:"state"`
+	Started   string `json:"started"`
+	Dir       string `json:"dir"`
+	BackupDir string `json:"backupDir"`
+	// BackupDirCreated: the run created the backup directory, so cleaning
+	// up after a failure removes it again.
+	BackupDirCreated bool     `json:"backupDirCreated,omitempty"`
+	Done             []string `json:"done"` // commit steps done, in order
 	// Plan is the job's plan (Job.Plan), which Kind.Decode reads back.
 	Plan json.RawMessage `json:"-"`
 }
@@ -63,6 +66,7 @@ type journalFile struct {
 	Started   string          `json:"started"`
 	Dir       string          `json:"dir"`
 	BackupDir string          `json:"backupDir"`
+	Created   bool            `json:"backupDirCreated,omitempty"`
 	Done      []string        `json:"done"`
 	Plan      json.RawMessage `json:"plan,omitempty"`
 	Mirror    json.RawMessage `json:"mirror,omitempty"`
@@ -73,7 +77,7 @@ type journalFile struct {
 var planKeys = map[string]string{"kseg mirror": "mirror", "kseg repair": "repair"}
 
 func (j *Journal) marshal() ([]byte, error) {
-	f := journalFile{Version: j.Version, Tool: j.Tool, State: j.State, Started: j.Started, Dir: j.Dir, BackupDir: j.BackupDir, Done: j.Done}
+	f := journalFile{Version: j.Version, Tool: j.Tool, State: j.State, Started: j.Started, Dir: j.Dir, BackupDir: j.BackupDir, Created: j.BackupDirCreated, Done: j.Done}
 	switch planKeys[j.Tool] {
 	case "mirror":
 		f.Mirror = j.Plan
@@ -97,7 +101,7 @@ func ReadJournal(dir string) (*Journal, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("unreadable journal: %w", err)
 	}
-	j := &Journal{Version: f.Version, Tool: f.Tool, State: f.State, Started: f.Started, Dir: f.Dir, BackupDir: f.BackupDir, Done: f.Done}
+	j := &Journal{Version: f.Version, Tool: f.Tool, State: f.State, Started: f.Started, Dir: f.Dir, BackupDir: f.BackupDir, BackupDirCreated: f.Created, Done: f.Done}
 	n := 0
 	for _, p := range []json.RawMessage{f.Plan, f.Mirror, f.Repair} {
 		if len(p) > 0 && string(p) != "null" {

@@ -21,3 +21,6 @@ func Writable(string) (bool, string, error) { return true, "", nil }
 func fileOwner(os.FileInfo) (int, int) { return -1, -1 }
 
 func setOwner(string, int, int) error { return nil }
+
+// diskFree is unknown on this platform.
+func diskFree(string) (free, dev uint64, ok bool) { return 0, 0, false }
