@@ -1,10 +1,10 @@
 package barrier
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // Refusal reasons. A *RefusalError carries one; the CLI maps every refusal
@@ -14,7 +14,7 @@ const (
 	// RefuseLocked: another process holds an fcntl lock on the log
 	// directory's .lock, so a broker is running on it (LogManager locks
 	// every log dir with FileChannel.tryLock).
-	RefuseLocked = "broker-running"
+	RefuseLocked = edit.RefuseLocked
 	// RefuseNotPartition: the directory is not a live partition directory.
 	RefuseNotPartition = "not-a-partition"
 	// RefuseLegacyFormat: the batch before the cut is a v0/v1 message; the
@@ -34,12 +34,12 @@ const (
 	RefuseTransientFiles = "transient-files"
 	// RefuseBackupDir: the backup directory is inside the log directory, or
 	// already holds a file the backup would overwrite.
-	RefuseBackupDir = "backup-dir"
+	RefuseBackupDir = edit.RefuseBackupDir
 	// RefuseJournalMismatch: an interrupted injection's journal does not
 	// match the files any more (something else changed them).
-	RefuseJournalMismatch = "journal-mismatch"
+	RefuseJournalMismatch = edit.RefuseJournalMismatch
 	// RefuseChanged: a file changed between planning and applying.
-	RefuseChanged = "changed"
+	RefuseChanged = edit.RefuseChanged
 	// RefusePending: the directory holds the journal of another interrupted
 	// operation (a mirror, when injecting; an injection, when mirroring).
 	RefusePending = "operation-pending"
@@ -52,31 +52,14 @@ const (
 )
 
 // ErrRefused is the class of every *RefusalError (errors.Is).
-var ErrRefused = errors.New("refused")
+var ErrRefused = edit.ErrRefused
 
-// RefusalError is a typed refusal: kseg would not act.
-type RefusalError struct {
-	Reason string // one of the Refuse* constants
-	Path   string // the file or directory concerned
-	Detail string
-}
-
-func (e *RefusalError) Error() string {
-	msg := "refused (" + e.Reason + ")"
-	if e.Path != "" {
-		msg += ": " + e.Path
-	}
-	if e.Detail != "" {
-		msg += ": " + e.Detail
-	}
-	return msg
-}
-
-// Is makes errors.Is(err, ErrRefused) true.
-func (e *RefusalError) Is(target error) bool { return target == ErrRefused }
+// RefusalError is a typed refusal: kseg would not act. The edit engine's
+// and the planners' are one type.
+type RefusalError = edit.RefusalError
 
 func refuse(reason, path, format string, args ...any) *RefusalError {
-	return &RefusalError{Reason: reason, Path: path, Detail: fmt.Sprintf(format, args...)}
+	return edit.Refuse(reason, path, format, args...)
 }
 
 // CorruptTailError reports a log whose end is not what Kafka would keep: a

@@ -153,3 +153,9 @@ func copyTree(t testing.TB, src, dst string) {
 }
 
 func i32(v int32) *int32 { return &v }
+
+// sha256Hex hashes b.
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // MirrorOptions select what PlanMirror plans. Start from
@@ -181,13 +182,9 @@ func (mp *mirrorPlanner) warnf(format string, args ...any) {
 // are *RefusalError. When dst holds the journal of an interrupted mirror,
 // the plan is that journal's, with Resume set.
 func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
-	var err error
-	if src, err = filepath.Abs(src); err != nil {
-		return nil, err
-	}
-	if dst, err = filepath.Abs(dst); err != nil {
-		return nil, err
-	}
+	// The real directories, before anything else: the log directory (whose
+	// .lock a broker holds) is DST's real parent, not a symlink's.
+	src, dst = edit.RealPath(src), edit.RealPath(dst)
 	srcName, ok := segment.ParsePartitionDir(filepath.Base(src))
 	switch st, err := os.Stat(src); {
 	case err != nil:
@@ -207,7 +204,7 @@ func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
 		return nil, refuse(RefuseNotPartition, dst, "a %s directory, not a live partition", name.State)
 	case name.Topic == "__cluster_metadata":
 		return nil, refuse(RefuseNotPartition, dst, "the KRaft metadata log is replicated by Raft, not mirrored")
-	case realPath(src) == realPath(dst):
+	case edit.RealPath(src) == edit.RealPath(dst):
 		return nil, refuse(RefuseSameDir, dst, "the source and the destination are the same directory")
 	}
 	logDir := segment.LogDirOf(dst)
@@ -234,14 +231,13 @@ func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
 		return nil, err
 	}
 	if !p.CreateDir {
-		j, err := pendingJournal(dst, func(j *journal) bool { return j.Mirror != nil })
+		j, job, err := pendingJournal(dst, MirrorKind)
 		if err != nil {
 			return nil, err
 		}
 		if j != nil {
-			jp := j.Mirror
-			jp.Dir, jp.LogDir = dst, logDir
-			jp.Resume = j.resume()
+			jp := job.(*mirrorJob).p
+			jp.Resume = resumeOf(j)
 			return jp, nil
 		}
 	}
@@ -985,7 +981,7 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 	}
 
 	if p.TopicID != "" && (mp.dstPD == nil || mp.dstPD.PartitionMetadata == "") {
-		b, err := os.ReadFile(mp.srcPD.PartitionMetadata)
+		b, err := segment.ReadFile(mp.srcPD.PartitionMetadata)
 		if err != nil {
 			return err
 		}

@@ -10,35 +10,6 @@ import (
 	"github.com/kseg/kseg/segment"
 )
 
-// ApplyMirror executes a plan from PlanMirror (or finishes the interrupted
-// mirror a resume plan describes) with Apply's crash-safe steps: the log
-// directory's lock, sealed hashes, the journal, backups of every file
-// that changes, staged and verified new contents, then the renames. A new
-// destination directory is created after the lock is taken and removed
-// again by a rollback. The copied bytes are read from the source's
-// segments (in the kernel, with copy_file_range) and never held in
-// memory. The result is read back with VerifyMirror.
-func ApplyMirror(p *MirrorPlan, o ApplyOptions) (*Report, error) {
-	rep := &Report{Dir: p.Dir, Mirror: p}
-	if p.NothingToDo {
-		rep.NothingToDo, rep.Reason = true, p.Reason
-		return rep, nil
-	}
-	a := &applier{w: mirrorWork(p), o: o, rep: rep}
-	if err := a.run(p.Resume != nil); err != nil {
-		return rep, err
-	}
-	rep.Mirror = a.w.mirror
-	if !o.SkipVerify {
-		v, err := VerifyMirror(a.w.mirror)
-		if err != nil {
-			return rep, fmt.Errorf("verifying the mirror: %w", err)
-		}
-		rep.MirrorVerification = v
-	}
-	return rep, nil
-}
-
 // MirrorVerification is the read-back check of a mirror.
 type MirrorVerification struct {
 	// Compared counts the destination's batches in [From, To) compared

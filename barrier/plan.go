@@ -13,6 +13,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // Mode selects which KIP-1279 STOPPING design the injection follows
@@ -31,16 +32,12 @@ const (
 	ModeAbort Mode = "abort"
 )
 
-// JournalName is the injection journal, kept in the partition directory
-// while an injection is under way. A broker ignores unknown files in a
-// partition directory (LogLoader only looks at its own suffixes); it is
-// unknown *directories* in a log directory that stop it.
-const JournalName = ".kseg-inject.journal"
+// JournalName is the journal of an edit under way (see edit.JournalName).
+const JournalName = edit.JournalName
 
-// stagedSuffix names the temporary copy of a file's new content, renamed
-// over the file at commit. Kafka's LogLoader matches files by suffix
-// (.log, .index, .snapshot …), so it ignores these.
-const stagedSuffix = ".kseg-new"
+// stagedSuffix names the temporary copy of a file's new content (see
+// edit.StagedSuffix).
+const stagedSuffix = edit.StagedSuffix
 
 // DefaultIndexIntervalBytes is index.interval.bytes' default.
 const DefaultIndexIntervalBytes = 4096
@@ -215,38 +212,20 @@ type AppendedBatch struct {
 	TxnFirstOffset   int64  `json:"txnFirstOffset"` // ABORT: the transaction's first offset
 }
 
-// File operation actions.
+// File operation actions (the engine's, segment/edit).
 const (
-	OpReplace = "replace"
-	OpCreate  = "create"
-	OpDelete  = "delete"
+	OpReplace = edit.OpReplace
+	OpCreate  = edit.OpCreate
+	OpDelete  = edit.OpDelete
 )
 
-// FileOp is one file of the partition directory that changes. New content
-// is KeepPrefix bytes of the current file followed by Content, then the
-// Sources (a .log keeps its prefix; every other file is Content alone).
-// Apply fills in the hashes before it touches anything, and they are what
-// a resumed run checks every file against.
-type FileOp struct {
-	Name       string `json:"name"`
-	Action     string `json:"action"`
-	Why        string `json:"why"`
-	OldSize    int64  `json:"oldSize"` // -1 for create
-	NewSize    int64  `json:"newSize"` // -1 for delete
-	KeepPrefix int64  `json:"keepPrefix,omitempty"`
-	Content    []byte `json:"content,omitempty"`
-	// Sources follow Content in the new content (a mirror's copied
-	// batches).
-	Sources   []SourceRange `json:"sources,omitempty"`
-	OldSHA256 string        `json:"oldSha256,omitempty"`
-	NewSHA256 string        `json:"newSha256,omitempty"`
-	// Perm, UID and GID are what the new file gets: the old file's (a
-	// created file: 0644 and the partition directory's owner). UID/GID
-	// are -1 when unknown.
-	Perm uint32 `json:"perm,omitempty"`
-	UID  int    `json:"uid"`
-	GID  int    `json:"gid"`
-}
+// FileOp is one file of the partition directory that changes (see
+// edit.FileOp).
+type FileOp = edit.FileOp
+
+// SourceRange is a byte range of another file copied into a FileOp's new
+// content (see edit.SourceRange).
+type SourceRange = edit.SourceRange
 
 // batchMeta is what the planner keeps of a batch.
 type batchMeta struct {
@@ -350,10 +329,9 @@ func scanSegment(files segment.SegmentFiles, fn func(m *batchMeta) bool) (*segSc
 // journal's, with Resume set: Apply then finishes that injection (the
 // options passed here are ignored).
 func PlanInjection(dir string, opts InjectOptions) (*Plan, error) {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
+	// The real directory, before anything else: the log directory (whose
+	// .lock a broker holds) is the real parent, not a symlink's.
+	dir = edit.RealPath(dir)
 	name, err := checkPartitionDir(dir, "the KRaft metadata log is replicated by Raft, not a mirror partition")
 	if err != nil {
 		return nil, err
@@ -362,14 +340,13 @@ func PlanInjection(dir string, opts InjectOptions) (*Plan, error) {
 	if err := checkWritableLogDir(logDir, dir, opts.checkWritable); err != nil {
 		return nil, err
 	}
-	j, err := pendingJournal(dir, func(j *journal) bool { return j.Plan != nil })
+	j, job, err := pendingJournal(dir, InjectKind)
 	if err != nil {
 		return nil, err
 	}
 	if j != nil {
-		p := j.Plan
-		p.Dir, p.LogDir = dir, logDir
-		p.Resume = j.resume()
+		p := job.(*injectJob).p
+		p.Resume = resumeOf(j)
 		return p, nil
 	}
 	pl := &planner{dir: dir, logDir: logDir, name: name, opts: opts}
@@ -380,11 +357,17 @@ func PlanInjection(dir string, opts InjectOptions) (*Plan, error) {
 // .lock (a running broker).
 func checkNoBroker(logDir string) error {
 	lockPath := filepath.Join(logDir, segment.LockName)
-	pid, held, err := brokerLock(lockPath)
+	pid, held, err := edit.BrokerLock(lockPath)
 	if err != nil {
 		return fmt.Errorf("checking %s: %w", lockPath, err)
 	}
-	if held {
+	switch {
+	case held && pid <= 0:
+		// F_OFD_GETLK reports -1 for an open-file-description lock: the
+		// kind kseg takes on Linux (a JVM takes a classic one, with its
+		// pid).
+		return refuse(RefuseLocked, lockPath, "another kseg run (or a process using open-file-description locks) holds the log directory lock; wait for it to finish")
+	case held:
 		return refuse(RefuseLocked, lockPath, "process %d holds the log directory lock: a broker is running on it; stop it first", pid)
 	}
 	return nil

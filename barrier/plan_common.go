@@ -3,11 +3,11 @@ package barrier
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // Planning steps shared by PlanInjection, PlanRepair and PlanMirror.
@@ -47,7 +47,7 @@ func checkWritableLogDir(logDir, probe string, check func(dir string) (bool, str
 		return err
 	}
 	if check == nil {
-		check = writable
+		check = edit.Writable
 	}
 	if ok, why, err := check(probe); err != nil {
 		return err
@@ -55,26 +55,6 @@ func checkWritableLogDir(logDir, probe string, check func(dir string) (bool, str
 		return refuse(RefuseReadOnly, probe, "%s", why)
 	}
 	return nil
-}
-
-// pendingJournal reads dir's journal: nil when there is none, a refusal when
-// it is another tool's (mine tells whether it carries this tool's plan).
-func pendingJournal(dir string, mine func(j *journal) bool) (*journal, error) {
-	j, err := readJournal(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, JournalName), err)
-	case !mine(j):
-		return nil, refuse(RefusePending, dir, "an interrupted %s is pending here (journal %s): rerun it to finish it, or roll it back with --rollback", j.Tool, JournalName)
-	}
-	return j, nil
-}
-
-// resume is the Resume of the interrupted operation j records.
-func (j *journal) resume() *Resume {
-	return &Resume{State: j.State, Started: j.Started, BackupDir: j.BackupDir, Done: j.Done}
 }
 
 // deleteOp is the FileOp that deletes path.
@@ -89,7 +69,7 @@ func deleteOp(path, why string) (FileOp, error) {
 // writeOp is the FileOp that gives dir/name content: a replacement, a
 // creation, or none (nil) when the file already holds exactly that.
 func writeOp(dir, name string, content []byte, why string) (*FileOp, error) {
-	old, err := os.ReadFile(filepath.Join(dir, name))
+	old, err := segment.ReadFile(filepath.Join(dir, name))
 	switch {
 	case err == nil:
 		if bytes.Equal(old, content) {

@@ -14,6 +14,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // Repair: what a broker's log recovery does to an unclean partition, done
@@ -196,10 +197,9 @@ const RefuseOffsetOverflow = "offset-overflow"
 // dir holds the journal of an interrupted repair, the plan is the
 // journal's, with Resume set: ApplyRepair then finishes it.
 func PlanRepair(dir string, opts RepairOptions) (*RepairPlan, error) {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
+	// The real directory, before anything else: the log directory (whose
+	// .lock a broker holds) is the real parent, not a symlink's.
+	dir = edit.RealPath(dir)
 	name, err := checkPartitionDir(dir, "")
 	if err != nil {
 		return nil, err
@@ -208,14 +208,13 @@ func PlanRepair(dir string, opts RepairOptions) (*RepairPlan, error) {
 	if err := checkWritableLogDir(logDir, dir, opts.checkWritable); err != nil {
 		return nil, err
 	}
-	j, err := pendingJournal(dir, func(j *journal) bool { return j.Repair != nil })
+	j, job, err := pendingJournal(dir, RepairKind)
 	if err != nil {
 		return nil, err
 	}
 	if j != nil {
-		p := j.Repair
-		p.Dir, p.LogDir = dir, logDir
-		p.Resume = j.resume()
+		p := job.(*repairJob).p
+		p.Resume = resumeOf(j)
 		return p, nil
 	}
 	if opts.IndexIntervalBytes == 0 {
@@ -950,7 +949,7 @@ func (rp *repairPlanner) planSegment(sr *segRepair, ps *RepairSegment, res *psm.
 		ps.TxnIndex.Action, ps.TxnIndex.Reason = FileCreate, fmt.Sprintf("missing, but %d aborted transactions end in the segment", n)
 		rp.find(RepairKindTxnIndexMissing, "error", txnName, -1, "missing; %d aborted transactions end in segment %d", n, base)
 	default:
-		old, err := os.ReadFile(sr.files.TxnIndex)
+		old, err := segment.ReadFile(sr.files.TxnIndex)
 		if err != nil {
 			return err
 		}
@@ -1150,30 +1149,6 @@ func (rp *repairPlanner) planEndSnapshot(res *psm.Result) error {
 	why := fmt.Sprintf("producer state at the new log end %d, rebuilt as the broker does (%d producers)", end, len(entries))
 	_, err = rp.write(name, segment.EncodeProducerSnapshot(entries), why)
 	return err
-}
-
-// ApplyRepair executes a plan from PlanRepair (or finishes the interrupted
-// repair a resume plan describes) with Apply's crash-safe steps; the
-// result is read back with VerifyRepair.
-func ApplyRepair(p *RepairPlan, o ApplyOptions) (*Report, error) {
-	rep := &Report{Dir: p.Dir, Repair: p}
-	if p.NothingToDo {
-		rep.NothingToDo, rep.Reason = true, p.Reason
-		return rep, nil
-	}
-	a := &applier{w: repairWork(p), o: o, rep: rep}
-	if err := a.run(p.Resume != nil); err != nil {
-		return rep, err
-	}
-	rep.Repair = a.w.repair
-	if !o.SkipVerify {
-		v, err := VerifyRepair(a.w.repair)
-		if err != nil {
-			return rep, fmt.Errorf("verifying the repair: %w", err)
-		}
-		rep.RepairVerification = v
-	}
-	return rep, nil
 }
 
 // RepairVerification is the read-back check of a repair.

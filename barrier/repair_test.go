@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -358,70 +357,6 @@ func findCase(t testing.TB, c *segtest.Corpus, name string) *segtest.CorruptCase
 	}
 	t.Fatalf("no corpus case %s", name)
 	return nil
-}
-
-// TestRepairCrashAtEveryStep stops a multi-segment repair at every step
-// ApplyRepair takes (as a crash would) and checks that every Kafka file
-// is then its old or its new content, that a rollback restores the
-// partition exactly, and that a rerun (interrupted once more, then run to
-// the end) converges to exactly the bytes of an uninterrupted repair.
-func TestRepairCrashAtEveryStep(t *testing.T) {
-	template := crcDamagedOrders(t)
-	fresh := func() string {
-		root := t.TempDir()
-		copyTree(t, filepath.Dir(template), root)
-		return filepath.Join(root, filepath.Base(template))
-	}
-	before := kafkaFiles(t, template)
-	ref := fresh()
-	rep, err := ApplyRepair(mustPlanRepair(t, ref, RepairOptions{}), ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	after := kafkaFiles(t, ref)
-	steps := rep.Steps
-	if len(steps) < 30 {
-		t.Fatalf("only %d steps: %v", len(steps), steps)
-	}
-	for i, step := range steps {
-		dir := fresh()
-		_, err := ApplyRepair(mustPlanRepair(t, dir, RepairOptions{}), ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: faultAt(i)})
-		var fe *FaultError
-		if !errors.As(err, &fe) || fe.Step != step {
-			t.Fatalf("step %d (%s): %v", i, step, err)
-		}
-		cur := kafkaFiles(t, dir)
-		assertOldOrNew(t, i, step, before, after, cur)
-		if HasJournal(dir) {
-			rb := t.TempDir()
-			copyTree(t, filepath.Dir(dir), rb)
-			rdir := filepath.Join(rb, filepath.Base(dir))
-			if _, err := Rollback(rdir, ApplyOptions{}); err != nil {
-				t.Fatalf("step %d (%s): rollback: %v", i, step, err)
-			}
-			if got := contentOf(snapDir(t, rdir)); !maps.Equal(got, before) {
-				t.Fatalf("step %d (%s): rollback did not restore the partition", i, step)
-			}
-		}
-		if all := contentOf(snapDir(t, dir)); maps.Equal(all, cur) && !maps.Equal(all, before) && !maps.Equal(all, after) {
-			t.Fatalf("step %d (%s): no kseg file left, yet the partition is neither before nor after", i, step)
-		}
-		// A rerun, interrupted once more, then run to the end.
-		_, err = ApplyRepair(mustPlanRepair(t, dir, RepairOptions{}), ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b2"), FaultAt: faultAt(1 + i%7)})
-		if err != nil && !errors.As(err, &fe) {
-			t.Fatalf("step %d (%s): second run: %v", i, step, err)
-		}
-		rep3, err := ApplyRepair(mustPlanRepair(t, dir, RepairOptions{}), ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b3")})
-		if err != nil {
-			t.Fatalf("step %d (%s): final run: %v", i, step, err)
-		}
-		if !rep3.NothingToDo && !rep3.RepairVerification.OK() {
-			t.Fatalf("step %d (%s): verification %+v", i, step, rep3.RepairVerification)
-		}
-		if got := contentOf(snapDir(t, dir)); !maps.Equal(got, after) {
-			t.Fatalf("step %d (%s): rerun did not converge to the uninterrupted result", i, step)
-		}
-	}
 }
 
 // TestRepairOrphanIndex: index files without their .log go, as LogLoader

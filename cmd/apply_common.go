@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -63,8 +64,12 @@ func noteApplyFailure(s *Streams, g *globalOptions, rep *barrier.Report, err err
 	if g.quiet {
 		return
 	}
+	// Name the backup only if it exists: a run that failed before its
+	// backup began, or cleaned up after itself, has none.
 	if rep != nil && rep.BackupDir != "" {
-		fmt.Fprintf(s.Err, "kseg: backup so far: %s\n", rep.BackupDir)
+		if _, serr := os.Stat(rep.BackupDir); serr == nil {
+			fmt.Fprintf(s.Err, "kseg: backup so far: %s\n", rep.BackupDir)
+		}
 	}
 	if !errors.Is(err, barrier.ErrRefused) && barrier.HasJournal(dir) {
 		fmt.Fprintf(s.Err, "kseg: the %s was interrupted; rerun the command to finish it, or add --rollback to undo it\n", what)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -209,7 +208,7 @@ func (st *dumpState) dumpPartitionMetadata(f dumpFile) error {
 // dumpTextFile shows small text files kafka-dump-log ignores
 // (meta.properties, quorum-state, .kafka_cleanshutdown) line by line.
 func (st *dumpState) dumpTextFile(f dumpFile) error {
-	b, err := os.ReadFile(f.path)
+	b, err := segment.ReadFile(f.path)
 	if err != nil {
 		return err
 	}

@@ -194,7 +194,7 @@ func runInjectBarrier(ctx context.Context, s *Streams, g *globalOptions, o *inje
 	}
 	pr := newInjectPrinter(s, o.output)
 	if o.rollback {
-		rep, err := barrier.Rollback(dir, barrier.ApplyOptions{})
+		rep, err := barrier.Rollback(dir, barrier.ApplyOptions{}, barrier.InjectKind)
 		if err != nil {
 			return injectExit(err)
 		}

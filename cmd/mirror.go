@@ -145,7 +145,7 @@ func runMirror(ctx context.Context, s *Streams, g *globalOptions, o *mirrorOptio
 	}
 	pr := newMirrorPrinter(s, o.output)
 	if o.rollback {
-		rep, err := barrier.Rollback(args[len(args)-1], barrier.ApplyOptions{})
+		rep, err := barrier.Rollback(args[len(args)-1], barrier.ApplyOptions{}, barrier.MirrorKind)
 		if err != nil {
 			return mirrorExit(err)
 		}

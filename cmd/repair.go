@@ -124,7 +124,7 @@ func runRepair(ctx context.Context, s *Streams, g *globalOptions, o *repairOptio
 	}
 	pr := newRepairPrinter(s, o.output)
 	if o.rollback {
-		rep, err := barrier.Rollback(dir, barrier.ApplyOptions{})
+		rep, err := barrier.Rollback(dir, barrier.ApplyOptions{}, barrier.RepairKind)
 		if err != nil {
 			return applyExit(err)
 		}

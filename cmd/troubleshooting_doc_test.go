@@ -19,7 +19,8 @@ import (
 //     reportCorrupt;
 //   - psm: the Kind* constants (replay-psm anomalies);
 //   - barrier: the Finding* (verify-chain), Problem* (barrier shape),
-//     RepairKind* and Refuse* (refusal reasons) constants, and the kinds
+//     RepairKind* and Refuse* (refusal reasons) constants (the edit
+//     engine's too, in segment/edit), and the kinds
 //     repair reports (find and cut calls).
 func findingKinds(t *testing.T) map[string]string {
 	t.Helper()
@@ -36,7 +37,7 @@ func findingKinds(t *testing.T) map[string]string {
 		}
 		return ""
 	}
-	for _, dir := range []string{".", filepath.Join("..", "psm"), filepath.Join("..", "barrier")} {
+	for _, dir := range []string{".", filepath.Join("..", "psm"), filepath.Join("..", "barrier"), filepath.Join("..", "segment", "edit")} {
 		pkgFiles, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -211,7 +210,7 @@ func ParseOffsetCheckpoint(b []byte) ([]OffsetCheckpointEntry, error) {
 // (OffsetCheckpointFile). Entries are in file order, which is the broker's
 // map order: unspecified.
 func ReadOffsetCheckpoint(path string) ([]OffsetCheckpointEntry, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +226,7 @@ func ParseLeaderEpochCheckpoint(b []byte) ([]EpochEntry, error) {
 // ReadLeaderEpochCheckpoint reads a partition's leader-epoch-checkpoint
 // (LeaderEpochCheckpointFile).
 func ReadLeaderEpochCheckpoint(path string) ([]EpochEntry, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +313,7 @@ func ParsePartitionMetadata(b []byte) (PartitionMetadata, error) {
 // Kafka); version 0; a non-zero topic id. Lines after the second are
 // ignored.
 func ReadPartitionMetadata(path string) (PartitionMetadata, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFile(path)
 	if err != nil {
 		return PartitionMetadata{}, err
 	}
@@ -386,7 +385,7 @@ type CleanShutdown struct {
 // {"version":0,"brokerEpoch":N}. Kafka logs and ignores a malformed file;
 // kseg reports it as corrupt so the operator sees it.
 func ReadCleanShutdown(path string) (CleanShutdown, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFile(path)
 	if err != nil {
 		return CleanShutdown{}, err
 	}
@@ -429,7 +428,7 @@ func parseCleanShutdown(b []byte, path string) (CleanShutdown, error) {
 // value separated by '=', ':' or whitespace, backslash escapes and line
 // continuations.
 func ReadMetaProperties(path string) (map[string]string, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

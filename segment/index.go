@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 
 	"github.com/kseg/kseg/decode"
@@ -199,7 +198,7 @@ func ParseTimeIndex(b []byte, baseOffset int64) TimeIndex {
 // openIndexFile opens a regular file read-only and returns a buffered
 // reader over it with its size.
 func openIndexFile(path string) (io.Reader, int64, func(), error) {
-	f, err := os.Open(path)
+	f, err := OpenFile(path)
 	if err != nil {
 		return nil, 0, nil, err
 	}

@@ -299,7 +299,7 @@ type LogFile struct {
 // OpenLog opens path read-only. Inspection must never change a byte, so
 // nothing here ever opens for writing.
 func OpenLog(path string) (*LogFile, error) {
-	f, err := os.Open(path)
+	f, err := OpenFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"os"
 
 	"github.com/kseg/kseg/decode"
 )
@@ -66,7 +65,7 @@ func ParseProducerSnapshot(b []byte) ([]SnapshotEntry, error) {
 // errors are returned as they are, not as corruption (Kafka likewise lets
 // Files.readAllBytes IOExceptions through unwrapped).
 func ReadProducerSnapshot(path string) ([]SnapshotEntry, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

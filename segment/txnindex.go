@@ -3,7 +3,6 @@ package segment
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
 
 	"github.com/kseg/kseg/decode"
 )
@@ -56,7 +55,7 @@ type TxnIndex struct {
 // os.ErrNotExist error; callers treat that as "no aborted transactions",
 // as Kafka does (the file is created on the first append).
 func ReadTxnIndex(path string) (TxnIndex, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFile(path)
 	if err != nil {
 		return TxnIndex{Path: path}, err
 	}

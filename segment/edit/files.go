@@ -1,4 +1,4 @@
-package barrier
+package edit
 
 import (
 	"crypto/sha256"
@@ -9,12 +9,41 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/kseg/kseg/segment"
 )
 
-// sha256Hex hashes b.
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
+// File operation actions.
+const (
+	OpReplace = "replace"
+	OpCreate  = "create"
+	OpDelete  = "delete"
+)
+
+// FileOp is one file of the partition directory that changes. New content
+// is KeepPrefix bytes of the current file followed by Content, then the
+// Sources (a .log keeps its prefix; every other file is Content alone).
+// The engine fills in the hashes before it touches anything, and they are what
+// a resumed run checks every file against.
+type FileOp struct {
+	Name       string `json:"name"`
+	Action     string `json:"action"`
+	Why        string `json:"why"`
+	OldSize    int64  `json:"oldSize"` // -1 for create
+	NewSize    int64  `json:"newSize"` // -1 for delete
+	KeepPrefix int64  `json:"keepPrefix,omitempty"`
+	Content    []byte `json:"content,omitempty"`
+	// Sources follow Content in the new content (a mirror's copied
+	// batches).
+	Sources   []SourceRange `json:"sources,omitempty"`
+	OldSHA256 string        `json:"oldSha256,omitempty"`
+	NewSHA256 string        `json:"newSha256,omitempty"`
+	// Perm, UID and GID are what the new file gets: the old file's (a
+	// created file: 0644 and the partition directory's owner). UID/GID
+	// are -1 when unknown.
+	Perm uint32 `json:"perm,omitempty"`
+	UID  int    `json:"uid"`
+	GID  int    `json:"gid"`
 }
 
 // SourceRange is a byte range of another file, copied into a FileOp's new
@@ -29,7 +58,7 @@ type SourceRange struct {
 // copyRange copies r to w. Into an *os.File this is copy_file_range on
 // Linux: the bytes never pass through user space.
 func copyRange(w io.Writer, r SourceRange) error {
-	f, err := os.Open(r.Path)
+	f, err := segment.OpenFile(r.Path)
 	if err != nil {
 		return err
 	}
@@ -63,7 +92,7 @@ func contentHash(content []byte, srcs []SourceRange) (string, error) {
 // "first keep bytes of the file, then extra, then the source ranges" in
 // the same read.
 func hashFile(path string, keep int64, extra []byte, srcs []SourceRange) (whole, derived string, size int64, err error) {
-	f, err := os.Open(path)
+	f, err := segment.OpenFile(path)
 	if err != nil {
 		return "", "", 0, err
 	}
@@ -155,7 +184,7 @@ func syncDir(dir string) error {
 // within reports whether path is dir or inside it, after resolving
 // symbolic links of the longest existing prefix of each.
 func within(path, dir string) bool {
-	rp, rd := realPath(path), realPath(dir)
+	rp, rd := RealPath(path), RealPath(dir)
 	rel, err := filepath.Rel(rd, rp)
 	if err != nil {
 		return false
@@ -163,9 +192,9 @@ func within(path, dir string) bool {
 	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
 }
 
-// realPath makes path absolute and resolves the symbolic links of its
+// RealPath makes path absolute and resolves the symbolic links of its
 // longest existing prefix; the rest is appended as it is.
-func realPath(path string) string {
+func RealPath(path string) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return filepath.Clean(path)

@@ -1,4 +1,4 @@
-package barrier
+package edit
 
 import (
 	"encoding/json"
@@ -13,119 +13,19 @@ import (
 	"github.com/kseg/kseg/segment"
 )
 
-// ApplyOptions control Apply and Rollback.
-type ApplyOptions struct {
-	// BackupDir receives a copy of every file that changes or goes, and a
-	// manifest (BackupManifestName). "" creates a new timestamped folder
-	// in the current working directory. It must not be inside the log
-	// directory: a broker refuses to start when its log directory holds a
-	// folder that is not a topic-partition. Ignored when resuming (the
-	// journal names the backup of the interrupted run).
-	BackupDir string
-	// FaultAt, when set, is called before every step with the step's name
-	// (see Report.Steps). A non-nil result stops Apply right there, as a
-	// crash would: nothing is cleaned up, and a rerun must finish or roll
-	// back the injection. For tests.
-	FaultAt func(step string) error
-	// Now is the clock for the journal and the default backup folder's
-	// name; nil means time.Now.
-	Now func() time.Time
-	// SkipVerify skips the read-back verification after the injection.
-	SkipVerify bool
-}
-
-// BackupManifestName is the manifest written into the backup directory.
-const BackupManifestName = "kseg-backup.json"
-
-// FaultError is returned when ApplyOptions.FaultAt stopped the run.
-type FaultError struct {
-	Step string
-	Err  error
-}
-
-func (e *FaultError) Error() string { return fmt.Sprintf("stopped at step %s: %v", e.Step, e.Err) }
-func (e *FaultError) Unwrap() error { return e.Err }
-
-// Report is what Apply (or Rollback) did.
-type Report struct {
-	Dir         string `json:"dir"`
-	NothingToDo bool   `json:"nothingToDo"`
-	Reason      string `json:"reason,omitempty"`
-	// Resumed is set when an interrupted injection was finished;
-	// ResumedFrom is the journal state it was found in.
-	Resumed     bool   `json:"resumed"`
-	ResumedFrom string `json:"resumedFrom,omitempty"`
-	RolledBack  bool   `json:"rolledBack"`
-	BackupDir   string `json:"backupDir,omitempty"`
-	// Steps are the steps run, in order (the names FaultAt receives).
-	Steps        []string      `json:"steps"`
-	Plan         *Plan         `json:"plan"`
-	Verification *Verification `json:"verification,omitempty"`
-	// Mirror is the plan of a mirror (ApplyMirror, or a Rollback of an
-	// interrupted mirror); Plan is nil then.
-	Mirror             *MirrorPlan         `json:"mirror,omitempty"`
-	MirrorVerification *MirrorVerification `json:"mirrorVerification,omitempty"`
-	// Repair is the plan of a repair (ApplyRepair, or a Rollback of an
-	// interrupted repair); Plan is nil then.
-	Repair             *RepairPlan         `json:"repair,omitempty"`
-	RepairVerification *RepairVerification `json:"repairVerification,omitempty"`
-}
-
-// work is what the crash-safe applier executes: the file operations of an
-// injection plan or of a mirror plan, in one partition directory.
-type work struct {
-	dir, logDir string
-	// ops is the plan's own slice: sealing fills in the plan's hashes.
-	ops  []FileOp
-	tool string
-	// createDir: the partition directory does not exist yet (a mirror into
-	// a new partition); the applier creates it after taking the lock, and
-	// a rollback removes it again.
-	createDir bool
-	inject    *Plan
-	mirror    *MirrorPlan
-	repair    *RepairPlan
-}
-
-// Tools, as recorded in the journal and the backup manifest.
-const (
-	toolInject = "kseg inject-barrier"
-	toolMirror = "kseg mirror"
-	toolRepair = "kseg repair"
-)
-
-func injectWork(p *Plan) work {
-	return work{dir: p.Dir, logDir: p.LogDir, ops: p.Ops, tool: toolInject, inject: p}
-}
-
-func mirrorWork(p *MirrorPlan) work {
-	return work{dir: p.Dir, logDir: p.LogDir, ops: p.Ops, tool: toolMirror, createDir: p.CreateDir, mirror: p}
-}
-
-func repairWork(p *RepairPlan) work {
-	return work{dir: p.Dir, logDir: p.LogDir, ops: p.Ops, tool: toolRepair, repair: p}
-}
-
-// workOf is the work a journal records, in partition directory dir.
-func workOf(j *journal, dir string) work {
-	logDir := segment.LogDirOf(dir)
-	if j.Mirror != nil {
-		j.Mirror.Dir, j.Mirror.LogDir = dir, logDir
-		return mirrorWork(j.Mirror)
-	}
-	if j.Repair != nil {
-		j.Repair.Dir, j.Repair.LogDir = dir, logDir
-		return repairWork(j.Repair)
-	}
-	j.Plan.Dir, j.Plan.LogDir = dir, logDir
-	return injectWork(j.Plan)
-}
-
 type applier struct {
-	w   work
-	o   ApplyOptions
+	job         Job
+	kind        *Kind
+	dir, logDir string
+	// ops is the job's own slice: sealing fills in the job's hashes.
+	ops []FileOp
+	o   Options
 	rep *Report
-	j   *journal
+	j   *Journal
+}
+
+func newApplier(job Job, o Options, rep *Report) *applier {
+	return &applier{job: job, kind: job.Kind(), dir: job.Dir(), logDir: job.LogDir(), ops: job.Ops(), o: o, rep: rep}
 }
 
 func (a *applier) now() time.Time {
@@ -146,33 +46,27 @@ func (a *applier) step(name string) error {
 	return nil
 }
 
-func isFault(err error) bool {
-	var fe *FaultError
-	return errors.As(err, &fe)
-}
-
-func (a *applier) path(name string) string   { return filepath.Join(a.w.dir, name) }
-func (a *applier) staged(name string) string { return filepath.Join(a.w.dir, name+stagedSuffix) }
+func (a *applier) path(name string) string   { return filepath.Join(a.dir, name) }
+func (a *applier) staged(name string) string { return filepath.Join(a.dir, name+StagedSuffix) }
 
 // lock takes the log directory lock for the duration of the run.
 func (a *applier) lock() (io.Closer, error) {
 	if err := a.step("lock"); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(a.w.logDir, segment.LockName)
+	path := filepath.Join(a.logDir, segment.LockName)
 	f, err := takeBrokerLock(path)
 	if errors.Is(err, errLockHeld) {
-		return nil, refuse(RefuseLocked, path, "another process holds the log directory lock: a broker is running on it; stop it first")
+		return nil, Refuse(RefuseLocked, path, "another process holds the log directory lock: a broker is running on it; stop it first")
 	}
 	return f, err
 }
 
-// Apply executes a plan from PlanInjection (or finishes the interrupted
-// injection a resume plan describes):
+// Apply executes a job:
 //
 //  1. take the log directory's lock (as a broker would), so no broker can
 //     start meanwhile;
-//  2. hash every file the plan changes and check it is as planned;
+//  2. hash every file the job changes and check it is as planned;
 //  3. write the journal (state prepared) into the partition directory;
 //  4. copy every file that changes or goes into the backup directory
 //     (O_EXCL, fsynced, verified against the hash) with a manifest;
@@ -181,28 +75,60 @@ func (a *applier) lock() (io.Closer, error) {
 //  6. journal state committing; then rename each staged file over its
 //     target or delete the file, fsyncing the directory after each, the
 //     journal recording each step;
-//  7. remove the journal; verify the result (Verify).
+//  7. remove the journal; read the result back (Job.Check).
 //
 // A crash before step 6 leaves every Kafka file as it was; from step 6 on
-// every file is either its old or its new content, and a rerun finishes.
-func Apply(p *Plan, o ApplyOptions) (*Report, error) {
-	rep := &Report{Dir: p.Dir, Plan: p}
-	if p.NothingToDo {
-		rep.NothingToDo, rep.Reason = true, p.Reason
-		return rep, nil
-	}
-	a := &applier{w: injectWork(p), o: o, rep: rep}
-	if err := a.run(p.Resume != nil); err != nil {
+// every file is either its old or its new content, and a rerun (Resume)
+// finishes.
+func Apply(job Job, o Options) (*Report, error) {
+	rep := &Report{Dir: job.Dir(), Kind: job.Kind(), Job: job}
+	a := newApplier(job, o, rep)
+	if err := a.run(false); err != nil {
 		return rep, err
 	}
-	if !o.SkipVerify {
-		v, err := Verify(p.Dir, p.BarrierOffset)
-		if err != nil {
-			return rep, fmt.Errorf("verifying the injection: %w", err)
-		}
-		rep.Verification = v
+	return rep, a.check()
+}
+
+// Resume finishes the interrupted edit whose journal is in dir, an edit of
+// kind's tool.
+func Resume(dir string, kind *Kind, o Options) (*Report, error) {
+	dir = filepath.Clean(dir)
+	rep := &Report{Dir: dir, Kind: kind}
+	a := &applier{kind: kind, dir: dir, logDir: segment.LogDirOf(dir), o: o, rep: rep}
+	if err := a.run(true); err != nil {
+		return rep, err
 	}
-	return rep, nil
+	return rep, a.check()
+}
+
+// check runs the job's read-back check.
+func (a *applier) check() error {
+	if a.o.SkipVerify {
+		return nil
+	}
+	v, err := a.job.Check()
+	if err != nil {
+		return fmt.Errorf("verifying the %s: %w", a.kind.Noun, err)
+	}
+	a.rep.Verdict = v
+	return nil
+}
+
+// decode rebuilds the job a journal records, refusing another tool's.
+func decode(j *Journal, dir string, kinds ...*Kind) (Job, error) {
+	for _, k := range kinds {
+		if k.Tool == j.Tool {
+			job, err := k.Decode(j.Plan, dir, segment.LogDirOf(dir))
+			if err != nil {
+				return nil, err
+			}
+			if err := checkOps(dir, job.Ops()); err != nil {
+				return nil, err
+			}
+			return job, nil
+		}
+	}
+	return nil, Refuse(RefuseOtherTool, filepath.Join(dir, JournalName), "the journal of an interrupted %s: finish it or roll it back with %s", j.Tool, j.Tool)
 }
 
 // run takes the lock and applies the work, or finishes the interrupted
@@ -220,20 +146,34 @@ func (a *applier) run(resume bool) error {
 }
 
 func (a *applier) fresh() error {
-	if a.w.createDir {
+	if a.job.CreatesDir() {
 		if err := a.step("mkdir"); err != nil {
 			return err
 		}
-		if err := os.Mkdir(a.w.dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		if err := os.Mkdir(a.dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			return err
 		}
-		if err := syncDir(a.w.logDir); err != nil {
+		if err := syncDir(a.logDir); err != nil {
 			return err
 		}
 	}
 	if err := a.step("seal"); err != nil {
 		return err
 	}
+	if err := a.start(); err != nil {
+		if !isFault(err) {
+			// Nothing changed yet: leave no journal, and no partition
+			// directory a mirror was about to fill.
+			a.abandon()
+		}
+		return err
+	}
+	return a.fromPrepared()
+}
+
+// start seals the files, checks the backup directory and the free space,
+// and writes the journal.
+func (a *applier) start() error {
 	if err := a.seal(); err != nil {
 		return err
 	}
@@ -241,31 +181,49 @@ func (a *applier) fresh() error {
 	if err != nil {
 		return err
 	}
-	a.rep.BackupDir = bd
-	a.j = &journal{Version: journalVersion, Tool: a.w.tool, State: journalPrepared,
-		Started: a.now().UTC().Format(time.RFC3339Nano), Dir: a.w.dir, BackupDir: bd, Done: []string{},
-		Plan: a.w.inject, Mirror: a.w.mirror, Repair: a.w.repair}
-	if err := a.saveJournal("journal:" + journalPrepared); err != nil {
+	_, err = os.Lstat(bd)
+	created := errors.Is(err, os.ErrNotExist)
+	if err := a.checkSpace(bd); err != nil {
 		return err
 	}
-	return a.fromPrepared()
+	plan, err := json.Marshal(a.job.Plan())
+	if err != nil {
+		return err
+	}
+	a.j = &Journal{Version: journalVersion, Tool: a.kind.Tool, State: JournalPrepared,
+		Started: a.now().UTC().Format(time.RFC3339Nano), Dir: a.dir, BackupDir: bd, BackupDirCreated: created, Done: []string{}, Plan: plan}
+	if err := a.saveJournal("journal:" + JournalPrepared); err != nil {
+		return err
+	}
+	// Only now is the backup directory this run's to report (and, on a
+	// failure, to clean up).
+	a.rep.BackupDir = bd
+	return nil
 }
 
 // fromPrepared runs backup, staging, commit and finish.
 func (a *applier) fromPrepared() error {
 	if err := a.prepare(); err != nil {
 		if !isFault(err) {
-			// Nothing in the partition changed yet: undo the staging so
-			// that a failure (disk full, say) leaves it as it was.
-			a.abandon()
+			// Nothing in the partition changed yet: undo the staging and
+			// the backup so that a failure (disk full, say) leaves it as it
+			// was, with nothing to finish and nothing in the way of a
+			// rerun.
+			a.cleanup()
 		}
 		return err
 	}
-	a.j.State = journalCommitting
-	if err := a.saveJournal("journal:" + journalCommitting); err != nil {
+	a.j.State = JournalCommitting
+	if err := a.saveJournal("journal:" + JournalCommitting); err != nil {
+		if !isFault(err) {
+			a.cleanup()
+		}
 		return err
 	}
 	if err := a.commit(nil); err != nil {
+		if !isFault(err) {
+			return a.undo(err)
+		}
 		return err
 	}
 	return a.finish()
@@ -274,16 +232,19 @@ func (a *applier) fromPrepared() error {
 // seal hashes every file the plan touches: the old content (which must
 // still be what the plan saw) and the new one.
 func (a *applier) seal() error {
-	for i := range a.w.ops {
-		op := &a.w.ops[i]
+	for i := range a.ops {
+		op := &a.ops[i]
 		path := a.path(op.Name)
 		like := path
 		if op.Action == OpCreate {
-			like = a.w.dir
+			like = a.dir
 		}
-		fi, err := os.Stat(like)
+		fi, err := os.Lstat(like)
 		if err != nil {
 			return err
+		}
+		if like == path && !fi.Mode().IsRegular() {
+			return Refuse(RefuseNotRegular, path, "%s, not a regular file: kseg replaces only the regular files Kafka writes", modeName(fi.Mode()))
 		}
 		op.Perm = uint32(fi.Mode().Perm())
 		if op.Action == OpCreate {
@@ -292,7 +253,7 @@ func (a *applier) seal() error {
 		op.UID, op.GID = fileOwner(fi)
 		if op.Action == OpCreate {
 			if _, err := os.Lstat(path); err == nil {
-				return refuse(RefuseChanged, path, "appeared after the plan was made")
+				return Refuse(RefuseChanged, path, "appeared after the plan was made")
 			}
 			if op.NewSHA256, err = contentHash(op.Content, op.Sources); err != nil {
 				return err
@@ -308,7 +269,7 @@ func (a *applier) seal() error {
 			return err
 		}
 		if size != op.OldSize {
-			return refuse(RefuseChanged, path, "%d bytes, the plan saw %d", size, op.OldSize)
+			return Refuse(RefuseChanged, path, "%d bytes, the plan saw %d", size, op.OldSize)
 		}
 		op.OldSHA256 = old
 		switch {
@@ -333,28 +294,28 @@ func (a *applier) backupDir() (string, error) {
 			return "", err
 		}
 		stamp := a.now().UTC().Format("20060102T150405.000Z")
-		bd = filepath.Join(cwd, fmt.Sprintf("kseg-backup-%s-%s", filepath.Base(a.w.dir), stamp))
+		bd = filepath.Join(cwd, fmt.Sprintf("kseg-backup-%s-%s", filepath.Base(a.dir), stamp))
 		for i := 2; ; i++ {
 			if _, err := os.Lstat(bd); errors.Is(err, os.ErrNotExist) {
 				break
 			}
-			bd = filepath.Join(cwd, fmt.Sprintf("kseg-backup-%s-%s-%d", filepath.Base(a.w.dir), stamp, i))
+			bd = filepath.Join(cwd, fmt.Sprintf("kseg-backup-%s-%s-%d", filepath.Base(a.dir), stamp, i))
 		}
 	}
 	bd, err := filepath.Abs(bd)
 	if err != nil {
 		return "", err
 	}
-	if within(bd, a.w.logDir) {
-		return "", refuse(RefuseBackupDir, bd, "inside the log directory %s: a broker refuses to start with a folder there that is not a partition; run from elsewhere or pass --backup-dir", a.w.logDir)
+	if within(bd, a.logDir) {
+		return "", Refuse(RefuseBackupDir, bd, "inside the log directory %s: a broker refuses to start with a folder there that is not a partition; run from elsewhere or pass --backup-dir", a.logDir)
 	}
 	if st, err := os.Stat(bd); err == nil {
 		if !st.IsDir() {
-			return "", refuse(RefuseBackupDir, bd, "not a directory")
+			return "", Refuse(RefuseBackupDir, bd, "not a directory")
 		}
 		for _, name := range append(a.backupNames(), BackupManifestName) {
 			if _, err := os.Lstat(filepath.Join(bd, name)); err == nil {
-				return "", refuse(RefuseBackupDir, filepath.Join(bd, name), "already exists; a backup is never overwritten")
+				return "", Refuse(RefuseBackupDir, filepath.Join(bd, name), "already exists; a backup is never overwritten")
 			}
 		}
 	}
@@ -365,7 +326,7 @@ func (a *applier) backupDir() (string, error) {
 // goes.
 func (a *applier) backupNames() []string {
 	var names []string
-	for _, op := range a.w.ops {
+	for _, op := range a.ops {
 		if op.Action != OpCreate {
 			names = append(names, op.Name)
 		}
@@ -379,11 +340,11 @@ func (a *applier) saveJournal(step string) error {
 	if err := a.step(step); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(a.j, "", "  ")
+	b, err := a.j.marshal()
 	if err != nil {
 		return err
 	}
-	return a.writeAtomic(journalPath(a.w.dir), append(b, '\n'), step)
+	return a.writeAtomic(journalPath(a.dir), append(b, '\n'), step)
 }
 
 // writeAtomic writes data to path through path.tmp. A leftover path.tmp
@@ -397,22 +358,28 @@ func (a *applier) writeAtomic(path string, data []byte, step string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
+	fail := func(err error) error {
 		f.Close()
+		if !isFault(err) {
+			os.Remove(tmp)
+		}
 		return err
+	}
+	if _, err := a.writer(tmp, f).Write(data); err != nil {
+		return fail(err)
 	}
 	if err := a.step(step + ":tmp"); err != nil {
-		f.Close()
-		return err
+		return fail(err)
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+		return fail(err)
 	}
 	if err := f.Close(); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	return syncDir(filepath.Dir(path))
@@ -432,8 +399,17 @@ func (a *applier) prepare() error {
 	if err := syncDir(filepath.Dir(bd)); err != nil {
 		return err
 	}
-	for i := range a.w.ops {
-		op := &a.w.ops[i]
+	// The manifest goes first: a backup directory without one holds no
+	// backup, which is how a rerun or a rollback tells this run's backup
+	// from a directory a journal merely names.
+	if err := a.step("backup-manifest"); err != nil {
+		return err
+	}
+	if err := a.writeManifest(); err != nil {
+		return err
+	}
+	for i := range a.ops {
+		op := &a.ops[i]
 		if op.Action == OpCreate {
 			continue
 		}
@@ -444,14 +420,8 @@ func (a *applier) prepare() error {
 			return err
 		}
 	}
-	if err := a.step("backup-manifest"); err != nil {
-		return err
-	}
-	if err := a.writeManifest(); err != nil {
-		return err
-	}
-	for i := range a.w.ops {
-		op := &a.w.ops[i]
+	for i := range a.ops {
+		op := &a.ops[i]
 		if op.Action == OpDelete {
 			continue
 		}
@@ -478,15 +448,15 @@ func (a *applier) backup(op *FileOp) error {
 			return err
 		}
 		if sum != op.OldSHA256 {
-			return refuse(RefuseBackupDir, dst, "exists and is not a copy of %s", op.Name)
+			return Refuse(RefuseBackupDir, dst, "exists and is not a copy of %s", op.Name)
 		}
 		return nil
 	}
-	partial := dst + ".partial"
+	partial := dst + partialSuffix
 	if err := os.Remove(partial); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	src, err := os.Open(a.path(op.Name))
+	src, err := segment.OpenFile(a.path(op.Name))
 	if err != nil {
 		return err
 	}
@@ -499,19 +469,24 @@ func (a *applier) backup(op *FileOp) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, src); err != nil {
+	fail := func(err error) error {
 		f.Close()
+		if !isFault(err) {
+			os.Remove(partial)
+		}
 		return err
+	}
+	if _, err := io.Copy(a.writer(partial, f), src); err != nil {
+		return fail(err)
 	}
 	if err := a.step("backup:" + op.Name + ":tmp"); err != nil {
-		f.Close()
-		return err
+		return fail(err)
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+		return fail(err)
 	}
 	if err := f.Close(); err != nil {
+		os.Remove(partial)
 		return err
 	}
 	sum, _, _, err := hashFile(partial, -1, nil, nil)
@@ -519,7 +494,7 @@ func (a *applier) backup(op *FileOp) error {
 		return err
 	}
 	if sum != op.OldSHA256 {
-		return refuse(RefuseChanged, a.path(op.Name), "changed while it was being backed up")
+		return Refuse(RefuseChanged, a.path(op.Name), "changed while it was being backed up")
 	}
 	if err := os.Link(partial, dst); err != nil {
 		return err
@@ -533,44 +508,27 @@ func (a *applier) backup(op *FileOp) error {
 // manifest is the backup directory's description of itself, enough to
 // restore by hand.
 type manifest struct {
-	Version       int            `json:"version"`
-	Tool          string         `json:"tool"`
-	Created       string         `json:"created"`
-	PartitionDir  string         `json:"partitionDir"`
-	Mode          Mode           `json:"mode,omitempty"`
-	Cut           *int64         `json:"cut,omitempty"`
-	BarrierOffset *int64         `json:"barrierOffset,omitempty"`
-	Source        string         `json:"source,omitempty"` // a mirror's source partition
-	From          *int64         `json:"from,omitempty"`   // a mirror's copied range [from, to)
-	To            *int64         `json:"to,omitempty"`
-	Files         []manifestFile `json:"files"`
-	Restore       string         `json:"restore"`
+	Version      int            `json:"version"`
+	Tool         string         `json:"tool"`
+	Created      string         `json:"created"`
+	PartitionDir string         `json:"partitionDir"`
+	Details      any            `json:"details,omitempty"`
+	Files        []manifestFile `json:"files"`
+	Restore      string         `json:"restore"`
 }
 
 type manifestFile struct {
 	Name   string `json:"name"`
 	Action string `json:"action"`
-	Size   int64  `json:"size"`             // size before (-1: created by the injection)
+	Size   int64  `json:"size"`             // size before (-1: created by the edit)
 	SHA256 string `json:"sha256,omitempty"` // content before
 }
 
 func (a *applier) writeManifest() error {
-	m := manifest{Version: 1, Tool: a.w.tool, Created: a.j.Started, PartitionDir: a.w.dir,
-		Restore: "With the broker stopped: copy every file listed with a size back into the partition directory, " +
-			"and delete every file listed with size -1 (created by the injection). `kseg inject-barrier --rollback` does this for an interrupted run."}
-	if p := a.w.inject; p != nil {
-		m.Mode, m.Cut, m.BarrierOffset = p.Mode, &p.Cut, &p.BarrierOffset
-	}
-	if p := a.w.mirror; p != nil {
-		m.Source, m.From, m.To = p.Src, &p.From, &p.To
-		m.Restore = "With the broker stopped: copy every file listed with a size back into the partition directory, " +
-			"and delete every file listed with size -1 (created by the mirror). `kseg mirror --rollback` does this for an interrupted run."
-	}
-	if p := a.w.repair; p != nil {
-		m.Restore = "With the broker stopped: copy every file listed with a size back into the partition directory, " +
-			"and delete every file listed with size -1 (created by the repair). `kseg repair --rollback` does this for an interrupted run."
-	}
-	for _, op := range a.w.ops {
+	m := manifest{Version: 1, Tool: a.kind.Tool, Created: a.j.Started, PartitionDir: a.dir, Details: a.job.ManifestDetails(),
+		Restore: fmt.Sprintf("With the broker stopped: copy every file listed with a size back into the partition directory, "+
+			"and delete every file listed with size -1 (created by the %s). `%s --rollback` does this for an interrupted run.", a.kind.Noun, a.kind.Tool)}
+	for _, op := range a.ops {
 		m.Files = append(m.Files, manifestFile{Name: op.Name, Action: op.Action, Size: op.OldSize, SHA256: op.OldSHA256})
 	}
 	b, err := json.MarshalIndent(m, "", "  ")
@@ -592,16 +550,23 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 	if err != nil {
 		return err
 	}
-	fail := func(err error) error { f.Close(); return err }
+	fail := func(err error) error {
+		f.Close()
+		if !isFault(err) {
+			os.Remove(staged)
+		}
+		return err
+	}
+	w := a.writer(staged, f)
 	if keep > 0 {
-		s, err := os.Open(src)
+		s, err := segment.OpenFile(src)
 		if err != nil {
 			return fail(err)
 		}
 		// *os.File.ReadFrom with an io.LimitedReader over a file uses
 		// copy_file_range on Linux: the kept prefix is copied in the
 		// kernel (and shared, on file systems with reflinks).
-		n, err := io.Copy(f, io.LimitReader(s, keep))
+		n, err := io.Copy(w, io.LimitReader(s, keep))
 		s.Close()
 		if err != nil {
 			return fail(err)
@@ -610,11 +575,11 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 			return fail(fmt.Errorf("%s: %d bytes, need %d", src, n, keep))
 		}
 	}
-	if _, err := f.Write(content); err != nil {
+	if _, err := w.Write(content); err != nil {
 		return fail(err)
 	}
 	for _, r := range srcs {
-		if err := copyRange(f, r); err != nil {
+		if err := copyRange(w, r); err != nil {
 			return fail(err)
 		}
 	}
@@ -625,6 +590,7 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 		return fail(err)
 	}
 	if err := f.Close(); err != nil {
+		os.Remove(staged)
 		return err
 	}
 	// Files kseg writes as root must stay writable by the broker's user.
@@ -636,17 +602,17 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 		return err
 	}
 	if sum != want {
-		return refuse(RefuseChanged, src, "the staged copy does not have the expected content (did %s change?)", src)
+		return Refuse(RefuseChanged, src, "the staged copy does not have the expected content (did %s change?)", src)
 	}
-	return syncDir(a.w.dir)
+	return syncDir(a.dir)
 }
 
 // commit renames each staged file over its target, or deletes the file,
 // and records each step in the journal. states, for a resumed run, says
 // which files an interrupted run already changed (nil: none).
 func (a *applier) commit(states map[string]fileState) error {
-	for i := range a.w.ops {
-		op := &a.w.ops[i]
+	for i := range a.ops {
+		op := &a.ops[i]
 		if slices.Contains(a.j.Done, op.Name) {
 			continue
 		}
@@ -656,7 +622,7 @@ func (a *applier) commit(states map[string]fileState) error {
 		}
 		switch st {
 		case stateOther:
-			return refuse(RefuseJournalMismatch, a.path(op.Name), "neither the content before the injection nor after it")
+			return Refuse(RefuseJournalMismatch, a.path(op.Name), "neither the content before the %s nor after it", a.kind.Noun)
 		case stateOld:
 			if err := a.step("commit:" + op.Name); err != nil {
 				return err
@@ -668,7 +634,7 @@ func (a *applier) commit(states map[string]fileState) error {
 			} else if err := os.Rename(a.staged(op.Name), a.path(op.Name)); err != nil {
 				return err
 			}
-			if err := syncDir(a.w.dir); err != nil {
+			if err := syncDir(a.dir); err != nil {
 				return err
 			}
 		}
@@ -685,76 +651,82 @@ func (a *applier) finish() error {
 	if err := a.step("journal:remove"); err != nil {
 		return err
 	}
-	if err := os.Remove(journalPath(a.w.dir)); err != nil {
+	if err := os.Remove(journalPath(a.dir)); err != nil {
 		return err
 	}
-	return syncDir(a.w.dir)
+	return syncDir(a.dir)
 }
 
 // abandon undoes a prepared (uncommitted) run: staged files and the
 // journal go; the backups stay.
 func (a *applier) abandon() {
 	a.removeStaged()
-	_ = os.Remove(journalPath(a.w.dir) + segment.TempSuffix)
-	_ = os.Remove(journalPath(a.w.dir))
-	_ = syncDir(a.w.dir)
+	_ = os.Remove(journalPath(a.dir) + segment.TempSuffix)
+	_ = os.Remove(journalPath(a.dir))
+	_ = syncDir(a.dir)
 	a.removeCreatedDir()
 }
 
 // removeCreatedDir removes the partition directory a mirror created, if
 // nothing is left in it.
 func (a *applier) removeCreatedDir() {
-	if a.w.createDir && os.Remove(a.w.dir) == nil {
-		_ = syncDir(a.w.logDir)
+	if a.job.CreatesDir() && os.Remove(a.dir) == nil {
+		_ = syncDir(a.logDir)
 	}
 }
 
 func (a *applier) removeStaged() {
-	for _, op := range a.w.ops {
+	for _, op := range a.ops {
 		_ = os.Remove(a.staged(op.Name))
 	}
 }
 
 // resume finishes the injection recorded in the journal.
 func (a *applier) resume() error {
-	j, err := readJournal(a.w.dir)
+	j, err := ReadJournal(a.dir)
 	if err != nil {
 		return err
 	}
-	a.w = workOf(j, a.w.dir)
-	a.j = j
-	a.rep.Plan, a.rep.Mirror, a.rep.Repair = j.Plan, j.Mirror, j.Repair
+	job, err := decode(j, a.dir, a.kind)
+	if err != nil {
+		return err
+	}
+	a.job, a.ops, a.j = job, job.Ops(), j
+	a.rep.Job = job
 	a.rep.Resumed, a.rep.ResumedFrom, a.rep.BackupDir = true, j.State, j.BackupDir
+	if err := a.checkBackup(); err != nil {
+		return err
+	}
 	if err := a.step("resume:" + j.State); err != nil {
 		return err
 	}
-	_ = os.Remove(journalPath(a.w.dir) + segment.TempSuffix)
+	_ = os.Remove(journalPath(a.dir) + segment.TempSuffix)
 	switch j.State {
-	case journalPrepared:
+	case JournalPrepared:
 		// Nothing was committed: every file must still be as sealed.
-		for i := range a.w.ops {
-			op := &a.w.ops[i]
-			st, err := classify(a.w.dir, op)
+		for i := range a.ops {
+			op := &a.ops[i]
+			st, err := classify(a.dir, op)
 			if err != nil {
 				return err
 			}
 			if st != stateOld {
-				return refuse(RefuseJournalMismatch, a.path(op.Name), "changed since the interrupted injection was planned; roll it back (--rollback) and plan again")
+				return Refuse(RefuseJournalMismatch, a.path(op.Name), "changed since the interrupted %s was planned; roll it back and plan again", a.kind.Noun)
 			}
 		}
 		return a.fromPrepared()
-	default: // journalCommitting
+	default: // JournalCommitting
 		states := map[string]fileState{}
-		for i := range a.w.ops {
-			op := &a.w.ops[i]
-			st, err := classify(a.w.dir, op)
+		for i := range a.ops {
+			op := &a.ops[i]
+			st, err := classify(a.dir, op)
 			if err != nil {
 				return err
 			}
 			states[op.Name] = st
 			switch {
 			case st == stateOther:
-				return refuse(RefuseJournalMismatch, a.path(op.Name), "neither the content before the injection nor after it")
+				return Refuse(RefuseJournalMismatch, a.path(op.Name), "neither the content before the %s nor after it", a.kind.Noun)
 			case st == stateOld && op.Action != OpDelete:
 				if err := a.ensureStaged(op); err != nil {
 					return err
@@ -762,6 +734,9 @@ func (a *applier) resume() error {
 			}
 		}
 		if err := a.commit(states); err != nil {
+			if !isFault(err) {
+				return a.undo(err)
+			}
 			return err
 		}
 		return a.finish()
@@ -781,59 +756,39 @@ func (a *applier) ensureStaged(op *FileOp) error {
 	return a.stage(op, src, op.KeepPrefix, op.Content, op.Sources, op.NewSHA256, "restage:"+op.Name)
 }
 
-// Rollback undoes the interrupted injection (or mirror, or repair) whose journal is
-// in dir:
-// every file changed or deleted is copied back from the backup, every file
-// created is removed, then the staged files and the journal. A completed
-// injection has no journal; restore it from its backup by hand (the
-// manifest says how).
-func Rollback(dir string, o ApplyOptions) (*Report, error) {
-	dir = filepath.Clean(dir)
-	j, err := readJournal(dir)
+// Rollback undoes the interrupted edit whose journal is in dir: every file
+// changed or deleted is copied back from the backup, every file created is
+// removed, then the staged files and the journal. A completed edit has no
+// journal; restore it from its backup by hand (the manifest says how).
+// kinds are the tools whose journals the caller undoes; another tool's
+// journal is refused (RefuseOtherTool), so that a rollback never says it
+// undid a repair when it undid a mirror.
+func Rollback(dir string, o Options, kinds ...*Kind) (*Report, error) {
+	dir = RealPath(dir)
+	j, err := ReadJournal(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s: no interrupted operation to roll back (no %s)", dir, JournalName)
 		}
 		return nil, err
 	}
-	rep := &Report{Dir: dir, Plan: j.Plan, Mirror: j.Mirror, Repair: j.Repair, RolledBack: true, Resumed: true, ResumedFrom: j.State, BackupDir: j.BackupDir}
-	a := &applier{w: workOf(j, dir), o: o, rep: rep, j: j}
+	job, err := decode(j, dir, kinds...)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Dir: dir, Kind: job.Kind(), Job: job, RolledBack: true, Resumed: true, ResumedFrom: j.State, BackupDir: j.BackupDir}
+	a := newApplier(job, o, rep)
+	a.j = j
+	if err := a.checkBackup(); err != nil {
+		return rep, err
+	}
 	lk, err := a.lock()
 	if err != nil {
 		return rep, err
 	}
 	defer lk.Close()
-	for i := len(a.w.ops) - 1; i >= 0; i-- {
-		op := &a.w.ops[i]
-		st, err := classify(dir, op)
-		if err != nil {
-			return rep, err
-		}
-		switch {
-		case st == stateOld:
-			continue
-		case st == stateOther:
-			return rep, refuse(RefuseJournalMismatch, a.path(op.Name), "neither the content before the injection nor after it; restore it from %s by hand", j.BackupDir)
-		}
-		if err := a.step("rollback:" + op.Name); err != nil {
-			return rep, err
-		}
-		if op.Action == OpCreate {
-			if err := os.Remove(a.path(op.Name)); err != nil {
-				return rep, err
-			}
-		} else {
-			bk := filepath.Join(j.BackupDir, op.Name)
-			if err := a.stage(op, bk, op.OldSize, nil, nil, op.OldSHA256, "rollback:"+op.Name); err != nil {
-				return rep, fmt.Errorf("restoring %s from %s: %w", op.Name, bk, err)
-			}
-			if err := os.Rename(a.staged(op.Name), a.path(op.Name)); err != nil {
-				return rep, err
-			}
-		}
-		if err := syncDir(dir); err != nil {
-			return rep, err
-		}
+	if err := a.restore(); err != nil {
+		return rep, err
 	}
 	a.removeStaged()
 	if err := a.step("journal:remove"); err != nil {
@@ -848,4 +803,43 @@ func Rollback(dir string, o ApplyOptions) (*Report, error) {
 	}
 	a.removeCreatedDir()
 	return rep, nil
+}
+
+// restore puts every file of the partition back as it was before the edit,
+// last operation first: a changed or deleted file from its backup, a
+// created file removed.
+func (a *applier) restore() error {
+	for i := len(a.ops) - 1; i >= 0; i-- {
+		op := &a.ops[i]
+		st, err := classify(a.dir, op)
+		if err != nil {
+			return err
+		}
+		switch {
+		case st == stateOld:
+			continue
+		case st == stateOther:
+			return Refuse(RefuseJournalMismatch, a.path(op.Name), "neither the content before the %s nor after it; restore it from %s by hand", a.kind.Noun, a.j.BackupDir)
+		}
+		if err := a.step("rollback:" + op.Name); err != nil {
+			return err
+		}
+		if op.Action == OpCreate {
+			if err := os.Remove(a.path(op.Name)); err != nil {
+				return err
+			}
+		} else {
+			bk := filepath.Join(a.j.BackupDir, op.Name)
+			if err := a.stage(op, bk, op.OldSize, nil, nil, op.OldSHA256, "rollback:"+op.Name); err != nil {
+				return fmt.Errorf("restoring %s from %s: %w", op.Name, bk, err)
+			}
+			if err := os.Rename(a.staged(op.Name), a.path(op.Name)); err != nil {
+				return err
+			}
+		}
+		if err := syncDir(a.dir); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package barrier
+package edit
 
 import "golang.org/x/sys/unix"
 

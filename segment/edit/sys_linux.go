@@ -1,4 +1,4 @@
-package barrier
+package edit
 
 import "golang.org/x/sys/unix"
 

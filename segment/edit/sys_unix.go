@@ -1,6 +1,6 @@
 //go:build unix
 
-package barrier
+package edit
 
 import (
 	"errors"
@@ -9,9 +9,11 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kseg/kseg/segment"
 )
 
-// brokerLock reports whether another process holds a lock on a log
+// BrokerLock reports whether another process holds a lock on a log
 // directory's .lock file. Kafka's LogManager locks every log directory at
 // start-up with FileLock → FileChannel.tryLock(), which the JDK implements
 // on Linux and the BSDs as an fcntl(F_SETLK) write lock over [0,
@@ -19,8 +21,8 @@ import (
 // kernel which lock would block a write lock on the whole file; the file is
 // opened read-only (F_GETLK needs no write access), so nothing about it
 // changes. A missing .lock means no broker has locked the directory.
-func brokerLock(path string) (pid int, held bool, err error) {
-	f, err := os.Open(path)
+func BrokerLock(path string) (pid int, held bool, err error) {
+	f, err := segment.OpenFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return 0, false, nil
@@ -43,8 +45,15 @@ func brokerLock(path string) (pid int, held bool, err error) {
 // loading a half-written partition. The lock lives until the file is
 // closed. It fails with EAGAIN/EACCES when someone else holds it.
 func takeBrokerLock(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NONBLOCK, 0o644)
 	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = Refuse(RefuseNotRegular, path, "%s, not the regular file a broker locks", modeName(fi.Mode()))
+		}
 		return nil, err
 	}
 	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart}
@@ -60,11 +69,11 @@ func takeBrokerLock(path string) (*os.File, error) {
 
 var errLockHeld = errors.New("lock held by another process")
 
-// writable reports whether dir can be written: not on a read-only mount
+// Writable reports whether dir can be written: not on a read-only mount
 // (statfs ST_RDONLY where the platform reports it, then access(2), which
 // fails with EROFS on a read-only file system and EACCES without
 // permission). Neither call changes anything.
-func writable(dir string) (ok bool, why string, err error) {
+func Writable(dir string) (ok bool, why string, err error) {
 	if ro, err := mountReadOnly(dir); err == nil && ro {
 		return false, "the file system is mounted read-only", nil
 	}
@@ -95,4 +104,22 @@ func setOwner(path string, uid, gid int) error {
 		return nil
 	}
 	return os.Lchown(path, uid, gid)
+}
+
+// diskFree is the space an unprivileged writer may still use on path's file
+// system, and the file system's device; ok is false when unknown.
+func diskFree(path string) (free, dev uint64, ok bool) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return 0, 0, false
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	s, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	return uint64(st.Bavail) * uint64(st.Bsize), uint64(s.Dev), true
 }

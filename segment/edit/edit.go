@@ -1,0 +1,196 @@
+// Package edit is the crash-safe, journaled edit of one partition
+// directory: the engine under every kseg command that writes (inject-barrier,
+// mirror, repair). It sits between the planners (package barrier and its
+// rooms) and the files (package segment):
+//
+//	cmd → barrier (plans: what changes, and why) → edit (how: lock, backup,
+//	staging, journal, commit, rollback) → segment (Kafka's file names)
+//
+// The engine knows a job only through the Job interface: its kind (the tool,
+// recorded in the journal and the backup manifest), its partition directory,
+// its file operations, what to journal so that a rerun or a rollback can
+// rebuild it, and a read-back check. A fourth write command needs no change
+// here.
+//
+// Like Kafka's own LogSegment/LogLoader recovery, the engine's promise is
+// about crashes: every Kafka file is at any instant either its old or its new
+// content, a rerun finishes an interrupted edit, and a rollback restores the
+// bytes from before. A failure that is not a crash (a full disk, an
+// immutable file) is undone on the spot, so that nothing is left to finish.
+package edit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Job is one edit of a partition directory, as a planner made it.
+type Job interface {
+	// Kind is the tool the job belongs to.
+	Kind() *Kind
+	// Dir is the partition directory (absolute); LogDir its log directory,
+	// whose .lock the engine takes.
+	Dir() string
+	LogDir() string
+	// Ops are the job's file operations in commit order. The engine fills
+	// in hashes, mode and owner (sealing), in place.
+	Ops() []FileOp
+	// CreatesDir: the partition directory does not exist yet; the engine
+	// creates it after taking the lock and a rollback removes it.
+	CreatesDir() bool
+	// Plan is what the journal records of the job (JSON), from which
+	// Kind.Decode rebuilds it.
+	Plan() any
+	// ManifestDetails are tool-specific facts the backup manifest records
+	// (nil: none).
+	ManifestDetails() any
+	// Check reads the applied edit back.
+	Check() (Verdict, error)
+}
+
+// Verdict is the result of a Job's read-back check.
+type Verdict interface {
+	OK() bool
+}
+
+// Kind describes a tool: the name the journal and the manifest record, the
+// noun messages use, and how to rebuild a job from a journal.
+type Kind struct {
+	// Tool is the command, as recorded: "kseg inject-barrier".
+	Tool string
+	// Noun names one edit in messages: "injection", "mirror", "repair".
+	Noun string
+	// Decode rebuilds a job from the plan its journal recorded, in the
+	// partition directory dir of log directory logDir. The plan is
+	// untrusted input (anyone who can write into the partition directory
+	// can write it): Decode must refuse what its tool could never have
+	// planned. The engine checks the file operations' names and sizes.
+	Decode func(plan json.RawMessage, dir, logDir string) (Job, error)
+}
+
+// Options control Apply, Resume and Rollback.
+type Options struct {
+	// BackupDir receives a copy of every file that changes or goes, and a
+	// manifest (BackupManifestName). "" creates a new timestamped folder
+	// in the current working directory. It must not be inside the log
+	// directory: a broker refuses to start when its log directory holds a
+	// folder that is not a topic-partition. Ignored when resuming (the
+	// journal names the backup of the interrupted run).
+	BackupDir string
+	// FaultAt, when set, is called before every step with the step's name
+	// (see Report.Steps). A non-nil result stops the run right there, as a
+	// crash would: nothing is cleaned up, and a rerun must finish or roll
+	// back the edit. For tests.
+	FaultAt func(step string) error
+	// Writer, when set, wraps every writer the engine writes a new file
+	// through (backups, the manifest, staged files, the journal); name is
+	// the file's path. Tests inject errors such as ENOSPC with it. Unlike
+	// FaultAt, an error it makes is an ordinary failure, which the engine
+	// undoes.
+	Writer func(name string, w io.Writer) io.Writer
+	// Now is the clock for the journal and the default backup folder's
+	// name; nil means time.Now.
+	Now func() time.Time
+	// SkipVerify skips the read-back check after the edit.
+	SkipVerify bool
+}
+
+// Report is what Apply, Resume or Rollback did.
+type Report struct {
+	Dir string
+	// Kind is the tool of the edit done or undone.
+	Kind *Kind
+	// Job is the edit (for Resume and Rollback: as its journal recorded it).
+	Job Job
+	// Resumed is set when an interrupted edit was finished (or, with
+	// RolledBack, undone); ResumedFrom is the journal state it was found in.
+	Resumed     bool
+	ResumedFrom string
+	RolledBack  bool
+	// Undone is set when a failure after the first change was undone on the
+	// spot: the partition is as it was before.
+	Undone    bool
+	BackupDir string
+	// Steps are the steps run, in order (the names FaultAt receives).
+	Steps []string
+	// Verdict is the read-back check's, nil when skipped.
+	Verdict Verdict
+}
+
+// FaultError is returned when Options.FaultAt stopped the run.
+type FaultError struct {
+	Step string
+	Err  error
+}
+
+func (e *FaultError) Error() string { return fmt.Sprintf("stopped at step %s: %v", e.Step, e.Err) }
+func (e *FaultError) Unwrap() error { return e.Err }
+
+func isFault(err error) bool {
+	var fe *FaultError
+	return errors.As(err, &fe)
+}
+
+// Refusal reasons the engine gives. A *RefusalError carries one (planners
+// add their own); the CLI maps every refusal to exit status 4. Nothing has
+// been changed when one is returned.
+const (
+	// RefuseLocked: another process holds an fcntl lock on the log
+	// directory's .lock, so a broker is running on it (LogManager locks
+	// every log dir with FileChannel.tryLock).
+	RefuseLocked = "broker-running"
+	// RefuseBackupDir: the backup directory is inside the log directory, or
+	// already holds a file the backup would overwrite, or is not the
+	// backup a journal's manifest describes.
+	RefuseBackupDir = "backup-dir"
+	// RefuseJournalMismatch: an interrupted edit's journal does not match
+	// the files any more (something else changed them).
+	RefuseJournalMismatch = "journal-mismatch"
+	// RefuseJournal: a journal that kseg cannot have written (a path
+	// outside the partition, a foreign file name, impossible sizes): the
+	// journal is untrusted input and nothing it names is touched.
+	RefuseJournal = "bad-journal"
+	// RefuseOtherTool: the journal is another tool's; that tool's command
+	// finishes or rolls it back.
+	RefuseOtherTool = "other-tool"
+	// RefuseChanged: a file changed between planning and applying.
+	RefuseChanged = "changed"
+	// RefuseNoSpace: a file system involved has less free space than the
+	// backup and the staged files need.
+	RefuseNoSpace = "no-space"
+	// RefuseNotRegular: a file the edit reads or replaces is not a regular
+	// file (a FIFO, socket, device or symbolic link).
+	RefuseNotRegular = "not-regular"
+)
+
+// ErrRefused is the class of every *RefusalError (errors.Is).
+var ErrRefused = errors.New("refused")
+
+// RefusalError is a typed refusal: kseg would not act.
+type RefusalError struct {
+	Reason string // one of the Refuse* constants
+	Path   string // the file or directory concerned
+	Detail string
+}
+
+func (e *RefusalError) Error() string {
+	msg := "refused (" + e.Reason + ")"
+	if e.Path != "" {
+		msg += ": " + e.Path
+	}
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrRefused) true.
+func (e *RefusalError) Is(target error) bool { return target == ErrRefused }
+
+// Refuse makes a *RefusalError.
+func Refuse(reason, path, format string, args ...any) *RefusalError {
+	return &RefusalError{Reason: reason, Path: path, Detail: fmt.Sprintf(format, args...)}
+}
