@@ -261,6 +261,9 @@ type dumpState struct {
 }
 
 func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, args []string) error {
+	if err := checkInputs(s, "dump", args, inputKafkaPath); err != nil {
+		return err
+	}
 	files, err := collectDumpFiles(args)
 	if err != nil {
 		return err

@@ -100,6 +100,9 @@ func findSegmentLog(path string, offset int64) (string, int64, error) {
 }
 
 func runExplain(s *Streams, o *explainOptions, path string) error {
+	if err := checkInput(s, "explain", path, inputLogOrPartition); err != nil {
+		return err
+	}
 	logPath, start, err := findSegmentLog(path, o.offset)
 	if err != nil {
 		return err

@@ -185,12 +185,8 @@ func runReplayPSM(ctx context.Context, s *Streams, g *globalOptions, o *replayPS
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	st, err := os.Stat(dir)
-	if err != nil {
+	if err := checkInput(s, "replay-psm", dir, inputPartitionOrLogDir); err != nil {
 		return err
-	}
-	if !st.IsDir() {
-		return usageErrorf("%s is not a directory: replay-psm takes a partition directory or a log directory", dir)
 	}
 	if !segment.IsPartitionDir(dir) {
 		if ld, err := segment.OpenLogDir(dir); err == nil && len(ld.Partitions) > 0 {

@@ -33,6 +33,8 @@ type Streams struct {
 
 	// color is resolved from --color and the environment by resolveColor.
 	color bool
+	// fsys, when set, is what checkInput reads instead of the OS (tests).
+	fsys inputFS
 }
 
 // NewStdStreams wraps the process's streams.

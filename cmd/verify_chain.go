@@ -155,6 +155,9 @@ func runVerifyChain(ctx context.Context, s *Streams, o *verifyChainOptions, dirs
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := checkInputs(s, "verify-chain", dirs, inputPartition); err != nil {
+		return err
+	}
 	rep, err := barrier.VerifyChain(dirs, o.pairs, barrier.ChainOptions{StrictEpochs: o.strictEpochs})
 	if err != nil {
 		var re *barrier.RefusalError
