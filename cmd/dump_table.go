@@ -94,6 +94,9 @@ func (p *tableDumpPrinter) Record(bv *batchView, rv *recordView) {
 func (p *tableDumpPrinter) EndBatch(*batchView) {}
 
 func (p *tableDumpPrinter) LogEnd(_ dumpFile, s *logSummary) {
+	if p.o.quiet {
+		return
+	}
 	p.summary = fmt.Sprintf("%d batches, %d records, validBytes %d of %d, tail %s, %d CRC errors",
 		s.Batches, s.Records, s.Tail.ValidBytes, s.Tail.End, s.Tail.Kind, s.CRCErrors)
 }

@@ -106,9 +106,7 @@ func (t *repairTextPrinter) Plan(p *barrier.RepairPlan, dryRun bool) error {
 	}
 	if t.table {
 		t.planTables(p)
-		for _, wn := range p.Warnings {
-			pf("%s %s\n", st.paint(st.warn, "Warning:"), wn)
-		}
+		warnDiagnostics(t.s.Err, p.Warnings)
 		switch {
 		case p.NothingToDo:
 			pf("%s %s\n", st.paint(st.ok, "Nothing to repair:"), p.Reason)
@@ -143,9 +141,7 @@ func (t *repairTextPrinter) Plan(p *barrier.RepairPlan, dryRun bool) error {
 			pf("  %s %s %s: %s\n", st.severity(f.Severity, strings.ToUpper(f.Severity)), f.Kind, where, f.Message)
 		}
 	}
-	for _, wn := range p.Warnings {
-		pf("%s %s\n", st.paint(st.warn, "Warning:"), wn)
-	}
+	warnDiagnostics(t.s.Err, p.Warnings)
 	if p.NothingToDo {
 		pf("%s %s\n", st.paint(st.ok, "Nothing to repair:"), p.Reason)
 		return nil

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -156,4 +157,14 @@ func (st *styles) severity(sev, text string) string {
 		return st.paint(st.info, text)
 	}
 	return text
+}
+
+// warnDiagnostics writes a plan's warnings where diagnostics go, stderr,
+// so that stdout holds only the plan (data) a script may parse. They are
+// not silenced by -q, which silences progress and summaries only: a
+// warning about a write is not a summary.
+func warnDiagnostics(errw io.Writer, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(errw, "kseg: warning: %s\n", w)
+	}
 }
