@@ -160,10 +160,7 @@ func (p *tableDumpPrinter) render(header []string, rows [][]string) {
 	if len(rows) == 0 {
 		return
 	}
-	opts := []tablewriter.Option{}
-	if p.s.Width > 0 {
-		opts = append(opts, tablewriter.WithMaxWidth(p.s.Width))
-	}
+	opts := tableOptions(p.s.Width, header, rows)
 	t := tablewriter.NewTable(p.s.Out, opts...)
 	hdr := make([]any, len(header))
 	for i, h := range header {

@@ -196,10 +196,7 @@ func renderExplain(s *Streams, o *explainOptions, path string, pos int64, b *dec
 			rows = append(rows, []string{where, bytesHex, strings.Repeat("  ", f.Depth) + f.Name, f.Value})
 		}
 		if o.output == "table" {
-			opts := []tablewriter.Option{}
-			if s.Width > 0 {
-				opts = append(opts, tablewriter.WithMaxWidth(s.Width))
-			}
+			opts := tableOptions(s.Width, []string{"position", "bytes", "field", "value"}, rows)
 			t := tablewriter.NewTable(w, opts...)
 			t.Header("position", "bytes", "field", "value")
 			for _, r := range rows {
@@ -211,7 +208,7 @@ func renderExplain(s *Streams, o *explainOptions, path string, pos int64, b *dec
 		} else {
 			fmt.Fprintf(w, "%10s  %-35s  %-28s %s\n", "position", "bytes", "field", "value")
 			for _, r := range rows {
-				fmt.Fprintf(w, "%10s  %-35s  %-28s %s\n", r[0], r[1], st.paint(st.title, r[2]), r[3])
+				fmt.Fprintf(w, "%10s  %-35s  %s %s\n", r[0], r[1], padDisplay(st.paint(st.title, r[2]), 28), r[3])
 			}
 		}
 	}

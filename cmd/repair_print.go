@@ -36,10 +36,7 @@ type repairTextPrinter struct {
 }
 
 func (t *repairTextPrinter) render(header []string, rows [][]string) {
-	opts := []tablewriter.Option{}
-	if t.s.Width > 0 {
-		opts = append(opts, tablewriter.WithMaxWidth(t.s.Width))
-	}
+	opts := tableOptions(t.s.Width, header, rows)
 	tw := tablewriter.NewTable(t.w, opts...)
 	hdr := make([]any, len(header))
 	for i, h := range header {

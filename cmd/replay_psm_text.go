@@ -49,7 +49,7 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 	st := p.s.styles()
 	r := v.Result
 	kv := func(k, format string, args ...any) {
-		fmt.Fprintf(w, "%-19s %s\n", st.paint(st.title, k), fmt.Sprintf(format, args...))
+		fmt.Fprintf(w, "%s %s\n", padDisplay(st.paint(st.title, k), 19), fmt.Sprintf(format, args...))
 	}
 	kv("partition", "%s (%s)", r.Partition, v.Dir)
 	kv("log", "start %d, end %d", r.LogStartOffset, r.LogEndOffset)
@@ -168,10 +168,7 @@ func (p *textReplayPSMPrinter) render(w *bufio.Writer, header []string, rows [][
 		tw.Flush()
 		return
 	}
-	opts := []tablewriter.Option{}
-	if p.s.Width > 0 {
-		opts = append(opts, tablewriter.WithMaxWidth(p.s.Width))
-	}
+	opts := tableOptions(p.s.Width, header, rows)
 	t := tablewriter.NewTable(w, opts...)
 	hdr := make([]any, len(header))
 	for i, h := range header {
