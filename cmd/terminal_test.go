@@ -18,10 +18,11 @@ var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*m")
 // values moved left of their column.
 func TestColourDoesNotMoveText(t *testing.T) {
 	p := func(name string) string { return filepath.Join("..", "testdata", "partitions", name) }
+	m := mirrorCopies(t, 2)
 	for _, args := range [][]string{
 		{"replay-psm", p("txn-0")},
 		{"replay-psm", p("control-0")},
-		{"verify-chain", p("orders-0"), p("orders-0")},
+		{"verify-chain", m[0], m[1]},
 		{"explain", "5", p("txn-0")},
 	} {
 		plain, _, _ := TestStreams()
@@ -68,12 +69,13 @@ func TestTermDumbNoColour(t *testing.T) {
 // own WithMaxWidth overshot 100 and cut headers at 160 that had room).
 func TestTablesFitTheTerminal(t *testing.T) {
 	p := func(parts ...string) string { return filepath.Join(append([]string{"..", "testdata"}, parts...)...) }
+	m := mirrorCopies(t, 2)
 	cmds := [][]string{
 		{"dump", "-o", "table", p("partitions", "txn-0")},
 		{"dump", "-o", "table", p("partitions", "control-0")},
 		{"dump", "-o", "table", "--verify-index", p("broken", "crc-mismatch", "events-0")},
 		{"replay-psm", "-o", "table", p("partitions", "txn-0")},
-		{"verify-chain", "-o", "table", p("partitions", "orders-0"), p("partitions", "orders-0")},
+		{"verify-chain", "-o", "table", m[0], m[1]},
 		{"repair", "--dry-run", "-o", "table", p("broken", "crc-mismatch", "events-0")},
 		{"explain", "-o", "table", "5", p("partitions", "txn-0")},
 	}
