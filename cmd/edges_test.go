@@ -107,3 +107,59 @@ func TestExplainNonLogFile(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// TestReplayPSMRejectsBadNumbers: --jobs -3 and a log start above the log
+// end were accepted silently.
+func TestReplayPSMRejectsBadNumbers(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "partitions", "txn-0")
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"replay-psm", "--jobs", "-3", dir}, "--jobs"},
+		{[]string{"replay-psm", "--log-start-offset", "100", dir}, "above the log end offset 19"},
+	} {
+		code, out, errOut := runCLI(tc.args...)
+		if code != ExitUsage || !strings.Contains(errOut, tc.msg) || out != "" {
+			t.Errorf("%v: exit %d\n%s%s", tc.args, code, out, errOut)
+		}
+	}
+	if code, _, errOut := runCLI("replay-psm", "--log-start-offset", "19", dir); code == ExitUsage {
+		t.Errorf("a log start at the log end (an empty log) is valid: %s", errOut)
+	}
+}
+
+// TestReplayPSMSaysWhatTheSnapshotHides: control-0's latest snapshot lies
+// past both its barriers; "0 barriers" must not read as "none in the log".
+func TestReplayPSMSaysWhatTheSnapshotHides(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "partitions", "control-0")
+	_, full, _ := runCLI("replay-psm", "--from-snapshot", "none", dir)
+	if !strings.Contains(full, ", 2 barriers,") {
+		t.Fatalf("the whole log should show 2 barriers:\n%s", full)
+	}
+	_, out, _ := runCLI("replay-psm", dir)
+	if !strings.Contains(out, "0 barriers after the snapshot") || !strings.Contains(out, "--from-snapshot none replays them") {
+		t.Errorf("the snapshot's effect is not explained:\n%s", out)
+	}
+}
+
+// TestReplayPSMHangingSeverityStable: the CLI's verdict on txn-0's open
+// transaction is the same from the snapshot and from the log start.
+func TestReplayPSMHangingSeverityStable(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "partitions", "txn-0")
+	line := func(args ...string) (int, string) {
+		code, out, _ := runCLI(append(args, dir)...)
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "hanging-transaction") {
+				return code, strings.Fields(l)[0]
+			}
+		}
+		t.Fatalf("%v: no hanging-transaction line:\n%s", args, out)
+		return 0, ""
+	}
+	c1, s1 := line("replay-psm")
+	c2, s2 := line("replay-psm", "--from-snapshot", "none")
+	if s1 != s2 || c1 != c2 {
+		t.Errorf("latest snapshot: %s (exit %d); --from-snapshot none: %s (exit %d)", s1, c1, s2, c2)
+	}
+}

@@ -78,8 +78,19 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 			warns++
 		}
 	}
-	kv("counts", "%d producers, %d ongoing transactions, %d aborted transactions, %d barriers, %d anomalies (%d errors, %d warnings)",
-		len(r.Producers), len(r.Ongoing), len(r.Aborted), len(r.Barriers), len(r.Anomalies), errs, warns)
+	barriers := "barriers"
+	if r.SnapshotLoaded > 0 {
+		barriers = "barriers after the snapshot"
+	}
+	kv("counts", "%d producers, %d ongoing transactions, %d aborted transactions, %d %s, %d anomalies (%d errors, %d warnings)",
+		len(r.Producers), len(r.Ongoing), len(r.Aborted), len(r.Barriers), barriers, len(r.Anomalies), errs, warns)
+	if r.SnapshotLoaded > 0 {
+		// The snapshot stands for everything before it, barriers included
+		// (a restarting broker never sees those either); without this, "0
+		// barriers" reads as "this log has none".
+		kv("before the snapshot", "offsets %d..%d are not replayed: their barriers and transactions are in the snapshot's state; --from-snapshot none replays them",
+			r.LogStartOffset, r.SnapshotLoaded-1)
+	}
 	if v.Written != "" {
 		kv("snapshot written", "%s (%d producers)", v.Written, len(r.Producers))
 	}
