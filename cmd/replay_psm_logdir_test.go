@@ -75,7 +75,7 @@ func TestReplayPSMLogDir(t *testing.T) {
 func TestReplayPSMLogDirRealSnapshots(t *testing.T) {
 	dir := filepath.Join("..", "..", "shared", "fixtures", "real", "eric-kimm__stock-market-pipeline", "kafka", "data")
 	if _, err := os.Stat(dir); err != nil {
-		t.Skip("../shared/fixtures/real not present")
+		t.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
 	}
 	s, out, errb := TestStreams()
 	if code := Run(context.Background(), []string{"replay-psm", "--check-snapshots", dir}, s); code != ExitOK {
