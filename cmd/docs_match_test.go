@@ -181,3 +181,70 @@ func TestFuzzingDocListsEveryTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsPointIntoTheRepository: README.md and docs/*.md send a reader of
+// a fresh clone only to what the clone has: no ../shared/spec/… file, and
+// the shared fixtures only in a paragraph that says they may be absent;
+// every relative link names a file that exists, and a #fragment a heading
+// of it.
+func TestDocsPointIntoTheRepository(t *testing.T) {
+	docs, _ := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	docs = append(docs, filepath.Join("..", "README.md"))
+	link := regexp.MustCompile(`\]\(([^)#\s]*)(#[^)\s]*)?\)`)
+	specPath := regexp.MustCompile("(\\.\\./shared/spec|`spec/)")
+	for _, doc := range docs {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, para := range strings.Split(string(b), "\n\n") {
+			if specPath.MatchString(para) {
+				t.Errorf("%s points at a spec file a clone does not have:\n%s", doc, para)
+			}
+			if strings.Contains(para, "../shared/") && (!strings.Contains(para, "../shared/fixtures/real") ||
+				!regexp.MustCompile(`present|absent|skip`).MatchString(para)) {
+				t.Errorf("%s names ../shared without saying a clone may not have it:\n%s", doc, para)
+			}
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target, frag := m[1], strings.TrimPrefix(m[2], "#")
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file := doc
+			if target != "" {
+				file = filepath.Join(filepath.Dir(doc), target)
+			}
+			tb, err := os.ReadFile(file)
+			if err != nil {
+				if st, serr := os.Stat(file); serr == nil && st.IsDir() {
+					continue
+				}
+				t.Errorf("%s links to %s, which does not exist", doc, target)
+				continue
+			}
+			if frag != "" && !slices.Contains(headingSlugs(string(tb)), frag) {
+				t.Errorf("%s links to %s#%s: no such heading", doc, target, frag)
+			}
+		}
+	}
+}
+
+// headingSlugs are the anchors GitHub gives a Markdown file's headings:
+// lower case, punctuation dropped, spaces as hyphens.
+func headingSlugs(md string) []string {
+	var out []string
+	drop := regexp.MustCompile(`[^\p{L}\p{N} _-]`)
+	inFence := false
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "```") {
+			inFence = !inFence
+		}
+		if inFence || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		h := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		out = append(out, strings.ReplaceAll(drop.ReplaceAllString(strings.ToLower(h), ""), " ", "-"))
+	}
+	return out
+}
