@@ -265,10 +265,7 @@ func (t *tableOut) render(header []string, rows [][]string) {
 	if len(rows) == 0 {
 		return
 	}
-	opts := []tablewriter.Option{}
-	if t.width > 0 {
-		opts = append(opts, tablewriter.WithMaxWidth(t.width))
-	}
+	opts := tableOptions(t.width, header, rows)
 	tw := tablewriter.NewTable(t.w, opts...)
 	hdr := make([]any, len(header))
 	for i, h := range header {

@@ -53,3 +53,36 @@ func TestCompletionCompletes(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletionFlagValuesNotFiles: a flag's value completes to its words,
+// or to nothing, never to the file names the shell would offer when no
+// completion is registered (directive 0, ShellCompDirectiveDefault); only
+// the flags that take a path complete paths.
+func TestCompletionFlagValuesNotFiles(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		want      []string
+		directive string
+	}{
+		{[]string{"dump", "--output"}, []string{"text", "table", "json", "kafka"}, ":4"},
+		{[]string{"replay-psm", "--output"}, []string{"text", "table", "json"}, ":4"},
+		{[]string{"dump", "--color"}, []string{"auto", "always", "never"}, ":4"},
+		{[]string{"replay-psm", "--from-snapshot"}, []string{"latest", "none"}, ":4"},
+		{[]string{"inject-barrier", "--mode"}, []string{"truncate", "abort"}, ":4"},
+		{[]string{"dump", "--value-format"}, []string{"auto", "utf8", "hex", "base64"}, ":4"},
+		{[]string{"replay-psm", "--jobs"}, nil, ":4"},
+		{[]string{"dump", "--offsets"}, nil, ":4"},
+		{[]string{"repair", "--backup-dir"}, nil, ":16"},
+		{[]string{"replay-psm", "--write-snapshot"}, nil, ":0"},
+	} {
+		r := runKseg(append(append([]string{"__complete"}, tc.args...), "")...)
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		if r.code != 0 || len(lines) == 0 || lines[len(lines)-1] != tc.directive {
+			t.Errorf("%v: exit %d, directive %q, want %s", tc.args, r.code, lines[len(lines)-1], tc.directive)
+			continue
+		}
+		if got := lines[:len(lines)-1]; strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("%v: completes %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}

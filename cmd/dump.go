@@ -43,6 +43,9 @@ type dumpOptions struct {
 	// derived by Validate
 	fromOffset, toOffset int64
 	hasProducerFilter    bool
+	// quiet is -q: the text and table printers leave out their summary
+	// lines (JSON keeps its summary records: they are data).
+	quiet bool
 }
 
 func (o *dumpOptions) AddFlags(c *cobra.Command) {
@@ -261,6 +264,10 @@ type dumpState struct {
 }
 
 func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, args []string) error {
+	if err := checkInputs(s, "dump", args, inputKafkaPath); err != nil {
+		return err
+	}
+	o.quiet = g.quiet
 	files, err := collectDumpFiles(args)
 	if err != nil {
 		return err

@@ -94,6 +94,9 @@ func (p *tableDumpPrinter) Record(bv *batchView, rv *recordView) {
 func (p *tableDumpPrinter) EndBatch(*batchView) {}
 
 func (p *tableDumpPrinter) LogEnd(_ dumpFile, s *logSummary) {
+	if p.o.quiet {
+		return
+	}
 	p.summary = fmt.Sprintf("%d batches, %d records, validBytes %d of %d, tail %s, %d CRC errors",
 		s.Batches, s.Records, s.Tail.ValidBytes, s.Tail.End, s.Tail.Kind, s.CRCErrors)
 }
@@ -157,10 +160,7 @@ func (p *tableDumpPrinter) render(header []string, rows [][]string) {
 	if len(rows) == 0 {
 		return
 	}
-	opts := []tablewriter.Option{}
-	if p.s.Width > 0 {
-		opts = append(opts, tablewriter.WithMaxWidth(p.s.Width))
-	}
+	opts := tableOptions(p.s.Width, header, rows)
 	t := tablewriter.NewTable(p.s.Out, opts...)
 	hdr := make([]any, len(header))
 	for i, h := range header {

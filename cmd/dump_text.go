@@ -175,6 +175,9 @@ func textControl(st *styles, rv *recordView) string {
 func (p *textDumpPrinter) EndBatch(*batchView) {}
 
 func (p *textDumpPrinter) LogEnd(_ dumpFile, s *logSummary) {
+	if p.o.quiet {
+		return
+	}
 	codecs := make([]string, 0, len(s.Codecs))
 	for _, k := range sortedKeys(s.Codecs) {
 		codecs = append(codecs, fmt.Sprintf("%s %d", k, s.Codecs[k]))
@@ -266,6 +269,9 @@ func (p *textDumpPrinter) EndFile(f dumpFile) {
 	case segment.KindIndex, segment.KindTimeIndex, segment.KindTxnIndex, segment.KindProducerSnapshot,
 		segment.KindLeaderEpochCheckpoint, segment.KindRecoveryPointCheckpoint, segment.KindLogStartOffsetCheckpoint,
 		segment.KindReplicationOffsetCheckpoint, segment.KindCleanerOffsetCheckpoint:
+		if p.o.quiet {
+			return
+		}
 		fmt.Fprintf(p.w, "%s %d entries\n", p.st.paint(p.st.dim, "summary:"), p.n)
 	}
 }

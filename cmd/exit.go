@@ -18,8 +18,10 @@ const (
 const exitStatusHelp = `
 EXIT STATUS
   0  clean: nothing wrong was found
-  1  error: an I/O or operational error stopped the command
-  2  usage: bad flags or arguments
+  1  error: an I/O or operational error stopped the command (a path that
+     does not exist or cannot be read)
+  2  usage: bad flags or arguments (a path that is not what the command
+     takes: a file for a directory, a directory with no .log segment)
   3  findings: corruption, a mismatch or an anomaly was reported
   4  refused: the command would not act (e.g. a broker holds the directory)
 `

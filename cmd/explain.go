@@ -100,6 +100,9 @@ func findSegmentLog(path string, offset int64) (string, int64, error) {
 }
 
 func runExplain(s *Streams, o *explainOptions, path string) error {
+	if err := checkInput(s, "explain", path, inputLogOrPartition); err != nil {
+		return err
+	}
 	logPath, start, err := findSegmentLog(path, o.offset)
 	if err != nil {
 		return err
@@ -179,7 +182,33 @@ func renderExplain(s *Streams, o *explainOptions, path string, pos int64, b *dec
 		}
 	} else {
 		st := s.styles()
-		fmt.Fprintf(w, "%s position %d: batch %d..%d, %d bytes, magic %d\n", path, pos, b.BaseOffset, b.LastOffset(), b.Size(), b.Magic)
+		inner, ierr := legacyInner(b)
+		if len(inner) > 0 {
+			// A compressed legacy wrapper carries the offset of its last
+			// inner message (LegacyRecord / AbstractLegacyRecordBatch):
+			// "5..5" would hide that it holds 3..5.
+			fmt.Fprintf(w, "%s position %d: wrapper message (%s) holding offsets %d..%d, %d bytes, magic %d\n",
+				path, pos, b.Compression(), inner[0].Offset, inner[len(inner)-1].Offset, b.Size(), b.Magic)
+		} else {
+			fmt.Fprintf(w, "%s position %d: batch %d..%d, %d bytes, magic %d\n", path, pos, b.BaseOffset, b.LastOffset(), b.Size(), b.Magic)
+		}
+		defer func() {
+			if len(inner) == 0 && ierr == nil {
+				return
+			}
+			fmt.Fprintf(w, "%s\n", st.paint(st.title, fmt.Sprintf("inner messages (decompressed %s):", b.Compression())))
+			for _, r := range inner {
+				mark := ""
+				if r.Offset == o.offset {
+					mark = "  <- offset " + strconv.FormatInt(o.offset, 10)
+				}
+				fmt.Fprintf(w, "  offset %s magic %d keySize %d valueSize %d crc %d %s%s\n",
+					st.paint(st.offset, strconv.FormatInt(r.Offset, 10)), r.Magic, r.KeySize(), r.ValueSize(), r.CRC, validWord(r.CRCValid), mark)
+			}
+			if ierr != nil {
+				fmt.Fprintf(w, "  %s\n", st.paint(st.err, ierr.Error()))
+			}
+		}()
 		rows := make([][]string, 0, len(fields))
 		for _, f := range fields {
 			where := strconv.FormatInt(pos+int64(f.Pos), 10)
@@ -193,10 +222,7 @@ func renderExplain(s *Streams, o *explainOptions, path string, pos int64, b *dec
 			rows = append(rows, []string{where, bytesHex, strings.Repeat("  ", f.Depth) + f.Name, f.Value})
 		}
 		if o.output == "table" {
-			opts := []tablewriter.Option{}
-			if s.Width > 0 {
-				opts = append(opts, tablewriter.WithMaxWidth(s.Width))
-			}
+			opts := tableOptions(s.Width, []string{"position", "bytes", "field", "value"}, rows)
 			t := tablewriter.NewTable(w, opts...)
 			t.Header("position", "bytes", "field", "value")
 			for _, r := range rows {
@@ -208,7 +234,7 @@ func renderExplain(s *Streams, o *explainOptions, path string, pos int64, b *dec
 		} else {
 			fmt.Fprintf(w, "%10s  %-35s  %-28s %s\n", "position", "bytes", "field", "value")
 			for _, r := range rows {
-				fmt.Fprintf(w, "%10s  %-35s  %-28s %s\n", r[0], r[1], st.paint(st.title, r[2]), r[3])
+				fmt.Fprintf(w, "%10s  %-35s  %s %s\n", r[0], r[1], padDisplay(st.paint(st.title, r[2]), 28), r[3])
 			}
 		}
 	}
@@ -218,6 +244,35 @@ func renderExplain(s *Streams, o *explainOptions, path string, pos int64, b *dec
 		return findingsExit()
 	}
 	return nil
+}
+
+// legacyInner decodes the inner messages of a compressed v0/v1 wrapper
+// message (nil for anything else).
+func legacyInner(b *decode.Batch) ([]decode.Record, error) {
+	if !b.IsLegacy() || b.Compression() == decode.CompressionNone {
+		return nil, nil
+	}
+	var dec decode.Decoder
+	var out []decode.Record
+	err := dec.Records(b, func(r *decode.Record) error {
+		c := *r // Key and Value alias the decoder's buffer: copy them
+		if r.Key != nil {
+			c.Key = append(make([]byte, 0, len(r.Key)), r.Key...)
+		}
+		if r.Value != nil {
+			c.Value = append(make([]byte, 0, len(r.Value)), r.Value...)
+		}
+		out = append(out, c)
+		return nil
+	})
+	return out, err
+}
+
+func validWord(ok bool) string {
+	if ok {
+		return "valid"
+	}
+	return "INVALID"
 }
 
 // hexPreview prints up to 11 bytes as spaced hex, eliding the rest.

@@ -192,6 +192,9 @@ func runInjectBarrier(ctx context.Context, s *Streams, g *globalOptions, o *inje
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := checkInput(s, "inject-barrier", dir, inputPartition); err != nil {
+		return err
+	}
 	pr := newInjectPrinter(s, o.output)
 	if o.rollback {
 		rep, err := barrier.Rollback(dir, barrier.ApplyOptions{}, barrier.InjectKind)

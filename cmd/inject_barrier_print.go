@@ -20,7 +20,7 @@ func newInjectPrinter(s *Streams, output string) injectPrinter {
 	if output == "json" {
 		return &injectJSONPrinter{w: s.Out}
 	}
-	t := &injectTextPrinter{w: s.Out, st: s.styles()}
+	t := &injectTextPrinter{w: s.Out, errw: s.Err, st: s.styles()}
 	if output == "table" {
 		t.tbl = &tableOut{w: s.Out, width: s.Width}
 	}
@@ -30,9 +30,10 @@ func newInjectPrinter(s *Streams, output string) injectPrinter {
 // ---- text ----
 
 type injectTextPrinter struct {
-	w   io.Writer
-	st  *styles
-	tbl *tableOut // --output table: file operations as a table
+	w    io.Writer
+	errw io.Writer // warnings are diagnostics: stderr
+	st   *styles
+	tbl  *tableOut // --output table: file operations as a table
 }
 
 func (t *injectTextPrinter) Plan(p *barrier.Plan, dryRun bool) error {
@@ -122,7 +123,8 @@ func (t *injectTextPrinter) Plan(p *barrier.Plan, dryRun bool) error {
 		pf("; empty producer snapshot %s", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix))
 	}
 	pf("\n%s\n", title("Files:"))
-	textFilesTail(pf, st, p.Ops, p.Warnings, dryRun, t.tbl)
+	warnDiagnostics(t.errw, p.Warnings)
+	textFilesTail(pf, st, p.Ops, nil, dryRun, t.tbl)
 	return nil
 }
 

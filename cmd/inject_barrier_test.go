@@ -284,7 +284,7 @@ func TestInjectBarrierCLIRefusals(t *testing.T) {
 	t.Run("not a partition", func(t *testing.T) {
 		d := filepath.Join(t.TempDir(), "notes")
 		os.Mkdir(d, 0o755)
-		if code, _, stderr := injRun(t, "inject-barrier", d); code != ExitRefused || !strings.Contains(stderr, "not-a-partition") {
+		if code, _, stderr := injRun(t, "inject-barrier", d); code != ExitUsage || !strings.Contains(stderr, "the name is not <topic>-<partition>") {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 	})

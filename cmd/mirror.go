@@ -143,6 +143,9 @@ func runMirror(ctx context.Context, s *Streams, g *globalOptions, o *mirrorOptio
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := checkMirrorInputs(s, args, o.rollback); err != nil {
+		return err
+	}
 	pr := newMirrorPrinter(s, o.output)
 	if o.rollback {
 		rep, err := barrier.Rollback(args[len(args)-1], barrier.ApplyOptions{}, barrier.MirrorKind)

@@ -19,7 +19,7 @@ func newMirrorPrinter(s *Streams, output string) mirrorPrinter {
 	if output == "json" {
 		return &mirrorJSONPrinter{w: s.Out}
 	}
-	t := &mirrorTextPrinter{w: s.Out, st: s.styles()}
+	t := &mirrorTextPrinter{w: s.Out, errw: s.Err, st: s.styles()}
 	if output == "table" {
 		t.tbl = &tableOut{w: s.Out, width: s.Width}
 	}
@@ -29,9 +29,10 @@ func newMirrorPrinter(s *Streams, output string) mirrorPrinter {
 // ---- text ----
 
 type mirrorTextPrinter struct {
-	w   io.Writer
-	st  *styles
-	tbl *tableOut // --output table: file operations as a table
+	w    io.Writer
+	errw io.Writer // warnings are diagnostics: stderr
+	st   *styles
+	tbl  *tableOut // --output table: file operations as a table
 }
 
 func rangeText(r barrier.OffsetRange) string {
@@ -118,7 +119,8 @@ func (t *mirrorTextPrinter) Plan(p *barrier.MirrorPlan, dryRun bool) error {
 	}
 	pf("  new log end offset %s\n", off(p.NewLogEndOffset))
 	pf("%s\n", title("Files:"))
-	textFilesTail(pf, st, p.Ops, p.Warnings, dryRun, t.tbl)
+	warnDiagnostics(t.errw, p.Warnings)
+	textFilesTail(pf, st, p.Ops, nil, dryRun, t.tbl)
 	return nil
 }
 

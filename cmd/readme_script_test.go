@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,6 +64,7 @@ var (
 	readmeEnvVar = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=`)
 	readmeStatus = regexp.MustCompile(`^\$ echo \$\?\s*$`)
 	readmeNumber = regexp.MustCompile(`^\d+$`)
+	readmeGrep   = regexp.MustCompile(`^\s*\|\s*grep\s+([A-Za-z0-9_-]+)\s*(#.*)?$`)
 )
 
 // readmeCmd is one command of the README and what it shows.
@@ -72,6 +74,7 @@ type readmeCmd struct {
 	env      []string
 	words    []string // kseg's arguments
 	pipeline bool
+	grep     string // PATTERN of a "| grep PATTERN" pipeline
 	want     string // exit status
 	output   []string
 }
@@ -153,6 +156,12 @@ func readmeScript(readme string) (string, int, error) {
 			b.WriteString(" " + tsQuote(w))
 		}
 		b.WriteString("\n")
+		if c.grep != "" && !slices.ContainsFunc(c.output, func(o string) bool { return strings.TrimSpace(o) == "…" }) {
+			// `| grep X` shows every line grep keeps, unless the README
+			// elides some with a "…" line: a line it forgot (dump's
+			// summary: line, say) is a README that lies.
+			fmt.Fprintf(&b, "stdout -count=%d %s\n", len(c.output), tsQuote(regexp.QuoteMeta(c.grep)))
+		}
 		for _, out := range c.output {
 			if strings.TrimSpace(out) == "…" {
 				continue
@@ -182,6 +191,9 @@ func parseReadmeCmd(lineNo int, text string) (*readmeCmd, error) {
 		return nil, fmt.Errorf("README.md:%d: %v", lineNo, err)
 	}
 	c.pipeline = strings.HasPrefix(strings.TrimSpace(rest), "|") && !strings.HasPrefix(strings.TrimSpace(rest), "||")
+	if m := readmeGrep.FindStringSubmatch(rest); m != nil {
+		c.grep = m[1]
+	}
 	for len(words) > 0 && readmeEnvVar.MatchString(words[0]) {
 		c.env, words = append(c.env, words[0]), words[1:]
 	}
@@ -296,6 +308,10 @@ func TestReadmeScriptParsing(t *testing.T) {
 	}
 	if n != 5 || strings.Contains(got, "kseg test") || strings.Contains(got, "/var/lib") || strings.Contains(got, "in-a-go-block") || strings.Contains(got, "not-in-a-block") {
 		t.Errorf("%d commands:\n%s", n, got)
+	}
+	got, _, err = readmeScript("```console\n$ kseg dump x | grep MIRROR\na MIRROR\nb MIRROR\n$ kseg dump y | grep X\n…\n```\n")
+	if err != nil || !strings.Contains(got, "stdout -count=2 MIRROR\n") || strings.Contains(got, "-count=0") {
+		t.Errorf("| grep without an elision must show every line grep keeps: %v\n%s", err, got)
 	}
 	_, _, err = readmeScript("```console\n$ kseg dump x | grep ERROR\n$ echo $?\n3\n```\n")
 	if err == nil || !strings.Contains(err.Error(), "after a pipeline") {

@@ -122,6 +122,9 @@ func runRepair(ctx context.Context, s *Streams, g *globalOptions, o *repairOptio
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := checkInput(s, "repair", dir, inputPartition); err != nil {
+		return err
+	}
 	pr := newRepairPrinter(s, o.output)
 	if o.rollback {
 		rep, err := barrier.Rollback(dir, barrier.ApplyOptions{}, barrier.RepairKind)

@@ -36,10 +36,7 @@ type repairTextPrinter struct {
 }
 
 func (t *repairTextPrinter) render(header []string, rows [][]string) {
-	opts := []tablewriter.Option{}
-	if t.s.Width > 0 {
-		opts = append(opts, tablewriter.WithMaxWidth(t.s.Width))
-	}
+	opts := tableOptions(t.s.Width, header, rows)
 	tw := tablewriter.NewTable(t.w, opts...)
 	hdr := make([]any, len(header))
 	for i, h := range header {
@@ -106,9 +103,7 @@ func (t *repairTextPrinter) Plan(p *barrier.RepairPlan, dryRun bool) error {
 	}
 	if t.table {
 		t.planTables(p)
-		for _, wn := range p.Warnings {
-			pf("%s %s\n", st.paint(st.warn, "Warning:"), wn)
-		}
+		warnDiagnostics(t.s.Err, p.Warnings)
 		switch {
 		case p.NothingToDo:
 			pf("%s %s\n", st.paint(st.ok, "Nothing to repair:"), p.Reason)
@@ -143,9 +138,7 @@ func (t *repairTextPrinter) Plan(p *barrier.RepairPlan, dryRun bool) error {
 			pf("  %s %s %s: %s\n", st.severity(f.Severity, strings.ToUpper(f.Severity)), f.Kind, where, f.Message)
 		}
 	}
-	for _, wn := range p.Warnings {
-		pf("%s %s\n", st.paint(st.warn, "Warning:"), wn)
-	}
+	warnDiagnostics(t.s.Err, p.Warnings)
 	if p.NothingToDo {
 		pf("%s %s\n", st.paint(st.ok, "Nothing to repair:"), p.Reason)
 		return nil

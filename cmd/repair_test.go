@@ -232,7 +232,7 @@ func TestRepairCLIUsage(t *testing.T) {
 	if code, _, errOut := injRun(t, "repair", "--rollback", dir); code != ExitError || !strings.Contains(errOut, "no interrupted operation") {
 		t.Errorf("--rollback without a journal: exit %d\n%s", code, errOut)
 	}
-	if code, _, errOut := injRun(t, "repair", filepath.Dir(dir)); code != ExitRefused || !strings.Contains(errOut, "not-a-partition") {
+	if code, _, errOut := injRun(t, "repair", filepath.Dir(dir)); code != ExitUsage || !strings.Contains(errOut, "not <topic>-<partition>") {
 		t.Errorf("a log directory: exit %d\n%s", code, errOut)
 	}
 	code, out, _ := injRun(t, "repair", "--help")

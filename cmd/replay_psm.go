@@ -87,6 +87,9 @@ func (o *replayPSMOptions) Validate(c *cobra.Command, args []string) error {
 	if o.highWatermark < -1 || o.logStartOffset < -1 {
 		return usageErrorf("--high-watermark and --log-start-offset must be offsets (or -1)")
 	}
+	if o.jobs < 0 {
+		return usageErrorf("--jobs must be 0 (one per CPU) or a positive number, not %d", o.jobs)
+	}
 	if o.expirationMs <= 0 || o.checkIntervalMs <= 0 {
 		return usageErrorf("--producer-id-expiration-ms and --producer-id-expiration-check-interval-ms must be positive")
 	}
@@ -185,12 +188,8 @@ func runReplayPSM(ctx context.Context, s *Streams, g *globalOptions, o *replayPS
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	st, err := os.Stat(dir)
-	if err != nil {
+	if err := checkInput(s, "replay-psm", dir, inputPartitionOrLogDir); err != nil {
 		return err
-	}
-	if !st.IsDir() {
-		return usageErrorf("%s is not a directory: replay-psm takes a partition directory or a log directory", dir)
 	}
 	if !segment.IsPartitionDir(dir) {
 		if ld, err := segment.OpenLogDir(dir); err == nil && len(ld.Partitions) > 0 {
@@ -270,6 +269,12 @@ func replayPartition(s *Streams, g *globalOptions, o *replayPSMOptions, dir stri
 			return nil, &exitError{code: ExitFindings, err: err}
 		}
 		return nil, err
+	}
+	if o.logStartOffset > res.LogEndOffset && o.upto < 0 {
+		// Kafka keeps logStartOffset <= logEndOffset (a log start beyond
+		// it deletes every segment at load: deleteSegmentsIfLogStartGreaterThanLogEnd);
+		// a replay from there would silently show an empty state.
+		return nil, usageErrorf("--log-start-offset %d is above the log end offset %d of %s", o.logStartOffset, res.LogEndOffset, dir)
 	}
 	v.Result, v.Opts = res, opts
 	if target != "" {

@@ -30,7 +30,8 @@ func TestReplayPSMLogDir(t *testing.T) {
 	}
 	// Plant a stale snapshot: control-0's snapshot at 14 lies after its
 	// barriers at 11 and 12; one holding a producer from before them is a
-	// stale-snapshot error, so the whole run must exit 3.
+	// stale-snapshot error, so the whole run must exit 3 (txn-0's hanging
+	// transaction is the other partition with findings).
 	stale := segment.EncodeProducerSnapshot([]segment.SnapshotEntry{{ProducerID: 3000, ProducerEpoch: 0, LastSequence: 1,
 		LastOffset: 7, OffsetDelta: 1, Timestamp: 1700000000050, CoordinatorEpoch: 2, CurrentTxnFirstOffset: -1}})
 	if err := os.WriteFile(filepath.Join(dir, "control-0", "00000000000000000014.snapshot"), stale, 0o644); err != nil {
@@ -61,7 +62,7 @@ func TestReplayPSMLogDir(t *testing.T) {
 	}
 	code, out, errs := run("replay-psm", dir)
 	if code != ExitFindings || !strings.Contains(out, "control-0") || !strings.Contains(out, "FINDINGS") ||
-		!strings.Contains(errs, "6 partitions replayed: 1 with findings, 0 failed") {
+		!strings.Contains(errs, "6 partitions replayed: 2 with findings, 0 failed") {
 		t.Fatalf("text summary (exit %d):\n%s%s", code, out, errs)
 	}
 	if code, _, _ := run("replay-psm", "--write-snapshot", filepath.Join(t.TempDir(), "x"), dir); code != ExitUsage {
@@ -74,7 +75,7 @@ func TestReplayPSMLogDir(t *testing.T) {
 func TestReplayPSMLogDirRealSnapshots(t *testing.T) {
 	dir := filepath.Join("..", "..", "shared", "fixtures", "real", "eric-kimm__stock-market-pipeline", "kafka", "data")
 	if _, err := os.Stat(dir); err != nil {
-		t.Skip("../shared/fixtures/real not present")
+		t.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
 	}
 	s, out, errb := TestStreams()
 	if code := Run(context.Background(), []string{"replay-psm", "--check-snapshots", dir}, s); code != ExitOK {

@@ -49,7 +49,7 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 	st := p.s.styles()
 	r := v.Result
 	kv := func(k, format string, args ...any) {
-		fmt.Fprintf(w, "%-19s %s\n", st.paint(st.title, k), fmt.Sprintf(format, args...))
+		fmt.Fprintf(w, "%s %s\n", padDisplay(st.paint(st.title, k), 19), fmt.Sprintf(format, args...))
 	}
 	kv("partition", "%s (%s)", r.Partition, v.Dir)
 	kv("log", "start %d, end %d", r.LogStartOffset, r.LogEndOffset)
@@ -78,8 +78,19 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 			warns++
 		}
 	}
-	kv("counts", "%d producers, %d ongoing transactions, %d aborted transactions, %d barriers, %d anomalies (%d errors, %d warnings)",
-		len(r.Producers), len(r.Ongoing), len(r.Aborted), len(r.Barriers), len(r.Anomalies), errs, warns)
+	barriers := "barriers"
+	if r.SnapshotLoaded > 0 {
+		barriers = "barriers after the snapshot"
+	}
+	kv("counts", "%d producers, %d ongoing transactions, %d aborted transactions, %d %s, %d anomalies (%d errors, %d warnings)",
+		len(r.Producers), len(r.Ongoing), len(r.Aborted), len(r.Barriers), barriers, len(r.Anomalies), errs, warns)
+	if r.SnapshotLoaded > 0 {
+		// The snapshot stands for everything before it, barriers included
+		// (a restarting broker never sees those either); without this, "0
+		// barriers" reads as "this log has none".
+		kv("before the snapshot", "offsets %d..%d are not replayed: their barriers and transactions are in the snapshot's state; --from-snapshot none replays them",
+			r.LogStartOffset, r.SnapshotLoaded-1)
+	}
 	if v.Written != "" {
 		kv("snapshot written", "%s (%d producers)", v.Written, len(r.Producers))
 	}
@@ -168,10 +179,7 @@ func (p *textReplayPSMPrinter) render(w *bufio.Writer, header []string, rows [][
 		tw.Flush()
 		return
 	}
-	opts := []tablewriter.Option{}
-	if p.s.Width > 0 {
-		opts = append(opts, tablewriter.WithMaxWidth(p.s.Width))
-	}
+	opts := tableOptions(p.s.Width, header, rows)
 	t := tablewriter.NewTable(w, opts...)
 	hdr := make([]any, len(header))
 	for i, h := range header {

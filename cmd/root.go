@@ -163,6 +163,7 @@ func finishTree(root *cobra.Command) {
 	}
 	walkCommands(root, func(c *cobra.Command) {
 		c.DisableAutoGenTag = true
+		completeFlagValues(c)
 		if c.HasSubCommands() && !c.Runnable() {
 			// A group ("kseg", "kseg completion") run with an argument that
 			// names no subcommand: cobra's legacyArgs reports this only for

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -33,6 +34,8 @@ type Streams struct {
 
 	// color is resolved from --color and the environment by resolveColor.
 	color bool
+	// fsys, when set, is what checkInput reads instead of the OS (tests).
+	fsys inputFS
 }
 
 // NewStdStreams wraps the process's streams.
@@ -73,7 +76,10 @@ func TestStreams() (*Streams, *bytes.Buffer, *bytes.Buffer) {
 //     (https://bixense.com/clicolors: "no matter what" — so it beats
 //     CLICOLOR=0);
 //  3. CLICOLOR=0: no colour;
-//  4. otherwise colour exactly when stdout is a terminal.
+//  4. TERM=dumb: no colour (a terminal that cannot show escapes: Emacs
+//     shell buffers, some CI consoles; termenv's ColorProfile gives it
+//     Ascii, and CLICOLOR_FORCE still overrides it there too);
+//  5. otherwise colour exactly when stdout is a terminal.
 //
 // This is termenv's precedence (EnvNoColor, EnvColorProfile), the library
 // lipgloss renders through, so kseg agrees with the rest of that stack.
@@ -97,7 +103,7 @@ func (s *Streams) resolveColor(mode string) {
 			s.color = false
 		case force != "" && force != "0":
 			s.color = true
-		case env("CLICOLOR") == "0":
+		case env("CLICOLOR") == "0", env("TERM") == "dumb":
 			s.color = false
 		default:
 			s.color = s.OutTTY
@@ -154,4 +160,25 @@ func (st *styles) severity(sev, text string) string {
 		return st.paint(st.info, text)
 	}
 	return text
+}
+
+// warnDiagnostics writes a plan's warnings where diagnostics go, stderr,
+// so that stdout holds only the plan (data) a script may parse. They are
+// not silenced by -q, which silences progress and summaries only: a
+// warning about a write is not a summary.
+func warnDiagnostics(errw io.Writer, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(errw, "kseg: warning: %s\n", w)
+	}
+}
+
+// padDisplay pads s with spaces to width terminal columns. fmt's %-19s
+// counts bytes, so a styled label (ANSI escapes are bytes but no columns)
+// or a wide character would misalign the column after it; lipgloss.Width
+// counts what the terminal shows.
+func padDisplay(s string, width int) string {
+	if w := lipgloss.Width(s); w < width {
+		return s + strings.Repeat(" ", width-w)
+	}
+	return s
 }

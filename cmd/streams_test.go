@@ -8,9 +8,9 @@ import (
 // colorWant is the rule resolveColor implements, written out
 // independently: --color always/never win; with auto, NO_COLOR (non-empty)
 // turns colour off, else CLICOLOR_FORCE (non-empty, not "0") turns it on,
-// else CLICOLOR=0 turns it off, else colour follows whether stdout is a
-// terminal.
-func colorWant(mode string, tty bool, noColor, clicolor, force string) bool {
+// else CLICOLOR=0 turns it off, else TERM=dumb turns it off, else colour
+// follows whether stdout is a terminal.
+func colorWant(mode string, tty bool, noColor, clicolor, force, term string) bool {
 	switch mode {
 	case "always":
 		return true
@@ -23,50 +23,53 @@ func colorWant(mode string, tty bool, noColor, clicolor, force string) bool {
 	if force != "" && force != "0" {
 		return true
 	}
-	if clicolor == "0" {
+	if clicolor == "0" || term == "dumb" {
 		return false
 	}
 	return tty
 }
 
 // TestResolveColorEveryCombination runs every combination of --color,
-// stdout TTY, NO_COLOR, CLICOLOR and CLICOLOR_FORCE (unset, empty and
-// meaningful values) through resolveColor.
+// stdout TTY, NO_COLOR, CLICOLOR, CLICOLOR_FORCE and TERM (unset, empty
+// and meaningful values) through resolveColor.
 func TestResolveColorEveryCombination(t *testing.T) {
 	unset := "<unset>"
 	modes := []string{"auto", "always", "never"}
 	noColors := []string{unset, "", "1", "0"} // NO_COLOR=0 still means no colour: any non-empty value
 	clicolors := []string{unset, "", "0", "1"}
 	forces := []string{unset, "", "0", "1", "yes"}
+	terms := []string{unset, "xterm-256color", "dumb"}
 	n := 0
 	for _, mode := range modes {
 		for _, tty := range []bool{false, true} {
 			for _, nc := range noColors {
 				for _, cc := range clicolors {
 					for _, cf := range forces {
-						env := map[string]string{}
-						for k, v := range map[string]string{"NO_COLOR": nc, "CLICOLOR": cc, "CLICOLOR_FORCE": cf} {
-							if v != unset {
-								env[k] = v
+						for _, tm := range terms {
+							env := map[string]string{}
+							for k, v := range map[string]string{"NO_COLOR": nc, "CLICOLOR": cc, "CLICOLOR_FORCE": cf, "TERM": tm} {
+								if v != unset {
+									env[k] = v
+								}
 							}
+							s, _, _ := TestStreams()
+							s.OutTTY = tty
+							s.Env = func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+							s.resolveColor(mode)
+							val := func(v string) string { return strings.ReplaceAll(v, unset, "") }
+							want := colorWant(mode, tty, val(nc), val(cc), val(cf), val(tm))
+							if s.Color() != want {
+								t.Errorf("--color %s, tty %v, NO_COLOR=%q CLICOLOR=%q CLICOLOR_FORCE=%q TERM=%q: colour %v, want %v",
+									mode, tty, nc, cc, cf, tm, s.Color(), want)
+							}
+							n++
 						}
-						s, _, _ := TestStreams()
-						s.OutTTY = tty
-						s.Env = func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-						s.resolveColor(mode)
-						val := func(v string) string { return strings.ReplaceAll(v, unset, "") }
-						want := colorWant(mode, tty, val(nc), val(cc), val(cf))
-						if s.Color() != want {
-							t.Errorf("--color %s, tty %v, NO_COLOR=%q CLICOLOR=%q CLICOLOR_FORCE=%q: colour %v, want %v",
-								mode, tty, nc, cc, cf, s.Color(), want)
-						}
-						n++
 					}
 				}
 			}
 		}
 	}
-	if n != 3*2*4*4*5 {
+	if n != 3*2*4*4*5*3 {
 		t.Fatalf("ran %d combinations", n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/segment"
 )
 
 // verifyChainOptions are the flags of `kseg verify-chain`.
@@ -52,38 +54,110 @@ func endpoint(s string, dirs []string) (int, bool) {
 	return -1, false
 }
 
-func (o *verifyChainOptions) Validate(args []string) error {
+// Validate checks the flags and returns the partition directories: the
+// DIR arguments, then any directory an --edge names that is not among them
+// (so --edge A=B --edge A=C needs no DIR arguments at all).
+func (o *verifyChainOptions) Validate(args []string) ([]string, error) {
 	switch o.output {
 	case "text", "table", "json":
 	default:
-		return usageErrorf("--output must be text, table or json, not %q", o.output)
+		return nil, usageErrorf("--output must be text, table or json, not %q", o.output)
 	}
-	if len(args) < 2 {
-		return usageErrorf("verify-chain needs at least two partition directories")
-	}
+	dirs := append([]string(nil), args...)
 	for _, e := range o.edges {
-		found := false
-		// A path may hold '=': try every split.
-		for i := strings.Index(e, "="); i >= 0; {
-			u, okU := endpoint(e[:i], args)
-			d, okD := endpoint(e[i+1:], args)
-			if okU && okD {
-				if u == d {
-					return usageErrorf("--edge %s: a partition does not mirror itself", e)
-				}
-				o.pairs = append(o.pairs, [2]int{u, d})
-				found = true
-				break
-			}
-			j := strings.Index(e[i+1:], "=")
-			if j < 0 {
-				break
-			}
-			i += j + 1
+		u, d, ok := o.resolveEdge(e, &dirs)
+		if !ok {
+			return nil, usageErrorf("--edge %q: want U=D, each a DIR argument given by position (1..%d), or a partition directory", e, len(args))
 		}
-		if !found {
-			return usageErrorf("--edge %q: want U=D, each a DIR argument given by position (1..%d) or as given", e, len(args))
+		if u == d {
+			return nil, usageErrorf("--edge %s: a partition does not mirror itself", e)
 		}
+		o.pairs = append(o.pairs, [2]int{u, d})
+	}
+	if len(dirs) < 2 {
+		return nil, usageErrorf("verify-chain needs at least two partition directories (as DIR arguments or in --edge U=D)")
+	}
+	// The same directory twice is the --edge 1=1 mistake made by position.
+	for i := range dirs {
+		for j := i + 1; j < len(dirs); j++ {
+			if sameDir(dirs[i], dirs[j]) {
+				return nil, usageErrorf("%s and %s are the same directory: a partition does not mirror itself", dirs[i], dirs[j])
+			}
+		}
+	}
+	return dirs, nil
+}
+
+// resolveEdge splits an --edge U=D (a path may hold '=': every split is
+// tried) into indexes of *dirs: a 1-based position among the DIR
+// arguments, one of them as given, or else a directory that exists, which
+// is appended to *dirs.
+func (o *verifyChainOptions) resolveEdge(e string, dirs *[]string) (int, int, bool) {
+	var splits [][2]string
+	for i := strings.Index(e, "="); i >= 0; {
+		splits = append(splits, [2]string{e[:i], e[i+1:]})
+		j := strings.Index(e[i+1:], "=")
+		if j < 0 {
+			break
+		}
+		i += j + 1
+	}
+	for _, sp := range splits {
+		u, okU := endpoint(sp[0], *dirs)
+		d, okD := endpoint(sp[1], *dirs)
+		if okU && okD {
+			return u, d, true
+		}
+	}
+	isDir := func(p string) bool { st, err := os.Stat(p); return err == nil && st.IsDir() }
+	for _, sp := range splits {
+		u, okU := endpoint(sp[0], *dirs)
+		d, okD := endpoint(sp[1], *dirs)
+		if (!okU && !isDir(sp[0])) || (!okD && !isDir(sp[1])) {
+			continue
+		}
+		if !okU {
+			*dirs = append(*dirs, sp[0])
+			u = len(*dirs) - 1
+		}
+		if !okD {
+			if d, okD = endpoint(sp[1], *dirs); !okD {
+				*dirs = append(*dirs, sp[1])
+				d = len(*dirs) - 1
+			}
+		}
+		return u, d, true
+	}
+	return 0, 0, false
+}
+
+// sameDir: a and b name the same directory (os.SameFile follows links).
+func sameDir(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	if errA != nil || errB != nil {
+		return filepath.Clean(a) == filepath.Clean(b)
+	}
+	return os.SameFile(sa, sb)
+}
+
+// checkSamePartition refuses an edge whose two partitions cannot be a
+// mirror and its source: a KIP-1279 mirror topic keeps its source's topic
+// name, partition and topic id (partition.metadata), so anything else is
+// two unrelated partitions, and comparing them byte for byte would report
+// a "divergence" that is no such thing.
+func checkSamePartition(up, down string) error {
+	nu, okU := segment.ParsePartitionDir(filepath.Base(filepath.Clean(up)))
+	nd, okD := segment.ParsePartitionDir(filepath.Base(filepath.Clean(down)))
+	if okU && okD && (nu.Topic != nd.Topic || nu.Partition != nd.Partition) {
+		return refusedf("refused (topic): %s is %s-%d but %s is %s-%d: a mirror keeps its source's topic name and partition",
+			up, nu.Topic, nu.Partition, down, nd.Topic, nd.Partition)
+	}
+	pu, errU := segment.ReadPartitionMetadata(filepath.Join(up, segment.PartitionMetadataName))
+	pd, errD := segment.ReadPartitionMetadata(filepath.Join(down, segment.PartitionMetadataName))
+	if errU == nil && errD == nil && pu.TopicID != pd.TopicID {
+		return refusedf("refused (%s): %s has topic id %s but %s has %s: a mirror keeps its source's topic id",
+			barrier.RefuseTopicID, up, pu.TopicIDString, down, pd.TopicIDString)
 	}
 	return nil
 }
@@ -141,10 +215,11 @@ Nothing is ever modified.
   kseg verify-chain --output json /data/a/orders-0 /data/b/orders-0 | jq .findings`,
 		Args: usageArgs(cobra.ArbitraryArgs),
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(args); err != nil {
+			dirs, err := o.Validate(args)
+			if err != nil {
 				return err
 			}
-			return runVerifyChain(c.Context(), s, o, args)
+			return runVerifyChain(c.Context(), s, o, dirs)
 		},
 	}
 	o.AddFlags(c)
@@ -154,6 +229,20 @@ Nothing is ever modified.
 func runVerifyChain(ctx context.Context, s *Streams, o *verifyChainOptions, dirs []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if err := checkInputs(s, "verify-chain", dirs, inputPartition); err != nil {
+		return err
+	}
+	edges := o.pairs
+	if len(edges) == 0 {
+		for i := 0; i+1 < len(dirs); i++ {
+			edges = append(edges, [2]int{i, i + 1})
+		}
+	}
+	for _, e := range edges {
+		if err := checkSamePartition(dirs[e[0]], dirs[e[1]]); err != nil {
+			return err
+		}
 	}
 	rep, err := barrier.VerifyChain(dirs, o.pairs, barrier.ChainOptions{StrictEpochs: o.strictEpochs})
 	if err != nil {

@@ -139,7 +139,7 @@ func (t *chainTextPrinter) Print(r *barrier.ChainReport) error {
 	w := bufio.NewWriter(t.w)
 	st := t.st
 	kv := func(k, format string, args ...any) {
-		fmt.Fprintf(w, "  %-19s %s\n", st.paint(st.title, k), fmt.Sprintf(format, args...))
+		fmt.Fprintf(w, "  %s %s\n", padDisplay(st.paint(st.title, k), 19), fmt.Sprintf(format, args...))
 	}
 	for i, e := range r.Edges {
 		if i > 0 {
@@ -195,10 +195,7 @@ func (t *chainTextPrinter) Print(r *barrier.ChainReport) error {
 type chainTablePrinter struct{ s *Streams }
 
 func (t *chainTablePrinter) render(header []string, rows [][]string) {
-	opts := []tablewriter.Option{}
-	if t.s.Width > 0 {
-		opts = append(opts, tablewriter.WithMaxWidth(t.s.Width))
-	}
+	opts := tableOptions(t.s.Width, header, rows)
 	tw := tablewriter.NewTable(t.s.Out, opts...)
 	hdr := make([]any, len(header))
 	for i, h := range header {

@@ -33,8 +33,11 @@ func newVersionCmd(s *Streams, _ *globalOptions) *cobra.Command {
 		Long: `Print the module version, the VCS revision and commit time, and the Go
 version kseg was built with, as the Go toolchain recorded them in the binary
 (runtime/debug.ReadBuildInfo). A binary built by "go install
-github.com/kseg/kseg@v1.2.3" reports v1.2.3; one built from a checkout reports
-(devel) and the commit, with "(modified)" when the work tree had changes.
+github.com/kseg/kseg@v1.2.3" reports v1.2.3; one built with "go build" or
+"go install" in a git checkout reports (devel) and the commit, with
+"(modified)" when the work tree had changes. "go run", -buildvcs=false and
+builds outside a repository record no commit; kseg then says
+"(commit not recorded)".
 ` + exitStatusHelp,
 		Example: `  kseg version
   kseg version -o json | jq -r .revision`,
@@ -96,6 +99,10 @@ func (v versionInfo) String() string {
 		if v.Modified {
 			out += " (modified)"
 		}
+	} else if v.Version == "(devel)" {
+		// A checkout build the toolchain did not stamp (go run never
+		// does): say so rather than leave the reader looking for a commit.
+		out += " (commit not recorded)"
 	}
 	if v.Time != "" {
 		out += " built from a commit of " + v.Time

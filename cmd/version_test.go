@@ -23,7 +23,7 @@ func TestVersionFromBuildInfo(t *testing.T) {
 		want string
 	}{
 		{stamped, "kseg v1.2.3 revision 0123456789abcdef0123456789abcdef01234567 (modified) built from a commit of 2026-01-02T03:04:05Z go1.26.8"},
-		{&debug.BuildInfo{GoVersion: "go1.26.8"}, "kseg (devel) go1.26.8"},
+		{&debug.BuildInfo{GoVersion: "go1.26.8"}, "kseg (devel) (commit not recorded) go1.26.8"},
 		{&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"},
 			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "false"}}},
 			"kseg (devel) revision abc go1.26.8"},
@@ -62,5 +62,21 @@ func TestVersionCommand(t *testing.T) {
 	tb := runKseg("version", "-o", "table")
 	if tb.code != 0 || !strings.Contains(tb.stdout, "goVersion") || !strings.Contains(tb.stdout, bi.GoVersion) {
 		t.Errorf("version -o table: %q", tb.stdout)
+	}
+}
+
+// TestVersionHelpMatchesUnstampedBuilds: the help says which builds carry
+// no commit, and such a build says so (it used to promise "(devel) and
+// the commit", which go run never gives).
+func TestVersionHelpMatchesUnstampedBuilds(t *testing.T) {
+	h := runKseg("version", "--help")
+	for _, want := range []string{"go run", "-buildvcs=false", "(commit not recorded)"} {
+		if !strings.Contains(h.stdout, want) {
+			t.Errorf("version --help does not mention %q:\n%s", want, h.stdout)
+		}
+	}
+	unstamped := versionFromBuildInfo(&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}).String()
+	if !strings.Contains(unstamped, "(commit not recorded)") {
+		t.Errorf("an unstamped checkout build prints %q", unstamped)
 	}
 }

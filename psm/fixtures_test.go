@@ -16,7 +16,7 @@ func realFixtures(t testing.TB) string {
 	t.Helper()
 	root := filepath.Join("..", "..", "shared", "fixtures", "real")
 	if _, err := os.Stat(root); err != nil {
-		t.Skipf("real broker fixtures not present at %s (they live outside the repository): %v", root, err)
+		t.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
 	}
 	return root
 }

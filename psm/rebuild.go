@@ -381,6 +381,7 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 			}
 			m = fresh()
 			m.Load(entries, s.Offset, NowFromClock)
+			r.restoreTxnStarts(m)
 			if err := replay(m, s.Offset); err != nil {
 				return nil, nil, err
 			}
@@ -422,6 +423,7 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 		anomalies = m.anomalies
 		m = fresh()
 		m.Load(entries, s.Offset, NowFromClock)
+		r.restoreTxnStarts(m)
 		if err := replay(m, s.Offset); err != nil {
 			return nil, nil, err
 		}
@@ -520,4 +522,47 @@ func (r *rebuilder) checkStale(m *Manager, barriers []Barrier) error {
 				filepath.Base(s.Path), bar.Offset, len(stale), stale[0])})
 	}
 	return nil
+}
+
+// restoreTxnStarts gives the transactions a snapshot left open the
+// timestamp of their first batch. A snapshot entry holds the producer's
+// last timestamp, not when its transaction began (ProducerStateManager's
+// snapshot schema has only currentTxnFirstOffset), so after Load a
+// transaction looks as young as its latest batch, and the hanging-
+// transaction verdict would depend on whether replay started from a
+// snapshot. The first batch is still in the log: read its timestamp there,
+// as a replay from the log start would have. When it cannot be read (the
+// segment is gone or damaged), the snapshot's timestamp stays.
+func (r *rebuilder) restoreTxnStarts(m *Manager) {
+	for i := range m.ongoing {
+		if ts, ok := r.batchTimestampAt(m.ongoing[i].firstOffset); ok {
+			m.ongoing[i].startTs = ts
+		}
+	}
+}
+
+// batchTimestampAt is the maxTimestamp of the batch holding offset, read
+// without reporting anything.
+func (r *rebuilder) batchTimestampAt(offset int64) (int64, bool) {
+	seg := -1
+	for i := range r.segs {
+		if r.segs[i].BaseOffset <= offset {
+			seg = i
+		}
+	}
+	if seg < 0 {
+		return 0, false
+	}
+	lf, err := segment.OpenLog(r.segs[seg].Log)
+	if err != nil {
+		return 0, false
+	}
+	defer lf.Close()
+	sc := lf.Scanner(segment.ScanOptions{Start: startPosition(lf, r.segs[seg], offset, -1), BufferSize: 64 << 10})
+	for sc.Next() {
+		if b := sc.Batch(); b.LastOffset() >= offset {
+			return b.MaxTimestamp, b.BaseOffset <= offset
+		}
+	}
+	return 0, false
 }

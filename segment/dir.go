@@ -213,7 +213,7 @@ func OpenLogDir(path string) (*LogDir, error) {
 	for _, e := range entries {
 		name := e.Name()
 		p := filepath.Join(path, name)
-		if e.IsDir() {
+		if isDirOrLinkToDir(p, e) {
 			if n, ok := ParsePartitionDir(name); ok {
 				parts = append(parts, part{n, name})
 			} else {
@@ -233,6 +233,21 @@ func OpenLogDir(path string) (*LogDir, error) {
 		l.Partitions = append(l.Partitions, filepath.Join(path, p.base))
 	}
 	return l, nil
+}
+
+// isDirOrLinkToDir: e (at p) is a directory or a symbolic link to one.
+// Operators move a partition directory to another disk and link it back;
+// the JVM's File.isDirectory, which LogManager.loadLogs uses, follows the
+// link, so the partition is loaded like any other.
+func isDirOrLinkToDir(p string, e os.DirEntry) bool {
+	if e.IsDir() {
+		return true
+	}
+	if e.Type()&os.ModeSymlink == 0 {
+		return false
+	}
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 // LogDirOf returns the log directory that holds a partition directory:

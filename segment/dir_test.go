@@ -234,3 +234,30 @@ func TestOpenPartitionDirReal(t *testing.T) {
 		t.Errorf("LogDirOf = %q", LogDirOf(dir))
 	}
 }
+
+// TestOpenLogDirSymlinkedPartition: a partition directory moved to another
+// disk and linked back is a partition (LogManager.loadLogs follows the
+// link with File.isDirectory); a link to a file stays a file.
+func TestOpenLogDirSymlinkedPartition(t *testing.T) {
+	root, elsewhere := t.TempDir(), t.TempDir()
+	touch(t, elsewhere, "t-3/00000000000000000000.log", "plain")
+	ld := filepath.Join(root, "logs")
+	touch(t, ld, "t-0/00000000000000000000.log")
+	if err := os.Symlink(filepath.Join(elsewhere, "t-3"), filepath.Join(ld, "t-3")); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	if err := os.Symlink(filepath.Join(elsewhere, "plain"), filepath.Join(ld, "meta.properties")); err != nil {
+		t.Fatal(err)
+	}
+	l, err := OpenLogDir(ld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(ld, "t-0"), filepath.Join(ld, "t-3")}
+	if !reflect.DeepEqual(l.Partitions, want) {
+		t.Errorf("Partitions = %q, want %q", l.Partitions, want)
+	}
+	if len(l.Files) != 1 || l.Files[0].Kind != KindMetaProperties {
+		t.Errorf("Files = %+v, want the linked meta.properties", l.Files)
+	}
+}

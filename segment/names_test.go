@@ -43,7 +43,7 @@ func realFixtures(t *testing.T) string {
 	t.Helper()
 	root := filepath.Join("..", "..", "shared", "fixtures", "real")
 	if _, err := os.Stat(root); err != nil {
-		t.Skip("../../shared/fixtures/real: /work/shared not present")
+		t.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
 	}
 	return root
 }

@@ -14,7 +14,8 @@
 #   FUZZ_PARALLEL  fuzzing workers per target, go test -parallel (default 1)
 #   FUZZ_MINIMIZE  go test -fuzzminimizetime (default 10s; Go's 60s default
 #                  stalls a run for a minute on every large new input)
-#   FUZZ_PKGS      packages with fuzz targets (default ./decode ./segment)
+#   FUZZ_PKGS      packages with fuzz targets (default: every package of
+#                  the module with a Fuzz* function; --packages lists them)
 #   FUZZ_LOGS      directory for one log per target (default: a new
 #                  directory under ${TMPDIR:-/tmp})
 #
@@ -32,15 +33,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
+# fuzz_packages: every package (./dir) whose test files declare a Fuzz*
+# function, so that a new package's targets (psm's FuzzReplay was missed
+# by a fixed list) run without a change here.
+fuzz_packages() {
+  grep -rlE --include='*_test.go' '^func Fuzz[A-Z0-9]' . | grep -v '^\./\.' |
+    xargs -n1 dirname | sort -u | tr '\n' ' '
+}
+
 case ${1:-} in
   -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  --packages) fuzz_packages; echo; exit 0 ;;
 esac
 duration=${1:-2m}
 filter=${2:-.}
 jobs=${FUZZ_JOBS:-2}
 parallel=${FUZZ_PARALLEL:-1}
 minimize=${FUZZ_MINIMIZE:-10s}
-read -r -a pkgs <<<"${FUZZ_PKGS:-./decode ./segment}"
+read -r -a pkgs <<<"${FUZZ_PKGS:-$(fuzz_packages)}"
 case $duration in
   *[0-9]x|*[0-9][smh]|*[0-9]ms) ;;
   *) echo "fuzz.sh: DURATION must look like 2m, 30s, 1h or 100000x, not '$duration'" >&2; exit 2 ;;

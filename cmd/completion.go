@@ -1,0 +1,58 @@
+package cmd
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// Flag-value completion. Without a completion function cobra lets the
+// shell complete file names after every flag, so `kseg dump --output <TAB>`
+// offered the directory listing. completeFlagValues gives every flag that
+// takes a value an answer: its words, when the flag has a fixed set; the
+// file system, only for the flags that take a path; nothing otherwise.
+
+// flagWords are the value sets the usage text does not spell as a|b|c.
+var flagWords = map[string][]string{
+	"from-snapshot": {"latest", "none"},
+	"clock":         {"log", "now"},
+	"mode":          {"truncate", "abort"},
+}
+
+// pathFlags take a path: files (false) or directories only (true).
+var pathFlags = map[string]bool{
+	"write-snapshot": false,
+	"backup-dir":     true,
+}
+
+var usageChoices = regexp.MustCompile(`\b([a-z0-9]+(?:\|[a-z0-9]+)+)\b`)
+
+func completeFlagValues(c *cobra.Command) {
+	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		if f.Value.Type() == "bool" || f.Hidden {
+			return
+		}
+		if _, ok := c.GetFlagCompletionFunc(f.Name); ok {
+			return
+		}
+		var fn cobra.CompletionFunc
+		if dirs, ok := pathFlags[f.Name]; ok {
+			directive := cobra.ShellCompDirectiveDefault
+			if dirs {
+				directive = cobra.ShellCompDirectiveFilterDirs
+			}
+			fn = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) { return nil, directive }
+		} else {
+			words := flagWords[f.Name]
+			if m := usageChoices.FindStringSubmatch(f.Usage); words == nil && m != nil {
+				words = strings.Split(m[1], "|")
+			}
+			fn = cobra.FixedCompletions(words, cobra.ShellCompDirectiveNoFileComp)
+		}
+		// Registration fails only for an unknown flag or a second
+		// registration, both excluded above.
+		_ = c.RegisterFlagCompletionFunc(f.Name, fn)
+	})
+}

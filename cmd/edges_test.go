@@ -1,0 +1,165 @@
+package cmd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func runCLI(args ...string) (int, string, string) {
+	s, out, errb := TestStreams()
+	code := Run(context.Background(), args, s)
+	return code, out.String(), errb.String()
+}
+
+// mirrorCopies copies orders-0 into n log directories a, b, c …: n
+// partitions that are each other's exact mirrors.
+func mirrorCopies(t *testing.T, n int) []string {
+	t.Helper()
+	root := t.TempDir()
+	var dirs []string
+	for i := 0; i < n; i++ {
+		d := filepath.Join(root, string(rune('a'+i)), "orders-0")
+		copyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), d)
+		dirs = append(dirs, d)
+	}
+	return dirs
+}
+
+// TestVerifyChainEdgesSupplyDirectories: a fan-out given only as edges
+// needs no DIR arguments.
+func TestVerifyChainEdgesSupplyDirectories(t *testing.T) {
+	d := mirrorCopies(t, 3)
+	code, out, errOut := runCLI("verify-chain", "--edge", d[0]+"="+d[1], "--edge", d[0]+"="+d[2])
+	if code != ExitOK || strings.Count(out, "Edge ") != 2 || !strings.Contains(out, d[2]) {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestVerifyChainSameDirectoryRefusedAlike: X X is the --edge 1=1 mistake
+// and gets the same answer (it used to be "consistent").
+func TestVerifyChainSameDirectoryRefusedAlike(t *testing.T) {
+	d := mirrorCopies(t, 2)
+	for _, args := range [][]string{
+		{"verify-chain", d[0], d[0]},
+		{"verify-chain", d[0], d[0] + string(filepath.Separator)},
+		{"verify-chain", "--edge", "1=1", d[0], d[1]},
+	} {
+		code, out, errOut := runCLI(args...)
+		if code != ExitUsage || !strings.Contains(errOut, "does not mirror itself") || out != "" {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+}
+
+// TestVerifyChainRefusesUnrelatedPartitions: partitions of different
+// topics, or with different topic ids, are no mirror of each other.
+func TestVerifyChainRefusesUnrelatedPartitions(t *testing.T) {
+	p := func(n string) string { return filepath.Join("..", "testdata", "partitions", n) }
+	code, out, errOut := runCLI("verify-chain", p("orders-0"), p("txn-0"))
+	if code != ExitRefused || !strings.Contains(errOut, "topic name and partition") || out != "" {
+		t.Errorf("different topics: exit %d\n%s%s", code, out, errOut)
+	}
+	d := mirrorCopies(t, 2)
+	pm := filepath.Join(d[1], "partition.metadata")
+	b, err := os.ReadFile(pm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := regexp.MustCompile(`topic_id: \S+`).ReplaceAll(b, []byte("topic_id: AAAAAAAAAAAAAAAAAAAAAQ"))
+	if err := os.WriteFile(pm, other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI("verify-chain", d[0], d[1])
+	if code != ExitRefused || !strings.Contains(errOut, "topic id") || out != "" {
+		t.Errorf("different topic ids: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestExplainLegacyWrapper: explaining an offset inside a compressed v0
+// wrapper names the offsets it holds and lists its inner messages (it used
+// to say "batch 5..5" for offsets 3..5).
+func TestExplainLegacyWrapper(t *testing.T) {
+	code, out, errOut := runCLI("explain", "3", filepath.Join("..", "testdata", "partitions", "legacy-v0-0"))
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	if !strings.Contains(out, "holding offsets 3..5") || strings.Contains(out, "batch 5..5") {
+		t.Errorf("header does not name the inner offsets:\n%s", out)
+	}
+	for _, want := range []string{"inner messages", "offset 3 magic 0 keySize 2 valueSize 12", "offset 4 ", "offset 5 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestExplainNonLogFile: explain of an index file is a usage error naming
+// what explain takes (it used to be "read at position -1 … negative
+// offset").
+func TestExplainNonLogFile(t *testing.T) {
+	idx := filepath.Join("..", "testdata", "partitions", "orders-0", "00000000000000000000.index")
+	code, out, errOut := runCLI("explain", "3", idx)
+	if code != ExitUsage || !strings.Contains(errOut, "not a .log segment") || strings.Contains(errOut, "negative") || out != "" {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestReplayPSMRejectsBadNumbers: --jobs -3 and a log start above the log
+// end were accepted silently.
+func TestReplayPSMRejectsBadNumbers(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "partitions", "txn-0")
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"replay-psm", "--jobs", "-3", dir}, "--jobs"},
+		{[]string{"replay-psm", "--log-start-offset", "100", dir}, "above the log end offset 19"},
+	} {
+		code, out, errOut := runCLI(tc.args...)
+		if code != ExitUsage || !strings.Contains(errOut, tc.msg) || out != "" {
+			t.Errorf("%v: exit %d\n%s%s", tc.args, code, out, errOut)
+		}
+	}
+	if code, _, errOut := runCLI("replay-psm", "--log-start-offset", "19", dir); code == ExitUsage {
+		t.Errorf("a log start at the log end (an empty log) is valid: %s", errOut)
+	}
+}
+
+// TestReplayPSMSaysWhatTheSnapshotHides: control-0's latest snapshot lies
+// past both its barriers; "0 barriers" must not read as "none in the log".
+func TestReplayPSMSaysWhatTheSnapshotHides(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "partitions", "control-0")
+	_, full, _ := runCLI("replay-psm", "--from-snapshot", "none", dir)
+	if !strings.Contains(full, ", 2 barriers,") {
+		t.Fatalf("the whole log should show 2 barriers:\n%s", full)
+	}
+	_, out, _ := runCLI("replay-psm", dir)
+	if !strings.Contains(out, "0 barriers after the snapshot") || !strings.Contains(out, "--from-snapshot none replays them") {
+		t.Errorf("the snapshot's effect is not explained:\n%s", out)
+	}
+}
+
+// TestReplayPSMHangingSeverityStable: the CLI's verdict on txn-0's open
+// transaction is the same from the snapshot and from the log start.
+func TestReplayPSMHangingSeverityStable(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "partitions", "txn-0")
+	line := func(args ...string) (int, string) {
+		code, out, _ := runCLI(append(args, dir)...)
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "hanging-transaction") {
+				return code, strings.Fields(l)[0]
+			}
+		}
+		t.Fatalf("%v: no hanging-transaction line:\n%s", args, out)
+		return 0, ""
+	}
+	c1, s1 := line("replay-psm")
+	c2, s2 := line("replay-psm", "--from-snapshot", "none")
+	if s1 != s2 || c1 != c2 {
+		t.Errorf("latest snapshot: %s (exit %d); --from-snapshot none: %s (exit %d)", s1, c1, s2, c2)
+	}
+}

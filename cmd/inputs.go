@@ -1,0 +1,209 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/segment"
+)
+
+// The rule for bad inputs, the same for every command (README "Exit
+// status"). checkInput is the one place that applies it:
+//
+//   - a path that cannot be read — it does not exist, or permission is
+//     denied — is an operational error: exit 1, in the operating system's
+//     words ("no such file or directory", "permission denied");
+//   - a path that can be read but is not what the command takes — a file
+//     where a directory is expected, a directory that holds no .log segment
+//     (an empty one, or one with indexes only), a directory whose name is
+//     not <topic>-<partition> where the topic matters, a file that is not a
+//     Kafka file — is a usage error: exit 2, saying what the command takes;
+//   - exit 4 (refused) is kept for a real partition the command will not
+//     act on (a broker holds it, an interrupted operation is pending, a
+//     -delete directory …).
+
+// inputKind is what a positional argument must be.
+type inputKind int
+
+const (
+	// inputPartition: a live partition directory named <topic>-<partition>
+	// holding a .log segment (or the journal of an interrupted kseg write).
+	inputPartition inputKind = iota
+	// inputPartitionOrLogDir: a directory holding .log segments, or a log
+	// directory holding partition directories (replay-psm).
+	inputPartitionOrLogDir
+	// inputLogOrPartition: a .log segment file, or a directory holding one
+	// (explain).
+	inputLogOrPartition
+	// inputKafkaPath: a file kseg decodes, or a directory holding some
+	// (dump).
+	inputKafkaPath
+)
+
+// inputFS is the file system checkInput reads. Streams.fsys replaces it in
+// tests, so that "permission denied" is testable where the tests run as
+// root (root reads a mode-000 directory).
+type inputFS interface {
+	Stat(name string) (fs.FileInfo, error)
+	ReadDir(name string) ([]fs.DirEntry, error)
+}
+
+type osFS struct{}
+
+func (osFS) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
+func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
+
+func (s *Streams) inputFS() inputFS {
+	if s.fsys != nil {
+		return s.fsys
+	}
+	return osFS{}
+}
+
+// notInput is a usage error about an argument: the path and what the
+// command takes.
+func notInput(path, what, takes string) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf("%s: %s; %s", path, what, takes)}
+}
+
+// ioInput is an argument that cannot be read (exit 1).
+func ioInput(err error) error {
+	return &exitError{code: ExitError, err: err}
+}
+
+// checkInput applies the rule above to one positional argument of command
+// name.
+func checkInput(s *Streams, name, path string, kind inputKind) error {
+	fsys := s.inputFS()
+	takes := map[inputKind]string{
+		inputPartition:         name + " takes a partition directory (<topic>-<partition> holding .log segments)",
+		inputPartitionOrLogDir: name + " takes a partition directory or a log directory",
+		inputLogOrPartition:    name + " takes a .log segment or a partition directory",
+		inputKafkaPath:         name + " takes Kafka files, partition directories or log directories",
+	}[kind]
+	st, err := fsys.Stat(path)
+	if err != nil {
+		return ioInput(err)
+	}
+	if !st.IsDir() {
+		fi, ok := segment.ParseFileName(filepath.Base(path))
+		switch kind {
+		case inputKafkaPath:
+			if ok && fi.Kind != segment.KindUnknown {
+				return nil
+			}
+			return notInput(path, "not a Kafka file (its name says what it holds: NNN.log, NNN.index, leader-epoch-checkpoint …)", takes)
+		case inputLogOrPartition:
+			if ok && (fi.Kind == segment.KindLog || fi.Kind == segment.KindMetadataSnapshot) {
+				return nil
+			}
+			return notInput(path, "not a .log segment", takes)
+		}
+		return notInput(path, "a file, not a directory", takes)
+	}
+	entries, err := fsys.ReadDir(path)
+	if err != nil {
+		return ioInput(err)
+	}
+	var logs, kafka, partitions int
+	for _, e := range entries {
+		fi, ok := segment.ParseFileName(e.Name())
+		if isDirEntry(path, e) {
+			if _, ok := segment.ParsePartitionDir(e.Name()); ok {
+				partitions++
+			}
+			continue
+		}
+		if !ok || fi.Kind == segment.KindUnknown || fi.Transient() {
+			continue
+		}
+		kafka++
+		if fi.Kind == segment.KindLog {
+			logs++
+		}
+	}
+	if kind == inputPartition && barrier.HasJournal(path) {
+		// An interrupted kseg write: the command finishes or rolls it
+		// back (a mirror creating its destination leaves only this).
+		return nil
+	}
+	empty := len(entries) == 0
+	switch kind {
+	case inputKafkaPath:
+		if kafka > 0 || partitions > 0 {
+			return nil
+		}
+		if empty {
+			return notInput(path, "an empty directory", takes)
+		}
+		return notInput(path, "holds no Kafka file and no partition directory", takes)
+	case inputPartitionOrLogDir:
+		if logs > 0 || partitions > 0 {
+			return nil
+		}
+	case inputLogOrPartition:
+		if logs > 0 {
+			return nil
+		}
+	case inputPartition:
+		if _, ok := segment.ParsePartitionDir(filepath.Base(filepath.Clean(path))); !ok {
+			return notInput(path, "the name is not <topic>-<partition>", takes)
+		}
+		if logs > 0 {
+			return nil
+		}
+	}
+	if empty {
+		return notInput(path, "an empty directory", takes)
+	}
+	return notInput(path, "holds no .log segment", takes)
+}
+
+// checkInputs checks every path as kind.
+func checkInputs(s *Streams, name string, paths []string, kind inputKind) error {
+	for _, p := range paths {
+		if err := checkInput(s, name, p, kind); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isDirEntry: e is a directory, or a symbolic link to one (a partition
+// directory moved to another disk and linked back).
+func isDirEntry(dir string, e fs.DirEntry) bool {
+	if e.IsDir() {
+		return true
+	}
+	if e.Type()&fs.ModeSymlink == 0 {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(dir, e.Name()))
+	return err == nil && st.IsDir()
+}
+
+// checkMirrorInputs: SRC is a partition; DST may not exist yet (the mirror
+// creates it), but when it exists it must be a directory.
+func checkMirrorInputs(s *Streams, args []string, rollback bool) error {
+	dst := args[len(args)-1]
+	if rollback {
+		return checkInput(s, "mirror --rollback", dst, inputPartition)
+	}
+	if err := checkInput(s, "mirror", args[0], inputPartition); err != nil {
+		return err
+	}
+	st, err := s.inputFS().Stat(dst)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return ioInput(err)
+	case !st.IsDir():
+		return notInput(dst, "a file, not a directory", "mirror takes a destination partition directory (or one to create)")
+	}
+	return nil
+}

@@ -1,0 +1,238 @@
+package cmd
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// deniedFS is the OS except that listing one directory fails as a mode-000
+// directory does for a user who is not root.
+type deniedFS struct {
+	osFS
+	dir string
+}
+
+func (d deniedFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if filepath.Clean(name) == filepath.Clean(d.dir) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return d.osFS.ReadDir(name)
+}
+
+// badInputs builds, in a temporary directory, one of each mistake the
+// README's exit-status rule names.
+func badInputs(t *testing.T) (root string, inputs map[string]string) {
+	t.Helper()
+	root = t.TempDir()
+	inputs = map[string]string{
+		"file":        filepath.Join(root, "notes.txt"),
+		"nonexistent": filepath.Join(root, "nosuch-0"),
+		"empty":       filepath.Join(root, "empty-0"),
+		"index-only":  filepath.Join(root, "indexes-0"),
+		"unreadable":  filepath.Join(root, "orders-0"),
+		"badname":     filepath.Join(root, "copy"),
+	}
+	if err := os.WriteFile(inputs["file"], []byte("not Kafka\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"empty", "index-only"} {
+		if err := os.Mkdir(inputs[d], 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := filepath.Join("..", "testdata", "partitions", "orders-0")
+	copyInputDir(t, src, inputs["unreadable"])
+	copyInputDir(t, src, inputs["badname"])
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".index") || strings.HasSuffix(e.Name(), ".timeindex") {
+			b, err := os.ReadFile(filepath.Join(src, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(inputs["index-only"], e.Name()), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatalf("%s has no index files to copy", src)
+	}
+	return root, inputs
+}
+
+func copyInputDir(t *testing.T, src, dst string) {
+	t.Helper()
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBadInputsOneAnswer feeds every command the same mistakes and checks
+// the one answer the README's exit-status table gives for each: a path
+// that cannot be read exits 1 in the operating system's words; a path that
+// is not what the command takes exits 2 saying what it takes; neither
+// prints anything on stdout.
+func TestBadInputsOneAnswer(t *testing.T) {
+	root, in := badInputs(t)
+	good := filepath.Join("..", "testdata", "partitions", "orders-0")
+	commands := map[string]func(p string) []string{
+		"dump":           func(p string) []string { return []string{"dump", p} },
+		"explain":        func(p string) []string { return []string{"explain", "0", p} },
+		"replay-psm":     func(p string) []string { return []string{"replay-psm", p} },
+		"verify-chain":   func(p string) []string { return []string{"verify-chain", good, p} },
+		"inject-barrier": func(p string) []string { return []string{"inject-barrier", "--dry-run", p} },
+		"repair":         func(p string) []string { return []string{"repair", "--dry-run", p} },
+		"mirror":         func(p string) []string { return []string{"mirror", "--dry-run", p, filepath.Join(root, "dst-0")} },
+	}
+	type want struct {
+		code int
+		msg  string
+	}
+	answers := map[string]want{
+		"file":        {ExitUsage, "takes"},
+		"nonexistent": {ExitError, "no such file or directory"},
+		"empty":       {ExitUsage, "an empty directory"},
+		"index-only":  {ExitUsage, "holds no .log segment"},
+		"unreadable":  {ExitError, "permission denied"},
+	}
+	for name, args := range commands {
+		for kind, w := range answers {
+			if name == "dump" && kind == "index-only" {
+				// dump decodes files, and index files decode on their own
+				// (the missing .log is reported as orphan-index).
+				continue
+			}
+			t.Run(name+"/"+kind, func(t *testing.T) {
+				s, out, errb := TestStreams()
+				if kind == "unreadable" {
+					s.fsys = deniedFS{dir: in[kind]}
+				}
+				code := Run(context.Background(), args(in[kind]), s)
+				if code != w.code || !strings.Contains(errb.String(), w.msg) || !strings.Contains(errb.String(), in[kind]) {
+					t.Errorf("exit %d, want %d with %q naming %s; stderr:\n%s", code, w.code, w.msg, in[kind], errb)
+				}
+				if out.Len() != 0 {
+					t.Errorf("stdout not empty:\n%s", out)
+				}
+			})
+		}
+	}
+	// Where the topic matters (writes, verify-chain), a directory not named
+	// <topic>-<partition> is not a partition either: usage, not refusal.
+	for _, name := range []string{"verify-chain", "inject-barrier", "repair", "mirror"} {
+		code := runQuiet(t, commands[name](in["badname"])...)
+		if code != ExitUsage {
+			t.Errorf("%s of a directory not named <topic>-<partition>: exit %d, want 2", name, code)
+		}
+	}
+}
+
+func runQuiet(t *testing.T, args ...string) int {
+	t.Helper()
+	s, _, _ := TestStreams()
+	return Run(context.Background(), args, s)
+}
+
+// TestBadInputsUnreadableForReal makes the unreadable partition with the
+// file system's own permissions, where the test is not root (root reads a
+// mode-000 directory, so the injected error above stands in for it).
+func TestBadInputsUnreadableForReal(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root: a mode-000 directory is readable; TestBadInputsOneAnswer injects the error instead")
+	}
+	_, in := badInputs(t)
+	dir := in["unreadable"]
+	if err := os.Chmod(dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	for _, args := range [][]string{{"dump", dir}, {"replay-psm", dir}, {"repair", "--dry-run", dir}} {
+		s, _, errb := TestStreams()
+		if code := Run(context.Background(), args, s); code != ExitError || !strings.Contains(errb.String(), "permission denied") {
+			t.Errorf("%v: exit %d, want 1 permission denied\n%s", args, code, errb)
+		}
+	}
+}
+
+// TestBadInputsDumpIndexOnly: dump takes files, so a directory of index
+// files is dumped, unlike by every command that takes a partition; with
+// --verify-index each index's missing .log is a finding.
+func TestBadInputsDumpIndexOnly(t *testing.T) {
+	_, in := badInputs(t)
+	s, out, _ := TestStreams()
+	if code := Run(context.Background(), []string{"dump", in["index-only"]}, s); code != ExitOK || !strings.Contains(out.String(), "(index)") {
+		t.Errorf("exit %d, want 0 with the indexes decoded\n%s", code, out)
+	}
+	s, out, _ = TestStreams()
+	code := Run(context.Background(), []string{"dump", "--verify-index", in["index-only"]}, s)
+	if code != ExitFindings || !strings.Contains(out.String(), "orphan-index") {
+		t.Errorf("--verify-index: exit %d, want 3 with orphan-index\n%s", code, out)
+	}
+}
+
+// TestReadmeStatesTheInputRule: the README's table of mistakes gives each
+// the exit status TestBadInputsOneAnswer checks.
+func TestReadmeStatesTheInputRule(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) == 5 {
+			rows[strings.TrimSpace(cells[3])] = strings.TrimSpace(cells[2])
+		}
+	}
+	for phrase, code := range map[string]string{
+		"no such file or directory": "1", "permission denied": "1",
+		"a file, not a directory": "2", "an empty directory": "2", "holds no .log segment": "2",
+		"the name is not <topic>-<partition>": "2", "refused (REASON)": "4",
+	} {
+		found := false
+		for msg, c := range rows {
+			if strings.Contains(msg, phrase) {
+				found = true
+				if c != code {
+					t.Errorf("README gives %q exit %s, the commands exit %s", phrase, c, code)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("README's table of mistakes does not name %q", phrase)
+		}
+	}
+}
+
+// TestSymlinkedPartitionInLogDir: a partition directory moved to another
+// disk and linked back into its log directory is dumped and replayed like
+// the others (it used to be "not a Kafka file" to dump and skipped by
+// replay-psm).
+func TestSymlinkedPartitionInLogDir(t *testing.T) {
+	ld, elsewhere := t.TempDir(), t.TempDir()
+	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), filepath.Join(ld, "orders-0"))
+	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), filepath.Join(elsewhere, "txn-0"))
+	if err := os.Symlink(filepath.Join(elsewhere, "txn-0"), filepath.Join(ld, "txn-0")); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	s, out, errb := TestStreams()
+	Run(context.Background(), []string{"dump", ld}, s)
+	if strings.Contains(out.String(), "not a Kafka file") || !strings.Contains(out.String(), filepath.Join(ld, "txn-0", "00000000000000000000.log")) {
+		t.Errorf("dump of the log dir does not decode the linked partition:\n%s%s", out, errb)
+	}
+	s, out, errb = TestStreams()
+	Run(context.Background(), []string{"replay-psm", ld}, s)
+	if !strings.Contains(out.String(), "txn-0") {
+		t.Errorf("replay-psm of the log dir skips the linked partition:\n%s%s", out, errb)
+	}
+}
