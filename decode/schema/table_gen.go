@@ -444,8 +444,8 @@ var messages = []*Message{
 	}},
 	{Name: "TransactionLogValue", Topic: "__transaction_state", Type: "data", APIKey: -1, Valid: Versions{0, 1}, Flexible: Versions{1, MaxVersion}, Fields: []*Field{
 		{Name: "ProducerId", Type: "int64", Versions: Versions{0, MaxVersion}, Nullable: None, Tagged: None, Tag: -1, Default: "", Ignorable: false},
-		{Name: "PreviousProducerId", Type: "int64", Versions: None, Nullable: None, Tagged: Versions{1, MaxVersion}, Tag: 0, Default: "-1", Ignorable: false},
-		{Name: "NextProducerId", Type: "int64", Versions: None, Nullable: None, Tagged: Versions{1, MaxVersion}, Tag: 1, Default: "-1", Ignorable: false},
+		{Name: "PreviousProducerId", Type: "int64", Versions: Versions{1, MaxVersion}, Nullable: None, Tagged: Versions{1, MaxVersion}, Tag: 0, Default: "-1", Ignorable: false},
+		{Name: "NextProducerId", Type: "int64", Versions: Versions{1, MaxVersion}, Nullable: None, Tagged: Versions{1, MaxVersion}, Tag: 1, Default: "-1", Ignorable: false},
 		{Name: "ProducerEpoch", Type: "int16", Versions: Versions{0, MaxVersion}, Nullable: None, Tagged: None, Tag: -1, Default: "", Ignorable: false},
 		{Name: "TransactionTimeoutMs", Type: "int32", Versions: Versions{0, MaxVersion}, Nullable: None, Tagged: None, Tag: -1, Default: "", Ignorable: false},
 		{Name: "TransactionStatus", Type: "int8", Versions: Versions{0, MaxVersion}, Nullable: None, Tagged: None, Tag: -1, Default: "", Ignorable: false},
@@ -455,7 +455,7 @@ var messages = []*Message{
 		}},
 		{Name: "TransactionLastUpdateTimestampMs", Type: "int64", Versions: Versions{0, MaxVersion}, Nullable: None, Tagged: None, Tag: -1, Default: "", Ignorable: false},
 		{Name: "TransactionStartTimestampMs", Type: "int64", Versions: Versions{0, MaxVersion}, Nullable: None, Tagged: None, Tag: -1, Default: "", Ignorable: false},
-		{Name: "ClientTransactionVersion", Type: "int16", Versions: None, Nullable: None, Tagged: Versions{1, MaxVersion}, Tag: 2, Default: "0", Ignorable: false},
+		{Name: "ClientTransactionVersion", Type: "int16", Versions: Versions{1, MaxVersion}, Nullable: None, Tagged: Versions{1, MaxVersion}, Tag: 2, Default: "0", Ignorable: false},
 	}},
 	{Name: "ConsumerProtocolAssignment", Topic: "consumer-protocol", Type: "data", APIKey: -1, Valid: Versions{0, 3}, Flexible: None, Fields: []*Field{
 		{Name: "AssignedPartitions", Type: "[]TopicPartition", Versions: Versions{0, MaxVersion}, Nullable: None, Tagged: None, Tag: -1, Default: "", Ignorable: false, Fields: []*Field{

@@ -151,8 +151,14 @@ func writeFields(b *bytes.Buffer, fs []*fieldSpec, common map[string]*fieldSpec)
 			}
 			def = s
 		}
+		// FieldSpec: "If versions is not set, but taggedVersions is,
+		// default to taggedVersions."
+		fv := f.Versions
+		if strings.TrimSpace(fv) == "" {
+			fv = f.TaggedVersions
+		}
 		fmt.Fprintf(b, "{Name: %q, Type: %q, Versions: %s, Nullable: %s, Tagged: %s, Tag: %d, Default: %q, Ignorable: %t",
-			f.Name, f.Type, versions(f.Versions), versions(f.NullableVersions), versions(f.TaggedVersions),
+			f.Name, f.Type, versions(fv), versions(f.NullableVersions), versions(f.TaggedVersions),
 			tag, def, f.Ignorable)
 		sub := f.Fields
 		if sub == nil {
