@@ -6,6 +6,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/kseg/kseg/decode"
 )
 
 // String renders the UUID as Kafka's Uuid.toString: URL-safe base64
@@ -136,9 +139,12 @@ func appendValue(b *bytes.Buffer, val any) {
 // JSONString quotes s as Jackson writes a JSON string: '"' and '\\'
 // escaped, \b \t \n \f \r, other control characters as \u00XX (upper-case
 // hex), everything else as is. Kafka holds the string as a Java String
-// decoded from UTF-8, in which each malformed byte became U+FFFD; ranging
-// over s does the same here.
+// decoded from UTF-8 (malformed input became U+FFFD by the JDK's rules,
+// decode.AppendJavaUTF8).
 func JSONString(s string) string {
+	if !utf8.ValidString(s) {
+		s = string(decode.AppendJavaUTF8(nil, []byte(s)))
+	}
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range s {
