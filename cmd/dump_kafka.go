@@ -36,19 +36,16 @@ func newKafkaDumpPrinter(s *Streams, o *dumpOptions) *kafkaDumpPrinter {
 	return &kafkaDumpPrinter{s: s, o: o, w: newOutBuf(s.Out), nonConsecutive: map[string][][2]int64{}}
 }
 
+// BeginFile: DumpLogSegments prints "Dumping <file>" for every file it is
+// given, before it looks at the name.
 func (p *kafkaDumpPrinter) BeginFile(f dumpFile) {
 	p.curFile = f.path
-	switch f.info.Kind {
-	case segment.KindLog, segment.KindMetadataSnapshot, segment.KindBootstrapCheckpoint, segment.KindIndex,
-		segment.KindTimeIndex, segment.KindTxnIndex, segment.KindProducerSnapshot:
-		if !f.info.Transient() {
-			fmt.Fprintf(p.w, "Dumping %s\n", f.path)
-		}
-	}
+	fmt.Fprintf(p.w, "Dumping %s\n", f.path)
 }
 
 // Unknown: DumpLogSegments prints "Ignoring unknown file" for any suffix
-// it does not handle (leader-epoch-checkpoint, partition.metadata, …).
+// it does not handle (leader-epoch-checkpoint, partition.metadata, …;
+// kafkaDumpsFile).
 func (p *kafkaDumpPrinter) Unknown(f dumpFile, _ string) {
 	p.w.Flush()
 	fmt.Fprintf(p.s.Err, "Ignoring unknown file %s\n", f.path)
@@ -165,13 +162,26 @@ func (p *kafkaDumpPrinter) Record(bv *batchView, rv *recordView) {
 		}
 	}
 	if p.o.printData && !b.IsControl() {
-		if r.Key != nil {
-			sep()
-			w = appendValidUTF8(append(w, "key: "...), r.Key)
-		}
-		if r.Value != nil {
-			sep()
-			w = appendValidUTF8(append(w, "payload: "...), r.Value)
+		if rv.Internal == nil && p.o.dec.keyDecoder == stringDecoder && p.o.dec.valueDecoder == stringDecoder {
+			if r.Key != nil {
+				sep()
+				w = appendValidUTF8(append(w, "key: "...), r.Key)
+			}
+			if r.Value != nil {
+				sep()
+				w = appendValidUTF8(append(w, "payload: "...), r.Value)
+			}
+		} else {
+			// A decoder flag or class: dump_decoders.go.
+			key, payload := kafkaContents(p.o, rv)
+			if key != nil {
+				sep()
+				w = append(append(w, "key: "...), key...)
+			}
+			if payload != nil {
+				sep()
+				w = append(append(w, "payload: "...), payload...)
+			}
 		}
 	}
 	w = append(w, '\n')
