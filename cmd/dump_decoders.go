@@ -285,14 +285,20 @@ func kafkaContents(o *dumpOptions, rv *recordView) (key, payload []byte) {
 		return key, payload
 	}
 	d := rv.Internal
+	internalErr := ""
+	if rv.InternalErr != nil {
+		internalErr = kafkaErrorMessage(rv.InternalErr)
+	} else if m, ok := d.KafkaVersionError(); ok {
+		internalErr = m // Kafka's readers reject a version kseg reads on
+	}
 	var b bytes.Buffer
 	switch {
 	case d.Topic == schema.ClusterMetadata:
 		// ClusterMetadataLogMessageParser: no key; the value as
 		// {"type":<MetadataRecordType>,"version":N,"data":{…}}.
 		switch {
-		case rv.InternalErr != nil:
-			fmt.Fprintf(&b, "Error at %d, skipping. %s", r.Offset, kafkaErrorMessage(rv.InternalErr))
+		case internalErr != "":
+			fmt.Fprintf(&b, "Error at %d, skipping. %s", r.Offset, internalErr)
 		case d.Unknown:
 			fmt.Fprintf(&b, "Error at %d, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id %d", r.Offset, d.RecordType)
 		default:
@@ -305,8 +311,8 @@ func kafkaContents(o *dumpOptions, rv *recordView) (key, payload []byte) {
 		// RemoteMetadataLogMessageParser: no key; the value's toString().
 		s, ok := d.RemoteLogMetadataString()
 		switch {
-		case rv.InternalErr != nil:
-			fmt.Fprintf(&b, "Error at offset %d, skipping. %s", r.Offset, kafkaErrorMessage(rv.InternalErr))
+		case internalErr != "":
+			fmt.Fprintf(&b, "Error at offset %d, skipping. %s", r.Offset, internalErr)
 		case !ok:
 			fmt.Fprintf(&b, "Error at offset %d, skipping. Unknown apiKey %d", r.Offset, d.RecordType)
 		default:
@@ -320,8 +326,12 @@ func kafkaContents(o *dumpOptions, rv *recordView) (key, payload []byte) {
 	// {"version":"<v>","data":{…}} or <DELETE>; failures are printed as the
 	// key, without a payload.
 	switch {
-	case rv.InternalErr != nil:
-		return fmt.Appendf(nil, "Error at offset %d, skipping. %s", r.Offset, kafkaErrorMessage(rv.InternalErr)), nil
+	case r.Key == nil:
+		// Kafka throws here and the tool stops; kseg prints its message
+		// as the key and reads on (docs/kafka-dump-log.md).
+		return fmt.Appendf(nil, "Failed to decode message at offset %d using the specified decoder (message had a missing key)", r.Offset), nil
+	case internalErr != "":
+		return fmt.Appendf(nil, "Error at offset %d, skipping. %s", r.Offset, internalErr), nil
 	case d.Unknown:
 		return fmt.Appendf(nil, "Unknown record type %d at offset %d, skipping.", d.RecordType, r.Offset), nil
 	}
@@ -339,18 +349,12 @@ func kafkaContents(o *dumpOptions, rv *recordView) (key, payload []byte) {
 	return key, b.Bytes()
 }
 
-// kafkaErrorMessage words a decoding failure as CoordinatorRecordSerde
-// does ("Could not read record with version N from value's buffer due
-// to: …."); the detail after "due to:" is kseg's, not the Java
-// exception's.
+// kafkaErrorMessage is the message Kafka's serde throws for a record
+// that does not decode (schema.KafkaMessage), or kseg's own account where
+// kseg cannot know Kafka's.
 func kafkaErrorMessage(err error) string {
-	ce, ok := decode.AsCorrupt(err)
-	if !ok {
-		return err.Error()
+	if m, ok := schema.KafkaMessage(err); ok {
+		return m
 	}
-	part, _, _ := strings.Cut(ce.Field, ".")
-	if part == "key" || part == "value" {
-		return fmt.Sprintf("Could not read record from %s's buffer due to: %s at byte %d.", part, ce.Err, ce.Pos)
-	}
-	return ce.Error()
+	return err.Error()
 }
