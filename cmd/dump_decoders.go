@@ -285,11 +285,13 @@ func kafkaContents(o *dumpOptions, rv *recordView) (key, payload []byte) {
 		return key, payload
 	}
 	d := rv.Internal
+	// A version above the newest in kseg's table (generated from an
+	// older Kafka than the 4.3 this output reproduces) is read with the
+	// newest layout, as it most likely is compatible (KIP-915), rather than
+	// rejected as an older Kafka's reader would ("Can't read version").
 	internalErr := ""
 	if rv.InternalErr != nil {
 		internalErr = kafkaErrorMessage(rv.InternalErr)
-	} else if m, ok := d.KafkaVersionError(); ok {
-		internalErr = m // Kafka's readers reject a version kseg reads on
 	}
 	var b bytes.Buffer
 	switch {

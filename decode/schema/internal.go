@@ -322,18 +322,3 @@ func TransactionStateName(s int64) string {
 	}
 	return fmt.Sprintf("Unknown(%d)", s)
 }
-
-// KafkaVersionError is what Kafka's serde throws for a value version
-// outside the schema's validVersions, which Kafka's generated readers
-// reject ("Can't read version N of X") where kseg reads on with the newest
-// layout (NewerVersion). ok is false when the version is valid.
-func (d *Decoded) KafkaVersionError() (msg string, ok bool) {
-	if d.Unknown || d.ValueMessage == nil || d.Value == nil || d.ValueMessage.Valid.Has(d.ValueVersion) {
-		return "", false
-	}
-	if Coordinator(d.Topic) {
-		return fmt.Sprintf(coordinatorReadError(d.ValueVersion, "value"),
-			fmt.Sprintf("Can't read version %d of %s", d.ValueVersion, d.ValueMessage.Name)), true
-	}
-	return fmt.Sprintf("Failed to deserialize record with type %d", d.RecordType), true
-}
