@@ -188,8 +188,7 @@ func (p *kafkaDumpPrinter) Record(bv *batchView, rv *recordView) {
 	p.lineDone(w)
 }
 
-// kafkaControlSuffix is printControlRecord of the Java port, with the
-// KIP-1279 fork's MirrorPidReset branch (barrier.md §11).
+// kafkaControlSuffix is printControlRecord of the Java port of Kafka 4.3.
 func kafkaControlSuffix(rv *recordView) string {
 	if rv.Control == nil {
 		if rv.Record.Key != nil {
@@ -214,7 +213,11 @@ func kafkaControlSuffix(rv *recordView) string {
 	case decode.ControlKRaftVoters:
 		return " KRaftVoters " + c.KafkaJSON()
 	case decode.ControlMirrorPidReset:
-		return " MirrorPidReset " + c.KafkaJSON()
+		// Upstream Kafka has no type 7: ControlRecordType.fromTypeId
+		// gives UNKNOWN and the tool prints the fallback with the parsed
+		// id (barrier.md §4.7). The KIP-1279 fork's " MirrorPidReset {json}"
+		// is not in any release; text and json name the barrier.
+		return " controlType: UNKNOWN(7)"
 	}
 	return fmt.Sprintf(" controlType: %s(%d)", c.Type, int16(c.Type))
 }
@@ -314,9 +317,11 @@ func (p *kafkaDumpPrinter) IndexNote(f dumpFile, note string) {
 	fmt.Fprintf(p.w, "%s %s\n", f.path, note)
 }
 
+// AbortedTxn: AbortedTxn.version() reads only the high byte of the
+// stored int16 (buffer.get(0)), and that is what kafka-dump-log prints.
 func (p *kafkaDumpPrinter) AbortedTxn(_ dumpFile, e segment.AbortedTxn) {
 	fmt.Fprintf(p.w, "version: %d producerId: %d firstOffset: %d lastOffset: %d lastStableOffset: %d\n",
-		e.Version, e.ProducerID, e.FirstOffset, e.LastOffset, e.LastStableOffset)
+		e.KafkaVersion(), e.ProducerID, e.FirstOffset, e.LastOffset, e.LastStableOffset)
 }
 
 // SnapshotEntry is dumpProducerIdSnapshot of the Java port (no trailing
