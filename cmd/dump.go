@@ -346,6 +346,9 @@ type finding struct {
 	// To ends the byte range [Position, To) of a skipped-bytes finding;
 	// 0 otherwise.
 	To int64
+	// Index is the failed check of an index-mismatch/timeindex-mismatch
+	// finding, for kafka-dump-log's summary (dump_kafka_index.go).
+	Index *segment.IndexProblem
 }
 
 func (st *dumpState) report(f finding) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
@@ -29,7 +30,7 @@ type kafkaDumpPrinter struct {
 	nonConsecutive   map[string][][2]int64
 	nonConsOrder     []string
 	curFile          string
-	indexMismatches  []string
+	indexReport      kafkaIndexReport // dump_kafka_index.go
 }
 
 func newKafkaDumpPrinter(s *Streams, o *dumpOptions) *kafkaDumpPrinter {
@@ -258,7 +259,7 @@ func (p *kafkaDumpPrinter) closeUnit() error { return releaseOutBuf(&p.w) }
 // the files after this one's.
 func (p *kafkaDumpPrinter) absorb(other dumpPrinter) {
 	q := other.(*kafkaDumpPrinter)
-	p.indexMismatches = append(p.indexMismatches, q.indexMismatches...)
+	p.indexReport.absorb(&q.indexReport)
 	for _, f := range q.nonConsOrder {
 		if _, ok := p.nonConsecutive[f]; !ok {
 			p.nonConsOrder = append(p.nonConsOrder, f)
@@ -313,7 +314,13 @@ func (p *kafkaDumpPrinter) TimeIndexEntry(_ dumpFile, e segment.TimeIndexEntry) 
 	fmt.Fprintf(p.w, "timestamp: %d offset: %d\n", e.Timestamp, e.Offset)
 }
 
+// IndexNote prints Kafka's notes ("is empty.", "passed sanity check.");
+// kseg's "verified against …" has no kafka-dump-log counterpart (Kafka
+// prints nothing when every entry matches).
 func (p *kafkaDumpPrinter) IndexNote(f dumpFile, note string) {
+	if strings.HasPrefix(note, "verified against ") {
+		return
+	}
 	fmt.Fprintf(p.w, "%s %s\n", f.path, note)
 }
 
@@ -350,7 +357,11 @@ func (p *kafkaDumpPrinter) Finding(fd finding) {
 		// already visible as isvalid: false / "Found N invalid bytes".
 		return
 	case "index-mismatch", "timeindex-mismatch":
-		p.indexMismatches = append(p.indexMismatches, fd.Message)
+		if fd.Index != nil {
+			p.indexReport.add(fd.Index, fd.Message)
+		} else {
+			p.indexReport.other = append(p.indexReport.other, fd.Message)
+		}
 		return
 	}
 	p.w.Flush()
@@ -363,9 +374,7 @@ func (p *kafkaDumpPrinter) Close() error {
 	if err := releaseOutBuf(&p.w); err != nil {
 		return err
 	}
-	for _, m := range p.indexMismatches {
-		fmt.Fprintln(p.s.Err, m)
-	}
+	p.indexReport.print(p.s.Err)
 	for _, f := range p.nonConsOrder {
 		abs, err := filepath.Abs(f)
 		if err != nil {

@@ -2,10 +2,13 @@ package cmd
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/segment"
 )
 
 // testdataAbs is ../testdata, resolved before any test changes directory.
@@ -145,5 +148,76 @@ func TestKafkaDecoderClasses(t *testing.T) {
 	}
 	if _, err := parseKafkaDecoder("com.example.Custom"); err == nil {
 		t.Error("a custom class was accepted")
+	}
+}
+
+// TestKafkaIndexReports: --verify-index-only's reports, on stderr after all
+// files, in DumpLogSegments' order and words: offset-index mismatches
+// (descending index offset, as the Java port's reverse TreeMap), then the
+// time index's timestamp mismatches, out-of-order timestamps (only for
+// entries whose batch was found) and offsets not found.
+func TestKafkaIndexReports(t *testing.T) {
+	dir := copyFixture(t, "partitions", "orders-0")
+	idx, tidx := filepath.Join(dir, "00000000000000000000.index"), filepath.Join(dir, "00000000000000000000.timeindex")
+	ib, _ := os.ReadFile(idx)
+	tb, _ := os.ReadFile(tidx)
+	if len(ib) != 16 || len(tb) != 36 {
+		t.Fatalf("fixture changed: %d and %d bytes", len(ib), len(tb))
+	}
+	// .index entries (relative offset, position): 10 → 9, 20 → 19.
+	binary.BigEndian.PutUint32(ib[0:], binary.BigEndian.Uint32(ib[0:])-1)
+	binary.BigEndian.PutUint32(ib[8:], binary.BigEndian.Uint32(ib[8:])-1)
+	// .timeindex entries (timestamp, relative offset): entry 0's
+	// timestamp +1, entry 1's offset +1 (inside a batch), entry 2's
+	// timestamp set to entry 0's original (below entry 1's).
+	ts0 := int64(binary.BigEndian.Uint64(tb[0:]))
+	ts1 := int64(binary.BigEndian.Uint64(tb[12:]))
+	ts2 := int64(binary.BigEndian.Uint64(tb[24:]))
+	off1 := int64(binary.BigEndian.Uint32(tb[20:])) + 1
+	binary.BigEndian.PutUint64(tb[0:], uint64(ts0+1))
+	binary.BigEndian.PutUint32(tb[20:], uint32(off1))
+	binary.BigEndian.PutUint64(tb[24:], uint64(ts0))
+	for p, b := range map[string][]byte{idx: ib, tidx: tb} {
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The batch that holds off1, found independently of the verifier.
+	lf, err := segment.OpenLog(filepath.Join(dir, "00000000000000000000.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	sc := lf.Scanner(segment.ScanOptions{})
+	holder := int64(-1)
+	for sc.Next() {
+		if b := sc.Batch(); holder < 0 && b.LastOffset() >= off1 {
+			holder = b.LastOffset()
+		}
+	}
+	sc.Close()
+	if holder == off1 || holder < 0 {
+		t.Fatalf("offset %d is a batch end (%d); pick another", off1, holder)
+	}
+	absIdx, _ := filepath.Abs(idx)
+	absTidx, _ := filepath.Abs(tidx)
+	want := strings.Join([]string{
+		"Mismatches in :" + absIdx,
+		"  Index offset: 19, log offset: 20",
+		"  Index offset: 9, log offset: 10",
+		"Found timestamp mismatch in :" + absTidx,
+		fmt.Sprintf("  Index timestamp: %d, log timestamp: %d", ts0+1, ts0),
+		fmt.Sprintf("  Index timestamp: %d, log timestamp: %d", ts0, ts2),
+		"Found out of order timestamp in :" + absTidx,
+		fmt.Sprintf("  Index timestamp: %d, Previously indexed timestamp: %d", ts0, ts1),
+		"The following indexed offsets are not found in the log.",
+		fmt.Sprintf("Indexed offset: %d, found log offset: %d", off1, holder),
+	}, "\n") + "\n"
+	r := runKseg("kafka-dump-log", "--verify-index-only", "--files", idx+","+tidx)
+	if r.code != 0 || r.stderr != want {
+		t.Errorf("exit %d\n got stderr:\n%s\nwant:\n%s", r.code, r.stderr, want)
+	}
+	if r.stdout != "Dumping "+idx+"\nDumping "+tidx+"\n" {
+		t.Errorf("stdout:\n%s", r.stdout)
 	}
 }
