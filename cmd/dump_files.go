@@ -100,13 +100,13 @@ func (st *dumpState) verifyAgainstLog(f dumpFile, idx *segment.OffsetIndex, tidx
 	if err != nil {
 		return err
 	}
-	for _, pr := range probs {
+	for i, pr := range probs {
 		kind := "index-mismatch"
 		if tidx != nil {
 			kind = "timeindex-mismatch"
 		}
 		st.report(finding{Severity: "error", Kind: kind, File: f.path, Position: int64(pr.Slot) * entrySize(tidx != nil), BaseOffset: -1,
-			Message: pr.String()})
+			Message: pr.String(), Index: &probs[i]})
 	}
 	if len(probs) == 0 {
 		st.p.IndexNote(f, fmt.Sprintf("verified against %s: every entry matches.", filepath.Base(logPath)))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
@@ -29,26 +30,23 @@ type kafkaDumpPrinter struct {
 	nonConsecutive   map[string][][2]int64
 	nonConsOrder     []string
 	curFile          string
-	indexMismatches  []string
+	indexReport      kafkaIndexReport // dump_kafka_index.go
 }
 
 func newKafkaDumpPrinter(s *Streams, o *dumpOptions) *kafkaDumpPrinter {
 	return &kafkaDumpPrinter{s: s, o: o, w: newOutBuf(s.Out), nonConsecutive: map[string][][2]int64{}}
 }
 
+// BeginFile: DumpLogSegments prints "Dumping <file>" for every file it is
+// given, before it looks at the name.
 func (p *kafkaDumpPrinter) BeginFile(f dumpFile) {
 	p.curFile = f.path
-	switch f.info.Kind {
-	case segment.KindLog, segment.KindMetadataSnapshot, segment.KindBootstrapCheckpoint, segment.KindIndex,
-		segment.KindTimeIndex, segment.KindTxnIndex, segment.KindProducerSnapshot:
-		if !f.info.Transient() {
-			fmt.Fprintf(p.w, "Dumping %s\n", f.path)
-		}
-	}
+	fmt.Fprintf(p.w, "Dumping %s\n", f.path)
 }
 
 // Unknown: DumpLogSegments prints "Ignoring unknown file" for any suffix
-// it does not handle (leader-epoch-checkpoint, partition.metadata, …).
+// it does not handle (leader-epoch-checkpoint, partition.metadata, …;
+// kafkaDumpsFile).
 func (p *kafkaDumpPrinter) Unknown(f dumpFile, _ string) {
 	p.w.Flush()
 	fmt.Fprintf(p.s.Err, "Ignoring unknown file %s\n", f.path)
@@ -165,21 +163,33 @@ func (p *kafkaDumpPrinter) Record(bv *batchView, rv *recordView) {
 		}
 	}
 	if p.o.printData && !b.IsControl() {
-		if r.Key != nil {
-			sep()
-			w = appendValidUTF8(append(w, "key: "...), r.Key)
-		}
-		if r.Value != nil {
-			sep()
-			w = appendValidUTF8(append(w, "payload: "...), r.Value)
+		if rv.Internal == nil && p.o.dec.keyDecoder == stringDecoder && p.o.dec.valueDecoder == stringDecoder {
+			if r.Key != nil {
+				sep()
+				w = appendValidUTF8(append(w, "key: "...), r.Key)
+			}
+			if r.Value != nil {
+				sep()
+				w = appendValidUTF8(append(w, "payload: "...), r.Value)
+			}
+		} else {
+			// A decoder flag or class: dump_decoders.go.
+			key, payload := kafkaContents(p.o, rv)
+			if key != nil {
+				sep()
+				w = append(append(w, "key: "...), key...)
+			}
+			if payload != nil {
+				sep()
+				w = append(append(w, "payload: "...), payload...)
+			}
 		}
 	}
 	w = append(w, '\n')
 	p.lineDone(w)
 }
 
-// kafkaControlSuffix is printControlRecord of the Java port, with the
-// KIP-1279 fork's MirrorPidReset branch (barrier.md §11).
+// kafkaControlSuffix is printControlRecord of the Java port of Kafka 4.3.
 func kafkaControlSuffix(rv *recordView) string {
 	if rv.Control == nil {
 		if rv.Record.Key != nil {
@@ -204,7 +214,11 @@ func kafkaControlSuffix(rv *recordView) string {
 	case decode.ControlKRaftVoters:
 		return " KRaftVoters " + c.KafkaJSON()
 	case decode.ControlMirrorPidReset:
-		return " MirrorPidReset " + c.KafkaJSON()
+		// Upstream Kafka has no type 7: ControlRecordType.fromTypeId
+		// gives UNKNOWN and the tool prints the fallback with the parsed
+		// id (barrier.md §4.7). The KIP-1279 fork's " MirrorPidReset {json}"
+		// is not in any release; text and json name the barrier.
+		return " controlType: UNKNOWN(7)"
 	}
 	return fmt.Sprintf(" controlType: %s(%d)", c.Type, int16(c.Type))
 }
@@ -245,7 +259,7 @@ func (p *kafkaDumpPrinter) closeUnit() error { return releaseOutBuf(&p.w) }
 // the files after this one's.
 func (p *kafkaDumpPrinter) absorb(other dumpPrinter) {
 	q := other.(*kafkaDumpPrinter)
-	p.indexMismatches = append(p.indexMismatches, q.indexMismatches...)
+	p.indexReport.absorb(&q.indexReport)
 	for _, f := range q.nonConsOrder {
 		if _, ok := p.nonConsecutive[f]; !ok {
 			p.nonConsOrder = append(p.nonConsOrder, f)
@@ -300,13 +314,21 @@ func (p *kafkaDumpPrinter) TimeIndexEntry(_ dumpFile, e segment.TimeIndexEntry) 
 	fmt.Fprintf(p.w, "timestamp: %d offset: %d\n", e.Timestamp, e.Offset)
 }
 
+// IndexNote prints Kafka's notes ("is empty.", "passed sanity check.");
+// kseg's "verified against …" has no kafka-dump-log counterpart (Kafka
+// prints nothing when every entry matches).
 func (p *kafkaDumpPrinter) IndexNote(f dumpFile, note string) {
+	if strings.HasPrefix(note, "verified against ") {
+		return
+	}
 	fmt.Fprintf(p.w, "%s %s\n", f.path, note)
 }
 
+// AbortedTxn: AbortedTxn.version() reads only the high byte of the
+// stored int16 (buffer.get(0)), and that is what kafka-dump-log prints.
 func (p *kafkaDumpPrinter) AbortedTxn(_ dumpFile, e segment.AbortedTxn) {
 	fmt.Fprintf(p.w, "version: %d producerId: %d firstOffset: %d lastOffset: %d lastStableOffset: %d\n",
-		e.Version, e.ProducerID, e.FirstOffset, e.LastOffset, e.LastStableOffset)
+		e.KafkaVersion(), e.ProducerID, e.FirstOffset, e.LastOffset, e.LastStableOffset)
 }
 
 // SnapshotEntry is dumpProducerIdSnapshot of the Java port (no trailing
@@ -335,7 +357,11 @@ func (p *kafkaDumpPrinter) Finding(fd finding) {
 		// already visible as isvalid: false / "Found N invalid bytes".
 		return
 	case "index-mismatch", "timeindex-mismatch":
-		p.indexMismatches = append(p.indexMismatches, fd.Message)
+		if fd.Index != nil {
+			p.indexReport.add(fd.Index, fd.Message)
+		} else {
+			p.indexReport.other = append(p.indexReport.other, fd.Message)
+		}
 		return
 	}
 	p.w.Flush()
@@ -348,9 +374,7 @@ func (p *kafkaDumpPrinter) Close() error {
 	if err := releaseOutBuf(&p.w); err != nil {
 		return err
 	}
-	for _, m := range p.indexMismatches {
-		fmt.Fprintln(p.s.Err, m)
-	}
+	p.indexReport.print(p.s.Err)
 	for _, f := range p.nonConsOrder {
 		abs, err := filepath.Abs(f)
 		if err != nil {
