@@ -125,6 +125,7 @@ a terminal, for work over about a second) to stderr.
 		newVerifyChainCmd(s, g),
 		newMirrorCmd(s, g),
 		newRepairCmd(s, g),
+		newGroupsCmd(s, g),
 	)
 	finishTree(root)
 	return root
