@@ -126,6 +126,7 @@ a terminal, for work over about a second) to stderr.
 		newMirrorCmd(s, g),
 		newRepairCmd(s, g),
 		newGroupsCmd(s, g),
+		newTxnsCmd(s, g),
 	)
 	finishTree(root)
 	return root
