@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -84,49 +84,11 @@ func appendData(dst, b []byte, format string) []byte {
 	return hex.AppendEncode(append(dst, "0x"...), b)
 }
 
-// appendValidUTF8 appends b with every run of invalid UTF-8 replaced by
-// U+FFFD: strings.ToValidUTF8(string(b), "\uFFFD"), which Java's new
-// String(bytes, UTF_8) matches for kafka-dump-log's output. Valid input
-// (nearly all of it) is copied as is.
-func appendValidUTF8(dst, b []byte) []byte {
-	if utf8.Valid(b) {
-		return append(dst, b...)
-	}
-	// Binary data: write byte by byte into room for the worst case (every
-	// byte a U+FFFD of three), which costs far less than an append each.
-	dst = slices.Grow(dst, 3*len(b))
-	out := dst[len(dst) : len(dst)+3*len(b)]
-	o := 0
-	invalid := false // in a run of invalid bytes, which gets one U+FFFD
-	for i := 0; i < len(b); {
-		c := b[i]
-		if c < utf8.RuneSelf {
-			out[o] = c
-			o++
-			i++
-			invalid = false
-			continue
-		}
-		size := 1
-		// 0x80-0xC1 and 0xF5-0xFF never start a valid sequence.
-		if c >= 0xC2 && c <= 0xF4 {
-			_, size = utf8.DecodeRune(b[i:])
-		}
-		if size == 1 {
-			if !invalid {
-				out[o], out[o+1], out[o+2] = 0xEF, 0xBF, 0xBD // U+FFFD
-				o += 3
-				invalid = true
-			}
-			i++
-			continue
-		}
-		o += copy(out[o:], b[i:i+size])
-		i += size
-		invalid = false
-	}
-	return dst[:len(dst)+o]
-}
+// appendValidUTF8 appends b as kafka-dump-log's StringDecoder prints it:
+// Java's new String(bytes, UTF_8), which replaces malformed input with
+// U+FFFD by the JDK's rules (one per invalid byte for most binary data; see
+// decode.AppendJavaUTF8). Valid input (nearly all of it) is copied as is.
+func appendValidUTF8(dst, b []byte) []byte { return decode.AppendJavaUTF8(dst, b) }
 
 // bytesString views b as a string without copying it, for read-only use
 // within a call (strconv.AppendQuote takes a string). The string must not

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ControlType is the type field of a control record key
@@ -330,9 +331,12 @@ func UUIDString(u [16]byte) string { return base64.RawURLEncoding.EncodeToString
 // jsonString quotes s as Jackson writes a JSON string: '"' and '\\'
 // escaped, \b \t \n \f \r, other control characters as \u00XX, everything
 // else as is. Kafka reads the string with new String(bytes, UTF_8), which
-// turns malformed bytes into U+FFFD; so does ranging over s here (per byte).
+// turns malformed bytes into U+FFFD by the JDK's rules (AppendJavaUTF8).
 // strconv.Quote would emit Go escapes (\a, \x00) that are not JSON.
 func jsonString(s string) string {
+	if !utf8.ValidString(s) {
+		s = string(AppendJavaUTF8(nil, []byte(s)))
+	}
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range s {
