@@ -10,15 +10,14 @@ import (
 
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/psm/broker"
-	"github.com/kseg/kseg/psm/broker/kmsgdecoder"
 )
 
 // Shared by the whole-broker views (groups, txns): argument checks, the
 // decoder of internal-topic records, and finding rendering.
 
 // internalDecoder is the decoder of __consumer_offsets and
-// __transaction_state records the views use.
-func internalDecoder() broker.Decoder { return kmsgdecoder.Decoder{} }
+// __transaction_state records the views use: kseg's schema tables.
+func internalDecoder() broker.Decoder { return broker.SchemaDecoder{} }
 
 // openLogDirs checks that every argument is a directory and lists them.
 func openLogDirs(cmd string, args []string) (*broker.Inventory, error) {

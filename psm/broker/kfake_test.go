@@ -10,7 +10,6 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm/broker"
 	"github.com/kseg/kseg/psm/broker/brokertest"
-	"github.com/kseg/kseg/psm/broker/kmsgdecoder"
 	"github.com/kseg/kseg/segment/kafkatest"
 )
 
@@ -76,7 +75,7 @@ func loadTxns(t *testing.T, o broker.TxnsOptions, dirs ...string) *broker.TxnsVi
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := broker.LoadTxns(inv, kmsgdecoder.Decoder{}, o)
+	v, err := broker.LoadTxns(inv, broker.SchemaDecoder{}, o)
 	if err != nil {
 		t.Fatal(err)
 	}

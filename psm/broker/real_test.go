@@ -10,7 +10,6 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm/broker"
-	"github.com/kseg/kseg/psm/broker/kmsgdecoder"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -31,7 +30,7 @@ func loadGroups(t *testing.T, o broker.GroupsOptions, dirs ...string) *broker.Gr
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := broker.LoadGroups(inv, kmsgdecoder.Decoder{}, o)
+	v, err := broker.LoadGroups(inv, broker.SchemaDecoder{}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +258,7 @@ func TestRealTxnsWithoutCoordinator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := broker.LoadTxns(inv, kmsgdecoder.Decoder{}, broker.DefaultTxnsOptions())
+		v, err := broker.LoadTxns(inv, broker.SchemaDecoder{}, broker.DefaultTxnsOptions())
 		if err != nil {
 			t.Fatal(err)
 		}

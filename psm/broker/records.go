@@ -2,8 +2,9 @@ package broker
 
 // The decoded records the state is built from. A Decoder fills them from a
 // record's key and value bytes; the state code below never sees bytes, so
-// any decoder of Kafka's internal-topic schemas can serve it (kseg's own in
-// decode/, or franz-go's kmsg; see package kmsgdecoder).
+// any decoder of Kafka's internal-topic schemas can serve it: kseg's own
+// schema tables (SchemaDecoder, decode/schema) or, in the tests, franz-go's
+// kmsg, an independent implementation the views are cross-checked with.
 
 // Decoder decodes the records of the internal topics.
 type Decoder interface {

@@ -1,23 +1,27 @@
-// Package kmsgdecoder serves broker.Decoder with franz-go's kmsg types
+package broker_test
+
+// kmsgDecoder serves broker.Decoder with franz-go's kmsg types
 // (OffsetCommitKey/Value, GroupMetadataKey/Value, TxnMetadataKey/Value,
-// ConsumerMemberAssignment). It is the stand-in until kseg's own
-// schema-table decoder of internal-topic records lands in decode/; kmsg
-// has no KIP-848 record types, so those records are returned as skipped.
-package kmsgdecoder
+// ConsumerMemberAssignment): an implementation independent of kseg's
+// decode/schema, so that the views built with each can be compared. kmsg
+// has no KIP-848 record types; it returns those as skipped.
 
 import (
 	"encoding/binary"
 	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kseg/kseg/psm/broker"
 )
 
-// Decoder implements broker.Decoder.
-type Decoder struct{}
+type kmsgDecoder struct{}
 
-var _ broker.Decoder = Decoder{}
+var _ broker.Decoder = kmsgDecoder{}
 
 // kip848 names the KIP-848 and share-group record types by key version
 // (GroupCoordinatorRecordSerde / CoordinatorRecordType).
@@ -30,7 +34,7 @@ var kip848 = map[int16]string{
 }
 
 // ConsumerOffsets decodes a __consumer_offsets record.
-func (Decoder) ConsumerOffsets(key, value []byte) (broker.GroupRecord, error) {
+func (kmsgDecoder) ConsumerOffsets(key, value []byte) (broker.GroupRecord, error) {
 	if len(key) < 2 {
 		return broker.GroupRecord{}, fmt.Errorf("key of %d bytes has no version", len(key))
 	}
@@ -110,7 +114,7 @@ func (Decoder) ConsumerOffsets(key, value []byte) (broker.GroupRecord, error) {
 }
 
 // TransactionState decodes a __transaction_state record.
-func (Decoder) TransactionState(key, value []byte) (broker.TxnRecord, error) {
+func (kmsgDecoder) TransactionState(key, value []byte) (broker.TxnRecord, error) {
 	var k kmsg.TxnMetadataKey
 	if err := k.ReadFrom(key); err != nil {
 		return broker.TxnRecord{}, fmt.Errorf("TransactionLogKey: %w", err)
@@ -134,4 +138,50 @@ func (Decoder) TransactionState(key, value []byte) (broker.TxnRecord, error) {
 	}
 	r.Value = tv
 	return r, nil
+}
+
+// The views built with kseg's schema decoder and with kmsg agree on every
+// real log directory holding __consumer_offsets and on the bundled ones.
+func TestDecodersAgree(t *testing.T) {
+	dirs := []string{filepath.Join("..", "..", "testdata", "logdirs", "broker-1"), filepath.Join("..", "..", "testdata", "logdirs", "healthy")}
+	for _, d := range [][]string{{"iechenyb__data", "kafka-logs"}, {"DonaldY__kafka-2.7.1", "kafka-logs"}, {"sagarrao1__kafka", "MultiNode", "kafka-logs-2"},
+		{"rjmfernandes__flink-on-prem", "data"}, {"smartassets__backend-server", "kafka", "data"}, {"mscaldas2012__kafka-connect-spooldir", "kafka-data"},
+		{"checongbinh20011990__mirco_book_shop", "data"}, {"ronem123__rupia-transaction-service", "kafka-logs"}, {"William0423__kafka", "kafka-logs"},
+		{"yuanliubei__kafka-source-code", "kafka-logs"}} {
+		dirs = append(dirs, realDir(t, d...))
+	}
+	for _, dir := range dirs {
+		inv, err := broker.OpenInventory([]string{dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := broker.GroupsOptions{Jobs: 2, PSM: psmDefaults()}
+		a, err := broker.LoadGroups(inv, broker.SchemaDecoder{}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := broker.LoadGroups(inv, kmsgDecoder{}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Groups) == 0 && !strings.Contains(dir, "DonaldY") && !strings.Contains(dir, "yuanliubei") { // those two end in tombstones
+			t.Errorf("%s: no group", dir)
+		}
+		if !reflect.DeepEqual(a.Groups, b.Groups) || len(a.Findings) != len(b.Findings) {
+			t.Errorf("%s: the decoders disagree:\nschema %+v\nkmsg   %+v", dir, a.Groups, b.Groups)
+		}
+		to := broker.DefaultTxnsOptions()
+		to.NumPartitions = 1
+		ta, err := broker.LoadTxns(inv, broker.SchemaDecoder{}, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb, err := broker.LoadTxns(inv, kmsgDecoder{}, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(ta.Transactions, tb.Transactions) || !reflect.DeepEqual(ta.Open, tb.Open) {
+			t.Errorf("%s: the decoders disagree on transactions:\nschema %+v\nkmsg   %+v", dir, ta.Transactions, tb.Transactions)
+		}
+	}
 }
