@@ -127,6 +127,7 @@ a terminal, for work over about a second) to stderr.
 		newRepairCmd(s, g),
 		newGroupsCmd(s, g),
 		newTxnsCmd(s, g),
+		newMetadataCmd(s, g),
 	)
 	finishTree(root)
 	return root
