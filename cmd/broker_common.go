@@ -15,9 +15,9 @@ import (
 // Shared by the whole-broker views (groups, txns): argument checks, the
 // decoder of internal-topic records, and finding rendering.
 
-// internalDecoder is the decoder of __consumer_offsets and
+// brokerDecoder is the decoder of __consumer_offsets and
 // __transaction_state records the views use: kseg's schema tables.
-func internalDecoder() broker.Decoder { return broker.SchemaDecoder{} }
+func brokerDecoder() broker.Decoder { return broker.SchemaDecoder{} }
 
 // openLogDirs checks that every argument is a directory and lists them.
 func openLogDirs(cmd string, args []string) (*broker.Inventory, error) {

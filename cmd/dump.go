@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -39,6 +40,8 @@ type dumpOptions struct {
 	jobs             int
 	decodeWorkers    int
 	noResync         bool
+	dec              decoderOptions // dump_decoders.go
+	kafka            kafkaSpellings // kafka_dump_log.go
 
 	// derived by Validate
 	fromOffset, toOffset int64
@@ -67,6 +70,8 @@ func (o *dumpOptions) AddFlags(c *cobra.Command) {
 	// overrides it (1 = serial), for benchmarks and tests.
 	f.IntVar(&o.decodeWorkers, "decode-workers", 0, "batch decoding workers per segment (0 = GOMAXPROCS, 1 = serial)")
 	_ = f.MarkHidden("decode-workers")
+	o.dec.addFlags(c)
+	o.kafka.addAliases(c, o)
 }
 
 func (o *dumpOptions) Validate(args []string) error {
@@ -90,6 +95,9 @@ func (o *dumpOptions) Validate(args []string) error {
 	}
 	if o.maxDecompressed <= 0 || o.maxDecompressed > math.MaxInt32 {
 		return usageErrorf("--max-decompressed-bytes must be between 1 and %d", math.MaxInt32)
+	}
+	if err := o.dec.validate(o); err != nil {
+		return err
 	}
 	if o.printData {
 		o.deep = true
@@ -147,6 +155,7 @@ lines, see docs/json.md) and kafka (line-for-line kafka-dump-log output).
   kseg dump --verify-index --index-sanity-check /var/lib/kafka/data/orders-0`,
 		Args: usageArgs(cobra.ArbitraryArgs),
 		RunE: func(c *cobra.Command, args []string) error {
+			args = append(args, o.kafka.paths()...)
 			if err := o.Validate(args); err != nil {
 				return err
 			}
@@ -355,6 +364,12 @@ func (st *dumpState) reportCorrupt(kind string, ce *decode.CorruptError) {
 }
 
 func (st *dumpState) dumpOne(f dumpFile) error {
+	if st.o.output == "kafka" && !kafkaDumpsFile(f.path) {
+		st.p.BeginFile(f)
+		st.p.Unknown(f, "")
+		st.p.EndFile(f)
+		return nil
+	}
 	st.p.BeginFile(f)
 	var err error
 	switch f.info.Kind {
@@ -442,6 +457,10 @@ type recordView struct {
 	Control *decode.Control // nil for data records
 	// ControlErr is set when a control batch's record does not decode.
 	ControlErr error
+	// Internal is a data record of one of Kafka's internal topics,
+	// decoded (dump_decoders.go); InternalErr when it does not decode.
+	Internal    *schema.Decoded
+	InternalErr error
 }
 
 func (st *dumpState) dumpLog(f dumpFile) (err error) {

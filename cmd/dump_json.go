@@ -153,6 +153,10 @@ func (p *jsonDumpPrinter) Record(bv *batchView, rv *recordView) {
 		j.key("control")
 		j.b = appendControlJSON(j.b, rv)
 	}
+	if rv.Internal != nil {
+		j.key("decoded")
+		j.b = appendInternalJSON(j.b, rv)
+	}
 	j.end()
 }
 

@@ -36,19 +36,16 @@ func newKafkaDumpPrinter(s *Streams, o *dumpOptions) *kafkaDumpPrinter {
 	return &kafkaDumpPrinter{s: s, o: o, w: newOutBuf(s.Out), nonConsecutive: map[string][][2]int64{}}
 }
 
+// BeginFile: DumpLogSegments prints "Dumping <file>" for every file it is
+// given, before it looks at the name.
 func (p *kafkaDumpPrinter) BeginFile(f dumpFile) {
 	p.curFile = f.path
-	switch f.info.Kind {
-	case segment.KindLog, segment.KindMetadataSnapshot, segment.KindBootstrapCheckpoint, segment.KindIndex,
-		segment.KindTimeIndex, segment.KindTxnIndex, segment.KindProducerSnapshot:
-		if !f.info.Transient() {
-			fmt.Fprintf(p.w, "Dumping %s\n", f.path)
-		}
-	}
+	fmt.Fprintf(p.w, "Dumping %s\n", f.path)
 }
 
 // Unknown: DumpLogSegments prints "Ignoring unknown file" for any suffix
-// it does not handle (leader-epoch-checkpoint, partition.metadata, …).
+// it does not handle (leader-epoch-checkpoint, partition.metadata, …;
+// kafkaDumpsFile).
 func (p *kafkaDumpPrinter) Unknown(f dumpFile, _ string) {
 	p.w.Flush()
 	fmt.Fprintf(p.s.Err, "Ignoring unknown file %s\n", f.path)
@@ -165,21 +162,33 @@ func (p *kafkaDumpPrinter) Record(bv *batchView, rv *recordView) {
 		}
 	}
 	if p.o.printData && !b.IsControl() {
-		if r.Key != nil {
-			sep()
-			w = appendValidUTF8(append(w, "key: "...), r.Key)
-		}
-		if r.Value != nil {
-			sep()
-			w = appendValidUTF8(append(w, "payload: "...), r.Value)
+		if rv.Internal == nil && p.o.dec.keyDecoder == stringDecoder && p.o.dec.valueDecoder == stringDecoder {
+			if r.Key != nil {
+				sep()
+				w = appendValidUTF8(append(w, "key: "...), r.Key)
+			}
+			if r.Value != nil {
+				sep()
+				w = appendValidUTF8(append(w, "payload: "...), r.Value)
+			}
+		} else {
+			// A decoder flag or class: dump_decoders.go.
+			key, payload := kafkaContents(p.o, rv)
+			if key != nil {
+				sep()
+				w = append(append(w, "key: "...), key...)
+			}
+			if payload != nil {
+				sep()
+				w = append(append(w, "payload: "...), payload...)
+			}
 		}
 	}
 	w = append(w, '\n')
 	p.lineDone(w)
 }
 
-// kafkaControlSuffix is printControlRecord of the Java port, with the
-// KIP-1279 fork's MirrorPidReset branch (barrier.md §11).
+// kafkaControlSuffix is printControlRecord of the Java port of Kafka 4.3.
 func kafkaControlSuffix(rv *recordView) string {
 	if rv.Control == nil {
 		if rv.Record.Key != nil {
@@ -204,7 +213,11 @@ func kafkaControlSuffix(rv *recordView) string {
 	case decode.ControlKRaftVoters:
 		return " KRaftVoters " + c.KafkaJSON()
 	case decode.ControlMirrorPidReset:
-		return " MirrorPidReset " + c.KafkaJSON()
+		// Upstream Kafka has no type 7: ControlRecordType.fromTypeId
+		// gives UNKNOWN and the tool prints the fallback with the parsed
+		// id (barrier.md §4.7). The KIP-1279 fork's " MirrorPidReset {json}"
+		// is not in any release; text and json name the barrier.
+		return " controlType: UNKNOWN(7)"
 	}
 	return fmt.Sprintf(" controlType: %s(%d)", c.Type, int16(c.Type))
 }
@@ -304,9 +317,11 @@ func (p *kafkaDumpPrinter) IndexNote(f dumpFile, note string) {
 	fmt.Fprintf(p.w, "%s %s\n", f.path, note)
 }
 
+// AbortedTxn: AbortedTxn.version() reads only the high byte of the
+// stored int16 (buffer.get(0)), and that is what kafka-dump-log prints.
 func (p *kafkaDumpPrinter) AbortedTxn(_ dumpFile, e segment.AbortedTxn) {
 	fmt.Fprintf(p.w, "version: %d producerId: %d firstOffset: %d lastOffset: %d lastStableOffset: %d\n",
-		e.Version, e.ProducerID, e.FirstOffset, e.LastOffset, e.LastStableOffset)
+		e.KafkaVersion(), e.ProducerID, e.FirstOffset, e.LastOffset, e.LastStableOffset)
 }
 
 // SnapshotEntry is dumpProducerIdSnapshot of the Java port (no trailing

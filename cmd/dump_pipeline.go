@@ -223,6 +223,8 @@ type batchRenderer struct {
 	job *batchJob
 	cur *jobBatch
 	fn  func(*decode.Record) error
+	// internal: dump_decoders.go
+	internal internalDecoder
 }
 
 func newBatchRenderer(o *dumpOptions, p dumpPrinter) *batchRenderer {
@@ -311,6 +313,8 @@ func (r *batchRenderer) record(rec *decode.Record) error {
 			r.rv.Control = &r.ctl
 			j.controls = append(j.controls, r.ctl.Type.String())
 		}
+	} else {
+		r.decodeInternal(j.file, &r.rv)
 	}
 	if o.deep {
 		j.gaps.add(rec.Offset, false)

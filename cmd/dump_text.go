@@ -136,7 +136,9 @@ func (p *textDumpPrinter) Record(bv *batchView, rv *recordView) {
 			}
 			w = append(w, ']')
 		}
-		if p.o.printData {
+		if rv.Internal != nil {
+			w = append(append(w, ' '), textInternal(p.st, rv)...)
+		} else if p.o.printData {
 			w = appendData(append(w, " key "...), r.Key, p.o.keyFormat)
 			w = appendData(append(w, " value "...), r.Value, p.o.valueFormat)
 		}

@@ -91,7 +91,7 @@ func runGroups(ctx context.Context, s *Streams, g *globalOptions, o *groupsOptio
 			fmt.Fprintf(s.Err, "kseg: warning: %s\n", w)
 		}
 	}
-	v, err := broker.LoadGroups(inv, internalDecoder(), broker.GroupsOptions{
+	v, err := broker.LoadGroups(inv, brokerDecoder(), broker.GroupsOptions{
 		Groups: o.groups, Topics: o.topics, Jobs: resolveJobs(o.jobs), PSM: psm.DefaultOptions(),
 	})
 	if err != nil {

@@ -117,6 +117,7 @@ a terminal, for work over about a second) to stderr.
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(
 		newDumpCmd(s, g),
+		newKafkaDumpLogCmd(s, g),
 		newExplainCmd(s, g),
 		newVersionCmd(s, g),
 		newDocsCmd(s, g),

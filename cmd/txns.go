@@ -119,7 +119,7 @@ func runTxns(ctx context.Context, s *Streams, g *globalOptions, o *txnsOptions, 
 	opts := broker.DefaultTxnsOptions()
 	opts.TransactionalIDs, opts.Topics, opts.Jobs = o.txnIDs, o.topics, resolveJobs(o.jobs)
 	opts.MaxTransactionTimeoutMs, opts.NumPartitions, opts.Now = o.maxTimeout.Milliseconds(), o.numPartitions, o.nowMs
-	v, err := broker.LoadTxns(inv, internalDecoder(), opts)
+	v, err := broker.LoadTxns(inv, brokerDecoder(), opts)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -99,16 +100,32 @@ func (d *Decoded) TypeName() string {
 	return ""
 }
 
-// field prefixes a CorruptError's field with the part it came from.
-func field(err *decode.CorruptError, part string) *decode.CorruptError {
+// field prefixes a CorruptError's field with the part it came from and
+// rewords its Kafka message with kafka (which gets the inner message as
+// its %s), as the serde that wraps the generated reader does.
+func field(err *decode.CorruptError, part, kafka string) *decode.CorruptError {
 	c := *err
 	c.Field = join(part, c.Field)
+	inner, _ := KafkaMessage(err)
+	if kafka != "" {
+		var re *readError
+		if errors.As(err.Err, &re) {
+			w := *re
+			w.kafka = fmt.Sprintf(kafka, inner)
+			c.Err = &w
+		}
+	}
 	return &c
 }
 
-func corrupt(part string, pos int, class error, format string, args ...any) *decode.CorruptError {
+func corrupt(part string, pos int, class error, kafka, format string, args ...any) *decode.CorruptError {
 	return &decode.CorruptError{Pos: int64(pos), BaseOffset: decode.NoBaseOffset, Field: part,
-		Err: fmt.Errorf("%w: %s", class, fmt.Sprintf(format, args...))}
+		Err: &readError{class: class, msg: fmt.Sprintf(format, args...), kafka: kafka}}
+}
+
+// coordinatorReadError is CoordinatorRecordSerde.readMessage's wording.
+func coordinatorReadError(version int16, part string) string {
+	return fmt.Sprintf("Could not read record with version %d from %s's buffer due to: %%s.", version, part)
 }
 
 // DecodeInternal decodes one record (key and value as stored; nil = null)
@@ -129,10 +146,10 @@ func DecodeInternal(topic string, key, value []byte) (*Decoded, error) {
 // coordinator reads CoordinatorRecordSerde's framing.
 func (d *Decoded) coordinator(key, value []byte) error {
 	if key == nil {
-		return corrupt("key", 0, decode.ErrCorrupt, "record has no key")
+		return corrupt("key", 0, decode.ErrCorrupt, "", "record has no key")
 	}
 	if len(key) < 2 {
-		return corrupt("key", 0, decode.ErrTruncated, "could not read version from key's buffer")
+		return corrupt("key", 0, decode.ErrTruncated, "Could not read version from key's buffer.", "could not read the record type from %d byte(s)", len(key))
 	}
 	d.RecordType = int16(binary.BigEndian.Uint16(key))
 	d.KeyVersion = d.RecordType
@@ -147,7 +164,7 @@ func (d *Decoded) coordinator(key, value []byte) error {
 	}
 	k, n, err := decodeMessage(d.KeyMessage, kv, key[2:])
 	if err != nil {
-		return field(err.At("", 2), "key")
+		return field(err.At("", 2), "key", coordinatorReadError(kv, "key"))
 	}
 	d.Key, d.KeyTrailing = k, len(key)-2-n
 	d.ValueMessage = ValueFor(d.KeyMessage)
@@ -159,16 +176,18 @@ func (d *Decoded) coordinator(key, value []byte) error {
 		return nil
 	}
 	if len(value) < 2 {
-		return corrupt("value", 0, decode.ErrTruncated, "could not read version from value's buffer")
+		return corrupt("value", 0, decode.ErrTruncated, "Could not read version from value's buffer.", "could not read the version from %d byte(s)", len(value))
 	}
 	d.ValueVersion = int16(binary.BigEndian.Uint16(value))
 	if d.ValueVersion < 0 {
-		return corrupt("value", 0, decode.ErrCorrupt, "negative value version %d", d.ValueVersion)
+		return corrupt("value", 0, decode.ErrCorrupt,
+			fmt.Sprintf(coordinatorReadError(d.ValueVersion, "value"), fmt.Sprintf("Can't read version %d of %s", d.ValueVersion, d.ValueMessage.Name)),
+			"negative value version %d", d.ValueVersion)
 	}
 	d.NewerVersion = d.ValueVersion > d.ValueMessage.Valid.Hi
 	v, n, err := decodeMessage(d.ValueMessage, d.ValueVersion, value[2:])
 	if err != nil {
-		return field(err.At("", 2), "value")
+		return field(err.At("", 2), "value", coordinatorReadError(d.ValueVersion, "value"))
 	}
 	d.Value, d.ValueTrailing = v, len(value)-2-n
 	if d.ValueMessage.Name == "GroupMetadataValue" {
@@ -182,21 +201,27 @@ func (d *Decoded) coordinator(key, value []byte) error {
 // after it.
 func (d *Decoded) apiMessage(value []byte) error {
 	if value == nil {
-		return corrupt("value", 0, decode.ErrCorrupt, "record has no value")
+		return corrupt("value", 0, decode.ErrCorrupt, "", "record has no value")
 	}
 	r := &reader{b: value}
 	fv := r.uvarint("frameVersion")
 	ak := r.uvarint("apiKey")
 	ver := r.uvarint("version")
 	if r.err != nil {
-		return field(r.err, "value")
+		return field(r.err, "value", "")
 	}
-	if fv != 1 {
+	// AbstractApiMessageSerde.read's checks and messages.
+	switch {
+	case fv == 0:
 		return corrupt("value.frameVersion", 0, decode.ErrUnsupported,
-			"could not deserialize metadata record due to unknown frame version %d (only frame version 1 is supported)", fv)
-	}
-	if ak > 0x7fff || ver > 0x7fff {
-		return corrupt("value.apiKey", 1, decode.ErrCorrupt, "apiKey %d or version %d out of range", ak, ver)
+			"Could not deserialize metadata record with frame version 0. Note that upgrades from the preview release of KRaft in 2.8 to newer versions are not supported.",
+			"frame version 0 (KRaft 2.8 preview) is not supported")
+	case fv != 1:
+		return corrupt("value.frameVersion", 0, decode.ErrUnsupported,
+			fmt.Sprintf("Could not deserialize metadata record due to unknown frame version %d(only frame version 1 is supported)", fv),
+			"unknown frame version %d (only frame version 1 is supported)", fv)
+	case ak > 0x7fff || ver > 0x7fff:
+		return corrupt("value.apiKey", 1, decode.ErrCorrupt, "", "apiKey %d or version %d out of range", ak, ver)
 	}
 	d.FrameVersion, d.RecordType, d.ValueVersion = int16(fv), int16(ak), int16(ver)
 	d.ValueMessage = RecordFor(d.Topic, d.RecordType)
@@ -208,10 +233,11 @@ func (d *Decoded) apiMessage(value []byte) error {
 	start := r.p
 	v, n, err := decodeMessage(d.ValueMessage, d.ValueVersion, value[start:])
 	if err != nil {
-		return field(err.At("", int64(start)), "value")
+		return field(err.At("", int64(start)), "value", fmt.Sprintf("Failed to deserialize record with type %d", ak)+"%.0s")
 	}
 	if left := len(value) - start - n; left > 0 {
-		return corrupt("value", start+n, decode.ErrCorrupt, "found %d byte(s) of garbage after %d", left, ak)
+		return corrupt("value", start+n, decode.ErrCorrupt, fmt.Sprintf("Found %d byte(s) of garbage after %d", left, ak),
+			"%d byte(s) after the %s", left, d.ValueMessage.Name)
 	}
 	d.Value = v
 	return nil

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -18,13 +19,40 @@ type reader struct {
 	err  *decode.CorruptError
 }
 
-func (r *reader) fail(path string, class error, format string, args ...any) {
+// fail records the first failure: msg is kseg's account, kafka the
+// message Kafka's generated reader throws at the same point ("null" for a
+// java.nio.BufferUnderflowException, which has none).
+func (r *reader) fail(path string, class error, kafka, format string, args ...any) {
 	if r.err != nil {
 		return
 	}
 	r.err = &decode.CorruptError{Pos: int64(r.base + r.p), BaseOffset: decode.NoBaseOffset, Field: path,
-		Err: fmt.Errorf("%w: %s", class, fmt.Sprintf(format, args...))}
+		Err: &readError{class: class, msg: fmt.Sprintf(format, args...), kafka: kafka}}
 }
+
+// readError is a decoding failure as kseg words it, with the message
+// Kafka's reader would have thrown (KafkaMessage).
+type readError struct {
+	class      error
+	msg, kafka string
+}
+
+func (e *readError) Error() string { return e.class.Error() + ": " + e.msg }
+func (e *readError) Unwrap() error { return e.class }
+
+// KafkaMessage returns what Kafka says for a failure DecodeInternal
+// reports: the getMessage() of the exception its serde throws, which
+// kafka-dump-log prints after "skipping.". ok is false for other errors.
+func KafkaMessage(err error) (string, bool) {
+	var re *readError
+	if errors.As(err, &re) && re.kafka != "" {
+		return re.kafka, true
+	}
+	return "", false
+}
+
+// underflow is Kafka's message for a read past the end of a ByteBuffer.
+const underflow = "null"
 
 func (r *reader) left() int { return len(r.b) - r.p }
 
@@ -33,7 +61,7 @@ func (r *reader) take(n int, path string) []byte {
 		return nil
 	}
 	if n < 0 || r.left() < n {
-		r.fail(path, decode.ErrTruncated, "need %d bytes, %d left", n, r.left())
+		r.fail(path, decode.ErrTruncated, underflow, "need %d bytes, %d left", n, r.left())
 		return nil
 	}
 	s := r.b[r.p : r.p+n]
@@ -78,7 +106,7 @@ func (r *reader) uvarint(path string) uint32 {
 	var v uint32
 	for i := 0; i < 5; i++ {
 		if r.p >= len(r.b) {
-			r.fail(path, decode.ErrTruncated, "unsigned varint runs past the end")
+			r.fail(path, decode.ErrTruncated, underflow, "unsigned varint runs past the end")
 			return 0
 		}
 		c := r.b[r.p]
@@ -88,7 +116,8 @@ func (r *reader) uvarint(path string) uint32 {
 			return v
 		}
 	}
-	r.fail(path, decode.ErrCorrupt, "unsigned varint longer than 5 bytes")
+	r.fail(path, decode.ErrCorrupt, fmt.Sprintf("Varint is too long, the most significant bit in the 5th byte is set, converted value: %x", v),
+		"unsigned varint longer than 5 bytes")
 	return 0
 }
 
@@ -143,6 +172,12 @@ func (r *reader) readStruct(fields []*Field, v int16, flexible bool, path string
 		tag := r.uvarint(join(path, "_tag"))
 		size := r.uvarint(join(path, "_tagSize"))
 		start := r.p
+		if int(size) > r.left() {
+			r.fail(join(path, "_taggedField"), decode.ErrTruncated,
+				fmt.Sprintf("Error reading byte array of %d byte(s): only %d byte(s) available", size, r.left()),
+				"tagged field %d of %d bytes, %d left", tag, size, r.left())
+			return s
+		}
 		data := r.take(int(size), join(path, "_taggedField"))
 		if r.err != nil {
 			return s
@@ -164,7 +199,7 @@ func (r *reader) readStruct(fields []*Field, v int16, flexible bool, path string
 		fp := join(path, f.JSONName())
 		val := sub.readValue(f, f.kind, v, true, true, fp)
 		if sub.err == nil && sub.p != len(data) {
-			sub.fail(fp, decode.ErrCorrupt, "tagged field %d has %d bytes left over", tag, len(data)-sub.p)
+			sub.fail(fp, decode.ErrCorrupt, "", "tagged field %d has %d bytes left over", tag, len(data)-sub.p)
 		}
 		if sub.err != nil {
 			r.err = sub.err
@@ -258,8 +293,19 @@ func (r *reader) readValue(f *Field, k kind, v int16, flexible, tagged bool, pat
 		}
 		if n < 0 {
 			if !nullable {
-				r.fail(path, decode.ErrCorrupt, "non-nullable field %s was serialized as null", f.JSONName())
+				m := "non-nullable field " + f.JSONName() + " was serialized as null"
+				r.fail(path, decode.ErrCorrupt, m, "%s", m)
 			}
+			return nil
+		}
+		if k == kString && n > 0x7fff {
+			m := fmt.Sprintf("string field %s had invalid length %d", f.JSONName(), n)
+			r.fail(path, decode.ErrCorrupt, m, "%s", m)
+			return nil
+		}
+		if n > r.left() {
+			r.fail(path, decode.ErrTruncated, fmt.Sprintf("Error reading byte array of %d byte(s): only %d byte(s) available", n, r.left()),
+				"%s of %d bytes, %d left", f.Type, n, r.left())
 			return nil
 		}
 		b := r.take(n, path)
@@ -290,12 +336,22 @@ func (r *reader) readValue(f *Field, k kind, v int16, flexible, tagged bool, pat
 		}
 		if n < 0 {
 			if !nullable {
-				r.fail(path, decode.ErrCorrupt, "non-nullable field %s was serialized as null", f.JSONName())
+				m := "non-nullable field " + f.JSONName() + " was serialized as null"
+				r.fail(path, decode.ErrCorrupt, m, "%s", m)
 			}
 			return nil
 		}
+		// Kafka's generated reader bounds the count by the bytes left; an
+		// element takes at least minSize bytes, so kseg bounds it closer
+		// (Kafka would then run out of bytes reading the elements).
+		if n > r.left() {
+			r.fail(path, decode.ErrCorrupt,
+				fmt.Sprintf("Tried to allocate a collection of size %d, but there are only %d bytes remaining.", n, r.left()),
+				"array of %d elements cannot fit in %d bytes", n, r.left())
+			return nil
+		}
 		if n > r.left()/minSize(f.elem, flexible) {
-			r.fail(path, decode.ErrCorrupt, "array of %d elements cannot fit in %d bytes", n, r.left())
+			r.fail(path, decode.ErrCorrupt, underflow, "array of %d elements cannot fit in %d bytes", n, r.left())
 			return nil
 		}
 		out := make([]any, 0, n)
@@ -311,6 +367,6 @@ func (r *reader) readValue(f *Field, k kind, v int16, flexible, tagged bool, pat
 		}
 		return out
 	}
-	r.fail(path, decode.ErrUnsupported, "unknown type %q", f.Type)
+	r.fail(path, decode.ErrUnsupported, "", "unknown type %q", f.Type)
 	return nil
 }
