@@ -25,12 +25,12 @@ func viewRuns() [][]string {
 	for _, o := range []string{"text", "table", "json"} {
 		runs = append(runs,
 			[]string{"groups", "--output", o},
-			[]string{"txns", "--output", o, "--transaction-state-partitions", "1"},
+			[]string{"txns", "--output", o},
 			[]string{"metadata", "--output", o})
 	}
 	runs = append(runs,
 		[]string{"groups", "--group", "billing", "--topic", "orders"},
-		[]string{"txns"},
+		[]string{"txns", "--transaction-state-partitions", "50"},
 		[]string{"metadata", "--at", fmt.Sprint(brokertest.EventsRemovedAt)},
 		[]string{"metadata", "--topic", "events"})
 	return runs
@@ -109,7 +109,7 @@ func TestViewsJSON(t *testing.T) {
 		t.Errorf("audit: %v", g["group"][0])
 	}
 
-	r = runKseg("txns", "-o", "json", "--transaction-state-partitions", "1", dir)
+	r = runKseg("txns", "-o", "json", dir) // 1 partition, as the metadata image says
 	x := jsonLines(t, r.stdout)
 	if r.code != ExitFindings || len(x["transaction"]) != 2 || len(x["openTransaction"]) != 1 || len(x["unanswerable"]) != 0 {
 		t.Fatalf("txns: exit %d %v", r.code, x)
@@ -119,9 +119,9 @@ func TestViewsJSON(t *testing.T) {
 		!strings.Contains(o["abortCommand"].(string), "--topic payments --partition 0 --start-offset 0") {
 		t.Errorf("open transaction %v", o)
 	}
-	// With the default 50 coordinator partitions, 49 are missing: said,
-	// and the coordinator's record still decides (it is present).
-	r = runKseg("txns", "-o", "json", dir)
+	// Told there are 50 coordinator partitions, 49 are missing: said, and
+	// the coordinator's record still decides (it is present).
+	r = runKseg("txns", "-o", "json", "--transaction-state-partitions", "50", dir)
 	if x := jsonLines(t, r.stdout); len(x["unanswerable"]) != 1 || x["openTransaction"][0]["verdict"] != "hanging" {
 		t.Errorf("txns with 50 partitions: %v", x)
 	}

@@ -30,7 +30,7 @@ func (o *txnsOptions) AddFlags(c *cobra.Command) {
 	f.StringArrayVar(&o.topics, "topic", nil, "only data partitions of this topic, and transactions that touch it (repeatable)")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
 	f.DurationVar(&o.maxTimeout, "max-transaction-timeout", broker.DefaultMaxTransactionTimeoutMs*time.Millisecond, "the cluster's transaction.max.timeout.ms: an open transaction older than this that the coordinator does not list is hanging")
-	f.Int32Var(&o.numPartitions, "transaction-state-partitions", broker.DefaultTxnLogPartitions, "the cluster's transaction.state.log.num.partitions, to tell which coordinator partitions are missing")
+	f.Int32Var(&o.numPartitions, "transaction-state-partitions", 0, "the cluster's transaction.state.log.num.partitions, to tell which coordinator partitions are missing; 0 = from the KRaft metadata image in the directories, else 50")
 	f.StringVar(&o.now, "now", "log", "the clock for ages: log (the newest timestamp in the logs read), now, or epoch milliseconds / RFC 3339")
 	addJobsFlag(c, &o.jobs, "partitions replayed")
 }
@@ -42,8 +42,8 @@ func (o *txnsOptions) Validate(args []string) error {
 	if len(args) == 0 {
 		return usageErrorf("txns needs at least one log directory")
 	}
-	if o.maxTimeout <= 0 || o.numPartitions <= 0 {
-		return usageErrorf("--max-transaction-timeout and --transaction-state-partitions must be positive")
+	if o.maxTimeout <= 0 || o.numPartitions < 0 {
+		return usageErrorf("--max-transaction-timeout must be positive and --transaction-state-partitions not negative")
 	}
 	clock, err := psm.ParseClockMode(o.now)
 	if err != nil {
@@ -79,8 +79,10 @@ written there and the partition's last stable offset stays pinned. Each
 hanging transaction is printed with its partition, producer id, first
 offset, age and pinned LSO, and the command that aborts it online.
 
-When coordinator partitions are missing (another broker's disk), the
-command says so and which answers it cannot give; an open transaction whose
+The coordinator's partition count is taken from the KRaft metadata image
+when __cluster_metadata-0 is among the directories (else 50, or
+--transaction-state-partitions). When coordinator partitions are missing
+(another broker's disk), the command says so and which answers it cannot give; an open transaction whose
 producer id no present partition lists is then judged by its age alone
 (older than --max-transaction-timeout: hanging). Ages use the log clock
 (the newest timestamp read) unless --now says otherwise. Nothing is written.
@@ -133,8 +135,8 @@ func runTxns(ctx context.Context, s *Streams, g *globalOptions, o *txnsOptions, 
 				hanging++
 			}
 		}
-		fmt.Fprintf(s.Err, "%d __transaction_state partitions replayed, %d transactional ids; %d open transactions in data partitions, %d hanging\n",
-			len(v.Coordinators), len(v.Transactions), len(v.Open), hanging)
+		fmt.Fprintf(s.Err, "%d of %d __transaction_state partitions replayed (count from the %s), %d transactional ids; %d open transactions in data partitions, %d hanging\n",
+			len(v.Coordinators), v.NumPartitions, v.NumPartitionsFrom, len(v.Transactions), len(v.Open), hanging)
 	}
 	return findingsResult(v.Findings)
 }

@@ -90,7 +90,10 @@ type TxnsOptions struct {
 	PSM              psm.Options
 	// MaxTransactionTimeoutMs is transaction.max.timeout.ms.
 	MaxTransactionTimeoutMs int64
-	// NumPartitions is transaction.state.log.num.partitions.
+	// NumPartitions is transaction.state.log.num.partitions; 0 takes it
+	// from the KRaft metadata image when __cluster_metadata-0 is in the
+	// directories (the partitions of __transaction_state), else
+	// DefaultTxnLogPartitions.
 	NumPartitions int32
 	// Now is the clock for ages, epoch ms; -1 takes the log clock: the
 	// newest timestamp in any log replayed (a cluster stopped at that
@@ -100,7 +103,7 @@ type TxnsOptions struct {
 
 // DefaultTxnsOptions are Kafka's defaults.
 func DefaultTxnsOptions() TxnsOptions {
-	return TxnsOptions{PSM: psm.DefaultOptions(), MaxTransactionTimeoutMs: DefaultMaxTransactionTimeoutMs, NumPartitions: DefaultTxnLogPartitions, Now: -1}
+	return TxnsOptions{PSM: psm.DefaultOptions(), MaxTransactionTimeoutMs: DefaultMaxTransactionTimeoutMs, Now: -1}
 }
 
 // TxnsView is the transactions view.
@@ -115,6 +118,11 @@ type TxnsView struct {
 	Unanswerable []string
 	Findings     []Finding
 	Now          int64
+	// NumPartitions is the __transaction_state partition count used, and
+	// NumPartitionsFrom where it came from ("option", "metadata image",
+	// "default").
+	NumPartitions     int32
+	NumPartitionsFrom string
 }
 
 // LoadTxns replays __transaction_state and cross-checks every data
@@ -131,7 +139,14 @@ func LoadTxns(inv *Inventory, dec Decoder, o TxnsOptions) (*TxnsView, error) {
 		v.Coordinators = append(v.Coordinators, inv.Partitions[tp][0].Dir)
 		present[tp.Partition] = true
 	}
-	n := o.NumPartitions
+	n, from := o.NumPartitions, "option"
+	if n <= 0 {
+		n, from = DefaultTxnLogPartitions, "default"
+		if k := imagePartitionCount(inv, TransactionStateTopic); k > 0 {
+			n, from = k, "metadata image"
+		}
+	}
+	v.NumPartitions, v.NumPartitionsFrom = n, from
 	for _, tp := range tps {
 		n = max(n, tp.Partition+1)
 	}
@@ -332,6 +347,29 @@ func filepathBase(p string) string {
 		return p[i+1:]
 	}
 	return p
+}
+
+// imagePartitionCount is the number of partitions the KRaft metadata image
+// in the directories gives topic, 0 when there is no image or no topic.
+func imagePartitionCount(inv *Inventory, topic string) int32 {
+	rs := inv.Partitions[TopicPartition{ClusterMetadataTopic, 0}]
+	if len(rs) == 0 {
+		return 0
+	}
+	pd, err := segment.OpenPartitionDir(rs[0].Dir)
+	if err != nil {
+		return 0
+	}
+	im, _, err := replayMetadata(pd, -1)
+	if err != nil {
+		return 0
+	}
+	for _, t := range im.Topics {
+		if t.Name == topic {
+			return int32(len(t.Partitions))
+		}
+	}
+	return 0
 }
 
 // CoordinatorPartition is the partition of the coordinator's topic that
