@@ -47,6 +47,9 @@ var readOnlyCommands = map[string]map[string]string{
 	},
 	"newVerifyChainCmd": {},
 	"newExplainCmd":     {},
+	"newGroupsCmd":      {},
+	"newTxnsCmd":        {},
+	"newMetadataCmd":    {},
 }
 
 // writeAllowedFiles are the only non-test files of decode/ and segment/

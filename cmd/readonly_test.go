@@ -236,6 +236,17 @@ func buildReadOnlyFixture(t *testing.T) roFixture {
 			fx.partitions = append(fx.partitions, parts...)
 		}
 	}
+	// The whole-broker views' example log directories: __consumer_offsets,
+	// __transaction_state, a KRaft metadata log and snapshot.
+	if ents, err := os.ReadDir(filepath.Join("..", "testdata", "logdirs")); err == nil {
+		for _, e := range ents {
+			if e.IsDir() {
+				dst := filepath.Join(root, "logdirs", e.Name())
+				roCopyTree(t, filepath.Join("..", "testdata", "logdirs", e.Name()), dst)
+				fx.logDirs = append(fx.logDirs, dst)
+			}
+		}
+	}
 	mirror := filepath.Join(root, "mirror", "built-0")
 	roCopyTree(t, built, mirror)
 	fx.logDirs = append(fx.logDirs, filepath.Dir(mirror))
@@ -369,6 +380,14 @@ func readOnlyRuns(t *testing.T, fx roFixture) []roRun {
 		for _, p := range fx.partitions {
 			runs = append(runs, roRun{[]string{"explain", "1", p}, []int{ExitOK, ExitError, ExitFindings}})
 			runs = append(runs, roRun{[]string{"explain", "-o", "json", "0", p}, []int{ExitOK, ExitError, ExitFindings}})
+		}
+	}
+	for _, view := range []string{"groups", "txns", "metadata"} {
+		if sub(view) == nil {
+			continue
+		}
+		for _, out := range []string{"text", "table", "json"} {
+			runs = append(runs, roRun{append([]string{view, "--output", out}, fx.logDirs...), []int{ExitOK, ExitFindings}})
 		}
 	}
 	if sub("verify-chain") != nil {

@@ -126,6 +126,9 @@ a terminal, for work over about a second) to stderr.
 		newVerifyChainCmd(s, g),
 		newMirrorCmd(s, g),
 		newRepairCmd(s, g),
+		newGroupsCmd(s, g),
+		newTxnsCmd(s, g),
+		newMetadataCmd(s, g),
 	)
 	finishTree(root)
 	return root

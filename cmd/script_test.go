@@ -52,7 +52,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 		Dir:                 dir,
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
-			for _, sub := range []string{"partitions", "broken"} {
+			for _, sub := range []string{"partitions", "broken", "logdirs"} {
 				if err := copyDir(filepath.Join(fixtures, sub), filepath.Join(env.WorkDir, "testdata", sub)); err != nil {
 					return err
 				}

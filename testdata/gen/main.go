@@ -1,9 +1,10 @@
 // Command gen regenerates kseg's binary test fixtures (testdata/partitions
-// and testdata/broken) from the code in segment/segtest. Run it from the
-// repository root:
+// and testdata/broken) from the code in segment/segtest, and the example log
+// directories of kseg groups and kseg txns (testdata/logdirs) from
+// psm/broker/brokertest. Run it from the repository root:
 //
 //	go run ./testdata/gen            # writes ./testdata
-//	go run ./testdata/gen -out DIR   # writes DIR/partitions, DIR/broken
+//	go run ./testdata/gen -out DIR   # writes DIR/partitions, DIR/broken, DIR/logdirs
 //
 // The output is deterministic; segment/segtest's tests check that it
 // reproduces the committed files byte for byte.
@@ -13,7 +14,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
+	"github.com/kseg/kseg/psm/broker/brokertest"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -21,6 +24,10 @@ func main() {
 	out := flag.String("out", "testdata", "directory to write partitions/ and broken/ into")
 	flag.Parse()
 	if err := segtest.Generate(*out); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+	if err := brokertest.Generate(filepath.Join(*out, "logdirs")); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}

@@ -1,0 +1,129 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kseg/kseg/psm"
+	"github.com/kseg/kseg/psm/broker"
+)
+
+// Shared by the whole-broker views (groups, txns): argument checks, the
+// decoder of internal-topic records, and finding rendering.
+
+// brokerDecoder is the decoder of __consumer_offsets and
+// __transaction_state records the views use: kseg's schema tables.
+func brokerDecoder() broker.Decoder { return broker.SchemaDecoder{} }
+
+// openLogDirs checks that every argument is a directory and lists them.
+func openLogDirs(cmd string, args []string) (*broker.Inventory, error) {
+	if len(args) == 0 {
+		return nil, usageErrorf("%s needs at least one log directory", cmd)
+	}
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			return nil, usageErrorf("%s is not a directory: %s takes log directories", a, cmd)
+		}
+	}
+	return broker.OpenInventory(args)
+}
+
+func validateOutput(o string) error {
+	switch o {
+	case "text", "table", "json":
+		return nil
+	}
+	return usageErrorf("--output must be text, table or json, not %q", o)
+}
+
+// printFindingsText prints findings as dump and replay-psm do:
+// SEVERITY kind subject: message.
+func printFindingsText(w io.Writer, st *styles, fs []broker.Finding) {
+	for _, f := range fs {
+		sev := strings.ToUpper(f.Severity)
+		style := st.info
+		switch f.Severity {
+		case psm.SeverityError:
+			style = st.err
+		case psm.SeverityWarning:
+			sev, style = "WARN", st.warn
+		}
+		fmt.Fprintf(w, "%s %s %s: %s\n", st.paint(style, sev), f.Kind, f.Subject, f.Message)
+	}
+}
+
+// jsonFinding appends one {"type":"finding"} line.
+func jsonFinding(j *jsonw, f broker.Finding) {
+	j.begin()
+	j.str("type", "finding")
+	j.str("severity", f.Severity)
+	j.str("kind", f.Kind)
+	j.str("subject", f.Subject)
+	j.str("partitionDir", f.Partition)
+	j.optInt("offset", f.Offset, f.Offset >= 0)
+	j.str("message", f.Message)
+	j.end()
+	j.b = append(j.b, '\n')
+}
+
+// findingsResult is the exit for a view: 3 when a finding is an error.
+func findingsResult(fs []broker.Finding) error {
+	if broker.HasErrors(fs) {
+		return findingsExit()
+	}
+	return nil
+}
+
+func fmtTime(ms int64) string {
+	if ms < 0 {
+		return "-"
+	}
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+func partitionsText(ps []broker.TopicPartitions) string {
+	var parts []string
+	for _, p := range ps {
+		var ns []string
+		for _, n := range p.Partitions {
+			ns = append(ns, strconv.Itoa(int(n)))
+		}
+		parts = append(parts, p.Topic+"-"+strings.Join(ns, ","))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
+}
+
+func jsonPartitions(j *jsonw, k string, ps []broker.TopicPartitions) {
+	j.key(k)
+	j.b = append(j.b, '[')
+	for i, p := range ps {
+		if i > 0 {
+			j.b = append(j.b, ',')
+		}
+		j.begin()
+		j.str("topic", p.Topic)
+		j.key("partitions")
+		j.b = append(j.b, '[')
+		for k, n := range p.Partitions {
+			if k > 0 {
+				j.b = append(j.b, ',')
+			}
+			j.b = strconv.AppendInt(j.b, int64(n), 10)
+		}
+		j.b = append(j.b, ']')
+		j.end()
+	}
+	j.b = append(j.b, ']')
+	j.first = false
+}

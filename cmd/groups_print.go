@@ -1,0 +1,213 @@
+package cmd
+
+import (
+	"bufio"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/kseg/kseg/psm/broker"
+)
+
+// textGroupsPrinter prints one block per group, stable plain lines for
+// scripts: the group line, a line per member, a line per committed
+// offset; then the findings.
+type textGroupsPrinter struct{ s *Streams }
+
+func (p *textGroupsPrinter) Print(v *broker.GroupsView) error {
+	w := bufio.NewWriter(p.s.Out)
+	st := p.s.styles()
+	for _, g := range v.Groups {
+		proto := g.ProtocolType
+		if g.Protocol != "" {
+			proto += "/" + g.Protocol
+		}
+		if proto == "" {
+			proto = "-"
+		}
+		gen := "generation"
+		if g.Type == "consumer" {
+			gen = "groupEpoch"
+		}
+		fmt.Fprintf(w, "%s %s type %s state %s protocol %s %s %d members %d coordinator %s",
+			st.paint(st.title, "group"), g.Group, g.Type, g.State, proto, gen, g.Generation, len(g.Members), filepath.Base(g.Coordinator))
+		if g.Type == "consumer" {
+			fmt.Fprintf(w, " assignmentEpoch %d", g.AssignmentEpoch)
+		}
+		if g.Leader != "" {
+			fmt.Fprintf(w, " leader %s", g.Leader)
+		}
+		if g.StateTimestamp >= 0 {
+			fmt.Fprintf(w, " stateTimestamp %s", fmtTime(g.StateTimestamp))
+		}
+		fmt.Fprintln(w)
+		for _, m := range g.Members {
+			fmt.Fprintf(w, "  member %s clientId %s clientHost %s", m.MemberID, m.ClientID, m.ClientHost)
+			if m.GroupInstanceID != "" {
+				fmt.Fprintf(w, " groupInstanceId %s", m.GroupInstanceID)
+			}
+			if m.MemberEpoch >= 0 {
+				fmt.Fprintf(w, " memberEpoch %d state %s", m.MemberEpoch, m.State)
+			}
+			if m.SessionTimeoutMs > 0 {
+				fmt.Fprintf(w, " sessionTimeoutMs %d", m.SessionTimeoutMs)
+			}
+			fmt.Fprintf(w, " rebalanceTimeoutMs %d assignment %s\n", m.RebalanceTimeoutMs, partitionsText(m.Assignment))
+		}
+		for _, c := range g.Offsets {
+			fmt.Fprintf(w, "  offset %s-%d committed %d leaderEpoch %d commitTimestamp %s metadata %q",
+				c.Topic, c.Partition, c.Offset, c.LeaderEpoch, fmtTime(c.CommitTimestamp), c.Metadata)
+			if c.ExpireTimestamp >= 0 {
+				fmt.Fprintf(w, " expireTimestamp %s", fmtTime(c.ExpireTimestamp))
+			}
+			fmt.Fprintf(w, " %s\n", logText(c))
+		}
+	}
+	printFindingsText(w, st, v.Findings)
+	printSkipped(w, v.Skipped)
+	return w.Flush()
+}
+
+func logText(c broker.CommittedOffset) string {
+	switch {
+	case c.Log == nil:
+		return "log not in these directories"
+	case c.Log.Err != nil:
+		return "log unreadable"
+	}
+	l := c.Log
+	s := fmt.Sprintf("logStartOffset %d logEndOffset %d highWatermark %d lastStableOffset %d", l.LogStartOffset, l.LogEndOffset, l.HighWatermark, l.LastStableOffset)
+	if c.Lag >= 0 {
+		return s + " lag " + strconv.FormatInt(c.Lag, 10)
+	}
+	return s + " lag - (outside the log)"
+}
+
+func printSkipped(w *bufio.Writer, sk map[string]int) {
+	var keys []string
+	for k := range sk {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "NOTE %d records of type %s not interpreted\n", sk[k], k)
+	}
+}
+
+// tableGroupsPrinter prints one row per committed offset (a group without
+// offsets gets one row), like kafka-consumer-groups --describe.
+type tableGroupsPrinter struct{ s *Streams }
+
+func (p *tableGroupsPrinter) Print(v *broker.GroupsView) error {
+	var rows [][]string
+	for _, g := range v.Groups {
+		if len(g.Offsets) == 0 {
+			rows = append(rows, []string{g.Group, g.Type, g.State, strconv.Itoa(len(g.Members)), "-", "-", "-", "-", "-", "-", "-", "-"})
+		}
+		for _, c := range g.Offsets {
+			ls, le, lso, lag := "-", "-", "-", "-"
+			if c.Log != nil && c.Log.Err == nil {
+				ls, le, lso = i64(c.Log.LogStartOffset), i64(c.Log.LogEndOffset), i64(c.Log.LastStableOffset)
+				lag = "OUTSIDE"
+				if c.Lag >= 0 {
+					lag = i64(c.Lag)
+				}
+			}
+			rows = append(rows, []string{g.Group, g.Type, g.State, strconv.Itoa(len(g.Members)), fmt.Sprintf("%s-%d", c.Topic, c.Partition),
+				i64(c.Offset), strconv.Itoa(int(c.LeaderEpoch)), fmtTime(c.CommitTimestamp), ls, le, lso, lag})
+		}
+	}
+	(&tableOut{w: p.s.Out, width: p.s.Width}).render([]string{"group", "type", "state", "members", "partition", "committed", "leaderEpoch", "commitTime", "logStart", "logEnd", "LSO", "lag"}, rows)
+	w := bufio.NewWriter(p.s.Out)
+	printFindingsText(w, p.s.styles(), v.Findings)
+	printSkipped(w, v.Skipped)
+	return w.Flush()
+}
+
+// jsonGroupsPrinter writes one {"type":"group"} object per line, then one
+// {"type":"finding"} per finding (docs/json.md).
+type jsonGroupsPrinter struct {
+	s *Streams
+	j jsonw
+}
+
+func (p *jsonGroupsPrinter) Print(v *broker.GroupsView) error {
+	j := &p.j
+	for _, g := range v.Groups {
+		j.b = j.b[:0]
+		j.begin()
+		j.str("type", "group")
+		j.str("group", g.Group)
+		j.str("groupType", g.Type)
+		j.str("state", g.State)
+		j.str("protocolType", g.ProtocolType)
+		j.str("protocol", g.Protocol)
+		j.int("generation", int64(g.Generation))
+		if g.Type == "consumer" {
+			j.int("assignmentEpoch", int64(g.AssignmentEpoch))
+		}
+		j.str("leader", g.Leader)
+		j.optInt("currentStateTimestamp", g.StateTimestamp, g.StateTimestamp >= 0)
+		j.str("coordinatorPartitionDir", g.Coordinator)
+		j.optInt("metadataRecordOffset", g.MetadataOffset, g.MetadataOffset >= 0)
+		j.key("members")
+		j.b = append(j.b, '[')
+		for i, m := range g.Members {
+			if i > 0 {
+				j.b = append(j.b, ',')
+			}
+			j.begin()
+			j.str("memberId", m.MemberID)
+			j.str("groupInstanceId", m.GroupInstanceID)
+			j.str("clientId", m.ClientID)
+			j.str("clientHost", m.ClientHost)
+			j.int("sessionTimeoutMs", int64(m.SessionTimeoutMs))
+			j.int("rebalanceTimeoutMs", int64(m.RebalanceTimeoutMs))
+			j.optInt("memberEpoch", int64(m.MemberEpoch), m.MemberEpoch >= 0)
+			j.str("memberState", m.State)
+			jsonPartitions(j, "assignment", m.Assignment)
+			j.end()
+		}
+		j.b = append(j.b, ']')
+		j.first = false
+		j.key("offsets")
+		j.b = append(j.b, '[')
+		for i, c := range g.Offsets {
+			if i > 0 {
+				j.b = append(j.b, ',')
+			}
+			j.begin()
+			j.str("topic", c.Topic)
+			j.int("partition", int64(c.Partition))
+			j.int("committedOffset", c.Offset)
+			j.int("committedLeaderEpoch", int64(c.LeaderEpoch))
+			j.str("metadata", c.Metadata)
+			j.int("commitTimestamp", c.CommitTimestamp)
+			j.optInt("expireTimestamp", c.ExpireTimestamp, c.ExpireTimestamp >= 0)
+			j.int("recordOffset", c.RecordOffset)
+			if l := c.Log; l != nil && l.Err == nil {
+				j.str("partitionDir", l.Dir)
+				j.int("logStartOffset", l.LogStartOffset)
+				j.int("logEndOffset", l.LogEndOffset)
+				j.int("highWatermark", l.HighWatermark)
+				j.int("lastStableOffset", l.LastStableOffset)
+			}
+			j.optInt("lag", c.Lag, c.Lag >= 0)
+			j.end()
+		}
+		j.b = append(j.b, ']')
+		j.first = false
+		j.end()
+		j.b = append(j.b, '\n')
+		if _, err := p.s.Out.Write(j.b); err != nil {
+			return err
+		}
+	}
+	j.b = j.b[:0]
+	for _, f := range v.Findings {
+		jsonFinding(j, f)
+	}
+	_, err := p.s.Out.Write(j.b)
+	return err
+}

@@ -1,0 +1,348 @@
+package cmd
+
+import (
+	"bufio"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kseg/kseg/psm/broker"
+)
+
+func int32List(xs []int32) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(int(x))
+	}
+	return "[" + strings.Join(s, ",") + "]"
+}
+
+func endpointsText(es []broker.Endpoint) string {
+	var s []string
+	for _, e := range es {
+		s = append(s, fmt.Sprintf("%s://%s:%d", e.Name, e.Host, e.Port))
+	}
+	if len(s) == 0 {
+		return "-"
+	}
+	return strings.Join(s, ",")
+}
+
+// configResourceType names ConfigResource.Type ids.
+func configResourceType(t int8) string {
+	switch t {
+	case 2:
+		return "topic"
+	case 4:
+		return "broker"
+	case 8:
+		return "broker-logger"
+	case 16:
+		return "client-metrics"
+	case 32:
+		return "group"
+	}
+	return "type-" + strconv.Itoa(int(t))
+}
+
+func imageSource(im *broker.MetadataImage) string {
+	s := "no snapshot"
+	if im.Snapshot != "" {
+		s = "snapshot " + filepath.Base(im.Snapshot)
+	}
+	from := max(im.SnapshotEndOffset, max(im.LogStartOffset, 0))
+	if im.Offset <= from {
+		return fmt.Sprintf("%s, no log record after it (%d records applied)", s, im.RecordsReplayed)
+	}
+	return fmt.Sprintf("%s, then log records %d..%d (%d records applied)", s, from, im.Offset-1, im.RecordsReplayed)
+}
+
+// textMetadataPrinter prints the image as sections of stable lines,
+// kafka-metadata-shell's tree flattened: image, features, brokers,
+// controllers, topics with their partitions, configs, quotas, producer
+// ids, ACLs, the disk rows that are not ok, then the findings.
+type textMetadataPrinter struct{ s *Streams }
+
+func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
+	w := bufio.NewWriter(p.s.Out)
+	st := p.s.styles()
+	im := v.Image
+	h := func(s string) string { return st.paint(st.title, s) }
+	fmt.Fprintf(w, "%s %s offset %d: %s\n", h("image"), v.MetadataDir, im.Offset, imageSource(im))
+	if im.PendingTransaction > 0 {
+		fmt.Fprintf(w, "  %d records of an open metadata transaction not applied\n", im.PendingTransaction)
+	}
+	for _, f := range im.Features {
+		fmt.Fprintf(w, "%s %s level %d\n", h("feature"), f.Name, f.Level)
+	}
+	for _, b := range im.Brokers {
+		rack := b.Rack
+		if rack == "" {
+			rack = "-"
+		}
+		fmt.Fprintf(w, "%s %d epoch %d incarnationId %s fenced %t inControlledShutdown %t rack %s endpoints %s\n",
+			h("broker"), b.ID, b.Epoch, b.IncarnationID, b.Fenced, b.InControlledShutdown, rack, endpointsText(b.Endpoints))
+	}
+	for _, c := range im.Controllers {
+		fmt.Fprintf(w, "%s %d incarnationId %s endpoints %s\n", h("controller"), c.ID, c.IncarnationID, endpointsText(c.Endpoints))
+	}
+	for _, t := range im.Topics {
+		fmt.Fprintf(w, "%s %s id %s partitions %d\n", h("topic"), t.Name, t.ID, len(t.Partitions))
+		for _, pt := range t.Partitions {
+			fmt.Fprintf(w, "  partition %d replicas %s isr %s leader %d leaderEpoch %d partitionEpoch %d",
+				pt.Partition, int32List(pt.Replicas), int32List(pt.ISR), pt.Leader, pt.LeaderEpoch, pt.PartitionEpoch)
+			if len(pt.AddingReplicas) > 0 || len(pt.RemovingReplicas) > 0 {
+				fmt.Fprintf(w, " adding %s removing %s", int32List(pt.AddingReplicas), int32List(pt.RemovingReplicas))
+			}
+			if len(pt.ELR) > 0 || len(pt.LastKnownELR) > 0 {
+				fmt.Fprintf(w, " elr %s lastKnownElr %s", int32List(pt.ELR), int32List(pt.LastKnownELR))
+			}
+			if pt.LeaderRecoveryState != 0 {
+				fmt.Fprintf(w, " leaderRecoveryState %d", pt.LeaderRecoveryState)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	for _, c := range im.Configs {
+		fmt.Fprintf(w, "%s %s %q %s=%s\n", h("config"), configResourceType(c.ResourceType), c.ResourceName, c.Name, c.Value)
+	}
+	for _, q := range im.Quotas {
+		fmt.Fprintf(w, "%s %s %s=%s\n", h("quota"), q.Entity, q.Key, strconv.FormatFloat(q.Value, 'f', -1, 64))
+	}
+	if b := im.ProducerIDs; b != nil {
+		if b.BrokerID < 0 {
+			// ProducerIdsImage writes its record with broker -1 into a
+			// snapshot: no broker owns the last block any more.
+			fmt.Fprintf(w, "%s nextProducerId %d\n", h("producerIds"), b.NextProducerID)
+		} else {
+			fmt.Fprintf(w, "%s nextProducerId %d (last block to broker %d, epoch %d)\n", h("producerIds"), b.NextProducerID, b.BrokerID, b.BrokerEpoch)
+		}
+	}
+	for _, a := range im.ACLs {
+		fmt.Fprintf(w, "%s %s resourceType %d resourceName %q patternType %d principal %s host %s operation %d permissionType %d\n",
+			h("acl"), a.ID, a.ResourceType, a.ResourceName, a.PatternType, a.Principal, a.Host, a.Operation, a.PermissionType)
+	}
+	for _, d := range v.Disk {
+		if d.Status == "ok" {
+			continue
+		}
+		dir := d.Dir
+		if dir == "" {
+			dir = "-"
+		}
+		fmt.Fprintf(w, "%s %s-%d node %d %s dir %s diskTopicId %s imageTopicId %s diskLeaderEpoch %d imageLeaderEpoch %d\n",
+			h("disk"), d.Topic, d.Partition, d.Node, d.Status, dir, orDashS(d.DiskTopicID), orDashS(d.ImageTopicID), d.DiskLeaderEpoch, d.ImageLeaderEpoch)
+	}
+	printFindingsText(w, st, v.Findings)
+	printSkipped(w, im.Skipped)
+	return w.Flush()
+}
+
+func orDashS(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// tableMetadataPrinter prints one row per partition, image and disk side
+// by side, then brokers and findings.
+type tableMetadataPrinter struct{ s *Streams }
+
+func (p *tableMetadataPrinter) Print(v *broker.MetadataView) error {
+	im := v.Image
+	fmt.Fprintf(p.s.Out, "image at offset %d: %s\n", im.Offset, imageSource(im))
+	tw := &tableOut{w: p.s.Out, width: p.s.Width}
+	var rows [][]string
+	for _, b := range im.Brokers {
+		rows = append(rows, []string{strconv.Itoa(int(b.ID)), i64(b.Epoch), strconv.FormatBool(b.Fenced), strconv.FormatBool(b.InControlledShutdown), orDashS(b.Rack), endpointsText(b.Endpoints)})
+	}
+	tw.render([]string{"broker", "epoch", "fenced", "inControlledShutdown", "rack", "endpoints"}, rows)
+	disk := map[string][]string{}
+	for _, d := range v.Disk {
+		k := fmt.Sprintf("%s-%d", d.Topic, d.Partition)
+		disk[k] = append(disk[k], fmt.Sprintf("node %d: %s", d.Node, d.Status))
+	}
+	rows = rows[:0]
+	for _, t := range im.Topics {
+		for _, pt := range t.Partitions {
+			k := fmt.Sprintf("%s-%d", t.Name, pt.Partition)
+			rows = append(rows, []string{t.Name, t.ID, strconv.Itoa(int(pt.Partition)), int32List(pt.Replicas), int32List(pt.ISR),
+				strconv.Itoa(int(pt.Leader)), strconv.Itoa(int(pt.LeaderEpoch)), orDashS(strings.Join(disk[k], "; "))})
+			delete(disk, k)
+		}
+	}
+	var rest []string
+	for k := range disk {
+		rest = append(rest, k)
+	}
+	slices.Sort(rest)
+	for _, k := range rest {
+		rows = append(rows, []string{k, "-", "-", "-", "-", "-", "-", strings.Join(disk[k], "; ")})
+	}
+	tw.render([]string{"topic", "topicId", "partition", "replicas", "isr", "leader", "leaderEpoch", "disk"}, rows)
+	w := bufio.NewWriter(p.s.Out)
+	printFindingsText(w, p.s.styles(), v.Findings)
+	printSkipped(w, im.Skipped)
+	return w.Flush()
+}
+
+// jsonMetadataPrinter writes one {"type":"metadataImage"} object, one
+// {"type":"diskPartition"} per disk row and one {"type":"finding"} per
+// finding (docs/json.md).
+type jsonMetadataPrinter struct {
+	s *Streams
+	j jsonw
+}
+
+func jsonInt32s(j *jsonw, k string, xs []int32) {
+	j.key(k)
+	j.b = append(j.b, '[')
+	for i, x := range xs {
+		if i > 0 {
+			j.b = append(j.b, ',')
+		}
+		j.b = strconv.AppendInt(j.b, int64(x), 10)
+	}
+	j.b = append(j.b, ']')
+	j.first = false
+}
+
+func jsonArray(j *jsonw, k string, n int, item func(i int)) {
+	j.key(k)
+	j.b = append(j.b, '[')
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			j.b = append(j.b, ',')
+		}
+		j.begin()
+		item(i)
+		j.end()
+	}
+	j.b = append(j.b, ']')
+	j.first = false
+}
+
+func jsonEndpoints(j *jsonw, es []broker.Endpoint) {
+	jsonArray(j, "endpoints", len(es), func(i int) {
+		j.str("name", es[i].Name)
+		j.str("host", es[i].Host)
+		j.int("port", int64(es[i].Port))
+		j.int("securityProtocol", int64(es[i].SecurityProtocol))
+	})
+}
+
+func (p *jsonMetadataPrinter) Print(v *broker.MetadataView) error {
+	j := &p.j
+	im := v.Image
+	j.b = j.b[:0]
+	j.begin()
+	j.str("type", "metadataImage")
+	j.str("metadataDir", v.MetadataDir)
+	j.int("offset", im.Offset)
+	j.str("snapshot", im.Snapshot)
+	j.optInt("snapshotEndOffset", im.SnapshotEndOffset, im.SnapshotEndOffset >= 0)
+	j.optInt("logStartOffset", im.LogStartOffset, im.LogStartOffset >= 0)
+	j.int("logEndOffset", im.LogEndOffset)
+	j.int("recordsReplayed", im.RecordsReplayed)
+	j.int("pendingTransactionRecords", int64(im.PendingTransaction))
+	jsonArray(j, "features", len(im.Features), func(i int) {
+		j.str("name", im.Features[i].Name)
+		j.int("featureLevel", int64(im.Features[i].Level))
+	})
+	jsonArray(j, "brokers", len(im.Brokers), func(i int) {
+		b := im.Brokers[i]
+		j.int("brokerId", int64(b.ID))
+		j.int("brokerEpoch", b.Epoch)
+		j.str("incarnationId", b.IncarnationID)
+		j.str("rack", b.Rack)
+		j.bool("fenced", b.Fenced)
+		j.bool("inControlledShutdown", b.InControlledShutdown)
+		j.bool("isMigratingZkBroker", b.IsMigratingZkBroker)
+		jsonEndpoints(j, b.Endpoints)
+	})
+	jsonArray(j, "controllers", len(im.Controllers), func(i int) {
+		c := im.Controllers[i]
+		j.int("controllerId", int64(c.ID))
+		j.str("incarnationId", c.IncarnationID)
+		j.bool("zkMigrationReady", c.ZkMigrationReady)
+		jsonEndpoints(j, c.Endpoints)
+	})
+	jsonArray(j, "topics", len(im.Topics), func(i int) {
+		t := im.Topics[i]
+		j.str("name", t.Name)
+		j.str("topicId", t.ID)
+		jsonArray(j, "partitions", len(t.Partitions), func(k int) {
+			pt := t.Partitions[k]
+			j.int("partitionId", int64(pt.Partition))
+			jsonInt32s(j, "replicas", pt.Replicas)
+			jsonInt32s(j, "isr", pt.ISR)
+			jsonInt32s(j, "removingReplicas", pt.RemovingReplicas)
+			jsonInt32s(j, "addingReplicas", pt.AddingReplicas)
+			jsonInt32s(j, "eligibleLeaderReplicas", pt.ELR)
+			jsonInt32s(j, "lastKnownElr", pt.LastKnownELR)
+			j.int("leader", int64(pt.Leader))
+			j.int("leaderEpoch", int64(pt.LeaderEpoch))
+			j.int("partitionEpoch", int64(pt.PartitionEpoch))
+			j.int("leaderRecoveryState", int64(pt.LeaderRecoveryState))
+		})
+	})
+	jsonArray(j, "configs", len(im.Configs), func(i int) {
+		c := im.Configs[i]
+		j.int("resourceType", int64(c.ResourceType))
+		j.str("resourceName", c.ResourceName)
+		j.str("name", c.Name)
+		j.str("value", c.Value)
+	})
+	jsonArray(j, "clientQuotas", len(im.Quotas), func(i int) {
+		q := im.Quotas[i]
+		j.str("entity", q.Entity)
+		j.str("key", q.Key)
+		j.raw("value", strconv.AppendFloat(nil, q.Value, 'g', -1, 64))
+	})
+	if b := im.ProducerIDs; b != nil {
+		j.key("producerIds")
+		j.begin()
+		j.int("brokerId", int64(b.BrokerID))
+		j.int("brokerEpoch", b.BrokerEpoch)
+		j.int("nextProducerId", b.NextProducerID)
+		j.end()
+	} else {
+		j.null("producerIds")
+	}
+	jsonArray(j, "acls", len(im.ACLs), func(i int) {
+		a := im.ACLs[i]
+		j.str("id", a.ID)
+		j.int("resourceType", int64(a.ResourceType))
+		j.str("resourceName", a.ResourceName)
+		j.int("patternType", int64(a.PatternType))
+		j.str("principal", a.Principal)
+		j.str("host", a.Host)
+		j.int("operation", int64(a.Operation))
+		j.int("permissionType", int64(a.PermissionType))
+	})
+	j.end()
+	j.b = append(j.b, '\n')
+	for _, d := range v.Disk {
+		j.begin()
+		j.str("type", "diskPartition")
+		j.str("topic", d.Topic)
+		j.int("partition", int64(d.Partition))
+		j.int("node", int64(d.Node))
+		j.str("status", d.Status)
+		j.str("partitionDir", d.Dir)
+		j.str("diskTopicId", d.DiskTopicID)
+		j.str("imageTopicId", d.ImageTopicID)
+		j.optInt("diskLeaderEpoch", int64(d.DiskLeaderEpoch), d.DiskLeaderEpoch >= 0)
+		j.optInt("imageLeaderEpoch", int64(d.ImageLeaderEpoch), d.ImageLeaderEpoch >= 0)
+		j.end()
+		j.b = append(j.b, '\n')
+	}
+	for _, f := range v.Findings {
+		jsonFinding(j, f)
+	}
+	_, err := p.s.Out.Write(j.b)
+	return err
+}

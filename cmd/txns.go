@@ -1,0 +1,156 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/psm"
+	"github.com/kseg/kseg/psm/broker"
+)
+
+// txnsOptions are the flags of `kseg txns`.
+type txnsOptions struct {
+	txnIDs        []string
+	topics        []string
+	output        string
+	jobs          int
+	maxTimeout    time.Duration
+	numPartitions int32
+	now           string
+
+	nowMs int64 // derived
+}
+
+func (o *txnsOptions) AddFlags(c *cobra.Command) {
+	f := c.Flags()
+	f.StringArrayVar(&o.txnIDs, "transactional-id", nil, "only this transactional id (repeatable)")
+	f.StringArrayVar(&o.topics, "topic", nil, "only data partitions of this topic, and transactions that touch it (repeatable)")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	f.DurationVar(&o.maxTimeout, "max-transaction-timeout", broker.DefaultMaxTransactionTimeoutMs*time.Millisecond, "the cluster's transaction.max.timeout.ms: an open transaction older than this that the coordinator does not list is hanging")
+	f.Int32Var(&o.numPartitions, "transaction-state-partitions", 0, "the cluster's transaction.state.log.num.partitions, to tell which coordinator partitions are missing; 0 = from the KRaft metadata image in the directories, else 50")
+	f.StringVar(&o.now, "now", "log", "the clock for ages: log (the newest timestamp in the logs read), now, or epoch milliseconds / RFC 3339")
+	addJobsFlag(c, &o.jobs, "partitions replayed")
+}
+
+func (o *txnsOptions) Validate(args []string) error {
+	if err := validateOutput(o.output); err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		return usageErrorf("txns needs at least one log directory")
+	}
+	if o.maxTimeout <= 0 || o.numPartitions < 0 {
+		return usageErrorf("--max-transaction-timeout must be positive and --transaction-state-partitions not negative")
+	}
+	clock, err := psm.ParseClockMode(o.now)
+	if err != nil {
+		return usageErrorf("--now: %v", err)
+	}
+	switch clock.Kind {
+	case psm.ClockLogTime:
+		o.nowMs = -1
+	case psm.ClockWall:
+		o.nowMs = time.Now().UnixMilli()
+	default:
+		o.nowMs = clock.FixedMs
+	}
+	return nil
+}
+
+func newTxnsCmd(s *Streams, g *globalOptions) *cobra.Command {
+	o := &txnsOptions{}
+	c := &cobra.Command{
+		Use:   "txns LOGDIR...",
+		Short: "Transactional ids from __transaction_state and hanging transactions, offline",
+		Long: `Replay every __transaction_state partition found in the log directories
+into the transactional ids the transaction coordinator would load
+(TransactionStateManager): producer id and epoch, state, timeout, partitions,
+start and last update. Then rebuild every data partition's producer state
+(as replay-psm does) and cross-check each transaction a partition still
+holds open with the coordinator, as kafka-transactions.sh find-hanging does
+online (KIP-664): the transaction is hanging when no transactional id holds
+its producer id, or when the coordinator's record for that id does not list
+the partition in an open transaction (it completed, aborted or expired the
+transaction, or never added the partition), so no marker will ever be
+written there and the partition's last stable offset stays pinned. Each
+hanging transaction is printed with its partition, producer id, first
+offset, age and pinned LSO, and the command that aborts it online.
+
+The coordinator's partition count is taken from the KRaft metadata image
+when __cluster_metadata-0 is among the directories (else 50, or
+--transaction-state-partitions). When coordinator partitions are missing
+(another broker's disk), the command says so and which answers it cannot give; an open transaction whose
+producer id no present partition lists is then judged by its age alone
+(older than --max-transaction-timeout: hanging). Ages use the log clock
+(the newest timestamp read) unless --now says otherwise. Nothing is written.
+
+Findings (exit 3) are hanging transactions and records or batches that do
+not decode; transactions that cannot be judged are warnings.
+` + exitStatusHelp,
+		Example: `  kseg txns /var/lib/kafka/data
+  kseg txns --topic orders broker1/data broker2/data broker3/data
+  kseg txns -o json /var/lib/kafka/data | jq 'select(.type=="openTransaction" and .verdict=="hanging") | .abortCommand'`,
+		Args: usageArgs(cobra.ArbitraryArgs),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Validate(args); err != nil {
+				return err
+			}
+			return runTxns(c.Context(), s, g, o, args)
+		},
+	}
+	o.AddFlags(c)
+	return c
+}
+
+func runTxns(ctx context.Context, s *Streams, g *globalOptions, o *txnsOptions, args []string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	inv, err := openLogDirs("txns", args)
+	if err != nil {
+		return err
+	}
+	for _, w := range inv.Warnings {
+		if !g.quiet {
+			fmt.Fprintf(s.Err, "kseg: warning: %s\n", w)
+		}
+	}
+	opts := broker.DefaultTxnsOptions()
+	opts.TransactionalIDs, opts.Topics, opts.Jobs = o.txnIDs, o.topics, resolveJobs(o.jobs)
+	opts.MaxTransactionTimeoutMs, opts.NumPartitions, opts.Now = o.maxTimeout.Milliseconds(), o.numPartitions, o.nowMs
+	v, err := broker.LoadTxns(inv, brokerDecoder(), opts)
+	if err != nil {
+		return err
+	}
+	if err := newTxnsPrinter(s, o).Print(v); err != nil {
+		return err
+	}
+	if !g.quiet && o.output != "json" {
+		hanging := 0
+		for _, t := range v.Open {
+			if t.Verdict == broker.VerdictHanging {
+				hanging++
+			}
+		}
+		fmt.Fprintf(s.Err, "%d of %d __transaction_state partitions replayed (count from the %s), %d transactional ids; %d open transactions in data partitions, %d hanging\n",
+			len(v.Coordinators), v.NumPartitions, v.NumPartitionsFrom, len(v.Transactions), len(v.Open), hanging)
+	}
+	return findingsResult(v.Findings)
+}
+
+type txnsPrinter interface {
+	Print(v *broker.TxnsView) error
+}
+
+func newTxnsPrinter(s *Streams, o *txnsOptions) txnsPrinter {
+	switch {
+	case o.output == "json":
+		return &jsonTxnsPrinter{s: s}
+	case o.output == "table" || s.OutTTY:
+		return &tableTxnsPrinter{s: s}
+	}
+	return &textTxnsPrinter{s: s}
+}

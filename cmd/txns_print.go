@@ -1,0 +1,148 @@
+package cmd
+
+import (
+	"bufio"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/kseg/kseg/psm/broker"
+)
+
+func fmtAge(ms int64) string {
+	if ms < 0 {
+		return "-"
+	}
+	return (time.Duration(ms) * time.Millisecond).String()
+}
+
+// textTxnsPrinter prints one line per transactional id, one per open
+// transaction in a data partition (with its verdict and reason, and the
+// abort command for a hanging one), the questions that cannot be
+// answered, then the findings.
+type textTxnsPrinter struct{ s *Streams }
+
+func (p *textTxnsPrinter) Print(v *broker.TxnsView) error {
+	w := bufio.NewWriter(p.s.Out)
+	st := p.s.styles()
+	for _, t := range v.Transactions {
+		fmt.Fprintf(w, "%s %s producerId %d producerEpoch %d state %s timeoutMs %d partitions %s startTimestamp %s lastUpdateTimestamp %s coordinator %s offset %d\n",
+			st.paint(st.title, "transactionalId"), t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.State, t.TimeoutMs, partitionsText(t.Partitions),
+			fmtTime(t.StartTimestamp), fmtTime(t.LastUpdateTimestamp), filepath.Base(t.Coordinator), t.RecordOffset)
+	}
+	for _, o := range v.Open {
+		txn := o.TransactionalID
+		if txn == "" {
+			txn = "-"
+		}
+		fmt.Fprintf(w, "%s %s-%d producerId %d producerEpoch %d firstOffset %d lastTimestamp %s age %s lastStableOffset %d transactionalId %s verdict %s: %s\n",
+			st.paint(st.title, "open"), o.Topic, o.Partition, o.ProducerID, o.ProducerEpoch, o.FirstOffset, fmtTime(o.LastTimestamp), fmtAge(o.AgeMs),
+			o.LastStableOffset, txn, o.Verdict, o.Reason)
+		if o.Verdict == broker.VerdictHanging {
+			fmt.Fprintf(w, "  abort: %s\n", o.AbortCommand())
+		}
+	}
+	for _, u := range v.Unanswerable {
+		fmt.Fprintf(w, "UNANSWERABLE %s\n", u)
+	}
+	printFindingsText(w, st, v.Findings)
+	return w.Flush()
+}
+
+// tableTxnsPrinter prints two tables: transactional ids, then open
+// transactions (find-hanging's columns plus the verdict).
+type tableTxnsPrinter struct{ s *Streams }
+
+func (p *tableTxnsPrinter) Print(v *broker.TxnsView) error {
+	var rows [][]string
+	for _, t := range v.Transactions {
+		rows = append(rows, []string{t.TransactionalID, i64(t.ProducerID), strconv.Itoa(int(t.ProducerEpoch)), t.State.String(),
+			strconv.Itoa(int(t.TimeoutMs)), partitionsText(t.Partitions), fmtTime(t.LastUpdateTimestamp)})
+	}
+	tw := &tableOut{w: p.s.Out, width: p.s.Width}
+	tw.render([]string{"transactionalId", "producerId", "epoch", "state", "timeoutMs", "partitions", "lastUpdate"}, rows)
+	rows = rows[:0]
+	for _, o := range v.Open {
+		rows = append(rows, []string{fmt.Sprintf("%s-%d", o.Topic, o.Partition), i64(o.ProducerID), strconv.Itoa(int(o.ProducerEpoch)),
+			strconv.Itoa(int(o.CoordinatorEpoch)), i64(o.FirstOffset), fmtTime(o.LastTimestamp), fmtAge(o.AgeMs), i64(o.LastStableOffset), o.TransactionalID, o.Verdict})
+	}
+	tw.render([]string{"partition", "producerId", "epoch", "coordinatorEpoch", "startOffset", "lastTimestamp", "age", "LSO", "transactionalId", "verdict"}, rows)
+	w := bufio.NewWriter(p.s.Out)
+	for _, o := range v.Open {
+		if o.Verdict == broker.VerdictHanging {
+			fmt.Fprintf(w, "abort %s-%d: %s\n", o.Topic, o.Partition, o.AbortCommand())
+		}
+	}
+	for _, u := range v.Unanswerable {
+		fmt.Fprintf(w, "UNANSWERABLE %s\n", u)
+	}
+	printFindingsText(w, p.s.styles(), v.Findings)
+	return w.Flush()
+}
+
+// jsonTxnsPrinter writes {"type":"transaction"}, {"type":"openTransaction"},
+// {"type":"unanswerable"} and {"type":"finding"} lines (docs/json.md).
+type jsonTxnsPrinter struct {
+	s *Streams
+	j jsonw
+}
+
+func (p *jsonTxnsPrinter) Print(v *broker.TxnsView) error {
+	j := &p.j
+	j.b = j.b[:0]
+	for _, t := range v.Transactions {
+		j.begin()
+		j.str("type", "transaction")
+		j.str("transactionalId", t.TransactionalID)
+		j.int("producerId", t.ProducerID)
+		j.int("producerEpoch", int64(t.ProducerEpoch))
+		j.optInt("previousProducerId", t.PreviousProducerID, t.PreviousProducerID >= 0)
+		j.optInt("nextProducerId", t.NextProducerID, t.NextProducerID >= 0)
+		j.str("state", t.State.String())
+		j.int("transactionTimeoutMs", int64(t.TimeoutMs))
+		jsonPartitions(j, "partitions", t.Partitions)
+		j.int("transactionStartTimestamp", t.StartTimestamp)
+		j.int("transactionLastUpdateTimestamp", t.LastUpdateTimestamp)
+		j.str("coordinatorPartitionDir", t.Coordinator)
+		j.int("recordOffset", t.RecordOffset)
+		j.end()
+		j.b = append(j.b, '\n')
+	}
+	for _, o := range v.Open {
+		j.begin()
+		j.str("type", "openTransaction")
+		j.str("topic", o.Topic)
+		j.int("partition", int64(o.Partition))
+		j.str("partitionDir", o.Dir)
+		j.int("producerId", o.ProducerID)
+		j.int("producerEpoch", int64(o.ProducerEpoch))
+		j.int("coordinatorEpoch", int64(o.CoordinatorEpoch))
+		j.int("currentTxnFirstOffset", o.FirstOffset)
+		j.int("lastTimestamp", o.LastTimestamp)
+		j.optInt("ageMs", o.AgeMs, o.AgeMs >= 0)
+		j.int("lastStableOffset", o.LastStableOffset)
+		j.bool("pinsLastStableOffset", o.PinsLSO)
+		j.str("transactionalId", o.TransactionalID)
+		j.str("coordinatorState", o.CoordinatorState)
+		j.str("verdict", o.Verdict)
+		j.str("reason", o.Reason)
+		if o.Verdict == broker.VerdictHanging {
+			j.str("abortCommand", o.AbortCommand())
+		}
+		j.end()
+		j.b = append(j.b, '\n')
+	}
+	for _, u := range v.Unanswerable {
+		j.begin()
+		j.str("type", "unanswerable")
+		j.str("message", u)
+		j.end()
+		j.b = append(j.b, '\n')
+	}
+	for _, f := range v.Findings {
+		jsonFinding(j, f)
+	}
+	_, err := p.s.Out.Write(j.b)
+	return err
+}

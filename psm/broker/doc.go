@@ -1,0 +1,24 @@
+// Package broker rebuilds, offline and from log directories alone, the
+// state a Kafka broker rebuilds beyond one partition's producer state when
+// it loads its logs: the group coordinator's groups and committed offsets
+// (__consumer_offsets, as GroupMetadataManager.loadGroupsAndOffsets and the
+// KIP-848 GroupCoordinatorShard replay it) and the transaction
+// coordinator's transactional ids (__transaction_state, as
+// TransactionStateManager.loadTransactionMetadata replays it), and it
+// cross-checks both with the data partitions in the same directories,
+// whose producer state package psm rebuilds.
+//
+// Why "broker", inside psm: these views are what a whole broker knows
+// (several internal topics plus every data partition), each built on psm's
+// per-partition rebuild; they are state, not bytes (decode) or files
+// (segment).
+//
+// The package does not decode internal-topic records itself: the key and
+// value bytes are handed to a Decoder (see records.go), which returns the
+// small typed records the state is built from. Replay keeps only the
+// latest value per key, as the log cleaner would, so memory is bounded by
+// the number of live keys, not by the size of the log.
+//
+// Like every domain package of kseg it returns values and findings; it
+// never prints, reads flags or exits.
+package broker

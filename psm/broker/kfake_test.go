@@ -1,0 +1,276 @@
+package broker_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/broker/brokertest"
+	"github.com/kseg/kseg/segment/kafkatest"
+)
+
+// Log directories whose data partitions real kgo clients produced through
+// kfake (idempotent records, committed and open transactions, a
+// DeleteRecords that moved the log start), next to coordinator partitions
+// whose records kmsg encodes as the coordinators write them. kfake keeps
+// its groups and transactions in memory, so the internal topics cannot be
+// fetched from it.
+
+// writeCoordinator writes the records of an internal-topic partition, one
+// batch each, as a coordinator appends them.
+func writeCoordinator(t *testing.T, dir, topic string, partition int32, ts int64, kvs ...brokertest.KV) {
+	t.Helper()
+	var batches [][]byte
+	for i, kv := range kvs {
+		batches = append(batches, brokertest.Batch(int64(i), ts+int64(i), kv))
+	}
+	if _, err := brokertest.WritePartition(dir, topic, partition, nil, batches...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func firstBatchOffset(t *testing.T, raws [][]byte, pid int64) int64 {
+	t.Helper()
+	for _, r := range raws {
+		b, err := decode.ParseBatch(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.ProducerID == pid && !b.IsControl() {
+			return b.BaseOffset
+		}
+	}
+	t.Fatalf("no batch of producer %d", pid)
+	return -1
+}
+
+// txnScenario: "tx-ok" commits and "tx-hang" leaves its transaction open
+// in payments-0; the coordinator record for "tx-hang" is given by state.
+func txnScenario(t *testing.T, hangState broker.TxnState, hangParts map[string][]int32, withCoordinator bool) (dir string, hangPID, first int64) {
+	c := kafkatest.NewCluster(t)
+	c.CreateTopic(t, "payments", 1)
+	c.Transact(t, "tx-ok", "payments", 0, 2, kafkatest.Commit)
+	c.Transact(t, "tx-hang", "payments", 0, 3, kafkatest.Open)
+	raws := c.RawBatches(t, "payments", 0)
+	dir = t.TempDir()
+	kafkatest.WritePartition(t, dir, "payments", 0, raws)
+	hangPID = kafkatest.TxnProducerID("tx-hang")
+	first = firstBatchOffset(t, raws, hangPID)
+	if withCoordinator {
+		ts := brokertest.T0
+		writeCoordinator(t, dir, broker.TransactionStateTopic, 0, ts,
+			brokertest.Txn("tx-ok", kafkatest.TxnProducerID("tx-ok"), 1, kmsg.TransactionState(broker.TxnCompleteCommit), 60000, nil, ts, ts),
+			brokertest.Txn("tx-hang", hangPID, 0, kmsg.TransactionState(hangState), 60000, hangParts, ts, ts))
+	}
+	return dir, hangPID, first
+}
+
+func loadTxns(t *testing.T, o broker.TxnsOptions, dirs ...string) *broker.TxnsView {
+	t.Helper()
+	inv, err := broker.OpenInventory(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := broker.LoadTxns(inv, broker.SchemaDecoder{}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// The coordinator aborted "tx-hang" (CompleteAbort, no partitions left)
+// but payments-0 never got the ABORT marker: hanging, pinning the LSO at
+// the transaction's first offset.
+func TestTxnsHangingAfterCoordinatorAbort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a kfake cluster")
+	}
+	dir, pid, first := txnScenario(t, broker.TxnCompleteAbort, nil, true)
+	o := broker.DefaultTxnsOptions()
+	o.NumPartitions = 1
+	v := loadTxns(t, o, dir)
+	if len(v.Transactions) != 2 || v.Transactions[0].TransactionalID != "tx-hang" || v.Transactions[0].State != broker.TxnCompleteAbort {
+		t.Fatalf("transactions %+v", v.Transactions)
+	}
+	if len(v.Open) != 1 {
+		t.Fatalf("open %+v", v.Open)
+	}
+	h := v.Open[0]
+	if h.Verdict != broker.VerdictHanging || h.ProducerID != pid || h.FirstOffset != first || h.TransactionalID != "tx-hang" ||
+		h.Topic != "payments" || h.Partition != 0 || !h.PinsLSO || h.LastStableOffset != first || h.AgeMs < 0 {
+		t.Errorf("open transaction %+v; want hanging, producer %d from %d", h, pid, first)
+	}
+	if want := "abort --topic payments --partition 0 --start-offset " + itoa(first); !strings.HasSuffix(h.AbortCommand(), want) {
+		t.Errorf("abort command %q", h.AbortCommand())
+	}
+	if len(v.Findings) != 1 || v.Findings[0].Kind != broker.KindHangingTransaction || v.Findings[0].Severity != "error" || len(v.Unanswerable) != 0 {
+		t.Errorf("findings %+v unanswerable %v", v.Findings, v.Unanswerable)
+	}
+}
+
+// The coordinator still lists payments-0 in an Ongoing transaction: it
+// will write the marker; not hanging, no finding.
+func TestTxnsOngoingIsNotHanging(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a kfake cluster")
+	}
+	dir, _, _ := txnScenario(t, broker.TxnOngoing, map[string][]int32{"payments": {0}}, true)
+	o := broker.DefaultTxnsOptions()
+	o.NumPartitions = 1
+	v := loadTxns(t, o, dir)
+	if len(v.Open) != 1 || v.Open[0].Verdict != broker.VerdictOngoing || len(v.Findings) != 0 {
+		t.Errorf("open %+v findings %+v", v.Open, v.Findings)
+	}
+}
+
+// Without the coordinator's partitions the view says what it cannot
+// answer; a transaction younger than transaction.max.timeout.ms is
+// "unknown" (a warning, not a finding), an older one hanging by age.
+func TestTxnsCoordinatorMissing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a kfake cluster")
+	}
+	dir, pid, first := txnScenario(t, 0, nil, false)
+	o := broker.DefaultTxnsOptions()
+	v := loadTxns(t, o, dir)
+	if len(v.Unanswerable) != 1 || !strings.Contains(v.Unanswerable[0], "no __transaction_state partition") {
+		t.Errorf("unanswerable %v", v.Unanswerable)
+	}
+	if len(v.Open) != 1 || v.Open[0].Verdict != broker.VerdictUnknown || broker.HasErrors(v.Findings) {
+		t.Errorf("open %+v findings %+v", v.Open, v.Findings)
+	}
+	// An hour later, by the producer's own clock, it is hanging by age.
+	o.Now = v.Open[0].LastTimestamp + 3600_000
+	v = loadTxns(t, o, dir)
+	if len(v.Open) != 1 || v.Open[0].Verdict != broker.VerdictHanging || v.Open[0].ProducerID != pid || v.Open[0].FirstOffset != first || !broker.HasErrors(v.Findings) {
+		t.Errorf("an hour later: open %+v findings %+v", v.Open, v.Findings)
+	}
+	// One of two coordinator partitions present: the other is named.
+	writeCoordinator(t, dir, broker.TransactionStateTopic, 0, brokertest.T0)
+	o.NumPartitions, o.TransactionalIDs = 2, []string{"tx-hang"}
+	v = loadTxns(t, o, dir)
+	if len(v.MissingCoordinators) != 1 || v.MissingCoordinators[0] != 1 || len(v.Unanswerable) != 2 {
+		t.Errorf("missing %v unanswerable %v", v.MissingCoordinators, v.Unanswerable)
+	}
+}
+
+// orders-0 after DeleteRecords moved its log start to 4 (kfake's
+// DeleteRecords; the records were produced by idempotent kgo producers):
+// "lagging" committed 1 (below the start), "ahead" 100 (above the end,
+// as after a failover to a replica with less), "fine" 5 (lag 1).
+// "deleted" committed and was tombstoned; "txn-aborted" committed inside
+// a transaction that was aborted, "txn-committed" inside one committed.
+func TestGroupsOffsetsOutsideTheLog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a kfake cluster")
+	}
+	c := kafkatest.NewCluster(t)
+	c.CreateTopic(t, "orders", 1)
+	for range 3 {
+		c.ProduceIdempotent(t, "orders", 0, 2)
+	}
+	if err := c.Fake.DeleteRecords("orders", 0, 4); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	kafkatest.WritePartition(t, dir, "orders", 0, c.RawBatches(t, "orders", 0))
+
+	ts := brokertest.T0
+	commit := func(g string, off int64) brokertest.KV {
+		return brokertest.OffsetCommit(g, "orders", 0, off, 0, "", ts)
+	}
+	batches := [][]byte{
+		brokertest.Batch(0, ts, commit("lagging", 1), commit("ahead", 100), commit("fine", 5), commit("deleted", 3)),
+		brokertest.Batch(4, ts, brokertest.OffsetTombstone("deleted", "orders", 0)),
+		txnCommitBatch(5, 7000, commit("txn-aborted", 6)),
+		brokertest.Marker(6, ts, 7000, 0, false, 0),
+		txnCommitBatch(7, 7001, commit("txn-committed", 6)),
+		brokertest.Marker(8, ts, 7001, 0, true, 0),
+		brokertest.Batch(9, ts, brokertest.GroupMetadata("fine", "range", 7, "m1", ts,
+			[]brokertest.Member{{ID: "m1", ClientID: "c1", Host: "/h", Assigned: map[string][]int32{"orders": {0}}}})),
+	}
+	if _, err := brokertest.WritePartition(dir, broker.ConsumerOffsetsTopic, 0, nil, batches...); err != nil {
+		t.Fatal(err)
+	}
+	v := loadGroups(t, broker.GroupsOptions{Jobs: 2, PSM: psmDefaults()}, dir)
+	var names []string
+	for _, g := range v.Groups {
+		names = append(names, g.Group)
+	}
+	if strings.Join(names, ",") != "ahead,fine,lagging,txn-committed" {
+		t.Fatalf("groups %v: want ahead, fine, lagging, txn-committed (deleted and txn-aborted gone)", names)
+	}
+	want := map[string]struct {
+		lag  int64
+		kind string
+	}{"lagging": {-1, broker.KindOffsetBelowLogStart}, "ahead": {-1, broker.KindOffsetAboveLogEnd}, "fine": {1, ""}, "txn-committed": {0, ""}}
+	for _, g := range v.Groups {
+		c := g.Offsets[0]
+		if c.Log == nil || c.Log.LogStartOffset != 4 || c.Log.LogEndOffset != 6 || c.Lag != want[g.Group].lag {
+			t.Errorf("%s: %+v log %+v", g.Group, c, c.Log)
+		}
+	}
+	kinds := map[string]string{}
+	for _, f := range v.Findings {
+		kinds[f.Subject] = f.Kind
+		if f.Severity != "error" {
+			t.Errorf("finding %+v is not an error", f)
+		}
+	}
+	for g, w := range want {
+		if kinds[g] != w.kind {
+			t.Errorf("%s: finding %q, want %q", g, kinds[g], w.kind)
+		}
+	}
+	fine := findGroup(v, "fine")
+	if fine.State != "Stable" || fine.Protocol != "range" || fine.Generation != 7 || len(fine.Members) != 1 || partitionsOf(fine.Members[0].Assignment) != "orders:0" {
+		t.Errorf("fine: %+v", fine)
+	}
+}
+
+func txnCommitBatch(offset, pid int64, kv brokertest.KV) []byte {
+	b, err := decode.AppendBatch(nil, decode.BatchSpec{BaseOffset: offset, Transactional: true, ProducerID: pid, ProducerEpoch: 0, BaseSequence: 0},
+		[]decode.RecordSpec{{Timestamp: brokertest.T0, Key: kv.Key, Value: kv.Value}})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func partitionsOf(ps []broker.TopicPartitions) string {
+	var s []string
+	for _, p := range ps {
+		for _, n := range p.Partitions {
+			s = append(s, p.Topic+":"+itoa(int64(n)))
+		}
+	}
+	return strings.Join(s, ",")
+}
+
+// The bundled example directories: broker-1 has exactly the two findings
+// its generator put there; healthy has none.
+func TestBundledLogDirs(t *testing.T) {
+	root := filepath.Join("..", "..", "testdata", "logdirs")
+	o := broker.DefaultTxnsOptions()
+	o.NumPartitions = 1
+	for _, name := range brokertest.LogDirNames {
+		dir := filepath.Join(root, name)
+		g := loadGroups(t, broker.GroupsOptions{Jobs: 2, PSM: psmDefaults()}, dir)
+		tx := loadTxns(t, o, dir)
+		all := append(g.Findings, tx.Findings...)
+		if name == "healthy" {
+			if len(all) != 0 {
+				t.Errorf("healthy: findings %+v", all)
+			}
+			continue
+		}
+		if len(all) != 2 || all[0].Kind != broker.KindOffsetBelowLogStart || all[0].Offset != brokertest.AuditCommitted ||
+			all[1].Kind != broker.KindHangingTransaction || len(tx.Open) != 1 || tx.Open[0].ProducerID != brokertest.PayOnePID {
+			t.Errorf("%s: findings %+v open %+v", name, all, tx.Open)
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package broker
+
+import (
+	"github.com/kseg/kseg/psm"
+	"github.com/kseg/kseg/segment"
+)
+
+// PartitionLog is what the disk says about a data partition: its offsets
+// and, from psm's rebuild, its last stable offset and producer state.
+type PartitionLog struct {
+	Dir              string
+	Replicas         int
+	LogStartOffset   int64
+	LogEndOffset     int64
+	HighWatermark    int64
+	LastStableOffset int64
+	// Result is psm's rebuild (nil when it failed: Err says why).
+	Result *psm.Result
+	Err    error
+}
+
+// rebuildPartitions rebuilds the producer state of every partition in tps
+// that the inventory holds (its most complete replica), jobs at a time,
+// with the log directory's checkpoints for the log start and high
+// watermark, as kseg replay-psm does.
+func rebuildPartitions(inv *Inventory, tps []TopicPartition, jobs int, base psm.Options) map[TopicPartition]*PartitionLog {
+	type unit struct {
+		tp TopicPartition
+		r  Replica
+		n  int
+	}
+	var units []unit
+	for _, tp := range tps {
+		if rs := inv.Partitions[tp]; len(rs) > 0 {
+			units = append(units, unit{tp, rs[0], len(rs)})
+		}
+	}
+	out := make([]*PartitionLog, len(units))
+	parallel(len(units), jobs, func(i int) {
+		u := units[i]
+		pl := &PartitionLog{Dir: u.r.Dir, Replicas: u.n}
+		out[i] = pl
+		pd, err := segment.OpenPartitionDir(u.r.Dir)
+		if err != nil {
+			pl.Err = err
+			return
+		}
+		opts := base
+		ls, hw, _ := psm.LogDirCheckpoints(pd)
+		if opts.LogStartOffset < 0 && ls >= 0 {
+			opts.LogStartOffset = ls
+		}
+		if opts.HighWatermark < 0 && hw >= 0 {
+			opts.HighWatermark = hw
+		}
+		res, err := psm.Rebuild(pd, opts)
+		if err != nil {
+			pl.Err = err
+			return
+		}
+		pl.Result = res
+		pl.LogStartOffset, pl.LogEndOffset = res.LogStartOffset, res.LogEndOffset
+		pl.HighWatermark, pl.LastStableOffset = res.HighWatermark, res.LastStableOffset
+	})
+	m := make(map[TopicPartition]*PartitionLog, len(units))
+	for i, u := range units {
+		m[u.tp] = out[i]
+	}
+	return m
+}

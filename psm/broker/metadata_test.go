@@ -1,0 +1,242 @@
+package broker_test
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/broker/brokertest"
+	"github.com/kseg/kseg/segment"
+)
+
+func loadMetadata(t *testing.T, at int64, dirs ...string) *broker.MetadataView {
+	t.Helper()
+	inv, err := broker.OpenInventory(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := broker.LoadMetadata(inv, broker.MetadataOptions{At: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func topicByName(im *broker.MetadataImage, name string) *broker.TopicImage {
+	for i := range im.Topics {
+		if im.Topics[i].Name == name {
+			return &im.Topics[i]
+		}
+	}
+	return nil
+}
+
+func diskRow(v *broker.MetadataView, topic string, p int32) []broker.DiskPartition {
+	var out []broker.DiskPartition
+	for _, d := range v.Disk {
+		if d.Topic == topic && d.Partition == p {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func findingKinds(fs []broker.Finding) map[string][]string {
+	m := map[string][]string{}
+	for _, f := range fs {
+		m[f.Kind] = append(m[f.Kind], f.Subject)
+	}
+	return m
+}
+
+// eric-kimm/stock-market-pipeline: __cluster_metadata-0 holds only two
+// snapshots (83088-7 and 194445-15), no log segment. In the newer one, at
+// byte 4660, the PartitionRecord of stock-trades reads (hex)
+//
+//	01 03 02 | 00000000 | 8c8e17e9c1d949ea984f7ca1e8559f31 | 02 00000001 | 02 00000001 | 01 | 01 | 00000001 | 00 | 00000016 | 00000016
+//
+// frame 1, apiKey 3 (PartitionRecord), version 2, partition 0, topic id
+// jI4X6cHZSeqYT3yh6FWfMQ (stock-trades-0/partition.metadata's), replicas
+// [1], isr [1], no removing or adding replicas, leader 1, recovery state
+// 0, leader epoch 22, partition epoch 22. stock-trades-0's
+// leader-epoch-checkpoint ends at epoch 28 (testing-0: 24, image 18), and
+// the metadata log's own leader-epoch-checkpoint has epoch 18 from offset
+// 199046, past the snapshot: records are missing at the end.
+func TestRealMetadataSnapshotOnly(t *testing.T) {
+	dir := realDir(t, "eric-kimm__stock-market-pipeline", "kafka", "data")
+	v := loadMetadata(t, -1, dir)
+	im := v.Image
+	if filepath.Base(im.Snapshot) != "00000000000000194445-0000000015.checkpoint" || im.Offset != 194445 || len(im.Brokers) != 1 || im.Brokers[0].ID != 1 {
+		t.Fatalf("image: snapshot %s offset %d brokers %+v", im.Snapshot, im.Offset, im.Brokers)
+	}
+	st := topicByName(im, "stock-trades")
+	if st == nil || st.ID != "jI4X6cHZSeqYT3yh6FWfMQ" || len(st.Partitions) != 1 {
+		t.Fatalf("stock-trades: %+v", st)
+	}
+	if p := st.Partitions[0]; p.Leader != 1 || p.LeaderEpoch != 22 || p.PartitionEpoch != 22 || !slices.Equal(p.Replicas, []int32{1}) || !slices.Equal(p.ISR, []int32{1}) {
+		t.Errorf("stock-trades-0: %+v, the hex dump says leader 1, epochs 22", p)
+	}
+	if tp := topicByName(im, "testing"); tp == nil || tp.ID != "RZ9e6ESCRnGbAVQU9j2WXA" || tp.Partitions[0].LeaderEpoch != 18 {
+		t.Errorf("testing: %+v", tp)
+	}
+	k := findingKinds(v.Findings)
+	if !slices.Equal(k[broker.KindEpochAhead], []string{"stock-trades-0", "testing-0"}) || len(k[broker.KindImageIncomplete]) != 1 || len(k[broker.KindOrphanPartition]) != 0 {
+		t.Errorf("findings %v", k)
+	}
+	for _, d := range diskRow(v, "stock-trades", 0) {
+		if d.DiskLeaderEpoch != 28 || d.ImageLeaderEpoch != 22 || d.Status != "epoch-ahead" {
+			t.Errorf("disk row %+v", d)
+		}
+	}
+
+	// --at 83088: the older snapshot; stock-trades-0 was then in epoch 6.
+	old := loadMetadata(t, 83088, dir)
+	if filepath.Base(old.Image.Snapshot) != "00000000000000083088-0000000007.checkpoint" || old.Image.Offset != 83088 {
+		t.Fatalf("--at 83088: %s at %d", old.Image.Snapshot, old.Image.Offset)
+	}
+	if p := topicByName(old.Image, "stock-trades").Partitions[0]; p.LeaderEpoch != 6 {
+		t.Errorf("--at 83088: stock-trades-0 %+v", p)
+	}
+}
+
+// Niloufar1171/LDI-POC: a log of 4929 records from offset 0, no snapshot.
+// TestTopicPatient's id in the image is the one its partition.metadata
+// holds (B3_HiNPgSQ6oxG9ZZ6ED5A), so the directory is no orphan; the
+// broker ended in controlled shutdown, fenced, with no partition leader.
+func TestRealMetadataLogOnly(t *testing.T) {
+	dir := realDir(t, "Niloufar1171__LDI-POC")
+	v := loadMetadata(t, -1, dir)
+	im := v.Image
+	if im.Snapshot != "" || im.Offset != 4929 || im.LogStartOffset != 0 {
+		t.Fatalf("image at %d from %q (log start %d)", im.Offset, im.Snapshot, im.LogStartOffset)
+	}
+	tp := topicByName(im, "TestTopicPatient")
+	pm, err := segment.ReadPartitionMetadata(filepath.Join(dir, "TestTopicPatient-0", "partition.metadata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp == nil || tp.ID != segment.TopicIDString(pm.TopicID) || tp.ID != "B3_HiNPgSQ6oxG9ZZ6ED5A" {
+		t.Fatalf("TestTopicPatient %+v, partition.metadata %s", tp, segment.TopicIDString(pm.TopicID))
+	}
+	if rows := diskRow(v, "TestTopicPatient", 0); len(rows) != 1 || rows[0].Status != "ok" {
+		t.Errorf("disk %+v", rows)
+	}
+	b := im.Brokers[0]
+	if b.ID != 1 || !b.Fenced || !b.InControlledShutdown || tp.Partitions[0].Leader != -1 {
+		t.Errorf("broker %+v, leader %d", b, tp.Partitions[0].Leader)
+	}
+	if len(findingKinds(v.Findings)[broker.KindOrphanPartition]) != 0 {
+		t.Errorf("orphans %+v", v.Findings)
+	}
+}
+
+// rjmfernandes/flink-on-prem: the fixture README says customers-0 and
+// products-0 were left out (files of 4 MiB or more), and of connect-offsets
+// only 8, 14 and 19, of connect-status 0, 1, 2 and 4 were committed. Those
+// replicas, assigned to node 1, are missing; every directory present
+// holds its topic's current id.
+func TestRealMetadataMissingReplicas(t *testing.T) {
+	dir := realDir(t, "rjmfernandes__flink-on-prem", "data")
+	v := loadMetadata(t, -1, dir)
+	missing := map[string]bool{}
+	for _, s := range findingKinds(v.Findings)[broker.KindMissingReplica] {
+		missing[s] = true
+	}
+	for _, want := range []string{"customers-0", "products-0", "connect-status-3", "connect-offsets-0"} {
+		if !missing[want] {
+			t.Errorf("%s not reported missing", want)
+		}
+	}
+	for _, present := range []string{"orders-0", "connect-offsets-8", "connect-status-4", "_schemas-0"} {
+		if missing[present] {
+			t.Errorf("%s reported missing", present)
+		}
+	}
+	k := findingKinds(v.Findings)
+	if len(k[broker.KindOrphanPartition]) != 0 || len(k[broker.KindEpochAhead]) != 0 || len(k[broker.KindImageIncomplete]) != 0 {
+		t.Errorf("findings %v", k)
+	}
+	if filepath.Base(v.Image.Snapshot) != "00000000000000014926-0000000001.checkpoint" || v.Image.Offset != 17027 {
+		t.Errorf("image from %s at %d", v.Image.Snapshot, v.Image.Offset)
+	}
+}
+
+// checongbinh/mirco_book_shop: the metadata log's first segment was
+// deleted (log start 23880) after snapshots at 31117 and 38296: the image
+// is complete from the newer snapshot; before the first snapshot it
+// cannot be built.
+func TestRealMetadataAfterRetention(t *testing.T) {
+	dir := realDir(t, "checongbinh20011990__mirco_book_shop", "data")
+	v := loadMetadata(t, -1, dir)
+	if v.Image.SnapshotEndOffset != 38296 || v.Image.LogStartOffset != 23880 || v.Image.Offset != 42950 || len(findingKinds(v.Findings)[broker.KindImageIncomplete]) != 0 {
+		t.Errorf("image %+v findings %v", v.Image, findingKinds(v.Findings))
+	}
+	if topicByName(v.Image, "email") == nil {
+		t.Error("no topic email (email-0 is on disk)")
+	}
+	early := loadMetadata(t, 30000, dir)
+	if early.Image.Snapshot != "" || len(findingKinds(early.Findings)[broker.KindImageIncomplete]) != 1 {
+		t.Errorf("--at 30000: snapshot %q findings %v", early.Image.Snapshot, findingKinds(early.Findings))
+	}
+}
+
+// The bundled broker-1: "events" deleted and recreated while events-0 on
+// disk is the first one (orphan, and the new replica missing), and
+// orders-0 written in leader epoch 2 while the metadata says 0. Before
+// the deletion (--at EventsRemovedAt) events-0 matches. healthy: nothing.
+func TestMetadataBundled(t *testing.T) {
+	root := filepath.Join("..", "..", "testdata", "logdirs")
+	v := loadMetadata(t, -1, filepath.Join(root, "broker-1"))
+	k := findingKinds(v.Findings)
+	if !slices.Equal(k[broker.KindOrphanPartition], []string{"events-0"}) || !slices.Equal(k[broker.KindMissingReplica], []string{"events-0"}) ||
+		!slices.Equal(k[broker.KindEpochAhead], []string{"orders-0"}) || len(v.Findings) != 3 {
+		t.Errorf("broker-1 findings %v", k)
+	}
+	ev := topicByName(v.Image, "events")
+	if ev == nil || ev.ID != segment.TopicIDString([16]byte(repeat(brokertest.EventsNewID))) {
+		t.Errorf("events %+v", ev)
+	}
+	im := v.Image
+	if im.SnapshotEndOffset != brokertest.MetadataSnapshotAt || len(im.Brokers) != 2 || len(im.Configs) != 1 || len(im.ACLs) != 1 || len(im.Quotas) != 1 ||
+		im.ProducerIDs == nil || im.ProducerIDs.NextProducerID != 5000 || len(im.Features) != 1 || im.Features[0].Level != 19 {
+		t.Errorf("image %+v", im)
+	}
+	if q := im.Quotas[0]; q.Entity != "user=billing" || q.Key != "consumer_byte_rate" || q.Value != 1048576 {
+		t.Errorf("quota %+v", q)
+	}
+	if co := topicByName(im, "__consumer_offsets"); co == nil || len(co.Partitions) != 50 || co.Partitions[5].Replicas[0] != 1 || co.Partitions[6].Replicas[0] != 2 {
+		t.Errorf("__consumer_offsets %+v", co)
+	}
+
+	before := loadMetadata(t, brokertest.EventsRemovedAt, filepath.Join(root, "broker-1"))
+	if ev := topicByName(before.Image, "events"); ev == nil || ev.ID != segment.TopicIDString([16]byte(repeat(brokertest.EventsOldID))) {
+		t.Errorf("--at %d: events %+v", brokertest.EventsRemovedAt, ev)
+	}
+	if k := findingKinds(before.Findings); len(k[broker.KindOrphanPartition]) != 0 || len(k[broker.KindMissingReplica]) != 0 {
+		t.Errorf("--at %d: findings %v", brokertest.EventsRemovedAt, k)
+	}
+
+	h := loadMetadata(t, -1, filepath.Join(root, "healthy"))
+	if len(h.Findings) != 0 {
+		t.Errorf("healthy: %+v", h.Findings)
+	}
+	for _, d := range h.Disk {
+		if d.Status != "ok" {
+			t.Errorf("healthy disk row %+v", d)
+		}
+	}
+	h.FilterTopics([]string{"orders"})
+	if len(h.Image.Topics) != 1 || !strings.HasPrefix(h.Disk[0].Topic, "orders") || len(h.Disk) != 1 {
+		t.Errorf("FilterTopics: %+v %+v", h.Image.Topics, h.Disk)
+	}
+}
+
+func repeat(b byte) []byte {
+	out := make([]byte, 16)
+	for i := range out {
+		out[i] = b
+	}
+	return out
+}
