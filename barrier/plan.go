@@ -551,13 +551,21 @@ func (pl *planner) plan() (*Plan, error) {
 	for _, t := range r0.Ongoing {
 		p.Ongoing = append(p.Ongoing, TxnRef{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset, LastOffset: t.LastOffset})
 	}
-	for _, a := range r0.Anomalies {
+	var first *psm.Anomaly
+	for i, a := range r0.Anomalies {
 		if a.Severity == psm.SeverityError {
 			p.ReplayAnomalies++
+			if first == nil {
+				first = &r0.Anomalies[i]
+			}
 		}
 	}
-	if p.ReplayAnomalies > 0 {
-		pl.warnf("producer-state replay reported %d error anomalies (see kseg replay-psm)", p.ReplayAnomalies)
+	if first != nil {
+		more := ""
+		if p.ReplayAnomalies > 1 {
+			more = fmt.Sprintf(" and %d more", p.ReplayAnomalies-1)
+		}
+		pl.warnf("producer-state replay found %s at offset %d%s (see kseg replay-psm)", first.Kind, first.Offset, more)
 	}
 
 	// The cut.

@@ -79,8 +79,8 @@ func TestViewsGolden(t *testing.T) {
 	}
 }
 
-// jsonLines parses JSON lines by their "type".
-func jsonLines(t *testing.T, s string) map[string][]map[string]any {
+// jsonByType parses JSON lines by their "type".
+func jsonByType(t *testing.T, s string) map[string][]map[string]any {
 	t.Helper()
 	out := map[string][]map[string]any{}
 	sc := bufio.NewScanner(strings.NewReader(s))
@@ -100,7 +100,7 @@ func TestViewsJSON(t *testing.T) {
 	dir := filepath.Join(testdataDir, "logdirs", "broker-1")
 
 	r := runKseg("groups", "-o", "json", dir)
-	g := jsonLines(t, r.stdout)
+	g := jsonByType(t, r.stdout)
 	if r.code != ExitFindings || len(g["group"]) != 2 || len(g["finding"]) != 1 || g["finding"][0]["kind"] != "offset-below-log-start" {
 		t.Fatalf("groups: exit %d %v", r.code, g)
 	}
@@ -110,7 +110,7 @@ func TestViewsJSON(t *testing.T) {
 	}
 
 	r = runKseg("txns", "-o", "json", dir) // 1 partition, as the metadata image says
-	x := jsonLines(t, r.stdout)
+	x := jsonByType(t, r.stdout)
 	if r.code != ExitFindings || len(x["transaction"]) != 2 || len(x["openTransaction"]) != 1 || len(x["unanswerable"]) != 0 {
 		t.Fatalf("txns: exit %d %v", r.code, x)
 	}
@@ -122,12 +122,12 @@ func TestViewsJSON(t *testing.T) {
 	// Told there are 50 coordinator partitions, 49 are missing: said, and
 	// the coordinator's record still decides (it is present).
 	r = runKseg("txns", "-o", "json", "--transaction-state-partitions", "50", dir)
-	if x := jsonLines(t, r.stdout); len(x["unanswerable"]) != 1 || x["openTransaction"][0]["verdict"] != "hanging" {
+	if x := jsonByType(t, r.stdout); len(x["unanswerable"]) != 1 || x["openTransaction"][0]["verdict"] != "hanging" {
 		t.Errorf("txns with 50 partitions: %v", x)
 	}
 
 	r = runKseg("metadata", "-o", "json", dir)
-	m := jsonLines(t, r.stdout)
+	m := jsonByType(t, r.stdout)
 	if r.code != ExitFindings || len(m["metadataImage"]) != 1 || len(m["finding"]) != 3 {
 		t.Fatalf("metadata: exit %d %v", r.code, m)
 	}

@@ -113,7 +113,7 @@ func fuzzTargets(t *testing.T) map[string]string {
 
 // TestFuzzingDocListsEveryTarget: docs/fuzzing.md's table names every fuzz
 // target there is and none that is not ("`FuzzDecompressGzip`, `…Snappy`"
-// is FuzzDecompressSnappy), and bench/fuzz.sh fuzzes every package that
+// is FuzzDecompressSnappy), and testdata/bench/fuzz.sh fuzzes every package that
 // has one (it used to leave psm out).
 func TestFuzzingDocListsEveryTarget(t *testing.T) {
 	targets := fuzzTargets(t)
@@ -166,18 +166,18 @@ func TestFuzzingDocListsEveryTarget(t *testing.T) {
 		}
 	}
 	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash to ask bench/fuzz.sh for its packages")
+		t.Skip("no bash to ask testdata/bench/fuzz.sh for its packages")
 	}
-	cmd := exec.Command("bash", filepath.Join("bench", "fuzz.sh"), "--packages")
+	cmd := exec.Command("bash", filepath.Join("testdata", "bench", "fuzz.sh"), "--packages")
 	cmd.Dir = ".."
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("bench/fuzz.sh --packages: %v", err)
+		t.Fatalf("testdata/bench/fuzz.sh --packages: %v", err)
 	}
 	got := strings.Fields(string(out))
 	for pkg := range pkgs {
 		if !slices.Contains(got, pkg) {
-			t.Errorf("bench/fuzz.sh does not fuzz %s (it fuzzes %v)", pkg, got)
+			t.Errorf("testdata/bench/fuzz.sh does not fuzz %s (it fuzzes %v)", pkg, got)
 		}
 	}
 }

@@ -49,7 +49,7 @@ var internalCases = []internalCase{
 
 func TestInternalGolden(t *testing.T) {
 	if _, err := os.Stat(realFixtures); err != nil {
-		t.Skipf("real fixtures absent: ../shared/fixtures/real (relative to the repository root): %v", err)
+		t.Skip("real fixtures absent: ../shared/fixtures/real (relative to the repository root)")
 	}
 	for _, c := range internalCases {
 		t.Run(c.golden, func(t *testing.T) {

@@ -370,10 +370,17 @@ var verifyChainScenarios = []struct {
 	},
 	{
 		name:  "not-a-mirror",
-		about: "a/orders-0 is testdata/partitions/orders-0; b/orders-0 holds the files of testdata/partitions/txn-0: D wrote its own batches without a barrier.",
+		about: "a/orders-0 is testdata/partitions/orders-0; b/orders-0 holds the files of testdata/partitions/txn-0 under a/orders-0's partition.metadata (the same topic id): D wrote its own batches without a barrier.",
 		build: func(w *goldenWork) {
 			w.copyFixture("partitions/orders-0", "a/orders-0")
 			w.copyFixture("partitions/txn-0", "b/orders-0")
+			meta, err := os.ReadFile(filepath.Join(w.dir, "a/orders-0/partition.metadata"))
+			if err != nil {
+				w.t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(w.dir, "b/orders-0/partition.metadata"), meta, 0o644); err != nil {
+				w.t.Fatal(err)
+			}
 		},
 		dirs: []string{"a/orders-0", "b/orders-0"}, exit: ExitFindings, kinds: []string{"missing-barrier"}, status: "diverged",
 	},

@@ -19,7 +19,7 @@ var realDir = filepath.Join("..", "..", "..", "shared", "fixtures", "real")
 func realFiles(t *testing.T) map[string][]string {
 	t.Helper()
 	if _, err := os.Stat(realDir); err != nil {
-		t.Skipf("real fixtures absent: %s (relative to the repository: ../shared/fixtures/real)", realDir)
+		t.Skip("real fixtures absent: ../shared/fixtures/real (relative to the repository root)")
 	}
 	out := map[string][]string{}
 	filepath.WalkDir(realDir, func(p string, d os.DirEntry, err error) error {

@@ -19,7 +19,7 @@ func realDir(t *testing.T, parts ...string) string {
 	t.Helper()
 	rel := filepath.Join(append([]string{"..", "..", "..", "shared", "fixtures", "real"}, parts...)...)
 	if _, err := os.Stat(rel); err != nil {
-		t.Skipf("real fixtures not available at %s", rel)
+		t.Skip("real fixtures absent: ../shared/fixtures/real (relative to the repository root)")
 	}
 	return rel
 }
