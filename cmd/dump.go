@@ -269,7 +269,7 @@ type dumpState struct {
 	// (dump_pipeline.go).
 	render    *batchRenderer
 	serialJob batchJob
-	pipe      *batchPipeline
+	pipe      jobRunner
 }
 
 func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, args []string) error {

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -115,6 +117,13 @@ func TestDumpParallelMatchesSerialLargeSegment(t *testing.T) {
 		{"--output", "json", "--deep", "--offsets", "100000:400000"},
 		{"--output", "kafka", "--deep", "--producer-id", "5003"},
 		{"--output", "text", "--no-verify-crc", "--control-only"},
+		// Batch level: CRCs on workers, printing on the dump goroutine
+		// (dump_crc.go), every printer.
+		{"--output", "text"},
+		{"--output", "table"},
+		{"--output", "kafka"},
+		{"--output", "json", "--offsets", "100000:400000"},
+		{"--output", "kafka", "--control-only"},
 	} {
 		args := append(append([]string{"dump"}, flags...), path)
 		serial := runKseg(append([]string{"dump", "--decode-workers", "1"}, args[1:]...)...)
@@ -129,9 +138,84 @@ func TestDumpParallelMatchesSerialLargeSegment(t *testing.T) {
 				t.Errorf("kseg %s: no %q in the output", strings.Join(args, " "), want)
 			}
 		}
-		for _, workers := range []string{"3"} {
+		for _, workers := range []string{"2", "3"} {
 			sameRun(t, serial, runKseg(append([]string{"dump", "--decode-workers", workers}, args[1:]...)...))
 		}
+	}
+}
+
+// TestDumpCRCPipeline: a batch-level dump picks the CRC pipeline, and its
+// output is the serial one however the checks are shared: all on the dump
+// goroutine (no worker), or mostly on workers.
+func TestDumpCRCPipeline(t *testing.T) {
+	path := writeDamagedSegment(t, t.TempDir(), 12<<20)
+	for _, output := range []string{"json", "text", "kafka", "table"} {
+		o := &dumpOptions{maxDecompressed: decode.DefaultMaxDecompressed, producerID: -2, output: output, keyFormat: "auto", valueFormat: "auto"}
+		if err := o.Validate([]string{path}); err != nil {
+			t.Fatal(err)
+		}
+		dump := func(st *dumpState, s *Streams, out, errb *bytes.Buffer) string {
+			defer st.close()
+			files := []dumpFile{{path: path, info: segment.FileInfo{Kind: segment.KindLog}}}
+			if _, err := st.dumpFiles(context.Background(), s.Err, files, 0, newDumpProgress(s, nil, files)); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.p.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return out.String() + "\n--- stderr\n" + errb.String()
+		}
+		s, out, errb := TestStreams()
+		serial := newDumpState(s, o, 1)
+		if serial.pipe != nil {
+			t.Fatalf("%s: one worker: a pipeline", output)
+		}
+		want := dump(serial, s, out, errb)
+		if !strings.Contains(want, "crc") {
+			t.Fatalf("%s: no CRC mismatch reported:\n%.2000s", output, want)
+		}
+		for _, workers := range []int{0, 2, 4} {
+			s, out, errb := TestStreams()
+			st := newDumpState(s, o, max(workers, 2))
+			cp, ok := st.pipe.(*crcPipeline)
+			if !ok {
+				t.Fatalf("%s: a batch-level dump on %d workers uses %T, not the CRC pipeline", output, workers, st.pipe)
+			}
+			if workers == 0 {
+				cp.workers = 0 // every job checked by the dump goroutine itself
+			}
+			if got := dump(st, s, out, errb); got != want {
+				t.Errorf("%s, %d workers: output differs from the serial dump: %s", output, workers, firstDiff(want, got))
+			}
+		}
+	}
+}
+
+// TestDumpCRCPipelineFault: a CRC check that faults on a truncated mapping
+// becomes the job's error, as a render would.
+func TestDumpCRCPipelineFault(t *testing.T) {
+	path := writeDamagedSegment(t, t.TempDir(), 12<<20)
+	lf, err := segment.OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	sc := lf.Scanner(segment.ScanOptions{Mmap: true})
+	defer sc.Close()
+	for sc.Next() && sc.Pos() < 6<<20 {
+	}
+	if sc.Pos() < 6<<20 {
+		t.Fatal("scan ended early")
+	}
+	if err := os.Truncate(path, 4096); err != nil {
+		t.Fatal(err)
+	}
+	j := &batchJob{file: path, crcJob: true}
+	j.add(sc.Pos(), sc.Batch(), true, nil)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	checkCRCsGuarded(j)
+	if j.err == nil || !strings.Contains(j.err.Error(), "changed while it was read") {
+		t.Fatalf("error %v, want a fault turned into an error", j.err)
 	}
 }
 

@@ -182,6 +182,13 @@ type batchJob struct {
 	err       error // an operational (not a finding) error: stops the file
 
 	done chan struct{}
+
+	// crcJob: a job of a crcPipeline (dump_crc.go), bounded by crcJobBytes;
+	// crcState is its state there, crcReady that every batch's crcValid
+	// holds its verdict already (the renderer then does not check again).
+	crcJob   bool
+	crcState int
+	crcReady bool
 }
 
 // Bounds of a job.
@@ -196,6 +203,7 @@ func (j *batchJob) reset() {
 	j.out.reset()
 	j.crcErrors, j.selected, j.records, j.controls, j.errors, j.warnings = 0, 0, 0, j.controls[:0], 0, 0
 	j.gaps.reset()
+	j.crcReady = false
 }
 
 // add appends a batch; win is the window its bytes live in (nil on the
@@ -210,7 +218,12 @@ func (j *batchJob) add(pos int64, b *decode.Batch, selected bool, win *segment.W
 }
 
 // full reports whether the job should go to a worker now.
-func (j *batchJob) full() bool { return j.bytes >= jobMaxBytes || len(j.batches) >= jobMaxBatches }
+func (j *batchJob) full() bool {
+	if j.crcJob {
+		return j.bytes >= crcJobBytes || len(j.batches) >= crcJobBatches
+	}
+	return j.bytes >= jobMaxBytes || len(j.batches) >= jobMaxBatches
+}
 
 // batchRenderer renders batches with one printer and one decoder: the
 // real printer on the dump goroutine, or a fork on a worker.
@@ -264,7 +277,9 @@ func (r *batchRenderer) renderBatch(j *batchJob, jb *jobBatch) {
 	b := &jb.b
 	jb.view = batchView{File: j.file, Position: jb.pos, Batch: b}
 	if !o.noVerifyCRC {
-		jb.crcValid = b.CRCValid()
+		if !j.crcReady {
+			jb.crcValid = b.CRCValid()
+		}
 		jb.view.CRCValid = &jb.crcValid
 		if !jb.crcValid {
 			j.crcErrors++
@@ -532,18 +547,38 @@ func (bp *batchPipeline) drain(sum *logSummary, lastRecord *int64, err error) er
 	return err
 }
 
-// newDumpState builds the printer and chooses the rendering path: workers
-// (0: GOMAXPROCS; the hidden --decode-workers sets it) when there is more
-// than one core to run them and the printer supports it. Table output buffers
-// per file and styled (terminal) output is not worth the trouble: both
-// stay serial.
+// jobRunner is how dumpLog hands batches to other cores: batchPipeline
+// renders whole jobs on workers, crcPipeline (dump_crc.go) only checks
+// their CRCs there.
+type jobRunner interface {
+	job() *batchJob
+	submit(j *batchJob, sum *logSummary, lastRecord *int64) error
+	drain(sum *logSummary, lastRecord *int64, err error) error
+	close()
+}
+
+// newDumpState builds the printer and chooses the rendering path, when
+// there is more than one core (workers, 0: GOMAXPROCS; the hidden
+// --decode-workers sets it): a batch-level dump checks CRCs on workers and
+// prints here, whatever the printer; a deep dump renders jobs on workers
+// when the printer supports it (table output buffers per file and styled
+// terminal output is not worth the trouble: both stay serial).
 func newDumpState(s *Streams, o *dumpOptions, workers int) *dumpState {
 	st := &dumpState{o: o, p: newDumpPrinter(s, o)}
 	st.render = newBatchRenderer(o, st.p)
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	if pp, ok := st.p.(parallelPrinter); ok && !s.color && workers > 1 {
+	if workers < 2 {
+		return st
+	}
+	if !o.deep {
+		if !o.noVerifyCRC {
+			st.pipe = newCRCPipeline(st, workers)
+		}
+		return st
+	}
+	if pp, ok := st.p.(parallelPrinter); ok && !s.color {
 		st.pipe = newBatchPipeline(st, pp, workers)
 	}
 	return st
