@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -33,7 +34,34 @@ func (j *jsonw) str(k, v string) { j.key(k); j.b = appendJSONString(j.b, v) }
 func (j *jsonw) strBytes(k string, v []byte) { j.key(k); j.b = appendJSONString(j.b, v) }
 func (j *jsonw) int(k string, v int64) {
 	j.key(k)
-	j.b = strconv.AppendInt(j.b, v, 10)
+	j.b = appendInt(j.b, v)
+}
+
+// appendInt is strconv.AppendInt(b, v, 10) writing the digits in place:
+// dump formats several numbers per record and a dozen per batch, and
+// strconv formats into a buffer of its own and copies.
+func appendInt(b []byte, v int64) []byte {
+	u := uint64(v)
+	if v < 0 {
+		b = append(b, '-')
+		u = -u
+	}
+	if u < 10 {
+		return append(b, byte('0'+u))
+	}
+	n := 1
+	for t := u; t >= 10; t /= 10 {
+		n++
+	}
+	b = slices.Grow(b, n)
+	b = b[:len(b)+n]
+	for i := len(b) - 1; u >= 10; i-- {
+		q := u / 10
+		b[i] = byte('0' + u - q*10)
+		u = q
+	}
+	b[len(b)-n] = byte('0' + u)
+	return b
 }
 func (j *jsonw) uint(k string, v uint64) {
 	j.key(k)

@@ -1,0 +1,25 @@
+package cmd
+
+import (
+	"math"
+	"strconv"
+	"testing"
+)
+
+// appendInt replaces strconv.AppendInt on dump's hot path: it must write
+// the same digits for every value, at every length and both signs.
+func TestAppendIntMatchesStrconv(t *testing.T) {
+	values := []int64{0, 1, -1, 9, 10, -10, 99, 100, 101, 999, 1000, 1 << 31, -1 << 31, 1<<32 - 1,
+		1700000000000, -1700000000000, math.MaxInt64, math.MinInt64, math.MaxInt64 - 1, math.MinInt64 + 1}
+	for p := int64(1); p > 0 && p <= math.MaxInt64/10; p *= 10 {
+		values = append(values, p-1, p, p+1, -p, -p+1)
+	}
+	for _, v := range values {
+		prefix := []byte(`"k":`)
+		got := string(appendInt(prefix, v))
+		want := string(strconv.AppendInt([]byte(`"k":`), v, 10))
+		if got != want {
+			t.Errorf("appendInt(%d) = %q, want %q", v, got, want)
+		}
+	}
+}
