@@ -162,30 +162,38 @@ func (p *jsonDumpPrinter) Record(bv *batchView, rv *recordView) {
 		j.b = append(j.b, ',')
 	}
 	r := rv.Record
-	j.begin()
-	j.int("offset", r.Offset)
-	j.int("timestamp", r.Timestamp)
-	j.int("sequence", int64(r.Sequence))
-	j.int("keySize", int64(r.KeySize()))
-	j.int("valueSize", int64(r.ValueSize()))
+	// Constant keys, as in appendBatchJSON: a deep dump writes a record
+	// object per record.
+	b := append(j.b, `{"offset":`...)
+	b = appendInt(b, r.Offset)
+	b = append(b, `,"timestamp":`...)
+	b = appendInt(b, r.Timestamp)
+	b = append(b, `,"sequence":`...)
+	b = appendInt(b, int64(r.Sequence))
+	b = append(b, `,"keySize":`...)
+	b = appendInt(b, int64(r.KeySize()))
+	b = append(b, `,"valueSize":`...)
+	b = appendInt(b, int64(r.ValueSize()))
 	if p.o.printData || bv.Batch.IsControl() {
-		j.bytes("key", r.Key)
-		j.bytes("value", r.Value)
+		b = append(b, `,"key":`...)
+		b = appendBase64OrNull(b, r.Key)
+		b = append(b, `,"value":`...)
+		b = appendBase64OrNull(b, r.Value)
 	}
-	j.key("headers")
-	j.b = append(j.b, '[')
+	b = append(b, `,"headers":[`...)
 	for i, h := range r.Headers {
 		if i > 0 {
-			j.b = append(j.b, ',')
+			b = append(b, ',')
 		}
-		j.begin()
-		j.strBytes("key", h.Key)
+		b = append(b, `{"key":`...)
+		b = appendJSONString(b, h.Key)
 		if p.o.printData {
-			j.bytes("value", h.Value)
+			b = append(b, `,"value":`...)
+			b = appendBase64OrNull(b, h.Value)
 		}
-		j.end()
+		b = append(b, '}')
 	}
-	j.b = append(j.b, ']')
+	j.b, j.first = append(b, ']'), false
 	if bv.Batch.IsLegacy() {
 		j.bool("crcValid", r.CRCValid)
 	}
