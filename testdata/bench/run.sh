@@ -17,7 +17,7 @@
 #               progress, rss (default: all)
 #
 # It builds kseg and the floors (testdata/bench/crcfloor, kmsgpeer,
-# ptyrun), writes the test data with testdata/bench/gen (and kseg mirror),
+# decodefloor, ptyrun), writes the test data with testdata/bench/gen (and kseg mirror),
 # times every group with testdata/bench/measure (runs interleaved A B A B …,
 # stdout to /dev/null; a run during which other processes took more than a
 # quarter of a core is repeated; per-run preparation such as a fresh
@@ -67,7 +67,7 @@ echo "runs:   $RUNS per command, median; disturbed runs redone up to $RETRIES ti
 
 echo "== build"
 go build -o "$BIN/kseg" .
-for p in crcfloor kmsgpeer gen measure ptyrun; do go build -o "$BIN/$p" "./testdata/bench/$p"; done
+for p in crcfloor kmsgpeer decodefloor gen measure ptyrun; do go build -o "$BIN/$p" "./testdata/bench/$p"; done
 K=$BIN/kseg
 
 # stamp DIR WHAT: DIR was made for WHAT (a size and flags), noted next to
@@ -181,10 +181,12 @@ ratio() { awk -v a="$(cut -d' ' -f"${3:-1}" <<<"$1")" -v b="$(cut -d' ' -f"${3:-
 judge() { # judge RATIO GOAL(<=x|>=x)
   awk -v r="$1" -v g="${2:2}" -v op="${2:0:2}" 'BEGIN{print ((op=="<=" && r<=g) || (op==">=" && r>=g)) ? "PASS" : "FAIL"}'
 }
-# cmp_row TARGET GOAL A B: the ratio of line A over line B.
+# cmp_row TARGET GOAL A B: the ratio of line A over line B; GOAL "-" for
+# a figure shown for information.
 cmp_row() {
-  local r; r=$(ratio "$3" "$4")
-  row "$1" "$(spread "$3")" "$(spread "$4")" "$r" "$(ratio "$3" "$4" 6)" "$2" "$(judge "$r" "$2")"
+  local r ok=-; r=$(ratio "$3" "$4")
+  [ "$2" = - ] || ok=$(judge "$r" "$2")
+  row "$1" "$(spread "$3")" "$(spread "$4")" "$r" "$(ratio "$3" "$4" 6)" "$2" "$ok"
 }
 # pair TARGET GOAL LABEL -- CMD... :: FLOOR...: CMD against FLOOR.
 pair() {
@@ -218,8 +220,13 @@ if want index; then
     "$K" dump --verify-index -o json "$MIRROR" :: "$K" dump -o json "$MIRROR"
 fi
 if want deep; then
-  pair "dump --deep --print-data -o json / kmsgpeer" "<=0.15" "dump --deep --print-data|$SZ" -- \
-    "$K" dump --deep --print-data -o json "$SEG" :: "$BIN/kmsgpeer" "$SEG"
+  # With the floor of any deep dump next to it: decodefloor decompresses
+  # and walks every record on every core and renders nothing.
+  timed "$RUNS" "dump --deep --print-data|$SZ" - - -- \
+    "$K" dump --deep --print-data -o json "$SEG" :: "$BIN/kmsgpeer" "$SEG" :: "$BIN/decodefloor" "$SEG"
+  cmp_row "dump --deep --print-data -o json / kmsgpeer" "<=0.15" "${OUT[0]}" "${OUT[1]}"
+  cmp_row "  decodefloor (decode only, every core) / kmsgpeer" "-" "${OUT[2]}" "${OUT[1]}"
+  cmp_row "  dump --deep --print-data -o json / decodefloor" "-" "${OUT[0]}" "${OUT[2]}"
 fi
 if want scaling; then
   # Issue 6: a deep dump of compressed batches scales to the second core,
