@@ -39,6 +39,7 @@ type dumpOptions struct {
 	noVerifyCRC      bool
 	jobs             int
 	decodeWorkers    int
+	unitPipeline     int64 // dump_jobs.go
 	noResync         bool
 	dec              decoderOptions // dump_decoders.go
 	kafka            kafkaSpellings // kafka_dump_log.go
@@ -73,6 +74,8 @@ func (o *dumpOptions) AddFlags(c *cobra.Command) {
 	// overrides it (1 = serial), for benchmarks and tests.
 	f.IntVar(&o.decodeWorkers, "decode-workers", 0, "batch decoding workers per segment (0 = GOMAXPROCS, 1 = serial)")
 	_ = f.MarkHidden("decode-workers")
+	f.Int64Var(&o.unitPipeline, "unit-pipeline-bytes", bigUnitBytes, "in a log directory, partitions with this many bytes of segments use the batch pipeline")
+	_ = f.MarkHidden("unit-pipeline-bytes")
 	o.dec.addFlags(c)
 	o.kafka.addAliases(c, o)
 }
