@@ -273,6 +273,12 @@ type dumpState struct {
 	render    *batchRenderer
 	serialJob batchJob
 	pipe      jobRunner
+
+	// The progress line (dump_progress.go): the file being dumped, and the
+	// position in it at which to tell the line again.
+	prog     *dumpProgress
+	progFile int
+	progNext int64
 }
 
 func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, args []string) error {
@@ -314,6 +320,8 @@ func (st *dumpState) dumpFiles(ctx context.Context, errw io.Writer, files []dump
 		if err := ctx.Err(); err != nil {
 			return ioErr, err
 		}
+		st.prog, st.progFile = prog, base+i
+		st.progNext = prog.scanned(base+i, 0)
 		err := st.dumpOne(f)
 		prog.fileDone(base + i)
 		if err != nil {
@@ -534,6 +542,9 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 				for _, fd := range fds {
 					st.report(fd)
 				}
+			}
+			if end := sc.Pos() + b.Size(); end >= st.progNext {
+				st.progNext = st.prog.scanned(st.progFile, end)
 			}
 			sum.Batches++
 			if sum.FirstOffset < 0 {
