@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -67,6 +68,12 @@ type rebuilder struct {
 	leo       int64 // log end offset reached (valid when the scan ran to the end)
 	stopped   bool  // stopped at the end offset
 	corrupted map[string]bool
+
+	// Options.Progress: segStart[i] is the byte position of segs[i] in
+	// the log (the sizes of the segments before it); counted is what was
+	// reported, next where to report again.
+	segStart      []int64
+	counted, next int64
 }
 
 func newRebuilder(dir *segment.PartitionDir, opts Options) *rebuilder {
@@ -81,7 +88,32 @@ func newRebuilder(dir *segment.PartitionDir, opts Options) *rebuilder {
 	if len(r.segs) > 0 {
 		r.logStart = max(r.logStart, r.segs[0].BaseOffset)
 	}
+	r.next = math.MaxInt64
+	if opts.Progress != nil {
+		r.segStart = make([]int64, len(r.segs)+1)
+		for i, s := range r.segs {
+			var size int64
+			if st, err := os.Stat(s.Log); err == nil {
+				size = st.Size()
+			}
+			r.segStart[i+1] = r.segStart[i] + size
+		}
+		r.next = 0
+	}
 	return r
+}
+
+// progressStep is how far a replay reads between Options.Progress calls.
+const progressStep = 1 << 20
+
+// progress reports that the replay has read segs[i] up to byte pos.
+func (r *rebuilder) progress(i int, pos int64) {
+	p := min(r.segStart[i]+pos, r.segStart[i+1])
+	if p > r.counted {
+		r.opts.Progress(p - r.counted)
+		r.counted = p
+	}
+	r.next = p + progressStep
 }
 
 func (r *rebuilder) partition() string { return filepath.Base(filepath.Clean(r.dir.Path)) }
@@ -113,7 +145,7 @@ func (r *rebuilder) scan(m *Manager, start, end int64, barriersOnly bool, visit 
 			r.stopped = true
 			return nil
 		}
-		done, err := r.scanSegment(m, seg, start, end, barriersOnly, visit)
+		done, err := r.scanSegment(m, i, seg, start, end, barriersOnly, visit)
 		if err != nil {
 			return err
 		}
@@ -154,7 +186,7 @@ func startPosition(lf *segment.LogFile, seg segment.SegmentFiles, start, limit i
 // the segment is mapped (no copy out of the page cache) and framed and
 // CRC-checked on a second core (segment.CRCScanner) while the state
 // machine runs here, in log order, as LogSegment.recover runs it.
-func (r *rebuilder) scanSegment(m *Manager, seg segment.SegmentFiles, start, end int64, barriersOnly bool, visit batchVisitor) (done bool, err error) {
+func (r *rebuilder) scanSegment(m *Manager, segIdx int, seg segment.SegmentFiles, start, end int64, barriersOnly bool, visit batchVisitor) (done bool, err error) {
 	lf, err := segment.OpenLog(seg.Log)
 	if err != nil {
 		return false, err
@@ -181,6 +213,9 @@ func (r *rebuilder) scanSegment(m *Manager, seg segment.SegmentFiles, start, end
 	name := filepath.Base(seg.Log)
 	for sc.Next() {
 		b := sc.Batch()
+		if r.segStart != nil && r.segStart[segIdx]+sc.Pos() >= r.next {
+			r.progress(segIdx, sc.Pos())
+		}
 		last := b.LastOffset()
 		if last < start {
 			r.leo = max(r.leo, b.NextOffset())
@@ -218,6 +253,9 @@ func (r *rebuilder) scanSegment(m *Manager, seg segment.SegmentFiles, start, end
 	}
 	if err := sc.Err(); err != nil {
 		return false, err
+	}
+	if r.segStart != nil {
+		r.progress(segIdx, math.MaxInt64-r.segStart[segIdx])
 	}
 	t := sc.Tail()
 	switch t.Kind {
