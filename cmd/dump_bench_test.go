@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -247,5 +248,50 @@ func BenchmarkDump(b *testing.B) {
 				cpu.report(b)
 			})
 		}
+	}
+}
+
+// BenchmarkLogDir runs dump and replay-psm over a log directory of one
+// 32 MiB partition among 200 small ones (what issue 16's "one big
+// partition among small ones" target measures at 1 GiB and 999), on
+// --jobs workers:
+//
+//	go test ./cmd -run '^$' -bench LogDir -benchmem
+func BenchmarkLogDir(b *testing.B) {
+	ld := b.TempDir()
+	if err := segtest.LogDir(ld, 200, 64<<10, segtest.LargeOptions{Seed: 17}); err != nil {
+		b.Fatal(err)
+	}
+	big, _ := benchLog(b, 32<<20)
+	if err := os.Rename(filepath.Dir(big), filepath.Join(ld, "backlog-0")); err != nil {
+		b.Fatal(err)
+	}
+	var total int64
+	filepath.WalkDir(ld, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				total += fi.Size()
+			}
+		}
+		return err
+	})
+	for _, args := range [][]string{
+		{"dump", "-o", "json"},
+		{"dump", "-o", "json", "--deep", "--print-data"},
+		{"replay-psm", "-o", "json"},
+	} {
+		b.Run(strings.Join(args, ""), func(b *testing.B) {
+			b.SetBytes(total)
+			b.ReportAllocs()
+			cpu := startCPU()
+			for b.Loop() {
+				s, _, _ := TestStreams()
+				s.Out, s.Err = discardWriter{}, discardWriter{}
+				if code := Run(context.Background(), append(slices.Clone(args), ld), s); code != ExitOK {
+					b.Fatalf("exit %d", code)
+				}
+			}
+			cpu.report(b)
+		})
 	}
 }
