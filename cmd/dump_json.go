@@ -111,7 +111,7 @@ func appendBatchJSON(b []byte, fileJSON []byte, bv *batchView) []byte {
 	b = append(b, `,"magic":`...)
 	b = appendInt(b, int64(bt.Magic))
 	b = append(b, `,"crc":`...)
-	b = strconv.AppendUint(b, uint64(bt.CRC), 10)
+	b = appendUint(b, uint64(bt.CRC))
 	b = append(b, `,"crcValid":`...)
 	switch {
 	case bv.CRCValid == nil:

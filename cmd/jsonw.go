@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"math/bits"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -47,12 +48,19 @@ func appendInt(b []byte, v int64) []byte {
 		b = append(b, '-')
 		u = -u
 	}
+	return appendUint(b, u)
+}
+
+// appendUint is strconv.AppendUint(b, u, 10), as appendInt.
+func appendUint(b []byte, u uint64) []byte {
 	if u < 10 {
 		return append(b, byte('0'+u))
 	}
-	n := 2
-	for t := u; t >= 100; t /= 10 {
-		n++
+	// Digits from the bit length: ⌊log10(2)·bits⌋ (1233/4096 ≈ log10 2)
+	// is the count or one less, which the table of powers settles.
+	n := (bits.Len64(u)*1233)>>12 + 1
+	if u < pow10[n-1] {
+		n--
 	}
 	b = slices.Grow(b, n)
 	b = b[:len(b)+n]
@@ -73,13 +81,16 @@ func appendInt(b []byte, v int64) []byte {
 	return b
 }
 
+// pow10[i] is 10^i.
+var pow10 = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+
 const digitPairs = "00010203040506070809" + "10111213141516171819" + "20212223242526272829" + "30313233343536373839" +
 	"40414243444546474849" + "50515253545556575859" + "60616263646566676869" + "70717273747576777879" +
 	"80818283848586878889" + "90919293949596979899"
 
 func (j *jsonw) uint(k string, v uint64) {
 	j.key(k)
-	j.b = strconv.AppendUint(j.b, v, 10)
+	j.b = appendUint(j.b, v)
 }
 func (j *jsonw) bool(k string, v bool) { j.key(k); j.b = strconv.AppendBool(j.b, v) }
 func (j *jsonw) null(k string)         { j.key(k); j.b = append(j.b, "null"...) }

@@ -23,3 +23,15 @@ func TestAppendIntMatchesStrconv(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendUintMatchesStrconv(t *testing.T) {
+	values := []uint64{0, 9, 10, 99, 100, math.MaxUint32, math.MaxUint32 + 1, 1e19 - 1, 1e19, math.MaxUint64}
+	for p := uint64(1); p <= math.MaxUint64/10; p *= 10 {
+		values = append(values, p-1, p, p+1, 2*p-1, 2*p)
+	}
+	for _, v := range values {
+		if got, want := string(appendUint([]byte("x"), v)), string(strconv.AppendUint([]byte("x"), v, 10)); got != want {
+			t.Errorf("appendUint(%d) = %q, want %q", v, got, want)
+		}
+	}
+}
