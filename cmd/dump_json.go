@@ -122,9 +122,9 @@ func appendBatchJSON(b []byte, fileJSON []byte, bv *batchView) []byte {
 		b = append(b, "false"...)
 	}
 	b = append(b, `,"compression":`...)
-	b = appendJSONString(b, bt.Compression().String())
+	b = append(b, quotedCodecs[bt.Compression()]...)
 	b = append(b, `,"timestampType":`...)
-	b = appendJSONString(b, bt.TimestampType().String())
+	b = appendQuotedTimestampType(b, bt.TimestampType())
 	b = append(b, `,"isTransactional":`...)
 	b = strconv.AppendBool(b, bt.IsTransactional())
 	b = append(b, `,"isControl":`...)
@@ -151,6 +151,31 @@ func appendBatchJSON(b []byte, fileJSON []byte, bv *batchView) []byte {
 	b = appendInt(b, bt.MaxTimestamp)
 	b = append(b, `,"size":`...)
 	return appendInt(b, bt.Size())
+}
+
+// quotedCodecs and quotedTimestampTypes are the JSON strings of every
+// codec (by attribute bits) and timestamp type, made once: the batch line
+// needs two per batch.
+var (
+	quotedCodecs = func() (q [decode.AttrCompressionMask + 1]string) {
+		for c := range q {
+			q[c] = string(appendJSONString(nil, decode.Compression(c).String()))
+		}
+		return q
+	}()
+	quotedTimestampTypes = func() (q [3]string) {
+		for t := range q {
+			q[t] = string(appendJSONString(nil, decode.TimestampType(t-1).String()))
+		}
+		return q
+	}()
+)
+
+func appendQuotedTimestampType(b []byte, t decode.TimestampType) []byte {
+	if i := int(t) + 1; i >= 0 && i < len(quotedTimestampTypes) {
+		return append(b, quotedTimestampTypes[i]...)
+	}
+	return appendJSONString(b, t.String())
 }
 
 func (p *jsonDumpPrinter) Record(bv *batchView, rv *recordView) {

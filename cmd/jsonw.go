@@ -66,19 +66,39 @@ func appendUint(b []byte, u uint64) []byte {
 	b = b[:len(b)+n]
 	d := b[len(b)-n:]
 	i := n
-	for u >= 100 {
-		q := u / 100
-		r := (u - q*100) * 2
-		i -= 2
-		d[i], d[i+1] = digitPairs[r], digitPairs[r+1]
+	// Eight digits per 64-bit division, each eight as four independent
+	// 32-bit pairs; then pairs for the rest.
+	for u >= 1e8 {
+		q := u / 1e8
+		put8Digits(d[i-8:i], uint32(u-q*1e8))
+		i -= 8
 		u = q
 	}
-	if u >= 10 {
-		d[i-2], d[i-1] = digitPairs[u*2], digitPairs[u*2+1]
+	v := uint32(u)
+	for v >= 100 {
+		q := v / 100
+		r := (v - q*100) * 2
+		i -= 2
+		d[i], d[i+1] = digitPairs[r], digitPairs[r+1]
+		v = q
+	}
+	if v >= 10 {
+		d[i-2], d[i-1] = digitPairs[v*2], digitPairs[v*2+1]
 	} else {
-		d[i-1] = byte('0' + u)
+		d[i-1] = byte('0' + v)
 	}
 	return b
+}
+
+// put8Digits writes v < 10^8 as exactly eight digits into d.
+func put8Digits(d []byte, v uint32) {
+	_ = d[7]
+	hi, lo := v/10000, v%10000
+	a, b2, c, e := hi/100*2, hi%100*2, lo/100*2, lo%100*2
+	d[0], d[1] = digitPairs[a], digitPairs[a+1]
+	d[2], d[3] = digitPairs[b2], digitPairs[b2+1]
+	d[4], d[5] = digitPairs[c], digitPairs[c+1]
+	d[6], d[7] = digitPairs[e], digitPairs[e+1]
 }
 
 // pow10[i] is 10^i.

@@ -35,3 +35,17 @@ func TestAppendUintMatchesStrconv(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAppendInt formats what a batch line holds: positions, offsets,
+// 13-digit timestamps, CRCs, small epochs.
+func BenchmarkAppendInt(b *testing.B) {
+	values := []int64{268436955, 1144673, 1144673, 1700002382175, 1700002382175, 3511211596, 5007, 1, -1, 12187}
+	buf := make([]byte, 0, 256)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = buf[:0]
+		for _, v := range values {
+			buf = appendInt(buf, v)
+		}
+	}
+}
