@@ -160,8 +160,7 @@ type mirrorPlanner struct {
 	m        *psm.Manager          // the destination's producer state
 	epochs   []segment.EpochEntry  // the destination's leader epoch cache
 	epochsOK bool                  // epochs came from leader-epoch-checkpoint
-	segMs    int64
-	maxIndex int
+	roll     segment.RollConfig
 }
 
 func (mp *mirrorPlanner) warnf(format string, args ...any) {
@@ -251,7 +250,8 @@ func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
 	if opts.IndexIntervalBytes < 0 {
 		return nil, &OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
 	}
-	mp := &mirrorPlanner{p: p, opts: opts, segMs: segment.DefaultSegmentMs, maxIndex: segment.DefaultMaxIndexSize}
+	mp := &mirrorPlanner{p: p, opts: opts,
+		roll: segment.RollConfig{SegmentBytes: opts.SegmentBytes, SegmentMs: segment.DefaultSegmentMs, MaxIndexSize: segment.DefaultMaxIndexSize}}
 	return mp.plan()
 }
 
@@ -262,9 +262,9 @@ type dstSeg struct {
 	existing segment.SegmentFiles // empty Log for a new segment
 	oldSize  int64                // the existing .log's size
 	keep     int64                // bytes of the existing .log kept
-	size     int64                // bytes after the copy so far
-	firstTs  int64                // maxTimestamp of the segment's first batch; -1 none yet
-	ib       *indexBuilder
+	// ib is LogSegment's state of the segment: its size after the copy so
+	// far, its indexes, the timestamp its time-based roll counts from.
+	ib       *segment.IndexBuilder
 	keptIdx  int
 	keptTidx int
 	txns     []segment.AbortedTxn
@@ -418,26 +418,6 @@ func (mp *mirrorPlanner) readEpochs() error {
 	return nil
 }
 
-// assignEpoch is LeaderEpochFileCache.assign (segment.Appender's rule).
-func assignEpoch(epochs []segment.EpochEntry, epoch int32, start int64) []segment.EpochEntry {
-	if epoch < 0 {
-		return epochs
-	}
-	if n := len(epochs); n > 0 {
-		latest := epochs[n-1]
-		if latest.Epoch == epoch && latest.StartOffset <= start {
-			return epochs
-		}
-	}
-	kept := epochs[:0:0]
-	for _, e := range epochs {
-		if e.Epoch < epoch && e.StartOffset < start {
-			kept = append(kept, e)
-		}
-	}
-	return append(kept, segment.EpochEntry{Epoch: epoch, StartOffset: start})
-}
-
 // continuation is where the copy resumes in the destination.
 type continuation struct {
 	end   int64                 // the destination's log end after any truncation
@@ -569,7 +549,7 @@ func (mp *mirrorPlanner) keepBatch(b *decode.Batch) {
 	_ = mp.m.ApplyBatch(b)
 	if !mp.epochsOK {
 		if b.Magic >= 2 {
-			mp.epochs = assignEpoch(mp.epochs, b.PartitionLeaderEpoch, b.BaseOffset)
+			mp.epochs = segment.AssignLeaderEpoch(mp.epochs, b.PartitionLeaderEpoch, b.BaseOffset)
 		} else {
 			mp.epochs = nil
 		}
@@ -671,16 +651,9 @@ func (mp *mirrorPlanner) truncate(dc, sc *logCursor, cont *continuation, prev *b
 		cont.end = prev.next()
 	}
 	cont.end = max(cont.end, cs.BaseOffset)
-	// LeaderEpochFileCache.truncateFromEnd.
-	var kept []segment.EpochEntry
-	for _, e := range mp.epochs {
-		if e.StartOffset >= cut {
-			p.EpochEntriesRemoved = append(p.EpochEntriesRemoved, e)
-			continue
-		}
-		kept = append(kept, e)
-	}
-	mp.epochs = kept
+	var removed []segment.EpochEntry
+	mp.epochs, removed = segment.TruncateLeaderEpochs(mp.epochs, cut)
+	p.EpochEntriesRemoved = append(p.EpochEntriesRemoved, removed...)
 	return nil
 }
 
@@ -716,13 +689,16 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 		}
 	}
 	var snaps []snapshotPlan
-	roll := func(newBase int64) {
-		cur.ib.finish()
+	roll := func(newBase int64) error {
+		if err := cur.ib.Finish(); err != nil {
+			return err
+		}
 		// A broker's own snapshot at that offset describes the same state;
 		// one above Align's cut describes data that is gone.
 		if !snapshots[newBase] || (p.Truncation != nil && newBase > p.Truncation.Offset) {
 			snaps = append(snaps, snapshotPlan{offset: newBase, entries: mp.m.Snapshot()})
 		}
+		return nil
 	}
 	lastMsg := ""
 	for b := sc.Batch(); b != nil; {
@@ -747,12 +723,14 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 		case cur == nil:
 			cur = mp.newSegment(b.BaseOffset)
 			segs = append(segs, cur)
-		case mp.shouldRoll(cur, size, last, b.MaxTimestamp):
-			if cur.size == 0 {
+		case mp.roll.ShouldRoll(cur.ib, size, last, b.MaxTimestamp):
+			if cur.ib.Size() == 0 {
 				return fmt.Errorf("offsets %d..%d do not fit in the empty segment %d, which would have to be replaced", b.BaseOffset, last, cur.base)
 			}
 			newBase := max(b.BaseOffset, next)
-			roll(newBase)
+			if err := roll(newBase); err != nil {
+				return err
+			}
 			cur = mp.newSegment(newBase)
 			segs = append(segs, cur)
 			if last-cur.base > math.MaxInt32 {
@@ -761,15 +739,13 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 		}
 		// LogSegment.append: max timestamp, then an index entry when more
 		// than index.interval.bytes went by since the last one.
-		cur.ib.add(cur.size, last, b.MaxTimestamp)
-		if cur.size == 0 {
-			cur.firstTs = b.MaxTimestamp
+		if err := cur.ib.Append(size, last, b.MaxTimestamp); err != nil {
+			return fmt.Errorf("%s: %w", segment.SegmentFileName(cur.ib.Base(), segment.LogSuffix), err)
 		}
 		cur.addSource(filepath.Join(p.Src, sc.File()), sc.Pos(), size)
-		cur.size += size
 		cur.appended++
 		if b.Magic >= 2 {
-			mp.epochs = assignEpoch(mp.epochs, b.PartitionLeaderEpoch, b.BaseOffset)
+			mp.epochs = segment.AssignLeaderEpoch(mp.epochs, b.PartitionLeaderEpoch, b.BaseOffset)
 		} else {
 			mp.epochs = nil
 		}
@@ -821,7 +797,9 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 		return nil
 	}
 	if cur != nil {
-		cur.ib.finish()
+		if err := cur.ib.Finish(); err != nil {
+			return err
+		}
 	}
 	for _, s := range snaps {
 		p.SnapshotsCreated = append(p.SnapshotsCreated, s.offset)
@@ -837,7 +815,7 @@ type snapshotPlan struct {
 // newSegment starts a segment at base.
 func (mp *mirrorPlanner) newSegment(base int64) *dstSeg {
 	mp.p.SegmentsCreated = append(mp.p.SegmentsCreated, base)
-	return &dstSeg{base: base, firstTs: -1, ib: newIndexBuilder(base, mp.opts.IndexIntervalBytes)}
+	return &dstSeg{base: base, ib: segment.NewIndexBuilder(base, mp.opts.IndexIntervalBytes)}
 }
 
 // continueSegment loads the state LogSegment keeps for an existing segment
@@ -849,8 +827,8 @@ func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64
 	if err != nil {
 		return nil, err
 	}
-	s := &dstSeg{base: f.BaseOffset, existing: f, oldSize: size, keep: keep, size: keep, firstTs: -1,
-		ib: newIndexBuilder(f.BaseOffset, mp.opts.IndexIntervalBytes)}
+	s := &dstSeg{base: f.BaseOffset, existing: f, oldSize: size, keep: keep,
+		ib: segment.NewIndexBuilder(f.BaseOffset, mp.opts.IndexIntervalBytes)}
 	lf, err := segment.OpenLog(f.Log)
 	if err != nil {
 		return nil, err
@@ -858,18 +836,17 @@ func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64
 	sc := lf.Scanner(segment.ScanOptions{})
 	for sc.Next() && sc.Pos() < keep {
 		b := sc.Batch()
-		if s.firstTs < 0 && sc.Pos() == 0 {
-			s.firstTs = b.MaxTimestamp
-		}
-		if b.MaxTimestamp > s.ib.maxTs {
-			s.ib.maxTs, s.ib.maxOff = b.MaxTimestamp, b.LastOffset()
-		}
+		s.ib.Track(b.Size(), b.LastOffset(), b.MaxTimestamp)
 	}
 	sc.Close()
 	err = cmp.Or(sc.Err(), lf.Close())
 	if err != nil {
 		return nil, err
 	}
+	if s.ib.Size() != keep {
+		return nil, fmt.Errorf("%s: the batches before position %d end at %d", f.Log, keep, s.ib.Size())
+	}
+	var idx []segment.IndexEntry
 	if f.Index != "" {
 		x, err := segment.ReadOffsetIndex(f.Index, f.BaseOffset)
 		if err != nil {
@@ -877,27 +854,24 @@ func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64
 		}
 		for _, e := range x.Entries {
 			if e.Offset < end && int64(e.Position) < keep {
-				s.ib.idx = append(s.ib.idx, e)
+				idx = append(idx, e)
 			}
 		}
-		mp.p.Index.Removed += len(x.Entries) - len(s.ib.idx)
+		mp.p.Index.Removed += len(x.Entries) - len(idx)
 	} else if keep > 0 {
 		// LogLoader recovers a segment whose index is missing.
-		idx, _, err := segment.RebuildIndexes(f.Log, f.BaseOffset, mp.opts.IndexIntervalBytes)
+		rebuilt, _, err := segment.RebuildIndexes(f.Log, f.BaseOffset, mp.opts.IndexIntervalBytes)
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range segment.ParseOffsetIndex(idx, f.BaseOffset).Entries {
+		for _, e := range segment.ParseOffsetIndex(rebuilt, f.BaseOffset).Entries {
 			if e.Offset < end && int64(e.Position) < keep {
-				s.ib.idx = append(s.ib.idx, e)
+				idx = append(idx, e)
 			}
 		}
 		mp.warnf("%s has no .index; it is rebuilt", filepath.Base(f.Log))
 	}
-	s.keptIdx = len(s.ib.idx)
-	if n := len(s.ib.idx); n > 0 {
-		s.ib.lastEntryPos = int64(s.ib.idx[n-1].Position)
-	}
+	var tidx []segment.TimeIndexEntry
 	if f.TimeIndex != "" {
 		x, err := segment.ReadTimeIndex(f.TimeIndex, f.BaseOffset)
 		if err != nil {
@@ -905,23 +879,24 @@ func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64
 		}
 		for _, e := range x.Entries {
 			if e.Offset < end {
-				s.ib.tidx = append(s.ib.tidx, e)
+				tidx = append(tidx, e)
 			}
 		}
-		mp.p.TimeIndex.Removed += len(x.Entries) - len(s.ib.tidx)
+		mp.p.TimeIndex.Removed += len(x.Entries) - len(tidx)
 	} else if keep > 0 {
-		_, tidx, err := segment.RebuildIndexes(f.Log, f.BaseOffset, mp.opts.IndexIntervalBytes)
+		_, rebuilt, err := segment.RebuildIndexes(f.Log, f.BaseOffset, mp.opts.IndexIntervalBytes)
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range segment.ParseTimeIndex(tidx, f.BaseOffset).Entries {
+		for _, e := range segment.ParseTimeIndex(rebuilt, f.BaseOffset).Entries {
 			if e.Offset < end {
-				s.ib.tidx = append(s.ib.tidx, e)
+				tidx = append(tidx, e)
 			}
 		}
 		mp.warnf("%s has no .timeindex; it is rebuilt", filepath.Base(f.Log))
 	}
-	s.keptTidx = len(s.ib.tidx)
+	s.ib.Keep(idx, tidx)
+	s.keptIdx, s.keptTidx = len(idx), len(tidx)
 	if f.TxnIndex != "" {
 		x, err := segment.ReadTxnIndex(f.TxnIndex)
 		if err != nil {
@@ -936,20 +911,6 @@ func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64
 	}
 	s.keptTxn = len(s.txns)
 	return s, nil
-}
-
-// shouldRoll is LogSegment.shouldRoll with segment.Appender's reading of
-// it: size, time (segment.ms on record timestamps), index capacity, and
-// relative offset overflow.
-func (mp *mirrorPlanner) shouldRoll(s *dstSeg, size, last, maxTs int64) bool {
-	if s.size == 0 {
-		return last-s.base > math.MaxInt32
-	}
-	reachedRollMs := mp.segMs > 0 && s.firstTs >= 0 && maxTs-s.firstTs > mp.segMs
-	return s.size > mp.opts.SegmentBytes-size || reachedRollMs ||
-		len(s.ib.idx) >= mp.maxIndex/segment.OffsetIndexEntrySize ||
-		len(s.ib.tidx) >= mp.maxIndex/segment.TimeIndexEntrySize-1 ||
-		last-s.base > math.MaxInt32
 }
 
 // files turns the plan into file operations, in commit order:
@@ -1014,14 +975,14 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 		}
 	}
 	for _, s := range segs {
-		idx, tidx, err := s.ib.encode()
+		idx, tidx, err := s.ib.Encode()
 		if err != nil {
 			return err
 		}
 		p.Index.Kept += s.keptIdx
-		p.Index.Added += len(s.ib.idx) - s.keptIdx
+		p.Index.Added += len(s.ib.Index()) - s.keptIdx
 		p.TimeIndex.Kept += s.keptTidx
-		p.TimeIndex.Added += len(s.ib.tidx) - s.keptTidx
+		p.TimeIndex.Added += len(s.ib.TimeIndex()) - s.keptTidx
 		p.TxnIndex.Kept += s.keptTxn
 		p.TxnIndex.Added += len(s.txns) - s.keptTxn
 		var txn []byte
@@ -1063,11 +1024,11 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 				}
 			}
 			ops = append(ops, FileOp{Name: name(segment.LogSuffix), Action: OpReplace, Why: lwhy, OldSize: s.oldSize,
-				NewSize: s.size, KeepPrefix: s.keep, Sources: s.srcs})
+				NewSize: s.ib.Size(), KeepPrefix: s.keep, Sources: s.srcs})
 			continue
 		}
 		lwhy := "new segment: " + nBatches(s.appended) + " copied from the source"
-		ops = append(ops, FileOp{Name: name(segment.LogSuffix), Action: OpCreate, Why: lwhy, OldSize: -1, NewSize: s.size, Sources: s.srcs})
+		ops = append(ops, FileOp{Name: name(segment.LogSuffix), Action: OpCreate, Why: lwhy, OldSize: -1, NewSize: s.ib.Size(), Sources: s.srcs})
 		ops = append(ops, FileOp{Name: name(segment.IndexSuffix), Action: OpCreate, Why: "its offset index", OldSize: -1, NewSize: int64(len(idx)), Content: idx})
 		ops = append(ops, FileOp{Name: name(segment.TimeIndexSuffix), Action: OpCreate, Why: "its time index", OldSize: -1, NewSize: int64(len(tidx)), Content: tidx})
 		if len(txn) > 0 {

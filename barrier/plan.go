@@ -628,8 +628,7 @@ func (pl *planner) plan() (*Plan, error) {
 		}
 	}
 	p.CutPosition = cs.valid
-	segMaxTs, segMaxOff := int64(decode.NoTimestamp), cs.files.BaseOffset
-	rebuilt := newIndexBuilder(cs.files.BaseOffset, o.IndexIntervalBytes)
+	rebuilt := segment.NewIndexBuilder(cs.files.BaseOffset, o.IndexIntervalBytes)
 	removedPIDs := map[int64]bool{}
 	open := map[int64]*DroppedTxn{}
 	removed := func(m *batchMeta) {
@@ -656,25 +655,25 @@ func (pl *planner) plan() (*Plan, error) {
 		}
 	}
 	cutFound := false
+	var indexErr error
 	if _, err := scanSegment(cs.files, func(m *batchMeta) bool {
 		switch {
 		case m.Last < cut:
 			lastKept = new(batchMeta)
 			*lastKept = *m
-			if m.MaxTs > segMaxTs {
-				segMaxTs, segMaxOff = m.MaxTs, m.Last
-			}
-			rebuilt.add(m.Pos, m.Last, m.MaxTs)
-		default:
-			if !cutFound {
-				p.CutPosition = m.Pos
-				cutFound = true
-			}
-			removed(m)
+			indexErr = rebuilt.Append(m.Size, m.Last, m.MaxTs)
+			return indexErr == nil
+		case !cutFound:
+			p.CutPosition = m.Pos
+			cutFound = true
 		}
+		removed(m)
 		return true
 	}); err != nil {
 		return nil, err
+	}
+	if indexErr != nil {
+		return nil, fmt.Errorf("%s: %w", cs.files.Log, indexErr)
 	}
 	for _, s := range kept[ci+1:] {
 		if _, err := scanSegment(s.files, func(m *batchMeta) bool { removed(m); return true }); err != nil {
@@ -777,7 +776,7 @@ func (pl *planner) plan() (*Plan, error) {
 		return nil, fmt.Errorf("offset %d does not fit in segment %d's relative offsets", off, cs.files.BaseOffset)
 	}
 
-	return p, pl.planFiles(kept, dropped, ci, appendBytes, segMaxTs, segMaxOff, rebuilt)
+	return p, pl.planFiles(kept, dropped, ci, appendBytes, rebuilt)
 }
 
 // alignDown moves l down to the base of the batch that contains it: a cut

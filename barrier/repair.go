@@ -559,7 +559,7 @@ func (rp *repairPlanner) scan(s segment.SegmentFiles) (*segRepair, error) {
 	base := s.BaseOffset
 	name := filepath.Base(s.Log)
 	sr := &segRepair{files: s, size: lf.Size, next: base, framed: base}
-	ib := newIndexBuilder(base, rp.opts.IndexIntervalBytes)
+	ib := segment.NewIndexBuilder(base, rp.opts.IndexIntervalBytes)
 	iv, err := newIndexCheck(s)
 	if err != nil {
 		return nil, err
@@ -600,7 +600,9 @@ func (rp *repairPlanner) scan(s segment.SegmentFiles) (*segRepair, error) {
 			sr.removed++
 			continue
 		}
-		ib.add(pos, last, b.MaxTimestamp)
+		if err := ib.Append(b.Size(), last, b.MaxTimestamp); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Log, err)
+		}
 		iv.batch(pos, b)
 		sr.valid = pos + b.Size()
 		sr.batches++
@@ -645,11 +647,13 @@ func (rp *repairPlanner) scan(s segment.SegmentFiles) (*segRepair, error) {
 			}
 		}
 	}
-	ib.finish()
-	if sr.index, sr.timeIndex, err = ib.encode(); err != nil {
+	if err := ib.Finish(); err != nil {
 		return nil, err
 	}
-	sr.indexEntries, sr.timeEntries = len(ib.idx), len(ib.tidx)
+	if sr.index, sr.timeIndex, err = ib.Encode(); err != nil {
+		return nil, err
+	}
+	sr.indexEntries, sr.timeEntries = len(ib.Index()), len(ib.TimeIndex())
 	sr.indexBad, sr.indexSev, sr.timeBad, sr.timeSev = iv.verdict(sr.valid, sr.cut != nil)
 	return sr, nil
 }
