@@ -2,9 +2,7 @@ package barrier
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -436,23 +434,15 @@ func (pl *planner) resolveOptions() error {
 	return nil
 }
 
-// readLogStart finds the partition in the log directory's
-// log-start-offset-checkpoint; -1 when absent.
+// readLogStart is the partition's log-start-offset-checkpoint entry; -1
+// when absent (a warning when unreadable): the log then starts at its
+// first segment.
 func (pl *planner) readLogStart() int64 {
-	path := filepath.Join(pl.logDir, segment.LogStartOffsetCheckpointName)
-	entries, err := segment.ReadOffsetCheckpoint(path)
+	ls, err := segment.CheckpointOffset(pl.pd, segment.LogStartOffsetCheckpointName)
 	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			pl.warnf("%s unreadable (%v); log start taken from the first segment", path, err)
-		}
-		return -1
+		pl.warnf("%s unreadable (%v); log start taken from the first segment", filepath.Join(pl.logDir, segment.LogStartOffsetCheckpointName), err)
 	}
-	for _, e := range entries {
-		if e.Topic == pl.name.Topic && e.Partition == pl.name.Partition {
-			return e.Offset
-		}
-	}
-	return -1
+	return ls
 }
 
 func (pl *planner) plan() (*Plan, error) {

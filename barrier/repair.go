@@ -252,23 +252,15 @@ func (rp *repairPlanner) find(kind, severity, file string, pos int64, format str
 	}
 }
 
-// readRecoveryPoint finds the partition in the log directory's
-// recovery-point-offset-checkpoint; -1 when absent.
+// readRecoveryPoint is the partition's recovery-point-offset-checkpoint
+// entry; -1 when absent (a warning when unreadable): every segment is then
+// examined.
 func (rp *repairPlanner) readRecoveryPoint() int64 {
-	path := filepath.Join(rp.logDir, segment.RecoveryPointCheckpointName)
-	entries, err := segment.ReadOffsetCheckpoint(path)
+	rp0, err := segment.CheckpointOffset(rp.pd, segment.RecoveryPointCheckpointName)
 	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			rp.warnf("%s unreadable (%v); every segment is examined", path, err)
-		}
-		return -1
+		rp.warnf("%s unreadable (%v); every segment is examined", filepath.Join(rp.logDir, segment.RecoveryPointCheckpointName), err)
 	}
-	for _, e := range entries {
-		if e.Topic == rp.name.Topic && e.Partition == rp.name.Partition {
-			return e.Offset
-		}
-	}
-	return -1
+	return rp0
 }
 
 // segRepair is the scan of one examined segment.

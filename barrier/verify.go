@@ -2,7 +2,6 @@ package barrier
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
@@ -139,17 +138,10 @@ func Verify(dir string, barrierOffset int64) (*Verification, error) {
 	return v, nil
 }
 
-// logStartOf reads the partition's entry of its log directory's
-// log-start-offset-checkpoint; -1 when there is none.
+// logStartOf is the partition's log-start-offset-checkpoint entry; -1
+// when there is none or it cannot be read (the log then starts at its
+// first segment).
 func logStartOf(pd *segment.PartitionDir) int64 {
-	entries, err := segment.ReadOffsetCheckpoint(filepath.Join(segment.LogDirOf(pd.Path), segment.LogStartOffsetCheckpointName))
-	if err != nil {
-		return -1
-	}
-	for _, e := range entries {
-		if e.Topic == pd.Topic && e.Partition == pd.Partition {
-			return e.Offset
-		}
-	}
-	return -1
+	ls, _ := segment.CheckpointOffset(pd, segment.LogStartOffsetCheckpointName)
+	return ls
 }
