@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
 
@@ -62,24 +63,23 @@ func refuse(reason, path, format string, args ...any) *RefusalError {
 	return edit.Refuse(reason, path, format, args...)
 }
 
-// CorruptTailError reports a log whose end is not what Kafka would keep: a
-// torn or corrupt tail, or a batch that fails its CRC. InjectOptions.RepairTail
-// cuts it as LogSegment.recover would; without it nothing is done. The CLI
-// maps it to exit status 3 (a finding).
+// CorruptTailError reports a log whose end is not what Kafka would keep:
+// broker recovery would cut it (segment.Recover) at ValidBytes, for Kind:
+// a torn or corrupt tail, a batch that fails its CRC, offsets that go
+// backwards, a transaction marker that does not parse.
+// InjectOptions.RepairTail makes that cut; without it nothing is done.
+// The CLI maps it to exit status 3 (a finding).
 type CorruptTailError struct {
 	Segment    int64 // base offset of the segment
 	Path       string
 	ValidBytes int64 // where recovery would truncate the segment
-	Kind       string
+	Kind       segment.CutKind
 	Err        *decode.CorruptError
+	Message    string // the cut, in an operator's words
 }
 
 func (e *CorruptTailError) Error() string {
-	msg := fmt.Sprintf("%s: %s tail at position %d", e.Path, e.Kind, e.ValidBytes)
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg + " (rerun with --repair-tail to cut it as broker recovery would)"
+	return fmt.Sprintf("%s: %s at position %d: %s (rerun with --repair-tail to cut it as broker recovery would)", e.Path, e.Kind, e.ValidBytes, e.Message)
 }
 
 func (e *CorruptTailError) Unwrap() error {

@@ -336,7 +336,7 @@ func TestInjectRepairTail(t *testing.T) {
 	if err := os.WriteFile(first.Log, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := PlanInjection(dir, planOpts()); !errors.As(err, &ct) || ct.Kind != "crc-mismatch" {
+	if _, err := PlanInjection(dir, planOpts()); !errors.As(err, &ct) || ct.Kind != segment.CutCRCMismatch {
 		t.Fatalf("crc: %v", err)
 	}
 	p = mustPlan(t, dir, o)

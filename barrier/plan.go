@@ -268,52 +268,27 @@ type segScan struct {
 	batches int64
 	records int64
 	last    *batchMeta
-	tail    segment.Tail
+	cut     *segment.Cut // where recovery cuts it, nil when nowhere
 	bad     *CorruptTailError
 }
 
-// scanSegment walks one .log, checking every CRC, as LogSegment.recover
-// does (batch.ensureValid).
+// scanSegment walks one .log as LogSegment.recover does (segment.Recover:
+// every CRC, the offsets' order, the transaction markers), handing each
+// batch recovery keeps to fn (nil: none) until fn returns false.
 func scanSegment(files segment.SegmentFiles, fn func(m *batchMeta) bool) (*segScan, error) {
-	lf, err := segment.OpenLog(files.Log)
+	s := &segScan{files: files}
+	r, err := segment.Recover(files.Log, files.BaseOffset, segment.RecoverOptions{OnBatch: func(pos int64, b *decode.Batch) bool {
+		m := metaOf(b, pos)
+		s.last = &m
+		s.records += int64(m.Records)
+		return fn == nil || fn(&m)
+	}})
 	if err != nil {
 		return nil, err
 	}
-	defer lf.Close()
-	s := &segScan{files: files, size: lf.Size, next: files.BaseOffset}
-	sc := lf.Scanner(segment.ScanOptions{})
-	for sc.Next() {
-		b := sc.Batch()
-		pos := sc.Pos()
-		if !b.CRCValid() {
-			s.bad = &CorruptTailError{Segment: files.BaseOffset, Path: files.Log, ValidBytes: pos, Kind: "crc-mismatch",
-				Err: &decode.CorruptError{Path: files.Log, Pos: pos, BaseOffset: b.BaseOffset, Field: "crc",
-					Err: fmt.Errorf("%w: stored 0x%08x, computed 0x%08x", decode.ErrCRCMismatch, b.CRC, b.ComputeCRC())}}
-			s.valid = pos
-			break
-		}
-		m := metaOf(b, pos)
-		s.last = &m
-		s.batches++
-		s.records += int64(m.Records)
-		s.next = m.Last + 1
-		s.valid = pos + m.Size
-		if fn != nil && !fn(&m) {
-			return s, nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if s.bad == nil {
-		s.tail = sc.Tail()
-		s.valid = s.tail.ValidBytes
-		switch s.tail.Kind {
-		case segment.TailClean, segment.TailZeroFilled:
-		default:
-			s.bad = &CorruptTailError{Segment: files.BaseOffset, Path: files.Log, ValidBytes: s.tail.ValidBytes,
-				Kind: s.tail.Kind.String(), Err: s.tail.Err}
-		}
+	s.size, s.valid, s.next, s.batches, s.cut = r.Size, r.ValidBytes, r.NextOffset, r.Batches, r.Cut
+	if c := r.Cut; c != nil && c.Kind.Damage() {
+		s.bad = &CorruptTailError{Segment: files.BaseOffset, Path: files.Log, ValidBytes: c.Position, Kind: c.Kind, Err: c.Err, Message: c.Message}
 	}
 	return s, nil
 }
@@ -506,19 +481,15 @@ func (pl *planner) plan() (*Plan, error) {
 		// LogLoader.recoverLog: the segment is truncated at validBytes and
 		// every later segment deleted.
 		kept, dropped = scans[:i+1], scans[i+1:]
-		msg := s.bad.Kind
-		if s.bad.Err != nil {
-			msg = s.bad.Err.Error()
-		}
-		p.TailRepair = &TailRepair{Segment: s.files.BaseOffset, Path: s.files.Log, Position: s.valid, Kind: s.bad.Kind,
-			Bytes: s.size - s.valid, Message: msg}
+		p.TailRepair = &TailRepair{Segment: s.files.BaseOffset, Path: s.files.Log, Position: s.valid, Kind: s.cut.Kind.String(),
+			Bytes: s.size - s.valid, Message: s.cut.Message}
 		for _, d := range dropped {
 			p.TailRepair.SegmentsDropped = append(p.TailRepair.SegmentsDropped, d.files.BaseOffset)
 		}
 		break
 	}
 	for _, s := range kept[:len(kept)-1] {
-		if s.tail.Kind == segment.TailZeroFilled {
+		if s.cut != nil && s.cut.Kind == segment.CutZeroFilled {
 			pl.warnf("%s: %d zero bytes after position %d in a segment that is not the last", filepath.Base(s.files.Log), s.size-s.valid, s.valid)
 		}
 	}
@@ -686,7 +657,7 @@ func (pl *planner) plan() (*Plan, error) {
 	for _, s := range dropped {
 		p.Removed.Bytes += s.size
 	}
-	if cs.tail.Kind == segment.TailZeroFilled && p.TailRepair == nil {
+	if cs.cut != nil && cs.cut.Kind == segment.CutZeroFilled && p.TailRepair == nil {
 		pl.warnf("%s: %d zero bytes of preallocation after position %d are removed", filepath.Base(cs.files.Log), cs.size-cs.valid, cs.valid)
 	}
 

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -162,11 +161,11 @@ type RepairFinding struct {
 	Message  string `json:"message"`
 }
 
-// Repair finding kinds. A cut is reported with dump's kind for the damage
-// (crc-mismatch, torn-tail, corrupt-batch, zero-tail, offset-out-of-order)
-// or RepairKindInvalidMarker; the other files' changes with these.
+// Repair finding kinds. A cut is reported with its segment.CutKind
+// (crc-mismatch, torn-tail, corrupt-batch, zero-tail, offset-out-of-order,
+// invalid-marker: dump's kinds for the damage); the other files' changes
+// with these.
 const (
-	RepairKindInvalidMarker      = "invalid-marker"
 	RepairKindSegmentUnreachable = "segment-unreachable"
 	RepairKindIndexRebuilt       = "index-rebuilt"
 	RepairKindTimeIndexRebuilt   = "timeindex-rebuilt"
@@ -417,7 +416,7 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 	for _, sr := range scans {
 		if c := sr.cut; c != nil {
 			sev := "error"
-			if c.Kind == "zero-tail" {
+			if c.Kind == segment.CutZeroFilled.String() {
 				sev = "warning"
 			}
 			rp.find(c.Kind, sev, sr.files.Log, c.Position, "%s", c.Message)
@@ -539,105 +538,35 @@ func frameSegment(s segment.SegmentFiles) (batches, end, size int64, err error) 
 	return batches, end, lf.Size, sc.Err()
 }
 
-// scan reads one segment as LogSegment.recover does, rebuilding its
-// indexes and checking the existing ones against the kept batches in the
-// same pass.
+// scan reads one segment as LogSegment.recover does (segment.Recover),
+// rebuilding its indexes and checking the existing ones against the kept
+// batches in the same pass.
 func (rp *repairPlanner) scan(s segment.SegmentFiles) (*segRepair, error) {
-	lf, err := segment.OpenLog(s.Log)
-	if err != nil {
-		return nil, err
-	}
-	defer lf.Close()
-	base := s.BaseOffset
-	name := filepath.Base(s.Log)
-	sr := &segRepair{files: s, size: lf.Size, next: base, framed: base}
-	ib := segment.NewIndexBuilder(base, rp.opts.IndexIntervalBytes)
+	ib := segment.NewIndexBuilder(s.BaseOffset, rp.opts.IndexIntervalBytes)
 	iv, err := newIndexCheck(s)
 	if err != nil {
 		return nil, err
 	}
-	cut := func(pos int64, kind, format string, args ...any) {
-		sr.cut = &RepairCut{Position: pos, Kind: kind, Bytes: lf.Size - pos, Message: fmt.Sprintf(format, args...)}
-	}
-	prevLast, hasPrev := int64(0), false
-	sc := lf.Scanner(segment.ScanOptions{})
-	for sc.Next() {
-		b := sc.Batch()
-		pos := sc.Pos()
-		sr.framed = max(sr.framed, b.NextOffset())
-		if sr.cut != nil {
-			sr.removed++
-			continue
-		}
-		if !b.CRCValid() {
-			// batch.ensureValid → CorruptRecordException.
-			cut(pos, "crc-mismatch", "%s: batch at position %d (baseOffset %d): crc mismatch: stored 0x%08x, computed 0x%08x",
-				name, pos, b.BaseOffset, b.CRC, b.ComputeCRC())
-			sr.removed++
-			continue
-		}
-		last := b.LastOffset()
-		if last < base || last-base > math.MaxInt32 {
-			return nil, refuse(RefuseOffsetOverflow, s.Log,
-				"the batch at position %d ends at offset %d, which does not fit the segment's base offset %d; the broker splits such a segment (LogSegmentOffsetOverflowException), kseg repair does not: inspect it with kseg dump",
-				pos, last, base)
-		}
-		first := b.BaseOffset
-		if b.IsLegacy() {
-			first = last
-		}
-		if hasPrev && first <= prevLast {
-			cut(pos, "offset-out-of-order", "%s: batch at position %d: baseOffset %d is not above the previous batch's lastOffset %d",
-				name, pos, first, prevLast)
-			sr.removed++
-			continue
-		}
-		if err := ib.Append(b.Size(), last, b.MaxTimestamp); err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Log, err)
-		}
+	var ierr error
+	r, err := segment.Recover(s.Log, s.BaseOffset, segment.RecoverOptions{OnBatch: func(pos int64, b *decode.Batch) bool {
 		iv.batch(pos, b)
-		sr.valid = pos + b.Size()
-		sr.batches++
-		sr.next = last + 1
-		prevLast, hasPrev = last, true
-		if msg := invalidMarker(b); msg != "" {
-			// InvalidRecordException from the marker: caught, the segment
-			// is truncated after this batch (validBytes counts it).
-			cut(sr.valid, RepairKindInvalidMarker, "%s: transaction marker at position %d (offset %d): %s; recovery truncates after it",
-				name, pos, b.BaseOffset, msg)
-		}
-	}
-	if err := sc.Err(); err != nil {
+		ierr = ib.Append(b.Size(), b.LastOffset(), b.MaxTimestamp)
+		return ierr == nil
+	}})
+	var oe *segment.OffsetOverflowError
+	switch {
+	case errors.As(err, &oe):
+		return nil, refuse(RefuseOffsetOverflow, s.Log,
+			"the batch at position %d ends at offset %d, which does not fit the segment's base offset %d; the broker splits such a segment (LogSegmentOffsetOverflowException), kseg repair does not: inspect it with kseg dump",
+			oe.Position, oe.LastOffset, oe.BaseOffset)
+	case err != nil:
 		return nil, err
+	case ierr != nil:
+		return nil, fmt.Errorf("%s: %w", s.Log, ierr)
 	}
-	if sr.cut == nil {
-		t := sc.Tail()
-		sr.valid = t.ValidBytes
-		switch t.Kind {
-		case segment.TailClean:
-		case segment.TailZeroFilled:
-			cut(t.ValidBytes, "zero-tail", "%s: %d zero bytes after position %d (a preallocated segment after an unclean shutdown)", name, t.InvalidBytes(), t.ValidBytes)
-		case segment.TailTornHeader:
-			cut(t.ValidBytes, "torn-tail", "%s (%d bytes after validBytes %d)", t.Err.Error(), t.InvalidBytes(), t.ValidBytes)
-		default:
-			// A torn batch, or bytes that do not frame: if valid batches
-			// follow (dump resynchronises on them), the length or header is
-			// corrupt rather than torn by a crash.
-			n, err := countFramedAfter(lf, t, sr)
-			if err != nil {
-				return nil, err
-			}
-			sr.removed += n
-			switch {
-			case t.Kind == segment.TailTornBatch && n == 0:
-				cut(t.ValidBytes, "torn-tail", "%s (%d bytes after validBytes %d)", t.Err.Error(), t.InvalidBytes(), t.ValidBytes)
-			case t.Kind == segment.TailTornBatch:
-				cut(t.ValidBytes, "corrupt-batch", "%s: batch at position %d (baseOffset %d): batchLength is corrupt: the batch would run past the end of the file, yet %d valid batches follow; they are lost with it",
-					name, t.ValidBytes, t.Err.BaseOffset, n)
-			default:
-				cut(t.ValidBytes, "corrupt-batch", "%s (validBytes %d; %d valid batches follow the damage and are lost with it)", t.Err.Error(), t.ValidBytes, n)
-			}
-		}
+	sr := &segRepair{files: s, size: r.Size, valid: r.ValidBytes, batches: r.Batches, next: r.NextOffset, framed: r.FramedEnd, removed: r.Lost}
+	if c := r.Cut; c != nil {
+		sr.cut = &RepairCut{Position: c.Position, Kind: c.Kind.String(), Bytes: c.Bytes, Message: c.Message}
 	}
 	if err := ib.Finish(); err != nil {
 		return nil, err
@@ -648,60 +577,6 @@ func (rp *repairPlanner) scan(s segment.SegmentFiles) (*segRepair, error) {
 	sr.indexEntries, sr.timeEntries = len(ib.Index()), len(ib.TimeIndex())
 	sr.indexBad, sr.indexSev, sr.timeBad, sr.timeSev = iv.verdict(sr.valid, sr.cut != nil)
 	return sr, nil
-}
-
-// countFramedAfter counts, for the Removed figures, the batches that frame
-// after structural damage: it resynchronises as dump does.
-func countFramedAfter(lf *segment.LogFile, t segment.Tail, sr *segRepair) (int64, error) {
-	var n int64
-	min := sr.next
-	for t.Kind == segment.TailCorrupt || t.Kind == segment.TailTornBatch {
-		pos, found, err := segment.Resync(lf.ReaderAt(), t.ValidBytes+1, t.End, segment.ResyncOptions{MinBaseOffset: min})
-		if errors.Is(err, segment.ErrResyncBudget) {
-			return n, nil
-		}
-		if err != nil || !found {
-			return n, err
-		}
-		sc := lf.Scanner(segment.ScanOptions{Start: pos})
-		for sc.Next() {
-			n++
-			min = sc.Batch().NextOffset()
-			sr.framed = max(sr.framed, min)
-		}
-		if err := sc.Err(); err != nil {
-			return n, err
-		}
-		t = sc.Tail()
-	}
-	return n, nil
-}
-
-// invalidMarker reports why a transaction marker's control record does not
-// parse ("" for any other batch, or a valid marker): what
-// LogSegment.updateProducerState meets as an InvalidRecordException.
-func invalidMarker(b *decode.Batch) string {
-	if !b.IsControl() || !b.HasProducerID() || b.RecordCount == 0 {
-		return ""
-	}
-	key, value, ok, err := firstRecord(b)
-	if err != nil {
-		return err.Error()
-	}
-	if !ok {
-		return ""
-	}
-	_, typ, err := decode.ParseControlKey(key)
-	if err != nil {
-		return err.Error()
-	}
-	if typ != decode.ControlAbort && typ != decode.ControlCommit {
-		return ""
-	}
-	if _, err := decode.ParseControl(key, value); err != nil {
-		return err.Error()
-	}
-	return ""
 }
 
 // indexCheck verifies a segment's existing .index and .timeindex against

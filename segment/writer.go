@@ -354,35 +354,23 @@ func (a *Appender) Close() error {
 	return syncDir(a.dir)
 }
 
-// RecoveredSegment is what LogSegment.recover rebuilds for one segment.
+// RecoveredSegment is what LogSegment.recover rebuilds for one segment:
+// where it cuts it (Recover), and the indexes of the batches it keeps.
 type RecoveredSegment struct {
+	Recovery
 	Index     []byte // the .index, trimmed
 	TimeIndex []byte // the .timeindex, trimmed, with the final entry
-	// ValidBytes is where recovery truncates the log: the end of the last
-	// batch that frames, passes its CRC and fits the relative offsets.
-	ValidBytes int64
-	Size       int64
-	// Tail is the scanner's account of the bytes after the last framed
-	// batch; when a batch fails its CRC, ValidBytes stops before it and
-	// Tail still describes the end of framing.
-	Tail Tail
-	// Stop describes why recovery stopped before the end, nil when every
-	// byte was valid.
+	// Stop describes why recovery stopped before the end (the cut's
+	// damage), nil when every byte was valid or only zero bytes follow.
 	Stop error
 }
 
 // RebuildIndexes returns the .index and .timeindex LogSegment.recover
 // builds for the .log at logPath with the given index.interval.bytes
-// (used as is: 0 indexes every batch but the first): for each batch, in
-// order, the max timestamp so far is updated, and when more than
-// indexIntervalBytes have gone by since the last entry (checked before
-// the batch is counted) an entry (batch lastOffset, batch position) is
-// added with a time-index entry (max timestamp so far, the offset of the
-// batch holding it) if its timestamp is larger than the last one; at the
-// end the time index gets its final (max timestamp, offset) entry. Like
-// recover it stops at the first batch that fails to frame or fails its
-// CRC. For batches appended one at a time this is exactly what
-// LogSegment.append wrote (formats.md §7.1).
+// (used as is: 0 indexes every batch but the first), with IndexBuilder's
+// rules over the batches recovery keeps (Recover). For batches appended
+// one at a time this is exactly what LogSegment.append wrote
+// (formats.md §7.1).
 func RebuildIndexes(logPath string, baseOffset int64, indexIntervalBytes int) (index, timeindex []byte, err error) {
 	r, err := RecoverIndexes(logPath, baseOffset, indexIntervalBytes)
 	return r.Index, r.TimeIndex, err
@@ -394,46 +382,25 @@ func RecoverIndexes(logPath string, baseOffset int64, indexIntervalBytes int) (R
 	if indexIntervalBytes < 0 {
 		return r, fmt.Errorf("index interval bytes %d is negative", indexIntervalBytes)
 	}
-	lf, err := OpenLog(logPath)
+	ib := NewIndexBuilder(baseOffset, indexIntervalBytes)
+	var ierr error
+	rec, err := Recover(logPath, baseOffset, RecoverOptions{OnBatch: func(_ int64, b *decode.Batch) bool {
+		ierr = ib.Append(b.Size(), b.LastOffset(), b.MaxTimestamp)
+		return ierr == nil
+	}})
 	if err != nil {
 		return r, err
 	}
-	defer lf.Close()
-	r.Size = lf.Size
-	ib := NewIndexBuilder(baseOffset, indexIntervalBytes)
-	sc := lf.Scanner(ScanOptions{})
-	for sc.Next() {
-		b := sc.Batch()
-		if !b.CRCValid() {
-			// batch.ensureValid() → CorruptRecordException: truncate here.
-			r.Stop = &decode.CorruptError{Path: logPath, Pos: sc.Pos() + 17, BaseOffset: b.BaseOffset, Field: "crc",
-				Err: fmt.Errorf("%w: stored %d, computed %d", decode.ErrCRCMismatch, b.CRC, b.ComputeCRC())}
-			break
-		}
-		last := b.LastOffset()
-		if last < baseOffset || last-baseOffset > math.MaxInt32 {
-			// ensureOffsetInRange: LogSegmentOffsetOverflowException is not
-			// caught by recover; it fails the load.
-			return r, fmt.Errorf("%s: batch at position %d: offset %d does not fit the segment's base offset %d: %w",
-				logPath, sc.Pos(), last, baseOffset, ErrOffsetOverflow)
-		}
-		if err := ib.Append(b.Size(), last, b.MaxTimestamp); err != nil {
-			return r, err
-		}
+	if ierr != nil {
+		return r, fmt.Errorf("%s: %w", logPath, ierr)
 	}
-	if err := sc.Err(); err != nil {
-		return r, err
+	r.Recovery = *rec
+	if c := rec.Cut; c != nil && c.Err != nil {
+		r.Stop = c.Err
 	}
 	if err := ib.Finish(); err != nil {
 		return r, err
 	}
-	r.Tail = sc.Tail()
-	if r.Stop == nil && r.Tail.Err != nil {
-		r.Stop = r.Tail.Err
-	}
-	r.ValidBytes = ib.Size()
-	if r.Index, r.TimeIndex, err = ib.Encode(); err != nil {
-		return r, err
-	}
-	return r, nil
+	r.Index, r.TimeIndex, err = ib.Encode()
+	return r, err
 }
