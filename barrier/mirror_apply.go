@@ -135,36 +135,12 @@ func VerifyMirror(p *MirrorPlan) (*MirrorVerification, error) {
 	return v, nil
 }
 
-// verifySegmentIndexes runs kafka-dump-log's index checks on one segment.
+// verifySegmentIndexes is segment.VerifySegmentIndexes, each problem
+// prefixed with the segment it is about.
 func verifySegmentIndexes(s segment.SegmentFiles) ([]string, error) {
-	lf, err := segment.OpenLog(s.Log)
-	if err != nil {
-		return nil, err
+	probs, err := segment.VerifySegmentIndexes(s)
+	for i, p := range probs {
+		probs[i] = filepath.Base(s.Log) + ": " + p
 	}
-	defer lf.Close()
-	var idx *segment.OffsetIndex
-	var tidx *segment.TimeIndex
-	if s.Index != "" {
-		x, err := segment.ReadOffsetIndex(s.Index, s.BaseOffset)
-		if err != nil {
-			return []string{err.Error()}, nil
-		}
-		idx = &x
-	}
-	if s.TimeIndex != "" {
-		x, err := segment.ReadTimeIndex(s.TimeIndex, s.BaseOffset)
-		if err != nil {
-			return []string{err.Error()}, nil
-		}
-		tidx = &x
-	}
-	probs, err := segment.VerifyIndexes(lf, idx, tidx)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, p := range probs {
-		out = append(out, filepath.Base(s.Log)+": "+p.String())
-	}
-	return out, nil
+	return probs, err
 }

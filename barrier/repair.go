@@ -543,13 +543,13 @@ func frameSegment(s segment.SegmentFiles) (batches, end, size int64, err error) 
 // batches in the same pass.
 func (rp *repairPlanner) scan(s segment.SegmentFiles) (*segRepair, error) {
 	ib := segment.NewIndexBuilder(s.BaseOffset, rp.opts.IndexIntervalBytes)
-	iv, err := newIndexCheck(s)
+	iv, err := segment.NewIndexCheck(s)
 	if err != nil {
 		return nil, err
 	}
 	var ierr error
 	r, err := segment.Recover(s.Log, s.BaseOffset, segment.RecoverOptions{OnBatch: func(pos int64, b *decode.Batch) bool {
-		iv.batch(pos, b)
+		iv.Batch(pos, b)
 		ierr = ib.Append(b.Size(), b.LastOffset(), b.MaxTimestamp)
 		return ierr == nil
 	}})
@@ -575,138 +575,8 @@ func (rp *repairPlanner) scan(s segment.SegmentFiles) (*segRepair, error) {
 		return nil, err
 	}
 	sr.indexEntries, sr.timeEntries = len(ib.Index()), len(ib.TimeIndex())
-	sr.indexBad, sr.indexSev, sr.timeBad, sr.timeSev = iv.verdict(sr.valid, sr.cut != nil)
+	sr.indexBad, sr.indexSev, sr.timeBad, sr.timeSev = iv.Verdict(sr.valid, sr.cut != nil)
 	return sr, nil
-}
-
-// indexCheck verifies a segment's existing .index and .timeindex against
-// its kept batches in the scan's single pass (kafka-dump-log's checks,
-// plus order), and notes what else recovery would not leave: a missing
-// file, a partial entry, a preallocated zero tail, a failed sanity check.
-type indexCheck struct {
-	idx  *segment.OffsetIndex
-	tidx *segment.TimeIndex
-	ip   int
-	tp   int
-	// first problem found with each; *Past: it is only entries past the
-	// end of the valid log (a consequence of the cut, not damage)
-	idxBad, timeBad   string
-	idxPast, timePast bool
-	dec               decode.Decoder
-}
-
-func newIndexCheck(s segment.SegmentFiles) (*indexCheck, error) {
-	c := &indexCheck{}
-	if s.Index == "" {
-		c.idxBad = "missing"
-	} else {
-		x, err := segment.ReadOffsetIndex(s.Index, s.BaseOffset)
-		if err != nil {
-			return nil, err
-		}
-		c.idx = &x
-		switch {
-		case x.TrailingBytes() != 0:
-			c.idxBad = fmt.Sprintf("%d bytes is not a whole number of 8-byte entries", x.Length)
-		case x.TailSlots() > 0:
-			c.idxBad = fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", x.TailSlots(), len(x.Entries))
-		case segment.SanityCheckOffsetIndex(&x) != nil:
-			c.idxBad = "fails the broker's sanity check: " + segment.SanityCheckOffsetIndex(&x).Error()
-		}
-		for i := 1; c.idxBad == "" && i < len(x.Entries); i++ {
-			if e, p := x.Entries[i], x.Entries[i-1]; e.Offset <= p.Offset || e.Position <= p.Position {
-				c.idxBad = fmt.Sprintf("entry %d (offset %d, position %d) does not follow entry %d (offset %d, position %d)", i, e.Offset, e.Position, i-1, p.Offset, p.Position)
-			}
-		}
-	}
-	if s.TimeIndex == "" {
-		c.timeBad = "missing"
-	} else {
-		x, err := segment.ReadTimeIndex(s.TimeIndex, s.BaseOffset)
-		if err != nil {
-			return nil, err
-		}
-		c.tidx = &x
-		switch {
-		case x.TrailingBytes() != 0:
-			c.timeBad = fmt.Sprintf("%d bytes is not a whole number of 12-byte entries", x.Length)
-		case x.TailSlots() > 0:
-			c.timeBad = fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", x.TailSlots(), len(x.Entries))
-		case segment.SanityCheckTimeIndex(&x) != nil:
-			c.timeBad = "fails the broker's sanity check: " + segment.SanityCheckTimeIndex(&x).Error()
-		}
-		for i := 1; c.timeBad == "" && i < len(x.Entries); i++ {
-			if e, p := x.Entries[i], x.Entries[i-1]; e.Offset < p.Offset || e.Timestamp <= p.Timestamp {
-				c.timeBad = fmt.Sprintf("entry %d (timestamp %d, offset %d) does not follow entry %d (timestamp %d, offset %d)", i, e.Timestamp, e.Offset, i-1, p.Timestamp, p.Offset)
-			}
-		}
-	}
-	return c, nil
-}
-
-// batch checks the entries that point at the kept batch b at pos. Entries
-// are in order (or already condemned). A time-index entry may name any
-// offset Kafka's writers put there (segment.TimeIndexOffsetOK), not only
-// the batch's last offset: such an index verifies and is kept.
-func (c *indexCheck) batch(pos int64, b *decode.Batch) {
-	last, ts := b.LastOffset(), b.MaxTimestamp
-	if c.idx != nil && c.idxBad == "" {
-		for c.ip < len(c.idx.Entries) && int64(c.idx.Entries[c.ip].Position) <= pos {
-			e := c.idx.Entries[c.ip]
-			switch {
-			case int64(e.Position) < pos:
-				c.idxBad = fmt.Sprintf("entry %d points at position %d, where no batch starts", c.ip, e.Position)
-			case e.Offset != last:
-				c.idxBad = fmt.Sprintf("entry %d gives offset %d for the batch at position %d, which ends at %d", c.ip, e.Offset, pos, last)
-			}
-			c.ip++
-		}
-	}
-	if c.tidx != nil && c.timeBad == "" {
-		for c.tp < len(c.tidx.Entries) && c.tidx.Entries[c.tp].Offset <= last {
-			e := c.tidx.Entries[c.tp]
-			switch {
-			case e.Offset != last && !segment.TimeIndexOffsetOK(&c.dec, b, e.Offset):
-				c.timeBad = fmt.Sprintf("entry %d's offset %d is neither its batch's last offset nor the first offset carrying its max timestamp", c.tp, e.Offset)
-			case e.Timestamp != ts:
-				c.timeBad = fmt.Sprintf("entry %d gives timestamp %d for offset %d, whose batch has maxTimestamp %d", c.tp, e.Timestamp, e.Offset, ts)
-			}
-			c.tp++
-		}
-	}
-}
-
-// verdict returns why each existing file is not what recovery would keep,
-// with a severity: error for wrong entries, warning for a missing file or
-// an untrimmed preallocation ("" when it verifies). Entries past the end
-// of the valid log are info only when this repair cuts the log (they
-// point into what the cut removes); past the end of a log nothing cuts
-// they are as wrong as any other entry, and dump --verify-index calls
-// them index-mismatch / timeindex-mismatch errors: one meaning, one
-// severity.
-func (c *indexCheck) verdict(valid int64, cut bool) (idxBad, idxSev, timeBad, timeSev string) {
-	if c.idx != nil && c.idxBad == "" && c.ip < len(c.idx.Entries) {
-		e := c.idx.Entries[c.ip]
-		c.idxBad = fmt.Sprintf("entry %d (offset %d) points at position %d, at or past the end of the valid log (%d)", c.ip, e.Offset, e.Position, valid)
-		c.idxPast = cut
-	}
-	if c.tidx != nil && c.timeBad == "" && c.tp < len(c.tidx.Entries) {
-		e := c.tidx.Entries[c.tp]
-		c.timeBad = fmt.Sprintf("entry %d's offset %d lies past the last valid batch", c.tp, e.Offset)
-		c.timePast = cut
-	}
-	sev := func(why string, past bool) string {
-		switch {
-		case why == "":
-			return ""
-		case past:
-			return "info"
-		case why == "missing" || strings.Contains(why, "zero-filled slots"):
-			return "warning"
-		}
-		return "error"
-	}
-	return c.idxBad, sev(c.idxBad, c.idxPast), c.timeBad, sev(c.timeBad, c.timePast)
 }
 
 // replay rebuilds the producer state at the new log end over the log as
@@ -1061,7 +931,7 @@ func VerifyRepair(p *RepairPlan) (*RepairVerification, error) {
 		if s.Log == "" || !slices.ContainsFunc(p.Segments, func(r RepairSegment) bool { return r.BaseOffset == s.BaseOffset }) {
 			continue
 		}
-		probs, err := repairedIndexProblems(s)
+		probs, err := segment.VerifySegmentIndexes(s)
 		if err != nil {
 			return nil, err
 		}
@@ -1090,45 +960,4 @@ func VerifyRepair(p *RepairPlan) (*RepairVerification, error) {
 		v.SnapshotProblems = append(v.SnapshotProblems, msg)
 	}
 	return v, nil
-}
-
-// repairedIndexProblems runs kafka-dump-log's index checks (dump
-// --verify-index) and the broker's sanity checks on one segment.
-func repairedIndexProblems(s segment.SegmentFiles) ([]string, error) {
-	lf, err := segment.OpenLog(s.Log)
-	if err != nil {
-		return nil, err
-	}
-	defer lf.Close()
-	var out []string
-	var idx *segment.OffsetIndex
-	var tidx *segment.TimeIndex
-	if s.Index != "" {
-		x, err := segment.ReadOffsetIndex(s.Index, s.BaseOffset)
-		if err != nil {
-			return nil, err
-		}
-		if err := segment.SanityCheckOffsetIndex(&x); err != nil {
-			out = append(out, err.Error())
-		}
-		idx = &x
-	}
-	if s.TimeIndex != "" {
-		x, err := segment.ReadTimeIndex(s.TimeIndex, s.BaseOffset)
-		if err != nil {
-			return nil, err
-		}
-		if err := segment.SanityCheckTimeIndex(&x); err != nil {
-			out = append(out, err.Error())
-		}
-		tidx = &x
-	}
-	probs, err := segment.VerifyIndexes(lf, idx, tidx)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range probs {
-		out = append(out, p.String())
-	}
-	return out, nil
 }

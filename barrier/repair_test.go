@@ -65,7 +65,7 @@ func assertRepaired(t *testing.T, name, dir string) {
 		if s.Log == "" {
 			t.Fatalf("%s: orphaned index files at %d", name, s.BaseOffset)
 		}
-		probs, err := repairedIndexProblems(s)
+		probs, err := segment.VerifySegmentIndexes(s)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package barrier
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/kseg/kseg/psm"
@@ -70,36 +71,14 @@ func Verify(dir string, barrierOffset int64) (*Verification, error) {
 			break
 		}
 	}
-	err = sc.Err()
-	if err == nil {
-		var idx *segment.OffsetIndex
-		var tidx *segment.TimeIndex
-		if seg.Index != "" {
-			x, err := segment.ReadOffsetIndex(seg.Index, seg.BaseOffset)
-			if err != nil {
-				lf.Close()
-				return nil, err
-			}
-			idx = &x
-		}
-		if seg.TimeIndex != "" {
-			x, err := segment.ReadTimeIndex(seg.TimeIndex, seg.BaseOffset)
-			if err != nil {
-				lf.Close()
-				return nil, err
-			}
-			tidx = &x
-		}
-		var probs []segment.IndexProblem
-		probs, err = segment.VerifyIndexes(lf, idx, tidx)
-		for _, p := range probs {
-			v.IndexProblems = append(v.IndexProblems, p.String())
-		}
-	}
-	lf.Close()
+	err = cmp.Or(sc.Err(), lf.Close())
 	if err != nil {
 		return nil, err
 	}
+	if v.IndexProblems, err = segment.VerifySegmentIndexes(*seg); err != nil {
+		return nil, err
+	}
+	v.IndexProblems = nonNil(v.IndexProblems)
 
 	// Replay from the newest snapshot at or before the barrier, so the
 	// barrier itself is replayed.
@@ -144,4 +123,11 @@ func Verify(dir string, barrierOffset int64) (*Verification, error) {
 func logStartOf(pd *segment.PartitionDir) int64 {
 	ls, _ := segment.CheckpointOffset(pd, segment.LogStartOffsetCheckpointName)
 	return ls
+}
+
+func nonNil[T any](v []T) []T {
+	if v == nil {
+		return []T{}
+	}
+	return v
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sort"
+	"strings"
 
 	"github.com/kseg/kseg/decode"
 )
@@ -241,4 +242,184 @@ func TimeIndexOffsetOK(dec *decode.Decoder, b *decode.Batch, off int64) bool {
 		return nil
 	})
 	return err == nil && first == off
+}
+
+// VerifySegmentIndexes reads segment s's .index and .timeindex back the
+// way a write command's read-back check must: the broker's load-time
+// checks (OffsetIndex/TimeIndex.sanityCheck) and dump --verify-index's
+// (VerifyIndexes), every problem as one line. An index or log that cannot
+// be read is an error.
+func VerifySegmentIndexes(s SegmentFiles) ([]string, error) {
+	lf, err := OpenLog(s.Log)
+	if err != nil {
+		return nil, err
+	}
+	defer lf.Close()
+	var out []string
+	var idx *OffsetIndex
+	var tidx *TimeIndex
+	if s.Index != "" {
+		x, err := ReadOffsetIndex(s.Index, s.BaseOffset)
+		if err != nil {
+			return nil, err
+		}
+		if err := SanityCheckOffsetIndex(&x); err != nil {
+			out = append(out, err.Error())
+		}
+		idx = &x
+	}
+	if s.TimeIndex != "" {
+		x, err := ReadTimeIndex(s.TimeIndex, s.BaseOffset)
+		if err != nil {
+			return nil, err
+		}
+		if err := SanityCheckTimeIndex(&x); err != nil {
+			out = append(out, err.Error())
+		}
+		tidx = &x
+	}
+	probs, err := VerifyIndexes(lf, idx, tidx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range probs {
+		out = append(out, p.String())
+	}
+	return out, nil
+}
+
+// IndexCheck judges whether broker recovery would keep a segment's
+// existing .index and .timeindex: it checks them against the batches
+// recovery keeps (Recover's OnBatch), in that scan's single pass
+// (kafka-dump-log's checks, plus order), and notes what else recovery
+// would not leave as it is: a missing file, a partial entry, a
+// preallocated zero tail, a failed sanity check (LogSegment.sanityCheck,
+// OffsetIndex/TimeIndex.sanityCheck). It keeps the first problem of each
+// file: one is enough to rebuild it.
+type IndexCheck struct {
+	idx  *OffsetIndex
+	tidx *TimeIndex
+	ip   int
+	tp   int
+	// first problem found with each; *Past: it is only entries past the
+	// end of the valid log (a consequence of the cut, not damage)
+	idxBad, timeBad   string
+	idxPast, timePast bool
+	dec               decode.Decoder
+}
+
+// NewIndexCheck reads the indexes of segment s (an I/O error is an error).
+func NewIndexCheck(s SegmentFiles) (*IndexCheck, error) {
+	c := &IndexCheck{}
+	if s.Index == "" {
+		c.idxBad = "missing"
+	} else {
+		x, err := ReadOffsetIndex(s.Index, s.BaseOffset)
+		if err != nil {
+			return nil, err
+		}
+		c.idx = &x
+		switch {
+		case x.TrailingBytes() != 0:
+			c.idxBad = fmt.Sprintf("%d bytes is not a whole number of 8-byte entries", x.Length)
+		case x.TailSlots() > 0:
+			c.idxBad = fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", x.TailSlots(), len(x.Entries))
+		case SanityCheckOffsetIndex(&x) != nil:
+			c.idxBad = "fails the broker's sanity check: " + SanityCheckOffsetIndex(&x).Error()
+		}
+		for i := 1; c.idxBad == "" && i < len(x.Entries); i++ {
+			if e, p := x.Entries[i], x.Entries[i-1]; e.Offset <= p.Offset || e.Position <= p.Position {
+				c.idxBad = fmt.Sprintf("entry %d (offset %d, position %d) does not follow entry %d (offset %d, position %d)", i, e.Offset, e.Position, i-1, p.Offset, p.Position)
+			}
+		}
+	}
+	if s.TimeIndex == "" {
+		c.timeBad = "missing"
+	} else {
+		x, err := ReadTimeIndex(s.TimeIndex, s.BaseOffset)
+		if err != nil {
+			return nil, err
+		}
+		c.tidx = &x
+		switch {
+		case x.TrailingBytes() != 0:
+			c.timeBad = fmt.Sprintf("%d bytes is not a whole number of 12-byte entries", x.Length)
+		case x.TailSlots() > 0:
+			c.timeBad = fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", x.TailSlots(), len(x.Entries))
+		case SanityCheckTimeIndex(&x) != nil:
+			c.timeBad = "fails the broker's sanity check: " + SanityCheckTimeIndex(&x).Error()
+		}
+		for i := 1; c.timeBad == "" && i < len(x.Entries); i++ {
+			if e, p := x.Entries[i], x.Entries[i-1]; e.Offset < p.Offset || e.Timestamp <= p.Timestamp {
+				c.timeBad = fmt.Sprintf("entry %d (timestamp %d, offset %d) does not follow entry %d (timestamp %d, offset %d)", i, e.Timestamp, e.Offset, i-1, p.Timestamp, p.Offset)
+			}
+		}
+	}
+	return c, nil
+}
+
+// Batch checks the entries that point at the kept batch b at pos, the
+// batch after those checked before. Entries are in order (or already
+// condemned). A time-index entry may name any offset Kafka's writers put
+// there (TimeIndexOffsetOK), not only the batch's last offset: such an
+// index verifies and is kept.
+func (c *IndexCheck) Batch(pos int64, b *decode.Batch) {
+	last, ts := b.LastOffset(), b.MaxTimestamp
+	if c.idx != nil && c.idxBad == "" {
+		for c.ip < len(c.idx.Entries) && int64(c.idx.Entries[c.ip].Position) <= pos {
+			e := c.idx.Entries[c.ip]
+			switch {
+			case int64(e.Position) < pos:
+				c.idxBad = fmt.Sprintf("entry %d points at position %d, where no batch starts", c.ip, e.Position)
+			case e.Offset != last:
+				c.idxBad = fmt.Sprintf("entry %d gives offset %d for the batch at position %d, which ends at %d", c.ip, e.Offset, pos, last)
+			}
+			c.ip++
+		}
+	}
+	if c.tidx != nil && c.timeBad == "" {
+		for c.tp < len(c.tidx.Entries) && c.tidx.Entries[c.tp].Offset <= last {
+			e := c.tidx.Entries[c.tp]
+			switch {
+			case e.Offset != last && !TimeIndexOffsetOK(&c.dec, b, e.Offset):
+				c.timeBad = fmt.Sprintf("entry %d's offset %d is neither its batch's last offset nor the first offset carrying its max timestamp", c.tp, e.Offset)
+			case e.Timestamp != ts:
+				c.timeBad = fmt.Sprintf("entry %d gives timestamp %d for offset %d, whose batch has maxTimestamp %d", c.tp, e.Timestamp, e.Offset, ts)
+			}
+			c.tp++
+		}
+	}
+}
+
+// Verdict returns why each existing file is not what recovery would keep,
+// with a severity: error for wrong entries, warning for a missing file or
+// an untrimmed preallocation ("" when it verifies). Entries past the end
+// of the valid log (validBytes) are info only when the log is cut (they
+// point into what the cut removes); past the end of a log nothing cuts
+// they are as wrong as any other entry, and dump --verify-index calls
+// them index-mismatch / timeindex-mismatch errors: one meaning, one
+// severity.
+func (c *IndexCheck) Verdict(valid int64, cut bool) (idxBad, idxSev, timeBad, timeSev string) {
+	if c.idx != nil && c.idxBad == "" && c.ip < len(c.idx.Entries) {
+		e := c.idx.Entries[c.ip]
+		c.idxBad = fmt.Sprintf("entry %d (offset %d) points at position %d, at or past the end of the valid log (%d)", c.ip, e.Offset, e.Position, valid)
+		c.idxPast = cut
+	}
+	if c.tidx != nil && c.timeBad == "" && c.tp < len(c.tidx.Entries) {
+		e := c.tidx.Entries[c.tp]
+		c.timeBad = fmt.Sprintf("entry %d's offset %d lies past the last valid batch", c.tp, e.Offset)
+		c.timePast = cut
+	}
+	sev := func(why string, past bool) string {
+		switch {
+		case why == "":
+			return ""
+		case past:
+			return "info"
+		case why == "missing" || strings.Contains(why, "zero-filled slots"):
+			return "warning"
+		}
+		return "error"
+	}
+	return c.idxBad, sev(c.idxBad, c.idxPast), c.timeBad, sev(c.timeBad, c.timePast)
 }
