@@ -2,9 +2,7 @@ package barrier
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/kseg/kseg/segment"
@@ -243,28 +241,4 @@ func decodeRepair(raw json.RawMessage, dir, logDir string) (edit.Job, error) {
 	}
 	p.Dir, p.LogDir, p.Resume = dir, logDir, nil
 	return &repairJob{&p}, nil
-}
-
-// pendingJournal reads dir's journal: nil when there is none, a refusal when
-// it is another tool's than kind's.
-func pendingJournal(dir string, kind *edit.Kind) (*edit.Journal, edit.Job, error) {
-	j, err := edit.ReadJournal(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, nil, nil
-	case err != nil:
-		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, JournalName), err)
-	case j.Tool != kind.Tool:
-		return nil, nil, refuse(RefusePending, dir, "an interrupted %s is pending here (journal %s): rerun it to finish it, or roll it back with --rollback", j.Tool, JournalName)
-	}
-	job, err := edit.Validate(j, dir, kind)
-	if err != nil {
-		return nil, nil, err
-	}
-	return j, job, nil
-}
-
-// resumeOf is the Resume of the interrupted operation j records.
-func resumeOf(j *edit.Journal) *Resume {
-	return &Resume{State: j.State, Started: j.Started, BackupDir: j.BackupDir, Done: j.Done}
 }

@@ -17,22 +17,22 @@ const (
 	// every log dir with FileChannel.tryLock).
 	RefuseLocked = edit.RefuseLocked
 	// RefuseNotPartition: the directory is not a live partition directory.
-	RefuseNotPartition = "not-a-partition"
+	RefuseNotPartition = edit.RefuseNotPartition
 	// RefuseLegacyFormat: the batch before the cut is a v0/v1 message; the
 	// barrier is a v2 control batch and the topic is on a pre-0.11 format.
 	RefuseLegacyFormat = "legacy-format"
 	// RefuseReadOnly: the file system is mounted read-only, or the
 	// directory is not writable.
-	RefuseReadOnly = "read-only"
+	RefuseReadOnly = edit.RefuseReadOnly
 	// RefuseOpenTransactions: a transaction would still be open at the
 	// barrier (barrier.md §10 pitfall 8).
 	RefuseOpenTransactions = "open-transactions"
 	// RefuseBelowLogStart: the cut falls below the log start offset; Kafka
 	// would delete every segment at load (deleteSegmentsIfLogStartGreaterThanLogEnd).
-	RefuseBelowLogStart = "below-log-start"
+	RefuseBelowLogStart = edit.RefuseBelowLogStart
 	// RefuseTransientFiles: .swap files the broker would rename at load, or
 	// kseg temp files without a journal.
-	RefuseTransientFiles = "transient-files"
+	RefuseTransientFiles = edit.RefuseTransientFiles
 	// RefuseBackupDir: the backup directory is inside the log directory, or
 	// already holds a file the backup would overwrite.
 	RefuseBackupDir = edit.RefuseBackupDir
@@ -43,7 +43,7 @@ const (
 	RefuseChanged = edit.RefuseChanged
 	// RefusePending: the directory holds the journal of another interrupted
 	// operation (a mirror, when injecting; an injection, when mirroring).
-	RefusePending = "operation-pending"
+	RefusePending = edit.RefusePending
 	// RefuseTopicID: a mirror's source and destination have different
 	// topic ids in partition.metadata (a mirror keeps its source's).
 	RefuseTopicID = "topic-id"
@@ -89,15 +89,9 @@ func (e *CorruptTailError) Unwrap() error {
 	return e.Err
 }
 
-// OptionError is an option that cannot apply to this partition (a leader
-// epoch below the recorded ones, for instance). The CLI maps it to exit
-// status 2.
-type OptionError struct {
-	Option string
-	Detail string
-}
-
-func (e *OptionError) Error() string { return e.Option + ": " + e.Detail }
+// OptionError is an option that cannot apply to this partition (see
+// edit.OptionError).
+type OptionError = edit.OptionError
 
 // DivergedError is a mirror destination whose log is not a prefix of its
 // source's: at Offset, DST holds a batch that SRC does not (or SRC has

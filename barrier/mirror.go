@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
-	"strings"
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
@@ -226,17 +225,17 @@ func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
 	if p.CreateDir {
 		probe = logDir
 	}
-	if err := checkWritableLogDir(logDir, probe, opts.checkWritable); err != nil {
+	if err := edit.CheckWritable(logDir, probe, opts.checkWritable); err != nil {
 		return nil, err
 	}
 	if !p.CreateDir {
-		j, job, err := pendingJournal(dst, MirrorKind)
+		job, resume, err := edit.Pending(dst, MirrorKind)
 		if err != nil {
 			return nil, err
 		}
-		if j != nil {
+		if job != nil {
 			jp := job.(*mirrorJob).p
-			jp.Resume = resumeOf(j)
+			jp.Resume = resume
 			return jp, nil
 		}
 	}
@@ -291,15 +290,10 @@ func (mp *mirrorPlanner) plan() (*MirrorPlan, error) {
 		if mp.dstPD, err = segment.OpenPartitionDir(p.Dir); err != nil {
 			return nil, err
 		}
-		for _, t := range mp.dstPD.Transient {
-			if fi, _ := segment.ParseFileName(filepath.Base(t)); fi.Suffix == segment.SwapSuffix {
-				return nil, refuse(RefuseTransientFiles, t, "a .swap file: the broker would swap it in at the next load; let it finish first")
-			}
-		}
-		for _, f := range append(append([]string(nil), mp.dstPD.Other...), mp.dstPD.Transient...) {
-			if strings.HasSuffix(filepath.Base(f), stagedSuffix) {
-				return nil, refuse(RefuseTransientFiles, f, "left by an interrupted kseg run whose journal is gone; inspect it and remove it")
-			}
+		// A journal's temporary file is replaced by the apply without a
+		// word, as the journal of a mirror that creates its directory is.
+		if _, err := edit.CheckLeftovers(mp.dstPD, "kseg run"); err != nil {
+			return nil, err
 		}
 	} else if !p.CreateDir {
 		// An existing directory that holds no partition files: a new log.
@@ -923,7 +917,7 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 	var ops []FileOp
 	dir := p.Dir
 	del := func(path, why string) error {
-		op, err := deleteOp(path, why)
+		op, err := edit.DeleteOp(path, why)
 		if err == nil {
 			ops = append(ops, op)
 		}
@@ -934,7 +928,7 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 			ops = append(ops, FileOp{Name: name, Action: OpCreate, Why: why, OldSize: -1, NewSize: int64(len(content)), Content: content})
 			return nil
 		}
-		op, err := writeOp(dir, name, content, why)
+		op, err := edit.WriteOp(dir, name, content, why)
 		if op != nil {
 			ops = append(ops, *op)
 		}
@@ -969,7 +963,7 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 		for i := len(cont.after) - 1; i >= 0; i-- {
 			f := cont.after[i]
 			why := fmt.Sprintf("segment %d lies wholly above the cut", f.BaseOffset)
-			if err := deleteSegment(f, why, &p.Index, &p.TimeIndex, &p.TxnIndex, del); err != nil {
+			if err := edit.DeleteSegment(f, why, &p.Index, &p.TimeIndex, &p.TxnIndex, del); err != nil {
 				return err
 			}
 		}

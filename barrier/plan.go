@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/kseg/kseg/decode"
@@ -153,13 +152,9 @@ type TxnRef struct {
 	LastOffset  int64 `json:"lastOffset"`
 }
 
-// Resume describes an interrupted injection found through its journal.
-type Resume struct {
-	State     string   `json:"state"` // journalPrepared or journalCommitting
-	Started   string   `json:"started"`
-	BackupDir string   `json:"backupDir"`
-	Done      []string `json:"done"` // commit steps recorded as done
-}
+// Resume describes an interrupted edit found through its journal (see
+// edit.Interrupted).
+type Resume = edit.Interrupted
 
 // TailRepair is the cut a RepairTail makes before anything else.
 type TailRepair struct {
@@ -172,14 +167,8 @@ type TailRepair struct {
 	SegmentsDropped []int64 `json:"segmentsDropped"` // later segments LogLoader.recoverLog deletes
 }
 
-// Removed counts what the cut takes out of the log.
-type Removed struct {
-	Batches   int64   `json:"batches"`
-	Records   int64   `json:"records"` // v2 recordsCount; a legacy entry counts 1
-	Bytes     int64   `json:"bytes"`   // .log bytes, torn and zero tails included
-	Offsets   int64   `json:"offsets"` // old log end - cut
-	Producers []int64 `json:"producers"`
-}
+// Removed counts what the cut takes out of the log (see edit.Removed).
+type Removed = edit.Removed
 
 // DroppedTxn is a transaction whose data the cut removes. State is "open"
 // (no marker in the log), or "committed"/"aborted" when its marker lay at
@@ -191,12 +180,9 @@ type DroppedTxn struct {
 	State        string `json:"state"`
 }
 
-// IndexChange counts entries of one index kind across the files touched.
-type IndexChange struct {
-	Kept    int `json:"kept"`
-	Removed int `json:"removed"`
-	Added   int `json:"added"`
-}
+// IndexChange counts entries of one index kind across the files touched
+// (see edit.IndexChange).
+type IndexChange = edit.IndexChange
 
 // AppendedBatch is one batch the injection appends.
 type AppendedBatch struct {
@@ -305,45 +291,25 @@ func PlanInjection(dir string, opts InjectOptions) (*Plan, error) {
 	// The real directory, before anything else: the log directory (whose
 	// .lock a broker holds) is the real parent, not a symlink's.
 	dir = edit.RealPath(dir)
-	name, err := checkPartitionDir(dir, "the KRaft metadata log is replicated by Raft, not a mirror partition")
+	name, err := edit.CheckPartitionDir(dir, "the KRaft metadata log is replicated by Raft, not a mirror partition")
 	if err != nil {
 		return nil, err
 	}
 	logDir := segment.LogDirOf(dir)
-	if err := checkWritableLogDir(logDir, dir, opts.checkWritable); err != nil {
+	if err := edit.CheckWritable(logDir, dir, opts.checkWritable); err != nil {
 		return nil, err
 	}
-	j, job, err := pendingJournal(dir, InjectKind)
+	job, resume, err := edit.Pending(dir, InjectKind)
 	if err != nil {
 		return nil, err
 	}
-	if j != nil {
+	if job != nil {
 		p := job.(*injectJob).p
-		p.Resume = resumeOf(j)
+		p.Resume = resume
 		return p, nil
 	}
 	pl := &planner{dir: dir, logDir: logDir, name: name, opts: opts}
 	return pl.plan()
-}
-
-// checkNoBroker refuses when another process holds the log directory's
-// .lock (a running broker).
-func checkNoBroker(logDir string) error {
-	lockPath := filepath.Join(logDir, segment.LockName)
-	pid, held, err := edit.BrokerLock(lockPath)
-	if err != nil {
-		return fmt.Errorf("checking %s: %w", lockPath, err)
-	}
-	switch {
-	case held && pid <= 0:
-		// F_OFD_GETLK reports -1 for an open-file-description lock: the
-		// kind kseg takes on Linux (a JVM takes a classic one, with its
-		// pid).
-		return refuse(RefuseLocked, lockPath, "another kseg run (or a process using open-file-description locks) holds the log directory lock; wait for it to finish")
-	case held:
-		return refuse(RefuseLocked, lockPath, "process %d holds the log directory lock: a broker is running on it; stop it first", pid)
-	}
-	return nil
 }
 
 type planner struct {
@@ -433,20 +399,14 @@ func (pl *planner) plan() (*Plan, error) {
 		return nil, err
 	}
 	pl.pd = pd
-	for _, t := range pd.Transient {
-		if fi, _ := segment.ParseFileName(filepath.Base(t)); fi.Suffix == segment.SwapSuffix {
-			return nil, refuse(RefuseTransientFiles, t, "a .swap file: the broker would swap it in at the next load; let it finish first")
-		}
+	journalTemp, err := edit.CheckLeftovers(pd, "kseg injection")
+	if err != nil {
+		return nil, err
 	}
-	for _, f := range append(append([]string(nil), pd.Other...), pd.Transient...) {
-		switch base := filepath.Base(f); {
-		case strings.HasSuffix(base, stagedSuffix):
-			return nil, refuse(RefuseTransientFiles, f, "left by an interrupted kseg injection whose journal is gone; inspect it and remove it")
-		case base == JournalName+segment.TempSuffix:
-			// The journal is written before anything else: a crash while
-			// writing it left the partition untouched.
-			pl.warnf("%s is left from an injection interrupted before it changed anything; it is removed", base)
-		}
+	if journalTemp {
+		// The journal is written before anything else: a crash while
+		// writing it left the partition untouched.
+		pl.warnf("%s is left from an injection interrupted before it changed anything; it is removed", JournalName+segment.TempSuffix)
 	}
 	var segs []segment.SegmentFiles
 	for _, s := range pd.Segments {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // planFiles turns the plan into file operations, in commit order:
@@ -24,14 +25,14 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 	var ops []FileOp
 
 	del := func(path, why string) error {
-		op, err := deleteOp(path, why)
+		op, err := edit.DeleteOp(path, why)
 		if err == nil {
 			ops = append(ops, op)
 		}
 		return err
 	}
 	write := func(name string, content []byte, why string) error {
-		op, err := writeOp(pl.dir, name, content, why)
+		op, err := edit.WriteOp(pl.dir, name, content, why)
 		if op != nil {
 			ops = append(ops, *op)
 		}
@@ -72,7 +73,7 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 		if p.TailRepair != nil && f.BaseOffset > p.TailRepair.Segment {
 			why = fmt.Sprintf("segment %d follows the repaired tail", f.BaseOffset)
 		}
-		if err := deleteSegment(f, why, &p.Index, &p.TimeIndex, &p.TxnIndex, del); err != nil {
+		if err := edit.DeleteSegment(f, why, &p.Index, &p.TimeIndex, &p.TxnIndex, del); err != nil {
 			return err
 		}
 	}

@@ -199,21 +199,21 @@ func PlanRepair(dir string, opts RepairOptions) (*RepairPlan, error) {
 	// The real directory, before anything else: the log directory (whose
 	// .lock a broker holds) is the real parent, not a symlink's.
 	dir = edit.RealPath(dir)
-	name, err := checkPartitionDir(dir, "")
+	name, err := edit.CheckPartitionDir(dir, "")
 	if err != nil {
 		return nil, err
 	}
 	logDir := segment.LogDirOf(dir)
-	if err := checkWritableLogDir(logDir, dir, opts.checkWritable); err != nil {
+	if err := edit.CheckWritable(logDir, dir, opts.checkWritable); err != nil {
 		return nil, err
 	}
-	j, job, err := pendingJournal(dir, RepairKind)
+	job, resume, err := edit.Pending(dir, RepairKind)
 	if err != nil {
 		return nil, err
 	}
-	if j != nil {
+	if job != nil {
 		p := job.(*repairJob).p
-		p.Resume = resumeOf(j)
+		p.Resume = resume
 		return p, nil
 	}
 	if opts.IndexIntervalBytes == 0 {
@@ -291,18 +291,12 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 		return nil, err
 	}
 	rp.pd = pd
-	for _, t := range pd.Transient {
-		if fi, _ := segment.ParseFileName(filepath.Base(t)); fi.Suffix == segment.SwapSuffix {
-			return nil, refuse(RefuseTransientFiles, t, "a .swap file: the broker would swap it in at the next load; let it finish first")
-		}
+	journalTemp, err := edit.CheckLeftovers(pd, "kseg run")
+	if err != nil {
+		return nil, err
 	}
-	for _, f := range append(append([]string(nil), pd.Other...), pd.Transient...) {
-		switch base := filepath.Base(f); {
-		case strings.HasSuffix(base, stagedSuffix):
-			return nil, refuse(RefuseTransientFiles, f, "left by an interrupted kseg run whose journal is gone; inspect it and remove it")
-		case base == JournalName+segment.TempSuffix:
-			rp.warnf("%s is left from a run interrupted before it changed anything; it is removed", base)
-		}
+	if journalTemp {
+		rp.warnf("%s is left from a run interrupted before it changed anything; it is removed", JournalName+segment.TempSuffix)
 	}
 	if _, err := os.Stat(filepath.Join(rp.logDir, segment.CleanShutdownName)); err == nil {
 		rp.warnf("the log directory holds %s: a broker would take the shutdown as clean and skip recovery; kseg repairs anyway", segment.CleanShutdownName)
@@ -610,7 +604,7 @@ func (rp *repairPlanner) replay(kept []segment.SegmentFiles, scans []*segRepair,
 
 // del plans the deletion of a file.
 func (rp *repairPlanner) del(path, why string) error {
-	op, err := deleteOp(path, why)
+	op, err := edit.DeleteOp(path, why)
 	if err == nil {
 		rp.ops = append(rp.ops, op)
 	}
@@ -620,7 +614,7 @@ func (rp *repairPlanner) del(path, why string) error {
 // write plans new content for a file: replaced, created, or nothing when
 // it already holds exactly that.
 func (rp *repairPlanner) write(name string, content []byte, why string) (bool, error) {
-	op, err := writeOp(rp.dir, name, content, why)
+	op, err := edit.WriteOp(rp.dir, name, content, why)
 	if err != nil || op == nil {
 		return false, err
 	}
