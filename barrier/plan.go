@@ -29,16 +29,6 @@ const (
 	ModeAbort Mode = "abort"
 )
 
-// JournalName is the journal of an edit under way (see edit.JournalName).
-const JournalName = edit.JournalName
-
-// stagedSuffix names the temporary copy of a file's new content (see
-// edit.StagedSuffix).
-const stagedSuffix = edit.StagedSuffix
-
-// DefaultIndexIntervalBytes is index.interval.bytes' default.
-const DefaultIndexIntervalBytes = 4096
-
 // InjectOptions select what PlanInjection plans. The zero value is the
 // CLI's defaults: truncate mode, timestamp now, the recorded leader epoch.
 type InjectOptions struct {
@@ -80,9 +70,9 @@ type InjectOptions struct {
 	checkWritable func(dir string) (bool, string, error)
 }
 
-// Plan is everything an injection will do, computed without changing a
-// byte. Apply executes it; --dry-run prints it.
-type Plan struct {
+// InjectionPlan is everything an injection will do, computed without
+// changing a byte. ApplyInjection executes it; --dry-run prints it.
+type InjectionPlan struct {
 	Dir       string        `json:"dir"`
 	LogDir    string        `json:"logDir"`
 	Topic     string        `json:"topic"`
@@ -106,8 +96,8 @@ type Plan struct {
 	Reason      string `json:"reason,omitempty"`
 
 	// Resume is set when an interrupted injection was found: the plan is
-	// the one recorded in its journal, and Apply finishes it.
-	Resume *Resume `json:"resume,omitempty"`
+	// the one recorded in its journal, and ApplyInjection finishes it.
+	Resume *edit.Interrupted `json:"resume,omitempty"`
 
 	TailRepair *TailRepair `json:"tailRepair,omitempty"`
 
@@ -119,12 +109,12 @@ type Plan struct {
 	CutSegment    int64   `json:"cutSegment"`  // base offset of the segment cut
 	CutPosition   int64   `json:"cutPosition"` // byte position of the cut in it
 
-	Removed         Removed      `json:"removed"`
-	DroppedTxns     []DroppedTxn `json:"droppedTxns"`
-	SegmentsDeleted []int64      `json:"segmentsDeleted"`
-	Index           IndexChange  `json:"index"`     // .index entries
-	TimeIndex       IndexChange  `json:"timeIndex"` // .timeindex entries
-	TxnIndex        IndexChange  `json:"txnIndex"`  // .txnindex entries
+	Removed         edit.Removed     `json:"removed"`
+	DroppedTxns     []DroppedTxn     `json:"droppedTxns"`
+	SegmentsDeleted []int64          `json:"segmentsDeleted"`
+	Index           edit.IndexChange `json:"index"`     // .index entries
+	TimeIndex       edit.IndexChange `json:"timeIndex"` // .timeindex entries
+	TxnIndex        edit.IndexChange `json:"txnIndex"`  // .txnindex entries
 	// AbortedTxns are the .txnindex entries added in abort mode.
 	AbortedTxns         []segment.AbortedTxn `json:"abortedTxns"`
 	SnapshotsDeleted    []int64              `json:"snapshotsDeleted"`
@@ -139,9 +129,9 @@ type Plan struct {
 	ProducersCleared int             `json:"producersCleared"`
 	SnapshotOffset   int64           `json:"snapshotOffset"` // -1 with NoSnapshot
 
-	// Ops are the file operations, in the order Apply commits them.
-	Ops      []FileOp `json:"ops"`
-	Warnings []string `json:"warnings"`
+	// Ops are the file operations, in the order ApplyInjection commits them.
+	Ops      []edit.FileOp `json:"ops"`
+	Warnings []string      `json:"warnings"`
 }
 
 // TxnRef is a transaction by producer and first offset; LastOffset is -1
@@ -151,10 +141,6 @@ type TxnRef struct {
 	FirstOffset int64 `json:"firstOffset"`
 	LastOffset  int64 `json:"lastOffset"`
 }
-
-// Resume describes an interrupted edit found through its journal (see
-// edit.Interrupted).
-type Resume = edit.Interrupted
 
 // TailRepair is the cut a RepairTail makes before anything else.
 type TailRepair struct {
@@ -167,9 +153,6 @@ type TailRepair struct {
 	SegmentsDropped []int64 `json:"segmentsDropped"` // later segments LogLoader.recoverLog deletes
 }
 
-// Removed counts what the cut takes out of the log (see edit.Removed).
-type Removed = edit.Removed
-
 // DroppedTxn is a transaction whose data the cut removes. State is "open"
 // (no marker in the log), or "committed"/"aborted" when its marker lay at
 // or beyond the cut: the transaction the cut reopened.
@@ -179,10 +162,6 @@ type DroppedTxn struct {
 	MarkerOffset int64  `json:"markerOffset"` // -1 when open
 	State        string `json:"state"`
 }
-
-// IndexChange counts entries of one index kind across the files touched
-// (see edit.IndexChange).
-type IndexChange = edit.IndexChange
 
 // AppendedBatch is one batch the injection appends.
 type AppendedBatch struct {
@@ -195,21 +174,6 @@ type AppendedBatch struct {
 	CoordinatorEpoch int32  `json:"coordinatorEpoch"`
 	TxnFirstOffset   int64  `json:"txnFirstOffset"` // ABORT: the transaction's first offset
 }
-
-// File operation actions (the engine's, segment/edit).
-const (
-	OpReplace = edit.OpReplace
-	OpCreate  = edit.OpCreate
-	OpDelete  = edit.OpDelete
-)
-
-// FileOp is one file of the partition directory that changes (see
-// edit.FileOp).
-type FileOp = edit.FileOp
-
-// SourceRange is a byte range of another file copied into a FileOp's new
-// content (see edit.SourceRange).
-type SourceRange = edit.SourceRange
 
 // batchMeta is what the planner keeps of a batch.
 type batchMeta struct {
@@ -234,13 +198,9 @@ func metaOf(b *decode.Batch, pos int64) batchMeta {
 	if m.Records < 0 {
 		m.Records = 1
 	}
-	if m.Control {
-		if key, _, ok, err := firstRecord(b); err == nil && ok {
-			if _, t, err := decode.ParseControlKey(key); err == nil {
-				m.MarkerType = t
-				m.Barrier = t == decode.ControlMirrorPidReset
-			}
-		}
+	if t, ok := ControlTypeOf(b); ok {
+		m.MarkerType = t
+		m.Barrier = t == decode.ControlMirrorPidReset
 	}
 	return m
 }
@@ -282,12 +242,12 @@ func scanSegment(files segment.SegmentFiles, fn func(m *batchMeta) bool) (*segSc
 // PlanInjection reads the partition directory dir and plans the injection
 // of a MIRROR_PID_RESET barrier. It changes nothing. Refusals are
 // *RefusalError; a damaged tail without RepairTail is *CorruptTailError;
-// an option that cannot apply is *OptionError; anything else is I/O.
+// an option that cannot apply is *edit.OptionError; anything else is I/O.
 //
 // When dir holds the journal of an interrupted injection, the plan is the
-// journal's, with Resume set: Apply then finishes that injection (the
+// journal's, with Resume set: ApplyInjection then finishes that injection (the
 // options passed here are ignored).
-func PlanInjection(dir string, opts InjectOptions) (*Plan, error) {
+func PlanInjection(dir string, opts InjectOptions) (*InjectionPlan, error) {
 	// The real directory, before anything else: the log directory (whose
 	// .lock a broker holds) is the real parent, not a symlink's.
 	dir = edit.RealPath(dir)
@@ -304,7 +264,7 @@ func PlanInjection(dir string, opts InjectOptions) (*Plan, error) {
 		return nil, err
 	}
 	if job != nil {
-		p := job.(*injectJob).p
+		p := job.Plan().(*InjectionPlan)
 		p.Resume = resume
 		return p, nil
 	}
@@ -317,7 +277,7 @@ type planner struct {
 	name        segment.PartitionDirName
 	opts        InjectOptions
 	pd          *segment.PartitionDir
-	p           *Plan
+	p           *InjectionPlan
 	logStart    int64 // log-start-offset-checkpoint, -1 when none
 	// epochContent is the new leader-epoch-checkpoint, nil when unchanged.
 	epochContent []byte
@@ -345,7 +305,7 @@ func (pl *planner) resolveOptions() error {
 		o.Mode = ModeTruncate
 	case ModeTruncate, ModeAbort:
 	default:
-		return &OptionError{Option: "mode", Detail: fmt.Sprintf("%q is neither truncate nor abort", o.Mode)}
+		return &edit.OptionError{Option: "mode", Detail: fmt.Sprintf("%q is neither truncate nor abort", o.Mode)}
 	}
 	if o.Timestamp <= 0 {
 		now := time.Now
@@ -355,22 +315,22 @@ func (pl *planner) resolveOptions() error {
 		o.Timestamp = now().UnixMilli()
 	}
 	if o.IndexIntervalBytes == 0 {
-		o.IndexIntervalBytes = DefaultIndexIntervalBytes
+		o.IndexIntervalBytes = segment.DefaultIndexIntervalBytes
 	}
 	if o.IndexIntervalBytes < 0 {
-		return &OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
+		return &edit.OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
 	}
 	if o.LeaderEpoch != nil && o.BumpLeaderEpoch != nil {
-		return &OptionError{Option: "leader-epoch", Detail: "give either --leader-epoch or --bump-leader-epoch, not both"}
+		return &edit.OptionError{Option: "leader-epoch", Detail: "give either --leader-epoch or --bump-leader-epoch, not both"}
 	}
 	if o.LeaderEpoch != nil && *o.LeaderEpoch < 0 {
-		return &OptionError{Option: "leader-epoch", Detail: "must not be negative"}
+		return &edit.OptionError{Option: "leader-epoch", Detail: "must not be negative"}
 	}
 	if o.BumpLeaderEpoch != nil && *o.BumpLeaderEpoch < 0 {
-		return &OptionError{Option: "bump-leader-epoch", Detail: "must not be negative"}
+		return &edit.OptionError{Option: "bump-leader-epoch", Detail: "must not be negative"}
 	}
 	if o.CoordinatorEpoch != nil && *o.CoordinatorEpoch < 0 {
-		return &OptionError{Option: "coordinator-epoch", Detail: "must not be negative"}
+		return &edit.OptionError{Option: "coordinator-epoch", Detail: "must not be negative"}
 	}
 	return nil
 }
@@ -386,12 +346,12 @@ func (pl *planner) readLogStart() int64 {
 	return ls
 }
 
-func (pl *planner) plan() (*Plan, error) {
+func (pl *planner) plan() (*InjectionPlan, error) {
 	if err := pl.resolveOptions(); err != nil {
 		return nil, err
 	}
 	o := pl.opts
-	p := &Plan{Dir: pl.dir, LogDir: pl.logDir, Topic: pl.name.Topic, Partition: pl.name.Partition, Mode: o.Mode,
+	p := &InjectionPlan{Dir: pl.dir, LogDir: pl.logDir, Topic: pl.name.Topic, Partition: pl.name.Partition, Mode: o.Mode,
 		Options: o, Timestamp: o.Timestamp, SnapshotOffset: -1, FirstUndecidedOffset: -1}
 	pl.p = p
 	pd, err := segment.OpenPartitionDir(pl.dir)
@@ -406,7 +366,7 @@ func (pl *planner) plan() (*Plan, error) {
 	if journalTemp {
 		// The journal is written before anything else: a crash while
 		// writing it left the partition untouched.
-		pl.warnf("%s is left from an injection interrupted before it changed anything; it is removed", JournalName+segment.TempSuffix)
+		pl.warnf("%s is left from an injection interrupted before it changed anything; it is removed", edit.JournalName+segment.TempSuffix)
 	}
 	var segs []segment.SegmentFiles
 	for _, s := range pd.Segments {
@@ -417,7 +377,7 @@ func (pl *planner) plan() (*Plan, error) {
 		segs = append(segs, s)
 	}
 	if len(segs) == 0 {
-		return nil, refuse(RefuseNotPartition, pl.dir, "no .log segment")
+		return nil, edit.Refuse(edit.RefuseNotPartition, pl.dir, "no .log segment")
 	}
 	p.Segments = len(segs)
 	pl.logStart = pl.readLogStart()
@@ -504,7 +464,7 @@ func (pl *planner) plan() (*Plan, error) {
 				break
 			}
 			if l < p.LogStartOffset {
-				return nil, refuse(RefuseBelowLogStart, pl.dir, "the last stable offset %d is below the log start offset %d", l, p.LogStartOffset)
+				return nil, edit.Refuse(edit.RefuseBelowLogStart, pl.dir, "the last stable offset %d is below the log start offset %d", l, p.LogStartOffset)
 			}
 			if l, err = pl.alignDown(kept, l); err != nil {
 				return nil, err
@@ -517,13 +477,13 @@ func (pl *planner) plan() (*Plan, error) {
 		}
 		if len(state.Ongoing) > 0 {
 			t := state.Ongoing[0]
-			return nil, refuse(RefuseOpenTransactions, pl.dir,
+			return nil, edit.Refuse(RefuseOpenTransactions, pl.dir,
 				"producer %d's transaction from offset %d would still be open at the barrier (it starts before the log start offset %d)",
 				t.ProducerID, t.FirstOffset, p.LogStartOffset)
 		}
 	}
 	if cut < p.LogStartOffset {
-		return nil, refuse(RefuseBelowLogStart, pl.dir, "the cut %d is below the log start offset %d", cut, p.LogStartOffset)
+		return nil, edit.Refuse(edit.RefuseBelowLogStart, pl.dir, "the cut %d is below the log start offset %d", cut, p.LogStartOffset)
 	}
 	p.Cut = cut
 	p.ProducersCleared = len(state.Producers)
@@ -536,7 +496,7 @@ func (pl *planner) plan() (*Plan, error) {
 		}
 	}
 	if ci < 0 {
-		return nil, refuse(RefuseBelowLogStart, pl.dir, "the cut %d is below the first segment %d", cut, kept[0].files.BaseOffset)
+		return nil, edit.Refuse(edit.RefuseBelowLogStart, pl.dir, "the cut %d is below the first segment %d", cut, kept[0].files.BaseOffset)
 	}
 	cs := kept[ci]
 	p.CutSegment = cs.files.BaseOffset
@@ -623,7 +583,7 @@ func (pl *planner) plan() (*Plan, error) {
 
 	// Legacy data at the cut: the barrier is a v2 control batch.
 	if lastKept != nil && lastKept.Magic < 2 {
-		return nil, refuse(RefuseLegacyFormat, cs.files.Log,
+		return nil, edit.Refuse(RefuseLegacyFormat, cs.files.Log,
 			"the batch before the cut (offset %d) is a magic v%d message: the topic is on a pre-0.11 message format and cannot take a v2 control batch",
 			lastKept.Base, lastKept.Magic)
 	}
@@ -654,7 +614,7 @@ func (pl *planner) plan() (*Plan, error) {
 		for i, t := range r0.Ongoing {
 			e := producers[t.ProducerID]
 			if e == nil {
-				return nil, refuse(RefuseOpenTransactions, pl.dir,
+				return nil, edit.Refuse(RefuseOpenTransactions, pl.dir,
 					"producer %d's transaction from offset %d is open but the producer has no state (cleared by an earlier barrier?): an ABORT marker cannot close it; use --mode truncate",
 					t.ProducerID, t.FirstOffset)
 			}
@@ -757,12 +717,12 @@ func (pl *planner) planEpochs(kept []*segScan, cut int64, lastKept *batchMeta) e
 	case o.BumpLeaderEpoch != nil:
 		epoch = *o.BumpLeaderEpoch
 		if epoch <= highest {
-			return &OptionError{Option: "bump-leader-epoch", Detail: fmt.Sprintf("%d is not above the highest leader epoch %d the partition has recorded", epoch, highest)}
+			return &edit.OptionError{Option: "bump-leader-epoch", Detail: fmt.Sprintf("%d is not above the highest leader epoch %d the partition has recorded", epoch, highest)}
 		}
 	case o.LeaderEpoch != nil:
 		epoch = *o.LeaderEpoch
 		if epoch < latest {
-			return &OptionError{Option: "leader-epoch", Detail: fmt.Sprintf("%d is below the latest leader epoch %d kept in leader-epoch-checkpoint", epoch, latest)}
+			return &edit.OptionError{Option: "leader-epoch", Detail: fmt.Sprintf("%d is below the latest leader epoch %d kept in leader-epoch-checkpoint", epoch, latest)}
 		}
 	case highest >= 0:
 		// The leader's epoch survives truncation (UnifiedLog.truncateTo

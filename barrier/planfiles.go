@@ -22,7 +22,7 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 	cs := kept[ci]
 	cut := p.Cut
 	base := cs.files.BaseOffset
-	var ops []FileOp
+	var ops []edit.FileOp
 
 	del := func(path, why string) error {
 		op, err := edit.DeleteOp(path, why)
@@ -189,7 +189,7 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 	if cs.size > p.CutPosition {
 		why = fmt.Sprintf("truncate at position %d (offset %d), then %s", p.CutPosition, cut, why)
 	}
-	ops = append(ops, FileOp{Name: filepath.Base(cs.files.Log), Action: OpReplace, Why: why, OldSize: cs.size,
+	ops = append(ops, edit.FileOp{Name: filepath.Base(cs.files.Log), Action: edit.OpReplace, Why: why, OldSize: cs.size,
 		NewSize: p.CutPosition + int64(len(appendBytes)), KeepPrefix: p.CutPosition, Content: appendBytes})
 
 	if pl.epochContent != nil {

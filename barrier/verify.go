@@ -8,12 +8,12 @@ import (
 	"github.com/kseg/kseg/segment"
 )
 
-// Verification is the read-back check of an injected partition.
-type Verification struct {
+// InjectionVerification is the read-back check of an injected partition.
+type InjectionVerification struct {
 	BarrierOffset int64 `json:"barrierOffset"`
 	// BarrierFound: a batch starts at BarrierOffset and Is a barrier.
 	BarrierFound bool `json:"barrierFound"`
-	// BarrierProblems are Validate's findings on it.
+	// BarrierProblems are ValidateBatch's findings on it.
 	BarrierProblems []Problem `json:"barrierProblems"`
 	// ProducersCleared is how many producers the barrier removed in a
 	// replay; ProducersAfter and OngoingAfter are the producers and open
@@ -34,17 +34,17 @@ type Verification struct {
 }
 
 // OK reports a clean verification.
-func (v *Verification) OK() bool {
+func (v *InjectionVerification) OK() bool {
 	return v.BarrierFound && len(v.BarrierProblems) == 0 && v.ProducersAfter == 0 && v.OngoingAfter == 0 &&
 		len(v.Anomalies) == 0 && len(v.IndexProblems) == 0
 }
 
-// Verify reads an injected partition back: the batch at barrierOffset must
+// VerifyInjection reads an injected partition back: the batch at barrierOffset must
 // be a well-formed barrier, a producer-state replay through it must leave
 // no producer and no open transaction, and the indexes of its segment must
 // agree with its log.
-func Verify(dir string, barrierOffset int64) (*Verification, error) {
-	v := &Verification{BarrierOffset: barrierOffset, ReplayFrom: -1, BarrierProblems: []Problem{}, Anomalies: []string{}, IndexProblems: []string{}}
+func VerifyInjection(dir string, barrierOffset int64) (*InjectionVerification, error) {
+	v := &InjectionVerification{BarrierOffset: barrierOffset, ReplayFrom: -1, BarrierProblems: []Problem{}, Anomalies: []string{}, IndexProblems: []string{}}
 	pd, err := segment.OpenPartitionDir(dir)
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func Verify(dir string, barrierOffset int64) (*Verification, error) {
 		b := sc.Batch()
 		if b.BaseOffset == barrierOffset {
 			v.BarrierFound = Is(b)
-			v.BarrierProblems = append(v.BarrierProblems, Validate(append([]byte(nil), b.Raw...))...)
+			v.BarrierProblems = append(v.BarrierProblems, ValidateBatch(append([]byte(nil), b.Raw...))...)
 			break
 		}
 	}

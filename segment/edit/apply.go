@@ -118,7 +118,7 @@ func (a *applier) check() error {
 func decode(j *Journal, dir string, kinds ...*Kind) (Job, error) {
 	for _, k := range kinds {
 		if k.Tool == j.Tool {
-			job, err := k.Decode(j.Plan, dir, segment.LogDirOf(dir))
+			job, err := k.Decode(k, j.Plan, dir, segment.LogDirOf(dir))
 			if err != nil {
 				return nil, err
 			}

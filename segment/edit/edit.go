@@ -63,12 +63,12 @@ type Kind struct {
 	Tool string
 	// Noun names one edit in messages: "injection", "mirror", "repair".
 	Noun string
-	// Decode rebuilds a job from the plan its journal recorded, in the
-	// partition directory dir of log directory logDir. The plan is
+	// Decode rebuilds a job of kind k (this Kind) from the plan its journal
+	// recorded, in the partition directory dir of log directory logDir. The plan is
 	// untrusted input (anyone who can write into the partition directory
 	// can write it): Decode must refuse what its tool could never have
 	// planned. The engine checks the file operations' names and sizes.
-	Decode func(plan json.RawMessage, dir, logDir string) (Job, error)
+	Decode func(k *Kind, plan json.RawMessage, dir, logDir string) (Job, error)
 }
 
 // Options control Apply, Resume and Rollback.

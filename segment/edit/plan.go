@@ -2,6 +2,7 @@ package edit
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -319,4 +320,40 @@ func RollbackAs[P any, V Verdict](dir string, o Options, kind *Kind) (*Result[P,
 	var zero P
 	r, err := Rollback(dir, o, kind)
 	return ResultOf[P, V](r, zero), err
+}
+
+// JobParts are the parts of a Job every planner's job has alike: a
+// planner's job embeds them and adds its read-back Check (a method, so
+// that a Kind's Decode, which builds jobs, never refers back to the
+// planner it belongs to).
+type JobParts struct {
+	Tool         *Kind
+	PartitionDir string
+	LogDirectory string
+	// FileOps is the plan's own slice: sealing fills in its hashes.
+	FileOps []FileOp
+	// NewDir: the partition directory is created (Job.CreatesDir).
+	NewDir bool
+	// Journaled is the plan, as the journal records it (Job.Plan).
+	Journaled any
+	// Manifest is what the backup manifest records of the tool (nil:
+	// nothing).
+	Manifest any
+}
+
+func (j *JobParts) Kind() *Kind          { return j.Tool }
+func (j *JobParts) Dir() string          { return j.PartitionDir }
+func (j *JobParts) LogDir() string       { return j.LogDirectory }
+func (j *JobParts) Ops() []FileOp        { return j.FileOps }
+func (j *JobParts) CreatesDir() bool     { return j.NewDir }
+func (j *JobParts) Plan() any            { return j.Journaled }
+func (j *JobParts) ManifestDetails() any { return j.Manifest }
+
+// DecodePlan reads the plan a journal recorded (Kind.Decode's first step).
+func DecodePlan[P any](raw json.RawMessage) (*P, error) {
+	p := new(P)
+	if err := json.Unmarshal(raw, p); err != nil {
+		return nil, fmt.Errorf("unreadable journal: %w", err)
+	}
+	return p, nil
 }

@@ -1,7 +1,10 @@
-package barrier
+package edit_test
+
+// The edit engine's tests run over every job a write command gives it,
+// through the commands' own planners (barrier's injection, mirror,
+// repair): one table of cases, every crash, every failed write.
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"maps"
@@ -12,18 +15,46 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
 
+// run is what a case's apply reports, whichever its tool.
+type run struct {
+	edit.Outcome
+	// ok: nothing to do, or the read-back check passed.
+	ok  bool
+	ops []edit.FileOp
+}
+
+// runOf is a write command's report as a run.
+func runOf[P any, V interface {
+	comparable
+	edit.Verdict
+}](r *edit.Result[P, V], err error, ops func(P) []edit.FileOp) (*run, error) {
+	if r == nil {
+		return nil, err
+	}
+	var none V
+	return &run{Outcome: r.Outcome, ok: r.NothingToDo || (r.Verification != none && r.Verification.OK()), ops: ops(r.Plan)}, err
+}
+
+// kinds are every write command's tools.
+var kinds = []*edit.Kind{barrier.InjectKind, mirror.EditKind, repair.EditKind}
+
 // editCase is one write command's job over a template world: the edit
-// engine (segment/edit) is exercised through every job the same way.
+// engine is exercised through every job the same way.
 type editCase struct {
 	name string
 	// world writes a template and returns its root and the partition
 	// directory's path relative to it.
 	world func(t *testing.T) (root, rel string)
 	// apply plans and applies in the world copied to root.
-	apply func(root string, o ApplyOptions) (*Report, error)
+	apply func(root string, o edit.Options) (*run, error)
 	// minSteps guards against a job that silently does nothing.
 	minSteps int
 	// skip leaves out steps exercised by another case (the generic
@@ -31,38 +62,79 @@ type editCase struct {
 	skip func(step string) bool
 }
 
-func verdictOK(r *Report) bool {
-	switch {
-	case r.NothingToDo:
-		return true
-	case r.Verification != nil:
-		return r.Verification.OK()
-	case r.MirrorVerification != nil:
-		return r.MirrorVerification.OK()
-	case r.RepairVerification != nil:
-		return r.RepairVerification.OK()
+func planOpts() barrier.InjectOptions { return barrier.InjectOptions{Timestamp: barriertest.InjectTs} }
+
+func mustPlan(t *testing.T, dir string, o barrier.InjectOptions) *barrier.InjectionPlan {
+	t.Helper()
+	p, err := barrier.PlanInjection(dir, o)
+	if err != nil {
+		t.Fatalf("PlanInjection(%s): %v", dir, err)
 	}
-	return false
+	return p
 }
 
-func injectCase(mode Mode) editCase {
+// writeFixture writes the barriertest fixture as <tmp>/logs/mirror-0 with
+// 400-byte segments.
+func writeFixture(t *testing.T) string {
+	t.Helper()
+	return barriertest.WritePartition(t, filepath.Join(t.TempDir(), "logs"), barriertest.MirrorBatches(t), 400)
+}
+
+func injectCase(mode barrier.Mode) editCase {
 	return editCase{
 		name: "inject-" + string(mode),
 		world: func(t *testing.T) (string, string) {
-			dir := writeFixture(t, mirrorBatches(t))
+			dir := writeFixture(t)
 			return filepath.Dir(dir), filepath.Base(dir)
 		},
-		apply: func(root string, o ApplyOptions) (*Report, error) {
+		apply: func(root string, o edit.Options) (*run, error) {
 			opts := planOpts()
 			opts.Mode = mode
-			p, err := PlanInjection(filepath.Join(root, "mirror-0"), opts)
+			p, err := barrier.PlanInjection(filepath.Join(root, "mirror-0"), opts)
 			if err != nil {
 				return nil, err
 			}
-			return Apply(p, o)
+			r, err := barrier.ApplyInjection(p, o)
+			return runOf(r, err, func(p *barrier.InjectionPlan) []edit.FileOp { return p.Ops })
 		},
 		minSteps: 20,
 	}
+}
+
+// mirrorOpts are small segments and a small index interval, so that the
+// fixture's 18 offsets span several segments and index entries.
+func mirrorOpts(upto int64) mirror.Options {
+	o := mirror.DefaultOptions()
+	o.Upto, o.SegmentBytes, o.IndexIntervalBytes = upto, 300, 100
+	return o
+}
+
+// mirrorTemplate writes, under a fresh root, the source a/mirror-0 (the
+// barriertest fixture) and, unless fresh, a destination b/mirror-0 that
+// mirrored it up to 11, failed over and wrote a batch of its own (so it
+// must be aligned). It returns the root.
+func mirrorTemplate(t *testing.T, fresh bool) string {
+	t.Helper()
+	root := t.TempDir()
+	src := barriertest.WritePartition(t, filepath.Join(root, "a"), barriertest.MirrorBatches(t), 400)
+	if err := os.MkdirAll(filepath.Join(root, "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if fresh {
+		return root
+	}
+	dst := filepath.Join(root, "b", "mirror-0")
+	p, err := mirror.PlanMirror(src, dst, mirrorOpts(11))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mirror.Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "backup")}); err != nil {
+		t.Fatal(err)
+	}
+	o := segment.AppenderOptions{SegmentBytes: 300, IndexIntervalBytes: 100}
+	barriertest.AppendLocal(t, dst, [][]byte{barrier.Build(barrier.Spec{Timestamp: barriertest.InjectTs})}, o)
+	barriertest.AppendLocal(t, dst, [][]byte{barriertest.DataBatch(t, 0, 1, 7007, 0, 0, false, 0)}, o)
+	return root
 }
 
 func mirrorCase(name string, fresh bool, segmentBytes int64) editCase {
@@ -74,12 +146,13 @@ func mirrorCase(name string, fresh bool, segmentBytes int64) editCase {
 		world: func(t *testing.T) (string, string) {
 			return mirrorTemplate(t, fresh), filepath.Join("b", "mirror-0")
 		},
-		apply: func(root string, o ApplyOptions) (*Report, error) {
-			p, err := PlanMirror(filepath.Join(root, "a", "mirror-0"), filepath.Join(root, "b", "mirror-0"), opts)
+		apply: func(root string, o edit.Options) (*run, error) {
+			p, err := mirror.PlanMirror(filepath.Join(root, "a", "mirror-0"), filepath.Join(root, "b", "mirror-0"), opts)
 			if err != nil {
 				return nil, err
 			}
-			return ApplyMirror(p, o)
+			r, err := mirror.Apply(p, o)
+			return runOf(r, err, func(p *mirror.Plan) []edit.FileOp { return p.Ops })
 		},
 		minSteps: 15,
 		// The ":tmp" half-steps are generic and exercised at length by the
@@ -95,15 +168,16 @@ func mirrorCase(name string, fresh bool, segmentBytes int64) editCase {
 var repairCase = editCase{
 	name: "repair",
 	world: func(t *testing.T) (string, string) {
-		dir := crcDamagedOrders(t)
+		dir := barriertest.CRCDamagedOrders(t)
 		return filepath.Dir(dir), filepath.Base(dir)
 	},
-	apply: func(root string, o ApplyOptions) (*Report, error) {
-		p, err := PlanRepair(filepath.Join(root, "orders-0"), RepairOptions{})
+	apply: func(root string, o edit.Options) (*run, error) {
+		p, err := repair.PlanRepair(filepath.Join(root, "orders-0"), repair.Options{})
 		if err != nil {
 			return nil, err
 		}
-		return ApplyRepair(p, o)
+		r, err := repair.Apply(p, o)
+		return runOf(r, err, func(p *repair.Plan) []edit.FileOp { return p.Ops })
 	},
 	minSteps: 30,
 }
@@ -114,8 +188,8 @@ var repairCase = editCase{
 // continuation, new segments), a multi-segment repair.
 func editCases() []editCase {
 	return []editCase{
-		injectCase(ModeTruncate),
-		injectCase(ModeAbort),
+		injectCase(barrier.ModeTruncate),
+		injectCase(barrier.ModeAbort),
 		mirrorCase("new-directory", true, 1<<20),
 		mirrorCase("align", false, 700),
 		repairCase,
@@ -126,7 +200,7 @@ func editCases() []editCase {
 func copyWorld(t *testing.T, template string) string {
 	t.Helper()
 	root := t.TempDir()
-	copyTree(t, template, root)
+	barriertest.CopyTree(t, template, root)
 	return root
 }
 
@@ -144,13 +218,13 @@ func TestEditCrashAtEveryStep(t *testing.T) {
 	for _, tc := range editCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			template, rel := tc.world(t)
-			before := partitionFiles(t, filepath.Join(template, rel))
+			before := barriertest.KafkaFiles(t, filepath.Join(template, rel))
 			ref := copyWorld(t, template)
-			rep, err := tc.apply(ref, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b")})
+			rep, err := tc.apply(ref, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")})
 			if err != nil {
 				t.Fatal(err)
 			}
-			after := partitionFiles(t, filepath.Join(ref, rel))
+			after := barriertest.KafkaFiles(t, filepath.Join(ref, rel))
 			steps := rep.Steps
 			if len(steps) < tc.minSteps {
 				t.Fatalf("only %d steps: %v", len(steps), steps)
@@ -161,27 +235,27 @@ func TestEditCrashAtEveryStep(t *testing.T) {
 				}
 				root := copyWorld(t, template)
 				dir := filepath.Join(root, rel)
-				_, err := tc.apply(root, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: faultAt(i)})
-				var fe *FaultError
+				_, err := tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: barriertest.FaultAt(i)})
+				var fe *edit.FaultError
 				if !errors.As(err, &fe) || fe.Step != step {
 					t.Fatalf("step %d (%s): %v", i, step, err)
 				}
-				cur := partitionFiles(t, dir)
-				assertOldOrNew(t, i, step, before, after, cur)
+				cur := barriertest.KafkaFiles(t, dir)
+				barriertest.AssertOldOrNew(t, i, step, before, after, cur)
 				if _, err := os.Stat(dir); err == nil {
-					if all := contentOf(snapDir(t, dir)); maps.Equal(all, cur) && !maps.Equal(all, before) && !maps.Equal(all, after) {
+					if all := barriertest.ContentOf(barriertest.SnapDir(t, dir)); maps.Equal(all, cur) && !maps.Equal(all, before) && !maps.Equal(all, after) {
 						t.Fatalf("step %d (%s): no kseg file left, yet the partition is neither before nor after", i, step)
 					}
 				}
-				if HasJournal(dir) {
+				if edit.HasJournal(dir) {
 					rb := t.TempDir()
-					copyTree(t, root, rb)
+					barriertest.CopyTree(t, root, rb)
 					rdir := filepath.Join(rb, rel)
-					rr, err := Rollback(rdir, ApplyOptions{})
+					rr, err := edit.Rollback(rdir, edit.Options{}, kinds...)
 					if err != nil || !rr.RolledBack {
 						t.Fatalf("step %d (%s): rollback: %v", i, step, err)
 					}
-					if got := partitionFiles(t, rdir); !maps.Equal(got, before) {
+					if got := barriertest.KafkaFiles(t, rdir); !maps.Equal(got, before) {
 						t.Fatalf("step %d (%s): rollback did not restore the partition", i, step)
 					}
 					if _, err := os.Stat(rdir); len(before) == 0 && !errors.Is(err, os.ErrNotExist) {
@@ -190,19 +264,19 @@ func TestEditCrashAtEveryStep(t *testing.T) {
 				}
 				if i%3 == 0 {
 					// Now and then, the rerun is interrupted too.
-					_, err = tc.apply(root, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b2"), FaultAt: faultAt(1 + i%7)})
+					_, err = tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b2"), FaultAt: barriertest.FaultAt(1 + i%7)})
 					if err != nil && !errors.As(err, &fe) {
 						t.Fatalf("step %d (%s): second run: %v", i, step, err)
 					}
 				}
-				rep3, err := tc.apply(root, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b3")})
+				rep3, err := tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b3")})
 				if err != nil {
 					t.Fatalf("step %d (%s): final run: %v", i, step, err)
 				}
-				if !verdictOK(rep3) {
+				if !rep3.ok {
 					t.Fatalf("step %d (%s): verification failed: %+v", i, step, rep3)
 				}
-				if got := contentOf(snapDir(t, dir)); !maps.Equal(got, after) {
+				if got := barriertest.ContentOf(barriertest.SnapDir(t, dir)); !maps.Equal(got, after) {
 					t.Fatalf("step %d (%s): rerun did not converge to the uninterrupted result", i, step)
 				}
 			}
@@ -246,10 +320,10 @@ func TestEditENOSPCAtEveryWrite(t *testing.T) {
 			before := worldContent(t, template)
 			ref := copyWorld(t, template)
 			writes := 0
-			if _, err := tc.apply(ref, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b"), Writer: failWriteAt(-1, &writes, nil)}); err != nil {
+			if _, err := tc.apply(ref, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), Writer: failWriteAt(-1, &writes, nil)}); err != nil {
 				t.Fatal(err)
 			}
-			after := partitionFiles(t, filepath.Join(ref, rel))
+			after := barriertest.KafkaFiles(t, filepath.Join(ref, rel))
 			if writes < 5 {
 				t.Fatalf("only %d writes", writes)
 			}
@@ -257,7 +331,7 @@ func TestEditENOSPCAtEveryWrite(t *testing.T) {
 				root := copyWorld(t, template)
 				bd := filepath.Join(t.TempDir(), "b")
 				n := 0
-				_, err := tc.apply(root, ApplyOptions{BackupDir: bd, Writer: failWriteAt(k, &n, syscall.ENOSPC)})
+				_, err := tc.apply(root, edit.Options{BackupDir: bd, Writer: failWriteAt(k, &n, syscall.ENOSPC)})
 				if !errors.Is(err, syscall.ENOSPC) {
 					t.Fatalf("write %d: %v, want ENOSPC", k, err)
 				}
@@ -267,10 +341,10 @@ func TestEditENOSPCAtEveryWrite(t *testing.T) {
 				if _, err := os.Lstat(bd); !errors.Is(err, os.ErrNotExist) {
 					t.Fatalf("write %d: the backup folder the run created is left behind", k)
 				}
-				if _, err := tc.apply(root, ApplyOptions{BackupDir: bd}); err != nil {
+				if _, err := tc.apply(root, edit.Options{BackupDir: bd}); err != nil {
 					t.Fatalf("write %d: rerun: %v", k, err)
 				}
-				if got := partitionFiles(t, filepath.Join(root, rel)); !maps.Equal(got, after) {
+				if got := barriertest.KafkaFiles(t, filepath.Join(root, rel)); !maps.Equal(got, after) {
 					t.Fatalf("write %d: the rerun did not converge to the undisturbed result", k)
 				}
 			}
@@ -282,7 +356,7 @@ func TestEditENOSPCAtEveryWrite(t *testing.T) {
 // which taking the lock creates (empty) as a broker's LogManager does.
 func worldContent(t *testing.T, root string) map[string]string {
 	t.Helper()
-	out := contentOf(snapDir(t, root))
+	out := barriertest.ContentOf(barriertest.SnapDir(t, root))
 	for k := range out {
 		if filepath.Base(k) == ".lock" {
 			delete(out, k)
@@ -315,26 +389,20 @@ func TestEditImmutableTargetUndone(t *testing.T) {
 	if _, err := exec.LookPath("chattr"); err != nil {
 		t.Skip("chattr is not installed: cannot make a file immutable here")
 	}
-	for _, tc := range []editCase{injectCase(ModeTruncate), repairCase} {
+	for _, tc := range []editCase{injectCase(barrier.ModeTruncate), repairCase} {
 		t.Run(tc.name, func(t *testing.T) {
 			template, rel := tc.world(t)
 			before := worldContent(t, template)
 			ref := copyWorld(t, template)
-			rep, err := tc.apply(ref, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b"), SkipVerify: true})
+			rep, err := tc.apply(ref, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), SkipVerify: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			after := partitionFiles(t, filepath.Join(ref, rel))
-			var ops []FileOp
-			switch {
-			case rep.Plan != nil:
-				ops = rep.Plan.Ops
-			case rep.Repair != nil:
-				ops = rep.Repair.Ops
-			}
+			after := barriertest.KafkaFiles(t, filepath.Join(ref, rel))
+			ops := rep.ops
 			victim := ""
 			for _, op := range ops {
-				if op.Action != OpCreate {
+				if op.Action != edit.OpCreate {
 					victim = op.Name
 				}
 			}
@@ -348,7 +416,7 @@ func TestEditImmutableTargetUndone(t *testing.T) {
 			}
 			t.Cleanup(func() { exec.Command("chattr", "-i", path).Run() })
 			bd := filepath.Join(t.TempDir(), "b")
-			_, err = tc.apply(root, ApplyOptions{BackupDir: bd})
+			_, err = tc.apply(root, edit.Options{BackupDir: bd})
 			var ue *edit.UndoneError
 			if !errors.As(err, &ue) {
 				t.Fatalf("apply over an immutable %s: %v, want an undone failure", victim, err)
@@ -362,10 +430,10 @@ func TestEditImmutableTargetUndone(t *testing.T) {
 			if out, err := exec.Command("chattr", "-i", path).CombinedOutput(); err != nil {
 				t.Fatalf("chattr -i: %v: %s", err, out)
 			}
-			if _, err := tc.apply(root, ApplyOptions{BackupDir: bd}); err != nil {
+			if _, err := tc.apply(root, edit.Options{BackupDir: bd}); err != nil {
 				t.Fatalf("rerun: %v", err)
 			}
-			if got := partitionFiles(t, filepath.Join(root, rel)); !maps.Equal(got, after) {
+			if got := barriertest.KafkaFiles(t, filepath.Join(root, rel)); !maps.Equal(got, after) {
 				t.Fatal("the rerun did not converge to the undisturbed result")
 			}
 		})
@@ -379,11 +447,11 @@ func TestEditImmutableTargetUndone(t *testing.T) {
 // the one its manifest describes is refused by a rerun (the plan) and by a
 // rollback, and nothing inside or outside the partition is touched.
 func TestEditJournalIsUntrusted(t *testing.T) {
-	template := writeFixture(t, mirrorBatches(t))
+	template := writeFixture(t)
 	// An interrupted injection: committing, two files changed.
 	commitAt := func() int {
 		ref := copyWorld(t, filepath.Dir(template))
-		rep, err := Apply(mustPlan(t, filepath.Join(ref, "mirror-0"), planOpts()), ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b")})
+		rep, err := barrier.ApplyInjection(mustPlan(t, filepath.Join(ref, "mirror-0"), planOpts()), edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -402,7 +470,7 @@ func TestEditJournalIsUntrusted(t *testing.T) {
 	otherBackup := filepath.Join(t.TempDir(), "other")
 	{
 		other := copyWorld(t, filepath.Dir(template))
-		if _, err := Apply(mustPlan(t, filepath.Join(other, "mirror-0"), planOpts()), ApplyOptions{BackupDir: otherBackup}); err != nil {
+		if _, err := barrier.ApplyInjection(mustPlan(t, filepath.Join(other, "mirror-0"), planOpts()), edit.Options{BackupDir: otherBackup}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -423,43 +491,31 @@ func TestEditJournalIsUntrusted(t *testing.T) {
 			dir := filepath.Join(root, "mirror-0")
 			bd := filepath.Join(root, "..", filepath.Base(root)+"-backup")
 			t.Cleanup(func() { os.RemoveAll(bd) })
-			_, err := Apply(mustPlan(t, dir, planOpts()), ApplyOptions{BackupDir: bd, FaultAt: faultAt(commitAt)})
-			var fe *FaultError
-			if !errors.As(err, &fe) || !HasJournal(dir) {
+			_, err := barrier.ApplyInjection(mustPlan(t, dir, planOpts()), edit.Options{BackupDir: bd, FaultAt: barriertest.FaultAt(commitAt)})
+			var fe *edit.FaultError
+			if !errors.As(err, &fe) || !edit.HasJournal(dir) {
 				t.Fatalf("interrupted run: %v", err)
 			}
 			victim := filepath.Join(root, "victim")
 			if err := os.WriteFile(victim, []byte("not kafka's"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			jp := filepath.Join(dir, JournalName)
-			var j map[string]any
-			b, err := os.ReadFile(jp)
-			if err != nil || json.Unmarshal(b, &j) != nil {
-				t.Fatalf("journal: %v", err)
-			}
-			tc.tamper(j, root)
-			if b, err = json.Marshal(j); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(jp, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			snaps := map[string]map[string]fileSnap{}
+			barriertest.RewriteJournal(t, dir, func(j map[string]any) { tc.tamper(j, root) })
+			snaps := map[string]map[string]barriertest.Snap{}
 			for _, d := range []string{root, bd, otherBackup} {
-				snaps[d] = snapDir(t, d)
+				snaps[d] = barriertest.SnapDir(t, d)
 			}
-			_, err = PlanInjection(dir, planOpts())
-			var re *RefusalError
+			_, err = barrier.PlanInjection(dir, planOpts())
+			var re *edit.RefusalError
 			if !errors.As(err, &re) || re.Reason != edit.RefuseJournal {
 				t.Fatalf("rerun: %v, want a %s refusal", err, edit.RefuseJournal)
 			}
-			_, err = Rollback(dir, ApplyOptions{}, InjectKind)
+			_, err = barrier.RollbackInjection(dir, edit.Options{})
 			if !errors.As(err, &re) || re.Reason != edit.RefuseJournal {
 				t.Fatalf("rollback: %v, want a %s refusal", err, edit.RefuseJournal)
 			}
 			for d, s := range snaps {
-				assertUnchanged(t, s, d)
+				barriertest.AssertUnchanged(t, s, d)
 			}
 		})
 	}
@@ -475,82 +531,25 @@ func setOp(j map[string]any, i int, key string, v any) {
 // the journal of an interrupted injection refuses (naming the tool) rather
 // than saying it undid a repair.
 func TestEditRollbackRefusesAnotherToolsJournal(t *testing.T) {
-	dir := writeFixture(t, mirrorBatches(t))
-	_, err := Apply(mustPlan(t, dir, planOpts()), ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
+	dir := writeFixture(t)
+	_, err := barrier.ApplyInjection(mustPlan(t, dir, planOpts()), edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
 		if strings.HasPrefix(step, "commit:") {
-			return errCrash
+			return barriertest.ErrCrash
 		}
 		return nil
 	}})
-	if !errors.Is(err, errCrash) {
+	if !errors.Is(err, barriertest.ErrCrash) {
 		t.Fatal(err)
 	}
-	before := snapDir(t, dir)
-	_, err = Rollback(dir, ApplyOptions{}, RepairKind)
-	var re *RefusalError
-	if !errors.As(err, &re) || re.Reason != edit.RefuseOtherTool || !strings.Contains(err.Error(), InjectKind.Tool) {
+	before := barriertest.SnapDir(t, dir)
+	_, err = repair.Rollback(dir, edit.Options{})
+	var re *edit.RefusalError
+	if !errors.As(err, &re) || re.Reason != edit.RefuseOtherTool || !strings.Contains(err.Error(), barrier.InjectKind.Tool) {
 		t.Fatalf("repair's rollback of an injection: %v", err)
 	}
-	assertUnchanged(t, before, dir)
-	rep, err := Rollback(dir, ApplyOptions{}, InjectKind)
+	barriertest.AssertUnchanged(t, before, dir)
+	rep, err := barrier.RollbackInjection(dir, edit.Options{})
 	if err != nil || rep.Plan == nil || !rep.RolledBack {
 		t.Fatalf("inject-barrier's rollback: %v", err)
 	}
-}
-
-// TestEditMirrorJournalSourcesAreChecked: a mirror's journal names the
-// source segments whose bytes are copied into the destination. One naming
-// any other file (one the broker's user could not read, say) is refused by
-// a rerun and a rollback, and nothing is touched.
-func TestEditMirrorJournalSourcesAreChecked(t *testing.T) {
-	tc := mirrorCase("new-directory", true, 1<<20)
-	template, rel := tc.world(t)
-	root := copyWorld(t, template)
-	dir := filepath.Join(root, rel)
-	bd := filepath.Join(t.TempDir(), "b")
-	_, err := tc.apply(root, ApplyOptions{BackupDir: bd, FaultAt: func(step string) error {
-		if strings.HasPrefix(step, "commit:") {
-			return errCrash
-		}
-		return nil
-	}})
-	if !errors.Is(err, errCrash) || !HasJournal(dir) {
-		t.Fatalf("interrupted mirror: %v", err)
-	}
-	secret := filepath.Join(root, "secret")
-	if err := os.WriteFile(secret, []byte("not for the broker's eyes"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	jp := filepath.Join(dir, JournalName)
-	var j map[string]any
-	b, err := os.ReadFile(jp)
-	if err != nil || json.Unmarshal(b, &j) != nil {
-		t.Fatalf("journal: %v", err)
-	}
-	tampered := false
-	for _, op := range j["mirror"].(map[string]any)["ops"].([]any) {
-		if srcs, ok := op.(map[string]any)["sources"].([]any); ok && len(srcs) > 0 {
-			srcs[0].(map[string]any)["path"] = secret
-			tampered = true
-		}
-	}
-	if !tampered {
-		t.Fatal("no source range in the journal")
-	}
-	if b, err = json.Marshal(j); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(jp, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	before := snapDir(t, root)
-	_, err = PlanMirror(filepath.Join(root, "a", "mirror-0"), dir, mirrorOpts(-1))
-	var re *RefusalError
-	if !errors.As(err, &re) || re.Reason != edit.RefuseJournal {
-		t.Fatalf("rerun: %v, want a %s refusal", err, edit.RefuseJournal)
-	}
-	if _, err = Rollback(dir, ApplyOptions{}, MirrorKind); !errors.As(err, &re) || re.Reason != edit.RefuseJournal {
-		t.Fatalf("rollback: %v, want a %s refusal", err, edit.RefuseJournal)
-	}
-	assertUnchanged(t, before, root)
 }

@@ -1,4 +1,4 @@
-package barrier
+package repair
 
 import (
 	"bytes"
@@ -57,9 +57,9 @@ import (
 // (LogSegmentOffsetOverflowException: the broker splits the segment) is
 // refused.
 
-// RepairOptions select what PlanRepair examines. The zero value is the
+// Options select what PlanRepair examines. The zero value is the
 // CLI's defaults.
-type RepairOptions struct {
+type Options struct {
 	// All examines every segment, not only those from the recovery point
 	// on.
 	All bool `json:"all"`
@@ -71,14 +71,14 @@ type RepairOptions struct {
 	checkWritable func(dir string) (bool, string, error)
 }
 
-// RepairPlan is everything a repair will do, computed without changing a
-// byte. ApplyRepair executes it; --dry-run prints it.
-type RepairPlan struct {
-	Dir       string        `json:"dir"`
-	LogDir    string        `json:"logDir"`
-	Topic     string        `json:"topic"`
-	Partition int32         `json:"partition"`
-	Options   RepairOptions `json:"options"`
+// Plan is everything a repair will do, computed without changing a
+// byte. Apply executes it; --dry-run prints it.
+type Plan struct {
+	Dir       string  `json:"dir"`
+	LogDir    string  `json:"logDir"`
+	Topic     string  `json:"topic"`
+	Partition int32   `json:"partition"`
+	Options   Options `json:"options"`
 
 	// RecoveryPoint is the partition's recovery-point-offset-checkpoint
 	// entry, -1 when there is none. Scope says which segments were
@@ -89,8 +89,8 @@ type RepairPlan struct {
 	FirstExamined  int64 `json:"firstExamined"`
 	LogStartOffset int64 `json:"logStartOffset"`
 
-	Segments []RepairSegment `json:"segments"`
-	Findings []RepairFinding `json:"findings"`
+	Segments []Segment `json:"segments"`
+	Findings []Finding `json:"findings"`
 	// Damage: a finding of severity error (the dry run exits 3).
 	Damage bool `json:"damage"`
 
@@ -108,17 +108,17 @@ type RepairPlan struct {
 	EpochEntriesRemoved []segment.EpochEntry `json:"epochEntriesRemoved"`
 
 	// NothingToDo: every examined file is what recovery would leave.
-	NothingToDo bool    `json:"nothingToDo"`
-	Reason      string  `json:"reason,omitempty"`
-	Resume      *Resume `json:"resume,omitempty"`
+	NothingToDo bool              `json:"nothingToDo"`
+	Reason      string            `json:"reason,omitempty"`
+	Resume      *edit.Interrupted `json:"resume,omitempty"`
 
-	// Ops are the file operations, in the order ApplyRepair commits them.
-	Ops      []FileOp `json:"ops"`
-	Warnings []string `json:"warnings"`
+	// Ops are the file operations, in the order Apply commits them.
+	Ops      []edit.FileOp `json:"ops"`
+	Warnings []string      `json:"warnings"`
 }
 
-// RepairSegment is one examined segment.
-type RepairSegment struct {
+// Segment is one examined segment.
+type Segment struct {
 	BaseOffset int64  `json:"baseOffset"`
 	Log        string `json:"log"`
 	Size       int64  `json:"size"`
@@ -129,14 +129,14 @@ type RepairSegment struct {
 	Batches    int64  `json:"batches"` // kept
 	NextOffset int64  `json:"nextOffset"`
 	// Cut is nil when every byte is valid.
-	Cut       *RepairCut `json:"cut,omitempty"`
+	Cut       *Cut       `json:"cut,omitempty"`
 	Index     FileRepair `json:"index"`
 	TimeIndex FileRepair `json:"timeIndex"`
 	TxnIndex  FileRepair `json:"txnIndex"`
 }
 
-// RepairCut is where a segment is truncated and why.
-type RepairCut struct {
+// Cut is where a segment is truncated and why.
+type Cut struct {
 	Position int64  `json:"position"` // the first invalid byte: the new size
 	Kind     string `json:"kind"`     // a dump finding kind: crc-mismatch, torn-tail, corrupt-batch …
 	Bytes    int64  `json:"bytes"`    // bytes cut
@@ -152,8 +152,8 @@ type FileRepair struct {
 	Entries int    `json:"entries"` // in the file after the repair
 }
 
-// RepairFinding is one problem the plan found (and repairs).
-type RepairFinding struct {
+// Finding is one problem the plan found (and repairs).
+type Finding struct {
 	Kind     string `json:"kind"`
 	Severity string `json:"severity"` // error | warning | info
 	File     string `json:"file"`
@@ -166,16 +166,16 @@ type RepairFinding struct {
 // invalid-marker: dump's kinds for the damage); the other files' changes
 // with these.
 const (
-	RepairKindSegmentUnreachable = "segment-unreachable"
-	RepairKindIndexRebuilt       = "index-rebuilt"
-	RepairKindTimeIndexRebuilt   = "timeindex-rebuilt"
-	RepairKindTxnIndexRebuilt    = "txnindex-rebuilt"
-	RepairKindTxnIndexMissing    = "txnindex-missing"
-	RepairKindSnapshotAboveEnd   = "snapshot-above-log-end"
-	RepairKindSnapshotCorrupt    = psm.KindSnapshotCorrupt
-	RepairKindSnapshotMismatch   = psm.KindSnapshotMismatch
-	RepairKindEpochAboveEnd      = "leader-epoch-above-log-end"
-	RepairKindOrphanIndex        = "orphan-index"
+	FindingSegmentUnreachable = "segment-unreachable"
+	FindingIndexRebuilt       = "index-rebuilt"
+	FindingTimeIndexRebuilt   = "timeindex-rebuilt"
+	FindingTxnIndexRebuilt    = "txnindex-rebuilt"
+	FindingTxnIndexMissing    = "txnindex-missing"
+	FindingSnapshotAboveEnd   = "snapshot-above-log-end"
+	FindingSnapshotCorrupt    = psm.KindSnapshotCorrupt
+	FindingSnapshotMismatch   = psm.KindSnapshotMismatch
+	FindingEpochAboveEnd      = "leader-epoch-above-log-end"
+	FindingOrphanIndex        = "orphan-index"
 )
 
 // Index file actions.
@@ -192,10 +192,10 @@ const (
 const RefuseOffsetOverflow = "offset-overflow"
 
 // PlanRepair reads the partition directory dir and plans its repair. It
-// changes nothing. Refusals are *RefusalError; anything else is I/O. When
+// changes nothing. Refusals are *edit.RefusalError; anything else is I/O. When
 // dir holds the journal of an interrupted repair, the plan is the
-// journal's, with Resume set: ApplyRepair then finishes it.
-func PlanRepair(dir string, opts RepairOptions) (*RepairPlan, error) {
+// journal's, with Resume set: Apply then finishes it.
+func PlanRepair(dir string, opts Options) (*Plan, error) {
 	// The real directory, before anything else: the log directory (whose
 	// .lock a broker holds) is the real parent, not a symlink's.
 	dir = edit.RealPath(dir)
@@ -207,44 +207,44 @@ func PlanRepair(dir string, opts RepairOptions) (*RepairPlan, error) {
 	if err := edit.CheckWritable(logDir, dir, opts.checkWritable); err != nil {
 		return nil, err
 	}
-	job, resume, err := edit.Pending(dir, RepairKind)
+	pending, resume, err := edit.Pending(dir, EditKind)
 	if err != nil {
 		return nil, err
 	}
-	if job != nil {
-		p := job.(*repairJob).p
+	if pending != nil {
+		p := pending.Plan().(*Plan)
 		p.Resume = resume
 		return p, nil
 	}
 	if opts.IndexIntervalBytes == 0 {
-		opts.IndexIntervalBytes = DefaultIndexIntervalBytes
+		opts.IndexIntervalBytes = segment.DefaultIndexIntervalBytes
 	}
 	if opts.IndexIntervalBytes < 0 {
-		return nil, &OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
+		return nil, &edit.OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
 	}
-	rp := &repairPlanner{dir: dir, logDir: logDir, name: name, opts: opts}
+	rp := &planner{dir: dir, logDir: logDir, name: name, opts: opts}
 	return rp.plan()
 }
 
-type repairPlanner struct {
+type planner struct {
 	dir, logDir string
 	name        segment.PartitionDirName
-	opts        RepairOptions
+	opts        Options
 	pd          *segment.PartitionDir
-	p           *RepairPlan
-	ops         []FileOp
+	p           *Plan
+	ops         []edit.FileOp
 	// replayAll replays the kept log from its first batch, ignoring the
 	// log start offset; firstBase is the first segment's base offset.
 	replayAll func() (*psm.Result, error)
 	firstBase int64
 }
 
-func (rp *repairPlanner) warnf(format string, args ...any) {
+func (rp *planner) warnf(format string, args ...any) {
 	rp.p.Warnings = append(rp.p.Warnings, fmt.Sprintf(format, args...))
 }
 
-func (rp *repairPlanner) find(kind, severity, file string, pos int64, format string, args ...any) {
-	rp.p.Findings = append(rp.p.Findings, RepairFinding{Kind: kind, Severity: severity, File: filepath.Base(file), Position: pos,
+func (rp *planner) find(kind, severity, file string, pos int64, format string, args ...any) {
+	rp.p.Findings = append(rp.p.Findings, Finding{Kind: kind, Severity: severity, File: filepath.Base(file), Position: pos,
 		Message: fmt.Sprintf(format, args...)})
 	if severity == "error" {
 		rp.p.Damage = true
@@ -254,7 +254,7 @@ func (rp *repairPlanner) find(kind, severity, file string, pos int64, format str
 // readRecoveryPoint is the partition's recovery-point-offset-checkpoint
 // entry; -1 when absent (a warning when unreadable): every segment is then
 // examined.
-func (rp *repairPlanner) readRecoveryPoint() int64 {
+func (rp *planner) readRecoveryPoint() int64 {
 	rp0, err := segment.CheckpointOffset(rp.pd, segment.RecoveryPointCheckpointName)
 	if err != nil {
 		rp.warnf("%s unreadable (%v); every segment is examined", filepath.Join(rp.logDir, segment.RecoveryPointCheckpointName), err)
@@ -270,7 +270,7 @@ type segRepair struct {
 	batches int64
 	next    int64 // after the last kept batch; the base when none
 	framed  int64 // offset after the last batch that frames (kept or not)
-	cut     *RepairCut
+	cut     *Cut
 	removed int64 // framed batches after the cut
 
 	index, timeIndex []byte // rebuilt from the kept batches
@@ -282,8 +282,8 @@ type segRepair struct {
 	indexSev, timeSev string
 }
 
-func (rp *repairPlanner) plan() (*RepairPlan, error) {
-	p := &RepairPlan{Dir: rp.dir, LogDir: rp.logDir, Topic: rp.name.Topic, Partition: rp.name.Partition, Options: rp.opts,
+func (rp *planner) plan() (*Plan, error) {
+	p := &Plan{Dir: rp.dir, LogDir: rp.logDir, Topic: rp.name.Topic, Partition: rp.name.Partition, Options: rp.opts,
 		SnapshotOffset: -1, FirstExamined: -1}
 	rp.p = p
 	pd, err := segment.OpenPartitionDir(rp.dir)
@@ -296,7 +296,7 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 		return nil, err
 	}
 	if journalTemp {
-		rp.warnf("%s is left from a run interrupted before it changed anything; it is removed", JournalName+segment.TempSuffix)
+		rp.warnf("%s is left from a run interrupted before it changed anything; it is removed", edit.JournalName+segment.TempSuffix)
 	}
 	if _, err := os.Stat(filepath.Join(rp.logDir, segment.CleanShutdownName)); err == nil {
 		rp.warnf("the log directory holds %s: a broker would take the shutdown as clean and skip recovery; kseg repairs anyway", segment.CleanShutdownName)
@@ -310,7 +310,7 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 		segs = append(segs, s)
 	}
 	if len(segs) == 0 {
-		return nil, refuse(RefuseNotPartition, rp.dir, "no .log segment")
+		return nil, edit.Refuse(edit.RefuseNotPartition, rp.dir, "no .log segment")
 	}
 	logStart, _, err := psm.LogDirCheckpoints(pd)
 	if err != nil {
@@ -364,7 +364,7 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 			p.FirstExamined = s.BaseOffset
 		}
 		scans = append(scans, sr)
-		p.Segments = append(p.Segments, RepairSegment{BaseOffset: s.BaseOffset, Log: filepath.Base(s.Log), Size: sr.size, Why: why,
+		p.Segments = append(p.Segments, Segment{BaseOffset: s.BaseOffset, Log: filepath.Base(s.Log), Size: sr.size, Why: why,
 			ValidBytes: sr.valid, Batches: sr.batches, NextOffset: sr.next, Cut: sr.cut})
 		if sr.cut != nil && i >= first {
 			cutAt = i
@@ -405,7 +405,7 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 	p.LogEndOffset = max(p.LogEndOffset, p.NewLogEndOffset)
 	p.Removed.Offsets = p.LogEndOffset - p.NewLogEndOffset
 	if logStart > p.NewLogEndOffset {
-		return nil, refuse(RefuseBelowLogStart, rp.dir, "the log start offset %d is above the repaired log end %d: a broker would delete every segment at load (deleteSegmentsIfLogStartGreaterThanLogEnd)", logStart, p.NewLogEndOffset)
+		return nil, edit.Refuse(edit.RefuseBelowLogStart, rp.dir, "the log start offset %d is above the repaired log end %d: a broker would delete every segment at load (deleteSegmentsIfLogStartGreaterThanLogEnd)", logStart, p.NewLogEndOffset)
 	}
 	for _, sr := range scans {
 		if c := sr.cut; c != nil {
@@ -417,7 +417,7 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 		}
 	}
 	for _, s := range dropped {
-		rp.find(RepairKindSegmentUnreachable, "info", s.Log, -1, "%s follows a truncated segment: recovery deletes it (LogLoader.recoverLog)", filepath.Base(s.Log))
+		rp.find(FindingSegmentUnreachable, "info", s.Log, -1, "%s follows a truncated segment: recovery deletes it (LogLoader.recoverLog)", filepath.Base(s.Log))
 	}
 
 	// Producer state at the new end, as the broker rebuilds it: from the
@@ -449,7 +449,7 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 			// .log under its live name (it renames a segment's files to
 			// .deleted before it deletes them), so the segment's data went
 			// missing outside the broker.
-			rp.find(RepairKindOrphanIndex, "error", path, -1, "an index file without its .log (segment %d): the segment's data is missing; the broker deletes the index at load", s.BaseOffset)
+			rp.find(FindingOrphanIndex, "error", path, -1, "an index file without its .log (segment %d): the segment's data is missing; the broker deletes the index at load", s.BaseOffset)
 			if err := rp.del(path, "orphaned index file (no .log)"); err != nil {
 				return nil, err
 			}
@@ -535,7 +535,7 @@ func frameSegment(s segment.SegmentFiles) (batches, end, size int64, err error) 
 // scan reads one segment as LogSegment.recover does (segment.Recover),
 // rebuilding its indexes and checking the existing ones against the kept
 // batches in the same pass.
-func (rp *repairPlanner) scan(s segment.SegmentFiles) (*segRepair, error) {
+func (rp *planner) scan(s segment.SegmentFiles) (*segRepair, error) {
 	ib := segment.NewIndexBuilder(s.BaseOffset, rp.opts.IndexIntervalBytes)
 	iv, err := segment.NewIndexCheck(s)
 	if err != nil {
@@ -550,7 +550,7 @@ func (rp *repairPlanner) scan(s segment.SegmentFiles) (*segRepair, error) {
 	var oe *segment.OffsetOverflowError
 	switch {
 	case errors.As(err, &oe):
-		return nil, refuse(RefuseOffsetOverflow, s.Log,
+		return nil, edit.Refuse(RefuseOffsetOverflow, s.Log,
 			"the batch at position %d ends at offset %d, which does not fit the segment's base offset %d; the broker splits such a segment (LogSegmentOffsetOverflowException), kseg repair does not: inspect it with kseg dump",
 			oe.Position, oe.LastOffset, oe.BaseOffset)
 	case err != nil:
@@ -560,7 +560,7 @@ func (rp *repairPlanner) scan(s segment.SegmentFiles) (*segRepair, error) {
 	}
 	sr := &segRepair{files: s, size: r.Size, valid: r.ValidBytes, batches: r.Batches, next: r.NextOffset, framed: r.FramedEnd, removed: r.Lost}
 	if c := r.Cut; c != nil {
-		sr.cut = &RepairCut{Position: c.Position, Kind: c.Kind.String(), Bytes: c.Bytes, Message: c.Message}
+		sr.cut = &Cut{Position: c.Position, Kind: c.Kind.String(), Bytes: c.Bytes, Message: c.Message}
 	}
 	if err := ib.Finish(); err != nil {
 		return nil, err
@@ -575,7 +575,7 @@ func (rp *repairPlanner) scan(s segment.SegmentFiles) (*segRepair, error) {
 
 // replay rebuilds the producer state at the new log end over the log as
 // the repair leaves it.
-func (rp *repairPlanner) replay(kept []segment.SegmentFiles, scans []*segRepair, firstExamined, end, logStart int64) (*psm.Result, error) {
+func (rp *planner) replay(kept []segment.SegmentFiles, scans []*segRepair, firstExamined, end, logStart int64) (*psm.Result, error) {
 	view := *rp.pd
 	view.Segments = nil
 	for _, s := range rp.pd.Segments {
@@ -603,7 +603,7 @@ func (rp *repairPlanner) replay(kept []segment.SegmentFiles, scans []*segRepair,
 }
 
 // del plans the deletion of a file.
-func (rp *repairPlanner) del(path, why string) error {
+func (rp *planner) del(path, why string) error {
 	op, err := edit.DeleteOp(path, why)
 	if err == nil {
 		rp.ops = append(rp.ops, op)
@@ -613,7 +613,7 @@ func (rp *repairPlanner) del(path, why string) error {
 
 // write plans new content for a file: replaced, created, or nothing when
 // it already holds exactly that.
-func (rp *repairPlanner) write(name string, content []byte, why string) (bool, error) {
+func (rp *planner) write(name string, content []byte, why string) (bool, error) {
 	op, err := edit.WriteOp(rp.dir, name, content, why)
 	if err != nil || op == nil {
 		return false, err
@@ -624,13 +624,13 @@ func (rp *repairPlanner) write(name string, content []byte, why string) (bool, e
 
 // planSnapshots deletes the snapshots above the new end and the corrupt
 // ones, newest first.
-func (rp *repairPlanner) planSnapshots() error {
+func (rp *planner) planSnapshots() error {
 	p := rp.p
 	for i := len(rp.pd.Snapshots) - 1; i >= 0; i-- {
 		s := rp.pd.Snapshots[i]
 		if s.Offset > p.NewLogEndOffset {
 			p.SnapshotsDeleted = append(p.SnapshotsDeleted, s.Offset)
-			rp.find(RepairKindSnapshotAboveEnd, "info", s.Path, -1, "%s lies above the new log end %d (truncateAndReload deletes it)", filepath.Base(s.Path), p.NewLogEndOffset)
+			rp.find(FindingSnapshotAboveEnd, "info", s.Path, -1, "%s lies above the new log end %d (truncateAndReload deletes it)", filepath.Base(s.Path), p.NewLogEndOffset)
 			if err := rp.del(s.Path, fmt.Sprintf("producer snapshot above the new log end %d", p.NewLogEndOffset)); err != nil {
 				return err
 			}
@@ -641,7 +641,7 @@ func (rp *repairPlanner) planSnapshots() error {
 			if !ok {
 				return err
 			}
-			rp.find(RepairKindSnapshotCorrupt, "error", s.Path, ce.Pos, "%v; the broker deletes it when it tries to load it", err)
+			rp.find(FindingSnapshotCorrupt, "error", s.Path, ce.Pos, "%v; the broker deletes it when it tries to load it", err)
 			if s.Offset == p.NewLogEndOffset {
 				continue // rewritten at the end
 			}
@@ -657,7 +657,7 @@ func (rp *repairPlanner) planSnapshots() error {
 
 // planSegment decides the files of one examined segment: .txnindex,
 // .timeindex, .index, then the .log cut.
-func (rp *repairPlanner) planSegment(sr *segRepair, ps *RepairSegment, res *psm.Result, segEnd int64) error {
+func (rp *planner) planSegment(sr *segRepair, ps *Segment, res *psm.Result, segEnd int64) error {
 	base := sr.files.BaseOffset
 	log := sr.files.Log
 	cutWhy := ""
@@ -682,7 +682,7 @@ func (rp *repairPlanner) planSegment(sr *segRepair, ps *RepairSegment, res *psm.
 	case sr.files.TxnIndex == "" && n == 0:
 	case sr.files.TxnIndex == "":
 		ps.TxnIndex.Action, ps.TxnIndex.Reason = FileCreate, fmt.Sprintf("missing, but %d aborted transactions end in the segment", n)
-		rp.find(RepairKindTxnIndexMissing, "error", txnName, -1, "missing; %d aborted transactions end in segment %d", n, base)
+		rp.find(FindingTxnIndexMissing, "error", txnName, -1, "missing; %d aborted transactions end in segment %d", n, base)
 	default:
 		old, err := segment.ReadFile(sr.files.TxnIndex)
 		if err != nil {
@@ -699,7 +699,7 @@ func (rp *repairPlanner) planSegment(sr *segRepair, ps *RepairSegment, res *psm.
 			if cutWhy != "" && txnPrefix(old, want) {
 				sev, ps.TxnIndex.Reason = "info", cutWhy
 			}
-			rp.find(RepairKindTxnIndexRebuilt, sev, txnName, -1, "%s; rebuilt from the aborted transactions the producer-state replay completes (%d entries)", ps.TxnIndex.Reason, n)
+			rp.find(FindingTxnIndexRebuilt, sev, txnName, -1, "%s; rebuilt from the aborted transactions the producer-state replay completes (%d entries)", ps.TxnIndex.Reason, n)
 		}
 	}
 	if ps.TxnIndex.Action == FileCreate || ps.TxnIndex.Action == FileRebuild {
@@ -722,8 +722,8 @@ func (rp *repairPlanner) planSegment(sr *segRepair, ps *RepairSegment, res *psm.
 		out     *FileRepair
 		kind    string
 	}{
-		{segment.TimeIndexSuffix, sr.files.TimeIndex, sr.timeBad, sr.timeSev, sr.timeIndex, sr.timeEntries, &ps.TimeIndex, RepairKindTimeIndexRebuilt},
-		{segment.IndexSuffix, sr.files.Index, sr.indexBad, sr.indexSev, sr.index, sr.indexEntries, &ps.Index, RepairKindIndexRebuilt},
+		{segment.TimeIndexSuffix, sr.files.TimeIndex, sr.timeBad, sr.timeSev, sr.timeIndex, sr.timeEntries, &ps.TimeIndex, FindingTimeIndexRebuilt},
+		{segment.IndexSuffix, sr.files.Index, sr.indexBad, sr.indexSev, sr.index, sr.indexEntries, &ps.Index, FindingIndexRebuilt},
 	} {
 		name := segment.SegmentFileName(base, f.suffix)
 		*f.out = FileRepair{Action: FileKeep, Entries: f.entries}
@@ -754,7 +754,7 @@ func (rp *repairPlanner) planSegment(sr *segRepair, ps *RepairSegment, res *psm.
 
 	// The .log: the valid prefix, byte for byte.
 	if sr.cut != nil {
-		rp.ops = append(rp.ops, FileOp{Name: filepath.Base(log), Action: OpReplace, OldSize: sr.size, NewSize: sr.valid, KeepPrefix: sr.valid,
+		rp.ops = append(rp.ops, edit.FileOp{Name: filepath.Base(log), Action: edit.OpReplace, OldSize: sr.size, NewSize: sr.valid, KeepPrefix: sr.valid,
 			Why: fmt.Sprintf("truncate at position %d (%s): %d bytes cut", sr.cut.Position, sr.cut.Kind, sr.size-sr.valid)})
 	}
 	return nil
@@ -786,7 +786,7 @@ func txnPrefix(old, want []byte) bool { return len(want) < len(old) && bytes.Has
 // (LeaderEpochFileCache.assign at the log end offset), the broker's own
 // state rather than damage, and the broker re-assigns it after dropping
 // it at load anyway.
-func (rp *repairPlanner) planEpochs() error {
+func (rp *planner) planEpochs() error {
 	p := rp.p
 	if rp.pd.LeaderEpochCheckpoint == "" {
 		return nil
@@ -811,7 +811,7 @@ func (rp *repairPlanner) planEpochs() error {
 	if len(p.EpochEntriesRemoved) == 0 {
 		return nil
 	}
-	rp.find(RepairKindEpochAboveEnd, "info", segment.LeaderEpochCheckpointName, -1,
+	rp.find(FindingEpochAboveEnd, "info", segment.LeaderEpochCheckpointName, -1,
 		"%d leader epoch entries start at or above the new log end %d", len(p.EpochEntriesRemoved), p.NewLogEndOffset)
 	_, err = rp.write(segment.LeaderEpochCheckpointName, segment.EncodeLeaderEpochCheckpoint(keep),
 		fmt.Sprintf("leader epochs starting at or above the new log end %d dropped", p.NewLogEndOffset))
@@ -824,7 +824,7 @@ func (rp *repairPlanner) planEpochs() error {
 // start up, since ProducerStateManager.onLogStartOffsetIncremented drops
 // only unreplicated transactions, never producers. Such a snapshot is the
 // broker's own and is kept.
-func (rp *repairPlanner) heldBelowLogStart(onDisk []segment.SnapshotEntry) bool {
+func (rp *planner) heldBelowLogStart(onDisk []segment.SnapshotEntry) bool {
 	if rp.replayAll == nil || len(rp.pd.Segments) == 0 || rp.p.LogStartOffset <= rp.firstBase {
 		return false
 	}
@@ -835,7 +835,7 @@ func (rp *repairPlanner) heldBelowLogStart(onDisk []segment.SnapshotEntry) bool 
 // planEndSnapshot writes the producer snapshot at the new log end when the
 // repair changed the log or the snapshots, or when the one there is not
 // the rebuilt state. An equal snapshot (in any entry order) is kept.
-func (rp *repairPlanner) planEndSnapshot(res *psm.Result) error {
+func (rp *planner) planEndSnapshot(res *psm.Result) error {
 	p := rp.p
 	end := p.NewLogEndOffset
 	entries := res.SnapshotEntries()
@@ -857,7 +857,7 @@ func (rp *repairPlanner) planEndSnapshot(res *psm.Result) error {
 	// deleted segment or snapshot) calls for a new snapshot at the end:
 	// rebuilt .index/.timeindex files do not change producer state, and
 	// without a change the broker writes the end snapshot itself at load.
-	changed := slices.ContainsFunc(rp.ops, func(op FileOp) bool {
+	changed := slices.ContainsFunc(rp.ops, func(op edit.FileOp) bool {
 		return !strings.HasSuffix(op.Name, segment.IndexSuffix) && !strings.HasSuffix(op.Name, segment.TimeIndexSuffix)
 	})
 	switch {
@@ -875,7 +875,7 @@ func (rp *repairPlanner) planEndSnapshot(res *psm.Result) error {
 		return nil
 	case exists && onDisk != nil:
 		d := psm.CompareSnapshot(entries, onDisk)
-		rp.find(RepairKindSnapshotMismatch, "error", path, -1, "%s differs from the producer state rebuilt from the log (%d difference(s); first: %s)", name, len(d), d[0])
+		rp.find(FindingSnapshotMismatch, "error", path, -1, "%s differs from the producer state rebuilt from the log (%d difference(s); first: %s)", name, len(d), d[0])
 	case !exists && !changed:
 		return nil // the broker writes it itself at load
 	}
@@ -886,8 +886,8 @@ func (rp *repairPlanner) planEndSnapshot(res *psm.Result) error {
 	return err
 }
 
-// RepairVerification is the read-back check of a repair.
-type RepairVerification struct {
+// Verification is the read-back check of a repair.
+type Verification struct {
 	// Replan lists what a new plan would still do ("" entries: none).
 	Replan []string `json:"replan"`
 	// IndexProblems are kafka-dump-log --verify-index findings for the
@@ -900,16 +900,16 @@ type RepairVerification struct {
 }
 
 // OK reports a clean verification.
-func (v *RepairVerification) OK() bool {
+func (v *Verification) OK() bool {
 	return len(v.Replan) == 0 && len(v.IndexProblems) == 0 && len(v.SnapshotProblems) == 0
 }
 
-// VerifyRepair reads a repaired partition back: a new plan must have
+// Verify reads a repaired partition back: a new plan must have
 // nothing to do, the examined segments' indexes must verify against their
 // logs, and every producer snapshot from the first examined segment on
 // must match the state rebuilt from the log.
-func VerifyRepair(p *RepairPlan) (*RepairVerification, error) {
-	v := &RepairVerification{Replan: []string{}, IndexProblems: []string{}, SnapshotProblems: []string{}}
+func Verify(p *Plan) (*Verification, error) {
+	v := &Verification{Replan: []string{}, IndexProblems: []string{}, SnapshotProblems: []string{}}
 	again, err := PlanRepair(p.Dir, p.Options)
 	if err != nil {
 		return nil, err
@@ -922,7 +922,7 @@ func VerifyRepair(p *RepairPlan) (*RepairVerification, error) {
 		return nil, err
 	}
 	for _, s := range pd.Segments {
-		if s.Log == "" || !slices.ContainsFunc(p.Segments, func(r RepairSegment) bool { return r.BaseOffset == s.BaseOffset }) {
+		if s.Log == "" || !slices.ContainsFunc(p.Segments, func(r Segment) bool { return r.BaseOffset == s.BaseOffset }) {
 			continue
 		}
 		probs, err := segment.VerifySegmentIndexes(s)

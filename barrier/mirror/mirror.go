@@ -1,4 +1,4 @@
-package barrier
+package mirror
 
 import (
 	"cmp"
@@ -10,15 +10,16 @@ import (
 	"runtime/debug"
 	"slices"
 
+	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
 
-// MirrorOptions select what PlanMirror plans. Start from
-// DefaultMirrorOptions: the zero Upto means "copy nothing".
-type MirrorOptions struct {
+// Options select what PlanMirror plans. Start from
+// DefaultOptions: the zero Upto means "copy nothing".
+type Options struct {
 	// Upto is the exclusive offset the copy stops at (a batch is copied
 	// whole or not at all); -1 copies to the source's log end.
 	Upto int64 `json:"upto"`
@@ -36,10 +37,10 @@ type MirrorOptions struct {
 	checkWritable func(dir string) (bool, string, error)
 }
 
-// DefaultMirrorOptions are the broker's defaults: copy to the source's
+// DefaultOptions are the broker's defaults: copy to the source's
 // end, 1 GiB segments, an index entry every 4096 bytes.
-func DefaultMirrorOptions() MirrorOptions {
-	return MirrorOptions{Upto: -1, SegmentBytes: segment.DefaultSegmentBytes, IndexIntervalBytes: segment.DefaultIndexIntervalBytes}
+func DefaultOptions() Options {
+	return Options{Upto: -1, SegmentBytes: segment.DefaultSegmentBytes, IndexIntervalBytes: segment.DefaultIndexIntervalBytes}
 }
 
 // Divergence is where a mirror destination stops being a prefix of its
@@ -56,11 +57,11 @@ type Divergence struct {
 // Truncation is what Align cuts from the destination: LocalLog.truncateTo
 // at Offset, which keeps the batches ending below it.
 type Truncation struct {
-	Offset          int64   `json:"offset"`
-	Segment         int64   `json:"segment"`  // base offset of the segment cut
-	Position        int64   `json:"position"` // byte position of the cut in it
-	Removed         Removed `json:"removed"`
-	SegmentsDeleted []int64 `json:"segmentsDeleted"`
+	Offset          int64        `json:"offset"`
+	Segment         int64        `json:"segment"`  // base offset of the segment cut
+	Position        int64        `json:"position"` // byte position of the cut in it
+	Removed         edit.Removed `json:"removed"`
+	SegmentsDeleted []int64      `json:"segmentsDeleted"`
 }
 
 // Copied counts what the mirror appends.
@@ -70,16 +71,16 @@ type Copied struct {
 	Bytes   int64 `json:"bytes"`
 }
 
-// MirrorPlan is everything a mirror will do, computed without changing a
-// byte. ApplyMirror executes it through the same crash-safe machinery as
+// Plan is everything a mirror will do, computed without changing a
+// byte. Apply executes it through the same crash-safe machinery as
 // an injection (journal, backups, staged files).
-type MirrorPlan struct {
-	Src       string        `json:"src"`
-	Dir       string        `json:"dir"` // the destination partition directory
-	LogDir    string        `json:"logDir"`
-	Topic     string        `json:"topic"`
-	Partition int32         `json:"partition"`
-	Options   MirrorOptions `json:"options"`
+type Plan struct {
+	Src       string  `json:"src"`
+	Dir       string  `json:"dir"` // the destination partition directory
+	LogDir    string  `json:"logDir"`
+	Topic     string  `json:"topic"`
+	Partition int32   `json:"partition"`
+	Options   Options `json:"options"`
 	// CreateDir: the destination does not exist; it is created with the
 	// source's partition.metadata (a mirror keeps its source's topic id).
 	CreateDir bool   `json:"createDir"`
@@ -108,11 +109,11 @@ type MirrorPlan struct {
 	Barriers []int64 `json:"barriers"`
 	// AppendSegment is the existing segment the copy continues (-1: the
 	// copy starts a new segment).
-	AppendSegment   int64       `json:"appendSegment"`
-	SegmentsCreated []int64     `json:"segmentsCreated"`
-	Index           IndexChange `json:"index"`
-	TimeIndex       IndexChange `json:"timeIndex"`
-	TxnIndex        IndexChange `json:"txnIndex"`
+	AppendSegment   int64            `json:"appendSegment"`
+	SegmentsCreated []int64          `json:"segmentsCreated"`
+	Index           edit.IndexChange `json:"index"`
+	TimeIndex       edit.IndexChange `json:"timeIndex"`
+	TxnIndex        edit.IndexChange `json:"txnIndex"`
 	// AbortedTxns are the .txnindex entries of the copied ABORT markers,
 	// computed by a producer-state replay of the destination (Kafka
 	// rebuilds the transaction index locally, VK11).
@@ -125,12 +126,12 @@ type MirrorPlan struct {
 	SnapshotsDeleted []int64 `json:"snapshotsDeleted"`
 	NewLogEndOffset  int64   `json:"newLogEndOffset"`
 
-	NothingToDo bool    `json:"nothingToDo"`
-	Reason      string  `json:"reason,omitempty"`
-	Resume      *Resume `json:"resume,omitempty"`
+	NothingToDo bool              `json:"nothingToDo"`
+	Reason      string            `json:"reason,omitempty"`
+	Resume      *edit.Interrupted `json:"resume,omitempty"`
 
-	Ops      []FileOp `json:"ops"`
-	Warnings []string `json:"warnings"`
+	Ops      []edit.FileOp `json:"ops"`
+	Warnings []string      `json:"warnings"`
 }
 
 // CorruptSourceError is a batch of the source, inside the range to copy,
@@ -152,8 +153,8 @@ func (e *CorruptSourceError) Unwrap() error { return e.Err }
 
 // mirrorPlanner is one PlanMirror run.
 type mirrorPlanner struct {
-	p        *MirrorPlan
-	opts     MirrorOptions
+	p        *Plan
+	opts     Options
 	srcPD    *segment.PartitionDir
 	dstPD    *segment.PartitionDir // nil for a new destination
 	m        *psm.Manager          // the destination's producer state
@@ -177,9 +178,9 @@ func (mp *mirrorPlanner) warnf(format string, args ...any) {
 // a *DivergedError, unless opts.Align, which plans truncating dst at the
 // divergence first. A dst ending below src's log start is a *GapError.
 // Refusals (a broker holds dst's log directory, different topic ids, …)
-// are *RefusalError. When dst holds the journal of an interrupted mirror,
+// are *edit.RefusalError. When dst holds the journal of an interrupted mirror,
 // the plan is that journal's, with Resume set.
-func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
+func PlanMirror(src, dst string, opts Options) (*Plan, error) {
 	// The real directories, before anything else: the log directory (whose
 	// .lock a broker holds) is DST's real parent, not a symlink's.
 	src, dst = edit.RealPath(src), edit.RealPath(dst)
@@ -188,25 +189,25 @@ func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
 	case err != nil:
 		return nil, err
 	case !st.IsDir():
-		return nil, refuse(RefuseNotPartition, src, "not a directory")
+		return nil, edit.Refuse(edit.RefuseNotPartition, src, "not a directory")
 	case !ok || srcName.State != segment.DirLive:
-		return nil, refuse(RefuseNotPartition, src, "the name is not <topic>-<partition> of a live partition")
+		return nil, edit.Refuse(edit.RefuseNotPartition, src, "the name is not <topic>-<partition> of a live partition")
 	case !segment.IsPartitionDir(src):
-		return nil, refuse(RefuseNotPartition, src, "no .log, partition.metadata or leader-epoch-checkpoint in it")
+		return nil, edit.Refuse(edit.RefuseNotPartition, src, "no .log, partition.metadata or leader-epoch-checkpoint in it")
 	}
 	name, ok := segment.ParsePartitionDir(filepath.Base(dst))
 	switch {
 	case !ok:
-		return nil, refuse(RefuseNotPartition, dst, "the name is not <topic>-<partition>")
+		return nil, edit.Refuse(edit.RefuseNotPartition, dst, "the name is not <topic>-<partition>")
 	case name.State != segment.DirLive:
-		return nil, refuse(RefuseNotPartition, dst, "a %s directory, not a live partition", name.State)
+		return nil, edit.Refuse(edit.RefuseNotPartition, dst, "a %s directory, not a live partition", name.State)
 	case name.Topic == "__cluster_metadata":
-		return nil, refuse(RefuseNotPartition, dst, "the KRaft metadata log is replicated by Raft, not mirrored")
+		return nil, edit.Refuse(edit.RefuseNotPartition, dst, "the KRaft metadata log is replicated by Raft, not mirrored")
 	case edit.RealPath(src) == edit.RealPath(dst):
-		return nil, refuse(RefuseSameDir, dst, "the source and the destination are the same directory")
+		return nil, edit.Refuse(RefuseSameDir, dst, "the source and the destination are the same directory")
 	}
 	logDir := segment.LogDirOf(dst)
-	p := &MirrorPlan{Src: src, Dir: dst, LogDir: logDir, Topic: name.Topic, Partition: name.Partition, Options: opts,
+	p := &Plan{Src: src, Dir: dst, LogDir: logDir, Topic: name.Topic, Partition: name.Partition, Options: opts,
 		AppendSegment: -1, DstLog: OffsetRange{}, Barriers: []int64{}, SegmentsCreated: []int64{}, AbortedTxns: []segment.AbortedTxn{},
 		EpochEntriesAdded: []segment.EpochEntry{}, EpochEntriesRemoved: []segment.EpochEntry{}, SnapshotsCreated: []int64{},
 		SnapshotsDeleted: []int64{}, Warnings: []string{}}
@@ -219,7 +220,7 @@ func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
 	case err != nil:
 		return nil, err
 	case !st.IsDir():
-		return nil, refuse(RefuseNotPartition, dst, "not a directory")
+		return nil, edit.Refuse(edit.RefuseNotPartition, dst, "not a directory")
 	}
 	probe := dst
 	if p.CreateDir {
@@ -229,12 +230,12 @@ func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
 		return nil, err
 	}
 	if !p.CreateDir {
-		job, resume, err := edit.Pending(dst, MirrorKind)
+		pending, resume, err := edit.Pending(dst, EditKind)
 		if err != nil {
 			return nil, err
 		}
-		if job != nil {
-			jp := job.(*mirrorJob).p
+		if pending != nil {
+			jp := pending.Plan().(*Plan)
 			jp.Resume = resume
 			return jp, nil
 		}
@@ -244,10 +245,10 @@ func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
 			filepath.Base(dst), filepath.Base(src)))
 	}
 	if opts.SegmentBytes <= 0 || opts.SegmentBytes < decode.RecordBatchOverhead {
-		return nil, &OptionError{Option: "segment-bytes", Detail: fmt.Sprintf("%d is too small", opts.SegmentBytes)}
+		return nil, &edit.OptionError{Option: "segment-bytes", Detail: fmt.Sprintf("%d is too small", opts.SegmentBytes)}
 	}
 	if opts.IndexIntervalBytes < 0 {
-		return nil, &OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
+		return nil, &edit.OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
 	}
 	mp := &mirrorPlanner{p: p, opts: opts,
 		roll: segment.RollConfig{SegmentBytes: opts.SegmentBytes, SegmentMs: segment.DefaultSegmentMs, MaxIndexSize: segment.DefaultMaxIndexSize}}
@@ -268,7 +269,7 @@ type dstSeg struct {
 	keptTidx int
 	txns     []segment.AbortedTxn
 	keptTxn  int
-	srcs     []SourceRange
+	srcs     []edit.SourceRange
 	appended int
 }
 
@@ -277,10 +278,10 @@ func (s *dstSeg) addSource(path string, pos, n int64) {
 		s.srcs[k-1].Len += n
 		return
 	}
-	s.srcs = append(s.srcs, SourceRange{Path: path, Pos: pos, Len: n})
+	s.srcs = append(s.srcs, edit.SourceRange{Path: path, Pos: pos, Len: n})
 }
 
-func (mp *mirrorPlanner) plan() (*MirrorPlan, error) {
+func (mp *mirrorPlanner) plan() (*Plan, error) {
 	p := mp.p
 	var err error
 	if mp.srcPD, err = segment.OpenPartitionDir(p.Src); err != nil {
@@ -302,8 +303,8 @@ func (mp *mirrorPlanner) plan() (*MirrorPlan, error) {
 			return nil, err
 		}
 		for _, e := range entries {
-			if e.Name() != JournalName+segment.TempSuffix {
-				return nil, refuse(RefuseNotPartition, p.Dir, "it holds %s but no partition files", e.Name())
+			if e.Name() != edit.JournalName+segment.TempSuffix {
+				return nil, edit.Refuse(edit.RefuseNotPartition, p.Dir, "it holds %s but no partition files", e.Name())
 			}
 		}
 	}
@@ -318,7 +319,7 @@ func (mp *mirrorPlanner) plan() (*MirrorPlan, error) {
 	}
 	defer sc.Close()
 	if len(sc.segs) == 0 {
-		return nil, refuse(RefuseNotPartition, p.Src, "no .log segment to mirror")
+		return nil, edit.Refuse(edit.RefuseNotPartition, p.Src, "no .log segment to mirror")
 	}
 	srcEnd, err := logEnd(mp.srcPD)
 	if err != nil {
@@ -391,7 +392,7 @@ func (mp *mirrorPlanner) topicID() error {
 		dstPM = &pm
 	}
 	if srcPM != nil && dstPM != nil && srcPM.TopicID != dstPM.TopicID {
-		return refuse(RefuseTopicID, p.Dir, "its topic id %s is not the source's %s: it is not a mirror of %s", dstPM.TopicIDString, srcPM.TopicIDString, p.Src)
+		return edit.Refuse(RefuseTopicID, p.Dir, "its topic id %s is not the source's %s: it is not a mirror of %s", dstPM.TopicIDString, srcPM.TopicIDString, p.Src)
 	}
 	if srcPM == nil && p.CreateDir {
 		mp.warnf("the source has no partition.metadata: the new partition gets none either (the broker writes one when it loads it)")
@@ -711,7 +712,7 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 		}
 		size, last := b.Size(), b.LastOffset()
 		if size > o.SegmentBytes {
-			return &OptionError{Option: "segment-bytes", Detail: fmt.Sprintf("%d is smaller than the batch at offset %d (%d bytes)", o.SegmentBytes, b.BaseOffset, size)}
+			return &edit.OptionError{Option: "segment-bytes", Detail: fmt.Sprintf("%d is smaller than the batch at offset %d (%d bytes)", o.SegmentBytes, b.BaseOffset, size)}
 		}
 		switch {
 		case cur == nil:
@@ -751,7 +752,7 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 			cur.txns = append(cur.txns, a)
 			p.AbortedTxns = append(p.AbortedTxns, a)
 		}
-		if Is(b) {
+		if barrier.Is(b) {
 			p.Barriers = append(p.Barriers, b.BaseOffset)
 		}
 		p.Copied.Batches++
@@ -914,7 +915,7 @@ func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64
 // the new snapshots, leader-epoch-checkpoint.
 func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *continuation) error {
 	p := mp.p
-	var ops []FileOp
+	var ops []edit.FileOp
 	dir := p.Dir
 	del := func(path, why string) error {
 		op, err := edit.DeleteOp(path, why)
@@ -925,7 +926,7 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 	}
 	write := func(name string, content []byte, why string) error {
 		if p.CreateDir {
-			ops = append(ops, FileOp{Name: name, Action: OpCreate, Why: why, OldSize: -1, NewSize: int64(len(content)), Content: content})
+			ops = append(ops, edit.FileOp{Name: name, Action: edit.OpCreate, Why: why, OldSize: -1, NewSize: int64(len(content)), Content: content})
 			return nil
 		}
 		op, err := edit.WriteOp(dir, name, content, why)
@@ -1017,16 +1018,16 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 					lwhy = fmt.Sprintf("truncate at position %d", s.keep)
 				}
 			}
-			ops = append(ops, FileOp{Name: name(segment.LogSuffix), Action: OpReplace, Why: lwhy, OldSize: s.oldSize,
+			ops = append(ops, edit.FileOp{Name: name(segment.LogSuffix), Action: edit.OpReplace, Why: lwhy, OldSize: s.oldSize,
 				NewSize: s.ib.Size(), KeepPrefix: s.keep, Sources: s.srcs})
 			continue
 		}
 		lwhy := "new segment: " + nBatches(s.appended) + " copied from the source"
-		ops = append(ops, FileOp{Name: name(segment.LogSuffix), Action: OpCreate, Why: lwhy, OldSize: -1, NewSize: s.ib.Size(), Sources: s.srcs})
-		ops = append(ops, FileOp{Name: name(segment.IndexSuffix), Action: OpCreate, Why: "its offset index", OldSize: -1, NewSize: int64(len(idx)), Content: idx})
-		ops = append(ops, FileOp{Name: name(segment.TimeIndexSuffix), Action: OpCreate, Why: "its time index", OldSize: -1, NewSize: int64(len(tidx)), Content: tidx})
+		ops = append(ops, edit.FileOp{Name: name(segment.LogSuffix), Action: edit.OpCreate, Why: lwhy, OldSize: -1, NewSize: s.ib.Size(), Sources: s.srcs})
+		ops = append(ops, edit.FileOp{Name: name(segment.IndexSuffix), Action: edit.OpCreate, Why: "its offset index", OldSize: -1, NewSize: int64(len(idx)), Content: idx})
+		ops = append(ops, edit.FileOp{Name: name(segment.TimeIndexSuffix), Action: edit.OpCreate, Why: "its time index", OldSize: -1, NewSize: int64(len(tidx)), Content: tidx})
 		if len(txn) > 0 {
-			ops = append(ops, FileOp{Name: name(segment.TxnIndexSuffix), Action: OpCreate, Why: fmt.Sprintf("the aborted transactions of %d copied ABORT markers", len(s.txns)),
+			ops = append(ops, edit.FileOp{Name: name(segment.TxnIndexSuffix), Action: edit.OpCreate, Why: fmt.Sprintf("the aborted transactions of %d copied ABORT markers", len(s.txns)),
 				OldSize: -1, NewSize: int64(len(txn)), Content: txn})
 		}
 	}

@@ -1,4 +1,4 @@
-package barrier
+package mirror
 
 import (
 	"bytes"
@@ -10,8 +10,8 @@ import (
 	"github.com/kseg/kseg/segment"
 )
 
-// MirrorVerification is the read-back check of a mirror.
-type MirrorVerification struct {
+// Verification is the read-back check of a mirror.
+type Verification struct {
 	// Compared counts the destination's batches in [From, To) compared
 	// with the source's, every byte (partitionLeaderEpoch included).
 	Compared int64 `json:"compared"`
@@ -26,16 +26,16 @@ type MirrorVerification struct {
 }
 
 // OK reports a clean verification.
-func (v *MirrorVerification) OK() bool {
+func (v *Verification) OK() bool {
 	return v.Mismatch == "" && len(v.IndexProblems) == 0 && len(v.TxnIndexProblems) == 0
 }
 
-// VerifyMirror reads a mirrored destination back: its batches in
+// Verify reads a mirrored destination back: its batches in
 // [p.From, p.To) must be the source's byte for byte, the offset and time
 // indexes of every segment holding them must agree with the log, and their
 // .txnindex entries must be what a producer-state replay computes.
-func VerifyMirror(p *MirrorPlan) (*MirrorVerification, error) {
-	v := &MirrorVerification{IndexProblems: []string{}, TxnIndexProblems: []string{}}
+func Verify(p *Plan) (*Verification, error) {
+	v := &Verification{IndexProblems: []string{}, TxnIndexProblems: []string{}}
 	src, err := openCursor(p.Src)
 	if err != nil {
 		return nil, err
