@@ -363,10 +363,10 @@ func (pl *planner) plan() (*InjectionPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if journalTemp {
+	if journalTemp != "" {
 		// The journal is written before anything else: a crash while
 		// writing it left the partition untouched.
-		pl.warnf("%s is left from an injection interrupted before it changed anything; it is removed", edit.JournalName+segment.TempSuffix)
+		pl.warnf("%s is left from an injection interrupted before it changed anything; it is removed", journalTemp)
 	}
 	var segs []segment.SegmentFiles
 	for _, s := range pd.Segments {

@@ -102,7 +102,7 @@ snapshots, index entries and leader epochs above the cut go).
 Writing uses inject-barrier's discipline: the broker must be stopped (the log
 directory's .lock is checked, then held), every file that changes or goes is
 backed up first (--backup-dir, never inside the log directory), new contents
-are staged, fsynced and renamed under a journal (DST/.kseg-inject.journal,
+are staged, fsynced and renamed under a journal (DST/.kseg-edit.journal,
 shared with inject-barrier so neither starts while the other is pending), and
 the result is read back: the copied batches must be SRC's byte for byte and
 the indexes must agree with the log. Rerun the command on an interrupted DST

@@ -88,7 +88,7 @@ DIR is a partition directory. kseg first plans, changing nothing:
 --dry-run prints that plan. Otherwise kseg takes the log directory's lock (as
 a broker would), backs up every file that changes or goes (O_EXCL copies,
 fsynced, hash-checked), writes new contents to temp files that are fsynced
-and renamed, and keeps a journal (DIR/.kseg-inject.journal) so that rerunning
+and renamed, and keeps a journal (DIR/.kseg-edit.journal) so that rerunning
 the command on an interrupted directory finishes the repair with exactly the
 bytes an uninterrupted run writes (--rollback undoes it instead). The result
 is read back: a new plan must have nothing to do, the indexes must verify

@@ -175,6 +175,9 @@ func CopyTree(tb testing.TB, src, dst string) {
 func RewriteJournal(tb testing.TB, dir string, tamper func(j map[string]any)) {
 	tb.Helper()
 	jp := filepath.Join(dir, edit.JournalName)
+	if _, err := os.Lstat(jp); err != nil {
+		jp = filepath.Join(dir, edit.LegacyJournalName)
+	}
 	var j map[string]any
 	b, err := os.ReadFile(jp)
 	if err != nil || json.Unmarshal(b, &j) != nil {
@@ -214,7 +217,7 @@ func KafkaFiles(tb testing.TB, dir string) map[string]string {
 	}
 	out := ContentOf(SnapDir(tb, dir))
 	for k := range out {
-		if k == edit.JournalName || k == edit.JournalName+segment.TempSuffix || strings.HasSuffix(k, edit.StagedSuffix) {
+		if edit.IsJournal(k) || strings.HasSuffix(k, edit.StagedSuffix) {
 			delete(out, k)
 		}
 	}

@@ -38,7 +38,7 @@ func TestMirrorJournalSourcesAreChecked(t *testing.T) {
 	}
 	tampered := false
 	barriertest.RewriteJournal(t, dir, func(j map[string]any) {
-		for _, op := range j["mirror"].(map[string]any)["ops"].([]any) {
+		for _, op := range j["plan"].(map[string]any)["ops"].([]any) {
 			if srcs, ok := op.(map[string]any)["sources"].([]any); ok && len(srcs) > 0 {
 				srcs[0].(map[string]any)["path"] = secret
 				tampered = true

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 
 	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/decode"
@@ -303,7 +304,7 @@ func (mp *mirrorPlanner) plan() (*Plan, error) {
 			return nil, err
 		}
 		for _, e := range entries {
-			if e.Name() != edit.JournalName+segment.TempSuffix {
+			if !edit.IsJournal(e.Name()) || !strings.HasSuffix(e.Name(), segment.TempSuffix) {
 				return nil, edit.Refuse(edit.RefuseNotPartition, p.Dir, "it holds %s but no partition files", e.Name())
 			}
 		}

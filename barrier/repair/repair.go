@@ -295,8 +295,8 @@ func (rp *planner) plan() (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if journalTemp {
-		rp.warnf("%s is left from a run interrupted before it changed anything; it is removed", edit.JournalName+segment.TempSuffix)
+	if journalTemp != "" {
+		rp.warnf("%s is left from a run interrupted before it changed anything; it is removed", journalTemp)
 	}
 	if _, err := os.Stat(filepath.Join(rp.logDir, segment.CleanShutdownName)); err == nil {
 		rp.warnf("the log directory holds %s: a broker would take the shutdown as clean and skip recovery; kseg repairs anyway", segment.CleanShutdownName)

@@ -527,29 +527,126 @@ func setOp(j map[string]any, i int, key string, v any) {
 	ops[i].(map[string]any)[key] = v
 }
 
-// TestEditRollbackRefusesAnotherToolsJournal: `kseg repair --rollback` on
-// the journal of an interrupted injection refuses (naming the tool) rather
-// than saying it undid a repair.
-func TestEditRollbackRefusesAnotherToolsJournal(t *testing.T) {
-	dir := writeFixture(t)
-	_, err := barrier.ApplyInjection(mustPlan(t, dir, planOpts()), edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
+// interruptAtCommit applies tc in a copy of its world, stopped (as by a
+// crash) at its first commit step, so that a journal in state committing
+// is left; it returns the world's root and the partition directory.
+func interruptAtCommit(t *testing.T, tc editCase, template, rel string) (root, dir string) {
+	t.Helper()
+	root = copyWorld(t, template)
+	dir = filepath.Join(root, rel)
+	_, err := tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
 		if strings.HasPrefix(step, "commit:") {
 			return barriertest.ErrCrash
 		}
 		return nil
 	}})
-	if !errors.Is(err, barriertest.ErrCrash) {
-		t.Fatal(err)
+	if !errors.Is(err, barriertest.ErrCrash) || !edit.HasJournal(dir) {
+		t.Fatalf("interrupted run: %v", err)
 	}
-	before := barriertest.SnapDir(t, dir)
-	_, err = repair.Rollback(dir, edit.Options{})
-	var re *edit.RefusalError
-	if !errors.As(err, &re) || re.Reason != edit.RefuseOtherTool || !strings.Contains(err.Error(), barrier.InjectKind.Tool) {
-		t.Fatalf("repair's rollback of an injection: %v", err)
+	return root, dir
+}
+
+// TestEditRollbackRefusesAnotherToolsJournal: every tool's rollback of
+// another tool's interrupted edit (kseg repair --rollback on an
+// injection's journal, say) refuses, naming the tool, and changes nothing,
+// rather than saying it undid what it did not; the tool's own rollback
+// then undoes it and reports its own plan.
+func TestEditRollbackRefusesAnotherToolsJournal(t *testing.T) {
+	for _, tc := range []editCase{injectCase(barrier.ModeTruncate), mirrorCase("align", false, 700), repairCase} {
+		t.Run(tc.name, func(t *testing.T) {
+			template, rel := tc.world(t)
+			before := barriertest.KafkaFiles(t, filepath.Join(template, rel))
+			root, dir := interruptAtCommit(t, tc, template, rel)
+			j, err := edit.ReadJournal(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var own *edit.Kind
+			for _, k := range kinds {
+				if k.Tool == j.Tool {
+					own = k
+					continue
+				}
+				snap := barriertest.SnapDir(t, root)
+				_, err := edit.Rollback(dir, edit.Options{}, k)
+				var re *edit.RefusalError
+				if !errors.As(err, &re) || re.Reason != edit.RefuseOtherTool || !strings.Contains(err.Error(), j.Tool) {
+					t.Fatalf("%s's rollback of a %s: %v", k.Tool, j.Tool, err)
+				}
+				barriertest.AssertUnchanged(t, snap, root)
+			}
+			rep, err := edit.Rollback(dir, edit.Options{}, own)
+			if err != nil || !rep.RolledBack || rep.Kind != own || rep.Job == nil {
+				t.Fatalf("%s's own rollback: %+v %v", j.Tool, rep, err)
+			}
+			if got := barriertest.KafkaFiles(t, dir); !maps.Equal(got, before) || edit.HasJournal(dir) {
+				t.Fatal("the rollback did not restore the partition")
+			}
+		})
 	}
-	barriertest.AssertUnchanged(t, before, dir)
-	rep, err := barrier.RollbackInjection(dir, edit.Options{})
-	if err != nil || rep.Plan == nil || !rep.RolledBack {
-		t.Fatalf("inject-barrier's rollback: %v", err)
+}
+
+// TestEditReadsLegacyJournal: an edit an older kseg left pending — its
+// journal named .kseg-inject.journal, a mirror's plan under "mirror" and a
+// repair's under "repair" — is still seen (HasJournal, and a pending edit
+// for the other tools' planners), finished by a rerun and undone by a
+// rollback, under its own name, which is gone afterwards.
+func TestEditReadsLegacyJournal(t *testing.T) {
+	legacyKey := map[string]string{mirror.EditKind.Tool: "mirror", repair.EditKind.Tool: "repair"}
+	for _, tc := range []editCase{injectCase(barrier.ModeTruncate), mirrorCase("align", false, 700), repairCase} {
+		t.Run(tc.name, func(t *testing.T) {
+			template, rel := tc.world(t)
+			before := barriertest.KafkaFiles(t, filepath.Join(template, rel))
+			ref := copyWorld(t, template)
+			if _, err := tc.apply(ref, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")}); err != nil {
+				t.Fatal(err)
+			}
+			after := barriertest.KafkaFiles(t, filepath.Join(ref, rel))
+			root, dir := interruptAtCommit(t, tc, template, rel)
+			// What an older kseg wrote.
+			barriertest.RewriteJournal(t, dir, func(j map[string]any) {
+				if k := legacyKey[j["tool"].(string)]; k != "" {
+					j[k] = j["plan"]
+					delete(j, "plan")
+				}
+			})
+			if err := os.Rename(filepath.Join(dir, edit.JournalName), filepath.Join(dir, edit.LegacyJournalName)); err != nil {
+				t.Fatal(err)
+			}
+			if !edit.HasJournal(dir) {
+				t.Fatal("HasJournal does not see the legacy journal")
+			}
+			j, err := edit.ReadJournal(dir)
+			if err != nil || j.Path(dir) != filepath.Join(dir, edit.LegacyJournalName) || len(j.Plan) == 0 {
+				t.Fatalf("ReadJournal: %+v %v", j, err)
+			}
+			if tc.name != "repair" {
+				var re *edit.RefusalError
+				if _, err := repair.PlanRepair(dir, repair.Options{}); !errors.As(err, &re) || re.Reason != edit.RefusePending {
+					t.Fatalf("repair over a pending legacy %s: %v", j.Tool, err)
+				}
+			}
+			rb := t.TempDir()
+			barriertest.CopyTree(t, root, rb)
+			rdir := filepath.Join(rb, rel)
+			if rr, err := edit.Rollback(rdir, edit.Options{}, kinds...); err != nil || !rr.RolledBack {
+				t.Fatalf("rollback: %v", err)
+			}
+			if got := barriertest.KafkaFiles(t, rdir); !maps.Equal(got, before) || edit.HasJournal(rdir) {
+				t.Fatal("the rollback did not restore the partition, or left the legacy journal")
+			}
+			r, err := tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b2")})
+			if err != nil || !r.Resumed || !r.ok {
+				t.Fatalf("rerun: %+v %v", r, err)
+			}
+			if got := barriertest.KafkaFiles(t, dir); !maps.Equal(got, after) || edit.HasJournal(dir) {
+				t.Fatal("the rerun did not finish the edit, or left the legacy journal")
+			}
+			for _, name := range []string{edit.JournalName, edit.LegacyJournalName} {
+				if _, err := os.Lstat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("%s left behind", name)
+				}
+			}
+		})
 	}
 }

@@ -119,21 +119,21 @@ func CheckWritable(logDir, probe string, check func(dir string) (bool, string, e
 // CheckLeftovers refuses a partition directory holding a .swap file (the
 // broker would swap it in at its next load) or one of kseg's staged files
 // without a journal (left by an interrupted what, "kseg injection" or
-// "kseg run", whose journal is gone). journalTemp reports the temporary
-// file of a journal a run was writing when it stopped: it had changed
-// nothing, and the next run replaces it.
-func CheckLeftovers(pd *segment.PartitionDir, what string) (journalTemp bool, err error) {
+// "kseg run", whose journal is gone). journalTemp names the temporary file
+// of a journal a run was writing when it stopped ("" when none): it had
+// changed nothing, and the next run removes it.
+func CheckLeftovers(pd *segment.PartitionDir, what string) (journalTemp string, err error) {
 	for _, t := range pd.Transient {
 		if fi, _ := segment.ParseFileName(filepath.Base(t)); fi.Suffix == segment.SwapSuffix {
-			return false, Refuse(RefuseTransientFiles, t, "a .swap file: the broker would swap it in at the next load; let it finish first")
+			return "", Refuse(RefuseTransientFiles, t, "a .swap file: the broker would swap it in at the next load; let it finish first")
 		}
 	}
 	for _, f := range append(append([]string(nil), pd.Other...), pd.Transient...) {
 		switch base := filepath.Base(f); {
 		case strings.HasSuffix(base, StagedSuffix):
-			return false, Refuse(RefuseTransientFiles, f, "left by an interrupted %s whose journal is gone; inspect it and remove it", what)
-		case base == JournalName+segment.TempSuffix:
-			journalTemp = true
+			return "", Refuse(RefuseTransientFiles, f, "left by an interrupted %s whose journal is gone; inspect it and remove it", what)
+		case IsJournal(base) && strings.HasSuffix(base, segment.TempSuffix):
+			journalTemp = base
 		}
 	}
 	return journalTemp, nil
@@ -158,9 +158,9 @@ func Pending(dir string, kind *Kind) (Job, *Interrupted, error) {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, nil, nil
 	case err != nil:
-		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, JournalName), err)
+		return nil, nil, err
 	case j.Tool != kind.Tool:
-		return nil, nil, Refuse(RefusePending, dir, "an interrupted %s is pending here (journal %s): rerun it to finish it, or roll it back with --rollback", j.Tool, JournalName)
+		return nil, nil, Refuse(RefusePending, dir, "an interrupted %s is pending here (journal %s): rerun it to finish it, or roll it back with --rollback", j.Tool, filepath.Base(j.Path(dir)))
 	}
 	job, err := Validate(j, dir, kind)
 	if err != nil {
