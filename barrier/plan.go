@@ -696,16 +696,15 @@ func (pl *planner) planEpochs(kept []*segScan, cut int64, lastKept *batchMeta) e
 			return err
 		}
 	}
-	latest, highest := int32(-1), int32(-1)
-	var keptEntries []segment.EpochEntry
+	highest := int32(-1)
 	for _, e := range entries {
 		highest = max(highest, e.Epoch)
-		if e.StartOffset >= cut {
-			p.EpochEntriesRemoved = append(p.EpochEntriesRemoved, e)
-			continue
-		}
-		keptEntries = append(keptEntries, e)
-		latest = e.Epoch
+	}
+	keptEntries, removed := segment.TruncateLeaderEpochs(entries, cut)
+	p.EpochEntriesRemoved = append(p.EpochEntriesRemoved, removed...)
+	latest := int32(-1)
+	if n := len(keptEntries); n > 0 {
+		latest = keptEntries[n-1].Epoch
 	}
 	for _, s := range kept {
 		if s.last != nil && s.last.Magic >= 2 {
@@ -739,22 +738,17 @@ func (pl *planner) planEpochs(kept []*segScan, cut int64, lastKept *batchMeta) e
 		}
 		return nil
 	}
-	if epoch > latest {
-		// LeaderEpochFileCache.assign on append of the first new batch.
-		p.EpochEntryAdded = &segment.EpochEntry{Epoch: epoch, StartOffset: cut}
-		keptEntries = append(keptEntries, *p.EpochEntryAdded)
+	// LeaderEpochFileCache.assign on append of the first new batch.
+	if assigned := segment.AssignLeaderEpoch(keptEntries, epoch, cut); !slices.Equal(assigned, keptEntries) {
+		added := assigned[len(assigned)-1]
+		p.EpochEntryAdded = &added
+		keptEntries = assigned
 	}
-	if len(keptEntries) == len(entries) {
-		same := true
-		for i := range entries {
-			same = same && entries[i] == keptEntries[i]
-		}
-		if same {
-			// Truncation removed an entry that assign puts straight back
-			// (the same epoch from the same offset): the file stays as is.
-			p.EpochEntriesRemoved, p.EpochEntryAdded = nil, nil
-			return nil
-		}
+	if slices.Equal(keptEntries, entries) {
+		// Truncation removed an entry that assign puts straight back
+		// (the same epoch from the same offset): the file stays as is.
+		p.EpochEntriesRemoved, p.EpochEntryAdded = nil, nil
+		return nil
 	}
 	if len(p.EpochEntriesRemoved) > 0 || p.EpochEntryAdded != nil {
 		pl.epochContent = segment.EncodeLeaderEpochCheckpoint(keptEntries)

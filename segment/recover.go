@@ -276,6 +276,27 @@ func (r *Recovery) countFramedAfter(lf *LogFile, t Tail) (int64, error) {
 	return n, nil
 }
 
+// LoadRecoveryReason says why the broker recovers segment s at load even
+// below the recovery point, "" when it does not: LogLoader.loadSegmentFiles
+// runs LogSegment.sanityCheck, which wants the offset index to exist and
+// the transaction index to pass TransactionIndex.sanityCheck, and
+// recovers a segment that fails it.
+func LoadRecoveryReason(s SegmentFiles) string {
+	if s.Index == "" {
+		return "its .index is missing (LogLoader recovers the segment)"
+	}
+	if s.TxnIndex != "" {
+		x, err := ReadTxnIndex(s.TxnIndex)
+		if err == nil {
+			err = SanityCheckTxnIndex(&x, s.BaseOffset)
+		}
+		if err != nil {
+			return fmt.Sprintf("its .txnindex fails the sanity check (%v)", err)
+		}
+	}
+	return ""
+}
+
 // ResyncPast searches, after the structural damage that ended a scan of lf
 // with tail t (TailCorrupt or TailTornBatch), for the next batch that
 // frames and passes its CRC with offsets from minOffset on (Resync). A

@@ -496,21 +496,11 @@ func (rp *planner) plan() (*Plan, error) {
 }
 
 // belowRecoveryPoint says why the broker would recover a segment below
-// the recovery point at load, "" when it would not
-// (LogSegment.sanityCheck: the offset index must exist, the transaction
-// index must pass TransactionIndex.sanityCheck).
+// the recovery point at load (segment.LoadRecoveryReason), "" when it
+// would not.
 func belowRecoveryPoint(s segment.SegmentFiles) string {
-	if s.Index == "" {
-		return "below the recovery point, but its .index is missing (LogLoader recovers the segment)"
-	}
-	if s.TxnIndex != "" {
-		x, err := segment.ReadTxnIndex(s.TxnIndex)
-		if err == nil {
-			err = segment.SanityCheckTxnIndex(&x, s.BaseOffset)
-		}
-		if err != nil {
-			return fmt.Sprintf("below the recovery point, but its .txnindex fails the sanity check (%v)", err)
-		}
+	if why := segment.LoadRecoveryReason(s); why != "" {
+		return "below the recovery point, but " + why
 	}
 	return ""
 }
