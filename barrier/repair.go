@@ -234,10 +234,9 @@ type repairPlanner struct {
 	pd          *segment.PartitionDir
 	p           *RepairPlan
 	ops         []FileOp
-	// replayAll replays the kept log from its first batch, ignoring the
-	// log start offset; firstBase is the first segment's base offset.
-	replayAll func() (*psm.Result, error)
-	firstBase int64
+	// checkEnd judges a snapshot at the new log end over the kept log
+	// (psm.CheckSnapshotAt).
+	checkEnd func(onDisk []segment.SnapshotEntry) (psm.SnapshotCheck, error)
 }
 
 func (rp *repairPlanner) warnf(format string, args ...any) {
@@ -333,7 +332,6 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 		logStart = -1
 	}
 	p.LogStartOffset = max(logStart, segs[0].BaseOffset)
-	rp.firstBase = segs[0].BaseOffset
 
 	// Scope: the segment holding the recovery point and every later one
 	// (LogLoader.recoverLog), or all of them.
@@ -444,8 +442,9 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rebuilding producer state: %w", err)
 	}
-	rp.replayAll = func() (*psm.Result, error) {
-		return rp.replay(kept, scans, p.FirstExamined, p.NewLogEndOffset, -1)
+	rp.checkEnd = func(onDisk []segment.SnapshotEntry) (psm.SnapshotCheck, error) {
+		view, o := rp.replayView(kept, scans, p.FirstExamined, p.NewLogEndOffset, logStart)
+		return psm.CheckSnapshotAt(&view, o, p.NewLogEndOffset, onDisk)
 	}
 
 	// Pass 2: the operations, in commit order. Files that go first:
@@ -841,6 +840,13 @@ func (c *indexCheck) verdict(valid int64, cut bool) (idxBad, idxSev, timeBad, ti
 // replay rebuilds the producer state at the new log end over the log as
 // the repair leaves it.
 func (rp *repairPlanner) replay(kept []segment.SegmentFiles, scans []*segRepair, firstExamined, end, logStart int64) (*psm.Result, error) {
+	view, o := rp.replayView(kept, scans, firstExamined, end, logStart)
+	return psm.Rebuild(&view, o)
+}
+
+// replayView is the partition as the repair leaves it, and the options
+// that replay it to the new log end.
+func (rp *repairPlanner) replayView(kept []segment.SegmentFiles, scans []*segRepair, firstExamined, end, logStart int64) (segment.PartitionDir, psm.Options) {
 	view := *rp.pd
 	view.Segments = nil
 	for _, s := range rp.pd.Segments {
@@ -864,7 +870,7 @@ func (rp *repairPlanner) replay(kept []segment.SegmentFiles, scans []*segRepair,
 			o.SegmentLimits[sr.files.BaseOffset] = sr.valid
 		}
 	}
-	return psm.Rebuild(&view, o)
+	return view, o
 }
 
 // del plans the deletion of a file.
@@ -1083,18 +1089,17 @@ func (rp *repairPlanner) planEpochs() error {
 	return err
 }
 
-// heldBelowLogStart reports whether onDisk is the state replayed from the
-// first batch on disk rather than from the log start offset: what a broker
-// holds after DeleteRecords (or retention inside a segment) moved the log
-// start up, since ProducerStateManager.onLogStartOffsetIncremented drops
-// only unreplicated transactions, never producers. Such a snapshot is the
-// broker's own and is kept.
-func (rp *repairPlanner) heldBelowLogStart(onDisk []segment.SnapshotEntry) bool {
-	if rp.replayAll == nil || len(rp.pd.Segments) == 0 || rp.p.LogStartOffset <= rp.firstBase {
-		return false
+// brokersOwn reports whether onDisk, the snapshot at the new log end, is
+// a state the broker held there though it differs from the rebuilt one:
+// psm decides, as replay-psm --check-snapshots does (producers kept below
+// a log start moved by DeleteRecords, producers a recovery never
+// expired). Such a snapshot is kept.
+func (rp *repairPlanner) brokersOwn(onDisk []segment.SnapshotEntry) (bool, error) {
+	if rp.checkEnd == nil {
+		return false, nil
 	}
-	res, err := rp.replayAll()
-	return err == nil && len(psm.CompareSnapshot(res.SnapshotEntries(), onDisk)) == 0
+	c, err := rp.checkEnd(onDisk)
+	return err == nil && c.Match(), err
 }
 
 // planEndSnapshot writes the producer snapshot at the new log end when the
@@ -1134,11 +1139,10 @@ func (rp *repairPlanner) planEndSnapshot(res *psm.Result) error {
 		return nil
 	case exists && onDisk != nil && len(psm.CompareSnapshot(entries, onDisk)) == 0:
 		return nil
-	case exists && onDisk != nil && !changed && rp.heldBelowLogStart(onDisk):
-		// The broker's in-memory state kept the producers whose batches
-		// DeleteRecords moved below the log start; the file holds them.
-		return nil
 	case exists && onDisk != nil:
+		if own, err := rp.brokersOwn(onDisk); err != nil || own {
+			return err
+		}
 		d := psm.CompareSnapshot(entries, onDisk)
 		rp.find(RepairKindSnapshotMismatch, "error", path, -1, "%s differs from the producer state rebuilt from the log (%d difference(s); first: %s)", name, len(d), d[0])
 	case !exists && !changed:

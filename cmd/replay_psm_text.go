@@ -142,6 +142,11 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 			name := filepath.Base(c.Path)
 			switch c.Status {
 			case psm.CheckMatch:
+				if c.Reason != "" {
+					// The broker's own state, not kseg's rebuild: say why.
+					fmt.Fprintf(w, "  %s %s (%d producers in the file, %d rebuilt from the log: %s)\n", name, st.paint(st.ok, "MATCH"), c.OnDisk, c.Rebuilt, c.Reason)
+					break
+				}
 				fmt.Fprintf(w, "  %s %s (%d producers)\n", name, st.paint(st.ok, "MATCH"), c.Rebuilt)
 			case psm.CheckMismatch:
 				fmt.Fprintf(w, "  %s %s (%d rebuilt, %d in the file, %d differences)\n", name, st.paint(st.err, "MISMATCH"), c.Rebuilt, c.OnDisk, len(c.Differences))

@@ -62,6 +62,9 @@ type rebuilder struct {
 	opts     Options
 	segs     []segment.SegmentFiles // segments that have a .log, by base offset
 	logStart int64
+	// nested: a replay run to judge snapshots (brokerStates); it judges
+	// none itself.
+	nested bool
 
 	// set by scan
 	leo       int64 // log end offset reached (valid when the scan ran to the end)
@@ -250,6 +253,15 @@ func pidOf(b *decode.Batch) int64 {
 // last segment's base; truncateAndReload then drops those at or below the
 // log start offset and above the end.
 func (r *rebuilder) snapshotCandidates(m *Manager, end int64) []segment.SnapshotFile {
+	return r.loadableSnapshots(end, m.Report)
+}
+
+// loadableSnapshots is snapshotCandidates, reporting each snapshot the
+// broker deletes at load through report (nil: none).
+func (r *rebuilder) loadableSnapshots(end int64, report func(Anomaly)) []segment.SnapshotFile {
+	if report == nil {
+		report = func(Anomaly) {}
+	}
 	bases := map[int64]bool{}
 	for _, s := range r.segs {
 		bases[s.BaseOffset] = true
@@ -262,14 +274,14 @@ func (r *rebuilder) snapshotCandidates(m *Manager, end int64) []segment.Snapshot
 			continue
 		}
 		if stray != nil {
-			m.Report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: stray.Offset, ProducerID: -1,
+			report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: stray.Offset, ProducerID: -1,
 				Message: fmt.Sprintf("%s is not at a segment base offset and is not the newest such file; the broker deletes it at load (removeStraySnapshots)", filepath.Base(stray.Path))})
 		}
 		stray = &r.dir.Snapshots[i]
 	}
 	if stray != nil {
 		if len(r.segs) > 0 && stray.Offset < r.segs[len(r.segs)-1].BaseOffset {
-			m.Report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: stray.Offset, ProducerID: -1,
+			report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: stray.Offset, ProducerID: -1,
 				Message: fmt.Sprintf("%s is not at a segment base offset and lies below the last segment; the broker deletes it at load (removeStraySnapshots)", filepath.Base(stray.Path))})
 		} else {
 			kept = append(kept, *stray)
@@ -280,7 +292,7 @@ func (r *rebuilder) snapshotCandidates(m *Manager, end int64) []segment.Snapshot
 	for _, s := range kept {
 		switch {
 		case s.Offset <= r.logStart:
-			m.Report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: s.Offset, ProducerID: -1,
+			report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: s.Offset, ProducerID: -1,
 				Message: fmt.Sprintf("%s is at or below the log start offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), r.logStart)})
 		case end >= 0 && s.Offset > end:
 		default:
@@ -449,16 +461,17 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 		m.RemoveExpiredProducers(m.Now())
 	}
 	m.ReportHangingTransactions()
-	known := slices.Clone(m.barriers)
-	if loaded > r.logStart && !opts.IgnoreBarriers {
-		pre, err := r.prescanBarriers(loaded)
-		if err != nil {
-			return nil, nil, err
+	if !opts.IgnoreBarriers && !r.nested && len(captures) == 0 {
+		// CheckSnapshots (captures) judges every file itself.
+		known := slices.Clone(m.barriers)
+		if loaded > r.logStart {
+			pre, err := r.prescanBarriers(loaded)
+			if err != nil {
+				return nil, nil, err
+			}
+			known = append(pre, known...)
 		}
-		known = append(pre, known...)
-	}
-	if !opts.IgnoreBarriers && len(known) > 0 {
-		if err := r.checkStale(m, known); err != nil {
+		if err := r.judgeStale(m, known, leo); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -484,44 +497,82 @@ func (r *rebuilder) prescanBarriers(upto int64) ([]Barrier, error) {
 	return out, err
 }
 
-// checkStale reports every snapshot file that lies after a barrier yet
-// holds producers whose last batch (or open transaction) precedes it:
-// what a recovery path that ignores the barrier writes (barrier.md §8,
-// pitfall 2). A broker that loads such a file brings the cleared
-// producers back.
-func (r *rebuilder) checkStale(m *Manager, barriers []Barrier) error {
+// staleCandidates are the snapshots within the log (above the log start,
+// at or below leo) that lie after a barrier, each with the last barrier
+// before it: every file --check-snapshots compares, stray ones included.
+func (r *rebuilder) staleCandidates(barriers []Barrier, leo int64) ([]segment.SnapshotFile, []Barrier) {
+	var files []segment.SnapshotFile
+	var bars []Barrier
+	if len(barriers) == 0 {
+		return nil, nil
+	}
 	for _, s := range r.dir.Snapshots {
+		if s.Offset <= r.logStart || s.Offset > leo {
+			continue
+		}
 		var bar *Barrier
 		for i := range barriers {
 			if barriers[i].Offset < s.Offset {
 				bar = &barriers[i]
 			}
 		}
-		if bar == nil {
-			continue
+		if bar != nil {
+			files = append(files, s)
+			bars = append(bars, *bar)
 		}
+	}
+	return files, bars
+}
+
+// judgeStale reports every snapshot a broker may load that lies after a
+// barrier and does not hold exactly the state a replay through that
+// barrier gives at its offset (the barrier empties the producer map, so
+// that state is the barrier's own replay up to the snapshot), judged as
+// --check-snapshots judges files. A recovery path that ignores the
+// barrier (barrier.md §8, pitfall 2) writes such a file: it brings back
+// producers the barrier cleared, a transaction version 2 producer's entry
+// without batch metadata, or a coordinator epoch a reused producer id
+// inherited from before the barrier (the prototype's deferred update,
+// pitfall 1), which fences the new cluster's transaction markers.
+func (r *rebuilder) judgeStale(m *Manager, barriers []Barrier, leo int64) error {
+	files, bars := r.staleCandidates(barriers, leo)
+	if len(files) == 0 {
+		return nil
+	}
+	offsets := make([]int64, len(files))
+	for i, s := range files {
+		offsets[i] = s.Offset
+	}
+	bs, err := brokerStatesAt(r.dir, r.opts, offsets)
+	if err != nil {
+		return err
+	}
+	for i, s := range files {
 		entries, ok, err := r.readSnapshot(m, s, false)
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if !ok || !bs.rebuilt[s.Offset].done {
 			continue
 		}
-		var stale []int64
-		for _, e := range entries {
-			if (e.LastOffset >= 0 && e.LastOffset < bar.Offset) || (e.CurrentTxnFirstOffset >= 0 && e.CurrentTxnFirstOffset < bar.Offset) {
-				stale = append(stale, e.ProducerID)
-			}
+		v, err := bs.judge(s.Offset, entries)
+		if err != nil {
+			return err
 		}
-		if len(stale) == 0 {
-			continue
+		if !v.Match {
+			m.Report(staleAnomaly(s, bars[i], v.Differences))
 		}
-		slices.Sort(stale)
-		m.Report(Anomaly{Kind: KindStaleSnapshot, Severity: SeverityError, Offset: s.Offset, ProducerID: stale[0],
-			Message: fmt.Sprintf("%s lies after the MIRROR_PID_RESET barrier at %d but still holds %d producer(s) whose last batch precedes it (first: %d); a broker loading it brings back state the barrier cleared (delete it, or rewrite it with kseg replay-psm --write-snapshot)",
-				filepath.Base(s.Path), bar.Offset, len(stale), stale[0])})
 	}
 	return nil
+}
+
+// staleAnomaly is the stale-snapshot finding for s, which lies after bar
+// and differs from the replay through it by d.
+func staleAnomaly(s segment.SnapshotFile, bar Barrier, d []Difference) Anomaly {
+	name := filepath.Base(s.Path)
+	return Anomaly{Kind: KindStaleSnapshot, Severity: SeverityError, Offset: s.Offset, ProducerID: d[0].ProducerID,
+		Message: fmt.Sprintf("%s lies after the MIRROR_PID_RESET barrier at %d but is not the state a replay through that barrier gives (%d difference(s); first: %s); a broker loading it brings back state the barrier cleared. Rewrite it with the broker stopped: kseg replay-psm --from-snapshot none --upto %d --write-snapshot %s --force DIR. Do not just delete it when the log directory holds %s and no other snapshot would remain: the broker then skips the producer-state rebuild and starts with no producer state at all",
+			name, bar.Offset, len(d), d[0], s.Offset, name, segment.CleanShutdownName)}
 }
 
 // restoreTxnStarts gives the transactions a snapshot left open the
