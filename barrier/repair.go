@@ -237,6 +237,8 @@ type repairPlanner struct {
 	// checkEnd judges a snapshot at the new log end over the kept log
 	// (psm.CheckSnapshotAt).
 	checkEnd func(onDisk []segment.SnapshotEntry) (psm.SnapshotCheck, error)
+	// cleanShutdown: the log directory holds .kafka_cleanshutdown.
+	cleanShutdown bool
 }
 
 func (rp *repairPlanner) warnf(format string, args ...any) {
@@ -313,6 +315,7 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 		}
 	}
 	if _, err := os.Stat(filepath.Join(rp.logDir, segment.CleanShutdownName)); err == nil {
+		rp.cleanShutdown = true
 		rp.warnf("the log directory holds %s: a broker would take the shutdown as clean and skip recovery; kseg repairs anyway", segment.CleanShutdownName)
 	}
 	var segs, orphans []segment.SegmentFiles
@@ -1146,7 +1149,13 @@ func (rp *repairPlanner) planEndSnapshot(res *psm.Result) error {
 		d := psm.CompareSnapshot(entries, onDisk)
 		rp.find(RepairKindSnapshotMismatch, "error", path, -1, "%s differs from the producer state rebuilt from the log (%d difference(s); first: %s)", name, len(d), d[0])
 	case !exists && !changed:
-		return nil // the broker writes it itself at load
+		a, lost := psm.CleanShutdownLoss(res)
+		if !lost || !psm.SkipsRebuild(rp.pd, rp.cleanShutdown) {
+			return nil // the broker rebuilds it from the log at load
+		}
+		// The broker would start with no producer state: the snapshot
+		// makes it load the log's instead.
+		rp.find(a.Kind, a.Severity, path, -1, "%s", a.Message)
 	}
 	p.SnapshotOffset = end
 	p.Producers = len(entries)

@@ -47,7 +47,7 @@ func (o *replayPSMOptions) AddFlags(c *cobra.Command) {
 	f.BoolVar(&o.checkSnapshots, "check-snapshots", false, "compare every N.snapshot in DIR with the state rebuilt from the log up to N (never from that snapshot)")
 	f.StringVar(&o.writeSnapshot, "write-snapshot", "", "write the rebuilt state as a Kafka producer snapshot at PATH (a directory: <end offset>.snapshot in it)")
 	f.BoolVar(&o.force, "force", false, "with --write-snapshot: replace an existing file")
-	f.Int64Var(&o.highWatermark, "high-watermark", -1, "high watermark for the LSO; -1 = this partition's replication-offset-checkpoint entry, else the log end")
+	f.Int64Var(&o.highWatermark, "high-watermark", -1, "high watermark for the LSO; -1 = what a broker starts with: this partition's replication-offset-checkpoint entry, else the log start offset")
 	f.Int64Var(&o.logStartOffset, "log-start-offset", -1, "log start offset; -1 = this partition's log-start-offset-checkpoint entry, else the first segment's base")
 	f.StringVar(&o.clock, "clock", "log", "\"now\" for producer expiry: log (highest batch timestamp replayed so far), now, or epoch milliseconds / RFC 3339")
 	f.Int64Var(&o.expirationMs, "producer-id-expiration-ms", psm.DefaultProducerIDExpirationMs, "the broker's producer.id.expiration.ms")
@@ -234,19 +234,21 @@ func replayPartition(s *Streams, g *globalOptions, o *replayPSMOptions, dir stri
 	}
 	opts := o.psm
 	v := &replayPSMView{Dir: dir, Opts: opts, HWSource: "--high-watermark"}
-	ls, hw, cerr := psm.LogDirCheckpoints(pd)
+	ld, cerr := psm.ReadLogDirState(pd)
 	if cerr != nil && !g.quiet {
-		fmt.Fprintf(s.Err, "kseg: warning: %v (ignored: using the log end as the high watermark and the first segment as the log start)\n", cerr)
+		fmt.Fprintf(s.Err, "kseg: warning: %v (ignored: taking the partition as if it had no entry there)\n", cerr)
 	}
-	if opts.LogStartOffset < 0 && ls >= 0 {
-		opts.LogStartOffset = ls
+	if opts.LogStartOffset < 0 && ld.LogStartOffset >= 0 {
+		opts.LogStartOffset = ld.LogStartOffset
 	}
 	if opts.HighWatermark < 0 {
-		v.HWSource = "log end offset"
-		if hw >= 0 {
-			opts.HighWatermark, v.HWSource = hw, "replication-offset-checkpoint"
+		// What the broker starts the partition with (Partition.createLog).
+		opts.HighWatermark, v.HWSource = ld.BrokerHighWatermark(), "replication-offset-checkpoint"
+		if ld.HighWatermark < 0 {
+			v.HWSource = "no replication-offset-checkpoint entry: a broker starts at the log start offset until its in-sync replicas catch up"
 		}
 	}
+	opts.CleanShutdown = ld.CleanShutdown
 	target := ""
 	if o.writeSnapshot != "" {
 		target = o.writeSnapshot

@@ -12,6 +12,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 
 	"github.com/kseg/kseg/psm"
+	"github.com/kseg/kseg/segment"
 )
 
 // textReplayPSMPrinter prints a summary, then the producers as a table
@@ -59,9 +60,12 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 		lso += fmt.Sprintf(" (first undecided offset %d)", r.FirstUndecidedOffset)
 	}
 	kv("last stable offset", "%s", lso)
-	if r.SnapshotLoaded >= 0 {
+	switch {
+	case r.RebuildSkipped:
+		kv("replay", "none: %s and no producer snapshot, so the broker skips the rebuild and starts with no producer state", segment.CleanShutdownName)
+	case r.SnapshotLoaded >= 0:
 		kv("replay", "from the snapshot at %d, then %d batches from offset %d", r.SnapshotLoaded, r.BatchesReplayed, r.ReplayedFrom)
-	} else {
+	default:
 		kv("replay", "no snapshot: %d batches from offset %d (the log start)", r.BatchesReplayed, r.ReplayedFrom)
 	}
 	clock := fmtMs(r.Clock)

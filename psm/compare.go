@@ -152,6 +152,17 @@ func CheckSnapshots(dir *segment.PartitionDir, opts Options) ([]SnapshotCheck, *
 	if err != nil {
 		return nil, nil, err
 	}
+	// What the default run says about the files a loading broker deletes,
+	// and about a clean shutdown without a snapshot: the same here.
+	diskEnd, err := r.logEnd()
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, kept := r.snapshotCandidates(opts.Upto, diskEnd, m.Report); opts.CleanShutdown && kept == 0 && opts.Upto < 0 {
+		if a, ok := CleanShutdownLoss(res); ok {
+			m.Report(a)
+		}
+	}
 	bs := newBrokerStates(dir, opts, r, caps)
 	ci := 0
 	for i := range checks {

@@ -591,7 +591,9 @@ func (m *Manager) Entry(pid int64) (Entry, bool) {
 func (m *Manager) ProducerCount() int { return len(m.producers) }
 
 // State returns the current state as a Result (Partition is left empty).
-// The log end offset is lastMapOffset; the LSO follows
+// The log end offset is lastMapOffset; the high watermark is
+// Options.HighWatermark (the log end when -1) within [log start, log end];
+// the LSO follows
 // UnifiedLog.maybeIncrementFirstUnstableOffset and fetchLastStableOffset:
 // the first unstable offset (oldest ongoing or unreplicated transaction,
 // never below the log start) if it is below the high watermark, else the
@@ -599,12 +601,14 @@ func (m *Manager) ProducerCount() int { return len(m.producers) }
 func (m *Manager) State() *Result {
 	leo := m.mapEndOffset
 	hw := m.opts.HighWatermark
-	if hw < 0 || hw > leo {
+	if hw < 0 {
 		hw = leo
 	}
-	if hw < m.logStartOffset {
-		hw = m.logStartOffset
-	}
+	// UnifiedLog.updateHighWatermark clamps to [logStartOffset,
+	// logEndOffset]; a log start above the log end (which the broker never
+	// keeps: it deletes the log) must not put the high watermark past the
+	// end.
+	hw = min(max(hw, m.logStartOffset), leo)
 	r := &Result{
 		LogStartOffset:       m.logStartOffset,
 		LogEndOffset:         leo,
@@ -655,7 +659,7 @@ func (m *Manager) ReportHangingTransactions() {
 		}
 		if age > m.opts.TxnTimeoutMs {
 			m.report(KindHangingTransaction, SeverityError, t.firstOffset, t.producerID,
-				"transaction of producer %d from offset %d is still open at the end of the log after %s of log time (longer than the %s transaction timeout): it is hanging and holds the last stable offset at %d",
+				"transaction of producer %d from offset %d is still open at the end of the log after %s of log time (longer than the %s transaction timeout): it is hanging, and the last stable offset cannot pass %d",
 				t.producerID, t.firstOffset, time.Duration(age)*time.Millisecond, time.Duration(m.opts.TxnTimeoutMs)*time.Millisecond, t.firstOffset)
 			continue
 		}

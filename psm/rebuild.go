@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -54,6 +55,45 @@ func LogDirCheckpoints(dir *segment.PartitionDir) (logStart, highWatermark int64
 		return logStart, -1, err
 	}
 	return logStart, highWatermark, nil
+}
+
+// LogDirState is what a loading broker reads about one partition in its
+// log directory, outside the partition directory.
+type LogDirState struct {
+	// LogStartOffset and HighWatermark are the partition's entries in
+	// log-start-offset-checkpoint and replication-offset-checkpoint, -1
+	// when the file or the entry is absent.
+	LogStartOffset, HighWatermark int64
+	// CleanShutdown: the log directory holds .kafka_cleanshutdown, so the
+	// broker takes its last shutdown as clean (LogManager.loadLogs:
+	// hadCleanShutdown) and skips recovery.
+	CleanShutdown bool
+}
+
+// ReadLogDirState reads the log directory of dir. A checkpoint that does
+// not parse is an error; the other fields are still filled.
+func ReadLogDirState(dir *segment.PartitionDir) (LogDirState, error) {
+	ls, hw, err := LogDirCheckpoints(dir)
+	st := LogDirState{LogStartOffset: ls, HighWatermark: hw}
+	if dir.Topic != "" && dir.Partition >= 0 {
+		if _, serr := os.Stat(filepath.Join(segment.LogDirOf(dir.Path), segment.CleanShutdownName)); serr == nil {
+			st.CleanShutdown = true
+		}
+	}
+	return st, err
+}
+
+// BrokerHighWatermark is the high watermark a broker gives the partition
+// when it loads it: the checkpoint entry, else 0
+// (Partition.createLog: offsetCheckpoints.fetch(...).getOrElse(0L)), which
+// UnifiedLog.updateHighWatermark then raises to the log start offset. A
+// leader moves it up as its in-sync replicas catch up (at once when it is
+// the only one).
+func (s LogDirState) BrokerHighWatermark() int64 {
+	if s.HighWatermark < 0 {
+		return 0
+	}
+	return s.HighWatermark
 }
 
 // rebuilder runs replays over one partition directory.
@@ -252,16 +292,15 @@ func pidOf(b *decode.Batch) int64 {
 // segment base offsets plus the largest other one if it lies above the
 // last segment's base; truncateAndReload then drops those at or below the
 // log start offset and above the end.
-func (r *rebuilder) snapshotCandidates(m *Manager, end int64) []segment.SnapshotFile {
-	return r.loadableSnapshots(end, m.Report)
-}
-
-// loadableSnapshots is snapshotCandidates, reporting each snapshot the
-// broker deletes at load through report (nil: none).
-func (r *rebuilder) loadableSnapshots(end int64, report func(Anomaly)) []segment.SnapshotFile {
-	if report == nil {
-		report = func(Anomaly) {}
-	}
+//
+// leo is the log end offset: truncateAndReload deletes the snapshots
+// above it before it reads any, so even a corrupt one costs nothing (those
+// above end, when set, are left out silently). Every snapshot the broker
+// deletes is reported through report. The count returned is how many
+// survive removeStraySnapshots, whatever their offset: with none, a broker
+// after a clean shutdown skips the rebuild (rebuildProducerState tests
+// latestSnapshotOffset).
+func (r *rebuilder) snapshotCandidates(end, leo int64, report func(Anomaly)) ([]segment.SnapshotFile, int) {
 	bases := map[int64]bool{}
 	for _, s := range r.segs {
 		bases[s.BaseOffset] = true
@@ -295,11 +334,47 @@ func (r *rebuilder) loadableSnapshots(end int64, report func(Anomaly)) []segment
 			report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: s.Offset, ProducerID: -1,
 				Message: fmt.Sprintf("%s is at or below the log start offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), r.logStart)})
 		case end >= 0 && s.Offset > end:
+		case s.Offset > leo:
+			report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: s.Offset, ProducerID: -1,
+				Message: fmt.Sprintf("%s lies above the log end offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), leo)})
 		default:
 			out = append(out, s)
 		}
 	}
-	return out
+	return out, len(kept)
+}
+
+// logEnd is the offset after the last batch of the last segment, or its
+// base offset when it holds none: LogSegment.readNextOffset, what
+// LogLoader.recoverLog and deleteSegmentsIfLogStartGreaterThanLogEnd take
+// as the log end. It reads the last segment's batch headers from its last
+// offset-index entry on.
+func (r *rebuilder) logEnd() (int64, error) {
+	if len(r.segs) == 0 {
+		return r.logStart, nil
+	}
+	seg := r.segs[len(r.segs)-1]
+	limit, limited := r.opts.SegmentLimits[seg.BaseOffset]
+	if limited && limit <= 0 {
+		return seg.BaseOffset, nil
+	}
+	lf, err := segment.OpenLog(seg.Log)
+	if err != nil {
+		return 0, err
+	}
+	defer lf.Close()
+	sc := lf.Scanner(segment.ScanOptions{Start: startPosition(lf, seg, math.MaxInt64, limit), BufferSize: 64 << 10, Limit: limit})
+	end := seg.BaseOffset
+	for sc.Next() {
+		end = max(end, sc.Batch().NextOffset())
+	}
+	return end, sc.Err()
+}
+
+// LogEndOffset is the log end offset a loading broker finds in dir (the
+// last segment's next offset).
+func LogEndOffset(dir *segment.PartitionDir) (int64, error) {
+	return newRebuilder(dir, DefaultOptions()).logEnd()
 }
 
 // readSnapshot reads a snapshot; corruption is reported once per file and
@@ -355,6 +430,7 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 	}
 	m = fresh()
 	loaded := int64(-1)
+	skipped := false // the broker skips the rebuild (clean shutdown, no snapshot)
 	var replayStart int64
 	replay := func(m *Manager, from int64) error {
 		replayStart = max(from, r.logStart)
@@ -379,7 +455,14 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 			return nil, nil, err
 		}
 	case opts.FromSnapshot == SnapshotLatest:
-		cands := r.snapshotCandidates(m, end)
+		diskEnd, err := r.logEnd()
+		if err != nil {
+			return nil, nil, err
+		}
+		cands, kept := r.snapshotCandidates(end, diskEnd, m.Report)
+		// UnifiedLog.rebuildProducerState: no snapshot left after
+		// removeStraySnapshots and a clean shutdown: no rebuild at all.
+		skipped = opts.CleanShutdown && kept == 0 && end < 0 && !r.nested
 		anomalies = m.anomalies
 		ok := false
 		for _, s := range cands {
@@ -475,12 +558,111 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 			return nil, nil, err
 		}
 	}
+	if skipped {
+		m = r.skipRebuild(m, fresh, leo)
+		replayStart = leo
+	}
+	if end < 0 && r.logStart > leo && !r.nested {
+		m.Report(logStartAboveEnd(r.logStart, leo))
+	}
 	res := m.State()
 	res.Partition = r.partition()
 	res.SnapshotLoaded = loaded
 	res.ReplayedFrom = replayStart
+	res.RebuildSkipped = skipped
 	slices.SortStableFunc(res.Anomalies, func(a, b Anomaly) int { return cmp.Compare(a.Offset, b.Offset) })
 	return res, m, nil
+}
+
+// skipRebuild turns the state replayed from the log (m) into the one a
+// broker starts with when it skips the rebuild after a clean shutdown
+// with no producer snapshot (UnifiedLog.rebuildProducerState): no
+// producers, no transactions, lastMapOffset at the log end, so the LSO is
+// the high watermark. The anomalies of the log stay, except the hanging
+// transactions the broker no longer knows; what it forgets is one
+// clean-shutdown-no-snapshot anomaly. The aborted transactions stay: they
+// are the .txnindex files' (the broker does not rewrite those).
+func (r *rebuilder) skipRebuild(m *Manager, fresh func() *Manager, leo int64) *Manager {
+	log := m.State()
+	e := fresh()
+	e.anomalies = e.anomalies[:0]
+	for _, a := range m.anomalies {
+		if a.Kind != KindHangingTransaction {
+			e.anomalies = append(e.anomalies, a)
+		}
+	}
+	e.aborted = m.aborted
+	e.clock = m.clock
+	e.SetMapEndOffset(leo)
+	if a, ok := CleanShutdownLoss(log); ok {
+		e.Report(a)
+	}
+	return e
+}
+
+// logStartAboveEnd is the log-start-above-log-end finding
+// (LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd).
+func logStartAboveEnd(logStart, leo int64) Anomaly {
+	return Anomaly{Kind: KindLogStartAboveLogEnd, Severity: SeverityError, Offset: logStart, ProducerID: -1,
+		Message: fmt.Sprintf("the log start offset %d (log-start-offset-checkpoint) is above the log end offset %d: a broker loading the partition deletes every segment and its producer state (LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd) and starts an empty log at %d; segments or the checkpoint were changed outside the broker",
+			logStart, leo, logStart)}
+}
+
+// CheckLogStart is the log-start-above-log-end finding for dir, whose
+// log-start-offset-checkpoint entry lies above its log end offset; nil
+// when it does not (or there is no entry).
+func CheckLogStart(dir *segment.PartitionDir) (*Anomaly, error) {
+	st, err := ReadLogDirState(dir)
+	if err != nil || st.LogStartOffset < 0 {
+		return nil, err
+	}
+	leo, err := LogEndOffset(dir)
+	if err != nil || st.LogStartOffset <= leo {
+		return nil, err
+	}
+	a := logStartAboveEnd(st.LogStartOffset, leo)
+	return &a, nil
+}
+
+// SkipsRebuild reports whether a broker loading dir skips the
+// producer-state rebuild (UnifiedLog.rebuildProducerState): its last
+// shutdown was clean (cleanShutdown, LogDirState.CleanShutdown) and no
+// producer snapshot survives removeStraySnapshots. It then starts with no
+// producer state; CleanShutdownLoss says what that forgets.
+func SkipsRebuild(dir *segment.PartitionDir, cleanShutdown bool) bool {
+	if !cleanShutdown {
+		return false
+	}
+	_, kept := newRebuilder(dir, DefaultOptions()).snapshotCandidates(-1, math.MaxInt64, func(Anomaly) {})
+	return kept == 0
+}
+
+// CleanShutdownLoss is the clean-shutdown-no-snapshot finding for a
+// partition whose log, replayed, gives the state log, when its log
+// directory holds .kafka_cleanshutdown and no producer snapshot survives
+// removeStraySnapshots: rebuildProducerState then skips the log scan (the
+// upgrade short-cut) and takes empty snapshots at the bases of the last
+// two segments and at the log end, so the broker forgets every producer
+// and open transaction, now and at every later restart. ok is false when
+// the log holds none (nothing is lost).
+func CleanShutdownLoss(log *Result) (Anomaly, bool) {
+	if len(log.Producers) == 0 && len(log.Ongoing) == 0 {
+		return Anomaly{}, false
+	}
+	pid := int64(-1)
+	if len(log.Producers) > 0 {
+		pid = log.Producers[0].ProducerID
+	}
+	txns := "no open transaction"
+	if n := len(log.Ongoing); n > 0 {
+		t := log.Ongoing[0]
+		pid = t.ProducerID
+		txns = fmt.Sprintf("%d open transaction(s) (oldest: producer %d from offset %d), which hold the last stable offset at %d; the broker's last stable offset is its high watermark (%d here), so read_committed consumers read their records as committed, and a later ABORT marker no longer aborts them (no .txnindex entry)",
+			n, t.ProducerID, t.FirstOffset, log.LastStableOffset, log.HighWatermark)
+	}
+	return Anomaly{Kind: KindCleanShutdownNoSnapshot, Severity: SeverityError, Offset: log.LogEndOffset, ProducerID: pid,
+		Message: fmt.Sprintf("the log directory holds %s and the partition has no producer snapshot: a broker starting now skips the producer-state rebuild (UnifiedLog.rebuildProducerState, hadCleanShutdown) and writes empty snapshots up to the log end %d, forgetting what the log holds: %d producer(s) and %s. Before starting the broker, write the snapshot (kseg repair, or kseg replay-psm --from-snapshot none --write-snapshot DIR) or remove %s so that the broker rebuilds from the log",
+			segment.CleanShutdownName, log.LogEndOffset, len(log.Producers), txns, segment.CleanShutdownName)}, true
 }
 
 // prescanBarriers finds the barriers in [logStart, upto): when replay
