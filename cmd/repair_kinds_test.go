@@ -132,3 +132,26 @@ func TestRepairPreallocatedIndexesAsDump(t *testing.T) {
 		}
 	}
 }
+
+// zero-tail (a preallocated .log, not trimmed) is a warning in dump,
+// replay-psm and repair alike; replay-psm used to call it info.
+func TestZeroTailIsAWarningEverywhere(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "events-0")
+	copyTree(t, filepath.Join(testdataDir, "broken", "zero-tail", "events-0"), dir)
+	if d := runKseg("dump", dir); d.code != ExitOK || !strings.Contains(d.stdout, "WARNING zero-tail") {
+		t.Errorf("dump: exit %d\n%s", d.code, d.stdout)
+	}
+	if r, v := replayJSON(t, "--from-snapshot", "none", dir); r.code != ExitOK || anomalyKinds(v)["zero-tail"] != "warning" {
+		t.Errorf("replay-psm: exit %d %v", r.code, anomalyKinds(v))
+	}
+	r, plan := repairDryRun(t, dir)
+	sev := ""
+	for _, f := range plan.Findings {
+		if f.Kind == "zero-tail" {
+			sev = f.Severity
+		}
+	}
+	if r.code != ExitOK || sev != "warning" {
+		t.Errorf("repair --dry-run: exit %d %+v", r.code, plan.Findings)
+	}
+}

@@ -267,7 +267,7 @@ func (r *rebuilder) scanSegment(m *Manager, seg segment.SegmentFiles, start, end
 	case segment.TailClean:
 	case segment.TailZeroFilled:
 		if !barriersOnly {
-			m.Report(Anomaly{Kind: KindZeroTail, Severity: SeverityInfo, Offset: r.leo, ProducerID: -1,
+			m.Report(Anomaly{Kind: KindZeroTail, Severity: SeverityWarning, Offset: r.leo, ProducerID: -1,
 				Message: fmt.Sprintf("%s: %d zero bytes after position %d (a preallocated segment; the broker truncates them)", name, t.InvalidBytes(), t.ValidBytes)})
 		}
 	default:
