@@ -53,16 +53,18 @@ func newBrokerStates(dir *segment.PartitionDir, opts Options, r *rebuilder, caps
 }
 
 // brokerStatesAt replays dir from its log start with a capture at each
-// offset.
-func brokerStatesAt(dir *segment.PartitionDir, opts Options, offsets []int64) (*brokerStates, error) {
+// offset, and also returns the replay's result (its anomalies are the
+// log's, from the log start).
+func brokerStatesAt(dir *segment.PartitionDir, opts Options, offsets []int64) (*brokerStates, *Result, error) {
 	opts.FromSnapshot = SnapshotNone
 	r := newRebuilder(dir, opts)
 	r.nested = true
 	caps := capturesAt(offsets)
-	if _, _, err := r.run(caps); err != nil {
-		return nil, err
+	res, _, err := r.run(caps)
+	if err != nil {
+		return nil, nil, err
 	}
-	return newBrokerStates(dir, opts, r, caps), nil
+	return newBrokerStates(dir, opts, r, caps), res, nil
 }
 
 func capturesAt(offsets []int64) []*capture {
@@ -229,7 +231,7 @@ func sameEntry(a, b segment.SnapshotEntry) bool {
 func CheckSnapshotAt(dir *segment.PartitionDir, opts Options, offset int64, onDisk []segment.SnapshotEntry) (SnapshotCheck, error) {
 	c := SnapshotCheck{Offset: offset, OnDisk: len(onDisk)}
 	opts.Upto = offset
-	bs, err := brokerStatesAt(dir, opts, []int64{offset})
+	bs, _, err := brokerStatesAt(dir, opts, []int64{offset})
 	if err != nil {
 		return c, err
 	}

@@ -554,7 +554,7 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 			}
 			known = append(pre, known...)
 		}
-		if err := r.judgeStale(m, known, leo); err != nil {
+		if err := r.judgeStale(m, known, leo, loaded); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -716,7 +716,12 @@ func (r *rebuilder) staleCandidates(barriers []Barrier, leo int64) ([]segment.Sn
 // without batch metadata, or a coordinator epoch a reused producer id
 // inherited from before the barrier (the prototype's deferred update,
 // pitfall 1), which fences the new cluster's transaction markers.
-func (r *rebuilder) judgeStale(m *Manager, barriers []Barrier, leo int64) error {
+//
+// The same replay, from the log start, finds the transactions left open at
+// a barrier before the loaded snapshot (loaded), which replay from that
+// snapshot cannot see: they are reported too, so that the verdict does
+// not depend on where replay starts.
+func (r *rebuilder) judgeStale(m *Manager, barriers []Barrier, leo, loaded int64) error {
 	files, bars := r.staleCandidates(barriers, leo)
 	if len(files) == 0 {
 		return nil
@@ -725,9 +730,15 @@ func (r *rebuilder) judgeStale(m *Manager, barriers []Barrier, leo int64) error 
 	for i, s := range files {
 		offsets[i] = s.Offset
 	}
-	bs, err := brokerStatesAt(r.dir, r.opts, offsets)
+	bs, full, err := brokerStatesAt(r.dir, r.opts, offsets)
 	if err != nil {
 		return err
+	}
+	for _, a := range full.Anomalies {
+		if a.Kind == KindOpenTxnAtBarrier && a.Offset < loaded {
+			a.Message += fmt.Sprintf(" (the snapshot at %d, loaded here, is such a snapshot: the broker holds no open transaction for them)", loaded)
+			m.Report(a)
+		}
 	}
 	for i, s := range files {
 		entries, ok, err := r.readSnapshot(m, s, false)
