@@ -163,7 +163,7 @@ func CheckSnapshots(dir *segment.PartitionDir, opts Options) ([]SnapshotCheck, *
 			m.Report(a)
 		}
 	}
-	bs := newBrokerStates(dir, opts, r, caps)
+	bs := newBrokerStates(dir, opts, r, caps, res.Barriers)
 	ci := 0
 	for i := range checks {
 		c := &checks[i]

@@ -3,6 +3,7 @@ package psm
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/kseg/kseg/segment"
 )
@@ -36,12 +37,13 @@ type brokerStates struct {
 	held, unexpired  map[int64]*capture
 	logStartMoved    bool
 	logStart, firstB int64
+	barriers         []Barrier // met by the replay
 }
 
 // newBrokerStates judges against the states r captured in caps (a replay
-// from the log start, FromSnapshot none).
-func newBrokerStates(dir *segment.PartitionDir, opts Options, r *rebuilder, caps []*capture) *brokerStates {
-	bs := &brokerStates{dir: dir, opts: opts, r: r, rebuilt: map[int64]*capture{}, logStart: r.logStart, firstB: r.logStart}
+// from the log start, FromSnapshot none, which met barriers).
+func newBrokerStates(dir *segment.PartitionDir, opts Options, r *rebuilder, caps []*capture, barriers []Barrier) *brokerStates {
+	bs := &brokerStates{dir: dir, opts: opts, r: r, rebuilt: map[int64]*capture{}, logStart: r.logStart, firstB: r.logStart, barriers: barriers}
 	for _, c := range caps {
 		bs.rebuilt[c.offset] = c
 	}
@@ -64,7 +66,7 @@ func brokerStatesAt(dir *segment.PartitionDir, opts Options, offsets []int64) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	return newBrokerStates(dir, opts, r, caps), res, nil
+	return newBrokerStates(dir, opts, r, caps, res.Barriers), res, nil
 }
 
 func capturesAt(offsets []int64) []*capture {
@@ -154,30 +156,53 @@ func (bs *brokerStates) judge(offset int64, onDisk []segment.SnapshotEntry) (sna
 	if u := bs.unexpired[offset]; u != nil {
 		unexpired = u.entries
 	}
-	ok, usedHeld, usedUnexpired := explainedByBroker(c.entries, held, unexpired, onDisk)
+	gone := int64(-1)
+	if !bs.barrierBefore(offset) {
+		gone = bs.firstB
+	}
+	why, ok := explainedByBroker(c.entries, held, unexpired, onDisk, gone)
 	if !ok {
 		v.Differences = d
 		return v, nil
 	}
 	v.Match = true
-	switch {
-	case usedHeld && usedUnexpired:
-		v.Reason = fmt.Sprintf("it also holds producers whose batches lie below the log start offset %d, which the broker keeps when the log start moves (ProducerStateManager.onLogStartOffsetIncremented), and producers kseg's rebuild expired, which log recovery never expires (loadProducersFromRecords)", bs.logStart)
-	case usedHeld:
-		v.Reason = fmt.Sprintf("it also holds producers whose batches lie below the log start offset %d, which the broker keeps when the log start moves (ProducerStateManager.onLogStartOffsetIncremented)", bs.logStart)
-	default:
-		v.Reason = fmt.Sprintf("it also holds producers kseg's rebuild expired (producer.id.expiration.ms %d): a snapshot written by log recovery follows loadProducersFromRecords, which never expires producers", bs.opts.ProducerIDExpirationMs)
+	var reasons []string
+	if why.held {
+		reasons = append(reasons, fmt.Sprintf("producers whose batches lie below the log start offset %d, which the broker keeps when the log start moves (ProducerStateManager.onLogStartOffsetIncremented)", bs.logStart))
 	}
+	if why.gone {
+		reasons = append(reasons, fmt.Sprintf("producers whose batches lie below the first segment on disk (%d; deleted by retention), which the broker keeps as well; kseg cannot check those entries against the log", bs.firstB))
+	}
+	if why.unexpired {
+		reasons = append(reasons, fmt.Sprintf("producers kseg's rebuild expired (producer.id.expiration.ms %d): a snapshot written by log recovery follows loadProducersFromRecords, which never expires producers", bs.opts.ProducerIDExpirationMs))
+	}
+	v.Reason = "it also holds " + strings.Join(reasons, "; and ")
 	return v, nil
 }
+
+// barrierBefore reports a barrier on disk below offset (from the replay).
+func (bs *brokerStates) barrierBefore(offset int64) bool {
+	for _, b := range bs.barriers {
+		if b.Offset < offset {
+			return true
+		}
+	}
+	return false
+}
+
+// explanation says which of the broker's other states explain a file.
+type explanation struct{ held, gone, unexpired bool }
 
 // explainedByBroker reports whether onDisk is, producer by producer, a
 // state the broker held: it lists every producer of rebuilt, and each of
 // its entries equals that producer's entry in rebuilt, in held (the state
 // with the producers below the log start) or in unexpired (the state
-// without expiry). A producer listed twice never is (a broker writes its
+// without expiry), or — when gone >= 0 — is a producer with no open
+// transaction whose last batch lies below gone, the first offset on disk:
+// retention deleted its batches, the broker kept it, and nothing on disk
+// can say otherwise. A producer listed twice never is (a broker writes its
 // HashMap).
-func explainedByBroker(rebuilt, held, unexpired, onDisk []segment.SnapshotEntry) (ok, usedHeld, usedUnexpired bool) {
+func explainedByBroker(rebuilt, held, unexpired, onDisk []segment.SnapshotEntry, gone int64) (explanation, bool) {
 	index := func(es []segment.SnapshotEntry) map[int64]segment.SnapshotEntry {
 		m := make(map[int64]segment.SnapshotEntry, len(es))
 		for _, e := range es {
@@ -185,31 +210,37 @@ func explainedByBroker(rebuilt, held, unexpired, onDisk []segment.SnapshotEntry)
 		}
 		return m
 	}
+	var why explanation
 	disk := index(onDisk)
 	if len(disk) != len(onDisk) {
-		return false, false, false
+		return why, false
 	}
 	R, H, U := index(rebuilt), index(held), index(unexpired)
 	for pid := range R {
 		if _, ok := disk[pid]; !ok {
-			return false, false, false
+			return why, false
 		}
 	}
 	for pid, e := range disk {
-		if r, ok := R[pid]; ok && sameEntry(r, e) {
+		r, inR := R[pid]
+		if inR && sameEntry(r, e) {
 			continue
 		}
 		if h, ok := H[pid]; ok && sameEntry(h, e) {
-			usedHeld = true
+			why.held = true
 			continue
 		}
 		if u, ok := U[pid]; ok && sameEntry(u, e) {
-			usedUnexpired = true
+			why.unexpired = true
 			continue
 		}
-		return false, false, false
+		if _, inH := H[pid]; !inR && !inH && gone >= 0 && e.LastOffset >= 0 && e.LastOffset < gone && e.CurrentTxnFirstOffset < 0 {
+			why.gone = true
+			continue
+		}
+		return why, false
 	}
-	return true, usedHeld, usedUnexpired
+	return why, true
 }
 
 // sameEntry compares the fields a snapshot stores, as CompareSnapshot does.

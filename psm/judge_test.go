@@ -1,6 +1,8 @@
 package psm
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -243,3 +245,67 @@ func TestStaleSnapshotComparedExactly(t *testing.T) {
 }
 
 func i64s(v int64) string { return strconv.FormatInt(v, 10) }
+
+// Retention deleted whole segments: the log start moves to the next
+// segment's base and, as with DeleteRecords, the running broker keeps the
+// producers whose batches went with them (onLogStartOffsetIncremented), so
+// a later snapshot lists producers kseg cannot replay at all. A file whose
+// extra producers all lie wholly below the first segment on disk, with no
+// open transaction, MATCHes with that reason; nothing on disk can say
+// otherwise. After a barrier on disk such an entry precedes the barrier and
+// is stale.
+func TestSnapshotListsProducersOfDeletedSegments(t *testing.T) {
+	build := func(t *testing.T, withBarrier bool) (*partition, int64) {
+		p := newPartition(t)
+		s0 := newLog(t, 0)
+		s0.data(1, 0, 0, 2, false) // 0-1: producer 1, its segment deleted below
+		s0.data(2, 0, 0, 1, false) // 2
+		p.segment(0, s0)
+		s1 := newLog(t, s0.next)
+		s1.Ts = s0.Ts
+		if withBarrier {
+			s1.barrier(nil)
+		}
+		s1.data(2, 0, 1, 1, false)
+		p.segment(s0.next, s1)
+		s2 := newLog(t, s1.next)
+		s2.Ts = s1.Ts
+		s2.data(2, 0, 2, 1, false)
+		p.segment(s1.next, s2)
+		// The state through any barrier, plus producer 1 as the broker
+		// kept it.
+		file := p.state(s1.next, nil)
+		if withBarrier {
+			for _, e := range p.state(s1.next, func(o *Options) { o.IgnoreBarriers = true }) {
+				if e.ProducerID == 1 {
+					file = append(file, e)
+				}
+			}
+		}
+		if len(file) != 2 {
+			t.Fatalf("the file %+v", file)
+		}
+		p.snapshot(s1.next, file)
+		if err := os.Remove(filepath.Join(p.dir, segment.SegmentFileName(0, segment.LogSuffix))); err != nil {
+			t.Fatal(err)
+		}
+		return p, s1.next
+	}
+	p, at := build(t, false)
+	c, res := p.checkAt(DefaultOptions(), at)
+	if !c.Match() || !strings.Contains(c.Reason, "deleted by retention") || res.HasErrors() {
+		t.Fatalf("check %+v, anomalies %+v", c, res.Anomalies)
+	}
+	if r := p.rebuild(DefaultOptions()); r.SnapshotLoaded != at || r.HasErrors() || len(r.Producers) != 2 {
+		t.Errorf("default run: loaded %d, producers %+v, anomalies %+v", r.SnapshotLoaded, r.Producers, r.Anomalies)
+	}
+
+	p, at = build(t, true)
+	c, res = p.checkAt(DefaultOptions(), at)
+	if c.Status != CheckMismatch || len(anomalies(res, KindStaleSnapshot)) != 1 {
+		t.Errorf("after a barrier: check %+v, anomalies %+v", c, res.Anomalies)
+	}
+	if r := p.rebuild(DefaultOptions()); len(anomalies(r, KindStaleSnapshot)) != 1 {
+		t.Errorf("after a barrier, default run: %+v", r.Anomalies)
+	}
+}
