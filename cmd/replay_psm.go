@@ -141,7 +141,14 @@ is never decompressed. Anomalies name the offset and the producer and say what
 happened: sequence-gap, duplicate-sequence, epoch-regression,
 coordinator-epoch-regression, pid-collision, non-transactional-in-open-txn,
 marker-without-txn, hanging-transaction, stale-snapshot, snapshot-corrupt,
-snapshot-mismatch, open-txn-at-barrier. See docs/psm.md.
+snapshot-mismatch, open-txn-at-barrier, clean-shutdown-no-snapshot,
+log-start-above-log-end. See docs/psm.md.
+
+The state is the one a broker starting now would hold: the high watermark is
+the partition's replication-offset-checkpoint entry, or the log start offset
+without one (Partition.createLog), and with .kafka_cleanshutdown in the log
+directory and no producer snapshot the broker skips the rebuild and holds no
+producer state at all (reported as clean-shutdown-no-snapshot).
 
 DIR may also be a log directory: every partition in it is replayed, --jobs
 at a time, and a summary table (or, with -o json, one producerState object
@@ -149,7 +156,9 @@ per line) is printed in partition order.
 
 --check-snapshots is the proof that the rebuild is Kafka's: every N.snapshot
 whose offset lies within the log is compared, field by field, with the state
-rebuilt from the log alone up to N; each prints MATCH or its differences.
+rebuilt from the log alone up to N; each prints MATCH or its differences. A
+file that also holds producers the broker keeps below a moved log start, or
+that a recovery wrote without expiring producers, is a MATCH with its reason.
 
 Findings (exit 3) are anomalies of severity error and, with --check-snapshots,
 any snapshot that does not match or does not parse. Warnings and notes alone
