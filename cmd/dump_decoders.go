@@ -285,10 +285,6 @@ func kafkaContents(o *dumpOptions, rv *recordView) (key, payload []byte) {
 		return key, payload
 	}
 	d := rv.Internal
-	// A version above the newest in kseg's table (generated from an
-	// older Kafka than the 4.3 this output reproduces) is read with the
-	// newest layout, as it most likely is compatible (KIP-915), rather than
-	// rejected as an older Kafka's reader would ("Can't read version").
 	internalErr := ""
 	if rv.InternalErr != nil {
 		internalErr = kafkaErrorMessage(rv.InternalErr)
@@ -336,6 +332,11 @@ func kafkaContents(o *dumpOptions, rv *recordView) (key, payload []byte) {
 		return fmt.Appendf(nil, "Error at offset %d, skipping. %s", r.Offset, internalErr), nil
 	case d.Unknown:
 		return fmt.Appendf(nil, "Unknown record type %d at offset %d, skipping.", d.RecordType, r.Offset), nil
+	case d.NewerVersion && d.Value != nil:
+		// CoordinatorRecordSerde of Kafka 4.2+ refuses a value version
+		// above the schema's (UnknownRecordVersionException); text and
+		// json read it with the newest layout and say so.
+		return fmt.Appendf(nil, "Error at offset %d, skipping. %s", r.Offset, schema.UnknownRecordVersion(d.ValueVersion, d.RecordType)), nil
 	}
 	b.WriteString(`{"type":"` + strconv.Itoa(int(d.RecordType)) + `","data":`)
 	d.Key.AppendKafkaJSON(&b)
