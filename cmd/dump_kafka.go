@@ -147,11 +147,14 @@ func (p *kafkaDumpPrinter) Record(bv *batchView, rv *recordView) {
 		if !b.IsLegacy() {
 			w = appendField(w, " sequence: ", int64(r.Sequence))
 			w = append(w, " headerKeys: ["...)
+			// Header.key() is a String decoded from the record's bytes
+			// as UTF-8 (DefaultRecord.readHeaders: Utils.utf8), malformed
+			// input becoming U+FFFD as for keys and values.
 			for i, h := range r.Headers {
 				if i > 0 {
 					w = append(w, ',')
 				}
-				w = append(w, h.Key...)
+				w = decode.AppendJavaUTF8(w, h.Key)
 			}
 			w = append(w, ']')
 		} else {
