@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -44,9 +43,19 @@ func (d *decoderOptions) addFlags(c *cobra.Command) {
 	f.BoolVar(&d.clusterMetadata, "cluster-metadata-decoder", false, "decode records as KRaft __cluster_metadata records (implies --print-data)")
 	f.BoolVar(&d.remoteLogMetadata, "remote-log-metadata-decoder", false, "decode records as __remote_log_metadata records (implies --print-data)")
 	f.BoolVar(&d.shareGroupState, "share-group-state-decoder", false, "decode records as __share_group_state records (implies --print-data)")
-	f.StringVar(&d.keyDecoderClass, "key-decoder-class", "", "kafka output: Kafka's key decoder, StringDecoder|IntegerDecoder|LongDecoder|DefaultDecoder (implies --print-data)")
-	f.StringVar(&d.valueDecoderClass, "value-decoder-class", "", "kafka output: Kafka's value decoder, as --key-decoder-class (implies --print-data)")
+	f.StringVar(&d.keyDecoderClass, "key-decoder-class", "", "kafka output: Kafka's key decoder, StringDecoder|IntegerDecoder|LongDecoder|DefaultDecoder (implies --print-data; bare, StringDecoder)")
+	f.StringVar(&d.valueDecoderClass, "value-decoder-class", "", "kafka output: Kafka's value decoder, as --key-decoder-class (implies --print-data; bare, StringDecoder)")
+	// jopt withOptionalArg: the option alone is StringDecoder, and it
+	// still counts as given (shouldPrintDataLog). "--key-decoder-class X"
+	// is joined into --key-decoder-class=X before parsing
+	// (joinOptionalArgs).
+	for _, n := range []string{"key-decoder-class", "value-decoder-class"} {
+		f.Lookup(n).NoOptDefVal = stringDecoderClass
+	}
 }
+
+// stringDecoderClass is the decoder classes' default.
+const stringDecoderClass = "org.apache.kafka.tools.api.StringDecoder"
 
 // validate applies kafka-dump-log's rules: any decoder option implies
 // --print-data-log (and so deep iteration), and messageParser's precedence
@@ -71,12 +80,6 @@ func (d *decoderOptions) validate(o *dumpOptions) error {
 		d.forced = schema.RemoteLogMetadata
 	case d.shareGroupState:
 		d.forced = schema.ShareGroupState
-	}
-	// Kafka's --max-bytes default, Integer.MAX_VALUE, is "the whole
-	// file", which kseg spells 0 (and then prints "Found N invalid bytes"
-	// as Kafka does at its default).
-	if o.maxBytes == math.MaxInt32 {
-		o.maxBytes = 0
 	}
 	if d.forced != "" || d.keyDecoderClass != "" || d.valueDecoderClass != "" {
 		o.printData, o.deep = true, true

@@ -31,6 +31,13 @@ type kafkaDumpPrinter struct {
 	nonConsOrder     []string
 	curFile          string
 	indexReport      kafkaIndexReport // dump_kafka_index.go
+	// hold: the current batch is compressed and its record lines wait
+	// for the whole batch to decode, since Kafka prints none of them when
+	// one fails (recordsFailed). held collects them on the dump
+	// goroutine; a worker's sink keeps them from holdOut/holdErrs on.
+	hold              bool
+	held              []byte
+	holdOut, holdErrs int
 }
 
 func newKafkaDumpPrinter(s *Streams, o *dumpOptions) *kafkaDumpPrinter {
@@ -108,7 +115,16 @@ func (p *kafkaDumpPrinter) Batch(bv *batchView) {
 	w = appendField(w, " crc: ", int64(b.CRC))
 	w = strconv.AppendBool(append(w, " isvalid: "...), valid)
 	w = append(w, '\n')
+	p.hold = false
 	p.lineDone(w)
+	if p.o.deep && b.Compression() != decode.CompressionNone {
+		p.hold = true
+		if p.sink != nil {
+			p.holdOut, p.holdErrs = len(p.sink.b.out), len(p.sink.b.errs)
+		} else {
+			p.held = p.held[:0]
+		}
+	}
 }
 
 // Record prints a record line, but only under deep iteration: dump decodes
@@ -227,6 +243,10 @@ func kafkaControlSuffix(rv *recordView) string {
 }
 
 func (p *kafkaDumpPrinter) EndBatch(*batchView) {
+	if p.hold && p.sink == nil {
+		p.w.Write(p.held)
+	}
+	p.hold = false
 	if p.sink == nil {
 		p.commitGaps(&p.gaps)
 	}
@@ -273,19 +293,25 @@ func (p *kafkaDumpPrinter) absorb(other dumpPrinter) {
 
 // lineStart and lineDone: see textDumpPrinter.lineStart.
 func (p *kafkaDumpPrinter) lineStart() []byte {
-	if p.sink != nil {
+	switch {
+	case p.sink != nil:
 		return p.sink.b.out
+	case p.hold:
+		return p.held
 	}
 	return p.buf[:0]
 }
 
 func (p *kafkaDumpPrinter) lineDone(w []byte) {
-	if p.sink != nil {
+	switch {
+	case p.sink != nil:
 		p.sink.b.out = w
-		return
+	case p.hold:
+		p.held = w
+	default:
+		p.w.Write(w)
+		p.buf = w
 	}
-	p.w.Write(w)
-	p.buf = w
 }
 
 func (p *kafkaDumpPrinter) fork(sink *batchSink) dumpPrinter {
