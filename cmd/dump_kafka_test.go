@@ -227,3 +227,42 @@ func TestKafkaHeaderKeysJavaUTF8(t *testing.T) {
 		t.Errorf("no %q in\n%s", want, r.stdout)
 	}
 }
+
+// TestKafkaClearElrRecord: a CLEAR_ELR_RECORD (apiKey 28, KIP-966), which
+// the table of 2024 did not hold ("Unknown metadata id 28"), printed as
+// ClusterMetadataLogMessageParser prints it, through a whole
+// __cluster_metadata segment; text and json name it too.
+func TestKafkaClearElrRecord(t *testing.T) {
+	// AbstractApiMessageSerde: frame version 1, apiKey 28, version 0, then
+	// the flexible message: topicName "orders" (compact string), no tags.
+	value := append([]byte{1, 28, 0, 7}, append([]byte("orders"), 0)...)
+	raw, err := decode.AppendBatch(nil, decode.BatchSpec{BaseOffset: 42, PartitionLeaderEpoch: 1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
+		[]decode.RecordSpec{{Timestamp: 1700000000000, Value: value}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	dir := "__cluster_metadata-0"
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "00000000000000000042.log")
+	if err := os.WriteFile(log, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := `| offset: 42 CreateTime: 1700000000000 keySize: -1 valueSize: 11 sequence: -1 headerKeys: [] payload: {"type":"CLEAR_ELR_RECORD","version":0,"data":{"topicName":"orders"}}`
+	for _, args := range [][]string{
+		{"kafka-dump-log", "--cluster-metadata-decoder", "--files", log},
+		{"dump", "-o", "kafka", "--cluster-metadata-decoder", log},
+	} {
+		r := runKseg(args...)
+		if lines := strings.Split(r.stdout, "\n"); r.code != 0 || len(lines) < 4 || lines[3] != want {
+			t.Errorf("kseg %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+	}
+	r := runKseg("dump", "-o", "json", "--deep", log)
+	if r.code != 0 || !strings.Contains(r.stdout, `"type":"CLEAR_ELR_RECORD","apiKey":28,"unknown":false`) ||
+		!strings.Contains(r.stdout, `"value":{"topicName":"orders"}`) {
+		t.Errorf("json: exit %d\n%s", r.code, r.stdout)
+	}
+}
