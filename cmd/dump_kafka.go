@@ -53,7 +53,7 @@ func (p *kafkaDumpPrinter) BeginFile(f dumpFile) {
 
 // Unknown: DumpLogSegments prints "Ignoring unknown file" for any suffix
 // it does not handle (leader-epoch-checkpoint, partition.metadata, …;
-// kafkaDumpsFile).
+// kafkaDumped).
 func (p *kafkaDumpPrinter) Unknown(f dumpFile, _ string) {
 	p.w.Flush()
 	fmt.Fprintf(p.s.Err, "Ignoring unknown file %s\n", f.path)
