@@ -155,3 +155,52 @@ func TestViewsUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestHealthyLogDirIsClean: the healthy example log directory is what its
+// name says to every command that reads a whole log directory. dump
+// --verify-index used to exit 3 on it: the generated KRaft snapshot's
+// header and footer batches carried partitionLeaderEpoch 0 between data
+// batches of the snapshot's epoch (a leader-epoch-regression), where a real
+// snapshot writer uses the snapshot epoch in every batch.
+func TestHealthyLogDirIsClean(t *testing.T) {
+	dir := filepath.Join(testdataDir, "logdirs", "healthy")
+	for _, args := range [][]string{
+		{"dump", "--verify-index", "--index-sanity-check"},
+		{"replay-psm"},
+		{"groups"},
+		{"txns"},
+		{"metadata"},
+	} {
+		for _, o := range []string{"text", "json"} {
+			r := runKseg(append(append(args, "-o", o), dir)...)
+			if r.code != ExitOK {
+				t.Errorf("%v -o %s: exit %d, want 0\n%s%s", args, o, r.code, r.stdout, r.stderr)
+			}
+			if strings.Contains(r.stderr, "warning") {
+				t.Errorf("%v -o %s: a warning\n%s", args, o, r.stderr)
+			}
+			if o == "json" {
+				byType := jsonByType(t, r.stdout)
+				if len(byType) == 0 {
+					t.Errorf("%v: no output", args)
+				}
+				for _, typ := range []string{"finding", "unanswerable"} {
+					if fs := byType[typ]; len(fs) > 0 {
+						t.Errorf("%v: %d %s lines on the healthy directory: %v", args, len(fs), typ, fs)
+					}
+				}
+				for _, ps := range byType["producerState"] {
+					if as, _ := ps["anomalies"].([]any); len(as) > 0 {
+						t.Errorf("%v: %s has anomalies %v", args, ps["partition"], as)
+					}
+				}
+				continue
+			}
+			for _, line := range strings.Split(r.stdout, "\n") {
+				if f := strings.Fields(line); len(f) > 0 && (f[0] == "ERROR" || f[0] == "WARN" || f[0] == "WARNING" || f[0] == "INFO") {
+					t.Errorf("%v: a finding on the healthy directory: %s", args, line)
+				}
+			}
+		}
+	}
+}
