@@ -256,7 +256,7 @@ func (r *groupsReplay) acc(name string) *groupAcc {
 func (r *groupsReplay) apply(rec *record) error {
 	gr, err := r.dec.ConsumerOffsets(rec.Key, rec.Value)
 	if err != nil {
-		r.findings = append(r.findings, Finding{Kind: KindCorruptRecord, Severity: psm.SeverityError, Subject: ConsumerOffsetsTopic, Partition: r.dir, Offset: rec.Offset,
+		r.findings = append(r.findings, Finding{Kind: KindCorruptRecords, Severity: psm.SeverityError, Subject: ConsumerOffsetsTopic, Partition: r.dir, Offset: rec.Offset,
 			Message: fmt.Sprintf("record at offset %d does not decode: %v", rec.Offset, err)})
 		return nil
 	}
