@@ -82,7 +82,7 @@ func runGroups(ctx context.Context, s *Streams, g *globalOptions, o *groupsOptio
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	inv, err := openLogDirs("groups", args)
+	inv, err := openInventory(s, "groups", args)
 	if err != nil {
 		return err
 	}

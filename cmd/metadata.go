@@ -86,7 +86,7 @@ func runMetadata(ctx context.Context, s *Streams, g *globalOptions, o *metadataO
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	inv, err := openLogDirs("metadata", args)
+	inv, err := openInventory(s, "metadata", args)
 	if err != nil {
 		return err
 	}

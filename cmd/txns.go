@@ -109,7 +109,7 @@ func runTxns(ctx context.Context, s *Streams, g *globalOptions, o *txnsOptions, 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	inv, err := openLogDirs("txns", args)
+	inv, err := openInventory(s, "txns", args)
 	if err != nil {
 		return err
 	}
