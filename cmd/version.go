@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 )
 
@@ -137,14 +136,10 @@ func printVersion(s *Streams, o *versionOptions, v versionInfo) error {
 		j.b = append(j.b, '\n')
 		w.Write(j.b)
 	case "table":
-		t := tablewriter.NewTable(w)
-		t.Header("field", "value")
-		t.Append([]string{"version", v.Version})
-		t.Append([]string{"revision", v.Revision})
-		t.Append([]string{"time", v.Time})
-		t.Append([]string{"modified", fmt.Sprint(v.Modified)})
-		t.Append([]string{"goVersion", v.GoVersion})
-		if err := t.Render(); err != nil {
+		if err := renderTable(w, s.Width, []string{"field", "value"}, [][]string{
+			{"version", v.Version}, {"revision", v.Revision}, {"time", v.Time},
+			{"modified", fmt.Sprint(v.Modified)}, {"goVersion", v.GoVersion},
+		}); err != nil {
 			return err
 		}
 	default:
