@@ -49,6 +49,9 @@ type dumpOptions struct {
 	// quiet is -q: the text and table printers leave out their summary
 	// lines (JSON keeps its summary records: they are data).
 	quiet bool
+	// name is the command that runs the dump, for messages about its
+	// inputs: "dump", or "kafka-dump-log" (which shares runDump).
+	name string
 }
 
 func (o *dumpOptions) AddFlags(c *cobra.Command) {
@@ -273,7 +276,11 @@ type dumpState struct {
 }
 
 func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, args []string) error {
-	if err := checkInputs(s, "dump", args, inputKafkaPath); err != nil {
+	name := o.name
+	if name == "" {
+		name = "dump"
+	}
+	if err := checkInputs(s, name, args, inputKafkaPath); err != nil {
 		return err
 	}
 	o.quiet = g.quiet

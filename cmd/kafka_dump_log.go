@@ -68,7 +68,7 @@ func kafkaDumpsFile(path string) bool {
 // newKafkaDumpLogCmd is `kseg kafka-dump-log`: kafka-dump-log.sh's command
 // line, options and output, for scripts that call it.
 func newKafkaDumpLogCmd(s *Streams, g *globalOptions) *cobra.Command {
-	o := &dumpOptions{}
+	o := &dumpOptions{name: "kafka-dump-log"}
 	k := &kafkaSpellings{}
 	var maxBytes int64
 	c := &cobra.Command{
