@@ -54,6 +54,9 @@ type dumpOptions struct {
 	// quiet is -q: the text and table printers leave out their summary
 	// lines (JSON keeps its summary records: they are data).
 	quiet bool
+	// name is the command that runs the dump, for messages about its
+	// inputs: "dump", or "kafka-dump-log" (which shares runDump).
+	name string
 }
 
 func (o *dumpOptions) AddFlags(c *cobra.Command) {
@@ -291,7 +294,11 @@ type dumpState struct {
 }
 
 func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, args []string) error {
-	if err := checkDumpInputs(s, o, args); err != nil {
+	name := o.name
+	if name == "" {
+		name = "dump"
+	}
+	if err := checkDumpInputs(s, o, name, args); err != nil {
 		return err
 	}
 	o.quiet = g.quiet
@@ -635,13 +642,13 @@ func (o *dumpOptions) setMaxBytes(v int32) {
 // as kafka-dump-log does (it says "Ignoring unknown file", or stops where
 // Kafka stops: dump_kafka_stop.go); a directory is checked for every
 // output.
-func checkDumpInputs(s *Streams, o *dumpOptions, args []string) error {
+func checkDumpInputs(s *Streams, o *dumpOptions, name string, args []string) error {
 	if o.output != "kafka" {
-		return checkInputs(s, "dump", args, inputKafkaPath)
+		return checkInputs(s, name, args, inputKafkaPath)
 	}
 	for _, a := range args {
 		if st, err := s.inputFS().Stat(a); err == nil && st.IsDir() {
-			if err := checkInput(s, "dump", a, inputKafkaPath); err != nil {
+			if err := checkInput(s, name, a, inputKafkaPath); err != nil {
 				return err
 			}
 		}

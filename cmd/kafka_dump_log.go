@@ -141,7 +141,7 @@ func (m *kafkaMaxBytes) apply(o *dumpOptions) {
 // newKafkaDumpLogCmd is `kseg kafka-dump-log`: kafka-dump-log.sh's command
 // line, options and output, for scripts that call it.
 func newKafkaDumpLogCmd(s *Streams, g *globalOptions) *cobra.Command {
-	o := &dumpOptions{}
+	o := &dumpOptions{name: "kafka-dump-log"}
 	k := &o.kafka
 	var maxBytes kafkaMaxBytes
 	var help, version bool
@@ -152,6 +152,25 @@ func newKafkaDumpLogCmd(s *Streams, g *globalOptions) *cobra.Command {
 		Hidden: true,
 		Use:    "kafka-dump-log --files FILE[,FILE...] [options]",
 		Short:  "kafka-dump-log.sh's command line and output (Kafka 4.3's DumpLogSegments)",
+		Long: `Takes exactly kafka-dump-log.sh's options (Kafka 4.3, the Java DumpLogSegments)
+and prints what it prints: the same as kseg dump --output kafka, with Kafka's
+option names. kseg kafka-dump-log --help prints Kafka's own usage (on stderr,
+exit 1, as Kafka). See docs/kafka-dump-log.md for each option.
+
+EXIT STATUS
+  0  the files were dumped (as in Kafka, a CRC mismatch or an index
+     mismatch is reported in the output and is not a failure), or
+     --version
+  1  where Kafka stops with an exception (a record size below 14, records
+     that do not decode under --deep-iteration, a failed
+     --index-sanity-check, a bad --max-bytes, a file that does not exist
+     or whose name has no dot), an I/O error, a missing --files, a bad
+     option, or --help (Kafka exits 1 for all of these)
+`,
+		Example: `  kseg kafka-dump-log --files 00000000000000000000.log
+  kseg kafka-dump-log --deep-iteration --print-data-log --files 00000000000000000000.log
+  kseg kafka-dump-log --cluster-metadata-decoder --files __cluster_metadata-0/00000000000000000000.log
+  kseg kafka-dump-log --offsets-decoder --files __consumer_offsets-7/00000000000000000000.log`,
 		// Kafka's options are parsed here, as jopt parses them: --help
 		// is Kafka's (stderr, exit 1), and no argument at all means
 		// --help.

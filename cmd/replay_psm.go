@@ -235,8 +235,9 @@ func replayPartition(s *Streams, g *globalOptions, o *replayPSMOptions, dir stri
 	opts := o.psm
 	v := &replayPSMView{Dir: dir, Opts: opts, HWSource: "--high-watermark"}
 	ls, hw, cerr := psm.LogDirCheckpoints(pd)
-	if cerr != nil && !g.quiet {
-		fmt.Fprintf(s.Err, "kseg: warning: %v (ignored: using the log end as the high watermark and the first segment as the log start)\n", cerr)
+	if cerr != nil {
+		// A warning, kept under -q (which silences progress and summaries).
+		warnDiagnostics(s.Err, []string{fmt.Sprintf("%v (ignored: using the log end as the high watermark and the first segment as the log start)", cerr)})
 	}
 	if opts.LogStartOffset < 0 && ls >= 0 {
 		opts.LogStartOffset = ls
