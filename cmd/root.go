@@ -27,7 +27,7 @@ func Main() int {
 
 // Run executes the command tree in-process; tests call it directly.
 func Run(ctx context.Context, args []string, s *Streams) int {
-	return runRoot(ctx, NewRootCmd(s), args, s)
+	return runRoot(ctx, NewRootCmd(s), joinOptionalArgs(args), s)
 }
 
 // runRoot executes root with args and maps the outcome to an exit code,
