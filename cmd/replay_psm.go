@@ -244,8 +244,9 @@ func replayPartition(s *Streams, g *globalOptions, o *replayPSMOptions, dir stri
 	opts := o.psm
 	v := &replayPSMView{Dir: dir, Opts: opts, HWSource: "--high-watermark"}
 	ld, cerr := psm.ReadLogDirState(pd)
-	if cerr != nil && !g.quiet {
-		fmt.Fprintf(s.Err, "kseg: warning: %v (ignored: taking the partition as if it had no entry there)\n", cerr)
+	if cerr != nil {
+		// A warning, kept under -q (which silences progress and summaries).
+		warnDiagnostics(s.Err, []string{fmt.Sprintf("%v (ignored: taking the partition as if it had no entry there)", cerr)})
 	}
 	if opts.LogStartOffset < 0 && ld.LogStartOffset >= 0 {
 		opts.LogStartOffset = ld.LogStartOffset

@@ -9,8 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 )
@@ -188,15 +186,5 @@ func (p *textReplayPSMPrinter) render(w *bufio.Writer, header []string, rows [][
 		tw.Flush()
 		return
 	}
-	opts := tableOptions(p.s.Width, header, rows)
-	t := tablewriter.NewTable(w, opts...)
-	hdr := make([]any, len(header))
-	for i, h := range header {
-		hdr[i] = h
-	}
-	t.Header(hdr...)
-	for _, r := range rows {
-		t.Append(r)
-	}
-	t.Render()
+	renderTable(w, p.s.Width, header, rows)
 }

@@ -18,6 +18,8 @@ import (
 //   - cmd: the Kind of every finding literal and the kind argument of
 //     reportCorrupt;
 //   - psm: the Kind* constants (replay-psm anomalies);
+//   - psm/broker: the Kind* constants of the whole-broker views (groups,
+//     txns, metadata), and any literal Kind of a Finding there;
 //   - barrier: the Finding* (verify-chain), Problem* (barrier shape),
 //     RepairKind* and Refuse* (refusal reasons) constants (the edit
 //     engine's too, in segment/edit), and the kinds
@@ -37,7 +39,8 @@ func findingKinds(t *testing.T) map[string]string {
 		}
 		return ""
 	}
-	for _, dir := range []string{".", filepath.Join("..", "psm"), filepath.Join("..", "barrier"), filepath.Join("..", "segment", "edit")} {
+	brokerDir := filepath.Join("..", "psm", "broker")
+	for _, dir := range []string{".", filepath.Join("..", "psm"), brokerDir, filepath.Join("..", "barrier"), filepath.Join("..", "segment", "edit")} {
 		pkgFiles, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
@@ -54,7 +57,8 @@ func findingKinds(t *testing.T) map[string]string {
 			ast.Inspect(f, func(n ast.Node) bool {
 				switch n := n.(type) {
 				case *ast.CompositeLit:
-					if id, ok := n.Type.(*ast.Ident); !ok || id.Name != "finding" || dir != "." {
+					id, ok := n.Type.(*ast.Ident)
+					if !ok || !(id.Name == "finding" && dir == "." || id.Name == "Finding" && dir == brokerDir) {
 						return true
 					}
 					for _, el := range n.Elts {
@@ -94,6 +98,7 @@ func findingKinds(t *testing.T) map[string]string {
 						}
 						switch {
 						case dir != "." && strings.HasPrefix(id.Name, "Kind") && strings.HasSuffix(path, "types.go"),
+							dir == brokerDir && strings.HasPrefix(id.Name, "Kind"),
 							strings.HasPrefix(id.Name, "Finding") && base == "chain.go",
 							strings.HasPrefix(id.Name, "Problem") && base == "batch.go",
 							strings.HasPrefix(id.Name, "RepairKind"),
@@ -118,7 +123,8 @@ func TestTroubleshootingCoversEveryKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	kinds := findingKinds(t)
-	for _, must := range []string{"crc-mismatch", "corrupt-batch", "skipped-bytes", "pid-collision", "hanging-transaction", "broker-running", "index-rebuilt", "index-mismatch", "timeindex-mismatch"} {
+	for _, must := range []string{"crc-mismatch", "corrupt-batch", "skipped-bytes", "pid-collision", "hanging-transaction", "broker-running", "index-rebuilt", "index-mismatch", "timeindex-mismatch",
+		"offset-below-log-start", "coordinator-partitions-missing", "orphan-partition", "leader-epoch-ahead"} {
 		if _, ok := kinds[must]; !ok {
 			t.Fatalf("the source scan missed %q: %v", must, kinds)
 		}
