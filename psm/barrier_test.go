@@ -166,14 +166,12 @@ func TestBarrierAcrossSegmentsAndStaleSnapshot(t *testing.T) {
 	s0.data(5, 1, 0, 2, false)
 	s0.data(6, 1, 0, 2, false)
 	p.segment(0, s0)
-	s1 := newLog(t, s0.next)
-	s1.Ts = s0.Ts
+	s1 := s0.following()
 	s1.data(5, 1, 2, 1, false)
 	bar := s1.barrier(nil)
 	s1.data(8, 0, 0, 1, false)
 	p.segment(4, s1)
-	s2 := newLog(t, s1.next)
-	s2.Ts = s1.Ts
+	s2 := s1.following()
 	s2.data(9, 0, 0, 1, false)
 	p.segment(s1.next, s2)
 
@@ -407,8 +405,7 @@ func TestOpenTxnAtBarrierPinEndsAtRestartFromSnapshot(t *testing.T) {
 	bar := s0.barrier(nil)
 	s0.data(6, 0, 0, 1, false)
 	p.segment(0, s0)
-	s1 := newLog(t, s0.next)
-	s1.Ts = s0.Ts
+	s1 := s0.following()
 	s1.data(6, 0, 1, 1, false)
 	p.segment(s0.next, s1)
 	none := p.rebuild(func() Options { o := DefaultOptions(); o.FromSnapshot = SnapshotNone; return o }())

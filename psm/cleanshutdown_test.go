@@ -19,8 +19,7 @@ func TestCleanShutdownWithoutSnapshotStartsEmpty(t *testing.T) {
 	s0.data(1, 0, 0, 2, false)
 	open := s0.data(2, 0, 0, 1, true) // an open transaction
 	p.segment(0, s0)
-	s1 := newLog(t, s0.next)
-	s1.Ts = s0.Ts
+	s1 := s0.following()
 	s1.data(1, 0, 2, 1, false)
 	p.segment(s0.next, s1)
 	end := s1.next

@@ -55,8 +55,7 @@ func TestSnapshotAfterDeleteRecordsKeepsProducersBelowLogStart(t *testing.T) {
 	s0.data(3, 0, 0, 1, false) // 3
 	s0.data(3, 0, 1, 1, false) // 4
 	p.segment(0, s0)
-	s1 := newLog(t, s0.next)
-	s1.Ts = s0.Ts
+	s1 := s0.following()
 	s1.data(3, 0, 2, 1, false)
 	p.segment(s0.next, s1)
 	const logStart = 3 // DeleteRecords up to offset 3
@@ -116,8 +115,7 @@ func TestRecoverySnapshotWithUnexpiredProducersMatches(t *testing.T) {
 	s0.Ts += 2 * DefaultProducerIDExpirationMs
 	s0.data(2, 0, 0, 1, false) // producer 2 two days later: 1 expires first
 	p.segment(0, s0)
-	s1 := newLog(t, s0.next)
-	s1.Ts = s0.Ts
+	s1 := s0.following()
 	s1.data(2, 0, 1, 1, false)
 	p.segment(s0.next, s1)
 
@@ -166,8 +164,7 @@ func TestStaleSnapshotComparedExactly(t *testing.T) {
 		bar := s0.barrier(nil)
 		after(s0)
 		p.segment(0, s0)
-		s1 := newLog(t, s0.next)
-		s1.Ts = s0.Ts
+		s1 := s0.following()
 		s1.data(9, 0, 0, 1, false)
 		p.segment(s0.next, s1)
 		return p, bar, s0.next
@@ -261,15 +258,13 @@ func TestSnapshotListsProducersOfDeletedSegments(t *testing.T) {
 		s0.data(1, 0, 0, 2, false) // 0-1: producer 1, its segment deleted below
 		s0.data(2, 0, 0, 1, false) // 2
 		p.segment(0, s0)
-		s1 := newLog(t, s0.next)
-		s1.Ts = s0.Ts
+		s1 := s0.following()
 		if withBarrier {
 			s1.barrier(nil)
 		}
 		s1.data(2, 0, 1, 1, false)
 		p.segment(s0.next, s1)
-		s2 := newLog(t, s1.next)
-		s2.Ts = s1.Ts
+		s2 := s1.following()
 		s2.data(2, 0, 2, 1, false)
 		p.segment(s1.next, s2)
 		// The state through any barrier, plus producer 1 as the broker

@@ -219,8 +219,7 @@ func TestPSMSequenceAfterTV2MarkerMustRestartAtZero(t *testing.T) {
 	s0.data(7, 4, 0, 2, true)
 	s0.marker(7, 5, true, 1)
 	p.segment(0, s0)
-	s1 := newLog(t, s0.next)
-	s1.Ts = s0.Ts
+	s1 := s0.following()
 	s1.data(7, 5, 3, 1, true)
 	p.segment(s0.next, s1)
 	o := DefaultOptions()
