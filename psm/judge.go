@@ -234,7 +234,10 @@ func explainedByBroker(rebuilt, held, unexpired, onDisk []segment.SnapshotEntry,
 			why.unexpired = true
 			continue
 		}
-		if _, inH := H[pid]; !inR && !inH && gone >= 0 && e.LastOffset >= 0 && e.LastOffset < gone && e.CurrentTxnFirstOffset < 0 {
+		_, inH := H[pid]
+		_, inU := U[pid]
+		if !inR && !inH && !inU && gone >= 0 && e.LastOffset >= 0 && e.LastOffset < gone && e.CurrentTxnFirstOffset < 0 {
+			// Not a producer of the log on disk at all.
 			why.gone = true
 			continue
 		}
