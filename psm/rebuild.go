@@ -706,8 +706,8 @@ func (r *rebuilder) staleCandidates(barriers []Barrier, leo int64) ([]segment.Sn
 	return files, bars
 }
 
-// judgeStale reports every snapshot a broker may load that lies after a
-// barrier and does not hold exactly the state a replay through that
+// judgeStale reports every snapshot within the log (staleCandidates) that
+// lies after a barrier and does not hold exactly the state a replay through that
 // barrier gives at its offset (the barrier empties the producer map, so
 // that state is the barrier's own replay up to the snapshot), judged as
 // --check-snapshots judges files. A recovery path that ignores the
