@@ -168,9 +168,10 @@ type RepairFinding struct {
 const (
 	RepairKindInvalidMarker      = "invalid-marker"
 	RepairKindSegmentUnreachable = "segment-unreachable"
-	RepairKindIndexRebuilt       = "index-rebuilt"
-	RepairKindTimeIndexRebuilt   = "timeindex-rebuilt"
-	RepairKindTxnIndexRebuilt    = "txnindex-rebuilt"
+	RepairKindIndexRebuilt       = "index-rebuilt"     // info: rebuilt because the log is cut
+	RepairKindTimeIndexRebuilt   = "timeindex-rebuilt" // info: rebuilt because the log is cut
+	RepairKindTxnIndexRebuilt    = "txnindex-rebuilt"  // info: only entries past the cut go
+	RepairKindTxnIndexMismatch   = "txnindex-mismatch" // error: entries the log does not complete
 	RepairKindTxnIndexMissing    = "txnindex-missing"
 	RepairKindSnapshotAboveEnd   = "snapshot-above-log-end"
 	RepairKindSnapshotCorrupt    = psm.KindSnapshotCorrupt
@@ -234,10 +235,11 @@ type repairPlanner struct {
 	pd          *segment.PartitionDir
 	p           *RepairPlan
 	ops         []FileOp
-	// replayAll replays the kept log from its first batch, ignoring the
-	// log start offset; firstBase is the first segment's base offset.
-	replayAll func() (*psm.Result, error)
-	firstBase int64
+	// checkEnd judges a snapshot at the new log end over the kept log
+	// (psm.CheckSnapshotAt).
+	checkEnd func(onDisk []segment.SnapshotEntry) (psm.SnapshotCheck, error)
+	// cleanShutdown: the log directory holds .kafka_cleanshutdown.
+	cleanShutdown bool
 }
 
 func (rp *repairPlanner) warnf(format string, args ...any) {
@@ -287,8 +289,9 @@ type segRepair struct {
 	timeEntries      int
 	// indexBad / timeBad say why the existing file is not what recovery
 	// would keep ("" when it verifies against the kept batches).
-	indexBad, timeBad string
-	indexSev, timeSev string
+	indexBad, timeBad   string
+	indexSev, timeSev   string
+	indexKind, timeKind string // the finding's kind (indexCheck.verdict)
 }
 
 func (rp *repairPlanner) plan() (*RepairPlan, error) {
@@ -314,6 +317,7 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 		}
 	}
 	if _, err := os.Stat(filepath.Join(rp.logDir, segment.CleanShutdownName)); err == nil {
+		rp.cleanShutdown = true
 		rp.warnf("the log directory holds %s: a broker would take the shutdown as clean and skip recovery; kseg repairs anyway", segment.CleanShutdownName)
 	}
 	var segs, orphans []segment.SegmentFiles
@@ -333,7 +337,6 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 		logStart = -1
 	}
 	p.LogStartOffset = max(logStart, segs[0].BaseOffset)
-	rp.firstBase = segs[0].BaseOffset
 
 	// Scope: the segment holding the recovery point and every later one
 	// (LogLoader.recoverLog), or all of them.
@@ -444,8 +447,9 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rebuilding producer state: %w", err)
 	}
-	rp.replayAll = func() (*psm.Result, error) {
-		return rp.replay(kept, scans, p.FirstExamined, p.NewLogEndOffset, -1)
+	rp.checkEnd = func(onDisk []segment.SnapshotEntry) (psm.SnapshotCheck, error) {
+		view, o := rp.replayView(kept, scans, p.FirstExamined, p.NewLogEndOffset, logStart)
+		return psm.CheckSnapshotAt(&view, o, p.NewLogEndOffset, onDisk)
 	}
 
 	// Pass 2: the operations, in commit order. Files that go first:
@@ -650,7 +654,7 @@ func (rp *repairPlanner) scan(s segment.SegmentFiles) (*segRepair, error) {
 		return nil, err
 	}
 	sr.indexEntries, sr.timeEntries = len(ib.idx), len(ib.tidx)
-	sr.indexBad, sr.indexSev, sr.timeBad, sr.timeSev = iv.verdict(sr.valid, sr.cut != nil)
+	sr.indexBad, sr.indexKind, sr.indexSev, sr.timeBad, sr.timeKind, sr.timeSev = iv.verdict(sr.valid, sr.cut != nil)
 	return sr, nil
 }
 
@@ -717,17 +721,32 @@ type indexCheck struct {
 	tidx *segment.TimeIndex
 	ip   int
 	tp   int
-	// first problem found with each; *Past: it is only entries past the
-	// end of the valid log (a consequence of the cut, not damage)
+	// first problem found with each, and its finding kind (dump's word
+	// for the same defect); *Past: it is only entries past the end of the
+	// valid log (a consequence of the cut, not damage)
 	idxBad, timeBad   string
+	idxKind, timeKind string
 	idxPast, timePast bool
 	dec               decode.Decoder
 }
 
+// Index finding kinds: dump's for the same defect (index-mismatch,
+// timeindex-mismatch, index-length, index-sanity), and repair's own for
+// what dump does not check. One kind, one severity.
+const (
+	RepairKindIndexMissing     = "index-missing"     // warning
+	RepairKindTimeIndexMissing = "timeindex-missing" // warning
+	RepairKindIndexZeroTail    = "index-zero-tail"   // warning: preallocated slots, not trimmed
+	kindIndexMismatch          = "index-mismatch"
+	kindTimeIndexMismatch      = "timeindex-mismatch"
+	kindIndexLength            = "index-length"
+	kindIndexSanity            = "index-sanity"
+)
+
 func newIndexCheck(s segment.SegmentFiles) (*indexCheck, error) {
 	c := &indexCheck{}
 	if s.Index == "" {
-		c.idxBad = "missing"
+		c.idxBad, c.idxKind = "missing", RepairKindIndexMissing
 	} else {
 		x, err := segment.ReadOffsetIndex(s.Index, s.BaseOffset)
 		if err != nil {
@@ -736,20 +755,20 @@ func newIndexCheck(s segment.SegmentFiles) (*indexCheck, error) {
 		c.idx = &x
 		switch {
 		case x.TrailingBytes() != 0:
-			c.idxBad = fmt.Sprintf("%d bytes is not a whole number of 8-byte entries", x.Length)
-		case x.TailSlots() > 0:
-			c.idxBad = fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", x.TailSlots(), len(x.Entries))
+			c.idxBad, c.idxKind = fmt.Sprintf("%d bytes is not a whole number of 8-byte entries", x.Length), kindIndexLength
 		case segment.SanityCheckOffsetIndex(&x) != nil:
-			c.idxBad = "fails the broker's sanity check: " + segment.SanityCheckOffsetIndex(&x).Error()
+			c.idxBad, c.idxKind = "fails the broker's sanity check: "+segment.SanityCheckOffsetIndex(&x).Error(), kindIndexSanity
+		case x.TailSlots() > 0:
+			c.idxBad, c.idxKind = fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", x.TailSlots(), len(x.Entries)), RepairKindIndexZeroTail
 		}
 		for i := 1; c.idxBad == "" && i < len(x.Entries); i++ {
 			if e, p := x.Entries[i], x.Entries[i-1]; e.Offset <= p.Offset || e.Position <= p.Position {
-				c.idxBad = fmt.Sprintf("entry %d (offset %d, position %d) does not follow entry %d (offset %d, position %d)", i, e.Offset, e.Position, i-1, p.Offset, p.Position)
+				c.idxBad, c.idxKind = fmt.Sprintf("entry %d (offset %d, position %d) does not follow entry %d (offset %d, position %d)", i, e.Offset, e.Position, i-1, p.Offset, p.Position), kindIndexMismatch
 			}
 		}
 	}
 	if s.TimeIndex == "" {
-		c.timeBad = "missing"
+		c.timeBad, c.timeKind = "missing", RepairKindTimeIndexMissing
 	} else {
 		x, err := segment.ReadTimeIndex(s.TimeIndex, s.BaseOffset)
 		if err != nil {
@@ -757,16 +776,19 @@ func newIndexCheck(s segment.SegmentFiles) (*indexCheck, error) {
 		}
 		c.tidx = &x
 		switch {
+		// The sanity check before the zero tail: a preallocated time index
+		// fails it (its last timestamp is 0), as dump --index-sanity-check
+		// says.
 		case x.TrailingBytes() != 0:
-			c.timeBad = fmt.Sprintf("%d bytes is not a whole number of 12-byte entries", x.Length)
-		case x.TailSlots() > 0:
-			c.timeBad = fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", x.TailSlots(), len(x.Entries))
+			c.timeBad, c.timeKind = fmt.Sprintf("%d bytes is not a whole number of 12-byte entries", x.Length), kindIndexLength
 		case segment.SanityCheckTimeIndex(&x) != nil:
-			c.timeBad = "fails the broker's sanity check: " + segment.SanityCheckTimeIndex(&x).Error()
+			c.timeBad, c.timeKind = "fails the broker's sanity check: "+segment.SanityCheckTimeIndex(&x).Error(), kindIndexSanity
+		case x.TailSlots() > 0:
+			c.timeBad, c.timeKind = fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", x.TailSlots(), len(x.Entries)), RepairKindIndexZeroTail
 		}
 		for i := 1; c.timeBad == "" && i < len(x.Entries); i++ {
 			if e, p := x.Entries[i], x.Entries[i-1]; e.Offset < p.Offset || e.Timestamp <= p.Timestamp {
-				c.timeBad = fmt.Sprintf("entry %d (timestamp %d, offset %d) does not follow entry %d (timestamp %d, offset %d)", i, e.Timestamp, e.Offset, i-1, p.Timestamp, p.Offset)
+				c.timeBad, c.timeKind = fmt.Sprintf("entry %d (timestamp %d, offset %d) does not follow entry %d (timestamp %d, offset %d)", i, e.Timestamp, e.Offset, i-1, p.Timestamp, p.Offset), kindTimeIndexMismatch
 			}
 		}
 	}
@@ -784,9 +806,9 @@ func (c *indexCheck) batch(pos int64, b *decode.Batch) {
 			e := c.idx.Entries[c.ip]
 			switch {
 			case int64(e.Position) < pos:
-				c.idxBad = fmt.Sprintf("entry %d points at position %d, where no batch starts", c.ip, e.Position)
+				c.idxBad, c.idxKind = fmt.Sprintf("entry %d points at position %d, where no batch starts", c.ip, e.Position), kindIndexMismatch
 			case e.Offset != last:
-				c.idxBad = fmt.Sprintf("entry %d gives offset %d for the batch at position %d, which ends at %d", c.ip, e.Offset, pos, last)
+				c.idxBad, c.idxKind = fmt.Sprintf("entry %d gives offset %d for the batch at position %d, which ends at %d", c.ip, e.Offset, pos, last), kindIndexMismatch
 			}
 			c.ip++
 		}
@@ -796,51 +818,61 @@ func (c *indexCheck) batch(pos int64, b *decode.Batch) {
 			e := c.tidx.Entries[c.tp]
 			switch {
 			case e.Offset != last && !segment.TimeIndexOffsetOK(&c.dec, b, e.Offset):
-				c.timeBad = fmt.Sprintf("entry %d's offset %d is neither its batch's last offset nor the first offset carrying its max timestamp", c.tp, e.Offset)
+				c.timeBad, c.timeKind = fmt.Sprintf("entry %d's offset %d is neither its batch's last offset nor the first offset carrying its max timestamp", c.tp, e.Offset), kindTimeIndexMismatch
 			case e.Timestamp != ts:
-				c.timeBad = fmt.Sprintf("entry %d gives timestamp %d for offset %d, whose batch has maxTimestamp %d", c.tp, e.Timestamp, e.Offset, ts)
+				c.timeBad, c.timeKind = fmt.Sprintf("entry %d gives timestamp %d for offset %d, whose batch has maxTimestamp %d", c.tp, e.Timestamp, e.Offset, ts), kindTimeIndexMismatch
 			}
 			c.tp++
 		}
 	}
 }
 
-// verdict returns why each existing file is not what recovery would keep,
-// with a severity: error for wrong entries, warning for a missing file or
-// an untrimmed preallocation ("" when it verifies). Entries past the end
-// of the valid log are info only when this repair cuts the log (they
-// point into what the cut removes); past the end of a log nothing cuts
-// they are as wrong as any other entry, and dump --verify-index calls
-// them index-mismatch / timeindex-mismatch errors: one meaning, one
-// severity.
-func (c *indexCheck) verdict(valid int64, cut bool) (idxBad, idxSev, timeBad, timeSev string) {
+// verdict returns why each existing file is not what recovery would
+// keep, with the finding's kind and severity ("" when it verifies): the
+// defect's kind (dump's word for it: index-mismatch, index-length, …, an
+// error; index-missing or index-zero-tail, warnings), or, when the only
+// problem is entries past the end of a log this repair cuts (they point
+// into what the cut removes), index-rebuilt / timeindex-rebuilt, info.
+// Past the end of a log nothing cuts those entries are as wrong as any
+// other, and dump --verify-index calls them index-mismatch /
+// timeindex-mismatch errors: one kind, one severity.
+func (c *indexCheck) verdict(valid int64, cut bool) (idxBad, idxKind, idxSev, timeBad, timeKind, timeSev string) {
 	if c.idx != nil && c.idxBad == "" && c.ip < len(c.idx.Entries) {
 		e := c.idx.Entries[c.ip]
 		c.idxBad = fmt.Sprintf("entry %d (offset %d) points at position %d, at or past the end of the valid log (%d)", c.ip, e.Offset, e.Position, valid)
-		c.idxPast = cut
+		c.idxKind, c.idxPast = kindIndexMismatch, cut
 	}
 	if c.tidx != nil && c.timeBad == "" && c.tp < len(c.tidx.Entries) {
 		e := c.tidx.Entries[c.tp]
 		c.timeBad = fmt.Sprintf("entry %d's offset %d lies past the last valid batch", c.tp, e.Offset)
-		c.timePast = cut
+		c.timeKind, c.timePast = kindTimeIndexMismatch, cut
 	}
-	sev := func(why string, past bool) string {
+	class := func(why, kind string, past bool, rebuilt string) (string, string) {
 		switch {
 		case why == "":
-			return ""
+			return "", ""
 		case past:
-			return "info"
-		case why == "missing" || strings.Contains(why, "zero-filled slots"):
-			return "warning"
+			return rebuilt, "info"
+		case kind == RepairKindIndexMissing || kind == RepairKindTimeIndexMissing || kind == RepairKindIndexZeroTail:
+			return kind, "warning"
 		}
-		return "error"
+		return kind, "error"
 	}
-	return c.idxBad, sev(c.idxBad, c.idxPast), c.timeBad, sev(c.timeBad, c.timePast)
+	idxKind, idxSev = class(c.idxBad, c.idxKind, c.idxPast, RepairKindIndexRebuilt)
+	timeKind, timeSev = class(c.timeBad, c.timeKind, c.timePast, RepairKindTimeIndexRebuilt)
+	return c.idxBad, idxKind, idxSev, c.timeBad, timeKind, timeSev
 }
 
 // replay rebuilds the producer state at the new log end over the log as
 // the repair leaves it.
 func (rp *repairPlanner) replay(kept []segment.SegmentFiles, scans []*segRepair, firstExamined, end, logStart int64) (*psm.Result, error) {
+	view, o := rp.replayView(kept, scans, firstExamined, end, logStart)
+	return psm.Rebuild(&view, o)
+}
+
+// replayView is the partition as the repair leaves it, and the options
+// that replay it to the new log end.
+func (rp *repairPlanner) replayView(kept []segment.SegmentFiles, scans []*segRepair, firstExamined, end, logStart int64) (segment.PartitionDir, psm.Options) {
 	view := *rp.pd
 	view.Segments = nil
 	for _, s := range rp.pd.Segments {
@@ -864,7 +896,7 @@ func (rp *repairPlanner) replay(kept []segment.SegmentFiles, scans []*segRepair,
 			o.SegmentLimits[sr.files.BaseOffset] = sr.valid
 		}
 	}
-	return psm.Rebuild(&view, o)
+	return view, o
 }
 
 // del plans the deletion of a file.
@@ -959,12 +991,12 @@ func (rp *repairPlanner) planSegment(sr *segRepair, ps *RepairSegment, res *psm.
 		ps.TxnIndex.Action = FileKeep
 		if !bytes.Equal(old, want) {
 			ps.TxnIndex.Action = FileRebuild
-			ps.TxnIndex.Reason = txnIndexProblem(old, want, sr.files.TxnIndex)
-			sev := "error"
+			kind, sev, reason := txnIndexProblem(old, want, sr.files.TxnIndex, base)
 			if cutWhy != "" && txnPrefix(old, want) {
-				sev, ps.TxnIndex.Reason = "info", cutWhy
+				kind, sev, reason = RepairKindTxnIndexRebuilt, "info", cutWhy
 			}
-			rp.find(RepairKindTxnIndexRebuilt, sev, txnName, -1, "%s; rebuilt from the aborted transactions the producer-state replay completes (%d entries)", ps.TxnIndex.Reason, n)
+			ps.TxnIndex.Reason = reason
+			rp.find(kind, sev, txnName, -1, "%s; rebuilt from the aborted transactions the producer-state replay completes (%d entries)", ps.TxnIndex.Reason, n)
 		}
 	}
 	if ps.TxnIndex.Action == FileCreate || ps.TxnIndex.Action == FileRebuild {
@@ -986,16 +1018,17 @@ func (rp *repairPlanner) planSegment(sr *segRepair, ps *RepairSegment, res *psm.
 		entries int
 		out     *FileRepair
 		kind    string
+		rebuilt string // the kind of a rebuild the cut alone calls for
 	}{
-		{segment.TimeIndexSuffix, sr.files.TimeIndex, sr.timeBad, sr.timeSev, sr.timeIndex, sr.timeEntries, &ps.TimeIndex, RepairKindTimeIndexRebuilt},
-		{segment.IndexSuffix, sr.files.Index, sr.indexBad, sr.indexSev, sr.index, sr.indexEntries, &ps.Index, RepairKindIndexRebuilt},
+		{segment.TimeIndexSuffix, sr.files.TimeIndex, sr.timeBad, sr.timeSev, sr.timeIndex, sr.timeEntries, &ps.TimeIndex, sr.timeKind, RepairKindTimeIndexRebuilt},
+		{segment.IndexSuffix, sr.files.Index, sr.indexBad, sr.indexSev, sr.index, sr.indexEntries, &ps.Index, sr.indexKind, RepairKindIndexRebuilt},
 	} {
 		name := segment.SegmentFileName(base, f.suffix)
 		*f.out = FileRepair{Action: FileKeep, Entries: f.entries}
-		why, sev := f.bad, f.sev
+		why, sev, kind := f.bad, f.sev, f.kind
 		switch {
 		case why == "" && cutWhy != "":
-			why, sev = cutWhy, "info"
+			why, sev, kind = cutWhy, "info", f.rebuilt
 		case sev == "info" && cutWhy != "":
 			why = cutWhy + "; " + why
 		}
@@ -1014,7 +1047,7 @@ func (rp *repairPlanner) planSegment(sr *segRepair, ps *RepairSegment, res *psm.
 			f.out.Action, f.out.Reason = FileKeep, ""
 			continue
 		}
-		rp.find(f.kind, sev, name, -1, "%s; rebuilt from the kept batches (%d entries, index.interval.bytes %d)", why, f.entries, rp.opts.IndexIntervalBytes)
+		rp.find(kind, sev, name, -1, "%s; rebuilt from the kept batches (%d entries, index.interval.bytes %d)", why, f.entries, rp.opts.IndexIntervalBytes)
 	}
 
 	// The .log: the valid prefix, byte for byte.
@@ -1026,18 +1059,23 @@ func (rp *repairPlanner) planSegment(sr *segRepair, ps *RepairSegment, res *psm.
 }
 
 // txnIndexProblem describes how an existing .txnindex differs from the
-// rebuilt one.
-func txnIndexProblem(old, want []byte, path string) string {
+// rebuilt one, with the finding's kind and severity: dump's for what dump
+// sees (txnindex-corrupt and index-sanity errors, a txnindex-partial-entry
+// warning), txnindex-mismatch (an error) for entries that are not the
+// aborted transactions the log completes.
+func txnIndexProblem(old, want []byte, path string, base int64) (kind, sev, reason string) {
 	x, err := segment.ParseTxnIndex(old, path)
 	switch {
 	case err != nil:
-		return err.Error()
-	case x.TrailingBytes > 0:
-		return fmt.Sprintf("%d trailing bytes, a partial entry", x.TrailingBytes)
-	case len(old) != len(want):
-		return fmt.Sprintf("%d entries, the log has %d aborted transactions ending in the segment", len(x.Entries), len(want)/segment.AbortedTxnSize)
+		return "txnindex-corrupt", "error", err.Error()
+	case segment.SanityCheckTxnIndex(&x, base) != nil:
+		return kindIndexSanity, "error", segment.SanityCheckTxnIndex(&x, base).Error()
+	case len(x.Entries)*segment.AbortedTxnSize != len(want):
+		return RepairKindTxnIndexMismatch, "error", fmt.Sprintf("%d entries, the log has %d aborted transactions ending in the segment", len(x.Entries), len(want)/segment.AbortedTxnSize)
+	case !bytes.Equal(old[:len(want)], want):
+		return RepairKindTxnIndexMismatch, "error", "its entries differ from the aborted transactions the log completes"
 	}
-	return "its entries differ from the aborted transactions the log completes"
+	return "txnindex-partial-entry", "warning", fmt.Sprintf("%d trailing bytes, a partial entry", x.TrailingBytes)
 }
 
 // txnPrefix reports whether want is a prefix of old: only entries past
@@ -1083,18 +1121,17 @@ func (rp *repairPlanner) planEpochs() error {
 	return err
 }
 
-// heldBelowLogStart reports whether onDisk is the state replayed from the
-// first batch on disk rather than from the log start offset: what a broker
-// holds after DeleteRecords (or retention inside a segment) moved the log
-// start up, since ProducerStateManager.onLogStartOffsetIncremented drops
-// only unreplicated transactions, never producers. Such a snapshot is the
-// broker's own and is kept.
-func (rp *repairPlanner) heldBelowLogStart(onDisk []segment.SnapshotEntry) bool {
-	if rp.replayAll == nil || len(rp.pd.Segments) == 0 || rp.p.LogStartOffset <= rp.firstBase {
-		return false
+// brokersOwn reports whether onDisk, the snapshot at the new log end, is
+// a state the broker held there though it differs from the rebuilt one:
+// psm decides, as replay-psm --check-snapshots does (producers kept below
+// a log start moved by DeleteRecords, producers a recovery never
+// expired). Such a snapshot is kept.
+func (rp *repairPlanner) brokersOwn(onDisk []segment.SnapshotEntry) (bool, error) {
+	if rp.checkEnd == nil {
+		return false, nil
 	}
-	res, err := rp.replayAll()
-	return err == nil && len(psm.CompareSnapshot(res.SnapshotEntries(), onDisk)) == 0
+	c, err := rp.checkEnd(onDisk)
+	return err == nil && c.Match(), err
 }
 
 // planEndSnapshot writes the producer snapshot at the new log end when the
@@ -1134,15 +1171,20 @@ func (rp *repairPlanner) planEndSnapshot(res *psm.Result) error {
 		return nil
 	case exists && onDisk != nil && len(psm.CompareSnapshot(entries, onDisk)) == 0:
 		return nil
-	case exists && onDisk != nil && !changed && rp.heldBelowLogStart(onDisk):
-		// The broker's in-memory state kept the producers whose batches
-		// DeleteRecords moved below the log start; the file holds them.
-		return nil
 	case exists && onDisk != nil:
+		if own, err := rp.brokersOwn(onDisk); err != nil || own {
+			return err
+		}
 		d := psm.CompareSnapshot(entries, onDisk)
 		rp.find(RepairKindSnapshotMismatch, "error", path, -1, "%s differs from the producer state rebuilt from the log (%d difference(s); first: %s)", name, len(d), d[0])
 	case !exists && !changed:
-		return nil // the broker writes it itself at load
+		a, lost := psm.CleanShutdownLoss(res)
+		if !lost || !psm.SkipsRebuild(rp.pd, rp.cleanShutdown) {
+			return nil // the broker rebuilds it from the log at load
+		}
+		// The broker would start with no producer state: the snapshot
+		// makes it load the log's instead.
+		rp.find(a.Kind, a.Severity, path, -1, "%s", a.Message)
 	}
 	p.SnapshotOffset = end
 	p.Producers = len(entries)

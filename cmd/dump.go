@@ -291,6 +291,10 @@ type dumpState struct {
 	render    *batchRenderer
 	serialJob batchJob
 	pipe      *batchPipeline
+
+	// lastLogs caches, per partition directory, its last .log
+	// (dump_logstart.go).
+	lastLogs map[string]string
 }
 
 func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, args []string) error {
@@ -422,6 +426,9 @@ func (st *dumpState) dumpOne(f dumpFile) error {
 			break
 		}
 		err = st.dumpLog(f)
+		if err == nil && f.info.Kind == segment.KindLog {
+			err = st.checkLogStart(f)
+		}
 	case segment.KindIndex:
 		err = st.dumpOffsetIndex(f)
 	case segment.KindTimeIndex:
