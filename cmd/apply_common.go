@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/segment"
@@ -266,15 +265,5 @@ func (t *tableOut) render(header []string, rows [][]string) {
 	if len(rows) == 0 {
 		return
 	}
-	opts := tableOptions(t.width, header, rows)
-	tw := tablewriter.NewTable(t.w, opts...)
-	hdr := make([]any, len(header))
-	for i, h := range header {
-		hdr[i] = h
-	}
-	tw.Header(hdr...)
-	for _, r := range rows {
-		tw.Append(r)
-	}
-	tw.Render()
+	renderTable(t.w, t.width, header, rows)
 }

@@ -5,8 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-
 	"github.com/kseg/kseg/barrier/repair"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
@@ -37,17 +35,7 @@ type repairTextPrinter struct {
 }
 
 func (t *repairTextPrinter) render(header []string, rows [][]string) {
-	opts := tableOptions(t.s.Width, header, rows)
-	tw := tablewriter.NewTable(t.w, opts...)
-	hdr := make([]any, len(header))
-	for i, h := range header {
-		hdr[i] = h
-	}
-	tw.Header(hdr...)
-	for _, r := range rows {
-		tw.Append(r)
-	}
-	tw.Render()
+	renderTable(t.w, t.s.Width, header, rows)
 }
 
 // planTables is Plan's table rendering of segments, findings and files.

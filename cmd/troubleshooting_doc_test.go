@@ -18,6 +18,8 @@ import (
 //   - cmd: the Kind of every finding literal and the kind argument of
 //     reportCorrupt;
 //   - psm: the Kind* constants (replay-psm anomalies);
+//   - psm/broker: the Kind* constants of the whole-broker views (groups,
+//     txns, metadata), and any literal Kind of a Finding there;
 //   - barrier and its rooms: the Finding* (verify-chain, repair), Problem*
 //     (barrier shape) and Refuse* (refusal reasons) constants (the edit
 //     engine's too, in segment/edit), and the kinds repair reports (find
@@ -39,7 +41,8 @@ func findingKinds(t *testing.T) map[string]string {
 		}
 		return ""
 	}
-	for _, dir := range []string{".", filepath.Join("..", "psm"), filepath.Join("..", "barrier"), filepath.Join("..", "barrier", "mirror"),
+	brokerDir := filepath.Join("..", "psm", "broker")
+	for _, dir := range []string{".", filepath.Join("..", "psm"), brokerDir, filepath.Join("..", "barrier"), filepath.Join("..", "barrier", "mirror"),
 		filepath.Join("..", "barrier", "repair"), filepath.Join("..", "segment"), filepath.Join("..", "segment", "edit")} {
 		pkgFiles, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
@@ -67,7 +70,8 @@ func findingKinds(t *testing.T) map[string]string {
 						return true
 					})
 				case *ast.CompositeLit:
-					if id, ok := n.Type.(*ast.Ident); !ok || id.Name != "finding" || dir != "." {
+					id, ok := n.Type.(*ast.Ident)
+					if !ok || !(id.Name == "finding" && dir == "." || id.Name == "Finding" && dir == brokerDir) {
 						return true
 					}
 					for _, el := range n.Elts {
@@ -105,6 +109,7 @@ func findingKinds(t *testing.T) map[string]string {
 						}
 						switch {
 						case dir != "." && strings.HasPrefix(id.Name, "Kind") && strings.HasSuffix(path, "types.go"),
+							dir == brokerDir && strings.HasPrefix(id.Name, "Kind"),
 							strings.HasPrefix(id.Name, "Finding") && (base == "chain.go" || base == "repair.go"),
 							strings.HasPrefix(id.Name, "Problem") && base == "batch.go",
 							strings.HasPrefix(id.Name, "Refuse"):
@@ -128,7 +133,8 @@ func TestTroubleshootingCoversEveryKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	kinds := findingKinds(t)
-	for _, must := range []string{"crc-mismatch", "corrupt-batch", "skipped-bytes", "pid-collision", "hanging-transaction", "broker-running", "index-rebuilt", "index-mismatch", "timeindex-mismatch", "invalid-marker", "torn-tail", "topic-id"} {
+	for _, must := range []string{"crc-mismatch", "corrupt-batch", "skipped-bytes", "pid-collision", "hanging-transaction", "broker-running", "index-rebuilt", "index-mismatch", "timeindex-mismatch",
+		"offset-below-log-start", "coordinator-partitions-missing", "orphan-partition", "leader-epoch-ahead", "invalid-marker", "torn-tail", "topic-id", "index-zero-tail"} {
 		if _, ok := kinds[must]; !ok {
 			t.Fatalf("the source scan missed %q: %v", must, kinds)
 		}

@@ -7,8 +7,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-
 	"github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/psm"
 )
@@ -195,17 +193,7 @@ func (t *chainTextPrinter) Print(r *mirror.ChainReport) error {
 type chainTablePrinter struct{ s *Streams }
 
 func (t *chainTablePrinter) render(header []string, rows [][]string) {
-	opts := tableOptions(t.s.Width, header, rows)
-	tw := tablewriter.NewTable(t.s.Out, opts...)
-	hdr := make([]any, len(header))
-	for i, h := range header {
-		hdr[i] = h
-	}
-	tw.Header(hdr...)
-	for _, r := range rows {
-		tw.Append(r)
-	}
-	tw.Render()
+	renderTable(t.s.Out, t.s.Width, header, rows)
 }
 
 func (t *chainTablePrinter) Print(r *mirror.ChainReport) error {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sort"
-	"strings"
 
 	"github.com/kseg/kseg/decode"
 )
@@ -288,31 +287,63 @@ func VerifySegmentIndexes(s SegmentFiles) ([]string, error) {
 	return out, nil
 }
 
+// IndexDefect classifies what keeps broker recovery from keeping an index
+// file as it is.
+type IndexDefect int
+
+const (
+	// IndexOK: the file verifies against the kept batches.
+	IndexOK IndexDefect = iota
+	// IndexMissing: there is no file (LogLoader recovers a segment whose
+	// .index is missing, and rebuilds its .timeindex).
+	IndexMissing
+	// IndexLength: the file is not a whole number of entries.
+	IndexLength
+	// IndexSanity: the file fails the broker's sanity check
+	// (OffsetIndex/TimeIndex.sanityCheck).
+	IndexSanity
+	// IndexZeroTail: zero-filled slots follow the entries: a preallocated
+	// index an unclean shutdown left untrimmed.
+	IndexZeroTail
+	// IndexMismatch: an entry does not follow the one before it, does not
+	// match the batch it names, or lies past the valid log.
+	IndexMismatch
+)
+
+// IndexVerdict is IndexCheck's judgement of one index file.
+type IndexVerdict struct {
+	// Problem is the first problem found, "" when the file verifies.
+	Problem string
+	Defect  IndexDefect
+	// Past: the only problem is entries past the end of the valid log of
+	// a log that is cut (they point into what the cut removes): a
+	// consequence of the cut, not damage.
+	Past bool
+}
+
 // IndexCheck judges whether broker recovery would keep a segment's
 // existing .index and .timeindex: it checks them against the batches
 // recovery keeps (Recover's OnBatch), in that scan's single pass
 // (kafka-dump-log's checks, plus order), and notes what else recovery
-// would not leave as it is: a missing file, a partial entry, a
-// preallocated zero tail, a failed sanity check (LogSegment.sanityCheck,
-// OffsetIndex/TimeIndex.sanityCheck). It keeps the first problem of each
-// file: one is enough to rebuild it.
+// would not leave as it is: a missing file, a partial entry, a failed
+// sanity check (LogSegment.sanityCheck, OffsetIndex/TimeIndex.sanityCheck),
+// a preallocated zero tail. It keeps the first problem of each file: one
+// is enough to rebuild it.
 type IndexCheck struct {
 	idx  *OffsetIndex
 	tidx *TimeIndex
 	ip   int
 	tp   int
-	// first problem found with each; *Past: it is only entries past the
-	// end of the valid log (a consequence of the cut, not damage)
-	idxBad, timeBad   string
-	idxPast, timePast bool
-	dec               decode.Decoder
+	// the first problem found with each file
+	index, time IndexVerdict
+	dec         decode.Decoder
 }
 
 // NewIndexCheck reads the indexes of segment s (an I/O error is an error).
 func NewIndexCheck(s SegmentFiles) (*IndexCheck, error) {
 	c := &IndexCheck{}
 	if s.Index == "" {
-		c.idxBad = "missing"
+		c.index = IndexVerdict{Problem: "missing", Defect: IndexMissing}
 	} else {
 		x, err := ReadOffsetIndex(s.Index, s.BaseOffset)
 		if err != nil {
@@ -321,20 +352,20 @@ func NewIndexCheck(s SegmentFiles) (*IndexCheck, error) {
 		c.idx = &x
 		switch {
 		case x.TrailingBytes() != 0:
-			c.idxBad = fmt.Sprintf("%d bytes is not a whole number of 8-byte entries", x.Length)
-		case x.TailSlots() > 0:
-			c.idxBad = fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", x.TailSlots(), len(x.Entries))
+			c.index = IndexVerdict{Problem: fmt.Sprintf("%d bytes is not a whole number of 8-byte entries", x.Length), Defect: IndexLength}
 		case SanityCheckOffsetIndex(&x) != nil:
-			c.idxBad = "fails the broker's sanity check: " + SanityCheckOffsetIndex(&x).Error()
+			c.index = IndexVerdict{Problem: "fails the broker's sanity check: " + SanityCheckOffsetIndex(&x).Error(), Defect: IndexSanity}
+		case x.TailSlots() > 0:
+			c.index = IndexVerdict{Problem: fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", x.TailSlots(), len(x.Entries)), Defect: IndexZeroTail}
 		}
-		for i := 1; c.idxBad == "" && i < len(x.Entries); i++ {
+		for i := 1; c.index.Problem == "" && i < len(x.Entries); i++ {
 			if e, p := x.Entries[i], x.Entries[i-1]; e.Offset <= p.Offset || e.Position <= p.Position {
-				c.idxBad = fmt.Sprintf("entry %d (offset %d, position %d) does not follow entry %d (offset %d, position %d)", i, e.Offset, e.Position, i-1, p.Offset, p.Position)
+				c.index = IndexVerdict{Problem: fmt.Sprintf("entry %d (offset %d, position %d) does not follow entry %d (offset %d, position %d)", i, e.Offset, e.Position, i-1, p.Offset, p.Position), Defect: IndexMismatch}
 			}
 		}
 	}
 	if s.TimeIndex == "" {
-		c.timeBad = "missing"
+		c.time = IndexVerdict{Problem: "missing", Defect: IndexMissing}
 	} else {
 		x, err := ReadTimeIndex(s.TimeIndex, s.BaseOffset)
 		if err != nil {
@@ -342,16 +373,19 @@ func NewIndexCheck(s SegmentFiles) (*IndexCheck, error) {
 		}
 		c.tidx = &x
 		switch {
+		// The sanity check before the zero tail: a preallocated time index
+		// fails it (its last timestamp is 0), as dump --index-sanity-check
+		// says.
 		case x.TrailingBytes() != 0:
-			c.timeBad = fmt.Sprintf("%d bytes is not a whole number of 12-byte entries", x.Length)
-		case x.TailSlots() > 0:
-			c.timeBad = fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", x.TailSlots(), len(x.Entries))
+			c.time = IndexVerdict{Problem: fmt.Sprintf("%d bytes is not a whole number of 12-byte entries", x.Length), Defect: IndexLength}
 		case SanityCheckTimeIndex(&x) != nil:
-			c.timeBad = "fails the broker's sanity check: " + SanityCheckTimeIndex(&x).Error()
+			c.time = IndexVerdict{Problem: "fails the broker's sanity check: " + SanityCheckTimeIndex(&x).Error(), Defect: IndexSanity}
+		case x.TailSlots() > 0:
+			c.time = IndexVerdict{Problem: fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", x.TailSlots(), len(x.Entries)), Defect: IndexZeroTail}
 		}
-		for i := 1; c.timeBad == "" && i < len(x.Entries); i++ {
+		for i := 1; c.time.Problem == "" && i < len(x.Entries); i++ {
 			if e, p := x.Entries[i], x.Entries[i-1]; e.Offset < p.Offset || e.Timestamp <= p.Timestamp {
-				c.timeBad = fmt.Sprintf("entry %d (timestamp %d, offset %d) does not follow entry %d (timestamp %d, offset %d)", i, e.Timestamp, e.Offset, i-1, p.Timestamp, p.Offset)
+				c.time = IndexVerdict{Problem: fmt.Sprintf("entry %d (timestamp %d, offset %d) does not follow entry %d (timestamp %d, offset %d)", i, e.Timestamp, e.Offset, i-1, p.Timestamp, p.Offset), Defect: IndexMismatch}
 			}
 		}
 	}
@@ -365,61 +399,47 @@ func NewIndexCheck(s SegmentFiles) (*IndexCheck, error) {
 // index verifies and is kept.
 func (c *IndexCheck) Batch(pos int64, b *decode.Batch) {
 	last, ts := b.LastOffset(), b.MaxTimestamp
-	if c.idx != nil && c.idxBad == "" {
+	if c.idx != nil && c.index.Problem == "" {
 		for c.ip < len(c.idx.Entries) && int64(c.idx.Entries[c.ip].Position) <= pos {
 			e := c.idx.Entries[c.ip]
 			switch {
 			case int64(e.Position) < pos:
-				c.idxBad = fmt.Sprintf("entry %d points at position %d, where no batch starts", c.ip, e.Position)
+				c.index = IndexVerdict{Problem: fmt.Sprintf("entry %d points at position %d, where no batch starts", c.ip, e.Position), Defect: IndexMismatch}
 			case e.Offset != last:
-				c.idxBad = fmt.Sprintf("entry %d gives offset %d for the batch at position %d, which ends at %d", c.ip, e.Offset, pos, last)
+				c.index = IndexVerdict{Problem: fmt.Sprintf("entry %d gives offset %d for the batch at position %d, which ends at %d", c.ip, e.Offset, pos, last), Defect: IndexMismatch}
 			}
 			c.ip++
 		}
 	}
-	if c.tidx != nil && c.timeBad == "" {
+	if c.tidx != nil && c.time.Problem == "" {
 		for c.tp < len(c.tidx.Entries) && c.tidx.Entries[c.tp].Offset <= last {
 			e := c.tidx.Entries[c.tp]
 			switch {
 			case e.Offset != last && !TimeIndexOffsetOK(&c.dec, b, e.Offset):
-				c.timeBad = fmt.Sprintf("entry %d's offset %d is neither its batch's last offset nor the first offset carrying its max timestamp", c.tp, e.Offset)
+				c.time = IndexVerdict{Problem: fmt.Sprintf("entry %d's offset %d is neither its batch's last offset nor the first offset carrying its max timestamp", c.tp, e.Offset), Defect: IndexMismatch}
 			case e.Timestamp != ts:
-				c.timeBad = fmt.Sprintf("entry %d gives timestamp %d for offset %d, whose batch has maxTimestamp %d", c.tp, e.Timestamp, e.Offset, ts)
+				c.time = IndexVerdict{Problem: fmt.Sprintf("entry %d gives timestamp %d for offset %d, whose batch has maxTimestamp %d", c.tp, e.Timestamp, e.Offset, ts), Defect: IndexMismatch}
 			}
 			c.tp++
 		}
 	}
 }
 
-// Verdict returns why each existing file is not what recovery would keep,
-// with a severity: error for wrong entries, warning for a missing file or
-// an untrimmed preallocation ("" when it verifies). Entries past the end
-// of the valid log (validBytes) are info only when the log is cut (they
-// point into what the cut removes); past the end of a log nothing cuts
-// they are as wrong as any other entry, and dump --verify-index calls
-// them index-mismatch / timeindex-mismatch errors: one meaning, one
-// severity.
-func (c *IndexCheck) Verdict(valid int64, cut bool) (idxBad, idxSev, timeBad, timeSev string) {
-	if c.idx != nil && c.idxBad == "" && c.ip < len(c.idx.Entries) {
+// Verdict is the judgement of each file once the kept batches are
+// checked, validBytes being the end of the valid log: entries left over
+// lie past it. With cut (the log is cut there) such entries are only
+// Past; past the end of a log nothing cuts they are as wrong as any other
+// entry, and dump --verify-index calls them index-mismatch /
+// timeindex-mismatch errors: one meaning, one verdict.
+func (c *IndexCheck) Verdict(validBytes int64, cut bool) (index, timeIndex IndexVerdict) {
+	if c.idx != nil && c.index.Problem == "" && c.ip < len(c.idx.Entries) {
 		e := c.idx.Entries[c.ip]
-		c.idxBad = fmt.Sprintf("entry %d (offset %d) points at position %d, at or past the end of the valid log (%d)", c.ip, e.Offset, e.Position, valid)
-		c.idxPast = cut
+		c.index = IndexVerdict{Problem: fmt.Sprintf("entry %d (offset %d) points at position %d, at or past the end of the valid log (%d)", c.ip, e.Offset, e.Position, validBytes),
+			Defect: IndexMismatch, Past: cut}
 	}
-	if c.tidx != nil && c.timeBad == "" && c.tp < len(c.tidx.Entries) {
+	if c.tidx != nil && c.time.Problem == "" && c.tp < len(c.tidx.Entries) {
 		e := c.tidx.Entries[c.tp]
-		c.timeBad = fmt.Sprintf("entry %d's offset %d lies past the last valid batch", c.tp, e.Offset)
-		c.timePast = cut
+		c.time = IndexVerdict{Problem: fmt.Sprintf("entry %d's offset %d lies past the last valid batch", c.tp, e.Offset), Defect: IndexMismatch, Past: cut}
 	}
-	sev := func(why string, past bool) string {
-		switch {
-		case why == "":
-			return ""
-		case past:
-			return "info"
-		case why == "missing" || strings.Contains(why, "zero-filled slots"):
-			return "warning"
-		}
-		return "error"
-	}
-	return c.idxBad, sev(c.idxBad, c.idxPast), c.timeBad, sev(c.timeBad, c.timePast)
+	return c.index, c.time
 }

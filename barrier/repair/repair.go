@@ -167,9 +167,10 @@ type Finding struct {
 // with these.
 const (
 	FindingSegmentUnreachable = "segment-unreachable"
-	FindingIndexRebuilt       = "index-rebuilt"
-	FindingTimeIndexRebuilt   = "timeindex-rebuilt"
-	FindingTxnIndexRebuilt    = "txnindex-rebuilt"
+	FindingIndexRebuilt       = "index-rebuilt"     // info: rebuilt because the log is cut
+	FindingTimeIndexRebuilt   = "timeindex-rebuilt" // info: rebuilt because the log is cut
+	FindingTxnIndexRebuilt    = "txnindex-rebuilt"  // info: only entries past the cut go
+	FindingTxnIndexMismatch   = "txnindex-mismatch" // error: entries the log does not complete
 	FindingTxnIndexMissing    = "txnindex-missing"
 	FindingSnapshotAboveEnd   = "snapshot-above-log-end"
 	FindingSnapshotCorrupt    = psm.KindSnapshotCorrupt
@@ -233,10 +234,11 @@ type planner struct {
 	pd          *segment.PartitionDir
 	p           *Plan
 	ops         []edit.FileOp
-	// replayAll replays the kept log from its first batch, ignoring the
-	// log start offset; firstBase is the first segment's base offset.
-	replayAll func() (*psm.Result, error)
-	firstBase int64
+	// checkEnd judges a snapshot at the new log end over the kept log
+	// (psm.CheckSnapshotAt).
+	checkEnd func(onDisk []segment.SnapshotEntry) (psm.SnapshotCheck, error)
+	// cleanShutdown: the log directory holds .kafka_cleanshutdown.
+	cleanShutdown bool
 }
 
 func (rp *planner) warnf(format string, args ...any) {
@@ -278,8 +280,9 @@ type segRepair struct {
 	timeEntries      int
 	// indexBad / timeBad say why the existing file is not what recovery
 	// would keep ("" when it verifies against the kept batches).
-	indexBad, timeBad string
-	indexSev, timeSev string
+	indexBad, timeBad   string
+	indexSev, timeSev   string
+	indexKind, timeKind string // the finding's kind (indexFinding)
 }
 
 func (rp *planner) plan() (*Plan, error) {
@@ -299,6 +302,7 @@ func (rp *planner) plan() (*Plan, error) {
 		rp.warnf("%s is left from a run interrupted before it changed anything; it is removed", journalTemp)
 	}
 	if _, err := os.Stat(filepath.Join(rp.logDir, segment.CleanShutdownName)); err == nil {
+		rp.cleanShutdown = true
 		rp.warnf("the log directory holds %s: a broker would take the shutdown as clean and skip recovery; kseg repairs anyway", segment.CleanShutdownName)
 	}
 	var segs, orphans []segment.SegmentFiles
@@ -318,7 +322,6 @@ func (rp *planner) plan() (*Plan, error) {
 		logStart = -1
 	}
 	p.LogStartOffset = max(logStart, segs[0].BaseOffset)
-	rp.firstBase = segs[0].BaseOffset
 
 	// Scope: the segment holding the recovery point and every later one
 	// (LogLoader.recoverLog), or all of them.
@@ -429,8 +432,9 @@ func (rp *planner) plan() (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rebuilding producer state: %w", err)
 	}
-	rp.replayAll = func() (*psm.Result, error) {
-		return rp.replay(kept, scans, p.FirstExamined, p.NewLogEndOffset, -1)
+	rp.checkEnd = func(onDisk []segment.SnapshotEntry) (psm.SnapshotCheck, error) {
+		view, o := rp.replayView(kept, scans, p.FirstExamined, p.NewLogEndOffset, logStart)
+		return psm.CheckSnapshotAt(&view, o, p.NewLogEndOffset, onDisk)
 	}
 
 	// Pass 2: the operations, in commit order. Files that go first:
@@ -559,13 +563,61 @@ func (rp *planner) scan(s segment.SegmentFiles) (*segRepair, error) {
 		return nil, err
 	}
 	sr.indexEntries, sr.timeEntries = len(ib.Index()), len(ib.TimeIndex())
-	sr.indexBad, sr.indexSev, sr.timeBad, sr.timeSev = iv.Verdict(sr.valid, sr.cut != nil)
+	idx, tidx := iv.Verdict(sr.valid, sr.cut != nil)
+	sr.indexBad, sr.timeBad = idx.Problem, tidx.Problem
+	sr.indexKind, sr.indexSev = indexFinding(idx, FindingIndexMissing, kindIndexMismatch, FindingIndexRebuilt)
+	sr.timeKind, sr.timeSev = indexFinding(tidx, FindingTimeIndexMissing, kindTimeIndexMismatch, FindingTimeIndexRebuilt)
 	return sr, nil
+}
+
+// Index finding kinds: dump's for the same defect (index-mismatch,
+// timeindex-mismatch, index-length, index-sanity), and repair's own for
+// what dump does not check. One kind, one severity.
+const (
+	FindingIndexMissing     = "index-missing"     // warning
+	FindingTimeIndexMissing = "timeindex-missing" // warning
+	FindingIndexZeroTail    = "index-zero-tail"   // warning: preallocated slots, not trimmed
+	kindIndexMismatch       = "index-mismatch"
+	kindTimeIndexMismatch   = "timeindex-mismatch"
+	kindIndexLength         = "index-length"
+	kindIndexSanity         = "index-sanity"
+)
+
+// indexFinding is the kind and severity of an index file's verdict v
+// ("" when it verifies): the defect's kind (dump's word for it:
+// mismatch, index-length, index-sanity, an error; missing or
+// index-zero-tail, warnings), or, when the only problem is entries past
+// the end of a log this repair cuts, rebuilt, info.
+func indexFinding(v segment.IndexVerdict, missing, mismatch, rebuilt string) (kind, sev string) {
+	switch {
+	case v.Problem == "":
+		return "", ""
+	case v.Past:
+		return rebuilt, "info"
+	}
+	switch v.Defect {
+	case segment.IndexMissing:
+		return missing, "warning"
+	case segment.IndexZeroTail:
+		return FindingIndexZeroTail, "warning"
+	case segment.IndexLength:
+		return kindIndexLength, "error"
+	case segment.IndexSanity:
+		return kindIndexSanity, "error"
+	}
+	return mismatch, "error"
 }
 
 // replay rebuilds the producer state at the new log end over the log as
 // the repair leaves it.
 func (rp *planner) replay(kept []segment.SegmentFiles, scans []*segRepair, firstExamined, end, logStart int64) (*psm.Result, error) {
+	view, o := rp.replayView(kept, scans, firstExamined, end, logStart)
+	return psm.Rebuild(&view, o)
+}
+
+// replayView is the partition as the repair leaves it, and the options
+// that replay it to the new log end.
+func (rp *planner) replayView(kept []segment.SegmentFiles, scans []*segRepair, firstExamined, end, logStart int64) (segment.PartitionDir, psm.Options) {
 	view := *rp.pd
 	view.Segments = nil
 	for _, s := range rp.pd.Segments {
@@ -589,7 +641,7 @@ func (rp *planner) replay(kept []segment.SegmentFiles, scans []*segRepair, first
 			o.SegmentLimits[sr.files.BaseOffset] = sr.valid
 		}
 	}
-	return psm.Rebuild(&view, o)
+	return view, o
 }
 
 // del plans the deletion of a file.
@@ -684,12 +736,12 @@ func (rp *planner) planSegment(sr *segRepair, ps *Segment, res *psm.Result, segE
 		ps.TxnIndex.Action = FileKeep
 		if !bytes.Equal(old, want) {
 			ps.TxnIndex.Action = FileRebuild
-			ps.TxnIndex.Reason = txnIndexProblem(old, want, sr.files.TxnIndex)
-			sev := "error"
+			kind, sev, reason := txnIndexProblem(old, want, sr.files.TxnIndex, base)
 			if cutWhy != "" && txnPrefix(old, want) {
-				sev, ps.TxnIndex.Reason = "info", cutWhy
+				kind, sev, reason = FindingTxnIndexRebuilt, "info", cutWhy
 			}
-			rp.find(FindingTxnIndexRebuilt, sev, txnName, -1, "%s; rebuilt from the aborted transactions the producer-state replay completes (%d entries)", ps.TxnIndex.Reason, n)
+			ps.TxnIndex.Reason = reason
+			rp.find(kind, sev, txnName, -1, "%s; rebuilt from the aborted transactions the producer-state replay completes (%d entries)", ps.TxnIndex.Reason, n)
 		}
 	}
 	if ps.TxnIndex.Action == FileCreate || ps.TxnIndex.Action == FileRebuild {
@@ -711,16 +763,17 @@ func (rp *planner) planSegment(sr *segRepair, ps *Segment, res *psm.Result, segE
 		entries int
 		out     *FileRepair
 		kind    string
+		rebuilt string // the kind of a rebuild the cut alone calls for
 	}{
-		{segment.TimeIndexSuffix, sr.files.TimeIndex, sr.timeBad, sr.timeSev, sr.timeIndex, sr.timeEntries, &ps.TimeIndex, FindingTimeIndexRebuilt},
-		{segment.IndexSuffix, sr.files.Index, sr.indexBad, sr.indexSev, sr.index, sr.indexEntries, &ps.Index, FindingIndexRebuilt},
+		{segment.TimeIndexSuffix, sr.files.TimeIndex, sr.timeBad, sr.timeSev, sr.timeIndex, sr.timeEntries, &ps.TimeIndex, sr.timeKind, FindingTimeIndexRebuilt},
+		{segment.IndexSuffix, sr.files.Index, sr.indexBad, sr.indexSev, sr.index, sr.indexEntries, &ps.Index, sr.indexKind, FindingIndexRebuilt},
 	} {
 		name := segment.SegmentFileName(base, f.suffix)
 		*f.out = FileRepair{Action: FileKeep, Entries: f.entries}
-		why, sev := f.bad, f.sev
+		why, sev, kind := f.bad, f.sev, f.kind
 		switch {
 		case why == "" && cutWhy != "":
-			why, sev = cutWhy, "info"
+			why, sev, kind = cutWhy, "info", f.rebuilt
 		case sev == "info" && cutWhy != "":
 			why = cutWhy + "; " + why
 		}
@@ -739,7 +792,7 @@ func (rp *planner) planSegment(sr *segRepair, ps *Segment, res *psm.Result, segE
 			f.out.Action, f.out.Reason = FileKeep, ""
 			continue
 		}
-		rp.find(f.kind, sev, name, -1, "%s; rebuilt from the kept batches (%d entries, index.interval.bytes %d)", why, f.entries, rp.opts.IndexIntervalBytes)
+		rp.find(kind, sev, name, -1, "%s; rebuilt from the kept batches (%d entries, index.interval.bytes %d)", why, f.entries, rp.opts.IndexIntervalBytes)
 	}
 
 	// The .log: the valid prefix, byte for byte.
@@ -751,18 +804,23 @@ func (rp *planner) planSegment(sr *segRepair, ps *Segment, res *psm.Result, segE
 }
 
 // txnIndexProblem describes how an existing .txnindex differs from the
-// rebuilt one.
-func txnIndexProblem(old, want []byte, path string) string {
+// rebuilt one, with the finding's kind and severity: dump's for what dump
+// sees (txnindex-corrupt and index-sanity errors, a txnindex-partial-entry
+// warning), txnindex-mismatch (an error) for entries that are not the
+// aborted transactions the log completes.
+func txnIndexProblem(old, want []byte, path string, base int64) (kind, sev, reason string) {
 	x, err := segment.ParseTxnIndex(old, path)
 	switch {
 	case err != nil:
-		return err.Error()
-	case x.TrailingBytes > 0:
-		return fmt.Sprintf("%d trailing bytes, a partial entry", x.TrailingBytes)
-	case len(old) != len(want):
-		return fmt.Sprintf("%d entries, the log has %d aborted transactions ending in the segment", len(x.Entries), len(want)/segment.AbortedTxnSize)
+		return "txnindex-corrupt", "error", err.Error()
+	case segment.SanityCheckTxnIndex(&x, base) != nil:
+		return kindIndexSanity, "error", segment.SanityCheckTxnIndex(&x, base).Error()
+	case len(x.Entries)*segment.AbortedTxnSize != len(want):
+		return FindingTxnIndexMismatch, "error", fmt.Sprintf("%d entries, the log has %d aborted transactions ending in the segment", len(x.Entries), len(want)/segment.AbortedTxnSize)
+	case !bytes.Equal(old[:len(want)], want):
+		return FindingTxnIndexMismatch, "error", "its entries differ from the aborted transactions the log completes"
 	}
-	return "its entries differ from the aborted transactions the log completes"
+	return "txnindex-partial-entry", "warning", fmt.Sprintf("%d trailing bytes, a partial entry", x.TrailingBytes)
 }
 
 // txnPrefix reports whether want is a prefix of old: only entries past
@@ -808,18 +866,17 @@ func (rp *planner) planEpochs() error {
 	return err
 }
 
-// heldBelowLogStart reports whether onDisk is the state replayed from the
-// first batch on disk rather than from the log start offset: what a broker
-// holds after DeleteRecords (or retention inside a segment) moved the log
-// start up, since ProducerStateManager.onLogStartOffsetIncremented drops
-// only unreplicated transactions, never producers. Such a snapshot is the
-// broker's own and is kept.
-func (rp *planner) heldBelowLogStart(onDisk []segment.SnapshotEntry) bool {
-	if rp.replayAll == nil || len(rp.pd.Segments) == 0 || rp.p.LogStartOffset <= rp.firstBase {
-		return false
+// brokersOwn reports whether onDisk, the snapshot at the new log end, is
+// a state the broker held there though it differs from the rebuilt one:
+// psm decides, as replay-psm --check-snapshots does (producers kept below
+// a log start moved by DeleteRecords, producers a recovery never
+// expired). Such a snapshot is kept.
+func (rp *planner) brokersOwn(onDisk []segment.SnapshotEntry) (bool, error) {
+	if rp.checkEnd == nil {
+		return false, nil
 	}
-	res, err := rp.replayAll()
-	return err == nil && len(psm.CompareSnapshot(res.SnapshotEntries(), onDisk)) == 0
+	c, err := rp.checkEnd(onDisk)
+	return err == nil && c.Match(), err
 }
 
 // planEndSnapshot writes the producer snapshot at the new log end when the
@@ -859,15 +916,20 @@ func (rp *planner) planEndSnapshot(res *psm.Result) error {
 		return nil
 	case exists && onDisk != nil && len(psm.CompareSnapshot(entries, onDisk)) == 0:
 		return nil
-	case exists && onDisk != nil && !changed && rp.heldBelowLogStart(onDisk):
-		// The broker's in-memory state kept the producers whose batches
-		// DeleteRecords moved below the log start; the file holds them.
-		return nil
 	case exists && onDisk != nil:
+		if own, err := rp.brokersOwn(onDisk); err != nil || own {
+			return err
+		}
 		d := psm.CompareSnapshot(entries, onDisk)
 		rp.find(FindingSnapshotMismatch, "error", path, -1, "%s differs from the producer state rebuilt from the log (%d difference(s); first: %s)", name, len(d), d[0])
 	case !exists && !changed:
-		return nil // the broker writes it itself at load
+		a, lost := psm.CleanShutdownLoss(res)
+		if !lost || !psm.SkipsRebuild(rp.pd, rp.cleanShutdown) {
+			return nil // the broker rebuilds it from the log at load
+		}
+		// The broker would start with no producer state: the snapshot
+		// makes it load the log's instead.
+		rp.find(a.Kind, a.Severity, path, -1, "%s", a.Message)
 	}
 	p.SnapshotOffset = end
 	p.Producers = len(entries)
