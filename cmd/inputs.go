@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // The rule for bad inputs, the same for every command (README "Exit
@@ -137,7 +137,7 @@ func checkInput(s *Streams, name, path string, kind inputKind) error {
 			logs++
 		}
 	}
-	if kind == inputPartition && barrier.HasJournal(path) {
+	if kind == inputPartition && edit.HasJournal(path) {
 		// An interrupted kseg write: the command finishes or rolls it
 		// back (a mirror creating its destination leaves only this).
 		return nil

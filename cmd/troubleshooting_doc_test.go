@@ -20,10 +20,12 @@ import (
 //   - psm: the Kind* constants (replay-psm anomalies);
 //   - psm/broker: the Kind* constants of the whole-broker views (groups,
 //     txns, metadata), and any literal Kind of a Finding there;
-//   - barrier: the Finding* (verify-chain), Problem* (barrier shape),
-//     RepairKind* and Refuse* (refusal reasons) constants (the edit
-//     engine's too, in segment/edit), and the kinds
-//     repair reports (find and cut calls).
+//   - barrier and its rooms: the Finding* (verify-chain, repair), Problem*
+//     (barrier shape) and Refuse* (refusal reasons) constants (the edit
+//     engine's too, in segment/edit), and the kinds repair reports (find
+//     calls);
+//   - segment: the kinds of the cuts broker recovery makes (CutKind's
+//     String), which dump, repair and inject-barrier report.
 func findingKinds(t *testing.T) map[string]string {
 	t.Helper()
 	kinds := map[string]string{}
@@ -40,7 +42,8 @@ func findingKinds(t *testing.T) map[string]string {
 		return ""
 	}
 	brokerDir := filepath.Join("..", "psm", "broker")
-	for _, dir := range []string{".", filepath.Join("..", "psm"), brokerDir, filepath.Join("..", "barrier"), filepath.Join("..", "segment", "edit")} {
+	for _, dir := range []string{".", filepath.Join("..", "psm"), brokerDir, filepath.Join("..", "barrier"), filepath.Join("..", "barrier", "mirror"),
+		filepath.Join("..", "barrier", "repair"), filepath.Join("..", "segment"), filepath.Join("..", "segment", "edit")} {
 		pkgFiles, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
@@ -56,6 +59,16 @@ func findingKinds(t *testing.T) map[string]string {
 			base := filepath.Base(path)
 			ast.Inspect(f, func(n ast.Node) bool {
 				switch n := n.(type) {
+				case *ast.FuncDecl:
+					if n.Name.Name != "String" || n.Recv == nil || base != "recover.go" {
+						return true
+					}
+					ast.Inspect(n.Body, func(m ast.Node) bool {
+						if r, ok := m.(*ast.ReturnStmt); ok && len(r.Results) == 1 && str(r.Results[0]) != "none" {
+							add(base, str(r.Results[0]))
+						}
+						return true
+					})
 				case *ast.CompositeLit:
 					id, ok := n.Type.(*ast.Ident)
 					if !ok || !(id.Name == "finding" && dir == "." || id.Name == "Finding" && dir == brokerDir) {
@@ -81,8 +94,6 @@ func findingKinds(t *testing.T) map[string]string {
 						add(base, str(n.Args[0]))
 					case name == "find" && base == "repair.go" && len(n.Args) > 0:
 						add(base, str(n.Args[0]))
-					case name == "cut" && base == "repair.go" && len(n.Args) > 1:
-						add(base, str(n.Args[1]))
 					}
 				case *ast.AssignStmt:
 					// kind := "index-mismatch" (dump's index verification)
@@ -99,9 +110,8 @@ func findingKinds(t *testing.T) map[string]string {
 						switch {
 						case dir != "." && strings.HasPrefix(id.Name, "Kind") && strings.HasSuffix(path, "types.go"),
 							dir == brokerDir && strings.HasPrefix(id.Name, "Kind"),
-							strings.HasPrefix(id.Name, "Finding") && base == "chain.go",
+							strings.HasPrefix(id.Name, "Finding") && (base == "chain.go" || base == "repair.go"),
 							strings.HasPrefix(id.Name, "Problem") && base == "batch.go",
-							strings.HasPrefix(id.Name, "RepairKind"),
 							strings.HasPrefix(id.Name, "Refuse"):
 							add(base, str(n.Values[i]))
 						}
@@ -124,7 +134,7 @@ func TestTroubleshootingCoversEveryKind(t *testing.T) {
 	}
 	kinds := findingKinds(t)
 	for _, must := range []string{"crc-mismatch", "corrupt-batch", "skipped-bytes", "pid-collision", "hanging-transaction", "broker-running", "index-rebuilt", "index-mismatch", "timeindex-mismatch",
-		"offset-below-log-start", "coordinator-partitions-missing", "orphan-partition", "leader-epoch-ahead"} {
+		"offset-below-log-start", "coordinator-partitions-missing", "orphan-partition", "leader-epoch-ahead", "invalid-marker", "torn-tail", "topic-id", "index-zero-tail"} {
 		if _, ok := kinds[must]; !ok {
 			t.Fatalf("the source scan missed %q: %v", must, kinds)
 		}

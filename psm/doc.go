@@ -37,11 +37,12 @@
 //
 // # Place in the flow
 //
-// kseg's packages depend one way: cmd → {barrier, psm} → {segment, decode}.
+// kseg's packages depend one way: cmd → barrier/{mirror,repair} → barrier →
+// psm → segment/edit → segment → decode.
 // psm knows producer state, not flags: it reads a partition through
 // segment (Scanner, snapshots, checkpoints) and control records through
 // decode.Decoder.FirstRecord, the same reader the broker's
 // ProducerAppendInfo.append amounts to. cmd's replay-psm renders its
-// Result; barrier replays through it to plan an injection and verify a
-// chain.
+// Result; barrier and its rooms replay through it to plan an injection, a
+// mirror or a repair and to verify a chain.
 package psm

@@ -28,30 +28,10 @@ var ErrSnapshotUnusable = errors.New("producer snapshot not usable")
 // watermark Partition.createLog restores). Each is -1 when the file or the
 // entry is absent; a file that does not parse is an error.
 func LogDirCheckpoints(dir *segment.PartitionDir) (logStart, highWatermark int64, err error) {
-	logStart, highWatermark = -1, -1
-	if dir.Topic == "" || dir.Partition < 0 {
-		return
-	}
-	logDir := segment.LogDirOf(dir.Path)
-	read := func(name string) (int64, error) {
-		entries, err := segment.ReadOffsetCheckpoint(filepath.Join(logDir, name))
-		if errors.Is(err, os.ErrNotExist) {
-			return -1, nil
-		}
-		if err != nil {
-			return -1, err
-		}
-		for _, e := range entries {
-			if e.Topic == dir.Topic && e.Partition == dir.Partition {
-				return e.Offset, nil
-			}
-		}
-		return -1, nil
-	}
-	if logStart, err = read("log-start-offset-checkpoint"); err != nil {
+	if logStart, err = segment.CheckpointOffset(dir, segment.LogStartOffsetCheckpointName); err != nil {
 		return -1, -1, err
 	}
-	if highWatermark, err = read("replication-offset-checkpoint"); err != nil {
+	if highWatermark, err = segment.CheckpointOffset(dir, segment.ReplicationOffsetCheckpointName); err != nil {
 		return logStart, -1, err
 	}
 	return logStart, highWatermark, nil
