@@ -72,20 +72,32 @@ func firstRecord(b *decode.Batch) (key, value []byte, ok bool, err error) {
 // Is reports whether b is a MIRROR_PID_RESET batch the way the prototype's
 // ControlRecordType.isMirrorPidResetBatch decides it: a control batch whose
 // first record's key has type 7. It does not check the rest of the shape;
-// Validate does.
+// ValidateBatch does.
 func Is(b *decode.Batch) bool {
-	if b == nil || !b.IsControl() || b.RecordCount < 1 {
+	if b == nil || b.RecordCount < 1 {
 		return false
+	}
+	typ, ok := ControlTypeOf(b)
+	return ok && typ == decode.ControlMirrorPidReset
+}
+
+// ControlTypeOf is the type of control batch b (ABORT, COMMIT,
+// MIRROR_PID_RESET …), read from its first record's key as the broker
+// reads a control batch (ControlRecordType.parse); ok is false for a batch
+// that is not a control batch or whose key does not parse.
+func ControlTypeOf(b *decode.Batch) (typ decode.ControlType, ok bool) {
+	if !b.IsControl() {
+		return 0, false
 	}
 	key, _, ok, err := firstRecord(b)
 	if err != nil || !ok {
-		return false
+		return 0, false
 	}
-	_, typ, err := decode.ParseControlKey(key)
-	return err == nil && typ == decode.ControlMirrorPidReset
+	_, typ, err = decode.ParseControlKey(key)
+	return typ, err == nil
 }
 
-// Problem codes reported by Validate.
+// Problem codes reported by ValidateBatch.
 const (
 	ProblemFraming        = "framing"         // the bytes are not one whole batch
 	ProblemMagic          = "magic"           // not a v2 batch
@@ -115,11 +127,11 @@ type Problem struct {
 
 func (p Problem) String() string { return p.Code + ": " + p.Message }
 
-// Validate checks raw (one whole batch, as on disk) against the barrier
+// ValidateBatch checks raw (one whole batch, as on disk) against the barrier
 // shape of barrier.md §4.3 and names every deviation. A nil result means a
 // well-formed barrier. A LogAppendTime barrier (attribute bit 3, topics with
 // message.timestamp.type=LogAppendTime) is well-formed.
-func Validate(raw []byte) []Problem {
+func ValidateBatch(raw []byte) []Problem {
 	var ps []Problem
 	add := func(code, field, format string, args ...any) {
 		ps = append(ps, Problem{Code: code, Field: field, Message: fmt.Sprintf(format, args...)})

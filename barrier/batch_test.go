@@ -28,8 +28,8 @@ func TestBarrierBuildSpecVector(t *testing.T) {
 	if crc := binary.BigEndian.Uint32(got[17:]); crc != 3151676220 {
 		t.Fatalf("crc %d, want 3151676220", crc)
 	}
-	if ps := Validate(got); ps != nil {
-		t.Fatalf("Validate: %v", ps)
+	if ps := ValidateBatch(got); ps != nil {
+		t.Fatalf("ValidateBatch: %v", ps)
 	}
 	b, err := decode.ParseBatch(got)
 	if err != nil {
@@ -46,8 +46,8 @@ func TestBarrierBuildSourceClusterID(t *testing.T) {
 	if len(got) != 98 {
 		t.Fatalf("size %d, want 98 (barrier.md §4.3)", len(got))
 	}
-	if ps := Validate(got); ps != nil {
-		t.Fatalf("Validate: %v", ps)
+	if ps := ValidateBatch(got); ps != nil {
+		t.Fatalf("ValidateBatch: %v", ps)
 	}
 	b, _ := decode.ParseBatch(got)
 	var d decode.Decoder
@@ -201,11 +201,11 @@ func TestBarrierValidateNamesEachDeviation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := problemCodes(Validate(c.raw))
+			got := problemCodes(ValidateBatch(c.raw))
 			want := append([]string(nil), c.want...)
 			slices.Sort(want)
 			if !slices.Equal(got, want) {
-				t.Fatalf("problems %v, want %v (%v)", got, want, Validate(c.raw))
+				t.Fatalf("problems %v, want %v (%v)", got, want, ValidateBatch(c.raw))
 			}
 		})
 	}

@@ -30,16 +30,24 @@
 // it leaves ongoing transactions alone, which is why a barrier must never be
 // written while one is open (barrier.md §5, §10 pitfall 8).
 //
-// The package also holds what a failover needs around the barrier: mirroring
-// a partition (`kseg mirror`), verifying mirrored logs along chains
-// (`kseg verify-chain`), repair's plan (`kseg repair`), and the crash-safe,
-// journaled edit engine that applies injection, mirror and repair.
+// The package also plans and applies the barrier's crash-safe injection
+// (PlanInjection, ApplyInjection, VerifyInjection, RollbackInjection:
+// `kseg inject-barrier`). Mirroring a partition and verifying mirrored
+// logs along chains are in barrier/mirror (`kseg mirror`,
+// `kseg verify-chain`); a broker's log recovery done offline is in
+// barrier/repair (`kseg repair`); the journaled edit engine under all
+// three is segment/edit.
 //
 // # Place in the flow
 //
-// kseg's packages depend one way: cmd → {barrier, psm} → {segment, decode}.
-// barrier sits beside psm, above the file and byte layers: it frames logs
-// through segment, builds and reads batches through decode, and replays
-// producer state through psm to decide where a cut is safe. It never
+// kseg's packages depend one way:
+//
+//	cmd → barrier/{mirror,repair} → barrier → psm → segment/edit → segment → decode
+//
+// barrier sits above producer state and the files: it frames logs and
+// finds where broker recovery would cut them through segment, builds and
+// reads batches through decode, replays producer state through psm to
+// decide where a cut is safe, and writes through segment/edit. mirror and
+// repair use it for the batch only; it never imports them. It never
 // prints or reads flags; cmd parses, calls and renders.
 package barrier

@@ -12,7 +12,7 @@ import (
 func Example() {
 	src := "bhKx9kzDTW6IYAX6MriLZQ"
 	raw := barrier.Build(barrier.Spec{BaseOffset: 73, PartitionLeaderEpoch: 6, Timestamp: 1700000100000, SourceClusterID: &src})
-	fmt.Printf("%d bytes, problems: %v\n", len(raw), barrier.Validate(raw))
+	fmt.Printf("%d bytes, problems: %v\n", len(raw), barrier.ValidateBatch(raw))
 
 	b, err := decode.ParseBatch(raw)
 	if err != nil {
@@ -23,7 +23,7 @@ func Example() {
 
 	// A batch that is not quite a barrier is named field by field.
 	raw[22] |= 0x10 // set isTransactional; the CRC now fails too
-	for _, p := range barrier.Validate(raw) {
+	for _, p := range barrier.ValidateBatch(raw) {
 		fmt.Println(p)
 	}
 	// Output:

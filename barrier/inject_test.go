@@ -9,14 +9,16 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 func planOpts() InjectOptions { return InjectOptions{Timestamp: injectTs} }
 
-func mustPlan(t *testing.T, dir string, o InjectOptions) *Plan {
+func mustPlan(t *testing.T, dir string, o InjectOptions) *InjectionPlan {
 	t.Helper()
 	p, err := PlanInjection(dir, o)
 	if err != nil {
@@ -25,9 +27,9 @@ func mustPlan(t *testing.T, dir string, o InjectOptions) *Plan {
 	return p
 }
 
-func mustApply(t *testing.T, p *Plan) *Report {
+func mustApply(t *testing.T, p *InjectionPlan) *InjectionReport {
 	t.Helper()
-	rep, err := Apply(p, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "backup")})
+	rep, err := ApplyInjection(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "backup")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func TestInjectTruncateFixedPoint(t *testing.T) {
 func testTruncateFixedPoint(t *testing.T, segBytes int64) {
 	dir := writeFixtureSeg(t, mirrorBatches(t), segBytes)
 	before := segmentLogs(t, dir)
-	beforeSnap := snapDir(t, dir)
+	beforeSnap := barriertest.SnapDir(t, dir)
 	p := mustPlan(t, dir, planOpts())
 
 	if p.LastStableOffset != 11 || !slices.Equal(p.CutIterations, []int64{11, 6}) || p.Cut != 6 {
@@ -111,7 +113,7 @@ func testTruncateFixedPoint(t *testing.T, segBytes int64) {
 	if p.TxnIndex.Removed != 2 || (segBytes > 0) != (len(p.SnapshotsDeleted) > 0) {
 		t.Fatalf("txnindex %+v snapshots deleted %v", p.TxnIndex, p.SnapshotsDeleted)
 	}
-	assertUnchanged(t, beforeSnap, dir)
+	barriertest.AssertUnchanged(t, beforeSnap, dir)
 
 	rep := mustApply(t, p)
 	if rep.Verification.ProducersCleared != 2 {
@@ -161,20 +163,20 @@ func testTruncateFixedPoint(t *testing.T, segBytes int64) {
 	if e, err := segment.ReadProducerSnapshot(filepath.Join(dir, "00000000000000000007.snapshot")); err != nil || len(e) != 0 {
 		t.Fatalf("new snapshot: %v %v", e, err)
 	}
-	if HasJournal(dir) {
+	if edit.HasJournal(dir) {
 		t.Fatal("journal left behind")
 	}
 	// The backup holds every file that changed or went, byte for byte.
 	for _, op := range p.Ops {
-		if op.Action == OpCreate {
+		if op.Action == edit.OpCreate {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(rep.BackupDir, op.Name))
-		if err != nil || sha256Hex(b) != beforeSnap[op.Name].sum {
+		if err != nil || barriertest.SHA256Hex(b) != beforeSnap[op.Name].Sum {
 			t.Fatalf("backup of %s: %v", op.Name, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(rep.BackupDir, BackupManifestName)); err != nil {
+	if _, err := os.Stat(filepath.Join(rep.BackupDir, edit.BackupManifestName)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -235,17 +237,17 @@ func TestInjectAbortMode(t *testing.T) {
 func TestInjectIdempotentAndForce(t *testing.T) {
 	dir := writeFixture(t, mirrorBatches(t))
 	mustApply(t, mustPlan(t, dir, planOpts()))
-	snap := snapDir(t, dir)
+	snap := barriertest.SnapDir(t, dir)
 
 	p := mustPlan(t, dir, planOpts())
 	if !p.NothingToDo || p.BarrierOffset != 6 {
 		t.Fatalf("second plan: nothing to do %v (%s)", p.NothingToDo, p.Reason)
 	}
-	rep, err := Apply(p, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b")})
+	rep, err := ApplyInjection(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")})
 	if err != nil || !rep.NothingToDo {
 		t.Fatalf("second apply: %+v %v", rep, err)
 	}
-	assertUnchanged(t, snap, dir)
+	barriertest.AssertUnchanged(t, snap, dir)
 
 	o := planOpts()
 	o.Force = true
@@ -264,7 +266,7 @@ func TestInjectBumpLeaderEpoch(t *testing.T) {
 	dir := writeFixture(t, mirrorBatches(t))
 	o := planOpts()
 	o.BumpLeaderEpoch = i32(1)
-	var oe *OptionError
+	var oe *edit.OptionError
 	if _, err := PlanInjection(dir, o); !errors.As(err, &oe) {
 		t.Fatalf("bump to an existing epoch: %v", err)
 	}
@@ -289,13 +291,13 @@ func TestInjectBumpLeaderEpoch(t *testing.T) {
 func TestInjectDryRunChangesNothing(t *testing.T) {
 	dir := writeFixture(t, mirrorBatches(t))
 	logDir := filepath.Dir(dir)
-	before := snapDir(t, logDir)
+	before := barriertest.SnapDir(t, logDir)
 	for _, m := range []Mode{ModeTruncate, ModeAbort} {
 		o := planOpts()
 		o.Mode = m
 		mustPlan(t, dir, o)
 	}
-	assertUnchanged(t, before, logDir)
+	barriertest.AssertUnchanged(t, before, logDir)
 }
 
 func TestInjectRepairTail(t *testing.T) {
@@ -308,12 +310,12 @@ func TestInjectRepairTail(t *testing.T) {
 	if err := os.WriteFile(last.Log, torn, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := snapDir(t, dir)
+	before := barriertest.SnapDir(t, dir)
 	var ct *CorruptTailError
 	if _, err := PlanInjection(dir, planOpts()); !errors.As(err, &ct) || ct.ValidBytes != int64(len(good)) {
 		t.Fatalf("torn tail: %v", err)
 	}
-	assertUnchanged(t, before, dir)
+	barriertest.AssertUnchanged(t, before, dir)
 	o := planOpts()
 	o.RepairTail = true
 	p := mustPlan(t, dir, o)
@@ -336,7 +338,7 @@ func TestInjectRepairTail(t *testing.T) {
 	if err := os.WriteFile(first.Log, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := PlanInjection(dir, planOpts()); !errors.As(err, &ct) || ct.Kind != "crc-mismatch" {
+	if _, err := PlanInjection(dir, planOpts()); !errors.As(err, &ct) || ct.Kind != segment.CutCRCMismatch {
 		t.Fatalf("crc: %v", err)
 	}
 	p = mustPlan(t, dir, o)
@@ -355,13 +357,13 @@ func TestInjectRefusals(t *testing.T) {
 			if d != "orders-0" {
 				os.WriteFile(filepath.Join(p, "00000000000000000000.log"), nil, 0o644)
 			}
-			before := snapDir(t, p)
+			before := barriertest.SnapDir(t, p)
 			_, err := PlanInjection(p, planOpts())
-			var re *RefusalError
-			if !errors.As(err, &re) || re.Reason != RefuseNotPartition {
+			var re *edit.RefusalError
+			if !errors.As(err, &re) || re.Reason != edit.RefuseNotPartition {
 				t.Fatalf("%s: %v", d, err)
 			}
-			assertUnchanged(t, before, p)
+			barriertest.AssertUnchanged(t, before, p)
 		}
 	})
 	t.Run("legacy format", func(t *testing.T) {
@@ -372,25 +374,25 @@ func TestInjectRefusals(t *testing.T) {
 			batches = append(batches, b)
 		}
 		dir := writeFixture(t, batches)
-		before := snapDir(t, dir)
+		before := barriertest.SnapDir(t, dir)
 		_, err := PlanInjection(dir, planOpts())
-		var re *RefusalError
+		var re *edit.RefusalError
 		if !errors.As(err, &re) || re.Reason != RefuseLegacyFormat {
 			t.Fatalf("legacy: %v", err)
 		}
-		assertUnchanged(t, before, dir)
+		barriertest.AssertUnchanged(t, before, dir)
 	})
 	t.Run("read-only", func(t *testing.T) {
 		dir := writeFixture(t, mirrorBatches(t))
-		before := snapDir(t, dir)
+		before := barriertest.SnapDir(t, dir)
 		o := planOpts()
 		o.checkWritable = func(string) (bool, string, error) { return false, "the file system is mounted read-only", nil }
 		_, err := PlanInjection(dir, o)
-		var re *RefusalError
-		if !errors.As(err, &re) || re.Reason != RefuseReadOnly || !errors.Is(err, ErrRefused) {
+		var re *edit.RefusalError
+		if !errors.As(err, &re) || re.Reason != edit.RefuseReadOnly || !errors.Is(err, edit.ErrRefused) {
 			t.Fatalf("read-only: %v", err)
 		}
-		assertUnchanged(t, before, dir)
+		barriertest.AssertUnchanged(t, before, dir)
 	})
 	t.Run("open transaction left at the barrier", func(t *testing.T) {
 		// A bad barrier written over an open transaction (pitfall 8)
@@ -401,15 +403,15 @@ func TestInjectRefusals(t *testing.T) {
 			Build(Spec{BaseOffset: 2, Timestamp: tsOf(2)}),
 		}
 		dir := writeFixture(t, batches)
-		before := snapDir(t, dir)
+		before := barriertest.SnapDir(t, dir)
 		o := planOpts()
 		o.Mode = ModeAbort
 		_, err := PlanInjection(dir, o)
-		var re *RefusalError
+		var re *edit.RefusalError
 		if !errors.As(err, &re) || re.Reason != RefuseOpenTransactions {
 			t.Fatalf("abort over a cleared producer: %v", err)
 		}
-		assertUnchanged(t, before, dir)
+		barriertest.AssertUnchanged(t, before, dir)
 		// Truncating to the LSO removes it, and is allowed.
 		p := mustPlan(t, dir, planOpts())
 		if p.Cut != 0 {
@@ -419,21 +421,21 @@ func TestInjectRefusals(t *testing.T) {
 	t.Run("backup inside the log directory", func(t *testing.T) {
 		dir := writeFixture(t, mirrorBatches(t))
 		logDir := filepath.Dir(dir)
-		before := snapDir(t, logDir)
+		before := barriertest.SnapDir(t, logDir)
 		p := mustPlan(t, dir, planOpts())
-		_, err := Apply(p, ApplyOptions{BackupDir: filepath.Join(logDir, "backup")})
-		var re *RefusalError
-		if !errors.As(err, &re) || re.Reason != RefuseBackupDir {
+		_, err := ApplyInjection(p, edit.Options{BackupDir: filepath.Join(logDir, "backup")})
+		var re *edit.RefusalError
+		if !errors.As(err, &re) || re.Reason != edit.RefuseBackupDir {
 			t.Fatalf("backup in log dir: %v", err)
 		}
 		// Apply took the log directory lock, which creates .lock as a
 		// broker would; nothing else may differ.
 		delete(before, segment.LockName)
-		after := snapDir(t, logDir)
+		after := barriertest.SnapDir(t, logDir)
 		delete(after, segment.LockName)
 		delete(after, ".")
 		delete(before, ".")
-		if d := diffSnaps(before, after, true); len(d) > 0 {
+		if d := barriertest.DiffSnaps(before, after, true); len(d) > 0 {
 			t.Fatalf("changed: %v", d)
 		}
 	})
@@ -445,12 +447,12 @@ func TestInjectRefusals(t *testing.T) {
 		f, _ := os.OpenFile(last, os.O_APPEND|os.O_WRONLY, 0)
 		f.Write(dataBatch(t, 18, 1, pidIdem, 0, 6, false, 1))
 		f.Close()
-		before := snapDir(t, dir)
-		_, err := Apply(p, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b")})
-		var re *RefusalError
-		if !errors.As(err, &re) || re.Reason != RefuseChanged {
+		before := barriertest.SnapDir(t, dir)
+		_, err := ApplyInjection(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")})
+		var re *edit.RefusalError
+		if !errors.As(err, &re) || re.Reason != edit.RefuseChanged {
 			t.Fatalf("changed: %v", err)
 		}
-		assertUnchanged(t, before, dir)
+		barriertest.AssertUnchanged(t, before, dir)
 	})
 }

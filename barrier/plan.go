@@ -2,12 +2,9 @@ package barrier
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/kseg/kseg/decode"
@@ -31,16 +28,6 @@ const (
 	// truncated.
 	ModeAbort Mode = "abort"
 )
-
-// JournalName is the journal of an edit under way (see edit.JournalName).
-const JournalName = edit.JournalName
-
-// stagedSuffix names the temporary copy of a file's new content (see
-// edit.StagedSuffix).
-const stagedSuffix = edit.StagedSuffix
-
-// DefaultIndexIntervalBytes is index.interval.bytes' default.
-const DefaultIndexIntervalBytes = 4096
 
 // InjectOptions select what PlanInjection plans. The zero value is the
 // CLI's defaults: truncate mode, timestamp now, the recorded leader epoch.
@@ -83,9 +70,9 @@ type InjectOptions struct {
 	checkWritable func(dir string) (bool, string, error)
 }
 
-// Plan is everything an injection will do, computed without changing a
-// byte. Apply executes it; --dry-run prints it.
-type Plan struct {
+// InjectionPlan is everything an injection will do, computed without
+// changing a byte. ApplyInjection executes it; --dry-run prints it.
+type InjectionPlan struct {
 	Dir       string        `json:"dir"`
 	LogDir    string        `json:"logDir"`
 	Topic     string        `json:"topic"`
@@ -109,8 +96,8 @@ type Plan struct {
 	Reason      string `json:"reason,omitempty"`
 
 	// Resume is set when an interrupted injection was found: the plan is
-	// the one recorded in its journal, and Apply finishes it.
-	Resume *Resume `json:"resume,omitempty"`
+	// the one recorded in its journal, and ApplyInjection finishes it.
+	Resume *edit.Interrupted `json:"resume,omitempty"`
 
 	TailRepair *TailRepair `json:"tailRepair,omitempty"`
 
@@ -122,12 +109,12 @@ type Plan struct {
 	CutSegment    int64   `json:"cutSegment"`  // base offset of the segment cut
 	CutPosition   int64   `json:"cutPosition"` // byte position of the cut in it
 
-	Removed         Removed      `json:"removed"`
-	DroppedTxns     []DroppedTxn `json:"droppedTxns"`
-	SegmentsDeleted []int64      `json:"segmentsDeleted"`
-	Index           IndexChange  `json:"index"`     // .index entries
-	TimeIndex       IndexChange  `json:"timeIndex"` // .timeindex entries
-	TxnIndex        IndexChange  `json:"txnIndex"`  // .txnindex entries
+	Removed         edit.Removed     `json:"removed"`
+	DroppedTxns     []DroppedTxn     `json:"droppedTxns"`
+	SegmentsDeleted []int64          `json:"segmentsDeleted"`
+	Index           edit.IndexChange `json:"index"`     // .index entries
+	TimeIndex       edit.IndexChange `json:"timeIndex"` // .timeindex entries
+	TxnIndex        edit.IndexChange `json:"txnIndex"`  // .txnindex entries
 	// AbortedTxns are the .txnindex entries added in abort mode.
 	AbortedTxns         []segment.AbortedTxn `json:"abortedTxns"`
 	SnapshotsDeleted    []int64              `json:"snapshotsDeleted"`
@@ -142,9 +129,9 @@ type Plan struct {
 	ProducersCleared int             `json:"producersCleared"`
 	SnapshotOffset   int64           `json:"snapshotOffset"` // -1 with NoSnapshot
 
-	// Ops are the file operations, in the order Apply commits them.
-	Ops      []FileOp `json:"ops"`
-	Warnings []string `json:"warnings"`
+	// Ops are the file operations, in the order ApplyInjection commits them.
+	Ops      []edit.FileOp `json:"ops"`
+	Warnings []string      `json:"warnings"`
 }
 
 // TxnRef is a transaction by producer and first offset; LastOffset is -1
@@ -153,14 +140,6 @@ type TxnRef struct {
 	ProducerID  int64 `json:"producerId"`
 	FirstOffset int64 `json:"firstOffset"`
 	LastOffset  int64 `json:"lastOffset"`
-}
-
-// Resume describes an interrupted injection found through its journal.
-type Resume struct {
-	State     string   `json:"state"` // journalPrepared or journalCommitting
-	Started   string   `json:"started"`
-	BackupDir string   `json:"backupDir"`
-	Done      []string `json:"done"` // commit steps recorded as done
 }
 
 // TailRepair is the cut a RepairTail makes before anything else.
@@ -174,15 +153,6 @@ type TailRepair struct {
 	SegmentsDropped []int64 `json:"segmentsDropped"` // later segments LogLoader.recoverLog deletes
 }
 
-// Removed counts what the cut takes out of the log.
-type Removed struct {
-	Batches   int64   `json:"batches"`
-	Records   int64   `json:"records"` // v2 recordsCount; a legacy entry counts 1
-	Bytes     int64   `json:"bytes"`   // .log bytes, torn and zero tails included
-	Offsets   int64   `json:"offsets"` // old log end - cut
-	Producers []int64 `json:"producers"`
-}
-
 // DroppedTxn is a transaction whose data the cut removes. State is "open"
 // (no marker in the log), or "committed"/"aborted" when its marker lay at
 // or beyond the cut: the transaction the cut reopened.
@@ -191,13 +161,6 @@ type DroppedTxn struct {
 	FirstOffset  int64  `json:"firstOffset"`
 	MarkerOffset int64  `json:"markerOffset"` // -1 when open
 	State        string `json:"state"`
-}
-
-// IndexChange counts entries of one index kind across the files touched.
-type IndexChange struct {
-	Kept    int `json:"kept"`
-	Removed int `json:"removed"`
-	Added   int `json:"added"`
 }
 
 // AppendedBatch is one batch the injection appends.
@@ -211,21 +174,6 @@ type AppendedBatch struct {
 	CoordinatorEpoch int32  `json:"coordinatorEpoch"`
 	TxnFirstOffset   int64  `json:"txnFirstOffset"` // ABORT: the transaction's first offset
 }
-
-// File operation actions (the engine's, segment/edit).
-const (
-	OpReplace = edit.OpReplace
-	OpCreate  = edit.OpCreate
-	OpDelete  = edit.OpDelete
-)
-
-// FileOp is one file of the partition directory that changes (see
-// edit.FileOp).
-type FileOp = edit.FileOp
-
-// SourceRange is a byte range of another file copied into a FileOp's new
-// content (see edit.SourceRange).
-type SourceRange = edit.SourceRange
 
 // batchMeta is what the planner keeps of a batch.
 type batchMeta struct {
@@ -250,13 +198,9 @@ func metaOf(b *decode.Batch, pos int64) batchMeta {
 	if m.Records < 0 {
 		m.Records = 1
 	}
-	if m.Control {
-		if key, _, ok, err := firstRecord(b); err == nil && ok {
-			if _, t, err := decode.ParseControlKey(key); err == nil {
-				m.MarkerType = t
-				m.Barrier = t == decode.ControlMirrorPidReset
-			}
-		}
+	if t, ok := ControlTypeOf(b); ok {
+		m.MarkerType = t
+		m.Barrier = t == decode.ControlMirrorPidReset
 	}
 	return m
 }
@@ -270,52 +214,27 @@ type segScan struct {
 	batches int64
 	records int64
 	last    *batchMeta
-	tail    segment.Tail
+	cut     *segment.Cut // where recovery cuts it, nil when nowhere
 	bad     *CorruptTailError
 }
 
-// scanSegment walks one .log, checking every CRC, as LogSegment.recover
-// does (batch.ensureValid).
+// scanSegment walks one .log as LogSegment.recover does (segment.Recover:
+// every CRC, the offsets' order, the transaction markers), handing each
+// batch recovery keeps to fn (nil: none) until fn returns false.
 func scanSegment(files segment.SegmentFiles, fn func(m *batchMeta) bool) (*segScan, error) {
-	lf, err := segment.OpenLog(files.Log)
+	s := &segScan{files: files}
+	r, err := segment.Recover(files.Log, files.BaseOffset, segment.RecoverOptions{OnBatch: func(pos int64, b *decode.Batch) bool {
+		m := metaOf(b, pos)
+		s.last = &m
+		s.records += int64(m.Records)
+		return fn == nil || fn(&m)
+	}})
 	if err != nil {
 		return nil, err
 	}
-	defer lf.Close()
-	s := &segScan{files: files, size: lf.Size, next: files.BaseOffset}
-	sc := lf.Scanner(segment.ScanOptions{})
-	for sc.Next() {
-		b := sc.Batch()
-		pos := sc.Pos()
-		if !b.CRCValid() {
-			s.bad = &CorruptTailError{Segment: files.BaseOffset, Path: files.Log, ValidBytes: pos, Kind: "crc-mismatch",
-				Err: &decode.CorruptError{Path: files.Log, Pos: pos, BaseOffset: b.BaseOffset, Field: "crc",
-					Err: fmt.Errorf("%w: stored 0x%08x, computed 0x%08x", decode.ErrCRCMismatch, b.CRC, b.ComputeCRC())}}
-			s.valid = pos
-			break
-		}
-		m := metaOf(b, pos)
-		s.last = &m
-		s.batches++
-		s.records += int64(m.Records)
-		s.next = m.Last + 1
-		s.valid = pos + m.Size
-		if fn != nil && !fn(&m) {
-			return s, nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if s.bad == nil {
-		s.tail = sc.Tail()
-		s.valid = s.tail.ValidBytes
-		switch s.tail.Kind {
-		case segment.TailClean, segment.TailZeroFilled:
-		default:
-			s.bad = &CorruptTailError{Segment: files.BaseOffset, Path: files.Log, ValidBytes: s.tail.ValidBytes,
-				Kind: s.tail.Kind.String(), Err: s.tail.Err}
-		}
+	s.size, s.valid, s.next, s.batches, s.cut = r.Size, r.ValidBytes, r.NextOffset, r.Batches, r.Cut
+	if c := r.Cut; c != nil && c.Kind.Damage() {
+		s.bad = &CorruptTailError{Segment: files.BaseOffset, Path: files.Log, ValidBytes: c.Position, Kind: c.Kind, Err: c.Err, Message: c.Message}
 	}
 	return s, nil
 }
@@ -323,54 +242,34 @@ func scanSegment(files segment.SegmentFiles, fn func(m *batchMeta) bool) (*segSc
 // PlanInjection reads the partition directory dir and plans the injection
 // of a MIRROR_PID_RESET barrier. It changes nothing. Refusals are
 // *RefusalError; a damaged tail without RepairTail is *CorruptTailError;
-// an option that cannot apply is *OptionError; anything else is I/O.
+// an option that cannot apply is *edit.OptionError; anything else is I/O.
 //
 // When dir holds the journal of an interrupted injection, the plan is the
-// journal's, with Resume set: Apply then finishes that injection (the
+// journal's, with Resume set: ApplyInjection then finishes that injection (the
 // options passed here are ignored).
-func PlanInjection(dir string, opts InjectOptions) (*Plan, error) {
+func PlanInjection(dir string, opts InjectOptions) (*InjectionPlan, error) {
 	// The real directory, before anything else: the log directory (whose
 	// .lock a broker holds) is the real parent, not a symlink's.
 	dir = edit.RealPath(dir)
-	name, err := checkPartitionDir(dir, "the KRaft metadata log is replicated by Raft, not a mirror partition")
+	name, err := edit.CheckPartitionDir(dir, "the KRaft metadata log is replicated by Raft, not a mirror partition")
 	if err != nil {
 		return nil, err
 	}
 	logDir := segment.LogDirOf(dir)
-	if err := checkWritableLogDir(logDir, dir, opts.checkWritable); err != nil {
+	if err := edit.CheckWritable(logDir, dir, opts.checkWritable); err != nil {
 		return nil, err
 	}
-	j, job, err := pendingJournal(dir, InjectKind)
+	job, resume, err := edit.Pending(dir, InjectKind)
 	if err != nil {
 		return nil, err
 	}
-	if j != nil {
-		p := job.(*injectJob).p
-		p.Resume = resumeOf(j)
+	if job != nil {
+		p := job.Plan().(*InjectionPlan)
+		p.Resume = resume
 		return p, nil
 	}
 	pl := &planner{dir: dir, logDir: logDir, name: name, opts: opts}
 	return pl.plan()
-}
-
-// checkNoBroker refuses when another process holds the log directory's
-// .lock (a running broker).
-func checkNoBroker(logDir string) error {
-	lockPath := filepath.Join(logDir, segment.LockName)
-	pid, held, err := edit.BrokerLock(lockPath)
-	if err != nil {
-		return fmt.Errorf("checking %s: %w", lockPath, err)
-	}
-	switch {
-	case held && pid <= 0:
-		// F_OFD_GETLK reports -1 for an open-file-description lock: the
-		// kind kseg takes on Linux (a JVM takes a classic one, with its
-		// pid).
-		return refuse(RefuseLocked, lockPath, "another kseg run (or a process using open-file-description locks) holds the log directory lock; wait for it to finish")
-	case held:
-		return refuse(RefuseLocked, lockPath, "process %d holds the log directory lock: a broker is running on it; stop it first", pid)
-	}
-	return nil
 }
 
 type planner struct {
@@ -378,7 +277,7 @@ type planner struct {
 	name        segment.PartitionDirName
 	opts        InjectOptions
 	pd          *segment.PartitionDir
-	p           *Plan
+	p           *InjectionPlan
 	logStart    int64 // log-start-offset-checkpoint, -1 when none
 	// epochContent is the new leader-epoch-checkpoint, nil when unchanged.
 	epochContent []byte
@@ -406,7 +305,7 @@ func (pl *planner) resolveOptions() error {
 		o.Mode = ModeTruncate
 	case ModeTruncate, ModeAbort:
 	default:
-		return &OptionError{Option: "mode", Detail: fmt.Sprintf("%q is neither truncate nor abort", o.Mode)}
+		return &edit.OptionError{Option: "mode", Detail: fmt.Sprintf("%q is neither truncate nor abort", o.Mode)}
 	}
 	if o.Timestamp <= 0 {
 		now := time.Now
@@ -416,51 +315,43 @@ func (pl *planner) resolveOptions() error {
 		o.Timestamp = now().UnixMilli()
 	}
 	if o.IndexIntervalBytes == 0 {
-		o.IndexIntervalBytes = DefaultIndexIntervalBytes
+		o.IndexIntervalBytes = segment.DefaultIndexIntervalBytes
 	}
 	if o.IndexIntervalBytes < 0 {
-		return &OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
+		return &edit.OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
 	}
 	if o.LeaderEpoch != nil && o.BumpLeaderEpoch != nil {
-		return &OptionError{Option: "leader-epoch", Detail: "give either --leader-epoch or --bump-leader-epoch, not both"}
+		return &edit.OptionError{Option: "leader-epoch", Detail: "give either --leader-epoch or --bump-leader-epoch, not both"}
 	}
 	if o.LeaderEpoch != nil && *o.LeaderEpoch < 0 {
-		return &OptionError{Option: "leader-epoch", Detail: "must not be negative"}
+		return &edit.OptionError{Option: "leader-epoch", Detail: "must not be negative"}
 	}
 	if o.BumpLeaderEpoch != nil && *o.BumpLeaderEpoch < 0 {
-		return &OptionError{Option: "bump-leader-epoch", Detail: "must not be negative"}
+		return &edit.OptionError{Option: "bump-leader-epoch", Detail: "must not be negative"}
 	}
 	if o.CoordinatorEpoch != nil && *o.CoordinatorEpoch < 0 {
-		return &OptionError{Option: "coordinator-epoch", Detail: "must not be negative"}
+		return &edit.OptionError{Option: "coordinator-epoch", Detail: "must not be negative"}
 	}
 	return nil
 }
 
-// readLogStart finds the partition in the log directory's
-// log-start-offset-checkpoint; -1 when absent.
+// readLogStart is the partition's log-start-offset-checkpoint entry; -1
+// when absent (a warning when unreadable): the log then starts at its
+// first segment.
 func (pl *planner) readLogStart() int64 {
-	path := filepath.Join(pl.logDir, segment.LogStartOffsetCheckpointName)
-	entries, err := segment.ReadOffsetCheckpoint(path)
+	ls, err := segment.CheckpointOffset(pl.pd, segment.LogStartOffsetCheckpointName)
 	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			pl.warnf("%s unreadable (%v); log start taken from the first segment", path, err)
-		}
-		return -1
+		pl.warnf("%s unreadable (%v); log start taken from the first segment", filepath.Join(pl.logDir, segment.LogStartOffsetCheckpointName), err)
 	}
-	for _, e := range entries {
-		if e.Topic == pl.name.Topic && e.Partition == pl.name.Partition {
-			return e.Offset
-		}
-	}
-	return -1
+	return ls
 }
 
-func (pl *planner) plan() (*Plan, error) {
+func (pl *planner) plan() (*InjectionPlan, error) {
 	if err := pl.resolveOptions(); err != nil {
 		return nil, err
 	}
 	o := pl.opts
-	p := &Plan{Dir: pl.dir, LogDir: pl.logDir, Topic: pl.name.Topic, Partition: pl.name.Partition, Mode: o.Mode,
+	p := &InjectionPlan{Dir: pl.dir, LogDir: pl.logDir, Topic: pl.name.Topic, Partition: pl.name.Partition, Mode: o.Mode,
 		Options: o, Timestamp: o.Timestamp, SnapshotOffset: -1, FirstUndecidedOffset: -1}
 	pl.p = p
 	pd, err := segment.OpenPartitionDir(pl.dir)
@@ -468,20 +359,14 @@ func (pl *planner) plan() (*Plan, error) {
 		return nil, err
 	}
 	pl.pd = pd
-	for _, t := range pd.Transient {
-		if fi, _ := segment.ParseFileName(filepath.Base(t)); fi.Suffix == segment.SwapSuffix {
-			return nil, refuse(RefuseTransientFiles, t, "a .swap file: the broker would swap it in at the next load; let it finish first")
-		}
+	journalTemp, err := edit.CheckLeftovers(pd, "kseg injection")
+	if err != nil {
+		return nil, err
 	}
-	for _, f := range append(append([]string(nil), pd.Other...), pd.Transient...) {
-		switch base := filepath.Base(f); {
-		case strings.HasSuffix(base, stagedSuffix):
-			return nil, refuse(RefuseTransientFiles, f, "left by an interrupted kseg injection whose journal is gone; inspect it and remove it")
-		case base == JournalName+segment.TempSuffix:
-			// The journal is written before anything else: a crash while
-			// writing it left the partition untouched.
-			pl.warnf("%s is left from an injection interrupted before it changed anything; it is removed", base)
-		}
+	if journalTemp != "" {
+		// The journal is written before anything else: a crash while
+		// writing it left the partition untouched.
+		pl.warnf("%s is left from an injection interrupted before it changed anything; it is removed", journalTemp)
 	}
 	var segs []segment.SegmentFiles
 	for _, s := range pd.Segments {
@@ -492,7 +377,7 @@ func (pl *planner) plan() (*Plan, error) {
 		segs = append(segs, s)
 	}
 	if len(segs) == 0 {
-		return nil, refuse(RefuseNotPartition, pl.dir, "no .log segment")
+		return nil, edit.Refuse(edit.RefuseNotPartition, pl.dir, "no .log segment")
 	}
 	p.Segments = len(segs)
 	pl.logStart = pl.readLogStart()
@@ -516,19 +401,15 @@ func (pl *planner) plan() (*Plan, error) {
 		// LogLoader.recoverLog: the segment is truncated at validBytes and
 		// every later segment deleted.
 		kept, dropped = scans[:i+1], scans[i+1:]
-		msg := s.bad.Kind
-		if s.bad.Err != nil {
-			msg = s.bad.Err.Error()
-		}
-		p.TailRepair = &TailRepair{Segment: s.files.BaseOffset, Path: s.files.Log, Position: s.valid, Kind: s.bad.Kind,
-			Bytes: s.size - s.valid, Message: msg}
+		p.TailRepair = &TailRepair{Segment: s.files.BaseOffset, Path: s.files.Log, Position: s.valid, Kind: s.cut.Kind.String(),
+			Bytes: s.size - s.valid, Message: s.cut.Message}
 		for _, d := range dropped {
 			p.TailRepair.SegmentsDropped = append(p.TailRepair.SegmentsDropped, d.files.BaseOffset)
 		}
 		break
 	}
 	for _, s := range kept[:len(kept)-1] {
-		if s.tail.Kind == segment.TailZeroFilled {
+		if s.cut != nil && s.cut.Kind == segment.CutZeroFilled {
 			pl.warnf("%s: %d zero bytes after position %d in a segment that is not the last", filepath.Base(s.files.Log), s.size-s.valid, s.valid)
 		}
 	}
@@ -583,7 +464,7 @@ func (pl *planner) plan() (*Plan, error) {
 				break
 			}
 			if l < p.LogStartOffset {
-				return nil, refuse(RefuseBelowLogStart, pl.dir, "the last stable offset %d is below the log start offset %d", l, p.LogStartOffset)
+				return nil, edit.Refuse(edit.RefuseBelowLogStart, pl.dir, "the last stable offset %d is below the log start offset %d", l, p.LogStartOffset)
 			}
 			if l, err = pl.alignDown(kept, l); err != nil {
 				return nil, err
@@ -596,13 +477,13 @@ func (pl *planner) plan() (*Plan, error) {
 		}
 		if len(state.Ongoing) > 0 {
 			t := state.Ongoing[0]
-			return nil, refuse(RefuseOpenTransactions, pl.dir,
+			return nil, edit.Refuse(RefuseOpenTransactions, pl.dir,
 				"producer %d's transaction from offset %d would still be open at the barrier (it starts before the log start offset %d)",
 				t.ProducerID, t.FirstOffset, p.LogStartOffset)
 		}
 	}
 	if cut < p.LogStartOffset {
-		return nil, refuse(RefuseBelowLogStart, pl.dir, "the cut %d is below the log start offset %d", cut, p.LogStartOffset)
+		return nil, edit.Refuse(edit.RefuseBelowLogStart, pl.dir, "the cut %d is below the log start offset %d", cut, p.LogStartOffset)
 	}
 	p.Cut = cut
 	p.ProducersCleared = len(state.Producers)
@@ -615,7 +496,7 @@ func (pl *planner) plan() (*Plan, error) {
 		}
 	}
 	if ci < 0 {
-		return nil, refuse(RefuseBelowLogStart, pl.dir, "the cut %d is below the first segment %d", cut, kept[0].files.BaseOffset)
+		return nil, edit.Refuse(edit.RefuseBelowLogStart, pl.dir, "the cut %d is below the first segment %d", cut, kept[0].files.BaseOffset)
 	}
 	cs := kept[ci]
 	p.CutSegment = cs.files.BaseOffset
@@ -628,8 +509,7 @@ func (pl *planner) plan() (*Plan, error) {
 		}
 	}
 	p.CutPosition = cs.valid
-	segMaxTs, segMaxOff := int64(decode.NoTimestamp), cs.files.BaseOffset
-	rebuilt := newIndexBuilder(cs.files.BaseOffset, o.IndexIntervalBytes)
+	rebuilt := segment.NewIndexBuilder(cs.files.BaseOffset, o.IndexIntervalBytes)
 	removedPIDs := map[int64]bool{}
 	open := map[int64]*DroppedTxn{}
 	removed := func(m *batchMeta) {
@@ -656,25 +536,25 @@ func (pl *planner) plan() (*Plan, error) {
 		}
 	}
 	cutFound := false
+	var indexErr error
 	if _, err := scanSegment(cs.files, func(m *batchMeta) bool {
 		switch {
 		case m.Last < cut:
 			lastKept = new(batchMeta)
 			*lastKept = *m
-			if m.MaxTs > segMaxTs {
-				segMaxTs, segMaxOff = m.MaxTs, m.Last
-			}
-			rebuilt.add(m.Pos, m.Last, m.MaxTs)
-		default:
-			if !cutFound {
-				p.CutPosition = m.Pos
-				cutFound = true
-			}
-			removed(m)
+			indexErr = rebuilt.Append(m.Size, m.Last, m.MaxTs)
+			return indexErr == nil
+		case !cutFound:
+			p.CutPosition = m.Pos
+			cutFound = true
 		}
+		removed(m)
 		return true
 	}); err != nil {
 		return nil, err
+	}
+	if indexErr != nil {
+		return nil, fmt.Errorf("%s: %w", cs.files.Log, indexErr)
 	}
 	for _, s := range kept[ci+1:] {
 		if _, err := scanSegment(s.files, func(m *batchMeta) bool { removed(m); return true }); err != nil {
@@ -697,13 +577,13 @@ func (pl *planner) plan() (*Plan, error) {
 	for _, s := range dropped {
 		p.Removed.Bytes += s.size
 	}
-	if cs.tail.Kind == segment.TailZeroFilled && p.TailRepair == nil {
+	if cs.cut != nil && cs.cut.Kind == segment.CutZeroFilled && p.TailRepair == nil {
 		pl.warnf("%s: %d zero bytes of preallocation after position %d are removed", filepath.Base(cs.files.Log), cs.size-cs.valid, cs.valid)
 	}
 
 	// Legacy data at the cut: the barrier is a v2 control batch.
 	if lastKept != nil && lastKept.Magic < 2 {
-		return nil, refuse(RefuseLegacyFormat, cs.files.Log,
+		return nil, edit.Refuse(RefuseLegacyFormat, cs.files.Log,
 			"the batch before the cut (offset %d) is a magic v%d message: the topic is on a pre-0.11 message format and cannot take a v2 control batch",
 			lastKept.Base, lastKept.Magic)
 	}
@@ -734,7 +614,7 @@ func (pl *planner) plan() (*Plan, error) {
 		for i, t := range r0.Ongoing {
 			e := producers[t.ProducerID]
 			if e == nil {
-				return nil, refuse(RefuseOpenTransactions, pl.dir,
+				return nil, edit.Refuse(RefuseOpenTransactions, pl.dir,
 					"producer %d's transaction from offset %d is open but the producer has no state (cleared by an earlier barrier?): an ABORT marker cannot close it; use --mode truncate",
 					t.ProducerID, t.FirstOffset)
 			}
@@ -777,7 +657,7 @@ func (pl *planner) plan() (*Plan, error) {
 		return nil, fmt.Errorf("offset %d does not fit in segment %d's relative offsets", off, cs.files.BaseOffset)
 	}
 
-	return p, pl.planFiles(kept, dropped, ci, appendBytes, segMaxTs, segMaxOff, rebuilt)
+	return p, pl.planFiles(kept, dropped, ci, appendBytes, rebuilt)
 }
 
 // alignDown moves l down to the base of the batch that contains it: a cut
@@ -816,16 +696,15 @@ func (pl *planner) planEpochs(kept []*segScan, cut int64, lastKept *batchMeta) e
 			return err
 		}
 	}
-	latest, highest := int32(-1), int32(-1)
-	var keptEntries []segment.EpochEntry
+	highest := int32(-1)
 	for _, e := range entries {
 		highest = max(highest, e.Epoch)
-		if e.StartOffset >= cut {
-			p.EpochEntriesRemoved = append(p.EpochEntriesRemoved, e)
-			continue
-		}
-		keptEntries = append(keptEntries, e)
-		latest = e.Epoch
+	}
+	keptEntries, removed := segment.TruncateLeaderEpochs(entries, cut)
+	p.EpochEntriesRemoved = append(p.EpochEntriesRemoved, removed...)
+	latest := int32(-1)
+	if n := len(keptEntries); n > 0 {
+		latest = keptEntries[n-1].Epoch
 	}
 	for _, s := range kept {
 		if s.last != nil && s.last.Magic >= 2 {
@@ -837,12 +716,12 @@ func (pl *planner) planEpochs(kept []*segScan, cut int64, lastKept *batchMeta) e
 	case o.BumpLeaderEpoch != nil:
 		epoch = *o.BumpLeaderEpoch
 		if epoch <= highest {
-			return &OptionError{Option: "bump-leader-epoch", Detail: fmt.Sprintf("%d is not above the highest leader epoch %d the partition has recorded", epoch, highest)}
+			return &edit.OptionError{Option: "bump-leader-epoch", Detail: fmt.Sprintf("%d is not above the highest leader epoch %d the partition has recorded", epoch, highest)}
 		}
 	case o.LeaderEpoch != nil:
 		epoch = *o.LeaderEpoch
 		if epoch < latest {
-			return &OptionError{Option: "leader-epoch", Detail: fmt.Sprintf("%d is below the latest leader epoch %d kept in leader-epoch-checkpoint", epoch, latest)}
+			return &edit.OptionError{Option: "leader-epoch", Detail: fmt.Sprintf("%d is below the latest leader epoch %d kept in leader-epoch-checkpoint", epoch, latest)}
 		}
 	case highest >= 0:
 		// The leader's epoch survives truncation (UnifiedLog.truncateTo
@@ -859,22 +738,17 @@ func (pl *planner) planEpochs(kept []*segScan, cut int64, lastKept *batchMeta) e
 		}
 		return nil
 	}
-	if epoch > latest {
-		// LeaderEpochFileCache.assign on append of the first new batch.
-		p.EpochEntryAdded = &segment.EpochEntry{Epoch: epoch, StartOffset: cut}
-		keptEntries = append(keptEntries, *p.EpochEntryAdded)
+	// LeaderEpochFileCache.assign on append of the first new batch.
+	if assigned := segment.AssignLeaderEpoch(keptEntries, epoch, cut); !slices.Equal(assigned, keptEntries) {
+		added := assigned[len(assigned)-1]
+		p.EpochEntryAdded = &added
+		keptEntries = assigned
 	}
-	if len(keptEntries) == len(entries) {
-		same := true
-		for i := range entries {
-			same = same && entries[i] == keptEntries[i]
-		}
-		if same {
-			// Truncation removed an entry that assign puts straight back
-			// (the same epoch from the same offset): the file stays as is.
-			p.EpochEntriesRemoved, p.EpochEntryAdded = nil, nil
-			return nil
-		}
+	if slices.Equal(keptEntries, entries) {
+		// Truncation removed an entry that assign puts straight back
+		// (the same epoch from the same offset): the file stays as is.
+		p.EpochEntriesRemoved, p.EpochEntryAdded = nil, nil
+		return nil
 	}
 	if len(p.EpochEntriesRemoved) > 0 || p.EpochEntryAdded != nil {
 		pl.epochContent = segment.EncodeLeaderEpochCheckpoint(keptEntries)

@@ -6,94 +6,33 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
-
-// indexBuilder keeps one segment's sparse indexes with LogSegment's rules
-// (formats.md §7.1–7.2): before a batch is counted, if more than
-// index.interval.bytes went by since the last offset-index entry, the batch
-// gets an entry (lastOffset, position) and the time index gets (max
-// timestamp so far, offset of the batch holding it) if that timestamp is
-// above its last entry's; when the segment is closed or rolled the time
-// index gets the final (max timestamp, offset) entry.
-type indexBuilder struct {
-	base         int64
-	interval     int64
-	idx          []segment.IndexEntry
-	tidx         []segment.TimeIndexEntry
-	lastEntryPos int64 // LogSegment.recover's lastIndexEntry
-	maxTs        int64 // maxTimestampAndOffsetSoFar
-	maxOff       int64
-}
-
-func newIndexBuilder(base int64, interval int) *indexBuilder {
-	return &indexBuilder{base: base, interval: int64(interval), maxTs: decode.NoTimestamp, maxOff: base}
-}
-
-// add accounts for the batch ending at last, starting at pos.
-func (b *indexBuilder) add(pos, last, maxTs int64) {
-	if maxTs > b.maxTs {
-		b.maxTs, b.maxOff = maxTs, last
-	}
-	if pos-b.lastEntryPos > b.interval {
-		b.idx = append(b.idx, segment.IndexEntry{Offset: last, Position: int32(pos)})
-		b.maybeTime(b.maxTs, b.maxOff)
-		b.lastEntryPos = pos
-	}
-}
-
-// maybeTime is TimeIndex#maybeAppend: only a timestamp above the last
-// entry's (NO_TIMESTAMP for an empty index), never an offset below it.
-func (b *indexBuilder) maybeTime(ts, off int64) {
-	last := segment.TimeIndexEntry{Timestamp: decode.NoTimestamp, Offset: b.base}
-	if n := len(b.tidx); n > 0 {
-		last = b.tidx[n-1]
-	}
-	if ts > last.Timestamp && off >= last.Offset {
-		b.tidx = append(b.tidx, segment.TimeIndexEntry{Timestamp: ts, Offset: off})
-	}
-}
-
-// finish is LogSegment.onBecomeInactiveSegment / close: the final time
-// index entry.
-func (b *indexBuilder) finish() { b.maybeTime(b.maxTs, b.maxOff) }
-
-func (b *indexBuilder) encode() (idx, tidx []byte, err error) {
-	idx, tidx = []byte{}, []byte{}
-	for _, e := range b.idx {
-		if idx, err = segment.AppendOffsetIndexEntry(idx, b.base, e); err != nil {
-			return nil, nil, err
-		}
-	}
-	for _, e := range b.tidx {
-		if tidx, err = segment.AppendTimeIndexEntry(tidx, b.base, e); err != nil {
-			return nil, nil, err
-		}
-	}
-	return idx, tidx, nil
-}
 
 // planFiles turns the plan into file operations, in commit order:
 // snapshots above the cut, the segments above the cut (highest first), the
 // cut segment's .txnindex, .timeindex, .index and .log, the
 // leader-epoch-checkpoint, the new snapshot.
-func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byte, segMaxTs, segMaxOff int64, rebuilt *indexBuilder) error {
+//
+// rebuilt holds the cut segment's kept batches, indexed from scratch: its
+// entries stand in for a missing .index or .timeindex.
+func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byte, rebuilt *segment.IndexBuilder) error {
 	p, o := pl.p, pl.opts
 	cs := kept[ci]
 	cut := p.Cut
 	base := cs.files.BaseOffset
-	var ops []FileOp
+	var ops []edit.FileOp
 
 	del := func(path, why string) error {
-		op, err := deleteOp(path, why)
+		op, err := edit.DeleteOp(path, why)
 		if err == nil {
 			ops = append(ops, op)
 		}
 		return err
 	}
 	write := func(name string, content []byte, why string) error {
-		op, err := writeOp(pl.dir, name, content, why)
+		op, err := edit.WriteOp(pl.dir, name, content, why)
 		if op != nil {
 			ops = append(ops, *op)
 		}
@@ -134,7 +73,7 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 		if p.TailRepair != nil && f.BaseOffset > p.TailRepair.Segment {
 			why = fmt.Sprintf("segment %d follows the repaired tail", f.BaseOffset)
 		}
-		if err := deleteSegment(f, why, &p.Index, &p.TimeIndex, &p.TxnIndex, del); err != nil {
+		if err := edit.DeleteSegment(f, why, &p.Index, &p.TimeIndex, &p.TxnIndex, del); err != nil {
 			return err
 		}
 	}
@@ -180,54 +119,57 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 	// .truncateTo drop entries at or above the cut, then the new batches
 	// are indexed as LogSegment.append would. A missing file is rebuilt
 	// (LogLoader recovers a segment whose index is missing).
-	b := newIndexBuilder(base, o.IndexIntervalBytes)
-	b.maxTs, b.maxOff = segMaxTs, segMaxOff
+	idxKept, tidxKept := rebuilt.Index(), rebuilt.TimeIndex()
 	if cs.files.Index != "" {
 		x, err := segment.ReadOffsetIndex(cs.files.Index, base)
 		if err != nil {
 			return err
 		}
+		idxKept = nil
 		for _, e := range x.Entries {
 			if e.Offset < cut {
-				b.idx = append(b.idx, e)
+				idxKept = append(idxKept, e)
 			}
 		}
-		p.Index.Removed += len(x.Entries) - len(b.idx)
-		p.Index.Kept = len(b.idx)
+		p.Index.Removed += len(x.Entries) - len(idxKept)
+		p.Index.Kept = len(idxKept)
 	} else {
-		b.idx = append(b.idx, rebuilt.idx...)
 		pl.warnf("%s has no .index; it is rebuilt", filepath.Base(cs.files.Log))
-	}
-	if n := len(b.idx); n > 0 {
-		b.lastEntryPos = int64(b.idx[n-1].Position)
 	}
 	if cs.files.TimeIndex != "" {
 		x, err := segment.ReadTimeIndex(cs.files.TimeIndex, base)
 		if err != nil {
 			return err
 		}
+		tidxKept = nil
 		for _, e := range x.Entries {
 			if e.Offset < cut {
-				b.tidx = append(b.tidx, e)
+				tidxKept = append(tidxKept, e)
 			}
 		}
-		p.TimeIndex.Removed += len(x.Entries) - len(b.tidx)
-		p.TimeIndex.Kept = len(b.tidx)
+		p.TimeIndex.Removed += len(x.Entries) - len(tidxKept)
+		p.TimeIndex.Kept = len(tidxKept)
 	} else {
-		b.tidx = append(b.tidx, rebuilt.tidx...)
 		pl.warnf("%s has no .timeindex; it is rebuilt", filepath.Base(cs.files.Log))
 	}
+	// The kept batches end at the cut position, where the new ones go.
+	b := rebuilt
+	b.Keep(idxKept, tidxKept)
 	for _, a := range p.Appended {
-		b.add(a.Position, a.Offset, p.Timestamp)
+		if err := b.Append(int64(a.Size), a.Offset, p.Timestamp); err != nil {
+			return err
+		}
 	}
-	b.finish()
-	p.Index.Added = len(b.idx) - p.Index.Kept
-	p.TimeIndex.Added = len(b.tidx) - p.TimeIndex.Kept
+	if err := b.Finish(); err != nil {
+		return err
+	}
+	p.Index.Added = len(b.Index()) - p.Index.Kept
+	p.TimeIndex.Added = len(b.TimeIndex()) - p.TimeIndex.Kept
 	idxWhy := "entries at or above the cut dropped, the new batches indexed"
 	if p.Mode == ModeAbort && p.TailRepair == nil {
 		idxWhy = "the new batches indexed"
 	}
-	idx, tidx, err := b.encode()
+	idx, tidx, err := b.Encode()
 	if err != nil {
 		return err
 	}
@@ -247,7 +189,7 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 	if cs.size > p.CutPosition {
 		why = fmt.Sprintf("truncate at position %d (offset %d), then %s", p.CutPosition, cut, why)
 	}
-	ops = append(ops, FileOp{Name: filepath.Base(cs.files.Log), Action: OpReplace, Why: why, OldSize: cs.size,
+	ops = append(ops, edit.FileOp{Name: filepath.Base(cs.files.Log), Action: edit.OpReplace, Why: why, OldSize: cs.size,
 		NewSize: p.CutPosition + int64(len(appendBytes)), KeepPrefix: p.CutPosition, Content: appendBytes})
 
 	if pl.epochContent != nil {

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // TestInjectRealBrokerPartitions injects a barrier into a copy of every
@@ -36,25 +38,25 @@ func TestInjectRealBrokerPartitions(t *testing.T) {
 		t.Run(rel, func(t *testing.T) {
 			logDir := t.TempDir()
 			dir := filepath.Join(logDir, filepath.Base(src))
-			copyTree(t, src, dir)
+			barriertest.CopyTree(t, src, dir)
 			for _, name := range []string{segment.LogStartOffsetCheckpointName, segment.ReplicationOffsetCheckpointName} {
 				if b, err := os.ReadFile(filepath.Join(filepath.Dir(src), name)); err == nil {
 					os.WriteFile(filepath.Join(logDir, name), b, 0o644)
 				}
 			}
-			before := snapDir(t, dir)
+			before := barriertest.SnapDir(t, dir)
 			p, err := PlanInjection(dir, planOpts())
-			var re *RefusalError
-			if errors.As(err, &re) && (re.Reason == RefuseLegacyFormat || re.Reason == RefuseNotPartition) {
+			var re *edit.RefusalError
+			if errors.As(err, &re) && (re.Reason == RefuseLegacyFormat || re.Reason == edit.RefuseNotPartition) {
 				t.Logf("refused: %v", err)
-				assertUnchanged(t, before, dir)
+				barriertest.AssertUnchanged(t, before, dir)
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			assertUnchanged(t, before, dir)
-			rep, err := Apply(p, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "backup")})
+			barriertest.AssertUnchanged(t, before, dir)
+			rep, err := ApplyInjection(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "backup")})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,19 +1,19 @@
 package barrier
 
 import (
+	"cmp"
 	"fmt"
-	"path/filepath"
 
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 )
 
-// Verification is the read-back check of an injected partition.
-type Verification struct {
+// InjectionVerification is the read-back check of an injected partition.
+type InjectionVerification struct {
 	BarrierOffset int64 `json:"barrierOffset"`
 	// BarrierFound: a batch starts at BarrierOffset and Is a barrier.
 	BarrierFound bool `json:"barrierFound"`
-	// BarrierProblems are Validate's findings on it.
+	// BarrierProblems are ValidateBatch's findings on it.
 	BarrierProblems []Problem `json:"barrierProblems"`
 	// ProducersCleared is how many producers the barrier removed in a
 	// replay; ProducersAfter and OngoingAfter are the producers and open
@@ -34,17 +34,17 @@ type Verification struct {
 }
 
 // OK reports a clean verification.
-func (v *Verification) OK() bool {
+func (v *InjectionVerification) OK() bool {
 	return v.BarrierFound && len(v.BarrierProblems) == 0 && v.ProducersAfter == 0 && v.OngoingAfter == 0 &&
 		len(v.Anomalies) == 0 && len(v.IndexProblems) == 0
 }
 
-// Verify reads an injected partition back: the batch at barrierOffset must
+// VerifyInjection reads an injected partition back: the batch at barrierOffset must
 // be a well-formed barrier, a producer-state replay through it must leave
 // no producer and no open transaction, and the indexes of its segment must
 // agree with its log.
-func Verify(dir string, barrierOffset int64) (*Verification, error) {
-	v := &Verification{BarrierOffset: barrierOffset, ReplayFrom: -1, BarrierProblems: []Problem{}, Anomalies: []string{}, IndexProblems: []string{}}
+func VerifyInjection(dir string, barrierOffset int64) (*InjectionVerification, error) {
+	v := &InjectionVerification{BarrierOffset: barrierOffset, ReplayFrom: -1, BarrierProblems: []Problem{}, Anomalies: []string{}, IndexProblems: []string{}}
 	pd, err := segment.OpenPartitionDir(dir)
 	if err != nil {
 		return nil, err
@@ -67,40 +67,18 @@ func Verify(dir string, barrierOffset int64) (*Verification, error) {
 		b := sc.Batch()
 		if b.BaseOffset == barrierOffset {
 			v.BarrierFound = Is(b)
-			v.BarrierProblems = append(v.BarrierProblems, Validate(append([]byte(nil), b.Raw...))...)
+			v.BarrierProblems = append(v.BarrierProblems, ValidateBatch(append([]byte(nil), b.Raw...))...)
 			break
 		}
 	}
-	err = sc.Err()
-	if err == nil {
-		var idx *segment.OffsetIndex
-		var tidx *segment.TimeIndex
-		if seg.Index != "" {
-			x, err := segment.ReadOffsetIndex(seg.Index, seg.BaseOffset)
-			if err != nil {
-				lf.Close()
-				return nil, err
-			}
-			idx = &x
-		}
-		if seg.TimeIndex != "" {
-			x, err := segment.ReadTimeIndex(seg.TimeIndex, seg.BaseOffset)
-			if err != nil {
-				lf.Close()
-				return nil, err
-			}
-			tidx = &x
-		}
-		var probs []segment.IndexProblem
-		probs, err = segment.VerifyIndexes(lf, idx, tidx)
-		for _, p := range probs {
-			v.IndexProblems = append(v.IndexProblems, p.String())
-		}
-	}
-	lf.Close()
+	err = cmp.Or(sc.Err(), lf.Close())
 	if err != nil {
 		return nil, err
 	}
+	if v.IndexProblems, err = segment.VerifySegmentIndexes(*seg); err != nil {
+		return nil, err
+	}
+	v.IndexProblems = nonNil(v.IndexProblems)
 
 	// Replay from the newest snapshot at or before the barrier, so the
 	// barrier itself is replayed.
@@ -139,17 +117,17 @@ func Verify(dir string, barrierOffset int64) (*Verification, error) {
 	return v, nil
 }
 
-// logStartOf reads the partition's entry of its log directory's
-// log-start-offset-checkpoint; -1 when there is none.
+// logStartOf is the partition's log-start-offset-checkpoint entry; -1
+// when there is none or it cannot be read (the log then starts at its
+// first segment).
 func logStartOf(pd *segment.PartitionDir) int64 {
-	entries, err := segment.ReadOffsetCheckpoint(filepath.Join(segment.LogDirOf(pd.Path), segment.LogStartOffsetCheckpointName))
-	if err != nil {
-		return -1
+	ls, _ := segment.CheckpointOffset(pd, segment.LogStartOffsetCheckpointName)
+	return ls
+}
+
+func nonNil[T any](v []T) []T {
+	if v == nil {
+		return []T{}
 	}
-	for _, e := range entries {
-		if e.Topic == pd.Topic && e.Partition == pd.Partition {
-			return e.Offset
-		}
-	}
-	return -1
+	return v
 }

@@ -8,15 +8,15 @@ import (
 	"os"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
-	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // Pieces shared by the three commands that change a partition in place
-// through barrier's journal: inject-barrier, mirror and repair.
+// through the edit engine's journal (segment/edit): inject-barrier, mirror
+// and repair.
 
 // backupDirUsage is the help of their --backup-dir.
 const backupDirUsage = "where the backup of every changed or deleted file goes (default: a new kseg-backup-<partition>-<time> folder in the working directory; never inside the log directory)"
@@ -37,8 +37,8 @@ func changedFlags(c *cobra.Command, names ...string) []string {
 // applyExit maps the errors all three commands share to exit codes: a
 // refusal exits ExitRefused, an option error ExitUsage.
 func applyExit(err error) error {
-	var re *barrier.RefusalError
-	var oe *barrier.OptionError
+	var re *edit.RefusalError
+	var oe *edit.OptionError
 	switch {
 	case errors.As(err, &re):
 		return &exitError{code: ExitRefused, err: err}
@@ -51,7 +51,7 @@ func applyExit(err error) error {
 // warnResumeIgnoresFlags says that a pending operation (what: "injection",
 // "mirror", "repair") in dir is finished with the options it was planned
 // with, when plan-shaping flags were given.
-func warnResumeIgnoresFlags(s *Streams, g *globalOptions, resume *barrier.Resume, what, dir string, planFlags []string) {
+func warnResumeIgnoresFlags(s *Streams, g *globalOptions, resume *edit.Interrupted, what, dir string, planFlags []string) {
 	if resume != nil && len(planFlags) > 0 && !g.quiet {
 		fmt.Fprintf(s.Err, "kseg: an interrupted %s is pending in %s; it is finished with the options it was planned with (ignoring %v)\n",
 			what, dir, planFlags)
@@ -60,7 +60,7 @@ func warnResumeIgnoresFlags(s *Streams, g *globalOptions, resume *barrier.Resume
 
 // noteApplyFailure tells, after a failed apply, where the backup so far is
 // and, when the journal is left behind, how to finish or undo the operation.
-func noteApplyFailure(s *Streams, g *globalOptions, rep *barrier.Report, err error, what, dir string) {
+func noteApplyFailure(s *Streams, g *globalOptions, rep *edit.Outcome, err error, what, dir string) {
 	if g.quiet {
 		return
 	}
@@ -71,7 +71,7 @@ func noteApplyFailure(s *Streams, g *globalOptions, rep *barrier.Report, err err
 			fmt.Fprintf(s.Err, "kseg: backup so far: %s\n", rep.BackupDir)
 		}
 	}
-	if !errors.Is(err, barrier.ErrRefused) && barrier.HasJournal(dir) {
+	if !errors.Is(err, edit.ErrRefused) && edit.HasJournal(dir) {
 		fmt.Fprintf(s.Err, "kseg: the %s was interrupted; rerun the command to finish it, or add --rollback to undo it\n", what)
 	}
 }
@@ -91,7 +91,7 @@ func offsetsList(v []int64) string {
 
 // textResume is the plan's line about an interrupted operation (what:
 // "injection", "mirror", "repair") found through its journal.
-func textResume(pf printfFunc, st *styles, what string, r *barrier.Resume) {
+func textResume(pf printfFunc, st *styles, what string, r *edit.Interrupted) {
 	if r == nil {
 		return
 	}
@@ -101,7 +101,7 @@ func textResume(pf printfFunc, st *styles, what string, r *barrier.Resume) {
 
 // textIndexChanges is the plan's line of index entries kept, removed and
 // added.
-func textIndexChanges(pf printfFunc, index, timeIndex, txnIndex barrier.IndexChange) {
+func textIndexChanges(pf printfFunc, index, timeIndex, txnIndex edit.IndexChange) {
 	pf("  index entries: .index %d kept, %d removed, %d added; .timeindex %d kept, %d removed, %d added; .txnindex %d kept, %d removed, %d added\n",
 		index.Kept, index.Removed, index.Added, timeIndex.Kept, timeIndex.Removed, timeIndex.Added,
 		txnIndex.Kept, txnIndex.Removed, txnIndex.Added)
@@ -136,14 +136,14 @@ func textEpochChanges(pf printfFunc, removed, added []segment.EpochEntry) {
 //
 // With tbl set (--output table) the file operations are a tablewriter
 // table instead of aligned lines.
-func textFilesTail(pf printfFunc, st *styles, ops []barrier.FileOp, warnings []string, dryRun bool, tbl *tableOut) {
+func textFilesTail(pf printfFunc, st *styles, ops []edit.FileOp, warnings []string, dryRun bool, tbl *tableOut) {
 	var rows [][]string
 	for _, op := range ops {
 		size := ""
 		switch op.Action {
-		case barrier.OpDelete:
+		case edit.OpDelete:
 			size = fmt.Sprintf("%d bytes", op.OldSize)
-		case barrier.OpCreate:
+		case edit.OpCreate:
 			size = fmt.Sprintf("%d bytes", op.NewSize)
 		default:
 			size = fmt.Sprintf("%d -> %d bytes", op.OldSize, op.NewSize)
@@ -168,7 +168,7 @@ func textFilesTail(pf printfFunc, st *styles, ops []barrier.FileOp, warnings []s
 // textReportHead is the start of inject-barrier's and mirror's report on
 // an applied operation: whether it resumed an interrupted one, and the
 // backup.
-func textReportHead(pf printfFunc, st *styles, what string, r *barrier.Report) {
+func textReportHead(pf printfFunc, st *styles, what string, r *edit.Outcome) {
 	if r.Resumed {
 		pf("%s an interrupted %s (journal state %s)\n", st.paint(st.ok, "Resumed:"), what, r.ResumedFrom)
 	}
@@ -217,19 +217,19 @@ type applyResultJSON struct {
 	BackupDir   string `json:"backupDir,omitempty"`
 }
 
-func applyResult(typ string, r *barrier.Report) applyResultJSON {
+func applyResult(typ string, r *edit.Outcome) applyResultJSON {
 	return applyResultJSON{Type: typ, Dir: r.Dir, Applied: !r.RolledBack, Resumed: r.Resumed, ResumedFrom: r.ResumedFrom,
 		RolledBack: r.RolledBack, BackupDir: r.BackupDir}
 }
 
-func resumeJSON(r *barrier.Resume) *injectResumeJSON {
+func resumeJSON(r *edit.Interrupted) *injectResumeJSON {
 	if r == nil {
 		return nil
 	}
 	return &injectResumeJSON{State: r.State, Started: r.Started, BackupDir: r.BackupDir}
 }
 
-func filesJSON(ops []barrier.FileOp) []injectFileJSON {
+func filesJSON(ops []edit.FileOp) []injectFileJSON {
 	out := []injectFileJSON{}
 	for _, op := range ops {
 		out = append(out, injectFileJSON{Name: op.Name, Action: op.Action, OldSize: op.OldSize, NewSize: op.NewSize, Why: op.Why})
@@ -265,15 +265,5 @@ func (t *tableOut) render(header []string, rows [][]string) {
 	if len(rows) == 0 {
 		return
 	}
-	opts := tableOptions(t.width, header, rows)
-	tw := tablewriter.NewTable(t.w, opts...)
-	hdr := make([]any, len(header))
-	for i, h := range header {
-		hdr[i] = h
-	}
-	tw.Header(hdr...)
-	for _, r := range rows {
-		tw.Append(r)
-	}
-	tw.Render()
+	renderTable(t.w, t.width, header, rows)
 }

@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -19,21 +18,17 @@ import (
 // __transaction_state records the views use: kseg's schema tables.
 func brokerDecoder() broker.Decoder { return broker.SchemaDecoder{} }
 
-// openLogDirs checks that every argument is a directory and lists them.
-func openLogDirs(cmd string, args []string) (*broker.Inventory, error) {
-	if len(args) == 0 {
-		return nil, usageErrorf("%s needs at least one log directory", cmd)
+// openInventory checks every argument by the input rule (inputs.go: a
+// log directory whose partitions can all be read) and lists them.
+func openInventory(s *Streams, cmd string, args []string) (*broker.Inventory, error) {
+	if err := checkInputs(s, cmd, args, inputLogDir); err != nil {
+		return nil, err
 	}
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil {
-			return nil, err
-		}
-		if !st.IsDir() {
-			return nil, usageErrorf("%s is not a directory: %s takes log directories", a, cmd)
-		}
+	inv, err := broker.OpenInventory(args)
+	if err != nil {
+		return nil, ioInput(err)
 	}
-	return broker.OpenInventory(args)
+	return inv, nil
 }
 
 func validateOutput(o string) error {

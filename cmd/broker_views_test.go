@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -152,6 +153,146 @@ func TestViewsUsage(t *testing.T) {
 	} {
 		if r := runKseg(c.args...); r.code != c.code {
 			t.Errorf("kseg %s: exit %d, want %d\n%s", strings.Join(c.args, " "), r.code, c.code, r.stderr)
+		}
+	}
+}
+
+// TestHealthyLogDirIsClean: the healthy example log directory is what its
+// name says to every command that reads a whole log directory. dump
+// --verify-index used to exit 3 on it: the generated KRaft snapshot's
+// header and footer batches carried partitionLeaderEpoch 0 between data
+// batches of the snapshot's epoch (a leader-epoch-regression), where a real
+// snapshot writer uses the snapshot epoch in every batch.
+func TestHealthyLogDirIsClean(t *testing.T) {
+	dir := filepath.Join(testdataDir, "logdirs", "healthy")
+	for _, args := range [][]string{
+		{"dump", "--verify-index", "--index-sanity-check"},
+		{"replay-psm"},
+		{"groups"},
+		{"txns"},
+		{"metadata"},
+	} {
+		for _, o := range []string{"text", "json"} {
+			r := runKseg(append(append(args, "-o", o), dir)...)
+			if r.code != ExitOK {
+				t.Errorf("%v -o %s: exit %d, want 0\n%s%s", args, o, r.code, r.stdout, r.stderr)
+			}
+			if strings.Contains(r.stderr, "warning") {
+				t.Errorf("%v -o %s: a warning\n%s", args, o, r.stderr)
+			}
+			if o == "json" {
+				byType := jsonByType(t, r.stdout)
+				if len(byType) == 0 {
+					t.Errorf("%v: no output", args)
+				}
+				for _, typ := range []string{"finding", "unanswerable"} {
+					if fs := byType[typ]; len(fs) > 0 {
+						t.Errorf("%v: %d %s lines on the healthy directory: %v", args, len(fs), typ, fs)
+					}
+				}
+				for _, ps := range byType["producerState"] {
+					if as, _ := ps["anomalies"].([]any); len(as) > 0 {
+						t.Errorf("%v: %s has anomalies %v", args, ps["partition"], as)
+					}
+				}
+				continue
+			}
+			for _, line := range strings.Split(r.stdout, "\n") {
+				if f := strings.Fields(line); len(f) > 0 && (f[0] == "ERROR" || f[0] == "WARN" || f[0] == "WARNING" || f[0] == "INFO") {
+					t.Errorf("%v: a finding on the healthy directory: %s", args, line)
+				}
+			}
+		}
+	}
+}
+
+// TestJSONDocCoversTheViews: docs/json.md documents every line type the
+// views write and every key of each (nested keys included), in its
+// section after "## The whole-broker views". The keys are taken from the
+// views' own output on both example directories, so a key added to a
+// printer without a word in the schema fails here.
+func TestJSONDocCoversTheViews(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "json.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, "\n## The whole-broker views")
+	if i < 0 {
+		t.Fatal(`docs/json.md has no "## The whole-broker views" section`)
+	}
+	doc = doc[i+1:]
+	// section returns the words in backticks of the ### section whose
+	// heading names typ in backticks.
+	tick := regexp.MustCompile("`([^`]*)`")
+	word := regexp.MustCompile(`[A-Za-z][A-Za-z0-9]*`)
+	section := func(typ string) map[string]bool {
+		var body []string
+		in := false
+		for _, line := range strings.Split(doc, "\n") {
+			if strings.HasPrefix(line, "#") {
+				in = strings.HasPrefix(line, "### ") && strings.Contains(line, "`"+typ+"`")
+				continue
+			}
+			if in {
+				body = append(body, line)
+			}
+		}
+		if body == nil {
+			return nil
+		}
+		words := map[string]bool{}
+		for _, m := range tick.FindAllStringSubmatch(strings.Join(body, "\n"), -1) {
+			for _, w := range word.FindAllString(m[1], -1) {
+				words[w] = true
+			}
+		}
+		return words
+	}
+	keys := map[string]map[string]bool{}
+	var walk func(typ string, v any)
+	walk = func(typ string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				keys[typ][k] = true
+				walk(typ, x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(typ, x)
+			}
+		}
+	}
+	for _, name := range brokertest.LogDirNames {
+		dir := filepath.Join(testdataDir, "logdirs", name)
+		for _, args := range [][]string{{"groups"}, {"txns"}, {"txns", "--transaction-state-partitions", "50"}, {"metadata"}} {
+			r := runKseg(append(append(args, "-o", "json"), dir)...)
+			for typ, lines := range jsonByType(t, r.stdout) {
+				if keys[typ] == nil {
+					keys[typ] = map[string]bool{}
+				}
+				for _, l := range lines {
+					walk(typ, l)
+				}
+			}
+		}
+	}
+	for _, typ := range []string{"group", "transaction", "openTransaction", "unanswerable", "metadataImage", "diskPartition", "finding"} {
+		if keys[typ] == nil {
+			t.Errorf("the views wrote no %q line on the example directories", typ)
+		}
+	}
+	for typ, ks := range keys {
+		words := section(typ)
+		if words == nil {
+			t.Errorf("docs/json.md: no ### section for the views' %q lines", typ)
+			continue
+		}
+		for k := range ks {
+			if !words[k] && k != "type" {
+				t.Errorf("docs/json.md: the %q section does not name the key %q", typ, k)
+			}
 		}
 	}
 }

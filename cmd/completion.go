@@ -18,6 +18,7 @@ import (
 var flagWords = map[string][]string{
 	"from-snapshot": {"latest", "none"},
 	"clock":         {"log", "now"},
+	"now":           {"log", "now"}, // txns: also epoch ms or RFC 3339, which no list holds
 	"mode":          {"truncate", "abort"},
 }
 
@@ -25,6 +26,7 @@ var flagWords = map[string][]string{
 var pathFlags = map[string]bool{
 	"write-snapshot": false,
 	"backup-dir":     true,
+	"files":          false, // kafka-dump-log --files (and dump's spelling of it)
 }
 
 var usageChoices = regexp.MustCompile(`\b([a-z0-9]+(?:\|[a-z0-9]+)+)\b`)

@@ -74,6 +74,12 @@ func TestCompletionFlagValuesNotFiles(t *testing.T) {
 		{[]string{"dump", "--offsets"}, nil, ":4"},
 		{[]string{"repair", "--backup-dir"}, nil, ":16"},
 		{[]string{"replay-psm", "--write-snapshot"}, nil, ":0"},
+		{[]string{"kafka-dump-log", "--files"}, nil, ":0"},
+		{[]string{"dump", "--files"}, nil, ":0"},
+		{[]string{"txns", "--now"}, []string{"log", "now"}, ":4"},
+		{[]string{"replay-psm", "--clock"}, []string{"log", "now"}, ":4"},
+		{[]string{"groups", "--output"}, []string{"text", "table", "json"}, ":4"},
+		{[]string{"txns", "--transactional-id"}, nil, ":4"},
 	} {
 		r := runKseg(append(append([]string{"__complete"}, tc.args...), "")...)
 		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")

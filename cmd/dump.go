@@ -23,10 +23,15 @@ import (
 
 // dumpOptions are the flags of `kseg dump`.
 type dumpOptions struct {
-	deep             bool
-	printData        bool
-	output           string
-	maxBytes         int64
+	deep         bool
+	printData    bool
+	output       string
+	maxBytes     int64 // the scan limit: 0 = the whole file (see maxBytesLimit)
+	maxBytesFlag int32 // --max-bytes as given; Kafka's default, 2147483647, is the whole file
+	// maxBytesLimit: --max-bytes is set below Kafka's default, so a .log is
+	// cut there (0 reads nothing) and, as in kafka-dump-log, the trailing
+	// "Found N invalid bytes" line is not printed.
+	maxBytesLimit    bool
 	offsets          string
 	producerID       int64
 	controlOnly      bool
@@ -50,6 +55,9 @@ type dumpOptions struct {
 	// quiet is -q: the text and table printers leave out their summary
 	// lines (JSON keeps its summary records: they are data).
 	quiet bool
+	// name is the command that runs the dump, for messages about its
+	// inputs: "dump", or "kafka-dump-log" (which shares runDump).
+	name string
 }
 
 func (o *dumpOptions) AddFlags(c *cobra.Command) {
@@ -57,7 +65,7 @@ func (o *dumpOptions) AddFlags(c *cobra.Command) {
 	f.BoolVar(&o.deep, "deep", false, "iterate records inside each batch (kafka-dump-log --deep-iteration)")
 	f.BoolVar(&o.printData, "print-data", false, "also print record keys and values (implies --deep; kafka-dump-log --print-data-log)")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json|kafka")
-	f.Int64Var(&o.maxBytes, "max-bytes", 0, "read at most this many bytes of each .log (KIP-824); 0 reads everything")
+	f.Int32Var(&o.maxBytesFlag, "max-bytes", math.MaxInt32, "read at most this many bytes of each .log (KIP-824; 0 reads none); the default, kafka-dump-log's, reads everything")
 	f.StringVar(&o.offsets, "offsets", "", "only batches and records within FROM:TO (inclusive; either side may be empty)")
 	f.Int64Var(&o.producerID, "producer-id", -2, "only batches of this producerId")
 	f.BoolVar(&o.controlOnly, "control-only", false, "only control batches (transaction markers, KRaft records, barriers)")
@@ -93,9 +101,10 @@ func (o *dumpOptions) Validate(args []string) error {
 			return usageErrorf("--key-format/--value-format must be auto, utf8, hex or base64, not %q", f)
 		}
 	}
-	if o.maxBytes < 0 {
+	if o.maxBytesFlag < 0 {
 		return usageErrorf("--max-bytes must not be negative")
 	}
+	o.setMaxBytes(o.maxBytesFlag)
 	if o.jobs < 0 || o.decodeWorkers < 0 {
 		return usageErrorf("--jobs must not be negative")
 	}
@@ -176,21 +185,33 @@ lines, see docs/json.md) and kafka (line-for-line kafka-dump-log output).
 type dumpFile struct {
 	path string
 	info segment.FileInfo
+	// named: the path was given as such (not found by expanding a
+	// directory); missing: it does not exist (kept only for --output
+	// kafka, which reports it where kafka-dump-log does).
+	named, missing bool
 }
 
 // collectDumpFiles expands PATH arguments into files in a stable order:
 // per partition, segment files by base offset (.log, .index, .timeindex,
 // .txnindex), then producer snapshots, then the metadata files.
-func collectDumpFiles(args []string) ([]dumpFile, error) {
+//
+// kafka keeps a file that does not exist in the list (marked missing), as
+// kafka-dump-log reaches it in turn.
+func collectDumpFiles(args []string, kafka bool) ([]dumpFile, error) {
 	var out []dumpFile
 	for _, a := range args {
 		st, err := os.Stat(a)
 		if err != nil {
+			if kafka && errors.Is(err, fs.ErrNotExist) {
+				fi, _ := segment.ParseFileName(filepath.Base(a))
+				out = append(out, dumpFile{path: a, info: fi, named: true, missing: true})
+				continue
+			}
 			return nil, err
 		}
 		if !st.IsDir() {
 			fi, _ := segment.ParseFileName(filepath.Base(a))
-			out = append(out, dumpFile{a, fi})
+			out = append(out, dumpFile{path: a, info: fi, named: true})
 			continue
 		}
 		if segment.IsPartitionDir(a) {
@@ -210,7 +231,7 @@ func collectDumpFiles(args []string) ([]dumpFile, error) {
 			if fi.Kind == segment.KindLock {
 				continue
 			}
-			out = append(out, dumpFile{f.Path, fi})
+			out = append(out, dumpFile{path: f.Path, info: fi})
 		}
 		for _, p := range ld.Partitions {
 			files, err := partitionFiles(p)
@@ -234,7 +255,7 @@ func partitionFiles(dir string) ([]dumpFile, error) {
 			return
 		}
 		fi, _ := segment.ParseFileName(filepath.Base(p))
-		out = append(out, dumpFile{p, fi})
+		out = append(out, dumpFile{path: p, info: fi})
 	}
 	for _, sg := range pd.Segments {
 		add(sg.Log)
@@ -274,6 +295,10 @@ type dumpState struct {
 	serialJob batchJob
 	pipe      jobRunner
 
+	// lastLogs caches, per partition directory, its last .log
+	// (dump_logstart.go).
+	lastLogs map[string]string
+
 	// The progress line (dump_progress.go): the file being dumped, and the
 	// position in it at which to tell the line again.
 	prog     *dumpProgress
@@ -282,11 +307,15 @@ type dumpState struct {
 }
 
 func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, args []string) error {
-	if err := checkInputs(s, "dump", args, inputKafkaPath); err != nil {
+	name := o.name
+	if name == "" {
+		name = "dump"
+	}
+	if err := checkDumpInputs(s, o, name, args); err != nil {
 		return err
 	}
 	o.quiet = g.quiet
-	files, err := collectDumpFiles(args)
+	files, err := collectDumpFiles(args, o.output == "kafka")
 	if err != nil {
 		return err
 	}
@@ -296,14 +325,17 @@ func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, 
 	defer prog.Done()
 	// Several partitions: a pool of --jobs workers, one partition each,
 	// output in order (dump_jobs.go).
-	if units := dumpUnits(files); len(units) > 1 && o.partitionJobs() > 1 {
+	// kafka-dump-log stops at the first exception (dump_kafka_stop.go),
+	// which a later partition dumped in parallel could not take back:
+	// --output kafka dumps partitions one after the other.
+	if units := dumpUnits(files); len(units) > 1 && o.partitionJobs() > 1 && o.output != "kafka" {
 		return runDumpUnits(ctx, s, o, files, units, prog)
 	}
 	st := newDumpState(s, o, o.decodeWorkers)
 	defer st.close()
 	ioErr, err := st.dumpFiles(ctx, s.Err, files, 0, prog)
 	if err != nil {
-		return err
+		return kafkaStopped(st.p, err)
 	}
 	if err := st.p.Close(); err != nil {
 		return err
@@ -324,6 +356,9 @@ func (st *dumpState) dumpFiles(ctx context.Context, errw io.Writer, files []dump
 		st.progNext = prog.scanned(base+i, 0)
 		err := st.dumpOne(f)
 		prog.fileDone(base + i)
+		if isKafkaStop(err) {
+			return ioErr, err
+		}
 		if err != nil {
 			var pe *fs.PathError
 			if errors.As(err, &pe) || !isFinding(err) {
@@ -385,13 +420,15 @@ func (st *dumpState) reportCorrupt(kind string, ce *decode.CorruptError) {
 }
 
 func (st *dumpState) dumpOne(f dumpFile) error {
-	if st.o.output == "kafka" && !kafkaDumpsFile(f.path) {
+	if st.o.output == "kafka" {
+		// Dumping <file>, then kafka-dump-log's dispatch on the name
+		// (dump_kafka_stop.go).
+		if handled, err := st.kafkaDispatch(f); handled {
+			return err
+		}
+	} else {
 		st.p.BeginFile(f)
-		st.p.Unknown(f, "")
-		st.p.EndFile(f)
-		return nil
 	}
-	st.p.BeginFile(f)
 	var err error
 	switch f.info.Kind {
 	case segment.KindLog, segment.KindMetadataSnapshot, segment.KindBootstrapCheckpoint:
@@ -400,6 +437,9 @@ func (st *dumpState) dumpOne(f dumpFile) error {
 			break
 		}
 		err = st.dumpLog(f)
+		if err == nil && f.info.Kind == segment.KindLog {
+			err = st.checkLogStart(f)
+		}
 	case segment.KindIndex:
 		err = st.dumpOffsetIndex(f)
 	case segment.KindTimeIndex:
@@ -461,6 +501,10 @@ type logSummary struct {
 	NonConsecutive       int64
 	ControlByType        map[string]int64
 	MaxBytesLimitApplied bool
+
+	// codecs counts batches by attribute bits until foldCodecs puts them
+	// in Codecs (a map update per batch was 1 % of a batch-level dump).
+	codecs [decode.AttrCompressionMask + 1]int64
 }
 
 // batchView is a batch as printers see it.
@@ -506,8 +550,16 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 		}
 	}()
 	sum := logSummary{FirstOffset: -1, LastOffset: -1, Codecs: map[string]int64{}, ControlByType: map[string]int64{},
-		MaxBytesLimitApplied: o.maxBytes > 0}
+		MaxBytesLimitApplied: o.maxBytesLimit}
 	st.p.LogStart(f)
+	if err := st.kafkaSlice(f, lf); err != nil {
+		return err
+	}
+	if o.maxBytesLimit && o.maxBytes == 0 {
+		// --max-bytes 0: FileRecords.slice(0, 0) holds no batch.
+		st.p.LogEnd(f, &sum)
+		return nil
+	}
 	lastRecordOffset := int64(-1)
 	// Batches are rendered by batchRenderer, here or in groups on workers
 	// (dump_pipeline.go), and committed to the summary in file order.
@@ -529,9 +581,6 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 	// One scanner run per stretch of valid batches: after structural
 	// damage, lc.resync finds where the next one starts (dump_resync.go).
 	lc := newLogCheck(f, o)
-	// Batches per codec, by attribute bits; into sum.Codecs at the end
-	// (a map update per batch was 1 % of a batch-level dump).
-	var codecs [decode.AttrCompressionMask + 1]int64
 	var sc *segment.Scanner
 	for start := int64(0); ; {
 		sc = lf.Scanner(segment.ScanOptions{Start: start, Limit: o.maxBytes, Mmap: true})
@@ -549,21 +598,11 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 			if end := sc.Pos() + b.Size(); end >= st.progNext {
 				st.progNext = st.prog.scanned(st.progFile, end)
 			}
-			sum.Batches++
-			if sum.FirstOffset < 0 {
-				sum.FirstOffset = b.BaseOffset
-			}
-			sum.LastOffset = b.LastOffset()
-			codecs[b.Compression()]++
+			sum.count(b)
 			if pipe == nil {
 				j = &st.serialJob
-				j.reset()
-				j.file = f.path
-				j.add(sc.Pos(), b, o.batchSelected(b), nil)
-				st.render.render(j)
-				st.commit(j, &sum, &lastRecordOffset)
-				if j.err != nil {
-					return j.err
+				if err := st.renderSerial(j, f, sc.Pos(), b, &sum, &lastRecordOffset); err != nil {
+					return err
 				}
 				continue
 			}
@@ -585,17 +624,25 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 		if err := sc.Err(); err != nil {
 			return err
 		}
+		if o.output == "kafka" {
+			// What FileLogInputStream does where kseg's scan stopped.
+			next, ok, err := st.kafkaTail(f, lc, lf, sc.Tail(), &sum, &lastRecordOffset)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				break
+			}
+			start = next
+			continue
+		}
 		next, ok := st.resync(lc, lf, sc.Tail())
 		if !ok {
 			break
 		}
 		start = next
 	}
-	for c, n := range codecs {
-		if n > 0 {
-			sum.Codecs[decode.Compression(c).String()] += n
-		}
-	}
+	sum.foldCodecs()
 	sum.Tail = sc.Tail()
 	sum.BytesScanned = sum.Tail.End
 	// A batch cut by --max-bytes is where the reader was told to stop, not
@@ -606,6 +653,65 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 	lc.summarise(&sum)
 	st.p.LogEnd(f, &sum)
 	return nil
+}
+
+// setMaxBytes applies a --max-bytes value: Kafka's default
+// (Integer.MAX_VALUE) reads the whole file, anything else cuts it there.
+func (o *dumpOptions) setMaxBytes(v int32) {
+	o.maxBytes, o.maxBytesLimit = 0, false
+	if v != math.MaxInt32 {
+		o.maxBytes, o.maxBytesLimit = int64(v), true
+	}
+}
+
+// checkDumpInputs checks dump's PATHs. --output kafka takes any file name,
+// as kafka-dump-log does (it says "Ignoring unknown file", or stops where
+// Kafka stops: dump_kafka_stop.go); a directory is checked for every
+// output.
+func checkDumpInputs(s *Streams, o *dumpOptions, name string, args []string) error {
+	if o.output != "kafka" {
+		return checkInputs(s, name, args, inputKafkaPath)
+	}
+	for _, a := range args {
+		if st, err := s.inputFS().Stat(a); err == nil && st.IsDir() {
+			if err := checkInput(s, name, a, inputKafkaPath); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// count adds batch b to the summary.
+func (sum *logSummary) count(b *decode.Batch) {
+	sum.Batches++
+	if sum.FirstOffset < 0 {
+		sum.FirstOffset = b.BaseOffset
+	}
+	sum.LastOffset = b.LastOffset()
+	sum.codecs[b.Compression()]++
+}
+
+// foldCodecs moves the per-codec counts into Codecs, before a printer
+// reads the summary.
+func (sum *logSummary) foldCodecs() {
+	for c, n := range sum.codecs {
+		if n > 0 {
+			sum.Codecs[decode.Compression(c).String()] += n
+		}
+	}
+	sum.codecs = [len(sum.codecs)]int64{}
+}
+
+// renderSerial renders batch b at pos with job j on the dump goroutine and
+// commits it; an operational error stops the file.
+func (st *dumpState) renderSerial(j *batchJob, f dumpFile, pos int64, b *decode.Batch, sum *logSummary, lastRecord *int64) error {
+	j.reset()
+	j.file = f.path
+	j.add(pos, b, st.o.batchSelected(b), nil)
+	st.render.render(j)
+	st.commit(j, sum, lastRecord)
+	return j.err
 }
 
 // reportTail turns the scan's tail into findings: a zero-filled tail is a

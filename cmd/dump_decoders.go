@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -44,9 +43,19 @@ func (d *decoderOptions) addFlags(c *cobra.Command) {
 	f.BoolVar(&d.clusterMetadata, "cluster-metadata-decoder", false, "decode records as KRaft __cluster_metadata records (implies --print-data)")
 	f.BoolVar(&d.remoteLogMetadata, "remote-log-metadata-decoder", false, "decode records as __remote_log_metadata records (implies --print-data)")
 	f.BoolVar(&d.shareGroupState, "share-group-state-decoder", false, "decode records as __share_group_state records (implies --print-data)")
-	f.StringVar(&d.keyDecoderClass, "key-decoder-class", "", "kafka output: Kafka's key decoder, StringDecoder|IntegerDecoder|LongDecoder|DefaultDecoder (implies --print-data)")
-	f.StringVar(&d.valueDecoderClass, "value-decoder-class", "", "kafka output: Kafka's value decoder, as --key-decoder-class (implies --print-data)")
+	f.StringVar(&d.keyDecoderClass, "key-decoder-class", "", "kafka output: Kafka's key decoder, StringDecoder|IntegerDecoder|LongDecoder|DefaultDecoder (implies --print-data; bare, StringDecoder)")
+	f.StringVar(&d.valueDecoderClass, "value-decoder-class", "", "kafka output: Kafka's value decoder, as --key-decoder-class (implies --print-data; bare, StringDecoder)")
+	// jopt withOptionalArg: the option alone is StringDecoder, and it
+	// still counts as given (shouldPrintDataLog). "--key-decoder-class X"
+	// is joined into --key-decoder-class=X before parsing
+	// (joinOptionalArgs).
+	for _, n := range []string{"key-decoder-class", "value-decoder-class"} {
+		f.Lookup(n).NoOptDefVal = stringDecoderClass
+	}
 }
+
+// stringDecoderClass is the decoder classes' default.
+const stringDecoderClass = "org.apache.kafka.tools.api.StringDecoder"
 
 // validate applies kafka-dump-log's rules: any decoder option implies
 // --print-data-log (and so deep iteration), and messageParser's precedence
@@ -71,12 +80,6 @@ func (d *decoderOptions) validate(o *dumpOptions) error {
 		d.forced = schema.RemoteLogMetadata
 	case d.shareGroupState:
 		d.forced = schema.ShareGroupState
-	}
-	// Kafka's --max-bytes default, Integer.MAX_VALUE, is "the whole
-	// file", which kseg spells 0 (and then prints "Found N invalid bytes"
-	// as Kafka does at its default).
-	if o.maxBytes == math.MaxInt32 {
-		o.maxBytes = 0
 	}
 	if d.forced != "" || d.keyDecoderClass != "" || d.valueDecoderClass != "" {
 		o.printData, o.deep = true, true
@@ -285,10 +288,6 @@ func kafkaContents(o *dumpOptions, rv *recordView) (key, payload []byte) {
 		return key, payload
 	}
 	d := rv.Internal
-	// A version above the newest in kseg's table (generated from an
-	// older Kafka than the 4.3 this output reproduces) is read with the
-	// newest layout, as it most likely is compatible (KIP-915), rather than
-	// rejected as an older Kafka's reader would ("Can't read version").
 	internalErr := ""
 	if rv.InternalErr != nil {
 		internalErr = kafkaErrorMessage(rv.InternalErr)
@@ -336,6 +335,11 @@ func kafkaContents(o *dumpOptions, rv *recordView) (key, payload []byte) {
 		return fmt.Appendf(nil, "Error at offset %d, skipping. %s", r.Offset, internalErr), nil
 	case d.Unknown:
 		return fmt.Appendf(nil, "Unknown record type %d at offset %d, skipping.", d.RecordType, r.Offset), nil
+	case d.NewerVersion && d.Value != nil:
+		// CoordinatorRecordSerde of Kafka 4.2+ refuses a value version
+		// above the schema's (UnknownRecordVersionException); text and
+		// json read it with the newest layout and say so.
+		return fmt.Appendf(nil, "Error at offset %d, skipping. %s", r.Offset, schema.UnknownRecordVersion(d.ValueVersion, d.RecordType)), nil
 	}
 	b.WriteString(`{"type":"` + strconv.Itoa(int(d.RecordType)) + `","data":`)
 	d.Key.AppendKafkaJSON(&b)

@@ -80,9 +80,12 @@ func TestKafkaDecodersMatchDumpLogSegmentsTest(t *testing.T) {
 		return cat(be16(typ), str("gs1"), uuid("Uj5wn_FqTXirEASvVZRY1w"), be32(0))
 	}
 	batch := cat([]byte{2}, be64(0), be64(4), []byte{2}, be16(1), []byte{0})
-	snapValue := cat(be16(0), be16(0), be32(0), be32(0), be64(0), batch, []byte{0})
-	updValue := cat(be16(0), be16(0), be32(0), be64(0), batch, []byte{0})
-	emptySnapValue := cat(be16(0), be16(0), be32(0), be32(0), be64(0), []byte{1}, []byte{0})
+	// Kafka 4.1+ layouts (KIP-932 left preview): snapshotEpoch is an
+	// int32, and a snapshot carries createTimestamp and writeTimestamp.
+	const ts = 1700000000000
+	snapValue := cat(be16(0), be32(0), be32(0), be32(0), be64(0), be64(ts), be64(ts), batch, []byte{0})
+	updValue := cat(be16(0), be32(0), be32(0), be64(0), batch, []byte{0})
+	nullBatchesSnapValue := cat(be16(0), be32(0), be32(0), be32(0), be64(0), be64(ts), be64(ts), []byte{0}, []byte{0})
 
 	for _, c := range []struct {
 		name, topic  string
@@ -91,6 +94,16 @@ func TestKafkaDecodersMatchDumpLogSegmentsTest(t *testing.T) {
 	}{
 		{"valid", schema.ConsumerOffsets, cgKey, cgValue,
 			`{"type":"3","data":{"groupId":"group"}}`, `{"version":"0","data":{"epoch":10}}`},
+		// KIP-1101's MetadataHash (tag 0) and KIP-1282's CreationTimeMs
+		// (tag 1), tagged fields Kafka 4.1+ writes.
+		{"tagged fields", schema.ConsumerOffsets, cgKey,
+			cat(be16(0), be32(10), []byte{2, 0, 8}, be64(77), []byte{1, 8}, be64(1700000000000)),
+			`{"type":"3","data":{"groupId":"group"}}`,
+			`{"version":"0","data":{"epoch":10,"metadataHash":77,"creationTimeMs":1700000000000}}`},
+		// CoordinatorRecordSerde (Kafka 4.2+) refuses a value version the
+		// schema does not have.
+		{"unknown value version", schema.ConsumerOffsets, cgKey, cat(be16(1), be32(10), []byte{0}),
+			"Error at offset 0, skipping. Found an unknown record version 1 for 3 type", ""},
 		{"consumer protocol parsed", schema.ConsumerOffsets, gKey, group(sub, asg),
 			`{"type":"2","data":{"group":"group"}}`,
 			`{"version":"4","data":{"protocolType":"consumer","generation":10,"protocol":"range",` +
@@ -117,13 +130,13 @@ func TestKafkaDecodersMatchDumpLogSegmentsTest(t *testing.T) {
 			"Failed to decode message at offset 0 using the specified decoder (message had a missing key)", ""},
 		{"share snapshot", schema.ShareGroupState, shareKey(0), snapValue,
 			`{"type":"0","data":{"groupId":"gs1","topicId":"Uj5wn_FqTXirEASvVZRY1w","partition":0}}`,
-			`{"version":"0","data":{"snapshotEpoch":0,"stateEpoch":0,"leaderEpoch":0,"startOffset":0,"stateBatches":[{"firstOffset":0,"lastOffset":4,"deliveryState":2,"deliveryCount":1}]}}`},
+			`{"version":"0","data":{"snapshotEpoch":0,"stateEpoch":0,"leaderEpoch":0,"startOffset":0,"createTimestamp":1700000000000,"writeTimestamp":1700000000000,"stateBatches":[{"firstOffset":0,"lastOffset":4,"deliveryState":2,"deliveryCount":1}]}}`},
 		{"share update", schema.ShareGroupState, shareKey(1), updValue,
 			`{"type":"1","data":{"groupId":"gs1","topicId":"Uj5wn_FqTXirEASvVZRY1w","partition":0}}`,
 			`{"version":"0","data":{"snapshotEpoch":0,"leaderEpoch":0,"startOffset":0,"stateBatches":[{"firstOffset":0,"lastOffset":4,"deliveryState":2,"deliveryCount":1}]}}`},
 		{"share tombstone", schema.ShareGroupState, shareKey(0), nil,
 			`{"type":"0","data":{"groupId":"gs1","topicId":"Uj5wn_FqTXirEASvVZRY1w","partition":0}}`, "<DELETE>"},
-		{"share parse error", schema.ShareGroupState, shareKey(1), emptySnapValue,
+		{"share parse error", schema.ShareGroupState, shareKey(0), nullBatchesSnapValue,
 			"Error at offset 0, skipping. Could not read record with version 0 from value's buffer due to: " +
 				"non-nullable field stateBatches was serialized as null.", ""},
 		// formats.md §9.8: the Java port prints the transaction log in the

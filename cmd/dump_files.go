@@ -21,14 +21,24 @@ func (st *dumpState) dumpOffsetIndex(f dumpFile) error {
 	if err != nil {
 		return err
 	}
+	kafka := st.o.output == "kafka"
 	if idx.Slots == 0 {
 		st.p.IndexNote(f, "is empty.")
+		if kafka {
+			return nil // dumpIndex returns after "is empty."
+		}
 	}
 	if st.o.indexSanityCheck {
 		if err := segment.SanityCheckOffsetIndex(&idx); err != nil {
+			if kafka {
+				return st.kafkaIndexCorrupt(err)
+			}
 			st.reportIndexCorrupt(f, err)
 		} else if idx.Slots > 0 {
 			st.p.IndexNote(f, "passed sanity check.")
+		}
+		if kafka {
+			return nil // dumpIndex returns: no entries, no verification
 		}
 	}
 	for _, e := range idx.Entries {
@@ -50,10 +60,17 @@ func (st *dumpState) dumpTimeIndex(f dumpFile) error {
 		return err
 	}
 	if st.o.indexSanityCheck {
+		kafka := st.o.output == "kafka"
 		if err := segment.SanityCheckTimeIndex(&tidx); err != nil {
+			if kafka {
+				return st.kafkaIndexCorrupt(err)
+			}
 			st.reportIndexCorrupt(f, err)
 		} else {
 			st.p.IndexNote(f, "passed sanity check.")
+		}
+		if kafka {
+			return nil // dumpTimeIndex returns: no entries, no verification
 		}
 	}
 	for _, e := range tidx.Entries {
@@ -82,6 +99,16 @@ func (st *dumpState) reportIndexCorrupt(f dumpFile, err error) {
 		msg = km
 	}
 	st.report(finding{Severity: "error", Kind: "index-sanity", File: f.path, Position: ce.Pos, BaseOffset: -1, Message: msg})
+}
+
+// kafkaIndexCorrupt: sanityCheck() throws CorruptIndexException, which
+// stops kafka-dump-log (dump_kafka_stop.go).
+func (st *dumpState) kafkaIndexCorrupt(err error) error {
+	msg := err.Error()
+	if km, ok := segment.KafkaMessage(err); ok {
+		msg = km
+	}
+	return st.kafkaStop(msg)
 }
 
 func (st *dumpState) verifyAgainstLog(f dumpFile, idx *segment.OffsetIndex, tidx *segment.TimeIndex) error {

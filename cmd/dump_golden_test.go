@@ -276,6 +276,19 @@ var brokenExpect = map[string]struct {
 	"index-past-eof": {ExitFindings, "error", "index-mismatch", ".index", 16, ExitOK},
 }
 
+// brokenKafkaExit: --output kafka stops where kafka-dump-log throws and
+// reads on where it reads on (dump_kafka_stop.go), whatever kseg's other
+// outputs make of the defect. A zero-filled tail longer than 17 bytes is
+// FileLogInputStream's "record size 0" exception; a magic above 2 is read
+// as a v2 batch whose crc holds. With --index-sanity-check, dumpIndex
+// returns after the check, so the index entry past the end is not
+// verified.
+var brokenKafkaExit = map[string]int{
+	"zero-tail":      ExitFindings,
+	"bad-magic":      ExitOK,
+	"index-past-eof": ExitOK,
+}
+
 // TestDumpGoldenBroken runs dump over every broken sibling and checks,
 // besides the golden files, the exit codes and the finding (kind, file,
 // exact position) each defect must produce.
@@ -292,6 +305,9 @@ func TestDumpGoldenBroken(t *testing.T) {
 				wantExit := want.exit
 				if !deep {
 					wantExit = want.shallowExit
+				}
+				if k, ok := brokenKafkaExit[name]; ok && slices.Contains(r.args, "kafka") {
+					wantExit = k
 				}
 				if r.code != wantExit {
 					t.Errorf("kseg %s: exit %d, want %d\nstderr: %s", strings.Join(r.args, " "), r.code, wantExit, r.stderr)

@@ -31,6 +31,13 @@ type kafkaDumpPrinter struct {
 	nonConsOrder     []string
 	curFile          string
 	indexReport      kafkaIndexReport // dump_kafka_index.go
+	// hold: the current batch is compressed and its record lines wait
+	// for the whole batch to decode, since Kafka prints none of them when
+	// one fails (recordsFailed). held collects them on the dump
+	// goroutine; a worker's sink keeps them from holdOut/holdErrs on.
+	hold              bool
+	held              []byte
+	holdOut, holdErrs int
 }
 
 func newKafkaDumpPrinter(s *Streams, o *dumpOptions) *kafkaDumpPrinter {
@@ -46,7 +53,7 @@ func (p *kafkaDumpPrinter) BeginFile(f dumpFile) {
 
 // Unknown: DumpLogSegments prints "Ignoring unknown file" for any suffix
 // it does not handle (leader-epoch-checkpoint, partition.metadata, …;
-// kafkaDumpsFile).
+// kafkaDumped).
 func (p *kafkaDumpPrinter) Unknown(f dumpFile, _ string) {
 	p.w.Flush()
 	fmt.Fprintf(p.s.Err, "Ignoring unknown file %s\n", f.path)
@@ -108,7 +115,16 @@ func (p *kafkaDumpPrinter) Batch(bv *batchView) {
 	w = appendField(w, " crc: ", int64(b.CRC))
 	w = strconv.AppendBool(append(w, " isvalid: "...), valid)
 	w = append(w, '\n')
+	p.hold = false
 	p.lineDone(w)
+	if p.o.deep && b.Compression() != decode.CompressionNone {
+		p.hold = true
+		if p.sink != nil {
+			p.holdOut, p.holdErrs = len(p.sink.b.out), len(p.sink.b.errs)
+		} else {
+			p.held = p.held[:0]
+		}
+	}
 }
 
 // Record prints a record line, but only under deep iteration: dump decodes
@@ -147,11 +163,14 @@ func (p *kafkaDumpPrinter) Record(bv *batchView, rv *recordView) {
 		if !b.IsLegacy() {
 			w = appendField(w, " sequence: ", int64(r.Sequence))
 			w = append(w, " headerKeys: ["...)
+			// Header.key() is a String decoded from the record's bytes
+			// as UTF-8 (DefaultRecord.readHeaders: Utils.utf8), malformed
+			// input becoming U+FFFD as for keys and values.
 			for i, h := range r.Headers {
 				if i > 0 {
 					w = append(w, ',')
 				}
-				w = append(w, h.Key...)
+				w = decode.AppendJavaUTF8(w, h.Key)
 			}
 			w = append(w, ']')
 		} else {
@@ -224,6 +243,10 @@ func kafkaControlSuffix(rv *recordView) string {
 }
 
 func (p *kafkaDumpPrinter) EndBatch(*batchView) {
+	if p.hold && p.sink == nil {
+		p.w.Write(p.held)
+	}
+	p.hold = false
 	if p.sink == nil {
 		p.commitGaps(&p.gaps)
 	}
@@ -270,19 +293,25 @@ func (p *kafkaDumpPrinter) absorb(other dumpPrinter) {
 
 // lineStart and lineDone: see textDumpPrinter.lineStart.
 func (p *kafkaDumpPrinter) lineStart() []byte {
-	if p.sink != nil {
+	switch {
+	case p.sink != nil:
 		return p.sink.b.out
+	case p.hold:
+		return p.held
 	}
 	return p.buf[:0]
 }
 
 func (p *kafkaDumpPrinter) lineDone(w []byte) {
-	if p.sink != nil {
+	switch {
+	case p.sink != nil:
 		p.sink.b.out = w
-		return
+	case p.hold:
+		p.held = w
+	default:
+		p.w.Write(w)
+		p.buf = w
 	}
-	p.w.Write(w)
-	p.buf = w
 }
 
 func (p *kafkaDumpPrinter) fork(sink *batchSink) dumpPrinter {

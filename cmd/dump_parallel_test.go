@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -131,8 +132,10 @@ func TestDumpParallelMatchesSerialLargeSegment(t *testing.T) {
 			t.Errorf("kseg %s: exit %d, want %d (the damage is not reported)\n%s", strings.Join(args, " "), serial.code, ExitFindings, serial.stderr)
 		}
 		for _, want := range map[string][]string{
-			"json --deep --print-data":  {`"kind":"crc-mismatch"`, `"kind":"corrupt-records"`},
-			"kafka --deep --print-data": {"isvalid: false", " is followed by ", "lz4"},
+			"json --deep --print-data": {`"kind":"crc-mismatch"`, `"kind":"corrupt-records"`},
+			// kafka-dump-log stops at the batch whose records do not
+			// decode, before its end-of-run reports.
+			"kafka --deep --print-data": {"isvalid: false", "lz4", "corrupt"},
 		}[strings.Join(flags[1:], " ")] {
 			if !strings.Contains(serial.stdout+serial.stderr, want) {
 				t.Errorf("kseg %s: no %q in the output", strings.Join(args, " "), want)
@@ -150,7 +153,7 @@ func TestDumpParallelMatchesSerialLargeSegment(t *testing.T) {
 func TestDumpCRCPipeline(t *testing.T) {
 	path := writeDamagedSegment(t, t.TempDir(), 12<<20)
 	for _, output := range []string{"json", "text", "kafka", "table"} {
-		o := &dumpOptions{maxDecompressed: decode.DefaultMaxDecompressed, producerID: -2, output: output, keyFormat: "auto", valueFormat: "auto"}
+		o := &dumpOptions{maxDecompressed: decode.DefaultMaxDecompressed, producerID: -2, output: output, keyFormat: "auto", valueFormat: "auto", maxBytesFlag: math.MaxInt32}
 		if err := o.Validate([]string{path}); err != nil {
 			t.Fatal(err)
 		}

@@ -306,6 +306,12 @@ func (r *batchRenderer) renderBatch(j *batchJob, jb *jobBatch) {
 				return
 			}
 			ce = ce.At(j.file, jb.pos)
+			if ks, ok := r.p.(recordsStopper); ok && o.deep {
+				// kafka-dump-log's record iterator throws here and the
+				// tool stops (dump_kafka_stop.go).
+				j.err = ks.recordsFailed(b, ce)
+				return
+			}
 			r.report(finding{Severity: "error", Kind: "corrupt-records", File: ce.Path, Position: ce.Pos, BaseOffset: ce.BaseOffset, Message: ce.Error()})
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
 
 	"github.com/kseg/kseg/decode"
@@ -18,28 +17,27 @@ import (
 // assigns and overwrites them in place), so a flipped bit there leaves a
 // batch that frames and validates. What gives it away is its place in the
 // log: offsets strictly increase from batch to batch and fit the
-// segment's relative offsets (LogSegment.ensureOffsetInRange:
-// LogSegmentOffsetOverflowException), and leader epochs never go back
+// segment's relative offsets (segment.OffsetOrder, the rule broker
+// recovery cuts by), and leader epochs never go back
 // (LeaderEpochFileCache.assign).
 //
 // Structural damage (a batch that does not frame: a corrupt length, bad
 // magic, garbage) ends the scanner's run, where the broker's recovery
 // truncates. Unless --no-resync (or --output kafka, which prints what
 // kafka-dump-log prints) dump then searches forward for the next valid
-// batch (segment.Resync), reports the damage and the bytes it skipped,
+// batch (segment.ResyncPast), reports the damage and the bytes it skipped,
 // and scans on from there. A length that runs past the end of the file
 // looks like a torn write; when a valid batch follows it, it was a corrupt
 // length, and it is reported as corrupt-batch.
 
 // logCheck follows one .log through dump.
 type logCheck struct {
-	f        dumpFile
-	base     int64 // the segment's base offset; -1 when the file is not a segment
-	prevLast int64
-	hasPrev  bool
-	prevPLE  int32
-	hasPLE   bool
-	resync   bool
+	f       dumpFile
+	base    int64 // the segment's base offset; -1 when the file is not a segment
+	order   segment.OffsetOrder
+	prevPLE int32
+	hasPLE  bool
+	resync  bool
 	// damage is the first structural damage dump read past: the summary
 	// reports it (its validBytes is where recovery truncates).
 	damage *segment.Tail
@@ -51,6 +49,7 @@ func newLogCheck(f dumpFile, o *dumpOptions) *logCheck {
 	if f.info.Kind == segment.KindLog && f.info.Offset >= 0 {
 		lc.base = f.info.Offset
 	}
+	lc.order = segment.NewOffsetOrder(lc.base)
 	return lc
 }
 
@@ -64,17 +63,17 @@ func (lc *logCheck) check(pos int64, b *decode.Batch) []finding {
 	if b.IsLegacy() {
 		first = last // a wrapper carries its last offset only
 	}
-	if lc.base >= 0 && (last < lc.base || last-lc.base > math.MaxInt32) {
+	prevLast, backwards, outOfRange := lc.order.Check(b)
+	if outOfRange {
 		lc.out = append(lc.out, finding{Severity: "error", Kind: "offset-overflow", File: lc.f.path, Position: pos, BaseOffset: b.BaseOffset,
 			Message: fmt.Sprintf("%s: batch at position %d: lastOffset %d does not fit the segment's base offset %d (relative offsets are 0..2^31-1; the broker fails the load with LogSegmentOffsetOverflowException)",
 				name, pos, last, lc.base)})
 	}
-	if lc.hasPrev && first <= lc.prevLast {
+	if backwards {
 		lc.out = append(lc.out, finding{Severity: "error", Kind: "offset-out-of-order", File: lc.f.path, Position: pos, BaseOffset: b.BaseOffset,
 			Message: fmt.Sprintf("%s: batch at position %d: baseOffset %d is not above the previous batch's lastOffset %d (offsets only grow in a log; baseOffset is not covered by the crc)",
-				name, pos, first, lc.prevLast)})
+				name, pos, first, prevLast)})
 	}
-	lc.prevLast, lc.hasPrev = last, true
 	if !b.IsLegacy() {
 		ple := b.PartitionLeaderEpoch
 		switch {
@@ -95,12 +94,7 @@ func (lc *logCheck) check(pos int64, b *decode.Batch) []finding {
 }
 
 // minOffset is the lowest offset a batch after the damage may carry.
-func (lc *logCheck) minOffset() int64 {
-	if lc.hasPrev {
-		return lc.prevLast + 1
-	}
-	return max(lc.base, 0)
-}
+func (lc *logCheck) minOffset() int64 { return lc.order.Next() }
 
 // resync decides, at the end of one scanner run with tail t, whether dump
 // reads on: it searches for the next valid batch after structural damage
@@ -119,7 +113,7 @@ func (st *dumpState) resync(lc *logCheck, lf *segment.LogFile, t segment.Tail) (
 	default:
 		return 0, false
 	}
-	pos, found, err := segment.Resync(lf.ReaderAt(), t.ValidBytes+1, t.End, segment.ResyncOptions{MinBaseOffset: lc.minOffset()})
+	pos, found, err := segment.ResyncPast(lf, t, lc.minOffset())
 	if err != nil && !errors.Is(err, segment.ErrResyncBudget) {
 		return 0, false // an I/O error: the tail is reported as it is
 	}

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-
 	"github.com/kseg/kseg/segment"
 )
 
@@ -160,17 +158,7 @@ func (p *tableDumpPrinter) render(header []string, rows [][]string) {
 	if len(rows) == 0 {
 		return
 	}
-	opts := tableOptions(p.s.Width, header, rows)
-	t := tablewriter.NewTable(p.s.Out, opts...)
-	hdr := make([]any, len(header))
-	for i, h := range header {
-		hdr[i] = h
-	}
-	t.Header(hdr...)
-	for _, r := range rows {
-		t.Append(r)
-	}
-	t.Render()
+	renderTable(p.s.Out, p.s.Width, header, rows)
 }
 
 func (p *tableDumpPrinter) EndFile(dumpFile) {

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/decode"
@@ -222,13 +221,7 @@ func renderExplain(s *Streams, o *explainOptions, path string, pos int64, b *dec
 			rows = append(rows, []string{where, bytesHex, strings.Repeat("  ", f.Depth) + f.Name, f.Value})
 		}
 		if o.output == "table" {
-			opts := tableOptions(s.Width, []string{"position", "bytes", "field", "value"}, rows)
-			t := tablewriter.NewTable(w, opts...)
-			t.Header("position", "bytes", "field", "value")
-			for _, r := range rows {
-				t.Append(r)
-			}
-			if err := t.Render(); err != nil {
+			if err := renderTable(w, s.Width, []string{"position", "bytes", "field", "value"}, rows); err != nil {
 				return err
 			}
 		} else {

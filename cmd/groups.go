@@ -82,15 +82,12 @@ func runGroups(ctx context.Context, s *Streams, g *globalOptions, o *groupsOptio
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	inv, err := openLogDirs("groups", args)
+	inv, err := openInventory(s, "groups", args)
 	if err != nil {
 		return err
 	}
-	for _, w := range inv.Warnings {
-		if !g.quiet {
-			fmt.Fprintf(s.Err, "kseg: warning: %s\n", w)
-		}
-	}
+	// Warnings stay under -q, which silences progress and summaries only.
+	warnDiagnostics(s.Err, inv.Warnings)
 	v, err := broker.LoadGroups(inv, brokerDecoder(), broker.GroupsOptions{
 		Groups: o.groups, Topics: o.topics, Jobs: resolveJobs(o.jobs), PSM: psm.DefaultOptions(),
 	})

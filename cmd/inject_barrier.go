@@ -7,6 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // injectBarrierOptions are the flags of `kseg inject-barrier`.
@@ -47,7 +49,7 @@ func (o *injectBarrierOptions) AddFlags(c *cobra.Command) {
 	f.Int32Var(&o.coordinatorEpoch, "coordinator-epoch", -1, "--mode abort: coordinatorEpoch of the ABORT markers (default: each producer's last, else 0)")
 	f.BoolVar(&o.noSnapshot, "no-snapshot", false, "do not write the empty producer snapshot at the new log end")
 	f.BoolVar(&o.force, "force", false, "add a barrier even when the log already ends with one")
-	f.IntVar(&o.indexIntervalBytes, "index-interval-bytes", barrier.DefaultIndexIntervalBytes, "the topic's index.interval.bytes, for the offset-index entries of the new batches")
+	f.IntVar(&o.indexIntervalBytes, "index-interval-bytes", segment.DefaultIndexIntervalBytes, "the topic's index.interval.bytes, for the offset-index entries of the new batches")
 	f.BoolVar(&o.rollback, "rollback", false, "undo an interrupted injection (its journal is in DIR) from its backup, instead of finishing it")
 }
 
@@ -145,7 +147,7 @@ DIR is a partition directory. kseg first plans, changing nothing:
 --dry-run prints that plan. Otherwise kseg takes the log directory's lock (as
 a broker would), backs up every file that changes or goes (O_EXCL copies,
 fsynced, hash-checked), writes new contents to temp files that are fsynced
-and renamed, and keeps a journal (DIR/.kseg-inject.journal) so that rerunning
+and renamed, and keeps a journal (DIR/.kseg-edit.journal) so that rerunning
 the command on an interrupted directory finishes the injection with exactly
 the bytes an uninterrupted run writes (--rollback undoes it instead). The
 result is read back: the barrier must be well-formed, a replay must leave no
@@ -180,7 +182,7 @@ stable offset is left alone (--force adds another).
 // injectExit maps the barrier package's typed errors to exit codes.
 // A corrupt tail (found without --repair-tail) exits ExitFindings.
 func injectExit(err error) error {
-	var re *barrier.RefusalError
+	var re *edit.RefusalError
 	var ct *barrier.CorruptTailError
 	if !errors.As(err, &re) && errors.As(err, &ct) {
 		return &exitError{code: ExitFindings, err: err}
@@ -197,7 +199,7 @@ func runInjectBarrier(ctx context.Context, s *Streams, g *globalOptions, o *inje
 	}
 	pr := newInjectPrinter(s, o.output)
 	if o.rollback {
-		rep, err := barrier.Rollback(dir, barrier.ApplyOptions{}, barrier.InjectKind)
+		rep, err := barrier.RollbackInjection(dir, edit.Options{})
 		if err != nil {
 			return injectExit(err)
 		}
@@ -217,9 +219,9 @@ func runInjectBarrier(ctx context.Context, s *Streams, g *globalOptions, o *inje
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	rep, err := barrier.Apply(p, barrier.ApplyOptions{BackupDir: o.backupDir})
+	rep, err := barrier.ApplyInjection(p, edit.Options{BackupDir: o.backupDir})
 	if err != nil {
-		noteApplyFailure(s, g, rep, err, "injection", dir)
+		noteApplyFailure(s, g, rep.Summary(), err, "injection", dir)
 		return injectExit(err)
 	}
 	if err := pr.Report(rep); err != nil {

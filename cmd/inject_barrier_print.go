@@ -12,8 +12,8 @@ import (
 
 // injectPrinter renders inject-barrier's plan and report.
 type injectPrinter interface {
-	Plan(p *barrier.Plan, dryRun bool) error
-	Report(r *barrier.Report) error
+	Plan(p *barrier.InjectionPlan, dryRun bool) error
+	Report(r *barrier.InjectionReport) error
 }
 
 func newInjectPrinter(s *Streams, output string) injectPrinter {
@@ -36,7 +36,7 @@ type injectTextPrinter struct {
 	tbl  *tableOut // --output table: file operations as a table
 }
 
-func (t *injectTextPrinter) Plan(p *barrier.Plan, dryRun bool) error {
+func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 	w, st := t.w, t.st
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	title := func(s string) string { return st.paint(st.title, s) }
@@ -128,7 +128,7 @@ func (t *injectTextPrinter) Plan(p *barrier.Plan, dryRun bool) error {
 	return nil
 }
 
-func (t *injectTextPrinter) Report(r *barrier.Report) error {
+func (t *injectTextPrinter) Report(r *barrier.InjectionReport) error {
 	w, st := t.w, t.st
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	if r.NothingToDo {
@@ -138,7 +138,7 @@ func (t *injectTextPrinter) Report(r *barrier.Report) error {
 		pf("%s the interrupted injection in %s is undone (journal state was %s); the partition is as it was before it\n", st.paint(st.ok, "Rolled back:"), r.Dir, r.ResumedFrom)
 		return nil
 	}
-	textReportHead(pf, st, "injection", r)
+	textReportHead(pf, st, "injection", &r.Outcome)
 	pf("%s barrier at offset %d; new log end offset %d\n", st.paint(st.ok, "Done:"), r.Plan.BarrierOffset, r.Plan.NewLogEndOffset)
 	v := r.Verification
 	if v == nil {
@@ -296,7 +296,7 @@ type injectResultJSON struct {
 	Verification    *injectVerifyJSON `json:"verification,omitempty"`
 }
 
-func (j *injectJSONPrinter) Plan(p *barrier.Plan, dryRun bool) error {
+func (j *injectJSONPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 	out := injectPlanJSON{Type: "plan", Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, Mode: string(p.Mode), DryRun: dryRun,
 		NothingToDo: p.NothingToDo, Reason: p.Reason, Segments: p.Segments, LogStartOffset: p.LogStartOffset,
 		LogEndOffset: p.LogEndOffset, LastStableOffset: p.LastStableOffset, FirstUndecidedOffset: p.FirstUndecidedOffset,
@@ -330,11 +330,11 @@ func (j *injectJSONPrinter) Plan(p *barrier.Plan, dryRun bool) error {
 	return writeJSONLine(j.w, out)
 }
 
-func (j *injectJSONPrinter) Report(r *barrier.Report) error {
+func (j *injectJSONPrinter) Report(r *barrier.InjectionReport) error {
 	if r.NothingToDo {
 		return nil
 	}
-	out := injectResultJSON{applyResultJSON: applyResult("result", r), Steps: len(r.Steps)}
+	out := injectResultJSON{applyResultJSON: applyResult("result", &r.Outcome), Steps: len(r.Steps)}
 	if r.Plan != nil {
 		out.BarrierOffset, out.NewLogEndOffset = r.Plan.BarrierOffset, r.Plan.NewLogEndOffset
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // injectTs is the timestamp of the injected batches: a minute after the
@@ -245,13 +246,13 @@ func TestInjectBarrierCLIResumeAndRollback(t *testing.T) {
 			t.Fatal(err)
 		}
 		crash := errors.New("crash")
-		_, err = barrier.Apply(p, barrier.ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
+		_, err = barrier.ApplyInjection(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
 			if step == "commit:00000000000000000006.log" {
 				return crash
 			}
 			return nil
 		}})
-		if !errors.Is(err, crash) || !barrier.HasJournal(dir) {
+		if !errors.Is(err, crash) || !edit.HasJournal(dir) {
 			t.Fatalf("interrupted run: %v", err)
 		}
 		code, out, stderr := injRun(t, "inject-barrier", "--dry-run", dir)
@@ -260,7 +261,7 @@ func TestInjectBarrierCLIResumeAndRollback(t *testing.T) {
 		}
 		if rollback {
 			code, out, stderr = injRun(t, "inject-barrier", "--rollback", dir)
-			if code != ExitOK || !strings.Contains(out, "Rolled back:") || barrier.HasJournal(dir) {
+			if code != ExitOK || !strings.Contains(out, "Rolled back:") || edit.HasJournal(dir) {
 				t.Fatalf("rollback: exit %d\n%s%s", code, out, stderr)
 			}
 			after := walkState(t, dir)
@@ -275,7 +276,7 @@ func TestInjectBarrierCLIResumeAndRollback(t *testing.T) {
 			continue
 		}
 		code, out, stderr = injRun(t, "inject-barrier", "--timestamp", "1", dir)
-		if code != ExitOK || !strings.Contains(out, "Resumed:") || !strings.Contains(stderr, "ignoring [--timestamp]") || barrier.HasJournal(dir) {
+		if code != ExitOK || !strings.Contains(out, "Resumed:") || !strings.Contains(stderr, "ignoring [--timestamp]") || edit.HasJournal(dir) {
 			t.Fatalf("resume: exit %d\n%s%s", code, out, stderr)
 		}
 	}

@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // The rule for bad inputs, the same for every command (README "Exit
@@ -42,6 +42,12 @@ const (
 	// inputKafkaPath: a file kseg decodes, or a directory holding some
 	// (dump).
 	inputKafkaPath
+	// inputLogDir: a log directory (an entry of a broker's log.dirs)
+	// holding partition directories, every live one of them readable (the
+	// whole-broker views: groups, txns, metadata). A view that skipped an
+	// unreadable partition would answer for a disk it did not read:
+	// metadata would call the replica missing.
+	inputLogDir
 )
 
 // inputFS is the file system checkInput reads. Streams.fsys replaces it in
@@ -84,6 +90,7 @@ func checkInput(s *Streams, name, path string, kind inputKind) error {
 		inputPartitionOrLogDir: name + " takes a partition directory or a log directory",
 		inputLogOrPartition:    name + " takes a .log segment or a partition directory",
 		inputKafkaPath:         name + " takes Kafka files, partition directories or log directories",
+		inputLogDir:            name + " takes log directories (a broker's log.dirs, holding <topic>-<partition> directories)",
 	}[kind]
 	st, err := fsys.Stat(path)
 	if err != nil {
@@ -110,11 +117,15 @@ func checkInput(s *Streams, name, path string, kind inputKind) error {
 		return ioInput(err)
 	}
 	var logs, kafka, partitions int
+	var live []string // live partition directories
 	for _, e := range entries {
 		fi, ok := segment.ParseFileName(e.Name())
 		if isDirEntry(path, e) {
-			if _, ok := segment.ParsePartitionDir(e.Name()); ok {
+			if n, ok := segment.ParsePartitionDir(e.Name()); ok {
 				partitions++
+				if n.State == segment.DirLive {
+					live = append(live, filepath.Join(path, e.Name()))
+				}
 			}
 			continue
 		}
@@ -126,7 +137,7 @@ func checkInput(s *Streams, name, path string, kind inputKind) error {
 			logs++
 		}
 	}
-	if kind == inputPartition && barrier.HasJournal(path) {
+	if kind == inputPartition && edit.HasJournal(path) {
 		// An interrupted kseg write: the command finishes or rolls it
 		// back (a mirror creating its destination leaves only this).
 		return nil
@@ -145,6 +156,22 @@ func checkInput(s *Streams, name, path string, kind inputKind) error {
 		if logs > 0 || partitions > 0 {
 			return nil
 		}
+	case inputLogDir:
+		if partitions > 0 {
+			for _, p := range live {
+				if _, err := fsys.ReadDir(p); err != nil {
+					return ioInput(err)
+				}
+			}
+			return nil
+		}
+		switch {
+		case empty:
+			return notInput(path, "an empty directory", takes)
+		case logs > 0:
+			return notInput(path, "a partition directory, not a log directory", takes+"; give the directory that holds it")
+		}
+		return notInput(path, "holds no partition directory", takes)
 	case inputLogOrPartition:
 		if logs > 0 {
 			return nil

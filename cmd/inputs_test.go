@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -93,7 +94,14 @@ func TestBadInputsOneAnswer(t *testing.T) {
 		"inject-barrier": func(p string) []string { return []string{"inject-barrier", "--dry-run", p} },
 		"repair":         func(p string) []string { return []string{"repair", "--dry-run", p} },
 		"mirror":         func(p string) []string { return []string{"mirror", "--dry-run", p, filepath.Join(root, "dst-0")} },
+		"groups":         func(p string) []string { return []string{"groups", p} },
+		"txns":           func(p string) []string { return []string{"txns", p} },
+		"metadata":       func(p string) []string { return []string{"metadata", p} },
+		"kafka-dump-log": func(p string) []string { return []string{"kafka-dump-log", "--files", p} },
 	}
+	// The views take log directories: a directory of index files holds no
+	// partition directory.
+	logDirViews := []string{"groups", "txns", "metadata"}
 	type want struct {
 		code int
 		msg  string
@@ -107,10 +115,20 @@ func TestBadInputsOneAnswer(t *testing.T) {
 	}
 	for name, args := range commands {
 		for kind, w := range answers {
-			if name == "dump" && kind == "index-only" {
+			if (name == "dump" || name == "kafka-dump-log") && kind == "index-only" {
 				// dump decodes files, and index files decode on their own
 				// (the missing .log is reported as orphan-index).
 				continue
+			}
+			if name == "kafka-dump-log" && (kind == "file" || kind == "nonexistent") {
+				// kafka-dump-log answers as Kafka does: "Dumping" then
+				// "Ignoring unknown file", or the exception a missing or
+				// dot-less name throws (TestKafkaIgnoresUnknownFiles,
+				// TestKafkaDumpLogFiles).
+				continue
+			}
+			if slices.Contains(logDirViews, name) && kind == "index-only" {
+				w = want{ExitUsage, "holds no partition directory"}
 			}
 			t.Run(name+"/"+kind, func(t *testing.T) {
 				s, out, errb := TestStreams()
@@ -120,6 +138,11 @@ func TestBadInputsOneAnswer(t *testing.T) {
 				code := Run(context.Background(), args(in[kind]), s)
 				if code != w.code || !strings.Contains(errb.String(), w.msg) || !strings.Contains(errb.String(), in[kind]) {
 					t.Errorf("exit %d, want %d with %q naming %s; stderr:\n%s", code, w.code, w.msg, in[kind], errb)
+				}
+				// A usage answer names the command that was given the
+				// input (kafka-dump-log shares dump's code, not its name).
+				if w.code == ExitUsage && !strings.Contains(errb.String(), "; "+name+" takes") {
+					t.Errorf("the message does not say what %s takes:\n%s", name, errb)
 				}
 				if out.Len() != 0 {
 					t.Errorf("stdout not empty:\n%s", out)
@@ -156,7 +179,9 @@ func TestBadInputsUnreadableForReal(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Chmod(dir, 0o755) })
-	for _, args := range [][]string{{"dump", dir}, {"replay-psm", dir}, {"repair", "--dry-run", dir}} {
+	ld := filepath.Dir(dir) // a log directory holding the unreadable partition
+	for _, args := range [][]string{{"dump", dir}, {"replay-psm", dir}, {"repair", "--dry-run", dir},
+		{"dump", ld}, {"replay-psm", ld}, {"groups", ld}, {"txns", ld}, {"metadata", ld}} {
 		s, _, errb := TestStreams()
 		if code := Run(context.Background(), args, s); code != ExitError || !strings.Contains(errb.String(), "permission denied") {
 			t.Errorf("%v: exit %d, want 1 permission denied\n%s", args, code, errb)
@@ -198,6 +223,7 @@ func TestReadmeStatesTheInputRule(t *testing.T) {
 		"no such file or directory": "1", "permission denied": "1",
 		"a file, not a directory": "2", "an empty directory": "2", "holds no .log segment": "2",
 		"the name is not <topic>-<partition>": "2", "refused (REASON)": "4",
+		"holds no partition directory": "2", "a partition directory, not a log directory": "2",
 	} {
 		found := false
 		for msg, c := range rows {
@@ -234,5 +260,32 @@ func TestSymlinkedPartitionInLogDir(t *testing.T) {
 	Run(context.Background(), []string{"replay-psm", ld}, s)
 	if !strings.Contains(out.String(), "txn-0") {
 		t.Errorf("replay-psm of the log dir skips the linked partition:\n%s%s", out, errb)
+	}
+}
+
+// TestViewsUnreadablePartitionInLogDir: a log directory whose partition
+// cannot be listed is an I/O error for the views (exit 1, permission
+// denied, naming the partition), as for every command; the views used to
+// warn and go on, and metadata then reported the unread replica missing.
+func TestViewsUnreadablePartitionInLogDir(t *testing.T) {
+	ld := filepath.Join(t.TempDir(), "broker-1")
+	copyInputDir(t, filepath.Join("..", "testdata", "logdirs", "broker-1"), ld)
+	for _, part := range []string{"orders-0", "__consumer_offsets-9", "__transaction_state-0"} {
+		for _, view := range []string{"groups", "txns", "metadata"} {
+			s, out, errb := TestStreams()
+			s.fsys = deniedFS{dir: filepath.Join(ld, part)}
+			code := Run(context.Background(), []string{view, ld}, s)
+			if code != ExitError || !strings.Contains(errb.String(), "permission denied") || !strings.Contains(errb.String(), filepath.Join(ld, part)) {
+				t.Errorf("%s with %s unreadable: exit %d, want 1 permission denied naming it\n%s", view, part, code, errb)
+			}
+			if out.Len() != 0 || strings.Contains(errb.String(), "missing-replica") {
+				t.Errorf("%s with %s unreadable answered anyway:\n%s%s", view, part, out, errb)
+			}
+		}
+	}
+	// A partition directory given where a log directory is expected.
+	s, _, errb := TestStreams()
+	if code := Run(context.Background(), []string{"groups", filepath.Join(ld, "orders-0")}, s); code != ExitUsage || !strings.Contains(errb.String(), "a partition directory, not a log directory") {
+		t.Errorf("groups of a partition directory: exit %d\n%s", code, errb)
 	}
 }

@@ -3,10 +3,11 @@ package cmd
 import (
 	"fmt"
 	"math"
-	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/decode"
 )
@@ -16,13 +17,23 @@ import (
 // hidden aliases and taken as is by `kseg kafka-dump-log`.
 
 // kafkaSpellings holds the kafka-dump-log options that have no kseg
-// flag of the same name.
+// flag of the same name, and what kseg kafka-dump-log derives from its
+// own options for the places where DumpLogSegments throws
+// (dump_kafka_stop.go).
 type kafkaSpellings struct {
 	files          []string
 	maxMessageSize int
+
+	// logArgError: converting --max-bytes failed (jopt converts when the
+	// value is asked for, at the first .log or .checkpoint).
+	logArgError string
+	// negativeMaxBytes: --max-bytes is negative (maxBytes), which
+	// FileRecords.slice rejects after the file's header line.
+	negativeMaxBytes bool
+	maxBytes         int64
 }
 
-// addKafkaSpellings registers kafka-dump-log's spellings on dump as hidden
+// addAliases registers kafka-dump-log's spellings on dump as hidden
 // aliases of dump's flags, so that `kseg dump -o kafka` takes a
 // kafka-dump-log command line unchanged.
 func (k *kafkaSpellings) addAliases(c *cobra.Command, o *dumpOptions) {
@@ -37,40 +48,103 @@ func (k *kafkaSpellings) addAliases(c *cobra.Command, o *dumpOptions) {
 	}
 }
 
-// paths splits --files as kafka-dump-log does: on ",", without trimming.
+// paths splits --files as kafka-dump-log does (String.split(",")), each
+// occurrence of the flag in turn.
 func (k *kafkaSpellings) paths() []string {
 	var out []string
 	for _, f := range k.files {
-		out = append(out, strings.Split(f, ",")...)
+		out = append(out, javaSplitComma(f)...)
 	}
 	return out
 }
 
-// kafkaDumpsFile reports whether kafka-dump-log dumps a file rather than
-// printing "Ignoring unknown file": DumpLogSegments dispatches on the name
-// from its last "." (.log, .checkpoint, .index, .timeindex, .snapshot,
-// .txnindex), so partition.metadata, meta.properties,
-// leader-epoch-checkpoint (no dot at all), quorum-state and renamed files
-// (.deleted, .cleaned, .swap) are ignored.
-func kafkaDumpsFile(path string) bool {
-	name := filepath.Base(path)
-	i := strings.LastIndexByte(name, '.')
-	if i < 0 {
-		return false
+// javaSplitComma is Java's s.split(","): no trimming, and trailing empty
+// strings dropped ("a,b," is a and b; "," is nothing), but a string
+// without a comma is itself, even when empty.
+func javaSplitComma(s string) []string {
+	parts := strings.Split(s, ",")
+	if len(parts) == 1 {
+		return parts
 	}
-	switch name[i:] {
-	case ".log", ".checkpoint", ".index", ".timeindex", ".snapshot", ".txnindex":
-		return true
+	for len(parts) > 0 && parts[len(parts)-1] == "" {
+		parts = parts[:len(parts)-1]
 	}
-	return false
+	return parts
+}
+
+// optionalArgFlags are the kafka-dump-log options whose argument is
+// optional (jopt withOptionalArg): bare, they mean StringDecoder.
+var optionalArgFlags = []string{"--key-decoder-class", "--value-decoder-class"}
+
+// joinOptionalArgs gives the optional-argument options jopt's reading:
+// "--key-decoder-class X" takes X as its argument when X does not look like
+// an option (OptionalArgumentOptionSpec.detectOptionArgument). pflag takes
+// an optional argument only as --flag=X (NoOptDefVal), so the pair is
+// joined before parsing.
+func joinOptionalArgs(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		out = append(out, a)
+		for _, f := range optionalArgFlags {
+			if a == f && i+1 < len(args) && !looksLikeOption(args[i+1]) {
+				out[len(out)-1] = a + "=" + args[i+1]
+				i++
+			}
+		}
+	}
+	return out
+}
+
+// looksLikeOption is jopt's OptionParser.looksLikeAnOption: "-x" or "--x".
+func looksLikeOption(a string) bool { return len(a) > 1 && a[0] == '-' }
+
+// kafkaMaxBytes is kseg kafka-dump-log's --max-bytes: jopt keeps each
+// occurrence's text and converts it (Integer.valueOf) only when the tool
+// asks for the value.
+type kafkaMaxBytes struct{ raw []string }
+
+func (m *kafkaMaxBytes) String() string {
+	if len(m.raw) == 0 {
+		return strconv.Itoa(math.MaxInt32)
+	}
+	return m.raw[len(m.raw)-1]
+}
+func (m *kafkaMaxBytes) Set(s string) error { m.raw = append(m.raw, s); return nil }
+func (m *kafkaMaxBytes) Type() string       { return "size" }
+
+// apply sets o as DumpLogSegmentsOptions.maxBytes() and FileRecords.slice
+// would read --max-bytes, leaving the exceptions for dump to raise where
+// Kafka raises them.
+func (m *kafkaMaxBytes) apply(o *dumpOptions) {
+	o.maxBytesFlag = math.MaxInt32
+	switch {
+	case len(m.raw) == 0:
+	case len(m.raw) > 1:
+		o.kafka.logArgError = "Found multiple arguments for option max-bytes, but you asked for only one"
+	default:
+		v, err := strconv.ParseInt(m.raw[0], 10, 32)
+		switch {
+		case err != nil:
+			o.kafka.logArgError = "Cannot parse argument '" + m.raw[0] + "' of option max-bytes"
+		case v < 0:
+			o.kafka.negativeMaxBytes, o.kafka.maxBytes = true, v
+		default:
+			o.maxBytesFlag = int32(v)
+		}
+	}
 }
 
 // newKafkaDumpLogCmd is `kseg kafka-dump-log`: kafka-dump-log.sh's command
 // line, options and output, for scripts that call it.
 func newKafkaDumpLogCmd(s *Streams, g *globalOptions) *cobra.Command {
-	o := &dumpOptions{}
-	k := &kafkaSpellings{}
-	var maxBytes int64
+	o := &dumpOptions{name: "kafka-dump-log"}
+	k := &o.kafka
+	var maxBytes kafkaMaxBytes
+	var help, version bool
 	c := &cobra.Command{
 		// Hidden: it keeps Kafka's conventions (exit 1 for a bad option,
 		// exit 0 after findings) rather than kseg's, so it stays out of
@@ -80,66 +154,208 @@ func newKafkaDumpLogCmd(s *Streams, g *globalOptions) *cobra.Command {
 		Short:  "kafka-dump-log.sh's command line and output (Kafka 4.3's DumpLogSegments)",
 		Long: `Takes exactly kafka-dump-log.sh's options (Kafka 4.3, the Java DumpLogSegments)
 and prints what it prints: the same as kseg dump --output kafka, with Kafka's
-option names. See docs/kafka-dump-log.md for each option.
+option names. kseg kafka-dump-log --help prints Kafka's own usage (on stderr,
+exit 1, as Kafka). See docs/kafka-dump-log.md for each option.
 
 EXIT STATUS
   0  the files were dumped (as in Kafka, a CRC mismatch or an index
-     mismatch is reported in the output and is not a failure)
-  1  an I/O error, a missing --files, or a bad option (Kafka exits 1 too)
+     mismatch is reported in the output and is not a failure), or
+     --version
+  1  where Kafka stops with an exception (a record size below 14, records
+     that do not decode under --deep-iteration, a failed
+     --index-sanity-check, a bad --max-bytes, a file that does not exist
+     or whose name has no dot), an I/O error, a missing --files, a bad
+     option, or --help (Kafka exits 1 for all of these)
 `,
 		Example: `  kseg kafka-dump-log --files 00000000000000000000.log
   kseg kafka-dump-log --deep-iteration --print-data-log --files 00000000000000000000.log
   kseg kafka-dump-log --cluster-metadata-decoder --files __cluster_metadata-0/00000000000000000000.log
   kseg kafka-dump-log --offsets-decoder --files __consumer_offsets-7/00000000000000000000.log`,
-		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			files := k.paths()
-			if len(files) == 0 {
-				// CommandLineUtils.checkRequiredArgs: the message, then
-				// the usage, on stderr; exit 1.
-				fmt.Fprintf(s.Err, "Missing required argument \"[files]\"\n%s", c.UsageString())
+		// Kafka's options are parsed here, as jopt parses them: --help
+		// is Kafka's (stderr, exit 1), and no argument at all means
+		// --help.
+		DisableFlagParsing: true,
+		Args:               cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			f := c.Flags()
+			if err := f.Parse(joinOptionalArgs(args)); err != nil {
+				return &exitError{code: ExitError, err: err}
+			}
+			// CommandLineUtils.maybePrintHelpOrVersion, then checkArgs.
+			if len(args) == 0 || help {
+				fmt.Fprintf(s.Err, "%s\n%s", kafkaDumpLogDescription, kafkaDumpLogHelp(f))
 				return &exitError{code: ExitError, silent: true}
 			}
-			// --max-bytes: Kafka slices the file to N bytes; its default
-			// (Integer.MAX_VALUE) is kseg's "whole file", and it prints
-			// "Found N invalid bytes" only at the default.
-			if maxBytes < 0 {
-				return &exitError{code: ExitError, err: fmt.Errorf("--max-bytes %d: must not be negative", maxBytes)}
+			if version {
+				fmt.Fprintln(s.Out, versionString())
+				return nil
 			}
-			if maxBytes != math.MaxInt32 {
-				o.maxBytes = maxBytes
+			if !f.Changed("files") {
+				fmt.Fprintf(s.Err, "Missing required argument \"[files]\"\n%s", kafkaDumpLogHelp(f))
+				return &exitError{code: ExitError, silent: true}
 			}
+			if len(k.files) > 1 {
+				// options.valueOf(filesOpt) on a repeated option.
+				fmt.Fprintln(s.Err, "Found multiple arguments for option files, but you asked for only one")
+				return &exitError{code: ExitError, silent: true}
+			}
+			files := k.paths()
+			maxBytes.apply(o)
 			o.output = "kafka"
 			o.keyFormat, o.valueFormat = "utf8", "utf8"
 			o.producerID = -2
 			o.maxDecompressed = decode.DefaultMaxDecompressed
 			o.noResync = true
 			o.jobs = 1
+			if len(files) == 0 {
+				return nil // --files ",": nothing to dump
+			}
 			if err := o.Validate(files); err != nil {
 				return &exitError{code: ExitError, err: err}
 			}
 			err := runDump(c.Context(), s, g, o, files)
-			// Kafka exits 0 after printing isvalid: false or index
-			// mismatches; only failures (exit 1) remain failures.
-			if exitCode(err) == ExitFindings {
+			switch {
+			case isKafkaStop(err):
+				// mainNoExit: the message is printed; exit 1.
+				return &exitError{code: ExitError, silent: true}
+			case exitCode(err) == ExitFindings:
+				// Kafka exits 0 after printing isvalid: false or index
+				// mismatches; only failures (exit 1) remain failures.
 				return nil
 			}
 			return err
 		},
 	}
 	f := c.Flags()
-	f.StringArrayVar(&k.files, "files", nil, "REQUIRED: the data and index log files to be dumped, comma-separated")
-	f.BoolVar(&o.deep, "deep-iteration", false, "if set, uses deep instead of shallow iteration; implied by --print-data-log")
-	f.BoolVar(&o.printData, "print-data-log", false, "if set, printing the messages content when dumping data logs; set automatically by any decoder option")
-	f.BoolVar(&o.verifyIndex, "verify-index-only", false, "if set, just verify the index log without printing its content")
-	f.BoolVar(&o.indexSanityCheck, "index-sanity-check", false, "if set, just checks the index sanity without printing its content")
-	f.IntVar(&k.maxMessageSize, "max-message-size", 5*1024*1024, "size of the largest message (accepted; kseg needs no bound)")
-	f.Int64Var(&maxBytes, "max-bytes", math.MaxInt32, "limit the amount of total batches read in bytes, avoiding reading the whole .log file(s)")
-	f.BoolVar(&o.skipRecordMeta, "skip-record-metadata", false, "skip metadata when printing records; this flag also skips control records")
+	f.StringArrayVar(&k.files, "files", nil, "REQUIRED: The comma separated list of data and index log files to be dumped.")
+	f.BoolVar(&o.deep, "deep-iteration", false, "If set, uses deep instead of shallow iteration. Automatically set if print-data-log is enabled.")
+	f.BoolVar(&o.printData, "print-data-log", false, "If set, printing the messages content when dumping data logs. Automatically set if any decoder option is specified.")
+	f.BoolVar(&o.verifyIndex, "verify-index-only", false, "If set, just verify the index log without printing its content.")
+	f.BoolVar(&o.indexSanityCheck, "index-sanity-check", false, "If set, just checks the index sanity without printing its content. This is the same check that is executed on broker startup to determine if an index needs rebuilding or not.")
+	f.IntVar(&k.maxMessageSize, "max-message-size", 5*1024*1024, "Size of largest message.")
+	f.Var(&maxBytes, "max-bytes", "Limit the amount of total batches read in bytes avoiding reading the whole .log file(s).")
+	f.BoolVar(&o.skipRecordMeta, "skip-record-metadata", false, "Skip metadata when printing records. This flag also skips control records.")
+	f.BoolVar(&help, "help", false, "Print usage information.")
+	f.BoolVar(&version, "version", false, "Display kseg's version (Kafka's tool: the Kafka version).")
 	o.dec.addFlags(c)
 	_ = f.MarkHidden("no-decode-internal")
-	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &exitError{code: ExitError, err: err}
-	})
 	return c
+}
+
+// kafkaDumpLogDescription is the message CommandLineUtils prints above
+// the usage for --help.
+const kafkaDumpLogDescription = "This tool helps to parse a log file and dump its contents to the console, useful for debugging a seemingly corrupt log segment."
+
+// kafkaDumpLogOptions are DumpLogSegmentsOptions' options as jopt's help
+// shows them: argument display and description (with its default).
+var kafkaDumpLogOptions = []struct{ name, arg, desc string }{
+	{"cluster-metadata-decoder", "", "If set, log data will be parsed as cluster metadata records."},
+	{"deep-iteration", "", "If set, uses deep instead of shallow iteration. Automatically set if print-data-log is enabled."},
+	{"files", " <String: file1, file2, ...>", "REQUIRED: The comma separated list of data and index log files to be dumped."},
+	{"help", "", "Print usage information."},
+	{"index-sanity-check", "", "If set, just checks the index sanity without printing its content. This is the same check that is executed on broker startup to determine if an index needs rebuilding or not."},
+	{"key-decoder-class", " [String]", "If set, used to deserialize the keys. This class should implement org.apache.kafka.tools.api.Decoder trait. Custom jar should be available in kafka/libs directory. (default: org.apache.kafka.tools.api.StringDecoder)"},
+	{"max-bytes", " <Integer: size>", "Limit the amount of total batches read in bytes avoiding reading the whole .log file(s). (default: 2147483647)"},
+	{"max-message-size", " <Integer: size>", "Size of largest message. (default: 5242880)"},
+	{"offsets-decoder", "", "If set, log data will be parsed as offset data from the __consumer_offsets topic."},
+	{"print-data-log", "", "If set, printing the messages content when dumping data logs. Automatically set if any decoder option is specified."},
+	{"remote-log-metadata-decoder", "", "If set, log data will be parsed as TopicBasedRemoteLogMetadataManager (RLMM) metadata records. Instead, the value-decoder-class option can be used if a custom RLMM implementation is configured."},
+	{"share-group-state-decoder", "", "If set, log data will be parsed as share group state data from the __share_group_state topic."},
+	{"skip-record-metadata", "", "Skip metadata when printing records. This flag also skips control records."},
+	{"transaction-log-decoder", "", "If set, log data will be parsed as transaction metadata from the __transaction_state topic."},
+	{"value-decoder-class", " [String]", "If set, used to deserialize the messages. This class should implement org.apache.kafka.tools.api.Decoder trait. Custom jar should be available in kafka/libs directory. (default: org.apache.kafka.tools.api.StringDecoder)"},
+	{"verify-index-only", "", "If set, just verify the index log without printing its content."},
+	{"version", "", "Display Kafka version."},
+}
+
+// kafkaDumpLogHelp is the usage parser.printHelpOn prints: jopt-simple's
+// BuiltinHelpFormatter (80 columns, 2 between them), options sorted by
+// name, each column as wide as its widest cell (the options' at most
+// 39), descriptions wrapped with a two-space indent, every cell padded
+// with spaces. kseg breaks lines after spaces and hyphens, as Java's line
+// BreakIterator does for this text. fs must have every option listed.
+func kafkaDumpLogHelp(fs *pflag.FlagSet) string {
+	const overall, sep = 80, 2
+	type row struct{ opt, desc string }
+	rows := []row{{"Option", "Description"}, {"------", "-----------"}}
+	for _, o := range kafkaDumpLogOptions {
+		if fs.Lookup(o.name) == nil {
+			panic("kafka-dump-log has no --" + o.name)
+		}
+		rows = append(rows, row{"--" + o.name + o.arg, o.desc})
+	}
+	widths := func(rs []row) (int, int) {
+		var wo, wd int
+		for _, r := range rs {
+			wo, wd = max(wo, len(r.opt)), max(wd, len(r.desc))
+		}
+		wo = min((overall-sep)/2, wo)
+		return wo, min(overall-wo-sep, wd)
+	}
+	ow, dw := widths(rows)
+	var fitted []row
+	for _, r := range rows {
+		opts, descs := joptPieces(r.opt, ow), joptPieces(r.desc, dw)
+		for i := 0; i < len(opts) || i < len(descs); i++ {
+			var f row
+			if i < len(opts) {
+				f.opt = opts[i]
+			}
+			if i < len(descs) {
+				f.desc = descs[i]
+			}
+			fitted = append(fitted, f)
+		}
+	}
+	ow, dw = widths(fitted)
+	var b strings.Builder
+	for _, r := range fitted {
+		b.WriteString(r.opt + strings.Repeat(" ", max(0, ow-len(r.opt))) + strings.Repeat(" ", sep))
+		b.WriteString(r.desc + strings.Repeat(" ", max(0, dw-len(r.desc))) + "\n")
+	}
+	return b.String()
+}
+
+// joptPieces is jopt's Columns.piecesOf for one line of text: words added
+// while they fit, then a new piece indented by two spaces.
+func joptPieces(s string, width int) []string {
+	var pieces []string
+	piece := ""
+	for _, w := range lineWords(strings.TrimSpace(s)) {
+		if len(piece)+len(w) > width {
+			pieces = append(pieces, strings.TrimRight(piece, " "))
+			piece = "  " + w
+			continue
+		}
+		piece += w
+	}
+	if piece != "" {
+		pieces = append(pieces, piece)
+	}
+	return pieces
+}
+
+// lineWords cuts s where a line may break: after a run of spaces, and
+// after a hyphen inside a word.
+func lineWords(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == ' ' && (i+1 == len(s) || s[i+1] != ' '):
+			out = append(out, s[start:i+1])
+			start = i + 1
+		case s[i] == '-' && i > start && i+1 < len(s) && isWordByte(s[i-1]) && isWordByte(s[i+1]):
+			out = append(out, s[start:i+1])
+			start = i + 1
+		}
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

@@ -27,35 +27,65 @@ func copyFixture(t *testing.T, kind, name string) string {
 
 // TestKafkaIgnoresUnknownFiles: DumpLogSegments prints "Dumping <file>"
 // for every file, then "Ignoring unknown file <file>" on stderr for any
-// name whose suffix from the last "." it does not dispatch.
+// name whose suffix from the last "." it does not dispatch. A name without
+// a dot makes name.substring(-1) throw: kafka-dump-log stops there, and so
+// does kseg for a file named on the command line; one found by expanding a
+// directory (which kafka-dump-log cannot be given) is ignored instead.
 func TestKafkaIgnoresUnknownFiles(t *testing.T) {
 	dir := copyFixture(t, "partitions", "txn-0")
-	extra := []string{"meta.properties", "quorum-state", "00000000000000000000.index.swap",
-		"00000000000000000000.log.deleted", "00000000000000000000.timeindex.cleaned"}
-	for _, n := range extra {
+	extra := []string{"meta.properties", "00000000000000000000.index.swap",
+		"00000000000000000000.log.deleted", "00000000000000000000.timeindex.cleaned", "notes.txt"}
+	for _, n := range append(extra, "quorum-state") {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ignored := append([]string{"leader-epoch-checkpoint", "partition.metadata"}, extra...)
+	ignored := append([]string{"partition.metadata"}, extra...)
 	var files []string
 	for _, n := range ignored {
 		files = append(files, filepath.Join(dir, n))
 	}
-	r := runKseg(append([]string{"dump", "-o", "kafka"}, files...)...)
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	for _, f := range files {
-		if !strings.Contains(r.stdout, "Dumping "+f+"\n") {
-			t.Errorf("no Dumping line for %s:\n%s", f, r.stdout)
+	for _, cmd := range [][]string{{"dump", "-o", "kafka"}, {"kafka-dump-log", "--files", strings.Join(files, ",")}} {
+		args := cmd
+		if cmd[0] == "dump" {
+			args = append(append([]string(nil), cmd...), files...)
 		}
-		if !strings.Contains(r.stderr, "Ignoring unknown file "+f+"\n") {
-			t.Errorf("no Ignoring line for %s:\n%s", f, r.stderr)
+		r := runKseg(args...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", cmd, r.code, r.stderr)
+		}
+		for _, f := range files {
+			if !strings.Contains(r.stdout, "Dumping "+f+"\n") {
+				t.Errorf("no Dumping line for %s:\n%s", f, r.stdout)
+			}
+			if !strings.Contains(r.stderr, "Ignoring unknown file "+f+"\n") {
+				t.Errorf("no Ignoring line for %s:\n%s", f, r.stderr)
+			}
+		}
+		if strings.Count(r.stdout, "\n") != len(files) {
+			t.Errorf("stdout has more than the Dumping lines:\n%s", r.stdout)
 		}
 	}
-	if strings.Count(r.stdout, "\n") != len(files) {
-		t.Errorf("stdout has more than the Dumping lines:\n%s", r.stdout)
+	// Named without a dot: StringIndexOutOfBoundsException, exit 1 (kseg
+	// dump: 3), and nothing after it.
+	lec := filepath.Join(dir, "leader-epoch-checkpoint")
+	log := filepath.Join(dir, "00000000000000000000.log")
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"kafka-dump-log", "--files", lec + "," + log}, ExitError},
+		{[]string{"dump", "-o", "kafka", lec, log}, ExitFindings},
+	} {
+		r := runKseg(c.args...)
+		if r.code != c.code || r.stdout != "Dumping "+lec+"\n" || r.stderr != "begin -1, end 23, length 23\n" {
+			t.Errorf("kseg %s: exit %d\nstdout %q\nstderr %q", strings.Join(c.args, " "), r.code, r.stdout, r.stderr)
+		}
+	}
+	// Found in a directory: ignored.
+	r := runKseg("dump", "-o", "kafka", dir)
+	if !strings.Contains(r.stderr, "Ignoring unknown file "+lec+"\n") || !strings.Contains(r.stderr, "Ignoring unknown file "+filepath.Join(dir, "quorum-state")+"\n") {
+		t.Errorf("directory dump: exit %d\n%s", r.code, r.stderr)
 	}
 }
 

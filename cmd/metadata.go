@@ -86,15 +86,12 @@ func runMetadata(ctx context.Context, s *Streams, g *globalOptions, o *metadataO
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	inv, err := openLogDirs("metadata", args)
+	inv, err := openInventory(s, "metadata", args)
 	if err != nil {
 		return err
 	}
-	for _, w := range inv.Warnings {
-		if !g.quiet {
-			fmt.Fprintf(s.Err, "kseg: warning: %s\n", w)
-		}
-	}
+	// Warnings stay under -q, which silences progress and summaries only.
+	warnDiagnostics(s.Err, inv.Warnings)
 	v, err := broker.LoadMetadata(inv, broker.MetadataOptions{At: o.at})
 	if err != nil {
 		return err

@@ -6,8 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // mirrorOptions are the flags of `kseg mirror`.
@@ -22,7 +23,7 @@ type mirrorOptions struct {
 	rollback           bool
 
 	// derived by Validate
-	mirror barrier.MirrorOptions
+	mirror mirror.Options
 	// planFlags are the flags that shape a plan; a resumed mirror ignores
 	// them.
 	planFlags []string
@@ -69,7 +70,7 @@ func (o *mirrorOptions) Validate(c *cobra.Command, args []string) error {
 	if o.indexIntervalBytes < 0 {
 		return usageErrorf("--index-interval-bytes must not be negative")
 	}
-	o.mirror = barrier.DefaultMirrorOptions()
+	o.mirror = mirror.DefaultOptions()
 	o.mirror.Upto, o.mirror.SegmentBytes, o.mirror.IndexIntervalBytes, o.mirror.Align = o.upto, o.segmentBytes, o.indexIntervalBytes, o.align
 	return nil
 }
@@ -101,7 +102,7 @@ snapshots, index entries and leader epochs above the cut go).
 Writing uses inject-barrier's discipline: the broker must be stopped (the log
 directory's .lock is checked, then held), every file that changes or goes is
 backed up first (--backup-dir, never inside the log directory), new contents
-are staged, fsynced and renamed under a journal (DST/.kseg-inject.journal,
+are staged, fsynced and renamed under a journal (DST/.kseg-edit.journal,
 shared with inject-barrier so neither starts while the other is pending), and
 the result is read back: the copied batches must be SRC's byte for byte and
 the indexes must agree with the log. Rerun the command on an interrupted DST
@@ -129,9 +130,9 @@ to finish it, or add --rollback to undo it. --dry-run prints the plan.
 
 // mirrorExit maps the barrier package's typed errors to exit codes.
 func mirrorExit(err error) error {
-	var de *barrier.DivergedError
-	var ge *barrier.GapError
-	var ce *barrier.CorruptSourceError
+	var de *mirror.DivergedError
+	var ge *mirror.GapError
+	var ce *mirror.CorruptSourceError
 	switch {
 	case errors.As(err, &de), errors.As(err, &ge), errors.As(err, &ce):
 		return &exitError{code: ExitFindings, err: err}
@@ -148,13 +149,13 @@ func runMirror(ctx context.Context, s *Streams, g *globalOptions, o *mirrorOptio
 	}
 	pr := newMirrorPrinter(s, o.output)
 	if o.rollback {
-		rep, err := barrier.Rollback(args[len(args)-1], barrier.ApplyOptions{}, barrier.MirrorKind)
+		rep, err := mirror.Rollback(args[len(args)-1], edit.Options{})
 		if err != nil {
 			return mirrorExit(err)
 		}
 		return pr.Report(rep)
 	}
-	p, err := barrier.PlanMirror(args[0], args[1], o.mirror)
+	p, err := mirror.PlanMirror(args[0], args[1], o.mirror)
 	if err != nil {
 		return mirrorExit(err)
 	}
@@ -168,15 +169,15 @@ func runMirror(ctx context.Context, s *Streams, g *globalOptions, o *mirrorOptio
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	rep, err := barrier.ApplyMirror(p, barrier.ApplyOptions{BackupDir: o.backupDir})
+	rep, err := mirror.Apply(p, edit.Options{BackupDir: o.backupDir})
 	if err != nil {
-		noteApplyFailure(s, g, rep, err, "mirror", p.Dir)
+		noteApplyFailure(s, g, rep.Summary(), err, "mirror", p.Dir)
 		return mirrorExit(err)
 	}
 	if err := pr.Report(rep); err != nil {
 		return err
 	}
-	if v := rep.MirrorVerification; v != nil && !v.OK() {
+	if v := rep.Verification; v != nil && !v.OK() {
 		return findingsExit()
 	}
 	return nil

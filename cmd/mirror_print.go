@@ -5,14 +5,14 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/segment"
 )
 
 // mirrorPrinter renders mirror's plan and report.
 type mirrorPrinter interface {
-	Plan(p *barrier.MirrorPlan, dryRun bool) error
-	Report(r *barrier.Report) error
+	Plan(p *mirror.Plan, dryRun bool) error
+	Report(r *mirror.Report) error
 }
 
 func newMirrorPrinter(s *Streams, output string) mirrorPrinter {
@@ -35,14 +35,14 @@ type mirrorTextPrinter struct {
 	tbl  *tableOut // --output table: file operations as a table
 }
 
-func rangeText(r barrier.OffsetRange) string {
+func rangeText(r mirror.OffsetRange) string {
 	if r.Start < 0 {
 		return "none"
 	}
 	return fmt.Sprintf("[%d, %d)", r.Start, r.End)
 }
 
-func (t *mirrorTextPrinter) Plan(p *barrier.MirrorPlan, dryRun bool) error {
+func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 	w, st := t.w, t.st
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	title := func(s string) string { return st.paint(st.title, s) }
@@ -124,29 +124,25 @@ func (t *mirrorTextPrinter) Plan(p *barrier.MirrorPlan, dryRun bool) error {
 	return nil
 }
 
-func (t *mirrorTextPrinter) Report(r *barrier.Report) error {
+func (t *mirrorTextPrinter) Report(r *mirror.Report) error {
 	w, st := t.w, t.st
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	if r.NothingToDo {
 		return nil
 	}
 	if r.RolledBack {
-		what := "injection"
-		if r.Mirror != nil {
-			what = "mirror"
-		}
-		pf("%s the interrupted %s in %s is undone (journal state was %s); the partition is as it was before it\n",
-			st.paint(st.ok, "Rolled back:"), what, r.Dir, r.ResumedFrom)
+		pf("%s the interrupted mirror in %s is undone (journal state was %s); the partition is as it was before it\n",
+			st.paint(st.ok, "Rolled back:"), r.Dir, r.ResumedFrom)
 		return nil
 	}
-	textReportHead(pf, st, "mirror", r)
-	p := r.Mirror
+	textReportHead(pf, st, "mirror", &r.Outcome)
+	p := r.Plan
 	if p.Copied.Batches > 0 {
 		pf("%s offsets [%d, %d) mirrored; new log end offset %d\n", st.paint(st.ok, "Done:"), p.From, p.To, p.NewLogEndOffset)
 	} else {
 		pf("%s truncated at %d; new log end offset %d\n", st.paint(st.ok, "Done:"), p.Truncation.Offset, p.NewLogEndOffset)
 	}
-	v := r.MirrorVerification
+	v := r.Verification
 	if v == nil {
 		return nil
 	}
@@ -252,7 +248,7 @@ type mirrorResultJSON struct {
 	Verification    *mirrorVerifyJSON `json:"verification,omitempty"`
 }
 
-func (j *mirrorJSONPrinter) Plan(p *barrier.MirrorPlan, dryRun bool) error {
+func (j *mirrorJSONPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 	out := mirrorPlanJSON{Type: "mirror-plan", Src: p.Src, Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, DryRun: dryRun,
 		NothingToDo: p.NothingToDo, Reason: p.Reason, CreateDir: p.CreateDir, TopicID: p.TopicID,
 		SrcLog: rangeJSON(p.SrcLog), DstLog: rangeJSON(p.DstLog), DstSegments: p.DstSegments, Compared: p.Compared,
@@ -275,15 +271,15 @@ func (j *mirrorJSONPrinter) Plan(p *barrier.MirrorPlan, dryRun bool) error {
 	return writeJSONLine(j.w, out)
 }
 
-func (j *mirrorJSONPrinter) Report(r *barrier.Report) error {
+func (j *mirrorJSONPrinter) Report(r *mirror.Report) error {
 	if r.NothingToDo {
 		return nil
 	}
-	out := mirrorResultJSON{applyResultJSON: applyResult("mirror-result", r), Steps: len(r.Steps)}
-	if p := r.Mirror; p != nil {
+	out := mirrorResultJSON{applyResultJSON: applyResult("mirror-result", &r.Outcome), Steps: len(r.Steps)}
+	if p := r.Plan; p != nil {
 		out.From, out.To, out.NewLogEndOffset = p.From, p.To, p.NewLogEndOffset
 	}
-	if v := r.MirrorVerification; v != nil {
+	if v := r.Verification; v != nil {
 		out.Verification = &mirrorVerifyJSON{OK: v.OK(), Compared: v.Compared, Mismatch: v.Mismatch,
 			IndexProblems: nonNil(v.IndexProblems), TxnIndexProblems: nonNil(v.TxnIndexProblems)}
 	}

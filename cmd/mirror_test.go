@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // mirrorPair is the barriertest fixture as a source a/mirror-0 and an
@@ -81,21 +82,21 @@ func TestMirrorCLIRefusesDivergedUnlessAlign(t *testing.T) {
 // (and the other way round) until it is finished or rolled back.
 func TestMirrorCLIPendingJournal(t *testing.T) {
 	src, dst := mirrorPair(t)
-	o := barrier.DefaultMirrorOptions()
+	o := mirror.DefaultOptions()
 	o.SegmentBytes = 300
-	p, err := barrier.PlanMirror(src, dst, o)
+	p, err := mirror.PlanMirror(src, dst, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	crash := errors.New("crash")
-	_, err = barrier.ApplyMirror(p, barrier.ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b"),
+	_, err = mirror.Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"),
 		FaultAt: func(step string) error {
 			if strings.HasPrefix(step, "commit:") {
 				return crash
 			}
 			return nil
 		}})
-	if !errors.Is(err, crash) || !barrier.HasJournal(dst) {
+	if !errors.Is(err, crash) || !edit.HasJournal(dst) {
 		t.Fatalf("interrupted mirror: %v", err)
 	}
 	code, out, stderr := injRun(t, "inject-barrier", "--dry-run", dst)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -317,11 +318,11 @@ func TestDumpProgressMovesWithinSegment(t *testing.T) {
 	if !s.ErrTTY {
 		t.Fatal("the pty's slave is not a terminal")
 	}
-	o := &dumpOptions{deep: true, printData: true, output: "json", maxDecompressed: decode.DefaultMaxDecompressed, producerID: -2, keyFormat: "auto", valueFormat: "auto"}
+	o := &dumpOptions{deep: true, printData: true, output: "json", maxDecompressed: decode.DefaultMaxDecompressed, producerID: -2, keyFormat: "auto", valueFormat: "auto", maxBytesFlag: math.MaxInt32}
 	if err := o.Validate([]string{dir}); err != nil {
 		t.Fatal(err)
 	}
-	files, err := collectDumpFiles([]string{dir})
+	files, err := collectDumpFiles([]string{dir}, false)
 	if err != nil || len(files) != 1 {
 		t.Fatalf("files %v, %v", files, err)
 	}

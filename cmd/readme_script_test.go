@@ -59,6 +59,33 @@ func TestScriptReadme(t *testing.T) {
 	testscript.Run(t, scriptParams(t, dir))
 }
 
+// TestScriptViewDocs runs the examples of the whole-broker views' pages
+// (docs/groups.md, docs/txns.md, docs/metadata.md) as TestScriptReadme runs
+// the README's, over the same copy of testdata: every command shown must
+// exit as shown and print the lines shown.
+func TestScriptViewDocs(t *testing.T) {
+	dir := t.TempDir()
+	for _, page := range []string{"groups", "txns", "metadata"} {
+		name := filepath.Join("docs", page+".md")
+		b, err := os.ReadFile(filepath.Join("..", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		script, n, err := docScript(name, string(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n < 2 {
+			t.Errorf("%s shows %d kseg commands; a view's page shows its worked example", name, n)
+		}
+		t.Logf("%s: %d commands", name, n)
+		if err := os.WriteFile(filepath.Join(dir, page+".txtar"), []byte(script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testscript.Run(t, scriptParams(t, dir))
+}
+
 var (
 	readmeExit   = regexp.MustCompile(`#\s*exit\s+(\d+)\s*$`)
 	readmeEnvVar = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=`)
@@ -80,7 +107,12 @@ type readmeCmd struct {
 }
 
 // readmeScript turns the README's commands into a testscript.
-func readmeScript(readme string) (string, int, error) {
+func readmeScript(readme string) (string, int, error) { return docScript("README.md", readme) }
+
+// docScript turns the commands of a Markdown document (named name in
+// messages and comments) into a testscript, by the rules of
+// TestScriptReadme.
+func docScript(name, readme string) (string, int, error) {
 	var cmds []*readmeCmd
 	var last *readmeCmd // the command whose output lines follow
 	mode := ""          // "", "console" or "sh": the kind of fenced block
@@ -110,11 +142,11 @@ func readmeScript(readme string) (string, int, error) {
 		switch {
 		case mode == "console" && readmeStatus.MatchString(line):
 			if i+1 >= len(lines) || !readmeNumber.MatchString(strings.TrimSpace(lines[i+1])) {
-				return "", 0, fmt.Errorf("README.md:%d: `echo $?` is not followed by a number", i+1)
+				return "", 0, fmt.Errorf("%s:%d: `echo $?` is not followed by a number", name, i+1)
 			}
 			if last != nil {
 				if last.pipeline {
-					return "", 0, fmt.Errorf("README.md:%d: `echo $?` after a pipeline (%q) shows the status of its last command, not kseg's; show kseg's status without the pipe (e.g. `kseg … > /dev/null; echo $?`) or end the kseg line with `# exit N`", i+1, last.text)
+					return "", 0, fmt.Errorf("%s:%d: `echo $?` after a pipeline (%q) shows the status of its last command, not kseg's; show kseg's status without the pipe (e.g. `kseg … > /dev/null; echo $?`) or end the kseg line with `# exit N`", name, i+1, last.text)
 				}
 				last.want = strings.TrimSpace(lines[i+1])
 			}
@@ -135,7 +167,7 @@ func readmeScript(readme string) (string, int, error) {
 			text = line
 		}
 		last = nil
-		c, err := parseReadmeCmd(i+1, text)
+		c, err := parseReadmeCmd(name, i+1, text)
 		if err != nil {
 			return "", 0, err
 		}
@@ -145,9 +177,9 @@ func readmeScript(readme string) (string, int, error) {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("# generated from README.md by TestScriptReadme\n")
+	fmt.Fprintf(&b, "# generated from %s by docScript\n", name)
 	for _, c := range cmds {
-		fmt.Fprintf(&b, "\n# README.md:%d: %s\n", c.line, c.text)
+		fmt.Fprintf(&b, "\n# %s:%d: %s\n", name, c.line, c.text)
 		for _, e := range c.env {
 			fmt.Fprintf(&b, "env %s\n", tsQuote(e))
 		}
@@ -181,14 +213,14 @@ func readmeScript(readme string) (string, int, error) {
 }
 
 // parseReadmeCmd reads one command line; nil when it is not one to run.
-func parseReadmeCmd(lineNo int, text string) (*readmeCmd, error) {
+func parseReadmeCmd(name string, lineNo int, text string) (*readmeCmd, error) {
 	c := &readmeCmd{line: lineNo, text: text, want: "0"}
 	if m := readmeExit.FindStringSubmatch(text); m != nil {
 		c.want = m[1]
 	}
 	words, rest, err := shellWords(text)
 	if err != nil {
-		return nil, fmt.Errorf("README.md:%d: %v", lineNo, err)
+		return nil, fmt.Errorf("%s:%d: %v", name, lineNo, err)
 	}
 	c.pipeline = strings.HasPrefix(strings.TrimSpace(rest), "|") && !strings.HasPrefix(strings.TrimSpace(rest), "||")
 	if m := readmeGrep.FindStringSubmatch(rest); m != nil {

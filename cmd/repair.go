@@ -5,7 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // repairOptions are the flags of `kseg repair`.
@@ -18,7 +20,7 @@ type repairOptions struct {
 	rollback           bool
 
 	// derived by Validate
-	repair barrier.RepairOptions
+	repair repair.Options
 	// planFlags are the flags that shape a plan; a resumed repair ignores
 	// them.
 	planFlags []string
@@ -29,7 +31,7 @@ func (o *repairOptions) AddFlags(c *cobra.Command) {
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and change nothing (exit 3 when it found damage)")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
 	f.BoolVar(&o.all, "all", false, "examine every segment, not only those from the recovery point (recovery-point-offset-checkpoint) on")
-	f.IntVar(&o.indexIntervalBytes, "index-interval-bytes", barrier.DefaultIndexIntervalBytes, "the topic's index.interval.bytes, for the .index and .timeindex entries of rebuilt indexes")
+	f.IntVar(&o.indexIntervalBytes, "index-interval-bytes", segment.DefaultIndexIntervalBytes, "the topic's index.interval.bytes, for the .index and .timeindex entries of rebuilt indexes")
 	f.StringVar(&o.backupDir, "backup-dir", "", backupDirUsage)
 	f.BoolVar(&o.rollback, "rollback", false, "undo an interrupted repair (its journal is in DIR) from its backup, instead of finishing it")
 }
@@ -50,7 +52,7 @@ func (o *repairOptions) Validate(c *cobra.Command, args []string) error {
 	if len(args) != 1 {
 		return usageErrorf("repair needs exactly one partition directory")
 	}
-	o.repair = barrier.RepairOptions{All: o.all, IndexIntervalBytes: o.indexIntervalBytes}
+	o.repair = repair.Options{All: o.all, IndexIntervalBytes: o.indexIntervalBytes}
 	return nil
 }
 
@@ -86,7 +88,7 @@ DIR is a partition directory. kseg first plans, changing nothing:
 --dry-run prints that plan. Otherwise kseg takes the log directory's lock (as
 a broker would), backs up every file that changes or goes (O_EXCL copies,
 fsynced, hash-checked), writes new contents to temp files that are fsynced
-and renamed, and keeps a journal (DIR/.kseg-inject.journal) so that rerunning
+and renamed, and keeps a journal (DIR/.kseg-edit.journal) so that rerunning
 the command on an interrupted directory finishes the repair with exactly the
 bytes an uninterrupted run writes (--rollback undoes it instead). The result
 is read back: a new plan must have nothing to do, the indexes must verify
@@ -127,13 +129,13 @@ func runRepair(ctx context.Context, s *Streams, g *globalOptions, o *repairOptio
 	}
 	pr := newRepairPrinter(s, o.output)
 	if o.rollback {
-		rep, err := barrier.Rollback(dir, barrier.ApplyOptions{}, barrier.RepairKind)
+		rep, err := repair.Rollback(dir, edit.Options{})
 		if err != nil {
 			return applyExit(err)
 		}
 		return pr.Report(rep)
 	}
-	p, err := barrier.PlanRepair(dir, o.repair)
+	p, err := repair.PlanRepair(dir, o.repair)
 	if err != nil {
 		return applyExit(err)
 	}
@@ -153,15 +155,15 @@ func runRepair(ctx context.Context, s *Streams, g *globalOptions, o *repairOptio
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	rep, err := barrier.ApplyRepair(p, barrier.ApplyOptions{BackupDir: o.backupDir})
+	rep, err := repair.Apply(p, edit.Options{BackupDir: o.backupDir})
 	if err != nil {
-		noteApplyFailure(s, g, rep, err, "repair", dir)
+		noteApplyFailure(s, g, rep.Summary(), err, "repair", dir)
 		return applyExit(err)
 	}
 	if err := pr.Report(rep); err != nil {
 		return err
 	}
-	if v := rep.RepairVerification; v != nil && !v.OK() {
+	if v := rep.Verification; v != nil && !v.OK() {
 		return findingsExit()
 	}
 	return nil

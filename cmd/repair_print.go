@@ -5,16 +5,15 @@ import (
 	"io"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-
-	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/barrier/repair"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // repairPrinter renders repair's plan and report.
 type repairPrinter interface {
-	Plan(p *barrier.RepairPlan, dryRun bool) error
-	Report(r *barrier.Report) error
+	Plan(p *repair.Plan, dryRun bool) error
+	Report(r *repair.Report) error
 }
 
 func newRepairPrinter(s *Streams, output string) repairPrinter {
@@ -36,23 +35,13 @@ type repairTextPrinter struct {
 }
 
 func (t *repairTextPrinter) render(header []string, rows [][]string) {
-	opts := tableOptions(t.s.Width, header, rows)
-	tw := tablewriter.NewTable(t.w, opts...)
-	hdr := make([]any, len(header))
-	for i, h := range header {
-		hdr[i] = h
-	}
-	tw.Header(hdr...)
-	for _, r := range rows {
-		tw.Append(r)
-	}
-	tw.Render()
+	renderTable(t.w, t.s.Width, header, rows)
 }
 
 // planTables is Plan's table rendering of segments, findings and files.
-func (t *repairTextPrinter) planTables(p *barrier.RepairPlan) {
-	file := func(r barrier.FileRepair) string {
-		if r.Action == barrier.FileNone {
+func (t *repairTextPrinter) planTables(p *repair.Plan) {
+	file := func(r repair.FileRepair) string {
+		if r.Action == repair.FileNone {
 			return ""
 		}
 		return fmt.Sprintf("%s (%d)", r.Action, r.Entries)
@@ -86,7 +75,7 @@ func (t *repairTextPrinter) planTables(p *barrier.RepairPlan) {
 	}
 }
 
-func (t *repairTextPrinter) Plan(p *barrier.RepairPlan, dryRun bool) error {
+func (t *repairTextPrinter) Plan(p *repair.Plan, dryRun bool) error {
 	w, st := t.w, t.st
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	title := func(s string) string { return st.paint(st.title, s) }
@@ -120,9 +109,9 @@ func (t *repairTextPrinter) Plan(p *barrier.RepairPlan, dryRun bool) error {
 		pf("%s %s: %d bytes, %d batches kept, %s\n", title("Segment"), s.Log, s.Size, s.Batches, state)
 		for _, f := range []struct {
 			name string
-			r    barrier.FileRepair
+			r    repair.FileRepair
 		}{{".index", s.Index}, {".timeindex", s.TimeIndex}, {".txnindex", s.TxnIndex}} {
-			if f.r.Action == barrier.FileKeep || f.r.Action == barrier.FileNone {
+			if f.r.Action == repair.FileKeep || f.r.Action == repair.FileNone {
 				continue
 			}
 			pf("  %s: %s (%s), %d entries\n", f.name, f.r.Action, f.r.Reason, f.r.Entries)
@@ -147,11 +136,11 @@ func (t *repairTextPrinter) Plan(p *barrier.RepairPlan, dryRun bool) error {
 	for _, op := range p.Ops {
 		size := ""
 		switch op.Action {
-		case barrier.OpReplace:
+		case edit.OpReplace:
 			size = fmt.Sprintf(" (%d -> %d bytes)", op.OldSize, op.NewSize)
-		case barrier.OpCreate:
+		case edit.OpCreate:
 			size = fmt.Sprintf(" (%d bytes)", op.NewSize)
-		case barrier.OpDelete:
+		case edit.OpDelete:
 			size = fmt.Sprintf(" (%d bytes)", op.OldSize)
 		}
 		pf("  %-7s %s%s: %s\n", op.Action, op.Name, size, op.Why)
@@ -165,15 +154,15 @@ func (t *repairTextPrinter) Plan(p *barrier.RepairPlan, dryRun bool) error {
 	return nil
 }
 
-func (t *repairTextPrinter) Report(r *barrier.Report) error {
+func (t *repairTextPrinter) Report(r *repair.Report) error {
 	w, st := t.w, t.st
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	if r.NothingToDo {
 		return nil
 	}
 	n := 0
-	if r.Repair != nil {
-		n = len(r.Repair.Ops)
+	if r.Plan != nil {
+		n = len(r.Plan.Ops)
 	}
 	switch {
 	case r.RolledBack:
@@ -185,9 +174,9 @@ func (t *repairTextPrinter) Report(r *barrier.Report) error {
 		pf("%s %d files changed in %d steps\n", st.paint(st.ok, "Repaired:"), n, len(r.Steps))
 	}
 	if r.BackupDir != "" {
-		pf("  backup: %s (restore by hand: see its %s)\n", r.BackupDir, barrier.BackupManifestName)
+		pf("  backup: %s (restore by hand: see its %s)\n", r.BackupDir, edit.BackupManifestName)
 	}
-	v := r.RepairVerification
+	v := r.Verification
 	if v == nil {
 		return nil
 	}
@@ -291,11 +280,11 @@ type repairResultJSON struct {
 	Verification    *repairVerifyJSON `json:"verification,omitempty"`
 }
 
-func repairFileOf(r barrier.FileRepair) repairFileJSON {
+func repairFileOf(r repair.FileRepair) repairFileJSON {
 	return repairFileJSON{Action: r.Action, Reason: r.Reason, Entries: r.Entries}
 }
 
-func (j *repairJSONPrinter) Plan(p *barrier.RepairPlan, dryRun bool) error {
+func (j *repairJSONPrinter) Plan(p *repair.Plan, dryRun bool) error {
 	out := repairPlanJSON{Type: "plan", Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, DryRun: dryRun,
 		NothingToDo: p.NothingToDo, Reason: p.Reason, Damage: p.Damage, RecoveryPoint: p.RecoveryPoint, Scope: p.Scope,
 		FirstExamined: p.FirstExamined, IndexIntervalBytes: p.Options.IndexIntervalBytes, LogStartOffset: p.LogStartOffset,
@@ -324,15 +313,15 @@ func (j *repairJSONPrinter) Plan(p *barrier.RepairPlan, dryRun bool) error {
 	return writeJSONLine(j.w, out)
 }
 
-func (j *repairJSONPrinter) Report(r *barrier.Report) error {
+func (j *repairJSONPrinter) Report(r *repair.Report) error {
 	if r.NothingToDo {
 		return nil
 	}
-	out := repairResultJSON{applyResultJSON: applyResult("result", r), Steps: len(r.Steps)}
-	if p := r.Repair; p != nil {
+	out := repairResultJSON{applyResultJSON: applyResult("result", &r.Outcome), Steps: len(r.Steps)}
+	if p := r.Plan; p != nil {
 		out.NewLogEndOffset, out.Files = p.NewLogEndOffset, len(p.Ops)
 	}
-	if v := r.RepairVerification; v != nil {
+	if v := r.Verification; v != nil {
 		out.Verification = &repairVerifyJSON{OK: v.OK(), Replan: nonNil(v.Replan), IndexProblems: nonNil(v.IndexProblems),
 			SnapshotProblems: nonNil(v.SnapshotProblems)}
 	}

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/barrier/repair"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -179,18 +180,18 @@ func TestRepairCLIResumeAndRollback(t *testing.T) {
 	for _, rollback := range []bool{false, true} {
 		dir := repairCase(t, "events-0/crc-mismatch")
 		before := walkState(t, dir)
-		p, err := barrier.PlanRepair(dir, barrier.RepairOptions{})
+		p, err := repair.PlanRepair(dir, repair.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		n := 0
-		_, err = barrier.ApplyRepair(p, barrier.ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
+		_, err = repair.Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
 			if n++; strings.HasPrefix(step, "commit:") {
 				return errors.New("simulated crash")
 			}
 			return nil
 		}})
-		if err == nil || !barrier.HasJournal(dir) {
+		if err == nil || !edit.HasJournal(dir) {
 			t.Fatalf("the simulated crash left no journal: %v", err)
 		}
 		if rollback {

@@ -6,15 +6,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/segment"
 )
 
 // TestRepairCLIRefusesLockedLogDir: with a broker's fcntl lock held on the
-// log directory's .lock (holdLogDirLock), the
-// dry run and the repair are refused with exit 4 and nothing changes.
+// log directory's .lock (barriertest.HoldBrokerLock), the dry run and the repair are refused with exit 4 and nothing changes.
 func TestRepairCLIRefusesLockedLogDir(t *testing.T) {
 	dir := repairCase(t, "events-0/torn-tail/40")
 	logDir := filepath.Dir(dir)
-	holdLogDirLock(t, logDir)
+	barriertest.HoldBrokerLock(t, filepath.Join(logDir, segment.LockName))
 	before := walkState(t, logDir)
 	for _, args := range [][]string{{"--dry-run"}, {"--backup-dir", filepath.Join(t.TempDir(), "b")}, {"--all", "-o", "json"}} {
 		code, out, stderr := injRun(t, append(append([]string{"repair"}, args...), dir)...)

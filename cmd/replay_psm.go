@@ -47,7 +47,7 @@ func (o *replayPSMOptions) AddFlags(c *cobra.Command) {
 	f.BoolVar(&o.checkSnapshots, "check-snapshots", false, "compare every N.snapshot in DIR with the state rebuilt from the log up to N (never from that snapshot)")
 	f.StringVar(&o.writeSnapshot, "write-snapshot", "", "write the rebuilt state as a Kafka producer snapshot at PATH (a directory: <end offset>.snapshot in it)")
 	f.BoolVar(&o.force, "force", false, "with --write-snapshot: replace an existing file")
-	f.Int64Var(&o.highWatermark, "high-watermark", -1, "high watermark for the LSO; -1 = this partition's replication-offset-checkpoint entry, else the log end")
+	f.Int64Var(&o.highWatermark, "high-watermark", -1, "high watermark for the LSO; -1 = what a broker starts with: this partition's replication-offset-checkpoint entry, else the log start offset")
 	f.Int64Var(&o.logStartOffset, "log-start-offset", -1, "log start offset; -1 = this partition's log-start-offset-checkpoint entry, else the first segment's base")
 	f.StringVar(&o.clock, "clock", "log", "\"now\" for producer expiry: log (highest batch timestamp replayed so far), now, or epoch milliseconds / RFC 3339")
 	f.Int64Var(&o.expirationMs, "producer-id-expiration-ms", psm.DefaultProducerIDExpirationMs, "the broker's producer.id.expiration.ms")
@@ -141,7 +141,14 @@ is never decompressed. Anomalies name the offset and the producer and say what
 happened: sequence-gap, duplicate-sequence, epoch-regression,
 coordinator-epoch-regression, pid-collision, non-transactional-in-open-txn,
 marker-without-txn, hanging-transaction, stale-snapshot, snapshot-corrupt,
-snapshot-mismatch, open-txn-at-barrier. See docs/psm.md.
+snapshot-mismatch, open-txn-at-barrier, clean-shutdown-no-snapshot,
+log-start-above-log-end. See docs/psm.md.
+
+The state is the one a broker starting now would hold: the high watermark is
+the partition's replication-offset-checkpoint entry, or the log start offset
+without one (Partition.createLog), and with .kafka_cleanshutdown in the log
+directory and no producer snapshot the broker skips the rebuild and holds no
+producer state at all (reported as clean-shutdown-no-snapshot).
 
 DIR may also be a log directory: every partition in it is replayed, --jobs
 at a time, and a summary table (or, with -o json, one producerState object
@@ -149,7 +156,9 @@ per line) is printed in partition order.
 
 --check-snapshots is the proof that the rebuild is Kafka's: every N.snapshot
 whose offset lies within the log is compared, field by field, with the state
-rebuilt from the log alone up to N; each prints MATCH or its differences.
+rebuilt from the log alone up to N; each prints MATCH or its differences. A
+file that also holds producers the broker keeps below a moved log start, or
+that a recovery wrote without expiring producers, is a MATCH with its reason.
 
 Findings (exit 3) are anomalies of severity error and, with --check-snapshots,
 any snapshot that does not match or does not parse. Warnings and notes alone
@@ -242,19 +251,22 @@ func replayPartition(s *Streams, g *globalOptions, o *replayPSMOptions, dir stri
 	}
 	opts := o.psm
 	v := &replayPSMView{Dir: dir, Opts: opts, HWSource: "--high-watermark"}
-	ls, hw, cerr := psm.LogDirCheckpoints(pd)
-	if cerr != nil && !g.quiet {
-		fmt.Fprintf(s.Err, "kseg: warning: %v (ignored: using the log end as the high watermark and the first segment as the log start)\n", cerr)
+	ld, cerr := psm.ReadLogDirState(pd)
+	if cerr != nil {
+		// A warning, kept under -q (which silences progress and summaries).
+		warnDiagnostics(s.Err, []string{fmt.Sprintf("%v (ignored: taking the partition as if it had no entry there)", cerr)})
 	}
-	if opts.LogStartOffset < 0 && ls >= 0 {
-		opts.LogStartOffset = ls
+	if opts.LogStartOffset < 0 && ld.LogStartOffset >= 0 {
+		opts.LogStartOffset = ld.LogStartOffset
 	}
 	if opts.HighWatermark < 0 {
-		v.HWSource = "log end offset"
-		if hw >= 0 {
-			opts.HighWatermark, v.HWSource = hw, "replication-offset-checkpoint"
+		// What the broker starts the partition with (Partition.createLog).
+		opts.HighWatermark, v.HWSource = ld.BrokerHighWatermark(), "replication-offset-checkpoint"
+		if ld.HighWatermark < 0 {
+			v.HWSource = "no replication-offset-checkpoint entry: a broker starts at the log start offset until its in-sync replicas catch up"
 		}
 	}
+	opts.CleanShutdown = ld.CleanShutdown
 	target := ""
 	if o.writeSnapshot != "" {
 		target = o.writeSnapshot

@@ -30,6 +30,9 @@ func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 	j.optInt("snapshotLoaded", r.SnapshotLoaded, r.SnapshotLoaded >= 0)
 	j.int("replayedFrom", r.ReplayedFrom)
 	j.int("batchesReplayed", r.BatchesReplayed)
+	if r.RebuildSkipped {
+		j.bool("rebuildSkipped", true)
+	}
 	j.optInt("clock", r.Clock, r.Clock >= 0)
 
 	arr := func(k string, n int, item func(i int)) {

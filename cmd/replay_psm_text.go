@@ -9,9 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-
 	"github.com/kseg/kseg/psm"
+	"github.com/kseg/kseg/segment"
 )
 
 // textReplayPSMPrinter prints a summary, then the producers as a table
@@ -59,9 +58,12 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 		lso += fmt.Sprintf(" (first undecided offset %d)", r.FirstUndecidedOffset)
 	}
 	kv("last stable offset", "%s", lso)
-	if r.SnapshotLoaded >= 0 {
+	switch {
+	case r.RebuildSkipped:
+		kv("replay", "none: %s and no producer snapshot, so the broker skips the rebuild and starts with no producer state", segment.CleanShutdownName)
+	case r.SnapshotLoaded >= 0:
 		kv("replay", "from the snapshot at %d, then %d batches from offset %d", r.SnapshotLoaded, r.BatchesReplayed, r.ReplayedFrom)
-	} else {
+	default:
 		kv("replay", "no snapshot: %d batches from offset %d (the log start)", r.BatchesReplayed, r.ReplayedFrom)
 	}
 	clock := fmtMs(r.Clock)
@@ -142,6 +144,11 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 			name := filepath.Base(c.Path)
 			switch c.Status {
 			case psm.CheckMatch:
+				if c.Reason != "" {
+					// The broker's own state, not kseg's rebuild: say why.
+					fmt.Fprintf(w, "  %s %s (%d producers in the file, %d rebuilt from the log: %s)\n", name, st.paint(st.ok, "MATCH"), c.OnDisk, c.Rebuilt, c.Reason)
+					break
+				}
 				fmt.Fprintf(w, "  %s %s (%d producers)\n", name, st.paint(st.ok, "MATCH"), c.Rebuilt)
 			case psm.CheckMismatch:
 				fmt.Fprintf(w, "  %s %s (%d rebuilt, %d in the file, %d differences)\n", name, st.paint(st.err, "MISMATCH"), c.Rebuilt, c.OnDisk, len(c.Differences))
@@ -179,15 +186,5 @@ func (p *textReplayPSMPrinter) render(w *bufio.Writer, header []string, rows [][
 		tw.Flush()
 		return
 	}
-	opts := tableOptions(p.s.Width, header, rows)
-	t := tablewriter.NewTable(w, opts...)
-	hdr := make([]any, len(header))
-	for i, h := range header {
-		hdr[i] = h
-	}
-	t.Header(hdr...)
-	for _, r := range rows {
-		t.Append(r)
-	}
-	t.Render()
+	renderTable(w, p.s.Width, header, rows)
 }

@@ -27,7 +27,7 @@ func Main() int {
 
 // Run executes the command tree in-process; tests call it directly.
 func Run(ctx context.Context, args []string, s *Streams) int {
-	return runRoot(ctx, NewRootCmd(s), args, s)
+	return runRoot(ctx, NewRootCmd(s), joinOptionalArgs(args), s)
 }
 
 // runRoot executes root with args and maps the outcome to an exit code,
@@ -83,9 +83,11 @@ safely.
 
 Every command reads flags the same way: --output picks text, table or json
 (dump adds kafka); --color auto colours only a terminal and honours NO_COLOR,
-CLICOLOR=0 and CLICOLOR_FORCE; -q/--quiet leaves nothing on stderr but
-errors. Data goes to stdout, diagnostics and the progress line (shown only on
-a terminal, for work over about a second) to stderr.
+CLICOLOR=0 and CLICOLOR_FORCE; -q/--quiet silences the progress line and
+the text and table summaries, and leaves errors and "kseg: warning:" lines
+on stderr (JSON keeps its summary records, which are data). Data goes to
+stdout, diagnostics and the progress line (shown only on a terminal, for
+work over about a second) to stderr.
 ` + exitStatusHelp,
 		Example: `  kseg dump testdata/partitions/orders-0
   kseg dump --output json --deep /var/lib/kafka/data/orders-0 | jq .
@@ -108,7 +110,7 @@ a terminal, for work over about a second) to stderr.
 	root.SetErr(s.Err)
 	root.SetIn(s.In)
 	root.PersistentFlags().StringVar(&g.color, "color", "auto", "colour output: auto|always|never (auto honours TTY, NO_COLOR, CLICOLOR, CLICOLOR_FORCE)")
-	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print nothing but data and errors (no progress, no summaries on stderr)")
+	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "no progress line and no summaries; errors and warnings still go to stderr")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &exitError{code: ExitUsage, err: err}
 	})

@@ -162,10 +162,10 @@ func (st *styles) severity(sev, text string) string {
 	return text
 }
 
-// warnDiagnostics writes a plan's warnings where diagnostics go, stderr,
-// so that stdout holds only the plan (data) a script may parse. They are
-// not silenced by -q, which silences progress and summaries only: a
-// warning about a write is not a summary.
+// warnDiagnostics writes warnings (a plan's, a view's about files it could
+// not parse, …) where diagnostics go, stderr, so that stdout holds only the
+// data a script may parse. They are not silenced by -q, which silences
+// progress and summaries only: a warning is not a summary.
 func warnDiagnostics(errw io.Writer, warnings []string) {
 	for _, w := range warnings {
 		fmt.Fprintf(errw, "kseg: warning: %s\n", w)

@@ -63,3 +63,53 @@ func TestWarningsOnStderr(t *testing.T) {
 		}
 	}
 }
+
+// TestQuietKeepsWarnings: -q silences progress and summaries, never
+// warnings (README: "warnings stay on stderr"). The views dropped their
+// `kseg: warning:` lines under -q, and replay-psm its warning about a
+// checkpoint it could not read; the help said -q left "nothing on stderr
+// but errors".
+func TestQuietKeepsWarnings(t *testing.T) {
+	ld := filepath.Join(t.TempDir(), "healthy")
+	copyInputDir(t, filepath.Join("..", "testdata", "logdirs", "healthy"), ld)
+	// A partition.metadata that does not parse: the views warn and go on.
+	if err := os.WriteFile(filepath.Join(ld, "payments-0", "partition.metadata"), []byte("version: 9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A log-start checkpoint that does not parse: replay-psm warns.
+	if err := os.WriteFile(filepath.Join(ld, "log-start-offset-checkpoint"), []byte("7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"groups", ld}, {"txns", ld}, {"metadata", ld}, {"replay-psm", filepath.Join(ld, "orders-0")}} {
+		for _, quiet := range []bool{false, true} {
+			a := args
+			if quiet {
+				a = append([]string{"-q"}, args...)
+			}
+			s, _, errb := TestStreams()
+			Run(context.Background(), a, s)
+			if !strings.Contains(errb.String(), "kseg: warning: ") {
+				t.Errorf("%v: no warning on stderr:\n%s", a, errb)
+			}
+			if !quiet {
+				continue
+			}
+			for _, line := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
+				if !strings.HasPrefix(line, "kseg: warning: ") {
+					t.Errorf("%v: stderr holds more than warnings under -q: %q", a, line)
+				}
+			}
+		}
+	}
+	h := runKseg("--help")
+	if !strings.Contains(h.stdout, `leaves errors and "kseg: warning:" lines`) || strings.Contains(h.stdout, "nothing on stderr but") {
+		t.Errorf("kseg --help does not say that -q keeps warnings:\n%s", h.stdout)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "kafka-dump-log.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(doc), "Nothing on stderr but errors") || !strings.Contains(string(doc), "`kseg: warning:` lines still go to stderr") {
+		t.Error("docs/kafka-dump-log.md says -q leaves nothing on stderr but errors")
+	}
+}

@@ -18,10 +18,14 @@ import (
 //   - cmd: the Kind of every finding literal and the kind argument of
 //     reportCorrupt;
 //   - psm: the Kind* constants (replay-psm anomalies);
-//   - barrier: the Finding* (verify-chain), Problem* (barrier shape),
-//     RepairKind* and Refuse* (refusal reasons) constants (the edit
-//     engine's too, in segment/edit), and the kinds
-//     repair reports (find and cut calls).
+//   - psm/broker: the Kind* constants of the whole-broker views (groups,
+//     txns, metadata), and any literal Kind of a Finding there;
+//   - barrier and its rooms: the Finding* (verify-chain, repair), Problem*
+//     (barrier shape) and Refuse* (refusal reasons) constants (the edit
+//     engine's too, in segment/edit), and the kinds repair reports (find
+//     calls);
+//   - segment: the kinds of the cuts broker recovery makes (CutKind's
+//     String), which dump, repair and inject-barrier report.
 func findingKinds(t *testing.T) map[string]string {
 	t.Helper()
 	kinds := map[string]string{}
@@ -37,7 +41,9 @@ func findingKinds(t *testing.T) map[string]string {
 		}
 		return ""
 	}
-	for _, dir := range []string{".", filepath.Join("..", "psm"), filepath.Join("..", "barrier"), filepath.Join("..", "segment", "edit")} {
+	brokerDir := filepath.Join("..", "psm", "broker")
+	for _, dir := range []string{".", filepath.Join("..", "psm"), brokerDir, filepath.Join("..", "barrier"), filepath.Join("..", "barrier", "mirror"),
+		filepath.Join("..", "barrier", "repair"), filepath.Join("..", "segment"), filepath.Join("..", "segment", "edit")} {
 		pkgFiles, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
@@ -53,8 +59,19 @@ func findingKinds(t *testing.T) map[string]string {
 			base := filepath.Base(path)
 			ast.Inspect(f, func(n ast.Node) bool {
 				switch n := n.(type) {
+				case *ast.FuncDecl:
+					if n.Name.Name != "String" || n.Recv == nil || base != "recover.go" {
+						return true
+					}
+					ast.Inspect(n.Body, func(m ast.Node) bool {
+						if r, ok := m.(*ast.ReturnStmt); ok && len(r.Results) == 1 && str(r.Results[0]) != "none" {
+							add(base, str(r.Results[0]))
+						}
+						return true
+					})
 				case *ast.CompositeLit:
-					if id, ok := n.Type.(*ast.Ident); !ok || id.Name != "finding" || dir != "." {
+					id, ok := n.Type.(*ast.Ident)
+					if !ok || !(id.Name == "finding" && dir == "." || id.Name == "Finding" && dir == brokerDir) {
 						return true
 					}
 					for _, el := range n.Elts {
@@ -77,8 +94,6 @@ func findingKinds(t *testing.T) map[string]string {
 						add(base, str(n.Args[0]))
 					case name == "find" && base == "repair.go" && len(n.Args) > 0:
 						add(base, str(n.Args[0]))
-					case name == "cut" && base == "repair.go" && len(n.Args) > 1:
-						add(base, str(n.Args[1]))
 					}
 				case *ast.AssignStmt:
 					// kind := "index-mismatch" (dump's index verification)
@@ -94,9 +109,9 @@ func findingKinds(t *testing.T) map[string]string {
 						}
 						switch {
 						case dir != "." && strings.HasPrefix(id.Name, "Kind") && strings.HasSuffix(path, "types.go"),
-							strings.HasPrefix(id.Name, "Finding") && base == "chain.go",
+							dir == brokerDir && strings.HasPrefix(id.Name, "Kind"),
+							strings.HasPrefix(id.Name, "Finding") && (base == "chain.go" || base == "repair.go"),
 							strings.HasPrefix(id.Name, "Problem") && base == "batch.go",
-							strings.HasPrefix(id.Name, "RepairKind"),
 							strings.HasPrefix(id.Name, "Refuse"):
 							add(base, str(n.Values[i]))
 						}
@@ -118,7 +133,8 @@ func TestTroubleshootingCoversEveryKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	kinds := findingKinds(t)
-	for _, must := range []string{"crc-mismatch", "corrupt-batch", "skipped-bytes", "pid-collision", "hanging-transaction", "broker-running", "index-rebuilt", "index-mismatch", "timeindex-mismatch"} {
+	for _, must := range []string{"crc-mismatch", "corrupt-batch", "skipped-bytes", "pid-collision", "hanging-transaction", "broker-running", "index-rebuilt", "index-mismatch", "timeindex-mismatch",
+		"offset-below-log-start", "coordinator-partitions-missing", "orphan-partition", "leader-epoch-ahead", "invalid-marker", "torn-tail", "topic-id", "index-zero-tail"} {
 		if _, ok := kinds[must]; !ok {
 			t.Fatalf("the source scan missed %q: %v", must, kinds)
 		}

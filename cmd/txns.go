@@ -109,15 +109,12 @@ func runTxns(ctx context.Context, s *Streams, g *globalOptions, o *txnsOptions, 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	inv, err := openLogDirs("txns", args)
+	inv, err := openInventory(s, "txns", args)
 	if err != nil {
 		return err
 	}
-	for _, w := range inv.Warnings {
-		if !g.quiet {
-			fmt.Fprintf(s.Err, "kseg: warning: %s\n", w)
-		}
-	}
+	// Warnings stay under -q, which silences progress and summaries only.
+	warnDiagnostics(s.Err, inv.Warnings)
 	opts := broker.DefaultTxnsOptions()
 	opts.TransactionalIDs, opts.Topics, opts.Jobs = o.txnIDs, o.topics, resolveJobs(o.jobs)
 	opts.MaxTransactionTimeoutMs, opts.NumPartitions, opts.Now = o.maxTimeout.Milliseconds(), o.numPartitions, o.nowMs

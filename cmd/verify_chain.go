@@ -11,8 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // verifyChainOptions are the flags of `kseg verify-chain`.
@@ -157,7 +158,7 @@ func checkSamePartition(up, down string) error {
 	pd, errD := segment.ReadPartitionMetadata(filepath.Join(down, segment.PartitionMetadataName))
 	if errU == nil && errD == nil && pu.TopicID != pd.TopicID {
 		return refusedf("refused (%s): %s has topic id %s but %s has %s: a mirror keeps its source's topic id",
-			barrier.RefuseTopicID, up, pu.TopicIDString, down, pd.TopicIDString)
+			mirror.RefuseTopicID, up, pu.TopicIDString, down, pd.TopicIDString)
 	}
 	return nil
 }
@@ -244,10 +245,10 @@ func runVerifyChain(ctx context.Context, s *Streams, o *verifyChainOptions, dirs
 			return err
 		}
 	}
-	rep, err := barrier.VerifyChain(dirs, o.pairs, barrier.ChainOptions{StrictEpochs: o.strictEpochs})
+	rep, err := mirror.VerifyChain(dirs, o.pairs, mirror.ChainOptions{StrictEpochs: o.strictEpochs})
 	if err != nil {
-		var re *barrier.RefusalError
-		var oe *barrier.OptionError
+		var re *edit.RefusalError
+		var oe *edit.OptionError
 		switch {
 		case errors.As(err, &re):
 			return &exitError{code: ExitUsage, err: fmt.Errorf("%s: %s", re.Path, re.Detail)}

@@ -7,15 +7,13 @@ import (
 	"io"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-
-	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/psm"
 )
 
 // chainPrinter renders a verify-chain report.
 type chainPrinter interface {
-	Print(r *barrier.ChainReport) error
+	Print(r *mirror.ChainReport) error
 }
 
 func newChainPrinter(s *Streams, output string) chainPrinter {
@@ -29,14 +27,14 @@ func newChainPrinter(s *Streams, output string) chainPrinter {
 }
 
 // statusText says what an edge is, in words.
-func statusText(e *barrier.EdgeReport) string {
+func statusText(e *mirror.EdgeReport) string {
 	var s string
 	switch e.Status {
-	case barrier.EdgeInSync:
+	case mirror.EdgeInSync:
 		s = "in sync (D holds all of U)"
-	case barrier.EdgeLagging:
+	case mirror.EdgeLagging:
 		s = fmt.Sprintf("lagging by %d offsets (still mirroring)", e.Lag)
-	case barrier.EdgeFailedOver:
+	case mirror.EdgeFailedOver:
 		s = "failed over (U's prefix, D's barrier, D's own writes)"
 	default:
 		return "DIVERGED"
@@ -47,7 +45,7 @@ func statusText(e *barrier.EdgeReport) string {
 	return s
 }
 
-func barrierText(b *barrier.EdgeBarrier) string {
+func barrierText(b *mirror.EdgeBarrier) string {
 	if b == nil {
 		return "none"
 	}
@@ -58,7 +56,7 @@ func barrierText(b *barrier.EdgeBarrier) string {
 	return s + fmt.Sprintf("; clears %s", plural(b.ProducersCleared, "producer"))
 }
 
-func mirroredBarriersText(v []barrier.MirroredBarrier) string {
+func mirroredBarriersText(v []mirror.MirroredBarrier) string {
 	if len(v) == 0 {
 		return "none"
 	}
@@ -74,7 +72,7 @@ func mirroredBarriersText(v []barrier.MirroredBarrier) string {
 
 // averted lists what a replay ignoring the barriers reports that the
 // barriers prevent.
-func averted(e *barrier.EdgeReport) string {
+func averted(e *mirror.EdgeReport) string {
 	if len(e.Averted) == 0 {
 		return "0"
 	}
@@ -97,7 +95,7 @@ func batches(n int64) string {
 	return fmt.Sprintf("%d batches", n)
 }
 
-func findingWhere(f barrier.Finding) string {
+func findingWhere(f mirror.Finding) string {
 	var parts []string
 	if f.File != "" {
 		if f.Position >= 0 {
@@ -112,7 +110,7 @@ func findingWhere(f barrier.Finding) string {
 	return strings.Join(parts, "; ")
 }
 
-func chainSummary(r *barrier.ChainReport) string {
+func chainSummary(r *mirror.ChainReport) string {
 	ok, errs, findings := 0, 0, 0
 	for _, e := range r.Edges {
 		if e.OK() {
@@ -135,7 +133,7 @@ type chainTextPrinter struct {
 	st *styles
 }
 
-func (t *chainTextPrinter) Print(r *barrier.ChainReport) error {
+func (t *chainTextPrinter) Print(r *mirror.ChainReport) error {
 	w := bufio.NewWriter(t.w)
 	st := t.st
 	kv := func(k, format string, args ...any) {
@@ -195,20 +193,10 @@ func (t *chainTextPrinter) Print(r *barrier.ChainReport) error {
 type chainTablePrinter struct{ s *Streams }
 
 func (t *chainTablePrinter) render(header []string, rows [][]string) {
-	opts := tableOptions(t.s.Width, header, rows)
-	tw := tablewriter.NewTable(t.s.Out, opts...)
-	hdr := make([]any, len(header))
-	for i, h := range header {
-		hdr[i] = h
-	}
-	tw.Header(hdr...)
-	for _, r := range rows {
-		tw.Append(r)
-	}
-	tw.Render()
+	renderTable(t.s.Out, t.s.Width, header, rows)
 }
 
-func (t *chainTablePrinter) Print(r *barrier.ChainReport) error {
+func (t *chainTablePrinter) Print(r *mirror.ChainReport) error {
 	var rows, frows [][]string
 	for i, e := range r.Edges {
 		bar, local := "-", "-"
@@ -320,7 +308,7 @@ func (j *chainJSONPrinter) line(v any) error {
 	return err
 }
 
-func (j *chainJSONPrinter) Print(r *barrier.ChainReport) error {
+func (j *chainJSONPrinter) Print(r *mirror.ChainReport) error {
 	sum := chainSummaryJSON{Type: "summary", Edges: len(r.Edges)}
 	for i, e := range r.Edges {
 		out := chainEdgeJSON{Type: "edge", Edge: i + 1, Upstream: e.Upstream, Downstream: e.Downstream, Status: e.Status, Consistent: e.OK(),

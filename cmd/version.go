@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 )
 
@@ -33,11 +32,20 @@ func newVersionCmd(s *Streams, _ *globalOptions) *cobra.Command {
 		Long: `Print the module version, the VCS revision and commit time, and the Go
 version kseg was built with, as the Go toolchain recorded them in the binary
 (runtime/debug.ReadBuildInfo). A binary built by "go install
-github.com/kseg/kseg@v1.2.3" reports v1.2.3; one built with "go build" or
-"go install" in a git checkout reports (devel) and the commit, with
-"(modified)" when the work tree had changes. "go run", -buildvcs=false and
-builds outside a repository record no commit; kseg then says
-"(commit not recorded)".
+github.com/kseg/kseg@v1.2.3" reports v1.2.3. One built with "go build" or
+"go install" in a git clone reports the version the toolchain derives from
+the commit (Go 1.24 and later): the tag's version when the commit is tagged,
+else a pseudo-version (v0.0.0-<commit time>-<12 hex digits of the commit>,
+or v1.2.4-0.<commit time>-<…> after a tag v1.2.3), with "+dirty" when the
+work tree had changes, followed by the revision, as in
+
+  kseg ` + versionHelpExample + `
+
+and "(modified)" after the revision of a dirty build. "go run" (unless
+given -buildvcs=true), -buildvcs=false (on the command line or in GOFLAGS),
+a git worktree (its .git is a file, which the toolchain does not look for)
+and builds outside a repository record no commit; kseg then says "(devel)
+(commit not recorded)".
 ` + exitStatusHelp,
 		Example: `  kseg version
   kseg version -o json | jq -r .revision`,
@@ -53,9 +61,14 @@ builds outside a repository record no commit; kseg then says
 	return c
 }
 
+// versionHelpExample is the line a stamped clone build prints, in the
+// help (TestVersionHelpMatchesStampedBuilds renders it from a BuildInfo
+// as the toolchain writes one).
+const versionHelpExample = "v0.0.0-20260102030405-0123456789ab revision 0123456789abcdef0123456789abcdef01234567 built from a commit of 2026-01-02T03:04:05Z go1.26.8"
+
 // versionInfo is what the toolchain embeds about the build.
 type versionInfo struct {
-	Version   string // module version, "(devel)" for a checkout build
+	Version   string // module version: a tag, a pseudo-version, "(devel)" when not stamped
 	Revision  string // vcs.revision, "" when not stamped
 	Time      string // vcs.time
 	Modified  bool   // vcs.modified
@@ -137,14 +150,10 @@ func printVersion(s *Streams, o *versionOptions, v versionInfo) error {
 		j.b = append(j.b, '\n')
 		w.Write(j.b)
 	case "table":
-		t := tablewriter.NewTable(w)
-		t.Header("field", "value")
-		t.Append([]string{"version", v.Version})
-		t.Append([]string{"revision", v.Revision})
-		t.Append([]string{"time", v.Time})
-		t.Append([]string{"modified", fmt.Sprint(v.Modified)})
-		t.Append([]string{"goVersion", v.GoVersion})
-		if err := t.Render(); err != nil {
+		if err := renderTable(w, s.Width, []string{"field", "value"}, [][]string{
+			{"version", v.Version}, {"revision", v.Revision}, {"time", v.Time},
+			{"modified", fmt.Sprint(v.Modified)}, {"goVersion", v.GoVersion},
+		}); err != nil {
 			return err
 		}
 	default:

@@ -80,3 +80,36 @@ func TestVersionHelpMatchesUnstampedBuilds(t *testing.T) {
 		t.Errorf("an unstamped checkout build prints %q", unstamped)
 	}
 }
+
+// TestVersionHelpMatchesStampedBuilds: what the help says a build in a git
+// clone prints is what kseg prints from the BuildInfo Go 1.24+ writes for
+// one: a pseudo-version (not "(devel)", as the help used to promise) and
+// the revision; "+dirty" and "(modified)" for a dirty work tree.
+func TestVersionHelpMatchesStampedBuilds(t *testing.T) {
+	const rev = "0123456789abcdef0123456789abcdef01234567"
+	clone := func(version, modified string) *debug.BuildInfo {
+		return &debug.BuildInfo{GoVersion: "go1.26.8", Path: "github.com/kseg/kseg",
+			Main: debug.Module{Path: "github.com/kseg/kseg", Version: version},
+			Settings: []debug.BuildSetting{
+				{Key: "-buildmode", Value: "exe"}, {Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev},
+				{Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: modified},
+			}}
+	}
+	h := runKseg("version", "--help").stdout
+	clean := versionFromBuildInfo(clone("v0.0.0-20260102030405-0123456789ab", "false")).String()
+	if !strings.Contains(h, "  "+clean+"\n") {
+		t.Errorf("version --help does not show what a clone build prints, %q:\n%s", clean, h)
+	}
+	dirty := versionFromBuildInfo(clone("v0.0.0-20260102030405-0123456789ab+dirty", "true")).String()
+	if !strings.Contains(dirty, "+dirty revision "+rev+" (modified)") {
+		t.Errorf("a dirty clone build prints %q", dirty)
+	}
+	for _, want := range []string{"pseudo-version", "+dirty", "(modified)", "tag"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("version --help does not mention %q", want)
+		}
+	}
+	if strings.Contains(h, "(devel) and the commit") {
+		t.Errorf("version --help still promises \"(devel) and the commit\", which a Go 1.24+ clone build does not print")
+	}
+}

@@ -194,7 +194,16 @@ func DecrementSequence(seq, dec int32) int32 {
 // are ignored). It validates the framing (sizes against the bytes present,
 // magic) but not the CRC: a CRC mismatch is a finding the caller reports
 // while going on, as kafka-dump-log does (isvalid: false).
-func ParseBatch(raw []byte) (Batch, error) {
+func ParseBatch(raw []byte) (Batch, error) { return parseBatch(raw, false) }
+
+// ParseBatchAsKafka is ParseBatch as Kafka's FileLogInputStream frames an
+// entry: a magic above 2 is read with the v2 layout (DefaultRecordBatch)
+// instead of being rejected, and Magic keeps the stored byte. kafka-dump-log
+// prints such a batch (magic: 3) and reads on; ParseBatch reports it, since
+// no Kafka ever wrote one.
+func ParseBatchAsKafka(raw []byte) (Batch, error) { return parseBatch(raw, true) }
+
+func parseBatch(raw []byte, futureAsV2 bool) (Batch, error) {
 	var b Batch
 	if len(raw) < HeaderSizeUpToMagic {
 		return b, corruptf(0, NoBaseOffset, "header", ErrTruncated, "%d bytes, need %d", len(raw), HeaderSizeUpToMagic)
@@ -213,11 +222,11 @@ func ParseBatch(raw []byte) (Batch, error) {
 	}
 	b.Raw = raw[:total]
 	switch {
-	case b.Magic < 0 || b.Magic > 2:
+	case b.Magic < 0 || (b.Magic > 2 && !futureAsV2):
 		// FileLogInputStream treats magic > 2 as v2; an inspection tool must
 		// say that no Kafka ever wrote it.
 		return b, corruptf(16, b.BaseOffset, "magic", ErrCorrupt, "invalid magic %d", b.Magic)
-	case b.Magic == 2:
+	case b.Magic >= 2:
 		if total < RecordBatchOverhead {
 			return b, corruptf(8, b.BaseOffset, "batchLength", ErrCorrupt,
 				"record batch size %d is smaller than the minimum allowed overhead %d", total, RecordBatchOverhead)

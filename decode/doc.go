@@ -20,7 +20,8 @@
 //
 // # Place in the flow
 //
-// kseg's packages depend one way: cmd → {barrier, psm} → {segment, decode}.
+// kseg's packages depend one way: cmd → barrier/{mirror,repair} → barrier →
+// psm → segment/edit → segment → decode.
 // decode is the floor: it imports no other kseg package. segment frames
 // batches in files and hands their bytes here; psm and barrier read control
 // records through Decoder.FirstRecord; cmd renders what comes back. Every

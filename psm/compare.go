@@ -152,10 +152,18 @@ func CheckSnapshots(dir *segment.PartitionDir, opts Options) ([]SnapshotCheck, *
 	if err != nil {
 		return nil, nil, err
 	}
-	held, err := heldBelowLogStart(dir, opts, r, caps)
+	// What the default run says about the files a loading broker deletes,
+	// and about a clean shutdown without a snapshot: the same here.
+	diskEnd, err := r.logEnd()
 	if err != nil {
 		return nil, nil, err
 	}
+	if _, kept := r.snapshotCandidates(opts.Upto, diskEnd, m.Report); opts.CleanShutdown && kept == 0 && opts.Upto < 0 {
+		if a, ok := CleanShutdownLoss(res); ok {
+			m.Report(a)
+		}
+	}
+	bs := newBrokerStates(dir, opts, r, caps, res.Barriers)
 	ci := 0
 	for i := range checks {
 		c := &checks[i]
@@ -188,62 +196,36 @@ func CheckSnapshots(dir *segment.PartitionDir, opts Options) ([]SnapshotCheck, *
 			}
 			continue
 		}
-		c.Rebuilt, c.OnDisk = len(cp.entries), len(onDisk)
-		c.Differences = CompareSnapshot(cp.entries, onDisk)
-		if len(c.Differences) == 0 {
-			c.Status = CheckMatch
+		c.OnDisk = len(onDisk)
+		v, err := bs.judge(c.Offset, onDisk)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.applyVerdict(v)
+		if c.Match() {
 			continue
 		}
-		if all := held[c.Offset]; all != nil && len(CompareSnapshot(all.entries, onDisk)) == 0 {
-			c.Status, c.Rebuilt, c.Differences = CheckMatch, len(all.entries), nil
-			c.Reason = fmt.Sprintf("it also holds producers whose batches lie below the log start offset %d, as the broker keeps them when the log start moves (onLogStartOffsetIncremented)", r.logStart)
-			continue
-		}
-		c.Status = CheckMismatch
 		d := c.Differences[0]
 		m.Report(Anomaly{Kind: KindSnapshotMismatch, Severity: SeverityError, Offset: c.Offset, ProducerID: d.ProducerID,
 			Message: fmt.Sprintf("%s differs from the state rebuilt from the log (%d difference(s)); first: %s", name, len(c.Differences), d)})
+	}
+	// A mismatching snapshot after a barrier is also stale, as the default
+	// run (judgeStale) calls it.
+	if !opts.IgnoreBarriers {
+		files, bars := r.staleCandidates(m.barriers, res.LogEndOffset)
+		for i, s := range files {
+			for _, c := range checks {
+				if c.Offset == s.Offset && c.Status == CheckMismatch {
+					m.Report(staleAnomaly(s, bars[i], c.Differences))
+				}
+			}
+		}
 	}
 	// Re-render the anomalies with the snapshot findings added.
 	final := m.State()
 	res.Anomalies = final.Anomalies
 	slices.SortStableFunc(res.Anomalies, func(a, b Anomaly) int { return cmp.Compare(a.Offset, b.Offset) })
 	return checks, res, nil
-}
-
-// heldBelowLogStart replays the log from its first batch on disk,
-// ignoring the log start offset, when that offset lies above the first
-// segment's base (DeleteRecords or retention moved it inside the log). A
-// running broker applied those batches when they were appended and keeps
-// the producers when the log start moves
-// (ProducerStateManager.onLogStartOffsetIncremented only drops unreplicated
-// transactions), so a snapshot it writes later still lists them; only a
-// rebuild after a restart (rebuildProducerState reads from the log start)
-// forgets them. Both states are the broker's own. It returns the state at
-// each captured offset, keyed by offset; nil when there is nothing below
-// the log start.
-func heldBelowLogStart(dir *segment.PartitionDir, opts Options, r *rebuilder, caps []*capture) (map[int64]*capture, error) {
-	if len(caps) == 0 || len(r.segs) == 0 || r.logStart <= r.segs[0].BaseOffset {
-		return nil, nil
-	}
-	opts.LogStartOffset = -1
-	all := newRebuilder(dir, opts)
-	var again []*capture
-	out := map[int64]*capture{}
-	for _, c := range caps {
-		cp := &capture{offset: c.offset}
-		again = append(again, cp)
-		out[c.offset] = cp
-	}
-	if _, _, err := all.run(again); err != nil {
-		return nil, err
-	}
-	for off, c := range out {
-		if !c.done {
-			delete(out, off)
-		}
-	}
-	return out, nil
 }
 
 func asCorrupt(err error) (any, bool) {

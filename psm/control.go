@@ -62,8 +62,12 @@ func (m *Manager) decodeControl(b *decode.Batch, file string, pos int64) (*decod
 		}
 		return nil, 0, false
 	}
-	switch typ {
-	case decode.ControlAbort, decode.ControlCommit, decode.ControlMirrorPidReset:
+	switch {
+	case typ == decode.ControlMirrorPidReset && b.HasProducerID():
+		// Not a barrier (barrier.md §4.3): EndTransactionMarker.deserialize
+		// rejects the type before it reads the value; applyControl reports it.
+		m.control = decode.Control{KeyVersion: ver, Type: typ}
+	case typ == decode.ControlAbort, typ == decode.ControlCommit, typ == decode.ControlMirrorPidReset:
 		c, err := decode.ParseControl(key, value)
 		if err != nil {
 			if typ == decode.ControlMirrorPidReset {

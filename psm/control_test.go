@@ -138,3 +138,38 @@ func TestControlReaderMatchesRecords(t *testing.T) {
 		t.Fatalf("%d control batches, want 3", controls)
 	}
 }
+
+// A MIRROR_PID_RESET record in a control batch that carries a producer id
+// is no barrier: a barrier has producerId -1 (barrier.md §4.3), and a
+// broker hands a control batch with a producer id to
+// ProducerAppendInfo.append, where EndTransactionMarker.deserialize
+// rejects type 7 (upstream ControlRecordType.fromTypeId maps it to
+// UNKNOWN: IllegalArgumentException), so the log load fails. kseg reports
+// invalid-control and leaves the producer map alone; the same record with
+// producerId -1 clears it.
+func TestMirrorPidResetWithProducerIDIsNoBarrier(t *testing.T) {
+	for _, value := range [][]byte{decode.AppendMirrorPidResetValue(nil, nil), {0xff}} {
+		l := newLog(t, 0)
+		l.data(5, 0, 0, 2, false)
+		l.data(6, 0, 0, 1, true)
+		rec := decode.RecordSpec{Timestamp: l.Ts, Key: decode.AppendControlKey(nil, decode.ControlMirrorPidReset), Value: value}
+		bad := l.append(decode.BatchSpec{ProducerID: 5, ProducerEpoch: 0, BaseSequence: -1, Control: true}, []decode.RecordSpec{rec})
+		l.data(5, 0, 2, 1, false)
+		r := replayOne(t, l, nil)
+		onlyAnomalies(t, r, KindInvalidControl, KindHangingTransaction)
+		inv := anomalies(r, KindInvalidControl)
+		if len(inv) != 1 || inv[0].Offset != bad || inv[0].ProducerID != 5 || inv[0].Severity != SeverityError ||
+			!strings.Contains(inv[0].Message, "IllegalArgumentException") || !strings.Contains(inv[0].Message, "not applied as a barrier") {
+			t.Fatalf("value % x: anomalies %+v, want one invalid-control at %d", value, r.Anomalies, bad)
+		}
+		if len(r.Barriers) != 0 {
+			t.Errorf("value % x: barriers %+v, want none", value, r.Barriers)
+		}
+		if e := mustProducer(t, r, 5); e.LastSeq() != 2 || len(e.Batches) != 2 {
+			t.Errorf("value % x: producer 5 %+v: its history must survive", value, e)
+		}
+		if e := mustProducer(t, r, 6); e.CurrentTxnFirstOffset != 2 {
+			t.Errorf("value % x: producer 6 %+v", value, e)
+		}
+	}
+}

@@ -12,7 +12,18 @@
 //	ProducerStateEntry     epoch/batch-metadata rules (5-batch window)
 //	LogSegment.recover     one batch at a time, lastStableOffset per marker
 //	UnifiedLog.rebuildProducerState / loadProducersFromRecords
-//	                       replay window: [max(snapshot, logStart), end)
+//	                       replay window: [max(snapshot, logStart), end),
+//	                       and the clean-shutdown short-cut (no snapshot:
+//	                       no rebuild, empty state)
+//	LogLoader / Partition.createLog
+//	                       log start above the log end, the starting
+//	                       high watermark (LogDirState)
+//
+// A snapshot file is judged against every state the broker may have
+// written at its offset (CheckSnapshots, CheckSnapshotAt, the
+// stale-snapshot check): kseg's rebuild, or that state with producers
+// kept below a moved log start (onLogStartOffsetIncremented) or never
+// expired by a recovery (loadProducersFromRecords).
 //
 // plus KIP-1279's MIRROR_PID_RESET barrier: a control batch of type 7
 // (producerId -1) that empties the producer map at its offset. Batches are
@@ -26,11 +37,12 @@
 //
 // # Place in the flow
 //
-// kseg's packages depend one way: cmd → {barrier, psm} → {segment, decode}.
+// kseg's packages depend one way: cmd → barrier/{mirror,repair} → barrier →
+// psm → segment/edit → segment → decode.
 // psm knows producer state, not flags: it reads a partition through
 // segment (Scanner, snapshots, checkpoints) and control records through
 // decode.Decoder.FirstRecord, the same reader the broker's
 // ProducerAppendInfo.append amounts to. cmd's replay-psm renders its
-// Result; barrier replays through it to plan an injection and verify a
-// chain.
+// Result; barrier and its rooms replay through it to plan an injection, a
+// mirror or a repair and to verify a chain.
 package psm

@@ -24,6 +24,14 @@ func newLog(t testing.TB, base int64) *logBuilder {
 	return &logBuilder{t: t, next: base, Ts: 1_700_000_000_000, Step: 1000}
 }
 
+// following starts the builder of the segment after l's: at l's next
+// offset, with l's clock.
+func (l *logBuilder) following() *logBuilder {
+	n := newLog(l.t, l.next)
+	n.Ts = l.Ts
+	return n
+}
+
 func (l *logBuilder) append(s decode.BatchSpec, recs []decode.RecordSpec) int64 {
 	l.t.Helper()
 	s.BaseOffset = l.next

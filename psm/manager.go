@@ -177,9 +177,12 @@ func (m *Manager) ApplyWithTimestamp(b *decode.Batch, control *decode.Control, c
 	}
 	m.advanceClock(b.MaxTimestamp)
 	switch {
-	case b.IsControl() && control != nil && control.Type == decode.ControlMirrorPidReset:
+	case b.IsControl() && control != nil && control.Type == decode.ControlMirrorPidReset && !b.HasProducerID():
 		// KIP-1279: ProducerStateManager.expireMirroredProducers() on a
-		// COORDINATOR or REPLICATION append and on every rebuild.
+		// COORDINATOR or REPLICATION append and on every rebuild. Only a
+		// batch without a producer id is a barrier (barrier.md §4.3): one
+		// that carries a producer id goes to applyControl, where it is the
+		// invalid control record it is to every broker.
 		m.applyBarrier(b, control)
 	case !b.HasProducerID():
 		// UnifiedLog/LogSegment: only batches with a producer id reach the
@@ -253,7 +256,7 @@ func (m *Manager) applyBarrier(b *decode.Batch, c *decode.Control) {
 	if len(m.ongoing) > 0 {
 		t := m.ongoing[0]
 		m.report(KindOpenTxnAtBarrier, SeverityError, b.BaseOffset, t.producerID,
-			"MIRROR_PID_RESET barrier written while %d transaction(s) were open (oldest: producer %d from offset %d); the barrier removes their producers, so no marker can complete them and they pin the last stable offset",
+			"MIRROR_PID_RESET barrier written while %d transaction(s) were open (oldest: producer %d from offset %d); the barrier removes their producers, so no marker can complete them: they pin the last stable offset only until the broker next restarts from a snapshot taken after the barrier, which no longer lists them, and from then on read_committed consumers read their records as committed",
 			len(m.ongoing), t.producerID, t.firstOffset)
 	}
 }
@@ -276,10 +279,17 @@ func (m *Manager) applyControl(b *decode.Batch, c *decode.Control, ts int64) {
 	}
 	if c.Type != decode.ControlAbort && c.Type != decode.ControlCommit {
 		// EndTransactionMarker.deserialize: IllegalArgumentException, which
-		// fails the broker's log load.
+		// fails the broker's log load. A MIRROR_PID_RESET record lands here
+		// when its batch carries a producer id: upstream Kafka maps type 7
+		// to UNKNOWN and the prototype parses it as a marker too, so it is
+		// no barrier (barrier.md §4.3: producerId -1).
+		what := ""
+		if c.Type == decode.ControlMirrorPidReset {
+			what = " (a MIRROR_PID_RESET barrier has producer id -1; this one is not applied as a barrier)"
+		}
 		m.report(KindInvalidControl, SeverityError, b.BaseOffset, pid,
-			"control batch of producer %d carries a %s record (type %d), not a transaction marker; the broker's log load fails on it (IllegalArgumentException); batch skipped",
-			pid, c.Type, int16(c.Type))
+			"control batch of producer %d carries a %s record (type %d), not a transaction marker%s; the broker's log load fails on it (IllegalArgumentException); batch skipped",
+			pid, c.Type, int16(c.Type), what)
 		return
 	}
 	if e == nil {
@@ -418,8 +428,16 @@ func (m *Manager) checkSequence(e *Entry, b *decode.Batch) {
 				"producer %d moves to epoch %d at sequence %d; a new epoch starts at sequence 0", pid, b.ProducerEpoch, base)
 		}
 	case !hasLast:
-		// Same epoch but no batch metadata (marker-only, or restored from a
-		// snapshot without a batch): the last sequence is unknown.
+		// Same epoch but no batch metadata: a transaction version 2 marker
+		// bumped the epoch (KIP-890), or a snapshot entry without a batch
+		// was loaded. ProducerAppendInfo.checkSequence then takes the last
+		// sequence as -1 (currentEntry.lastSeq() of an empty entry) and a
+		// leader accepts only sequence 0 (OutOfOrderSequenceException).
+		if base != 0 {
+			m.report(KindSequenceGap, SeverityWarning, b.BaseOffset, pid,
+				"producer %d has no batch metadata at epoch %d (a transaction version 2 marker bumped the epoch, or a snapshot entry without a batch was loaded) and resumes at sequence %d; a leader accepts only sequence 0 there (OutOfOrderSequenceException), a replica accepts it",
+				pid, b.ProducerEpoch, base)
+		}
 	case base == decode.IncrementSequence(last, 1):
 	case isRetry(e, b):
 		m.report(KindDuplicateSequence, SeverityWarning, b.BaseOffset, pid,
@@ -573,7 +591,9 @@ func (m *Manager) Entry(pid int64) (Entry, bool) {
 func (m *Manager) ProducerCount() int { return len(m.producers) }
 
 // State returns the current state as a Result (Partition is left empty).
-// The log end offset is lastMapOffset; the LSO follows
+// The log end offset is lastMapOffset; the high watermark is
+// Options.HighWatermark (the log end when -1) within [log start, log end];
+// the LSO follows
 // UnifiedLog.maybeIncrementFirstUnstableOffset and fetchLastStableOffset:
 // the first unstable offset (oldest ongoing or unreplicated transaction,
 // never below the log start) if it is below the high watermark, else the
@@ -581,12 +601,14 @@ func (m *Manager) ProducerCount() int { return len(m.producers) }
 func (m *Manager) State() *Result {
 	leo := m.mapEndOffset
 	hw := m.opts.HighWatermark
-	if hw < 0 || hw > leo {
+	if hw < 0 {
 		hw = leo
 	}
-	if hw < m.logStartOffset {
-		hw = m.logStartOffset
-	}
+	// UnifiedLog.updateHighWatermark clamps to [logStartOffset,
+	// logEndOffset]; a log start above the log end (which the broker never
+	// keeps: it deletes the log) must not put the high watermark past the
+	// end.
+	hw = min(max(hw, m.logStartOffset), leo)
 	r := &Result{
 		LogStartOffset:       m.logStartOffset,
 		LogEndOffset:         leo,
@@ -637,7 +659,7 @@ func (m *Manager) ReportHangingTransactions() {
 		}
 		if age > m.opts.TxnTimeoutMs {
 			m.report(KindHangingTransaction, SeverityError, t.firstOffset, t.producerID,
-				"transaction of producer %d from offset %d is still open at the end of the log after %s of log time (longer than the %s transaction timeout): it is hanging and holds the last stable offset at %d",
+				"transaction of producer %d from offset %d is still open at the end of the log after %s of log time (longer than the %s transaction timeout): it is hanging, and the last stable offset cannot pass %d",
 				t.producerID, t.firstOffset, time.Duration(age)*time.Millisecond, time.Duration(m.opts.TxnTimeoutMs)*time.Millisecond, t.firstOffset)
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kseg/kseg/decode"
@@ -187,6 +188,59 @@ func TestPSMTV2MarkerBumpsEpoch(t *testing.T) {
 	l.data(7, 5, 0, 1, true)
 	l.marker(7, 6, false, 1)
 	onlyAnomalies(t, replayOne(t, l, nil))
+}
+
+// After a TV2 marker the entry has the new epoch and no batch metadata.
+// ProducerAppendInfo.checkSequence then compares the next batch with
+// currentEntry.lastSeq() = -1 (inSequence(-1, seq) holds only for 0), so a
+// leader rejects any other first sequence at that epoch with
+// OutOfOrderSequenceException; a replica accepts it. kseg reports it as a
+// sequence-gap, from the log and from a snapshot entry without a batch.
+func TestPSMSequenceAfterTV2MarkerMustRestartAtZero(t *testing.T) {
+	l := newLog(t, 0)
+	l.data(7, 4, 0, 2, true)
+	l.marker(7, 5, true, 1) // TV2: epoch 4 -> 5, batches cleared
+	bad := l.data(7, 5, 3, 1, true)
+	check := func(r *Result, from string) {
+		t.Helper()
+		onlyAnomalies(t, r, KindSequenceGap, KindHangingTransaction)
+		a := anomalies(r, KindSequenceGap)
+		if len(a) != 1 || a[0].Offset != bad || a[0].ProducerID != 7 || a[0].Severity != SeverityWarning ||
+			!strings.Contains(a[0].Message, "sequence 3") || !strings.Contains(a[0].Message, "OutOfOrderSequenceException") {
+			t.Errorf("%s: sequence-gap anomalies %+v", from, r.Anomalies)
+		}
+	}
+	check(replayOne(t, l, nil), "from the log")
+
+	// The same batch replayed after loading the snapshot a broker wrote
+	// after the marker (lastSequence/lastOffset -1), at a segment roll.
+	p := newPartition(t)
+	s0 := newLog(t, 0)
+	s0.data(7, 4, 0, 2, true)
+	s0.marker(7, 5, true, 1)
+	p.segment(0, s0)
+	s1 := s0.following()
+	s1.data(7, 5, 3, 1, true)
+	p.segment(s0.next, s1)
+	o := DefaultOptions()
+	o.FromSnapshot, o.Upto = SnapshotNone, s0.next
+	snap := p.rebuild(o).SnapshotEntries()
+	if len(snap) != 1 || snap[0].LastOffset != -1 || snap[0].ProducerEpoch != 5 {
+		t.Fatalf("snapshot after the TV2 marker %+v", snap)
+	}
+	p.snapshot(s0.next, snap)
+	r := p.rebuild(DefaultOptions())
+	if r.SnapshotLoaded != bad {
+		t.Fatalf("loaded %d, want %d", r.SnapshotLoaded, bad)
+	}
+	check(r, "from the snapshot")
+
+	// Sequence 0 at the bumped epoch is what a TV2 producer sends: no anomaly.
+	ok := newLog(t, 0)
+	ok.data(7, 4, 0, 2, true)
+	ok.marker(7, 5, true, 1)
+	ok.data(7, 5, 0, 1, true)
+	onlyAnomalies(t, replayOne(t, ok, nil), KindHangingTransaction)
 }
 
 // checkCoordinatorEpoch: a lower coordinator epoch is accepted on a

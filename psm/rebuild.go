@@ -28,33 +28,52 @@ var ErrSnapshotUnusable = errors.New("producer snapshot not usable")
 // watermark Partition.createLog restores). Each is -1 when the file or the
 // entry is absent; a file that does not parse is an error.
 func LogDirCheckpoints(dir *segment.PartitionDir) (logStart, highWatermark int64, err error) {
-	logStart, highWatermark = -1, -1
-	if dir.Topic == "" || dir.Partition < 0 {
-		return
-	}
-	logDir := segment.LogDirOf(dir.Path)
-	read := func(name string) (int64, error) {
-		entries, err := segment.ReadOffsetCheckpoint(filepath.Join(logDir, name))
-		if errors.Is(err, os.ErrNotExist) {
-			return -1, nil
-		}
-		if err != nil {
-			return -1, err
-		}
-		for _, e := range entries {
-			if e.Topic == dir.Topic && e.Partition == dir.Partition {
-				return e.Offset, nil
-			}
-		}
-		return -1, nil
-	}
-	if logStart, err = read("log-start-offset-checkpoint"); err != nil {
+	if logStart, err = segment.CheckpointOffset(dir, segment.LogStartOffsetCheckpointName); err != nil {
 		return -1, -1, err
 	}
-	if highWatermark, err = read("replication-offset-checkpoint"); err != nil {
+	if highWatermark, err = segment.CheckpointOffset(dir, segment.ReplicationOffsetCheckpointName); err != nil {
 		return logStart, -1, err
 	}
 	return logStart, highWatermark, nil
+}
+
+// LogDirState is what a loading broker reads about one partition in its
+// log directory, outside the partition directory.
+type LogDirState struct {
+	// LogStartOffset and HighWatermark are the partition's entries in
+	// log-start-offset-checkpoint and replication-offset-checkpoint, -1
+	// when the file or the entry is absent.
+	LogStartOffset, HighWatermark int64
+	// CleanShutdown: the log directory holds .kafka_cleanshutdown, so the
+	// broker takes its last shutdown as clean (LogManager.loadLogs:
+	// hadCleanShutdown) and skips recovery.
+	CleanShutdown bool
+}
+
+// ReadLogDirState reads the log directory of dir. A checkpoint that does
+// not parse is an error; the other fields are still filled.
+func ReadLogDirState(dir *segment.PartitionDir) (LogDirState, error) {
+	ls, hw, err := LogDirCheckpoints(dir)
+	st := LogDirState{LogStartOffset: ls, HighWatermark: hw}
+	if dir.Topic != "" && dir.Partition >= 0 {
+		if _, serr := os.Stat(filepath.Join(segment.LogDirOf(dir.Path), segment.CleanShutdownName)); serr == nil {
+			st.CleanShutdown = true
+		}
+	}
+	return st, err
+}
+
+// BrokerHighWatermark is the high watermark a broker gives the partition
+// when it loads it: the checkpoint entry, else 0
+// (Partition.createLog: offsetCheckpoints.fetch(...).getOrElse(0L)), which
+// UnifiedLog.updateHighWatermark then raises to the log start offset. A
+// leader moves it up as its in-sync replicas catch up (at once when it is
+// the only one).
+func (s LogDirState) BrokerHighWatermark() int64 {
+	if s.HighWatermark < 0 {
+		return 0
+	}
+	return s.HighWatermark
 }
 
 // rebuilder runs replays over one partition directory.
@@ -63,6 +82,9 @@ type rebuilder struct {
 	opts     Options
 	segs     []segment.SegmentFiles // segments that have a .log, by base offset
 	logStart int64
+	// nested: a replay run to judge snapshots (brokerStates); it judges
+	// none itself.
+	nested bool
 
 	// set by scan
 	leo       int64 // log end offset reached (valid when the scan ran to the end)
@@ -262,7 +284,7 @@ func (r *rebuilder) scanSegment(m *Manager, segIdx int, seg segment.SegmentFiles
 	case segment.TailClean:
 	case segment.TailZeroFilled:
 		if !barriersOnly {
-			m.Report(Anomaly{Kind: KindZeroTail, Severity: SeverityInfo, Offset: r.leo, ProducerID: -1,
+			m.Report(Anomaly{Kind: KindZeroTail, Severity: SeverityWarning, Offset: r.leo, ProducerID: -1,
 				Message: fmt.Sprintf("%s: %d zero bytes after position %d (a preallocated segment; the broker truncates them)", name, t.InvalidBytes(), t.ValidBytes)})
 		}
 	default:
@@ -287,7 +309,15 @@ func pidOf(b *decode.Batch) int64 {
 // segment base offsets plus the largest other one if it lies above the
 // last segment's base; truncateAndReload then drops those at or below the
 // log start offset and above the end.
-func (r *rebuilder) snapshotCandidates(m *Manager, end int64) []segment.SnapshotFile {
+//
+// leo is the log end offset: truncateAndReload deletes the snapshots
+// above it before it reads any, so even a corrupt one costs nothing (those
+// above end, when set, are left out silently). Every snapshot the broker
+// deletes is reported through report. The count returned is how many
+// survive removeStraySnapshots, whatever their offset: with none, a broker
+// after a clean shutdown skips the rebuild (rebuildProducerState tests
+// latestSnapshotOffset).
+func (r *rebuilder) snapshotCandidates(end, leo int64, report func(Anomaly)) ([]segment.SnapshotFile, int) {
 	bases := map[int64]bool{}
 	for _, s := range r.segs {
 		bases[s.BaseOffset] = true
@@ -300,14 +330,14 @@ func (r *rebuilder) snapshotCandidates(m *Manager, end int64) []segment.Snapshot
 			continue
 		}
 		if stray != nil {
-			m.Report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: stray.Offset, ProducerID: -1,
+			report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: stray.Offset, ProducerID: -1,
 				Message: fmt.Sprintf("%s is not at a segment base offset and is not the newest such file; the broker deletes it at load (removeStraySnapshots)", filepath.Base(stray.Path))})
 		}
 		stray = &r.dir.Snapshots[i]
 	}
 	if stray != nil {
 		if len(r.segs) > 0 && stray.Offset < r.segs[len(r.segs)-1].BaseOffset {
-			m.Report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: stray.Offset, ProducerID: -1,
+			report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: stray.Offset, ProducerID: -1,
 				Message: fmt.Sprintf("%s is not at a segment base offset and lies below the last segment; the broker deletes it at load (removeStraySnapshots)", filepath.Base(stray.Path))})
 		} else {
 			kept = append(kept, *stray)
@@ -318,14 +348,50 @@ func (r *rebuilder) snapshotCandidates(m *Manager, end int64) []segment.Snapshot
 	for _, s := range kept {
 		switch {
 		case s.Offset <= r.logStart:
-			m.Report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: s.Offset, ProducerID: -1,
+			report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: s.Offset, ProducerID: -1,
 				Message: fmt.Sprintf("%s is at or below the log start offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), r.logStart)})
 		case end >= 0 && s.Offset > end:
+		case s.Offset > leo:
+			report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: s.Offset, ProducerID: -1,
+				Message: fmt.Sprintf("%s lies above the log end offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), leo)})
 		default:
 			out = append(out, s)
 		}
 	}
-	return out
+	return out, len(kept)
+}
+
+// logEnd is the offset after the last batch of the last segment, or its
+// base offset when it holds none: LogSegment.readNextOffset, what
+// LogLoader.recoverLog and deleteSegmentsIfLogStartGreaterThanLogEnd take
+// as the log end. It reads the last segment's batch headers from its last
+// offset-index entry on.
+func (r *rebuilder) logEnd() (int64, error) {
+	if len(r.segs) == 0 {
+		return r.logStart, nil
+	}
+	seg := r.segs[len(r.segs)-1]
+	limit, limited := r.opts.SegmentLimits[seg.BaseOffset]
+	if limited && limit <= 0 {
+		return seg.BaseOffset, nil
+	}
+	lf, err := segment.OpenLog(seg.Log)
+	if err != nil {
+		return 0, err
+	}
+	defer lf.Close()
+	sc := lf.Scanner(segment.ScanOptions{Start: startPosition(lf, seg, math.MaxInt64, limit), BufferSize: 64 << 10, Limit: limit})
+	end := seg.BaseOffset
+	for sc.Next() {
+		end = max(end, sc.Batch().NextOffset())
+	}
+	return end, sc.Err()
+}
+
+// LogEndOffset is the log end offset a loading broker finds in dir (the
+// last segment's next offset).
+func LogEndOffset(dir *segment.PartitionDir) (int64, error) {
+	return newRebuilder(dir, DefaultOptions()).logEnd()
 }
 
 // readSnapshot reads a snapshot; corruption is reported once per file and
@@ -381,6 +447,7 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 	}
 	m = fresh()
 	loaded := int64(-1)
+	skipped := false // the broker skips the rebuild (clean shutdown, no snapshot)
 	var replayStart int64
 	replay := func(m *Manager, from int64) error {
 		replayStart = max(from, r.logStart)
@@ -405,7 +472,14 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 			return nil, nil, err
 		}
 	case opts.FromSnapshot == SnapshotLatest:
-		cands := r.snapshotCandidates(m, end)
+		diskEnd, err := r.logEnd()
+		if err != nil {
+			return nil, nil, err
+		}
+		cands, kept := r.snapshotCandidates(end, diskEnd, m.Report)
+		// UnifiedLog.rebuildProducerState: no snapshot left after
+		// removeStraySnapshots and a clean shutdown: no rebuild at all.
+		skipped = opts.CleanShutdown && kept == 0 && end < 0 && !r.nested
 		anomalies = m.anomalies
 		ok := false
 		for _, s := range cands {
@@ -487,25 +561,125 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 		m.RemoveExpiredProducers(m.Now())
 	}
 	m.ReportHangingTransactions()
-	known := slices.Clone(m.barriers)
-	if loaded > r.logStart && !opts.IgnoreBarriers {
-		pre, err := r.prescanBarriers(loaded)
-		if err != nil {
+	if !opts.IgnoreBarriers && !r.nested && len(captures) == 0 {
+		// CheckSnapshots (captures) judges every file itself.
+		known := slices.Clone(m.barriers)
+		if loaded > r.logStart {
+			pre, err := r.prescanBarriers(loaded)
+			if err != nil {
+				return nil, nil, err
+			}
+			known = append(pre, known...)
+		}
+		if err := r.judgeStale(m, known, leo, loaded); err != nil {
 			return nil, nil, err
 		}
-		known = append(pre, known...)
 	}
-	if !opts.IgnoreBarriers && len(known) > 0 {
-		if err := r.checkStale(m, known); err != nil {
-			return nil, nil, err
-		}
+	if skipped {
+		m = r.skipRebuild(m, fresh, leo)
+		replayStart = leo
+	}
+	if end < 0 && r.logStart > leo && !r.nested {
+		m.Report(logStartAboveEnd(r.logStart, leo))
 	}
 	res := m.State()
 	res.Partition = r.partition()
 	res.SnapshotLoaded = loaded
 	res.ReplayedFrom = replayStart
+	res.RebuildSkipped = skipped
 	slices.SortStableFunc(res.Anomalies, func(a, b Anomaly) int { return cmp.Compare(a.Offset, b.Offset) })
 	return res, m, nil
+}
+
+// skipRebuild turns the state replayed from the log (m) into the one a
+// broker starts with when it skips the rebuild after a clean shutdown
+// with no producer snapshot (UnifiedLog.rebuildProducerState): no
+// producers, no transactions, lastMapOffset at the log end, so the LSO is
+// the high watermark. The anomalies of the log stay, except the hanging
+// transactions the broker no longer knows; what it forgets is one
+// clean-shutdown-no-snapshot anomaly. The aborted transactions stay: they
+// are the .txnindex files' (the broker does not rewrite those).
+func (r *rebuilder) skipRebuild(m *Manager, fresh func() *Manager, leo int64) *Manager {
+	log := m.State()
+	e := fresh()
+	e.anomalies = e.anomalies[:0]
+	for _, a := range m.anomalies {
+		if a.Kind != KindHangingTransaction {
+			e.anomalies = append(e.anomalies, a)
+		}
+	}
+	e.aborted = m.aborted
+	e.clock = m.clock
+	e.SetMapEndOffset(leo)
+	if a, ok := CleanShutdownLoss(log); ok {
+		e.Report(a)
+	}
+	return e
+}
+
+// logStartAboveEnd is the log-start-above-log-end finding
+// (LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd).
+func logStartAboveEnd(logStart, leo int64) Anomaly {
+	return Anomaly{Kind: KindLogStartAboveLogEnd, Severity: SeverityError, Offset: logStart, ProducerID: -1,
+		Message: fmt.Sprintf("the log start offset %d (log-start-offset-checkpoint) is above the log end offset %d: a broker loading the partition deletes every segment and its producer state (LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd) and starts an empty log at %d; segments or the checkpoint were changed outside the broker",
+			logStart, leo, logStart)}
+}
+
+// CheckLogStart is the log-start-above-log-end finding for dir, whose
+// log-start-offset-checkpoint entry lies above its log end offset; nil
+// when it does not (or there is no entry).
+func CheckLogStart(dir *segment.PartitionDir) (*Anomaly, error) {
+	st, err := ReadLogDirState(dir)
+	if err != nil || st.LogStartOffset < 0 {
+		return nil, err
+	}
+	leo, err := LogEndOffset(dir)
+	if err != nil || st.LogStartOffset <= leo {
+		return nil, err
+	}
+	a := logStartAboveEnd(st.LogStartOffset, leo)
+	return &a, nil
+}
+
+// SkipsRebuild reports whether a broker loading dir skips the
+// producer-state rebuild (UnifiedLog.rebuildProducerState): its last
+// shutdown was clean (cleanShutdown, LogDirState.CleanShutdown) and no
+// producer snapshot survives removeStraySnapshots. It then starts with no
+// producer state; CleanShutdownLoss says what that forgets.
+func SkipsRebuild(dir *segment.PartitionDir, cleanShutdown bool) bool {
+	if !cleanShutdown {
+		return false
+	}
+	_, kept := newRebuilder(dir, DefaultOptions()).snapshotCandidates(-1, math.MaxInt64, func(Anomaly) {})
+	return kept == 0
+}
+
+// CleanShutdownLoss is the clean-shutdown-no-snapshot finding for a
+// partition whose log, replayed, gives the state log, when its log
+// directory holds .kafka_cleanshutdown and no producer snapshot survives
+// removeStraySnapshots: rebuildProducerState then skips the log scan (the
+// upgrade short-cut) and takes empty snapshots at the bases of the last
+// two segments and at the log end, so the broker forgets every producer
+// and open transaction, now and at every later restart. ok is false when
+// the log holds none (nothing is lost).
+func CleanShutdownLoss(log *Result) (Anomaly, bool) {
+	if len(log.Producers) == 0 && len(log.Ongoing) == 0 {
+		return Anomaly{}, false
+	}
+	pid := int64(-1)
+	if len(log.Producers) > 0 {
+		pid = log.Producers[0].ProducerID
+	}
+	txns := "no open transaction"
+	if n := len(log.Ongoing); n > 0 {
+		t := log.Ongoing[0]
+		pid = t.ProducerID
+		txns = fmt.Sprintf("%d open transaction(s) (oldest: producer %d from offset %d), which hold the last stable offset at %d; the broker's last stable offset is its high watermark (%d here), so read_committed consumers read their records as committed, and a later ABORT marker no longer aborts them (no .txnindex entry)",
+			n, t.ProducerID, t.FirstOffset, log.LastStableOffset, log.HighWatermark)
+	}
+	return Anomaly{Kind: KindCleanShutdownNoSnapshot, Severity: SeverityError, Offset: log.LogEndOffset, ProducerID: pid,
+		Message: fmt.Sprintf("the log directory holds %s and the partition has no producer snapshot: a broker starting now skips the producer-state rebuild (UnifiedLog.rebuildProducerState, hadCleanShutdown) and writes empty snapshots up to the log end %d, forgetting what the log holds: %d producer(s) and %s. Before starting the broker, write the snapshot (kseg repair, or kseg replay-psm --from-snapshot none --write-snapshot DIR) or remove %s so that the broker rebuilds from the log",
+			segment.CleanShutdownName, log.LogEndOffset, len(log.Producers), txns, segment.CleanShutdownName)}, true
 }
 
 // prescanBarriers finds the barriers in [logStart, upto): when replay
@@ -522,44 +696,93 @@ func (r *rebuilder) prescanBarriers(upto int64) ([]Barrier, error) {
 	return out, err
 }
 
-// checkStale reports every snapshot file that lies after a barrier yet
-// holds producers whose last batch (or open transaction) precedes it:
-// what a recovery path that ignores the barrier writes (barrier.md §8,
-// pitfall 2). A broker that loads such a file brings the cleared
-// producers back.
-func (r *rebuilder) checkStale(m *Manager, barriers []Barrier) error {
+// staleCandidates are the snapshots within the log (above the log start,
+// at or below leo) that lie after a barrier, each with the last barrier
+// before it: every file --check-snapshots compares, stray ones included.
+func (r *rebuilder) staleCandidates(barriers []Barrier, leo int64) ([]segment.SnapshotFile, []Barrier) {
+	var files []segment.SnapshotFile
+	var bars []Barrier
+	if len(barriers) == 0 {
+		return nil, nil
+	}
 	for _, s := range r.dir.Snapshots {
+		if s.Offset <= r.logStart || s.Offset > leo {
+			continue
+		}
 		var bar *Barrier
 		for i := range barriers {
 			if barriers[i].Offset < s.Offset {
 				bar = &barriers[i]
 			}
 		}
-		if bar == nil {
-			continue
+		if bar != nil {
+			files = append(files, s)
+			bars = append(bars, *bar)
 		}
+	}
+	return files, bars
+}
+
+// judgeStale reports every snapshot within the log (staleCandidates) that
+// lies after a barrier and does not hold exactly the state a replay through that
+// barrier gives at its offset (the barrier empties the producer map, so
+// that state is the barrier's own replay up to the snapshot), judged as
+// --check-snapshots judges files. A recovery path that ignores the
+// barrier (barrier.md §8, pitfall 2) writes such a file: it brings back
+// producers the barrier cleared, a transaction version 2 producer's entry
+// without batch metadata, or a coordinator epoch a reused producer id
+// inherited from before the barrier (the prototype's deferred update,
+// pitfall 1), which fences the new cluster's transaction markers.
+//
+// The same replay, from the log start, finds the transactions left open at
+// a barrier before the loaded snapshot (loaded), which replay from that
+// snapshot cannot see: they are reported too, so that the verdict does
+// not depend on where replay starts.
+func (r *rebuilder) judgeStale(m *Manager, barriers []Barrier, leo, loaded int64) error {
+	files, bars := r.staleCandidates(barriers, leo)
+	if len(files) == 0 {
+		return nil
+	}
+	offsets := make([]int64, len(files))
+	for i, s := range files {
+		offsets[i] = s.Offset
+	}
+	bs, full, err := brokerStatesAt(r.dir, r.opts, offsets)
+	if err != nil {
+		return err
+	}
+	for _, a := range full.Anomalies {
+		if a.Kind == KindOpenTxnAtBarrier && a.Offset < loaded {
+			a.Message += fmt.Sprintf(" (the snapshot at %d, loaded here, is such a snapshot: the broker holds no open transaction for them)", loaded)
+			m.Report(a)
+		}
+	}
+	for i, s := range files {
 		entries, ok, err := r.readSnapshot(m, s, false)
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if !ok || !bs.rebuilt[s.Offset].done {
 			continue
 		}
-		var stale []int64
-		for _, e := range entries {
-			if (e.LastOffset >= 0 && e.LastOffset < bar.Offset) || (e.CurrentTxnFirstOffset >= 0 && e.CurrentTxnFirstOffset < bar.Offset) {
-				stale = append(stale, e.ProducerID)
-			}
+		v, err := bs.judge(s.Offset, entries)
+		if err != nil {
+			return err
 		}
-		if len(stale) == 0 {
-			continue
+		if !v.Match {
+			m.Report(staleAnomaly(s, bars[i], v.Differences))
 		}
-		slices.Sort(stale)
-		m.Report(Anomaly{Kind: KindStaleSnapshot, Severity: SeverityError, Offset: s.Offset, ProducerID: stale[0],
-			Message: fmt.Sprintf("%s lies after the MIRROR_PID_RESET barrier at %d but still holds %d producer(s) whose last batch precedes it (first: %d); a broker loading it brings back state the barrier cleared (delete it, or rewrite it with kseg replay-psm --write-snapshot)",
-				filepath.Base(s.Path), bar.Offset, len(stale), stale[0])})
 	}
 	return nil
+}
+
+// staleAnomaly is the stale-snapshot finding for s, which lies after bar
+// and differs from the replay through it by d.
+func staleAnomaly(s segment.SnapshotFile, bar Barrier, d []Difference) Anomaly {
+	name := filepath.Base(s.Path)
+	return Anomaly{Kind: KindStaleSnapshot, Severity: SeverityError, Offset: s.Offset, ProducerID: d[0].ProducerID,
+		Message: fmt.Sprintf("%s lies after the MIRROR_PID_RESET barrier at %d but is not the state a replay through that barrier gives (%d difference(s); first: %s); a broker loading it brings back state the barrier cleared. Rewrite it with the broker stopped: kseg replay-psm --from-snapshot none --upto %d --write-snapshot %s --force DIR. Do not just delete it when the log directory holds %s and no other snapshot would remain: the broker then skips the producer-state rebuild and starts with no producer state at all",
+			name, bar.Offset, len(d), d[0], s.Offset, name, segment.CleanShutdownName)}
 }
 
 // restoreTxnStarts gives the transactions a snapshot left open the

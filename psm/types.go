@@ -135,6 +135,8 @@ const (
 	KindZeroTail                = "zero-tail"
 	KindExpiredOnLoad           = "expired-on-load"
 	KindUnknownTxnCompletion    = "unknown-txn-completion"
+	KindCleanShutdownNoSnapshot = "clean-shutdown-no-snapshot"
+	KindLogStartAboveLogEnd     = "log-start-above-log-end"
 )
 
 // Anomaly is something replay found that Kafka would warn about, reject on
@@ -225,7 +227,12 @@ type Options struct {
 	ProducerIDExpirationCheckIntervalMs int64
 	// Clock drives expiry.
 	Clock ClockMode
-	// HighWatermark is for the LSO; -1 means the log end offset.
+	// HighWatermark is for the LSO; -1 means the log end offset, what the
+	// high watermark reaches once every in-sync replica has the whole log.
+	// A broker that loads the partition starts from its
+	// replication-offset-checkpoint entry, or from 0 without one
+	// (LogDirState.BrokerHighWatermark); either way it is clamped to
+	// [log start, log end].
 	HighWatermark int64
 	// TxnTimeoutMs: an open transaction older than this (log time) is
 	// hanging.
@@ -233,6 +240,13 @@ type Options struct {
 	// LogStartOffset is the log-start-offset-checkpoint value; -1 = none.
 	// Rebuild uses max(LogStartOffset, first segment base), as LogLoader.
 	LogStartOffset int64
+	// CleanShutdown: the log directory holds .kafka_cleanshutdown
+	// (LogDirState). With FromSnapshot SnapshotLatest, no Upto and no
+	// producer snapshot left after removeStraySnapshots, Rebuild then
+	// returns the state the broker starts with, which skips the rebuild:
+	// empty (Result.RebuildSkipped), with a clean-shutdown-no-snapshot
+	// anomaly naming what the log holds.
+	CleanShutdown bool
 	// SegmentLimits reads only the first N bytes of a segment's .log,
 	// keyed by its base offset: the log as it will be once a repair has
 	// cut a damaged tail (kseg repair plans with it before changing a
@@ -288,6 +302,10 @@ type Result struct {
 	ReplayedFrom    int64
 	BatchesReplayed int64
 	Clock           int64
+	// RebuildSkipped: the broker skips the producer-state rebuild (a clean
+	// shutdown, no snapshot; Options.CleanShutdown) and starts empty;
+	// ReplayedFrom is the log end and BatchesReplayed 0.
+	RebuildSkipped bool
 }
 
 // HasErrors reports an anomaly of severity error.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -215,6 +217,34 @@ func ReadOffsetCheckpoint(path string) ([]OffsetCheckpointEntry, error) {
 		return nil, err
 	}
 	return readCheckpoint(b, path, parseOffsetEntry)
+}
+
+// CheckpointOffset is partition pd's entry in name, one of the offset
+// checkpoints of its log directory (LogManager reads them at start-up):
+// log-start-offset-checkpoint, the log start offset LogManager hands each
+// UnifiedLog; recovery-point-offset-checkpoint, the offset LogLoader's
+// recovery starts from; replication-offset-checkpoint, the high watermark
+// Partition.createLog restores. It is -1 when the file or the entry is
+// absent, or when pd's name is not <topic>-<partition>. A file that does
+// not parse (a *decode.CorruptError) or cannot be read is an error, with
+// -1: each caller says what it does without the entry.
+func CheckpointOffset(pd *PartitionDir, name string) (int64, error) {
+	if pd.Topic == "" || pd.Partition < 0 {
+		return -1, nil
+	}
+	entries, err := ReadOffsetCheckpoint(filepath.Join(LogDirOf(pd.Path), name))
+	if errors.Is(err, os.ErrNotExist) {
+		return -1, nil
+	}
+	if err != nil {
+		return -1, err
+	}
+	for _, e := range entries {
+		if e.Topic == pd.Topic && e.Partition == pd.Partition {
+			return e.Offset, nil
+		}
+	}
+	return -1, nil
 }
 
 // ParseLeaderEpochCheckpoint decodes a leader-epoch-checkpoint held in

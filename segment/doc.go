@@ -20,10 +20,18 @@
 //
 // # Place in the flow
 //
-// kseg's packages depend one way: cmd → {barrier, psm} → {segment, decode}.
+// kseg's packages depend one way: cmd → barrier/{mirror,repair} → barrier →
+// psm → segment/edit → segment → decode.
 // segment knows files, not producer state: it frames the batches of a .log
-// (Scanner, with validBytes and a classified Tail, as the broker's recovery
-// sees them) and leaves their contents to decode, whose *CorruptError it
-// rebases to file positions. psm replays what it frames; barrier plans its
-// edits from what it reads.
+// (Scanner, with validBytes and a classified Tail) and leaves their
+// contents to decode, whose *CorruptError it rebases to file positions.
+// Kafka's file rules are written here once, for every package above:
+// where broker recovery cuts a segment (Recover, CutKind:
+// LogSegment.recover), the index entries and rolls of a segment being
+// appended to (IndexBuilder, RollConfig.ShouldRoll: LogSegment.append and
+// shouldRoll), leader-epoch assignment (AssignLeaderEpoch:
+// LeaderEpochFileCache.assign), index verification (VerifySegmentIndexes,
+// IndexCheck) and the log directory's checkpoint look-ups
+// (CheckpointOffset). psm replays what it frames; segment/edit writes
+// what the planners in barrier decide from what it reads.
 package segment

@@ -60,3 +60,21 @@ func ExampleReadProducerSnapshot() {
 	// producer 2002 epoch 1 lastSequence 3 lastOffset 18 currentTxnFirstOffset 8
 	// producer 2003 epoch 0 lastSequence 1 lastOffset 13 currentTxnFirstOffset -1
 }
+
+// Where broker recovery cuts a segment, and why: LogSegment.recover's
+// rule, which dump reports, repair plans from and inject-barrier's
+// --repair-tail takes. The torn-tail fixture's last batch is cut short.
+func ExampleRecover() {
+	r, err := segment.Recover("../testdata/broken/torn-tail/events-0/00000000000000000000.log", 0, segment.RecoverOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%d batches kept, next offset %d, valid bytes %d of %d\n", r.Batches, r.NextOffset, r.ValidBytes, r.Size)
+	if c := r.Cut; c != nil {
+		fmt.Printf("cut: %s at position %d (%d bytes), damage %v\n", c.Kind, c.Position, c.Bytes, c.Kind.Damage())
+	}
+	// Output:
+	// 5 batches kept, next offset 10, valid bytes 535 of 575
+	// cut: torn-tail at position 535 (40 bytes), damage true
+}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-
-	"github.com/kseg/kseg/decode"
 )
 
 // ResumeAppender opens an Appender on a partition directory that already
@@ -53,7 +51,7 @@ func ResumeAppender(dir string, opts AppenderOptions) (*Appender, error) {
 		opts.SegmentMs = DefaultSegmentMs
 	}
 	opts.StartOffset = segs[0].BaseOffset
-	a := &Appender{dir: dir, opts: opts, next: opts.StartOffset}
+	a := &Appender{dir: dir, opts: opts, roll: opts.rollConfig(), next: opts.StartOffset}
 	for _, s := range segs {
 		a.segments = append(a.segments, s.BaseOffset)
 	}
@@ -90,25 +88,17 @@ func (a *Appender) scanResume(s SegmentFiles, active, rebuildEpochs bool) error 
 	if err != nil {
 		return err
 	}
-	seg := &activeSegment{base: s.BaseOffset, lastIndexOffset: -1,
-		lastTime: TimeIndexEntry{Timestamp: decode.NoTimestamp, Offset: s.BaseOffset},
-		maxTs:    decode.NoTimestamp, maxTsOffset: s.BaseOffset, firstBatchTs: -1}
+	seg := &activeSegment{IndexBuilder: NewIndexBuilder(s.BaseOffset, a.opts.IndexIntervalBytes)}
 	sc := lf.Scanner(ScanOptions{})
 	for sc.Next() {
 		b := sc.Batch()
-		if seg.size == 0 {
-			seg.firstBatchTs = b.MaxTimestamp
-		}
-		if b.MaxTimestamp > seg.maxTs {
-			seg.maxTs, seg.maxTsOffset = b.MaxTimestamp, b.LastOffset()
-		}
-		seg.size += b.Size()
+		seg.Track(b.Size(), b.LastOffset(), b.MaxTimestamp)
 		a.next = max(a.next, b.NextOffset())
 		a.appended = true
 		if rebuildEpochs {
 			if b.Magic >= 2 {
 				a.sawV2 = true
-				a.assignEpoch(b.PartitionLeaderEpoch, b.BaseOffset)
+				a.epochs = AssignLeaderEpoch(a.epochs, b.PartitionLeaderEpoch, b.BaseOffset)
 			} else {
 				a.epochs = nil
 			}
@@ -126,42 +116,33 @@ func (a *Appender) scanResume(s SegmentFiles, active, rebuildEpochs bool) error 
 		return nil
 	}
 	a.next = max(a.next, s.BaseOffset)
+	// The kept entries are checked as OffsetIndex.append and
+	// TimeIndex.maybeAppend check what is appended: the Appender goes on
+	// appending after them.
 	if s.Index != "" {
 		x, err := ReadOffsetIndex(s.Index, s.BaseOffset)
 		if err != nil {
 			return err
 		}
-		lastPos := int64(0)
-		for _, e := range x.Entries {
-			if err := seg.appendIndex(e.Offset, int64(e.Position)); err != nil {
-				return fmt.Errorf("%s: %w", s.Index, err)
-			}
-			lastPos = int64(e.Position)
+		if err := seg.keepChecked(x.Entries, nil); err != nil {
+			return fmt.Errorf("%s: %w", s.Index, err)
 		}
-		seg.bytesSinceLastIndexEntry = seg.size - lastPos
 	} else {
 		idx, _, err := RebuildIndexes(s.Log, s.BaseOffset, a.opts.IndexIntervalBytes)
 		if err != nil {
 			return err
 		}
-		lastPos := int64(0)
-		for _, e := range ParseOffsetIndex(idx, s.BaseOffset).Entries {
-			if err := seg.appendIndex(e.Offset, int64(e.Position)); err != nil {
-				return err
-			}
-			lastPos = int64(e.Position)
+		if err := seg.keepChecked(ParseOffsetIndex(idx, s.BaseOffset).Entries, nil); err != nil {
+			return err
 		}
-		seg.bytesSinceLastIndexEntry = seg.size - lastPos
 	}
 	if s.TimeIndex != "" {
 		x, err := ReadTimeIndex(s.TimeIndex, s.BaseOffset)
 		if err != nil {
 			return err
 		}
-		for _, e := range x.Entries {
-			if err := seg.maybeAppendTime(e.Timestamp, e.Offset); err != nil {
-				return fmt.Errorf("%s: %w", s.TimeIndex, err)
-			}
+		if err := seg.keepChecked(seg.Index(), x.Entries); err != nil {
+			return fmt.Errorf("%s: %w", s.TimeIndex, err)
 		}
 	}
 	if s.TxnIndex != "" {
@@ -179,11 +160,11 @@ func (a *Appender) scanResume(s SegmentFiles, active, rebuildEpochs bool) error 
 		return err
 	}
 	// A preallocated (zero-filled) tail is cut, as LogSegment.recover does.
-	if err := f.Truncate(seg.size); err != nil {
+	if err := f.Truncate(seg.Size()); err != nil {
 		f.Close()
 		return err
 	}
-	if _, err := f.Seek(seg.size, 0); err != nil {
+	if _, err := f.Seek(seg.Size(), 0); err != nil {
 		f.Close()
 		return err
 	}

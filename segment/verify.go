@@ -242,3 +242,204 @@ func TimeIndexOffsetOK(dec *decode.Decoder, b *decode.Batch, off int64) bool {
 	})
 	return err == nil && first == off
 }
+
+// VerifySegmentIndexes reads segment s's .index and .timeindex back the
+// way a write command's read-back check must: the broker's load-time
+// checks (OffsetIndex/TimeIndex.sanityCheck) and dump --verify-index's
+// (VerifyIndexes), every problem as one line. An index or log that cannot
+// be read is an error.
+func VerifySegmentIndexes(s SegmentFiles) ([]string, error) {
+	lf, err := OpenLog(s.Log)
+	if err != nil {
+		return nil, err
+	}
+	defer lf.Close()
+	var out []string
+	var idx *OffsetIndex
+	var tidx *TimeIndex
+	if s.Index != "" {
+		x, err := ReadOffsetIndex(s.Index, s.BaseOffset)
+		if err != nil {
+			return nil, err
+		}
+		if err := SanityCheckOffsetIndex(&x); err != nil {
+			out = append(out, err.Error())
+		}
+		idx = &x
+	}
+	if s.TimeIndex != "" {
+		x, err := ReadTimeIndex(s.TimeIndex, s.BaseOffset)
+		if err != nil {
+			return nil, err
+		}
+		if err := SanityCheckTimeIndex(&x); err != nil {
+			out = append(out, err.Error())
+		}
+		tidx = &x
+	}
+	probs, err := VerifyIndexes(lf, idx, tidx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range probs {
+		out = append(out, p.String())
+	}
+	return out, nil
+}
+
+// IndexDefect classifies what keeps broker recovery from keeping an index
+// file as it is.
+type IndexDefect int
+
+const (
+	// IndexOK: the file verifies against the kept batches.
+	IndexOK IndexDefect = iota
+	// IndexMissing: there is no file (LogLoader recovers a segment whose
+	// .index is missing, and rebuilds its .timeindex).
+	IndexMissing
+	// IndexLength: the file is not a whole number of entries.
+	IndexLength
+	// IndexSanity: the file fails the broker's sanity check
+	// (OffsetIndex/TimeIndex.sanityCheck).
+	IndexSanity
+	// IndexZeroTail: zero-filled slots follow the entries: a preallocated
+	// index an unclean shutdown left untrimmed.
+	IndexZeroTail
+	// IndexMismatch: an entry does not follow the one before it, does not
+	// match the batch it names, or lies past the valid log.
+	IndexMismatch
+)
+
+// IndexVerdict is IndexCheck's judgement of one index file.
+type IndexVerdict struct {
+	// Problem is the first problem found, "" when the file verifies.
+	Problem string
+	Defect  IndexDefect
+	// Past: the only problem is entries past the end of the valid log of
+	// a log that is cut (they point into what the cut removes): a
+	// consequence of the cut, not damage.
+	Past bool
+}
+
+// IndexCheck judges whether broker recovery would keep a segment's
+// existing .index and .timeindex: it checks them against the batches
+// recovery keeps (Recover's OnBatch), in that scan's single pass
+// (kafka-dump-log's checks, plus order), and notes what else recovery
+// would not leave as it is: a missing file, a partial entry, a failed
+// sanity check (LogSegment.sanityCheck, OffsetIndex/TimeIndex.sanityCheck),
+// a preallocated zero tail. It keeps the first problem of each file: one
+// is enough to rebuild it.
+type IndexCheck struct {
+	idx  *OffsetIndex
+	tidx *TimeIndex
+	ip   int
+	tp   int
+	// the first problem found with each file
+	index, time IndexVerdict
+	dec         decode.Decoder
+}
+
+// NewIndexCheck reads the indexes of segment s (an I/O error is an error).
+func NewIndexCheck(s SegmentFiles) (*IndexCheck, error) {
+	c := &IndexCheck{}
+	if s.Index == "" {
+		c.index = IndexVerdict{Problem: "missing", Defect: IndexMissing}
+	} else {
+		x, err := ReadOffsetIndex(s.Index, s.BaseOffset)
+		if err != nil {
+			return nil, err
+		}
+		c.idx = &x
+		switch {
+		case x.TrailingBytes() != 0:
+			c.index = IndexVerdict{Problem: fmt.Sprintf("%d bytes is not a whole number of 8-byte entries", x.Length), Defect: IndexLength}
+		case SanityCheckOffsetIndex(&x) != nil:
+			c.index = IndexVerdict{Problem: "fails the broker's sanity check: " + SanityCheckOffsetIndex(&x).Error(), Defect: IndexSanity}
+		case x.TailSlots() > 0:
+			c.index = IndexVerdict{Problem: fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", x.TailSlots(), len(x.Entries)), Defect: IndexZeroTail}
+		}
+		for i := 1; c.index.Problem == "" && i < len(x.Entries); i++ {
+			if e, p := x.Entries[i], x.Entries[i-1]; e.Offset <= p.Offset || e.Position <= p.Position {
+				c.index = IndexVerdict{Problem: fmt.Sprintf("entry %d (offset %d, position %d) does not follow entry %d (offset %d, position %d)", i, e.Offset, e.Position, i-1, p.Offset, p.Position), Defect: IndexMismatch}
+			}
+		}
+	}
+	if s.TimeIndex == "" {
+		c.time = IndexVerdict{Problem: "missing", Defect: IndexMissing}
+	} else {
+		x, err := ReadTimeIndex(s.TimeIndex, s.BaseOffset)
+		if err != nil {
+			return nil, err
+		}
+		c.tidx = &x
+		switch {
+		// The sanity check before the zero tail: a preallocated time index
+		// fails it (its last timestamp is 0), as dump --index-sanity-check
+		// says.
+		case x.TrailingBytes() != 0:
+			c.time = IndexVerdict{Problem: fmt.Sprintf("%d bytes is not a whole number of 12-byte entries", x.Length), Defect: IndexLength}
+		case SanityCheckTimeIndex(&x) != nil:
+			c.time = IndexVerdict{Problem: "fails the broker's sanity check: " + SanityCheckTimeIndex(&x).Error(), Defect: IndexSanity}
+		case x.TailSlots() > 0:
+			c.time = IndexVerdict{Problem: fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", x.TailSlots(), len(x.Entries)), Defect: IndexZeroTail}
+		}
+		for i := 1; c.time.Problem == "" && i < len(x.Entries); i++ {
+			if e, p := x.Entries[i], x.Entries[i-1]; e.Offset < p.Offset || e.Timestamp <= p.Timestamp {
+				c.time = IndexVerdict{Problem: fmt.Sprintf("entry %d (timestamp %d, offset %d) does not follow entry %d (timestamp %d, offset %d)", i, e.Timestamp, e.Offset, i-1, p.Timestamp, p.Offset), Defect: IndexMismatch}
+			}
+		}
+	}
+	return c, nil
+}
+
+// Batch checks the entries that point at the kept batch b at pos, the
+// batch after those checked before. Entries are in order (or already
+// condemned). A time-index entry may name any offset Kafka's writers put
+// there (TimeIndexOffsetOK), not only the batch's last offset: such an
+// index verifies and is kept.
+func (c *IndexCheck) Batch(pos int64, b *decode.Batch) {
+	last, ts := b.LastOffset(), b.MaxTimestamp
+	if c.idx != nil && c.index.Problem == "" {
+		for c.ip < len(c.idx.Entries) && int64(c.idx.Entries[c.ip].Position) <= pos {
+			e := c.idx.Entries[c.ip]
+			switch {
+			case int64(e.Position) < pos:
+				c.index = IndexVerdict{Problem: fmt.Sprintf("entry %d points at position %d, where no batch starts", c.ip, e.Position), Defect: IndexMismatch}
+			case e.Offset != last:
+				c.index = IndexVerdict{Problem: fmt.Sprintf("entry %d gives offset %d for the batch at position %d, which ends at %d", c.ip, e.Offset, pos, last), Defect: IndexMismatch}
+			}
+			c.ip++
+		}
+	}
+	if c.tidx != nil && c.time.Problem == "" {
+		for c.tp < len(c.tidx.Entries) && c.tidx.Entries[c.tp].Offset <= last {
+			e := c.tidx.Entries[c.tp]
+			switch {
+			case e.Offset != last && !TimeIndexOffsetOK(&c.dec, b, e.Offset):
+				c.time = IndexVerdict{Problem: fmt.Sprintf("entry %d's offset %d is neither its batch's last offset nor the first offset carrying its max timestamp", c.tp, e.Offset), Defect: IndexMismatch}
+			case e.Timestamp != ts:
+				c.time = IndexVerdict{Problem: fmt.Sprintf("entry %d gives timestamp %d for offset %d, whose batch has maxTimestamp %d", c.tp, e.Timestamp, e.Offset, ts), Defect: IndexMismatch}
+			}
+			c.tp++
+		}
+	}
+}
+
+// Verdict is the judgement of each file once the kept batches are
+// checked, validBytes being the end of the valid log: entries left over
+// lie past it. With cut (the log is cut there) such entries are only
+// Past; past the end of a log nothing cuts they are as wrong as any other
+// entry, and dump --verify-index calls them index-mismatch /
+// timeindex-mismatch errors: one meaning, one verdict.
+func (c *IndexCheck) Verdict(validBytes int64, cut bool) (index, timeIndex IndexVerdict) {
+	if c.idx != nil && c.index.Problem == "" && c.ip < len(c.idx.Entries) {
+		e := c.idx.Entries[c.ip]
+		c.index = IndexVerdict{Problem: fmt.Sprintf("entry %d (offset %d) points at position %d, at or past the end of the valid log (%d)", c.ip, e.Offset, e.Position, validBytes),
+			Defect: IndexMismatch, Past: cut}
+	}
+	if c.tidx != nil && c.time.Problem == "" && c.tp < len(c.tidx.Entries) {
+		e := c.tidx.Entries[c.tp]
+		c.time = IndexVerdict{Problem: fmt.Sprintf("entry %d's offset %d lies past the last valid batch", c.tp, e.Offset), Defect: IndexMismatch, Past: cut}
+	}
+	return c.index, c.time
+}

@@ -73,6 +73,7 @@ type Appender struct {
 	dir  string
 	opts AppenderOptions
 
+	roll     RollConfig
 	seg      *activeSegment
 	segments []int64
 	next     int64 // log end offset: one past the last offset appended
@@ -83,27 +84,12 @@ type Appender struct {
 	closed bool
 }
 
-// activeSegment is the segment being appended to, with LogSegment's
-// in-memory index state.
+// activeSegment is the segment being appended to: its open .log, and
+// LogSegment's in-memory state of it (IndexBuilder).
 type activeSegment struct {
-	base int64
-	f    *os.File
-	w    *bufio.Writer
-	size int64
-	// rollingBasedTimestamp: the maxTimestamp of the segment's first batch.
-	firstBatchTs int64
-
-	bytesSinceLastIndexEntry int64
-	index                    []byte
-	indexEntries             int
-	lastIndexOffset          int64
-	timeIndex                []byte
-	timeEntries              int
-	lastTime                 TimeIndexEntry // TimeIndex#lastEntry: (-1, base) when empty
-	// maxTimestampAndOffsetSoFar: TimestampOffset.UNKNOWN is (-1, -1);
-	// LogSegment then reads the time index's last entry, (-1, base).
-	maxTs       int64
-	maxTsOffset int64
+	*IndexBuilder
+	f *os.File
+	w *bufio.Writer
 
 	txn           []byte
 	lastTxnOffset int64
@@ -152,11 +138,16 @@ func OpenAppender(dir string, opts AppenderOptions) (*Appender, error) {
 			return nil, fmt.Errorf("%s: %w", dir, ErrSegmentsExist)
 		}
 	}
-	a := &Appender{dir: dir, opts: opts, next: opts.StartOffset}
+	a := &Appender{dir: dir, opts: opts, roll: opts.rollConfig(), next: opts.StartOffset}
 	if err := a.openSegment(opts.StartOffset); err != nil {
 		return nil, err
 	}
 	return a, nil
+}
+
+// rollConfig is what the Appender's rolls read (LogSegment.shouldRoll).
+func (o AppenderOptions) rollConfig() RollConfig {
+	return RollConfig{SegmentBytes: o.SegmentBytes, SegmentMs: o.SegmentMs, MaxIndexSize: o.MaxIndexSize}
 }
 
 // Dir is the partition directory.
@@ -167,10 +158,10 @@ func (a *Appender) Dir() string { return a.dir }
 func (a *Appender) LogEndOffset() int64 { return a.next }
 
 // ActiveBaseOffset is the base offset of the segment being appended to.
-func (a *Appender) ActiveBaseOffset() int64 { return a.seg.base }
+func (a *Appender) ActiveBaseOffset() int64 { return a.seg.Base() }
 
 // ActiveSize is the size of the active segment's .log in bytes.
-func (a *Appender) ActiveSize() int64 { return a.seg.size }
+func (a *Appender) ActiveSize() int64 { return a.seg.Size() }
 
 // Segments lists the base offsets of every segment written so far,
 // the active one last.
@@ -186,12 +177,7 @@ func (a *Appender) openSegment(base int64) error {
 	if err != nil {
 		return err
 	}
-	a.seg = &activeSegment{
-		base: base, f: f, w: bufio.NewWriterSize(f, 1<<20),
-		lastIndexOffset: -1,
-		lastTime:        TimeIndexEntry{Timestamp: decode.NoTimestamp, Offset: base},
-		maxTs:           decode.NoTimestamp, maxTsOffset: base,
-	}
+	a.seg = &activeSegment{IndexBuilder: NewIndexBuilder(base, a.opts.IndexIntervalBytes), f: f, w: bufio.NewWriterSize(f, 1<<20)}
 	a.segments = append(a.segments, base)
 	return nil
 }
@@ -231,11 +217,11 @@ func (a *Appender) Append(batch []byte) error {
 		// RecordBatchTooLargeException: a batch must fit in a segment.
 		return fmt.Errorf("append: entry of %d bytes is larger than the segment size %d", size, a.opts.SegmentBytes)
 	}
-	if a.shouldRoll(size, last, b.MaxTimestamp) {
-		if err := a.roll(max(first, a.next)); err != nil {
+	if a.roll.ShouldRoll(a.seg.IndexBuilder, size, last, b.MaxTimestamp) {
+		if err := a.rollTo(max(first, a.next)); err != nil {
 			return err
 		}
-		if last-a.seg.base > math.MaxInt32 {
+		if last-a.seg.Base() > math.MaxInt32 {
 			return fmt.Errorf("append: offsets %d..%d do not fit in one segment", first, last)
 		}
 	}
@@ -243,31 +229,14 @@ func (a *Appender) Append(batch []byte) error {
 	if _, err := s.w.Write(batch); err != nil {
 		return err
 	}
-	// LogSegment.append, one batch at a time (KAFKA-806): track the max
-	// timestamp, then index this batch if enough bytes went by since the
-	// last entry. The first batch of a segment is never indexed.
-	if b.MaxTimestamp > s.maxTs {
-		s.maxTs, s.maxTsOffset = b.MaxTimestamp, last
+	if err := s.Append(size, last, b.MaxTimestamp); err != nil {
+		return err
 	}
-	if s.bytesSinceLastIndexEntry > int64(a.opts.IndexIntervalBytes) {
-		if err := s.appendIndex(last, s.size); err != nil {
-			return err
-		}
-		if err := s.maybeAppendTime(s.maxTs, s.maxTsOffset); err != nil {
-			return err
-		}
-		s.bytesSinceLastIndexEntry = 0
-	}
-	if s.size == 0 {
-		s.firstBatchTs = b.MaxTimestamp
-	}
-	s.size += size
-	s.bytesSinceLastIndexEntry += size
 	a.next = last + 1
 	a.appended = true
 	if b.Magic >= 2 {
 		a.sawV2 = true
-		a.assignEpoch(b.PartitionLeaderEpoch, b.BaseOffset)
+		a.epochs = AssignLeaderEpoch(a.epochs, b.PartitionLeaderEpoch, b.BaseOffset)
 	} else {
 		// UnifiedLog.append: a message-format regression clears the cache.
 		a.epochs = nil
@@ -275,25 +244,11 @@ func (a *Appender) Append(batch []byte) error {
 	return nil
 }
 
-// shouldRoll is LogSegment.shouldRoll, with the time rule measured on
-// record timestamps only.
-func (a *Appender) shouldRoll(size, last, maxTs int64) bool {
-	s := a.seg
-	if s.size == 0 {
-		return last-s.base > math.MaxInt32
-	}
-	reachedRollMs := a.opts.SegmentMs > 0 && s.firstBatchTs >= 0 && maxTs-s.firstBatchTs > a.opts.SegmentMs
-	return s.size > a.opts.SegmentBytes-size || reachedRollMs ||
-		s.indexEntries >= a.opts.MaxIndexSize/OffsetIndexEntrySize ||
-		s.timeEntries >= a.opts.MaxIndexSize/TimeIndexEntrySize-1 ||
-		last-s.base > math.MaxInt32
-}
-
-// roll completes the active segment and opens one at newBase. An empty
+// rollTo completes the active segment and opens one at newBase. An empty
 // active segment is replaced rather than kept (UnifiedLog.roll deletes an
 // empty segment it would otherwise leave behind).
-func (a *Appender) roll(newBase int64) error {
-	if a.seg.size == 0 {
+func (a *Appender) rollTo(newBase int64) error {
+	if a.seg.Size() == 0 {
 		s := a.seg
 		if err := s.f.Close(); err != nil {
 			return err
@@ -319,7 +274,7 @@ func (a *Appender) roll(newBase int64) error {
 // time-index entry, then every file flushed and written at its exact size.
 func (a *Appender) finishSegment() error {
 	s := a.seg
-	if err := s.maybeAppendTime(s.maxTs, s.maxTsOffset); err != nil {
+	if err := s.Finish(); err != nil {
 		return err
 	}
 	if err := s.w.Flush(); err != nil {
@@ -332,12 +287,16 @@ func (a *Appender) finishSegment() error {
 		return err
 	}
 	write := func(suffix string, b []byte) error {
-		return WriteFileAtomic(filepath.Join(a.dir, SegmentFileName(s.base, suffix)), b, 0o644)
+		return WriteFileAtomic(filepath.Join(a.dir, SegmentFileName(s.Base(), suffix)), b, 0o644)
 	}
-	if err := write(IndexSuffix, s.index); err != nil {
+	index, timeIndex, err := s.Encode()
+	if err != nil {
 		return err
 	}
-	if err := write(TimeIndexSuffix, s.timeIndex); err != nil {
+	if err := write(IndexSuffix, index); err != nil {
+		return err
+	}
+	if err := write(TimeIndexSuffix, timeIndex); err != nil {
 		return err
 	}
 	if s.hasTxn {
@@ -347,69 +306,6 @@ func (a *Appender) finishSegment() error {
 		}
 	}
 	return nil
-}
-
-func (s *activeSegment) appendIndex(offset, position int64) error {
-	// OffsetIndex#append: strictly increasing offsets.
-	if s.indexEntries > 0 && offset <= s.lastIndexOffset {
-		return fmt.Errorf("index: offset %d is not above the last indexed offset %d", offset, s.lastIndexOffset)
-	}
-	if position > math.MaxInt32 {
-		return fmt.Errorf("index: position %d does not fit in an int32", position)
-	}
-	b, err := AppendOffsetIndexEntry(s.index, s.base, IndexEntry{Offset: offset, Position: int32(position)})
-	if err != nil {
-		return err
-	}
-	s.index, s.lastIndexOffset = b, offset
-	s.indexEntries++
-	return nil
-}
-
-// maybeAppendTime is TimeIndex#maybeAppend: only a timestamp above the
-// last entry's is written (so magic-0 data, without timestamps, leaves the
-// time index empty).
-func (s *activeSegment) maybeAppendTime(ts, offset int64) error {
-	if s.timeEntries > 0 && offset < s.lastTime.Offset {
-		return fmt.Errorf("time index: offset %d is below the last entry's %d", offset, s.lastTime.Offset)
-	}
-	if s.timeEntries > 0 && ts < s.lastTime.Timestamp {
-		return fmt.Errorf("time index: timestamp %d is below the last entry's %d", ts, s.lastTime.Timestamp)
-	}
-	if ts <= s.lastTime.Timestamp {
-		return nil
-	}
-	e := TimeIndexEntry{Timestamp: ts, Offset: offset}
-	b, err := AppendTimeIndexEntry(s.timeIndex, s.base, e)
-	if err != nil {
-		return err
-	}
-	s.timeIndex, s.lastTime = b, e
-	s.timeEntries++
-	return nil
-}
-
-// assignEpoch is LeaderEpochFileCache.assign: an epoch below 0 is ignored;
-// a new entry is added when the epoch differs from the latest one (or
-// starts earlier), after removing the entries it supersedes (those with
-// an epoch or start offset at least as large).
-func (a *Appender) assignEpoch(epoch int32, startOffset int64) {
-	if epoch < 0 {
-		return
-	}
-	if n := len(a.epochs); n > 0 {
-		latest := a.epochs[n-1]
-		if latest.Epoch == epoch && latest.StartOffset <= startOffset {
-			return
-		}
-	}
-	kept := a.epochs[:0]
-	for _, e := range a.epochs {
-		if e.Epoch < epoch && e.StartOffset < startOffset {
-			kept = append(kept, e)
-		}
-	}
-	a.epochs = append(kept, EpochEntry{Epoch: epoch, StartOffset: startOffset})
 }
 
 // AppendAbortedTxn appends an entry to the active segment's .txnindex
@@ -424,8 +320,8 @@ func (a *Appender) AppendAbortedTxn(t AbortedTxn) error {
 	if s.hasTxn && t.LastOffset <= s.lastTxnOffset {
 		return fmt.Errorf("txnindex: last offset %d is not above the previous entry's %d", t.LastOffset, s.lastTxnOffset)
 	}
-	if t.LastOffset < s.base || t.LastOffset >= a.next {
-		return fmt.Errorf("txnindex: last offset %d is outside the active segment [%d, %d)", t.LastOffset, s.base, a.next)
+	if t.LastOffset < s.Base() || t.LastOffset >= a.next {
+		return fmt.Errorf("txnindex: last offset %d is outside the active segment [%d, %d)", t.LastOffset, s.Base(), a.next)
 	}
 	s.txn = AppendAbortedTxn(s.txn, t)
 	s.lastTxnOffset, s.hasTxn = t.LastOffset, true
@@ -458,35 +354,23 @@ func (a *Appender) Close() error {
 	return syncDir(a.dir)
 }
 
-// RecoveredSegment is what LogSegment.recover rebuilds for one segment.
+// RecoveredSegment is what LogSegment.recover rebuilds for one segment:
+// where it cuts it (Recover), and the indexes of the batches it keeps.
 type RecoveredSegment struct {
+	Recovery
 	Index     []byte // the .index, trimmed
 	TimeIndex []byte // the .timeindex, trimmed, with the final entry
-	// ValidBytes is where recovery truncates the log: the end of the last
-	// batch that frames, passes its CRC and fits the relative offsets.
-	ValidBytes int64
-	Size       int64
-	// Tail is the scanner's account of the bytes after the last framed
-	// batch; when a batch fails its CRC, ValidBytes stops before it and
-	// Tail still describes the end of framing.
-	Tail Tail
-	// Stop describes why recovery stopped before the end, nil when every
-	// byte was valid.
+	// Stop describes why recovery stopped before the end (the cut's
+	// damage), nil when every byte was valid or only zero bytes follow.
 	Stop error
 }
 
 // RebuildIndexes returns the .index and .timeindex LogSegment.recover
 // builds for the .log at logPath with the given index.interval.bytes
-// (used as is: 0 indexes every batch but the first): for each batch, in
-// order, the max timestamp so far is updated, and when more than
-// indexIntervalBytes have gone by since the last entry (checked before
-// the batch is counted) an entry (batch lastOffset, batch position) is
-// added with a time-index entry (max timestamp so far, the offset of the
-// batch holding it) if its timestamp is larger than the last one; at the
-// end the time index gets its final (max timestamp, offset) entry. Like
-// recover it stops at the first batch that fails to frame or fails its
-// CRC. For batches appended one at a time this is exactly what
-// LogSegment.append wrote (formats.md §7.1).
+// (used as is: 0 indexes every batch but the first), with IndexBuilder's
+// rules over the batches recovery keeps (Recover). For batches appended
+// one at a time this is exactly what LogSegment.append wrote
+// (formats.md §7.1).
 func RebuildIndexes(logPath string, baseOffset int64, indexIntervalBytes int) (index, timeindex []byte, err error) {
 	r, err := RecoverIndexes(logPath, baseOffset, indexIntervalBytes)
 	return r.Index, r.TimeIndex, err
@@ -498,65 +382,25 @@ func RecoverIndexes(logPath string, baseOffset int64, indexIntervalBytes int) (R
 	if indexIntervalBytes < 0 {
 		return r, fmt.Errorf("index interval bytes %d is negative", indexIntervalBytes)
 	}
-	lf, err := OpenLog(logPath)
+	ib := NewIndexBuilder(baseOffset, indexIntervalBytes)
+	var ierr error
+	rec, err := Recover(logPath, baseOffset, RecoverOptions{OnBatch: func(_ int64, b *decode.Batch) bool {
+		ierr = ib.Append(b.Size(), b.LastOffset(), b.MaxTimestamp)
+		return ierr == nil
+	}})
 	if err != nil {
 		return r, err
 	}
-	defer lf.Close()
-	r.Size = lf.Size
-	s := &activeSegment{
-		base: baseOffset, lastIndexOffset: -1,
-		lastTime: TimeIndexEntry{Timestamp: decode.NoTimestamp, Offset: baseOffset},
-		maxTs:    decode.NoTimestamp, maxTsOffset: baseOffset,
+	if ierr != nil {
+		return r, fmt.Errorf("%s: %w", logPath, ierr)
 	}
-	var validBytes, lastIndexEntry int64
-	sc := lf.Scanner(ScanOptions{})
-	for sc.Next() {
-		b := sc.Batch()
-		if !b.CRCValid() {
-			// batch.ensureValid() → CorruptRecordException: truncate here.
-			r.Stop = &decode.CorruptError{Path: logPath, Pos: sc.Pos() + 17, BaseOffset: b.BaseOffset, Field: "crc",
-				Err: fmt.Errorf("%w: stored %d, computed %d", decode.ErrCRCMismatch, b.CRC, b.ComputeCRC())}
-			break
-		}
-		last := b.LastOffset()
-		if last < baseOffset || last-baseOffset > math.MaxInt32 {
-			// ensureOffsetInRange: LogSegmentOffsetOverflowException is not
-			// caught by recover; it fails the load.
-			return r, fmt.Errorf("%s: batch at position %d: offset %d does not fit the segment's base offset %d: %w",
-				logPath, sc.Pos(), last, baseOffset, ErrOffsetOverflow)
-		}
-		if b.MaxTimestamp > s.maxTs {
-			s.maxTs, s.maxTsOffset = b.MaxTimestamp, last
-		}
-		if validBytes-lastIndexEntry > int64(indexIntervalBytes) {
-			if err := s.appendIndex(last, validBytes); err != nil {
-				return r, err
-			}
-			if err := s.maybeAppendTime(s.maxTs, s.maxTsOffset); err != nil {
-				return r, err
-			}
-			lastIndexEntry = validBytes
-		}
-		validBytes += b.Size()
+	r.Recovery = *rec
+	if c := rec.Cut; c != nil && c.Err != nil {
+		r.Stop = c.Err
 	}
-	if err := sc.Err(); err != nil {
+	if err := ib.Finish(); err != nil {
 		return r, err
 	}
-	if err := s.maybeAppendTime(s.maxTs, s.maxTsOffset); err != nil {
-		return r, err
-	}
-	r.Tail = sc.Tail()
-	if r.Stop == nil && r.Tail.Err != nil {
-		r.Stop = r.Tail.Err
-	}
-	r.ValidBytes = validBytes
-	r.Index, r.TimeIndex = s.index, s.timeIndex
-	if r.Index == nil {
-		r.Index = []byte{}
-	}
-	if r.TimeIndex == nil {
-		r.TimeIndex = []byte{}
-	}
-	return r, nil
+	r.Index, r.TimeIndex, err = ib.Encode()
+	return r, err
 }

@@ -180,8 +180,7 @@ func (d *Decoded) coordinator(key, value []byte) error {
 	}
 	d.ValueVersion = int16(binary.BigEndian.Uint16(value))
 	if d.ValueVersion < 0 {
-		return corrupt("value", 0, decode.ErrCorrupt,
-			fmt.Sprintf(coordinatorReadError(d.ValueVersion, "value"), fmt.Sprintf("Can't read version %d of %s", d.ValueVersion, d.ValueMessage.Name)),
+		return corrupt("value", 0, decode.ErrCorrupt, UnknownRecordVersion(d.ValueVersion, d.RecordType),
 			"negative value version %d", d.ValueVersion)
 	}
 	d.NewerVersion = d.ValueVersion > d.ValueMessage.Valid.Hi
@@ -309,6 +308,14 @@ func (d *Decoded) Encode() (key, value []byte, err error) {
 		return nil, nil, err
 	}
 	return key, append(value, vb...), nil
+}
+
+// UnknownRecordVersion is the message of Kafka's
+// Deserializer.UnknownRecordVersionException, which CoordinatorRecordSerde
+// (Kafka 4.2+) throws for a value version outside the value schema's
+// validVersions instead of reading it.
+func UnknownRecordVersion(version, recordType int16) string {
+	return fmt.Sprintf("Found an unknown record version %d for %d type", version, recordType)
 }
 
 // TransactionStateName is the name Kafka gives a TransactionLogValue

@@ -180,6 +180,10 @@ func TestKmsgGeneratedTxnAndOffsets(t *testing.T) {
 	}
 	for ver := int16(0); ver <= 3; ver++ {
 		k := kmsg.NewOffsetCommitKey()
+		// Record type 1: what every Kafka since 0.10 writes. Type 0
+		// (0.8/0.9) is LegacyOffsetCommitKey in Kafka 4.x, whose value
+		// has version 0 only.
+		k.Version = 1
 		k.Group, k.Topic, k.Partition = "g", "orders", 3
 		v := kmsg.NewOffsetCommitValue()
 		v.Version, v.Offset, v.LeaderEpoch, v.Metadata, v.CommitTimestamp, v.ExpireTimestamp = ver, 42, 5, "m", 1700000000000, 1800000000000

@@ -114,7 +114,7 @@ func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, erro
 		v.Coordinators = append(v.Coordinators, inv.Partitions[tp][0].Dir)
 	}
 	parallel(len(tps), o.Jobs, func(i int) {
-		r := &groupsReplay{dec: dec, dir: v.Coordinators[i], groups: map[string]*groupAcc{}, pending: map[int64][]pendingCommit{}, skipped: map[string]int{}}
+		r := newGroupsReplay(dec, v.Coordinators[i])
 		pd, err := segment.OpenPartitionDir(r.dir)
 		if err != nil {
 			res[i].err = err
@@ -207,7 +207,10 @@ func memberAssigned(g Group, topics []string) bool {
 
 // groupsReplay replays one __consumer_offsets partition, keeping only the
 // latest value per key (what the log cleaner keeps), as
-// GroupMetadataManager.loadGroupsAndOffsets does.
+// GroupMetadataManager.loadGroupsAndOffsets does. A group whose state is
+// all tombstoned is forgotten at once (forget), so memory follows the live
+// keys, not every group name the log ever held: a __consumer_offsets of
+// short-lived groups (console consumers, test runs) holds millions.
 type groupsReplay struct {
 	dec      Decoder
 	dir      string
@@ -244,6 +247,19 @@ func (a *groupAcc) deleted() bool {
 	return a.classic == nil && !a.consumer && len(a.offsets) == 0 && len(a.members) == 0
 }
 
+func newGroupsReplay(dec Decoder, dir string) *groupsReplay {
+	return &groupsReplay{dec: dec, dir: dir, groups: map[string]*groupAcc{}, pending: map[int64][]pendingCommit{}, skipped: map[string]int{}}
+}
+
+// forget drops a group nothing is left of, after a tombstone: the
+// coordinator would not load it, and keeping its entry would make memory
+// grow with every group name ever seen.
+func (r *groupsReplay) forget(name string) {
+	if a := r.groups[name]; a != nil && a.deleted() {
+		delete(r.groups, name)
+	}
+}
+
 func (r *groupsReplay) acc(name string) *groupAcc {
 	a := r.groups[name]
 	if a == nil {
@@ -256,7 +272,7 @@ func (r *groupsReplay) acc(name string) *groupAcc {
 func (r *groupsReplay) apply(rec *record) error {
 	gr, err := r.dec.ConsumerOffsets(rec.Key, rec.Value)
 	if err != nil {
-		r.findings = append(r.findings, Finding{Kind: KindCorruptRecord, Severity: psm.SeverityError, Subject: ConsumerOffsetsTopic, Partition: r.dir, Offset: rec.Offset,
+		r.findings = append(r.findings, Finding{Kind: KindCorruptRecords, Severity: psm.SeverityError, Subject: ConsumerOffsetsTopic, Partition: r.dir, Offset: rec.Offset,
 			Message: fmt.Sprintf("record at offset %d does not decode: %v", rec.Offset, err)})
 		return nil
 	}
@@ -285,6 +301,9 @@ func (r *groupsReplay) apply(rec *record) error {
 		return nil
 	}
 	a := r.acc(gr.Group)
+	if gr.Tombstone {
+		defer r.forget(gr.Group)
+	}
 	switch gr.Kind {
 	case GroupRecordGroupMetadata:
 		if gr.Tombstone {
@@ -321,6 +340,10 @@ func (r *groupsReplay) apply(rec *record) error {
 			m.meta = gr.Member
 		} else if gr.Tombstone {
 			m.current = nil
+			if m.meta == nil {
+				// Both of the member's records are gone.
+				delete(a.members, gr.MemberID)
+			}
 		} else {
 			m.current = gr.Current
 		}
@@ -332,6 +355,7 @@ func (r *groupsReplay) commit(group string, tp TopicPartition, c *CommittedOffse
 	a := r.acc(group)
 	if c == nil {
 		delete(a.offsets, tp)
+		r.forget(group)
 		return
 	}
 	a.offsets[tp] = *c

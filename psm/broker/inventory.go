@@ -52,14 +52,16 @@ type Replica struct {
 type Inventory struct {
 	LogDirs    []LogDirInfo
 	Partitions map[TopicPartition][]Replica
-	// Warnings are directories or files that could not be read; the views
-	// go on without them.
+	// Warnings are files whose content could not be parsed
+	// (meta.properties, partition.metadata); the views go on without what
+	// they would have said. A directory that cannot be read is an error of
+	// OpenInventory instead.
 	Warnings []string
 }
 
 // OpenInventory lists the log directories. Only partition directories in
 // the live state are taken (a -delete or -future directory is not what a
-// broker serves).
+// broker serves); one that cannot be read is an error.
 func OpenInventory(paths []string) (*Inventory, error) {
 	inv := &Inventory{Partitions: map[TopicPartition][]Replica{}}
 	for _, p := range paths {
@@ -91,8 +93,10 @@ func OpenInventory(paths []string) (*Inventory, error) {
 			}
 			pd, err := segment.OpenPartitionDir(dir)
 			if err != nil {
-				inv.Warnings = append(inv.Warnings, err.Error())
-				continue
+				// A partition that cannot be listed is not absent: going
+				// on without it would report its replica missing and its
+				// groups' lag unknown, answers for a disk not read.
+				return nil, err
 			}
 			r := Replica{Dir: dir, LogDir: p}
 			if pd.PartitionMetadata != "" {

@@ -348,7 +348,7 @@ func (r *metaReplay) scanFile(path string, from, at int64, snapshot bool) error 
 			continue
 		}
 		if !b.CRCValid() {
-			r.findings = append(r.findings, Finding{Kind: KindCorruptLog, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: r.dir, Offset: b.BaseOffset,
+			r.findings = append(r.findings, Finding{Kind: KindCRCMismatch, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: r.dir, Offset: b.BaseOffset,
 				Message: fmt.Sprintf("%s: batch at position %d (baseOffset %d): crc mismatch; its records are not applied", name, sc.Pos(), b.BaseOffset)})
 			continue
 		}
@@ -358,7 +358,7 @@ func (r *metaReplay) scanFile(path string, from, at int64, snapshot bool) error 
 			}
 			d, err := schema.DecodeInternal(schema.ClusterMetadata, rec.Key, rec.Value)
 			if err != nil {
-				r.findings = append(r.findings, Finding{Kind: KindCorruptRecord, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: r.dir, Offset: rec.Offset,
+				r.findings = append(r.findings, Finding{Kind: KindCorruptRecords, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: r.dir, Offset: rec.Offset,
 					Message: fmt.Sprintf("%s: record at offset %d does not decode: %v", name, rec.Offset, err)})
 				return nil
 			}
@@ -367,16 +367,15 @@ func (r *metaReplay) scanFile(path string, from, at int64, snapshot bool) error 
 			return nil
 		})
 		if err != nil {
-			r.findings = append(r.findings, Finding{Kind: KindCorruptLog, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: r.dir, Offset: b.BaseOffset,
-				Message: fmt.Sprintf("%s: batch at position %d: %v", name, sc.Pos(), err)})
+			r.findings = append(r.findings, Finding{Kind: KindCorruptRecords, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: r.dir, Offset: b.BaseOffset,
+				Message: fmt.Sprintf("%s: batch at position %d (baseOffset %d): %v; its remaining records are not applied", name, sc.Pos(), b.BaseOffset, err)})
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	if t := sc.Tail(); t.Kind != segment.TailClean && t.Kind != segment.TailZeroFilled {
-		r.findings = append(r.findings, Finding{Kind: KindCorruptLog, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: r.dir, Offset: -1,
-			Message: fmt.Sprintf("%s: %d bytes from position %d do not frame a batch; not applied", name, t.InvalidBytes(), t.ValidBytes)})
+	if f, ok := tailFinding(ClusterMetadataTopic, r.dir, name, sc.Tail(), -1, "the rest of the file is not applied"); ok {
+		r.findings = append(r.findings, f)
 	}
 	return nil
 }
@@ -703,7 +702,7 @@ func (v *MetadataView) crossCheck(inv *Inventory) {
 				if es, err := segment.ReadLeaderEpochCheckpoint(pd.LeaderEpochCheckpoint); err == nil && len(es) > 0 {
 					row.DiskLeaderEpoch = es[len(es)-1].Epoch
 				} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-					v.Findings = append(v.Findings, Finding{Kind: KindCorruptLog, Severity: psm.SeverityWarning, Subject: tp.String(), Partition: r.Dir, Offset: -1, Message: err.Error()})
+					v.Findings = append(v.Findings, Finding{Kind: KindCheckpointCorrupt, Severity: psm.SeverityWarning, Subject: tp.String(), Partition: r.Dir, Offset: -1, Message: err.Error()})
 				}
 			}
 			t := byName[tp.Topic]

@@ -25,10 +25,27 @@ type Finding struct {
 	Message   string
 }
 
-// Finding kinds.
+// Finding kinds. Damage to a log or a file is reported with dump's kind
+// for the same defect (crc-mismatch, corrupt-batch, torn-tail,
+// corrupt-records, checkpoint-corrupt), so the same bytes get the same
+// word from every command; the others are the views' own
+// (docs/troubleshooting.md has them all).
 const (
-	KindCorruptRecord        = "corrupt-record"
-	KindCorruptLog           = "corrupt-log"
+	// KindCRCMismatch: a batch whose stored CRC does not match its bytes;
+	// its records are not applied.
+	KindCRCMismatch = "crc-mismatch"
+	// KindCorruptBatch: bytes in the middle of a segment that do not frame
+	// a batch; the rest of the segment is not read.
+	KindCorruptBatch = "corrupt-batch"
+	// KindTornTail: the segment's last batch is cut short.
+	KindTornTail = "torn-tail"
+	// KindCorruptRecords: a batch whose records do not decode, or a
+	// record whose key or value does not decode as its internal topic's
+	// schema.
+	KindCorruptRecords = "corrupt-records"
+	// KindCheckpointCorrupt: a leader-epoch-checkpoint that does not parse.
+	KindCheckpointCorrupt = "checkpoint-corrupt"
+
 	KindOffsetBelowLogStart  = "offset-below-log-start"
 	KindOffsetAboveLogEnd    = "offset-above-log-end"
 	KindHangingTransaction   = "hanging-transaction"
@@ -90,7 +107,7 @@ func scanPartition(pd *segment.PartitionDir, h scanHandler) (logEnd int64, findi
 				continue
 			}
 			if !b.CRCValid() {
-				findings = append(findings, Finding{Kind: KindCorruptLog, Severity: psm.SeverityError, Subject: name, Partition: pd.Path, Offset: b.BaseOffset,
+				findings = append(findings, Finding{Kind: KindCRCMismatch, Severity: psm.SeverityError, Subject: name, Partition: pd.Path, Offset: b.BaseOffset,
 					Message: fmt.Sprintf("%s: batch at position %d (baseOffset %d): crc mismatch: stored 0x%08x, computed 0x%08x; its records are skipped", file, sc.Pos(), b.BaseOffset, b.CRC, b.ComputeCRC())})
 				continue
 			}
@@ -131,19 +148,34 @@ func scanPartition(pd *segment.PartitionDir, h scanHandler) (logEnd int64, findi
 		if serr != nil {
 			return logEnd, findings, serr
 		}
-		if t.Kind != segment.TailClean && t.Kind != segment.TailZeroFilled {
-			msg := fmt.Sprintf("%s: %d bytes from position %d do not frame a batch; not read", file, t.InvalidBytes(), t.ValidBytes)
-			if t.Err != nil {
-				msg = t.Err.Error() + "; the rest of the segment is not read"
-			}
-			findings = append(findings, Finding{Kind: KindCorruptLog, Severity: psm.SeverityError, Subject: name, Partition: pd.Path, Offset: logEnd, Message: msg})
+		if f, ok := tailFinding(name, pd.Path, file, t, logEnd, "the rest of the segment is not read"); ok {
+			findings = append(findings, f)
 		}
 	}
 	return logEnd, findings, nil
 }
 
+// tailFinding is the finding for a segment's tail that does not frame, in
+// dump's kinds: torn-tail for a last batch cut short, corrupt-batch for
+// bytes that cannot be a batch. A clean or zero-filled tail (a
+// preallocated segment) is none. offset is where the valid batches end.
+func tailFinding(subject, dir, file string, t segment.Tail, offset int64, consequence string) (Finding, bool) {
+	kind := KindCorruptBatch
+	switch t.Kind {
+	case segment.TailClean, segment.TailZeroFilled:
+		return Finding{}, false
+	case segment.TailTornHeader, segment.TailTornBatch:
+		kind = KindTornTail
+	}
+	msg := fmt.Sprintf("%s: %d bytes from position %d do not frame a batch; %s", file, t.InvalidBytes(), t.ValidBytes, consequence)
+	if t.Err != nil {
+		msg = fmt.Sprintf("%s (validBytes %d); %s", t.Err.Error(), t.ValidBytes, consequence)
+	}
+	return Finding{Kind: kind, Severity: psm.SeverityError, Subject: subject, Partition: dir, Offset: offset, Message: msg}, true
+}
+
 func corruptRecords(name, path, file string, pos int64, b *decode.Batch, err error) Finding {
-	return Finding{Kind: KindCorruptLog, Severity: psm.SeverityError, Subject: name, Partition: path, Offset: b.BaseOffset,
+	return Finding{Kind: KindCorruptRecords, Severity: psm.SeverityError, Subject: name, Partition: path, Offset: b.BaseOffset,
 		Message: fmt.Sprintf("%s: batch at position %d (baseOffset %d): %v; its remaining records are skipped", file, pos, b.BaseOffset, err)}
 }
 

@@ -173,7 +173,7 @@ func LoadTxns(inv *Inventory, dec Decoder, o TxnsOptions) (*TxnsView, error) {
 		_, sfs, err := scanPartition(pd, scanHandler{record: func(r *record) error {
 			tr, err := dec.TransactionState(r.Key, r.Value)
 			if err != nil {
-				fs = append(fs, Finding{Kind: KindCorruptRecord, Severity: psm.SeverityError, Subject: TransactionStateTopic, Partition: dir, Offset: r.Offset,
+				fs = append(fs, Finding{Kind: KindCorruptRecords, Severity: psm.SeverityError, Subject: TransactionStateTopic, Partition: dir, Offset: r.Offset,
 					Message: fmt.Sprintf("record at offset %d does not decode: %v", r.Offset, err)})
 				return nil
 			}

@@ -46,7 +46,11 @@ func (a *applier) step(name string) error {
 	return nil
 }
 
-func (a *applier) path(name string) string   { return filepath.Join(a.dir, name) }
+func (a *applier) path(name string) string { return filepath.Join(a.dir, name) }
+
+// journalPath is the edit's journal: where an interrupted edit's was found
+// (an older kseg's name included), else JournalName.
+func (a *applier) journalPath() string       { return a.j.Path(a.dir) }
 func (a *applier) staged(name string) string { return filepath.Join(a.dir, name+StagedSuffix) }
 
 // lock takes the log directory lock for the duration of the run.
@@ -118,17 +122,17 @@ func (a *applier) check() error {
 func decode(j *Journal, dir string, kinds ...*Kind) (Job, error) {
 	for _, k := range kinds {
 		if k.Tool == j.Tool {
-			job, err := k.Decode(j.Plan, dir, segment.LogDirOf(dir))
+			job, err := k.Decode(k, j.Plan, dir, segment.LogDirOf(dir))
 			if err != nil {
 				return nil, err
 			}
-			if err := checkOps(dir, job.Ops()); err != nil {
+			if err := checkOps(j.Path(dir), job.Ops()); err != nil {
 				return nil, err
 			}
 			return job, nil
 		}
 	}
-	return nil, Refuse(RefuseOtherTool, filepath.Join(dir, JournalName), "the journal of an interrupted %s: finish it or roll it back with %s", j.Tool, j.Tool)
+	return nil, Refuse(RefuseOtherTool, j.Path(dir), "the journal of an interrupted %s: finish it or roll it back with %s", j.Tool, j.Tool)
 }
 
 // run takes the lock and applies the work, or finishes the interrupted
@@ -190,6 +194,9 @@ func (a *applier) start() error {
 	if err != nil {
 		return err
 	}
+	// The temporary file an older kseg's journal was being written
+	// through when it stopped: nothing changed then (see CheckLeftovers).
+	_ = os.Remove(filepath.Join(a.dir, LegacyJournalName+segment.TempSuffix))
 	a.j = &Journal{Version: journalVersion, Tool: a.kind.Tool, State: JournalPrepared,
 		Started: a.now().UTC().Format(time.RFC3339Nano), Dir: a.dir, BackupDir: bd, BackupDirCreated: created, Done: []string{}, Plan: plan}
 	if err := a.saveJournal("journal:" + JournalPrepared); err != nil {
@@ -344,7 +351,7 @@ func (a *applier) saveJournal(step string) error {
 	if err != nil {
 		return err
 	}
-	return a.writeAtomic(journalPath(a.dir), append(b, '\n'), step)
+	return a.writeAtomic(a.journalPath(), append(b, '\n'), step)
 }
 
 // writeAtomic writes data to path through path.tmp. A leftover path.tmp
@@ -651,7 +658,7 @@ func (a *applier) finish() error {
 	if err := a.step("journal:remove"); err != nil {
 		return err
 	}
-	if err := os.Remove(journalPath(a.dir)); err != nil {
+	if err := os.Remove(a.journalPath()); err != nil {
 		return err
 	}
 	return syncDir(a.dir)
@@ -661,8 +668,8 @@ func (a *applier) finish() error {
 // journal go; the backups stay.
 func (a *applier) abandon() {
 	a.removeStaged()
-	_ = os.Remove(journalPath(a.dir) + segment.TempSuffix)
-	_ = os.Remove(journalPath(a.dir))
+	_ = os.Remove(a.journalPath() + segment.TempSuffix)
+	_ = os.Remove(a.journalPath())
 	_ = syncDir(a.dir)
 	a.removeCreatedDir()
 }
@@ -700,7 +707,7 @@ func (a *applier) resume() error {
 	if err := a.step("resume:" + j.State); err != nil {
 		return err
 	}
-	_ = os.Remove(journalPath(a.dir) + segment.TempSuffix)
+	_ = os.Remove(a.journalPath() + segment.TempSuffix)
 	switch j.State {
 	case JournalPrepared:
 		// Nothing was committed: every file must still be as sealed.
@@ -794,8 +801,8 @@ func Rollback(dir string, o Options, kinds ...*Kind) (*Report, error) {
 	if err := a.step("journal:remove"); err != nil {
 		return rep, err
 	}
-	_ = os.Remove(journalPath(dir) + segment.TempSuffix)
-	if err := os.Remove(journalPath(dir)); err != nil {
+	_ = os.Remove(j.Path(dir) + segment.TempSuffix)
+	if err := os.Remove(j.Path(dir)); err != nil {
 		return rep, err
 	}
 	if err := syncDir(dir); err != nil {

@@ -3,14 +3,23 @@
 // mirror, repair). It sits between the planners (package barrier and its
 // rooms) and the files (package segment):
 //
-//	cmd → barrier (plans: what changes, and why) → edit (how: lock, backup,
-//	staging, journal, commit, rollback) → segment (Kafka's file names)
+//	cmd → barrier, barrier/mirror, barrier/repair (plans: what changes, and
+//	why) → edit (how: lock, backup, staging, journal, commit, rollback) →
+//	segment (Kafka's files and their rules)
 //
 // The engine knows a job only through the Job interface: its kind (the tool,
 // recorded in the journal and the backup manifest), its partition directory,
 // its file operations, what to journal so that a rerun or a rollback can
 // rebuild it, and a read-back check. A fourth write command needs no change
-// here.
+// here. What planners share around their plans (the preflight that refuses
+// a partition kseg must not touch, the pending journal, the file
+// operations, the report in the planner's own types) is in plan.go.
+//
+// Every tool journals to one file, JournalName, recording the tool and its
+// plan; one an older kseg left (LegacyJournalName, the plan under a
+// per-tool key) is still finished and rolled back. A rollback undoes only
+// the tools it is asked for: another tool's journal is refused
+// (RefuseOtherTool), so it never reports undoing what it did not.
 //
 // Like Kafka's own LogSegment/LogLoader recovery, the engine's promise is
 // about crashes: every Kafka file is at any instant either its old or its new
@@ -63,12 +72,12 @@ type Kind struct {
 	Tool string
 	// Noun names one edit in messages: "injection", "mirror", "repair".
 	Noun string
-	// Decode rebuilds a job from the plan its journal recorded, in the
-	// partition directory dir of log directory logDir. The plan is
+	// Decode rebuilds a job of kind k (this Kind) from the plan its journal
+	// recorded, in the partition directory dir of log directory logDir. The plan is
 	// untrusted input (anyone who can write into the partition directory
 	// can write it): Decode must refuse what its tool could never have
 	// planned. The engine checks the file operations' names and sizes.
-	Decode func(plan json.RawMessage, dir, logDir string) (Job, error)
+	Decode func(k *Kind, plan json.RawMessage, dir, logDir string) (Job, error)
 }
 
 // Options control Apply, Resume and Rollback.

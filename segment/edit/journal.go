@@ -5,13 +5,31 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/kseg/kseg/segment"
 )
 
 // JournalName is the journal, kept in the partition directory while an edit
-// is under way. A broker ignores unknown files in a partition directory
-// (LogLoader only looks at its own suffixes); it is unknown *directories*
-// in a log directory that stop it.
-const JournalName = ".kseg-inject.journal"
+// is under way, whichever tool's. A broker ignores unknown files in a
+// partition directory (LogLoader only looks at its own suffixes); it is
+// unknown *directories* in a log directory that stop it.
+const JournalName = ".kseg-edit.journal"
+
+// LegacyJournalName is the journal as kseg named it before it was every
+// tool's (when inject-barrier alone wrote one). An edit an older kseg left
+// pending under it is still finished or rolled back, under that name.
+const LegacyJournalName = ".kseg-inject.journal"
+
+// IsJournal reports whether name (a base name) is an edit's journal, or the
+// temporary file a journal is written through, under either name.
+func IsJournal(name string) bool {
+	for _, n := range []string{JournalName, LegacyJournalName} {
+		if name == n || name == n+segment.TempSuffix {
+			return true
+		}
+	}
+	return false
+}
 
 // StagedSuffix names the temporary copy of a file's new content, renamed
 // over the file at commit. Kafka's LogLoader matches files by suffix
@@ -55,10 +73,14 @@ type Journal struct {
 	Done             []string `json:"done"` // commit steps done, in order
 	// Plan is the job's plan (Job.Plan), which Kind.Decode reads back.
 	Plan json.RawMessage `json:"-"`
+	// path is the file the journal was read from (JournalName, or
+	// LegacyJournalName for an edit an older kseg left); "" for a new one.
+	path string
 }
 
-// journalFile is the journal as stored: version 1 keeps the plan under a
-// key per tool ("plan", "mirror", "repair").
+// journalFile is the journal as stored: the plan under "plan", whichever
+// the tool. An older kseg kept a mirror's under "mirror" and a repair's
+// under "repair"; those keys are still read.
 type journalFile struct {
 	Version   int             `json:"version"`
 	Tool      string          `json:"tool"`
@@ -73,35 +95,55 @@ type journalFile struct {
 	Repair    json.RawMessage `json:"repair,omitempty"`
 }
 
-// planKeys maps a tool to the key its plan is stored under.
-var planKeys = map[string]string{"kseg mirror": "mirror", "kseg repair": "repair"}
-
 func (j *Journal) marshal() ([]byte, error) {
-	f := journalFile{Version: j.Version, Tool: j.Tool, State: j.State, Started: j.Started, Dir: j.Dir, BackupDir: j.BackupDir, Created: j.BackupDirCreated, Done: j.Done}
-	switch planKeys[j.Tool] {
-	case "mirror":
-		f.Mirror = j.Plan
-	case "repair":
-		f.Repair = j.Plan
-	default:
-		f.Plan = j.Plan
-	}
+	f := journalFile{Version: j.Version, Tool: j.Tool, State: j.State, Started: j.Started, Dir: j.Dir, BackupDir: j.BackupDir,
+		Created: j.BackupDirCreated, Done: j.Done, Plan: j.Plan}
 	return json.MarshalIndent(f, "", "  ")
 }
 
-func journalPath(dir string) string { return filepath.Join(dir, JournalName) }
+// Path is the journal's file in dir: the one it was read from, else
+// JournalName.
+func (j *Journal) Path(dir string) string {
+	if j != nil && j.path != "" {
+		return j.path
+	}
+	return filepath.Join(dir, JournalName)
+}
 
-// ReadJournal reads dir's journal; a missing journal is os.ErrNotExist.
+// findJournal is the path of dir's journal: JournalName, or an older
+// kseg's LegacyJournalName; a missing journal is os.ErrNotExist.
+func findJournal(dir string) (string, error) {
+	var first error
+	for _, name := range []string{JournalName, LegacyJournalName} {
+		p := filepath.Join(dir, name)
+		_, err := os.Lstat(p)
+		if err == nil {
+			return p, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return "", first
+}
+
+// ReadJournal reads dir's journal (under either name); a missing journal is
+// os.ErrNotExist.
 func ReadJournal(dir string) (*Journal, error) {
-	b, err := os.ReadFile(journalPath(dir))
+	path, err := findJournal(dir)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var f journalFile
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("unreadable journal: %w", err)
+		return nil, fmt.Errorf("%s: unreadable journal: %w", path, err)
 	}
-	j := &Journal{Version: f.Version, Tool: f.Tool, State: f.State, Started: f.Started, Dir: f.Dir, BackupDir: f.BackupDir, BackupDirCreated: f.Created, Done: f.Done}
+	j := &Journal{Version: f.Version, Tool: f.Tool, State: f.State, Started: f.Started, Dir: f.Dir, BackupDir: f.BackupDir,
+		BackupDirCreated: f.Created, Done: f.Done, path: path}
 	n := 0
 	for _, p := range []json.RawMessage{f.Plan, f.Mirror, f.Repair} {
 		if len(p) > 0 && string(p) != "null" {
@@ -110,16 +152,17 @@ func ReadJournal(dir string) (*Journal, error) {
 		}
 	}
 	if j.Version != journalVersion || n != 1 {
-		return nil, fmt.Errorf("journal version %d without a plan; this kseg writes version %d", j.Version, journalVersion)
+		return nil, fmt.Errorf("%s: journal version %d without a plan; this kseg writes version %d", path, j.Version, journalVersion)
 	}
 	if j.State != JournalPrepared && j.State != JournalCommitting {
-		return nil, fmt.Errorf("journal in unknown state %q", j.State)
+		return nil, fmt.Errorf("%s: journal in unknown state %q", path, j.State)
 	}
 	return j, nil
 }
 
-// HasJournal reports whether dir holds the journal of an interrupted edit.
+// HasJournal reports whether dir holds the journal of an interrupted edit
+// (under either name).
 func HasJournal(dir string) bool {
-	_, err := os.Lstat(journalPath(dir))
+	_, err := findJournal(dir)
 	return err == nil
 }

@@ -69,7 +69,7 @@ const partialSuffix = ".partial"
 func (a *applier) undo(cause error) error {
 	if err := a.restore(); err != nil {
 		return fmt.Errorf("%w; putting the partition back failed too (%v): the %s is half applied; its journal %s is kept: rerun the command to finish it, or roll it back",
-			cause, err, a.kind.Noun, journalPath(a.dir))
+			cause, err, a.kind.Noun, a.journalPath())
 	}
 	a.cleanup()
 	a.rep.Undone = true
@@ -171,9 +171,9 @@ const maxJournalFileSize = 1 << 31
 
 // checkOps refuses file operations kseg cannot have planned: anything but
 // a plain name of a Kafka file of the partition, an unknown action,
-// impossible or inconsistent sizes, a mode beyond rwx, a name twice.
-func checkOps(dir string, ops []FileOp) error {
-	jp := filepath.Join(dir, JournalName)
+// impossible or inconsistent sizes, a mode beyond rwx, a name twice. jp
+// is the journal, for messages.
+func checkOps(jp string, ops []FileOp) error {
 	seen := map[string]bool{}
 	for _, op := range ops {
 		bad := func(format string, args ...any) error {
@@ -238,7 +238,7 @@ func checkOps(dir string, ops []FileOp) error {
 // nothing at all.
 func (a *applier) checkBackup() error {
 	bd := a.j.BackupDir
-	jp := journalPath(a.dir)
+	jp := a.journalPath()
 	if bd == "" || !filepath.IsAbs(bd) || filepath.Clean(bd) != bd {
 		return Refuse(RefuseJournal, jp, "backup directory %q is not a clean absolute path; nothing was touched", bd)
 	}

@@ -121,11 +121,10 @@ fi
 # every incremental mirror.
 mirrorof mirror "$MIXED"
 MIRROR=$DATA/mirror/bench-0
-size=$(stat -c %s "$SEG")
-CUT=$("$K" dump -o json "$SEG" | awk -v lim=$((size * 99 / 100)) '
-  /"type":"batch"/ { p = $0; sub(/.*"position":/, "", p); sub(/,.*/, "", p)
-    if (p + 0 >= lim && o == "") { o = $0; sub(/.*"baseOffset":/, "", o); sub(/,.*/, "", o) } }
-  END { print o }')
+# cut_at SIZE: the baseOffset of the first batch at or after byte SIZE, from
+# dump's JSON lines on stdin.
+cut_at() { awk -v lim="$1" '/"type":"batch"/ { p = $0; sub(/.*"position":/, "", p); sub(/,.*/, "", p); if (p + 0 >= lim && o == "") { o = $0; sub(/.*"baseOffset":/, "", o); sub(/,.*/, "", o) } } END { print o }'; }
+CUT=$("$K" dump -o json "$SEG" | cut_at $(( $(stat -c %s "$SEG") * 99 / 100 )))
 mirrorof p99 "$MIXED" --upto "$CUT"
 P99=$DATA/p99/bench-0
 if [ $QUICK = 0 ]; then
@@ -194,35 +193,33 @@ pair() {
   timed "$RUNS" "$label" - -- "$@"
   cmp_row "$name" "$goal" "${OUT[0]}" "${OUT[1]}"
 }
-same_output() { # same_output TARGET -- CMD... :: CMD...: equal sha256 of stdout
-  local name=$1; shift 2
-  local a=() b=()
-  while [ "$1" != :: ]; do a+=("$1"); shift; done
-  shift; b=("$@")
+# same_output TARGET "CMD A" "CMD B": equal sha256 of the two commands'
+# stdout (each a string of words, split by the shell; NAME=VALUE words
+# first set the environment).
+same_output() {
   local sa sb
-  sa=$(env "${a[@]}" | sha256sum | cut -c1-16)
-  sb=$(env "${b[@]}" | sha256sum | cut -c1-16)
-  row "$name" "$sa" "$sb" "-" "-" "equal" "$([ "$sa" = "$sb" ] && echo PASS || echo FAIL)"
+  sa=$(env $2 | sha256sum | cut -c1-16)
+  sb=$(env $3 | sha256sum | cut -c1-16)
+  row "$1" "$sa" "$sb" "-" "-" "equal" "$([ "$sa" = "$sb" ] && echo PASS || echo FAIL)"
 }
 
-SZ="$SIZE"
 echo "== targets"
 if want dump; then
   # Issue 16: the batch-level dump (every CRC checked) uses both cores and
   # beats a single-core walk.
-  pair "dump -o json (batches, CRCs) / crcfloor" "<=0.7" "dump|$SZ" -- \
+  pair "dump -o json (batches, CRCs) / crcfloor" "<=0.7" "dump|$SIZE" -- \
     "$K" dump -o json "$SEG" :: "$BIN/crcfloor" "$SEG"
-  same_output "  same batch-level output at GOMAXPROCS=1 and 2 (sha256)" -- GOMAXPROCS=2 "$K" dump -o json "$SEG" :: GOMAXPROCS=1 "$K" dump -o json "$SEG"
+  same_output "  same batch-level output at GOMAXPROCS=1 and 2 (sha256)" "GOMAXPROCS=2 $K dump -o json $SEG" "GOMAXPROCS=1 $K dump -o json $SEG"
 fi
 if want index; then
   # Both indexes checked against the log at little more than the dump's cost.
-  pair "dump --verify-index / dump (partition with indexes)" "<=1.2" "dump --verify-index|$SZ" -- \
+  pair "dump --verify-index / dump (partition with indexes)" "<=1.2" "dump --verify-index|$SIZE" -- \
     "$K" dump --verify-index -o json "$MIRROR" :: "$K" dump -o json "$MIRROR"
 fi
 if want deep; then
   # With the floor of any deep dump next to it: decodefloor decompresses
   # and walks every record on every core and renders nothing.
-  timed "$RUNS" "dump --deep --print-data|$SZ" - - -- \
+  timed "$RUNS" "dump --deep --print-data|$SIZE" - - -- \
     "$K" dump --deep --print-data -o json "$SEG" :: "$BIN/kmsgpeer" "$SEG" :: "$BIN/decodefloor" "$SEG"
   cmp_row "dump --deep --print-data -o json / kmsgpeer" "<=0.15" "${OUT[0]}" "${OUT[1]}"
   cmp_row "  decodefloor (decode only, every core) / kmsgpeer" "-" "${OUT[2]}" "${OUT[1]}"
@@ -234,11 +231,11 @@ if want scaling; then
   pair "deep dump zstd/lz4/gzip: GOMAXPROCS=1 / GOMAXPROCS=2" ">=1.6" - -- \
     GOMAXPROCS=1 "$K" dump --deep --print-data -o json "$COMP" :: \
     GOMAXPROCS=2 "$K" dump --deep --print-data -o json "$COMP"
-  same_output "  same deep output at GOMAXPROCS=1 and 2 (sha256)" -- GOMAXPROCS=2 "$K" dump --deep --print-data -o json "$COMP" :: \
-    GOMAXPROCS=1 "$K" dump --deep --print-data -o json "$COMP"
+  same_output "  same deep output at GOMAXPROCS=1 and 2 (sha256)" "GOMAXPROCS=2 $K dump --deep --print-data -o json $COMP" \
+    "GOMAXPROCS=1 $K dump --deep --print-data -o json $COMP"
 fi
 if want replay; then
-  pair "replay-psm --from-snapshot none / crcfloor" "<=1.1" "replay-psm|$SZ" -- \
+  pair "replay-psm --from-snapshot none / crcfloor" "<=1.1" "replay-psm|$SIZE" -- \
     "$K" replay-psm --from-snapshot none "$MIXED" :: "$BIN/crcfloor" "$SEG"
 fi
 if want mirror; then
@@ -249,7 +246,7 @@ if want mirror; then
   # mirror writes (those of MIRROR) and fsyncs them and their directory, as
   # a mirror must.
   D=$SCRATCH/dst
-  timed "$RUNS" "mirror|$SZ" - "mirror (incremental)|$SZ" -- \
+  timed "$RUNS" "mirror|$SIZE" - "mirror (incremental)|$SIZE" -- \
     @setup "rm -rf '$D' '$D.bk' && mkdir '$D'" \
     "$K" mirror --backup-dir "$D.bk" "$MIXED" "$D/bench-0" :: \
     @setup "rm -rf '$D' && mkdir -p '$D/bench-0'" \
@@ -261,7 +258,7 @@ if want mirror; then
   rm -rf "$D" "$D.bk"
 fi
 if want chain; then
-  pair "verify-chain A B (B a full mirror) / crcfloor A B" "<=1.5" "verify-chain|$SZ" -- \
+  pair "verify-chain A B (B a full mirror) / crcfloor A B" "<=1.5" "verify-chain|$SIZE" -- \
     "$K" verify-chain "$MIXED" "$MIRROR" :: "$BIN/crcfloor" "$MIXED" "$MIRROR"
 fi
 if want logdir; then
@@ -280,28 +277,31 @@ if want mixed; then
   pair "replay-psm LOGDIR (1 big + 999 small) / replay big + cat small" "<=1.2" "replay-psm|1 big + 999 small" -- \
     "$K" replay-psm -o json "$MIXLOG" :: sh -c "'$K' replay-psm -o json '$MIXBIG'; $CATSMALL"
 fi
+# progress_row NAME "CMD": CMD with stderr on a pty (the progress line
+# drawn from the start) against the same with stderr on a pipe; more runs,
+# as the difference sought is small.
+progress_row() {
+  timed $((RUNS * 4 + 1)) - - -- \
+    KSEG_PROGRESS_DELAY=0 "$BIN/ptyrun" -tty -- "$K" $2 :: KSEG_PROGRESS_DELAY=0 "$BIN/ptyrun" -- "$K" $2
+  cmp_row "progress line on a terminal: $1 / no terminal" "<=1.02" "${OUT[0]}" "${OUT[1]}"
+}
 if want progress; then
-  # The progress line on a terminal (stderr on a pty, drawn from the start)
-  # against the same run with stderr on a pipe; more runs, as the
-  # difference sought is small.
-  PR=$((RUNS * 2 + 1))
-  for c in "dump -o json $SEG" "replay-psm --from-snapshot none $MIXED"; do
-    timed "$PR" - - -- \
-      KSEG_PROGRESS_DELAY=0 "$BIN/ptyrun" -tty -- "$K" $c :: KSEG_PROGRESS_DELAY=0 "$BIN/ptyrun" -- "$K" $c
-    cmp_row "progress line on a terminal: ${c%% *} / no terminal" "<=1.02" "${OUT[0]}" "${OUT[1]}"
-  done
+  progress_row dump "dump -o json $SEG"
+  progress_row replay-psm "replay-psm --from-snapshot none $MIXED"
 fi
 
+# rss1 LABEL [@setup S] CMD...: one run, for its peak RSS (none when a timed
+# run already gave LABEL's).
+rss1() {
+  [ -n "${RSS[$1]:-}" ] && return
+  local label=$1; shift
+  timed 1 "$label" -- "$@"
+}
 if want rss; then
   # Peak resident memory of every command on every size, flat in the size.
   # Commands already timed above are not run again.
   D=$SCRATCH/rss
-  rss1() { # rss1 LABEL [@setup S] CMD...: one run, for its peak RSS
-    [ -n "${RSS[$1]:-}" ] && return
-    local label=$1; shift
-    timed 1 "$label" -- "$@"
-  }
-  sizes=("$SZ|$MIXED|$MIRROR")
+  sizes=("$SIZE|$MIXED|$MIRROR")
   [ $QUICK = 0 ] && sizes+=("4 GiB|$BIG|$BIGMIRROR")
   for s in "${sizes[@]}"; do
     IFS='|' read -r name src mir <<<"$s"
@@ -323,6 +323,24 @@ if want rss; then
   done
 fi
 
+# rss_row SIZE: the verdict on the peak RSS of every command run on SIZE.
+rss_row() {
+  local k peak=0 who=""
+  for k in "${!RSS[@]}"; do
+    [ "${k#*|}" = "$1" ] || continue
+    if [ "${RSS[$k]}" -gt "$peak" ]; then peak=${RSS[$k]} who=${k%%|*}; fi
+  done
+  [ "$peak" -gt 0 ] || return 0
+  row "peak RSS, $1 (every command)" "$((peak / 1024)) MiB ($who)" "-" "-" "-" "<=128 MiB" \
+    "$([ "$peak" -le $((128 * 1024)) ] && echo PASS || echo FAIL)"
+}
+if want rss; then
+  rss_row "$SIZE"
+  if [ $QUICK = 0 ]; then rss_row "4 GiB"; fi
+  rss_row "1000 partitions"
+  rss_row "1 big + 999 small"
+fi
+
 echo
 printf '%-66s | %-32s | %-32s | %-5s | %-5s | %-7s | %s\n' target measured floor ratio cpu goal result
 printf '%s\n' "$(printf -- '-%.0s' {1..170})"
@@ -331,11 +349,10 @@ for r in "${ROWS[@]}"; do
   printf '%-66s | %-32s | %-32s | %-5s | %-5s | %-7s | %s\n' "$t" "$m" "$b" "$ra" "$c" "$g" "$ok"
 done
 if [ ${#RSS[@]} -gt 0 ] 2>/dev/null; then
-  # The peak RSS table: commands down, sizes across, and one verdict per
-  # size against 128 MiB.
+  # The peak RSS of every command: commands down, sizes across.
   mapfile -t cmds < <(for k in "${!RSS[@]}"; do echo "${k%%|*}"; done | sort -u)
   cols=()
-  for s in "$SZ" "4 GiB" "1000 partitions" "1 big + 999 small"; do
+  for s in "$SIZE" "4 GiB" "1000 partitions" "1 big + 999 small"; do
     for k in "${!RSS[@]}"; do [ "${k#*|}" = "$s" ] && { cols+=("$s"); break; }; done
   done
   echo
@@ -349,17 +366,6 @@ if [ ${#RSS[@]} -gt 0 ] 2>/dev/null; then
       if [ -n "$v" ]; then printf ' | %-18s' "$((v / 1024))"; else printf ' | %-18s' "-"; fi
     done
     echo
-  done
-  rss_fail=0
-  for s in "${cols[@]}"; do
-    peak=0 who=""
-    for k in "${!RSS[@]}"; do
-      [ "${k#*|}" = "$s" ] || continue
-      if [ "${RSS[$k]}" -gt "$peak" ]; then peak=${RSS[$k]} who=${k%%|*}; fi
-    done
-    ok=PASS
-    [ "$peak" -le $((128 * 1024)) ] || { ok=FAIL; rss_fail=1; FAILED=1; }
-    echo "peak RSS, $s: $((peak / 1024)) MiB ($who) <= 128 MiB: $ok"
   done
 fi
 exit $FAILED

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/kseg/kseg/segment"
 )
 
 // TestGenerateReproducesTestdata regenerates the example log directories
@@ -49,5 +51,50 @@ func TestGenerateReproducesTestdata(t *testing.T) {
 	})
 	if seen == 0 {
 		t.Fatal("nothing generated")
+	}
+}
+
+// TestSnapshotBatchesCarryTheSnapshotEpoch: every batch of a generated
+// KRaft snapshot, its SNAPSHOT_HEADER and SNAPSHOT_FOOTER control batches
+// included, carries the epoch of the snapshot's name as its
+// partitionLeaderEpoch, as RecordsSnapshotWriter writes them (the real
+// snapshots in ../shared/fixtures/real do: e.g. KS9602__KASYNO's
+// 00000000000000012997-0000000019.checkpoint has epoch 19 in its three
+// batches).
+func TestSnapshotBatchesCarryTheSnapshotEpoch(t *testing.T) {
+	tmp := t.TempDir()
+	if err := Generate(tmp); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range LogDirNames {
+		pd, err := segment.OpenPartitionDir(filepath.Join(tmp, name, "__cluster_metadata-0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pd.MetadataSnapshots) == 0 {
+			t.Fatalf("%s: no snapshot", name)
+		}
+		for _, s := range pd.MetadataSnapshots {
+			lf, err := segment.OpenLog(s.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc := lf.Scanner(segment.ScanOptions{})
+			n, controls := 0, 0
+			for sc.Next() {
+				b := sc.Batch()
+				n++
+				if b.IsControl() {
+					controls++
+				}
+				if b.PartitionLeaderEpoch != s.Epoch {
+					t.Errorf("%s: batch %d (control %v) has partitionLeaderEpoch %d, the snapshot's epoch is %d", s.Path, n, b.IsControl(), b.PartitionLeaderEpoch, s.Epoch)
+				}
+			}
+			lf.Close()
+			if err := sc.Err(); err != nil || controls != 2 || n < 3 {
+				t.Errorf("%s: %d batches, %d control (%v); want header, data, footer", s.Path, n, controls, err)
+			}
+		}
 	}
 }

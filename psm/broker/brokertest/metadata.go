@@ -76,10 +76,14 @@ func MetaBatch(baseOffset, ts int64, epoch int32, values ...[]byte) []byte {
 	return b
 }
 
-// snapshotHeader and snapshotFooter are SnapshotHeaderRecord v0
-// (version, lastContainedLogTimestamp, no tagged fields) and
-// SnapshotFooterRecord v0.
-func snapshotControl(offset, ts int64, typ decode.ControlType) []byte {
+// snapshotControl is the control batch of a SnapshotHeaderRecord v0
+// (version, lastContainedLogTimestamp, no tagged fields) or a
+// SnapshotFooterRecord v0. Like every batch of a KRaft snapshot it carries
+// the snapshot's epoch as its partitionLeaderEpoch: RecordsSnapshotWriter
+// appends the header, the data and the footer through one
+// BatchAccumulator created with snapshotId.epoch(), so a reader (kseg dump
+// among them) sees one epoch throughout and no leader-epoch regression.
+func snapshotControl(offset, ts int64, epoch int32, typ decode.ControlType) []byte {
 	var v []byte
 	if typ == decode.ControlSnapshotHeader {
 		v = binary.BigEndian.AppendUint16(nil, 0)
@@ -88,7 +92,7 @@ func snapshotControl(offset, ts int64, typ decode.ControlType) []byte {
 	} else {
 		v = []byte{0, 0, 0}
 	}
-	b, err := decode.AppendBatch(nil, decode.BatchSpec{BaseOffset: offset, Control: true, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
+	b, err := decode.AppendBatch(nil, decode.BatchSpec{BaseOffset: offset, PartitionLeaderEpoch: epoch, Control: true, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
 		[]decode.RecordSpec{{Timestamp: ts, Key: decode.AppendControlKey(nil, typ), Value: v}})
 	if err != nil {
 		panic(err)
@@ -124,8 +128,8 @@ func WriteMetadata(logDir string, ts int64, epoch int32, snapshotAt int64, batch
 	}
 	// A snapshot's records are numbered from 0 (the header), as
 	// RecordsSnapshotWriter appends them.
-	file := snapshotControl(0, ts, decode.ControlSnapshotHeader)
+	file := snapshotControl(0, ts, epoch, decode.ControlSnapshotHeader)
 	file = append(file, MetaBatch(1, ts, epoch, values...)...)
-	file = append(file, snapshotControl(int64(1+len(values)), ts, decode.ControlSnapshotFooter)...)
+	file = append(file, snapshotControl(int64(1+len(values)), ts, epoch, decode.ControlSnapshotFooter)...)
 	return dir, os.WriteFile(filepath.Join(dir, segment.MetadataSnapshotName(snapshotAt, epoch)), file, 0o644)
 }

@@ -1,4 +1,4 @@
-package barrier
+package mirror
 
 import (
 	"errors"
@@ -7,31 +7,33 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/kafkatest"
 )
 
 // mirrorOpts are small segments and a small index interval, so that the
 // fixture's 18 offsets span several segments and index entries.
-func mirrorOpts(upto int64) MirrorOptions {
-	o := DefaultMirrorOptions()
+func mirrorOpts(upto int64) Options {
+	o := DefaultOptions()
 	o.Upto, o.SegmentBytes, o.IndexIntervalBytes = upto, 300, 100
 	return o
 }
 
-func mustMirror(t testing.TB, src, dst string, o MirrorOptions) *Report {
+func mustMirror(t testing.TB, src, dst string, o Options) *Report {
 	t.Helper()
 	p, err := PlanMirror(src, dst, o)
 	if err != nil {
 		t.Fatalf("plan mirror %s -> %s: %v", src, dst, err)
 	}
-	rep, err := ApplyMirror(p, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "backup")})
+	rep, err := Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "backup")})
 	if err != nil {
 		t.Fatalf("apply mirror %s -> %s: %v", src, dst, err)
 	}
-	if v := rep.MirrorVerification; v != nil && !v.OK() {
+	if v := rep.Verification; v != nil && !v.OK() {
 		t.Fatalf("mirror verification: %+v", v)
 	}
 	return rep
@@ -43,7 +45,7 @@ func mustMirror(t testing.TB, src, dst string, o MirrorOptions) *Report {
 func kafkaFileSet(t testing.TB, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for k, v := range contentOf(snapDir(t, dir)) {
+	for k, v := range barriertest.ContentOf(barriertest.SnapDir(t, dir)) {
 		if strings.HasSuffix(k, ".snapshot") {
 			continue
 		}
@@ -78,8 +80,8 @@ func TestMirrorMatchesAppender(t *testing.T) {
 	one := filepath.Join(t.TempDir(), "logs", "mirror-0")
 	os.MkdirAll(filepath.Dir(one), 0o755)
 	rep := mustMirror(t, src, one, mirrorOpts(-1))
-	if rep.Mirror.Copied.Batches != int64(len(batches)) || rep.Mirror.From != 0 || rep.Mirror.To != 18 {
-		t.Fatalf("copied %+v [%d, %d)", rep.Mirror.Copied, rep.Mirror.From, rep.Mirror.To)
+	if rep.Plan.Copied.Batches != int64(len(batches)) || rep.Plan.From != 0 || rep.Plan.To != 18 {
+		t.Fatalf("copied %+v [%d, %d)", rep.Plan.Copied, rep.Plan.From, rep.Plan.To)
 	}
 	ref := kafkatest.WritePartitionWith(t, t.TempDir(), barriertest.Topic, 0, batches, aopts)
 	sameFiles(t, "one step", kafkaFileSet(t, ref), kafkaFileSet(t, one))
@@ -88,8 +90,8 @@ func TestMirrorMatchesAppender(t *testing.T) {
 	os.MkdirAll(filepath.Dir(two), 0o755)
 	mustMirror(t, src, two, mirrorOpts(9))
 	rep = mustMirror(t, src, two, mirrorOpts(-1))
-	if rep.Mirror.From != 9 || rep.Mirror.AppendSegment < 0 {
-		t.Fatalf("second step from %d, append segment %d", rep.Mirror.From, rep.Mirror.AppendSegment)
+	if rep.Plan.From != 9 || rep.Plan.AppendSegment < 0 {
+		t.Fatalf("second step from %d, append segment %d", rep.Plan.From, rep.Plan.AppendSegment)
 	}
 	// batches[:6] are the offsets below 9.
 	ref2 := kafkatest.WritePartitionWith(t, t.TempDir(), barriertest.Topic, 0, batches[:6], aopts)
@@ -127,20 +129,20 @@ func TestMirrorRefusesDivergedAndAligns(t *testing.T) {
 	os.MkdirAll(filepath.Dir(dst), 0o755)
 	mustMirror(t, src, dst, mirrorOpts(11))
 	// dst fails over at 11 and writes its own batch.
-	barriertest.AppendLocal(t, dst, [][]byte{Build(Spec{BaseOffset: 0, Timestamp: injectTs})}, segment.AppenderOptions{SegmentBytes: 300, IndexIntervalBytes: 100})
+	barriertest.AppendLocal(t, dst, [][]byte{barrier.Build(barrier.Spec{BaseOffset: 0, Timestamp: injectTs})}, segment.AppenderOptions{SegmentBytes: 300, IndexIntervalBytes: 100})
 	barriertest.AppendLocal(t, dst, [][]byte{dataBatch(t, 0, 1, 7007, 0, 0, false, 0)}, segment.AppenderOptions{SegmentBytes: 300, IndexIntervalBytes: 100})
-	before := snapDir(t, dst)
+	before := barriertest.SnapDir(t, dst)
 	_, err := PlanMirror(src, dst, mirrorOpts(-1))
 	var de *DivergedError
 	if !errors.As(err, &de) || de.Offset != 11 {
 		t.Fatalf("want divergence at 11, got %v", err)
 	}
-	assertUnchanged(t, before, dst)
+	barriertest.AssertUnchanged(t, before, dst)
 
 	o := mirrorOpts(-1)
 	o.Align = true
 	rep := mustMirror(t, src, dst, o)
-	p := rep.Mirror
+	p := rep.Plan
 	if p.Truncation == nil || p.Truncation.Offset != 11 || p.From != 11 || p.To != 18 {
 		t.Fatalf("truncation %+v, copied [%d, %d)", p.Truncation, p.From, p.To)
 	}

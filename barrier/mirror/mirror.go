@@ -1,4 +1,4 @@
-package barrier
+package mirror
 
 import (
 	"cmp"
@@ -11,15 +11,16 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
 
-// MirrorOptions select what PlanMirror plans. Start from
-// DefaultMirrorOptions: the zero Upto means "copy nothing".
-type MirrorOptions struct {
+// Options select what PlanMirror plans. Start from
+// DefaultOptions: the zero Upto means "copy nothing".
+type Options struct {
 	// Upto is the exclusive offset the copy stops at (a batch is copied
 	// whole or not at all); -1 copies to the source's log end.
 	Upto int64 `json:"upto"`
@@ -37,10 +38,10 @@ type MirrorOptions struct {
 	checkWritable func(dir string) (bool, string, error)
 }
 
-// DefaultMirrorOptions are the broker's defaults: copy to the source's
+// DefaultOptions are the broker's defaults: copy to the source's
 // end, 1 GiB segments, an index entry every 4096 bytes.
-func DefaultMirrorOptions() MirrorOptions {
-	return MirrorOptions{Upto: -1, SegmentBytes: segment.DefaultSegmentBytes, IndexIntervalBytes: segment.DefaultIndexIntervalBytes}
+func DefaultOptions() Options {
+	return Options{Upto: -1, SegmentBytes: segment.DefaultSegmentBytes, IndexIntervalBytes: segment.DefaultIndexIntervalBytes}
 }
 
 // Divergence is where a mirror destination stops being a prefix of its
@@ -57,11 +58,11 @@ type Divergence struct {
 // Truncation is what Align cuts from the destination: LocalLog.truncateTo
 // at Offset, which keeps the batches ending below it.
 type Truncation struct {
-	Offset          int64   `json:"offset"`
-	Segment         int64   `json:"segment"`  // base offset of the segment cut
-	Position        int64   `json:"position"` // byte position of the cut in it
-	Removed         Removed `json:"removed"`
-	SegmentsDeleted []int64 `json:"segmentsDeleted"`
+	Offset          int64        `json:"offset"`
+	Segment         int64        `json:"segment"`  // base offset of the segment cut
+	Position        int64        `json:"position"` // byte position of the cut in it
+	Removed         edit.Removed `json:"removed"`
+	SegmentsDeleted []int64      `json:"segmentsDeleted"`
 }
 
 // Copied counts what the mirror appends.
@@ -71,16 +72,16 @@ type Copied struct {
 	Bytes   int64 `json:"bytes"`
 }
 
-// MirrorPlan is everything a mirror will do, computed without changing a
-// byte. ApplyMirror executes it through the same crash-safe machinery as
+// Plan is everything a mirror will do, computed without changing a
+// byte. Apply executes it through the same crash-safe machinery as
 // an injection (journal, backups, staged files).
-type MirrorPlan struct {
-	Src       string        `json:"src"`
-	Dir       string        `json:"dir"` // the destination partition directory
-	LogDir    string        `json:"logDir"`
-	Topic     string        `json:"topic"`
-	Partition int32         `json:"partition"`
-	Options   MirrorOptions `json:"options"`
+type Plan struct {
+	Src       string  `json:"src"`
+	Dir       string  `json:"dir"` // the destination partition directory
+	LogDir    string  `json:"logDir"`
+	Topic     string  `json:"topic"`
+	Partition int32   `json:"partition"`
+	Options   Options `json:"options"`
 	// CreateDir: the destination does not exist; it is created with the
 	// source's partition.metadata (a mirror keeps its source's topic id).
 	CreateDir bool   `json:"createDir"`
@@ -109,11 +110,11 @@ type MirrorPlan struct {
 	Barriers []int64 `json:"barriers"`
 	// AppendSegment is the existing segment the copy continues (-1: the
 	// copy starts a new segment).
-	AppendSegment   int64       `json:"appendSegment"`
-	SegmentsCreated []int64     `json:"segmentsCreated"`
-	Index           IndexChange `json:"index"`
-	TimeIndex       IndexChange `json:"timeIndex"`
-	TxnIndex        IndexChange `json:"txnIndex"`
+	AppendSegment   int64            `json:"appendSegment"`
+	SegmentsCreated []int64          `json:"segmentsCreated"`
+	Index           edit.IndexChange `json:"index"`
+	TimeIndex       edit.IndexChange `json:"timeIndex"`
+	TxnIndex        edit.IndexChange `json:"txnIndex"`
 	// AbortedTxns are the .txnindex entries of the copied ABORT markers,
 	// computed by a producer-state replay of the destination (Kafka
 	// rebuilds the transaction index locally, VK11).
@@ -126,12 +127,12 @@ type MirrorPlan struct {
 	SnapshotsDeleted []int64 `json:"snapshotsDeleted"`
 	NewLogEndOffset  int64   `json:"newLogEndOffset"`
 
-	NothingToDo bool    `json:"nothingToDo"`
-	Reason      string  `json:"reason,omitempty"`
-	Resume      *Resume `json:"resume,omitempty"`
+	NothingToDo bool              `json:"nothingToDo"`
+	Reason      string            `json:"reason,omitempty"`
+	Resume      *edit.Interrupted `json:"resume,omitempty"`
 
-	Ops      []FileOp `json:"ops"`
-	Warnings []string `json:"warnings"`
+	Ops      []edit.FileOp `json:"ops"`
+	Warnings []string      `json:"warnings"`
 }
 
 // CorruptSourceError is a batch of the source, inside the range to copy,
@@ -153,15 +154,14 @@ func (e *CorruptSourceError) Unwrap() error { return e.Err }
 
 // mirrorPlanner is one PlanMirror run.
 type mirrorPlanner struct {
-	p        *MirrorPlan
-	opts     MirrorOptions
+	p        *Plan
+	opts     Options
 	srcPD    *segment.PartitionDir
 	dstPD    *segment.PartitionDir // nil for a new destination
 	m        *psm.Manager          // the destination's producer state
 	epochs   []segment.EpochEntry  // the destination's leader epoch cache
 	epochsOK bool                  // epochs came from leader-epoch-checkpoint
-	segMs    int64
-	maxIndex int
+	roll     segment.RollConfig
 }
 
 func (mp *mirrorPlanner) warnf(format string, args ...any) {
@@ -179,9 +179,9 @@ func (mp *mirrorPlanner) warnf(format string, args ...any) {
 // a *DivergedError, unless opts.Align, which plans truncating dst at the
 // divergence first. A dst ending below src's log start is a *GapError.
 // Refusals (a broker holds dst's log directory, different topic ids, …)
-// are *RefusalError. When dst holds the journal of an interrupted mirror,
+// are *edit.RefusalError. When dst holds the journal of an interrupted mirror,
 // the plan is that journal's, with Resume set.
-func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
+func PlanMirror(src, dst string, opts Options) (*Plan, error) {
 	// The real directories, before anything else: the log directory (whose
 	// .lock a broker holds) is DST's real parent, not a symlink's.
 	src, dst = edit.RealPath(src), edit.RealPath(dst)
@@ -190,25 +190,25 @@ func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
 	case err != nil:
 		return nil, err
 	case !st.IsDir():
-		return nil, refuse(RefuseNotPartition, src, "not a directory")
+		return nil, edit.Refuse(edit.RefuseNotPartition, src, "not a directory")
 	case !ok || srcName.State != segment.DirLive:
-		return nil, refuse(RefuseNotPartition, src, "the name is not <topic>-<partition> of a live partition")
+		return nil, edit.Refuse(edit.RefuseNotPartition, src, "the name is not <topic>-<partition> of a live partition")
 	case !segment.IsPartitionDir(src):
-		return nil, refuse(RefuseNotPartition, src, "no .log, partition.metadata or leader-epoch-checkpoint in it")
+		return nil, edit.Refuse(edit.RefuseNotPartition, src, "no .log, partition.metadata or leader-epoch-checkpoint in it")
 	}
 	name, ok := segment.ParsePartitionDir(filepath.Base(dst))
 	switch {
 	case !ok:
-		return nil, refuse(RefuseNotPartition, dst, "the name is not <topic>-<partition>")
+		return nil, edit.Refuse(edit.RefuseNotPartition, dst, "the name is not <topic>-<partition>")
 	case name.State != segment.DirLive:
-		return nil, refuse(RefuseNotPartition, dst, "a %s directory, not a live partition", name.State)
+		return nil, edit.Refuse(edit.RefuseNotPartition, dst, "a %s directory, not a live partition", name.State)
 	case name.Topic == "__cluster_metadata":
-		return nil, refuse(RefuseNotPartition, dst, "the KRaft metadata log is replicated by Raft, not mirrored")
+		return nil, edit.Refuse(edit.RefuseNotPartition, dst, "the KRaft metadata log is replicated by Raft, not mirrored")
 	case edit.RealPath(src) == edit.RealPath(dst):
-		return nil, refuse(RefuseSameDir, dst, "the source and the destination are the same directory")
+		return nil, edit.Refuse(RefuseSameDir, dst, "the source and the destination are the same directory")
 	}
 	logDir := segment.LogDirOf(dst)
-	p := &MirrorPlan{Src: src, Dir: dst, LogDir: logDir, Topic: name.Topic, Partition: name.Partition, Options: opts,
+	p := &Plan{Src: src, Dir: dst, LogDir: logDir, Topic: name.Topic, Partition: name.Partition, Options: opts,
 		AppendSegment: -1, DstLog: OffsetRange{}, Barriers: []int64{}, SegmentsCreated: []int64{}, AbortedTxns: []segment.AbortedTxn{},
 		EpochEntriesAdded: []segment.EpochEntry{}, EpochEntriesRemoved: []segment.EpochEntry{}, SnapshotsCreated: []int64{},
 		SnapshotsDeleted: []int64{}, Warnings: []string{}}
@@ -221,23 +221,23 @@ func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
 	case err != nil:
 		return nil, err
 	case !st.IsDir():
-		return nil, refuse(RefuseNotPartition, dst, "not a directory")
+		return nil, edit.Refuse(edit.RefuseNotPartition, dst, "not a directory")
 	}
 	probe := dst
 	if p.CreateDir {
 		probe = logDir
 	}
-	if err := checkWritableLogDir(logDir, probe, opts.checkWritable); err != nil {
+	if err := edit.CheckWritable(logDir, probe, opts.checkWritable); err != nil {
 		return nil, err
 	}
 	if !p.CreateDir {
-		j, job, err := pendingJournal(dst, MirrorKind)
+		pending, resume, err := edit.Pending(dst, EditKind)
 		if err != nil {
 			return nil, err
 		}
-		if j != nil {
-			jp := job.(*mirrorJob).p
-			jp.Resume = resumeOf(j)
+		if pending != nil {
+			jp := pending.Plan().(*Plan)
+			jp.Resume = resume
 			return jp, nil
 		}
 	}
@@ -246,12 +246,13 @@ func PlanMirror(src, dst string, opts MirrorOptions) (*MirrorPlan, error) {
 			filepath.Base(dst), filepath.Base(src)))
 	}
 	if opts.SegmentBytes <= 0 || opts.SegmentBytes < decode.RecordBatchOverhead {
-		return nil, &OptionError{Option: "segment-bytes", Detail: fmt.Sprintf("%d is too small", opts.SegmentBytes)}
+		return nil, &edit.OptionError{Option: "segment-bytes", Detail: fmt.Sprintf("%d is too small", opts.SegmentBytes)}
 	}
 	if opts.IndexIntervalBytes < 0 {
-		return nil, &OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
+		return nil, &edit.OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
 	}
-	mp := &mirrorPlanner{p: p, opts: opts, segMs: segment.DefaultSegmentMs, maxIndex: segment.DefaultMaxIndexSize}
+	mp := &mirrorPlanner{p: p, opts: opts,
+		roll: segment.RollConfig{SegmentBytes: opts.SegmentBytes, SegmentMs: segment.DefaultSegmentMs, MaxIndexSize: segment.DefaultMaxIndexSize}}
 	return mp.plan()
 }
 
@@ -262,14 +263,14 @@ type dstSeg struct {
 	existing segment.SegmentFiles // empty Log for a new segment
 	oldSize  int64                // the existing .log's size
 	keep     int64                // bytes of the existing .log kept
-	size     int64                // bytes after the copy so far
-	firstTs  int64                // maxTimestamp of the segment's first batch; -1 none yet
-	ib       *indexBuilder
+	// ib is LogSegment's state of the segment: its size after the copy so
+	// far, its indexes, the timestamp its time-based roll counts from.
+	ib       *segment.IndexBuilder
 	keptIdx  int
 	keptTidx int
 	txns     []segment.AbortedTxn
 	keptTxn  int
-	srcs     []SourceRange
+	srcs     []edit.SourceRange
 	appended int
 }
 
@@ -278,10 +279,10 @@ func (s *dstSeg) addSource(path string, pos, n int64) {
 		s.srcs[k-1].Len += n
 		return
 	}
-	s.srcs = append(s.srcs, SourceRange{Path: path, Pos: pos, Len: n})
+	s.srcs = append(s.srcs, edit.SourceRange{Path: path, Pos: pos, Len: n})
 }
 
-func (mp *mirrorPlanner) plan() (*MirrorPlan, error) {
+func (mp *mirrorPlanner) plan() (*Plan, error) {
 	p := mp.p
 	var err error
 	if mp.srcPD, err = segment.OpenPartitionDir(p.Src); err != nil {
@@ -291,15 +292,10 @@ func (mp *mirrorPlanner) plan() (*MirrorPlan, error) {
 		if mp.dstPD, err = segment.OpenPartitionDir(p.Dir); err != nil {
 			return nil, err
 		}
-		for _, t := range mp.dstPD.Transient {
-			if fi, _ := segment.ParseFileName(filepath.Base(t)); fi.Suffix == segment.SwapSuffix {
-				return nil, refuse(RefuseTransientFiles, t, "a .swap file: the broker would swap it in at the next load; let it finish first")
-			}
-		}
-		for _, f := range append(append([]string(nil), mp.dstPD.Other...), mp.dstPD.Transient...) {
-			if strings.HasSuffix(filepath.Base(f), stagedSuffix) {
-				return nil, refuse(RefuseTransientFiles, f, "left by an interrupted kseg run whose journal is gone; inspect it and remove it")
-			}
+		// A journal's temporary file is replaced by the apply without a
+		// word, as the journal of a mirror that creates its directory is.
+		if _, err := edit.CheckLeftovers(mp.dstPD, "kseg run"); err != nil {
+			return nil, err
 		}
 	} else if !p.CreateDir {
 		// An existing directory that holds no partition files: a new log.
@@ -308,8 +304,8 @@ func (mp *mirrorPlanner) plan() (*MirrorPlan, error) {
 			return nil, err
 		}
 		for _, e := range entries {
-			if e.Name() != JournalName+segment.TempSuffix {
-				return nil, refuse(RefuseNotPartition, p.Dir, "it holds %s but no partition files", e.Name())
+			if !edit.IsJournal(e.Name()) || !strings.HasSuffix(e.Name(), segment.TempSuffix) {
+				return nil, edit.Refuse(edit.RefuseNotPartition, p.Dir, "it holds %s but no partition files", e.Name())
 			}
 		}
 	}
@@ -324,7 +320,7 @@ func (mp *mirrorPlanner) plan() (*MirrorPlan, error) {
 	}
 	defer sc.Close()
 	if len(sc.segs) == 0 {
-		return nil, refuse(RefuseNotPartition, p.Src, "no .log segment to mirror")
+		return nil, edit.Refuse(edit.RefuseNotPartition, p.Src, "no .log segment to mirror")
 	}
 	srcEnd, err := logEnd(mp.srcPD)
 	if err != nil {
@@ -397,7 +393,7 @@ func (mp *mirrorPlanner) topicID() error {
 		dstPM = &pm
 	}
 	if srcPM != nil && dstPM != nil && srcPM.TopicID != dstPM.TopicID {
-		return refuse(RefuseTopicID, p.Dir, "its topic id %s is not the source's %s: it is not a mirror of %s", dstPM.TopicIDString, srcPM.TopicIDString, p.Src)
+		return edit.Refuse(RefuseTopicID, p.Dir, "its topic id %s is not the source's %s: it is not a mirror of %s", dstPM.TopicIDString, srcPM.TopicIDString, p.Src)
 	}
 	if srcPM == nil && p.CreateDir {
 		mp.warnf("the source has no partition.metadata: the new partition gets none either (the broker writes one when it loads it)")
@@ -416,26 +412,6 @@ func (mp *mirrorPlanner) readEpochs() error {
 	}
 	mp.epochs, mp.epochsOK = e, true
 	return nil
-}
-
-// assignEpoch is LeaderEpochFileCache.assign (segment.Appender's rule).
-func assignEpoch(epochs []segment.EpochEntry, epoch int32, start int64) []segment.EpochEntry {
-	if epoch < 0 {
-		return epochs
-	}
-	if n := len(epochs); n > 0 {
-		latest := epochs[n-1]
-		if latest.Epoch == epoch && latest.StartOffset <= start {
-			return epochs
-		}
-	}
-	kept := epochs[:0:0]
-	for _, e := range epochs {
-		if e.Epoch < epoch && e.StartOffset < start {
-			kept = append(kept, e)
-		}
-	}
-	return append(kept, segment.EpochEntry{Epoch: epoch, StartOffset: start})
 }
 
 // continuation is where the copy resumes in the destination.
@@ -569,7 +545,7 @@ func (mp *mirrorPlanner) keepBatch(b *decode.Batch) {
 	_ = mp.m.ApplyBatch(b)
 	if !mp.epochsOK {
 		if b.Magic >= 2 {
-			mp.epochs = assignEpoch(mp.epochs, b.PartitionLeaderEpoch, b.BaseOffset)
+			mp.epochs = segment.AssignLeaderEpoch(mp.epochs, b.PartitionLeaderEpoch, b.BaseOffset)
 		} else {
 			mp.epochs = nil
 		}
@@ -671,16 +647,9 @@ func (mp *mirrorPlanner) truncate(dc, sc *logCursor, cont *continuation, prev *b
 		cont.end = prev.next()
 	}
 	cont.end = max(cont.end, cs.BaseOffset)
-	// LeaderEpochFileCache.truncateFromEnd.
-	var kept []segment.EpochEntry
-	for _, e := range mp.epochs {
-		if e.StartOffset >= cut {
-			p.EpochEntriesRemoved = append(p.EpochEntriesRemoved, e)
-			continue
-		}
-		kept = append(kept, e)
-	}
-	mp.epochs = kept
+	var removed []segment.EpochEntry
+	mp.epochs, removed = segment.TruncateLeaderEpochs(mp.epochs, cut)
+	p.EpochEntriesRemoved = append(p.EpochEntriesRemoved, removed...)
 	return nil
 }
 
@@ -716,13 +685,16 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 		}
 	}
 	var snaps []snapshotPlan
-	roll := func(newBase int64) {
-		cur.ib.finish()
+	roll := func(newBase int64) error {
+		if err := cur.ib.Finish(); err != nil {
+			return err
+		}
 		// A broker's own snapshot at that offset describes the same state;
 		// one above Align's cut describes data that is gone.
 		if !snapshots[newBase] || (p.Truncation != nil && newBase > p.Truncation.Offset) {
 			snaps = append(snaps, snapshotPlan{offset: newBase, entries: mp.m.Snapshot()})
 		}
+		return nil
 	}
 	lastMsg := ""
 	for b := sc.Batch(); b != nil; {
@@ -741,18 +713,20 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 		}
 		size, last := b.Size(), b.LastOffset()
 		if size > o.SegmentBytes {
-			return &OptionError{Option: "segment-bytes", Detail: fmt.Sprintf("%d is smaller than the batch at offset %d (%d bytes)", o.SegmentBytes, b.BaseOffset, size)}
+			return &edit.OptionError{Option: "segment-bytes", Detail: fmt.Sprintf("%d is smaller than the batch at offset %d (%d bytes)", o.SegmentBytes, b.BaseOffset, size)}
 		}
 		switch {
 		case cur == nil:
 			cur = mp.newSegment(b.BaseOffset)
 			segs = append(segs, cur)
-		case mp.shouldRoll(cur, size, last, b.MaxTimestamp):
-			if cur.size == 0 {
+		case mp.roll.ShouldRoll(cur.ib, size, last, b.MaxTimestamp):
+			if cur.ib.Size() == 0 {
 				return fmt.Errorf("offsets %d..%d do not fit in the empty segment %d, which would have to be replaced", b.BaseOffset, last, cur.base)
 			}
 			newBase := max(b.BaseOffset, next)
-			roll(newBase)
+			if err := roll(newBase); err != nil {
+				return err
+			}
 			cur = mp.newSegment(newBase)
 			segs = append(segs, cur)
 			if last-cur.base > math.MaxInt32 {
@@ -761,15 +735,13 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 		}
 		// LogSegment.append: max timestamp, then an index entry when more
 		// than index.interval.bytes went by since the last one.
-		cur.ib.add(cur.size, last, b.MaxTimestamp)
-		if cur.size == 0 {
-			cur.firstTs = b.MaxTimestamp
+		if err := cur.ib.Append(size, last, b.MaxTimestamp); err != nil {
+			return fmt.Errorf("%s: %w", segment.SegmentFileName(cur.ib.Base(), segment.LogSuffix), err)
 		}
 		cur.addSource(filepath.Join(p.Src, sc.File()), sc.Pos(), size)
-		cur.size += size
 		cur.appended++
 		if b.Magic >= 2 {
-			mp.epochs = assignEpoch(mp.epochs, b.PartitionLeaderEpoch, b.BaseOffset)
+			mp.epochs = segment.AssignLeaderEpoch(mp.epochs, b.PartitionLeaderEpoch, b.BaseOffset)
 		} else {
 			mp.epochs = nil
 		}
@@ -781,7 +753,7 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 			cur.txns = append(cur.txns, a)
 			p.AbortedTxns = append(p.AbortedTxns, a)
 		}
-		if Is(b) {
+		if barrier.Is(b) {
 			p.Barriers = append(p.Barriers, b.BaseOffset)
 		}
 		p.Copied.Batches++
@@ -821,7 +793,9 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 		return nil
 	}
 	if cur != nil {
-		cur.ib.finish()
+		if err := cur.ib.Finish(); err != nil {
+			return err
+		}
 	}
 	for _, s := range snaps {
 		p.SnapshotsCreated = append(p.SnapshotsCreated, s.offset)
@@ -837,7 +811,7 @@ type snapshotPlan struct {
 // newSegment starts a segment at base.
 func (mp *mirrorPlanner) newSegment(base int64) *dstSeg {
 	mp.p.SegmentsCreated = append(mp.p.SegmentsCreated, base)
-	return &dstSeg{base: base, firstTs: -1, ib: newIndexBuilder(base, mp.opts.IndexIntervalBytes)}
+	return &dstSeg{base: base, ib: segment.NewIndexBuilder(base, mp.opts.IndexIntervalBytes)}
 }
 
 // continueSegment loads the state LogSegment keeps for an existing segment
@@ -849,8 +823,8 @@ func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64
 	if err != nil {
 		return nil, err
 	}
-	s := &dstSeg{base: f.BaseOffset, existing: f, oldSize: size, keep: keep, size: keep, firstTs: -1,
-		ib: newIndexBuilder(f.BaseOffset, mp.opts.IndexIntervalBytes)}
+	s := &dstSeg{base: f.BaseOffset, existing: f, oldSize: size, keep: keep,
+		ib: segment.NewIndexBuilder(f.BaseOffset, mp.opts.IndexIntervalBytes)}
 	lf, err := segment.OpenLog(f.Log)
 	if err != nil {
 		return nil, err
@@ -858,18 +832,17 @@ func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64
 	sc := lf.Scanner(segment.ScanOptions{})
 	for sc.Next() && sc.Pos() < keep {
 		b := sc.Batch()
-		if s.firstTs < 0 && sc.Pos() == 0 {
-			s.firstTs = b.MaxTimestamp
-		}
-		if b.MaxTimestamp > s.ib.maxTs {
-			s.ib.maxTs, s.ib.maxOff = b.MaxTimestamp, b.LastOffset()
-		}
+		s.ib.Track(b.Size(), b.LastOffset(), b.MaxTimestamp)
 	}
 	sc.Close()
 	err = cmp.Or(sc.Err(), lf.Close())
 	if err != nil {
 		return nil, err
 	}
+	if s.ib.Size() != keep {
+		return nil, fmt.Errorf("%s: the batches before position %d end at %d", f.Log, keep, s.ib.Size())
+	}
+	var idx []segment.IndexEntry
 	if f.Index != "" {
 		x, err := segment.ReadOffsetIndex(f.Index, f.BaseOffset)
 		if err != nil {
@@ -877,27 +850,24 @@ func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64
 		}
 		for _, e := range x.Entries {
 			if e.Offset < end && int64(e.Position) < keep {
-				s.ib.idx = append(s.ib.idx, e)
+				idx = append(idx, e)
 			}
 		}
-		mp.p.Index.Removed += len(x.Entries) - len(s.ib.idx)
+		mp.p.Index.Removed += len(x.Entries) - len(idx)
 	} else if keep > 0 {
 		// LogLoader recovers a segment whose index is missing.
-		idx, _, err := segment.RebuildIndexes(f.Log, f.BaseOffset, mp.opts.IndexIntervalBytes)
+		rebuilt, _, err := segment.RebuildIndexes(f.Log, f.BaseOffset, mp.opts.IndexIntervalBytes)
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range segment.ParseOffsetIndex(idx, f.BaseOffset).Entries {
+		for _, e := range segment.ParseOffsetIndex(rebuilt, f.BaseOffset).Entries {
 			if e.Offset < end && int64(e.Position) < keep {
-				s.ib.idx = append(s.ib.idx, e)
+				idx = append(idx, e)
 			}
 		}
 		mp.warnf("%s has no .index; it is rebuilt", filepath.Base(f.Log))
 	}
-	s.keptIdx = len(s.ib.idx)
-	if n := len(s.ib.idx); n > 0 {
-		s.ib.lastEntryPos = int64(s.ib.idx[n-1].Position)
-	}
+	var tidx []segment.TimeIndexEntry
 	if f.TimeIndex != "" {
 		x, err := segment.ReadTimeIndex(f.TimeIndex, f.BaseOffset)
 		if err != nil {
@@ -905,23 +875,24 @@ func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64
 		}
 		for _, e := range x.Entries {
 			if e.Offset < end {
-				s.ib.tidx = append(s.ib.tidx, e)
+				tidx = append(tidx, e)
 			}
 		}
-		mp.p.TimeIndex.Removed += len(x.Entries) - len(s.ib.tidx)
+		mp.p.TimeIndex.Removed += len(x.Entries) - len(tidx)
 	} else if keep > 0 {
-		_, tidx, err := segment.RebuildIndexes(f.Log, f.BaseOffset, mp.opts.IndexIntervalBytes)
+		_, rebuilt, err := segment.RebuildIndexes(f.Log, f.BaseOffset, mp.opts.IndexIntervalBytes)
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range segment.ParseTimeIndex(tidx, f.BaseOffset).Entries {
+		for _, e := range segment.ParseTimeIndex(rebuilt, f.BaseOffset).Entries {
 			if e.Offset < end {
-				s.ib.tidx = append(s.ib.tidx, e)
+				tidx = append(tidx, e)
 			}
 		}
 		mp.warnf("%s has no .timeindex; it is rebuilt", filepath.Base(f.Log))
 	}
-	s.keptTidx = len(s.ib.tidx)
+	s.ib.Keep(idx, tidx)
+	s.keptIdx, s.keptTidx = len(idx), len(tidx)
 	if f.TxnIndex != "" {
 		x, err := segment.ReadTxnIndex(f.TxnIndex)
 		if err != nil {
@@ -938,20 +909,6 @@ func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64
 	return s, nil
 }
 
-// shouldRoll is LogSegment.shouldRoll with segment.Appender's reading of
-// it: size, time (segment.ms on record timestamps), index capacity, and
-// relative offset overflow.
-func (mp *mirrorPlanner) shouldRoll(s *dstSeg, size, last, maxTs int64) bool {
-	if s.size == 0 {
-		return last-s.base > math.MaxInt32
-	}
-	reachedRollMs := mp.segMs > 0 && s.firstTs >= 0 && maxTs-s.firstTs > mp.segMs
-	return s.size > mp.opts.SegmentBytes-size || reachedRollMs ||
-		len(s.ib.idx) >= mp.maxIndex/segment.OffsetIndexEntrySize ||
-		len(s.ib.tidx) >= mp.maxIndex/segment.TimeIndexEntrySize-1 ||
-		last-s.base > math.MaxInt32
-}
-
 // files turns the plan into file operations, in commit order:
 // partition.metadata, snapshots above the cut, segments above the cut
 // (highest first), the continued segment's .txnindex, .timeindex, .index
@@ -959,10 +916,10 @@ func (mp *mirrorPlanner) shouldRoll(s *dstSeg, size, last, maxTs int64) bool {
 // the new snapshots, leader-epoch-checkpoint.
 func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *continuation) error {
 	p := mp.p
-	var ops []FileOp
+	var ops []edit.FileOp
 	dir := p.Dir
 	del := func(path, why string) error {
-		op, err := deleteOp(path, why)
+		op, err := edit.DeleteOp(path, why)
 		if err == nil {
 			ops = append(ops, op)
 		}
@@ -970,10 +927,10 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 	}
 	write := func(name string, content []byte, why string) error {
 		if p.CreateDir {
-			ops = append(ops, FileOp{Name: name, Action: OpCreate, Why: why, OldSize: -1, NewSize: int64(len(content)), Content: content})
+			ops = append(ops, edit.FileOp{Name: name, Action: edit.OpCreate, Why: why, OldSize: -1, NewSize: int64(len(content)), Content: content})
 			return nil
 		}
-		op, err := writeOp(dir, name, content, why)
+		op, err := edit.WriteOp(dir, name, content, why)
 		if op != nil {
 			ops = append(ops, *op)
 		}
@@ -1008,20 +965,20 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 		for i := len(cont.after) - 1; i >= 0; i-- {
 			f := cont.after[i]
 			why := fmt.Sprintf("segment %d lies wholly above the cut", f.BaseOffset)
-			if err := deleteSegment(f, why, &p.Index, &p.TimeIndex, &p.TxnIndex, del); err != nil {
+			if err := edit.DeleteSegment(f, why, &p.Index, &p.TimeIndex, &p.TxnIndex, del); err != nil {
 				return err
 			}
 		}
 	}
 	for _, s := range segs {
-		idx, tidx, err := s.ib.encode()
+		idx, tidx, err := s.ib.Encode()
 		if err != nil {
 			return err
 		}
 		p.Index.Kept += s.keptIdx
-		p.Index.Added += len(s.ib.idx) - s.keptIdx
+		p.Index.Added += len(s.ib.Index()) - s.keptIdx
 		p.TimeIndex.Kept += s.keptTidx
-		p.TimeIndex.Added += len(s.ib.tidx) - s.keptTidx
+		p.TimeIndex.Added += len(s.ib.TimeIndex()) - s.keptTidx
 		p.TxnIndex.Kept += s.keptTxn
 		p.TxnIndex.Added += len(s.txns) - s.keptTxn
 		var txn []byte
@@ -1062,16 +1019,16 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 					lwhy = fmt.Sprintf("truncate at position %d", s.keep)
 				}
 			}
-			ops = append(ops, FileOp{Name: name(segment.LogSuffix), Action: OpReplace, Why: lwhy, OldSize: s.oldSize,
-				NewSize: s.size, KeepPrefix: s.keep, Sources: s.srcs})
+			ops = append(ops, edit.FileOp{Name: name(segment.LogSuffix), Action: edit.OpReplace, Why: lwhy, OldSize: s.oldSize,
+				NewSize: s.ib.Size(), KeepPrefix: s.keep, Sources: s.srcs})
 			continue
 		}
 		lwhy := "new segment: " + nBatches(s.appended) + " copied from the source"
-		ops = append(ops, FileOp{Name: name(segment.LogSuffix), Action: OpCreate, Why: lwhy, OldSize: -1, NewSize: s.size, Sources: s.srcs})
-		ops = append(ops, FileOp{Name: name(segment.IndexSuffix), Action: OpCreate, Why: "its offset index", OldSize: -1, NewSize: int64(len(idx)), Content: idx})
-		ops = append(ops, FileOp{Name: name(segment.TimeIndexSuffix), Action: OpCreate, Why: "its time index", OldSize: -1, NewSize: int64(len(tidx)), Content: tidx})
+		ops = append(ops, edit.FileOp{Name: name(segment.LogSuffix), Action: edit.OpCreate, Why: lwhy, OldSize: -1, NewSize: s.ib.Size(), Sources: s.srcs})
+		ops = append(ops, edit.FileOp{Name: name(segment.IndexSuffix), Action: edit.OpCreate, Why: "its offset index", OldSize: -1, NewSize: int64(len(idx)), Content: idx})
+		ops = append(ops, edit.FileOp{Name: name(segment.TimeIndexSuffix), Action: edit.OpCreate, Why: "its time index", OldSize: -1, NewSize: int64(len(tidx)), Content: tidx})
 		if len(txn) > 0 {
-			ops = append(ops, FileOp{Name: name(segment.TxnIndexSuffix), Action: OpCreate, Why: fmt.Sprintf("the aborted transactions of %d copied ABORT markers", len(s.txns)),
+			ops = append(ops, edit.FileOp{Name: name(segment.TxnIndexSuffix), Action: edit.OpCreate, Why: fmt.Sprintf("the aborted transactions of %d copied ABORT markers", len(s.txns)),
 				OldSize: -1, NewSize: int64(len(txn)), Content: txn})
 		}
 	}

@@ -1,11 +1,10 @@
-package barrier
+package repair
 
 import (
 	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,9 +57,9 @@ import (
 // (LogSegmentOffsetOverflowException: the broker splits the segment) is
 // refused.
 
-// RepairOptions select what PlanRepair examines. The zero value is the
+// Options select what PlanRepair examines. The zero value is the
 // CLI's defaults.
-type RepairOptions struct {
+type Options struct {
 	// All examines every segment, not only those from the recovery point
 	// on.
 	All bool `json:"all"`
@@ -72,14 +71,14 @@ type RepairOptions struct {
 	checkWritable func(dir string) (bool, string, error)
 }
 
-// RepairPlan is everything a repair will do, computed without changing a
-// byte. ApplyRepair executes it; --dry-run prints it.
-type RepairPlan struct {
-	Dir       string        `json:"dir"`
-	LogDir    string        `json:"logDir"`
-	Topic     string        `json:"topic"`
-	Partition int32         `json:"partition"`
-	Options   RepairOptions `json:"options"`
+// Plan is everything a repair will do, computed without changing a
+// byte. Apply executes it; --dry-run prints it.
+type Plan struct {
+	Dir       string  `json:"dir"`
+	LogDir    string  `json:"logDir"`
+	Topic     string  `json:"topic"`
+	Partition int32   `json:"partition"`
+	Options   Options `json:"options"`
 
 	// RecoveryPoint is the partition's recovery-point-offset-checkpoint
 	// entry, -1 when there is none. Scope says which segments were
@@ -90,8 +89,8 @@ type RepairPlan struct {
 	FirstExamined  int64 `json:"firstExamined"`
 	LogStartOffset int64 `json:"logStartOffset"`
 
-	Segments []RepairSegment `json:"segments"`
-	Findings []RepairFinding `json:"findings"`
+	Segments []Segment `json:"segments"`
+	Findings []Finding `json:"findings"`
 	// Damage: a finding of severity error (the dry run exits 3).
 	Damage bool `json:"damage"`
 
@@ -109,17 +108,17 @@ type RepairPlan struct {
 	EpochEntriesRemoved []segment.EpochEntry `json:"epochEntriesRemoved"`
 
 	// NothingToDo: every examined file is what recovery would leave.
-	NothingToDo bool    `json:"nothingToDo"`
-	Reason      string  `json:"reason,omitempty"`
-	Resume      *Resume `json:"resume,omitempty"`
+	NothingToDo bool              `json:"nothingToDo"`
+	Reason      string            `json:"reason,omitempty"`
+	Resume      *edit.Interrupted `json:"resume,omitempty"`
 
-	// Ops are the file operations, in the order ApplyRepair commits them.
-	Ops      []FileOp `json:"ops"`
-	Warnings []string `json:"warnings"`
+	// Ops are the file operations, in the order Apply commits them.
+	Ops      []edit.FileOp `json:"ops"`
+	Warnings []string      `json:"warnings"`
 }
 
-// RepairSegment is one examined segment.
-type RepairSegment struct {
+// Segment is one examined segment.
+type Segment struct {
 	BaseOffset int64  `json:"baseOffset"`
 	Log        string `json:"log"`
 	Size       int64  `json:"size"`
@@ -130,14 +129,14 @@ type RepairSegment struct {
 	Batches    int64  `json:"batches"` // kept
 	NextOffset int64  `json:"nextOffset"`
 	// Cut is nil when every byte is valid.
-	Cut       *RepairCut `json:"cut,omitempty"`
+	Cut       *Cut       `json:"cut,omitempty"`
 	Index     FileRepair `json:"index"`
 	TimeIndex FileRepair `json:"timeIndex"`
 	TxnIndex  FileRepair `json:"txnIndex"`
 }
 
-// RepairCut is where a segment is truncated and why.
-type RepairCut struct {
+// Cut is where a segment is truncated and why.
+type Cut struct {
 	Position int64  `json:"position"` // the first invalid byte: the new size
 	Kind     string `json:"kind"`     // a dump finding kind: crc-mismatch, torn-tail, corrupt-batch …
 	Bytes    int64  `json:"bytes"`    // bytes cut
@@ -153,8 +152,8 @@ type FileRepair struct {
 	Entries int    `json:"entries"` // in the file after the repair
 }
 
-// RepairFinding is one problem the plan found (and repairs).
-type RepairFinding struct {
+// Finding is one problem the plan found (and repairs).
+type Finding struct {
 	Kind     string `json:"kind"`
 	Severity string `json:"severity"` // error | warning | info
 	File     string `json:"file"`
@@ -162,21 +161,22 @@ type RepairFinding struct {
 	Message  string `json:"message"`
 }
 
-// Repair finding kinds. A cut is reported with dump's kind for the damage
-// (crc-mismatch, torn-tail, corrupt-batch, zero-tail, offset-out-of-order)
-// or RepairKindInvalidMarker; the other files' changes with these.
+// Repair finding kinds. A cut is reported with its segment.CutKind
+// (crc-mismatch, torn-tail, corrupt-batch, zero-tail, offset-out-of-order,
+// invalid-marker: dump's kinds for the damage); the other files' changes
+// with these.
 const (
-	RepairKindInvalidMarker      = "invalid-marker"
-	RepairKindSegmentUnreachable = "segment-unreachable"
-	RepairKindIndexRebuilt       = "index-rebuilt"
-	RepairKindTimeIndexRebuilt   = "timeindex-rebuilt"
-	RepairKindTxnIndexRebuilt    = "txnindex-rebuilt"
-	RepairKindTxnIndexMissing    = "txnindex-missing"
-	RepairKindSnapshotAboveEnd   = "snapshot-above-log-end"
-	RepairKindSnapshotCorrupt    = psm.KindSnapshotCorrupt
-	RepairKindSnapshotMismatch   = psm.KindSnapshotMismatch
-	RepairKindEpochAboveEnd      = "leader-epoch-above-log-end"
-	RepairKindOrphanIndex        = "orphan-index"
+	FindingSegmentUnreachable = "segment-unreachable"
+	FindingIndexRebuilt       = "index-rebuilt"     // info: rebuilt because the log is cut
+	FindingTimeIndexRebuilt   = "timeindex-rebuilt" // info: rebuilt because the log is cut
+	FindingTxnIndexRebuilt    = "txnindex-rebuilt"  // info: only entries past the cut go
+	FindingTxnIndexMismatch   = "txnindex-mismatch" // error: entries the log does not complete
+	FindingTxnIndexMissing    = "txnindex-missing"
+	FindingSnapshotAboveEnd   = "snapshot-above-log-end"
+	FindingSnapshotCorrupt    = psm.KindSnapshotCorrupt
+	FindingSnapshotMismatch   = psm.KindSnapshotMismatch
+	FindingEpochAboveEnd      = "leader-epoch-above-log-end"
+	FindingOrphanIndex        = "orphan-index"
 )
 
 // Index file actions.
@@ -193,82 +193,75 @@ const (
 const RefuseOffsetOverflow = "offset-overflow"
 
 // PlanRepair reads the partition directory dir and plans its repair. It
-// changes nothing. Refusals are *RefusalError; anything else is I/O. When
+// changes nothing. Refusals are *edit.RefusalError; anything else is I/O. When
 // dir holds the journal of an interrupted repair, the plan is the
-// journal's, with Resume set: ApplyRepair then finishes it.
-func PlanRepair(dir string, opts RepairOptions) (*RepairPlan, error) {
+// journal's, with Resume set: Apply then finishes it.
+func PlanRepair(dir string, opts Options) (*Plan, error) {
 	// The real directory, before anything else: the log directory (whose
 	// .lock a broker holds) is the real parent, not a symlink's.
 	dir = edit.RealPath(dir)
-	name, err := checkPartitionDir(dir, "")
+	name, err := edit.CheckPartitionDir(dir, "")
 	if err != nil {
 		return nil, err
 	}
 	logDir := segment.LogDirOf(dir)
-	if err := checkWritableLogDir(logDir, dir, opts.checkWritable); err != nil {
+	if err := edit.CheckWritable(logDir, dir, opts.checkWritable); err != nil {
 		return nil, err
 	}
-	j, job, err := pendingJournal(dir, RepairKind)
+	pending, resume, err := edit.Pending(dir, EditKind)
 	if err != nil {
 		return nil, err
 	}
-	if j != nil {
-		p := job.(*repairJob).p
-		p.Resume = resumeOf(j)
+	if pending != nil {
+		p := pending.Plan().(*Plan)
+		p.Resume = resume
 		return p, nil
 	}
 	if opts.IndexIntervalBytes == 0 {
-		opts.IndexIntervalBytes = DefaultIndexIntervalBytes
+		opts.IndexIntervalBytes = segment.DefaultIndexIntervalBytes
 	}
 	if opts.IndexIntervalBytes < 0 {
-		return nil, &OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
+		return nil, &edit.OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
 	}
-	rp := &repairPlanner{dir: dir, logDir: logDir, name: name, opts: opts}
+	rp := &planner{dir: dir, logDir: logDir, name: name, opts: opts}
 	return rp.plan()
 }
 
-type repairPlanner struct {
+type planner struct {
 	dir, logDir string
 	name        segment.PartitionDirName
-	opts        RepairOptions
+	opts        Options
 	pd          *segment.PartitionDir
-	p           *RepairPlan
-	ops         []FileOp
-	// replayAll replays the kept log from its first batch, ignoring the
-	// log start offset; firstBase is the first segment's base offset.
-	replayAll func() (*psm.Result, error)
-	firstBase int64
+	p           *Plan
+	ops         []edit.FileOp
+	// checkEnd judges a snapshot at the new log end over the kept log
+	// (psm.CheckSnapshotAt).
+	checkEnd func(onDisk []segment.SnapshotEntry) (psm.SnapshotCheck, error)
+	// cleanShutdown: the log directory holds .kafka_cleanshutdown.
+	cleanShutdown bool
 }
 
-func (rp *repairPlanner) warnf(format string, args ...any) {
+func (rp *planner) warnf(format string, args ...any) {
 	rp.p.Warnings = append(rp.p.Warnings, fmt.Sprintf(format, args...))
 }
 
-func (rp *repairPlanner) find(kind, severity, file string, pos int64, format string, args ...any) {
-	rp.p.Findings = append(rp.p.Findings, RepairFinding{Kind: kind, Severity: severity, File: filepath.Base(file), Position: pos,
+func (rp *planner) find(kind, severity, file string, pos int64, format string, args ...any) {
+	rp.p.Findings = append(rp.p.Findings, Finding{Kind: kind, Severity: severity, File: filepath.Base(file), Position: pos,
 		Message: fmt.Sprintf(format, args...)})
 	if severity == "error" {
 		rp.p.Damage = true
 	}
 }
 
-// readRecoveryPoint finds the partition in the log directory's
-// recovery-point-offset-checkpoint; -1 when absent.
-func (rp *repairPlanner) readRecoveryPoint() int64 {
-	path := filepath.Join(rp.logDir, segment.RecoveryPointCheckpointName)
-	entries, err := segment.ReadOffsetCheckpoint(path)
+// readRecoveryPoint is the partition's recovery-point-offset-checkpoint
+// entry; -1 when absent (a warning when unreadable): every segment is then
+// examined.
+func (rp *planner) readRecoveryPoint() int64 {
+	rp0, err := segment.CheckpointOffset(rp.pd, segment.RecoveryPointCheckpointName)
 	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			rp.warnf("%s unreadable (%v); every segment is examined", path, err)
-		}
-		return -1
+		rp.warnf("%s unreadable (%v); every segment is examined", filepath.Join(rp.logDir, segment.RecoveryPointCheckpointName), err)
 	}
-	for _, e := range entries {
-		if e.Topic == rp.name.Topic && e.Partition == rp.name.Partition {
-			return e.Offset
-		}
-	}
-	return -1
+	return rp0
 }
 
 // segRepair is the scan of one examined segment.
@@ -279,7 +272,7 @@ type segRepair struct {
 	batches int64
 	next    int64 // after the last kept batch; the base when none
 	framed  int64 // offset after the last batch that frames (kept or not)
-	cut     *RepairCut
+	cut     *Cut
 	removed int64 // framed batches after the cut
 
 	index, timeIndex []byte // rebuilt from the kept batches
@@ -287,12 +280,13 @@ type segRepair struct {
 	timeEntries      int
 	// indexBad / timeBad say why the existing file is not what recovery
 	// would keep ("" when it verifies against the kept batches).
-	indexBad, timeBad string
-	indexSev, timeSev string
+	indexBad, timeBad   string
+	indexSev, timeSev   string
+	indexKind, timeKind string // the finding's kind (indexFinding)
 }
 
-func (rp *repairPlanner) plan() (*RepairPlan, error) {
-	p := &RepairPlan{Dir: rp.dir, LogDir: rp.logDir, Topic: rp.name.Topic, Partition: rp.name.Partition, Options: rp.opts,
+func (rp *planner) plan() (*Plan, error) {
+	p := &Plan{Dir: rp.dir, LogDir: rp.logDir, Topic: rp.name.Topic, Partition: rp.name.Partition, Options: rp.opts,
 		SnapshotOffset: -1, FirstExamined: -1}
 	rp.p = p
 	pd, err := segment.OpenPartitionDir(rp.dir)
@@ -300,20 +294,15 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 		return nil, err
 	}
 	rp.pd = pd
-	for _, t := range pd.Transient {
-		if fi, _ := segment.ParseFileName(filepath.Base(t)); fi.Suffix == segment.SwapSuffix {
-			return nil, refuse(RefuseTransientFiles, t, "a .swap file: the broker would swap it in at the next load; let it finish first")
-		}
+	journalTemp, err := edit.CheckLeftovers(pd, "kseg run")
+	if err != nil {
+		return nil, err
 	}
-	for _, f := range append(append([]string(nil), pd.Other...), pd.Transient...) {
-		switch base := filepath.Base(f); {
-		case strings.HasSuffix(base, stagedSuffix):
-			return nil, refuse(RefuseTransientFiles, f, "left by an interrupted kseg run whose journal is gone; inspect it and remove it")
-		case base == JournalName+segment.TempSuffix:
-			rp.warnf("%s is left from a run interrupted before it changed anything; it is removed", base)
-		}
+	if journalTemp != "" {
+		rp.warnf("%s is left from a run interrupted before it changed anything; it is removed", journalTemp)
 	}
 	if _, err := os.Stat(filepath.Join(rp.logDir, segment.CleanShutdownName)); err == nil {
+		rp.cleanShutdown = true
 		rp.warnf("the log directory holds %s: a broker would take the shutdown as clean and skip recovery; kseg repairs anyway", segment.CleanShutdownName)
 	}
 	var segs, orphans []segment.SegmentFiles
@@ -325,7 +314,7 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 		segs = append(segs, s)
 	}
 	if len(segs) == 0 {
-		return nil, refuse(RefuseNotPartition, rp.dir, "no .log segment")
+		return nil, edit.Refuse(edit.RefuseNotPartition, rp.dir, "no .log segment")
 	}
 	logStart, _, err := psm.LogDirCheckpoints(pd)
 	if err != nil {
@@ -333,7 +322,6 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 		logStart = -1
 	}
 	p.LogStartOffset = max(logStart, segs[0].BaseOffset)
-	rp.firstBase = segs[0].BaseOffset
 
 	// Scope: the segment holding the recovery point and every later one
 	// (LogLoader.recoverLog), or all of them.
@@ -379,7 +367,7 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 			p.FirstExamined = s.BaseOffset
 		}
 		scans = append(scans, sr)
-		p.Segments = append(p.Segments, RepairSegment{BaseOffset: s.BaseOffset, Log: filepath.Base(s.Log), Size: sr.size, Why: why,
+		p.Segments = append(p.Segments, Segment{BaseOffset: s.BaseOffset, Log: filepath.Base(s.Log), Size: sr.size, Why: why,
 			ValidBytes: sr.valid, Batches: sr.batches, NextOffset: sr.next, Cut: sr.cut})
 		if sr.cut != nil && i >= first {
 			cutAt = i
@@ -420,19 +408,19 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 	p.LogEndOffset = max(p.LogEndOffset, p.NewLogEndOffset)
 	p.Removed.Offsets = p.LogEndOffset - p.NewLogEndOffset
 	if logStart > p.NewLogEndOffset {
-		return nil, refuse(RefuseBelowLogStart, rp.dir, "the log start offset %d is above the repaired log end %d: a broker would delete every segment at load (deleteSegmentsIfLogStartGreaterThanLogEnd)", logStart, p.NewLogEndOffset)
+		return nil, edit.Refuse(edit.RefuseBelowLogStart, rp.dir, "the log start offset %d is above the repaired log end %d: a broker would delete every segment at load (deleteSegmentsIfLogStartGreaterThanLogEnd)", logStart, p.NewLogEndOffset)
 	}
 	for _, sr := range scans {
 		if c := sr.cut; c != nil {
 			sev := "error"
-			if c.Kind == "zero-tail" {
+			if c.Kind == segment.CutZeroFilled.String() {
 				sev = "warning"
 			}
 			rp.find(c.Kind, sev, sr.files.Log, c.Position, "%s", c.Message)
 		}
 	}
 	for _, s := range dropped {
-		rp.find(RepairKindSegmentUnreachable, "info", s.Log, -1, "%s follows a truncated segment: recovery deletes it (LogLoader.recoverLog)", filepath.Base(s.Log))
+		rp.find(FindingSegmentUnreachable, "info", s.Log, -1, "%s follows a truncated segment: recovery deletes it (LogLoader.recoverLog)", filepath.Base(s.Log))
 	}
 
 	// Producer state at the new end, as the broker rebuilds it: from the
@@ -444,8 +432,9 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rebuilding producer state: %w", err)
 	}
-	rp.replayAll = func() (*psm.Result, error) {
-		return rp.replay(kept, scans, p.FirstExamined, p.NewLogEndOffset, -1)
+	rp.checkEnd = func(onDisk []segment.SnapshotEntry) (psm.SnapshotCheck, error) {
+		view, o := rp.replayView(kept, scans, p.FirstExamined, p.NewLogEndOffset, logStart)
+		return psm.CheckSnapshotAt(&view, o, p.NewLogEndOffset, onDisk)
 	}
 
 	// Pass 2: the operations, in commit order. Files that go first:
@@ -464,7 +453,7 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 			// .log under its live name (it renames a segment's files to
 			// .deleted before it deletes them), so the segment's data went
 			// missing outside the broker.
-			rp.find(RepairKindOrphanIndex, "error", path, -1, "an index file without its .log (segment %d): the segment's data is missing; the broker deletes the index at load", s.BaseOffset)
+			rp.find(FindingOrphanIndex, "error", path, -1, "an index file without its .log (segment %d): the segment's data is missing; the broker deletes the index at load", s.BaseOffset)
 			if err := rp.del(path, "orphaned index file (no .log)"); err != nil {
 				return nil, err
 			}
@@ -511,21 +500,11 @@ func (rp *repairPlanner) plan() (*RepairPlan, error) {
 }
 
 // belowRecoveryPoint says why the broker would recover a segment below
-// the recovery point at load, "" when it would not
-// (LogSegment.sanityCheck: the offset index must exist, the transaction
-// index must pass TransactionIndex.sanityCheck).
+// the recovery point at load (segment.LoadRecoveryReason), "" when it
+// would not.
 func belowRecoveryPoint(s segment.SegmentFiles) string {
-	if s.Index == "" {
-		return "below the recovery point, but its .index is missing (LogLoader recovers the segment)"
-	}
-	if s.TxnIndex != "" {
-		x, err := segment.ReadTxnIndex(s.TxnIndex)
-		if err == nil {
-			err = segment.SanityCheckTxnIndex(&x, s.BaseOffset)
-		}
-		if err != nil {
-			return fmt.Sprintf("below the recovery point, but its .txnindex fails the sanity check (%v)", err)
-		}
+	if why := segment.LoadRecoveryReason(s); why != "" {
+		return "below the recovery point, but " + why
 	}
 	return ""
 }
@@ -547,300 +526,98 @@ func frameSegment(s segment.SegmentFiles) (batches, end, size int64, err error) 
 	return batches, end, lf.Size, sc.Err()
 }
 
-// scan reads one segment as LogSegment.recover does, rebuilding its
-// indexes and checking the existing ones against the kept batches in the
-// same pass.
-func (rp *repairPlanner) scan(s segment.SegmentFiles) (*segRepair, error) {
-	lf, err := segment.OpenLog(s.Log)
+// scan reads one segment as LogSegment.recover does (segment.Recover),
+// rebuilding its indexes and checking the existing ones against the kept
+// batches in the same pass.
+func (rp *planner) scan(s segment.SegmentFiles) (*segRepair, error) {
+	ib := segment.NewIndexBuilder(s.BaseOffset, rp.opts.IndexIntervalBytes)
+	iv, err := segment.NewIndexCheck(s)
 	if err != nil {
 		return nil, err
 	}
-	defer lf.Close()
-	base := s.BaseOffset
-	name := filepath.Base(s.Log)
-	sr := &segRepair{files: s, size: lf.Size, next: base, framed: base}
-	ib := newIndexBuilder(base, rp.opts.IndexIntervalBytes)
-	iv, err := newIndexCheck(s)
-	if err != nil {
+	var ierr error
+	r, err := segment.Recover(s.Log, s.BaseOffset, segment.RecoverOptions{OnBatch: func(pos int64, b *decode.Batch) bool {
+		iv.Batch(pos, b)
+		ierr = ib.Append(b.Size(), b.LastOffset(), b.MaxTimestamp)
+		return ierr == nil
+	}})
+	var oe *segment.OffsetOverflowError
+	switch {
+	case errors.As(err, &oe):
+		return nil, edit.Refuse(RefuseOffsetOverflow, s.Log,
+			"the batch at position %d ends at offset %d, which does not fit the segment's base offset %d; the broker splits such a segment (LogSegmentOffsetOverflowException), kseg repair does not: inspect it with kseg dump",
+			oe.Position, oe.LastOffset, oe.BaseOffset)
+	case err != nil:
+		return nil, err
+	case ierr != nil:
+		return nil, fmt.Errorf("%s: %w", s.Log, ierr)
+	}
+	sr := &segRepair{files: s, size: r.Size, valid: r.ValidBytes, batches: r.Batches, next: r.NextOffset, framed: r.FramedEnd, removed: r.Lost}
+	if c := r.Cut; c != nil {
+		sr.cut = &Cut{Position: c.Position, Kind: c.Kind.String(), Bytes: c.Bytes, Message: c.Message}
+	}
+	if err := ib.Finish(); err != nil {
 		return nil, err
 	}
-	cut := func(pos int64, kind, format string, args ...any) {
-		sr.cut = &RepairCut{Position: pos, Kind: kind, Bytes: lf.Size - pos, Message: fmt.Sprintf(format, args...)}
-	}
-	prevLast, hasPrev := int64(0), false
-	sc := lf.Scanner(segment.ScanOptions{})
-	for sc.Next() {
-		b := sc.Batch()
-		pos := sc.Pos()
-		sr.framed = max(sr.framed, b.NextOffset())
-		if sr.cut != nil {
-			sr.removed++
-			continue
-		}
-		if !b.CRCValid() {
-			// batch.ensureValid → CorruptRecordException.
-			cut(pos, "crc-mismatch", "%s: batch at position %d (baseOffset %d): crc mismatch: stored 0x%08x, computed 0x%08x",
-				name, pos, b.BaseOffset, b.CRC, b.ComputeCRC())
-			sr.removed++
-			continue
-		}
-		last := b.LastOffset()
-		if last < base || last-base > math.MaxInt32 {
-			return nil, refuse(RefuseOffsetOverflow, s.Log,
-				"the batch at position %d ends at offset %d, which does not fit the segment's base offset %d; the broker splits such a segment (LogSegmentOffsetOverflowException), kseg repair does not: inspect it with kseg dump",
-				pos, last, base)
-		}
-		first := b.BaseOffset
-		if b.IsLegacy() {
-			first = last
-		}
-		if hasPrev && first <= prevLast {
-			cut(pos, "offset-out-of-order", "%s: batch at position %d: baseOffset %d is not above the previous batch's lastOffset %d",
-				name, pos, first, prevLast)
-			sr.removed++
-			continue
-		}
-		ib.add(pos, last, b.MaxTimestamp)
-		iv.batch(pos, b)
-		sr.valid = pos + b.Size()
-		sr.batches++
-		sr.next = last + 1
-		prevLast, hasPrev = last, true
-		if msg := invalidMarker(b); msg != "" {
-			// InvalidRecordException from the marker: caught, the segment
-			// is truncated after this batch (validBytes counts it).
-			cut(sr.valid, RepairKindInvalidMarker, "%s: transaction marker at position %d (offset %d): %s; recovery truncates after it",
-				name, pos, b.BaseOffset, msg)
-		}
-	}
-	if err := sc.Err(); err != nil {
+	if sr.index, sr.timeIndex, err = ib.Encode(); err != nil {
 		return nil, err
 	}
-	if sr.cut == nil {
-		t := sc.Tail()
-		sr.valid = t.ValidBytes
-		switch t.Kind {
-		case segment.TailClean:
-		case segment.TailZeroFilled:
-			cut(t.ValidBytes, "zero-tail", "%s: %d zero bytes after position %d (a preallocated segment after an unclean shutdown)", name, t.InvalidBytes(), t.ValidBytes)
-		case segment.TailTornHeader:
-			cut(t.ValidBytes, "torn-tail", "%s (%d bytes after validBytes %d)", t.Err.Error(), t.InvalidBytes(), t.ValidBytes)
-		default:
-			// A torn batch, or bytes that do not frame: if valid batches
-			// follow (dump resynchronises on them), the length or header is
-			// corrupt rather than torn by a crash.
-			n, err := countFramedAfter(lf, t, sr)
-			if err != nil {
-				return nil, err
-			}
-			sr.removed += n
-			switch {
-			case t.Kind == segment.TailTornBatch && n == 0:
-				cut(t.ValidBytes, "torn-tail", "%s (%d bytes after validBytes %d)", t.Err.Error(), t.InvalidBytes(), t.ValidBytes)
-			case t.Kind == segment.TailTornBatch:
-				cut(t.ValidBytes, "corrupt-batch", "%s: batch at position %d (baseOffset %d): batchLength is corrupt: the batch would run past the end of the file, yet %d valid batches follow; they are lost with it",
-					name, t.ValidBytes, t.Err.BaseOffset, n)
-			default:
-				cut(t.ValidBytes, "corrupt-batch", "%s (validBytes %d; %d valid batches follow the damage and are lost with it)", t.Err.Error(), t.ValidBytes, n)
-			}
-		}
-	}
-	ib.finish()
-	if sr.index, sr.timeIndex, err = ib.encode(); err != nil {
-		return nil, err
-	}
-	sr.indexEntries, sr.timeEntries = len(ib.idx), len(ib.tidx)
-	sr.indexBad, sr.indexSev, sr.timeBad, sr.timeSev = iv.verdict(sr.valid, sr.cut != nil)
+	sr.indexEntries, sr.timeEntries = len(ib.Index()), len(ib.TimeIndex())
+	idx, tidx := iv.Verdict(sr.valid, sr.cut != nil)
+	sr.indexBad, sr.timeBad = idx.Problem, tidx.Problem
+	sr.indexKind, sr.indexSev = indexFinding(idx, FindingIndexMissing, kindIndexMismatch, FindingIndexRebuilt)
+	sr.timeKind, sr.timeSev = indexFinding(tidx, FindingTimeIndexMissing, kindTimeIndexMismatch, FindingTimeIndexRebuilt)
 	return sr, nil
 }
 
-// countFramedAfter counts, for the Removed figures, the batches that frame
-// after structural damage: it resynchronises as dump does.
-func countFramedAfter(lf *segment.LogFile, t segment.Tail, sr *segRepair) (int64, error) {
-	var n int64
-	min := sr.next
-	for t.Kind == segment.TailCorrupt || t.Kind == segment.TailTornBatch {
-		pos, found, err := segment.Resync(lf.ReaderAt(), t.ValidBytes+1, t.End, segment.ResyncOptions{MinBaseOffset: min})
-		if errors.Is(err, segment.ErrResyncBudget) {
-			return n, nil
-		}
-		if err != nil || !found {
-			return n, err
-		}
-		sc := lf.Scanner(segment.ScanOptions{Start: pos})
-		for sc.Next() {
-			n++
-			min = sc.Batch().NextOffset()
-			sr.framed = max(sr.framed, min)
-		}
-		if err := sc.Err(); err != nil {
-			return n, err
-		}
-		t = sc.Tail()
-	}
-	return n, nil
-}
+// Index finding kinds: dump's for the same defect (index-mismatch,
+// timeindex-mismatch, index-length, index-sanity), and repair's own for
+// what dump does not check. One kind, one severity.
+const (
+	FindingIndexMissing     = "index-missing"     // warning
+	FindingTimeIndexMissing = "timeindex-missing" // warning
+	FindingIndexZeroTail    = "index-zero-tail"   // warning: preallocated slots, not trimmed
+	kindIndexMismatch       = "index-mismatch"
+	kindTimeIndexMismatch   = "timeindex-mismatch"
+	kindIndexLength         = "index-length"
+	kindIndexSanity         = "index-sanity"
+)
 
-// invalidMarker reports why a transaction marker's control record does not
-// parse ("" for any other batch, or a valid marker): what
-// LogSegment.updateProducerState meets as an InvalidRecordException.
-func invalidMarker(b *decode.Batch) string {
-	if !b.IsControl() || !b.HasProducerID() || b.RecordCount == 0 {
-		return ""
+// indexFinding is the kind and severity of an index file's verdict v
+// ("" when it verifies): the defect's kind (dump's word for it:
+// mismatch, index-length, index-sanity, an error; missing or
+// index-zero-tail, warnings), or, when the only problem is entries past
+// the end of a log this repair cuts, rebuilt, info.
+func indexFinding(v segment.IndexVerdict, missing, mismatch, rebuilt string) (kind, sev string) {
+	switch {
+	case v.Problem == "":
+		return "", ""
+	case v.Past:
+		return rebuilt, "info"
 	}
-	key, value, ok, err := firstRecord(b)
-	if err != nil {
-		return err.Error()
+	switch v.Defect {
+	case segment.IndexMissing:
+		return missing, "warning"
+	case segment.IndexZeroTail:
+		return FindingIndexZeroTail, "warning"
+	case segment.IndexLength:
+		return kindIndexLength, "error"
+	case segment.IndexSanity:
+		return kindIndexSanity, "error"
 	}
-	if !ok {
-		return ""
-	}
-	_, typ, err := decode.ParseControlKey(key)
-	if err != nil {
-		return err.Error()
-	}
-	if typ != decode.ControlAbort && typ != decode.ControlCommit {
-		return ""
-	}
-	if _, err := decode.ParseControl(key, value); err != nil {
-		return err.Error()
-	}
-	return ""
-}
-
-// indexCheck verifies a segment's existing .index and .timeindex against
-// its kept batches in the scan's single pass (kafka-dump-log's checks,
-// plus order), and notes what else recovery would not leave: a missing
-// file, a partial entry, a preallocated zero tail, a failed sanity check.
-type indexCheck struct {
-	idx  *segment.OffsetIndex
-	tidx *segment.TimeIndex
-	ip   int
-	tp   int
-	// first problem found with each; *Past: it is only entries past the
-	// end of the valid log (a consequence of the cut, not damage)
-	idxBad, timeBad   string
-	idxPast, timePast bool
-	dec               decode.Decoder
-}
-
-func newIndexCheck(s segment.SegmentFiles) (*indexCheck, error) {
-	c := &indexCheck{}
-	if s.Index == "" {
-		c.idxBad = "missing"
-	} else {
-		x, err := segment.ReadOffsetIndex(s.Index, s.BaseOffset)
-		if err != nil {
-			return nil, err
-		}
-		c.idx = &x
-		switch {
-		case x.TrailingBytes() != 0:
-			c.idxBad = fmt.Sprintf("%d bytes is not a whole number of 8-byte entries", x.Length)
-		case x.TailSlots() > 0:
-			c.idxBad = fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", x.TailSlots(), len(x.Entries))
-		case segment.SanityCheckOffsetIndex(&x) != nil:
-			c.idxBad = "fails the broker's sanity check: " + segment.SanityCheckOffsetIndex(&x).Error()
-		}
-		for i := 1; c.idxBad == "" && i < len(x.Entries); i++ {
-			if e, p := x.Entries[i], x.Entries[i-1]; e.Offset <= p.Offset || e.Position <= p.Position {
-				c.idxBad = fmt.Sprintf("entry %d (offset %d, position %d) does not follow entry %d (offset %d, position %d)", i, e.Offset, e.Position, i-1, p.Offset, p.Position)
-			}
-		}
-	}
-	if s.TimeIndex == "" {
-		c.timeBad = "missing"
-	} else {
-		x, err := segment.ReadTimeIndex(s.TimeIndex, s.BaseOffset)
-		if err != nil {
-			return nil, err
-		}
-		c.tidx = &x
-		switch {
-		case x.TrailingBytes() != 0:
-			c.timeBad = fmt.Sprintf("%d bytes is not a whole number of 12-byte entries", x.Length)
-		case x.TailSlots() > 0:
-			c.timeBad = fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", x.TailSlots(), len(x.Entries))
-		case segment.SanityCheckTimeIndex(&x) != nil:
-			c.timeBad = "fails the broker's sanity check: " + segment.SanityCheckTimeIndex(&x).Error()
-		}
-		for i := 1; c.timeBad == "" && i < len(x.Entries); i++ {
-			if e, p := x.Entries[i], x.Entries[i-1]; e.Offset < p.Offset || e.Timestamp <= p.Timestamp {
-				c.timeBad = fmt.Sprintf("entry %d (timestamp %d, offset %d) does not follow entry %d (timestamp %d, offset %d)", i, e.Timestamp, e.Offset, i-1, p.Timestamp, p.Offset)
-			}
-		}
-	}
-	return c, nil
-}
-
-// batch checks the entries that point at the kept batch b at pos. Entries
-// are in order (or already condemned). A time-index entry may name any
-// offset Kafka's writers put there (segment.TimeIndexOffsetOK), not only
-// the batch's last offset: such an index verifies and is kept.
-func (c *indexCheck) batch(pos int64, b *decode.Batch) {
-	last, ts := b.LastOffset(), b.MaxTimestamp
-	if c.idx != nil && c.idxBad == "" {
-		for c.ip < len(c.idx.Entries) && int64(c.idx.Entries[c.ip].Position) <= pos {
-			e := c.idx.Entries[c.ip]
-			switch {
-			case int64(e.Position) < pos:
-				c.idxBad = fmt.Sprintf("entry %d points at position %d, where no batch starts", c.ip, e.Position)
-			case e.Offset != last:
-				c.idxBad = fmt.Sprintf("entry %d gives offset %d for the batch at position %d, which ends at %d", c.ip, e.Offset, pos, last)
-			}
-			c.ip++
-		}
-	}
-	if c.tidx != nil && c.timeBad == "" {
-		for c.tp < len(c.tidx.Entries) && c.tidx.Entries[c.tp].Offset <= last {
-			e := c.tidx.Entries[c.tp]
-			switch {
-			case e.Offset != last && !segment.TimeIndexOffsetOK(&c.dec, b, e.Offset):
-				c.timeBad = fmt.Sprintf("entry %d's offset %d is neither its batch's last offset nor the first offset carrying its max timestamp", c.tp, e.Offset)
-			case e.Timestamp != ts:
-				c.timeBad = fmt.Sprintf("entry %d gives timestamp %d for offset %d, whose batch has maxTimestamp %d", c.tp, e.Timestamp, e.Offset, ts)
-			}
-			c.tp++
-		}
-	}
-}
-
-// verdict returns why each existing file is not what recovery would keep,
-// with a severity: error for wrong entries, warning for a missing file or
-// an untrimmed preallocation ("" when it verifies). Entries past the end
-// of the valid log are info only when this repair cuts the log (they
-// point into what the cut removes); past the end of a log nothing cuts
-// they are as wrong as any other entry, and dump --verify-index calls
-// them index-mismatch / timeindex-mismatch errors: one meaning, one
-// severity.
-func (c *indexCheck) verdict(valid int64, cut bool) (idxBad, idxSev, timeBad, timeSev string) {
-	if c.idx != nil && c.idxBad == "" && c.ip < len(c.idx.Entries) {
-		e := c.idx.Entries[c.ip]
-		c.idxBad = fmt.Sprintf("entry %d (offset %d) points at position %d, at or past the end of the valid log (%d)", c.ip, e.Offset, e.Position, valid)
-		c.idxPast = cut
-	}
-	if c.tidx != nil && c.timeBad == "" && c.tp < len(c.tidx.Entries) {
-		e := c.tidx.Entries[c.tp]
-		c.timeBad = fmt.Sprintf("entry %d's offset %d lies past the last valid batch", c.tp, e.Offset)
-		c.timePast = cut
-	}
-	sev := func(why string, past bool) string {
-		switch {
-		case why == "":
-			return ""
-		case past:
-			return "info"
-		case why == "missing" || strings.Contains(why, "zero-filled slots"):
-			return "warning"
-		}
-		return "error"
-	}
-	return c.idxBad, sev(c.idxBad, c.idxPast), c.timeBad, sev(c.timeBad, c.timePast)
+	return mismatch, "error"
 }
 
 // replay rebuilds the producer state at the new log end over the log as
 // the repair leaves it.
-func (rp *repairPlanner) replay(kept []segment.SegmentFiles, scans []*segRepair, firstExamined, end, logStart int64) (*psm.Result, error) {
+func (rp *planner) replay(kept []segment.SegmentFiles, scans []*segRepair, firstExamined, end, logStart int64) (*psm.Result, error) {
+	view, o := rp.replayView(kept, scans, firstExamined, end, logStart)
+	return psm.Rebuild(&view, o)
+}
+
+// replayView is the partition as the repair leaves it, and the options
+// that replay it to the new log end.
+func (rp *planner) replayView(kept []segment.SegmentFiles, scans []*segRepair, firstExamined, end, logStart int64) (segment.PartitionDir, psm.Options) {
 	view := *rp.pd
 	view.Segments = nil
 	for _, s := range rp.pd.Segments {
@@ -864,12 +641,12 @@ func (rp *repairPlanner) replay(kept []segment.SegmentFiles, scans []*segRepair,
 			o.SegmentLimits[sr.files.BaseOffset] = sr.valid
 		}
 	}
-	return psm.Rebuild(&view, o)
+	return view, o
 }
 
 // del plans the deletion of a file.
-func (rp *repairPlanner) del(path, why string) error {
-	op, err := deleteOp(path, why)
+func (rp *planner) del(path, why string) error {
+	op, err := edit.DeleteOp(path, why)
 	if err == nil {
 		rp.ops = append(rp.ops, op)
 	}
@@ -878,8 +655,8 @@ func (rp *repairPlanner) del(path, why string) error {
 
 // write plans new content for a file: replaced, created, or nothing when
 // it already holds exactly that.
-func (rp *repairPlanner) write(name string, content []byte, why string) (bool, error) {
-	op, err := writeOp(rp.dir, name, content, why)
+func (rp *planner) write(name string, content []byte, why string) (bool, error) {
+	op, err := edit.WriteOp(rp.dir, name, content, why)
 	if err != nil || op == nil {
 		return false, err
 	}
@@ -889,13 +666,13 @@ func (rp *repairPlanner) write(name string, content []byte, why string) (bool, e
 
 // planSnapshots deletes the snapshots above the new end and the corrupt
 // ones, newest first.
-func (rp *repairPlanner) planSnapshots() error {
+func (rp *planner) planSnapshots() error {
 	p := rp.p
 	for i := len(rp.pd.Snapshots) - 1; i >= 0; i-- {
 		s := rp.pd.Snapshots[i]
 		if s.Offset > p.NewLogEndOffset {
 			p.SnapshotsDeleted = append(p.SnapshotsDeleted, s.Offset)
-			rp.find(RepairKindSnapshotAboveEnd, "info", s.Path, -1, "%s lies above the new log end %d (truncateAndReload deletes it)", filepath.Base(s.Path), p.NewLogEndOffset)
+			rp.find(FindingSnapshotAboveEnd, "info", s.Path, -1, "%s lies above the new log end %d (truncateAndReload deletes it)", filepath.Base(s.Path), p.NewLogEndOffset)
 			if err := rp.del(s.Path, fmt.Sprintf("producer snapshot above the new log end %d", p.NewLogEndOffset)); err != nil {
 				return err
 			}
@@ -906,7 +683,7 @@ func (rp *repairPlanner) planSnapshots() error {
 			if !ok {
 				return err
 			}
-			rp.find(RepairKindSnapshotCorrupt, "error", s.Path, ce.Pos, "%v; the broker deletes it when it tries to load it", err)
+			rp.find(FindingSnapshotCorrupt, "error", s.Path, ce.Pos, "%v; the broker deletes it when it tries to load it", err)
 			if s.Offset == p.NewLogEndOffset {
 				continue // rewritten at the end
 			}
@@ -922,7 +699,7 @@ func (rp *repairPlanner) planSnapshots() error {
 
 // planSegment decides the files of one examined segment: .txnindex,
 // .timeindex, .index, then the .log cut.
-func (rp *repairPlanner) planSegment(sr *segRepair, ps *RepairSegment, res *psm.Result, segEnd int64) error {
+func (rp *planner) planSegment(sr *segRepair, ps *Segment, res *psm.Result, segEnd int64) error {
 	base := sr.files.BaseOffset
 	log := sr.files.Log
 	cutWhy := ""
@@ -947,7 +724,7 @@ func (rp *repairPlanner) planSegment(sr *segRepair, ps *RepairSegment, res *psm.
 	case sr.files.TxnIndex == "" && n == 0:
 	case sr.files.TxnIndex == "":
 		ps.TxnIndex.Action, ps.TxnIndex.Reason = FileCreate, fmt.Sprintf("missing, but %d aborted transactions end in the segment", n)
-		rp.find(RepairKindTxnIndexMissing, "error", txnName, -1, "missing; %d aborted transactions end in segment %d", n, base)
+		rp.find(FindingTxnIndexMissing, "error", txnName, -1, "missing; %d aborted transactions end in segment %d", n, base)
 	default:
 		old, err := segment.ReadFile(sr.files.TxnIndex)
 		if err != nil {
@@ -959,12 +736,12 @@ func (rp *repairPlanner) planSegment(sr *segRepair, ps *RepairSegment, res *psm.
 		ps.TxnIndex.Action = FileKeep
 		if !bytes.Equal(old, want) {
 			ps.TxnIndex.Action = FileRebuild
-			ps.TxnIndex.Reason = txnIndexProblem(old, want, sr.files.TxnIndex)
-			sev := "error"
+			kind, sev, reason := txnIndexProblem(old, want, sr.files.TxnIndex, base)
 			if cutWhy != "" && txnPrefix(old, want) {
-				sev, ps.TxnIndex.Reason = "info", cutWhy
+				kind, sev, reason = FindingTxnIndexRebuilt, "info", cutWhy
 			}
-			rp.find(RepairKindTxnIndexRebuilt, sev, txnName, -1, "%s; rebuilt from the aborted transactions the producer-state replay completes (%d entries)", ps.TxnIndex.Reason, n)
+			ps.TxnIndex.Reason = reason
+			rp.find(kind, sev, txnName, -1, "%s; rebuilt from the aborted transactions the producer-state replay completes (%d entries)", ps.TxnIndex.Reason, n)
 		}
 	}
 	if ps.TxnIndex.Action == FileCreate || ps.TxnIndex.Action == FileRebuild {
@@ -986,16 +763,17 @@ func (rp *repairPlanner) planSegment(sr *segRepair, ps *RepairSegment, res *psm.
 		entries int
 		out     *FileRepair
 		kind    string
+		rebuilt string // the kind of a rebuild the cut alone calls for
 	}{
-		{segment.TimeIndexSuffix, sr.files.TimeIndex, sr.timeBad, sr.timeSev, sr.timeIndex, sr.timeEntries, &ps.TimeIndex, RepairKindTimeIndexRebuilt},
-		{segment.IndexSuffix, sr.files.Index, sr.indexBad, sr.indexSev, sr.index, sr.indexEntries, &ps.Index, RepairKindIndexRebuilt},
+		{segment.TimeIndexSuffix, sr.files.TimeIndex, sr.timeBad, sr.timeSev, sr.timeIndex, sr.timeEntries, &ps.TimeIndex, sr.timeKind, FindingTimeIndexRebuilt},
+		{segment.IndexSuffix, sr.files.Index, sr.indexBad, sr.indexSev, sr.index, sr.indexEntries, &ps.Index, sr.indexKind, FindingIndexRebuilt},
 	} {
 		name := segment.SegmentFileName(base, f.suffix)
 		*f.out = FileRepair{Action: FileKeep, Entries: f.entries}
-		why, sev := f.bad, f.sev
+		why, sev, kind := f.bad, f.sev, f.kind
 		switch {
 		case why == "" && cutWhy != "":
-			why, sev = cutWhy, "info"
+			why, sev, kind = cutWhy, "info", f.rebuilt
 		case sev == "info" && cutWhy != "":
 			why = cutWhy + "; " + why
 		}
@@ -1014,30 +792,35 @@ func (rp *repairPlanner) planSegment(sr *segRepair, ps *RepairSegment, res *psm.
 			f.out.Action, f.out.Reason = FileKeep, ""
 			continue
 		}
-		rp.find(f.kind, sev, name, -1, "%s; rebuilt from the kept batches (%d entries, index.interval.bytes %d)", why, f.entries, rp.opts.IndexIntervalBytes)
+		rp.find(kind, sev, name, -1, "%s; rebuilt from the kept batches (%d entries, index.interval.bytes %d)", why, f.entries, rp.opts.IndexIntervalBytes)
 	}
 
 	// The .log: the valid prefix, byte for byte.
 	if sr.cut != nil {
-		rp.ops = append(rp.ops, FileOp{Name: filepath.Base(log), Action: OpReplace, OldSize: sr.size, NewSize: sr.valid, KeepPrefix: sr.valid,
+		rp.ops = append(rp.ops, edit.FileOp{Name: filepath.Base(log), Action: edit.OpReplace, OldSize: sr.size, NewSize: sr.valid, KeepPrefix: sr.valid,
 			Why: fmt.Sprintf("truncate at position %d (%s): %d bytes cut", sr.cut.Position, sr.cut.Kind, sr.size-sr.valid)})
 	}
 	return nil
 }
 
 // txnIndexProblem describes how an existing .txnindex differs from the
-// rebuilt one.
-func txnIndexProblem(old, want []byte, path string) string {
+// rebuilt one, with the finding's kind and severity: dump's for what dump
+// sees (txnindex-corrupt and index-sanity errors, a txnindex-partial-entry
+// warning), txnindex-mismatch (an error) for entries that are not the
+// aborted transactions the log completes.
+func txnIndexProblem(old, want []byte, path string, base int64) (kind, sev, reason string) {
 	x, err := segment.ParseTxnIndex(old, path)
 	switch {
 	case err != nil:
-		return err.Error()
-	case x.TrailingBytes > 0:
-		return fmt.Sprintf("%d trailing bytes, a partial entry", x.TrailingBytes)
-	case len(old) != len(want):
-		return fmt.Sprintf("%d entries, the log has %d aborted transactions ending in the segment", len(x.Entries), len(want)/segment.AbortedTxnSize)
+		return "txnindex-corrupt", "error", err.Error()
+	case segment.SanityCheckTxnIndex(&x, base) != nil:
+		return kindIndexSanity, "error", segment.SanityCheckTxnIndex(&x, base).Error()
+	case len(x.Entries)*segment.AbortedTxnSize != len(want):
+		return FindingTxnIndexMismatch, "error", fmt.Sprintf("%d entries, the log has %d aborted transactions ending in the segment", len(x.Entries), len(want)/segment.AbortedTxnSize)
+	case !bytes.Equal(old[:len(want)], want):
+		return FindingTxnIndexMismatch, "error", "its entries differ from the aborted transactions the log completes"
 	}
-	return "its entries differ from the aborted transactions the log completes"
+	return "txnindex-partial-entry", "warning", fmt.Sprintf("%d trailing bytes, a partial entry", x.TrailingBytes)
 }
 
 // txnPrefix reports whether want is a prefix of old: only entries past
@@ -1051,7 +834,7 @@ func txnPrefix(old, want []byte) bool { return len(want) < len(old) && bytes.Has
 // (LeaderEpochFileCache.assign at the log end offset), the broker's own
 // state rather than damage, and the broker re-assigns it after dropping
 // it at load anyway.
-func (rp *repairPlanner) planEpochs() error {
+func (rp *planner) planEpochs() error {
 	p := rp.p
 	if rp.pd.LeaderEpochCheckpoint == "" {
 		return nil
@@ -1076,31 +859,30 @@ func (rp *repairPlanner) planEpochs() error {
 	if len(p.EpochEntriesRemoved) == 0 {
 		return nil
 	}
-	rp.find(RepairKindEpochAboveEnd, "info", segment.LeaderEpochCheckpointName, -1,
+	rp.find(FindingEpochAboveEnd, "info", segment.LeaderEpochCheckpointName, -1,
 		"%d leader epoch entries start at or above the new log end %d", len(p.EpochEntriesRemoved), p.NewLogEndOffset)
 	_, err = rp.write(segment.LeaderEpochCheckpointName, segment.EncodeLeaderEpochCheckpoint(keep),
 		fmt.Sprintf("leader epochs starting at or above the new log end %d dropped", p.NewLogEndOffset))
 	return err
 }
 
-// heldBelowLogStart reports whether onDisk is the state replayed from the
-// first batch on disk rather than from the log start offset: what a broker
-// holds after DeleteRecords (or retention inside a segment) moved the log
-// start up, since ProducerStateManager.onLogStartOffsetIncremented drops
-// only unreplicated transactions, never producers. Such a snapshot is the
-// broker's own and is kept.
-func (rp *repairPlanner) heldBelowLogStart(onDisk []segment.SnapshotEntry) bool {
-	if rp.replayAll == nil || len(rp.pd.Segments) == 0 || rp.p.LogStartOffset <= rp.firstBase {
-		return false
+// brokersOwn reports whether onDisk, the snapshot at the new log end, is
+// a state the broker held there though it differs from the rebuilt one:
+// psm decides, as replay-psm --check-snapshots does (producers kept below
+// a log start moved by DeleteRecords, producers a recovery never
+// expired). Such a snapshot is kept.
+func (rp *planner) brokersOwn(onDisk []segment.SnapshotEntry) (bool, error) {
+	if rp.checkEnd == nil {
+		return false, nil
 	}
-	res, err := rp.replayAll()
-	return err == nil && len(psm.CompareSnapshot(res.SnapshotEntries(), onDisk)) == 0
+	c, err := rp.checkEnd(onDisk)
+	return err == nil && c.Match(), err
 }
 
 // planEndSnapshot writes the producer snapshot at the new log end when the
 // repair changed the log or the snapshots, or when the one there is not
 // the rebuilt state. An equal snapshot (in any entry order) is kept.
-func (rp *repairPlanner) planEndSnapshot(res *psm.Result) error {
+func (rp *planner) planEndSnapshot(res *psm.Result) error {
 	p := rp.p
 	end := p.NewLogEndOffset
 	entries := res.SnapshotEntries()
@@ -1122,7 +904,7 @@ func (rp *repairPlanner) planEndSnapshot(res *psm.Result) error {
 	// deleted segment or snapshot) calls for a new snapshot at the end:
 	// rebuilt .index/.timeindex files do not change producer state, and
 	// without a change the broker writes the end snapshot itself at load.
-	changed := slices.ContainsFunc(rp.ops, func(op FileOp) bool {
+	changed := slices.ContainsFunc(rp.ops, func(op edit.FileOp) bool {
 		return !strings.HasSuffix(op.Name, segment.IndexSuffix) && !strings.HasSuffix(op.Name, segment.TimeIndexSuffix)
 	})
 	switch {
@@ -1134,15 +916,20 @@ func (rp *repairPlanner) planEndSnapshot(res *psm.Result) error {
 		return nil
 	case exists && onDisk != nil && len(psm.CompareSnapshot(entries, onDisk)) == 0:
 		return nil
-	case exists && onDisk != nil && !changed && rp.heldBelowLogStart(onDisk):
-		// The broker's in-memory state kept the producers whose batches
-		// DeleteRecords moved below the log start; the file holds them.
-		return nil
 	case exists && onDisk != nil:
+		if own, err := rp.brokersOwn(onDisk); err != nil || own {
+			return err
+		}
 		d := psm.CompareSnapshot(entries, onDisk)
-		rp.find(RepairKindSnapshotMismatch, "error", path, -1, "%s differs from the producer state rebuilt from the log (%d difference(s); first: %s)", name, len(d), d[0])
+		rp.find(FindingSnapshotMismatch, "error", path, -1, "%s differs from the producer state rebuilt from the log (%d difference(s); first: %s)", name, len(d), d[0])
 	case !exists && !changed:
-		return nil // the broker writes it itself at load
+		a, lost := psm.CleanShutdownLoss(res)
+		if !lost || !psm.SkipsRebuild(rp.pd, rp.cleanShutdown) {
+			return nil // the broker rebuilds it from the log at load
+		}
+		// The broker would start with no producer state: the snapshot
+		// makes it load the log's instead.
+		rp.find(a.Kind, a.Severity, path, -1, "%s", a.Message)
 	}
 	p.SnapshotOffset = end
 	p.Producers = len(entries)
@@ -1151,8 +938,8 @@ func (rp *repairPlanner) planEndSnapshot(res *psm.Result) error {
 	return err
 }
 
-// RepairVerification is the read-back check of a repair.
-type RepairVerification struct {
+// Verification is the read-back check of a repair.
+type Verification struct {
 	// Replan lists what a new plan would still do ("" entries: none).
 	Replan []string `json:"replan"`
 	// IndexProblems are kafka-dump-log --verify-index findings for the
@@ -1165,16 +952,16 @@ type RepairVerification struct {
 }
 
 // OK reports a clean verification.
-func (v *RepairVerification) OK() bool {
+func (v *Verification) OK() bool {
 	return len(v.Replan) == 0 && len(v.IndexProblems) == 0 && len(v.SnapshotProblems) == 0
 }
 
-// VerifyRepair reads a repaired partition back: a new plan must have
+// Verify reads a repaired partition back: a new plan must have
 // nothing to do, the examined segments' indexes must verify against their
 // logs, and every producer snapshot from the first examined segment on
 // must match the state rebuilt from the log.
-func VerifyRepair(p *RepairPlan) (*RepairVerification, error) {
-	v := &RepairVerification{Replan: []string{}, IndexProblems: []string{}, SnapshotProblems: []string{}}
+func Verify(p *Plan) (*Verification, error) {
+	v := &Verification{Replan: []string{}, IndexProblems: []string{}, SnapshotProblems: []string{}}
 	again, err := PlanRepair(p.Dir, p.Options)
 	if err != nil {
 		return nil, err
@@ -1187,10 +974,10 @@ func VerifyRepair(p *RepairPlan) (*RepairVerification, error) {
 		return nil, err
 	}
 	for _, s := range pd.Segments {
-		if s.Log == "" || !slices.ContainsFunc(p.Segments, func(r RepairSegment) bool { return r.BaseOffset == s.BaseOffset }) {
+		if s.Log == "" || !slices.ContainsFunc(p.Segments, func(r Segment) bool { return r.BaseOffset == s.BaseOffset }) {
 			continue
 		}
-		probs, err := repairedIndexProblems(s)
+		probs, err := segment.VerifySegmentIndexes(s)
 		if err != nil {
 			return nil, err
 		}
@@ -1219,45 +1006,4 @@ func VerifyRepair(p *RepairPlan) (*RepairVerification, error) {
 		v.SnapshotProblems = append(v.SnapshotProblems, msg)
 	}
 	return v, nil
-}
-
-// repairedIndexProblems runs kafka-dump-log's index checks (dump
-// --verify-index) and the broker's sanity checks on one segment.
-func repairedIndexProblems(s segment.SegmentFiles) ([]string, error) {
-	lf, err := segment.OpenLog(s.Log)
-	if err != nil {
-		return nil, err
-	}
-	defer lf.Close()
-	var out []string
-	var idx *segment.OffsetIndex
-	var tidx *segment.TimeIndex
-	if s.Index != "" {
-		x, err := segment.ReadOffsetIndex(s.Index, s.BaseOffset)
-		if err != nil {
-			return nil, err
-		}
-		if err := segment.SanityCheckOffsetIndex(&x); err != nil {
-			out = append(out, err.Error())
-		}
-		idx = &x
-	}
-	if s.TimeIndex != "" {
-		x, err := segment.ReadTimeIndex(s.TimeIndex, s.BaseOffset)
-		if err != nil {
-			return nil, err
-		}
-		if err := segment.SanityCheckTimeIndex(&x); err != nil {
-			out = append(out, err.Error())
-		}
-		tidx = &x
-	}
-	probs, err := segment.VerifyIndexes(lf, idx, tidx)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range probs {
-		out = append(out, p.String())
-	}
-	return out, nil
 }

@@ -1,4 +1,4 @@
-package barrier
+package mirror
 
 import (
 	"fmt"
@@ -287,4 +287,12 @@ func locate(pd *segment.PartitionDir, offset int64) (file string, pos int64, ok 
 		}
 	}
 	return filepath.Base(seg.Log), -1, false
+}
+
+// logStartOf is the partition's log-start-offset-checkpoint entry; -1
+// when there is none or it cannot be read: a broker never serves the
+// batches below it, and without it the log starts at its first segment.
+func logStartOf(pd *segment.PartitionDir) int64 {
+	ls, _ := segment.CheckpointOffset(pd, segment.LogStartOffsetCheckpointName)
+	return ls
 }

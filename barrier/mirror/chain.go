@@ -1,4 +1,4 @@
-package barrier
+package mirror
 
 import (
 	"bytes"
@@ -8,9 +8,11 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // The relation VerifyEdge checks, for one mirror edge U → D (both partition
@@ -73,7 +75,7 @@ const (
 	// offsets.
 	FindingReordered = "reordered"
 	// FindingMalformedBarrier: D's own barrier is not a well-formed
-	// MIRROR_PID_RESET batch (Validate).
+	// MIRROR_PID_RESET batch (barrier.ValidateBatch).
 	FindingMalformedBarrier = "malformed-barrier"
 	// FindingOpenTxnAtBarrier: a transaction is open at D's barrier
 	// (pitfall 8): neither truncated away nor aborted by a marker before
@@ -230,7 +232,7 @@ func (r *ChainReport) OK() bool {
 // dirs[1]→dirs[2], … (a chain).
 func VerifyChain(dirs []string, edges [][2]int, opts ChainOptions) (*ChainReport, error) {
 	if len(dirs) < 2 {
-		return nil, &OptionError{Option: "edge", Detail: "a topology needs at least two partition directories"}
+		return nil, &edit.OptionError{Option: "edge", Detail: "a topology needs at least two partition directories"}
 	}
 	if len(edges) == 0 {
 		for i := 0; i+1 < len(dirs); i++ {
@@ -241,11 +243,11 @@ func VerifyChain(dirs []string, edges [][2]int, opts ChainOptions) (*ChainReport
 	for _, e := range edges {
 		for _, i := range e {
 			if i < 0 || i >= len(dirs) {
-				return nil, &OptionError{Option: "edge", Detail: fmt.Sprintf("directory %d is not among the %d given", i+1, len(dirs))}
+				return nil, &edit.OptionError{Option: "edge", Detail: fmt.Sprintf("directory %d is not among the %d given", i+1, len(dirs))}
 			}
 		}
 		if e[0] == e[1] {
-			return nil, &OptionError{Option: "edge", Detail: fmt.Sprintf("%s mirrors itself", dirs[e[0]])}
+			return nil, &edit.OptionError{Option: "edge", Detail: fmt.Sprintf("%s mirrors itself", dirs[e[0]])}
 		}
 		r, err := VerifyEdge(dirs[e[0]], dirs[e[1]], opts)
 		if err != nil {
@@ -301,15 +303,11 @@ func sameBatch(a, b []byte) int {
 
 // isAbortMarker reports a transaction marker of type ABORT.
 func isAbortMarker(b *decode.Batch) bool {
-	if !b.IsControl() || !b.IsTransactional() {
+	if !b.IsTransactional() {
 		return false
 	}
-	key, _, ok, err := firstRecord(b)
-	if err != nil || !ok {
-		return false
-	}
-	_, t, err := decode.ParseControlKey(key)
-	return err == nil && t == decode.ControlAbort
+	t, ok := barrier.ControlTypeOf(b)
+	return ok && t == decode.ControlAbort
 }
 
 // edgeWalk is one VerifyEdge run.
@@ -421,12 +419,12 @@ func (w *edgeWalk) monotonic() bool {
 // relation above): it streams both logs batch by batch in lockstep,
 // classifies where and how D stops being U, checks D's own barrier, and
 // replays D's producer state with and without its barriers. Findings are
-// in the report; the error is a *RefusalError for a directory that is not
+// in the report; the error is a *edit.RefusalError for a directory that is not
 // a partition, else I/O.
 func VerifyEdge(upstream, downstream string, opts ChainOptions) (*EdgeReport, error) {
 	for _, d := range []string{upstream, downstream} {
 		if !segment.IsPartitionDir(d) {
-			return nil, refuse(RefuseNotPartition, d, "not a partition directory (no .log, partition.metadata or leader-epoch-checkpoint, or the name is not <topic>-<partition>)")
+			return nil, edit.Refuse(edit.RefuseNotPartition, d, "not a partition directory (no .log, partition.metadata or leader-epoch-checkpoint, or the name is not <topic>-<partition>)")
 		}
 	}
 	u, err := openCursor(upstream)
@@ -544,7 +542,7 @@ func (w *edgeWalk) walk() error {
 				firstEpoch = &f
 			}
 		}
-		if Is(ub) {
+		if barrier.Is(ub) {
 			w.era++
 			rep.MirroredBarriers = append(rep.MirroredBarriers, MirroredBarrier{Offset: ub.BaseOffset})
 		}
@@ -608,7 +606,7 @@ func (w *edgeWalk) classify() {
 	}
 	db := d.Batch()
 	w.ownFrom = db.BaseOffset
-	if Is(db) || isAbortMarker(db) {
+	if barrier.Is(db) || isAbortMarker(db) {
 		w.stopping()
 		return
 	}
@@ -709,7 +707,7 @@ func (w *edgeWalk) stopping() {
 			from = w.prev.next()
 		}
 		what := "the barrier"
-		if !Is(first) {
+		if !barrier.Is(first) {
 			what = "the first ABORT marker"
 		}
 		w.add(w.dFinding(FindingGap, first.BaseOffset,
@@ -733,7 +731,7 @@ func (w *edgeWalk) stopping() {
 		w.prev = &r
 		w.nextD()
 	}
-	if !w.dHas || !Is(d.Batch()) {
+	if !w.dHas || !barrier.Is(d.Batch()) {
 		rep.Status = EdgeDiverged
 		at, pos, file := int64(-1), int64(-1), ""
 		if w.prev != nil {
@@ -761,7 +759,7 @@ func (w *edgeWalk) stopping() {
 	if rep.Barrier.Aborts == nil {
 		rep.Barrier.Aborts = []int64{}
 	}
-	for _, p := range Validate(b.Raw) {
+	for _, p := range barrier.ValidateBatch(b.Raw) {
 		w.add(w.dFinding(FindingMalformedBarrier, b.BaseOffset, "D's barrier is not a well-formed MIRROR_PID_RESET batch: %s", p))
 	}
 	w.era++
@@ -783,7 +781,7 @@ func (w *edgeWalk) stopping() {
 				w.prev.next(), lb.BaseOffset-1, w.prev.base, lb.BaseOffset))
 		}
 		firstLocal = false
-		if Is(lb) {
+		if barrier.Is(lb) {
 			w.era++
 		}
 		w.notePID(lb)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package barrier
+package mirror
 
 import (
 	"errors"
@@ -8,9 +8,15 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
+
+// TestHelperFcntlLockHolder is not a test: run as a child process by
+// barriertest.HoldBrokerLock, it holds the lock a broker holds.
+func TestHelperFcntlLockHolder(t *testing.T) { barriertest.RunLockHolder(t) }
 
 // TestMirrorRefusals: a broker holding the destination's log directory, a
 // different topic id, a destination ending below the source's log start,
@@ -23,18 +29,18 @@ func TestMirrorRefusals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		holdBrokerLock(t, filepath.Join(filepath.Dir(dst), segment.LockName))
-		before := snapDir(t, filepath.Dir(dst))
+		barriertest.HoldBrokerLock(t, filepath.Join(filepath.Dir(dst), segment.LockName))
+		before := barriertest.SnapDir(t, filepath.Dir(dst))
 		_, err = PlanMirror(src, dst, mirrorOpts(-1))
-		var re *RefusalError
-		if !errors.As(err, &re) || re.Reason != RefuseLocked {
+		var re *edit.RefusalError
+		if !errors.As(err, &re) || re.Reason != edit.RefuseLocked {
 			t.Fatalf("plan: %v", err)
 		}
-		_, err = ApplyMirror(p, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b")})
-		if !errors.As(err, &re) || re.Reason != RefuseLocked {
+		_, err = Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")})
+		if !errors.As(err, &re) || re.Reason != edit.RefuseLocked {
 			t.Fatalf("apply: %v", err)
 		}
-		assertUnchanged(t, before, filepath.Dir(dst))
+		barriertest.AssertUnchanged(t, before, filepath.Dir(dst))
 	})
 
 	t.Run("topic-id", func(t *testing.T) {
@@ -52,7 +58,7 @@ func TestMirrorRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := PlanMirror(src, dst, mirrorOpts(-1))
-		var re *RefusalError
+		var re *edit.RefusalError
 		if !errors.As(err, &re) || re.Reason != RefuseTopicID {
 			t.Fatalf("want a topic-id refusal, got %v", err)
 		}
@@ -81,15 +87,18 @@ func TestMirrorRefusals(t *testing.T) {
 	t.Run("pending-injection", func(t *testing.T) {
 		src, dst := mirrorPair(t)
 		mustMirror(t, src, dst, mirrorOpts(-1))
-		p := mustPlan(t, dst, planOpts())
-		_, err := Apply(p, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: faultAt(5)})
-		var fe *FaultError
+		p, err := barrier.PlanInjection(dst, barrier.InjectOptions{Timestamp: injectTs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = barrier.ApplyInjection(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: barriertest.FaultAt(5)})
+		var fe *edit.FaultError
 		if !errors.As(err, &fe) {
 			t.Fatal(err)
 		}
 		_, err = PlanMirror(src, dst, mirrorOpts(-1))
-		var re *RefusalError
-		if !errors.As(err, &re) || re.Reason != RefusePending {
+		var re *edit.RefusalError
+		if !errors.As(err, &re) || re.Reason != edit.RefusePending {
 			t.Fatalf("want operation-pending, got %v", err)
 		}
 	})
@@ -97,7 +106,7 @@ func TestMirrorRefusals(t *testing.T) {
 	t.Run("same-directory", func(t *testing.T) {
 		src, _ := mirrorPair(t)
 		_, err := PlanMirror(src, src+"/", mirrorOpts(-1))
-		var re *RefusalError
+		var re *edit.RefusalError
 		if !errors.As(err, &re) || re.Reason != RefuseSameDir {
 			t.Fatalf("want same-directory, got %v", err)
 		}
@@ -123,13 +132,4 @@ func TestMirrorRefusals(t *testing.T) {
 			t.Fatal("the destination was created")
 		}
 	})
-}
-
-// mirrorPair is the barriertest fixture as a/mirror-0 and a path for
-// b/mirror-0 in an existing log directory.
-func mirrorPair(t *testing.T) (src, dst string) {
-	t.Helper()
-	root := t.TempDir()
-	src = barriertest.WritePartition(t, filepath.Join(root, "a"), mirrorBatches(t), 400)
-	return src, barriertest.PartitionDir(t, root, "b", "mirror", 0)
 }

@@ -1,7 +1,6 @@
-package barrier
+package repair
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -11,12 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
-var partitionsDir = filepath.Join("..", "testdata", "partitions")
+var partitionsDir = barriertest.PartitionsDir()
 
 func repairCorpus(t testing.TB) *segtest.Corpus {
 	t.Helper()
@@ -38,7 +39,7 @@ func writeCase(t testing.TB, c *segtest.Corpus, cc *segtest.CorruptCase) string 
 	return dir
 }
 
-func mustPlanRepair(t testing.TB, dir string, o RepairOptions) *RepairPlan {
+func mustPlanRepair(t testing.TB, dir string, o Options) *Plan {
 	t.Helper()
 	p, err := PlanRepair(dir, o)
 	if err != nil {
@@ -54,7 +55,7 @@ func mustPlanRepair(t testing.TB, dir string, o RepairOptions) *RepairPlan {
 // --check-snapshots); every .log scans clean.
 func assertRepaired(t *testing.T, name, dir string) {
 	t.Helper()
-	if p := mustPlanRepair(t, dir, RepairOptions{}); !p.NothingToDo {
+	if p := mustPlanRepair(t, dir, Options{}); !p.NothingToDo {
 		t.Fatalf("%s: a second plan still has %d operations: %+v", name, len(p.Ops), p.Ops)
 	}
 	pd, err := segment.OpenPartitionDir(dir)
@@ -65,7 +66,7 @@ func assertRepaired(t *testing.T, name, dir string) {
 		if s.Log == "" {
 			t.Fatalf("%s: orphaned index files at %d", name, s.BaseOffset)
 		}
-		probs, err := repairedIndexProblems(s)
+		probs, err := segment.VerifySegmentIndexes(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,9 +130,9 @@ func TestRepairCorpus(t *testing.T) {
 		}
 		t.Run(cc.Name, func(t *testing.T) {
 			dir := writeCase(t, c, cc)
-			p, err := PlanRepair(dir, RepairOptions{})
+			p, err := PlanRepair(dir, Options{})
 			if cc.Expect.Kind == segtest.KindOffsetOverflow {
-				var re *RefusalError
+				var re *edit.RefusalError
 				if !errors.As(err, &re) || re.Reason != RefuseOffsetOverflow {
 					t.Fatalf("PlanRepair: %v, want a %s refusal", err, RefuseOffsetOverflow)
 				}
@@ -140,7 +141,7 @@ func TestRepairCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var cut *RepairCut
+			var cut *Cut
 			for _, s := range p.Segments {
 				if s.Log == cc.Expect.File && s.Cut != nil {
 					cut = s.Cut
@@ -157,16 +158,16 @@ func TestRepairCorpus(t *testing.T) {
 			if cut != nil && cut.Kind != "zero-tail" && !p.Damage {
 				t.Fatalf("a %s cut is damage", cut.Kind)
 			}
-			before := snapDir(t, dir)
-			rep, err := ApplyRepair(p, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "backup")})
+			before := barriertest.SnapDir(t, dir)
+			rep, err := Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "backup")})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if p.NothingToDo {
-				assertUnchanged(t, before, dir)
+				barriertest.AssertUnchanged(t, before, dir)
 				return
 			}
-			if v := rep.RepairVerification; v == nil || !v.OK() {
+			if v := rep.Verification; v == nil || !v.OK() {
 				t.Fatalf("verification: %+v", v)
 			}
 			assertRepaired(t, cc.Name, dir)
@@ -180,17 +181,17 @@ func TestRepairCorpus(t *testing.T) {
 func TestRepairHealthyIsNoOp(t *testing.T) {
 	t.Run("stale-snapshot", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "control-0")
-		copyTree(t, filepath.Join(partitionsDir, "control-0"), dir)
+		barriertest.CopyTree(t, filepath.Join(partitionsDir, "control-0"), dir)
 		stale := segment.EncodeProducerSnapshot([]segment.SnapshotEntry{{ProducerID: 3000, ProducerEpoch: 0, LastSequence: 1,
 			LastOffset: 7, OffsetDelta: 1, Timestamp: 1700000000050, CoordinatorEpoch: 2, CurrentTxnFirstOffset: -1}})
 		if err := os.WriteFile(filepath.Join(dir, segment.SegmentFileName(14, segment.SnapshotSuffix)), stale, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		p := mustPlanRepair(t, dir, RepairOptions{All: true})
+		p := mustPlanRepair(t, dir, Options{All: true})
 		if p.NothingToDo || len(p.Ops) != 1 || p.Ops[0].Name != segment.SegmentFileName(14, segment.SnapshotSuffix) {
 			t.Fatalf("stale snapshot: %+v", p.Ops)
 		}
-		if _, err := ApplyRepair(p, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b")}); err != nil {
+		if _, err := Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")}); err != nil {
 			t.Fatal(err)
 		}
 		assertRepaired(t, "control-0", dir)
@@ -199,8 +200,8 @@ func TestRepairHealthyIsNoOp(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
 			dir := filepath.Join(root, name)
-			copyTree(t, filepath.Join(partitionsDir, name), dir)
-			p := mustPlanRepair(t, dir, RepairOptions{All: true})
+			barriertest.CopyTree(t, filepath.Join(partitionsDir, name), dir)
+			p := mustPlanRepair(t, dir, Options{All: true})
 			if !p.NothingToDo || p.Damage || len(p.Findings) > 0 {
 				t.Fatalf("a healthy partition: %+v", p)
 			}
@@ -213,8 +214,8 @@ func TestRepairHealthyIsNoOp(t *testing.T) {
 // above the cut and the leader epoch that started above it, rebuilds the
 // second segment's indexes and writes the producer snapshot at the cut.
 func TestRepairMultiSegment(t *testing.T) {
-	dir := crcDamagedOrders(t)
-	p := mustPlanRepair(t, dir, RepairOptions{})
+	dir := barriertest.CRCDamagedOrders(t)
+	p := mustPlanRepair(t, dir, Options{})
 	if p.NewLogEndOffset != 36 || p.LogEndOffset != 73 || !p.Damage {
 		t.Fatalf("log end %d -> %d, damage %v", p.LogEndOffset, p.NewLogEndOffset, p.Damage)
 	}
@@ -227,12 +228,12 @@ func TestRepairMultiSegment(t *testing.T) {
 	if p.SnapshotOffset != 36 || p.Removed.Batches != 7+8 {
 		t.Fatalf("snapshot %d, batches removed %d", p.SnapshotOffset, p.Removed.Batches)
 	}
-	rep, err := ApplyRepair(p, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b")})
+	rep, err := Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.RepairVerification.OK() {
-		t.Fatalf("%+v", rep.RepairVerification)
+	if !rep.Verification.OK() {
+		t.Fatalf("%+v", rep.Verification)
 	}
 	assertRepaired(t, "orders-0", dir)
 	// The snapshot at the cut holds what the broker's own snapshot at 26
@@ -249,32 +250,11 @@ func TestRepairMultiSegment(t *testing.T) {
 	}
 }
 
-// crcDamagedOrders is orders-0 with a flipped bit in the record bytes of
-// the batch at offsets 36..39 (position 653 of segment 26).
-func crcDamagedOrders(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "logs", "orders-0")
-	copyTree(t, filepath.Join(partitionsDir, "orders-0"), dir)
-	path := filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix))
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if binary.BigEndian.Uint64(b[653:]) != 36 {
-		t.Fatalf("no batch at 653")
-	}
-	b[653+100] ^= 0x04
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 // TestRepairRecoveryPoint: only the segment holding the recovery point and
 // the later ones are examined; below it, a segment is examined only when
 // its .index is missing (LogLoader.loadSegmentFiles recovers it).
 func TestRepairRecoveryPoint(t *testing.T) {
-	dir := crcDamagedOrders(t) // damage in segment 26
+	dir := barriertest.CRCDamagedOrders(t) // damage in segment 26
 	logDir := filepath.Dir(dir)
 	writeRP := func(off int64) {
 		t.Helper()
@@ -284,15 +264,15 @@ func TestRepairRecoveryPoint(t *testing.T) {
 		}
 	}
 	writeRP(60)
-	p := mustPlanRepair(t, dir, RepairOptions{})
+	p := mustPlanRepair(t, dir, Options{})
 	if p.RecoveryPoint != 60 || p.FirstExamined != 53 || len(p.Segments) != 1 || !p.NothingToDo {
 		t.Fatalf("recovery point %d, first examined %d, %d segments, nothing to do %v", p.RecoveryPoint, p.FirstExamined, len(p.Segments), p.NothingToDo)
 	}
-	if p = mustPlanRepair(t, dir, RepairOptions{All: true}); p.FirstExamined != 0 || !p.Damage {
+	if p = mustPlanRepair(t, dir, Options{All: true}); p.FirstExamined != 0 || !p.Damage {
 		t.Fatalf("--all: first examined %d, damage %v", p.FirstExamined, p.Damage)
 	}
 	writeRP(30)
-	if p = mustPlanRepair(t, dir, RepairOptions{}); p.FirstExamined != 26 || !p.Damage || p.NewLogEndOffset != 36 {
+	if p = mustPlanRepair(t, dir, Options{}); p.FirstExamined != 26 || !p.Damage || p.NewLogEndOffset != 36 {
 		t.Fatalf("recovery point 30: first examined %d, damage %v, new end %d", p.FirstExamined, p.Damage, p.NewLogEndOffset)
 	}
 	// Below the recovery point, a missing .index gets the segment
@@ -301,7 +281,7 @@ func TestRepairRecoveryPoint(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, segment.SegmentFileName(0, segment.IndexSuffix))); err != nil {
 		t.Fatal(err)
 	}
-	p = mustPlanRepair(t, dir, RepairOptions{})
+	p = mustPlanRepair(t, dir, Options{})
 	if p.FirstExamined != 0 || len(p.Segments) != 2 || p.Segments[0].Index.Action != FileCreate {
 		t.Fatalf("missing index below the recovery point: %+v", p.Segments)
 	}
@@ -316,34 +296,34 @@ func TestRepairRefusals(t *testing.T) {
 		setup  func(dir string) string
 		reason string
 	}{
-		{"read-only", func(dir string) string { return dir }, RefuseReadOnly},
+		{"read-only", func(dir string) string { return dir }, edit.RefuseReadOnly},
 		{"swap file", func(dir string) string {
 			os.WriteFile(filepath.Join(dir, "00000000000000000000.log.swap"), nil, 0o644)
 			return dir
-		}, RefuseTransientFiles},
+		}, edit.RefuseTransientFiles},
 		{"not a partition", func(dir string) string {
 			d := filepath.Join(filepath.Dir(dir), "not_a_partition")
 			os.Mkdir(d, 0o755)
 			return d
-		}, RefuseNotPartition},
+		}, edit.RefuseNotPartition},
 		{"pending mirror", func(dir string) string {
-			os.WriteFile(filepath.Join(dir, JournalName), []byte(`{"version":1,"tool":"kseg mirror","state":"prepared","mirror":{}}`), 0o644)
+			os.WriteFile(filepath.Join(dir, edit.JournalName), []byte(`{"version":1,"tool":"kseg mirror","state":"prepared","mirror":{}}`), 0o644)
 			return dir
-		}, RefusePending},
+		}, edit.RefusePending},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := tc.setup(writeCase(t, c, cc))
-			before := snapDir(t, filepath.Dir(dir))
-			o := RepairOptions{}
-			if tc.reason == RefuseReadOnly {
+			before := barriertest.SnapDir(t, filepath.Dir(dir))
+			o := Options{}
+			if tc.reason == edit.RefuseReadOnly {
 				o.checkWritable = func(string) (bool, string, error) { return false, "the file system is mounted read-only", nil }
 			}
 			_, err := PlanRepair(dir, o)
-			var re *RefusalError
+			var re *edit.RefusalError
 			if !errors.As(err, &re) || re.Reason != tc.reason {
 				t.Fatalf("PlanRepair: %v, want %s", err, tc.reason)
 			}
-			assertUnchanged(t, before, filepath.Dir(dir))
+			barriertest.AssertUnchanged(t, before, filepath.Dir(dir))
 		})
 	}
 }
@@ -364,19 +344,19 @@ func findCase(t testing.TB, c *segtest.Corpus, name string) *segtest.CorruptCase
 // calls it (the segment's data is missing).
 func TestRepairOrphanIndex(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "logs", "orders-0")
-	copyTree(t, filepath.Join(partitionsDir, "orders-0"), dir)
+	barriertest.CopyTree(t, filepath.Join(partitionsDir, "orders-0"), dir)
 	orphan := filepath.Join(dir, segment.SegmentFileName(99, segment.IndexSuffix))
 	if err := os.WriteFile(orphan, make([]byte, 8), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := mustPlanRepair(t, dir, RepairOptions{})
-	if p.NothingToDo || !p.Damage || len(p.Ops) != 1 || p.Ops[0].Action != OpDelete {
+	p := mustPlanRepair(t, dir, Options{})
+	if p.NothingToDo || !p.Damage || len(p.Ops) != 1 || p.Ops[0].Action != edit.OpDelete {
 		t.Fatalf("plan: %+v", p.Ops)
 	}
-	if len(p.Findings) != 1 || p.Findings[0].Kind != RepairKindOrphanIndex || p.Findings[0].Severity != "error" {
+	if len(p.Findings) != 1 || p.Findings[0].Kind != FindingOrphanIndex || p.Findings[0].Severity != "error" {
 		t.Errorf("findings: %+v", p.Findings)
 	}
-	if _, err := ApplyRepair(p, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "b")}); err != nil {
+	if _, err := Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(orphan); !errors.Is(err, os.ErrNotExist) {

@@ -1,4 +1,4 @@
-package barrier
+package mirror
 
 import (
 	"encoding/binary"
@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/kafkatest"
 )
 
@@ -45,16 +47,16 @@ func newDst(t testing.TB, root, cluster string) string {
 }
 
 // failover injects a barrier (truncate mode) and returns its offset.
-func failover(t testing.TB, dir string, o InjectOptions) int64 {
+func failover(t testing.TB, dir string, o barrier.InjectOptions) int64 {
 	t.Helper()
 	if o.Timestamp == 0 {
 		o.Timestamp = time.Now().UnixMilli()
 	}
-	p, err := PlanInjection(dir, o)
+	p, err := barrier.PlanInjection(dir, o)
 	if err != nil {
 		t.Fatalf("plan injection into %s: %v", dir, err)
 	}
-	rep, err := Apply(p, ApplyOptions{BackupDir: filepath.Join(t.TempDir(), "backup")})
+	rep, err := barrier.ApplyInjection(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "backup")})
 	if err != nil {
 		t.Fatalf("inject into %s: %v", dir, err)
 	}
@@ -128,7 +130,7 @@ func buildWorld(t testing.TB) *chainWorld {
 	w.a = writeSource(t, w.root, w.src)
 	w.b = newDst(t, w.root, "b")
 	mustMirror(t, w.a, w.b, mirrorOpts(-1))
-	w.barrier = failover(t, w.b, InjectOptions{})
+	w.barrier = failover(t, w.b, barrier.InjectOptions{})
 	barriertest.AppendLocal(t, w.b, w.local, localOpts)
 	return w
 }
@@ -137,7 +139,7 @@ func buildWorld(t testing.TB) *chainWorld {
 func (w *chainWorld) clone(t testing.TB) (a, b string) {
 	t.Helper()
 	root := t.TempDir()
-	copyTree(t, w.root, root)
+	barriertest.CopyTree(t, w.root, root)
 	return filepath.Join(root, "a", chainTopic+"-0"), filepath.Join(root, "b", chainTopic+"-0")
 }
 
@@ -212,7 +214,7 @@ func TestChainActivePassiveWithRealClients(t *testing.T) {
 	t.Run("barrier-above-open-transaction", func(t *testing.T) {
 		d := newDst(t, t.TempDir(), "d")
 		mustMirror(t, w.a, d, mirrorOpts(12))
-		barriertest.AppendLocal(t, d, [][]byte{Build(Spec{Timestamp: time.Now().UnixMilli()})}, localOpts)
+		barriertest.AppendLocal(t, d, [][]byte{barrier.Build(barrier.Spec{Timestamp: time.Now().UnixMilli()})}, localOpts)
 		r := verify(t, w.a, d, ChainOptions{})
 		wantFinding(t, r, FindingOpenTxnAtBarrier, 12)
 		if r.Barrier == nil || r.Barrier.Offset != 12 {
@@ -227,7 +229,7 @@ func TestChainActivePassiveWithRealClients(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ap.Append(Build(Spec{BaseOffset: 12, Timestamp: time.Now().UnixMilli()})); err != nil {
+		if err := ap.Append(barrier.Build(barrier.Spec{BaseOffset: 12, Timestamp: time.Now().UnixMilli()})); err != nil {
 			t.Fatal(err)
 		}
 		if err := ap.Close(); err != nil {
@@ -243,7 +245,7 @@ func TestChainActivePassiveWithRealClients(t *testing.T) {
 	t.Run("overlap", func(t *testing.T) {
 		d := newDst(t, t.TempDir(), "d")
 		mustMirror(t, w.a, d, mirrorOpts(9)) // ends with the batch 7..8
-		barriertest.AppendRaw(t, d, Build(Spec{BaseOffset: 8, Timestamp: time.Now().UnixMilli()}))
+		barriertest.AppendRaw(t, d, barrier.Build(barrier.Spec{BaseOffset: 8, Timestamp: time.Now().UnixMilli()}))
 		r := verify(t, w.a, d, ChainOptions{})
 		wantFinding(t, r, FindingOverlap, 8)
 	})
@@ -338,7 +340,7 @@ func TestChainAbortDesign(t *testing.T) {
 	a := writeSource(t, root, sourceTraffic(t))
 	b := newDst(t, root, "b")
 	mustMirror(t, a, b, mirrorOpts(-1))
-	bar := failover(t, b, InjectOptions{Mode: ModeAbort, BumpLeaderEpoch: i32(5)})
+	bar := failover(t, b, barrier.InjectOptions{Mode: barrier.ModeAbort, BumpLeaderEpoch: i32(5)})
 	barriertest.AppendLocal(t, b, localTraffic(t), localOpts)
 	r := verify(t, a, b, ChainOptions{})
 	if !r.OK() || r.Status != EdgeFailedOver || r.Barrier.Offset != bar || !slices.Equal(r.Barrier.Aborts, []int64{13}) ||

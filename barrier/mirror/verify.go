@@ -1,4 +1,4 @@
-package barrier
+package mirror
 
 import (
 	"bytes"
@@ -10,8 +10,8 @@ import (
 	"github.com/kseg/kseg/segment"
 )
 
-// MirrorVerification is the read-back check of a mirror.
-type MirrorVerification struct {
+// Verification is the read-back check of a mirror.
+type Verification struct {
 	// Compared counts the destination's batches in [From, To) compared
 	// with the source's, every byte (partitionLeaderEpoch included).
 	Compared int64 `json:"compared"`
@@ -26,16 +26,16 @@ type MirrorVerification struct {
 }
 
 // OK reports a clean verification.
-func (v *MirrorVerification) OK() bool {
+func (v *Verification) OK() bool {
 	return v.Mismatch == "" && len(v.IndexProblems) == 0 && len(v.TxnIndexProblems) == 0
 }
 
-// VerifyMirror reads a mirrored destination back: its batches in
+// Verify reads a mirrored destination back: its batches in
 // [p.From, p.To) must be the source's byte for byte, the offset and time
 // indexes of every segment holding them must agree with the log, and their
 // .txnindex entries must be what a producer-state replay computes.
-func VerifyMirror(p *MirrorPlan) (*MirrorVerification, error) {
-	v := &MirrorVerification{IndexProblems: []string{}, TxnIndexProblems: []string{}}
+func Verify(p *Plan) (*Verification, error) {
+	v := &Verification{IndexProblems: []string{}, TxnIndexProblems: []string{}}
 	src, err := openCursor(p.Src)
 	if err != nil {
 		return nil, err
@@ -135,36 +135,12 @@ func VerifyMirror(p *MirrorPlan) (*MirrorVerification, error) {
 	return v, nil
 }
 
-// verifySegmentIndexes runs kafka-dump-log's index checks on one segment.
+// verifySegmentIndexes is segment.VerifySegmentIndexes, each problem
+// prefixed with the segment it is about.
 func verifySegmentIndexes(s segment.SegmentFiles) ([]string, error) {
-	lf, err := segment.OpenLog(s.Log)
-	if err != nil {
-		return nil, err
+	probs, err := segment.VerifySegmentIndexes(s)
+	for i, p := range probs {
+		probs[i] = filepath.Base(s.Log) + ": " + p
 	}
-	defer lf.Close()
-	var idx *segment.OffsetIndex
-	var tidx *segment.TimeIndex
-	if s.Index != "" {
-		x, err := segment.ReadOffsetIndex(s.Index, s.BaseOffset)
-		if err != nil {
-			return []string{err.Error()}, nil
-		}
-		idx = &x
-	}
-	if s.TimeIndex != "" {
-		x, err := segment.ReadTimeIndex(s.TimeIndex, s.BaseOffset)
-		if err != nil {
-			return []string{err.Error()}, nil
-		}
-		tidx = &x
-	}
-	probs, err := segment.VerifyIndexes(lf, idx, tidx)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, p := range probs {
-		out = append(out, filepath.Base(s.Log)+": "+p.String())
-	}
-	return out, nil
+	return probs, err
 }

@@ -1,0 +1,54 @@
+package barrier
+
+import (
+	"encoding/json"
+
+	"github.com/kseg/kseg/segment/edit"
+)
+
+// The injection meets the edit engine (segment/edit) here: a plan is an
+// edit.Job of InjectKind.
+
+// InjectKind is inject-barrier's tool, as recorded in the journal and the
+// backup manifest.
+var InjectKind = &edit.Kind{Tool: "kseg inject-barrier", Noun: "injection", Decode: decodeInject}
+
+// InjectionReport is what ApplyInjection (or RollbackInjection) did.
+type InjectionReport = edit.Result[*InjectionPlan, *InjectionVerification]
+
+// ApplyInjection executes a plan from PlanInjection (or finishes the
+// interrupted injection a resume plan describes) with the edit engine's
+// crash-safe steps (edit.Apply), then reads it back (VerifyInjection).
+func ApplyInjection(p *InjectionPlan, o edit.Options) (*InjectionReport, error) {
+	return edit.Execute[*InjectionPlan, *InjectionVerification](newInjectJob(InjectKind, p), p, p.NothingToDo, p.Reason, p.Resume != nil, o)
+}
+
+// RollbackInjection undoes the interrupted injection whose journal is in
+// dir (edit.Rollback); another tool's journal is refused
+// (edit.RefuseOtherTool).
+func RollbackInjection(dir string, o edit.Options) (*InjectionReport, error) {
+	return edit.RollbackAs[*InjectionPlan, *InjectionVerification](dir, o, InjectKind)
+}
+
+// injectJob is an injection plan as the engine's job.
+type injectJob struct {
+	edit.JobParts
+	p *InjectionPlan
+}
+
+func (j *injectJob) Check() (edit.Verdict, error) { return VerifyInjection(j.p.Dir, j.p.BarrierOffset) }
+
+// newInjectJob is p as a job of kind k (InjectKind).
+func newInjectJob(k *edit.Kind, p *InjectionPlan) edit.Job {
+	return &injectJob{edit.JobParts{Tool: k, PartitionDir: p.Dir, LogDirectory: p.LogDir, FileOps: p.Ops, Journaled: p,
+		Manifest: map[string]any{"mode": p.Mode, "cut": p.Cut, "barrierOffset": p.BarrierOffset}}, p}
+}
+
+func decodeInject(k *edit.Kind, raw json.RawMessage, dir, logDir string) (edit.Job, error) {
+	p, err := edit.DecodePlan[InjectionPlan](raw)
+	if err != nil {
+		return nil, err
+	}
+	p.Dir, p.LogDir, p.Resume = dir, logDir, nil
+	return newInjectJob(k, p), nil
+}

@@ -1,0 +1,74 @@
+package mirror
+
+import (
+	"encoding/json"
+	"path/filepath"
+
+	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
+)
+
+// A mirror meets the edit engine (segment/edit) here: a plan is an
+// edit.Job of EditKind.
+
+// EditKind is kseg mirror's tool, as recorded in the journal and the
+// backup manifest.
+var EditKind = &edit.Kind{Tool: "kseg mirror", Noun: "mirror", Decode: decodeJob}
+
+// Report is what Apply (or Rollback) did.
+type Report = edit.Result[*Plan, *Verification]
+
+// Apply executes a plan from PlanMirror (or finishes the interrupted
+// mirror a resume plan describes) with the edit engine's crash-safe steps.
+// A new destination directory is created after the lock is taken and
+// removed again by a rollback. The copied bytes are read from the source's
+// segments (in the kernel, with copy_file_range) and never held in memory.
+// The result is read back with Verify.
+func Apply(p *Plan, o edit.Options) (*Report, error) {
+	return edit.Execute[*Plan, *Verification](jobOf(EditKind, p), p, p.NothingToDo, p.Reason, p.Resume != nil, o)
+}
+
+// Rollback undoes the interrupted mirror whose journal is in dir
+// (edit.Rollback), removing a destination directory it created; another
+// tool's journal is refused (edit.RefuseOtherTool).
+func Rollback(dir string, o edit.Options) (*Report, error) {
+	return edit.RollbackAs[*Plan, *Verification](dir, o, EditKind)
+}
+
+// job is a mirror plan as the engine's job.
+type job struct {
+	edit.JobParts
+	p *Plan
+}
+
+func (j *job) Check() (edit.Verdict, error) { return Verify(j.p) }
+
+// jobOf is p as a job of kind k (EditKind).
+func jobOf(k *edit.Kind, p *Plan) edit.Job {
+	return &job{edit.JobParts{Tool: k, PartitionDir: p.Dir, LogDirectory: p.LogDir, FileOps: p.Ops, NewDir: p.CreateDir, Journaled: p,
+		Manifest: map[string]any{"source": p.Src, "from": p.From, "to": p.To, "createdDir": p.CreateDir}}, p}
+}
+
+func decodeJob(k *edit.Kind, raw json.RawMessage, dir, logDir string) (edit.Job, error) {
+	p, err := edit.DecodePlan[Plan](raw)
+	if err != nil {
+		return nil, err
+	}
+	p.Dir, p.LogDir, p.Resume = dir, logDir, nil
+	// The copied bytes come from the source's segments, which the journal
+	// names: only .log files of the source partition directory, never
+	// anything inside the destination, may be read into it.
+	jp := filepath.Join(dir, edit.JournalName)
+	if !filepath.IsAbs(p.Src) || filepath.Clean(p.Src) != p.Src || edit.RealPath(p.Src) == edit.RealPath(dir) {
+		return nil, edit.Refuse(edit.RefuseJournal, jp, "mirror source %q is not another partition directory; nothing was touched", p.Src)
+	}
+	for _, op := range p.Ops {
+		for _, r := range op.Sources {
+			fi, ok := segment.ParseFileName(filepath.Base(r.Path))
+			if filepath.Dir(r.Path) != p.Src || !ok || fi.Kind != segment.KindLog || fi.Suffix != "" {
+				return nil, edit.Refuse(edit.RefuseJournal, jp, "operation %s %q copies from %s, not a segment of the source %s; nothing was touched", op.Action, op.Name, r.Path, p.Src)
+			}
+		}
+	}
+	return jobOf(k, p), nil
+}

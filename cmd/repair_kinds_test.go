@@ -1,0 +1,157 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
+)
+
+// One finding kind has one severity and one meaning in every command
+// (issue 11): for each damaged index of the corruption corpus, repair
+// --dry-run reports the file with the kind and severity dump
+// --verify-index --index-sanity-check gives the same defect (the
+// generator's expectation), and both exit 3. Repair's action (rebuild) is
+// in its plan, not in the kind.
+func TestRepairNamesIndexDefectsAsDump(t *testing.T) {
+	c, err := segtest.NewCorpus(filepath.Join(testdataDir, "partitions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i := range c.Cases {
+		cc := &c.Cases[i]
+		e := cc.Expect
+		if !strings.HasSuffix(e.File, segment.IndexSuffix) && !strings.HasSuffix(e.File, segment.TimeIndexSuffix) && !strings.HasSuffix(e.File, segment.TxnIndexSuffix) {
+			continue
+		}
+		n++
+		dir, err := c.Write(cc, filepath.Join(t.TempDir(), strconv.Itoa(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, out, _ := runCaught(t, cc.Name, []string{"dump", "-o", "json", "--verify-index", "--index-sanity-check", dir})
+		d := parseCorpusDump(t, out)
+		if code != ExitFindings || !d.has(e.Kind, e.File, e.Position, e.Severity) {
+			t.Errorf("%s: dump exit %d, want a %s %s finding in %s:\n%s", cc.Name, code, e.Severity, e.Kind, e.File, d)
+			continue
+		}
+		r, plan := repairDryRun(t, dir)
+		got := ""
+		for _, f := range plan.Findings {
+			if f.File == e.File {
+				got = f.Severity + " " + f.Kind
+			}
+		}
+		if r.code != ExitFindings || got != e.Severity+" "+e.Kind {
+			t.Errorf("%s: repair --dry-run exit %d, reports %s as %q; dump says %q", cc.Name, r.code, e.File, got, e.Severity+" "+e.Kind)
+		}
+	}
+	if n < 6 {
+		t.Fatalf("%d index cases in the corpus", n)
+	}
+}
+
+// testdata/broken/index-past-eof: an offset-index entry points past the end
+// of a log repair does not cut. dump --verify-index calls it an
+// index-mismatch error; so does repair --dry-run, which exits 3 (it used
+// to call it an INFO index-rebuilt and exit 0).
+func TestRepairIndexPastEOFIsAnError(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "events-0")
+	copyTree(t, filepath.Join(testdataDir, "broken", "index-past-eof", "events-0"), dir)
+	if d := runKseg("dump", "--verify-index", dir); d.code != ExitFindings || !strings.Contains(d.stdout, "ERROR index-mismatch") {
+		t.Fatalf("dump: exit %d\n%s", d.code, d.stdout)
+	}
+	r, plan := repairDryRun(t, dir)
+	idx := segment.SegmentFileName(0, segment.IndexSuffix)
+	ok := false
+	for _, f := range plan.Findings {
+		ok = ok || (f.File == idx && f.Kind == "index-mismatch" && f.Severity == "error")
+	}
+	if r.code != ExitFindings || !ok {
+		t.Fatalf("repair --dry-run: exit %d %+v", r.code, plan.Findings)
+	}
+	text := runKseg("repair", "--dry-run", dir)
+	if text.code != ExitFindings || !strings.Contains(text.stdout, "ERROR index-mismatch "+idx) {
+		t.Errorf("repair --dry-run (text): exit %d\n%s", text.code, text.stdout)
+	}
+}
+
+// A preallocated, untrimmed index (zero-filled slots after the entries, an
+// unclean shutdown): the time index then fails the broker's sanity check
+// (its last timestamp is 0), which dump --index-sanity-check and repair
+// both call an index-sanity error; the offset index passes it, dump says
+// nothing, and repair trims it as an index-zero-tail warning (exit 0).
+func TestRepairPreallocatedIndexesAsDump(t *testing.T) {
+	for _, c := range []struct {
+		suffix, kind, sev string
+		slot              int64
+		exit              int
+	}{
+		{segment.TimeIndexSuffix, "index-sanity", "error", 12, ExitFindings},
+		{segment.IndexSuffix, "index-zero-tail", "warning", 8, ExitOK},
+	} {
+		dir := filepath.Join(t.TempDir(), "orders-0")
+		copyTree(t, filepath.Join(testdataDir, "partitions", "orders-0"), dir)
+		name := segment.SegmentFileName(0, c.suffix)
+		path := filepath.Join(dir, name)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, append(b, make([]byte, 3*c.slot)...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, _ := runCaught(t, name, []string{"dump", "-o", "json", "--verify-index", "--index-sanity-check", dir})
+		d := parseCorpusDump(t, out)
+		dumpSays := ""
+		for _, f := range d.findings {
+			if filepath.Base(f.File) == name {
+				dumpSays = f.Severity + " " + f.Kind
+			}
+		}
+		r, plan := repairDryRun(t, dir)
+		got := ""
+		for _, f := range plan.Findings {
+			if f.File == name {
+				got = f.Severity + " " + f.Kind
+			}
+		}
+		if got != c.sev+" "+c.kind || r.code != c.exit {
+			t.Errorf("%s: repair --dry-run exit %d, %q; want exit %d, %q", name, r.code, got, c.exit, c.sev+" "+c.kind)
+		}
+		if c.sev == "error" && (dumpSays != got || code != ExitFindings) {
+			t.Errorf("%s: dump exit %d says %q, repair %q", name, code, dumpSays, got)
+		}
+		if c.sev != "error" && (dumpSays != "" || code != ExitOK) {
+			t.Errorf("%s: dump exit %d says %q", name, code, dumpSays)
+		}
+	}
+}
+
+// zero-tail (a preallocated .log, not trimmed) is a warning in dump,
+// replay-psm and repair alike; replay-psm used to call it info.
+func TestZeroTailIsAWarningEverywhere(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "events-0")
+	copyTree(t, filepath.Join(testdataDir, "broken", "zero-tail", "events-0"), dir)
+	if d := runKseg("dump", dir); d.code != ExitOK || !strings.Contains(d.stdout, "WARNING zero-tail") {
+		t.Errorf("dump: exit %d\n%s", d.code, d.stdout)
+	}
+	if r, v := replayJSON(t, "--from-snapshot", "none", dir); r.code != ExitOK || anomalyKinds(v)["zero-tail"] != "warning" {
+		t.Errorf("replay-psm: exit %d %v", r.code, anomalyKinds(v))
+	}
+	r, plan := repairDryRun(t, dir)
+	sev := ""
+	for _, f := range plan.Findings {
+		if f.Kind == "zero-tail" {
+			sev = f.Severity
+		}
+	}
+	if r.code != ExitOK || sev != "warning" {
+		t.Errorf("repair --dry-run: exit %d %+v", r.code, plan.Findings)
+	}
+}
