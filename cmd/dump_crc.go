@@ -96,12 +96,18 @@ func (cp *crcPipeline) worker() {
 			cp.work.Wait()
 			continue
 		}
-		cp.mu.Unlock()
-		checkCRCsGuarded(j)
-		cp.mu.Lock()
-		j.crcState = crcChecked
+		cp.check(j)
 		cp.checked.Signal()
 	}
+}
+
+// check checks j's CRCs, which the caller has claimed, outside cp.mu
+// (held on entry and on return).
+func (cp *crcPipeline) check(j *batchJob) {
+	cp.mu.Unlock()
+	checkCRCsGuarded(j)
+	cp.mu.Lock()
+	j.crcState = crcChecked
 }
 
 // claimOldest claims the oldest queued job (cp.mu held).
@@ -137,18 +143,7 @@ func checkCRCs(j *batchJob) {
 }
 
 // checkCRCsGuarded is checkCRCs turning a memory fault into j.err.
-func checkCRCsGuarded(j *batchJob) {
-	defer func() {
-		if e := recover(); e != nil {
-			if err := faultError(e, j.file); err != nil {
-				j.err = err
-				return
-			}
-			panic(e)
-		}
-	}()
-	checkCRCs(j)
-}
+func checkCRCsGuarded(j *batchJob) { guardFault(j, func() { checkCRCs(j) }) }
 
 func (cp *crcPipeline) job() *batchJob {
 	if k := len(cp.free); k > 0 {
@@ -207,12 +202,9 @@ func (cp *crcPipeline) pop() *batchJob {
 			cp.checked.Wait()
 			continue
 		}
-		cp.mu.Unlock()
 		// The dump goroutine runs with SetPanicOnFault on while a .log is
 		// dumped; a fault here becomes the job's error too.
-		checkCRCsGuarded(j)
-		cp.mu.Lock()
-		j.crcState = crcChecked
+		cp.check(j)
 	}
 	cp.queue = cp.queue[1:]
 	cp.claim = max(cp.claim-1, 0)
@@ -234,26 +226,17 @@ func (cp *crcPipeline) emitHead(sum *logSummary, lastRecord *int64) error {
 }
 
 func (cp *crcPipeline) recycle(j *batchJob) {
-	for _, w := range j.wins {
-		w.Release()
-	}
-	j.reset()
+	releaseJob(j)
 	cp.free = append(cp.free, j)
 }
 
-// drain empties the queue at the end of a file: jobs are printed in order
-// until one fails (or none, when err already stopped the file); the rest
-// are waited for and thrown away. It returns the first error.
+// drain empties the queue at the end of a file (drainQueue). Only the dump
+// goroutine changes the queue's length, so reading it unlocked is safe.
 func (cp *crcPipeline) drain(sum *logSummary, lastRecord *int64, err error) error {
-	for len(cp.queue) > 0 {
-		if err != nil {
-			cp.recycle(cp.pop())
-			continue
-		}
-		err = cp.emitHead(sum, lastRecord)
-	}
-	return err
+	return drainQueue(cp, sum, lastRecord, err)
 }
+
+func (cp *crcPipeline) pending() int { return len(cp.queue) }
 
 // close stops the workers.
 func (cp *crcPipeline) close() {

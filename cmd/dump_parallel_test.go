@@ -194,17 +194,19 @@ func TestDumpCRCPipeline(t *testing.T) {
 	}
 }
 
-// TestDumpCRCPipelineFault: a CRC check that faults on a truncated mapping
-// becomes the job's error, as a render would.
-func TestDumpCRCPipelineFault(t *testing.T) {
+// truncatedMappedBatch maps a generated segment, moves to a batch in the
+// second half of its first 8 MiB window, and truncates the file under it (a
+// broker truncating its log under a dump): touching the batch's bytes
+// faults. The mapping lives until the test ends.
+func truncatedMappedBatch(t *testing.T) (string, int64, *decode.Batch) {
 	path := writeDamagedSegment(t, t.TempDir(), 12<<20)
 	lf, err := segment.OpenLog(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lf.Close()
+	t.Cleanup(func() { lf.Close() })
 	sc := lf.Scanner(segment.ScanOptions{Mmap: true})
-	defer sc.Close()
+	t.Cleanup(sc.Close)
 	for sc.Next() && sc.Pos() < 6<<20 {
 	}
 	if sc.Pos() < 6<<20 {
@@ -213,35 +215,21 @@ func TestDumpCRCPipelineFault(t *testing.T) {
 	if err := os.Truncate(path, 4096); err != nil {
 		t.Fatal(err)
 	}
-	j := &batchJob{file: path, crcJob: true}
-	j.add(sc.Pos(), sc.Batch(), true, nil)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	checkCRCsGuarded(j)
-	if j.err == nil || !strings.Contains(j.err.Error(), "changed while it was read") {
-		t.Fatalf("error %v, want a fault turned into an error", j.err)
-	}
+	return path, sc.Pos(), sc.Batch()
 }
 
 // TestDumpMappedFileTruncated: a segment truncated while it is mapped
-// (a broker truncating its log under a dump) faults on access; the worker
-// turns the fault into an error for the file instead of dying.
+// faults on access; a worker rendering a job, or checking its CRCs
+// (dump_crc.go), turns the fault into an error for the file instead of
+// dying.
 func TestDumpMappedFileTruncated(t *testing.T) {
-	path := writeDamagedSegment(t, t.TempDir(), 12<<20)
-	lf, err := segment.OpenLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
-	sc := lf.Scanner(segment.ScanOptions{Mmap: true})
-	defer sc.Close()
-	// Move to a batch in the second half of the first 8 MiB window.
-	for sc.Next() && sc.Pos() < 6<<20 {
-	}
-	if sc.Pos() < 6<<20 {
-		t.Fatal("scan ended early")
-	}
-	if err := os.Truncate(path, 4096); err != nil {
-		t.Fatal(err)
+	path, pos, b := truncatedMappedBatch(t)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	crc := &batchJob{file: path, crcJob: true}
+	crc.add(pos, b, true, nil)
+	checkCRCsGuarded(crc)
+	if crc.err == nil || !strings.Contains(crc.err.Error(), "changed while it was read") {
+		t.Errorf("CRC check: error %v, want a fault turned into an error", crc.err)
 	}
 	o := &dumpOptions{deep: true, maxDecompressed: decode.DefaultMaxDecompressed, producerID: -2, output: "json", keyFormat: "auto", valueFormat: "auto"}
 	if err := o.Validate([]string{path}); err != nil {
@@ -250,10 +238,9 @@ func TestDumpMappedFileTruncated(t *testing.T) {
 	s, _, _ := TestStreams()
 	r := newBatchRenderer(o, newDumpPrinter(s, o))
 	j := &batchJob{file: path}
-	j.add(sc.Pos(), sc.Batch(), true, nil)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	j.add(pos, b, true, nil)
 	renderGuarded(r, j)
 	if j.err == nil || !strings.Contains(j.err.Error(), "changed while it was read") {
-		t.Fatalf("error %v, want a fault turned into an error", j.err)
+		t.Fatalf("render: error %v, want a fault turned into an error", j.err)
 	}
 }

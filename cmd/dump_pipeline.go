@@ -429,7 +429,11 @@ func (bp *batchPipeline) start() {
 }
 
 // renderGuarded renders j, turning a memory fault into j.err.
-func renderGuarded(r *batchRenderer, j *batchJob) {
+func renderGuarded(r *batchRenderer, j *batchJob) { guardFault(j, func() { r.render(j) }) }
+
+// guardFault runs fn on j's batches, turning a memory fault (a mapped
+// file truncated under the dump) into j.err; other panics go on.
+func guardFault(j *batchJob, fn func()) {
 	defer func() {
 		if e := recover(); e != nil {
 			if err := faultError(e, j.file); err != nil {
@@ -439,7 +443,7 @@ func renderGuarded(r *batchRenderer, j *batchJob) {
 			panic(e)
 		}
 	}()
-	r.render(j)
+	fn()
 }
 
 // faultError turns a recovered memory fault (SetPanicOnFault) into an I/O
@@ -528,29 +532,49 @@ wait:
 }
 
 func (bp *batchPipeline) recycle(j *batchJob) {
-	for _, w := range j.wins {
-		w.Release()
-	}
-	j.reset()
+	releaseJob(j)
 	if cap(j.out.out) > maxKeptOutput {
 		j.out.out = nil
 	}
 	bp.free = append(bp.free, j)
 }
 
-// drain empties the queue at the end of a file. Jobs are emitted in order
+func (bp *batchPipeline) drain(sum *logSummary, lastRecord *int64, err error) error {
+	return drainQueue(bp, sum, lastRecord, err)
+}
+
+func (bp *batchPipeline) pending() int { return len(bp.queue) }
+
+// queuedRunner is what drainQueue needs of a pipeline: its jobs in flight,
+// in file order.
+type queuedRunner interface {
+	pending() int
+	pop() *batchJob // waits for the oldest job and takes it off the queue
+	emitHead(sum *logSummary, lastRecord *int64) error
+	recycle(j *batchJob)
+}
+
+// drainQueue empties q at the end of a file. Jobs are emitted in order
 // until one fails (or from the start, when err already stopped the file);
 // the rest are waited for and thrown away, as the serial path would never
 // have rendered them. It returns the first error.
-func (bp *batchPipeline) drain(sum *logSummary, lastRecord *int64, err error) error {
-	for len(bp.queue) > 0 {
+func drainQueue(q queuedRunner, sum *logSummary, lastRecord *int64, err error) error {
+	for q.pending() > 0 {
 		if err != nil {
-			bp.recycle(bp.pop())
+			q.recycle(q.pop())
 			continue
 		}
-		err = bp.emitHead(sum, lastRecord)
+		err = q.emitHead(sum, lastRecord)
 	}
 	return err
+}
+
+// releaseJob drops the windows j retains and resets it for reuse.
+func releaseJob(j *batchJob) {
+	for _, w := range j.wins {
+		w.Release()
+	}
+	j.reset()
 }
 
 // jobRunner is how dumpLog hands batches to other cores: batchPipeline
