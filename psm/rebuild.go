@@ -365,8 +365,10 @@ func (r *rebuilder) snapshotCandidates(end, leo int64, report func(Anomaly)) ([]
 // base offset when it holds none: LogSegment.readNextOffset, what
 // LogLoader.recoverLog and deleteSegmentsIfLogStartGreaterThanLogEnd take
 // as the log end. It reads the last segment's batch headers from its last
-// offset-index entry on.
-func (r *rebuilder) logEnd() (int64, error) {
+// offset-index entry on (the whole segment when it has no index), mapped:
+// only the headers are touched, where positional reads copied every byte
+// of an index-less 1 GiB segment once more before the replay read it.
+func (r *rebuilder) logEnd() (end int64, err error) {
 	if len(r.segs) == 0 {
 		return r.logStart, nil
 	}
@@ -380,8 +382,20 @@ func (r *rebuilder) logEnd() (int64, error) {
 		return 0, err
 	}
 	defer lf.Close()
-	sc := lf.Scanner(segment.ScanOptions{Start: startPosition(lf, seg, math.MaxInt64, limit), BufferSize: 64 << 10, Limit: limit})
-	end := seg.BaseOffset
+	sc := lf.Scanner(segment.ScanOptions{Start: startPosition(lf, seg, math.MaxInt64, limit), Limit: limit, Mmap: true})
+	defer sc.Close()
+	// A mapped segment truncated under the read faults: an error, as in
+	// scanSegment.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if e := recover(); e != nil {
+			if _, ok := e.(interface{ Addr() uintptr }); !ok {
+				panic(e)
+			}
+			end, err = 0, fmt.Errorf("%s: the file changed while it was read (truncated by a broker?): %v", seg.Log, e)
+		}
+	}()
+	end = seg.BaseOffset
 	for sc.Next() {
 		end = max(end, sc.Batch().NextOffset())
 	}
