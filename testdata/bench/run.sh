@@ -15,6 +15,8 @@
 #   -t ONLY   only these groups of targets, comma-separated: dump, index,
 #               deep, scaling, replay, mirror, chain, logdir, mixed,
 #               progress, rss (default: all)
+#   -k KSEG     time this kseg binary instead of one built from the tree (to
+#               compare builds: the floors are built from the tree either way)
 #
 # It builds kseg and the floors (testdata/bench/crcfloor, kmsgpeer,
 # decodefloor, ptyrun), writes the test data with testdata/bench/gen (and kseg mirror),
@@ -28,8 +30,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-RUNS=5 DATA="" SIZE=1GiB QUICK=0 RETRIES=10 ONLY=all
-while getopts "n:d:s:qr:t:" opt; do
+RUNS=5 DATA="" SIZE=1GiB QUICK=0 RETRIES=10 ONLY=all KSEG=""
+while getopts "n:d:s:qr:t:k:" opt; do
   case $opt in
     n) RUNS=$OPTARG ;;
     d) DATA=$OPTARG ;;
@@ -37,7 +39,8 @@ while getopts "n:d:s:qr:t:" opt; do
     q) QUICK=1; RUNS=3 ;;
     r) RETRIES=$OPTARG ;;
     t) ONLY=$OPTARG ;;
-    *) sed -n '2,28p' "$0"; exit 2 ;;
+    k) KSEG=$(cd "$(dirname "$OPTARG")" && pwd)/$(basename "$OPTARG") ;;
+    *) sed -n '2,30p' "$0"; exit 2 ;;
   esac
 done
 want() { [ "$ONLY" = all ] || [[ ",$ONLY," == *",$1,"* ]]; }
@@ -69,6 +72,7 @@ echo "== build"
 go build -o "$BIN/kseg" .
 for p in crcfloor kmsgpeer decodefloor gen measure ptyrun; do go build -o "$BIN/$p" "./testdata/bench/$p"; done
 K=$BIN/kseg
+if [ -n "$KSEG" ]; then K=$KSEG; echo "kseg:   $K (-k)"; fi
 
 # stamp DIR WHAT: DIR was made for WHAT (a size and flags), noted next to
 # it (not in it: kseg would dump the note); fresh regenerates data that -d
@@ -279,15 +283,18 @@ if want mixed; then
 fi
 # progress_row NAME "CMD": CMD with stderr on a pty (the progress line
 # drawn from the start) against the same with stderr on a pipe; more runs,
-# as the difference sought is small.
+# and the 4 GiB segment unless -q, as the difference sought is small.
 progress_row() {
   timed $((RUNS * 4 + 1)) - - -- \
     KSEG_PROGRESS_DELAY=0 "$BIN/ptyrun" -tty -- "$K" $2 :: KSEG_PROGRESS_DELAY=0 "$BIN/ptyrun" -- "$K" $2
   cmp_row "progress line on a terminal: $1 / no terminal" "<=1.02" "${OUT[0]}" "${OUT[1]}"
 }
+PSEG=$SEG PDIR=$MIXED
+if [ $QUICK = 0 ]; then PSEG=$BIG/00000000000000000000.log PDIR=$BIG; fi
 if want progress; then
-  progress_row dump "dump -o json $SEG"
-  progress_row replay-psm "replay-psm --from-snapshot none $MIXED"
+  [ $QUICK = 1 ] || warm "$BIG"
+  progress_row dump "dump -o json $PSEG"
+  progress_row replay-psm "replay-psm --from-snapshot none $PDIR"
 fi
 
 # rss1 LABEL [@setup S] CMD...: one run, for its peak RSS (none when a timed
