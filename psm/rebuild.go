@@ -226,10 +226,7 @@ func (r *rebuilder) scanSegment(m *Manager, segIdx int, seg segment.SegmentFiles
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if e := recover(); e != nil {
-			if _, ok := e.(interface{ Addr() uintptr }); !ok {
-				panic(e)
-			}
-			done, err = false, fmt.Errorf("%s: the file changed while it was read (truncated by a broker?): %v", seg.Log, e)
+			done, err = false, faultError(seg.Log, e)
 		}
 	}()
 	name := filepath.Base(seg.Log)
@@ -295,6 +292,16 @@ func (r *rebuilder) scanSegment(m *Manager, segIdx int, seg segment.SegmentFiles
 		m.Report(Anomaly{Kind: KindCorruptLog, Severity: SeverityError, Offset: r.leo, ProducerID: -1, Message: msg})
 	}
 	return false, nil
+}
+
+// faultError is the error for a memory fault e met reading the mapped
+// file path (a broker truncated it under the read); any other panic goes
+// on.
+func faultError(path string, e any) error {
+	if _, ok := e.(interface{ Addr() uintptr }); !ok {
+		panic(e)
+	}
+	return fmt.Errorf("%s: the file changed while it was read (truncated by a broker?): %v", path, e)
 }
 
 func pidOf(b *decode.Batch) int64 {
@@ -389,10 +396,7 @@ func (r *rebuilder) logEnd() (end int64, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if e := recover(); e != nil {
-			if _, ok := e.(interface{ Addr() uintptr }); !ok {
-				panic(e)
-			}
-			end, err = 0, fmt.Errorf("%s: the file changed while it was read (truncated by a broker?): %v", seg.Log, e)
+			end, err = 0, faultError(seg.Log, e)
 		}
 	}()
 	end = seg.BaseOffset
