@@ -72,7 +72,7 @@ func (m *Manager) decodeControl(b *decode.Batch, file string, pos int64) (*decod
 		if err != nil {
 			if typ == decode.ControlMirrorPidReset {
 				// isMirrorPidResetBatch looks at the key only: still a barrier.
-				m.Report(Anomaly{Kind: KindInvalidControl, Severity: SeverityWarning, Offset: b.BaseOffset, ProducerID: pidOf(b),
+				m.Report(Anomaly{Kind: KindInvalidBarrierValue, Severity: SeverityWarning, Offset: b.BaseOffset, ProducerID: pidOf(b),
 					Message: fmt.Sprintf("%s: MIRROR_PID_RESET barrier has a value kseg cannot decode (%v); applied as a barrier (the prototype tests only the key's type)", batchWhere(file, pos, b.BaseOffset), err)})
 				m.control = decode.Control{KeyVersion: ver, Type: typ}
 				return &m.control, ts, true

@@ -156,7 +156,7 @@ func TestMirrorPidResetWithProducerIDIsNoBarrier(t *testing.T) {
 		bad := l.append(decode.BatchSpec{ProducerID: 5, ProducerEpoch: 0, BaseSequence: -1, Control: true}, []decode.RecordSpec{rec})
 		l.data(5, 0, 2, 1, false)
 		r := replayOne(t, l, nil)
-		onlyAnomalies(t, r, KindInvalidControl, KindHangingTransaction)
+		onlyAnomalies(t, r, KindInvalidControl, KindOpenTransaction)
 		inv := anomalies(r, KindInvalidControl)
 		if len(inv) != 1 || inv[0].Offset != bad || inv[0].ProducerID != 5 || inv[0].Severity != SeverityError ||
 			!strings.Contains(inv[0].Message, "IllegalArgumentException") || !strings.Contains(inv[0].Message, "not applied as a barrier") {

@@ -40,7 +40,7 @@ func TestReplayKfakeTransactions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	onlyAnomalies(t, r, KindHangingTransaction)
+	onlyAnomalies(t, r, KindOpenTransaction)
 	if r.HasErrors() {
 		t.Errorf("anomalies %+v", r.Anomalies)
 	}

@@ -646,10 +646,11 @@ func (m *Manager) State() *Result {
 	return r
 }
 
-// ReportHangingTransactions adds a hanging-transaction anomaly for every transaction
-// still open: an error when it has been open longer than TxnTimeoutMs of
-// the clock (the coordinator should have aborted it), a warning otherwise
-// (it may still be in progress on a live broker).
+// ReportHangingTransactions adds an anomaly for every transaction still
+// open: a hanging-transaction error when it has been open longer than
+// TxnTimeoutMs of the clock (the coordinator should have aborted it), an
+// open-transaction warning otherwise (it may still be in progress on a
+// live broker).
 func (m *Manager) ReportHangingTransactions() {
 	now := m.Now()
 	for _, t := range m.ongoing {
@@ -663,7 +664,7 @@ func (m *Manager) ReportHangingTransactions() {
 				t.producerID, t.firstOffset, time.Duration(age)*time.Millisecond, time.Duration(m.opts.TxnTimeoutMs)*time.Millisecond, t.firstOffset)
 			continue
 		}
-		m.report(KindHangingTransaction, SeverityWarning, t.firstOffset, t.producerID,
+		m.report(KindOpenTransaction, SeverityWarning, t.firstOffset, t.producerID,
 			"transaction of producer %d from offset %d is still open at the end of the log (not older than the %s transaction timeout: it may still be in progress)",
 			t.producerID, t.firstOffset, time.Duration(m.opts.TxnTimeoutMs)*time.Millisecond)
 	}

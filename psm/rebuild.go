@@ -559,7 +559,7 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 // with no producer snapshot (UnifiedLog.rebuildProducerState): no
 // producers, no transactions, lastMapOffset at the log end, so the LSO is
 // the high watermark. The anomalies of the log stay, except the hanging
-// transactions the broker no longer knows; what it forgets is one
+// and open transactions the broker no longer knows; what it forgets is one
 // clean-shutdown-no-snapshot anomaly. The aborted transactions stay: they
 // are the .txnindex files' (the broker does not rewrite those).
 func (r *rebuilder) skipRebuild(m *Manager, fresh func() *Manager, leo int64) *Manager {
@@ -567,7 +567,7 @@ func (r *rebuilder) skipRebuild(m *Manager, fresh func() *Manager, leo int64) *M
 	e := fresh()
 	e.anomalies = e.anomalies[:0]
 	for _, a := range m.anomalies {
-		if a.Kind != KindHangingTransaction {
+		if a.Kind != KindHangingTransaction && a.Kind != KindOpenTransaction {
 			e.anomalies = append(e.anomalies, a)
 		}
 	}

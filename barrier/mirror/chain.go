@@ -81,9 +81,14 @@ const (
 	// (pitfall 8): neither truncated away nor aborted by a marker before
 	// it.
 	FindingOpenTxnAtBarrier = psm.KindOpenTxnAtBarrier
+	// FindingMirroredOpenTxnAtBarrier: a transaction is open at a barrier
+	// mirrored from U (info: U's, copied as it is).
+	FindingMirroredOpenTxnAtBarrier = "mirrored-open-txn-at-barrier"
 	// FindingLeaderEpoch: a mirrored batch's partitionLeaderEpoch differs
-	// from U's (info; an error with StrictEpochs).
-	FindingLeaderEpoch = "leader-epoch"
+	// from U's (info); with StrictEpochs FindingLeaderEpochMismatch, an
+	// error.
+	FindingLeaderEpoch         = "leader-epoch"
+	FindingLeaderEpochMismatch = "leader-epoch-mismatch"
 	// FindingBarrierNotApplied: a barrier mirrored from U does not clear
 	// D's producer state in a replay.
 	FindingBarrierNotApplied = "barrier-not-applied"
@@ -532,11 +537,11 @@ func (w *edgeWalk) walk() error {
 		if db.PartitionLeaderEpoch != ub.PartitionLeaderEpoch {
 			rep.EpochDifferences++
 			if firstEpoch == nil {
-				sev := psm.SeverityInfo
+				kind, sev := FindingLeaderEpoch, psm.SeverityInfo
 				if w.opts.StrictEpochs {
-					sev = psm.SeverityError
+					kind, sev = FindingLeaderEpochMismatch, psm.SeverityError
 				}
-				f := w.dFinding(FindingLeaderEpoch, db.BaseOffset, "partitionLeaderEpoch %d in D, %d in U (outside the CRC; the data is the same)",
+				f := w.dFinding(kind, db.BaseOffset, "partitionLeaderEpoch %d in D, %d in U (outside the CRC; the data is the same)",
 					db.PartitionLeaderEpoch, ub.PartitionLeaderEpoch)
 				f.Severity, f.UpstreamFile, f.UpstreamPosition = sev, u.File(), u.Pos()
 				firstEpoch = &f
@@ -864,7 +869,7 @@ func (w *edgeWalk) producerState() error {
 			w.add(Finding{Kind: a.Kind, Severity: a.Severity, Offset: a.Offset, ProducerID: a.ProducerID,
 				File: segment.SegmentFileName(a.Offset, segment.SnapshotSuffix), Position: -1, UpstreamPosition: -1, Message: a.Message})
 			continue
-		case psm.KindHangingTransaction, psm.KindZeroTail, psm.KindBarrierIgnored, psm.KindMarkerWithoutTxn, psm.KindExpiredOnLoad,
+		case psm.KindHangingTransaction, psm.KindOpenTransaction, psm.KindZeroTail, psm.KindBarrierIgnored, psm.KindMarkerWithoutTxn, psm.KindExpiredOnLoad,
 			psm.KindSnapshotIgnored, psm.KindCorruptLog:
 			// Not about the mirror relation (an open transaction at the end
 			// of a mirror is normal; damage is reported by the walk).
@@ -875,7 +880,7 @@ func (w *edgeWalk) producerState() error {
 		}
 		if a.Offset < own {
 			if a.Kind == psm.KindOpenTxnAtBarrier {
-				w.add(Finding{Kind: a.Kind, Severity: psm.SeverityInfo, Offset: a.Offset, ProducerID: a.ProducerID, Position: -1, UpstreamPosition: -1,
+				w.add(Finding{Kind: FindingMirroredOpenTxnAtBarrier, Severity: psm.SeverityInfo, Offset: a.Offset, ProducerID: a.ProducerID, Position: -1, UpstreamPosition: -1,
 					Message: "mirrored from U: " + a.Message})
 			} else if a.Severity == psm.SeverityError {
 				rep.InheritedAnomalies++

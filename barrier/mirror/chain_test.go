@@ -328,8 +328,11 @@ func TestChainActivePassiveWithRealClients(t *testing.T) {
 		if !r.OK() || r.EpochDifferences != 1 {
 			t.Fatalf("a partitionLeaderEpoch difference is info: %d differences\n%s", r.EpochDifferences, findingsText(r.Findings))
 		}
+		if len(r.Findings) != 1 || r.Findings[0].Kind != FindingLeaderEpoch || r.Findings[0].Severity != psm.SeverityInfo {
+			t.Errorf("want one leader-epoch note:\n%s", findingsText(r.Findings))
+		}
 		r = verify(t, a, b, ChainOptions{StrictEpochs: true})
-		wantFinding(t, r, FindingLeaderEpoch, 4)
+		wantFinding(t, r, FindingLeaderEpochMismatch, 4)
 	})
 }
 

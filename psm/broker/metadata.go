@@ -25,6 +25,13 @@ const (
 	KindOrphanPartition = "orphan-partition"
 	KindMissingReplica  = "missing-replica"
 	KindEpochAhead      = "leader-epoch-ahead"
+	// KindAtBeyondLogEnd: the image was asked for at an offset beyond the
+	// metadata log's end; it is the one at the end (a warning).
+	KindAtBeyondLogEnd = "at-beyond-log-end"
+	// KindEpochNotCompared: a partition's leader-epoch-checkpoint does not
+	// parse (dump calls the file checkpoint-corrupt), so its leader epoch
+	// is not compared with the image (a warning).
+	KindEpochNotCompared = "leader-epoch-not-compared"
 )
 
 // The metadata image, as MetadataImage holds it and kafka-metadata-shell
@@ -301,7 +308,7 @@ func replayMetadata(pd *segment.PartitionDir, at int64) (*MetadataImage, []Findi
 			Message: "no snapshot and no log segment: there is no image"})
 	}
 	if at >= 0 && at > r.im.LogEndOffset && at > from {
-		r.findings = append(r.findings, Finding{Kind: KindImageIncomplete, Severity: psm.SeverityWarning, Subject: ClusterMetadataTopic, Partition: pd.Path, Offset: at,
+		r.findings = append(r.findings, Finding{Kind: KindAtBeyondLogEnd, Severity: psm.SeverityWarning, Subject: ClusterMetadataTopic, Partition: pd.Path, Offset: at,
 			Message: fmt.Sprintf("--at %d is beyond the log end %d: the image is the one at the end", at, r.im.LogEndOffset)})
 	}
 	// The metadata log's own leader-epoch-checkpoint says how far the log
@@ -702,7 +709,7 @@ func (v *MetadataView) crossCheck(inv *Inventory) {
 				if es, err := segment.ReadLeaderEpochCheckpoint(pd.LeaderEpochCheckpoint); err == nil && len(es) > 0 {
 					row.DiskLeaderEpoch = es[len(es)-1].Epoch
 				} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-					v.Findings = append(v.Findings, Finding{Kind: KindCheckpointCorrupt, Severity: psm.SeverityWarning, Subject: tp.String(), Partition: r.Dir, Offset: -1, Message: err.Error()})
+					v.Findings = append(v.Findings, Finding{Kind: KindEpochNotCompared, Severity: psm.SeverityWarning, Subject: tp.String(), Partition: r.Dir, Offset: -1, Message: err.Error()})
 				}
 			}
 			t := byName[tp.Topic]

@@ -25,11 +25,10 @@ type Finding struct {
 	Message   string
 }
 
-// Finding kinds. Damage to a log or a file is reported with dump's kind
-// for the same defect (crc-mismatch, corrupt-batch, torn-tail,
-// corrupt-records, checkpoint-corrupt), so the same bytes get the same
-// word from every command; the others are the views' own
-// (docs/troubleshooting.md has them all).
+// Finding kinds. Damage to a log is reported with dump's kind for the
+// same defect (crc-mismatch, corrupt-batch, torn-tail, corrupt-records),
+// so the same bytes get the same word from every command; the others are
+// the views' own (docs/troubleshooting.md has them all).
 const (
 	// KindCRCMismatch: a batch whose stored CRC does not match its bytes;
 	// its records are not applied.
@@ -43,8 +42,6 @@ const (
 	// record whose key or value does not decode as its internal topic's
 	// schema.
 	KindCorruptRecords = "corrupt-records"
-	// KindCheckpointCorrupt: a leader-epoch-checkpoint that does not parse.
-	KindCheckpointCorrupt = "checkpoint-corrupt"
 
 	KindOffsetBelowLogStart  = "offset-below-log-start"
 	KindOffsetAboveLogEnd    = "offset-above-log-end"
