@@ -19,6 +19,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // dumpOptions are the flags of `kseg dump`.
@@ -377,35 +378,45 @@ func isFinding(err error) bool {
 	return ok
 }
 
-// finding is a problem found in a file, rendered by every printer.
-type finding struct {
-	Severity   string // error | warning | info
-	Kind       string // crc-mismatch, corrupt-batch, torn-tail, zero-tail, index-mismatch …
-	File       string
-	Position   int64 // -1 when not tied to a byte
-	BaseOffset int64 // -1 when not tied to a batch
-	Message    string
-	// To ends the byte range [Position, To) of a skipped-bytes finding;
-	// 0 otherwise.
-	To int64
-	// Index is the failed check of an index-mismatch/timeindex-mismatch
-	// finding, for kafka-dump-log's summary (dump_kafka_index.go).
-	Index *segment.IndexProblem
+// fileFinding is dump's finding of kind k in file, at byte pos (-1 when
+// not tied to a byte), in the batch at baseOffset (-1 when not tied to a
+// batch; the finding's Offset).
+func fileFinding(k finding.Kind, file string, pos, baseOffset int64, msg string) finding.Finding {
+	f := finding.New(k, msg)
+	f.File, f.Position, f.Offset = file, pos, baseOffset
+	return f
 }
 
-func (st *dumpState) report(f finding) {
-	switch f.Severity {
-	case "error":
+func (st *dumpState) count(f finding.Finding) {
+	switch f.Severity() {
+	case finding.Error:
 		st.errors++
-	case "warning":
+	case finding.Warning:
 		st.warnings++
 	}
+}
+
+func (st *dumpState) report(f finding.Finding) {
+	st.count(f)
 	st.p.Finding(f)
 }
 
+// reportIndexProblem reports an index-mismatch or timeindex-mismatch
+// finding with the failed check, for a printer that summarizes them
+// (indexProblemPrinter); the others render the finding.
+func (st *dumpState) reportIndexProblem(f finding.Finding, pr *segment.IndexProblem) {
+	ip, ok := st.p.(indexProblemPrinter)
+	if !ok {
+		st.report(f)
+		return
+	}
+	st.count(f)
+	ip.IndexProblem(f, pr)
+}
+
 // reportCorrupt turns a CorruptError into a finding of the given kind.
-func (st *dumpState) reportCorrupt(kind string, ce *decode.CorruptError) {
-	st.report(finding{Severity: "error", Kind: kind, File: ce.Path, Position: ce.Pos, BaseOffset: ce.BaseOffset, Message: ce.Error()})
+func (st *dumpState) reportCorrupt(kind finding.Kind, ce *decode.CorruptError) {
+	st.report(fileFinding(kind, ce.Path, ce.Pos, ce.BaseOffset, ce.Error()))
 }
 
 func (st *dumpState) dumpOne(f dumpFile) error {
@@ -450,7 +461,7 @@ func (st *dumpState) dumpOne(f dumpFile) error {
 		st.p.Unknown(f, "not a Kafka file kseg decodes")
 	}
 	if ce, ok := decode.AsCorrupt(err); ok {
-		st.reportCorrupt("corrupt-file", ce.At(f.path, 0))
+		st.reportCorrupt(finding.CorruptFile, ce.At(f.path, 0))
 		err = nil
 	}
 	st.p.EndFile(f)
@@ -690,14 +701,14 @@ func (st *dumpState) reportTail(f dumpFile, t segment.Tail) {
 	switch t.Kind {
 	case segment.TailClean:
 	case segment.TailZeroFilled:
-		st.report(finding{Severity: "warning", Kind: "zero-tail", File: f.path, Position: t.ValidBytes, BaseOffset: -1,
-			Message: fmt.Sprintf("%s: %d zero bytes after position %d (preallocated segment; the broker truncates them on recovery)",
-				filepath.Base(f.path), t.InvalidBytes(), t.ValidBytes)})
+		st.report(fileFinding(finding.ZeroTail, f.path, t.ValidBytes, -1,
+			fmt.Sprintf("%s: %d zero bytes after position %d (preallocated segment; the broker truncates them on recovery)",
+				filepath.Base(f.path), t.InvalidBytes(), t.ValidBytes)))
 	case segment.TailTornHeader, segment.TailTornBatch:
-		st.report(finding{Severity: "error", Kind: "torn-tail", File: f.path, Position: t.ValidBytes, BaseOffset: t.Err.BaseOffset,
-			Message: fmt.Sprintf("%s (%d invalid bytes at the end; validBytes %d)", t.Err.Error(), t.InvalidBytes(), t.ValidBytes)})
+		st.report(fileFinding(finding.TornTail, f.path, t.ValidBytes, t.Err.BaseOffset,
+			fmt.Sprintf("%s (%d invalid bytes at the end; validBytes %d)", t.Err.Error(), t.InvalidBytes(), t.ValidBytes)))
 	case segment.TailCorrupt:
-		st.report(finding{Severity: "error", Kind: "corrupt-batch", File: f.path, Position: t.Err.Pos, BaseOffset: t.Err.BaseOffset,
-			Message: fmt.Sprintf("%s (scan stopped; validBytes %d, %d bytes not read)", t.Err.Error(), t.ValidBytes, t.InvalidBytes())})
+		st.report(fileFinding(finding.CorruptBatch, f.path, t.Err.Pos, t.Err.BaseOffset,
+			fmt.Sprintf("%s (scan stopped; validBytes %d, %d bytes not read)", t.Err.Error(), t.ValidBytes, t.InvalidBytes())))
 	}
 }

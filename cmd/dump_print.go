@@ -16,6 +16,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // dumpPrinter renders dump events. There is one implementation per
@@ -42,10 +43,20 @@ type dumpPrinter interface {
 	TextLine(f dumpFile, line string)
 	// IndexMismatches is the kafka-dump-log style verification summary for
 	// one index file; other printers render findings instead.
-	Finding(fd finding)
+	Finding(fd finding.Finding)
 	EndFile(f dumpFile)
 	Close() error
 }
+
+// indexProblemPrinter is a printer that summarizes index mismatches by the
+// check that failed, as kafka-dump-log does at the end of a run: it gets
+// each index-mismatch or timeindex-mismatch finding with its check instead
+// of Finding. Implemented by kafkaDumpPrinter.
+type indexProblemPrinter interface {
+	IndexProblem(f finding.Finding, p *segment.IndexProblem)
+}
+
+var _ indexProblemPrinter = (*kafkaDumpPrinter)(nil)
 
 func newDumpPrinter(s *Streams, o *dumpOptions) dumpPrinter {
 	switch o.output {

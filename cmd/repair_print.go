@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/kseg/kseg/barrier/repair"
 	"github.com/kseg/kseg/segment"
@@ -62,7 +61,7 @@ func (t *repairTextPrinter) planTables(p *repair.Plan) {
 			if f.Position >= 0 {
 				pos = i64(f.Position)
 			}
-			rows = append(rows, []string{strings.ToUpper(f.Severity), f.Kind, f.File, pos, f.Message})
+			rows = append(rows, []string{f.Severity().Upper(), f.Kind.String(), f.File, pos, f.Message})
 		}
 		t.render([]string{"severity", "kind", "file", "position", "message"}, rows)
 	}
@@ -124,7 +123,7 @@ func (t *repairTextPrinter) Plan(p *repair.Plan, dryRun bool) error {
 			if f.Position >= 0 {
 				where = fmt.Sprintf("%s position %d", f.File, f.Position)
 			}
-			pf("  %s %s %s: %s\n", st.severity(f.Severity, strings.ToUpper(f.Severity)), f.Kind, where, f.Message)
+			pf("  %s %s %s: %s\n", st.severity(f.Severity(), f.Severity().Upper()), f.Kind, where, f.Message)
 		}
 	}
 	warnDiagnostics(t.s.Err, p.Warnings)
@@ -298,12 +297,12 @@ func (j *repairJSONPrinter) Plan(p *repair.Plan, dryRun bool) error {
 			Batches: s.Batches, NextOffset: s.NextOffset, Index: repairFileOf(s.Index), TimeIndex: repairFileOf(s.TimeIndex),
 			TxnIndex: repairFileOf(s.TxnIndex)}
 		if c := s.Cut; c != nil {
-			sj.Cut = &repairCutJSON{Position: c.Position, Kind: c.Kind, Bytes: c.Bytes, Message: c.Message}
+			sj.Cut = &repairCutJSON{Position: c.Position, Kind: c.Kind.String(), Bytes: c.Bytes, Message: c.Message}
 		}
 		out.Segments = append(out.Segments, sj)
 	}
 	for _, f := range p.Findings {
-		fj := repairFindingJSON{Kind: f.Kind, Severity: f.Severity, File: f.File, Message: f.Message}
+		fj := repairFindingJSON{Kind: f.Kind.String(), Severity: f.Severity().String(), File: f.File, Message: f.Message}
 		if f.Position >= 0 {
 			pos := f.Position
 			fj.Position = &pos

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // textReplayPSMPrinter prints a summary, then the producers as a table
@@ -73,10 +74,10 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 	}
 	errs, warns := 0, 0
 	for _, a := range r.Anomalies {
-		switch a.Severity {
-		case psm.SeverityError:
+		switch a.Severity() {
+		case finding.Error:
 			errs++
-		case psm.SeverityWarning:
+		case finding.Warning:
 			warns++
 		}
 	}
@@ -169,7 +170,7 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 			if a.ProducerID >= 0 {
 				who = " producer " + st.paint(st.pid, i64(a.ProducerID))
 			}
-			fmt.Fprintf(w, "  %s %s offset %s%s: %s\n", st.severity(a.Severity, strings.ToUpper(a.Severity)), a.Kind,
+			fmt.Fprintf(w, "  %s %s offset %s%s: %s\n", st.severity(a.Severity(), a.Severity().Upper()), a.Kind,
 				st.paint(st.offset, i64(a.Offset)), who, a.Message)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // ErrSnapshotNotFound is returned when Options.FromSnapshot names an
@@ -218,9 +219,9 @@ func (r *rebuilder) scanSegment(m *Manager, seg segment.SegmentFiles, start, end
 			continue
 		}
 		if !barriersOnly && r.opts.VerifyCRC && !sc.CRCValid() {
-			m.Report(Anomaly{Kind: KindCRCMismatch, Severity: SeverityError, Offset: b.BaseOffset, ProducerID: pidOf(b),
-				Message: fmt.Sprintf("%s: batch at position %d (baseOffset %d): crc mismatch: stored 0x%08x, computed 0x%08x; applied anyway (the broker's recovery would truncate the log here)",
-					name, sc.Pos(), b.BaseOffset, b.CRC, b.ComputeCRC())})
+			m.Report(anomaly(finding.CRCMismatch, b.BaseOffset, pidOf(b),
+				fmt.Sprintf("%s: batch at position %d (baseOffset %d): crc mismatch: stored 0x%08x, computed 0x%08x; applied anyway (the broker's recovery would truncate the log here)",
+					name, sc.Pos(), b.BaseOffset, b.CRC, b.ComputeCRC())))
 		}
 		var ctl *decode.Control
 		ts := b.MaxTimestamp
@@ -247,15 +248,15 @@ func (r *rebuilder) scanSegment(m *Manager, seg segment.SegmentFiles, start, end
 	case segment.TailClean:
 	case segment.TailZeroFilled:
 		if !barriersOnly {
-			m.Report(Anomaly{Kind: KindZeroTail, Severity: SeverityWarning, Offset: r.leo, ProducerID: -1,
-				Message: fmt.Sprintf("%s: %d zero bytes after position %d (a preallocated segment; the broker truncates them)", name, t.InvalidBytes(), t.ValidBytes)})
+			m.Report(anomaly(finding.ZeroTail, r.leo, -1,
+				fmt.Sprintf("%s: %d zero bytes after position %d (a preallocated segment; the broker truncates them)", name, t.InvalidBytes(), t.ValidBytes)))
 		}
 	default:
 		msg := fmt.Sprintf("%s: replay stopped at position %d: %d bytes do not frame a batch", name, t.ValidBytes, t.InvalidBytes())
 		if t.Err != nil {
 			msg = fmt.Sprintf("%s (replay of this segment stopped; %d bytes not read)", t.Err.Error(), t.InvalidBytes())
 		}
-		m.Report(Anomaly{Kind: KindCorruptLog, Severity: SeverityError, Offset: r.leo, ProducerID: -1, Message: msg})
+		m.Report(anomaly(finding.CorruptLog, r.leo, -1, msg))
 	}
 	return false, nil
 }
@@ -280,7 +281,7 @@ func pidOf(b *decode.Batch) int64 {
 // survive removeStraySnapshots, whatever their offset: with none, a broker
 // after a clean shutdown skips the rebuild (rebuildProducerState tests
 // latestSnapshotOffset).
-func (r *rebuilder) snapshotCandidates(end, leo int64, report func(Anomaly)) ([]segment.SnapshotFile, int) {
+func (r *rebuilder) snapshotCandidates(end, leo int64, report func(finding.Finding)) ([]segment.SnapshotFile, int) {
 	bases := map[int64]bool{}
 	for _, s := range r.segs {
 		bases[s.BaseOffset] = true
@@ -293,15 +294,15 @@ func (r *rebuilder) snapshotCandidates(end, leo int64, report func(Anomaly)) ([]
 			continue
 		}
 		if stray != nil {
-			report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: stray.Offset, ProducerID: -1,
-				Message: fmt.Sprintf("%s is not at a segment base offset and is not the newest such file; the broker deletes it at load (removeStraySnapshots)", filepath.Base(stray.Path))})
+			report(anomaly(finding.SnapshotIgnored, stray.Offset, -1,
+				fmt.Sprintf("%s is not at a segment base offset and is not the newest such file; the broker deletes it at load (removeStraySnapshots)", filepath.Base(stray.Path))))
 		}
 		stray = &r.dir.Snapshots[i]
 	}
 	if stray != nil {
 		if len(r.segs) > 0 && stray.Offset < r.segs[len(r.segs)-1].BaseOffset {
-			report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: stray.Offset, ProducerID: -1,
-				Message: fmt.Sprintf("%s is not at a segment base offset and lies below the last segment; the broker deletes it at load (removeStraySnapshots)", filepath.Base(stray.Path))})
+			report(anomaly(finding.SnapshotIgnored, stray.Offset, -1,
+				fmt.Sprintf("%s is not at a segment base offset and lies below the last segment; the broker deletes it at load (removeStraySnapshots)", filepath.Base(stray.Path))))
 		} else {
 			kept = append(kept, *stray)
 		}
@@ -311,12 +312,12 @@ func (r *rebuilder) snapshotCandidates(end, leo int64, report func(Anomaly)) ([]
 	for _, s := range kept {
 		switch {
 		case s.Offset <= r.logStart:
-			report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: s.Offset, ProducerID: -1,
-				Message: fmt.Sprintf("%s is at or below the log start offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), r.logStart)})
+			report(anomaly(finding.SnapshotIgnored, s.Offset, -1,
+				fmt.Sprintf("%s is at or below the log start offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), r.logStart)))
 		case end >= 0 && s.Offset > end:
 		case s.Offset > leo:
-			report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: s.Offset, ProducerID: -1,
-				Message: fmt.Sprintf("%s lies above the log end offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), leo)})
+			report(anomaly(finding.SnapshotIgnored, s.Offset, -1,
+				fmt.Sprintf("%s lies above the log end offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), leo)))
 		default:
 			out = append(out, s)
 		}
@@ -373,8 +374,7 @@ func (r *rebuilder) readSnapshot(m *Manager, s segment.SnapshotFile, fallback bo
 		if !fallback {
 			what = "the broker would delete it at load"
 		}
-		m.Report(Anomaly{Kind: KindSnapshotCorrupt, Severity: SeverityError, Offset: s.Offset, ProducerID: -1,
-			Message: fmt.Sprintf("%v; %s", err, what)})
+		m.Report(anomaly(finding.SnapshotCorrupt, s.Offset, -1, fmt.Sprintf("%v; %s", err, what)))
 	}
 	return nil, false, nil
 }
@@ -400,7 +400,7 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 	opts := r.opts
 	end := opts.Upto
 	var m *Manager
-	var anomalies []Anomaly // reported before the final load attempt
+	var anomalies []finding.Finding // reported before the final load attempt
 	fresh := func() *Manager {
 		nm := NewManager(opts)
 		nm.SetLogStartOffset(r.logStart)
@@ -424,7 +424,7 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 			if err := m.ApplyWithTimestamp(b, ctl, ts); err != nil {
 				// Not reachable: control batches with records always come
 				// with their record here.
-				m.Report(Anomaly{Kind: KindInvalidControl, Severity: SeverityError, Offset: b.BaseOffset, ProducerID: pidOf(b), Message: err.Error()})
+				m.Report(anomaly(finding.InvalidControl, b.BaseOffset, pidOf(b), err.Error()))
 			}
 			return true
 		})
@@ -462,8 +462,8 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 			}
 			if !r.stopped && r.leo < s.Offset {
 				// truncateAndReload deletes snapshots above the log end.
-				anomalies = append(anomalies, Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: s.Offset, ProducerID: -1,
-					Message: fmt.Sprintf("%s lies above the log end offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), r.leo)})
+				anomalies = append(anomalies, anomaly(finding.SnapshotIgnored, s.Offset, -1,
+					fmt.Sprintf("%s lies above the log end offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), r.leo)))
 				m = fresh()
 				continue
 			}
@@ -550,7 +550,7 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 	res.SnapshotLoaded = loaded
 	res.ReplayedFrom = replayStart
 	res.RebuildSkipped = skipped
-	slices.SortStableFunc(res.Anomalies, func(a, b Anomaly) int { return cmp.Compare(a.Offset, b.Offset) })
+	slices.SortStableFunc(res.Anomalies, func(a, b finding.Finding) int { return cmp.Compare(a.Offset, b.Offset) })
 	return res, m, nil
 }
 
@@ -567,7 +567,7 @@ func (r *rebuilder) skipRebuild(m *Manager, fresh func() *Manager, leo int64) *M
 	e := fresh()
 	e.anomalies = e.anomalies[:0]
 	for _, a := range m.anomalies {
-		if a.Kind != KindHangingTransaction && a.Kind != KindOpenTransaction {
+		if a.Kind != finding.HangingTransaction && a.Kind != finding.OpenTransaction {
 			e.anomalies = append(e.anomalies, a)
 		}
 	}
@@ -582,16 +582,16 @@ func (r *rebuilder) skipRebuild(m *Manager, fresh func() *Manager, leo int64) *M
 
 // logStartAboveEnd is the log-start-above-log-end finding
 // (LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd).
-func logStartAboveEnd(logStart, leo int64) Anomaly {
-	return Anomaly{Kind: KindLogStartAboveLogEnd, Severity: SeverityError, Offset: logStart, ProducerID: -1,
-		Message: fmt.Sprintf("the log start offset %d (log-start-offset-checkpoint) is above the log end offset %d: a broker loading the partition deletes every segment and its producer state (LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd) and starts an empty log at %d; segments or the checkpoint were changed outside the broker",
-			logStart, leo, logStart)}
+func logStartAboveEnd(logStart, leo int64) finding.Finding {
+	return anomaly(finding.LogStartAboveLogEnd, logStart, -1,
+		fmt.Sprintf("the log start offset %d (log-start-offset-checkpoint) is above the log end offset %d: a broker loading the partition deletes every segment and its producer state (LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd) and starts an empty log at %d; segments or the checkpoint were changed outside the broker",
+			logStart, leo, logStart))
 }
 
 // CheckLogStart is the log-start-above-log-end finding for dir, whose
 // log-start-offset-checkpoint entry lies above its log end offset; nil
 // when it does not (or there is no entry).
-func CheckLogStart(dir *segment.PartitionDir) (*Anomaly, error) {
+func CheckLogStart(dir *segment.PartitionDir) (*finding.Finding, error) {
 	st, err := ReadLogDirState(dir)
 	if err != nil || st.LogStartOffset < 0 {
 		return nil, err
@@ -613,7 +613,7 @@ func SkipsRebuild(dir *segment.PartitionDir, cleanShutdown bool) bool {
 	if !cleanShutdown {
 		return false
 	}
-	_, kept := newRebuilder(dir, DefaultOptions()).snapshotCandidates(-1, math.MaxInt64, func(Anomaly) {})
+	_, kept := newRebuilder(dir, DefaultOptions()).snapshotCandidates(-1, math.MaxInt64, func(finding.Finding) {})
 	return kept == 0
 }
 
@@ -625,9 +625,9 @@ func SkipsRebuild(dir *segment.PartitionDir, cleanShutdown bool) bool {
 // two segments and at the log end, so the broker forgets every producer
 // and open transaction, now and at every later restart. ok is false when
 // the log holds none (nothing is lost).
-func CleanShutdownLoss(log *Result) (Anomaly, bool) {
+func CleanShutdownLoss(log *Result) (finding.Finding, bool) {
 	if len(log.Producers) == 0 && len(log.Ongoing) == 0 {
-		return Anomaly{}, false
+		return finding.Finding{}, false
 	}
 	pid := int64(-1)
 	if len(log.Producers) > 0 {
@@ -640,9 +640,9 @@ func CleanShutdownLoss(log *Result) (Anomaly, bool) {
 		txns = fmt.Sprintf("%d open transaction(s) (oldest: producer %d from offset %d), which hold the last stable offset at %d; the broker's last stable offset is its high watermark (%d here), so read_committed consumers read their records as committed, and a later ABORT marker no longer aborts them (no .txnindex entry)",
 			n, t.ProducerID, t.FirstOffset, log.LastStableOffset, log.HighWatermark)
 	}
-	return Anomaly{Kind: KindCleanShutdownNoSnapshot, Severity: SeverityError, Offset: log.LogEndOffset, ProducerID: pid,
-		Message: fmt.Sprintf("the log directory holds %s and the partition has no producer snapshot: a broker starting now skips the producer-state rebuild (UnifiedLog.rebuildProducerState, hadCleanShutdown) and writes empty snapshots up to the log end %d, forgetting what the log holds: %d producer(s) and %s. Before starting the broker, write the snapshot (kseg repair, or kseg replay-psm --from-snapshot none --write-snapshot DIR) or remove %s so that the broker rebuilds from the log",
-			segment.CleanShutdownName, log.LogEndOffset, len(log.Producers), txns, segment.CleanShutdownName)}, true
+	return anomaly(finding.CleanShutdownNoSnapshot, log.LogEndOffset, pid,
+		fmt.Sprintf("the log directory holds %s and the partition has no producer snapshot: a broker starting now skips the producer-state rebuild (UnifiedLog.rebuildProducerState, hadCleanShutdown) and writes empty snapshots up to the log end %d, forgetting what the log holds: %d producer(s) and %s. Before starting the broker, write the snapshot (kseg repair, or kseg replay-psm --from-snapshot none --write-snapshot DIR) or remove %s so that the broker rebuilds from the log",
+			segment.CleanShutdownName, log.LogEndOffset, len(log.Producers), txns, segment.CleanShutdownName)), true
 }
 
 // prescanBarriers finds the barriers in [logStart, upto): when replay
@@ -715,7 +715,7 @@ func (r *rebuilder) judgeStale(m *Manager, barriers []Barrier, leo, loaded int64
 		return err
 	}
 	for _, a := range full.Anomalies {
-		if a.Kind == KindOpenTxnAtBarrier && a.Offset < loaded {
+		if a.Kind == finding.OpenTxnAtBarrier && a.Offset < loaded {
 			a.Message += fmt.Sprintf(" (the snapshot at %d, loaded here, is such a snapshot: the broker holds no open transaction for them)", loaded)
 			m.Report(a)
 		}
@@ -741,11 +741,11 @@ func (r *rebuilder) judgeStale(m *Manager, barriers []Barrier, leo, loaded int64
 
 // staleAnomaly is the stale-snapshot finding for s, which lies after bar
 // and differs from the replay through it by d.
-func staleAnomaly(s segment.SnapshotFile, bar Barrier, d []Difference) Anomaly {
+func staleAnomaly(s segment.SnapshotFile, bar Barrier, d []Difference) finding.Finding {
 	name := filepath.Base(s.Path)
-	return Anomaly{Kind: KindStaleSnapshot, Severity: SeverityError, Offset: s.Offset, ProducerID: d[0].ProducerID,
-		Message: fmt.Sprintf("%s lies after the MIRROR_PID_RESET barrier at %d but is not the state a replay through that barrier gives (%d difference(s); first: %s); a broker loading it brings back state the barrier cleared. Rewrite it with the broker stopped: kseg replay-psm --from-snapshot none --upto %d --write-snapshot %s --force DIR. Do not just delete it when the log directory holds %s and no other snapshot would remain: the broker then skips the producer-state rebuild and starts with no producer state at all",
-			name, bar.Offset, len(d), d[0], s.Offset, name, segment.CleanShutdownName)}
+	return anomaly(finding.StaleSnapshot, s.Offset, d[0].ProducerID,
+		fmt.Sprintf("%s lies after the MIRROR_PID_RESET barrier at %d but is not the state a replay through that barrier gives (%d difference(s); first: %s); a broker loading it brings back state the barrier cleared. Rewrite it with the broker stopped: kseg replay-psm --from-snapshot none --upto %d --write-snapshot %s --force DIR. Do not just delete it when the log directory holds %s and no other snapshot would remain: the broker then skips the producer-state rebuild and starts with no producer state at all",
+			name, bar.Offset, len(d), d[0], s.Offset, name, segment.CleanShutdownName))
 }
 
 // restoreTxnStarts gives the transactions a snapshot left open the

@@ -14,25 +14,11 @@ import (
 	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // ClusterMetadataTopic is KRaft's metadata log.
 const ClusterMetadataTopic = "__cluster_metadata"
-
-// Metadata finding kinds.
-const (
-	KindImageIncomplete = "image-incomplete"
-	KindOrphanPartition = "orphan-partition"
-	KindMissingReplica  = "missing-replica"
-	KindEpochAhead      = "leader-epoch-ahead"
-	// KindAtBeyondLogEnd: the image was asked for at an offset beyond the
-	// metadata log's end; it is the one at the end (a warning).
-	KindAtBeyondLogEnd = "at-beyond-log-end"
-	// KindEpochNotCompared: a partition's leader-epoch-checkpoint does not
-	// parse (dump calls the file checkpoint-corrupt), so its leader epoch
-	// is not compared with the image (a warning).
-	KindEpochNotCompared = "leader-epoch-not-compared"
-)
 
 // The metadata image, as MetadataImage holds it and kafka-metadata-shell
 // shows it: features, cluster (brokers, controllers), topics and their
@@ -192,7 +178,7 @@ type MetadataView struct {
 	// Disk is one row per partition the image assigns to a node whose log
 	// directory was given, or found on disk.
 	Disk     []DiskPartition
-	Findings []Finding
+	Findings []finding.Finding
 }
 
 // DiskPartition compares one partition of the image with one node's disk.
@@ -255,11 +241,11 @@ type metaReplay struct {
 	acls     map[string]ACL
 	inTxn    bool
 	txn      []*schema.Decoded
-	findings []Finding
+	findings []finding.Finding
 	dir      string
 }
 
-func replayMetadata(pd *segment.PartitionDir, at int64) (*MetadataImage, []Finding, error) {
+func replayMetadata(pd *segment.PartitionDir, at int64) (*MetadataImage, []finding.Finding, error) {
 	r := &metaReplay{im: &MetadataImage{Skipped: map[string]int{}, LogStartOffset: -1, SnapshotEndOffset: -1}, brokers: map[int32]*BrokerRegistration{},
 		ctrls: map[int32]*ControllerRegistration{}, features: map[string]int16{}, topics: map[string]*TopicImage{}, parts: map[string]map[int32]*PartitionImage{},
 		configs: map[[3]string]ConfigEntry{}, quotas: map[[2]string]QuotaEntry{}, acls: map[string]ACL{}, dir: pd.Path}
@@ -300,16 +286,16 @@ func replayMetadata(pd *segment.PartitionDir, at int64) (*MetadataImage, []Findi
 	r.im.PendingTransaction = len(r.txn)
 	switch {
 	case r.im.LogStartOffset > from:
-		r.findings = append(r.findings, Finding{Kind: KindImageIncomplete, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: pd.Path, Offset: from,
-			Message: fmt.Sprintf("the log starts at %d but the image needs every record from %d (%s): records %d..%d are in neither; the image is incomplete",
-				r.im.LogStartOffset, from, snapshotText(snap), from, r.im.LogStartOffset-1)})
+		r.findings = append(r.findings, newFinding(finding.ImageIncomplete, ClusterMetadataTopic, pd.Path, from,
+			fmt.Sprintf("the log starts at %d but the image needs every record from %d (%s): records %d..%d are in neither; the image is incomplete",
+				r.im.LogStartOffset, from, snapshotText(snap), from, r.im.LogStartOffset-1)))
 	case snap == nil && r.im.LogStartOffset < 0:
-		r.findings = append(r.findings, Finding{Kind: KindImageIncomplete, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: pd.Path, Offset: -1,
-			Message: "no snapshot and no log segment: there is no image"})
+		r.findings = append(r.findings, newFinding(finding.ImageIncomplete, ClusterMetadataTopic, pd.Path, -1,
+			"no snapshot and no log segment: there is no image"))
 	}
 	if at >= 0 && at > r.im.LogEndOffset && at > from {
-		r.findings = append(r.findings, Finding{Kind: KindAtBeyondLogEnd, Severity: psm.SeverityWarning, Subject: ClusterMetadataTopic, Partition: pd.Path, Offset: at,
-			Message: fmt.Sprintf("--at %d is beyond the log end %d: the image is the one at the end", at, r.im.LogEndOffset)})
+		r.findings = append(r.findings, newFinding(finding.AtBeyondLogEnd, ClusterMetadataTopic, pd.Path, at,
+			fmt.Sprintf("--at %d is beyond the log end %d: the image is the one at the end", at, r.im.LogEndOffset)))
 	}
 	// The metadata log's own leader-epoch-checkpoint says how far the log
 	// reached: an epoch that started beyond what the snapshot and the
@@ -318,9 +304,9 @@ func replayMetadata(pd *segment.PartitionDir, at int64) (*MetadataImage, []Findi
 	if at < 0 && pd.LeaderEpochCheckpoint != "" {
 		if es, err := segment.ReadLeaderEpochCheckpoint(pd.LeaderEpochCheckpoint); err == nil && len(es) > 0 {
 			if last := es[len(es)-1]; last.StartOffset > r.im.Offset {
-				r.findings = append(r.findings, Finding{Kind: KindImageIncomplete, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: pd.Path, Offset: last.StartOffset,
-					Message: fmt.Sprintf("leader-epoch-checkpoint says leader epoch %d started at offset %d, but the snapshot and segments here end at %d: the records after %d are missing, and the image is older than the one the broker last had",
-						last.Epoch, last.StartOffset, r.im.Offset, r.im.Offset)})
+				r.findings = append(r.findings, newFinding(finding.ImageIncomplete, ClusterMetadataTopic, pd.Path, last.StartOffset,
+					fmt.Sprintf("leader-epoch-checkpoint says leader epoch %d started at offset %d, but the snapshot and segments here end at %d: the records after %d are missing, and the image is older than the one the broker last had",
+						last.Epoch, last.StartOffset, r.im.Offset, r.im.Offset)))
 			}
 		}
 	}
@@ -355,8 +341,8 @@ func (r *metaReplay) scanFile(path string, from, at int64, snapshot bool) error 
 			continue
 		}
 		if !b.CRCValid() {
-			r.findings = append(r.findings, Finding{Kind: KindCRCMismatch, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: r.dir, Offset: b.BaseOffset,
-				Message: fmt.Sprintf("%s: batch at position %d (baseOffset %d): crc mismatch; its records are not applied", name, sc.Pos(), b.BaseOffset)})
+			r.findings = append(r.findings, newFinding(finding.CRCMismatch, ClusterMetadataTopic, r.dir, b.BaseOffset,
+				fmt.Sprintf("%s: batch at position %d (baseOffset %d): crc mismatch; its records are not applied", name, sc.Pos(), b.BaseOffset)))
 			continue
 		}
 		err := dec.Records(b, func(rec *decode.Record) error {
@@ -365,8 +351,8 @@ func (r *metaReplay) scanFile(path string, from, at int64, snapshot bool) error 
 			}
 			d, err := schema.DecodeInternal(schema.ClusterMetadata, rec.Key, rec.Value)
 			if err != nil {
-				r.findings = append(r.findings, Finding{Kind: KindCorruptRecords, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: r.dir, Offset: rec.Offset,
-					Message: fmt.Sprintf("%s: record at offset %d does not decode: %v", name, rec.Offset, err)})
+				r.findings = append(r.findings, newFinding(finding.CorruptRecords, ClusterMetadataTopic, r.dir, rec.Offset,
+					fmt.Sprintf("%s: record at offset %d does not decode: %v", name, rec.Offset, err)))
 				return nil
 			}
 			r.im.RecordsReplayed++
@@ -374,8 +360,8 @@ func (r *metaReplay) scanFile(path string, from, at int64, snapshot bool) error 
 			return nil
 		})
 		if err != nil {
-			r.findings = append(r.findings, Finding{Kind: KindCorruptRecords, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: r.dir, Offset: b.BaseOffset,
-				Message: fmt.Sprintf("%s: batch at position %d (baseOffset %d): %v; its remaining records are not applied", name, sc.Pos(), b.BaseOffset, err)})
+			r.findings = append(r.findings, newFinding(finding.CorruptRecords, ClusterMetadataTopic, r.dir, b.BaseOffset,
+				fmt.Sprintf("%s: batch at position %d (baseOffset %d): %v; its remaining records are not applied", name, sc.Pos(), b.BaseOffset, err)))
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -709,7 +695,7 @@ func (v *MetadataView) crossCheck(inv *Inventory) {
 				if es, err := segment.ReadLeaderEpochCheckpoint(pd.LeaderEpochCheckpoint); err == nil && len(es) > 0 {
 					row.DiskLeaderEpoch = es[len(es)-1].Epoch
 				} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-					v.Findings = append(v.Findings, Finding{Kind: KindEpochNotCompared, Severity: psm.SeverityWarning, Subject: tp.String(), Partition: r.Dir, Offset: -1, Message: err.Error()})
+					v.Findings = append(v.Findings, newFinding(finding.LeaderEpochNotCompared, tp.String(), r.Dir, -1, err.Error()))
 				}
 			}
 			t := byName[tp.Topic]
@@ -731,20 +717,20 @@ func (v *MetadataView) crossCheck(inv *Inventory) {
 				} else {
 					msg += ": the topic was deleted (the broker treats it as a stray log and deletes it)"
 				}
-				v.Findings = append(v.Findings, Finding{Kind: KindOrphanPartition, Severity: psm.SeverityError, Subject: tp.String(), Partition: r.Dir, Offset: -1, Message: msg})
+				v.Findings = append(v.Findings, newFinding(finding.OrphanPartition, tp.String(), r.Dir, -1, msg))
 			case r.TopicID == "" && t == nil:
 				row.Status = "orphan"
-				v.Findings = append(v.Findings, Finding{Kind: KindOrphanPartition, Severity: psm.SeverityError, Subject: tp.String(), Partition: r.Dir, Offset: -1,
-					Message: fmt.Sprintf("%s: the metadata image at offset %d has no topic %s (and the directory has no partition.metadata)", r.Dir, im.Offset, tp.Topic)})
+				v.Findings = append(v.Findings, newFinding(finding.OrphanPartition, tp.String(), r.Dir, -1,
+					fmt.Sprintf("%s: the metadata image at offset %d has no topic %s (and the directory has no partition.metadata)", r.Dir, im.Offset, tp.Topic)))
 			case p == nil:
 				row.Status = "orphan"
-				v.Findings = append(v.Findings, Finding{Kind: KindOrphanPartition, Severity: psm.SeverityError, Subject: tp.String(), Partition: r.Dir, Offset: -1,
-					Message: fmt.Sprintf("%s: topic %s has no partition %d in the metadata image at offset %d", r.Dir, tp.Topic, tp.Partition, im.Offset)})
+				v.Findings = append(v.Findings, newFinding(finding.OrphanPartition, tp.String(), r.Dir, -1,
+					fmt.Sprintf("%s: topic %s has no partition %d in the metadata image at offset %d", r.Dir, tp.Topic, tp.Partition, im.Offset)))
 			case row.DiskLeaderEpoch > p.LeaderEpoch:
 				row.Status = "epoch-ahead"
-				v.Findings = append(v.Findings, Finding{Kind: KindEpochAhead, Severity: psm.SeverityError, Subject: tp.String(), Partition: r.Dir, Offset: -1,
-					Message: fmt.Sprintf("%s: leader-epoch-checkpoint reaches leader epoch %d, ahead of the image's %d at offset %d: the log was written by a leader the controller's metadata does not know (a metadata log behind the data, or data from another cluster)",
-						r.Dir, row.DiskLeaderEpoch, p.LeaderEpoch, im.Offset)})
+				v.Findings = append(v.Findings, newFinding(finding.LeaderEpochAhead, tp.String(), r.Dir, -1,
+					fmt.Sprintf("%s: leader-epoch-checkpoint reaches leader epoch %d, ahead of the image's %d at offset %d: the log was written by a leader the controller's metadata does not know (a metadata log behind the data, or data from another cluster)",
+						r.Dir, row.DiskLeaderEpoch, p.LeaderEpoch, im.Offset)))
 			case node >= 0 && !slices.Contains(p.Replicas, node):
 				row.Status = "not-assigned"
 			}
@@ -765,8 +751,8 @@ func (v *MetadataView) crossCheck(inv *Inventory) {
 					continue
 				}
 				v.Disk = append(v.Disk, DiskPartition{Topic: t.Name, Partition: p.Partition, Node: n, ImageTopicID: t.ID, DiskLeaderEpoch: -1, ImageLeaderEpoch: p.LeaderEpoch, Status: "missing"})
-				v.Findings = append(v.Findings, Finding{Kind: KindMissingReplica, Severity: psm.SeverityError, Subject: tp.String(), Partition: "", Offset: -1,
-					Message: fmt.Sprintf("the metadata image at offset %d assigns %s (topic id %s) to node %d, but no log directory of node %d given holds it", im.Offset, tp, t.ID, n, n)})
+				v.Findings = append(v.Findings, newFinding(finding.MissingReplica, tp.String(), "", -1,
+					fmt.Sprintf("the metadata image at offset %d assigns %s (topic id %s) to node %d, but no log directory of node %d given holds it", im.Offset, tp, t.ID, n, n)))
 			}
 		}
 	}
@@ -777,7 +763,7 @@ func (v *MetadataView) crossCheck(inv *Inventory) {
 func (v *MetadataView) FilterTopics(topics []string) {
 	v.Image.Topics = slices.DeleteFunc(v.Image.Topics, func(t TopicImage) bool { return !slices.Contains(topics, t.Name) })
 	v.Disk = slices.DeleteFunc(v.Disk, func(d DiskPartition) bool { return !slices.Contains(topics, d.Topic) })
-	v.Findings = slices.DeleteFunc(v.Findings, func(f Finding) bool {
+	v.Findings = slices.DeleteFunc(v.Findings, func(f finding.Finding) bool {
 		if f.Subject == ClusterMetadataTopic {
 			return false
 		}

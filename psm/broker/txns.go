@@ -9,6 +9,7 @@ import (
 
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // Kafka defaults the transactions view needs.
@@ -116,7 +117,7 @@ type TxnsView struct {
 	MissingCoordinators []int32
 	// Unanswerable are the questions the directories cannot answer.
 	Unanswerable []string
-	Findings     []Finding
+	Findings     []finding.Finding
 	Now          int64
 	// NumPartitions is the __transaction_state partition count used, and
 	// NumPartitionsFrom where it came from ("option", "metadata image",
@@ -157,14 +158,14 @@ func LoadTxns(inv *Inventory, dec Decoder, o TxnsOptions) (*TxnsView, error) {
 	}
 	type result struct {
 		txns     map[string]Transaction
-		findings []Finding
+		findings []finding.Finding
 		err      error
 	}
 	res := make([]result, len(tps))
 	parallel(len(tps), o.Jobs, func(i int) {
 		dir := v.Coordinators[i]
 		txns := map[string]Transaction{}
-		var fs []Finding
+		var fs []finding.Finding
 		pd, err := segment.OpenPartitionDir(dir)
 		if err != nil {
 			res[i].err = err
@@ -173,8 +174,8 @@ func LoadTxns(inv *Inventory, dec Decoder, o TxnsOptions) (*TxnsView, error) {
 		_, sfs, err := scanPartition(pd, scanHandler{record: func(r *record) error {
 			tr, err := dec.TransactionState(r.Key, r.Value)
 			if err != nil {
-				fs = append(fs, Finding{Kind: KindCorruptRecords, Severity: psm.SeverityError, Subject: TransactionStateTopic, Partition: dir, Offset: r.Offset,
-					Message: fmt.Sprintf("record at offset %d does not decode: %v", r.Offset, err)})
+				fs = append(fs, newFinding(finding.CorruptRecords, TransactionStateTopic, dir, r.Offset,
+					fmt.Sprintf("record at offset %d does not decode: %v", r.Offset, err)))
 				return nil
 			}
 			if tr.Tombstone || tr.Value == nil {
@@ -243,8 +244,8 @@ func LoadTxns(inv *Inventory, dec Decoder, o TxnsOptions) (*TxnsView, error) {
 			continue
 		}
 		if pl.Err != nil {
-			v.Findings = append(v.Findings, Finding{Kind: KindPartitionNotReplayed, Severity: psm.SeverityWarning, Subject: tp.String(), Partition: pl.Dir, Offset: -1,
-				Message: fmt.Sprintf("%s: producer state could not be rebuilt (%v): its open transactions are unknown", tp, pl.Err)})
+			v.Findings = append(v.Findings, newFinding(finding.PartitionNotReplayed, tp.String(), pl.Dir, -1,
+				fmt.Sprintf("%s: producer state could not be rebuilt (%v): its open transactions are unknown", tp, pl.Err)))
 			continue
 		}
 		for _, e := range pl.Result.Producers {
@@ -293,12 +294,12 @@ func LoadTxns(inv *Inventory, dec Decoder, o TxnsOptions) (*TxnsView, error) {
 			v.Open = append(v.Open, ot)
 			switch ot.Verdict {
 			case VerdictHanging:
-				v.Findings = append(v.Findings, Finding{Kind: KindHangingTransaction, Severity: psm.SeverityError, Subject: tp.String(), Partition: pl.Dir, Offset: ot.FirstOffset,
-					Message: fmt.Sprintf("producer %d (epoch %d) has a transaction open in %s from offset %d: %s; it pins the last stable offset at %d. Abort it online: %s",
-						ot.ProducerID, ot.ProducerEpoch, tp, ot.FirstOffset, ot.Reason, pl.LastStableOffset, ot.AbortCommand())})
+				v.Findings = append(v.Findings, newFinding(finding.HangingTransaction, tp.String(), pl.Dir, ot.FirstOffset,
+					fmt.Sprintf("producer %d (epoch %d) has a transaction open in %s from offset %d: %s; it pins the last stable offset at %d. Abort it online: %s",
+						ot.ProducerID, ot.ProducerEpoch, tp, ot.FirstOffset, ot.Reason, pl.LastStableOffset, ot.AbortCommand())))
 			case VerdictUnknown:
-				v.Findings = append(v.Findings, Finding{Kind: KindCoordinatorMissing, Severity: psm.SeverityWarning, Subject: tp.String(), Partition: pl.Dir, Offset: ot.FirstOffset,
-					Message: fmt.Sprintf("producer %d has a transaction open in %s from offset %d; whether it is hanging cannot be told: %s", ot.ProducerID, tp, ot.FirstOffset, ot.Reason)})
+				v.Findings = append(v.Findings, newFinding(finding.CoordinatorPartitionsMissing, tp.String(), pl.Dir, ot.FirstOffset,
+					fmt.Sprintf("producer %d has a transaction open in %s from offset %d; whether it is hanging cannot be told: %s", ot.ProducerID, tp, ot.FirstOffset, ot.Reason)))
 			}
 		}
 	}
