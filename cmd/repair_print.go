@@ -68,7 +68,7 @@ func (t *repairTextPrinter) planTables(p *repair.Plan) {
 	if len(p.Ops) > 0 {
 		rows = rows[:0]
 		for _, op := range p.Ops {
-			rows = append(rows, []string{op.Action, op.Name, i64(op.OldSize), i64(op.NewSize), op.Why})
+			rows = append(rows, []string{string(op.Action), op.Name, i64(op.OldSize), i64(op.NewSize), op.Why})
 		}
 		t.render([]string{"action", "file", "old size", "new size", "why"}, rows)
 	}

@@ -170,7 +170,7 @@ const (
 // RefuseOffsetOverflow: a batch's offsets do not fit its segment's int32
 // relative offsets (LogSegmentOffsetOverflowException); the broker splits
 // such a segment, kseg repair does not.
-const RefuseOffsetOverflow = "offset-overflow"
+const RefuseOffsetOverflow edit.Reason = "offset-overflow"
 
 // PlanRepair reads the partition directory dir and plans its repair. It
 // changes nothing. Refusals are *edit.RefusalError; anything else is I/O. When

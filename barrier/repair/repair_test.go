@@ -295,7 +295,7 @@ func TestRepairRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		setup  func(dir string) string
-		reason string
+		reason edit.Reason
 	}{
 		{"read-only", func(dir string) string { return dir }, edit.RefuseReadOnly},
 		{"swap file", func(dir string) string {
