@@ -462,7 +462,7 @@ func boolField(s *schema.Struct, name string) bool {
 // ClientQuotasDelta, ProducerIdsDelta, AclsDelta).
 func (r *metaReplay) apply(d *schema.Decoded) {
 	v := d.Value
-	switch d.ValueMessage.Name {
+	switch name := d.ValueMessage.Name; name {
 	case "FeatureLevelRecord":
 		// A level of 0 removes the feature (FeaturesDelta.replay).
 		if lvl := int16(i64(v, "featureLevel", 0)); lvl == 0 {
@@ -470,6 +470,32 @@ func (r *metaReplay) apply(d *schema.Decoded) {
 		} else {
 			r.features[str(v, "name")] = lvl
 		}
+	case "RegisterBrokerRecord", "UnregisterBrokerRecord", "FenceBrokerRecord", "UnfenceBrokerRecord",
+		"BrokerRegistrationChangeRecord", "RegisterControllerRecord":
+		r.applyCluster(name, v)
+	case "TopicRecord", "RemoveTopicRecord", "PartitionRecord":
+		r.applyTopics(name, v)
+	case "PartitionChangeRecord":
+		r.changePartition(v)
+	case "ConfigRecord":
+		r.applyConfig(v)
+	case "ClientQuotaRecord":
+		r.applyQuota(v)
+	case "ProducerIdsRecord":
+		r.im.ProducerIDs = &ProducerIDBlock{BrokerID: int32(i64(v, "brokerId", -1)), BrokerEpoch: i64(v, "brokerEpoch", -1), NextProducerID: i64(v, "nextProducerId", -1)}
+	case "AccessControlEntryRecord":
+		r.applyACL(v)
+	case "RemoveAccessControlEntryRecord":
+		delete(r.acls, uuidString(v, "id"))
+	default:
+		r.im.Skipped[d.TypeName()]++
+	}
+}
+
+// applyCluster is ClusterDelta.replay: broker and controller
+// registrations.
+func (r *metaReplay) applyCluster(name string, v *schema.Struct) {
+	switch name {
 	case "RegisterBrokerRecord":
 		b := &BrokerRegistration{ID: int32(i64(v, "brokerId", -1)), Epoch: i64(v, "brokerEpoch", -1), IncarnationID: uuidString(v, "incarnationId"),
 			Rack: str(v, "rack"), Fenced: boolField(v, "fenced"), InControlledShutdown: boolField(v, "inControlledShutdown"),
@@ -480,7 +506,7 @@ func (r *metaReplay) apply(d *schema.Decoded) {
 		delete(r.brokers, int32(i64(v, "brokerId", -1)))
 	case "FenceBrokerRecord", "UnfenceBrokerRecord":
 		if b := r.brokers[int32(i64(v, "id", -1))]; b != nil {
-			b.Fenced = d.ValueMessage.Name == "FenceBrokerRecord"
+			b.Fenced = name == "FenceBrokerRecord"
 		}
 	case "BrokerRegistrationChangeRecord":
 		b := r.brokers[int32(i64(v, "brokerId", -1))]
@@ -505,6 +531,12 @@ func (r *metaReplay) apply(d *schema.Decoded) {
 		c := &ControllerRegistration{ID: int32(i64(v, "controllerId", -1)), IncarnationID: uuidString(v, "incarnationId"),
 			ZkMigrationReady: boolField(v, "zkMigrationReady"), Endpoints: endpoints(v), Features: featureRanges(v)}
 		r.ctrls[c.ID] = c
+	}
+}
+
+// applyTopics is TopicsDelta.replay for topics and new partitions.
+func (r *metaReplay) applyTopics(name string, v *schema.Struct) {
+	switch name {
 	case "TopicRecord":
 		id := uuidString(v, "topicId")
 		r.topics[id] = &TopicImage{Name: str(v, "name"), ID: id}
@@ -539,81 +571,87 @@ func (r *metaReplay) apply(d *schema.Decoded) {
 		p.LastKnownELR, _ = ints32(v, "lastKnownElr")
 		p.Directories, _ = uuids(v, "directories")
 		ps[p.Partition] = p
-	case "PartitionChangeRecord":
-		// PartitionRegistration.merge.
-		ps := r.parts[uuidString(v, "topicId")]
-		if ps == nil {
-			return
-		}
-		p := ps[int32(i64(v, "partitionId", -1))]
-		if p == nil {
-			return
-		}
-		if x, ok := ints32(v, "replicas"); ok {
-			p.Replicas = x
-		}
-		if x, ok := ints32(v, "isr"); ok {
-			p.ISR = x
-		}
-		if x, ok := ints32(v, "removingReplicas"); ok {
-			p.RemovingReplicas = x
-		}
-		if x, ok := ints32(v, "addingReplicas"); ok {
-			p.AddingReplicas = x
-		}
-		if x, ok := ints32(v, "eligibleLeaderReplicas"); ok {
-			p.ELR = x
-		}
-		if x, ok := ints32(v, "lastKnownElr"); ok {
-			p.LastKnownELR = x
-		}
-		if x, ok := uuids(v, "directories"); ok {
-			p.Directories = x
-		}
-		if l := int32(i64(v, "leader", -2)); l != -2 { // NO_LEADER_CHANGE
-			p.Leader, p.LeaderEpoch = l, p.LeaderEpoch+1
-		}
-		if s := int8(i64(v, "leaderRecoveryState", -1)); s != -1 {
-			p.LeaderRecoveryState = s
-		}
-		p.PartitionEpoch++
-	case "ConfigRecord":
-		k := [3]string{strconv.Itoa(int(i64(v, "resourceType", 0))), str(v, "resourceName"), str(v, "name")}
-		if val, ok := v.String("value"); ok {
-			r.configs[k] = ConfigEntry{ResourceType: int8(i64(v, "resourceType", 0)), ResourceName: k[1], Name: k[2], Value: val}
-		} else {
-			delete(r.configs, k) // a null value deletes the config
-		}
-	case "ClientQuotaRecord":
-		var parts []string
-		for _, e := range v.Structs("entity") {
-			name, ok := e.String("entityName")
-			if !ok {
-				name = "<default>"
-			}
-			parts = append(parts, str(e, "entityType")+"="+name)
-		}
-		slices.Sort(parts)
-		k := [2]string{strings.Join(parts, ","), str(v, "key")}
-		if boolField(v, "remove") {
-			delete(r.quotas, k)
-			return
-		}
-		val, _ := v.Get("value")
-		f, _ := val.(float64)
-		r.quotas[k] = QuotaEntry{Entity: k[0], Key: k[1], Value: f}
-	case "ProducerIdsRecord":
-		r.im.ProducerIDs = &ProducerIDBlock{BrokerID: int32(i64(v, "brokerId", -1)), BrokerEpoch: i64(v, "brokerEpoch", -1), NextProducerID: i64(v, "nextProducerId", -1)}
-	case "AccessControlEntryRecord":
-		a := ACL{ID: uuidString(v, "id"), ResourceType: int8(i64(v, "resourceType", 0)), ResourceName: str(v, "resourceName"),
-			PatternType: int8(i64(v, "patternType", 0)), Principal: str(v, "principal"), Host: str(v, "host"),
-			Operation: int8(i64(v, "operation", 0)), PermissionType: int8(i64(v, "permissionType", 0))}
-		r.acls[a.ID] = a
-	case "RemoveAccessControlEntryRecord":
-		delete(r.acls, uuidString(v, "id"))
-	default:
-		r.im.Skipped[d.TypeName()]++
 	}
+}
+
+// changePartition is TopicsDelta.replay of a PartitionChangeRecord:
+// PartitionRegistration.merge.
+func (r *metaReplay) changePartition(v *schema.Struct) {
+	ps := r.parts[uuidString(v, "topicId")]
+	if ps == nil {
+		return
+	}
+	p := ps[int32(i64(v, "partitionId", -1))]
+	if p == nil {
+		return
+	}
+	if x, ok := ints32(v, "replicas"); ok {
+		p.Replicas = x
+	}
+	if x, ok := ints32(v, "isr"); ok {
+		p.ISR = x
+	}
+	if x, ok := ints32(v, "removingReplicas"); ok {
+		p.RemovingReplicas = x
+	}
+	if x, ok := ints32(v, "addingReplicas"); ok {
+		p.AddingReplicas = x
+	}
+	if x, ok := ints32(v, "eligibleLeaderReplicas"); ok {
+		p.ELR = x
+	}
+	if x, ok := ints32(v, "lastKnownElr"); ok {
+		p.LastKnownELR = x
+	}
+	if x, ok := uuids(v, "directories"); ok {
+		p.Directories = x
+	}
+	if l := int32(i64(v, "leader", -2)); l != -2 { // NO_LEADER_CHANGE
+		p.Leader, p.LeaderEpoch = l, p.LeaderEpoch+1
+	}
+	if s := int8(i64(v, "leaderRecoveryState", -1)); s != -1 {
+		p.LeaderRecoveryState = s
+	}
+	p.PartitionEpoch++
+}
+
+// applyConfig is ConfigurationsDelta.replay.
+func (r *metaReplay) applyConfig(v *schema.Struct) {
+	k := [3]string{strconv.Itoa(int(i64(v, "resourceType", 0))), str(v, "resourceName"), str(v, "name")}
+	if val, ok := v.String("value"); ok {
+		r.configs[k] = ConfigEntry{ResourceType: int8(i64(v, "resourceType", 0)), ResourceName: k[1], Name: k[2], Value: val}
+	} else {
+		delete(r.configs, k) // a null value deletes the config
+	}
+}
+
+// applyQuota is ClientQuotasDelta.replay.
+func (r *metaReplay) applyQuota(v *schema.Struct) {
+	var parts []string
+	for _, e := range v.Structs("entity") {
+		name, ok := e.String("entityName")
+		if !ok {
+			name = "<default>"
+		}
+		parts = append(parts, str(e, "entityType")+"="+name)
+	}
+	slices.Sort(parts)
+	k := [2]string{strings.Join(parts, ","), str(v, "key")}
+	if boolField(v, "remove") {
+		delete(r.quotas, k)
+		return
+	}
+	val, _ := v.Get("value")
+	f, _ := val.(float64)
+	r.quotas[k] = QuotaEntry{Entity: k[0], Key: k[1], Value: f}
+}
+
+// applyACL is AclsDelta.replay of a new entry.
+func (r *metaReplay) applyACL(v *schema.Struct) {
+	a := ACL{ID: uuidString(v, "id"), ResourceType: int8(i64(v, "resourceType", 0)), ResourceName: str(v, "resourceName"),
+		PatternType: int8(i64(v, "patternType", 0)), Principal: str(v, "principal"), Host: str(v, "host"),
+		Operation: int8(i64(v, "operation", 0)), PermissionType: int8(i64(v, "permissionType", 0))}
+	r.acls[a.ID] = a
 }
 
 // finish renders the maps as sorted slices.
