@@ -397,123 +397,157 @@ type capture struct {
 }
 
 func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
-	opts := r.opts
-	end := opts.Upto
-	var m *Manager
-	var anomalies []finding.Finding // reported before the final load attempt
-	fresh := func() *Manager {
-		nm := NewManager(opts)
-		nm.SetLogStartOffset(r.logStart)
-		nm.SetMapEndOffset(r.logStart)
-		nm.anomalies = append(nm.anomalies, anomalies...)
-		return nm
-	}
-	m = fresh()
+	rr := &replayRun{r: r, captures: captures, end: r.opts.Upto}
+	m := rr.fresh()
 	loaded := int64(-1)
 	skipped := false // the broker skips the rebuild (clean shutdown, no snapshot)
-	var replayStart int64
-	replay := func(m *Manager, from int64) error {
-		replayStart = max(from, r.logStart)
-		ci := 0
-		return r.scan(m, replayStart, end, false, func(b *decode.Batch, ctl *decode.Control, ts int64) bool {
-			for ci < len(captures) && captures[ci].offset <= b.LastOffset() {
-				c := captures[ci]
-				c.entries, c.done = m.Snapshot(), true
-				ci++
-			}
-			if err := m.ApplyWithTimestamp(b, ctl, ts); err != nil {
-				// Not reachable: control batches with records always come
-				// with their record here.
-				m.Report(anomaly(finding.InvalidControl, b.BaseOffset, pidOf(b), err.Error()))
-			}
-			return true
-		})
-	}
+	var err error
 	switch {
-	case opts.FromSnapshot == SnapshotNone || len(captures) > 0:
-		if err := replay(m, r.logStart); err != nil {
-			return nil, nil, err
-		}
-	case opts.FromSnapshot == SnapshotLatest:
-		diskEnd, err := r.logEnd()
-		if err != nil {
-			return nil, nil, err
-		}
-		cands, kept := r.snapshotCandidates(end, diskEnd, m.Report)
-		// UnifiedLog.rebuildProducerState: no snapshot left after
-		// removeStraySnapshots and a clean shutdown: no rebuild at all.
-		skipped = opts.CleanShutdown && kept == 0 && end < 0 && !r.nested
-		anomalies = m.anomalies
-		ok := false
-		for _, s := range cands {
-			entries, good, err := r.readSnapshot(m, s, true)
-			if err != nil {
-				return nil, nil, err
-			}
-			anomalies = m.anomalies
-			if !good {
-				continue
-			}
-			m = fresh()
-			m.Load(entries, s.Offset, NowFromClock)
-			r.restoreTxnStarts(m)
-			if err := replay(m, s.Offset); err != nil {
-				return nil, nil, err
-			}
-			if !r.stopped && r.leo < s.Offset {
-				// truncateAndReload deletes snapshots above the log end.
-				anomalies = append(anomalies, anomaly(finding.SnapshotIgnored, s.Offset, -1,
-					fmt.Sprintf("%s lies above the log end offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), r.leo)))
-				m = fresh()
-				continue
-			}
-			loaded, ok = s.Offset, true
-			break
-		}
-		if !ok {
-			m = fresh()
-			if err := replay(m, r.logStart); err != nil {
-				return nil, nil, err
-			}
-		}
+	case r.opts.FromSnapshot == SnapshotNone || len(captures) > 0:
+		err = rr.replay(m, r.logStart)
+	case r.opts.FromSnapshot == SnapshotLatest:
+		m, loaded, skipped, err = rr.fromLatest(m)
 	default:
-		i := slices.IndexFunc(r.dir.Snapshots, func(s segment.SnapshotFile) bool { return s.Offset == opts.FromSnapshot })
-		if i < 0 {
-			return nil, nil, fmt.Errorf("%s: %w: %d", r.dir.Path, ErrSnapshotNotFound, opts.FromSnapshot)
+		m, loaded, err = rr.fromSnapshot(m)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return rr.finish(m, loaded, skipped)
+}
+
+// replayRun is one run of a rebuilder: where the replay ends, the states
+// to capture on the way, and what is carried from one load attempt to
+// the next.
+type replayRun struct {
+	r        *rebuilder
+	captures []*capture
+	end      int64
+	// anomalies are those reported before the final load attempt.
+	anomalies   []finding.Finding
+	replayStart int64
+}
+
+// fresh is an empty manager at the log start, with the anomalies so far.
+func (rr *replayRun) fresh() *Manager {
+	nm := NewManager(rr.r.opts)
+	nm.SetLogStartOffset(rr.r.logStart)
+	nm.SetMapEndOffset(rr.r.logStart)
+	nm.anomalies = append(nm.anomalies, rr.anomalies...)
+	return nm
+}
+
+// replay applies the log from from (the log start at the lowest) to the
+// end to m, capturing the states asked for on the way.
+func (rr *replayRun) replay(m *Manager, from int64) error {
+	r := rr.r
+	rr.replayStart = max(from, r.logStart)
+	ci := 0
+	return r.scan(m, rr.replayStart, rr.end, false, func(b *decode.Batch, ctl *decode.Control, ts int64) bool {
+		for ci < len(rr.captures) && rr.captures[ci].offset <= b.LastOffset() {
+			c := rr.captures[ci]
+			c.entries, c.done = m.Snapshot(), true
+			ci++
 		}
-		s := r.dir.Snapshots[i]
-		if s.Offset <= r.logStart {
-			return nil, nil, fmt.Errorf("%s: %w: it is at or below the log start offset %d (the broker deletes it at load)", s.Path, ErrSnapshotUnusable, r.logStart)
+		if err := m.ApplyWithTimestamp(b, ctl, ts); err != nil {
+			// Not reachable: control batches with records always come
+			// with their record here.
+			m.Report(anomaly(finding.InvalidControl, b.BaseOffset, pidOf(b), err.Error()))
 		}
-		if end >= 0 && s.Offset > end {
-			return nil, nil, fmt.Errorf("%s: %w: it is above the end offset %d", s.Path, ErrSnapshotUnusable, end)
-		}
-		entries, good, err := r.readSnapshot(m, s, false)
+		return true
+	})
+}
+
+// fromLatest loads the newest usable snapshot, as a restarting broker
+// does, and replays from it; from the log start when none is usable.
+// skipped: the broker would skip the rebuild (a clean shutdown and no
+// snapshot).
+func (rr *replayRun) fromLatest(m *Manager) (_ *Manager, loaded int64, skipped bool, _ error) {
+	r, opts, end := rr.r, rr.r.opts, rr.end
+	loaded = -1
+	diskEnd, err := r.logEnd()
+	if err != nil {
+		return nil, loaded, false, err
+	}
+	cands, kept := r.snapshotCandidates(end, diskEnd, m.Report)
+	// UnifiedLog.rebuildProducerState: no snapshot left after
+	// removeStraySnapshots and a clean shutdown: no rebuild at all.
+	skipped = opts.CleanShutdown && kept == 0 && end < 0 && !r.nested
+	rr.anomalies = m.anomalies
+	for _, s := range cands {
+		entries, good, err := r.readSnapshot(m, s, true)
 		if err != nil {
-			return nil, nil, err
+			return nil, loaded, skipped, err
 		}
+		rr.anomalies = m.anomalies
 		if !good {
-			return nil, nil, fmt.Errorf("%s: %w: corrupt", s.Path, ErrSnapshotUnusable)
+			continue
 		}
-		anomalies = m.anomalies
-		m = fresh()
+		m = rr.fresh()
 		m.Load(entries, s.Offset, NowFromClock)
 		r.restoreTxnStarts(m)
-		if err := replay(m, s.Offset); err != nil {
-			return nil, nil, err
+		if err := rr.replay(m, s.Offset); err != nil {
+			return nil, loaded, skipped, err
 		}
 		if !r.stopped && r.leo < s.Offset {
-			return nil, nil, fmt.Errorf("%s: %w: it lies above the log end offset %d", s.Path, ErrSnapshotUnusable, r.leo)
+			// truncateAndReload deletes snapshots above the log end.
+			rr.anomalies = append(rr.anomalies, anomaly(finding.SnapshotIgnored, s.Offset, -1,
+				fmt.Sprintf("%s lies above the log end offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), r.leo)))
+			m = rr.fresh()
+			continue
 		}
-		loaded = s.Offset
+		return m, s.Offset, skipped, nil
 	}
-	// rebuildProducerState ends with lastMapOffset = the end offset.
+	m = rr.fresh()
+	return m, loaded, skipped, rr.replay(m, r.logStart)
+}
+
+// fromSnapshot loads the snapshot Options.FromSnapshot names and replays
+// from it; a snapshot the broker would not load is an error.
+func (rr *replayRun) fromSnapshot(m *Manager) (*Manager, int64, error) {
+	r, opts, end := rr.r, rr.r.opts, rr.end
+	i := slices.IndexFunc(r.dir.Snapshots, func(s segment.SnapshotFile) bool { return s.Offset == opts.FromSnapshot })
+	if i < 0 {
+		return nil, -1, fmt.Errorf("%s: %w: %d", r.dir.Path, ErrSnapshotNotFound, opts.FromSnapshot)
+	}
+	s := r.dir.Snapshots[i]
+	if s.Offset <= r.logStart {
+		return nil, -1, fmt.Errorf("%s: %w: it is at or below the log start offset %d (the broker deletes it at load)", s.Path, ErrSnapshotUnusable, r.logStart)
+	}
+	if end >= 0 && s.Offset > end {
+		return nil, -1, fmt.Errorf("%s: %w: it is above the end offset %d", s.Path, ErrSnapshotUnusable, end)
+	}
+	entries, good, err := r.readSnapshot(m, s, false)
+	if err != nil {
+		return nil, -1, err
+	}
+	if !good {
+		return nil, -1, fmt.Errorf("%s: %w: corrupt", s.Path, ErrSnapshotUnusable)
+	}
+	rr.anomalies = m.anomalies
+	m = rr.fresh()
+	m.Load(entries, s.Offset, NowFromClock)
+	r.restoreTxnStarts(m)
+	if err := rr.replay(m, s.Offset); err != nil {
+		return nil, -1, err
+	}
+	if !r.stopped && r.leo < s.Offset {
+		return nil, -1, fmt.Errorf("%s: %w: it lies above the log end offset %d", s.Path, ErrSnapshotUnusable, r.leo)
+	}
+	return m, s.Offset, nil
+}
+
+// finish ends the rebuild as rebuildProducerState does (lastMapOffset at
+// the end offset), then reports what the state says: expired producers,
+// open transactions, stale snapshots, a log start above the log end.
+func (rr *replayRun) finish(m *Manager, loaded int64, skipped bool) (*Result, *Manager, error) {
+	r, opts, end := rr.r, rr.r.opts, rr.end
 	leo := r.leo
 	if r.stopped {
 		leo = end
 	}
 	m.SetMapEndOffset(leo)
-	for _, c := range captures {
+	for _, c := range rr.captures {
 		if !c.done && c.offset <= leo {
 			c.entries, c.done = m.Snapshot(), true
 		}
@@ -524,7 +558,7 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 		m.RemoveExpiredProducers(m.Now())
 	}
 	m.ReportHangingTransactions()
-	if !opts.IgnoreBarriers && !r.nested && len(captures) == 0 {
+	if !opts.IgnoreBarriers && !r.nested && len(rr.captures) == 0 {
 		// CheckSnapshots (captures) judges every file itself.
 		known := slices.Clone(m.barriers)
 		if loaded > r.logStart {
@@ -539,8 +573,8 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 		}
 	}
 	if skipped {
-		m = r.skipRebuild(m, fresh, leo)
-		replayStart = leo
+		m = r.skipRebuild(m, rr.fresh, leo)
+		rr.replayStart = leo
 	}
 	if end < 0 && r.logStart > leo && !r.nested {
 		m.Report(logStartAboveEnd(r.logStart, leo))
@@ -548,7 +582,7 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 	res := m.State()
 	res.Partition = r.partition()
 	res.SnapshotLoaded = loaded
-	res.ReplayedFrom = replayStart
+	res.ReplayedFrom = rr.replayStart
 	res.RebuildSkipped = skipped
 	slices.SortStableFunc(res.Anomalies, func(a, b finding.Finding) int { return cmp.Compare(a.Offset, b.Offset) })
 	return res, m, nil
