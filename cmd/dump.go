@@ -556,6 +556,28 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 		st.p.LogEnd(f, &sum)
 		return nil
 	}
+	lc, tail, err := st.scanBatches(f, lf, &sum)
+	if err != nil {
+		return err
+	}
+	sum.Tail = tail
+	sum.BytesScanned = sum.Tail.End
+	// A batch cut by --max-bytes is where the reader was told to stop, not
+	// a torn write (kafka-dump-log likewise stays silent then).
+	if cut := sum.Tail.End < lf.Size; !cut || (sum.Tail.Kind != segment.TailTornBatch && sum.Tail.Kind != segment.TailTornHeader) {
+		st.reportTail(f, sum.Tail)
+	}
+	lc.summarise(&sum)
+	st.p.LogEnd(f, &sum)
+	return nil
+}
+
+// scanBatches renders every batch of the log in file order and counts it
+// in sum, scanning on past structural damage (dump_resync.go) as far as
+// the output allows; it returns the check of the whole log and the tail
+// where the last scan stopped.
+func (st *dumpState) scanBatches(f dumpFile, lf *segment.LogFile, sum *logSummary) (*logCheck, segment.Tail, error) {
+	o := st.o
 	lastRecordOffset := int64(-1)
 	// Batches are rendered by batchRenderer, here or in groups on workers
 	// (dump_pipeline.go), and committed to the summary in file order.
@@ -569,10 +591,10 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 		}
 		var err error
 		if j != nil {
-			err = pipe.submit(j, &sum, &lastRecordOffset)
+			err = pipe.submit(j, sum, &lastRecordOffset)
 			j = nil
 		}
-		return pipe.drain(&sum, &lastRecordOffset, err)
+		return pipe.drain(sum, &lastRecordOffset, err)
 	}
 	// One scanner run per stretch of valid batches: after structural
 	// damage, lc.resync finds where the next one starts (dump_resync.go).
@@ -585,7 +607,7 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 			b := sc.Batch()
 			if fds := lc.check(sc.Pos(), b); len(fds) > 0 {
 				if err := flush(); err != nil {
-					return err
+					return nil, segment.Tail{}, err
 				}
 				for _, fd := range fds {
 					st.report(fd)
@@ -594,8 +616,8 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 			sum.count(b)
 			if pipe == nil {
 				j = &st.serialJob
-				if err := st.renderSerial(j, f, sc.Pos(), b, &sum, &lastRecordOffset); err != nil {
-					return err
+				if err := st.renderSerial(j, f, sc.Pos(), b, sum, &lastRecordOffset); err != nil {
+					return nil, segment.Tail{}, err
 				}
 				continue
 			}
@@ -605,23 +627,23 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 			}
 			j.add(sc.Pos(), b, o.batchSelected(b), sc.Window())
 			if j.full() {
-				err := pipe.submit(j, &sum, &lastRecordOffset)
+				err := pipe.submit(j, sum, &lastRecordOffset)
 				if j = nil; err != nil {
-					return pipe.drain(&sum, &lastRecordOffset, err)
+					return nil, segment.Tail{}, pipe.drain(sum, &lastRecordOffset, err)
 				}
 			}
 		}
 		if err := flush(); err != nil {
-			return err
+			return nil, segment.Tail{}, err
 		}
 		if err := sc.Err(); err != nil {
-			return err
+			return nil, segment.Tail{}, err
 		}
 		if o.output == "kafka" {
 			// What FileLogInputStream does where kseg's scan stopped.
-			next, ok, err := st.kafkaTail(f, lc, lf, sc.Tail(), &sum, &lastRecordOffset)
+			next, ok, err := st.kafkaTail(f, lc, lf, sc.Tail(), sum, &lastRecordOffset)
 			if err != nil {
-				return err
+				return nil, segment.Tail{}, err
 			}
 			if !ok {
 				break
@@ -635,16 +657,7 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 		}
 		start = next
 	}
-	sum.Tail = sc.Tail()
-	sum.BytesScanned = sum.Tail.End
-	// A batch cut by --max-bytes is where the reader was told to stop, not
-	// a torn write (kafka-dump-log likewise stays silent then).
-	if cut := sum.Tail.End < lf.Size; !cut || (sum.Tail.Kind != segment.TailTornBatch && sum.Tail.Kind != segment.TailTornHeader) {
-		st.reportTail(f, sum.Tail)
-	}
-	lc.summarise(&sum)
-	st.p.LogEnd(f, &sum)
-	return nil
+	return lc, sc.Tail(), nil
 }
 
 // setMaxBytes applies a --max-bytes value: Kafka's default

@@ -47,6 +47,18 @@ func orDash(v int64) string {
 func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 	w := bufio.NewWriter(p.s.Out)
 	st := p.s.styles()
+	p.summary(w, st, v)
+	p.producers(w, v)
+	p.transactions(w, st, v)
+	p.barriers(w, st, v)
+	p.checks(w, st, v)
+	p.anomalies(w, st, v)
+	return w.Flush()
+}
+
+// summary is the key-value head: the offsets, where the replay started,
+// the clock and the counts.
+func (p *textReplayPSMPrinter) summary(w *bufio.Writer, st *styles, v *replayPSMView) {
 	r := v.Result
 	kv := func(k, format string, args ...any) {
 		fmt.Fprintf(w, "%s %s\n", padDisplay(st.paint(st.title, k), 19), fmt.Sprintf(format, args...))
@@ -97,7 +109,11 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 	if v.Written != "" {
 		kv("snapshot written", "%s (%d producers)", v.Written, len(r.Producers))
 	}
+}
 
+// producers is the producer table.
+func (p *textReplayPSMPrinter) producers(w *bufio.Writer, v *replayPSMView) {
+	r := v.Result
 	if len(r.Producers) > 0 {
 		fmt.Fprintln(w)
 		header := []string{"producerId", "epoch", "lastSequence", "lastOffset", "offsetDelta", "lastTimestamp", "coordinatorEpoch", "txnFirstOffset", "batches"}
@@ -110,6 +126,11 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 		}
 		p.render(w, header, rows)
 	}
+}
+
+// transactions lists the ongoing and the aborted transactions.
+func (p *textReplayPSMPrinter) transactions(w *bufio.Writer, st *styles, v *replayPSMView) {
+	r := v.Result
 	if len(r.Ongoing) > 0 {
 		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "ongoing transactions"))
 		for _, t := range r.Ongoing {
@@ -122,6 +143,11 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 			fmt.Fprintf(w, "  producer %s first %d last %d lastStableOffset %d\n", st.paint(st.pid, i64(a.ProducerID)), a.FirstOffset, a.LastOffset, a.LastStableOffset)
 		}
 	}
+}
+
+// barriers lists the MIRROR_PID_RESET barriers replayed.
+func (p *textReplayPSMPrinter) barriers(w *bufio.Writer, st *styles, v *replayPSMView) {
+	r := v.Result
 	if len(r.Barriers) > 0 {
 		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "MIRROR_PID_RESET barriers"))
 		for _, b := range r.Barriers {
@@ -136,6 +162,10 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 			fmt.Fprintf(w, "  offset %s: cleared %s%s\n", st.paint(st.offset, i64(b.Offset)), plural(b.ProducersCleared, "producer"), src)
 		}
 	}
+}
+
+// checks prints --check-snapshots' verdict on every snapshot.
+func (p *textReplayPSMPrinter) checks(w *bufio.Writer, st *styles, v *replayPSMView) {
 	if v.Checked {
 		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "snapshot checks (rebuilt from the log alone)"))
 		if len(v.Checks) == 0 {
@@ -163,6 +193,11 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 			}
 		}
 	}
+}
+
+// anomalies lists what the replay found.
+func (p *textReplayPSMPrinter) anomalies(w *bufio.Writer, st *styles, v *replayPSMView) {
+	r := v.Result
 	if len(r.Anomalies) > 0 {
 		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "anomalies"))
 		for _, a := range r.Anomalies {
@@ -174,7 +209,6 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 				st.paint(st.offset, i64(a.Offset)), who, a.Message)
 		}
 	}
-	return w.Flush()
 }
 
 func (p *textReplayPSMPrinter) render(w *bufio.Writer, header []string, rows [][]string) {
