@@ -250,7 +250,7 @@ func (r *batchRenderer) report(f finding.Finding) {
 // operational error, as the serial loop stops the file there.
 func (r *batchRenderer) render(j *batchJob) {
 	r.job = j
-	if rs, ok := r.p.(interface{ resetJob() }); ok {
+	if rs, ok := r.p.(jobResetter); ok {
 		rs.resetJob()
 	}
 	for i := range j.batches {
