@@ -1,7 +1,12 @@
 // Package edit is the crash-safe, journaled edit of one partition
 // directory: the engine under every kseg command that writes (inject-barrier,
-// mirror, repair). It sits between the planners (package barrier and its
-// rooms) and the files (package segment):
+// mirror, repair).
+//
+// # Place in the flow
+//
+// kseg's packages depend one way: cmd → barrier/{mirror,repair} → barrier
+// → psm → segment/edit → segment → decode. edit sits between the planners
+// (package barrier and its rooms) and the files (package segment):
 //
 //	cmd → barrier, barrier/mirror, barrier/repair (plans: what changes, and
 //	why) → edit (how: lock, backup, staging, journal, commit, rollback) →
