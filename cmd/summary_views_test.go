@@ -95,10 +95,7 @@ func TestReplayPSMManyProducersSummarised(t *testing.T) {
 // fixtures).
 func TestMetadataManyPartitionsSummarised(t *testing.T) {
 	const parts = 120
-	dir := t.TempDir()
-	if err := brokertest.WriteMetaProperties(dir, 1, "summary-cluster"); err != nil {
-		t.Fatal(err)
-	}
+	dir := node1LogDir(t)
 	id := schema.UUID{0: 7, 15: 7}
 	recs := [][]byte{
 		brokertest.Meta("FeatureLevelRecord", map[string]any{"Name": "metadata.version", "FeatureLevel": int16(19)}),
@@ -158,10 +155,7 @@ func TestMetadataManyPartitionsSummarised(t *testing.T) {
 // offsets are summarised under the group line.
 func TestGroupsManyOffsetsSummarised(t *testing.T) {
 	const parts = 60
-	dir := t.TempDir()
-	if err := brokertest.WriteMetaProperties(dir, 1, "summary-cluster"); err != nil {
-		t.Fatal(err)
-	}
+	dir := node1LogDir(t)
 	var recs []brokertest.KV
 	for p := int32(0); p < parts; p++ {
 		recs = append(recs, brokertest.OffsetCommit("wide-group", "wide", p, 7, 0, "", brokertest.T0))
@@ -184,4 +178,14 @@ func TestGroupsManyOffsetsSummarised(t *testing.T) {
 	if _, out, _ = injRun(t, "groups", "-o", "json", dir); len(jsonLine(t, out, "group")["offsets"].([]any)) != parts {
 		t.Errorf("json: want %d offsets\n%s", parts, out)
 	}
+}
+
+// node1LogDir is an empty log directory of node 1.
+func node1LogDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := brokertest.WriteMetaProperties(dir, 1, "summary-cluster"); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
