@@ -40,9 +40,11 @@ func validateOutput(o string) error {
 }
 
 // printFindingsText prints findings as dump and replay-psm do:
-// SEVERITY kind subject: message.
-func printFindingsText(w io.Writer, st *styles, fs []finding.Finding) {
-	for _, f := range fs {
+// SEVERITY kind subject: message; a kind reported many times is
+// summarised (lister.byKind).
+func printFindingsText(w io.Writer, st *styles, ls lister, fs []finding.Finding) {
+	ls.byKind(len(fs), func(i int) string { return fs[i].Kind.String() }, func(i int) {
+		f := fs[i]
 		sev := f.Severity().Upper()
 		style := st.info
 		switch f.Severity() {
@@ -52,7 +54,7 @@ func printFindingsText(w io.Writer, st *styles, fs []finding.Finding) {
 			sev, style = "WARN", st.warn
 		}
 		fmt.Fprintf(w, "%s %s %s: %s\n", st.paint(style, sev), f.Kind, f.Subject, f.Message)
-	}
+	}, func(more string) { fmt.Fprintln(w, more) })
 }
 
 // jsonFinding appends one {"type":"finding"} line.

@@ -36,6 +36,9 @@ type Streams struct {
 
 	// color is resolved from --color and the environment by resolveColor.
 	color bool
+	// verbose is -v/--verbose: text and table print every item of a list
+	// instead of summarising it (summary.go).
+	verbose bool
 	// fsys, when set, is what checkInput reads instead of the OS (tests).
 	fsys inputFS
 }
