@@ -33,13 +33,11 @@ var longFuncs = map[string]bool{
 // moduleRoot is the module's directory, seen from cmd's tests.
 const moduleRoot = ".."
 
-// funcLengths is the length in lines (from func to the closing brace) of
-// every function and method declared in the module's non-test .go files,
-// testdata's programs included, keyed "path/file.go [Recv.]Name".
-func funcLengths(t *testing.T) map[string]int {
+// eachGoFile calls fn with the path, and the directory relative to the
+// module root ("." for main.go's), of every non-test .go file of the
+// module, testdata's programs included (hidden folders are skipped).
+func eachGoFile(t *testing.T, fn func(path, relDir string) error) {
 	t.Helper()
-	out := map[string]int{}
-	fset := token.NewFileSet()
 	err := filepath.WalkDir(moduleRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -50,43 +48,64 @@ func funcLengths(t *testing.T) map[string]int {
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
+		rel, err := filepath.Rel(moduleRoot, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		return fn(path, filepath.ToSlash(rel))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// funcLengths is the length in lines (from func to the closing brace) of
+// every function and method declared in the module's non-test .go files,
+// keyed "path/file.go [Recv.]Name".
+func funcLengths(t *testing.T) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	fset := token.NewFileSet()
+	eachGoFile(t, func(path, relDir string) error {
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(moduleRoot, path)
-		if err != nil {
-			return err
+		file := filepath.Base(path)
+		if relDir != "." {
+			file = relDir + "/" + file
 		}
 		for _, decl := range f.Decls {
 			fd, ok := decl.(*ast.FuncDecl)
 			if !ok || fd.Body == nil {
 				continue
 			}
-			name := fd.Name.Name
-			if fd.Recv != nil && len(fd.Recv.List) > 0 {
-				typ := fd.Recv.List[0].Type
-				if s, ok := typ.(*ast.StarExpr); ok {
-					typ = s.X
-				}
-				switch x := typ.(type) {
-				case *ast.IndexExpr:
-					typ = x.X
-				case *ast.IndexListExpr:
-					typ = x.X
-				}
-				if id, ok := typ.(*ast.Ident); ok {
-					name = id.Name + "." + name
-				}
-			}
-			out[filepath.ToSlash(rel)+" "+name] = fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1
+			out[file+" "+funcName(fd)] = fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
+}
+
+// funcName is fd's name, with its receiver's type for a method.
+func funcName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) == 0 {
+		return fd.Name.Name
+	}
+	typ := fd.Recv.List[0].Type
+	if s, ok := typ.(*ast.StarExpr); ok {
+		typ = s.X
+	}
+	switch x := typ.(type) {
+	case *ast.IndexExpr:
+		typ = x.X
+	case *ast.IndexListExpr:
+		typ = x.X
+	}
+	if id, ok := typ.(*ast.Ident); ok {
+		return id.Name + "." + fd.Name.Name
+	}
+	return fd.Name.Name
 }
 
 // TestFunctionsFitInAHead: no non-test function is longer than
@@ -162,25 +181,10 @@ func readmeLayout(t *testing.T) []string {
 func goDirs(t *testing.T) map[string]bool {
 	t.Helper()
 	dirs := map[string]bool{}
-	err := filepath.WalkDir(moduleRoot, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != moduleRoot {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
-			rel, err := filepath.Rel(moduleRoot, filepath.Dir(path))
-			if err != nil {
-				return err
-			}
-			dirs[filepath.ToSlash(rel)] = true
-		}
+	eachGoFile(t, func(_, relDir string) error {
+		dirs[relDir] = true
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return dirs
 }
 
