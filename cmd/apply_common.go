@@ -233,7 +233,7 @@ func resumeJSON(r *edit.Interrupted) *injectResumeJSON {
 func filesJSON(ops []edit.FileOp) []injectFileJSON {
 	out := []injectFileJSON{}
 	for _, op := range ops {
-		out = append(out, injectFileJSON{Name: op.Name, Action: op.Action, OldSize: op.OldSize, NewSize: op.NewSize, Why: op.Why})
+		out = append(out, injectFileJSON{Name: op.Name, Action: string(op.Action), OldSize: op.OldSize, NewSize: op.NewSize, Why: op.Why})
 	}
 	return out
 }

@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/kseg/kseg/barrier/repair"
 	"github.com/kseg/kseg/segment"
@@ -63,9 +62,9 @@ func (t *repairTextPrinter) planTables(p *repair.Plan) {
 			if f.Position >= 0 {
 				pos = i64(f.Position)
 			}
-			rows = append(rows, []string{strings.ToUpper(f.Severity), f.Kind, f.File, pos, f.Message})
+			rows = append(rows, []string{f.Severity().Upper(), f.Kind.String(), f.File, pos, f.Message})
 		}
-		shown, notes := t.ls.kindRows(rows, func(i int) string { return p.Findings[i].Kind })
+		shown, notes := t.ls.kindRows(rows, func(i int) string { return p.Findings[i].Kind.String() })
 		renderTable(t.w, t.s.Width, []string{"severity", "kind", "file", "position", "message"}, shown)
 		for _, n := range notes {
 			fmt.Fprintln(t.w, n)
@@ -74,7 +73,7 @@ func (t *repairTextPrinter) planTables(p *repair.Plan) {
 	if len(p.Ops) > 0 {
 		rows = nil
 		for _, op := range p.Ops {
-			rows = append(rows, []string{op.Action, op.Name, i64(op.OldSize), i64(op.NewSize), op.Why})
+			rows = append(rows, []string{string(op.Action), op.Name, i64(op.OldSize), i64(op.NewSize), op.Why})
 		}
 		t.render([]string{"action", "file", "old size", "new size", "why"}, rows, "files")
 	}
@@ -125,13 +124,13 @@ func (t *repairTextPrinter) Plan(p *repair.Plan, dryRun bool) error {
 	}, func(more string) { pf("%s\n", more) })
 	if len(p.Findings) > 0 {
 		pf("%s\n", title("Findings:"))
-		ls.byKind(len(p.Findings), func(i int) string { return p.Findings[i].Kind }, func(i int) {
+		ls.byKind(len(p.Findings), func(i int) string { return p.Findings[i].Kind.String() }, func(i int) {
 			f := p.Findings[i]
 			where := f.File
 			if f.Position >= 0 {
 				where = fmt.Sprintf("%s position %d", f.File, f.Position)
 			}
-			pf("  %s %s %s: %s\n", st.severity(f.Severity, strings.ToUpper(f.Severity)), f.Kind, where, f.Message)
+			pf("  %s %s %s: %s\n", st.severity(f.Severity(), f.Severity().Upper()), f.Kind, where, f.Message)
 		}, func(more string) { pf("  %s\n", more) })
 	}
 	warnDiagnostics(t.s.Err, p.Warnings)
@@ -304,12 +303,12 @@ func (j *repairJSONPrinter) Plan(p *repair.Plan, dryRun bool) error {
 			Batches: s.Batches, NextOffset: s.NextOffset, Index: repairFileOf(s.Index), TimeIndex: repairFileOf(s.TimeIndex),
 			TxnIndex: repairFileOf(s.TxnIndex)}
 		if c := s.Cut; c != nil {
-			sj.Cut = &repairCutJSON{Position: c.Position, Kind: c.Kind, Bytes: c.Bytes, Message: c.Message}
+			sj.Cut = &repairCutJSON{Position: c.Position, Kind: c.Kind.String(), Bytes: c.Bytes, Message: c.Message}
 		}
 		out.Segments = append(out.Segments, sj)
 	}
 	for _, f := range p.Findings {
-		fj := repairFindingJSON{Kind: f.Kind, Severity: f.Severity, File: f.File, Message: f.Message}
+		fj := repairFindingJSON{Kind: f.Kind.String(), Severity: f.Severity().String(), File: f.File, Message: f.Message}
 		if f.Position >= 0 {
 			pos := f.Position
 			fj.Position = &pos

@@ -76,7 +76,7 @@ func runReplayPSMLogDir(ctx context.Context, s *Streams, g *globalOptions, o *re
 		}
 		errs := 0
 		for _, a := range res.Anomalies {
-			if a.Severity == psm.SeverityError {
+			if a.IsError() {
 				errs++
 			}
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/kseg/kseg/barrier/mirror"
-	"github.com/kseg/kseg/psm"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // chainPrinter renders a verify-chain report.
@@ -95,7 +95,7 @@ func batches(n int64) string {
 	return fmt.Sprintf("%d batches", n)
 }
 
-func findingWhere(f mirror.Finding) string {
+func findingWhere(f finding.Finding) string {
 	var parts []string
 	if f.File != "" {
 		if f.Position >= 0 {
@@ -177,9 +177,9 @@ func (t *chainTextPrinter) Print(r *mirror.ChainReport) error {
 			continue
 		}
 		kv("findings", "%d (%s)", len(e.Findings), plural(e.Errors(), "error"))
-		ls.byKind(len(e.Findings), func(i int) string { return e.Findings[i].Kind }, func(i int) {
+		ls.byKind(len(e.Findings), func(i int) string { return e.Findings[i].Kind.String() }, func(i int) {
 			f := e.Findings[i]
-			head := fmt.Sprintf("%s %s at offset %d", st.severity(f.Severity, f.Severity), f.Kind, f.Offset)
+			head := fmt.Sprintf("%s %s at offset %d", st.severity(f.Severity(), f.Severity().String()), f.Kind, f.Offset)
 			if where := findingWhere(f); where != "" {
 				head += ": " + where
 			}
@@ -221,8 +221,8 @@ func (t *chainTablePrinter) Print(r *mirror.ChainReport) error {
 			if f.UpstreamPosition >= 0 {
 				upos = i64(f.UpstreamPosition)
 			}
-			frows = append(frows, []string{i64(int64(i + 1)), f.Severity, f.Kind, i64(f.Offset), f.File, pos, f.UpstreamFile, upos, f.Message})
-			fkinds = append(fkinds, f.Kind)
+			frows = append(frows, []string{i64(int64(i + 1)), f.Severity().String(), f.Kind.String(), i64(f.Offset), f.File, pos, f.UpstreamFile, upos, f.Message})
+			fkinds = append(fkinds, f.Kind.String())
 		}
 	}
 	t.render([]string{"edge", "upstream", "downstream", "status", "mirrored", "barrier", "local", "reused", "averted", "errors/findings"}, rows)
@@ -335,11 +335,13 @@ func (j *chainJSONPrinter) Print(r *mirror.ChainReport) error {
 			out.MirroredBarriers = append(out.MirroredBarriers, chainMirroredBarrierJSON(b))
 		}
 		for _, a := range e.Averted {
-			out.Averted = append(out.Averted, chainAvertedJSON(a))
+			out.Averted = append(out.Averted, chainAvertedJSON{Kind: a.Kind.String(), Offset: a.Offset, ProducerID: a.ProducerID})
 		}
 		for _, f := range e.Findings {
-			out.Findings = append(out.Findings, chainFindingJSON(f))
-			if f.Severity == psm.SeverityError {
+			out.Findings = append(out.Findings, chainFindingJSON{Kind: f.Kind.String(), Severity: f.Severity().String(), Offset: f.Offset,
+				ProducerID: f.ProducerID, File: f.File, Position: f.Position, UpstreamFile: f.UpstreamFile, UpstreamPosition: f.UpstreamPosition,
+				Message: f.Message})
+			if f.IsError() {
 				sum.Errors++
 			}
 		}
