@@ -5,6 +5,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // Refusal reasons of an injection, besides the ones every write command
@@ -14,10 +15,10 @@ import (
 const (
 	// RefuseLegacyFormat: the batch before the cut is a v0/v1 message; the
 	// barrier is a v2 control batch and the topic is on a pre-0.11 format.
-	RefuseLegacyFormat = "legacy-format"
+	RefuseLegacyFormat edit.Reason = "legacy-format"
 	// RefuseOpenTransactions: a transaction would still be open at the
 	// barrier (barrier.md §10 pitfall 8).
-	RefuseOpenTransactions = "open-transactions"
+	RefuseOpenTransactions edit.Reason = "open-transactions"
 )
 
 // CorruptTailError reports a log whose end is not what Kafka would keep:

@@ -11,6 +11,7 @@ import (
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // Mode selects which KIP-1279 STOPPING design the injection follows
@@ -432,9 +433,9 @@ func (pl *planner) plan() (*InjectionPlan, error) {
 	for _, t := range r0.Ongoing {
 		p.Ongoing = append(p.Ongoing, TxnRef{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset, LastOffset: t.LastOffset})
 	}
-	var first *psm.Anomaly
+	var first *finding.Finding
 	for i, a := range r0.Anomalies {
-		if a.Severity == psm.SeverityError {
+		if a.IsError() {
 			p.ReplayAnomalies++
 			if first == nil {
 				first = &r0.Anomalies[i]

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // InjectionVerification is the read-back check of an injected partition.
@@ -110,7 +111,7 @@ func VerifyInjection(dir string, barrierOffset int64) (*InjectionVerification, e
 	v.ProducersAfter = len(r.Producers)
 	v.OngoingAfter = len(r.Ongoing)
 	for _, a := range r.Anomalies {
-		if a.Kind == psm.KindOpenTxnAtBarrier && a.Offset >= seg.BaseOffset {
+		if a.Kind == finding.OpenTxnAtBarrier && a.Offset >= seg.BaseOffset {
 			v.Anomalies = append(v.Anomalies, a.Message)
 		}
 	}

@@ -107,16 +107,17 @@ func textIndexChanges(pf printfFunc, index, timeIndex, txnIndex edit.IndexChange
 		txnIndex.Kept, txnIndex.Removed, txnIndex.Added)
 }
 
-// textAbortedTxns lists the .txnindex entries a plan adds.
-func textAbortedTxns(pf printfFunc, txns []segment.AbortedTxn) {
-	for _, t := range txns {
+// textAbortedTxns lists the .txnindex entries a plan adds (summarised).
+func textAbortedTxns(pf printfFunc, ls lister, txns []segment.AbortedTxn) {
+	ls.lines(len(txns), ".txnindex entries", func(i int) {
+		t := txns[i]
 		pf("  .txnindex += producerId %d firstOffset %d lastOffset %d lastStableOffset %d\n", t.ProducerID, t.FirstOffset, t.LastOffset, t.LastStableOffset)
-	}
+	}, func(more string) { pf("  %s\n", more) })
 }
 
 // textEpochChanges is the plan's leader-epoch-checkpoint line, when it
-// changes the checkpoint.
-func textEpochChanges(pf printfFunc, removed, added []segment.EpochEntry) {
+// changes the checkpoint (summarised).
+func textEpochChanges(pf printfFunc, ls lister, removed, added []segment.EpochEntry) {
 	if len(removed) == 0 && len(added) == 0 {
 		return
 	}
@@ -127,35 +128,36 @@ func textEpochChanges(pf printfFunc, removed, added []segment.EpochEntry) {
 	for _, e := range added {
 		parts = append(parts, fmt.Sprintf("add epoch %d from %d", e.Epoch, e.StartOffset))
 	}
-	pf("  leader-epoch-checkpoint: %s\n", strings.Join(parts, "; "))
+	pf("  leader-epoch-checkpoint: %s\n", ls.join(parts, "; "))
 }
 
 // textFilesTail is inject-barrier's and mirror's end of a plan, after its
-// "Files:" title: the file operations as aligned columns, the warnings and
-// the dry-run note.
+// "Files:" title: the file operations as aligned columns (summarised), the
+// warnings and the dry-run note.
 //
 // With tbl set (--output table) the file operations are a tablewriter
 // table instead of aligned lines.
-func textFilesTail(pf printfFunc, st *styles, ops []edit.FileOp, warnings []string, dryRun bool, tbl *tableOut) {
-	var rows [][]string
-	for _, op := range ops {
-		size := ""
+func textFilesTail(pf printfFunc, st *styles, ls lister, ops []edit.FileOp, warnings []string, dryRun bool, tbl *tableOut) {
+	size := func(op edit.FileOp) string {
 		switch op.Action {
 		case edit.OpDelete:
-			size = fmt.Sprintf("%d bytes", op.OldSize)
+			return fmt.Sprintf("%d bytes", op.OldSize)
 		case edit.OpCreate:
-			size = fmt.Sprintf("%d bytes", op.NewSize)
-		default:
-			size = fmt.Sprintf("%d -> %d bytes", op.OldSize, op.NewSize)
+			return fmt.Sprintf("%d bytes", op.NewSize)
 		}
-		if tbl != nil {
-			rows = append(rows, []string{string(op.Action), op.Name, size, op.Why})
-			continue
-		}
-		pf("  %-7s %-32s %-18s %s\n", op.Action, op.Name, size, st.paint(st.dim, op.Why))
+		return fmt.Sprintf("%d -> %d bytes", op.OldSize, op.NewSize)
 	}
 	if tbl != nil {
-		tbl.render([]string{"action", "file", "size", "why"}, rows)
+		rows := make([][]string, len(ops))
+		for i, op := range ops {
+			rows[i] = []string{string(op.Action), op.Name, size(op), op.Why}
+		}
+		tbl.render(ls, []string{"action", "file", "size", "why"}, rows, "files")
+	} else {
+		ls.lines(len(ops), "files", func(i int) {
+			op := ops[i]
+			pf("  %-7s %-32s %-18s %s\n", op.Action, op.Name, size(op), st.paint(st.dim, op.Why))
+		}, func(more string) { pf("  %s\n", more) })
 	}
 	for _, warn := range warnings {
 		pf("%s %s\n", st.paint(st.warn, "warning:"), warn)
@@ -177,12 +179,11 @@ func textReportHead(pf printfFunc, st *styles, what string, r *edit.Outcome) {
 	}
 }
 
-// textProblems prints each problem on its own indented line.
-func textProblems(pf printfFunc, problems ...[]string) {
+// textProblems prints each problem on its own indented line, each list
+// summarised.
+func textProblems(pf printfFunc, ls lister, problems ...[]string) {
 	for _, list := range problems {
-		for _, p := range list {
-			pf("  %s\n", p)
-		}
+		ls.lines(len(list), "problems", func(i int) { pf("  %s\n", list[i]) }, func(more string) { pf("  %s\n", more) })
 	}
 }
 
@@ -232,7 +233,7 @@ func resumeJSON(r *edit.Interrupted) *injectResumeJSON {
 func filesJSON(ops []edit.FileOp) []injectFileJSON {
 	out := []injectFileJSON{}
 	for _, op := range ops {
-		out = append(out, injectFileJSON{Name: op.Name, Action: op.Action, OldSize: op.OldSize, NewSize: op.NewSize, Why: op.Why})
+		out = append(out, injectFileJSON{Name: op.Name, Action: string(op.Action), OldSize: op.OldSize, NewSize: op.NewSize, Why: op.Why})
 	}
 	return out
 }
@@ -261,9 +262,11 @@ type tableOut struct {
 	width int
 }
 
-func (t *tableOut) render(header []string, rows [][]string) {
+// render renders rows as a table, summarised by ls (what: the rows'
+// plural noun).
+func (t *tableOut) render(ls lister, header []string, rows [][]string, what string) {
 	if len(rows) == 0 {
 		return
 	}
-	renderTable(t.w, t.width, header, rows)
+	ls.table(t.w, t.width, header, rows, what)
 }

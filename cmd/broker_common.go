@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // Shared by the whole-broker views (groups, txns): argument checks, the
@@ -40,29 +40,31 @@ func validateOutput(o string) error {
 }
 
 // printFindingsText prints findings as dump and replay-psm do:
-// SEVERITY kind subject: message.
-func printFindingsText(w io.Writer, st *styles, fs []broker.Finding) {
-	for _, f := range fs {
-		sev := strings.ToUpper(f.Severity)
+// SEVERITY kind subject: message; a kind reported many times is
+// summarised (lister.byKind).
+func printFindingsText(w io.Writer, st *styles, ls lister, fs []finding.Finding) {
+	ls.byKind(len(fs), func(i int) string { return fs[i].Kind.String() }, func(i int) {
+		f := fs[i]
+		sev := f.Severity().Upper()
 		style := st.info
-		switch f.Severity {
-		case psm.SeverityError:
+		switch f.Severity() {
+		case finding.Error:
 			style = st.err
-		case psm.SeverityWarning:
+		case finding.Warning:
 			sev, style = "WARN", st.warn
 		}
 		fmt.Fprintf(w, "%s %s %s: %s\n", st.paint(style, sev), f.Kind, f.Subject, f.Message)
-	}
+	}, func(more string) { fmt.Fprintln(w, more) })
 }
 
 // jsonFinding appends one {"type":"finding"} line.
-func jsonFinding(j *jsonw, f broker.Finding) {
+func jsonFinding(j *jsonw, f finding.Finding) {
 	j.begin()
 	j.str("type", "finding")
-	j.str("severity", f.Severity)
-	j.str("kind", f.Kind)
+	j.str("severity", f.Severity().String())
+	j.str("kind", f.Kind.String())
 	j.str("subject", f.Subject)
-	j.str("partitionDir", f.Partition)
+	j.str("partitionDir", f.PartitionDir)
 	j.optInt("offset", f.Offset, f.Offset >= 0)
 	j.str("message", f.Message)
 	j.end()
@@ -70,8 +72,8 @@ func jsonFinding(j *jsonw, f broker.Finding) {
 }
 
 // findingsResult is the exit for a view: 3 when a finding is an error.
-func findingsResult(fs []broker.Finding) error {
-	if broker.HasErrors(fs) {
+func findingsResult(fs []finding.Finding) error {
+	if finding.HasErrors(fs) {
 		return findingsExit()
 	}
 	return nil

@@ -19,6 +19,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // dumpOptions are the flags of `kseg dump`.
@@ -388,35 +389,45 @@ func isFinding(err error) bool {
 	return ok
 }
 
-// finding is a problem found in a file, rendered by every printer.
-type finding struct {
-	Severity   string // error | warning | info
-	Kind       string // crc-mismatch, corrupt-batch, torn-tail, zero-tail, index-mismatch …
-	File       string
-	Position   int64 // -1 when not tied to a byte
-	BaseOffset int64 // -1 when not tied to a batch
-	Message    string
-	// To ends the byte range [Position, To) of a skipped-bytes finding;
-	// 0 otherwise.
-	To int64
-	// Index is the failed check of an index-mismatch/timeindex-mismatch
-	// finding, for kafka-dump-log's summary (dump_kafka_index.go).
-	Index *segment.IndexProblem
+// fileFinding is dump's finding of kind k in file, at byte pos (-1 when
+// not tied to a byte), in the batch at baseOffset (-1 when not tied to a
+// batch; the finding's Offset).
+func fileFinding(k finding.Kind, file string, pos, baseOffset int64, msg string) finding.Finding {
+	f := finding.New(k, msg)
+	f.File, f.Position, f.Offset = file, pos, baseOffset
+	return f
 }
 
-func (st *dumpState) report(f finding) {
-	switch f.Severity {
-	case "error":
+func (st *dumpState) count(f finding.Finding) {
+	switch f.Severity() {
+	case finding.Error:
 		st.errors++
-	case "warning":
+	case finding.Warning:
 		st.warnings++
 	}
+}
+
+func (st *dumpState) report(f finding.Finding) {
+	st.count(f)
 	st.p.Finding(f)
 }
 
+// reportIndexProblem reports an index-mismatch or timeindex-mismatch
+// finding with the failed check, for a printer that summarizes them
+// (indexProblemPrinter); the others render the finding.
+func (st *dumpState) reportIndexProblem(f finding.Finding, pr *segment.IndexProblem) {
+	ip, ok := st.p.(indexProblemPrinter)
+	if !ok {
+		st.report(f)
+		return
+	}
+	st.count(f)
+	ip.IndexProblem(f, pr)
+}
+
 // reportCorrupt turns a CorruptError into a finding of the given kind.
-func (st *dumpState) reportCorrupt(kind string, ce *decode.CorruptError) {
-	st.report(finding{Severity: "error", Kind: kind, File: ce.Path, Position: ce.Pos, BaseOffset: ce.BaseOffset, Message: ce.Error()})
+func (st *dumpState) reportCorrupt(kind finding.Kind, ce *decode.CorruptError) {
+	st.report(fileFinding(kind, ce.Path, ce.Pos, ce.BaseOffset, ce.Error()))
 }
 
 func (st *dumpState) dumpOne(f dumpFile) error {
@@ -461,7 +472,7 @@ func (st *dumpState) dumpOne(f dumpFile) error {
 		st.p.Unknown(f, "not a Kafka file kseg decodes")
 	}
 	if ce, ok := decode.AsCorrupt(err); ok {
-		st.reportCorrupt("corrupt-file", ce.At(f.path, 0))
+		st.reportCorrupt(finding.CorruptFile, ce.At(f.path, 0))
 		err = nil
 	}
 	st.p.EndFile(f)
@@ -560,6 +571,29 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 		st.p.LogEnd(f, &sum)
 		return nil
 	}
+	lc, tail, err := st.scanBatches(f, lf, &sum)
+	if err != nil {
+		return err
+	}
+	sum.foldCodecs()
+	sum.Tail = tail
+	sum.BytesScanned = sum.Tail.End
+	// A batch cut by --max-bytes is where the reader was told to stop, not
+	// a torn write (kafka-dump-log likewise stays silent then).
+	if cut := sum.Tail.End < lf.Size; !cut || (sum.Tail.Kind != segment.TailTornBatch && sum.Tail.Kind != segment.TailTornHeader) {
+		st.reportTail(f, sum.Tail)
+	}
+	lc.summarise(&sum)
+	st.p.LogEnd(f, &sum)
+	return nil
+}
+
+// scanBatches renders every batch of the log in file order and counts it
+// in sum, scanning on past structural damage (dump_resync.go) as far as
+// the output allows; it returns the check of the whole log and the tail
+// where the last scan stopped.
+func (st *dumpState) scanBatches(f dumpFile, lf *segment.LogFile, sum *logSummary) (*logCheck, segment.Tail, error) {
+	o := st.o
 	lastRecordOffset := int64(-1)
 	// Batches are rendered by batchRenderer, here or in groups on workers
 	// (dump_pipeline.go), and committed to the summary in file order.
@@ -573,10 +607,10 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 		}
 		var err error
 		if j != nil {
-			err = pipe.submit(j, &sum, &lastRecordOffset)
+			err = pipe.submit(j, sum, &lastRecordOffset)
 			j = nil
 		}
-		return pipe.drain(&sum, &lastRecordOffset, err)
+		return pipe.drain(sum, &lastRecordOffset, err)
 	}
 	// One scanner run per stretch of valid batches: after structural
 	// damage, lc.resync finds where the next one starts (dump_resync.go).
@@ -589,7 +623,7 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 			b := sc.Batch()
 			if fds := lc.check(sc.Pos(), b); len(fds) > 0 {
 				if err := flush(); err != nil {
-					return err
+					return nil, segment.Tail{}, err
 				}
 				for _, fd := range fds {
 					st.report(fd)
@@ -601,8 +635,8 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 			sum.count(b)
 			if pipe == nil {
 				j = &st.serialJob
-				if err := st.renderSerial(j, f, sc.Pos(), b, &sum, &lastRecordOffset); err != nil {
-					return err
+				if err := st.renderSerial(j, f, sc.Pos(), b, sum, &lastRecordOffset); err != nil {
+					return nil, segment.Tail{}, err
 				}
 				continue
 			}
@@ -612,23 +646,23 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 			}
 			j.add(sc.Pos(), b, o.batchSelected(b), sc.Window())
 			if j.full() {
-				err := pipe.submit(j, &sum, &lastRecordOffset)
+				err := pipe.submit(j, sum, &lastRecordOffset)
 				if j = nil; err != nil {
-					return pipe.drain(&sum, &lastRecordOffset, err)
+					return nil, segment.Tail{}, pipe.drain(sum, &lastRecordOffset, err)
 				}
 			}
 		}
 		if err := flush(); err != nil {
-			return err
+			return nil, segment.Tail{}, err
 		}
 		if err := sc.Err(); err != nil {
-			return err
+			return nil, segment.Tail{}, err
 		}
 		if o.output == "kafka" {
 			// What FileLogInputStream does where kseg's scan stopped.
-			next, ok, err := st.kafkaTail(f, lc, lf, sc.Tail(), &sum, &lastRecordOffset)
+			next, ok, err := st.kafkaTail(f, lc, lf, sc.Tail(), sum, &lastRecordOffset)
 			if err != nil {
-				return err
+				return nil, segment.Tail{}, err
 			}
 			if !ok {
 				break
@@ -642,17 +676,7 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 		}
 		start = next
 	}
-	sum.foldCodecs()
-	sum.Tail = sc.Tail()
-	sum.BytesScanned = sum.Tail.End
-	// A batch cut by --max-bytes is where the reader was told to stop, not
-	// a torn write (kafka-dump-log likewise stays silent then).
-	if cut := sum.Tail.End < lf.Size; !cut || (sum.Tail.Kind != segment.TailTornBatch && sum.Tail.Kind != segment.TailTornHeader) {
-		st.reportTail(f, sum.Tail)
-	}
-	lc.summarise(&sum)
-	st.p.LogEnd(f, &sum)
-	return nil
+	return lc, sc.Tail(), nil
 }
 
 // setMaxBytes applies a --max-bytes value: Kafka's default
@@ -720,14 +744,14 @@ func (st *dumpState) reportTail(f dumpFile, t segment.Tail) {
 	switch t.Kind {
 	case segment.TailClean:
 	case segment.TailZeroFilled:
-		st.report(finding{Severity: "warning", Kind: "zero-tail", File: f.path, Position: t.ValidBytes, BaseOffset: -1,
-			Message: fmt.Sprintf("%s: %d zero bytes after position %d (preallocated segment; the broker truncates them on recovery)",
-				filepath.Base(f.path), t.InvalidBytes(), t.ValidBytes)})
+		st.report(fileFinding(finding.ZeroTail, f.path, t.ValidBytes, -1,
+			fmt.Sprintf("%s: %d zero bytes after position %d (preallocated segment; the broker truncates them on recovery)",
+				filepath.Base(f.path), t.InvalidBytes(), t.ValidBytes)))
 	case segment.TailTornHeader, segment.TailTornBatch:
-		st.report(finding{Severity: "error", Kind: "torn-tail", File: f.path, Position: t.ValidBytes, BaseOffset: t.Err.BaseOffset,
-			Message: fmt.Sprintf("%s (%d invalid bytes at the end; validBytes %d)", t.Err.Error(), t.InvalidBytes(), t.ValidBytes)})
+		st.report(fileFinding(finding.TornTail, f.path, t.ValidBytes, t.Err.BaseOffset,
+			fmt.Sprintf("%s (%d invalid bytes at the end; validBytes %d)", t.Err.Error(), t.InvalidBytes(), t.ValidBytes)))
 	case segment.TailCorrupt:
-		st.report(finding{Severity: "error", Kind: "corrupt-batch", File: f.path, Position: t.Err.Pos, BaseOffset: t.Err.BaseOffset,
-			Message: fmt.Sprintf("%s (scan stopped; validBytes %d, %d bytes not read)", t.Err.Error(), t.ValidBytes, t.InvalidBytes())})
+		st.report(fileFinding(finding.CorruptBatch, f.path, t.Err.Pos, t.Err.BaseOffset,
+			fmt.Sprintf("%s (scan stopped; validBytes %d, %d bytes not read)", t.Err.Error(), t.ValidBytes, t.InvalidBytes())))
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // siblingLog is the .log of the segment an index file belongs to.
@@ -45,8 +46,8 @@ func (st *dumpState) dumpOffsetIndex(f dumpFile) error {
 		st.p.OffsetIndexEntry(f, e)
 	}
 	if idx.TrailingBytes() != 0 {
-		st.report(finding{Severity: "error", Kind: "index-length", File: f.path, Position: idx.Length - idx.TrailingBytes(), BaseOffset: -1,
-			Message: fmt.Sprintf("%s: %d bytes is not a multiple of 8: %d trailing bytes", filepath.Base(f.path), idx.Length, idx.TrailingBytes())})
+		st.report(fileFinding(finding.IndexLength, f.path, idx.Length-idx.TrailingBytes(), -1,
+			fmt.Sprintf("%s: %d bytes is not a multiple of 8: %d trailing bytes", filepath.Base(f.path), idx.Length, idx.TrailingBytes())))
 	}
 	if st.o.verifyIndex {
 		return st.verifyAgainstLog(f, &idx, nil)
@@ -77,8 +78,8 @@ func (st *dumpState) dumpTimeIndex(f dumpFile) error {
 		st.p.TimeIndexEntry(f, e)
 	}
 	if tidx.TrailingBytes() != 0 {
-		st.report(finding{Severity: "error", Kind: "index-length", File: f.path, Position: tidx.Length - tidx.TrailingBytes(), BaseOffset: -1,
-			Message: fmt.Sprintf("%s: %d bytes is not a multiple of 12: %d trailing bytes", filepath.Base(f.path), tidx.Length, tidx.TrailingBytes())})
+		st.report(fileFinding(finding.IndexLength, f.path, tidx.Length-tidx.TrailingBytes(), -1,
+			fmt.Sprintf("%s: %d bytes is not a multiple of 12: %d trailing bytes", filepath.Base(f.path), tidx.Length, tidx.TrailingBytes())))
 	}
 	if st.o.verifyIndex {
 		return st.verifyAgainstLog(f, nil, &tidx)
@@ -91,14 +92,14 @@ func (st *dumpState) dumpTimeIndex(f dumpFile) error {
 func (st *dumpState) reportIndexCorrupt(f dumpFile, err error) {
 	ce, ok := decode.AsCorrupt(err)
 	if !ok {
-		st.report(finding{Severity: "error", Kind: "index-sanity", File: f.path, Position: -1, BaseOffset: -1, Message: err.Error()})
+		st.report(fileFinding(finding.IndexSanity, f.path, -1, -1, err.Error()))
 		return
 	}
 	msg := ce.Error()
 	if km, ok := segment.KafkaMessage(err); ok {
 		msg = km
 	}
-	st.report(finding{Severity: "error", Kind: "index-sanity", File: f.path, Position: ce.Pos, BaseOffset: -1, Message: msg})
+	st.report(fileFinding(finding.IndexSanity, f.path, ce.Pos, -1, msg))
 }
 
 // kafkaIndexCorrupt: sanityCheck() throws CorruptIndexException, which
@@ -116,8 +117,8 @@ func (st *dumpState) verifyAgainstLog(f dumpFile, idx *segment.OffsetIndex, tidx
 	lf, err := segment.OpenLog(logPath)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			st.report(finding{Severity: "error", Kind: "orphan-index", File: f.path, Position: -1, BaseOffset: -1,
-				Message: fmt.Sprintf("%s: cannot verify: %s does not exist", filepath.Base(f.path), filepath.Base(logPath))})
+			st.report(fileFinding(finding.OrphanIndex, f.path, -1, -1,
+				fmt.Sprintf("%s: cannot verify: %s does not exist", filepath.Base(f.path), filepath.Base(logPath))))
 			return nil
 		}
 		return err
@@ -128,12 +129,7 @@ func (st *dumpState) verifyAgainstLog(f dumpFile, idx *segment.OffsetIndex, tidx
 		return err
 	}
 	for i, pr := range probs {
-		kind := "index-mismatch"
-		if tidx != nil {
-			kind = "timeindex-mismatch"
-		}
-		st.report(finding{Severity: "error", Kind: kind, File: f.path, Position: int64(pr.Slot) * entrySize(tidx != nil), BaseOffset: -1,
-			Message: pr.String(), Index: &probs[i]})
+		st.reportIndexProblem(fileFinding(pr.FindingKind(), f.path, int64(pr.Slot)*entrySize(tidx != nil), -1, pr.String()), &probs[i])
 	}
 	if len(probs) == 0 {
 		st.p.IndexNote(f, fmt.Sprintf("verified against %s: every entry matches.", filepath.Base(logPath)))
@@ -154,14 +150,14 @@ func (st *dumpState) dumpTxnIndex(f dumpFile) error {
 		if _, ok := decode.AsCorrupt(err); !ok {
 			return err
 		}
-		st.reportCorrupt("txnindex-corrupt", mustCorrupt(err))
+		st.reportCorrupt(finding.TxnIndexCorrupt, mustCorrupt(err))
 	}
 	for _, e := range x.Entries {
 		st.p.AbortedTxn(f, e)
 	}
 	if x.TrailingBytes > 0 {
-		st.report(finding{Severity: "warning", Kind: "txnindex-partial-entry", File: f.path, Position: x.Length - int64(x.TrailingBytes), BaseOffset: -1,
-			Message: fmt.Sprintf("%s: %d trailing bytes, a partial entry Kafka ignores", filepath.Base(f.path), x.TrailingBytes)})
+		st.report(fileFinding(finding.TxnIndexPartialEntry, f.path, x.Length-int64(x.TrailingBytes), -1,
+			fmt.Sprintf("%s: %d trailing bytes, a partial entry Kafka ignores", filepath.Base(f.path), x.TrailingBytes)))
 	}
 	if err := segment.SanityCheckTxnIndex(&x, f.info.Offset); err != nil {
 		st.reportIndexCorrupt(f, err)
@@ -178,7 +174,7 @@ func (st *dumpState) dumpSnapshot(f dumpFile) error {
 	entries, err := segment.ReadProducerSnapshot(f.path)
 	if err != nil {
 		if ce, ok := decode.AsCorrupt(err); ok {
-			st.reportCorrupt("snapshot-corrupt", ce)
+			st.reportCorrupt(finding.SnapshotCorrupt, ce)
 			return nil
 		}
 		return err
@@ -193,7 +189,7 @@ func (st *dumpState) dumpLeaderEpochs(f dumpFile) error {
 	entries, err := segment.ReadLeaderEpochCheckpoint(f.path)
 	if err != nil {
 		if ce, ok := decode.AsCorrupt(err); ok {
-			st.reportCorrupt("checkpoint-corrupt", ce)
+			st.reportCorrupt(finding.CheckpointCorrupt, ce)
 			return nil
 		}
 		return err
@@ -208,7 +204,7 @@ func (st *dumpState) dumpOffsetCheckpoint(f dumpFile) error {
 	entries, err := segment.ReadOffsetCheckpoint(f.path)
 	if err != nil {
 		if ce, ok := decode.AsCorrupt(err); ok {
-			st.reportCorrupt("checkpoint-corrupt", ce)
+			st.reportCorrupt(finding.CheckpointCorrupt, ce)
 			return nil
 		}
 		return err
@@ -223,7 +219,7 @@ func (st *dumpState) dumpPartitionMetadata(f dumpFile) error {
 	pm, err := segment.ReadPartitionMetadata(f.path)
 	if err != nil {
 		if ce, ok := decode.AsCorrupt(err); ok {
-			st.reportCorrupt("metadata-corrupt", ce)
+			st.reportCorrupt(finding.MetadataCorrupt, ce)
 			return nil
 		}
 		return err
@@ -242,7 +238,7 @@ func (st *dumpState) dumpTextFile(f dumpFile) error {
 	if f.info.Kind == segment.KindCleanShutdown {
 		if _, err := segment.ReadCleanShutdown(f.path); err != nil {
 			if ce, ok := decode.AsCorrupt(err); ok {
-				st.reportCorrupt("metadata-corrupt", ce)
+				st.reportCorrupt(finding.MetadataCorrupt, ce)
 			}
 		}
 		if len(b) == 0 {

@@ -86,7 +86,7 @@ func runDumpUnits(ctx context.Context, s *Streams, o *dumpOptions, files []dumpF
 			ioErr = r.ioErr
 		}
 		nErrors += r.errors
-		if m, ok := final.(interface{ absorb(dumpPrinter) }); ok && r.printer != nil {
+		if m, ok := final.(unitPrinter); ok && r.printer != nil {
 			m.absorb(r.printer)
 		}
 	}
@@ -124,7 +124,7 @@ func dumpUnit(ctx context.Context, us *Streams, o *dumpOptions, rend *batchRende
 	r.errors = st.errors
 	// Flush what the printer buffered while the slot is open; run-wide
 	// reports wait for the end of the run (see runDumpUnits).
-	if u, ok := st.p.(interface{ closeUnit() error }); ok {
+	if u, ok := st.p.(unitPrinter); ok {
 		r.closed = u.closeUnit()
 		r.printer = st.p
 	} else {

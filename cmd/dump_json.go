@@ -8,6 +8,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // jsonDumpPrinter writes JSON lines as documented in docs/json.md: one
@@ -441,14 +442,14 @@ func (p *jsonDumpPrinter) TextLine(f dumpFile, line string) {
 	})
 }
 
-func (p *jsonDumpPrinter) Finding(fd finding) {
+func (p *jsonDumpPrinter) Finding(fd finding.Finding) {
 	p.line(func(j *jsonw) {
 		j.str("type", "finding")
-		j.str("severity", fd.Severity)
-		j.str("kind", fd.Kind)
+		j.str("severity", fd.Severity().String())
+		j.str("kind", fd.Kind.String())
 		j.str("file", fd.File)
 		j.optInt("position", fd.Position, fd.Position >= 0)
-		j.optInt("baseOffset", fd.BaseOffset, fd.BaseOffset >= 0)
+		j.optInt("baseOffset", fd.Offset, fd.Offset >= 0)
 		if fd.To > 0 { // skipped-bytes: the range [position, to)
 			j.int("to", fd.To)
 			j.int("bytes", fd.To-fd.Position)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // kafkaDumpPrinter reproduces kafka-dump-log's output line for line: the
@@ -380,21 +381,23 @@ func (p *kafkaDumpPrinter) TextLine(dumpFile, string)                           
 // Finding: kafka-dump-log reports index mismatches in its end-of-run
 // summary on stderr; kseg adds its other findings there too, keeping stdout
 // identical to the Java tool's.
-func (p *kafkaDumpPrinter) Finding(fd finding) {
+func (p *kafkaDumpPrinter) Finding(fd finding.Finding) {
 	switch fd.Kind {
-	case "crc-mismatch", "zero-tail", "torn-tail":
+	case finding.CRCMismatch, finding.ZeroTail, finding.TornTail:
 		// already visible as isvalid: false / "Found N invalid bytes".
 		return
-	case "index-mismatch", "timeindex-mismatch":
-		if fd.Index != nil {
-			p.indexReport.add(fd.Index, fd.Message)
-		} else {
-			p.indexReport.other = append(p.indexReport.other, fd.Message)
-		}
+	case finding.IndexMismatch, finding.TimeIndexMismatch:
+		p.indexReport.other = append(p.indexReport.other, fd.Message)
 		return
 	}
 	p.w.Flush()
 	fmt.Fprintf(p.s.Err, "%s\n", fd.Message)
+}
+
+// IndexProblem: kafka-dump-log's end-of-run summary groups index
+// mismatches by the check that failed.
+func (p *kafkaDumpPrinter) IndexProblem(fd finding.Finding, pr *segment.IndexProblem) {
+	p.indexReport.add(pr, fd.Message)
 }
 
 func (p *kafkaDumpPrinter) EndFile(dumpFile) {}

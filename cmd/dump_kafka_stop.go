@@ -96,11 +96,6 @@ func (p *kafkaDumpPrinter) recordsFailed(b *decode.Batch, ce *decode.CorruptErro
 	return p.stop(msg)
 }
 
-// recordsStopper is the kafka printer, for batchRenderer.renderBatch.
-type recordsStopper interface {
-	recordsFailed(b *decode.Batch, ce *decode.CorruptError) error
-}
-
 // javaLength is String.length(): UTF-16 code units.
 func javaLength(s string) int { return len(utf16.Encode([]rune(s))) }
 

@@ -43,8 +43,8 @@ func (st *dumpState) checkLogStart(f dumpFile) error {
 		return nil
 	}
 	if a != nil {
-		st.report(finding{Severity: a.Severity, Kind: a.Kind, File: filepath.Join(segment.LogDirOf(dir), segment.LogStartOffsetCheckpointName),
-			Position: -1, BaseOffset: -1, Message: filepath.Base(dir) + ": " + a.Message})
+		st.report(fileFinding(a.Kind, filepath.Join(segment.LogDirOf(dir), segment.LogStartOffsetCheckpointName), -1, -1,
+			filepath.Base(dir)+": "+a.Message))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // Rendering a .log batch by batch, serially or on worker goroutines.
@@ -247,11 +248,11 @@ func newBatchRenderer(o *dumpOptions, p dumpPrinter) *batchRenderer {
 	return r
 }
 
-func (r *batchRenderer) report(f finding) {
-	switch f.Severity {
-	case "error":
+func (r *batchRenderer) report(f finding.Finding) {
+	switch f.Severity() {
+	case finding.Error:
 		r.job.errors++
-	case "warning":
+	case finding.Warning:
 		r.job.warnings++
 	}
 	r.p.Finding(f)
@@ -262,7 +263,7 @@ func (r *batchRenderer) report(f finding) {
 // operational error, as the serial loop stops the file there.
 func (r *batchRenderer) render(j *batchJob) {
 	r.job = j
-	if rs, ok := r.p.(interface{ resetJob() }); ok {
+	if rs, ok := r.p.(jobResetter); ok {
 		rs.resetJob()
 	}
 	for i := range j.batches {
@@ -284,9 +285,9 @@ func (r *batchRenderer) renderBatch(j *batchJob, jb *jobBatch) {
 		if !jb.crcValid {
 			j.crcErrors++
 			computed := b.ComputeCRC()
-			r.report(finding{Severity: "error", Kind: "crc-mismatch", File: j.file, Position: jb.pos, BaseOffset: b.BaseOffset,
-				Message: fmt.Sprintf("%s: batch at position %d (baseOffset %d): crc mismatch: stored %d (0x%08x), computed %d (0x%08x)",
-					filepath.Base(j.file), jb.pos, b.BaseOffset, b.CRC, b.CRC, computed, computed)})
+			r.report(fileFinding(finding.CRCMismatch, j.file, jb.pos, b.BaseOffset,
+				fmt.Sprintf("%s: batch at position %d (baseOffset %d): crc mismatch: stored %d (0x%08x), computed %d (0x%08x)",
+					filepath.Base(j.file), jb.pos, b.BaseOffset, b.CRC, b.CRC, computed, computed)))
 		}
 	}
 	if !jb.selected {
@@ -312,7 +313,7 @@ func (r *batchRenderer) renderBatch(j *batchJob, jb *jobBatch) {
 				j.err = ks.recordsFailed(b, ce)
 				return
 			}
-			r.report(finding{Severity: "error", Kind: "corrupt-records", File: ce.Path, Position: ce.Pos, BaseOffset: ce.BaseOffset, Message: ce.Error()})
+			r.report(fileFinding(finding.CorruptRecords, ce.Path, ce.Pos, ce.BaseOffset, ce.Error()))
 		}
 	}
 	r.p.EndBatch(bv)

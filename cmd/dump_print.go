@@ -16,19 +16,30 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // dumpPrinter renders dump events. There is one implementation per
 // --output (text, table, json, kafka), each in its own file; dump.go only
-// produces events (STYLE.md pattern 14).
+// produces events (STYLE.md pattern 14). Every printer renders every
+// event; what only some printers can do is an optional capability below,
+// which dump asks for by interface.
 type dumpPrinter interface {
+	// A file: BeginFile, its content, EndFile. Unknown is a file dump
+	// does not decode (why says so).
 	BeginFile(f dumpFile)
 	Unknown(f dumpFile, why string)
+	EndFile(f dumpFile)
+
+	// A .log: LogStart, then each batch (Batch, its records, EndBatch),
+	// then LogEnd with the file's summary.
 	LogStart(f dumpFile)
 	Batch(b *batchView)
 	Record(b *batchView, r *recordView)
 	EndBatch(b *batchView)
 	LogEnd(f dumpFile, s *logSummary)
+
+	// The entries of the other files.
 	OffsetIndexEntry(f dumpFile, e segment.IndexEntry)
 	TimeIndexEntry(f dumpFile, e segment.TimeIndexEntry)
 	// IndexNote is a one-line statement about an index: "is empty",
@@ -40,12 +51,67 @@ type dumpPrinter interface {
 	OffsetCheckpoint(f dumpFile, e segment.OffsetCheckpointEntry)
 	PartitionMetadata(f dumpFile, pm segment.PartitionMetadata)
 	TextLine(f dumpFile, line string)
-	// IndexMismatches is the kafka-dump-log style verification summary for
-	// one index file; other printers render findings instead.
-	Finding(fd finding)
-	EndFile(f dumpFile)
+
+	// Finding is a problem found in a file, with its kind, severity and
+	// position (finding.Finding; Offset is the batch's baseOffset).
+	Finding(fd finding.Finding)
+	// Close writes out what the printer holds, run-wide reports included.
 	Close() error
 }
+
+// The optional capabilities of a dumpPrinter. parallelPrinter, a printer
+// whose batches workers render, is declared with the pipeline
+// (dump_pipeline.go); the others are here.
+
+// unitPrinter is a printer whose run-wide reports wait for the end of a
+// parallel log-directory dump (dump_jobs.go): closeUnit is Close without
+// them, for one unit of the run; absorb takes over another unit's
+// printer's, and the final printer's Close writes them all. Implemented by
+// kafkaDumpPrinter (kafka-dump-log's index summary and non-consecutive
+// offsets come once, at the end).
+type unitPrinter interface {
+	closeUnit() error
+	absorb(other dumpPrinter)
+}
+
+// jobResetter is a printer whose worker forks must forget a batch a
+// failed job left half-rendered (batchRenderer.render). Implemented by
+// jsonDumpPrinter.
+type jobResetter interface {
+	resetJob()
+}
+
+// recordsStopper is a printer that stops the run where a batch's records
+// do not decode, as kafka-dump-log's deep iteration throws there
+// (batchRenderer.renderBatch). Implemented by kafkaDumpPrinter
+// (dump_kafka_stop.go).
+type recordsStopper interface {
+	recordsFailed(b *decode.Batch, ce *decode.CorruptError) error
+}
+
+// indexProblemPrinter is a printer that summarizes index mismatches by the
+// check that failed, as kafka-dump-log does at the end of a run: it gets
+// each index-mismatch or timeindex-mismatch finding with its check instead
+// of Finding. Implemented by kafkaDumpPrinter.
+type indexProblemPrinter interface {
+	IndexProblem(f finding.Finding, p *segment.IndexProblem)
+}
+
+// Who implements what: the compiler checks the lists above.
+var (
+	_ dumpPrinter = (*textDumpPrinter)(nil)
+	_ dumpPrinter = (*tableDumpPrinter)(nil)
+	_ dumpPrinter = (*jsonDumpPrinter)(nil)
+	_ dumpPrinter = (*kafkaDumpPrinter)(nil)
+
+	_ parallelPrinter     = (*textDumpPrinter)(nil)
+	_ parallelPrinter     = (*jsonDumpPrinter)(nil)
+	_ parallelPrinter     = (*kafkaDumpPrinter)(nil)
+	_ unitPrinter         = (*kafkaDumpPrinter)(nil)
+	_ jobResetter         = (*jsonDumpPrinter)(nil)
+	_ recordsStopper      = (*kafkaDumpPrinter)(nil)
+	_ indexProblemPrinter = (*kafkaDumpPrinter)(nil)
+)
 
 func newDumpPrinter(s *Streams, o *dumpOptions) dumpPrinter {
 	switch o.output {

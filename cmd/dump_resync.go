@@ -8,6 +8,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // What dump checks across the batches of one .log, and how it reads on
@@ -41,7 +42,7 @@ type logCheck struct {
 	// damage is the first structural damage dump read past: the summary
 	// reports it (its validBytes is where recovery truncates).
 	damage *segment.Tail
-	out    []finding
+	out    []finding.Finding
 }
 
 func newLogCheck(f dumpFile, o *dumpOptions) *logCheck {
@@ -55,7 +56,7 @@ func newLogCheck(f dumpFile, o *dumpOptions) *logCheck {
 
 // check returns the findings about batch b at pos given the batches
 // before it. The returned slice is reused by the next call.
-func (lc *logCheck) check(pos int64, b *decode.Batch) []finding {
+func (lc *logCheck) check(pos int64, b *decode.Batch) []finding.Finding {
 	lc.out = lc.out[:0]
 	name := filepath.Base(lc.f.path)
 	last := b.LastOffset()
@@ -65,26 +66,26 @@ func (lc *logCheck) check(pos int64, b *decode.Batch) []finding {
 	}
 	prevLast, backwards, outOfRange := lc.order.Check(b)
 	if outOfRange {
-		lc.out = append(lc.out, finding{Severity: "error", Kind: "offset-overflow", File: lc.f.path, Position: pos, BaseOffset: b.BaseOffset,
-			Message: fmt.Sprintf("%s: batch at position %d: lastOffset %d does not fit the segment's base offset %d (relative offsets are 0..2^31-1; the broker fails the load with LogSegmentOffsetOverflowException)",
-				name, pos, last, lc.base)})
+		lc.out = append(lc.out, fileFinding(finding.OffsetOverflow, lc.f.path, pos, b.BaseOffset,
+			fmt.Sprintf("%s: batch at position %d: lastOffset %d does not fit the segment's base offset %d (relative offsets are 0..2^31-1; the broker fails the load with LogSegmentOffsetOverflowException)",
+				name, pos, last, lc.base)))
 	}
 	if backwards {
-		lc.out = append(lc.out, finding{Severity: "error", Kind: "offset-out-of-order", File: lc.f.path, Position: pos, BaseOffset: b.BaseOffset,
-			Message: fmt.Sprintf("%s: batch at position %d: baseOffset %d is not above the previous batch's lastOffset %d (offsets only grow in a log; baseOffset is not covered by the crc)",
-				name, pos, first, prevLast)})
+		lc.out = append(lc.out, fileFinding(finding.OffsetOutOfOrder, lc.f.path, pos, b.BaseOffset,
+			fmt.Sprintf("%s: batch at position %d: baseOffset %d is not above the previous batch's lastOffset %d (offsets only grow in a log; baseOffset is not covered by the crc)",
+				name, pos, first, prevLast)))
 	}
 	if !b.IsLegacy() {
 		ple := b.PartitionLeaderEpoch
 		switch {
 		case ple < decode.NoPartitionLeaderEpoch:
-			lc.out = append(lc.out, finding{Severity: "error", Kind: "leader-epoch-regression", File: lc.f.path, Position: pos + 12, BaseOffset: b.BaseOffset,
-				Message: fmt.Sprintf("%s: batch at position %d: partitionLeaderEpoch %d is not an epoch (-1 or above; the field is not covered by the crc)",
-					name, pos, ple)})
+			lc.out = append(lc.out, fileFinding(finding.LeaderEpochRegression, lc.f.path, pos+12, b.BaseOffset,
+				fmt.Sprintf("%s: batch at position %d: partitionLeaderEpoch %d is not an epoch (-1 or above; the field is not covered by the crc)",
+					name, pos, ple)))
 		case ple >= 0 && lc.hasPLE && ple < lc.prevPLE:
-			lc.out = append(lc.out, finding{Severity: "error", Kind: "leader-epoch-regression", File: lc.f.path, Position: pos + 12, BaseOffset: b.BaseOffset,
-				Message: fmt.Sprintf("%s: batch at position %d: partitionLeaderEpoch %d is below the previous batch's %d (leader epochs never go back in a log; the field is not covered by the crc)",
-					name, pos, ple, lc.prevPLE)})
+			lc.out = append(lc.out, fileFinding(finding.LeaderEpochRegression, lc.f.path, pos+12, b.BaseOffset,
+				fmt.Sprintf("%s: batch at position %d: partitionLeaderEpoch %d is below the previous batch's %d (leader epochs never go back in a log; the field is not covered by the crc)",
+					name, pos, ple, lc.prevPLE)))
 		}
 		if ple >= 0 {
 			lc.prevPLE, lc.hasPLE = ple, true
@@ -133,11 +134,13 @@ func (st *dumpState) resync(lc *logCheck, lf *segment.LogFile, t segment.Tail) (
 		ce.Err = fmt.Errorf("%w: batchLength %d would run past the end of the file, yet a valid batch follows at position %d: the length is corrupt, not a torn write",
 			decode.ErrCorrupt, size, pos)
 	}
-	st.report(finding{Severity: "error", Kind: "corrupt-batch", File: lc.f.path, Position: ce.Pos, BaseOffset: ce.BaseOffset,
-		Message: fmt.Sprintf("%s (validBytes %d; the broker's recovery truncates the segment here; dump resynchronised at position %d)", ce.Error(), t.ValidBytes, pos)})
-	st.report(finding{Severity: "warning", Kind: "skipped-bytes", File: lc.f.path, Position: t.ValidBytes, To: pos, BaseOffset: -1,
-		Message: fmt.Sprintf("%s: skipped %d bytes from position %d to %d that do not frame a batch; reading on from the next valid batch (offset %d or above)",
-			name, pos-t.ValidBytes, t.ValidBytes, pos, lc.minOffset())})
+	st.report(fileFinding(finding.CorruptBatch, lc.f.path, ce.Pos, ce.BaseOffset,
+		fmt.Sprintf("%s (validBytes %d; the broker's recovery truncates the segment here; dump resynchronised at position %d)", ce.Error(), t.ValidBytes, pos)))
+	skipped := fileFinding(finding.SkippedBytes, lc.f.path, t.ValidBytes, -1,
+		fmt.Sprintf("%s: skipped %d bytes from position %d to %d that do not frame a batch; reading on from the next valid batch (offset %d or above)",
+			name, pos-t.ValidBytes, t.ValidBytes, pos, lc.minOffset()))
+	skipped.To = pos
+	st.report(skipped)
 	if lc.damage == nil {
 		d := t
 		d.Kind = segment.TailCorrupt

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // tableDumpPrinter renders each file as tables (tablewriter): batches, and
@@ -19,7 +20,7 @@ type tableDumpPrinter struct {
 	header   []string
 	rows     [][]string
 	recRows  [][]string
-	findings []finding
+	findings []finding.Finding
 	summary  string
 }
 
@@ -152,7 +153,7 @@ func (p *tableDumpPrinter) TextLine(_ dumpFile, line string) {
 	p.rows = append(p.rows, []string{line})
 }
 
-func (p *tableDumpPrinter) Finding(fd finding) { p.findings = append(p.findings, fd) }
+func (p *tableDumpPrinter) Finding(fd finding.Finding) { p.findings = append(p.findings, fd) }
 
 func (p *tableDumpPrinter) render(header []string, rows [][]string) {
 	if len(rows) == 0 {
@@ -165,7 +166,7 @@ func (p *tableDumpPrinter) EndFile(dumpFile) {
 	p.render(p.header, p.rows)
 	p.render([]string{"offset", "timestamp", "sequence", "keySize", "valueSize", "headerKeys", "data"}, p.recRows)
 	for _, fd := range p.findings {
-		fmt.Fprintf(p.s.Out, "%s %s %s\n", p.st.severity(fd.Severity, strings.ToUpper(fd.Severity)), fd.Kind, fd.Message)
+		fmt.Fprintf(p.s.Out, "%s %s %s\n", p.st.severity(fd.Severity(), fd.Severity().Upper()), fd.Kind, fd.Message)
 	}
 	if p.summary != "" {
 		fmt.Fprintln(p.s.Out, p.summary)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // textDumpPrinter is the readable default: one line per batch and record
@@ -262,8 +263,8 @@ func (p *textDumpPrinter) PartitionMetadata(_ dumpFile, pm segment.PartitionMeta
 
 func (p *textDumpPrinter) TextLine(_ dumpFile, line string) { fmt.Fprintln(p.w, line) }
 
-func (p *textDumpPrinter) Finding(fd finding) {
-	fmt.Fprintf(p.w, "%s %s %s\n", p.st.severity(fd.Severity, strings.ToUpper(fd.Severity)), fd.Kind, fd.Message)
+func (p *textDumpPrinter) Finding(fd finding.Finding) {
+	fmt.Fprintf(p.w, "%s %s %s\n", p.st.severity(fd.Severity(), fd.Severity().Upper()), fd.Kind, fd.Message)
 }
 
 func (p *textDumpPrinter) EndFile(f dumpFile) {

@@ -17,8 +17,12 @@ type textGroupsPrinter struct{ s *Streams }
 
 func (p *textGroupsPrinter) Print(v *broker.GroupsView) error {
 	w := bufio.NewWriter(p.s.Out)
-	st := p.s.styles()
-	for _, g := range v.Groups {
+	st, ls := p.s.styles(), p.s.lister()
+	gap := func(indent string) func(string) {
+		return func(more string) { fmt.Fprintf(w, "%s%s\n", indent, more) }
+	}
+	ls.lines(len(v.Groups), "groups", func(i int) {
+		g := v.Groups[i]
 		proto := g.ProtocolType
 		if g.Protocol != "" {
 			proto += "/" + g.Protocol
@@ -42,7 +46,8 @@ func (p *textGroupsPrinter) Print(v *broker.GroupsView) error {
 			fmt.Fprintf(w, " stateTimestamp %s", fmtTime(g.StateTimestamp))
 		}
 		fmt.Fprintln(w)
-		for _, m := range g.Members {
+		ls.lines(len(g.Members), "members", func(i int) {
+			m := g.Members[i]
 			fmt.Fprintf(w, "  member %s clientId %s clientHost %s", m.MemberID, m.ClientID, m.ClientHost)
 			if m.GroupInstanceID != "" {
 				fmt.Fprintf(w, " groupInstanceId %s", m.GroupInstanceID)
@@ -54,17 +59,18 @@ func (p *textGroupsPrinter) Print(v *broker.GroupsView) error {
 				fmt.Fprintf(w, " sessionTimeoutMs %d", m.SessionTimeoutMs)
 			}
 			fmt.Fprintf(w, " rebalanceTimeoutMs %d assignment %s\n", m.RebalanceTimeoutMs, partitionsText(m.Assignment))
-		}
-		for _, c := range g.Offsets {
+		}, gap("  "))
+		ls.lines(len(g.Offsets), "committed offsets", func(i int) {
+			c := g.Offsets[i]
 			fmt.Fprintf(w, "  offset %s-%d committed %d leaderEpoch %d commitTimestamp %s metadata %q",
 				c.Topic, c.Partition, c.Offset, c.LeaderEpoch, fmtTime(c.CommitTimestamp), c.Metadata)
 			if c.ExpireTimestamp >= 0 {
 				fmt.Fprintf(w, " expireTimestamp %s", fmtTime(c.ExpireTimestamp))
 			}
 			fmt.Fprintf(w, " %s\n", logText(c))
-		}
-	}
-	printFindingsText(w, st, v.Findings)
+		}, gap("  "))
+	}, gap(""))
+	printFindingsText(w, st, ls, v.Findings)
 	printSkipped(w, v.Skipped)
 	return w.Flush()
 }
@@ -118,9 +124,10 @@ func (p *tableGroupsPrinter) Print(v *broker.GroupsView) error {
 				i64(c.Offset), strconv.Itoa(int(c.LeaderEpoch)), fmtTime(c.CommitTimestamp), ls, le, lso, lag})
 		}
 	}
-	(&tableOut{w: p.s.Out, width: p.s.Width}).render([]string{"group", "type", "state", "members", "partition", "committed", "leaderEpoch", "commitTime", "logStart", "logEnd", "LSO", "lag"}, rows)
+	ls := p.s.lister()
+	(&tableOut{w: p.s.Out, width: p.s.Width}).render(ls, []string{"group", "type", "state", "members", "partition", "committed", "leaderEpoch", "commitTime", "logStart", "logEnd", "LSO", "lag"}, rows, "rows")
 	w := bufio.NewWriter(p.s.Out)
-	printFindingsText(w, p.s.styles(), v.Findings)
+	printFindingsText(w, p.s.styles(), ls, v.Findings)
 	printSkipped(w, v.Skipped)
 	return w.Flush()
 }

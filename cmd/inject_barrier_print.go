@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 
 	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/segment"
@@ -20,7 +19,7 @@ func newInjectPrinter(s *Streams, output string) injectPrinter {
 	if output == "json" {
 		return &injectJSONPrinter{w: s.Out}
 	}
-	t := &injectTextPrinter{w: s.Out, errw: s.Err, st: s.styles()}
+	t := &injectTextPrinter{w: s.Out, errw: s.Err, st: s.styles(), ls: s.lister()}
 	if output == "table" {
 		t.tbl = &tableOut{w: s.Out, width: s.Width}
 	}
@@ -33,11 +32,12 @@ type injectTextPrinter struct {
 	w    io.Writer
 	errw io.Writer // warnings are diagnostics: stderr
 	st   *styles
+	ls   lister    // how much of each list to show
 	tbl  *tableOut // --output table: file operations as a table
 }
 
 func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
-	w, st := t.w, t.st
+	w, st, ls := t.w, t.st, t.ls
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	title := func(s string) string { return st.paint(st.title, s) }
 	off := func(v int64) string { return st.paint(st.offset, fmt.Sprint(v)) }
@@ -53,7 +53,7 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 	if len(ongoing) == 0 {
 		pf("  %d producers at the log end, no open transaction\n", p.Producers)
 	} else {
-		pf("  %d producers at the log end, %d open transactions: %s\n", p.Producers, len(ongoing), strings.Join(ongoing, "; "))
+		pf("  %d producers at the log end, %d open transactions: %s\n", p.Producers, len(ongoing), ls.join(ongoing, "; "))
 	}
 	if p.NothingToDo {
 		pf("%s %s\n", st.paint(st.ok, "Nothing to do:"), p.Reason)
@@ -62,7 +62,7 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 	if tr := p.TailRepair; tr != nil {
 		pf("%s cut %s at position %d (%s, %d bytes): %s\n", title("Tail repair:"), filepath.Base(tr.Path), tr.Position, tr.Kind, tr.Bytes, tr.Message)
 		if len(tr.SegmentsDropped) > 0 {
-			pf("  segments after it dropped, as broker recovery does: %s\n", offsetsList(tr.SegmentsDropped))
+			pf("  segments after it dropped, as broker recovery does: %s\n", ls.offsets(tr.SegmentsDropped))
 		}
 	}
 	switch p.Mode {
@@ -72,7 +72,7 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 		pf("%s truncate (KIP-1279 design 1): cut at the last stable offset, then the barrier\n", title("Mode:"))
 		pf("%s offset %s, %s position %d", title("Cut:"), off(p.Cut), segment.SegmentFileName(p.CutSegment, segment.LogSuffix), p.CutPosition)
 		if len(p.CutIterations) > 1 {
-			pf(" (last stable offset iterated to a fixed point: %s; a cut reopened transactions whose markers lay beyond it)", offsetsList(p.CutIterations))
+			pf(" (last stable offset iterated to a fixed point: %s; a cut reopened transactions whose markers lay beyond it)", ls.offsets(p.CutIterations))
 		}
 		pf("\n")
 		r := p.Removed
@@ -81,50 +81,52 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 		} else {
 			pf("  removed: %d batches, %d records, %d bytes, %d offsets (%d..%d)\n", r.Batches, r.Records, r.Bytes, r.Offsets, p.Cut, p.LogEndOffset-1)
 			if len(r.Producers) > 0 {
-				pf("  producers losing data: %s\n", offsetsList(r.Producers))
+				pf("  producers losing data: %s\n", ls.offsets(r.Producers))
 			}
 		}
 		if len(p.DroppedTxns) > 0 {
 			pf("  transactions dropped:\n")
-			for _, d := range p.DroppedTxns {
+			ls.lines(len(p.DroppedTxns), "transactions", func(i int) {
+				d := p.DroppedTxns[i]
 				what := "open"
 				if d.MarkerOffset >= 0 {
 					what = fmt.Sprintf("%s, its marker at %d is cut too", d.State, d.MarkerOffset)
 				}
 				pf("    producer %s from offset %s: %s\n", pid(d.ProducerID), off(d.FirstOffset), what)
-			}
+			}, func(more string) { pf("    %s\n", more) })
 		}
 		if len(p.SegmentsDeleted) > 0 {
-			pf("  segments deleted: %s\n", offsetsList(p.SegmentsDeleted))
+			pf("  segments deleted: %s\n", ls.offsets(p.SegmentsDeleted))
 		}
 	}
 	textIndexChanges(pf, p.Index, p.TimeIndex, p.TxnIndex)
 	if len(p.SnapshotsDeleted) > 0 {
-		pf("  producer snapshots deleted: %s\n", offsetsList(p.SnapshotsDeleted))
+		pf("  producer snapshots deleted: %s\n", ls.offsets(p.SnapshotsDeleted))
 	}
 	var added []segment.EpochEntry
 	if e := p.EpochEntryAdded; e != nil {
 		added = []segment.EpochEntry{*e}
 	}
-	textEpochChanges(pf, p.EpochEntriesRemoved, added)
+	textEpochChanges(pf, ls, p.EpochEntriesRemoved, added)
 	pf("%s\n", title("Append:"))
-	for _, a := range p.Appended {
+	ls.lines(len(p.Appended), "batches", func(i int) {
+		a := p.Appended[i]
 		if a.Kind == "MIRROR_PID_RESET" {
 			pf("  offset %s position %d  %s  %d bytes  partitionLeaderEpoch %d  timestamp %d\n",
 				off(a.Offset), a.Position, st.paint(st.info, a.Kind), a.Size, p.LeaderEpoch, p.Timestamp)
-			continue
+			return
 		}
 		pf("  offset %s position %d  %s  %d bytes  producerId %s producerEpoch %d coordinatorEpoch %d  (transaction from %d)\n",
 			off(a.Offset), a.Position, a.Kind, a.Size, pid(a.ProducerID), a.ProducerEpoch, a.CoordinatorEpoch, a.TxnFirstOffset)
-	}
-	textAbortedTxns(pf, p.AbortedTxns)
+	}, func(more string) { pf("  %s\n", more) })
+	textAbortedTxns(pf, ls, p.AbortedTxns)
 	pf("  the barrier clears %d producers; new log end offset %s", p.ProducersCleared, off(p.NewLogEndOffset))
 	if p.SnapshotOffset >= 0 {
 		pf("; empty producer snapshot %s", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix))
 	}
 	pf("\n%s\n", title("Files:"))
 	warnDiagnostics(t.errw, p.Warnings)
-	textFilesTail(pf, st, p.Ops, nil, dryRun, t.tbl)
+	textFilesTail(pf, st, ls, p.Ops, nil, dryRun, t.tbl)
 	return nil
 }
 
@@ -153,13 +155,12 @@ func (t *injectTextPrinter) Report(r *barrier.InjectionReport) error {
 	if !v.BarrierFound {
 		pf("  no MIRROR_PID_RESET batch at offset %d\n", v.BarrierOffset)
 	}
-	for _, p := range v.BarrierProblems {
-		pf("  barrier: %s\n", p)
-	}
+	t.ls.lines(len(v.BarrierProblems), "barrier problems", func(i int) { pf("  barrier: %s\n", v.BarrierProblems[i]) },
+		func(more string) { pf("  %s\n", more) })
 	if v.ProducersAfter > 0 || v.OngoingAfter > 0 {
 		pf("  a replay leaves %d producers and %d open transactions after the barrier\n", v.ProducersAfter, v.OngoingAfter)
 	}
-	textProblems(pf, v.Anomalies, v.IndexProblems)
+	textProblems(pf, t.ls, v.Anomalies, v.IndexProblems)
 	return nil
 }
 

@@ -67,30 +67,38 @@ type textMetadataPrinter struct{ s *Streams }
 
 func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
 	w := bufio.NewWriter(p.s.Out)
-	st := p.s.styles()
+	st, ls := p.s.styles(), p.s.lister()
 	im := v.Image
 	h := func(s string) string { return st.paint(st.title, s) }
+	gap := func(indent string) func(string) {
+		return func(more string) { fmt.Fprintf(w, "%s%s\n", indent, more) }
+	}
 	fmt.Fprintf(w, "%s %s offset %d: %s\n", h("image"), v.MetadataDir, im.Offset, imageSource(im))
 	if im.PendingTransaction > 0 {
 		fmt.Fprintf(w, "  %d records of an open metadata transaction not applied\n", im.PendingTransaction)
 	}
-	for _, f := range im.Features {
+	ls.lines(len(im.Features), "features", func(i int) {
+		f := im.Features[i]
 		fmt.Fprintf(w, "%s %s level %d\n", h("feature"), f.Name, f.Level)
-	}
-	for _, b := range im.Brokers {
+	}, gap(""))
+	ls.lines(len(im.Brokers), "brokers", func(i int) {
+		b := im.Brokers[i]
 		rack := b.Rack
 		if rack == "" {
 			rack = "-"
 		}
 		fmt.Fprintf(w, "%s %d epoch %d incarnationId %s fenced %t inControlledShutdown %t rack %s endpoints %s\n",
 			h("broker"), b.ID, b.Epoch, b.IncarnationID, b.Fenced, b.InControlledShutdown, rack, endpointsText(b.Endpoints))
-	}
-	for _, c := range im.Controllers {
+	}, gap(""))
+	ls.lines(len(im.Controllers), "controllers", func(i int) {
+		c := im.Controllers[i]
 		fmt.Fprintf(w, "%s %d incarnationId %s endpoints %s\n", h("controller"), c.ID, c.IncarnationID, endpointsText(c.Endpoints))
-	}
-	for _, t := range im.Topics {
+	}, gap(""))
+	ls.lines(len(im.Topics), "topics", func(i int) {
+		t := im.Topics[i]
 		fmt.Fprintf(w, "%s %s id %s partitions %d\n", h("topic"), t.Name, t.ID, len(t.Partitions))
-		for _, pt := range t.Partitions {
+		ls.lines(len(t.Partitions), "partitions of "+t.Name, func(i int) {
+			pt := t.Partitions[i]
 			fmt.Fprintf(w, "  partition %d replicas %s isr %s leader %d leaderEpoch %d partitionEpoch %d",
 				pt.Partition, int32List(pt.Replicas), int32List(pt.ISR), pt.Leader, pt.LeaderEpoch, pt.PartitionEpoch)
 			if len(pt.AddingReplicas) > 0 || len(pt.RemovingReplicas) > 0 {
@@ -103,14 +111,16 @@ func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
 				fmt.Fprintf(w, " leaderRecoveryState %d", pt.LeaderRecoveryState)
 			}
 			fmt.Fprintln(w)
-		}
-	}
-	for _, c := range im.Configs {
+		}, gap("  "))
+	}, gap(""))
+	ls.lines(len(im.Configs), "configs", func(i int) {
+		c := im.Configs[i]
 		fmt.Fprintf(w, "%s %s %q %s=%s\n", h("config"), configResourceType(c.ResourceType), c.ResourceName, c.Name, c.Value)
-	}
-	for _, q := range im.Quotas {
+	}, gap(""))
+	ls.lines(len(im.Quotas), "quotas", func(i int) {
+		q := im.Quotas[i]
 		fmt.Fprintf(w, "%s %s %s=%s\n", h("quota"), q.Entity, q.Key, strconv.FormatFloat(q.Value, 'f', -1, 64))
-	}
+	}, gap(""))
 	if b := im.ProducerIDs; b != nil {
 		if b.BrokerID < 0 {
 			// ProducerIdsImage writes its record with broker -1 into a
@@ -120,22 +130,27 @@ func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
 			fmt.Fprintf(w, "%s nextProducerId %d (last block to broker %d, epoch %d)\n", h("producerIds"), b.NextProducerID, b.BrokerID, b.BrokerEpoch)
 		}
 	}
-	for _, a := range im.ACLs {
+	ls.lines(len(im.ACLs), "ACLs", func(i int) {
+		a := im.ACLs[i]
 		fmt.Fprintf(w, "%s %s resourceType %d resourceName %q patternType %d principal %s host %s operation %d permissionType %d\n",
 			h("acl"), a.ID, a.ResourceType, a.ResourceName, a.PatternType, a.Principal, a.Host, a.Operation, a.PermissionType)
-	}
+	}, gap(""))
+	var disk []broker.DiskPartition
 	for _, d := range v.Disk {
-		if d.Status == "ok" {
-			continue
+		if d.Status != "ok" {
+			disk = append(disk, d)
 		}
+	}
+	ls.lines(len(disk), "disk rows", func(i int) {
+		d := disk[i]
 		dir := d.Dir
 		if dir == "" {
 			dir = "-"
 		}
 		fmt.Fprintf(w, "%s %s-%d node %d %s dir %s diskTopicId %s imageTopicId %s diskLeaderEpoch %d imageLeaderEpoch %d\n",
 			h("disk"), d.Topic, d.Partition, d.Node, d.Status, dir, orDashS(d.DiskTopicID), orDashS(d.ImageTopicID), d.DiskLeaderEpoch, d.ImageLeaderEpoch)
-	}
-	printFindingsText(w, st, v.Findings)
+	}, gap(""))
+	printFindingsText(w, st, ls, v.Findings)
 	printSkipped(w, im.Skipped)
 	return w.Flush()
 }
@@ -154,24 +169,45 @@ type tableMetadataPrinter struct{ s *Streams }
 func (p *tableMetadataPrinter) Print(v *broker.MetadataView) error {
 	im := v.Image
 	fmt.Fprintf(p.s.Out, "image at offset %d: %s\n", im.Offset, imageSource(im))
+	ls := p.s.lister()
 	tw := &tableOut{w: p.s.Out, width: p.s.Width}
 	var rows [][]string
 	for _, b := range im.Brokers {
 		rows = append(rows, []string{strconv.Itoa(int(b.ID)), i64(b.Epoch), strconv.FormatBool(b.Fenced), strconv.FormatBool(b.InControlledShutdown), orDashS(b.Rack), endpointsText(b.Endpoints)})
 	}
-	tw.render([]string{"broker", "epoch", "fenced", "inControlledShutdown", "rack", "endpoints"}, rows)
+	tw.render(ls, []string{"broker", "epoch", "fenced", "inControlledShutdown", "rack", "endpoints"}, rows, "brokers")
 	disk := map[string][]string{}
 	for _, d := range v.Disk {
 		k := fmt.Sprintf("%s-%d", d.Topic, d.Partition)
 		disk[k] = append(disk[k], fmt.Sprintf("node %d: %s", d.Node, d.Status))
 	}
-	rows = rows[:0]
-	for _, t := range im.Topics {
-		for _, pt := range t.Partitions {
+	// Summarised per topic, and topics as a list: every topic shown keeps
+	// its first and last partitions.
+	gapRow := func(first string) []string {
+		return []string{first, "…", "…", "…", "…", "…", "…", "…"}
+	}
+	var notes []string
+	rows = nil
+	tc := ls.cut(len(im.Topics))
+	tc.each(func(i int) {
+		t := im.Topics[i]
+		pc := ls.cut(len(t.Partitions))
+		pc.each(func(i int) {
+			pt := t.Partitions[i]
 			k := fmt.Sprintf("%s-%d", t.Name, pt.Partition)
 			rows = append(rows, []string{t.Name, t.ID, strconv.Itoa(int(pt.Partition)), int32List(pt.Replicas), int32List(pt.ISR),
 				strconv.Itoa(int(pt.Leader)), strconv.Itoa(int(pt.LeaderEpoch)), orDashS(strings.Join(disk[k], "; "))})
-			delete(disk, k)
+		}, func() {
+			rows = append(rows, gapRow(t.Name))
+			notes = append(notes, pc.more("partitions of "+t.Name))
+		})
+	}, func() {
+		rows = append(rows, gapRow("…"))
+		notes = append(notes, tc.more("topics"))
+	})
+	for _, t := range im.Topics {
+		for _, pt := range t.Partitions {
+			delete(disk, fmt.Sprintf("%s-%d", t.Name, pt.Partition))
 		}
 	}
 	var rest []string
@@ -179,12 +215,22 @@ func (p *tableMetadataPrinter) Print(v *broker.MetadataView) error {
 		rest = append(rest, k)
 	}
 	slices.Sort(rest)
-	for _, k := range rest {
+	rc := ls.cut(len(rest))
+	rc.each(func(i int) {
+		k := rest[i]
 		rows = append(rows, []string{k, "-", "-", "-", "-", "-", "-", strings.Join(disk[k], "; ")})
+	}, func() {
+		rows = append(rows, gapRow("…"))
+		notes = append(notes, rc.more("partitions on disk only"))
+	})
+	if len(rows) > 0 {
+		renderTable(p.s.Out, p.s.Width, []string{"topic", "topicId", "partition", "replicas", "isr", "leader", "leaderEpoch", "disk"}, rows)
 	}
-	tw.render([]string{"topic", "topicId", "partition", "replicas", "isr", "leader", "leaderEpoch", "disk"}, rows)
+	for _, n := range notes {
+		fmt.Fprintln(p.s.Out, n)
+	}
 	w := bufio.NewWriter(p.s.Out)
-	printFindingsText(w, p.s.styles(), v.Findings)
+	printFindingsText(w, p.s.styles(), ls, v.Findings)
 	printSkipped(w, im.Skipped)
 	return w.Flush()
 }

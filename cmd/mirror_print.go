@@ -19,7 +19,7 @@ func newMirrorPrinter(s *Streams, output string) mirrorPrinter {
 	if output == "json" {
 		return &mirrorJSONPrinter{w: s.Out}
 	}
-	t := &mirrorTextPrinter{w: s.Out, errw: s.Err, st: s.styles()}
+	t := &mirrorTextPrinter{w: s.Out, errw: s.Err, st: s.styles(), ls: s.lister()}
 	if output == "table" {
 		t.tbl = &tableOut{w: s.Out, width: s.Width}
 	}
@@ -32,6 +32,7 @@ type mirrorTextPrinter struct {
 	w    io.Writer
 	errw io.Writer // warnings are diagnostics: stderr
 	st   *styles
+	ls   lister    // how much of each list to show
 	tbl  *tableOut // --output table: file operations as a table
 }
 
@@ -43,7 +44,7 @@ func rangeText(r mirror.OffsetRange) string {
 }
 
 func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
-	w, st := t.w, t.st
+	w, st, ls := t.w, t.st, t.ls
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	title := func(s string) string { return st.paint(st.title, s) }
 	off := func(v int64) string { return st.paint(st.offset, fmt.Sprint(v)) }
@@ -79,11 +80,11 @@ func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 		r := tr.Removed
 		pf("  removed: %d batches, %d records, %d bytes, %d offsets", r.Batches, r.Records, r.Bytes, r.Offsets)
 		if len(r.Producers) > 0 {
-			pf("; producers losing data: %s", offsetsList(r.Producers))
+			pf("; producers losing data: %s", ls.offsets(r.Producers))
 		}
 		pf("\n")
 		if len(tr.SegmentsDeleted) > 0 {
-			pf("  segments deleted: %s\n", offsetsList(tr.SegmentsDeleted))
+			pf("  segments deleted: %s\n", ls.offsets(tr.SegmentsDeleted))
 		}
 	}
 	if p.Copied.Batches == 0 {
@@ -100,27 +101,27 @@ func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 	case 1:
 		into = append(into, "new segment "+offsetsList(p.SegmentsCreated))
 	default:
-		into = append(into, "new segments "+offsetsList(p.SegmentsCreated))
+		into = append(into, "new segments "+ls.offsets(p.SegmentsCreated))
 	}
 	if len(into) > 0 && p.Copied.Batches > 0 {
 		pf("  %s\n", strings.Join(into, "; "))
 	}
 	if len(p.Barriers) > 0 {
-		pf("  MIRROR_PID_RESET barriers copied: %s\n", offsetsList(p.Barriers))
+		pf("  MIRROR_PID_RESET barriers copied: %s\n", ls.offsets(p.Barriers))
 	}
 	textIndexChanges(pf, p.Index, p.TimeIndex, p.TxnIndex)
-	textAbortedTxns(pf, p.AbortedTxns)
-	textEpochChanges(pf, p.EpochEntriesRemoved, p.EpochEntriesAdded)
+	textAbortedTxns(pf, ls, p.AbortedTxns)
+	textEpochChanges(pf, ls, p.EpochEntriesRemoved, p.EpochEntriesAdded)
 	if len(p.SnapshotsDeleted) > 0 {
-		pf("  producer snapshots deleted: %s\n", offsetsList(p.SnapshotsDeleted))
+		pf("  producer snapshots deleted: %s\n", ls.offsets(p.SnapshotsDeleted))
 	}
 	if len(p.SnapshotsCreated) > 0 {
-		pf("  producer snapshots at the rolls: %s\n", offsetsList(p.SnapshotsCreated))
+		pf("  producer snapshots at the rolls: %s\n", ls.offsets(p.SnapshotsCreated))
 	}
 	pf("  new log end offset %s\n", off(p.NewLogEndOffset))
 	pf("%s\n", title("Files:"))
 	warnDiagnostics(t.errw, p.Warnings)
-	textFilesTail(pf, st, p.Ops, nil, dryRun, t.tbl)
+	textFilesTail(pf, st, ls, p.Ops, nil, dryRun, t.tbl)
 	return nil
 }
 
@@ -154,7 +155,7 @@ func (t *mirrorTextPrinter) Report(r *mirror.Report) error {
 	if v.Mismatch != "" {
 		pf("  %s\n", v.Mismatch)
 	}
-	textProblems(pf, v.IndexProblems, v.TxnIndexProblems)
+	textProblems(pf, t.ls, v.IndexProblems, v.TxnIndexProblems)
 	return nil
 }
 

@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/kseg/kseg/barrier/repair"
 	"github.com/kseg/kseg/segment"
@@ -20,7 +19,7 @@ func newRepairPrinter(s *Streams, output string) repairPrinter {
 	if output == "json" {
 		return &repairJSONPrinter{w: s.Out}
 	}
-	return &repairTextPrinter{s: s, w: s.Out, st: s.styles(), table: output == "table"}
+	return &repairTextPrinter{s: s, w: s.Out, st: s.styles(), ls: s.lister(), table: output == "table"}
 }
 
 // ---- text ----
@@ -31,11 +30,12 @@ type repairTextPrinter struct {
 	s     *Streams
 	w     io.Writer
 	st    *styles
+	ls    lister // how much of each list to show
 	table bool
 }
 
-func (t *repairTextPrinter) render(header []string, rows [][]string) {
-	renderTable(t.w, t.s.Width, header, rows)
+func (t *repairTextPrinter) render(header []string, rows [][]string, what string) {
+	t.ls.table(t.w, t.s.Width, header, rows, what)
 }
 
 // planTables is Plan's table rendering of segments, findings and files.
@@ -54,29 +54,33 @@ func (t *repairTextPrinter) planTables(p *repair.Plan) {
 		}
 		rows = append(rows, []string{s.Log, i64(s.Size), i64(s.Batches), i64(s.ValidBytes), cut, file(s.Index), file(s.TimeIndex), file(s.TxnIndex)})
 	}
-	t.render([]string{"segment", "size", "batches kept", "valid bytes", "log", "index", "timeindex", "txnindex"}, rows)
+	t.render([]string{"segment", "size", "batches kept", "valid bytes", "log", "index", "timeindex", "txnindex"}, rows, "segments")
 	if len(p.Findings) > 0 {
-		rows = rows[:0]
+		rows = nil
 		for _, f := range p.Findings {
 			pos := ""
 			if f.Position >= 0 {
 				pos = i64(f.Position)
 			}
-			rows = append(rows, []string{strings.ToUpper(f.Severity), f.Kind, f.File, pos, f.Message})
+			rows = append(rows, []string{f.Severity().Upper(), f.Kind.String(), f.File, pos, f.Message})
 		}
-		t.render([]string{"severity", "kind", "file", "position", "message"}, rows)
+		shown, notes := t.ls.kindRows(rows, func(i int) string { return p.Findings[i].Kind.String() })
+		renderTable(t.w, t.s.Width, []string{"severity", "kind", "file", "position", "message"}, shown)
+		for _, n := range notes {
+			fmt.Fprintln(t.w, n)
+		}
 	}
 	if len(p.Ops) > 0 {
-		rows = rows[:0]
+		rows = nil
 		for _, op := range p.Ops {
-			rows = append(rows, []string{op.Action, op.Name, i64(op.OldSize), i64(op.NewSize), op.Why})
+			rows = append(rows, []string{string(op.Action), op.Name, i64(op.OldSize), i64(op.NewSize), op.Why})
 		}
-		t.render([]string{"action", "file", "old size", "new size", "why"}, rows)
+		t.render([]string{"action", "file", "old size", "new size", "why"}, rows, "files")
 	}
 }
 
 func (t *repairTextPrinter) Plan(p *repair.Plan, dryRun bool) error {
-	w, st := t.w, t.st
+	w, st, ls := t.w, t.st, t.ls
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	title := func(s string) string { return st.paint(st.title, s) }
 	off := func(v int64) string { return st.paint(st.offset, fmt.Sprint(v)) }
@@ -101,7 +105,8 @@ func (t *repairTextPrinter) Plan(p *repair.Plan, dryRun bool) error {
 		}
 		return nil
 	}
-	for _, s := range p.Segments {
+	ls.lines(len(p.Segments), "segments", func(i int) {
+		s := p.Segments[i]
 		state := st.paint(st.ok, "valid")
 		if c := s.Cut; c != nil {
 			state = st.paint(st.err, fmt.Sprintf("cut at position %d (%s, %d bytes)", c.Position, c.Kind, c.Bytes))
@@ -116,16 +121,17 @@ func (t *repairTextPrinter) Plan(p *repair.Plan, dryRun bool) error {
 			}
 			pf("  %s: %s (%s), %d entries\n", f.name, f.r.Action, f.r.Reason, f.r.Entries)
 		}
-	}
+	}, func(more string) { pf("%s\n", more) })
 	if len(p.Findings) > 0 {
 		pf("%s\n", title("Findings:"))
-		for _, f := range p.Findings {
+		ls.byKind(len(p.Findings), func(i int) string { return p.Findings[i].Kind.String() }, func(i int) {
+			f := p.Findings[i]
 			where := f.File
 			if f.Position >= 0 {
 				where = fmt.Sprintf("%s position %d", f.File, f.Position)
 			}
-			pf("  %s %s %s: %s\n", st.severity(f.Severity, strings.ToUpper(f.Severity)), f.Kind, where, f.Message)
-		}
+			pf("  %s %s %s: %s\n", st.severity(f.Severity(), f.Severity().Upper()), f.Kind, where, f.Message)
+		}, func(more string) { pf("  %s\n", more) })
 	}
 	warnDiagnostics(t.s.Err, p.Warnings)
 	if p.NothingToDo {
@@ -133,7 +139,8 @@ func (t *repairTextPrinter) Plan(p *repair.Plan, dryRun bool) error {
 		return nil
 	}
 	pf("%s\n", title("Files:"))
-	for _, op := range p.Ops {
+	ls.lines(len(p.Ops), "files", func(i int) {
+		op := p.Ops[i]
 		size := ""
 		switch op.Action {
 		case edit.OpReplace:
@@ -144,7 +151,7 @@ func (t *repairTextPrinter) Plan(p *repair.Plan, dryRun bool) error {
 			size = fmt.Sprintf(" (%d bytes)", op.OldSize)
 		}
 		pf("  %-7s %s%s: %s\n", op.Action, op.Name, size, op.Why)
-	}
+	}, func(more string) { pf("  %s\n", more) })
 	if p.SnapshotOffset >= 0 {
 		pf("  producer snapshot at the new log end: %s (%d producers)\n", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix), p.Producers)
 	}
@@ -185,10 +192,8 @@ func (t *repairTextPrinter) Report(r *repair.Report) error {
 		return nil
 	}
 	pf("%s\n", st.paint(st.err, "Verification failed:"))
-	for _, l := range v.Replan {
-		pf("  still to do: %s\n", l)
-	}
-	textProblems(pf, v.IndexProblems, v.SnapshotProblems)
+	t.ls.lines(len(v.Replan), "steps", func(i int) { pf("  still to do: %s\n", v.Replan[i]) }, func(more string) { pf("  %s\n", more) })
+	textProblems(pf, t.ls, v.IndexProblems, v.SnapshotProblems)
 	return nil
 }
 
@@ -298,12 +303,12 @@ func (j *repairJSONPrinter) Plan(p *repair.Plan, dryRun bool) error {
 			Batches: s.Batches, NextOffset: s.NextOffset, Index: repairFileOf(s.Index), TimeIndex: repairFileOf(s.TimeIndex),
 			TxnIndex: repairFileOf(s.TxnIndex)}
 		if c := s.Cut; c != nil {
-			sj.Cut = &repairCutJSON{Position: c.Position, Kind: c.Kind, Bytes: c.Bytes, Message: c.Message}
+			sj.Cut = &repairCutJSON{Position: c.Position, Kind: c.Kind.String(), Bytes: c.Bytes, Message: c.Message}
 		}
 		out.Segments = append(out.Segments, sj)
 	}
 	for _, f := range p.Findings {
-		fj := repairFindingJSON{Kind: f.Kind, Severity: f.Severity, File: f.File, Message: f.Message}
+		fj := repairFindingJSON{Kind: f.Kind.String(), Severity: f.Severity().String(), File: f.File, Message: f.Message}
 		if f.Position >= 0 {
 			pos := f.Position
 			fj.Position = &pos

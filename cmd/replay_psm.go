@@ -140,9 +140,9 @@ Only batch headers are read (plus the single record of a control batch); data
 is never decompressed. Anomalies name the offset and the producer and say what
 happened: sequence-gap, duplicate-sequence, epoch-regression,
 coordinator-epoch-regression, pid-collision, non-transactional-in-open-txn,
-marker-without-txn, hanging-transaction, stale-snapshot, snapshot-corrupt,
-snapshot-mismatch, open-txn-at-barrier, clean-shutdown-no-snapshot,
-log-start-above-log-end. See docs/psm.md.
+marker-without-txn, hanging-transaction, open-transaction, stale-snapshot,
+snapshot-corrupt, snapshot-mismatch, open-txn-at-barrier,
+clean-shutdown-no-snapshot, log-start-above-log-end. See docs/psm.md.
 
 The state is the one a broker starting now would hold: the high watermark is
 the partition's replication-offset-checkpoint entry, or the log start offset

@@ -89,8 +89,8 @@ func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 	})
 	arr("anomalies", len(r.Anomalies), func(i int) {
 		a := r.Anomalies[i]
-		j.str("kind", a.Kind)
-		j.str("severity", a.Severity)
+		j.str("kind", a.Kind.String())
+		j.str("severity", a.Severity().String())
 		j.int("offset", a.Offset)
 		j.optInt("producerId", a.ProducerID, a.ProducerID >= 0)
 		j.str("message", a.Message)

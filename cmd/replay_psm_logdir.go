@@ -84,7 +84,7 @@ func runReplayPSMLogDir(ctx context.Context, s *Streams, g *globalOptions, o *re
 		}
 		errs := 0
 		for _, a := range res.Anomalies {
-			if a.Severity == psm.SeverityError {
+			if a.IsError() {
 				errs++
 			}
 		}
@@ -104,13 +104,15 @@ func runReplayPSMLogDir(ctx context.Context, s *Streams, g *globalOptions, o *re
 	}
 	if o.output != "json" {
 		header := []string{"partition", "logEnd", "LSO", "producers", "ongoing", "aborted", "barriers", "anomalies", "snapshots / status"}
+		ls := s.lister()
 		if o.output == "table" || s.OutTTY {
-			(&tableOut{w: s.Out, width: s.Width}).render(header, tableRows)
+			(&tableOut{w: s.Out, width: s.Width}).render(ls, header, tableRows, "partitions")
 		} else {
-			for _, r := range tableRows {
+			ls.lines(len(tableRows), "partitions", func(i int) {
+				r := tableRows[i]
 				fmt.Fprintf(s.Out, "%-40s logEnd %s LSO %s producers %s ongoing %s aborted %s barriers %s anomalies %s snapshots %s\n",
 					r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8])
-			}
+			}, func(more string) { fmt.Fprintln(s.Out, more) })
 		}
 		if !g.quiet {
 			fmt.Fprintf(s.Err, "%d partitions replayed: %d with findings, %d failed; %d without a .log skipped\n", len(rows), findings, failed, skipped)

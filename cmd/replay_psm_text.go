@@ -11,6 +11,7 @@ import (
 
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // textReplayPSMPrinter prints a summary, then the producers as a table
@@ -45,7 +46,24 @@ func orDash(v int64) string {
 
 func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 	w := bufio.NewWriter(p.s.Out)
-	st := p.s.styles()
+	st, ls := p.s.styles(), p.s.lister()
+	p.summary(w, st, v)
+	p.producers(w, ls, v)
+	p.transactions(w, st, ls, v)
+	p.barriers(w, st, ls, v)
+	p.checks(w, st, ls, v)
+	p.anomalies(w, st, ls, v)
+	return w.Flush()
+}
+
+// gapLine prints a lister's "… N more" line at indent.
+func gapLine(w *bufio.Writer, indent string) func(string) {
+	return func(more string) { fmt.Fprintf(w, "%s%s\n", indent, more) }
+}
+
+// summary is the key-value head: the offsets, where the replay started,
+// the clock and the counts.
+func (p *textReplayPSMPrinter) summary(w *bufio.Writer, st *styles, v *replayPSMView) {
 	r := v.Result
 	kv := func(k, format string, args ...any) {
 		fmt.Fprintf(w, "%s %s\n", padDisplay(st.paint(st.title, k), 19), fmt.Sprintf(format, args...))
@@ -73,10 +91,10 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 	}
 	errs, warns := 0, 0
 	for _, a := range r.Anomalies {
-		switch a.Severity {
-		case psm.SeverityError:
+		switch a.Severity() {
+		case finding.Error:
 			errs++
-		case psm.SeverityWarning:
+		case finding.Warning:
 			warns++
 		}
 	}
@@ -96,7 +114,11 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 	if v.Written != "" {
 		kv("snapshot written", "%s (%d producers)", v.Written, len(r.Producers))
 	}
+}
 
+// producers is the producer table.
+func (p *textReplayPSMPrinter) producers(w *bufio.Writer, ls lister, v *replayPSMView) {
+	r := v.Result
 	if len(r.Producers) > 0 {
 		fmt.Fprintln(w)
 		header := []string{"producerId", "epoch", "lastSequence", "lastOffset", "offsetDelta", "lastTimestamp", "coordinatorEpoch", "txnFirstOffset", "batches"}
@@ -107,40 +129,65 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 				i64(int64(e.LastOffsetDelta())), i64(e.LastTimestamp), i64(int64(e.CoordinatorEpoch)), orDash(e.CurrentTxnFirstOffset),
 				strconv.Itoa(len(e.Batches))}
 		}
-		p.render(w, header, rows)
+		c := ls.cut(len(rows))
+		p.render(w, header, c.rows(rows))
+		if c.hidden() > 0 {
+			fmt.Fprintln(w, c.more("producers"))
+		}
 	}
+}
+
+// transactions lists the ongoing and the aborted transactions.
+func (p *textReplayPSMPrinter) transactions(w *bufio.Writer, st *styles, ls lister, v *replayPSMView) {
+	r := v.Result
+	gap := func(indent string) func(string) { return gapLine(w, indent) }
 	if len(r.Ongoing) > 0 {
 		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "ongoing transactions"))
-		for _, t := range r.Ongoing {
+		ls.lines(len(r.Ongoing), "ongoing transactions", func(i int) {
+			t := r.Ongoing[i]
 			fmt.Fprintf(w, "  producer %s from offset %s\n", st.paint(st.pid, i64(t.ProducerID)), st.paint(st.offset, i64(t.FirstOffset)))
-		}
+		}, gap("  "))
 	}
 	if len(r.Aborted) > 0 {
 		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "aborted transactions (.txnindex entries)"))
-		for _, a := range r.Aborted {
+		ls.lines(len(r.Aborted), "aborted transactions", func(i int) {
+			a := r.Aborted[i]
 			fmt.Fprintf(w, "  producer %s first %d last %d lastStableOffset %d\n", st.paint(st.pid, i64(a.ProducerID)), a.FirstOffset, a.LastOffset, a.LastStableOffset)
-		}
+		}, gap("  "))
 	}
+}
+
+// barriers lists the MIRROR_PID_RESET barriers replayed.
+func (p *textReplayPSMPrinter) barriers(w *bufio.Writer, st *styles, ls lister, v *replayPSMView) {
+	r := v.Result
+	gap := func(indent string) func(string) { return gapLine(w, indent) }
 	if len(r.Barriers) > 0 {
 		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "MIRROR_PID_RESET barriers"))
-		for _, b := range r.Barriers {
+		ls.lines(len(r.Barriers), "barriers", func(i int) {
+			b := r.Barriers[i]
 			src := ""
 			if b.SourceClusterID != nil {
 				src = " sourceClusterId " + *b.SourceClusterID
 			}
 			if v.Opts.IgnoreBarriers {
 				fmt.Fprintf(w, "  offset %s: ignored%s\n", st.paint(st.offset, i64(b.Offset)), src)
-				continue
+				return
 			}
 			fmt.Fprintf(w, "  offset %s: cleared %s%s\n", st.paint(st.offset, i64(b.Offset)), plural(b.ProducersCleared, "producer"), src)
-		}
+		}, gap("  "))
 	}
+}
+
+// checks prints --check-snapshots' verdict on every snapshot.
+func (p *textReplayPSMPrinter) checks(w *bufio.Writer, st *styles, ls lister, v *replayPSMView) {
+	gap := func(indent string) func(string) { return gapLine(w, indent) }
 	if v.Checked {
 		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "snapshot checks (rebuilt from the log alone)"))
 		if len(v.Checks) == 0 {
 			fmt.Fprintln(w, "  no producer snapshot in the directory")
 		}
-		for _, c := range v.Checks {
+		ls.lines(len(v.Checks), "snapshots", func(i int) {
+			c := v.Checks[i]
 			name := filepath.Base(c.Path)
 			switch c.Status {
 			case psm.CheckMatch:
@@ -152,28 +199,32 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 				fmt.Fprintf(w, "  %s %s (%d producers)\n", name, st.paint(st.ok, "MATCH"), c.Rebuilt)
 			case psm.CheckMismatch:
 				fmt.Fprintf(w, "  %s %s (%d rebuilt, %d in the file, %d differences)\n", name, st.paint(st.err, "MISMATCH"), c.Rebuilt, c.OnDisk, len(c.Differences))
-				for _, d := range c.Differences {
-					fmt.Fprintf(w, "      %s\n", d)
-				}
+				ls.lines(len(c.Differences), "differences", func(i int) { fmt.Fprintf(w, "      %s\n", c.Differences[i]) }, gap("      "))
 			case psm.CheckCorrupt:
 				fmt.Fprintf(w, "  %s %s %s\n", name, st.paint(st.err, "CORRUPT"), c.Reason)
 			default:
 				fmt.Fprintf(w, "  %s %s %s\n", name, st.paint(st.dim, "SKIPPED"), c.Reason)
 			}
-		}
+		}, gap("  "))
 	}
+}
+
+// anomalies lists what the replay found.
+func (p *textReplayPSMPrinter) anomalies(w *bufio.Writer, st *styles, ls lister, v *replayPSMView) {
+	r := v.Result
+	gap := func(indent string) func(string) { return gapLine(w, indent) }
 	if len(r.Anomalies) > 0 {
 		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "anomalies"))
-		for _, a := range r.Anomalies {
+		ls.byKind(len(r.Anomalies), func(i int) string { return r.Anomalies[i].Kind.String() }, func(i int) {
+			a := r.Anomalies[i]
 			who := ""
 			if a.ProducerID >= 0 {
 				who = " producer " + st.paint(st.pid, i64(a.ProducerID))
 			}
-			fmt.Fprintf(w, "  %s %s offset %s%s: %s\n", st.severity(a.Severity, strings.ToUpper(a.Severity)), a.Kind,
+			fmt.Fprintf(w, "  %s %s offset %s%s: %s\n", st.severity(a.Severity(), a.Severity().Upper()), a.Kind,
 				st.paint(st.offset, i64(a.Offset)), who, a.Message)
-		}
+		}, gap("  "))
 	}
-	return w.Flush()
 }
 
 func (p *textReplayPSMPrinter) render(w *bufio.Writer, header []string, rows [][]string) {

@@ -15,8 +15,9 @@ import (
 
 // globalOptions are the persistent flags every command shares.
 type globalOptions struct {
-	color string
-	quiet bool
+	color   string
+	quiet   bool
+	verbose bool
 }
 
 // Main runs kseg with the process's arguments and streams and returns the
@@ -87,7 +88,10 @@ CLICOLOR=0 and CLICOLOR_FORCE; -q/--quiet silences the progress line and
 the text and table summaries, and leaves errors and "kseg: warning:" lines
 on stderr (JSON keeps its summary records, which are data). Data goes to
 stdout, diagnostics and the progress line (shown only on a terminal, for
-work over about a second) to stderr.
+work over about a second) to stderr. Plans and reports (every command but
+dump, explain and kafka-dump-log, which print every batch) summarise long
+lists in text and table: the first and last few items, and how many are
+left out; their -v/--verbose lists every item, and json always does.
 ` + exitStatusHelp,
 		Example: `  kseg dump testdata/partitions/orders-0
   kseg dump --output json --deep /var/lib/kafka/data/orders-0 | jq .
@@ -103,6 +107,7 @@ work over about a second) to stderr.
 				return usageErrorf("--color must be auto, always or never, not %q", g.color)
 			}
 			s.resolveColor(g.color)
+			s.verbose = g.verbose
 			return nil
 		},
 	}
@@ -132,6 +137,7 @@ work over about a second) to stderr.
 		newTxnsCmd(s, g),
 		newMetadataCmd(s, g),
 	)
+	addVerboseFlags(root, g)
 	finishTree(root)
 	return root
 }
@@ -194,6 +200,10 @@ func finishTree(root *cobra.Command) {
 		}
 		if i := strings.Index(c.Long, "EXIT STATUS"); i >= 2 && c.Long[i-2] != '\n' {
 			c.Long = c.Long[:i] + "\n" + c.Long[i:] // a blank line before the heading
+		}
+		if summarising[c.Name()] && !strings.Contains(c.Long, "\nOUTPUT\n") {
+			i := strings.Index(c.Long, "EXIT STATUS")
+			c.Long = c.Long[:i] + outputHelp + c.Long[i:]
 		}
 	})
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 	"golang.org/x/term"
+
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // Streams carries the process's standard streams and what is known about
@@ -34,6 +36,9 @@ type Streams struct {
 
 	// color is resolved from --color and the environment by resolveColor.
 	color bool
+	// verbose is -v/--verbose: text and table print every item of a list
+	// instead of summarising it (summary.go).
+	verbose bool
 	// fsys, when set, is what checkInput reads instead of the OS (tests).
 	fsys inputFS
 }
@@ -150,13 +155,13 @@ func (st *styles) paint(style lipgloss.Style, s string) string {
 }
 
 // Severity colours a severity word.
-func (st *styles) severity(sev, text string) string {
+func (st *styles) severity(sev finding.Severity, text string) string {
 	switch sev {
-	case "error":
+	case finding.Error:
 		return st.paint(st.err, text)
-	case "warning":
+	case finding.Warning:
 		return st.paint(st.warn, text)
-	case "info":
+	case finding.Info:
 		return st.paint(st.info, text)
 	}
 	return text

@@ -6,44 +6,26 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/segment/finding"
 )
 
-// findingKinds collects, from the sources of the packages that report
-// findings, every kind a user can meet:
-//
-//   - cmd: the Kind of every finding literal and the kind argument of
-//     reportCorrupt;
-//   - psm: the Kind* constants (replay-psm anomalies);
-//   - psm/broker: the Kind* constants of the whole-broker views (groups,
-//     txns, metadata), and any literal Kind of a Finding there;
-//   - barrier and its rooms: the Finding* (verify-chain, repair), Problem*
-//     (barrier shape) and Refuse* (refusal reasons) constants (the edit
-//     engine's too, in segment/edit), and the kinds repair reports (find
-//     calls);
-//   - segment: the kinds of the cuts broker recovery makes (CutKind's
-//     String), which dump, repair and inject-barrier report.
-func findingKinds(t *testing.T) map[string]string {
+// codeWords collects, from the sources, the words a user can meet that are
+// not finding kinds: the barrier's shape problem codes (Problem* in
+// barrier/batch.go, the codes of malformed-barrier) and the refusal
+// reasons (Refuse* constants, the edit engine's in segment/edit and the
+// tools'). Finding kinds come from the registry (segment/finding), where
+// every kind is minted.
+func codeWords(t *testing.T) map[string]string {
 	t.Helper()
-	kinds := map[string]string{}
-	add := func(where, v string) {
-		if v != "" {
-			kinds[v] = where
-		}
-	}
-	str := func(e ast.Expr) string {
-		if bl, ok := e.(*ast.BasicLit); ok && bl.Kind == token.STRING {
-			v, _ := strconv.Unquote(bl.Value)
-			return v
-		}
-		return ""
-	}
-	brokerDir := filepath.Join("..", "psm", "broker")
-	for _, dir := range []string{".", filepath.Join("..", "psm"), brokerDir, filepath.Join("..", "barrier"), filepath.Join("..", "barrier", "mirror"),
-		filepath.Join("..", "barrier", "repair"), filepath.Join("..", "segment"), filepath.Join("..", "segment", "edit")} {
+	words := map[string]string{}
+	for _, dir := range []string{filepath.Join("..", "barrier"), filepath.Join("..", "barrier", "mirror"),
+		filepath.Join("..", "barrier", "repair"), filepath.Join("..", "segment", "edit")} {
 		pkgFiles, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
@@ -58,95 +40,127 @@ func findingKinds(t *testing.T) map[string]string {
 			}
 			base := filepath.Base(path)
 			ast.Inspect(f, func(n ast.Node) bool {
-				switch n := n.(type) {
-				case *ast.FuncDecl:
-					if n.Name.Name != "String" || n.Recv == nil || base != "recover.go" {
-						return true
+				vs, ok := n.(*ast.ValueSpec)
+				if !ok {
+					return true
+				}
+				for i, id := range vs.Names {
+					if i >= len(vs.Values) {
+						continue
 					}
-					ast.Inspect(n.Body, func(m ast.Node) bool {
-						if r, ok := m.(*ast.ReturnStmt); ok && len(r.Results) == 1 && str(r.Results[0]) != "none" {
-							add(base, str(r.Results[0]))
-						}
-						return true
-					})
-				case *ast.CompositeLit:
-					id, ok := n.Type.(*ast.Ident)
-					if !ok || !(id.Name == "finding" && dir == "." || id.Name == "Finding" && dir == brokerDir) {
-						return true
+					bl, ok := vs.Values[i].(*ast.BasicLit)
+					if !ok || bl.Kind != token.STRING {
+						continue
 					}
-					for _, el := range n.Elts {
-						if kv, ok := el.(*ast.KeyValueExpr); ok {
-							if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "Kind" {
-								add(base, str(kv.Value))
-							}
-						}
-					}
-				case *ast.CallExpr:
-					name := ""
-					switch fn := n.Fun.(type) {
-					case *ast.SelectorExpr:
-						name = fn.Sel.Name
-					case *ast.Ident:
-						name = fn.Name
-					}
-					switch {
-					case name == "reportCorrupt" && len(n.Args) > 0:
-						add(base, str(n.Args[0]))
-					case name == "find" && base == "repair.go" && len(n.Args) > 0:
-						add(base, str(n.Args[0]))
-					}
-				case *ast.AssignStmt:
-					// kind := "index-mismatch" (dump's index verification)
-					for i, l := range n.Lhs {
-						if id, ok := l.(*ast.Ident); ok && id.Name == "kind" && i < len(n.Rhs) && dir == "." {
-							add(base, str(n.Rhs[i]))
-						}
-					}
-				case *ast.ValueSpec:
-					for i, id := range n.Names {
-						if i >= len(n.Values) {
-							continue
-						}
-						switch {
-						case dir != "." && strings.HasPrefix(id.Name, "Kind") && strings.HasSuffix(path, "types.go"),
-							dir == brokerDir && strings.HasPrefix(id.Name, "Kind"),
-							strings.HasPrefix(id.Name, "Finding") && (base == "chain.go" || base == "repair.go"),
-							strings.HasPrefix(id.Name, "Problem") && base == "batch.go",
-							strings.HasPrefix(id.Name, "Refuse"):
-							add(base, str(n.Values[i]))
-						}
+					if strings.HasPrefix(id.Name, "Problem") && base == "batch.go" || strings.HasPrefix(id.Name, "Refuse") {
+						v, _ := strconv.Unquote(bl.Value)
+						words[v] = base
 					}
 				}
 				return true
 			})
 		}
 	}
-	return kinds
+	return words
 }
 
 // TestTroubleshootingCoversEveryKind: docs/troubleshooting.md names every
-// finding kind, anomaly kind, barrier problem code and refusal reason the
-// code can report, in backticks.
+// finding kind of the registry, every barrier problem code and every
+// refusal reason, in backticks; and where a row gives one kind one
+// severity, it is the registry's.
 func TestTroubleshootingCoversEveryKind(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "troubleshooting.md"))
+	b, err := os.ReadFile(filepath.Join("..", "docs", "troubleshooting.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := findingKinds(t)
-	for _, must := range []string{"crc-mismatch", "corrupt-batch", "skipped-bytes", "pid-collision", "hanging-transaction", "broker-running", "index-rebuilt", "index-mismatch", "timeindex-mismatch",
-		"offset-below-log-start", "coordinator-partitions-missing", "orphan-partition", "leader-epoch-ahead", "invalid-marker", "torn-tail", "topic-id", "index-zero-tail"} {
-		if _, ok := kinds[must]; !ok {
-			t.Fatalf("the source scan missed %q: %v", must, kinds)
+	doc := string(b)
+	words := codeWords(t)
+	for _, must := range []string{"broker-running", "framing", "extra-records", "topic-id", "offset-overflow", "bad-journal"} {
+		if _, ok := words[must]; !ok {
+			t.Fatalf("the source scan missed %q: %v", must, words)
 		}
 	}
+	for _, k := range finding.Kinds() {
+		words[k.String()] = "segment/finding"
+	}
+	if len(words) < len(finding.Kinds())+30 {
+		t.Fatalf("%d words", len(words))
+	}
 	var missing []string
-	for k, where := range kinds {
-		if !strings.Contains(string(doc), "`"+k+"`") {
-			missing = append(missing, k+" ("+where+")")
+	for w, where := range words {
+		if !strings.Contains(doc, "`"+w+"`") {
+			missing = append(missing, w+" ("+where+")")
 		}
 	}
 	slices.Sort(missing)
 	if len(missing) > 0 {
-		t.Errorf("docs/troubleshooting.md does not mention %d kinds: %s", len(missing), strings.Join(missing, ", "))
+		t.Errorf("docs/troubleshooting.md does not mention %d words: %s", len(missing), strings.Join(missing, ", "))
+	}
+	// | `kind` | severity | …
+	row := regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\| (error|warning|info) \\|")
+	rows := 0
+	for _, m := range row.FindAllStringSubmatch(doc, -1) {
+		k, ok := finding.Lookup(m[1])
+		if !ok {
+			continue // a refusal reason, a verify-chain status
+		}
+		rows++
+		if k.Severity().String() != m[2] {
+			t.Errorf("docs/troubleshooting.md: `%s` is %s, the registry says %s", m[1], m[2], k.Severity())
+		}
+	}
+	if rows < 50 {
+		t.Errorf("only %d one-kind rows with a severity", rows)
+	}
+}
+
+// TestGoldenSeveritiesAreTheRegistrys: every finding the golden files
+// record — a JSON object with "kind" and "severity", or a text line
+// "SEVERITY kind …" — gives its kind the registry's severity: no kind is
+// reported with two severities, by any command, in any output.
+func TestGoldenSeveritiesAreTheRegistrys(t *testing.T) {
+	jsonPair := regexp.MustCompile(`"kind":"([a-z-]+)","severity":"(error|warning|info)"|"severity":"(error|warning|info)","kind":"([a-z-]+)"`)
+	textPair := regexp.MustCompile(`(?m)^\s*(ERROR|WARNING|WARN|INFO|error|warning|info) ([a-z]+(?:-[a-z]+)*) `)
+	seen, files := 0, 0
+	check := func(path, kind, sev string) {
+		k, ok := finding.Lookup(kind)
+		if !ok {
+			t.Errorf("%s: %s %q is no kind of the registry", path, sev, kind)
+			return
+		}
+		if sev == "warn" {
+			sev = "warning"
+		}
+		seen++
+		if k.Severity().String() != sev {
+			t.Errorf("%s: %s reported as %s; the registry says %s", path, kind, sev, k.Severity())
+		}
+	}
+	err := filepath.WalkDir(filepath.Join("..", "testdata", "golden"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		files++
+		for _, m := range jsonPair.FindAllStringSubmatch(string(b), -1) {
+			if m[1] != "" {
+				check(path, m[1], m[2])
+			} else {
+				check(path, m[4], m[3])
+			}
+		}
+		for _, m := range textPair.FindAllStringSubmatch(string(b), -1) {
+			check(path, m[2], strings.ToLower(m[1]))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 10 || seen < 50 {
+		t.Fatalf("%d golden files, %d findings: the scan finds nothing", files, seen)
 	}
 }

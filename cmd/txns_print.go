@@ -25,13 +25,16 @@ type textTxnsPrinter struct{ s *Streams }
 
 func (p *textTxnsPrinter) Print(v *broker.TxnsView) error {
 	w := bufio.NewWriter(p.s.Out)
-	st := p.s.styles()
-	for _, t := range v.Transactions {
+	st, ls := p.s.styles(), p.s.lister()
+	gap := func(more string) { fmt.Fprintln(w, more) }
+	ls.lines(len(v.Transactions), "transactional ids", func(i int) {
+		t := v.Transactions[i]
 		fmt.Fprintf(w, "%s %s producerId %d producerEpoch %d state %s timeoutMs %d partitions %s startTimestamp %s lastUpdateTimestamp %s coordinator %s offset %d\n",
 			st.paint(st.title, "transactionalId"), t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.State, t.TimeoutMs, partitionsText(t.Partitions),
 			fmtTime(t.StartTimestamp), fmtTime(t.LastUpdateTimestamp), filepath.Base(t.Coordinator), t.RecordOffset)
-	}
-	for _, o := range v.Open {
+	}, gap)
+	ls.lines(len(v.Open), "open transactions", func(i int) {
+		o := v.Open[i]
 		txn := o.TransactionalID
 		if txn == "" {
 			txn = "-"
@@ -42,11 +45,9 @@ func (p *textTxnsPrinter) Print(v *broker.TxnsView) error {
 		if o.Verdict == broker.VerdictHanging {
 			fmt.Fprintf(w, "  abort: %s\n", o.AbortCommand())
 		}
-	}
-	for _, u := range v.Unanswerable {
-		fmt.Fprintf(w, "UNANSWERABLE %s\n", u)
-	}
-	printFindingsText(w, st, v.Findings)
+	}, gap)
+	ls.lines(len(v.Unanswerable), "unanswerable questions", func(i int) { fmt.Fprintf(w, "UNANSWERABLE %s\n", v.Unanswerable[i]) }, gap)
+	printFindingsText(w, st, ls, v.Findings)
 	return w.Flush()
 }
 
@@ -60,24 +61,29 @@ func (p *tableTxnsPrinter) Print(v *broker.TxnsView) error {
 		rows = append(rows, []string{t.TransactionalID, i64(t.ProducerID), strconv.Itoa(int(t.ProducerEpoch)), t.State.String(),
 			strconv.Itoa(int(t.TimeoutMs)), partitionsText(t.Partitions), fmtTime(t.LastUpdateTimestamp)})
 	}
+	ls := p.s.lister()
 	tw := &tableOut{w: p.s.Out, width: p.s.Width}
-	tw.render([]string{"transactionalId", "producerId", "epoch", "state", "timeoutMs", "partitions", "lastUpdate"}, rows)
-	rows = rows[:0]
+	tw.render(ls, []string{"transactionalId", "producerId", "epoch", "state", "timeoutMs", "partitions", "lastUpdate"}, rows, "transactional ids")
+	rows = nil
 	for _, o := range v.Open {
 		rows = append(rows, []string{fmt.Sprintf("%s-%d", o.Topic, o.Partition), i64(o.ProducerID), strconv.Itoa(int(o.ProducerEpoch)),
 			strconv.Itoa(int(o.CoordinatorEpoch)), i64(o.FirstOffset), fmtTime(o.LastTimestamp), fmtAge(o.AgeMs), i64(o.LastStableOffset), o.TransactionalID, o.Verdict})
 	}
-	tw.render([]string{"partition", "producerId", "epoch", "coordinatorEpoch", "startOffset", "lastTimestamp", "age", "LSO", "transactionalId", "verdict"}, rows)
+	tw.render(ls, []string{"partition", "producerId", "epoch", "coordinatorEpoch", "startOffset", "lastTimestamp", "age", "LSO", "transactionalId", "verdict"}, rows, "open transactions")
 	w := bufio.NewWriter(p.s.Out)
+	gap := func(more string) { fmt.Fprintln(w, more) }
+	var hanging []broker.OpenTransaction
 	for _, o := range v.Open {
 		if o.Verdict == broker.VerdictHanging {
-			fmt.Fprintf(w, "abort %s-%d: %s\n", o.Topic, o.Partition, o.AbortCommand())
+			hanging = append(hanging, o)
 		}
 	}
-	for _, u := range v.Unanswerable {
-		fmt.Fprintf(w, "UNANSWERABLE %s\n", u)
-	}
-	printFindingsText(w, p.s.styles(), v.Findings)
+	ls.lines(len(hanging), "abort commands", func(i int) {
+		o := hanging[i]
+		fmt.Fprintf(w, "abort %s-%d: %s\n", o.Topic, o.Partition, o.AbortCommand())
+	}, gap)
+	ls.lines(len(v.Unanswerable), "unanswerable questions", func(i int) { fmt.Fprintf(w, "UNANSWERABLE %s\n", v.Unanswerable[i]) }, gap)
+	printFindingsText(w, p.s.styles(), ls, v.Findings)
 	return w.Flush()
 }
 

@@ -192,8 +192,9 @@ Per edge kseg streams both logs batch by batch in lockstep (never a whole log
 in memory) and reports:
   - the mirrored region [start, end), compared over the CRC-covered bytes plus
     baseOffset, batchLength and magic; partitionLeaderEpoch differences are
-    info (an error with --strict-epochs); the first difference is reported
-    with its offset, file and byte position in both logs;
+    info (leader-epoch; with --strict-epochs the error leader-epoch-mismatch);
+    the first difference is reported with its offset, file and byte position
+    in both logs;
   - D's own barrier: where it is, that it is a well-formed MIRROR_PID_RESET
     batch, that no transaction is open at it (pitfall 8), and that offsets
     run on across it;

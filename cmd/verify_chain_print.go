@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/kseg/kseg/barrier/mirror"
-	"github.com/kseg/kseg/psm"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // chainPrinter renders a verify-chain report.
@@ -23,7 +23,7 @@ func newChainPrinter(s *Streams, output string) chainPrinter {
 	case "table":
 		return &chainTablePrinter{s: s}
 	}
-	return &chainTextPrinter{w: s.Out, st: s.styles()}
+	return &chainTextPrinter{w: s.Out, st: s.styles(), ls: s.lister()}
 }
 
 // statusText says what an edge is, in words.
@@ -45,18 +45,18 @@ func statusText(e *mirror.EdgeReport) string {
 	return s
 }
 
-func barrierText(b *mirror.EdgeBarrier) string {
+func barrierText(ls lister, b *mirror.EdgeBarrier) string {
 	if b == nil {
 		return "none"
 	}
 	s := fmt.Sprintf("offset %d (%s position %d, partitionLeaderEpoch %d)", b.Offset, b.File, b.Position, b.PartitionLeaderEpoch)
 	if len(b.Aborts) > 0 {
-		s += ", after ABORT markers at " + offsetsList(b.Aborts)
+		s += ", after ABORT markers at " + ls.offsets(b.Aborts)
 	}
 	return s + fmt.Sprintf("; clears %s", plural(b.ProducersCleared, "producer"))
 }
 
-func mirroredBarriersText(v []mirror.MirroredBarrier) string {
+func mirroredBarriersText(ls lister, v []mirror.MirroredBarrier) string {
 	if len(v) == 0 {
 		return "none"
 	}
@@ -67,18 +67,18 @@ func mirroredBarriersText(v []mirror.MirroredBarrier) string {
 			parts[i] = fmt.Sprintf("%d (NOT applied in D)", b.Offset)
 		}
 	}
-	return strings.Join(parts, ", ")
+	return ls.join(parts, ", ")
 }
 
 // averted lists what a replay ignoring the barriers reports that the
-// barriers prevent.
-func averted(e *mirror.EdgeReport) string {
+// barriers prevent: the first four, or under --verbose all.
+func averted(ls lister, e *mirror.EdgeReport) string {
 	if len(e.Averted) == 0 {
 		return "0"
 	}
 	parts := make([]string, 0, 4)
 	for i, a := range e.Averted {
-		if i == 4 {
+		if i == 4 && !ls.all {
 			parts = append(parts, fmt.Sprintf("and %d more", len(e.Averted)-4))
 			break
 		}
@@ -95,7 +95,7 @@ func batches(n int64) string {
 	return fmt.Sprintf("%d batches", n)
 }
 
-func findingWhere(f mirror.Finding) string {
+func findingWhere(f finding.Finding) string {
 	var parts []string
 	if f.File != "" {
 		if f.Position >= 0 {
@@ -131,11 +131,12 @@ func chainSummary(r *mirror.ChainReport) string {
 type chainTextPrinter struct {
 	w  io.Writer
 	st *styles
+	ls lister // how much of each list to show
 }
 
 func (t *chainTextPrinter) Print(r *mirror.ChainReport) error {
 	w := bufio.NewWriter(t.w)
-	st := t.st
+	st, ls := t.st, t.ls
 	kv := func(k, format string, args ...any) {
 		fmt.Fprintf(w, "  %s %s\n", padDisplay(st.paint(st.title, k), 19), fmt.Sprintf(format, args...))
 	}
@@ -154,17 +155,17 @@ func (t *chainTextPrinter) Print(r *mirror.ChainReport) error {
 		kv("upstream log", "%s", rangeText(e.UpstreamLog))
 		kv("downstream log", "%s", rangeText(e.DownstreamLog))
 		kv("mirrored", "%s: %s byte-identical", rangeText(e.Mirrored), batches(e.BatchesCompared))
-		kv("barrier", "%s", barrierText(e.Barrier))
+		kv("barrier", "%s", barrierText(ls, e.Barrier))
 		if e.Barrier != nil {
 			kv("local", "%s", rangeText(e.Local))
 		}
-		kv("mirrored barriers", "%s", mirroredBarriersText(e.MirroredBarriers))
+		kv("mirrored barriers", "%s", mirroredBarriersText(ls, e.MirroredBarriers))
 		reused := "none"
 		if len(e.ProducersReused) > 0 {
-			reused = offsetsList(e.ProducersReused)
+			reused = ls.offsets(e.ProducersReused)
 		}
 		kv("producers reused", "%s", reused)
-		kv("collisions averted", "%s", averted(e))
+		kv("collisions averted", "%s", averted(ls, e))
 		if e.EpochDifferences > 0 {
 			kv("leader epochs", "%d mirrored batches differ from U in partitionLeaderEpoch", e.EpochDifferences)
 		}
@@ -176,13 +177,14 @@ func (t *chainTextPrinter) Print(r *mirror.ChainReport) error {
 			continue
 		}
 		kv("findings", "%d (%s)", len(e.Findings), plural(e.Errors(), "error"))
-		for _, f := range e.Findings {
-			head := fmt.Sprintf("%s %s at offset %d", st.severity(f.Severity, f.Severity), f.Kind, f.Offset)
+		ls.byKind(len(e.Findings), func(i int) string { return e.Findings[i].Kind.String() }, func(i int) {
+			f := e.Findings[i]
+			head := fmt.Sprintf("%s %s at offset %d", st.severity(f.Severity(), f.Severity().String()), f.Kind, f.Offset)
 			if where := findingWhere(f); where != "" {
 				head += ": " + where
 			}
 			fmt.Fprintf(w, "    %s\n      %s\n", head, f.Message)
-		}
+		}, func(more string) { fmt.Fprintf(w, "    %s\n", more) })
 	}
 	fmt.Fprintf(w, "\n%s %s\n", st.paint(st.title, "Summary:"), chainSummary(r))
 	return w.Flush()
@@ -197,7 +199,9 @@ func (t *chainTablePrinter) render(header []string, rows [][]string) {
 }
 
 func (t *chainTablePrinter) Print(r *mirror.ChainReport) error {
+	ls := t.s.lister()
 	var rows, frows [][]string
+	var fkinds []string
 	for i, e := range r.Edges {
 		bar, local := "-", "-"
 		if e.Barrier != nil {
@@ -205,7 +209,7 @@ func (t *chainTablePrinter) Print(r *mirror.ChainReport) error {
 		}
 		reused := "-"
 		if len(e.ProducersReused) > 0 {
-			reused = offsetsList(e.ProducersReused)
+			reused = ls.offsets(e.ProducersReused)
 		}
 		rows = append(rows, []string{i64(int64(i + 1)), e.Upstream, e.Downstream, e.Status, rangeText(e.Mirrored), bar, local,
 			reused, i64(int64(e.CollisionsAverted)), fmt.Sprintf("%d/%d", e.Errors(), len(e.Findings))})
@@ -217,12 +221,17 @@ func (t *chainTablePrinter) Print(r *mirror.ChainReport) error {
 			if f.UpstreamPosition >= 0 {
 				upos = i64(f.UpstreamPosition)
 			}
-			frows = append(frows, []string{i64(int64(i + 1)), f.Severity, f.Kind, i64(f.Offset), f.File, pos, f.UpstreamFile, upos, f.Message})
+			frows = append(frows, []string{i64(int64(i + 1)), f.Severity().String(), f.Kind.String(), i64(f.Offset), f.File, pos, f.UpstreamFile, upos, f.Message})
+			fkinds = append(fkinds, f.Kind.String())
 		}
 	}
 	t.render([]string{"edge", "upstream", "downstream", "status", "mirrored", "barrier", "local", "reused", "averted", "errors/findings"}, rows)
 	if len(frows) > 0 {
-		t.render([]string{"edge", "severity", "kind", "offset", "file", "position", "upstream file", "upstream position", "message"}, frows)
+		shown, notes := ls.kindRows(frows, func(i int) string { return fkinds[i] })
+		t.render([]string{"edge", "severity", "kind", "offset", "file", "position", "upstream file", "upstream position", "message"}, shown)
+		for _, n := range notes {
+			fmt.Fprintln(t.s.Out, n)
+		}
 	}
 	_, err := fmt.Fprintf(t.s.Out, "Summary: %s\n", chainSummary(r))
 	return err
@@ -326,11 +335,13 @@ func (j *chainJSONPrinter) Print(r *mirror.ChainReport) error {
 			out.MirroredBarriers = append(out.MirroredBarriers, chainMirroredBarrierJSON(b))
 		}
 		for _, a := range e.Averted {
-			out.Averted = append(out.Averted, chainAvertedJSON(a))
+			out.Averted = append(out.Averted, chainAvertedJSON{Kind: a.Kind.String(), Offset: a.Offset, ProducerID: a.ProducerID})
 		}
 		for _, f := range e.Findings {
-			out.Findings = append(out.Findings, chainFindingJSON(f))
-			if f.Severity == psm.SeverityError {
+			out.Findings = append(out.Findings, chainFindingJSON{Kind: f.Kind.String(), Severity: f.Severity().String(), Offset: f.Offset,
+				ProducerID: f.ProducerID, File: f.File, Position: f.Position, UpstreamFile: f.UpstreamFile, UpstreamPosition: f.UpstreamPosition,
+				Message: f.Message})
+			if f.IsError() {
 				sum.Errors++
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // KIP-1279: a MIRROR_PID_RESET batch in the middle of a segment clears
@@ -112,11 +113,11 @@ func TestBarrierReusedProducerID(t *testing.T) {
 	}
 
 	r = replayOne(t, l, func(o *Options) { o.IgnoreBarriers = true })
-	a := anomalies(r, KindPIDCollision)
-	if len(a) != 1 || a[0].Offset != reuse || a[0].ProducerID != 5 || a[0].Severity != SeverityError {
+	a := anomalies(r, finding.PIDCollision)
+	if len(a) != 1 || a[0].Offset != reuse || a[0].ProducerID != 5 || a[0].Severity() != finding.Error {
 		t.Fatalf("ignoring barriers: %+v", r.Anomalies)
 	}
-	if len(r.Barriers) != 1 || r.Barriers[0].Offset != bar || r.Barriers[0].ProducersCleared != 0 || len(anomalies(r, KindBarrierIgnored)) != 1 {
+	if len(r.Barriers) != 1 || r.Barriers[0].Offset != bar || r.Barriers[0].ProducersCleared != 0 || len(anomalies(r, finding.BarrierIgnored)) != 1 {
 		t.Errorf("ignored barrier %+v", r.Barriers)
 	}
 	if len(mustProducer(t, r, 5).Batches) != 1 {
@@ -151,7 +152,7 @@ func TestBarrierChain(t *testing.T) {
 		t.Errorf("between the barriers %+v", mid.Producers)
 	}
 	ign := replayOne(t, l, func(o *Options) { o.IgnoreBarriers = true })
-	if len(anomalies(ign, KindPIDCollision)) != 2 || len(ign.Producers) != 4 {
+	if len(anomalies(ign, finding.PIDCollision)) != 2 || len(ign.Producers) != 4 {
 		t.Errorf("ignoring barriers: %d producers, %+v", len(ign.Producers), ign.Anomalies)
 	}
 }
@@ -194,8 +195,8 @@ func TestBarrierAcrossSegmentsAndStaleSnapshot(t *testing.T) {
 	if r.SnapshotLoaded != s1.next {
 		t.Fatalf("loaded %d", r.SnapshotLoaded)
 	}
-	a := anomalies(r, KindStaleSnapshot)
-	if len(a) != 1 || a[0].Offset != s1.next || a[0].ProducerID != 5 || a[0].Severity != SeverityError || !strings.Contains(a[0].Message, fmt.Sprint(bar)) {
+	a := anomalies(r, finding.StaleSnapshot)
+	if len(a) != 1 || a[0].Offset != s1.next || a[0].ProducerID != 5 || a[0].Severity() != finding.Error || !strings.Contains(a[0].Message, fmt.Sprint(bar)) {
 		t.Fatalf("stale-snapshot anomalies %+v", r.Anomalies)
 	}
 	// The broker would load it and bring 5 and 6 back: kseg says so.
@@ -205,7 +206,7 @@ func TestBarrierAcrossSegmentsAndStaleSnapshot(t *testing.T) {
 	// Replaying from the log instead gives the right state, and still
 	// flags the file.
 	none := p.rebuild(func() Options { o := DefaultOptions(); o.FromSnapshot = SnapshotNone; return o }())
-	if len(none.Producers) != 2 || producer(none, 5) != nil || len(anomalies(none, KindStaleSnapshot)) != 1 {
+	if len(none.Producers) != 2 || producer(none, 5) != nil || len(anomalies(none, finding.StaleSnapshot)) != 1 {
 		t.Errorf("from the log: producers %+v anomalies %+v", none.Producers, none.Anomalies)
 	}
 	checks, res, err := CheckSnapshots(p.open(), DefaultOptions())
@@ -215,14 +216,14 @@ func TestBarrierAcrossSegmentsAndStaleSnapshot(t *testing.T) {
 	if len(checks) != 2 || !checks[0].Match() || checks[1].Status != CheckMismatch {
 		t.Errorf("checks %+v", checks)
 	}
-	if len(anomalies(res, KindSnapshotMismatch)) != 1 {
+	if len(anomalies(res, finding.SnapshotMismatch)) != 1 {
 		t.Errorf("check anomalies %+v", res.Anomalies)
 	}
 
 	// A snapshot rewritten from kseg's state is not stale.
 	p.snapshot(s1.next, none.SnapshotEntries()[:1])
 	ok := p.rebuild(DefaultOptions())
-	if len(anomalies(ok, KindStaleSnapshot)) != 0 {
+	if len(anomalies(ok, finding.StaleSnapshot)) != 0 {
 		t.Errorf("rewritten snapshot flagged: %+v", ok.Anomalies)
 	}
 }
@@ -237,11 +238,11 @@ func TestBarrierWithOpenTransaction(t *testing.T) {
 	mk := l.marker(5, 0, false, 0) // the abort arrives too late: no entry to complete
 	l.data(6, 0, 0, 1, false)
 	r := replayOne(t, l, nil)
-	if a := anomalies(r, KindOpenTxnAtBarrier); len(a) != 1 || a[0].Offset != bar || a[0].ProducerID != 5 || a[0].Severity != SeverityError ||
+	if a := anomalies(r, finding.OpenTxnAtBarrier); len(a) != 1 || a[0].Offset != bar || a[0].ProducerID != 5 || a[0].Severity() != finding.Error ||
 		!strings.Contains(a[0].Message, "only until the broker next restarts from a snapshot taken after the barrier") {
 		t.Fatalf("anomalies %+v", r.Anomalies)
 	}
-	if a := anomalies(r, KindMarkerWithoutTxn); len(a) != 1 || a[0].Offset != mk {
+	if a := anomalies(r, finding.MarkerWithoutTxn); len(a) != 1 || a[0].Offset != mk {
 		t.Errorf("late marker %+v", r.Anomalies)
 	}
 	if len(r.Ongoing) != 1 || r.Ongoing[0].FirstOffset != f || r.LastStableOffset != f {
@@ -289,7 +290,7 @@ func TestSnapshotSelection(t *testing.T) {
 	if r.SnapshotLoaded != 3 {
 		t.Fatalf("loaded %d, want 3", r.SnapshotLoaded)
 	}
-	if a := anomalies(r, KindSnapshotCorrupt); len(a) != 1 || a[0].Offset != 6 {
+	if a := anomalies(r, finding.SnapshotCorrupt); len(a) != 1 || a[0].Offset != 6 {
 		t.Errorf("anomalies %+v", r.Anomalies)
 	}
 	if e := mustProducer(t, r, 1); e.LastSeq() != 5 || len(e.Batches) != 4 {
@@ -409,7 +410,7 @@ func TestOpenTxnAtBarrierPinEndsAtRestartFromSnapshot(t *testing.T) {
 	s1.data(6, 0, 1, 1, false)
 	p.segment(s0.next, s1)
 	none := p.rebuild(func() Options { o := DefaultOptions(); o.FromSnapshot = SnapshotNone; return o }())
-	if len(none.Ongoing) != 1 || none.LastStableOffset != f || len(anomalies(none, KindOpenTxnAtBarrier)) != 1 {
+	if len(none.Ongoing) != 1 || none.LastStableOffset != f || len(anomalies(none, finding.OpenTxnAtBarrier)) != 1 {
 		t.Fatalf("from the log: ongoing %+v lso %d anomalies %+v", none.Ongoing, none.LastStableOffset, none.Anomalies)
 	}
 	p.snapshot(s0.next, p.state(s0.next, nil))
@@ -417,11 +418,11 @@ func TestOpenTxnAtBarrierPinEndsAtRestartFromSnapshot(t *testing.T) {
 	if r.SnapshotLoaded != s0.next || len(r.Ongoing) != 0 || r.LastStableOffset != r.HighWatermark || r.HighWatermark != s1.next {
 		t.Fatalf("from the snapshot: loaded %d, ongoing %+v, lso %d, hw %d", r.SnapshotLoaded, r.Ongoing, r.LastStableOffset, r.HighWatermark)
 	}
-	a := anomalies(r, KindOpenTxnAtBarrier)
-	if len(a) != 1 || a[0].Offset != bar || a[0].ProducerID != 5 || a[0].Severity != SeverityError || !strings.Contains(a[0].Message, "loaded here") {
+	a := anomalies(r, finding.OpenTxnAtBarrier)
+	if len(a) != 1 || a[0].Offset != bar || a[0].ProducerID != 5 || a[0].Severity() != finding.Error || !strings.Contains(a[0].Message, "loaded here") {
 		t.Fatalf("anomalies %+v", r.Anomalies)
 	}
-	if len(anomalies(r, KindStaleSnapshot)) != 0 {
+	if len(anomalies(r, finding.StaleSnapshot)) != 0 {
 		t.Errorf("the snapshot is the state through the barrier: %+v", r.Anomalies)
 	}
 }

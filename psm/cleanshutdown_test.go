@@ -3,6 +3,8 @@ package psm
 import (
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // With .kafka_cleanshutdown in the log directory and no producer snapshot
@@ -33,9 +35,9 @@ func TestCleanShutdownWithoutSnapshotStartsEmpty(t *testing.T) {
 	if r.LogEndOffset != end || r.HighWatermark != end || r.LastStableOffset != r.HighWatermark || r.FirstUndecidedOffset != -1 {
 		t.Errorf("log end %d, hw %d, lso %d, fuo %d: want the LSO at the high watermark", r.LogEndOffset, r.HighWatermark, r.LastStableOffset, r.FirstUndecidedOffset)
 	}
-	onlyAnomalies(t, r, KindCleanShutdownNoSnapshot)
-	a := anomalies(r, KindCleanShutdownNoSnapshot)
-	if len(a) != 1 || a[0].Severity != SeverityError || a[0].Offset != end || a[0].ProducerID != 2 ||
+	onlyAnomalies(t, r, finding.CleanShutdownNoSnapshot)
+	a := anomalies(r, finding.CleanShutdownNoSnapshot)
+	if len(a) != 1 || a[0].Severity() != finding.Error || a[0].Offset != end || a[0].ProducerID != 2 ||
 		!strings.Contains(a[0].Message, "2 producer(s)") || !strings.Contains(a[0].Message, "1 open transaction(s) (oldest: producer 2 from offset "+i64s(open)+")") {
 		t.Fatalf("anomalies %+v", r.Anomalies)
 	}
@@ -47,7 +49,7 @@ func TestCleanShutdownWithoutSnapshotStartsEmpty(t *testing.T) {
 	}
 	// --check-snapshots (the log alone) names the same loss.
 	o.FromSnapshot = SnapshotLatest
-	if _, res, err := CheckSnapshots(p.open(), o); err != nil || len(anomalies(res, KindCleanShutdownNoSnapshot)) != 1 {
+	if _, res, err := CheckSnapshots(p.open(), o); err != nil || len(anomalies(res, finding.CleanShutdownNoSnapshot)) != 1 {
 		t.Errorf("check-snapshots: %v %+v", err, res.Anomalies)
 	}
 	if !SkipsRebuild(p.open(), true) || SkipsRebuild(p.open(), false) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // Snapshot entry field names, as ProducerSnapshot.json names them.
@@ -191,8 +192,7 @@ func CheckSnapshots(dir *segment.PartitionDir, opts Options) ([]SnapshotCheck, *
 			}
 			c.Status, c.Reason = CheckCorrupt, err.Error()
 			if !r.corrupted[c.Path] {
-				m.Report(Anomaly{Kind: KindSnapshotCorrupt, Severity: SeverityError, Offset: c.Offset, ProducerID: -1,
-					Message: fmt.Sprintf("%v; the broker would delete it at load", err)})
+				m.Report(anomaly(finding.SnapshotCorrupt, c.Offset, -1, fmt.Sprintf("%v; the broker would delete it at load", err)))
 			}
 			continue
 		}
@@ -206,8 +206,8 @@ func CheckSnapshots(dir *segment.PartitionDir, opts Options) ([]SnapshotCheck, *
 			continue
 		}
 		d := c.Differences[0]
-		m.Report(Anomaly{Kind: KindSnapshotMismatch, Severity: SeverityError, Offset: c.Offset, ProducerID: d.ProducerID,
-			Message: fmt.Sprintf("%s differs from the state rebuilt from the log (%d difference(s)); first: %s", name, len(c.Differences), d)})
+		m.Report(anomaly(finding.SnapshotMismatch, c.Offset, d.ProducerID,
+			fmt.Sprintf("%s differs from the state rebuilt from the log (%d difference(s)); first: %s", name, len(c.Differences), d)))
 	}
 	// A mismatching snapshot after a barrier is also stale, as the default
 	// run (judgeStale) calls it.
@@ -224,7 +224,7 @@ func CheckSnapshots(dir *segment.PartitionDir, opts Options) ([]SnapshotCheck, *
 	// Re-render the anomalies with the snapshot findings added.
 	final := m.State()
 	res.Anomalies = final.Anomalies
-	slices.SortStableFunc(res.Anomalies, func(a, b Anomaly) int { return cmp.Compare(a.Offset, b.Offset) })
+	slices.SortStableFunc(res.Anomalies, func(a, b finding.Finding) int { return cmp.Compare(a.Offset, b.Offset) })
 	return checks, res, nil
 }
 

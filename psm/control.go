@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // controlReader reads the first record of a control batch through
@@ -49,16 +50,16 @@ func (m *Manager) decodeControl(b *decode.Batch, file string, pos int64) (*decod
 	key, value, ts, err := m.ctl.first(b)
 	if err != nil {
 		if b.HasProducerID() {
-			m.Report(Anomaly{Kind: KindInvalidControl, Severity: SeverityError, Offset: b.BaseOffset, ProducerID: b.ProducerID,
-				Message: fmt.Sprintf("%s: control batch of producer %d: %v; the broker's recovery stops here; batch skipped", batchWhere(file, pos, b.BaseOffset), b.ProducerID, err)})
+			m.Report(anomaly(finding.InvalidControl, b.BaseOffset, b.ProducerID,
+				fmt.Sprintf("%s: control batch of producer %d: %v; the broker's recovery stops here; batch skipped", batchWhere(file, pos, b.BaseOffset), b.ProducerID, err)))
 		}
 		return nil, 0, false
 	}
 	ver, typ, err := decode.ParseControlKey(key)
 	if err != nil {
 		if b.HasProducerID() {
-			m.Report(Anomaly{Kind: KindInvalidControl, Severity: SeverityError, Offset: b.BaseOffset, ProducerID: b.ProducerID,
-				Message: fmt.Sprintf("%s: control batch of producer %d: %v; the broker's recovery stops here (InvalidRecordException); batch skipped", batchWhere(file, pos, b.BaseOffset), b.ProducerID, err)})
+			m.Report(anomaly(finding.InvalidControl, b.BaseOffset, b.ProducerID,
+				fmt.Sprintf("%s: control batch of producer %d: %v; the broker's recovery stops here (InvalidRecordException); batch skipped", batchWhere(file, pos, b.BaseOffset), b.ProducerID, err)))
 		}
 		return nil, 0, false
 	}
@@ -72,14 +73,14 @@ func (m *Manager) decodeControl(b *decode.Batch, file string, pos int64) (*decod
 		if err != nil {
 			if typ == decode.ControlMirrorPidReset {
 				// isMirrorPidResetBatch looks at the key only: still a barrier.
-				m.Report(Anomaly{Kind: KindInvalidControl, Severity: SeverityWarning, Offset: b.BaseOffset, ProducerID: pidOf(b),
-					Message: fmt.Sprintf("%s: MIRROR_PID_RESET barrier has a value kseg cannot decode (%v); applied as a barrier (the prototype tests only the key's type)", batchWhere(file, pos, b.BaseOffset), err)})
+				m.Report(anomaly(finding.InvalidBarrierValue, b.BaseOffset, pidOf(b),
+					fmt.Sprintf("%s: MIRROR_PID_RESET barrier has a value kseg cannot decode (%v); applied as a barrier (the prototype tests only the key's type)", batchWhere(file, pos, b.BaseOffset), err)))
 				m.control = decode.Control{KeyVersion: ver, Type: typ}
 				return &m.control, ts, true
 			}
 			if b.HasProducerID() {
-				m.Report(Anomaly{Kind: KindInvalidControl, Severity: SeverityError, Offset: b.BaseOffset, ProducerID: b.ProducerID,
-					Message: fmt.Sprintf("%s: %s marker: %v; the broker's recovery stops here (InvalidRecordException); batch skipped", batchWhere(file, pos, b.BaseOffset), typ, err)})
+				m.Report(anomaly(finding.InvalidControl, b.BaseOffset, b.ProducerID,
+					fmt.Sprintf("%s: %s marker: %v; the broker's recovery stops here (InvalidRecordException); batch skipped", batchWhere(file, pos, b.BaseOffset), typ, err)))
 			}
 			return nil, 0, false
 		}

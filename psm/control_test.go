@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // overlongOffsetDelta re-encodes the offsetDelta (0) of the single record
@@ -83,8 +84,8 @@ func TestControlRecordOverlongVarintRejected(t *testing.T) {
 
 	// … and replay treats the marker as the broker would: not applied.
 	r := replayOne(t, l, nil)
-	inv := anomalies(r, KindInvalidControl)
-	if len(inv) != 1 || inv[0].Offset != 2 || inv[0].ProducerID != 7 || inv[0].Severity != SeverityError ||
+	inv := anomalies(r, finding.InvalidControl)
+	if len(inv) != 1 || inv[0].Offset != 2 || inv[0].ProducerID != 7 || inv[0].Severity() != finding.Error ||
 		!strings.Contains(inv[0].Message, recErr.Error()) {
 		t.Fatalf("anomalies %+v, want one invalid-control at offset 2 quoting %q", r.Anomalies, recErr)
 	}
@@ -156,9 +157,9 @@ func TestMirrorPidResetWithProducerIDIsNoBarrier(t *testing.T) {
 		bad := l.append(decode.BatchSpec{ProducerID: 5, ProducerEpoch: 0, BaseSequence: -1, Control: true}, []decode.RecordSpec{rec})
 		l.data(5, 0, 2, 1, false)
 		r := replayOne(t, l, nil)
-		onlyAnomalies(t, r, KindInvalidControl, KindHangingTransaction)
-		inv := anomalies(r, KindInvalidControl)
-		if len(inv) != 1 || inv[0].Offset != bad || inv[0].ProducerID != 5 || inv[0].Severity != SeverityError ||
+		onlyAnomalies(t, r, finding.InvalidControl, finding.OpenTransaction)
+		inv := anomalies(r, finding.InvalidControl)
+		if len(inv) != 1 || inv[0].Offset != bad || inv[0].ProducerID != 5 || inv[0].Severity() != finding.Error ||
 			!strings.Contains(inv[0].Message, "IllegalArgumentException") || !strings.Contains(inv[0].Message, "not applied as a barrier") {
 			t.Fatalf("value % x: anomalies %+v, want one invalid-control at %d", value, r.Anomalies, bad)
 		}

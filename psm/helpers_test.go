@@ -7,6 +7,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // logBuilder writes v2 batches the way a broker lays them out: offsets
@@ -187,8 +188,8 @@ func mustProducer(t testing.TB, r *Result, pid int64) *Entry {
 	return e
 }
 
-func anomalies(r *Result, kind string) []Anomaly {
-	var out []Anomaly
+func anomalies(r *Result, kind finding.Kind) []finding.Finding {
+	var out []finding.Finding
 	for _, a := range r.Anomalies {
 		if a.Kind == kind {
 			out = append(out, a)
@@ -198,15 +199,15 @@ func anomalies(r *Result, kind string) []Anomaly {
 }
 
 // onlyAnomalies fails unless every anomaly is of one of the given kinds.
-func onlyAnomalies(t testing.TB, r *Result, kinds ...string) {
+func onlyAnomalies(t testing.TB, r *Result, kinds ...finding.Kind) {
 	t.Helper()
-	ok := map[string]bool{}
+	ok := map[finding.Kind]bool{}
 	for _, k := range kinds {
 		ok[k] = true
 	}
 	for _, a := range r.Anomalies {
 		if !ok[a.Kind] {
-			t.Errorf("unexpected anomaly %s (%s) at %d: %s", a.Kind, a.Severity, a.Offset, a.Message)
+			t.Errorf("unexpected anomaly %s (%s) at %d: %s", a.Kind, a.Severity(), a.Offset, a.Message)
 		}
 	}
 }

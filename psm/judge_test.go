@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // state is the state rebuilt from the log at upto, with opts changed by mod.
@@ -94,7 +95,7 @@ func TestSnapshotAfterDeleteRecordsKeepsProducersBelowLogStart(t *testing.T) {
 		}
 	}
 	p.snapshot(s0.next, bad)
-	if c, res := p.checkAt(o, s0.next); c.Status != CheckMismatch || len(anomalies(res, KindSnapshotMismatch)) != 1 {
+	if c, res := p.checkAt(o, s0.next); c.Status != CheckMismatch || len(anomalies(res, finding.SnapshotMismatch)) != 1 {
 		t.Errorf("a wrong entry below the log start: %+v", c)
 	}
 }
@@ -175,17 +176,17 @@ func TestStaleSnapshotComparedExactly(t *testing.T) {
 		if r.SnapshotLoaded != at {
 			t.Fatalf("loaded %d, want %d", r.SnapshotLoaded, at)
 		}
-		a := anomalies(r, KindStaleSnapshot)
-		if len(a) != 1 || a[0].Offset != at || a[0].ProducerID != pid || a[0].Severity != SeverityError ||
+		a := anomalies(r, finding.StaleSnapshot)
+		if len(a) != 1 || a[0].Offset != at || a[0].ProducerID != pid || a[0].Severity() != finding.Error ||
 			!strings.Contains(a[0].Message, "barrier at "+i64s(bar)) || !strings.Contains(a[0].Message, segment.CleanShutdownName) {
 			t.Fatalf("default run: anomalies %+v", r.Anomalies)
 		}
 		c, res := p.checkAt(DefaultOptions(), at)
-		if c.Status != CheckMismatch || len(anomalies(res, KindStaleSnapshot)) != 1 || len(anomalies(res, KindSnapshotMismatch)) != 1 {
+		if c.Status != CheckMismatch || len(anomalies(res, finding.StaleSnapshot)) != 1 || len(anomalies(res, finding.SnapshotMismatch)) != 1 {
 			t.Errorf("--check-snapshots: %+v, anomalies %+v", c, res.Anomalies)
 		}
 		none := p.rebuild(func() Options { o := DefaultOptions(); o.FromSnapshot = SnapshotNone; return o }())
-		if len(anomalies(none, KindStaleSnapshot)) != 1 {
+		if len(anomalies(none, finding.StaleSnapshot)) != 1 {
 			t.Errorf("--from-snapshot none: anomalies %+v", none.Anomalies)
 		}
 	}
@@ -235,7 +236,7 @@ func TestStaleSnapshotComparedExactly(t *testing.T) {
 		assertStale(t, p, bar, at, 5)
 		// Rewritten with the state through the barrier, it is not stale.
 		p.snapshot(at, state)
-		if r := p.rebuild(DefaultOptions()); len(anomalies(r, KindStaleSnapshot)) != 0 {
+		if r := p.rebuild(DefaultOptions()); len(anomalies(r, finding.StaleSnapshot)) != 0 {
 			t.Errorf("the correct file is flagged: %+v", r.Anomalies)
 		}
 	})
@@ -297,10 +298,10 @@ func TestSnapshotListsProducersOfDeletedSegments(t *testing.T) {
 
 	p, at = build(t, true)
 	c, res = p.checkAt(DefaultOptions(), at)
-	if c.Status != CheckMismatch || len(anomalies(res, KindStaleSnapshot)) != 1 {
+	if c.Status != CheckMismatch || len(anomalies(res, finding.StaleSnapshot)) != 1 {
 		t.Errorf("after a barrier: check %+v, anomalies %+v", c, res.Anomalies)
 	}
-	if r := p.rebuild(DefaultOptions()); len(anomalies(r, KindStaleSnapshot)) != 1 {
+	if r := p.rebuild(DefaultOptions()); len(anomalies(r, finding.StaleSnapshot)) != 1 {
 		t.Errorf("after a barrier, default run: %+v", r.Anomalies)
 	}
 }

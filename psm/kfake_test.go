@@ -8,6 +8,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 	"github.com/kseg/kseg/segment/kafkatest"
 )
 
@@ -40,7 +41,7 @@ func TestReplayKfakeTransactions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	onlyAnomalies(t, r, KindHangingTransaction)
+	onlyAnomalies(t, r, finding.OpenTransaction)
 	if r.HasErrors() {
 		t.Errorf("anomalies %+v", r.Anomalies)
 	}
@@ -163,7 +164,7 @@ func TestReplayKfakeFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	col := anomalies(r, KindPIDCollision)
+	col := anomalies(r, finding.PIDCollision)
 	if len(col) != 2 {
 		t.Fatalf("ignoring the barrier: %+v", r.Anomalies)
 	}
@@ -176,7 +177,7 @@ func TestReplayKfakeFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(anomalies(r, KindPIDCollision)) != 2 || !r.HasErrors() {
+	if len(anomalies(r, finding.PIDCollision)) != 2 || !r.HasErrors() {
 		t.Errorf("no barrier: %+v", r.Anomalies)
 	}
 }

@@ -3,6 +3,8 @@ package psm
 import (
 	"slices"
 	"testing"
+
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd: a log start offset
@@ -14,14 +16,14 @@ func TestLogStartAboveLogEnd(t *testing.T) {
 	l := newLog(t, 0)
 	l.data(1, 0, 0, 3, false)
 	r := replayOne(t, l, func(o *Options) { o.LogStartOffset, o.HighWatermark = 10, 12 })
-	a := anomalies(r, KindLogStartAboveLogEnd)
-	if len(a) != 1 || a[0].Severity != SeverityError || a[0].Offset != 10 {
+	a := anomalies(r, finding.LogStartAboveLogEnd)
+	if len(a) != 1 || a[0].Severity() != finding.Error || a[0].Offset != 10 {
 		t.Fatalf("anomalies %+v", r.Anomalies)
 	}
 	if r.LogEndOffset != 3 || r.HighWatermark > r.LogEndOffset || r.LastStableOffset > r.HighWatermark || len(r.Producers) != 0 {
 		t.Errorf("log end %d, hw %d, lso %d, producers %+v", r.LogEndOffset, r.HighWatermark, r.LastStableOffset, r.Producers)
 	}
-	if r := replayOne(t, l, func(o *Options) { o.LogStartOffset = 3 }); len(anomalies(r, KindLogStartAboveLogEnd)) != 0 {
+	if r := replayOne(t, l, func(o *Options) { o.LogStartOffset = 3 }); len(anomalies(r, finding.LogStartAboveLogEnd)) != 0 {
 		t.Errorf("log start at the log end: %+v", r.Anomalies)
 	}
 }
@@ -71,7 +73,7 @@ func TestSnapshotIgnoredSameWithAndWithoutCheckSnapshots(t *testing.T) {
 	o.LogStartOffset = 1
 	offsets := func(r *Result) []int64 {
 		var out []int64
-		for _, a := range anomalies(r, KindSnapshotIgnored) {
+		for _, a := range anomalies(r, finding.SnapshotIgnored) {
 			out = append(out, a.Offset)
 		}
 		return out

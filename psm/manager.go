@@ -10,6 +10,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // ErrControlRecordRequired is returned by Apply for a control batch that
@@ -33,7 +34,8 @@ type completedTxn struct {
 // Manager is the engine: ProducerStateManager driven one batch at a time
 // with AppendOrigin.REPLICATION, as LogSegment.recover drives it. It never
 // rejects a batch; what Kafka would warn about, reject from a client, or
-// fail the load on is recorded as an Anomaly and replay goes on.
+// fail the load on is recorded as an anomaly (a finding.Finding) and
+// replay goes on.
 type Manager struct {
 	opts Options
 
@@ -42,7 +44,7 @@ type Manager struct {
 	unreplicated []completedTxn // unreplicatedTxns (only kept when a high watermark is given)
 	aborted      []AbortedTxn
 	barriers     []Barrier
-	anomalies    []Anomaly
+	anomalies    []finding.Finding
 
 	mapEndOffset   int64 // lastMapOffset
 	logStartOffset int64
@@ -104,13 +106,13 @@ func (m *Manager) Now() int64 {
 	return m.fixedNow
 }
 
-func (m *Manager) report(kind, sev string, offset, pid int64, format string, args ...any) {
-	m.anomalies = append(m.anomalies, Anomaly{Kind: kind, Severity: sev, Offset: offset, ProducerID: pid, Message: fmt.Sprintf(format, args...)})
+func (m *Manager) report(kind finding.Kind, offset, pid int64, format string, args ...any) {
+	m.anomalies = append(m.anomalies, anomaly(kind, offset, pid, fmt.Sprintf(format, args...)))
 }
 
 // Report records an anomaly found outside Apply (Rebuild uses it for
 // snapshot and log-file findings).
-func (m *Manager) Report(a Anomaly) { m.anomalies = append(m.anomalies, a) }
+func (m *Manager) Report(a finding.Finding) { m.anomalies = append(m.anomalies, a) }
 
 func (m *Manager) newEntry(pid int64) *Entry {
 	var e *Entry
@@ -244,7 +246,7 @@ func (m *Manager) applyBarrier(b *decode.Batch, c *decode.Control) {
 	bar := Barrier{Offset: b.BaseOffset, SourceClusterID: c.SourceClusterID}
 	if m.opts.IgnoreBarriers {
 		m.barriers = append(m.barriers, bar)
-		m.report(KindBarrierIgnored, SeverityInfo, b.BaseOffset, -1,
+		m.report(finding.BarrierIgnored, b.BaseOffset, -1,
 			"MIRROR_PID_RESET barrier ignored (--ignore-barriers): %d producer entries kept", len(m.producers))
 		return
 	}
@@ -255,7 +257,7 @@ func (m *Manager) applyBarrier(b *decode.Batch, c *decode.Control) {
 	m.barriers = append(m.barriers, bar)
 	if len(m.ongoing) > 0 {
 		t := m.ongoing[0]
-		m.report(KindOpenTxnAtBarrier, SeverityError, b.BaseOffset, t.producerID,
+		m.report(finding.OpenTxnAtBarrier, b.BaseOffset, t.producerID,
 			"MIRROR_PID_RESET barrier written while %d transaction(s) were open (oldest: producer %d from offset %d); the barrier removes their producers, so no marker can complete them: they pin the last stable offset only until the broker next restarts from a snapshot taken after the barrier, which no longer lists them, and from then on read_committed consumers read their records as committed",
 			len(m.ongoing), t.producerID, t.firstOffset)
 	}
@@ -287,7 +289,7 @@ func (m *Manager) applyControl(b *decode.Batch, c *decode.Control, ts int64) {
 		if c.Type == decode.ControlMirrorPidReset {
 			what = " (a MIRROR_PID_RESET barrier has producer id -1; this one is not applied as a barrier)"
 		}
-		m.report(KindInvalidControl, SeverityError, b.BaseOffset, pid,
+		m.report(finding.InvalidControl, b.BaseOffset, pid,
 			"control batch of producer %d carries a %s record (type %d), not a transaction marker%s; the broker's log load fails on it (IllegalArgumentException); batch skipped",
 			pid, c.Type, int16(c.Type), what)
 		return
@@ -298,20 +300,20 @@ func (m *Manager) applyControl(b *decode.Batch, c *decode.Control, ts int64) {
 	}
 	// checkProducerEpoch (REPLICATION: warn and accept).
 	if b.ProducerEpoch < e.ProducerEpoch {
-		m.report(KindEpochRegression, SeverityWarning, b.BaseOffset, pid,
+		m.report(finding.EpochRegression, b.BaseOffset, pid,
 			"%s marker of producer %d has epoch %d, lower than its current epoch %d; a replica accepts it and the epoch goes back",
 			c.Type, pid, b.ProducerEpoch, e.ProducerEpoch)
 	}
 	// checkCoordinatorEpoch (REPLICATION: info and accept).
 	if e.CoordinatorEpoch > c.CoordinatorEpoch {
-		m.report(KindCoordinatorEpochRegress, SeverityWarning, b.BaseOffset, pid,
+		m.report(finding.CoordinatorEpochRegression, b.BaseOffset, pid,
 			"%s marker of producer %d has coordinator epoch %d, lower than the %d already seen; a coordinator that was fenced wrote it (a replica accepts it)",
 			c.Type, pid, c.CoordinatorEpoch, e.CoordinatorEpoch)
 	}
 	first := e.CurrentTxnFirstOffset
 	if first < 0 {
 		// KAFKA-10702: an empty transaction completes nothing.
-		m.report(KindMarkerWithoutTxn, SeverityInfo, b.BaseOffset, pid,
+		m.report(finding.MarkerWithoutTxn, b.BaseOffset, pid,
 			"%s marker of producer %d with no open transaction (an empty transaction, or its data was lost or cleared)", c.Type, pid)
 	}
 	// updateForMarker
@@ -345,7 +347,7 @@ func (m *Manager) lastStableOffset(pid, markerOffset int64) int64 {
 func (m *Manager) completeTxn(pid, first, last int64) {
 	i, ok := slices.BinarySearchFunc(m.ongoing, first, func(t ongoingTxn, off int64) int { return cmp.Compare(t.firstOffset, off) })
 	if !ok {
-		m.report(KindUnknownTxnCompletion, SeverityError, last, pid,
+		m.report(finding.UnknownTxnCompletion, last, pid,
 			"marker at %d completes a transaction of producer %d from offset %d that was never started; the broker fails the load (IllegalArgumentException)", last, pid, first)
 		return
 	}
@@ -377,7 +379,7 @@ func (m *Manager) applyData(b *decode.Batch) {
 	txn := b.IsTransactional()
 	switch {
 	case e.CurrentTxnFirstOffset >= 0 && !txn:
-		m.report(KindNonTxnInOpenTxn, SeverityError, b.BaseOffset, pid,
+		m.report(finding.NonTxnInOpenTxn, b.BaseOffset, pid,
 			"non-transactional batch of producer %d while its transaction from offset %d is open; the broker fails the log load on it (InvalidTxnStateException)",
 			pid, e.CurrentTxnFirstOffset)
 	case e.CurrentTxnFirstOffset < 0 && txn:
@@ -414,17 +416,17 @@ func (m *Manager) checkSequence(e *Entry, b *decode.Batch) {
 	switch {
 	case b.ProducerEpoch < e.ProducerEpoch:
 		if restarted {
-			m.report(KindPIDCollision, SeverityError, b.BaseOffset, pid,
+			m.report(finding.PIDCollision, b.BaseOffset, pid,
 				"producer id %d starts over at sequence %d with epoch %d, below its epoch %d, with no MIRROR_PID_RESET barrier in between: two producers share this id (what a failover without a barrier produces)",
 				pid, base, b.ProducerEpoch, e.ProducerEpoch)
 			return
 		}
-		m.report(KindEpochRegression, SeverityWarning, b.BaseOffset, pid,
+		m.report(finding.EpochRegression, b.BaseOffset, pid,
 			"batch of producer %d has epoch %d, lower than its current epoch %d; a leader rejects it (InvalidProducerEpochException), a replica accepts it",
 			pid, b.ProducerEpoch, e.ProducerEpoch)
 	case b.ProducerEpoch > e.ProducerEpoch:
 		if base != 0 {
-			m.report(KindSequenceGap, SeverityWarning, b.BaseOffset, pid,
+			m.report(finding.SequenceGap, b.BaseOffset, pid,
 				"producer %d moves to epoch %d at sequence %d; a new epoch starts at sequence 0", pid, b.ProducerEpoch, base)
 		}
 	case !hasLast:
@@ -434,21 +436,21 @@ func (m *Manager) checkSequence(e *Entry, b *decode.Batch) {
 		// sequence as -1 (currentEntry.lastSeq() of an empty entry) and a
 		// leader accepts only sequence 0 (OutOfOrderSequenceException).
 		if base != 0 {
-			m.report(KindSequenceGap, SeverityWarning, b.BaseOffset, pid,
+			m.report(finding.SequenceGap, b.BaseOffset, pid,
 				"producer %d has no batch metadata at epoch %d (a transaction version 2 marker bumped the epoch, or a snapshot entry without a batch was loaded) and resumes at sequence %d; a leader accepts only sequence 0 there (OutOfOrderSequenceException), a replica accepts it",
 				pid, b.ProducerEpoch, base)
 		}
 	case base == decode.IncrementSequence(last, 1):
 	case isRetry(e, b):
-		m.report(KindDuplicateSequence, SeverityWarning, b.BaseOffset, pid,
+		m.report(finding.DuplicateSequence, b.BaseOffset, pid,
 			"batch of producer %d repeats sequences %d..%d already in the log (a retry appended twice; a leader returns the earlier append instead)",
 			pid, base, b.LastSequence())
 	case restarted && !(last == math.MaxInt32 && base == 0):
-		m.report(KindPIDCollision, SeverityError, b.BaseOffset, pid,
+		m.report(finding.PIDCollision, b.BaseOffset, pid,
 			"producer id %d starts over at sequence %d after sequence %d at the same epoch %d, with no MIRROR_PID_RESET barrier in between: two producers share this id (what a failover without a barrier produces)",
 			pid, base, last, b.ProducerEpoch)
 	default:
-		m.report(KindSequenceGap, SeverityWarning, b.BaseOffset, pid,
+		m.report(finding.SequenceGap, b.BaseOffset, pid,
 			"producer %d jumps from sequence %d to %d (batches missing: deleted, compacted away, or never replicated)",
 			pid, last, base)
 	}
@@ -530,7 +532,7 @@ func (m *Manager) Load(entries []segment.SnapshotEntry, snapshotOffset int64, no
 		}
 	}
 	if expired > 0 {
-		m.report(KindExpiredOnLoad, SeverityInfo, snapshotOffset, -1,
+		m.report(finding.ExpiredOnLoad, snapshotOffset, -1,
 			"%d of the %d producers in the snapshot at %d had expired at load time (now %d, producer.id.expiration.ms %d) and were not loaded",
 			expired, len(entries), snapshotOffset, now, m.opts.ProducerIDExpirationMs)
 	}
@@ -646,10 +648,11 @@ func (m *Manager) State() *Result {
 	return r
 }
 
-// ReportHangingTransactions adds a hanging-transaction anomaly for every transaction
-// still open: an error when it has been open longer than TxnTimeoutMs of
-// the clock (the coordinator should have aborted it), a warning otherwise
-// (it may still be in progress on a live broker).
+// ReportHangingTransactions adds an anomaly for every transaction still
+// open: a hanging-transaction error when it has been open longer than
+// TxnTimeoutMs of the clock (the coordinator should have aborted it), an
+// open-transaction warning otherwise (it may still be in progress on a
+// live broker).
 func (m *Manager) ReportHangingTransactions() {
 	now := m.Now()
 	for _, t := range m.ongoing {
@@ -658,12 +661,12 @@ func (m *Manager) ReportHangingTransactions() {
 			age = now - t.startTs
 		}
 		if age > m.opts.TxnTimeoutMs {
-			m.report(KindHangingTransaction, SeverityError, t.firstOffset, t.producerID,
+			m.report(finding.HangingTransaction, t.firstOffset, t.producerID,
 				"transaction of producer %d from offset %d is still open at the end of the log after %s of log time (longer than the %s transaction timeout): it is hanging, and the last stable offset cannot pass %d",
 				t.producerID, t.firstOffset, time.Duration(age)*time.Millisecond, time.Duration(m.opts.TxnTimeoutMs)*time.Millisecond, t.firstOffset)
 			continue
 		}
-		m.report(KindHangingTransaction, SeverityWarning, t.firstOffset, t.producerID,
+		m.report(finding.OpenTransaction, t.firstOffset, t.producerID,
 			"transaction of producer %d from offset %d is still open at the end of the log (not older than the %s transaction timeout: it may still be in progress)",
 			t.producerID, t.firstOffset, time.Duration(m.opts.TxnTimeoutMs)*time.Millisecond)
 	}

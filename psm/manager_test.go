@@ -10,6 +10,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // ProducerStateEntry.maybeUpdateProducerEpoch: any epoch change clears the
@@ -38,7 +39,7 @@ func TestPSMEpochBumpClearsHistory(t *testing.T) {
 	if e.ProducerEpoch != 0 || len(e.Batches) != 1 || e.Batches[0].LastOffset != back {
 		t.Fatalf("after regression: %+v", e)
 	}
-	if a := anomalies(r, KindEpochRegression); len(a) != 1 || a[0].Offset != back || a[0].Severity != SeverityWarning {
+	if a := anomalies(r, finding.EpochRegression); len(a) != 1 || a[0].Offset != back || a[0].Severity() != finding.Warning {
 		t.Errorf("epoch regression anomalies %+v", a)
 	}
 }
@@ -108,7 +109,7 @@ func TestPSMMarkersAndLastStableOffset(t *testing.T) {
 	m2 := l.marker(2, 5, true, 7)  // 6    p2 COMMIT
 	c0 := l.data(1, 0, 3, 1, true) // 7    p1 new txn, still open
 	r := replayOne(t, l, nil)
-	onlyAnomalies(t, r, KindHangingTransaction)
+	onlyAnomalies(t, r, finding.OpenTransaction)
 
 	want := []AbortedTxn{{ProducerID: 1, FirstOffset: a0, LastOffset: m1, LastStableOffset: b0}}
 	if !slices.Equal(r.Aborted, want) {
@@ -203,9 +204,9 @@ func TestPSMSequenceAfterTV2MarkerMustRestartAtZero(t *testing.T) {
 	bad := l.data(7, 5, 3, 1, true)
 	check := func(r *Result, from string) {
 		t.Helper()
-		onlyAnomalies(t, r, KindSequenceGap, KindHangingTransaction)
-		a := anomalies(r, KindSequenceGap)
-		if len(a) != 1 || a[0].Offset != bad || a[0].ProducerID != 7 || a[0].Severity != SeverityWarning ||
+		onlyAnomalies(t, r, finding.SequenceGap, finding.OpenTransaction)
+		a := anomalies(r, finding.SequenceGap)
+		if len(a) != 1 || a[0].Offset != bad || a[0].ProducerID != 7 || a[0].Severity() != finding.Warning ||
 			!strings.Contains(a[0].Message, "sequence 3") || !strings.Contains(a[0].Message, "OutOfOrderSequenceException") {
 			t.Errorf("%s: sequence-gap anomalies %+v", from, r.Anomalies)
 		}
@@ -240,7 +241,7 @@ func TestPSMSequenceAfterTV2MarkerMustRestartAtZero(t *testing.T) {
 	ok.data(7, 4, 0, 2, true)
 	ok.marker(7, 5, true, 1)
 	ok.data(7, 5, 0, 1, true)
-	onlyAnomalies(t, replayOne(t, ok, nil), KindHangingTransaction)
+	onlyAnomalies(t, replayOne(t, ok, nil), finding.OpenTransaction)
 }
 
 // checkCoordinatorEpoch: a lower coordinator epoch is accepted on a
@@ -254,13 +255,13 @@ func TestPSMCoordinatorEpochs(t *testing.T) {
 	l.data(1, 0, 2, 1, true)
 	low := l.marker(1, 0, true, 3)
 	r := replayOne(t, l, nil)
-	if a := anomalies(r, KindCoordinatorEpochRegress); len(a) != 1 || a[0].Offset != low {
+	if a := anomalies(r, finding.CoordinatorEpochRegression); len(a) != 1 || a[0].Offset != low {
 		t.Fatalf("anomalies %+v", r.Anomalies)
 	}
 	if e := mustProducer(t, r, 1); e.CoordinatorEpoch != 3 {
 		t.Errorf("coordinator epoch %d, want 3 (a replica takes the marker's)", e.CoordinatorEpoch)
 	}
-	onlyAnomalies(t, r, KindCoordinatorEpochRegress)
+	onlyAnomalies(t, r, finding.CoordinatorEpochRegression)
 }
 
 // Expiry: producer.id.expiration.ms against the clock, checked every
@@ -286,14 +287,14 @@ func TestPSMExpiry(t *testing.T) {
 	// collision although its sequence restarts.
 	l.data(1, 0, 0, 2, false)
 	r = replayOne(t, l, nil)
-	onlyAnomalies(t, r, KindHangingTransaction)
+	onlyAnomalies(t, r, finding.HangingTransaction)
 	if e := mustProducer(t, r, 1); len(e.Batches) != 1 || e.CoordinatorEpoch != -1 {
 		t.Errorf("returning producer %+v", e)
 	}
 
 	// Without the clock moving past the expiration, nothing expires.
 	r = replayOne(t, l, func(o *Options) { o.ProducerIDExpirationMs = 10 * day })
-	if a := anomalies(r, KindPIDCollision); len(a) != 1 {
+	if a := anomalies(r, finding.PIDCollision); len(a) != 1 {
 		t.Errorf("with a 10-day expiration the returning producer 1 collides: %+v", r.Anomalies)
 	}
 
@@ -323,7 +324,7 @@ func TestPSMEmptyTransaction(t *testing.T) {
 	if e.ProducerEpoch != 2 || e.CoordinatorEpoch != 4 || len(e.Batches) != 0 || e.LastTimestamp != 1_700_000_000_000 {
 		t.Errorf("entry %+v", e)
 	}
-	if a := anomalies(r, KindMarkerWithoutTxn); len(a) != 1 || a[0].Offset != mk || a[0].Severity != SeverityInfo {
+	if a := anomalies(r, finding.MarkerWithoutTxn); len(a) != 1 || a[0].Offset != mk || a[0].Severity() != finding.Info {
 		t.Errorf("anomalies %+v", r.Anomalies)
 	}
 }
@@ -371,8 +372,8 @@ func TestPSMNonTransactionalInOpenTxn(t *testing.T) {
 	f := l.data(1, 0, 0, 1, true)
 	bad := l.data(1, 0, 1, 1, false)
 	r := replayOne(t, l, nil)
-	a := anomalies(r, KindNonTxnInOpenTxn)
-	if len(a) != 1 || a[0].Offset != bad || a[0].Severity != SeverityError || !r.HasErrors() {
+	a := anomalies(r, finding.NonTxnInOpenTxn)
+	if len(a) != 1 || a[0].Offset != bad || a[0].Severity() != finding.Error || !r.HasErrors() {
 		t.Fatalf("anomalies %+v", r.Anomalies)
 	}
 	if e := mustProducer(t, r, 1); e.CurrentTxnFirstOffset != f || len(e.Batches) != 2 {
@@ -393,16 +394,16 @@ func TestPSMSequenceAnomalies(t *testing.T) {
 	gap := l.data(1, 0, 10, 1, false) // 4..9 missing
 	col := l.data(1, 0, 0, 1, false)  // starts over
 	r := replayOne(t, l, nil)
-	check := func(kind string, off int64, sev string) {
+	check := func(kind finding.Kind, off int64, sev finding.Severity) {
 		t.Helper()
 		a := anomalies(r, kind)
-		if len(a) != 1 || a[0].Offset != off || a[0].Severity != sev || a[0].ProducerID != 1 || a[0].Message == "" {
+		if len(a) != 1 || a[0].Offset != off || a[0].Severity() != sev || a[0].ProducerID != 1 || a[0].Message == "" {
 			t.Errorf("%s: %+v", kind, a)
 		}
 	}
-	check(KindDuplicateSequence, dup, SeverityWarning)
-	check(KindSequenceGap, gap, SeverityWarning)
-	check(KindPIDCollision, col, SeverityError)
+	check(finding.DuplicateSequence, dup, finding.Warning)
+	check(finding.SequenceGap, gap, finding.Warning)
+	check(finding.PIDCollision, col, finding.Error)
 
 	// The same sequence range with another timestamp is not a retry but a
 	// second producer with the same id: a collision.
@@ -410,7 +411,7 @@ func TestPSMSequenceAnomalies(t *testing.T) {
 	l.data(3, 0, 0, 2, false)
 	same := l.data(3, 0, 0, 2, false)
 	r = replayOne(t, l, nil)
-	if a := anomalies(r, KindPIDCollision); len(a) != 1 || a[0].Offset != same || len(anomalies(r, KindDuplicateSequence)) != 0 {
+	if a := anomalies(r, finding.PIDCollision); len(a) != 1 || a[0].Offset != same || len(anomalies(r, finding.DuplicateSequence)) != 0 {
 		t.Errorf("same range, new timestamp: %+v", r.Anomalies)
 	}
 
@@ -419,29 +420,33 @@ func TestPSMSequenceAnomalies(t *testing.T) {
 	l.data(2, 5, 0, 3, false)
 	c := l.data(2, 0, 0, 1, false)
 	r = replayOne(t, l, nil)
-	if a := anomalies(r, KindPIDCollision); len(a) != 1 || a[0].Offset != c {
+	if a := anomalies(r, finding.PIDCollision); len(a) != 1 || a[0].Offset != c {
 		t.Errorf("lower-epoch restart: %+v", r.Anomalies)
 	}
 }
 
-// A transaction open at the end: a warning while younger than the
-// timeout, an error once older.
+// A transaction open at the end: an open-transaction warning while
+// younger than the timeout, a hanging-transaction error once older (two
+// kinds, each with one severity).
 func TestPSMHangingTransaction(t *testing.T) {
 	l := newLog(t, 0)
 	f := l.data(1, 0, 0, 1, true)
 	l.data(2, 0, 0, 1, false)
 	r := replayOne(t, l, nil)
-	if a := anomalies(r, KindHangingTransaction); len(a) != 1 || a[0].Severity != SeverityWarning || a[0].Offset != f {
+	onlyAnomalies(t, r, finding.OpenTransaction)
+	if a := anomalies(r, finding.OpenTransaction); len(a) != 1 || a[0].Severity() != finding.Warning || a[0].Offset != f {
 		t.Errorf("%+v", r.Anomalies)
 	}
 	l.Ts += 20 * 60 * 1000
 	l.data(2, 0, 1, 1, false)
 	r = replayOne(t, l, nil)
-	if a := anomalies(r, KindHangingTransaction); len(a) != 1 || a[0].Severity != SeverityError {
+	onlyAnomalies(t, r, finding.HangingTransaction)
+	if a := anomalies(r, finding.HangingTransaction); len(a) != 1 || a[0].Severity() != finding.Error {
 		t.Errorf("%+v", r.Anomalies)
 	}
 	r = replayOne(t, l, func(o *Options) { o.TxnTimeoutMs = 60 * 60 * 1000 })
-	if a := anomalies(r, KindHangingTransaction); len(a) != 1 || a[0].Severity != SeverityWarning {
+	onlyAnomalies(t, r, finding.OpenTransaction)
+	if a := anomalies(r, finding.OpenTransaction); len(a) != 1 || a[0].Severity() != finding.Warning {
 		t.Errorf("%+v", r.Anomalies)
 	}
 }
@@ -527,7 +532,7 @@ func TestPSMSnapshotRoundTrip(t *testing.T) {
 	l3.data(1, 0, 0, 1, false) // retry of the first batch
 	p.segment(2, l3)
 	full := replayOne(t, joinLogs(l2, l3), nil)
-	if len(anomalies(full, KindDuplicateSequence)) != 1 {
+	if len(anomalies(full, finding.DuplicateSequence)) != 1 {
 		t.Errorf("full replay: %+v", full.Anomalies)
 	}
 	opts := DefaultOptions()
@@ -536,7 +541,7 @@ func TestPSMSnapshotRoundTrip(t *testing.T) {
 	at2 := p.rebuild(opts)
 	p.snapshot(2, at2.SnapshotEntries())
 	fromSnap := p.rebuild(DefaultOptions())
-	if fromSnap.SnapshotLoaded != 2 || len(anomalies(fromSnap, KindDuplicateSequence)) != 0 || len(anomalies(fromSnap, KindPIDCollision)) != 1 {
+	if fromSnap.SnapshotLoaded != 2 || len(anomalies(fromSnap, finding.DuplicateSequence)) != 0 || len(anomalies(fromSnap, finding.PIDCollision)) != 1 {
 		t.Errorf("from the snapshot: loaded %d, %+v", fromSnap.SnapshotLoaded, fromSnap.Anomalies)
 	}
 }

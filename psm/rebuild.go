@@ -12,6 +12,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // ErrSnapshotNotFound is returned when Options.FromSnapshot names an
@@ -249,9 +250,9 @@ func (r *rebuilder) scanSegment(m *Manager, segIdx int, seg segment.SegmentFiles
 			continue
 		}
 		if !barriersOnly && r.opts.VerifyCRC && !sc.CRCValid() {
-			m.Report(Anomaly{Kind: KindCRCMismatch, Severity: SeverityError, Offset: b.BaseOffset, ProducerID: pidOf(b),
-				Message: fmt.Sprintf("%s: batch at position %d (baseOffset %d): crc mismatch: stored 0x%08x, computed 0x%08x; applied anyway (the broker's recovery would truncate the log here)",
-					name, sc.Pos(), b.BaseOffset, b.CRC, b.ComputeCRC())})
+			m.Report(anomaly(finding.CRCMismatch, b.BaseOffset, pidOf(b),
+				fmt.Sprintf("%s: batch at position %d (baseOffset %d): crc mismatch: stored 0x%08x, computed 0x%08x; applied anyway (the broker's recovery would truncate the log here)",
+					name, sc.Pos(), b.BaseOffset, b.CRC, b.ComputeCRC())))
 		}
 		var ctl *decode.Control
 		ts := b.MaxTimestamp
@@ -281,15 +282,15 @@ func (r *rebuilder) scanSegment(m *Manager, segIdx int, seg segment.SegmentFiles
 	case segment.TailClean:
 	case segment.TailZeroFilled:
 		if !barriersOnly {
-			m.Report(Anomaly{Kind: KindZeroTail, Severity: SeverityWarning, Offset: r.leo, ProducerID: -1,
-				Message: fmt.Sprintf("%s: %d zero bytes after position %d (a preallocated segment; the broker truncates them)", name, t.InvalidBytes(), t.ValidBytes)})
+			m.Report(anomaly(finding.ZeroTail, r.leo, -1,
+				fmt.Sprintf("%s: %d zero bytes after position %d (a preallocated segment; the broker truncates them)", name, t.InvalidBytes(), t.ValidBytes)))
 		}
 	default:
 		msg := fmt.Sprintf("%s: replay stopped at position %d: %d bytes do not frame a batch", name, t.ValidBytes, t.InvalidBytes())
 		if t.Err != nil {
 			msg = fmt.Sprintf("%s (replay of this segment stopped; %d bytes not read)", t.Err.Error(), t.InvalidBytes())
 		}
-		m.Report(Anomaly{Kind: KindCorruptLog, Severity: SeverityError, Offset: r.leo, ProducerID: -1, Message: msg})
+		m.Report(anomaly(finding.CorruptLog, r.leo, -1, msg))
 	}
 	return false, nil
 }
@@ -324,7 +325,7 @@ func pidOf(b *decode.Batch) int64 {
 // survive removeStraySnapshots, whatever their offset: with none, a broker
 // after a clean shutdown skips the rebuild (rebuildProducerState tests
 // latestSnapshotOffset).
-func (r *rebuilder) snapshotCandidates(end, leo int64, report func(Anomaly)) ([]segment.SnapshotFile, int) {
+func (r *rebuilder) snapshotCandidates(end, leo int64, report func(finding.Finding)) ([]segment.SnapshotFile, int) {
 	bases := map[int64]bool{}
 	for _, s := range r.segs {
 		bases[s.BaseOffset] = true
@@ -337,15 +338,15 @@ func (r *rebuilder) snapshotCandidates(end, leo int64, report func(Anomaly)) ([]
 			continue
 		}
 		if stray != nil {
-			report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: stray.Offset, ProducerID: -1,
-				Message: fmt.Sprintf("%s is not at a segment base offset and is not the newest such file; the broker deletes it at load (removeStraySnapshots)", filepath.Base(stray.Path))})
+			report(anomaly(finding.SnapshotIgnored, stray.Offset, -1,
+				fmt.Sprintf("%s is not at a segment base offset and is not the newest such file; the broker deletes it at load (removeStraySnapshots)", filepath.Base(stray.Path))))
 		}
 		stray = &r.dir.Snapshots[i]
 	}
 	if stray != nil {
 		if len(r.segs) > 0 && stray.Offset < r.segs[len(r.segs)-1].BaseOffset {
-			report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: stray.Offset, ProducerID: -1,
-				Message: fmt.Sprintf("%s is not at a segment base offset and lies below the last segment; the broker deletes it at load (removeStraySnapshots)", filepath.Base(stray.Path))})
+			report(anomaly(finding.SnapshotIgnored, stray.Offset, -1,
+				fmt.Sprintf("%s is not at a segment base offset and lies below the last segment; the broker deletes it at load (removeStraySnapshots)", filepath.Base(stray.Path))))
 		} else {
 			kept = append(kept, *stray)
 		}
@@ -355,12 +356,12 @@ func (r *rebuilder) snapshotCandidates(end, leo int64, report func(Anomaly)) ([]
 	for _, s := range kept {
 		switch {
 		case s.Offset <= r.logStart:
-			report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: s.Offset, ProducerID: -1,
-				Message: fmt.Sprintf("%s is at or below the log start offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), r.logStart)})
+			report(anomaly(finding.SnapshotIgnored, s.Offset, -1,
+				fmt.Sprintf("%s is at or below the log start offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), r.logStart)))
 		case end >= 0 && s.Offset > end:
 		case s.Offset > leo:
-			report(Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: s.Offset, ProducerID: -1,
-				Message: fmt.Sprintf("%s lies above the log end offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), leo)})
+			report(anomaly(finding.SnapshotIgnored, s.Offset, -1,
+				fmt.Sprintf("%s lies above the log end offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), leo)))
 		default:
 			out = append(out, s)
 		}
@@ -428,8 +429,7 @@ func (r *rebuilder) readSnapshot(m *Manager, s segment.SnapshotFile, fallback bo
 		if !fallback {
 			what = "the broker would delete it at load"
 		}
-		m.Report(Anomaly{Kind: KindSnapshotCorrupt, Severity: SeverityError, Offset: s.Offset, ProducerID: -1,
-			Message: fmt.Sprintf("%v; %s", err, what)})
+		m.Report(anomaly(finding.SnapshotCorrupt, s.Offset, -1, fmt.Sprintf("%v; %s", err, what)))
 	}
 	return nil, false, nil
 }
@@ -452,123 +452,157 @@ type capture struct {
 }
 
 func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
-	opts := r.opts
-	end := opts.Upto
-	var m *Manager
-	var anomalies []Anomaly // reported before the final load attempt
-	fresh := func() *Manager {
-		nm := NewManager(opts)
-		nm.SetLogStartOffset(r.logStart)
-		nm.SetMapEndOffset(r.logStart)
-		nm.anomalies = append(nm.anomalies, anomalies...)
-		return nm
-	}
-	m = fresh()
+	rr := &replayRun{r: r, captures: captures, end: r.opts.Upto}
+	m := rr.fresh()
 	loaded := int64(-1)
 	skipped := false // the broker skips the rebuild (clean shutdown, no snapshot)
-	var replayStart int64
-	replay := func(m *Manager, from int64) error {
-		replayStart = max(from, r.logStart)
-		ci := 0
-		return r.scan(m, replayStart, end, false, func(b *decode.Batch, ctl *decode.Control, ts int64) bool {
-			for ci < len(captures) && captures[ci].offset <= b.LastOffset() {
-				c := captures[ci]
-				c.entries, c.done = m.Snapshot(), true
-				ci++
-			}
-			if err := m.ApplyWithTimestamp(b, ctl, ts); err != nil {
-				// Not reachable: control batches with records always come
-				// with their record here.
-				m.Report(Anomaly{Kind: KindInvalidControl, Severity: SeverityError, Offset: b.BaseOffset, ProducerID: pidOf(b), Message: err.Error()})
-			}
-			return true
-		})
-	}
+	var err error
 	switch {
-	case opts.FromSnapshot == SnapshotNone || len(captures) > 0:
-		if err := replay(m, r.logStart); err != nil {
-			return nil, nil, err
-		}
-	case opts.FromSnapshot == SnapshotLatest:
-		diskEnd, err := r.logEnd()
-		if err != nil {
-			return nil, nil, err
-		}
-		cands, kept := r.snapshotCandidates(end, diskEnd, m.Report)
-		// UnifiedLog.rebuildProducerState: no snapshot left after
-		// removeStraySnapshots and a clean shutdown: no rebuild at all.
-		skipped = opts.CleanShutdown && kept == 0 && end < 0 && !r.nested
-		anomalies = m.anomalies
-		ok := false
-		for _, s := range cands {
-			entries, good, err := r.readSnapshot(m, s, true)
-			if err != nil {
-				return nil, nil, err
-			}
-			anomalies = m.anomalies
-			if !good {
-				continue
-			}
-			m = fresh()
-			m.Load(entries, s.Offset, NowFromClock)
-			r.restoreTxnStarts(m)
-			if err := replay(m, s.Offset); err != nil {
-				return nil, nil, err
-			}
-			if !r.stopped && r.leo < s.Offset {
-				// truncateAndReload deletes snapshots above the log end.
-				anomalies = append(anomalies, Anomaly{Kind: KindSnapshotIgnored, Severity: SeverityInfo, Offset: s.Offset, ProducerID: -1,
-					Message: fmt.Sprintf("%s lies above the log end offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), r.leo)})
-				m = fresh()
-				continue
-			}
-			loaded, ok = s.Offset, true
-			break
-		}
-		if !ok {
-			m = fresh()
-			if err := replay(m, r.logStart); err != nil {
-				return nil, nil, err
-			}
-		}
+	case r.opts.FromSnapshot == SnapshotNone || len(captures) > 0:
+		err = rr.replay(m, r.logStart)
+	case r.opts.FromSnapshot == SnapshotLatest:
+		m, loaded, skipped, err = rr.fromLatest(m)
 	default:
-		i := slices.IndexFunc(r.dir.Snapshots, func(s segment.SnapshotFile) bool { return s.Offset == opts.FromSnapshot })
-		if i < 0 {
-			return nil, nil, fmt.Errorf("%s: %w: %d", r.dir.Path, ErrSnapshotNotFound, opts.FromSnapshot)
+		m, loaded, err = rr.fromSnapshot(m)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return rr.finish(m, loaded, skipped)
+}
+
+// replayRun is one run of a rebuilder: where the replay ends, the states
+// to capture on the way, and what is carried from one load attempt to
+// the next.
+type replayRun struct {
+	r        *rebuilder
+	captures []*capture
+	end      int64
+	// anomalies are those reported before the final load attempt.
+	anomalies   []finding.Finding
+	replayStart int64
+}
+
+// fresh is an empty manager at the log start, with the anomalies so far.
+func (rr *replayRun) fresh() *Manager {
+	nm := NewManager(rr.r.opts)
+	nm.SetLogStartOffset(rr.r.logStart)
+	nm.SetMapEndOffset(rr.r.logStart)
+	nm.anomalies = append(nm.anomalies, rr.anomalies...)
+	return nm
+}
+
+// replay applies the log from from (the log start at the lowest) to the
+// end to m, capturing the states asked for on the way.
+func (rr *replayRun) replay(m *Manager, from int64) error {
+	r := rr.r
+	rr.replayStart = max(from, r.logStart)
+	ci := 0
+	return r.scan(m, rr.replayStart, rr.end, false, func(b *decode.Batch, ctl *decode.Control, ts int64) bool {
+		for ci < len(rr.captures) && rr.captures[ci].offset <= b.LastOffset() {
+			c := rr.captures[ci]
+			c.entries, c.done = m.Snapshot(), true
+			ci++
 		}
-		s := r.dir.Snapshots[i]
-		if s.Offset <= r.logStart {
-			return nil, nil, fmt.Errorf("%s: %w: it is at or below the log start offset %d (the broker deletes it at load)", s.Path, ErrSnapshotUnusable, r.logStart)
+		if err := m.ApplyWithTimestamp(b, ctl, ts); err != nil {
+			// Not reachable: control batches with records always come
+			// with their record here.
+			m.Report(anomaly(finding.InvalidControl, b.BaseOffset, pidOf(b), err.Error()))
 		}
-		if end >= 0 && s.Offset > end {
-			return nil, nil, fmt.Errorf("%s: %w: it is above the end offset %d", s.Path, ErrSnapshotUnusable, end)
-		}
-		entries, good, err := r.readSnapshot(m, s, false)
+		return true
+	})
+}
+
+// fromLatest loads the newest usable snapshot, as a restarting broker
+// does, and replays from it; from the log start when none is usable.
+// skipped: the broker would skip the rebuild (a clean shutdown and no
+// snapshot).
+func (rr *replayRun) fromLatest(m *Manager) (_ *Manager, loaded int64, skipped bool, _ error) {
+	r, opts, end := rr.r, rr.r.opts, rr.end
+	loaded = -1
+	diskEnd, err := r.logEnd()
+	if err != nil {
+		return nil, loaded, false, err
+	}
+	cands, kept := r.snapshotCandidates(end, diskEnd, m.Report)
+	// UnifiedLog.rebuildProducerState: no snapshot left after
+	// removeStraySnapshots and a clean shutdown: no rebuild at all.
+	skipped = opts.CleanShutdown && kept == 0 && end < 0 && !r.nested
+	rr.anomalies = m.anomalies
+	for _, s := range cands {
+		entries, good, err := r.readSnapshot(m, s, true)
 		if err != nil {
-			return nil, nil, err
+			return nil, loaded, skipped, err
 		}
+		rr.anomalies = m.anomalies
 		if !good {
-			return nil, nil, fmt.Errorf("%s: %w: corrupt", s.Path, ErrSnapshotUnusable)
+			continue
 		}
-		anomalies = m.anomalies
-		m = fresh()
+		m = rr.fresh()
 		m.Load(entries, s.Offset, NowFromClock)
 		r.restoreTxnStarts(m)
-		if err := replay(m, s.Offset); err != nil {
-			return nil, nil, err
+		if err := rr.replay(m, s.Offset); err != nil {
+			return nil, loaded, skipped, err
 		}
 		if !r.stopped && r.leo < s.Offset {
-			return nil, nil, fmt.Errorf("%s: %w: it lies above the log end offset %d", s.Path, ErrSnapshotUnusable, r.leo)
+			// truncateAndReload deletes snapshots above the log end.
+			rr.anomalies = append(rr.anomalies, anomaly(finding.SnapshotIgnored, s.Offset, -1,
+				fmt.Sprintf("%s lies above the log end offset %d; the broker deletes it at load (truncateAndReload)", filepath.Base(s.Path), r.leo)))
+			m = rr.fresh()
+			continue
 		}
-		loaded = s.Offset
+		return m, s.Offset, skipped, nil
 	}
-	// rebuildProducerState ends with lastMapOffset = the end offset.
+	m = rr.fresh()
+	return m, loaded, skipped, rr.replay(m, r.logStart)
+}
+
+// fromSnapshot loads the snapshot Options.FromSnapshot names and replays
+// from it; a snapshot the broker would not load is an error.
+func (rr *replayRun) fromSnapshot(m *Manager) (*Manager, int64, error) {
+	r, opts, end := rr.r, rr.r.opts, rr.end
+	i := slices.IndexFunc(r.dir.Snapshots, func(s segment.SnapshotFile) bool { return s.Offset == opts.FromSnapshot })
+	if i < 0 {
+		return nil, -1, fmt.Errorf("%s: %w: %d", r.dir.Path, ErrSnapshotNotFound, opts.FromSnapshot)
+	}
+	s := r.dir.Snapshots[i]
+	if s.Offset <= r.logStart {
+		return nil, -1, fmt.Errorf("%s: %w: it is at or below the log start offset %d (the broker deletes it at load)", s.Path, ErrSnapshotUnusable, r.logStart)
+	}
+	if end >= 0 && s.Offset > end {
+		return nil, -1, fmt.Errorf("%s: %w: it is above the end offset %d", s.Path, ErrSnapshotUnusable, end)
+	}
+	entries, good, err := r.readSnapshot(m, s, false)
+	if err != nil {
+		return nil, -1, err
+	}
+	if !good {
+		return nil, -1, fmt.Errorf("%s: %w: corrupt", s.Path, ErrSnapshotUnusable)
+	}
+	rr.anomalies = m.anomalies
+	m = rr.fresh()
+	m.Load(entries, s.Offset, NowFromClock)
+	r.restoreTxnStarts(m)
+	if err := rr.replay(m, s.Offset); err != nil {
+		return nil, -1, err
+	}
+	if !r.stopped && r.leo < s.Offset {
+		return nil, -1, fmt.Errorf("%s: %w: it lies above the log end offset %d", s.Path, ErrSnapshotUnusable, r.leo)
+	}
+	return m, s.Offset, nil
+}
+
+// finish ends the rebuild as rebuildProducerState does (lastMapOffset at
+// the end offset), then reports what the state says: expired producers,
+// open transactions, stale snapshots, a log start above the log end.
+func (rr *replayRun) finish(m *Manager, loaded int64, skipped bool) (*Result, *Manager, error) {
+	r, opts, end := rr.r, rr.r.opts, rr.end
 	leo := r.leo
 	if r.stopped {
 		leo = end
 	}
 	m.SetMapEndOffset(leo)
-	for _, c := range captures {
+	for _, c := range rr.captures {
 		if !c.done && c.offset <= leo {
 			c.entries, c.done = m.Snapshot(), true
 		}
@@ -579,7 +613,7 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 		m.RemoveExpiredProducers(m.Now())
 	}
 	m.ReportHangingTransactions()
-	if !opts.IgnoreBarriers && !r.nested && len(captures) == 0 {
+	if !opts.IgnoreBarriers && !r.nested && len(rr.captures) == 0 {
 		// CheckSnapshots (captures) judges every file itself.
 		known := slices.Clone(m.barriers)
 		if loaded > r.logStart {
@@ -594,8 +628,8 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 		}
 	}
 	if skipped {
-		m = r.skipRebuild(m, fresh, leo)
-		replayStart = leo
+		m = r.skipRebuild(m, rr.fresh, leo)
+		rr.replayStart = leo
 	}
 	if end < 0 && r.logStart > leo && !r.nested {
 		m.Report(logStartAboveEnd(r.logStart, leo))
@@ -603,9 +637,9 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 	res := m.State()
 	res.Partition = r.partition()
 	res.SnapshotLoaded = loaded
-	res.ReplayedFrom = replayStart
+	res.ReplayedFrom = rr.replayStart
 	res.RebuildSkipped = skipped
-	slices.SortStableFunc(res.Anomalies, func(a, b Anomaly) int { return cmp.Compare(a.Offset, b.Offset) })
+	slices.SortStableFunc(res.Anomalies, func(a, b finding.Finding) int { return cmp.Compare(a.Offset, b.Offset) })
 	return res, m, nil
 }
 
@@ -614,7 +648,7 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 // with no producer snapshot (UnifiedLog.rebuildProducerState): no
 // producers, no transactions, lastMapOffset at the log end, so the LSO is
 // the high watermark. The anomalies of the log stay, except the hanging
-// transactions the broker no longer knows; what it forgets is one
+// and open transactions the broker no longer knows; what it forgets is one
 // clean-shutdown-no-snapshot anomaly. The aborted transactions stay: they
 // are the .txnindex files' (the broker does not rewrite those).
 func (r *rebuilder) skipRebuild(m *Manager, fresh func() *Manager, leo int64) *Manager {
@@ -622,7 +656,7 @@ func (r *rebuilder) skipRebuild(m *Manager, fresh func() *Manager, leo int64) *M
 	e := fresh()
 	e.anomalies = e.anomalies[:0]
 	for _, a := range m.anomalies {
-		if a.Kind != KindHangingTransaction {
+		if a.Kind != finding.HangingTransaction && a.Kind != finding.OpenTransaction {
 			e.anomalies = append(e.anomalies, a)
 		}
 	}
@@ -637,16 +671,16 @@ func (r *rebuilder) skipRebuild(m *Manager, fresh func() *Manager, leo int64) *M
 
 // logStartAboveEnd is the log-start-above-log-end finding
 // (LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd).
-func logStartAboveEnd(logStart, leo int64) Anomaly {
-	return Anomaly{Kind: KindLogStartAboveLogEnd, Severity: SeverityError, Offset: logStart, ProducerID: -1,
-		Message: fmt.Sprintf("the log start offset %d (log-start-offset-checkpoint) is above the log end offset %d: a broker loading the partition deletes every segment and its producer state (LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd) and starts an empty log at %d; segments or the checkpoint were changed outside the broker",
-			logStart, leo, logStart)}
+func logStartAboveEnd(logStart, leo int64) finding.Finding {
+	return anomaly(finding.LogStartAboveLogEnd, logStart, -1,
+		fmt.Sprintf("the log start offset %d (log-start-offset-checkpoint) is above the log end offset %d: a broker loading the partition deletes every segment and its producer state (LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd) and starts an empty log at %d; segments or the checkpoint were changed outside the broker",
+			logStart, leo, logStart))
 }
 
 // CheckLogStart is the log-start-above-log-end finding for dir, whose
 // log-start-offset-checkpoint entry lies above its log end offset; nil
 // when it does not (or there is no entry).
-func CheckLogStart(dir *segment.PartitionDir) (*Anomaly, error) {
+func CheckLogStart(dir *segment.PartitionDir) (*finding.Finding, error) {
 	st, err := ReadLogDirState(dir)
 	if err != nil || st.LogStartOffset < 0 {
 		return nil, err
@@ -668,7 +702,7 @@ func SkipsRebuild(dir *segment.PartitionDir, cleanShutdown bool) bool {
 	if !cleanShutdown {
 		return false
 	}
-	_, kept := newRebuilder(dir, DefaultOptions()).snapshotCandidates(-1, math.MaxInt64, func(Anomaly) {})
+	_, kept := newRebuilder(dir, DefaultOptions()).snapshotCandidates(-1, math.MaxInt64, func(finding.Finding) {})
 	return kept == 0
 }
 
@@ -680,9 +714,9 @@ func SkipsRebuild(dir *segment.PartitionDir, cleanShutdown bool) bool {
 // two segments and at the log end, so the broker forgets every producer
 // and open transaction, now and at every later restart. ok is false when
 // the log holds none (nothing is lost).
-func CleanShutdownLoss(log *Result) (Anomaly, bool) {
+func CleanShutdownLoss(log *Result) (finding.Finding, bool) {
 	if len(log.Producers) == 0 && len(log.Ongoing) == 0 {
-		return Anomaly{}, false
+		return finding.Finding{}, false
 	}
 	pid := int64(-1)
 	if len(log.Producers) > 0 {
@@ -695,9 +729,9 @@ func CleanShutdownLoss(log *Result) (Anomaly, bool) {
 		txns = fmt.Sprintf("%d open transaction(s) (oldest: producer %d from offset %d), which hold the last stable offset at %d; the broker's last stable offset is its high watermark (%d here), so read_committed consumers read their records as committed, and a later ABORT marker no longer aborts them (no .txnindex entry)",
 			n, t.ProducerID, t.FirstOffset, log.LastStableOffset, log.HighWatermark)
 	}
-	return Anomaly{Kind: KindCleanShutdownNoSnapshot, Severity: SeverityError, Offset: log.LogEndOffset, ProducerID: pid,
-		Message: fmt.Sprintf("the log directory holds %s and the partition has no producer snapshot: a broker starting now skips the producer-state rebuild (UnifiedLog.rebuildProducerState, hadCleanShutdown) and writes empty snapshots up to the log end %d, forgetting what the log holds: %d producer(s) and %s. Before starting the broker, write the snapshot (kseg repair, or kseg replay-psm --from-snapshot none --write-snapshot DIR) or remove %s so that the broker rebuilds from the log",
-			segment.CleanShutdownName, log.LogEndOffset, len(log.Producers), txns, segment.CleanShutdownName)}, true
+	return anomaly(finding.CleanShutdownNoSnapshot, log.LogEndOffset, pid,
+		fmt.Sprintf("the log directory holds %s and the partition has no producer snapshot: a broker starting now skips the producer-state rebuild (UnifiedLog.rebuildProducerState, hadCleanShutdown) and writes empty snapshots up to the log end %d, forgetting what the log holds: %d producer(s) and %s. Before starting the broker, write the snapshot (kseg repair, or kseg replay-psm --from-snapshot none --write-snapshot DIR) or remove %s so that the broker rebuilds from the log",
+			segment.CleanShutdownName, log.LogEndOffset, len(log.Producers), txns, segment.CleanShutdownName)), true
 }
 
 // prescanBarriers finds the barriers in [logStart, upto): when replay
@@ -770,7 +804,7 @@ func (r *rebuilder) judgeStale(m *Manager, barriers []Barrier, leo, loaded int64
 		return err
 	}
 	for _, a := range full.Anomalies {
-		if a.Kind == KindOpenTxnAtBarrier && a.Offset < loaded {
+		if a.Kind == finding.OpenTxnAtBarrier && a.Offset < loaded {
 			a.Message += fmt.Sprintf(" (the snapshot at %d, loaded here, is such a snapshot: the broker holds no open transaction for them)", loaded)
 			m.Report(a)
 		}
@@ -796,11 +830,11 @@ func (r *rebuilder) judgeStale(m *Manager, barriers []Barrier, leo, loaded int64
 
 // staleAnomaly is the stale-snapshot finding for s, which lies after bar
 // and differs from the replay through it by d.
-func staleAnomaly(s segment.SnapshotFile, bar Barrier, d []Difference) Anomaly {
+func staleAnomaly(s segment.SnapshotFile, bar Barrier, d []Difference) finding.Finding {
 	name := filepath.Base(s.Path)
-	return Anomaly{Kind: KindStaleSnapshot, Severity: SeverityError, Offset: s.Offset, ProducerID: d[0].ProducerID,
-		Message: fmt.Sprintf("%s lies after the MIRROR_PID_RESET barrier at %d but is not the state a replay through that barrier gives (%d difference(s); first: %s); a broker loading it brings back state the barrier cleared. Rewrite it with the broker stopped: kseg replay-psm --from-snapshot none --upto %d --write-snapshot %s --force DIR. Do not just delete it when the log directory holds %s and no other snapshot would remain: the broker then skips the producer-state rebuild and starts with no producer state at all",
-			name, bar.Offset, len(d), d[0], s.Offset, name, segment.CleanShutdownName)}
+	return anomaly(finding.StaleSnapshot, s.Offset, d[0].ProducerID,
+		fmt.Sprintf("%s lies after the MIRROR_PID_RESET barrier at %d but is not the state a replay through that barrier gives (%d difference(s); first: %s); a broker loading it brings back state the barrier cleared. Rewrite it with the broker stopped: kseg replay-psm --from-snapshot none --upto %d --write-snapshot %s --force DIR. Do not just delete it when the log directory holds %s and no other snapshot would remain: the broker then skips the producer-state rebuild and starts with no producer state at all",
+			name, bar.Offset, len(d), d[0], s.Offset, name, segment.CleanShutdownName))
 }
 
 // restoreTxnStarts gives the transactions a snapshot left open the

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // TestHangingVerdictIndependentOfSnapshot: the transaction txn-0 leaves
@@ -27,8 +28,8 @@ func TestHangingVerdictIndependentOfSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, a := range res.Anomalies {
-			if a.Kind == KindHangingTransaction {
-				return string(a.Severity), res.SnapshotLoaded
+			if a.Kind == finding.HangingTransaction {
+				return string(a.Severity()), res.SnapshotLoaded
 			}
 		}
 		t.Fatalf("from %d: no hanging-transaction anomaly", from)

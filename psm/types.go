@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // NumBatchesToRetain is ProducerStateEntry.NUM_BATCHES_TO_RETAIN: the
@@ -106,49 +107,14 @@ type Barrier struct {
 	SourceClusterID  *string
 }
 
-// Severities of anomalies.
-const (
-	SeverityError   = "error"
-	SeverityWarning = "warning"
-	SeverityInfo    = "info"
-)
-
-// Anomaly kinds.
-const (
-	KindSequenceGap             = "sequence-gap"
-	KindDuplicateSequence       = "duplicate-sequence"
-	KindEpochRegression         = "epoch-regression"
-	KindCoordinatorEpochRegress = "coordinator-epoch-regression"
-	KindPIDCollision            = "pid-collision"
-	KindNonTxnInOpenTxn         = "non-transactional-in-open-txn"
-	KindMarkerWithoutTxn        = "marker-without-txn"
-	KindHangingTransaction      = "hanging-transaction"
-	KindStaleSnapshot           = "stale-snapshot"
-	KindSnapshotCorrupt         = "snapshot-corrupt"
-	KindSnapshotMismatch        = "snapshot-mismatch"
-	KindSnapshotIgnored         = "snapshot-ignored"
-	KindOpenTxnAtBarrier        = "open-txn-at-barrier"
-	KindBarrierIgnored          = "barrier-ignored"
-	KindInvalidControl          = "invalid-control"
-	KindCRCMismatch             = "crc-mismatch"
-	KindCorruptLog              = "corrupt-log"
-	KindZeroTail                = "zero-tail"
-	KindExpiredOnLoad           = "expired-on-load"
-	KindUnknownTxnCompletion    = "unknown-txn-completion"
-	KindCleanShutdownNoSnapshot = "clean-shutdown-no-snapshot"
-	KindLogStartAboveLogEnd     = "log-start-above-log-end"
-)
-
-// Anomaly is something replay found that Kafka would warn about, reject on
-// the leader, or fail the log load on. Offset is the batch's base offset
-// (or the snapshot offset for snapshot anomalies); ProducerID is -1 when
-// the anomaly is not about one producer.
-type Anomaly struct {
-	Kind       string
-	Severity   string
-	Offset     int64
-	ProducerID int64
-	Message    string
+// anomaly is a finding of the replay: something Kafka would warn about,
+// reject on the leader, or fail the log load on. offset is the batch's
+// base offset (or the snapshot offset for snapshot anomalies); pid is -1
+// when the anomaly is not about one producer.
+func anomaly(k finding.Kind, offset, pid int64, msg string) finding.Finding {
+	a := finding.New(k, msg)
+	a.Offset, a.ProducerID = offset, pid
+	return a
 }
 
 // ClockKind selects where "now" comes from for producer expiry.
@@ -294,7 +260,9 @@ type Result struct {
 	Ongoing        []Txn        // sorted by FirstOffset
 	Aborted        []AbortedTxn // log order
 	Barriers       []Barrier
-	Anomalies      []Anomaly // log order
+	// Anomalies are what replay found (finding kinds of the producer
+	// state, and damage met on the way), in log order.
+	Anomalies []finding.Finding
 
 	// ReplayedFrom is the offset replay started at; BatchesReplayed how
 	// many batches were applied; Clock the final "now" used for expiry
@@ -309,14 +277,7 @@ type Result struct {
 }
 
 // HasErrors reports an anomaly of severity error.
-func (r *Result) HasErrors() bool {
-	for _, a := range r.Anomalies {
-		if a.Severity == SeverityError {
-			return true
-		}
-	}
-	return false
-}
+func (r *Result) HasErrors() bool { return finding.HasErrors(r.Anomalies) }
 
 // SnapshotEntries renders the producers as a snapshot file stores them,
 // sorted by producer id.

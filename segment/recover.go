@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // Where broker recovery cuts a segment, written once. Kafka's
@@ -59,22 +60,33 @@ const (
 	CutInvalidMarker
 )
 
-func (k CutKind) String() string {
+// FindingKind is the finding a cut is reported as: dump's word for the
+// damage (crc-mismatch, torn-tail, corrupt-batch, zero-tail,
+// offset-out-of-order, invalid-marker); none for CutNone.
+func (k CutKind) FindingKind() finding.Kind {
 	switch k {
-	case CutNone:
-		return "none"
 	case CutZeroFilled:
-		return "zero-tail"
+		return finding.ZeroTail
 	case CutCRCMismatch:
-		return "crc-mismatch"
+		return finding.CRCMismatch
 	case CutTorn:
-		return "torn-tail"
+		return finding.TornTail
 	case CutCorruptBatch:
-		return "corrupt-batch"
+		return finding.CorruptBatch
 	case CutOffsetsBackwards:
-		return "offset-out-of-order"
+		return finding.OffsetOutOfOrder
 	case CutInvalidMarker:
-		return "invalid-marker"
+		return finding.InvalidMarker
+	}
+	return 0
+}
+
+func (k CutKind) String() string {
+	if k == CutNone {
+		return "none"
+	}
+	if f := k.FindingKind(); f != 0 {
+		return f.String()
 	}
 	return fmt.Sprintf("CutKind(%d)", int(k))
 }

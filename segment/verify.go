@@ -7,37 +7,43 @@ import (
 	"sort"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment/finding"
 )
 
-// IndexProblem kinds, the checks kafka-dump-log's --verify-index-only runs
-// (DumpLogSegments.dumpIndex / dumpTimeIndex).
+// IndexProblemKind names the failed check of an IndexProblem: the checks
+// kafka-dump-log's --verify-index-only runs (DumpLogSegments.dumpIndex /
+// dumpTimeIndex), and order. Each is reported as an index-mismatch or
+// timeindex-mismatch finding (FindingKind).
+type IndexProblemKind string
+
+// IndexProblem kinds.
 const (
 	// ProblemIndexMismatch: the batch at the entry's position does not end
 	// at the entry's offset ("Mismatches in :…").
-	ProblemIndexMismatch = "index-mismatch"
+	ProblemIndexMismatch IndexProblemKind = "index-mismatch"
 	// ProblemIndexPosition: no batch starts at the entry's position, or the
 	// position is past the end of the log.
-	ProblemIndexPosition = "index-position"
+	ProblemIndexPosition IndexProblemKind = "index-position"
 	// ProblemTimeIndexNotFound: no batch ends at the entry's offset ("The
 	// following indexed offsets are not found in the log").
-	ProblemTimeIndexNotFound = "timeindex-offset-not-found"
+	ProblemTimeIndexNotFound IndexProblemKind = "timeindex-offset-not-found"
 	// ProblemTimeIndexTimestamp: the batch's max timestamp differs from the
 	// entry's ("Found timestamp mismatch").
-	ProblemTimeIndexTimestamp = "timeindex-timestamp-mismatch"
+	ProblemTimeIndexTimestamp IndexProblemKind = "timeindex-timestamp-mismatch"
 	// ProblemTimeIndexOrder: a timestamp not above the previous entry's
 	// ("Found out of order timestamp").
-	ProblemTimeIndexOrder = "timeindex-out-of-order"
+	ProblemTimeIndexOrder IndexProblemKind = "timeindex-out-of-order"
 	// ProblemIndexOrder: an offset-index entry whose offset or position is
 	// not above the previous entry's. OffsetIndex#append never writes one
 	// (InvalidOffsetException) and lookups binary-search the entries, so
 	// such an index sends reads to the wrong place; kafka-dump-log does not
 	// check it.
-	ProblemIndexOrder = "index-out-of-order"
+	ProblemIndexOrder IndexProblemKind = "index-out-of-order"
 )
 
 // IndexProblem is one failed index check.
 type IndexProblem struct {
-	Kind string
+	Kind IndexProblemKind
 	Path string // the index file
 	Slot int    // entry number in the index file
 	// IndexOffset/IndexTimestamp come from the entry; LogOffset and
@@ -67,7 +73,17 @@ func (p IndexProblem) String() string {
 	case ProblemIndexOrder:
 		return fmt.Sprintf("%s: entry %d: index offset %d at position %d is out of order: the previous entry has offset %d at position %d (entries must increase)", p.Path, p.Slot, p.IndexOffset, p.Position, p.LogOffset, p.PrevPosition)
 	}
-	return p.Kind
+	return string(p.Kind)
+}
+
+// FindingKind is the finding a problem is reported as: timeindex-mismatch
+// for a time index's, index-mismatch for an offset index's.
+func (p IndexProblem) FindingKind() finding.Kind {
+	switch p.Kind {
+	case ProblemTimeIndexNotFound, ProblemTimeIndexTimestamp, ProblemTimeIndexOrder:
+		return finding.TimeIndexMismatch
+	}
+	return finding.IndexMismatch
 }
 
 // VerifyIndexes checks an offset index and a time index (either may be

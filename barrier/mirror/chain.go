@@ -13,6 +13,7 @@ import (
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // The relation VerifyEdge checks, for one mirror edge U → D (both partition
@@ -50,67 +51,6 @@ const (
 	EdgeDiverged = "diverged"
 )
 
-// Finding kinds of VerifyEdge. Anomalies of D's producer-state replay are
-// reported under psm's own kinds (pid-collision, sequence-gap,
-// stale-snapshot …).
-const (
-	// FindingMismatch: a batch of D differs from U's batch at the same
-	// offset (a changed byte: at least one of the two fails its CRC), or
-	// D's batch carries offsets U's does not.
-	FindingMismatch = "mismatch"
-	// FindingMissingBarrier: D holds its own data where U has other data,
-	// with no barrier before it: D took writes without failing over (or
-	// after ABORT markers that no barrier follows).
-	FindingMissingBarrier = "missing-barrier"
-	// FindingBeyondUpstream: D holds data past U's end with no barrier
-	// before it: D wrote without failing over.
-	FindingBeyondUpstream = "beyond-upstream-end"
-	// FindingGap: offsets missing in D where there must be none: between
-	// the mirrored region and D's barrier, or between its barrier and its
-	// first own write; or U's batches D skipped.
-	FindingGap = "gap"
-	// FindingOverlap: a batch of D starts inside the batch before it.
-	FindingOverlap = "overlap"
-	// FindingReordered: a batch of D comes after a batch with higher
-	// offsets.
-	FindingReordered = "reordered"
-	// FindingMalformedBarrier: D's own barrier is not a well-formed
-	// MIRROR_PID_RESET batch (barrier.ValidateBatch).
-	FindingMalformedBarrier = "malformed-barrier"
-	// FindingOpenTxnAtBarrier: a transaction is open at D's barrier
-	// (pitfall 8): neither truncated away nor aborted by a marker before
-	// it.
-	FindingOpenTxnAtBarrier = psm.KindOpenTxnAtBarrier
-	// FindingLeaderEpoch: a mirrored batch's partitionLeaderEpoch differs
-	// from U's (info; an error with StrictEpochs).
-	FindingLeaderEpoch = "leader-epoch"
-	// FindingBarrierNotApplied: a barrier mirrored from U does not clear
-	// D's producer state in a replay.
-	FindingBarrierNotApplied = "barrier-not-applied"
-	// FindingCorruptLog: a log's tail does not frame (torn or corrupt);
-	// nothing after it can be compared.
-	FindingCorruptLog = "corrupt-log"
-	// FindingNotCompared: D holds offsets U no longer has (U's log start is
-	// above D's), so they cannot be compared (info).
-	FindingNotCompared = "not-compared"
-)
-
-// Finding is one thing VerifyEdge found. File and Position locate the
-// batch in D (Position -1 when unknown, and for snapshot findings File is
-// the snapshot); UpstreamFile and UpstreamPosition locate U's batch at the
-// same offset when there is one.
-type Finding struct {
-	Kind             string `json:"kind"`
-	Severity         string `json:"severity"` // psm.SeverityError, SeverityWarning or SeverityInfo
-	Offset           int64  `json:"offset"`
-	ProducerID       int64  `json:"producerId"`
-	File             string `json:"file"`
-	Position         int64  `json:"position"`
-	UpstreamFile     string `json:"upstreamFile"`
-	UpstreamPosition int64  `json:"upstreamPosition"`
-	Message          string `json:"message"`
-}
-
 // OffsetRange is [Start, End); empty when Start >= End.
 type OffsetRange struct {
 	Start int64 `json:"start"`
@@ -147,9 +87,9 @@ type MirroredBarrier struct {
 // AvertedAnomaly is a producer-state anomaly that a replay of D shows
 // only when its barriers are ignored: what the barriers prevented.
 type AvertedAnomaly struct {
-	Kind       string `json:"kind"`
-	Offset     int64  `json:"offset"`
-	ProducerID int64  `json:"producerId"`
+	Kind       finding.Kind `json:"kind"`
+	Offset     int64        `json:"offset"`
+	ProducerID int64        `json:"producerId"`
 }
 
 // EdgeReport is VerifyEdge's account of one edge.
@@ -186,30 +126,22 @@ type EdgeReport struct {
 	InheritedAnomalies int `json:"inheritedAnomalies"`
 	// EpochDifferences counts mirrored batches whose partitionLeaderEpoch
 	// differs from U's.
-	EpochDifferences int64     `json:"epochDifferences"`
-	Findings         []Finding `json:"findings"`
+	EpochDifferences int64 `json:"epochDifferences"`
+	// Findings are the edge's (mismatch, missing-barrier, gap …; the
+	// verify-chain rows of docs/troubleshooting.md) and the anomalies of
+	// D's producer-state replay under their own kinds (pid-collision,
+	// stale-snapshot …). File and Position locate the batch in D
+	// (Position -1 when unknown, and for snapshot findings File is the
+	// snapshot); UpstreamFile and UpstreamPosition locate U's batch at the
+	// same offset when there is one.
+	Findings []finding.Finding `json:"findings"`
 }
 
 // OK reports an edge without error findings.
-func (r *EdgeReport) OK() bool {
-	for _, f := range r.Findings {
-		if f.Severity == psm.SeverityError {
-			return false
-		}
-	}
-	return true
-}
+func (r *EdgeReport) OK() bool { return !finding.HasErrors(r.Findings) }
 
 // Errors counts the error findings.
-func (r *EdgeReport) Errors() int {
-	n := 0
-	for _, f := range r.Findings {
-		if f.Severity == psm.SeverityError {
-			n++
-		}
-	}
-	return n
-}
+func (r *EdgeReport) Errors() int { return finding.Errors(r.Findings) }
 
 // ChainReport is VerifyChain's account of a topology.
 type ChainReport struct {
@@ -329,16 +261,16 @@ type edgeWalk struct {
 	stopped bool
 }
 
-func (w *edgeWalk) add(f Finding) {
+func (w *edgeWalk) add(f finding.Finding) {
 	if f.UpstreamFile == "" {
 		f.UpstreamPosition = -1
 	}
 	w.rep.Findings = append(w.rep.Findings, f)
 }
 
-// dFinding is an error finding at D's current batch.
-func (w *edgeWalk) dFinding(kind string, offset int64, format string, args ...any) Finding {
-	return Finding{Kind: kind, Severity: psm.SeverityError, Offset: offset, ProducerID: -1, File: w.d.File(), Position: w.d.Pos(),
+// dFinding is a finding of kind at D's current batch.
+func (w *edgeWalk) dFinding(kind finding.Kind, offset int64, format string, args ...any) finding.Finding {
+	return finding.Finding{Kind: kind, Offset: offset, ProducerID: -1, File: w.d.File(), Position: w.d.Pos(),
 		UpstreamPosition: -1, Message: fmt.Sprintf(format, args...)}
 }
 
@@ -376,7 +308,7 @@ func (w *edgeWalk) offsetChanged() bool {
 		return false
 	}
 	i := sameBatch(db.Raw, ub.Raw)
-	f := w.dFinding(FindingMismatch, ub.BaseOffset,
+	f := w.dFinding(finding.Mismatch, ub.BaseOffset,
 		"D's batch is U's batch at offset %d except for its baseOffset, which reads %d (a changed byte outside the CRC); first difference at byte %d of the batch",
 		ub.BaseOffset, db.BaseOffset, i)
 	f.Position = w.d.Pos() + int64(i)
@@ -403,11 +335,11 @@ func (w *edgeWalk) monotonic() bool {
 		w.ownFrom = b.BaseOffset
 	}
 	if b.BaseOffset <= w.prev.base {
-		w.add(w.dFinding(FindingReordered, b.BaseOffset,
+		w.add(w.dFinding(finding.Reordered, b.BaseOffset,
 			"D's batch with offsets %d..%d comes after the batch with offsets %d..%d (%s position %d): offsets go backwards",
 			b.BaseOffset, b.LastOffset(), w.prev.base, w.prev.last, w.prev.file, w.prev.pos))
 	} else {
-		w.add(w.dFinding(FindingOverlap, b.BaseOffset,
+		w.add(w.dFinding(finding.Overlap, b.BaseOffset,
 			"D's batch with offsets %d..%d starts inside the batch before it, offsets %d..%d (%s position %d)",
 			b.BaseOffset, b.LastOffset(), w.prev.base, w.prev.last, w.prev.file, w.prev.pos))
 	}
@@ -438,7 +370,7 @@ func VerifyEdge(upstream, downstream string, opts ChainOptions) (*EdgeReport, er
 	}
 	defer d.Close()
 	rep := &EdgeReport{Upstream: upstream, Downstream: downstream, MirroredBarriers: []MirroredBarrier{}, ProducersReused: []int64{},
-		Averted: []AvertedAnomaly{}, Findings: []Finding{}}
+		Averted: []AvertedAnomaly{}, Findings: []finding.Finding{}}
 	uEnd, err := logEnd(u.pd)
 	if err != nil {
 		return nil, err
@@ -460,7 +392,7 @@ func VerifyEdge(upstream, downstream string, opts ChainOptions) (*EdgeReport, er
 		rep.ProducersReused = append(rep.ProducersReused, pid)
 	}
 	slices.Sort(rep.ProducersReused)
-	slices.SortStableFunc(rep.Findings, func(a, b Finding) int { return cmp.Compare(a.Offset, b.Offset) })
+	slices.SortStableFunc(rep.Findings, func(a, b finding.Finding) int { return cmp.Compare(a.Offset, b.Offset) })
 	if rep.Status == EdgeDiverged || !rep.OK() {
 		rep.Status = EdgeDiverged
 	}
@@ -489,7 +421,7 @@ func (w *edgeWalk) walk() error {
 	start := max(u.Start(), d.Start())
 	rep.Mirrored = OffsetRange{Start: start, End: start}
 	if d.Start() < u.Start() && rep.DownstreamLog.End > d.Start() {
-		w.add(Finding{Kind: FindingNotCompared, Severity: psm.SeverityInfo, Offset: d.Start(), ProducerID: -1, Position: -1,
+		w.add(finding.Finding{Kind: finding.NotCompared, Offset: d.Start(), ProducerID: -1, Position: -1,
 			Message: fmt.Sprintf("D holds offsets from %d but U's log starts at %d (retention or DeleteRecords on U): offsets below %d are not compared",
 				d.Start(), u.Start(), u.Start())})
 	}
@@ -508,13 +440,13 @@ func (w *edgeWalk) walk() error {
 	if !w.dHas && rep.DownstreamLog.End < u.Start() {
 		// D ends before U starts: the offsets between are gone from U, and
 		// D can never mirror on.
-		w.add(Finding{Kind: FindingGap, Severity: psm.SeverityError, Offset: rep.DownstreamLog.End, ProducerID: -1, Position: -1,
+		w.add(finding.Finding{Kind: finding.Gap, Offset: rep.DownstreamLog.End, ProducerID: -1, Position: -1,
 			Message: fmt.Sprintf("D ends at %d, below U's log start %d: offsets %d..%d are gone from U, so D cannot mirror on (it must restart at U's log start)",
 				rep.DownstreamLog.End, u.Start(), rep.DownstreamLog.End, u.Start()-1)})
 	}
 
 	// Phase 1: the mirrored region, batch for batch.
-	var firstEpoch *Finding
+	var firstEpoch *finding.Finding
 	for w.dHas {
 		if w.uHas && w.offsetChanged() {
 			break
@@ -532,13 +464,13 @@ func (w *edgeWalk) walk() error {
 		if db.PartitionLeaderEpoch != ub.PartitionLeaderEpoch {
 			rep.EpochDifferences++
 			if firstEpoch == nil {
-				sev := psm.SeverityInfo
+				kind := finding.LeaderEpoch
 				if w.opts.StrictEpochs {
-					sev = psm.SeverityError
+					kind = finding.LeaderEpochMismatch
 				}
-				f := w.dFinding(FindingLeaderEpoch, db.BaseOffset, "partitionLeaderEpoch %d in D, %d in U (outside the CRC; the data is the same)",
+				f := w.dFinding(kind, db.BaseOffset, "partitionLeaderEpoch %d in D, %d in U (outside the CRC; the data is the same)",
 					db.PartitionLeaderEpoch, ub.PartitionLeaderEpoch)
-				f.Severity, f.UpstreamFile, f.UpstreamPosition = sev, u.File(), u.Pos()
+				f.UpstreamFile, f.UpstreamPosition = u.File(), u.Pos()
 				firstEpoch = &f
 			}
 		}
@@ -578,11 +510,11 @@ func (w *edgeWalk) walk() error {
 // damage reports a damaged tail in either log that the walk reached.
 func (w *edgeWalk) damage() {
 	if dm := w.d.Damage; dm != nil {
-		w.add(Finding{Kind: FindingCorruptLog, Severity: psm.SeverityError, Offset: dm.Offset, ProducerID: -1, File: dm.File, Position: dm.Position,
+		w.add(finding.Finding{Kind: finding.CorruptLog, Offset: dm.Offset, ProducerID: -1, File: dm.File, Position: dm.Position,
 			Message: "D: " + dm.Message + "; nothing after it was compared"})
 	}
 	if dm := w.u.Damage; dm != nil {
-		w.add(Finding{Kind: FindingCorruptLog, Severity: psm.SeverityError, Offset: dm.Offset, ProducerID: -1, Position: -1,
+		w.add(finding.Finding{Kind: finding.CorruptLog, Offset: dm.Offset, ProducerID: -1, Position: -1,
 			UpstreamFile: dm.File, UpstreamPosition: dm.Position, Message: "U: " + dm.Message + "; nothing after it was compared"})
 	}
 }
@@ -612,7 +544,7 @@ func (w *edgeWalk) classify() {
 	}
 	rep.Status = EdgeDiverged
 	if !w.uHas {
-		w.add(w.dFinding(FindingBeyondUpstream, db.BaseOffset,
+		w.add(w.dFinding(finding.BeyondUpstreamEnd, db.BaseOffset,
 			"D holds data from offset %d, at or beyond U's end %d, with no MIRROR_PID_RESET barrier before it: D took writes without failing over",
 			db.BaseOffset, rep.UpstreamLog.End))
 		return
@@ -622,7 +554,7 @@ func (w *edgeWalk) classify() {
 	case db.BaseOffset == ub.BaseOffset:
 		i := sameBatch(db.Raw, ub.Raw)
 		// Positions name the first differing byte in each log.
-		f := w.dFinding(FindingMismatch, db.BaseOffset, "")
+		f := w.dFinding(finding.Mismatch, db.BaseOffset, "")
 		f.Position = d.Pos() + int64(i)
 		f.UpstreamFile, f.UpstreamPosition = u.File(), u.Pos()+int64(i)
 		where := fmt.Sprintf("first difference at byte %d of the batch (%s position %d in D, %s position %d in U)",
@@ -639,7 +571,7 @@ func (w *edgeWalk) classify() {
 			}
 			f.Message = fmt.Sprintf("batch at offset %d differs between D and U: %s; %s", db.BaseOffset, bad, where)
 		default:
-			f.Kind = FindingMissingBarrier
+			f.Kind = finding.MissingBarrier
 			f.Message = fmt.Sprintf("D's batch at offset %d is not U's (producerId %d in D, %d in U; both pass their CRC) and no MIRROR_PID_RESET barrier precedes it: D took writes without failing over; %s",
 				db.BaseOffset, db.ProducerID, ub.ProducerID, where)
 		}
@@ -647,7 +579,7 @@ func (w *edgeWalk) classify() {
 	case db.BaseOffset > ub.BaseOffset:
 		w.skipped(x)
 	default:
-		f := w.dFinding(FindingMismatch, db.BaseOffset,
+		f := w.dFinding(finding.Mismatch, db.BaseOffset,
 			"D holds offsets %d..%d where U has none (U's next batch starts at %d): D's batch is not U's, and no MIRROR_PID_RESET barrier precedes it",
 			db.BaseOffset, db.LastOffset(), ub.BaseOffset)
 		f.UpstreamFile, f.UpstreamPosition = u.File(), u.Pos()
@@ -669,7 +601,7 @@ func (w *edgeWalk) skipped(x int64) {
 	w.dHas = d.Next()
 	if w.dHas && d.Batch().BaseOffset < first.base {
 		b := d.Batch()
-		f := w.dFinding(FindingReordered, b.BaseOffset,
+		f := w.dFinding(finding.Reordered, b.BaseOffset,
 			"D's batch with offsets %d..%d (%s position %d) comes after the batch with offsets %d..%d (%s position %d); U has them in order",
 			b.BaseOffset, b.LastOffset(), d.File(), d.Pos(), first.base, first.last, first.file, first.pos)
 		if b.BaseOffset == missing {
@@ -683,13 +615,13 @@ func (w *edgeWalk) skipped(x int64) {
 		w.uHas = u.Next()
 	}
 	if w.uHas && u.Batch().BaseOffset == first.base && sameBatch(firstRaw, u.Batch().Raw) < 0 {
-		w.add(Finding{Kind: FindingGap, Severity: psm.SeverityError, Offset: missing, ProducerID: -1, File: first.file, Position: first.pos,
+		w.add(finding.Finding{Kind: finding.Gap, Offset: missing, ProducerID: -1, File: first.file, Position: first.pos,
 			UpstreamFile: uFile, UpstreamPosition: uPos,
 			Message: fmt.Sprintf("D lacks offsets %d..%d that U holds (from %s position %d): D's next batch, at %s position %d, is U's batch at offset %d",
 				missing, first.base-1, uFile, uPos, first.file, first.pos, first.base)})
 		return
 	}
-	w.add(Finding{Kind: FindingMismatch, Severity: psm.SeverityError, Offset: missing, ProducerID: -1, File: first.file, Position: first.pos,
+	w.add(finding.Finding{Kind: finding.Mismatch, Offset: missing, ProducerID: -1, File: first.file, Position: first.pos,
 		UpstreamFile: uFile, UpstreamPosition: uPos,
 		Message: fmt.Sprintf("where U's batch at offset %d is (%s position %d), D has a batch with offsets %d..%d that is not U's (%s position %d)",
 			missing, uFile, uPos, first.base, first.last, first.file, first.pos)})
@@ -710,7 +642,7 @@ func (w *edgeWalk) stopping() {
 		if !barrier.Is(first) {
 			what = "the first ABORT marker"
 		}
-		w.add(w.dFinding(FindingGap, first.BaseOffset,
+		w.add(w.dFinding(finding.Gap, first.BaseOffset,
 			"offsets %d..%d are missing between the mirrored region (which ends at %d) and %s at %d: the STOPPING step appends at the log end",
 			from, first.BaseOffset-1, from, what, first.BaseOffset))
 	}
@@ -722,7 +654,7 @@ func (w *edgeWalk) stopping() {
 		}
 		b := d.Batch()
 		if len(aborts) > 0 && b.BaseOffset > w.prev.next() {
-			w.add(w.dFinding(FindingGap, b.BaseOffset, "offsets %d..%d are missing between the ABORT markers at %d and %d",
+			w.add(w.dFinding(finding.Gap, b.BaseOffset, "offsets %d..%d are missing between the ABORT markers at %d and %d",
 				w.prev.next(), b.BaseOffset-1, w.prev.base, b.BaseOffset))
 		}
 		aborts = append(aborts, b.BaseOffset)
@@ -741,7 +673,7 @@ func (w *edgeWalk) stopping() {
 			b := d.Batch()
 			at, file, pos = b.BaseOffset, d.File(), d.Pos()
 		}
-		w.add(Finding{Kind: FindingMissingBarrier, Severity: psm.SeverityError, Offset: at, ProducerID: -1, File: file, Position: pos, UpstreamPosition: -1,
+		w.add(finding.Finding{Kind: finding.MissingBarrier, Offset: at, ProducerID: -1, File: file, Position: pos, UpstreamPosition: -1,
 			Message: fmt.Sprintf("D wrote %d ABORT marker(s) from offset %d (the STOPPING step of design 2) but no MIRROR_PID_RESET barrier follows them", len(aborts), aborts[0])})
 		return
 	}
@@ -751,7 +683,7 @@ func (w *edgeWalk) stopping() {
 	}
 	b := d.Batch()
 	if len(aborts) > 0 && b.BaseOffset > w.prev.next() {
-		w.add(w.dFinding(FindingGap, b.BaseOffset, "offsets %d..%d are missing between the last ABORT marker (%d) and the barrier at %d",
+		w.add(w.dFinding(finding.Gap, b.BaseOffset, "offsets %d..%d are missing between the last ABORT marker (%d) and the barrier at %d",
 			w.prev.next(), b.BaseOffset-1, w.prev.base, b.BaseOffset))
 	}
 	rep.Status = EdgeFailedOver
@@ -760,7 +692,7 @@ func (w *edgeWalk) stopping() {
 		rep.Barrier.Aborts = []int64{}
 	}
 	for _, p := range barrier.ValidateBatch(b.Raw) {
-		w.add(w.dFinding(FindingMalformedBarrier, b.BaseOffset, "D's barrier is not a well-formed MIRROR_PID_RESET batch: %s", p))
+		w.add(w.dFinding(finding.MalformedBarrier, b.BaseOffset, "D's barrier is not a well-formed MIRROR_PID_RESET batch: %s", p))
 	}
 	w.era++
 	r := refOf(d)
@@ -777,7 +709,7 @@ func (w *edgeWalk) stopping() {
 		}
 		lb := d.Batch()
 		if firstLocal && lb.BaseOffset > w.prev.next() {
-			w.add(w.dFinding(FindingGap, lb.BaseOffset, "offsets %d..%d are missing between D's barrier at %d and its first own batch at %d",
+			w.add(w.dFinding(finding.Gap, lb.BaseOffset, "offsets %d..%d are missing between D's barrier at %d and its first own batch at %d",
 				w.prev.next(), lb.BaseOffset-1, w.prev.base, lb.BaseOffset))
 		}
 		firstLocal = false
@@ -793,7 +725,7 @@ func (w *edgeWalk) stopping() {
 
 // anomalyKey identifies an anomaly across two replays.
 type anomalyKey struct {
-	kind   string
+	kind   finding.Kind
 	offset int64
 	pid    int64
 }
@@ -841,7 +773,7 @@ func (w *edgeWalk) producerState() error {
 		n, ok := cleared[mb.Offset]
 		mb.ProducersCleared, mb.Applied = n, ok
 		if !ok {
-			w.add(Finding{Kind: FindingBarrierNotApplied, Severity: psm.SeverityError, Offset: mb.Offset, ProducerID: -1, Position: -1,
+			w.add(finding.Finding{Kind: finding.BarrierNotApplied, Offset: mb.Offset, ProducerID: -1, Position: -1,
 				Message: fmt.Sprintf("the barrier at %d, mirrored from U, does not clear D's producer state in a replay of D", mb.Offset)})
 		}
 	}
@@ -860,29 +792,29 @@ func (w *edgeWalk) producerState() error {
 	for _, a := range with.Anomalies {
 		seen[anomalyKey{a.Kind, a.Offset, a.ProducerID}] = true
 		switch a.Kind {
-		case psm.KindStaleSnapshot, psm.KindSnapshotCorrupt:
-			w.add(Finding{Kind: a.Kind, Severity: a.Severity, Offset: a.Offset, ProducerID: a.ProducerID,
+		case finding.StaleSnapshot, finding.SnapshotCorrupt:
+			w.add(finding.Finding{Kind: a.Kind, Offset: a.Offset, ProducerID: a.ProducerID,
 				File: segment.SegmentFileName(a.Offset, segment.SnapshotSuffix), Position: -1, UpstreamPosition: -1, Message: a.Message})
 			continue
-		case psm.KindHangingTransaction, psm.KindZeroTail, psm.KindBarrierIgnored, psm.KindMarkerWithoutTxn, psm.KindExpiredOnLoad,
-			psm.KindSnapshotIgnored, psm.KindCorruptLog:
+		case finding.HangingTransaction, finding.OpenTransaction, finding.ZeroTail, finding.BarrierIgnored, finding.MarkerWithoutTxn, finding.ExpiredOnLoad,
+			finding.SnapshotIgnored, finding.CorruptLog:
 			// Not about the mirror relation (an open transaction at the end
 			// of a mirror is normal; damage is reported by the walk).
 			continue
 		}
-		if a.Severity == psm.SeverityInfo {
+		if a.Severity() == finding.Info {
 			continue
 		}
 		if a.Offset < own {
-			if a.Kind == psm.KindOpenTxnAtBarrier {
-				w.add(Finding{Kind: a.Kind, Severity: psm.SeverityInfo, Offset: a.Offset, ProducerID: a.ProducerID, Position: -1, UpstreamPosition: -1,
+			if a.Kind == finding.OpenTxnAtBarrier {
+				w.add(finding.Finding{Kind: finding.MirroredOpenTxnAtBarrier, Offset: a.Offset, ProducerID: a.ProducerID, Position: -1, UpstreamPosition: -1,
 					Message: "mirrored from U: " + a.Message})
-			} else if a.Severity == psm.SeverityError {
+			} else if a.Severity() == finding.Error {
 				rep.InheritedAnomalies++
 			}
 			continue
 		}
-		f := Finding{Kind: a.Kind, Severity: a.Severity, Offset: a.Offset, ProducerID: a.ProducerID, Position: -1, UpstreamPosition: -1, Message: a.Message}
+		f := finding.Finding{Kind: a.Kind, Offset: a.Offset, ProducerID: a.ProducerID, Position: -1, UpstreamPosition: -1, Message: a.Message}
 		if located < 64 {
 			if file, pos, ok := locate(pd, a.Offset); ok {
 				f.File, f.Position = file, pos
@@ -893,8 +825,8 @@ func (w *edgeWalk) producerState() error {
 	}
 	for _, a := range without.Anomalies {
 		switch a.Kind {
-		case psm.KindPIDCollision, psm.KindEpochRegression, psm.KindSequenceGap, psm.KindDuplicateSequence,
-			psm.KindNonTxnInOpenTxn, psm.KindUnknownTxnCompletion:
+		case finding.PIDCollision, finding.EpochRegression, finding.SequenceGap, finding.DuplicateSequence,
+			finding.NonTxnInOpenTxn, finding.UnknownTxnCompletion:
 		default:
 			continue
 		}
@@ -902,7 +834,7 @@ func (w *edgeWalk) producerState() error {
 			continue
 		}
 		rep.Averted = append(rep.Averted, AvertedAnomaly{Kind: a.Kind, Offset: a.Offset, ProducerID: a.ProducerID})
-		if a.Kind == psm.KindPIDCollision {
+		if a.Kind == finding.PIDCollision {
 			rep.CollisionsAverted++
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/finding"
 	"github.com/kseg/kseg/segment/kafkatest"
 )
 
@@ -78,11 +79,11 @@ func verify(t testing.TB, u, d string, o ChainOptions) *EdgeReport {
 }
 
 // wantFinding asserts an error finding of kind at offset and returns it.
-func wantFinding(t testing.TB, r *EdgeReport, kind string, offset int64) Finding {
+func wantFinding(t testing.TB, r *EdgeReport, kind finding.Kind, offset int64) finding.Finding {
 	t.Helper()
-	var errs []Finding
+	var errs []finding.Finding
 	for _, f := range r.Findings {
-		if f.Severity == psm.SeverityError {
+		if f.Severity() == finding.Error {
 			errs = append(errs, f)
 		}
 	}
@@ -92,13 +93,13 @@ func wantFinding(t testing.TB, r *EdgeReport, kind string, offset int64) Finding
 		}
 	}
 	t.Fatalf("want a %s finding at offset %d; status %s, findings:\n%s", kind, offset, r.Status, findingsText(r.Findings))
-	return Finding{}
+	return finding.Finding{}
 }
 
-func findingsText(fs []Finding) string {
+func findingsText(fs []finding.Finding) string {
 	var b strings.Builder
 	for _, f := range fs {
-		fmt.Fprintf(&b, "  %s %s at %d (%s@%d, U %s@%d): %s\n", f.Severity, f.Kind, f.Offset, f.File, f.Position, f.UpstreamFile, f.UpstreamPosition, f.Message)
+		fmt.Fprintf(&b, "  %s %s at %d (%s@%d, U %s@%d): %s\n", f.Severity(), f.Kind, f.Offset, f.File, f.Position, f.UpstreamFile, f.UpstreamPosition, f.Message)
 	}
 	return b.String()
 }
@@ -188,7 +189,7 @@ func TestChainActivePassiveWithRealClients(t *testing.T) {
 		}
 		f.Close()
 		r := verify(t, a, b, ChainOptions{})
-		fd := wantFinding(t, r, FindingMismatch, 4)
+		fd := wantFinding(t, r, finding.Mismatch, 4)
 		if fd.File != filepath.Base(e.Log) || fd.Position != e.Position+at || fd.UpstreamFile != filepath.Base(ua.Log) || fd.UpstreamPosition != ua.Position+at {
 			t.Fatalf("located at D %s@%d, U %s@%d; want D %s@%d, U %s@%d", fd.File, fd.Position, fd.UpstreamFile, fd.UpstreamPosition,
 				filepath.Base(e.Log), e.Position+at, filepath.Base(ua.Log), ua.Position+at)
@@ -203,12 +204,12 @@ func TestChainActivePassiveWithRealClients(t *testing.T) {
 		mustMirror(t, w.a, d, mirrorOpts(10))
 		barriertest.AppendLocal(t, d, w.local, localOpts)
 		r := verify(t, w.a, d, ChainOptions{})
-		fd := wantFinding(t, r, FindingMissingBarrier, 10)
+		fd := wantFinding(t, r, finding.MissingBarrier, 10)
 		if e := entryAt(t, d, 10); fd.Position < e.Position || fd.Position >= e.Position+int64(len(e.Raw)) || fd.UpstreamPosition < 0 {
 			t.Fatalf("finding at D position %d (want inside the batch at %d), U position %d", fd.Position, e.Position, fd.UpstreamPosition)
 		}
 		// The replay finds the collisions the barrier would have averted.
-		wantFinding(t, r, psm.KindPIDCollision, 10)
+		wantFinding(t, r, finding.PIDCollision, 10)
 	})
 
 	t.Run("barrier-above-open-transaction", func(t *testing.T) {
@@ -216,7 +217,7 @@ func TestChainActivePassiveWithRealClients(t *testing.T) {
 		mustMirror(t, w.a, d, mirrorOpts(12))
 		barriertest.AppendLocal(t, d, [][]byte{barrier.Build(barrier.Spec{Timestamp: time.Now().UnixMilli()})}, localOpts)
 		r := verify(t, w.a, d, ChainOptions{})
-		wantFinding(t, r, FindingOpenTxnAtBarrier, 12)
+		wantFinding(t, r, finding.OpenTxnAtBarrier, 12)
 		if r.Barrier == nil || r.Barrier.Offset != 12 {
 			t.Fatalf("barrier %+v", r.Barrier)
 		}
@@ -236,7 +237,7 @@ func TestChainActivePassiveWithRealClients(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := verify(t, w.a, d, ChainOptions{})
-		fd := wantFinding(t, r, FindingGap, 12)
+		fd := wantFinding(t, r, finding.Gap, 12)
 		if !strings.Contains(fd.Message, "offsets 10..11") {
 			t.Fatalf("message %q", fd.Message)
 		}
@@ -247,7 +248,7 @@ func TestChainActivePassiveWithRealClients(t *testing.T) {
 		mustMirror(t, w.a, d, mirrorOpts(9)) // ends with the batch 7..8
 		barriertest.AppendRaw(t, d, barrier.Build(barrier.Spec{BaseOffset: 8, Timestamp: time.Now().UnixMilli()}))
 		r := verify(t, w.a, d, ChainOptions{})
-		wantFinding(t, r, FindingOverlap, 8)
+		wantFinding(t, r, finding.Overlap, 8)
 	})
 
 	t.Run("beyond-upstream-end", func(t *testing.T) {
@@ -255,7 +256,7 @@ func TestChainActivePassiveWithRealClients(t *testing.T) {
 		mustMirror(t, w.a, d, mirrorOpts(-1))
 		barriertest.AppendLocal(t, d, w.local, localOpts)
 		r := verify(t, w.a, d, ChainOptions{})
-		wantFinding(t, r, FindingBeyondUpstream, 13)
+		wantFinding(t, r, finding.BeyondUpstreamEnd, 13)
 	})
 
 	t.Run("stale-snapshot", func(t *testing.T) {
@@ -275,7 +276,7 @@ func TestChainActivePassiveWithRealClients(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := verify(t, a, b, ChainOptions{})
-		fd := wantFinding(t, r, psm.KindStaleSnapshot, 13)
+		fd := wantFinding(t, r, finding.StaleSnapshot, 13)
 		if fd.File != filepath.Base(path) {
 			t.Fatalf("file %q", fd.File)
 		}
@@ -305,7 +306,7 @@ func TestChainActivePassiveWithRealClients(t *testing.T) {
 		}
 		f.Close()
 		r := verify(t, a, b, ChainOptions{})
-		fd := wantFinding(t, r, FindingReordered, x.BaseOffset)
+		fd := wantFinding(t, r, finding.Reordered, x.BaseOffset)
 		if fd.Position != x.Position+int64(len(y.Raw)) {
 			t.Fatalf("reordered batch at position %d, want %d", fd.Position, x.Position+int64(len(y.Raw)))
 		}
@@ -328,8 +329,11 @@ func TestChainActivePassiveWithRealClients(t *testing.T) {
 		if !r.OK() || r.EpochDifferences != 1 {
 			t.Fatalf("a partitionLeaderEpoch difference is info: %d differences\n%s", r.EpochDifferences, findingsText(r.Findings))
 		}
+		if len(r.Findings) != 1 || r.Findings[0].Kind != finding.LeaderEpoch || r.Findings[0].Severity() != finding.Info {
+			t.Errorf("want one leader-epoch note:\n%s", findingsText(r.Findings))
+		}
 		r = verify(t, a, b, ChainOptions{StrictEpochs: true})
-		wantFinding(t, r, FindingLeaderEpoch, 4)
+		wantFinding(t, r, finding.LeaderEpochMismatch, 4)
 	})
 }
 
@@ -361,5 +365,5 @@ func TestChainAbortDesign(t *testing.T) {
 	barriertest.AppendAt(t, c, [][]byte{abort}, localOpts, 0)
 	barriertest.AppendAt(t, c, [][]byte{dataBatch(t, 0, 1, 9009, 0, 0, false, 0)}, localOpts, 0)
 	r = verify(t, a, c, ChainOptions{})
-	wantFinding(t, r, FindingMissingBarrier, 14)
+	wantFinding(t, r, finding.MissingBarrier, 14)
 }

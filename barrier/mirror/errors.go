@@ -1,16 +1,20 @@
 package mirror
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/kseg/kseg/segment/edit"
+)
 
 // Refusal reasons of a mirror, besides the ones every write command shares
 // (edit.Refuse*).
 const (
 	// RefuseTopicID: a mirror's source and destination have different
 	// topic ids in partition.metadata (a mirror keeps its source's).
-	RefuseTopicID = "topic-id"
+	RefuseTopicID edit.Reason = "topic-id"
 	// RefuseSameDir: a mirror's source and destination are the same
 	// directory.
-	RefuseSameDir = "same-directory"
+	RefuseSameDir edit.Reason = "same-directory"
 )
 
 // DivergedError is a mirror destination whose log is not a prefix of its

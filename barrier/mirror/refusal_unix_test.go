@@ -12,6 +12,7 @@ import (
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // TestHelperFcntlLockHolder is not a test: run as a child process by
@@ -81,7 +82,7 @@ func TestMirrorRefusals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantFinding(t, r, FindingGap, 5)
+		wantFinding(t, r, finding.Gap, 5)
 	})
 
 	t.Run("pending-injection", func(t *testing.T) {

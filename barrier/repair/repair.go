@@ -14,6 +14,7 @@ import (
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // Repair: what a broker's log recovery does to an unclean partition, done
@@ -90,7 +91,13 @@ type Plan struct {
 	LogStartOffset int64 `json:"logStartOffset"`
 
 	Segments []Segment `json:"segments"`
-	Findings []Finding `json:"findings"`
+	// Findings are what the plan found (and repairs): a cut with dump's
+	// kind for the damage (crc-mismatch, torn-tail, corrupt-batch,
+	// zero-tail, offset-out-of-order, invalid-marker), the other files'
+	// changes with dump's kind for the same defect or repair's own
+	// (index-rebuilt, snapshot-above-log-end …). File and Position locate
+	// them (Position -1 when not tied to a byte).
+	Findings []finding.Finding `json:"findings"`
 	// Damage: a finding of severity error (the dry run exits 3).
 	Damage bool `json:"damage"`
 
@@ -137,10 +144,10 @@ type Segment struct {
 
 // Cut is where a segment is truncated and why.
 type Cut struct {
-	Position int64  `json:"position"` // the first invalid byte: the new size
-	Kind     string `json:"kind"`     // a dump finding kind: crc-mismatch, torn-tail, corrupt-batch …
-	Bytes    int64  `json:"bytes"`    // bytes cut
-	Message  string `json:"message"`
+	Position int64        `json:"position"` // the first invalid byte: the new size
+	Kind     finding.Kind `json:"kind"`     // a dump finding kind: crc-mismatch, torn-tail, corrupt-batch …
+	Bytes    int64        `json:"bytes"`    // bytes cut
+	Message  string       `json:"message"`
 }
 
 // FileRepair is what happens to one index file of a segment.
@@ -151,33 +158,6 @@ type FileRepair struct {
 	Reason  string `json:"reason,omitempty"`
 	Entries int    `json:"entries"` // in the file after the repair
 }
-
-// Finding is one problem the plan found (and repairs).
-type Finding struct {
-	Kind     string `json:"kind"`
-	Severity string `json:"severity"` // error | warning | info
-	File     string `json:"file"`
-	Position int64  `json:"position"` // -1 when not tied to a byte
-	Message  string `json:"message"`
-}
-
-// Repair finding kinds. A cut is reported with its segment.CutKind
-// (crc-mismatch, torn-tail, corrupt-batch, zero-tail, offset-out-of-order,
-// invalid-marker: dump's kinds for the damage); the other files' changes
-// with these.
-const (
-	FindingSegmentUnreachable = "segment-unreachable"
-	FindingIndexRebuilt       = "index-rebuilt"     // info: rebuilt because the log is cut
-	FindingTimeIndexRebuilt   = "timeindex-rebuilt" // info: rebuilt because the log is cut
-	FindingTxnIndexRebuilt    = "txnindex-rebuilt"  // info: only entries past the cut go
-	FindingTxnIndexMismatch   = "txnindex-mismatch" // error: entries the log does not complete
-	FindingTxnIndexMissing    = "txnindex-missing"
-	FindingSnapshotAboveEnd   = "snapshot-above-log-end"
-	FindingSnapshotCorrupt    = psm.KindSnapshotCorrupt
-	FindingSnapshotMismatch   = psm.KindSnapshotMismatch
-	FindingEpochAboveEnd      = "leader-epoch-above-log-end"
-	FindingOrphanIndex        = "orphan-index"
-)
 
 // Index file actions.
 const (
@@ -190,7 +170,7 @@ const (
 // RefuseOffsetOverflow: a batch's offsets do not fit its segment's int32
 // relative offsets (LogSegmentOffsetOverflowException); the broker splits
 // such a segment, kseg repair does not.
-const RefuseOffsetOverflow = "offset-overflow"
+const RefuseOffsetOverflow edit.Reason = "offset-overflow"
 
 // PlanRepair reads the partition directory dir and plans its repair. It
 // changes nothing. Refusals are *edit.RefusalError; anything else is I/O. When
@@ -245,10 +225,11 @@ func (rp *planner) warnf(format string, args ...any) {
 	rp.p.Warnings = append(rp.p.Warnings, fmt.Sprintf(format, args...))
 }
 
-func (rp *planner) find(kind, severity, file string, pos int64, format string, args ...any) {
-	rp.p.Findings = append(rp.p.Findings, Finding{Kind: kind, Severity: severity, File: filepath.Base(file), Position: pos,
-		Message: fmt.Sprintf(format, args...)})
-	if severity == "error" {
+func (rp *planner) find(kind finding.Kind, file string, pos int64, format string, args ...any) {
+	f := finding.Newf(kind, format, args...)
+	f.File, f.Position = filepath.Base(file), pos
+	rp.p.Findings = append(rp.p.Findings, f)
+	if f.IsError() {
 		rp.p.Damage = true
 	}
 }
@@ -281,8 +262,7 @@ type segRepair struct {
 	// indexBad / timeBad say why the existing file is not what recovery
 	// would keep ("" when it verifies against the kept batches).
 	indexBad, timeBad   string
-	indexSev, timeSev   string
-	indexKind, timeKind string // the finding's kind (indexFinding)
+	indexKind, timeKind finding.Kind // the finding's kind (indexFinding)
 }
 
 func (rp *planner) plan() (*Plan, error) {
@@ -412,15 +392,11 @@ func (rp *planner) plan() (*Plan, error) {
 	}
 	for _, sr := range scans {
 		if c := sr.cut; c != nil {
-			sev := "error"
-			if c.Kind == segment.CutZeroFilled.String() {
-				sev = "warning"
-			}
-			rp.find(c.Kind, sev, sr.files.Log, c.Position, "%s", c.Message)
+			rp.find(c.Kind, sr.files.Log, c.Position, "%s", c.Message)
 		}
 	}
 	for _, s := range dropped {
-		rp.find(FindingSegmentUnreachable, "info", s.Log, -1, "%s follows a truncated segment: recovery deletes it (LogLoader.recoverLog)", filepath.Base(s.Log))
+		rp.find(finding.SegmentUnreachable, s.Log, -1, "%s follows a truncated segment: recovery deletes it (LogLoader.recoverLog)", filepath.Base(s.Log))
 	}
 
 	// Producer state at the new end, as the broker rebuilds it: from the
@@ -453,7 +429,7 @@ func (rp *planner) plan() (*Plan, error) {
 			// .log under its live name (it renames a segment's files to
 			// .deleted before it deletes them), so the segment's data went
 			// missing outside the broker.
-			rp.find(FindingOrphanIndex, "error", path, -1, "an index file without its .log (segment %d): the segment's data is missing; the broker deletes the index at load", s.BaseOffset)
+			rp.find(finding.OrphanIndex, path, -1, "an index file without its .log (segment %d): the segment's data is missing; the broker deletes the index at load", s.BaseOffset)
 			if err := rp.del(path, "orphaned index file (no .log)"); err != nil {
 				return nil, err
 			}
@@ -554,7 +530,7 @@ func (rp *planner) scan(s segment.SegmentFiles) (*segRepair, error) {
 	}
 	sr := &segRepair{files: s, size: r.Size, valid: r.ValidBytes, batches: r.Batches, next: r.NextOffset, framed: r.FramedEnd, removed: r.Lost}
 	if c := r.Cut; c != nil {
-		sr.cut = &Cut{Position: c.Position, Kind: c.Kind.String(), Bytes: c.Bytes, Message: c.Message}
+		sr.cut = &Cut{Position: c.Position, Kind: c.Kind.FindingKind(), Bytes: c.Bytes, Message: c.Message}
 	}
 	if err := ib.Finish(); err != nil {
 		return nil, err
@@ -565,47 +541,34 @@ func (rp *planner) scan(s segment.SegmentFiles) (*segRepair, error) {
 	sr.indexEntries, sr.timeEntries = len(ib.Index()), len(ib.TimeIndex())
 	idx, tidx := iv.Verdict(sr.valid, sr.cut != nil)
 	sr.indexBad, sr.timeBad = idx.Problem, tidx.Problem
-	sr.indexKind, sr.indexSev = indexFinding(idx, FindingIndexMissing, kindIndexMismatch, FindingIndexRebuilt)
-	sr.timeKind, sr.timeSev = indexFinding(tidx, FindingTimeIndexMissing, kindTimeIndexMismatch, FindingTimeIndexRebuilt)
+	sr.indexKind = indexFinding(idx, finding.IndexMissing, finding.IndexMismatch, finding.IndexRebuilt)
+	sr.timeKind = indexFinding(tidx, finding.TimeIndexMissing, finding.TimeIndexMismatch, finding.TimeIndexRebuilt)
 	return sr, nil
 }
 
-// Index finding kinds: dump's for the same defect (index-mismatch,
-// timeindex-mismatch, index-length, index-sanity), and repair's own for
-// what dump does not check. One kind, one severity.
-const (
-	FindingIndexMissing     = "index-missing"     // warning
-	FindingTimeIndexMissing = "timeindex-missing" // warning
-	FindingIndexZeroTail    = "index-zero-tail"   // warning: preallocated slots, not trimmed
-	kindIndexMismatch       = "index-mismatch"
-	kindTimeIndexMismatch   = "timeindex-mismatch"
-	kindIndexLength         = "index-length"
-	kindIndexSanity         = "index-sanity"
-)
-
-// indexFinding is the kind and severity of an index file's verdict v
-// ("" when it verifies): the defect's kind (dump's word for it:
-// mismatch, index-length, index-sanity, an error; missing or
-// index-zero-tail, warnings), or, when the only problem is entries past
-// the end of a log this repair cuts, rebuilt, info.
-func indexFinding(v segment.IndexVerdict, missing, mismatch, rebuilt string) (kind, sev string) {
+// indexFinding is the kind of an index file's verdict v (none when it
+// verifies): the defect's kind (dump's word for it: mismatch,
+// index-length, index-sanity, errors; missing or index-zero-tail,
+// warnings), or, when the only problem is entries past the end of a log
+// this repair cuts, rebuilt, info.
+func indexFinding(v segment.IndexVerdict, missing, mismatch, rebuilt finding.Kind) finding.Kind {
 	switch {
 	case v.Problem == "":
-		return "", ""
+		return 0
 	case v.Past:
-		return rebuilt, "info"
+		return rebuilt
 	}
 	switch v.Defect {
 	case segment.IndexMissing:
-		return missing, "warning"
+		return missing
 	case segment.IndexZeroTail:
-		return FindingIndexZeroTail, "warning"
+		return finding.IndexZeroTail
 	case segment.IndexLength:
-		return kindIndexLength, "error"
+		return finding.IndexLength
 	case segment.IndexSanity:
-		return kindIndexSanity, "error"
+		return finding.IndexSanity
 	}
-	return mismatch, "error"
+	return mismatch
 }
 
 // replay rebuilds the producer state at the new log end over the log as
@@ -672,7 +635,7 @@ func (rp *planner) planSnapshots() error {
 		s := rp.pd.Snapshots[i]
 		if s.Offset > p.NewLogEndOffset {
 			p.SnapshotsDeleted = append(p.SnapshotsDeleted, s.Offset)
-			rp.find(FindingSnapshotAboveEnd, "info", s.Path, -1, "%s lies above the new log end %d (truncateAndReload deletes it)", filepath.Base(s.Path), p.NewLogEndOffset)
+			rp.find(finding.SnapshotAboveLogEnd, s.Path, -1, "%s lies above the new log end %d (truncateAndReload deletes it)", filepath.Base(s.Path), p.NewLogEndOffset)
 			if err := rp.del(s.Path, fmt.Sprintf("producer snapshot above the new log end %d", p.NewLogEndOffset)); err != nil {
 				return err
 			}
@@ -683,7 +646,7 @@ func (rp *planner) planSnapshots() error {
 			if !ok {
 				return err
 			}
-			rp.find(FindingSnapshotCorrupt, "error", s.Path, ce.Pos, "%v; the broker deletes it when it tries to load it", err)
+			rp.find(finding.SnapshotCorrupt, s.Path, ce.Pos, "%v; the broker deletes it when it tries to load it", err)
 			if s.Offset == p.NewLogEndOffset {
 				continue // rewritten at the end
 			}
@@ -724,7 +687,7 @@ func (rp *planner) planSegment(sr *segRepair, ps *Segment, res *psm.Result, segE
 	case sr.files.TxnIndex == "" && n == 0:
 	case sr.files.TxnIndex == "":
 		ps.TxnIndex.Action, ps.TxnIndex.Reason = FileCreate, fmt.Sprintf("missing, but %d aborted transactions end in the segment", n)
-		rp.find(FindingTxnIndexMissing, "error", txnName, -1, "missing; %d aborted transactions end in segment %d", n, base)
+		rp.find(finding.TxnIndexMissing, txnName, -1, "missing; %d aborted transactions end in segment %d", n, base)
 	default:
 		old, err := segment.ReadFile(sr.files.TxnIndex)
 		if err != nil {
@@ -736,12 +699,12 @@ func (rp *planner) planSegment(sr *segRepair, ps *Segment, res *psm.Result, segE
 		ps.TxnIndex.Action = FileKeep
 		if !bytes.Equal(old, want) {
 			ps.TxnIndex.Action = FileRebuild
-			kind, sev, reason := txnIndexProblem(old, want, sr.files.TxnIndex, base)
+			kind, reason := txnIndexProblem(old, want, sr.files.TxnIndex, base)
 			if cutWhy != "" && txnPrefix(old, want) {
-				kind, sev, reason = FindingTxnIndexRebuilt, "info", cutWhy
+				kind, reason = finding.TxnIndexRebuilt, cutWhy
 			}
 			ps.TxnIndex.Reason = reason
-			rp.find(kind, sev, txnName, -1, "%s; rebuilt from the aborted transactions the producer-state replay completes (%d entries)", ps.TxnIndex.Reason, n)
+			rp.find(kind, txnName, -1, "%s; rebuilt from the aborted transactions the producer-state replay completes (%d entries)", ps.TxnIndex.Reason, n)
 		}
 	}
 	if ps.TxnIndex.Action == FileCreate || ps.TxnIndex.Action == FileRebuild {
@@ -758,23 +721,22 @@ func (rp *planner) planSegment(sr *segRepair, ps *Segment, res *psm.Result, segE
 		suffix  string
 		have    string
 		bad     string
-		sev     string
 		content []byte
 		entries int
 		out     *FileRepair
-		kind    string
-		rebuilt string // the kind of a rebuild the cut alone calls for
+		kind    finding.Kind
+		rebuilt finding.Kind // the kind of a rebuild the cut alone calls for
 	}{
-		{segment.TimeIndexSuffix, sr.files.TimeIndex, sr.timeBad, sr.timeSev, sr.timeIndex, sr.timeEntries, &ps.TimeIndex, sr.timeKind, FindingTimeIndexRebuilt},
-		{segment.IndexSuffix, sr.files.Index, sr.indexBad, sr.indexSev, sr.index, sr.indexEntries, &ps.Index, sr.indexKind, FindingIndexRebuilt},
+		{segment.TimeIndexSuffix, sr.files.TimeIndex, sr.timeBad, sr.timeIndex, sr.timeEntries, &ps.TimeIndex, sr.timeKind, finding.TimeIndexRebuilt},
+		{segment.IndexSuffix, sr.files.Index, sr.indexBad, sr.index, sr.indexEntries, &ps.Index, sr.indexKind, finding.IndexRebuilt},
 	} {
 		name := segment.SegmentFileName(base, f.suffix)
 		*f.out = FileRepair{Action: FileKeep, Entries: f.entries}
-		why, sev, kind := f.bad, f.sev, f.kind
+		why, kind := f.bad, f.kind
 		switch {
 		case why == "" && cutWhy != "":
-			why, sev, kind = cutWhy, "info", f.rebuilt
-		case sev == "info" && cutWhy != "":
+			why, kind = cutWhy, f.rebuilt
+		case kind.Severity() == finding.Info && cutWhy != "":
 			why = cutWhy + "; " + why
 		}
 		if why == "" {
@@ -792,7 +754,7 @@ func (rp *planner) planSegment(sr *segRepair, ps *Segment, res *psm.Result, segE
 			f.out.Action, f.out.Reason = FileKeep, ""
 			continue
 		}
-		rp.find(kind, sev, name, -1, "%s; rebuilt from the kept batches (%d entries, index.interval.bytes %d)", why, f.entries, rp.opts.IndexIntervalBytes)
+		rp.find(kind, name, -1, "%s; rebuilt from the kept batches (%d entries, index.interval.bytes %d)", why, f.entries, rp.opts.IndexIntervalBytes)
 	}
 
 	// The .log: the valid prefix, byte for byte.
@@ -808,19 +770,19 @@ func (rp *planner) planSegment(sr *segRepair, ps *Segment, res *psm.Result, segE
 // sees (txnindex-corrupt and index-sanity errors, a txnindex-partial-entry
 // warning), txnindex-mismatch (an error) for entries that are not the
 // aborted transactions the log completes.
-func txnIndexProblem(old, want []byte, path string, base int64) (kind, sev, reason string) {
+func txnIndexProblem(old, want []byte, path string, base int64) (kind finding.Kind, reason string) {
 	x, err := segment.ParseTxnIndex(old, path)
 	switch {
 	case err != nil:
-		return "txnindex-corrupt", "error", err.Error()
+		return finding.TxnIndexCorrupt, err.Error()
 	case segment.SanityCheckTxnIndex(&x, base) != nil:
-		return kindIndexSanity, "error", segment.SanityCheckTxnIndex(&x, base).Error()
+		return finding.IndexSanity, segment.SanityCheckTxnIndex(&x, base).Error()
 	case len(x.Entries)*segment.AbortedTxnSize != len(want):
-		return FindingTxnIndexMismatch, "error", fmt.Sprintf("%d entries, the log has %d aborted transactions ending in the segment", len(x.Entries), len(want)/segment.AbortedTxnSize)
+		return finding.TxnIndexMismatch, fmt.Sprintf("%d entries, the log has %d aborted transactions ending in the segment", len(x.Entries), len(want)/segment.AbortedTxnSize)
 	case !bytes.Equal(old[:len(want)], want):
-		return FindingTxnIndexMismatch, "error", "its entries differ from the aborted transactions the log completes"
+		return finding.TxnIndexMismatch, "its entries differ from the aborted transactions the log completes"
 	}
-	return "txnindex-partial-entry", "warning", fmt.Sprintf("%d trailing bytes, a partial entry", x.TrailingBytes)
+	return finding.TxnIndexPartialEntry, fmt.Sprintf("%d trailing bytes, a partial entry", x.TrailingBytes)
 }
 
 // txnPrefix reports whether want is a prefix of old: only entries past
@@ -859,7 +821,7 @@ func (rp *planner) planEpochs() error {
 	if len(p.EpochEntriesRemoved) == 0 {
 		return nil
 	}
-	rp.find(FindingEpochAboveEnd, "info", segment.LeaderEpochCheckpointName, -1,
+	rp.find(finding.LeaderEpochAboveLogEnd, segment.LeaderEpochCheckpointName, -1,
 		"%d leader epoch entries start at or above the new log end %d", len(p.EpochEntriesRemoved), p.NewLogEndOffset)
 	_, err = rp.write(segment.LeaderEpochCheckpointName, segment.EncodeLeaderEpochCheckpoint(keep),
 		fmt.Sprintf("leader epochs starting at or above the new log end %d dropped", p.NewLogEndOffset))
@@ -912,7 +874,7 @@ func (rp *planner) planEndSnapshot(res *psm.Result) error {
 		// replay-psm's verdict on the same file: the broker deletes it at
 		// load (ProducerStateManager.truncateAndReload drops snapshots at
 		// or below the log start) and writes its own; nothing to repair.
-		rp.find(psm.KindSnapshotIgnored, "info", path, -1, "%s is at or below the log start offset %d; the broker deletes it at load (truncateAndReload) and writes its own", name, p.LogStartOffset)
+		rp.find(finding.SnapshotIgnored, path, -1, "%s is at or below the log start offset %d; the broker deletes it at load (truncateAndReload) and writes its own", name, p.LogStartOffset)
 		return nil
 	case exists && onDisk != nil && len(psm.CompareSnapshot(entries, onDisk)) == 0:
 		return nil
@@ -921,7 +883,7 @@ func (rp *planner) planEndSnapshot(res *psm.Result) error {
 			return err
 		}
 		d := psm.CompareSnapshot(entries, onDisk)
-		rp.find(FindingSnapshotMismatch, "error", path, -1, "%s differs from the producer state rebuilt from the log (%d difference(s); first: %s)", name, len(d), d[0])
+		rp.find(finding.SnapshotMismatch, path, -1, "%s differs from the producer state rebuilt from the log (%d difference(s); first: %s)", name, len(d), d[0])
 	case !exists && !changed:
 		a, lost := psm.CleanShutdownLoss(res)
 		if !lost || !psm.SkipsRebuild(rp.pd, rp.cleanShutdown) {
@@ -929,7 +891,7 @@ func (rp *planner) planEndSnapshot(res *psm.Result) error {
 		}
 		// The broker would start with no producer state: the snapshot
 		// makes it load the log's instead.
-		rp.find(a.Kind, a.Severity, path, -1, "%s", a.Message)
+		rp.find(a.Kind, path, -1, "%s", a.Message)
 	}
 	p.SnapshotOffset = end
 	p.Producers = len(entries)

@@ -14,6 +14,7 @@ import (
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/finding"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -155,7 +156,7 @@ func TestRepairCorpus(t *testing.T) {
 			case cc.Truncate < 0 && cut != nil:
 				t.Fatalf("cut at %d (%s), but recovery keeps every byte", cut.Position, cut.Kind)
 			}
-			if cut != nil && cut.Kind != "zero-tail" && !p.Damage {
+			if cut != nil && cut.Kind != finding.ZeroTail && !p.Damage {
 				t.Fatalf("a %s cut is damage", cut.Kind)
 			}
 			before := barriertest.SnapDir(t, dir)
@@ -294,7 +295,7 @@ func TestRepairRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		setup  func(dir string) string
-		reason string
+		reason edit.Reason
 	}{
 		{"read-only", func(dir string) string { return dir }, edit.RefuseReadOnly},
 		{"swap file", func(dir string) string {
@@ -353,7 +354,7 @@ func TestRepairOrphanIndex(t *testing.T) {
 	if p.NothingToDo || !p.Damage || len(p.Ops) != 1 || p.Ops[0].Action != edit.OpDelete {
 		t.Fatalf("plan: %+v", p.Ops)
 	}
-	if len(p.Findings) != 1 || p.Findings[0].Kind != FindingOrphanIndex || p.Findings[0].Severity != "error" {
+	if len(p.Findings) != 1 || p.Findings[0].Kind != finding.OrphanIndex || p.Findings[0].Severity() != finding.Error {
 		t.Errorf("findings: %+v", p.Findings)
 	}
 	if _, err := Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")}); err != nil {

@@ -19,6 +19,17 @@
 // latest value per key, as the log cleaner would, so memory is bounded by
 // the number of live keys, not by the size of the log.
 //
+// # Place in the flow
+//
+// kseg's packages depend one way: cmd → barrier/{mirror,repair} → barrier
+// → psm → segment/edit → segment → decode. broker is a room of psm, on
+// its floor: it opens log directories with segment (an Inventory of their
+// partition directories), frames internal-topic batches with segment's
+// scanner, hands their records to a Decoder (SchemaDecoder: decode/schema),
+// rebuilds the data partitions with psm, and reports what it finds as
+// finding.Finding (segment/finding) — damage in dump's kinds, the views'
+// own otherwise. cmd's groups, txns and metadata render its views.
+//
 // Like every domain package of kseg it returns values and findings; it
 // never prints, reads flags or exits.
 package broker

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // Group is one consumer group as its coordinator would load it from
@@ -94,7 +95,7 @@ type GroupsView struct {
 	Coordinators []string
 	// Skipped counts records of types the view does not interpret.
 	Skipped  map[string]int
-	Findings []Finding
+	Findings []finding.Finding
 }
 
 // LoadGroups replays every __consumer_offsets partition of the inventory
@@ -105,7 +106,7 @@ func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, erro
 	type result struct {
 		g        map[string]*groupAcc
 		skipped  map[string]int
-		findings []Finding
+		findings []finding.Finding
 		err      error
 	}
 	res := make([]result, len(tps))
@@ -173,19 +174,19 @@ func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, erro
 			}
 			c.Log = pl
 			if pl.Err != nil {
-				v.Findings = append(v.Findings, Finding{Kind: KindPartitionNotReplayed, Severity: psm.SeverityWarning, Subject: g.Group, Partition: pl.Dir, Offset: -1,
-					Message: fmt.Sprintf("%s-%d: the log could not be read (%v): no lag", c.Topic, c.Partition, pl.Err)})
+				v.Findings = append(v.Findings, newFinding(finding.PartitionNotReplayed, g.Group, pl.Dir, -1,
+					fmt.Sprintf("%s-%d: the log could not be read (%v): no lag", c.Topic, c.Partition, pl.Err)))
 				continue
 			}
 			switch {
 			case c.Offset < pl.LogStartOffset:
-				v.Findings = append(v.Findings, Finding{Kind: KindOffsetBelowLogStart, Severity: psm.SeverityError, Subject: g.Group, Partition: pl.Dir, Offset: c.Offset,
-					Message: fmt.Sprintf("group %s committed offset %d for %s-%d, below the log start offset %d: the records in between were deleted before the group consumed them, and a consumer resuming there gets OFFSET_OUT_OF_RANGE and auto.offset.reset decides where it goes",
-						g.Group, c.Offset, c.Topic, c.Partition, pl.LogStartOffset)})
+				v.Findings = append(v.Findings, newFinding(finding.OffsetBelowLogStart, g.Group, pl.Dir, c.Offset,
+					fmt.Sprintf("group %s committed offset %d for %s-%d, below the log start offset %d: the records in between were deleted before the group consumed them, and a consumer resuming there gets OFFSET_OUT_OF_RANGE and auto.offset.reset decides where it goes",
+						g.Group, c.Offset, c.Topic, c.Partition, pl.LogStartOffset)))
 			case c.Offset > pl.LogEndOffset:
-				v.Findings = append(v.Findings, Finding{Kind: KindOffsetAboveLogEnd, Severity: psm.SeverityError, Subject: g.Group, Partition: pl.Dir, Offset: c.Offset,
-					Message: fmt.Sprintf("group %s committed offset %d for %s-%d, above the log end offset %d: the log was truncated (a failover to a replica that had less, or a cut) after the group consumed it; a consumer resuming there gets OFFSET_OUT_OF_RANGE, and records written again below %d will not be consumed",
-						g.Group, c.Offset, c.Topic, c.Partition, pl.LogEndOffset, c.Offset)})
+				v.Findings = append(v.Findings, newFinding(finding.OffsetAboveLogEnd, g.Group, pl.Dir, c.Offset,
+					fmt.Sprintf("group %s committed offset %d for %s-%d, above the log end offset %d: the log was truncated (a failover to a replica that had less, or a cut) after the group consumed it; a consumer resuming there gets OFFSET_OUT_OF_RANGE, and records written again below %d will not be consumed",
+						g.Group, c.Offset, c.Topic, c.Partition, pl.LogEndOffset, c.Offset)))
 			default:
 				c.Lag = max(pl.HighWatermark-c.Offset, 0)
 			}
@@ -217,7 +218,7 @@ type groupsReplay struct {
 	groups   map[string]*groupAcc
 	pending  map[int64][]pendingCommit // transactional offset commits by producer id
 	skipped  map[string]int
-	findings []Finding
+	findings []finding.Finding
 }
 
 type pendingCommit struct {
@@ -272,8 +273,8 @@ func (r *groupsReplay) acc(name string) *groupAcc {
 func (r *groupsReplay) apply(rec *record) error {
 	gr, err := r.dec.ConsumerOffsets(rec.Key, rec.Value)
 	if err != nil {
-		r.findings = append(r.findings, Finding{Kind: KindCorruptRecords, Severity: psm.SeverityError, Subject: ConsumerOffsetsTopic, Partition: r.dir, Offset: rec.Offset,
-			Message: fmt.Sprintf("record at offset %d does not decode: %v", rec.Offset, err)})
+		r.findings = append(r.findings, newFinding(finding.CorruptRecords, ConsumerOffsetsTopic, r.dir, rec.Offset,
+			fmt.Sprintf("record at offset %d does not decode: %v", rec.Offset, err)))
 		return nil
 	}
 	switch gr.Kind {

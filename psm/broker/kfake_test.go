@@ -10,6 +10,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm/broker"
 	"github.com/kseg/kseg/psm/broker/brokertest"
+	"github.com/kseg/kseg/segment/finding"
 	"github.com/kseg/kseg/segment/kafkatest"
 )
 
@@ -107,7 +108,7 @@ func TestTxnsHangingAfterCoordinatorAbort(t *testing.T) {
 	if want := "abort --topic payments --partition 0 --start-offset " + itoa(first); !strings.HasSuffix(h.AbortCommand(), want) {
 		t.Errorf("abort command %q", h.AbortCommand())
 	}
-	if len(v.Findings) != 1 || v.Findings[0].Kind != broker.KindHangingTransaction || v.Findings[0].Severity != "error" || len(v.Unanswerable) != 0 {
+	if len(v.Findings) != 1 || v.Findings[0].Kind != finding.HangingTransaction || v.Findings[0].Severity() != finding.Error || len(v.Unanswerable) != 0 {
 		t.Errorf("findings %+v unanswerable %v", v.Findings, v.Unanswerable)
 	}
 }
@@ -140,13 +141,13 @@ func TestTxnsCoordinatorMissing(t *testing.T) {
 	if len(v.Unanswerable) != 1 || !strings.Contains(v.Unanswerable[0], "no __transaction_state partition") {
 		t.Errorf("unanswerable %v", v.Unanswerable)
 	}
-	if len(v.Open) != 1 || v.Open[0].Verdict != broker.VerdictUnknown || broker.HasErrors(v.Findings) {
+	if len(v.Open) != 1 || v.Open[0].Verdict != broker.VerdictUnknown || finding.HasErrors(v.Findings) {
 		t.Errorf("open %+v findings %+v", v.Open, v.Findings)
 	}
 	// An hour later, by the producer's own clock, it is hanging by age.
 	o.Now = v.Open[0].LastTimestamp + 3600_000
 	v = loadTxns(t, o, dir)
-	if len(v.Open) != 1 || v.Open[0].Verdict != broker.VerdictHanging || v.Open[0].ProducerID != pid || v.Open[0].FirstOffset != first || !broker.HasErrors(v.Findings) {
+	if len(v.Open) != 1 || v.Open[0].Verdict != broker.VerdictHanging || v.Open[0].ProducerID != pid || v.Open[0].FirstOffset != first || !finding.HasErrors(v.Findings) {
 		t.Errorf("an hour later: open %+v findings %+v", v.Open, v.Findings)
 	}
 	// One of two coordinator partitions present: the other is named.
@@ -206,18 +207,18 @@ func TestGroupsOffsetsOutsideTheLog(t *testing.T) {
 	}
 	want := map[string]struct {
 		lag  int64
-		kind string
-	}{"lagging": {-1, broker.KindOffsetBelowLogStart}, "ahead": {-1, broker.KindOffsetAboveLogEnd}, "fine": {1, ""}, "txn-committed": {0, ""}}
+		kind finding.Kind
+	}{"lagging": {-1, finding.OffsetBelowLogStart}, "ahead": {-1, finding.OffsetAboveLogEnd}, "fine": {1, 0}, "txn-committed": {0, 0}}
 	for _, g := range v.Groups {
 		c := g.Offsets[0]
 		if c.Log == nil || c.Log.LogStartOffset != 4 || c.Log.LogEndOffset != 6 || c.Lag != want[g.Group].lag {
 			t.Errorf("%s: %+v log %+v", g.Group, c, c.Log)
 		}
 	}
-	kinds := map[string]string{}
+	kinds := map[string]finding.Kind{}
 	for _, f := range v.Findings {
 		kinds[f.Subject] = f.Kind
-		if f.Severity != "error" {
+		if f.Severity() != finding.Error {
 			t.Errorf("finding %+v is not an error", f)
 		}
 	}
@@ -268,8 +269,8 @@ func TestBundledLogDirs(t *testing.T) {
 			}
 			continue
 		}
-		if len(all) != 2 || all[0].Kind != broker.KindOffsetBelowLogStart || all[0].Offset != brokertest.AuditCommitted ||
-			all[1].Kind != broker.KindHangingTransaction || len(tx.Open) != 1 || tx.Open[0].ProducerID != brokertest.PayOnePID {
+		if len(all) != 2 || all[0].Kind != finding.OffsetBelowLogStart || all[0].Offset != brokertest.AuditCommitted ||
+			all[1].Kind != finding.HangingTransaction || len(tx.Open) != 1 || tx.Open[0].ProducerID != brokertest.PayOnePID {
 			t.Errorf("%s: findings %+v open %+v", name, all, tx.Open)
 		}
 	}

@@ -14,18 +14,11 @@ import (
 	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // ClusterMetadataTopic is KRaft's metadata log.
 const ClusterMetadataTopic = "__cluster_metadata"
-
-// Metadata finding kinds.
-const (
-	KindImageIncomplete = "image-incomplete"
-	KindOrphanPartition = "orphan-partition"
-	KindMissingReplica  = "missing-replica"
-	KindEpochAhead      = "leader-epoch-ahead"
-)
 
 // The metadata image, as MetadataImage holds it and kafka-metadata-shell
 // shows it: features, cluster (brokers, controllers), topics and their
@@ -185,7 +178,7 @@ type MetadataView struct {
 	// Disk is one row per partition the image assigns to a node whose log
 	// directory was given, or found on disk.
 	Disk     []DiskPartition
-	Findings []Finding
+	Findings []finding.Finding
 }
 
 // DiskPartition compares one partition of the image with one node's disk.
@@ -248,11 +241,11 @@ type metaReplay struct {
 	acls     map[string]ACL
 	inTxn    bool
 	txn      []*schema.Decoded
-	findings []Finding
+	findings []finding.Finding
 	dir      string
 }
 
-func replayMetadata(pd *segment.PartitionDir, at int64) (*MetadataImage, []Finding, error) {
+func replayMetadata(pd *segment.PartitionDir, at int64) (*MetadataImage, []finding.Finding, error) {
 	r := &metaReplay{im: &MetadataImage{Skipped: map[string]int{}, LogStartOffset: -1, SnapshotEndOffset: -1}, brokers: map[int32]*BrokerRegistration{},
 		ctrls: map[int32]*ControllerRegistration{}, features: map[string]int16{}, topics: map[string]*TopicImage{}, parts: map[string]map[int32]*PartitionImage{},
 		configs: map[[3]string]ConfigEntry{}, quotas: map[[2]string]QuotaEntry{}, acls: map[string]ACL{}, dir: pd.Path}
@@ -293,16 +286,16 @@ func replayMetadata(pd *segment.PartitionDir, at int64) (*MetadataImage, []Findi
 	r.im.PendingTransaction = len(r.txn)
 	switch {
 	case r.im.LogStartOffset > from:
-		r.findings = append(r.findings, Finding{Kind: KindImageIncomplete, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: pd.Path, Offset: from,
-			Message: fmt.Sprintf("the log starts at %d but the image needs every record from %d (%s): records %d..%d are in neither; the image is incomplete",
-				r.im.LogStartOffset, from, snapshotText(snap), from, r.im.LogStartOffset-1)})
+		r.findings = append(r.findings, newFinding(finding.ImageIncomplete, ClusterMetadataTopic, pd.Path, from,
+			fmt.Sprintf("the log starts at %d but the image needs every record from %d (%s): records %d..%d are in neither; the image is incomplete",
+				r.im.LogStartOffset, from, snapshotText(snap), from, r.im.LogStartOffset-1)))
 	case snap == nil && r.im.LogStartOffset < 0:
-		r.findings = append(r.findings, Finding{Kind: KindImageIncomplete, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: pd.Path, Offset: -1,
-			Message: "no snapshot and no log segment: there is no image"})
+		r.findings = append(r.findings, newFinding(finding.ImageIncomplete, ClusterMetadataTopic, pd.Path, -1,
+			"no snapshot and no log segment: there is no image"))
 	}
 	if at >= 0 && at > r.im.LogEndOffset && at > from {
-		r.findings = append(r.findings, Finding{Kind: KindImageIncomplete, Severity: psm.SeverityWarning, Subject: ClusterMetadataTopic, Partition: pd.Path, Offset: at,
-			Message: fmt.Sprintf("--at %d is beyond the log end %d: the image is the one at the end", at, r.im.LogEndOffset)})
+		r.findings = append(r.findings, newFinding(finding.AtBeyondLogEnd, ClusterMetadataTopic, pd.Path, at,
+			fmt.Sprintf("--at %d is beyond the log end %d: the image is the one at the end", at, r.im.LogEndOffset)))
 	}
 	// The metadata log's own leader-epoch-checkpoint says how far the log
 	// reached: an epoch that started beyond what the snapshot and the
@@ -311,9 +304,9 @@ func replayMetadata(pd *segment.PartitionDir, at int64) (*MetadataImage, []Findi
 	if at < 0 && pd.LeaderEpochCheckpoint != "" {
 		if es, err := segment.ReadLeaderEpochCheckpoint(pd.LeaderEpochCheckpoint); err == nil && len(es) > 0 {
 			if last := es[len(es)-1]; last.StartOffset > r.im.Offset {
-				r.findings = append(r.findings, Finding{Kind: KindImageIncomplete, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: pd.Path, Offset: last.StartOffset,
-					Message: fmt.Sprintf("leader-epoch-checkpoint says leader epoch %d started at offset %d, but the snapshot and segments here end at %d: the records after %d are missing, and the image is older than the one the broker last had",
-						last.Epoch, last.StartOffset, r.im.Offset, r.im.Offset)})
+				r.findings = append(r.findings, newFinding(finding.ImageIncomplete, ClusterMetadataTopic, pd.Path, last.StartOffset,
+					fmt.Sprintf("leader-epoch-checkpoint says leader epoch %d started at offset %d, but the snapshot and segments here end at %d: the records after %d are missing, and the image is older than the one the broker last had",
+						last.Epoch, last.StartOffset, r.im.Offset, r.im.Offset)))
 			}
 		}
 	}
@@ -348,8 +341,8 @@ func (r *metaReplay) scanFile(path string, from, at int64, snapshot bool) error 
 			continue
 		}
 		if !b.CRCValid() {
-			r.findings = append(r.findings, Finding{Kind: KindCRCMismatch, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: r.dir, Offset: b.BaseOffset,
-				Message: fmt.Sprintf("%s: batch at position %d (baseOffset %d): crc mismatch; its records are not applied", name, sc.Pos(), b.BaseOffset)})
+			r.findings = append(r.findings, newFinding(finding.CRCMismatch, ClusterMetadataTopic, r.dir, b.BaseOffset,
+				fmt.Sprintf("%s: batch at position %d (baseOffset %d): crc mismatch; its records are not applied", name, sc.Pos(), b.BaseOffset)))
 			continue
 		}
 		err := dec.Records(b, func(rec *decode.Record) error {
@@ -358,8 +351,8 @@ func (r *metaReplay) scanFile(path string, from, at int64, snapshot bool) error 
 			}
 			d, err := schema.DecodeInternal(schema.ClusterMetadata, rec.Key, rec.Value)
 			if err != nil {
-				r.findings = append(r.findings, Finding{Kind: KindCorruptRecords, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: r.dir, Offset: rec.Offset,
-					Message: fmt.Sprintf("%s: record at offset %d does not decode: %v", name, rec.Offset, err)})
+				r.findings = append(r.findings, newFinding(finding.CorruptRecords, ClusterMetadataTopic, r.dir, rec.Offset,
+					fmt.Sprintf("%s: record at offset %d does not decode: %v", name, rec.Offset, err)))
 				return nil
 			}
 			r.im.RecordsReplayed++
@@ -367,8 +360,8 @@ func (r *metaReplay) scanFile(path string, from, at int64, snapshot bool) error 
 			return nil
 		})
 		if err != nil {
-			r.findings = append(r.findings, Finding{Kind: KindCorruptRecords, Severity: psm.SeverityError, Subject: ClusterMetadataTopic, Partition: r.dir, Offset: b.BaseOffset,
-				Message: fmt.Sprintf("%s: batch at position %d (baseOffset %d): %v; its remaining records are not applied", name, sc.Pos(), b.BaseOffset, err)})
+			r.findings = append(r.findings, newFinding(finding.CorruptRecords, ClusterMetadataTopic, r.dir, b.BaseOffset,
+				fmt.Sprintf("%s: batch at position %d (baseOffset %d): %v; its remaining records are not applied", name, sc.Pos(), b.BaseOffset, err)))
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -469,7 +462,7 @@ func boolField(s *schema.Struct, name string) bool {
 // ClientQuotasDelta, ProducerIdsDelta, AclsDelta).
 func (r *metaReplay) apply(d *schema.Decoded) {
 	v := d.Value
-	switch d.ValueMessage.Name {
+	switch name := d.ValueMessage.Name; name {
 	case "FeatureLevelRecord":
 		// A level of 0 removes the feature (FeaturesDelta.replay).
 		if lvl := int16(i64(v, "featureLevel", 0)); lvl == 0 {
@@ -477,6 +470,32 @@ func (r *metaReplay) apply(d *schema.Decoded) {
 		} else {
 			r.features[str(v, "name")] = lvl
 		}
+	case "RegisterBrokerRecord", "UnregisterBrokerRecord", "FenceBrokerRecord", "UnfenceBrokerRecord",
+		"BrokerRegistrationChangeRecord", "RegisterControllerRecord":
+		r.applyCluster(name, v)
+	case "TopicRecord", "RemoveTopicRecord", "PartitionRecord":
+		r.applyTopics(name, v)
+	case "PartitionChangeRecord":
+		r.changePartition(v)
+	case "ConfigRecord":
+		r.applyConfig(v)
+	case "ClientQuotaRecord":
+		r.applyQuota(v)
+	case "ProducerIdsRecord":
+		r.im.ProducerIDs = &ProducerIDBlock{BrokerID: int32(i64(v, "brokerId", -1)), BrokerEpoch: i64(v, "brokerEpoch", -1), NextProducerID: i64(v, "nextProducerId", -1)}
+	case "AccessControlEntryRecord":
+		r.applyACL(v)
+	case "RemoveAccessControlEntryRecord":
+		delete(r.acls, uuidString(v, "id"))
+	default:
+		r.im.Skipped[d.TypeName()]++
+	}
+}
+
+// applyCluster is ClusterDelta.replay: broker and controller
+// registrations.
+func (r *metaReplay) applyCluster(name string, v *schema.Struct) {
+	switch name {
 	case "RegisterBrokerRecord":
 		b := &BrokerRegistration{ID: int32(i64(v, "brokerId", -1)), Epoch: i64(v, "brokerEpoch", -1), IncarnationID: uuidString(v, "incarnationId"),
 			Rack: str(v, "rack"), Fenced: boolField(v, "fenced"), InControlledShutdown: boolField(v, "inControlledShutdown"),
@@ -487,7 +506,7 @@ func (r *metaReplay) apply(d *schema.Decoded) {
 		delete(r.brokers, int32(i64(v, "brokerId", -1)))
 	case "FenceBrokerRecord", "UnfenceBrokerRecord":
 		if b := r.brokers[int32(i64(v, "id", -1))]; b != nil {
-			b.Fenced = d.ValueMessage.Name == "FenceBrokerRecord"
+			b.Fenced = name == "FenceBrokerRecord"
 		}
 	case "BrokerRegistrationChangeRecord":
 		b := r.brokers[int32(i64(v, "brokerId", -1))]
@@ -512,6 +531,12 @@ func (r *metaReplay) apply(d *schema.Decoded) {
 		c := &ControllerRegistration{ID: int32(i64(v, "controllerId", -1)), IncarnationID: uuidString(v, "incarnationId"),
 			ZkMigrationReady: boolField(v, "zkMigrationReady"), Endpoints: endpoints(v), Features: featureRanges(v)}
 		r.ctrls[c.ID] = c
+	}
+}
+
+// applyTopics is TopicsDelta.replay for topics and new partitions.
+func (r *metaReplay) applyTopics(name string, v *schema.Struct) {
+	switch name {
 	case "TopicRecord":
 		id := uuidString(v, "topicId")
 		r.topics[id] = &TopicImage{Name: str(v, "name"), ID: id}
@@ -546,81 +571,87 @@ func (r *metaReplay) apply(d *schema.Decoded) {
 		p.LastKnownELR, _ = ints32(v, "lastKnownElr")
 		p.Directories, _ = uuids(v, "directories")
 		ps[p.Partition] = p
-	case "PartitionChangeRecord":
-		// PartitionRegistration.merge.
-		ps := r.parts[uuidString(v, "topicId")]
-		if ps == nil {
-			return
-		}
-		p := ps[int32(i64(v, "partitionId", -1))]
-		if p == nil {
-			return
-		}
-		if x, ok := ints32(v, "replicas"); ok {
-			p.Replicas = x
-		}
-		if x, ok := ints32(v, "isr"); ok {
-			p.ISR = x
-		}
-		if x, ok := ints32(v, "removingReplicas"); ok {
-			p.RemovingReplicas = x
-		}
-		if x, ok := ints32(v, "addingReplicas"); ok {
-			p.AddingReplicas = x
-		}
-		if x, ok := ints32(v, "eligibleLeaderReplicas"); ok {
-			p.ELR = x
-		}
-		if x, ok := ints32(v, "lastKnownElr"); ok {
-			p.LastKnownELR = x
-		}
-		if x, ok := uuids(v, "directories"); ok {
-			p.Directories = x
-		}
-		if l := int32(i64(v, "leader", -2)); l != -2 { // NO_LEADER_CHANGE
-			p.Leader, p.LeaderEpoch = l, p.LeaderEpoch+1
-		}
-		if s := int8(i64(v, "leaderRecoveryState", -1)); s != -1 {
-			p.LeaderRecoveryState = s
-		}
-		p.PartitionEpoch++
-	case "ConfigRecord":
-		k := [3]string{strconv.Itoa(int(i64(v, "resourceType", 0))), str(v, "resourceName"), str(v, "name")}
-		if val, ok := v.String("value"); ok {
-			r.configs[k] = ConfigEntry{ResourceType: int8(i64(v, "resourceType", 0)), ResourceName: k[1], Name: k[2], Value: val}
-		} else {
-			delete(r.configs, k) // a null value deletes the config
-		}
-	case "ClientQuotaRecord":
-		var parts []string
-		for _, e := range v.Structs("entity") {
-			name, ok := e.String("entityName")
-			if !ok {
-				name = "<default>"
-			}
-			parts = append(parts, str(e, "entityType")+"="+name)
-		}
-		slices.Sort(parts)
-		k := [2]string{strings.Join(parts, ","), str(v, "key")}
-		if boolField(v, "remove") {
-			delete(r.quotas, k)
-			return
-		}
-		val, _ := v.Get("value")
-		f, _ := val.(float64)
-		r.quotas[k] = QuotaEntry{Entity: k[0], Key: k[1], Value: f}
-	case "ProducerIdsRecord":
-		r.im.ProducerIDs = &ProducerIDBlock{BrokerID: int32(i64(v, "brokerId", -1)), BrokerEpoch: i64(v, "brokerEpoch", -1), NextProducerID: i64(v, "nextProducerId", -1)}
-	case "AccessControlEntryRecord":
-		a := ACL{ID: uuidString(v, "id"), ResourceType: int8(i64(v, "resourceType", 0)), ResourceName: str(v, "resourceName"),
-			PatternType: int8(i64(v, "patternType", 0)), Principal: str(v, "principal"), Host: str(v, "host"),
-			Operation: int8(i64(v, "operation", 0)), PermissionType: int8(i64(v, "permissionType", 0))}
-		r.acls[a.ID] = a
-	case "RemoveAccessControlEntryRecord":
-		delete(r.acls, uuidString(v, "id"))
-	default:
-		r.im.Skipped[d.TypeName()]++
 	}
+}
+
+// changePartition is TopicsDelta.replay of a PartitionChangeRecord:
+// PartitionRegistration.merge.
+func (r *metaReplay) changePartition(v *schema.Struct) {
+	ps := r.parts[uuidString(v, "topicId")]
+	if ps == nil {
+		return
+	}
+	p := ps[int32(i64(v, "partitionId", -1))]
+	if p == nil {
+		return
+	}
+	if x, ok := ints32(v, "replicas"); ok {
+		p.Replicas = x
+	}
+	if x, ok := ints32(v, "isr"); ok {
+		p.ISR = x
+	}
+	if x, ok := ints32(v, "removingReplicas"); ok {
+		p.RemovingReplicas = x
+	}
+	if x, ok := ints32(v, "addingReplicas"); ok {
+		p.AddingReplicas = x
+	}
+	if x, ok := ints32(v, "eligibleLeaderReplicas"); ok {
+		p.ELR = x
+	}
+	if x, ok := ints32(v, "lastKnownElr"); ok {
+		p.LastKnownELR = x
+	}
+	if x, ok := uuids(v, "directories"); ok {
+		p.Directories = x
+	}
+	if l := int32(i64(v, "leader", -2)); l != -2 { // NO_LEADER_CHANGE
+		p.Leader, p.LeaderEpoch = l, p.LeaderEpoch+1
+	}
+	if s := int8(i64(v, "leaderRecoveryState", -1)); s != -1 {
+		p.LeaderRecoveryState = s
+	}
+	p.PartitionEpoch++
+}
+
+// applyConfig is ConfigurationsDelta.replay.
+func (r *metaReplay) applyConfig(v *schema.Struct) {
+	k := [3]string{strconv.Itoa(int(i64(v, "resourceType", 0))), str(v, "resourceName"), str(v, "name")}
+	if val, ok := v.String("value"); ok {
+		r.configs[k] = ConfigEntry{ResourceType: int8(i64(v, "resourceType", 0)), ResourceName: k[1], Name: k[2], Value: val}
+	} else {
+		delete(r.configs, k) // a null value deletes the config
+	}
+}
+
+// applyQuota is ClientQuotasDelta.replay.
+func (r *metaReplay) applyQuota(v *schema.Struct) {
+	var parts []string
+	for _, e := range v.Structs("entity") {
+		name, ok := e.String("entityName")
+		if !ok {
+			name = "<default>"
+		}
+		parts = append(parts, str(e, "entityType")+"="+name)
+	}
+	slices.Sort(parts)
+	k := [2]string{strings.Join(parts, ","), str(v, "key")}
+	if boolField(v, "remove") {
+		delete(r.quotas, k)
+		return
+	}
+	val, _ := v.Get("value")
+	f, _ := val.(float64)
+	r.quotas[k] = QuotaEntry{Entity: k[0], Key: k[1], Value: f}
+}
+
+// applyACL is AclsDelta.replay of a new entry.
+func (r *metaReplay) applyACL(v *schema.Struct) {
+	a := ACL{ID: uuidString(v, "id"), ResourceType: int8(i64(v, "resourceType", 0)), ResourceName: str(v, "resourceName"),
+		PatternType: int8(i64(v, "patternType", 0)), Principal: str(v, "principal"), Host: str(v, "host"),
+		Operation: int8(i64(v, "operation", 0)), PermissionType: int8(i64(v, "permissionType", 0))}
+	r.acls[a.ID] = a
 }
 
 // finish renders the maps as sorted slices.
@@ -702,7 +733,7 @@ func (v *MetadataView) crossCheck(inv *Inventory) {
 				if es, err := segment.ReadLeaderEpochCheckpoint(pd.LeaderEpochCheckpoint); err == nil && len(es) > 0 {
 					row.DiskLeaderEpoch = es[len(es)-1].Epoch
 				} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-					v.Findings = append(v.Findings, Finding{Kind: KindCheckpointCorrupt, Severity: psm.SeverityWarning, Subject: tp.String(), Partition: r.Dir, Offset: -1, Message: err.Error()})
+					v.Findings = append(v.Findings, newFinding(finding.LeaderEpochNotCompared, tp.String(), r.Dir, -1, err.Error()))
 				}
 			}
 			t := byName[tp.Topic]
@@ -724,20 +755,20 @@ func (v *MetadataView) crossCheck(inv *Inventory) {
 				} else {
 					msg += ": the topic was deleted (the broker treats it as a stray log and deletes it)"
 				}
-				v.Findings = append(v.Findings, Finding{Kind: KindOrphanPartition, Severity: psm.SeverityError, Subject: tp.String(), Partition: r.Dir, Offset: -1, Message: msg})
+				v.Findings = append(v.Findings, newFinding(finding.OrphanPartition, tp.String(), r.Dir, -1, msg))
 			case r.TopicID == "" && t == nil:
 				row.Status = "orphan"
-				v.Findings = append(v.Findings, Finding{Kind: KindOrphanPartition, Severity: psm.SeverityError, Subject: tp.String(), Partition: r.Dir, Offset: -1,
-					Message: fmt.Sprintf("%s: the metadata image at offset %d has no topic %s (and the directory has no partition.metadata)", r.Dir, im.Offset, tp.Topic)})
+				v.Findings = append(v.Findings, newFinding(finding.OrphanPartition, tp.String(), r.Dir, -1,
+					fmt.Sprintf("%s: the metadata image at offset %d has no topic %s (and the directory has no partition.metadata)", r.Dir, im.Offset, tp.Topic)))
 			case p == nil:
 				row.Status = "orphan"
-				v.Findings = append(v.Findings, Finding{Kind: KindOrphanPartition, Severity: psm.SeverityError, Subject: tp.String(), Partition: r.Dir, Offset: -1,
-					Message: fmt.Sprintf("%s: topic %s has no partition %d in the metadata image at offset %d", r.Dir, tp.Topic, tp.Partition, im.Offset)})
+				v.Findings = append(v.Findings, newFinding(finding.OrphanPartition, tp.String(), r.Dir, -1,
+					fmt.Sprintf("%s: topic %s has no partition %d in the metadata image at offset %d", r.Dir, tp.Topic, tp.Partition, im.Offset)))
 			case row.DiskLeaderEpoch > p.LeaderEpoch:
 				row.Status = "epoch-ahead"
-				v.Findings = append(v.Findings, Finding{Kind: KindEpochAhead, Severity: psm.SeverityError, Subject: tp.String(), Partition: r.Dir, Offset: -1,
-					Message: fmt.Sprintf("%s: leader-epoch-checkpoint reaches leader epoch %d, ahead of the image's %d at offset %d: the log was written by a leader the controller's metadata does not know (a metadata log behind the data, or data from another cluster)",
-						r.Dir, row.DiskLeaderEpoch, p.LeaderEpoch, im.Offset)})
+				v.Findings = append(v.Findings, newFinding(finding.LeaderEpochAhead, tp.String(), r.Dir, -1,
+					fmt.Sprintf("%s: leader-epoch-checkpoint reaches leader epoch %d, ahead of the image's %d at offset %d: the log was written by a leader the controller's metadata does not know (a metadata log behind the data, or data from another cluster)",
+						r.Dir, row.DiskLeaderEpoch, p.LeaderEpoch, im.Offset)))
 			case node >= 0 && !slices.Contains(p.Replicas, node):
 				row.Status = "not-assigned"
 			}
@@ -758,8 +789,8 @@ func (v *MetadataView) crossCheck(inv *Inventory) {
 					continue
 				}
 				v.Disk = append(v.Disk, DiskPartition{Topic: t.Name, Partition: p.Partition, Node: n, ImageTopicID: t.ID, DiskLeaderEpoch: -1, ImageLeaderEpoch: p.LeaderEpoch, Status: "missing"})
-				v.Findings = append(v.Findings, Finding{Kind: KindMissingReplica, Severity: psm.SeverityError, Subject: tp.String(), Partition: "", Offset: -1,
-					Message: fmt.Sprintf("the metadata image at offset %d assigns %s (topic id %s) to node %d, but no log directory of node %d given holds it", im.Offset, tp, t.ID, n, n)})
+				v.Findings = append(v.Findings, newFinding(finding.MissingReplica, tp.String(), "", -1,
+					fmt.Sprintf("the metadata image at offset %d assigns %s (topic id %s) to node %d, but no log directory of node %d given holds it", im.Offset, tp, t.ID, n, n)))
 			}
 		}
 	}
@@ -770,7 +801,7 @@ func (v *MetadataView) crossCheck(inv *Inventory) {
 func (v *MetadataView) FilterTopics(topics []string) {
 	v.Image.Topics = slices.DeleteFunc(v.Image.Topics, func(t TopicImage) bool { return !slices.Contains(topics, t.Name) })
 	v.Disk = slices.DeleteFunc(v.Disk, func(d DiskPartition) bool { return !slices.Contains(topics, d.Topic) })
-	v.Findings = slices.DeleteFunc(v.Findings, func(f Finding) bool {
+	v.Findings = slices.DeleteFunc(v.Findings, func(f finding.Finding) bool {
 		if f.Subject == ClusterMetadataTopic {
 			return false
 		}

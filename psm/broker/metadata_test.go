@@ -9,6 +9,7 @@ import (
 	"github.com/kseg/kseg/psm/broker"
 	"github.com/kseg/kseg/psm/broker/brokertest"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 func loadMetadata(t *testing.T, at int64, dirs ...string) *broker.MetadataView {
@@ -43,8 +44,8 @@ func diskRow(v *broker.MetadataView, topic string, p int32) []broker.DiskPartiti
 	return out
 }
 
-func findingKinds(fs []broker.Finding) map[string][]string {
-	m := map[string][]string{}
+func findingKinds(fs []finding.Finding) map[finding.Kind][]string {
+	m := map[finding.Kind][]string{}
 	for _, f := range fs {
 		m[f.Kind] = append(m[f.Kind], f.Subject)
 	}
@@ -82,7 +83,7 @@ func TestRealMetadataSnapshotOnly(t *testing.T) {
 		t.Errorf("testing: %+v", tp)
 	}
 	k := findingKinds(v.Findings)
-	if !slices.Equal(k[broker.KindEpochAhead], []string{"stock-trades-0", "testing-0"}) || len(k[broker.KindImageIncomplete]) != 1 || len(k[broker.KindOrphanPartition]) != 0 {
+	if !slices.Equal(k[finding.LeaderEpochAhead], []string{"stock-trades-0", "testing-0"}) || len(k[finding.ImageIncomplete]) != 1 || len(k[finding.OrphanPartition]) != 0 {
 		t.Errorf("findings %v", k)
 	}
 	for _, d := range diskRow(v, "stock-trades", 0) {
@@ -127,7 +128,7 @@ func TestRealMetadataLogOnly(t *testing.T) {
 	if b.ID != 1 || !b.Fenced || !b.InControlledShutdown || tp.Partitions[0].Leader != -1 {
 		t.Errorf("broker %+v, leader %d", b, tp.Partitions[0].Leader)
 	}
-	if len(findingKinds(v.Findings)[broker.KindOrphanPartition]) != 0 {
+	if len(findingKinds(v.Findings)[finding.OrphanPartition]) != 0 {
 		t.Errorf("orphans %+v", v.Findings)
 	}
 }
@@ -141,7 +142,7 @@ func TestRealMetadataMissingReplicas(t *testing.T) {
 	dir := realDir(t, "rjmfernandes__flink-on-prem", "data")
 	v := loadMetadata(t, -1, dir)
 	missing := map[string]bool{}
-	for _, s := range findingKinds(v.Findings)[broker.KindMissingReplica] {
+	for _, s := range findingKinds(v.Findings)[finding.MissingReplica] {
 		missing[s] = true
 	}
 	for _, want := range []string{"customers-0", "products-0", "connect-status-3", "connect-offsets-0"} {
@@ -155,7 +156,7 @@ func TestRealMetadataMissingReplicas(t *testing.T) {
 		}
 	}
 	k := findingKinds(v.Findings)
-	if len(k[broker.KindOrphanPartition]) != 0 || len(k[broker.KindEpochAhead]) != 0 || len(k[broker.KindImageIncomplete]) != 0 {
+	if len(k[finding.OrphanPartition]) != 0 || len(k[finding.LeaderEpochAhead]) != 0 || len(k[finding.ImageIncomplete]) != 0 {
 		t.Errorf("findings %v", k)
 	}
 	if filepath.Base(v.Image.Snapshot) != "00000000000000014926-0000000001.checkpoint" || v.Image.Offset != 17027 {
@@ -170,14 +171,14 @@ func TestRealMetadataMissingReplicas(t *testing.T) {
 func TestRealMetadataAfterRetention(t *testing.T) {
 	dir := realDir(t, "checongbinh20011990__mirco_book_shop", "data")
 	v := loadMetadata(t, -1, dir)
-	if v.Image.SnapshotEndOffset != 38296 || v.Image.LogStartOffset != 23880 || v.Image.Offset != 42950 || len(findingKinds(v.Findings)[broker.KindImageIncomplete]) != 0 {
+	if v.Image.SnapshotEndOffset != 38296 || v.Image.LogStartOffset != 23880 || v.Image.Offset != 42950 || len(findingKinds(v.Findings)[finding.ImageIncomplete]) != 0 {
 		t.Errorf("image %+v findings %v", v.Image, findingKinds(v.Findings))
 	}
 	if topicByName(v.Image, "email") == nil {
 		t.Error("no topic email (email-0 is on disk)")
 	}
 	early := loadMetadata(t, 30000, dir)
-	if early.Image.Snapshot != "" || len(findingKinds(early.Findings)[broker.KindImageIncomplete]) != 1 {
+	if early.Image.Snapshot != "" || len(findingKinds(early.Findings)[finding.ImageIncomplete]) != 1 {
 		t.Errorf("--at 30000: snapshot %q findings %v", early.Image.Snapshot, findingKinds(early.Findings))
 	}
 }
@@ -190,8 +191,8 @@ func TestMetadataBundled(t *testing.T) {
 	root := filepath.Join("..", "..", "testdata", "logdirs")
 	v := loadMetadata(t, -1, filepath.Join(root, "broker-1"))
 	k := findingKinds(v.Findings)
-	if !slices.Equal(k[broker.KindOrphanPartition], []string{"events-0"}) || !slices.Equal(k[broker.KindMissingReplica], []string{"events-0"}) ||
-		!slices.Equal(k[broker.KindEpochAhead], []string{"orders-0"}) || len(v.Findings) != 3 {
+	if !slices.Equal(k[finding.OrphanPartition], []string{"events-0"}) || !slices.Equal(k[finding.MissingReplica], []string{"events-0"}) ||
+		!slices.Equal(k[finding.LeaderEpochAhead], []string{"orders-0"}) || len(v.Findings) != 3 {
 		t.Errorf("broker-1 findings %v", k)
 	}
 	ev := topicByName(v.Image, "events")
@@ -214,7 +215,7 @@ func TestMetadataBundled(t *testing.T) {
 	if ev := topicByName(before.Image, "events"); ev == nil || ev.ID != segment.TopicIDString([16]byte(repeat(brokertest.EventsOldID))) {
 		t.Errorf("--at %d: events %+v", brokertest.EventsRemovedAt, ev)
 	}
-	if k := findingKinds(before.Findings); len(k[broker.KindOrphanPartition]) != 0 || len(k[broker.KindMissingReplica]) != 0 {
+	if k := findingKinds(before.Findings); len(k[finding.OrphanPartition]) != 0 || len(k[finding.MissingReplica]) != 0 {
 		t.Errorf("--at %d: findings %v", brokertest.EventsRemovedAt, k)
 	}
 

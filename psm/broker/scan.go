@@ -8,59 +8,21 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
-// Finding is something a view found: a committed offset outside its log, a
-// hanging transaction, a record that does not decode, a part of the
-// question that cannot be answered. Severity is psm's (error = exit 3 in
-// the CLI). Subject names what it is about (a group, a transactional id,
-// a topic-partition); Partition the partition directory the evidence is
-// in, Offset the offset there (-1 when none).
-type Finding struct {
-	Kind      string
-	Severity  string
-	Subject   string
-	Partition string
-	Offset    int64
-	Message   string
-}
-
-// Finding kinds. Damage to a log or a file is reported with dump's kind
+// newFinding is a view's finding: something it found (a committed offset
+// outside its log, a hanging transaction, a record that does not decode, a
+// part of the question that cannot be answered) about subject (a group, a
+// transactional id, a topic-partition), with its evidence in the partition
+// directory dir at offset (-1 when none). Damage to a log gets dump's kind
 // for the same defect (crc-mismatch, corrupt-batch, torn-tail,
-// corrupt-records, checkpoint-corrupt), so the same bytes get the same
-// word from every command; the others are the views' own
-// (docs/troubleshooting.md has them all).
-const (
-	// KindCRCMismatch: a batch whose stored CRC does not match its bytes;
-	// its records are not applied.
-	KindCRCMismatch = "crc-mismatch"
-	// KindCorruptBatch: bytes in the middle of a segment that do not frame
-	// a batch; the rest of the segment is not read.
-	KindCorruptBatch = "corrupt-batch"
-	// KindTornTail: the segment's last batch is cut short.
-	KindTornTail = "torn-tail"
-	// KindCorruptRecords: a batch whose records do not decode, or a
-	// record whose key or value does not decode as its internal topic's
-	// schema.
-	KindCorruptRecords = "corrupt-records"
-	// KindCheckpointCorrupt: a leader-epoch-checkpoint that does not parse.
-	KindCheckpointCorrupt = "checkpoint-corrupt"
-
-	KindOffsetBelowLogStart  = "offset-below-log-start"
-	KindOffsetAboveLogEnd    = "offset-above-log-end"
-	KindHangingTransaction   = "hanging-transaction"
-	KindCoordinatorMissing   = "coordinator-partitions-missing"
-	KindPartitionNotReplayed = "partition-not-replayed"
-)
-
-// HasErrors reports a finding of severity error.
-func HasErrors(fs []Finding) bool {
-	for _, f := range fs {
-		if f.Severity == psm.SeverityError {
-			return true
-		}
-	}
-	return false
+// corrupt-records), so the same bytes get the same word from every
+// command; docs/troubleshooting.md has every kind.
+func newFinding(k finding.Kind, subject, dir string, offset int64, msg string) finding.Finding {
+	f := finding.New(k, msg)
+	f.Subject, f.PartitionDir, f.Offset = subject, dir, offset
+	return f
 }
 
 // record is one record of an internal-topic partition as scanned. Key and
@@ -86,7 +48,7 @@ type scanHandler struct {
 // as the broker's recovery would truncate there; the next segments are
 // still read, since a compacted topic's later segments hold newer values.
 // It returns the log end offset reached.
-func scanPartition(pd *segment.PartitionDir, h scanHandler) (logEnd int64, findings []Finding, err error) {
+func scanPartition(pd *segment.PartitionDir, h scanHandler) (logEnd int64, findings []finding.Finding, err error) {
 	name := filepath.Base(filepath.Clean(pd.Path))
 	logStart, _, _ := psm.LogDirCheckpoints(pd) // a missing checkpoint means "from the first segment"
 	var dec decode.Decoder
@@ -107,8 +69,8 @@ func scanPartition(pd *segment.PartitionDir, h scanHandler) (logEnd int64, findi
 				continue
 			}
 			if !b.CRCValid() {
-				findings = append(findings, Finding{Kind: KindCRCMismatch, Severity: psm.SeverityError, Subject: name, Partition: pd.Path, Offset: b.BaseOffset,
-					Message: fmt.Sprintf("%s: batch at position %d (baseOffset %d): crc mismatch: stored 0x%08x, computed 0x%08x; its records are skipped", file, sc.Pos(), b.BaseOffset, b.CRC, b.ComputeCRC())})
+				findings = append(findings, newFinding(finding.CRCMismatch, name, pd.Path, b.BaseOffset,
+					fmt.Sprintf("%s: batch at position %d (baseOffset %d): crc mismatch: stored 0x%08x, computed 0x%08x; its records are skipped", file, sc.Pos(), b.BaseOffset, b.CRC, b.ComputeCRC())))
 				continue
 			}
 			if b.IsControl() {
@@ -159,24 +121,24 @@ func scanPartition(pd *segment.PartitionDir, h scanHandler) (logEnd int64, findi
 // dump's kinds: torn-tail for a last batch cut short, corrupt-batch for
 // bytes that cannot be a batch. A clean or zero-filled tail (a
 // preallocated segment) is none. offset is where the valid batches end.
-func tailFinding(subject, dir, file string, t segment.Tail, offset int64, consequence string) (Finding, bool) {
-	kind := KindCorruptBatch
+func tailFinding(subject, dir, file string, t segment.Tail, offset int64, consequence string) (finding.Finding, bool) {
+	kind := finding.CorruptBatch
 	switch t.Kind {
 	case segment.TailClean, segment.TailZeroFilled:
-		return Finding{}, false
+		return finding.Finding{}, false
 	case segment.TailTornHeader, segment.TailTornBatch:
-		kind = KindTornTail
+		kind = finding.TornTail
 	}
 	msg := fmt.Sprintf("%s: %d bytes from position %d do not frame a batch; %s", file, t.InvalidBytes(), t.ValidBytes, consequence)
 	if t.Err != nil {
 		msg = fmt.Sprintf("%s (validBytes %d); %s", t.Err.Error(), t.ValidBytes, consequence)
 	}
-	return Finding{Kind: kind, Severity: psm.SeverityError, Subject: subject, Partition: dir, Offset: offset, Message: msg}, true
+	return newFinding(kind, subject, dir, offset, msg), true
 }
 
-func corruptRecords(name, path, file string, pos int64, b *decode.Batch, err error) Finding {
-	return Finding{Kind: KindCorruptRecords, Severity: psm.SeverityError, Subject: name, Partition: path, Offset: b.BaseOffset,
-		Message: fmt.Sprintf("%s: batch at position %d (baseOffset %d): %v; its remaining records are skipped", file, pos, b.BaseOffset, err)}
+func corruptRecords(name, path, file string, pos int64, b *decode.Batch, err error) finding.Finding {
+	return newFinding(finding.CorruptRecords, name, path, b.BaseOffset,
+		fmt.Sprintf("%s: batch at position %d (baseOffset %d): %v; its remaining records are skipped", file, pos, b.BaseOffset, err))
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

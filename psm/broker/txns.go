@@ -9,6 +9,7 @@ import (
 
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // Kafka defaults the transactions view needs.
@@ -116,7 +117,7 @@ type TxnsView struct {
 	MissingCoordinators []int32
 	// Unanswerable are the questions the directories cannot answer.
 	Unanswerable []string
-	Findings     []Finding
+	Findings     []finding.Finding
 	Now          int64
 	// NumPartitions is the __transaction_state partition count used, and
 	// NumPartitionsFrom where it came from ("option", "metadata image",
@@ -132,14 +133,40 @@ type TxnsView struct {
 // its producer id, or when the coordinator's record for that id does not
 // list the partition among those it will still write markers to.
 func LoadTxns(inv *Inventory, dec Decoder, o TxnsOptions) (*TxnsView, error) {
-	v := &TxnsView{}
-	tps := inv.TopicPartitions(TransactionStateTopic)
-	present := map[int32]bool{}
-	for _, tp := range tps {
-		v.Coordinators = append(v.Coordinators, inv.Partitions[tp][0].Dir)
-		present[tp.Partition] = true
+	l := &txnsLoad{v: &TxnsView{}, o: o}
+	l.coordinators(inv)
+	if err := l.readCoordinators(dec); err != nil {
+		return nil, err
 	}
-	n, from := o.NumPartitions, "option"
+	l.unanswerable()
+	l.openTransactions(inv)
+	l.filter()
+	return l.v, nil
+}
+
+// txnsLoad is LoadTxns's state between its steps.
+type txnsLoad struct {
+	v *TxnsView
+	o TxnsOptions
+	// tps are the __transaction_state partitions present, present their
+	// numbers, n the partition count transactional ids hash over.
+	tps     []TopicPartition
+	present map[int32]bool
+	n       int32
+	byPID   map[int64]*Transaction
+}
+
+// coordinators finds the __transaction_state partitions in the
+// directories, how many there are in all, and which are missing.
+func (l *txnsLoad) coordinators(inv *Inventory) {
+	v := l.v
+	l.tps = inv.TopicPartitions(TransactionStateTopic)
+	l.present = map[int32]bool{}
+	for _, tp := range l.tps {
+		v.Coordinators = append(v.Coordinators, inv.Partitions[tp][0].Dir)
+		l.present[tp.Partition] = true
+	}
+	n, from := l.o.NumPartitions, "option"
 	if n <= 0 {
 		n, from = DefaultTxnLogPartitions, "default"
 		if k := imagePartitionCount(inv, TransactionStateTopic); k > 0 {
@@ -147,24 +174,31 @@ func LoadTxns(inv *Inventory, dec Decoder, o TxnsOptions) (*TxnsView, error) {
 		}
 	}
 	v.NumPartitions, v.NumPartitionsFrom = n, from
-	for _, tp := range tps {
+	for _, tp := range l.tps {
 		n = max(n, tp.Partition+1)
 	}
 	for p := int32(0); p < n; p++ {
-		if !present[p] {
+		if !l.present[p] {
 			v.MissingCoordinators = append(v.MissingCoordinators, p)
 		}
 	}
+	l.n = n
+}
+
+// readCoordinators replays every present __transaction_state partition,
+// Jobs at a time: the transactional ids, sorted, and what does not decode.
+func (l *txnsLoad) readCoordinators(dec Decoder) error {
+	v := l.v
 	type result struct {
 		txns     map[string]Transaction
-		findings []Finding
+		findings []finding.Finding
 		err      error
 	}
-	res := make([]result, len(tps))
-	parallel(len(tps), o.Jobs, func(i int) {
+	res := make([]result, len(l.tps))
+	parallel(len(l.tps), l.o.Jobs, func(i int) {
 		dir := v.Coordinators[i]
 		txns := map[string]Transaction{}
-		var fs []Finding
+		var fs []finding.Finding
 		pd, err := segment.OpenPartitionDir(dir)
 		if err != nil {
 			res[i].err = err
@@ -173,8 +207,8 @@ func LoadTxns(inv *Inventory, dec Decoder, o TxnsOptions) (*TxnsView, error) {
 		_, sfs, err := scanPartition(pd, scanHandler{record: func(r *record) error {
 			tr, err := dec.TransactionState(r.Key, r.Value)
 			if err != nil {
-				fs = append(fs, Finding{Kind: KindCorruptRecords, Severity: psm.SeverityError, Subject: TransactionStateTopic, Partition: dir, Offset: r.Offset,
-					Message: fmt.Sprintf("record at offset %d does not decode: %v", r.Offset, err)})
+				fs = append(fs, newFinding(finding.CorruptRecords, TransactionStateTopic, dir, r.Offset,
+					fmt.Sprintf("record at offset %d does not decode: %v", r.Offset, err)))
 				return nil
 			}
 			if tr.Tombstone || tr.Value == nil {
@@ -186,10 +220,10 @@ func LoadTxns(inv *Inventory, dec Decoder, o TxnsOptions) (*TxnsView, error) {
 		}})
 		res[i] = result{txns, append(sfs, fs...), err}
 	})
-	byPID := map[int64]*Transaction{}
+	l.byPID = map[int64]*Transaction{}
 	for _, r := range res {
 		if r.err != nil {
-			return nil, r.err
+			return r.err
 		}
 		v.Findings = append(v.Findings, r.findings...)
 		for _, t := range r.txns {
@@ -199,25 +233,35 @@ func LoadTxns(inv *Inventory, dec Decoder, o TxnsOptions) (*TxnsView, error) {
 	slices.SortFunc(v.Transactions, func(a, b Transaction) int { return cmp.Compare(a.TransactionalID, b.TransactionalID) })
 	for i := range v.Transactions {
 		t := &v.Transactions[i]
-		byPID[t.ProducerID] = t
+		l.byPID[t.ProducerID] = t
 	}
+	return nil
+}
 
+// unanswerable says what the missing coordinator partitions leave
+// unknown.
+func (l *txnsLoad) unanswerable() {
+	v := l.v
 	switch {
-	case len(tps) == 0:
+	case len(l.tps) == 0:
 		v.Unanswerable = append(v.Unanswerable,
 			"no __transaction_state partition is in these directories: transactional ids, their states and partitions are unknown, and an open transaction can be called hanging only by its age (older than transaction.max.timeout.ms)")
 	case len(v.MissingCoordinators) > 0:
 		v.Unanswerable = append(v.Unanswerable, fmt.Sprintf(
 			"%d of %d __transaction_state partitions are not in these directories (%s): the transactional ids they coordinate are unknown, so an open transaction whose producer id no present partition lists is judged by its age alone",
-			len(v.MissingCoordinators), n, partitionList(v.MissingCoordinators)))
+			len(v.MissingCoordinators), l.n, partitionList(v.MissingCoordinators)))
 	}
-	for _, id := range o.TransactionalIDs {
-		if p := CoordinatorPartition(id, n); !present[p] {
+	for _, id := range l.o.TransactionalIDs {
+		if p := CoordinatorPartition(id, l.n); !l.present[p] {
 			v.Unanswerable = append(v.Unanswerable, fmt.Sprintf("transactional id %q is coordinated by %s-%d, which is not in these directories", id, TransactionStateTopic, p))
 		}
 	}
+}
 
-	// Data partitions' open transactions.
+// openTransactions rebuilds the data partitions' producer state and
+// judges every transaction open in them against the coordinators.
+func (l *txnsLoad) openTransactions(inv *Inventory) {
+	v, o := l.v, l.o
 	var data []TopicPartition
 	for _, tp := range inv.DataPartitions() {
 		if len(o.Topics) == 0 || slices.Contains(o.Topics, tp.Topic) {
@@ -243,8 +287,8 @@ func LoadTxns(inv *Inventory, dec Decoder, o TxnsOptions) (*TxnsView, error) {
 			continue
 		}
 		if pl.Err != nil {
-			v.Findings = append(v.Findings, Finding{Kind: KindPartitionNotReplayed, Severity: psm.SeverityWarning, Subject: tp.String(), Partition: pl.Dir, Offset: -1,
-				Message: fmt.Sprintf("%s: producer state could not be rebuilt (%v): its open transactions are unknown", tp, pl.Err)})
+			v.Findings = append(v.Findings, newFinding(finding.PartitionNotReplayed, tp.String(), pl.Dir, -1,
+				fmt.Sprintf("%s: producer state could not be rebuilt (%v): its open transactions are unknown", tp, pl.Err)))
 			continue
 		}
 		for _, e := range pl.Result.Producers {
@@ -257,51 +301,65 @@ func LoadTxns(inv *Inventory, dec Decoder, o TxnsOptions) (*TxnsView, error) {
 			if now >= 0 && e.LastTimestamp >= 0 {
 				ot.AgeMs = now - e.LastTimestamp
 			}
-			old := ot.AgeMs > o.MaxTransactionTimeoutMs
-			t := byPID[e.ProducerID]
-			switch {
-			case t != nil:
-				ot.TransactionalID, ot.CoordinatorState = t.TransactionalID, t.State.String()
-				if t.State.open() && listsPartition(t.Partitions, tp) {
-					ot.Verdict = VerdictOngoing
-					ot.Reason = fmt.Sprintf("the coordinator's record (%s, offset %d) lists %s in transaction %q in state %s: it will write the marker", filepathBase(t.Coordinator), t.RecordOffset, tp, t.TransactionalID, t.State)
-					if old {
-						ot.Reason += fmt.Sprintf("; but the transaction is older than transaction.max.timeout.ms (%d ms), so the coordinator should already have aborted it", o.MaxTransactionTimeoutMs)
-					}
-				} else {
-					ot.Verdict = VerdictHanging
-					ot.Reason = fmt.Sprintf("the coordinator's record for transactional id %q (%s, offset %d) is in state %s and does not list %s: no marker will ever be written there",
-						t.TransactionalID, filepathBase(t.Coordinator), t.RecordOffset, t.State, tp)
-				}
-			case len(tps) > 0 && len(v.MissingCoordinators) == 0:
-				ot.Verdict = VerdictHanging
-				ot.Reason = fmt.Sprintf("no transactional id in any of the %d __transaction_state partitions has producer id %d: the coordinator does not know this transaction", n, e.ProducerID)
-				if !old {
-					ot.Verdict = VerdictUnknown
-					ot.Reason += fmt.Sprintf(", but it is not older than transaction.max.timeout.ms (%d ms), which find-hanging requires", o.MaxTransactionTimeoutMs)
-				}
-			case old:
-				ot.Verdict = VerdictHanging
-				ot.Reason = fmt.Sprintf("open for longer than transaction.max.timeout.ms (%d ms): the coordinator would have aborted it by now (its record is not in these directories)", o.MaxTransactionTimeoutMs)
-			default:
-				ot.Verdict = VerdictUnknown
-				ot.Reason = "the coordinator partition that could list this producer id is not in these directories, and the transaction is younger than transaction.max.timeout.ms"
-			}
+			l.judge(&ot, tp)
 			if len(o.TransactionalIDs) > 0 && !slices.Contains(o.TransactionalIDs, ot.TransactionalID) {
 				continue
 			}
 			v.Open = append(v.Open, ot)
 			switch ot.Verdict {
 			case VerdictHanging:
-				v.Findings = append(v.Findings, Finding{Kind: KindHangingTransaction, Severity: psm.SeverityError, Subject: tp.String(), Partition: pl.Dir, Offset: ot.FirstOffset,
-					Message: fmt.Sprintf("producer %d (epoch %d) has a transaction open in %s from offset %d: %s; it pins the last stable offset at %d. Abort it online: %s",
-						ot.ProducerID, ot.ProducerEpoch, tp, ot.FirstOffset, ot.Reason, pl.LastStableOffset, ot.AbortCommand())})
+				v.Findings = append(v.Findings, newFinding(finding.HangingTransaction, tp.String(), pl.Dir, ot.FirstOffset,
+					fmt.Sprintf("producer %d (epoch %d) has a transaction open in %s from offset %d: %s; it pins the last stable offset at %d. Abort it online: %s",
+						ot.ProducerID, ot.ProducerEpoch, tp, ot.FirstOffset, ot.Reason, pl.LastStableOffset, ot.AbortCommand())))
 			case VerdictUnknown:
-				v.Findings = append(v.Findings, Finding{Kind: KindCoordinatorMissing, Severity: psm.SeverityWarning, Subject: tp.String(), Partition: pl.Dir, Offset: ot.FirstOffset,
-					Message: fmt.Sprintf("producer %d has a transaction open in %s from offset %d; whether it is hanging cannot be told: %s", ot.ProducerID, tp, ot.FirstOffset, ot.Reason)})
+				v.Findings = append(v.Findings, newFinding(finding.CoordinatorPartitionsMissing, tp.String(), pl.Dir, ot.FirstOffset,
+					fmt.Sprintf("producer %d has a transaction open in %s from offset %d; whether it is hanging cannot be told: %s", ot.ProducerID, tp, ot.FirstOffset, ot.Reason)))
 			}
 		}
 	}
+}
+
+// judge gives an open transaction of tp its verdict: what the
+// coordinator's record for its producer id says, or, without one, its
+// age.
+func (l *txnsLoad) judge(ot *OpenTransaction, tp TopicPartition) {
+	o := l.o
+	old := ot.AgeMs > o.MaxTransactionTimeoutMs
+	t := l.byPID[ot.ProducerID]
+	switch {
+	case t != nil:
+		ot.TransactionalID, ot.CoordinatorState = t.TransactionalID, t.State.String()
+		if t.State.open() && listsPartition(t.Partitions, tp) {
+			ot.Verdict = VerdictOngoing
+			ot.Reason = fmt.Sprintf("the coordinator's record (%s, offset %d) lists %s in transaction %q in state %s: it will write the marker", filepathBase(t.Coordinator), t.RecordOffset, tp, t.TransactionalID, t.State)
+			if old {
+				ot.Reason += fmt.Sprintf("; but the transaction is older than transaction.max.timeout.ms (%d ms), so the coordinator should already have aborted it", o.MaxTransactionTimeoutMs)
+			}
+		} else {
+			ot.Verdict = VerdictHanging
+			ot.Reason = fmt.Sprintf("the coordinator's record for transactional id %q (%s, offset %d) is in state %s and does not list %s: no marker will ever be written there",
+				t.TransactionalID, filepathBase(t.Coordinator), t.RecordOffset, t.State, tp)
+		}
+	case len(l.tps) > 0 && len(l.v.MissingCoordinators) == 0:
+		ot.Verdict = VerdictHanging
+		ot.Reason = fmt.Sprintf("no transactional id in any of the %d __transaction_state partitions has producer id %d: the coordinator does not know this transaction", l.n, ot.ProducerID)
+		if !old {
+			ot.Verdict = VerdictUnknown
+			ot.Reason += fmt.Sprintf(", but it is not older than transaction.max.timeout.ms (%d ms), which find-hanging requires", o.MaxTransactionTimeoutMs)
+		}
+	case old:
+		ot.Verdict = VerdictHanging
+		ot.Reason = fmt.Sprintf("open for longer than transaction.max.timeout.ms (%d ms): the coordinator would have aborted it by now (its record is not in these directories)", o.MaxTransactionTimeoutMs)
+	default:
+		ot.Verdict = VerdictUnknown
+		ot.Reason = "the coordinator partition that could list this producer id is not in these directories, and the transaction is younger than transaction.max.timeout.ms"
+	}
+}
+
+// filter keeps the transactional ids the options ask for
+// (TransactionalIDs, Topics).
+func (l *txnsLoad) filter() {
+	v, o := l.v, l.o
 	if len(o.TransactionalIDs) > 0 {
 		v.Transactions = slices.DeleteFunc(v.Transactions, func(t Transaction) bool { return !slices.Contains(o.TransactionalIDs, t.TransactionalID) })
 	}
@@ -315,7 +373,6 @@ func LoadTxns(inv *Inventory, dec Decoder, o TxnsOptions) (*TxnsView, error) {
 			return true
 		})
 	}
-	return v, nil
 }
 
 func listsPartition(ps []TopicPartitions, tp TopicPartition) bool {

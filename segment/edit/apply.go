@@ -526,7 +526,7 @@ type manifest struct {
 
 type manifestFile struct {
 	Name   string `json:"name"`
-	Action string `json:"action"`
+	Action Action `json:"action"`
 	Size   int64  `json:"size"`             // size before (-1: created by the edit)
 	SHA256 string `json:"sha256,omitempty"` // content before
 }

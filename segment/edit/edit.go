@@ -1,7 +1,12 @@
 // Package edit is the crash-safe, journaled edit of one partition
 // directory: the engine under every kseg command that writes (inject-barrier,
-// mirror, repair). It sits between the planners (package barrier and its
-// rooms) and the files (package segment):
+// mirror, repair).
+//
+// # Place in the flow
+//
+// kseg's packages depend one way: cmd → barrier/{mirror,repair} → barrier
+// → psm → segment/edit → segment → decode. edit sits between the planners
+// (package barrier and its rooms) and the files (package segment):
 //
 //	cmd → barrier, barrier/mirror, barrier/repair (plans: what changes, and
 //	why) → edit (how: lock, backup, staging, journal, commit, rollback) →
@@ -143,36 +148,41 @@ func isFault(err error) bool {
 	return errors.As(err, &fe)
 }
 
+// Reason is why kseg refuses to act: the word of "refused (REASON)" and
+// of docs/troubleshooting.md's refusals. The CLI maps every refusal to
+// exit status 4.
+type Reason string
+
 // Refusal reasons the engine gives. A *RefusalError carries one (planners
-// add their own); the CLI maps every refusal to exit status 4. Nothing has
-// been changed when one is returned.
+// add their own, as Reason constants); nothing has been changed when one
+// is returned.
 const (
 	// RefuseLocked: another process holds an fcntl lock on the log
 	// directory's .lock, so a broker is running on it (LogManager locks
 	// every log dir with FileChannel.tryLock).
-	RefuseLocked = "broker-running"
+	RefuseLocked Reason = "broker-running"
 	// RefuseBackupDir: the backup directory is inside the log directory, or
 	// already holds a file the backup would overwrite, or is not the
 	// backup a journal's manifest describes.
-	RefuseBackupDir = "backup-dir"
+	RefuseBackupDir Reason = "backup-dir"
 	// RefuseJournalMismatch: an interrupted edit's journal does not match
 	// the files any more (something else changed them).
-	RefuseJournalMismatch = "journal-mismatch"
+	RefuseJournalMismatch Reason = "journal-mismatch"
 	// RefuseJournal: a journal that kseg cannot have written (a path
 	// outside the partition, a foreign file name, impossible sizes): the
 	// journal is untrusted input and nothing it names is touched.
-	RefuseJournal = "bad-journal"
+	RefuseJournal Reason = "bad-journal"
 	// RefuseOtherTool: the journal is another tool's; that tool's command
 	// finishes or rolls it back.
-	RefuseOtherTool = "other-tool"
+	RefuseOtherTool Reason = "other-tool"
 	// RefuseChanged: a file changed between planning and applying.
-	RefuseChanged = "changed"
+	RefuseChanged Reason = "changed"
 	// RefuseNoSpace: a file system involved has less free space than the
 	// backup and the staged files need.
-	RefuseNoSpace = "no-space"
+	RefuseNoSpace Reason = "no-space"
 	// RefuseNotRegular: a file the edit reads or replaces is not a regular
 	// file (a FIFO, socket, device or symbolic link).
-	RefuseNotRegular = "not-regular"
+	RefuseNotRegular Reason = "not-regular"
 )
 
 // ErrRefused is the class of every *RefusalError (errors.Is).
@@ -180,13 +190,13 @@ var ErrRefused = errors.New("refused")
 
 // RefusalError is a typed refusal: kseg would not act.
 type RefusalError struct {
-	Reason string // one of the Refuse* constants
+	Reason Reason // one of the Refuse* constants
 	Path   string // the file or directory concerned
 	Detail string
 }
 
 func (e *RefusalError) Error() string {
-	msg := "refused (" + e.Reason + ")"
+	msg := "refused (" + string(e.Reason) + ")"
 	if e.Path != "" {
 		msg += ": " + e.Path
 	}
@@ -200,6 +210,6 @@ func (e *RefusalError) Error() string {
 func (e *RefusalError) Is(target error) bool { return target == ErrRefused }
 
 // Refuse makes a *RefusalError.
-func Refuse(reason, path, format string, args ...any) *RefusalError {
+func Refuse(reason Reason, path, format string, args ...any) *RefusalError {
 	return &RefusalError{Reason: reason, Path: path, Detail: fmt.Sprintf(format, args...)}
 }

@@ -13,11 +13,14 @@ import (
 	"github.com/kseg/kseg/segment"
 )
 
+// Action is what a FileOp does to its file.
+type Action string
+
 // File operation actions.
 const (
-	OpReplace = "replace"
-	OpCreate  = "create"
-	OpDelete  = "delete"
+	OpReplace Action = "replace"
+	OpCreate  Action = "create"
+	OpDelete  Action = "delete"
 )
 
 // FileOp is one file of the partition directory that changes. New content
@@ -27,7 +30,7 @@ const (
 // a resumed run checks every file against.
 type FileOp struct {
 	Name       string `json:"name"`
-	Action     string `json:"action"`
+	Action     Action `json:"action"`
 	Why        string `json:"why"`
 	OldSize    int64  `json:"oldSize"` // -1 for create
 	NewSize    int64  `json:"newSize"` // -1 for delete

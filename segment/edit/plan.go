@@ -22,21 +22,21 @@ import (
 // Refusal reasons planners share (see the engine's own above).
 const (
 	// RefuseNotPartition: the directory is not a live partition directory.
-	RefuseNotPartition = "not-a-partition"
+	RefuseNotPartition Reason = "not-a-partition"
 	// RefuseReadOnly: the file system is mounted read-only, or the
 	// directory is not writable.
-	RefuseReadOnly = "read-only"
+	RefuseReadOnly Reason = "read-only"
 	// RefuseTransientFiles: .swap files the broker would rename at load, or
 	// kseg staged files without a journal.
-	RefuseTransientFiles = "transient-files"
+	RefuseTransientFiles Reason = "transient-files"
 	// RefusePending: the directory holds the journal of another tool's
 	// interrupted edit (a mirror, when injecting; an injection, when
 	// mirroring).
-	RefusePending = "operation-pending"
+	RefusePending Reason = "operation-pending"
 	// RefuseBelowLogStart: the new log end falls below the log start
 	// offset; Kafka would delete every segment at load
 	// (deleteSegmentsIfLogStartGreaterThanLogEnd).
-	RefuseBelowLogStart = "below-log-start"
+	RefuseBelowLogStart Reason = "below-log-start"
 )
 
 // OptionError is an option that cannot apply to this partition (a leader

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kseg/kseg/segment/finding"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -30,6 +31,9 @@ func TestCorpusWellFormed(t *testing.T) {
 			if bytes.Equal(b, c.Healthy(cc.Base, name)) {
 				t.Errorf("%s: %s is unchanged", cc.Name, name)
 			}
+		}
+		if k, ok := finding.Lookup(cc.Expect.Kind); !ok || k.Severity().String() != cc.Expect.Severity {
+			t.Errorf("%s: expects a %s %s, the registry says %s", cc.Name, cc.Expect.Severity, cc.Expect.Kind, k.Severity())
 		}
 		damaged, ok := cc.Files[cc.Expect.File]
 		if !ok {

@@ -1,0 +1,276 @@
+package cmd
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// maxFuncLines is the longest a non-test function may be (issue 17): a
+// function a reviewer can hold in their head.
+const maxFuncLines = 120
+
+// longFuncs are the functions still above maxFuncLines: the write
+// planners, left for issue 17's phase 2b (they are being changed for
+// write safety). The list can only shrink: an entry that no longer
+// exceeds the limit, or no longer exists, fails the test until it is
+// removed.
+var longFuncs = map[string]bool{
+	"barrier/plan.go planner.plan":                        true,
+	"barrier/planfiles.go planner.planFiles":              true,
+	"barrier/repair/repair.go planner.plan":               true,
+	"barrier/mirror/mirror.go mirrorPlanner.files":        true,
+	"barrier/mirror/mirror.go mirrorPlanner.copyAndFiles": true,
+}
+
+// moduleRoot is the module's directory, seen from cmd's tests.
+const moduleRoot = ".."
+
+// eachGoFile calls fn with the path, and the directory relative to the
+// module root ("." for main.go's), of every non-test .go file of the
+// module, testdata's programs included (hidden folders are skipped).
+func eachGoFile(t *testing.T, fn func(path, relDir string) error) {
+	t.Helper()
+	err := filepath.WalkDir(moduleRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != moduleRoot {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, err := filepath.Rel(moduleRoot, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		return fn(path, filepath.ToSlash(rel))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// funcLengths is the length in lines (from func to the closing brace) of
+// every function and method declared in the module's non-test .go files,
+// keyed "path/file.go [Recv.]Name".
+func funcLengths(t *testing.T) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	fset := token.NewFileSet()
+	eachGoFile(t, func(path, relDir string) error {
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		file := filepath.Base(path)
+		if relDir != "." {
+			file = relDir + "/" + file
+		}
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			out[file+" "+funcName(fd)] = fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1
+		}
+		return nil
+	})
+	return out
+}
+
+// funcName is fd's name, with its receiver's type for a method.
+func funcName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) == 0 {
+		return fd.Name.Name
+	}
+	typ := fd.Recv.List[0].Type
+	if s, ok := typ.(*ast.StarExpr); ok {
+		typ = s.X
+	}
+	switch x := typ.(type) {
+	case *ast.IndexExpr:
+		typ = x.X
+	case *ast.IndexListExpr:
+		typ = x.X
+	}
+	if id, ok := typ.(*ast.Ident); ok {
+		return id.Name + "." + fd.Name.Name
+	}
+	return fd.Name.Name
+}
+
+// TestFunctionsFitInAHead: no non-test function is longer than
+// maxFuncLines, except the allow-listed write planners, each of which must
+// still be that long (remove it from longFuncs once it is cut).
+func TestFunctionsFitInAHead(t *testing.T) {
+	lengths := funcLengths(t)
+	if len(lengths) < 1000 {
+		t.Fatalf("only %d functions found under %s", len(lengths), moduleRoot)
+	}
+	var long []string
+	for fn, n := range lengths {
+		if n > maxFuncLines && !longFuncs[fn] {
+			long = append(long, fn+" ("+strconv.Itoa(n)+" lines)")
+		}
+	}
+	slices.Sort(long)
+	if len(long) > 0 {
+		t.Errorf("%d functions are longer than %d lines; cut them into the steps their comments name:\n  %s",
+			len(long), maxFuncLines, strings.Join(long, "\n  "))
+	}
+	for fn := range longFuncs {
+		n, ok := lengths[fn]
+		switch {
+		case !ok:
+			t.Errorf("longFuncs lists %s, which no longer exists: remove it", fn)
+		case n <= maxFuncLines:
+			t.Errorf("%s is %d lines now: remove it from longFuncs", fn, n)
+		}
+	}
+}
+
+// readmeLayout is the README's Layout block: each entry (a line that does
+// not start with a space) is a folder ("cmd/") or main.go, the root
+// package.
+func readmeLayout(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(moduleRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "\n## Layout\n")
+	if i < 0 {
+		t.Fatal("README.md has no ## Layout section")
+	}
+	s = s[i:]
+	start := strings.Index(s, "\n```\n")
+	if start < 0 {
+		t.Fatal("README.md's Layout section has no code block")
+	}
+	s = s[start+5:]
+	end := strings.Index(s, "```")
+	if end < 0 {
+		t.Fatal("README.md's Layout block is not closed")
+	}
+	var entries []string
+	for _, line := range strings.Split(s[:end], "\n") {
+		if line == "" || strings.HasPrefix(line, " ") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			t.Errorf("README.md Layout: %q has no description", line)
+		}
+		entries = append(entries, f[0])
+	}
+	return entries
+}
+
+// goDirs are the module's directories that hold non-test .go files,
+// relative to the root ("." for main.go's).
+func goDirs(t *testing.T) map[string]bool {
+	t.Helper()
+	dirs := map[string]bool{}
+	eachGoFile(t, func(_, relDir string) error {
+		dirs[relDir] = true
+		return nil
+	})
+	return dirs
+}
+
+// TestReadmeLayoutIsTheTree: the README's Layout block lists every
+// directory that holds non-test .go files, one line each, and nothing
+// that is not there. testdata/ is listed once for everything under it
+// (its generator and benchmark programs); a listed folder without Go
+// files (docs/, testdata/) must exist.
+func TestReadmeLayoutIsTheTree(t *testing.T) {
+	entries := readmeLayout(t)
+	dirs := goDirs(t)
+	if len(dirs) < 15 || len(entries) < 10 {
+		t.Fatalf("%d Go directories, %d layout entries", len(dirs), len(entries))
+	}
+	listed := map[string]bool{}
+	for _, e := range entries {
+		d := strings.TrimSuffix(e, "/")
+		if e == "main.go" {
+			d = "."
+		} else if !strings.HasSuffix(e, "/") {
+			t.Errorf("README.md Layout: %q is neither main.go nor a folder", e)
+			continue
+		}
+		if listed[d] {
+			t.Errorf("README.md Layout lists %s twice", e)
+		}
+		listed[d] = true
+		if st, err := os.Stat(filepath.Join(moduleRoot, d)); err != nil || (d != "." && !st.IsDir()) {
+			t.Errorf("README.md Layout lists %s, which is not in the tree", e)
+		} else if !dirs[d] && d != "docs" && d != "testdata" {
+			t.Errorf("README.md Layout lists %s, which holds no Go package", e)
+		}
+	}
+	var missing []string
+	for d := range dirs {
+		if listed[d] || strings.HasPrefix(d, "testdata/") && listed["testdata"] {
+			continue
+		}
+		missing = append(missing, d+"/")
+	}
+	slices.Sort(missing)
+	if len(missing) > 0 {
+		t.Errorf("README.md Layout does not list %s", strings.Join(missing, ", "))
+	}
+}
+
+// libraries are kseg's domain packages, the ones another tool could embed.
+var libraries = []string{"decode", "decode/schema", "segment", "segment/finding", "segment/edit",
+	"psm", "psm/broker", "barrier", "barrier/mirror", "barrier/repair"}
+
+// TestLibrariesTeach: every library package has a package comment with
+// its place in the flow ("# Place in the flow") and a runnable Example,
+// so that go doc teaches it.
+func TestLibrariesTeach(t *testing.T) {
+	for _, lib := range libraries {
+		files, err := filepath.Glob(filepath.Join(moduleRoot, lib, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, example := false, false
+		for _, path := range files {
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments|parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Doc != nil && strings.Contains(f.Doc.Text(), "Place in the flow") && !strings.HasSuffix(path, "_test.go") {
+				doc = true
+			}
+			if !strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			for _, d := range f.Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Example") && fd.Body != nil {
+					for _, c := range f.Comments {
+						if c.Pos() > fd.Body.Lbrace && c.End() < fd.Body.Rbrace && strings.Contains(c.Text(), "Output:") {
+							example = true
+						}
+					}
+				}
+			}
+		}
+		if !doc {
+			t.Errorf("%s: no package comment with its place in the flow (# Place in the flow)", lib)
+		}
+		if !example {
+			t.Errorf("%s: no runnable Example (an Example with // Output:)", lib)
+		}
+	}
+}
