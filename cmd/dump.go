@@ -45,6 +45,7 @@ type dumpOptions struct {
 	noVerifyCRC      bool
 	jobs             int
 	decodeWorkers    int
+	unitPipeline     int64 // dump_jobs.go
 	noResync         bool
 	dec              decoderOptions // dump_decoders.go
 	kafka            kafkaSpellings // kafka_dump_log.go
@@ -82,6 +83,8 @@ func (o *dumpOptions) AddFlags(c *cobra.Command) {
 	// overrides it (1 = serial), for benchmarks and tests.
 	f.IntVar(&o.decodeWorkers, "decode-workers", 0, "batch decoding workers per segment (0 = GOMAXPROCS, 1 = serial)")
 	_ = f.MarkHidden("decode-workers")
+	f.Int64Var(&o.unitPipeline, "unit-pipeline-bytes", bigUnitBytes, "in a log directory, partitions with this many bytes of segments use the batch pipeline")
+	_ = f.MarkHidden("unit-pipeline-bytes")
 	o.dec.addFlags(c)
 	o.kafka.addAliases(c, o)
 }
@@ -291,11 +294,17 @@ type dumpState struct {
 	// (dump_pipeline.go).
 	render    *batchRenderer
 	serialJob batchJob
-	pipe      *batchPipeline
+	pipe      jobRunner
 
 	// lastLogs caches, per partition directory, its last .log
 	// (dump_logstart.go).
 	lastLogs map[string]string
+
+	// The progress line (dump_progress.go): the file being dumped, and the
+	// position in it at which to tell the line again.
+	prog     *dumpProgress
+	progFile int
+	progNext int64
 }
 
 func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, args []string) error {
@@ -344,6 +353,8 @@ func (st *dumpState) dumpFiles(ctx context.Context, errw io.Writer, files []dump
 		if err := ctx.Err(); err != nil {
 			return ioErr, err
 		}
+		st.prog, st.progFile = prog, base+i
+		st.progNext = prog.scanned(base+i, 0)
 		err := st.dumpOne(f)
 		prog.fileDone(base + i)
 		if isKafkaStop(err) {
@@ -501,6 +512,10 @@ type logSummary struct {
 	NonConsecutive       int64
 	ControlByType        map[string]int64
 	MaxBytesLimitApplied bool
+
+	// codecs counts batches by attribute bits until foldCodecs puts them
+	// in Codecs (a map update per batch was 1 % of a batch-level dump).
+	codecs [decode.AttrCompressionMask + 1]int64
 }
 
 // batchView is a batch as printers see it.
@@ -560,6 +575,7 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 	if err != nil {
 		return err
 	}
+	sum.foldCodecs()
 	sum.Tail = tail
 	sum.BytesScanned = sum.Tail.End
 	// A batch cut by --max-bytes is where the reader was told to stop, not
@@ -612,6 +628,9 @@ func (st *dumpState) scanBatches(f dumpFile, lf *segment.LogFile, sum *logSummar
 				for _, fd := range fds {
 					st.report(fd)
 				}
+			}
+			if end := sc.Pos() + b.Size(); end >= st.progNext {
+				st.progNext = st.prog.scanned(st.progFile, end)
 			}
 			sum.count(b)
 			if pipe == nil {
@@ -694,7 +713,18 @@ func (sum *logSummary) count(b *decode.Batch) {
 		sum.FirstOffset = b.BaseOffset
 	}
 	sum.LastOffset = b.LastOffset()
-	sum.Codecs[b.Compression().String()]++
+	sum.codecs[b.Compression()]++
+}
+
+// foldCodecs moves the per-codec counts into Codecs, before a printer
+// reads the summary.
+func (sum *logSummary) foldCodecs() {
+	for c, n := range sum.codecs {
+		if n > 0 {
+			sum.Codecs[decode.Compression(c).String()] += n
+		}
+	}
+	sum.codecs = [len(sum.codecs)]int64{}
 }
 
 // renderSerial renders batch b at pos with job j on the dump goroutine and

@@ -2,7 +2,10 @@ package cmd
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+
+	"github.com/kseg/kseg/segment"
 )
 
 // Dumping a log directory: partitions in parallel, output in order.
@@ -15,6 +18,17 @@ import (
 // exactly as the serial dump would: grouped per partition, partitions in
 // the order collectDumpFiles lists them, every stdout and stderr write in
 // its original order.
+//
+// A large partition among small ones (bigUnitBytes of segments or more)
+// is dumped through the batch pipeline (dump_pipeline.go, dump_crc.go)
+// rather than serially on its worker: otherwise one huge partition in a log
+// directory keeps a single core busy long after the small ones are done.
+// Its pipeline's goroutines and the other --jobs workers share the cores.
+
+// bigUnitBytes: a unit whose .log files hold this much gets a pipeline of
+// its own (two mapped windows: below that, starting workers buys nothing).
+// The hidden --unit-pipeline-bytes changes it, for tests.
+const bigUnitBytes = 16 << 20
 
 // partitionJobs is --jobs, 0 meaning the number of CPUs.
 func (o *dumpOptions) partitionJobs() int { return resolveJobs(o.jobs) }
@@ -82,9 +96,27 @@ func runDumpUnits(ctx context.Context, s *Streams, o *dumpOptions, files []dumpF
 	return dumpExit(ioErr, nErrors)
 }
 
+// unitLogBytes is the size of the .log segments among files.
+func unitLogBytes(files []dumpFile) int64 {
+	var n int64
+	for _, f := range files {
+		if f.info.Kind != segment.KindLog {
+			continue
+		}
+		if st, err := os.Stat(f.path); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
+}
+
 // dumpUnit dumps one unit onto its streams.
 func dumpUnit(ctx context.Context, us *Streams, o *dumpOptions, rend *batchRenderer, files []dumpFile, u [2]int, prog *dumpProgress) (r unitResult) {
-	st := newDumpState(us, o, 1)
+	workers := 1
+	if unitLogBytes(files[u[0]:u[1]]) >= o.unitPipeline {
+		workers = o.decodeWorkers // 0: GOMAXPROCS
+	}
+	st := newDumpState(us, o, workers)
 	defer st.close()
 	rend.p = st.p
 	st.render = rend

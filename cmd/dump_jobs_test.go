@@ -52,6 +52,83 @@ func TestDumpLogDirJobs(t *testing.T) {
 	}
 }
 
+// TestDumpLogDirBigPartitions: partitions dumped through the batch
+// pipeline while other workers dump the rest (what a large partition among
+// small ones gets) print what a serial dump prints.
+func TestDumpLogDirBigPartitions(t *testing.T) {
+	ld := logDirOfFixtures(t)
+	for _, o := range outputs {
+		for _, extra := range [][]string{nil, {"--deep", "--print-data"}, {"--deep", "--verify-index"}} {
+			args := append(append([]string{"dump", "--output", o}, extra...), ld)
+			serial := runKseg(append([]string{"dump", "--jobs", "1", "--decode-workers", "1"}, args[1:]...)...)
+			for _, jobs := range []string{"2", "5"} {
+				sameRun(t, serial, runKseg(append([]string{"dump", "--jobs", jobs, "--decode-workers", "3", "--unit-pipeline-bytes", "1"}, args[1:]...)...))
+			}
+		}
+	}
+}
+
+// TestOrderedOutputBudget: units behind a head that is still writing
+// buffer at most the budget together (finished ones included), and the
+// output is still in unit order.
+func TestOrderedOutputBudget(t *testing.T) {
+	var out, errb bytes.Buffer
+	const units = 30
+	o := newOrderedOutput(&out, &errb, units)
+	o.limit, o.budget = 1000, 300
+	line := strings.Repeat("y", 99) + "\n"
+	headWrote := make(chan struct{})
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the head: writes, then waits while the others pile up
+		defer wg.Done()
+		s := o.slot(0)
+		fmt.Fprint(s.writer(false), "head\n")
+		close(headWrote)
+		<-release
+		fmt.Fprint(s.writer(false), "head end\n")
+		s.finish()
+	}()
+	<-headWrote
+	done := make(chan int, units)
+	for i := 1; i < units; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := o.slot(i)
+			fmt.Fprint(s.writer(false), line)
+			s.finish()
+			done <- i
+		}()
+	}
+	// Three units of 100 bytes fit the budget; the others wait in Write.
+	for range 3 {
+		<-done
+	}
+	o.mu.Lock()
+	total := o.total
+	o.mu.Unlock()
+	if total > o.budget {
+		t.Errorf("%d bytes buffered, budget %d", total, o.budget)
+	}
+	// Give the others every chance to (wrongly) finish.
+	for range 1000 {
+		runtime.Gosched()
+		select {
+		case i := <-done:
+			t.Fatalf("unit %d finished beyond the budget", i)
+		default:
+		}
+	}
+	close(release)
+	wg.Wait()
+	want := "head\nhead end\n" + strings.Repeat(line, units-1)
+	if out.String() != want {
+		t.Errorf("stdout: %s", firstDiff(want, out.String()))
+	}
+}
+
 // TestOrderedOutput: units writing concurrently, some past the buffer
 // limit, come out in unit order with each unit's stdout and stderr writes
 // in their own order.

@@ -4,6 +4,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
@@ -73,37 +74,11 @@ func (p *jsonDumpPrinter) Batch(bv *batchView) {
 		p.batchStart = len(p.sink.b.out)
 		j.b = p.sink.b.out
 	}
-	j.begin()
-	j.str("type", "batch")
 	if bv.File != p.file || p.fileJSON == nil {
 		p.file, p.fileJSON = bv.File, appendJSONString(p.fileJSON[:0], bv.File)
 	}
-	j.raw("file", p.fileJSON)
-	j.int("position", bv.Position)
-	j.int("baseOffset", b.BaseOffset)
-	j.int("lastOffset", b.LastOffset())
-	j.optInt("count", int64(b.RecordCount), !b.IsLegacy())
-	j.int("magic", int64(b.Magic))
-	j.uint("crc", uint64(b.CRC))
-	if bv.CRCValid != nil {
-		j.bool("crcValid", *bv.CRCValid)
-	} else {
-		j.null("crcValid")
-	}
-	j.str("compression", b.Compression().String())
-	j.str("timestampType", b.TimestampType().String())
-	j.bool("isTransactional", b.IsTransactional())
-	j.bool("isControl", b.IsControl())
-	dh, ok := b.DeleteHorizonMs()
-	j.optInt("deleteHorizonMs", dh, ok)
-	j.int("producerId", b.ProducerID)
-	j.int("producerEpoch", int64(b.ProducerEpoch))
-	j.int("baseSequence", int64(b.BaseSequence))
-	j.int("lastSequence", int64(b.LastSequence()))
-	j.int("partitionLeaderEpoch", int64(b.PartitionLeaderEpoch))
-	j.int("baseTimestamp", b.BaseTimestamp)
-	j.int("maxTimestamp", b.MaxTimestamp)
-	j.int("size", b.Size())
+	j.b = appendBatchJSON(j.b, p.fileJSON, bv)
+	j.first = false
 	p.inBatch = true
 	p.hasRecords = false
 	if p.o.deep || b.IsControl() {
@@ -112,6 +87,96 @@ func (p *jsonDumpPrinter) Batch(bv *batchView) {
 		p.hasRecords = true
 	}
 	p.entries++
+}
+
+// appendBatchJSON appends a batch line up to its last header field
+// (docs/json.md), its object left open: the hottest line of a batch-level
+// dump, so each key is one constant append rather than jsonw's quoting of
+// it, and numbers go through appendInt.
+func appendBatchJSON(b []byte, fileJSON []byte, bv *batchView) []byte {
+	bt := bv.Batch
+	b = append(b, `{"type":"batch","file":`...)
+	b = append(b, fileJSON...)
+	b = append(b, `,"position":`...)
+	b = appendInt(b, bv.Position)
+	b = append(b, `,"baseOffset":`...)
+	b = appendInt(b, bt.BaseOffset)
+	b = append(b, `,"lastOffset":`...)
+	b = appendInt(b, bt.LastOffset())
+	b = append(b, `,"count":`...)
+	if bt.IsLegacy() {
+		b = append(b, "null"...)
+	} else {
+		b = appendInt(b, int64(bt.RecordCount))
+	}
+	b = append(b, `,"magic":`...)
+	b = appendInt(b, int64(bt.Magic))
+	b = append(b, `,"crc":`...)
+	b = appendUint(b, uint64(bt.CRC))
+	b = append(b, `,"crcValid":`...)
+	switch {
+	case bv.CRCValid == nil:
+		b = append(b, "null"...)
+	case *bv.CRCValid:
+		b = append(b, "true"...)
+	default:
+		b = append(b, "false"...)
+	}
+	b = append(b, `,"compression":`...)
+	b = append(b, quotedCodecs[bt.Compression()]...)
+	b = append(b, `,"timestampType":`...)
+	b = appendQuotedTimestampType(b, bt.TimestampType())
+	b = append(b, `,"isTransactional":`...)
+	b = strconv.AppendBool(b, bt.IsTransactional())
+	b = append(b, `,"isControl":`...)
+	b = strconv.AppendBool(b, bt.IsControl())
+	b = append(b, `,"deleteHorizonMs":`...)
+	if dh, ok := bt.DeleteHorizonMs(); ok {
+		b = appendInt(b, dh)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"producerId":`...)
+	b = appendInt(b, bt.ProducerID)
+	b = append(b, `,"producerEpoch":`...)
+	b = appendInt(b, int64(bt.ProducerEpoch))
+	b = append(b, `,"baseSequence":`...)
+	b = appendInt(b, int64(bt.BaseSequence))
+	b = append(b, `,"lastSequence":`...)
+	b = appendInt(b, int64(bt.LastSequence()))
+	b = append(b, `,"partitionLeaderEpoch":`...)
+	b = appendInt(b, int64(bt.PartitionLeaderEpoch))
+	b = append(b, `,"baseTimestamp":`...)
+	b = appendInt(b, bt.BaseTimestamp)
+	b = append(b, `,"maxTimestamp":`...)
+	b = appendInt(b, bt.MaxTimestamp)
+	b = append(b, `,"size":`...)
+	return appendInt(b, bt.Size())
+}
+
+// quotedCodecs and quotedTimestampTypes are the JSON strings of every
+// codec (by attribute bits) and timestamp type, made once: the batch line
+// needs two per batch.
+var (
+	quotedCodecs = func() (q [decode.AttrCompressionMask + 1]string) {
+		for c := range q {
+			q[c] = string(appendJSONString(nil, decode.Compression(c).String()))
+		}
+		return q
+	}()
+	quotedTimestampTypes = func() (q [3]string) {
+		for t := range q {
+			q[t] = string(appendJSONString(nil, decode.TimestampType(t-1).String()))
+		}
+		return q
+	}()
+)
+
+func appendQuotedTimestampType(b []byte, t decode.TimestampType) []byte {
+	if i := int(t) + 1; i >= 0 && i < len(quotedTimestampTypes) {
+		return append(b, quotedTimestampTypes[i]...)
+	}
+	return appendJSONString(b, t.String())
 }
 
 func (p *jsonDumpPrinter) Record(bv *batchView, rv *recordView) {
@@ -123,30 +188,38 @@ func (p *jsonDumpPrinter) Record(bv *batchView, rv *recordView) {
 		j.b = append(j.b, ',')
 	}
 	r := rv.Record
-	j.begin()
-	j.int("offset", r.Offset)
-	j.int("timestamp", r.Timestamp)
-	j.int("sequence", int64(r.Sequence))
-	j.int("keySize", int64(r.KeySize()))
-	j.int("valueSize", int64(r.ValueSize()))
+	// Constant keys, as in appendBatchJSON: a deep dump writes a record
+	// object per record.
+	b := append(j.b, `{"offset":`...)
+	b = appendInt(b, r.Offset)
+	b = append(b, `,"timestamp":`...)
+	b = appendInt(b, r.Timestamp)
+	b = append(b, `,"sequence":`...)
+	b = appendInt(b, int64(r.Sequence))
+	b = append(b, `,"keySize":`...)
+	b = appendInt(b, int64(r.KeySize()))
+	b = append(b, `,"valueSize":`...)
+	b = appendInt(b, int64(r.ValueSize()))
 	if p.o.printData || bv.Batch.IsControl() {
-		j.bytes("key", r.Key)
-		j.bytes("value", r.Value)
+		b = append(b, `,"key":`...)
+		b = appendBase64OrNull(b, r.Key)
+		b = append(b, `,"value":`...)
+		b = appendBase64OrNull(b, r.Value)
 	}
-	j.key("headers")
-	j.b = append(j.b, '[')
+	b = append(b, `,"headers":[`...)
 	for i, h := range r.Headers {
 		if i > 0 {
-			j.b = append(j.b, ',')
+			b = append(b, ',')
 		}
-		j.begin()
-		j.strBytes("key", h.Key)
+		b = append(b, `{"key":`...)
+		b = appendJSONString(b, h.Key)
 		if p.o.printData {
-			j.bytes("value", h.Value)
+			b = append(b, `,"value":`...)
+			b = appendBase64OrNull(b, h.Value)
 		}
-		j.end()
+		b = append(b, '}')
 	}
-	j.b = append(j.b, ']')
+	j.b, j.first = append(b, ']'), false
 	if bv.Batch.IsLegacy() {
 		j.bool("crcValid", r.CRCValid)
 	}

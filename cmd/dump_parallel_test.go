@@ -1,7 +1,10 @@
 package cmd
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -115,6 +118,13 @@ func TestDumpParallelMatchesSerialLargeSegment(t *testing.T) {
 		{"--output", "json", "--deep", "--offsets", "100000:400000"},
 		{"--output", "kafka", "--deep", "--producer-id", "5003"},
 		{"--output", "text", "--no-verify-crc", "--control-only"},
+		// Batch level: CRCs on workers, printing on the dump goroutine
+		// (dump_crc.go), every printer.
+		{"--output", "text"},
+		{"--output", "table"},
+		{"--output", "kafka"},
+		{"--output", "json", "--offsets", "100000:400000"},
+		{"--output", "kafka", "--control-only"},
 	} {
 		args := append(append([]string{"dump"}, flags...), path)
 		serial := runKseg(append([]string{"dump", "--decode-workers", "1"}, args[1:]...)...)
@@ -131,25 +141,72 @@ func TestDumpParallelMatchesSerialLargeSegment(t *testing.T) {
 				t.Errorf("kseg %s: no %q in the output", strings.Join(args, " "), want)
 			}
 		}
-		for _, workers := range []string{"3"} {
+		for _, workers := range []string{"2", "3"} {
 			sameRun(t, serial, runKseg(append([]string{"dump", "--decode-workers", workers}, args[1:]...)...))
 		}
 	}
 }
 
-// TestDumpMappedFileTruncated: a segment truncated while it is mapped
-// (a broker truncating its log under a dump) faults on access; the worker
-// turns the fault into an error for the file instead of dying.
-func TestDumpMappedFileTruncated(t *testing.T) {
+// TestDumpCRCPipeline: a batch-level dump picks the CRC pipeline, and its
+// output is the serial one however the checks are shared: all on the dump
+// goroutine (no worker), or mostly on workers.
+func TestDumpCRCPipeline(t *testing.T) {
+	path := writeDamagedSegment(t, t.TempDir(), 12<<20)
+	for _, output := range []string{"json", "text", "kafka", "table"} {
+		o := &dumpOptions{maxDecompressed: decode.DefaultMaxDecompressed, producerID: -2, output: output, keyFormat: "auto", valueFormat: "auto", maxBytesFlag: math.MaxInt32}
+		if err := o.Validate([]string{path}); err != nil {
+			t.Fatal(err)
+		}
+		dump := func(st *dumpState, s *Streams, out, errb *bytes.Buffer) string {
+			defer st.close()
+			files := []dumpFile{{path: path, info: segment.FileInfo{Kind: segment.KindLog}}}
+			if _, err := st.dumpFiles(context.Background(), s.Err, files, 0, newDumpProgress(s, nil, files)); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.p.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return out.String() + "\n--- stderr\n" + errb.String()
+		}
+		s, out, errb := TestStreams()
+		serial := newDumpState(s, o, 1)
+		if serial.pipe != nil {
+			t.Fatalf("%s: one worker: a pipeline", output)
+		}
+		want := dump(serial, s, out, errb)
+		if !strings.Contains(want, "crc") {
+			t.Fatalf("%s: no CRC mismatch reported:\n%.2000s", output, want)
+		}
+		for _, workers := range []int{0, 2, 4} {
+			s, out, errb := TestStreams()
+			st := newDumpState(s, o, max(workers, 2))
+			cp, ok := st.pipe.(*crcPipeline)
+			if !ok {
+				t.Fatalf("%s: a batch-level dump on %d workers uses %T, not the CRC pipeline", output, workers, st.pipe)
+			}
+			if workers == 0 {
+				cp.workers = 0 // every job checked by the dump goroutine itself
+			}
+			if got := dump(st, s, out, errb); got != want {
+				t.Errorf("%s, %d workers: output differs from the serial dump: %s", output, workers, firstDiff(want, got))
+			}
+		}
+	}
+}
+
+// truncatedMappedBatch maps a generated segment, moves to a batch in the
+// second half of its first 8 MiB window, and truncates the file under it (a
+// broker truncating its log under a dump): touching the batch's bytes
+// faults. The mapping lives until the test ends.
+func truncatedMappedBatch(t *testing.T) (string, int64, *decode.Batch) {
 	path := writeDamagedSegment(t, t.TempDir(), 12<<20)
 	lf, err := segment.OpenLog(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lf.Close()
+	t.Cleanup(func() { lf.Close() })
 	sc := lf.Scanner(segment.ScanOptions{Mmap: true})
-	defer sc.Close()
-	// Move to a batch in the second half of the first 8 MiB window.
+	t.Cleanup(sc.Close)
 	for sc.Next() && sc.Pos() < 6<<20 {
 	}
 	if sc.Pos() < 6<<20 {
@@ -158,6 +215,22 @@ func TestDumpMappedFileTruncated(t *testing.T) {
 	if err := os.Truncate(path, 4096); err != nil {
 		t.Fatal(err)
 	}
+	return path, sc.Pos(), sc.Batch()
+}
+
+// TestDumpMappedFileTruncated: a segment truncated while it is mapped
+// faults on access; a worker rendering a job, or checking its CRCs
+// (dump_crc.go), turns the fault into an error for the file instead of
+// dying.
+func TestDumpMappedFileTruncated(t *testing.T) {
+	path, pos, b := truncatedMappedBatch(t)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	crc := &batchJob{file: path, crcJob: true}
+	crc.add(pos, b, true, nil)
+	checkCRCsGuarded(crc)
+	if crc.err == nil || !strings.Contains(crc.err.Error(), "changed while it was read") {
+		t.Errorf("CRC check: error %v, want a fault turned into an error", crc.err)
+	}
 	o := &dumpOptions{deep: true, maxDecompressed: decode.DefaultMaxDecompressed, producerID: -2, output: "json", keyFormat: "auto", valueFormat: "auto"}
 	if err := o.Validate([]string{path}); err != nil {
 		t.Fatal(err)
@@ -165,10 +238,9 @@ func TestDumpMappedFileTruncated(t *testing.T) {
 	s, _, _ := TestStreams()
 	r := newBatchRenderer(o, newDumpPrinter(s, o))
 	j := &batchJob{file: path}
-	j.add(sc.Pos(), sc.Batch(), true, nil)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	j.add(pos, b, true, nil)
 	renderGuarded(r, j)
 	if j.err == nil || !strings.Contains(j.err.Error(), "changed while it was read") {
-		t.Fatalf("error %v, want a fault turned into an error", j.err)
+		t.Fatalf("render: error %v, want a fault turned into an error", j.err)
 	}
 }

@@ -183,6 +183,13 @@ type batchJob struct {
 	err       error // an operational (not a finding) error: stops the file
 
 	done chan struct{}
+
+	// crcJob: a job of a crcPipeline (dump_crc.go), bounded by crcJobBytes;
+	// crcState is its state there, crcReady that every batch's crcValid
+	// holds its verdict already (the renderer then does not check again).
+	crcJob   bool
+	crcState int
+	crcReady bool
 }
 
 // Bounds of a job.
@@ -197,6 +204,7 @@ func (j *batchJob) reset() {
 	j.out.reset()
 	j.crcErrors, j.selected, j.records, j.controls, j.errors, j.warnings = 0, 0, 0, j.controls[:0], 0, 0
 	j.gaps.reset()
+	j.crcReady = false
 }
 
 // add appends a batch; win is the window its bytes live in (nil on the
@@ -211,7 +219,12 @@ func (j *batchJob) add(pos int64, b *decode.Batch, selected bool, win *segment.W
 }
 
 // full reports whether the job should go to a worker now.
-func (j *batchJob) full() bool { return j.bytes >= jobMaxBytes || len(j.batches) >= jobMaxBatches }
+func (j *batchJob) full() bool {
+	if j.crcJob {
+		return j.bytes >= crcJobBytes || len(j.batches) >= crcJobBatches
+	}
+	return j.bytes >= jobMaxBytes || len(j.batches) >= jobMaxBatches
+}
 
 // batchRenderer renders batches with one printer and one decoder: the
 // real printer on the dump goroutine, or a fork on a worker.
@@ -265,7 +278,9 @@ func (r *batchRenderer) renderBatch(j *batchJob, jb *jobBatch) {
 	b := &jb.b
 	jb.view = batchView{File: j.file, Position: jb.pos, Batch: b}
 	if !o.noVerifyCRC {
-		jb.crcValid = b.CRCValid()
+		if !j.crcReady {
+			jb.crcValid = b.CRCValid()
+		}
 		jb.view.CRCValid = &jb.crcValid
 		if !jb.crcValid {
 			j.crcErrors++
@@ -415,7 +430,11 @@ func (bp *batchPipeline) start() {
 }
 
 // renderGuarded renders j, turning a memory fault into j.err.
-func renderGuarded(r *batchRenderer, j *batchJob) {
+func renderGuarded(r *batchRenderer, j *batchJob) { guardFault(j, func() { r.render(j) }) }
+
+// guardFault runs fn on j's batches, turning a memory fault (a mapped
+// file truncated under the dump) into j.err; other panics go on.
+func guardFault(j *batchJob, fn func()) {
 	defer func() {
 		if e := recover(); e != nil {
 			if err := faultError(e, j.file); err != nil {
@@ -425,7 +444,7 @@ func renderGuarded(r *batchRenderer, j *batchJob) {
 			panic(e)
 		}
 	}()
-	r.render(j)
+	fn()
 }
 
 // faultError turns a recovered memory fault (SetPanicOnFault) into an I/O
@@ -514,43 +533,83 @@ wait:
 }
 
 func (bp *batchPipeline) recycle(j *batchJob) {
-	for _, w := range j.wins {
-		w.Release()
-	}
-	j.reset()
+	releaseJob(j)
 	if cap(j.out.out) > maxKeptOutput {
 		j.out.out = nil
 	}
 	bp.free = append(bp.free, j)
 }
 
-// drain empties the queue at the end of a file. Jobs are emitted in order
+func (bp *batchPipeline) drain(sum *logSummary, lastRecord *int64, err error) error {
+	return drainQueue(bp, sum, lastRecord, err)
+}
+
+func (bp *batchPipeline) pending() int { return len(bp.queue) }
+
+// queuedRunner is what drainQueue needs of a pipeline: its jobs in flight,
+// in file order.
+type queuedRunner interface {
+	pending() int
+	pop() *batchJob // waits for the oldest job and takes it off the queue
+	emitHead(sum *logSummary, lastRecord *int64) error
+	recycle(j *batchJob)
+}
+
+// drainQueue empties q at the end of a file. Jobs are emitted in order
 // until one fails (or from the start, when err already stopped the file);
 // the rest are waited for and thrown away, as the serial path would never
 // have rendered them. It returns the first error.
-func (bp *batchPipeline) drain(sum *logSummary, lastRecord *int64, err error) error {
-	for len(bp.queue) > 0 {
+func drainQueue(q queuedRunner, sum *logSummary, lastRecord *int64, err error) error {
+	for q.pending() > 0 {
 		if err != nil {
-			bp.recycle(bp.pop())
+			q.recycle(q.pop())
 			continue
 		}
-		err = bp.emitHead(sum, lastRecord)
+		err = q.emitHead(sum, lastRecord)
 	}
 	return err
 }
 
-// newDumpState builds the printer and chooses the rendering path: workers
-// (0: GOMAXPROCS; the hidden --decode-workers sets it) when there is more
-// than one core to run them and the printer supports it. Table output buffers
-// per file and styled (terminal) output is not worth the trouble: both
-// stay serial.
+// releaseJob drops the windows j retains and resets it for reuse.
+func releaseJob(j *batchJob) {
+	for _, w := range j.wins {
+		w.Release()
+	}
+	j.reset()
+}
+
+// jobRunner is how dumpLog hands batches to other cores: batchPipeline
+// renders whole jobs on workers, crcPipeline (dump_crc.go) only checks
+// their CRCs there.
+type jobRunner interface {
+	job() *batchJob
+	submit(j *batchJob, sum *logSummary, lastRecord *int64) error
+	drain(sum *logSummary, lastRecord *int64, err error) error
+	close()
+}
+
+// newDumpState builds the printer and chooses the rendering path, when
+// there is more than one core (workers, 0: GOMAXPROCS; the hidden
+// --decode-workers sets it): a batch-level dump checks CRCs on workers and
+// prints here, whatever the printer; a deep dump renders jobs on workers
+// when the printer supports it (table output buffers per file and styled
+// terminal output is not worth the trouble: both stay serial).
 func newDumpState(s *Streams, o *dumpOptions, workers int) *dumpState {
 	st := &dumpState{o: o, p: newDumpPrinter(s, o)}
 	st.render = newBatchRenderer(o, st.p)
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	if pp, ok := st.p.(parallelPrinter); ok && !s.color && workers > 1 {
+	if workers < 2 {
+		return st
+	}
+	if !o.deep {
+		if !o.noVerifyCRC {
+			st.pipe = newCRCPipeline(st, workers)
+		}
+		return st
+	}
+	if pp, ok := st.p.(parallelPrinter); ok && !s.color {
 		st.pipe = newBatchPipeline(st, pp, workers)
 	}
 	return st

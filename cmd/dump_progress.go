@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 
@@ -8,16 +9,23 @@ import (
 )
 
 // dumpProgress drives the progress line of `kseg dump`: bytes of every
-// file to dump, and partitions (directories) done. It advances once per
-// file, not per batch, so the decode loop stays untouched; a partition of
-// many segments still moves the line segment by segment.
+// file to dump, and partitions (directories) done. A .log advances it as
+// its batches are read (every dumpProgressStep bytes: one comparison per
+// batch, an atomic add per MiB), so a single segment of gigabytes moves
+// the line; other files count when they are done.
 type dumpProgress struct {
 	p     *progress
 	sizes []int64
 	// lastOfDir[i]: files[i] is the last file of its partition directory,
 	// so a partition is done after it.
 	lastOfDir []bool
+	// reported[i]: bytes of files[i] added to the line so far. Each file
+	// is dumped by one goroutine, which alone touches its entry.
+	reported []int64
 }
+
+// dumpProgressStep is how far a .log is read between updates.
+const dumpProgressStep = 1 << 20
 
 // newDumpProgress starts the progress line for files. It stats each file
 // only when the line can be shown at all.
@@ -29,6 +37,7 @@ func newDumpProgress(s *Streams, g *globalOptions, files []dumpFile) *dumpProgre
 	}
 	d.sizes = make([]int64, len(files))
 	d.lastOfDir = make([]bool, len(files))
+	d.reported = make([]int64, len(files))
 	var total, dirs int64
 	for i, f := range files {
 		if st, err := os.Stat(f.path); err == nil {
@@ -55,13 +64,29 @@ func newDumpProgress(s *Streams, g *globalOptions, files []dumpFile) *dumpProgre
 // several goroutines (the --jobs workers): it only reads d and adds
 // atomically.
 func (d *dumpProgress) fileDone(i int) {
-	if d.sizes == nil {
+	if d == nil || d.sizes == nil {
 		return
 	}
-	d.p.Add(d.sizes[i])
+	if n := d.sizes[i] - d.reported[i]; n > 0 {
+		d.p.Add(n)
+	}
+	d.reported[i] = d.sizes[i]
 	if d.lastOfDir[i] {
 		d.p.ItemDone()
 	}
+}
+
+// scanned records that files[i] has been read up to byte pos, and returns
+// the position at which to call it again (never, when the line is off).
+func (d *dumpProgress) scanned(i int, pos int64) int64 {
+	if d == nil || d.sizes == nil {
+		return math.MaxInt64
+	}
+	if n := min(pos, d.sizes[i]) - d.reported[i]; n > 0 {
+		d.p.Add(n)
+		d.reported[i] += n
+	}
+	return pos + dumpProgressStep
 }
 
 // Done erases the line.

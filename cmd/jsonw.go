@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"math/bits"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -33,11 +35,82 @@ func (j *jsonw) str(k, v string) { j.key(k); j.b = appendJSONString(j.b, v) }
 func (j *jsonw) strBytes(k string, v []byte) { j.key(k); j.b = appendJSONString(j.b, v) }
 func (j *jsonw) int(k string, v int64) {
 	j.key(k)
-	j.b = strconv.AppendInt(j.b, v, 10)
+	j.b = appendInt(j.b, v)
 }
+
+// appendInt is strconv.AppendInt(b, v, 10) writing the digits in place,
+// two at a time: dump formats five numbers per record and a dozen per
+// batch (offsets and timestamps of 7 to 13 digits), and strconv formats
+// into a buffer of its own and copies.
+func appendInt(b []byte, v int64) []byte {
+	u := uint64(v)
+	if v < 0 {
+		b = append(b, '-')
+		u = -u
+	}
+	return appendUint(b, u)
+}
+
+// appendUint is strconv.AppendUint(b, u, 10), as appendInt.
+func appendUint(b []byte, u uint64) []byte {
+	if u < 10 {
+		return append(b, byte('0'+u))
+	}
+	// Digits from the bit length: ⌊log10(2)·bits⌋ (1233/4096 ≈ log10 2)
+	// is the count or one less, which the table of powers settles.
+	n := (bits.Len64(u)*1233)>>12 + 1
+	if u < pow10[n-1] {
+		n--
+	}
+	b = slices.Grow(b, n)
+	b = b[:len(b)+n]
+	d := b[len(b)-n:]
+	i := n
+	// Eight digits per 64-bit division, each eight as four independent
+	// 32-bit pairs; then pairs for the rest.
+	for u >= 1e8 {
+		q := u / 1e8
+		put8Digits(d[i-8:i], uint32(u-q*1e8))
+		i -= 8
+		u = q
+	}
+	v := uint32(u)
+	for v >= 100 {
+		q := v / 100
+		r := (v - q*100) * 2
+		i -= 2
+		d[i], d[i+1] = digitPairs[r], digitPairs[r+1]
+		v = q
+	}
+	if v >= 10 {
+		d[i-2], d[i-1] = digitPairs[v*2], digitPairs[v*2+1]
+	} else {
+		d[i-1] = byte('0' + v)
+	}
+	return b
+}
+
+// put8Digits writes v < 10^8 as exactly eight digits into d.
+func put8Digits(d []byte, v uint32) {
+	_ = d[7]
+	hi, lo := v/10000, v%10000
+	a, b2, c, e := hi/100*2, hi%100*2, lo/100*2, lo%100*2
+	d[0], d[1] = digitPairs[a], digitPairs[a+1]
+	d[2], d[3] = digitPairs[b2], digitPairs[b2+1]
+	d[4], d[5] = digitPairs[c], digitPairs[c+1]
+	d[6], d[7] = digitPairs[e], digitPairs[e+1]
+}
+
+// pow10[i] is 10^i.
+var pow10 = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+
+const digitPairs = "00010203040506070809" + "10111213141516171819" + "20212223242526272829" + "30313233343536373839" +
+	"40414243444546474849" + "50515253545556575859" + "60616263646566676869" + "70717273747576777879" +
+	"80818283848586878889" + "90919293949596979899"
+
 func (j *jsonw) uint(k string, v uint64) {
 	j.key(k)
-	j.b = strconv.AppendUint(j.b, v, 10)
+	j.b = appendUint(j.b, v)
 }
 func (j *jsonw) bool(k string, v bool) { j.key(k); j.b = strconv.AppendBool(j.b, v) }
 func (j *jsonw) null(k string)         { j.key(k); j.b = append(j.b, "null"...) }
@@ -45,13 +118,18 @@ func (j *jsonw) null(k string)         { j.key(k); j.b = append(j.b, "null"...) 
 // bytes writes standard base64, or null for a nil slice.
 func (j *jsonw) bytes(k string, v []byte) {
 	j.key(k)
+	j.b = appendBase64OrNull(j.b, v)
+}
+
+// appendBase64OrNull appends v as a JSON string of standard base64, or
+// null for a nil slice.
+func appendBase64OrNull(b, v []byte) []byte {
 	if v == nil {
-		j.b = append(j.b, "null"...)
-		return
+		return append(b, "null"...)
 	}
-	j.b = append(j.b, '"')
-	j.b = appendBase64(j.b, v)
-	j.b = append(j.b, '"')
+	b = append(b, '"')
+	b = appendBase64(b, v)
+	return append(b, '"')
 }
 
 // raw writes an already-encoded JSON value.

@@ -25,7 +25,7 @@ func TestPerformanceDocMatchesBenchScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	measured := benchTargets(t, string(script))
-	if len(measured) < 5 || measured["dump -o json (batches, CRCs) / crcfloor"] != "<=1.5" {
+	if len(measured) < 5 || measured["dump -o json (batches, CRCs) / crcfloor"] != "<=0.7" {
 		t.Fatalf("the parse of run.sh is off: %v", measured)
 	}
 	documented := docTargets(t, string(doc))
@@ -57,10 +57,11 @@ var (
 )
 
 // benchTargets reads run.sh's targets, name → goal: the calls of pair
-// (NAME GOAL -- …) and row (NAME MEASURED BASELINE RATIO GOAL OK) at the
-// top level, and of the functions whose body calls row or pair (their $1…
-// replaced by the call's arguments); variables take the defaults the
-// script assigns at the top level (SIZE=1GiB …).
+// (NAME GOAL …) and row (NAME MEASURED FLOOR RATIO CPU-RATIO GOAL RESULT)
+// at the top level, and of the functions whose body calls row, pair or such
+// a function defined before it (their $1… replaced by the call's
+// arguments); variables take the defaults the script assigns at the top
+// level (SIZE=1GiB …).
 func benchTargets(t *testing.T, script string) map[string]string {
 	t.Helper()
 	// Join continued lines.
@@ -75,7 +76,7 @@ func benchTargets(t *testing.T, script string) map[string]string {
 		cur = ""
 	}
 	vars := map[string]string{}
-	templates := map[string][][]string{} // function → its row/pair calls
+	templates := map[string][][]string{} // function → its calls of row, pair and templates
 	fn := ""                             // the function being read
 	targets := map[string]string{}
 	var call func(words []string, args []string)
@@ -105,7 +106,7 @@ func benchTargets(t *testing.T, script string) map[string]string {
 		case "pair":
 			targets[arg(1)] = normGoal(arg(2))
 		case "row":
-			targets[arg(1)] = normGoal(arg(5))
+			targets[arg(1)] = normGoal(arg(6))
 		default:
 			callArgs := make([]string, len(words))
 			for i, w := range words {
@@ -134,7 +135,7 @@ func benchTargets(t *testing.T, script string) map[string]string {
 			if fn == "row" || fn == "pair" {
 				continue
 			}
-			if words, _, err := shellWords(trimmed); err == nil && len(words) > 0 && (words[0] == "row" || words[0] == "pair") {
+			if words, _, err := shellWords(trimmed); err == nil && len(words) > 0 && (words[0] == "row" || words[0] == "pair" || templates[words[0]] != nil) {
 				templates[fn] = append(templates[fn], words)
 			}
 			continue
@@ -211,35 +212,46 @@ func docTargets(t *testing.T, doc string) map[string]string {
 // TestBenchTargetsParse: the reading of run.sh finds targets however the
 // script calls them: pair and row at the top level, inside if/else and
 // after "then" on one line, continued lines, and functions that call row
-// with their arguments and the script's variables.
+// (or a function that does) with their arguments and the script's
+// variables.
 func TestBenchTargetsParse(t *testing.T) {
 	script := `SIZE=1GiB QUICK=0
-row() { # row TARGET MEASURED BASELINE RATIO GOAL OK
+row() { # row TARGET MEASURED FLOOR RATIO CPU-RATIO GOAL RESULT
   ROWS+=("$1|$2")
 }
 pair() {
   local name=$1 goal=$2; shift 3
-  row "$name" "$(spread "$a")" "x" "$ratio" "$goal" "$ok"
+  row "$name" "$(spread "$a")" "x" "$ratio" "$cpu" "$goal" "$ok"
 }
 spread() { awk '{print}' <<<"$1"; }
+cmp_row() {
+  local r; r=$(ratio "$3" "$4")
+  row "$1" "$(spread "$3")" "$(spread "$4")" "$r" "$(ratio "$3" "$4" 6)" "$2" "$ok"
+}
+progress_row() {
+  timed 5 - - -- x $2 :: y $2
+  cmp_row "progress: $1 / none" "<=1.02" "${OUT[0]}" "${OUT[1]}"
+}
 pair "a / b" "<=1.5" -- \
   cmd :: base
 if true; then
   pair "c / d" ">=2" -- x :: y
 else
-  row "c / d" "-" "-" "-" ">=2" SKIP
+  row "c / d" "-" "-" "-" "-" ">=2" SKIP
 fi
 rss() { # rss NAME FILE
-  row "peak RSS, $1 (x / y)" "$((a / 1024)) MiB" "-" "-" "<=128 MiB" \
+  row "peak RSS, $1 (x / y)" "$((a / 1024)) MiB" "-" "-" "-" "<=128 MiB" \
     "$([ "$peak" -le 5 ] && echo PASS || echo FAIL)"
 }
 rss "$SIZE segment" "$SEG"
 if [ $QUICK = 0 ]; then rss "4 GiB segment" "$BIG"; fi
-row "  same (sha256)" "$s2" "$s1" "-" "equal" "$ok"
+row "  same (sha256)" "$s2" "$s1" "-" "-" "equal" "$ok"
+cmp_row "e / f" "<=0.1" "${OUT[2]}" "${OUT[0]}"
+progress_row dump "dump -o json $SEG"
 `
 	got := benchTargets(t, script)
 	want := map[string]string{"a / b": "<=1.5", "c / d": ">=2", "peak RSS, 1GiB segment (x / y)": "<=128MiB",
-		"peak RSS, 4 GiB segment (x / y)": "<=128MiB", "same (sha256)": "equal"}
+		"peak RSS, 4 GiB segment (x / y)": "<=128MiB", "same (sha256)": "equal", "e / f": "<=0.1", "progress: dump / none": "<=1.02"}
 	if len(got) != len(want) {
 		t.Errorf("targets %v, want %v", got, want)
 	}

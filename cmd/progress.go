@@ -3,11 +3,14 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kseg/kseg/segment"
 )
 
 // progress reports long work on stderr as one line redrawn in place:
@@ -297,3 +300,36 @@ func humanBytes(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
+
+// newLogProgress starts a progress line for work that reads the .log
+// segments of the partition directories dirs once (a replay, a
+// comparison): its total is their size, and with items the line also
+// counts partitions. The directories are only listed when the line can be
+// shown at all. Feed it through Add (or psm.Options.Progress = p.Add when
+// p.Enabled()).
+func newLogProgress(s *Streams, g *globalOptions, label string, dirs []string, items bool) *progress {
+	if s == nil || !s.ErrTTY || (g != nil && g.quiet) {
+		return newProgress(s, g, label, 0) // disabled: nothing listed, no goroutine
+	}
+	var total int64
+	for _, dir := range dirs {
+		pd, err := segment.OpenPartitionDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, sg := range pd.Segments {
+			if st, err := os.Stat(sg.Log); sg.Log != "" && err == nil {
+				total += st.Size()
+			}
+		}
+	}
+	n := int64(0)
+	if items && len(dirs) > 1 {
+		n = int64(len(dirs))
+	}
+	return newItemProgress(s, g, label, total, n, "partitions")
+}
+
+// Enabled reports whether the line can be shown (stderr a terminal, no
+// --quiet): work feeding it can skip its bookkeeping otherwise.
+func (p *progress) Enabled() bool { return p.enabled }

@@ -2,11 +2,24 @@ package cmd
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/term"
+
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // syncBuffer is a bytes.Buffer safe for the ticker goroutine and the test.
@@ -263,4 +276,92 @@ func tail(s string) string {
 		return "…" + s[len(s)-80:]
 	}
 	return s
+}
+
+// gateWriter is a stdout that lets one Write through per token on next.
+type gateWriter struct{ next chan struct{} }
+
+func (g gateWriter) Write(p []byte) (int, error) { <-g.next; return len(p), nil }
+
+// TestDumpProgressMovesWithinSegment: on a real terminal (a pty), the
+// progress line of a dump of one large segment shows a percentage between
+// 0 and 100 while that segment is being read: it counts bytes scanned, not
+// files finished. stdout is a gate, so the dump advances only as the test
+// lets it, and the test waits for the line to show where the dump is.
+func TestDumpProgressMovesWithinSegment(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bench-0")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := segtest.LargeSegment(f, 12<<20, segtest.LargeOptions{Seed: 9}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	var shown syncBuffer
+	go io.Copy(&shown, ptmx)
+
+	gate := gateWriter{next: make(chan struct{})}
+	s, _, _ := TestStreams()
+	s.Out, s.Err = gate, tty
+	s.ErrTTY, s.ErrWidth = term.IsTerminal(int(tty.Fd())), 100
+	s.Env = func(k string) (string, bool) { return "0", k == progressDelayEnv }
+	if !s.ErrTTY {
+		t.Fatal("the pty's slave is not a terminal")
+	}
+	o := &dumpOptions{deep: true, printData: true, output: "json", maxDecompressed: decode.DefaultMaxDecompressed, producerID: -2, keyFormat: "auto", valueFormat: "auto", maxBytesFlag: math.MaxInt32}
+	if err := o.Validate([]string{dir}); err != nil {
+		t.Fatal(err)
+	}
+	files, err := collectDumpFiles([]string{dir}, false)
+	if err != nil || len(files) != 1 {
+		t.Fatalf("files %v, %v", files, err)
+	}
+	prog := newDumpProgress(s, nil, files)
+	st := newDumpState(s, o, 1) // serial: the scan moves with the output
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer prog.Done()
+		st.dumpFiles(context.Background(), s.Err, files, 0, prog)
+		st.p.Close()
+	}()
+	total := prog.p.total
+	for moved := false; !moved; {
+		select {
+		case gate.next <- struct{}{}:
+		case <-done:
+			t.Fatalf("the dump ended without the line showing a percentage between 0 and 100; the terminal showed %q", tail(shown.String()))
+		}
+		pct := prog.p.done.Load() * 100 / total
+		if pct <= 0 || pct >= 100 {
+			continue
+		}
+		// The dump waits at the gate: the ticker draws where it is.
+		want := fmt.Sprintf(" / %s  %d%%", humanBytes(total), pct)
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(shown.String(), want); {
+			if time.Now().After(deadline) {
+				t.Fatalf("the line never showed %q; the terminal showed %q", want, tail(shown.String()))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		moved = true
+	}
+	for {
+		select {
+		case gate.next <- struct{}{}:
+			continue
+		case <-done:
+		}
+		break
+	}
 }

@@ -205,6 +205,14 @@ func runReplayPSM(ctx context.Context, s *Streams, g *globalOptions, o *replayPS
 			return runReplayPSMLogDir(ctx, s, g, o, ld)
 		}
 	}
+	// The progress line: bytes of the log replayed, moving within a
+	// segment (psm reports every MiB). Created before anything writes to
+	// s.Err, so that warnings are routed around it.
+	prog := newLogProgress(s, g, "replaying", []string{dir}, false)
+	defer prog.Done()
+	if prog.Enabled() {
+		o.psm.Progress = prog.Add
+	}
 	v, err := replayPartition(s, g, o, dir)
 	if err != nil {
 		return err

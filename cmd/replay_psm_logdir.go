@@ -39,10 +39,18 @@ func runReplayPSMLogDir(ctx context.Context, s *Streams, g *globalOptions, o *re
 		dirs = append(dirs, dir)
 	}
 	rows := make([]replayPSMRow, len(dirs))
+	// The progress line, before runOrdered captures the streams: bytes of
+	// every partition's log, and partitions done.
+	prog := newLogProgress(s, g, "replaying", dirs, true)
+	defer prog.Done()
+	if prog.Enabled() {
+		o.psm.Progress = prog.Add
+	}
 	runOrdered(s, len(dirs), resolveJobs(o.jobs), func() struct{} { return struct{}{} },
 		func(_ struct{}, i int, us *Streams) {
 			dir := dirs[i]
 			rows[i].dir = dir
+			defer prog.ItemDone()
 			if ctx.Err() != nil {
 				rows[i].err = ctx.Err()
 				return

@@ -91,6 +91,12 @@ type rebuilder struct {
 	leo       int64 // log end offset reached (valid when the scan ran to the end)
 	stopped   bool  // stopped at the end offset
 	corrupted map[string]bool
+
+	// Options.Progress: segStart[i] is the byte position of segs[i] in
+	// the log (the sizes of the segments before it); counted is what was
+	// reported, next where to report again.
+	segStart      []int64
+	counted, next int64
 }
 
 func newRebuilder(dir *segment.PartitionDir, opts Options) *rebuilder {
@@ -105,7 +111,32 @@ func newRebuilder(dir *segment.PartitionDir, opts Options) *rebuilder {
 	if len(r.segs) > 0 {
 		r.logStart = max(r.logStart, r.segs[0].BaseOffset)
 	}
+	r.next = math.MaxInt64
+	if opts.Progress != nil {
+		r.segStart = make([]int64, len(r.segs)+1)
+		for i, s := range r.segs {
+			var size int64
+			if st, err := os.Stat(s.Log); err == nil {
+				size = st.Size()
+			}
+			r.segStart[i+1] = r.segStart[i] + size
+		}
+		r.next = 0
+	}
 	return r
+}
+
+// progressStep is how far a replay reads between Options.Progress calls.
+const progressStep = 1 << 20
+
+// progress reports that the replay has read segs[i] up to byte pos.
+func (r *rebuilder) progress(i int, pos int64) {
+	p := min(r.segStart[i]+pos, r.segStart[i+1])
+	if p > r.counted {
+		r.opts.Progress(p - r.counted)
+		r.counted = p
+	}
+	r.next = p + progressStep
 }
 
 func (r *rebuilder) partition() string { return filepath.Base(filepath.Clean(r.dir.Path)) }
@@ -137,7 +168,7 @@ func (r *rebuilder) scan(m *Manager, start, end int64, barriersOnly bool, visit 
 			r.stopped = true
 			return nil
 		}
-		done, err := r.scanSegment(m, seg, start, end, barriersOnly, visit)
+		done, err := r.scanSegment(m, i, seg, start, end, barriersOnly, visit)
 		if err != nil {
 			return err
 		}
@@ -178,7 +209,7 @@ func startPosition(lf *segment.LogFile, seg segment.SegmentFiles, start, limit i
 // the segment is mapped (no copy out of the page cache) and framed and
 // CRC-checked on a second core (segment.CRCScanner) while the state
 // machine runs here, in log order, as LogSegment.recover runs it.
-func (r *rebuilder) scanSegment(m *Manager, seg segment.SegmentFiles, start, end int64, barriersOnly bool, visit batchVisitor) (done bool, err error) {
+func (r *rebuilder) scanSegment(m *Manager, segIdx int, seg segment.SegmentFiles, start, end int64, barriersOnly bool, visit batchVisitor) (done bool, err error) {
 	lf, err := segment.OpenLog(seg.Log)
 	if err != nil {
 		return false, err
@@ -196,15 +227,15 @@ func (r *rebuilder) scanSegment(m *Manager, seg segment.SegmentFiles, start, end
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if e := recover(); e != nil {
-			if _, ok := e.(interface{ Addr() uintptr }); !ok {
-				panic(e)
-			}
-			done, err = false, fmt.Errorf("%s: the file changed while it was read (truncated by a broker?): %v", seg.Log, e)
+			done, err = false, faultError(seg.Log, e)
 		}
 	}()
 	name := filepath.Base(seg.Log)
 	for sc.Next() {
 		b := sc.Batch()
+		if r.segStart != nil && r.segStart[segIdx]+sc.Pos() >= r.next {
+			r.progress(segIdx, sc.Pos())
+		}
 		last := b.LastOffset()
 		if last < start {
 			r.leo = max(r.leo, b.NextOffset())
@@ -243,6 +274,9 @@ func (r *rebuilder) scanSegment(m *Manager, seg segment.SegmentFiles, start, end
 	if err := sc.Err(); err != nil {
 		return false, err
 	}
+	if r.segStart != nil {
+		r.progress(segIdx, math.MaxInt64-r.segStart[segIdx])
+	}
 	t := sc.Tail()
 	switch t.Kind {
 	case segment.TailClean:
@@ -259,6 +293,16 @@ func (r *rebuilder) scanSegment(m *Manager, seg segment.SegmentFiles, start, end
 		m.Report(anomaly(finding.CorruptLog, r.leo, -1, msg))
 	}
 	return false, nil
+}
+
+// faultError is the error for a memory fault e met reading the mapped
+// file path (a broker truncated it under the read); any other panic goes
+// on.
+func faultError(path string, e any) error {
+	if _, ok := e.(interface{ Addr() uintptr }); !ok {
+		panic(e)
+	}
+	return fmt.Errorf("%s: the file changed while it was read (truncated by a broker?): %v", path, e)
 }
 
 func pidOf(b *decode.Batch) int64 {
@@ -329,8 +373,10 @@ func (r *rebuilder) snapshotCandidates(end, leo int64, report func(finding.Findi
 // base offset when it holds none: LogSegment.readNextOffset, what
 // LogLoader.recoverLog and deleteSegmentsIfLogStartGreaterThanLogEnd take
 // as the log end. It reads the last segment's batch headers from its last
-// offset-index entry on.
-func (r *rebuilder) logEnd() (int64, error) {
+// offset-index entry on (the whole segment when it has no index), mapped:
+// only the headers are touched, where positional reads copied every byte
+// of an index-less 1 GiB segment once more before the replay read it.
+func (r *rebuilder) logEnd() (end int64, err error) {
 	if len(r.segs) == 0 {
 		return r.logStart, nil
 	}
@@ -344,8 +390,17 @@ func (r *rebuilder) logEnd() (int64, error) {
 		return 0, err
 	}
 	defer lf.Close()
-	sc := lf.Scanner(segment.ScanOptions{Start: startPosition(lf, seg, math.MaxInt64, limit), BufferSize: 64 << 10, Limit: limit})
-	end := seg.BaseOffset
+	sc := lf.Scanner(segment.ScanOptions{Start: startPosition(lf, seg, math.MaxInt64, limit), Limit: limit, Mmap: true})
+	defer sc.Close()
+	// A mapped segment truncated under the read faults: an error, as in
+	// scanSegment.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if e := recover(); e != nil {
+			end, err = 0, faultError(seg.Log, e)
+		}
+	}()
+	end = seg.BaseOffset
 	for sc.Next() {
 		end = max(end, sc.Batch().NextOffset())
 	}

@@ -218,6 +218,14 @@ type Options struct {
 	// cut a damaged tail (kseg repair plans with it before changing a
 	// byte). Segments not listed are read whole.
 	SegmentLimits map[int64]int64
+	// Progress, when set, is called on the replaying goroutine as the
+	// replay reads on, with the bytes of the log passed since the last
+	// call (at most every MiB): the .log files count in base-offset order,
+	// so a replay that starts from a snapshot counts the segments before it
+	// at once, and the calls add up to the log's size when the replay
+	// reaches its end. A later pass over bytes already counted adds
+	// nothing. It must be safe to call from several replays at once.
+	Progress func(n int64)
 }
 
 // DefaultOptions are Kafka's defaults and kseg's CLI defaults.

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/kseg/kseg/segment"
@@ -157,6 +159,46 @@ func TestCRCScannerAbandoned(t *testing.T) {
 	}
 	if g := runtime.NumGoroutine(); g > before {
 		t.Fatalf("%d goroutines left running, %d before", g, before)
+	}
+}
+
+// TestCRCScannerTruncated: a mapped file truncated under the scan (a
+// broker truncating its log) ends it with an error, whichever goroutine
+// meets the fault: the helper's becomes Err, the caller's is a panic its
+// SetPanicOnFault turns into a runtime error it recovers. It never hangs
+// or kills the process, and Close releases everything.
+func TestCRCScannerTruncated(t *testing.T) {
+	path := crcSegment(t)
+	lf, err := segment.OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	old := runtime.GOMAXPROCS(2)
+	defer runtime.GOMAXPROCS(old)
+	c := lf.CRCScanner(segment.ScanOptions{Mmap: true, BufferSize: 1 << 20}, true)
+	defer c.Close()
+	for i := 0; i < 50 && c.Next(); i++ {
+	}
+	if err := os.Truncate(path, 4096); err != nil {
+		t.Fatal(err)
+	}
+	fault := func() (fault any) {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() { fault = recover() }()
+		for c.Next() {
+			_ = c.Batch().Raw[len(c.Batch().Raw)-1]
+		}
+		return nil
+	}()
+	if fault != nil {
+		if _, ok := fault.(interface{ Addr() uintptr }); !ok {
+			t.Fatalf("panic %v, want a memory fault", fault)
+		}
+		return
+	}
+	if c.Err() == nil || !strings.Contains(c.Err().Error(), "changed while it was read") {
+		t.Fatalf("the scan of a truncated mapping ended with %v, want the fault as an error", c.Err())
 	}
 }
 

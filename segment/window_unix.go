@@ -27,12 +27,23 @@ func newMmapSource(f *os.File, end int64, size int) windowSource {
 
 var pageSize = int64(os.Getpagesize())
 
+// mapAlign: a window is mapped from the 2 MiB boundary at or below its
+// first byte. The kernel places such a mapping at a virtual address
+// congruent with the file offset, so a page cache held in 2 MiB folios
+// (ext4 and xfs keep large folios) is mapped with one huge-page entry per
+// folio: one fault per 2 MiB instead of one per 64 KiB of fault-around,
+// and no TLB miss every 4 KiB. Mapped at page boundaries, a CRC walk over
+// windows cost 4-5% more CPU than the same walk over the file mapped
+// whole. The window also ends at a 2 MiB boundary (or the end of the
+// scan): a last, partial 2 MiB stretch would be mapped page by page, 32
+// faults for every window. The bytes outside [pos, pos+want) are mapped,
+// and read only when a batch lies there.
+const mapAlign = 2 << 20
+
 func (s *mmapSource) load(pos int64, n, want int) (*Window, error) {
-	off := pos &^ (pageSize - 1)
-	length := pos - off + int64(want)
-	if off+length > s.end {
-		length = s.end - off
-	}
+	off := pos &^ (mapAlign - 1)
+	end := min((pos+int64(want)+mapAlign-1)&^(mapAlign-1), s.end)
+	length := end - off
 	if length <= 0 || pos-off+int64(n) > length {
 		return nil, unix.EINVAL
 	}

@@ -1,61 +1,112 @@
 #!/usr/bin/env bash
-# testdata/bench/run.sh — kseg's performance targets (issue 6), each measured as a
-# ratio against a baseline run on the same file in the same run, so that
-# the machine's speed cancels out. See docs/performance.md.
+# testdata/bench/run.sh — kseg's performance targets (issues 6 and 16), each
+# measured as a ratio against a floor run on the same data in the same run,
+# so that the machine's speed cancels out. See docs/performance.md.
 #
-#   testdata/bench/run.sh [-n RUNS] [-d DATADIR] [-s SIZE] [-q]
+#   testdata/bench/run.sh [-n RUNS] [-d DATADIR] [-s SIZE] [-q] [-r RETRIES] [-t ONLY]
 #
 #   -n RUNS     runs per command; the median counts (default 5)
 #   -d DATADIR  keep the generated data here and reuse it on the next run
 #               (default: a temporary directory, removed at the end)
 #   -s SIZE     size of the main segment (default 1GiB)
 #   -q          quick: -n 3, no 4 GiB segment, a smaller scaling segment
+#   -r RETRIES  disturbed runs measure repeats per command (default 10;
+#               0 on a busy development machine, where every run is)
+#   -t ONLY   only these groups of targets, comma-separated: dump, index,
+#               deep, scaling, replay, mirror, chain, logdir, mixed,
+#               progress, rss (default: all)
+#   -k KSEG     time this kseg binary instead of one built from the tree (to
+#               compare builds: the floors are built from the tree either way)
 #
-# It builds kseg and the baselines (testdata/bench/crcfloor,
-# testdata/bench/kmsgpeer), writes the test data with testdata/bench/gen,
-# times every pair with testdata/bench/measure (runs interleaved A B A B …,
+# It builds kseg and the floors (testdata/bench/crcfloor, kmsgpeer,
+# decodefloor, ptyrun), writes the test data with testdata/bench/gen (and kseg mirror),
+# times every group with testdata/bench/measure (runs interleaved A B A B …,
 # stdout to /dev/null; a run during which other processes took more than a
-# quarter of a core is repeated) and prints a
-# table of target, measured, baseline, ratio, goal and PASS/FAIL. It exits
-# 1 when a target fails. Measure on an idle machine: `uptime` first.
+# quarter of a core is repeated; per-run preparation such as a fresh
+# destination directory is done by measure's @setup, outside the timing)
+# and prints a table of target, measured, floor, ratio (wall and CPU),
+# goal and PASS/FAIL, then the peak memory of every command on every size.
+# It exits 1 when a target fails. Measure on an idle machine: `uptime` first.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-RUNS=5 DATA="" SIZE=1GiB QUICK=0
-while getopts "n:d:s:q" opt; do
+RUNS=5 DATA="" SIZE=1GiB QUICK=0 RETRIES=10 ONLY=all KSEG=""
+while getopts "n:d:s:qr:t:k:" opt; do
   case $opt in
     n) RUNS=$OPTARG ;;
     d) DATA=$OPTARG ;;
     s) SIZE=$OPTARG ;;
     q) QUICK=1; RUNS=3 ;;
-    *) sed -n '2,20p' "$0"; exit 2 ;;
+    r) RETRIES=$OPTARG ;;
+    t) ONLY=$OPTARG ;;
+    k) KSEG=$(cd "$(dirname "$OPTARG")" && pwd)/$(basename "$OPTARG") ;;
+    *) sed -n '2,30p' "$0"; exit 2 ;;
   esac
 done
+want() { [ "$ONLY" = all ] || [[ ",$ONLY," == *",$1,"* ]]; }
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kseg-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 if [ -z "$DATA" ]; then DATA=$WORK/data; fi
 mkdir -p "$DATA"
+DATA=$(cd "$DATA" && pwd)
 BIN=$WORK/bin
 mkdir -p "$BIN"
+# Scratch space for the write commands' destinations: on the data's file
+# system, so that cp and mirror write to the same disk.
+SCRATCH=$DATA/scratch
+rm -rf "$SCRATCH"
+mkdir -p "$SCRATCH"
+trap 'rm -rf "$WORK" "$SCRATCH"' EXIT
 
 echo "== machine"
 echo "cpu:    $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)"
+echo "memory: $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo 2>/dev/null)"
+echo "disk:   $(df -h "$DATA" | awk 'NR==2 {print $1, $2}')"
 echo "go:     $(go version)"
+echo "kernel: $(uname -sr)"
 echo "load:   $(uptime | sed 's/.*load average: //')"
-echo "runs:   $RUNS per command, median"
+echo "runs:   $RUNS per command, median; disturbed runs redone up to $RETRIES times"
 
 echo "== build"
 go build -o "$BIN/kseg" .
-for p in crcfloor kmsgpeer gen measure; do go build -o "$BIN/$p" "./testdata/bench/$p"; done
+for p in crcfloor kmsgpeer decodefloor gen measure ptyrun; do go build -o "$BIN/$p" "./testdata/bench/$p"; done
+K=$BIN/kseg
+if [ -n "$KSEG" ]; then K=$KSEG; echo "kseg:   $K (-k)"; fi
 
+# stamp DIR WHAT: DIR was made for WHAT (a size and flags), noted next to
+# it (not in it: kseg would dump the note); fresh regenerates data that -d
+# kept from a run that asked for something else.
+fresh() { [ -e "$1.made-for" ] && [ "$(cat "$1.made-for")" = "$2" ]; }
+stamp() { echo "$2" > "$1.made-for"; }
 gen() { # gen NAME SIZE [flags]: a partition directory DATA/NAME/bench-0
   local dir=$DATA/$1
-  if [ ! -e "$dir/bench-0/00000000000000000000.log" ]; then
+  if ! fresh "$dir" "$2 ${*:3}"; then
     rm -rf "$dir"
     "$BIN/gen" -size "$2" -out "$dir" "${@:3}"
+    # A broker writes partition.metadata; mirror warns without one.
+    printf 'version: 0\ntopic_id: EBESExQVFhcYGRobHB0eHw\n' > "$dir/bench-0/partition.metadata"
+    stamp "$dir" "$2 ${*:3}"
   fi
 }
+mirrorof() { # mirrorof NAME SRC [--upto N]: DATA/NAME/bench-0, made by kseg mirror
+  local dir=$DATA/$1
+  if ! fresh "$dir" "$2 ${*:3} $(stat -c %Y "$2"/*.log | tr '\n' ' ')"; then
+    rm -rf "$dir" "$WORK/mbk"
+    mkdir -p "$dir"
+    "$K" mirror -q --backup-dir "$WORK/mbk" "${@:3}" "$2" "$dir/bench-0" > /dev/null
+    stamp "$dir" "$2 ${*:3} $(stat -c %Y "$2"/*.log | tr '\n' ' ')"
+  fi
+}
+logdir() { # logdir NAME N SIZE: a log directory of N partitions
+  local dir=$DATA/$1
+  if ! fresh "$dir" "$2 $3"; then
+    rm -rf "$dir"
+    "$BIN/gen" -partitions "$2" -size "$3" -out "$dir"
+    stamp "$dir" "$2 $3"
+  fi
+}
+
 echo "== data ($DATA)"
 gen mixed "$SIZE"
 MIXED=$DATA/mixed/bench-0
@@ -66,91 +117,262 @@ gen compressed "$SCALE_SIZE" -codecs zstd,lz4,gzip
 COMP=$DATA/compressed/bench-0/00000000000000000000.log
 if [ $QUICK = 0 ]; then
   gen big 4GiB
-  BIG=$DATA/big/bench-0/00000000000000000000.log
+  BIG=$DATA/big/bench-0
 fi
-if [ ! -d "$DATA/logdir/bench-999" ]; then
-  rm -rf "$DATA/logdir"
-  "$BIN/gen" -partitions 1000 -size 64KiB -out "$DATA/logdir"
+# MIRROR: a full mirror of MIXED, as a broker keeps it (.index, .timeindex,
+# .txnindex, leader-epoch-checkpoint): verify-chain's B, --verify-index's
+# partition. P99: a mirror of MIXED's first 99 % (by bytes), the start of
+# every incremental mirror.
+mirrorof mirror "$MIXED"
+MIRROR=$DATA/mirror/bench-0
+# cut_at SIZE: the baseOffset of the first batch at or after byte SIZE, from
+# dump's JSON lines on stdin.
+cut_at() { awk -v lim="$1" '/"type":"batch"/ { p = $0; sub(/.*"position":/, "", p); sub(/,.*/, "", p); if (p + 0 >= lim && o == "") { o = $0; sub(/.*"baseOffset":/, "", o); sub(/,.*/, "", o) } } END { print o }'; }
+CUT=$("$K" dump -o json "$SEG" | cut_at $(( $(stat -c %s "$SEG") * 99 / 100 )))
+mirrorof p99 "$MIXED" --upto "$CUT"
+P99=$DATA/p99/bench-0
+if [ $QUICK = 0 ]; then
+  mirrorof bigmirror "$BIG"
+  BIGMIRROR=$DATA/bigmirror/bench-0
 fi
+logdir logdir 1000 64KiB
 LOGDIR=$DATA/logdir
-# Warm the page cache: every target reads a cached file, as the baseline does.
-cat "$SEG" "$COMP" > /dev/null
-find "$LOGDIR" -type f -exec cat {} + > /dev/null
+# MIXLOG: one SIZE partition (MIXED, hard-linked) among 999 small ones.
+if ! fresh "$DATA/mixlog" "$SIZE 999"; then
+  rm -rf "$DATA/mixlog"
+  "$BIN/gen" -partitions 999 -size 64KiB -out "$DATA/mixlog"
+  mkdir "$DATA/mixlog/backlog-0"
+  ln "$MIXED"/* "$DATA/mixlog/backlog-0/"
+  stamp "$DATA/mixlog" "$SIZE 999"
+fi
+MIXLOG=$DATA/mixlog
+MIXBIG=$MIXLOG/backlog-0
+CATSMALL="find '$MIXLOG' -path '$MIXBIG' -prune -o -type f -exec cat {} +"
+# Warm the page cache: every read target reads cached files, as its floor
+# does.
+warm() { find "$@" -type f -exec cat {} + > /dev/null; }
+warm "$MIXED" "$MIRROR" "$P99" "$DATA/compressed" "$LOGDIR" "$MIXLOG"
 
 ROWS=()
 FAILED=0
-row() { # row TARGET MEASURED BASELINE RATIO GOAL OK
-  ROWS+=("$1|$2|$3|$4|$5|$6")
-  [ "$6" = PASS ] || [ "$6" = SKIP ] || FAILED=1
+row() { # row TARGET MEASURED FLOOR RATIO CPU-RATIO GOAL RESULT
+  ROWS+=("$1|$2|$3|$4|$5|$6|$7")
+  [ "$7" = PASS ] || [ "$7" = SKIP ] || [ "$7" = "-" ] || FAILED=1
 }
-# pair NAME GOAL(<=x|>=x) -- CMD... :: BASELINE...: the ratio CMD/BASELINE
-pair() {
-  local name=$1 goal=$2; shift 3
-  local out
-  out=$("$BIN/measure" -n "$RUNS" -- "$@")
-  local a b
-  a=$(sed -n 1p <<<"$out"); b=$(sed -n 2p <<<"$out")
-  local ta tb ratio ok
-  ta=$(cut -d' ' -f1 <<<"$a"); tb=$(cut -d' ' -f1 <<<"$b")
-  ratio=$(awk -v a="$ta" -v b="$tb" 'BEGIN{printf "%.2f", a/b}')
-  ok=$(awk -v r="$ratio" -v g="${goal:2}" -v op="${goal:0:2}" 'BEGIN{print ((op=="<=" && r<=g) || (op==">=" && r>=g)) ? "PASS" : "FAIL"}')
-  row "$name" "$(spread "$a")" "$(spread "$b")" "$ratio" "$goal" "$ok"
+# RSS[command|size] is the peak RSS (KiB) of every run measured so far.
+declare -A RSS
+# timed N LABEL... -- CMD :: CMD ...: run measure; OUT[i] is the line of the
+# i-th command ("median min max rss redone cpu"). LABELs ("dump|1 GiB", or
+# "-" for a floor) file each command's peak RSS under RSS.
+timed() {
+  local n=$1; shift
+  local labels=()
+  while [ "$1" != -- ]; do labels+=("$1"); shift; done
+  shift
+  mapfile -t OUT < <("$BIN/measure" -n "$n" -retries "$RETRIES" -- "$@")
+  local i
+  for i in "${!labels[@]}"; do
+    [ "${labels[$i]}" = - ] && continue
+    local r; r=$(cut -d' ' -f4 <<<"${OUT[$i]}")
+    RSS[${labels[$i]}]=$(( ${RSS[${labels[$i]}]:-0} > r ? ${RSS[${labels[$i]}]:-0} : r ))
+  done
 }
-# spread: "median (min-max)", and how many runs other processes disturbed
-# and testdata/bench/measure repeated.
+# spread LINE: "median (min-max)", and how many runs measure redone.
 spread() { awk '{printf "%.3fs (%.3f-%.3f)", $1, $2, $3; if ($5 > 0) printf " %d redone", $5}' <<<"$1"; }
+# ratio A B [FIELD]: A/B of the medians (FIELD 1: wall, 6: CPU).
+ratio() { awk -v a="$(cut -d' ' -f"${3:-1}" <<<"$1")" -v b="$(cut -d' ' -f"${3:-1}" <<<"$2")" 'BEGIN{printf "%.2f", (b > 0 ? a/b : 0)}'; }
+judge() { # judge RATIO GOAL(<=x|>=x)
+  awk -v r="$1" -v g="${2:2}" -v op="${2:0:2}" 'BEGIN{print ((op=="<=" && r<=g) || (op==">=" && r>=g)) ? "PASS" : "FAIL"}'
+}
+# cmp_row TARGET GOAL A B: the ratio of line A over line B; GOAL "-" for
+# a figure shown for information.
+cmp_row() {
+  local r ok=-; r=$(ratio "$3" "$4")
+  [ "$2" = - ] || ok=$(judge "$r" "$2")
+  row "$1" "$(spread "$3")" "$(spread "$4")" "$r" "$(ratio "$3" "$4" 6)" "$2" "$ok"
+}
+# pair TARGET GOAL LABEL -- CMD... :: FLOOR...: CMD against FLOOR.
+pair() {
+  local name=$1 goal=$2 label=$3; shift 4
+  timed "$RUNS" "$label" - -- "$@"
+  cmp_row "$name" "$goal" "${OUT[0]}" "${OUT[1]}"
+}
+# same_output TARGET "CMD A" "CMD B": equal sha256 of the two commands'
+# stdout (each a string of words, split by the shell; NAME=VALUE words
+# first set the environment).
+same_output() {
+  local sa sb
+  sa=$(env $2 | sha256sum | cut -c1-16)
+  sb=$(env $3 | sha256sum | cut -c1-16)
+  row "$1" "$sa" "$sb" "-" "-" "equal" "$([ "$sa" = "$sb" ] && echo PASS || echo FAIL)"
+}
 
 echo "== targets"
-pair "dump -o json (batches, CRCs) / crcfloor" "<=1.5" -- \
-  "$BIN/kseg" dump -o json "$SEG" :: "$BIN/crcfloor" "$SEG"
-pair "dump --deep --print-data -o json / kmsgpeer" "<=0.5" -- \
-  "$BIN/kseg" dump --deep --print-data -o json "$SEG" :: "$BIN/kmsgpeer" "$SEG"
-if "$BIN/kseg" replay-psm --help > /dev/null 2>&1; then
-  pair "replay-psm --from-snapshot none / crcfloor" "<=2" -- \
-    "$BIN/kseg" replay-psm --from-snapshot none "$MIXED" :: "$BIN/crcfloor" "$SEG"
-else
-  row "replay-psm --from-snapshot none / crcfloor" "-" "-" "-" "<=2" SKIP
-  echo "note: replay-psm is not registered yet; skipped"
+if want dump; then
+  # Issue 16: the batch-level dump (every CRC checked) uses both cores and
+  # beats a single-core walk.
+  pair "dump -o json (batches, CRCs) / crcfloor" "<=0.7" "dump|$SIZE" -- \
+    "$K" dump -o json "$SEG" :: "$BIN/crcfloor" "$SEG"
+  same_output "  same batch-level output at GOMAXPROCS=1 and 2 (sha256)" "GOMAXPROCS=2 $K dump -o json $SEG" "GOMAXPROCS=1 $K dump -o json $SEG"
+fi
+if want index; then
+  # Both indexes checked against the log at little more than the dump's cost.
+  pair "dump --verify-index / dump (partition with indexes)" "<=1.2" "dump --verify-index|$SIZE" -- \
+    "$K" dump --verify-index -o json "$MIRROR" :: "$K" dump -o json "$MIRROR"
+fi
+if want deep; then
+  # With the floor of any deep dump next to it: decodefloor decompresses
+  # and walks every record on every core and renders nothing.
+  timed "$RUNS" "dump --deep --print-data|$SIZE" - - -- \
+    "$K" dump --deep --print-data -o json "$SEG" :: "$BIN/kmsgpeer" "$SEG" :: "$BIN/decodefloor" "$SEG"
+  cmp_row "dump --deep --print-data -o json / kmsgpeer" "<=0.15" "${OUT[0]}" "${OUT[1]}"
+  cmp_row "  decodefloor (decode only, every core) / kmsgpeer" "-" "${OUT[2]}" "${OUT[1]}"
+  cmp_row "  dump --deep --print-data -o json / decodefloor" "-" "${OUT[0]}" "${OUT[2]}"
+fi
+if want scaling; then
+  # Issue 6: a deep dump of compressed batches scales to the second core,
+  # with identical output.
+  pair "deep dump zstd/lz4/gzip: GOMAXPROCS=1 / GOMAXPROCS=2" ">=1.6" - -- \
+    GOMAXPROCS=1 "$K" dump --deep --print-data -o json "$COMP" :: \
+    GOMAXPROCS=2 "$K" dump --deep --print-data -o json "$COMP"
+  same_output "  same deep output at GOMAXPROCS=1 and 2 (sha256)" "GOMAXPROCS=2 $K dump --deep --print-data -o json $COMP" \
+    "GOMAXPROCS=1 $K dump --deep --print-data -o json $COMP"
+fi
+if want replay; then
+  pair "replay-psm --from-snapshot none / crcfloor" "<=1.1" "replay-psm|$SIZE" -- \
+    "$K" replay-psm --from-snapshot none "$MIXED" :: "$BIN/crcfloor" "$SEG"
+fi
+if want mirror; then
+  # Every run writes a fresh destination, made by measure's @setup outside
+  # the timing: an empty log directory for the full mirror and for cp; a
+  # copy of P99 (fsynced, so that the mirror's fsync does not write it
+  # again) for the incremental one. The floor copies exactly the files the
+  # mirror writes (those of MIRROR) and fsyncs them and their directory, as
+  # a mirror must.
+  D=$SCRATCH/dst
+  timed "$RUNS" "mirror|$SIZE" - "mirror (incremental)|$SIZE" -- \
+    @setup "rm -rf '$D' '$D.bk' && mkdir '$D'" \
+    "$K" mirror --backup-dir "$D.bk" "$MIXED" "$D/bench-0" :: \
+    @setup "rm -rf '$D' && mkdir -p '$D/bench-0'" \
+    sh -c "cp '$MIRROR'/* '$D/bench-0/' && sync '$D/bench-0'/* '$D/bench-0'" :: \
+    @setup "rm -rf '$D' '$D.bk' && mkdir '$D' && cp -a '$P99' '$D/' && sync '$D/bench-0'/* '$D/bench-0'" \
+    "$K" mirror --backup-dir "$D.bk" "$MIXED" "$D/bench-0"
+  cmp_row "mirror into an empty DST / cp + sync of its files" "<=1.5" "${OUT[0]}" "${OUT[1]}"
+  cmp_row "mirror of the last 1 % / full mirror" "<=0.1" "${OUT[2]}" "${OUT[0]}"
+  rm -rf "$D" "$D.bk"
+fi
+if want chain; then
+  pair "verify-chain A B (B a full mirror) / crcfloor A B" "<=1.5" "verify-chain|$SIZE" -- \
+    "$K" verify-chain "$MIXED" "$MIRROR" :: "$BIN/crcfloor" "$MIXED" "$MIRROR"
+fi
+if want logdir; then
+  # Issue 6: a log directory of 1,000 small partitions against reading its
+  # files once.
+  pair "dump LOGDIR (1000 partitions) / cat" "<=2" "dump|1000 partitions" -- \
+    "$K" dump -o json "$LOGDIR" :: sh -c "find '$LOGDIR' -type f -exec cat {} +"
+  pair "replay-psm LOGDIR (1000 partitions) / cat" "<=2" "replay-psm|1000 partitions" -- \
+    "$K" replay-psm -o json "$LOGDIR" :: sh -c "find '$LOGDIR' -type f -exec cat {} +"
+fi
+if want mixed; then
+  # One SIZE partition among 999 small ones: the batch pipeline must serve
+  # the big one as if it were alone.
+  pair "dump LOGDIR (1 big + 999 small) / dump big + cat small" "<=1.2" "dump|1 big + 999 small" -- \
+    "$K" dump -o json "$MIXLOG" :: sh -c "'$K' dump -o json '$MIXBIG'; $CATSMALL"
+  pair "replay-psm LOGDIR (1 big + 999 small) / replay big + cat small" "<=1.2" "replay-psm|1 big + 999 small" -- \
+    "$K" replay-psm -o json "$MIXLOG" :: sh -c "'$K' replay-psm -o json '$MIXBIG'; $CATSMALL"
+fi
+# progress_row NAME "CMD": CMD with stderr on a pty (the progress line
+# drawn from the start) against the same with stderr on a pipe; more runs,
+# and the 4 GiB segment unless -q, as the difference sought is small.
+progress_row() {
+  timed $((RUNS * 4 + 1)) - - -- \
+    KSEG_PROGRESS_DELAY=0 "$BIN/ptyrun" -tty -- "$K" $2 :: KSEG_PROGRESS_DELAY=0 "$BIN/ptyrun" -- "$K" $2
+  cmp_row "progress line on a terminal: $1 / no terminal" "<=1.02" "${OUT[0]}" "${OUT[1]}"
+}
+PSEG=$SEG PDIR=$MIXED
+if [ $QUICK = 0 ]; then PSEG=$BIG/00000000000000000000.log PDIR=$BIG; fi
+if want progress; then
+  [ $QUICK = 1 ] || warm "$BIG"
+  progress_row dump "dump -o json $PSEG"
+  progress_row replay-psm "replay-psm --from-snapshot none $PDIR"
 fi
 
-# Scaling: GOMAXPROCS=1 over GOMAXPROCS=2 on zstd/lz4/gzip batches, with
-# identical output.
-pair "deep dump zstd/lz4/gzip: GOMAXPROCS=1 / GOMAXPROCS=2" ">=1.6" -- \
-  GOMAXPROCS=1 "$BIN/kseg" dump --deep --print-data -o json "$COMP" :: \
-  GOMAXPROCS=2 "$BIN/kseg" dump --deep --print-data -o json "$COMP"
-sum1=$(GOMAXPROCS=1 "$BIN/kseg" dump --deep --print-data -o json "$COMP" | sha256sum | cut -c1-16)
-sum2=$(GOMAXPROCS=2 "$BIN/kseg" dump --deep --print-data -o json "$COMP" | sha256sum | cut -c1-16)
-if [ "$sum1" = "$sum2" ]; then ok=PASS; else ok=FAIL; fi
-row "  same output at GOMAXPROCS=1 and 2 (sha256)" "$sum2" "$sum1" "-" "equal" "$ok"
-
-# Log directory of 1,000 small partitions against reading its files once.
-pair "dump LOGDIR (1000 partitions) / cat" "<=2" -- \
-  "$BIN/kseg" dump -o json "$LOGDIR" :: sh -c "find '$LOGDIR' -type f -exec cat {} +"
-if "$BIN/kseg" replay-psm --output json "$LOGDIR" > /dev/null 2>&1; then
-  pair "replay-psm LOGDIR (1000 partitions) / cat" "<=2" -- \
-    "$BIN/kseg" replay-psm --output json "$LOGDIR" :: sh -c "find '$LOGDIR' -type f -exec cat {} +"
-else
-  row "replay-psm LOGDIR (1000 partitions) / cat" "-" "-" "-" "<=2" SKIP
-  echo "note: replay-psm does not take a log directory yet; skipped"
+# rss1 LABEL [@setup S] CMD...: one run, for its peak RSS (none when a timed
+# run already gave LABEL's).
+rss1() {
+  [ -n "${RSS[$1]:-}" ] && return
+  local label=$1; shift
+  timed 1 "$label" -- "$@"
+}
+if want rss; then
+  # Peak resident memory of every command on every size, flat in the size.
+  # Commands already timed above are not run again.
+  D=$SCRATCH/rss
+  sizes=("$SIZE|$MIXED|$MIRROR")
+  [ $QUICK = 0 ] && sizes+=("4 GiB|$BIG|$BIGMIRROR")
+  for s in "${sizes[@]}"; do
+    IFS='|' read -r name src mir <<<"$s"
+    rss1 "dump|$name" "$K" dump -o json "$src"
+    rss1 "dump --deep --print-data|$name" "$K" dump --deep --print-data -o json "$src"
+    rss1 "dump --verify-index|$name" "$K" dump --verify-index -o json "$mir"
+    rss1 "replay-psm|$name" "$K" replay-psm --from-snapshot none "$src"
+    rss1 "verify-chain|$name" "$K" verify-chain "$src" "$mir"
+    rss1 "mirror|$name" @setup "rm -rf '$D' '$D.bk' && mkdir '$D'" "$K" mirror --backup-dir "$D.bk" "$src" "$D/bench-0"
+    rm -rf "$D" "$D.bk"
+    rss1 "inject-barrier --dry-run|$name" "$K" inject-barrier --dry-run "$mir"
+    rss1 "repair --dry-run|$name" "$K" repair --dry-run "$mir"
+  done
+  for s in "1000 partitions|$LOGDIR" "1 big + 999 small|$MIXLOG"; do
+    IFS='|' read -r name dir <<<"$s"
+    rss1 "dump|$name" "$K" dump -o json "$dir"
+    rss1 "dump --deep --print-data|$name" "$K" dump --deep --print-data -o json "$dir"
+    rss1 "replay-psm|$name" "$K" replay-psm -o json "$dir"
+  done
 fi
 
-# Peak resident memory, flat in the segment size.
-rss() { # rss NAME FILE: the peak RSS of the heaviest and the lightest dump
-  local deep shallow
-  deep=$("$BIN/measure" -n 1 -- "$BIN/kseg" dump --deep --print-data -o json "$2" | cut -d' ' -f4)
-  shallow=$("$BIN/measure" -n 1 -- "$BIN/kseg" dump -o json "$2" | cut -d' ' -f4)
-  local peak=$(( deep > shallow ? deep : shallow ))
-  row "peak RSS, $1 (deep --print-data / batches)" "$((deep / 1024)) / $((shallow / 1024)) MiB" "-" "-" "<=128 MiB" \
+# rss_row SIZE: the verdict on the peak RSS of every command run on SIZE.
+rss_row() {
+  local k peak=0 who=""
+  for k in "${!RSS[@]}"; do
+    [ "${k#*|}" = "$1" ] || continue
+    if [ "${RSS[$k]}" -gt "$peak" ]; then peak=${RSS[$k]} who=${k%%|*}; fi
+  done
+  [ "$peak" -gt 0 ] || return 0
+  row "peak RSS, $1 (every command)" "$((peak / 1024)) MiB ($who)" "-" "-" "-" "<=128 MiB" \
     "$([ "$peak" -le $((128 * 1024)) ] && echo PASS || echo FAIL)"
 }
-rss "$SIZE segment" "$SEG"
-if [ $QUICK = 0 ]; then rss "4 GiB segment" "$BIG"; fi
+if want rss; then
+  rss_row "$SIZE"
+  if [ $QUICK = 0 ]; then rss_row "4 GiB"; fi
+  rss_row "1000 partitions"
+  rss_row "1 big + 999 small"
+fi
 
 echo
-printf '%-58s | %-36s | %-36s | %-6s | %-9s | %s\n' target measured baseline ratio goal result
-printf '%s\n' "$(printf -- '-%.0s' {1..166})"
+printf '%-66s | %-32s | %-32s | %-5s | %-5s | %-7s | %s\n' target measured floor ratio cpu goal result
+printf '%s\n' "$(printf -- '-%.0s' {1..170})"
 for r in "${ROWS[@]}"; do
-  IFS='|' read -r t m b ra g ok <<<"$r"
-  printf '%-58s | %-36s | %-36s | %-6s | %-9s | %s\n' "$t" "$m" "$b" "$ra" "$g" "$ok"
+  IFS='|' read -r t m b ra c g ok <<<"$r"
+  printf '%-66s | %-32s | %-32s | %-5s | %-5s | %-7s | %s\n' "$t" "$m" "$b" "$ra" "$c" "$g" "$ok"
 done
+if [ ${#RSS[@]} -gt 0 ] 2>/dev/null; then
+  # The peak RSS of every command: commands down, sizes across.
+  mapfile -t cmds < <(for k in "${!RSS[@]}"; do echo "${k%%|*}"; done | sort -u)
+  cols=()
+  for s in "$SIZE" "4 GiB" "1000 partitions" "1 big + 999 small"; do
+    for k in "${!RSS[@]}"; do [ "${k#*|}" = "$s" ] && { cols+=("$s"); break; }; done
+  done
+  echo
+  printf '%-28s' "peak RSS (MiB)"
+  for s in "${cols[@]}"; do printf ' | %-18s' "$s"; done
+  echo
+  for c in "${cmds[@]}"; do
+    printf '%-28s' "$c"
+    for s in "${cols[@]}"; do
+      v=${RSS[$c|$s]:-}
+      if [ -n "$v" ]; then printf ' | %-18s' "$((v / 1024))"; else printf ' | %-18s' "-"; fi
+    done
+    echo
+  done
+fi
 exit $FAILED

@@ -7,8 +7,15 @@
 //
 // max_rss_kib is the largest peak resident set (getrusage ru_maxrss) of
 // any run; median_cpu_seconds the median of the runs' user+system time,
-// a second signal on a machine too busy for wall times to be trusted. Commands are separated by a lone "::"; a command may start with
+// a second signal on a machine too busy for wall times to be trusted.
+// Commands are separated by a lone "::"; a command may start with
 // NAME=VALUE words, which are added to its environment (GOMAXPROCS=1 …).
+//
+// A command may also start with "@setup SCRIPT": SCRIPT runs with sh -c
+// before every run of the command (a redone run included), stdout to
+// /dev/null, and is neither timed nor counted: it prepares what the run
+// consumes, such as a fresh destination directory for a mirror or a
+// restored copy of one.
 //
 // On a shared machine other processes steal the cores a run was measuring.
 // measure reads the machine's busy time from /proc/stat around each run;
@@ -19,6 +26,7 @@
 // away; without /proc/stat every run counts.
 //
 //	go run ./testdata/bench/measure -n 5 -- ./kseg dump -o json seg.log :: ./crcfloor seg.log
+//	go run ./testdata/bench/measure -n 5 -- @setup 'rm -rf d && mkdir d' ./kseg mirror src d/p-0 :: …
 package main
 
 import (
@@ -34,6 +42,7 @@ import (
 )
 
 type command struct {
+	setup   string
 	env     []string
 	args    []string
 	wall    []time.Duration
@@ -48,10 +57,17 @@ func main() {
 	flag.Parse()
 	var cmds []*command
 	cur := &command{}
-	for _, a := range flag.Args() {
+	args := flag.Args()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		if a == "::" {
 			cmds = append(cmds, cur)
 			cur = &command{}
+			continue
+		}
+		if a == "@setup" && len(cur.args) == 0 && len(cur.env) == 0 && i+1 < len(args) {
+			cur.setup = args[i+1]
+			i++
 			continue
 		}
 		if len(cur.args) == 0 && strings.Contains(a, "=") && !strings.HasPrefix(a, "/") && !strings.HasPrefix(a, ".") {
@@ -98,6 +114,14 @@ func main() {
 // children included) and whether other processes took a noticeable share
 // of the machine meanwhile.
 func run(c *command, devnull *os.File) (time.Duration, time.Duration, bool) {
+	if c.setup != "" {
+		setup := exec.Command("sh", "-c", c.setup)
+		setup.Stdout, setup.Stderr = devnull, os.Stderr
+		if err := setup.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "measure: setup %q: %v\n", c.setup, err)
+			os.Exit(1)
+		}
+	}
 	cmd := exec.Command(c.args[0], c.args[1:]...)
 	cmd.Env = append(os.Environ(), c.env...)
 	cmd.Stdout, cmd.Stderr = devnull, os.Stderr

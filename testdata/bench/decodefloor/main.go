@@ -1,0 +1,123 @@
+// Command decodefloor is the floor of a deep dump: what is left of
+// `kseg dump --deep` when nothing is rendered. It memory-maps each .log
+// whole, frames its batches, and on every core (GOMAXPROCS goroutines, each
+// a contiguous share of the bytes) checks each batch's CRC, decompresses it
+// and walks its records with kseg's own decode.Decoder — the same codecs
+// (klauspost gzip and zstd, s2 snappy, pierrec lz4) and record parser a
+// dump uses — then prints the counts. testdata/bench/run.sh puts it next to
+// the deep-dump target: no renderer can beat it, so it says how much of the
+// gap to the franz-go peer is decompression.
+//
+//	go run ./testdata/bench/decodefloor FILE.log|DIR...
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/kseg/kseg/decode"
+)
+
+func main() {
+	var files []string
+	for _, a := range os.Args[1:] {
+		err := filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".log") {
+				files = append(files, p)
+			}
+			return err
+		})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "decodefloor:", err)
+			os.Exit(1)
+		}
+	}
+	for _, f := range files {
+		batches, records, err := decodeFile(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "decodefloor:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s: %d batches, %d records\n", f, batches, records)
+	}
+}
+
+func decodeFile(path string) (batches, records int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return 0, 0, err
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer syscall.Munmap(data)
+	// Frame: the batch boundaries (a walk of the headers).
+	var starts []int
+	for p := 0; len(data)-p > decode.HeaderSizeUpToMagic; {
+		end := p + decode.LogOverhead + int(binary.BigEndian.Uint32(data[p+8:]))
+		if end > len(data) || end <= p {
+			break
+		}
+		starts = append(starts, p)
+		p = end
+	}
+	if len(starts) == 0 {
+		return 0, 0, nil
+	}
+	// Each goroutine decodes a contiguous run of batches holding about
+	// 1/n of the bytes.
+	n := runtime.GOMAXPROCS(0)
+	end := starts[len(starts)-1] + decode.LogOverhead + int(binary.BigEndian.Uint32(data[starts[len(starts)-1]+8:]))
+	counts := make([]int64, n)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	i := 0
+	for w := range n {
+		j := i
+		for j < len(starts) && starts[j] < end*(w+1)/n {
+			j++
+		}
+		run := starts[i:j]
+		i = j
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var d decode.Decoder
+			d.MaxDecompressed = decode.DefaultMaxDecompressed
+			for _, p := range run {
+				b, err := decode.ParseBatch(data[p:])
+				if err == nil {
+					_ = b.CRCValid()
+					err = d.Records(&b, func(*decode.Record) error { counts[w]++; return nil })
+				}
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("%s: batch at %d: %w", path, p, err)
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, c := range counts {
+		records += c
+	}
+	return int64(len(starts)), records, firstErr
+}
