@@ -210,3 +210,46 @@ func findingLines(out string) string {
 	}
 	return b.String()
 }
+
+// Issue 11, defect 2, on the README's own examples: DeleteRecords (Kafka
+// Streams purging its repartition topics) moved the log start of these
+// partitions inside their segment, and the snapshot the broker wrote later
+// still lists a producer whose batches lie below it. --check-snapshots
+// calls it a MATCH for that reason — the broker keeps producers when the
+// log start moves (ProducerStateManager.onLogStartOffsetIncremented) — not
+// for another one (a rebuild without expiry would also list the producer),
+// and the default run holds what the broker loads: every producer of the
+// file.
+func TestRealDeleteRecordsSnapshotsMatchForTheBrokersReason(t *testing.T) {
+	src := realRoot(t)
+	for _, win := range []string{"ONE_MINUTE", "THREE_HOURS"} {
+		rel := "rjmfernandes__flink-on-prem/data/_confluent-controlcenter-7-6-0-1-aggregatedTopicPartitionTableWindows-" + win + "-repartition-0"
+		dir := filepath.Join(src, filepath.FromSlash(rel))
+		r := runKseg("replay-psm", "--check-snapshots", "--output", "json", dir)
+		var res struct {
+			LogStartOffset int64 `json:"logStartOffset"`
+			Snapshots      []struct {
+				File, Status, Reason string
+				SnapshotProducers    int `json:"snapshotProducers"`
+				RebuiltProducers     int `json:"rebuiltProducers"`
+			} `json:"snapshots"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != ExitOK || len(res.Snapshots) != 1 {
+			t.Fatalf("%s: exit %d %v\n%s%s", rel, r.code, err, r.stdout, r.stderr)
+		}
+		s := res.Snapshots[0]
+		if s.Status != "match" || s.SnapshotProducers <= s.RebuiltProducers ||
+			!strings.Contains(s.Reason, "onLogStartOffsetIncremented") || strings.Contains(s.Reason, "expired") {
+			t.Errorf("%s: log start %d, %s %s (%d in the file, %d rebuilt): %q", rel, res.LogStartOffset, s.File, s.Status, s.SnapshotProducers, s.RebuiltProducers, s.Reason)
+		}
+		d := runKseg("replay-psm", "--output", "json", dir)
+		var def struct {
+			Producers []struct {
+				ProducerID int64 `json:"producerId"`
+			} `json:"producers"`
+		}
+		if err := json.Unmarshal([]byte(d.stdout), &def); err != nil || d.code != ExitOK || len(def.Producers) != s.SnapshotProducers {
+			t.Errorf("%s: default run: exit %d %v, %d producers, want the file's %d", rel, d.code, err, len(def.Producers), s.SnapshotProducers)
+		}
+	}
+}
