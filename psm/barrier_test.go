@@ -229,8 +229,13 @@ func TestBarrierAcrossSegmentsAndStaleSnapshot(t *testing.T) {
 }
 
 // Pitfall 8: a barrier written while a transaction is open. The barrier
-// removes the producer but not the transaction, which then pins the LSO
-// for ever; kseg reports it.
+// removes the producer but not the transaction, which stays in
+// ProducerStateManager's ongoingTxns and pins firstUnstableOffset (the LSO)
+// while the broker runs. At the next restart from a snapshot taken after
+// the barrier, ProducerStateManager.loadFromSnapshot re-derives ongoingTxns
+// from the entries' currentTxnFirstOffset only, and the producer is gone:
+// the pin ends and read_committed consumers read the records as committed.
+// kseg reports it as an error whose message says both.
 func TestBarrierWithOpenTransaction(t *testing.T) {
 	l := newLog(t, 0)
 	f := l.data(5, 0, 0, 1, true)

@@ -191,11 +191,13 @@ func TestStaleSnapshotComparedExactly(t *testing.T) {
 		}
 	}
 
-	// KIP-890 (transaction version 2): the COMMIT marker carries epoch+1,
-	// which clears the entry's batch metadata, so a snapshot stores it with
-	// lastSequence and lastOffset -1 and no open transaction — nothing that
-	// "precedes the barrier". A recovery that ignored the barrier (pitfall
-	// 2) wrote it anyway.
+	// KIP-890 (transaction version 2): the COMMIT marker carries epoch+1;
+	// ProducerAppendInfo.appendEndTxnMarker applies it through
+	// ProducerStateEntry.maybeUpdateProducerEpoch, which clears the entry's
+	// batch metadata on an epoch change, so ProducerStateManager.writeSnapshot
+	// stores it with lastSequence and lastOffset -1 and no open transaction —
+	// nothing that "precedes the barrier". A recovery that ignored the
+	// barrier (pitfall 2) wrote it anyway.
 	t.Run("tv2-entry-without-batches", func(t *testing.T) {
 		p, bar, at := build(t, func(l *logBuilder) {
 			l.data(7, 4, 0, 2, true)
@@ -220,7 +222,8 @@ func TestStaleSnapshotComparedExactly(t *testing.T) {
 	// after the barrier, keeps the coordinator epoch of the old cluster's
 	// marker. Every field a snapshot stores for its last batch is the new
 	// producer's; only coordinatorEpoch is inherited — and it fences the
-	// new coordinator's markers (checkCoordinatorEpoch).
+	// new coordinator's markers (ProducerAppendInfo.checkCoordinatorEpoch
+	// throws TransactionCoordinatorFencedException on a leader).
 	t.Run("inherited-coordinator-epoch", func(t *testing.T) {
 		p, bar, at := build(t, func(l *logBuilder) {
 			l.data(5, 2, 0, 1, true)

@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -8,8 +9,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/psm/broker"
 	"github.com/kseg/kseg/psm/broker/brokertest"
+	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
 	"github.com/kseg/kseg/segment/kafkatest"
 )
@@ -81,6 +84,35 @@ func loadTxns(t *testing.T, o broker.TxnsOptions, dirs ...string) *broker.TxnsVi
 		t.Fatal(err)
 	}
 	return v
+}
+
+// kseg txns is a running cluster's view (docs/txns.md): .kafka_cleanshutdown
+// in the log directory, with no producer snapshot in payments-0, would make
+// a restarting broker skip the producer-state rebuild
+// (UnifiedLog.rebuildProducerState) and forget the transaction — what
+// replay-psm reports as clean-shutdown-no-snapshot — but the view still
+// shows the transaction the log holds, hanging, and its LSO pin.
+func TestTxnsIgnoreCleanShutdownMarker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a kfake cluster")
+	}
+	dir, pid, first := txnScenario(t, broker.TxnCompleteAbort, nil, true)
+	if err := os.WriteFile(filepath.Join(dir, segment.CleanShutdownName), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pd, err := segment.OpenPartitionDir(filepath.Join(dir, "payments-0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !psm.SkipsRebuild(pd, true) {
+		t.Fatal("payments-0 has a producer snapshot: the test needs none")
+	}
+	o := broker.DefaultTxnsOptions()
+	o.NumPartitions = 1
+	v := loadTxns(t, o, dir)
+	if len(v.Open) != 1 || v.Open[0].ProducerID != pid || v.Open[0].Verdict != broker.VerdictHanging || !v.Open[0].PinsLSO || v.Open[0].LastStableOffset != first {
+		t.Errorf("open %+v; want producer %d hanging from %d, pinning the LSO", v.Open, pid, first)
+	}
 }
 
 // The coordinator aborted "tx-hang" (CompleteAbort, no partitions left)

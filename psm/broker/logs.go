@@ -22,7 +22,13 @@ type PartitionLog struct {
 // rebuildPartitions rebuilds the producer state of every partition in tps
 // that the inventory holds (its most complete replica), jobs at a time,
 // with the log directory's checkpoints for the log start and high
-// watermark, as kseg replay-psm does.
+// watermark, as kseg replay-psm does. Unlike replay-psm, which gives the
+// state of a broker starting on these files, it is a running cluster's
+// view: without a high-watermark entry the high watermark stays the log
+// end (a leader's in-sync replicas have caught up; Partition.createLog's
+// start at the log start lasts only until then), and .kafka_cleanshutdown
+// is not taken into account (the log's transactions are shown, not the
+// empty state of rebuildProducerState's short-cut).
 func rebuildPartitions(inv *Inventory, tps []TopicPartition, jobs int, base psm.Options) map[TopicPartition]*PartitionLog {
 	type unit struct {
 		tp TopicPartition
