@@ -106,6 +106,23 @@ func TestRealMetadataSnapshotOnly(t *testing.T) {
 // TestTopicPatient's id in the image is the one its partition.metadata
 // holds (B3_HiNPgSQ6oxG9ZZ6ED5A), so the directory is no orphan; the
 // broker ended in controlled shutdown, fenced, with no partition leader.
+// The registrations and the producer id block, read from the record values
+// by hand (frame version 1, apiKey, record version, then the fields):
+//
+//	offset 5 (batch at byte 236)  01 1b 00 | 00000001 | 6b3e3096577140b78bd77abbb7a1bb0c | 00 |
+//	    02 0b "CONTROLLER" 0d "e06a9e9dd037" 2385 …
+//	  RegisterControllerRecord v0: controller 1, incarnation
+//	  az4wlldxQLeL13q7t6G7DA, one endpoint CONTROLLER://e06a9e9dd037:9093
+//	offset 8 (batch at byte 626)  01 00 03 | 00000001 | 00 | b5ae51e15b5442f6a096db88cd20fd86 |
+//	    0000000000000008 | 02 0a "PLAINTEXT" 06 "kafka" 2384 …
+//	  RegisterBrokerRecord v3: broker 1, incarnation ta5R4VtUQvagltuIzSD9hg,
+//	  broker epoch 8, PLAINTEXT://kafka:9092
+//	offset 4871  01 11 01 | 00000001 | 0000000000000008 | 01 01 01 01
+//	  BrokerRegistrationChangeRecord v1, tag 1 InControlledShutdown = 1
+//	offset 4926  01 11 00 | 00000001 | 0000000000000008 | 01 00 01 01
+//	  BrokerRegistrationChangeRecord v0, tag 0 Fenced = 1 (FENCE)
+//	offset 907   01 0f 00 | 00000001 | 0000000000000008 | 00000000000003e8
+//	  ProducerIdsRecord: broker 1, epoch 8, next producer id 1000
 func TestRealMetadataLogOnly(t *testing.T) {
 	dir := realDir(t, "Niloufar1171__LDI-POC")
 	v := loadMetadata(t, -1, dir)
@@ -127,6 +144,20 @@ func TestRealMetadataLogOnly(t *testing.T) {
 	b := im.Brokers[0]
 	if b.ID != 1 || !b.Fenced || !b.InControlledShutdown || tp.Partitions[0].Leader != -1 {
 		t.Errorf("broker %+v, leader %d", b, tp.Partitions[0].Leader)
+	}
+	if b.Epoch != 8 || b.IncarnationID != "ta5R4VtUQvagltuIzSD9hg" || len(b.Endpoints) != 1 ||
+		b.Endpoints[0] != (broker.Endpoint{Name: "PLAINTEXT", Host: "kafka", Port: 9092, SecurityProtocol: b.Endpoints[0].SecurityProtocol}) {
+		t.Errorf("broker registration %+v", b)
+	}
+	if len(im.Controllers) != 1 {
+		t.Fatalf("controllers %+v", im.Controllers)
+	}
+	if c := im.Controllers[0]; c.ID != 1 || c.IncarnationID != "az4wlldxQLeL13q7t6G7DA" || len(c.Endpoints) != 1 ||
+		c.Endpoints[0].Name != "CONTROLLER" || c.Endpoints[0].Host != "e06a9e9dd037" || c.Endpoints[0].Port != 9093 {
+		t.Errorf("controller registration %+v", c)
+	}
+	if p := im.ProducerIDs; p == nil || *p != (broker.ProducerIDBlock{BrokerID: 1, BrokerEpoch: 8, NextProducerID: 1000}) {
+		t.Errorf("producer ids %+v", p)
 	}
 	if len(findingKinds(v.Findings)[finding.OrphanPartition]) != 0 {
 		t.Errorf("orphans %+v", v.Findings)
