@@ -1,11 +1,13 @@
 package broker_test
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/psm/broker"
 	"github.com/kseg/kseg/psm/broker/brokertest"
 	"github.com/kseg/kseg/segment"
@@ -271,4 +273,92 @@ func repeat(b byte) []byte {
 		out[i] = b
 	}
 	return out
+}
+
+// --at OFFSET shows the image at OFFSET, but the disk is the disk of now:
+// what records after OFFSET did to it is not a finding. The healthy
+// directory at offset 30, before __transaction_state (record 54), orders
+// (56) and payments (58) were created, used to report their directories
+// as orphans of deleted topics (exit 3 on a healthy disk).
+func TestMetadataAtBeforeTopicsExisted(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "logdirs", "healthy")
+	v := loadMetadata(t, 30, dir)
+	if v.Image.Offset != 30 || topicByName(v.Image, "orders") != nil {
+		t.Fatalf("image at %d has orders: %+v", v.Image.Offset, topicByName(v.Image, "orders"))
+	}
+	if len(v.Findings) != 0 {
+		t.Errorf("findings %+v", v.Findings)
+	}
+	for _, name := range []string{"orders", "payments", "__transaction_state"} {
+		if rows := diskRow(v, name, 0); len(rows) != 1 || rows[0].Status != "created-later" {
+			t.Errorf("%s-0: %+v, want created-later", name, rows)
+		}
+	}
+	if rows := diskRow(v, "__consumer_offsets", 5); len(rows) != 1 || rows[0].Status != "ok" {
+		t.Errorf("__consumer_offsets-5 (created at 3): %+v", rows)
+	}
+}
+
+// A partition whose leader epoch rose after --at, and one moved off the
+// node after --at: node 1's disk (leader epoch 3 in moves-0's checkpoint,
+// no gone-0) is what those later records made it. At the end the same
+// disk is clean; only a disk epoch above every epoch the log records is
+// ahead.
+func TestMetadataAtLaterChanges(t *testing.T) {
+	ld := t.TempDir()
+	id := func(n byte) *[16]byte { var b [16]byte; b[15] = n; return &b }
+	uuid := func(n byte) schema.UUID { return schema.UUID(*id(n)) }
+	part := func(topic byte, replicas ...int32) []byte {
+		return brokertest.Meta("PartitionRecord", map[string]any{"PartitionId": int32(0), "TopicId": uuid(topic), "Replicas": brokertest.Ints(replicas...),
+			"Isr": brokertest.Ints(replicas...), "RemovingReplicas": brokertest.Ints(), "AddingReplicas": brokertest.Ints(), "Leader": replicas[0],
+			"LeaderEpoch": int32(0), "PartitionEpoch": int32(0)})
+	}
+	recs := [][]byte{
+		brokertest.Meta("FeatureLevelRecord", map[string]any{"Name": "metadata.version", "FeatureLevel": int16(19)}),
+		brokertest.Meta("TopicRecord", map[string]any{"Name": "moves", "TopicId": uuid(1)}), part(1, 1),
+		brokertest.Meta("TopicRecord", map[string]any{"Name": "gone", "TopicId": uuid(2)}), part(2, 1),
+		// offset 5: moves-0's leader epoch 0 → 3; gone-0 moved to node 2
+		brokertest.Meta("PartitionChangeRecord", map[string]any{"PartitionId": int32(0), "TopicId": uuid(1), "Leader": int32(1)}),
+		brokertest.Meta("PartitionChangeRecord", map[string]any{"PartitionId": int32(0), "TopicId": uuid(1), "Leader": int32(1)}),
+		brokertest.Meta("PartitionChangeRecord", map[string]any{"PartitionId": int32(0), "TopicId": uuid(1), "Leader": int32(1)}),
+		brokertest.Meta("PartitionChangeRecord", map[string]any{"PartitionId": int32(0), "TopicId": uuid(2), "Replicas": brokertest.Ints(2), "Isr": brokertest.Ints(2), "Leader": int32(2)}),
+	}
+	if _, err := brokertest.WriteMetadata(ld, brokertest.T0, 1, 0, brokertest.MetaBatch(0, brokertest.T0, 1, recs...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := brokertest.WriteMetaProperties(ld, 1, "c"); err != nil {
+		t.Fatal(err)
+	}
+	data := brokertest.DataBatch(0, brokertest.T0, 2)
+	data[12], data[13], data[14], data[15] = 0, 0, 0, 3 // partitionLeaderEpoch 3, outside the CRC
+	if _, err := brokertest.WritePartition(ld, "moves", 0, id(1), data); err != nil {
+		t.Fatal(err)
+	}
+
+	end := loadMetadata(t, -1, ld)
+	if p := topicByName(end.Image, "moves").Partitions[0]; p.LeaderEpoch != 3 || len(end.Findings) != 0 {
+		t.Fatalf("at the end: moves-0 %+v, findings %+v (want epoch 3 after three leader changes, no finding)", p, end.Findings)
+	}
+	at := loadMetadata(t, 5, ld)
+	if len(at.Findings) != 0 {
+		t.Errorf("--at 5: findings %+v", at.Findings)
+	}
+	if rows := diskRow(at, "moves", 0); len(rows) != 1 || rows[0].Status != "ok" || rows[0].DiskLeaderEpoch != 3 || rows[0].ImageLeaderEpoch != 0 {
+		t.Errorf("--at 5: moves-0 %+v", rows)
+	}
+	if rows := diskRow(at, "gone", 0); len(rows) != 1 || rows[0].Status != "unassigned-later" {
+		t.Errorf("--at 5: gone-0 %+v, want unassigned-later", rows)
+	}
+
+	// An epoch the log never reaches is ahead at any offset.
+	data[15] = 4
+	os.RemoveAll(filepath.Join(ld, "moves-0"))
+	if _, err := brokertest.WritePartition(ld, "moves", 0, id(1), data); err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []int64{5, -1} {
+		if k := findingKinds(loadMetadata(t, off, ld).Findings); !slices.Equal(k[finding.LeaderEpochAhead], []string{"moves-0"}) {
+			t.Errorf("--at %d with disk epoch 4: findings %v", off, k)
+		}
+	}
 }
