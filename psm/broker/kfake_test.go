@@ -275,3 +275,32 @@ func TestBundledLogDirs(t *testing.T) {
 		}
 	}
 }
+
+// A group asked for by name whose coordinator partition is on another
+// disk is not reported absent: the view says it cannot tell. broker-1
+// holds __consumer_offsets-5 and -9 of the 50 its metadata image gives
+// the topic (the rest are node 2's): "foo" hashes to 24 (unanswerable),
+// "gone" to 5 (deleted there: answered, no group), "billing" to 9.
+func TestGroupsCoordinatorMissing(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "logdirs", "broker-1")
+	for _, c := range []struct{ name, partition string }{{"foo", "24"}, {"gone", "5"}, {"billing", "9"}} {
+		if got := itoa(int64(broker.CoordinatorPartition(c.name, 50))); got != c.partition {
+			t.Fatalf("CoordinatorPartition(%q, 50) = %s, want %s", c.name, got, c.partition)
+		}
+	}
+	v := loadGroups(t, broker.GroupsOptions{Groups: []string{"foo", "gone", "billing"}, PSM: psmDefaults()}, dir)
+	if len(v.Groups) != 1 || v.Groups[0].Group != "billing" {
+		t.Errorf("groups %+v", v.Groups)
+	}
+	if len(v.Unanswerable) != 1 || !strings.Contains(v.Unanswerable[0], `group "foo" is coordinated by __consumer_offsets-24 (of 50 partitions, from the metadata image)`) {
+		t.Errorf("unanswerable %q", v.Unanswerable)
+	}
+	// Told the topic has 10 partitions, "foo" is in 4: still not here.
+	v = loadGroups(t, broker.GroupsOptions{Groups: []string{"foo"}, NumPartitions: 10, PSM: psmDefaults()}, dir)
+	if len(v.Unanswerable) != 1 || !strings.Contains(v.Unanswerable[0], "__consumer_offsets-4 (of 10 partitions, from --consumer-offsets-partitions)") {
+		t.Errorf("unanswerable with 10 partitions %q", v.Unanswerable)
+	}
+	if v := loadGroups(t, broker.GroupsOptions{PSM: psmDefaults()}, dir); len(v.Unanswerable) != 0 {
+		t.Errorf("no group asked for: unanswerable %q", v.Unanswerable)
+	}
+}
