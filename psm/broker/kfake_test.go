@@ -2,14 +2,17 @@ package broker_test
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/psm/broker"
 	"github.com/kseg/kseg/psm/broker/brokertest"
+	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
 	"github.com/kseg/kseg/segment/kafkatest"
 )
@@ -302,5 +305,74 @@ func TestGroupsCoordinatorMissing(t *testing.T) {
 	}
 	if v := loadGroups(t, broker.GroupsOptions{PSM: psmDefaults()}, dir); len(v.Unanswerable) != 0 {
 		t.Errorf("no group asked for: unanswerable %q", v.Unanswerable)
+	}
+}
+
+// A topic recreated through the test broker: kgo produced to "events",
+// the topic was deleted and created again, and kfake gave the new one a
+// new topic id. Node 1's disk holds the first incarnation's events-0
+// (its records, its id in partition.metadata) while the metadata log
+// records the creation, RemoveTopicRecord and the re-creation with the
+// ids kfake assigned: the directory is an orphan of the recreated topic
+// and the new replica is missing. A disk holding the new incarnation's
+// events-0 is clean.
+func TestMetadataTopicRecreatedThroughKfake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a kfake cluster")
+	}
+	c := kafkatest.NewCluster(t)
+	incarnation := func() ([16]byte, [][]byte) {
+		c.CreateTopic(t, "events", 1)
+		c.ProduceIdempotent(t, "events", 0, 3)
+		return c.Fake.TopicInfo("events").TopicID, c.RawBatches(t, "events", 0)
+	}
+	oldID, oldRaws := incarnation()
+	if err := c.Fake.DeleteTopic("events"); err != nil {
+		t.Fatal(err)
+	}
+	newID, newRaws := incarnation()
+	if oldID == newID {
+		t.Fatalf("kfake reused topic id %s", segment.TopicIDString(oldID))
+	}
+	meta := func(ld string) {
+		t.Helper()
+		topic := func(id [16]byte) [][]byte {
+			return [][]byte{brokertest.Meta("TopicRecord", map[string]any{"Name": "events", "TopicId": schema.UUID(id)}),
+				brokertest.Meta("PartitionRecord", map[string]any{"PartitionId": int32(0), "TopicId": schema.UUID(id), "Replicas": brokertest.Ints(1),
+					"Isr": brokertest.Ints(1), "RemovingReplicas": brokertest.Ints(), "AddingReplicas": brokertest.Ints(), "Leader": int32(1),
+					"LeaderEpoch": int32(0), "PartitionEpoch": int32(0)})}
+		}
+		recs := append(topic(oldID), brokertest.Meta("RemoveTopicRecord", map[string]any{"TopicId": schema.UUID(oldID)}))
+		recs = append(recs, topic(newID)...)
+		if _, err := brokertest.WriteMetadata(ld, brokertest.T0, 1, 0, brokertest.MetaBatch(0, brokertest.T0, 1, recs...)); err != nil {
+			t.Fatal(err)
+		}
+		if err := brokertest.WriteMetaProperties(ld, 1, "kfake"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	stale := t.TempDir()
+	meta(stale)
+	kafkatest.WritePartitionWith(t, stale, "events", 0, oldRaws, segment.AppenderOptions{TopicID: &oldID})
+	v := loadMetadata(t, -1, stale)
+	k := findingKinds(v.Findings)
+	if !slices.Equal(k[finding.OrphanPartition], []string{"events-0"}) || !slices.Equal(k[finding.MissingReplica], []string{"events-0"}) || len(v.Findings) != 2 {
+		t.Errorf("stale disk: findings %v", k)
+	}
+	if rows := diskRow(v, "events", 0); len(rows) != 2 || rows[0].Status != "recreated" || rows[0].DiskTopicID != segment.TopicIDString(oldID) ||
+		rows[0].ImageTopicID != segment.TopicIDString(newID) || rows[1].Status != "missing" {
+		t.Errorf("stale disk rows %+v", rows)
+	}
+	// Before RemoveTopicRecord (offset 2) the directory matches.
+	if before := loadMetadata(t, 2, stale); len(before.Findings) != 0 {
+		t.Errorf("--at 2: findings %+v", before.Findings)
+	}
+
+	current := t.TempDir()
+	meta(current)
+	kafkatest.WritePartitionWith(t, current, "events", 0, newRaws, segment.AppenderOptions{TopicID: &newID})
+	if v := loadMetadata(t, -1, current); len(v.Findings) != 0 || diskRow(v, "events", 0)[0].Status != "ok" {
+		t.Errorf("current disk: findings %+v rows %+v", v.Findings, v.Disk)
 	}
 }
