@@ -774,6 +774,7 @@ func (v *MetadataView) crossCheck(inv *Inventory, later *MetadataImage) {
 		}
 	}
 	// Replicas the image assigns to a node whose disk was given.
+	cps := recoveryPoints{}
 	for _, t := range im.Topics {
 		for _, p := range t.Partitions {
 			for _, n := range p.Replicas {
@@ -793,10 +794,54 @@ func (v *MetadataView) crossCheck(inv *Inventory, later *MetadataImage) {
 				}
 				v.Disk = append(v.Disk, row)
 				v.Findings = append(v.Findings, newFinding(finding.MissingReplica, tp.String(), "", -1,
-					fmt.Sprintf("the metadata image at offset %d assigns %s (topic id %s) to node %d, but no log directory of node %d given holds it", im.Offset, tp, t.ID, n, n)))
+					fmt.Sprintf("the metadata image at offset %d assigns %s (topic id %s) to node %d, but no log directory of node %d given holds it%s", im.Offset, tp, t.ID, n, n, cps.had(inv, n, tp))))
 			}
 		}
 	}
+}
+
+// recoveryPoints are the recovery-point-offset-checkpoint entries of the
+// log directories, read once each (nil: absent or unreadable).
+type recoveryPoints map[string]map[TopicPartition]int64
+
+// had says, for a replica missing from node's log directories, whether
+// one of them still lists it in its recovery-point-offset-checkpoint
+// (LogManager.checkpointLogRecoveryOffsets writes every log the broker
+// holds): then the broker had the replica, and the directory is what is
+// gone (deleted, or not copied with the rest). "" when none does, and
+// when the node's directories hold a directory of that name (an orphan of
+// a deleted or recreated topic): the entry, keyed by name, is that
+// directory's.
+func (c recoveryPoints) had(inv *Inventory, node int32, tp TopicPartition) string {
+	for _, d := range inv.LogDirs {
+		if d.NodeID != node {
+			continue
+		}
+		if slices.ContainsFunc(inv.Partitions[tp], func(r Replica) bool { return r.LogDir == d.Path }) {
+			return ""
+		}
+	}
+	for _, d := range inv.LogDirs {
+		if d.NodeID != node {
+			continue
+		}
+		m, ok := c[d.Path]
+		if !ok {
+			es, _ := segment.ReadOffsetCheckpoint(filepath.Join(d.Path, "recovery-point-offset-checkpoint"))
+			if es != nil {
+				m = map[TopicPartition]int64{}
+				for _, e := range es {
+					m[TopicPartition{e.Topic, e.Partition}] = e.Offset
+				}
+			}
+			c[d.Path] = m
+		}
+		if off, ok := m[tp]; ok {
+			return fmt.Sprintf("; %s still lists it (recovery point %d): the broker had this replica, and its directory is gone from what was given (deleted, or not copied)",
+				filepath.Join(d.Path, "recovery-point-offset-checkpoint"), off)
+		}
+	}
+	return ""
 }
 
 // partition is the partition p of the topic with id, nil if none.

@@ -170,13 +170,25 @@ func TestRealMetadataLogOnly(t *testing.T) {
 // products-0 were left out (files of 4 MiB or more), and of connect-offsets
 // only 8, 14 and 19, of connect-status 0, 1, 2 and 4 were committed. Those
 // replicas, assigned to node 1, are missing; every directory present
-// holds its topic's current id.
+// holds its topic's current id. The log directory's
+// recovery-point-offset-checkpoint still lists them ("customers 0 17081",
+// "connect-status 3 0"): the broker had them, and the finding says so.
 func TestRealMetadataMissingReplicas(t *testing.T) {
 	dir := realDir(t, "rjmfernandes__flink-on-prem", "data")
 	v := loadMetadata(t, -1, dir)
 	missing := map[string]bool{}
-	for _, s := range findingKinds(v.Findings)[finding.MissingReplica] {
-		missing[s] = true
+	for _, f := range v.Findings {
+		if f.Kind != finding.MissingReplica {
+			continue
+		}
+		missing[f.Subject] = true
+		switch f.Subject {
+		case "customers-0", "connect-status-3":
+			want := map[string]string{"customers-0": "(recovery point 17081)", "connect-status-3": "(recovery point 0)"}[f.Subject]
+			if !strings.Contains(f.Message, "recovery-point-offset-checkpoint still lists it "+want+": the broker had this replica") {
+				t.Errorf("%s: %s", f.Subject, f.Message)
+			}
+		}
 	}
 	for _, want := range []string{"customers-0", "products-0", "connect-status-3", "connect-offsets-0"} {
 		if !missing[want] {
@@ -227,6 +239,13 @@ func TestMetadataBundled(t *testing.T) {
 	if !slices.Equal(k[finding.OrphanPartition], []string{"events-0"}) || !slices.Equal(k[finding.MissingReplica], []string{"events-0"}) ||
 		!slices.Equal(k[finding.LeaderEpochAhead], []string{"orders-0"}) || len(v.Findings) != 3 {
 		t.Errorf("broker-1 findings %v", k)
+	}
+	// The checkpoint's "events 0" is the orphan directory's (the first
+	// events): it says nothing of the new events-0.
+	for _, f := range v.Findings {
+		if f.Kind == finding.MissingReplica && strings.Contains(f.Message, "recovery-point") {
+			t.Errorf("missing events-0 credited with the orphan's checkpoint entry: %s", f.Message)
+		}
 	}
 	ev := topicByName(v.Image, "events")
 	if ev == nil || ev.ID != segment.TopicIDString([16]byte(repeat(brokertest.EventsNewID))) {
