@@ -376,3 +376,64 @@ func TestMetadataTopicRecreatedThroughKfake(t *testing.T) {
 		t.Errorf("current disk: findings %+v rows %+v", v.Findings, v.Disk)
 	}
 }
+
+// KIP-664's verdict for every coordinator state "tx-hang"'s record can
+// be in while payments-0 holds its transaction open: hanging unless the
+// record is of an open transaction that lists payments-0 (the
+// coordinator will write that marker). A transaction listing only
+// another partition, one completed, one aborted, or an id the
+// coordinator expired (its record tombstoned, so no id has the producer
+// id) never gets a marker in payments-0; without a record, only age
+// decides, as find-hanging's transaction.max.timeout.ms does.
+func TestTxnsVerdictByCoordinatorState(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a kfake cluster")
+	}
+	payments0, payments1 := map[string][]int32{"payments": {0}}, map[string][]int32{"payments": {1}}
+	for _, c := range []struct {
+		name    string
+		state   broker.TxnState
+		parts   map[string][]int32
+		verdict string
+	}{
+		{"ongoing, lists payments-0", broker.TxnOngoing, payments0, broker.VerdictOngoing},
+		{"prepare-commit, lists payments-0", broker.TxnPrepareCommit, payments0, broker.VerdictOngoing},
+		{"prepare-abort, lists payments-0", broker.TxnPrepareAbort, payments0, broker.VerdictOngoing},
+		{"ongoing, lists payments-1 only", broker.TxnOngoing, payments1, broker.VerdictHanging},
+		{"complete-commit", broker.TxnCompleteCommit, nil, broker.VerdictHanging},
+		{"complete-abort", broker.TxnCompleteAbort, nil, broker.VerdictHanging},
+		{"empty", broker.TxnEmpty, nil, broker.VerdictHanging},
+		{"dead", broker.TxnDead, nil, broker.VerdictHanging},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, pid, first := txnScenario(t, c.state, c.parts, true)
+			o := broker.DefaultTxnsOptions()
+			o.NumPartitions = 1
+			v := loadTxns(t, o, dir)
+			if len(v.Open) != 1 || v.Open[0].Verdict != c.verdict || v.Open[0].ProducerID != pid || v.Open[0].FirstOffset != first || v.Open[0].TransactionalID != "tx-hang" {
+				t.Fatalf("open %+v, want %s", v.Open, c.verdict)
+			}
+			if hanging := c.verdict == broker.VerdictHanging; finding.HasErrors(v.Findings) != hanging {
+				t.Errorf("findings %+v", v.Findings)
+			}
+		})
+	}
+
+	// Expired: the coordinator tombstoned "tx-hang" (transactional.id.expiration.ms).
+	t.Run("expired", func(t *testing.T) {
+		dir, pid, _ := txnScenario(t, broker.TxnCompleteAbort, nil, false)
+		writeCoordinator(t, dir, broker.TransactionStateTopic, 0, brokertest.T0,
+			brokertest.Txn("tx-hang", pid, 0, kmsg.TransactionState(broker.TxnOngoing), 60000, payments0, brokertest.T0, brokertest.T0),
+			brokertest.KV{Key: brokertest.Txn("tx-hang", pid, 0, 0, 0, nil, 0, 0).Key})
+		o := broker.DefaultTxnsOptions()
+		o.NumPartitions = 1
+		v := loadTxns(t, o, dir)
+		if len(v.Transactions) != 0 || len(v.Open) != 1 || v.Open[0].Verdict != broker.VerdictUnknown || v.Open[0].TransactionalID != "" {
+			t.Fatalf("young: transactions %+v open %+v", v.Transactions, v.Open)
+		}
+		o.Now = v.Open[0].LastTimestamp + 3600_000
+		if v := loadTxns(t, o, dir); v.Open[0].Verdict != broker.VerdictHanging || !strings.Contains(v.Open[0].Reason, "no transactional id in any of the 1 __transaction_state partitions has producer id") {
+			t.Errorf("an hour later: %+v", v.Open[0])
+		}
+	})
+}
