@@ -147,6 +147,7 @@ func TestViewsUsage(t *testing.T) {
 		{[]string{"txns", "-o", "kafka", "."}, ExitUsage},
 		{[]string{"metadata", "--at", "-5", "."}, ExitUsage},
 		{[]string{"txns", "--now", "yesterday", "."}, ExitUsage},
+		{[]string{"groups", "--consumer-offsets-partitions", "-1", "."}, ExitUsage},
 		{[]string{"groups", filepath.Join(testdataDir, "README.md")}, ExitUsage},
 		{[]string{"groups", filepath.Join(testdataDir, "no-such-dir")}, ExitError},
 		{[]string{"metadata", filepath.Join(testdataDir, "partitions")}, ExitError}, // no __cluster_metadata-0
@@ -171,6 +172,9 @@ func TestHealthyLogDirIsClean(t *testing.T) {
 		{"groups"},
 		{"txns"},
 		{"metadata"},
+		// Before orders, payments and __transaction_state were created:
+		// their directories are of later records, not orphans.
+		{"metadata", "--at", "30"},
 	} {
 		for _, o := range []string{"text", "json"} {
 			r := runKseg(append(append(args, "-o", o), dir)...)

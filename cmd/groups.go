@@ -16,6 +16,8 @@ type groupsOptions struct {
 	topics []string
 	output string
 	jobs   int
+	// numPartitions is offsets.topic.num.partitions (0: from the image).
+	numPartitions int32
 }
 
 func (o *groupsOptions) AddFlags(c *cobra.Command) {
@@ -23,6 +25,7 @@ func (o *groupsOptions) AddFlags(c *cobra.Command) {
 	f.StringArrayVar(&o.groups, "group", nil, "only this group (repeatable)")
 	f.StringArrayVar(&o.topics, "topic", nil, "only committed offsets and assignments of this topic (repeatable)")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	f.Int32Var(&o.numPartitions, "consumer-offsets-partitions", 0, "the cluster's offsets.topic.num.partitions, to tell which coordinator partition a --group lives in; 0 = from the KRaft metadata image in the directories, else 50")
 	addJobsFlag(c, &o.jobs, "partitions replayed")
 }
 
@@ -32,6 +35,9 @@ func (o *groupsOptions) Validate(args []string) error {
 	}
 	if len(args) == 0 {
 		return usageErrorf("groups needs at least one log directory")
+	}
+	if o.numPartitions < 0 {
+		return usageErrorf("--consumer-offsets-partitions must not be negative")
 	}
 	return nil
 }
@@ -58,7 +64,9 @@ deleted what the group had not consumed) or above the log end offset (the
 log was truncated after the group consumed it) is an error finding.
 
 When a partition is on several directories (several brokers' disks), the
-most complete copy is read. Nothing is written.
+most complete copy is read. A --group whose coordinator partition
+(hash of the group id modulo --consumer-offsets-partitions) is not in the
+directories is said to be unanswerable, not absent. Nothing is written.
 
 Findings (exit 3) are committed offsets outside their log and records or
 batches that do not decode.
@@ -89,7 +97,7 @@ func runGroups(ctx context.Context, s *Streams, g *globalOptions, o *groupsOptio
 	// Warnings stay under -q, which silences progress and summaries only.
 	warnDiagnostics(s.Err, inv.Warnings)
 	v, err := broker.LoadGroups(inv, brokerDecoder(), broker.GroupsOptions{
-		Groups: o.groups, Topics: o.topics, Jobs: resolveJobs(o.jobs), PSM: psm.DefaultOptions(),
+		Groups: o.groups, Topics: o.topics, Jobs: resolveJobs(o.jobs), PSM: psm.DefaultOptions(), NumPartitions: o.numPartitions,
 	})
 	if err != nil {
 		return err

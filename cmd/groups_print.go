@@ -70,6 +70,7 @@ func (p *textGroupsPrinter) Print(v *broker.GroupsView) error {
 			fmt.Fprintf(w, " %s\n", logText(c))
 		}, gap("  "))
 	}, gap(""))
+	printUnanswerable(w, ls, v.Unanswerable)
 	printFindingsText(w, st, ls, v.Findings)
 	printSkipped(w, v.Skipped)
 	return w.Flush()
@@ -127,6 +128,7 @@ func (p *tableGroupsPrinter) Print(v *broker.GroupsView) error {
 	ls := p.s.lister()
 	(&tableOut{w: p.s.Out, width: p.s.Width}).render(ls, []string{"group", "type", "state", "members", "partition", "committed", "leaderEpoch", "commitTime", "logStart", "logEnd", "LSO", "lag"}, rows, "rows")
 	w := bufio.NewWriter(p.s.Out)
+	printUnanswerable(w, ls, v.Unanswerable)
 	printFindingsText(w, p.s.styles(), ls, v.Findings)
 	printSkipped(w, v.Skipped)
 	return w.Flush()
@@ -212,6 +214,7 @@ func (p *jsonGroupsPrinter) Print(v *broker.GroupsView) error {
 		}
 	}
 	j.b = j.b[:0]
+	jsonUnanswerable(j, v.Unanswerable)
 	for _, f := range v.Findings {
 		jsonFinding(j, f)
 	}

@@ -59,6 +59,8 @@ directory given (meta.properties says which node each belongs to):
                       were given, with no directory on them
   leader-epoch-ahead  a leader-epoch-checkpoint whose last epoch is above the
                       image's leader epoch for the partition
+With --at before the log end, what the records after --at did to the disk
+(a topic created, a replica moved, a leader elected later) is no finding.
 
 The metadata directory is the most complete __cluster_metadata-0 among the
 directories given (metadata.log.dir). Nothing is written.

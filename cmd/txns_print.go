@@ -46,7 +46,7 @@ func (p *textTxnsPrinter) Print(v *broker.TxnsView) error {
 			fmt.Fprintf(w, "  abort: %s\n", o.AbortCommand())
 		}
 	}, gap)
-	ls.lines(len(v.Unanswerable), "unanswerable questions", func(i int) { fmt.Fprintf(w, "UNANSWERABLE %s\n", v.Unanswerable[i]) }, gap)
+	printUnanswerable(w, ls, v.Unanswerable)
 	printFindingsText(w, st, ls, v.Findings)
 	return w.Flush()
 }
@@ -82,7 +82,7 @@ func (p *tableTxnsPrinter) Print(v *broker.TxnsView) error {
 		o := hanging[i]
 		fmt.Fprintf(w, "abort %s-%d: %s\n", o.Topic, o.Partition, o.AbortCommand())
 	}, gap)
-	ls.lines(len(v.Unanswerable), "unanswerable questions", func(i int) { fmt.Fprintf(w, "UNANSWERABLE %s\n", v.Unanswerable[i]) }, gap)
+	printUnanswerable(w, ls, v.Unanswerable)
 	printFindingsText(w, p.s.styles(), ls, v.Findings)
 	return w.Flush()
 }
@@ -139,16 +139,27 @@ func (p *jsonTxnsPrinter) Print(v *broker.TxnsView) error {
 		j.end()
 		j.b = append(j.b, '\n')
 	}
-	for _, u := range v.Unanswerable {
+	jsonUnanswerable(j, v.Unanswerable)
+	for _, f := range v.Findings {
+		jsonFinding(j, f)
+	}
+	_, err := p.s.Out.Write(j.b)
+	return err
+}
+
+// printUnanswerable prints the questions a view's directories cannot
+// answer, one UNANSWERABLE line each (groups and txns).
+func printUnanswerable(w *bufio.Writer, ls lister, us []string) {
+	ls.lines(len(us), "unanswerable questions", func(i int) { fmt.Fprintf(w, "UNANSWERABLE %s\n", us[i]) }, func(more string) { fmt.Fprintln(w, more) })
+}
+
+// jsonUnanswerable writes one {"type":"unanswerable"} line per question.
+func jsonUnanswerable(j *jsonw, us []string) {
+	for _, u := range us {
 		j.begin()
 		j.str("type", "unanswerable")
 		j.str("message", u)
 		j.end()
 		j.b = append(j.b, '\n')
 	}
-	for _, f := range v.Findings {
-		jsonFinding(j, f)
-	}
-	_, err := p.s.Out.Write(j.b)
-	return err
 }

@@ -86,6 +86,11 @@ type GroupsOptions struct {
 	Jobs   int
 	// PSM are the options of the data partitions' rebuild.
 	PSM psm.Options
+	// NumPartitions is offsets.topic.num.partitions, to tell which
+	// coordinator partition a group named in Groups lives in; 0 takes it
+	// from the KRaft metadata image when __cluster_metadata-0 is in the
+	// directories, else DefaultOffsetsPartitions.
+	NumPartitions int32
 }
 
 // GroupsView is the groups view of a set of log directories.
@@ -94,8 +99,12 @@ type GroupsView struct {
 	// Coordinators are the __consumer_offsets partition directories read.
 	Coordinators []string
 	// Skipped counts records of types the view does not interpret.
-	Skipped  map[string]int
-	Findings []finding.Finding
+	Skipped map[string]int
+	// Unanswerable: a group asked for (GroupsOptions.Groups) whose
+	// coordinator partition is not in the directories, so that its
+	// absence from Groups says nothing about the group.
+	Unanswerable []string
+	Findings     []finding.Finding
 }
 
 // LoadGroups replays every __consumer_offsets partition of the inventory
@@ -149,6 +158,7 @@ func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, erro
 		}
 	}
 	slices.SortFunc(v.Groups, func(a, b Group) int { return cmp.Compare(a.Group, b.Group) })
+	v.Unanswerable = groupsUnanswerable(inv, o, tps, v.Groups)
 
 	// Cross-check with the data partitions.
 	var need []TopicPartition
@@ -193,6 +203,38 @@ func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, erro
 		}
 	}
 	return v, nil
+}
+
+// groupsUnanswerable names the groups asked for that are not in the
+// view and whose coordinator partition (GroupCoordinatorService.partitionFor)
+// is not in the directories: where they are, or whether they exist, is on
+// another broker's disk.
+func groupsUnanswerable(inv *Inventory, o GroupsOptions, tps []TopicPartition, found []Group) []string {
+	if len(o.Groups) == 0 {
+		return nil
+	}
+	n, from := o.NumPartitions, "--consumer-offsets-partitions"
+	if n <= 0 {
+		n, from = DefaultOffsetsPartitions, "offsets.topic.num.partitions' default"
+		if k := imagePartitionCount(inv, ConsumerOffsetsTopic); k > 0 {
+			n, from = k, "the metadata image"
+		}
+	}
+	present := map[int32]bool{}
+	for _, tp := range tps {
+		present[tp.Partition] = true
+	}
+	var out []string
+	for _, name := range o.Groups {
+		if slices.ContainsFunc(found, func(g Group) bool { return g.Group == name }) {
+			continue
+		}
+		if p := CoordinatorPartition(name, n); !present[p] {
+			out = append(out, fmt.Sprintf("group %q is coordinated by %s-%d (of %d partitions, from %s), which is not in these directories: whether it exists and what it committed are unknown",
+				name, ConsumerOffsetsTopic, p, n, from))
+		}
+	}
+	return out
 }
 
 func memberAssigned(g Group, topics []string) bool {

@@ -3,12 +3,14 @@ package broker_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/psm/broker"
 	"github.com/kseg/kseg/psm/broker/brokertest"
@@ -306,4 +308,163 @@ func TestBundledLogDirs(t *testing.T) {
 			t.Errorf("%s: findings %+v open %+v", name, all, tx.Open)
 		}
 	}
+}
+
+// A group asked for by name whose coordinator partition is on another
+// disk is not reported absent: the view says it cannot tell. broker-1
+// holds __consumer_offsets-5 and -9 of the 50 its metadata image gives
+// the topic (the rest are node 2's): "foo" hashes to 24 (unanswerable),
+// "gone" to 5 (deleted there: answered, no group), "billing" to 9.
+func TestGroupsCoordinatorMissing(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "logdirs", "broker-1")
+	for _, c := range []struct{ name, partition string }{{"foo", "24"}, {"gone", "5"}, {"billing", "9"}} {
+		if got := itoa(int64(broker.CoordinatorPartition(c.name, 50))); got != c.partition {
+			t.Fatalf("CoordinatorPartition(%q, 50) = %s, want %s", c.name, got, c.partition)
+		}
+	}
+	v := loadGroups(t, broker.GroupsOptions{Groups: []string{"foo", "gone", "billing"}, PSM: psmDefaults()}, dir)
+	if len(v.Groups) != 1 || v.Groups[0].Group != "billing" {
+		t.Errorf("groups %+v", v.Groups)
+	}
+	if len(v.Unanswerable) != 1 || !strings.Contains(v.Unanswerable[0], `group "foo" is coordinated by __consumer_offsets-24 (of 50 partitions, from the metadata image)`) {
+		t.Errorf("unanswerable %q", v.Unanswerable)
+	}
+	// Told the topic has 10 partitions, "foo" is in 4: still not here.
+	v = loadGroups(t, broker.GroupsOptions{Groups: []string{"foo"}, NumPartitions: 10, PSM: psmDefaults()}, dir)
+	if len(v.Unanswerable) != 1 || !strings.Contains(v.Unanswerable[0], "__consumer_offsets-4 (of 10 partitions, from --consumer-offsets-partitions)") {
+		t.Errorf("unanswerable with 10 partitions %q", v.Unanswerable)
+	}
+	if v := loadGroups(t, broker.GroupsOptions{PSM: psmDefaults()}, dir); len(v.Unanswerable) != 0 {
+		t.Errorf("no group asked for: unanswerable %q", v.Unanswerable)
+	}
+}
+
+// A topic recreated through the test broker: kgo produced to "events",
+// the topic was deleted and created again, and kfake gave the new one a
+// new topic id. Node 1's disk holds the first incarnation's events-0
+// (its records, its id in partition.metadata) while the metadata log
+// records the creation, RemoveTopicRecord and the re-creation with the
+// ids kfake assigned: the directory is an orphan of the recreated topic
+// and the new replica is missing. A disk holding the new incarnation's
+// events-0 is clean.
+func TestMetadataTopicRecreatedThroughKfake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a kfake cluster")
+	}
+	c := kafkatest.NewCluster(t)
+	incarnation := func() ([16]byte, [][]byte) {
+		c.CreateTopic(t, "events", 1)
+		c.ProduceIdempotent(t, "events", 0, 3)
+		return c.Fake.TopicInfo("events").TopicID, c.RawBatches(t, "events", 0)
+	}
+	oldID, oldRaws := incarnation()
+	if err := c.Fake.DeleteTopic("events"); err != nil {
+		t.Fatal(err)
+	}
+	newID, newRaws := incarnation()
+	if oldID == newID {
+		t.Fatalf("kfake reused topic id %s", segment.TopicIDString(oldID))
+	}
+	meta := func(ld string) {
+		t.Helper()
+		topic := func(id [16]byte) [][]byte {
+			return [][]byte{brokertest.Meta("TopicRecord", map[string]any{"Name": "events", "TopicId": schema.UUID(id)}),
+				brokertest.Meta("PartitionRecord", map[string]any{"PartitionId": int32(0), "TopicId": schema.UUID(id), "Replicas": brokertest.Ints(1),
+					"Isr": brokertest.Ints(1), "RemovingReplicas": brokertest.Ints(), "AddingReplicas": brokertest.Ints(), "Leader": int32(1),
+					"LeaderEpoch": int32(0), "PartitionEpoch": int32(0)})}
+		}
+		recs := append(topic(oldID), brokertest.Meta("RemoveTopicRecord", map[string]any{"TopicId": schema.UUID(oldID)}))
+		recs = append(recs, topic(newID)...)
+		if _, err := brokertest.WriteMetadata(ld, brokertest.T0, 1, 0, brokertest.MetaBatch(0, brokertest.T0, 1, recs...)); err != nil {
+			t.Fatal(err)
+		}
+		if err := brokertest.WriteMetaProperties(ld, 1, "kfake"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	stale := t.TempDir()
+	meta(stale)
+	kafkatest.WritePartitionWith(t, stale, "events", 0, oldRaws, segment.AppenderOptions{TopicID: &oldID})
+	v := loadMetadata(t, -1, stale)
+	k := findingKinds(v.Findings)
+	if !slices.Equal(k[finding.OrphanPartition], []string{"events-0"}) || !slices.Equal(k[finding.MissingReplica], []string{"events-0"}) || len(v.Findings) != 2 {
+		t.Errorf("stale disk: findings %v", k)
+	}
+	if rows := diskRow(v, "events", 0); len(rows) != 2 || rows[0].Status != "recreated" || rows[0].DiskTopicID != segment.TopicIDString(oldID) ||
+		rows[0].ImageTopicID != segment.TopicIDString(newID) || rows[1].Status != "missing" {
+		t.Errorf("stale disk rows %+v", rows)
+	}
+	// Before RemoveTopicRecord (offset 2) the directory matches.
+	if before := loadMetadata(t, 2, stale); len(before.Findings) != 0 {
+		t.Errorf("--at 2: findings %+v", before.Findings)
+	}
+
+	current := t.TempDir()
+	meta(current)
+	kafkatest.WritePartitionWith(t, current, "events", 0, newRaws, segment.AppenderOptions{TopicID: &newID})
+	if v := loadMetadata(t, -1, current); len(v.Findings) != 0 || diskRow(v, "events", 0)[0].Status != "ok" {
+		t.Errorf("current disk: findings %+v rows %+v", v.Findings, v.Disk)
+	}
+}
+
+// KIP-664's verdict for every coordinator state "tx-hang"'s record can
+// be in while payments-0 holds its transaction open: hanging unless the
+// record is of an open transaction that lists payments-0 (the
+// coordinator will write that marker). A transaction listing only
+// another partition, one completed, one aborted, or an id the
+// coordinator expired (its record tombstoned, so no id has the producer
+// id) never gets a marker in payments-0; without a record, only age
+// decides, as find-hanging's transaction.max.timeout.ms does.
+func TestTxnsVerdictByCoordinatorState(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a kfake cluster")
+	}
+	payments0, payments1 := map[string][]int32{"payments": {0}}, map[string][]int32{"payments": {1}}
+	for _, c := range []struct {
+		name    string
+		state   broker.TxnState
+		parts   map[string][]int32
+		verdict string
+	}{
+		{"ongoing, lists payments-0", broker.TxnOngoing, payments0, broker.VerdictOngoing},
+		{"prepare-commit, lists payments-0", broker.TxnPrepareCommit, payments0, broker.VerdictOngoing},
+		{"prepare-abort, lists payments-0", broker.TxnPrepareAbort, payments0, broker.VerdictOngoing},
+		{"ongoing, lists payments-1 only", broker.TxnOngoing, payments1, broker.VerdictHanging},
+		{"complete-commit", broker.TxnCompleteCommit, nil, broker.VerdictHanging},
+		{"complete-abort", broker.TxnCompleteAbort, nil, broker.VerdictHanging},
+		{"empty", broker.TxnEmpty, nil, broker.VerdictHanging},
+		{"dead", broker.TxnDead, nil, broker.VerdictHanging},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, pid, first := txnScenario(t, c.state, c.parts, true)
+			o := broker.DefaultTxnsOptions()
+			o.NumPartitions = 1
+			v := loadTxns(t, o, dir)
+			if len(v.Open) != 1 || v.Open[0].Verdict != c.verdict || v.Open[0].ProducerID != pid || v.Open[0].FirstOffset != first || v.Open[0].TransactionalID != "tx-hang" {
+				t.Fatalf("open %+v, want %s", v.Open, c.verdict)
+			}
+			if hanging := c.verdict == broker.VerdictHanging; finding.HasErrors(v.Findings) != hanging {
+				t.Errorf("findings %+v", v.Findings)
+			}
+		})
+	}
+
+	// Expired: the coordinator tombstoned "tx-hang" (transactional.id.expiration.ms).
+	t.Run("expired", func(t *testing.T) {
+		dir, pid, _ := txnScenario(t, broker.TxnCompleteAbort, nil, false)
+		writeCoordinator(t, dir, broker.TransactionStateTopic, 0, brokertest.T0,
+			brokertest.Txn("tx-hang", pid, 0, kmsg.TransactionState(broker.TxnOngoing), 60000, payments0, brokertest.T0, brokertest.T0),
+			brokertest.KV{Key: brokertest.Txn("tx-hang", pid, 0, 0, 0, nil, 0, 0).Key})
+		o := broker.DefaultTxnsOptions()
+		o.NumPartitions = 1
+		v := loadTxns(t, o, dir)
+		if len(v.Transactions) != 0 || len(v.Open) != 1 || v.Open[0].Verdict != broker.VerdictUnknown || v.Open[0].TransactionalID != "" {
+			t.Fatalf("young: transactions %+v open %+v", v.Transactions, v.Open)
+		}
+		o.Now = v.Open[0].LastTimestamp + 3600_000
+		if v := loadTxns(t, o, dir); v.Open[0].Verdict != broker.VerdictHanging || !strings.Contains(v.Open[0].Reason, "no transactional id in any of the 1 __transaction_state partitions has producer id") {
+			t.Errorf("an hour later: %+v", v.Open[0])
+		}
+	})
 }

@@ -216,7 +216,20 @@ func LoadMetadata(inv *Inventory, o MetadataOptions) (*MetadataView, error) {
 		return nil, err
 	}
 	v.Image, v.Findings = im, fs
-	v.crossCheck(inv)
+	// The disk is the disk of now. An image of the past (--at) is compared
+	// with it knowing what the records after --at did: a topic created, a
+	// leader elected or a replica moved later is no finding.
+	var later *MetadataImage
+	if o.At >= 0 {
+		end, _, err := replayMetadata(pd, -1)
+		if err != nil {
+			return nil, err
+		}
+		if end.Offset > im.Offset {
+			later = end
+		}
+	}
+	v.crossCheck(inv, later)
 	return v, nil
 }
 
@@ -695,8 +708,10 @@ func (r *metaReplay) finish() {
 
 // crossCheck compares the image with the disks: every partition directory
 // of a log directory whose node id is known against the image, and every
-// replica the image assigns to such a node against the directories.
-func (v *MetadataView) crossCheck(inv *Inventory) {
+// replica the image assigns to such a node against the directories. later
+// is the image at the log end when the image is of an earlier offset
+// (--at), nil otherwise.
+func (v *MetadataView) crossCheck(inv *Inventory, later *MetadataImage) {
 	im := v.Image
 	byName := map[string]*TopicImage{}
 	for i := range im.Topics {
@@ -745,32 +760,10 @@ func (v *MetadataView) crossCheck(inv *Inventory) {
 					row.ImageLeaderEpoch = p.LeaderEpoch
 				}
 			}
-			switch {
-			case r.TopicID != "" && im.Topic(r.TopicID) == nil:
-				row.Status = "orphan"
-				msg := fmt.Sprintf("%s holds topic id %s (partition.metadata), which the metadata image at offset %d does not have", r.Dir, r.TopicID, im.Offset)
-				if t != nil {
-					row.Status = "recreated"
-					msg += fmt.Sprintf(": topic %s was deleted and recreated with id %s, and this directory is the old incarnation's data (the broker treats it as a stray log and deletes it)", tp.Topic, t.ID)
-				} else {
-					msg += ": the topic was deleted (the broker treats it as a stray log and deletes it)"
-				}
-				v.Findings = append(v.Findings, newFinding(finding.OrphanPartition, tp.String(), r.Dir, -1, msg))
-			case r.TopicID == "" && t == nil:
-				row.Status = "orphan"
-				v.Findings = append(v.Findings, newFinding(finding.OrphanPartition, tp.String(), r.Dir, -1,
-					fmt.Sprintf("%s: the metadata image at offset %d has no topic %s (and the directory has no partition.metadata)", r.Dir, im.Offset, tp.Topic)))
-			case p == nil:
-				row.Status = "orphan"
-				v.Findings = append(v.Findings, newFinding(finding.OrphanPartition, tp.String(), r.Dir, -1,
-					fmt.Sprintf("%s: topic %s has no partition %d in the metadata image at offset %d", r.Dir, tp.Topic, tp.Partition, im.Offset)))
-			case row.DiskLeaderEpoch > p.LeaderEpoch:
-				row.Status = "epoch-ahead"
-				v.Findings = append(v.Findings, newFinding(finding.LeaderEpochAhead, tp.String(), r.Dir, -1,
-					fmt.Sprintf("%s: leader-epoch-checkpoint reaches leader epoch %d, ahead of the image's %d at offset %d: the log was written by a leader the controller's metadata does not know (a metadata log behind the data, or data from another cluster)",
-						r.Dir, row.DiskLeaderEpoch, p.LeaderEpoch, im.Offset)))
-			case node >= 0 && !slices.Contains(p.Replicas, node):
-				row.Status = "not-assigned"
+			var f *finding.Finding
+			row.Status, f = judgeDiskPartition(im, later, t, p, r, row, node)
+			if f != nil {
+				v.Findings = append(v.Findings, *f)
 			}
 			if row.Status != "orphan" && row.Status != "recreated" {
 				// An orphan does not hold the image's replica: the
@@ -781,6 +774,7 @@ func (v *MetadataView) crossCheck(inv *Inventory) {
 		}
 	}
 	// Replicas the image assigns to a node whose disk was given.
+	cps := recoveryPoints{}
 	for _, t := range im.Topics {
 		for _, p := range t.Partitions {
 			for _, n := range p.Replicas {
@@ -788,12 +782,141 @@ func (v *MetadataView) crossCheck(inv *Inventory) {
 				if !nodes[n] || seen[key{tp, n}] {
 					continue
 				}
-				v.Disk = append(v.Disk, DiskPartition{Topic: t.Name, Partition: p.Partition, Node: n, ImageTopicID: t.ID, DiskLeaderEpoch: -1, ImageLeaderEpoch: p.LeaderEpoch, Status: "missing"})
+				row := DiskPartition{Topic: t.Name, Partition: p.Partition, Node: n, ImageTopicID: t.ID, DiskLeaderEpoch: -1, ImageLeaderEpoch: p.LeaderEpoch, Status: "missing"}
+				if later != nil {
+					if lp := later.partition(t.ID, p.Partition); lp == nil || !slices.Contains(lp.Replicas, n) {
+						// Moved off the node, or deleted, after --at:
+						// the disk of now has no reason to hold it.
+						row.Status = "unassigned-later"
+						v.Disk = append(v.Disk, row)
+						continue
+					}
+				}
+				v.Disk = append(v.Disk, row)
 				v.Findings = append(v.Findings, newFinding(finding.MissingReplica, tp.String(), "", -1,
-					fmt.Sprintf("the metadata image at offset %d assigns %s (topic id %s) to node %d, but no log directory of node %d given holds it", im.Offset, tp, t.ID, n, n)))
+					fmt.Sprintf("the metadata image at offset %d assigns %s (topic id %s) to node %d, but no log directory of node %d given holds it%s", im.Offset, tp, t.ID, n, n, cps.had(inv, n, tp))))
 			}
 		}
 	}
+}
+
+// recoveryPoints are the recovery-point-offset-checkpoint entries of the
+// log directories, read once each (nil: absent or unreadable).
+type recoveryPoints map[string]map[TopicPartition]int64
+
+// had says, for a replica missing from node's log directories, whether
+// one of them still lists it in its recovery-point-offset-checkpoint
+// (LogManager.checkpointLogRecoveryOffsets writes every log the broker
+// holds): then the broker had the replica, and the directory is what is
+// gone (deleted, or not copied with the rest). "" when none does, and
+// when the node's directories hold a directory of that name (an orphan of
+// a deleted or recreated topic): the entry, keyed by name, is that
+// directory's.
+func (c recoveryPoints) had(inv *Inventory, node int32, tp TopicPartition) string {
+	for _, d := range inv.LogDirs {
+		if d.NodeID != node {
+			continue
+		}
+		if slices.ContainsFunc(inv.Partitions[tp], func(r Replica) bool { return r.LogDir == d.Path }) {
+			return ""
+		}
+	}
+	for _, d := range inv.LogDirs {
+		if d.NodeID != node {
+			continue
+		}
+		m, ok := c[d.Path]
+		if !ok {
+			es, _ := segment.ReadOffsetCheckpoint(filepath.Join(d.Path, "recovery-point-offset-checkpoint"))
+			if es != nil {
+				m = map[TopicPartition]int64{}
+				for _, e := range es {
+					m[TopicPartition{e.Topic, e.Partition}] = e.Offset
+				}
+			}
+			c[d.Path] = m
+		}
+		if off, ok := m[tp]; ok {
+			return fmt.Sprintf("; %s still lists it (recovery point %d): the broker had this replica, and its directory is gone from what was given (deleted, or not copied)",
+				filepath.Join(d.Path, "recovery-point-offset-checkpoint"), off)
+		}
+	}
+	return ""
+}
+
+// partition is the partition p of the topic with id, nil if none.
+func (im *MetadataImage) partition(id string, p int32) *PartitionImage {
+	t := im.Topic(id)
+	if t == nil {
+		return nil
+	}
+	if i, ok := slices.BinarySearchFunc(t.Partitions, p, func(x PartitionImage, n int32) int { return cmp.Compare(x.Partition, n) }); ok {
+		return &t.Partitions[i]
+	}
+	return nil
+}
+
+// judgeDiskPartition gives one partition directory (replica r on node,
+// row filled with its epochs and ids) its status against the image — t
+// and p are the image's topic by name and partition, nil when absent —
+// and the finding it makes, if any. With later (the image at the log end
+// when im is of an earlier --at), what the records after im.Offset
+// explain is no finding: a directory of a topic or partition created
+// later is "created-later", a leader epoch the log reaches later is not
+// ahead.
+func judgeDiskPartition(im, later *MetadataImage, t *TopicImage, p *PartitionImage, r Replica, row DiskPartition, node int32) (string, *finding.Finding) {
+	tp := TopicPartition{row.Topic, row.Partition}
+	mk := func(k finding.Kind, msg string) *finding.Finding {
+		f := newFinding(k, tp.String(), r.Dir, -1, msg)
+		return &f
+	}
+	createdLater := func() bool {
+		if later == nil {
+			return false
+		}
+		if r.TopicID != "" {
+			return later.partition(r.TopicID, tp.Partition) != nil
+		}
+		for i := range later.Topics {
+			if later.Topics[i].Name == tp.Topic {
+				return later.partition(later.Topics[i].ID, tp.Partition) != nil
+			}
+		}
+		return false
+	}
+	switch {
+	case r.TopicID != "" && im.Topic(r.TopicID) == nil:
+		if createdLater() {
+			return "created-later", nil
+		}
+		msg := fmt.Sprintf("%s holds topic id %s (partition.metadata), which the metadata image at offset %d does not have", r.Dir, r.TopicID, im.Offset)
+		if t != nil {
+			return "recreated", mk(finding.OrphanPartition, msg+fmt.Sprintf(": topic %s was deleted and recreated with id %s, and this directory is the old incarnation's data (the broker treats it as a stray log and deletes it)", tp.Topic, t.ID))
+		}
+		return "orphan", mk(finding.OrphanPartition, msg+": the topic was deleted (the broker treats it as a stray log and deletes it)")
+	case r.TopicID == "" && t == nil:
+		if createdLater() {
+			return "created-later", nil
+		}
+		return "orphan", mk(finding.OrphanPartition, fmt.Sprintf("%s: the metadata image at offset %d has no topic %s (and the directory has no partition.metadata)", r.Dir, im.Offset, tp.Topic))
+	case p == nil:
+		if createdLater() {
+			return "created-later", nil
+		}
+		return "orphan", mk(finding.OrphanPartition, fmt.Sprintf("%s: topic %s has no partition %d in the metadata image at offset %d", r.Dir, tp.Topic, tp.Partition, im.Offset))
+	case row.DiskLeaderEpoch > p.LeaderEpoch:
+		if later != nil {
+			if lp := later.partition(t.ID, tp.Partition); lp != nil && lp.LeaderEpoch >= row.DiskLeaderEpoch {
+				break // a leader the log elects after --at
+			}
+		}
+		return "epoch-ahead", mk(finding.LeaderEpochAhead, fmt.Sprintf("%s: leader-epoch-checkpoint reaches leader epoch %d, ahead of the image's %d at offset %d: the log was written by a leader the controller's metadata does not know (a metadata log behind the data, or data from another cluster)",
+			r.Dir, row.DiskLeaderEpoch, p.LeaderEpoch, im.Offset))
+	}
+	if node >= 0 && !slices.Contains(p.Replicas, node) {
+		return "not-assigned", nil
+	}
+	return "ok", nil
 }
 
 // FilterTopics keeps only the named topics in the image's topics, the

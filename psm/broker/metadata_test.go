@@ -1,11 +1,13 @@
 package broker_test
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/psm/broker"
 	"github.com/kseg/kseg/psm/broker/brokertest"
 	"github.com/kseg/kseg/segment"
@@ -106,6 +108,23 @@ func TestRealMetadataSnapshotOnly(t *testing.T) {
 // TestTopicPatient's id in the image is the one its partition.metadata
 // holds (B3_HiNPgSQ6oxG9ZZ6ED5A), so the directory is no orphan; the
 // broker ended in controlled shutdown, fenced, with no partition leader.
+// The registrations and the producer id block, read from the record values
+// by hand (frame version 1, apiKey, record version, then the fields):
+//
+//	offset 5 (batch at byte 236)  01 1b 00 | 00000001 | 6b3e3096577140b78bd77abbb7a1bb0c | 00 |
+//	    02 0b "CONTROLLER" 0d "e06a9e9dd037" 2385 …
+//	  RegisterControllerRecord v0: controller 1, incarnation
+//	  az4wlldxQLeL13q7t6G7DA, one endpoint CONTROLLER://e06a9e9dd037:9093
+//	offset 8 (batch at byte 626)  01 00 03 | 00000001 | 00 | b5ae51e15b5442f6a096db88cd20fd86 |
+//	    0000000000000008 | 02 0a "PLAINTEXT" 06 "kafka" 2384 …
+//	  RegisterBrokerRecord v3: broker 1, incarnation ta5R4VtUQvagltuIzSD9hg,
+//	  broker epoch 8, PLAINTEXT://kafka:9092
+//	offset 4871  01 11 01 | 00000001 | 0000000000000008 | 01 01 01 01
+//	  BrokerRegistrationChangeRecord v1, tag 1 InControlledShutdown = 1
+//	offset 4926  01 11 00 | 00000001 | 0000000000000008 | 01 00 01 01
+//	  BrokerRegistrationChangeRecord v0, tag 0 Fenced = 1 (FENCE)
+//	offset 907   01 0f 00 | 00000001 | 0000000000000008 | 00000000000003e8
+//	  ProducerIdsRecord: broker 1, epoch 8, next producer id 1000
 func TestRealMetadataLogOnly(t *testing.T) {
 	dir := realDir(t, "Niloufar1171__LDI-POC")
 	v := loadMetadata(t, -1, dir)
@@ -128,6 +147,20 @@ func TestRealMetadataLogOnly(t *testing.T) {
 	if b.ID != 1 || !b.Fenced || !b.InControlledShutdown || tp.Partitions[0].Leader != -1 {
 		t.Errorf("broker %+v, leader %d", b, tp.Partitions[0].Leader)
 	}
+	if b.Epoch != 8 || b.IncarnationID != "ta5R4VtUQvagltuIzSD9hg" || len(b.Endpoints) != 1 ||
+		b.Endpoints[0] != (broker.Endpoint{Name: "PLAINTEXT", Host: "kafka", Port: 9092, SecurityProtocol: b.Endpoints[0].SecurityProtocol}) {
+		t.Errorf("broker registration %+v", b)
+	}
+	if len(im.Controllers) != 1 {
+		t.Fatalf("controllers %+v", im.Controllers)
+	}
+	if c := im.Controllers[0]; c.ID != 1 || c.IncarnationID != "az4wlldxQLeL13q7t6G7DA" || len(c.Endpoints) != 1 ||
+		c.Endpoints[0].Name != "CONTROLLER" || c.Endpoints[0].Host != "e06a9e9dd037" || c.Endpoints[0].Port != 9093 {
+		t.Errorf("controller registration %+v", c)
+	}
+	if p := im.ProducerIDs; p == nil || *p != (broker.ProducerIDBlock{BrokerID: 1, BrokerEpoch: 8, NextProducerID: 1000}) {
+		t.Errorf("producer ids %+v", p)
+	}
 	if len(findingKinds(v.Findings)[finding.OrphanPartition]) != 0 {
 		t.Errorf("orphans %+v", v.Findings)
 	}
@@ -137,13 +170,25 @@ func TestRealMetadataLogOnly(t *testing.T) {
 // products-0 were left out (files of 4 MiB or more), and of connect-offsets
 // only 8, 14 and 19, of connect-status 0, 1, 2 and 4 were committed. Those
 // replicas, assigned to node 1, are missing; every directory present
-// holds its topic's current id.
+// holds its topic's current id. The log directory's
+// recovery-point-offset-checkpoint still lists them ("customers 0 17081",
+// "connect-status 3 0"): the broker had them, and the finding says so.
 func TestRealMetadataMissingReplicas(t *testing.T) {
 	dir := realDir(t, "rjmfernandes__flink-on-prem", "data")
 	v := loadMetadata(t, -1, dir)
 	missing := map[string]bool{}
-	for _, s := range findingKinds(v.Findings)[finding.MissingReplica] {
-		missing[s] = true
+	for _, f := range v.Findings {
+		if f.Kind != finding.MissingReplica {
+			continue
+		}
+		missing[f.Subject] = true
+		switch f.Subject {
+		case "customers-0", "connect-status-3":
+			want := map[string]string{"customers-0": "(recovery point 17081)", "connect-status-3": "(recovery point 0)"}[f.Subject]
+			if !strings.Contains(f.Message, "recovery-point-offset-checkpoint still lists it "+want+": the broker had this replica") {
+				t.Errorf("%s: %s", f.Subject, f.Message)
+			}
+		}
 	}
 	for _, want := range []string{"customers-0", "products-0", "connect-status-3", "connect-offsets-0"} {
 		if !missing[want] {
@@ -195,6 +240,13 @@ func TestMetadataBundled(t *testing.T) {
 		!slices.Equal(k[finding.LeaderEpochAhead], []string{"orders-0"}) || len(v.Findings) != 3 {
 		t.Errorf("broker-1 findings %v", k)
 	}
+	// The checkpoint's "events 0" is the orphan directory's (the first
+	// events): it says nothing of the new events-0.
+	for _, f := range v.Findings {
+		if f.Kind == finding.MissingReplica && strings.Contains(f.Message, "recovery-point") {
+			t.Errorf("missing events-0 credited with the orphan's checkpoint entry: %s", f.Message)
+		}
+	}
 	ev := topicByName(v.Image, "events")
 	if ev == nil || ev.ID != segment.TopicIDString([16]byte(repeat(brokertest.EventsNewID))) {
 		t.Errorf("events %+v", ev)
@@ -240,4 +292,92 @@ func repeat(b byte) []byte {
 		out[i] = b
 	}
 	return out
+}
+
+// --at OFFSET shows the image at OFFSET, but the disk is the disk of now:
+// what records after OFFSET did to it is not a finding. The healthy
+// directory at offset 30, before __transaction_state (record 54), orders
+// (56) and payments (58) were created, used to report their directories
+// as orphans of deleted topics (exit 3 on a healthy disk).
+func TestMetadataAtBeforeTopicsExisted(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "logdirs", "healthy")
+	v := loadMetadata(t, 30, dir)
+	if v.Image.Offset != 30 || topicByName(v.Image, "orders") != nil {
+		t.Fatalf("image at %d has orders: %+v", v.Image.Offset, topicByName(v.Image, "orders"))
+	}
+	if len(v.Findings) != 0 {
+		t.Errorf("findings %+v", v.Findings)
+	}
+	for _, name := range []string{"orders", "payments", "__transaction_state"} {
+		if rows := diskRow(v, name, 0); len(rows) != 1 || rows[0].Status != "created-later" {
+			t.Errorf("%s-0: %+v, want created-later", name, rows)
+		}
+	}
+	if rows := diskRow(v, "__consumer_offsets", 5); len(rows) != 1 || rows[0].Status != "ok" {
+		t.Errorf("__consumer_offsets-5 (created at 3): %+v", rows)
+	}
+}
+
+// A partition whose leader epoch rose after --at, and one moved off the
+// node after --at: node 1's disk (leader epoch 3 in moves-0's checkpoint,
+// no gone-0) is what those later records made it. At the end the same
+// disk is clean; only a disk epoch above every epoch the log records is
+// ahead.
+func TestMetadataAtLaterChanges(t *testing.T) {
+	ld := t.TempDir()
+	id := func(n byte) *[16]byte { var b [16]byte; b[15] = n; return &b }
+	uuid := func(n byte) schema.UUID { return schema.UUID(*id(n)) }
+	part := func(topic byte, replicas ...int32) []byte {
+		return brokertest.Meta("PartitionRecord", map[string]any{"PartitionId": int32(0), "TopicId": uuid(topic), "Replicas": brokertest.Ints(replicas...),
+			"Isr": brokertest.Ints(replicas...), "RemovingReplicas": brokertest.Ints(), "AddingReplicas": brokertest.Ints(), "Leader": replicas[0],
+			"LeaderEpoch": int32(0), "PartitionEpoch": int32(0)})
+	}
+	recs := [][]byte{
+		brokertest.Meta("FeatureLevelRecord", map[string]any{"Name": "metadata.version", "FeatureLevel": int16(19)}),
+		brokertest.Meta("TopicRecord", map[string]any{"Name": "moves", "TopicId": uuid(1)}), part(1, 1),
+		brokertest.Meta("TopicRecord", map[string]any{"Name": "gone", "TopicId": uuid(2)}), part(2, 1),
+		// offset 5: moves-0's leader epoch 0 → 3; gone-0 moved to node 2
+		brokertest.Meta("PartitionChangeRecord", map[string]any{"PartitionId": int32(0), "TopicId": uuid(1), "Leader": int32(1)}),
+		brokertest.Meta("PartitionChangeRecord", map[string]any{"PartitionId": int32(0), "TopicId": uuid(1), "Leader": int32(1)}),
+		brokertest.Meta("PartitionChangeRecord", map[string]any{"PartitionId": int32(0), "TopicId": uuid(1), "Leader": int32(1)}),
+		brokertest.Meta("PartitionChangeRecord", map[string]any{"PartitionId": int32(0), "TopicId": uuid(2), "Replicas": brokertest.Ints(2), "Isr": brokertest.Ints(2), "Leader": int32(2)}),
+	}
+	if _, err := brokertest.WriteMetadata(ld, brokertest.T0, 1, 0, brokertest.MetaBatch(0, brokertest.T0, 1, recs...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := brokertest.WriteMetaProperties(ld, 1, "c"); err != nil {
+		t.Fatal(err)
+	}
+	data := brokertest.DataBatch(0, brokertest.T0, 2)
+	data[12], data[13], data[14], data[15] = 0, 0, 0, 3 // partitionLeaderEpoch 3, outside the CRC
+	if _, err := brokertest.WritePartition(ld, "moves", 0, id(1), data); err != nil {
+		t.Fatal(err)
+	}
+
+	end := loadMetadata(t, -1, ld)
+	if p := topicByName(end.Image, "moves").Partitions[0]; p.LeaderEpoch != 3 || len(end.Findings) != 0 {
+		t.Fatalf("at the end: moves-0 %+v, findings %+v (want epoch 3 after three leader changes, no finding)", p, end.Findings)
+	}
+	at := loadMetadata(t, 5, ld)
+	if len(at.Findings) != 0 {
+		t.Errorf("--at 5: findings %+v", at.Findings)
+	}
+	if rows := diskRow(at, "moves", 0); len(rows) != 1 || rows[0].Status != "ok" || rows[0].DiskLeaderEpoch != 3 || rows[0].ImageLeaderEpoch != 0 {
+		t.Errorf("--at 5: moves-0 %+v", rows)
+	}
+	if rows := diskRow(at, "gone", 0); len(rows) != 1 || rows[0].Status != "unassigned-later" {
+		t.Errorf("--at 5: gone-0 %+v, want unassigned-later", rows)
+	}
+
+	// An epoch the log never reaches is ahead at any offset.
+	data[15] = 4
+	os.RemoveAll(filepath.Join(ld, "moves-0"))
+	if _, err := brokertest.WritePartition(ld, "moves", 0, id(1), data); err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []int64{5, -1} {
+		if k := findingKinds(loadMetadata(t, off, ld).Findings); !slices.Equal(k[finding.LeaderEpochAhead], []string{"moves-0"}) {
+			t.Errorf("--at %d with disk epoch 4: findings %v", off, k)
+		}
+	}
 }
