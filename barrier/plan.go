@@ -66,6 +66,10 @@ type InjectOptions struct {
 	IndexIntervalBytes int `json:"indexIntervalBytes"`
 	// Now is the clock for the default timestamp; nil means time.Now.
 	Now func() time.Time `json:"-"`
+	// Progress, when set, is called with the bytes read as the plan's
+	// first pass reads every .log segment whole (every MiB or so): its
+	// total is the segments' sizes. The caller draws it.
+	Progress func(n int64) `json:"-"`
 
 	// checkWritable replaces the read-only probe in tests.
 	checkWritable func(dir string) (bool, string, error)
@@ -221,10 +225,11 @@ type segScan struct {
 
 // scanSegment walks one .log as LogSegment.recover does (segment.Recover:
 // every CRC, the offsets' order, the transaction markers), handing each
-// batch recovery keeps to fn (nil: none) until fn returns false.
-func scanSegment(files segment.SegmentFiles, fn func(m *batchMeta) bool) (*segScan, error) {
+// batch recovery keeps to fn (nil: none) until fn returns false, and the
+// bytes read to progress (nil: none).
+func scanSegment(files segment.SegmentFiles, fn func(m *batchMeta) bool, progress func(int64)) (*segScan, error) {
 	s := &segScan{files: files}
-	r, err := segment.Recover(files.Log, files.BaseOffset, segment.RecoverOptions{OnBatch: func(pos int64, b *decode.Batch) bool {
+	r, err := segment.Recover(files.Log, files.BaseOffset, segment.RecoverOptions{Progress: progress, OnBatch: func(pos int64, b *decode.Batch) bool {
 		m := metaOf(b, pos)
 		s.last = &m
 		s.records += int64(m.Records)
@@ -386,7 +391,7 @@ func (pl *planner) plan() (*InjectionPlan, error) {
 	// Pass 1: every segment, every CRC (LogSegment.recover's checks).
 	scans := make([]*segScan, len(segs))
 	for i, s := range segs {
-		if scans[i], err = scanSegment(s, nil); err != nil {
+		if scans[i], err = scanSegment(s, nil, o.Progress); err != nil {
 			return nil, err
 		}
 	}
@@ -551,14 +556,14 @@ func (pl *planner) plan() (*InjectionPlan, error) {
 		}
 		removed(m)
 		return true
-	}); err != nil {
+	}, nil); err != nil {
 		return nil, err
 	}
 	if indexErr != nil {
 		return nil, fmt.Errorf("%s: %w", cs.files.Log, indexErr)
 	}
 	for _, s := range kept[ci+1:] {
-		if _, err := scanSegment(s.files, func(m *batchMeta) bool { removed(m); return true }); err != nil {
+		if _, err := scanSegment(s.files, func(m *batchMeta) bool { removed(m); return true }, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -681,7 +686,7 @@ func (pl *planner) alignDown(kept []*segScan, l int64) (int64, error) {
 			return false
 		}
 		return true
-	})
+	}, nil)
 	return out, err
 }
 

@@ -33,6 +33,11 @@ type Options struct {
 	// is not the source (what failback does before mirroring back);
 	// without it a diverged destination is refused (*DivergedError).
 	Align bool `json:"align"`
+	// Progress, when set, is called as the plan reads the source's and
+	// the destination's batches, with the bytes read (every MiB or so);
+	// a plan reads each log once, in its .log segments' sizes at most.
+	// The caller draws it.
+	Progress func(n int64) `json:"-"`
 
 	// checkWritable replaces the read-only probe in tests.
 	checkWritable func(dir string) (bool, string, error)
@@ -319,6 +324,7 @@ func (mp *mirrorPlanner) plan() (*Plan, error) {
 		return nil, err
 	}
 	defer sc.Close()
+	sc.progress = mp.opts.Progress
 	if len(sc.segs) == 0 {
 		return nil, edit.Refuse(edit.RefuseNotPartition, p.Src, "no .log segment to mirror")
 	}
@@ -338,6 +344,7 @@ func (mp *mirrorPlanner) plan() (*Plan, error) {
 			return nil, err
 		}
 		defer dc.Close()
+		dc.progress = mp.opts.Progress
 		p.DstSegments = len(dc.segs)
 	}
 	if err := mp.readEpochs(); err != nil {

@@ -67,6 +67,11 @@ type Options struct {
 	// IndexIntervalBytes is the topic's index.interval.bytes for rebuilt
 	// indexes; 0 means 4096.
 	IndexIntervalBytes int `json:"indexIntervalBytes"`
+	// Progress, when set, is called with the bytes read as each examined
+	// segment is read whole (every MiB or so). Which segments are
+	// examined is known only as the plan goes, so there is no total. The
+	// caller draws it.
+	Progress func(n int64) `json:"-"`
 
 	// checkWritable replaces the read-only probe in tests.
 	checkWritable func(dir string) (bool, string, error)
@@ -512,7 +517,7 @@ func (rp *planner) scan(s segment.SegmentFiles) (*segRepair, error) {
 		return nil, err
 	}
 	var ierr error
-	r, err := segment.Recover(s.Log, s.BaseOffset, segment.RecoverOptions{OnBatch: func(pos int64, b *decode.Batch) bool {
+	r, err := segment.Recover(s.Log, s.BaseOffset, segment.RecoverOptions{Progress: rp.opts.Progress, OnBatch: func(pos int64, b *decode.Batch) bool {
 		iv.Batch(pos, b)
 		ierr = ib.Append(b.Size(), b.LastOffset(), b.MaxTimestamp)
 		return ierr == nil

@@ -110,6 +110,12 @@ type Options struct {
 	Now func() time.Time
 	// SkipVerify skips the read-back check after the edit.
 	SkipVerify bool
+	// Progress, when set, is called with the bytes the engine has just
+	// copied: into a backup, or into a staged file (kept prefix, new
+	// content, copied source ranges), every few MiB of a long copy. A run
+	// from the start copies CopyBytes(ops) in all. The caller draws it
+	// (the engine never prints); it runs on the applying goroutine.
+	Progress func(n int64)
 }
 
 // Report is what Apply, Resume or Rollback did.
