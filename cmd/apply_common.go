@@ -34,20 +34,6 @@ func changedFlags(c *cobra.Command, names ...string) []string {
 	return out
 }
 
-// applyExit maps the errors all three commands share to exit codes: a
-// refusal exits ExitRefused, an option error ExitUsage.
-func applyExit(err error) error {
-	var re *edit.RefusalError
-	var oe *edit.OptionError
-	switch {
-	case errors.As(err, &re):
-		return &exitError{code: ExitRefused, err: err}
-	case errors.As(err, &oe):
-		return &exitError{code: ExitUsage, err: fmt.Errorf("--%w", oe)}
-	}
-	return err
-}
-
 // warnResumeIgnoresFlags says that a pending operation (what: "injection",
 // "mirror", "repair") in dir is finished with the options it was planned
 // with, when plan-shaping flags were given.
