@@ -327,7 +327,7 @@ func (pl *planner) resolveOptions() error {
 		return &edit.OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
 	}
 	if o.LeaderEpoch != nil && o.BumpLeaderEpoch != nil {
-		return &edit.OptionError{Option: "leader-epoch", Detail: "give either --leader-epoch or --bump-leader-epoch, not both"}
+		return &edit.OptionError{Option: "leader-epoch", Detail: "give either LeaderEpoch or BumpLeaderEpoch, not both"}
 	}
 	if o.LeaderEpoch != nil && *o.LeaderEpoch < 0 {
 		return &edit.OptionError{Option: "leader-epoch", Detail: "must not be negative"}
@@ -620,9 +620,11 @@ func (pl *planner) plan() (*InjectionPlan, error) {
 		for i, t := range r0.Ongoing {
 			e := producers[t.ProducerID]
 			if e == nil {
-				return nil, edit.Refuse(RefuseOpenTransactions, pl.dir,
-					"producer %d's transaction from offset %d is open but the producer has no state (cleared by an earlier barrier?): an ABORT marker cannot close it; use --mode truncate",
+				re := edit.Refuse(RefuseOpenTransactions, pl.dir,
+					"producer %d's transaction from offset %d is open but the producer has no state (cleared by an earlier barrier?): an ABORT marker cannot close it",
 					t.ProducerID, t.FirstOffset)
+				re.Remedy = edit.RemedyTruncateMode
+				return nil, re
 			}
 			ce := e.CoordinatorEpoch
 			if ce < 0 {

@@ -70,13 +70,42 @@ func writeExit(err error) error {
 	var ce *mirror.CorruptSourceError
 	switch {
 	case errors.As(err, &re):
-		return &exitError{code: ExitRefused, err: err}
+		return &exitError{code: ExitRefused, err: withHint(err, remedyHints[re.Remedy])}
 	case errors.As(err, &oe):
 		return &exitError{code: ExitUsage, err: fmt.Errorf("--%w", oe)}
-	case errors.As(err, &ct), errors.As(err, &de), errors.As(err, &ge), errors.As(err, &ce):
+	case errors.As(err, &ct):
+		return &exitError{code: ExitFindings, err: withHint(err, " (rerun with --repair-tail to cut it as broker recovery would)")}
+	case errors.As(err, &de):
+		return &exitError{code: ExitFindings, err: withHint(err, " (rerun with --align to truncate it there first, as failback does)")}
+	case errors.As(err, &ge), errors.As(err, &ce):
 		return &exitError{code: ExitFindings, err: err}
 	}
 	return err
+}
+
+// remedyHints name the flag for each edit.Remedy: the domain packages
+// name no flag, the CLI says which of its flags gets past a refusal.
+var remedyHints = map[edit.Remedy]string{
+	edit.RemedyBackupDir:    "; run from elsewhere or pass --backup-dir",
+	edit.RemedyRollback:     " with --rollback",
+	edit.RemedyTruncateMode: "; use --mode truncate",
+}
+
+// hinted is a domain error with the CLI's words appended.
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h *hinted) Error() string { return h.err.Error() + h.hint }
+func (h *hinted) Unwrap() error { return h.err }
+
+// withHint appends hint to err's message ("" leaves err as it is).
+func withHint(err error, hint string) error {
+	if hint == "" {
+		return err
+	}
+	return &hinted{err: err, hint: hint}
 }
 
 // writePrinter renders a write command's plan and report.

@@ -314,7 +314,9 @@ func (a *applier) backupDir() (string, error) {
 		return "", err
 	}
 	if within(bd, a.logDir) {
-		return "", Refuse(RefuseBackupDir, bd, "inside the log directory %s: a broker refuses to start with a folder there that is not a partition; run from elsewhere or pass --backup-dir", a.logDir)
+		re := Refuse(RefuseBackupDir, bd, "inside the log directory %s: a broker refuses to start with a folder there that is not a partition", a.logDir)
+		re.Remedy = RemedyBackupDir
+		return "", re
 	}
 	if st, err := os.Stat(bd); err == nil {
 		if !st.IsDir() {
