@@ -287,6 +287,8 @@ type planner struct {
 	logStart    int64 // log-start-offset-checkpoint, -1 when none
 	// epochContent is the new leader-epoch-checkpoint, nil when unchanged.
 	epochContent []byte
+	// ops are the file operations planFiles collects, in commit order.
+	ops []edit.FileOp
 }
 
 func (pl *planner) warnf(format string, args ...any) {
