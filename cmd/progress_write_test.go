@@ -1,10 +1,14 @@
 package cmd
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // TestLongCommandsDrawProgress: every long command draws its byte-based
@@ -66,6 +70,28 @@ func TestLongCommandsDrawProgress(t *testing.T) {
 		}
 		checkProgressLine(t, name, errb.String(), tc.labels)
 	}
+	// A rollback copies the backups back.
+	crashed := filepath.Join(root, "c", "events-0")
+	copyInputDir(t, filepath.Join("..", "testdata", "broken", "torn-tail", "events-0"), crashed)
+	p, err := repair.PlanRepair(crashed, repair.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crash := errors.New("crash")
+	if _, err := repair.Apply(p, edit.Options{BackupDir: filepath.Join(backups, "c"), FaultAt: func(step string) error {
+		if strings.HasPrefix(step, "commit:") {
+			return crash
+		}
+		return nil
+	}}); !errors.Is(err, crash) {
+		t.Fatalf("the repair was not interrupted: %v", err)
+	}
+	s, _, errb := ttyStreams(false)
+	s.Env = env
+	if code := Run(t.Context(), []string{"repair", "--rollback", crashed}, s); code != ExitOK {
+		t.Fatalf("repair --rollback: exit %d\n%s", code, errb)
+	}
+	checkProgressLine(t, "repair --rollback", errb.String(), []string{"rolling back"})
 }
 
 // checkProgressLine: stderr holds each label's line, drawn with \r and

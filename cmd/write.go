@@ -155,13 +155,19 @@ type writePlanParts struct {
 
 // runWrite runs a write command: a rollback, or a plan (printed), then,
 // unless --dry-run or there is nothing to do, the apply and its report.
-// Planning and applying each draw a progress line on a terminal.
+// Planning, applying and rolling back each draw a progress line on a
+// terminal.
 func runWrite[P any, V interface {
 	comparable
 	edit.Verdict
 }](ctx context.Context, s *Streams, g *globalOptions, w writeRun[P, V]) error {
 	if w.flags.rollback {
-		rep, err := w.rollback(edit.Options{})
+		// How much a rollback copies back is in the journal it reads: the
+		// line counts bytes, without a total.
+		rep, err := stepProgress(s, g, "rolling back", func() int64 { return 0 },
+			func(progress func(int64)) (*edit.Result[P, V], error) {
+				return w.rollback(edit.Options{Progress: progress})
+			})
 		if err != nil {
 			return writeExit(err)
 		}
