@@ -37,7 +37,7 @@ type CorruptTailError struct {
 }
 
 func (e *CorruptTailError) Error() string {
-	return fmt.Sprintf("%s: %s at position %d: %s (rerun with --repair-tail to cut it as broker recovery would)", e.Path, e.Kind, e.ValidBytes, e.Message)
+	return fmt.Sprintf("%s: %s at position %d: %s", e.Path, e.Kind, e.ValidBytes, e.Message)
 }
 
 func (e *CorruptTailError) Unwrap() error {

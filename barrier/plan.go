@@ -66,6 +66,10 @@ type InjectOptions struct {
 	IndexIntervalBytes int `json:"indexIntervalBytes"`
 	// Now is the clock for the default timestamp; nil means time.Now.
 	Now func() time.Time `json:"-"`
+	// Progress, when set, is called with the bytes read as the plan's
+	// first pass reads every .log segment whole (every MiB or so): its
+	// total is the segments' sizes. The caller draws it.
+	Progress func(n int64) `json:"-"`
 
 	// checkWritable replaces the read-only probe in tests.
 	checkWritable func(dir string) (bool, string, error)
@@ -221,10 +225,11 @@ type segScan struct {
 
 // scanSegment walks one .log as LogSegment.recover does (segment.Recover:
 // every CRC, the offsets' order, the transaction markers), handing each
-// batch recovery keeps to fn (nil: none) until fn returns false.
-func scanSegment(files segment.SegmentFiles, fn func(m *batchMeta) bool) (*segScan, error) {
+// batch recovery keeps to fn (nil: none) until fn returns false, and the
+// bytes read to progress (nil: none).
+func scanSegment(files segment.SegmentFiles, fn func(m *batchMeta) bool, progress func(int64)) (*segScan, error) {
 	s := &segScan{files: files}
-	r, err := segment.Recover(files.Log, files.BaseOffset, segment.RecoverOptions{OnBatch: func(pos int64, b *decode.Batch) bool {
+	r, err := segment.Recover(files.Log, files.BaseOffset, segment.RecoverOptions{Progress: progress, OnBatch: func(pos int64, b *decode.Batch) bool {
 		m := metaOf(b, pos)
 		s.last = &m
 		s.records += int64(m.Records)
@@ -282,6 +287,8 @@ type planner struct {
 	logStart    int64 // log-start-offset-checkpoint, -1 when none
 	// epochContent is the new leader-epoch-checkpoint, nil when unchanged.
 	epochContent []byte
+	// ops are the file operations planFiles collects, in commit order.
+	ops []edit.FileOp
 }
 
 func (pl *planner) warnf(format string, args ...any) {
@@ -322,7 +329,7 @@ func (pl *planner) resolveOptions() error {
 		return &edit.OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
 	}
 	if o.LeaderEpoch != nil && o.BumpLeaderEpoch != nil {
-		return &edit.OptionError{Option: "leader-epoch", Detail: "give either --leader-epoch or --bump-leader-epoch, not both"}
+		return &edit.OptionError{Option: "leader-epoch", Detail: "give either LeaderEpoch or BumpLeaderEpoch, not both"}
 	}
 	if o.LeaderEpoch != nil && *o.LeaderEpoch < 0 {
 		return &edit.OptionError{Option: "leader-epoch", Detail: "must not be negative"}
@@ -355,6 +362,88 @@ func (pl *planner) plan() (*InjectionPlan, error) {
 	p := &InjectionPlan{Dir: pl.dir, LogDir: pl.logDir, Topic: pl.name.Topic, Partition: pl.name.Partition, Mode: o.Mode,
 		Options: o, Timestamp: o.Timestamp, SnapshotOffset: -1, FirstUndecidedOffset: -1}
 	pl.p = p
+	segs, err := pl.open()
+	if err != nil {
+		return nil, err
+	}
+	kept, dropped, err := pl.passOne(segs)
+	if err != nil {
+		return nil, err
+	}
+	end := p.LogEndOffset
+	r0, err := pl.replayEnd(end)
+	if err != nil {
+		return nil, err
+	}
+	cut, err := pl.findCut(kept, r0, end)
+	if err != nil {
+		return nil, err
+	}
+
+	// The segment the cut falls in.
+	ci := -1
+	for i, s := range kept {
+		if s.files.BaseOffset <= cut {
+			ci = i
+		}
+	}
+	if ci < 0 {
+		return nil, edit.Refuse(edit.RefuseBelowLogStart, pl.dir, "the cut %d is below the first segment %d", cut, kept[0].files.BaseOffset)
+	}
+	cs := kept[ci]
+	p.CutSegment = cs.files.BaseOffset
+	lastKept, rebuilt, err := pl.passTwo(kept, dropped, ci, end)
+	if err != nil {
+		return nil, err
+	}
+
+	// Legacy data at the cut: the barrier is a v2 control batch.
+	if lastKept != nil && lastKept.Magic < 2 {
+		return nil, edit.Refuse(RefuseLegacyFormat, cs.files.Log,
+			"the batch before the cut (offset %d) is a magic v%d message: the topic is on a pre-0.11 message format and cannot take a v2 control batch",
+			lastKept.Base, lastKept.Magic)
+	}
+
+	// Idempotence: already barriered at its LSO.
+	if lastKept != nil && lastKept.Barrier && cut == end && p.TailRepair == nil && len(r0.Ongoing) == 0 && !o.Force {
+		p.NothingToDo = true
+		p.Reason = fmt.Sprintf("the log already ends with a MIRROR_PID_RESET barrier at offset %d, at its last stable offset %d (use --force to add another)",
+			lastKept.Base, end)
+		p.BarrierOffset = lastKept.Base
+		p.NewLogEndOffset = end
+		return p, nil
+	}
+
+	// Leader epoch.
+	if err := pl.planEpochs(kept, cut, lastKept); err != nil {
+		return nil, err
+	}
+
+	// The batches to append: in abort mode the markers, then the barrier.
+	var appendBytes []byte
+	off, pos := cut, p.CutPosition
+	if o.Mode == ModeAbort {
+		if appendBytes, off, pos, err = pl.abortMarkers(r0, off, pos); err != nil {
+			return nil, err
+		}
+	}
+	bar := Build(Spec{BaseOffset: off, PartitionLeaderEpoch: p.LeaderEpoch, Timestamp: o.Timestamp, SourceClusterID: o.SourceClusterID})
+	p.Appended = append(p.Appended, AppendedBatch{Kind: decode.ControlMirrorPidReset.String(), Offset: off, Position: pos, Size: len(bar),
+		ProducerID: decode.NoProducerID, ProducerEpoch: decode.NoProducerEpoch, CoordinatorEpoch: -1, TxnFirstOffset: -1})
+	appendBytes = append(appendBytes, bar...)
+	p.BarrierOffset = off
+	p.NewLogEndOffset = off + 1
+	if off-cs.files.BaseOffset > 1<<31-1 {
+		return nil, fmt.Errorf("offset %d does not fit in segment %d's relative offsets", off, cs.files.BaseOffset)
+	}
+
+	return p, pl.planFiles(kept, dropped, ci, appendBytes, rebuilt)
+}
+
+// open lists the partition's segments with a .log (warning about
+// leftovers and orphaned index files) and reads its log start offset.
+func (pl *planner) open() ([]segment.SegmentFiles, error) {
+	p := pl.p
 	pd, err := segment.OpenPartitionDir(pl.dir)
 	if err != nil {
 		return nil, err
@@ -382,22 +471,28 @@ func (pl *planner) plan() (*InjectionPlan, error) {
 	}
 	p.Segments = len(segs)
 	pl.logStart = pl.readLogStart()
+	return segs, nil
+}
 
-	// Pass 1: every segment, every CRC (LogSegment.recover's checks).
+// passOne reads every segment and checks every CRC (LogSegment.recover's
+// checks). A damaged segment is refused (its *CorruptTailError) unless
+// RepairTail, which cuts it where recovery would: kept are the segments
+// up to it, dropped those after it. It sets the log end.
+func (pl *planner) passOne(segs []segment.SegmentFiles) (kept, dropped []*segScan, err error) {
+	p, o := pl.p, pl.opts
 	scans := make([]*segScan, len(segs))
 	for i, s := range segs {
-		if scans[i], err = scanSegment(s, nil); err != nil {
-			return nil, err
+		if scans[i], err = scanSegment(s, nil, o.Progress); err != nil {
+			return nil, nil, err
 		}
 	}
-	kept := scans
-	var dropped []*segScan
+	kept = scans
 	for i, s := range scans {
 		if s.bad == nil {
 			continue
 		}
 		if !o.RepairTail {
-			return nil, s.bad
+			return nil, nil, s.bad
 		}
 		// LogLoader.recoverLog: the segment is truncated at validBytes and
 		// every later segment deleted.
@@ -414,10 +509,14 @@ func (pl *planner) plan() (*InjectionPlan, error) {
 			pl.warnf("%s: %d zero bytes after position %d in a segment that is not the last", filepath.Base(s.files.Log), s.size-s.valid, s.valid)
 		}
 	}
-	end := kept[len(kept)-1].next
-	p.LogEndOffset = end
+	p.LogEndOffset = kept[len(kept)-1].next
+	return kept, dropped, nil
+}
 
-	// Producer state at the (recovered) log end.
+// replayEnd is the producer state at the (recovered) log end end, recorded
+// in the plan; an error anomaly of the replay is a warning.
+func (pl *planner) replayEnd(end int64) (*psm.Result, error) {
+	p := pl.p
 	upto := int64(-1)
 	if p.TailRepair != nil {
 		upto = end
@@ -449,60 +548,59 @@ func (pl *planner) plan() (*InjectionPlan, error) {
 		}
 		pl.warnf("producer-state replay found %s at offset %d%s (see kseg replay-psm)", first.Kind, first.Offset, more)
 	}
+	return r0, nil
+}
 
-	// The cut.
+// findCut is where the log is cut: its end in abort mode; in truncate
+// mode its last stable offset, recomputed until nothing below the cut is
+// open (psm.md §7: cutting at L removes every batch with lastOffset >= L,
+// which can remove the marker of a transaction that started before L and
+// so reopen it). It records the cut and the producers the barrier clears.
+func (pl *planner) findCut(kept []*segScan, r0 *psm.Result, end int64) (int64, error) {
+	p := pl.p
 	cut := end
 	state := r0
 	p.CutIterations = []int64{}
-	if o.Mode == ModeTruncate {
-		// psm.md §7: cutting at L removes every batch with lastOffset >= L,
-		// which can remove the marker of a transaction that started
-		// before L and so reopen it; recompute until nothing below the cut
-		// is open.
+	if pl.opts.Mode == ModeTruncate {
 		for {
 			l := state.LastStableOffset
 			if l >= cut {
 				break
 			}
 			if l < p.LogStartOffset {
-				return nil, edit.Refuse(edit.RefuseBelowLogStart, pl.dir, "the last stable offset %d is below the log start offset %d", l, p.LogStartOffset)
+				return 0, edit.Refuse(edit.RefuseBelowLogStart, pl.dir, "the last stable offset %d is below the log start offset %d", l, p.LogStartOffset)
 			}
-			if l, err = pl.alignDown(kept, l); err != nil {
-				return nil, err
+			l, err := pl.alignDown(kept, l)
+			if err != nil {
+				return 0, err
 			}
 			p.CutIterations = append(p.CutIterations, l)
 			if state, err = pl.rebuild(l); err != nil {
-				return nil, fmt.Errorf("rebuilding producer state up to %d: %w", l, err)
+				return 0, fmt.Errorf("rebuilding producer state up to %d: %w", l, err)
 			}
 			cut = l
 		}
 		if len(state.Ongoing) > 0 {
 			t := state.Ongoing[0]
-			return nil, edit.Refuse(RefuseOpenTransactions, pl.dir,
+			return 0, edit.Refuse(RefuseOpenTransactions, pl.dir,
 				"producer %d's transaction from offset %d would still be open at the barrier (it starts before the log start offset %d)",
 				t.ProducerID, t.FirstOffset, p.LogStartOffset)
 		}
 	}
 	if cut < p.LogStartOffset {
-		return nil, edit.Refuse(edit.RefuseBelowLogStart, pl.dir, "the cut %d is below the log start offset %d", cut, p.LogStartOffset)
+		return 0, edit.Refuse(edit.RefuseBelowLogStart, pl.dir, "the cut %d is below the log start offset %d", cut, p.LogStartOffset)
 	}
 	p.Cut = cut
 	p.ProducersCleared = len(state.Producers)
+	return cut, nil
+}
 
-	// The segment the cut falls in.
-	ci := -1
-	for i, s := range kept {
-		if s.files.BaseOffset <= cut {
-			ci = i
-		}
-	}
-	if ci < 0 {
-		return nil, edit.Refuse(edit.RefuseBelowLogStart, pl.dir, "the cut %d is below the first segment %d", cut, kept[0].files.BaseOffset)
-	}
-	cs := kept[ci]
-	p.CutSegment = cs.files.BaseOffset
-
-	// Pass 2: the cut segment and everything after it.
+// passTwo reads the cut segment kept[ci] and everything after it: the
+// last batch kept (nil when none), the cut segment's kept batches indexed
+// from scratch, and what the cut removes (batches, records, producers,
+// bytes, transactions), recorded in the plan.
+func (pl *planner) passTwo(kept, dropped []*segScan, ci int, end int64) (*batchMeta, *segment.IndexBuilder, error) {
+	p, cut, cs := pl.p, pl.p.Cut, kept[ci]
 	var lastKept *batchMeta
 	for _, s := range kept[:ci] {
 		if s.last != nil {
@@ -510,7 +608,7 @@ func (pl *planner) plan() (*InjectionPlan, error) {
 		}
 	}
 	p.CutPosition = cs.valid
-	rebuilt := segment.NewIndexBuilder(cs.files.BaseOffset, o.IndexIntervalBytes)
+	rebuilt := segment.NewIndexBuilder(cs.files.BaseOffset, pl.opts.IndexIntervalBytes)
 	removedPIDs := map[int64]bool{}
 	open := map[int64]*DroppedTxn{}
 	removed := func(m *batchMeta) {
@@ -551,15 +649,15 @@ func (pl *planner) plan() (*InjectionPlan, error) {
 		}
 		removed(m)
 		return true
-	}); err != nil {
-		return nil, err
+	}, nil); err != nil {
+		return nil, nil, err
 	}
 	if indexErr != nil {
-		return nil, fmt.Errorf("%s: %w", cs.files.Log, indexErr)
+		return nil, nil, fmt.Errorf("%s: %w", cs.files.Log, indexErr)
 	}
 	for _, s := range kept[ci+1:] {
-		if _, err := scanSegment(s.files, func(m *batchMeta) bool { removed(m); return true }); err != nil {
-			return nil, err
+		if _, err := scanSegment(s.files, func(m *batchMeta) bool { removed(m); return true }, nil); err != nil {
+			return nil, nil, err
 		}
 	}
 	for _, t := range open {
@@ -581,84 +679,58 @@ func (pl *planner) plan() (*InjectionPlan, error) {
 	if cs.cut != nil && cs.cut.Kind == segment.CutZeroFilled && p.TailRepair == nil {
 		pl.warnf("%s: %d zero bytes of preallocation after position %d are removed", filepath.Base(cs.files.Log), cs.size-cs.valid, cs.valid)
 	}
+	return lastKept, rebuilt, nil
+}
 
-	// Legacy data at the cut: the barrier is a v2 control batch.
-	if lastKept != nil && lastKept.Magic < 2 {
-		return nil, edit.Refuse(RefuseLegacyFormat, cs.files.Log,
-			"the batch before the cut (offset %d) is a magic v%d message: the topic is on a pre-0.11 message format and cannot take a v2 control batch",
-			lastKept.Base, lastKept.Magic)
+// abortMarkers are abort mode's ABORT markers, one for each transaction
+// open at the end (r0), from offset off at position pos on: their bytes,
+// and the offset and position after them. They and the transactions they
+// abort are recorded in the plan.
+func (pl *planner) abortMarkers(r0 *psm.Result, off, pos int64) ([]byte, int64, int64, error) {
+	p, o := pl.p, pl.opts
+	var out []byte
+	producers := map[int64]*psm.Entry{}
+	for i := range r0.Producers {
+		producers[r0.Producers[i].ProducerID] = &r0.Producers[i]
 	}
-
-	// Idempotence: already barriered at its LSO.
-	if lastKept != nil && lastKept.Barrier && cut == end && p.TailRepair == nil && len(r0.Ongoing) == 0 && !o.Force {
-		p.NothingToDo = true
-		p.Reason = fmt.Sprintf("the log already ends with a MIRROR_PID_RESET barrier at offset %d, at its last stable offset %d (use --force to add another)",
-			lastKept.Base, end)
-		p.BarrierOffset = lastKept.Base
-		p.NewLogEndOffset = end
-		return p, nil
-	}
-
-	// Leader epoch.
-	if err := pl.planEpochs(kept, cut, lastKept); err != nil {
-		return nil, err
-	}
-
-	// The batches to append.
-	var appendBytes []byte
-	off, pos := cut, p.CutPosition
-	if o.Mode == ModeAbort {
-		producers := map[int64]*psm.Entry{}
-		for i := range r0.Producers {
-			producers[r0.Producers[i].ProducerID] = &r0.Producers[i]
+	for i, t := range r0.Ongoing {
+		e := producers[t.ProducerID]
+		if e == nil {
+			re := edit.Refuse(RefuseOpenTransactions, pl.dir,
+				"producer %d's transaction from offset %d is open but the producer has no state (cleared by an earlier barrier?): an ABORT marker cannot close it",
+				t.ProducerID, t.FirstOffset)
+			re.Remedy = edit.RemedyTruncateMode
+			return nil, 0, 0, re
 		}
-		for i, t := range r0.Ongoing {
-			e := producers[t.ProducerID]
-			if e == nil {
-				return nil, edit.Refuse(RefuseOpenTransactions, pl.dir,
-					"producer %d's transaction from offset %d is open but the producer has no state (cleared by an earlier barrier?): an ABORT marker cannot close it; use --mode truncate",
-					t.ProducerID, t.FirstOffset)
-			}
-			ce := e.CoordinatorEpoch
-			if ce < 0 {
-				ce = 0
-			}
-			if o.CoordinatorEpoch != nil {
-				if *o.CoordinatorEpoch < ce {
-					pl.warnf("--coordinator-epoch %d is below producer %d's last coordinator epoch %d; a leader would reject the marker (TransactionCoordinatorFencedException)",
-						*o.CoordinatorEpoch, e.ProducerID, ce)
-				}
-				ce = *o.CoordinatorEpoch
-			}
-			raw := BuildEndTxnMarker(off, p.LeaderEpoch, o.Timestamp, e.ProducerID, e.ProducerEpoch, ce, false)
-			p.Appended = append(p.Appended, AppendedBatch{Kind: decode.ControlAbort.String(), Offset: off, Position: pos, Size: len(raw),
-				ProducerID: e.ProducerID, ProducerEpoch: e.ProducerEpoch, CoordinatorEpoch: ce, TxnFirstOffset: t.FirstOffset})
-			// ProducerStateManager.lastStableOffset(completedTxn): the first
-			// offset of the earliest other ongoing transaction, else
-			// lastOffset+1. The markers complete the transactions in
-			// first-offset order, so the next one is still open.
-			lso := off + 1
-			if i+1 < len(r0.Ongoing) {
-				lso = r0.Ongoing[i+1].FirstOffset
-			}
-			p.AbortedTxns = append(p.AbortedTxns, segment.AbortedTxn{Version: segment.AbortedTxnCurrentVersion,
-				ProducerID: e.ProducerID, FirstOffset: t.FirstOffset, LastOffset: off, LastStableOffset: lso})
-			appendBytes = append(appendBytes, raw...)
-			off++
-			pos += int64(len(raw))
+		ce := e.CoordinatorEpoch
+		if ce < 0 {
+			ce = 0
 		}
+		if o.CoordinatorEpoch != nil {
+			if *o.CoordinatorEpoch < ce {
+				pl.warnf("--coordinator-epoch %d is below producer %d's last coordinator epoch %d; a leader would reject the marker (TransactionCoordinatorFencedException)",
+					*o.CoordinatorEpoch, e.ProducerID, ce)
+			}
+			ce = *o.CoordinatorEpoch
+		}
+		raw := BuildEndTxnMarker(off, p.LeaderEpoch, o.Timestamp, e.ProducerID, e.ProducerEpoch, ce, false)
+		p.Appended = append(p.Appended, AppendedBatch{Kind: decode.ControlAbort.String(), Offset: off, Position: pos, Size: len(raw),
+			ProducerID: e.ProducerID, ProducerEpoch: e.ProducerEpoch, CoordinatorEpoch: ce, TxnFirstOffset: t.FirstOffset})
+		// ProducerStateManager.lastStableOffset(completedTxn): the first
+		// offset of the earliest other ongoing transaction, else
+		// lastOffset+1. The markers complete the transactions in
+		// first-offset order, so the next one is still open.
+		lso := off + 1
+		if i+1 < len(r0.Ongoing) {
+			lso = r0.Ongoing[i+1].FirstOffset
+		}
+		p.AbortedTxns = append(p.AbortedTxns, segment.AbortedTxn{Version: segment.AbortedTxnCurrentVersion,
+			ProducerID: e.ProducerID, FirstOffset: t.FirstOffset, LastOffset: off, LastStableOffset: lso})
+		out = append(out, raw...)
+		off++
+		pos += int64(len(raw))
 	}
-	bar := Build(Spec{BaseOffset: off, PartitionLeaderEpoch: p.LeaderEpoch, Timestamp: o.Timestamp, SourceClusterID: o.SourceClusterID})
-	p.Appended = append(p.Appended, AppendedBatch{Kind: decode.ControlMirrorPidReset.String(), Offset: off, Position: pos, Size: len(bar),
-		ProducerID: decode.NoProducerID, ProducerEpoch: decode.NoProducerEpoch, CoordinatorEpoch: -1, TxnFirstOffset: -1})
-	appendBytes = append(appendBytes, bar...)
-	p.BarrierOffset = off
-	p.NewLogEndOffset = off + 1
-	if off-cs.files.BaseOffset > 1<<31-1 {
-		return nil, fmt.Errorf("offset %d does not fit in segment %d's relative offsets", off, cs.files.BaseOffset)
-	}
-
-	return p, pl.planFiles(kept, dropped, ci, appendBytes, rebuilt)
+	return out, off, pos, nil
 }
 
 // alignDown moves l down to the base of the batch that contains it: a cut
@@ -681,7 +753,7 @@ func (pl *planner) alignDown(kept []*segScan, l int64) (int64, error) {
 			return false
 		}
 		return true
-	})
+	}, nil)
 	return out, err
 }
 

@@ -21,50 +21,105 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 	p, o := pl.p, pl.opts
 	cs := kept[ci]
 	cut := p.Cut
-	base := cs.files.BaseOffset
-	var ops []edit.FileOp
-
-	del := func(path, why string) error {
-		op, err := edit.DeleteOp(path, why)
-		if err == nil {
-			ops = append(ops, op)
-		}
-		return err
-	}
-	write := func(name string, content []byte, why string) error {
-		op, err := edit.WriteOp(pl.dir, name, content, why)
-		if op != nil {
-			ops = append(ops, *op)
-		}
-		return err
-	}
+	pl.ops = nil
 
 	newSnap := ""
 	if !o.NoSnapshot {
 		p.SnapshotOffset = p.NewLogEndOffset
 		newSnap = segment.SegmentFileName(p.NewLogEndOffset, segment.SnapshotSuffix)
 	}
-	// Snapshots above the cut describe data that is gone
-	// (ProducerStateManager.truncateAndReload deletes them too).
+	if err := pl.snapshotOps(newSnap); err != nil {
+		return err
+	}
+	later := append(append([]*segScan{}, kept[ci+1:]...), dropped...)
+	if err := pl.laterSegmentOps(later); err != nil {
+		return err
+	}
+	if err := pl.txnIndexOps(cs); err != nil {
+		return err
+	}
+	if err := pl.indexOps(cs, rebuilt); err != nil {
+		return err
+	}
+
+	// The cut segment's .log: the kept prefix, byte for byte, then the new
+	// batches.
+	why := "append the barrier"
+	if p.Mode == ModeAbort && len(p.Appended) > 1 {
+		why = fmt.Sprintf("append %d ABORT markers and the barrier", len(p.Appended)-1)
+	}
+	if cs.size > p.CutPosition {
+		why = fmt.Sprintf("truncate at position %d (offset %d), then %s", p.CutPosition, cut, why)
+	}
+	pl.ops = append(pl.ops, edit.FileOp{Name: filepath.Base(cs.files.Log), Action: edit.OpReplace, Why: why, OldSize: cs.size,
+		NewSize: p.CutPosition + int64(len(appendBytes)), KeepPrefix: p.CutPosition, Content: appendBytes})
+
+	if pl.epochContent != nil {
+		why := "leader epochs starting at or above the cut dropped"
+		if p.EpochEntryAdded != nil {
+			why = fmt.Sprintf("epoch %d recorded from offset %d", p.EpochEntryAdded.Epoch, p.EpochEntryAdded.StartOffset)
+			if len(p.EpochEntriesRemoved) > 0 {
+				why = "leader epochs starting at or above the cut dropped, " + why
+			}
+		}
+		if err := pl.write(segment.LeaderEpochCheckpointName, pl.epochContent, why); err != nil {
+			return err
+		}
+	}
+	if newSnap != "" {
+		if err := pl.write(newSnap, segment.EncodeProducerSnapshot(nil), "empty producer state at the new log end: the barrier clears every producer"); err != nil {
+			return err
+		}
+	}
+	p.Ops = pl.ops
+	return nil
+}
+
+// del adds the deletion of path to the plan's file operations.
+func (pl *planner) del(path, why string) error {
+	op, err := edit.DeleteOp(path, why)
+	if err == nil {
+		pl.ops = append(pl.ops, op)
+	}
+	return err
+}
+
+// write adds the replacement of the file name by content (when it
+// differs) to the plan's file operations.
+func (pl *planner) write(name string, content []byte, why string) error {
+	op, err := edit.WriteOp(pl.dir, name, content, why)
+	if op != nil {
+		pl.ops = append(pl.ops, *op)
+	}
+	return err
+}
+
+// snapshotOps deletes the snapshots above the cut: they describe data
+// that is gone (ProducerStateManager.truncateAndReload deletes them too).
+// newSnap, the snapshot written at the new log end, is replaced instead.
+func (pl *planner) snapshotOps(newSnap string) error {
+	p := pl.p
 	for i := len(pl.pd.Snapshots) - 1; i >= 0; i-- {
 		s := pl.pd.Snapshots[i]
-		if s.Offset <= cut {
+		if s.Offset <= p.Cut {
 			continue
 		}
 		p.SnapshotsDeleted = append(p.SnapshotsDeleted, s.Offset)
 		if filepath.Base(s.Path) == newSnap {
 			continue // replaced below
 		}
-		if err := del(s.Path, "producer snapshot above the cut"); err != nil {
+		if err := pl.del(s.Path, "producer snapshot above the cut"); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
-	// Segments wholly above the cut (LocalLog.truncateTo deletes them), and
-	// those a tail repair drops (LogLoader.recoverLog).
-	var later []*segScan
-	later = append(later, kept[ci+1:]...)
-	later = append(later, dropped...)
+// laterSegmentOps deletes, highest first, the segments wholly above the
+// cut (LocalLog.truncateTo deletes them) and those a tail repair drops
+// (LogLoader.recoverLog).
+func (pl *planner) laterSegmentOps(later []*segScan) error {
+	p := pl.p
 	slices.SortFunc(later, func(a, b *segScan) int { return cmp.Compare(b.files.BaseOffset, a.files.BaseOffset) })
 	for _, s := range later {
 		f := s.files
@@ -73,15 +128,20 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 		if p.TailRepair != nil && f.BaseOffset > p.TailRepair.Segment {
 			why = fmt.Sprintf("segment %d follows the repaired tail", f.BaseOffset)
 		}
-		if err := edit.DeleteSegment(f, why, &p.Index, &p.TimeIndex, &p.TxnIndex, del); err != nil {
+		if err := edit.DeleteSegment(f, why, &p.Index, &p.TimeIndex, &p.TxnIndex, pl.del); err != nil {
 			return err
 		}
 	}
 	slices.Sort(p.SegmentsDeleted)
 	slices.Sort(p.SnapshotsDeleted)
+	return nil
+}
 
-	// The cut segment's .txnindex: TransactionIndex.truncateTo drops the
-	// entries whose lastOffset >= cut; abort mode adds its entries.
+// txnIndexOps writes the cut segment cs's .txnindex:
+// TransactionIndex.truncateTo drops the entries whose lastOffset >= cut;
+// abort mode adds its entries.
+func (pl *planner) txnIndexOps(cs *segScan) error {
+	p, cut := pl.p, pl.p.Cut
 	var txns []segment.AbortedTxn
 	if cs.files.TxnIndex != "" {
 		x, err := segment.ReadTxnIndex(cs.files.TxnIndex)
@@ -98,27 +158,30 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 	}
 	txns = append(txns, p.AbortedTxns...)
 	p.TxnIndex.Added = len(p.AbortedTxns)
-	if cs.files.TxnIndex != "" || len(txns) > 0 {
-		var content []byte
-		for _, t := range txns {
-			content = segment.AppendAbortedTxn(content, t)
-		}
-		if content == nil {
-			content = []byte{}
-		}
-		why := "aborted transactions ending at or above the cut dropped"
-		if len(p.AbortedTxns) > 0 {
-			why = fmt.Sprintf("%d aborted transactions of the new ABORT markers added", len(p.AbortedTxns))
-		}
-		if err := write(segment.SegmentFileName(base, segment.TxnIndexSuffix), content, why); err != nil {
-			return err
-		}
+	if cs.files.TxnIndex == "" && len(txns) == 0 {
+		return nil
 	}
+	var content []byte
+	for _, t := range txns {
+		content = segment.AppendAbortedTxn(content, t)
+	}
+	if content == nil {
+		content = []byte{}
+	}
+	why := "aborted transactions ending at or above the cut dropped"
+	if len(p.AbortedTxns) > 0 {
+		why = fmt.Sprintf("%d aborted transactions of the new ABORT markers added", len(p.AbortedTxns))
+	}
+	return pl.write(segment.SegmentFileName(cs.files.BaseOffset, segment.TxnIndexSuffix), content, why)
+}
 
-	// The cut segment's .index and .timeindex: OffsetIndex/TimeIndex
-	// .truncateTo drop entries at or above the cut, then the new batches
-	// are indexed as LogSegment.append would. A missing file is rebuilt
-	// (LogLoader recovers a segment whose index is missing).
+// indexOps writes the cut segment cs's .index and .timeindex:
+// OffsetIndex/TimeIndex.truncateTo drop entries at or above the cut, then
+// the new batches are indexed as LogSegment.append would. A missing file
+// is rebuilt (LogLoader recovers a segment whose index is missing) from
+// rebuilt, the kept batches indexed from scratch.
+func (pl *planner) indexOps(cs *segScan, rebuilt *segment.IndexBuilder) error {
+	p, cut, base := pl.p, pl.p.Cut, cs.files.BaseOffset
 	idxKept, tidxKept := rebuilt.Index(), rebuilt.TimeIndex()
 	if cs.files.Index != "" {
 		x, err := segment.ReadOffsetIndex(cs.files.Index, base)
@@ -165,50 +228,16 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 	}
 	p.Index.Added = len(b.Index()) - p.Index.Kept
 	p.TimeIndex.Added = len(b.TimeIndex()) - p.TimeIndex.Kept
-	idxWhy := "entries at or above the cut dropped, the new batches indexed"
+	why := "entries at or above the cut dropped, the new batches indexed"
 	if p.Mode == ModeAbort && p.TailRepair == nil {
-		idxWhy = "the new batches indexed"
+		why = "the new batches indexed"
 	}
 	idx, tidx, err := b.Encode()
 	if err != nil {
 		return err
 	}
-	if err := write(segment.SegmentFileName(base, segment.TimeIndexSuffix), tidx, idxWhy); err != nil {
+	if err := pl.write(segment.SegmentFileName(base, segment.TimeIndexSuffix), tidx, why); err != nil {
 		return err
 	}
-	if err := write(segment.SegmentFileName(base, segment.IndexSuffix), idx, idxWhy); err != nil {
-		return err
-	}
-
-	// The cut segment's .log: the kept prefix, byte for byte, then the new
-	// batches.
-	why := "append the barrier"
-	if p.Mode == ModeAbort && len(p.Appended) > 1 {
-		why = fmt.Sprintf("append %d ABORT markers and the barrier", len(p.Appended)-1)
-	}
-	if cs.size > p.CutPosition {
-		why = fmt.Sprintf("truncate at position %d (offset %d), then %s", p.CutPosition, cut, why)
-	}
-	ops = append(ops, edit.FileOp{Name: filepath.Base(cs.files.Log), Action: edit.OpReplace, Why: why, OldSize: cs.size,
-		NewSize: p.CutPosition + int64(len(appendBytes)), KeepPrefix: p.CutPosition, Content: appendBytes})
-
-	if pl.epochContent != nil {
-		why := "leader epochs starting at or above the cut dropped"
-		if p.EpochEntryAdded != nil {
-			why = fmt.Sprintf("epoch %d recorded from offset %d", p.EpochEntryAdded.Epoch, p.EpochEntryAdded.StartOffset)
-			if len(p.EpochEntriesRemoved) > 0 {
-				why = "leader epochs starting at or above the cut dropped, " + why
-			}
-		}
-		if err := write(segment.LeaderEpochCheckpointName, pl.epochContent, why); err != nil {
-			return err
-		}
-	}
-	if newSnap != "" {
-		if err := write(newSnap, segment.EncodeProducerSnapshot(nil), "empty producer state at the new log end: the barrier clears every producer"); err != nil {
-			return err
-		}
-	}
-	p.Ops = ops
-	return nil
+	return pl.write(segment.SegmentFileName(base, segment.IndexSuffix), idx, why)
 }

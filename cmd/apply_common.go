@@ -34,20 +34,6 @@ func changedFlags(c *cobra.Command, names ...string) []string {
 	return out
 }
 
-// applyExit maps the errors all three commands share to exit codes: a
-// refusal exits ExitRefused, an option error ExitUsage.
-func applyExit(err error) error {
-	var re *edit.RefusalError
-	var oe *edit.OptionError
-	switch {
-	case errors.As(err, &re):
-		return &exitError{code: ExitRefused, err: err}
-	case errors.As(err, &oe):
-		return &exitError{code: ExitUsage, err: fmt.Errorf("--%w", oe)}
-	}
-	return err
-}
-
 // warnResumeIgnoresFlags says that a pending operation (what: "injection",
 // "mirror", "repair") in dir is finished with the options it was planned
 // with, when plan-shaping flags were given.
@@ -133,11 +119,12 @@ func textEpochChanges(pf printfFunc, ls lister, removed, added []segment.EpochEn
 
 // textFilesTail is inject-barrier's and mirror's end of a plan, after its
 // "Files:" title: the file operations as aligned columns (summarised), the
-// warnings and the dry-run note.
+// dry-run note (warnings are diagnostics: the printers write them to
+// stderr).
 //
 // With tbl set (--output table) the file operations are a tablewriter
 // table instead of aligned lines.
-func textFilesTail(pf printfFunc, st *styles, ls lister, ops []edit.FileOp, warnings []string, dryRun bool, tbl *tableOut) {
+func textFilesTail(pf printfFunc, st *styles, ls lister, ops []edit.FileOp, dryRun bool, tbl *tableOut) {
 	size := func(op edit.FileOp) string {
 		switch op.Action {
 		case edit.OpDelete:
@@ -158,9 +145,6 @@ func textFilesTail(pf printfFunc, st *styles, ls lister, ops []edit.FileOp, warn
 			op := ops[i]
 			pf("  %-7s %-32s %-18s %s\n", op.Action, op.Name, size(op), st.paint(st.dim, op.Why))
 		}, func(more string) { pf("  %s\n", more) })
-	}
-	for _, warn := range warnings {
-		pf("%s %s\n", st.paint(st.warn, "warning:"), warn)
 	}
 	if dryRun {
 		pf("%s nothing was changed; run without --dry-run to apply\n", st.paint(st.info, "Dry run:"))

@@ -17,19 +17,6 @@ import (
 // function a reviewer can hold in their head.
 const maxFuncLines = 120
 
-// longFuncs are the functions still above maxFuncLines: the write
-// planners, left for issue 17's phase 2b (they are being changed for
-// write safety). The list can only shrink: an entry that no longer
-// exceeds the limit, or no longer exists, fails the test until it is
-// removed.
-var longFuncs = map[string]bool{
-	"barrier/plan.go planner.plan":                        true,
-	"barrier/planfiles.go planner.planFiles":              true,
-	"barrier/repair/repair.go planner.plan":               true,
-	"barrier/mirror/mirror.go mirrorPlanner.files":        true,
-	"barrier/mirror/mirror.go mirrorPlanner.copyAndFiles": true,
-}
-
 // moduleRoot is the module's directory, seen from cmd's tests.
 const moduleRoot = ".."
 
@@ -109,8 +96,8 @@ func funcName(fd *ast.FuncDecl) string {
 }
 
 // TestFunctionsFitInAHead: no non-test function is longer than
-// maxFuncLines, except the allow-listed write planners, each of which must
-// still be that long (remove it from longFuncs once it is cut).
+// maxFuncLines (the write planners, the last above it, are cut into their
+// steps).
 func TestFunctionsFitInAHead(t *testing.T) {
 	lengths := funcLengths(t)
 	if len(lengths) < 1000 {
@@ -118,7 +105,7 @@ func TestFunctionsFitInAHead(t *testing.T) {
 	}
 	var long []string
 	for fn, n := range lengths {
-		if n > maxFuncLines && !longFuncs[fn] {
+		if n > maxFuncLines {
 			long = append(long, fn+" ("+strconv.Itoa(n)+" lines)")
 		}
 	}
@@ -126,15 +113,6 @@ func TestFunctionsFitInAHead(t *testing.T) {
 	if len(long) > 0 {
 		t.Errorf("%d functions are longer than %d lines; cut them into the steps their comments name:\n  %s",
 			len(long), maxFuncLines, strings.Join(long, "\n  "))
-	}
-	for fn := range longFuncs {
-		n, ok := lengths[fn]
-		switch {
-		case !ok:
-			t.Errorf("longFuncs lists %s, which no longer exists: remove it", fn)
-		case n <= maxFuncLines:
-			t.Errorf("%s is %d lines now: remove it from longFuncs", fn, n)
-		}
 	}
 }
 

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 
 	"github.com/spf13/cobra"
 
@@ -13,11 +12,9 @@ import (
 
 // injectBarrierOptions are the flags of `kseg inject-barrier`.
 type injectBarrierOptions struct {
-	dryRun             bool
-	output             string
+	writeFlags
 	mode               string
 	repairTail         bool
-	backupDir          string
 	timestamp          int64
 	leaderEpoch        int32
 	bumpLeaderEpoch    int32
@@ -26,7 +23,6 @@ type injectBarrierOptions struct {
 	noSnapshot         bool
 	force              bool
 	indexIntervalBytes int
-	rollback           bool
 
 	// derived by Validate
 	inject barrier.InjectOptions
@@ -36,12 +32,11 @@ type injectBarrierOptions struct {
 }
 
 func (o *injectBarrierOptions) AddFlags(c *cobra.Command) {
+	o.addWriteFlags(c, "print the plan and change nothing",
+		"undo an interrupted injection (its journal is in DIR) from its backup, instead of finishing it")
 	f := c.Flags()
-	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and change nothing")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
 	f.StringVar(&o.mode, "mode", "truncate", "truncate: cut the log at its last stable offset, then the barrier (KIP-1279 design 1); abort: an ABORT marker for every open transaction, then the barrier (design 2)")
 	f.BoolVar(&o.repairTail, "repair-tail", false, "first cut a torn or corrupt tail, or a batch that fails its CRC, where broker recovery would")
-	f.StringVar(&o.backupDir, "backup-dir", "", backupDirUsage)
 	f.Int64Var(&o.timestamp, "timestamp", 0, "timestamp of the new batches in epoch milliseconds (default: now)")
 	f.Int32Var(&o.leaderEpoch, "leader-epoch", -1, "partitionLeaderEpoch of the new batches (default: the latest epoch in leader-epoch-checkpoint, else the last batch's)")
 	f.Int32Var(&o.bumpLeaderEpoch, "bump-leader-epoch", -1, "record leader epoch N from the first new batch in leader-epoch-checkpoint and write the new batches in it; N must be above every recorded epoch")
@@ -50,14 +45,11 @@ func (o *injectBarrierOptions) AddFlags(c *cobra.Command) {
 	f.BoolVar(&o.noSnapshot, "no-snapshot", false, "do not write the empty producer snapshot at the new log end")
 	f.BoolVar(&o.force, "force", false, "add a barrier even when the log already ends with one")
 	f.IntVar(&o.indexIntervalBytes, "index-interval-bytes", segment.DefaultIndexIntervalBytes, "the topic's index.interval.bytes, for the offset-index entries of the new batches")
-	f.BoolVar(&o.rollback, "rollback", false, "undo an interrupted injection (its journal is in DIR) from its backup, instead of finishing it")
 }
 
 func (o *injectBarrierOptions) Validate(c *cobra.Command, args []string) error {
-	switch o.output {
-	case "text", "table", "json":
-	default:
-		return usageErrorf("--output must be text, table or json, not %q", o.output)
+	if err := o.validateOutput(); err != nil {
+		return err
 	}
 	in := barrier.InjectOptions{
 		RepairTail:         o.repairTail,
@@ -110,8 +102,8 @@ func (o *injectBarrierOptions) Validate(c *cobra.Command, args []string) error {
 	}
 	o.planFlags = changedFlags(c, "mode", "repair-tail", "timestamp", "leader-epoch", "bump-leader-epoch", "source-cluster-id",
 		"coordinator-epoch", "no-snapshot", "force", "index-interval-bytes")
-	if o.rollback && (o.dryRun || len(o.planFlags) > 0) {
-		return usageErrorf("--rollback takes no other flag than --output and --backup-dir")
+	if err := o.validateRollback(o.planFlags); err != nil {
+		return err
 	}
 	if len(args) != 1 {
 		return usageErrorf("inject-barrier needs exactly one partition directory")
@@ -179,17 +171,6 @@ stable offset is left alone (--force adds another).
 	return c
 }
 
-// injectExit maps the barrier package's typed errors to exit codes.
-// A corrupt tail (found without --repair-tail) exits ExitFindings.
-func injectExit(err error) error {
-	var re *edit.RefusalError
-	var ct *barrier.CorruptTailError
-	if !errors.As(err, &re) && errors.As(err, &ct) {
-		return &exitError{code: ExitFindings, err: err}
-	}
-	return applyExit(err)
-}
-
 func runInjectBarrier(ctx context.Context, s *Streams, g *globalOptions, o *injectBarrierOptions, dir string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -197,38 +178,23 @@ func runInjectBarrier(ctx context.Context, s *Streams, g *globalOptions, o *inje
 	if err := checkInput(s, "inject-barrier", dir, inputPartition); err != nil {
 		return err
 	}
-	pr := newInjectPrinter(s, o.output)
-	if o.rollback {
-		rep, err := barrier.RollbackInjection(dir, edit.Options{})
-		if err != nil {
-			return injectExit(err)
-		}
-		return pr.Report(rep)
-	}
-	p, err := barrier.PlanInjection(dir, o.inject)
-	if err != nil {
-		return injectExit(err)
-	}
-	warnResumeIgnoresFlags(s, g, p.Resume, "injection", dir, o.planFlags)
-	if err := pr.Plan(p, o.dryRun); err != nil {
-		return err
-	}
-	if o.dryRun || p.NothingToDo {
-		return nil
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	rep, err := barrier.ApplyInjection(p, edit.Options{BackupDir: o.backupDir})
-	if err != nil {
-		noteApplyFailure(s, g, rep.Summary(), err, "injection", dir)
-		return injectExit(err)
-	}
-	if err := pr.Report(rep); err != nil {
-		return err
-	}
-	if rep.Verification != nil && !rep.Verification.OK() {
-		return findingsExit()
-	}
-	return nil
+	return runWrite(ctx, s, g, writeRun[*barrier.InjectionPlan, *barrier.InjectionVerification]{
+		what: "injection", dir: dir, flags: &o.writeFlags, planFlags: o.planFlags,
+		printer: newInjectPrinter(s, o.output),
+		// The plan's first pass reads every .log segment whole.
+		planLabel: "planning",
+		planTotal: func() int64 { return logBytes(dir) },
+		plan: func(progress func(int64)) (*barrier.InjectionPlan, error) {
+			opts := o.inject
+			opts.Progress = progress
+			return barrier.PlanInjection(dir, opts)
+		},
+		parts: func(p *barrier.InjectionPlan) writePlanParts {
+			return writePlanParts{resume: p.Resume, nothing: p.NothingToDo, ops: p.Ops, dir: dir}
+		},
+		apply: barrier.ApplyInjection,
+		rollback: func(eo edit.Options) (*barrier.InjectionReport, error) {
+			return barrier.RollbackInjection(dir, eo)
+		},
+	})
 }

@@ -126,7 +126,7 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 	}
 	pf("\n%s\n", title("Files:"))
 	warnDiagnostics(t.errw, p.Warnings)
-	textFilesTail(pf, st, ls, p.Ops, nil, dryRun, t.tbl)
+	textFilesTail(pf, st, ls, p.Ops, dryRun, t.tbl)
 	return nil
 }
 

@@ -223,6 +223,10 @@ func checkMirrorInputs(s *Streams, args []string, rollback bool) error {
 	if err := checkInput(s, "mirror", args[0], inputPartition); err != nil {
 		return err
 	}
+	// DST may not exist yet, but its name is the partition's either way.
+	if _, ok := segment.ParsePartitionDir(filepath.Base(filepath.Clean(dst))); !ok {
+		return notInput(dst, "the name is not <topic>-<partition>", "mirror takes a destination partition directory (or one to create)")
+	}
 	st, err := s.inputFS().Stat(dst)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

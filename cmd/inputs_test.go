@@ -158,6 +158,15 @@ func TestBadInputsOneAnswer(t *testing.T) {
 			t.Errorf("%s of a directory not named <topic>-<partition>: exit %d, want 2", name, code)
 		}
 	}
+	// mirror's DST too, whether it exists or is to be created (it was
+	// refused, exit 4, as not-a-partition).
+	for _, dst := range []string{in["badname"], filepath.Join(root, "orders-0x")} {
+		s, out, errb := TestStreams()
+		code := Run(context.Background(), []string{"mirror", "--dry-run", good, dst}, s)
+		if code != ExitUsage || !strings.Contains(errb.String(), dst+": the name is not <topic>-<partition>; mirror takes") || out.Len() != 0 {
+			t.Errorf("mirror to %s: exit %d, want 2 naming it\n%s%s", dst, code, out, errb)
+		}
+	}
 }
 
 func runQuiet(t *testing.T, args ...string) int {

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 
 	"github.com/spf13/cobra"
 
@@ -17,10 +16,7 @@ type mirrorOptions struct {
 	segmentBytes       int64
 	indexIntervalBytes int
 	align              bool
-	dryRun             bool
-	backupDir          string
-	output             string
-	rollback           bool
+	writeFlags
 
 	// derived by Validate
 	mirror mirror.Options
@@ -35,23 +31,19 @@ func (o *mirrorOptions) AddFlags(c *cobra.Command) {
 	f.Int64Var(&o.segmentBytes, "segment-bytes", segment.DefaultSegmentBytes, "the destination topic's segment.bytes: roll a new segment when the active one would grow beyond it")
 	f.IntVar(&o.indexIntervalBytes, "index-interval-bytes", segment.DefaultIndexIntervalBytes, "the destination topic's index.interval.bytes, for the offset- and time-index entries of the copied batches")
 	f.BoolVar(&o.align, "align", false, "first truncate DST where it stops being a prefix of SRC (what failback does before mirroring back), instead of refusing")
-	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and change nothing")
-	f.StringVar(&o.backupDir, "backup-dir", "", backupDirUsage)
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
-	f.BoolVar(&o.rollback, "rollback", false, "undo an interrupted mirror (its journal is in DST) from its backup, instead of finishing it")
+	o.addWriteFlags(c, "print the plan and change nothing",
+		"undo an interrupted mirror (its journal is in DST) from its backup, instead of finishing it")
 }
 
 func (o *mirrorOptions) Validate(c *cobra.Command, args []string) error {
-	switch o.output {
-	case "text", "table", "json":
-	default:
-		return usageErrorf("--output must be text, table or json, not %q", o.output)
+	if err := o.validateOutput(); err != nil {
+		return err
 	}
 	fl := c.Flags()
 	o.planFlags = changedFlags(c, "upto", "segment-bytes", "index-interval-bytes", "align")
 	if o.rollback {
-		if o.dryRun || len(o.planFlags) > 0 {
-			return usageErrorf("--rollback takes no other flag than --output and --backup-dir")
+		if err := o.validateRollback(o.planFlags); err != nil {
+			return err
 		}
 		if len(args) != 1 && len(args) != 2 {
 			return usageErrorf("mirror --rollback needs the destination partition directory (DST, or SRC DST)")
@@ -128,18 +120,6 @@ to finish it, or add --rollback to undo it. --dry-run prints the plan.
 	return c
 }
 
-// mirrorExit maps the barrier package's typed errors to exit codes.
-func mirrorExit(err error) error {
-	var de *mirror.DivergedError
-	var ge *mirror.GapError
-	var ce *mirror.CorruptSourceError
-	switch {
-	case errors.As(err, &de), errors.As(err, &ge), errors.As(err, &ce):
-		return &exitError{code: ExitFindings, err: err}
-	}
-	return injectExit(err)
-}
-
 func runMirror(ctx context.Context, s *Streams, g *globalOptions, o *mirrorOptions, args []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -147,38 +127,22 @@ func runMirror(ctx context.Context, s *Streams, g *globalOptions, o *mirrorOptio
 	if err := checkMirrorInputs(s, args, o.rollback); err != nil {
 		return err
 	}
-	pr := newMirrorPrinter(s, o.output)
-	if o.rollback {
-		rep, err := mirror.Rollback(args[len(args)-1], edit.Options{})
-		if err != nil {
-			return mirrorExit(err)
-		}
-		return pr.Report(rep)
-	}
-	p, err := mirror.PlanMirror(args[0], args[1], o.mirror)
-	if err != nil {
-		return mirrorExit(err)
-	}
-	warnResumeIgnoresFlags(s, g, p.Resume, "mirror", args[1], o.planFlags)
-	if err := pr.Plan(p, o.dryRun); err != nil {
-		return err
-	}
-	if o.dryRun || p.NothingToDo {
-		return nil
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	rep, err := mirror.Apply(p, edit.Options{BackupDir: o.backupDir})
-	if err != nil {
-		noteApplyFailure(s, g, rep.Summary(), err, "mirror", p.Dir)
-		return mirrorExit(err)
-	}
-	if err := pr.Report(rep); err != nil {
-		return err
-	}
-	if v := rep.Verification; v != nil && !v.OK() {
-		return findingsExit()
-	}
-	return nil
+	dst := args[len(args)-1]
+	return runWrite(ctx, s, g, writeRun[*mirror.Plan, *mirror.Verification]{
+		what: "mirror", dir: dst, flags: &o.writeFlags, planFlags: o.planFlags,
+		printer: newMirrorPrinter(s, o.output),
+		// The plan reads the source, and the destination beside it, once.
+		planLabel: "planning",
+		planTotal: func() int64 { return logBytes(args[0], dst) },
+		plan: func(progress func(int64)) (*mirror.Plan, error) {
+			opts := o.mirror
+			opts.Progress = progress
+			return mirror.PlanMirror(args[0], dst, opts)
+		},
+		parts: func(p *mirror.Plan) writePlanParts {
+			return writePlanParts{resume: p.Resume, nothing: p.NothingToDo, ops: p.Ops, dir: p.Dir}
+		},
+		apply:    mirror.Apply,
+		rollback: func(eo edit.Options) (*mirror.Report, error) { return mirror.Rollback(dst, eo) },
+	})
 }

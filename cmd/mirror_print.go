@@ -121,7 +121,7 @@ func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 	pf("  new log end offset %s\n", off(p.NewLogEndOffset))
 	pf("%s\n", title("Files:"))
 	warnDiagnostics(t.errw, p.Warnings)
-	textFilesTail(pf, st, ls, p.Ops, nil, dryRun, t.tbl)
+	textFilesTail(pf, st, ls, p.Ops, dryRun, t.tbl)
 	return nil
 }
 

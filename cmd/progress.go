@@ -308,9 +308,25 @@ func humanBytes(n int64) string {
 // shown at all. Feed it through Add (or psm.Options.Progress = p.Add when
 // p.Enabled()).
 func newLogProgress(s *Streams, g *globalOptions, label string, dirs []string, items bool) *progress {
-	if s == nil || !s.ErrTTY || (g != nil && g.quiet) {
+	if !progressShown(s, g) {
 		return newProgress(s, g, label, 0) // disabled: nothing listed, no goroutine
 	}
+	n := int64(0)
+	if items && len(dirs) > 1 {
+		n = int64(len(dirs))
+	}
+	return newItemProgress(s, g, label, logBytes(dirs...), n, "partitions")
+}
+
+// progressShown: a progress line can be drawn (stderr is a terminal and
+// --quiet is off).
+func progressShown(s *Streams, g *globalOptions) bool {
+	return s != nil && s.ErrTTY && (g == nil || !g.quiet)
+}
+
+// logBytes is the size of the .log segments of the partition directories
+// dirs (those that cannot be listed count 0).
+func logBytes(dirs ...string) int64 {
 	var total int64
 	for _, dir := range dirs {
 		pd, err := segment.OpenPartitionDir(dir)
@@ -323,11 +339,23 @@ func newLogProgress(s *Streams, g *globalOptions, label string, dirs []string, i
 			}
 		}
 	}
-	n := int64(0)
-	if items && len(dirs) > 1 {
-		n = int64(len(dirs))
+	return total
+}
+
+// stepProgress runs one step of a command (a plan, an apply, a
+// comparison) under a progress line labelled label: work gets the
+// callback a domain package's Options.Progress takes, nil when no line
+// can be shown (so that the domain skips its bookkeeping), and the line
+// is erased before stepProgress returns, before anything is printed.
+// total is asked for only when the line is shown (0: not known; the line
+// then counts bytes and their rate).
+func stepProgress[T any](s *Streams, g *globalOptions, label string, total func() int64, work func(progress func(int64)) (T, error)) (T, error) {
+	if !progressShown(s, g) {
+		return work(nil)
 	}
-	return newItemProgress(s, g, label, total, n, "partitions")
+	p := newProgress(s, g, label, total())
+	defer p.Done()
+	return work(p.Add)
 }
 
 // Enabled reports whether the line can be shown (stderr a terminal, no

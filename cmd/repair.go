@@ -12,12 +12,9 @@ import (
 
 // repairOptions are the flags of `kseg repair`.
 type repairOptions struct {
-	dryRun             bool
-	output             string
+	writeFlags
 	all                bool
 	indexIntervalBytes int
-	backupDir          string
-	rollback           bool
 
 	// derived by Validate
 	repair repair.Options
@@ -27,27 +24,23 @@ type repairOptions struct {
 }
 
 func (o *repairOptions) AddFlags(c *cobra.Command) {
+	o.addWriteFlags(c, "print the plan and change nothing (exit 3 when it found damage)",
+		"undo an interrupted repair (its journal is in DIR) from its backup, instead of finishing it")
 	f := c.Flags()
-	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and change nothing (exit 3 when it found damage)")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
 	f.BoolVar(&o.all, "all", false, "examine every segment, not only those from the recovery point (recovery-point-offset-checkpoint) on")
 	f.IntVar(&o.indexIntervalBytes, "index-interval-bytes", segment.DefaultIndexIntervalBytes, "the topic's index.interval.bytes, for the .index and .timeindex entries of rebuilt indexes")
-	f.StringVar(&o.backupDir, "backup-dir", "", backupDirUsage)
-	f.BoolVar(&o.rollback, "rollback", false, "undo an interrupted repair (its journal is in DIR) from its backup, instead of finishing it")
 }
 
 func (o *repairOptions) Validate(c *cobra.Command, args []string) error {
-	switch o.output {
-	case "text", "table", "json":
-	default:
-		return usageErrorf("--output must be text, table or json, not %q", o.output)
+	if err := o.validateOutput(); err != nil {
+		return err
 	}
 	if o.indexIntervalBytes < 0 {
 		return usageErrorf("--index-interval-bytes must not be negative")
 	}
 	o.planFlags = changedFlags(c, "all", "index-interval-bytes")
-	if o.rollback && (o.dryRun || len(o.planFlags) > 0) {
-		return usageErrorf("--rollback takes no other flag than --output and --backup-dir")
+	if err := o.validateRollback(o.planFlags); err != nil {
+		return err
 	}
 	if len(args) != 1 {
 		return usageErrorf("repair needs exactly one partition directory")
@@ -127,44 +120,27 @@ func runRepair(ctx context.Context, s *Streams, g *globalOptions, o *repairOptio
 	if err := checkInput(s, "repair", dir, inputPartition); err != nil {
 		return err
 	}
-	pr := newRepairPrinter(s, o.output)
-	if o.rollback {
-		rep, err := repair.Rollback(dir, edit.Options{})
-		if err != nil {
-			return applyExit(err)
-		}
-		return pr.Report(rep)
-	}
-	p, err := repair.PlanRepair(dir, o.repair)
-	if err != nil {
-		return applyExit(err)
-	}
-	warnResumeIgnoresFlags(s, g, p.Resume, "repair", dir, o.planFlags)
-	if err := pr.Plan(p, o.dryRun); err != nil {
-		return err
-	}
-	if p.NothingToDo {
-		return nil
-	}
-	if o.dryRun {
-		if p.Damage {
-			return findingsExit()
-		}
-		return nil
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	rep, err := repair.Apply(p, edit.Options{BackupDir: o.backupDir})
-	if err != nil {
-		noteApplyFailure(s, g, rep.Summary(), err, "repair", dir)
-		return applyExit(err)
-	}
-	if err := pr.Report(rep); err != nil {
-		return err
-	}
-	if v := rep.Verification; v != nil && !v.OK() {
-		return findingsExit()
-	}
-	return nil
+	return runWrite(ctx, s, g, writeRun[*repair.Plan, *repair.Verification]{
+		what: "repair", dir: dir, flags: &o.writeFlags, planFlags: o.planFlags,
+		printer: newRepairPrinter(s, o.output),
+		// Which segments are examined is known only as the plan goes: the
+		// line counts bytes, without a total.
+		planLabel: "examining",
+		plan: func(progress func(int64)) (*repair.Plan, error) {
+			opts := o.repair
+			opts.Progress = progress
+			return repair.PlanRepair(dir, opts)
+		},
+		parts: func(p *repair.Plan) writePlanParts {
+			return writePlanParts{resume: p.Resume, nothing: p.NothingToDo, ops: p.Ops, dir: dir}
+		},
+		dryRunExit: func(p *repair.Plan) error {
+			if p.Damage {
+				return findingsExit()
+			}
+			return nil
+		},
+		apply:    repair.Apply,
+		rollback: func(eo edit.Options) (*repair.Report, error) { return repair.Rollback(dir, eo) },
+	})
 }

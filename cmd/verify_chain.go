@@ -221,14 +221,14 @@ Nothing is ever modified.
 			if err != nil {
 				return err
 			}
-			return runVerifyChain(c.Context(), s, o, dirs)
+			return runVerifyChain(c.Context(), s, g, o, dirs)
 		},
 	}
 	o.AddFlags(c)
 	return c
 }
 
-func runVerifyChain(ctx context.Context, s *Streams, o *verifyChainOptions, dirs []string) error {
+func runVerifyChain(ctx context.Context, s *Streams, g *globalOptions, o *verifyChainOptions, dirs []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -246,7 +246,18 @@ func runVerifyChain(ctx context.Context, s *Streams, o *verifyChainOptions, dirs
 			return err
 		}
 	}
-	rep, err := mirror.VerifyChain(dirs, o.pairs, mirror.ChainOptions{StrictEpochs: o.strictEpochs})
+	// The progress line: each edge reads its upstream log once and its
+	// downstream log twice (the lockstep walk, then the replay).
+	total := func() int64 {
+		var n int64
+		for _, e := range edges {
+			n += logBytes(dirs[e[0]]) + 2*logBytes(dirs[e[1]])
+		}
+		return n
+	}
+	rep, err := stepProgress(s, g, "comparing", total, func(progress func(int64)) (*mirror.ChainReport, error) {
+		return mirror.VerifyChain(dirs, o.pairs, mirror.ChainOptions{StrictEpochs: o.strictEpochs, Progress: progress})
+	})
 	if err != nil {
 		var re *edit.RefusalError
 		var oe *edit.OptionError

@@ -144,7 +144,14 @@ type RecoverOptions struct {
 	// only. Returning false ends the scan there: the Recovery then
 	// describes the batches read so far, with no cut.
 	OnBatch func(pos int64, b *decode.Batch) bool
+	// Progress, when set, is called with the bytes of the segment read
+	// (every MiB or so, the rest when Recover returns): a progress line's
+	// count, drawn by the caller.
+	Progress func(n int64)
 }
+
+// recoverProgressStep is how far Recover reads between Progress calls.
+const recoverProgressStep = 1 << 20
 
 // OffsetOverflowError is a batch whose offsets do not fit its segment's
 // int32 relative offsets (LogSegmentOffsetOverflowException): the broker
@@ -178,11 +185,22 @@ func Recover(path string, baseOffset int64, opts RecoverOptions) (*Recovery, err
 	cut := func(kind CutKind, pos, baseOffset int64, ce *decode.CorruptError, format string, args ...any) {
 		r.Cut = &Cut{Kind: kind, Position: pos, Bytes: lf.Size - pos, BaseOffset: baseOffset, Err: ce, Message: fmt.Sprintf(format, args...)}
 	}
+	var told int64 // bytes Progress was told of
+	tell := func(upto int64) {
+		if opts.Progress != nil && upto > told {
+			opts.Progress(upto - told)
+			told = upto
+		}
+	}
+	defer func() { tell(lf.Size) }()
 	order := NewOffsetOrder(baseOffset)
 	sc := lf.Scanner(ScanOptions{})
 	for sc.Next() {
 		b := sc.Batch()
 		pos := sc.Pos()
+		if end := pos + b.Size(); end-told >= recoverProgressStep {
+			tell(end)
+		}
 		r.FramedEnd = max(r.FramedEnd, b.NextOffset())
 		if r.Cut != nil {
 			r.Lost++

@@ -2,6 +2,7 @@ package segment_test
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,6 +92,38 @@ func TestCutKindStrings(t *testing.T) {
 		}
 		if k.Damage() != (k != segment.CutNone && k != segment.CutZeroFilled) {
 			t.Errorf("%s: Damage %v", k, k.Damage())
+		}
+	}
+}
+
+// TestRecoverProgressCountsTheSegment: Progress is told every byte of the
+// segment once, in steps of about a MiB on a large one, whatever its tail.
+func TestRecoverProgressCountsTheSegment(t *testing.T) {
+	big := filepath.Join(t.TempDir(), segment.SegmentFileName(0, segment.LogSuffix))
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := segtest.LargeSegment(f, 5<<20, segtest.LargeOptions{Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	torn := filepath.Join("..", "testdata", "broken", "torn-tail", "events-0", "00000000000000000000.log")
+	for _, path := range []string{big, torn} {
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum int64
+		calls := 0
+		if _, err := segment.Recover(path, 0, segment.RecoverOptions{Progress: func(n int64) { sum += n; calls++ }}); err != nil {
+			t.Fatal(err)
+		}
+		if sum != st.Size() {
+			t.Errorf("%s: Progress told %d bytes of %d", path, sum, st.Size())
+		}
+		if path == big && calls < 4 {
+			t.Errorf("%s: %d Progress calls for %d bytes: the line would not move within the segment", path, calls, st.Size())
 		}
 	}
 }

@@ -36,6 +36,11 @@ type ChainOptions struct {
 	// default: partitionLeaderEpoch lies outside the CRC, and a mirror
 	// that rewrites it still holds the same data.
 	StrictEpochs bool
+	// Progress, when set, is called with the bytes read as each edge's
+	// walk reads both logs and as the downstream log is replayed (every
+	// MiB or so): an edge reads its upstream's .log segments once and its
+	// downstream's twice at most. The caller draws it.
+	Progress func(n int64)
 }
 
 // Edge statuses.
@@ -369,6 +374,7 @@ func VerifyEdge(upstream, downstream string, opts ChainOptions) (*EdgeReport, er
 		return nil, err
 	}
 	defer d.Close()
+	u.progress, d.progress = opts.Progress, opts.Progress
 	rep := &EdgeReport{Upstream: upstream, Downstream: downstream, MirroredBarriers: []MirroredBarrier{}, ProducersReused: []int64{},
 		Averted: []AvertedAnomaly{}, Findings: []finding.Finding{}}
 	uEnd, err := logEnd(u.pd)
@@ -756,7 +762,9 @@ func (w *edgeWalk) producerState() error {
 		o.IgnoreBarriers, o.VerifyCRC = true, false
 		without, errWithout = psm.Rebuild(pd, o)
 	}()
-	with, err := psm.Rebuild(pd, o)
+	honoured := o // the replay that counts towards the progress line
+	honoured.Progress = w.opts.Progress
+	with, err := psm.Rebuild(pd, honoured)
 	wg.Wait()
 	if err != nil {
 		return fmt.Errorf("replaying %s: %w", pd.Path, err)

@@ -46,6 +46,35 @@ type logCursor struct {
 	ZeroTails []string
 	err       error
 	done      bool
+
+	// progress, when set, is told the bytes of the batches read (every
+	// progressStep, and at the end of each segment); pending holds those
+	// not yet told.
+	progress func(n int64)
+	pending  int64
+}
+
+// progressStep is how many bytes a cursor reads between progress calls.
+const progressStep = 1 << 20
+
+// count adds n bytes read, telling progress every progressStep.
+func (c *logCursor) count(n int64) {
+	if c.progress == nil {
+		return
+	}
+	c.pending += n
+	if c.pending >= progressStep {
+		c.progress(c.pending)
+		c.pending = 0
+	}
+}
+
+// flush tells progress the bytes not yet told.
+func (c *logCursor) flush() {
+	if c.progress != nil && c.pending > 0 {
+		c.progress(c.pending)
+		c.pending = 0
+	}
 }
 
 // cursorDamage is a torn or corrupt tail that ended a cursor.
@@ -112,6 +141,7 @@ func (c *logCursor) advance() bool {
 		}
 		if c.sc.Next() {
 			b := c.sc.Batch()
+			c.count(b.Size())
 			if !c.started && b.LastOffset() < c.start {
 				// Below the log start offset (only at the head of the log:
 				// later, a batch claiming such offsets is returned, for
@@ -151,6 +181,7 @@ func (c *logCursor) advance() bool {
 }
 
 func (c *logCursor) closeSegment() {
+	c.flush()
 	if c.sc != nil {
 		c.sc.Close()
 		c.sc = nil

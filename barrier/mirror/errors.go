@@ -27,8 +27,7 @@ type DivergedError struct {
 }
 
 func (e *DivergedError) Error() string {
-	return fmt.Sprintf("%s has diverged from %s at offset %d: %s (rerun with --align to truncate it there first, as failback does)",
-		e.Dst, e.Src, e.Offset, e.Reason)
+	return fmt.Sprintf("%s has diverged from %s at offset %d: %s", e.Dst, e.Src, e.Offset, e.Reason)
 }
 
 // GapError is a mirror destination whose log ends before its source's log

@@ -33,6 +33,11 @@ type Options struct {
 	// is not the source (what failback does before mirroring back);
 	// without it a diverged destination is refused (*DivergedError).
 	Align bool `json:"align"`
+	// Progress, when set, is called as the plan reads the source's and
+	// the destination's batches, with the bytes read (every MiB or so);
+	// a plan reads each log once, in its .log segments' sizes at most.
+	// The caller draws it.
+	Progress func(n int64) `json:"-"`
 
 	// checkWritable replaces the read-only probe in tests.
 	checkWritable func(dir string) (bool, string, error)
@@ -319,6 +324,7 @@ func (mp *mirrorPlanner) plan() (*Plan, error) {
 		return nil, err
 	}
 	defer sc.Close()
+	sc.progress = mp.opts.Progress
 	if len(sc.segs) == 0 {
 		return nil, edit.Refuse(edit.RefuseNotPartition, p.Src, "no .log segment to mirror")
 	}
@@ -338,6 +344,7 @@ func (mp *mirrorPlanner) plan() (*Plan, error) {
 			return nil, err
 		}
 		defer dc.Close()
+		dc.progress = mp.opts.Progress
 		p.DstSegments = len(dc.segs)
 	}
 	if err := mp.readEpochs(); err != nil {
@@ -733,36 +740,9 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 				return fmt.Errorf("offsets %d..%d do not fit in one segment", b.BaseOffset, last)
 			}
 		}
-		// LogSegment.append: max timestamp, then an index entry when more
-		// than index.interval.bytes went by since the last one.
-		if err := cur.ib.Append(size, last, b.MaxTimestamp); err != nil {
-			return fmt.Errorf("%s: %w", segment.SegmentFileName(cur.ib.Base(), segment.LogSuffix), err)
+		if err := mp.copyBatch(cur, sc); err != nil {
+			return err
 		}
-		cur.addSource(filepath.Join(p.Src, sc.File()), sc.Pos(), size)
-		cur.appended++
-		if b.Magic >= 2 {
-			mp.epochs = segment.AssignLeaderEpoch(mp.epochs, b.PartitionLeaderEpoch, b.BaseOffset)
-		} else {
-			mp.epochs = nil
-		}
-		nAborted := len(mp.m.Aborted())
-		_ = mp.m.ApplyBatch(b)
-		for _, t := range mp.m.Aborted()[nAborted:] {
-			a := segment.AbortedTxn{Version: segment.AbortedTxnCurrentVersion, ProducerID: t.ProducerID, FirstOffset: t.FirstOffset,
-				LastOffset: t.LastOffset, LastStableOffset: t.LastStableOffset}
-			cur.txns = append(cur.txns, a)
-			p.AbortedTxns = append(p.AbortedTxns, a)
-		}
-		if barrier.Is(b) {
-			p.Barriers = append(p.Barriers, b.BaseOffset)
-		}
-		p.Copied.Batches++
-		if b.RecordCount >= 0 {
-			p.Copied.Records += int64(b.RecordCount)
-		} else {
-			p.Copied.Records++
-		}
-		p.Copied.Bytes += size
 		next = last + 1
 		p.To = next
 		if !sc.Next() {
@@ -781,15 +761,7 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 	}
 	p.NewLogEndOffset = max(next, p.To)
 	if p.Copied.Batches == 0 && p.Truncation == nil {
-		p.NothingToDo = true
-		switch {
-		case o.Upto >= 0 && o.Upto <= p.From:
-			p.Reason = fmt.Sprintf("the destination already ends at %d, at or beyond --upto %d", p.From, o.Upto)
-		case lastMsg != "":
-			p.Reason = lastMsg
-		default:
-			p.Reason = fmt.Sprintf("the destination already holds every batch of the source (its log end is %d)", p.From)
-		}
+		mp.nothingCopied(lastMsg)
 		return nil
 	}
 	if cur != nil {
@@ -801,6 +773,61 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 		p.SnapshotsCreated = append(p.SnapshotsCreated, s.offset)
 	}
 	return mp.files(segs, snaps, cont)
+}
+
+// copyBatch adds the source cursor's current batch to the segment cur as
+// a broker's append would (LogSegment.append: max timestamp, then an
+// index entry when more than index.interval.bytes went by since the last
+// one; LeaderEpochFileCache.assign), and its producer state, aborted
+// transactions, barriers and counts to the plan.
+func (mp *mirrorPlanner) copyBatch(cur *dstSeg, sc *logCursor) error {
+	p, b := mp.p, sc.Batch()
+	size, last := b.Size(), b.LastOffset()
+	if err := cur.ib.Append(size, last, b.MaxTimestamp); err != nil {
+		return fmt.Errorf("%s: %w", segment.SegmentFileName(cur.ib.Base(), segment.LogSuffix), err)
+	}
+	cur.addSource(filepath.Join(p.Src, sc.File()), sc.Pos(), size)
+	cur.appended++
+	if b.Magic >= 2 {
+		mp.epochs = segment.AssignLeaderEpoch(mp.epochs, b.PartitionLeaderEpoch, b.BaseOffset)
+	} else {
+		mp.epochs = nil
+	}
+	nAborted := len(mp.m.Aborted())
+	_ = mp.m.ApplyBatch(b)
+	for _, t := range mp.m.Aborted()[nAborted:] {
+		a := segment.AbortedTxn{Version: segment.AbortedTxnCurrentVersion, ProducerID: t.ProducerID, FirstOffset: t.FirstOffset,
+			LastOffset: t.LastOffset, LastStableOffset: t.LastStableOffset}
+		cur.txns = append(cur.txns, a)
+		p.AbortedTxns = append(p.AbortedTxns, a)
+	}
+	if barrier.Is(b) {
+		p.Barriers = append(p.Barriers, b.BaseOffset)
+	}
+	p.Copied.Batches++
+	if b.RecordCount >= 0 {
+		p.Copied.Records += int64(b.RecordCount)
+	} else {
+		p.Copied.Records++
+	}
+	p.Copied.Bytes += size
+	return nil
+}
+
+// nothingCopied marks a plan that copies no batch (and truncates nothing)
+// as having nothing to do, saying why; lastMsg is why the copy stopped
+// before the batch it could not take whole ("" when none).
+func (mp *mirrorPlanner) nothingCopied(lastMsg string) {
+	p, o := mp.p, mp.opts
+	p.NothingToDo = true
+	switch {
+	case o.Upto >= 0 && o.Upto <= p.From:
+		p.Reason = fmt.Sprintf("the destination already ends at %d, at or beyond --upto %d", p.From, o.Upto)
+	case lastMsg != "":
+		p.Reason = lastMsg
+	default:
+		p.Reason = fmt.Sprintf("the destination already holds every batch of the source (its log end is %d)", p.From)
+	}
 }
 
 type snapshotPlan struct {
@@ -916,33 +943,13 @@ func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64
 // the new snapshots, leader-epoch-checkpoint.
 func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *continuation) error {
 	p := mp.p
-	var ops []edit.FileOp
-	dir := p.Dir
-	del := func(path, why string) error {
-		op, err := edit.DeleteOp(path, why)
-		if err == nil {
-			ops = append(ops, op)
-		}
-		return err
-	}
-	write := func(name string, content []byte, why string) error {
-		if p.CreateDir {
-			ops = append(ops, edit.FileOp{Name: name, Action: edit.OpCreate, Why: why, OldSize: -1, NewSize: int64(len(content)), Content: content})
-			return nil
-		}
-		op, err := edit.WriteOp(dir, name, content, why)
-		if op != nil {
-			ops = append(ops, *op)
-		}
-		return err
-	}
-
+	ol := &opList{dir: p.Dir, create: p.CreateDir}
 	if p.TopicID != "" && (mp.dstPD == nil || mp.dstPD.PartitionMetadata == "") {
 		b, err := segment.ReadFile(mp.srcPD.PartitionMetadata)
 		if err != nil {
 			return err
 		}
-		if err := write(segment.PartitionMetadataName, b, "the source's topic id "+p.TopicID+" (a mirror keeps it)"); err != nil {
+		if err := ol.write(segment.PartitionMetadataName, b, "the source's topic id "+p.TopicID+" (a mirror keeps it)"); err != nil {
 			return err
 		}
 	}
@@ -957,7 +964,7 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 				continue
 			}
 			p.SnapshotsDeleted = append(p.SnapshotsDeleted, s.Offset)
-			if err := del(s.Path, "producer snapshot above the cut"); err != nil {
+			if err := ol.del(s.Path, "producer snapshot above the cut"); err != nil {
 				return err
 			}
 		}
@@ -965,81 +972,132 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 		for i := len(cont.after) - 1; i >= 0; i-- {
 			f := cont.after[i]
 			why := fmt.Sprintf("segment %d lies wholly above the cut", f.BaseOffset)
-			if err := edit.DeleteSegment(f, why, &p.Index, &p.TimeIndex, &p.TxnIndex, del); err != nil {
+			if err := edit.DeleteSegment(f, why, &p.Index, &p.TimeIndex, &p.TxnIndex, ol.del); err != nil {
 				return err
 			}
 		}
 	}
 	for _, s := range segs {
-		idx, tidx, err := s.ib.Encode()
-		if err != nil {
+		if err := mp.segmentOps(ol, s); err != nil {
 			return err
-		}
-		p.Index.Kept += s.keptIdx
-		p.Index.Added += len(s.ib.Index()) - s.keptIdx
-		p.TimeIndex.Kept += s.keptTidx
-		p.TimeIndex.Added += len(s.ib.TimeIndex()) - s.keptTidx
-		p.TxnIndex.Kept += s.keptTxn
-		p.TxnIndex.Added += len(s.txns) - s.keptTxn
-		var txn []byte
-		for _, t := range s.txns {
-			txn = segment.AppendAbortedTxn(txn, t)
-		}
-		name := func(suffix string) string { return segment.SegmentFileName(s.base, suffix) }
-		if s.existing.Log != "" {
-			why := "the copied batches indexed"
-			if p.Truncation != nil && p.Truncation.Segment == s.base {
-				why = "entries at or above the cut dropped, the copied batches indexed"
-			}
-			if s.existing.TxnIndex != "" || len(s.txns) > 0 {
-				if txn == nil {
-					txn = []byte{}
-				}
-				twhy := fmt.Sprintf("the aborted transactions of %d copied ABORT markers added", len(s.txns)-s.keptTxn)
-				if len(s.txns) == s.keptTxn {
-					twhy = "aborted transactions ending at or above the cut dropped"
-				}
-				if err := write(name(segment.TxnIndexSuffix), txn, twhy); err != nil {
-					return err
-				}
-			}
-			if err := write(name(segment.TimeIndexSuffix), tidx, why); err != nil {
-				return err
-			}
-			if err := write(name(segment.IndexSuffix), idx, why); err != nil {
-				return err
-			}
-			if s.keep == s.oldSize && len(s.srcs) == 0 {
-				continue
-			}
-			lwhy := "append " + nBatches(s.appended) + " copied from the source"
-			if s.keep < s.oldSize {
-				lwhy = fmt.Sprintf("truncate at position %d, then %s", s.keep, lwhy)
-				if s.appended == 0 {
-					lwhy = fmt.Sprintf("truncate at position %d", s.keep)
-				}
-			}
-			ops = append(ops, edit.FileOp{Name: name(segment.LogSuffix), Action: edit.OpReplace, Why: lwhy, OldSize: s.oldSize,
-				NewSize: s.ib.Size(), KeepPrefix: s.keep, Sources: s.srcs})
-			continue
-		}
-		lwhy := "new segment: " + nBatches(s.appended) + " copied from the source"
-		ops = append(ops, edit.FileOp{Name: name(segment.LogSuffix), Action: edit.OpCreate, Why: lwhy, OldSize: -1, NewSize: s.ib.Size(), Sources: s.srcs})
-		ops = append(ops, edit.FileOp{Name: name(segment.IndexSuffix), Action: edit.OpCreate, Why: "its offset index", OldSize: -1, NewSize: int64(len(idx)), Content: idx})
-		ops = append(ops, edit.FileOp{Name: name(segment.TimeIndexSuffix), Action: edit.OpCreate, Why: "its time index", OldSize: -1, NewSize: int64(len(tidx)), Content: tidx})
-		if len(txn) > 0 {
-			ops = append(ops, edit.FileOp{Name: name(segment.TxnIndexSuffix), Action: edit.OpCreate, Why: fmt.Sprintf("the aborted transactions of %d copied ABORT markers", len(s.txns)),
-				OldSize: -1, NewSize: int64(len(txn)), Content: txn})
 		}
 	}
 	for _, s := range snaps {
-		if err := write(segment.SegmentFileName(s.offset, segment.SnapshotSuffix), segment.EncodeProducerSnapshot(s.entries),
+		if err := ol.write(segment.SegmentFileName(s.offset, segment.SnapshotSuffix), segment.EncodeProducerSnapshot(s.entries),
 			fmt.Sprintf("producer state at the roll to segment %d (%s), as UnifiedLog.roll takes it", s.offset, nProducers(len(s.entries)))); err != nil {
 			return err
 		}
 	}
-	// leader-epoch-checkpoint: the kept entries, then assign for every
-	// copied batch.
+	if err := mp.epochOps(ol); err != nil {
+		return err
+	}
+	p.Ops = ol.ops
+	return nil
+}
+
+// opList collects a plan's file operations in commit order.
+type opList struct {
+	dir string
+	// create: the partition directory is new, so every write creates.
+	create bool
+	ops    []edit.FileOp
+}
+
+// del deletes path.
+func (l *opList) del(path, why string) error {
+	op, err := edit.DeleteOp(path, why)
+	if err == nil {
+		l.ops = append(l.ops, op)
+	}
+	return err
+}
+
+// write gives the file name the content (created, or replaced when it
+// exists and differs).
+func (l *opList) write(name string, content []byte, why string) error {
+	if l.create {
+		l.ops = append(l.ops, edit.FileOp{Name: name, Action: edit.OpCreate, Why: why, OldSize: -1, NewSize: int64(len(content)), Content: content})
+		return nil
+	}
+	op, err := edit.WriteOp(l.dir, name, content, why)
+	if op != nil {
+		l.ops = append(l.ops, *op)
+	}
+	return err
+}
+
+// segmentOps are the file operations of one written segment: a continued
+// one's .txnindex, .timeindex, .index and .log, or a new one's .log,
+// .index, .timeindex and .txnindex. The index counts go to the plan.
+func (mp *mirrorPlanner) segmentOps(ol *opList, s *dstSeg) error {
+	p := mp.p
+	idx, tidx, err := s.ib.Encode()
+	if err != nil {
+		return err
+	}
+	p.Index.Kept += s.keptIdx
+	p.Index.Added += len(s.ib.Index()) - s.keptIdx
+	p.TimeIndex.Kept += s.keptTidx
+	p.TimeIndex.Added += len(s.ib.TimeIndex()) - s.keptTidx
+	p.TxnIndex.Kept += s.keptTxn
+	p.TxnIndex.Added += len(s.txns) - s.keptTxn
+	var txn []byte
+	for _, t := range s.txns {
+		txn = segment.AppendAbortedTxn(txn, t)
+	}
+	name := func(suffix string) string { return segment.SegmentFileName(s.base, suffix) }
+	if s.existing.Log == "" {
+		lwhy := "new segment: " + nBatches(s.appended) + " copied from the source"
+		ol.ops = append(ol.ops, edit.FileOp{Name: name(segment.LogSuffix), Action: edit.OpCreate, Why: lwhy, OldSize: -1, NewSize: s.ib.Size(), Sources: s.srcs})
+		ol.ops = append(ol.ops, edit.FileOp{Name: name(segment.IndexSuffix), Action: edit.OpCreate, Why: "its offset index", OldSize: -1, NewSize: int64(len(idx)), Content: idx})
+		ol.ops = append(ol.ops, edit.FileOp{Name: name(segment.TimeIndexSuffix), Action: edit.OpCreate, Why: "its time index", OldSize: -1, NewSize: int64(len(tidx)), Content: tidx})
+		if len(txn) > 0 {
+			ol.ops = append(ol.ops, edit.FileOp{Name: name(segment.TxnIndexSuffix), Action: edit.OpCreate, Why: fmt.Sprintf("the aborted transactions of %d copied ABORT markers", len(s.txns)),
+				OldSize: -1, NewSize: int64(len(txn)), Content: txn})
+		}
+		return nil
+	}
+	why := "the copied batches indexed"
+	if p.Truncation != nil && p.Truncation.Segment == s.base {
+		why = "entries at or above the cut dropped, the copied batches indexed"
+	}
+	if s.existing.TxnIndex != "" || len(s.txns) > 0 {
+		if txn == nil {
+			txn = []byte{}
+		}
+		twhy := fmt.Sprintf("the aborted transactions of %d copied ABORT markers added", len(s.txns)-s.keptTxn)
+		if len(s.txns) == s.keptTxn {
+			twhy = "aborted transactions ending at or above the cut dropped"
+		}
+		if err := ol.write(name(segment.TxnIndexSuffix), txn, twhy); err != nil {
+			return err
+		}
+	}
+	if err := ol.write(name(segment.TimeIndexSuffix), tidx, why); err != nil {
+		return err
+	}
+	if err := ol.write(name(segment.IndexSuffix), idx, why); err != nil {
+		return err
+	}
+	if s.keep == s.oldSize && len(s.srcs) == 0 {
+		return nil
+	}
+	lwhy := "append " + nBatches(s.appended) + " copied from the source"
+	if s.keep < s.oldSize {
+		lwhy = fmt.Sprintf("truncate at position %d, then %s", s.keep, lwhy)
+		if s.appended == 0 {
+			lwhy = fmt.Sprintf("truncate at position %d", s.keep)
+		}
+	}
+	ol.ops = append(ol.ops, edit.FileOp{Name: name(segment.LogSuffix), Action: edit.OpReplace, Why: lwhy, OldSize: s.oldSize,
+		NewSize: s.ib.Size(), KeepPrefix: s.keep, Sources: s.srcs})
+	return nil
+}
+
+// epochOps writes leader-epoch-checkpoint: the kept entries, then assign
+// for every copied batch (LeaderEpochFileCache.assign).
+func (mp *mirrorPlanner) epochOps(ol *opList) error {
+	p := mp.p
 	var before []segment.EpochEntry
 	if mp.dstPD != nil && mp.dstPD.LeaderEpochCheckpoint != "" {
 		var err error
@@ -1052,20 +1110,17 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 			p.EpochEntriesAdded = append(p.EpochEntriesAdded, e)
 		}
 	}
-	if mp.epochsOK || len(mp.epochs) > 0 {
-		why := "leader epochs of the copied batches recorded"
-		if len(p.EpochEntriesRemoved) > 0 {
-			why = "leader epochs starting at or above the cut dropped"
-			if len(p.EpochEntriesAdded) > 0 {
-				why += ", those of the copied batches recorded"
-			}
-		}
-		if err := write(segment.LeaderEpochCheckpointName, segment.EncodeLeaderEpochCheckpoint(mp.epochs), why); err != nil {
-			return err
+	if !mp.epochsOK && len(mp.epochs) == 0 {
+		return nil
+	}
+	why := "leader epochs of the copied batches recorded"
+	if len(p.EpochEntriesRemoved) > 0 {
+		why = "leader epochs starting at or above the cut dropped"
+		if len(p.EpochEntriesAdded) > 0 {
+			why += ", those of the copied batches recorded"
 		}
 	}
-	p.Ops = ops
-	return nil
+	return ol.write(segment.LeaderEpochCheckpointName, segment.EncodeLeaderEpochCheckpoint(mp.epochs), why)
 }
 
 func nBatches(n int) string {

@@ -67,6 +67,11 @@ type Options struct {
 	// IndexIntervalBytes is the topic's index.interval.bytes for rebuilt
 	// indexes; 0 means 4096.
 	IndexIntervalBytes int `json:"indexIntervalBytes"`
+	// Progress, when set, is called with the bytes read as each examined
+	// segment is read whole (every MiB or so). Which segments are
+	// examined is known only as the plan goes, so there is no total. The
+	// caller draws it.
+	Progress func(n int64) `json:"-"`
 
 	// checkWritable replaces the read-only probe in tests.
 	checkWritable func(dir string) (bool, string, error)
@@ -269,14 +274,92 @@ func (rp *planner) plan() (*Plan, error) {
 	p := &Plan{Dir: rp.dir, LogDir: rp.logDir, Topic: rp.name.Topic, Partition: rp.name.Partition, Options: rp.opts,
 		SnapshotOffset: -1, FirstExamined: -1}
 	rp.p = p
-	pd, err := segment.OpenPartitionDir(rp.dir)
+	segs, orphans, logStart, err := rp.open()
 	if err != nil {
 		return nil, err
+	}
+	first := rp.scope(segs)
+	scans, cutAt, err := rp.examine(segs, first)
+	if err != nil {
+		return nil, err
+	}
+	dropped, err := rp.logEnds(segs, scans, cutAt, logStart)
+	if err != nil {
+		return nil, err
+	}
+
+	// Producer state at the new end, as the broker rebuilds it: from the
+	// newest snapshot at or below the first examined segment
+	// (truncateAndReload deletes those above it before recovery), over the
+	// log as it will be.
+	kept := segs[:len(segs)-len(dropped)]
+	res, err := rp.replay(kept, scans, p.FirstExamined, p.NewLogEndOffset, logStart)
+	if err != nil {
+		return nil, fmt.Errorf("rebuilding producer state: %w", err)
+	}
+	rp.checkEnd = func(onDisk []segment.SnapshotEntry) (psm.SnapshotCheck, error) {
+		view, o := rp.replayView(kept, scans, p.FirstExamined, p.NewLogEndOffset, logStart)
+		return psm.CheckSnapshotAt(&view, o, p.NewLogEndOffset, onDisk)
+	}
+
+	// Pass 2: the operations, in commit order. Files that go first:
+	// snapshots above the new end, corrupt ones, orphaned indexes,
+	// unreachable segments.
+	if err := rp.planSnapshots(); err != nil {
+		return nil, err
+	}
+	if err := rp.orphanOps(orphans); err != nil {
+		return nil, err
+	}
+	if len(dropped) > 0 {
+		if err := rp.droppedOps(dropped, segs[cutAt].BaseOffset); err != nil {
+			return nil, err
+		}
+	}
+	// Examined segments, last first: .txnindex, .timeindex, .index, then
+	// the .log cut.
+	for i := len(scans) - 1; i >= 0; i-- {
+		sr := scans[i]
+		segEnd := p.NewLogEndOffset
+		for _, s := range kept {
+			if s.BaseOffset > sr.files.BaseOffset {
+				segEnd = s.BaseOffset
+				break
+			}
+		}
+		if err := rp.planSegment(sr, &p.Segments[i], res, segEnd); err != nil {
+			return nil, err
+		}
+	}
+	if err := rp.planEpochs(); err != nil {
+		return nil, err
+	}
+	if err := rp.planEndSnapshot(res); err != nil {
+		return nil, err
+	}
+	p.Ops = rp.ops
+	if len(p.Ops) == 0 {
+		p.NothingToDo = true
+		p.Reason = fmt.Sprintf("every examined segment (%d from offset %d) is valid and its indexes, transaction index and producer snapshots are what recovery would leave",
+			len(p.Segments), p.FirstExamined)
+	}
+	return p, nil
+}
+
+// open lists the partition: its segments with a .log, the orphaned index
+// files (segments without one), and the log start offset of the log
+// directory's checkpoint (-1 when none); it warns about leftovers and a
+// clean-shutdown marker.
+func (rp *planner) open() (segs, orphans []segment.SegmentFiles, logStart int64, err error) {
+	p := rp.p
+	pd, err := segment.OpenPartitionDir(rp.dir)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	rp.pd = pd
 	journalTemp, err := edit.CheckLeftovers(pd, "kseg run")
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
 	if journalTemp != "" {
 		rp.warnf("%s is left from a run interrupted before it changed anything; it is removed", journalTemp)
@@ -285,7 +368,6 @@ func (rp *planner) plan() (*Plan, error) {
 		rp.cleanShutdown = true
 		rp.warnf("the log directory holds %s: a broker would take the shutdown as clean and skip recovery; kseg repairs anyway", segment.CleanShutdownName)
 	}
-	var segs, orphans []segment.SegmentFiles
 	for _, s := range pd.Segments {
 		if s.Log == "" {
 			orphans = append(orphans, s)
@@ -294,17 +376,22 @@ func (rp *planner) plan() (*Plan, error) {
 		segs = append(segs, s)
 	}
 	if len(segs) == 0 {
-		return nil, edit.Refuse(edit.RefuseNotPartition, rp.dir, "no .log segment")
+		return nil, nil, 0, edit.Refuse(edit.RefuseNotPartition, rp.dir, "no .log segment")
 	}
-	logStart, _, err := psm.LogDirCheckpoints(pd)
+	logStart, _, err = psm.LogDirCheckpoints(pd)
 	if err != nil {
 		rp.warnf("log directory checkpoints unreadable (%v); log start taken from the first segment", err)
 		logStart = -1
 	}
 	p.LogStartOffset = max(logStart, segs[0].BaseOffset)
+	return segs, orphans, logStart, nil
+}
 
-	// Scope: the segment holding the recovery point and every later one
-	// (LogLoader.recoverLog), or all of them.
+// scope is the index in segs of the first segment recovery examines: the
+// one holding the recovery point (LogLoader.recoverLog), or the first
+// (Options.All, or no recovery point). It records the scope in the plan.
+func (rp *planner) scope(segs []segment.SegmentFiles) int {
+	p := rp.p
 	p.RecoveryPoint = rp.readRecoveryPoint()
 	first := 0
 	switch {
@@ -320,12 +407,16 @@ func (rp *planner) plan() (*Plan, error) {
 		}
 		p.Scope = fmt.Sprintf("segments from %d, the one holding the recovery point %d, to the end", segs[first].BaseOffset, p.RecoveryPoint)
 	}
+	return first
+}
 
-	// Pass 1: examine. Below the recovery point only a missing .index or a
-	// .txnindex failing its sanity check makes the broker recover a
-	// segment (LogLoader.loadSegmentFiles).
-	var scans []*segRepair
-	cutAt := -1 // index in segs of the in-scope segment cut
+// examine is pass 1: it scans the segments from first on until one is cut
+// (cutAt is its index in segs, -1 when none is). Below the recovery point
+// only a missing .index or a .txnindex failing its sanity check makes the
+// broker recover a segment (LogLoader.loadSegmentFiles).
+func (rp *planner) examine(segs []segment.SegmentFiles, first int) (scans []*segRepair, cutAt int, err error) {
+	p := rp.p
+	cutAt = -1
 	for i, s := range segs {
 		why := "at or above the recovery point"
 		if rp.opts.All {
@@ -341,7 +432,7 @@ func (rp *planner) plan() (*Plan, error) {
 		}
 		sr, err := rp.scan(s)
 		if err != nil {
-			return nil, err
+			return nil, -1, err
 		}
 		if p.FirstExamined < 0 {
 			p.FirstExamined = s.BaseOffset
@@ -350,15 +441,21 @@ func (rp *planner) plan() (*Plan, error) {
 		p.Segments = append(p.Segments, Segment{BaseOffset: s.BaseOffset, Log: filepath.Base(s.Log), Size: sr.size, Why: why,
 			ValidBytes: sr.valid, Batches: sr.batches, NextOffset: sr.next, Cut: sr.cut})
 		if sr.cut != nil && i >= first {
-			cutAt = i
-			break
+			return scans, i, nil
 		}
 		if sr.cut != nil {
 			rp.warnf("segment %d lies below the recovery point and is truncated at position %d; the broker truncates it without deleting the later segments, and so does kseg", s.BaseOffset, sr.cut.Position)
 		}
 	}
+	return scans, cutAt, nil
+}
 
-	// The log end before and after.
+// logEnds works out the log end before and after the repair and what is
+// removed, returns the segments after the cut (recovery can no longer
+// reach them), refuses a log start above the new end, and reports the
+// cuts and the unreachable segments.
+func (rp *planner) logEnds(segs []segment.SegmentFiles, scans []*segRepair, cutAt int, logStart int64) ([]segment.SegmentFiles, error) {
+	p := rp.p
 	last := scans[len(scans)-1]
 	p.NewLogEndOffset = last.next
 	p.LogEndOffset = last.framed
@@ -398,28 +495,12 @@ func (rp *planner) plan() (*Plan, error) {
 	for _, s := range dropped {
 		rp.find(finding.SegmentUnreachable, s.Log, -1, "%s follows a truncated segment: recovery deletes it (LogLoader.recoverLog)", filepath.Base(s.Log))
 	}
+	return dropped, nil
+}
 
-	// Producer state at the new end, as the broker rebuilds it: from the
-	// newest snapshot at or below the first examined segment
-	// (truncateAndReload deletes those above it before recovery), over the
-	// log as it will be.
-	kept := segs[:len(segs)-len(dropped)]
-	res, err := rp.replay(kept, scans, p.FirstExamined, p.NewLogEndOffset, logStart)
-	if err != nil {
-		return nil, fmt.Errorf("rebuilding producer state: %w", err)
-	}
-	rp.checkEnd = func(onDisk []segment.SnapshotEntry) (psm.SnapshotCheck, error) {
-		view, o := rp.replayView(kept, scans, p.FirstExamined, p.NewLogEndOffset, logStart)
-		return psm.CheckSnapshotAt(&view, o, p.NewLogEndOffset, onDisk)
-	}
-
-	// Pass 2: the operations, in commit order. Files that go first:
-	// snapshots above the new end, corrupt ones, unreachable segments.
-	if err := rp.planSnapshots(); err != nil {
-		return nil, err
-	}
-	// Index files without a .log: LogLoader deletes them at load ("Found
-	// an orphaned index file").
+// orphanOps deletes index files without a .log, as LogLoader does at load
+// ("Found an orphaned index file").
+func (rp *planner) orphanOps(orphans []segment.SegmentFiles) error {
 	for _, s := range orphans {
 		for _, path := range []string{s.Index, s.TimeIndex, s.TxnIndex} {
 			if path == "" {
@@ -431,48 +512,27 @@ func (rp *planner) plan() (*Plan, error) {
 			// missing outside the broker.
 			rp.find(finding.OrphanIndex, path, -1, "an index file without its .log (segment %d): the segment's data is missing; the broker deletes the index at load", s.BaseOffset)
 			if err := rp.del(path, "orphaned index file (no .log)"); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
+	return nil
+}
+
+// droppedOps deletes the segments after the one cut (base cutBase),
+// highest first.
+func (rp *planner) droppedOps(dropped []segment.SegmentFiles, cutBase int64) error {
 	slices.SortFunc(dropped, func(a, b segment.SegmentFiles) int { return cmp.Compare(b.BaseOffset, a.BaseOffset) })
 	for _, s := range dropped {
 		for _, path := range []string{s.Log, s.Index, s.TimeIndex, s.TxnIndex} {
 			if path != "" {
-				if err := rp.del(path, fmt.Sprintf("segment %d follows the truncated segment %d", s.BaseOffset, segs[cutAt].BaseOffset)); err != nil {
-					return nil, err
+				if err := rp.del(path, fmt.Sprintf("segment %d follows the truncated segment %d", s.BaseOffset, cutBase)); err != nil {
+					return err
 				}
 			}
 		}
 	}
-	// Examined segments, last first: .txnindex, .timeindex, .index, then
-	// the .log cut.
-	for i := len(scans) - 1; i >= 0; i-- {
-		sr := scans[i]
-		segEnd := p.NewLogEndOffset
-		for _, s := range kept {
-			if s.BaseOffset > sr.files.BaseOffset {
-				segEnd = s.BaseOffset
-				break
-			}
-		}
-		if err := rp.planSegment(sr, &p.Segments[i], res, segEnd); err != nil {
-			return nil, err
-		}
-	}
-	if err := rp.planEpochs(); err != nil {
-		return nil, err
-	}
-	if err := rp.planEndSnapshot(res); err != nil {
-		return nil, err
-	}
-	p.Ops = rp.ops
-	if len(p.Ops) == 0 {
-		p.NothingToDo = true
-		p.Reason = fmt.Sprintf("every examined segment (%d from offset %d) is valid and its indexes, transaction index and producer snapshots are what recovery would leave",
-			len(p.Segments), p.FirstExamined)
-	}
-	return p, nil
+	return nil
 }
 
 // belowRecoveryPoint says why the broker would recover a segment below
@@ -512,7 +572,7 @@ func (rp *planner) scan(s segment.SegmentFiles) (*segRepair, error) {
 		return nil, err
 	}
 	var ierr error
-	r, err := segment.Recover(s.Log, s.BaseOffset, segment.RecoverOptions{OnBatch: func(pos int64, b *decode.Batch) bool {
+	r, err := segment.Recover(s.Log, s.BaseOffset, segment.RecoverOptions{Progress: rp.opts.Progress, OnBatch: func(pos int64, b *decode.Batch) bool {
 		iv.Batch(pos, b)
 		ierr = ib.Append(b.Size(), b.LastOffset(), b.MaxTimestamp)
 		return ierr == nil

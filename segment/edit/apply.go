@@ -314,7 +314,9 @@ func (a *applier) backupDir() (string, error) {
 		return "", err
 	}
 	if within(bd, a.logDir) {
-		return "", Refuse(RefuseBackupDir, bd, "inside the log directory %s: a broker refuses to start with a folder there that is not a partition; run from elsewhere or pass --backup-dir", a.logDir)
+		re := Refuse(RefuseBackupDir, bd, "inside the log directory %s: a broker refuses to start with a folder there that is not a partition", a.logDir)
+		re.Remedy = RemedyBackupDir
+		return "", re
 	}
 	if st, err := os.Stat(bd); err == nil {
 		if !st.IsDir() {
@@ -483,7 +485,7 @@ func (a *applier) backup(op *FileOp) error {
 		}
 		return err
 	}
-	if _, err := io.Copy(a.writer(partial, f), src); err != nil {
+	if _, err := copyN(a.writer(partial, f), src, -1, a.o.Progress); err != nil {
 		return fail(err)
 	}
 	if err := a.step("backup:" + op.Name + ":tmp"); err != nil {
@@ -573,7 +575,7 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 		// *os.File.ReadFrom with an io.LimitedReader over a file uses
 		// copy_file_range on Linux: the kept prefix is copied in the
 		// kernel (and shared, on file systems with reflinks).
-		n, err := io.Copy(w, io.LimitReader(s, keep))
+		n, err := copyN(w, s, keep, a.o.Progress)
 		s.Close()
 		if err != nil {
 			return fail(err)
@@ -585,8 +587,11 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 	if _, err := w.Write(content); err != nil {
 		return fail(err)
 	}
+	if a.o.Progress != nil && len(content) > 0 {
+		a.o.Progress(int64(len(content)))
+	}
 	for _, r := range srcs {
-		if err := copyRange(w, r); err != nil {
+		if err := copyRangeProgress(w, r, a.o.Progress); err != nil {
 			return fail(err)
 		}
 	}

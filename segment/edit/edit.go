@@ -110,6 +110,12 @@ type Options struct {
 	Now func() time.Time
 	// SkipVerify skips the read-back check after the edit.
 	SkipVerify bool
+	// Progress, when set, is called with the bytes the engine has just
+	// copied: into a backup, or into a staged file (kept prefix, new
+	// content, copied source ranges), every few MiB of a long copy. A run
+	// from the start copies CopyBytes(ops) in all. The caller draws it
+	// (the engine never prints); it runs on the applying goroutine.
+	Progress func(n int64)
 }
 
 // Report is what Apply, Resume or Rollback did.
@@ -188,11 +194,30 @@ const (
 // ErrRefused is the class of every *RefusalError (errors.Is).
 var ErrRefused = errors.New("refused")
 
+// Remedy is what the caller could do differently to get past a refusal,
+// in the library's terms; a CLI names its own flag for it. Messages of
+// domain packages never name a flag.
+type Remedy int
+
+const (
+	// RemedyNone: nothing the caller passes changes the answer.
+	RemedyNone Remedy = iota
+	// RemedyBackupDir: give Options.BackupDir outside the log directory.
+	RemedyBackupDir
+	// RemedyRollback: roll the interrupted edit back (its tool's Rollback).
+	RemedyRollback
+	// RemedyTruncateMode: inject in truncate mode (barrier.ModeTruncate).
+	RemedyTruncateMode
+)
+
 // RefusalError is a typed refusal: kseg would not act.
 type RefusalError struct {
 	Reason Reason // one of the Refuse* constants
 	Path   string // the file or directory concerned
 	Detail string
+	// Remedy is what would get past the refusal (RemedyNone: nothing the
+	// caller passes).
+	Remedy Remedy
 }
 
 func (e *RefusalError) Error() string {

@@ -58,9 +58,63 @@ type SourceRange struct {
 	Len  int64  `json:"len"`
 }
 
+// CopyBytes is what an edit of ops copies from the start (Options.Progress
+// counts up to it): a backup of every file that is replaced or deleted,
+// and the new content of every file that is replaced or created.
+func CopyBytes(ops []FileOp) int64 {
+	var n int64
+	for _, op := range ops {
+		if op.Action != OpCreate && op.OldSize > 0 {
+			n += op.OldSize
+		}
+		if op.Action != OpDelete && op.NewSize > 0 {
+			n += op.NewSize
+		}
+	}
+	return n
+}
+
+// progressStep is how much of a long copy is made between calls to
+// Options.Progress.
+const progressStep = 4 << 20
+
+// copyN copies n bytes (n < 0: to the end of r) from r to w in steps of
+// progressStep, reporting each to progress (nil: one copy). Each step is
+// still one io.Copy of a limited reader, so that into an *os.File it stays
+// copy_file_range on Linux.
+func copyN(w io.Writer, r io.Reader, n int64, progress func(int64)) (int64, error) {
+	if progress == nil {
+		if n < 0 {
+			return io.Copy(w, r)
+		}
+		return io.Copy(w, io.LimitReader(r, n))
+	}
+	var done int64
+	for n < 0 || done < n {
+		step := int64(progressStep)
+		if n >= 0 {
+			step = min(step, n-done)
+		}
+		m, err := io.Copy(w, io.LimitReader(r, step))
+		done += m
+		if m > 0 {
+			progress(m)
+		}
+		if err != nil || m < step {
+			return done, err
+		}
+	}
+	return done, nil
+}
+
 // copyRange copies r to w. Into an *os.File this is copy_file_range on
 // Linux: the bytes never pass through user space.
 func copyRange(w io.Writer, r SourceRange) error {
+	return copyRangeProgress(w, r, nil)
+}
+
+// copyRangeProgress is copyRange reporting to progress (nil: none).
+func copyRangeProgress(w io.Writer, r SourceRange, progress func(int64)) error {
 	f, err := segment.OpenFile(r.Path)
 	if err != nil {
 		return err
@@ -69,7 +123,7 @@ func copyRange(w io.Writer, r SourceRange) error {
 	if _, err := f.Seek(r.Pos, io.SeekStart); err != nil {
 		return err
 	}
-	n, err := io.Copy(w, io.LimitReader(f, r.Len))
+	n, err := copyN(w, f, r.Len, progress)
 	if err != nil {
 		return err
 	}

@@ -650,3 +650,36 @@ func TestEditReadsLegacyJournal(t *testing.T) {
 		})
 	}
 }
+
+// TestEditProgressCountsEveryCopiedByte: for every job, Options.Progress
+// is called with the bytes backed up and staged, and they add up to what
+// CopyBytes says a run copies (what a progress line's total is). Before
+// it, an apply was silent however many bytes it copied.
+func TestEditProgressCountsEveryCopiedByte(t *testing.T) {
+	for _, c := range editCases() {
+		t.Run(c.name, func(t *testing.T) {
+			template, _ := c.world(t)
+			root := copyWorld(t, template)
+			var done int64
+			calls := 0
+			r, err := c.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "backup"),
+				Progress: func(n int64) {
+					if n <= 0 {
+						t.Errorf("Progress(%d): not a count of bytes", n)
+					}
+					done += n
+					calls++
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := edit.CopyBytes(r.ops)
+			if want == 0 || calls == 0 {
+				t.Fatalf("the job copies %d bytes in %d calls: nothing to measure", want, calls)
+			}
+			if done != want {
+				t.Errorf("Progress counted %d bytes, CopyBytes says %d", done, want)
+			}
+		})
+	}
+}

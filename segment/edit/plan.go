@@ -160,7 +160,9 @@ func Pending(dir string, kind *Kind) (Job, *Interrupted, error) {
 	case err != nil:
 		return nil, nil, err
 	case j.Tool != kind.Tool:
-		return nil, nil, Refuse(RefusePending, dir, "an interrupted %s is pending here (journal %s): rerun it to finish it, or roll it back with --rollback", j.Tool, filepath.Base(j.Path(dir)))
+		re := Refuse(RefusePending, dir, "an interrupted %s is pending here (journal %s): rerun it to finish it, or roll it back", j.Tool, filepath.Base(j.Path(dir)))
+		re.Remedy = RemedyRollback
+		return nil, nil, re
 	}
 	job, err := Validate(j, dir, kind)
 	if err != nil {

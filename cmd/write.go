@@ -1,0 +1,217 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/segment/edit"
+)
+
+// The shape every write command (inject-barrier, mirror, repair) shares:
+// the flags writeFlags, the run function runWrite, and one mapping of
+// results to exit codes, writeExit. A
+// fourth write command declares its plan-shaping flags and a writeRun; it
+// needs nothing new here or in the edit engine.
+
+// writeFlags are the flags every write command has, embedded in its
+// options.
+type writeFlags struct {
+	dryRun    bool
+	output    string
+	backupDir string
+	rollback  bool
+}
+
+// addWriteFlags registers the shared flags, in the command's words for
+// --dry-run and --rollback.
+func (w *writeFlags) addWriteFlags(c *cobra.Command, dryRunUsage, rollbackUsage string) {
+	f := c.Flags()
+	f.BoolVar(&w.dryRun, "dry-run", false, dryRunUsage)
+	f.StringVarP(&w.output, "output", "o", "text", "output format: text|table|json")
+	f.StringVar(&w.backupDir, "backup-dir", "", backupDirUsage)
+	f.BoolVar(&w.rollback, "rollback", false, rollbackUsage)
+}
+
+// validateOutput checks --output.
+func (w *writeFlags) validateOutput() error {
+	switch w.output {
+	case "text", "table", "json":
+		return nil
+	}
+	return usageErrorf("--output must be text, table or json, not %q", w.output)
+}
+
+// validateRollback: --rollback comes with no flag that shapes a plan
+// (planFlags, as changedFlags lists them) and without --dry-run.
+func (w *writeFlags) validateRollback(planFlags []string) error {
+	if w.rollback && (w.dryRun || len(planFlags) > 0) {
+		return usageErrorf("--rollback takes no other flag than --output and --backup-dir")
+	}
+	return nil
+}
+
+// writeExit is the one mapping of a write command's errors to exit codes:
+// a refusal exits ExitRefused; an option that cannot apply, ExitUsage; a
+// damaged partition the command will not act on without being told
+// (inject-barrier's corrupt tail without --repair-tail, a mirror's
+// diverged, gapped or corrupt source), ExitFindings; anything else is an
+// operational error.
+func writeExit(err error) error {
+	var re *edit.RefusalError
+	var oe *edit.OptionError
+	var ct *barrier.CorruptTailError
+	var de *mirror.DivergedError
+	var ge *mirror.GapError
+	var ce *mirror.CorruptSourceError
+	switch {
+	case errors.As(err, &re):
+		return &exitError{code: ExitRefused, err: withHint(err, remedyHints[re.Remedy])}
+	case errors.As(err, &oe):
+		return &exitError{code: ExitUsage, err: fmt.Errorf("--%w", oe)}
+	case errors.As(err, &ct):
+		return &exitError{code: ExitFindings, err: withHint(err, " (rerun with --repair-tail to cut it as broker recovery would)")}
+	case errors.As(err, &de):
+		return &exitError{code: ExitFindings, err: withHint(err, " (rerun with --align to truncate it there first, as failback does)")}
+	case errors.As(err, &ge), errors.As(err, &ce):
+		return &exitError{code: ExitFindings, err: err}
+	}
+	return err
+}
+
+// remedyHints name the flag for each edit.Remedy: the domain packages
+// name no flag, the CLI says which of its flags gets past a refusal.
+var remedyHints = map[edit.Remedy]string{
+	edit.RemedyBackupDir:    "; run from elsewhere or pass --backup-dir",
+	edit.RemedyRollback:     " with --rollback",
+	edit.RemedyTruncateMode: "; use --mode truncate",
+}
+
+// hinted is a domain error with the CLI's words appended.
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h *hinted) Error() string { return h.err.Error() + h.hint }
+func (h *hinted) Unwrap() error { return h.err }
+
+// withHint appends hint to err's message ("" leaves err as it is).
+func withHint(err error, hint string) error {
+	if hint == "" {
+		return err
+	}
+	return &hinted{err: err, hint: hint}
+}
+
+// writePrinter renders a write command's plan and report.
+type writePrinter[P any, V edit.Verdict] interface {
+	Plan(p P, dryRun bool) error
+	Report(r *edit.Result[P, V]) error
+}
+
+// writeRun is one run of a write command, as runWrite drives it.
+type writeRun[P any, V interface {
+	comparable
+	edit.Verdict
+}] struct {
+	// what names one edit in messages: "injection", "mirror", "repair".
+	what string
+	// dir is the partition directory the command writes, as given.
+	dir   string
+	flags *writeFlags
+	// planFlags are the plan-shaping flags given (a resumed edit ignores
+	// them, and says so).
+	planFlags []string
+	printer   writePrinter[P, V]
+
+	// planLabel and planTotal are the plan's progress line (planTotal nil:
+	// the total is not known beforehand).
+	planLabel string
+	planTotal func() int64
+	// plan plans, telling progress the bytes it reads (nil: no line).
+	plan func(progress func(int64)) (P, error)
+	// parts are what runWrite needs to know of a plan.
+	parts func(P) writePlanParts
+	// dryRunExit is the exit of a dry run with something to do (nil: 0).
+	dryRunExit func(P) error
+	apply      func(P, edit.Options) (*edit.Result[P, V], error)
+	rollback   func(edit.Options) (*edit.Result[P, V], error)
+}
+
+// writePlanParts are the facts of a plan runWrite acts on.
+type writePlanParts struct {
+	resume  *edit.Interrupted
+	nothing bool
+	ops     []edit.FileOp
+	// dir is the directory the plan writes (where a journal is left when
+	// an apply fails).
+	dir string
+}
+
+// runWrite runs a write command: a rollback, or a plan (printed), then,
+// unless --dry-run or there is nothing to do, the apply and its report.
+// Planning, applying and rolling back each draw a progress line on a
+// terminal.
+func runWrite[P any, V interface {
+	comparable
+	edit.Verdict
+}](ctx context.Context, s *Streams, g *globalOptions, w writeRun[P, V]) error {
+	if w.flags.rollback {
+		// How much a rollback copies back is in the journal it reads: the
+		// line counts bytes, without a total.
+		rep, err := stepProgress(s, g, "rolling back", func() int64 { return 0 },
+			func(progress func(int64)) (*edit.Result[P, V], error) {
+				return w.rollback(edit.Options{Progress: progress})
+			})
+		if err != nil {
+			return writeExit(err)
+		}
+		return w.printer.Report(rep)
+	}
+	total := w.planTotal
+	if total == nil {
+		total = func() int64 { return 0 }
+	}
+	p, err := stepProgress(s, g, w.planLabel, total, w.plan)
+	if err != nil {
+		return writeExit(err)
+	}
+	parts := w.parts(p)
+	warnResumeIgnoresFlags(s, g, parts.resume, w.what, w.dir, w.planFlags)
+	if err := w.printer.Plan(p, w.flags.dryRun); err != nil {
+		return err
+	}
+	if parts.nothing {
+		return nil
+	}
+	if w.flags.dryRun {
+		if w.dryRunExit != nil {
+			return w.dryRunExit(p)
+		}
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	rep, err := stepProgress(s, g, "applying", func() int64 { return edit.CopyBytes(parts.ops) },
+		func(progress func(int64)) (*edit.Result[P, V], error) {
+			return w.apply(p, edit.Options{BackupDir: w.flags.backupDir, Progress: progress})
+		})
+	if err != nil {
+		noteApplyFailure(s, g, rep.Summary(), err, w.what, parts.dir)
+		return writeExit(err)
+	}
+	if err := w.printer.Report(rep); err != nil {
+		return err
+	}
+	var none V
+	if v := rep.Verification; v != none && !v.OK() {
+		return findingsExit()
+	}
+	return nil
+}
