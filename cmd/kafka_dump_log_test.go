@@ -251,3 +251,36 @@ func TestKafkaIndexReports(t *testing.T) {
 		t.Errorf("stdout:\n%s", r.stdout)
 	}
 }
+
+// TestKafkaEveryOption: every kafka-dump-log option, under Kafka's own
+// spelling (formats.md §9.1), is taken by kseg kafka-dump-log and by kseg
+// dump -o kafka, and both print the same; a decoder option or a decoder
+// class turns on --print-data-log, as in Kafka.
+func TestKafkaEveryOption(t *testing.T) {
+	dir := copyFixture(t, "partitions", "txn-0")
+	log := filepath.Join(dir, "00000000000000000000.log")
+	idx := filepath.Join(dir, "00000000000000000000.index")
+	files := log + "," + idx
+	printData := runKseg("kafka-dump-log", "--print-data-log", "--files", files)
+	for _, opt := range [][]string{
+		{"--deep-iteration"}, {"--print-data-log"}, {"--verify-index-only"}, {"--index-sanity-check"},
+		{"--max-message-size", "100"}, {"--max-bytes", "1000"}, {"--skip-record-metadata"},
+		{"--offsets-decoder"}, {"--transaction-log-decoder"}, {"--cluster-metadata-decoder"},
+		{"--remote-log-metadata-decoder"}, {"--share-group-state-decoder"},
+		{"--key-decoder-class", "org.apache.kafka.tools.api.IntegerDecoder"}, {"--value-decoder-class", "kafka.serializer.LongDecoder"},
+		{"--key-decoder-class"}, {"--value-decoder-class"},
+	} {
+		k := runKseg(append(append([]string{"kafka-dump-log"}, opt...), "--files", files)...)
+		d := runKseg(append(append([]string{"dump", "-o", "kafka"}, opt...), "--files", files)...)
+		if k.code != 0 || d.code != 0 || k.stdout != d.stdout || k.stderr != d.stderr {
+			t.Errorf("%v: kafka-dump-log exit %d, dump exit %d\n%s\n%s%s", opt, k.code, d.code, firstDiff(k.stdout, d.stdout), k.stderr, d.stderr)
+		}
+		decoder := strings.HasSuffix(opt[0], "-decoder") || strings.HasSuffix(opt[0], "-decoder-class")
+		if records := strings.Contains(k.stdout, "\n| offset: "); records != (decoder || opt[0] == "--print-data-log" || opt[0] == "--deep-iteration") {
+			t.Errorf("%v: record lines %v", opt, records)
+		}
+		if len(opt) == 1 && strings.HasSuffix(opt[0], "-decoder-class") && k.stdout != printData.stdout {
+			t.Errorf("%v: not --print-data-log's output\n%s", opt, firstDiff(printData.stdout, k.stdout))
+		}
+	}
+}
