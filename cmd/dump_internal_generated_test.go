@@ -90,6 +90,17 @@ func TestInternalGeneratedGolden(t *testing.T) {
 				}
 				fmt.Fprintf(&b, "\n=== kseg %s\n--- exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
 			}
+			// Without the decoder flag kafka output does not decode, as
+			// kafka-dump-log does not: keys and values are StringDecoder's.
+			r := runKseg("dump", "--output", "kafka", "--print-data-log", log)
+			if r.code != 0 || strings.Count(r.stdout, "\n| offset: ") != len(exs) {
+				t.Errorf("kafka output without a decoder flag: exit %d\n%s", r.code, r.stderr)
+			}
+			for _, line := range strings.Split(r.stdout, "\n") {
+				if strings.Contains(line, ` key: {"type":`) || strings.Contains(line, ` payload: {"`) || strings.Contains(line, " payload: Remote") {
+					t.Errorf("decoded without the flag: %s", line)
+				}
+			}
 			path := filepath.Join(internalGoldenDir, c.golden+".txt")
 			if *update {
 				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
