@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -282,5 +283,36 @@ func TestKafkaEveryOption(t *testing.T) {
 		if len(opt) == 1 && strings.HasSuffix(opt[0], "-decoder-class") && k.stdout != printData.stdout {
 			t.Errorf("%v: not --print-data-log's output\n%s", opt, firstDiff(printData.stdout, k.stdout))
 		}
+	}
+}
+
+// TestKafkaTimeIndexEntryInsideBatch: a broker before Kafka 3.8 indexed an
+// uncompressed batch's max timestamp at the offset of its first record
+// carrying it, inside the batch (575 entries of the real fixtures). kseg's
+// own outputs accept such an entry (segment.TimeIndexOffsetOK);
+// kafka-dump-log's dumpTimeIndex finds an entry only at a batch's
+// lastOffset and reports it as not found, and so does kafka output.
+func TestKafkaTimeIndexEntryInsideBatch(t *testing.T) {
+	const ts = int64(1700000000000)
+	raw, err := decode.AppendBatch(nil, decode.BatchSpec{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
+		[]decode.RecordSpec{{Timestamp: ts + 5, Value: []byte("a")}, {OffsetDelta: 1, Timestamp: ts, Value: []byte("b")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	tidx := binary.BigEndian.AppendUint64(nil, uint64(ts+5))
+	tidx = binary.BigEndian.AppendUint32(tidx, 0) // relative offset 0: the first record, inside the batch
+	for name, b := range map[string][]byte{"00000000000000000000.log": raw, "00000000000000000000.index": nil,
+		"00000000000000000000.timeindex": tidx} {
+		if err := os.WriteFile(name, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runKseg("kafka-dump-log", "--verify-index-only", "--files", "00000000000000000000.timeindex")
+	if want := "The following indexed offsets are not found in the log.\nIndexed offset: 0, found log offset: 1\n"; r.code != 0 || r.stderr != want {
+		t.Errorf("kafka-dump-log: exit %d, stderr %q, want %q", r.code, r.stderr, want)
+	}
+	if r := runKseg("dump", "--verify-index", "00000000000000000000.timeindex"); r.code != 0 || !strings.Contains(r.stdout, "every entry matches") {
+		t.Errorf("dump: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
