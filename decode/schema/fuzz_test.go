@@ -2,19 +2,49 @@ package schema_test
 
 import (
 	"bytes"
+	"errors"
+	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/decode/schema/schematest"
 )
 
 // checkNoCrash decodes key/value as a record of topic, as dump does for
 // every record of an internal-topic partition: whatever the bytes, the
-// result is a record, an unknown type or an error, never a panic; what
-// decodes renders and re-encodes to bytes that decode to the same JSON.
+// result is a record, an unknown type or an error, never a panic. An error
+// is a *decode.CorruptError of one class, naming the key or the value
+// (and the field in it), at a position inside that part; what decodes
+// renders and re-encodes to bytes that decode to the same JSON.
 func checkNoCrash(t *testing.T, topic string, key, value []byte) {
 	d, err := schema.DecodeInternal(topic, key, value)
-	if err != nil || d.Unknown {
+	if err != nil {
+		ce, ok := decode.AsCorrupt(err)
+		if !ok {
+			t.Fatalf("%s: %T is not a *decode.CorruptError: %v", topic, err, err)
+		}
+		part := value
+		if ce.Field == "key" || strings.HasPrefix(ce.Field, "key.") {
+			part = key
+		} else if ce.Field != "value" && !strings.HasPrefix(ce.Field, "value.") {
+			t.Fatalf("%s: error names neither key nor value: %q (%v)", topic, ce.Field, err)
+		}
+		if ce.Pos < 0 || ce.Pos > int64(len(part)) {
+			t.Fatalf("%s: error position %d outside 0..%d (%v)", topic, ce.Pos, len(part), err)
+		}
+		n := 0
+		for _, class := range []error{decode.ErrCorrupt, decode.ErrCRCMismatch, decode.ErrTruncated, decode.ErrTooLarge, decode.ErrUnsupported} {
+			if errors.Is(err, class) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("%s: error wraps %d classes: %v", topic, n, err)
+		}
+		return
+	}
+	if d.Unknown {
 		return
 	}
 	_ = d.TypeName()
