@@ -310,10 +310,12 @@ func kafkaContents(o *dumpOptions, rv *recordView) (key, payload []byte) {
 		return nil, b.Bytes()
 	case d.Topic == schema.RemoteLogMetadata:
 		// RemoteMetadataLogMessageParser: no key; the value's toString().
-		s, ok := d.RemoteLogMetadataString()
+		s, ok, invalid := d.RemoteLogMetadataString()
 		switch {
 		case internalErr != "":
 			fmt.Fprintf(&b, "Error at offset %d, skipping. %s", r.Offset, internalErr)
+		case invalid != nil:
+			fmt.Fprintf(&b, "Error at offset %d, skipping. %s", r.Offset, invalid)
 		case !ok:
 			fmt.Fprintf(&b, "Error at offset %d, skipping. Unknown apiKey %d", r.Offset, d.RecordType)
 		default:

@@ -199,3 +199,46 @@ func TestKafkaClusterMetadataDecoder(t *testing.T) {
 		t.Errorf("frame version 0: %q", p)
 	}
 }
+
+// TestKafkaRemoteLogMetadataInvalid: where RemoteLogMetadataSerde's
+// transforms and the storage API's constructors throw, the Java port
+// prints "Error at offset <o>, skipping. <getMessage()>"; an epoch listed
+// twice keeps its last offset (HashMap.put, then a TreeMap).
+func TestKafkaRemoteLogMetadataInvalid(t *testing.T) {
+	topicID, segID := "Uj5wn_FqTXirEASvVZRY1w", "AAECAwQFBgcICQoLDA0ODw"
+	tip := cat(cstr("foo"), uuid(topicID), be32(0), []byte{0})
+	segIDEntry := cat(tip, uuid(segID), []byte{0})
+	epoch := func(e int32, off int64) []byte { return cat(be32(e), be64(off), []byte{0}) }
+	// RemoteLogSegmentMetadataRecord v0: remoteLogSegmentId, startOffset,
+	// endOffset, brokerId, maxTimestampMs, eventTimestampMs,
+	// segmentLeaderEpochs, segmentSizeInBytes, customMetadata (null),
+	// remoteLogSegmentState, tags.
+	segment := func(start, end int64, epochs [][]byte, state byte) []byte {
+		return cat([]byte{1, 0, 0}, segIDEntry, be64(start), be64(end), be32(0), be64(5), be64(6),
+			[]byte{byte(len(epochs) + 1)}, cat(epochs...), be32(100), []byte{0}, []byte{state}, []byte{0})
+	}
+	del := func(state byte) []byte { return cat([]byte{1, 2, 0}, tip, be32(0), be64(0), []byte{state}, []byte{0}) }
+	one := [][]byte{epoch(0, 10)}
+	for _, c := range []struct {
+		name  string
+		value []byte
+		want  string
+	}{
+		{"valid", segment(10, 20, [][]byte{epoch(3, 15), epoch(0, 10), epoch(3, 17)}, 1),
+			"RemoteLogSegmentMetadata{remoteLogSegmentId=RemoteLogSegmentId{topicIdPartition=" + topicID + ":foo-0, id=" + segID +
+				"}, startOffset=10, endOffset=20, brokerId=0, maxTimestampMs=5, eventTimestampMs=6, segmentLeaderEpochs={0=10, 3=17}, " +
+				"segmentSizeInBytes=100, customMetadata=Optional.empty, state=COPY_SEGMENT_FINISHED, txnIdxEmpty=false}"},
+		{"negative start", segment(-1, 20, one, 1),
+			"Error at offset 0, skipping. Unexpected start offset = -1. StartOffset for a remote segment cannot be negative"},
+		{"end below start", segment(10, 9, one, 1),
+			"Error at offset 0, skipping. Unexpected end offset = 9. EndOffset for a remote segment cannot be less than startOffset = 10"},
+		{"no epochs", segment(10, 20, nil, 1), "Error at offset 0, skipping. segmentLeaderEpochs can not be null or empty"},
+		{"unknown segment state", segment(10, 20, one, 9), "Error at offset 0, skipping. state can not be null"},
+		{"unknown delete state", del(7), "Error at offset 0, skipping. null"},
+	} {
+		k, p := kafkaParse(t, schema.RemoteLogMetadata, nil, c.value)
+		if k != "" || p != c.want {
+			t.Errorf("%s: key %q payload\n got %s\nwant %s", c.name, k, p, c.want)
+		}
+	}
+}

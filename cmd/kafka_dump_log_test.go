@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -249,5 +250,69 @@ func TestKafkaIndexReports(t *testing.T) {
 	}
 	if r.stdout != "Dumping "+idx+"\nDumping "+tidx+"\n" {
 		t.Errorf("stdout:\n%s", r.stdout)
+	}
+}
+
+// TestKafkaEveryOption: every kafka-dump-log option, under Kafka's own
+// spelling (formats.md §9.1), is taken by kseg kafka-dump-log and by kseg
+// dump -o kafka, and both print the same; a decoder option or a decoder
+// class turns on --print-data-log, as in Kafka.
+func TestKafkaEveryOption(t *testing.T) {
+	dir := copyFixture(t, "partitions", "txn-0")
+	log := filepath.Join(dir, "00000000000000000000.log")
+	idx := filepath.Join(dir, "00000000000000000000.index")
+	files := log + "," + idx
+	printData := runKseg("kafka-dump-log", "--print-data-log", "--files", files)
+	for _, opt := range [][]string{
+		{"--deep-iteration"}, {"--print-data-log"}, {"--verify-index-only"}, {"--index-sanity-check"},
+		{"--max-message-size", "100"}, {"--max-bytes", "1000"}, {"--skip-record-metadata"},
+		{"--offsets-decoder"}, {"--transaction-log-decoder"}, {"--cluster-metadata-decoder"},
+		{"--remote-log-metadata-decoder"}, {"--share-group-state-decoder"},
+		{"--key-decoder-class", "org.apache.kafka.tools.api.IntegerDecoder"}, {"--value-decoder-class", "kafka.serializer.LongDecoder"},
+		{"--key-decoder-class"}, {"--value-decoder-class"},
+	} {
+		k := runKseg(append(append([]string{"kafka-dump-log"}, opt...), "--files", files)...)
+		d := runKseg(append(append([]string{"dump", "-o", "kafka"}, opt...), "--files", files)...)
+		if k.code != 0 || d.code != 0 || k.stdout != d.stdout || k.stderr != d.stderr {
+			t.Errorf("%v: kafka-dump-log exit %d, dump exit %d\n%s\n%s%s", opt, k.code, d.code, firstDiff(k.stdout, d.stdout), k.stderr, d.stderr)
+		}
+		decoder := strings.HasSuffix(opt[0], "-decoder") || strings.HasSuffix(opt[0], "-decoder-class")
+		if records := strings.Contains(k.stdout, "\n| offset: "); records != (decoder || opt[0] == "--print-data-log" || opt[0] == "--deep-iteration") {
+			t.Errorf("%v: record lines %v", opt, records)
+		}
+		if len(opt) == 1 && strings.HasSuffix(opt[0], "-decoder-class") && k.stdout != printData.stdout {
+			t.Errorf("%v: not --print-data-log's output\n%s", opt, firstDiff(printData.stdout, k.stdout))
+		}
+	}
+}
+
+// TestKafkaTimeIndexEntryInsideBatch: a broker before Kafka 3.8 indexed an
+// uncompressed batch's max timestamp at the offset of its first record
+// carrying it, inside the batch (575 entries of the real fixtures). kseg's
+// own outputs accept such an entry (segment.TimeIndexOffsetOK);
+// kafka-dump-log's dumpTimeIndex finds an entry only at a batch's
+// lastOffset and reports it as not found, and so does kafka output.
+func TestKafkaTimeIndexEntryInsideBatch(t *testing.T) {
+	const ts = int64(1700000000000)
+	raw, err := decode.AppendBatch(nil, decode.BatchSpec{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
+		[]decode.RecordSpec{{Timestamp: ts + 5, Value: []byte("a")}, {OffsetDelta: 1, Timestamp: ts, Value: []byte("b")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	tidx := binary.BigEndian.AppendUint64(nil, uint64(ts+5))
+	tidx = binary.BigEndian.AppendUint32(tidx, 0) // relative offset 0: the first record, inside the batch
+	for name, b := range map[string][]byte{"00000000000000000000.log": raw, "00000000000000000000.index": nil,
+		"00000000000000000000.timeindex": tidx} {
+		if err := os.WriteFile(name, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runKseg("kafka-dump-log", "--verify-index-only", "--files", "00000000000000000000.timeindex")
+	if want := "The following indexed offsets are not found in the log.\nIndexed offset: 0, found log offset: 1\n"; r.code != 0 || r.stderr != want {
+		t.Errorf("kafka-dump-log: exit %d, stderr %q, want %q", r.code, r.stderr, want)
+	}
+	if r := runKseg("dump", "--verify-index", "00000000000000000000.timeindex"); r.code != 0 || !strings.Contains(r.stdout, "every entry matches") {
+		t.Errorf("dump: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -99,6 +99,22 @@ func (p IndexProblem) FindingKind() finding.Kind {
 // pages of its records are never copied. A log truncated under the walk
 // faults; that fault is recovered here and returned as an error.
 func VerifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex) (probs []IndexProblem, err error) {
+	return VerifyIndexesWith(log, idx, tidx, VerifyOptions{})
+}
+
+// VerifyOptions changes how VerifyIndexesWith judges the entries.
+type VerifyOptions struct {
+	// DumpLogSegments judges time-index entries as kafka-dump-log's
+	// dumpTimeIndex does: an entry is found only at the lastOffset of its
+	// batch, so an entry a broker before Kafka 3.8 wrote inside an
+	// uncompressed or LogAppendTime batch (TimeIndexOffsetOK) is reported
+	// as ProblemTimeIndexNotFound with that batch's lastOffset, and its
+	// timestamp is not checked.
+	DumpLogSegments bool
+}
+
+// VerifyIndexesWith is VerifyIndexes with options.
+func VerifyIndexesWith(log *LogFile, idx *OffsetIndex, tidx *TimeIndex, opts VerifyOptions) (probs []IndexProblem, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if e := recover(); e != nil {
@@ -108,10 +124,10 @@ func VerifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex) (probs []Ind
 			probs, err = nil, fmt.Errorf("%s: the file changed while it was read (truncated by a broker?): %v", log.Path, e)
 		}
 	}()
-	return verifyIndexes(log, idx, tidx)
+	return verifyIndexes(log, idx, tidx, opts)
 }
 
-func verifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex) ([]IndexProblem, error) {
+func verifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex, opts VerifyOptions) ([]IndexProblem, error) {
 	type slotRef struct {
 		slot int
 		key  int64
@@ -171,7 +187,7 @@ func verifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex) ([]IndexProb
 			for tp < len(byOff) && byOff[tp].key <= last {
 				e := tidx.Entries[byOff[tp].slot]
 				switch {
-				case last != e.Offset && !TimeIndexOffsetOK(&dec, b, e.Offset):
+				case last != e.Offset && (opts.DumpLogSegments || !TimeIndexOffsetOK(&dec, b, e.Offset)):
 					probs = append(probs, IndexProblem{Kind: ProblemTimeIndexNotFound, Path: tidx.Path, Slot: byOff[tp].slot,
 						IndexOffset: e.Offset, IndexTimestamp: e.Timestamp, Position: pos, LogOffset: last, LogTimestamp: -1})
 				case b.MaxTimestamp != e.Timestamp:

@@ -271,11 +271,11 @@ func expandConsumerProtocol(v *Struct) {
 			if ver < 0 {
 				continue
 			}
-			s, _, err := decodeMessage(msg, ver, raw[2:])
+			s, n, err := decodeMessage(msg, ver, raw[2:])
 			if err != nil {
 				continue
 			}
-			fv.Value = &Embedded{Raw: raw, Message: msg, Version: ver, Struct: s}
+			fv.Value = &Embedded{Raw: raw, Message: msg, Version: ver, Struct: s, Used: n}
 		}
 	}
 }

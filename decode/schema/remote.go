@@ -19,15 +19,86 @@ func stateName(names []string, v int64) string {
 	return "null" // RemoteLogSegmentState.forId returns null for an unknown id
 }
 
+// RemoteLogMetadataInvalid is the message of the exception Kafka's
+// RemoteLogMetadataSerde.deserialize throws for a record that decodes but
+// that the storage API's constructors refuse (RemoteLogSegmentMetadata,
+// RemoteLogSegmentMetadataUpdate, RemotePartitionDeleteMetadata,
+// RemoteLogSegmentMetadataSnapshot), as getMessage() returns it.
+type RemoteLogMetadataInvalid string
+
+func (e RemoteLogMetadataInvalid) Error() string { return string(e) }
+
 // RemoteLogMetadataString renders a __remote_log_metadata record as
 // kafka-dump-log's --remote-log-metadata-decoder prints it: the toString()
 // of the object RemoteLogMetadataSerde builds (RemoteLogSegmentMetadata,
 // RemoteLogSegmentMetadataUpdate, RemotePartitionDeleteMetadata,
-// RemoteLogSegmentMetadataSnapshot). ok is false for other records.
-func (d *Decoded) RemoteLogMetadataString() (string, bool) {
+// RemoteLogSegmentMetadataSnapshot). ok is false for other records. err is
+// a RemoteLogMetadataInvalid where Kafka's transforms and constructors
+// throw: an unknown state id (forId gives null, and
+// Objects.requireNonNull throws), a negative start offset, an end offset
+// below it, no segment leader epoch.
+func (d *Decoded) RemoteLogMetadataString() (s string, ok bool, err error) {
 	if d.Topic != RemoteLogMetadata || d.Value == nil || d.ValueMessage == nil {
-		return "", false
+		return "", false, nil
 	}
+	if msg := d.remoteInvalid(); msg != "" {
+		return "", true, RemoteLogMetadataInvalid(msg)
+	}
+	s, ok = d.remoteString()
+	return s, ok, nil
+}
+
+// remoteInvalid is the message of the first check Kafka's
+// fromApiMessageAndVersion fails, in Kafka's order, or "".
+func (d *Decoded) remoteInvalid() string {
+	v := d.Value
+	state := func(name string, names []string, message string) string {
+		if n, _ := v.Int(name); n < 0 || int(n) >= len(names) {
+			return message
+		}
+		return ""
+	}
+	// The segment checks of RemoteLogSegmentMetadata's constructor (the
+	// snapshot's checks only the epochs).
+	segment := func(offsets bool) string {
+		start, _ := v.Int("startOffset")
+		end, _ := v.Int("endOffset")
+		switch {
+		case offsets && start < 0:
+			return "Unexpected start offset = " + strconv.FormatInt(start, 10) + ". StartOffset for a remote segment cannot be negative"
+		case offsets && end < start:
+			return "Unexpected end offset = " + strconv.FormatInt(end, 10) +
+				". EndOffset for a remote segment cannot be less than startOffset = " + strconv.FormatInt(start, 10)
+		case len(v.Structs("segmentLeaderEpochs")) == 0:
+			return "segmentLeaderEpochs can not be null or empty"
+		}
+		return ""
+	}
+	switch d.ValueMessage.Name {
+	case "RemoteLogSegmentMetadataRecord":
+		// Built in state COPY_SEGMENT_STARTED first, then updated with a
+		// RemoteLogSegmentMetadataUpdate carrying the record's state.
+		if msg := segment(true); msg != "" {
+			return msg
+		}
+		return state("remoteLogSegmentState", segmentStates, "state can not be null")
+	case "RemoteLogSegmentMetadataUpdateRecord":
+		return state("remoteLogSegmentState", segmentStates, "state can not be null")
+	case "RemotePartitionDeleteMetadataRecord":
+		// Objects.requireNonNull(state) without a message: getMessage()
+		// is null, which the tool's string concatenation prints.
+		return state("remotePartitionDeleteState", deleteStates, "null")
+	case "RemoteLogSegmentMetadataSnapshotRecord":
+		if msg := state("remoteLogSegmentState", segmentStates, "state can not be null"); msg != "" {
+			return msg
+		}
+		return segment(false)
+	}
+	return ""
+}
+
+// remoteString is the toString() of a record remoteInvalid accepts.
+func (d *Decoded) remoteString() (string, bool) {
 	v := d.Value
 	i := func(s *Struct, name string) string { n, _ := s.Int(name); return strconv.FormatInt(n, 10) }
 	// TopicIdPartition.toString: topicId:topic-partition.
@@ -49,7 +120,8 @@ func (d *Decoded) RemoteLogMetadataString() (string, bool) {
 		return "Optional.empty"
 	}
 	// segmentLeaderEpochs is a TreeMap<Integer, Long>: {epoch=offset, …}
-	// in epoch order.
+	// in epoch order, filled by HashMap.put, so the last entry of an epoch
+	// listed twice wins.
 	epochs := func() string {
 		es := v.Structs("segmentLeaderEpochs")
 		type kv struct{ k, v int64 }
@@ -67,7 +139,7 @@ func (d *Decoded) RemoteLogMetadataString() (string, bool) {
 		var sb strings.Builder
 		sb.WriteByte('{')
 		for n, e := range list {
-			if n > 0 && e.k == list[n-1].k {
+			if n+1 < len(list) && e.k == list[n+1].k {
 				continue
 			}
 			if sb.Len() > 1 {
@@ -78,6 +150,13 @@ func (d *Decoded) RemoteLogMetadataString() (string, bool) {
 		sb.WriteByte('}')
 		return sb.String()
 	}
+	// txnIdxEmpty (KAFKA-16780, Kafka 4.0): the record's tagged
+	// txnIndexEmpty, false when absent; the toString() of
+	// RemoteLogSegmentMetadata and of the snapshot ends with it.
+	txnEmpty := func() string {
+		b, _ := v.Bool("txnIndexEmpty")
+		return strconv.FormatBool(b)
+	}
 	st := func(name string, names []string) string { n, _ := v.Int(name); return stateName(names, n) }
 	switch d.ValueMessage.Name {
 	case "RemoteLogSegmentMetadataRecord":
@@ -86,7 +165,7 @@ func (d *Decoded) RemoteLogMetadataString() (string, bool) {
 			", brokerId=" + i(v, "brokerId") + ", maxTimestampMs=" + i(v, "maxTimestampMs") +
 			", eventTimestampMs=" + i(v, "eventTimestampMs") + ", segmentLeaderEpochs=" + epochs() +
 			", segmentSizeInBytes=" + i(v, "segmentSizeInBytes") + ", customMetadata=" + custom() +
-			", state=" + st("remoteLogSegmentState", segmentStates) + "}", true
+			", state=" + st("remoteLogSegmentState", segmentStates) + ", txnIdxEmpty=" + txnEmpty() + "}", true
 	case "RemoteLogSegmentMetadataUpdateRecord":
 		return "RemoteLogSegmentMetadataUpdate{remoteLogSegmentId=" + segID(v.Struct("remoteLogSegmentId")) +
 			", customMetadata=" + custom() + ", state=" + st("remoteLogSegmentState", segmentStates) +
@@ -101,7 +180,7 @@ func (d *Decoded) RemoteLogMetadataString() (string, bool) {
 			", startOffset=" + i(v, "startOffset") + ", endOffset=" + i(v, "endOffset") +
 			", maxTimestampMs=" + i(v, "maxTimestampMs") + ", segmentLeaderEpochs=" + epochs() +
 			", segmentSizeInBytes=" + i(v, "segmentSizeInBytes") + ", customMetadata=" + custom() +
-			", state=" + st("remoteLogSegmentState", segmentStates) + "}", true
+			", state=" + st("remoteLogSegmentState", segmentStates) + ", txnIdxEmpty=" + txnEmpty() + "}", true
 	}
 	return "", false
 }

@@ -41,12 +41,15 @@ type RawTag struct {
 // Embedded is a bytes field whose content is itself a versioned message
 // (the classic consumer protocol's subscription and assignment inside
 // GroupMetadataValue members): int16 version, then the message. Raw keeps
-// the bytes, so that encoding is exact.
+// the bytes; Encode writes the message from Struct and keeps only the bytes
+// after it (Raw[2+Used:]) from Raw, so a round trip checks the decoding.
 type Embedded struct {
 	Raw     []byte
 	Message *Message
 	Version int16
 	Struct  *Struct
+	// Used is how many bytes after the version the message took.
+	Used int
 }
 
 // Version is the version the struct was decoded at.

@@ -85,6 +85,30 @@ func (w *writer) writeStruct(fields []*Field, v int16, flexible bool, s *Struct)
 	}
 }
 
+// embedded encodes a decoded consumer-protocol subscription or assignment
+// from its tree, as ConsumerProtocol.serializeSubscription writes it:
+// int16 version, then the message. Bytes after the message, which
+// ConsumerProtocol.deserializeSubscription ignores, are kept from Raw, so
+// that the round trip is exact and still goes through every decoded field.
+func (w *writer) embedded(f *Field, e *Embedded) []byte {
+	if e.Struct == nil || e.Message == nil {
+		return e.Raw
+	}
+	b, err := Encode(e.Message, e.Struct)
+	if err != nil {
+		if w.err == nil {
+			w.err = fmt.Errorf("field %s: %s v%d: %w", f.Name, e.Message.Name, e.Version, err)
+		}
+		return e.Raw
+	}
+	out := binary.BigEndian.AppendUint16(nil, uint16(e.Version))
+	out = append(out, b...)
+	if e.Used >= 0 && 2+e.Used <= len(e.Raw) {
+		out = append(out, e.Raw[2+e.Used:]...)
+	}
+	return out
+}
+
 func (w *writer) bad(f *Field, val any) {
 	if w.err == nil {
 		w.err = fmt.Errorf("field %s (%s): cannot encode %T", f.Name, f.Type, val)
@@ -161,7 +185,7 @@ func (w *writer) writeValue(f *Field, k kind, v int16, flexible, tagged bool, va
 		case []byte:
 			x = y
 		case *Embedded:
-			x = y.Raw
+			x = w.embedded(f, y)
 		default:
 			w.bad(f, val)
 		}
