@@ -3,6 +3,7 @@ package mirror
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -52,25 +53,61 @@ func Verify(p *Plan) (*Verification, error) {
 		return nil, err
 	}
 	defer dst.Close()
-	type replay struct {
-		r   *psm.Result
-		err error
-	}
-	replayed := make(chan replay, 1)
+	replayed := make(chan replayResult, 1)
 	go func() {
 		o := psm.DefaultOptions()
 		o.FromSnapshot = psm.SnapshotNone
 		o.LogStartOffset = logStartOf(dst.pd)
 		o.VerifyCRC = false
 		r, err := psm.Rebuild(dst.pd, o)
-		replayed <- replay{r, err}
+		replayed <- replayResult{r, err}
 	}()
+	rp := replayResult{err: errNotReplayed}
 	defer func() {
-		if replayed != nil {
+		if rp.err == errNotReplayed {
 			<-replayed
 		}
 	}()
-	// The segments the plan wrote, whose indexes the walk checks.
+	segs, checks, err := compareWritten(p, v, src, dst)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range segs {
+		var probs []string
+		if w := checks[s.BaseOffset]; w != nil && dst.Damage == nil {
+			probs = w.problems()
+		} else {
+			// A segment the plan did not write, or a damaged log: the
+			// full check, which resynchronises past damage.
+			if probs, err = verifySegmentIndexes(s); err != nil {
+				return nil, err
+			}
+		}
+		v.IndexProblems = append(v.IndexProblems, probs...)
+	}
+	rp = <-replayed
+	if rp.err != nil {
+		return nil, fmt.Errorf("replaying %s: %w", p.Dir, rp.err)
+	}
+	checkTxnIndexes(p, v, rp.r, segs)
+	return v, nil
+}
+
+// replayResult is what Verify's replay of the destination gives.
+type replayResult struct {
+	r   *psm.Result
+	err error
+}
+
+// errNotReplayed marks a replay Verify has not waited for yet.
+var errNotReplayed = errors.New("not replayed yet")
+
+// compareWritten walks the destination, comparing its batches in
+// [p.From, p.To) with the source's (the first difference is
+// v.Mismatch) and feeding every batch of the segments the plan wrote to
+// their index checks. It returns the segments holding compared batches
+// (and the one Align cut), in order, and the index checks by base offset.
+func compareWritten(p *Plan, v *Verification, src, dst *logCursor) ([]segment.SegmentFiles, map[int64]*indexWalk, error) {
 	written := map[int64]bool{p.AppendSegment: p.AppendSegment >= 0}
 	for _, s := range p.SegmentsCreated {
 		written[s] = true
@@ -94,7 +131,7 @@ func Verify(p *Plan) (*Verification, error) {
 			if written[seg.BaseOffset] && checks[seg.BaseOffset] == nil {
 				c, err := segment.NewIndexCheck(seg)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				check = &indexWalk{seg: seg, c: c}
 				checks[seg.BaseOffset] = check
@@ -128,7 +165,7 @@ func Verify(p *Plan) (*Verification, error) {
 		sHas = src.Next()
 	}
 	if err := dst.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if v.Mismatch == "" && p.Copied.Batches != v.Compared {
 		v.Mismatch = fmt.Sprintf("%d batches found in [%d, %d), %d copied", v.Compared, p.From, p.To, p.Copied.Batches)
@@ -145,26 +182,12 @@ func Verify(p *Plan) (*Verification, error) {
 		}
 	}
 	slices.SortFunc(segs, func(a, b segment.SegmentFiles) int { return cmp.Compare(a.BaseOffset, b.BaseOffset) })
-	for _, s := range segs {
-		var probs []string
-		if w := checks[s.BaseOffset]; w != nil && dst.Damage == nil {
-			probs = w.problems()
-		} else {
-			// A segment the plan did not write, or a damaged log: the
-			// full check, which resynchronises past damage.
-			if probs, err = verifySegmentIndexes(s); err != nil {
-				return nil, err
-			}
-		}
-		v.IndexProblems = append(v.IndexProblems, probs...)
-	}
-	// The .txnindex entries of the copied range against the replay.
-	rp := <-replayed
-	replayed = nil
-	if rp.err != nil {
-		return nil, fmt.Errorf("replaying %s: %w", p.Dir, rp.err)
-	}
-	r := rp.r
+	return segs, checks, nil
+}
+
+// checkTxnIndexes compares the .txnindex entries of segs for the copied
+// range with the aborted transactions the replay r computes there.
+func checkTxnIndexes(p *Plan, v *Verification, r *psm.Result, segs []segment.SegmentFiles) {
 	var want, got []segment.AbortedTxn
 	for _, t := range r.Aborted {
 		if t.LastOffset >= p.From && t.LastOffset < p.To {
@@ -190,7 +213,6 @@ func Verify(p *Plan) (*Verification, error) {
 	if !slices.Equal(want, got) {
 		v.TxnIndexProblems = append(v.TxnIndexProblems, fmt.Sprintf(".txnindex holds %d entries for [%d, %d), a replay computes %d", len(got), p.From, p.To, len(want)))
 	}
-	return v, nil
 }
 
 // indexWalk is the index check of one written segment, fed the batches
