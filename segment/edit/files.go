@@ -109,20 +109,25 @@ func checkStaged(staged, prefixFrom string, keep int64, content []byte, srcs []S
 		total += r.Len
 	}
 	chunk := int(min(total+1, stageChunk))
-	h := sha256.New()
-	buf := make([]byte, chunk)
+	// SHA-256 is the slowest part of the read-back (about 1.2 GB/s with
+	// SHA-NI, CRC-32C and the comparison several times that): it runs on
+	// a goroutine of its own, fed the chunks this one reads and checks.
+	hs := newChunkHasher(chunk)
+	defer hs.stop()
 	var want []byte
 	pos := int64(0)
-	// next reads the staged file's next n bytes into buf, hashing them.
+	// next reads the staged file's next n bytes, handing them to the
+	// hasher; they stay valid until the next call.
 	next := func(n int) ([]byte, error) {
-		b := buf[:n]
+		b := hs.buffer()[:n]
 		if _, err := f.ReadAt(b, pos); err != nil {
+			hs.free <- b[:cap(b)]
 			if errors.Is(err, io.EOF) {
 				return nil, fmt.Errorf("%s: ends before position %d: the copy is short", staged, pos+int64(n))
 			}
 			return nil, err
 		}
-		h.Write(b)
+		hs.chunks <- b
 		pos += int64(n)
 		return b, nil
 	}
@@ -186,7 +191,7 @@ func checkStaged(staged, prefixFrom string, keep int64, content []byte, srcs []S
 		}
 		done += k
 	}
-	head = hex.EncodeToString(h.Sum(nil))
+	head = hs.sum()
 	for _, r := range srcs {
 		var bw *batchWalk
 		if batches {
@@ -196,10 +201,69 @@ func checkStaged(staged, prefixFrom string, keep int64, content []byte, srcs []S
 			return "", "", err
 		}
 	}
-	if n, err := f.ReadAt(buf[:1], pos); n > 0 || !errors.Is(err, io.EOF) {
+	var one [1]byte
+	if n, err := f.ReadAt(one[:], pos); n > 0 || !errors.Is(err, io.EOF) {
 		return "", "", Refuse(RefuseChanged, staged, "the staged copy is longer than planned (%d bytes)", pos)
 	}
-	return hex.EncodeToString(h.Sum(nil)), head, nil
+	return hs.sum(), head, nil
+}
+
+// chunkHasher hashes chunks on a goroutine of its own, in the order they
+// are sent; sum is the hash of every chunk sent so far.
+type chunkHasher struct {
+	chunks chan []byte // chunks to hash; nil asks for the sum so far
+	sums   chan string
+	free   chan []byte // hashed chunks' buffers, for reuse
+	size   int
+	made   int
+}
+
+// chunksInFlight bounds the chunks read ahead of the hasher.
+const chunksInFlight = 4
+
+func newChunkHasher(size int) *chunkHasher {
+	c := &chunkHasher{chunks: make(chan []byte, chunksInFlight), sums: make(chan string), free: make(chan []byte, chunksInFlight+1), size: size}
+	go func() {
+		h := sha256.New()
+		for b := range c.chunks {
+			if b == nil {
+				c.sums <- hex.EncodeToString(h.Sum(nil))
+				continue
+			}
+			h.Write(b)
+			c.free <- b[:cap(b)]
+		}
+		close(c.sums)
+	}()
+	return c
+}
+
+// buffer is a free chunk buffer: a hashed one, or a new one while fewer
+// than chunksInFlight+1 exist.
+func (c *chunkHasher) buffer() []byte {
+	if c.made <= chunksInFlight {
+		select {
+		case b := <-c.free:
+			return b
+		default:
+			c.made++
+			return make([]byte, c.size)
+		}
+	}
+	return <-c.free
+}
+
+// sum waits for every chunk sent and returns their hash.
+func (c *chunkHasher) sum() string {
+	c.chunks <- nil
+	return <-c.sums
+}
+
+// stop ends the hasher's goroutine.
+func (c *chunkHasher) stop() {
+	close(c.chunks)
+	for range c.sums {
+	}
 }
 
 // batchWalk checks bytes streaming past (in chunks of any size) as a
