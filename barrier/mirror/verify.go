@@ -59,6 +59,7 @@ func Verify(p *Plan) (*Verification, error) {
 		o.FromSnapshot = psm.SnapshotNone
 		o.LogStartOffset = logStartOf(dst.pd)
 		o.VerifyCRC = false
+		o.ReadSegments = true
 		r, err := psm.Rebuild(dst.pd, o)
 		replayed <- replayResult{r, err}
 	}()
