@@ -72,10 +72,11 @@ func (a *applier) lock() (io.Closer, error) {
 //     start meanwhile;
 //  2. hash every file the job changes and check it is as planned;
 //  3. write the journal (state prepared) into the partition directory;
-//  4. copy every file that changes or goes into the backup directory
-//     (O_EXCL, fsynced, verified against the hash) with a manifest;
+//  4. back up every file that changes or goes into the backup directory
+//     with a manifest: a hard link on the same file system (linkBackup),
+//     else a copy (O_EXCL, fsynced, verified against the hash);
 //  5. write every new file's content to a staged temp file next to it,
-//     fsync, verify;
+//     fsync it while reading it back (checkStaged);
 //  6. journal state committing; then rename each staged file over its
 //     target or delete the file, fsyncing the directory after each, the
 //     journal recording each step;
