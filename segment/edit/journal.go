@@ -97,8 +97,18 @@ type journalFile struct {
 
 func (j *Journal) marshal() ([]byte, error) {
 	f := journalFile{Version: j.Version, Tool: j.Tool, State: j.State, Started: j.Started, Dir: j.Dir, BackupDir: j.BackupDir,
-		Created: j.BackupDirCreated, Done: j.Done, Plan: j.Plan}
-	return json.MarshalIndent(f, "", "  ")
+		Created: j.BackupDirCreated, Done: j.Done}
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil || len(j.Plan) == 0 {
+		return b, err
+	}
+	// The plan goes in as it is (compact, as json.Marshal made it or the
+	// journal held it): re-indenting it at every commit step, a mirror's
+	// index contents of a megabyte or more, cost more than the step's
+	// fsyncs.
+	b = append(b[:len(b)-len("\n}")], ",\n  \"plan\": "...)
+	b = append(b, j.Plan...)
+	return append(b, "\n}"...), nil
 }
 
 // Path is the journal's file in dir: the one it was read from, else
