@@ -491,6 +491,11 @@ func (a *applier) backup(op *FileOp) error {
 		return err
 	}
 	if linked, err := a.linkBackup(op, dst); err != nil || linked {
+		if linked && err == nil && a.o.Progress != nil && op.OldSize > 0 {
+			// A linked backup is done as a copied one is: the bytes
+			// CopyBytes counted for it are behind us.
+			a.o.Progress(op.OldSize)
+		}
 		return err
 	}
 	src, err := segment.OpenFile(a.path(op.Name))
