@@ -136,16 +136,26 @@ type Plan struct {
 }
 
 // CorruptSourceError is a batch of the source, inside the range to copy,
-// that fails its CRC: a mirror never copies it (a follower's append
-// validates every batch). The CLI maps it to exit status 3.
+// that fails its CRC, or bytes there that do not frame a batch at all (a
+// torn or garbage tail, a bad magic byte): a mirror never copies it (a
+// follower's append validates every batch), nor stops silently before it
+// (the copy would look complete). The CLI maps it to exit status 3.
 type CorruptSourceError struct {
 	Path     string
 	Position int64
 	Offset   int64
-	Err      error
+	// Kind is the damaged tail's kind (segment.TailKind's name); "" for a
+	// batch that fails its CRC.
+	Kind string
+	Err  error
 }
 
 func (e *CorruptSourceError) Error() string {
+	if e.Kind != "" {
+		// Err names the file and the position already.
+		return fmt.Sprintf("the source is unreadable from offset %d (a %s tail): %v; the source must be repaired (kseg repair) before it is mirrored",
+			e.Offset, e.Kind, e.Err)
+	}
 	return fmt.Sprintf("%s: batch at position %d (baseOffset %d) fails its CRC: %v; the source must be repaired before it is mirrored",
 		e.Path, e.Position, e.Offset, e.Err)
 }
@@ -773,8 +783,11 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	if dm := sc.Damage; dm != nil && dm.Offset < to {
-		mp.warnf("the source's %s; the copy stops at offset %d", dm.Message, p.To)
+	if dm := sc.Damage; dm != nil && (o.Upto < 0 || dm.Offset < o.Upto) {
+		// The damage lies inside the range to copy. Copying up to it
+		// would pass off a truncated source as the whole of it.
+		return &CorruptSourceError{Path: filepath.Join(p.Src, dm.File), Position: dm.Position, Offset: dm.Offset, Kind: dm.Kind,
+			Err: errors.New(dm.Message)}
 	}
 	if lastMsg != "" {
 		mp.warnf("%s", lastMsg)
