@@ -2,6 +2,7 @@ package barrier
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -344,6 +345,21 @@ func TestInjectRepairTail(t *testing.T) {
 	p = mustPlan(t, dir, o)
 	if p.TailRepair == nil || len(p.TailRepair.SegmentsDropped) != len(pd.Segments)-1 {
 		t.Fatalf("repair: %+v", p.TailRepair)
+	}
+	// The plan counts what the repair removes too: from the cut to the
+	// log end before the repair, every batch from the damaged one on.
+	var all, lost int64
+	end := int64(0)
+	for _, e := range barriertest.Entries(t, dir) {
+		all++
+		if e.BaseOffset >= p.Cut {
+			lost++
+		}
+		end = max(end, e.BaseOffset+int64(binary.BigEndian.Uint32(e.Raw[23:27]))+1) // v2 lastOffsetDelta
+	}
+	if p.TailRepair.LogEndOffset != end || p.Removed.Offsets != end-p.Cut || p.Removed.Batches != lost || lost == 0 {
+		t.Fatalf("removed %+v, log end before the repair %d: want %d offsets (%d..%d), %d of %d batches",
+			p.Removed, p.TailRepair.LogEndOffset, end-p.Cut, p.Cut, end-1, lost, all)
 	}
 	mustApply(t, p)
 }

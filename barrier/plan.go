@@ -152,6 +152,10 @@ type TailRepair struct {
 	Bytes           int64   `json:"bytes"` // bytes cut from that segment
 	Message         string  `json:"message"`
 	SegmentsDropped []int64 `json:"segmentsDropped"` // later segments LogLoader.recoverLog deletes
+	// LogEndOffset is the log end before the repair: past the last batch
+	// that still frames in the damaged segment or in the segments dropped
+	// after it (InjectionPlan.LogEndOffset is the end after it).
+	LogEndOffset int64 `json:"logEndOffset"`
 }
 
 // DroppedTxn is a transaction whose data the cut removes. State is "open"
@@ -212,6 +216,8 @@ type segScan struct {
 	size    int64
 	valid   int64 // where recovery would truncate: end of the last good batch
 	next    int64 // offset after the last good batch; the base when none
+	framed  int64 // offset after the last batch that frames, damaged ones included
+	lost    int64 // batches that frame after the cut
 	batches int64
 	records int64
 	last    *batchMeta
@@ -234,6 +240,7 @@ func scanSegment(files segment.SegmentFiles, fn func(m *batchMeta) bool) (*segSc
 		return nil, err
 	}
 	s.size, s.valid, s.next, s.batches, s.cut = r.Size, r.ValidBytes, r.NextOffset, r.Batches, r.Cut
+	s.framed, s.lost = max(r.FramedEnd, r.NextOffset), r.Lost
 	if c := r.Cut; c != nil && c.Kind.Damage() {
 		s.bad = &CorruptTailError{Segment: files.BaseOffset, Path: files.Log, ValidBytes: c.Position, Kind: c.Kind, Err: c.Err, Message: c.Message}
 	}
@@ -403,9 +410,10 @@ func (pl *planner) plan() (*InjectionPlan, error) {
 		// every later segment deleted.
 		kept, dropped = scans[:i+1], scans[i+1:]
 		p.TailRepair = &TailRepair{Segment: s.files.BaseOffset, Path: s.files.Log, Position: s.valid, Kind: s.cut.Kind.String(),
-			Bytes: s.size - s.valid, Message: s.cut.Message}
+			Bytes: s.size - s.valid, Message: s.cut.Message, LogEndOffset: s.framed}
 		for _, d := range dropped {
 			p.TailRepair.SegmentsDropped = append(p.TailRepair.SegmentsDropped, d.files.BaseOffset)
+			p.TailRepair.LogEndOffset = max(p.TailRepair.LogEndOffset, d.framed)
 		}
 		break
 	}
@@ -557,10 +565,18 @@ func (pl *planner) plan() (*InjectionPlan, error) {
 	if indexErr != nil {
 		return nil, fmt.Errorf("%s: %w", cs.files.Log, indexErr)
 	}
-	for _, s := range kept[ci+1:] {
+	// The segments after the cut, and those the tail repair drops: what
+	// the plan removes is everything the operation removes, the repair's
+	// share included (the plan is the truth or it is nothing).
+	for _, s := range append(append([]*segScan(nil), kept[ci+1:]...), dropped...) {
 		if _, err := scanSegment(s.files, func(m *batchMeta) bool { removed(m); return true }); err != nil {
 			return nil, err
 		}
+	}
+	if tr := p.TailRepair; tr != nil {
+		// Batches that frame past the damage but fail their checks are
+		// lost too; their records cannot be counted.
+		p.Removed.Batches += kept[len(kept)-1].lost
 	}
 	for _, t := range open {
 		p.DroppedTxns = append(p.DroppedTxns, *t)
@@ -571,6 +587,9 @@ func (pl *planner) plan() (*InjectionPlan, error) {
 	}
 	slices.Sort(p.Removed.Producers)
 	p.Removed.Offsets = end - cut
+	if tr := p.TailRepair; tr != nil {
+		p.Removed.Offsets = max(end, tr.LogEndOffset) - cut
+	}
 	p.Removed.Bytes = cs.size - p.CutPosition
 	for _, s := range kept[ci+1:] {
 		p.Removed.Bytes += s.size

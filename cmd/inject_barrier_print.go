@@ -64,6 +64,9 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 		if len(tr.SegmentsDropped) > 0 {
 			pf("  segments after it dropped, as broker recovery does: %s\n", ls.offsets(tr.SegmentsDropped))
 		}
+		if tr.LogEndOffset > p.LogEndOffset {
+			pf("  log end %d -> %d: the repair removes offsets %d..%d\n", tr.LogEndOffset, p.LogEndOffset, p.LogEndOffset, tr.LogEndOffset-1)
+		}
 	}
 	switch p.Mode {
 	case barrier.ModeAbort:
@@ -79,7 +82,11 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 		if r.Batches == 0 && r.Bytes == 0 {
 			pf("  nothing is removed\n")
 		} else {
-			pf("  removed: %d batches, %d records, %d bytes, %d offsets (%d..%d)\n", r.Batches, r.Records, r.Bytes, r.Offsets, p.Cut, p.LogEndOffset-1)
+			pf("  removed: %d batches, %d records, %d bytes, %d offsets", r.Batches, r.Records, r.Bytes, r.Offsets)
+			if r.Offsets > 0 {
+				pf(" (%d..%d)", p.Cut, p.Cut+r.Offsets-1)
+			}
+			pf("\n")
 			if len(r.Producers) > 0 {
 				pf("  producers losing data: %s\n", ls.offsets(r.Producers))
 			}
@@ -222,6 +229,7 @@ type injectTailJSON struct {
 	Bytes           int64   `json:"bytes"`
 	Message         string  `json:"message"`
 	SegmentsDropped []int64 `json:"segmentsDropped"`
+	LogEndOffset    int64   `json:"logEndOffset"`
 }
 
 type injectResumeJSON struct {
@@ -317,7 +325,7 @@ func (j *injectJSONPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 	}
 	if tr := p.TailRepair; tr != nil {
 		out.TailRepair = &injectTailJSON{Segment: tr.Segment, Position: tr.Position, Kind: tr.Kind, Bytes: tr.Bytes, Message: tr.Message,
-			SegmentsDropped: nonNil(tr.SegmentsDropped)}
+			SegmentsDropped: nonNil(tr.SegmentsDropped), LogEndOffset: tr.LogEndOffset}
 	}
 	for _, d := range p.DroppedTxns {
 		out.DroppedTxns = append(out.DroppedTxns, injectTxnJSON(d))
