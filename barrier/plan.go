@@ -133,6 +133,11 @@ type InjectionPlan struct {
 	// Ops are the file operations, in the order ApplyInjection commits them.
 	Ops      []edit.FileOp `json:"ops"`
 	Warnings []string      `json:"warnings"`
+	// IndexDamage is what was wrong with the cut segment's .index and
+	// .timeindex before the injection (kafka-dump-log --verify-index's and
+	// the broker's sanity checks): the plan rebuilds them, so that the
+	// read-back check never reports damage the injection did not cause.
+	IndexDamage []string `json:"indexDamage,omitempty"`
 }
 
 // TxnRef is a transaction by producer and first offset; LastOffset is -1

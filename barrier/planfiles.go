@@ -120,7 +120,26 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 	// are indexed as LogSegment.append would. A missing file is rebuilt
 	// (LogLoader recovers a segment whose index is missing).
 	idxKept, tidxKept := rebuilt.Index(), rebuilt.TimeIndex()
-	if cs.files.Index != "" {
+	// Damage the injection did not cause must not be blamed on it: the
+	// read-back check verifies this segment's indexes, so whatever is
+	// wrong with them now (an entry pointing where no batch starts, say)
+	// is found here, shown in the plan, and repaired in the same edit by
+	// indexing the kept batches from scratch, as LogSegment.recover
+	// rebuilds the indexes of a segment it recovers.
+	damage, err := segment.VerifySegmentIndexes(cs.files)
+	if err != nil {
+		return err
+	}
+	p.IndexDamage = damage
+	for _, d := range damage {
+		pl.warnf("damage found before the injection, repaired by it (the cut segment's indexes are rebuilt from its log): %s", d)
+	}
+	if len(damage) > 0 {
+		// The rebuilt entries stand in for every kept one.
+		p.Index.Removed, p.TimeIndex.Removed = p.Index.Removed+countIndex(cs.files), p.TimeIndex.Removed+countTimeIndex(cs.files)
+		p.Index.Kept, p.TimeIndex.Kept = len(idxKept), len(tidxKept)
+	}
+	if cs.files.Index != "" && len(damage) == 0 {
 		x, err := segment.ReadOffsetIndex(cs.files.Index, base)
 		if err != nil {
 			return err
@@ -133,10 +152,10 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 		}
 		p.Index.Removed += len(x.Entries) - len(idxKept)
 		p.Index.Kept = len(idxKept)
-	} else {
+	} else if cs.files.Index == "" {
 		pl.warnf("%s has no .index; it is rebuilt", filepath.Base(cs.files.Log))
 	}
-	if cs.files.TimeIndex != "" {
+	if cs.files.TimeIndex != "" && len(damage) == 0 {
 		x, err := segment.ReadTimeIndex(cs.files.TimeIndex, base)
 		if err != nil {
 			return err
@@ -149,7 +168,7 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 		}
 		p.TimeIndex.Removed += len(x.Entries) - len(tidxKept)
 		p.TimeIndex.Kept = len(tidxKept)
-	} else {
+	} else if cs.files.TimeIndex == "" {
 		pl.warnf("%s has no .timeindex; it is rebuilt", filepath.Base(cs.files.Log))
 	}
 	// The kept batches end at the cut position, where the new ones go.
@@ -168,6 +187,9 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 	idxWhy := "entries at or above the cut dropped, the new batches indexed"
 	if p.Mode == ModeAbort && p.TailRepair == nil {
 		idxWhy = "the new batches indexed"
+	}
+	if len(damage) > 0 {
+		idxWhy = "damaged before the injection: rebuilt from the kept batches, the new batches indexed"
 	}
 	idx, tidx, err := b.Encode()
 	if err != nil {
@@ -211,4 +233,28 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 	}
 	p.Ops = ops
 	return nil
+}
+
+// countIndex and countTimeIndex are the entries of a segment's .index and
+// .timeindex (0 when absent or unreadable).
+func countIndex(f segment.SegmentFiles) int {
+	if f.Index == "" {
+		return 0
+	}
+	x, err := segment.ReadOffsetIndex(f.Index, f.BaseOffset)
+	if err != nil {
+		return 0
+	}
+	return len(x.Entries)
+}
+
+func countTimeIndex(f segment.SegmentFiles) int {
+	if f.TimeIndex == "" {
+		return 0
+	}
+	x, err := segment.ReadTimeIndex(f.TimeIndex, f.BaseOffset)
+	if err != nil {
+		return 0
+	}
+	return len(x.Entries)
 }
