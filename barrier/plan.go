@@ -260,6 +260,10 @@ func scanSegment(files segment.SegmentFiles, fn func(m *batchMeta) bool) (*segSc
 // When dir holds the journal of an interrupted injection, the plan is the
 // journal's, with Resume set: ApplyInjection then finishes that injection (the
 // options passed here are ignored).
+//
+// When a broker holds the log directory or it is not writable
+// (edit.Deferred), the plan is still made and returned together with that
+// refusal, to be shown (--dry-run), never applied.
 func PlanInjection(dir string, opts InjectOptions) (*InjectionPlan, error) {
 	// The real directory, before anything else: the log directory (whose
 	// .lock a broker holds) is the real parent, not a symlink's.
@@ -269,20 +273,25 @@ func PlanInjection(dir string, opts InjectOptions) (*InjectionPlan, error) {
 		return nil, err
 	}
 	logDir := segment.LogDirOf(dir)
-	if err := edit.CheckWritable(logDir, dir, opts.checkWritable); err != nil {
-		return nil, err
+	blocked := edit.CheckWritable(logDir, dir, opts.checkWritable)
+	if blocked != nil && !edit.Deferred(blocked) {
+		return nil, blocked
 	}
 	job, resume, err := edit.Pending(dir, InjectKind)
 	if err != nil {
-		return nil, err
+		return nil, cmp.Or(blocked, err)
 	}
 	if job != nil {
 		p := job.Plan().(*InjectionPlan)
 		p.Resume = resume
-		return p, nil
+		return p, blocked
 	}
 	pl := &planner{dir: dir, logDir: logDir, name: name, opts: opts}
-	return pl.plan()
+	p, err := pl.plan()
+	if err != nil {
+		return nil, cmp.Or(blocked, err)
+	}
+	return p, blocked
 }
 
 type planner struct {

@@ -205,15 +205,23 @@ func runInjectBarrier(ctx context.Context, s *Streams, g *globalOptions, o *inje
 		}
 		return pr.Report(rep)
 	}
-	p, err := barrier.PlanInjection(dir, o.inject)
-	if err != nil {
-		return injectExit(err)
+	p, blocked := barrier.PlanInjection(dir, o.inject)
+	if p == nil {
+		return injectExit(blocked)
 	}
 	warnResumeIgnoresFlags(s, g, p.Resume, "injection", dir, o.planFlags)
 	if err := pr.Plan(p, o.dryRun); err != nil {
 		return err
 	}
-	if o.dryRun || p.NothingToDo {
+	// The plan first, then why it cannot be applied now (a broker holds
+	// the directory, it is read-only), or what the real run would refuse.
+	if blocked != nil {
+		return injectExit(blocked)
+	}
+	if o.dryRun {
+		return injectExit(barrier.PreflightInjection(p, edit.Options{BackupDir: o.backupDir}))
+	}
+	if p.NothingToDo {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {

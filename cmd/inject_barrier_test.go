@@ -299,6 +299,34 @@ func TestInjectBarrierCLIRefusals(t *testing.T) {
 		}
 		assertSameState(t, before, dir)
 	})
+	// The dry run checks --backup-dir exactly as the real run does (issue
+	// 12, defect 8), for every write command: inside the log directory,
+	// or already holding a file the backup would overwrite.
+	t.Run("dry run checks the backup directory", func(t *testing.T) {
+		dir := mirrorPartition(t)
+		src := mirrorPartition(t)
+		dst := filepath.Join(filepath.Dir(dir), "mirror-1")
+		used := t.TempDir()
+		if err := os.WriteFile(filepath.Join(used, edit.BackupManifestName), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := walkState(t, filepath.Dir(dir))
+		for _, bd := range []string{filepath.Join(filepath.Dir(dir), "bk"), used} {
+			for _, args := range [][]string{
+				{"inject-barrier", "--dry-run", "--backup-dir", bd, dir},
+				{"mirror", "--dry-run", "--backup-dir", bd, src, dst},
+			} {
+				code, out, stderr := injRun(t, args...)
+				if code != ExitRefused || !strings.Contains(stderr, "refused (backup-dir)") || !strings.Contains(out, "Dry run") {
+					t.Fatalf("%v: exit %d\n%s%s", args, code, out, stderr)
+				}
+			}
+		}
+		assertSameState(t, before, filepath.Dir(dir))
+		if code, _, stderr := injRun(t, "inject-barrier", "--dry-run", "--backup-dir", filepath.Join(t.TempDir(), "fresh"), dir); code != ExitOK {
+			t.Fatalf("a usable --backup-dir: exit %d: %s", code, stderr)
+		}
+	})
 	t.Run("corrupt tail", func(t *testing.T) {
 		dir := mirrorPartition(t)
 		pd, _ := segment.OpenPartitionDir(dir)

@@ -155,15 +155,23 @@ func runMirror(ctx context.Context, s *Streams, g *globalOptions, o *mirrorOptio
 		}
 		return pr.Report(rep)
 	}
-	p, err := mirror.PlanMirror(args[0], args[1], o.mirror)
-	if err != nil {
-		return mirrorExit(err)
+	p, blocked := mirror.PlanMirror(args[0], args[1], o.mirror)
+	if p == nil {
+		return mirrorExit(blocked)
 	}
 	warnResumeIgnoresFlags(s, g, p.Resume, "mirror", args[1], o.planFlags)
 	if err := pr.Plan(p, o.dryRun); err != nil {
 		return err
 	}
-	if o.dryRun || p.NothingToDo {
+	// The plan first, then why it cannot be applied now (a broker holds
+	// the directory, it is read-only), or what the real run would refuse.
+	if blocked != nil {
+		return mirrorExit(blocked)
+	}
+	if o.dryRun {
+		return mirrorExit(mirror.Preflight(p, edit.Options{BackupDir: o.backupDir}))
+	}
+	if p.NothingToDo {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {

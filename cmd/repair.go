@@ -135,18 +135,26 @@ func runRepair(ctx context.Context, s *Streams, g *globalOptions, o *repairOptio
 		}
 		return pr.Report(rep)
 	}
-	p, err := repair.PlanRepair(dir, o.repair)
-	if err != nil {
-		return applyExit(err)
+	p, blocked := repair.PlanRepair(dir, o.repair)
+	if p == nil {
+		return applyExit(blocked)
 	}
 	warnResumeIgnoresFlags(s, g, p.Resume, "repair", dir, o.planFlags)
 	if err := pr.Plan(p, o.dryRun); err != nil {
 		return err
 	}
+	// The plan first, then why it cannot be applied now (a broker holds
+	// the directory, it is read-only), or what the real run would refuse.
+	if blocked != nil {
+		return applyExit(blocked)
+	}
 	if p.NothingToDo {
 		return nil
 	}
 	if o.dryRun {
+		if err := repair.Preflight(p, edit.Options{BackupDir: o.backupDir}); err != nil {
+			return applyExit(err)
+		}
 		if p.Damage {
 			return findingsExit()
 		}

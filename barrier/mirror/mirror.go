@@ -237,18 +237,22 @@ func PlanMirror(src, dst string, opts Options) (*Plan, error) {
 	if p.CreateDir {
 		probe = logDir
 	}
-	if err := edit.CheckWritable(logDir, probe, opts.checkWritable); err != nil {
-		return nil, err
+	// A broker holding the log directory, or a read-only one, refuses
+	// the apply, not the plan (edit.Deferred): the plan is still made and
+	// returned with the refusal, for a dry run to show.
+	blocked := edit.CheckWritable(logDir, probe, opts.checkWritable)
+	if blocked != nil && !edit.Deferred(blocked) {
+		return nil, blocked
 	}
 	if !p.CreateDir {
 		pending, resume, err := edit.Pending(dst, EditKind)
 		if err != nil {
-			return nil, err
+			return nil, cmp.Or(blocked, err)
 		}
 		if pending != nil {
 			jp := pending.Plan().(*Plan)
 			jp.Resume = resume
-			return jp, nil
+			return jp, blocked
 		}
 	}
 	if srcName.Topic != name.Topic || srcName.Partition != name.Partition {
@@ -263,7 +267,11 @@ func PlanMirror(src, dst string, opts Options) (*Plan, error) {
 	}
 	mp := &mirrorPlanner{p: p, opts: opts,
 		roll: segment.RollConfig{SegmentBytes: opts.SegmentBytes, SegmentMs: segment.DefaultSegmentMs, MaxIndexSize: segment.DefaultMaxIndexSize}}
-	return mp.plan()
+	planned, err := mp.plan()
+	if err != nil {
+		return nil, cmp.Or(blocked, err)
+	}
+	return planned, blocked
 }
 
 // dstSeg is a destination segment the plan writes: an existing one the

@@ -106,7 +106,7 @@ func (a *applier) checkSpace(bd string) error {
 	// The journal, the manifest and file system overhead: a block per file.
 	slack := int64(64<<10) + int64(len(a.ops))*8192
 	bfree, bdev, bok := diskFree(existingAncestor(bd))
-	sfree, sdev, sok := diskFree(a.dir)
+	sfree, sdev, sok := diskFree(existingAncestor(a.dir))
 	if !bok || !sok {
 		return nil
 	}
