@@ -171,6 +171,26 @@ type DroppedTxn struct {
 	FirstOffset  int64  `json:"firstOffset"`
 	MarkerOffset int64  `json:"markerOffset"` // -1 when open
 	State        string `json:"state"`
+	// Records are the transaction's data records the cut removes.
+	Records int64 `json:"records"`
+}
+
+// ReopenedCommitted are the committed transactions the cut removes that
+// began below the first last stable offset (LastStableOffset): the LSO
+// fixed point (psm.md §7) moved the cut below them, so records a
+// read_committed consumer may already have read are lost. --mode abort
+// keeps them. Records is their data records in all.
+func (p *InjectionPlan) ReopenedCommitted() (txns []DroppedTxn, records int64) {
+	if p.Mode != ModeTruncate {
+		return nil, 0
+	}
+	for _, d := range p.DroppedTxns {
+		if d.State == "committed" && d.FirstOffset < p.LastStableOffset {
+			txns = append(txns, d)
+			records += d.Records
+		}
+	}
+	return txns, records
 }
 
 // AppendedBatch is one batch the injection appends.
@@ -546,6 +566,7 @@ func (pl *planner) plan() (*InjectionPlan, error) {
 			if open[m.PID] == nil {
 				open[m.PID] = &DroppedTxn{ProducerID: m.PID, FirstOffset: m.Base, MarkerOffset: -1, State: "open"}
 			}
+			open[m.PID].Records += int64(m.Records)
 		case m.Txn && m.Control && (m.MarkerType == decode.ControlAbort || m.MarkerType == decode.ControlCommit):
 			if t := open[m.PID]; t != nil {
 				t.MarkerOffset = m.Base

@@ -102,6 +102,17 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 				pf("    producer %s from offset %s: %s\n", pid(d.ProducerID), off(d.FirstOffset), what)
 			}, func(more string) { pf("    %s\n", more) })
 		}
+		if txns, n := p.ReopenedCommitted(); len(txns) > 0 {
+			pf("  %s the fixed point moved the cut from the last stable offset %d down to %d, below committed transactions: %d committed records a read_committed consumer may have read are lost (",
+				st.paint(st.warn, "committed data lost:"), p.LastStableOffset, p.Cut, n)
+			for i, d := range txns {
+				if i > 0 {
+					pf("; ")
+				}
+				pf("producer %s's transaction from offset %d, %d records, committed at %d", pid(d.ProducerID), d.FirstOffset, d.Records, d.MarkerOffset)
+			}
+			pf("); --mode abort keeps them (ABORT markers close the open transactions, nothing is truncated)\n")
+		}
 		if len(p.SegmentsDeleted) > 0 {
 			pf("  segments deleted: %s\n", ls.offsets(p.SegmentsDeleted))
 		}
@@ -183,6 +194,7 @@ type injectTxnJSON struct {
 	FirstOffset  int64  `json:"firstOffset"`
 	MarkerOffset int64  `json:"markerOffset"`
 	State        string `json:"state"`
+	Records      int64  `json:"records,omitempty"` // data records the cut removes (droppedTxns)
 }
 
 type injectIndexJSON struct {
