@@ -19,6 +19,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -470,6 +471,11 @@ func (st *dumpState) dumpOne(f dumpFile) error {
 		err = st.dumpTextFile(f)
 	default:
 		st.p.Unknown(f, "not a Kafka file kseg decodes")
+		if base := filepath.Base(f.path); edit.IsJournal(base) && !strings.HasSuffix(base, segment.TempSuffix) {
+			if pf, ok := pendingEditFinding(filepath.Dir(f.path)); ok {
+				st.report(pf)
+			}
+		}
 	}
 	if ce, ok := decode.AsCorrupt(err); ok {
 		st.reportCorrupt(finding.CorruptFile, ce.At(f.path, 0))

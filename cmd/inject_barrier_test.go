@@ -259,6 +259,15 @@ func TestInjectBarrierCLIResumeAndRollback(t *testing.T) {
 		if code != ExitOK || !strings.Contains(out, "Resume:") {
 			t.Fatalf("dry-run of an interrupted dir: exit %d\n%s%s", code, out, stderr)
 		}
+		// The half-edited partition is not clean to the readers (issue
+		// 12, defect 2): a pending-edit finding names the way out.
+		for _, args := range [][]string{{"dump", dir}, {"replay-psm", dir}, {"dump", "-o", "json", dir}} {
+			code, out, stderr := injRun(t, args...)
+			if code != ExitFindings || !strings.Contains(out+stderr, "pending-edit") || !strings.Contains(out+stderr, "--rollback") ||
+				!strings.Contains(out+stderr, "kseg inject-barrier") {
+				t.Fatalf("%v over an interrupted injection: exit %d\n%s%s", args, code, out, stderr)
+			}
+		}
 		if rollback {
 			code, out, stderr = injRun(t, "inject-barrier", "--rollback", dir)
 			if code != ExitOK || !strings.Contains(out, "Rolled back:") || edit.HasJournal(dir) {
