@@ -68,8 +68,7 @@ const partialSuffix = ".partial"
 // journal stays and the error says how to finish or undo by hand.
 func (a *applier) undo(cause error) error {
 	if err := a.restore(); err != nil {
-		return fmt.Errorf("%w; putting the partition back failed too (%v): the %s is half applied; its journal %s is kept: rerun the command to finish it, or roll it back",
-			cause, err, a.kind.Noun, a.journalPath())
+		return &HalfAppliedError{Noun: a.kind.Noun, Journal: a.journalPath(), Err: cause, UndoErr: err}
 	}
 	a.cleanup()
 	a.rep.Undone = true
@@ -89,6 +88,24 @@ func (e *UndoneError) Error() string {
 }
 
 func (e *UndoneError) Unwrap() error { return e.Err }
+
+// HalfAppliedError is a failure after the first change whose undo failed
+// too (the file system went read-only, say): the partition is part old,
+// part new, and the journal is kept, so that a rerun finishes the edit or
+// a rollback undoes it, once the cause is removed.
+type HalfAppliedError struct {
+	Noun    string
+	Journal string
+	Err     error // the failure
+	UndoErr error // why putting the partition back failed
+}
+
+func (e *HalfAppliedError) Error() string {
+	return fmt.Sprintf("%v; putting the partition back failed too (%v): the %s is half applied; its journal %s is kept: rerun the command to finish it, or roll it back",
+		e.Err, e.UndoErr, e.Noun, e.Journal)
+}
+
+func (e *HalfAppliedError) Unwrap() error { return e.Err }
 
 // checkSpace refuses an edit whose backup and staged files do not fit in
 // the free space of their file systems (the backup directory's, the
