@@ -703,10 +703,17 @@ func checkDumpInputs(s *Streams, o *dumpOptions, name string, args []string) err
 		return checkInputs(s, name, args, inputKafkaPath)
 	}
 	for _, a := range args {
-		if st, err := s.inputFS().Stat(a); err == nil && st.IsDir() {
+		st, err := s.inputFS().Stat(a)
+		switch {
+		case err != nil:
+		case st.IsDir():
 			if err := checkInput(s, name, a, inputKafkaPath); err != nil {
 				return err
 			}
+		case !st.Mode().IsRegular():
+			// Kafka's tool would ignore a .lock by its name, or block
+			// opening a FIFO named like a segment; kseg says what it is.
+			return &fs.PathError{Op: "open", Path: a, Err: &segment.NotRegularError{Mode: st.Mode()}}
 		}
 	}
 	return nil
