@@ -199,3 +199,53 @@ func copyExecutable(src, dst string) error {
 	}
 	return nil
 }
+
+// TestEditRefusesSymlinkedFile is issue 12's defect 6, its second half: a
+// Kafka file the edit replaces that is a symbolic link was silently
+// replaced by a regular file (the link gone, its target left as it was).
+// The edit refuses it (not-regular) before any change: the link, its
+// target and the partition are as they were, with no journal and no backup.
+func TestEditRefusesSymlinkedFile(t *testing.T) {
+	tc := injectCase(barrier.ModeTruncate)
+	template, rel := tc.world(t)
+	ref := copyWorld(t, template)
+	rep, err := tc.apply(ref, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), SkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := ""
+	for _, op := range rep.ops {
+		if op.Action == edit.OpReplace {
+			victim = op.Name
+		}
+	}
+	root := copyWorld(t, template)
+	dir := filepath.Join(root, rel)
+	outside := filepath.Join(t.TempDir(), victim)
+	if err := os.Rename(filepath.Join(dir, victim), outside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, victim)); err != nil {
+		t.Fatal(err)
+	}
+	// The partition directory (the log directory gains the .lock taking
+	// the lock creates, as a broker's start does).
+	before, beforeOut := barriertest.SnapDir(t, dir), barriertest.SnapDir(t, filepath.Dir(outside))
+	bd := filepath.Join(t.TempDir(), "b")
+	_, err = tc.apply(root, edit.Options{BackupDir: bd})
+	var re *edit.RefusalError
+	if !errors.As(err, &re) || re.Reason != edit.RefuseNotRegular {
+		t.Fatalf("apply over a symlinked %s: %v, want a %s refusal", victim, err, edit.RefuseNotRegular)
+	}
+	barriertest.AssertUnchanged(t, before, dir)
+	barriertest.AssertUnchanged(t, beforeOut, filepath.Dir(outside))
+	if fi, err := os.Lstat(filepath.Join(dir, victim)); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Fatalf("%s is no longer the symbolic link: %v", victim, err)
+	}
+	if edit.HasJournal(dir) {
+		t.Fatal("a journal is left")
+	}
+	if _, err := os.Lstat(bd); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("a backup folder is left")
+	}
+}
