@@ -3,7 +3,9 @@
 package cmd
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,4 +62,51 @@ func TestMirrorCLIRefusesLockedLogDir(t *testing.T) {
 		}
 	}
 	assertSameState(t, before, ld)
+}
+
+// TestInjectBarrierCLIUndoneFailure: a file the injection cannot replace
+// (chattr +i) makes the run fail after other files changed; the engine
+// undoes it. The CLI says so, exit 1, and (issue 12, defect 7) names no
+// "backup so far" folder, since the undo removed it, and no interrupted
+// run to finish. Skipped where chattr cannot set the attribute.
+func TestInjectBarrierCLIUndoneFailure(t *testing.T) {
+	if _, err := exec.LookPath("chattr"); err != nil {
+		t.Skip("chattr is not installed: cannot make a file immutable here")
+	}
+	dir := mirrorPartition(t)
+	code, out, stderr := injRun(t, "inject-barrier", "--dry-run", "-o", "json", "--timestamp", injectTs, dir)
+	if code != ExitOK {
+		t.Fatalf("dry run: exit %d\n%s", code, stderr)
+	}
+	var plan struct {
+		Files []struct{ Name, Action string } `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &plan); err != nil {
+		t.Fatal(err)
+	}
+	victim := ""
+	for _, f := range plan.Files {
+		if f.Action != "create" {
+			victim = filepath.Join(dir, f.Name)
+		}
+	}
+	if out, err := exec.Command("chattr", "+i", victim).CombinedOutput(); err != nil {
+		t.Skipf("cannot set the immutable attribute here: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("chattr", "-i", victim).Run() })
+	before := walkState(t, dir)
+	bd := filepath.Join(t.TempDir(), "b")
+	code, out, stderr = injRun(t, "inject-barrier", "--timestamp", injectTs, "--backup-dir", bd, dir)
+	if code != ExitError || !strings.Contains(stderr, "was undone") || strings.Contains(stderr, "backup so far") || strings.Contains(stderr, "interrupted") {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
+	}
+	after := walkState(t, dir)
+	for k, v := range before {
+		if after[k].sum != v.sum {
+			t.Fatalf("%s differs after the undone run", k)
+		}
+	}
+	if len(after) != len(before) {
+		t.Fatalf("%d files after the undone run, %d before", len(after), len(before))
+	}
 }

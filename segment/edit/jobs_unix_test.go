@@ -249,3 +249,28 @@ func TestEditRefusesSymlinkedFile(t *testing.T) {
 		t.Fatal("a backup folder is left")
 	}
 }
+
+// TestEditTwoRunsCollide is issue 12's defect 7: a second kseg run on a
+// directory another kseg run is writing was told "process -1 holds the log
+// directory lock: a broker is running on it". kseg's own lock is an
+// open-file-description lock, which F_OFD_GETLK reports with pid -1: the
+// refusal now says another kseg run holds it.
+func TestEditTwoRunsCollide(t *testing.T) {
+	dir := writeFixture(t)
+	var second error
+	_, err := barrier.ApplyInjection(mustPlan(t, dir, planOpts()), edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"),
+		FaultAt: func(step string) error {
+			if step == "seal" { // the first run holds the lock
+				_, second = barrier.PlanInjection(dir, planOpts())
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var re *edit.RefusalError
+	if !errors.As(second, &re) || re.Reason != edit.RefuseLocked || !strings.Contains(second.Error(), "another kseg run") ||
+		strings.Contains(second.Error(), "process -1") {
+		t.Fatalf("the second run: %v", second)
+	}
+}
