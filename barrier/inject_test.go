@@ -98,10 +98,10 @@ func testTruncateFixedPoint(t *testing.T, segBytes int64) {
 		t.Fatalf("cleared %d barrier %d leo %d epoch %d", p.ProducersCleared, p.BarrierOffset, p.NewLogEndOffset, p.LeaderEpoch)
 	}
 	want := []DroppedTxn{
-		{ProducerID: pidReopC, FirstOffset: 6, MarkerOffset: 14, State: "aborted"},
-		{ProducerID: pidTxnA, FirstOffset: 9, MarkerOffset: 10, State: "aborted"},
-		{ProducerID: pidOpenB, FirstOffset: 11, MarkerOffset: -1, State: "open"},
-		{ProducerID: pidOpenE, FirstOffset: 15, MarkerOffset: -1, State: "open"},
+		{ProducerID: pidReopC, FirstOffset: 6, MarkerOffset: 14, State: "aborted", Records: 2},
+		{ProducerID: pidTxnA, FirstOffset: 9, MarkerOffset: 10, State: "aborted", Records: 1},
+		{ProducerID: pidOpenB, FirstOffset: 11, MarkerOffset: -1, State: "open", Records: 3},
+		{ProducerID: pidOpenE, FirstOffset: 15, MarkerOffset: -1, State: "open", Records: 1},
 	}
 	if !slices.Equal(p.DroppedTxns, want) {
 		t.Fatalf("dropped txns %+v", p.DroppedTxns)
