@@ -274,3 +274,33 @@ func TestEditTwoRunsCollide(t *testing.T) {
 		t.Fatalf("the second run: %v", second)
 	}
 }
+
+// TestEditRefusesWithoutSpace is issue 12's defect 3, its first half: the
+// free space of the backup's file system is checked before the first
+// change, and the refusal (no-space) says how much is needed; nothing is
+// created. It mounts a 64 KiB tmpfs for the backup, and skips where it
+// cannot (not root, no mount permission).
+func TestEditRefusesWithoutSpace(t *testing.T) {
+	small := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", small).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a small tmpfs here: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", small).Run() })
+	tc := repairCase
+	template, rel := tc.world(t)
+	root := copyWorld(t, template)
+	before := barriertest.SnapDir(t, filepath.Join(root, rel))
+	bd := filepath.Join(small, "b")
+	_, err := tc.apply(root, edit.Options{BackupDir: bd})
+	var re *edit.RefusalError
+	if !errors.As(err, &re) || re.Reason != edit.RefuseNoSpace || !strings.Contains(err.Error(), "bytes") {
+		t.Fatalf("a backup on a 64 KiB file system: %v, want a %s refusal saying how much is needed", err, edit.RefuseNoSpace)
+	}
+	barriertest.AssertUnchanged(t, before, filepath.Join(root, rel))
+	if _, err := os.Lstat(bd); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("the backup folder was created")
+	}
+	if edit.HasJournal(filepath.Join(root, rel)) {
+		t.Fatal("a journal is left")
+	}
+}
