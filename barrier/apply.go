@@ -23,6 +23,16 @@ func ApplyInjection(p *InjectionPlan, o edit.Options) (*InjectionReport, error) 
 	return edit.Execute[*InjectionPlan, *InjectionVerification](newInjectJob(InjectKind, p), p, p.NothingToDo, p.Reason, p.Resume != nil, o)
 }
 
+// PreflightInjection makes the checks ApplyInjection makes before its first
+// change of the backup directory and the free space (edit.Preflight),
+// changing nothing: what a dry run refuses, the real run refuses too.
+func PreflightInjection(p *InjectionPlan, o edit.Options) error {
+	if p.NothingToDo || p.Resume != nil {
+		return nil
+	}
+	return edit.Preflight(newInjectJob(InjectKind, p), o)
+}
+
 // RollbackInjection undoes the interrupted injection whose journal is in
 // dir (edit.Rollback); another tool's journal is refused
 // (edit.RefuseOtherTool).

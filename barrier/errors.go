@@ -19,6 +19,10 @@ const (
 	// RefuseOpenTransactions: a transaction would still be open at the
 	// barrier (barrier.md §10 pitfall 8).
 	RefuseOpenTransactions edit.Reason = "open-transactions"
+	// RefuseCommittedData: the cut removes committed records (the last
+	// stable offset's fixed point reopened transactions committed below
+	// the first one) and the operator has not accepted it (--yes).
+	RefuseCommittedData edit.Reason = "committed-data"
 )
 
 // CorruptTailError reports a log whose end is not what Kafka would keep:

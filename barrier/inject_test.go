@@ -2,11 +2,13 @@ package barrier
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kseg/kseg/barrier/barriertest"
@@ -96,10 +98,10 @@ func testTruncateFixedPoint(t *testing.T, segBytes int64) {
 		t.Fatalf("cleared %d barrier %d leo %d epoch %d", p.ProducersCleared, p.BarrierOffset, p.NewLogEndOffset, p.LeaderEpoch)
 	}
 	want := []DroppedTxn{
-		{ProducerID: pidReopC, FirstOffset: 6, MarkerOffset: 14, State: "aborted"},
-		{ProducerID: pidTxnA, FirstOffset: 9, MarkerOffset: 10, State: "aborted"},
-		{ProducerID: pidOpenB, FirstOffset: 11, MarkerOffset: -1, State: "open"},
-		{ProducerID: pidOpenE, FirstOffset: 15, MarkerOffset: -1, State: "open"},
+		{ProducerID: pidReopC, FirstOffset: 6, MarkerOffset: 14, State: "aborted", Records: 2},
+		{ProducerID: pidTxnA, FirstOffset: 9, MarkerOffset: 10, State: "aborted", Records: 1},
+		{ProducerID: pidOpenB, FirstOffset: 11, MarkerOffset: -1, State: "open", Records: 3},
+		{ProducerID: pidOpenE, FirstOffset: 15, MarkerOffset: -1, State: "open", Records: 1},
 	}
 	if !slices.Equal(p.DroppedTxns, want) {
 		t.Fatalf("dropped txns %+v", p.DroppedTxns)
@@ -345,6 +347,21 @@ func TestInjectRepairTail(t *testing.T) {
 	if p.TailRepair == nil || len(p.TailRepair.SegmentsDropped) != len(pd.Segments)-1 {
 		t.Fatalf("repair: %+v", p.TailRepair)
 	}
+	// The plan counts what the repair removes too: from the cut to the
+	// log end before the repair, every batch from the damaged one on.
+	var all, lost int64
+	end := int64(0)
+	for _, e := range barriertest.Entries(t, dir) {
+		all++
+		if e.BaseOffset >= p.Cut {
+			lost++
+		}
+		end = max(end, e.BaseOffset+int64(binary.BigEndian.Uint32(e.Raw[23:27]))+1) // v2 lastOffsetDelta
+	}
+	if p.TailRepair.LogEndOffset != end || p.Removed.Offsets != end-p.Cut || p.Removed.Batches != lost || lost == 0 {
+		t.Fatalf("removed %+v, log end before the repair %d: want %d offsets (%d..%d), %d of %d batches",
+			p.Removed, p.TailRepair.LogEndOffset, end-p.Cut, p.Cut, end-1, lost, all)
+	}
 	mustApply(t, p)
 }
 
@@ -455,4 +472,44 @@ func TestInjectRefusals(t *testing.T) {
 		}
 		barriertest.AssertUnchanged(t, before, dir)
 	})
+}
+
+// TestInjectFindsIndexDamageAtPlanTime is issue 12's defect 4: with entry 0
+// of orders-0's 00000000000000000053.index pointing at position 5, where no
+// batch starts, the dry run said nothing, the real run wrote the barrier
+// and then failed its read-back check over an entry it did not write. The
+// plan now names the damage and rebuilds the cut segment's indexes in the
+// same edit, so the read-back check passes and the index is sound after.
+func TestInjectFindsIndexDamageAtPlanTime(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "logs", "orders-0")
+	barriertest.CopyTree(t, filepath.Join(barriertest.PartitionsDir(), "orders-0"), dir)
+	idx := filepath.Join(dir, segment.SegmentFileName(53, segment.IndexSuffix))
+	b, err := os.ReadFile(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.BigEndian.PutUint32(b[4:8], 5) // entry 0's position
+	if err := os.WriteFile(idx, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := segment.OpenPartitionDir(dir)
+	seg, _ := s.Segment(53)
+	if probs, err := segment.VerifySegmentIndexes(seg); err != nil || len(probs) == 0 {
+		t.Fatalf("the damage is not there to find: %v %v", probs, err)
+	}
+	p := mustPlan(t, dir, planOpts())
+	if len(p.IndexDamage) == 0 || !strings.Contains(strings.Join(p.Warnings, "\n"), "points at position 5") {
+		t.Fatalf("the plan does not show the damage: %q %q", p.IndexDamage, p.Warnings)
+	}
+	rebuilt := false
+	for _, op := range p.Ops {
+		rebuilt = rebuilt || op.Name == filepath.Base(idx)
+	}
+	if !rebuilt {
+		t.Fatalf("the plan leaves the damaged %s as it is", filepath.Base(idx))
+	}
+	mustApply(t, p) // fails on a read-back check that reports the damage
+	if probs, err := segment.VerifySegmentIndexes(seg); err != nil || len(probs) != 0 {
+		t.Fatalf("after the injection: %v %v", probs, err)
+	}
 }

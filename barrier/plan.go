@@ -137,6 +137,11 @@ type InjectionPlan struct {
 	// Ops are the file operations, in the order ApplyInjection commits them.
 	Ops      []edit.FileOp `json:"ops"`
 	Warnings []string      `json:"warnings"`
+	// IndexDamage is what was wrong with the cut segment's .index and
+	// .timeindex before the injection (kafka-dump-log --verify-index's and
+	// the broker's sanity checks): the plan rebuilds them, so that the
+	// read-back check never reports damage the injection did not cause.
+	IndexDamage []string `json:"indexDamage,omitempty"`
 }
 
 // TxnRef is a transaction by producer and first offset; LastOffset is -1
@@ -156,6 +161,10 @@ type TailRepair struct {
 	Bytes           int64   `json:"bytes"` // bytes cut from that segment
 	Message         string  `json:"message"`
 	SegmentsDropped []int64 `json:"segmentsDropped"` // later segments LogLoader.recoverLog deletes
+	// LogEndOffset is the log end before the repair: past the last batch
+	// that still frames in the damaged segment or in the segments dropped
+	// after it (InjectionPlan.LogEndOffset is the end after it).
+	LogEndOffset int64 `json:"logEndOffset"`
 }
 
 // DroppedTxn is a transaction whose data the cut removes. State is "open"
@@ -166,6 +175,26 @@ type DroppedTxn struct {
 	FirstOffset  int64  `json:"firstOffset"`
 	MarkerOffset int64  `json:"markerOffset"` // -1 when open
 	State        string `json:"state"`
+	// Records are the transaction's data records the cut removes.
+	Records int64 `json:"records"`
+}
+
+// ReopenedCommitted are the committed transactions the cut removes that
+// began below the first last stable offset (LastStableOffset): the LSO
+// fixed point (psm.md §7) moved the cut below them, so records a
+// read_committed consumer may already have read are lost. --mode abort
+// keeps them. Records is their data records in all.
+func (p *InjectionPlan) ReopenedCommitted() (txns []DroppedTxn, records int64) {
+	if p.Mode != ModeTruncate {
+		return nil, 0
+	}
+	for _, d := range p.DroppedTxns {
+		if d.State == "committed" && d.FirstOffset < p.LastStableOffset {
+			txns = append(txns, d)
+			records += d.Records
+		}
+	}
+	return txns, records
 }
 
 // AppendedBatch is one batch the injection appends.
@@ -216,6 +245,8 @@ type segScan struct {
 	size    int64
 	valid   int64 // where recovery would truncate: end of the last good batch
 	next    int64 // offset after the last good batch; the base when none
+	framed  int64 // offset after the last batch that frames, damaged ones included
+	lost    int64 // batches that frame after the cut
 	batches int64
 	records int64
 	last    *batchMeta
@@ -239,6 +270,7 @@ func scanSegment(files segment.SegmentFiles, fn func(m *batchMeta) bool, progres
 		return nil, err
 	}
 	s.size, s.valid, s.next, s.batches, s.cut = r.Size, r.ValidBytes, r.NextOffset, r.Batches, r.Cut
+	s.framed, s.lost = max(r.FramedEnd, r.NextOffset), r.Lost
 	if c := r.Cut; c != nil && c.Kind.Damage() {
 		s.bad = &CorruptTailError{Segment: files.BaseOffset, Path: files.Log, ValidBytes: c.Position, Kind: c.Kind, Err: c.Err, Message: c.Message}
 	}
@@ -253,6 +285,10 @@ func scanSegment(files segment.SegmentFiles, fn func(m *batchMeta) bool, progres
 // When dir holds the journal of an interrupted injection, the plan is the
 // journal's, with Resume set: ApplyInjection then finishes that injection (the
 // options passed here are ignored).
+//
+// When a broker holds the log directory or it is not writable
+// (edit.Deferred), the plan is still made and returned together with that
+// refusal, to be shown (--dry-run), never applied.
 func PlanInjection(dir string, opts InjectOptions) (*InjectionPlan, error) {
 	// The real directory, before anything else: the log directory (whose
 	// .lock a broker holds) is the real parent, not a symlink's.
@@ -262,20 +298,25 @@ func PlanInjection(dir string, opts InjectOptions) (*InjectionPlan, error) {
 		return nil, err
 	}
 	logDir := segment.LogDirOf(dir)
-	if err := edit.CheckWritable(logDir, dir, opts.checkWritable); err != nil {
-		return nil, err
+	blocked := edit.CheckWritable(logDir, dir, opts.checkWritable)
+	if blocked != nil && !edit.Deferred(blocked) {
+		return nil, blocked
 	}
 	job, resume, err := edit.Pending(dir, InjectKind)
 	if err != nil {
-		return nil, err
+		return nil, cmp.Or(blocked, err)
 	}
 	if job != nil {
 		p := job.Plan().(*InjectionPlan)
 		p.Resume = resume
-		return p, nil
+		return p, blocked
 	}
 	pl := &planner{dir: dir, logDir: logDir, name: name, opts: opts}
-	return pl.plan()
+	p, err := pl.plan()
+	if err != nil {
+		return nil, cmp.Or(blocked, err)
+	}
+	return p, blocked
 }
 
 type planner struct {
@@ -498,9 +539,10 @@ func (pl *planner) passOne(segs []segment.SegmentFiles) (kept, dropped []*segSca
 		// every later segment deleted.
 		kept, dropped = scans[:i+1], scans[i+1:]
 		p.TailRepair = &TailRepair{Segment: s.files.BaseOffset, Path: s.files.Log, Position: s.valid, Kind: s.cut.Kind.String(),
-			Bytes: s.size - s.valid, Message: s.cut.Message}
+			Bytes: s.size - s.valid, Message: s.cut.Message, LogEndOffset: s.framed}
 		for _, d := range dropped {
 			p.TailRepair.SegmentsDropped = append(p.TailRepair.SegmentsDropped, d.files.BaseOffset)
+			p.TailRepair.LogEndOffset = max(p.TailRepair.LogEndOffset, d.framed)
 		}
 		break
 	}
@@ -622,6 +664,7 @@ func (pl *planner) passTwo(kept, dropped []*segScan, ci int, end int64) (*batchM
 			if open[m.PID] == nil {
 				open[m.PID] = &DroppedTxn{ProducerID: m.PID, FirstOffset: m.Base, MarkerOffset: -1, State: "open"}
 			}
+			open[m.PID].Records += int64(m.Records)
 		case m.Txn && m.Control && (m.MarkerType == decode.ControlAbort || m.MarkerType == decode.ControlCommit):
 			if t := open[m.PID]; t != nil {
 				t.MarkerOffset = m.Base
@@ -655,10 +698,18 @@ func (pl *planner) passTwo(kept, dropped []*segScan, ci int, end int64) (*batchM
 	if indexErr != nil {
 		return nil, nil, fmt.Errorf("%s: %w", cs.files.Log, indexErr)
 	}
-	for _, s := range kept[ci+1:] {
+	// The segments after the cut, and those the tail repair drops: what
+	// the plan removes is everything the operation removes, the repair's
+	// share included (the plan is the truth or it is nothing).
+	for _, s := range append(append([]*segScan(nil), kept[ci+1:]...), dropped...) {
 		if _, err := scanSegment(s.files, func(m *batchMeta) bool { removed(m); return true }, nil); err != nil {
 			return nil, nil, err
 		}
+	}
+	if tr := p.TailRepair; tr != nil {
+		// Batches that frame past the damage but fail their checks are
+		// lost too; their records cannot be counted.
+		p.Removed.Batches += kept[len(kept)-1].lost
 	}
 	for _, t := range open {
 		p.DroppedTxns = append(p.DroppedTxns, *t)
@@ -669,6 +720,9 @@ func (pl *planner) passTwo(kept, dropped []*segScan, ci int, end int64) (*batchM
 	}
 	slices.Sort(p.Removed.Producers)
 	p.Removed.Offsets = end - cut
+	if tr := p.TailRepair; tr != nil {
+		p.Removed.Offsets = max(end, tr.LogEndOffset) - cut
+	}
 	p.Removed.Bytes = cs.size - p.CutPosition
 	for _, s := range kept[ci+1:] {
 		p.Removed.Bytes += s.size

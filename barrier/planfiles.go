@@ -183,7 +183,26 @@ func (pl *planner) txnIndexOps(cs *segScan) error {
 func (pl *planner) indexOps(cs *segScan, rebuilt *segment.IndexBuilder) error {
 	p, cut, base := pl.p, pl.p.Cut, cs.files.BaseOffset
 	idxKept, tidxKept := rebuilt.Index(), rebuilt.TimeIndex()
-	if cs.files.Index != "" {
+	// Damage the injection did not cause must not be blamed on it: the
+	// read-back check verifies this segment's indexes, so whatever is
+	// wrong with them now (an entry pointing where no batch starts, say)
+	// is found here, shown in the plan, and repaired in the same edit by
+	// indexing the kept batches from scratch, as LogSegment.recover
+	// rebuilds the indexes of a segment it recovers.
+	damage, err := segment.VerifySegmentIndexes(cs.files)
+	if err != nil {
+		return err
+	}
+	p.IndexDamage = damage
+	for _, d := range damage {
+		pl.warnf("damage found before the injection, repaired by it (the cut segment's indexes are rebuilt from its log): %s", d)
+	}
+	if len(damage) > 0 {
+		// The rebuilt entries stand in for every kept one.
+		p.Index.Removed, p.TimeIndex.Removed = p.Index.Removed+countIndex(cs.files), p.TimeIndex.Removed+countTimeIndex(cs.files)
+		p.Index.Kept, p.TimeIndex.Kept = len(idxKept), len(tidxKept)
+	}
+	if cs.files.Index != "" && len(damage) == 0 {
 		x, err := segment.ReadOffsetIndex(cs.files.Index, base)
 		if err != nil {
 			return err
@@ -196,10 +215,10 @@ func (pl *planner) indexOps(cs *segScan, rebuilt *segment.IndexBuilder) error {
 		}
 		p.Index.Removed += len(x.Entries) - len(idxKept)
 		p.Index.Kept = len(idxKept)
-	} else {
+	} else if cs.files.Index == "" {
 		pl.warnf("%s has no .index; it is rebuilt", filepath.Base(cs.files.Log))
 	}
-	if cs.files.TimeIndex != "" {
+	if cs.files.TimeIndex != "" && len(damage) == 0 {
 		x, err := segment.ReadTimeIndex(cs.files.TimeIndex, base)
 		if err != nil {
 			return err
@@ -212,7 +231,7 @@ func (pl *planner) indexOps(cs *segScan, rebuilt *segment.IndexBuilder) error {
 		}
 		p.TimeIndex.Removed += len(x.Entries) - len(tidxKept)
 		p.TimeIndex.Kept = len(tidxKept)
-	} else {
+	} else if cs.files.TimeIndex == "" {
 		pl.warnf("%s has no .timeindex; it is rebuilt", filepath.Base(cs.files.Log))
 	}
 	// The kept batches end at the cut position, where the new ones go.
@@ -232,6 +251,9 @@ func (pl *planner) indexOps(cs *segScan, rebuilt *segment.IndexBuilder) error {
 	if p.Mode == ModeAbort && p.TailRepair == nil {
 		why = "the new batches indexed"
 	}
+	if len(damage) > 0 {
+		why = "damaged before the injection: rebuilt from the kept batches, the new batches indexed"
+	}
 	idx, tidx, err := b.Encode()
 	if err != nil {
 		return err
@@ -240,4 +262,28 @@ func (pl *planner) indexOps(cs *segScan, rebuilt *segment.IndexBuilder) error {
 		return err
 	}
 	return pl.write(segment.SegmentFileName(base, segment.IndexSuffix), idx, why)
+}
+
+// countIndex and countTimeIndex are the entries of a segment's .index and
+// .timeindex (0 when absent or unreadable).
+func countIndex(f segment.SegmentFiles) int {
+	if f.Index == "" {
+		return 0
+	}
+	x, err := segment.ReadOffsetIndex(f.Index, f.BaseOffset)
+	if err != nil {
+		return 0
+	}
+	return len(x.Entries)
+}
+
+func countTimeIndex(f segment.SegmentFiles) int {
+	if f.TimeIndex == "" {
+		return 0
+	}
+	x, err := segment.ReadTimeIndex(f.TimeIndex, f.BaseOffset)
+	if err != nil {
+		return 0
+	}
+	return len(x.Entries)
 }

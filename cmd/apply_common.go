@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // Pieces shared by the three commands that change a partition in place
@@ -60,6 +62,27 @@ func noteApplyFailure(s *Streams, g *globalOptions, rep *edit.Outcome, err error
 	if !errors.Is(err, edit.ErrRefused) && edit.HasJournal(dir) {
 		fmt.Fprintf(s.Err, "kseg: the %s was interrupted; rerun the command to finish it, or add --rollback to undo it\n", what)
 	}
+}
+
+// pendingEditFinding is the finding for a partition directory that holds
+// the journal of an interrupted kseg edit: until it is finished or rolled
+// back, each file it names is its old or its new content, so the partition
+// as a whole may be neither (a log cut at the last stable offset with no
+// barrier yet, say), and dump or replay-psm must not call it clean. ok is
+// false when there is no journal.
+func pendingEditFinding(dir string) (f finding.Finding, ok bool) {
+	if !edit.HasJournal(dir) {
+		return f, false
+	}
+	tool, path := "kseg inject-barrier, mirror or repair", filepath.Join(dir, edit.JournalName)
+	if j, err := edit.ReadJournal(dir); err == nil {
+		tool, path = j.Tool, j.Path(dir)
+	}
+	f = finding.New(finding.PendingEdit, fmt.Sprintf(
+		"%s: an interrupted %s left its journal: the partition may be half edited (each file is its old or its new content); before a broker loads it, rerun the %s command on %s to finish the edit, or add --rollback to undo it",
+		filepath.Base(path), tool, tool, dir))
+	f.File, f.Position, f.Offset = path, -1, -1
+	return f, true
 }
 
 // ---- text ----

@@ -19,6 +19,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -470,6 +471,11 @@ func (st *dumpState) dumpOne(f dumpFile) error {
 		err = st.dumpTextFile(f)
 	default:
 		st.p.Unknown(f, "not a Kafka file kseg decodes")
+		if base := filepath.Base(f.path); edit.IsJournal(base) && !strings.HasSuffix(base, segment.TempSuffix) {
+			if pf, ok := pendingEditFinding(filepath.Dir(f.path)); ok {
+				st.report(pf)
+			}
+		}
 	}
 	if ce, ok := decode.AsCorrupt(err); ok {
 		st.reportCorrupt(finding.CorruptFile, ce.At(f.path, 0))
@@ -697,10 +703,17 @@ func checkDumpInputs(s *Streams, o *dumpOptions, name string, args []string) err
 		return checkInputs(s, name, args, inputKafkaPath)
 	}
 	for _, a := range args {
-		if st, err := s.inputFS().Stat(a); err == nil && st.IsDir() {
+		st, err := s.inputFS().Stat(a)
+		switch {
+		case err != nil:
+		case st.IsDir():
 			if err := checkInput(s, name, a, inputKafkaPath); err != nil {
 				return err
 			}
+		case !st.Mode().IsRegular():
+			// Kafka's tool would ignore a .lock by its name, or block
+			// opening a FIFO named like a segment; kseg says what it is.
+			return &fs.PathError{Op: "open", Path: a, Err: &segment.NotRegularError{Mode: st.Mode()}}
 		}
 	}
 	return nil

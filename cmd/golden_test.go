@@ -508,7 +508,11 @@ func TestDryRunGolden(t *testing.T) {
 			sc.build(w)
 			before := w.treeSum()
 			for _, o := range []string{"text", "json"} {
-				args := append([]string{sc.args[0], "--dry-run", "--output", o}, sc.args[1:]...)
+				// A backup directory outside the log directory: the dry run
+				// checks it as the real run does, and the default (a folder
+				// in the working directory, here the log directory) would
+				// be refused.
+				args := append([]string{sc.args[0], "--dry-run", "--output", o, "--backup-dir", "../backup"}, sc.args[1:]...)
 				r := w.run(args...)
 				if r.code != sc.exit {
 					t.Errorf("kseg %s: exit %d, want %d\n%s", strings.Join(args, " "), r.code, sc.exit, r.stderr)
@@ -520,7 +524,7 @@ func TestDryRunGolden(t *testing.T) {
 					t.Fatalf("kseg %s changed the working directory", strings.Join(args, " "))
 				}
 			}
-			w.check(filepath.Join(sc.args[0], sc.name+".txt"), sc.about, "Recorded with --dry-run, from the directory holding the partition.")
+			w.check(filepath.Join(sc.args[0], sc.name+".txt"), sc.about, "Recorded with --dry-run and --backup-dir ../backup, from the directory holding the partition.")
 		})
 	}
 }

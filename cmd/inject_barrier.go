@@ -1,7 +1,10 @@
 package cmd
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +26,7 @@ type injectBarrierOptions struct {
 	noSnapshot         bool
 	force              bool
 	indexIntervalBytes int
+	yes                bool
 
 	// derived by Validate
 	inject barrier.InjectOptions
@@ -45,6 +49,7 @@ func (o *injectBarrierOptions) AddFlags(c *cobra.Command) {
 	f.BoolVar(&o.noSnapshot, "no-snapshot", false, "do not write the empty producer snapshot at the new log end")
 	f.BoolVar(&o.force, "force", false, "add a barrier even when the log already ends with one")
 	f.IntVar(&o.indexIntervalBytes, "index-interval-bytes", segment.DefaultIndexIntervalBytes, "the topic's index.interval.bytes, for the offset-index entries of the new batches")
+	f.BoolVar(&o.yes, "yes", false, "accept a cut that removes committed records (asked on a terminal; needed otherwise)")
 }
 
 func (o *injectBarrierOptions) Validate(c *cobra.Command, args []string) error {
@@ -136,7 +141,13 @@ DIR is a partition directory. kseg first plans, changing nothing:
   - --mode abort (design 2): an ABORT marker for every open transaction, with
     the .txnindex entries a broker would write, then the barrier.
 
---dry-run prints that plan. Otherwise kseg takes the log directory's lock (as
+When the fixed point moves the cut below transactions committed under the
+first last stable offset, records a read_committed consumer may have read are
+lost: the plan names each such transaction and its records, and the run asks
+on a terminal and needs --yes elsewhere (--mode abort keeps them).
+
+--dry-run prints that plan, then whatever the real run would refuse (a
+broker holding the directory, --backup-dir, free space) with exit 4. Otherwise kseg takes the log directory's lock (as
 a broker would), backs up every file that changes or goes (O_EXCL copies,
 fsynced, hash-checked), writes new contents to temp files that are fsynced
 and renamed, and keeps a journal (DIR/.kseg-edit.journal) so that rerunning
@@ -149,7 +160,7 @@ the log.
 Refused, with nothing touched: a broker holds the log directory (an fcntl
 lock on .lock), DIR is not a partition, the data before the cut is in a
 legacy (v0/v1) format, the file system is read-only, or a transaction would
-stay open at the barrier. A log that already ends with a barrier at its last
+stay open at the barrier, or committed records would go without --yes. A log that already ends with a barrier at its last
 stable offset is left alone (--force adds another).
 ` + exitStatusHelp + `  (inject-barrier: 0 also when there was nothing to do; 3 for a corrupt
   tail without --repair-tail, or a failed verification after writing)
@@ -169,6 +180,28 @@ stable offset is left alone (--force adds another).
 	}
 	o.AddFlags(c)
 	return c
+}
+
+// confirmCommittedLoss asks, on a terminal, before a cut that removes
+// committed records (the LSO fixed point reopened transactions committed
+// below the first last stable offset), and refuses without --yes
+// elsewhere: a script must say it accepts the loss. A resumed injection
+// was accepted when it began.
+func confirmCommittedLoss(s *Streams, yes bool, p *barrier.InjectionPlan) error {
+	txns, n := p.ReopenedCommitted()
+	if len(txns) == 0 || yes || p.Resume != nil {
+		return nil
+	}
+	if s.InTTY && s.ErrTTY {
+		fmt.Fprintf(s.Err, "kseg: the cut removes %d committed records of %d transactions committed below the last stable offset %d (--mode abort keeps them). Remove them? [y/N] ",
+			n, len(txns), p.LastStableOffset)
+		line, _ := bufio.NewReader(s.In).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a == "y" || a == "yes" {
+			return nil
+		}
+	}
+	return edit.Refuse(barrier.RefuseCommittedData, p.Dir, "the cut removes %d committed records of %d transactions committed below the last stable offset %d; rerun with --yes to accept that, or with --mode abort to keep them",
+		n, len(txns), p.LastStableOffset)
 }
 
 func runInjectBarrier(ctx context.Context, s *Streams, g *globalOptions, o *injectBarrierOptions, dir string) error {
@@ -192,7 +225,9 @@ func runInjectBarrier(ctx context.Context, s *Streams, g *globalOptions, o *inje
 		parts: func(p *barrier.InjectionPlan) writePlanParts {
 			return writePlanParts{resume: p.Resume, nothing: p.NothingToDo, ops: p.Ops, dir: dir}
 		},
-		apply: barrier.ApplyInjection,
+		preflight: barrier.PreflightInjection,
+		confirm:   func(p *barrier.InjectionPlan) error { return confirmCommittedLoss(s, o.yes, p) },
+		apply:     barrier.ApplyInjection,
 		rollback: func(eo edit.Options) (*barrier.InjectionReport, error) {
 			return barrier.RollbackInjection(dir, eo)
 		},

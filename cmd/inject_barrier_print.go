@@ -64,6 +64,9 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 		if len(tr.SegmentsDropped) > 0 {
 			pf("  segments after it dropped, as broker recovery does: %s\n", ls.offsets(tr.SegmentsDropped))
 		}
+		if tr.LogEndOffset > p.LogEndOffset {
+			pf("  log end %d -> %d: the repair removes offsets %d..%d\n", tr.LogEndOffset, p.LogEndOffset, p.LogEndOffset, tr.LogEndOffset-1)
+		}
 	}
 	switch p.Mode {
 	case barrier.ModeAbort:
@@ -79,7 +82,11 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 		if r.Batches == 0 && r.Bytes == 0 {
 			pf("  nothing is removed\n")
 		} else {
-			pf("  removed: %d batches, %d records, %d bytes, %d offsets (%d..%d)\n", r.Batches, r.Records, r.Bytes, r.Offsets, p.Cut, p.LogEndOffset-1)
+			pf("  removed: %d batches, %d records, %d bytes, %d offsets", r.Batches, r.Records, r.Bytes, r.Offsets)
+			if r.Offsets > 0 {
+				pf(" (%d..%d)", p.Cut, p.Cut+r.Offsets-1)
+			}
+			pf("\n")
 			if len(r.Producers) > 0 {
 				pf("  producers losing data: %s\n", ls.offsets(r.Producers))
 			}
@@ -94,6 +101,17 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 				}
 				pf("    producer %s from offset %s: %s\n", pid(d.ProducerID), off(d.FirstOffset), what)
 			}, func(more string) { pf("    %s\n", more) })
+		}
+		if txns, n := p.ReopenedCommitted(); len(txns) > 0 {
+			pf("  %s the fixed point moved the cut from the last stable offset %d down to %d, below committed transactions: %d committed records a read_committed consumer may have read are lost (",
+				st.paint(st.warn, "committed data lost:"), p.LastStableOffset, p.Cut, n)
+			for i, d := range txns {
+				if i > 0 {
+					pf("; ")
+				}
+				pf("producer %s's transaction from offset %d, %d records, committed at %d", pid(d.ProducerID), d.FirstOffset, d.Records, d.MarkerOffset)
+			}
+			pf("); --mode abort keeps them (ABORT markers close the open transactions, nothing is truncated)\n")
 		}
 		if len(p.SegmentsDeleted) > 0 {
 			pf("  segments deleted: %s\n", ls.offsets(p.SegmentsDeleted))
@@ -176,6 +194,7 @@ type injectTxnJSON struct {
 	FirstOffset  int64  `json:"firstOffset"`
 	MarkerOffset int64  `json:"markerOffset"`
 	State        string `json:"state"`
+	Records      int64  `json:"records,omitempty"` // data records the cut removes (droppedTxns)
 }
 
 type injectIndexJSON struct {
@@ -222,6 +241,7 @@ type injectTailJSON struct {
 	Bytes           int64   `json:"bytes"`
 	Message         string  `json:"message"`
 	SegmentsDropped []int64 `json:"segmentsDropped"`
+	LogEndOffset    int64   `json:"logEndOffset"`
 }
 
 type injectResumeJSON struct {
@@ -317,7 +337,7 @@ func (j *injectJSONPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 	}
 	if tr := p.TailRepair; tr != nil {
 		out.TailRepair = &injectTailJSON{Segment: tr.Segment, Position: tr.Position, Kind: tr.Kind, Bytes: tr.Bytes, Message: tr.Message,
-			SegmentsDropped: nonNil(tr.SegmentsDropped)}
+			SegmentsDropped: nonNil(tr.SegmentsDropped), LogEndOffset: tr.LogEndOffset}
 	}
 	for _, d := range p.DroppedTxns {
 		out.DroppedTxns = append(out.DroppedTxns, injectTxnJSON(d))

@@ -259,6 +259,15 @@ func TestInjectBarrierCLIResumeAndRollback(t *testing.T) {
 		if code != ExitOK || !strings.Contains(out, "Resume:") {
 			t.Fatalf("dry-run of an interrupted dir: exit %d\n%s%s", code, out, stderr)
 		}
+		// The half-edited partition is not clean to the readers (issue
+		// 12, defect 2): a pending-edit finding names the way out.
+		for _, args := range [][]string{{"dump", dir}, {"replay-psm", dir}, {"dump", "-o", "json", dir}} {
+			code, out, stderr := injRun(t, args...)
+			if code != ExitFindings || !strings.Contains(out+stderr, "pending-edit") || !strings.Contains(out+stderr, "--rollback") ||
+				!strings.Contains(out+stderr, "kseg inject-barrier") {
+				t.Fatalf("%v over an interrupted injection: exit %d\n%s%s", args, code, out, stderr)
+			}
+		}
 		if rollback {
 			code, out, stderr = injRun(t, "inject-barrier", "--rollback", dir)
 			if code != ExitOK || !strings.Contains(out, "Rolled back:") || edit.HasJournal(dir) {
@@ -299,6 +308,34 @@ func TestInjectBarrierCLIRefusals(t *testing.T) {
 		}
 		assertSameState(t, before, dir)
 	})
+	// The dry run checks --backup-dir exactly as the real run does (issue
+	// 12, defect 8), for every write command: inside the log directory,
+	// or already holding a file the backup would overwrite.
+	t.Run("dry run checks the backup directory", func(t *testing.T) {
+		dir := mirrorPartition(t)
+		src := mirrorPartition(t)
+		dst := filepath.Join(filepath.Dir(dir), "mirror-1")
+		used := t.TempDir()
+		if err := os.WriteFile(filepath.Join(used, edit.BackupManifestName), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := walkState(t, filepath.Dir(dir))
+		for _, bd := range []string{filepath.Join(filepath.Dir(dir), "bk"), used} {
+			for _, args := range [][]string{
+				{"inject-barrier", "--dry-run", "--backup-dir", bd, dir},
+				{"mirror", "--dry-run", "--backup-dir", bd, src, dst},
+			} {
+				code, out, stderr := injRun(t, args...)
+				if code != ExitRefused || !strings.Contains(stderr, "refused (backup-dir)") || !strings.Contains(out, "Dry run") {
+					t.Fatalf("%v: exit %d\n%s%s", args, code, out, stderr)
+				}
+			}
+		}
+		assertSameState(t, before, filepath.Dir(dir))
+		if code, _, stderr := injRun(t, "inject-barrier", "--dry-run", "--backup-dir", filepath.Join(t.TempDir(), "fresh"), dir); code != ExitOK {
+			t.Fatalf("a usable --backup-dir: exit %d: %s", code, stderr)
+		}
+	})
 	t.Run("corrupt tail", func(t *testing.T) {
 		dir := mirrorPartition(t)
 		pd, _ := segment.OpenPartitionDir(dir)
@@ -338,5 +375,50 @@ func TestInjectBarrierHelp(t *testing.T) {
 	code, out, _ := injRun(t, "inject-barrier", "--help")
 	if code != ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--dry-run") || !strings.Contains(out, "Examples:") {
 		t.Fatalf("help: exit %d\n%s", code, out)
+	}
+}
+
+// TestInjectBarrierCommittedDataNeedsYes is issue 12's defect 8: over
+// txn-0 the LSO fixed point moves the cut from 8 down to 0, reopening
+// producer 2000's transaction committed at 7. The plan names it and the
+// records it costs and points to --mode abort; off a terminal the run is
+// refused (committed-data, exit 4) with nothing changed unless --yes is
+// given; on a terminal it asks, and only "y" goes ahead.
+func TestInjectBarrierCommittedDataNeedsYes(t *testing.T) {
+	fixture := filepath.Join("..", "testdata", "partitions", "txn-0")
+	if _, err := os.Stat(fixture); err != nil {
+		t.Skip("../testdata/partitions/txn-0 is absent")
+	}
+	fresh := func() string {
+		dir := filepath.Join(t.TempDir(), "logs", "txn-0")
+		copyTree(t, fixture, dir)
+		return dir
+	}
+	dir := fresh()
+	code, out, stderr := injRun(t, "inject-barrier", "--dry-run", "--timestamp", injectTs, dir)
+	if code != ExitOK || !strings.Contains(out, "committed data lost") || !strings.Contains(out, "producer 2000's transaction from offset 0, 3 records, committed at 7") ||
+		!strings.Contains(out, "--mode abort keeps them") {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, stderr)
+	}
+	before := walkState(t, filepath.Dir(dir))
+	code, out, stderr = injRun(t, "inject-barrier", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
+	if code != ExitRefused || !strings.Contains(stderr, "refused (committed-data)") || !strings.Contains(stderr, "--yes") {
+		t.Fatalf("without --yes: exit %d\n%s%s", code, out, stderr)
+	}
+	assertSameState(t, before, filepath.Dir(dir))
+	if code, out, stderr := injRun(t, "inject-barrier", "--yes", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir); code != ExitOK {
+		t.Fatalf("--yes: exit %d\n%s%s", code, out, stderr)
+	}
+	// --mode abort removes nothing, so it asks nothing.
+	if code, out, stderr := injRun(t, "inject-barrier", "--mode", "abort", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), fresh()); code != ExitOK {
+		t.Fatalf("--mode abort: exit %d\n%s%s", code, out, stderr)
+	}
+	for answer, want := range map[string]int{"y\n": ExitOK, "n\n": ExitRefused, "": ExitRefused} {
+		s, out, errb := TestStreams()
+		s.In, s.InTTY, s.ErrTTY = strings.NewReader(answer), true, true
+		code := Run(context.Background(), []string{"inject-barrier", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), fresh()}, s)
+		if code != want || !strings.Contains(errb.String(), "Remove them? [y/N]") {
+			t.Fatalf("on a terminal, answering %q: exit %d, want %d\n%s%s", answer, code, want, out, errb)
+		}
 	}
 }

@@ -142,7 +142,8 @@ func runMirror(ctx context.Context, s *Streams, g *globalOptions, o *mirrorOptio
 		parts: func(p *mirror.Plan) writePlanParts {
 			return writePlanParts{resume: p.Resume, nothing: p.NothingToDo, ops: p.Ops, dir: p.Dir}
 		},
-		apply:    mirror.Apply,
-		rollback: func(eo edit.Options) (*mirror.Report, error) { return mirror.Rollback(dst, eo) },
+		preflight: mirror.Preflight,
+		apply:     mirror.Apply,
+		rollback:  func(eo edit.Options) (*mirror.Report, error) { return mirror.Rollback(dst, eo) },
 	})
 }

@@ -140,7 +140,8 @@ func runRepair(ctx context.Context, s *Streams, g *globalOptions, o *repairOptio
 			}
 			return nil
 		},
-		apply:    repair.Apply,
-		rollback: func(eo edit.Options) (*repair.Report, error) { return repair.Rollback(dir, eo) },
+		preflight: repair.Preflight,
+		apply:     repair.Apply,
+		rollback:  func(eo edit.Options) (*repair.Report, error) { return repair.Rollback(dir, eo) },
 	})
 }

@@ -23,6 +23,10 @@ func TestRepairCLIRefusesLockedLogDir(t *testing.T) {
 		if code != ExitRefused || !strings.Contains(stderr, "broker-running") {
 			t.Fatalf("%v: exit %d\n%s%s", args, code, out, stderr)
 		}
+		// The plan first (issue 12, defect 8), then the refusal.
+		if !strings.Contains(out, "torn") {
+			t.Fatalf("%v: the plan is not shown before the refusal:\n%s", args, out)
+		}
 	}
 	assertSameState(t, before, logDir)
 }

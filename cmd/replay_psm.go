@@ -296,6 +296,9 @@ func replayPartition(s *Streams, g *globalOptions, o *replayPSMOptions, dir stri
 		// a replay from there would silently show an empty state.
 		return nil, usageErrorf("--log-start-offset %d is above the log end offset %d of %s", o.logStartOffset, res.LogEndOffset, dir)
 	}
+	if pf, ok := pendingEditFinding(dir); ok {
+		res.Anomalies = append(res.Anomalies, pf)
+	}
 	v.Result, v.Opts = res, opts
 	if target != "" {
 		if fi, err := os.Stat(target); err == nil && fi.IsDir() {

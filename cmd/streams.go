@@ -23,9 +23,11 @@ type Streams struct {
 	Out io.Writer
 	Err io.Writer
 
-	// OutTTY / ErrTTY: the stream is a terminal.
+	// OutTTY / ErrTTY / InTTY: the stream is a terminal. A question is
+	// asked only when In and Err are.
 	OutTTY bool
 	ErrTTY bool
+	InTTY  bool
 	// Width of the terminal in columns (0 when unknown or piped).
 	Width int
 	// ErrWidth is the width of the terminal behind Err (0 when unknown or
@@ -52,6 +54,7 @@ func NewStdStreams() *Streams {
 			s.Width = w
 		}
 	}
+	s.InTTY = term.IsTerminal(int(os.Stdin.Fd()))
 	if term.IsTerminal(int(os.Stderr.Fd())) {
 		s.ErrTTY = true
 		if w, _, err := term.GetSize(int(os.Stderr.Fd())); err == nil {

@@ -164,3 +164,52 @@ func TestGoldenSeveritiesAreTheRegistrys(t *testing.T) {
 		t.Fatalf("%d golden files, %d findings: the scan finds nothing", files, seen)
 	}
 }
+
+// TestFailureModesDocumented: every way the edit engine reports that a
+// write did not complete is a typed error of segment/edit (RefusalError,
+// UndoneError, HalfAppliedError, FaultError …). docs/troubleshooting.md
+// and docs/failover.md name each as `edit.<Type>` and say what the
+// partition is then and what to do, so that an engine error added without
+// its way out fails here.
+func TestFailureModesDocumented(t *testing.T) {
+	dir := filepath.Join("..", "segment", "edit")
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.TYPE {
+				continue
+			}
+			for _, s := range gd.Specs {
+				if ts := s.(*ast.TypeSpec); ts.Name.IsExported() && strings.HasSuffix(ts.Name.Name, "Error") {
+					types = append(types, ts.Name.Name)
+				}
+			}
+		}
+	}
+	if len(types) < 3 {
+		t.Fatalf("found only %v in %s", types, dir)
+	}
+	for _, doc := range []string{"troubleshooting.md", "failover.md"} {
+		b, err := os.ReadFile(filepath.Join("..", "docs", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ty := range types {
+			if !strings.Contains(string(b), "`edit."+ty+"`") {
+				t.Errorf("docs/%s does not describe the failure `edit.%s` (what the partition is then, what to do)", doc, ty)
+			}
+		}
+	}
+}

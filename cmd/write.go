@@ -115,7 +115,7 @@ type writePrinter[P any, V edit.Verdict] interface {
 }
 
 // writeRun is one run of a write command, as runWrite drives it.
-type writeRun[P any, V interface {
+type writeRun[P comparable, V interface {
 	comparable
 	edit.Verdict
 }] struct {
@@ -133,14 +133,24 @@ type writeRun[P any, V interface {
 	// the total is not known beforehand).
 	planLabel string
 	planTotal func() int64
-	// plan plans, telling progress the bytes it reads (nil: no line).
+	// plan plans, telling progress the bytes it reads (nil: no line). A
+	// plan together with an error is one that cannot be applied now (a
+	// broker holds the directory, it is read-only: edit.Deferred): it is
+	// shown, then the error.
 	plan func(progress func(int64)) (P, error)
 	// parts are what runWrite needs to know of a plan.
 	parts func(P) writePlanParts
+	// preflight makes the checks the apply makes before its first change
+	// (backup directory, free space), changing nothing: what a dry run
+	// refuses, the real run refuses too.
+	preflight func(P, edit.Options) error
 	// dryRunExit is the exit of a dry run with something to do (nil: 0).
 	dryRunExit func(P) error
-	apply      func(P, edit.Options) (*edit.Result[P, V], error)
-	rollback   func(edit.Options) (*edit.Result[P, V], error)
+	// confirm, when set, may refuse an apply the operator has not
+	// accepted (inject-barrier's cut of committed records without --yes).
+	confirm  func(P) error
+	apply    func(P, edit.Options) (*edit.Result[P, V], error)
+	rollback func(edit.Options) (*edit.Result[P, V], error)
 }
 
 // writePlanParts are the facts of a plan runWrite acts on.
@@ -157,7 +167,7 @@ type writePlanParts struct {
 // unless --dry-run or there is nothing to do, the apply and its report.
 // Planning, applying and rolling back each draw a progress line on a
 // terminal.
-func runWrite[P any, V interface {
+func runWrite[P comparable, V interface {
 	comparable
 	edit.Verdict
 }](ctx context.Context, s *Streams, g *globalOptions, w writeRun[P, V]) error {
@@ -177,23 +187,37 @@ func runWrite[P any, V interface {
 	if total == nil {
 		total = func() int64 { return 0 }
 	}
-	p, err := stepProgress(s, g, w.planLabel, total, w.plan)
-	if err != nil {
-		return writeExit(err)
+	p, blocked := stepProgress(s, g, w.planLabel, total, w.plan)
+	var noPlan P
+	if p == noPlan {
+		return writeExit(blocked)
 	}
 	parts := w.parts(p)
 	warnResumeIgnoresFlags(s, g, parts.resume, w.what, w.dir, w.planFlags)
 	if err := w.printer.Plan(p, w.flags.dryRun); err != nil {
 		return err
 	}
+	// The plan first, then why it cannot be applied now (a broker holds
+	// the directory, it is read-only).
+	if blocked != nil {
+		return writeExit(blocked)
+	}
 	if parts.nothing {
 		return nil
 	}
 	if w.flags.dryRun {
+		if err := w.preflight(p, edit.Options{BackupDir: w.flags.backupDir}); err != nil {
+			return writeExit(err)
+		}
 		if w.dryRunExit != nil {
 			return w.dryRunExit(p)
 		}
 		return nil
+	}
+	if w.confirm != nil {
+		if err := w.confirm(p); err != nil {
+			return writeExit(err)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err

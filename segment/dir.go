@@ -3,6 +3,7 @@ package segment
 import (
 	"cmp"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,7 +64,11 @@ type PartitionDir struct {
 // OpenPartitionDir lists a partition directory (LogLoader's view of it,
 // without loading anything). All lists are in a deterministic order.
 // Errors are I/O errors only: unusual contents are reported in Other and
-// Transient, never as failures.
+// Transient, never as failures. A FIFO, socket or device named like a
+// Kafka file — in the partition directory, or in its log directory (.lock,
+// the checkpoints, meta.properties) — is such an error (a
+// *NotRegularError), found here without opening it, so that every command
+// fails at once with its name instead of blocking on it or skipping it.
 func OpenPartitionDir(path string) (*PartitionDir, error) {
 	entries, err := os.ReadDir(path)
 	if err != nil {
@@ -73,11 +78,21 @@ func OpenPartitionDir(path string) (*PartitionDir, error) {
 	if n, ok := ParsePartitionDir(filepath.Base(filepath.Clean(path))); ok {
 		d.Topic, d.Partition, d.State = n.Topic, n.Partition, n.State
 	}
+	if d.Topic != "" {
+		if err := checkLogDirFiles(LogDirOf(path)); err != nil {
+			return nil, err
+		}
+	}
 	segs := map[int64]*SegmentFiles{}
 	for _, e := range entries { // os.ReadDir sorts by name
 		name := e.Name()
 		p := filepath.Join(path, name)
 		fi, ok := ParseFileName(name)
+		if ok && fi.Kind != KindUnknown && !e.IsDir() {
+			if err := checkRegular(p, e.Type()); err != nil {
+				return nil, err
+			}
+		}
 		switch {
 		case e.IsDir():
 			d.Other = append(d.Other, p)
@@ -260,4 +275,43 @@ func LogDirOf(partitionPath string) string {
 func (d *PartitionDir) String() string {
 	return fmt.Sprintf("%s: %d segments, %d snapshots, %d transient, %d other",
 		d.Path, len(d.Segments), len(d.Snapshots), len(d.Transient), len(d.Other))
+}
+
+// logDirFiles are the files a broker keeps in a log directory, beside the
+// partition directories.
+var logDirFiles = []string{LockName, RecoveryPointCheckpointName, LogStartOffsetCheckpointName, ReplicationOffsetCheckpointName,
+	CleanerOffsetCheckpointName, MetaPropertiesName, CleanShutdownName}
+
+// checkLogDirFiles refuses a log directory whose broker files are not
+// regular files (see checkRegular). A missing file is fine.
+func checkLogDirFiles(logDir string) error {
+	for _, name := range logDirFiles {
+		p := filepath.Join(logDir, name)
+		st, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if err := checkRegular(p, st.Mode().Type()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkRegular refuses a FIFO, socket or device named like a Kafka file,
+// or a symbolic link to one, without opening it (open(2) on a FIFO blocks
+// until a writer comes). A symbolic link to a regular file is read through
+// (the write commands refuse to replace one: edit's not-regular).
+func checkRegular(path string, t fs.FileMode) error {
+	if t.IsRegular() {
+		return nil
+	}
+	if t&fs.ModeSymlink != 0 {
+		st, err := os.Stat(path)
+		if err != nil || st.Mode().IsRegular() {
+			return nil // a dangling link fails where it is opened
+		}
+		t = st.Mode()
+	}
+	return &fs.PathError{Op: "open", Path: path, Err: &NotRegularError{Mode: t}}
 }

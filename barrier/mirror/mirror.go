@@ -141,16 +141,26 @@ type Plan struct {
 }
 
 // CorruptSourceError is a batch of the source, inside the range to copy,
-// that fails its CRC: a mirror never copies it (a follower's append
-// validates every batch). The CLI maps it to exit status 3.
+// that fails its CRC, or bytes there that do not frame a batch at all (a
+// torn or garbage tail, a bad magic byte): a mirror never copies it (a
+// follower's append validates every batch), nor stops silently before it
+// (the copy would look complete). The CLI maps it to exit status 3.
 type CorruptSourceError struct {
 	Path     string
 	Position int64
 	Offset   int64
-	Err      error
+	// Kind is the damaged tail's kind (segment.TailKind's name); "" for a
+	// batch that fails its CRC.
+	Kind string
+	Err  error
 }
 
 func (e *CorruptSourceError) Error() string {
+	if e.Kind != "" {
+		// Err names the file and the position already.
+		return fmt.Sprintf("the source is unreadable from offset %d (a %s tail): %v; the source must be repaired (kseg repair) before it is mirrored",
+			e.Offset, e.Kind, e.Err)
+	}
 	return fmt.Sprintf("%s: batch at position %d (baseOffset %d) fails its CRC: %v; the source must be repaired before it is mirrored",
 		e.Path, e.Position, e.Offset, e.Err)
 }
@@ -232,18 +242,22 @@ func PlanMirror(src, dst string, opts Options) (*Plan, error) {
 	if p.CreateDir {
 		probe = logDir
 	}
-	if err := edit.CheckWritable(logDir, probe, opts.checkWritable); err != nil {
-		return nil, err
+	// A broker holding the log directory, or a read-only one, refuses
+	// the apply, not the plan (edit.Deferred): the plan is still made and
+	// returned with the refusal, for a dry run to show.
+	blocked := edit.CheckWritable(logDir, probe, opts.checkWritable)
+	if blocked != nil && !edit.Deferred(blocked) {
+		return nil, blocked
 	}
 	if !p.CreateDir {
 		pending, resume, err := edit.Pending(dst, EditKind)
 		if err != nil {
-			return nil, err
+			return nil, cmp.Or(blocked, err)
 		}
 		if pending != nil {
 			jp := pending.Plan().(*Plan)
 			jp.Resume = resume
-			return jp, nil
+			return jp, blocked
 		}
 	}
 	if srcName.Topic != name.Topic || srcName.Partition != name.Partition {
@@ -258,7 +272,11 @@ func PlanMirror(src, dst string, opts Options) (*Plan, error) {
 	}
 	mp := &mirrorPlanner{p: p, opts: opts,
 		roll: segment.RollConfig{SegmentBytes: opts.SegmentBytes, SegmentMs: segment.DefaultSegmentMs, MaxIndexSize: segment.DefaultMaxIndexSize}}
-	return mp.plan()
+	planned, err := mp.plan()
+	if err != nil {
+		return nil, cmp.Or(blocked, err)
+	}
+	return planned, blocked
 }
 
 // dstSeg is a destination segment the plan writes: an existing one the
@@ -753,8 +771,11 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	if dm := sc.Damage; dm != nil && dm.Offset < to {
-		mp.warnf("the source's %s; the copy stops at offset %d", dm.Message, p.To)
+	if dm := sc.Damage; dm != nil && (o.Upto < 0 || dm.Offset < o.Upto) {
+		// The damage lies inside the range to copy. Copying up to it
+		// would pass off a truncated source as the whole of it.
+		return &CorruptSourceError{Path: filepath.Join(p.Src, dm.File), Position: dm.Position, Offset: dm.Offset, Kind: dm.Kind,
+			Err: errors.New(dm.Message)}
 	}
 	if lastMsg != "" {
 		mp.warnf("%s", lastMsg)

@@ -133,4 +133,59 @@ func TestMirrorRefusals(t *testing.T) {
 			t.Fatal("the destination was created")
 		}
 	})
+
+	// A source whose bytes stop framing batches (a bad magic byte, a
+	// garbage or torn tail) is refused exactly as a CRC mismatch is: a
+	// mirror that copied up to the damage, or found nothing to copy, would
+	// report a complete copy of a source it could not read.
+	for _, tc := range []struct {
+		name   string
+		offset int64 // the offset the damage starts at
+		damage func(t *testing.T, e barriertest.Entry)
+	}{
+		{"bad-magic", 8, func(t *testing.T, e barriertest.Entry) { writeAt(t, e.Log, e.Position+16, []byte{7}) }},
+		{"garbage-tail", 8, func(t *testing.T, e barriertest.Entry) {
+			if err := os.Truncate(e.Log, e.Position); err != nil {
+				t.Fatal(err)
+			}
+			writeAt(t, e.Log, e.Position, []byte("not a record batch, not even a header of one"))
+		}},
+		{"garbage-log", 0, func(t *testing.T, e barriertest.Entry) {
+			if err := os.WriteFile(e.Log, []byte("\x7fgarbage where a segment should be, long enough for a header"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run("unreadable-source-"+tc.name, func(t *testing.T) {
+			src, dst := mirrorPair(t)
+			e := entryAt(t, src, tc.offset)
+			tc.damage(t, e)
+			_, err := PlanMirror(src, dst, mirrorOpts(-1))
+			var ce *CorruptSourceError
+			if !errors.As(err, &ce) || ce.Offset != tc.offset || ce.Kind == "" {
+				t.Fatalf("want the source refused as unreadable from offset %d, got %v", tc.offset, err)
+			}
+			if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
+				t.Fatal("the destination was created")
+			}
+			// Up to the damage, the copy is still possible.
+			if tc.offset > 0 {
+				if _, err := PlanMirror(src, dst, mirrorOpts(tc.offset)); err != nil {
+					t.Fatalf("--upto %d, before the damage: %v", tc.offset, err)
+				}
+			}
+		})
+	}
+}
+
+func writeAt(t *testing.T, path string, pos int64, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(b, pos); err != nil {
+		t.Fatal(err)
+	}
 }

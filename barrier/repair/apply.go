@@ -23,6 +23,15 @@ func Apply(p *Plan, o edit.Options) (*Report, error) {
 	return edit.Execute[*Plan, *Verification](jobOf(EditKind, p), p, p.NothingToDo, p.Reason, p.Resume != nil, o)
 }
 
+// Preflight makes the checks Apply makes before its first change of the
+// backup directory and the free space (edit.Preflight), changing nothing.
+func Preflight(p *Plan, o edit.Options) error {
+	if p.NothingToDo || p.Resume != nil {
+		return nil
+	}
+	return edit.Preflight(jobOf(EditKind, p), o)
+}
+
 // Rollback undoes the interrupted repair whose journal is in dir
 // (edit.Rollback); another tool's journal is refused
 // (edit.RefuseOtherTool), so that a rollback never says it undid a repair

@@ -180,7 +180,10 @@ const RefuseOffsetOverflow edit.Reason = "offset-overflow"
 // PlanRepair reads the partition directory dir and plans its repair. It
 // changes nothing. Refusals are *edit.RefusalError; anything else is I/O. When
 // dir holds the journal of an interrupted repair, the plan is the
-// journal's, with Resume set: Apply then finishes it.
+// journal's, with Resume set: Apply then finishes it. When a broker holds
+// the log directory or it is not writable (edit.Deferred), the plan is
+// still made and returned together with that refusal, to be shown
+// (--dry-run), never applied.
 func PlanRepair(dir string, opts Options) (*Plan, error) {
 	// The real directory, before anything else: the log directory (whose
 	// .lock a broker holds) is the real parent, not a symlink's.
@@ -190,17 +193,18 @@ func PlanRepair(dir string, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	logDir := segment.LogDirOf(dir)
-	if err := edit.CheckWritable(logDir, dir, opts.checkWritable); err != nil {
-		return nil, err
+	blocked := edit.CheckWritable(logDir, dir, opts.checkWritable)
+	if blocked != nil && !edit.Deferred(blocked) {
+		return nil, blocked
 	}
 	pending, resume, err := edit.Pending(dir, EditKind)
 	if err != nil {
-		return nil, err
+		return nil, cmp.Or(blocked, err)
 	}
 	if pending != nil {
 		p := pending.Plan().(*Plan)
 		p.Resume = resume
-		return p, nil
+		return p, blocked
 	}
 	if opts.IndexIntervalBytes == 0 {
 		opts.IndexIntervalBytes = segment.DefaultIndexIntervalBytes
@@ -209,7 +213,11 @@ func PlanRepair(dir string, opts Options) (*Plan, error) {
 		return nil, &edit.OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
 	}
 	rp := &planner{dir: dir, logDir: logDir, name: name, opts: opts}
-	return rp.plan()
+	p, err := rp.plan()
+	if err != nil {
+		return nil, cmp.Or(blocked, err)
+	}
+	return p, blocked
 }
 
 type planner struct {

@@ -603,7 +603,11 @@ type manifest struct {
 	PartitionDir string         `json:"partitionDir"`
 	Details      any            `json:"details,omitempty"`
 	Files        []manifestFile `json:"files"`
-	Restore      string         `json:"restore"`
+	// CreatedDirs are the directories the edit created (a mirror's new
+	// partition directory): a manual restore removes them, once empty,
+	// after deleting the files listed with size -1.
+	CreatedDirs []string `json:"createdDirs,omitempty"`
+	Restore     string   `json:"restore"`
 }
 
 type manifestFile struct {
@@ -616,7 +620,10 @@ type manifestFile struct {
 func (a *applier) writeManifest() error {
 	m := manifest{Version: 1, Tool: a.kind.Tool, Created: a.j.Started, PartitionDir: a.dir, Details: a.job.ManifestDetails(),
 		Restore: fmt.Sprintf("With the broker stopped: copy every file listed with a size back into the partition directory, "+
-			"and delete every file listed with size -1 (created by the %s). `%s --rollback` does this for an interrupted run.", a.kind.Noun, a.kind.Tool)}
+			"delete every file listed with size -1 (created by the %s), then remove every directory listed in createdDirs. `%s --rollback` does this for an interrupted run.", a.kind.Noun, a.kind.Tool)}
+	if a.job.CreatesDir() {
+		m.CreatedDirs = []string{a.dir}
+	}
 	for _, op := range a.ops {
 		m.Files = append(m.Files, manifestFile{Name: op.Name, Action: op.Action, Size: op.OldSize, SHA256: op.OldSHA256})
 	}

@@ -5,6 +5,7 @@ package edit_test
 // repair): one table of cases, every crash, every failed write.
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"maps"
@@ -679,6 +680,69 @@ func TestEditProgressCountsEveryCopiedByte(t *testing.T) {
 			}
 			if done != want {
 				t.Errorf("Progress counted %d bytes, CopyBytes says %d", done, want)
+			}
+		})
+	}
+}
+
+// TestEditManifestRestoresExactly: following the backup manifest by hand —
+// copy back every file listed with a size, delete every file listed with
+// size -1, remove every directory in createdDirs — gives back exactly the
+// log directory from before, for every job; a mirror into a new partition
+// directory lists that directory (issue 12, defect 8), the others none.
+func TestEditManifestRestoresExactly(t *testing.T) {
+	for _, tc := range editCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			template, rel := tc.world(t)
+			before := worldContent(t, template)
+			root := copyWorld(t, template)
+			bd := filepath.Join(t.TempDir(), "b")
+			if _, err := tc.apply(root, edit.Options{BackupDir: bd}); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(bd, edit.BackupManifestName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m struct {
+				PartitionDir string `json:"partitionDir"`
+				Files        []struct {
+					Name string `json:"name"`
+					Size int64  `json:"size"`
+				} `json:"files"`
+				CreatedDirs []string `json:"createdDirs"`
+			}
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			_, statErr := os.Stat(filepath.Join(template, rel))
+			if created := errors.Is(statErr, os.ErrNotExist); created != (len(m.CreatedDirs) == 1) ||
+				(created && m.CreatedDirs[0] != filepath.Join(root, rel)) {
+				t.Fatalf("createdDirs %v, the job created the partition directory: %v", m.CreatedDirs, created)
+			}
+			for _, f := range m.Files {
+				path := filepath.Join(m.PartitionDir, f.Name)
+				if f.Size < 0 {
+					if err := os.Remove(path); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				data, err := os.ReadFile(filepath.Join(bd, f.Name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, d := range m.CreatedDirs {
+				if err := os.Remove(d); err != nil {
+					t.Fatalf("removing the created directory %s: %v", d, err)
+				}
+			}
+			if got := worldContent(t, root); !maps.Equal(got, before) {
+				t.Fatalf("the manual restore is not exact: %v", diffContent(before, got))
 			}
 		})
 	}

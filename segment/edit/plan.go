@@ -116,6 +116,31 @@ func CheckWritable(logDir, probe string, check func(dir string) (bool, string, e
 	return nil
 }
 
+// Deferred reports whether err is a refusal that forbids applying a plan
+// but not making it: a broker holds the log directory (RefuseLocked), or
+// the directory is not writable (RefuseReadOnly). Nothing about the
+// partition is unreadable then, so a planner still makes its plan and
+// returns it together with the refusal: --dry-run shows the operator what
+// would be done, then why it will not be done now.
+func Deferred(err error) bool {
+	var re *RefusalError
+	return errors.As(err, &re) && (re.Reason == RefuseLocked || re.Reason == RefuseReadOnly)
+}
+
+// Preflight makes, changing nothing, the checks Apply makes before its
+// first change that do not need the lock: the backup directory (never
+// inside the log directory, never a file overwritten) and the free space
+// on the backup's and the partition's file systems. A dry run calls it so
+// that it refuses exactly what the real run would.
+func Preflight(job Job, o Options) error {
+	a := newApplier(job, o, &Report{})
+	bd, err := a.backupDir()
+	if err != nil {
+		return err
+	}
+	return a.checkSpace(bd)
+}
+
 // CheckLeftovers refuses a partition directory holding a .swap file (the
 // broker would swap it in at its next load) or one of kseg's staged files
 // without a journal (left by an interrupted what, "kseg injection" or

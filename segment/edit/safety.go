@@ -68,8 +68,7 @@ const partialSuffix = ".partial"
 // journal stays and the error says how to finish or undo by hand.
 func (a *applier) undo(cause error) error {
 	if err := a.restore(); err != nil {
-		return fmt.Errorf("%w; putting the partition back failed too (%v): the %s is half applied; its journal %s is kept: rerun the command to finish it, or roll it back",
-			cause, err, a.kind.Noun, a.journalPath())
+		return &HalfAppliedError{Noun: a.kind.Noun, Journal: a.journalPath(), Err: cause, UndoErr: err}
 	}
 	a.cleanup()
 	a.rep.Undone = true
@@ -90,6 +89,24 @@ func (e *UndoneError) Error() string {
 
 func (e *UndoneError) Unwrap() error { return e.Err }
 
+// HalfAppliedError is a failure after the first change whose undo failed
+// too (the file system went read-only, say): the partition is part old,
+// part new, and the journal is kept, so that a rerun finishes the edit or
+// a rollback undoes it, once the cause is removed.
+type HalfAppliedError struct {
+	Noun    string
+	Journal string
+	Err     error // the failure
+	UndoErr error // why putting the partition back failed
+}
+
+func (e *HalfAppliedError) Error() string {
+	return fmt.Sprintf("%v; putting the partition back failed too (%v): the %s is half applied; its journal %s is kept: rerun the command to finish it, or roll it back",
+		e.Err, e.UndoErr, e.Noun, e.Journal)
+}
+
+func (e *HalfAppliedError) Unwrap() error { return e.Err }
+
 // checkSpace refuses an edit whose backup and staged files do not fit in
 // the free space of their file systems (the backup directory's, the
 // partition directory's; once when they are one).
@@ -106,7 +123,7 @@ func (a *applier) checkSpace(bd string) error {
 	// The journal, the manifest and file system overhead: a block per file.
 	slack := int64(64<<10) + int64(len(a.ops))*8192
 	bfree, bdev, bok := diskFree(existingAncestor(bd))
-	sfree, sdev, sok := diskFree(a.dir)
+	sfree, sdev, sok := diskFree(existingAncestor(a.dir))
 	if !bok || !sok {
 		return nil
 	}

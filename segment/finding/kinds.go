@@ -54,6 +54,9 @@ const (
 	LogStartAboveLogEnd
 	LeaderEpochAboveLogEnd
 	CleanShutdownNoSnapshot
+	// The journal of an interrupted kseg edit (inject-barrier, mirror,
+	// repair) in a partition directory (dump, replay-psm).
+	PendingEdit
 
 	// Producer state (replay-psm, and the replays of repair,
 	// inject-barrier and verify-chain).
@@ -149,6 +152,7 @@ var registry = [numKinds]struct {
 	LogStartAboveLogEnd:     {"log-start-above-log-end", Error},
 	LeaderEpochAboveLogEnd:  {"leader-epoch-above-log-end", Info},
 	CleanShutdownNoSnapshot: {"clean-shutdown-no-snapshot", Error},
+	PendingEdit:             {"pending-edit", Error},
 
 	SequenceGap:                {"sequence-gap", Warning},
 	DuplicateSequence:          {"duplicate-sequence", Warning},

@@ -1,0 +1,132 @@
+//go:build unix
+
+package cmd
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestFIFONamedLikeKafkaFile is issue 12's defect 6: a FIFO where a Kafka
+// file is expected — the log directory's .lock, checkpoints and
+// meta.properties, a partition's segment files, snapshot,
+// leader-epoch-checkpoint and partition.metadata — made commands block in
+// open(2), or skip it silently. Every command, read-only or writing, now
+// fails within a second, naming the file and what it is, and changes
+// nothing.
+func TestFIFONamedLikeKafkaFile(t *testing.T) {
+	healthy := filepath.Join("..", "testdata", "logdirs", "healthy")
+	if _, err := os.Stat(healthy); err != nil {
+		t.Skip("../testdata/logdirs/healthy is absent")
+	}
+	targets := []string{".lock", "recovery-point-offset-checkpoint", "log-start-offset-checkpoint", "replication-offset-checkpoint",
+		"cleaner-offset-checkpoint", "meta.properties", "P/00000000000000000000.log", "P/00000000000000000000.index",
+		"P/00000000000000000000.timeindex", "P/00000000000000000000.txnindex", "P/00000000000000000001.snapshot",
+		"P/leader-epoch-checkpoint", "P/partition.metadata"}
+	// Each command over the partition it reads (P), in ld; mirror's
+	// source is a copy in src.
+	commands := []struct {
+		name, part string
+		args       func(ld, src, p, file, bk string) []string
+	}{
+		{"dump", "orders-0", func(ld, _, p, _, _ string) []string { return []string{"dump", filepath.Join(ld, p)} }},
+		{"replay-psm", "orders-0", func(ld, _, p, _, _ string) []string { return []string{"replay-psm", filepath.Join(ld, p)} }},
+		{"explain", "orders-0", func(ld, _, p, _, _ string) []string { return []string{"explain", "3", filepath.Join(ld, p)} }},
+		{"verify-chain", "orders-0", func(ld, src, p, _, _ string) []string {
+			return []string{"verify-chain", filepath.Join(src, p), filepath.Join(ld, p)}
+		}},
+		{"inject-barrier", "orders-0", func(ld, _, p, _, bk string) []string {
+			return []string{"inject-barrier", "--backup-dir", bk, filepath.Join(ld, p)}
+		}},
+		{"inject-barrier --dry-run", "orders-0", func(ld, _, p, _, _ string) []string {
+			return []string{"inject-barrier", "--dry-run", filepath.Join(ld, p)}
+		}},
+		{"mirror", "orders-0", func(ld, src, p, _, bk string) []string {
+			return []string{"mirror", "--backup-dir", bk, filepath.Join(src, p), filepath.Join(ld, p)}
+		}},
+		{"repair", "orders-0", func(ld, _, p, _, bk string) []string {
+			return []string{"repair", "--all", "--backup-dir", bk, filepath.Join(ld, p)}
+		}},
+		{"groups", "__consumer_offsets-5", func(ld, _, _, _, _ string) []string { return []string{"groups", ld} }},
+		{"txns", "__transaction_state-0", func(ld, _, _, _, _ string) []string { return []string{"txns", ld} }},
+		{"metadata", "__cluster_metadata-0", func(ld, _, _, _, _ string) []string { return []string{"metadata", ld} }},
+		{"kafka-dump-log", "orders-0", func(_, _, _, file, _ string) []string { return []string{"kafka-dump-log", "--files", file} }},
+	}
+	for _, c := range commands {
+		for _, target := range targets {
+			root := t.TempDir()
+			ld, src := filepath.Join(root, "ld"), filepath.Join(root, "src")
+			copyTree(t, healthy, ld)
+			copyTree(t, healthy, src)
+			file := filepath.Join(ld, strings.Replace(target, "P/", c.part+"/", 1))
+			if err := os.Remove(file); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(file, 0o644); err != nil {
+				t.Skipf("cannot make a FIFO here: %v", err)
+			}
+			before := regularState(t, ld)
+			args := c.args(ld, src, c.part, file, filepath.Join(t.TempDir(), "b"))
+			type result struct {
+				code        int
+				out, stderr string
+			}
+			done := make(chan result, 1)
+			go func() {
+				s, out, errb := TestStreams()
+				code := Run(context.Background(), args, s)
+				done <- result{code, out.String(), errb.String()}
+			}()
+			select {
+			case r := <-done:
+				if r.code == ExitOK || !strings.Contains(r.stderr, file+": a FIFO where a Kafka file is expected") {
+					t.Errorf("%s with a FIFO at %s: exit %d\n%s%s", c.name, target, r.code, r.out, r.stderr)
+				}
+			case <-time.After(time.Second):
+				t.Fatalf("%s with a FIFO at %s: still running after a second", c.name, target)
+			}
+			if after := regularState(t, ld); !maps.Equal(after, before) {
+				t.Errorf("%s with a FIFO at %s changed the log directory", c.name, target)
+			}
+		}
+	}
+}
+
+// regularState is the content and mtime of every regular file under dir
+// and the names of the others (walkState would block reading the FIFO).
+func regularState(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		st, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if !st.Mode().IsRegular() {
+			out[p] = st.Mode().String()
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out[p] = fmt.Sprintf("%x %s", sha256.Sum256(b), st.ModTime())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
