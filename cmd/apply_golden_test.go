@@ -37,9 +37,11 @@ var applyScenarios = []struct {
 	interrupt func(dirs []string, o edit.Options) error
 }{
 	{
-		name: "inject-barrier", about: "kseg inject-barrier over a copy of testdata/partitions/txn-0: the cut at the last stable offset, then the barrier.",
+		// txn-0's fixed point cuts below a committed transaction: off a
+		// terminal the cut of committed records needs --yes.
+		name: "inject-barrier", about: "kseg inject-barrier --yes over a copy of testdata/partitions/txn-0: the cut at the last stable offset, then the barrier.",
 		build: func(w *goldenWork, ld string) { w.copyFixture("partitions/txn-0", ld+"/txn-0") },
-		args:  []string{"inject-barrier", "--timestamp", "1700000009000"},
+		args:  []string{"inject-barrier", "--yes", "--timestamp", "1700000009000"},
 		dirs:  func(ld string) []string { return []string{ld + "/txn-0"} },
 		interrupt: func(dirs []string, o edit.Options) error {
 			p, err := barrier.PlanInjection(dirs[0], barrier.InjectOptions{Mode: barrier.ModeTruncate, Timestamp: 1700000009000})
