@@ -114,11 +114,15 @@ func TestMirrorRefusesSourceChangedBeforeStaging(t *testing.T) {
 	}
 }
 
-// TestMirrorBacksUpAppendedSegmentByLink: an incremental mirror replaces
-// the active segment it appends to by a staged file; its backup is a hard
-// link to the old file (same inode, same bytes), not a copy of a segment
-// that may be a GiB.
-func TestMirrorBacksUpAppendedSegmentByLink(t *testing.T) {
+// TestMirrorBacksUpAppendedSegmentByCopy: an incremental mirror replaces
+// the active segment it appends to by a staged file; its backup is a copy
+// of the old bytes, never a hard link to the live file. A link would be
+// cheaper, but after a rollback the live file is the old inode again, and
+// a broker started then appends to its active segment and rewrites its
+// indexes in place: a linked "backup" would change with them. Here the
+// run stops at its first commit step and is rolled back: every backup
+// still holds the old bytes, in an inode of its own.
+func TestMirrorBacksUpAppendedSegmentByCopy(t *testing.T) {
 	src := writeFixtureSeg(t, mirrorBatches(t), 400)
 	dst := filepath.Join(t.TempDir(), "logs", "mirror-0")
 	os.MkdirAll(filepath.Dir(dst), 0o755)
@@ -135,32 +139,40 @@ func TestMirrorBacksUpAppendedSegmentByLink(t *testing.T) {
 		t.Fatal("the plan appends to no segment")
 	}
 	active := filepath.Join(dst, segment.SegmentFileName(p.AppendSegment, segment.LogSuffix))
-	old, err := os.Stat(active)
-	if err != nil {
-		t.Fatal(err)
-	}
 	oldBytes, err := os.ReadFile(active)
 	if err != nil {
 		t.Fatal(err)
 	}
 	bk := filepath.Join(t.TempDir(), "bk")
-	rep, err := Apply(p, edit.Options{BackupDir: bk})
-	if err != nil || !rep.Verification.OK() {
-		t.Fatalf("apply: %v %+v", err, rep.Verification)
+	stop := errors.New("stopped")
+	if _, err := Apply(p, edit.Options{BackupDir: bk, FaultAt: func(step string) error {
+		if strings.HasPrefix(step, "commit:") {
+			return stop
+		}
+		return nil
+	}}); !errors.Is(err, stop) {
+		t.Fatalf("apply: %v, want it stopped at its first commit step", err)
+	}
+	if _, err := Rollback(dst, edit.Options{}); err != nil {
+		t.Fatal(err)
 	}
 	backup := filepath.Join(bk, filepath.Base(active))
 	st, err := os.Stat(backup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !os.SameFile(old, st) {
-		t.Errorf("the backup of %s is a copy, not a link to the old file", filepath.Base(active))
+	live, err := os.Stat(active)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.SameFile(live, st) {
+		t.Errorf("the backup of %s is the live file's inode: a broker appending to it would change the backup", filepath.Base(active))
 	}
 	if got, _ := os.ReadFile(backup); string(got) != string(oldBytes) {
 		t.Errorf("the backup does not hold the old bytes")
 	}
-	if now, _ := os.Stat(active); os.SameFile(old, now) {
-		t.Errorf("the active segment was changed in place")
+	if got, _ := os.ReadFile(active); string(got) != string(oldBytes) {
+		t.Errorf("the rollback did not restore the old bytes")
 	}
 }
 

@@ -365,3 +365,78 @@ func TestRepairOrphanIndex(t *testing.T) {
 	}
 	assertRepaired(t, "orders-0", dir)
 }
+
+// crashAtFirstCommit stops an apply at its first commit step, as a crash
+// there would: the journal says committing, some files may be new.
+func crashAtFirstCommit(step string) error {
+	if strings.HasPrefix(step, "commit:") {
+		return errCrash
+	}
+	return nil
+}
+
+var errCrash = errors.New("crash")
+
+// TestRollbackTakesTheLockBeforeTheJournal: another kseg run may finish
+// an interrupted repair while a rollback waits for the log directory's
+// lock. The rollback reads the journal only once it holds the lock, so it
+// finds nothing to roll back and leaves the finished repair as it is.
+// Reading the journal first (as it did) restored the backup over the
+// completed, verified repair and then failed removing the journal.
+func TestRollbackTakesTheLockBeforeTheJournal(t *testing.T) {
+	c := repairCorpus(t)
+	dir := writeCase(t, c, findCase(t, c, "events-0/torn-tail/40"))
+	p := mustPlanRepair(t, dir, Options{})
+	if _, err := Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "bk"), FaultAt: crashAtFirstCommit}); !errors.Is(err, errCrash) {
+		t.Fatalf("apply: %v, want it stopped at its first commit step", err)
+	}
+	var finished map[string]barriertest.Snap
+	_, err := Rollback(dir, edit.Options{FaultAt: func(step string) error {
+		if step != "lock" {
+			return nil
+		}
+		// Another run finishes the repair just before the lock is taken.
+		rp := mustPlanRepair(t, dir, Options{})
+		if _, err := Apply(rp, edit.Options{}); err != nil {
+			t.Fatalf("the other run: %v", err)
+		}
+		finished = barriertest.SnapDir(t, dir)
+		return nil
+	}})
+	if err == nil || !strings.Contains(err.Error(), "no interrupted operation to roll back") {
+		t.Fatalf("rollback after the repair finished: %v, want nothing to roll back", err)
+	}
+	barriertest.AssertUnchanged(t, finished, dir)
+}
+
+// TestApplyRefusesAJournalThatAppearedSincePlanning: a fresh apply holds
+// the lock, then finds the journal of another run that stopped mid-edit
+// after this one planned. It refuses before anything, and the other run's
+// journal and staged files stay, so that run can still be finished or
+// rolled back. Before, sealing refused and its clean-up removed them,
+// leaving a half-repaired partition with no way out.
+func TestApplyRefusesAJournalThatAppearedSincePlanning(t *testing.T) {
+	c := repairCorpus(t)
+	dir := writeCase(t, c, findCase(t, c, "events-0/torn-tail/40"))
+	p := mustPlanRepair(t, dir, Options{})
+	var half map[string]barriertest.Snap
+	_, err := Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "bk1"), FaultAt: func(step string) error {
+		if step != "lock" {
+			return nil
+		}
+		p2 := mustPlanRepair(t, dir, Options{})
+		if _, err := Apply(p2, edit.Options{BackupDir: filepath.Join(t.TempDir(), "bk2"), FaultAt: crashAtFirstCommit}); !errors.Is(err, errCrash) {
+			t.Fatalf("the other run: %v, want it stopped at its first commit step", err)
+		}
+		half = barriertest.SnapDir(t, dir)
+		return nil
+	}})
+	var re *edit.RefusalError
+	if !errors.As(err, &re) || re.Reason != edit.RefusePending {
+		t.Fatalf("apply over another run's journal: %v, want a %s refusal", err, edit.RefusePending)
+	}
+	barriertest.AssertUnchanged(t, half, dir)
+	if _, err := Rollback(dir, edit.Options{}); err != nil {
+		t.Fatalf("the other run can no longer be rolled back: %v", err)
+	}
+}

@@ -73,8 +73,10 @@ func (a *applier) lock() (io.Closer, error) {
 //  2. hash every file the job changes and check it is as planned;
 //  3. write the journal (state prepared) into the partition directory;
 //  4. back up every file that changes or goes into the backup directory
-//     with a manifest: a hard link on the same file system (linkBackup),
-//     else a copy (O_EXCL, fsynced, verified against the hash);
+//     with a manifest: a copy (O_EXCL, fsynced, verified against the
+//     hash). Never a hard link: a broker started after a rollback writes
+//     its active segment and indexes in place, and would change a backup
+//     that shared their inode;
 //  5. write every new file's content to a staged temp file next to it,
 //     fsync it while reading it back (checkStaged);
 //  6. journal state committing; then rename each staged file over its
@@ -151,6 +153,16 @@ func (a *applier) run(resume bool) error {
 }
 
 func (a *applier) fresh() error {
+	// Under the lock, before anything: a journal that appeared since the
+	// plan (another kseg run that stopped mid-edit) is that run's, to be
+	// finished or rolled back; sealing against it would refuse, and the
+	// clean-up of a refusal would then remove the other run's journal and
+	// staged files, leaving its half-applied partition with no way out.
+	if HasJournal(a.dir) {
+		re := Refuse(RefusePending, a.dir, "an interrupted kseg edit left its journal here since this one was planned: finish it or roll it back first")
+		re.Remedy = RemedyRollback
+		return re
+	}
 	if a.job.CreatesDir() {
 		if err := a.step("mkdir"); err != nil {
 			return err
@@ -484,18 +496,16 @@ func (a *applier) backup(op *FileOp) error {
 		if sum != op.OldSHA256 {
 			return Refuse(RefuseBackupDir, dst, "exists and is not a copy of %s", op.Name)
 		}
-		return nil
+		// An interrupted run may have stopped between the link that named
+		// this backup and the fsync of its directory: make both durable
+		// before anything relies on them.
+		if err := syncFile(dst); err != nil {
+			return err
+		}
+		return syncDir(bd)
 	}
 	partial := dst + partialSuffix
 	if err := os.Remove(partial); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	if linked, err := a.linkBackup(op, dst); err != nil || linked {
-		if linked && err == nil && a.o.Progress != nil && op.OldSize > 0 {
-			// A linked backup is done as a copied one is: the bytes
-			// CopyBytes counted for it are behind us.
-			a.o.Progress(op.OldSize)
-		}
 		return err
 	}
 	src, err := segment.OpenFile(a.path(op.Name))
@@ -545,53 +555,6 @@ func (a *applier) backup(op *FileOp) error {
 		return err
 	}
 	return syncDir(bd)
-}
-
-// linkBackup backs a file up as a hard link to it, when the backup
-// directory is on its file system: the engine never writes a partition's
-// file in place (its new content is a staged file renamed over it, a
-// deletion unlinks it), so the old inode, which the link keeps, holds the
-// old content for as long as the backup exists, and backing up a segment
-// of a GiB costs no copy. The file is fsynced first (a broker flushes its
-// active segment lazily, LogSegment.flush): the backup is then as durable
-// as a copy would be. A rollback checks what it restores against the
-// sealed hash, as for a copy. linked is false when no link can be made
-// (another file system, a file system without hard links): the caller
-// copies.
-func (a *applier) linkBackup(op *FileOp, dst string) (linked bool, err error) {
-	if a.o.Writer != nil {
-		// Tests that inject write errors through Writer get the copy,
-		// so that they keep exercising it.
-		return false, nil
-	}
-	path := a.path(op.Name)
-	f, err := segment.OpenFile(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return false, err
-	}
-	if st.Size() != op.OldSize {
-		return false, Refuse(RefuseChanged, path, "%d bytes, the plan saw %d", st.Size(), op.OldSize)
-	}
-	if err := os.Link(path, dst); err != nil {
-		return false, nil
-	}
-	if err := a.step("backup:" + op.Name + ":tmp"); err != nil {
-		return true, err
-	}
-	if err := f.Sync(); err != nil {
-		os.Remove(dst)
-		return false, err
-	}
-	if lt, err := os.Lstat(dst); err != nil || !os.SameFile(st, lt) {
-		os.Remove(dst)
-		return false, Refuse(RefuseChanged, path, "replaced while it was being backed up")
-	}
-	return true, syncDir(filepath.Dir(dst))
 }
 
 // manifest is the backup directory's description of itself, enough to
@@ -891,6 +854,16 @@ func (a *applier) ensureStaged(op *FileOp) error {
 // undid a repair when it undid a mirror.
 func Rollback(dir string, o Options, kinds ...*Kind) (*Report, error) {
 	dir = RealPath(dir)
+	rep := &Report{Dir: dir, RolledBack: true, Resumed: true}
+	// The lock before the journal: a journal read without it may be
+	// finished by another kseg run meanwhile, and restoring the backup
+	// then would undo an edit that completed and verified.
+	pre := &applier{dir: dir, logDir: segment.LogDirOf(dir), o: o, rep: rep}
+	lk, err := pre.lock()
+	if err != nil {
+		return rep, err
+	}
+	defer lk.Close()
 	j, err := ReadJournal(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -902,17 +875,12 @@ func Rollback(dir string, o Options, kinds ...*Kind) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Dir: dir, Kind: job.Kind(), Job: job, RolledBack: true, Resumed: true, ResumedFrom: j.State, BackupDir: j.BackupDir}
+	rep.Kind, rep.Job, rep.ResumedFrom, rep.BackupDir = job.Kind(), job, j.State, j.BackupDir
 	a := newApplier(job, o, rep)
 	a.j = j
 	if err := a.checkBackup(); err != nil {
 		return rep, err
 	}
-	lk, err := a.lock()
-	if err != nil {
-		return rep, err
-	}
-	defer lk.Close()
 	if err := a.restore(); err != nil {
 		return rep, err
 	}

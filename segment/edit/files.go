@@ -536,6 +536,20 @@ func syncDir(dir string) error {
 	return d.Close()
 }
 
+// syncFile fsyncs a regular file kseg wrote earlier (a backup an
+// interrupted run left), refusing anything else without blocking on it.
+func syncFile(path string) error {
+	f, err := segment.OpenFile(path)
+	if err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("fsync %s: %w", path, err)
+	}
+	return f.Close()
+}
+
 // within reports whether path is dir or inside it, after resolving
 // symbolic links of the longest existing prefix of each.
 func within(path, dir string) bool {
