@@ -213,7 +213,7 @@ func groupsUnanswerable(inv *Inventory, o GroupsOptions, tps []TopicPartition, f
 	if len(o.Groups) == 0 {
 		return nil
 	}
-	n, from := o.NumPartitions, "--consumer-offsets-partitions"
+	n, from := o.NumPartitions, "offsets.topic.num.partitions as given"
 	if n <= 0 {
 		n, from = DefaultOffsetsPartitions, "offsets.topic.num.partitions' default"
 		if k := imagePartitionCount(inv, ConsumerOffsetsTopic); k > 0 {

@@ -331,7 +331,7 @@ func TestGroupsCoordinatorMissing(t *testing.T) {
 	}
 	// Told the topic has 10 partitions, "foo" is in 4: still not here.
 	v = loadGroups(t, broker.GroupsOptions{Groups: []string{"foo"}, NumPartitions: 10, PSM: psmDefaults()}, dir)
-	if len(v.Unanswerable) != 1 || !strings.Contains(v.Unanswerable[0], "__consumer_offsets-4 (of 10 partitions, from --consumer-offsets-partitions)") {
+	if len(v.Unanswerable) != 1 || !strings.Contains(v.Unanswerable[0], "__consumer_offsets-4 (of 10 partitions, from offsets.topic.num.partitions as given)") {
 		t.Errorf("unanswerable with 10 partitions %q", v.Unanswerable)
 	}
 	if v := loadGroups(t, broker.GroupsOptions{PSM: psmDefaults()}, dir); len(v.Unanswerable) != 0 {
