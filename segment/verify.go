@@ -373,15 +373,34 @@ type IndexCheck struct {
 
 // NewIndexCheck reads the indexes of segment s (an I/O error is an error).
 func NewIndexCheck(s SegmentFiles) (*IndexCheck, error) {
-	c := &IndexCheck{}
-	if s.Index == "" {
-		c.index = IndexVerdict{Problem: "missing", Defect: IndexMissing}
-	} else {
+	var idx *OffsetIndex
+	var tidx *TimeIndex
+	if s.Index != "" {
 		x, err := ReadOffsetIndex(s.Index, s.BaseOffset)
 		if err != nil {
 			return nil, err
 		}
-		c.idx = &x
+		idx = &x
+	}
+	if s.TimeIndex != "" {
+		x, err := ReadTimeIndex(s.TimeIndex, s.BaseOffset)
+		if err != nil {
+			return nil, err
+		}
+		tidx = &x
+	}
+	return NewIndexCheckOf(idx, tidx), nil
+}
+
+// NewIndexCheckOf is NewIndexCheck of indexes already read (nil: the
+// file is missing): those a writer is about to commit, say.
+func NewIndexCheckOf(idx *OffsetIndex, tidx *TimeIndex) *IndexCheck {
+	c := &IndexCheck{}
+	if idx == nil {
+		c.index = IndexVerdict{Problem: "missing", Defect: IndexMissing}
+	} else {
+		x := *idx
+		c.idx = idx
 		switch {
 		case x.TrailingBytes() != 0:
 			c.index = IndexVerdict{Problem: fmt.Sprintf("%d bytes is not a whole number of 8-byte entries", x.Length), Defect: IndexLength}
@@ -396,14 +415,11 @@ func NewIndexCheck(s SegmentFiles) (*IndexCheck, error) {
 			}
 		}
 	}
-	if s.TimeIndex == "" {
+	if tidx == nil {
 		c.time = IndexVerdict{Problem: "missing", Defect: IndexMissing}
 	} else {
-		x, err := ReadTimeIndex(s.TimeIndex, s.BaseOffset)
-		if err != nil {
-			return nil, err
-		}
-		c.tidx = &x
+		x := *tidx
+		c.tidx = tidx
 		switch {
 		// The sanity check before the zero tail: a preallocated time index
 		// fails it (its last timestamp is 0), as dump --index-sanity-check
@@ -421,7 +437,7 @@ func NewIndexCheck(s SegmentFiles) (*IndexCheck, error) {
 			}
 		}
 	}
-	return c, nil
+	return c
 }
 
 // Batch checks the entries that point at the kept batch b at pos, the

@@ -23,7 +23,9 @@ type Report = edit.Result[*Plan, *Verification]
 // A new destination directory is created after the lock is taken and
 // removed again by a rollback. The copied bytes are read from the source's
 // segments (in the kernel, with copy_file_range) and never held in memory.
-// The result is read back with Verify.
+// The result is read back with Verify; a mirror into an empty
+// destination is verified on the staging read-back instead (stagedCheck),
+// the committed files confirmed to be the staged ones.
 func Apply(p *Plan, o edit.Options) (*Report, error) {
 	return edit.Execute[*Plan, *Verification](jobOf(EditKind, p), p, p.NothingToDo, p.Reason, p.Resume != nil, o)
 }
@@ -48,14 +50,22 @@ func Rollback(dir string, o edit.Options) (*Report, error) {
 type job struct {
 	edit.JobParts
 	p *Plan
+	// staged is Verify's work done on the staging read-back (nil: none).
+	staged *stagedCheck
 }
 
-func (j *job) Check() (edit.Verdict, error) { return Verify(j.p) }
+// Check is the staged check's verdict when it has one, else Verify.
+func (j *job) Check() (edit.Verdict, error) {
+	if v, ok := j.staged.verdict(); ok {
+		return v, nil
+	}
+	return Verify(j.p)
+}
 
 // jobOf is p as a job of kind k (EditKind).
 func jobOf(k *edit.Kind, p *Plan) edit.Job {
 	return &job{edit.JobParts{Tool: k, PartitionDir: p.Dir, LogDirectory: p.LogDir, FileOps: p.Ops, NewDir: p.CreateDir, Journaled: p,
-		Manifest: map[string]any{"source": p.Src, "from": p.From, "to": p.To, "createdDir": p.CreateDir}}, p}
+		Manifest: map[string]any{"source": p.Src, "from": p.From, "to": p.To, "createdDir": p.CreateDir}}, p, newStagedCheck(p)}
 }
 
 func decodeJob(k *edit.Kind, raw json.RawMessage, dir, logDir string) (edit.Job, error) {

@@ -37,6 +37,15 @@ type logCursor struct {
 	// nextOff is the offset after the last batch returned.
 	nextOff int64
 	started bool // a batch was returned
+	// segNext is the greatest NextOffset of the batches framed in the
+	// segment being scanned (those below the log start included), segFound
+	// whether it framed any; lastFound is segNext of the last segment that
+	// framed a batch and ended cleanly (-1: none). A cursor that reaches
+	// the end of the log cleanly knows the log end from them (End) without
+	// the header walk logEnd makes.
+	segNext   int64
+	segFound  bool
+	lastFound int64
 
 	// Damage is the first damaged tail met (nil when none); the cursor
 	// ends there.
@@ -91,7 +100,7 @@ func openCursor(dir string) (*logCursor, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &logCursor{dir: dir, pd: pd, si: -1}
+	c := &logCursor{dir: dir, pd: pd, si: -1, lastFound: -1}
 	for _, s := range pd.Segments {
 		if s.Log != "" {
 			c.segs = append(c.segs, s)
@@ -137,10 +146,12 @@ func (c *logCursor) advance() bool {
 			// Framing (and the CRC checks when asked for) run on a second
 			// core while the caller compares or plans.
 			c.lf, c.sc = lf, lf.CRCScanner(segment.ScanOptions{Mmap: c.mmap}, c.checkCRC)
+			c.segNext, c.segFound = 0, false
 		}
 		if c.sc.Next() {
 			b := c.sc.Batch()
 			c.count(b.Size())
+			c.segNext, c.segFound = max(c.segNext, b.NextOffset()), true
 			if !c.started && b.LastOffset() < c.start {
 				// Below the log start offset (only at the head of the log:
 				// later, a batch claiming such offsets is returned, for
@@ -160,10 +171,12 @@ func (c *logCursor) advance() bool {
 		t := c.sc.Tail()
 		name := filepath.Base(c.segs[c.si].Log)
 		switch t.Kind {
-		case segment.TailClean:
-		case segment.TailZeroFilled:
-			if c.si < len(c.segs)-1 {
+		case segment.TailClean, segment.TailZeroFilled:
+			if t.Kind == segment.TailZeroFilled && c.si < len(c.segs)-1 {
 				c.ZeroTails = append(c.ZeroTails, name)
+			}
+			if c.segFound {
+				c.lastFound = c.segNext
 			}
 		default:
 			next := max(c.segs[c.si].BaseOffset, c.nextOff)
@@ -177,6 +190,24 @@ func (c *logCursor) advance() bool {
 		c.closeSegment()
 	}
 	return false
+}
+
+// End is the log end offset (logEnd's answer) once the cursor has
+// walked the whole log: ok is false while it has not, or when it stopped at
+// a damaged tail or an I/O error (logEnd then walks the last segment's
+// headers itself, stopping where its own scan stops).
+func (c *logCursor) End() (end int64, ok bool) {
+	if !c.done || c.err != nil || c.Damage != nil || c.sc != nil || c.si < len(c.segs) {
+		return 0, false
+	}
+	if len(c.segs) == 0 {
+		return -1, true
+	}
+	end = c.segs[len(c.segs)-1].BaseOffset
+	if c.lastFound >= 0 {
+		end = max(end, c.lastFound)
+	}
+	return end, true
 }
 
 func (c *logCursor) closeSegment() {

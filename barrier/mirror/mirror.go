@@ -177,6 +177,32 @@ type mirrorPlanner struct {
 	epochs   []segment.EpochEntry  // the destination's leader epoch cache
 	epochsOK bool                  // epochs came from leader-epoch-checkpoint
 	roll     segment.RollConfig
+	// lazyEnd: the source's log end (p.SrcLog.End) is not known yet. A
+	// copy to the source's end walks the whole source anyway, and its
+	// cursor knows the end when it gets there (logCursor.End): walking the
+	// last segment's headers first (logEnd) would read it twice.
+	lazyEnd bool
+}
+
+// errEagerEnd asks PlanMirror to plan again with the source's log end
+// found before the copy (a copied batch ends beyond it).
+var errEagerEnd = errors.New("the source's log end is needed before the copy")
+
+// srcEnd is the source's log end, from the cursor sc when it walked the
+// whole log, else from logEnd.
+func (mp *mirrorPlanner) srcEnd(sc *logCursor) (int64, error) {
+	if !mp.lazyEnd {
+		return mp.p.SrcLog.End, nil
+	}
+	end, ok := sc.End()
+	if !ok {
+		var err error
+		if end, err = logEnd(mp.srcPD); err != nil {
+			return 0, err
+		}
+	}
+	mp.p.SrcLog.End, mp.lazyEnd = end, false
+	return end, nil
 }
 
 func (mp *mirrorPlanner) warnf(format string, args ...any) {
@@ -270,9 +296,18 @@ func PlanMirror(src, dst string, opts Options) (*Plan, error) {
 	if opts.IndexIntervalBytes < 0 {
 		return nil, &edit.OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
 	}
-	mp := &mirrorPlanner{p: p, opts: opts,
+	start := *p
+	start.Warnings = slices.Clone(p.Warnings)
+	mp := &mirrorPlanner{p: p, opts: opts, lazyEnd: opts.Upto < 0,
 		roll: segment.RollConfig{SegmentBytes: opts.SegmentBytes, SegmentMs: segment.DefaultSegmentMs, MaxIndexSize: segment.DefaultMaxIndexSize}}
 	planned, err := mp.plan()
+	if errors.Is(err, errEagerEnd) {
+		// A log whose batches are out of order across segments: plan again
+		// with the log end found first, as the copy's bound.
+		*p = start
+		mp = &mirrorPlanner{p: p, opts: opts, roll: mp.roll}
+		planned, err = mp.plan()
+	}
 	if err != nil {
 		return nil, cmp.Or(blocked, err)
 	}
@@ -346,11 +381,12 @@ func (mp *mirrorPlanner) plan() (*Plan, error) {
 	if len(sc.segs) == 0 {
 		return nil, edit.Refuse(edit.RefuseNotPartition, p.Src, "no .log segment to mirror")
 	}
-	srcEnd, err := logEnd(mp.srcPD)
-	if err != nil {
-		return nil, err
+	p.SrcLog = OffsetRange{Start: sc.Start(), End: -1}
+	if !mp.lazyEnd {
+		if p.SrcLog.End, err = logEnd(mp.srcPD); err != nil {
+			return nil, err
+		}
 	}
-	p.SrcLog = OffsetRange{Start: sc.Start(), End: srcEnd}
 
 	o := psm.DefaultOptions()
 	mp.m = psm.NewManager(o)
@@ -485,7 +521,11 @@ func (mp *mirrorPlanner) compare(sc *logCursor, dc *logCursor) (*continuation, e
 		case prev != nil && b.BaseOffset < prev.next():
 			d.Reason = fmt.Sprintf("the destination's batch at %s position %d (offsets %d..%d) starts before the end of the batch before it", dc.File(), dc.Pos(), b.BaseOffset, b.LastOffset())
 		case !sHas:
-			d.Reason = fmt.Sprintf("the destination holds offsets from %d, at or beyond the source's end %d", b.BaseOffset, p.SrcLog.End)
+			end, err := mp.srcEnd(sc)
+			if err != nil {
+				return nil, err
+			}
+			d.Reason = fmt.Sprintf("the destination holds offsets from %d, at or beyond the source's end %d", b.BaseOffset, end)
 		default:
 			s := sc.Batch()
 			d.SrcFile, d.SrcPosition = sc.File(), sc.Pos()
@@ -683,6 +723,9 @@ func (mp *mirrorPlanner) truncate(dc, sc *logCursor, cont *continuation, prev *b
 func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 	p, o := mp.p, mp.opts
 	to := p.SrcLog.End
+	if mp.lazyEnd {
+		to = math.MaxInt64
+	}
 	if o.Upto >= 0 && o.Upto < to {
 		to = o.Upto
 	}
@@ -703,12 +746,7 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 		p.From = sc.Batch().BaseOffset
 	}
 	p.To = p.From
-	snapshots := map[int64]bool{}
-	if mp.dstPD != nil {
-		for _, s := range mp.dstPD.Snapshots {
-			snapshots[s.Offset] = true
-		}
-	}
+	snapshots := mp.dstSnapshots()
 	var snaps []snapshotPlan
 	roll := func(newBase int64) error {
 		if err := cur.ib.Finish(); err != nil {
@@ -722,53 +760,59 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 		return nil
 	}
 	lastMsg := ""
-	for b := sc.Batch(); b != nil; {
-		if b.LastOffset() >= to {
-			if b.BaseOffset < to && o.Upto >= 0 {
-				lastMsg = fmt.Sprintf("--upto %d falls inside the batch with offsets %d..%d; the copy stops before it", o.Upto, b.BaseOffset, b.LastOffset())
+	lazy := mp.lazyEnd
+	walk := func() error {
+		for b := sc.Batch(); b != nil; {
+			if b.LastOffset() >= to {
+				if lazy {
+					return errEagerEnd
+				}
+				if b.BaseOffset < to && o.Upto >= 0 {
+					lastMsg = fmt.Sprintf("--upto %d falls inside the batch with offsets %d..%d; the copy stops before it", o.Upto, b.BaseOffset, b.LastOffset())
+				}
+				break
 			}
-			break
-		}
-		if next >= 0 && b.BaseOffset < next {
-			return fmt.Errorf("%s: batch at position %d (offsets %d..%d) is below the destination's log end %d", sc.File(), sc.Pos(), b.BaseOffset, b.LastOffset(), next)
-		}
-		if !sc.CRCValid() {
-			return &CorruptSourceError{Path: filepath.Join(p.Src, sc.File()), Position: sc.Pos(), Offset: b.BaseOffset,
-				Err: fmt.Errorf("%w: stored 0x%08x, computed 0x%08x", decode.ErrCRCMismatch, b.CRC, b.ComputeCRC())}
-		}
-		size, last := b.Size(), b.LastOffset()
-		if size > o.SegmentBytes {
-			return &edit.OptionError{Option: "segment-bytes", Detail: fmt.Sprintf("%d is smaller than the batch at offset %d (%d bytes)", o.SegmentBytes, b.BaseOffset, size)}
-		}
-		switch {
-		case cur == nil:
-			cur = mp.newSegment(b.BaseOffset)
-			segs = append(segs, cur)
-		case mp.roll.ShouldRoll(cur.ib, size, last, b.MaxTimestamp):
-			if cur.ib.Size() == 0 {
-				return fmt.Errorf("offsets %d..%d do not fit in the empty segment %d, which would have to be replaced", b.BaseOffset, last, cur.base)
-			}
-			newBase := max(b.BaseOffset, next)
-			if err := roll(newBase); err != nil {
+			if err := mp.copyable(sc, next); err != nil {
 				return err
 			}
-			cur = mp.newSegment(newBase)
-			segs = append(segs, cur)
-			if last-cur.base > math.MaxInt32 {
-				return fmt.Errorf("offsets %d..%d do not fit in one segment", b.BaseOffset, last)
+			size, last := b.Size(), b.LastOffset()
+			switch {
+			case cur == nil:
+				cur = mp.newSegment(b.BaseOffset)
+				segs = append(segs, cur)
+			case mp.roll.ShouldRoll(cur.ib, size, last, b.MaxTimestamp):
+				if cur.ib.Size() == 0 {
+					return fmt.Errorf("offsets %d..%d do not fit in the empty segment %d, which would have to be replaced", b.BaseOffset, last, cur.base)
+				}
+				newBase := max(b.BaseOffset, next)
+				if err := roll(newBase); err != nil {
+					return err
+				}
+				cur = mp.newSegment(newBase)
+				segs = append(segs, cur)
+				if last-cur.base > math.MaxInt32 {
+					return fmt.Errorf("offsets %d..%d do not fit in one segment", b.BaseOffset, last)
+				}
 			}
+			if err := mp.copyBatch(cur, sc); err != nil {
+				return err
+			}
+			next = last + 1
+			p.To = next
+			if !sc.Next() {
+				break
+			}
+			b = sc.Batch()
 		}
-		if err := mp.copyBatch(cur, sc); err != nil {
-			return err
-		}
-		next = last + 1
-		p.To = next
-		if !sc.Next() {
-			break
-		}
-		b = sc.Batch()
+		return sc.Err()
 	}
-	if err := sc.Err(); err != nil {
+	err := walk()
+	if lazy && err != errEagerEnd {
+		if eerr := mp.checkEnd(sc, err); eerr != nil {
+			return eerr
+		}
+	}
+	if err != nil {
 		return err
 	}
 	if dm := sc.Damage; dm != nil && (o.Upto < 0 || dm.Offset < o.Upto) {
@@ -794,6 +838,51 @@ func (mp *mirrorPlanner) copyAndFiles(sc *logCursor, cont *continuation) error {
 		p.SnapshotsCreated = append(p.SnapshotsCreated, s.offset)
 	}
 	return mp.files(segs, snaps, cont)
+}
+
+// dstSnapshots are the offsets of the destination's producer snapshots.
+func (mp *mirrorPlanner) dstSnapshots() map[int64]bool {
+	snapshots := map[int64]bool{}
+	if mp.dstPD != nil {
+		for _, s := range mp.dstPD.Snapshots {
+			snapshots[s.Offset] = true
+		}
+	}
+	return snapshots
+}
+
+// copyable checks the source cursor's current batch can be copied after
+// next (the destination's log end so far): above it, its CRC valid
+// (CorruptSourceError), no larger than a segment.
+func (mp *mirrorPlanner) copyable(sc *logCursor, next int64) error {
+	p, b := mp.p, sc.Batch()
+	if next >= 0 && b.BaseOffset < next {
+		return fmt.Errorf("%s: batch at position %d (offsets %d..%d) is below the destination's log end %d", sc.File(), sc.Pos(), b.BaseOffset, b.LastOffset(), next)
+	}
+	if !sc.CRCValid() {
+		return &CorruptSourceError{Path: filepath.Join(p.Src, sc.File()), Position: sc.Pos(), Offset: b.BaseOffset,
+			Err: fmt.Errorf("%w: stored 0x%08x, computed 0x%08x", decode.ErrCRCMismatch, b.CRC, b.ComputeCRC())}
+	}
+	if size := b.Size(); size > mp.opts.SegmentBytes {
+		return &edit.OptionError{Option: "segment-bytes", Detail: fmt.Sprintf("%d is smaller than the batch at offset %d (%d bytes)", mp.opts.SegmentBytes, b.BaseOffset, size)}
+	}
+	return nil
+}
+
+// checkEnd, after a copy walked without knowing the source's log end
+// (lazyEnd) and ended with err (nil: at the log's end), finds that end
+// and asks for a plan made with it first (errEagerEnd) if that plan would
+// have stopped earlier: before a copied batch, or before the batch err is
+// about, ending beyond it (a segment's offsets above the next one's).
+func (mp *mirrorPlanner) checkEnd(sc *logCursor, err error) error {
+	end, eerr := mp.srcEnd(sc)
+	if eerr != nil {
+		return eerr
+	}
+	if b := sc.Batch(); (mp.p.Copied.Batches > 0 && mp.p.To > end) || (err != nil && b != nil && b.LastOffset() >= end) {
+		return errEagerEnd
+	}
+	return nil
 }
 
 // copyBatch adds the source cursor's current batch to the segment cur as

@@ -15,7 +15,9 @@ import (
 // Verification is the read-back check of a mirror.
 type Verification struct {
 	// Compared counts the destination's batches in [From, To) compared
-	// with the source's, every byte (partitionLeaderEpoch included).
+	// with the source's, every byte (partitionLeaderEpoch included): in
+	// the committed files, or, for a mirror into an empty destination, in
+	// the staged files the commit renamed into place (stagedCheck).
 	Compared int64 `json:"compared"`
 	// Mismatch describes the first difference, "" when none.
 	Mismatch string `json:"mismatch,omitempty"`

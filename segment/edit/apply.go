@@ -661,10 +661,16 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 		prefixFrom = src
 	}
 	fi, _ := segment.ParseFileName(op.Name)
-	sum, head, cerr := checkStaged(staged, prefixFrom, keep, content, srcs, fi.Kind == segment.KindLog)
+	var watch func(int64, []byte)
+	if sw, ok := a.job.(StageWatcher); ok && len(srcs) > 0 && fi.Kind == segment.KindLog {
+		watch = sw.WatchStaged(op)
+	}
+	op.Staged = nil
+	sum, head, cerr := checkStaged(staged, prefixFrom, keep, content, srcs, fi.Kind == segment.KindLog, watch)
 	if err := <-synced; err != nil {
 		return fail(err)
 	}
+	stagedAs, serr := f.Stat()
 	if err := f.Close(); err != nil {
 		os.Remove(staged)
 		return err
@@ -689,6 +695,9 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 		// followed by the source ranges byte for byte: its hash is the
 		// new content's, which the committing journal records.
 		op.NewSHA256 = sum
+	}
+	if serr == nil {
+		op.Staged = stagedAs
 	}
 	return nil
 }

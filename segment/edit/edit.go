@@ -65,6 +65,22 @@ type Job interface {
 	Check() (Verdict, error)
 }
 
+// A StageWatcher is a Job that sees the batches of the new content it
+// copies (FileOp.Sources) as the staging read-back checks them: every
+// copied byte is read back once there, after its fsync has begun, compared
+// with its source and its batch's CRC checked, so a check of those batches
+// (a mirror's index checks and producer-state replay) made there needs no
+// read of the committed file afterwards. FileOp.Staged then names the
+// staged file, for Check to confirm it is the one committed.
+type StageWatcher interface {
+	// WatchStaged is called before op's staged copy is read back; the
+	// function it returns (nil: none) is told each copied batch in order:
+	// its position in the staged file and its bytes (valid during the
+	// call only), already compared with the source and CRC-checked. It is
+	// told nothing more once the read-back fails.
+	WatchStaged(op *FileOp) func(pos int64, batch []byte)
+}
+
 // Verdict is the result of a Job's read-back check.
 type Verdict interface {
 	OK() bool

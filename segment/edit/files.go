@@ -52,6 +52,13 @@ type FileOp struct {
 	UID  int    `json:"uid"`
 	GID  int    `json:"gid"`
 
+	// Staged is the staged file as this run read it back and verified it
+	// (the size and modification time after its fsync), nil when this run
+	// did not stage it. A check after the commit compares the committed
+	// file with it (os.SameFile, size, modification time): the rename
+	// moves that inode, whose bytes the read-back verified.
+	Staged os.FileInfo `json:"-"`
+
 	// headSHA256 is the SHA-256 of the kept prefix followed by Content,
 	// taken by seal in the same read as OldSHA256 when the new content
 	// has Sources (whose hash waits for the staged copy; see stage). ""
@@ -152,7 +159,7 @@ func copyRangeProgress(w io.Writer, r SourceRange, progress func(int64)) error {
 // be whole record batches whose CRCs verify in the staged copy: the
 // bytes that will be committed are checked, not only the source as the
 // plan read it.
-func checkStaged(staged, prefixFrom string, keep int64, content []byte, srcs []SourceRange, batches bool) (sum, head string, err error) {
+func checkStaged(staged, prefixFrom string, keep int64, content []byte, srcs []SourceRange, batches bool, watch func(pos int64, batch []byte)) (sum, head string, err error) {
 	f, err := segment.OpenFile(staged)
 	if err != nil {
 		return "", "", err
@@ -249,7 +256,7 @@ func checkStaged(staged, prefixFrom string, keep int64, content []byte, srcs []S
 	for _, r := range srcs {
 		var bw *batchWalk
 		if batches {
-			bw = &batchWalk{pos: r.Pos}
+			bw = &batchWalk{pos: r.Pos, shift: pos - r.Pos, watch: watch}
 		}
 		if err := against(r.Path, r.Pos, r.Len, bw); err != nil {
 			return "", "", err
@@ -335,6 +342,12 @@ type batchWalk struct {
 	tab  *crc32.Table
 	pos  int64 // the current batch's position in the source file
 	size int64
+	// watch, when set, is told every batch that verifies, at its position
+	// in the staged file (pos+shift); acc holds the start of a batch that
+	// spans chunks.
+	watch func(pos int64, batch []byte)
+	shift int64
+	acc   []byte
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -354,9 +367,11 @@ const (
 )
 
 func (w *batchWalk) write(b []byte) error {
+	chunk, from := b, 0 // the current batch's bytes in this chunk start at from
 	for len(b) > 0 {
 		if w.left == 0 {
 			if w.need == 0 {
+				from = len(chunk) - len(b)
 				w.need = logOverhead + 5 // up to and including magic
 			}
 			n := copy(w.hdr[w.nhdr:w.need], b)
@@ -395,10 +410,22 @@ func (w *batchWalk) write(b []byte) error {
 		w.left -= int64(n)
 		b = b[n:]
 		if w.left == 0 {
+			pos := w.pos
 			if err := w.done(); err != nil {
 				return err
 			}
+			if w.watch != nil {
+				batch := chunk[from : len(chunk)-len(b)]
+				if len(w.acc) > 0 {
+					w.acc = append(w.acc, batch...)
+					batch, w.acc = w.acc, w.acc[:0]
+				}
+				w.watch(pos+w.shift, batch)
+			}
 		}
+	}
+	if w.watch != nil && (w.nhdr != 0 || w.left != 0) {
+		w.acc = append(w.acc, chunk[from:]...)
 	}
 	return nil
 }

@@ -1,0 +1,141 @@
+package mirror
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
+)
+
+// stagedMirror applies a mirror of the fixture into a new directory,
+// first letting tamper change the plan, and returns the plan and its
+// job (whose staged check the read-back fed).
+func stagedMirror(t *testing.T, tamper func(p *Plan)) (*Plan, *job) {
+	t.Helper()
+	src := writeFixtureSeg(t, mirrorBatches(t), 400)
+	dst := filepath.Join(t.TempDir(), "logs", "mirror-0")
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanMirror(src, dst, mirrorOpts(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tamper != nil {
+		tamper(p)
+	}
+	j := jobOf(EditKind, p).(*job)
+	if j.staged == nil {
+		t.Fatal("a mirror into a new directory has no staged check")
+	}
+	if _, err := edit.Apply(j, edit.Options{BackupDir: filepath.Join(t.TempDir(), "bk")}); err != nil {
+		t.Fatal(err)
+	}
+	return p, j
+}
+
+// TestMirrorStagedCheckIsVerify: a mirror into an empty destination is
+// verified on the staging read-back (index checks against the batches,
+// the replay, every batch compared with the source there), and that
+// verdict is the one Verify gives reading the committed files back, for
+// a clean mirror and for one whose planned index is wrong.
+func TestMirrorStagedCheckIsVerify(t *testing.T) {
+	p, j := stagedMirror(t, nil)
+	v, ok := j.staged.verdict()
+	if !ok {
+		t.Fatal("the staged check gave no verdict")
+	}
+	if !v.OK() || v.Compared == 0 || v.Compared != p.Copied.Batches {
+		t.Fatalf("staged verdict %+v for %d copied batches", v, p.Copied.Batches)
+	}
+	want, err := Verify(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(v, want) {
+		t.Fatalf("staged verdict %+v, Verify %+v", v, want)
+	}
+
+	// A planned index entry that does not match its batch is found on the
+	// staged batches, as Verify finds it in the committed file.
+	var name string
+	p, j = stagedMirror(t, func(p *Plan) {
+		for i := range p.Ops {
+			op := &p.Ops[i]
+			if strings.HasSuffix(op.Name, segment.IndexSuffix) && len(op.Content) >= 8 {
+				op.Content = append([]byte(nil), op.Content...)
+				op.Content[3]++ // the first entry's relative offset
+				name = op.Name
+				return
+			}
+		}
+		t.Fatal("no index entry planned")
+	})
+	v, ok = j.staged.verdict()
+	if !ok {
+		t.Fatal("the staged check gave no verdict")
+	}
+	if v.OK() || len(v.IndexProblems) != 1 || !strings.HasPrefix(v.IndexProblems[0], strings.TrimSuffix(name, segment.IndexSuffix)) {
+		t.Fatalf("a wrong index entry not found on the staged batches: %+v", v)
+	}
+	if want, err = Verify(p); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(v, want) {
+		t.Fatalf("staged verdict %+v, Verify %+v", v, want)
+	}
+}
+
+// TestMirrorStagedCheckNeedsTheStagedFiles: the staged verdict stands
+// only for the files staged and verified: a committed file replaced since
+// (another inode, even with the same bytes) or changed in place, or a
+// segment the plan did not make, leaves the check to Verify, which reads
+// the destination back.
+func TestMirrorStagedCheckNeedsTheStagedFiles(t *testing.T) {
+	for _, tc := range []struct {
+		what   string
+		change func(t *testing.T, p *Plan)
+	}{
+		{"a .log replaced by a copy", func(t *testing.T, p *Plan) {
+			path := filepath.Join(p.Dir, segment.SegmentFileName(p.SegmentsCreated[0], segment.LogSuffix))
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a .timeindex changed in place", func(t *testing.T, p *Plan) {
+			path := filepath.Join(p.Dir, segment.SegmentFileName(p.SegmentsCreated[0], segment.TimeIndexSuffix))
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Write(make([]byte, 12))
+			f.Close()
+		}},
+		{"a segment added", func(t *testing.T, p *Plan) {
+			path := filepath.Join(p.Dir, segment.SegmentFileName(p.NewLogEndOffset+100, segment.LogSuffix))
+			if err := os.WriteFile(path, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		p, j := stagedMirror(t, nil)
+		if _, ok := j.staged.verdict(); !ok {
+			t.Fatalf("%s: no staged verdict before the change", tc.what)
+		}
+		tc.change(t, p)
+		if v, ok := j.staged.verdict(); ok {
+			t.Errorf("%s: the staged verdict stands: %+v", tc.what, v)
+		}
+	}
+}
