@@ -329,7 +329,7 @@ type planner struct {
 	// epochContent is the new leader-epoch-checkpoint, nil when unchanged.
 	epochContent []byte
 	// ops are the file operations planFiles collects, in commit order.
-	ops []edit.FileOp
+	ops edit.OpList
 }
 
 func (pl *planner) warnf(format string, args ...any) {

@@ -21,7 +21,7 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 	p, o := pl.p, pl.opts
 	cs := kept[ci]
 	cut := p.Cut
-	pl.ops = nil
+	pl.ops = edit.OpList{Dir: pl.dir}
 
 	newSnap := ""
 	if !o.NoSnapshot {
@@ -51,7 +51,7 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 	if cs.size > p.CutPosition {
 		why = fmt.Sprintf("truncate at position %d (offset %d), then %s", p.CutPosition, cut, why)
 	}
-	pl.ops = append(pl.ops, edit.FileOp{Name: filepath.Base(cs.files.Log), Action: edit.OpReplace, Why: why, OldSize: cs.size,
+	pl.ops.Add(edit.FileOp{Name: filepath.Base(cs.files.Log), Action: edit.OpReplace, Why: why, OldSize: cs.size,
 		NewSize: p.CutPosition + int64(len(appendBytes)), KeepPrefix: p.CutPosition, Content: appendBytes})
 
 	if pl.epochContent != nil {
@@ -62,36 +62,17 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 				why = "leader epochs starting at or above the cut dropped, " + why
 			}
 		}
-		if err := pl.write(segment.LeaderEpochCheckpointName, pl.epochContent, why); err != nil {
+		if _, err := pl.ops.Write(segment.LeaderEpochCheckpointName, pl.epochContent, why); err != nil {
 			return err
 		}
 	}
 	if newSnap != "" {
-		if err := pl.write(newSnap, segment.EncodeProducerSnapshot(nil), "empty producer state at the new log end: the barrier clears every producer"); err != nil {
+		if _, err := pl.ops.Write(newSnap, segment.EncodeProducerSnapshot(nil), "empty producer state at the new log end: the barrier clears every producer"); err != nil {
 			return err
 		}
 	}
-	p.Ops = pl.ops
+	p.Ops = pl.ops.List
 	return nil
-}
-
-// del adds the deletion of path to the plan's file operations.
-func (pl *planner) del(path, why string) error {
-	op, err := edit.DeleteOp(path, why)
-	if err == nil {
-		pl.ops = append(pl.ops, op)
-	}
-	return err
-}
-
-// write adds the replacement of the file name by content (when it
-// differs) to the plan's file operations.
-func (pl *planner) write(name string, content []byte, why string) error {
-	op, err := edit.WriteOp(pl.dir, name, content, why)
-	if op != nil {
-		pl.ops = append(pl.ops, *op)
-	}
-	return err
 }
 
 // snapshotOps deletes the snapshots above the cut: they describe data
@@ -108,7 +89,7 @@ func (pl *planner) snapshotOps(newSnap string) error {
 		if filepath.Base(s.Path) == newSnap {
 			continue // replaced below
 		}
-		if err := pl.del(s.Path, "producer snapshot above the cut"); err != nil {
+		if err := pl.ops.Delete(s.Path, "producer snapshot above the cut"); err != nil {
 			return err
 		}
 	}
@@ -128,7 +109,7 @@ func (pl *planner) laterSegmentOps(later []*segScan) error {
 		if p.TailRepair != nil && f.BaseOffset > p.TailRepair.Segment {
 			why = fmt.Sprintf("segment %d follows the repaired tail", f.BaseOffset)
 		}
-		if err := edit.DeleteSegment(f, why, &p.Index, &p.TimeIndex, &p.TxnIndex, pl.del); err != nil {
+		if err := edit.DeleteSegment(f, why, &p.Index, &p.TimeIndex, &p.TxnIndex, pl.ops.Delete); err != nil {
 			return err
 		}
 	}
@@ -172,7 +153,8 @@ func (pl *planner) txnIndexOps(cs *segScan) error {
 	if len(p.AbortedTxns) > 0 {
 		why = fmt.Sprintf("%d aborted transactions of the new ABORT markers added", len(p.AbortedTxns))
 	}
-	return pl.write(segment.SegmentFileName(cs.files.BaseOffset, segment.TxnIndexSuffix), content, why)
+	_, err := pl.ops.Write(segment.SegmentFileName(cs.files.BaseOffset, segment.TxnIndexSuffix), content, why)
+	return err
 }
 
 // indexOps writes the cut segment cs's .index and .timeindex:
@@ -258,10 +240,11 @@ func (pl *planner) indexOps(cs *segScan, rebuilt *segment.IndexBuilder) error {
 	if err != nil {
 		return err
 	}
-	if err := pl.write(segment.SegmentFileName(base, segment.TimeIndexSuffix), tidx, why); err != nil {
+	if _, err := pl.ops.Write(segment.SegmentFileName(base, segment.TimeIndexSuffix), tidx, why); err != nil {
 		return err
 	}
-	return pl.write(segment.SegmentFileName(base, segment.IndexSuffix), idx, why)
+	_, err = pl.ops.Write(segment.SegmentFileName(base, segment.IndexSuffix), idx, why)
+	return err
 }
 
 // countIndex and countTimeIndex are the entries of a segment's .index and

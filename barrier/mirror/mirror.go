@@ -1053,13 +1053,13 @@ func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64
 // the new snapshots, leader-epoch-checkpoint.
 func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *continuation) error {
 	p := mp.p
-	ol := &opList{dir: p.Dir, create: p.CreateDir}
+	ol := &edit.OpList{Dir: p.Dir, Create: p.CreateDir}
 	if p.TopicID != "" && (mp.dstPD == nil || mp.dstPD.PartitionMetadata == "") {
 		b, err := segment.ReadFile(mp.srcPD.PartitionMetadata)
 		if err != nil {
 			return err
 		}
-		if err := ol.write(segment.PartitionMetadataName, b, "the source's topic id "+p.TopicID+" (a mirror keeps it)"); err != nil {
+		if _, err := ol.Write(segment.PartitionMetadataName, b, "the source's topic id "+p.TopicID+" (a mirror keeps it)"); err != nil {
 			return err
 		}
 	}
@@ -1074,7 +1074,7 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 				continue
 			}
 			p.SnapshotsDeleted = append(p.SnapshotsDeleted, s.Offset)
-			if err := ol.del(s.Path, "producer snapshot above the cut"); err != nil {
+			if err := ol.Delete(s.Path, "producer snapshot above the cut"); err != nil {
 				return err
 			}
 		}
@@ -1082,7 +1082,7 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 		for i := len(cont.after) - 1; i >= 0; i-- {
 			f := cont.after[i]
 			why := fmt.Sprintf("segment %d lies wholly above the cut", f.BaseOffset)
-			if err := edit.DeleteSegment(f, why, &p.Index, &p.TimeIndex, &p.TxnIndex, ol.del); err != nil {
+			if err := edit.DeleteSegment(f, why, &p.Index, &p.TimeIndex, &p.TxnIndex, ol.Delete); err != nil {
 				return err
 			}
 		}
@@ -1093,7 +1093,7 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 		}
 	}
 	for _, s := range snaps {
-		if err := ol.write(segment.SegmentFileName(s.offset, segment.SnapshotSuffix), segment.EncodeProducerSnapshot(s.entries),
+		if _, err := ol.Write(segment.SegmentFileName(s.offset, segment.SnapshotSuffix), segment.EncodeProducerSnapshot(s.entries),
 			fmt.Sprintf("producer state at the roll to segment %d (%s), as UnifiedLog.roll takes it", s.offset, nProducers(len(s.entries)))); err != nil {
 			return err
 		}
@@ -1101,45 +1101,14 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 	if err := mp.epochOps(ol); err != nil {
 		return err
 	}
-	p.Ops = ol.ops
+	p.Ops = ol.List
 	return nil
-}
-
-// opList collects a plan's file operations in commit order.
-type opList struct {
-	dir string
-	// create: the partition directory is new, so every write creates.
-	create bool
-	ops    []edit.FileOp
-}
-
-// del deletes path.
-func (l *opList) del(path, why string) error {
-	op, err := edit.DeleteOp(path, why)
-	if err == nil {
-		l.ops = append(l.ops, op)
-	}
-	return err
-}
-
-// write gives the file name the content (created, or replaced when it
-// exists and differs).
-func (l *opList) write(name string, content []byte, why string) error {
-	if l.create {
-		l.ops = append(l.ops, edit.FileOp{Name: name, Action: edit.OpCreate, Why: why, OldSize: -1, NewSize: int64(len(content)), Content: content})
-		return nil
-	}
-	op, err := edit.WriteOp(l.dir, name, content, why)
-	if op != nil {
-		l.ops = append(l.ops, *op)
-	}
-	return err
 }
 
 // segmentOps are the file operations of one written segment: a continued
 // one's .txnindex, .timeindex, .index and .log, or a new one's .log,
 // .index, .timeindex and .txnindex. The index counts go to the plan.
-func (mp *mirrorPlanner) segmentOps(ol *opList, s *dstSeg) error {
+func (mp *mirrorPlanner) segmentOps(ol *edit.OpList, s *dstSeg) error {
 	p := mp.p
 	idx, tidx, err := s.ib.Encode()
 	if err != nil {
@@ -1158,11 +1127,11 @@ func (mp *mirrorPlanner) segmentOps(ol *opList, s *dstSeg) error {
 	name := func(suffix string) string { return segment.SegmentFileName(s.base, suffix) }
 	if s.existing.Log == "" {
 		lwhy := "new segment: " + nBatches(s.appended) + " copied from the source"
-		ol.ops = append(ol.ops, edit.FileOp{Name: name(segment.LogSuffix), Action: edit.OpCreate, Why: lwhy, OldSize: -1, NewSize: s.ib.Size(), Sources: s.srcs})
-		ol.ops = append(ol.ops, edit.FileOp{Name: name(segment.IndexSuffix), Action: edit.OpCreate, Why: "its offset index", OldSize: -1, NewSize: int64(len(idx)), Content: idx})
-		ol.ops = append(ol.ops, edit.FileOp{Name: name(segment.TimeIndexSuffix), Action: edit.OpCreate, Why: "its time index", OldSize: -1, NewSize: int64(len(tidx)), Content: tidx})
+		ol.Add(edit.FileOp{Name: name(segment.LogSuffix), Action: edit.OpCreate, Why: lwhy, OldSize: -1, NewSize: s.ib.Size(), Sources: s.srcs})
+		ol.Add(edit.FileOp{Name: name(segment.IndexSuffix), Action: edit.OpCreate, Why: "its offset index", OldSize: -1, NewSize: int64(len(idx)), Content: idx})
+		ol.Add(edit.FileOp{Name: name(segment.TimeIndexSuffix), Action: edit.OpCreate, Why: "its time index", OldSize: -1, NewSize: int64(len(tidx)), Content: tidx})
 		if len(txn) > 0 {
-			ol.ops = append(ol.ops, edit.FileOp{Name: name(segment.TxnIndexSuffix), Action: edit.OpCreate, Why: fmt.Sprintf("the aborted transactions of %d copied ABORT markers", len(s.txns)),
+			ol.Add(edit.FileOp{Name: name(segment.TxnIndexSuffix), Action: edit.OpCreate, Why: fmt.Sprintf("the aborted transactions of %d copied ABORT markers", len(s.txns)),
 				OldSize: -1, NewSize: int64(len(txn)), Content: txn})
 		}
 		return nil
@@ -1179,14 +1148,14 @@ func (mp *mirrorPlanner) segmentOps(ol *opList, s *dstSeg) error {
 		if len(s.txns) == s.keptTxn {
 			twhy = "aborted transactions ending at or above the cut dropped"
 		}
-		if err := ol.write(name(segment.TxnIndexSuffix), txn, twhy); err != nil {
+		if _, err := ol.Write(name(segment.TxnIndexSuffix), txn, twhy); err != nil {
 			return err
 		}
 	}
-	if err := ol.write(name(segment.TimeIndexSuffix), tidx, why); err != nil {
+	if _, err := ol.Write(name(segment.TimeIndexSuffix), tidx, why); err != nil {
 		return err
 	}
-	if err := ol.write(name(segment.IndexSuffix), idx, why); err != nil {
+	if _, err := ol.Write(name(segment.IndexSuffix), idx, why); err != nil {
 		return err
 	}
 	if s.keep == s.oldSize && len(s.srcs) == 0 {
@@ -1199,14 +1168,14 @@ func (mp *mirrorPlanner) segmentOps(ol *opList, s *dstSeg) error {
 			lwhy = fmt.Sprintf("truncate at position %d", s.keep)
 		}
 	}
-	ol.ops = append(ol.ops, edit.FileOp{Name: name(segment.LogSuffix), Action: edit.OpReplace, Why: lwhy, OldSize: s.oldSize,
+	ol.Add(edit.FileOp{Name: name(segment.LogSuffix), Action: edit.OpReplace, Why: lwhy, OldSize: s.oldSize,
 		NewSize: s.ib.Size(), KeepPrefix: s.keep, Sources: s.srcs})
 	return nil
 }
 
 // epochOps writes leader-epoch-checkpoint: the kept entries, then assign
 // for every copied batch (LeaderEpochFileCache.assign).
-func (mp *mirrorPlanner) epochOps(ol *opList) error {
+func (mp *mirrorPlanner) epochOps(ol *edit.OpList) error {
 	p := mp.p
 	var before []segment.EpochEntry
 	if mp.dstPD != nil && mp.dstPD.LeaderEpochCheckpoint != "" {
@@ -1230,7 +1199,8 @@ func (mp *mirrorPlanner) epochOps(ol *opList) error {
 			why += ", those of the copied batches recorded"
 		}
 	}
-	return ol.write(segment.LeaderEpochCheckpointName, segment.EncodeLeaderEpochCheckpoint(mp.epochs), why)
+	_, err := ol.Write(segment.LeaderEpochCheckpointName, segment.EncodeLeaderEpochCheckpoint(mp.epochs), why)
+	return err
 }
 
 func nBatches(n int) string {

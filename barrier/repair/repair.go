@@ -212,7 +212,7 @@ func PlanRepair(dir string, opts Options) (*Plan, error) {
 	if opts.IndexIntervalBytes < 0 {
 		return nil, &edit.OptionError{Option: "index-interval-bytes", Detail: "must not be negative"}
 	}
-	rp := &planner{dir: dir, logDir: logDir, name: name, opts: opts}
+	rp := &planner{dir: dir, logDir: logDir, name: name, opts: opts, ops: edit.OpList{Dir: dir}}
 	p, err := rp.plan()
 	if err != nil {
 		return nil, cmp.Or(blocked, err)
@@ -226,7 +226,7 @@ type planner struct {
 	opts        Options
 	pd          *segment.PartitionDir
 	p           *Plan
-	ops         []edit.FileOp
+	ops         edit.OpList
 	// checkEnd judges a snapshot at the new log end over the kept log
 	// (psm.CheckSnapshotAt).
 	checkEnd func(onDisk []segment.SnapshotEntry) (psm.SnapshotCheck, error)
@@ -345,7 +345,7 @@ func (rp *planner) plan() (*Plan, error) {
 	if err := rp.planEndSnapshot(res); err != nil {
 		return nil, err
 	}
-	p.Ops = rp.ops
+	p.Ops = rp.ops.List
 	if len(p.Ops) == 0 {
 		p.NothingToDo = true
 		p.Reason = fmt.Sprintf("every examined segment (%d from offset %d) is valid and its indexes, transaction index and producer snapshots are what recovery would leave",
@@ -519,7 +519,7 @@ func (rp *planner) orphanOps(orphans []segment.SegmentFiles) error {
 			// .deleted before it deletes them), so the segment's data went
 			// missing outside the broker.
 			rp.find(finding.OrphanIndex, path, -1, "an index file without its .log (segment %d): the segment's data is missing; the broker deletes the index at load", s.BaseOffset)
-			if err := rp.del(path, "orphaned index file (no .log)"); err != nil {
+			if err := rp.ops.Delete(path, "orphaned index file (no .log)"); err != nil {
 				return err
 			}
 		}
@@ -534,7 +534,7 @@ func (rp *planner) droppedOps(dropped []segment.SegmentFiles, cutBase int64) err
 	for _, s := range dropped {
 		for _, path := range []string{s.Log, s.Index, s.TimeIndex, s.TxnIndex} {
 			if path != "" {
-				if err := rp.del(path, fmt.Sprintf("segment %d follows the truncated segment %d", s.BaseOffset, cutBase)); err != nil {
+				if err := rp.ops.Delete(path, fmt.Sprintf("segment %d follows the truncated segment %d", s.BaseOffset, cutBase)); err != nil {
 					return err
 				}
 			}
@@ -675,26 +675,6 @@ func (rp *planner) replayView(kept []segment.SegmentFiles, scans []*segRepair, f
 	return view, o
 }
 
-// del plans the deletion of a file.
-func (rp *planner) del(path, why string) error {
-	op, err := edit.DeleteOp(path, why)
-	if err == nil {
-		rp.ops = append(rp.ops, op)
-	}
-	return err
-}
-
-// write plans new content for a file: replaced, created, or nothing when
-// it already holds exactly that.
-func (rp *planner) write(name string, content []byte, why string) (bool, error) {
-	op, err := edit.WriteOp(rp.dir, name, content, why)
-	if err != nil || op == nil {
-		return false, err
-	}
-	rp.ops = append(rp.ops, *op)
-	return true, nil
-}
-
 // planSnapshots deletes the snapshots above the new end and the corrupt
 // ones, newest first.
 func (rp *planner) planSnapshots() error {
@@ -704,7 +684,7 @@ func (rp *planner) planSnapshots() error {
 		if s.Offset > p.NewLogEndOffset {
 			p.SnapshotsDeleted = append(p.SnapshotsDeleted, s.Offset)
 			rp.find(finding.SnapshotAboveLogEnd, s.Path, -1, "%s lies above the new log end %d (truncateAndReload deletes it)", filepath.Base(s.Path), p.NewLogEndOffset)
-			if err := rp.del(s.Path, fmt.Sprintf("producer snapshot above the new log end %d", p.NewLogEndOffset)); err != nil {
+			if err := rp.ops.Delete(s.Path, fmt.Sprintf("producer snapshot above the new log end %d", p.NewLogEndOffset)); err != nil {
 				return err
 			}
 			continue
@@ -719,7 +699,7 @@ func (rp *planner) planSnapshots() error {
 				continue // rewritten at the end
 			}
 			p.SnapshotsDeleted = append(p.SnapshotsDeleted, s.Offset)
-			if err := rp.del(s.Path, "corrupt producer snapshot (loadFromSnapshot deletes it)"); err != nil {
+			if err := rp.ops.Delete(s.Path, "corrupt producer snapshot (loadFromSnapshot deletes it)"); err != nil {
 				return err
 			}
 		}
@@ -779,7 +759,7 @@ func (rp *planner) planSegment(sr *segRepair, ps *Segment, res *psm.Result, segE
 		if want == nil {
 			want = []byte{}
 		}
-		if _, err := rp.write(txnName, want, "rebuilt: "+ps.TxnIndex.Reason); err != nil {
+		if _, err := rp.ops.Write(txnName, want, "rebuilt: "+ps.TxnIndex.Reason); err != nil {
 			return err
 		}
 	}
@@ -814,7 +794,7 @@ func (rp *planner) planSegment(sr *segRepair, ps *Segment, res *psm.Result, segE
 		if f.have == "" {
 			f.out.Action = FileCreate
 		}
-		changed, err := rp.write(name, f.content, "rebuilt from the log: "+why)
+		changed, err := rp.ops.Write(name, f.content, "rebuilt from the log: "+why)
 		if err != nil {
 			return err
 		}
@@ -827,7 +807,7 @@ func (rp *planner) planSegment(sr *segRepair, ps *Segment, res *psm.Result, segE
 
 	// The .log: the valid prefix, byte for byte.
 	if sr.cut != nil {
-		rp.ops = append(rp.ops, edit.FileOp{Name: filepath.Base(log), Action: edit.OpReplace, OldSize: sr.size, NewSize: sr.valid, KeepPrefix: sr.valid,
+		rp.ops.Add(edit.FileOp{Name: filepath.Base(log), Action: edit.OpReplace, OldSize: sr.size, NewSize: sr.valid, KeepPrefix: sr.valid,
 			Why: fmt.Sprintf("truncate at position %d (%s): %d bytes cut", sr.cut.Position, sr.cut.Kind, sr.size-sr.valid)})
 	}
 	return nil
@@ -891,7 +871,7 @@ func (rp *planner) planEpochs() error {
 	}
 	rp.find(finding.LeaderEpochAboveLogEnd, segment.LeaderEpochCheckpointName, -1,
 		"%d leader epoch entries start at or above the new log end %d", len(p.EpochEntriesRemoved), p.NewLogEndOffset)
-	_, err = rp.write(segment.LeaderEpochCheckpointName, segment.EncodeLeaderEpochCheckpoint(keep),
+	_, err = rp.ops.Write(segment.LeaderEpochCheckpointName, segment.EncodeLeaderEpochCheckpoint(keep),
 		fmt.Sprintf("leader epochs starting at or above the new log end %d dropped", p.NewLogEndOffset))
 	return err
 }
@@ -934,7 +914,7 @@ func (rp *planner) planEndSnapshot(res *psm.Result) error {
 	// deleted segment or snapshot) calls for a new snapshot at the end:
 	// rebuilt .index/.timeindex files do not change producer state, and
 	// without a change the broker writes the end snapshot itself at load.
-	changed := slices.ContainsFunc(rp.ops, func(op edit.FileOp) bool {
+	changed := slices.ContainsFunc(rp.ops.List, func(op edit.FileOp) bool {
 		return !strings.HasSuffix(op.Name, segment.IndexSuffix) && !strings.HasSuffix(op.Name, segment.TimeIndexSuffix)
 	})
 	switch {
@@ -964,7 +944,7 @@ func (rp *planner) planEndSnapshot(res *psm.Result) error {
 	p.SnapshotOffset = end
 	p.Producers = len(entries)
 	why := fmt.Sprintf("producer state at the new log end %d, rebuilt as the broker does (%d producers)", end, len(entries))
-	_, err = rp.write(name, segment.EncodeProducerSnapshot(entries), why)
+	_, err = rp.ops.Write(name, segment.EncodeProducerSnapshot(entries), why)
 	return err
 }
 

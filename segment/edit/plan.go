@@ -239,6 +239,50 @@ func WriteOp(dir, name string, content []byte, why string) (*FileOp, error) {
 	}
 }
 
+// OpList collects a plan's file operations in commit order: every write
+// planner (injection, mirror, repair) builds its plan's Ops with one.
+type OpList struct {
+	// Dir is the partition directory the operations are in.
+	Dir string
+	// Create: Dir is new (a mirror's), so every write creates, without
+	// reading what is not there.
+	Create bool
+	List   []FileOp
+}
+
+// Add appends op as it is.
+func (l *OpList) Add(op FileOp) { l.List = append(l.List, op) }
+
+// Delete adds the deletion of path (DeleteOp).
+func (l *OpList) Delete(path, why string) error {
+	op, err := DeleteOp(path, why)
+	if err == nil {
+		l.Add(op)
+	}
+	return err
+}
+
+// Write gives the file name content (WriteOp: created, or replaced when
+// it exists and differs); changed is false when the file already holds
+// exactly that.
+func (l *OpList) Write(name string, content []byte, why string) (changed bool, err error) {
+	if l.Create {
+		l.Add(FileOp{Name: name, Action: OpCreate, Why: why, OldSize: -1, NewSize: int64(len(content)), Content: content})
+		return true, nil
+	}
+	if l.Dir == "" {
+		// WriteOp would read name in the working directory and plan a
+		// creation where a replacement is due.
+		return false, fmt.Errorf("planning %s: an OpList without its partition directory", name)
+	}
+	op, err := WriteOp(l.Dir, name, content, why)
+	if err != nil || op == nil {
+		return false, err
+	}
+	l.Add(*op)
+	return true, nil
+}
+
 // DeleteSegment plans the deletion of a segment wholly above a cut
 // (LocalLog.truncateTo deletes it, LogLoader.recoverLog deletes the
 // segments after a truncated one): its index entries count as removed,
