@@ -28,9 +28,7 @@ func sourceLogs(t *testing.T, dir string) []string {
 // succeeds and verifies. Hashing the sources at seal read every copied
 // byte once more.
 func TestMirrorReadsSourcesOnlyWhenStaging(t *testing.T) {
-	src := writeFixtureSeg(t, mirrorBatches(t), 400)
-	dst := filepath.Join(t.TempDir(), "logs", "mirror-0")
-	os.MkdirAll(filepath.Dir(dst), 0o755)
+	src, dst := segmentedPair(t)
 	p, err := PlanMirror(src, dst, mirrorOpts(-1))
 	if err != nil {
 		t.Fatal(err)
@@ -70,9 +68,7 @@ func TestMirrorReadsSourcesOnlyWhenStaging(t *testing.T) {
 // in the destination changes: the mirror is refused, the directory it was
 // to create is gone.
 func TestMirrorRefusesSourceChangedBeforeStaging(t *testing.T) {
-	src := writeFixtureSeg(t, mirrorBatches(t), 400)
-	dst := filepath.Join(t.TempDir(), "logs", "mirror-0")
-	os.MkdirAll(filepath.Dir(dst), 0o755)
+	src, dst := segmentedPair(t)
 	p, err := PlanMirror(src, dst, mirrorOpts(-1))
 	if err != nil {
 		t.Fatal(err)
@@ -123,9 +119,7 @@ func TestMirrorRefusesSourceChangedBeforeStaging(t *testing.T) {
 // run stops at its first commit step and is rolled back: every backup
 // still holds the old bytes, in an inode of its own.
 func TestMirrorBacksUpAppendedSegmentByCopy(t *testing.T) {
-	src := writeFixtureSeg(t, mirrorBatches(t), 400)
-	dst := filepath.Join(t.TempDir(), "logs", "mirror-0")
-	os.MkdirAll(filepath.Dir(dst), 0o755)
+	src, dst := segmentedPair(t)
 	// One segment: the second mirror appends to it.
 	o := mirrorOpts(9)
 	o.SegmentBytes = 1 << 20
@@ -180,9 +174,7 @@ func TestMirrorBacksUpAppendedSegmentByCopy(t *testing.T) {
 // destination once, still finds a written segment's wrong index entry and
 // a copied byte that differs from the source.
 func TestMirrorVerifyFindsDamage(t *testing.T) {
-	src := writeFixtureSeg(t, mirrorBatches(t), 400)
-	dst := filepath.Join(t.TempDir(), "logs", "mirror-0")
-	os.MkdirAll(filepath.Dir(dst), 0o755)
+	src, dst := segmentedPair(t)
 	rep := mustMirror(t, src, dst, mirrorOpts(-1))
 	p := rep.Plan
 	pd, err := segment.OpenPartitionDir(dst)

@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -24,6 +25,19 @@ func i32(v int32) *int32 { return &v }
 func writeFixtureSeg(t testing.TB, batches [][]byte, segmentBytes int64) string {
 	t.Helper()
 	return barriertest.WritePartition(t, filepath.Join(t.TempDir(), "logs"), batches, segmentBytes)
+}
+
+// segmentedPair is the mirror fixture in segments of 400 bytes as a
+// source, and a path for a destination not yet created in a log directory
+// of its own.
+func segmentedPair(t *testing.T) (src, dst string) {
+	t.Helper()
+	src = writeFixtureSeg(t, mirrorBatches(t), 400)
+	dst = filepath.Join(t.TempDir(), "logs", "mirror-0")
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return src, dst
 }
 
 // mirrorPair is the barriertest fixture as a/mirror-0 and a path for

@@ -16,11 +16,7 @@ import (
 // job (whose staged check the read-back fed).
 func stagedMirror(t *testing.T, tamper func(p *Plan)) (*Plan, *job) {
 	t.Helper()
-	src := writeFixtureSeg(t, mirrorBatches(t), 400)
-	dst := filepath.Join(t.TempDir(), "logs", "mirror-0")
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	src, dst := segmentedPair(t)
 	p, err := PlanMirror(src, dst, mirrorOpts(-1))
 	if err != nil {
 		t.Fatal(err)
