@@ -63,6 +63,31 @@ type editCase struct {
 	skip func(step string) bool
 }
 
+// referenceRun applies tc undisturbed on a copy of template: what every
+// disturbed run of the same job must converge to (the Kafka files of its
+// partition directory rel), and its report.
+func referenceRun(t *testing.T, tc editCase, template, rel string, o edit.Options) (after map[string]string, r *run) {
+	t.Helper()
+	o.BackupDir = filepath.Join(t.TempDir(), "b")
+	ref := copyWorld(t, template)
+	r, err := tc.apply(ref, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return barriertest.KafkaFiles(t, filepath.Join(ref, rel)), r
+}
+
+// lastChanged is the last file the run replaces or deletes.
+func lastChanged(r *run) string {
+	victim := ""
+	for _, op := range r.ops {
+		if op.Action != edit.OpCreate {
+			victim = op.Name
+		}
+	}
+	return victim
+}
+
 func planOpts() barrier.InjectOptions { return barrier.InjectOptions{Timestamp: barriertest.InjectTs} }
 
 func mustPlan(t *testing.T, dir string, o barrier.InjectOptions) *barrier.InjectionPlan {
@@ -220,12 +245,7 @@ func TestEditCrashAtEveryStep(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			template, rel := tc.world(t)
 			before := barriertest.KafkaFiles(t, filepath.Join(template, rel))
-			ref := copyWorld(t, template)
-			rep, err := tc.apply(ref, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			after := barriertest.KafkaFiles(t, filepath.Join(ref, rel))
+			after, rep := referenceRun(t, tc, template, rel, edit.Options{})
 			steps := rep.Steps
 			if len(steps) < tc.minSteps {
 				t.Fatalf("only %d steps: %v", len(steps), steps)
@@ -394,19 +414,9 @@ func TestEditImmutableTargetUndone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			template, rel := tc.world(t)
 			before := worldContent(t, template)
-			ref := copyWorld(t, template)
-			rep, err := tc.apply(ref, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), SkipVerify: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			after := barriertest.KafkaFiles(t, filepath.Join(ref, rel))
+			after, rep := referenceRun(t, tc, template, rel, edit.Options{SkipVerify: true})
 			ops := rep.ops
-			victim := ""
-			for _, op := range ops {
-				if op.Action != edit.OpCreate {
-					victim = op.Name
-				}
-			}
+			victim := lastChanged(rep)
 			if victim == "" || len(ops) < 2 {
 				t.Fatalf("no file to make immutable among %+v", ops)
 			}
@@ -417,7 +427,7 @@ func TestEditImmutableTargetUndone(t *testing.T) {
 			}
 			t.Cleanup(func() { exec.Command("chattr", "-i", path).Run() })
 			bd := filepath.Join(t.TempDir(), "b")
-			_, err = tc.apply(root, edit.Options{BackupDir: bd})
+			_, err := tc.apply(root, edit.Options{BackupDir: bd})
 			var ue *edit.UndoneError
 			if !errors.As(err, &ue) {
 				t.Fatalf("apply over an immutable %s: %v, want an undone failure", victim, err)
@@ -598,11 +608,7 @@ func TestEditReadsLegacyJournal(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			template, rel := tc.world(t)
 			before := barriertest.KafkaFiles(t, filepath.Join(template, rel))
-			ref := copyWorld(t, template)
-			if _, err := tc.apply(ref, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")}); err != nil {
-				t.Fatal(err)
-			}
-			after := barriertest.KafkaFiles(t, filepath.Join(ref, rel))
+			after, _ := referenceRun(t, tc, template, rel, edit.Options{})
 			root, dir := interruptAtCommit(t, tc, template, rel)
 			// What an older kseg wrote.
 			barriertest.RewriteJournal(t, dir, func(j map[string]any) {

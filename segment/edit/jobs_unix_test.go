@@ -110,18 +110,8 @@ func TestEditForeignOwnedTargetUndone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			template, rel := tc.world(t)
 			before := worldContent(t, template)
-			ref := copyWorld(t, template)
-			rep, err := tc.apply(ref, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), SkipVerify: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			after := barriertest.KafkaFiles(t, filepath.Join(ref, rel))
-			victim := ""
-			for _, op := range rep.ops {
-				if op.Action != edit.OpCreate {
-					victim = op.Name
-				}
-			}
+			after, rep := referenceRun(t, tc, template, rel, edit.Options{SkipVerify: true})
+			victim := lastChanged(rep)
 			root := copyWorld(t, template)
 			dir := filepath.Join(root, rel)
 			bdParent := t.TempDir()
@@ -137,7 +127,7 @@ func TestEditForeignOwnedTargetUndone(t *testing.T) {
 			if err := os.Chmod(bdParent, 0o777); err != nil {
 				t.Fatal(err)
 			}
-			err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 				if err != nil {
 					return err
 				}
