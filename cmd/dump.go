@@ -301,6 +301,13 @@ type dumpState struct {
 	// (dump_logstart.go).
 	lastLogs map[string]string
 
+	// later holds the files still to be dumped by this dumpFiles call,
+	// and verified the time-index problems found, ahead of their turn, in
+	// the walk that verified the sibling .index (dump_files.go): both
+	// indexes of a segment checked in one pass over its log.
+	later    map[string]string // cleaned path → the path as given
+	verified map[string]*stashedVerify
+
 	// The progress line (dump_progress.go): the file being dumped, and the
 	// position in it at which to tell the line again.
 	prog     *dumpProgress
@@ -350,7 +357,14 @@ func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, 
 // not hide the others; the last one is returned as ioErr. err is the
 // context's error when the dump was cancelled.
 func (st *dumpState) dumpFiles(ctx context.Context, errw io.Writer, files []dumpFile, base int, prog *dumpProgress) (ioErr, err error) {
+	if st.o.verifyIndex {
+		st.later = make(map[string]string, len(files))
+		for _, f := range files {
+			st.later[filepath.Clean(f.path)] = f.path
+		}
+	}
 	for i, f := range files {
+		delete(st.later, filepath.Clean(f.path))
 		if err := ctx.Err(); err != nil {
 			return ioErr, err
 		}

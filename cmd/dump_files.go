@@ -1,10 +1,12 @@
 package cmd
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kseg/kseg/decode"
@@ -42,6 +44,10 @@ func (st *dumpState) dumpOffsetIndex(f dumpFile) error {
 			return nil // dumpIndex returns: no entries, no verification
 		}
 	}
+	var verified func() error
+	if st.o.verifyIndex {
+		verified = st.verifyAgainstLog(f, &idx, nil)
+	}
 	for _, e := range idx.Entries {
 		st.p.OffsetIndexEntry(f, e)
 	}
@@ -49,8 +55,8 @@ func (st *dumpState) dumpOffsetIndex(f dumpFile) error {
 		st.report(fileFinding(finding.IndexLength, f.path, idx.Length-idx.TrailingBytes(), -1,
 			fmt.Sprintf("%s: %d bytes is not a multiple of 8: %d trailing bytes", filepath.Base(f.path), idx.Length, idx.TrailingBytes())))
 	}
-	if st.o.verifyIndex {
-		return st.verifyAgainstLog(f, &idx, nil)
+	if verified != nil {
+		return verified()
 	}
 	return nil
 }
@@ -74,6 +80,10 @@ func (st *dumpState) dumpTimeIndex(f dumpFile) error {
 			return nil // dumpTimeIndex returns: no entries, no verification
 		}
 	}
+	var verified func() error
+	if st.o.verifyIndex {
+		verified = st.verifyAgainstLog(f, nil, &tidx)
+	}
 	for _, e := range tidx.Entries {
 		st.p.TimeIndexEntry(f, e)
 	}
@@ -81,8 +91,8 @@ func (st *dumpState) dumpTimeIndex(f dumpFile) error {
 		st.report(fileFinding(finding.IndexLength, f.path, tidx.Length-tidx.TrailingBytes(), -1,
 			fmt.Sprintf("%s: %d bytes is not a multiple of 12: %d trailing bytes", filepath.Base(f.path), tidx.Length, tidx.TrailingBytes())))
 	}
-	if st.o.verifyIndex {
-		return st.verifyAgainstLog(f, nil, &tidx)
+	if verified != nil {
+		return verified()
 	}
 	return nil
 }
@@ -112,32 +122,108 @@ func (st *dumpState) kafkaIndexCorrupt(err error) error {
 	return st.kafkaStop(msg)
 }
 
-func (st *dumpState) verifyAgainstLog(f dumpFile, idx *segment.OffsetIndex, tidx *segment.TimeIndex) error {
+// verifyAgainstLog starts checking an index file against its log on
+// another goroutine, so that the walk over the log runs beside the
+// printing of the entries; the function it returns waits for the check
+// and reports what it found (after the entries, as before). The sibling
+// .timeindex, when this run dumps it later, is checked in the same walk
+// (segment.VerifyIndexes checks both in one pass): its problems wait for
+// its turn in st.verified.
+func (st *dumpState) verifyAgainstLog(f dumpFile, idx *segment.OffsetIndex, tidx *segment.TimeIndex) func() error {
 	logPath := siblingLog(f)
-	lf, err := segment.OpenLog(logPath)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			st.report(fileFinding(finding.OrphanIndex, f.path, -1, -1,
-				fmt.Sprintf("%s: cannot verify: %s does not exist", filepath.Base(f.path), filepath.Base(logPath))))
-			return nil
+	if tidx != nil {
+		if sv := st.verified[f.path]; sv != nil {
+			delete(st.verified, f.path)
+			if sv.matches(tidx) {
+				return func() error {
+					st.reportVerified(f, true, logPath, sv.probs)
+					return nil
+				}
+			}
 		}
-		return err
 	}
-	defer lf.Close()
-	// kafka output reports what kafka-dump-log reports, which knows no
-	// time-index entry inside a batch; the other outputs accept the ones
-	// brokers wrote (segment.TimeIndexOffsetOK).
-	probs, err := segment.VerifyIndexesWith(lf, idx, tidx, segment.VerifyOptions{DumpLogSegments: st.o.output == "kafka"})
-	if err != nil {
-		return err
+	var later *segment.TimeIndex
+	if idx != nil {
+		path, ok := st.later[filepath.Join(filepath.Dir(f.path), segment.SegmentFileName(f.info.Offset, segment.TimeIndexSuffix))]
+		if ok {
+			if t, err := segment.ReadTimeIndex(path, f.info.Offset); err == nil {
+				later = &t
+			}
+		}
 	}
+	type result struct {
+		probs []segment.IndexProblem
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		lf, err := segment.OpenLog(logPath)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer lf.Close()
+		// kafka output reports what kafka-dump-log reports, which knows no
+		// time-index entry inside a batch; the other outputs accept the ones
+		// brokers wrote (segment.TimeIndexOffsetOK).
+		probs, err := segment.VerifyIndexesWith(lf, idx, cmp.Or(tidx, later), segment.VerifyOptions{DumpLogSegments: st.o.output == "kafka"})
+		done <- result{probs, err}
+	}()
+	return func() error {
+		r := <-done
+		if r.err != nil {
+			if errors.Is(r.err, fs.ErrNotExist) {
+				st.report(fileFinding(finding.OrphanIndex, f.path, -1, -1,
+					fmt.Sprintf("%s: cannot verify: %s does not exist", filepath.Base(f.path), filepath.Base(logPath))))
+				return nil
+			}
+			return r.err
+		}
+		probs := r.probs
+		if later != nil {
+			mine := probs[:0:0]
+			sv := &stashedVerify{entries: later.Entries, length: later.Length, probs: []segment.IndexProblem{}}
+			for _, pr := range probs {
+				if pr.Path == later.Path {
+					sv.probs = append(sv.probs, pr)
+				} else {
+					mine = append(mine, pr)
+				}
+			}
+			probs = mine
+			if st.verified == nil {
+				st.verified = map[string]*stashedVerify{}
+			}
+			st.verified[later.Path] = sv
+		}
+		st.reportVerified(f, tidx != nil, logPath, probs)
+		return nil
+	}
+}
+
+// stashedVerify is what the walk that verified a segment's .index found
+// for its .timeindex, as it read it then.
+type stashedVerify struct {
+	entries []segment.TimeIndexEntry
+	length  int64
+	probs   []segment.IndexProblem
+}
+
+// matches reports whether tidx is the time index the stash was made from
+// (a file rewritten in between is verified again).
+func (sv *stashedVerify) matches(tidx *segment.TimeIndex) bool {
+	return sv.length == tidx.Length && slices.Equal(sv.entries, tidx.Entries)
+}
+
+// reportVerified reports the problems verification found in f (a time
+// index when time).
+func (st *dumpState) reportVerified(f dumpFile, time bool, logPath string, probs []segment.IndexProblem) {
 	for i, pr := range probs {
-		st.reportIndexProblem(fileFinding(pr.FindingKind(), f.path, int64(pr.Slot)*entrySize(tidx != nil), -1, pr.String()), &probs[i])
+		st.reportIndexProblem(fileFinding(pr.FindingKind(), f.path, int64(pr.Slot)*entrySize(time), -1, pr.String()), &probs[i])
 	}
 	if len(probs) == 0 {
 		st.p.IndexNote(f, fmt.Sprintf("verified against %s: every entry matches.", filepath.Base(logPath)))
 	}
-	return nil
 }
 
 func entrySize(time bool) int64 {
