@@ -388,10 +388,14 @@ func VerifyEdge(upstream, downstream string, opts ChainOptions) (*EdgeReport, er
 	rep.UpstreamLog = OffsetRange{Start: max(u.Start(), 0), End: max(uEnd, 0)}
 	rep.DownstreamLog = OffsetRange{Start: max(d.Start(), 0), End: max(dEnd, 0)}
 	w := &edgeWalk{opts: opts, rep: rep, u: u, d: d, pidEra: map[int64]int{}, reused: map[int64]bool{}, ownFrom: -1}
+	rp := w.startReplays()
 	if err := w.walkMapped(); err != nil {
+		if rp != nil {
+			rp.wg.Wait()
+		}
 		return nil, err
 	}
-	if err := w.producerState(); err != nil {
+	if err := w.producerState(rp); err != nil {
 		return nil, err
 	}
 	for pid := range w.reused {
@@ -736,40 +740,68 @@ type anomalyKey struct {
 	pid    int64
 }
 
-// producerState replays D with its barriers honoured and ignored (item 4
-// of the relation), reports what the honoured replay finds in D's own
-// region, what the barriers avert, stale snapshots, and whether every
-// mirrored barrier clears D's state.
-func (w *edgeWalk) producerState() error {
-	rep, pd := w.rep, w.d.pd
+// replays are D's producer-state replays: the one honouring its
+// barriers starts before the walk (it reads D on its own and needs nothing
+// from it) and runs beside it.
+type replays struct {
+	wg      sync.WaitGroup
+	opts    psm.Options
+	with    *psm.Result
+	errWith error
+}
+
+// startReplays starts the replay of D honouring its barriers (nil: D has
+// no segment).
+func (w *edgeWalk) startReplays() *replays {
+	pd := w.d.pd
 	if len(w.d.segs) == 0 {
 		return nil
 	}
 	o := psm.DefaultOptions()
 	o.FromSnapshot = psm.SnapshotNone
 	o.LogStartOffset = logStartOf(pd)
-	// The two replays are independent: they run side by side. Only
-	// sequence and epoch anomalies are taken from the one without
-	// barriers, so it skips the CRC checks (a mismatch is reported, never
-	// acted on, by a replay).
-	var without *psm.Result
-	var errWithout error
-	var wg sync.WaitGroup
-	wg.Add(1)
+	rp := &replays{opts: o}
+	rp.wg.Add(1)
 	go func() {
-		defer wg.Done()
-		o := o
-		o.IgnoreBarriers, o.VerifyCRC = true, false
-		without, errWithout = psm.Rebuild(pd, o)
+		defer rp.wg.Done()
+		honoured := o // the replay that counts towards the progress line
+		honoured.Progress = w.opts.Progress
+		rp.with, rp.errWith = psm.Rebuild(pd, honoured)
 	}()
-	honoured := o // the replay that counts towards the progress line
-	honoured.Progress = w.opts.Progress
-	with, err := psm.Rebuild(pd, honoured)
-	wg.Wait()
-	if err != nil {
+	return rp
+}
+
+// without replays D as if it held no barrier, for the anomalies its
+// barriers avert. Only sequence and epoch anomalies are taken from it, so
+// it skips the CRC checks (a mismatch is reported, never acted on, by a
+// replay). A replay that met no barrier is its own replay without
+// barriers (Manager.applyBarrier is the only step IgnoreBarriers changes),
+// so none is made then.
+func (rp *replays) without(pd *segment.PartitionDir) (*psm.Result, error) {
+	if len(rp.with.Barriers) == 0 {
+		return rp.with, nil
+	}
+	o := rp.opts
+	o.IgnoreBarriers, o.VerifyCRC = true, false
+	return psm.Rebuild(pd, o)
+}
+
+// producerState replays D with its barriers honoured and ignored (item 4
+// of the relation), reports what the honoured replay finds in D's own
+// region, what the barriers avert, stale snapshots, and whether every
+// mirrored barrier clears D's state.
+func (w *edgeWalk) producerState(rp *replays) error {
+	rep, pd := w.rep, w.d.pd
+	if rp == nil {
+		return nil
+	}
+	rp.wg.Wait()
+	with := rp.with
+	if err := rp.errWith; err != nil {
 		return fmt.Errorf("replaying %s: %w", pd.Path, err)
 	}
-	if err := errWithout; err != nil {
+	without, err := rp.without(pd)
+	if err != nil {
 		return fmt.Errorf("replaying %s without barriers: %w", pd.Path, err)
 	}
 	cleared := map[int64]int{}

@@ -367,3 +367,68 @@ func TestChainAbortDesign(t *testing.T) {
 	r = verify(t, a, c, ChainOptions{})
 	wantFinding(t, r, finding.MissingBarrier, 14)
 }
+
+// TestReplayWithoutBarriersIsTheReplay pins what VerifyEdge relies on to
+// skip D's second replay when the first met no barrier: IgnoreBarriers
+// then changes nothing a replay reports (Manager.applyBarrier is the only
+// step it changes). Checked on the bundled partitions without barriers;
+// an injected barrier must make the two replays differ, or the test
+// proves nothing.
+func TestReplayWithoutBarriersIsTheReplay(t *testing.T) {
+	dirs, err := filepath.Glob("../../testdata/partitions/*-0")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no bundled partitions: %v", err)
+	}
+	replay := func(dir string, ignore bool) *psm.Result {
+		t.Helper()
+		pd, err := segment.OpenPartitionDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := psm.DefaultOptions()
+		o.FromSnapshot = psm.SnapshotNone
+		o.IgnoreBarriers, o.VerifyCRC = ignore, !ignore
+		r, err := psm.Rebuild(pd, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	kinds := func(r *psm.Result) []string {
+		var out []string
+		for _, a := range r.Anomalies {
+			if a.Kind != finding.CRCMismatch {
+				out = append(out, fmt.Sprintf("%s@%d/%d", a.Kind, a.Offset, a.ProducerID))
+			}
+		}
+		return out
+	}
+	checked := 0
+	for _, dir := range dirs {
+		with, without := replay(dir, false), replay(dir, true)
+		if len(with.Barriers) != 0 {
+			continue // control-0: VerifyEdge replays it twice
+		}
+		checked++
+		if !slices.Equal(kinds(with), kinds(without)) || len(with.Producers) != len(without.Producers) {
+			t.Errorf("%s: a replay without barriers differs from one that met none:\n%v\n%v", dir, kinds(with), kinds(without))
+		}
+	}
+	if checked < 4 {
+		t.Fatalf("only %d bundled partitions without barriers", checked)
+	}
+	// With a barrier the two differ: the barrier is ignored, and reported.
+	dst := filepath.Join(t.TempDir(), "orders-0")
+	barriertest.CopyTree(t, "../../testdata/partitions/orders-0", dst)
+	plan, err := barrier.PlanInjection(dst, barrier.InjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := barrier.ApplyInjection(plan, edit.Options{BackupDir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	with, without := replay(dst, false), replay(dst, true)
+	if len(with.Barriers) != 1 || slices.Equal(kinds(with), kinds(without)) {
+		t.Errorf("after a barrier: %d barriers, anomalies %v and %v: the replays should differ", len(with.Barriers), kinds(with), kinds(without))
+	}
+}
