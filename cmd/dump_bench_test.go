@@ -234,18 +234,7 @@ func BenchmarkDump(b *testing.B) {
 				name += "/parallel"
 			}
 			b.Run(name, func(b *testing.B) {
-				args := append(append([]string{"dump", "--decode-workers", workers}, strings.Fields(flags)...), path)
-				b.SetBytes(size)
-				b.ReportAllocs()
-				cpu := startCPU()
-				for b.Loop() {
-					s, _, _ := TestStreams()
-					s.Out, s.Err = discardWriter{}, discardWriter{}
-					if code := Run(context.Background(), args, s); code != ExitOK {
-						b.Fatalf("exit %d", code)
-					}
-				}
-				cpu.report(b)
+				benchRun(b, append(append([]string{"dump", "--decode-workers", workers}, strings.Fields(flags)...), path), size)
 			})
 		}
 	}
@@ -281,17 +270,7 @@ func BenchmarkLogDir(b *testing.B) {
 		{"replay-psm", "-o", "json"},
 	} {
 		b.Run(strings.Join(args, ""), func(b *testing.B) {
-			b.SetBytes(total)
-			b.ReportAllocs()
-			cpu := startCPU()
-			for b.Loop() {
-				s, _, _ := TestStreams()
-				s.Out, s.Err = discardWriter{}, discardWriter{}
-				if code := Run(context.Background(), append(slices.Clone(args), ld), s); code != ExitOK {
-					b.Fatalf("exit %d", code)
-				}
-			}
-			cpu.report(b)
+			benchRun(b, append(slices.Clone(args), ld), total)
 		})
 	}
 }
@@ -314,18 +293,23 @@ func BenchmarkDumpVerifyIndex(b *testing.B) {
 	}
 	for _, flags := range [][]string{{"-o", "json"}, {"-o", "json", "--verify-index"}} {
 		b.Run(strings.Join(flags, ""), func(b *testing.B) {
-			args := append(append([]string{"dump"}, flags...), dir)
-			b.SetBytes(size)
-			b.ReportAllocs()
-			cpu := startCPU()
-			for b.Loop() {
-				s, _, _ := TestStreams()
-				s.Out, s.Err = discardWriter{}, discardWriter{}
-				if code := Run(context.Background(), args, s); code != ExitOK {
-					b.Fatalf("exit %d", code)
-				}
-			}
-			cpu.report(b)
+			benchRun(b, append(append([]string{"dump"}, flags...), dir), size)
 		})
 	}
+}
+
+// benchRun runs kseg with args (output discarded) once per iteration,
+// reporting bytes per second of n bytes, allocations and CPU time.
+func benchRun(b *testing.B, args []string, n int64) {
+	b.SetBytes(n)
+	b.ReportAllocs()
+	cpu := startCPU()
+	for b.Loop() {
+		s, _, _ := TestStreams()
+		s.Out, s.Err = discardWriter{}, discardWriter{}
+		if code := Run(context.Background(), args, s); code != ExitOK {
+			b.Fatalf("kseg %s: exit %d", strings.Join(args, " "), code)
+		}
+	}
+	cpu.report(b)
 }
