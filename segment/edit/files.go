@@ -25,13 +25,20 @@ const (
 	OpReplace Action = "replace"
 	OpCreate  Action = "create"
 	OpDelete  Action = "delete"
+	// OpAppend keeps the file's first OldSize bytes and writes NewSize -
+	// OldSize bytes (Content, then Sources) after them, in place: no
+	// backup copy, no staged copy (see append.go).
+	OpAppend Action = "append"
 )
 
 // FileOp is one file of the partition directory that changes. New content
 // is KeepPrefix bytes of the current file followed by Content, then the
-// Sources (a .log keeps its prefix; every other file is Content alone).
-// The engine fills in the hashes before it touches anything, and they are what
-// a resumed run checks every file against.
+// Sources (a .log keeps its prefix; every other file is Content alone);
+// an append's is the first OldSize bytes followed by Content, then the
+// Sources (KeepPrefix 0). The engine fills in the hashes before it touches
+// anything, and they are what a resumed run checks every file against (an
+// append's: the fingerprint of its kept bytes and the appended bytes'
+// hash, see OpAppend).
 type FileOp struct {
 	Name       string `json:"name"`
 	Action     Action `json:"action"`
@@ -77,10 +84,15 @@ type SourceRange struct {
 
 // CopyBytes is what an edit of ops copies from the start (Options.Progress
 // counts up to it): a backup of every file that is replaced or deleted,
-// and the new content of every file that is replaced or created.
+// and the new content of every file that is replaced or created; of an
+// append, the appended bytes alone.
 func CopyBytes(ops []FileOp) int64 {
 	var n int64
 	for _, op := range ops {
+		if op.Action == OpAppend {
+			n += max(0, op.NewSize-op.OldSize)
+			continue
+		}
 		if op.Action != OpCreate && op.OldSize > 0 {
 			n += op.OldSize
 		}
@@ -159,7 +171,11 @@ func copyRangeProgress(w io.Writer, r SourceRange, progress func(int64)) error {
 // be whole record batches whose CRCs verify in the staged copy: the
 // bytes that will be committed are checked, not only the source as the
 // plan read it.
-func checkStaged(staged, prefixFrom string, keep int64, content []byte, srcs []SourceRange, batches bool, watch func(pos int64, batch []byte)) (sum, head string, err error) {
+//
+// With skipKeep the first keep bytes are neither read nor hashed: sum and
+// head cover the bytes after them (an append's read-back of what it
+// appended).
+func checkStaged(staged, prefixFrom string, keep int64, skipKeep bool, content []byte, srcs []SourceRange, batches bool, watch func(pos int64, batch []byte)) (sum, head string, err error) {
 	f, err := segment.OpenFile(staged)
 	if err != nil {
 		return "", "", err
@@ -230,11 +246,14 @@ func checkStaged(staged, prefixFrom string, keep int64, content []byte, srcs []S
 		}
 		return nil
 	}
-	if prefixFrom != "" {
+	switch {
+	case skipKeep:
+		pos = keep
+	case prefixFrom != "":
 		if err := against(prefixFrom, 0, keep, nil); err != nil {
 			return "", "", err
 		}
-	} else {
+	default:
 		for pos < keep {
 			if _, err := next(int(min(keep-pos, int64(chunk)))); err != nil {
 				return "", "", err
@@ -515,11 +534,15 @@ const (
 	stateOther fileState = iota // neither
 	stateOld                    // the content before the injection (or absent for a create)
 	stateNew                    // the content after it (or absent for a delete)
+	stateTorn                   // an append interrupted: the old content and part of the new
 )
 
 // classify compares the file of op with its old and new hashes.
 func classify(dir string, op *FileOp) (fileState, error) {
 	path := filepath.Join(dir, op.Name)
+	if op.Action == OpAppend {
+		return classifyAppend(path, op)
+	}
 	st, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		switch op.Action {
