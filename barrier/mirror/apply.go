@@ -82,6 +82,9 @@ func decodeJob(k *edit.Kind, raw json.RawMessage, dir, logDir string) (edit.Job,
 		return nil, edit.Refuse(edit.RefuseJournal, jp, "mirror source %q is not another partition directory; nothing was touched", p.Src)
 	}
 	for _, op := range p.Ops {
+		if fi, ok := segment.ParseFileName(op.Name); op.Action == edit.OpAppend && (!ok || fi.Kind != segment.KindLog || len(op.Content) != 0) {
+			return nil, edit.Refuse(edit.RefuseJournal, jp, "operation %s %q: a mirror appends only copied batches to a .log; nothing was touched", op.Action, op.Name)
+		}
 		for _, r := range op.Sources {
 			fi, ok := segment.ParseFileName(filepath.Base(r.Path))
 			if filepath.Dir(r.Path) != p.Src || !ok || fi.Kind != segment.KindLog || fi.Suffix != "" {

@@ -1168,6 +1168,14 @@ func (mp *mirrorPlanner) segmentOps(ol *edit.OpList, s *dstSeg) error {
 			lwhy = fmt.Sprintf("truncate at position %d", s.keep)
 		}
 	}
+	if s.keep == s.oldSize {
+		// Every byte of the segment stays: the copy is appended in place,
+		// as LogSegment.append writes the active segment (no backup copy,
+		// no staged copy of the kept bytes; see edit.OpAppend).
+		ol.Add(edit.FileOp{Name: name(segment.LogSuffix), Action: edit.OpAppend, Why: lwhy, OldSize: s.oldSize,
+			NewSize: s.ib.Size(), Sources: s.srcs})
+		return nil
+	}
 	ol.Add(edit.FileOp{Name: name(segment.LogSuffix), Action: edit.OpReplace, Why: lwhy, OldSize: s.oldSize,
 		NewSize: s.ib.Size(), KeepPrefix: s.keep, Sources: s.srcs})
 	return nil
