@@ -138,6 +138,12 @@ type Plan struct {
 
 	Ops      []edit.FileOp `json:"ops"`
 	Warnings []string      `json:"warnings"`
+
+	// dstEndState is the producer state at the destination's end as the
+	// plan found it (nil: a new log, a cut, or a plan read back from a
+	// journal): the read-back of the batches a mirror appends replays
+	// them from it (stagedCheck).
+	dstEndState *psm.Manager
 }
 
 // CorruptSourceError is a batch of the source, inside the range to copy,
@@ -430,6 +436,11 @@ func (mp *mirrorPlanner) compareAndCopy(sc, dc *logCursor) (err error) {
 	cont, err := mp.compare(sc, dc)
 	if err != nil {
 		return err
+	}
+	if dc != nil && mp.p.Truncation == nil {
+		// The producer state at the destination's end, for the read-back
+		// of the appended batches to replay them from (stagedCheck).
+		mp.p.dstEndState = mp.m.Clone()
 	}
 	return mp.copyAndFiles(sc, cont)
 }
