@@ -118,6 +118,9 @@ func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 	if len(p.SnapshotsCreated) > 0 {
 		pf("  producer snapshots at the rolls: %s\n", ls.offsets(p.SnapshotsCreated))
 	}
+	if p.EndSnapshot >= 0 {
+		pf("  producer snapshot at the new log end: %s (as a broker's clean shutdown writes it)\n", off(p.EndSnapshot))
+	}
 	pf("  new log end offset %s\n", off(p.NewLogEndOffset))
 	pf("%s\n", title("Files:"))
 	warnDiagnostics(t.errw, p.Warnings)
@@ -227,6 +230,7 @@ type mirrorPlanJSON struct {
 	EpochEntriesAdded   []injectEpochJSON     `json:"epochEntriesAdded"`
 	SnapshotsCreated    []int64               `json:"snapshotsCreated"`
 	SnapshotsDeleted    []int64               `json:"snapshotsDeleted"`
+	EndSnapshot         *int64                `json:"endSnapshot,omitempty"`
 	NewLogEndOffset     int64                 `json:"newLogEndOffset"`
 	Files               []injectFileJSON      `json:"files"`
 	Warnings            []string              `json:"warnings"`
@@ -260,6 +264,9 @@ func (j *mirrorJSONPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 		EpochEntriesAdded: epochsJSON(p.EpochEntriesAdded),
 		SnapshotsCreated:  nonNil(p.SnapshotsCreated), SnapshotsDeleted: nonNil(p.SnapshotsDeleted), NewLogEndOffset: p.NewLogEndOffset,
 		Files: filesJSON(p.Ops), Warnings: nonNil(p.Warnings)}
+	if p.EndSnapshot >= 0 {
+		out.EndSnapshot = &p.EndSnapshot
+	}
 	if d := p.Divergence; d != nil {
 		out.Divergence = &mirrorDivergenceJSON{Offset: d.Offset, Reason: d.Reason, DstFile: d.DstFile, DstPosition: d.DstPosition,
 			SrcFile: d.SrcFile, SrcPosition: d.SrcPosition}

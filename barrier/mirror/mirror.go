@@ -130,7 +130,11 @@ type Plan struct {
 	// rolls a segment (UnifiedLog.roll), at each new segment's base.
 	SnapshotsCreated []int64 `json:"snapshotsCreated"`
 	SnapshotsDeleted []int64 `json:"snapshotsDeleted"`
-	NewLogEndOffset  int64   `json:"newLogEndOffset"`
+	// EndSnapshot is the offset of the producer snapshot written at the
+	// new log end, as a broker's clean shutdown writes one
+	// (UnifiedLog.close → ProducerStateManager.takeSnapshot); -1: none.
+	EndSnapshot     int64 `json:"endSnapshot"`
+	NewLogEndOffset int64 `json:"newLogEndOffset"`
 
 	NothingToDo bool              `json:"nothingToDo"`
 	Reason      string            `json:"reason,omitempty"`
@@ -256,7 +260,7 @@ func PlanMirror(src, dst string, opts Options) (*Plan, error) {
 	}
 	logDir := segment.LogDirOf(dst)
 	p := &Plan{Src: src, Dir: dst, LogDir: logDir, Topic: name.Topic, Partition: name.Partition, Options: opts,
-		AppendSegment: -1, DstLog: OffsetRange{}, Barriers: []int64{}, SegmentsCreated: []int64{}, AbortedTxns: []segment.AbortedTxn{},
+		AppendSegment: -1, EndSnapshot: -1, DstLog: OffsetRange{}, Barriers: []int64{}, SegmentsCreated: []int64{}, AbortedTxns: []segment.AbortedTxn{},
 		EpochEntriesAdded: []segment.EpochEntry{}, EpochEntriesRemoved: []segment.EpochEntry{}, SnapshotsCreated: []int64{},
 		SnapshotsDeleted: []int64{}, Warnings: []string{}}
 	switch st, err := os.Stat(dst); {
@@ -1109,10 +1113,55 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 			return err
 		}
 	}
+	if err := mp.endSnapshot(ol, segs, snaps, cont); err != nil {
+		return err
+	}
 	if err := mp.epochOps(ol); err != nil {
 		return err
 	}
 	p.Ops = ol.List
+	return nil
+}
+
+// endSnapshot plans the producer snapshot at the new log end that a
+// broker's clean shutdown writes (UnifiedLog.close →
+// ProducerStateManager.takeSnapshot), so that the next mirror, like a
+// broker's next load, starts from the state there instead of replaying
+// the log; and the deletion of the destination's snapshot at its old end
+// when that is not a segment base offset: no longer the latest, it is a
+// stray snapshot ProducerStateManager.removeStraySnapshots deletes at the
+// next load anyway.
+func (mp *mirrorPlanner) endSnapshot(ol *edit.OpList, segs []*dstSeg, snaps []snapshotPlan, cont *continuation) error {
+	p := mp.p
+	end := p.NewLogEndOffset
+	if slices.ContainsFunc(snaps, func(s snapshotPlan) bool { return s.offset == end }) {
+		return nil
+	}
+	entries := mp.m.Snapshot()
+	if _, err := ol.Write(segment.SegmentFileName(end, segment.SnapshotSuffix), segment.EncodeProducerSnapshot(entries),
+		fmt.Sprintf("producer state at the new log end (%s), as a broker's clean shutdown takes it (UnifiedLog.close)", nProducers(len(entries)))); err != nil {
+		return err
+	}
+	p.EndSnapshot = end
+	if mp.dstPD == nil || p.Truncation != nil {
+		// Align deletes the snapshots above its cut already.
+		return nil
+	}
+	bases := map[int64]bool{}
+	for _, s := range mp.dstPD.Segments {
+		bases[s.BaseOffset] = true
+	}
+	for _, s := range segs {
+		bases[s.base] = true
+	}
+	for _, s := range mp.dstPD.Snapshots {
+		if s.Offset == cont.end && s.Offset != end && !bases[s.Offset] {
+			p.SnapshotsDeleted = append(p.SnapshotsDeleted, s.Offset)
+			if err := ol.Delete(s.Path, "producer snapshot at the old log end, no longer the latest (ProducerStateManager.removeStraySnapshots deletes it at the next load)"); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 

@@ -61,7 +61,11 @@ func newStagedCheck(p *Plan) *stagedCheck {
 		return nil
 	}
 	for _, op := range p.Ops {
-		if op.Action == edit.OpDelete || op.Action == edit.OpReplace && strings.HasSuffix(op.Name, segment.LogSuffix) {
+		switch {
+		case op.Action == edit.OpDelete && !strings.HasSuffix(op.Name, segment.SnapshotSuffix):
+			// Only a cut deletes segment files.
+			return nil
+		case op.Action == edit.OpReplace && strings.HasSuffix(op.Name, segment.LogSuffix):
 			return nil
 		}
 	}
@@ -153,7 +157,14 @@ func (sc *stagedCheck) verdict() (*Verification, bool) {
 	p := sc.p
 	for i := range p.Ops {
 		op := &p.Ops[i]
-		if op.Action == edit.OpDelete || op.Staged == nil {
+		if op.Action == edit.OpDelete {
+			// The old end's producer snapshot: it must be gone.
+			if _, err := os.Lstat(filepath.Join(p.Dir, op.Name)); !errors.Is(err, os.ErrNotExist) {
+				return nil, false
+			}
+			continue
+		}
+		if op.Staged == nil {
 			return nil, false
 		}
 		if len(op.Sources) > 0 && !sc.watched[op.Name] {
