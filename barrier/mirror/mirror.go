@@ -33,6 +33,11 @@ type Options struct {
 	// is not the source (what failback does before mirroring back);
 	// without it a diverged destination is refused (*DivergedError).
 	Align bool `json:"align"`
+	// FullCompare compares every batch of the destination with the
+	// source's, and replays its producer state from its first batch,
+	// instead of planning from its tail (see fromTail): what verify-chain
+	// does too.
+	FullCompare bool `json:"fullCompare,omitempty"`
 	// Progress, when set, is called as the plan reads the source's and
 	// the destination's batches, with the bytes read (every MiB or so);
 	// a plan reads each log once, in its .log segments' sizes at most.
@@ -101,6 +106,11 @@ type Plan struct {
 	// that differ in it).
 	Compared         int64 `json:"compared"`
 	EpochDifferences int64 `json:"epochDifferences"`
+	// ComparedLastBatch: only the destination's last batch was compared
+	// with the source's (Compared is 1), and the batches below it taken
+	// as the source's, as a follower trusts its log below the high
+	// watermark (fromTail; Options.FullCompare compares them all).
+	ComparedLastBatch bool `json:"comparedLastBatch,omitempty"`
 
 	Divergence *Divergence `json:"divergence,omitempty"`
 	Truncation *Truncation `json:"truncation,omitempty"`
@@ -143,11 +153,15 @@ type Plan struct {
 	Ops      []edit.FileOp `json:"ops"`
 	Warnings []string      `json:"warnings"`
 
-	// dstEndState is the producer state at the destination's end as the
-	// plan found it (nil: a new log, a cut, or a plan read back from a
-	// journal): the read-back of the batches a mirror appends replays
-	// them from it (stagedCheck).
-	dstEndState *psm.Manager
+	// segStates are the producer states the plan held at the start of
+	// each segment it writes (the continued one: at the destination's
+	// end; a new one: at its base), nil for a cut, a plan read back from
+	// a journal, or too many states to keep: the read-back of each
+	// segment's copied batches replays them from its state (stagedCheck),
+	// whatever order the engine reads the segments back in.
+	segStates map[int64]*psm.Manager
+	// segStatesHeld counts the producers segStates holds.
+	segStatesHeld int
 }
 
 // CorruptSourceError is a batch of the source, inside the range to copy,
@@ -187,6 +201,9 @@ type mirrorPlanner struct {
 	epochs   []segment.EpochEntry  // the destination's leader epoch cache
 	epochsOK bool                  // epochs came from leader-epoch-checkpoint
 	roll     segment.RollConfig
+	// tail is the destination's last segment as planning from the tail
+	// found it (nil: the whole destination was compared).
+	tail *tailState
 	// lazyEnd: the source's log end (p.SrcLog.End) is not known yet. A
 	// copy to the source's end walks the whole source anyway, and its
 	// cursor knows the end when it gets there (logCursor.End): walking the
@@ -437,14 +454,22 @@ func (mp *mirrorPlanner) compareAndCopy(sc, dc *logCursor) (err error) {
 			err = fmt.Errorf("%s or %s changed while it was read (truncated by a broker?): %v", mp.p.Src, mp.p.Dir, e)
 		}
 	}()
-	cont, err := mp.compare(sc, dc)
+	cont, err := mp.fromTail(sc, dc)
 	if err != nil {
 		return err
 	}
-	if dc != nil && mp.p.Truncation == nil {
-		// The producer state at the destination's end, for the read-back
-		// of the appended batches to replay them from (stagedCheck).
-		mp.p.dstEndState = mp.m.Clone()
+	if cont == nil {
+		if cont, err = mp.compare(sc, dc); err != nil {
+			return err
+		}
+	}
+	if mp.p.Truncation == nil {
+		mp.p.segStates = map[int64]*psm.Manager{}
+		if cont.seg != nil {
+			// The producer state at the destination's end, for the
+			// read-back of the appended batches to replay them from.
+			mp.holdState(cont.seg.BaseOffset)
+		}
 	}
 	return mp.copyAndFiles(sc, cont)
 }
@@ -960,8 +985,28 @@ type snapshotPlan struct {
 	entries []segment.SnapshotEntry
 }
 
+// maxStatesHeld bounds the producers the segments' start states hold in
+// all (Plan.segStates): beyond it the mirror is verified by reading it
+// back (Verify).
+const maxStatesHeld = 1 << 20
+
+// holdState keeps the producer state as it is now as the start state of
+// the segment at base (Plan.segStates).
+func (mp *mirrorPlanner) holdState(base int64) {
+	p := mp.p
+	if p.segStates == nil {
+		return
+	}
+	if p.segStatesHeld += mp.m.ProducerCount() + 1; p.segStatesHeld > maxStatesHeld {
+		p.segStates = nil
+		return
+	}
+	p.segStates[base] = mp.m.Clone()
+}
+
 // newSegment starts a segment at base.
 func (mp *mirrorPlanner) newSegment(base int64) *dstSeg {
+	mp.holdState(base)
 	mp.p.SegmentsCreated = append(mp.p.SegmentsCreated, base)
 	return &dstSeg{base: base, ib: segment.NewIndexBuilder(base, mp.opts.IndexIntervalBytes)}
 }
@@ -977,22 +1022,28 @@ func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64
 	}
 	s := &dstSeg{base: f.BaseOffset, existing: f, oldSize: size, keep: keep,
 		ib: segment.NewIndexBuilder(f.BaseOffset, mp.opts.IndexIntervalBytes)}
-	lf, err := segment.OpenLog(f.Log)
-	if err != nil {
-		return nil, err
-	}
-	sc := lf.Scanner(segment.ScanOptions{})
-	for sc.Next() && sc.Pos() < keep {
-		b := sc.Batch()
-		s.ib.Track(b.Size(), b.LastOffset(), b.MaxTimestamp)
-	}
-	sc.Close()
-	err = cmp.Or(sc.Err(), lf.Close())
-	if err != nil {
-		return nil, err
-	}
-	if s.ib.Size() != keep {
-		return nil, fmt.Errorf("%s: the batches before position %d end at %d", f.Log, keep, s.ib.Size())
+	// Planning from the tail reopens the segment as LogSegment does, from
+	// its size, its first batch and its indexes; otherwise its kept
+	// batches are walked.
+	reopen := mp.tail != nil && mp.tail.log == f.Log && mp.tail.size == keep && size == keep
+	if !reopen {
+		lf, err := segment.OpenLog(f.Log)
+		if err != nil {
+			return nil, err
+		}
+		sc := lf.Scanner(segment.ScanOptions{})
+		for sc.Next() && sc.Pos() < keep {
+			b := sc.Batch()
+			s.ib.Track(b.Size(), b.LastOffset(), b.MaxTimestamp)
+		}
+		sc.Close()
+		err = cmp.Or(sc.Err(), lf.Close())
+		if err != nil {
+			return nil, err
+		}
+		if s.ib.Size() != keep {
+			return nil, fmt.Errorf("%s: the batches before position %d end at %d", f.Log, keep, s.ib.Size())
+		}
 	}
 	var idx []segment.IndexEntry
 	if f.Index != "" {
@@ -1042,6 +1093,13 @@ func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64
 			}
 		}
 		mp.warnf("%s has no .timeindex; it is rebuilt", filepath.Base(f.Log))
+	}
+	if reopen {
+		if len(tidx) == 0 {
+			return nil, fmt.Errorf("%s: no time index entry to reopen it from", f.TimeIndex)
+		}
+		last := tidx[len(tidx)-1]
+		s.ib.Reopen(keep, mp.tail.firstTs, last.Timestamp, last.Offset)
 	}
 	s.ib.Keep(idx, tidx)
 	s.keptIdx, s.keptTidx = len(idx), len(tidx)

@@ -34,30 +34,29 @@ import (
 // that does not add up, leaves the check to Verify.
 type stagedCheck struct {
 	p *Plan
-	// broken: a batch did not parse, or the logs were staged out of
+	// broken: a batch did not parse, or a segment's batches were out of
 	// order; Verify decides.
 	broken  bool
 	walks   []*indexWalk
+	replays []*segReplay    // the walks' replays, in the same order
 	watched map[string]bool // .log ops whose batches were seen
-	m       *psm.Manager
-	first   int64 // base offset of the first batch seen (-1: none)
-	next    int64 // offset after the last batch seen
-	seen    int64 // batches seen
+}
+
+// segReplay replays the copied batches of one written segment, as they
+// are read back, from the producer state the plan held at its start.
+type segReplay struct {
+	m     *psm.Manager
+	a0    int   // aborted transactions m held before the segment
+	first int64 // base offset of the first batch seen (-1: none)
+	next  int64 // offset after the last batch seen
+	seen  int64 // batches seen
 }
 
 // newStagedCheck is the staged check of p, nil when p is not a mirror
-// into an empty destination nor one that appends without cutting.
+// that only adds to its destination (into an empty one, or appending to
+// one it does not cut) with the start state of every segment it writes.
 func newStagedCheck(p *Plan) *stagedCheck {
-	if p.Truncation != nil || p.Resume != nil || p.NothingToDo {
-		return nil
-	}
-	var m *psm.Manager
-	switch {
-	case p.AppendSegment < 0 && p.DstSegments == 0:
-		m = psm.NewManager(psm.DefaultOptions())
-	case p.dstEndState != nil:
-		m = p.dstEndState.Clone()
-	default:
+	if p.Truncation != nil || p.Resume != nil || p.NothingToDo || p.segStates == nil {
 		return nil
 	}
 	for _, op := range p.Ops {
@@ -69,7 +68,7 @@ func newStagedCheck(p *Plan) *stagedCheck {
 			return nil
 		}
 	}
-	return &stagedCheck{p: p, watched: map[string]bool{}, m: m, first: -1}
+	return &stagedCheck{p: p, watched: map[string]bool{}}
 }
 
 // WatchStaged gives the engine the batch check of a new segment's .log.
@@ -87,6 +86,13 @@ func (j *job) WatchStaged(op *edit.FileOp) func(pos int64, batch []byte) {
 		return nil
 	}
 	base := fi.Offset
+	start := sc.p.segStates[base]
+	if start == nil {
+		sc.broken = true
+		return nil
+	}
+	r := &segReplay{m: start.Clone(), first: -1}
+	r.a0 = len(r.m.Aborted())
 	var idx *segment.OffsetIndex
 	var tidx *segment.TimeIndex
 	for i := range sc.p.Ops {
@@ -126,23 +132,24 @@ func (j *job) WatchStaged(op *edit.FileOp) func(pos int64, batch []byte) {
 		w.c.Skip(sc.p.Index.Kept, sc.p.TimeIndex.Kept)
 	}
 	sc.walks = append(sc.walks, w)
+	sc.replays = append(sc.replays, r)
 	return func(pos int64, raw []byte) {
 		if sc.broken {
 			return
 		}
 		b, err := decode.ParseBatch(raw)
-		if err != nil || (sc.first >= 0 && b.BaseOffset < sc.next) {
+		if err != nil || (r.first >= 0 && b.BaseOffset < r.next) {
 			sc.broken = true
 			return
 		}
-		if sc.first < 0 {
-			sc.first = b.BaseOffset
+		if r.first < 0 {
+			r.first = b.BaseOffset
 		}
-		sc.next = b.NextOffset()
+		r.next = b.NextOffset()
 		w.c.Batch(pos, &b)
 		w.end = pos + b.Size()
-		_ = sc.m.ApplyBatch(&b)
-		sc.seen++
+		_ = r.m.ApplyBatch(&b)
+		r.seen++
 	}
 }
 
@@ -180,31 +187,44 @@ func (sc *stagedCheck) verdict() (*Verification, bool) {
 		return nil, false
 	}
 	// The segments written are the last ones: the continued one (if any),
-	// then the new ones.
+	// then the new ones, each read back whole and in order, one after the
+	// other in the log.
 	written := pd.Segments[len(pd.Segments)-len(sc.walks):]
-	for i, s := range written {
-		if s.BaseOffset != sc.walks[i].seg.BaseOffset {
+	first, next, seen := int64(-1), int64(-1), int64(0)
+	var aborted []psm.AbortedTxn
+	for _, s := range written {
+		w := sc.walkOf(s.BaseOffset)
+		if w < 0 {
 			return nil, false
 		}
+		r := sc.replays[w]
+		if r.first < 0 || r.first < next {
+			return nil, false
+		}
+		if first < 0 {
+			first = r.first
+		}
+		next, seen = r.next, seen+r.seen
+		aborted = append(aborted, r.m.Aborted()[r.a0:]...)
 	}
-	if ls := logStartOf(pd); sc.first < 0 || ls > sc.first {
+	if ls := logStartOf(pd); first < 0 || ls > first {
 		return nil, false
 	}
-	v := &Verification{Compared: sc.seen, IndexProblems: []string{}, TxnIndexProblems: []string{}}
+	v := &Verification{Compared: seen, IndexProblems: []string{}, TxnIndexProblems: []string{}}
 	// Into an empty destination the copy starts at the source's first
 	// batch; after an existing log, at the first batch at or above its
 	// end (the source may have no batch at that very offset).
-	firstOK := sc.first == p.From
+	firstOK := first == p.From
 	if p.DstSegments > 0 {
-		firstOK = sc.first >= p.From
+		firstOK = first >= p.From
 	}
-	if sc.seen != p.Copied.Batches || !firstOK || sc.next != p.To {
-		v.Mismatch = fmt.Sprintf("%d batches found in [%d, %d), %d copied", sc.seen, p.From, p.To, p.Copied.Batches)
+	if seen != p.Copied.Batches || !firstOK || next != p.To {
+		v.Mismatch = fmt.Sprintf("%d batches found in [%d, %d), %d copied", seen, p.From, p.To, p.Copied.Batches)
 	}
-	for _, w := range sc.walks {
-		v.IndexProblems = append(v.IndexProblems, w.problems()...)
+	for _, s := range written {
+		v.IndexProblems = append(v.IndexProblems, sc.walks[sc.walkOf(s.BaseOffset)].problems()...)
 	}
-	checkTxnIndexes(p, v, &psm.Result{Aborted: sc.m.Aborted()}, written)
+	checkTxnIndexes(p, v, &psm.Result{Aborted: aborted}, written)
 	return v, true
 }
 
@@ -226,4 +246,14 @@ func readTimeIndex(dir string, base int64) (*segment.TimeIndex, error) {
 		return nil, nil
 	}
 	return &x, err
+}
+
+// walkOf is the index of the walk of the segment at base, -1 for none.
+func (sc *stagedCheck) walkOf(base int64) int {
+	for i, w := range sc.walks {
+		if w.seg.BaseOffset == base {
+			return i
+		}
+	}
+	return -1
 }
