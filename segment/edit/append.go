@@ -184,7 +184,7 @@ func (a *applier) appendTo(op *FileOp) error {
 		watch = sw.WatchStaged(op)
 	}
 	op.Staged = nil
-	sum, _, cerr := checkStaged(path, "", op.OldSize, true, op.Content, op.Sources, fi.Kind == segment.KindLog, watch)
+	sum, _, cerr := checkStaged(path, "", op.OldSize, true, false, op.Content, op.Sources, fi.Kind == segment.KindLog, watch)
 	if err := <-synced; err != nil {
 		return fail(err)
 	}

@@ -684,7 +684,7 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 		watch = sw.WatchStaged(op)
 	}
 	op.Staged = nil
-	sum, head, cerr := checkStaged(staged, prefixFrom, keep, false, content, srcs, fi.Kind == segment.KindLog, watch)
+	sum, head, cerr := checkStaged(staged, prefixFrom, keep, false, bySources(op), content, srcs, fi.Kind == segment.KindLog, watch)
 	if err := <-synced; err != nil {
 		return fail(err)
 	}
@@ -876,7 +876,11 @@ func (a *applier) resume() error {
 // ensureStaged checks a staged file of a committing run, restaging it from
 // the (unchanged) target or the backup if it is missing or wrong.
 func (a *applier) ensureStaged(op *FileOp) error {
-	if sum, _, _, err := hashFile(a.staged(op.Name), -1, nil, nil); err == nil && sum == op.NewSHA256 {
+	if bySources(op) {
+		if sameAsSources(a.staged(op.Name), op.Sources) {
+			return nil
+		}
+	} else if sum, _, _, err := hashFile(a.staged(op.Name), -1, nil, nil); err == nil && sum == op.NewSHA256 {
 		return nil
 	}
 	src := a.path(op.Name)

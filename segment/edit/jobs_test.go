@@ -835,3 +835,70 @@ func TestEditManifestRestoresExactly(t *testing.T) {
 		})
 	}
 }
+
+// TestEditCreatedCopyIdentifiedBySources: a created file that is source
+// ranges alone (a mirror's new segment) is not hashed: the staging
+// read-back compares every byte with the sources, and a rerun identifies
+// the committed file by comparing it with them again, so the committing
+// journal records no hash for it. A rerun then finishes the edit when the
+// file is the sources' bytes, and refuses it when one byte differs. (The
+// SHA-256 of the whole copy cost more CPU than the copy.)
+func TestEditCreatedCopyIdentifiedBySources(t *testing.T) {
+	tc := mirrorCase("new-directory", true, 1<<20)
+	template, rel := tc.world(t)
+	after, _ := referenceRun(t, tc, template, rel, edit.Options{})
+	for _, damage := range []bool{false, true} {
+		root := copyWorld(t, template)
+		dir := filepath.Join(root, rel)
+		// Stop after the .log's commit, before the journal records it.
+		_, err := tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
+			if strings.HasPrefix(step, "journal:") && strings.HasSuffix(step, segment.LogSuffix) {
+				return barriertest.ErrCrash
+			}
+			return nil
+		}})
+		if !errors.Is(err, barriertest.ErrCrash) {
+			t.Fatalf("interrupted run: %v", err)
+		}
+		j, err := edit.ReadJournal(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan struct {
+			Ops []edit.FileOp `json:"ops"`
+		}
+		if err := json.Unmarshal(j.Plan, &plan); err != nil {
+			t.Fatal(err)
+		}
+		var log *edit.FileOp
+		for i := range plan.Ops {
+			if op := &plan.Ops[i]; op.Action == edit.OpCreate && len(op.Sources) > 0 {
+				log = op
+			}
+		}
+		if log == nil || log.NewSHA256 != "" {
+			t.Fatalf("the journal's created copy: %+v, want one without a hash", log)
+		}
+		if damage {
+			path := filepath.Join(dir, log.Name)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)-1] ^= 1
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err = tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b2")})
+		var re *edit.RefusalError
+		switch {
+		case damage && (!errors.As(err, &re) || re.Reason != edit.RefuseJournalMismatch):
+			t.Fatalf("rerun over a changed copy: %v, want a %s refusal", err, edit.RefuseJournalMismatch)
+		case !damage && err != nil:
+			t.Fatalf("rerun: %v", err)
+		case !damage && !maps.Equal(barriertest.KafkaFiles(t, dir), after):
+			t.Fatal("the rerun did not converge to the uninterrupted result")
+		}
+	}
+}
