@@ -156,7 +156,7 @@ func TestMirrorAppendsInPlace(t *testing.T) {
 	bk := filepath.Join(t.TempDir(), "bk")
 	stop := errors.New("stopped")
 	if _, err := Apply(p, edit.Options{BackupDir: bk, FaultAt: func(step string) error {
-		if strings.HasPrefix(step, "append:") {
+		if step == "append:"+name {
 			return stop
 		}
 		return nil

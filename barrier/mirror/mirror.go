@@ -1255,8 +1255,13 @@ func (mp *mirrorPlanner) segmentOps(ol *edit.OpList, s *dstSeg) error {
 		return nil
 	}
 	why := "the copied batches indexed"
+	// Without a cut the continued segment's indexes only grow, as a
+	// broker's do while the segment is active: their new entries are
+	// appended in place when the files hold exactly the kept ones.
+	write := ol.WriteAppending
 	if p.Truncation != nil && p.Truncation.Segment == s.base {
 		why = "entries at or above the cut dropped, the copied batches indexed"
+		write = ol.Write
 	}
 	if s.existing.TxnIndex != "" || len(s.txns) > 0 {
 		if txn == nil {
@@ -1266,14 +1271,14 @@ func (mp *mirrorPlanner) segmentOps(ol *edit.OpList, s *dstSeg) error {
 		if len(s.txns) == s.keptTxn {
 			twhy = "aborted transactions ending at or above the cut dropped"
 		}
-		if _, err := ol.Write(name(segment.TxnIndexSuffix), txn, twhy); err != nil {
+		if _, err := write(name(segment.TxnIndexSuffix), txn, twhy); err != nil {
 			return err
 		}
 	}
-	if _, err := ol.Write(name(segment.TimeIndexSuffix), tidx, why); err != nil {
+	if _, err := write(name(segment.TimeIndexSuffix), tidx, why); err != nil {
 		return err
 	}
-	if _, err := ol.Write(name(segment.IndexSuffix), idx, why); err != nil {
+	if _, err := write(name(segment.IndexSuffix), idx, why); err != nil {
 		return err
 	}
 	if s.keep == s.oldSize && len(s.srcs) == 0 {

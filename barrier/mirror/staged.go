@@ -97,6 +97,12 @@ func (j *job) WatchStaged(op *edit.FileOp) func(pos int64, batch []byte) {
 	var tidx *segment.TimeIndex
 	for i := range sc.p.Ops {
 		o := &sc.p.Ops[i]
+		if o.Action == edit.OpAppend {
+			// Its Content is the appended entries alone: the whole
+			// index is read from the file, appended to by now (a
+			// segment's indexes are committed before its .log).
+			continue
+		}
 		switch o.Name {
 		case segment.SegmentFileName(base, segment.IndexSuffix):
 			x := segment.ParseOffsetIndex(o.Content, base)

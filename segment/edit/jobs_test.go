@@ -197,7 +197,7 @@ func mirrorAppendCase() editCase {
 	apply := tc.apply
 	tc.apply = func(root string, o edit.Options) (*run, error) {
 		r, err := apply(root, o)
-		if r != nil && !slices.ContainsFunc(r.ops, func(op edit.FileOp) bool { return op.Action == edit.OpAppend }) {
+		if r != nil && len(r.ops) > 0 && !slices.ContainsFunc(r.ops, func(op edit.FileOp) bool { return op.Action == edit.OpAppend }) {
 			return r, fmt.Errorf("the plan holds no append: %+v", r.ops)
 		}
 		return r, err
