@@ -153,15 +153,14 @@ type Plan struct {
 	Ops      []edit.FileOp `json:"ops"`
 	Warnings []string      `json:"warnings"`
 
-	// segStates are the producer states the plan held at the start of
-	// each segment it writes (the continued one: at the destination's
-	// end; a new one: at its base), nil for a cut, a plan read back from
-	// a journal, or too many states to keep: the read-back of each
-	// segment's copied batches replays them from its state (stagedCheck),
-	// whatever order the engine reads the segments back in.
+	// segStates are the producer states the plan held where the
+	// read-back of the batches it copies starts replaying (stagedCheck):
+	// at the continued segment's start (the destination's end) and at the
+	// first new segment's base. The engine reads the new segments back in
+	// log order (staging) but before the batches appended to the
+	// continued one (at commit), so each of the two runs needs its own
+	// start. nil for a cut or a plan read back from a journal.
 	segStates map[int64]*psm.Manager
-	// segStatesHeld counts the producers segStates holds.
-	segStatesHeld int
 }
 
 // CorruptSourceError is a batch of the source, inside the range to copy,
@@ -985,28 +984,21 @@ type snapshotPlan struct {
 	entries []segment.SnapshotEntry
 }
 
-// maxStatesHeld bounds the producers the segments' start states hold in
-// all (Plan.segStates): beyond it the mirror is verified by reading it
-// back (Verify).
-const maxStatesHeld = 1 << 20
-
 // holdState keeps the producer state as it is now as the start state of
 // the segment at base (Plan.segStates).
 func (mp *mirrorPlanner) holdState(base int64) {
-	p := mp.p
-	if p.segStates == nil {
-		return
+	if mp.p.segStates != nil {
+		mp.p.segStates[base] = mp.m.Clone()
 	}
-	if p.segStatesHeld += mp.m.ProducerCount() + 1; p.segStatesHeld > maxStatesHeld {
-		p.segStates = nil
-		return
-	}
-	p.segStates[base] = mp.m.Clone()
 }
 
 // newSegment starts a segment at base.
 func (mp *mirrorPlanner) newSegment(base int64) *dstSeg {
-	mp.holdState(base)
+	if len(mp.p.SegmentsCreated) == 0 {
+		// The later new segments are read back after this one: their
+		// replay carries on from its.
+		mp.holdState(base)
+	}
 	mp.p.SegmentsCreated = append(mp.p.SegmentsCreated, base)
 	return &dstSeg{base: base, ib: segment.NewIndexBuilder(base, mp.opts.IndexIntervalBytes)}
 }

@@ -43,13 +43,14 @@ type stagedCheck struct {
 }
 
 // segReplay replays the copied batches of one written segment, as they
-// are read back, from the producer state the plan held at its start.
+// are read back: from the producer state the plan held at its start, or
+// carrying on from the replay of the segment read back before it.
 type segReplay struct {
-	m     *psm.Manager
-	a0    int   // aborted transactions m held before the segment
-	first int64 // base offset of the first batch seen (-1: none)
-	next  int64 // offset after the last batch seen
-	seen  int64 // batches seen
+	m       *psm.Manager
+	aborted []psm.AbortedTxn // those its ABORT markers complete
+	first   int64            // base offset of the first batch seen (-1: none)
+	next    int64            // offset after the last batch seen
+	seen    int64            // batches seen
 }
 
 // newStagedCheck is the staged check of p, nil when p is not a mirror
@@ -86,13 +87,18 @@ func (j *job) WatchStaged(op *edit.FileOp) func(pos int64, batch []byte) {
 		return nil
 	}
 	base := fi.Offset
-	start := sc.p.segStates[base]
-	if start == nil {
+	r := &segReplay{first: -1}
+	switch start := sc.p.segStates[base]; {
+	case start != nil:
+		r.m = start.Clone()
+	case len(sc.replays) > 0 && sc.replays[len(sc.replays)-1].seen > 0:
+		// The next new segment: its state is where the one read back
+		// before it ended (the verdict checks they adjoin).
+		r.m = sc.replays[len(sc.replays)-1].m
+	default:
 		sc.broken = true
 		return nil
 	}
-	r := &segReplay{m: start.Clone(), first: -1}
-	r.a0 = len(r.m.Aborted())
 	var idx *segment.OffsetIndex
 	var tidx *segment.TimeIndex
 	for i := range sc.p.Ops {
@@ -154,7 +160,9 @@ func (j *job) WatchStaged(op *edit.FileOp) func(pos int64, batch []byte) {
 		r.next = b.NextOffset()
 		w.c.Batch(pos, &b)
 		w.end = pos + b.Size()
+		n := len(r.m.Aborted())
 		_ = r.m.ApplyBatch(&b)
+		r.aborted = append(r.aborted, r.m.Aborted()[n:]...)
 		r.seen++
 	}
 }
@@ -218,7 +226,7 @@ func (sc *stagedCheck) verdict() (*Verification, bool) {
 			first = r.first
 		}
 		next, seen = r.next, seen+r.seen
-		aborted = append(aborted, r.m.Aborted()[r.a0:]...)
+		aborted = append(aborted, r.aborted...)
 	}
 	if ls := logStartOf(pd); first < 0 || ls > first {
 		return nil, false
