@@ -16,6 +16,7 @@ type mirrorOptions struct {
 	segmentBytes       int64
 	indexIntervalBytes int
 	align              bool
+	fullCompare        bool
 	writeFlags
 
 	// derived by Validate
@@ -31,6 +32,7 @@ func (o *mirrorOptions) AddFlags(c *cobra.Command) {
 	f.Int64Var(&o.segmentBytes, "segment-bytes", segment.DefaultSegmentBytes, "the destination topic's segment.bytes: roll a new segment when the active one would grow beyond it")
 	f.IntVar(&o.indexIntervalBytes, "index-interval-bytes", segment.DefaultIndexIntervalBytes, "the destination topic's index.interval.bytes, for the offset- and time-index entries of the copied batches")
 	f.BoolVar(&o.align, "align", false, "first truncate DST where it stops being a prefix of SRC (what failback does before mirroring back), instead of refusing")
+	f.BoolVar(&o.fullCompare, "full-compare", false, "compare every batch of DST with SRC and replay DST's producer state from its start, instead of comparing its last batch and loading its latest producer snapshot")
 	o.addWriteFlags(c, "print the plan and change nothing",
 		"undo an interrupted mirror (its journal is in DST) from its backup, instead of finishing it")
 }
@@ -40,7 +42,7 @@ func (o *mirrorOptions) Validate(c *cobra.Command, args []string) error {
 		return err
 	}
 	fl := c.Flags()
-	o.planFlags = changedFlags(c, "upto", "segment-bytes", "index-interval-bytes", "align")
+	o.planFlags = changedFlags(c, "upto", "segment-bytes", "index-interval-bytes", "align", "full-compare")
 	if o.rollback {
 		if err := o.validateRollback(o.planFlags); err != nil {
 			return err
@@ -64,6 +66,7 @@ func (o *mirrorOptions) Validate(c *cobra.Command, args []string) error {
 	}
 	o.mirror = mirror.DefaultOptions()
 	o.mirror.Upto, o.mirror.SegmentBytes, o.mirror.IndexIntervalBytes, o.mirror.Align = o.upto, o.segmentBytes, o.indexIntervalBytes, o.align
+	o.mirror.FullCompare = o.fullCompare
 	return nil
 }
 

@@ -62,11 +62,19 @@ func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 	case p.DstLog.Start < 0 || p.DstSegments == 0:
 		pf("  destination  empty\n")
 	default:
-		pf("  destination  log %s, %d segments; %d batches identical to the source's", rangeText(p.DstLog), p.DstSegments, p.Compared)
-		if p.EpochDifferences > 0 {
-			pf(" (%d differ in partitionLeaderEpoch only)", p.EpochDifferences)
+		if p.ComparedLastBatch {
+			pf("  destination  log %s, %d segments; compared: the last batch, identical to the source's", rangeText(p.DstLog), p.DstSegments)
+			if p.EpochDifferences > 0 {
+				pf(" (but for its partitionLeaderEpoch)")
+			}
+			pf("; the batches below it are taken as the source's, as a follower trusts its log below the high watermark (--full-compare compares them all)\n")
+		} else {
+			pf("  destination  log %s, %d segments; %d batches identical to the source's", rangeText(p.DstLog), p.DstSegments, p.Compared)
+			if p.EpochDifferences > 0 {
+				pf(" (%d differ in partitionLeaderEpoch only)", p.EpochDifferences)
+			}
+			pf("\n")
 		}
-		pf("\n")
 	}
 	if d := p.Divergence; d != nil {
 		pf("  %s at offset %s: %s\n", st.paint(st.warn, "diverged"), off(d.Offset), d.Reason)
@@ -117,6 +125,9 @@ func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 	}
 	if len(p.SnapshotsCreated) > 0 {
 		pf("  producer snapshots at the rolls: %s\n", ls.offsets(p.SnapshotsCreated))
+	}
+	if p.EndSnapshot >= 0 {
+		pf("  producer snapshot at the new log end: %s (as a broker's clean shutdown writes it)\n", off(p.EndSnapshot))
 	}
 	pf("  new log end offset %s\n", off(p.NewLogEndOffset))
 	pf("%s\n", title("Files:"))
@@ -208,6 +219,7 @@ type mirrorPlanJSON struct {
 	DstLog              rangeJSON             `json:"dstLog"`
 	DstSegments         int                   `json:"dstSegments"`
 	Compared            int64                 `json:"compared"`
+	ComparedLastBatch   bool                  `json:"comparedLastBatch,omitempty"`
 	EpochDifferences    int64                 `json:"epochDifferences"`
 	Divergence          *mirrorDivergenceJSON `json:"divergence"`
 	Truncation          *mirrorTruncationJSON `json:"truncation"`
@@ -227,6 +239,7 @@ type mirrorPlanJSON struct {
 	EpochEntriesAdded   []injectEpochJSON     `json:"epochEntriesAdded"`
 	SnapshotsCreated    []int64               `json:"snapshotsCreated"`
 	SnapshotsDeleted    []int64               `json:"snapshotsDeleted"`
+	EndSnapshot         *int64                `json:"endSnapshot,omitempty"`
 	NewLogEndOffset     int64                 `json:"newLogEndOffset"`
 	Files               []injectFileJSON      `json:"files"`
 	Warnings            []string              `json:"warnings"`
@@ -252,7 +265,7 @@ type mirrorResultJSON struct {
 func (j *mirrorJSONPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 	out := mirrorPlanJSON{Type: "mirror-plan", Src: p.Src, Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, DryRun: dryRun,
 		NothingToDo: p.NothingToDo, Reason: p.Reason, CreateDir: p.CreateDir, TopicID: p.TopicID,
-		SrcLog: rangeJSON(p.SrcLog), DstLog: rangeJSON(p.DstLog), DstSegments: p.DstSegments, Compared: p.Compared,
+		SrcLog: rangeJSON(p.SrcLog), DstLog: rangeJSON(p.DstLog), DstSegments: p.DstSegments, Compared: p.Compared, ComparedLastBatch: p.ComparedLastBatch,
 		EpochDifferences: p.EpochDifferences, From: p.From, To: p.To, CopiedBatches: p.Copied.Batches, CopiedRecords: p.Copied.Records,
 		CopiedBytes: p.Copied.Bytes, Barriers: nonNil(p.Barriers), AppendSegment: p.AppendSegment, SegmentsCreated: nonNil(p.SegmentsCreated),
 		Index: injectIndexJSON(p.Index), TimeIndex: injectIndexJSON(p.TimeIndex), TxnIndex: injectIndexJSON(p.TxnIndex),
@@ -260,6 +273,9 @@ func (j *mirrorJSONPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 		EpochEntriesAdded: epochsJSON(p.EpochEntriesAdded),
 		SnapshotsCreated:  nonNil(p.SnapshotsCreated), SnapshotsDeleted: nonNil(p.SnapshotsDeleted), NewLogEndOffset: p.NewLogEndOffset,
 		Files: filesJSON(p.Ops), Warnings: nonNil(p.Warnings)}
+	if p.EndSnapshot >= 0 {
+		out.EndSnapshot = &p.EndSnapshot
+	}
 	if d := p.Divergence; d != nil {
 		out.Divergence = &mirrorDivergenceJSON{Offset: d.Offset, Reason: d.Reason, DstFile: d.DstFile, DstPosition: d.DstPosition,
 			SrcFile: d.SrcFile, SrcPosition: d.SrcPosition}

@@ -90,6 +90,20 @@ func (b *IndexBuilder) Track(batchSize, lastOffset, maxTimestamp int64) {
 	b.size += batchSize
 }
 
+// Reopen is Track of a whole reopened segment at once, from what
+// LogSegment reads when it opens a segment instead of from a walk of its
+// batches: its size, its first batch's maxTimestamp (rollingBasedTimestamp,
+// loadFirstBatchTimestamp) and its time index's last entry
+// (maxTimestampAndOffsetSoFar, read from timeIndex.lastEntry). Keep then
+// gives it its entries.
+func (b *IndexBuilder) Reopen(size, firstBatchTs, maxTs, maxTsOffset int64) {
+	b.size, b.firstBatchTs = size, firstBatchTs
+	if size == 0 {
+		b.firstBatchTs = -1
+	}
+	b.maxTs, b.maxTsOffset = maxTs, maxTsOffset
+}
+
 // Keep replaces the entries with those kept of the segment's existing
 // .index and .timeindex (after OffsetIndex/TimeIndex.truncateTo), which
 // the builder appends after; the next offset-index entry counts its bytes

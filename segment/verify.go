@@ -440,6 +440,20 @@ func NewIndexCheckOf(idx *OffsetIndex, tidx *TimeIndex) *IndexCheck {
 	return c
 }
 
+// Skip takes the first nIdx offset-index and nTidx time-index entries as
+// checked: a writer that appended batches to a segment and kept the
+// entries before them unchanged (the kept prefix of the index it wrote)
+// checks only the entries of the batches it appended, fed to Batch from
+// the first appended one.
+func (c *IndexCheck) Skip(nIdx, nTidx int) {
+	if c.idx != nil {
+		c.ip = min(nIdx, len(c.idx.Entries))
+	}
+	if c.tidx != nil {
+		c.tp = min(nTidx, len(c.tidx.Entries))
+	}
+}
+
 // Batch checks the entries that point at the kept batch b at pos, the
 // batch after those checked before. Entries are in order (or already
 // condemned). A time-index entry may name any offset Kafka's writers put

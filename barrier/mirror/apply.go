@@ -68,6 +68,20 @@ func jobOf(k *edit.Kind, p *Plan) edit.Job {
 		Manifest: map[string]any{"source": p.Src, "from": p.From, "to": p.To, "createdDir": p.CreateDir}}, p, newStagedCheck(p)}
 }
 
+// appendable reports an append a mirror can have planned: copied batches
+// after a .log, entries after an .index, .timeindex or .txnindex.
+func appendable(fi segment.FileInfo, ok bool, op edit.FileOp) bool {
+	switch {
+	case !ok:
+		return false
+	case fi.Kind == segment.KindLog:
+		return len(op.Content) == 0
+	case fi.Kind == segment.KindIndex, fi.Kind == segment.KindTimeIndex, fi.Kind == segment.KindTxnIndex:
+		return len(op.Sources) == 0
+	}
+	return false
+}
+
 func decodeJob(k *edit.Kind, raw json.RawMessage, dir, logDir string) (edit.Job, error) {
 	p, err := edit.DecodePlan[Plan](raw)
 	if err != nil {
@@ -82,6 +96,9 @@ func decodeJob(k *edit.Kind, raw json.RawMessage, dir, logDir string) (edit.Job,
 		return nil, edit.Refuse(edit.RefuseJournal, jp, "mirror source %q is not another partition directory; nothing was touched", p.Src)
 	}
 	for _, op := range p.Ops {
+		if fi, ok := segment.ParseFileName(op.Name); op.Action == edit.OpAppend && !appendable(fi, ok, op) {
+			return nil, edit.Refuse(edit.RefuseJournal, jp, "operation %s %q: a mirror appends only copied batches to a .log, and entries to its indexes; nothing was touched", op.Action, op.Name)
+		}
 		for _, r := range op.Sources {
 			fi, ok := segment.ParseFileName(filepath.Base(r.Path))
 			if filepath.Dir(r.Path) != p.Src || !ok || fi.Kind != segment.KindLog || fi.Suffix != "" {

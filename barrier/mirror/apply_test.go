@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -110,15 +111,16 @@ func TestMirrorRefusesSourceChangedBeforeStaging(t *testing.T) {
 	}
 }
 
-// TestMirrorBacksUpAppendedSegmentByCopy: an incremental mirror replaces
-// the active segment it appends to by a staged file; its backup is a copy
-// of the old bytes, never a hard link to the live file. A link would be
-// cheaper, but after a rollback the live file is the old inode again, and
-// a broker started then appends to its active segment and rewrites its
-// indexes in place: a linked "backup" would change with them. Here the
-// run stops at its first commit step and is rolled back: every backup
-// still holds the old bytes, in an inode of its own.
-func TestMirrorBacksUpAppendedSegmentByCopy(t *testing.T) {
+// TestMirrorAppendsInPlace: an incremental mirror that keeps every byte
+// of the segment it continues appends to it in place (edit.OpAppend), as
+// LogSegment.append does: the segment is not copied into the backup nor
+// staged, the manifest records its old size and a fingerprint (restoring
+// by hand is truncate -s), and the file stays the same inode. Here the run
+// stops in the middle of the append (a torn tail) and is rolled back: the
+// segment is its old bytes again, still the same inode. (Before, the
+// segment was copied into the backup and staged whole: 1 GiB written
+// twice to append 10 MiB.)
+func TestMirrorAppendsInPlace(t *testing.T) {
 	src, dst := segmentedPair(t)
 	// One segment: the second mirror appends to it.
 	o := mirrorOpts(9)
@@ -132,38 +134,78 @@ func TestMirrorBacksUpAppendedSegmentByCopy(t *testing.T) {
 	if p.AppendSegment < 0 {
 		t.Fatal("the plan appends to no segment")
 	}
-	active := filepath.Join(dst, segment.SegmentFileName(p.AppendSegment, segment.LogSuffix))
+	name := segment.SegmentFileName(p.AppendSegment, segment.LogSuffix)
+	active := filepath.Join(dst, name)
+	var op *edit.FileOp
+	for i := range p.Ops {
+		if p.Ops[i].Name == name {
+			op = &p.Ops[i]
+		}
+	}
+	if op == nil || op.Action != edit.OpAppend {
+		t.Fatalf("the plan does not append to %s: %+v", name, op)
+	}
 	oldBytes, err := os.ReadFile(active)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(active)
 	if err != nil {
 		t.Fatal(err)
 	}
 	bk := filepath.Join(t.TempDir(), "bk")
 	stop := errors.New("stopped")
 	if _, err := Apply(p, edit.Options{BackupDir: bk, FaultAt: func(step string) error {
-		if strings.HasPrefix(step, "commit:") {
+		if step == "append:"+name {
 			return stop
 		}
 		return nil
 	}}); !errors.Is(err, stop) {
-		t.Fatalf("apply: %v, want it stopped at its first commit step", err)
+		t.Fatalf("apply: %v, want it stopped in the middle of the append", err)
 	}
-	if _, err := Rollback(dst, edit.Options{}); err != nil {
+	if st, err := os.Stat(active); err != nil || st.Size() <= before.Size() || !os.SameFile(st, before) {
+		t.Fatalf("stopped mid-append, %s is not the same file with a torn tail: %v", name, err)
+	}
+	if _, err := os.Lstat(filepath.Join(bk, name)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the backup holds a copy of %s: %v", name, err)
+	}
+	b, err := os.ReadFile(filepath.Join(bk, edit.BackupManifestName))
+	if err != nil {
 		t.Fatal(err)
 	}
-	backup := filepath.Join(bk, filepath.Base(active))
-	st, err := os.Stat(backup)
-	if err != nil {
+	var m struct {
+		Files []struct {
+			Name             string `json:"name"`
+			Action           string `json:"action"`
+			Size             int64  `json:"size"`
+			SHA256           string `json:"sha256"`
+			FingerprintBytes int64  `json:"fingerprintBytes"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range m.Files {
+		if f.Name == name {
+			found = true
+			if f.Action != "append" || f.Size != int64(len(oldBytes)) || f.SHA256 == "" || f.FingerprintBytes != min(int64(len(oldBytes)), edit.FingerprintBytes) {
+				t.Errorf("the manifest's entry for %s: %+v", name, f)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the manifest does not list %s", name)
+	}
+	if _, err := Rollback(dst, edit.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	live, err := os.Stat(active)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if os.SameFile(live, st) {
-		t.Errorf("the backup of %s is the live file's inode: a broker appending to it would change the backup", filepath.Base(active))
-	}
-	if got, _ := os.ReadFile(backup); string(got) != string(oldBytes) {
-		t.Errorf("the backup does not hold the old bytes")
+	if !os.SameFile(live, before) {
+		t.Errorf("the rollback replaced %s instead of truncating it", name)
 	}
 	if got, _ := os.ReadFile(active); string(got) != string(oldBytes) {
 		t.Errorf("the rollback did not restore the old bytes")

@@ -34,6 +34,10 @@ type logCursor struct {
 	mmap bool
 	cur  *decode.Batch
 	pos  int64
+	// seekSeg and seekPos: the scan of segs[seekSeg] starts at seekPos
+	// (seek); seekSeg is -1 otherwise.
+	seekSeg int
+	seekPos int64
 	// nextOff is the offset after the last batch returned.
 	nextOff int64
 	started bool // a batch was returned
@@ -100,7 +104,7 @@ func openCursor(dir string) (*logCursor, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &logCursor{dir: dir, pd: pd, si: -1, lastFound: -1}
+	c := &logCursor{dir: dir, pd: pd, si: -1, lastFound: -1, seekSeg: -1}
 	for _, s := range pd.Segments {
 		if s.Log != "" {
 			c.segs = append(c.segs, s)
@@ -114,6 +118,14 @@ func openCursor(dir string) (*logCursor, error) {
 		c.start = ls
 	}
 	return c, nil
+}
+
+// seek makes a cursor that has not moved yet start at the batch at pos of
+// segs[si]: the batches before it are not read (planning from the tail).
+// pos must be a batch boundary.
+func (c *logCursor) seek(si int, pos int64) {
+	c.si, c.seekSeg, c.seekPos = si-1, si, pos
+	c.started = true
 }
 
 // Start is the log start offset: max(log-start-offset-checkpoint, first
@@ -145,7 +157,11 @@ func (c *logCursor) advance() bool {
 			}
 			// Framing (and the CRC checks when asked for) run on a second
 			// core while the caller compares or plans.
-			c.lf, c.sc = lf, lf.CRCScanner(segment.ScanOptions{Mmap: c.mmap}, c.checkCRC)
+			opts := segment.ScanOptions{Mmap: c.mmap}
+			if c.si == c.seekSeg {
+				opts.Start = c.seekPos
+			}
+			c.lf, c.sc = lf, lf.CRCScanner(opts, c.checkCRC)
 			c.segNext, c.segFound = 0, false
 		}
 		if c.sc.Next() {

@@ -59,3 +59,72 @@ func TestMirrorJournalSourcesAreChecked(t *testing.T) {
 	}
 	barriertest.AssertUnchanged(t, before, root)
 }
+
+// TestMirrorJournalAppendsAreChecked: a mirror appends only copied
+// batches to a .log and entries to its indexes. A journal that has it
+// append to another file (a producer snapshot, whose appended bytes
+// would then be the journal's), or append content to a .log, is
+// refused by a rerun and a rollback, and nothing is touched.
+func TestMirrorJournalAppendsAreChecked(t *testing.T) {
+	for _, tc := range []struct {
+		what   string
+		tamper func(op map[string]any) bool
+	}{
+		{"an append to a producer snapshot", func(op map[string]any) bool {
+			if op["action"] != "create" || !strings.HasSuffix(op["name"].(string), ".snapshot") {
+				return false
+			}
+			op["action"], op["oldSize"] = "append", 0.0
+			return true
+		}},
+		{"content appended to a .log", func(op map[string]any) bool {
+			if op["action"] != "append" || !strings.HasSuffix(op["name"].(string), ".log") {
+				return false
+			}
+			op["content"] = "AAAA"
+			op["newSize"] = op["newSize"].(float64) + 3
+			return true
+		}},
+	} {
+		src, dst := segmentedPair(t)
+		o := mirrorOpts(9)
+		o.SegmentBytes = 1 << 20
+		mustMirror(t, src, dst, o)
+		o.Upto = -1
+		p, err := PlanMirror(src, dst, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
+			if strings.HasPrefix(step, "commit:") {
+				return barriertest.ErrCrash
+			}
+			return nil
+		}})
+		if !errors.Is(err, barriertest.ErrCrash) || !edit.HasJournal(dst) {
+			t.Fatalf("%s: interrupted mirror: %v", tc.what, err)
+		}
+		tampered := false
+		barriertest.RewriteJournal(t, dst, func(j map[string]any) {
+			for _, op := range j["plan"].(map[string]any)["ops"].([]any) {
+				if !tampered && tc.tamper(op.(map[string]any)) {
+					tampered = true
+				}
+			}
+		})
+		if !tampered {
+			t.Fatalf("%s: nothing to tamper with in the journal", tc.what)
+		}
+		root := filepath.Dir(filepath.Dir(dst))
+		before := barriertest.SnapDir(t, root)
+		_, err = PlanMirror(src, dst, o)
+		var re *edit.RefusalError
+		if !errors.As(err, &re) || re.Reason != edit.RefuseJournal {
+			t.Fatalf("%s: rerun: %v, want a %s refusal", tc.what, err, edit.RefuseJournal)
+		}
+		if _, err = Rollback(dst, edit.Options{}); !errors.As(err, &re) || re.Reason != edit.RefuseJournal {
+			t.Fatalf("%s: rollback: %v, want a %s refusal", tc.what, err, edit.RefuseJournal)
+		}
+		barriertest.AssertUnchanged(t, before, root)
+	}
+}

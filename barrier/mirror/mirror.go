@@ -33,6 +33,11 @@ type Options struct {
 	// is not the source (what failback does before mirroring back);
 	// without it a diverged destination is refused (*DivergedError).
 	Align bool `json:"align"`
+	// FullCompare compares every batch of the destination with the
+	// source's, and replays its producer state from its first batch,
+	// instead of planning from its tail (see fromTail): what verify-chain
+	// does too.
+	FullCompare bool `json:"fullCompare,omitempty"`
 	// Progress, when set, is called as the plan reads the source's and
 	// the destination's batches, with the bytes read (every MiB or so);
 	// a plan reads each log once, in its .log segments' sizes at most.
@@ -101,6 +106,11 @@ type Plan struct {
 	// that differ in it).
 	Compared         int64 `json:"compared"`
 	EpochDifferences int64 `json:"epochDifferences"`
+	// ComparedLastBatch: only the destination's last batch was compared
+	// with the source's (Compared is 1), and the batches below it taken
+	// as the source's, as a follower trusts its log below the high
+	// watermark (fromTail; Options.FullCompare compares them all).
+	ComparedLastBatch bool `json:"comparedLastBatch,omitempty"`
 
 	Divergence *Divergence `json:"divergence,omitempty"`
 	Truncation *Truncation `json:"truncation,omitempty"`
@@ -130,7 +140,11 @@ type Plan struct {
 	// rolls a segment (UnifiedLog.roll), at each new segment's base.
 	SnapshotsCreated []int64 `json:"snapshotsCreated"`
 	SnapshotsDeleted []int64 `json:"snapshotsDeleted"`
-	NewLogEndOffset  int64   `json:"newLogEndOffset"`
+	// EndSnapshot is the offset of the producer snapshot written at the
+	// new log end, as a broker's clean shutdown writes one
+	// (UnifiedLog.close → ProducerStateManager.takeSnapshot); -1: none.
+	EndSnapshot     int64 `json:"endSnapshot"`
+	NewLogEndOffset int64 `json:"newLogEndOffset"`
 
 	NothingToDo bool              `json:"nothingToDo"`
 	Reason      string            `json:"reason,omitempty"`
@@ -138,6 +152,15 @@ type Plan struct {
 
 	Ops      []edit.FileOp `json:"ops"`
 	Warnings []string      `json:"warnings"`
+
+	// segStates are the producer states the plan held where the
+	// read-back of the batches it copies starts replaying (stagedCheck):
+	// at the continued segment's start (the destination's end) and at the
+	// first new segment's base. The engine reads the new segments back in
+	// log order (staging) but before the batches appended to the
+	// continued one (at commit), so each of the two runs needs its own
+	// start. nil for a cut or a plan read back from a journal.
+	segStates map[int64]*psm.Manager
 }
 
 // CorruptSourceError is a batch of the source, inside the range to copy,
@@ -177,6 +200,9 @@ type mirrorPlanner struct {
 	epochs   []segment.EpochEntry  // the destination's leader epoch cache
 	epochsOK bool                  // epochs came from leader-epoch-checkpoint
 	roll     segment.RollConfig
+	// tail is the destination's last segment as planning from the tail
+	// found it (nil: the whole destination was compared).
+	tail *tailState
 	// lazyEnd: the source's log end (p.SrcLog.End) is not known yet. A
 	// copy to the source's end walks the whole source anyway, and its
 	// cursor knows the end when it gets there (logCursor.End): walking the
@@ -250,7 +276,7 @@ func PlanMirror(src, dst string, opts Options) (*Plan, error) {
 	}
 	logDir := segment.LogDirOf(dst)
 	p := &Plan{Src: src, Dir: dst, LogDir: logDir, Topic: name.Topic, Partition: name.Partition, Options: opts,
-		AppendSegment: -1, DstLog: OffsetRange{}, Barriers: []int64{}, SegmentsCreated: []int64{}, AbortedTxns: []segment.AbortedTxn{},
+		AppendSegment: -1, EndSnapshot: -1, DstLog: OffsetRange{}, Barriers: []int64{}, SegmentsCreated: []int64{}, AbortedTxns: []segment.AbortedTxn{},
 		EpochEntriesAdded: []segment.EpochEntry{}, EpochEntriesRemoved: []segment.EpochEntry{}, SnapshotsCreated: []int64{},
 		SnapshotsDeleted: []int64{}, Warnings: []string{}}
 	switch st, err := os.Stat(dst); {
@@ -427,9 +453,22 @@ func (mp *mirrorPlanner) compareAndCopy(sc, dc *logCursor) (err error) {
 			err = fmt.Errorf("%s or %s changed while it was read (truncated by a broker?): %v", mp.p.Src, mp.p.Dir, e)
 		}
 	}()
-	cont, err := mp.compare(sc, dc)
+	cont, err := mp.fromTail(sc, dc)
 	if err != nil {
 		return err
+	}
+	if cont == nil {
+		if cont, err = mp.compare(sc, dc); err != nil {
+			return err
+		}
+	}
+	if mp.p.Truncation == nil {
+		mp.p.segStates = map[int64]*psm.Manager{}
+		if cont.seg != nil {
+			// The producer state at the destination's end, for the
+			// read-back of the appended batches to replay them from.
+			mp.holdState(cont.seg.BaseOffset)
+		}
 	}
 	return mp.copyAndFiles(sc, cont)
 }
@@ -945,8 +984,21 @@ type snapshotPlan struct {
 	entries []segment.SnapshotEntry
 }
 
+// holdState keeps the producer state as it is now as the start state of
+// the segment at base (Plan.segStates).
+func (mp *mirrorPlanner) holdState(base int64) {
+	if mp.p.segStates != nil {
+		mp.p.segStates[base] = mp.m.Clone()
+	}
+}
+
 // newSegment starts a segment at base.
 func (mp *mirrorPlanner) newSegment(base int64) *dstSeg {
+	if len(mp.p.SegmentsCreated) == 0 {
+		// The later new segments are read back after this one: their
+		// replay carries on from its.
+		mp.holdState(base)
+	}
 	mp.p.SegmentsCreated = append(mp.p.SegmentsCreated, base)
 	return &dstSeg{base: base, ib: segment.NewIndexBuilder(base, mp.opts.IndexIntervalBytes)}
 }
@@ -962,22 +1014,28 @@ func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64
 	}
 	s := &dstSeg{base: f.BaseOffset, existing: f, oldSize: size, keep: keep,
 		ib: segment.NewIndexBuilder(f.BaseOffset, mp.opts.IndexIntervalBytes)}
-	lf, err := segment.OpenLog(f.Log)
-	if err != nil {
-		return nil, err
-	}
-	sc := lf.Scanner(segment.ScanOptions{})
-	for sc.Next() && sc.Pos() < keep {
-		b := sc.Batch()
-		s.ib.Track(b.Size(), b.LastOffset(), b.MaxTimestamp)
-	}
-	sc.Close()
-	err = cmp.Or(sc.Err(), lf.Close())
-	if err != nil {
-		return nil, err
-	}
-	if s.ib.Size() != keep {
-		return nil, fmt.Errorf("%s: the batches before position %d end at %d", f.Log, keep, s.ib.Size())
+	// Planning from the tail reopens the segment as LogSegment does, from
+	// its size, its first batch and its indexes; otherwise its kept
+	// batches are walked.
+	reopen := mp.tail != nil && mp.tail.log == f.Log && mp.tail.size == keep && size == keep
+	if !reopen {
+		lf, err := segment.OpenLog(f.Log)
+		if err != nil {
+			return nil, err
+		}
+		sc := lf.Scanner(segment.ScanOptions{})
+		for sc.Next() && sc.Pos() < keep {
+			b := sc.Batch()
+			s.ib.Track(b.Size(), b.LastOffset(), b.MaxTimestamp)
+		}
+		sc.Close()
+		err = cmp.Or(sc.Err(), lf.Close())
+		if err != nil {
+			return nil, err
+		}
+		if s.ib.Size() != keep {
+			return nil, fmt.Errorf("%s: the batches before position %d end at %d", f.Log, keep, s.ib.Size())
+		}
 	}
 	var idx []segment.IndexEntry
 	if f.Index != "" {
@@ -1027,6 +1085,13 @@ func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64
 			}
 		}
 		mp.warnf("%s has no .timeindex; it is rebuilt", filepath.Base(f.Log))
+	}
+	if reopen {
+		if len(tidx) == 0 {
+			return nil, fmt.Errorf("%s: no time index entry to reopen it from", f.TimeIndex)
+		}
+		last := tidx[len(tidx)-1]
+		s.ib.Reopen(keep, mp.tail.firstTs, last.Timestamp, last.Offset)
 	}
 	s.ib.Keep(idx, tidx)
 	s.keptIdx, s.keptTidx = len(idx), len(tidx)
@@ -1098,10 +1163,55 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 			return err
 		}
 	}
+	if err := mp.endSnapshot(ol, segs, snaps, cont); err != nil {
+		return err
+	}
 	if err := mp.epochOps(ol); err != nil {
 		return err
 	}
 	p.Ops = ol.List
+	return nil
+}
+
+// endSnapshot plans the producer snapshot at the new log end that a
+// broker's clean shutdown writes (UnifiedLog.close →
+// ProducerStateManager.takeSnapshot), so that the next mirror, like a
+// broker's next load, starts from the state there instead of replaying
+// the log; and the deletion of the destination's snapshot at its old end
+// when that is not a segment base offset: no longer the latest, it is a
+// stray snapshot ProducerStateManager.removeStraySnapshots deletes at the
+// next load anyway.
+func (mp *mirrorPlanner) endSnapshot(ol *edit.OpList, segs []*dstSeg, snaps []snapshotPlan, cont *continuation) error {
+	p := mp.p
+	end := p.NewLogEndOffset
+	if slices.ContainsFunc(snaps, func(s snapshotPlan) bool { return s.offset == end }) {
+		return nil
+	}
+	entries := mp.m.Snapshot()
+	if _, err := ol.Write(segment.SegmentFileName(end, segment.SnapshotSuffix), segment.EncodeProducerSnapshot(entries),
+		fmt.Sprintf("producer state at the new log end (%s), as a broker's clean shutdown takes it (UnifiedLog.close)", nProducers(len(entries)))); err != nil {
+		return err
+	}
+	p.EndSnapshot = end
+	if mp.dstPD == nil || p.Truncation != nil {
+		// Align deletes the snapshots above its cut already.
+		return nil
+	}
+	bases := map[int64]bool{}
+	for _, s := range mp.dstPD.Segments {
+		bases[s.BaseOffset] = true
+	}
+	for _, s := range segs {
+		bases[s.base] = true
+	}
+	for _, s := range mp.dstPD.Snapshots {
+		if s.Offset == cont.end && s.Offset != end && !bases[s.Offset] {
+			p.SnapshotsDeleted = append(p.SnapshotsDeleted, s.Offset)
+			if err := ol.Delete(s.Path, "producer snapshot at the old log end, no longer the latest (ProducerStateManager.removeStraySnapshots deletes it at the next load)"); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -1137,8 +1247,13 @@ func (mp *mirrorPlanner) segmentOps(ol *edit.OpList, s *dstSeg) error {
 		return nil
 	}
 	why := "the copied batches indexed"
+	// Without a cut the continued segment's indexes only grow, as a
+	// broker's do while the segment is active: their new entries are
+	// appended in place when the files hold exactly the kept ones.
+	write := ol.WriteAppending
 	if p.Truncation != nil && p.Truncation.Segment == s.base {
 		why = "entries at or above the cut dropped, the copied batches indexed"
+		write = ol.Write
 	}
 	if s.existing.TxnIndex != "" || len(s.txns) > 0 {
 		if txn == nil {
@@ -1148,14 +1263,14 @@ func (mp *mirrorPlanner) segmentOps(ol *edit.OpList, s *dstSeg) error {
 		if len(s.txns) == s.keptTxn {
 			twhy = "aborted transactions ending at or above the cut dropped"
 		}
-		if _, err := ol.Write(name(segment.TxnIndexSuffix), txn, twhy); err != nil {
+		if _, err := write(name(segment.TxnIndexSuffix), txn, twhy); err != nil {
 			return err
 		}
 	}
-	if _, err := ol.Write(name(segment.TimeIndexSuffix), tidx, why); err != nil {
+	if _, err := write(name(segment.TimeIndexSuffix), tidx, why); err != nil {
 		return err
 	}
-	if _, err := ol.Write(name(segment.IndexSuffix), idx, why); err != nil {
+	if _, err := write(name(segment.IndexSuffix), idx, why); err != nil {
 		return err
 	}
 	if s.keep == s.oldSize && len(s.srcs) == 0 {
@@ -1167,6 +1282,14 @@ func (mp *mirrorPlanner) segmentOps(ol *edit.OpList, s *dstSeg) error {
 		if s.appended == 0 {
 			lwhy = fmt.Sprintf("truncate at position %d", s.keep)
 		}
+	}
+	if s.keep == s.oldSize {
+		// Every byte of the segment stays: the copy is appended in place,
+		// as LogSegment.append writes the active segment (no backup copy,
+		// no staged copy of the kept bytes; see edit.OpAppend).
+		ol.Add(edit.FileOp{Name: name(segment.LogSuffix), Action: edit.OpAppend, Why: lwhy, OldSize: s.oldSize,
+			NewSize: s.ib.Size(), Sources: s.srcs})
+		return nil
 	}
 	ol.Add(edit.FileOp{Name: name(segment.LogSuffix), Action: edit.OpReplace, Why: lwhy, OldSize: s.oldSize,
 		NewSize: s.ib.Size(), KeepPrefix: s.keep, Sources: s.srcs})

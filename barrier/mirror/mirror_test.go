@@ -154,3 +154,39 @@ func TestMirrorRefusesDivergedAndAligns(t *testing.T) {
 		t.Fatalf("after align: %s %+v", r.Status, r.Findings)
 	}
 }
+
+// TestMirrorWritesEndSnapshot: a mirror leaves the producer snapshot a
+// broker's clean shutdown writes at the log end (UnifiedLog.close), which
+// a rebuild from the log alone matches; the next mirror writes the one at
+// its new end and deletes the old end's, which is not at a segment base
+// (ProducerStateManager.removeStraySnapshots would). Before, a mirror
+// left no snapshot at its end, and the next one replayed the whole
+// destination.
+func TestMirrorWritesEndSnapshot(t *testing.T) {
+	src, dst := segmentedPair(t)
+	o := mirrorOpts(9)
+	o.SegmentBytes = 1 << 20
+	first := mustMirror(t, src, dst, o).Plan
+	o.Upto = -1
+	second := mustMirror(t, src, dst, o).Plan
+	if first.EndSnapshot != first.NewLogEndOffset || second.EndSnapshot != second.NewLogEndOffset || first.EndSnapshot == second.EndSnapshot {
+		t.Fatalf("end snapshots %d and %d, log ends %d and %d", first.EndSnapshot, second.EndSnapshot, first.NewLogEndOffset, second.NewLogEndOffset)
+	}
+	if len(second.SnapshotsDeleted) != 1 || second.SnapshotsDeleted[0] != first.EndSnapshot {
+		t.Errorf("the second mirror deletes snapshots %v, want the old end's %d", second.SnapshotsDeleted, first.EndSnapshot)
+	}
+	pd, err := segment.OpenPartitionDir(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pd.Snapshots) != 1 || pd.Snapshots[0].Offset != second.EndSnapshot {
+		t.Fatalf("snapshots %+v, want only the one at %d", pd.Snapshots, second.EndSnapshot)
+	}
+	checks, _, err := psm.CheckSnapshots(pd, psm.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(checks) != 1 || !checks[0].Match() {
+		t.Fatalf("the end snapshot does not match a rebuild from the log: %+v", checks)
+	}
+}

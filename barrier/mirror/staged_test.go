@@ -16,8 +16,29 @@ import (
 // job (whose staged check the read-back fed).
 func stagedMirror(t *testing.T, tamper func(p *Plan)) (*Plan, *job) {
 	t.Helper()
+	return stagedMirrorAfter(t, -1, tamper)
+}
+
+// stagedMirrorAfter is stagedMirror into a destination that first
+// mirrored the fixture up to prefix (-1: none) in one segment, so that
+// the mirror appends to it (edit.OpAppend).
+func stagedMirrorAfter(t *testing.T, prefix int64, tamper func(p *Plan)) (*Plan, *job) {
+	t.Helper()
+	return stagedMirrorSeg(t, prefix, 1<<20, tamper)
+}
+
+// stagedMirrorSeg is stagedMirrorAfter with segments of segBytes.
+func stagedMirrorSeg(t *testing.T, prefix, segBytes int64, tamper func(p *Plan)) (*Plan, *job) {
+	t.Helper()
 	src, dst := segmentedPair(t)
-	p, err := PlanMirror(src, dst, mirrorOpts(-1))
+	o := mirrorOpts(-1)
+	if prefix >= 0 {
+		o.SegmentBytes = segBytes
+		first := o
+		first.Upto = prefix
+		mustMirror(t, src, dst, first)
+	}
+	p, err := PlanMirror(src, dst, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +47,7 @@ func stagedMirror(t *testing.T, tamper func(p *Plan)) (*Plan, *job) {
 	}
 	j := jobOf(EditKind, p).(*job)
 	if j.staged == nil {
-		t.Fatal("a mirror into a new directory has no staged check")
+		t.Fatal("the mirror has no staged check")
 	}
 	if _, err := edit.Apply(j, edit.Options{BackupDir: filepath.Join(t.TempDir(), "bk")}); err != nil {
 		t.Fatal(err)
@@ -133,5 +154,98 @@ func TestMirrorStagedCheckNeedsTheStagedFiles(t *testing.T) {
 		if v, ok := j.staged.verdict(); ok {
 			t.Errorf("%s: the staged verdict stands: %+v", tc.what, v)
 		}
+	}
+}
+
+// TestMirrorAppendVerifiedOnReadBack: a mirror that appends to the
+// destination's last segment is verified on the read-back of the appended
+// bytes alone: its batches compared with the source and CRC-checked
+// there, the continued segment's index entries for them checked (the kept
+// ones are the plan's kept prefix), the .txnindex checked by a replay from
+// the plan's producer state at the destination's end. That verdict is
+// Verify's, which reads the whole destination, for a clean append, one
+// whose planned index entry for an appended batch is wrong and one whose
+// planned .txnindex misses an aborted transaction.
+func TestMirrorAppendVerifiedOnReadBack(t *testing.T) {
+	p, j := stagedMirrorAfter(t, 9, nil)
+	if p.AppendSegment < 0 || len(p.AbortedTxns) == 0 {
+		t.Fatalf("the fixture's second mirror appends to segment %d with %d aborted transactions: not the case tested", p.AppendSegment, len(p.AbortedTxns))
+	}
+	v, ok := j.staged.verdict()
+	if !ok {
+		t.Fatal("the append's read-back gave no verdict")
+	}
+	if !v.OK() || v.Compared == 0 || v.Compared != p.Copied.Batches {
+		t.Fatalf("read-back verdict %+v for %d copied batches", v, p.Copied.Batches)
+	}
+	want, err := Verify(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(v, want) {
+		t.Fatalf("read-back verdict %+v, Verify %+v", v, want)
+	}
+	for _, tc := range []struct {
+		what   string
+		suffix string
+		change func(op *edit.FileOp)
+	}{
+		{"an appended batch's index entry", segment.IndexSuffix, func(op *edit.FileOp) {
+			op.Content[len(op.Content)-5]++ // the last entry's relative offset
+		}},
+		{"an aborted transaction", segment.TxnIndexSuffix, func(op *edit.FileOp) {
+			op.Content = op.Content[:len(op.Content)-segment.AbortedTxnSize]
+			op.NewSize -= segment.AbortedTxnSize
+		}},
+	} {
+		p, j := stagedMirrorAfter(t, 9, func(p *Plan) {
+			for i := range p.Ops {
+				if op := &p.Ops[i]; strings.HasSuffix(op.Name, tc.suffix) && len(op.Content) > 0 && op.Action != edit.OpDelete {
+					op.Content = append([]byte(nil), op.Content...)
+					tc.change(op)
+					return
+				}
+			}
+			t.Fatalf("%s: no %s planned", tc.what, tc.suffix)
+		})
+		v, ok := j.staged.verdict()
+		if !ok {
+			t.Fatalf("%s: the append's read-back gave no verdict", tc.what)
+		}
+		if v.OK() {
+			t.Fatalf("%s: a wrong one not found on the read-back: %+v", tc.what, v)
+		}
+		want, err := Verify(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(v, want) {
+			t.Fatalf("%s: read-back verdict %+v, Verify %+v", tc.what, v, want)
+		}
+	}
+}
+
+// TestMirrorAppendAndRollVerifiedOnReadBack: a mirror that appends to the
+// destination's last segment and rolls new ones stages (and reads back)
+// the new segments before it appends to the old one; each segment's
+// batches are replayed from the producer state the plan held at its
+// start, so the read-back still verifies the mirror, as Verify does.
+// Before, the batches seen out of log order sent it to Verify, which read
+// the whole destination again.
+func TestMirrorAppendAndRollVerifiedOnReadBack(t *testing.T) {
+	p, j := stagedMirrorSeg(t, 9, 700, nil)
+	if p.AppendSegment < 0 || len(p.SegmentsCreated) == 0 {
+		t.Fatalf("the mirror continues segment %d and creates %v: not the case tested", p.AppendSegment, p.SegmentsCreated)
+	}
+	v, ok := j.staged.verdict()
+	if !ok {
+		t.Fatal("the read-back gave no verdict")
+	}
+	want, err := Verify(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.OK() || !reflect.DeepEqual(v, want) {
+		t.Fatalf("read-back verdict %+v, Verify %+v", v, want)
 	}
 }

@@ -294,6 +294,12 @@ func (a *applier) seal() error {
 			}
 			continue
 		}
+		if op.Action == OpAppend {
+			if err := a.sealAppend(op, fi); err != nil {
+				return err
+			}
+			continue
+		}
 		keep := int64(-1)
 		if op.Action == OpReplace && op.KeepPrefix > 0 {
 			keep = op.KeepPrefix
@@ -371,7 +377,7 @@ func (a *applier) backupDir() (string, error) {
 func (a *applier) backupNames() []string {
 	var names []string
 	for _, op := range a.ops {
-		if op.Action != OpCreate {
+		if op.Action != OpCreate && op.Action != OpAppend {
 			names = append(names, op.Name)
 		}
 	}
@@ -454,7 +460,9 @@ func (a *applier) prepare() error {
 	}
 	for i := range a.ops {
 		op := &a.ops[i]
-		if op.Action == OpCreate {
+		if op.Action == OpCreate || op.Action == OpAppend {
+			// An append's backup is its size and fingerprint, in the
+			// manifest.
 			continue
 		}
 		if err := a.step("backup:" + op.Name); err != nil {
@@ -466,7 +474,7 @@ func (a *applier) prepare() error {
 	}
 	for i := range a.ops {
 		op := &a.ops[i]
-		if op.Action == OpDelete {
+		if op.Action == OpDelete || op.Action == OpAppend {
 			continue
 		}
 		if err := a.step("stage:" + op.Name); err != nil {
@@ -577,18 +585,28 @@ type manifestFile struct {
 	Name   string `json:"name"`
 	Action Action `json:"action"`
 	Size   int64  `json:"size"`             // size before (-1: created by the edit)
-	SHA256 string `json:"sha256,omitempty"` // content before
+	SHA256 string `json:"sha256,omitempty"` // content before; an append's: of its last fingerprintBytes bytes
+	// FingerprintBytes, for an append, is how many bytes before Size
+	// SHA256 covers; the backup holds no copy of the file, whose first
+	// Size bytes the append never writes: restoring it is truncating it
+	// to Size.
+	FingerprintBytes int64 `json:"fingerprintBytes,omitempty"`
 }
 
 func (a *applier) writeManifest() error {
 	m := manifest{Version: 1, Tool: a.kind.Tool, Created: a.j.Started, PartitionDir: a.dir, Details: a.job.ManifestDetails(),
 		Restore: fmt.Sprintf("With the broker stopped: copy every file listed with a size back into the partition directory, "+
-			"delete every file listed with size -1 (created by the %s), then remove every directory listed in createdDirs. `%s --rollback` does this for an interrupted run.", a.kind.Noun, a.kind.Tool)}
+			"truncate every file listed with action append to its size (truncate -s SIZE: the %s only wrote after those bytes), "+
+			"delete every file listed with size -1 (created by the %s), then remove every directory listed in createdDirs. `%s --rollback` does this for an interrupted run.", a.kind.Noun, a.kind.Noun, a.kind.Tool)}
 	if a.job.CreatesDir() {
 		m.CreatedDirs = []string{a.dir}
 	}
 	for _, op := range a.ops {
-		m.Files = append(m.Files, manifestFile{Name: op.Name, Action: op.Action, Size: op.OldSize, SHA256: op.OldSHA256})
+		mf := manifestFile{Name: op.Name, Action: op.Action, Size: op.OldSize, SHA256: op.OldSHA256}
+		if op.Action == OpAppend {
+			mf.FingerprintBytes = min(op.OldSize, FingerprintBytes)
+		}
+		m.Files = append(m.Files, mf)
 	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -666,7 +684,7 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 		watch = sw.WatchStaged(op)
 	}
 	op.Staged = nil
-	sum, head, cerr := checkStaged(staged, prefixFrom, keep, content, srcs, fi.Kind == segment.KindLog, watch)
+	sum, head, cerr := checkStaged(staged, prefixFrom, keep, false, bySources(op), content, srcs, fi.Kind == segment.KindLog, watch)
 	if err := <-synced; err != nil {
 		return fail(err)
 	}
@@ -715,10 +733,17 @@ func (a *applier) commit(states map[string]fileState) error {
 		if states != nil {
 			st = states[op.Name]
 		}
-		switch st {
-		case stateOther:
+		switch {
+		case st == stateOther:
 			return Refuse(RefuseJournalMismatch, a.path(op.Name), "neither the content before the %s nor after it", a.kind.Noun)
-		case stateOld:
+		case op.Action == OpAppend && (st == stateOld || st == stateTorn):
+			if err := a.step("commit:" + op.Name); err != nil {
+				return err
+			}
+			if err := a.appendTo(op); err != nil {
+				return err
+			}
+		case st == stateOld:
 			if err := a.step("commit:" + op.Name); err != nil {
 				return err
 			}
@@ -734,6 +759,16 @@ func (a *applier) commit(states map[string]fileState) error {
 			}
 		}
 		a.j.Done = append(a.j.Done, op.Name)
+		if op.Action == OpAppend {
+			// The appended bytes' hash, taken on the read-back, goes into
+			// the journal with the step: a rerun tells the finished
+			// append from a torn one by it.
+			plan, err := json.Marshal(a.job.Plan())
+			if err != nil {
+				return err
+			}
+			a.j.Plan = plan
+		}
 		if err := a.saveJournal("journal:" + op.Name); err != nil {
 			return err
 		}
@@ -822,7 +857,7 @@ func (a *applier) resume() error {
 			switch {
 			case st == stateOther:
 				return Refuse(RefuseJournalMismatch, a.path(op.Name), "neither the content before the %s nor after it", a.kind.Noun)
-			case st == stateOld && op.Action != OpDelete:
+			case st == stateOld && op.Action != OpDelete && op.Action != OpAppend:
 				if err := a.ensureStaged(op); err != nil {
 					return err
 				}
@@ -841,7 +876,11 @@ func (a *applier) resume() error {
 // ensureStaged checks a staged file of a committing run, restaging it from
 // the (unchanged) target or the backup if it is missing or wrong.
 func (a *applier) ensureStaged(op *FileOp) error {
-	if sum, _, _, err := hashFile(a.staged(op.Name), -1, nil, nil); err == nil && sum == op.NewSHA256 {
+	if bySources(op) {
+		if sameAsSources(a.staged(op.Name), op.Sources) {
+			return nil
+		}
+	} else if sum, _, _, err := hashFile(a.staged(op.Name), -1, nil, nil); err == nil && sum == op.NewSHA256 {
 		return nil
 	}
 	src := a.path(op.Name)
@@ -927,11 +966,18 @@ func (a *applier) restore() error {
 		if err := a.step("rollback:" + op.Name); err != nil {
 			return err
 		}
-		if op.Action == OpCreate {
+		switch op.Action {
+		case OpCreate:
 			if err := os.Remove(a.path(op.Name)); err != nil {
 				return err
 			}
-		} else {
+		case OpAppend:
+			// The first OldSize bytes were never written: truncating
+			// gives them back (the fingerprint was checked by classify).
+			if err := truncateBack(a.path(op.Name), op.OldSize); err != nil {
+				return fmt.Errorf("truncating %s back to %d bytes: %w", op.Name, op.OldSize, err)
+			}
+		default:
 			bk := filepath.Join(a.j.BackupDir, op.Name)
 			if err := a.stage(op, bk, op.OldSize, nil, nil, op.OldSHA256, "rollback:"+op.Name); err != nil {
 				return fmt.Errorf("restoring %s from %s: %w", op.Name, bk, err)

@@ -31,6 +31,14 @@
 // content, a rerun finishes an interrupted edit, and a rollback restores the
 // bytes from before. A failure that is not a crash (a full disk, an
 // immutable file) is undone on the spot, so that nothing is left to finish.
+//
+// One action is not a whole-file replacement: an append (OpAppend) writes
+// after a file's old end in place, as LogSegment.append writes Kafka's
+// active segment, never the bytes before it. Its backup is the old size
+// and a fingerprint of the bytes before it (the manifest's
+// fingerprintBytes; restoring by hand is truncate -s SIZE), and a crash in
+// the middle of it leaves a torn tail that only the journal finishes: a
+// rerun truncates it and appends again, a rollback truncates it.
 package edit
 
 import (

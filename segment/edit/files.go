@@ -25,13 +25,20 @@ const (
 	OpReplace Action = "replace"
 	OpCreate  Action = "create"
 	OpDelete  Action = "delete"
+	// OpAppend keeps the file's first OldSize bytes and writes NewSize -
+	// OldSize bytes (Content, then Sources) after them, in place: no
+	// backup copy, no staged copy (see append.go).
+	OpAppend Action = "append"
 )
 
 // FileOp is one file of the partition directory that changes. New content
 // is KeepPrefix bytes of the current file followed by Content, then the
-// Sources (a .log keeps its prefix; every other file is Content alone).
-// The engine fills in the hashes before it touches anything, and they are what
-// a resumed run checks every file against.
+// Sources (a .log keeps its prefix; every other file is Content alone);
+// an append's is the first OldSize bytes followed by Content, then the
+// Sources (KeepPrefix 0). The engine fills in the hashes before it touches
+// anything, and they are what a resumed run checks every file against (an
+// append's: the fingerprint of its kept bytes and the appended bytes'
+// hash, see OpAppend).
 type FileOp struct {
 	Name       string `json:"name"`
 	Action     Action `json:"action"`
@@ -77,10 +84,15 @@ type SourceRange struct {
 
 // CopyBytes is what an edit of ops copies from the start (Options.Progress
 // counts up to it): a backup of every file that is replaced or deleted,
-// and the new content of every file that is replaced or created.
+// and the new content of every file that is replaced or created; of an
+// append, the appended bytes alone.
 func CopyBytes(ops []FileOp) int64 {
 	var n int64
 	for _, op := range ops {
+		if op.Action == OpAppend {
+			n += max(0, op.NewSize-op.OldSize)
+			continue
+		}
 		if op.Action != OpCreate && op.OldSize > 0 {
 			n += op.OldSize
 		}
@@ -159,7 +171,11 @@ func copyRangeProgress(w io.Writer, r SourceRange, progress func(int64)) error {
 // be whole record batches whose CRCs verify in the staged copy: the
 // bytes that will be committed are checked, not only the source as the
 // plan read it.
-func checkStaged(staged, prefixFrom string, keep int64, content []byte, srcs []SourceRange, batches bool, watch func(pos int64, batch []byte)) (sum, head string, err error) {
+//
+// With skipKeep the first keep bytes are neither read nor hashed: sum and
+// head cover the bytes after them (an append's read-back of what it
+// appended). With noHash nothing is hashed, and sum and head are "".
+func checkStaged(staged, prefixFrom string, keep int64, skipKeep, noHash bool, content []byte, srcs []SourceRange, batches bool, watch func(pos int64, batch []byte)) (sum, head string, err error) {
 	f, err := segment.OpenFile(staged)
 	if err != nil {
 		return "", "", err
@@ -173,25 +189,14 @@ func checkStaged(staged, prefixFrom string, keep int64, content []byte, srcs []S
 	// SHA-256 is the slowest part of the read-back (about 1.2 GB/s with
 	// SHA-NI, CRC-32C and the comparison several times that): it runs on
 	// a goroutine of its own, fed the chunks this one reads and checks.
-	hs := newChunkHasher(chunk)
-	defer hs.stop()
-	var want []byte
-	pos := int64(0)
-	// next reads the staged file's next n bytes, handing them to the
-	// hasher; they stay valid until the next call.
-	next := func(n int) ([]byte, error) {
-		b := hs.buffer()[:n]
-		if _, err := f.ReadAt(b, pos); err != nil {
-			hs.free <- b[:cap(b)]
-			if errors.Is(err, io.EOF) {
-				return nil, fmt.Errorf("%s: ends before position %d: the copy is short", staged, pos+int64(n))
-			}
-			return nil, err
-		}
-		hs.chunks <- b
-		pos += int64(n)
-		return b, nil
+	var hs *chunkHasher
+	if !noHash {
+		hs = newChunkHasher(chunk)
+		defer hs.stop()
 	}
+	var want []byte
+	cr := &chunkReader{f: f, name: staged, hs: hs, size: chunk}
+	next := cr.next
 	// against checks the next n bytes of the staged file against
 	// [at, at+n) of path.
 	against := func(path string, at, n int64, bw *batchWalk) error {
@@ -230,13 +235,16 @@ func checkStaged(staged, prefixFrom string, keep int64, content []byte, srcs []S
 		}
 		return nil
 	}
-	if prefixFrom != "" {
+	switch {
+	case skipKeep:
+		cr.pos = keep
+	case prefixFrom != "":
 		if err := against(prefixFrom, 0, keep, nil); err != nil {
 			return "", "", err
 		}
-	} else {
-		for pos < keep {
-			if _, err := next(int(min(keep-pos, int64(chunk)))); err != nil {
+	default:
+		for cr.pos < keep {
+			if _, err := next(int(min(keep-cr.pos, int64(chunk)))); err != nil {
 				return "", "", err
 			}
 		}
@@ -252,21 +260,64 @@ func checkStaged(staged, prefixFrom string, keep int64, content []byte, srcs []S
 		}
 		done += k
 	}
-	head = hs.sum()
+	if hs != nil {
+		head = hs.sum()
+	}
 	for _, r := range srcs {
 		var bw *batchWalk
 		if batches {
-			bw = &batchWalk{pos: r.Pos, shift: pos - r.Pos, watch: watch}
+			bw = &batchWalk{pos: r.Pos, shift: cr.pos - r.Pos, watch: watch}
 		}
 		if err := against(r.Path, r.Pos, r.Len, bw); err != nil {
 			return "", "", err
 		}
 	}
 	var one [1]byte
-	if n, err := f.ReadAt(one[:], pos); n > 0 || !errors.Is(err, io.EOF) {
-		return "", "", Refuse(RefuseChanged, staged, "the staged copy is longer than planned (%d bytes)", pos)
+	if n, err := f.ReadAt(one[:], cr.pos); n > 0 || !errors.Is(err, io.EOF) {
+		return "", "", Refuse(RefuseChanged, staged, "the staged copy is longer than planned (%d bytes)", cr.pos)
+	}
+	if hs == nil {
+		return "", "", nil
 	}
 	return hs.sum(), head, nil
+}
+
+// chunkReader reads a file from pos on in chunks, handing each to the
+// hasher when there is one; a chunk stays valid until the next read.
+type chunkReader struct {
+	f     *os.File
+	name  string
+	hs    *chunkHasher // nil: nothing is hashed
+	plain []byte       // the one buffer without a hasher
+	size  int
+	pos   int64
+}
+
+// next reads the file's next n bytes.
+func (r *chunkReader) next(n int) ([]byte, error) {
+	var b []byte
+	if r.hs != nil {
+		b = r.hs.buffer()[:n]
+	} else {
+		if cap(r.plain) < n {
+			r.plain = make([]byte, max(n, r.size))
+		}
+		b = r.plain[:n]
+	}
+	if _, err := r.f.ReadAt(b, r.pos); err != nil {
+		if r.hs != nil {
+			r.hs.free <- b[:cap(b)]
+		}
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: ends before position %d: the copy is short", r.name, r.pos+int64(n))
+		}
+		return nil, err
+	}
+	if r.hs != nil {
+		r.hs.chunks <- b
+	}
+	r.pos += int64(n)
+	return b, nil
 }
 
 // chunkHasher hashes chunks on a goroutine of its own, in the order they
@@ -515,11 +566,15 @@ const (
 	stateOther fileState = iota // neither
 	stateOld                    // the content before the injection (or absent for a create)
 	stateNew                    // the content after it (or absent for a delete)
+	stateTorn                   // an append interrupted: the old content and part of the new
 )
 
 // classify compares the file of op with its old and new hashes.
 func classify(dir string, op *FileOp) (fileState, error) {
 	path := filepath.Join(dir, op.Name)
+	if op.Action == OpAppend {
+		return classifyAppend(path, op)
+	}
 	st, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		switch op.Action {
@@ -536,6 +591,13 @@ func classify(dir string, op *FileOp) (fileState, error) {
 	if st.Size() != op.OldSize && st.Size() != op.NewSize {
 		return stateOther, nil
 	}
+	if bySources(op) {
+		// Its bytes are the source ranges, or it is not this edit's.
+		if st.Size() == op.NewSize && sameAsSources(path, op.Sources) {
+			return stateNew, nil
+		}
+		return stateOther, nil
+	}
 	sum, _, _, err := hashFile(path, -1, nil, nil)
 	if err != nil {
 		return stateOther, err
@@ -547,6 +609,49 @@ func classify(dir string, op *FileOp) (fileState, error) {
 		return stateNew, nil
 	}
 	return stateOther, nil
+}
+
+// bySources reports a created file whose new content is source ranges
+// alone, copied (a mirror's new segment): the staging read-back compares
+// every byte with them, and the engine identifies the file by them instead
+// of by a hash of the whole copy (NewSHA256 ""), which cost more CPU than
+// the copy itself. A journal of an older kseg, with the hash, is still
+// read by the hash.
+func bySources(op *FileOp) bool {
+	return op.Action == OpCreate && op.NewSHA256 == "" && len(op.Content) == 0 && op.KeepPrefix == 0 && len(op.Sources) > 0
+}
+
+// sameAsSources reports whether path holds exactly the source ranges,
+// one after the other.
+func sameAsSources(path string, srcs []SourceRange) bool {
+	f, err := segment.OpenFile(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	a, b := make([]byte, stageChunk), make([]byte, stageChunk)
+	pos := int64(0)
+	for _, r := range srcs {
+		s, err := segment.OpenFile(r.Path)
+		if err != nil {
+			return false
+		}
+		for done := int64(0); done < r.Len; {
+			k := int(min(r.Len-done, stageChunk))
+			_, err1 := f.ReadAt(a[:k], pos)
+			_, err2 := s.ReadAt(b[:k], r.Pos+done)
+			if err1 != nil || err2 != nil || !bytes.Equal(a[:k], b[:k]) {
+				s.Close()
+				return false
+			}
+			done += int64(k)
+			pos += int64(k)
+		}
+		s.Close()
+	}
+	var one [1]byte
+	n, err := f.ReadAt(one[:], pos)
+	return n == 0 && errors.Is(err, io.EOF)
 }
 
 // syncDir fsyncs a directory so that a create, rename or unlink in it is

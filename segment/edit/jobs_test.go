@@ -5,13 +5,16 @@ package edit_test
 // repair): one table of cases, every crash, every failed write.
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -163,6 +166,46 @@ func mirrorTemplate(t *testing.T, fresh bool) string {
 	return root
 }
 
+// mirrorPrefixTemplate writes, under a fresh root, the source a/mirror-0
+// and a destination b/mirror-0 that mirrored it up to 11 and nothing
+// else: a prefix of the source, whose last segment a mirror continues
+// with an append (edit.OpAppend).
+func mirrorPrefixTemplate(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	src := barriertest.WritePartition(t, filepath.Join(root, "a"), barriertest.MirrorBatches(t), 400)
+	if err := os.MkdirAll(filepath.Join(root, "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, err := mirror.PlanMirror(src, filepath.Join(root, "b", "mirror-0"), mirrorOpts(11))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mirror.Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "backup")}); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// mirrorAppendCase continues a destination that is a prefix of its
+// source: the last segment's .log is appended to in place.
+func mirrorAppendCase() editCase {
+	tc := mirrorCase("append", true, 1<<20)
+	tc.world = func(t *testing.T) (string, string) {
+		return mirrorPrefixTemplate(t), filepath.Join("b", "mirror-0")
+	}
+	apply := tc.apply
+	tc.apply = func(root string, o edit.Options) (*run, error) {
+		r, err := apply(root, o)
+		if r != nil && len(r.ops) > 0 && !slices.ContainsFunc(r.ops, func(op edit.FileOp) bool { return op.Action == edit.OpAppend }) {
+			return r, fmt.Errorf("the plan holds no append: %+v", r.ops)
+		}
+		return r, err
+	}
+	tc.minSteps = 10
+	return tc
+}
+
 func mirrorCase(name string, fresh bool, segmentBytes int64) editCase {
 	opts := mirrorOpts(-1)
 	opts.Align = !fresh
@@ -218,6 +261,7 @@ func editCases() []editCase {
 		injectCase(barrier.ModeAbort),
 		mirrorCase("new-directory", true, 1<<20),
 		mirrorCase("align", false, 700),
+		mirrorAppendCase(),
 		repairCase,
 	}
 }
@@ -262,6 +306,14 @@ func TestEditCrashAtEveryStep(t *testing.T) {
 					t.Fatalf("step %d (%s): %v", i, step, err)
 				}
 				cur := barriertest.KafkaFiles(t, dir)
+				if name, ok := strings.CutPrefix(step, "append:"); ok {
+					// Stopped in the middle of an append: its file is torn
+					// (the old bytes, then part of the new), which only
+					// the journal's rerun or rollback may finish.
+					assertTorn(t, filepath.Join(template, rel, name), filepath.Join(dir, name))
+					delete(cur, name)
+					cur[name] = before[name]
+				}
 				barriertest.AssertOldOrNew(t, i, step, before, after, cur)
 				if _, err := os.Stat(dir); err == nil {
 					if all := barriertest.ContentOf(barriertest.SnapDir(t, dir)); maps.Equal(all, cur) && !maps.Equal(all, before) && !maps.Equal(all, after) {
@@ -302,6 +354,23 @@ func TestEditCrashAtEveryStep(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// assertTorn checks that path holds the bytes of old and then some, as
+// an interrupted append leaves it.
+func assertTorn(t *testing.T, old, path string) {
+	t.Helper()
+	was, err := os.ReadFile(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) <= len(was) || !bytes.HasPrefix(got, was) {
+		t.Fatalf("%s: %d bytes, not its %d old bytes followed by part of the appended ones", path, len(got), len(was))
 	}
 }
 
@@ -494,6 +563,11 @@ func TestEditJournalIsUntrusted(t *testing.T) {
 		{"foreign-name", func(j map[string]any, root string) { setOp(j, 0, "name", "victim") }},
 		{"impossible-size", func(j map[string]any, root string) { setOp(j, 0, "keepPrefix", 1e9) }},
 		{"setuid-mode", func(j map[string]any, root string) { setOp(j, 0, "perm", 0o4755) }},
+		{"append-shrinks", func(j map[string]any, root string) {
+			setOp(j, 0, "action", "append")
+			setOp(j, 0, "keepPrefix", 0)
+			setOp(j, 0, "newSize", 0)
+		}},
 		{"other-backup", func(j map[string]any, root string) { j["backupDir"] = otherBackup }},
 		{"backup-without-manifest", func(j map[string]any, root string) { j["backupDir"] = root }},
 	} {
@@ -713,8 +787,9 @@ func TestEditManifestRestoresExactly(t *testing.T) {
 			var m struct {
 				PartitionDir string `json:"partitionDir"`
 				Files        []struct {
-					Name string `json:"name"`
-					Size int64  `json:"size"`
+					Name   string      `json:"name"`
+					Action edit.Action `json:"action"`
+					Size   int64       `json:"size"`
 				} `json:"files"`
 				CreatedDirs []string `json:"createdDirs"`
 			}
@@ -728,6 +803,13 @@ func TestEditManifestRestoresExactly(t *testing.T) {
 			}
 			for _, f := range m.Files {
 				path := filepath.Join(m.PartitionDir, f.Name)
+				if f.Action == edit.OpAppend {
+					// truncate -s SIZE: an append wrote only after them.
+					if err := os.Truncate(path, f.Size); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
 				if f.Size < 0 {
 					if err := os.Remove(path); err != nil {
 						t.Fatal(err)
@@ -751,5 +833,72 @@ func TestEditManifestRestoresExactly(t *testing.T) {
 				t.Fatalf("the manual restore is not exact: %v", diffContent(before, got))
 			}
 		})
+	}
+}
+
+// TestEditCreatedCopyIdentifiedBySources: a created file that is source
+// ranges alone (a mirror's new segment) is not hashed: the staging
+// read-back compares every byte with the sources, and a rerun identifies
+// the committed file by comparing it with them again, so the committing
+// journal records no hash for it. A rerun then finishes the edit when the
+// file is the sources' bytes, and refuses it when one byte differs. (The
+// SHA-256 of the whole copy cost more CPU than the copy.)
+func TestEditCreatedCopyIdentifiedBySources(t *testing.T) {
+	tc := mirrorCase("new-directory", true, 1<<20)
+	template, rel := tc.world(t)
+	after, _ := referenceRun(t, tc, template, rel, edit.Options{})
+	for _, damage := range []bool{false, true} {
+		root := copyWorld(t, template)
+		dir := filepath.Join(root, rel)
+		// Stop after the .log's commit, before the journal records it.
+		_, err := tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
+			if strings.HasPrefix(step, "journal:") && strings.HasSuffix(step, segment.LogSuffix) {
+				return barriertest.ErrCrash
+			}
+			return nil
+		}})
+		if !errors.Is(err, barriertest.ErrCrash) {
+			t.Fatalf("interrupted run: %v", err)
+		}
+		j, err := edit.ReadJournal(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan struct {
+			Ops []edit.FileOp `json:"ops"`
+		}
+		if err := json.Unmarshal(j.Plan, &plan); err != nil {
+			t.Fatal(err)
+		}
+		var log *edit.FileOp
+		for i := range plan.Ops {
+			if op := &plan.Ops[i]; op.Action == edit.OpCreate && len(op.Sources) > 0 {
+				log = op
+			}
+		}
+		if log == nil || log.NewSHA256 != "" {
+			t.Fatalf("the journal's created copy: %+v, want one without a hash", log)
+		}
+		if damage {
+			path := filepath.Join(dir, log.Name)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)-1] ^= 1
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err = tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b2")})
+		var re *edit.RefusalError
+		switch {
+		case damage && (!errors.As(err, &re) || re.Reason != edit.RefuseJournalMismatch):
+			t.Fatalf("rerun over a changed copy: %v, want a %s refusal", err, edit.RefuseJournalMismatch)
+		case !damage && err != nil:
+			t.Fatalf("rerun: %v", err)
+		case !damage && !maps.Equal(barriertest.KafkaFiles(t, dir), after):
+			t.Fatal("the rerun did not converge to the uninterrupted result")
+		}
 	}
 }

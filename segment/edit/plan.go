@@ -283,6 +283,22 @@ func (l *OpList) Write(name string, content []byte, why string) (changed bool, e
 	return true, nil
 }
 
+// WriteAppending is Write for a file Kafka only ever appends to while
+// its segment is active (OffsetIndex.append, TimeIndex.maybeAppend,
+// TransactionIndex.append): when the file's bytes are a prefix of content,
+// the rest is appended in place (OpAppend) instead of the file being
+// backed up and replaced.
+func (l *OpList) WriteAppending(name string, content []byte, why string) (changed bool, err error) {
+	if !l.Create && l.Dir != "" {
+		old, err := segment.ReadFile(filepath.Join(l.Dir, name))
+		if err == nil && len(old) < len(content) && bytes.HasPrefix(content, old) {
+			l.Add(FileOp{Name: name, Action: OpAppend, Why: why, OldSize: int64(len(old)), NewSize: int64(len(content)), Content: content[len(old):]})
+			return true, nil
+		}
+	}
+	return l.Write(name, content, why)
+}
+
 // DeleteSegment plans the deletion of a segment wholly above a cut
 // (LocalLog.truncateTo deletes it, LogLoader.recoverLog deletes the
 // segments after a truncated one): its index entries count as removed,

@@ -44,7 +44,7 @@ func (a *applier) cleanup() {
 func (a *applier) removeBackups() {
 	bd := a.j.BackupDir
 	for _, op := range a.ops {
-		if op.Action != OpCreate {
+		if op.Action != OpCreate && op.Action != OpAppend {
 			_ = os.Remove(filepath.Join(bd, op.Name))
 			_ = os.Remove(filepath.Join(bd, op.Name+partialSuffix))
 		}
@@ -113,6 +113,11 @@ func (e *HalfAppliedError) Unwrap() error { return e.Err }
 func (a *applier) checkSpace(bd string) error {
 	var backup, staging int64
 	for _, op := range a.ops {
+		if op.Action == OpAppend {
+			// No backup copy, no staged copy: the appended bytes alone.
+			staging += max(0, op.NewSize-op.OldSize)
+			continue
+		}
 		if op.Action != OpCreate {
 			backup += op.OldSize
 		}
@@ -219,6 +224,12 @@ func checkOps(jp string, ops []FileOp) error {
 			if op.OldSize < 0 || op.NewSize < 0 {
 				return bad("sizes %d -> %d", op.OldSize, op.NewSize)
 			}
+		case OpAppend:
+			// An append keeps every old byte: it never shrinks the file,
+			// and has no prefix of its own to keep.
+			if op.OldSize < 0 || op.NewSize < op.OldSize || op.KeepPrefix != 0 {
+				return bad("sizes %d -> %d, keeping %d", op.OldSize, op.NewSize, op.KeepPrefix)
+			}
 		default:
 			return bad("unknown action")
 		}
@@ -233,6 +244,9 @@ func checkOps(jp string, ops []FileOp) error {
 		}
 		if op.Action != OpDelete {
 			n := op.KeepPrefix + int64(len(op.Content))
+			if op.Action == OpAppend {
+				n = op.OldSize + int64(len(op.Content))
+			}
 			for _, r := range op.Sources {
 				if r.Pos < 0 || r.Len < 0 || !filepath.IsAbs(r.Path) || filepath.Clean(r.Path) != r.Path {
 					return bad("source range %s [%d, +%d)", r.Path, r.Pos, r.Len)

@@ -1,0 +1,242 @@
+package edit
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/kseg/kseg/segment"
+)
+
+// An append (OpAppend) changes a file the way Kafka changes its active
+// segment: LogSegment.append writes after the last byte and never touches
+// the bytes before it. The engine does the same, in place: the file's
+// first OldSize bytes stay, and the new bytes (Content, then Sources) are
+// written after them at commit, once the journal says committing. Nothing
+// is copied into the backup or staged beside the file: the backup of an
+// append is "truncate to OldSize", which the manifest records with a
+// fingerprint of the bytes before OldSize (Restore: `truncate -s OldSize`).
+//
+// A crash in the middle of an append leaves a torn tail: the old bytes,
+// then part of the new ones. A broker would find that tail on load
+// (LogSegment.recover truncates at the first invalid batch, and a torn tail
+// of whole batches would be kept), so it is the journal, not a broker, that
+// must finish it; while the journal exists kseg's readers (dump,
+// replay-psm) report pending-edit. A rerun truncates the torn tail and
+// appends again; a rollback truncates it.
+//
+// For an append op, OldSHA256 is the fingerprint (fingerprintOf) and
+// NewSHA256 the SHA-256 of the appended bytes alone, [OldSize, NewSize):
+// known at seal for Content alone, else taken on the read-back after the
+// append and recorded in the journal with the step done.
+
+// FingerprintBytes is how many bytes before an append's OldSize (at most)
+// its fingerprint hashes.
+const FingerprintBytes = 64 << 10
+
+// fingerprintOf is the SHA-256 of the last FingerprintBytes (or fewer)
+// bytes before size in path: what an append checks the kept bytes
+// against, instead of hashing a whole segment.
+func fingerprintOf(path string, size int64) (string, error) {
+	from := max(0, size-FingerprintBytes)
+	return hashRange(path, from, size-from)
+}
+
+// hashRange is the SHA-256 of [pos, pos+n) of path; a shorter file is an
+// error.
+func hashRange(path string, pos, n int64) (string, error) {
+	f, err := segment.OpenFile(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	got, err := io.Copy(h, io.NewSectionReader(f, pos, n))
+	if err != nil {
+		return "", err
+	}
+	if got != n {
+		return "", fmt.Errorf("%s: %d bytes at position %d, need %d", path, got, pos, n)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// sealAppend checks an append's file is still OldSize bytes and takes its
+// fingerprint (and the new bytes' hash when they are Content alone).
+func (a *applier) sealAppend(op *FileOp, fi os.FileInfo) error {
+	path := a.path(op.Name)
+	if fi.Size() != op.OldSize {
+		return Refuse(RefuseChanged, path, "%d bytes, the plan saw %d", fi.Size(), op.OldSize)
+	}
+	var err error
+	if op.OldSHA256, err = fingerprintOf(path, op.OldSize); err != nil {
+		return err
+	}
+	op.NewSHA256 = ""
+	if len(op.Sources) == 0 {
+		op.NewSHA256, err = contentHash(op.Content, nil)
+	}
+	return err
+}
+
+// classifyAppend tells an append's file apart: OldSize bytes with the
+// fingerprint is old; NewSize bytes with the fingerprint and the appended
+// bytes' recorded hash is new; anything between, with the fingerprint, is
+// a torn append; anything else (shorter, longer, another fingerprint) is
+// not this edit's.
+func classifyAppend(path string, op *FileOp) (fileState, error) {
+	st, err := os.Lstat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return stateOther, nil
+	}
+	if err != nil {
+		return stateOther, err
+	}
+	if !st.Mode().IsRegular() || st.Size() < op.OldSize || st.Size() > op.NewSize {
+		return stateOther, nil
+	}
+	fp, err := fingerprintOf(path, op.OldSize)
+	if err != nil {
+		return stateOther, err
+	}
+	switch {
+	case fp != op.OldSHA256:
+		return stateOther, nil
+	case st.Size() == op.OldSize:
+		return stateOld, nil
+	case st.Size() == op.NewSize && op.NewSHA256 != "":
+		sum, err := hashRange(path, op.OldSize, op.NewSize-op.OldSize)
+		if err != nil {
+			return stateOther, err
+		}
+		if sum == op.NewSHA256 {
+			return stateNew, nil
+		}
+	}
+	return stateTorn, nil
+}
+
+// appendTo commits an append: truncate to OldSize (a torn tail of an
+// interrupted run goes; nothing when there is none), write Content and
+// copy the Sources after it (copy_file_range, as staging does), fsync,
+// and read back [OldSize, NewSize) with the staging read-back's checks
+// (the bytes are the sources', whole batches with valid CRCs, each told
+// to a StageWatcher at its position in the file). The appended bytes'
+// hash becomes op.NewSHA256, for the journal to record.
+func (a *applier) appendTo(op *FileOp) error {
+	path := a.path(op.Name)
+	f, err := openAppend(path)
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		f.Close()
+		return err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	if st.Size() < op.OldSize {
+		return fail(Refuse(RefuseJournalMismatch, path, "%d bytes, shorter than the %d the %s appends to", st.Size(), op.OldSize, a.kind.Noun))
+	}
+	if err := f.Truncate(op.OldSize); err != nil {
+		return fail(err)
+	}
+	if _, err := f.Seek(op.OldSize, io.SeekStart); err != nil {
+		return fail(err)
+	}
+	w := a.writer(path, f)
+	if _, err := w.Write(op.Content); err != nil {
+		return fail(err)
+	}
+	if a.o.Progress != nil && len(op.Content) > 0 {
+		a.o.Progress(int64(len(op.Content)))
+	}
+	// The "append:" step falls in the middle of the copied bytes: a crash
+	// there leaves the torn tail a rerun or a rollback must deal with.
+	var n int64
+	for _, r := range op.Sources {
+		n += r.Len
+	}
+	first, rest := splitRanges(op.Sources, n/2)
+	for _, r := range first {
+		if err := copyRangeProgress(w, r, a.o.Progress); err != nil {
+			return fail(err)
+		}
+	}
+	if err := a.step("append:" + op.Name); err != nil {
+		return fail(err)
+	}
+	for _, r := range rest {
+		if err := copyRangeProgress(w, r, a.o.Progress); err != nil {
+			return fail(err)
+		}
+	}
+	synced := make(chan error, 1)
+	go func() { synced <- f.Sync() }()
+	fi, _ := segment.ParseFileName(op.Name)
+	var watch func(int64, []byte)
+	if sw, ok := a.job.(StageWatcher); ok && len(op.Sources) > 0 && fi.Kind == segment.KindLog {
+		watch = sw.WatchStaged(op)
+	}
+	op.Staged = nil
+	sum, _, cerr := checkStaged(path, "", op.OldSize, true, false, op.Content, op.Sources, fi.Kind == segment.KindLog, watch)
+	if err := <-synced; err != nil {
+		return fail(err)
+	}
+	after, serr := f.Stat()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if cerr != nil {
+		return cerr
+	}
+	if op.NewSHA256 != "" && sum != op.NewSHA256 {
+		return Refuse(RefuseChanged, path, "the appended bytes are not the planned content")
+	}
+	op.NewSHA256 = sum
+	if serr == nil {
+		op.Staged = after
+	}
+	return nil
+}
+
+// truncateBack undoes an append: the file goes back to its first OldSize
+// bytes, fsynced.
+func truncateBack(path string, size int64) error {
+	f, err := openAppend(path)
+	if err != nil {
+		return err
+	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("fsync %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// splitRanges cuts source ranges at byte at of their concatenation.
+func splitRanges(rs []SourceRange, at int64) (first, rest []SourceRange) {
+	for i, r := range rs {
+		switch {
+		case at >= r.Len:
+			first = append(first, r)
+			at -= r.Len
+		case at > 0:
+			first = append(first, SourceRange{Path: r.Path, Pos: r.Pos, Len: at})
+			rest = append(rest, SourceRange{Path: r.Path, Pos: r.Pos + at, Len: r.Len - at})
+			return first, append(rest, rs[i+1:]...)
+		default:
+			return first, append(rest, rs[i:]...)
+		}
+	}
+	return first, rest
+}
