@@ -1,10 +1,13 @@
 package segment
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sort"
+	"sync/atomic"
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment/finding"
@@ -128,101 +131,41 @@ func VerifyIndexesWith(log *LogFile, idx *OffsetIndex, tidx *TimeIndex, opts Ver
 }
 
 func verifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex, opts VerifyOptions) ([]IndexProblem, error) {
-	type slotRef struct {
-		slot int
-		key  int64
-	}
-	var probs []IndexProblem
-	var byPos []slotRef
+	m := &indexMatcher{idx: idx, tidx: tidx, opts: opts}
 	if idx != nil {
 		for i, e := range idx.Entries {
-			byPos = append(byPos, slotRef{i, int64(e.Position)})
+			m.byPos = append(m.byPos, slotRef{i, int64(e.Position)})
 			if i > 0 {
 				if p := idx.Entries[i-1]; e.Offset <= p.Offset || e.Position <= p.Position {
-					probs = append(probs, IndexProblem{Kind: ProblemIndexOrder, Path: idx.Path, Slot: i, IndexOffset: e.Offset,
+					m.probs = append(m.probs, IndexProblem{Kind: ProblemIndexOrder, Path: idx.Path, Slot: i, IndexOffset: e.Offset,
 						Position: int64(e.Position), LogOffset: p.Offset, PrevPosition: int64(p.Position), LogTimestamp: -1})
 				}
 			}
 		}
-		sort.SliceStable(byPos, func(a, b int) bool { return byPos[a].key < byPos[b].key })
+		sort.SliceStable(m.byPos, func(a, b int) bool { return m.byPos[a].key < m.byPos[b].key })
 	}
-	var byOff []slotRef
 	if tidx != nil {
 		for i, e := range tidx.Entries {
-			byOff = append(byOff, slotRef{i, e.Offset})
+			m.byOff = append(m.byOff, slotRef{i, e.Offset})
 		}
-		sort.SliceStable(byOff, func(a, b int) bool { return byOff[a].key < byOff[b].key })
+		sort.SliceStable(m.byOff, func(a, b int) bool { return m.byOff[a].key < m.byOff[b].key })
 		prev := int64(-1)
 		for i, e := range tidx.Entries {
 			if prev >= e.Timestamp {
-				probs = append(probs, IndexProblem{Kind: ProblemTimeIndexOrder, Path: tidx.Path, Slot: i, IndexOffset: e.Offset,
+				m.probs = append(m.probs, IndexProblem{Kind: ProblemTimeIndexOrder, Path: tidx.Path, Slot: i, IndexOffset: e.Offset,
 					IndexTimestamp: e.Timestamp, LogTimestamp: prev, Position: -1, LogOffset: -1})
 			}
 			prev = e.Timestamp
 		}
 	}
-	ip, tp := 0, 0
-	var dec decode.Decoder
-	// After structural damage the scan resynchronises on the next valid
-	// batch (Resync), so that entries pointing past the damage are checked
-	// against what is really there.
-	start, minOffset := int64(0), int64(-1)
-	for {
-		sc := log.Scanner(ScanOptions{Start: start, Mmap: true})
-		for sc.Next() {
-			b := sc.Batch()
-			pos := sc.Pos()
-			last := b.LastOffset()
-			for ip < len(byPos) && byPos[ip].key <= pos {
-				e := idx.Entries[byPos[ip].slot]
-				if byPos[ip].key < pos {
-					probs = append(probs, IndexProblem{Kind: ProblemIndexPosition, Path: idx.Path, Slot: byPos[ip].slot,
-						IndexOffset: e.Offset, Position: int64(e.Position), LogOffset: -1, LogTimestamp: -1})
-				} else if last != e.Offset {
-					probs = append(probs, IndexProblem{Kind: ProblemIndexMismatch, Path: idx.Path, Slot: byPos[ip].slot,
-						IndexOffset: e.Offset, Position: int64(e.Position), LogOffset: last, LogTimestamp: -1})
-				}
-				ip++
-			}
-			for tp < len(byOff) && byOff[tp].key <= last {
-				e := tidx.Entries[byOff[tp].slot]
-				switch {
-				case last != e.Offset && (opts.DumpLogSegments || !TimeIndexOffsetOK(&dec, b, e.Offset)):
-					probs = append(probs, IndexProblem{Kind: ProblemTimeIndexNotFound, Path: tidx.Path, Slot: byOff[tp].slot,
-						IndexOffset: e.Offset, IndexTimestamp: e.Timestamp, Position: pos, LogOffset: last, LogTimestamp: -1})
-				case b.MaxTimestamp != e.Timestamp:
-					probs = append(probs, IndexProblem{Kind: ProblemTimeIndexTimestamp, Path: tidx.Path, Slot: byOff[tp].slot,
-						IndexOffset: e.Offset, IndexTimestamp: e.Timestamp, Position: pos, LogOffset: last, LogTimestamp: b.MaxTimestamp})
-				}
-				tp++
-			}
-			minOffset = last + 1
-		}
-		if err := sc.Err(); err != nil {
+	probs, ok, err := m.halves(log)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		if probs, err = m.walk(log); err != nil {
 			return probs, err
 		}
-		t := sc.Tail()
-		if t.Kind != TailCorrupt && t.Kind != TailTornBatch {
-			break
-		}
-		pos, found, err := Resync(log.ReaderAt(), t.ValidBytes+1, t.End, ResyncOptions{MinBaseOffset: minOffset})
-		if err != nil && !errors.Is(err, ErrResyncBudget) {
-			return probs, err
-		}
-		if !found {
-			break
-		}
-		start = pos
-	}
-	for ; ip < len(byPos); ip++ {
-		e := idx.Entries[byPos[ip].slot]
-		probs = append(probs, IndexProblem{Kind: ProblemIndexPosition, Path: idx.Path, Slot: byPos[ip].slot,
-			IndexOffset: e.Offset, Position: int64(e.Position), LogOffset: -1, LogTimestamp: -1})
-	}
-	for ; tp < len(byOff); tp++ {
-		e := tidx.Entries[byOff[tp].slot]
-		probs = append(probs, IndexProblem{Kind: ProblemTimeIndexNotFound, Path: tidx.Path, Slot: byOff[tp].slot,
-			IndexOffset: e.Offset, IndexTimestamp: e.Timestamp, Position: -1, LogOffset: -1, LogTimestamp: -1})
 	}
 	sort.SliceStable(probs, func(a, b int) bool {
 		if probs[a].Path != probs[b].Path {
@@ -231,6 +174,217 @@ func verifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex, opts VerifyO
 		return probs[a].Slot < probs[b].Slot
 	})
 	return probs, nil
+}
+
+// slotRef is an index entry by its key (position or offset) and slot.
+type slotRef struct {
+	slot int
+	key  int64
+}
+
+// indexMatcher matches index entries, sorted by position (byPos) and by
+// offset (byOff), with the batches of a walk over the log, in log order.
+type indexMatcher struct {
+	idx   *OffsetIndex
+	tidx  *TimeIndex
+	opts  VerifyOptions
+	byPos []slotRef
+	byOff []slotRef
+	// ip and tp are the next entries to match; probs what was found.
+	ip, tp int
+	probs  []IndexProblem
+	dec    decode.Decoder
+}
+
+// batch matches the entries up to batch b at pos: an offset-index entry
+// must point at a batch's start, the start of the batch whose lastOffset
+// it holds; a time-index entry is matched with the first batch whose
+// lastOffset reaches its offset.
+func (m *indexMatcher) batch(pos int64, b *decode.Batch) {
+	last := b.LastOffset()
+	for m.ip < len(m.byPos) && m.byPos[m.ip].key <= pos {
+		e := m.idx.Entries[m.byPos[m.ip].slot]
+		if m.byPos[m.ip].key < pos {
+			m.probs = append(m.probs, IndexProblem{Kind: ProblemIndexPosition, Path: m.idx.Path, Slot: m.byPos[m.ip].slot,
+				IndexOffset: e.Offset, Position: int64(e.Position), LogOffset: -1, LogTimestamp: -1})
+		} else if last != e.Offset {
+			m.probs = append(m.probs, IndexProblem{Kind: ProblemIndexMismatch, Path: m.idx.Path, Slot: m.byPos[m.ip].slot,
+				IndexOffset: e.Offset, Position: int64(e.Position), LogOffset: last, LogTimestamp: -1})
+		}
+		m.ip++
+	}
+	for m.tp < len(m.byOff) && m.byOff[m.tp].key <= last {
+		m.timeEntry(pos, b)
+	}
+}
+
+// timeEntry matches time-index entry tp with batch b at pos.
+func (m *indexMatcher) timeEntry(pos int64, b *decode.Batch) {
+	last := b.LastOffset()
+	e := m.tidx.Entries[m.byOff[m.tp].slot]
+	switch {
+	case last != e.Offset && (m.opts.DumpLogSegments || !TimeIndexOffsetOK(&m.dec, b, e.Offset)):
+		m.probs = append(m.probs, IndexProblem{Kind: ProblemTimeIndexNotFound, Path: m.tidx.Path, Slot: m.byOff[m.tp].slot,
+			IndexOffset: e.Offset, IndexTimestamp: e.Timestamp, Position: pos, LogOffset: last, LogTimestamp: -1})
+	case b.MaxTimestamp != e.Timestamp:
+		m.probs = append(m.probs, IndexProblem{Kind: ProblemTimeIndexTimestamp, Path: m.tidx.Path, Slot: m.byOff[m.tp].slot,
+			IndexOffset: e.Offset, IndexTimestamp: e.Timestamp, Position: pos, LogOffset: last, LogTimestamp: b.MaxTimestamp})
+	}
+	m.tp++
+}
+
+// rest reports the entries no batch of the walk matched: nothing starts
+// at their position, nothing holds their offset.
+func (m *indexMatcher) rest() {
+	for ; m.ip < len(m.byPos); m.ip++ {
+		e := m.idx.Entries[m.byPos[m.ip].slot]
+		m.probs = append(m.probs, IndexProblem{Kind: ProblemIndexPosition, Path: m.idx.Path, Slot: m.byPos[m.ip].slot,
+			IndexOffset: e.Offset, Position: int64(e.Position), LogOffset: -1, LogTimestamp: -1})
+	}
+	for ; m.tp < len(m.byOff); m.tp++ {
+		e := m.tidx.Entries[m.byOff[m.tp].slot]
+		m.probs = append(m.probs, IndexProblem{Kind: ProblemTimeIndexNotFound, Path: m.tidx.Path, Slot: m.byOff[m.tp].slot,
+			IndexOffset: e.Offset, IndexTimestamp: e.Timestamp, Position: -1, LogOffset: -1, LogTimestamp: -1})
+	}
+}
+
+// walk matches every entry in one walk over the log's batch headers.
+// After structural damage the walk resynchronises on the next valid batch
+// (Resync), so that entries pointing past the damage are checked against
+// what is really there.
+func (m *indexMatcher) walk(log *LogFile) ([]IndexProblem, error) {
+	start, minOffset := int64(0), int64(-1)
+	for {
+		sc := log.Scanner(ScanOptions{Start: start, Mmap: true})
+		for sc.Next() {
+			b := sc.Batch()
+			m.batch(sc.Pos(), b)
+			minOffset = b.LastOffset() + 1
+		}
+		if err := sc.Err(); err != nil {
+			return m.probs, err
+		}
+		t := sc.Tail()
+		if t.Kind != TailCorrupt && t.Kind != TailTornBatch {
+			break
+		}
+		pos, found, err := Resync(log.ReaderAt(), t.ValidBytes+1, t.End, ResyncOptions{MinBaseOffset: minOffset})
+		if err != nil && !errors.Is(err, ErrResyncBudget) {
+			return m.probs, err
+		}
+		if !found {
+			break
+		}
+		start = pos
+	}
+	m.rest()
+	return m.probs, nil
+}
+
+// halvesMinBytes: a log at least this large with an offset index is
+// walked in two halves on two goroutines (halves). A variable for tests.
+var halvesMinBytes int64 = 64 << 20
+
+// halvesUsed counts the calls halves answered, for tests.
+var halvesUsed atomic.Int64
+
+// halves walks the log in two halves at once, split at the position of
+// the offset-index entry nearest the middle, and matches each half's
+// entries with its own batches: the same problems as one walk, in half
+// the time on two cores. The first half must end exactly where the
+// second begins, and neither may end on damage; otherwise ok is false
+// and nothing is reported (the caller walks the log in one go, resyncing
+// past damage as it does).
+func (m *indexMatcher) halves(log *LogFile) (probs []IndexProblem, ok bool, err error) {
+	if log.Size < halvesMinBytes || len(m.byPos) < 2 || runtime.GOMAXPROCS(0) < 2 {
+		return nil, false, nil
+	}
+	k := sort.Search(len(m.byPos), func(i int) bool { return m.byPos[i].key >= log.Size/2 })
+	if k == 0 || k == len(m.byPos) {
+		return nil, false, nil
+	}
+	split := m.byPos[k].key
+	// The first half matches the entries before split, the second those
+	// from it; time-index entries go to the second half from the second
+	// half's first baseOffset on, the rest to the first (those between the
+	// first half's last batch and that baseOffset match no batch there, and
+	// are the second's first batch's as one walk would have them: below its
+	// baseOffset, so not found at its position).
+	a := &indexMatcher{idx: m.idx, tidx: m.tidx, opts: m.opts, byPos: m.byPos[:k], byOff: m.byOff}
+	b := &indexMatcher{idx: m.idx, tidx: m.tidx, opts: m.opts, byPos: m.byPos[k:], byOff: m.byOff}
+	type half struct {
+		end       int64 // where its last batch ends
+		clean     bool  // its scan ended without damage, at its limit
+		firstPos  int64
+		firstLast int64
+		firstBase int64
+		err       error
+	}
+	run := func(mt *indexMatcher, from, limit int64, second bool) (h half) {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if e := recover(); e != nil {
+				if _, ok := e.(interface{ Addr() uintptr }); !ok {
+					panic(e)
+				}
+				h.err = fmt.Errorf("%s: the file changed while it was read (truncated by a broker?): %v", log.Path, e)
+			}
+		}()
+		sc := log.Scanner(ScanOptions{Start: from, Limit: limit, Mmap: true})
+		defer sc.Close()
+		h.end, h.firstPos = from, -1
+		for sc.Next() {
+			bt := sc.Batch()
+			if h.firstPos < 0 {
+				h.firstPos, h.firstBase, h.firstLast = sc.Pos(), bt.BaseOffset, bt.LastOffset()
+				if second {
+					mt.tp = sort.Search(len(mt.byOff), func(i int) bool { return mt.byOff[i].key >= bt.BaseOffset })
+				}
+			}
+			mt.batch(sc.Pos(), bt)
+			h.end = sc.Pos() + bt.Size()
+		}
+		if h.err = sc.Err(); h.err != nil {
+			return h
+		}
+		// The first half must end cleanly at split; the second as one walk
+		// ends without resyncing (walk).
+		t := sc.Tail()
+		h.clean = t.Kind == TailClean || (second && t.Kind != TailCorrupt && t.Kind != TailTornBatch)
+		return h
+	}
+	done := make(chan half, 1)
+	go func() { done <- run(b, split, 0, true) }()
+	ha := run(a, 0, split, false)
+	hb := <-done
+	if err := cmp.Or(ha.err, hb.err); err != nil {
+		return nil, false, err
+	}
+	if !ha.clean || !hb.clean || ha.end != split || hb.firstPos != split {
+		return nil, false, nil
+	}
+	// The first half's time-index entries stop at its last batch; those
+	// from there to the second half's first baseOffset would have met the
+	// second half's first batch.
+	b0 := sort.Search(len(m.byOff), func(i int) bool { return m.byOff[i].key >= hb.firstBase })
+	if b0 < a.tp {
+		// The second half starts below the first's last offset: one walk
+		// would match those entries differently.
+		return nil, false, nil
+	}
+	gap := &indexMatcher{idx: m.idx, tidx: m.tidx, opts: m.opts, byOff: m.byOff, tp: a.tp}
+	for gap.tp < b0 {
+		e := m.tidx.Entries[m.byOff[gap.tp].slot]
+		gap.probs = append(gap.probs, IndexProblem{Kind: ProblemTimeIndexNotFound, Path: m.tidx.Path, Slot: m.byOff[gap.tp].slot,
+			IndexOffset: e.Offset, IndexTimestamp: e.Timestamp, Position: hb.firstPos, LogOffset: hb.firstLast, LogTimestamp: -1})
+		gap.tp++
+	}
+	a.byOff = m.byOff[:a.tp] // its unmatched time entries are the gap's
+	a.rest()
+	b.rest()
+	probs = append(append(append(m.probs, a.probs...), gap.probs...), b.probs...)
+	halvesUsed.Add(1)
+	return probs, true, nil
 }
 
 // TimeIndexOffsetOK reports whether off is an offset a Kafka broker writes
