@@ -121,16 +121,7 @@ func TestMirrorRefusesSourceChangedBeforeStaging(t *testing.T) {
 // segment was copied into the backup and staged whole: 1 GiB written
 // twice to append 10 MiB.)
 func TestMirrorAppendsInPlace(t *testing.T) {
-	src, dst := segmentedPair(t)
-	// One segment: the second mirror appends to it.
-	o := mirrorOpts(9)
-	o.SegmentBytes = 1 << 20
-	mustMirror(t, src, dst, o)
-	o.Upto = -1
-	p, err := PlanMirror(src, dst, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, dst, _, p := appendingMirror(t)
 	if p.AppendSegment < 0 {
 		t.Fatal("the plan appends to no segment")
 	}
@@ -265,4 +256,21 @@ func TestMirrorVerifyFindsDamage(t *testing.T) {
 	if v.OK() || v.Mismatch == "" {
 		t.Fatalf("a copied byte that differs not found: %+v", v)
 	}
+}
+
+// appendingMirror mirrors the first offsets of a source into one segment
+// (mirrorOpts(9)) and plans, with options o, the mirror of the rest: a
+// plan that appends to that segment.
+func appendingMirror(t *testing.T) (src, dst string, o Options, p *Plan) {
+	t.Helper()
+	src, dst = segmentedPair(t)
+	o = mirrorOpts(9)
+	o.SegmentBytes = 1 << 20
+	mustMirror(t, src, dst, o)
+	o.Upto = -1
+	p, err := PlanMirror(src, dst, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src, dst, o, p
 }

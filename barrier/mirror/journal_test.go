@@ -86,16 +86,8 @@ func TestMirrorJournalAppendsAreChecked(t *testing.T) {
 			return true
 		}},
 	} {
-		src, dst := segmentedPair(t)
-		o := mirrorOpts(9)
-		o.SegmentBytes = 1 << 20
-		mustMirror(t, src, dst, o)
-		o.Upto = -1
-		p, err := PlanMirror(src, dst, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
+		src, dst, o, p := appendingMirror(t)
+		_, err := Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
 			if strings.HasPrefix(step, "commit:") {
 				return barriertest.ErrCrash
 			}

@@ -77,15 +77,7 @@ func TestMirrorFromTailPlansAsFullCompare(t *testing.T) {
 			if upto%3 == 0 {
 				o.Upto = upto / 2
 			}
-			tail, err := PlanMirror(src, dst, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o.FullCompare = true
-			full, err := PlanMirror(src, dst, o)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tail, full := tailAndFull(t, src, dst, o)
 			if full.ComparedLastBatch || (tail.DstLog.End > 0 && !tail.ComparedLastBatch) {
 				t.Fatalf("segments %d, prefix %d: compared the last batch: tail %v, full %v", segBytes, upto, tail.ComparedLastBatch, full.ComparedLastBatch)
 			}
@@ -135,15 +127,7 @@ func TestMirrorFromTailFallsBack(t *testing.T) {
 	} {
 		src, dst, o := prefix(t)
 		tc.change(t, dst)
-		tail, err := PlanMirror(src, dst, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.FullCompare = true
-		full, err := PlanMirror(src, dst, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tail, full := tailAndFull(t, src, dst, o)
 		if tail.ComparedLastBatch || tail.Compared != full.Compared || samePlan(tail, full) != "" {
 			t.Errorf("%s: planned from the tail anyway (%v, compared %d, full %d)", tc.what, tail.ComparedLastBatch, tail.Compared, full.Compared)
 		}
@@ -159,4 +143,19 @@ func TestMirrorFromTailFallsBack(t *testing.T) {
 	if !errors.As(err, &de) {
 		t.Fatalf("a destination with a batch of its own at its end: %v, want a divergence", err)
 	}
+}
+
+// tailAndFull plans the mirror of src into dst with o twice: from the
+// destination's tail, and with FullCompare.
+func tailAndFull(t *testing.T, src, dst string, o Options) (tail, full *Plan) {
+	t.Helper()
+	tail, err := PlanMirror(src, dst, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.FullCompare = true
+	if full, err = PlanMirror(src, dst, o); err != nil {
+		t.Fatal(err)
+	}
+	return tail, full
 }

@@ -205,6 +205,24 @@ func (a *applier) appendTo(op *FileOp) error {
 	return nil
 }
 
+// openAppend opens a regular file kseg appends to for writing
+// (openAppendFlags: on Unix without following a symbolic link or blocking
+// on a FIFO), and refuses anything but a regular file.
+func openAppend(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, openAppendFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = Refuse(RefuseNotRegular, path, "%s, not a regular file: kseg appends only to the regular files Kafka writes", modeName(fi.Mode()))
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
 // truncateBack undoes an append: the file goes back to its first OldSize
 // bytes, fsynced.
 func truncateBack(path string, size int64) error {

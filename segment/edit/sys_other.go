@@ -25,18 +25,5 @@ func setOwner(string, int, int) error { return nil }
 // diskFree is unknown on this platform.
 func diskFree(string) (free, dev uint64, ok bool) { return 0, 0, false }
 
-// openAppend opens a regular file kseg appends to for writing.
-func openAppend(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		if err == nil {
-			err = Refuse(RefuseNotRegular, path, "%s, not a regular file: kseg appends only to the regular files Kafka writes", modeName(fi.Mode()))
-		}
-		return nil, err
-	}
-	return f, nil
-}
+// openAppendFlags: no O_NOFOLLOW or O_NONBLOCK here.
+const openAppendFlags = os.O_WRONLY

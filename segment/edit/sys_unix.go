@@ -124,20 +124,7 @@ func diskFree(path string) (free, dev uint64, ok bool) {
 	return uint64(st.Bavail) * uint64(st.Bsize), uint64(s.Dev), true
 }
 
-// openAppend opens a regular file kseg appends to for writing, without
-// following a symbolic link and without blocking on a FIFO swapped in
-// (then refused: not a regular file).
-func openAppend(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, err
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		if err == nil {
-			err = Refuse(RefuseNotRegular, path, "%s, not a regular file: kseg appends only to the regular files Kafka writes", modeName(fi.Mode()))
-		}
-		return nil, err
-	}
-	return f, nil
-}
+// openAppendFlags open a file kseg appends to without following a
+// symbolic link and without blocking on a FIFO swapped in (openAppend then
+// refuses it: not a regular file).
+const openAppendFlags = os.O_WRONLY | unix.O_NONBLOCK | unix.O_NOFOLLOW
