@@ -683,6 +683,19 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 	if sw, ok := a.job.(StageWatcher); ok && len(srcs) > 0 && fi.Kind == segment.KindLog {
 		watch = sw.WatchStaged(op)
 	}
+	// A copy identified by its sources also records its batches' framing,
+	// seen as they verify: what identifies it if its sources go.
+	var fr *framing
+	if bySources(op) && fi.Kind == segment.KindLog {
+		fr = newFraming()
+		inner := watch
+		watch = func(pos int64, batch []byte) {
+			fr.add(pos, batch)
+			if inner != nil {
+				inner(pos, batch)
+			}
+		}
+	}
 	op.Staged = nil
 	sum, head, cerr := checkStaged(staged, prefixFrom, keep, false, bySources(op), content, srcs, fi.Kind == segment.KindLog, watch)
 	if err := <-synced; err != nil {
@@ -713,6 +726,9 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 		// followed by the source ranges byte for byte: its hash is the
 		// new content's, which the committing journal records.
 		op.NewSHA256 = sum
+	}
+	if fr != nil {
+		op.NewFraming = fr.sum()
 	}
 	if serr == nil {
 		op.Staged = stagedAs
@@ -877,7 +893,7 @@ func (a *applier) resume() error {
 // the (unchanged) target or the backup if it is missing or wrong.
 func (a *applier) ensureStaged(op *FileOp) error {
 	if bySources(op) {
-		if sameAsSources(a.staged(op.Name), op.Sources) {
+		if same, _ := sameAsSources(a.staged(op.Name), op.Sources); same {
 			return nil
 		}
 	} else if sum, _, _, err := hashFile(a.staged(op.Name), -1, nil, nil); err == nil && sum == op.NewSHA256 {

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"os"
@@ -52,6 +53,12 @@ type FileOp struct {
 	Sources   []SourceRange `json:"sources,omitempty"`
 	OldSHA256 string        `json:"oldSha256,omitempty"`
 	NewSHA256 string        `json:"newSha256,omitempty"`
+	// NewFraming, for a created copy identified by its sources
+	// (bySources), is the SHA-256 of its batches' framing as its staging
+	// read-back verified them (framingOf): what identifies the committed
+	// file when its sources are gone (the source's retention deleted the
+	// segments before a rerun or a rollback).
+	NewFraming string `json:"newFraming,omitempty"`
 	// Perm, UID and GID are what the new file gets: the old file's (a
 	// created file: 0644 and the partition directory's owner). UID/GID
 	// are -1 when unknown.
@@ -592,9 +599,13 @@ func classify(dir string, op *FileOp) (fileState, error) {
 		return stateOther, nil
 	}
 	if bySources(op) {
-		// Its bytes are the source ranges, or it is not this edit's.
-		if st.Size() == op.NewSize && sameAsSources(path, op.Sources) {
-			return stateNew, nil
+		// Its bytes are the source ranges, or it is not this edit's; with
+		// the sources gone, its batches' framing as the read-back saw it.
+		if st.Size() == op.NewSize {
+			same, gone := sameAsSources(path, op.Sources)
+			if same || (gone && op.NewFraming != "" && framingOf(path) == op.NewFraming) {
+				return stateNew, nil
+			}
 		}
 		return stateOther, nil
 	}
@@ -622,11 +633,12 @@ func bySources(op *FileOp) bool {
 }
 
 // sameAsSources reports whether path holds exactly the source ranges,
-// one after the other.
-func sameAsSources(path string, srcs []SourceRange) bool {
+// one after the other; gone, that a source range could not be read (its
+// file deleted or shortened since), so that nothing could be compared.
+func sameAsSources(path string, srcs []SourceRange) (same, gone bool) {
 	f, err := segment.OpenFile(path)
 	if err != nil {
-		return false
+		return false, false
 	}
 	defer f.Close()
 	a, b := make([]byte, stageChunk), make([]byte, stageChunk)
@@ -634,15 +646,19 @@ func sameAsSources(path string, srcs []SourceRange) bool {
 	for _, r := range srcs {
 		s, err := segment.OpenFile(r.Path)
 		if err != nil {
-			return false
+			return false, errors.Is(err, os.ErrNotExist)
 		}
 		for done := int64(0); done < r.Len; {
 			k := int(min(r.Len-done, stageChunk))
 			_, err1 := f.ReadAt(a[:k], pos)
 			_, err2 := s.ReadAt(b[:k], r.Pos+done)
-			if err1 != nil || err2 != nil || !bytes.Equal(a[:k], b[:k]) {
+			if err2 != nil {
 				s.Close()
-				return false
+				return false, errors.Is(err2, io.EOF)
+			}
+			if err1 != nil || !bytes.Equal(a[:k], b[:k]) {
+				s.Close()
+				return false, false
 			}
 			done += int64(k)
 			pos += int64(k)
@@ -651,7 +667,54 @@ func sameAsSources(path string, srcs []SourceRange) bool {
 	}
 	var one [1]byte
 	n, err := f.ReadAt(one[:], pos)
-	return n == 0 && errors.Is(err, io.EOF)
+	return n == 0 && errors.Is(err, io.EOF), false
+}
+
+// framing hashes the framing of a .log's batches in order: each batch's
+// position, size and stored CRC (a v2 batch's, or a v0/v1 message's).
+// Over batches whose CRCs verify, it identifies their bytes as well as
+// their CRC-32Cs do, for the cost of hashing 20 bytes a batch.
+type framing struct{ h hash.Hash }
+
+func newFraming() *framing { return &framing{h: sha256.New()} }
+
+func (f *framing) add(pos int64, batch []byte) {
+	var rec [20]byte
+	binary.BigEndian.PutUint64(rec[0:], uint64(pos))
+	binary.BigEndian.PutUint64(rec[8:], uint64(len(batch)))
+	if len(batch) > v2CRCStart && batch[16] >= 2 {
+		copy(rec[16:], batch[17:21])
+	} else if len(batch) >= logOverhead+4 {
+		copy(rec[16:], batch[12:16])
+	}
+	f.h.Write(rec[:])
+}
+
+func (f *framing) sum() string { return hex.EncodeToString(f.h.Sum(nil)) }
+
+// framingOf is the framing of the .log at path if every one of its
+// batches verifies its CRC and the last ends at the end of the file; ""
+// otherwise.
+func framingOf(path string) string {
+	lf, err := segment.OpenLog(path)
+	if err != nil {
+		return ""
+	}
+	defer lf.Close()
+	sc := lf.Scanner(segment.ScanOptions{})
+	defer sc.Close()
+	fr := newFraming()
+	for sc.Next() {
+		b := sc.Batch()
+		if !b.CRCValid() {
+			return ""
+		}
+		fr.add(sc.Pos(), b.Raw)
+	}
+	if sc.Err() != nil || sc.Tail().Kind != segment.TailClean {
+		return ""
+	}
+	return fr.sum()
 }
 
 // syncDir fsyncs a directory so that a create, rename or unlink in it is

@@ -902,3 +902,92 @@ func TestEditCreatedCopyIdentifiedBySources(t *testing.T) {
 		}
 	}
 }
+
+// TestEditCreatedCopyWithoutItsSources: a mirror interrupted after
+// committing a copied segment, whose source segments are then deleted
+// (the source's retention), is still rolled back: the copy is recognised
+// by its batches' framing, which the staging read-back recorded in the
+// journal (NewFraming), and removed; without that record the rollback
+// refuses, as it must with a copy that differs.
+func TestEditCreatedCopyWithoutItsSources(t *testing.T) {
+	tc := mirrorCase("new-directory", true, 1<<20)
+	template, rel := tc.world(t)
+	before := worldContent(t, template)
+	for _, tamper := range []string{"", "no framing", "copy changed"} {
+		root := copyWorld(t, template)
+		dir := filepath.Join(root, rel)
+		_, err := tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
+			if strings.HasPrefix(step, "journal:") && strings.HasSuffix(step, segment.LogSuffix) {
+				return barriertest.ErrCrash
+			}
+			return nil
+		}})
+		if !errors.Is(err, barriertest.ErrCrash) {
+			t.Fatalf("interrupted run: %v", err)
+		}
+		src := filepath.Join(root, "a", "mirror-0")
+		logs, err := filepath.Glob(filepath.Join(src, "*"+segment.LogSuffix))
+		if err != nil || len(logs) == 0 {
+			t.Fatalf("the source's segments: %v %v", logs, err)
+		}
+		var copied string
+		barriertest.RewriteJournal(t, dir, func(j map[string]any) {
+			for _, op := range j["plan"].(map[string]any)["ops"].([]any) {
+				op := op.(map[string]any)
+				if op["action"] == "create" && op["sources"] != nil {
+					if op["newFraming"] == nil || op["newFraming"] == "" {
+						t.Fatalf("the journal's copy %s records no framing", op["name"])
+					}
+					copied = op["name"].(string)
+					if tamper == "no framing" {
+						delete(op, "newFraming")
+					}
+				}
+			}
+		})
+		if tamper == "copy changed" {
+			path := filepath.Join(dir, copied)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)-1] ^= 1
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Retention on the source: its segments are gone (the rest of the
+		// world stays, to compare with).
+		gone := map[string][]byte{}
+		for _, l := range logs {
+			b, err := os.ReadFile(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gone[l] = b
+			if err := os.Remove(l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err = edit.Rollback(dir, edit.Options{}, kinds...)
+		var re *edit.RefusalError
+		switch tamper {
+		case "":
+			if err != nil {
+				t.Fatalf("rollback with the sources gone: %v", err)
+			}
+			for l, b := range gone {
+				if err := os.WriteFile(l, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := worldContent(t, root); !maps.Equal(got, before) {
+				t.Fatal("the rollback did not restore the world as it was")
+			}
+		default:
+			if !errors.As(err, &re) || re.Reason != edit.RefuseJournalMismatch {
+				t.Fatalf("%s: rollback with the sources gone: %v, want a %s refusal", tamper, err, edit.RefuseJournalMismatch)
+			}
+		}
+	}
+}
