@@ -372,17 +372,16 @@ func (m *indexMatcher) halves(log *LogFile) (probs []IndexProblem, ok bool, err 
 		// would match those entries differently.
 		return nil, false, nil
 	}
-	gap := &indexMatcher{idx: m.idx, tidx: m.tidx, opts: m.opts, byOff: m.byOff, tp: a.tp}
-	for gap.tp < b0 {
-		e := m.tidx.Entries[m.byOff[gap.tp].slot]
-		gap.probs = append(gap.probs, IndexProblem{Kind: ProblemTimeIndexNotFound, Path: m.tidx.Path, Slot: m.byOff[gap.tp].slot,
+	var gap []IndexProblem
+	for _, r := range m.byOff[a.tp:b0] {
+		e := m.tidx.Entries[r.slot]
+		gap = append(gap, IndexProblem{Kind: ProblemTimeIndexNotFound, Path: m.tidx.Path, Slot: r.slot,
 			IndexOffset: e.Offset, IndexTimestamp: e.Timestamp, Position: hb.firstPos, LogOffset: hb.firstLast, LogTimestamp: -1})
-		gap.tp++
 	}
 	a.byOff = m.byOff[:a.tp] // its unmatched time entries are the gap's
 	a.rest()
 	b.rest()
-	probs = append(append(append(m.probs, a.probs...), gap.probs...), b.probs...)
+	probs = append(append(append(m.probs, a.probs...), gap...), b.probs...)
 	halvesUsed.Add(1)
 	return probs, true, nil
 }

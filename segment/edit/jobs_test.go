@@ -848,18 +848,7 @@ func TestEditCreatedCopyIdentifiedBySources(t *testing.T) {
 	template, rel := tc.world(t)
 	after, _ := referenceRun(t, tc, template, rel, edit.Options{})
 	for _, damage := range []bool{false, true} {
-		root := copyWorld(t, template)
-		dir := filepath.Join(root, rel)
-		// Stop after the .log's commit, before the journal records it.
-		_, err := tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
-			if strings.HasPrefix(step, "journal:") && strings.HasSuffix(step, segment.LogSuffix) {
-				return barriertest.ErrCrash
-			}
-			return nil
-		}})
-		if !errors.Is(err, barriertest.ErrCrash) {
-			t.Fatalf("interrupted run: %v", err)
-		}
+		root, dir := interruptedAfterLogCommit(t, tc, template, rel)
 		j, err := edit.ReadJournal(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -880,15 +869,7 @@ func TestEditCreatedCopyIdentifiedBySources(t *testing.T) {
 			t.Fatalf("the journal's created copy: %+v, want one without a hash", log)
 		}
 		if damage {
-			path := filepath.Join(dir, log.Name)
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b[len(b)-1] ^= 1
-			if err := os.WriteFile(path, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			flipLastByte(t, filepath.Join(dir, log.Name))
 		}
 		_, err = tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b2")})
 		var re *edit.RefusalError
@@ -914,17 +895,7 @@ func TestEditCreatedCopyWithoutItsSources(t *testing.T) {
 	template, rel := tc.world(t)
 	before := worldContent(t, template)
 	for _, tamper := range []string{"", "no framing", "copy changed"} {
-		root := copyWorld(t, template)
-		dir := filepath.Join(root, rel)
-		_, err := tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
-			if strings.HasPrefix(step, "journal:") && strings.HasSuffix(step, segment.LogSuffix) {
-				return barriertest.ErrCrash
-			}
-			return nil
-		}})
-		if !errors.Is(err, barriertest.ErrCrash) {
-			t.Fatalf("interrupted run: %v", err)
-		}
+		root, dir := interruptedAfterLogCommit(t, tc, template, rel)
 		src := filepath.Join(root, "a", "mirror-0")
 		logs, err := filepath.Glob(filepath.Join(src, "*"+segment.LogSuffix))
 		if err != nil || len(logs) == 0 {
@@ -946,15 +917,7 @@ func TestEditCreatedCopyWithoutItsSources(t *testing.T) {
 			}
 		})
 		if tamper == "copy changed" {
-			path := filepath.Join(dir, copied)
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b[len(b)-1] ^= 1
-			if err := os.WriteFile(path, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			flipLastByte(t, filepath.Join(dir, copied))
 		}
 		// Retention on the source: its segments are gone (the rest of the
 		// world stays, to compare with).
@@ -989,5 +952,36 @@ func TestEditCreatedCopyWithoutItsSources(t *testing.T) {
 				t.Fatalf("%s: rollback with the sources gone: %v, want a %s refusal", tamper, err, edit.RefuseJournalMismatch)
 			}
 		}
+	}
+}
+
+// interruptedAfterLogCommit runs tc on a copy of template, stopped (as a
+// crash would) after the commit of a .log and before the journal records
+// it; it returns the copy's root and partition directory.
+func interruptedAfterLogCommit(t *testing.T, tc editCase, template, rel string) (root, dir string) {
+	t.Helper()
+	root = copyWorld(t, template)
+	_, err := tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
+		if strings.HasPrefix(step, "journal:") && strings.HasSuffix(step, segment.LogSuffix) {
+			return barriertest.ErrCrash
+		}
+		return nil
+	}})
+	if !errors.Is(err, barriertest.ErrCrash) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	return root, filepath.Join(root, rel)
+}
+
+// flipLastByte changes the last byte of the file at path.
+func flipLastByte(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-1] ^= 1
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
