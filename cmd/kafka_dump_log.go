@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -180,6 +181,13 @@ EXIT STATUS
 			f := c.Flags()
 			if err := f.Parse(joinOptionalArgs(args)); err != nil {
 				return &exitError{code: ExitError, err: err}
+			}
+			if f.Changed("verbose") {
+				// kseg's -v (root.go's hidden persistent flag) reaches
+				// this flag set before or after the subcommand alike;
+				// DumpLogSegments has no such option (jopt: an
+				// unrecognised option, exit 1).
+				return &exitError{code: ExitError, err: errors.New("-v/--verbose is not an option of kafka-dump-log (Kafka's DumpLogSegments has none)")}
 			}
 			// CommandLineUtils.maybePrintHelpOrVersion, then checkArgs.
 			if len(args) == 0 || help {

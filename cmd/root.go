@@ -106,6 +106,9 @@ left out; their -v/--verbose lists every item, and json always does.
 			default:
 				return usageErrorf("--color must be auto, always or never, not %q", g.color)
 			}
+			if err := checkVerbose(c); err != nil {
+				return err
+			}
 			s.resolveColor(g.color)
 			s.verbose = g.verbose
 			return nil

@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -40,12 +41,17 @@ const (
 // addVerboseFlags gives them -v/--verbose and finishTree puts outputHelp in
 // their help, before EXIT STATUS.
 //
-// -v/--verbose is a flag of each of them, not of the root: on the root -v
-// is cobra's --version (kseg -v prints the version), and dump, explain and
-// kafka-dump-log, which print every batch anyway, would take a flag that
-// does nothing. It is added here, once, rather than in each command's
-// AddFlags, so that the eight commands get the same flag with the same
-// help.
+// -v has one meaning in kseg: --verbose. It is a flag of each summarising
+// command (shown in its help), and a hidden persistent flag of the root, so
+// that "kseg -v replay-psm DIR" means what "kseg replay-psm -v DIR" means
+// (cobra hands a flag written before the subcommand to the subcommand's
+// flag set). Given to any other command — dump, explain and
+// kafka-dump-log print every batch anyway; version, docs, help and
+// completion have no list to summarise — or to kseg alone, it is a usage
+// error (checkVerbose), before or after the subcommand alike: a CI step
+// written "kseg -v replay-psm DIR" must not print the version and exit 0,
+// as cobra's default -v shorthand for --version made it do. The version is
+// --version (or kseg version), with no shorthand.
 var summarising = map[string]bool{
 	"inject-barrier": true, "mirror": true, "repair": true, "verify-chain": true,
 	"replay-psm": true, "groups": true, "txns": true, "metadata": true,
@@ -54,14 +60,41 @@ var summarising = map[string]bool{
 // verboseUsage is -v/--verbose's help line.
 const verboseUsage = "text and table list every item instead of the first and last few of a long list (json always does)"
 
-// addVerboseFlags adds -v/--verbose to the summarising commands under root;
-// the root's PersistentPreRunE copies it to Streams.verbose.
+// addVerboseFlags adds -v/--verbose to the summarising commands under root
+// and, hidden, to the root as a persistent flag; the root's
+// PersistentPreRunE checks it (checkVerbose) and copies it to
+// Streams.verbose.
 func addVerboseFlags(root *cobra.Command, g *globalOptions) {
+	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, verboseUsage)
+	_ = root.PersistentFlags().MarkHidden("verbose")
 	for _, c := range root.Commands() {
 		if summarising[c.Name()] {
 			c.Flags().BoolVarP(&g.verbose, "verbose", "v", false, verboseUsage)
 		}
 	}
+}
+
+// checkVerbose refuses -v/--verbose on a command that does not summarise.
+func checkVerbose(c *cobra.Command) error {
+	f := c.Flags().Lookup("verbose")
+	if f == nil || !f.Changed || summarising[c.Name()] && c.Parent() == c.Root() {
+		return nil
+	}
+	if !c.HasParent() {
+		return usageErrorf("-v is --verbose, a flag of %s; the version is kseg --version", summarisingList())
+	}
+	return usageErrorf("-v/--verbose is not a flag of %s: it is a flag of %s, which summarise long lists (the version is kseg --version)",
+		c.CommandPath(), summarisingList())
+}
+
+// summarisingList names the summarising commands, sorted.
+func summarisingList() string {
+	names := make([]string, 0, len(summarising))
+	for n := range summarising {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }
 
 // outputHelp is the OUTPUT section of their help.
