@@ -194,6 +194,7 @@ func finishTree(root *cobra.Command) {
 		if c.Args != nil {
 			c.Args = usageArgs(c.Args)
 		}
+		resolvePathArgs(c)
 		if !strings.Contains(c.Long, "EXIT STATUS") {
 			long := c.Long
 			if long == "" {

@@ -221,7 +221,9 @@ Nothing is ever modified.
 			if err != nil {
 				return err
 			}
-			return runVerifyChain(c.Context(), s, g, o, dirs)
+			// The directories --edge added, as the arguments were
+			// (paths.go).
+			return runVerifyChain(c.Context(), s, g, o, realPaths(dirs, len(args)))
 		},
 	}
 	o.AddFlags(c)

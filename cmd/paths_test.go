@@ -1,0 +1,104 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestDotIsTheDirectory: every command that takes a path gives ".", "./",
+// "NAME/.", ".." and a directory reached through a symbolic link the
+// directory's real name. Run from the same working directory, each form
+// prints what the absolute path prints and exits as it does; none is
+// refused for its name ("the name is not <topic>-<partition>"), listed as
+// loose files, or reported as "partition .".
+func TestDotIsTheDirectory(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := filepath.Join(root, "a", "txn-0")
+	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), part)
+	mirror := filepath.Join(root, "b", "txn-0")
+	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), mirror)
+	dst := filepath.Join(root, "c", "txn-0")
+	logdir := filepath.Join(root, "logs")
+	copyInputDir(t, filepath.Join("..", "testdata", "logdirs", "broker-1"), logdir)
+	docs := filepath.Join(root, "docs")
+	for _, d := range []string{dst, docs} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(root, "current")
+	if err := os.Symlink(part, link); err != nil {
+		t.Fatal(err)
+	}
+	backups := filepath.Join(root, "backups")
+
+	// target is the directory the path names; args builds the command
+	// line around it.
+	type command struct {
+		target string
+		args   func(p string) []string
+	}
+	commands := map[string]command{
+		"dump":           {part, func(p string) []string { return []string{"dump", p} }},
+		"explain":        {part, func(p string) []string { return []string{"explain", "5", p} }},
+		"replay-psm":     {part, func(p string) []string { return []string{"replay-psm", p} }},
+		"inject-barrier": {part, func(p string) []string { return []string{"inject-barrier", "--dry-run", "--timestamp", injectTs, "--backup-dir", backups, p} }},
+		"repair":         {part, func(p string) []string { return []string{"repair", "--dry-run", "--backup-dir", backups, p} }},
+		"verify-chain":   {part, func(p string) []string { return []string{"verify-chain", p, mirror} }},
+		"mirror":         {part, func(p string) []string { return []string{"mirror", "--dry-run", "--backup-dir", backups, p, dst} }},
+		"mirror DST":     {dst, func(p string) []string { return []string{"mirror", "--dry-run", "--backup-dir", backups, part, p} }},
+		"groups":         {logdir, func(p string) []string { return []string{"groups", p} }},
+		"txns":           {logdir, func(p string) []string { return []string{"txns", p} }},
+		"metadata":       {logdir, func(p string) []string { return []string{"metadata", p} }},
+		"docs":           {docs, func(p string) []string { return []string{"docs", p} }},
+	}
+	for name := range pathArgsFrom {
+		if _, ok := commands[name]; !ok {
+			t.Errorf("%s takes paths but has no row", name)
+		}
+	}
+	// forms: the working directory and the path written for a target,
+	// and the path it must mean (absolute, but for NAME/., which keeps
+	// the user's relative NAME).
+	type form struct{ name, cwd, path, means string }
+	forms := func(target string) []form {
+		fs := []form{
+			{".", target, ".", target},
+			{"./", target, "./", target},
+			{"NAME/.", filepath.Dir(target), filepath.Base(target) + "/.", filepath.Base(target)},
+		}
+		if target == logdir {
+			fs = append(fs, form{"..", filepath.Join(logdir, "orders-0"), "..", logdir})
+		}
+		if target == part {
+			fs = append(fs, form{"link/.", link, ".", part}, form{"link", root, "current", part})
+		}
+		return fs
+	}
+	// docs says how many pages a run changed: the first run, all of them.
+	changed := regexp.MustCompile(`\(\d+ changed\)`)
+	for name, c := range commands {
+		for _, f := range forms(c.target) {
+			t.Run(name+" "+f.name, func(t *testing.T) {
+				t.Chdir(f.cwd)
+				want := runKseg(c.args(f.means)...)
+				got := runKseg(c.args(f.path)...)
+				want.stderr = changed.ReplaceAllString(want.stderr, "")
+				got.stderr = changed.ReplaceAllString(got.stderr, "")
+				if want.code == ExitUsage || want.code == ExitRefused {
+					t.Fatalf("kseg %s: exit %d\n%s", strings.Join(want.args, " "), want.code, want.stderr)
+				}
+				if got.code != want.code || got.stdout != want.stdout || got.stderr != want.stderr {
+					t.Errorf("from %s, kseg %s: exit %d\nstdout %s\nstderr %s\nwant (the absolute path) exit %d\nstdout %s\nstderr %s",
+						f.cwd, strings.Join(got.args, " "), got.code, head(got.stdout), got.stderr, want.code, head(want.stdout), want.stderr)
+				}
+			})
+		}
+	}
+}
