@@ -45,18 +45,20 @@ func TestDotIsTheDirectory(t *testing.T) {
 		args   func(p string) []string
 	}
 	commands := map[string]command{
-		"dump":           {part, func(p string) []string { return []string{"dump", p} }},
-		"explain":        {part, func(p string) []string { return []string{"explain", "5", p} }},
-		"replay-psm":     {part, func(p string) []string { return []string{"replay-psm", p} }},
-		"inject-barrier": {part, func(p string) []string { return []string{"inject-barrier", "--dry-run", "--timestamp", injectTs, "--backup-dir", backups, p} }},
-		"repair":         {part, func(p string) []string { return []string{"repair", "--dry-run", "--backup-dir", backups, p} }},
-		"verify-chain":   {part, func(p string) []string { return []string{"verify-chain", p, mirror} }},
-		"mirror":         {part, func(p string) []string { return []string{"mirror", "--dry-run", "--backup-dir", backups, p, dst} }},
-		"mirror DST":     {dst, func(p string) []string { return []string{"mirror", "--dry-run", "--backup-dir", backups, part, p} }},
-		"groups":         {logdir, func(p string) []string { return []string{"groups", p} }},
-		"txns":           {logdir, func(p string) []string { return []string{"txns", p} }},
-		"metadata":       {logdir, func(p string) []string { return []string{"metadata", p} }},
-		"docs":           {docs, func(p string) []string { return []string{"docs", p} }},
+		"dump":       {part, func(p string) []string { return []string{"dump", p} }},
+		"explain":    {part, func(p string) []string { return []string{"explain", "5", p} }},
+		"replay-psm": {part, func(p string) []string { return []string{"replay-psm", p} }},
+		"inject-barrier": {part, func(p string) []string {
+			return []string{"inject-barrier", "--dry-run", "--timestamp", injectTs, "--backup-dir", backups, p}
+		}},
+		"repair":       {part, func(p string) []string { return []string{"repair", "--dry-run", "--backup-dir", backups, p} }},
+		"verify-chain": {part, func(p string) []string { return []string{"verify-chain", p, mirror} }},
+		"mirror":       {part, func(p string) []string { return []string{"mirror", "--dry-run", "--backup-dir", backups, p, dst} }},
+		"mirror DST":   {dst, func(p string) []string { return []string{"mirror", "--dry-run", "--backup-dir", backups, part, p} }},
+		"groups":       {logdir, func(p string) []string { return []string{"groups", p} }},
+		"txns":         {logdir, func(p string) []string { return []string{"txns", p} }},
+		"metadata":     {logdir, func(p string) []string { return []string{"metadata", p} }},
+		"docs":         {docs, func(p string) []string { return []string{"docs", p} }},
 	}
 	for name := range pathArgsFrom {
 		if _, ok := commands[name]; !ok {
