@@ -191,6 +191,9 @@ type dumpFile struct {
 	// directory); missing: it does not exist (kept only for --output
 	// kafka, which reports it where kafka-dump-log does).
 	named, missing bool
+	// entries and selected: how many entries the file holds and how many
+	// of them dump's filters selected (dump_select.go), set for EndFile.
+	entries, selected int
 }
 
 // collectDumpFiles expands PATH arguments into files in a stable order:
@@ -296,6 +299,12 @@ type dumpState struct {
 	render    *batchRenderer
 	serialJob batchJob
 	pipe      jobRunner
+
+	// sel: the batches the filters selected, per partition directory;
+	// fileEntries and fileSelected count the entries of the file being
+	// dumped (dump_select.go).
+	sel                       selectedBatches
+	fileEntries, fileSelected int
 
 	// lastLogs caches, per partition directory, its last .log
 	// (dump_logstart.go).
@@ -446,6 +455,7 @@ func (st *dumpState) reportCorrupt(kind finding.Kind, ce *decode.CorruptError) {
 }
 
 func (st *dumpState) dumpOne(f dumpFile) error {
+	st.fileEntries, st.fileSelected = 0, 0
 	if st.o.output == "kafka" {
 		// Dumping <file>, then kafka-dump-log's dispatch on the name
 		// (dump_kafka_stop.go).
@@ -495,6 +505,7 @@ func (st *dumpState) dumpOne(f dumpFile) error {
 		st.reportCorrupt(finding.CorruptFile, ce.At(f.path, 0))
 		err = nil
 	}
+	f.entries, f.selected = st.fileEntries, st.fileSelected
 	st.p.EndFile(f)
 	return err
 }
@@ -521,14 +532,17 @@ func (o *dumpOptions) batchSelected(b *decode.Batch) bool {
 
 // logSummary is the end-of-file summary of a .log.
 type logSummary struct {
-	Batches, Records     int64
-	FirstOffset          int64
-	LastOffset           int64
-	CRCErrors            int64
-	Tail                 segment.Tail
-	BytesScanned         int64
-	Codecs               map[string]int64
-	SelectedBatches      int64
+	Batches, Records int64
+	FirstOffset      int64
+	LastOffset       int64
+	CRCErrors        int64
+	Tail             segment.Tail
+	BytesScanned     int64
+	Codecs           map[string]int64
+	SelectedBatches  int64
+	// SelFirst and SelLast: the offsets of the first and last selected
+	// batches (-1 before one is).
+	SelFirst, SelLast    int64
 	NonConsecutive       int64
 	ControlByType        map[string]int64
 	MaxBytesLimitApplied bool
@@ -580,7 +594,7 @@ func (st *dumpState) dumpLog(f dumpFile) (err error) {
 			}
 		}
 	}()
-	sum := logSummary{FirstOffset: -1, LastOffset: -1, Codecs: map[string]int64{}, ControlByType: map[string]int64{},
+	sum := logSummary{FirstOffset: -1, LastOffset: -1, SelFirst: -1, SelLast: -1, Codecs: map[string]int64{}, ControlByType: map[string]int64{},
 		MaxBytesLimitApplied: o.maxBytesLimit}
 	st.p.LogStart(f)
 	if err := st.kafkaSlice(f, lf); err != nil {
@@ -653,6 +667,10 @@ func (st *dumpState) scanBatches(f dumpFile, lf *segment.LogFile, sum *logSummar
 				st.progNext = st.prog.scanned(st.progFile, end)
 			}
 			sum.count(b)
+			if o.filtered() && o.batchSelected(b) {
+				sum.countSelected(b)
+				st.noteBatch(f.path, b)
+			}
 			if pipe == nil {
 				j = &st.serialJob
 				if err := st.renderSerial(j, f, sc.Pos(), b, sum, &lastRecordOffset); err != nil {
@@ -741,6 +759,14 @@ func (sum *logSummary) count(b *decode.Batch) {
 	}
 	sum.LastOffset = b.LastOffset()
 	sum.codecs[b.Compression()]++
+}
+
+// countSelected counts b among the batches the filters selected.
+func (sum *logSummary) countSelected(b *decode.Batch) {
+	if sum.SelFirst < 0 {
+		sum.SelFirst = b.BaseOffset
+	}
+	sum.SelLast = b.LastOffset()
 }
 
 // foldCodecs moves the per-codec counts into Codecs, before a printer

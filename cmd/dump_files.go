@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -49,7 +50,9 @@ func (st *dumpState) dumpOffsetIndex(f dumpFile) error {
 		verified = st.verifyAgainstLog(f, &idx, nil)
 	}
 	for _, e := range idx.Entries {
-		st.p.OffsetIndexEntry(f, e)
+		if st.entrySelected(f.path, ruleByBatches, span(e.Offset, e.Offset), 0) {
+			st.p.OffsetIndexEntry(f, e)
+		}
 	}
 	if idx.TrailingBytes() != 0 {
 		st.report(fileFinding(finding.IndexLength, f.path, idx.Length-idx.TrailingBytes(), -1,
@@ -85,7 +88,9 @@ func (st *dumpState) dumpTimeIndex(f dumpFile) error {
 		verified = st.verifyAgainstLog(f, nil, &tidx)
 	}
 	for _, e := range tidx.Entries {
-		st.p.TimeIndexEntry(f, e)
+		if st.entrySelected(f.path, ruleByBatches, span(e.Offset, e.Offset), 0) {
+			st.p.TimeIndexEntry(f, e)
+		}
 	}
 	if tidx.TrailingBytes() != 0 {
 		st.report(fileFinding(finding.IndexLength, f.path, tidx.Length-tidx.TrailingBytes(), -1,
@@ -242,7 +247,9 @@ func (st *dumpState) dumpTxnIndex(f dumpFile) error {
 		st.reportCorrupt(finding.TxnIndexCorrupt, mustCorrupt(err))
 	}
 	for _, e := range x.Entries {
-		st.p.AbortedTxn(f, e)
+		if st.entrySelected(f.path, ruleAbort, span(e.FirstOffset, e.LastOffset), e.ProducerID) {
+			st.p.AbortedTxn(f, e)
+		}
 	}
 	if x.TrailingBytes > 0 {
 		st.report(fileFinding(finding.TxnIndexPartialEntry, f.path, x.Length-int64(x.TrailingBytes), -1,
@@ -269,7 +276,15 @@ func (st *dumpState) dumpSnapshot(f dumpFile) error {
 		return err
 	}
 	for _, e := range entries {
-		st.p.SnapshotEntry(f, e)
+		// The producer's last batch (ProducerStateEntry: lastOffset
+		// and offsetDelta); none without batch metadata.
+		sp := offsetSpan{}
+		if e.LastOffset >= 0 {
+			sp = span(e.LastOffset-int64(e.OffsetDelta), e.LastOffset)
+		}
+		if st.entrySelected(f.path, ruleProducer, sp, e.ProducerID) {
+			st.p.SnapshotEntry(f, e)
+		}
 	}
 	return nil
 }
@@ -283,8 +298,16 @@ func (st *dumpState) dumpLeaderEpochs(f dumpFile) error {
 		}
 		return err
 	}
-	for _, e := range entries {
-		st.p.LeaderEpoch(f, e)
+	for i, e := range entries {
+		// An epoch holds the offsets from its startOffset to the next
+		// epoch's (LeaderEpochFileCache.endOffsetFor).
+		hi := int64(math.MaxInt64)
+		if i+1 < len(entries) {
+			hi = max(entries[i+1].StartOffset-1, e.StartOffset)
+		}
+		if st.entrySelected(f.path, ruleByBatches, span(e.StartOffset, hi), 0) {
+			st.p.LeaderEpoch(f, e)
+		}
 	}
 	return nil
 }
@@ -299,7 +322,9 @@ func (st *dumpState) dumpOffsetCheckpoint(f dumpFile) error {
 		return err
 	}
 	for _, e := range entries {
-		st.p.OffsetCheckpoint(f, e)
+		if st.entrySelected(f.path, rulePartitions, span(e.Offset, e.Offset), 0) {
+			st.p.OffsetCheckpoint(f, e)
+		}
 	}
 	return nil
 }

@@ -305,6 +305,11 @@ func (p *jsonDumpPrinter) LogEnd(f dumpFile, s *logSummary) {
 		j.str("file", f.path)
 		j.str("kind", f.info.Kind.String())
 		j.int("batches", s.Batches)
+		if p.o.filtered() {
+			j.int("selectedBatches", s.SelectedBatches)
+			j.int("selectedFirstOffset", s.SelFirst)
+			j.int("selectedLastOffset", s.SelLast)
+		}
 		j.int("records", s.Records)
 		j.int("firstOffset", s.FirstOffset)
 		j.int("lastOffset", s.LastOffset)
@@ -463,11 +468,18 @@ func (p *jsonDumpPrinter) EndFile(f dumpFile) {
 	case segment.KindLog, segment.KindMetadataSnapshot, segment.KindBootstrapCheckpoint, segment.KindUnknown:
 		return // a .log has its own summary
 	}
+	entries, selected := p.entries, p.entries
+	if hasEntries(f.info.Kind) {
+		entries, selected = int64(f.entries), int64(f.selected)
+	}
 	p.line(func(j *jsonw) {
 		j.str("type", "summary")
 		j.str("file", f.path)
 		j.str("kind", f.info.Kind.String())
-		j.int("entries", p.entries)
+		j.int("entries", entries)
+		if p.o.filtered() {
+			j.int("selectedEntries", selected)
+		}
 	})
 }
 

@@ -321,10 +321,11 @@ func (r *batchRenderer) renderBatch(j *batchJob, jb *jobBatch) {
 
 func (r *batchRenderer) record(rec *decode.Record) error {
 	j, o := r.job, r.o
-	j.records++
 	if rec.Offset < o.fromOffset || rec.Offset > o.toOffset {
 		return nil
 	}
+	// Records counts what was selected: --offsets cuts inside a batch.
+	j.records++
 	r.rv = recordView{Record: rec}
 	if r.cur.b.IsControl() {
 		var err error

@@ -96,6 +96,10 @@ func (p *tableDumpPrinter) LogEnd(_ dumpFile, s *logSummary) {
 	if p.o.quiet {
 		return
 	}
+	if p.o.filtered() {
+		p.summary = logSummaryText(p.o, s, p.st)
+		return
+	}
 	p.summary = fmt.Sprintf("%d batches, %d records, validBytes %d of %d, tail %s, %d CRC errors",
 		s.Batches, s.Records, s.Tail.ValidBytes, s.Tail.End, s.Tail.Kind, s.CRCErrors)
 }
@@ -162,7 +166,10 @@ func (p *tableDumpPrinter) render(header []string, rows [][]string) {
 	renderTable(p.s.Out, p.s.Width, header, rows)
 }
 
-func (p *tableDumpPrinter) EndFile(dumpFile) {
+func (p *tableDumpPrinter) EndFile(f dumpFile) {
+	if p.o.filtered() && hasEntries(f.info.Kind) && p.summary == "" && !p.o.quiet {
+		p.summary = entriesSummary(p.o, f)
+	}
 	p.render(p.header, p.rows)
 	p.render([]string{"offset", "timestamp", "sequence", "keySize", "valueSize", "headerKeys", "data"}, p.recRows)
 	for _, fd := range p.findings {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
@@ -181,32 +180,7 @@ func (p *textDumpPrinter) LogEnd(_ dumpFile, s *logSummary) {
 	if p.o.quiet {
 		return
 	}
-	codecs := make([]string, 0, len(s.Codecs))
-	for _, k := range sortedKeys(s.Codecs) {
-		codecs = append(codecs, fmt.Sprintf("%s %d", k, s.Codecs[k]))
-	}
-	var ctl []string
-	for _, k := range sortedKeys(s.ControlByType) {
-		ctl = append(ctl, fmt.Sprintf("%s %d", k, s.ControlByType[k]))
-	}
-	line := fmt.Sprintf("%d batches", s.Batches)
-	if s.Records > 0 {
-		line += fmt.Sprintf(", %d records", s.Records)
-	}
-	if s.Batches > 0 {
-		line += fmt.Sprintf(", offsets %d..%d", s.FirstOffset, s.LastOffset)
-	}
-	if len(codecs) > 0 {
-		line += ", codecs: " + strings.Join(codecs, ", ")
-	}
-	if len(ctl) > 0 {
-		line += ", control: " + strings.Join(ctl, ", ")
-	}
-	line += fmt.Sprintf(", validBytes %d of %d, tail %s", s.Tail.ValidBytes, s.Tail.End, s.Tail.Kind)
-	if s.CRCErrors > 0 {
-		line += p.st.paint(p.st.err, fmt.Sprintf(", %d CRC errors", s.CRCErrors))
-	}
-	fmt.Fprintf(p.w, "%s %s\n", p.st.paint(p.st.dim, "summary:"), line)
+	fmt.Fprintf(p.w, "%s %s\n", p.st.paint(p.st.dim, "summary:"), logSummaryText(p.o, s, p.st))
 }
 
 func (p *textDumpPrinter) OffsetIndexEntry(_ dumpFile, e segment.IndexEntry) {
@@ -275,7 +249,7 @@ func (p *textDumpPrinter) EndFile(f dumpFile) {
 		if p.o.quiet {
 			return
 		}
-		fmt.Fprintf(p.w, "%s %d entries\n", p.st.paint(p.st.dim, "summary:"), p.n)
+		fmt.Fprintf(p.w, "%s %s\n", p.st.paint(p.st.dim, "summary:"), entriesSummary(p.o, f))
 	}
 }
 

@@ -30,13 +30,6 @@ func fmtMs(ms int64) string {
 	return fmt.Sprintf("%d (%s)", ms, time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z"))
 }
 
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.Itoa(n) + " " + what + "s"
-}
-
 func orDash(v int64) string {
 	if v < 0 {
 		return "-"

@@ -1,0 +1,274 @@
+package cmd
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment"
+)
+
+// What dump's filters select beyond batches. --offsets, --producer-id and
+// --control-only choose batches of a .log; every other file of the dump is
+// narrowed to the entries that concern those batches, so that
+// "dump --offsets 5000:5002 DIR" prints the two batches and the index,
+// time-index, snapshot … entries about them, not every entry of every file:
+//
+//   - an entry that names a producer (a producer snapshot's entry, a
+//     .txnindex aborted transaction) is selected by its producerId under
+//     --producer-id;
+//   - an entry spans offsets: an .index or .timeindex entry its offset, a
+//     snapshot entry its producer's last batch (lastOffset-offsetDelta ..
+//     lastOffset, ProducerStateEntry), an aborted transaction firstOffset
+//     .. lastOffset, a leader epoch its startOffset up to the next epoch's,
+//     an offset checkpoint its offset; under --offsets it is selected when
+//     that span meets FROM:TO;
+//   - under --producer-id (for an entry that names no producer) and
+//     --control-only (for any entry but an aborted transaction, which is
+//     about its ABORT marker, a control batch), an entry is selected when
+//     its span meets a batch selected in the same partition directory's
+//     .log files earlier in this dump: dump walks a partition's segments
+//     before its snapshots and checkpoint, and a segment's .log before its
+//     indexes. An offset checkpoint of a log directory (one offset per
+//     partition, read before the partitions) names no batch: none of its
+//     entries is selected then.
+//
+// Files without entries (partition.metadata, meta.properties …) are shown
+// whole. Findings are never filtered: a CRC mismatch outside the selection
+// is still corruption. Every file's summary counts what was selected and
+// says how much was scanned.
+
+// offsetSpan is the offsets [lo, hi] an entry concerns; ok is false for an
+// entry that concerns none (a snapshot entry without batch metadata).
+type offsetSpan struct {
+	lo, hi int64
+	ok     bool
+}
+
+func span(lo, hi int64) offsetSpan { return offsetSpan{lo: lo, hi: hi, ok: true} }
+
+// selectedBatches records the batches selected in each partition
+// directory, for the entries of its other files. Only --producer-id and
+// --control-only need it (--offsets alone is a range).
+type selectedBatches struct {
+	dirs map[string]*dirSelection
+}
+
+// dirSelection is one directory's selected batches: [baseOffset,
+// lastOffset] spans in scan order. In a healthy log they are disjoint and
+// ascending; overlapping says one began at or below the one before it (a
+// damaged log), and then every span is looked at.
+type dirSelection struct {
+	spans       [][2]int64
+	overlapping bool
+}
+
+// needsBatches: the filters select entries by the batches selected.
+func (o *dumpOptions) needsBatches() bool { return o.hasProducerFilter || o.controlOnly }
+
+// noteBatch records b, found at the scan of file, when the filters select
+// it.
+func (st *dumpState) noteBatch(file string, b *decode.Batch) {
+	if !st.o.needsBatches() || !st.o.batchSelected(b) {
+		return
+	}
+	if st.sel.dirs == nil {
+		st.sel.dirs = map[string]*dirSelection{}
+	}
+	dir := filepath.Clean(filepath.Dir(file))
+	ds := st.sel.dirs[dir]
+	if ds == nil {
+		ds = &dirSelection{}
+		st.sel.dirs[dir] = ds
+	}
+	base, last := b.BaseOffset, b.LastOffset()
+	if b.IsLegacy() {
+		base = last // a v0/v1 wrapper is known by its last inner offset
+	}
+	if n := len(ds.spans); n > 0 && base <= ds.spans[n-1][1] {
+		ds.overlapping = true
+	}
+	ds.spans = append(ds.spans, [2]int64{base, last})
+}
+
+// meetsSelected: a selected batch of file's directory holds an offset of
+// [lo, hi].
+func (st *dumpState) meetsSelected(file string, lo, hi int64) bool {
+	ds := st.sel.dirs[filepath.Clean(filepath.Dir(file))]
+	if ds == nil {
+		return false
+	}
+	if ds.overlapping {
+		for _, s := range ds.spans {
+			if s[0] <= hi && s[1] >= lo {
+				return true
+			}
+		}
+		return false
+	}
+	// The first span ending at or after lo is the only one that can
+	// begin at or before hi.
+	i, _ := slices.BinarySearchFunc(ds.spans, lo, func(s [2]int64, lo int64) int { return cmp.Compare(s[1], lo) })
+	return i < len(ds.spans) && ds.spans[i][0] <= hi
+}
+
+// entryRule is how the filters reach one kind of entry.
+type entryRule int
+
+const (
+	// ruleByBatches: --producer-id and --control-only select the entry
+	// by the batches it meets.
+	ruleByBatches entryRule = iota
+	// ruleProducer: the entry names a producer (a snapshot entry);
+	// --control-only selects it by the batches it meets.
+	ruleProducer
+	// ruleAbort: an aborted transaction: it names a producer and is
+	// about a control batch.
+	ruleAbort
+	// rulePartitions: an offset checkpoint entry of a log directory:
+	// it names no batch of this dump.
+	rulePartitions
+)
+
+// entrySelected applies the filters to one entry of file: its span, and
+// its producerId for the rules that have one.
+func (st *dumpState) entrySelected(file string, rule entryRule, sp offsetSpan, producerID int64) bool {
+	o := st.o
+	st.fileEntries++
+	if !o.filtered() {
+		st.fileSelected++
+		return true
+	}
+	ok := func() bool {
+		if o.fromOffset != math.MinInt64 || o.toOffset != math.MaxInt64 {
+			if !sp.ok || sp.hi < o.fromOffset || sp.lo > o.toOffset {
+				return false
+			}
+		}
+		lo, hi := max(sp.lo, o.fromOffset), min(sp.hi, o.toOffset)
+		if o.hasProducerFilter {
+			switch rule {
+			case ruleProducer, ruleAbort:
+				if producerID != o.producerID {
+					return false
+				}
+			case rulePartitions:
+				return false
+			default:
+				if !sp.ok || !st.meetsSelected(file, lo, hi) {
+					return false
+				}
+			}
+		}
+		if o.controlOnly {
+			switch rule {
+			case ruleAbort:
+			case rulePartitions:
+				return false
+			default:
+				if !sp.ok || !st.meetsSelected(file, lo, hi) {
+					return false
+				}
+			}
+		}
+		return true
+	}()
+	if ok {
+		st.fileSelected++
+	}
+	return ok
+}
+
+// filterText names the filters given, for summaries: "--offsets 5:6
+// --producer-id 9001".
+func (o *dumpOptions) filterText() string {
+	var parts []string
+	if o.offsets != "" {
+		parts = append(parts, "--offsets "+o.offsets)
+	}
+	if o.hasProducerFilter {
+		parts = append(parts, fmt.Sprintf("--producer-id %d", o.producerID))
+	}
+	if o.controlOnly {
+		parts = append(parts, "--control-only")
+	}
+	return strings.Join(parts, " ")
+}
+
+// hasEntries: files of kind hold entries the filters select
+// (dumpState.entrySelected).
+func hasEntries(k segment.FileKind) bool {
+	switch k {
+	case segment.KindIndex, segment.KindTimeIndex, segment.KindTxnIndex, segment.KindProducerSnapshot,
+		segment.KindLeaderEpochCheckpoint, segment.KindRecoveryPointCheckpoint, segment.KindLogStartOffsetCheckpoint,
+		segment.KindReplicationOffsetCheckpoint, segment.KindCleanerOffsetCheckpoint:
+		return true
+	}
+	return false
+}
+
+// entriesSummary is the summary of a file of entries: "3 entries", or
+// under a filter "1 of 3 entries selected".
+func entriesSummary(o *dumpOptions, f dumpFile) string {
+	if !o.filtered() {
+		return plural(f.entries, "entry")
+	}
+	return fmt.Sprintf("%d of %s selected", f.selected, plural(f.entries, "entry"))
+}
+
+// logSummaryText is the summary line of a .log in text and table: what it
+// holds, or under a filter what was selected and then what was scanned.
+func logSummaryText(o *dumpOptions, s *logSummary, st *styles) string {
+	codecs := make([]string, 0, len(s.Codecs))
+	for _, k := range sortedKeys(s.Codecs) {
+		codecs = append(codecs, fmt.Sprintf("%s %d", k, s.Codecs[k]))
+	}
+	var ctl []string
+	for _, k := range sortedKeys(s.ControlByType) {
+		ctl = append(ctl, fmt.Sprintf("%s %d", k, s.ControlByType[k]))
+	}
+	var line string
+	if o.filtered() {
+		line = fmt.Sprintf("%d of %s selected", s.SelectedBatches, plural(s.Batches, "batch"))
+		if s.Records > 0 {
+			line += ", " + plural(s.Records, "record")
+		}
+		if s.SelectedBatches > 0 {
+			line += fmt.Sprintf(", offsets %d..%d", s.SelFirst, s.SelLast)
+		}
+		if len(ctl) > 0 {
+			line += ", control: " + strings.Join(ctl, ", ")
+		}
+		line += "; scanned"
+		if s.Batches > 0 {
+			line += fmt.Sprintf(" offsets %d..%d,", s.FirstOffset, s.LastOffset)
+		}
+		if len(codecs) > 0 {
+			line += " codecs: " + strings.Join(codecs, ", ") + ","
+		}
+	} else {
+		line = plural(s.Batches, "batch")
+		if s.Records > 0 {
+			line += ", " + plural(s.Records, "record")
+		}
+		if s.Batches > 0 {
+			line += fmt.Sprintf(", offsets %d..%d", s.FirstOffset, s.LastOffset)
+		}
+		if len(codecs) > 0 {
+			line += ", codecs: " + strings.Join(codecs, ", ")
+		}
+		if len(ctl) > 0 {
+			line += ", control: " + strings.Join(ctl, ", ")
+		}
+		line += ","
+	}
+	line += fmt.Sprintf(" validBytes %d of %d, tail %s", s.Tail.ValidBytes, s.Tail.End, s.Tail.Kind)
+	if s.CRCErrors > 0 {
+		line += st.paint(st.err, ", "+plural(s.CRCErrors, "CRC error"))
+	}
+	return line
+}
