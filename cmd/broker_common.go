@@ -19,7 +19,8 @@ import (
 func brokerDecoder() broker.Decoder { return broker.SchemaDecoder{} }
 
 // openInventory checks every argument by the input rule (inputs.go: a
-// log directory whose partitions can all be read) and lists them.
+// log directory) and lists them; a partition directory that cannot be
+// listed is in Inventory.Unreadable, for viewExit.
 func openInventory(s *Streams, cmd string, args []string) (*broker.Inventory, error) {
 	if err := checkInputs(s, cmd, args, inputLogDir); err != nil {
 		return nil, err
@@ -69,6 +70,33 @@ func jsonFinding(j *jsonw, f finding.Finding) {
 	j.str("message", f.Message)
 	j.end()
 	j.b = append(j.b, '\n')
+}
+
+// viewExit is the exit of a whole-broker view: every partition that could
+// not be read is reported on stderr (the view went on without it) and the
+// exit is 1, as replay-psm's and dump's of a log directory; otherwise 3
+// when a finding is an error.
+func viewExit(s *Streams, unread []broker.Unreadable, fs []finding.Finding) error {
+	if err := reportUnreadable(s, unread); err != nil {
+		return err
+	}
+	return findingsResult(fs)
+}
+
+// reportUnreadable prints one "kseg: DIR: …" line per partition that could
+// not be read, and returns the exit 1 they make (nil when none).
+func reportUnreadable(s *Streams, unread []broker.Unreadable) error {
+	for _, u := range unread {
+		msg := u.Err.Error()
+		if !strings.Contains(msg, u.Dir) {
+			msg = u.Dir + ": " + msg
+		}
+		fmt.Fprintf(s.Err, "kseg: %s (the view goes on without it)\n", msg)
+	}
+	if len(unread) > 0 {
+		return &exitError{code: ExitError, silent: true}
+	}
+	return nil
 }
 
 // findingsResult is the exit for a view: 3 when a finding is an error.

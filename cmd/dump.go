@@ -202,8 +202,11 @@ type dumpFile struct {
 //
 // kafka keeps a file that does not exist in the list (marked missing), as
 // kafka-dump-log reaches it in turn.
-func collectDumpFiles(args []string, kafka bool) ([]dumpFile, error) {
-	var out []dumpFile
+//
+// A partition directory of a log directory that cannot be listed does not
+// stop the dump: it is in unread, which runDump reports, and the others
+// are dumped.
+func collectDumpFiles(args []string, kafka bool) (out []dumpFile, unread []error, err error) {
 	for _, a := range args {
 		st, err := os.Stat(a)
 		if err != nil {
@@ -212,7 +215,7 @@ func collectDumpFiles(args []string, kafka bool) ([]dumpFile, error) {
 				out = append(out, dumpFile{path: a, info: fi, named: true, missing: true})
 				continue
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		if !st.IsDir() {
 			fi, _ := segment.ParseFileName(filepath.Base(a))
@@ -222,14 +225,14 @@ func collectDumpFiles(args []string, kafka bool) ([]dumpFile, error) {
 		if segment.IsPartitionDir(a) {
 			files, err := partitionFiles(a)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			out = append(out, files...)
 			continue
 		}
 		ld, err := segment.OpenLogDir(a)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, f := range ld.Files {
 			fi, _ := segment.ParseFileName(filepath.Base(f.Path))
@@ -241,12 +244,13 @@ func collectDumpFiles(args []string, kafka bool) ([]dumpFile, error) {
 		for _, p := range ld.Partitions {
 			files, err := partitionFiles(p)
 			if err != nil {
-				return nil, err
+				unread = append(unread, err)
+				continue
 			}
 			out = append(out, files...)
 		}
 	}
-	return out, nil
+	return out, unread, nil
 }
 
 func partitionFiles(dir string) ([]dumpFile, error) {
@@ -333,10 +337,24 @@ func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, 
 		return err
 	}
 	o.quiet = g.quiet
-	files, err := collectDumpFiles(args, o.output == "kafka")
+	files, unread, err := collectDumpFiles(args, o.output == "kafka")
 	if err != nil {
 		return err
 	}
+	// The partitions that could not be listed, said first (the dump goes
+	// on without them) and counted in the exit.
+	for _, err := range unread {
+		fmt.Fprintf(s.Err, "kseg: %v (the dump goes on without it)\n", err)
+	}
+	err = runDumpFiles(ctx, s, g, o, files)
+	if len(unread) > 0 && (err == nil || exitCode(err) == ExitFindings) {
+		return &exitError{code: ExitError, err: unread[0], silent: true}
+	}
+	return err
+}
+
+// runDumpFiles dumps the files collectDumpFiles found.
+func runDumpFiles(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, files []dumpFile) error {
 	// The progress line (dump_progress.go) must exist before the printer
 	// captures s.Out: it routes output around the line.
 	prog := newDumpProgress(s, g, files)

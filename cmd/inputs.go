@@ -43,10 +43,10 @@ const (
 	// (dump).
 	inputKafkaPath
 	// inputLogDir: a log directory (an entry of a broker's log.dirs)
-	// holding partition directories, every live one of them readable (the
-	// whole-broker views: groups, txns, metadata). A view that skipped an
-	// unreadable partition would answer for a disk it did not read:
-	// metadata would call the replica missing.
+	// holding partition directories (the whole-broker views: groups,
+	// txns, metadata). One partition that cannot be read does not stop
+	// them: they go on, say it could not be read (metadata calls its
+	// replica unreadable, not missing) and exit 1 at the end.
 	inputLogDir
 )
 
@@ -117,15 +117,11 @@ func checkInput(s *Streams, name, path string, kind inputKind) error {
 		return ioInput(err)
 	}
 	var logs, kafka, partitions int
-	var live []string // live partition directories
 	for _, e := range entries {
 		fi, ok := segment.ParseFileName(e.Name())
 		if isDirEntry(path, e) {
-			if n, ok := segment.ParsePartitionDir(e.Name()); ok {
+			if _, ok := segment.ParsePartitionDir(e.Name()); ok {
 				partitions++
-				if n.State == segment.DirLive {
-					live = append(live, filepath.Join(path, e.Name()))
-				}
 			}
 			continue
 		}
@@ -158,11 +154,6 @@ func checkInput(s *Streams, name, path string, kind inputKind) error {
 		}
 	case inputLogDir:
 		if partitions > 0 {
-			for _, p := range live {
-				if _, err := fsys.ReadDir(p); err != nil {
-					return ioInput(err)
-				}
-			}
 			return nil
 		}
 		switch {

@@ -272,26 +272,12 @@ func TestSymlinkedPartitionInLogDir(t *testing.T) {
 	}
 }
 
-// TestViewsUnreadablePartitionInLogDir: a log directory whose partition
-// cannot be listed is an I/O error for the views (exit 1, permission
-// denied, naming the partition), as for every command; the views used to
-// warn and go on, and metadata then reported the unread replica missing.
-func TestViewsUnreadablePartitionInLogDir(t *testing.T) {
+// TestViewsTakeLogDirectories: a partition directory given where a log
+// directory is expected is a usage error. (A log directory with a
+// partition that cannot be read is TestOneUnreadablePartitionNeverStopsALogDir's.)
+func TestViewsTakeLogDirectories(t *testing.T) {
 	ld := filepath.Join(t.TempDir(), "broker-1")
 	copyInputDir(t, filepath.Join("..", "testdata", "logdirs", "broker-1"), ld)
-	for _, part := range []string{"orders-0", "__consumer_offsets-9", "__transaction_state-0"} {
-		for _, view := range []string{"groups", "txns", "metadata"} {
-			s, out, errb := TestStreams()
-			s.fsys = deniedFS{dir: filepath.Join(ld, part)}
-			code := Run(context.Background(), []string{view, ld}, s)
-			if code != ExitError || !strings.Contains(errb.String(), "permission denied") || !strings.Contains(errb.String(), filepath.Join(ld, part)) {
-				t.Errorf("%s with %s unreadable: exit %d, want 1 permission denied naming it\n%s", view, part, code, errb)
-			}
-			if out.Len() != 0 || strings.Contains(errb.String(), "missing-replica") {
-				t.Errorf("%s with %s unreadable answered anyway:\n%s%s", view, part, out, errb)
-			}
-		}
-	}
 	// A partition directory given where a log directory is expected.
 	s, _, errb := TestStreams()
 	if code := Run(context.Background(), []string{"groups", filepath.Join(ld, "orders-0")}, s); code != ExitUsage || !strings.Contains(errb.String(), "a partition directory, not a log directory") {

@@ -113,7 +113,7 @@ func runMetadata(ctx context.Context, s *Streams, g *globalOptions, o *metadataO
 		fmt.Fprintf(s.Err, "image at offset %d (%s, %d records replayed): %d topics, %d brokers, %d controllers; %d findings\n",
 			im.Offset, from, im.RecordsReplayed, len(im.Topics), len(im.Brokers), len(im.Controllers), len(v.Findings))
 	}
-	return findingsResult(v.Findings)
+	return viewExit(s, v.Unreadable, v.Findings)
 }
 
 type metadataPrinter interface {

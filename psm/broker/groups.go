@@ -3,6 +3,7 @@ package broker
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/kseg/kseg/psm"
@@ -105,6 +106,10 @@ type GroupsView struct {
 	// absence from Groups says nothing about the group.
 	Unanswerable []string
 	Findings     []finding.Finding
+	// Unreadable are the partitions that could not be read (the
+	// inventory's, and __consumer_offsets partitions whose files could
+	// not be): the view is complete but for them.
+	Unreadable []Unreadable
 }
 
 // LoadGroups replays every __consumer_offsets partition of the inventory
@@ -119,7 +124,7 @@ func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, erro
 		err      error
 	}
 	res := make([]result, len(tps))
-	v := &GroupsView{Skipped: map[string]int{}}
+	v := &GroupsView{Skipped: map[string]int{}, Unreadable: slices.Clone(inv.Unreadable)}
 	for _, tp := range tps {
 		v.Coordinators = append(v.Coordinators, inv.Partitions[tp][0].Dir)
 	}
@@ -137,7 +142,10 @@ func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, erro
 	want := func(list []string, s string) bool { return len(list) == 0 || slices.Contains(list, s) }
 	for i, r := range res {
 		if r.err != nil {
-			return nil, r.err
+			// One coordinator partition that cannot be read does not
+			// stop the others: its groups are unknown, and said so.
+			v.Unreadable = append(v.Unreadable, Unreadable{tps[i], v.Coordinators[i], inv.Partitions[tps[i]][0].LogDir, r.err})
+			continue
 		}
 		v.Findings = append(v.Findings, r.findings...)
 		for k, n := range r.skipped {
@@ -158,7 +166,7 @@ func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, erro
 		}
 	}
 	slices.SortFunc(v.Groups, func(a, b Group) int { return cmp.Compare(a.Group, b.Group) })
-	v.Unanswerable = groupsUnanswerable(inv, o, tps, v.Groups)
+	v.Unanswerable = groupsUnanswerable(inv, o, tps, v.Groups, v.Unreadable)
 
 	// Cross-check with the data partitions.
 	var need []TopicPartition
@@ -184,6 +192,7 @@ func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, erro
 			}
 			c.Log = pl
 			if pl.Err != nil {
+				v.Unreadable = unreadLog(v.Unreadable, TopicPartition{c.Topic, c.Partition}, pl, filepath.Dir(pl.Dir))
 				v.Findings = append(v.Findings, newFinding(finding.PartitionNotReplayed, g.Group, pl.Dir, -1,
 					fmt.Sprintf("%s-%d: the log could not be read (%v): no lag", c.Topic, c.Partition, pl.Err)))
 				continue
@@ -209,7 +218,7 @@ func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, erro
 // view and whose coordinator partition (GroupCoordinatorService.partitionFor)
 // is not in the directories: where they are, or whether they exist, is on
 // another broker's disk.
-func groupsUnanswerable(inv *Inventory, o GroupsOptions, tps []TopicPartition, found []Group) []string {
+func groupsUnanswerable(inv *Inventory, o GroupsOptions, tps []TopicPartition, found []Group, unread []Unreadable) []string {
 	if len(o.Groups) == 0 {
 		return nil
 	}
@@ -229,7 +238,13 @@ func groupsUnanswerable(inv *Inventory, o GroupsOptions, tps []TopicPartition, f
 		if slices.ContainsFunc(found, func(g Group) bool { return g.Group == name }) {
 			continue
 		}
-		if p := CoordinatorPartition(name, n); !present[p] {
+		p := CoordinatorPartition(name, n)
+		if u, ok := unreadableOf(inv, unread, TopicPartition{ConsumerOffsetsTopic, p}); ok {
+			out = append(out, fmt.Sprintf("group %q is coordinated by %s-%d (of %d partitions, from %s), which could not be read (%v): whether it exists and what it committed are unknown",
+				name, ConsumerOffsetsTopic, p, n, from, u.Err))
+			continue
+		}
+		if !present[p] {
 			out = append(out, fmt.Sprintf("group %q is coordinated by %s-%d (of %d partitions, from %s), which is not in these directories: whether it exists and what it committed are unknown",
 				name, ConsumerOffsetsTopic, p, n, from))
 		}

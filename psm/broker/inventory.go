@@ -54,14 +54,57 @@ type Inventory struct {
 	Partitions map[TopicPartition][]Replica
 	// Warnings are files whose content could not be parsed
 	// (meta.properties, partition.metadata); the views go on without what
-	// they would have said. A directory that cannot be read is an error of
-	// OpenInventory instead.
+	// they would have said.
 	Warnings []string
+	// Unreadable are the live partition directories that could not be
+	// listed. They are not absent: a view says it could not read them
+	// (a replica the metadata image places there is unreadable, not
+	// missing; a committed partition's lag is unknown), and goes on with
+	// the others.
+	Unreadable []Unreadable
+}
+
+// Unreadable is a partition whose directory, or one of whose files, could
+// not be read: a view goes on without it and reports Err.
+type Unreadable struct {
+	TopicPartition
+	Dir    string
+	LogDir string
+	Err    error
+}
+
+// unreadableOf says whether tp could not be read: its most complete copy
+// failed in a view's reading of it (in unread), or it has no readable copy
+// and an unreadable one.
+func unreadableOf(inv *Inventory, unread []Unreadable, tp TopicPartition) (Unreadable, bool) {
+	if rs := inv.Partitions[tp]; len(rs) > 0 {
+		for _, u := range unread {
+			if u.Dir == rs[0].Dir {
+				return u, true
+			}
+		}
+		return Unreadable{}, false
+	}
+	return inv.unreadable(tp)
+}
+
+// unreadable is the unreadable copy of tp, if tp has no readable one.
+func (inv *Inventory) unreadable(tp TopicPartition) (Unreadable, bool) {
+	if len(inv.Partitions[tp]) > 0 {
+		return Unreadable{}, false
+	}
+	for _, u := range inv.Unreadable {
+		if u.TopicPartition == tp {
+			return u, true
+		}
+	}
+	return Unreadable{}, false
 }
 
 // OpenInventory lists the log directories. Only partition directories in
 // the live state are taken (a -delete or -future directory is not what a
-// broker serves); one that cannot be read is an error.
+// broker serves); one that cannot be listed is Unreadable, and a log
+// directory that cannot be listed an error.
 func OpenInventory(paths []string) (*Inventory, error) {
 	inv := &Inventory{Partitions: map[TopicPartition][]Replica{}}
 	for _, p := range paths {
@@ -93,10 +136,10 @@ func OpenInventory(paths []string) (*Inventory, error) {
 			}
 			pd, err := segment.OpenPartitionDir(dir)
 			if err != nil {
-				// A partition that cannot be listed is not absent: going
-				// on without it would report its replica missing and its
-				// groups' lag unknown, answers for a disk not read.
-				return nil, err
+				// A partition that cannot be listed is not absent:
+				// the views say so rather than call its replica missing.
+				inv.Unreadable = append(inv.Unreadable, Unreadable{TopicPartition{n.Topic, n.Partition}, dir, p, err})
+				continue
 			}
 			r := Replica{Dir: dir, LogDir: p}
 			if pd.PartitionMetadata != "" {
@@ -145,7 +188,7 @@ func (inv *Inventory) TopicPartitions(topic string) []TopicPartition {
 func (inv *Inventory) DataPartitions() []TopicPartition {
 	var out []TopicPartition
 	for tp := range inv.Partitions {
-		if strings.HasPrefix(tp.Topic, "__consumer_offsets") || tp.Topic == TransactionStateTopic || tp.Topic == "__cluster_metadata" {
+		if !isDataTopic(tp.Topic) {
 			continue
 		}
 		out = append(out, tp)
@@ -154,6 +197,12 @@ func (inv *Inventory) DataPartitions() []TopicPartition {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
 	return out
+}
+
+// isDataTopic: topic is not one of the internal topics the views read
+// themselves (__consumer_offsets, __transaction_state, __cluster_metadata).
+func isDataTopic(topic string) bool {
+	return !strings.HasPrefix(topic, "__consumer_offsets") && topic != TransactionStateTopic && topic != "__cluster_metadata"
 }
 
 // TopicNames maps topic ids (partition.metadata) to topic names, for the

@@ -1,6 +1,10 @@
 package broker
 
 import (
+	"errors"
+	"io/fs"
+	"slices"
+
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 )
@@ -17,6 +21,18 @@ type PartitionLog struct {
 	// Result is psm's rebuild (nil when it failed: Err says why).
 	Result *psm.Result
 	Err    error
+}
+
+// unreadLog adds pl's partition to unread when its log could not be read
+// for an I/O reason (a file that cannot be opened: the operating system's
+// *fs.PathError), not already there: the view is incomplete, which its
+// command's exit says; a log that does not decode is a finding instead.
+func unreadLog(unread []Unreadable, tp TopicPartition, pl *PartitionLog, logDir string) []Unreadable {
+	var pe *fs.PathError
+	if pl.Err == nil || !errors.As(pl.Err, &pe) || slices.ContainsFunc(unread, func(u Unreadable) bool { return u.Dir == pl.Dir }) {
+		return unread
+	}
+	return append(unread, Unreadable{tp, pl.Dir, logDir, pl.Err})
 }
 
 // rebuildPartitions rebuilds the producer state of every partition in tps
@@ -36,9 +52,13 @@ func rebuildPartitions(inv *Inventory, tps []TopicPartition, jobs int, base psm.
 		n  int
 	}
 	var units []unit
+	m := make(map[TopicPartition]*PartitionLog, len(tps))
 	for _, tp := range tps {
 		if rs := inv.Partitions[tp]; len(rs) > 0 {
 			units = append(units, unit{tp, rs[0], len(rs)})
+		} else if u, ok := inv.unreadable(tp); ok {
+			// There, but not readable: the log's offsets are unknown.
+			m[tp] = &PartitionLog{Dir: u.Dir, Replicas: 1, Err: u.Err}
 		}
 	}
 	out := make([]*PartitionLog, len(units))
@@ -68,7 +88,6 @@ func rebuildPartitions(inv *Inventory, tps []TopicPartition, jobs int, base psm.
 		pl.LogStartOffset, pl.LogEndOffset = res.LogStartOffset, res.LogEndOffset
 		pl.HighWatermark, pl.LastStableOffset = res.HighWatermark, res.LastStableOffset
 	})
-	m := make(map[TopicPartition]*PartitionLog, len(units))
 	for i, u := range units {
 		m[u.tp] = out[i]
 	}

@@ -179,6 +179,9 @@ type MetadataView struct {
 	// directory was given, or found on disk.
 	Disk     []DiskPartition
 	Findings []finding.Finding
+	// Unreadable are the partition directories that could not be listed
+	// (their Disk rows say "unreadable").
+	Unreadable []Unreadable
 }
 
 // DiskPartition compares one partition of the image with one node's disk.
@@ -194,7 +197,7 @@ type DiskPartition struct {
 	// DiskLeaderEpoch is the last leader-epoch-checkpoint epoch, -1 none.
 	DiskLeaderEpoch  int32
 	ImageLeaderEpoch int32
-	Status           string // ok, missing, orphan, recreated, epoch-ahead, not-assigned
+	Status           string // ok, missing, orphan, recreated, epoch-ahead, not-assigned, unreadable
 }
 
 // LoadMetadata loads the newest KRaft snapshot at or below opts.At from
@@ -203,10 +206,13 @@ type DiskPartition struct {
 // every log directory whose meta.properties names its node.
 func LoadMetadata(inv *Inventory, o MetadataOptions) (*MetadataView, error) {
 	rs := inv.Partitions[TopicPartition{ClusterMetadataTopic, 0}]
+	if u, ok := inv.unreadable(TopicPartition{ClusterMetadataTopic, 0}); ok {
+		return nil, u.Err
+	}
 	if len(rs) == 0 {
 		return nil, fmt.Errorf("no %s-0 directory in %s", ClusterMetadataTopic, logDirList(inv))
 	}
-	v := &MetadataView{MetadataDir: rs[0].Dir}
+	v := &MetadataView{MetadataDir: rs[0].Dir, Unreadable: slices.Clone(inv.Unreadable)}
 	pd, err := segment.OpenPartitionDir(v.MetadataDir)
 	if err != nil {
 		return nil, err
@@ -734,6 +740,15 @@ func (v *MetadataView) crossCheck(inv *Inventory, later *MetadataImage) {
 	for tp := range inv.Partitions {
 		tps = append(tps, tp)
 	}
+	// A partition directory that could not be listed holds the replica as
+	// far as anyone can tell: "unreadable", never "missing".
+	unreadable := map[TopicPartition][]Unreadable{}
+	for _, u := range inv.Unreadable {
+		if len(unreadable[u.TopicPartition]) == 0 && len(inv.Partitions[u.TopicPartition]) == 0 {
+			tps = append(tps, u.TopicPartition)
+		}
+		unreadable[u.TopicPartition] = append(unreadable[u.TopicPartition], u)
+	}
 	slices.SortFunc(tps, func(a, b TopicPartition) int {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
@@ -770,6 +785,15 @@ func (v *MetadataView) crossCheck(inv *Inventory, later *MetadataImage) {
 				// replica is still missing.
 				seen[key{tp, node}] = true
 			}
+			v.Disk = append(v.Disk, row)
+		}
+		for _, u := range unreadable[tp] {
+			node := nodeOf[u.LogDir]
+			row := DiskPartition{Topic: tp.Topic, Partition: tp.Partition, Node: node, Dir: u.Dir, DiskLeaderEpoch: -1, ImageLeaderEpoch: -1, Status: "unreadable"}
+			if t := byName[tp.Topic]; t != nil {
+				row.ImageTopicID = t.ID
+			}
+			seen[key{tp, node}] = true
 			v.Disk = append(v.Disk, row)
 		}
 	}

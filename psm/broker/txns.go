@@ -3,6 +3,7 @@ package broker
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf16"
@@ -124,6 +125,10 @@ type TxnsView struct {
 	// "default").
 	NumPartitions     int32
 	NumPartitionsFrom string
+	// Unreadable are the partitions that could not be read (the
+	// inventory's, and __transaction_state partitions whose files could
+	// not be): the view is complete but for them.
+	Unreadable []Unreadable
 }
 
 // LoadTxns replays __transaction_state and cross-checks every data
@@ -133,11 +138,9 @@ type TxnsView struct {
 // its producer id, or when the coordinator's record for that id does not
 // list the partition among those it will still write markers to.
 func LoadTxns(inv *Inventory, dec Decoder, o TxnsOptions) (*TxnsView, error) {
-	l := &txnsLoad{v: &TxnsView{}, o: o}
+	l := &txnsLoad{v: &TxnsView{Unreadable: slices.Clone(inv.Unreadable)}, o: o, inv: inv}
 	l.coordinators(inv)
-	if err := l.readCoordinators(dec); err != nil {
-		return nil, err
-	}
+	l.readCoordinators(dec)
 	l.unanswerable()
 	l.openTransactions(inv)
 	l.filter()
@@ -154,6 +157,7 @@ type txnsLoad struct {
 	present map[int32]bool
 	n       int32
 	byPID   map[int64]*Transaction
+	inv     *Inventory
 }
 
 // coordinators finds the __transaction_state partitions in the
@@ -187,7 +191,9 @@ func (l *txnsLoad) coordinators(inv *Inventory) {
 
 // readCoordinators replays every present __transaction_state partition,
 // Jobs at a time: the transactional ids, sorted, and what does not decode.
-func (l *txnsLoad) readCoordinators(dec Decoder) error {
+// A partition that cannot be read is Unreadable and counted missing: the
+// transactional ids it coordinates are unknown.
+func (l *txnsLoad) readCoordinators(dec Decoder) {
 	v := l.v
 	type result struct {
 		txns     map[string]Transaction
@@ -221,9 +227,13 @@ func (l *txnsLoad) readCoordinators(dec Decoder) error {
 		res[i] = result{txns, append(sfs, fs...), err}
 	})
 	l.byPID = map[int64]*Transaction{}
-	for _, r := range res {
+	for i, r := range res {
 		if r.err != nil {
-			return r.err
+			tp := l.tps[i]
+			v.Unreadable = append(v.Unreadable, Unreadable{tp, v.Coordinators[i], l.inv.Partitions[tp][0].LogDir, r.err})
+			delete(l.present, tp.Partition)
+			v.MissingCoordinators = append(v.MissingCoordinators, tp.Partition)
+			continue
 		}
 		v.Findings = append(v.Findings, r.findings...)
 		for _, t := range r.txns {
@@ -235,7 +245,7 @@ func (l *txnsLoad) readCoordinators(dec Decoder) error {
 		t := &v.Transactions[i]
 		l.byPID[t.ProducerID] = t
 	}
-	return nil
+	slices.Sort(v.MissingCoordinators)
 }
 
 // unanswerable says what the missing coordinator partitions leave
@@ -252,7 +262,12 @@ func (l *txnsLoad) unanswerable() {
 			len(v.MissingCoordinators), l.n, partitionList(v.MissingCoordinators)))
 	}
 	for _, id := range l.o.TransactionalIDs {
-		if p := CoordinatorPartition(id, l.n); !l.present[p] {
+		p := CoordinatorPartition(id, l.n)
+		if u, ok := unreadableOf(l.inv, v.Unreadable, TopicPartition{TransactionStateTopic, p}); ok {
+			v.Unanswerable = append(v.Unanswerable, fmt.Sprintf("transactional id %q is coordinated by %s-%d, which could not be read (%v)", id, TransactionStateTopic, p, u.Err))
+			continue
+		}
+		if !l.present[p] {
 			v.Unanswerable = append(v.Unanswerable, fmt.Sprintf("transactional id %q is coordinated by %s-%d, which is not in these directories", id, TransactionStateTopic, p))
 		}
 	}
@@ -268,6 +283,17 @@ func (l *txnsLoad) openTransactions(inv *Inventory) {
 			data = append(data, tp)
 		}
 	}
+	// A data partition that could not be listed: its open transactions
+	// are unknown (partition-not-replayed), not absent.
+	for _, u := range inv.Unreadable {
+		if _, ok := inv.unreadable(u.TopicPartition); ok && isDataTopic(u.Topic) && !slices.Contains(data, u.TopicPartition) &&
+			(len(o.Topics) == 0 || slices.Contains(o.Topics, u.Topic)) {
+			data = append(data, u.TopicPartition)
+		}
+	}
+	slices.SortFunc(data, func(a, b TopicPartition) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
 	logs := rebuildPartitions(inv, data, o.Jobs, o.PSM)
 	now := o.Now
 	if now < 0 {
@@ -287,6 +313,7 @@ func (l *txnsLoad) openTransactions(inv *Inventory) {
 			continue
 		}
 		if pl.Err != nil {
+			v.Unreadable = unreadLog(v.Unreadable, tp, pl, filepath.Dir(pl.Dir))
 			v.Findings = append(v.Findings, newFinding(finding.PartitionNotReplayed, tp.String(), pl.Dir, -1,
 				fmt.Sprintf("%s: producer state could not be rebuilt (%v): its open transactions are unknown", tp, pl.Err)))
 			continue

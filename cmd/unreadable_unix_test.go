@@ -1,0 +1,231 @@
+//go:build unix
+
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// unreadableRuns is what TestHelperRunUnreadable runs: one command line
+// per command that takes a log directory.
+func unreadableRuns(logdir string) [][]string {
+	return [][]string{
+		{"dump", logdir},
+		{"replay-psm", logdir},
+		{"groups", logdir},
+		{"txns", logdir},
+		{"metadata", logdir},
+	}
+}
+
+// TestHelperRunUnreadable runs unreadableRuns in-process for
+// TestOneUnreadablePartitionNeverStopsALogDir, as another user, and prints
+// the results as one JSON line.
+func TestHelperRunUnreadable(t *testing.T) {
+	logdir := os.Getenv("KSEG_HELPER_LOGDIR")
+	if logdir == "" {
+		t.Skip("a helper, run by TestOneUnreadablePartitionNeverStopsALogDir")
+	}
+	var res []runResult
+	for _, args := range unreadableRuns(logdir) {
+		res = append(res, runKseg(args...))
+	}
+	fmt.Println("RESULTS " + encodeRuns(res))
+}
+
+type jsonRun struct {
+	Args           []string
+	Code           int
+	Stdout, Stderr string
+}
+
+func encodeRuns(res []runResult) string {
+	var js []jsonRun
+	for _, r := range res {
+		js = append(js, jsonRun{r.args, r.code, r.stdout, r.stderr})
+	}
+	b, _ := json.Marshal(js)
+	return string(b)
+}
+
+// TestOneUnreadablePartitionNeverStopsALogDir: every command that takes a
+// log directory goes on past a partition it cannot read — a partition
+// directory of mode 000, or one file of mode 000 — reports it on stderr in
+// the operating system's words, prints what it could read, and exits 1 at
+// the end when it needed what it could not read. The metadata view calls
+// an unreadable replica unreadable, never missing. Permissions mean
+// nothing to root: as root, the commands run in a copy of this test binary
+// as the user nobody.
+func TestOneUnreadablePartitionNeverStopsALogDir(t *testing.T) {
+	const uid, gid = 65534, 65534 // nobody
+	asRoot := os.Geteuid() == 0
+	var bin string
+	if asRoot {
+		bin = filepath.Join(t.TempDir(), "cmd.test")
+		if err := copyTestBinary(os.Args[0], bin); err != nil {
+			t.Skipf("cannot copy the test binary for another user: %v", err)
+		}
+	}
+	cases := []struct {
+		name string
+		// path is made unreadable, relative to the log directory.
+		path string
+		// needs: the commands that read it, which exit 1; the others
+		// exit as on a readable copy.
+		needs []string
+	}{
+		{"data partition", "orders-0", []string{"dump", "replay-psm", "groups", "txns", "metadata"}},
+		{"coordinator partition", "__consumer_offsets-9", []string{"dump", "replay-psm", "groups", "txns", "metadata"}},
+		{"transaction state partition", "__transaction_state-0", []string{"dump", "replay-psm", "groups", "txns", "metadata"}},
+		{"a segment", "payments-0/00000000000000000000.log", []string{"dump", "replay-psm", "txns"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			logdir := filepath.Join(root, "logs")
+			copyInputDir(t, filepath.Join("..", "testdata", "logdirs", "healthy"), logdir)
+			healthy := map[string]runResult{}
+			for _, args := range unreadableRuns(logdir) {
+				healthy[args[0]] = runKseg(args...)
+			}
+			// Every directory on the way open to the other user, then
+			// the one path closed.
+			if asRoot {
+				for d := root; d != "/" && d != "."; d = filepath.Dir(d) {
+					if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o005 != 0o005 {
+						if err := os.Chmod(d, st.Mode().Perm()|0o005); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			victim := filepath.Join(logdir, tc.path)
+			if err := os.Chmod(victim, 0); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.Chmod(victim, 0o755) })
+			var res []runResult
+			if asRoot {
+				cmd := exec.Command(bin, "-test.run=^TestHelperRunUnreadable$", "-test.v")
+				// A temporary directory the other user may write (the
+				// package's TestMain makes one; /tmp may not be open).
+				tmp := filepath.Join(root, "tmp")
+				if err := os.Mkdir(tmp, 0o777); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(tmp, 0o777); err != nil {
+					t.Fatal(err)
+				}
+				cmd.Env = append(os.Environ(), "KSEG_HELPER_LOGDIR="+logdir, "TMPDIR="+tmp)
+				cmd.Dir = root
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
+				out, err := cmd.CombinedOutput()
+				i := strings.Index(string(out), "RESULTS ")
+				if i < 0 {
+					t.Fatalf("the helper as uid %d: %v\n%s", uid, err, out)
+				}
+				line, _, _ := strings.Cut(string(out[i+len("RESULTS "):]), "\n")
+				var js []jsonRun
+				if err := json.Unmarshal([]byte(line), &js); err != nil {
+					t.Fatal(err)
+				}
+				for _, j := range js {
+					res = append(res, runResult{j.Args, j.Code, j.Stdout, j.Stderr})
+				}
+			} else {
+				for _, args := range unreadableRuns(logdir) {
+					res = append(res, runKseg(args...))
+				}
+			}
+			if _, err := os.ReadDir(victim); err == nil && !asRoot {
+				t.Skip("this user reads a mode-000 directory")
+			}
+			for _, r := range res {
+				name := r.args[0]
+				h := healthy[name]
+				if !contains(tc.needs, name) {
+					if r.code != h.code {
+						t.Errorf("kseg %s: exit %d, %d on the readable copy (it does not read %s)\n%s", name, r.code, h.code, tc.path, r.stderr)
+					}
+					continue
+				}
+				if r.code != ExitError {
+					t.Errorf("kseg %s with %s unreadable: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", name, tc.path, r.code, ExitError, head(r.stdout), r.stderr)
+				}
+				if !strings.Contains(r.stderr, filepath.Base(filepath.Dir(victim))) && !strings.Contains(r.stderr, filepath.Base(victim)) ||
+					!strings.Contains(r.stderr, fs.ErrPermission.Error()) {
+					t.Errorf("kseg %s: stderr does not name %s and say %q:\n%s", name, tc.path, fs.ErrPermission, r.stderr)
+				}
+				// What it could read is still there.
+				part := strings.SplitN(tc.path, "/", 2)[0]
+				var keep []string
+				for _, line := range strings.Split(h.stdout, "\n") {
+					switch {
+					case strings.Contains(line, part):
+					case name == "dump" && strings.HasPrefix(line, "=== "),
+						name == "replay-psm" && line != "",
+						name == "groups" && strings.HasPrefix(line, "group ") && part != "__consumer_offsets-9",
+						name == "txns" && strings.HasPrefix(line, "transactionalId ") && part != "__transaction_state-0",
+						name == "metadata" && strings.HasPrefix(line, "topic "):
+						keep = append(keep, line)
+					}
+				}
+				// The only group and the only transactional id live in
+				// the coordinator partitions of two cases: nothing else
+				// to show there.
+				if len(keep) == 0 && !(name == "groups" && part == "__consumer_offsets-9") && !(name == "txns" && part == "__transaction_state-0") {
+					t.Errorf("kseg %s: nothing to compare on the readable copy:\n%s", name, h.stdout)
+				}
+				for _, line := range keep {
+					if !strings.Contains(r.stdout, line) {
+						t.Errorf("kseg %s with %s unreadable lost %q", name, tc.path, line)
+					}
+				}
+				if name == "metadata" {
+					for _, line := range strings.Split(r.stdout, "\n") {
+						if strings.Contains(line, " "+part+" ") && strings.Contains(line, "missing") {
+							t.Errorf("metadata calls the unreadable %s missing: %s", part, line)
+						}
+					}
+					if tc.path == part && !strings.Contains(r.stdout, "disk "+part+" node 1 unreadable") {
+						t.Errorf("metadata has no unreadable row for %s:\n%s", part, r.stdout)
+					}
+				}
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// copyTestBinary copies the test binary where another user can run it.
+func copyTestBinary(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(dst, b, 0o755); err != nil {
+		return err
+	}
+	for _, d := range []string{filepath.Dir(dst), filepath.Dir(filepath.Dir(dst))} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
