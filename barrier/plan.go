@@ -131,7 +131,21 @@ type InjectionPlan struct {
 	LeaderEpoch      int32           `json:"leaderEpoch"`
 	Timestamp        int64           `json:"timestamp"`
 	NewLogEndOffset  int64           `json:"newLogEndOffset"`
-	ProducersCleared int             `json:"producersCleared"`
+	// ProducersCleared is how many producers the barrier clears in the
+	// read-back replay of the partition the write leaves: what
+	// VerifyInjection will report. ProducersAtCut are the producers the
+	// state holds at the cut; the ProducersExpired others are gone before
+	// the barrier applies, because a replay's log clock reaches the
+	// barrier's Timestamp (or its ABORT markers') first and removes every
+	// producer without an open transaction whose last batch is
+	// producer.id.expiration.ms or more older
+	// (ProducerStateManager.removeExpiredProducers). A barrier written
+	// today into data years old clears none: they had expired.
+	ProducersCleared int `json:"producersCleared"`
+	ProducersAtCut   int `json:"producersAtCut"`
+	ProducersExpired int `json:"producersExpired"`
+	// ExpirationMs is producer.id.expiration.ms as the replay used it.
+	ExpirationMs int64 `json:"expirationMs"`
 	SnapshotOffset   int64           `json:"snapshotOffset"` // -1 with NoSnapshot
 
 	// Ops are the file operations, in the order ApplyInjection commits them.
@@ -478,7 +492,46 @@ func (pl *planner) plan() (*InjectionPlan, error) {
 		return nil, fmt.Errorf("offset %d does not fit in segment %d's relative offsets", off, cs.files.BaseOffset)
 	}
 
+	if err := pl.predictReadBack(cs, appendBytes); err != nil {
+		return nil, err
+	}
 	return p, pl.planFiles(kept, dropped, ci, appendBytes, rebuilt)
+}
+
+// predictReadBack runs, before the write, the replay VerifyInjection will
+// run after it, on the log the write leaves: the log up to the cut, the
+// batches appended, and the snapshots at or below the cut (the others are
+// deleted). What it says of the barrier is what the plan says: the
+// producers it clears, and how many of those at the cut expired first.
+func (pl *planner) predictReadBack(cs *segScan, appendBytes []byte) error {
+	p := pl.p
+	var batches []*decode.Batch
+	for rest := appendBytes; len(rest) > 0; {
+		b, err := decode.ParseBatch(rest)
+		if err != nil {
+			return fmt.Errorf("a planned batch does not parse: %w", err)
+		}
+		batches = append(batches, &b)
+		rest = rest[b.Size():]
+	}
+	var snaps []segment.SnapshotFile
+	for _, s := range pl.pd.Snapshots {
+		if s.Offset <= p.Cut {
+			snaps = append(snaps, s)
+		}
+	}
+	r, _, err := readBackReplay(pl.pd, snaps, cs.files.BaseOffset, p.BarrierOffset, p.Cut, batches)
+	if err != nil {
+		return err
+	}
+	for _, b := range r.Barriers {
+		if b.Offset == p.BarrierOffset {
+			p.ProducersCleared = b.ProducersCleared
+		}
+	}
+	p.ProducersExpired = max(0, p.ProducersAtCut-p.ProducersCleared)
+	p.ExpirationMs = psm.DefaultOptions().ProducerIDExpirationMs
+	return nil
 }
 
 // open lists the partition's segments with a .log (warning about
@@ -633,7 +686,7 @@ func (pl *planner) findCut(kept []*segScan, r0 *psm.Result, end int64) (int64, e
 		return 0, edit.Refuse(edit.RefuseBelowLogStart, pl.dir, "the cut %d is below the log start offset %d", cut, p.LogStartOffset)
 	}
 	p.Cut = cut
-	p.ProducersCleared = len(state.Producers)
+	p.ProducersAtCut = len(state.Producers)
 	return cut, nil
 }
 

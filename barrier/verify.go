@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 
+	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
@@ -81,28 +82,11 @@ func VerifyInjection(dir string, barrierOffset int64) (*InjectionVerification, e
 	}
 	v.IndexProblems = nonNil(v.IndexProblems)
 
-	// Replay from the newest snapshot at or before the barrier, so the
-	// barrier itself is replayed.
-	o := psm.DefaultOptions()
-	o.LogStartOffset = logStartOf(pd)
-	logStart := max(o.LogStartOffset, pd.Segments[0].BaseOffset)
-	o.FromSnapshot = psm.SnapshotNone
-	for _, s := range pd.Snapshots {
-		// psm (like truncateAndReload) never loads a snapshot at or below
-		// the log start offset.
-		if s.Offset <= barrierOffset && s.Offset >= seg.BaseOffset && s.Offset > logStart {
-			o.FromSnapshot, v.ReplayFrom = s.Offset, s.Offset
-		}
-	}
-	r, err := psm.Rebuild(pd, o)
-	if err != nil && o.FromSnapshot != psm.SnapshotNone {
-		// An unusable snapshot: replay the whole log instead.
-		o.FromSnapshot, v.ReplayFrom = psm.SnapshotNone, -1
-		r, err = psm.Rebuild(pd, o)
-	}
+	r, from, err := readBackReplay(pd, pd.Snapshots, seg.BaseOffset, barrierOffset, -1, nil)
 	if err != nil {
-		return nil, fmt.Errorf("replaying producer state: %w", err)
+		return nil, err
 	}
+	v.ReplayFrom = from
 	for _, b := range r.Barriers {
 		if b.Offset == barrierOffset {
 			v.ProducersCleared = b.ProducersCleared
@@ -116,6 +100,44 @@ func VerifyInjection(dir string, barrierOffset int64) (*InjectionVerification, e
 		}
 	}
 	return v, nil
+}
+
+// readBackReplay is the producer-state replay the read-back check runs
+// through the barrier at barrierOffset, in the segment based at segBase:
+// from the newest of snaps at or below the barrier in that segment (and
+// above the log start, which psm, like truncateAndReload, never loads),
+// else from the log start; from the log start too when that snapshot
+// cannot be used. It returns the replay and the snapshot it started from
+// (-1: the log start).
+//
+// upto and appended let the planner run it before the write, on the log
+// the write will leave: the log up to upto, then the planned batches
+// (psm.Options.Append), with the snapshots that stay. The plan's
+// ProducersCleared is then what the read-back will say, producer expiry
+// at the barrier's timestamp included.
+func readBackReplay(pd *segment.PartitionDir, snaps []segment.SnapshotFile, segBase, barrierOffset, upto int64, appended []*decode.Batch) (*psm.Result, int64, error) {
+	o := psm.DefaultOptions()
+	o.LogStartOffset = logStartOf(pd)
+	o.Upto = upto
+	o.Append = appended
+	logStart := max(o.LogStartOffset, pd.Segments[0].BaseOffset)
+	o.FromSnapshot = psm.SnapshotNone
+	from := int64(-1)
+	for _, s := range snaps {
+		if s.Offset <= barrierOffset && s.Offset >= segBase && s.Offset > logStart {
+			o.FromSnapshot, from = s.Offset, s.Offset
+		}
+	}
+	r, err := psm.Rebuild(pd, o)
+	if err != nil && o.FromSnapshot != psm.SnapshotNone {
+		// An unusable snapshot: replay the whole log instead.
+		o.FromSnapshot, from = psm.SnapshotNone, -1
+		r, err = psm.Rebuild(pd, o)
+	}
+	if err != nil {
+		return nil, -1, fmt.Errorf("replaying producer state: %w", err)
+	}
+	return r, from, nil
 }
 
 // logStartOf is the partition's log-start-offset-checkpoint entry; -1

@@ -84,6 +84,10 @@ const nowPlaceholder = "$NOW"
 
 var millisRE = regexp.MustCompile(`\b1[0-9]{12}\b`)
 
+// nowDateRE is $NOW followed by its date, as inject-barrier's plan
+// prints the barrier's timestamp.
+var nowDateRE = regexp.MustCompile(`\$NOW \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)`)
+
 // goldenWork is a temporary working directory for one scenario.
 type goldenWork struct {
 	t          *testing.T
@@ -141,12 +145,14 @@ func (w *goldenWork) run(args ...string) runResult {
 		for _, d := range []string{w.real, w.dir} {
 			s = strings.ReplaceAll(s, d, workPlaceholder)
 		}
-		return millisRE.ReplaceAllStringFunc(s, func(m string) string {
+		s = millisRE.ReplaceAllStringFunc(s, func(m string) string {
 			if v, err := strconv.ParseInt(m, 10, 64); err == nil && v >= before && v <= after {
 				return nowPlaceholder
 			}
 			return m
 		})
+		// The same instant as a date, where a plan shows both.
+		return nowDateRE.ReplaceAllLiteralString(s, nowPlaceholder+" ("+nowPlaceholder+")")
 	}
 	rec := r
 	rec.stdout, rec.stderr = clean(r.stdout), clean(r.stderr)

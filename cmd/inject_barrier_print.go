@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"time"
 
 	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/segment"
@@ -138,7 +139,7 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 			off(a.Offset), a.Position, a.Kind, a.Size, pid(a.ProducerID), a.ProducerEpoch, a.CoordinatorEpoch, a.TxnFirstOffset)
 	}, func(more string) { pf("  %s\n", more) })
 	textAbortedTxns(pf, ls, p.AbortedTxns)
-	pf("  the barrier clears %d producers; new log end offset %s", p.ProducersCleared, off(p.NewLogEndOffset))
+	pf("  the barrier clears %s%s; new log end offset %s", plural(p.ProducersCleared, "producer"), expiredWhy(p), off(p.NewLogEndOffset))
 	if p.SnapshotOffset >= 0 {
 		pf("; empty producer snapshot %s", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix))
 	}
@@ -165,8 +166,8 @@ func (t *injectTextPrinter) Report(r *barrier.InjectionReport) error {
 		return nil
 	}
 	if v.OK() {
-		pf("%s the barrier is well-formed; a replay clears %d producers at it and leaves none after it; the indexes agree with the log\n",
-			st.paint(st.ok, "Verified:"), v.ProducersCleared)
+		pf("%s the barrier is well-formed; a replay clears %s at it and leaves none after it; the indexes agree with the log\n",
+			st.paint(st.ok, "Verified:"), plural(v.ProducersCleared, "producer"))
 		return nil
 	}
 	pf("%s\n", st.paint(st.err, "Verification failed:"))
@@ -292,6 +293,8 @@ type injectPlanJSON struct {
 	Timestamp            int64               `json:"timestamp"`
 	NewLogEndOffset      int64               `json:"newLogEndOffset"`
 	ProducersCleared     int                 `json:"producersCleared"`
+	ProducersAtCut       int                 `json:"producersAtCut"`
+	ProducersExpired     int                 `json:"producersExpired"`
 	SnapshotOffset       int64               `json:"snapshotOffset"`
 	Files                []injectFileJSON    `json:"files"`
 	Warnings             []string            `json:"warnings"`
@@ -331,7 +334,7 @@ func (j *injectJSONPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 		Resume:    resumeJSON(p.Resume), AbortedTxns: abortedJSON(p.AbortedTxns), EpochEntriesRemoved: epochsJSON(p.EpochEntriesRemoved),
 		Appended:      []injectAppendJSON{},
 		BarrierOffset: p.BarrierOffset, LeaderEpoch: p.LeaderEpoch, Timestamp: p.Timestamp, NewLogEndOffset: p.NewLogEndOffset,
-		ProducersCleared: p.ProducersCleared, SnapshotOffset: p.SnapshotOffset, Files: filesJSON(p.Ops), Warnings: nonNil(p.Warnings)}
+		ProducersCleared: p.ProducersCleared, ProducersAtCut: p.ProducersAtCut, ProducersExpired: p.ProducersExpired, SnapshotOffset: p.SnapshotOffset, Files: filesJSON(p.Ops), Warnings: nonNil(p.Warnings)}
 	for _, o := range p.Ongoing {
 		out.Ongoing = append(out.Ongoing, injectTxnJSON{ProducerID: o.ProducerID, FirstOffset: o.FirstOffset, MarkerOffset: -1, State: "open"})
 	}
@@ -369,4 +372,20 @@ func (j *injectJSONPrinter) Report(r *barrier.InjectionReport) error {
 		out.Verification = vj
 	}
 	return writeJSONLine(j.w, out)
+}
+
+// expiredWhy explains, after "the barrier clears N producers", the
+// producers at the cut that a replay expires before it reaches the
+// barrier, so that the plan says what the read-back will say and why: a
+// barrier timestamped today on data a day or more old clears none.
+func expiredWhy(p *barrier.InjectionPlan) string {
+	if p.ProducersExpired == 0 {
+		return ""
+	}
+	n := fmt.Sprintf("the %d", p.ProducersAtCut)
+	if p.ProducersCleared > 0 {
+		n = fmt.Sprintf("%d of the %d", p.ProducersExpired, p.ProducersAtCut)
+	}
+	return fmt.Sprintf(" (%s producers at the cut expire first: the barrier's timestamp %d (%s) is producer.id.expiration.ms = %d ms (%s) or more after their last batch, and a replay, the read-back's included, removes them when its log clock reaches it, ProducerStateManager.removeExpiredProducers; --timestamp sets the barrier's time)",
+		n, p.Timestamp, time.UnixMilli(p.Timestamp).UTC().Format("2006-01-02T15:04:05Z"), p.ExpirationMs, time.Duration(p.ExpirationMs)*time.Millisecond)
 }

@@ -602,6 +602,23 @@ func (rr *replayRun) finish(m *Manager, loaded int64, skipped bool) (*Result, *M
 		leo = end
 	}
 	m.SetMapEndOffset(leo)
+	for _, b := range opts.Append {
+		var ctl *decode.Control
+		ts := b.MaxTimestamp
+		if b.IsControl() && b.RecordCount > 0 {
+			var ok bool
+			if ctl, ts, ok = m.decodeControl(b, "(appended)", -1); !ok {
+				m.SetMapEndOffset(b.NextOffset())
+				continue
+			}
+		}
+		if err := m.ApplyWithTimestamp(b, ctl, ts); err != nil {
+			m.Report(anomaly(finding.InvalidControl, b.BaseOffset, pidOf(b), err.Error()))
+		}
+	}
+	if len(opts.Append) > 0 {
+		leo = m.MapEndOffset()
+	}
 	for _, c := range rr.captures {
 		if !c.done && c.offset <= leo {
 			c.entries, c.done = m.Snapshot(), true

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
 )
@@ -226,6 +227,12 @@ type Options struct {
 	// cut a damaged tail (kseg repair plans with it before changing a
 	// byte). Segments not listed are read whole.
 	SegmentLimits map[int64]int64
+	// Append are batches applied after the replay has reached its end
+	// (Upto, or the log end), as if the log went on with them: the log a
+	// planned write leaves, replayed before the write (inject-barrier's
+	// plan says what the read-back replay will say of its barrier). Each
+	// must be a whole, valid batch.
+	Append []*decode.Batch `json:"-"`
 	// Progress, when set, is called on the replaying goroutine as the
 	// replay reads on, with the bytes of the log passed since the last
 	// call (at most every MiB): the .log files count in base-offset order,
