@@ -126,11 +126,11 @@ type InjectionPlan struct {
 	EpochEntriesRemoved []segment.EpochEntry `json:"epochEntriesRemoved"`
 	EpochEntryAdded     *segment.EpochEntry  `json:"epochEntryAdded,omitempty"`
 
-	Appended         []AppendedBatch `json:"appended"`
-	BarrierOffset    int64           `json:"barrierOffset"`
-	LeaderEpoch      int32           `json:"leaderEpoch"`
-	Timestamp        int64           `json:"timestamp"`
-	NewLogEndOffset  int64           `json:"newLogEndOffset"`
+	Appended        []AppendedBatch `json:"appended"`
+	BarrierOffset   int64           `json:"barrierOffset"`
+	LeaderEpoch     int32           `json:"leaderEpoch"`
+	Timestamp       int64           `json:"timestamp"`
+	NewLogEndOffset int64           `json:"newLogEndOffset"`
 	// ProducersCleared is how many producers the barrier clears in the
 	// read-back replay of the partition the write leaves: what
 	// VerifyInjection will report. ProducersAtCut are the producers the
@@ -145,8 +145,8 @@ type InjectionPlan struct {
 	ProducersAtCut   int `json:"producersAtCut"`
 	ProducersExpired int `json:"producersExpired"`
 	// ExpirationMs is producer.id.expiration.ms as the replay used it.
-	ExpirationMs int64 `json:"expirationMs"`
-	SnapshotOffset   int64           `json:"snapshotOffset"` // -1 with NoSnapshot
+	ExpirationMs   int64 `json:"expirationMs"`
+	SnapshotOffset int64 `json:"snapshotOffset"` // -1 with NoSnapshot
 
 	// Ops are the file operations, in the order ApplyInjection commits them.
 	Ops      []edit.FileOp `json:"ops"`
