@@ -76,9 +76,20 @@ func jsonFinding(j *jsonw, f finding.Finding) {
 // not be read is reported on stderr (the view went on without it) and the
 // exit is 1, as replay-psm's and dump's of a log directory; otherwise 3
 // when a finding is an error.
-func viewExit(s *Streams, unread []broker.Unreadable, fs []finding.Finding) error {
+//
+// Between the two, a question the directories cannot answer (unanswered:
+// the view's UNANSWERABLE lines, printed with it; absent: what was asked
+// for and does not exist, said here) exits 2, as an offset past a log's
+// end does: the input given does not hold the answer.
+func viewExit(s *Streams, unread []broker.Unreadable, unanswered int, absent []string, fs []finding.Finding) error {
 	if err := reportUnreadable(s, unread); err != nil {
 		return err
+	}
+	for _, a := range absent {
+		fmt.Fprintf(s.Err, "kseg: %s\n", a)
+	}
+	if n := unanswered + len(absent); n > 0 {
+		return unansweredf("%s these directories cannot answer (exit 2; give the log directories that hold the answer)", plural(n, "question"))
 	}
 	return findingsResult(fs)
 }

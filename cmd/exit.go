@@ -18,12 +18,16 @@ const (
 const exitStatusHelp = `
 EXIT STATUS
   0  clean: nothing wrong was found
-  1  error: an I/O or operational error stopped the command (a path that
-     does not exist or cannot be read)
+  1  error: an I/O or operational error (a path that does not exist or
+     cannot be read; in a log directory the others are still read)
   2  usage: bad flags or arguments (a path that is not what the command
-     takes: a file for a directory, a directory with no .log segment)
-  3  findings: corruption, a mismatch or an anomaly was reported
+     takes: a file for a directory, a directory with no .log segment), or
+     a question the input cannot answer (an offset past the log end, a
+     group, topic or transactional id that is not there)
+  3  findings: corruption (an invalid batch), a mismatch or an anomaly was
+     reported
   4  refused: the command would not act (e.g. a broker holds the directory)
+  Several at once: 1 before 2 before 3.
 `
 
 // exitError carries an exit code up to Main. Its message (if any) has
@@ -32,6 +36,9 @@ type exitError struct {
 	code   int
 	err    error
 	silent bool
+	// noHelp: a usage error about what the input holds, not how the
+	// command was written: no pointer to --help.
+	noHelp bool
 }
 
 func (e *exitError) Error() string {
@@ -50,6 +57,15 @@ func usageErrorf(format string, args ...any) error {
 
 // findingsExit reports that findings were already rendered (exit 3).
 func findingsExit() error { return &exitError{code: ExitFindings, silent: true} }
+
+// unansweredf is the exit of a question the input cannot answer (exit 2,
+// README "Exit status"): an offset past the log end, a group, topic or
+// transactional id that does not exist there or lives on a disk not given,
+// a view whose internal topic is not in the directories. What could be
+// answered is printed first; msg (when not empty) says what could not.
+func unansweredf(format string, args ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...), noHelp: true}
+}
 
 // refusedf refuses to act (exit 4).
 func refusedf(format string, args ...any) error {

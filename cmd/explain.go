@@ -13,6 +13,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 type explainOptions struct {
@@ -87,7 +88,17 @@ func findSegmentLog(path string, offset int64) (string, int64, error) {
 		}
 	}
 	if best == nil {
-		return "", 0, &exitError{code: ExitFindings, err: fmt.Errorf("%s: no segment holds offset %d", path, offset)}
+		// Below the first segment: retention (or a cut) deleted it. The
+		// log does not hold what was asked: a usage error, as every
+		// question the input cannot answer (README "Exit status").
+		first := int64(-1)
+		for _, sg := range pd.Segments {
+			if sg.Log != "" {
+				first = sg.BaseOffset
+				break
+			}
+		}
+		return "", 0, unansweredf("%s: offset %d is below the log start (the first segment begins at %d): the log does not hold it", path, offset, first)
 	}
 	start := int64(0)
 	if best.Index != "" {
@@ -129,14 +140,14 @@ func runExplain(s *Streams, o *explainOptions, path string) error {
 	}
 	if !found {
 		if start > 0 {
-			return runExplainFrom(s, o, lf, 0)
+			return runExplainFrom(s, o, path, lf, 0)
 		}
-		return &exitError{code: ExitFindings, err: fmt.Errorf("%s: no batch holds offset %d", logPath, o.offset)}
+		return notHeld(path, logPath, o.offset, sc)
 	}
 	return renderExplain(s, o, lf.Path, sc.Pos(), sc.Batch())
 }
 
-func runExplainFrom(s *Streams, o *explainOptions, lf *segment.LogFile, start int64) error {
+func runExplainFrom(s *Streams, o *explainOptions, path string, lf *segment.LogFile, start int64) error {
 	sc := lf.Scanner(segment.ScanOptions{Start: start})
 	for sc.Next() {
 		b := sc.Batch()
@@ -147,7 +158,42 @@ func runExplainFrom(s *Streams, o *explainOptions, lf *segment.LogFile, start in
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	return &exitError{code: ExitFindings, err: fmt.Errorf("%s: no batch holds offset %d", lf.Path, o.offset)}
+	return notHeld(path, lf.Path, o.offset, nil)
+}
+
+// notHeld is explain's answer for an offset no batch holds: past the end
+// of the log (or of the .log file given), or in a gap the cleaner or a
+// cut left. The log does not hold what was asked: a usage error (2), as
+// every question the input cannot answer; damage the scan stopped at is a
+// finding (3) instead. sc is the scan that ended, nil to scan logPath
+// again for its end.
+func notHeld(path, logPath string, offset int64, sc *segment.Scanner) error {
+	if sc != nil && sc.Tail().Kind != segment.TailClean && sc.Tail().Kind != segment.TailZeroFilled {
+		t := sc.Tail()
+		return &exitError{code: ExitFindings, err: fmt.Errorf("%s: no batch holds offset %d before the damage at position %d (%s)", logPath, offset, t.ValidBytes, t.Kind)}
+	}
+	end := int64(-1)
+	if lf, err := segment.OpenLog(logPath); err == nil {
+		scan := lf.Scanner(segment.ScanOptions{})
+		for scan.Next() {
+			end = scan.Batch().NextOffset()
+		}
+		lf.Close()
+	}
+	what, last := "the log", true
+	if path == logPath {
+		what = filepath.Base(logPath)
+	} else if pd, err := segment.OpenPartitionDir(path); err == nil {
+		for _, sg := range pd.Segments {
+			if sg.Log != "" && sg.Log != logPath && sg.BaseOffset > offset {
+				last = false // a later segment: the offset is in a gap
+			}
+		}
+	}
+	if end >= 0 && offset >= end && last {
+		return unansweredf("%s: offset %d is past the end of %s (%d): no batch holds it", path, offset, what, end)
+	}
+	return unansweredf("%s: no batch holds offset %d: %s has a gap there (the log cleaner's compaction, or a cut, removed it)", path, offset, what)
 }
 
 func renderExplain(s *Streams, o *explainOptions, path string, pos int64, b *decode.Batch) error {
@@ -231,9 +277,17 @@ func renderExplain(s *Streams, o *explainOptions, path string, pos int64, b *dec
 			}
 		}
 	}
-	if lerr != nil {
+	crcBad := !b.CRCValid()
+	if lerr != nil || crcBad {
 		w.Flush()
-		fmt.Fprintf(s.Err, "kseg: %v\n", lerr)
+		if crcBad {
+			// An invalid batch is a finding (3), as dump reports it.
+			fmt.Fprintf(s.Err, "kseg: ERROR %s %s: batch at position %d (baseOffset %d): crc mismatch: stored %d (0x%08x), computed %d (0x%08x)\n",
+				finding.CRCMismatch, filepath.Base(path), pos, b.BaseOffset, b.CRC, b.CRC, b.ComputeCRC(), b.ComputeCRC())
+		}
+		if lerr != nil {
+			fmt.Fprintf(s.Err, "kseg: %v\n", lerr)
+		}
 		return findingsExit()
 	}
 	return nil

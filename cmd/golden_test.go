@@ -331,8 +331,9 @@ func TestExplainGolden(t *testing.T) {
 			}
 		}
 	}
-	// An offset no batch holds is an error of the request, not a crash.
-	if r := w.run("explain", "99", "orders-0"); r.code == ExitOK || !strings.Contains(r.stderr, "no batch holds offset 99") {
+	// An offset no batch holds is an error of the request (exit 2), not
+	// a crash.
+	if r := w.run("explain", "99", "orders-0"); r.code != ExitUsage || !strings.Contains(r.stderr, "offset 99 is past the end of the log (73)") {
 		t.Errorf("explain 99: exit %d, stderr %q", r.code, r.stderr)
 	}
 	w.check(filepath.Join("explain", "explain.txt"),

@@ -108,7 +108,7 @@ func runGroups(ctx context.Context, s *Streams, g *globalOptions, o *groupsOptio
 	if !g.quiet && o.output != "json" {
 		fmt.Fprintf(s.Err, "%d __consumer_offsets partitions replayed, %d groups\n", len(v.Coordinators), len(v.Groups))
 	}
-	return viewExit(s, v.Unreadable, v.Findings)
+	return viewExit(s, v.Unreadable, len(v.Unanswerable), v.Absent, v.Findings)
 }
 
 type groupsPrinter interface {

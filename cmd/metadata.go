@@ -2,11 +2,13 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // metadataOptions are the flags of `kseg metadata`.
@@ -95,10 +97,25 @@ func runMetadata(ctx context.Context, s *Streams, g *globalOptions, o *metadataO
 	// Warnings stay under -q, which silences progress and summaries only.
 	warnDiagnostics(s.Err, inv.Warnings)
 	v, err := broker.LoadMetadata(inv, broker.MetadataOptions{At: o.at})
+	if errors.Is(err, broker.ErrNoMetadataLog) {
+		// No image to show: these directories cannot answer (exit 2).
+		return unansweredf("%v", err)
+	}
 	if err != nil {
 		return err
 	}
+	for _, f := range v.Findings {
+		if f.Kind == finding.AtBeyondLogEnd {
+			// An image at an offset the metadata log does not reach: a
+			// usage error, as every offset past a log's end.
+			return unansweredf("--at %d is past the end of the metadata log (%d): the log does not reach it", o.at, v.Image.LogEndOffset)
+		}
+	}
+	var absent []string
 	if len(o.topics) > 0 {
+		for _, t := range v.MissingTopics(o.topics) {
+			absent = append(absent, fmt.Sprintf("topic %q does not exist in the metadata image at offset %d", t, v.Image.Offset))
+		}
 		v.FilterTopics(o.topics)
 	}
 	if err := newMetadataPrinter(s, o).Print(v); err != nil {
@@ -113,7 +130,7 @@ func runMetadata(ctx context.Context, s *Streams, g *globalOptions, o *metadataO
 		fmt.Fprintf(s.Err, "image at offset %d (%s, %d records replayed): %d topics, %d brokers, %d controllers; %d findings\n",
 			im.Offset, from, im.RecordsReplayed, len(im.Topics), len(im.Brokers), len(im.Controllers), len(v.Findings))
 	}
-	return viewExit(s, v.Unreadable, v.Findings)
+	return viewExit(s, v.Unreadable, 0, absent, v.Findings)
 }
 
 type metadataPrinter interface {

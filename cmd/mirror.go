@@ -140,7 +140,13 @@ func runMirror(ctx context.Context, s *Streams, g *globalOptions, o *mirrorOptio
 		plan: func(progress func(int64)) (*mirror.Plan, error) {
 			opts := o.mirror
 			opts.Progress = progress
-			return mirror.PlanMirror(args[0], dst, opts)
+			p, err := mirror.PlanMirror(args[0], dst, opts)
+			if err == nil && p.Resume == nil && opts.Upto > p.SrcLog.End {
+				// Batches up to an offset the source does not reach: a
+				// usage error, as every offset past a log's end.
+				return nil, unansweredf("--upto %d is past the log end %d of %s: the source does not reach it", opts.Upto, p.SrcLog.End, args[0])
+			}
+			return p, err
 		},
 		parts: func(p *mirror.Plan) writePlanParts {
 			return writePlanParts{resume: p.Resume, nothing: p.NothingToDo, ops: p.Ops, dir: p.Dir}

@@ -217,6 +217,12 @@ func runReplayPSM(ctx context.Context, s *Streams, g *globalOptions, o *replayPS
 	if err != nil {
 		return err
 	}
+	if o.upto > v.Result.LogEndOffset {
+		// The state before an offset the log does not reach is a
+		// question it cannot answer: a usage error, as explain's offset
+		// past the end (README "Exit status").
+		return unansweredf("--upto %d is past the log end %d of %s: the log does not reach it", o.upto, v.Result.LogEndOffset, dir)
+	}
 	if err := newReplayPSMPrinter(s, o).Print(v); err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func runRoot(ctx context.Context, root *cobra.Command, args []string, s *Streams
 		fmt.Fprintln(s.Err, "kseg: "+err.Error())
 	}
 	code := exitCode(err)
-	if code == ExitUsage && cmd != nil {
+	if code == ExitUsage && cmd != nil && (ee == nil || !ee.noHelp) {
 		fmt.Fprintf(s.Err, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code

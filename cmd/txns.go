@@ -135,7 +135,7 @@ func runTxns(ctx context.Context, s *Streams, g *globalOptions, o *txnsOptions, 
 		fmt.Fprintf(s.Err, "%d of %d __transaction_state partitions replayed (count from the %s), %d transactional ids; %d open transactions in data partitions, %d hanging\n",
 			len(v.Coordinators), v.NumPartitions, v.NumPartitionsFrom, len(v.Transactions), len(v.Open), hanging)
 	}
-	return viewExit(s, v.Unreadable, v.Findings)
+	return viewExit(s, v.Unreadable, v.Unanswered, v.Absent, v.Findings)
 }
 
 type txnsPrinter interface {

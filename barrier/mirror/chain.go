@@ -403,7 +403,12 @@ func VerifyEdge(upstream, downstream string, opts ChainOptions) (*EdgeReport, er
 	}
 	slices.Sort(rep.ProducersReused)
 	slices.SortStableFunc(rep.Findings, func(a, b finding.Finding) int { return cmp.Compare(a.Offset, b.Offset) })
-	if rep.Status == EdgeDiverged || !rep.OK() {
+	// An error says D is not what mirroring makes of U — but for an
+	// invalid batch both hold byte for byte: that is damage copied, and
+	// the edge keeps its status (the finding still fails it).
+	if rep.Status == EdgeDiverged || slices.ContainsFunc(rep.Findings, func(f finding.Finding) bool {
+		return f.Severity() == finding.Error && !(f.Kind == finding.CRCMismatch && f.Offset < rep.Mirrored.End)
+	}) {
 		rep.Status = EdgeDiverged
 	}
 	return rep, nil
@@ -849,6 +854,15 @@ func (w *edgeWalk) producerState(rp *replays) error {
 			if a.Kind == finding.OpenTxnAtBarrier {
 				w.add(finding.Finding{Kind: finding.MirroredOpenTxnAtBarrier, Offset: a.Offset, ProducerID: a.ProducerID, Position: -1, UpstreamPosition: -1,
 					Message: "mirrored from U: " + a.Message})
+			} else if a.Kind == finding.CRCMismatch {
+				// An invalid batch is a finding wherever a command reads
+				// it (README "Exit status"): D holds one, copied or not.
+				f := finding.Finding{Kind: a.Kind, Offset: a.Offset, ProducerID: a.ProducerID, Position: -1, UpstreamPosition: -1,
+					Message: "in the mirrored region (as in U): " + a.Message}
+				if file, pos, ok := locate(pd, a.Offset); ok {
+					f.File, f.Position = file, pos
+				}
+				w.add(f)
 			} else if a.Severity() == finding.Error {
 				rep.InheritedAnomalies++
 			}

@@ -105,7 +105,11 @@ type GroupsView struct {
 	// coordinator partition is not in the directories, so that its
 	// absence from Groups says nothing about the group.
 	Unanswerable []string
-	Findings     []finding.Finding
+	// Absent are the groups asked for (GroupsOptions.Groups) that do not
+	// exist: their coordinator partition was read and holds no such group
+	// (never created, or deleted).
+	Absent   []string
+	Findings []finding.Finding
 	// Unreadable are the partitions that could not be read (the
 	// inventory's, and __consumer_offsets partitions whose files could
 	// not be): the view is complete but for them.
@@ -166,7 +170,10 @@ func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, erro
 		}
 	}
 	slices.SortFunc(v.Groups, func(a, b Group) int { return cmp.Compare(a.Group, b.Group) })
-	v.Unanswerable = groupsUnanswerable(inv, o, tps, v.Groups, v.Unreadable)
+	v.Unanswerable, v.Absent = groupsUnanswerable(inv, o, tps, v.Groups, v.Unreadable)
+	if len(tps) == 0 && len(v.Unreadable) == 0 {
+		v.Unanswerable = append(v.Unanswerable, "no __consumer_offsets partition is in these directories: the groups and what they committed are on other brokers' disks")
+	}
 
 	// Cross-check with the data partitions.
 	var need []TopicPartition
@@ -218,9 +225,9 @@ func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, erro
 // view and whose coordinator partition (GroupCoordinatorService.partitionFor)
 // is not in the directories: where they are, or whether they exist, is on
 // another broker's disk.
-func groupsUnanswerable(inv *Inventory, o GroupsOptions, tps []TopicPartition, found []Group, unread []Unreadable) []string {
+func groupsUnanswerable(inv *Inventory, o GroupsOptions, tps []TopicPartition, found []Group, unread []Unreadable) (unanswerable, absent []string) {
 	if len(o.Groups) == 0 {
-		return nil
+		return nil, nil
 	}
 	n, from := o.NumPartitions, "offsets.topic.num.partitions as given"
 	if n <= 0 {
@@ -233,23 +240,28 @@ func groupsUnanswerable(inv *Inventory, o GroupsOptions, tps []TopicPartition, f
 	for _, tp := range tps {
 		present[tp.Partition] = true
 	}
-	var out []string
 	for _, name := range o.Groups {
 		if slices.ContainsFunc(found, func(g Group) bool { return g.Group == name }) {
 			continue
 		}
 		p := CoordinatorPartition(name, n)
 		if u, ok := unreadableOf(inv, unread, TopicPartition{ConsumerOffsetsTopic, p}); ok {
-			out = append(out, fmt.Sprintf("group %q is coordinated by %s-%d (of %d partitions, from %s), which could not be read (%v): whether it exists and what it committed are unknown",
+			unanswerable = append(unanswerable, fmt.Sprintf("group %q is coordinated by %s-%d (of %d partitions, from %s), which could not be read (%v): whether it exists and what it committed are unknown",
 				name, ConsumerOffsetsTopic, p, n, from, u.Err))
 			continue
 		}
 		if !present[p] {
-			out = append(out, fmt.Sprintf("group %q is coordinated by %s-%d (of %d partitions, from %s), which is not in these directories: whether it exists and what it committed are unknown",
+			unanswerable = append(unanswerable, fmt.Sprintf("group %q is coordinated by %s-%d (of %d partitions, from %s), which is not in these directories: whether it exists and what it committed are unknown",
 				name, ConsumerOffsetsTopic, p, n, from))
+			continue
+		}
+		if len(o.Topics) == 0 {
+			// With --topic, a group that committed nothing for the
+			// topic is left out, not absent.
+			absent = append(absent, fmt.Sprintf("group %q does not exist: %s-%d, which coordinates it, holds no such group", name, ConsumerOffsetsTopic, p))
 		}
 	}
-	return out
+	return unanswerable, absent
 }
 
 func memberAssigned(g Group, topics []string) bool {

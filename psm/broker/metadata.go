@@ -210,7 +210,8 @@ func LoadMetadata(inv *Inventory, o MetadataOptions) (*MetadataView, error) {
 		return nil, u.Err
 	}
 	if len(rs) == 0 {
-		return nil, fmt.Errorf("no %s-0 directory in %s", ClusterMetadataTopic, logDirList(inv))
+		return nil, fmt.Errorf("%w: no %s-0 directory in %s (a ZooKeeper-mode broker keeps its metadata in ZooKeeper; give the log directory of a KRaft broker or controller)",
+			ErrNoMetadataLog, ClusterMetadataTopic, logDirList(inv))
 	}
 	v := &MetadataView{MetadataDir: rs[0].Dir, Unreadable: slices.Clone(inv.Unreadable)}
 	pd, err := segment.OpenPartitionDir(v.MetadataDir)
@@ -237,6 +238,21 @@ func LoadMetadata(inv *Inventory, o MetadataOptions) (*MetadataView, error) {
 	}
 	v.crossCheck(inv, later)
 	return v, nil
+}
+
+// ErrNoMetadataLog: no log directory given holds __cluster_metadata-0, so
+// there is no image to show.
+var ErrNoMetadataLog = errors.New("no KRaft metadata log")
+
+// MissingTopics are the topics of names the image does not have.
+func (v *MetadataView) MissingTopics(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.ContainsFunc(v.Image.Topics, func(t TopicImage) bool { return t.Name == n }) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func logDirList(inv *Inventory) string {

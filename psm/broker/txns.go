@@ -118,8 +118,19 @@ type TxnsView struct {
 	MissingCoordinators []int32
 	// Unanswerable are the questions the directories cannot answer.
 	Unanswerable []string
-	Findings     []finding.Finding
-	Now          int64
+	// Unanswered counts the questions among Unanswerable: the view's own
+	// when no __transaction_state partition was read (open transactions
+	// are then judged by their age alone), and each transactional id
+	// asked for whose coordinator partition is not here. The others say
+	// what a partial set of coordinator partitions leaves unknown; the
+	// view answers for the rest.
+	Unanswered int
+	// Absent are the transactional ids asked for (TransactionalIDs) that
+	// do not exist: their coordinator partition was read and holds no
+	// such id.
+	Absent   []string
+	Findings []finding.Finding
+	Now      int64
 	// NumPartitions is the __transaction_state partition count used, and
 	// NumPartitionsFrom where it came from ("option", "metadata image",
 	// "default").
@@ -254,6 +265,7 @@ func (l *txnsLoad) unanswerable() {
 	v := l.v
 	switch {
 	case len(l.tps) == 0:
+		v.Unanswered++
 		v.Unanswerable = append(v.Unanswerable,
 			"no __transaction_state partition is in these directories: transactional ids, their states and partitions are unknown, and an open transaction can be called hanging only by its age (older than transaction.max.timeout.ms)")
 	case len(v.MissingCoordinators) > 0:
@@ -265,10 +277,16 @@ func (l *txnsLoad) unanswerable() {
 		p := CoordinatorPartition(id, l.n)
 		if u, ok := unreadableOf(l.inv, v.Unreadable, TopicPartition{TransactionStateTopic, p}); ok {
 			v.Unanswerable = append(v.Unanswerable, fmt.Sprintf("transactional id %q is coordinated by %s-%d, which could not be read (%v)", id, TransactionStateTopic, p, u.Err))
+			v.Unanswered++
 			continue
 		}
 		if !l.present[p] {
 			v.Unanswerable = append(v.Unanswerable, fmt.Sprintf("transactional id %q is coordinated by %s-%d, which is not in these directories", id, TransactionStateTopic, p))
+			v.Unanswered++
+			continue
+		}
+		if !slices.ContainsFunc(v.Transactions, func(t Transaction) bool { return t.TransactionalID == id }) {
+			v.Absent = append(v.Absent, fmt.Sprintf("transactional id %q does not exist: %s-%d, which coordinates it, holds no such id", id, TransactionStateTopic, p))
 		}
 	}
 }

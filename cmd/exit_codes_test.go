@@ -1,0 +1,167 @@
+package cmd
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestExitCodesAgree feeds every command the same situations and checks
+// the one exit code the README's "Exit status" gives each: a healthy input
+// exits 0; an offset past the log end is a usage error (2); an invalid
+// batch is a finding (3) whatever command meets it; a question the input
+// cannot answer — a group, transactional id or topic that is not there, a
+// view whose internal topic is not in the directories, an offset in a gap
+// — is a usage error (2), after what could be answered. A command a
+// situation does not apply to says why in na; a new command must be
+// placed in every situation.
+func TestExitCodesAgree(t *testing.T) {
+	root := t.TempDir()
+	cp := func(from, to string) string {
+		dst := filepath.Join(root, to)
+		copyInputDir(t, filepath.Join("..", "testdata", from), dst)
+		return dst
+	}
+	part := cp("partitions/orders-0", "a/orders-0")
+	mirror := cp("partitions/orders-0", "b/orders-0")
+	compacted := cp("partitions/compacted-0", "a/compacted-0")
+	bad := cp("broken/crc-mismatch/events-0", "a/events-0")
+	badMirror := cp("broken/crc-mismatch/events-0", "b/events-0")
+	logdir := cp("logdirs/healthy", "logs")
+	noInternal := filepath.Join(root, "plain")
+	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), filepath.Join(noInternal, "orders-0"))
+	// A log directory whose internal partitions each hold an invalid
+	// batch where the views read: the first batch of __consumer_offsets-9
+	// and __transaction_state-0, the last of __cluster_metadata-0 (the
+	// image replays from the snapshot at 60).
+	badViews := cp("logdirs/healthy", "badlogs")
+	flipLastByte(t, filepath.Join(badViews, "__consumer_offsets-9", "00000000000000000000.log"), false)
+	flipLastByte(t, filepath.Join(badViews, "__transaction_state-0", "00000000000000000000.log"), false)
+	flipLastByte(t, filepath.Join(badViews, "__cluster_metadata-0", "00000000000000000000.log"), true)
+	dst := filepath.Join(root, "c")
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	backups := filepath.Join(t.TempDir(), "b")
+	write := func(args ...string) []string {
+		return append([]string{args[0], "--dry-run", "--backup-dir", backups}, args[1:]...)
+	}
+	type run struct {
+		args []string
+		want int
+	}
+	situations := map[string]map[string]run{
+		"healthy": {
+			"dump":           {[]string{"dump", part}, ExitOK},
+			"kafka-dump-log": {[]string{"kafka-dump-log", "--files", filepath.Join(part, "00000000000000000000.log")}, ExitOK},
+			"explain":        {[]string{"explain", "5", part}, ExitOK},
+			"replay-psm":     {[]string{"replay-psm", part}, ExitOK},
+			"inject-barrier": {write("inject-barrier", "--timestamp", injectTs, part), ExitOK},
+			"repair":         {write("repair", part), ExitOK},
+			"mirror":         {write("mirror", part, filepath.Join(dst, "orders-0")), ExitOK},
+			"verify-chain":   {[]string{"verify-chain", part, mirror}, ExitOK},
+			"groups":         {[]string{"groups", logdir}, ExitOK},
+			"txns":           {[]string{"txns", logdir}, ExitOK},
+			"metadata":       {[]string{"metadata", logdir}, ExitOK},
+		},
+		"an offset past the log end": {
+			"explain":    {[]string{"explain", "999", part}, ExitUsage},
+			"replay-psm": {[]string{"replay-psm", "--upto", "999", part}, ExitUsage},
+			"mirror":     {write("mirror", "--upto", "999", part, filepath.Join(dst, "orders-0")), ExitUsage},
+			"metadata":   {[]string{"metadata", "--at", "999", logdir}, ExitUsage},
+			// A filter selects: nothing selected is an answer.
+			"dump": {[]string{"dump", "--offsets", "999:", part}, ExitOK},
+		},
+		"an invalid batch": {
+			"dump":           {[]string{"dump", bad}, ExitFindings},
+			"explain":        {[]string{"explain", "4", bad}, ExitFindings},
+			"replay-psm":     {[]string{"replay-psm", bad}, ExitFindings},
+			"inject-barrier": {write("inject-barrier", "--timestamp", injectTs, bad), ExitFindings},
+			"repair":         {write("repair", bad), ExitFindings},
+			"mirror":         {write("mirror", bad, filepath.Join(dst, "events-0")), ExitFindings},
+			"verify-chain":   {[]string{"verify-chain", badMirror, bad}, ExitFindings},
+			"groups":         {[]string{"groups", badViews}, ExitFindings},
+			"txns":           {[]string{"txns", badViews}, ExitFindings},
+			"metadata":       {[]string{"metadata", badViews}, ExitFindings},
+			// Kafka's DumpLogSegments prints isvalid: false and exits 0;
+			// kafka-dump-log keeps Kafka's exit codes (its help says so).
+			"kafka-dump-log": {[]string{"kafka-dump-log", "--files", filepath.Join(bad, "00000000000000000000.log")}, ExitOK},
+		},
+		"a question the input cannot answer": {
+			"explain":           {[]string{"explain", "9", compacted}, ExitUsage}, // a gap compaction left
+			"groups":            {[]string{"groups", "--group", "nosuch", logdir}, ExitUsage},
+			"groups no topic":   {[]string{"groups", noInternal}, ExitUsage},
+			"txns":              {[]string{"txns", "--transactional-id", "nosuch", logdir}, ExitUsage},
+			"txns no topic":     {[]string{"txns", noInternal}, ExitUsage},
+			"metadata":          {[]string{"metadata", "--topic", "nosuch", logdir}, ExitUsage},
+			"metadata no topic": {[]string{"metadata", noInternal}, ExitUsage},
+		},
+	}
+	// Why a command has no row in a situation.
+	na := map[string]string{
+		"an offset past the log end/kafka-dump-log":         "takes no offset",
+		"an offset past the log end/inject-barrier":         "takes no offset",
+		"an offset past the log end/repair":                 "takes no offset",
+		"an offset past the log end/verify-chain":           "takes no offset",
+		"an offset past the log end/groups":                 "takes no offset",
+		"an offset past the log end/txns":                   "takes no offset",
+		"a question the input cannot answer/dump":           "asks nothing: it decodes what is there",
+		"a question the input cannot answer/kafka-dump-log": "asks nothing",
+		"a question the input cannot answer/replay-psm":     "--upto past the end is the offset situation",
+		"a question the input cannot answer/inject-barrier": "a write: it refuses (4) what it will not do",
+		"a question the input cannot answer/repair":         "a write",
+		"a question the input cannot answer/mirror":         "a write",
+		"a question the input cannot answer/verify-chain":   "asks nothing beyond its directories",
+	}
+	skip := map[string]bool{"help": true, "completion": true, "version": true, "docs": true}
+	for _, c := range NewRootCmd(&Streams{}).Commands() {
+		if skip[c.Name()] {
+			continue
+		}
+		for sit, runs := range situations {
+			if _, ok := runs[c.Name()]; !ok && na[sit+"/"+c.Name()] == "" {
+				t.Errorf("%s: no row for %s, and no reason it does not apply", sit, c.Name())
+			}
+		}
+	}
+	for sit, runs := range situations {
+		for name, r := range runs {
+			t.Run(sit+"/"+name, func(t *testing.T) {
+				got := runKseg(r.args...)
+				if got.code != r.want {
+					t.Errorf("kseg %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(r.args, " "), got.code, r.want, head(got.stdout), got.stderr)
+				}
+				if got.code == ExitUsage && strings.Contains(sit, "cannot answer") && !strings.Contains(got.stdout+got.stderr, "UNANSWERABLE") &&
+					!strings.Contains(got.stderr, "does not exist") && !strings.Contains(got.stderr, "no batch holds") && !strings.Contains(got.stderr, "no KRaft metadata log") {
+					t.Errorf("kseg %s: exit 2 without saying what cannot be answered:\n%s%s", strings.Join(r.args, " "), got.stdout, got.stderr)
+				}
+			})
+		}
+	}
+}
+
+// flipLastByte flips the last byte of the first (or last) batch of a
+// .log: inside its records, so that the batch still frames and fails its
+// CRC.
+func flipLastByte(t *testing.T, path string, lastBatch bool) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos, at := 0, 0
+	for pos+12 <= len(b) {
+		at = pos
+		pos += 12 + int(binary.BigEndian.Uint32(b[pos+8:pos+12]))
+		if !lastBatch {
+			break
+		}
+	}
+	end := at + 12 + int(binary.BigEndian.Uint32(b[at+8:at+12]))
+	b[end-1] ^= 1
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
