@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment/plural"
 )
 
 // Size is the size of the version-only barrier batch (barrier.md §4.4).
@@ -228,7 +229,7 @@ func ValidateBatch(raw []byte) []Problem {
 		add(ProblemRecord, "records", "%v", err)
 	}
 	if n > 1 {
-		add(ProblemTrailingRecord, "records", "%d records, want 1", n)
+		add(ProblemTrailingRecord, "records", "%s, want 1", plural.N(n, "record"))
 	}
 	return ps
 }

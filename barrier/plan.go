@@ -550,7 +550,7 @@ func (pl *planner) open() ([]segment.SegmentFiles, error) {
 	if journalTemp != "" {
 		// The journal is written before anything else: a crash while
 		// writing it left the partition untouched.
-		pl.warnf("%s is left from an injection interrupted before it changed anything; it is removed", journalTemp)
+		pl.warnf("%s is left from an injection interrupted before it changed anything; applying the plan removes it (a dry run leaves it)", journalTemp)
 	}
 	var segs []segment.SegmentFiles
 	for _, s := range pd.Segments {

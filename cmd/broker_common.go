@@ -52,7 +52,7 @@ func printFindingsText(w io.Writer, st *styles, ls lister, fs []finding.Finding)
 		case finding.Error:
 			style = st.err
 		case finding.Warning:
-			sev, style = "WARN", st.warn
+			style = st.warn
 		}
 		fmt.Fprintf(w, "%s %s %s: %s\n", st.paint(style, sev), f.Kind, f.Subject, f.Message)
 	}, func(more string) { fmt.Fprintln(w, more) })

@@ -121,23 +121,29 @@ func (o *dumpOptions) Validate(args []string) error {
 	}
 	o.fromOffset, o.toOffset = math.MinInt64, math.MaxInt64
 	if o.offsets != "" {
+		// The form, said with every mistake: FROM:TO, inclusive, either
+		// side may be empty, or one offset.
+		const form = "want FROM:TO (inclusive; either side may be empty: --offsets 10:20, 10:, :20) or one offset (--offsets 15)"
 		from, to, ok := strings.Cut(o.offsets, ":")
 		if !ok {
+			if f, t, dash := strings.Cut(o.offsets[min(1, len(o.offsets)):], "-"); dash && f != "" && t != "" {
+				return usageErrorf("--offsets %q: a range is written FROM:TO, not FROM-TO: --offsets %s:%s", o.offsets, o.offsets[:1]+f, t)
+			}
 			from, to = o.offsets, o.offsets
 		}
 		var err error
 		if from != "" {
 			if o.fromOffset, err = strconv.ParseInt(from, 10, 64); err != nil {
-				return usageErrorf("--offsets %q: FROM is not an offset", o.offsets)
+				return usageErrorf("--offsets %q: FROM %q is not an offset; %s", o.offsets, from, form)
 			}
 		}
 		if to != "" {
 			if o.toOffset, err = strconv.ParseInt(to, 10, 64); err != nil {
-				return usageErrorf("--offsets %q: TO is not an offset", o.offsets)
+				return usageErrorf("--offsets %q: TO %q is not an offset; %s", o.offsets, to, form)
 			}
 		}
 		if o.fromOffset > o.toOffset {
-			return usageErrorf("--offsets %q: FROM is after TO", o.offsets)
+			return usageErrorf("--offsets %q: FROM is after TO; %s", o.offsets, form)
 		}
 	}
 	o.hasProducerFilter = o.producerID != -2

@@ -100,8 +100,8 @@ func (p *tableDumpPrinter) LogEnd(_ dumpFile, s *logSummary) {
 		p.summary = logSummaryText(p.o, s, p.st)
 		return
 	}
-	p.summary = fmt.Sprintf("%d batches, %d records, validBytes %d of %d, tail %s, %d CRC errors",
-		s.Batches, s.Records, s.Tail.ValidBytes, s.Tail.End, s.Tail.Kind, s.CRCErrors)
+	p.summary = fmt.Sprintf("%s, %s, validBytes %d of %d, tail %s, %s",
+		plural(s.Batches, "batch"), plural(s.Records, "record"), s.Tail.ValidBytes, s.Tail.End, s.Tail.Kind, plural(s.CRCErrors, "CRC error"))
 }
 
 func (p *tableDumpPrinter) OffsetIndexEntry(_ dumpFile, e segment.IndexEntry) {

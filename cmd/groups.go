@@ -106,7 +106,7 @@ func runGroups(ctx context.Context, s *Streams, g *globalOptions, o *groupsOptio
 		return err
 	}
 	if !g.quiet && o.output != "json" {
-		fmt.Fprintf(s.Err, "%d __consumer_offsets partitions replayed, %d groups\n", len(v.Coordinators), len(v.Groups))
+		fmt.Fprintf(s.Out, "%s replayed, %s\n", plural(len(v.Coordinators), "__consumer_offsets partition"), plural(len(v.Groups), "group"))
 	}
 	return viewExit(s, v.Unreadable, len(v.Unanswerable), v.Absent, v.Findings)
 }

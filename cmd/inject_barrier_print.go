@@ -46,15 +46,15 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 
 	pf("%s %s (topic %s, partition %d)\n", title("Partition"), p.Dir, p.Topic, p.Partition)
 	textResume(pf, st, "injection", p.Resume)
-	pf("  %d segments, log start %s, log end %s, last stable offset %s\n", p.Segments, off(p.LogStartOffset), off(p.LogEndOffset), off(p.LastStableOffset))
+	pf("  %s, log start %s, log end %s, last stable offset %s\n", plural(p.Segments, "segment"), off(p.LogStartOffset), off(p.LogEndOffset), off(p.LastStableOffset))
 	ongoing := make([]string, len(p.Ongoing))
 	for i, o := range p.Ongoing {
 		ongoing[i] = fmt.Sprintf("producer %s from %s", pid(o.ProducerID), off(o.FirstOffset))
 	}
 	if len(ongoing) == 0 {
-		pf("  %d producers at the log end, no open transaction\n", p.Producers)
+		pf("  %s at the log end, no open transaction\n", plural(p.Producers, "producer"))
 	} else {
-		pf("  %d producers at the log end, %d open transactions: %s\n", p.Producers, len(ongoing), ls.join(ongoing, "; "))
+		pf("  %s at the log end, %s: %s\n", plural(p.Producers, "producer"), plural(len(ongoing), "open transaction"), ls.join(ongoing, "; "))
 	}
 	if p.NothingToDo {
 		pf("%s %s\n", st.paint(st.ok, "Nothing to do:"), p.Reason)
@@ -110,7 +110,7 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 				if i > 0 {
 					pf("; ")
 				}
-				pf("producer %s's transaction from offset %d, %d records, committed at %d", pid(d.ProducerID), d.FirstOffset, d.Records, d.MarkerOffset)
+				pf("producer %s's transaction from offset %d, %s, committed at %d", pid(d.ProducerID), d.FirstOffset, plural(d.Records, "record"), d.MarkerOffset)
 			}
 			pf("); --mode abort keeps them (ABORT markers close the open transactions, nothing is truncated)\n")
 		}
@@ -177,7 +177,7 @@ func (t *injectTextPrinter) Report(r *barrier.InjectionReport) error {
 	t.ls.lines(len(v.BarrierProblems), "barrier problems", func(i int) { pf("  barrier: %s\n", v.BarrierProblems[i]) },
 		func(more string) { pf("  %s\n", more) })
 	if v.ProducersAfter > 0 || v.OngoingAfter > 0 {
-		pf("  a replay leaves %d producers and %d open transactions after the barrier\n", v.ProducersAfter, v.OngoingAfter)
+		pf("  a replay leaves %s and %s after the barrier\n", plural(v.ProducersAfter, "producer"), plural(v.OngoingAfter, "open transaction"))
 	}
 	textProblems(pf, t.ls, v.Anomalies, v.IndexProblems)
 	return nil
@@ -382,10 +382,10 @@ func expiredWhy(p *barrier.InjectionPlan) string {
 	if p.ProducersExpired == 0 {
 		return ""
 	}
-	n := fmt.Sprintf("the %d", p.ProducersAtCut)
+	n := "the " + plural(p.ProducersAtCut, "producer")
 	if p.ProducersCleared > 0 {
-		n = fmt.Sprintf("%d of the %d", p.ProducersExpired, p.ProducersAtCut)
+		n = fmt.Sprintf("%d of the %s", p.ProducersExpired, plural(p.ProducersAtCut, "producer"))
 	}
-	return fmt.Sprintf(" (%s producers at the cut expire first: the barrier's timestamp %d (%s) is producer.id.expiration.ms = %d ms (%s) or more after their last batch, and a replay, the read-back's included, removes them when its log clock reaches it, ProducerStateManager.removeExpiredProducers; --timestamp sets the barrier's time)",
+	return fmt.Sprintf(" (%s at the cut expire first: the barrier's timestamp %d (%s) is producer.id.expiration.ms = %d ms (%s) or more after their last batch, and a replay, the read-back's included, removes them when its log clock reaches it, ProducerStateManager.removeExpiredProducers; --timestamp sets the barrier's time)",
 		n, p.Timestamp, time.UnixMilli(p.Timestamp).UTC().Format("2006-01-02T15:04:05Z"), p.ExpirationMs, time.Duration(p.ExpirationMs)*time.Millisecond)
 }

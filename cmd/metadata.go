@@ -127,8 +127,9 @@ func runMetadata(ctx context.Context, s *Streams, g *globalOptions, o *metadataO
 		if im.Snapshot != "" {
 			from = "snapshot at " + i64(im.SnapshotEndOffset)
 		}
-		fmt.Fprintf(s.Err, "image at offset %d (%s, %d records replayed): %d topics, %d brokers, %d controllers; %d findings\n",
-			im.Offset, from, im.RecordsReplayed, len(im.Topics), len(im.Brokers), len(im.Controllers), len(v.Findings))
+		fmt.Fprintf(s.Out, "image at offset %d (%s, %s replayed): %s, %s, %s; %s\n",
+			im.Offset, from, plural(im.RecordsReplayed, "record"), plural(len(im.Topics), "topic"), plural(len(im.Brokers), "broker"),
+			plural(len(im.Controllers), "controller"), plural(len(v.Findings), "finding"))
 	}
 	return viewExit(s, v.Unreadable, 0, absent, v.Findings)
 }

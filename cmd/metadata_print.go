@@ -132,8 +132,9 @@ func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
 	}
 	ls.lines(len(im.ACLs), "ACLs", func(i int) {
 		a := im.ACLs[i]
-		fmt.Fprintf(w, "%s %s resourceType %d resourceName %q patternType %d principal %s host %s operation %d permissionType %d\n",
-			h("acl"), a.ID, a.ResourceType, a.ResourceName, a.PatternType, a.Principal, a.Host, a.Operation, a.PermissionType)
+		// Kafka's names, as kafka-acls.sh prints them.
+		fmt.Fprintf(w, "%s %s resourceType %s resourceName %q patternType %s principal %s host %s operation %s permissionType %s\n",
+			h("acl"), a.ID, a.ResourceTypeName(), a.ResourceName, a.PatternTypeName(), a.Principal, a.Host, a.OperationName(), a.PermissionTypeName())
 	}, gap(""))
 	var disk []broker.DiskPartition
 	for _, d := range v.Disk {
@@ -368,6 +369,10 @@ func (p *jsonMetadataPrinter) Print(v *broker.MetadataView) error {
 		j.str("host", a.Host)
 		j.int("operation", int64(a.Operation))
 		j.int("permissionType", int64(a.PermissionType))
+		j.str("resourceTypeName", a.ResourceTypeName())
+		j.str("patternTypeName", a.PatternTypeName())
+		j.str("operationName", a.OperationName())
+		j.str("permissionTypeName", a.PermissionTypeName())
 	})
 	j.end()
 	j.b = append(j.b, '\n')

@@ -63,13 +63,13 @@ func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 		pf("  destination  empty\n")
 	default:
 		if p.ComparedLastBatch {
-			pf("  destination  log %s, %d segments; compared: the last batch, identical to the source's", rangeText(p.DstLog), p.DstSegments)
+			pf("  destination  log %s, %s; compared: the last batch, identical to the source's", rangeText(p.DstLog), plural(p.DstSegments, "segment"))
 			if p.EpochDifferences > 0 {
 				pf(" (but for its partitionLeaderEpoch)")
 			}
 			pf("; the batches below it are taken as the source's, as a follower trusts its log below the high watermark (--full-compare compares them all)\n")
 		} else {
-			pf("  destination  log %s, %d segments; %d batches identical to the source's", rangeText(p.DstLog), p.DstSegments, p.Compared)
+			pf("  destination  log %s, %s; %s identical to the source's", rangeText(p.DstLog), plural(p.DstSegments, "segment"), plural(p.Compared, "batch"))
 			if p.EpochDifferences > 0 {
 				pf(" (%d differ in partitionLeaderEpoch only)", p.EpochDifferences)
 			}
@@ -159,7 +159,7 @@ func (t *mirrorTextPrinter) Report(r *mirror.Report) error {
 		return nil
 	}
 	if v.OK() {
-		pf("%s %d batches identical to the source's; the indexes agree with the log; .txnindex agrees with a replay\n", st.paint(st.ok, "Verified:"), v.Compared)
+		pf("%s %s identical to the source's; the indexes agree with the log; .txnindex agrees with a replay\n", st.paint(st.ok, "Verified:"), plural(v.Compared, "batch"))
 		return nil
 	}
 	pf("%s\n", st.paint(st.err, "Verification failed:"))

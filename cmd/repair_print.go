@@ -119,7 +119,7 @@ func (t *repairTextPrinter) Plan(p *repair.Plan, dryRun bool) error {
 			if f.r.Action == repair.FileKeep || f.r.Action == repair.FileNone {
 				continue
 			}
-			pf("  %s: %s (%s), %d entries\n", f.name, f.r.Action, f.r.Reason, f.r.Entries)
+			pf("  %s: %s (%s), %s\n", f.name, f.r.Action, f.r.Reason, plural(f.r.Entries, "entry"))
 		}
 	}, func(more string) { pf("%s\n", more) })
 	if len(p.Findings) > 0 {
@@ -153,7 +153,7 @@ func (t *repairTextPrinter) Plan(p *repair.Plan, dryRun bool) error {
 		pf("  %-7s %s%s: %s\n", op.Action, op.Name, size, op.Why)
 	}, func(more string) { pf("  %s\n", more) })
 	if p.SnapshotOffset >= 0 {
-		pf("  producer snapshot at the new log end: %s (%d producers)\n", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix), p.Producers)
+		pf("  producer snapshot at the new log end: %s (%s)\n", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix), plural(p.Producers, "producer"))
 	}
 	if dryRun {
 		pf("%s nothing was changed; run without --dry-run to apply (the broker must be stopped)\n", st.paint(st.warn, "Dry run:"))
@@ -176,9 +176,9 @@ func (t *repairTextPrinter) Report(r *repair.Report) error {
 		pf("%s the interrupted repair of %s is undone (restored from %s)\n", st.paint(st.ok, "Rolled back:"), r.Dir, r.BackupDir)
 		return nil
 	case r.Resumed:
-		pf("%s the interrupted repair (journal state %s) is finished: %d files\n", st.paint(st.ok, "Repaired:"), r.ResumedFrom, n)
+		pf("%s the interrupted repair (journal state %s) is finished: %s\n", st.paint(st.ok, "Repaired:"), r.ResumedFrom, plural(n, "file"))
 	default:
-		pf("%s %d files changed in %d steps\n", st.paint(st.ok, "Repaired:"), n, len(r.Steps))
+		pf("%s %s changed in %s\n", st.paint(st.ok, "Repaired:"), plural(n, "file"), plural(len(r.Steps), "step"))
 	}
 	if r.BackupDir != "" {
 		pf("  backup: %s (restore by hand: see its %s)\n", r.BackupDir, edit.BackupManifestName)

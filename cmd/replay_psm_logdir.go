@@ -100,7 +100,7 @@ func runReplayPSMLogDir(ctx context.Context, s *Streams, g *globalOptions, o *re
 		}
 		tableRows = append(tableRows, []string{filepath.Base(r.dir), i64(res.LogEndOffset), i64(res.LastStableOffset),
 			strconv.Itoa(len(res.Producers)), strconv.Itoa(len(res.Ongoing)), strconv.Itoa(len(res.Aborted)),
-			strconv.Itoa(len(res.Barriers)), fmt.Sprintf("%d (%d errors)", len(res.Anomalies), errs), checks + " " + status})
+			strconv.Itoa(len(res.Barriers)), fmt.Sprintf("%d (%s)", len(res.Anomalies), plural(errs, "error")), checks + " " + status})
 	}
 	if o.output != "json" {
 		header := []string{"partition", "logEnd", "LSO", "producers", "ongoing", "aborted", "barriers", "anomalies", "snapshots / status"}
@@ -115,7 +115,7 @@ func runReplayPSMLogDir(ctx context.Context, s *Streams, g *globalOptions, o *re
 			}, func(more string) { fmt.Fprintln(s.Out, more) })
 		}
 		if !g.quiet {
-			fmt.Fprintf(s.Err, "%d partitions replayed: %d with findings, %d failed; %d without a .log skipped\n", len(rows), findings, failed, skipped)
+			fmt.Fprintf(s.Out, "%s replayed: %d with findings, %d failed; %d without a .log skipped\n", plural(len(rows), "partition"), findings, failed, skipped)
 		}
 	}
 	switch {

@@ -62,7 +62,7 @@ func TestReplayPSMLogDir(t *testing.T) {
 	}
 	code, out, errs := run("replay-psm", dir)
 	if code != ExitFindings || !strings.Contains(out, "control-0") || !strings.Contains(out, "FINDINGS") ||
-		!strings.Contains(errs, "6 partitions replayed: 2 with findings, 0 failed") {
+		!strings.Contains(out, "6 partitions replayed: 2 with findings, 0 failed") {
 		t.Fatalf("text summary (exit %d):\n%s%s", code, out, errs)
 	}
 	if code, _, _ := run("replay-psm", "--write-snapshot", filepath.Join(t.TempDir(), "x"), dir); code != ExitUsage {

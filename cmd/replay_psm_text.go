@@ -73,9 +73,9 @@ func (p *textReplayPSMPrinter) summary(w *bufio.Writer, st *styles, v *replayPSM
 	case r.RebuildSkipped:
 		kv("replay", "none: %s and no producer snapshot, so the broker skips the rebuild and starts with no producer state", segment.CleanShutdownName)
 	case r.SnapshotLoaded >= 0:
-		kv("replay", "from the snapshot at %d, then %d batches from offset %d", r.SnapshotLoaded, r.BatchesReplayed, r.ReplayedFrom)
+		kv("replay", "from the snapshot at %d, then %s from offset %d", r.SnapshotLoaded, plural(r.BatchesReplayed, "batch"), r.ReplayedFrom)
 	default:
-		kv("replay", "no snapshot: %d batches from offset %d (the log start)", r.BatchesReplayed, r.ReplayedFrom)
+		kv("replay", "no snapshot: %s from offset %d (the log start)", plural(r.BatchesReplayed, "batch"), r.ReplayedFrom)
 	}
 	clock := fmtMs(r.Clock)
 	kv("clock", "%s %s, producer.id.expiration.ms %d", v.Opts.Clock, clock, v.Opts.ProducerIDExpirationMs)
@@ -91,12 +91,13 @@ func (p *textReplayPSMPrinter) summary(w *bufio.Writer, st *styles, v *replayPSM
 			warns++
 		}
 	}
-	barriers := "barriers"
+	barriers := plural(len(r.Barriers), "barrier")
 	if r.SnapshotLoaded > 0 {
-		barriers = "barriers after the snapshot"
+		barriers += " after the snapshot"
 	}
-	kv("counts", "%d producers, %d ongoing transactions, %d aborted transactions, %d %s, %d anomalies (%d errors, %d warnings)",
-		len(r.Producers), len(r.Ongoing), len(r.Aborted), len(r.Barriers), barriers, len(r.Anomalies), errs, warns)
+	kv("counts", "%s, %s, %s, %s, %s (%s, %s)",
+		plural(len(r.Producers), "producer"), plural(len(r.Ongoing), "ongoing transaction"), plural(len(r.Aborted), "aborted transaction"), barriers,
+		plural(len(r.Anomalies), "anomaly"), plural(errs, "error"), plural(warns, "warning"))
 	if r.SnapshotLoaded > 0 {
 		// The snapshot stands for everything before it, barriers included
 		// (a restarting broker never sees those either); without this, "0
@@ -105,7 +106,7 @@ func (p *textReplayPSMPrinter) summary(w *bufio.Writer, st *styles, v *replayPSM
 			r.LogStartOffset, r.SnapshotLoaded-1)
 	}
 	if v.Written != "" {
-		kv("snapshot written", "%s (%d producers)", v.Written, len(r.Producers))
+		kv("snapshot written", "%s (%s)", v.Written, plural(len(r.Producers), "producer"))
 	}
 }
 
@@ -186,12 +187,12 @@ func (p *textReplayPSMPrinter) checks(w *bufio.Writer, st *styles, ls lister, v 
 			case psm.CheckMatch:
 				if c.Reason != "" {
 					// The broker's own state, not kseg's rebuild: say why.
-					fmt.Fprintf(w, "  %s %s (%d producers in the file, %d rebuilt from the log: %s)\n", name, st.paint(st.ok, "MATCH"), c.OnDisk, c.Rebuilt, c.Reason)
+					fmt.Fprintf(w, "  %s %s (%s in the file, %d rebuilt from the log: %s)\n", name, st.paint(st.ok, "MATCH"), plural(c.OnDisk, "producer"), c.Rebuilt, c.Reason)
 					break
 				}
-				fmt.Fprintf(w, "  %s %s (%d producers)\n", name, st.paint(st.ok, "MATCH"), c.Rebuilt)
+				fmt.Fprintf(w, "  %s %s (%s)\n", name, st.paint(st.ok, "MATCH"), plural(c.Rebuilt, "producer"))
 			case psm.CheckMismatch:
-				fmt.Fprintf(w, "  %s %s (%d rebuilt, %d in the file, %d differences)\n", name, st.paint(st.err, "MISMATCH"), c.Rebuilt, c.OnDisk, len(c.Differences))
+				fmt.Fprintf(w, "  %s %s (%d rebuilt, %d in the file, %s)\n", name, st.paint(st.err, "MISMATCH"), c.Rebuilt, c.OnDisk, plural(len(c.Differences), "difference"))
 				ls.lines(len(c.Differences), "differences", func(i int) { fmt.Fprintf(w, "      %s\n", c.Differences[i]) }, gap("      "))
 			case psm.CheckCorrupt:
 				fmt.Fprintf(w, "  %s %s %s\n", name, st.paint(st.err, "CORRUPT"), c.Reason)

@@ -119,9 +119,7 @@ left out; their -v/--verbose lists every item, and json always does.
 	root.SetIn(s.In)
 	root.PersistentFlags().StringVar(&g.color, "color", "auto", "colour output: auto|always|never (auto honours TTY, NO_COLOR, CLICOLOR, CLICOLOR_FORCE)")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "no progress line and no summaries; errors and warnings still go to stderr")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &exitError{code: ExitUsage, err: err}
-	})
+	root.SetFlagErrorFunc(flagError)
 	root.CompletionOptions.HiddenDefaultCmd = false
 	root.Version = versionString()
 	root.SetVersionTemplate("{{.Version}}\n")
@@ -155,7 +153,7 @@ func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 		if err == nil || errors.As(err, &ee) {
 			return err
 		}
-		return &exitError{code: ExitUsage, err: err}
+		return &exitError{code: ExitUsage, err: argsError(c, args, err)}
 	}
 }
 

@@ -132,8 +132,9 @@ func runTxns(ctx context.Context, s *Streams, g *globalOptions, o *txnsOptions, 
 				hanging++
 			}
 		}
-		fmt.Fprintf(s.Err, "%d of %d __transaction_state partitions replayed (count from the %s), %d transactional ids; %d open transactions in data partitions, %d hanging\n",
-			len(v.Coordinators), v.NumPartitions, v.NumPartitionsFrom, len(v.Transactions), len(v.Open), hanging)
+		fmt.Fprintf(s.Out, "%d of %s replayed (count from the %s), %s; %s in data partitions, %d hanging\n",
+			len(v.Coordinators), plural(v.NumPartitions, "__transaction_state partition"), v.NumPartitionsFrom, plural(len(v.Transactions), "transactional id"),
+			plural(len(v.Open), "open transaction"), hanging)
 	}
 	return viewExit(s, v.Unreadable, v.Unanswered, v.Absent, v.Findings)
 }

@@ -33,7 +33,7 @@ func statusText(e *mirror.EdgeReport) string {
 	case mirror.EdgeInSync:
 		s = "in sync (D holds all of U)"
 	case mirror.EdgeLagging:
-		s = fmt.Sprintf("lagging by %d offsets (still mirroring)", e.Lag)
+		s = fmt.Sprintf("lagging by %s (still mirroring)", plural(e.Lag, "offset"))
 	case mirror.EdgeFailedOver:
 		s = "failed over (U's prefix, D's barrier, D's own writes)"
 	default:
@@ -92,7 +92,7 @@ func batches(n int64) string {
 	if n == 1 {
 		return "1 batch"
 	}
-	return fmt.Sprintf("%d batches", n)
+	return plural(n, "batch")
 }
 
 func findingWhere(f finding.Finding) string {
@@ -179,7 +179,7 @@ func (t *chainTextPrinter) Print(r *mirror.ChainReport) error {
 		kv("findings", "%d (%s)", len(e.Findings), plural(e.Errors(), "error"))
 		ls.byKind(len(e.Findings), func(i int) string { return e.Findings[i].Kind.String() }, func(i int) {
 			f := e.Findings[i]
-			head := fmt.Sprintf("%s %s at offset %d", st.severity(f.Severity(), f.Severity().String()), f.Kind, f.Offset)
+			head := fmt.Sprintf("%s %s at offset %d", st.severity(f.Severity(), f.Severity().Upper()), f.Kind, f.Offset)
 			if where := findingWhere(f); where != "" {
 				head += ": " + where
 			}
@@ -221,7 +221,7 @@ func (t *chainTablePrinter) Print(r *mirror.ChainReport) error {
 			if f.UpstreamPosition >= 0 {
 				upos = i64(f.UpstreamPosition)
 			}
-			frows = append(frows, []string{i64(int64(i + 1)), f.Severity().String(), f.Kind.String(), i64(f.Offset), f.File, pos, f.UpstreamFile, upos, f.Message})
+			frows = append(frows, []string{i64(int64(i + 1)), f.Severity().Upper(), f.Kind.String(), i64(f.Offset), f.File, pos, f.UpstreamFile, upos, f.Message})
 			fkinds = append(fkinds, f.Kind.String())
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/kseg/kseg/segment/plural"
 )
 
 // SegmentFiles are the files of one segment, named by its base offset.
@@ -273,8 +275,8 @@ func LogDirOf(partitionPath string) string {
 
 // String summarises the listing for debugging.
 func (d *PartitionDir) String() string {
-	return fmt.Sprintf("%s: %d segments, %d snapshots, %d transient, %d other",
-		d.Path, len(d.Segments), len(d.Snapshots), len(d.Transient), len(d.Other))
+	return fmt.Sprintf("%s: %s, %s, %d transient, %d other",
+		d.Path, plural.N(len(d.Segments), "segment"), plural.N(len(d.Snapshots), "snapshot"), len(d.Transient), len(d.Other))
 }
 
 // logDirFiles are the files a broker keeps in a log directory, beside the

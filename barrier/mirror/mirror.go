@@ -16,6 +16,7 @@ import (
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/plural"
 )
 
 // Options select what PlanMirror plans. Start from
@@ -1337,5 +1338,5 @@ func nProducers(n int) string {
 	if n == 1 {
 		return "1 producer"
 	}
-	return fmt.Sprintf("%d producers", n)
+	return plural.N(n, "producer")
 }

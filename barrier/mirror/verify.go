@@ -10,6 +10,7 @@ import (
 
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/plural"
 )
 
 // Verification is the read-back check of a mirror.
@@ -214,7 +215,7 @@ func checkTxnIndexes(p *Plan, v *Verification, r *psm.Result, segs []segment.Seg
 		}
 	}
 	if !slices.Equal(want, got) {
-		v.TxnIndexProblems = append(v.TxnIndexProblems, fmt.Sprintf(".txnindex holds %d entries for [%d, %d), a replay computes %d", len(got), p.From, p.To, len(want)))
+		v.TxnIndexProblems = append(v.TxnIndexProblems, fmt.Sprintf(".txnindex holds %s for [%d, %d), a replay computes %d", plural.N(len(got), "entry"), p.From, p.To, len(want)))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/finding"
+	"github.com/kseg/kseg/segment/plural"
 )
 
 // Repair: what a broker's log recovery does to an unclean partition, done
@@ -370,7 +371,7 @@ func (rp *planner) open() (segs, orphans []segment.SegmentFiles, logStart int64,
 		return nil, nil, 0, err
 	}
 	if journalTemp != "" {
-		rp.warnf("%s is left from a run interrupted before it changed anything; it is removed", journalTemp)
+		rp.warnf("%s is left from a run interrupted before it changed anything; applying the plan removes it (a dry run leaves it)", journalTemp)
 	}
 	if _, err := os.Stat(filepath.Join(rp.logDir, segment.CleanShutdownName)); err == nil {
 		rp.cleanShutdown = true
@@ -752,7 +753,7 @@ func (rp *planner) planSegment(sr *segRepair, ps *Segment, res *psm.Result, segE
 				kind, reason = finding.TxnIndexRebuilt, cutWhy
 			}
 			ps.TxnIndex.Reason = reason
-			rp.find(kind, txnName, -1, "%s; rebuilt from the aborted transactions the producer-state replay completes (%d entries)", ps.TxnIndex.Reason, n)
+			rp.find(kind, txnName, -1, "%s; rebuilt from the aborted transactions the producer-state replay completes (%s)", ps.TxnIndex.Reason, plural.N(n, "entry"))
 		}
 	}
 	if ps.TxnIndex.Action == FileCreate || ps.TxnIndex.Action == FileRebuild {
@@ -802,7 +803,7 @@ func (rp *planner) planSegment(sr *segRepair, ps *Segment, res *psm.Result, segE
 			f.out.Action, f.out.Reason = FileKeep, ""
 			continue
 		}
-		rp.find(kind, name, -1, "%s; rebuilt from the kept batches (%d entries, index.interval.bytes %d)", why, f.entries, rp.opts.IndexIntervalBytes)
+		rp.find(kind, name, -1, "%s; rebuilt from the kept batches (%s, index.interval.bytes %d)", why, plural.N(f.entries, "entry"), rp.opts.IndexIntervalBytes)
 	}
 
 	// The .log: the valid prefix, byte for byte.
@@ -826,7 +827,7 @@ func txnIndexProblem(old, want []byte, path string, base int64) (kind finding.Ki
 	case segment.SanityCheckTxnIndex(&x, base) != nil:
 		return finding.IndexSanity, segment.SanityCheckTxnIndex(&x, base).Error()
 	case len(x.Entries)*segment.AbortedTxnSize != len(want):
-		return finding.TxnIndexMismatch, fmt.Sprintf("%d entries, the log has %d aborted transactions ending in the segment", len(x.Entries), len(want)/segment.AbortedTxnSize)
+		return finding.TxnIndexMismatch, fmt.Sprintf("%s, the log has %s ending in the segment", plural.N(len(x.Entries), "entry"), plural.N(len(want)/segment.AbortedTxnSize, "aborted transaction"))
 	case !bytes.Equal(old[:len(want)], want):
 		return finding.TxnIndexMismatch, "its entries differ from the aborted transactions the log completes"
 	}
@@ -943,7 +944,7 @@ func (rp *planner) planEndSnapshot(res *psm.Result) error {
 	}
 	p.SnapshotOffset = end
 	p.Producers = len(entries)
-	why := fmt.Sprintf("producer state at the new log end %d, rebuilt as the broker does (%d producers)", end, len(entries))
+	why := fmt.Sprintf("producer state at the new log end %d, rebuilt as the broker does (%s)", end, plural.N(len(entries), "producer"))
 	_, err = rp.ops.Write(name, segment.EncodeProducerSnapshot(entries), why)
 	return err
 }
