@@ -110,6 +110,7 @@ func runCaught(t *testing.T, name string, args []string) (code int, out, errOut 
 // the damage still reported, with the skipped range when dump had to
 // resynchronise; and the heap in use below 64 MiB throughout.
 func TestCorruptionCorpus(t *testing.T) {
+	// Not parallel: the heap it bounds is the process's.
 	c, err := segtest.NewCorpus(filepath.Join(testdataDir, "partitions"))
 	if err != nil {
 		t.Fatal(err)
@@ -199,6 +200,7 @@ func TestCorruptionCorpus(t *testing.T) {
 // dump stops at structural damage as the broker does: the batches after
 // it are not reported, and the damage keeps its scanner classification.
 func TestCorruptionCorpusNoResync(t *testing.T) {
+	t.Parallel()
 	c, err := segtest.NewCorpus(filepath.Join(testdataDir, "partitions"))
 	if err != nil {
 		t.Fatal(err)

@@ -37,6 +37,7 @@ func logDirOfFixtures(t *testing.T) string {
 // TestDumpLogDirJobs: a log directory dumped with a pool of workers prints
 // exactly what one worker prints, for every output.
 func TestDumpLogDirJobs(t *testing.T) {
+	t.Parallel()
 	ld := logDirOfFixtures(t)
 	for _, o := range outputs {
 		for _, extra := range [][]string{nil, {"--deep", "--print-data"}, {"--deep", "--verify-index", "--index-sanity-check"}} {
@@ -56,6 +57,7 @@ func TestDumpLogDirJobs(t *testing.T) {
 // pipeline while other workers dump the rest (what a large partition among
 // small ones gets) print what a serial dump prints.
 func TestDumpLogDirBigPartitions(t *testing.T) {
+	t.Parallel()
 	ld := logDirOfFixtures(t)
 	for _, o := range outputs {
 		for _, extra := range [][]string{nil, {"--deep", "--print-data"}, {"--deep", "--verify-index"}} {

@@ -32,6 +32,7 @@ func sameRun(t *testing.T, serial, parallel runResult) {
 }
 
 func TestDumpParallelMatchesSerialFixtures(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"partitions", "broken"} {
 		names := segtest.PartitionNames
 		if kind == "broken" {
@@ -106,6 +107,7 @@ func writeDamagedSegment(t *testing.T, dir string, size int64) string {
 }
 
 func TestDumpParallelMatchesSerialLargeSegment(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes a 12 MiB segment")
 	}

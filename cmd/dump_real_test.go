@@ -200,6 +200,7 @@ func dumpJSON(t *testing.T, path string, printData bool) realDump {
 // broker and requires zero findings and exactly the counts, codecs,
 // control records and offsets fixtures/real/README.md lists.
 func TestDumpRealFixtures(t *testing.T) {
+	t.Parallel()
 	root := realRoot(t)
 	seen := map[string]bool{}
 	var secondSetFiles []string
@@ -326,6 +327,7 @@ func checkSecondSetDumps(t *testing.T, root string, files []string) {
 // log-directory files), verifying and sanity-checking the broker's indexes,
 // and requires a clean exit without error findings.
 func TestDumpRealDirectories(t *testing.T) {
+	t.Parallel()
 	root := realRoot(t)
 	logDirs := map[string]bool{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -424,6 +426,7 @@ func haskellShow(b []byte) string {
 // asayers/kafkalite decode to exactly the expected output committed with
 // them, one `offset: "value"` line per record.
 func TestDumpRealLegacyGoldens(t *testing.T) {
+	t.Parallel()
 	root := realRoot(t)
 	base := filepath.Join(root, "asayers__kafkalite", "tests", "test-data")
 	for _, name := range []string{"hamlet-none-0", "hamlet-gzip-0", "hamlet-snappy-0", "numbers-0"} {

@@ -14,6 +14,7 @@ import (
 // unfiltered dump of the same partition), each one it leaves out does not,
 // and every summary counts what was selected beside what was scanned.
 func TestDumpFiltersNarrowEveryFile(t *testing.T) {
+	t.Parallel()
 	type batch struct {
 		dir            string
 		base, last     int64

@@ -18,6 +18,7 @@ import (
 // situation does not apply to says why in na; a new command must be
 // placed in every situation.
 func TestExitCodesAgree(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	cp := func(from, to string) string {
 		dst := filepath.Join(root, to)

@@ -24,6 +24,7 @@ import (
 // fails within a second, naming the file and what it is, and changes
 // nothing.
 func TestFIFONamedLikeKafkaFile(t *testing.T) {
+	t.Parallel()
 	healthy := filepath.Join("..", "testdata", "logdirs", "healthy")
 	if _, err := os.Stat(healthy); err != nil {
 		t.Skip("../testdata/logdirs/healthy is absent")
@@ -61,46 +62,60 @@ func TestFIFONamedLikeKafkaFile(t *testing.T) {
 		{"metadata", "__cluster_metadata-0", func(ld, _, _, _, _ string) []string { return []string{"metadata", ld} }},
 		{"kafka-dump-log", "orders-0", func(_, _, _, file, _ string) []string { return []string{"kafka-dump-log", "--files", file} }},
 	}
+	// The source mirror and verify-chain read, never write: one copy for
+	// every case. Each case is a parallel subtest with a log directory of
+	// its own.
+	src := filepath.Join(t.TempDir(), "src")
+	copyTree(t, healthy, src)
 	for _, c := range commands {
 		for _, target := range targets {
-			root := t.TempDir()
-			ld, src := filepath.Join(root, "ld"), filepath.Join(root, "src")
-			copyTree(t, healthy, ld)
-			copyTree(t, healthy, src)
-			file := filepath.Join(ld, strings.Replace(target, "P/", c.part+"/", 1))
-			if err := os.Remove(file); err != nil && !os.IsNotExist(err) {
-				t.Fatal(err)
-			}
-			if err := syscall.Mkfifo(file, 0o644); err != nil {
-				t.Skipf("cannot make a FIFO here: %v", err)
-			}
-			before := regularState(t, ld)
-			args := c.args(ld, src, c.part, file, filepath.Join(t.TempDir(), "b"))
-			type result struct {
-				code        int
-				out, stderr string
-			}
-			done := make(chan result, 1)
-			go func() {
-				s, out, errb := TestStreams()
-				code := Run(context.Background(), args, s)
-				done <- result{code, out.String(), errb.String()}
-			}()
-			select {
-			case r := <-done:
-				if r.code == ExitOK || !strings.Contains(r.stderr, file+": a FIFO where a Kafka file is expected") {
-					t.Errorf("%s with a FIFO at %s: exit %d\n%s%s", c.name, target, r.code, r.out, r.stderr)
-				}
-			// A command that opens the FIFO blocks for ever; one that
-			// refuses it answers in milliseconds (0.23 s at most measured).
-			// Ten seconds tells the two apart on a loaded CI machine too.
-			case <-time.After(10 * time.Second):
-				t.Fatalf("%s with a FIFO at %s: still running after 10 s", c.name, target)
-			}
-			if after := regularState(t, ld); !maps.Equal(after, before) {
-				t.Errorf("%s with a FIFO at %s changed the log directory", c.name, target)
-			}
+			t.Run(c.name+" "+target, func(t *testing.T) {
+				t.Parallel()
+				fifoCase(t, healthy, src, c.name, c.part, target, c.args)
+			})
 		}
+	}
+}
+
+// fifoCase is one command of TestFIFONamedLikeKafkaFile with a FIFO at
+// target.
+func fifoCase(t *testing.T, healthy, src, name, part, target string, argsOf func(ld, src, p, file, bk string) []string) {
+	c := struct{ name, part string }{name, part}
+	root := t.TempDir()
+	ld := filepath.Join(root, "ld")
+	copyTree(t, healthy, ld)
+	file := filepath.Join(ld, strings.Replace(target, "P/", c.part+"/", 1))
+	if err := os.Remove(file); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(file, 0o644); err != nil {
+		t.Skipf("cannot make a FIFO here: %v", err)
+	}
+	before := regularState(t, ld)
+	args := argsOf(ld, src, c.part, file, filepath.Join(t.TempDir(), "b"))
+	type result struct {
+		code        int
+		out, stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, out, errb := TestStreams()
+		code := Run(context.Background(), args, s)
+		done <- result{code, out.String(), errb.String()}
+	}()
+	select {
+	case r := <-done:
+		if r.code == ExitOK || !strings.Contains(r.stderr, file+": a FIFO where a Kafka file is expected") {
+			t.Errorf("%s with a FIFO at %s: exit %d\n%s%s", c.name, target, r.code, r.out, r.stderr)
+		}
+	// A command that opens the FIFO blocks for ever; one that
+	// refuses it answers in milliseconds (0.23 s at most measured).
+	// Ten seconds tells the two apart on a loaded CI machine too.
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s with a FIFO at %s: still running after 10 s", c.name, target)
+	}
+	if after := regularState(t, ld); !maps.Equal(after, before) {
+		t.Errorf("%s with a FIFO at %s changed the log directory", c.name, target)
 	}
 }
 

@@ -100,6 +100,7 @@ func callName(e ast.Expr) string {
 // TestCLINamesTheFlag: where a domain error's way out is a flag, the CLI
 // names it, in the words the domain packages used to (they name none now).
 func TestCLINamesTheFlag(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	torn := filepath.Join(root, "logs", "events-0")
 	copyInputDir(t, filepath.Join("..", "testdata", "broken", "torn-tail", "events-0"), torn)

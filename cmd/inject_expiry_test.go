@@ -17,6 +17,7 @@ import (
 // ABORT markers close survive to the barrier (the markers refresh their
 // last timestamp).
 func TestInjectPlanSaysWhatReadBackSays(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		part string
 		args []string

@@ -88,6 +88,7 @@ func TestPluralsAgree(t *testing.T) {
 // not have does not exist; a dry run does not claim to remove a leftover
 // journal temporary file, and applying removes it.
 func TestMessagesAgreeAcrossCommands(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	logdir := filepath.Join(root, "logs")
 	copyInputDir(t, filepath.Join("..", "testdata", "logdirs", "healthy"), logdir)

@@ -301,6 +301,7 @@ func buildCallGraph(fset *token.FileSet, pkgs []*checkedPackage) *callGraph {
 // readOnlyCommands), and only the allowed files of decode/ and segment/
 // call write primitives at all.
 func TestReadOnlyCommandsStatic(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("type-checks the module; skipped with -short")
 	}

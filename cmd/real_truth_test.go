@@ -32,6 +32,7 @@ import (
 // log) are reported: dump gives one orphan-index error per index file,
 // replay-psm and repair say there is no .log to work on.
 func TestRealPartitionsTellTheTruth(t *testing.T) {
+	t.Parallel()
 	src := realRoot(t)
 	files, err := realdata.Manifest(src)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 // generator's expectation), and both exit 3. Repair's action (rebuild) is
 // in its plan, not in the kind.
 func TestRepairNamesIndexDefectsAsDump(t *testing.T) {
+	t.Parallel()
 	c, err := segtest.NewCorpus(filepath.Join(testdataDir, "partitions"))
 	if err != nil {
 		t.Fatal(err)

@@ -63,6 +63,7 @@ func assertCleanAfterRepair(t *testing.T, dir string) {
 // the dry run exits 3 and changes nothing, the repair exits 0 and verifies,
 // dump and replay-psm are clean afterwards, and a second run is a no-op.
 func TestRepairCLI(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, cut string
 		newEnd    int64
@@ -159,6 +160,7 @@ func flipByte(t *testing.T, path string, at int64) {
 // TestRepairCLIWarningOnly: a zero-filled (preallocated) tail is cut, as
 // recovery does, but it is no damage: the dry run exits 0.
 func TestRepairCLIWarningOnly(t *testing.T) {
+	t.Parallel()
 	dir := repairCase(t, "events-0/zero-tail")
 	code, out, _ := injRun(t, "repair", "--dry-run", dir)
 	if code != ExitOK || !strings.Contains(out, "zero-tail") || !strings.Contains(out, "replace 00000000000000000000.log (4742 -> 646 bytes)") {
@@ -177,6 +179,7 @@ func TestRepairCLIWarningOnly(t *testing.T) {
 // TestRepairCLIResumeAndRollback: an interrupted repair is finished by a
 // rerun, or undone by --rollback.
 func TestRepairCLIResumeAndRollback(t *testing.T) {
+	t.Parallel()
 	for _, rollback := range []bool{false, true} {
 		dir := repairCase(t, "events-0/crc-mismatch")
 		before := walkState(t, dir)
@@ -244,6 +247,7 @@ func TestRepairCLIUsage(t *testing.T) {
 
 // TestRepairCLITable: --output table renders the plan as tables.
 func TestRepairCLITable(t *testing.T) {
+	t.Parallel()
 	dir := repairCase(t, "events-0/crc-mismatch")
 	code, out, _ := injRun(t, "repair", "--dry-run", "-o", "table", dir)
 	if code != ExitFindings || !strings.Contains(out, "crc-mismatch at 321 (325 bytes)") || !strings.Contains(out, "│ replace │") {

@@ -126,6 +126,7 @@ func psmRun(t *testing.T, args ...string) (int, string, string) {
 }
 
 func TestReplayPSMCheckSnapshotsRealFixtures(t *testing.T) {
+	t.Parallel()
 	root := psmFixtureRoot(t)
 	matches, checked, skipped := 0, 0, 0
 	for _, src := range psmSnapshotPartitions(t, root) {

@@ -167,6 +167,7 @@ func (s *scenario) chainJSON(args ...string) []chainEdgeJSON {
 var txnPID = kafkatest.TxnProducerID(barriertest.TxnID)
 
 func TestScenarios(t *testing.T) {
+	t.Parallel()
 	blocks := map[string]string{}
 	pidText := fmt.Sprint(txnPID)
 

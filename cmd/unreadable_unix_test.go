@@ -65,6 +65,7 @@ func encodeRuns(res []runResult) string {
 // nothing to root: as root, the commands run in a copy of this test binary
 // as the user nobody.
 func TestOneUnreadablePartitionNeverStopsALogDir(t *testing.T) {
+	t.Parallel()
 	const uid, gid = 65534, 65534 // nobody
 	asRoot := os.Geteuid() == 0
 	var bin string

@@ -15,6 +15,7 @@ import (
 // (kafka-dump-log: Kafka's exit 1 for an option it does not have). Never
 // the version: "kseg -v replay-psm DIR" once printed it and exited 0.
 func TestVerboseOneMeaning(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	part := filepath.Join(tmp, "a", "orders-0")
 	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), part)

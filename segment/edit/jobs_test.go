@@ -284,9 +284,14 @@ func copyWorld(t *testing.T, template string) string {
 //   - a rerun (itself interrupted once more now and then, then run to the
 //     end) converges to exactly the bytes of an uninterrupted run, leaving
 //     no journal or staged file behind.
+//
+// Every case, and every step of a case, runs in a world of its own: they
+// run as parallel subtests, so that one's fsyncs overlap another's work
+// (the loop waits on the disk far more than it computes).
 func TestEditCrashAtEveryStep(t *testing.T) {
 	for _, tc := range editCases() {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			template, rel := tc.world(t)
 			before := barriertest.KafkaFiles(t, filepath.Join(template, rel))
 			after, rep := referenceRun(t, tc, template, rel, edit.Options{})
@@ -298,62 +303,72 @@ func TestEditCrashAtEveryStep(t *testing.T) {
 				if tc.skip != nil && tc.skip(step) {
 					continue
 				}
-				root := copyWorld(t, template)
-				dir := filepath.Join(root, rel)
-				_, err := tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: barriertest.FaultAt(i)})
-				var fe *edit.FaultError
-				if !errors.As(err, &fe) || fe.Step != step {
-					t.Fatalf("step %d (%s): %v", i, step, err)
-				}
-				cur := barriertest.KafkaFiles(t, dir)
-				if name, ok := strings.CutPrefix(step, "append:"); ok {
-					// Stopped in the middle of an append: its file is torn
-					// (the old bytes, then part of the new), which only
-					// the journal's rerun or rollback may finish.
-					assertTorn(t, filepath.Join(template, rel, name), filepath.Join(dir, name))
-					delete(cur, name)
-					cur[name] = before[name]
-				}
-				barriertest.AssertOldOrNew(t, i, step, before, after, cur)
-				if _, err := os.Stat(dir); err == nil {
-					if all := barriertest.ContentOf(barriertest.SnapDir(t, dir)); maps.Equal(all, cur) && !maps.Equal(all, before) && !maps.Equal(all, after) {
-						t.Fatalf("step %d (%s): no kseg file left, yet the partition is neither before nor after", i, step)
-					}
-				}
-				if edit.HasJournal(dir) {
-					rb := t.TempDir()
-					barriertest.CopyTree(t, root, rb)
-					rdir := filepath.Join(rb, rel)
-					rr, err := edit.Rollback(rdir, edit.Options{}, kinds...)
-					if err != nil || !rr.RolledBack {
-						t.Fatalf("step %d (%s): rollback: %v", i, step, err)
-					}
-					if got := barriertest.KafkaFiles(t, rdir); !maps.Equal(got, before) {
-						t.Fatalf("step %d (%s): rollback did not restore the partition", i, step)
-					}
-					if _, err := os.Stat(rdir); len(before) == 0 && !errors.Is(err, os.ErrNotExist) {
-						t.Fatalf("step %d (%s): rollback left the directory the job created", i, step)
-					}
-				}
-				if i%3 == 0 {
-					// Now and then, the rerun is interrupted too.
-					_, err = tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b2"), FaultAt: barriertest.FaultAt(1 + i%7)})
-					if err != nil && !errors.As(err, &fe) {
-						t.Fatalf("step %d (%s): second run: %v", i, step, err)
-					}
-				}
-				rep3, err := tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b3")})
-				if err != nil {
-					t.Fatalf("step %d (%s): final run: %v", i, step, err)
-				}
-				if !rep3.ok {
-					t.Fatalf("step %d (%s): verification failed: %+v", i, step, rep3)
-				}
-				if got := barriertest.ContentOf(barriertest.SnapDir(t, dir)); !maps.Equal(got, after) {
-					t.Fatalf("step %d (%s): rerun did not converge to the uninterrupted result", i, step)
-				}
+				t.Run(fmt.Sprintf("%02d-%s", i, step), func(t *testing.T) {
+					t.Parallel()
+					crashAtStep(t, tc, template, rel, i, step, before, after)
+				})
 			}
 		})
+	}
+}
+
+// crashAtStep is one step of TestEditCrashAtEveryStep: the job stopped
+// there, then what a rollback and a rerun make of it.
+func crashAtStep(t *testing.T, tc editCase, template, rel string, i int, step string, before, after map[string]string) {
+	t.Helper()
+	root := copyWorld(t, template)
+	dir := filepath.Join(root, rel)
+	_, err := tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: barriertest.FaultAt(i)})
+	var fe *edit.FaultError
+	if !errors.As(err, &fe) || fe.Step != step {
+		t.Fatalf("step %d (%s): %v", i, step, err)
+	}
+	cur := barriertest.KafkaFiles(t, dir)
+	if name, ok := strings.CutPrefix(step, "append:"); ok {
+		// Stopped in the middle of an append: its file is torn
+		// (the old bytes, then part of the new), which only
+		// the journal's rerun or rollback may finish.
+		assertTorn(t, filepath.Join(template, rel, name), filepath.Join(dir, name))
+		delete(cur, name)
+		cur[name] = before[name]
+	}
+	barriertest.AssertOldOrNew(t, i, step, before, after, cur)
+	if _, err := os.Stat(dir); err == nil {
+		if all := barriertest.ContentOf(barriertest.SnapDir(t, dir)); maps.Equal(all, cur) && !maps.Equal(all, before) && !maps.Equal(all, after) {
+			t.Fatalf("step %d (%s): no kseg file left, yet the partition is neither before nor after", i, step)
+		}
+	}
+	if edit.HasJournal(dir) {
+		rb := t.TempDir()
+		barriertest.CopyTree(t, root, rb)
+		rdir := filepath.Join(rb, rel)
+		rr, err := edit.Rollback(rdir, edit.Options{}, kinds...)
+		if err != nil || !rr.RolledBack {
+			t.Fatalf("step %d (%s): rollback: %v", i, step, err)
+		}
+		if got := barriertest.KafkaFiles(t, rdir); !maps.Equal(got, before) {
+			t.Fatalf("step %d (%s): rollback did not restore the partition", i, step)
+		}
+		if _, err := os.Stat(rdir); len(before) == 0 && !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("step %d (%s): rollback left the directory the job created", i, step)
+		}
+	}
+	if i%3 == 0 {
+		// Now and then, the rerun is interrupted too.
+		_, err = tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b2"), FaultAt: barriertest.FaultAt(1 + i%7)})
+		if err != nil && !errors.As(err, &fe) {
+			t.Fatalf("step %d (%s): second run: %v", i, step, err)
+		}
+	}
+	rep3, err := tc.apply(root, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b3")})
+	if err != nil {
+		t.Fatalf("step %d (%s): final run: %v", i, step, err)
+	}
+	if !rep3.ok {
+		t.Fatalf("step %d (%s): verification failed: %+v", i, step, rep3)
+	}
+	if got := barriertest.ContentOf(barriertest.SnapDir(t, dir)); !maps.Equal(got, after) {
+		t.Fatalf("step %d (%s): rerun did not converge to the uninterrupted result", i, step)
 	}
 }
 
@@ -406,6 +421,7 @@ func failWriteAt(at int, count *int, err error) func(string, io.Writer) io.Write
 func TestEditENOSPCAtEveryWrite(t *testing.T) {
 	for _, tc := range editCases() {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			template, rel := tc.world(t)
 			before := worldContent(t, template)
 			ref := copyWorld(t, template)
@@ -418,27 +434,37 @@ func TestEditENOSPCAtEveryWrite(t *testing.T) {
 				t.Fatalf("only %d writes", writes)
 			}
 			for k := 0; k < writes; k++ {
-				root := copyWorld(t, template)
-				bd := filepath.Join(t.TempDir(), "b")
-				n := 0
-				_, err := tc.apply(root, edit.Options{BackupDir: bd, Writer: failWriteAt(k, &n, syscall.ENOSPC)})
-				if !errors.Is(err, syscall.ENOSPC) {
-					t.Fatalf("write %d: %v, want ENOSPC", k, err)
-				}
-				if got := worldContent(t, root); !maps.Equal(got, before) {
-					t.Fatalf("write %d: the partition (or its log directory) is not byte-identical to before: %v", k, diffContent(before, got))
-				}
-				if _, err := os.Lstat(bd); !errors.Is(err, os.ErrNotExist) {
-					t.Fatalf("write %d: the backup folder the run created is left behind", k)
-				}
-				if _, err := tc.apply(root, edit.Options{BackupDir: bd}); err != nil {
-					t.Fatalf("write %d: rerun: %v", k, err)
-				}
-				if got := barriertest.KafkaFiles(t, filepath.Join(root, rel)); !maps.Equal(got, after) {
-					t.Fatalf("write %d: the rerun did not converge to the undisturbed result", k)
-				}
+				t.Run(fmt.Sprintf("write-%02d", k), func(t *testing.T) {
+					t.Parallel()
+					enospcAtWrite(t, tc, template, rel, k, before, after)
+				})
 			}
 		})
+	}
+}
+
+// enospcAtWrite is one write of TestEditENOSPCAtEveryWrite: the disk full
+// there, then a rerun.
+func enospcAtWrite(t *testing.T, tc editCase, template, rel string, k int, before, after map[string]string) {
+	t.Helper()
+	root := copyWorld(t, template)
+	bd := filepath.Join(t.TempDir(), "b")
+	n := 0
+	_, err := tc.apply(root, edit.Options{BackupDir: bd, Writer: failWriteAt(k, &n, syscall.ENOSPC)})
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("write %d: %v, want ENOSPC", k, err)
+	}
+	if got := worldContent(t, root); !maps.Equal(got, before) {
+		t.Fatalf("write %d: the partition (or its log directory) is not byte-identical to before: %v", k, diffContent(before, got))
+	}
+	if _, err := os.Lstat(bd); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("write %d: the backup folder the run created is left behind", k)
+	}
+	if _, err := tc.apply(root, edit.Options{BackupDir: bd}); err != nil {
+		t.Fatalf("write %d: rerun: %v", k, err)
+	}
+	if got := barriertest.KafkaFiles(t, filepath.Join(root, rel)); !maps.Equal(got, after) {
+		t.Fatalf("write %d: the rerun did not converge to the undisturbed result", k)
 	}
 }
 
