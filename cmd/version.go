@@ -31,9 +31,8 @@ func newVersionCmd(s *Streams, _ *globalOptions) *cobra.Command {
 		Short: "Print kseg's module version and VCS revision",
 		Long: `Print the module version, the VCS revision and commit time, and the Go
 version kseg was built with, as the Go toolchain recorded them in the binary
-(runtime/debug.ReadBuildInfo). A binary built by "go install
-github.com/kseg/kseg@v1.2.3" reports v1.2.3. One built with "go build" or
-"go install" in a git clone reports the version the toolchain derives from
+(runtime/debug.ReadBuildInfo). kseg is built from a clone: one built with
+"go build" or "go install ." there reports the version the toolchain derives from
 the commit (Go 1.24 and later): the tag's version when the commit is tagged,
 else a pseudo-version (v0.0.0-<commit time>-<12 hex digits of the commit>,
 or v1.2.4-0.<commit time>-<…> after a tag v1.2.3), with "+dirty" when the
