@@ -185,6 +185,14 @@ const RefuseOffsetOverflow edit.Reason = "offset-overflow"
 // still made and returned together with that refusal, to be shown
 // (--dry-run), never applied.
 func PlanRepair(dir string, opts Options) (*Plan, error) {
+	return planRepair(dir, opts, false)
+}
+
+// planRepair is PlanRepair; verifying, it plans again over the repair
+// just committed, as Verify does under the repair's own lock and with its
+// journal still there (kept until the read-back passes): neither is then
+// looked at.
+func planRepair(dir string, opts Options, verifying bool) (*Plan, error) {
 	// The real directory, before anything else: the log directory (whose
 	// .lock a broker holds) is the real parent, not a symlink's.
 	dir = edit.RealPath(dir)
@@ -193,18 +201,21 @@ func PlanRepair(dir string, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	logDir := segment.LogDirOf(dir)
-	blocked := edit.CheckWritable(logDir, dir, opts.checkWritable)
-	if blocked != nil && !edit.Deferred(blocked) {
-		return nil, blocked
-	}
-	pending, resume, err := edit.Pending(dir, EditKind)
-	if err != nil {
-		return nil, cmp.Or(blocked, err)
-	}
-	if pending != nil {
-		p := pending.Plan().(*Plan)
-		p.Resume = resume
-		return p, blocked
+	var blocked error
+	if !verifying {
+		blocked = edit.CheckWritable(logDir, dir, opts.checkWritable)
+		if blocked != nil && !edit.Deferred(blocked) {
+			return nil, blocked
+		}
+		pending, resume, err := edit.Pending(dir, EditKind)
+		if err != nil {
+			return nil, cmp.Or(blocked, err)
+		}
+		if pending != nil {
+			p := pending.Plan().(*Plan)
+			p.Resume = resume
+			return p, blocked
+		}
 	}
 	if opts.IndexIntervalBytes == 0 {
 		opts.IndexIntervalBytes = segment.DefaultIndexIntervalBytes
@@ -972,7 +983,7 @@ func (v *Verification) OK() bool {
 // must match the state rebuilt from the log.
 func Verify(p *Plan) (*Verification, error) {
 	v := &Verification{Replan: []string{}, IndexProblems: []string{}, SnapshotProblems: []string{}}
-	again, err := PlanRepair(p.Dir, p.Options)
+	again, err := planRepair(p.Dir, p.Options, true)
 	if err != nil {
 		return nil, err
 	}

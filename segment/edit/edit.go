@@ -162,6 +162,9 @@ type Report struct {
 	Steps []string
 	// Verdict is the read-back check's, nil when skipped.
 	Verdict Verdict
+	// JournalKept: the read-back check failed, and the journal is kept,
+	// so that the edit can still be rolled back.
+	JournalKept bool
 }
 
 // FaultError is returned when Options.FaultAt stopped the run.
@@ -213,6 +216,9 @@ const (
 	// RefuseNotRegular: a file the edit reads or replaces is not a regular
 	// file (a FIFO, socket, device or symbolic link).
 	RefuseNotRegular Reason = "not-regular"
+	// RefuseTooLarge: the edit's journal would be larger than kseg reads
+	// back after a crash.
+	RefuseTooLarge Reason = "too-large"
 )
 
 // ErrRefused is the class of every *RefusalError (errors.Is).

@@ -78,21 +78,19 @@ func CheckPartitionDir(dir string, metadataWhy string) (segment.PartitionDirName
 
 // CheckNoBroker refuses when another process holds the log directory's
 // .lock: a running broker (LogManager locks every log dir with
-// FileChannel.tryLock), or another kseg run.
+// FileChannel.tryLock), another kseg run, or a process holding an flock(2)
+// lock on it; and a .lock that is a symbolic link or not a regular file.
 func CheckNoBroker(logDir string) error {
 	lockPath := filepath.Join(logDir, segment.LockName)
-	pid, held, err := BrokerLock(lockPath)
+	h, held, err := BrokerLock(lockPath)
 	if err != nil {
+		if errors.Is(err, ErrRefused) {
+			return err
+		}
 		return fmt.Errorf("checking %s: %w", lockPath, err)
 	}
-	switch {
-	case held && pid <= 0:
-		// F_OFD_GETLK reports -1 for an open-file-description lock: the
-		// kind kseg takes on Linux (a JVM takes a classic one, with its
-		// pid).
-		return Refuse(RefuseLocked, lockPath, "another kseg run (or a process using open-file-description locks) holds the log directory lock; wait for it to finish")
-	case held:
-		return Refuse(RefuseLocked, lockPath, "process %d holds the log directory lock: a broker is running on it; stop it first", pid)
+	if held {
+		return refuseHeld(lockPath, h)
 	}
 	return nil
 }
