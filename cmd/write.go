@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -86,9 +88,30 @@ func writeExit(err error) error {
 // remedyHints name the flag for each edit.Remedy: the domain packages
 // name no flag, the CLI says which of its flags gets past a refusal.
 var remedyHints = map[edit.Remedy]string{
-	edit.RemedyBackupDir:    "; run from elsewhere or pass --backup-dir",
+	edit.RemedyBackupDir:    "; pass --backup-dir outside every Kafka log directory",
 	edit.RemedyRollback:     " with --rollback",
 	edit.RemedyTruncateMode: "; use --mode truncate",
+}
+
+// defaultBackupRoot is where a write command makes its backup folder when
+// --backup-dir is not given: $XDG_STATE_HOME/kseg/backups, else
+// ~/.local/state/kseg/backups (the XDG base directory default), else the
+// working directory. Never the working directory when a state directory
+// is known: the natural place to run kseg is the log directory itself,
+// where a backup folder would stop the broker (docs/failover.md).
+func defaultBackupRoot(s *Streams) string {
+	if s.Env != nil {
+		if d, ok := s.Env("XDG_STATE_HOME"); ok && filepath.IsAbs(d) {
+			return filepath.Join(d, "kseg", "backups")
+		}
+		if h, ok := s.Env("HOME"); ok && filepath.IsAbs(h) {
+			return filepath.Join(h, ".local", "state", "kseg", "backups")
+		}
+	}
+	if cwd, err := os.Getwd(); err == nil {
+		return cwd
+	}
+	return "."
 }
 
 // hinted is a domain error with the CLI's words appended.
@@ -205,8 +228,12 @@ func runWrite[P comparable, V interface {
 	if parts.nothing {
 		return nil
 	}
+	root := defaultBackupRoot(s)
+	if w.flags.backupDir == "" && parts.resume == nil && w.flags.output == "text" {
+		fmt.Fprintf(s.Out, "Backup: into a new folder under %s (the default; --backup-dir to choose)\n", root)
+	}
 	if w.flags.dryRun {
-		if err := w.preflight(p, edit.Options{BackupDir: w.flags.backupDir}); err != nil {
+		if err := w.preflight(p, edit.Options{BackupDir: w.flags.backupDir, BackupRoot: root}); err != nil {
 			return writeExit(err)
 		}
 		if w.dryRunExit != nil {
@@ -224,7 +251,7 @@ func runWrite[P comparable, V interface {
 	}
 	rep, err := stepProgress(s, g, "applying", func() int64 { return edit.CopyBytes(parts.ops) },
 		func(progress func(int64)) (*edit.Result[P, V], error) {
-			return w.apply(p, edit.Options{BackupDir: w.flags.backupDir, Progress: progress})
+			return w.apply(p, edit.Options{BackupDir: w.flags.backupDir, BackupRoot: root, Progress: progress})
 		})
 	if err != nil {
 		noteApplyFailure(s, g, rep.Summary(), err, w.what, parts.dir)
@@ -235,6 +262,9 @@ func runWrite[P comparable, V interface {
 	}
 	var none V
 	if v := rep.Verification; v != none && !v.OK() {
+		if !g.quiet && edit.HasJournal(parts.dir) {
+			fmt.Fprintf(s.Err, "kseg: the %s's journal is kept: rerun with --rollback to undo it from the backup\n", w.what)
+		}
 		return findingsExit()
 	}
 	return nil

@@ -329,29 +329,38 @@ func (a *applier) seal() error {
 	return nil
 }
 
-// backupDir resolves and checks the backup directory.
+// backupDir resolves and checks the backup directory: Options.BackupDir,
+// else a new kseg-backup-<partition>-<time> folder in Options.BackupRoot
+// (the working directory when that is ""). It is refused inside the log
+// directory being edited and inside anything that is, or looks like, a
+// Kafka log directory or partition directory (refuseKafkaDir), and when it
+// already holds a file the backup would write.
 func (a *applier) backupDir() (string, error) {
 	bd := a.o.BackupDir
 	if bd == "" {
-		cwd, err := os.Getwd()
-		if err != nil {
-			return "", err
+		root := a.o.BackupRoot
+		if root == "" {
+			cwd, err := os.Getwd()
+			if err != nil {
+				return "", err
+			}
+			root = cwd
 		}
 		stamp := a.now().UTC().Format("20060102T150405.000Z")
-		bd = filepath.Join(cwd, fmt.Sprintf("kseg-backup-%s-%s", filepath.Base(a.dir), stamp))
+		bd = filepath.Join(root, fmt.Sprintf("kseg-backup-%s-%s", filepath.Base(a.dir), stamp))
 		for i := 2; ; i++ {
 			if _, err := os.Lstat(bd); errors.Is(err, os.ErrNotExist) {
 				break
 			}
-			bd = filepath.Join(cwd, fmt.Sprintf("kseg-backup-%s-%s-%d", filepath.Base(a.dir), stamp, i))
+			bd = filepath.Join(root, fmt.Sprintf("kseg-backup-%s-%s-%d", filepath.Base(a.dir), stamp, i))
 		}
 	}
 	bd, err := filepath.Abs(bd)
 	if err != nil {
 		return "", err
 	}
-	if within(bd, a.logDir) {
-		re := Refuse(RefuseBackupDir, bd, "inside the log directory %s: a broker refuses to start with a folder there that is not a partition", a.logDir)
+	if err := refuseKafkaDir(bd, a.logDir); err != nil {
+		re := err.(*RefusalError)
 		re.Remedy = RemedyBackupDir
 		return "", re
 	}
@@ -434,6 +443,11 @@ func (a *applier) writeAtomic(path, step string, uid, gid int, write func(w io.W
 func (a *applier) prepare() error {
 	bd := a.j.BackupDir
 	if err := a.step("backup-dir"); err != nil {
+		return err
+	}
+	// A backup holds a partition's data: the folders made to reach it
+	// (a state directory's kseg/backups) are private to this user.
+	if err := os.MkdirAll(filepath.Dir(bd), 0o700); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(bd, 0o755); err != nil {

@@ -113,11 +113,17 @@ type Kind struct {
 type Options struct {
 	// BackupDir receives a copy of every file that changes or goes, and a
 	// manifest (BackupManifestName). "" creates a new timestamped folder
-	// in the current working directory. It must not be inside the log
-	// directory: a broker refuses to start when its log directory holds a
-	// folder that is not a topic-partition. Ignored when resuming (the
+	// in BackupRoot. It must not be inside the log directory, nor inside
+	// any other directory that is or looks like a Kafka log directory or
+	// partition: a broker refuses to start when its log directory holds a
+	// folder that is not a topic-partition, and another partition would
+	// show the backup's segments as its own. Ignored when resuming (the
 	// journal names the backup of the interrupted run).
 	BackupDir string
+	// BackupRoot is where a new backup folder is made when BackupDir is
+	// "" (kseg's CLI: $XDG_STATE_HOME/kseg/backups); "" is the working
+	// directory.
+	BackupRoot string
 	// FaultAt, when set, is called before every step with the step's name
 	// (see Report.Steps). A non-nil result stops the run right there, as a
 	// crash would: nothing is cleaned up, and a rerun must finish or roll

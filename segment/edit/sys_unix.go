@@ -5,10 +5,13 @@ package edit
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kseg/kseg/segment"
 )
 
 // BrokerLock reports whether another process holds a lock on a log
@@ -38,7 +41,7 @@ func BrokerLock(path string) (h LockHolder, held bool, err error) {
 	if fi, err := f.Stat(); err != nil {
 		return h, false, err
 	} else if !fi.Mode().IsRegular() {
-		return h, false, Refuse(RefuseNotRegular, path, "%s, not the regular file a broker locks", modeName(fi.Mode()))
+		return h, false, &fs.PathError{Op: "open", Path: path, Err: &segment.NotRegularError{Mode: fi.Mode()}}
 	}
 	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart}
 	if err := unix.FcntlFlock(f.Fd(), getLockCmd, &lk); err != nil {
