@@ -189,9 +189,9 @@ func findJournal(dir string) (string, error) {
 	return "", first
 }
 
-// openJournal opens dir's journal read-only (a regular file, never
-// through a symbolic link), refusing one larger than any kseg writes.
-func openJournal(dir string) (*os.File, string, int64, error) {
+// openJournal opens dir's journal read-only (a regular file), refusing,
+// when capped, one larger than any kseg writes.
+func openJournal(dir string, capped bool) (*os.File, string, int64, error) {
 	path, err := findJournal(dir)
 	if err != nil {
 		return nil, "", 0, err
@@ -205,7 +205,7 @@ func openJournal(dir string) (*os.File, string, int64, error) {
 		f.Close()
 		return nil, "", 0, err
 	}
-	if fi.Size() > maxJournalBytes {
+	if capped && fi.Size() > maxJournalBytes {
 		f.Close()
 		return nil, "", 0, Refuse(RefuseJournal, path, "%d bytes, more than the %d of any journal kseg writes: not kseg's; nothing was read or touched", fi.Size(), int64(maxJournalBytes))
 	}
@@ -217,7 +217,7 @@ func openJournal(dir string) (*os.File, string, int64, error) {
 // refused unread), and an error quotes at most a short prefix of a line
 // that does not parse.
 func ReadJournal(dir string) (*Journal, error) {
-	f, path, size, err := openJournal(dir)
+	f, path, size, err := openJournal(dir, true)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +299,7 @@ func quotePrefix(b []byte) string {
 // only by the tool that finishes or rolls it back); a missing journal is
 // os.ErrNotExist.
 func JournalTool(dir string) (tool, path string, err error) {
-	f, path, _, err := openJournal(dir)
+	f, path, _, err := openJournal(dir, false)
 	if err != nil {
 		return "", path, err
 	}
