@@ -65,19 +65,47 @@ func (a *applier) lock() (io.Closer, error) {
 	if err := a.step("lock"); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(a.logDir, segment.LockName)
-	uid, gid := -1, -1
-	if fi, err := os.Stat(a.logDir); err == nil {
-		uid, gid = fileOwner(fi)
+	locks := multiCloser{}
+	// The log directory's, then that of every other path the partition
+	// directory is mounted at (dirAliases): a broker running there must
+	// not start while kseg writes either.
+	dirs := []string{a.logDir}
+	for _, alias := range dirAliases(a.dir) {
+		dirs = append(dirs, filepath.Dir(alias))
 	}
-	f, err := takeBrokerLock(path, uid, gid)
-	switch {
-	case errors.Is(err, errLockHeld):
-		return nil, Refuse(RefuseLocked, path, "another process holds the log directory lock: a broker is running on it; stop it first")
-	case errors.Is(err, errFlockHeld):
-		return nil, refuseHeld(path, LockHolder{Kind: LockFlock})
+	for _, ld := range dirs {
+		path := filepath.Join(ld, segment.LockName)
+		uid, gid := -1, -1
+		if fi, err := os.Stat(ld); err == nil {
+			uid, gid = fileOwner(fi)
+		}
+		f, err := takeBrokerLock(path, uid, gid)
+		switch {
+		case errors.Is(err, errLockHeld):
+			err = Refuse(RefuseLocked, path, "another process holds the log directory lock: a broker is running on it; stop it first")
+		case errors.Is(err, errFlockHeld):
+			err = refuseHeld(path, LockHolder{Kind: LockFlock})
+		}
+		if err != nil {
+			locks.Close()
+			return nil, err
+		}
+		locks = append(locks, f)
 	}
-	return f, err
+	return locks, nil
+}
+
+// multiCloser closes each of its closers, last first.
+type multiCloser []io.Closer
+
+func (m multiCloser) Close() error {
+	var first error
+	for i := len(m) - 1; i >= 0; i-- {
+		if err := m[i].Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // Apply executes a job:

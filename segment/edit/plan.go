@@ -96,12 +96,18 @@ func CheckNoBroker(logDir string) error {
 }
 
 // CheckWritable refuses when a broker holds logDir (CheckNoBroker), or
-// when probe (the partition directory, or the log directory it is to be
+// the log directory of another path the partition directory probe is
+// mounted at (a bind mount, dirAliases), or when probe (the partition directory, or the log directory it is to be
 // created in) is not writable. check replaces the read-only probe
 // (Writable) in tests; nil uses it.
 func CheckWritable(logDir, probe string, check func(dir string) (bool, string, error)) error {
 	if err := CheckNoBroker(logDir); err != nil {
 		return err
+	}
+	if probe != logDir {
+		if err := checkAliases(probe); err != nil {
+			return err
+		}
 	}
 	if check == nil {
 		check = Writable
@@ -110,6 +116,21 @@ func CheckWritable(logDir, probe string, check func(dir string) (bool, string, e
 		return err
 	} else if !ok {
 		return Refuse(RefuseReadOnly, probe, "%s", why)
+	}
+	return nil
+}
+
+// checkAliases refuses when a broker holds the log directory of another
+// path at which the partition directory dir is mounted.
+func checkAliases(dir string) error {
+	for _, alias := range dirAliases(dir) {
+		if err := CheckNoBroker(filepath.Dir(alias)); err != nil {
+			var re *RefusalError
+			if errors.As(err, &re) && re.Reason == RefuseLocked {
+				return Refuse(RefuseLocked, re.Path, "%s is also mounted at %s (a bind mount), whose log directory's lock is held: %s", dir, alias, re.Detail)
+			}
+			return err
+		}
 	}
 	return nil
 }
