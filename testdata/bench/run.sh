@@ -13,7 +13,7 @@
 #   -r RETRIES  disturbed runs measure repeats per command (default 10;
 #               0 on a busy development machine, where every run is)
 #   -t ONLY   only these groups of targets, comma-separated: dump, index,
-#               deep, scaling, replay, mirror, chain, logdir, mixed,
+#               deep, scaling, replay, mirror, mirrorsegs, chain, logdir, mixed,
 #               progress, rss (default: all)
 #   -k KSEG     time this kseg binary instead of one built from the tree (to
 #               compare builds: the floors are built from the tree either way)
@@ -259,6 +259,26 @@ if want mirror; then
     "$K" mirror --backup-dir "$D.bk" "$MIXED" "$D/bench-0"
   cmp_row "mirror into an empty DST / cp + sync of its files" "<=1.5" "${OUT[0]}" "${OUT[1]}"
   cmp_row "mirror of the last 1 % / full mirror" "<=0.1" "${OUT[2]}" "${OUT[0]}"
+  rm -rf "$D" "$D.bk"
+fi
+if want mirrorsegs; then
+  # Issue 29: a mirror into many destination segments, rolling where the
+  # source did (10,000 segments of 16 KiB, 2,000 with -q), against copying
+  # the files that mirror writes (a mirror made once, untimed) with cp -r
+  # and an fsync of every file and of the directory, as a mirror must.
+  NSEGS=10000
+  [ $QUICK = 1 ] && NSEGS=2000
+  gen segs "$((NSEGS * 12))KiB" -segment-bytes 16KiB -codecs zstd
+  SEGSRC=$DATA/segs/bench-0
+  mirrorof segsmirror "$SEGSRC" --segment-bytes 16384
+  SEGMIRROR=$DATA/segsmirror/bench-0
+  D=$SCRATCH/dsegs
+  timed "$RUNS" - - -- \
+    @setup "rm -rf '$D' '$D.bk' && mkdir '$D'" \
+    "$K" mirror --segment-bytes 16384 --backup-dir "$D.bk" "$SEGSRC" "$D/bench-0" :: \
+    @setup "rm -rf '$D' && mkdir '$D'" \
+    sh -c "cp -r '$SEGMIRROR' '$D/' && find '$D/bench-0' -type f -exec sync {} + && sync '$D/bench-0'"
+  cmp_row "mirror into 10,000 destination segments (-q: 2,000) / cp -r + fsync per file" "<=2" "${OUT[0]}" "${OUT[1]}"
   rm -rf "$D" "$D.bk"
 fi
 if want chain; then

@@ -8,6 +8,10 @@
 //	go run ./testdata/bench/gen -partitions 1000 -size 64KiB -out DIR
 //	    writes DIR as a log directory of 1000 partitions of about -size bytes each,
 //	    appended as a broker appends (segments, indexes, snapshots, checkpoints)
+//	go run ./testdata/bench/gen -size 160MiB -segment-bytes 16KiB -out DIR
+//	    writes DIR/bench-0 as one partition of about -size bytes appended as a
+//	    broker appends, rolling a segment at -segment-bytes (about 10,000 here):
+//	    the source of a mirror into many destination segments
 //
 // LIST is a comma-separated list of codecs, e.g. zstd,lz4,gzip.
 package main
@@ -40,6 +44,7 @@ func run() error {
 	codecsFlag := flag.String("codecs", "mixed", "mixed, none, gzip, snappy, lz4, zstd, or a comma-separated list")
 	seed := flag.Uint64("seed", 1, "content seed")
 	partitions := flag.Int("partitions", 0, "write a log directory of this many partitions instead of one large segment")
+	segBytesFlag := flag.String("segment-bytes", "", "write one partition rolling segments at this size (N, NKiB, NMiB) instead of one large segment")
 	flag.Parse()
 	if *out == "" {
 		return errors.New("-out is required")
@@ -59,6 +64,19 @@ func run() error {
 		}
 	}
 	start := time.Now()
+	if *segBytesFlag != "" {
+		segBytes, err := parseSize(*segBytesFlag)
+		if err != nil {
+			return err
+		}
+		dir := filepath.Join(*out, "bench-0")
+		if err := segtest.Partition(dir, size, segBytes, opts); err != nil {
+			return err
+		}
+		logs, _ := filepath.Glob(filepath.Join(dir, "*"+segment.LogSuffix))
+		fmt.Printf("%s: about %d bytes in %d segments of at most %d bytes in %s\n", dir, size, len(logs), segBytes, time.Since(start).Round(time.Millisecond))
+		return nil
+	}
 	if *partitions > 0 {
 		if err := segtest.LogDir(*out, *partitions, size, opts); err != nil {
 			return err
