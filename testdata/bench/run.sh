@@ -108,6 +108,8 @@ logdir() { # logdir NAME N SIZE: a log directory of N partitions
 }
 
 echo "== data ($DATA)"
+# The main data, unless only the mirrorsegs group (its own data) is asked.
+if [ "$ONLY" != mirrorsegs ]; then
 gen mixed "$SIZE"
 MIXED=$DATA/mixed/bench-0
 SEG=$MIXED/00000000000000000000.log
@@ -152,6 +154,7 @@ CATSMALL="find '$MIXLOG' -path '$MIXBIG' -prune -o -type f -exec cat {} +"
 # does.
 warm() { find "$@" -type f -exec cat {} + > /dev/null; }
 warm "$MIXED" "$MIRROR" "$P99" "$DATA/compressed" "$LOGDIR" "$MIXLOG"
+fi
 
 ROWS=()
 FAILED=0
@@ -309,8 +312,8 @@ progress_row() {
     KSEG_PROGRESS_DELAY=0 "$BIN/ptyrun" -tty -- "$K" $2 :: KSEG_PROGRESS_DELAY=0 "$BIN/ptyrun" -- "$K" $2
   cmp_row "progress line on a terminal: $1 / no terminal" "<=1.02" "${OUT[0]}" "${OUT[1]}"
 }
-PSEG=$SEG PDIR=$MIXED
-if [ $QUICK = 0 ]; then PSEG=$BIG/00000000000000000000.log PDIR=$BIG; fi
+PSEG=${SEG:-} PDIR=${MIXED:-}
+if [ $QUICK = 0 ]; then PSEG=${BIG:-}/00000000000000000000.log PDIR=${BIG:-}; fi
 if want progress; then
   [ $QUICK = 1 ] || warm "$BIG"
   progress_row dump "dump -o json $PSEG"
