@@ -670,14 +670,15 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 		prefixFrom = src
 	}
 	fi, _ := segment.ParseFileName(op.Name)
+	batches := fi.Kind == segment.KindLog && !op.Verbatim
 	var watch func(int64, []byte)
-	if sw, ok := a.job.(StageWatcher); ok && len(srcs) > 0 && fi.Kind == segment.KindLog {
+	if sw, ok := a.job.(StageWatcher); ok && len(srcs) > 0 && batches {
 		watch = sw.WatchStaged(op)
 	}
 	// A copy identified by its sources also records its batches' framing,
 	// seen as they verify: what identifies it if its sources go.
 	var fr *framing
-	if bySources(op) && fi.Kind == segment.KindLog {
+	if bySources(op) && batches {
 		fr = newFraming()
 		inner := watch
 		watch = func(pos int64, batch []byte) {
@@ -688,7 +689,7 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 		}
 	}
 	op.Staged = nil
-	sum, head, cerr := checkStaged(staged, prefixFrom, keep, false, bySources(op), content, srcs, fi.Kind == segment.KindLog, watch)
+	sum, head, cerr := checkStaged(staged, prefixFrom, keep, false, bySources(op), content, srcs, batches, watch)
 	if err := <-synced; err != nil {
 		return fail(err)
 	}

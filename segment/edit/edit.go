@@ -225,6 +225,10 @@ const (
 	// RefuseTooLarge: the edit's journal would be larger than kseg reads
 	// back after a crash.
 	RefuseTooLarge Reason = "too-large"
+	// RefuseBadBackup: a backup's manifest kseg cannot have written (a
+	// file that is not a Kafka file of a partition, impossible sizes): it
+	// is untrusted input, and nothing it names is touched.
+	RefuseBadBackup Reason = "bad-backup"
 )
 
 // ErrRefused is the class of every *RefusalError (errors.Is).
