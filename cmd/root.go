@@ -133,6 +133,7 @@ left out; their -v/--verbose lists every item, and json always does.
 		newVerifyChainCmd(s, g),
 		newMirrorCmd(s, g),
 		newRepairCmd(s, g),
+		newRestoreCmd(s, g),
 		newGroupsCmd(s, g),
 		newTxnsCmd(s, g),
 		newMetadataCmd(s, g),
