@@ -78,10 +78,6 @@ type FileOp struct {
 	// moves that inode, whose bytes the read-back verified.
 	Staged os.FileInfo `json:"-"`
 
-	// splice, while the journal is written, is the placeholder its
-	// Content is marshalled as (see writePlan).
-	splice string
-
 	// headSHA256 is the SHA-256 of the kept prefix followed by Content,
 	// taken by seal in the same read as OldSHA256 when the new content
 	// has Sources (whose hash waits for the staged copy; see stage). ""

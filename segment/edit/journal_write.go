@@ -48,74 +48,65 @@ func (a *applier) saveJournal(step string) error {
 // writePlan writes the job's plan as JSON without holding it whole in
 // memory: the file contents it carries (index files, producer snapshots:
 // tens of megabytes for a million producers) are base64-encoded straight
-// into w where the marshalled plan holds a placeholder for each
-// (FileOp.MarshalJSON), so that only the plan without them is marshalled.
-// The bytes written are exactly json.Marshal's.
+// into w. While the plan is marshalled, each large Content is swapped for
+// a placeholder: the bytes whose base64 is a marker no plan can hold
+// otherwise ("kseg", a random nonce, the operation's index), so that
+// json.Marshal writes the marker where the content goes; writing, the
+// marker is replaced by the content's base64. The bytes written are
+// exactly json.Marshal's of the plan.
 func (a *applier) writePlan(w io.Writer) error {
 	var nonce [8]byte
 	if _, err := rand.Read(nonce[:]); err != nil {
 		return err
 	}
-	prefix := "kseg-content-" + hex.EncodeToString(nonce[:]) + "-"
-	var spliced []int
-	for i := range a.ops {
-		if len(a.ops[i].Content) >= spliceMin {
-			a.ops[i].splice = prefix + strconv.Itoa(i)
-			spliced = append(spliced, i)
-		}
-	}
+	prefix := "kseg" + hex.EncodeToString(nonce[:])
+	contents := map[int][]byte{}
 	defer func() {
-		for _, i := range spliced {
-			a.ops[i].splice = ""
+		for i, c := range contents {
+			a.ops[i].Content = c
 		}
 	}()
+	for i := range a.ops {
+		if len(a.ops[i].Content) < spliceMin {
+			continue
+		}
+		// 4 + 16 + 8 characters of the base64 alphabet, a multiple of 4:
+		// the base64 of exactly these bytes.
+		marker, err := base64.StdEncoding.DecodeString(fmt.Sprintf("%s%08d", prefix, i))
+		if err != nil {
+			return err
+		}
+		contents[i] = a.ops[i].Content
+		a.ops[i].Content = marker
+	}
 	b, err := json.Marshal(a.job.Plan())
 	if err != nil {
 		return err
 	}
-	for len(spliced) > 0 {
+	for n := len(contents); n > 0; n-- {
 		k := bytes.Index(b, []byte(prefix))
-		if k < 0 {
+		if k < 0 || k+len(prefix)+8 > len(b) {
 			break
 		}
-		end := bytes.IndexByte(b[k:], '"')
-		i, err := strconv.Atoi(string(b[k+len(prefix) : k+end]))
-		if err != nil || i < 0 || i >= len(a.ops) {
+		i, err := strconv.Atoi(string(b[k+len(prefix) : k+len(prefix)+8]))
+		content, ok := contents[i]
+		if err != nil || !ok {
 			return fmt.Errorf("journal: a content placeholder without its file")
 		}
 		if _, err := w.Write(b[:k]); err != nil {
 			return err
 		}
 		enc := base64.NewEncoder(base64.StdEncoding, w)
-		if _, err := enc.Write(a.ops[i].Content); err != nil {
+		if _, err := enc.Write(content); err != nil {
 			return err
 		}
 		if err := enc.Close(); err != nil {
 			return err
 		}
-		b = b[k+end:]
+		b = b[k+len(prefix)+8:]
 	}
 	_, err = w.Write(b)
 	return err
-}
-
-// MarshalJSON is the default encoding of op, except while the journal is
-// written: its Content is then a placeholder that writePlan replaces with
-// the content's base64.
-func (op FileOp) MarshalJSON() ([]byte, error) {
-	type plain FileOp
-	if op.splice == "" {
-		return json.Marshal(plain(op))
-	}
-	c := plain(op)
-	c.Content = nil
-	b, err := json.Marshal(c)
-	if err != nil {
-		return nil, err
-	}
-	b = append(b[:len(b)-1], `,"content":"`...)
-	b = append(b, op.splice...)
-	return append(b, `"}`...), nil
 }
 
 // recordDone records that op's commit step is done: appended to the
