@@ -212,7 +212,8 @@ type restoreFileJSON struct {
 }
 
 type restorePlanJSON struct {
-	Type        string            `json:"type"` // "restore-plan"
+	Type        string            `json:"type"`            // "restore-plan"
+	Owner       *ownerJSON        `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
 	Dir         string            `json:"dir"`
 	BackupDir   string            `json:"backupDir"`
 	Tool        string            `json:"tool"`
@@ -245,6 +246,7 @@ func (j *restoreJSONPrinter) Plan(p *edit.RestorePlan, dryRun bool) error {
 	for _, f := range p.Files {
 		out.States = append(out.States, restoreFileJSON{Name: f.Name, Edit: string(f.Edit), State: f.State})
 	}
+	out.Owner = ownerOf(plannedOwnership(p.Resume, p.Dir, p.LogDir, false))
 	return writeJSONLine(j.w, out)
 }
 

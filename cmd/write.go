@@ -98,20 +98,22 @@ var remedyHints = map[edit.Remedy]string{
 // ~/.local/state/kseg/backups (the XDG base directory default), else the
 // working directory. Never the working directory when a state directory
 // is known: the natural place to run kseg is the log directory itself,
-// where a backup folder would stop the broker (docs/failover.md).
-func defaultBackupRoot(s *Streams) string {
+// where a backup folder would stop the broker (docs/failover.md). label
+// names it for the plan ("~/..." under the home directory).
+func defaultBackupRoot(s *Streams) (root, label string) {
 	if s.Env != nil {
 		if d, ok := s.Env("XDG_STATE_HOME"); ok && filepath.IsAbs(d) {
-			return filepath.Join(d, "kseg", "backups")
+			root = filepath.Join(d, "kseg", "backups")
+			return root, root
 		}
 		if h, ok := s.Env("HOME"); ok && filepath.IsAbs(h) {
-			return filepath.Join(h, ".local", "state", "kseg", "backups")
+			return filepath.Join(h, ".local", "state", "kseg", "backups"), "~/.local/state/kseg/backups"
 		}
 	}
 	if cwd, err := os.Getwd(); err == nil {
-		return cwd
+		return cwd, "the working directory"
 	}
-	return "."
+	return ".", "the working directory"
 }
 
 // hinted is a domain error with the CLI's words appended.
@@ -182,8 +184,19 @@ type writePlanParts struct {
 	nothing bool
 	ops     []edit.FileOp
 	// dir is the directory the plan writes (where a journal is left when
-	// an apply fails).
-	dir string
+	// an apply fails); createsDir, that the plan creates it.
+	dir        string
+	createsDir bool
+}
+
+// plannedOwnership is what the files an edit creates will be, when that
+// is worth naming (edit.PlannedOwnership: kseg runs as root in a broker
+// user's directory); nil for a resumed edit (its plan was made before).
+func plannedOwnership(resume *edit.Interrupted, dir, logDir string, createsDir bool) *edit.Ownership {
+	if resume != nil || dir == "" {
+		return nil
+	}
+	return edit.PlannedOwnership(dir, logDir, createsDir)
 }
 
 // runWrite runs a write command: a rollback, or a plan (printed), then,
@@ -228,9 +241,16 @@ func runWrite[P comparable, V interface {
 	if parts.nothing {
 		return nil
 	}
-	root := defaultBackupRoot(s)
+	root, rootLabel := defaultBackupRoot(s)
+	if o := plannedOwnership(parts.resume, parts.dir, filepath.Dir(parts.dir), parts.createsDir); o != nil && w.flags.output != "json" {
+		fmt.Fprintf(s.Out, "Ownership: files kseg creates will be uid %d gid %d, mode %04o", o.UID, o.GID, o.FileMode)
+		if o.DirMode != 0 {
+			fmt.Fprintf(s.Out, ", the partition directory mode %04o", o.DirMode)
+		}
+		fmt.Fprintln(s.Out, "; replaced files keep their owner and mode")
+	}
 	if w.flags.backupDir == "" && parts.resume == nil && w.flags.output == "text" {
-		fmt.Fprintf(s.Out, "Backup: into a new folder under %s (the default; --backup-dir to choose)\n", root)
+		fmt.Fprintf(s.Out, "Backup: into a new folder under %s (the default; --backup-dir to choose)\n", rootLabel)
 	}
 	if w.flags.dryRun {
 		if err := w.preflight(p, edit.Options{BackupDir: w.flags.backupDir, BackupRoot: root}); err != nil {
@@ -268,4 +288,24 @@ func runWrite[P comparable, V interface {
 		return findingsExit()
 	}
 	return nil
+}
+
+// ownerJSON is an edit.Ownership on the wire: modes in octal, as ls and
+// chmod write them.
+type ownerJSON struct {
+	UID      int    `json:"uid"`
+	GID      int    `json:"gid"`
+	FileMode string `json:"fileMode"`
+	DirMode  string `json:"dirMode,omitempty"`
+}
+
+func ownerOf(o *edit.Ownership) *ownerJSON {
+	if o == nil {
+		return nil
+	}
+	out := &ownerJSON{UID: o.UID, GID: o.GID, FileMode: fmt.Sprintf("%04o", o.FileMode)}
+	if o.DirMode != 0 {
+		out.DirMode = fmt.Sprintf("%04o", o.DirMode)
+	}
+	return out
 }
