@@ -250,7 +250,7 @@ func runWrite[P comparable, V interface {
 		fmt.Fprintln(s.Out, "; replaced files keep their owner and mode")
 	}
 	if w.flags.backupDir == "" && parts.resume == nil && w.flags.output == "text" {
-		fmt.Fprintf(s.Out, "Backup: into a new folder under %s (the default; --backup-dir to choose)\n", rootLabel)
+		fmt.Fprintf(s.Out, "Backup: into a new folder in %s (the default; --backup-dir to choose)\n", rootLabel)
 	}
 	if w.flags.dryRun {
 		if err := w.preflight(p, edit.Options{BackupDir: w.flags.backupDir, BackupRoot: root}); err != nil {
