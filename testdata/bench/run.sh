@@ -378,7 +378,7 @@ for r in "${ROWS[@]}"; do
   IFS='|' read -r t m b ra c g ok <<<"$r"
   printf '%-66s | %-32s | %-32s | %-5s | %-5s | %-7s | %s\n' "$t" "$m" "$b" "$ra" "$c" "$g" "$ok"
 done
-if [ ${#RSS[@]} -gt 0 ] 2>/dev/null; then
+if [ -n "${RSS[*]+x}" ] && [ ${#RSS[@]} -gt 0 ] 2>/dev/null; then
   # The peak RSS of every command: commands down, sizes across.
   mapfile -t cmds < <(for k in "${!RSS[@]}"; do echo "${k%%|*}"; done | sort -u)
   cols=()
