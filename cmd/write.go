@@ -91,6 +91,7 @@ var remedyHints = map[edit.Remedy]string{
 	edit.RemedyBackupDir:    "; pass --backup-dir outside every Kafka log directory",
 	edit.RemedyRollback:     " with --rollback",
 	edit.RemedyTruncateMode: "; use --mode truncate",
+	edit.RemedyForce:        "; --force does it anyway",
 }
 
 // defaultBackupRoot is where a write command makes its backup folder when

@@ -248,6 +248,8 @@ const (
 	RemedyRollback
 	// RemedyTruncateMode: inject in truncate mode (barrier.ModeTruncate).
 	RemedyTruncateMode
+	// RemedyForce: force it (RestoreOptions.Force).
+	RemedyForce
 )
 
 // RefusalError is a typed refusal: kseg would not act.

@@ -352,7 +352,9 @@ func PlanRestore(backupDir string, o RestoreOptions) (*RestorePlan, error) {
 		if p.Completed == "" {
 			why = "not as before the edit, and the backup does not record what the edit left"
 		}
-		return p, cmp.Or(blocked, error(Refuse(RefuseChanged, dir, "%s %s: restoring the backup would undo more than the edit; force to restore them anyway", namesAre(changed), why)))
+		re := Refuse(RefuseChanged, dir, "%s %s: restoring the backup over %s would undo more than the edit", namesAre(changed), why, pronoun(changed))
+		re.Remedy = RemedyForce
+		return p, cmp.Or(blocked, error(re))
 	}
 	return p, blocked
 }
