@@ -14,7 +14,7 @@ func ExampleDecode() {
 	topic := mm2.TopicOf("mm2-offset-syncs.B.internal-0")
 	key := binary.BigEndian.AppendUint16(nil, 6)
 	key = binary.BigEndian.AppendUint32(append(key, "orders"...), 0)
-	value := binary.BigEndian.AppendUint64(nil, 4200) // upstreamOffset
+	value := binary.BigEndian.AppendUint64(nil, 4200)  // upstreamOffset
 	value = binary.BigEndian.AppendUint64(value, 4107) // offset (downstream)
 
 	r, err := mm2.Decode(topic.Kind, key, value)
