@@ -82,8 +82,17 @@ func TestCleanReplica(t *testing.T) {
 	if len(rep.OffsetSyncs) != len(f.res.Syncs) || len(rep.Checkpoints) != len(f.res.Checkpoints) {
 		t.Errorf("%d syncs %d checkpoints checked, want %d %d", len(rep.OffsetSyncs), len(rep.Checkpoints), len(f.res.Syncs), len(f.res.Checkpoints))
 	}
-	for _, c := range rep.Checkpoints {
-		t.Logf("checkpoint %+v", c)
+	// MirrorCheckpointTask's translations: U=0 from the sync 0->0
+	// exactly; U=77 one past the sync 0->0 (the next sync is at 101,
+	// offset.lag.max later), 76 records before the exact 77; U=150 one
+	// past 101->101; U=300, the source's end, one past the last sync
+	// 299->299 (promoted at the task's commit).
+	want := []CheckpointCheck{{Group: "billing", UpstreamOffset: 0, DownstreamOffset: 0, Exact: 0},
+		{Group: "audit", UpstreamOffset: 77, DownstreamOffset: 1, Exact: 77, Behind: 76},
+		{Group: "reports", UpstreamOffset: 150, DownstreamOffset: 102, Exact: 150, Behind: 48},
+		{Group: "tail", UpstreamOffset: 300, DownstreamOffset: 300, Exact: 300}}
+	if !slices.Equal(rep.Checkpoints, want) {
+		t.Errorf("checkpoints\n%+v, want\n%+v", rep.Checkpoints, want)
 	}
 }
 

@@ -2,6 +2,7 @@ package mm2test
 
 import (
 	"bytes"
+	"path/filepath"
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
@@ -71,7 +72,14 @@ func Compact(src, dst string, upTo int64) error {
 	}); err != nil {
 		return err
 	}
-	return a.Close()
+	if err := a.Close(); err != nil {
+		return err
+	}
+	// The cleaner records how far it cleaned in its log directory's
+	// cleaner-offset-checkpoint (LogCleanerManager).
+	name, _ := segment.ParsePartitionDir(filepath.Base(filepath.Clean(dst)))
+	cp := segment.EncodeOffsetCheckpoint([]segment.OffsetCheckpointEntry{{Topic: name.Topic, Partition: name.Partition, Offset: upTo}})
+	return segment.WriteFileAtomic(filepath.Join(filepath.Dir(filepath.Clean(dst)), segment.CleanerOffsetCheckpointName), cp, 0o644)
 }
 
 func eachBatch(pd *segment.PartitionDir, fn func(b *decode.Batch) error) error {
