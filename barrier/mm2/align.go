@@ -26,13 +26,13 @@ type matcher struct {
 	// src is the source stream the window reads; first the one it read
 	// first (a far scan replaces src).
 	src, first *stream
-	srcCfg streamConfig
-	srcPos lookupPos
-	tgt    *stream
-	tgtPos lookupPos
-	srcEnd bool
-	tq     []item // the current target record and the ones after it
-	tgtEnd bool
+	srcCfg     streamConfig
+	srcPos     lookupPos
+	tgt        *stream
+	tgtPos     lookupPos
+	srcEnd     bool
+	tq         []item // the current target record and the ones after it
+	tgtEnd     bool
 
 	w    window
 	next int64

@@ -181,7 +181,7 @@ type replicator struct {
 	polls            int
 	restarted        bool
 	aborted          bool
-	planted          bool // a one-off fault (Reorder, SyncAhead) is in
+	planted          bool  // a one-off fault (Reorder, SyncAhead) is in
 	ts               int64 // the target broker's clock, for LogAppendTime
 }
 

@@ -14,7 +14,7 @@ type syncWriter struct {
 	maxOffsetLag int64
 
 	previousUpstream, previousDownstream, lastSyncDownstream int64
-	shouldSync                                              bool
+	shouldSync                                               bool
 
 	pending, delayed *mm2.OffsetSync
 }
