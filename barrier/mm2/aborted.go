@@ -43,15 +43,14 @@ type txnState struct {
 }
 
 // replayTxns replays the producer state of a partition from its log start
-// (psm.Rebuild, batch headers and markers only, no CRC checks: the
-// comparison checks them) for its transactions' fates, which a consumer
+// (psm.Rebuild, batch headers and markers only, mapped, no CRC checks:
+// the comparison checks them) for its transactions' fates, which a consumer
 // learns from the markers (read_committed: the fetch response's
 // abortedTransactions, built from the .txnindex the replay rebuilds).
 func replayTxns(pd *segment.PartitionDir, logStart int64) (txnState, error) {
 	opts := psm.DefaultOptions()
 	opts.FromSnapshot = psm.SnapshotNone
 	opts.VerifyCRC = false
-	opts.ReadSegments = true
 	opts.LogStartOffset = logStart
 	res, err := psm.Rebuild(pd, opts)
 	if err != nil {

@@ -32,6 +32,7 @@ type matcher struct {
 	tgtPos     lookupPos
 	srcEnd     bool
 	tq         []item // the current target record and the ones after it
+	tqBuf      []item // tq's buffer
 	tgtEnd     bool
 
 	w    window
@@ -83,7 +84,8 @@ func newMatcher(opts Options, src, tgt *stream, srcCfg streamConfig) *matcher {
 	if maxRuns <= 0 {
 		maxRuns = DefaultMaxRuns
 	}
-	return &matcher{opts: opts, src: src, first: src, srcCfg: srcCfg, tgt: tgt, w: window{slots: make([]slot, size)},
+	tqBuf := make([]item, 0, 64*lookahead)
+	return &matcher{opts: opts, src: src, first: src, srcCfg: srcCfg, tgt: tgt, tq: tqBuf, tqBuf: tqBuf, w: window{slots: make([]slot, size)},
 		firstMatched: -1, maxMatched: -1, mirrored: noRange(), farBackoff: lookahead, lastEvictedTo: -1,
 		runs: newRunSet(maxRuns, runMessage(opts.AllowDuplicates)), srcLogStart: srcCfg.logStart}
 }
@@ -92,6 +94,11 @@ func newMatcher(opts Options, src, tgt *stream, srcCfg streamConfig) *matcher {
 // filled behind it.
 func (m *matcher) target() *item {
 	for !m.tgtEnd && len(m.tq) <= lookahead {
+		if len(m.tq) == cap(m.tq) {
+			// advance only reslices: move what is left to the front of
+			// the buffer when it runs out.
+			m.tq = append(m.tqBuf[:0], m.tq...)
+		}
 		it := m.tgt.next()
 		if it == nil {
 			m.tgtEnd = true
@@ -107,10 +114,7 @@ func (m *matcher) target() *item {
 	return &m.tq[0]
 }
 
-func (m *matcher) advance() {
-	copy(m.tq, m.tq[1:])
-	m.tq = m.tq[:len(m.tq)-1]
-}
+func (m *matcher) advance() { m.tq = m.tq[1:] }
 
 // run aligns the whole target, then reads the rest of the source.
 func (m *matcher) run() {

@@ -44,40 +44,6 @@ func comparableTS(src, tgt *item) bool {
 	return (src.flags&flagNoTimestamp) == 0 && (tgt.flags&flagLogAppendTime) == 0
 }
 
-// hashSeed is the process's seed for content hashes: both logs are read
-// by the same process, so their hashes compare.
-var hashSeed = maphash.MakeSeed()
-
-// nullHash stands for a null key, value or header value (an empty one
-// hashes otherwise).
-const nullHash uint64 = 0x6a09e667f3bcc908
-
-func hashBytes(b []byte) uint64 {
-	if b == nil {
-		return nullHash
-	}
-	return maphash.Bytes(hashSeed, b)
-}
-
-// mix folds x into h, order-sensitively.
-func mix(h, x uint64) uint64 {
-	h = (h ^ x) * 0x9e3779b97f4a7c15
-	return h ^ h>>31
-}
-
-// contentHash is a 64-bit hash of what MM2 copies of a record besides its
-// timestamp: the key, the value and the headers, in order, null told from
-// empty. Two records hash equal by chance with probability about 2^-64.
-func contentHash(r *decode.Record) uint64 {
-	h := mix(hashBytes(r.Key), hashBytes(r.Value))
-	h = mix(h, uint64(len(r.Headers)))
-	for i := range r.Headers {
-		h = mix(h, hashBytes(r.Headers[i].Key))
-		h = mix(h, hashBytes(r.Headers[i].Value))
-	}
-	return h
-}
-
 // streamConfig says which records of a partition a stream yields.
 type streamConfig struct {
 	dir      string
@@ -94,6 +60,13 @@ type streamConfig struct {
 	stop int64
 	// aborted: leave out the records of these aborted transactions.
 	aborted abortedSet
+	// txns, when set, finds the transactions' fates (aborted, and under
+	// read_committed the last stable offset) the first time a
+	// transactional batch is met: most partitions have none, and so pay
+	// nothing for them.
+	txns func() (txnState, error)
+	// readCommitted: stop at the last stable offset txns finds.
+	readCommitted bool
 	// logAppendTimeIsReplaced: flag LogAppendTime records (the target's).
 	logAppendTimeIsReplaced bool
 	// findings: report damage (the main stream of each side; far scans
@@ -115,6 +88,8 @@ const chunkItems = 4096
 type streamStats struct {
 	records, control, aborted, uncommitted, logAppendTime, noTimestamp int64
 	logEnd, holes                                                      int64
+	// lastStable is the last stable offset the stream stopped at (-1).
+	lastStable int64
 }
 
 // stream yields the data records of a partition directory in log order,
@@ -203,11 +178,15 @@ type reader struct {
 	holes int64
 	rank  int64
 	st    streamStats
+	fast  []fastRecord
+	buf   []byte // contentHash's
+	// txnsRead: cfg.txns has run.
+	txnsRead bool
 }
 
 func (s *stream) run() {
 	r := &reader{s: s, prev: s.cfg.prevOff, holes: s.cfg.prevHoles, rank: s.cfg.rank}
-	r.st.logEnd = -1
+	r.st.logEnd, r.st.lastStable = -1, s.cfg.stop
 	defer close(s.ch)
 	err := r.readMapped()
 	if err == nil {
@@ -334,29 +313,32 @@ func (r *reader) report(k finding.Kind, offset int64, file string, pos int64, ms
 // batch yields the records of one batch the consumer would return.
 func (r *reader) batch(b *decode.Batch, file string, pos int64) error {
 	cfg := &r.s.cfg
+	if b.IsTransactional() && cfg.txns != nil && !r.txnsRead {
+		r.txnsRead = true
+		st, err := cfg.txns()
+		if err != nil {
+			return err
+		}
+		cfg.aborted = st.aborted
+		if cfg.readCommitted {
+			cfg.stop, r.st.lastStable = st.firstOpen, st.firstOpen
+		}
+	}
 	control := b.IsControl()
 	skip := !control && b.IsTransactional() && cfg.aborted.has(b.ProducerID, b.BaseOffset)
 	lat := cfg.logAppendTimeIsReplaced && b.TimestampType() == decode.LogAppendTime
+	var ok bool
+	if r.fast, ok = parseFast(b, r.fast); ok {
+		for i := range r.fast {
+			f := &r.fast[i]
+			if err := r.record(f.off, f.ts, control, skip, lat, func() uint64 { return maphash.Bytes(hashSeed, f.content) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	err := r.dec.Records(b, func(rec *decode.Record) error {
-		if rec.Offset < cfg.logStart || rec.Offset <= r.prev {
-			return nil
-		}
-		r.holes += rec.Offset - r.prev - 1
-		r.prev = rec.Offset
-		switch {
-		case rec.Offset < cfg.from:
-			return nil
-		case control:
-			r.st.control++
-			return nil
-		case cfg.stop >= 0 && rec.Offset >= cfg.stop:
-			r.st.uncommitted++
-			return nil
-		case skip:
-			r.st.aborted++
-			return nil
-		}
-		return r.yield(rec, lat)
+		return r.record(rec.Offset, rec.Timestamp, control, skip, lat, func() uint64 { return contentHash(rec, &r.buf) })
 	})
 	if err != nil {
 		if errors.Is(err, errStopped) {
@@ -368,15 +350,37 @@ func (r *reader) batch(b *decode.Batch, file string, pos int64) error {
 	return nil
 }
 
-func (r *reader) yield(rec *decode.Record, lat bool) error {
-	it := item{h: contentHash(rec), ts: rec.Timestamp, off: rec.Offset, holes: r.holes, rank: r.rank}
+// record takes one record of a batch: its offset and timestamp, whether
+// its batch is a control batch or an aborted transaction's, and its
+// content hash (computed only for a record yielded).
+func (r *reader) record(off, ts int64, control, skip, lat bool, hash func() uint64) error {
+	cfg := &r.s.cfg
+	if off < cfg.logStart || off <= r.prev {
+		return nil
+	}
+	r.holes += off - r.prev - 1
+	r.prev = off
+	switch {
+	case off < cfg.from:
+		return nil
+	case control:
+		r.st.control++
+		return nil
+	case cfg.stop >= 0 && off >= cfg.stop:
+		r.st.uncommitted++
+		return nil
+	case skip:
+		r.st.aborted++
+		return nil
+	}
+	it := item{h: hash(), ts: ts, off: off, holes: r.holes, rank: r.rank}
 	r.rank++
 	r.st.records++
 	if lat {
 		it.flags |= flagLogAppendTime
 		r.st.logAppendTime++
 	}
-	if rec.Timestamp == decode.NoTimestamp {
+	if ts == decode.NoTimestamp {
 		it.flags |= flagNoTimestamp
 		r.st.noTimestamp++
 	}

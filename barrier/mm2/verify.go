@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/kseg/kseg/decode"
 	mm2rec "github.com/kseg/kseg/decode/mm2"
@@ -69,19 +70,10 @@ func prepare(source, target string, opts Options) (*verification, error) {
 	// The target's own aborted transactions (MM2's exactly-once mode
 	// aborts a transaction it then copies again) are invisible to a
 	// read_committed consumer of the target: left out.
-	tt, err := replayTxns(tpd, v.rep.Target.LogStart)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", target, err)
-	}
-	v.tgtCfg.aborted = tt.aborted
-	v.rep.Source.LastStable = -1
+	v.tgtCfg.txns = sync.OnceValues(func() (txnState, error) { return replayTxns(tpd, v.rep.Target.LogStart) })
 	if opts.Isolation == ReadCommitted {
-		st, err := replayTxns(spd, v.rep.Source.LogStart)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", source, err)
-		}
-		v.srcCfg.aborted, v.srcCfg.stop = st.aborted, st.firstOpen
-		v.rep.Source.LastStable = st.firstOpen
+		v.srcCfg.txns = sync.OnceValues(func() (txnState, error) { return replayTxns(spd, v.rep.Source.LogStart) })
+		v.srcCfg.readCommitted = true
 	}
 	if err := v.readSyncs(); err != nil {
 		return nil, err
@@ -311,6 +303,7 @@ func (v *verification) report(m *matcher, src *stream) *Report {
 		s.side.Uncommitted, s.side.Holes = st.uncommitted, st.holes
 		s.side.LogAppendTime, s.side.NoTimestamp = st.logAppendTime, st.noTimestamp
 		s.side.LogEnd = max(st.logEnd, s.side.LogStart)
+		s.side.LastStable = st.lastStable
 		rep.Findings = append(rep.Findings, s.st.finds...)
 	}
 	rep.Copies, rep.Matched = m.copies, m.matched

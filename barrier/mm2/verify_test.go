@@ -274,13 +274,11 @@ func TestBeyondTheWindow(t *testing.T) {
 // records of no source.
 func (f fixture) foreignRange() Range {
 	r := noRange()
-	for d, u := range f.res.Copies {
-		if u < 0 {
-			if r.First < 0 || d < r.First {
-				r.First = d
-			}
-			r.Last = max(r.Last, d)
+	for _, d := range f.res.Foreign {
+		if r.First < 0 || d < r.First {
+			r.First = d
 		}
+		r.Last = max(r.Last, d)
 	}
 	return r
 }

@@ -100,9 +100,11 @@ type Options struct {
 type Result struct {
 	Syncs       []mm2.OffsetSync
 	Checkpoints []mm2.Checkpoint
-	// Copies maps each target offset to the source offset it copies (-1
-	// for a foreign record or a previous incarnation's).
-	Copies map[int64]int64
+	// Copies counts the target records that copy a source record;
+	// Foreign lists the target offsets of those that do not (foreign
+	// records, a previous incarnation's).
+	Copies  int64
+	Foreign []int64
 }
 
 // Replicate plays MirrorSourceTask over the source partition at src:
@@ -195,7 +197,7 @@ func newReplicator(src string, p Paths, opts Options) (*replicator, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &replicator{opts: opts, p: p, res: &Result{Copies: map[int64]int64{}}, con: con, pid: 900,
+	r := &replicator{opts: opts, p: p, res: &Result{}, con: con, pid: 900,
 		committed: -1, acked: -1, ts: T0 + 1_000_000}
 	r.srcTP.Topic, r.srcTP.Partition = con.pd.Topic, con.pd.Partition
 	name, ok := segment.ParsePartitionDir(filepath.Base(filepath.Clean(p.Target)))
@@ -372,7 +374,7 @@ func (r *replicator) ship(recs []Record, synced bool) error {
 	// commitRecord, record by record: queue a sync, fire what is pending.
 	for i, rec := range recs {
 		d := base + int64(i)
-		r.res.Copies[d] = rec.Offset
+		r.res.Copies++
 		if !synced {
 			continue
 		}
@@ -434,7 +436,7 @@ func (r *replicator) foreign(n int64) error {
 			return err
 		}
 		for j := range part {
-			r.res.Copies[base+int64(j)] = -1
+			r.res.Foreign = append(r.res.Foreign, base+int64(j))
 		}
 	}
 	return nil
@@ -451,8 +453,9 @@ func (r *replicator) previousIncarnation(n int64) error {
 		return err
 	}
 	for i := range recs {
-		r.res.Copies[int64(i)] = -1
+		r.res.Foreign = append(r.res.Foreign, int64(i))
 	}
+	r.res.Copies -= n
 	r.pid++
 	r.seq = 0
 	return nil
