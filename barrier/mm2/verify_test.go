@@ -71,6 +71,7 @@ func kinds(rep *Report) string {
 }
 
 func TestCleanReplica(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, mm2test.SourceOptions{Records: 300}, mm2test.Options{MaxPollRecords: 40, Groups: groups})
 	rep := f.verify(t, Options{})
 	if got := kinds(rep); got != "" || !rep.OK() {
@@ -99,7 +100,8 @@ func TestCleanReplica(t *testing.T) {
 // TestFaults: each planted fault is found, with its offsets, and nothing
 // else is reported.
 func TestFaults(t *testing.T) {
-	so := mm2test.SourceOptions{Records: 300}
+	t.Parallel()
+	so := mm2test.SourceOptions{Records: 300, SegmentBytes: 1 << 14}
 	for _, c := range []struct {
 		name  string
 		ro    mm2test.Options
@@ -132,6 +134,7 @@ func TestFaults(t *testing.T) {
 		{"log append time", mm2test.Options{LogAppendTime: true}, Options{}, "timestamps-replaced=300", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			ro := c.ro
 			if ro.Groups == nil {
 				ro.Groups = groups
@@ -168,6 +171,7 @@ func wantRun(t *testing.T, rep *Report, k finding.Kind, src, tgt Range) {
 // leaves source records without copies (compacted-downstream). Neither is
 // a fault.
 func TestCompacted(t *testing.T) {
+	t.Parallel()
 	so := mm2test.SourceOptions{Records: 400, Keys: 40}
 	f := newFixture(t, so, mm2test.Options{MaxPollRecords: 50, Groups: groups})
 	dir := t.TempDir()
@@ -209,6 +213,7 @@ func TestCompacted(t *testing.T) {
 // the isolation level it is told, and a replica checked with the wrong
 // one shows it.
 func TestTransactions(t *testing.T) {
+	t.Parallel()
 	so := mm2test.SourceOptions{Records: 300, Transactions: true}
 	unc := newFixture(t, so, mm2test.Options{MaxPollRecords: 30, Groups: groups})
 	rep := unc.verify(t, Options{})
@@ -238,6 +243,7 @@ func TestTransactions(t *testing.T) {
 // copies in the target that no read_committed consumer sees: not
 // duplicates.
 func TestExactlyOnceTarget(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, mm2test.SourceOptions{Records: 200}, mm2test.Options{MaxPollRecords: 25, ReadCommitted: true, ExactlyOnce: true, AbortAt: 80, Groups: groups})
 	rep := f.verify(t, Options{Isolation: ReadCommitted})
 	if got := kinds(rep); got != "" || rep.Target.Aborted == 0 || rep.Target.ControlRecords == 0 {
@@ -249,7 +255,8 @@ func TestExactlyOnceTarget(t *testing.T) {
 // window reaches are still found (a far scan reads the source ahead on a
 // second stream), and a long foreign stretch costs a few far scans.
 func TestBeyondTheWindow(t *testing.T) {
-	so := mm2test.SourceOptions{Records: 2000}
+	t.Parallel()
+	so := mm2test.SourceOptions{Records: 2000, SegmentBytes: 1 << 18}
 	small := Options{Window: 128}
 	lost := newFixture(t, so, mm2test.Options{Fault: mm2test.Fault{Kind: mm2test.Lose, At: 700, N: 500}})
 	rep := lost.verify(t, small)
@@ -286,6 +293,7 @@ func (f fixture) foreignRange() Range {
 // TestNoTimestamps: a magic-0 source has no timestamps; MM2's producer
 // stamps its own clock, so the copies' timestamps are not compared.
 func TestNoTimestamps(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, mm2test.SourceOptions{Records: 100, NoTimestamps: true}, mm2test.Options{})
 	rep := f.verify(t, Options{})
 	if got := kinds(rep); got != "" || rep.Source.NoTimestamp != 100 {
