@@ -10,9 +10,10 @@
 //	target  s0 s1 s2 s5 s6 s2 s3 … f s7 …        (copies, in target order)
 //	              └ s3 s4 missing ┘└ dup ┘ └ foreign
 //
-// Each side is read once, streaming, on a goroutine of its own (its CRCs
-// checked on another, segment.CRCScanner), each record reduced to a 64-bit
-// hash of its key, value and headers plus its timestamp. The target is
+// Each side is read once, streaming, on a goroutine of its own that checks
+// each batch's CRC and then reduces each of its records to a 64-bit hash
+// of its key, value and headers, plus its timestamp (the two passes over
+// a batch follow each other, so the second reads from the cache). The target is
 // walked in order against a window of source records around the position
 // expected next: a copy of that record moves on; anything else is placed
 // where the window holds its content, weighing each place by how many of
