@@ -129,6 +129,16 @@ func (p *textReplayPSMPrinter) producers(w *bufio.Writer, ls lister, v *replayPS
 				i64(int64(e.LastOffsetDelta())), i64(e.LastTimestamp), i64(int64(e.CoordinatorEpoch)), orDash(e.CurrentTxnFirstOffset),
 				strconv.Itoa(len(e.Batches))}
 		}
+		if p.table && !p.s.wide {
+			// The table fits a 100-column terminal without offsetDelta
+			// and coordinatorEpoch (--output wide, and the piped
+			// columns, have them).
+			drop := func(row []string) []string { return append(append(row[:4:4], row[5]), row[7:]...) }
+			header = drop(header)
+			for i := range rows {
+				rows[i] = drop(rows[i])
+			}
+		}
 		c := ls.cut(len(rows))
 		p.render(w, header, c.rows(rows))
 		if c.hidden() > 0 {
