@@ -21,9 +21,9 @@ import (
 // go-template` do. Every command with json output has it (finishTree adds
 // the flag); the command runs with --output json and its stdout goes
 // through a templateWriter, which decodes each object and prints the
-// template's result for it, followed by a newline when the result is not
-// empty (so a template that selects by .type prints nothing, not a blank
-// line, for the other objects).
+// template's result for it, ended by a newline when the result is not
+// empty and does not end with one (so a template that selects by .type
+// prints nothing, not a blank line, for the other objects).
 //
 // The objects are the documented JSON objects (docs/json.md), keys as
 // there: {{.group}}, {{.lag}}, {{range .members}}{{.clientId}}{{end}}.
@@ -72,10 +72,8 @@ var templateFuncs = template.FuncMap{
 		switch ms := v.(type) {
 		case int64:
 			return fmtTime(ms), nil
-		case string:
-			if ms == "" { // null
-				return "-", nil
-			}
+		case jsonNull:
+			return "-", nil
 		}
 		return "", fmt.Errorf("time: %v is not epoch milliseconds", v)
 	},
@@ -91,15 +89,44 @@ var templateFuncs = template.FuncMap{
 // parseFormat parses a --format template (a usage error when it does not
 // parse).
 func parseFormat(text string) (*template.Template, error) {
-	// Unescape the \t and \n a shell passes literally inside single
-	// quotes, as docker does, so '{{.a}}\t{{.b}}' makes columns.
-	text = strings.NewReplacer(`\t`, "\t", `\n`, "\n").Replace(text)
-	t, err := template.New("--format").Funcs(templateFuncs).Parse(text)
+	t, err := template.New("--format").Funcs(templateFuncs).Parse(unescapeText(text))
 	if err != nil {
 		return nil, usageErrorf("--format: %v", err)
 	}
 	return t, nil
 }
+
+// unescapeText turns the \t and \n a shell passes literally inside single
+// quotes into a tab and a newline, as docker does, so '{{.a}}\t{{.b}}'
+// makes columns; inside an action ({{"\n"}}) they are the template's own
+// string escapes and are left alone.
+func unescapeText(text string) string {
+	var b strings.Builder
+	for text != "" {
+		i := strings.Index(text, "{{")
+		if i < 0 {
+			i = len(text)
+		}
+		b.WriteString(strings.NewReplacer(`\t`, "\t", `\n`, "\n").Replace(text[:i]))
+		text = text[i:]
+		if text == "" {
+			break
+		}
+		j := strings.Index(text, "}}")
+		if j < 0 {
+			j = len(text) - 2
+		}
+		b.WriteString(text[:j+2])
+		text = text[j+2:]
+	}
+	return b.String()
+}
+
+// jsonNull is a JSON null as a template sees it: an empty string that the
+// json function writes back as null.
+type jsonNull string
+
+func (jsonNull) MarshalJSON() ([]byte, error) { return []byte("null"), nil }
 
 // templateWriter receives a command's JSON output and writes each
 // object's template result to out.
@@ -187,8 +214,10 @@ func (w *templateWriter) render(final bool) error {
 			}
 			return &exitError{code: ExitUsage, err: fmt.Errorf("--format: %v", err)}
 		}
-		if w.res.Len() > 0 {
-			w.res.WriteByte('\n')
+		if n := w.res.Len(); n > 0 {
+			if w.res.Bytes()[n-1] != '\n' {
+				w.res.WriteByte('\n')
+			}
 			if _, err := w.out.Write(w.res.Bytes()); err != nil {
 				return err
 			}
@@ -200,13 +229,13 @@ func (w *templateWriter) render(final bool) error {
 
 // templateValue is a decoded JSON value as a template sees it: integers
 // as int64 (float64 would print 1.5e+06 and round producer ids), other
-// numbers as float64, strings escaped for the terminal, and null as ""
-// (text/template prints a nil as "<no value>"; "" prints nothing and is
-// false in {{if}}, as null is).
+// numbers as float64, strings escaped for the terminal, and null as an
+// empty jsonNull (text/template prints a nil as "<no value>"; "" prints
+// nothing and is false in {{if}}, as null is, and json writes it null).
 func templateValue(v any) any {
 	switch x := v.(type) {
 	case nil:
-		return ""
+		return jsonNull("")
 	case json.Number:
 		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
 			return i

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // The views of `kseg groups`, as kafka-consumer-groups.sh has them
@@ -58,9 +59,14 @@ func (o *groupsOptions) filterList(v *broker.GroupsView) {
 		}
 		return false
 	}
+	dropped := map[string]bool{}
 	v.Groups = slices.DeleteFunc(v.Groups, func(g broker.Group) bool {
-		return !keep(o.state, g.State) || !keep(o.types, g.Type)
+		drop := !keep(o.state, g.State) || !keep(o.types, g.Type)
+		dropped[g.Group] = drop
+		return drop
 	})
+	// A group left out takes its findings along, as --group's do.
+	v.Findings = slices.DeleteFunc(v.Findings, func(f finding.Finding) bool { return dropped[f.Subject] })
 }
 
 // listGroupsPrinter is --list: the ids, one per line, as `--list` prints
@@ -76,31 +82,39 @@ func (p *listGroupsPrinter) Print(v *broker.GroupsView) error {
 	w := bufio.NewWriter(p.s.Out)
 	ls := p.s.lister()
 	if !p.table && p.o.state == "" && p.o.types == "" {
+		// The ids alone on stdout, a script's input (xargs); what else
+		// the view found goes where diagnostics go.
 		for _, g := range v.Groups {
 			fmt.Fprintln(w, esc(g.Group))
 		}
-	} else {
-		header := []string{"GROUP"}
-		if p.table || p.o.types != "" {
-			header = append(header, "TYPE")
+		if err := w.Flush(); err != nil {
+			return err
 		}
-		if p.table || p.o.state != "" {
-			header = append(header, "STATE")
-		}
-		rows := make([][]string, len(v.Groups))
-		for i, g := range v.Groups {
-			rows[i] = []string{g.Group}
-			if slices.Contains(header, "TYPE") {
-				rows[i] = append(rows[i], g.Type)
-			}
-			if slices.Contains(header, "STATE") {
-				rows[i] = append(rows[i], g.State)
-			}
-		}
-		w.Flush()
-		// A list is the answer whole: --list is not summarised.
-		renderTable(w, p.s.Width, header, rows)
+		ew := bufio.NewWriter(p.s.Err)
+		printUnanswerable(ew, ls, v.Unanswerable)
+		printFindingsText(ew, p.s.styles(), ls, v.Findings)
+		return ew.Flush()
 	}
+	header := []string{"GROUP"}
+	if p.table || p.o.types != "" {
+		header = append(header, "TYPE")
+	}
+	if p.table || p.o.state != "" {
+		header = append(header, "STATE")
+	}
+	rows := make([][]string, len(v.Groups))
+	for i, g := range v.Groups {
+		rows[i] = []string{g.Group}
+		if slices.Contains(header, "TYPE") {
+			rows[i] = append(rows[i], g.Type)
+		}
+		if slices.Contains(header, "STATE") {
+			rows[i] = append(rows[i], g.State)
+		}
+	}
+	w.Flush()
+	// A list is the answer whole: --list is not summarised.
+	renderTable(w, p.s.Width, header, rows)
 	printUnanswerable(w, ls, v.Unanswerable)
 	printFindingsText(w, p.s.styles(), ls, v.Findings)
 	return w.Flush()

@@ -82,8 +82,12 @@ func (p *textStatusPrinter) partition(w *bufio.Writer, st *styles, r *status.Par
 	if r.Segments == 0 {
 		kv("offsets", "no .log segment")
 	} else {
-		kv("offsets", "logStartOffset %d, logEndOffset %d, highWatermark %d, lastStableOffset %d",
-			r.LogStartOffset, r.LogEndOffset, r.HighWatermark, r.LastStableOffset)
+		hw := ""
+		if !r.HighWatermarkCheckpointed {
+			hw = " (no replication-offset-checkpoint entry: a broker starts at the log start)"
+		}
+		kv("offsets", "logStartOffset %d, logEndOffset %d, highWatermark %d%s, lastStableOffset %d",
+			r.LogStartOffset, r.LogEndOffset, r.HighWatermark, hw, r.LastStableOffset)
 	}
 	recs := fmt.Sprintf("%s in %s", plural64(r.Records, "record"), plural64(r.Batches, "batch"))
 	if r.LegacyEntries > 0 {

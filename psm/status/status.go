@@ -45,6 +45,10 @@ type Partition struct {
 	// (replication-offset-checkpoint, Partition.createLog) and the last
 	// stable offset.
 	LogStartOffset, LogEndOffset, HighWatermark, LastStableOffset int64
+	// HighWatermarkCheckpointed: the high watermark is the partition's
+	// replication-offset-checkpoint entry; without one a broker starts at
+	// the log start offset.
+	HighWatermarkCheckpointed bool
 	// Batches and Records over every segment; legacy (v0/v1) entries count
 	// one record each, a compressed wrapper's inner messages uncounted.
 	Batches, Records int64
@@ -132,6 +136,7 @@ func Read(dir string, opts Options) (*Partition, error) {
 	}
 	if po.HighWatermark < 0 {
 		po.HighWatermark = ld.BrokerHighWatermark()
+		p.HighWatermarkCheckpointed = ld.HighWatermark >= 0
 	}
 	po.CleanShutdown = ld.CleanShutdown
 	res, err := psm.Rebuild(pd, po)
