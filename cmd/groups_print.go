@@ -48,10 +48,7 @@ func (p *textGroupsPrinter) Print(v *broker.GroupsView) error {
 			fmt.Fprintf(w, " %s\n", logText(c))
 		}, gap("  "))
 	}, gap(""))
-	printUnanswerable(w, ls, v.Unanswerable)
-	printFindingsText(w, st, ls, v.Findings)
-	printSkipped(w, v.Skipped)
-	return w.Flush()
+	return printGroupsTail(w, st, ls, v)
 }
 
 func logText(c broker.CommittedOffset) string {
@@ -117,10 +114,7 @@ func (p *tableGroupsPrinter) Print(v *broker.GroupsView) error {
 	header, rows := describeRows(v, p.s.wide)
 	w := bufio.NewWriter(p.s.Out)
 	ls.table(w, p.s.Width, header, rows, "rows")
-	printUnanswerable(w, ls, v.Unanswerable)
-	printFindingsText(w, p.s.styles(), ls, v.Findings)
-	printSkipped(w, v.Skipped)
-	return w.Flush()
+	return printGroupsTail(w, p.s.styles(), ls, v)
 }
 
 // jsonGroupsPrinter writes one {"type":"group"} object per line, then one

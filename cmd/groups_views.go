@@ -120,6 +120,15 @@ func (p *listGroupsPrinter) Print(v *broker.GroupsView) error {
 	return w.Flush()
 }
 
+// printGroupsTail ends every groups view but --list: what cannot be
+// answered, the findings and the records not interpreted.
+func printGroupsTail(w *bufio.Writer, st *styles, ls lister, v *broker.GroupsView) error {
+	printUnanswerable(w, ls, v.Unanswerable)
+	printFindingsText(w, st, ls, v.Findings)
+	printSkipped(w, v.Skipped)
+	return w.Flush()
+}
+
 // memberRows are kafka-consumer-groups' --members rows: GROUP CONSUMER-ID
 // [GROUP-INSTANCE-ID] HOST CLIENT-ID #PARTITIONS [ASSIGNMENT].
 func memberRows(v *broker.GroupsView, assignment bool) ([]string, [][]string) {
@@ -162,10 +171,7 @@ func (p *tableMembersPrinter) Print(v *broker.GroupsView) error {
 	header, rows := memberRows(v, p.s.wide || p.s.verbose)
 	w := bufio.NewWriter(p.s.Out)
 	ls.table(w, p.s.Width, header, rows, "members")
-	printUnanswerable(w, ls, v.Unanswerable)
-	printFindingsText(w, p.s.styles(), ls, v.Findings)
-	printSkipped(w, v.Skipped)
-	return w.Flush()
+	return printGroupsTail(w, p.s.styles(), ls, v)
 }
 
 // textMembersPrinter is --describe --members piped: one line per member.
@@ -190,10 +196,7 @@ func (p *textMembersPrinter) Print(v *broker.GroupsView) error {
 		}
 		fmt.Fprintf(w, " partitions %d assignment %s\n", countPartitions(m.Assignment), esc(partitionsText(m.Assignment)))
 	}, func(more string) { fmt.Fprintln(w, more) })
-	printUnanswerable(w, ls, v.Unanswerable)
-	printFindingsText(w, p.s.styles(), ls, v.Findings)
-	printSkipped(w, v.Skipped)
-	return w.Flush()
+	return printGroupsTail(w, p.s.styles(), ls, v)
 }
 
 // stateRow is a group's --describe --state row: GROUP COORDINATOR
@@ -222,10 +225,7 @@ func (p *tableStatePrinter) Print(v *broker.GroupsView) error {
 	}
 	w := bufio.NewWriter(p.s.Out)
 	ls.table(w, p.s.Width, header, rows, "groups")
-	printUnanswerable(w, ls, v.Unanswerable)
-	printFindingsText(w, p.s.styles(), ls, v.Findings)
-	printSkipped(w, v.Skipped)
-	return w.Flush()
+	return printGroupsTail(w, p.s.styles(), ls, v)
 }
 
 // textStatePrinter is --describe --state piped: the group lines of the
@@ -238,10 +238,7 @@ func (p *textStatePrinter) Print(v *broker.GroupsView) error {
 	ls.lines(len(v.Groups), "groups", func(i int) {
 		printGroupLine(w, st, &v.Groups[i])
 	}, func(more string) { fmt.Fprintln(w, more) })
-	printUnanswerable(w, ls, v.Unanswerable)
-	printFindingsText(w, st, ls, v.Findings)
-	printSkipped(w, v.Skipped)
-	return w.Flush()
+	return printGroupsTail(w, st, ls, v)
 }
 
 // describeRows are kafka-consumer-groups' --describe rows

@@ -28,14 +28,12 @@ type metadataShellOptions struct {
 
 func (o *metadataShellOptions) AddFlags(c *cobra.Command) {
 	c.Flags().Int64Var(&o.at, "at", -1, "the image before OFFSET (exclusive): every record below it applied; -1 = the log end")
-	c.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text|json")
+	c.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
 }
 
 func (o *metadataShellOptions) Validate(verb string, args []string) error {
-	switch o.output {
-	case "text", "json":
-	default:
-		return usageErrorf("--output must be text or json, not %q", o.output)
+	if err := validateOutput(o.output); err != nil {
+		return err
 	}
 	if len(args) < 2 {
 		return usageErrorf("metadata %s needs an image path and at least one log directory: kseg metadata %s /image/topics/byName LOGDIR", verb, verb)
@@ -178,6 +176,9 @@ func runMetadataShell(ctx context.Context, s *Streams, verb string, o *metadataS
 	}
 	w := bufio.NewWriter(s.Out)
 	defer w.Flush()
+	if o.output == "table" {
+		return metadataShellTable(w, s, verb, matches)
+	}
 	j := &jsonw{}
 	emit := func(p string, n *broker.ImageNode, value bool) error {
 		if o.output != "json" {
@@ -237,6 +238,44 @@ func runMetadataShell(ctx context.Context, s *Streams, verb string, o *metadataS
 				return err
 			}
 		}
+	}
+	return w.Flush()
+}
+
+// metadataShellTable is -o table: a PATH VALUE row per node listed,
+// printed or found ("-" for a directory's value).
+func metadataShellTable(w *bufio.Writer, s *Streams, verb string, matches []imageMatch) error {
+	var rows [][]string
+	add := func(p string, n *broker.ImageNode) {
+		v := n.Value
+		if n.Dir {
+			v = "-"
+		}
+		rows = append(rows, []string{p, v})
+	}
+	var walk func(p string, n *broker.ImageNode)
+	walk = func(p string, n *broker.ImageNode) {
+		add(p, n)
+		for _, c := range n.Children {
+			walk(strings.TrimSuffix(p, "/")+"/"+c.Name, c)
+		}
+	}
+	for _, m := range matches {
+		switch {
+		case verb == "find":
+			walk(m.path, m.node)
+		case verb == "ls" && m.node.Dir:
+			for _, c := range m.node.Children {
+				add(strings.TrimSuffix(m.path, "/")+"/"+c.Name, c)
+			}
+		case verb == "cat" && m.node.Dir:
+			return usageErrorf("metadata cat: %s: is a directory (kseg metadata ls lists it)", esc(m.path))
+		default:
+			add(m.path, m.node)
+		}
+	}
+	if err := renderTable(w, s.Width, []string{"PATH", "VALUE"}, rows); err != nil {
+		return err
 	}
 	return w.Flush()
 }

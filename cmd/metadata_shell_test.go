@@ -26,6 +26,7 @@ func TestMetadataShell(t *testing.T) {
 		{[]string{"find", "/image/topics/byName/payments"}, "/image/topics/byName/payments\n/image/topics/byName/payments/0\n/image/topics/byName/payments/id\n/image/topics/byName/payments/name\n"},
 		{[]string{"find", "-o", "json", "/image/producerIds/nextProducerId"}, `{"type":"metadataNode","path":"/image/producerIds/nextProducerId","directory":false,"value":"5000"}` + "\n"},
 		{[]string{"ls", "-o", "json", "/image/cluster"}, `{"type":"metadataNode","path":"/image/cluster/brokers","directory":true}` + "\n" + `{"type":"metadataNode","path":"/image/cluster/controllers","directory":true}` + "\n"},
+		{[]string{"find", "-o", "table", "/image/producerIds"}, "PATH                               VALUE\n/image/producerIds                     -\n/image/producerIds/nextProducerId   5000\n"},
 	} {
 		r := runKseg(append(append([]string{"metadata"}, tc.args...), ld)...)
 		if r.code != ExitOK || r.stdout != tc.want {
@@ -46,7 +47,7 @@ func TestMetadataShell(t *testing.T) {
 		{[]string{"cat", "/topics/orders/0", ld}, "kafka-metadata-shell names the image's nodes /image/topics/byName/<topic>/<partition>"},
 		{[]string{"cat", "/image/topics", ld}, "is a directory"},
 		{[]string{"ls", ld}, "needs an image path and at least one log directory"},
-		{[]string{"ls", "-o", "table", "/image", ld}, "--output must be text or json"},
+		{[]string{"ls", "-o", "kafka", "/image", ld}, "--output must be text, table or json"},
 	} {
 		r := runKseg(append([]string{"metadata"}, tc.args...)...)
 		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.err) {

@@ -84,6 +84,7 @@ func tableCommands(t *testing.T) [][]string {
 		{"groups", "-o", "table", "--list", ld},
 		{"txns", "-o", "table", ld},
 		{"metadata", "-o", "table", ld},
+		{"metadata", "find", "-o", "table", "/image/topics/byName/orders", ld},
 		{"status", "-o", "table", ld},
 		{"verify-chain", "-o", "table", m[0], m[1]},
 		{"inject-barrier", "--dry-run", "-o", "table", "--timestamp", "1700003700000", p("partitions", "txn-0")},
