@@ -121,6 +121,24 @@ func appendByteEscape(b *strings.Builder, c byte) {
 	b.WriteByte(hex[c&0xf])
 }
 
+// escMessage is esc for a diagnostic (an error, a warning) that may name
+// a file or an id from the data: its own line breaks and tabs (cobra's
+// "Did you mean this?\n\t…") are kept, everything else escaped.
+func escMessage(s string) string {
+	if esc(s) == s {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		parts := strings.Split(l, "\t")
+		for k, p := range parts {
+			parts[k] = esc(p)
+		}
+		lines[i] = strings.Join(parts, "\t")
+	}
+	return strings.Join(lines, "\n")
+}
+
 // escAll escapes every string of ss in place and returns it.
 func escAll(ss []string) []string {
 	for i, s := range ss {

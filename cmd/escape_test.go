@@ -61,3 +61,10 @@ func BenchmarkEscClean(b *testing.B) {
 		_ = esc(s)
 	}
 }
+
+func TestEscMessage(t *testing.T) {
+	in := "unknown command \"x\x1b[2J\"\n\nDid you mean this?\n\tdump"
+	if got, want := escMessage(in), "unknown command \"x\\x1b[2J\"\n\nDid you mean this?\n\tdump"; got != want {
+		t.Errorf("escMessage = %q, want %q", got, want)
+	}
+}

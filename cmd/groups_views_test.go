@@ -200,6 +200,7 @@ func TestDataEscapedInTextAndTable(t *testing.T) {
 		{"txns", dir}, {"txns", "-o", "table", dir},
 		{"dump", "--deep", "--print-data", evil}, {"dump", "-o", "table", "--deep", "--print-data", evil},
 		{"status", dir}, {"status", "-o", "table", dir},
+		{"dump", filepath.Join(evil, "notes\x1b[2J.txt")}, // an error naming the file, on stderr
 	} {
 		for _, r := range []runResult{runKseg(args...), runWidth(80, args...)} {
 			if strings.ContainsAny(r.stdout+r.stderr, "\x1b\x07\r") {

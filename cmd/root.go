@@ -47,7 +47,7 @@ func runRoot(ctx context.Context, root *cobra.Command, args []string, s *Streams
 	err = classifyError(cmd, err)
 	var ee *exitError
 	if !errors.As(err, &ee) || !ee.silent {
-		fmt.Fprintln(s.Err, "kseg: "+err.Error())
+		fmt.Fprintln(s.Err, "kseg: "+escMessage(err.Error()))
 	}
 	code := exitCode(err)
 	if code == ExitUsage && cmd != nil {

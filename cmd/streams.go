@@ -182,7 +182,7 @@ func (st *styles) severity(sev finding.Severity, text string) string {
 // progress and summaries only: a warning is not a summary.
 func warnDiagnostics(errw io.Writer, warnings []string) {
 	for _, w := range warnings {
-		fmt.Fprintf(errw, "kseg: warning: %s\n", w)
+		fmt.Fprintf(errw, "kseg: warning: %s\n", escMessage(w))
 	}
 }
 
