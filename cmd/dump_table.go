@@ -9,7 +9,7 @@ import (
 	"github.com/kseg/kseg/segment/finding"
 )
 
-// tableDumpPrinter renders each file as tables (tablewriter): batches, and
+// tableDumpPrinter renders each file as tables (renderTable): batches, and
 // with --deep the records; index, snapshot and checkpoint entries as their
 // own tables. Rows are buffered per file, so it suits inspection, not
 // multi-gigabyte segments (use json for those).

@@ -15,7 +15,7 @@ import (
 )
 
 // textReplayPSMPrinter prints a summary, then the producers as a table
-// (tablewriter with --output table or on a terminal; plain aligned
+// (renderTable with --output table or on a terminal; plain aligned
 // columns when piped, stable for scripts), then transactions, barriers,
 // snapshot checks and anomalies.
 type textReplayPSMPrinter struct {
