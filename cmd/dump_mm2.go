@@ -38,12 +38,14 @@ func (r *batchRenderer) decodeMM2(topic mm2.Topic, rv *recordView) {
 func textMM2(st *styles, rv *recordView) string {
 	d := rv.MM2
 	if rv.MM2Err != nil {
-		return st.paint(st.err, "undecodable "+rv.MM2Topic+" record: "+rv.MM2Err.Error())
+		return st.paint(st.err, "undecodable "+esc(rv.MM2Topic)+" record: "+esc(rv.MM2Err.Error()))
 	}
 	var b bytes.Buffer
 	b.WriteString(st.paint(st.title, d.TypeName()))
+	// The JSON escapes C0 controls; esc the rest a terminal acts on (C1,
+	// bidi controls) in keys and values that came from the data.
 	b.WriteString(" key ")
-	b.Write(d.AppendKeyJSON(nil))
+	b.Write(appendEsc(nil, d.AppendKeyJSON(nil)))
 	if d.Tombstone {
 		b.WriteString(" tombstone")
 		return b.String()
@@ -52,7 +54,7 @@ func textMM2(st *styles, rv *recordView) string {
 	if v, ok := d.ValueVersion(); ok {
 		fmt.Fprintf(&b, "v%d ", v)
 	}
-	b.Write(d.AppendValueJSON(nil))
+	b.Write(appendEsc(nil, d.AppendValueJSON(nil)))
 	if d.NewerVersion {
 		b.WriteString(" (version other than 0: read with version 0's layout, as Kafka does)")
 	}

@@ -27,23 +27,23 @@ type mm2Line struct {
 func mm2Lines(r *mm2.Report) []mm2Line {
 	var out []mm2Line
 	for _, run := range r.Runs {
-		out = append(out, mm2Line{run.Kind, runWhere(run), run.Message})
+		out = append(out, mm2Line{run.Kind, runWhere(run), esc(run.Message)})
 	}
 	for _, f := range r.Findings {
-		where := f.Subject
+		where := esc(f.Subject)
 		if f.File != "" {
-			where = fmt.Sprintf("%s position %d", f.File, f.Position)
+			where = fmt.Sprintf("%s position %d", esc(f.File), f.Position)
 		}
-		out = append(out, mm2Line{f.Kind, where, f.Message})
+		out = append(out, mm2Line{f.Kind, where, esc(f.Message)})
 	}
 	for _, s := range r.OffsetSyncs {
 		if s.Kind != 0 {
-			out = append(out, mm2Line{s.Kind, fmt.Sprintf("sync %d -> %d", s.UpstreamOffset, s.DownstreamOffset), s.Message})
+			out = append(out, mm2Line{s.Kind, fmt.Sprintf("sync %d -> %d", s.UpstreamOffset, s.DownstreamOffset), esc(s.Message)})
 		}
 	}
 	for _, c := range r.Checkpoints {
 		if c.Kind != 0 {
-			out = append(out, mm2Line{c.Kind, fmt.Sprintf("group %s: %d -> %d", c.Group, c.UpstreamOffset, c.DownstreamOffset), c.Message})
+			out = append(out, mm2Line{c.Kind, fmt.Sprintf("group %s: %d -> %d", esc(c.Group), c.UpstreamOffset, c.DownstreamOffset), esc(c.Message)})
 		}
 	}
 	// Errors first, then by kind (the registry's order), in report order
@@ -74,7 +74,7 @@ func offsetSpan(r mm2.Range) string {
 }
 
 func sideText(s mm2.Side) string {
-	t := fmt.Sprintf("%s: log [%d, %d), %s", s.Dir, s.LogStart, s.LogEnd, plural(int(s.Records), "record"))
+	t := fmt.Sprintf("%s: log [%d, %d), %s", esc(s.Dir), s.LogStart, s.LogEnd, plural(int(s.Records), "record"))
 	var extra []string
 	if s.ControlRecords > 0 {
 		extra = append(extra, plural(int(s.ControlRecords), "control record"))
@@ -145,7 +145,7 @@ func syncsText(r *mm2.Report) string {
 			bad++
 		}
 	}
-	t := fmt.Sprintf("%s for %s-%d: %d pair records of the same content", plural(len(r.OffsetSyncs), "sync"), r.Source.Topic, r.Source.Partition, ok)
+	t := fmt.Sprintf("%s for %s-%d: %d pair records of the same content", plural(len(r.OffsetSyncs), "sync"), esc(r.Source.Topic), r.Source.Partition, ok)
 	if bad > 0 {
 		t += fmt.Sprintf(", %d do not", bad)
 	}
@@ -169,7 +169,7 @@ func checkpointsText(r *mm2.Report) string {
 			ahead++
 		}
 	}
-	t := fmt.Sprintf("%s for %s-%d: %d at or below the exact translation", plural(len(r.Checkpoints), "checkpoint"), r.Target.Topic, r.Target.Partition, ok)
+	t := fmt.Sprintf("%s for %s-%d: %d at or below the exact translation", plural(len(r.Checkpoints), "checkpoint"), esc(r.Target.Topic), r.Target.Partition, ok)
 	if ok > 0 {
 		t += fmt.Sprintf(" (up to %s behind)", plural(int(behind), "record"))
 	}
@@ -266,7 +266,7 @@ func (t *mm2TablePrinter) Print(r *mm2.Report) error {
 		role string
 		side mm2.Side
 	}{{"source", r.Source}, {"target", r.Target}} {
-		rows = append(rows, []string{s.role, s.side.Dir, i64(s.side.LogStart), i64(s.side.LogEnd), i64(s.side.Records),
+		rows = append(rows, []string{s.role, esc(s.side.Dir), i64(s.side.LogStart), i64(s.side.LogEnd), i64(s.side.Records),
 			i64(s.side.ControlRecords), i64(s.side.Aborted), i64(s.side.Holes)})
 	}
 	if err := renderTable(out, t.s.Width, []string{"side", "dir", "log start", "log end", "records", "control", "aborted", "holes"}, rows); err != nil {
