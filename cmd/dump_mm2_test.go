@@ -121,7 +121,7 @@ func TestDumpMM2Golden(t *testing.T) {
 			}
 			var b bytes.Buffer
 			fmt.Fprintf(&b, "# kseg dump of a generated %s partition: MM2 records of every type and version,\n# a tombstone, and bytes that do not decode.\n", topic)
-			fmt.Fprintf(&b, "# Regenerate: go test ./cmd -run DumpMM2Golden -update\n")
+			fmt.Fprintf(&b, "# Regenerate: go test ./cmd -run Golden -update\n")
 			for _, args := range [][]string{
 				{"dump", "--output", "text", "--deep", log},
 				{"dump", "--output", "json", "--deep", log},
@@ -138,7 +138,7 @@ func TestDumpMM2Golden(t *testing.T) {
 				checkMM2Run(t, r, len(exs), undecodable)
 				fmt.Fprintf(&b, "\n=== kseg %s\n--- exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
 			}
-			compareGolden(t, filepath.Join(internalGoldenDir, "mm2-"+mm2.ClassifyTopic(topic).Kind.String()+".txt"), b.Bytes(), "DumpMM2Golden")
+			checkGoldenPath(t, filepath.Join(internalGoldenDir, "mm2-"+mm2.ClassifyTopic(topic).Kind.String()+".txt"), b.Bytes())
 		})
 	}
 }
@@ -172,33 +172,11 @@ func checkMM2Run(t *testing.T, r runResult, records, undecodable int) {
 	}
 }
 
-// compareGolden compares b with the golden file at path, or writes it
-// under -update.
-func compareGolden(t *testing.T, path string, b []byte, test string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./cmd -run %s -update)", err, test)
-	}
-	if !bytes.Equal(b, want) {
-		t.Errorf("%s differs from the golden file; rerun with -update and review the diff:\n%s", path, firstDiff(string(want), string(b)))
-	}
-}
-
 // TestDumpRealConnectTopic: a Connect cluster's configs topic from a real
 // broker (../shared/fixtures/real; skipped without it) decodes record by
 // record in text and json: MM2's dedicated workers write the same records
 // to mm2-configs.<source>.internal.
-func TestDumpRealConnectTopic(t *testing.T) {
+func TestDumpRealConnectTopicGolden(t *testing.T) {
 	src := filepath.Join(realFixtures, "rjmfernandes__flink-on-prem", "data", "connect-configs-0")
 	if _, err := os.Stat(src); err != nil {
 		t.Skip("real fixtures absent: ../shared/fixtures/real (relative to the repository root)")
@@ -208,7 +186,7 @@ func TestDumpRealConnectTopic(t *testing.T) {
 	t.Chdir(work)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# kseg dump over a copy of ../shared/fixtures/real/rjmfernandes__flink-on-prem/data/connect-configs-0.\n")
-	fmt.Fprintf(&b, "# Regenerate: go test ./cmd -run DumpRealConnectTopic -update\n")
+	fmt.Fprintf(&b, "# Regenerate: go test ./cmd -run Golden -update\n")
 	for _, args := range [][]string{
 		{"dump", "--output", "text", "--deep", "connect-configs-0"},
 		{"dump", "--output", "json", "--deep", "connect-configs-0"},
@@ -223,5 +201,5 @@ func TestDumpRealConnectTopic(t *testing.T) {
 		checkMM2Run(t, r, 18, 0)
 		fmt.Fprintf(&b, "\n=== kseg %s\n--- exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
 	}
-	compareGolden(t, filepath.Join(internalGoldenDir, "connect-configs-real.txt"), b.Bytes(), "DumpRealConnectTopic")
+	checkGoldenPath(t, filepath.Join(internalGoldenDir, "connect-configs-real.txt"), b.Bytes())
 }
