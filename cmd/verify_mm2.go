@@ -31,7 +31,7 @@ func (o *verifyMM2Options) AddFlags(c *cobra.Command) {
 	f.BoolVar(&o.allowDuplicates, "allow-duplicates", false, "report source records copied more than once as duplicate-records-allowed (info): MM2 without exactly.once.support delivers at least once")
 	f.StringVar(&o.offsetSyncs, "offset-syncs", "", "a partition directory of MM2's offset-syncs topic (mm2-offset-syncs.<cluster>.internal-0): check that each sync for SOURCE pairs records of the same content")
 	f.StringVar(&o.checkpoints, "checkpoints", "", "a partition directory of MM2's checkpoints topic (<source>.checkpoints.internal-0): check each checkpoint for TARGET against the exact translation")
-	f.IntVar(&o.window, "window", mm2.DefaultWindow, "source records kept to recognise duplicates and reorders (about 56 bytes each): a record copied again further back than this is reported as foreign")
+	f.IntVar(&o.window, "window", mm2.DefaultWindow, "source records kept to recognise duplicates and reorders (72 bytes each): a record copied again further back than this is reported as foreign")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
 }
 

@@ -26,8 +26,11 @@ func contentHash(r *decode.Record, buf *[]byte) uint64 {
 		b = appendVarBytes(b, r.Headers[i].Value)
 	}
 	*buf = b
-	return maphash.Bytes(hashSeed, b)
+	return mapHash(b)
 }
+
+// mapHash is the content hash of canonical content bytes.
+func mapHash(c []byte) uint64 { return maphash.Bytes(hashSeed, c) }
 
 func appendVarBytes(dst, v []byte) []byte {
 	if v == nil {

@@ -53,7 +53,8 @@ type Options struct {
 	Progress func(n int64)
 }
 
-// DefaultWindow is Options.Window's default: 2^18 records, about 14 MiB.
+// DefaultWindow is Options.Window's default: 2^18 records, 18 MiB (72
+// bytes each).
 const DefaultWindow = 1 << 18
 
 // DefaultMaxRuns is Options.MaxRuns's default.

@@ -3,7 +3,6 @@ package mm2
 import (
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"path/filepath"
 	"runtime/debug"
 
@@ -334,7 +333,7 @@ func (r *reader) batch(b *decode.Batch, file string, pos int64) error {
 	if r.fast, ok = parseFast(b, r.fast); ok {
 		for i := range r.fast {
 			f := &r.fast[i]
-			if err := r.record(f.off, f.ts, control, skip, lat, func() uint64 { return maphash.Bytes(hashSeed, f.content) }); err != nil {
+			if err := r.record(f.off, f.ts, control, skip, lat, func() uint64 { return mapHash(f.content) }); err != nil {
 				return err
 			}
 		}

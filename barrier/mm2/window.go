@@ -4,16 +4,16 @@ package mm2
 // learnt about it.
 type slot struct {
 	item
-	// matches counts the target records found to be its copies; tgt is
-	// the offset of the last.
-	matches int32
-	tgt     int64
-	// explained: skipped over where the target lacks as many offsets
-	// (its cleaner removed them): compacted-downstream, not missing.
-	explained bool
+	// tgt is the offset of the last target record found to be its copy.
+	tgt int64
 	// chain is the rank of the next older slot with the same hash, -1
 	// (valid while the window is indexed).
 	chain int64
+	// matches counts the target records found to be its copies.
+	matches int32
+	// explained: skipped over where the target lacks as many offsets
+	// (its cleaner removed them): compacted-downstream, not missing.
+	explained bool
 }
 
 // window is the ring of source records around the comparison's position
