@@ -312,15 +312,18 @@ func (m *matcher) evict() {
 }
 
 // uncopiedKind is what a source record of rank r without a copy is.
+// When nothing at all was copied, every source record is lag.
 func (m *matcher) uncopiedKind(r int64, explained bool) finding.Kind {
 	switch {
 	case explained:
 		return finding.CompactedDownstream
-	case m.firstMatched >= 0 && r < m.firstMatched && m.firstTgtHoles >= m.firstMatched:
+	case m.firstMatched < 0:
+		return finding.NotYetMirrored
+	case r < m.firstMatched && m.firstTgtHoles >= m.firstMatched:
 		// As many offsets without a record before the target's first copy:
 		// its cleaner removed them.
 		return finding.CompactedDownstream
-	case m.firstMatched < 0 || r < m.firstMatched:
+	case r < m.firstMatched:
 		return finding.BelowTargetStart
 	case r > m.maxMatched:
 		return finding.NotYetMirrored

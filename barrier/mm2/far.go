@@ -130,21 +130,19 @@ func (m *matcher) moveTo(fs *stream, pos lookupPos, rest []item, skipped int64, 
 		}
 	}
 	explained := m.lastOK && unmatched+skipped > 0 && y.holes-m.lastTgt.holes >= unmatched+skipped
-	from := m.next
-	if m.firstMatched < 0 {
-		// Nothing copied yet: everything before y's original comes before
-		// the target's first copy, explained by as many holes before y.
-		explained, from = y.holes >= rest[0].rank, m.w.lo
-	}
-	for r := from; r < m.w.hi; r++ {
+	for r := m.next; r < m.w.hi; r++ {
 		m.w.at(r).explained = explained
 	}
-	// Everything behind is now far behind: out of the window, in order;
-	// rest[0] is copied next (by y), so what it skips is not lag.
+	// Everything behind is now far behind: out of the window, in order.
+	// rest[0] is copied next (by y): what it skips is not lag, and when
+	// nothing was copied before, it is the first copy (what comes before
+	// it is below the target's start, or its cleaner's when y has as many
+	// holes before it).
 	m.next = m.w.hi
-	if m.firstMatched >= 0 {
-		m.maxMatched = max(m.maxMatched, rest[0].rank)
+	if m.firstMatched < 0 {
+		m.firstMatched, m.firstTgtHoles, m.mirrored.First = rest[0].rank, y.holes, rest[0].off
 	}
+	m.maxMatched = max(m.maxMatched, rest[0].rank)
 	for m.w.lo < m.w.hi {
 		m.evict()
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/mm2/mm2test"
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -298,5 +300,45 @@ func TestNoTimestamps(t *testing.T) {
 	rep := f.verify(t, Options{})
 	if got := kinds(rep); got != "" || rep.Source.NoTimestamp != 100 {
 		t.Errorf("%s, %d without timestamps", got, rep.Source.NoTimestamp)
+	}
+}
+
+// TestNothingCopied: a replica MM2 has not written to yet holds no copy:
+// the whole source is lag, not a fault; a target of records that copy
+// nothing in the source is foreign.
+func TestNothingCopied(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "a", "orders-0")
+	if _, err := mm2test.WriteSource(src, mm2test.SourceOptions{Records: 50}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		records int
+		want    string
+		ok      bool
+	}{{0, "not-yet-mirrored=50", true}, {30, "not-yet-mirrored=50 foreign-records=30", false}} {
+		tgt := filepath.Join(dir, fmt.Sprint(c.records), "A.orders-0")
+		a, err := segment.OpenAppender(tgt, segment.AppenderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range c.records {
+			raw, _ := decode.AppendBatch(nil, decode.BatchSpec{BaseOffset: int64(i), ProducerID: -1, BaseSequence: -1},
+				[]decode.RecordSpec{{Timestamp: int64(i), Value: fmt.Appendf(nil, "not from the source %d", i)}})
+			if err := a.Append(raw); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Verify(src, tgt, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := kinds(rep); got != c.want || rep.OK() != c.ok {
+			t.Errorf("a target of %d foreign records: %s, ok %v", c.records, got, rep.OK())
+		}
 	}
 }
