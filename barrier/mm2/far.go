@@ -13,7 +13,7 @@ import (
 // the next, so that a long foreign stretch costs a few scans, not one per
 // record).
 func (m *matcher) farScanWanted(x *item) bool {
-	if m.srcEnd || x.rank < m.farFrom {
+	if m.srcEnd || x.rank < m.farFrom || m.w.hi == m.w.lo {
 		return false
 	}
 	for i := 1; i < len(m.tq); i++ {
