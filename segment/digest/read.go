@@ -503,7 +503,7 @@ func (d *Digest) checkAnchor(j int) error {
 	fail := func(found string) error {
 		return &FormatError{Path: d.path, Pos: s.p.anchorPos,
 			Expected: fmt.Sprintf("the batch the digest before this section holds just before offset %d: baseOffset %d, %d bytes, crc 0x%08x", s.p.x, a.base, a.size, a.crc),
-			Found: found + " (the log changed below the earlier digest's end — truncated at a failover, or rewritten: take a whole digest)", Err: ErrContinuation}
+			Found:    found + " (the log changed below the earlier digest's end — truncated at a failover, or rewritten: take a whole digest)", Err: ErrContinuation}
 	}
 	if last == nil {
 		return fail("no batch there")

@@ -469,4 +469,3 @@ func lastBatchNext(seg segment.SegmentFiles) (int64, error) {
 	}
 	return n, sc.Err()
 }
-
