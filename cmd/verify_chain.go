@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/mirror"
-	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
 
@@ -79,7 +78,14 @@ func (o *verifyChainOptions) Validate(args []string) ([]string, error) {
 		return nil, usageErrorf("verify-chain needs at least two partition directories (as DIR arguments or in --edge U=D)")
 	}
 	// The same directory twice is the --edge 1=1 mistake made by position.
+	stdin := 0
 	for i := range dirs {
+		if dirs[i] == "-" {
+			if stdin++; stdin > 1 {
+				return nil, usageErrorf("- (a digest on stdin) is given twice: stdin holds one digest")
+			}
+			continue
+		}
 		for j := i + 1; j < len(dirs); j++ {
 			if sameDir(dirs[i], dirs[j]) {
 				return nil, usageErrorf("%s and %s are the same directory: a partition does not mirror itself", dirs[i], dirs[j])
@@ -110,7 +116,7 @@ func (o *verifyChainOptions) resolveEdge(e string, dirs *[]string) (int, int, bo
 			return u, d, true
 		}
 	}
-	isDir := func(p string) bool { st, err := os.Stat(p); return err == nil && st.IsDir() }
+	isDir := func(p string) bool { st, err := os.Stat(p); return err == nil && st.IsDir() || isDigestArg(p) }
 	for _, sp := range splits {
 		u, okU := endpoint(sp[0], *dirs)
 		d, okD := endpoint(sp[1], *dirs)
@@ -147,18 +153,18 @@ func sameDir(a, b string) bool {
 // name, partition and topic id (partition.metadata), so anything else is
 // two unrelated partitions, and comparing them byte for byte would report
 // a "divergence" that is no such thing.
-func checkSamePartition(up, down string) error {
-	nu, okU := segment.ParsePartitionDir(filepath.Base(filepath.Clean(up)))
-	nd, okD := segment.ParsePartitionDir(filepath.Base(filepath.Clean(down)))
-	if okU && okD && (nu.Topic != nd.Topic || nu.Partition != nd.Partition) {
+// A digest (kseg digest) carries its partition's name and topic id, and is
+// refused in the same words.
+func checkSamePartition(un, dn mirror.Node) error {
+	up, down := un.Name(), dn.Name()
+	iu, id := un.Identity(), dn.Identity()
+	if iu.Named && id.Named && (iu.Topic != id.Topic || iu.Partition != id.Partition) {
 		return refusedf("refused (topic): %s is %s-%d but %s is %s-%d: a mirror keeps its source's topic name and partition",
-			up, nu.Topic, nu.Partition, down, nd.Topic, nd.Partition)
+			up, iu.Topic, iu.Partition, down, id.Topic, id.Partition)
 	}
-	pu, errU := segment.ReadPartitionMetadata(filepath.Join(up, segment.PartitionMetadataName))
-	pd, errD := segment.ReadPartitionMetadata(filepath.Join(down, segment.PartitionMetadataName))
-	if errU == nil && errD == nil && pu.TopicID != pd.TopicID {
+	if iu.HasTopicID && id.HasTopicID && iu.TopicID != id.TopicID {
 		return refusedf("refused (%s): %s has topic id %s but %s has %s: a mirror keeps its source's topic id",
-			mirror.RefuseTopicID, up, pu.TopicIDString, down, pd.TopicIDString)
+			mirror.RefuseTopicID, up, iu.TopicIDString(), down, id.TopicIDString())
 	}
 	return nil
 }
@@ -232,7 +238,17 @@ func runVerifyChain(ctx context.Context, s *Streams, g *globalOptions, o *verify
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkInputs(s, "verify-chain", dirs, inputPartition); err != nil {
+	for _, d := range dirs {
+		if isDigestArg(d) {
+			continue
+		}
+		if err := checkInput(s, "verify-chain", d, inputPartition); err != nil {
+			return err
+		}
+	}
+	nodes, closeNodes, err := openNodes(s, dirs)
+	defer closeNodes()
+	if err != nil {
 		return err
 	}
 	edges := o.pairs
@@ -242,21 +258,22 @@ func runVerifyChain(ctx context.Context, s *Streams, g *globalOptions, o *verify
 		}
 	}
 	for _, e := range edges {
-		if err := checkSamePartition(dirs[e[0]], dirs[e[1]]); err != nil {
+		if err := checkSamePartition(nodes[e[0]], nodes[e[1]]); err != nil {
 			return err
 		}
 	}
 	// The progress line: each edge reads its upstream log once and its
-	// downstream log twice (the lockstep walk, then the replay).
+	// downstream log twice (the lockstep walk, then the replay); a digest
+	// counts once, as the log it describes.
 	total := func() int64 {
 		var n int64
 		for _, e := range edges {
-			n += logBytes(dirs[e[0]]) + 2*logBytes(dirs[e[1]])
+			n += nodeBytes(nodes[e[0]], 1) + nodeBytes(nodes[e[1]], 2)
 		}
 		return n
 	}
 	rep, err := stepProgress(s, g, "comparing", total, func(progress func(int64)) (*mirror.ChainReport, error) {
-		return mirror.VerifyChain(dirs, o.pairs, mirror.ChainOptions{StrictEpochs: o.strictEpochs, Progress: progress})
+		return mirror.VerifyChainNodes(nodes, o.pairs, mirror.ChainOptions{StrictEpochs: o.strictEpochs, Progress: progress})
 	})
 	if err != nil {
 		var re *edit.RefusalError
@@ -267,9 +284,9 @@ func runVerifyChain(ctx context.Context, s *Streams, g *globalOptions, o *verify
 		case errors.As(err, &oe):
 			return &exitError{code: ExitUsage, err: fmt.Errorf("--%w", oe)}
 		}
-		return err
+		return digestInputError(err)
 	}
-	if err := newChainPrinter(s, o.output).Print(rep); err != nil {
+	if err := newChainPrinter(s, o.output, nodeDigests(nodes)).Print(rep); err != nil {
 		return err
 	}
 	if !rep.OK() {

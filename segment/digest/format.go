@@ -57,6 +57,12 @@ const (
 	producerNew
 )
 
+// Partition record flags.
+const (
+	pCleanShutdown = 0x01
+	pLive          = 0x02
+)
+
 // Legacy entry flags.
 const (
 	lBody        = 0x01

@@ -48,6 +48,9 @@ type Info struct {
 	LogStartCheckpoint int64
 	HighWatermark      int64
 	CleanShutdown      bool
+	// Live: a broker held the partition while the newest section was
+	// taken (it ends at the last whole batch).
+	Live bool
 	// LogEnd is the log end offset (-1: no segment).
 	LogEnd    int64
 	Segments  []SegmentInfo
@@ -109,6 +112,7 @@ type partitionRec struct {
 	logStart   int64
 	hw         int64
 	clean      bool
+	live       bool
 	recordsPos int64
 }
 
@@ -355,7 +359,8 @@ func (d *Digest) readPartition(s *section) error {
 		}
 		p.logStart = c.varint("log start checkpoint")
 		p.hw = c.varint("high watermark")
-		p.clean = c.u8("clean shutdown flag") == 1
+		fl := c.u8("partition flags")
+		p.clean, p.live = fl&pCleanShutdown != 0, fl&pLive != 0
 		p.recordsPos = c.pos()
 		found = true
 		return false
@@ -445,7 +450,7 @@ func (d *Digest) checkSections() error {
 			return fail(s.start, fmt.Sprintf("a section hashed with %s", first.hash), s.hash.String())
 		}
 		if s.p.from < 0 {
-			return fail(s.body, "an incremental section (kseg digest --from) after the first", "a digest of the whole log")
+			return fail(s.body, "an incremental section (one continuing from an offset) after the first", "a digest of the whole log")
 		}
 		prev := d.sections[j-1]
 		if s.p.x > prev.f.logEnd && prev.f.logEnd >= 0 {
@@ -543,7 +548,7 @@ func (d *Digest) fillInfo() {
 	d.info = Info{FormatVersion: s.version, KsegVersion: s.kseg, Hash: s.hash, Topic: p.topic, Partition: p.partition,
 		TopicID: p.topicID, HasTopicID: p.hasID, Dir: p.dir, Host: p.host, Taken: time.UnixMilli(p.taken),
 		FirstTaken: time.UnixMilli(first.p.taken), Sections: len(d.sections), From: first.p.from, Start: -1,
-		LogStartCheckpoint: p.logStart, HighWatermark: p.hw, CleanShutdown: p.clean, LogEnd: s.f.logEnd,
+		LogStartCheckpoint: p.logStart, HighWatermark: p.hw, CleanShutdown: p.clean, Live: p.live, LogEnd: s.f.logEnd,
 		Snapshots: s.f.snapshots}
 	if first.p.from >= 0 {
 		d.info.Start = first.p.x

@@ -22,6 +22,9 @@ type Entry struct {
 	// ComputedCRC the CRC of the bytes (Batch.CRC when they match).
 	CRCValid    bool
 	ComputedCRC uint32
+	// Attributes16 is the v2 attributes field as stored (Batch.Attributes
+	// holds the low byte Kafka reads).
+	Attributes16 uint16
 }
 
 // Scanner reads the batches of one segment of a digest, in the order a
@@ -304,7 +307,7 @@ func (s *Scanner) batch(tag byte) {
 		r = append(r, body...)
 		s.raw, b.Raw = r, r
 	}
-	s.cur = Entry{Batch: b, Pos: s.pos, CRCValid: valid, ComputedCRC: computed}
+	s.cur = Entry{Batch: b, Pos: s.pos, CRCValid: valid, ComputedCRC: computed, Attributes16: attrs}
 	if mode != producerNone {
 		dl.take(si, mode == producerNew, pid, epoch, seq, lod, control)
 	}

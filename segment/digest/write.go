@@ -36,6 +36,11 @@ type Options struct {
 	Now time.Time
 	// Mmap maps the segments instead of reading them.
 	Mmap bool
+	// Live: a broker holds the partition (its log directory's .lock) and
+	// appends to it while it is read. A torn tail of the last segment is
+	// then an append in flight, not damage: the digest ends at the last
+	// whole batch (Summary.InFlight says how many bytes it left out).
+	Live bool
 	// Progress, when set, is told the bytes of the batches read (every
 	// MiB or so).
 	Progress func(n int64)
@@ -65,6 +70,9 @@ type Summary struct {
 	// Start is the offset of the first batch digested (the log end when
 	// there is none); End the log end offset.
 	Start, End int64
+	// InFlight are the bytes of a live partition's last segment after its
+	// last whole batch, left out (Options.Live).
+	InFlight int64
 }
 
 // anchor is the batch before an incremental section's first.
@@ -271,13 +279,16 @@ func (wr *writer) partitionRecord(b []byte, x int64, anc *anchor) []byte {
 	hw, _ := segment.CheckpointOffset(pd, segment.ReplicationOffsetCheckpointName)
 	b = binary.AppendVarint(b, ls)
 	b = binary.AppendVarint(b, hw)
-	clean := byte(0)
+	flags := byte(0)
 	if pd.Topic != "" {
 		if _, err := os.Stat(filepath.Join(segment.LogDirOf(pd.Path), segment.CleanShutdownName)); err == nil {
-			clean = 1
+			flags |= pCleanShutdown
 		}
 	}
-	return append(b, clean)
+	if wr.opts.Live {
+		flags |= pLive
+	}
+	return append(b, flags)
 }
 
 // start finds where the section starts: the whole log, or (From) the
@@ -425,7 +436,12 @@ func (wr *writer) segment(i int, start int64) (err error) {
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	e.tail(sc.Tail())
+	t := sc.Tail()
+	if wr.opts.Live && i == len(wr.segs)-1 && (t.Kind == segment.TailTornHeader || t.Kind == segment.TailTornBatch) {
+		wr.sum.InFlight = t.InvalidBytes()
+		t = segment.Tail{Kind: segment.TailClean, ValidBytes: t.ValidBytes, End: t.ValidBytes}
+	}
+	e.tail(t)
 	return e.err
 }
 
