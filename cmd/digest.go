@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/digest"
 	"github.com/kseg/kseg/segment/edit"
@@ -307,7 +308,7 @@ func (c *concatReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // 2) naming the byte and what was expected there.
 func digestInputError(err error) error {
 	var fe *digest.FormatError
-	if errors.As(err, &fe) {
+	if errors.As(err, &fe) || errors.Is(err, mirror.ErrHashMismatch) {
 		return &exitError{code: ExitUsage, err: err}
 	}
 	return err

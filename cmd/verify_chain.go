@@ -242,6 +242,10 @@ func runVerifyChain(ctx context.Context, s *Streams, g *globalOptions, o *verify
 		if isDigestArg(d) {
 			continue
 		}
+		if st, err := os.Stat(d); err == nil && st.Mode().IsRegular() {
+			return notInput(d, "a file that is not a kseg digest",
+				"verify-chain takes partition directories (<topic>-<partition> holding .log segments) or digests of them (kseg digest)")
+		}
 		if err := checkInput(s, "verify-chain", d, inputPartition); err != nil {
 			return err
 		}

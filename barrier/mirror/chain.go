@@ -415,7 +415,7 @@ func VerifyEdgeNodes(un, dn Node, opts ChainOptions) (*EdgeReport, error) {
 	if k := dn.hashKind(); h == 0 {
 		h = k
 	} else if k != 0 && k != h {
-		return nil, fmt.Errorf("%s (%s) and %s (%s): %w", un.Name(), h, dn.Name(), k, errHashes)
+		return nil, fmt.Errorf("%s (%s) and %s (%s): %w", un.Name(), h, dn.Name(), k, ErrHashMismatch)
 	}
 	u, err := un.open()
 	if err != nil {

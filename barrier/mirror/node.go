@@ -477,6 +477,6 @@ func (s *savedBatch) hash(h digest.Hash) []byte {
 	return nil
 }
 
-// errHashes is two digests hashed differently: their batches cannot be
-// compared.
-var errHashes = errors.New("digests made with different hashes cannot be compared (make both with the same hash)")
+// ErrHashMismatch is two digests hashed differently: their batches cannot
+// be compared.
+var ErrHashMismatch = errors.New("digests made with different hashes cannot be compared (make both with the same hash)")
