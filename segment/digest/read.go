@@ -524,14 +524,19 @@ func (d *Digest) checkAnchor(j int) error {
 // each with its pieces in the sections that hold it.
 func (d *Digest) buildView(k int) []segView {
 	newest := d.sections[k-1]
+	// A section supersedes, from its first offset on, every section
+	// before it: each holds what lies below the first offsets of all the
+	// sections after it.
+	upto := make([]int64, k)
+	upto[k-1] = math.MaxInt64
+	for j := k - 2; j >= 0; j-- {
+		upto[j] = min(upto[j+1], d.sections[j+1].p.x)
+	}
 	view := make([]segView, len(newest.f.segs))
 	for i, sr := range newest.f.segs {
 		view[i].SegmentInfo = sr.SegmentInfo
 		for j := 0; j < k; j++ {
-			upto := int64(math.MaxInt64)
-			if j+1 < k {
-				upto = d.sections[j+1].p.x
-			}
+			upto := upto[j]
 			for _, r := range d.sections[j].f.segs {
 				if r.Base == sr.Base && r.block > 0 {
 					view[i].pieces = append(view[i].pieces, piece{sec: j, block: r.block, upto: upto})
