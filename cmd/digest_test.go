@@ -291,3 +291,46 @@ func hasKind(e chainEdgeJSON, kind string) bool {
 	}
 	return false
 }
+
+// TestMirrorDryRunAgainstDigest: mirror --dry-run plans against a digest
+// of the destination (a file, or stdin) what it plans on the
+// destination's disk; without --dry-run a digest is refused; a diverged
+// destination exits 3 as on disk.
+func TestMirrorDryRunAgainstDigest(t *testing.T) {
+	src, dst := mirrored(t, 7)
+	d := digestOf(t, dst)
+	_, onDisk, _ := injRun(t, "mirror", "--dry-run", "-o", "json", "--full-compare", src, dst)
+	code, fromDigest, stderr := injRun(t, "mirror", "--dry-run", "-o", "json", src, d)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var a, b map[string]any
+	if json.Unmarshal([]byte(onDisk), &a) != nil || json.Unmarshal([]byte(fromDigest), &b) != nil {
+		t.Fatalf("json:\n%s\n%s", onDisk, fromDigest)
+	}
+	for _, k := range []string{"from", "to", "copiedBatches", "copiedRecords", "copiedBytes", "barriers", "newLogEndOffset", "dstLog", "srcLog", "compared", "topicId"} {
+		if x, y := jsonText(a[k]), jsonText(b[k]); x != y {
+			t.Errorf("%s: %s on disk, %s from the digest", k, x, y)
+		}
+	}
+	if b["dstDigest"] == nil {
+		t.Errorf("no dstDigest: %s", fromDigest)
+	}
+	s, out, errb := TestStreams()
+	s.In = bytes.NewReader(mustRead(t, d))
+	if code := Run(context.Background(), []string{"mirror", "--dry-run", src, "-"}, s); code != ExitOK || !strings.Contains(out.String(), "Copy: offsets [") {
+		t.Errorf("stdin: exit %d\n%s%s", code, out, errb)
+	}
+	if code, _, stderr := injRun(t, "mirror", src, d); code != ExitUsage || !strings.Contains(stderr, "--dry-run") {
+		t.Errorf("without --dry-run: exit %d: %s", code, stderr)
+	}
+	// Diverged: the destination failed over (its own barrier).
+	if code, out, stderr := injRun(t, "inject-barrier", "--quiet", "--backup-dir", filepath.Join(t.TempDir(), "bk"), dst); code != ExitOK {
+		t.Fatalf("inject-barrier: exit %d\n%s%s", code, out, stderr)
+	}
+	if code, _, stderr := injRun(t, "mirror", "--dry-run", src, digestOf(t, dst)); code != ExitFindings || !strings.Contains(stderr, "diverged") {
+		t.Errorf("diverged: exit %d: %s", code, stderr)
+	}
+}
+
+func jsonText(v any) string { b, _ := json.Marshal(v); return string(b) }
