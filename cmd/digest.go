@@ -187,7 +187,9 @@ func digestPartition(s *Streams, g *globalOptions, o *digestOptions, dir, out st
 		return nil, refusedf("refused (pending-edit): %s: an interrupted kseg write is pending (%s): finish it or roll it back before digesting the partition",
 			dir, edit.JournalName)
 	}
-	opts := digest.Options{Hash: o.h, From: o.fromOff, Version: readVersion().Version}
+	// Mapped, not read: the digest touches every byte once (its hash and
+	// CRC), where mapping costs least (BenchmarkWrite: read 1.6× the CPU).
+	opts := digest.Options{Hash: o.h, From: o.fromOff, Version: readVersion().Version, Mmap: true}
 	opts.Host, _ = os.Hostname()
 	if _, held, err := edit.BrokerLock(filepath.Join(segment.LogDirOf(dir), segment.LockName)); err == nil && held {
 		opts.Live = true

@@ -189,6 +189,13 @@ barriers U holds are in the mirrored region like any batch and must clear D's
 producer state there too. Failback is the same relation with the roles
 swapped (--edge B=A), after A aligned its log (kseg mirror --align).
 
+Any DIR may instead be a digest of one (kseg digest): a digest file, or "-"
+for a digest on stdin, so that the logs of other clusters never move
+(ssh broker-b kseg digest DIR | kseg verify-chain A -). The verdict and the
+findings are the same as over the directory; a digest taken before the
+other side wrote the data it is compared with is reported as digest-older
+(a warning), not as a divergence.
+
 By default each DIR mirrors the one before it (a chain A → B → C …). --edge
 U=D, repeatable, describes any other topology: fan-out (--edge 1=2 --edge
 1=3), fan-in (different partitions into one destination cluster: --edge 1=3
@@ -214,13 +221,16 @@ in memory) and reports:
   - U's barriers mirrored at the same offsets and clearing D's state there.
 
 Nothing is ever modified.
-` + exitStatusHelp + `  (verify-chain: 0 every edge is consistent; 3 an edge has an error finding)
+` + exitStatusHelp + `  (verify-chain: 0 every edge is consistent; 3 an edge has an error finding;
+  2 also a digest that is cut short, garbled or of a newer format, with the
+  byte and what was expected there; 4 two nodes of different partitions)
 `,
 		Example: `  kseg verify-chain /data/a/orders-0 /data/b/orders-0
   kseg verify-chain /data/a/orders-0 /data/b/orders-0 /data/c/orders-0        # A → B → C
   kseg verify-chain --edge 1=2 --edge 1=3 /data/a/orders-0 /data/b/orders-0 /data/c/orders-0
   kseg verify-chain --edge 2=1 /data/a/orders-0 /data/b/orders-0             # failback B → A
-  kseg verify-chain --output json /data/a/orders-0 /data/b/orders-0 | jq .findings`,
+  kseg verify-chain --output json /data/a/orders-0 /data/b/orders-0 | jq .findings
+  ssh broker-b kseg digest /var/lib/kafka/data/orders-0 | kseg verify-chain /data/a/orders-0 -`,
 		Args: usageArgs(cobra.ArbitraryArgs),
 		RunE: func(c *cobra.Command, args []string) error {
 			dirs, err := o.Validate(args)

@@ -281,23 +281,31 @@ func isAbortMarker(b *decode.Batch) bool {
 
 // edgeWalk is one VerifyEdge run.
 type edgeWalk struct {
-	opts   ChainOptions
-	rep    *EdgeReport
-	un, dn Node
-	u, d   chainCursor
-	h      digest.Hash // the hash batches are compared by (a digest's)
-	uHas   bool
-	dHas   bool
-	prev   *batchRef // D's last batch walked
-	era    int       // barriers (mirrored or own) met in D so far
-	pidEra map[int64]int
-	reused map[int64]bool
+	opts    ChainOptions
+	rep     *EdgeReport
+	un, dn  Node
+	u, d    chainCursor
+	h       digest.Hash // the hash batches are compared by (a digest's)
+	uHas    bool
+	dHas    bool
+	prev    *batchRef // D's last batch walked (&prevBuf, or nil)
+	prevBuf batchRef
+	era     int // barriers (mirrored or own) met in D so far
+	pidEra  map[int64]int
+	reused  map[int64]bool
 	// ownFrom is the first offset of D's own data (its STOPPING batches or
 	// writes); anomalies from there on are D's, below it U's. -1 while
 	// unknown.
 	ownFrom int64
 	// stopped: a structural finding ended the walk.
 	stopped bool
+}
+
+// setPrev makes r D's last batch walked (kept in the walk, not
+// allocated per batch).
+func (w *edgeWalk) setPrev(r batchRef) {
+	w.prevBuf = r
+	w.prev = &w.prevBuf
 }
 
 func (w *edgeWalk) add(f finding.Finding) {
@@ -494,8 +502,7 @@ func (w *edgeWalk) walk() error {
 	w.dHas = d.Next()
 	for w.dHas && d.Batch().LastOffset() < start {
 		w.notePID(d.Batch())
-		r := refOf(d)
-		w.prev = &r
+		w.setPrev(refOf(d))
 		w.dHas = d.Next()
 	}
 	w.uHas = u.Next()
@@ -548,8 +555,7 @@ func (w *edgeWalk) walk() error {
 		}
 		w.notePID(db)
 		rep.BatchesCompared++
-		r := refOf(d)
-		w.prev = &r
+		w.setPrev(refOf(d))
 		w.dHas = d.Next()
 		w.uHas = u.Next()
 	}
@@ -734,8 +740,7 @@ func (w *edgeWalk) stopping() {
 		}
 		aborts = append(aborts, b.BaseOffset)
 		w.notePID(b)
-		r := refOf(d)
-		w.prev = &r
+		w.setPrev(refOf(d))
 		w.nextD()
 	}
 	if !w.dHas || !barrier.Is(d.Batch()) {
@@ -771,7 +776,7 @@ func (w *edgeWalk) stopping() {
 	}
 	w.era++
 	r := refOf(d)
-	w.prev = &r
+	w.setPrev(r)
 	w.nextD() // b now points at the next batch
 
 	// D's own writes.
@@ -792,8 +797,7 @@ func (w *edgeWalk) stopping() {
 			w.era++
 		}
 		w.notePID(lb)
-		r := refOf(d)
-		w.prev = &r
+		w.setPrev(refOf(d))
 		w.nextD()
 	}
 }

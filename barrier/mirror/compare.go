@@ -65,8 +65,7 @@ func diffBatches(x, y batchView, h digest.Hash) (i int, located bool) {
 		return sameBatch(xb.Raw, yb.Raw), true
 	}
 	// The headers, byte for byte (a digest records every field of them).
-	var bx, by [decode.RecordBatchOverhead]byte
-	hx, hy := x.header(bx[:]), y.header(by[:])
+	hx, hy := x.header(), y.header()
 	n := min(len(hx), len(hy))
 	if i := sameBatch(hx[:n], hy[:n]); i >= 0 {
 		return i, true
@@ -104,8 +103,7 @@ func sameButOffsetV(x, y batchView, h digest.Hash) bool {
 	if xb.Size() != yb.Size() || xb.Magic != yb.Magic || h == 0 {
 		return false
 	}
-	var bx, by [decode.RecordBatchOverhead]byte
-	hx, hy := x.header(bx[:]), y.header(by[:])
+	hx, hy := x.header(), y.header()
 	cx := append(append([]byte(nil), hy[:8]...), hx[8:]...)
 	if sameBatch(cx, hy) >= 0 {
 		return false

@@ -298,9 +298,9 @@ type chainCursor interface {
 // CRC covers.
 type batchView interface {
 	batch() *decode.Batch // Raw: the whole batch, or nil
-	// header is the batch's fixed part (headerOf), in buf when it is
-	// rebuilt from the fields.
-	header(buf []byte) []byte
+	// header is the batch's fixed part (headerOf), valid until the view
+	// moves on.
+	header() []byte
 	hash(h digest.Hash) []byte
 	computedCRC() uint32
 	crcValid() bool
@@ -319,7 +319,7 @@ func (c *dirCursor) damage() *cursorDamage     { return c.Damage }
 func (c *dirCursor) setProgress(f func(int64)) { c.progress = f }
 func (c *dirCursor) setMmap(m bool)            { c.mmap = m }
 func (c *dirCursor) batch() *decode.Batch      { return c.Batch() }
-func (c *dirCursor) header(buf []byte) []byte  { return headerOf(c.Batch(), 0, buf) }
+func (c *dirCursor) header() []byte            { return headerOf(c.Batch(), 0, nil) }
 func (c *dirCursor) computedCRC() uint32       { return c.Batch().ComputeCRC() }
 func (c *dirCursor) crcValid() bool            { return c.Batch().CRCValid() }
 
@@ -351,6 +351,8 @@ type digestCursor struct {
 	err       error
 	done      bool
 	cur       *digest.Entry
+	hdr       [decode.RecordBatchOverhead]byte
+	file      string // the current segment's .log name
 }
 
 func (c *digestCursor) Start() int64              { return c.start }
@@ -360,13 +362,16 @@ func (c *digestCursor) setProgress(f func(int64)) { c.progress = f }
 func (c *digestCursor) setMmap(bool)              {}
 func (c *digestCursor) Batch() *decode.Batch      { return &c.cur.Batch }
 func (c *digestCursor) batch() *decode.Batch      { return &c.cur.Batch }
-func (c *digestCursor) header(buf []byte) []byte {
-	return headerOf(&c.cur.Batch, c.cur.Attributes16, buf)
+func (c *digestCursor) header() []byte {
+	if c.cur.Batch.Raw != nil {
+		return headerOf(&c.cur.Batch, 0, nil)
+	}
+	return headerOf(&c.cur.Batch, c.cur.Attributes16, c.hdr[:0])
 }
 func (c *digestCursor) Pos() int64                     { return c.cur.Pos }
 func (c *digestCursor) computedCRC() uint32            { return c.cur.ComputedCRC }
 func (c *digestCursor) crcValid() bool                 { return c.cur.CRCValid }
-func (c *digestCursor) File() string                   { return c.d.Info().Segments[c.si].Name() }
+func (c *digestCursor) File() string                   { return c.file }
 func (c *digestCursor) Close()                         { c.done = true }
 func (c *digestCursor) hash(h digest.Hash) []byte      { return hashAs(c.sc, &c.cur.Batch, h) }
 func (c *digestCursor) count(n int64)                  { c.pending += n; c.flush(false) }
@@ -401,6 +406,7 @@ func (c *digestCursor) Next() bool {
 				return false
 			}
 			c.sc = c.d.Scan(c.si)
+			c.file = c.segments()[c.si].Name()
 			c.segNext, c.segFound = 0, false
 		}
 		if c.sc.Next() {
@@ -454,7 +460,7 @@ type savedBatch struct {
 
 func saveBatch(v batchView, h digest.Hash) *savedBatch {
 	s := &savedBatch{b: *v.batch(), crc: v.computedCRC(), valid: v.crcValid(), hk: h}
-	s.hdr = append([]byte(nil), v.header(make([]byte, 0, decode.RecordBatchOverhead))...)
+	s.hdr = append([]byte(nil), v.header()...)
 	if s.b.Raw != nil {
 		s.b.Raw = append([]byte(nil), s.b.Raw...)
 	} else if h != 0 {
@@ -463,10 +469,10 @@ func saveBatch(v batchView, h digest.Hash) *savedBatch {
 	return s
 }
 
-func (s *savedBatch) batch() *decode.Batch     { return &s.b }
-func (s *savedBatch) header(buf []byte) []byte { return s.hdr }
-func (s *savedBatch) computedCRC() uint32      { return s.crc }
-func (s *savedBatch) crcValid() bool           { return s.valid }
+func (s *savedBatch) batch() *decode.Batch { return &s.b }
+func (s *savedBatch) header() []byte       { return s.hdr }
+func (s *savedBatch) computedCRC() uint32  { return s.crc }
+func (s *savedBatch) crcValid() bool       { return s.valid }
 func (s *savedBatch) hash(h digest.Hash) []byte {
 	if s.b.Raw != nil {
 		return h.Sum(nil, digest.Covered(s.b.Raw))

@@ -203,6 +203,7 @@ func readAll(b []byte) error {
 // version in its header, free text) or cut short anywhere does not read:
 // the error is a *FormatError at a byte of the file.
 func TestEveryByteMatters(t *testing.T) {
+	t.Parallel()
 	b := write(t, "../../testdata/partitions/orders-0", Options{From: -1})
 	if err := readAll(b); err != nil {
 		t.Fatal(err)
@@ -221,11 +222,9 @@ func TestEveryByteMatters(t *testing.T) {
 		if i >= version && i < nl {
 			continue
 		}
-		for _, x := range []byte{0x01, 0x80} {
-			g := bytes.Clone(b)
-			g[i] ^= x
-			check("byte "+strconv.Itoa(i)+" changed", g)
-		}
+		g := bytes.Clone(b)
+		g[i] ^= 1 << (i % 8)
+		check("byte "+strconv.Itoa(i)+" changed", g)
 	}
 	for n := range len(b) {
 		check("cut at "+strconv.Itoa(n), b[:n])
@@ -249,6 +248,7 @@ func TestFutureVersion(t *testing.T) {
 // the log end, beyond it) reads as the whole digest does; so do three
 // sections; a section of another partition, or after a gap, does not.
 func TestIncremental(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []string{"../../testdata/partitions/orders-0", "../../testdata/partitions/txn-0", "../../testdata/broken/torn-tail/events-0"} {
 		whole := write(t, dir, Options{From: -1})
 		d, err := openBytes(t, whole)

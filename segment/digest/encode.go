@@ -90,6 +90,9 @@ type encoder struct {
 	blk     []byte // the open block's payload
 	d       deltas
 	err     error
+	// header61, when set, is the hash of the batch batch() is given the
+	// header of (Builder.Header).
+	header61 []byte
 }
 
 func newEncoder(w io.Writer, h Hash) *encoder {
@@ -274,9 +277,12 @@ func (e *encoder) batch(raw []byte, crcValid bool) {
 	if !crcValid {
 		b = be.AppendUint32(b, decode.CRC32C(raw[21:]))
 	}
-	if body {
+	switch {
+	case body:
 		b = append(b, raw[decode.RecordBatchOverhead:]...)
-	} else {
+	case e.header61 != nil:
+		b = append(b, e.header61...)
+	default:
 		b = e.h.Sum(b, raw[21:])
 	}
 	e.blk = b
