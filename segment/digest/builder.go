@@ -123,19 +123,7 @@ func (b *Builder) Close() error {
 	if len(b.infos) > 0 {
 		end = max(b.infos[len(b.infos)-1].Base, b.next)
 	}
-	r := append(e.blk, tagFacts)
-	r = binary.AppendVarint(r, end)
-	r = binary.AppendUvarint(r, uint64(b.batches))
-	r = binary.AppendUvarint(r, uint64(len(b.infos)))
-	prev := int64(0)
-	for i, s := range b.infos {
-		r = binary.AppendVarint(r, s.Base-prev)
-		prev = s.Base
-		r = binary.AppendUvarint(r, uint64(s.Size))
-		r = binary.AppendVarint(r, s.Modified)
-		r = binary.AppendUvarint(r, uint64(b.block[i]))
-	}
-	e.blk = r
+	e.facts(end, b.batches, b.infos, b.block)
 	e.trailer(factsPos)
 	return e.err
 }

@@ -344,6 +344,25 @@ func (e *encoder) legacy(raw []byte, crcValid bool) {
 	e.maybeFlush()
 }
 
+// facts appends the facts record: the log end offset, the batches, and
+// the segment table (blockPos: each segment's first block's position in
+// the section + 1, 0 for a segment not in it).
+func (e *encoder) facts(end, batches int64, infos []SegmentInfo, blockPos []int64) {
+	r := append(e.blk, tagFacts)
+	r = binary.AppendVarint(r, end)
+	r = binary.AppendUvarint(r, uint64(batches))
+	r = binary.AppendUvarint(r, uint64(len(infos)))
+	prev := int64(0)
+	for i, s := range infos {
+		r = binary.AppendVarint(r, s.Base-prev)
+		prev = s.Base
+		r = binary.AppendUvarint(r, uint64(s.Size))
+		r = binary.AppendVarint(r, s.Modified)
+		r = binary.AppendUvarint(r, uint64(blockPos[i]))
+	}
+	e.blk = r
+}
+
 // tail appends how the scan of a segment ended.
 func (e *encoder) tail(t segment.Tail) {
 	b := append(e.blk, tagTail, byte(t.Kind))

@@ -271,18 +271,9 @@ func (s *Scanner) batch(tag byte) {
 	crc := c.u32("crc")
 	baseTs := int64(uint64(dl.maxTs) + uint64(c.varint("baseTimestamp delta")))
 	maxTs := int64(uint64(baseTs) + uint64(c.varint("maxTimestamp delta")))
-	computed, valid := crc, true
-	if flags&fComputedCRC != 0 {
-		computed, valid = c.u32("computed crc"), false
-	}
+	computed, valid := s.computed(crc, flags&fComputedCRC != 0)
 	size := int64(blen) + decode.LogOverhead
-	var body []byte
-	s.hash = nil
-	if flags&fBody != 0 {
-		body = c.fixed(int(size-decode.RecordBatchOverhead), "records bytes")
-	} else {
-		s.hash = c.fixed(s.h.Size(), "batch hash")
-	}
+	body := s.payload(flags&fBody != 0, int(size-decode.RecordBatchOverhead), "records")
 	if c.err != nil {
 		return
 	}
@@ -339,18 +330,9 @@ func (s *Scanner) legacy() {
 	if magic == 1 {
 		ts = int64(uint64(dl.maxTs) + uint64(c.varint("timestamp delta")))
 	}
-	computed, valid := crc, true
-	if flags&lComputedCRC != 0 {
-		computed, valid = c.u32("computed crc"), false
-	}
+	computed, valid := s.computed(crc, flags&lComputedCRC != 0)
 	total := int64(size) + decode.LogOverhead
-	var body []byte
-	s.hash = nil
-	if flags&lBody != 0 {
-		body = c.fixed(int(total)-hdr, "message bytes")
-	} else {
-		s.hash = c.fixed(s.h.Size(), "message hash")
-	}
+	body := s.payload(flags&lBody != 0, int(total)-hdr, "message")
 	if c.err != nil {
 		return
 	}
@@ -374,6 +356,26 @@ func (s *Scanner) legacy() {
 	if magic == 1 {
 		dl.maxTs = ts
 	}
+}
+
+// computed reads the computed CRC of a batch that fails its CRC (has),
+// else it is the stored one.
+func (s *Scanner) computed(stored uint32, has bool) (uint32, bool) {
+	if !has {
+		return stored, true
+	}
+	return s.c.u32("computed crc"), false
+}
+
+// payload reads a record's last field: the n bytes of the batch the
+// digest holds (body), or else its hash (into s.hash).
+func (s *Scanner) payload(body bool, n int, what string) []byte {
+	s.hash = nil
+	if body {
+		return s.c.fixed(n, what+" bytes")
+	}
+	s.hash = s.c.fixed(s.h.Size(), what+" hash")
+	return nil
 }
 
 // storedErr is a scanner error as the digest recorded it: its message,

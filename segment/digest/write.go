@@ -220,19 +220,7 @@ func (wr *writer) run() error {
 		e.maybeFlush()
 		wr.sum.Snapshots++
 	}
-	r := append(e.blk, tagFacts)
-	r = binary.AppendVarint(r, end)
-	r = binary.AppendUvarint(r, uint64(wr.sum.Batches))
-	r = binary.AppendUvarint(r, uint64(len(wr.infos)))
-	prev := int64(0)
-	for i, s := range wr.infos {
-		r = binary.AppendVarint(r, s.Base-prev)
-		prev = s.Base
-		r = binary.AppendUvarint(r, uint64(s.Size))
-		r = binary.AppendVarint(r, s.Modified)
-		r = binary.AppendUvarint(r, uint64(wr.blockPos[i]))
-	}
-	e.blk = r
+	e.facts(end, wr.sum.Batches, wr.infos, wr.blockPos)
 	e.trailer(factsPos)
 	return e.err
 }
