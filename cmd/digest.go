@@ -152,7 +152,7 @@ func runDigestLogDir(ctx context.Context, s *Streams, g *globalOptions, o *diges
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
+	if err := makeDigestDir(o.out); err != nil {
 		return err
 	}
 	failed := 0
@@ -210,6 +210,23 @@ func digestPartition(s *Streams, g *globalOptions, o *digestOptions, dir, out st
 			return digest.Write(s.Out, dir, opts)
 		})
 	}
+	return writeDigestOut(out, s.Out, func(tmp *os.File) (*digest.Summary, error) {
+		sum, err := stepProgress(s, g, "digesting", func() int64 { return logBytes(dir) }, func(p func(int64)) (*digest.Summary, error) {
+			opts.Progress = p
+			return digest.Write(tmp, dir, opts)
+		})
+		if err == nil && earlier != nil {
+			err = checkContinues(o.fromFile, tmp)
+		}
+		return sum, err
+	})
+}
+
+// writeDigestOut has write write a digest into a temporary file, then
+// renames it to out, so that out is never a digest cut short, or copies
+// it to stdout when out is "". These are the only files kseg digest
+// writes: the partition is only read.
+func writeDigestOut(out string, stdout io.Writer, write func(*os.File) (*digest.Summary, error)) (*digest.Summary, error) {
 	tmpDir := os.TempDir()
 	if out != "" {
 		tmpDir = filepath.Dir(out)
@@ -220,23 +237,15 @@ func digestPartition(s *Streams, g *globalOptions, o *digestOptions, dir, out st
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
-	sum, err := stepProgress(s, g, "digesting", func() int64 { return logBytes(dir) }, func(p func(int64)) (*digest.Summary, error) {
-		opts.Progress = p
-		return digest.Write(tmp, dir, opts)
-	})
+	sum, err := write(tmp)
 	if err != nil {
 		return nil, err
-	}
-	if earlier != nil {
-		if err := checkContinues(o.fromFile, tmp); err != nil {
-			return nil, err
-		}
 	}
 	if out == "" {
 		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 			return nil, err
 		}
-		_, err := io.Copy(s.Out, tmp)
+		_, err := io.Copy(stdout, tmp)
 		return sum, err
 	}
 	if err := tmp.Sync(); err != nil {
@@ -250,6 +259,9 @@ func digestPartition(s *Streams, g *globalOptions, o *digestOptions, dir, out st
 	}
 	return sum, os.Rename(tmp.Name(), out)
 }
+
+// makeDigestDir creates the directory a log directory's digests go to.
+func makeDigestDir(dir string) error { return os.MkdirAll(dir, 0o755) }
 
 // checkContinues reads the earlier digest followed by the new section as
 // one digest: the section must continue it (the same partition, the

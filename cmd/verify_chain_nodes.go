@@ -28,7 +28,7 @@ func openNodes(s *Streams, args []string) ([]mirror.Node, func(), error) {
 			n.Close()
 		}
 		if spool != "" {
-			os.Remove(spool)
+			removeSpool(spool)
 		}
 	}
 	for _, a := range args {
@@ -40,16 +40,8 @@ func openNodes(s *Streams, args []string) ([]mirror.Node, func(), error) {
 			nodes = append(nodes, n)
 			continue
 		}
-		f, err := os.CreateTemp("", "kseg-stdin-*.digest")
-		if err != nil {
-			return nodes, done, err
-		}
-		spool = f.Name()
-		_, err = io.Copy(f, s.In)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		var err error
+		if spool, err = spoolStdin(s.In); err != nil {
 			return nodes, done, err
 		}
 		d, err := digest.Open(spool)
@@ -89,3 +81,25 @@ func nodeDigests(nodes []mirror.Node) map[string]*digest.Info {
 	}
 	return m
 }
+
+// spoolStdin copies a digest on stdin into a temporary file ($TMPDIR) and
+// returns its path: the one file a reading command writes, never in a
+// partition (removeSpool removes it).
+func spoolStdin(in io.Reader) (string, error) {
+	f, err := os.CreateTemp("", "kseg-stdin-*.digest")
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(f, in)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// removeSpool removes spoolStdin's file.
+func removeSpool(path string) { os.Remove(path) }
