@@ -342,7 +342,7 @@ func digestSummary(s *Streams, g *globalOptions, sum *digest.Summary, out string
 		from = fmt.Sprintf(" from offset %d", sum.Start)
 	}
 	msg := fmt.Sprintf("Digest of %s-%d%s: %s in %s (%s of log), log end %d -> %s, %s (%s)",
-		sum.Topic, sum.Partition, from, batches(sum.Batches), plural(sum.Segments, "segment"), humanBytes(sum.LogBytes), sum.End,
+		esc(sum.Topic), sum.Partition, from, batches(sum.Batches), plural(sum.Segments, "segment"), humanBytes(sum.LogBytes), sum.End,
 		where, humanBytes(sum.Bytes), sum.Hash)
 	if sum.InFlight > 0 {
 		msg += fmt.Sprintf("; a broker holds the partition: %d bytes of an append in flight left out", sum.InFlight)

@@ -51,7 +51,7 @@ func printMirrorDigestPlan(w io.Writer, st *styles, p *mirror.DigestPlan) error 
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	title := func(s string) string { return st.paint(st.title, s) }
 	off := func(v int64) string { return st.paint(st.offset, fmt.Sprint(v)) }
-	pf("%s %s -> %s (topic %s, partition %d)\n", title("Mirror"), p.Src, p.Name, p.Topic, p.Partition)
+	pf("%s %s -> %s (topic %s, partition %d)\n", title("Mirror"), esc(p.Src), esc(p.Name), esc(p.Topic), p.Partition)
 	src := fmt.Sprintf("log %s", rangeText(p.SrcLog))
 	if p.TopicID != "" {
 		src += ", topic id " + p.TopicID
@@ -68,7 +68,7 @@ func printMirrorDigestPlan(w io.Writer, st *styles, p *mirror.DigestPlan) error 
 		pf("\n")
 	}
 	if d := p.Divergence; d != nil {
-		pf("  %s at offset %s: %s\n", st.paint(st.warn, "diverged"), off(d.Offset), d.Reason)
+		pf("  %s at offset %s: %s\n", st.paint(st.warn, "diverged"), off(d.Offset), esc(d.Reason))
 	}
 	if tr := p.Truncation; tr != nil {
 		pf("%s at offset %s, %s position %d (--align)\n", title("Truncate:"), off(tr.Offset), segment.SegmentFileName(tr.Segment, segment.LogSuffix), tr.Position)

@@ -276,12 +276,13 @@ func digestJSON(info *digest.Info) *chainDigestJSON {
 }
 
 // digestText is a digest node's description in the text output.
+// The host, directory and version came from the digest: escaped.
 func digestText(info *digest.Info) string {
 	where := info.Dir
 	if info.Host != "" {
 		where = info.Host + ":" + where
 	}
-	s := fmt.Sprintf("of %s, taken %s by kseg %s (%s", where, info.Taken.UTC().Format("2006-01-02T15:04:05.000Z"), info.KsegVersion, info.Hash)
+	s := fmt.Sprintf("of %s, taken %s by kseg %s (%s", esc(where), info.Taken.UTC().Format("2006-01-02T15:04:05.000Z"), esc(info.KsegVersion), info.Hash)
 	if info.Sections > 1 {
 		s += fmt.Sprintf(", %d sections", info.Sections)
 	}
