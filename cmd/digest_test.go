@@ -218,9 +218,14 @@ func TestDigestBadInput(t *testing.T) {
 	if code, _, stderr := injRun(t, "verify-chain", digestOf(t, src, "--hash", "sha256"), good); code != ExitUsage || !strings.Contains(stderr, "hashes") {
 		t.Errorf("two hashes: exit %d: %s", code, stderr)
 	}
-	// stdin twice.
+	// stdin twice; stdin a terminal.
 	if code, _, _ := injRun(t, "verify-chain", "-", "-"); code != ExitUsage {
 		t.Errorf("- twice: exit %d", code)
+	}
+	s, _, errb := TestStreams()
+	s.InTTY = true
+	if code := Run(context.Background(), []string{"verify-chain", src, "-"}, s); code != ExitUsage || !strings.Contains(errb.String(), "terminal") {
+		t.Errorf("stdin a terminal: exit %d: %s", code, errb.String())
 	}
 }
 

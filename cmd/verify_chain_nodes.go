@@ -40,6 +40,9 @@ func openNodes(s *Streams, args []string) ([]mirror.Node, func(), error) {
 			nodes = append(nodes, n)
 			continue
 		}
+		if s.InTTY {
+			return nodes, done, usageErrorf("- reads a digest (kseg digest) from stdin, which is a terminal: pipe one in, or give its file")
+		}
 		var err error
 		if spool, err = spoolStdin(s.In); err != nil {
 			return nodes, done, err

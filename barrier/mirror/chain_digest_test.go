@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/segment/digest"
 )
 
@@ -57,5 +58,40 @@ func sameOverDigests(t testing.TB, u, d string, o ChainOptions, want *EdgeReport
 				t.Fatalf("verify %s -> %s (%s) differs from the directories':\n--- directories\n%s\n--- with digests\n%s", v[0], v[1], h, w, got)
 			}
 		}
+	}
+}
+
+// TestDigestsOfBundledPartitions: verify-chain over digests gives the
+// directories' report for every bundled partition (legacy v0 and v1,
+// compacted, transactional, control batches) against a copy of itself,
+// and against a copy with a byte of one batch's records changed.
+func TestDigestsOfBundledPartitions(t *testing.T) {
+	dirs, err := filepath.Glob("../../testdata/partitions/*-0")
+	if err != nil || len(dirs) < 5 {
+		t.Fatalf("bundled partitions: %v %v", dirs, err)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			u, d := filepath.Join(root, "a", filepath.Base(dir)), filepath.Join(root, "b", filepath.Base(dir))
+			barriertest.CopyTree(t, dir, u)
+			barriertest.CopyTree(t, dir, d)
+			verify(t, u, d, ChainOptions{})
+			es := barriertest.Entries(t, d)
+			e := es[len(es)/2]
+			f, err := os.OpenFile(e.Log, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := int64(len(e.Raw)) - 2
+			if _, err := f.WriteAt([]byte{e.Raw[at] ^ 0x20}, e.Position+at); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			if r := verify(t, u, d, ChainOptions{}); r.OK() {
+				t.Fatalf("a changed byte not found:\n%s", findingsText(r.Findings))
+			}
+		})
 	}
 }
