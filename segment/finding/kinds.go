@@ -89,6 +89,7 @@ const (
 	NotCompared
 	LeaderEpoch
 	LeaderEpochMismatch
+	DigestOlder
 
 	// A MirrorMaker 2 replica compared with its source by content
 	// (verify-mm2); reordered is verify-chain's word.
@@ -210,6 +211,9 @@ var registry = [numKinds]struct {
 	// error.
 	LeaderEpoch:         {"leader-epoch", Info},
 	LeaderEpochMismatch: {"leader-epoch-mismatch", Error},
+	// One side of an edge is a digest (kseg digest) taken before the
+	// other side wrote the data it is compared with: not compared.
+	DigestOlder: {"digest-older", Warning},
 
 	MissingRecords:   {"missing-records", Error},
 	BelowTargetStart: {"below-target-start", Info},
