@@ -156,15 +156,31 @@ func (a *applier) appendTo(op *FileOp) error {
 	if _, err := f.Seek(op.OldSize, io.SeekStart); err != nil {
 		return fail(err)
 	}
-	w := a.writer(path, f)
+	return a.appendBytes(op, f, path, path)
+}
+
+// appendBytes writes op's new bytes (Content, then the Sources; the
+// "append:" step falls in the middle of the copied bytes, so that a crash
+// there leaves the torn tail a rerun or a rollback must deal with) through
+// f, positioned after the file's first OldSize bytes, fsyncs f while
+// reading them back from name (checkStaged's checks: the bytes are the
+// sources', whole batches with valid CRCs, each told to a StageWatcher at
+// its position in the file), closes f, and checks they are the planned
+// ones. The appended bytes' hash becomes op.NewSHA256 (for the journal to
+// record) and f as it was after its fsync op.Staged; path is the file
+// appended to, for messages. f is closed in every case.
+func (a *applier) appendBytes(op *FileOp, f *os.File, name, path string) error {
+	fail := func(err error) error {
+		f.Close()
+		return err
+	}
+	w := a.writer(name, f)
 	if _, err := w.Write(op.Content); err != nil {
 		return fail(err)
 	}
 	if a.o.Progress != nil && len(op.Content) > 0 {
 		a.o.Progress(int64(len(op.Content)))
 	}
-	// The "append:" step falls in the middle of the copied bytes: a crash
-	// there leaves the torn tail a rerun or a rollback must deal with.
 	var n int64
 	for _, r := range op.Sources {
 		n += r.Len
@@ -191,7 +207,7 @@ func (a *applier) appendTo(op *FileOp) error {
 		watch = sw.WatchStaged(op)
 	}
 	op.Staged = nil
-	sum, _, cerr := checkStaged(path, "", op.OldSize, true, false, op.Content, op.Sources, fi.Kind == segment.KindLog, watch)
+	sum, _, cerr := checkStaged(name, "", op.OldSize, true, false, op.Content, op.Sources, fi.Kind == segment.KindLog, watch)
 	if err := <-synced; err != nil {
 		return fail(err)
 	}
@@ -248,69 +264,15 @@ func (a *applier) appendByCopy(op *FileOp) error {
 	if err != nil {
 		return err
 	}
-	fail := func(err error) error {
-		f.Close()
+	if err := a.appendBytes(op, f, staged, path); err != nil {
 		if !isFault(err) {
 			os.Remove(staged)
 		}
 		return err
 	}
-	w := a.writer(staged, f)
-	if _, err := w.Write(op.Content); err != nil {
-		return fail(err)
-	}
-	if a.o.Progress != nil && len(op.Content) > 0 {
-		a.o.Progress(int64(len(op.Content)))
-	}
-	var n int64
-	for _, r := range op.Sources {
-		n += r.Len
-	}
-	first, rest := splitRanges(op.Sources, n/2)
-	for _, r := range first {
-		if err := copyRangeProgress(w, r, a.o.Progress); err != nil {
-			return fail(err)
-		}
-	}
-	if err := a.step("append:" + op.Name); err != nil {
-		return fail(err)
-	}
-	for _, r := range rest {
-		if err := copyRangeProgress(w, r, a.o.Progress); err != nil {
-			return fail(err)
-		}
-	}
-	synced := make(chan error, 1)
-	go func() { synced <- f.Sync() }()
-	fi, _ := segment.ParseFileName(op.Name)
-	var watch func(int64, []byte)
-	if sw, ok := a.job.(StageWatcher); ok && len(op.Sources) > 0 && fi.Kind == segment.KindLog {
-		watch = sw.WatchStaged(op)
-	}
-	op.Staged = nil
-	sum, _, cerr := checkStaged(staged, "", op.OldSize, true, false, op.Content, op.Sources, fi.Kind == segment.KindLog, watch)
-	if err := <-synced; err != nil {
-		return fail(err)
-	}
-	after, serr := f.Stat()
-	if err := f.Close(); err != nil {
-		os.Remove(staged)
-		return err
-	}
-	if cerr != nil {
-		return cerr
-	}
-	if op.NewSHA256 != "" && sum != op.NewSHA256 {
-		return Refuse(RefuseChanged, path, "the appended bytes are not the planned content")
-	}
-	if err := os.Rename(staged, path); err != nil {
-		return err
-	}
-	op.NewSHA256 = sum
-	if serr == nil {
-		op.Staged = after
-	}
-	return nil
+	// The inode read back and verified is the one renamed into place
+	// (op.Staged).
+	return os.Rename(staged, path)
 }
 
 // copyKept creates staged (mode and owner of op's file) holding the first

@@ -25,9 +25,9 @@ func (j *planJob) Check() (Verdict, error) { return nil, nil }
 // tens of megabytes, held base64-encoded in memory, the buffer grown by
 // doubling, and copied). The plan is written with its file contents
 // streamed: the bytes are exactly json.Marshal's, and writing a plan
-// with 32 MiB of contents allocates a small part of that.
+// with 8 MiB of contents allocates a small part of that.
 func TestJournalPlanStreamed(t *testing.T) {
-	big := bytes.Repeat([]byte{1, 2, 3, 250, 251, 252, 0}, 32<<20/7)
+	big := bytes.Repeat([]byte{1, 2, 3, 250, 251, 252, 0}, 8<<20/7)
 	plan := &struct {
 		Name string   `json:"name"`
 		Ops  []FileOp `json:"ops"`

@@ -109,64 +109,68 @@ func (v *RestoreVerification) OK() bool { return len(v.Problems) == 0 }
 // RestoreReport is what ApplyRestore (or RollbackRestore) did.
 type RestoreReport = Result[*RestorePlan, *RestoreVerification]
 
-// readManifest reads and checks a backup's manifest: it is untrusted input
-// (anyone who can write the backup folder can write it), so every name
-// must be a Kafka file of a partition directory and every size possible,
-// or nothing is done.
-func readManifest(bd string) (*manifest, error) {
+// readManifest reads and checks the manifest of the backup folder
+// backupDir (returned absolute, bd): it is untrusted input (anyone who can
+// write the backup folder can write it), so every name must be a Kafka
+// file of a partition directory and every size possible, or nothing is
+// done.
+func readManifest(backupDir string) (bd string, m *manifest, err error) {
+	if bd, err = filepath.Abs(backupDir); err != nil {
+		return "", nil, err
+	}
 	path := filepath.Join(bd, BackupManifestName)
 	f, err := segment.OpenFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: not a kseg backup (no %s)", bd, BackupManifestName)
+			return "", nil, fmt.Errorf("%s: not a kseg backup (no %s)", bd, BackupManifestName)
 		}
-		return nil, err
+		return "", nil, err
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	bad := func(format string, args ...any) error {
 		return Refuse(RefuseBadBackup, path, "%s; nothing was touched", fmt.Sprintf(format, args...))
 	}
 	if len(b) > maxManifestBytes {
-		return nil, bad("larger than the %d bytes of any manifest kseg writes", maxManifestBytes)
+		return "", nil, bad("larger than the %d bytes of any manifest kseg writes", maxManifestBytes)
 	}
-	var m manifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, bad("unreadable: %v (it starts %s)", err, quotePrefix(b))
+	m = &manifest{}
+	if err := json.Unmarshal(b, m); err != nil {
+		return "", nil, bad("unreadable: %v (it starts %s)", err, quotePrefix(b))
 	}
 	if m.Version != 1 || m.Tool == "" || !filepath.IsAbs(m.PartitionDir) || filepath.Clean(m.PartitionDir) != m.PartitionDir {
-		return nil, bad("version %d, tool %s, partition directory %s: not a manifest kseg writes", m.Version, quotePrefix([]byte(m.Tool)), quotePrefix([]byte(m.PartitionDir)))
+		return "", nil, bad("version %d, tool %s, partition directory %s: not a manifest kseg writes", m.Version, quotePrefix([]byte(m.Tool)), quotePrefix([]byte(m.PartitionDir)))
 	}
 	seen := map[string]bool{}
 	for _, mf := range m.Files {
 		if err := checkName(mf.Name); err != "" {
-			return nil, bad("file %s: %s", quotePrefix([]byte(mf.Name)), err)
+			return "", nil, bad("file %s: %s", quotePrefix([]byte(mf.Name)), err)
 		}
 		if seen[mf.Name] {
-			return nil, bad("file %s named twice", mf.Name)
+			return "", nil, bad("file %s named twice", mf.Name)
 		}
 		seen[mf.Name] = true
 		okSize := func(n int64) bool { return n >= -1 && n <= maxJournalFileSize }
 		switch {
 		case mf.Action != OpCreate && mf.Action != OpReplace && mf.Action != OpDelete && mf.Action != OpAppend:
-			return nil, bad("file %s: unknown action %s", mf.Name, quotePrefix([]byte(mf.Action)))
+			return "", nil, bad("file %s: unknown action %s", mf.Name, quotePrefix([]byte(mf.Action)))
 		case !okSize(mf.Size) || (mf.Action == OpCreate) != (mf.Size == -1):
-			return nil, bad("file %s (%s): size %d", mf.Name, mf.Action, mf.Size)
+			return "", nil, bad("file %s (%s): size %d", mf.Name, mf.Action, mf.Size)
 		case mf.After != nil && (!okSize(mf.After.Size) || (mf.Action == OpDelete) != (mf.After.Size == -1)):
-			return nil, bad("file %s (%s): size after %d", mf.Name, mf.Action, mf.After.Size)
+			return "", nil, bad("file %s (%s): size after %d", mf.Name, mf.Action, mf.After.Size)
 		case mf.Action != OpCreate && mf.SHA256 == "":
-			return nil, bad("file %s (%s): no hash of its content before", mf.Name, mf.Action)
+			return "", nil, bad("file %s (%s): no hash of its content before", mf.Name, mf.Action)
 		}
 	}
 	for _, d := range m.CreatedDirs {
 		if d != m.PartitionDir {
-			return nil, bad("created directory %s is not the partition directory", quotePrefix([]byte(d)))
+			return "", nil, bad("created directory %s is not the partition directory", quotePrefix([]byte(d)))
 		}
 	}
-	return &m, nil
+	return bd, m, nil
 }
 
 // checkName says why name is not a file kseg may edit ("" when it is).
@@ -264,11 +268,7 @@ func stateOf(dir string, mf manifestFile) (string, error) {
 // its own command). A broker holding the log directory refuses the apply,
 // not the plan (Deferred).
 func PlanRestore(backupDir string, o RestoreOptions) (*RestorePlan, error) {
-	bd, err := filepath.Abs(backupDir)
-	if err != nil {
-		return nil, err
-	}
-	m, err := readManifest(bd)
+	bd, m, err := readManifest(backupDir)
 	if err != nil {
 		return nil, err
 	}
@@ -554,11 +554,7 @@ func removeEmptyDir(dir, logDir string) error {
 // RollbackRestore undoes the interrupted restore of the edit backupDir's
 // manifest describes (its journal is in that partition directory).
 func RollbackRestore(backupDir string, o Options) (*RestoreReport, error) {
-	bd, err := filepath.Abs(backupDir)
-	if err != nil {
-		return nil, err
-	}
-	m, err := readManifest(bd)
+	_, m, err := readManifest(backupDir)
 	if err != nil {
 		return nil, err
 	}
