@@ -36,6 +36,11 @@ func TestWriteFileAtomicOwnsLikeTheBroker(t *testing.T) {
 	if err := os.Chmod(replaced, 0o664); err != nil {
 		t.Fatal(err)
 	}
+	if root {
+		if err := os.Chown(replaced, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := WriteFileAtomic(replaced, []byte("0\n1\n0 0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +53,7 @@ func TestWriteFileAtomicOwnsLikeTheBroker(t *testing.T) {
 			t.Errorf("%s: mode %o under umask 077, want %o", filepath.Base(path), fi.Mode().Perm(), mode)
 		}
 		if st := fi.Sys().(*syscall.Stat_t); root && (st.Uid != 65534 || st.Gid != 65534) {
-			t.Errorf("%s: owned by %d:%d, want the directory's 65534:65534", filepath.Base(path), st.Uid, st.Gid)
+			t.Errorf("%s: owned by %d:%d, want 65534:65534 (the directory's, the replaced file's)", filepath.Base(path), st.Uid, st.Gid)
 		}
 	}
 }
