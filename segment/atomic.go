@@ -127,3 +127,25 @@ func syncDir(dir string) error {
 	}
 	return d.Close()
 }
+
+// ownLike gives f (a new file in dir, to replace path) what a broker must
+// be able to open: path's mode when it exists, else perm, whatever the
+// umask; and, when kseg runs as root, path's owner and group when it
+// exists, else dir's (a broker opens every file of a partition read-write
+// as its own user).
+func ownLike(f *os.File, dir, path string, perm os.FileMode) error {
+	like := dir
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		perm, like = fi.Mode().Perm(), path
+	}
+	if os.Geteuid() == 0 {
+		if fi, err := os.Stat(like); err == nil {
+			if uid, gid, ok := ownerOf(fi); ok {
+				if err := f.Chown(uid, gid); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return f.Chmod(perm)
+}
