@@ -136,6 +136,7 @@ left out; their -v/--verbose lists every item, and json always does.
 		newGroupsCmd(s, g),
 		newTxnsCmd(s, g),
 		newMetadataCmd(s, g),
+		newCheckCmd(s, g),
 	)
 	addVerboseFlags(root, g)
 	finishTree(root)

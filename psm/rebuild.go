@@ -205,22 +205,58 @@ func startPosition(lf *segment.LogFile, seg segment.SegmentFiles, start, limit i
 	return int64(e.Position)
 }
 
+// batchSource is what a replay reads a segment's batches from: a
+// segment.CRCScanner over the file, or a Walk's record of it.
+type batchSource interface {
+	Next() bool
+	Batch() *decode.Batch
+	Pos() int64
+	CRCValid() bool
+	Err() error
+	Tail() segment.Tail
+	Close()
+}
+
+// source opens seg's batches from start: the Walk's record of it when
+// there is one and no CRC is to be checked (a walk checks none), else
+// the file. nil when a limit cuts the segment to nothing.
+func (r *rebuilder) source(seg segment.SegmentFiles, start int64, barriersOnly bool) (batchSource, error) {
+	limit, limited := r.opts.SegmentLimits[seg.BaseOffset]
+	if limited && limit <= 0 {
+		return nil, nil // cut to nothing
+	}
+	verify := r.opts.VerifyCRC && !barriersOnly
+	if ws := r.opts.Walk.segment(seg.Log); ws != nil && !limited && !verify {
+		return &walkSource{s: ws}, nil
+	}
+	lf, err := segment.OpenLog(seg.Log)
+	if err != nil {
+		return nil, err
+	}
+	sc := lf.CRCScanner(segment.ScanOptions{Start: startPosition(lf, seg, start, limit), Limit: limit, Mmap: !r.opts.ReadSegments}, verify)
+	return &fileSource{sc, lf}, nil
+}
+
+// fileSource is a CRCScanner that closes its file.
+type fileSource struct {
+	*segment.CRCScanner
+	lf *segment.LogFile
+}
+
+func (f *fileSource) Close() {
+	f.CRCScanner.Close()
+	f.lf.Close()
+}
+
 // scanSegment replays one segment. It reads the way the CRC floor does:
 // the segment is mapped (no copy out of the page cache) and framed and
 // CRC-checked on a second core (segment.CRCScanner) while the state
 // machine runs here, in log order, as LogSegment.recover runs it.
 func (r *rebuilder) scanSegment(m *Manager, segIdx int, seg segment.SegmentFiles, start, end int64, barriersOnly bool, visit batchVisitor) (done bool, err error) {
-	lf, err := segment.OpenLog(seg.Log)
-	if err != nil {
+	sc, err := r.source(seg, start, barriersOnly)
+	if sc == nil || err != nil {
 		return false, err
 	}
-	defer lf.Close()
-	limit, limited := r.opts.SegmentLimits[seg.BaseOffset]
-	if limited && limit <= 0 {
-		return false, nil // cut to nothing
-	}
-	sc := lf.CRCScanner(segment.ScanOptions{Start: startPosition(lf, seg, start, limit), Limit: limit, Mmap: !r.opts.ReadSegments},
-		r.opts.VerifyCRC && !barriersOnly)
 	defer sc.Close()
 	// A mapped segment that a broker truncates under the replay faults on
 	// access: an error for the segment instead of a crash.
@@ -384,6 +420,9 @@ func (r *rebuilder) logEnd() (end int64, err error) {
 	limit, limited := r.opts.SegmentLimits[seg.BaseOffset]
 	if limited && limit <= 0 {
 		return seg.BaseOffset, nil
+	}
+	if ws := r.opts.Walk.segment(seg.Log); ws != nil && !limited {
+		return ws.end(seg.BaseOffset), nil
 	}
 	lf, err := segment.OpenLog(seg.Log)
 	if err != nil {

@@ -1,0 +1,57 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// renderCheckText is the text report, a line per failure as linters
+// print them, location first:
+//
+//	PATH: new KIND (SEVERITY) at position P, offset O [CHECK]: MESSAGE
+//	FILE:LINE:COL: missing KIND in PATH at position P … [CHECK]: expected, not found
+//	PATH: unreadable [CHECK]: ERROR
+//
+// With --verbose, the items that pass (expected, ignored, notes) and the
+// checks skipped are listed as well.
+func renderCheckText(w io.Writer, rc *checkReportContext, r *checkResult) error {
+	st := rc.st
+	for i := range r.cases {
+		c := &r.cases[i]
+		if c.err != nil {
+			fmt.Fprintf(w, "%s: %s [%s]: %v\n", c.unit, st.paint(st.err, "unreadable"), c.check, c.err)
+		}
+		if c.skip != "" && rc.verbose {
+			fmt.Fprintf(w, "%s: %s [%s]: %s\n", c.unit, st.paint(st.dim, "skipped"), c.check, c.skip)
+		}
+		for j := range r.items[i] {
+			if it := &r.items[i][j]; it.failed() || rc.verbose {
+				fmt.Fprintln(w, checkItemLine(r, c, it, st))
+			}
+		}
+	}
+	return nil
+}
+
+// checkItemLine is an item in one line, its status styled by st.
+func checkItemLine(r *checkResult, c *checkCase, it *checkItem, st *styles) string {
+	style := st.dim
+	switch it.status {
+	case statusNew, statusMissing:
+		style = st.err
+	case statusExpected:
+		style = st.ok
+	}
+	status, rest, _ := strings.Cut(it.headline(r.cfg), " ")
+	head := st.paint(style, status) + " " + rest
+	if it.status == statusMissing {
+		return fmt.Sprintf("%s: %s [%s]", it.configLocation(r.cfg), head, c.check)
+	}
+	path, detail := it.where(c)
+	at := ""
+	if len(detail) > 0 {
+		at = " at " + strings.Join(detail, ", ")
+	}
+	return fmt.Sprintf("%s: %s%s [%s]: %s", path, head, at, c.check, it.finding.Message)
+}
