@@ -247,6 +247,17 @@ func checkUnits(cfg *checkConfig, tree *checkTree) []checkUnit {
 	for _, ld := range tree.logDirs {
 		units = append(units, checkUnit{ld: ld, suite: ld.path})
 	}
+	// An edge's ends as the walk spelled them, when it met them.
+	walked := map[string]string{}
+	for _, p := range tree.partitions {
+		walked[p.abs] = p.path
+	}
+	spell := func(abs string) string {
+		if p, ok := walked[abs]; ok {
+			return p
+		}
+		return cfg.display(abs)
+	}
 	for _, e := range cfg.entries {
 		for _, m := range e.matches {
 			for _, ed := range e.edges {
@@ -254,7 +265,7 @@ func checkUnits(cfg *checkConfig, tree *checkTree) []checkUnit {
 				if !tree.inside(down) {
 					continue
 				}
-				run := &checkEdgeRun{up: cfg.display(filepath.Join(m, filepath.FromSlash(ed.upstream))), down: cfg.display(down), downAbs: down}
+				run := &checkEdgeRun{up: spell(filepath.Join(m, filepath.FromSlash(ed.upstream))), down: spell(down), downAbs: down}
 				units = append(units, checkUnit{edge: run, suite: filepath.Dir(run.down)})
 			}
 		}

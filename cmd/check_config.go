@@ -220,12 +220,22 @@ func (c *checkConfig) root(n *yaml.Node) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(c.dir, filepath.FromSlash(r))
+	dir := c.join(c.dir, r)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return c.errorf(n, "root %q is not a directory", r)
 	}
 	c.dir = dir
 	return nil
+}
+
+// join is p, a path of the file (slash-separated), relative to dir
+// unless it is absolute.
+func (c *checkConfig) join(dir, p string) string {
+	p = filepath.FromSlash(p)
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
 }
 
 // mapping calls fn for each key of n, a mapping whose keys must be among
@@ -370,7 +380,7 @@ func isGlob(p string) bool { return strings.ContainsAny(p, "*?[") }
 // resolve is what an entry's path names: the directory, or the
 // directories a glob matches, which must exist.
 func (c *checkConfig) resolve(n *yaml.Node, p string) ([]string, error) {
-	full := filepath.Join(c.dir, filepath.FromSlash(p))
+	full := c.join(c.dir, p)
 	if isGlob(p) {
 		ms, err := filepath.Glob(full)
 		if err != nil {

@@ -432,11 +432,17 @@ func (e *checkEngine) chain(ed *checkEdgeRun) checkCase {
 			c.err = err
 			return
 		}
+		// verify-chain names files by their base name in their partition.
+		in := func(dir, name string) string {
+			if name == "" || strings.ContainsRune(name, filepath.Separator) {
+				return name
+			}
+			return filepath.Join(dir, name)
+		}
 		for _, er := range rep.Edges {
 			for _, f := range er.Findings {
-				if f.PartitionDir == "" {
-					f.PartitionDir = ed.down
-				}
+				f.PartitionDir = ed.down
+				f.File, f.UpstreamFile = in(ed.down, f.File), in(ed.up, f.UpstreamFile)
 				c.findings = append(c.findings, f)
 			}
 		}

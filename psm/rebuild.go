@@ -226,7 +226,7 @@ func (r *rebuilder) source(seg segment.SegmentFiles, start int64, barriersOnly b
 		return nil, nil // cut to nothing
 	}
 	verify := r.opts.VerifyCRC && !barriersOnly
-	if ws := r.opts.Walk.segment(seg.Log); ws != nil && !limited && !verify {
+	if ws := r.opts.Walk.segment(seg.Log); ws != nil && !limited && !verify && ws.readsFrom(start, seg.BaseOffset) {
 		return &walkSource{s: ws}, nil
 	}
 	lf, err := segment.OpenLog(seg.Log)
@@ -421,7 +421,7 @@ func (r *rebuilder) logEnd() (end int64, err error) {
 	if limited && limit <= 0 {
 		return seg.BaseOffset, nil
 	}
-	if ws := r.opts.Walk.segment(seg.Log); ws != nil && !limited {
+	if ws := r.opts.Walk.segment(seg.Log); ws != nil && !limited && ws.readsFrom(math.MaxInt64, seg.BaseOffset) {
 		return ws.end(seg.BaseOffset), nil
 	}
 	lf, err := segment.OpenLog(seg.Log)

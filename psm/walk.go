@@ -120,6 +120,17 @@ func (s *walkSegment) batch(i int, b *decode.Batch) {
 
 func (s *walkSegment) len() int { return s.to - s.from }
 
+// readsFrom reports whether a read of the segment from offset start gives the
+// recorded batches. A read from the segment's base does: it starts at
+// position 0, as the walk did. A read from inside it starts at an index
+// entry's position (startPosition, as LogSegment.translateOffset), which
+// may lie past damage where the walk stopped: then only a segment the
+// walk read to its end (a clean or zero-filled tail) gives the same
+// batches.
+func (s *walkSegment) readsFrom(start, base int64) bool {
+	return start <= base || s.tail.Kind == segment.TailClean || s.tail.Kind == segment.TailZeroFilled
+}
+
 // end is the offset after the last batch, at least base: the segment's
 // next offset (LogSegment.readNextOffset).
 func (s *walkSegment) end(base int64) int64 {
