@@ -56,9 +56,9 @@ func writeGitHubCommand(w io.Writer, cmd string, props [][2]string, message stri
 		} else {
 			b.WriteByte(',')
 		}
-		b.WriteString(p[0] + "=" + githubEscapeProperty(p[1]))
+		b.WriteString(p[0] + "=" + githubEscapeProperty(esc(p[1])))
 	}
-	b.WriteString("::" + githubEscapeData(message) + "\n")
+	b.WriteString("::" + githubEscapeData(escMessage(message)) + "\n")
 	io.WriteString(w, b.String())
 }
 

@@ -20,10 +20,10 @@ func renderCheckText(w io.Writer, rc *checkReportContext, r *checkResult) error 
 	for i := range r.cases {
 		c := &r.cases[i]
 		if c.err != nil {
-			fmt.Fprintf(w, "%s: %s [%s]: %v\n", c.unit, st.paint(st.err, "unreadable"), c.check, c.err)
+			fmt.Fprintf(w, "%s: %s [%s]: %s\n", esc(c.unit), st.paint(st.err, "unreadable"), c.check, esc(c.err.Error()))
 		}
 		if c.skip != "" && rc.verbose {
-			fmt.Fprintf(w, "%s: %s [%s]: %s\n", c.unit, st.paint(st.dim, "skipped"), c.check, c.skip)
+			fmt.Fprintf(w, "%s: %s [%s]: %s\n", esc(c.unit), st.paint(st.dim, "skipped"), c.check, c.skip)
 		}
 		for j := range r.items[i] {
 			if it := &r.items[i][j]; it.failed() || rc.verbose {
@@ -45,13 +45,15 @@ func checkItemLine(r *checkResult, c *checkCase, it *checkItem, st *styles) stri
 	}
 	status, rest, _ := strings.Cut(it.headline(r.cfg), " ")
 	head := st.paint(style, status) + " " + rest
+	// Paths, subjects and messages may carry what the data holds (a topic,
+	// a group id): escaped (escape.go).
 	if it.status == statusMissing {
-		return fmt.Sprintf("%s: %s [%s]", it.configLocation(r.cfg), head, c.check)
+		return esc(fmt.Sprintf("%s: %s [%s]", it.configLocation(r.cfg), head, c.check))
 	}
 	path, detail := it.where(c)
 	at := ""
 	if len(detail) > 0 {
-		at = " at " + strings.Join(detail, ", ")
+		at = " at " + esc(strings.Join(detail, ", "))
 	}
-	return fmt.Sprintf("%s: %s%s [%s]: %s", path, head, at, c.check, it.finding.Message)
+	return fmt.Sprintf("%s: %s%s [%s]: %s", esc(path), head, at, c.check, esc(it.finding.Message))
 }
