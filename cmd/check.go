@@ -209,7 +209,12 @@ func runCheck(ctx context.Context, s *Streams, g *globalOptions, o *checkOptions
 	if err != nil {
 		return err
 	}
-	cases := engine.run(ctx, checkUnits(cfg, tree))
+	units := checkUnits(cfg, tree)
+	// The progress line (a terminal only): units checked.
+	prog := newItemProgress(s, g, "checking", 0, int64(len(units)), "directories")
+	engine.unitDone = prog.ItemDone
+	cases := engine.run(ctx, units)
+	prog.Done()
 	if err := ctx.Err(); err != nil {
 		return err
 	}

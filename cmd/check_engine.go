@@ -109,6 +109,8 @@ type checkEngine struct {
 	deep       func(abs string) bool
 	dumpOpts   [2]*dumpOptions // without and with --deep
 	replayOpts *replayPSMOptions
+	// unitDone, when set, is called after each unit (the progress line).
+	unitDone func()
 }
 
 // newCheckEngine builds the engine's options as the commands' own flags
@@ -174,7 +176,12 @@ func (e *checkEngine) run(ctx context.Context, units []checkUnit) []checkCase {
 			// partition.
 			walk := psm.NewWalk()
 			for i := range next {
-				out[i] = e.runUnit(ctx, units[i], walk)
+				if ctx.Err() == nil {
+					out[i] = e.runUnit(ctx, units[i], walk)
+				}
+				if e.unitDone != nil {
+					e.unitDone()
+				}
 			}
 		}()
 	}
@@ -232,13 +239,15 @@ func (e *checkEngine) partition(ctx context.Context, p *checkPartition, walk *ps
 	seg := checkCase{unit: p.path, abs: p.abs, check: checkSegments}
 	ps := checkCase{unit: p.path, abs: p.abs, check: checkProducerState}
 	pe := checkCase{unit: p.path, abs: p.abs, check: checkPendingEdit}
+	// The directory is listed once, for every check.
+	var pd *segment.PartitionDir
 	timed(&seg, func() {
-		files, err := partitionFiles(p.path)
-		if err != nil {
+		var err error
+		if pd, err = segment.OpenPartitionDir(p.path); err != nil {
 			seg.err = err
 			return
 		}
-		seg.findings, seg.err = e.dumpFiles(ctx, files, e.deep(p.abs), walk)
+		seg.findings, seg.err = e.dumpFiles(ctx, partitionFilesOf(pd), e.deep(p.abs), walk, pd)
 	})
 	if seg.err != nil {
 		why := "not run: the partition could not be read"
@@ -247,7 +256,7 @@ func (e *checkEngine) partition(ctx context.Context, p *checkPartition, walk *ps
 	}
 	// The journal is pending-edit's; dump meets it as a file too.
 	seg.findings = slices.DeleteFunc(seg.findings, func(f finding.Finding) bool { return f.Kind == finding.PendingEdit })
-	timed(&ps, func() { e.producerState(&ps, p, walk) })
+	timed(&ps, func() { e.producerState(&ps, pd, walk) })
 	timed(&pe, func() {
 		if f, ok := pendingEditFinding(p.path); ok {
 			f.PartitionDir = p.path
@@ -261,7 +270,7 @@ func (e *checkEngine) partition(ctx context.Context, p *checkPartition, walk *ps
 // findings. A partition holding a large log gets dump's CRC pipeline
 // (dump_jobs.go); the others are read serially, the parallelism being
 // across partitions. An I/O error is returned after the other files.
-func (e *checkEngine) dumpFiles(ctx context.Context, files []dumpFile, deep bool, walk *psm.Walk) ([]finding.Finding, error) {
+func (e *checkEngine) dumpFiles(ctx context.Context, files []dumpFile, deep bool, walk *psm.Walk, pd *segment.PartitionDir) ([]finding.Finding, error) {
 	o := e.dumpOpts[0]
 	if deep {
 		o = e.dumpOpts[1]
@@ -276,6 +285,9 @@ func (e *checkEngine) dumpFiles(ctx context.Context, files []dumpFile, deep bool
 	if walk != nil {
 		st.observe = newCheckWalk(st, walk)
 	}
+	if pd != nil {
+		st.partDirs = map[string]*segment.PartitionDir{filepath.Clean(pd.Path): pd}
+	}
 	var errs bytes.Buffer
 	ioErr, err := st.dumpFiles(ctx, &errs, files, 0, nil)
 	if err == nil && ioErr != nil {
@@ -286,12 +298,7 @@ func (e *checkEngine) dumpFiles(ctx context.Context, files []dumpFile, deep bool
 
 // producerState replays the partition as replay-psm --check-snapshots
 // does (replayPartition), without the kinds segments reports.
-func (e *checkEngine) producerState(c *checkCase, p *checkPartition, walk *psm.Walk) {
-	pd, err := segment.OpenPartitionDir(p.path)
-	if err != nil {
-		c.err = err
-		return
-	}
+func (e *checkEngine) producerState(c *checkCase, pd *segment.PartitionDir, walk *psm.Walk) {
 	if !hasLogSegment(pd) {
 		c.skip = "no .log segment: no producer state"
 		return
@@ -301,7 +308,7 @@ func (e *checkEngine) producerState(c *checkCase, p *checkPartition, walk *psm.W
 	s := &Streams{Out: io.Discard, Err: io.Discard, Env: func(string) (string, bool) { return "", false }}
 	ro := *e.replayOpts
 	ro.psm.Walk = walk
-	v, err := replayPartition(s, &globalOptions{quiet: true}, &ro, p.path)
+	v, err := replayPartitionDir(s, &globalOptions{quiet: true}, &ro, pd)
 	if err != nil {
 		c.err = err
 		return
@@ -310,7 +317,7 @@ func (e *checkEngine) producerState(c *checkCase, p *checkPartition, walk *psm.W
 		if slices.Contains(checkDumpKinds, f.Kind) {
 			continue
 		}
-		f.PartitionDir = p.path
+		f.PartitionDir = pd.Path
 		if f.File == "" {
 			f.File = locateOffset(pd, f)
 		}
@@ -362,7 +369,7 @@ func (e *checkEngine) logDir(ctx context.Context, ld *checkLogDir) []checkCase {
 			cp.skip = "none" // a folder of partitions, not a broker's log directory
 			return
 		}
-		cp.findings, cp.err = e.dumpFiles(ctx, files, false, nil)
+		cp.findings, cp.err = e.dumpFiles(ctx, files, false, nil, nil)
 	})
 	var cases []checkCase
 	if cp.skip != "none" {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/psm"
+	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -60,22 +61,22 @@ func TestCheckOneWalkIsTheCommands(t *testing.T) {
 	walk := psm.NewWalk()
 	fed := 0
 	for _, dir := range dirs {
-		files, err := partitionFiles(dir)
+		pd, err := segment.OpenPartitionDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		oneWalk, errA := e.dumpFiles(context.Background(), files, true, walk)
-		alone, errB := e.dumpFiles(context.Background(), files, true, nil)
+		files := partitionFilesOf(pd)
+		oneWalk, errA := e.dumpFiles(context.Background(), files, true, walk, pd)
+		alone, errB := e.dumpFiles(context.Background(), files, true, nil, nil)
 		if fmt.Sprint(errA) != fmt.Sprint(errB) || !slices.EqualFunc(oneWalk, alone, sameFinding) {
 			t.Errorf("%s: segments from the one walk\n%s%v\ndump's own\n%s%v", dir, findingList(oneWalk), errA, findingList(alone), errB)
 		}
 		if walk.Len() > 0 {
 			fed++
 		}
-		p := &checkPartition{path: dir, abs: dir}
 		var a, b checkCase
-		e.producerState(&a, p, walk)
-		e.producerState(&b, p, nil)
+		e.producerState(&a, pd, walk)
+		e.producerState(&b, pd, nil)
 		if fmt.Sprint(a.err) != fmt.Sprint(b.err) || a.skip != b.skip || !slices.EqualFunc(a.findings, b.findings, sameFinding) {
 			t.Errorf("%s: producer state from the walk\n%s%v\nfrom the files\n%s%v", dir, findingList(a.findings), a.err, findingList(b.findings), b.err)
 		}
@@ -106,13 +107,13 @@ func TestCheckWalkBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := partitionFiles(dir)
+	pd, err := segment.OpenPartitionDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &checkPartition{path: dir, abs: dir}
+	files := partitionFilesOf(pd)
 	var want checkCase
-	e.producerState(&want, p, nil)
+	e.producerState(&want, pd, nil)
 	// Record with a budget of 5 batches: the first segment is dropped
 	// half-way, the others not recorded.
 	walk := psm.NewWalk()
@@ -125,7 +126,7 @@ func TestCheckWalkBudget(t *testing.T) {
 	}
 	st.close()
 	var got checkCase
-	e.producerState(&got, p, walk)
+	e.producerState(&got, pd, walk)
 	if !slices.EqualFunc(got.findings, want.findings, sameFinding) || got.err != nil {
 		t.Errorf("over the budget:\n%s%v\nwant\n%s", findingList(got.findings), got.err, findingList(want.findings))
 	}

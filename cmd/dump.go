@@ -251,6 +251,11 @@ func partitionFiles(dir string) ([]dumpFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	return partitionFilesOf(pd), nil
+}
+
+// partitionFilesOf is partitionFiles of a directory already listed.
+func partitionFilesOf(pd *segment.PartitionDir) []dumpFile {
 	var out []dumpFile
 	add := func(p string) {
 		if p == "" {
@@ -280,7 +285,7 @@ func partitionFiles(dir string) ([]dumpFile, error) {
 			add(p)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // dumpState is what one run of dump accumulates across files.
@@ -298,8 +303,10 @@ type dumpState struct {
 	pipe      jobRunner
 
 	// lastLogs caches, per partition directory, its last .log
-	// (dump_logstart.go).
+	// (dump_logstart.go); partDirs holds directories the caller has
+	// listed already (kseg check), by path.
 	lastLogs map[string]string
+	partDirs map[string]*segment.PartitionDir
 
 	// later holds the files still to be dumped by this dumpFiles call,
 	// and verified the time-index problems found, ahead of their turn, in
