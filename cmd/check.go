@@ -18,7 +18,7 @@ import (
 // checkOptions are the flags of `kseg check`.
 type checkOptions struct {
 	config          string
-	format          string
+	output          string
 	reports         []string
 	writeBaseline   bool
 	jobs            int
@@ -34,13 +34,15 @@ type checkOptions struct {
 type checkReportFile struct{ format, path string }
 
 // checkFormats are the report formats, each in its own file
-// (check_report_*.go).
-var checkFormats = []string{"text", "json", "junit", "sarif", "github"}
+// (check_report_*.go). --output picks one for stdout (as every command's
+// -o does; --format, every json command's template, applies to the json
+// lines), --report FORMAT=FILE writes more.
+var checkFormats = []string{"text", "table", "json", "junit", "sarif", "github"}
 
 func (o *checkOptions) AddFlags(c *cobra.Command) {
 	f := c.Flags()
 	f.StringVar(&o.config, "config", "", "the expectations file (default: "+checkConfigName+" in the working directory or the nearest directory above it)")
-	f.StringVar(&o.format, "format", "text", "report format on stdout: "+strings.Join(checkFormats, "|")+" (github when GITHUB_ACTIONS=true)")
+	f.StringVarP(&o.output, "output", "o", "text", "report format on stdout: "+strings.Join(checkFormats, "|")+" (github when GITHUB_ACTIONS=true)")
 	f.StringArrayVar(&o.reports, "report", nil, "also write a report to a file, FORMAT=FILE (repeatable), e.g. junit=kseg.xml")
 	f.BoolVar(&o.writeBaseline, "write-baseline", false, "write the findings of this run into the expectations file as expectations (created if absent), keeping those still met")
 	addJobsFlag(c, &o.jobs, "partitions checked")
@@ -50,13 +52,13 @@ func (o *checkOptions) AddFlags(c *cobra.Command) {
 }
 
 func (o *checkOptions) Validate(c *cobra.Command, s *Streams) error {
-	if !c.Flags().Changed("format") && s.Env != nil {
+	if !c.Flags().Changed("output") && !c.Flags().Changed("format") && s.Env != nil {
 		if v, _ := s.Env("GITHUB_ACTIONS"); v == "true" {
-			o.format = "github"
+			o.output = "github"
 		}
 	}
-	if !validCheckFormat(o.format) {
-		return usageErrorf("--format must be %s, not %q", strings.Join(checkFormats, ", "), o.format)
+	if !validCheckFormat(o.output) {
+		return usageErrorf("--output must be %s, not %q", strings.Join(checkFormats, ", "), o.output)
 	}
 	for _, r := range o.reports {
 		format, path, ok := strings.Cut(r, "=")
@@ -124,10 +126,10 @@ seeing it). Failures name the file, byte position and offset.
 expectations (keeping those still met and their comments), so adopting
 check on an existing tree is one command and a reviewable diff.
 
-Reports: --format picks what goes to stdout (text, json lines, junit XML,
-SARIF 2.1.0, or github workflow commands — the default when
-GITHUB_ACTIONS=true); --report FORMAT=FILE, repeatable, writes more. The
-summary goes to stderr.
+Reports: -o/--output picks what goes to stdout (text, table, json lines,
+junit XML, SARIF 2.1.0, or github workflow commands — the default when
+GITHUB_ACTIONS=true); --report FORMAT=FILE, repeatable, writes more from
+the same run. The summary goes to stderr.
 ` + exitStatusHelp + `  (check: 0 everything as expected; 3 a new finding or a missing one;
    1 a partition could not be read — the others were still checked)
 `,
@@ -135,7 +137,8 @@ summary goes to stderr.
   kseg check --write-baseline testdata         # adopt: expect everything found today
   kseg check --config testdata/kseg-check.yaml testdata
   kseg check --report junit=kseg.xml --report sarif=kseg.sarif /var/lib/kafka/data
-  kseg check --format json fixtures | jq 'select(.status=="new")'`,
+  kseg check -o json fixtures | jq 'select(.status=="new")'
+  kseg check --format '{{if eq .status "new"}}{{.finding.file}}{{end}}' fixtures`,
 		Args: usageArgs(cobra.ArbitraryArgs),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Validate(c, s); err != nil {
@@ -222,7 +225,7 @@ func runCheck(ctx context.Context, s *Streams, g *globalOptions, o *checkOptions
 	if o.writeBaseline {
 		return writeCheckBaseline(s, g, res)
 	}
-	if err := renderCheck(s, o, o.format, res); err != nil {
+	if err := renderCheck(s, o, o.output, res); err != nil {
 		return err
 	}
 	for _, f := range o.files {

@@ -14,7 +14,7 @@ import (
 
 // kseg check's reports: one renderer per format, each in its own file
 // (check_report_text.go, _json, _junit, _sarif, _github), over the same
-// judged result. --format renders to stdout; --report FORMAT=FILE to a
+// judged result. --output renders to stdout; --report FORMAT=FILE to a
 // file, the same bytes as stdout would get (text without colour).
 
 // checkRender writes the report of r in one format.
@@ -26,10 +26,12 @@ type checkReportContext struct {
 	verbose bool
 	version string
 	now     time.Time // when the run ended (JUnit's timestamp)
+	width   int       // the terminal's, for table (0: no limit)
 }
 
 var checkRenderers = map[string]checkRender{
 	"text":   renderCheckText,
+	"table":  renderCheckTable,
 	"json":   renderCheckJSON,
 	"junit":  renderCheckJUnit,
 	"sarif":  renderCheckSARIF,
@@ -39,7 +41,7 @@ var checkRenderers = map[string]checkRender{
 // renderCheck writes r to stdout in format.
 func renderCheck(s *Streams, o *checkOptions, format string, r *checkResult) error {
 	w := bufio.NewWriter(s.Out)
-	rc := &checkReportContext{st: s.styles(), verbose: o.verbose, version: versionString(), now: time.Now()}
+	rc := &checkReportContext{st: s.styles(), verbose: o.verbose, version: versionString(), now: time.Now(), width: s.Width}
 	if err := checkRenderers[format](w, rc, r); err != nil {
 		return err
 	}

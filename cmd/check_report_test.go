@@ -102,6 +102,21 @@ func TestCheckReportFormats(t *testing.T) {
 	t.Run("junit", func(t *testing.T) { checkJUnit(t, run) })
 	t.Run("github", func(t *testing.T) { checkGitHub(t, run) })
 	t.Run("json", func(t *testing.T) { checkJSONReport(t, run) })
+	t.Run("table", func(t *testing.T) {
+		// A row per line of the text report (header aside), the same
+		// failures in the same order.
+		rows := strings.Split(strings.TrimSpace(string(run.files["table"])), "\n")
+		text := strings.Split(strings.TrimSpace(string(run.files["text"])), "\n")
+		if len(rows) != len(text)+1 || !strings.HasPrefix(rows[0], "STATUS") {
+			t.Fatalf("%d table rows for %d text lines:\n%s", len(rows), len(text), run.files["table"])
+		}
+		for i, l := range text {
+			status := strings.Fields(strings.SplitN(l, ": ", 2)[1])[0]
+			if !strings.HasPrefix(rows[i+1], status+" ") {
+				t.Errorf("row %d %q, text %q", i+1, rows[i+1], l)
+			}
+		}
+	})
 }
 
 // sarifSchemaFile is the official SARIF 2.1.0 schema (testdata/README.md

@@ -57,3 +57,39 @@ func checkItemLine(r *checkResult, c *checkCase, it *checkItem, st *styles) stri
 	}
 	return fmt.Sprintf("%s: %s%s [%s]: %s", esc(path), head, at, c.check, esc(it.finding.Message))
 }
+
+// renderCheckTable is the text report as a table, a row per item (the
+// failures; with --verbose every item), and the checks that could not
+// read their partition.
+func renderCheckTable(w io.Writer, rc *checkReportContext, r *checkResult) error {
+	header := []string{"STATUS", "KIND", "SEVERITY", "CHECK", "WHERE", "MESSAGE"}
+	var rows [][]string
+	for i := range r.cases {
+		c := &r.cases[i]
+		if c.err != nil {
+			rows = append(rows, []string{"unreadable", "-", "-", c.check, esc(c.unit), esc(c.err.Error())})
+		}
+		for j := range r.items[i] {
+			it := &r.items[i][j]
+			if !it.failed() && !rc.verbose {
+				continue
+			}
+			if it.status == statusMissing {
+				x := it.inst.exp
+				rows = append(rows, []string{it.status, x.kind.String(), x.kind.Severity().String(), c.check,
+					esc(it.configLocation(r.cfg)), esc(it.inst.describe(r.cfg))})
+				continue
+			}
+			path, detail := it.where(c)
+			if len(detail) > 0 {
+				path += " (" + strings.Join(detail, ", ") + ")"
+			}
+			f := &it.finding
+			rows = append(rows, []string{it.status, f.Kind.String(), f.Severity().String(), c.check, esc(path), esc(f.Message)})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return renderTable(w, rc.width, header, rows)
+}

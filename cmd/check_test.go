@@ -33,11 +33,11 @@ func writeCheckConfig(t *testing.T, dir, body string) string {
 	return p
 }
 
-// runCheckJSON runs check with --format json and returns its exit code
+// runCheckJSON runs check with -o json and returns its exit code
 // and lines by type.
 func runCheckJSON(t *testing.T, args ...string) (int, map[string][]map[string]any, runResult) {
 	t.Helper()
-	r := runKseg(append([]string{"check", "--format", "json"}, args...)...)
+	r := runKseg(append([]string{"check", "-o", "json"}, args...)...)
 	lines := map[string][]map[string]any{}
 	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 		if l == "" {
@@ -418,14 +418,14 @@ func TestCheckRealFixtures(t *testing.T) {
 }
 
 // TestCheckGitHubByDefault: under GitHub Actions the report is workflow
-// commands unless --format says otherwise.
+// commands unless -o says otherwise.
 func TestCheckGitHubByDefault(t *testing.T) {
 	t.Parallel()
 	root := checkFixtureTree(t, "broken/crc-mismatch/events-0")
 	for _, tc := range []struct {
 		args   []string
 		prefix string
-	}{{nil, "::error file="}, {[]string{"--format", "text"}, root}} {
+	}{{nil, "::error file="}, {[]string{"-o", "text"}, root}} {
 		s, out, _ := TestStreams()
 		s.Env = func(k string) (string, bool) { return "true", k == "GITHUB_ACTIONS" }
 		code := Run(t.Context(), append(append([]string{"check", "-q"}, tc.args...), root), s)
@@ -460,7 +460,7 @@ func TestCheckEdges(t *testing.T) {
 			chains++
 		}
 	}
-	if code != ExitOK || chains != 0 || !strings.Contains(runKseg("check", "-v", "--format", "junit", "--config", cfg, root).stdout, `name="chain from `) {
+	if code != ExitOK || chains != 0 || !strings.Contains(runKseg("check", "-v", "-o", "junit", "--config", cfg, root).stdout, `name="chain from `) {
 		t.Fatalf("in sync: exit %d, %d chain lines\n%s%s", code, chains, r.stdout, r.stderr)
 	}
 	// chain2's mirror diverges: its last batch's timestamp changed (and
