@@ -430,11 +430,25 @@ func (e *checkEngine) logDir(ctx context.Context, ld *checkLogDir) []checkCase {
 func (e *checkEngine) chain(ed *checkEdgeRun) checkCase {
 	c := checkCase{unit: ed.down, abs: ed.downAbs, check: checkChain, upstream: ed.up}
 	timed(&c, func() {
-		if err := checkSamePartition(ed.up, ed.down); err != nil {
+		var nodes []mirror.Node
+		defer func() {
+			for _, n := range nodes {
+				n.Close()
+			}
+		}()
+		for _, p := range []string{ed.up, ed.down} {
+			n, err := mirror.OpenNode(p)
+			if err != nil {
+				c.err = err
+				return
+			}
+			nodes = append(nodes, n)
+		}
+		if err := checkSamePartition(nodes[0], nodes[1]); err != nil {
 			c.err = err
 			return
 		}
-		rep, err := mirror.VerifyChain([]string{ed.up, ed.down}, nil, mirror.ChainOptions{})
+		rep, err := mirror.VerifyChainNodes(nodes, nil, mirror.ChainOptions{})
 		if err != nil {
 			c.err = err
 			return

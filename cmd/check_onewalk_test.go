@@ -26,7 +26,7 @@ import (
 func TestCheckOneWalkIsTheCommands(t *testing.T) {
 	t.Parallel()
 	var dirs []string
-	for _, sub := range []string{"partitions", "broken", "logdirs"} {
+	for _, sub := range []string{"partitions", "broken", "logdirs", "mm2"} {
 		tree, err := walkCheckPaths([]string{filepath.Join(testdataDir, sub)})
 		if err != nil {
 			t.Fatal(err)

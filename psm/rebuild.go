@@ -205,56 +205,13 @@ func startPosition(lf *segment.LogFile, seg segment.SegmentFiles, start, limit i
 	return int64(e.Position)
 }
 
-// batchSource is what a replay reads a segment's batches from: a
-// segment.CRCScanner over the file, or a Walk's record of it.
-type batchSource interface {
-	Next() bool
-	Batch() *decode.Batch
-	Pos() int64
-	CRCValid() bool
-	Err() error
-	Tail() segment.Tail
-	Close()
-}
-
-// source opens seg's batches from start: the Walk's record of it when
-// there is one and no CRC is to be checked (a walk checks none), else
-// the file. nil when a limit cuts the segment to nothing.
-func (r *rebuilder) source(seg segment.SegmentFiles, start int64, barriersOnly bool) (batchSource, error) {
-	limit, limited := r.opts.SegmentLimits[seg.BaseOffset]
-	if limited && limit <= 0 {
-		return nil, nil // cut to nothing
-	}
-	verify := r.opts.VerifyCRC && !barriersOnly
-	if ws := r.opts.Walk.segment(seg.Log); ws != nil && !limited && !verify && ws.readsFrom(start, seg.BaseOffset) {
-		return &walkSource{s: ws}, nil
-	}
-	lf, err := segment.OpenLog(seg.Log)
-	if err != nil {
-		return nil, err
-	}
-	sc := lf.CRCScanner(segment.ScanOptions{Start: startPosition(lf, seg, start, limit), Limit: limit, Mmap: !r.opts.ReadSegments}, verify)
-	return &fileSource{sc, lf}, nil
-}
-
-// fileSource is a CRCScanner that closes its file.
-type fileSource struct {
-	*segment.CRCScanner
-	lf *segment.LogFile
-}
-
-func (f *fileSource) Close() {
-	f.CRCScanner.Close()
-	f.lf.Close()
-}
-
 // scanSegment replays one segment. It reads the way the CRC floor does:
 // the segment is mapped (no copy out of the page cache) and framed and
 // CRC-checked on a second core (segment.CRCScanner) while the state
 // machine runs here, in log order, as LogSegment.recover runs it.
 func (r *rebuilder) scanSegment(m *Manager, segIdx int, seg segment.SegmentFiles, start, end int64, barriersOnly bool, visit batchVisitor) (done bool, err error) {
-	sc, err := r.source(seg, start, barriersOnly)
-	if sc == nil || err != nil {
+	sc, err := r.openSegment(seg, start, r.opts.VerifyCRC && !barriersOnly)
+	if err != nil || sc == nil {
 		return false, err
 	}
 	defer sc.Close()
@@ -329,6 +286,42 @@ func (r *rebuilder) scanSegment(m *Manager, segIdx int, seg segment.SegmentFiles
 		m.Report(anomaly(finding.CorruptLog, r.leo, -1, msg))
 	}
 	return false, nil
+}
+
+// openSegment starts the scan of seg for a replay from start: its file,
+// mapped, its CRCs checked on a second core, from the batch the offset
+// index points to; or the Source's scan. nil: a SegmentLimits cut it to
+// nothing.
+func (r *rebuilder) openSegment(seg segment.SegmentFiles, start int64, checkCRC bool) (SegmentScanner, error) {
+	if r.opts.Source != nil {
+		return r.opts.Source.ScanSegment(seg)
+	}
+	limit, limited := r.opts.SegmentLimits[seg.BaseOffset]
+	if limited && limit <= 0 {
+		return nil, nil // cut to nothing
+	}
+	// The Walk's record of the segment, when there is one and no CRC is to
+	// be checked (a walk checks none).
+	if ws := r.opts.Walk.segment(seg.Log); ws != nil && !limited && !checkCRC && ws.readsFrom(start, seg.BaseOffset) {
+		return &walkSource{s: ws}, nil
+	}
+	lf, err := segment.OpenLog(seg.Log)
+	if err != nil {
+		return nil, err
+	}
+	sc := lf.CRCScanner(segment.ScanOptions{Start: startPosition(lf, seg, start, limit), Limit: limit, Mmap: !r.opts.ReadSegments}, checkCRC)
+	return &fileScanner{CRCScanner: sc, lf: lf}, nil
+}
+
+// fileScanner is a segment's CRCScanner with its file, closed together.
+type fileScanner struct {
+	*segment.CRCScanner
+	lf *segment.LogFile
+}
+
+func (f *fileScanner) Close() {
+	f.CRCScanner.Close()
+	f.lf.Close()
 }
 
 // faultError is the error for a memory fault e met reading the mapped
@@ -417,6 +410,18 @@ func (r *rebuilder) logEnd() (end int64, err error) {
 		return r.logStart, nil
 	}
 	seg := r.segs[len(r.segs)-1]
+	if r.opts.Source != nil {
+		sc, err := r.opts.Source.ScanSegment(seg)
+		if err != nil {
+			return 0, err
+		}
+		defer sc.Close()
+		end = seg.BaseOffset
+		for sc.Next() {
+			end = max(end, sc.Batch().NextOffset())
+		}
+		return end, sc.Err()
+	}
 	limit, limited := r.opts.SegmentLimits[seg.BaseOffset]
 	if limited && limit <= 0 {
 		return seg.BaseOffset, nil
@@ -455,7 +460,11 @@ func LogEndOffset(dir *segment.PartitionDir) (int64, error) {
 // readSnapshot reads a snapshot; corruption is reported once per file and
 // returned as ok == false.
 func (r *rebuilder) readSnapshot(m *Manager, s segment.SnapshotFile, fallback bool) ([]segment.SnapshotEntry, bool, error) {
-	entries, err := segment.ReadProducerSnapshot(s.Path)
+	read := segment.ReadProducerSnapshot
+	if r.opts.Source != nil {
+		read = func(string) ([]segment.SnapshotEntry, error) { return r.opts.Source.ReadSnapshot(s) }
+	}
+	entries, err := read(s.Path)
 	if err == nil {
 		return entries, true, nil
 	}
@@ -903,6 +912,19 @@ func (r *rebuilder) batchTimestampAt(offset int64) (int64, bool) {
 		}
 	}
 	if seg < 0 {
+		return 0, false
+	}
+	if r.opts.Source != nil {
+		sc, err := r.opts.Source.ScanSegment(r.segs[seg])
+		if err != nil {
+			return 0, false
+		}
+		defer sc.Close()
+		for sc.Next() {
+			if b := sc.Batch(); b.LastOffset() >= offset {
+				return b.MaxTimestamp, b.BaseOffset <= offset
+			}
+		}
 		return 0, false
 	}
 	lf, err := segment.OpenLog(r.segs[seg].Log)

@@ -142,8 +142,7 @@ func (s *walkSegment) end(base int64) int64 {
 	return base
 }
 
-// walkSource replays a recorded segment as the scanner read it
-// (batchSource).
+// walkSource replays a recorded segment as the scanner read it.
 type walkSource struct {
 	s *walkSegment
 	i int
@@ -161,7 +160,9 @@ func (ws *walkSource) Next() bool {
 
 func (ws *walkSource) Batch() *decode.Batch { return &ws.b }
 func (ws *walkSource) Pos() int64           { return ws.s.w.batches[ws.s.from+ws.i-1].pos }
-func (ws *walkSource) CRCValid() bool       { return true } // not checked: see rebuilder.source
+func (ws *walkSource) CRCValid() bool       { return true } // not checked: see rebuilder.openSegment
 func (ws *walkSource) Err() error           { return nil }
 func (ws *walkSource) Tail() segment.Tail   { return ws.s.tail }
 func (ws *walkSource) Close()               {}
+
+var _ SegmentScanner = (*walkSource)(nil)
