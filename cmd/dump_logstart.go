@@ -17,6 +17,15 @@ func (st *dumpState) checkLogStart(f dumpFile) error {
 		st.lastLogs = map[string]string{}
 	}
 	last, seen := st.lastLogs[dir]
+	listed := st.partDirs[dir]
+	if !seen && listed != nil {
+		for _, s := range listed.Segments {
+			if s.Log != "" {
+				last = filepath.Base(s.Log)
+			}
+		}
+		st.lastLogs[dir], seen = last, true
+	}
 	if !seen {
 		if segment.IsPartitionDir(dir) {
 			if pd, err := segment.OpenPartitionDir(dir); err == nil {
@@ -32,9 +41,12 @@ func (st *dumpState) checkLogStart(f dumpFile) error {
 	if last == "" || last != filepath.Base(f.path) {
 		return nil
 	}
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		return err
+	pd := listed
+	if pd == nil {
+		var err error
+		if pd, err = segment.OpenPartitionDir(dir); err != nil {
+			return err
+		}
 	}
 	a, err := psm.CheckLogStart(pd)
 	if err != nil {

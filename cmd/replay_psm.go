@@ -246,6 +246,13 @@ func replayPartition(s *Streams, g *globalOptions, o *replayPSMOptions, dir stri
 	if err != nil {
 		return nil, err
 	}
+	return replayPartitionDir(s, g, o, pd)
+}
+
+// replayPartitionDir is replayPartition of a directory already listed
+// (kseg check lists each partition once for all its checks).
+func replayPartitionDir(s *Streams, g *globalOptions, o *replayPSMOptions, pd *segment.PartitionDir) (*replayPSMView, error) {
+	dir := pd.Path
 	if !hasLogSegment(pd) {
 		return nil, usageErrorf("%s holds no .log segment: replay-psm takes a partition directory or a log directory", dir)
 	}
@@ -275,6 +282,7 @@ func replayPartition(s *Streams, g *globalOptions, o *replayPSMOptions, dir stri
 		}
 	}
 	var res *psm.Result
+	var err error
 	if o.checkSnapshots {
 		v.Checked = true
 		v.Checks, res, err = psm.CheckSnapshots(pd, opts)

@@ -145,6 +145,7 @@ left out; their -v/--verbose lists every item, and json always does.
 		newTxnsCmd(s, g),
 		newMetadataCmd(s, g),
 		newStatusCmd(s, g),
+		newCheckCmd(s, g),
 	)
 	addVerboseFlags(root, g)
 	finishTree(root)

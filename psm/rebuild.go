@@ -300,6 +300,11 @@ func (r *rebuilder) openSegment(seg segment.SegmentFiles, start int64, checkCRC 
 	if limited && limit <= 0 {
 		return nil, nil // cut to nothing
 	}
+	// The Walk's record of the segment, when there is one and no CRC is to
+	// be checked (a walk checks none).
+	if ws := r.opts.Walk.segment(seg.Log); ws != nil && !limited && !checkCRC && ws.readsFrom(start, seg.BaseOffset) {
+		return &walkSource{s: ws}, nil
+	}
 	lf, err := segment.OpenLog(seg.Log)
 	if err != nil {
 		return nil, err
@@ -420,6 +425,9 @@ func (r *rebuilder) logEnd() (end int64, err error) {
 	limit, limited := r.opts.SegmentLimits[seg.BaseOffset]
 	if limited && limit <= 0 {
 		return seg.BaseOffset, nil
+	}
+	if ws := r.opts.Walk.segment(seg.Log); ws != nil && !limited && ws.readsFrom(math.MaxInt64, seg.BaseOffset) {
+		return ws.end(seg.BaseOffset), nil
 	}
 	lf, err := segment.OpenLog(seg.Log)
 	if err != nil {

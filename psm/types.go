@@ -226,6 +226,10 @@ type Options struct {
 	// cut a damaged tail (kseg repair plans with it before changing a
 	// byte). Segments not listed are read whole.
 	SegmentLimits map[int64]int64
+	// Walk, when set, holds segments' batches already framed by another
+	// pass over the log (Walk): a replay takes them from it instead of
+	// reading those segments again.
+	Walk *Walk `json:"-"`
 	// Progress, when set, is called on the replaying goroutine as the
 	// replay reads on, with the bytes of the log passed since the last
 	// call (at most every MiB): the .log files count in base-offset order,

@@ -131,7 +131,32 @@ func VerifyIndexesWith(log *LogFile, idx *OffsetIndex, tidx *TimeIndex, opts Ver
 }
 
 func verifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex, opts VerifyOptions) ([]IndexProblem, error) {
-	m := &indexMatcher{idx: idx, tidx: tidx, opts: opts}
+	v := NewIndexVerifier(idx, tidx, opts)
+	m := &v.m
+	probs, ok, err := m.halves(log)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		if probs, err = m.walk(log); err != nil {
+			return probs, err
+		}
+	}
+	sortProblems(probs)
+	return probs, nil
+}
+
+// IndexVerifier is VerifyIndexes for a caller that walks the log itself
+// and hands it each batch in log order (kseg check feeds it the walk its
+// dump makes, so that the log is read once for every check): the same
+// checks, the same problems.
+type IndexVerifier struct{ m indexMatcher }
+
+// NewIndexVerifier checks the entries' own order now and the rest as
+// batches come (either index may be nil).
+func NewIndexVerifier(idx *OffsetIndex, tidx *TimeIndex, opts VerifyOptions) *IndexVerifier {
+	v := &IndexVerifier{m: indexMatcher{idx: idx, tidx: tidx, opts: opts}}
+	m := &v.m
 	if idx != nil {
 		for i, e := range idx.Entries {
 			m.byPos = append(m.byPos, slotRef{i, int64(e.Position)})
@@ -158,22 +183,30 @@ func verifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex, opts VerifyO
 			prev = e.Timestamp
 		}
 	}
-	probs, ok, err := m.halves(log)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		if probs, err = m.walk(log); err != nil {
-			return probs, err
-		}
-	}
+	return v
+}
+
+// Batch matches the entries up to batch b at pos. Batches come in log
+// order; after structural damage, from the next valid batch on (Resync),
+// as VerifyIndexes's own walk reads them.
+func (v *IndexVerifier) Batch(pos int64, b *decode.Batch) { v.m.batch(pos, b) }
+
+// Problems reports the entries no batch matched and returns every
+// problem, sorted by file and slot.
+func (v *IndexVerifier) Problems() []IndexProblem {
+	v.m.rest()
+	probs := v.m.probs
+	sortProblems(probs)
+	return probs
+}
+
+func sortProblems(probs []IndexProblem) {
 	sort.SliceStable(probs, func(a, b int) bool {
 		if probs[a].Path != probs[b].Path {
 			return probs[a].Path < probs[b].Path
 		}
 		return probs[a].Slot < probs[b].Slot
 	})
-	return probs, nil
 }
 
 // slotRef is an index entry by its key (position or offset) and slot.

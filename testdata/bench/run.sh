@@ -14,8 +14,7 @@
 #               0 on a busy development machine, where every run is)
 #   -t ONLY   only these groups of targets, comma-separated: dump, index,
 #               deep, scaling, replay, mirror, mirrorsegs, chain, digest, mm2,
-#               logdir, mixed,
-#               progress, rss (default: all)
+#               logdir, mixed, check, progress, rss (default: all)
 #   -k KSEG     time this kseg binary instead of one built from the tree (to
 #               compare builds: the floors are built from the tree either way)
 #
@@ -354,6 +353,35 @@ if want mixed; then
   pair "replay-psm LOGDIR (1 big + 999 small) / replay big + cat small" "<=1.2" "replay-psm|1 big + 999 small" -- \
     "$K" replay-psm -o json "$MIXLOG" :: sh -c "'$K' replay-psm -o json '$MIXBIG'; $CATSMALL"
 fi
+if want check; then
+  # Issue 22: kseg check reads each partition once for every check, so
+  # over ../shared/fixtures/real it costs about what dump --verify-index
+  # alone costs (given every partition of the tree: dump does not walk
+  # trees); and its cost per partition stays flat from 500 partitions to
+  # 5,000 (two log directories made by gen -partitions).
+  REAL=../shared/fixtures/real
+  if [ -d "$REAL" ]; then
+    warm "$REAL"
+    # The partition directories: those holding a segment file, a snapshot,
+    # leader-epoch-checkpoint or partition.metadata.
+    mapfile -t REALPARTS < <(find "$REAL" -type f \( -name '*.log' -o -name '*.index' -o -name '*.timeindex' -o -name '*.snapshot' \
+      -o -name leader-epoch-checkpoint -o -name partition.metadata \) -printf '%h\n' | sort -u | grep -E -- '-[0-9]+$')
+    pair "check REAL / dump --verify-index REAL (every partition)" "<=1.1" "check|real" -- \
+      "$K" check -q "$REAL" :: "$K" dump --verify-index "${REALPARTS[@]}"
+  else
+    row "check REAL / dump --verify-index REAL (every partition)" "$REAL absent" "-" "-" "-" "<=1.1" SKIP
+  fi
+  logdir check500 500 4KiB
+  logdir check5000 5000 4KiB
+  warm "$DATA/check500" "$DATA/check5000"
+  timed "$RUNS" "check|5000 partitions" - "check|500 partitions" -- \
+    "$K" check -q "$DATA/check5000" :: "$K" dump --verify-index -o json "$DATA/check5000" :: "$K" check -q "$DATA/check500"
+  # Per partition: the time of 5,000 over ten times the time of 500.
+  per=$(awk -v a="$(cut -d' ' -f1 <<<"${OUT[0]}")" -v b="$(cut -d' ' -f1 <<<"${OUT[2]}")" 'BEGIN{printf "%.2f", (b > 0 ? a/(10*b) : 0)}')
+  percpu=$(awk -v a="$(cut -d' ' -f6 <<<"${OUT[0]}")" -v b="$(cut -d' ' -f6 <<<"${OUT[2]}")" 'BEGIN{printf "%.2f", (b > 0 ? a/(10*b) : 0)}')
+  row "check per partition: 5000 partitions / 500" "$(spread "${OUT[0]}")" "$(spread "${OUT[2]}") ×10" "$per" "$percpu" "<=1.2" "$(judge "$per" "<=1.2")"
+  cmp_row "  check 5000 partitions / dump --verify-index 5000 partitions" "-" "${OUT[0]}" "${OUT[1]}"
+fi
 # progress_row NAME "CMD": CMD with stderr on a pty (the progress line
 # drawn from the start) against the same with stderr on a pipe; more runs,
 # and the 4 GiB segment unless -q, as the difference sought is small.
@@ -424,6 +452,8 @@ if want rss; then
   rss_row "1000 partitions"
   rss_row "1 big + 999 small"
 fi
+# kseg check's, whatever groups ran (rss_row says nothing without it).
+rss_row "5000 partitions"
 
 echo
 printf '%-66s | %-32s | %-32s | %-5s | %-5s | %-7s | %s\n' target measured floor ratio cpu goal result
@@ -436,7 +466,7 @@ if [ -n "${RSS[*]+x}" ] && [ ${#RSS[@]} -gt 0 ] 2>/dev/null; then
   # The peak RSS of every command: commands down, sizes across.
   mapfile -t cmds < <(for k in "${!RSS[@]}"; do echo "${k%%|*}"; done | sort -u)
   cols=()
-  for s in "$SIZE" "4 GiB" "512 MiB" "100 GiB digests" "1000 partitions" "1 big + 999 small"; do
+  for s in "$SIZE" "4 GiB" "512 MiB" "100 GiB digests" "1000 partitions" "1 big + 999 small" "5000 partitions" "500 partitions" "real"; do
     for k in "${!RSS[@]}"; do [ "${k#*|}" = "$s" ] && { cols+=("$s"); break; }; done
   done
   echo
