@@ -267,6 +267,9 @@ func replayPartition(s *Streams, g *globalOptions, o *replayPSMOptions, dir stri
 		}
 	}
 	opts.CleanShutdown = ld.CleanShutdown
+	// Without .kafka_cleanshutdown the broker recovers the log from the
+	// recovery point before it rebuilds the producer state.
+	opts.Recover, opts.Unclean, opts.RecoveryPoint = true, !ld.CleanShutdown, ld.RecoveryPoint
 	target := ""
 	if o.writeSnapshot != "" {
 		target = o.writeSnapshot

@@ -57,6 +57,12 @@ func (l *brokerLog) partition(logDirFiles map[string]string) string {
 	if err := os.WriteFile(filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix)), l.buf, 0o644); err != nil {
 		l.t.Fatal(err)
 	}
+	// A broker's segment has its .index (empty below index.interval.bytes):
+	// without one, LogLoader.loadSegmentFiles recovers the segment even
+	// after a clean shutdown.
+	if err := os.WriteFile(filepath.Join(dir, segment.SegmentFileName(0, segment.IndexSuffix)), nil, 0o644); err != nil {
+		l.t.Fatal(err)
+	}
 	for name, content := range logDirFiles {
 		if err := os.WriteFile(filepath.Join(logDir, name), []byte(content), 0o644); err != nil {
 			l.t.Fatal(err)

@@ -540,6 +540,30 @@ func (m *Manager) Load(entries []segment.SnapshotEntry, snapshotOffset int64, no
 	m.snapshotLoaded = snapshotOffset
 }
 
+// reload replaces the state with what a snapshot of it holds, loaded
+// back: LogLoader.recoverSegment takes a snapshot when it has recovered a
+// segment (ProducerStateManager.takeSnapshot), and the next step loads it
+// (truncateAndReload → loadFromSnapshot). What is left is one batch per
+// producer, stamped with the entry's last timestamp (readSnapshot); the
+// producers expired at now are skipped; the transactions completed above
+// the high watermark are forgotten (unreplicatedTxns is cleared). The
+// offsets, the aborted transactions and the findings stay, and so do the
+// start times of the open transactions (the log still holds them).
+func (m *Manager) reload() {
+	loaded := m.snapshotLoaded
+	starts := make(map[int64]int64, len(m.ongoing))
+	for _, t := range m.ongoing {
+		starts[t.firstOffset] = t.startTs
+	}
+	m.Load(m.Snapshot(), m.mapEndOffset, NowFromClock)
+	for i := range m.ongoing {
+		if ts, ok := starts[m.ongoing[i].firstOffset]; ok {
+			m.ongoing[i].startTs = ts
+		}
+	}
+	m.snapshotLoaded = loaded
+}
+
 // Snapshot returns the state as writeSnapshot stores it, sorted by
 // producer id: lastSequence/lastOffset -1 and offsetDelta 0 without batch
 // metadata, timestamp = lastTimestamp, currentTxnFirstOffset -1 for none.
