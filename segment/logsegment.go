@@ -118,6 +118,27 @@ func (b *IndexBuilder) Keep(index []IndexEntry, timeIndex []TimeIndexEntry) {
 	}
 }
 
+// KeepRecovered is Keep for a segment batches are appended to, where the
+// indexes must come out as LogSegment.recover writes them: the time-index
+// entries after the last offset-index entry (those LogSegment.close
+// appended at a shutdown, and onBecomeInactiveSegment, with the max
+// timestamp so far) are left out. Recovery writes a time-index entry only
+// with an offset-index entry and once at the segment's end, so a segment
+// written in several runs gets the bytes one run writes. Call Reopen (or
+// Track) first: the max timestamp so far comes from the segment, not from
+// the entries kept.
+func (b *IndexBuilder) KeepRecovered(index []IndexEntry, timeIndex []TimeIndexEntry) {
+	lastIndexed := b.base
+	if n := len(index); n > 0 {
+		lastIndexed = index[n-1].Offset
+	}
+	n := len(timeIndex)
+	for n > 0 && (len(index) == 0 || timeIndex[n-1].Offset > lastIndexed) {
+		n--
+	}
+	b.Keep(index, timeIndex[:n])
+}
+
 // keepChecked is Keep for entries checked as they would be appended: the
 // offset-index entries with OffsetIndex.append's rules, the time-index
 // entries with TimeIndex.maybeAppend's.
