@@ -57,6 +57,12 @@ type Manager struct {
 
 	free []*Entry // removed entries, reused to keep replay allocation-free
 
+	// historyCut are producers whose batches before the replay's start
+	// were not replayed (the log start lies inside a segment): until their
+	// first data batch, what only their history could explain is not an
+	// anomaly (Kafka's rebuild, origin REPLICATION, checks nothing).
+	historyCut map[int64]bool
+
 	ctl     *controlReader // decodes control records (ApplyBatch, Rebuild)
 	control decode.Control
 }
@@ -311,7 +317,7 @@ func (m *Manager) applyControl(b *decode.Batch, c *decode.Control, ts int64) {
 			c.Type, pid, c.CoordinatorEpoch, e.CoordinatorEpoch)
 	}
 	first := e.CurrentTxnFirstOffset
-	if first < 0 {
+	if first < 0 && !m.historyCut[pid] {
 		// KAFKA-10702: an empty transaction completes nothing.
 		m.report(finding.MarkerWithoutTxn, b.BaseOffset, pid,
 			"%s marker of producer %d with no open transaction (an empty transaction, or its data was lost or cleared)", c.Type, pid)
@@ -366,9 +372,10 @@ func (m *Manager) applyData(b *decode.Batch) {
 	if e == nil {
 		e = m.newEntry(pid)
 		m.producers[pid] = e
-	} else {
+	} else if !m.historyCut[pid] {
 		m.checkSequence(e, b)
 	}
+	delete(m.historyCut, pid)
 	lastSeq := b.LastSequence()
 	delta := b.LastOffsetDelta
 	// ProducerStateEntry.addBatch

@@ -387,29 +387,24 @@ func pidOf(b *decode.Batch) int64 {
 // after a clean shutdown skips the rebuild (rebuildProducerState tests
 // latestSnapshotOffset).
 func (r *rebuilder) snapshotCandidates(end, leo int64, report func(finding.Finding)) ([]segment.SnapshotFile, int) {
-	bases := map[int64]bool{}
-	for _, s := range r.segs {
-		bases[s.BaseOffset] = true
-	}
-	var stray *segment.SnapshotFile
-	var kept []segment.SnapshotFile
+	offsets := make([]int64, len(r.dir.Snapshots))
 	for i, s := range r.dir.Snapshots {
-		if bases[s.Offset] {
-			kept = append(kept, s)
-			continue
-		}
-		if stray != nil {
-			report(anomaly(finding.SnapshotIgnored, stray.Offset, -1,
-				fmt.Sprintf("%s is not at a segment base offset and is not the newest such file; the broker deletes it at load (removeStraySnapshots)", filepath.Base(stray.Path))))
-		}
-		stray = &r.dir.Snapshots[i]
+		offsets[i] = s.Offset
 	}
-	if stray != nil {
-		if len(r.segs) > 0 && stray.Offset < r.segs[len(r.segs)-1].BaseOffset {
-			report(anomaly(finding.SnapshotIgnored, stray.Offset, -1,
-				fmt.Sprintf("%s is not at a segment base offset and lies below the last segment; the broker deletes it at load (removeStraySnapshots)", filepath.Base(stray.Path))))
-		} else {
-			kept = append(kept, *stray)
+	bases := make([]int64, len(r.segs))
+	for i, s := range r.segs {
+		bases[i] = s.BaseOffset
+	}
+	// removeStraySnapshots first, whatever the offsets.
+	stray := map[int64]bool{}
+	for _, d := range segment.SnapshotsDeletedAtLoad(offsets, bases, math.MinInt64, -1) {
+		stray[d.Offset] = true
+		report(anomaly(finding.SnapshotIgnored, d.Offset, -1, fmt.Sprintf("%s %s", segment.SegmentFileName(d.Offset, segment.SnapshotSuffix), d.Why)))
+	}
+	var kept []segment.SnapshotFile
+	for _, s := range r.dir.Snapshots {
+		if !stray[s.Offset] {
+			kept = append(kept, s)
 		}
 	}
 	slices.SortFunc(kept, func(a, b segment.SnapshotFile) int { return cmp.Compare(b.Offset, a.Offset) })
@@ -573,6 +568,9 @@ func (rr *replayRun) replay(m *Manager, from int64) error {
 func (rr *replayRun) replayFrom(m *Manager, start int64) error {
 	r := rr.r
 	rr.replayStart = start
+	if start == r.logStart && m.snapshotLoaded < 0 && r.segmentStart(r.segmentOf(start), start) == start {
+		m.historyCut = r.producersBefore(start)
+	}
 	ci := 0
 	return r.scan(m, start, rr.end, false, func(b *decode.Batch, ctl *decode.Control, ts int64) bool {
 		for ci < len(rr.captures) && rr.captures[ci].offset <= b.LastOffset() {
@@ -1027,6 +1025,56 @@ func (r *rebuilder) restoreTxnStarts(m *Manager) {
 			m.ongoing[i].startTs = ts
 		}
 	}
+}
+
+// segmentOf is the index in r.segs of the segment holding offset (0 when
+// it lies below the first).
+func (r *rebuilder) segmentOf(offset int64) int {
+	i := 0
+	for j := range r.segs {
+		if r.segs[j].BaseOffset <= offset {
+			i = j
+		}
+	}
+	return i
+}
+
+// producersBefore lists the producers with a batch in the segment holding
+// start, below start: when the log start lies inside a segment
+// (DeleteRecords), a replay from it does not see their history, so what it
+// would report from the history alone (a marker with no transaction it saw
+// begin, a sequence that goes on from a batch below the log start) is the
+// log start's doing, not the log's. Read without reporting anything; nil
+// when start is a segment's base.
+func (r *rebuilder) producersBefore(start int64) map[int64]bool {
+	if len(r.segs) == 0 {
+		return nil
+	}
+	seg := r.segs[r.segmentOf(start)]
+	if seg.BaseOffset >= start {
+		return nil
+	}
+	lf, err := segment.OpenLog(seg.Log)
+	if err != nil {
+		return nil
+	}
+	defer lf.Close()
+	sc := lf.Scanner(segment.ScanOptions{BufferSize: 64 << 10})
+	defer sc.Close()
+	var out map[int64]bool
+	for sc.Next() {
+		b := sc.Batch()
+		if b.LastOffset() >= start {
+			break
+		}
+		if b.HasProducerID() {
+			if out == nil {
+				out = map[int64]bool{}
+			}
+			out[b.ProducerID] = true
+		}
+	}
+	return out
 }
 
 // batchTimestampAt is the maxTimestamp of the batch holding offset, read

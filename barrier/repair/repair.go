@@ -345,6 +345,9 @@ func (rp *planner) plan() (*Plan, error) {
 	if err := rp.planEndSnapshot(res); err != nil {
 		return nil, err
 	}
+	if err := rp.planStraySnapshots(kept); err != nil {
+		return nil, err
+	}
 	p.Ops = rp.ops.List
 	if len(p.Ops) == 0 {
 		p.NothingToDo = true
@@ -643,6 +646,14 @@ func indexFinding(v segment.IndexVerdict, missing, mismatch, rebuilt finding.Kin
 // the repair leaves it.
 func (rp *planner) replay(kept []segment.SegmentFiles, scans []*segRepair, firstExamined, end, logStart int64) (*psm.Result, error) {
 	view, o := rp.replayView(kept, scans, firstExamined, end, logStart)
+	// LogLoader.recoverSegment replays each examined segment whole, from
+	// its base offset whatever the log start (DeleteRecords moves it
+	// inside a segment), and the .txnindex LogSegment.recover writes holds
+	// every transaction aborted in it; the state is reloaded from the
+	// snapshot each recovered segment leaves. The segment limits end the
+	// log where the repair cuts it.
+	o.Upto = -1
+	o.Recover, o.Unclean, o.RecoveryPoint = true, true, firstExamined
 	return psm.Rebuild(&view, o)
 }
 
@@ -858,7 +869,11 @@ func (rp *planner) planEpochs() error {
 		return err
 	}
 	var keep []segment.EpochEntry
-	shortened := p.NewLogEndOffset < p.LogEndOffset
+	// A repair that cuts the log (a torn tail included, which the old log
+	// end does not count) leaves the log end where the broker's load
+	// truncates the leader epochs: LeaderEpochFileCache.truncateFromEnd
+	// drops every entry starting at or above it.
+	shortened := p.NewLogEndOffset < p.LogEndOffset || p.Removed.Bytes > 0
 	for _, e := range entries {
 		if e.StartOffset > p.NewLogEndOffset || (shortened && e.StartOffset == p.NewLogEndOffset) {
 			p.EpochEntriesRemoved = append(p.EpochEntriesRemoved, e)
@@ -941,11 +956,56 @@ func (rp *planner) planEndSnapshot(res *psm.Result) error {
 		// makes it load the log's instead.
 		rp.find(a.Kind, path, -1, "%s", a.Message)
 	}
+	if end <= p.LogStartOffset {
+		// truncateAndReload deletes a snapshot at or below the log start
+		// (planStraySnapshots deletes one there): the broker rebuilds
+		// from the log start, where the log ends.
+		return nil
+	}
 	p.SnapshotOffset = end
 	p.Producers = len(entries)
 	why := fmt.Sprintf("producer state at the new log end %d, rebuilt as the broker does (%d producers)", end, len(entries))
 	_, err = rp.ops.Write(name, segment.EncodeProducerSnapshot(entries), why)
 	return err
+}
+
+// planStraySnapshots deletes, when the repair changes anything, the
+// producer snapshots a broker deletes at its next load of the repaired
+// partition (segment.SnapshotsDeletedAtLoad): the stray ones beside the
+// snapshot written at the new log end (removeStraySnapshots keeps only the
+// newest), and those at or below the log start (truncateAndReload), so
+// that the repair leaves the directory as the broker leaves it. kept are
+// the segments that remain. A repair with nothing else to do leaves them
+// to the broker (replay-psm notes them as snapshot-ignored).
+func (rp *planner) planStraySnapshots(kept []segment.SegmentFiles) error {
+	p := rp.p
+	if len(rp.ops.List) == 0 {
+		return nil
+	}
+	var offsets []int64
+	for _, s := range rp.pd.Snapshots {
+		if !slices.Contains(p.SnapshotsDeleted, s.Offset) && s.Offset != p.SnapshotOffset {
+			offsets = append(offsets, s.Offset)
+		}
+	}
+	if p.SnapshotOffset >= 0 {
+		offsets = append(offsets, p.SnapshotOffset)
+		slices.Sort(offsets)
+	}
+	bases := make([]int64, len(kept))
+	for i, s := range kept {
+		bases[i] = s.BaseOffset
+	}
+	for _, d := range segment.SnapshotsDeletedAtLoad(offsets, bases, p.LogStartOffset, p.NewLogEndOffset) {
+		name := segment.SegmentFileName(d.Offset, segment.SnapshotSuffix)
+		rp.find(finding.SnapshotIgnored, filepath.Join(rp.dir, name), -1, "%s %s", name, d.Why)
+		p.SnapshotsDeleted = append(p.SnapshotsDeleted, d.Offset)
+		if err := rp.ops.Delete(filepath.Join(rp.dir, name), "producer snapshot the broker deletes at load"); err != nil {
+			return err
+		}
+	}
+	slices.Sort(p.SnapshotsDeleted)
+	return nil
 }
 
 // Verification is the read-back check of a repair.

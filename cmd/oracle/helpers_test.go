@@ -17,6 +17,7 @@ import (
 	"github.com/kseg/kseg/cmd"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/kafkaoracle"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // The partition sets, relative to this package's directory.
@@ -64,6 +65,16 @@ func partitions(t *testing.T) []partition {
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+	// Broker-shaped data where the fixtures are thin, written at test time.
+	shaped := t.TempDir()
+	dirs, err := segtest.WriteBrokerShaped(shaped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		rel, _ := filepath.Rel(shaped, d)
+		out = append(out, partition{name: "shaped/" + filepath.ToSlash(rel), path: d})
 	}
 	slices.SortFunc(out, func(a, b partition) int { return strings.Compare(a.name, b.name) })
 	return out

@@ -127,6 +127,10 @@ type partition struct {
 	snapshots bool
 	lastSnap  int64
 	err       error
+	// noEndSnapshot: close writes no snapshot at the log end (a crash).
+	noEndSnapshot bool
+	// lastMarker is the offset of the last transaction marker appended.
+	lastMarker int64
 }
 
 type partitionOpts struct {
@@ -244,7 +248,7 @@ func (p *partition) close() error {
 		_ = p.app.Close()
 		return p.err
 	}
-	if p.snapshots {
+	if p.snapshots && !p.noEndSnapshot {
 		if err := p.snapshot(p.next); err != nil {
 			return err
 		}
@@ -271,6 +275,11 @@ type tracker struct {
 	order   []int64 // first-insertion order, which HashMap iteration keeps within a bucket
 	ongoing []ongoingTxn
 	dec     decode.Decoder
+	// expireMs, when positive, is producer.id.expiration.ms: the broker's
+	// periodic check (every 10 minutes of the clock, the batches' highest
+	// maxTimestamp, as kseg's log clock) removes producers idle that long.
+	expireMs         int64
+	clock, lastCheck int64
 }
 
 type ongoingTxn struct {
@@ -303,6 +312,7 @@ func setEpoch(e *segment.SnapshotEntry, epoch int16) {
 // apply updates the state with one v2 batch and returns the aborted
 // transaction it completes, if any.
 func (t *tracker) apply(b *decode.Batch) (*segment.AbortedTxn, error) {
+	t.advance(b.MaxTimestamp)
 	if !b.HasProducerID() {
 		// KIP-1279: a MIRROR_PID_RESET barrier drops every producer entry,
 		// so snapshots taken after it (control-0's) hold none from before.
@@ -380,6 +390,32 @@ func (t *tracker) apply(b *decode.Batch) (*segment.AbortedTxn, error) {
 	e.CurrentTxnFirstOffset = -1
 	e.Timestamp = ts
 	return aborted, nil
+}
+
+// advance moves the clock to ts and runs the periodic expiry check
+// (ProducerStateManager.removeExpiredProducers) when the check interval
+// has passed since the last one.
+func (t *tracker) advance(ts int64) {
+	if t.expireMs <= 0 || ts < 0 {
+		return
+	}
+	if t.clock == 0 {
+		t.clock, t.lastCheck = ts, ts
+		return
+	}
+	t.clock = max(t.clock, ts)
+	if t.clock-t.lastCheck < 600_000 {
+		return
+	}
+	t.lastCheck = t.clock
+	t.order = slices.DeleteFunc(t.order, func(pid int64) bool {
+		e := t.entries[pid]
+		if e.CurrentTxnFirstOffset < 0 && t.clock-e.Timestamp >= t.expireMs {
+			delete(t.entries, pid)
+			return true
+		}
+		return false
+	})
 }
 
 // snapshot returns every entry in the order a java.util.HashMap<Long, …>
