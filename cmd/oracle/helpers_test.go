@@ -30,6 +30,26 @@ const (
 type partition struct {
 	name string // testdata/… or real/…
 	path string
+	// interval is its topic's index.interval.bytes when the fixture's
+	// writer says (0: unknown, Kafka's default): the commands and Kafka's
+	// loader are given it, as an operator gives the topic's config.
+	interval int
+}
+
+// config are the oracle's arguments for p's topic config.
+func (p partition) config() []string {
+	if p.interval == 0 {
+		return nil
+	}
+	return []string{"--config", "index.interval.bytes=" + strconv.Itoa(p.interval)}
+}
+
+// flags are the write commands' flags for p's topic config.
+func (p partition) flags() []string {
+	if p.interval == 0 {
+		return nil
+	}
+	return []string{"--index-interval-bytes", strconv.Itoa(p.interval)}
 }
 
 // partitions lists every partition directory with a .log under testdata/
@@ -58,7 +78,15 @@ func partitions(t *testing.T) []partition {
 			}
 			if slices.ContainsFunc(pd.Segments, func(s segment.SegmentFiles) bool { return s.Log != "" }) {
 				rel, _ := filepath.Rel(set.root, p)
-				out = append(out, partition{name: set.prefix + "/" + filepath.ToSlash(rel), path: p})
+				name := set.prefix + "/" + filepath.ToSlash(rel)
+				interval := 0
+				switch {
+				case strings.HasPrefix(name, "testdata/partitions/"):
+					interval = segtest.IndexIntervals[d.Name()]
+				case strings.HasPrefix(name, "testdata/broken/"):
+					interval = segtest.IndexIntervals[segtest.BrokenPartition]
+				}
+				out = append(out, partition{name: name, path: p, interval: interval})
 			}
 			return nil
 		})
@@ -74,7 +102,7 @@ func partitions(t *testing.T) []partition {
 	}
 	for _, d := range dirs {
 		rel, _ := filepath.Rel(shaped, d)
-		out = append(out, partition{name: "shaped/" + filepath.ToSlash(rel), path: d})
+		out = append(out, partition{name: "shaped/" + filepath.ToSlash(rel), path: d, interval: segtest.BrokerShapedIndexInterval})
 	}
 	slices.SortFunc(out, func(a, b partition) int { return strings.Compare(a.name, b.name) })
 	return out

@@ -165,6 +165,23 @@ func damageLast(dir string, pick func(segment.SegmentFiles) string, f func(path 
 	return false, nil
 }
 
+// outputDifferences are the outputs Kafka's load changes though the
+// command did what a broker does, each with the reason (docs/psm.md,
+// "Where kseg and a broker may differ"), keyed by partition and scenario.
+var outputDifferences = map[string]string{}
+
+func init() {
+	// A topic that went back from message format v2 to v1: mirror appends
+	// as a follower does (UnifiedLog.append clears the leader epoch cache
+	// on a batch below magic 2, so the destination's checkpoint is
+	// emptied by the second run's v1 batches), while LogSegment.recover
+	// only ever assigns epochs and never clears them: a broker that
+	// recovers the copy records epoch 0 from the first v2 batch again.
+	for _, p := range []string{"v1-v1c-v2-v2c-v2b-v2b-v2b-v2bc-v1b-v1bc/test-88-0", "v2b-v1/test-feisty-0", "v2bc-v1-v1c/test-hardy-0", "v2bc-v1/test-hardy-0"} {
+		outputDifferences["real/segmentio__kafka-go/"+p+"|mirror in two steps"] = "the append path clears leader epochs at a v1 batch, recovery does not"
+	}
+}
+
 // output is one write command's output, judged by two loads: as the log
 // directory says (broker), and after an unclean shutdown on a copy.
 type output struct {
@@ -232,12 +249,13 @@ func TestWriteOutputsLoadInKafka(t *testing.T) {
 		if out.err != "" {
 			continue
 		}
+		cfg := out.p.config()
 		reqs = append(reqs,
-			kafkaoracle.Request{Dir: out.dir, Mode: kafkaoracle.Broker, NowMs: out.clock},
-			kafkaoracle.Request{Dir: out.unclean, Mode: kafkaoracle.Unclean, NowMs: out.clock})
+			kafkaoracle.Request{Dir: out.dir, Mode: kafkaoracle.Broker, NowMs: out.clock, Extra: cfg},
+			kafkaoracle.Request{Dir: out.unclean, Mode: kafkaoracle.Unclean, NowMs: out.clock, Extra: cfg})
 		if !pristineDone[out.pristine] {
 			pristineDone[out.pristine] = true
-			reqs = append(reqs, kafkaoracle.Request{Dir: out.pristine, Mode: kafkaoracle.Broker})
+			reqs = append(reqs, kafkaoracle.Request{Dir: out.pristine, Mode: kafkaoracle.Broker, Extra: cfg})
 		}
 	}
 	t1 := time.Now()
@@ -252,25 +270,32 @@ func TestWriteOutputsLoadInKafka(t *testing.T) {
 	for i := range loads {
 		byDir[loads[i].Request.Dir] = &loads[i]
 	}
-	judged, agree := 0, 0
+	judged, agree, known := 0, 0, 0
 	for _, out := range outs {
 		if out.err != "" {
 			t.Errorf("%s, %s: %s", out.p.name, out.scenario, out.err)
 			continue
 		}
 		judged++
-		if problems := judge(out, byDir[out.dir], byDir[out.unclean], byDir[out.pristine]); len(problems) > 0 {
+		problems := judge(out, byDir[out.dir], byDir[out.unclean], byDir[out.pristine])
+		reason, isKnown := outputDifferences[out.p.name+"|"+out.scenario]
+		switch {
+		case isKnown && len(problems) == 0:
+			t.Errorf("%s, %s: loads in Kafka unchanged now; remove it from outputDifferences (%s)", out.p.name, out.scenario, reason)
+		case isKnown:
+			known++
+		case len(problems) > 0:
 			t.Errorf("%s, %s (%s):\n  %s", out.p.name, out.scenario, out.dir, strings.Join(problems, "\n  "))
-			continue
+		default:
+			agree++
 		}
-		agree++
 	}
 	var why []string
 	for k, n := range skipped {
 		why = append(why, fmt.Sprintf("%s (%d)", k, n))
 	}
 	sort.Strings(why)
-	t.Logf("%d outputs of %d partitions judged, %d load in Kafka unchanged with replay-psm's state; not run: %s", judged, len(parts), agree, strings.Join(why, "; "))
+	t.Logf("%d outputs of %d partitions judged: %d load in Kafka unchanged with replay-psm's state, %d known differences; not run: %s", judged, len(parts), agree, known, strings.Join(why, "; "))
 }
 
 // runScenario stages p under base, damages it, runs the command and fills
@@ -310,6 +335,8 @@ func runScenario(t *testing.T, sc scenario, p partition, base string, ts int64, 
 			}
 			args[i] = strconv.FormatInt((st.LogStartOffset+st.LogEndOffset)/2, 10)
 		}
+		// The topic's index.interval.bytes, as the operator passes it.
+		args = slices.Insert(args, 1, p.flags()...)
 		r := kseg(args...)
 		if r.code != 0 {
 			return fmt.Sprintf("exit %d: %s", r.code, firstLine(r.stderr+r.stdout))

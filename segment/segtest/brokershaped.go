@@ -31,6 +31,14 @@ import (
 //	                bumped epoch (KIP-360), the producer back at a new
 //	                epoch from sequence 0; a transaction-version-2 producer
 //	                (KIP-890) whose every marker bumps its epoch
+//	retention-0     retention deleted the first two segments (and the
+//	                snapshots at their bases), with a producer that wrote
+//	                only in them; after the crash the checkpoints have no
+//	                entry yet, so every segment is recovered and the
+//	                checkpointed log start lies below the first segment,
+//	                whose snapshot recovery loads (LogLoader.recoverSegment
+//	                passes the checkpointed log start to truncateAndReload,
+//	                not the first segment's base)
 //
 // Each is written into two log directories:
 //
@@ -40,6 +48,10 @@ import (
 //	          recovery point at the last segment's base and the high
 //	          watermark below the last markers
 var BrokerShapedNames = []string{"span-0", "deleterecords-0", "expiry-0", "bump-0"}
+
+// BrokerShapedIndexInterval is the index.interval.bytes of the
+// broker-shaped partitions' topics.
+const BrokerShapedIndexInterval = 200
 
 // BrokerShapedLogDirs are the log directories WriteBrokerShaped writes.
 var BrokerShapedLogDirs = []string{"clean", "crashed"}
@@ -54,6 +66,8 @@ type brokerShaped struct {
 	logStart int64
 	// segmentBytes is segment.bytes.
 	segmentBytes int64
+	// retained: retention deleted this many leading segments.
+	retained int
 }
 
 // WriteBrokerShaped writes the broker-shaped partitions under
@@ -65,6 +79,7 @@ func WriteBrokerShaped(root string) ([]string, error) {
 		{name: "deleterecords-0", write: writeDeleteRecords, logStart: DeleteRecordsLogStart, segmentBytes: 2000},
 		{name: "expiry-0", write: writeExpiry, logStart: -1, segmentBytes: 700},
 		{name: "bump-0", write: writeBump, logStart: -1, segmentBytes: 700},
+		{name: "retention-0", write: writeRetention, logStart: -1, segmentBytes: 500, retained: 2},
 	}
 	var dirs []string
 	for _, ld := range BrokerShapedLogDirs {
@@ -73,7 +88,7 @@ func WriteBrokerShaped(root string) ([]string, error) {
 		var recovery, logStart, hw []segment.OffsetCheckpointEntry
 		for i, bs := range parts {
 			dir := filepath.Join(logDir, bs.name)
-			p, err := g.open(dir, partitionOpts{segmentBytes: bs.segmentBytes, indexInterval: 200, topic: byte(8 + i), snapshots: true})
+			p, err := g.open(dir, partitionOpts{segmentBytes: bs.segmentBytes, indexInterval: BrokerShapedIndexInterval, topic: byte(8 + i), snapshots: true})
 			if err != nil {
 				return nil, err
 			}
@@ -89,13 +104,25 @@ func WriteBrokerShaped(root string) ([]string, error) {
 			}
 			topic, part, _ := segment.ParsePartitionDirName(bs.name)
 			end := p.next
+			if bs.retained > 0 {
+				segs := p.app.Segments()
+				if err := deleteSegments(dir, segs[:bs.retained]); err != nil {
+					return nil, err
+				}
+				if !crashed {
+					// The clean shutdown checkpointed the log start retention moved.
+					logStart = append(logStart, segment.OffsetCheckpointEntry{Topic: topic, Partition: part, Offset: segs[bs.retained]})
+				}
+			}
 			rp, h := end, end
 			if crashed {
 				segs := p.app.Segments()
 				rp = segs[len(segs)-1]
 				h = p.lastMarker // the last marker not yet replicated
 			}
-			recovery = append(recovery, segment.OffsetCheckpointEntry{Topic: topic, Partition: part, Offset: rp})
+			if !crashed || bs.retained == 0 {
+				recovery = append(recovery, segment.OffsetCheckpointEntry{Topic: topic, Partition: part, Offset: rp})
+			}
 			hw = append(hw, segment.OffsetCheckpointEntry{Topic: topic, Partition: part, Offset: h})
 			if bs.logStart >= 0 {
 				logStart = append(logStart, segment.OffsetCheckpointEntry{Topic: topic, Partition: part, Offset: bs.logStart})
@@ -117,6 +144,20 @@ func WriteBrokerShaped(root string) ([]string, error) {
 		}
 	}
 	return dirs, nil
+}
+
+// deleteSegments deletes the segments at bases with the snapshots named
+// by them, as retention does (UnifiedLog.deleteSegments,
+// deleteProducerSnapshots).
+func deleteSegments(dir string, bases []int64) error {
+	for _, b := range bases {
+		for _, suffix := range []string{segment.LogSuffix, segment.IndexSuffix, segment.TimeIndexSuffix, segment.TxnIndexSuffix, segment.SnapshotSuffix} {
+			if err := os.Remove(filepath.Join(dir, segment.SegmentFileName(b, suffix))); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // producer writes one producer's batches into a broker-shaped partition.
@@ -275,5 +316,24 @@ func writeBump(p *partition) error {
 	a.marker(step(1000), decode.ControlCommit, 2, 5)
 	v2.marker(step(1000), decode.ControlCommit, 8, 5)
 	p.plain(step(1000), 1)
+	return p.err
+}
+
+// writeRetention: several segments of two producers, the first two of
+// which retention deletes.
+func writeRetention(p *partition) error {
+	a, b, gone := p.producer(7400, 0), p.producer(7401, 1), p.producer(7402, 3)
+	ts := T0 + 10_800_000
+	gone.data(ts, 2, false) // only in the segments retention deletes
+	for i := range 8 {
+		ts += 1000
+		a.data(ts, 2, false)
+		ts += 1000
+		b.data(ts, 1, true)
+		ts += 1000
+		b.marker(ts, []decode.ControlType{decode.ControlCommit, decode.ControlAbort}[i%2], 1, 2)
+	}
+	ts += 1000
+	a.data(ts, 1, false)
 	return p.err
 }
