@@ -216,7 +216,7 @@ func writeSpan(p *partition) error {
 	c.data(step(), 2, true) // C begins, never ends
 	idem.data(step(), 1, false)
 	a.marker(step(), decode.ControlAbort, 0, 4) // A aborted, rolls after it began (LSO pinned by C)
-	b.data(step(), 1, true)                      // B's next transaction
+	b.data(step(), 1, true)                     // B's next transaction
 	b.marker(step(), decode.ControlAbort, 3, 4)
 	c.data(step(), 1, true)
 	idem.data(step(), 2, false)
@@ -234,9 +234,9 @@ func writeDeleteRecords(p *partition) error {
 	a, b, c, d, e, f := p.producer(7100, 0), p.producer(7101, 0), p.producer(7102, 2), p.producer(7103, 0), p.producer(7104, 1), p.producer(7105, 0)
 	ts := T0 + 3_600_000
 	step := func() int64 { ts += 500; return ts }
-	c.data(step(), 3, false) // 0-2
-	e.data(step(), 2, true)  // 3-4
-	c.data(step(), 3, false) // 5-7
+	c.data(step(), 3, false)                    // 0-2
+	e.data(step(), 2, true)                     // 3-4
+	c.data(step(), 3, false)                    // 5-7
 	e.marker(step(), decode.ControlAbort, 1, 2) // 8: 7104 aborted
 	f.data(step(), 1, true)                     // 9: 7105 begins
 	p.plain(step(), 2)                          // 10-11
@@ -252,7 +252,7 @@ func writeDeleteRecords(p *partition) error {
 	b.marker(step(), decode.ControlCommit, 0, 2) // 7101 committed above it
 	f.data(step(), 2, true)                      // 7105's next transaction goes on from its last sequence (transaction version 1)
 	f.marker(step(), decode.ControlCommit, 0, 2)
-	d.data(step(), 2, true)                      // 7103 begins and is aborted
+	d.data(step(), 2, true) // 7103 begins and is aborted
 	c.data(step(), 2, false)
 	d.marker(step(), decode.ControlAbort, 0, 3)
 	a.data(step(), 1, true) // 7100's next transaction, aborted
