@@ -104,7 +104,18 @@ type dryRunPlan struct {
 
 func repairDryRun(t *testing.T, dir string) (runResult, dryRunPlan) {
 	t.Helper()
-	r := runKseg("repair", "--dry-run", "-o", "json", dir)
+	return repairDryRunWith(t, dir)
+}
+
+// repairDryRunAll is repair --all --dry-run.
+func repairDryRunAll(t *testing.T, dir string) (runResult, dryRunPlan) {
+	t.Helper()
+	return repairDryRunWith(t, dir, "--all")
+}
+
+func repairDryRunWith(t *testing.T, dir string, flags ...string) (runResult, dryRunPlan) {
+	t.Helper()
+	r := runKseg(append(append([]string{"repair", "--dry-run", "-o", "json"}, flags...), dir)...)
 	var p dryRunPlan
 	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
 		t.Fatalf("repair --dry-run: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)

@@ -162,11 +162,22 @@ func (b *IndexBuilder) keepChecked(index []IndexEntry, timeIndex []TimeIndexEntr
 // Size(), whose offsets end at lastOffset and whose maxTimestamp is
 // maxTimestamp, indexing it when its turn has come.
 func (b *IndexBuilder) Append(batchSize, lastOffset, maxTimestamp int64) error {
+	return b.AppendChunk(batchSize, lastOffset, maxTimestamp, lastOffset)
+}
+
+// AppendChunk is LogSegment.append of several batches at once, as a
+// follower appends a fetched chunk (UnifiedLog.appendAsFollower): size
+// bytes at position Size(), whose largest offset is largestOffset and
+// whose highest maxTimestamp is maxTimestamp, in the batch whose last
+// offset is maxTimestampOffset (shallowOffsetOfMaxTimestamp). The offset
+// index gets one entry for the whole chunk, when its turn has come: the
+// chunk's largest offset at the chunk's first position.
+func (b *IndexBuilder) AppendChunk(size, largestOffset, maxTimestamp, maxTimestampOffset int64) error {
 	if maxTimestamp > b.maxTs {
-		b.maxTs, b.maxTsOffset = maxTimestamp, lastOffset
+		b.maxTs, b.maxTsOffset = maxTimestamp, maxTimestampOffset
 	}
 	if b.size-b.lastEntryPos > b.interval {
-		if err := b.appendIndex(lastOffset, b.size); err != nil {
+		if err := b.appendIndex(largestOffset, b.size); err != nil {
 			return err
 		}
 		if err := b.maybeAppendTime(b.maxTs, b.maxTsOffset); err != nil {
@@ -177,7 +188,7 @@ func (b *IndexBuilder) Append(batchSize, lastOffset, maxTimestamp int64) error {
 	if b.size == 0 {
 		b.firstBatchTs = maxTimestamp
 	}
-	b.size += batchSize
+	b.size += size
 	return nil
 }
 

@@ -31,6 +31,12 @@ import (
 //	                bumped epoch (KIP-360), the producer back at a new
 //	                epoch from sequence 0; a transaction-version-2 producer
 //	                (KIP-890) whose every marker bumps its epoch
+//	follower-0      a follower's replica: the batches were appended a
+//	                fetched chunk of three at a time, so each offset-index
+//	                entry names the last offset of the chunk at the
+//	                position of its first batch (LogSegment.append); the
+//	                leader's replica of the same batches has one entry per
+//	                batch
 //	retention-0     retention deleted the first two segments (and the
 //	                snapshots at their bases), with a producer that wrote
 //	                only in them; after the crash the checkpoints have no
@@ -68,6 +74,8 @@ type brokerShaped struct {
 	segmentBytes int64
 	// retained: retention deleted this many leading segments.
 	retained int
+	// chunk: a follower appended the batches this many at a time.
+	chunk int
 }
 
 // WriteBrokerShaped writes the broker-shaped partitions under
@@ -80,6 +88,7 @@ func WriteBrokerShaped(root string) ([]string, error) {
 		{name: "expiry-0", write: writeExpiry, logStart: -1, segmentBytes: 700},
 		{name: "bump-0", write: writeBump, logStart: -1, segmentBytes: 700},
 		{name: "retention-0", write: writeRetention, logStart: -1, segmentBytes: 500, retained: 2},
+		{name: "follower-0", write: writeFollower, logStart: -1, segmentBytes: 1500, chunk: 3},
 	}
 	var dirs []string
 	for _, ld := range BrokerShapedLogDirs {
@@ -93,6 +102,7 @@ func WriteBrokerShaped(root string) ([]string, error) {
 				return nil, err
 			}
 			p.track.expireMs = 86_400_000
+			p.chunk = bs.chunk
 			p.noEndSnapshot = crashed
 			p.epoch = 2
 			if err := bs.write(p); err != nil {
@@ -335,5 +345,34 @@ func writeRetention(p *partition) error {
 	}
 	ts += 1000
 	a.data(ts, 1, false)
+	return p.err
+}
+
+// writeFollower: idempotent producers and committed transactions (a
+// follower's .txnindex entries would be computed per chunk, which this
+// writer does not model), one left open.
+func writeFollower(p *partition) error {
+	a, b, c, t := p.producer(7500, 0), p.producer(7501, 2), p.producer(7502, 0), p.producer(7503, 1)
+	ts := T0 + 14_400_000
+	for i := range 10 {
+		ts += 1000
+		a.data(ts, 2, false)
+		ts += 1000
+		b.data(ts, 1, false)
+		ts += 1000
+		t.data(ts, 1, true)
+		if i%3 == 2 {
+			ts += 1000
+			t.marker(ts, decode.ControlCommit, 1, 1)
+		}
+		if i%4 == 0 {
+			ts += 1000
+			c.data(ts, 3, false)
+		}
+		if i%5 == 4 {
+			ts += 1000
+			p.plain(ts, 2)
+		}
+	}
 	return p.err
 }

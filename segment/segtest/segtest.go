@@ -131,6 +131,11 @@ type partition struct {
 	noEndSnapshot bool
 	// lastMarker is the offset of the last transaction marker appended.
 	lastMarker int64
+	// chunk > 1: batches go to the log a chunk of that many at a time, as
+	// a follower appends what it fetched (Appender.AppendChunk); pending
+	// are those not appended yet.
+	chunk   int
+	pending [][]byte
 }
 
 type partitionOpts struct {
@@ -196,21 +201,46 @@ func (p *partition) raw(raw []byte) {
 		p.err = err
 		return
 	}
-	if err := p.app.Append(raw); err != nil {
-		p.err = err
-		return
-	}
 	p.next = b.LastOffset() + 1
-	if b.IsLegacy() {
+	p.pending = append(p.pending, raw)
+	if len(p.pending) >= p.chunk {
+		p.flush()
+	}
+}
+
+// flush appends the pending batches (a leader's one, a follower's chunk),
+// then follows their producer state and writes the .txnindex entries
+// their ABORT markers complete: the state a roll's snapshot takes is the
+// one before the chunk.
+func (p *partition) flush() {
+	if p.err != nil || len(p.pending) == 0 {
 		return
 	}
-	aborted, err := p.track.apply(&b)
-	if err != nil {
+	chunk := p.pending
+	p.pending = nil
+	if err := p.app.AppendChunk(chunk); err != nil {
 		p.err = err
 		return
 	}
-	if aborted != nil {
-		p.err = p.app.AppendAbortedTxn(*aborted)
+	for _, raw := range chunk {
+		b, err := decode.ParseBatch(raw)
+		if err != nil {
+			p.err = err
+			return
+		}
+		if b.IsLegacy() {
+			continue
+		}
+		aborted, err := p.track.apply(&b)
+		if err != nil {
+			p.err = err
+			return
+		}
+		if aborted != nil {
+			if p.err = p.app.AppendAbortedTxn(*aborted); p.err != nil {
+				return
+			}
+		}
 	}
 }
 
@@ -244,6 +274,7 @@ func (p *partition) legacy(m decode.LegacySpec) {
 // close finishes the log: the clean-shutdown producer snapshot at the log
 // end offset (UnifiedLog.close), then the Appender's Close.
 func (p *partition) close() error {
+	p.flush()
 	if p.err != nil {
 		_ = p.app.Close()
 		return p.err
