@@ -302,6 +302,15 @@ func replayPartition(s *Streams, g *globalOptions, o *replayPSMOptions, dir stri
 	if pf, ok := pendingEditFinding(dir); ok {
 		res.Anomalies = append(res.Anomalies, pf)
 	}
+	// The replay reads the segments in order and cannot tell which of two
+	// overlapping ones a fetch would read: dump's segment-overlap.
+	overlaps, err := segment.SegmentOverlaps(pd)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range overlaps {
+		res.Anomalies = append(res.Anomalies, o.Finding())
+	}
 	v.Result, v.Opts = res, opts
 	if target != "" {
 		if fi, err := os.Stat(target); err == nil && fi.IsDir() {

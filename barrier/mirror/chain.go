@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -402,6 +403,18 @@ func VerifyEdge(upstream, downstream string, opts ChainOptions) (*EdgeReport, er
 		rep.ProducersReused = append(rep.ProducersReused, pid)
 	}
 	slices.Sort(rep.ProducersReused)
+	// D's segments whose offsets run into the next segment's: the walk
+	// meets the next segment's batches as going backwards (reordered),
+	// which says where, not why.
+	overlaps, err := segment.SegmentOverlaps(d.pd)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range overlaps {
+		f := o.Finding()
+		f.File = filepath.Base(o.Log)
+		rep.Findings = append(rep.Findings, f)
+	}
 	slices.SortStableFunc(rep.Findings, func(a, b finding.Finding) int { return cmp.Compare(a.Offset, b.Offset) })
 	if rep.Status == EdgeDiverged || !rep.OK() {
 		rep.Status = EdgeDiverged

@@ -177,6 +177,12 @@ const (
 // such a segment, kseg repair does not.
 const RefuseOffsetOverflow edit.Reason = "offset-overflow"
 
+// RefuseOverlapStraddles: a segment's offsets run into the next
+// segment's, and the batch where they start to overlap begins below the
+// next segment's base offset: a cut would lose the offsets below it,
+// which only this segment holds.
+const RefuseOverlapStraddles edit.Reason = "segment-overlap"
+
 // PlanRepair reads the partition directory dir and plans its repair. It
 // changes nothing. Refusals are *edit.RefusalError; anything else is I/O. When
 // dir holds the journal of an interrupted repair, the plan is the
@@ -232,6 +238,9 @@ type planner struct {
 	checkEnd func(onDisk []segment.SnapshotEntry) (psm.SnapshotCheck, error)
 	// cleanShutdown: the log directory holds .kafka_cleanshutdown.
 	cleanShutdown bool
+	// overlapBefore maps the base offset of a segment whose offsets run
+	// into the next segment's to that segment's base (segment.Overlap).
+	overlapBefore map[int64]int64
 }
 
 func (rp *planner) warnf(format string, args ...any) {
@@ -287,6 +296,9 @@ func (rp *planner) plan() (*Plan, error) {
 		return nil, err
 	}
 	first := rp.scope(segs)
+	if err := rp.overlaps(); err != nil {
+		return nil, err
+	}
 	scans, cutAt, err := rp.examine(segs, first)
 	if err != nil {
 		return nil, err
@@ -421,6 +433,31 @@ func (rp *planner) scope(segs []segment.SegmentFiles) int {
 	return first
 }
 
+// overlaps finds the segments whose offsets run into the next segment's
+// (segment.SegmentOverlaps). Kafka's LogLoader loads them as they are;
+// repair cuts each where LogSegment.truncateTo(the next base offset)
+// would, keeping the segments after it, whatever the recovery point. It
+// refuses when the batch at the cut begins below the next base: those
+// offsets exist only in this segment.
+func (rp *planner) overlaps() error {
+	found, err := segment.SegmentOverlaps(rp.pd)
+	if err != nil {
+		return err
+	}
+	for _, o := range found {
+		if o.Straddles {
+			return edit.Refuse(RefuseOverlapStraddles, o.Log,
+				"its offsets run into the next segment %s (offsets %d..%d are in both), and the batch at position %d begins below %d: a cut there would lose the offsets below %d, which only this segment holds. Inspect both with kseg dump --offsets",
+				filepath.Base(o.NextLog), o.Next, o.NextOffset-1, o.Position, o.Next, o.Next)
+		}
+		if rp.overlapBefore == nil {
+			rp.overlapBefore = map[int64]int64{}
+		}
+		rp.overlapBefore[o.Segment] = o.Next
+	}
+	return nil
+}
+
 // examine is pass 1: it scans the segments from first on until one is cut
 // (cutAt is its index in segs, -1 when none is). Below the recovery point
 // only a missing .index or a .txnindex failing its sanity check makes the
@@ -435,13 +472,17 @@ func (rp *planner) examine(segs []segment.SegmentFiles, first int) (scans []*seg
 		} else if p.RecoveryPoint < 0 {
 			why = "no recovery point"
 		}
+		before := rp.overlapBefore[s.BaseOffset]
 		if i < first {
 			why = belowRecoveryPoint(s)
+			if before > 0 {
+				why = fmt.Sprintf("below the recovery point, but its offsets run into the next segment %d", before)
+			}
 			if why == "" {
 				continue
 			}
 		}
-		sr, err := rp.scan(s)
+		sr, err := rp.scan(s, before)
 		if err != nil {
 			return nil, -1, err
 		}
@@ -451,10 +492,11 @@ func (rp *planner) examine(segs []segment.SegmentFiles, first int) (scans []*seg
 		scans = append(scans, sr)
 		p.Segments = append(p.Segments, Segment{BaseOffset: s.BaseOffset, Log: filepath.Base(s.Log), Size: sr.size, Why: why,
 			ValidBytes: sr.valid, Batches: sr.batches, NextOffset: sr.next, Cut: sr.cut})
-		if sr.cut != nil && i >= first {
+		overlap := sr.cut != nil && sr.cut.Kind == finding.SegmentOverlap
+		if sr.cut != nil && i >= first && !overlap {
 			return scans, i, nil
 		}
-		if sr.cut != nil {
+		if sr.cut != nil && !overlap {
 			rp.warnf("segment %d lies below the recovery point and is truncated at position %d; the broker truncates it without deleting the later segments, and so does kseg", s.BaseOffset, sr.cut.Position)
 		}
 	}
@@ -576,14 +618,14 @@ func frameSegment(s segment.SegmentFiles) (batches, end, size int64, err error) 
 // scan reads one segment as LogSegment.recover does (segment.Recover),
 // rebuilding its indexes and checking the existing ones against the kept
 // batches in the same pass.
-func (rp *planner) scan(s segment.SegmentFiles) (*segRepair, error) {
+func (rp *planner) scan(s segment.SegmentFiles, before int64) (*segRepair, error) {
 	ib := segment.NewIndexBuilder(s.BaseOffset, rp.opts.IndexIntervalBytes)
 	iv, err := segment.NewIndexCheck(s)
 	if err != nil {
 		return nil, err
 	}
 	var ierr error
-	r, err := segment.Recover(s.Log, s.BaseOffset, segment.RecoverOptions{Progress: rp.opts.Progress, OnBatch: func(pos int64, b *decode.Batch) bool {
+	r, err := segment.Recover(s.Log, s.BaseOffset, segment.RecoverOptions{Progress: rp.opts.Progress, Before: before, OnBatch: func(pos int64, b *decode.Batch) bool {
 		iv.Batch(pos, b)
 		ierr = ib.Append(b.Size(), b.LastOffset(), b.MaxTimestamp)
 		return ierr == nil

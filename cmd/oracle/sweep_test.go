@@ -55,6 +55,7 @@ var scenarios = []scenario{
 	{name: "repair corrupt .index", damage: corruptIndex, args: repairArgs(), recovery: true},
 	{name: "repair truncated .timeindex", damage: truncateTimeIndex, args: repairArgs(), recovery: true},
 	{name: "repair deleted .txnindex", damage: deleteTxnIndex, args: repairArgs(), recovery: true},
+	{name: "repair overlapping segments", damage: overlapSegments, args: repairArgs(), recovery: true},
 	{name: "inject-barrier --repair-tail", damage: tearTail, args: func(dir, _, backup string, ts int64) [][]string {
 		return [][]string{{"inject-barrier", "--repair-tail", "--yes", "--timestamp", strconv.FormatInt(ts, 10), "--backup-dir", backup, dir}}
 	}},
@@ -138,6 +139,38 @@ func deleteTxnIndex(dir string) (bool, error) {
 
 var errSkip = fmt.Errorf("nothing to damage")
 
+// overlapSegments appends the last segment's batches to the segment
+// before it, as a write through a hard link into a copy seeded with cp -al
+// left it (issue 28, item 4): the two segments then overlap.
+func overlapSegments(dir string) (bool, error) {
+	pd, err := segment.OpenPartitionDir(dir)
+	if err != nil {
+		return false, err
+	}
+	var logs []string
+	for _, s := range pd.Segments {
+		if s.Log != "" {
+			logs = append(logs, s.Log)
+		}
+	}
+	if len(logs) < 2 {
+		return false, nil
+	}
+	last, err := os.ReadFile(logs[len(logs)-1])
+	if err != nil || len(last) == 0 {
+		return false, err
+	}
+	f, err := os.OpenFile(logs[len(logs)-2], os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return false, err
+	}
+	if _, err := f.Write(last); err != nil {
+		f.Close()
+		return false, err
+	}
+	return true, f.Close()
+}
+
 // damageLast applies f to the file pick names, in the last segment where f
 // finds something to damage.
 func damageLast(dir string, pick func(segment.SegmentFiles) string, f func(path string, content []byte) error) (bool, error) {
@@ -177,7 +210,7 @@ func init() {
 	// emptied by the second run's v1 batches), while LogSegment.recover
 	// only ever assigns epochs and never clears them: a broker that
 	// recovers the copy records epoch 0 from the first v2 batch again.
-	for _, p := range []string{"v1-v1c-v2-v2c-v2b-v2b-v2b-v2bc-v1b-v1bc/test-88-0", "v2b-v1/test-feisty-0", "v2bc-v1-v1c/test-hardy-0", "v2bc-v1/test-hardy-0"} {
+	for _, p := range []string{"v1-v1c-v2-v2c-v2b-v2b-v2b-v2bc-v1b-v1bc/test-88-0", "v2b-v1/test-feisty-0", "v2bc-v1/test-hardy-0", "v2bc-v1c/test-karmic-0"} {
 		outputDifferences["real/segmentio__kafka-go/"+p+"|mirror in two steps"] = "the append path clears leader epochs at a v1 batch, recovery does not"
 	}
 }
@@ -339,7 +372,8 @@ func runScenario(t *testing.T, sc scenario, p partition, base string, ts int64, 
 		args = slices.Insert(args, 1, p.flags()...)
 		r := kseg(args...)
 		if r.code != 0 {
-			return fmt.Sprintf("exit %d: %s", r.code, firstLine(r.stderr+r.stdout))
+			why, _, _ := strings.Cut(firstLine(r.stderr+r.stdout), base)
+			return fmt.Sprintf("exit %d: %s", r.code, why)
 		}
 	}
 	out.dir = target
@@ -464,4 +498,45 @@ var sweepDefault = []string{
 	"real/sagarrao1__kafka/MultiNode/kafka-logs-1/my_topic-3",
 	"real/devandref__apache-kafka-eda-study/data/product-created-events-topic-2",
 	"real/segmentio__kafka-go/v1-v1c-v2-v2c-v2b-v2b-v2b-v2bc-v1b-v1bc/test-88-0",
+}
+
+// TestKafkaLoadsOverlappingSegments: what a broker does with a segment
+// whose offsets run into the next segment's (issue 28, item 4), asked of
+// Kafka's own loader: it loads both segments as they are, after a clean
+// and after an unclean start alike, and throws nothing; so kseg reports
+// the overlap itself (segment-overlap) and repair cuts it, where
+// LogSegment.truncateTo would.
+func TestKafkaLoadsOverlappingSegments(t *testing.T) {
+	o := kafkaoracle.Find(t)
+	var reqs []kafkaoracle.Request
+	for _, mode := range []kafkaoracle.Mode{kafkaoracle.Clean, kafkaoracle.Unclean} {
+		dir, err := kafkaoracle.Stage(filepath.Join(testdataDir, "partitions", "orders-0"), filepath.Join(t.TempDir(), string(mode)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := overlapSegments(dir); !ok || err != nil {
+			t.Fatalf("overlapSegments: %v %v", ok, err)
+		}
+		reqs = append(reqs, kafkaoracle.Request{Dir: dir, Mode: mode, Extra: []string{"--config", "index.interval.bytes=512"}})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), kafkaoracle.Timeout)
+	defer cancel()
+	loads, err := o.Run(ctx, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range loads {
+		if e := l.Failed(); e != nil {
+			t.Errorf("mode %s: the load threw %s", l.Inputs.Mode, e)
+			continue
+		}
+		if n := len(l.Segments); n != 3 || l.Segments[1].NextOffset != 73 || l.Segments[2].BaseOffset != 53 || l.LogEndOffset != 73 {
+			t.Errorf("mode %s: segments %+v, log end %d: Kafka's loader no longer keeps overlapping segments as they are; docs/troubleshooting.md (segment-overlap) says it does", l.Inputs.Mode, l.Segments, l.LogEndOffset)
+		}
+		for _, c := range l.FileChanges {
+			if strings.HasSuffix(c.File, segment.LogSuffix) {
+				t.Errorf("mode %s: the load %s", l.Inputs.Mode, c)
+			}
+		}
+	}
 }
