@@ -15,7 +15,7 @@ import (
 )
 
 // textReplayPSMPrinter prints a summary, then the producers as a table
-// (tablewriter with --output table or on a terminal; plain aligned
+// (renderTable with --output table or on a terminal; plain aligned
 // columns when piped, stable for scripts), then transactions, barriers,
 // snapshot checks and anomalies.
 type textReplayPSMPrinter struct {
@@ -160,6 +160,16 @@ func (p *textReplayPSMPrinter) producers(w *bufio.Writer, ls lister, v *replayPS
 			rows[i] = []string{i64(e.ProducerID), i64(int64(e.ProducerEpoch)), i64(int64(e.LastSeq())), i64(e.LastDataOffset()),
 				i64(int64(e.LastOffsetDelta())), i64(e.LastTimestamp), i64(int64(e.CoordinatorEpoch)), orDash(e.CurrentTxnFirstOffset),
 				strconv.Itoa(len(e.Batches))}
+		}
+		if p.table && !p.s.wide {
+			// The table fits a 100-column terminal without offsetDelta
+			// and coordinatorEpoch (--output wide, and the piped
+			// columns, have them).
+			drop := func(row []string) []string { return append(append(row[:4:4], row[5]), row[7:]...) }
+			header = drop(header)
+			for i := range rows {
+				rows[i] = drop(rows[i])
+			}
 		}
 		c := ls.cut(len(rows))
 		p.render(w, header, c.rows(rows))

@@ -242,17 +242,10 @@ func startPosition(lf *segment.LogFile, seg segment.SegmentFiles, start, limit i
 // CRC-checked on a second core (segment.CRCScanner) while the state
 // machine runs here, in log order, as LogSegment.recover runs it.
 func (r *rebuilder) scanSegment(m *Manager, segIdx int, seg segment.SegmentFiles, start, end int64, barriersOnly bool, visit batchVisitor) (done bool, err error) {
-	lf, err := segment.OpenLog(seg.Log)
-	if err != nil {
+	sc, err := r.openSegment(seg, start, r.opts.VerifyCRC && !barriersOnly)
+	if err != nil || sc == nil {
 		return false, err
 	}
-	defer lf.Close()
-	limit, limited := r.opts.SegmentLimits[seg.BaseOffset]
-	if limited && limit <= 0 {
-		return false, nil // cut to nothing
-	}
-	sc := lf.CRCScanner(segment.ScanOptions{Start: startPosition(lf, seg, start, limit), Limit: limit, Mmap: !r.opts.ReadSegments},
-		r.opts.VerifyCRC && !barriersOnly)
 	defer sc.Close()
 	// A mapped segment that a broker truncates under the replay faults on
 	// access: an error for the segment instead of a crash.
@@ -356,6 +349,37 @@ func (r *rebuilder) truncate(end int64) {
 	r.truncatedAt, r.leo = end, end
 }
 
+// openSegment starts the scan of seg for a replay from start: its file,
+// mapped, its CRCs checked on a second core, from the batch the offset
+// index points to; or the Source's scan. nil: a SegmentLimits cut it to
+// nothing.
+func (r *rebuilder) openSegment(seg segment.SegmentFiles, start int64, checkCRC bool) (SegmentScanner, error) {
+	if r.opts.Source != nil {
+		return r.opts.Source.ScanSegment(seg)
+	}
+	limit, limited := r.opts.SegmentLimits[seg.BaseOffset]
+	if limited && limit <= 0 {
+		return nil, nil // cut to nothing
+	}
+	lf, err := segment.OpenLog(seg.Log)
+	if err != nil {
+		return nil, err
+	}
+	sc := lf.CRCScanner(segment.ScanOptions{Start: startPosition(lf, seg, start, limit), Limit: limit, Mmap: !r.opts.ReadSegments}, checkCRC)
+	return &fileScanner{CRCScanner: sc, lf: lf}, nil
+}
+
+// fileScanner is a segment's CRCScanner with its file, closed together.
+type fileScanner struct {
+	*segment.CRCScanner
+	lf *segment.LogFile
+}
+
+func (f *fileScanner) Close() {
+	f.CRCScanner.Close()
+	f.lf.Close()
+}
+
 // faultError is the error for a memory fault e met reading the mapped
 // file path (a broker truncated it under the read); any other panic goes
 // on.
@@ -437,6 +461,18 @@ func (r *rebuilder) logEnd() (end int64, err error) {
 		return r.logStart, nil
 	}
 	seg := r.segs[len(r.segs)-1]
+	if r.opts.Source != nil {
+		sc, err := r.opts.Source.ScanSegment(seg)
+		if err != nil {
+			return 0, err
+		}
+		defer sc.Close()
+		end = seg.BaseOffset
+		for sc.Next() {
+			end = max(end, sc.Batch().NextOffset())
+		}
+		return end, sc.Err()
+	}
 	limit, limited := r.opts.SegmentLimits[seg.BaseOffset]
 	if limited && limit <= 0 {
 		return seg.BaseOffset, nil
@@ -472,7 +508,11 @@ func LogEndOffset(dir *segment.PartitionDir) (int64, error) {
 // readSnapshot reads a snapshot; corruption is reported once per file and
 // returned as ok == false.
 func (r *rebuilder) readSnapshot(m *Manager, s segment.SnapshotFile, fallback bool) ([]segment.SnapshotEntry, bool, error) {
-	entries, err := segment.ReadProducerSnapshot(s.Path)
+	read := segment.ReadProducerSnapshot
+	if r.opts.Source != nil {
+		read = func(string) ([]segment.SnapshotEntry, error) { return r.opts.Source.ReadSnapshot(s) }
+	}
+	entries, err := read(s.Path)
 	if err == nil {
 		return entries, true, nil
 	}
@@ -1054,12 +1094,10 @@ func (r *rebuilder) producersBefore(start int64) map[int64]bool {
 	if seg.BaseOffset >= start {
 		return nil
 	}
-	lf, err := segment.OpenLog(seg.Log)
-	if err != nil {
+	sc, err := r.openSegment(seg, seg.BaseOffset, false)
+	if err != nil || sc == nil {
 		return nil
 	}
-	defer lf.Close()
-	sc := lf.Scanner(segment.ScanOptions{BufferSize: 64 << 10})
 	defer sc.Close()
 	var out map[int64]bool
 	for sc.Next() {
@@ -1087,6 +1125,19 @@ func (r *rebuilder) batchTimestampAt(offset int64) (int64, bool) {
 		}
 	}
 	if seg < 0 {
+		return 0, false
+	}
+	if r.opts.Source != nil {
+		sc, err := r.opts.Source.ScanSegment(r.segs[seg])
+		if err != nil {
+			return 0, false
+		}
+		defer sc.Close()
+		for sc.Next() {
+			if b := sc.Batch(); b.LastOffset() >= offset {
+				return b.MaxTimestamp, b.BaseOffset <= offset
+			}
+		}
 		return 0, false
 	}
 	lf, err := segment.OpenLog(r.segs[seg].Log)

@@ -90,6 +90,7 @@ const (
 	NotCompared
 	LeaderEpoch
 	LeaderEpochMismatch
+	DigestOlder
 
 	// The whole-broker views (groups, txns, metadata).
 	OffsetBelowLogStart
@@ -194,6 +195,9 @@ var registry = [numKinds]struct {
 	// error.
 	LeaderEpoch:         {"leader-epoch", Info},
 	LeaderEpochMismatch: {"leader-epoch-mismatch", Error},
+	// One side of an edge is a digest (kseg digest) taken before the
+	// other side wrote the data it is compared with: not compared.
+	DigestOlder: {"digest-older", Warning},
 
 	OffsetBelowLogStart:          {"offset-below-log-start", Error},
 	OffsetAboveLogEnd:            {"offset-above-log-end", Error},
