@@ -1086,7 +1086,7 @@ func (r *rebuilder) segmentOf(offset int64) int {
 // begin, a sequence that goes on from a batch below the log start) is the
 // log start's doing, not the log's. Read without reporting anything; nil
 // when start is a segment's base.
-func (r *rebuilder) producersBefore(start int64) map[int64]bool {
+func (r *rebuilder) producersBefore(start int64) (out map[int64]bool) {
 	if len(r.segs) == 0 {
 		return nil
 	}
@@ -1099,7 +1099,15 @@ func (r *rebuilder) producersBefore(start int64) map[int64]bool {
 		return nil
 	}
 	defer sc.Close()
-	var out map[int64]bool
+	// A mapped segment truncated under the read faults: the replay that
+	// follows reports it; here it only ends the list.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if e := recover(); e != nil {
+			_ = faultError(seg.Log, e) // panics again on anything but a fault
+			out = nil
+		}
+	}()
 	for sc.Next() {
 		b := sc.Batch()
 		if b.LastOffset() >= start {
