@@ -126,7 +126,7 @@ func (pl *planner) straySnapshotOps(remaining []*segScan) error {
 		}
 		p.SnapshotsDeleted = append(p.SnapshotsDeleted, d.Offset)
 		name := segment.SegmentFileName(d.Offset, segment.SnapshotSuffix)
-		if err := pl.ops.Delete(filepath.Join(pl.dir, name), "producer snapshot the broker deletes at load: it "+d.Why); err != nil {
+		if err := pl.ops.Delete(filepath.Join(pl.dir, name), "producer snapshot that "+d.Why); err != nil {
 			return err
 		}
 	}

@@ -447,7 +447,7 @@ func (rp *planner) overlaps() error {
 	for _, o := range found {
 		if o.Straddles {
 			return edit.Refuse(RefuseOverlapStraddles, o.Log,
-				"its offsets run into the next segment %s (offsets %d..%d are in both), and the batch at position %d begins below %d: a cut there would lose the offsets below %d, which only this segment holds. Inspect both with kseg dump --offsets",
+				"its offsets run into the next segment %s (offsets %d..%d are in both), and the batch at position %d begins below %d: a cut there would lose the offsets below %d, which only this segment holds. Compare the two segments' batches (kseg dump) and decide by hand",
 				filepath.Base(o.NextLog), o.Next, o.NextOffset-1, o.Position, o.Next, o.Next)
 		}
 		if rp.overlapBefore == nil {
@@ -967,13 +967,7 @@ func (rp *planner) planEndSnapshot(res *psm.Result) error {
 		onDisk = nil
 		err = nil
 	}
-	// Only a change to what the producer state is rebuilt from (a cut, a
-	// deleted segment or snapshot) calls for a new snapshot at the end:
-	// rebuilt .index/.timeindex files do not change producer state, and
-	// without a change the broker writes the end snapshot itself at load.
-	changed := slices.ContainsFunc(rp.ops.List, func(op edit.FileOp) bool {
-		return !strings.HasSuffix(op.Name, segment.IndexSuffix) && !strings.HasSuffix(op.Name, segment.TimeIndexSuffix)
-	})
+	changed := rp.changesState()
 	switch {
 	case exists && onDisk != nil && end <= p.LogStartOffset && !changed:
 		// replay-psm's verdict on the same file: the broker deletes it at
@@ -1011,17 +1005,29 @@ func (rp *planner) planEndSnapshot(res *psm.Result) error {
 	return err
 }
 
-// planStraySnapshots deletes, when the repair changes anything, the
-// producer snapshots a broker deletes at its next load of the repaired
-// partition (segment.SnapshotsDeletedAtLoad): the stray ones beside the
-// snapshot written at the new log end (removeStraySnapshots keeps only the
-// newest), and those at or below the log start (truncateAndReload), so
-// that the repair leaves the directory as the broker leaves it. kept are
-// the segments that remain. A repair with nothing else to do leaves them
-// to the broker (replay-psm notes them as snapshot-ignored).
+// changesState reports whether the plan so far changes what the producer
+// state is rebuilt from (a cut, a deleted segment or snapshot, a
+// .txnindex): rebuilt .index/.timeindex files do not, and a repair that
+// only creates or rebuilds them leaves the snapshots to the broker.
+func (rp *planner) changesState() bool {
+	return slices.ContainsFunc(rp.ops.List, func(op edit.FileOp) bool {
+		return !strings.HasSuffix(op.Name, segment.IndexSuffix) && !strings.HasSuffix(op.Name, segment.TimeIndexSuffix)
+	})
+}
+
+// planStraySnapshots deletes, when the repair changes the log or what its
+// producer state is rebuilt from (changesState), the producer snapshots a
+// broker deletes at its next load of the repaired partition
+// (segment.SnapshotsDeletedAtLoad): the stray ones beside the snapshot
+// written at the new log end (removeStraySnapshots keeps only the newest),
+// and those at or below the log start (truncateAndReload), so that the
+// repair leaves the directory as the broker leaves it. kept are the
+// segments that remain. A repair with nothing else to do, or that only
+// creates or rebuilds indexes, leaves them to the broker (replay-psm notes
+// them as snapshot-ignored).
 func (rp *planner) planStraySnapshots(kept []segment.SegmentFiles) error {
 	p := rp.p
-	if len(rp.ops.List) == 0 {
+	if !rp.changesState() {
 		return nil
 	}
 	var offsets []int64
@@ -1042,7 +1048,7 @@ func (rp *planner) planStraySnapshots(kept []segment.SegmentFiles) error {
 		name := segment.SegmentFileName(d.Offset, segment.SnapshotSuffix)
 		rp.find(finding.SnapshotIgnored, filepath.Join(rp.dir, name), -1, "%s %s", name, d.Why)
 		p.SnapshotsDeleted = append(p.SnapshotsDeleted, d.Offset)
-		if err := rp.ops.Delete(filepath.Join(rp.dir, name), "producer snapshot the broker deletes at load"); err != nil {
+		if err := rp.ops.Delete(filepath.Join(rp.dir, name), "producer snapshot that "+d.Why); err != nil {
 			return err
 		}
 	}
