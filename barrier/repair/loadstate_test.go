@@ -86,3 +86,31 @@ func TestRepairLeavesWhatTheBrokerLoads(t *testing.T) {
 	}
 	assertRepaired(t, "torn tail in a new epoch", dir)
 }
+
+// TestRepairWritesNoSnapshotAtTheLogStart: a torn first batch leaves the
+// log end at the log start; a snapshot there is one the broker deletes at
+// load (truncateAndReload drops those at or below the log start), so the
+// repair writes none (issue 27, item 4: it wrote 00000000000000000000.snapshot).
+func TestRepairWritesNoSnapshotAtTheLogStart(t *testing.T) {
+	dir, err := kafkaoracle.Stage(filepath.Join("..", "..", "testdata", "broken", "torn-tail", "events-0"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix)), 50); err != nil {
+		t.Fatal(err)
+	}
+	p := mustPlanRepair(t, dir, Options{})
+	if p.NewLogEndOffset != 0 || p.SnapshotOffset >= 0 {
+		t.Fatalf("new log end %d, snapshot at %d: want the log empty and no snapshot", p.NewLogEndOffset, p.SnapshotOffset)
+	}
+	if _, err := Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "backup")}); err != nil {
+		t.Fatal(err)
+	}
+	pd, err := segment.OpenPartitionDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pd.Snapshots) != 0 {
+		t.Errorf("snapshots after the repair: %+v; the broker deletes a snapshot at the log start", pd.Snapshots)
+	}
+}
