@@ -1,7 +1,6 @@
 package psm
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/kseg/kseg/segment"
@@ -18,14 +17,11 @@ import (
 // rebuild (origin REPLICATION) checks neither (issue 27, item 3). They
 // used to be marker-without-txn and sequence-gap.
 func TestLogStartInsideATransactionIsNoAnomaly(t *testing.T) {
-	dirs, err := segtest.WriteBrokerShaped(t.TempDir())
+	dirs, err := segtest.BrokerShaped(t.TempDir(), "deleterecords-0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, dir := range dirs {
-		if filepath.Base(dir) != "deleterecords-0" {
-			continue
-		}
 		pd, err := segment.OpenPartitionDir(dir)
 		if err != nil {
 			t.Fatal(err)

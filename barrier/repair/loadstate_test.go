@@ -20,14 +20,11 @@ import (
 // (issue 27, item 2). repair --all used to replay from the log start,
 // call the healthy .txnindex txnindex-mismatch and plan to replace it.
 func TestRepairAllWithLogStartInsideASegment(t *testing.T) {
-	dirs, err := segtest.WriteBrokerShaped(t.TempDir())
+	dirs, err := segtest.BrokerShaped(t.TempDir(), "deleterecords-0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, dir := range dirs {
-		if filepath.Base(dir) != "deleterecords-0" {
-			continue
-		}
 		p := mustPlanRepair(t, dir, Options{All: true})
 		if !p.NothingToDo || finding.HasErrors(p.Findings) {
 			t.Errorf("%s: repair --all on a healthy partition plans %d operations: %+v; findings %+v", dir, len(p.Ops), p.Ops, p.Findings)

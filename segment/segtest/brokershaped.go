@@ -170,6 +170,26 @@ func deleteSegments(dir string, bases []int64) error {
 	return nil
 }
 
+// BrokerShaped writes the broker-shaped partitions under root
+// (WriteBrokerShaped) and returns the directories of those named name, one
+// per log directory ("" returns every partition).
+func BrokerShaped(root, name string) ([]string, error) {
+	dirs, err := WriteBrokerShaped(root)
+	if err != nil || name == "" {
+		return dirs, err
+	}
+	var out []string
+	for _, d := range dirs {
+		if filepath.Base(d) == name {
+			out = append(out, d)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no broker-shaped partition %q", name)
+	}
+	return out, nil
+}
+
 // producer writes one producer's batches into a broker-shaped partition.
 type producer struct {
 	p     *partition
