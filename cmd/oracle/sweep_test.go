@@ -201,9 +201,8 @@ func damageLast(dir string, pick func(segment.SegmentFiles) string, f func(path 
 // outputDifferences are the outputs Kafka's load changes though the
 // command did what a broker does, each with the reason (docs/psm.md,
 // "Where kseg and a broker may differ"), keyed by partition and scenario.
-var outputDifferences = map[string]string{}
-
-func init() {
+var outputDifferences = func() map[string]string {
+	m := map[string]string{}
 	// A topic that went back from message format v2 to v1: mirror appends
 	// as a follower does (UnifiedLog.append clears the leader epoch cache
 	// on a batch below magic 2, so the destination's checkpoint is
@@ -211,9 +210,10 @@ func init() {
 	// only ever assigns epochs and never clears them: a broker that
 	// recovers the copy records epoch 0 from the first v2 batch again.
 	for _, p := range []string{"v1-v1c-v2-v2c-v2b-v2b-v2b-v2bc-v1b-v1bc/test-88-0", "v2b-v1/test-feisty-0", "v2bc-v1/test-hardy-0", "v2bc-v1c/test-karmic-0"} {
-		outputDifferences["real/segmentio__kafka-go/"+p+"|mirror in two steps"] = "the append path clears leader epochs at a v1 batch, recovery does not"
+		m["real/segmentio__kafka-go/"+p+"|mirror in two steps"] = "the append path clears leader epochs at a v1 batch, recovery does not"
 	}
-}
+	return m
+}()
 
 // output is one write command's output, judged by two loads: as the log
 // directory says (broker), and after an unclean shutdown on a copy.
