@@ -376,6 +376,9 @@ func runScenario(t *testing.T, sc scenario, p partition, base string, ts int64, 
 			return fmt.Sprintf("exit %d: %s", r.code, why)
 		}
 	}
+	if _, err := os.Stat(target); err != nil {
+		return "nothing written (an empty source)"
+	}
 	out.dir = target
 	out.written = map[string]bool{}
 	for name, h := range hashes(t, target) {
