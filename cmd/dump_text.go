@@ -139,6 +139,8 @@ func (p *textDumpPrinter) Record(bv *batchView, rv *recordView) {
 		}
 		if rv.Internal != nil {
 			w = append(append(w, ' '), textInternal(p.st, rv)...)
+		} else if rv.MM2Topic != "" {
+			w = append(append(w, ' '), textMM2(p.st, rv)...)
 		} else if p.o.printData {
 			w = appendData(append(w, " key "...), r.Key, p.o.keyFormat)
 			w = appendData(append(w, " value "...), r.Value, p.o.valueFormat)

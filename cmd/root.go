@@ -136,6 +136,7 @@ left out; their -v/--verbose lists every item, and json always does.
 		newReplayPSMCmd(s, g),
 		newInjectBarrierCmd(s, g),
 		newVerifyChainCmd(s, g),
+		newVerifyMM2Cmd(s, g),
 		newDigestCmd(s, g),
 		newMirrorCmd(s, g),
 		newRepairCmd(s, g),

@@ -13,7 +13,8 @@
 #   -r RETRIES  disturbed runs measure repeats per command (default 10;
 #               0 on a busy development machine, where every run is)
 #   -t ONLY   only these groups of targets, comma-separated: dump, index,
-#               deep, scaling, replay, mirror, chain, digest, logdir, mixed,
+#               deep, scaling, replay, mirror, chain, digest, mm2, logdir,
+#               mixed,
 #               progress, rss (default: all)
 #   -k KSEG     time this kseg binary instead of one built from the tree (to
 #               compare builds: the floors are built from the tree either way)
@@ -134,6 +135,20 @@ P99=$DATA/p99/bench-0
 if [ $QUICK = 0 ]; then
   mirrorof bigmirror "$BIG"
   BIGMIRROR=$DATA/bigmirror/bench-0
+fi
+# MM2SRC: a 512 MiB partition of uncompressed batches (MM2's producer
+# compresses nothing by default, and decompression is not what verify-mm2
+# adds), and MM2REP a MirrorMaker 2 replica of it, written as
+# MirrorSourceTask writes one (barrier/mm2/mm2test).
+if want mm2 || want rss; then
+  gen mm2src 512MiB -codecs none
+  MM2SRC=$DATA/mm2src/bench-0
+  if ! fresh "$DATA/mm2rep" "$(stat -c %Y "$MM2SRC"/*.log)"; then
+    rm -rf "$DATA/mm2rep"
+    "$BIN/gen" -mm2-replica "$MM2SRC" -out "$DATA/mm2rep"
+    stamp "$DATA/mm2rep" "$(stat -c %Y "$MM2SRC"/*.log)"
+  fi
+  MM2REP=$DATA/mm2rep/A.bench-0
 fi
 logdir logdir 1000 64KiB
 LOGDIR=$DATA/logdir
@@ -265,6 +280,14 @@ if want chain; then
   pair "verify-chain A B (B a full mirror) / crcfloor A B" "<=1.5" "verify-chain|$SIZE" -- \
     "$K" verify-chain "$MIXED" "$MIRROR" :: "$BIN/crcfloor" "$MIXED" "$MIRROR"
 fi
+if want mm2; then
+  # Issue 23: a clean replica verified by content (both logs decoded and
+  # hashed record by record, every CRC checked) against the CRC walk of
+  # both logs.
+  warm "$MM2SRC" "$MM2REP"
+  pair "verify-mm2 SRC REPLICA (512 MiB, clean) / crcfloor SRC REPLICA" "<=1.5" "verify-mm2|512 MiB" -- \
+    "$K" verify-mm2 "$MM2SRC" "$MM2REP" :: "$BIN/crcfloor" "$MM2SRC" "$MM2REP"
+fi
 if want digest; then
   # Issue 24: kseg digest reads every byte once (its CRC on a second core,
   # its hash on the first); its digest is a few dozen bytes per batch; and
@@ -350,6 +373,7 @@ if want rss; then
     rss1 "inject-barrier --dry-run|$name" "$K" inject-barrier --dry-run "$mir"
     rss1 "repair --dry-run|$name" "$K" repair --dry-run "$mir"
   done
+  rss1 "verify-mm2|512 MiB" "$K" verify-mm2 "$MM2SRC" "$MM2REP"
   for s in "1000 partitions|$LOGDIR" "1 big + 999 small|$MIXLOG"; do
     IFS='|' read -r name dir <<<"$s"
     rss1 "dump|$name" "$K" dump -o json "$dir"
@@ -372,6 +396,7 @@ rss_row() {
 if want rss; then
   rss_row "$SIZE"
   if [ $QUICK = 0 ]; then rss_row "4 GiB"; fi
+  rss_row "512 MiB"
   rss_row "100 GiB digests"
   rss_row "1000 partitions"
   rss_row "1 big + 999 small"
@@ -388,7 +413,7 @@ if [ ${#RSS[@]} -gt 0 ] 2>/dev/null; then
   # The peak RSS of every command: commands down, sizes across.
   mapfile -t cmds < <(for k in "${!RSS[@]}"; do echo "${k%%|*}"; done | sort -u)
   cols=()
-  for s in "$SIZE" "4 GiB" "100 GiB digests" "1000 partitions" "1 big + 999 small"; do
+  for s in "$SIZE" "4 GiB" "512 MiB" "100 GiB digests" "1000 partitions" "1 big + 999 small"; do
     for k in "${!RSS[@]}"; do [ "${k#*|}" = "$s" ] && { cols+=("$s"); break; }; done
   done
   echo
