@@ -146,9 +146,13 @@ clean-shutdown-no-snapshot, log-start-above-log-end. See docs/psm.md.
 
 The state is the one a broker starting now would hold: the high watermark is
 the partition's replication-offset-checkpoint entry, or the log start offset
-without one (Partition.createLog), and with .kafka_cleanshutdown in the log
+without one (Partition.createLog); with .kafka_cleanshutdown in the log
 directory and no producer snapshot the broker skips the rebuild and holds no
-producer state at all (reported as clean-shutdown-no-snapshot).
+producer state at all (reported as clean-shutdown-no-snapshot); without
+.kafka_cleanshutdown it recovers the segments from the recovery point
+(recovery-point-offset-checkpoint) as LogLoader does, each from the snapshot
+the one before it wrote, and holds what the last one wrote: one batch per
+producer, no transaction completed above the high watermark.
 
 DIR may also be a log directory: every partition in it is replayed, --jobs
 at a time, and a summary table (or, with -o json, one producerState object
