@@ -7,10 +7,11 @@ import (
 	"github.com/kseg/kseg/segment"
 )
 
-// checkLogStart reports, after the last .log of a partition directory, a
-// log-start-offset-checkpoint entry above that partition's log end: a
-// broker deletes the whole log at load (psm.CheckLogStart), and
-// replay-psm reports the same finding.
+// checkLogStart reports, after the last .log of a partition directory,
+// the segments whose offsets run into the next segment's
+// (segment-overlap), and a log-start-offset-checkpoint entry above that
+// partition's log end: a broker deletes the whole log at load
+// (psm.CheckLogStart). replay-psm and repair report the same findings.
 func (st *dumpState) checkLogStart(f dumpFile) error {
 	dir := filepath.Dir(f.path)
 	if st.lastLogs == nil {
@@ -47,6 +48,16 @@ func (st *dumpState) checkLogStart(f dumpFile) error {
 		if pd, err = segment.OpenPartitionDir(dir); err != nil {
 			return err
 		}
+	}
+	// Segments whose offsets run into the next segment's: no one segment
+	// shows it, so it is judged here, once the partition's logs are read.
+	overlaps, err := segment.SegmentOverlaps(pd)
+	if err != nil {
+		return err
+	}
+	for _, o := range overlaps {
+		f := o.Finding()
+		st.report(fileFinding(f.Kind, o.Log, o.Position, o.Next, f.Message))
 	}
 	a, err := psm.CheckLogStart(pd)
 	if err != nil {
