@@ -222,7 +222,7 @@ func (v *IndexVerifier) Batch(pos int64, b *decode.Batch) { v.m.batch(pos, b) }
 // Problems reports the entries no batch matched and returns every
 // problem, sorted by file and slot.
 func (v *IndexVerifier) Problems() []IndexProblem {
-	v.m.rest()
+	v.m.rest(v.m.maxLast)
 	probs := v.m.probs
 	sortProblems(probs)
 	return probs
