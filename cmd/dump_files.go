@@ -50,7 +50,7 @@ func (st *dumpState) dumpOffsetIndex(f dumpFile) error {
 		verified = st.verifyAgainstLog(f, &idx, nil)
 	}
 	for _, e := range idx.Entries {
-		if st.entrySelected(f.path, ruleByBatches, span(e.Offset, e.Offset), 0) {
+		if st.entrySelected(f.path, ruleByBatches, spanOf(e.Offset, e.Offset), 0) {
 			st.p.OffsetIndexEntry(f, e)
 		}
 	}
@@ -88,7 +88,7 @@ func (st *dumpState) dumpTimeIndex(f dumpFile) error {
 		verified = st.verifyAgainstLog(f, nil, &tidx)
 	}
 	for _, e := range tidx.Entries {
-		if st.entrySelected(f.path, ruleByBatches, span(e.Offset, e.Offset), 0) {
+		if st.entrySelected(f.path, ruleByBatches, spanOf(e.Offset, e.Offset), 0) {
 			st.p.TimeIndexEntry(f, e)
 		}
 	}
@@ -136,14 +136,12 @@ func (st *dumpState) kafkaIndexCorrupt(err error) error {
 // its turn in st.verified.
 func (st *dumpState) verifyAgainstLog(f dumpFile, idx *segment.OffsetIndex, tidx *segment.TimeIndex) func() error {
 	logPath := siblingLog(f)
-	if tidx != nil {
-		if sv := st.verified[f.path]; sv != nil {
-			delete(st.verified, f.path)
-			if sv.matches(tidx) {
-				return func() error {
-					st.reportVerified(f, true, logPath, sv.probs)
-					return nil
-				}
+	if sv := st.verified[f.path]; sv != nil {
+		delete(st.verified, f.path)
+		if sv.matches(idx, tidx) {
+			return func() error {
+				st.reportVerified(f, tidx != nil, logPath, sv.probs)
+				return nil
 			}
 		}
 	}
@@ -206,18 +204,26 @@ func (st *dumpState) verifyAgainstLog(f dumpFile, idx *segment.OffsetIndex, tidx
 	}
 }
 
-// stashedVerify is what the walk that verified a segment's .index found
-// for its .timeindex, as it read it then.
+// stashedVerify is what a walk over a segment's log found for one of its
+// indexes ahead of its turn, as it read the index then: the walk that
+// verified the .index, for the .timeindex; kseg check's one walk
+// (check_onewalk.go), for both.
 type stashedVerify struct {
+	index   bool                 // of an .index (else a .timeindex)
+	offsets []segment.IndexEntry // the .index's entries
 	entries []segment.TimeIndexEntry
 	length  int64
 	probs   []segment.IndexProblem
 }
 
-// matches reports whether tidx is the time index the stash was made from
-// (a file rewritten in between is verified again).
-func (sv *stashedVerify) matches(tidx *segment.TimeIndex) bool {
-	return sv.length == tidx.Length && slices.Equal(sv.entries, tidx.Entries)
+// matches reports whether idx or tidx (the one that is not nil) is the
+// index the stash was made from (a file rewritten in between is verified
+// again).
+func (sv *stashedVerify) matches(idx *segment.OffsetIndex, tidx *segment.TimeIndex) bool {
+	if tidx != nil {
+		return !sv.index && sv.length == tidx.Length && slices.Equal(sv.entries, tidx.Entries)
+	}
+	return sv.index && sv.length == idx.Length && slices.Equal(sv.offsets, idx.Entries)
 }
 
 // reportVerified reports the problems verification found in f (a time
@@ -247,7 +253,7 @@ func (st *dumpState) dumpTxnIndex(f dumpFile) error {
 		st.reportCorrupt(finding.TxnIndexCorrupt, mustCorrupt(err))
 	}
 	for _, e := range x.Entries {
-		if st.entrySelected(f.path, ruleAbort, span(e.FirstOffset, e.LastOffset), e.ProducerID) {
+		if st.entrySelected(f.path, ruleAbort, spanOf(e.FirstOffset, e.LastOffset), e.ProducerID) {
 			st.p.AbortedTxn(f, e)
 		}
 	}
@@ -278,9 +284,9 @@ func (st *dumpState) dumpSnapshot(f dumpFile) error {
 	for _, e := range entries {
 		// The producer's last batch (ProducerStateEntry: lastOffset
 		// and offsetDelta); none without batch metadata.
-		sp := offsetSpan{}
+		sp := entrySpan{}
 		if e.LastOffset >= 0 {
-			sp = span(e.LastOffset-int64(e.OffsetDelta), e.LastOffset)
+			sp = spanOf(e.LastOffset-int64(e.OffsetDelta), e.LastOffset)
 		}
 		if st.entrySelected(f.path, ruleProducer, sp, e.ProducerID) {
 			st.p.SnapshotEntry(f, e)
@@ -305,7 +311,7 @@ func (st *dumpState) dumpLeaderEpochs(f dumpFile) error {
 		if i+1 < len(entries) {
 			hi = max(entries[i+1].StartOffset-1, e.StartOffset)
 		}
-		if st.entrySelected(f.path, ruleByBatches, span(e.StartOffset, hi), 0) {
+		if st.entrySelected(f.path, ruleByBatches, spanOf(e.StartOffset, hi), 0) {
 			st.p.LeaderEpoch(f, e)
 		}
 	}
@@ -322,7 +328,7 @@ func (st *dumpState) dumpOffsetCheckpoint(f dumpFile) error {
 		return err
 	}
 	for _, e := range entries {
-		if st.entrySelected(f.path, rulePartitions, span(e.Offset, e.Offset), 0) {
+		if st.entrySelected(f.path, rulePartitions, spanOf(e.Offset, e.Offset), 0) {
 			st.p.OffsetCheckpoint(f, e)
 		}
 	}

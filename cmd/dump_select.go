@@ -42,14 +42,14 @@ import (
 // is still corruption. Every file's summary counts what was selected and
 // says how much was scanned.
 
-// offsetSpan is the offsets [lo, hi] an entry concerns; ok is false for an
+// entrySpan is the offsets [lo, hi] an entry concerns; ok is false for an
 // entry that concerns none (a snapshot entry without batch metadata).
-type offsetSpan struct {
+type entrySpan struct {
 	lo, hi int64
 	ok     bool
 }
 
-func span(lo, hi int64) offsetSpan { return offsetSpan{lo: lo, hi: hi, ok: true} }
+func spanOf(lo, hi int64) entrySpan { return entrySpan{lo: lo, hi: hi, ok: true} }
 
 // selectedBatches records the batches selected in each partition
 // directory, for the entries of its other files. Only --producer-id and
@@ -136,7 +136,7 @@ const (
 
 // entrySelected applies the filters to one entry of file: its span, and
 // its producerId for the rules that have one.
-func (st *dumpState) entrySelected(file string, rule entryRule, sp offsetSpan, producerID int64) bool {
+func (st *dumpState) entrySelected(file string, rule entryRule, sp entrySpan, producerID int64) bool {
 	o := st.o
 	st.fileEntries++
 	if !o.filtered() {

@@ -30,6 +30,15 @@ func TestExitCodesAgree(t *testing.T) {
 	compacted := cp("partitions/compacted-0", "a/compacted-0")
 	bad := cp("broken/crc-mismatch/events-0", "a/events-0")
 	badMirror := cp("broken/crc-mismatch/events-0", "b/events-0")
+	badMM2 := cp("broken/crc-mismatch/events-0", "b/A.events-0")
+	badMagic := cp("broken/bad-magic/events-0", "m/events-0")
+	mm2 := cp("partitions/orders-0", "b/A.orders-0")
+	// A backup of a completed write, for restore.
+	written := cp("partitions/orders-0", "w/orders-0")
+	backup := filepath.Join(t.TempDir(), "backup")
+	if r := runKseg("inject-barrier", "--timestamp", injectTs, "--backup-dir", backup, written); r.code != ExitOK {
+		t.Fatalf("inject-barrier for a backup: exit %d\n%s", r.code, r.stderr)
+	}
 	logdir := cp("logdirs/healthy", "logs")
 	noInternal := filepath.Join(root, "plain")
 	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), filepath.Join(noInternal, "orders-0"))
@@ -66,6 +75,11 @@ func TestExitCodesAgree(t *testing.T) {
 			"groups":         {[]string{"groups", logdir}, ExitOK},
 			"txns":           {[]string{"txns", logdir}, ExitOK},
 			"metadata":       {[]string{"metadata", logdir}, ExitOK},
+			"check":          {[]string{"check", part}, ExitOK},
+			"digest":         {[]string{"digest", part}, ExitOK},
+			"status":         {[]string{"status", part}, ExitOK},
+			"verify-mm2":     {[]string{"verify-mm2", part, mm2}, ExitOK},
+			"restore":        {[]string{"restore", "--dry-run", backup}, ExitOK},
 		},
 		"an offset past the log end": {
 			"explain":    {[]string{"explain", "999", part}, ExitUsage},
@@ -86,6 +100,11 @@ func TestExitCodesAgree(t *testing.T) {
 			"groups":         {[]string{"groups", badViews}, ExitFindings},
 			"txns":           {[]string{"txns", badViews}, ExitFindings},
 			"metadata":       {[]string{"metadata", badViews}, ExitFindings},
+			"check":          {[]string{"check", bad}, ExitFindings},
+			"verify-mm2":     {[]string{"verify-mm2", bad, badMM2}, ExitFindings},
+			// status walks batch headers, not CRCs (kseg check verifies
+			// every byte): a batch that does not frame.
+			"status": {[]string{"status", badMagic}, ExitFindings},
 			// Kafka's DumpLogSegments prints isvalid: false and exits 0;
 			// kafka-dump-log keeps Kafka's exit codes (its help says so).
 			"kafka-dump-log": {[]string{"kafka-dump-log", "--files", filepath.Join(bad, "00000000000000000000.log")}, ExitOK},
@@ -115,6 +134,18 @@ func TestExitCodesAgree(t *testing.T) {
 		"a question the input cannot answer/repair":         "a write",
 		"a question the input cannot answer/mirror":         "a write",
 		"a question the input cannot answer/verify-chain":   "asks nothing beyond its directories",
+		"an offset past the log end/check":                  "takes no offset",
+		"an offset past the log end/digest":                 "takes no offset",
+		"an offset past the log end/status":                 "takes no offset",
+		"an offset past the log end/verify-mm2":             "takes no offset",
+		"an offset past the log end/restore":                "takes no offset",
+		"an invalid batch/digest":                           "records the log as it is, damage and tail included, for verify-chain to judge where the digest is read",
+		"an invalid batch/restore":                          "puts back the bytes a write replaced, whatever they hold",
+		"a question the input cannot answer/check":          "asks nothing: it checks what is there",
+		"a question the input cannot answer/digest":         "asks nothing",
+		"a question the input cannot answer/status":         "asks nothing",
+		"a question the input cannot answer/verify-mm2":     "asks nothing beyond its directories",
+		"a question the input cannot answer/restore":        "a write",
 	}
 	skip := map[string]bool{"help": true, "completion": true, "version": true, "docs": true}
 	for _, c := range NewRootCmd(&Streams{}).Commands() {

@@ -127,6 +127,9 @@ func runMirror(ctx context.Context, s *Streams, g *globalOptions, o *mirrorOptio
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if !o.rollback && len(args) == 2 && isDigestArg(args[1]) {
+		return runMirrorDigest(ctx, s, g, o, args[0], args[1])
+	}
 	if err := checkMirrorInputs(s, args, o.rollback); err != nil {
 		return err
 	}
@@ -149,7 +152,7 @@ func runMirror(ctx context.Context, s *Streams, g *globalOptions, o *mirrorOptio
 			return p, err
 		},
 		parts: func(p *mirror.Plan) writePlanParts {
-			return writePlanParts{resume: p.Resume, nothing: p.NothingToDo, ops: p.Ops, dir: p.Dir}
+			return writePlanParts{resume: p.Resume, nothing: p.NothingToDo, ops: p.Ops, dir: p.Dir, createsDir: p.CreateDir}
 		},
 		preflight: mirror.Preflight,
 		apply:     mirror.Apply,

@@ -25,6 +25,7 @@ import (
 var pathArgsFrom = map[string]int{
 	"dump": 0, "explain": 1, "replay-psm": 0, "inject-barrier": 0, "verify-chain": 0,
 	"mirror": 0, "repair": 0, "groups": 0, "txns": 0, "metadata": 0, "docs": 0,
+	"check": 0, "digest": 0, "restore": 0, "status": 0, "verify-mm2": 0,
 }
 
 // realPath returns path with its last element made the real name of what

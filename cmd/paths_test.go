@@ -32,6 +32,15 @@ func TestDotIsTheDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	mm2 := filepath.Join(root, "b", "A.txn-0")
+	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), mm2)
+	// A backup of a completed write, for restore.
+	written := filepath.Join(root, "w", "txn-0")
+	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), written)
+	backup := filepath.Join(root, "backup")
+	if r := runKseg("inject-barrier", "--yes", "--timestamp", injectTs, "--backup-dir", backup, written); r.code != ExitOK {
+		t.Fatalf("inject-barrier for a backup: exit %d\n%s", r.code, r.stderr)
+	}
 	link := filepath.Join(root, "current")
 	if err := os.Symlink(part, link); err != nil {
 		t.Fatal(err)
@@ -59,6 +68,11 @@ func TestDotIsTheDirectory(t *testing.T) {
 		"txns":         {logdir, func(p string) []string { return []string{"txns", p} }},
 		"metadata":     {logdir, func(p string) []string { return []string{"metadata", p} }},
 		"docs":         {docs, func(p string) []string { return []string{"docs", p} }},
+		"check":        {part, func(p string) []string { return []string{"check", p} }},
+		"digest":       {part, func(p string) []string { return []string{"digest", p} }},
+		"status":       {part, func(p string) []string { return []string{"status", p} }},
+		"verify-mm2":   {part, func(p string) []string { return []string{"verify-mm2", p, mm2} }},
+		"restore":      {backup, func(p string) []string { return []string{"restore", "--dry-run", p} }},
 	}
 	for name := range pathArgsFrom {
 		if _, ok := commands[name]; !ok {
@@ -93,6 +107,11 @@ func TestDotIsTheDirectory(t *testing.T) {
 				got := runKseg(c.args(f.path)...)
 				want.stderr = changed.ReplaceAllString(want.stderr, "")
 				got.stderr = changed.ReplaceAllString(got.stderr, "")
+				if name == "digest" {
+					// A digest records when it was taken; its summary on
+					// stderr names the partition.
+					want.stdout, got.stdout = "", ""
+				}
 				if want.code == ExitUsage || want.code == ExitRefused {
 					t.Fatalf("kseg %s: exit %d\n%s", strings.Join(want.args, " "), want.code, want.stderr)
 				}

@@ -25,7 +25,7 @@ func newRepairPrinter(s *Streams, output string) repairPrinter {
 // ---- text ----
 
 // repairTextPrinter renders text, or with table the segments, findings
-// and files as tables (tablewriter).
+// and files as tables (renderTable).
 type repairTextPrinter struct {
 	s     *Streams
 	w     io.Writer
@@ -240,7 +240,8 @@ type repairFindingJSON struct {
 }
 
 type repairPlanJSON struct {
-	Type                string              `json:"type"` // "plan"
+	Type                string              `json:"type"`            // "plan"
+	Owner               *ownerJSON          `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
 	Dir                 string              `json:"dir"`
 	Topic               string              `json:"topic"`
 	Partition           int32               `json:"partition"`
@@ -315,6 +316,7 @@ func (j *repairJSONPrinter) Plan(p *repair.Plan, dryRun bool) error {
 		}
 		out.Findings = append(out.Findings, fj)
 	}
+	out.Owner = ownerOf(plannedOwnership(p.Resume, p.Dir, p.LogDir, false))
 	return writeJSONLine(j.w, out)
 }
 

@@ -15,7 +15,7 @@ import (
 )
 
 // textReplayPSMPrinter prints a summary, then the producers as a table
-// (tablewriter with --output table or on a terminal; plain aligned
+// (renderTable with --output table or on a terminal; plain aligned
 // columns when piped, stable for scripts), then transactions, barriers,
 // snapshot checks and anomalies.
 type textReplayPSMPrinter struct {
@@ -72,6 +72,8 @@ func (p *textReplayPSMPrinter) summary(w *bufio.Writer, st *styles, v *replayPSM
 	switch {
 	case r.RebuildSkipped:
 		kv("replay", "none: %s and no producer snapshot, so the broker skips the rebuild and starts with no producer state", segment.CleanShutdownName)
+	case r.Recovery != nil:
+		kv("replay", "%s", recoveryLine(r))
 	case r.SnapshotLoaded >= 0:
 		kv("replay", "from the snapshot at %d, then %s from offset %d", r.SnapshotLoaded, plural(r.BatchesReplayed, "batch"), r.ReplayedFrom)
 	default:
@@ -110,6 +112,36 @@ func (p *textReplayPSMPrinter) summary(w *bufio.Writer, st *styles, v *replayPSM
 	}
 }
 
+// recoveryLine says what the broker recovers at load and where the
+// state it holds comes from (psm.Result.Recovery).
+func recoveryLine(r *psm.Result) string {
+	rec := r.Recovery
+	why := fmt.Sprintf("segment(s) %s have no .index: the broker recovers them", joinOffsets(rec.Segments))
+	if rec.RecoveryPoint >= 0 {
+		why = fmt.Sprintf("an unclean shutdown (no %s): the broker recovers %d segment(s) from the recovery point %d", segment.CleanShutdownName, len(rec.Segments), rec.RecoveryPoint)
+	}
+	from := fmt.Sprintf("no snapshot: %d batches from offset %d", r.BatchesReplayed, r.ReplayedFrom)
+	if r.SnapshotLoaded >= 0 {
+		from = fmt.Sprintf("from the snapshot at %d, %d batches from offset %d", r.SnapshotLoaded, r.BatchesReplayed, r.ReplayedFrom)
+	}
+	if rec.TruncatedAt >= 0 {
+		from += fmt.Sprintf("; recovery cuts the log at %d", rec.TruncatedAt)
+	}
+	if n := len(rec.Segments); n > 0 {
+		from += fmt.Sprintf("; the state is reloaded from the snapshot recovery writes after segment %d (one batch per producer)", rec.Segments[n-1])
+	}
+	return why + "; " + from
+}
+
+// joinOffsets lists offsets, comma-separated.
+func joinOffsets(o []int64) string {
+	s := make([]string, len(o))
+	for i, v := range o {
+		s[i] = strconv.FormatInt(v, 10)
+	}
+	return strings.Join(s, ", ")
+}
+
 // producers is the producer table.
 func (p *textReplayPSMPrinter) producers(w *bufio.Writer, ls lister, v *replayPSMView) {
 	r := v.Result
@@ -122,6 +154,16 @@ func (p *textReplayPSMPrinter) producers(w *bufio.Writer, ls lister, v *replayPS
 			rows[i] = []string{i64(e.ProducerID), i64(int64(e.ProducerEpoch)), i64(int64(e.LastSeq())), i64(e.LastDataOffset()),
 				i64(int64(e.LastOffsetDelta())), i64(e.LastTimestamp), i64(int64(e.CoordinatorEpoch)), orDash(e.CurrentTxnFirstOffset),
 				strconv.Itoa(len(e.Batches))}
+		}
+		if p.table && !p.s.wide {
+			// The table fits a 100-column terminal without offsetDelta
+			// and coordinatorEpoch (--output wide, and the piped
+			// columns, have them).
+			drop := func(row []string) []string { return append(append(row[:4:4], row[5]), row[7:]...) }
+			header = drop(header)
+			for i := range rows {
+				rows[i] = drop(rows[i])
+			}
 		}
 		c := ls.cut(len(rows))
 		p.render(w, header, c.rows(rows))

@@ -27,9 +27,9 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts runs cmd/testdata/script/*.txtar. Each script starts in a
-// work directory holding a copy of the repository's testdata/partitions
-// and testdata/broken under testdata/, so commands read as in the README:
-// `kseg dump testdata/partitions/orders-0`.
+// work directory holding a copy of the repository's testdata/partitions,
+// testdata/broken, testdata/logdirs and testdata/mm2 under testdata/, so
+// commands read as in the README: `kseg dump testdata/partitions/orders-0`.
 //
 // Beyond testscript's built-ins, scripts have:
 //
@@ -52,10 +52,16 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 		Dir:                 dir,
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
-			for _, sub := range []string{"partitions", "broken", "logdirs"} {
+			for _, sub := range []string{"partitions", "broken", "logdirs", "mm2"} {
 				if err := copyDir(filepath.Join(fixtures, sub), filepath.Join(env.WorkDir, "testdata", sub)); err != nil {
 					return err
 				}
+			}
+			// kseg check's expectations of those fixtures (docs/ci.md).
+			if b, err := os.ReadFile(filepath.Join(fixtures, checkConfigName)); err != nil {
+				return err
+			} else if err := os.WriteFile(filepath.Join(env.WorkDir, "testdata", checkConfigName), b, 0o644); err != nil {
+				return err
 			}
 			// A terminal-less, colour-neutral environment, whatever the
 			// developer's shell exports.

@@ -26,6 +26,13 @@ func TestVerboseOneMeaning(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(tmp, "c"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A backup of a completed write, for restore.
+	written := filepath.Join(tmp, "w", "orders-0")
+	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), written)
+	backup := filepath.Join(tmp, "backup")
+	if r := runKseg("inject-barrier", "--timestamp", injectTs, "--backup-dir", backup, written); r.code != ExitOK {
+		t.Fatalf("inject-barrier for a backup: exit %d\n%s", r.code, r.stderr)
+	}
 	logdir := filepath.Join("..", "testdata", "logdirs", "broker-1")
 	log0 := filepath.Join(part, "00000000000000000000.log")
 
@@ -45,12 +52,24 @@ func TestVerboseOneMeaning(t *testing.T) {
 		"txns":           {"txns", logdir},
 		"metadata":       {"metadata", logdir},
 		"completion":     {"completion", "bash"},
+		"check":          {"check", part},
+		"digest":         {"digest", part},
+		"status":         {"status", part},
+		"verify-mm2":     {"verify-mm2", part, mirror},
+		"restore":        {"restore", "--dry-run", backup},
 		"help":           {"help", "dump"},
 	}
 	root := NewRootCmd(&Streams{})
+	// ownVerbose: the command's own -v/--verbose (the summarising ones',
+	// and check's, which lists the findings it expected too).
+	ownVerbose := map[string]bool{}
 	for _, c := range root.Commands() {
 		if _, ok := runs[c.Name()]; !ok {
 			t.Errorf("command %s has no row: add one", c.Name())
+		}
+		ownVerbose[c.Name()] = c.LocalNonPersistentFlags().Lookup("verbose") != nil
+		if summarising[c.Name()] && !ownVerbose[c.Name()] {
+			t.Errorf("%s summarises but has no -v/--verbose of its own", c.Name())
 		}
 	}
 	for name, args := range runs {
@@ -73,7 +92,7 @@ func TestVerboseOneMeaning(t *testing.T) {
 				t.Errorf("kseg -v %s printed the version", name)
 			}
 			switch {
-			case summarising[name]:
+			case ownVerbose[name]:
 				if long.code != plain.code || long.code == ExitUsage {
 					t.Errorf("kseg %s --verbose: exit %d, without it %d", name, long.code, plain.code)
 				}

@@ -13,8 +13,8 @@
 #   -r RETRIES  disturbed runs measure repeats per command (default 10;
 #               0 on a busy development machine, where every run is)
 #   -t ONLY   only these groups of targets, comma-separated: dump, index,
-#               deep, scaling, replay, mirror, chain, logdir, mixed,
-#               progress, rss (default: all)
+#               deep, scaling, replay, mirror, mirrorsegs, chain, digest, mm2,
+#               logdir, mixed, check, progress, rss (default: all)
 #   -k KSEG     time this kseg binary instead of one built from the tree (to
 #               compare builds: the floors are built from the tree either way)
 #
@@ -70,7 +70,7 @@ echo "runs:   $RUNS per command, median; disturbed runs redone up to $RETRIES ti
 
 echo "== build"
 go build -o "$BIN/kseg" .
-for p in crcfloor kmsgpeer decodefloor gen measure ptyrun; do go build -o "$BIN/$p" "./testdata/bench/$p"; done
+for p in crcfloor kmsgpeer decodefloor gen measure ptyrun digestgen; do go build -o "$BIN/$p" "./testdata/bench/$p"; done
 K=$BIN/kseg
 if [ -n "$KSEG" ]; then K=$KSEG; echo "kseg:   $K (-k)"; fi
 
@@ -108,6 +108,8 @@ logdir() { # logdir NAME N SIZE: a log directory of N partitions
 }
 
 echo "== data ($DATA)"
+# The main data, unless only the mirrorsegs group (its own data) is asked.
+if [ "$ONLY" != mirrorsegs ]; then
 gen mixed "$SIZE"
 MIXED=$DATA/mixed/bench-0
 SEG=$MIXED/00000000000000000000.log
@@ -135,6 +137,20 @@ if [ $QUICK = 0 ]; then
   mirrorof bigmirror "$BIG"
   BIGMIRROR=$DATA/bigmirror/bench-0
 fi
+# MM2SRC: a 512 MiB partition of uncompressed batches (MM2's producer
+# compresses nothing by default, and decompression is not what verify-mm2
+# adds), and MM2REP a MirrorMaker 2 replica of it, written as
+# MirrorSourceTask writes one (barrier/mm2/mm2test).
+if want mm2 || want rss; then
+  gen mm2src 512MiB -codecs none
+  MM2SRC=$DATA/mm2src/bench-0
+  if ! fresh "$DATA/mm2rep" "$(stat -c %Y "$MM2SRC"/*.log)"; then
+    rm -rf "$DATA/mm2rep"
+    "$BIN/gen" -mm2-replica "$MM2SRC" -out "$DATA/mm2rep"
+    stamp "$DATA/mm2rep" "$(stat -c %Y "$MM2SRC"/*.log)"
+  fi
+  MM2REP=$DATA/mm2rep/A.bench-0
+fi
 logdir logdir 1000 64KiB
 LOGDIR=$DATA/logdir
 # MIXLOG: one SIZE partition (MIXED, hard-linked) among 999 small ones.
@@ -152,6 +168,7 @@ CATSMALL="find '$MIXLOG' -path '$MIXBIG' -prune -o -type f -exec cat {} +"
 # does.
 warm() { find "$@" -type f -exec cat {} + > /dev/null; }
 warm "$MIXED" "$MIRROR" "$P99" "$DATA/compressed" "$LOGDIR" "$MIXLOG"
+fi
 
 ROWS=()
 FAILED=0
@@ -261,9 +278,64 @@ if want mirror; then
   cmp_row "mirror of the last 1 % / full mirror" "<=0.1" "${OUT[2]}" "${OUT[0]}"
   rm -rf "$D" "$D.bk"
 fi
+if want mirrorsegs; then
+  # Issue 29: a mirror into many destination segments, rolling where the
+  # source did (10,000 segments of 16 KiB, 2,000 with -q), against copying
+  # the files that mirror writes (a mirror made once, untimed) with cp -r
+  # and an fsync of every file and of the directory, as a mirror must.
+  NSEGS=10000
+  [ $QUICK = 1 ] && NSEGS=2000
+  gen segs "$((NSEGS * 12))KiB" -segment-bytes 16KiB -codecs zstd
+  SEGSRC=$DATA/segs/bench-0
+  mirrorof segsmirror "$SEGSRC" --segment-bytes 16384
+  SEGMIRROR=$DATA/segsmirror/bench-0
+  D=$SCRATCH/dsegs
+  timed "$RUNS" - - -- \
+    @setup "rm -rf '$D' '$D.bk' && mkdir '$D'" \
+    "$K" mirror --segment-bytes 16384 --backup-dir "$D.bk" "$SEGSRC" "$D/bench-0" :: \
+    @setup "rm -rf '$D' && mkdir '$D'" \
+    sh -c "cp -r '$SEGMIRROR' '$D/' && find '$D/bench-0' -type f -exec sync {} + && sync '$D/bench-0'"
+  cmp_row "mirror into 10,000 destination segments (-q: 2,000) / cp -r + fsync per file" "<=2" "${OUT[0]}" "${OUT[1]}"
+  rm -rf "$D" "$D.bk"
+fi
 if want chain; then
   pair "verify-chain A B (B a full mirror) / crcfloor A B" "<=1.5" "verify-chain|$SIZE" -- \
     "$K" verify-chain "$MIXED" "$MIRROR" :: "$BIN/crcfloor" "$MIXED" "$MIRROR"
+fi
+if want mm2; then
+  # Issue 23: a clean replica verified by content (both logs decoded and
+  # hashed record by record, every CRC checked) against the CRC walk of
+  # both logs.
+  warm "$MM2SRC" "$MM2REP"
+  pair "verify-mm2 SRC REPLICA (512 MiB, clean) / crcfloor SRC REPLICA" "<=1.5" "verify-mm2|512 MiB" -- \
+    "$K" verify-mm2 "$MM2SRC" "$MM2REP" :: "$BIN/crcfloor" "$MM2SRC" "$MM2REP"
+fi
+if want digest; then
+  # Issue 24: kseg digest reads every byte once (its CRC on a second core,
+  # its hash on the first); its digest is a few dozen bytes per batch; and
+  # verify-chain over digests of 100 GiB logs (written directly by
+  # digestgen: no 100 GiB log is needed) takes seconds in flat memory.
+  pair "digest MIXED / crcfloor" "<=1.1" "digest|$SIZE" -- \
+    "$K" digest -q "$MIXED" :: "$BIN/crcfloor" "$SEG"
+  "$K" digest -o "$SCRATCH/mixed.digest" "$MIXED" 2> "$SCRATCH/digest.txt"
+  nb=$(sed -n 's/.*: \([0-9]*\) batch.*/\1/p' "$SCRATCH/digest.txt")
+  db=$(stat -c %s "$SCRATCH/mixed.digest")
+  per=$(awk -v d="$db" -v n="$nb" 'BEGIN{printf "%.1f", d/n}')
+  row "  digest bytes per batch (MIXED, xxh3-128)" "$per ($db bytes, $nb batches)" "-" "-" "-" "<=60" \
+    "$(awk -v p="$per" 'BEGIN{print (p <= 60) ? "PASS" : "FAIL"}')"
+  DG=$DATA/digests100
+  if ! fresh "$DG" "100GiB 16KiB"; then
+    rm -rf "$DG"
+    "$BIN/digestgen" -gib 100 -batch 16KiB -out "$DG" > "$DG.txt"
+    stamp "$DG" "100GiB 16KiB"
+  fi
+  share=$(sed -n '1s/.*(\([0-9.]*\) %)/\1/p' "$DG.txt")
+  row "  digest of 16 KiB batches / the log" "$share %" "-" "-" "-" "<=1 %" \
+    "$(awk -v p="$share" 'BEGIN{print (p <= 1) ? "PASS" : "FAIL"}')"
+  timed "$RUNS" "verify-chain (digests)|100 GiB digests" -- "$K" verify-chain "$DG/u.digest" "$DG/d.digest"
+  secs=$(cut -d' ' -f1 <<<"${OUT[0]}")
+  row "verify-chain over digests of two 100 GiB logs (seconds)" "$(spread "${OUT[0]}")" "-" "-" "-" "<=30 s" \
+    "$(awk -v s="$secs" 'BEGIN{print (s <= 30) ? "PASS" : "FAIL"}')"
 fi
 if want logdir; then
   # Issue 6: a log directory of 1,000 small partitions against reading its
@@ -281,6 +353,35 @@ if want mixed; then
   pair "replay-psm LOGDIR (1 big + 999 small) / replay big + cat small" "<=1.2" "replay-psm|1 big + 999 small" -- \
     "$K" replay-psm -o json "$MIXLOG" :: sh -c "'$K' replay-psm -o json '$MIXBIG'; $CATSMALL"
 fi
+if want check; then
+  # Issue 22: kseg check reads each partition once for every check, so
+  # over ../shared/fixtures/real it costs about what dump --verify-index
+  # alone costs (given every partition of the tree: dump does not walk
+  # trees); and its cost per partition stays flat from 500 partitions to
+  # 5,000 (two log directories made by gen -partitions).
+  REAL=../shared/fixtures/real
+  if [ -d "$REAL" ]; then
+    warm "$REAL"
+    # The partition directories: those holding a segment file, a snapshot,
+    # leader-epoch-checkpoint or partition.metadata.
+    mapfile -t REALPARTS < <(find "$REAL" -type f \( -name '*.log' -o -name '*.index' -o -name '*.timeindex' -o -name '*.snapshot' \
+      -o -name leader-epoch-checkpoint -o -name partition.metadata \) -printf '%h\n' | sort -u | grep -E -- '-[0-9]+$')
+    pair "check REAL / dump --verify-index REAL (every partition)" "<=1.1" "check|real" -- \
+      "$K" check -q "$REAL" :: "$K" dump --verify-index "${REALPARTS[@]}"
+  else
+    row "check REAL / dump --verify-index REAL (every partition)" "$REAL absent" "-" "-" "-" "<=1.1" SKIP
+  fi
+  logdir check500 500 4KiB
+  logdir check5000 5000 4KiB
+  warm "$DATA/check500" "$DATA/check5000"
+  timed "$RUNS" "check|5000 partitions" - "check|500 partitions" -- \
+    "$K" check -q "$DATA/check5000" :: "$K" dump --verify-index -o json "$DATA/check5000" :: "$K" check -q "$DATA/check500"
+  # Per partition: the time of 5,000 over ten times the time of 500.
+  per=$(awk -v a="$(cut -d' ' -f1 <<<"${OUT[0]}")" -v b="$(cut -d' ' -f1 <<<"${OUT[2]}")" 'BEGIN{printf "%.2f", (b > 0 ? a/(10*b) : 0)}')
+  percpu=$(awk -v a="$(cut -d' ' -f6 <<<"${OUT[0]}")" -v b="$(cut -d' ' -f6 <<<"${OUT[2]}")" 'BEGIN{printf "%.2f", (b > 0 ? a/(10*b) : 0)}')
+  row "check per partition: 5000 partitions / 500" "$(spread "${OUT[0]}")" "$(spread "${OUT[2]}") ×10" "$per" "$percpu" "<=1.2" "$(judge "$per" "<=1.2")"
+  cmp_row "  check 5000 partitions / dump --verify-index 5000 partitions" "-" "${OUT[0]}" "${OUT[1]}"
+fi
 # progress_row NAME "CMD": CMD with stderr on a pty (the progress line
 # drawn from the start) against the same with stderr on a pipe; more runs,
 # and the 4 GiB segment unless -q, as the difference sought is small.
@@ -289,8 +390,8 @@ progress_row() {
     KSEG_PROGRESS_DELAY=0 "$BIN/ptyrun" -tty -- "$K" $2 :: KSEG_PROGRESS_DELAY=0 "$BIN/ptyrun" -- "$K" $2
   cmp_row "progress line on a terminal: $1 / no terminal" "<=1.02" "${OUT[0]}" "${OUT[1]}"
 }
-PSEG=$SEG PDIR=$MIXED
-if [ $QUICK = 0 ]; then PSEG=$BIG/00000000000000000000.log PDIR=$BIG; fi
+PSEG=${SEG:-} PDIR=${MIXED:-}
+if [ $QUICK = 0 ]; then PSEG=${BIG:-}/00000000000000000000.log PDIR=${BIG:-}; fi
 if want progress; then
   [ $QUICK = 1 ] || warm "$BIG"
   progress_row dump "dump -o json $PSEG"
@@ -317,11 +418,13 @@ if want rss; then
     rss1 "dump --verify-index|$name" "$K" dump --verify-index -o json "$mir"
     rss1 "replay-psm|$name" "$K" replay-psm --from-snapshot none "$src"
     rss1 "verify-chain|$name" "$K" verify-chain "$src" "$mir"
+    rss1 "digest|$name" "$K" digest -q "$src"
     rss1 "mirror|$name" @setup "rm -rf '$D' '$D.bk' && mkdir '$D'" "$K" mirror --backup-dir "$D.bk" "$src" "$D/bench-0"
     rm -rf "$D" "$D.bk"
     rss1 "inject-barrier --dry-run|$name" "$K" inject-barrier --dry-run "$mir"
     rss1 "repair --dry-run|$name" "$K" repair --dry-run "$mir"
   done
+  rss1 "verify-mm2|512 MiB" "$K" verify-mm2 "$MM2SRC" "$MM2REP"
   for s in "1000 partitions|$LOGDIR" "1 big + 999 small|$MIXLOG"; do
     IFS='|' read -r name dir <<<"$s"
     rss1 "dump|$name" "$K" dump -o json "$dir"
@@ -344,9 +447,13 @@ rss_row() {
 if want rss; then
   rss_row "$SIZE"
   if [ $QUICK = 0 ]; then rss_row "4 GiB"; fi
+  rss_row "512 MiB"
+  rss_row "100 GiB digests"
   rss_row "1000 partitions"
   rss_row "1 big + 999 small"
 fi
+# kseg check's, whatever groups ran (rss_row says nothing without it).
+rss_row "5000 partitions"
 
 echo
 printf '%-66s | %-32s | %-32s | %-5s | %-5s | %-7s | %s\n' target measured floor ratio cpu goal result
@@ -355,11 +462,11 @@ for r in "${ROWS[@]}"; do
   IFS='|' read -r t m b ra c g ok <<<"$r"
   printf '%-66s | %-32s | %-32s | %-5s | %-5s | %-7s | %s\n' "$t" "$m" "$b" "$ra" "$c" "$g" "$ok"
 done
-if [ ${#RSS[@]} -gt 0 ] 2>/dev/null; then
+if [ -n "${RSS[*]+x}" ] && [ ${#RSS[@]} -gt 0 ] 2>/dev/null; then
   # The peak RSS of every command: commands down, sizes across.
   mapfile -t cmds < <(for k in "${!RSS[@]}"; do echo "${k%%|*}"; done | sort -u)
   cols=()
-  for s in "$SIZE" "4 GiB" "1000 partitions" "1 big + 999 small"; do
+  for s in "$SIZE" "4 GiB" "512 MiB" "100 GiB digests" "1000 partitions" "1 big + 999 small" "5000 partitions" "500 partitions" "real"; do
     for k in "${!RSS[@]}"; do [ "${k#*|}" = "$s" ] && { cols+=("$s"); break; }; done
   done
   echo
