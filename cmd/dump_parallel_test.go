@@ -128,24 +128,35 @@ func TestDumpParallelMatchesSerialLargeSegment(t *testing.T) {
 		{"--output", "json", "--offsets", "100000:400000"},
 		{"--output", "kafka", "--control-only"},
 	} {
-		args := append(append([]string{"dump"}, flags...), path)
-		serial := runKseg(append([]string{"dump", "--decode-workers", "1"}, args[1:]...)...)
-		if serial.code != ExitFindings && !slices.Contains(flags, "--no-verify-crc") {
-			t.Errorf("kseg %s: exit %d, want %d (the damage is not reported)\n%s", strings.Join(args, " "), serial.code, ExitFindings, serial.stderr)
+		// Each flag set in a parallel subtest: they read the one segment.
+		t.Run(strings.Join(flags, " "), func(t *testing.T) {
+			t.Parallel()
+			largeSegmentRun(t, path, flags)
+		})
+	}
+}
+
+// largeSegmentRun is one flag set of
+// TestDumpParallelMatchesSerialLargeSegment: serial, then 2 and 3 decode
+// workers, the same output.
+func largeSegmentRun(t *testing.T, path string, flags []string) {
+	args := append(append([]string{"dump"}, flags...), path)
+	serial := runKseg(append([]string{"dump", "--decode-workers", "1"}, args[1:]...)...)
+	if serial.code != ExitFindings && !slices.Contains(flags, "--no-verify-crc") {
+		t.Errorf("kseg %s: exit %d, want %d (the damage is not reported)\n%s", strings.Join(args, " "), serial.code, ExitFindings, serial.stderr)
+	}
+	for _, want := range map[string][]string{
+		"json --deep --print-data": {`"kind":"crc-mismatch"`, `"kind":"corrupt-records"`},
+		// kafka-dump-log stops at the batch whose records do not
+		// decode, before its end-of-run reports.
+		"kafka --deep --print-data": {"isvalid: false", "lz4", "corrupt"},
+	}[strings.Join(flags[1:], " ")] {
+		if !strings.Contains(serial.stdout+serial.stderr, want) {
+			t.Errorf("kseg %s: no %q in the output", strings.Join(args, " "), want)
 		}
-		for _, want := range map[string][]string{
-			"json --deep --print-data": {`"kind":"crc-mismatch"`, `"kind":"corrupt-records"`},
-			// kafka-dump-log stops at the batch whose records do not
-			// decode, before its end-of-run reports.
-			"kafka --deep --print-data": {"isvalid: false", "lz4", "corrupt"},
-		}[strings.Join(flags[1:], " ")] {
-			if !strings.Contains(serial.stdout+serial.stderr, want) {
-				t.Errorf("kseg %s: no %q in the output", strings.Join(args, " "), want)
-			}
-		}
-		for _, workers := range []string{"2", "3"} {
-			sameRun(t, serial, runKseg(append([]string{"dump", "--decode-workers", workers}, args[1:]...)...))
-		}
+	}
+	for _, workers := range []string{"2", "3"} {
+		sameRun(t, serial, runKseg(append([]string{"dump", "--decode-workers", workers}, args[1:]...)...))
 	}
 }
 

@@ -203,7 +203,7 @@ func TestDumpRealFixtures(t *testing.T) {
 	t.Parallel()
 	root := realRoot(t)
 	seen := map[string]bool{}
-	var secondSetFiles []string
+	var secondSetFiles, files []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -213,43 +213,62 @@ func TestDumpRealFixtures(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, p)
 		rel = filepath.ToSlash(rel)
-		want, ok := realTable[rel]
+		_, ok := realTable[rel]
 		if !ok {
 			secondSetFiles = append(secondSetFiles, rel)
 			return nil
 		}
 		seen[rel] = true
-		got := dumpJSON(t, p, false)
-		for _, f := range got.findings {
-			t.Errorf("%s: finding %s", rel, f)
-		}
-		first, last := got.firstBatch, got.lastBatch
-		if want.recordLevel {
-			first, last = got.firstRec, got.lastRec
-		}
-		if got.batches != want.batches || got.records != want.records {
-			t.Errorf("%s: %d batches %d records, README says %d and %d", rel, got.batches, got.records, want.batches, want.records)
-		}
-		if want.first >= 0 && (first != want.first || last != want.last) {
-			t.Errorf("%s: offsets %d..%d, README says %d..%d", rel, first, last, want.first, want.last)
-		}
-		if want.codecs != nil && !maps.Equal(got.codecs, want.codecs) {
-			t.Errorf("%s: codecs %v, README says %v", rel, got.codecs, want.codecs)
-		}
-		if !maps.Equal(got.control, want.control) {
-			t.Errorf("%s: control records %v, README says %v", rel, got.control, want.control)
-		}
+		files = append(files, p)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each file is dumped in a parallel subtest (of one group, so that
+	// the checks below come after them all).
+	t.Run("files", func(t *testing.T) {
+		for _, p := range files {
+			rel, _ := filepath.Rel(root, p)
+			rel = filepath.ToSlash(rel)
+			t.Run(rel, func(t *testing.T) {
+				t.Parallel()
+				checkRealDump(t, rel, p, realTable[rel])
+			})
+		}
+	})
 	for rel := range realTable {
 		if !seen[rel] {
 			t.Errorf("%s: listed in the README table but not found", rel)
 		}
 	}
 	checkSecondSetDumps(t, root, secondSetFiles)
+}
+
+// checkRealDump dumps one real-broker file and compares it with its
+// README row: no finding, and exactly the counts, offsets, codecs and
+// control records listed.
+func checkRealDump(t *testing.T, rel, p string, want realExpect) {
+	got := dumpJSON(t, p, false)
+	for _, f := range got.findings {
+		t.Errorf("%s: finding %s", rel, f)
+	}
+	first, last := got.firstBatch, got.lastBatch
+	if want.recordLevel {
+		first, last = got.firstRec, got.lastRec
+	}
+	if got.batches != want.batches || got.records != want.records {
+		t.Errorf("%s: %d batches %d records, README says %d and %d", rel, got.batches, got.records, want.batches, want.records)
+	}
+	if want.first >= 0 && (first != want.first || last != want.last) {
+		t.Errorf("%s: offsets %d..%d, README says %d..%d", rel, first, last, want.first, want.last)
+	}
+	if want.codecs != nil && !maps.Equal(got.codecs, want.codecs) {
+		t.Errorf("%s: codecs %v, README says %v", rel, got.codecs, want.codecs)
+	}
+	if !maps.Equal(got.control, want.control) {
+		t.Errorf("%s: control records %v, README says %v", rel, got.control, want.control)
+	}
 }
 
 // checkSecondSetDumps compares the dumps of the second set's files with

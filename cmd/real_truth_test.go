@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kseg/kseg/segment"
@@ -69,51 +70,27 @@ func TestRealPartitionsTellTheTruth(t *testing.T) {
 	root := t.TempDir()
 	copyTree(t, src, root)
 
-	healthy, incomplete := 0, 0
-	for _, rel := range slices.Sorted(maps.Keys(hasLog)) {
-		dir := filepath.Join(root, filepath.FromSlash(rel))
-		if !hasLog[rel] {
-			incomplete++
-			checkIncomplete(t, rel, dir)
-			continue
+	// Each partition is a parallel subtest (of one group, so that the
+	// counts below wait for them all): they only read their own copy.
+	var healthy, incomplete atomic.Int64
+	t.Run("partitions", func(t *testing.T) {
+		for _, rel := range slices.Sorted(maps.Keys(hasLog)) {
+			t.Run(rel, func(t *testing.T) {
+				t.Parallel()
+				dir := filepath.Join(root, filepath.FromSlash(rel))
+				if !hasLog[rel] {
+					incomplete.Add(1)
+					checkIncomplete(t, rel, dir)
+					return
+				}
+				healthy.Add(1)
+				realPartitionTruth(t, rel, dir)
+			})
 		}
-		healthy++
-		if r := runKseg("dump", "--verify-index", "--index-sanity-check", dir); r.code != ExitOK || findingLines(r.stdout) != "" {
-			t.Errorf("%s: dump --verify-index --index-sanity-check: exit %d\n%s%s", rel, r.code, findingLines(r.stdout), r.stderr)
-		}
-		if r := runKseg("replay-psm", "--check-snapshots", dir); r.code != ExitOK || strings.Contains(r.stdout, "MISMATCH") {
-			t.Errorf("%s: replay-psm --check-snapshots: exit %d\n%s%s", rel, r.code, r.stdout, r.stderr)
-		}
-		checkReplayTruth(t, rel, dir)
-		r := runKseg("repair", "--dry-run", "--output", "json", dir)
-		var plan struct {
-			Files []struct {
-				Name, Action string
-			} `json:"files"`
-			Findings []struct {
-				Kind, Severity, Message string
-			} `json:"findings"`
-		}
-		if err := json.Unmarshal([]byte(r.stdout), &plan); err != nil || r.code != ExitOK {
-			t.Errorf("%s: repair --dry-run: exit %d %v\n%s%s", rel, r.code, err, r.stdout, r.stderr)
-			continue
-		}
-		for _, f := range plan.Files {
-			_, statErr := os.Stat(filepath.Join(dir, f.Name))
-			isIndex := strings.HasSuffix(f.Name, segment.IndexSuffix) || strings.HasSuffix(f.Name, segment.TimeIndexSuffix)
-			if f.Action != "create" || !isIndex || !os.IsNotExist(statErr) {
-				t.Errorf("%s: repair plans %s %s: only creating missing index files is allowed on a healthy partition", rel, f.Action, f.Name)
-			}
-		}
-		for _, f := range plan.Findings {
-			if !repairMayReport[f.Kind] {
-				t.Errorf("%s: repair finding %s %s: %s", rel, f.Severity, f.Kind, f.Message)
-			}
-		}
-	}
-	t.Logf("%d healthy partitions, %d without a .log", healthy, incomplete)
-	if incomplete < 3 {
-		t.Errorf("%d partitions without a .log; the README names three in KS9602", incomplete)
+	})
+	t.Logf("%d healthy partitions, %d without a .log", healthy.Load(), incomplete.Load())
+	if incomplete.Load() < 3 {
+		t.Errorf("%d partitions without a .log; the README names three in KS9602", incomplete.Load())
 	}
 }
 
@@ -251,6 +228,44 @@ func TestRealDeleteRecordsSnapshotsMatchForTheBrokersReason(t *testing.T) {
 		}
 		if err := json.Unmarshal([]byte(d.stdout), &def); err != nil || d.code != ExitOK || len(def.Producers) != s.SnapshotProducers {
 			t.Errorf("%s: default run: exit %d %v, %d producers, want the file's %d", rel, d.code, err, len(def.Producers), s.SnapshotProducers)
+		}
+	}
+}
+
+// realPartitionTruth is TestRealPartitionsTellTheTruth's check of one
+// healthy partition (its copy at dir): no finding from dump, replay-psm
+// or repair, and a replay that tells the truth.
+func realPartitionTruth(t *testing.T, rel, dir string) {
+	if r := runKseg("dump", "--verify-index", "--index-sanity-check", dir); r.code != ExitOK || findingLines(r.stdout) != "" {
+		t.Errorf("%s: dump --verify-index --index-sanity-check: exit %d\n%s%s", rel, r.code, findingLines(r.stdout), r.stderr)
+	}
+	if r := runKseg("replay-psm", "--check-snapshots", dir); r.code != ExitOK || strings.Contains(r.stdout, "MISMATCH") {
+		t.Errorf("%s: replay-psm --check-snapshots: exit %d\n%s%s", rel, r.code, r.stdout, r.stderr)
+	}
+	checkReplayTruth(t, rel, dir)
+	r := runKseg("repair", "--dry-run", "--output", "json", dir)
+	var plan struct {
+		Files []struct {
+			Name, Action string
+		} `json:"files"`
+		Findings []struct {
+			Kind, Severity, Message string
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &plan); err != nil || r.code != ExitOK {
+		t.Errorf("%s: repair --dry-run: exit %d %v\n%s%s", rel, r.code, err, r.stdout, r.stderr)
+		return
+	}
+	for _, f := range plan.Files {
+		_, statErr := os.Stat(filepath.Join(dir, f.Name))
+		isIndex := strings.HasSuffix(f.Name, segment.IndexSuffix) || strings.HasSuffix(f.Name, segment.TimeIndexSuffix)
+		if f.Action != "create" || !isIndex || !os.IsNotExist(statErr) {
+			t.Errorf("%s: repair plans %s %s: only creating missing index files is allowed on a healthy partition", rel, f.Action, f.Name)
+		}
+	}
+	for _, f := range plan.Findings {
+		if !repairMayReport[f.Kind] {
+			t.Errorf("%s: repair finding %s %s: %s", rel, f.Severity, f.Kind, f.Message)
 		}
 	}
 }
