@@ -16,13 +16,16 @@ import (
 
 // unreadableRuns is what TestHelperRunUnreadable runs: one command line
 // per command that takes a log directory.
-func unreadableRuns(logdir string) [][]string {
+func unreadableRuns(logdir, out string) [][]string {
 	return [][]string{
 		{"dump", logdir},
 		{"replay-psm", logdir},
 		{"groups", logdir},
 		{"txns", logdir},
 		{"metadata", logdir},
+		{"status", logdir},
+		{"check", logdir},
+		{"digest", "-o", filepath.Join(out, "digests"), logdir},
 	}
 }
 
@@ -35,7 +38,7 @@ func TestHelperRunUnreadable(t *testing.T) {
 		t.Skip("a helper, run by TestOneUnreadablePartitionNeverStopsALogDir")
 	}
 	var res []runResult
-	for _, args := range unreadableRuns(logdir) {
+	for _, args := range unreadableRuns(logdir, os.Getenv("KSEG_HELPER_OUT")) {
 		res = append(res, runKseg(args...))
 	}
 	fmt.Println("RESULTS " + encodeRuns(res))
@@ -83,18 +86,27 @@ func TestOneUnreadablePartitionNeverStopsALogDir(t *testing.T) {
 		// exit as on a readable copy.
 		needs []string
 	}{
-		{"data partition", "orders-0", []string{"dump", "replay-psm", "groups", "txns", "metadata"}},
-		{"coordinator partition", "__consumer_offsets-9", []string{"dump", "replay-psm", "groups", "txns", "metadata"}},
-		{"transaction state partition", "__transaction_state-0", []string{"dump", "replay-psm", "groups", "txns", "metadata"}},
-		{"a segment", "payments-0/00000000000000000000.log", []string{"dump", "replay-psm", "txns"}},
+		{"data partition", "orders-0", []string{"dump", "replay-psm", "groups", "txns", "metadata", "status", "check", "digest"}},
+		{"coordinator partition", "__consumer_offsets-9", []string{"dump", "replay-psm", "groups", "txns", "metadata", "status", "check", "digest"}},
+		{"transaction state partition", "__transaction_state-0", []string{"dump", "replay-psm", "groups", "txns", "metadata", "status", "check", "digest"}},
+		{"a segment", "payments-0/00000000000000000000.log", []string{"dump", "replay-psm", "txns", "status", "check", "digest"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			logdir := filepath.Join(root, "logs")
 			copyInputDir(t, filepath.Join("..", "testdata", "logdirs", "healthy"), logdir)
+			// out: where digest writes, open to the other user; the
+			// readable copy's run writes elsewhere.
+			out := filepath.Join(root, "out")
+			if err := os.Mkdir(out, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(out, 0o777); err != nil {
+				t.Fatal(err)
+			}
 			healthy := map[string]runResult{}
-			for _, args := range unreadableRuns(logdir) {
+			for _, args := range unreadableRuns(logdir, t.TempDir()) {
 				healthy[args[0]] = runKseg(args...)
 			}
 			// Every directory on the way open to the other user, then
@@ -125,7 +137,7 @@ func TestOneUnreadablePartitionNeverStopsALogDir(t *testing.T) {
 				if err := os.Chmod(tmp, 0o777); err != nil {
 					t.Fatal(err)
 				}
-				cmd.Env = append(os.Environ(), "KSEG_HELPER_LOGDIR="+logdir, "TMPDIR="+tmp)
+				cmd.Env = append(os.Environ(), "KSEG_HELPER_LOGDIR="+logdir, "KSEG_HELPER_OUT="+out, "TMPDIR="+tmp)
 				cmd.Dir = root
 				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
 				out, err := cmd.CombinedOutput()
@@ -142,7 +154,7 @@ func TestOneUnreadablePartitionNeverStopsALogDir(t *testing.T) {
 					res = append(res, runResult{j.Args, j.Code, j.Stdout, j.Stderr})
 				}
 			} else {
-				for _, args := range unreadableRuns(logdir) {
+				for _, args := range unreadableRuns(logdir, out) {
 					res = append(res, runKseg(args...))
 				}
 			}
@@ -161,9 +173,15 @@ func TestOneUnreadablePartitionNeverStopsALogDir(t *testing.T) {
 				if r.code != ExitError {
 					t.Errorf("kseg %s with %s unreadable: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", name, tc.path, r.code, ExitError, head(r.stdout), r.stderr)
 				}
-				if !strings.Contains(r.stderr, filepath.Base(filepath.Dir(victim))) && !strings.Contains(r.stderr, filepath.Base(victim)) ||
-					!strings.Contains(r.stderr, fs.ErrPermission.Error()) {
-					t.Errorf("kseg %s: stderr does not name %s and say %q:\n%s", name, tc.path, fs.ErrPermission, r.stderr)
+				// On stderr, or in the report for status and check, whose
+				// rows say which partition could not be read.
+				said := r.stderr
+				if name == "status" || name == "check" {
+					said += r.stdout
+				}
+				if !strings.Contains(said, filepath.Base(filepath.Dir(victim))) && !strings.Contains(said, filepath.Base(victim)) ||
+					!strings.Contains(said, fs.ErrPermission.Error()) {
+					t.Errorf("kseg %s: does not name %s and say %q:\n%s", name, tc.path, fs.ErrPermission, said)
 				}
 				// What it could read is still there.
 				part := strings.SplitN(tc.path, "/", 2)[0]
@@ -175,14 +193,18 @@ func TestOneUnreadablePartitionNeverStopsALogDir(t *testing.T) {
 						name == "replay-psm" && line != "",
 						name == "groups" && strings.HasPrefix(line, "group ") && part != "__consumer_offsets-9",
 						name == "txns" && strings.HasPrefix(line, "transactionalId ") && part != "__transaction_state-0",
-						name == "metadata" && strings.HasPrefix(line, "topic "):
+						name == "metadata" && strings.HasPrefix(line, "topic "),
+						name == "status" && strings.HasPrefix(line, "partition "):
 						keep = append(keep, line)
 					}
 				}
 				// The only group and the only transactional id live in
 				// the coordinator partitions of two cases: nothing else
 				// to show there.
-				if len(keep) == 0 && !(name == "groups" && part == "__consumer_offsets-9") && !(name == "txns" && part == "__transaction_state-0") {
+				// check and digest say little on stdout (a report, files):
+				// their exit and stderr say it.
+				if len(keep) == 0 && !(name == "groups" && part == "__consumer_offsets-9") && !(name == "txns" && part == "__transaction_state-0") &&
+					name != "check" && name != "digest" {
 					t.Errorf("kseg %s: nothing to compare on the readable copy:\n%s", name, h.stdout)
 				}
 				for _, line := range keep {
