@@ -129,7 +129,8 @@ check on an existing tree is one command and a reviewable diff.
 Reports: -o/--output picks what goes to stdout (text, table, json lines,
 junit XML, SARIF 2.1.0, or github workflow commands — the default when
 GITHUB_ACTIONS=true); --report FORMAT=FILE, repeatable, writes more from
-the same run. The summary goes to stderr.
+the same run. The summary line ends a text or table report on stdout, as
+every command's count line does; after a machine report it goes to stderr.
 ` + exitStatusHelp + `  (check: 0 everything as expected; 3 a new finding or a missing one;
    1 a partition could not be read — the others were still checked)
 `,
@@ -234,7 +235,7 @@ func runCheck(ctx context.Context, s *Streams, g *globalOptions, o *checkOptions
 		}
 	}
 	if !g.quiet {
-		printCheckSummary(s, tree, res)
+		printCheckSummary(s, o.output, tree, res)
 	}
 	if code := res.exitCode(); code != ExitOK {
 		return &exitError{code: code, silent: true}
@@ -285,24 +286,23 @@ func checkUnits(cfg *checkConfig, tree *checkTree) []checkUnit {
 	return units
 }
 
-// printCheckSummary is the last line, on stderr.
-func printCheckSummary(s *Streams, tree *checkTree, r *checkResult) {
+// printCheckSummary is the last line: the count line of the report, on
+// stdout after a text or table report, as every command prints its count
+// line (README "Exit status"); on stderr after a machine report (junit,
+// sarif, github, json), which stdout must carry alone.
+func printCheckSummary(s *Streams, output string, tree *checkTree, r *checkResult) {
 	failed := 0
 	for i := range r.cases {
 		if r.caseFailed(i) {
 			failed++
 		}
 	}
-	fmt.Fprintf(s.Err, "kseg check: %s, %s: %s, %d failed (%s, %s, %d unreadable); %d expected, %d ignored, %s below fail-on (%s)\n",
-		plural(len(tree.partitions), "partition"), counted(len(tree.logDirs), "log directory", "log directories"), plural(len(r.cases), "check"), failed,
+	w := s.Err
+	if output == "text" || output == "table" {
+		w = s.Out
+	}
+	fmt.Fprintf(w, "kseg check: %s, %s: %s, %d failed (%s, %s, %d unreadable); %d expected, %d ignored, %s below fail-on (%s)\n",
+		plural(len(tree.partitions), "partition"), plural(len(tree.logDirs), "log directory"), plural(len(r.cases), "check"), failed,
 		plural(r.counts[statusNew], "new finding"), plural(r.counts[statusMissing], "missing expectation"), r.unreadable,
 		r.counts[statusExpected], r.counts[statusIgnored], plural(r.counts[statusNote], "note"), r.cfg.displayFile())
-}
-
-// counted is "1 log directory", "2 log directories".
-func counted(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

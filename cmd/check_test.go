@@ -95,7 +95,7 @@ func TestCheckOutcomes(t *testing.T) {
 		r := runKseg("check", "--config", cfg, root)
 		want := cfg + ":11:9: missing zero-tail in " + relToWD(t, filepath.Join(root, "partitions/orders-0/00000000000000000053.log")) +
 			": expected, not found [segments]"
-		if r.code != ExitFindings || !strings.Contains(r.stdout, want) || strings.Contains(r.stdout, "new ") {
+		if r.code != ExitFindings || !strings.Contains(r.stdout, want) || strings.Contains(r.stdout, ": new ") {
 			t.Fatalf("exit %d, want 3 and a line %q\n%s%s", r.code, want, r.stdout, r.stderr)
 		}
 	})

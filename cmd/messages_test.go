@@ -112,6 +112,7 @@ func TestMessagesAgreeAcrossCommands(t *testing.T) {
 		{[]string{"txns", logdir}, "1 of 1 __transaction_state partition replayed"},
 		{[]string{"metadata", logdir}, "image at offset 64"},
 		{[]string{"replay-psm", filepath.Join(root, "parts")}, "partitions replayed:"},
+		{[]string{"check", filepath.Join(parts, "orders-0")}, "kseg check: 1 partition, 0 log directories: 3 checks"},
 	} {
 		r := runKseg(c.args...)
 		if !strings.Contains(r.stdout, c.line) || r.stderr != "" {
