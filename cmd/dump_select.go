@@ -223,47 +223,44 @@ func entriesSummary(o *dumpOptions, f dumpFile) string {
 // logSummaryText is the summary line of a .log in text and table: what it
 // holds, or under a filter what was selected and then what was scanned.
 func logSummaryText(o *dumpOptions, s *logSummary, st *styles) string {
-	codecs := make([]string, 0, len(s.Codecs))
-	for _, k := range sortedKeys(s.Codecs) {
-		codecs = append(codecs, fmt.Sprintf("%s %d", k, s.Codecs[k]))
+	counts := func(m map[string]int64) string {
+		var parts []string
+		for _, k := range sortedKeys(m) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		}
+		return strings.Join(parts, ", ")
 	}
-	var ctl []string
-	for _, k := range sortedKeys(s.ControlByType) {
-		ctl = append(ctl, fmt.Sprintf("%s %d", k, s.ControlByType[k]))
-	}
-	var line string
+	codecs, ctl := counts(s.Codecs), counts(s.ControlByType)
+	// What was selected (or, unfiltered, what the file holds): batches,
+	// records, offsets, control records.
+	batches, first, last := s.Batches, s.FirstOffset, s.LastOffset
+	line := plural(s.Batches, "batch")
 	if o.filtered() {
+		batches, first, last = s.SelectedBatches, s.SelFirst, s.SelLast
 		line = fmt.Sprintf("%d of %s selected", s.SelectedBatches, plural(s.Batches, "batch"))
-		if s.Records > 0 {
-			line += ", " + plural(s.Records, "record")
-		}
-		if s.SelectedBatches > 0 {
-			line += fmt.Sprintf(", offsets %d..%d", s.SelFirst, s.SelLast)
-		}
-		if len(ctl) > 0 {
-			line += ", control: " + strings.Join(ctl, ", ")
-		}
+	}
+	if s.Records > 0 {
+		line += ", " + plural(s.Records, "record")
+	}
+	if batches > 0 {
+		line += fmt.Sprintf(", offsets %d..%d", first, last)
+	}
+	if !o.filtered() && codecs != "" {
+		line += ", codecs: " + codecs
+	}
+	if ctl != "" {
+		line += ", control: " + ctl
+	}
+	if o.filtered() {
+		// Then what was scanned.
 		line += "; scanned"
 		if s.Batches > 0 {
 			line += fmt.Sprintf(" offsets %d..%d,", s.FirstOffset, s.LastOffset)
 		}
-		if len(codecs) > 0 {
-			line += " codecs: " + strings.Join(codecs, ", ") + ","
+		if codecs != "" {
+			line += " codecs: " + codecs + ","
 		}
 	} else {
-		line = plural(s.Batches, "batch")
-		if s.Records > 0 {
-			line += ", " + plural(s.Records, "record")
-		}
-		if s.Batches > 0 {
-			line += fmt.Sprintf(", offsets %d..%d", s.FirstOffset, s.LastOffset)
-		}
-		if len(codecs) > 0 {
-			line += ", codecs: " + strings.Join(codecs, ", ")
-		}
-		if len(ctl) > 0 {
-			line += ", control: " + strings.Join(ctl, ", ")
-		}
 		line += ","
 	}
 	line += fmt.Sprintf(" validBytes %d of %d, tail %s", s.Tail.ValidBytes, s.Tail.End, s.Tail.Kind)

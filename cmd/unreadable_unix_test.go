@@ -9,9 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // unreadableRuns is what TestHelperRunUnreadable runs: one command line
@@ -74,7 +77,7 @@ func TestOneUnreadablePartitionNeverStopsALogDir(t *testing.T) {
 	var bin string
 	if asRoot {
 		bin = filepath.Join(t.TempDir(), "cmd.test")
-		if err := copyTestBinary(os.Args[0], bin); err != nil {
+		if err := segtest.CopyExecutable(os.Args[0], bin); err != nil {
 			t.Skipf("cannot copy the test binary for another user: %v", err)
 		}
 	}
@@ -164,7 +167,7 @@ func TestOneUnreadablePartitionNeverStopsALogDir(t *testing.T) {
 			for _, r := range res {
 				name := r.args[0]
 				h := healthy[name]
-				if !contains(tc.needs, name) {
+				if !slices.Contains(tc.needs, name) {
 					if r.code != h.code {
 						t.Errorf("kseg %s: exit %d, %d on the readable copy (it does not read %s)\n%s", name, r.code, h.code, tc.path, r.stderr)
 					}
@@ -225,30 +228,4 @@ func TestOneUnreadablePartitionNeverStopsALogDir(t *testing.T) {
 			}
 		})
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// copyTestBinary copies the test binary where another user can run it.
-func copyTestBinary(src, dst string) error {
-	b, err := os.ReadFile(src)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(dst, b, 0o755); err != nil {
-		return err
-	}
-	for _, d := range []string{filepath.Dir(dst), filepath.Dir(filepath.Dir(dst))} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/barrier/repair"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestHelperFcntlLockHolder is not a test: run as a child process by
@@ -103,7 +104,7 @@ func TestEditForeignOwnedTargetUndone(t *testing.T) {
 	}
 	const uid, gid = 65534, 65534 // nobody
 	bin := filepath.Join(t.TempDir(), "edit.test")
-	if err := copyExecutable(os.Args[0], bin); err != nil {
+	if err := segtest.CopyExecutable(os.Args[0], bin); err != nil {
 		t.Skipf("cannot copy the test binary for another user: %v", err)
 	}
 	for _, tc := range []editCase{injectCase(barrier.ModeTruncate), repairCase} {
@@ -170,24 +171,6 @@ func TestEditForeignOwnedTargetUndone(t *testing.T) {
 			}
 		})
 	}
-}
-
-// copyExecutable copies the test binary where another user can run it (the
-// go build cache is private).
-func copyExecutable(src, dst string) error {
-	b, err := os.ReadFile(src)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(dst, b, 0o755); err != nil {
-		return err
-	}
-	for _, d := range []string{filepath.Dir(dst), filepath.Dir(filepath.Dir(dst))} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // TestEditRefusesSymlinkedFile is issue 12's defect 6, its second half: a

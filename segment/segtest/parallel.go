@@ -2,6 +2,8 @@ package segtest
 
 import (
 	"flag"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 )
@@ -22,4 +24,23 @@ func DefaultParallel(n int) {
 	if !set {
 		_ = flag.Set("test.parallel", strconv.Itoa(max(n, runtime.GOMAXPROCS(0))))
 	}
+}
+
+// CopyExecutable copies the test binary src to dst where another user can
+// run it (the go build cache is private): the tests that re-run their own
+// binary under another uid, as root, to see what permissions do.
+func CopyExecutable(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(dst, b, 0o755); err != nil {
+		return err
+	}
+	for _, d := range []string{filepath.Dir(dst), filepath.Dir(filepath.Dir(dst))} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
 }
