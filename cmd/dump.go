@@ -60,6 +60,9 @@ type dumpOptions struct {
 	// name is the command that runs the dump, for messages about its
 	// inputs: "dump", or "kafka-dump-log" (which shares runDump).
 	name string
+	// logDirs reads each log directory's checkpoints once per run, for
+	// every partition the dump opens (set by runDump).
+	logDirs *segment.LogDirCache
 }
 
 func (o *dumpOptions) AddFlags(c *cobra.Command) {
@@ -199,7 +202,7 @@ type dumpFile struct {
 //
 // kafka keeps a file that does not exist in the list (marked missing), as
 // kafka-dump-log reaches it in turn.
-func collectDumpFiles(args []string, kafka bool) ([]dumpFile, error) {
+func collectDumpFiles(args []string, kafka bool, logDirs *segment.LogDirCache) ([]dumpFile, error) {
 	var out []dumpFile
 	for _, a := range args {
 		st, err := os.Stat(a)
@@ -217,7 +220,7 @@ func collectDumpFiles(args []string, kafka bool) ([]dumpFile, error) {
 			continue
 		}
 		if segment.IsPartitionDir(a) {
-			files, err := partitionFiles(a)
+			files, err := partitionFiles(a, logDirs)
 			if err != nil {
 				return nil, err
 			}
@@ -236,7 +239,7 @@ func collectDumpFiles(args []string, kafka bool) ([]dumpFile, error) {
 			out = append(out, dumpFile{path: f.Path, info: fi})
 		}
 		for _, p := range ld.Partitions {
-			files, err := partitionFiles(p)
+			files, err := partitionFiles(p, logDirs)
 			if err != nil {
 				return nil, err
 			}
@@ -246,8 +249,8 @@ func collectDumpFiles(args []string, kafka bool) ([]dumpFile, error) {
 	return out, nil
 }
 
-func partitionFiles(dir string) ([]dumpFile, error) {
-	pd, err := segment.OpenPartitionDir(dir)
+func partitionFiles(dir string, logDirs *segment.LogDirCache) ([]dumpFile, error) {
+	pd, err := logDirs.OpenPartitionDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +327,8 @@ func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, 
 		return err
 	}
 	o.quiet = g.quiet
-	files, err := collectDumpFiles(args, o.output == "kafka")
+	o.logDirs = segment.NewLogDirCache()
+	files, err := collectDumpFiles(args, o.output == "kafka", o.logDirs)
 	if err != nil {
 		return err
 	}

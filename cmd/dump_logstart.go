@@ -19,7 +19,7 @@ func (st *dumpState) checkLogStart(f dumpFile) error {
 	last, seen := st.lastLogs[dir]
 	if !seen {
 		if segment.IsPartitionDir(dir) {
-			if pd, err := segment.OpenPartitionDir(dir); err == nil {
+			if pd, err := st.o.logDirs.OpenPartitionDir(dir); err == nil {
 				for _, s := range pd.Segments {
 					if s.Log != "" {
 						last = filepath.Base(s.Log)
@@ -32,7 +32,7 @@ func (st *dumpState) checkLogStart(f dumpFile) error {
 	if last == "" || last != filepath.Base(f.path) {
 		return nil
 	}
-	pd, err := segment.OpenPartitionDir(dir)
+	pd, err := st.o.logDirs.OpenPartitionDir(dir)
 	if err != nil {
 		return err
 	}

@@ -55,12 +55,7 @@ type LogDirState struct {
 // not parse is an error; the other fields are still filled.
 func ReadLogDirState(dir *segment.PartitionDir) (LogDirState, error) {
 	ls, hw, err := LogDirCheckpoints(dir)
-	st := LogDirState{LogStartOffset: ls, HighWatermark: hw}
-	if dir.Topic != "" && dir.Partition >= 0 {
-		if _, serr := os.Stat(filepath.Join(segment.LogDirOf(dir.Path), segment.CleanShutdownName)); serr == nil {
-			st.CleanShutdown = true
-		}
-	}
+	st := LogDirState{LogStartOffset: ls, HighWatermark: hw, CleanShutdown: segment.CleanShutdownPresent(dir)}
 	return st, err
 }
 

@@ -227,10 +227,14 @@ func ReadOffsetCheckpoint(path string) ([]OffsetCheckpointEntry, error) {
 // Partition.createLog restores. It is -1 when the file or the entry is
 // absent, or when pd's name is not <topic>-<partition>. A file that does
 // not parse (a *decode.CorruptError) or cannot be read is an error, with
-// -1: each caller says what it does without the entry.
+// -1: each caller says what it does without the entry. A partition
+// directory opened through a LogDirCache reads each file once per run.
 func CheckpointOffset(pd *PartitionDir, name string) (int64, error) {
 	if pd.Topic == "" || pd.Partition < 0 {
 		return -1, nil
+	}
+	if pd.logDir != nil {
+		return pd.logDir.offset(name, pd.Topic, pd.Partition)
 	}
 	entries, err := ReadOffsetCheckpoint(filepath.Join(LogDirOf(pd.Path), name))
 	if errors.Is(err, os.ErrNotExist) {

@@ -125,7 +125,7 @@ func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, erro
 	}
 	parallel(len(tps), o.Jobs, func(i int) {
 		r := newGroupsReplay(dec, v.Coordinators[i])
-		pd, err := segment.OpenPartitionDir(r.dir)
+		pd, err := inv.openPartitionDir(r.dir)
 		if err != nil {
 			res[i].err = err
 			return

@@ -57,21 +57,30 @@ type Inventory struct {
 	// they would have said. A directory that cannot be read is an error of
 	// OpenInventory instead.
 	Warnings []string
+
+	// logDirs reads each log directory's checkpoints and meta.properties
+	// once, for every partition directory the views open.
+	logDirs *segment.LogDirCache
+}
+
+// openPartitionDir lists a partition directory of the inventory.
+func (inv *Inventory) openPartitionDir(dir string) (*segment.PartitionDir, error) {
+	return inv.logDirs.OpenPartitionDir(dir)
 }
 
 // OpenInventory lists the log directories. Only partition directories in
 // the live state are taken (a -delete or -future directory is not what a
 // broker serves); one that cannot be read is an error.
 func OpenInventory(paths []string) (*Inventory, error) {
-	inv := &Inventory{Partitions: map[TopicPartition][]Replica{}}
+	inv := &Inventory{Partitions: map[TopicPartition][]Replica{}, logDirs: segment.NewLogDirCache()}
 	for _, p := range paths {
 		ld, err := segment.OpenLogDir(p)
 		if err != nil {
 			return nil, err
 		}
 		info := LogDirInfo{Path: p, NodeID: -1}
-		if mp, ok := ld.File(segment.KindMetaProperties); ok {
-			props, err := segment.ReadMetaProperties(mp)
+		if _, ok := ld.File(segment.KindMetaProperties); ok {
+			props, err := inv.logDirs.MetaProperties(p)
 			if err != nil {
 				inv.Warnings = append(inv.Warnings, err.Error())
 			}
@@ -91,7 +100,7 @@ func OpenInventory(paths []string) (*Inventory, error) {
 			if !ok || n.State != segment.DirLive {
 				continue
 			}
-			pd, err := segment.OpenPartitionDir(dir)
+			pd, err := inv.openPartitionDir(dir)
 			if err != nil {
 				// A partition that cannot be listed is not absent: going
 				// on without it would report its replica missing and its

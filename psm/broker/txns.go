@@ -8,7 +8,6 @@ import (
 	"unicode/utf16"
 
 	"github.com/kseg/kseg/psm"
-	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -133,7 +132,7 @@ type TxnsView struct {
 // its producer id, or when the coordinator's record for that id does not
 // list the partition among those it will still write markers to.
 func LoadTxns(inv *Inventory, dec Decoder, o TxnsOptions) (*TxnsView, error) {
-	l := &txnsLoad{v: &TxnsView{}, o: o}
+	l := &txnsLoad{v: &TxnsView{}, o: o, inv: inv}
 	l.coordinators(inv)
 	if err := l.readCoordinators(dec); err != nil {
 		return nil, err
@@ -154,6 +153,7 @@ type txnsLoad struct {
 	present map[int32]bool
 	n       int32
 	byPID   map[int64]*Transaction
+	inv     *Inventory
 }
 
 // coordinators finds the __transaction_state partitions in the
@@ -199,7 +199,7 @@ func (l *txnsLoad) readCoordinators(dec Decoder) error {
 		dir := v.Coordinators[i]
 		txns := map[string]Transaction{}
 		var fs []finding.Finding
-		pd, err := segment.OpenPartitionDir(dir)
+		pd, err := l.inv.openPartitionDir(dir)
 		if err != nil {
 			res[i].err = err
 			return
@@ -413,7 +413,7 @@ func imagePartitionCount(inv *Inventory, topic string) int32 {
 	if len(rs) == 0 {
 		return 0
 	}
-	pd, err := segment.OpenPartitionDir(rs[0].Dir)
+	pd, err := inv.openPartitionDir(rs[0].Dir)
 	if err != nil {
 		return 0
 	}

@@ -100,7 +100,7 @@ func LogDir(dir string, n int, size int64, opts LargeOptions) error {
 	}
 	for i := range n {
 		p, err := g.open(filepath.Join(dir, fmt.Sprintf("bench-%d", i)), partitionOpts{
-			segmentBytes: max(size/2, 1<<20), indexInterval: 4096, topic: byte(1 + i%200), snapshots: true})
+			segmentBytes: max(size/2, 1<<20), indexInterval: 4096, topic: byte(1 + i%200), snapshots: true, noSync: true})
 		if err != nil {
 			return err
 		}
