@@ -35,6 +35,15 @@ func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 	}
 	j.optInt("clock", r.Clock, r.Clock >= 0)
 
+	// The object is written out as it grows: a million producers make
+	// hundreds of MB of JSON, which must not be held whole.
+	var werr error
+	flush := func() {
+		if len(j.b) >= 256<<10 && werr == nil {
+			_, werr = p.s.Out.Write(j.b)
+			j.b = j.b[:0]
+		}
+	}
 	arr := func(k string, n int, item func(i int)) {
 		j.key(k)
 		j.b = append(j.b, '[')
@@ -45,6 +54,7 @@ func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 			j.begin()
 			item(i)
 			j.end()
+			flush()
 		}
 		j.b = append(j.b, ']')
 		j.first = false
@@ -69,7 +79,7 @@ func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 		j.optInt("currentTxnFirstOffset", e.CurrentTxnFirstOffset, e.CurrentTxnFirstOffset >= 0)
 		arr("batches", len(e.Batches), func(k int) {
 			bm := e.Batches[k]
-			j.int("firstSequence", int64(bm.FirstSeq))
+			j.int("firstSequence", int64(bm.FirstSeq()))
 			j.int("lastSequence", int64(bm.LastSeq))
 			j.int("lastOffset", bm.LastOffset)
 			j.int("offsetDelta", int64(bm.OffsetDelta))
@@ -124,6 +134,9 @@ func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 	}
 	j.end()
 	j.b = append(j.b, '\n')
+	if werr != nil {
+		return werr
+	}
 	_, err := p.s.Out.Write(j.b)
 	return err
 }

@@ -122,15 +122,15 @@ func (p *textReplayPSMPrinter) producers(w *bufio.Writer, ls lister, v *replayPS
 	if len(r.Producers) > 0 {
 		fmt.Fprintln(w)
 		header := []string{"producerId", "epoch", "lastSequence", "lastOffset", "offsetDelta", "lastTimestamp", "coordinatorEpoch", "txnFirstOffset", "batches"}
-		rows := make([][]string, len(r.Producers))
-		for i := range r.Producers {
+		// Only the rows shown are formatted (a partition may hold a
+		// million producers; the table shows 15 without --verbose).
+		c := ls.cut(len(r.Producers))
+		p.render(w, header, c.rowsOf(len(header), func(i int) []string {
 			e := &r.Producers[i]
-			rows[i] = []string{i64(e.ProducerID), i64(int64(e.ProducerEpoch)), i64(int64(e.LastSeq())), i64(e.LastDataOffset()),
+			return []string{i64(e.ProducerID), i64(int64(e.ProducerEpoch)), i64(int64(e.LastSeq())), i64(e.LastDataOffset()),
 				i64(int64(e.LastOffsetDelta())), i64(e.LastTimestamp), i64(int64(e.CoordinatorEpoch)), orDash(e.CurrentTxnFirstOffset),
 				strconv.Itoa(len(e.Batches))}
-		}
-		c := ls.cut(len(rows))
-		p.render(w, header, c.rows(rows))
+		}))
 		if c.hidden() > 0 {
 			fmt.Fprintln(w, c.more("producers"))
 		}

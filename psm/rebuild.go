@@ -410,8 +410,10 @@ func LogEndOffset(dir *segment.PartitionDir) (int64, error) {
 
 // readSnapshot reads a snapshot; corruption is reported once per file and
 // returned as ok == false.
-func (r *rebuilder) readSnapshot(m *Manager, s segment.SnapshotFile, fallback bool) ([]segment.SnapshotEntry, bool, error) {
-	entries, err := segment.ReadProducerSnapshot(s.Path)
+// The snapshot is checked and left open, read entry by entry by whoever
+// loads it (the caller closes it).
+func (r *rebuilder) readSnapshot(m *Manager, s segment.SnapshotFile, fallback bool) (*segment.SnapshotReader, bool, error) {
+	entries, err := segment.OpenProducerSnapshot(s.Path)
 	if err == nil {
 		return entries, true, nil
 	}
@@ -429,6 +431,17 @@ func (r *rebuilder) readSnapshot(m *Manager, s segment.SnapshotFile, fallback bo
 	return nil, false, nil
 }
 
+// loadSnapshot loads the checked snapshot sr at offset into a fresh
+// manager, and closes it.
+func (rr *replayRun) loadSnapshot(sr *segment.SnapshotReader, offset int64) (*Manager, error) {
+	defer sr.Close()
+	m := rr.fresh()
+	if err := m.load(sr.Len(), sr.Each, offset, NowFromClock); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
 // Rebuild rebuilds the producer state of a partition directory as a
 // loading broker does (UnifiedLog.rebuildProducerState): load a snapshot
 // (or none), replay [max(snapshot, logStart), end) one batch at a time
@@ -444,6 +457,25 @@ type capture struct {
 	offset  int64
 	entries []segment.SnapshotEntry
 	done    bool
+	// producers is how many entries the state had; vouched says vouch
+	// settled it.
+	producers int
+	vouched   bool
+	// vouch, when set, is asked first, with the manager at offset: true
+	// when it settles what the state there is needed for by itself
+	// (CheckSnapshots: the snapshot file equals it), so that entries are
+	// not kept — a million producers' copy per snapshot file.
+	vouch func(m *Manager) bool
+}
+
+// take records the state of m at c's offset.
+func (c *capture) take(m *Manager) {
+	c.done, c.producers = true, len(m.producers)
+	if c.vouch != nil && c.vouch(m) {
+		c.vouched = true
+		return
+	}
+	c.entries = m.Snapshot()
 }
 
 func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
@@ -495,8 +527,7 @@ func (rr *replayRun) replay(m *Manager, from int64) error {
 	ci := 0
 	return r.scan(m, rr.replayStart, rr.end, false, func(b *decode.Batch, ctl *decode.Control, ts int64) bool {
 		for ci < len(rr.captures) && rr.captures[ci].offset <= b.LastOffset() {
-			c := rr.captures[ci]
-			c.entries, c.done = m.Snapshot(), true
+			rr.captures[ci].take(m)
 			ci++
 		}
 		if err := m.ApplyWithTimestamp(b, ctl, ts); err != nil {
@@ -533,8 +564,9 @@ func (rr *replayRun) fromLatest(m *Manager) (_ *Manager, loaded int64, skipped b
 		if !good {
 			continue
 		}
-		m = rr.fresh()
-		m.Load(entries, s.Offset, NowFromClock)
+		if m, err = rr.loadSnapshot(entries, s.Offset); err != nil {
+			return nil, loaded, skipped, err
+		}
 		r.restoreTxnStarts(m)
 		if err := rr.replay(m, s.Offset); err != nil {
 			return nil, loaded, skipped, err
@@ -575,8 +607,9 @@ func (rr *replayRun) fromSnapshot(m *Manager) (*Manager, int64, error) {
 		return nil, -1, fmt.Errorf("%s: %w: corrupt", s.Path, ErrSnapshotUnusable)
 	}
 	rr.anomalies = m.anomalies
-	m = rr.fresh()
-	m.Load(entries, s.Offset, NowFromClock)
+	if m, err = rr.loadSnapshot(entries, s.Offset); err != nil {
+		return nil, -1, err
+	}
 	r.restoreTxnStarts(m)
 	if err := rr.replay(m, s.Offset); err != nil {
 		return nil, -1, err
@@ -599,7 +632,7 @@ func (rr *replayRun) finish(m *Manager, loaded int64, skipped bool) (*Result, *M
 	m.SetMapEndOffset(leo)
 	for _, c := range rr.captures {
 		if !c.done && c.offset <= leo {
-			c.entries, c.done = m.Snapshot(), true
+			c.take(m)
 		}
 	}
 	if opts.Clock.Kind != ClockLogTime {
@@ -629,7 +662,9 @@ func (rr *replayRun) finish(m *Manager, loaded int64, skipped bool) (*Result, *M
 	if end < 0 && r.logStart > leo && !r.nested {
 		m.Report(logStartAboveEnd(r.logStart, leo))
 	}
-	res := m.State()
+	// The manager applies nothing more: its final state shares its batch
+	// metadata instead of copying it.
+	res := m.state(false)
 	res.Partition = r.partition()
 	res.SnapshotLoaded = loaded
 	res.ReplayedFrom = rr.replayStart
@@ -805,11 +840,19 @@ func (r *rebuilder) judgeStale(m *Manager, barriers []Barrier, leo, loaded int64
 		}
 	}
 	for i, s := range files {
-		entries, ok, err := r.readSnapshot(m, s, false)
+		sr, ok, err := r.readSnapshot(m, s, false)
 		if err != nil {
 			return err
 		}
-		if !ok || !bs.rebuilt[s.Offset].done {
+		if !ok {
+			continue
+		}
+		entries, err := sr.Entries()
+		sr.Close()
+		if err != nil {
+			return err
+		}
+		if !bs.rebuilt[s.Offset].done {
 			continue
 		}
 		v, err := bs.judge(s.Offset, entries)
