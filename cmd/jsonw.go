@@ -29,7 +29,7 @@ func (j *jsonw) spill(w io.Writer) error {
 	j.b = j.b[:0]
 	return err
 }
-func (j *jsonw) end()   { j.b = append(j.b, '}'); j.first = false }
+func (j *jsonw) end() { j.b = append(j.b, '}'); j.first = false }
 
 func (j *jsonw) key(k string) {
 	if !j.first {

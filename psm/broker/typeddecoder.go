@@ -53,6 +53,20 @@ func partitionsOf(ps []int32) []int32 {
 }
 
 func typedConsumerOffsets(key, value []byte) (GroupRecord, bool) {
+	r, ok := typedOffsetsKey(key, value == nil)
+	if !ok || value == nil {
+		return r, ok
+	}
+	vv, vb, ok := valueFraming(value)
+	if !ok {
+		return r, false
+	}
+	return r, typedOffsetsValue(&r, vv, vb)
+}
+
+// typedOffsetsKey reads a __consumer_offsets key of a record type the
+// views replay.
+func typedOffsetsKey(key []byte, tombstone bool) (GroupRecord, bool) {
 	rt, km, kv, kb, ok := coordinatorFraming(schema.ConsumerOffsets, key)
 	if !ok {
 		return GroupRecord{}, false
@@ -61,130 +75,77 @@ func typedConsumerOffsets(key, value []byte) (GroupRecord, bool) {
 	if !ok {
 		return GroupRecord{}, false
 	}
-	r := GroupRecord{Kind: kind, KeyVersion: rt, Partition: -1, Tombstone: value == nil}
+	r := GroupRecord{Kind: kind, KeyVersion: rt, Partition: -1, Tombstone: tombstone}
 	switch km.Name {
 	case "OffsetCommitKey":
 		k, _, ok := schema.ReadOffsetCommitKey(kb, kv)
-		if !ok {
-			return r, false
-		}
 		r.Group, r.Topic, r.Partition = k.Group, k.Topic, k.Partition
+		return r, ok
 	case "GroupMetadataKey":
 		k, _, ok := schema.ReadGroupMetadataKey(kb, kv)
-		if !ok {
-			return r, false
-		}
 		r.Group = k.Group
+		return r, ok
 	case "ConsumerGroupMetadataKey":
 		k, _, ok := schema.ReadConsumerGroupMetadataKey(kb, kv)
-		if !ok {
-			return r, false
-		}
 		r.Group = k.GroupId
+		return r, ok
 	case "ConsumerGroupMemberMetadataKey":
 		k, _, ok := schema.ReadConsumerGroupMemberMetadataKey(kb, kv)
-		if !ok {
-			return r, false
-		}
 		r.Group, r.MemberID = k.GroupId, k.MemberId
+		return r, ok
 	case "ConsumerGroupTargetAssignmentMetadataKey":
 		k, _, ok := schema.ReadConsumerGroupTargetAssignmentMetadataKey(kb, kv)
-		if !ok {
-			return r, false
-		}
 		r.Group = k.GroupId
+		return r, ok
 	case "ConsumerGroupTargetAssignmentMemberKey":
 		k, _, ok := schema.ReadConsumerGroupTargetAssignmentMemberKey(kb, kv)
-		if !ok {
-			return r, false
-		}
 		r.Group, r.MemberID = k.GroupId, k.MemberId
+		return r, ok
 	case "ConsumerGroupCurrentMemberAssignmentKey":
 		k, _, ok := schema.ReadConsumerGroupCurrentMemberAssignmentKey(kb, kv)
-		if !ok {
-			return r, false
-		}
 		r.Group, r.MemberID = k.GroupId, k.MemberId
-	default:
-		return r, false
+		return r, ok
 	}
-	if value == nil {
-		return r, true
-	}
-	vv, vb, ok := valueFraming(value)
-	if !ok {
-		return r, false
-	}
-	switch kind {
+	return r, false
+}
+
+// typedOffsetsValue reads the value of r's kind at version vv into r.
+func typedOffsetsValue(r *GroupRecord, vv int16, vb []byte) bool {
+	switch r.Kind {
 	case GroupRecordOffsetCommit:
 		v, _, ok := schema.ReadOffsetCommitValue(vb, vv)
-		if !ok {
-			return r, false
-		}
 		r.Offset = &OffsetCommitValue{Version: vv, Offset: v.Offset, LeaderEpoch: v.LeaderEpoch, Metadata: v.Metadata,
 			CommitTimestamp: v.CommitTimestamp, ExpireTimestamp: v.ExpireTimestamp}
+		return ok
 	case GroupRecordGroupMetadata:
 		v, _, ok := schema.ReadGroupMetadataValue(vb, vv)
-		if !ok {
-			return r, false
-		}
-		c := &ClassicGroupValue{Version: vv, ProtocolType: v.ProtocolType, Generation: v.Generation, Protocol: v.Protocol,
-			Leader: v.Leader, CurrentStateTimestamp: v.CurrentStateTimestamp}
-		for _, m := range v.Members {
-			cm := ClassicMember{MemberID: m.MemberId, GroupInstanceID: m.GroupInstanceId, ClientID: m.ClientId, ClientHost: m.ClientHost,
-				RebalanceTimeout: m.RebalanceTimeout, SessionTimeout: m.SessionTimeout}
-			// The assignment, decoded when the protocol type is
-			// "consumer" (expandConsumerProtocol): int16 version, then
-			// ConsumerProtocolAssignment; bytes that do not decode have
-			// no assignment.
-			if v.ProtocolType == "consumer" && len(m.Assignment) >= 2 {
-				if av := int16(binary.BigEndian.Uint16(m.Assignment)); av >= 0 {
-					if a, _, ok := schema.ReadConsumerProtocolAssignment(m.Assignment[2:], av); ok {
-						for _, tp := range a.AssignedPartitions {
-							cm.Assignment = append(cm.Assignment, TopicPartitions{Topic: tp.Topic, Partitions: partitionsOf(tp.Partitions)})
-						}
-					}
-				}
-			}
-			c.Members = append(c.Members, cm)
-		}
-		r.Classic = c
+		r.Classic = classicGroup(vv, &v)
+		return ok
 	case GroupRecordConsumerGroupMetadata:
 		v, _, ok := schema.ReadConsumerGroupMetadataValue(vb, vv)
-		if !ok {
-			return r, false
-		}
 		r.ConsumerGroupEpoch = v.Epoch
+		return ok
 	case GroupRecordConsumerGroupTargetAssignmentMetadata:
 		v, _, ok := schema.ReadConsumerGroupTargetAssignmentMetadataValue(vb, vv)
-		if !ok {
-			return r, false
-		}
 		r.AssignmentEpoch = v.AssignmentEpoch
+		return ok
 	case GroupRecordConsumerGroupTargetAssignmentMember:
 		v, _, ok := schema.ReadConsumerGroupTargetAssignmentMemberValue(vb, vv)
-		if !ok {
-			return r, false
-		}
 		for _, t := range v.TopicPartitions {
 			r.Target = append(r.Target, TopicIDPartitions{TopicID: t.TopicId, Partitions: partitionsOf(t.Partitions)})
 		}
+		return ok
 	case GroupRecordConsumerGroupMember:
 		v, _, ok := schema.ReadConsumerGroupMemberMetadataValue(vb, vv)
-		if !ok {
-			return r, false
-		}
 		var subs []string
 		if len(v.SubscribedTopicNames) > 0 {
 			subs = v.SubscribedTopicNames
 		}
 		r.Member = &ConsumerGroupMemberValue{InstanceID: v.InstanceId, RackID: v.RackId, ClientID: v.ClientId, ClientHost: v.ClientHost,
 			SubscribedTopicNames: subs, SubscribedTopicRegex: v.SubscribedTopicRegex, ServerAssignor: v.ServerAssignor, RebalanceTimeoutMs: v.RebalanceTimeoutMs}
+		return ok
 	case GroupRecordConsumerGroupCurrentMemberAssignment:
 		v, _, ok := schema.ReadConsumerGroupCurrentMemberAssignmentValue(vb, vv)
-		if !ok {
-			return r, false
-		}
 		c := &CurrentMemberAssignmentValue{MemberEpoch: v.MemberEpoch, PreviousMemberEpoch: v.PreviousMemberEpoch, State: v.State}
 		for _, t := range v.AssignedPartitions {
 			c.Assigned = append(c.Assigned, TopicIDPartitions{TopicID: t.TopicId, Partitions: partitionsOf(t.Partitions)})
@@ -193,8 +154,33 @@ func typedConsumerOffsets(key, value []byte) (GroupRecord, bool) {
 			c.PendingRevocation = append(c.PendingRevocation, TopicIDPartitions{TopicID: t.TopicId, Partitions: partitionsOf(t.Partitions)})
 		}
 		r.Current = c
+		return ok
 	}
-	return r, true
+	return false
+}
+
+// classicGroup is a GroupMetadataValue as the views keep it, with each
+// member's assignment decoded when the protocol type is "consumer"
+// (expandConsumerProtocol: int16 version, then ConsumerProtocolAssignment;
+// bytes that do not decode have no assignment).
+func classicGroup(vv int16, v *schema.GroupMetadataValue) *ClassicGroupValue {
+	c := &ClassicGroupValue{Version: vv, ProtocolType: v.ProtocolType, Generation: v.Generation, Protocol: v.Protocol,
+		Leader: v.Leader, CurrentStateTimestamp: v.CurrentStateTimestamp}
+	for _, m := range v.Members {
+		cm := ClassicMember{MemberID: m.MemberId, GroupInstanceID: m.GroupInstanceId, ClientID: m.ClientId, ClientHost: m.ClientHost,
+			RebalanceTimeout: m.RebalanceTimeout, SessionTimeout: m.SessionTimeout}
+		if v.ProtocolType == "consumer" && len(m.Assignment) >= 2 {
+			if av := int16(binary.BigEndian.Uint16(m.Assignment)); av >= 0 {
+				if a, _, ok := schema.ReadConsumerProtocolAssignment(m.Assignment[2:], av); ok {
+					for _, tp := range a.AssignedPartitions {
+						cm.Assignment = append(cm.Assignment, TopicPartitions{Topic: tp.Topic, Partitions: partitionsOf(tp.Partitions)})
+					}
+				}
+			}
+		}
+		c.Members = append(c.Members, cm)
+	}
+	return c
 }
 
 func typedTransactionState(key, value []byte) (TxnRecord, bool) {
