@@ -63,6 +63,11 @@ type dumpOptions struct {
 	// logDirs reads each log directory's checkpoints once per run, for
 	// every partition the dump opens (set by runDump).
 	logDirs *segment.LogDirCache
+	// budget bounds the decompressed bytes every renderer of the run
+	// holds together (set by runDump): the cap is per batch, and a
+	// renderer per core each at the cap would make memory grow with the
+	// cores.
+	budget *decode.Budget
 }
 
 func (o *dumpOptions) AddFlags(c *cobra.Command) {
@@ -328,6 +333,7 @@ func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, 
 	}
 	o.quiet = g.quiet
 	o.logDirs = segment.NewLogDirCache()
+	o.budget = decode.NewBudget(max(o.maxDecompressed, decompressBudget))
 	files, err := collectDumpFiles(args, o.output == "kafka", o.logDirs)
 	if err != nil {
 		return err
