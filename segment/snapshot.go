@@ -1,7 +1,6 @@
 package segment
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -85,6 +84,7 @@ type SnapshotReader struct {
 	path string
 	n    int
 	crc  uint32
+	buf  []byte // Open's, reused by Each
 }
 
 // snapshotReadBuffer is the buffer a SnapshotReader streams through.
@@ -115,7 +115,8 @@ func OpenProducerSnapshot(path string) (*SnapshotReader, error) {
 	}
 	// CRC-32C over [6, EOF), as readSnapshot computes it.
 	crc := crc32.Update(0, castagnoli, h[snapshotEntriesOffset:])
-	buf := make([]byte, snapshotReadBuffer)
+	// Sized to the file: most snapshots hold a handful of producers.
+	buf := make([]byte, min(snapshotReadBuffer, max(st.Size()-int64(len(h)), 1)))
 	for {
 		k, rerr := f.Read(buf)
 		crc = crc32.Update(crc, castagnoli, buf[:k])
@@ -131,7 +132,7 @@ func OpenProducerSnapshot(path string) (*SnapshotReader, error) {
 		f.Close()
 		return nil, err
 	}
-	return &SnapshotReader{f: f, path: path, n: int(n), crc: crc}, nil
+	return &SnapshotReader{f: f, path: path, n: int(n), crc: crc, buf: buf}, nil
 }
 
 // Len is the number of entries.
@@ -141,13 +142,22 @@ func (s *SnapshotReader) Len() int { return s.n }
 // again (a broker writes a snapshot as a new file and never rewrites one
 // in place, so these are the bytes that were checked).
 func (s *SnapshotReader) Each(fn func(e SnapshotEntry)) error {
-	r := bufio.NewReaderSize(io.NewSectionReader(s.f, SnapshotHeaderSize, int64(s.n)*SnapshotEntrySize), snapshotReadBuffer)
-	var e [SnapshotEntrySize]byte
-	for range s.n {
-		if _, err := io.ReadFull(r, e[:]); err != nil {
+	r := io.NewSectionReader(s.f, SnapshotHeaderSize, int64(s.n)*SnapshotEntrySize)
+	// Whole entries at a time through Open's buffer.
+	buf := s.buf
+	if len(buf) < SnapshotEntrySize {
+		buf = make([]byte, SnapshotEntrySize)
+	}
+	buf = buf[:len(buf)/SnapshotEntrySize*SnapshotEntrySize]
+	for left := s.n; left > 0; {
+		k := min(left, len(buf)/SnapshotEntrySize)
+		if _, err := io.ReadFull(r, buf[:k*SnapshotEntrySize]); err != nil {
 			return fmt.Errorf("%s: %w", s.path, err)
 		}
-		fn(decodeSnapshotEntry(e[:]))
+		for i := range k {
+			fn(decodeSnapshotEntry(buf[i*SnapshotEntrySize:]))
+		}
+		left -= k
 	}
 	return nil
 }
