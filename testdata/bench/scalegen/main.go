@@ -21,6 +21,12 @@
 //	    of topic "orders", each group committing its 10 partitions in one
 //	    batch, the groups in turn; every group has a GroupMetadata record
 //	    (one member, range assignor) before its first commit.
+//	go run ./testdata/bench/scalegen -dim zstd -n 32 -out DIR
+//	    DIR/zeros-0 holds N zstd batches of one record each: a key of 128
+//	    KiB of random bytes (so that each batch is a job of dump --deep's
+//	    pipeline of its own) and a value of 32 MiB of zeros, a few hundred
+//	    KiB on disk decompressing to 32 MiB: what makes a deep dump's
+//	    memory grow with the cores without a shared budget.
 //	go run ./testdata/bench/scalegen -dim txns -n 1000000 -out DIR
 //	    DIR/__transaction_state-0 holds N transactional ids, each moving
 //	    through Empty, then Ongoing, PrepareCommit, CompleteCommit three
@@ -32,6 +38,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -40,6 +47,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm/broker/brokertest"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
@@ -53,7 +61,7 @@ func main() {
 }
 
 func run() error {
-	dim := flag.String("dim", "", "partitions, producers, groups or txns")
+	dim := flag.String("dim", "", "partitions, producers, groups, txns or zstd")
 	n := flag.Int("n", 0, "the dimension's size: partitions, producers, commit records or transactional ids")
 	out := flag.String("out", "", "output log directory (created)")
 	sizeFlag := flag.String("size", "16KiB", "partitions: bytes per data partition")
@@ -84,8 +92,10 @@ func run() error {
 		err = groups(*out, *n, k)
 	case "txns":
 		err = txns(*out, *n)
+	case "zstd":
+		err = zeros(*out, *n)
 	default:
-		return fmt.Errorf("-dim %q: want partitions, producers, groups or txns", *dim)
+		return fmt.Errorf("-dim %q: want partitions, producers, groups, txns or zstd", *dim)
 	}
 	if err != nil {
 		return err
@@ -158,6 +168,32 @@ func txns(out string, n int) error {
 		}
 	}
 	return w.close()
+}
+
+// zeros writes DIR/zeros-0 of -dim zstd.
+func zeros(out string, n int) error {
+	rng := rand.New(rand.NewPCG(28, 9))
+	key := make([]byte, 128<<10)
+	for i := range key {
+		key[i] = byte(rng.Uint32())
+	}
+	value := make([]byte, 32<<20)
+	a, err := segment.OpenAppender(filepath.Join(out, "zeros-0"), segment.AppenderOptions{NoSync: true})
+	if err != nil {
+		return err
+	}
+	var c decode.Codecs
+	for i := range n {
+		raw, err := c.AppendBatch(nil, decode.BatchSpec{BaseOffset: int64(i), Compression: decode.CompressionZstd,
+			ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, []decode.RecordSpec{{Timestamp: brokertest.T0, Key: key, Value: value}})
+		if err != nil {
+			return err
+		}
+		if err := a.Append(raw); err != nil {
+			return err
+		}
+	}
+	return a.Close()
 }
 
 // writer appends coordinator batches to one internal-topic partition.
