@@ -145,7 +145,7 @@ func textEpochChanges(pf printfFunc, ls lister, removed, added []segment.EpochEn
 // dry-run note (warnings are diagnostics: the printers write them to
 // stderr).
 //
-// With tbl set (--output table) the file operations are a tablewriter
+// With tbl set (--output table) the file operations are a renderTable
 // table instead of aligned lines.
 func textFilesTail(pf printfFunc, st *styles, ls lister, ops []edit.FileOp, dryRun bool, tbl *tableOut) {
 	size := func(op edit.FileOp) string {
@@ -262,7 +262,7 @@ func abortedJSON(txns []segment.AbortedTxn) []injectAbortedJSON {
 	return out
 }
 
-// tableOut renders tables (tablewriter) sized to the terminal, for the
+// tableOut renders tables (renderTable) sized to the terminal, for the
 // write commands' --output table.
 type tableOut struct {
 	w     io.Writer

@@ -33,7 +33,7 @@ func TestWriteCommandsTableOutput(t *testing.T) {
 			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errb)
 		}
 		got := out.String()
-		for _, want := range []string{"ACTION", "FILE", "WHY", "┌", "│ create ", "Dry run: nothing was changed"} {
+		for _, want := range []string{"ACTION", "FILE", "WHY", "\ncreate  ", "Dry run: nothing was changed"} {
 			if !strings.Contains(got, want) {
 				t.Errorf("%v: output lacks %q:\n%s", args, want, got)
 			}

@@ -53,7 +53,9 @@ func printFindingsText(w io.Writer, st *styles, ls lister, fs []finding.Finding)
 		case finding.Warning:
 			sev, style = "WARN", st.warn
 		}
-		fmt.Fprintf(w, "%s %s %s: %s\n", st.paint(style, sev), f.Kind, f.Subject, f.Message)
+		// Subject and message name groups, transactional ids and topics:
+		// data (esc).
+		fmt.Fprintf(w, "%s %s %s: %s\n", st.paint(style, sev), f.Kind, esc(f.Subject), esc(f.Message))
 	}, func(more string) { fmt.Fprintln(w, more) })
 }
 

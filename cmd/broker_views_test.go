@@ -270,7 +270,8 @@ func TestJSONDocCoversTheViews(t *testing.T) {
 	}
 	for _, name := range brokertest.LogDirNames {
 		dir := filepath.Join(testdataDir, "logdirs", name)
-		for _, args := range [][]string{{"groups"}, {"txns"}, {"txns", "--transaction-state-partitions", "50"}, {"metadata"}} {
+		for _, args := range [][]string{{"groups"}, {"txns"}, {"txns", "--transaction-state-partitions", "50"}, {"metadata"},
+			{"metadata", "find", "/"}, {"status"}} {
 			r := runKseg(append(append(args, "-o", "json"), dir)...)
 			for typ, lines := range jsonByType(t, r.stdout) {
 				if keys[typ] == nil {
@@ -282,7 +283,8 @@ func TestJSONDocCoversTheViews(t *testing.T) {
 			}
 		}
 	}
-	for _, typ := range []string{"group", "transaction", "openTransaction", "unanswerable", "metadataImage", "diskPartition", "finding"} {
+	for _, typ := range []string{"group", "transaction", "openTransaction", "unanswerable", "metadataImage", "diskPartition", "finding",
+		"metadataNode", "partitionStatus", "logDirStatus"} {
 		if keys[typ] == nil {
 			t.Errorf("the views wrote no %q line on the example directories", typ)
 		}

@@ -64,8 +64,8 @@ func TestCompletionFlagValuesNotFiles(t *testing.T) {
 		want      []string
 		directive string
 	}{
-		{[]string{"dump", "--output"}, []string{"text", "table", "json", "kafka"}, ":4"},
-		{[]string{"replay-psm", "--output"}, []string{"text", "table", "json"}, ":4"},
+		{[]string{"dump", "--output"}, []string{"text", "table", "wide", "json", "kafka"}, ":4"},
+		{[]string{"replay-psm", "--output"}, []string{"text", "table", "wide", "json"}, ":4"},
 		{[]string{"dump", "--color"}, []string{"auto", "always", "never"}, ":4"},
 		{[]string{"replay-psm", "--from-snapshot"}, []string{"latest", "none"}, ":4"},
 		{[]string{"inject-barrier", "--mode"}, []string{"truncate", "abort"}, ":4"},
@@ -78,7 +78,7 @@ func TestCompletionFlagValuesNotFiles(t *testing.T) {
 		{[]string{"dump", "--files"}, nil, ":0"},
 		{[]string{"txns", "--now"}, []string{"log", "now"}, ":4"},
 		{[]string{"replay-psm", "--clock"}, []string{"log", "now"}, ":4"},
-		{[]string{"groups", "--output"}, []string{"text", "table", "json"}, ":4"},
+		{[]string{"groups", "--output"}, []string{"text", "table", "wide", "json"}, ":4"},
 		{[]string{"txns", "--transactional-id"}, nil, ":4"},
 	} {
 		r := runKseg(append(append([]string{"__complete"}, tc.args...), "")...)

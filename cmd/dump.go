@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/mm2"
 	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
@@ -567,6 +568,11 @@ type recordView struct {
 	// decoded (dump_decoders.go); InternalErr when it does not decode.
 	Internal    *schema.Decoded
 	InternalErr error
+	// MM2 is a data record of a MirrorMaker 2 topic (MM2Topic), decoded
+	// (dump_mm2.go); MM2Err when it does not decode.
+	MM2      *mm2.Record
+	MM2Topic string
+	MM2Err   error
 }
 
 func (st *dumpState) dumpLog(f dumpFile) (err error) {

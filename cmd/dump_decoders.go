@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/mm2"
 	"github.com/kseg/kseg/decode/schema"
 )
 
@@ -37,7 +38,7 @@ type decoderOptions struct {
 
 func (d *decoderOptions) addFlags(c *cobra.Command) {
 	f := c.Flags()
-	f.BoolVar(&d.noDecodeInternal, "no-decode-internal", false, "text/json: show the keys and values of Kafka's internal topics as bytes instead of decoding them")
+	f.BoolVar(&d.noDecodeInternal, "no-decode-internal", false, "text/json: show the keys and values of Kafka's and MirrorMaker 2's internal topics as bytes instead of decoding them")
 	f.BoolVar(&d.offsets, "offsets-decoder", false, "decode records as __consumer_offsets records, whatever the directory (kafka-dump-log's flag; implies --print-data)")
 	f.BoolVar(&d.txnLog, "transaction-log-decoder", false, "decode records as __transaction_state records (implies --print-data)")
 	f.BoolVar(&d.clusterMetadata, "cluster-metadata-decoder", false, "decode records as KRaft __cluster_metadata records (implies --print-data)")
@@ -161,15 +162,19 @@ func (o *dumpOptions) internalTopic(path string) string {
 // internalDecoder caches the topic of the file being rendered.
 type internalDecoder struct {
 	file, topic string
+	mm2         mm2.Topic
 }
 
 // decodeInternal decodes a data record of an internal topic into rv.
 func (r *batchRenderer) decodeInternal(file string, rv *recordView) {
 	id := &r.internal
 	if id.file != file {
-		id.file, id.topic = file, r.o.internalTopic(file)
+		id.file, id.topic, id.mm2 = file, r.o.internalTopic(file), r.o.mm2Topic(file)
 	}
 	if id.topic == "" {
+		if id.mm2.Kind != mm2.NotMM2 {
+			r.decodeMM2(id.mm2, rv)
+		}
 		return
 	}
 	d, err := schema.DecodeInternal(id.topic, rv.Record.Key, rv.Record.Value)

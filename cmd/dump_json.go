@@ -231,6 +231,10 @@ func (p *jsonDumpPrinter) Record(bv *batchView, rv *recordView) {
 		j.key("decoded")
 		j.b = appendInternalJSON(j.b, rv)
 	}
+	if rv.MM2Topic != "" {
+		j.key("decoded")
+		j.b = appendMM2JSON(j.b, rv)
+	}
 	j.end()
 }
 

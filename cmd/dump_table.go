@@ -9,7 +9,7 @@ import (
 	"github.com/kseg/kseg/segment/finding"
 )
 
-// tableDumpPrinter renders each file as tables (tablewriter): batches, and
+// tableDumpPrinter renders each file as tables (renderTable): batches, and
 // with --deep the records; index, snapshot and checkpoint entries as their
 // own tables. Rows are buffered per file, so it suits inspection, not
 // multi-gigabyte segments (use json for those).
@@ -30,7 +30,7 @@ func newTableDumpPrinter(s *Streams, o *dumpOptions) *tableDumpPrinter {
 
 func (p *tableDumpPrinter) BeginFile(f dumpFile) {
 	p.header, p.rows, p.recRows, p.findings, p.summary = nil, nil, nil, nil, ""
-	fmt.Fprintf(p.s.Out, "%s (%s)\n", p.st.paint(p.st.title, f.path), f.info.Kind)
+	fmt.Fprintf(p.s.Out, "%s (%s)\n", p.st.paint(p.st.title, esc(f.path)), f.info.Kind)
 }
 
 func (p *tableDumpPrinter) setHeader(h ...string) {
@@ -45,30 +45,50 @@ func (p *tableDumpPrinter) LogStart(dumpFile)              {}
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
 
 func (p *tableDumpPrinter) Batch(bv *batchView) {
-	p.setHeader("baseOffset", "lastOffset", "count", "position", "size", "magic", "codec", "maxTimestamp",
-		"producerId", "epoch", "baseSeq", "lastSeq", "ple", "txn", "ctl", "crc")
 	b := bv.Batch
 	crc := "-"
+	var flags []string
 	if bv.CRCValid != nil {
 		crc = "ok"
 		if !*bv.CRCValid {
 			crc = "INVALID"
+			flags = append(flags, "CRC-INVALID")
 		}
 	}
 	count := "-"
 	if !b.IsLegacy() {
 		count = i64(int64(b.RecordCount))
 	}
-	flag := func(v bool) string {
-		if v {
-			return "yes"
-		}
-		return ""
+	if b.IsTransactional() {
+		flags = append(flags, "txn")
 	}
-	p.rows = append(p.rows, []string{i64(b.BaseOffset), i64(b.LastOffset()), count, i64(bv.Position), i64(b.Size()),
-		i64(int64(b.Magic)), b.Compression().String(), b.TimestampType().String() + " " + i64(b.MaxTimestamp),
-		i64(b.ProducerID), i64(int64(b.ProducerEpoch)), i64(int64(b.BaseSequence)), i64(int64(b.LastSequence())),
-		i64(int64(b.PartitionLeaderEpoch)), flag(b.IsTransactional()), flag(b.IsControl()), crc})
+	if b.IsControl() {
+		flags = append(flags, "ctl")
+	}
+	seq := "-"
+	if b.BaseSequence >= 0 {
+		seq = i64(int64(b.BaseSequence))
+		if last := b.LastSequence(); last != b.BaseSequence {
+			seq += ".." + i64(int64(last))
+		}
+	}
+	// The columns a batch is read by fit a 100-column terminal: a CRC
+	// that does not match is a flag (and a finding below the table);
+	// --output wide adds lastOffset, magic, the timestamp type, the
+	// partition leader epoch and the crc column. kafka-dump-log's names,
+	// Kafka's tools' style.
+	if p.s.wide {
+		p.setHeader("baseOffset", "lastOffset", "count", "position", "size", "magic", "codec", "timestampType", "maxTimestamp",
+			"producerId", "producerEpoch", "sequence", "partitionLeaderEpoch", "flags", "crc")
+		p.rows = append(p.rows, []string{i64(b.BaseOffset), i64(b.LastOffset()), count, i64(bv.Position), i64(b.Size()),
+			i64(int64(b.Magic)), b.Compression().String(), b.TimestampType().String(), i64(b.MaxTimestamp),
+			i64(b.ProducerID), i64(int64(b.ProducerEpoch)), seq, i64(int64(b.PartitionLeaderEpoch)), orDashString(strings.Join(flags, ",")), crc})
+		return
+	}
+	p.setHeader("baseOffset", "count", "position", "size", "codec", "maxTimestamp", "producerId", "epoch", "sequence", "flags")
+	p.rows = append(p.rows, []string{i64(b.BaseOffset), count, i64(bv.Position), i64(b.Size()),
+		b.Compression().String(), i64(b.MaxTimestamp), i64(b.ProducerID), i64(int64(b.ProducerEpoch)), seq,
+		orDashString(strings.Join(flags, ","))})
 }
 
 func (p *tableDumpPrinter) Record(bv *batchView, rv *recordView) {
@@ -124,13 +144,21 @@ func (p *tableDumpPrinter) AbortedTxn(_ dumpFile, e segment.AbortedTxn) {
 }
 
 func (p *tableDumpPrinter) SnapshotEntry(_ dumpFile, e segment.SnapshotEntry) {
-	p.setHeader("producerId", "producerEpoch", "lastSequence", "lastOffset", "offsetDelta", "lastTimestamp", "coordinatorEpoch", "currentTxnFirstOffset")
 	txn := "-"
 	if e.CurrentTxnFirstOffset >= 0 {
 		txn = i64(e.CurrentTxnFirstOffset)
 	}
+	// offsetDelta and coordinatorEpoch under --output wide: the rest fits
+	// a 100-column terminal.
+	if p.s.wide {
+		p.setHeader("producerId", "producerEpoch", "lastSequence", "lastOffset", "offsetDelta", "lastTimestamp", "coordinatorEpoch", "currentTxnFirstOffset")
+		p.rows = append(p.rows, []string{i64(e.ProducerID), i64(int64(e.ProducerEpoch)), i64(int64(e.LastSequence)), i64(e.LastOffset),
+			i64(int64(e.OffsetDelta)), i64(e.Timestamp), i64(int64(e.CoordinatorEpoch)), txn})
+		return
+	}
+	p.setHeader("producerId", "epoch", "lastSequence", "lastOffset", "lastTimestamp", "txnFirstOffset")
 	p.rows = append(p.rows, []string{i64(e.ProducerID), i64(int64(e.ProducerEpoch)), i64(int64(e.LastSequence)), i64(e.LastOffset),
-		i64(int64(e.OffsetDelta)), i64(e.Timestamp), i64(int64(e.CoordinatorEpoch)), txn})
+		i64(e.Timestamp), txn})
 }
 
 func (p *tableDumpPrinter) LeaderEpoch(_ dumpFile, e segment.EpochEntry) {
@@ -166,10 +194,10 @@ func (p *tableDumpPrinter) EndFile(dumpFile) {
 	p.render(p.header, p.rows)
 	p.render([]string{"offset", "timestamp", "sequence", "keySize", "valueSize", "headerKeys", "data"}, p.recRows)
 	for _, fd := range p.findings {
-		fmt.Fprintf(p.s.Out, "%s %s %s\n", p.st.severity(fd.Severity(), fd.Severity().Upper()), fd.Kind, fd.Message)
+		fmt.Fprintf(p.s.Out, "%s %s %s\n", p.st.severity(fd.Severity(), fd.Severity().Upper()), fd.Kind, esc(fd.Message))
 	}
 	if p.summary != "" {
-		fmt.Fprintln(p.s.Out, p.summary)
+		fmt.Fprintln(p.s.Out, esc(p.summary))
 	}
 }
 

@@ -30,11 +30,11 @@ func newTextDumpPrinter(s *Streams, o *dumpOptions) *textDumpPrinter {
 
 func (p *textDumpPrinter) BeginFile(f dumpFile) {
 	p.n = 0
-	fmt.Fprintf(p.w, "%s %s (%s)\n", p.st.paint(p.st.title, "==="), p.st.paint(p.st.title, f.path), f.info.Kind)
+	fmt.Fprintf(p.w, "%s %s (%s)\n", p.st.paint(p.st.title, "==="), p.st.paint(p.st.title, esc(f.path)), f.info.Kind)
 }
 
 func (p *textDumpPrinter) Unknown(_ dumpFile, why string) {
-	fmt.Fprintf(p.w, "  %s\n", p.st.paint(p.st.dim, why))
+	fmt.Fprintf(p.w, "  %s\n", p.st.paint(p.st.dim, esc(why)))
 }
 
 func (p *textDumpPrinter) LogStart(dumpFile) {}
@@ -133,12 +133,14 @@ func (p *textDumpPrinter) Record(bv *batchView, rv *recordView) {
 				if i > 0 {
 					w = append(w, ',')
 				}
-				w = append(w, h.Key...)
+				w = appendEsc(w, h.Key)
 			}
 			w = append(w, ']')
 		}
 		if rv.Internal != nil {
 			w = append(append(w, ' '), textInternal(p.st, rv)...)
+		} else if rv.MM2Topic != "" {
+			w = append(append(w, ' '), textMM2(p.st, rv)...)
 		} else if p.o.printData {
 			w = appendData(append(w, " key "...), r.Key, p.o.keyFormat)
 			w = appendData(append(w, " value "...), r.Value, p.o.valueFormat)
@@ -261,10 +263,10 @@ func (p *textDumpPrinter) PartitionMetadata(_ dumpFile, pm segment.PartitionMeta
 	fmt.Fprintf(p.w, "version %d topicId %s\n", pm.Version, pm.TopicIDString)
 }
 
-func (p *textDumpPrinter) TextLine(_ dumpFile, line string) { fmt.Fprintln(p.w, line) }
+func (p *textDumpPrinter) TextLine(_ dumpFile, line string) { fmt.Fprintln(p.w, esc(line)) }
 
 func (p *textDumpPrinter) Finding(fd finding.Finding) {
-	fmt.Fprintf(p.w, "%s %s %s\n", p.st.severity(fd.Severity(), fd.Severity().Upper()), fd.Kind, fd.Message)
+	fmt.Fprintf(p.w, "%s %s %s\n", p.st.severity(fd.Severity(), fd.Severity().Upper()), fd.Kind, esc(fd.Message))
 }
 
 func (p *textDumpPrinter) EndFile(f dumpFile) {

@@ -12,16 +12,31 @@ import (
 
 // groupsOptions are the flags of `kseg groups`.
 type groupsOptions struct {
-	groups []string
-	topics []string
-	output string
-	jobs   int
+	// The view, as kafka-consumer-groups.sh names them: --list, or one of
+	// --describe's --offsets (the default), --members and --state.
+	list, describe, offsets, members bool
+	// state and types are --state[=STATES] and --type[=TYPES]: with --list
+	// a STATE (TYPE) column and a filter, as kafka-consumer-groups' --list
+	// --state Stable; --state alone is the state view.
+	state, types string
+	groups       []string
+	topics       []string
+	output       string
+	jobs         int
 	// numPartitions is offsets.topic.num.partitions (0: from the image).
 	numPartitions int32
 }
 
 func (o *groupsOptions) AddFlags(c *cobra.Command) {
 	f := c.Flags()
+	f.BoolVar(&o.list, "list", false, "list the groups: their ids (text), or GROUP TYPE STATE (table)")
+	f.BoolVar(&o.describe, "describe", false, "describe the groups (the default): one row per partition, kafka-consumer-groups' --describe columns")
+	f.BoolVar(&o.offsets, "offsets", false, "with --describe: the committed offsets and lag (the default view)")
+	f.BoolVar(&o.members, "members", false, "with --describe: the members (CONSUMER-ID HOST CLIENT-ID #PARTITIONS; ASSIGNMENT with -v or -o wide)")
+	f.StringVar(&o.state, "state", "", "with --describe: the groups' state (COORDINATOR ASSIGNMENT-STRATEGY STATE #MEMBERS); with --list: the STATE column, and --state=STATES lists only groups in these states (comma-separated)")
+	f.Lookup("state").NoOptDefVal = "*"
+	f.StringVar(&o.types, "type", "", "with --list: the TYPE column; --type=TYPES lists only groups of these types (classic, consumer)")
+	f.Lookup("type").NoOptDefVal = "*"
 	f.StringArrayVar(&o.groups, "group", nil, "only this group (repeatable)")
 	f.StringArrayVar(&o.topics, "topic", nil, "only committed offsets and assignments of this topic (repeatable)")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
@@ -39,7 +54,7 @@ func (o *groupsOptions) Validate(args []string) error {
 	if o.numPartitions < 0 {
 		return usageErrorf("--consumer-offsets-partitions must not be negative")
 	}
-	return nil
+	return o.validateView()
 }
 
 func newGroupsCmd(s *Streams, g *globalOptions) *cobra.Command {
@@ -68,10 +83,26 @@ most complete copy is read. A --group whose coordinator partition
 (hash of the group id modulo --consumer-offsets-partitions) is not in the
 directories is said to be unanswerable, not absent. Nothing is written.
 
+The views are kafka-consumer-groups.sh's, with its column names:
+--describe (the default, or --describe --offsets) has a row per partition a
+member is assigned or the group committed (GROUP TOPIC PARTITION
+CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID; LOG-END-OFFSET
+is the high watermark, as the tool's ListOffsets latest, and LAG is it minus
+the committed offset), and a row for a member assigned nothing;
+--describe --members a row per member; --describe --state a row per group;
+--list the group ids. Text (piped) prints kseg's stable key-value lines,
+table (a terminal) the columns; -o wide adds LEADER-EPOCH, COMMIT-TIMESTAMP,
+LOG-START-OFFSET and LAST-STABLE-OFFSET to --describe (ASSIGNMENT to
+--members, TYPE GENERATION to --state) and shows long ids whole; json writes
+every field whichever the view.
+
 Findings (exit 3) are committed offsets outside their log and records or
 batches that do not decode.
 ` + exitStatusHelp,
-		Example: `  kseg groups /var/lib/kafka/data
+		Example: `  kseg groups /var/lib/kafka/data                          # --describe: GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG …
+  kseg groups --list --state /var/lib/kafka/data
+  kseg groups --describe --members -v --group billing /var/lib/kafka/data
+  kseg groups --describe --state /var/lib/kafka/data
   kseg groups --group payments --topic orders broker1/data broker2/data
   kseg groups -o json /var/lib/kafka/data | jq 'select(.type=="group") | .offsets[] | select(.lag > 1000)'`,
 		Args: usageArgs(cobra.ArbitraryArgs),
@@ -102,6 +133,7 @@ func runGroups(ctx context.Context, s *Streams, g *globalOptions, o *groupsOptio
 	if err != nil {
 		return err
 	}
+	o.filterList(v)
 	if err := newGroupsPrinter(s, o).Print(v); err != nil {
 		return err
 	}
@@ -116,10 +148,23 @@ type groupsPrinter interface {
 }
 
 func newGroupsPrinter(s *Streams, o *groupsOptions) groupsPrinter {
+	table := o.output == "table" || (o.output == "text" && s.OutTTY)
 	switch {
 	case o.output == "json":
 		return &jsonGroupsPrinter{s: s}
-	case o.output == "table" || s.OutTTY:
+	case o.list:
+		return &listGroupsPrinter{s: s, o: o, table: table}
+	case o.members:
+		if table {
+			return &tableMembersPrinter{s: s}
+		}
+		return &textMembersPrinter{s: s}
+	case o.state != "":
+		if table {
+			return &tableStatePrinter{s: s}
+		}
+		return &textStatePrinter{s: s}
+	case table:
 		return &tableGroupsPrinter{s: s}
 	}
 	return &textGroupsPrinter{s: s}

@@ -23,57 +23,32 @@ func (p *textGroupsPrinter) Print(v *broker.GroupsView) error {
 	}
 	ls.lines(len(v.Groups), "groups", func(i int) {
 		g := v.Groups[i]
-		proto := g.ProtocolType
-		if g.Protocol != "" {
-			proto += "/" + g.Protocol
-		}
-		if proto == "" {
-			proto = "-"
-		}
-		gen := "generation"
-		if g.Type == "consumer" {
-			gen = "groupEpoch"
-		}
-		fmt.Fprintf(w, "%s %s type %s state %s protocol %s %s %d members %d coordinator %s",
-			st.paint(st.title, "group"), g.Group, g.Type, g.State, proto, gen, g.Generation, len(g.Members), filepath.Base(g.Coordinator))
-		if g.Type == "consumer" {
-			fmt.Fprintf(w, " assignmentEpoch %d", g.AssignmentEpoch)
-		}
-		if g.Leader != "" {
-			fmt.Fprintf(w, " leader %s", g.Leader)
-		}
-		if g.StateTimestamp >= 0 {
-			fmt.Fprintf(w, " stateTimestamp %s", fmtTime(g.StateTimestamp))
-		}
-		fmt.Fprintln(w)
+		printGroupLine(w, st, &g)
 		ls.lines(len(g.Members), "members", func(i int) {
 			m := g.Members[i]
-			fmt.Fprintf(w, "  member %s clientId %s clientHost %s", m.MemberID, m.ClientID, m.ClientHost)
+			fmt.Fprintf(w, "  member %s clientId %s clientHost %s", esc(m.MemberID), esc(m.ClientID), esc(m.ClientHost))
 			if m.GroupInstanceID != "" {
-				fmt.Fprintf(w, " groupInstanceId %s", m.GroupInstanceID)
+				fmt.Fprintf(w, " groupInstanceId %s", esc(m.GroupInstanceID))
 			}
 			if m.MemberEpoch >= 0 {
-				fmt.Fprintf(w, " memberEpoch %d state %s", m.MemberEpoch, m.State)
+				fmt.Fprintf(w, " memberEpoch %d state %s", m.MemberEpoch, esc(m.State))
 			}
 			if m.SessionTimeoutMs > 0 {
 				fmt.Fprintf(w, " sessionTimeoutMs %d", m.SessionTimeoutMs)
 			}
-			fmt.Fprintf(w, " rebalanceTimeoutMs %d assignment %s\n", m.RebalanceTimeoutMs, partitionsText(m.Assignment))
+			fmt.Fprintf(w, " rebalanceTimeoutMs %d assignment %s\n", m.RebalanceTimeoutMs, esc(partitionsText(m.Assignment)))
 		}, gap("  "))
 		ls.lines(len(g.Offsets), "committed offsets", func(i int) {
 			c := g.Offsets[i]
 			fmt.Fprintf(w, "  offset %s-%d committed %d leaderEpoch %d commitTimestamp %s metadata %q",
-				c.Topic, c.Partition, c.Offset, c.LeaderEpoch, fmtTime(c.CommitTimestamp), c.Metadata)
+				esc(c.Topic), c.Partition, c.Offset, c.LeaderEpoch, fmtTime(c.CommitTimestamp), c.Metadata)
 			if c.ExpireTimestamp >= 0 {
 				fmt.Fprintf(w, " expireTimestamp %s", fmtTime(c.ExpireTimestamp))
 			}
 			fmt.Fprintf(w, " %s\n", logText(c))
 		}, gap("  "))
 	}, gap(""))
-	printUnanswerable(w, ls, v.Unanswerable)
-	printFindingsText(w, st, ls, v.Findings)
-	printSkipped(w, v.Skipped)
-	return w.Flush()
+	return printGroupsTail(w, st, ls, v)
 }
 
 func logText(c broker.CommittedOffset) string {
@@ -102,36 +77,44 @@ func printSkipped(w *bufio.Writer, sk map[string]int) {
 	}
 }
 
-// tableGroupsPrinter prints one row per committed offset (a group without
-// offsets gets one row), like kafka-consumer-groups --describe.
+// printGroupLine prints a group's line of the text views.
+func printGroupLine(w *bufio.Writer, st *styles, g *broker.Group) {
+	proto := g.ProtocolType
+	if g.Protocol != "" {
+		proto += "/" + g.Protocol
+	}
+	if proto == "" {
+		proto = "-"
+	}
+	gen := "generation"
+	if g.Type == "consumer" {
+		gen = "groupEpoch"
+	}
+	fmt.Fprintf(w, "%s %s type %s state %s protocol %s %s %d members %d coordinator %s",
+		st.paint(st.title, "group"), esc(g.Group), g.Type, g.State, esc(proto), gen, g.Generation, len(g.Members), esc(filepath.Base(g.Coordinator)))
+	if g.Type == "consumer" {
+		fmt.Fprintf(w, " assignmentEpoch %d", g.AssignmentEpoch)
+	}
+	if g.Leader != "" {
+		fmt.Fprintf(w, " leader %s", esc(g.Leader))
+	}
+	if g.StateTimestamp >= 0 {
+		fmt.Fprintf(w, " stateTimestamp %s", fmtTime(g.StateTimestamp))
+	}
+	fmt.Fprintln(w)
+}
+
+// tableGroupsPrinter is --describe on a terminal (or -o table):
+// kafka-consumer-groups --describe's rows and columns (describeRows), one
+// table for all the groups.
 type tableGroupsPrinter struct{ s *Streams }
 
 func (p *tableGroupsPrinter) Print(v *broker.GroupsView) error {
-	var rows [][]string
-	for _, g := range v.Groups {
-		if len(g.Offsets) == 0 {
-			rows = append(rows, []string{g.Group, g.Type, g.State, strconv.Itoa(len(g.Members)), "-", "-", "-", "-", "-", "-", "-", "-"})
-		}
-		for _, c := range g.Offsets {
-			ls, le, lso, lag := "-", "-", "-", "-"
-			if c.Log != nil && c.Log.Err == nil {
-				ls, le, lso = i64(c.Log.LogStartOffset), i64(c.Log.LogEndOffset), i64(c.Log.LastStableOffset)
-				lag = "OUTSIDE"
-				if c.Lag >= 0 {
-					lag = i64(c.Lag)
-				}
-			}
-			rows = append(rows, []string{g.Group, g.Type, g.State, strconv.Itoa(len(g.Members)), fmt.Sprintf("%s-%d", c.Topic, c.Partition),
-				i64(c.Offset), strconv.Itoa(int(c.LeaderEpoch)), fmtTime(c.CommitTimestamp), ls, le, lso, lag})
-		}
-	}
 	ls := p.s.lister()
-	(&tableOut{w: p.s.Out, width: p.s.Width}).render(ls, []string{"group", "type", "state", "members", "partition", "committed", "leaderEpoch", "commitTime", "logStart", "logEnd", "LSO", "lag"}, rows, "rows")
+	header, rows := describeRows(v, p.s.wide)
 	w := bufio.NewWriter(p.s.Out)
-	printUnanswerable(w, ls, v.Unanswerable)
-	printFindingsText(w, p.s.styles(), ls, v.Findings)
-	printSkipped(w, v.Skipped)
-	return w.Flush()
+	ls.table(w, p.s.Width, header, rows, "rows")
+	return printGroupsTail(w, p.s.styles(), ls, v)
 }
 
 // jsonGroupsPrinter writes one {"type":"group"} object per line, then one

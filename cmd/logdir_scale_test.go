@@ -31,6 +31,7 @@ var logDirCommands = [][]string{
 	{"replay-psm", "--check-snapshots", "-o", "json"},
 	{"groups", "-o", "json"},
 	{"txns", "-o", "json"},
+	{"status", "-o", "json"},
 }
 
 // mallocs is the number of heap allocations of one in-process run.

@@ -65,11 +65,16 @@ With --at before the log end, what the records after --at did to the disk
 The metadata directory is the most complete __cluster_metadata-0 among the
 directories given (metadata.log.dir). Nothing is written.
 
+kseg metadata ls, cat and find walk the same image as kafka-metadata-shell's
+commands do, with its paths (/image/topics/byName/orders/0): see
+kseg metadata ls --help.
+
 Findings (exit 3) are the three above, an image the snapshot and log cannot
 complete (segments deleted past the newest snapshot), and records or
 batches that do not decode.
 ` + exitStatusHelp,
 		Example: `  kseg metadata /var/lib/kafka/data
+  kseg metadata cat /image/topics/byName/orders/0 /var/lib/kafka/data
   kseg metadata --at 83088 /var/lib/kafka/data          # the image a snapshot at 83088 would hold
   kseg metadata -o json broker1/data broker2/data | jq 'select(.type=="metadataImage") | .topics[].name'`,
 		Args: usageArgs(cobra.ArbitraryArgs),
@@ -81,6 +86,7 @@ batches that do not decode.
 		},
 	}
 	o.AddFlags(c)
+	c.AddCommand(newMetadataShellCmds(s, g)...)
 	return c
 }
 

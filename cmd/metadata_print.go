@@ -22,7 +22,7 @@ func int32List(xs []int32) string {
 func endpointsText(es []broker.Endpoint) string {
 	var s []string
 	for _, e := range es {
-		s = append(s, fmt.Sprintf("%s://%s:%d", e.Name, e.Host, e.Port))
+		s = append(s, fmt.Sprintf("%s://%s:%d", esc(e.Name), esc(e.Host), e.Port))
 	}
 	if len(s) == 0 {
 		return "-"
@@ -50,7 +50,7 @@ func configResourceType(t int8) string {
 func imageSource(im *broker.MetadataImage) string {
 	s := "no snapshot"
 	if im.Snapshot != "" {
-		s = "snapshot " + filepath.Base(im.Snapshot)
+		s = "snapshot " + esc(filepath.Base(im.Snapshot))
 	}
 	from := max(im.SnapshotEndOffset, max(im.LogStartOffset, 0))
 	if im.Offset <= from {
@@ -73,13 +73,13 @@ func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
 	gap := func(indent string) func(string) {
 		return func(more string) { fmt.Fprintf(w, "%s%s\n", indent, more) }
 	}
-	fmt.Fprintf(w, "%s %s offset %d: %s\n", h("image"), v.MetadataDir, im.Offset, imageSource(im))
+	fmt.Fprintf(w, "%s %s offset %d: %s\n", h("image"), esc(v.MetadataDir), im.Offset, imageSource(im))
 	if im.PendingTransaction > 0 {
 		fmt.Fprintf(w, "  %d records of an open metadata transaction not applied\n", im.PendingTransaction)
 	}
 	ls.lines(len(im.Features), "features", func(i int) {
 		f := im.Features[i]
-		fmt.Fprintf(w, "%s %s level %d\n", h("feature"), f.Name, f.Level)
+		fmt.Fprintf(w, "%s %s level %d\n", h("feature"), esc(f.Name), f.Level)
 	}, gap(""))
 	ls.lines(len(im.Brokers), "brokers", func(i int) {
 		b := im.Brokers[i]
@@ -88,7 +88,7 @@ func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
 			rack = "-"
 		}
 		fmt.Fprintf(w, "%s %d epoch %d incarnationId %s fenced %t inControlledShutdown %t rack %s endpoints %s\n",
-			h("broker"), b.ID, b.Epoch, b.IncarnationID, b.Fenced, b.InControlledShutdown, rack, endpointsText(b.Endpoints))
+			h("broker"), b.ID, b.Epoch, b.IncarnationID, b.Fenced, b.InControlledShutdown, esc(rack), endpointsText(b.Endpoints))
 	}, gap(""))
 	ls.lines(len(im.Controllers), "controllers", func(i int) {
 		c := im.Controllers[i]
@@ -96,8 +96,8 @@ func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
 	}, gap(""))
 	ls.lines(len(im.Topics), "topics", func(i int) {
 		t := im.Topics[i]
-		fmt.Fprintf(w, "%s %s id %s partitions %d\n", h("topic"), t.Name, t.ID, len(t.Partitions))
-		ls.lines(len(t.Partitions), "partitions of "+t.Name, func(i int) {
+		fmt.Fprintf(w, "%s %s id %s partitions %d\n", h("topic"), esc(t.Name), t.ID, len(t.Partitions))
+		ls.lines(len(t.Partitions), "partitions of "+esc(t.Name), func(i int) {
 			pt := t.Partitions[i]
 			fmt.Fprintf(w, "  partition %d replicas %s isr %s leader %d leaderEpoch %d partitionEpoch %d",
 				pt.Partition, int32List(pt.Replicas), int32List(pt.ISR), pt.Leader, pt.LeaderEpoch, pt.PartitionEpoch)
@@ -115,11 +115,11 @@ func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
 	}, gap(""))
 	ls.lines(len(im.Configs), "configs", func(i int) {
 		c := im.Configs[i]
-		fmt.Fprintf(w, "%s %s %q %s=%s\n", h("config"), configResourceType(c.ResourceType), c.ResourceName, c.Name, c.Value)
+		fmt.Fprintf(w, "%s %s %q %s=%s\n", h("config"), configResourceType(c.ResourceType), c.ResourceName, esc(c.Name), esc(c.Value))
 	}, gap(""))
 	ls.lines(len(im.Quotas), "quotas", func(i int) {
 		q := im.Quotas[i]
-		fmt.Fprintf(w, "%s %s %s=%s\n", h("quota"), q.Entity, q.Key, strconv.FormatFloat(q.Value, 'f', -1, 64))
+		fmt.Fprintf(w, "%s %s %s=%s\n", h("quota"), esc(q.Entity), esc(q.Key), strconv.FormatFloat(q.Value, 'f', -1, 64))
 	}, gap(""))
 	if b := im.ProducerIDs; b != nil {
 		if b.BrokerID < 0 {
@@ -133,7 +133,7 @@ func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
 	ls.lines(len(im.ACLs), "ACLs", func(i int) {
 		a := im.ACLs[i]
 		fmt.Fprintf(w, "%s %s resourceType %d resourceName %q patternType %d principal %s host %s operation %d permissionType %d\n",
-			h("acl"), a.ID, a.ResourceType, a.ResourceName, a.PatternType, a.Principal, a.Host, a.Operation, a.PermissionType)
+			h("acl"), a.ID, a.ResourceType, a.ResourceName, a.PatternType, esc(a.Principal), esc(a.Host), a.Operation, a.PermissionType)
 	}, gap(""))
 	var disk []broker.DiskPartition
 	for _, d := range v.Disk {
@@ -148,7 +148,7 @@ func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
 			dir = "-"
 		}
 		fmt.Fprintf(w, "%s %s-%d node %d %s dir %s diskTopicId %s imageTopicId %s diskLeaderEpoch %d imageLeaderEpoch %d\n",
-			h("disk"), d.Topic, d.Partition, d.Node, d.Status, dir, orDashS(d.DiskTopicID), orDashS(d.ImageTopicID), d.DiskLeaderEpoch, d.ImageLeaderEpoch)
+			h("disk"), esc(d.Topic), d.Partition, d.Node, d.Status, esc(dir), orDashS(d.DiskTopicID), orDashS(d.ImageTopicID), d.DiskLeaderEpoch, d.ImageLeaderEpoch)
 	}, gap(""))
 	printFindingsText(w, st, ls, v.Findings)
 	printSkipped(w, im.Skipped)

@@ -127,6 +127,9 @@ func runMirror(ctx context.Context, s *Streams, g *globalOptions, o *mirrorOptio
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if !o.rollback && len(args) == 2 && isDigestArg(args[1]) {
+		return runMirrorDigest(ctx, s, g, o, args[0], args[1])
+	}
 	if err := checkMirrorInputs(s, args, o.rollback); err != nil {
 		return err
 	}

@@ -263,6 +263,11 @@ type mirrorResultJSON struct {
 }
 
 func (j *mirrorJSONPrinter) Plan(p *mirror.Plan, dryRun bool) error {
+	return writeJSONLine(j.w, mirrorPlanWire(p, dryRun))
+}
+
+// mirrorPlanWire is a plan's JSON line.
+func mirrorPlanWire(p *mirror.Plan, dryRun bool) mirrorPlanJSON {
 	out := mirrorPlanJSON{Type: "mirror-plan", Src: p.Src, Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, DryRun: dryRun,
 		NothingToDo: p.NothingToDo, Reason: p.Reason, CreateDir: p.CreateDir, TopicID: p.TopicID,
 		SrcLog: rangeJSON(p.SrcLog), DstLog: rangeJSON(p.DstLog), DstSegments: p.DstSegments, Compared: p.Compared, ComparedLastBatch: p.ComparedLastBatch,
@@ -285,7 +290,7 @@ func (j *mirrorJSONPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 			RemovedBatches: tr.Removed.Batches, RemovedRecords: tr.Removed.Records, RemovedBytes: tr.Removed.Bytes,
 			RemovedOffsets: tr.Removed.Offsets, RemovedProducers: nonNil(tr.Removed.Producers), SegmentsDeleted: nonNil(tr.SegmentsDeleted)}
 	}
-	return writeJSONLine(j.w, out)
+	return out
 }
 
 func (j *mirrorJSONPrinter) Report(r *mirror.Report) error {

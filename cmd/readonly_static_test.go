@@ -45,11 +45,23 @@ var readOnlyCommands = map[string]map[string]string{
 		// own files unless PATH says so.
 		modulePath + "/segment.WriteProducerSnapshotFile": "--write-snapshot",
 	},
-	"newVerifyChainCmd": {},
-	"newExplainCmd":     {},
-	"newGroupsCmd":      {},
-	"newTxnsCmd":        {},
-	"newMetadataCmd":    {},
+	"newVerifyChainCmd": {
+		// A digest on stdin ("-") is spooled to a temporary file in $TMPDIR
+		// (verify-chain reads a node more than once), removed at the end.
+		modulePath + "/cmd.spoolStdin":  "-",
+		modulePath + "/cmd.removeSpool": "-",
+	},
+	"newExplainCmd": {},
+	// kseg digest reads the partition; it writes only its digest: stdout,
+	// or --out FILE through a temporary file renamed over it (--out DIR
+	// for a log directory, created).
+	"newDigestCmd": {
+		modulePath + "/cmd.writeDigestOut": "--out",
+		modulePath + "/cmd.makeDigestDir":  "--out",
+	},
+	"newGroupsCmd":   {},
+	"newTxnsCmd":     {},
+	"newMetadataCmd": {},
 }
 
 // writeAllowedFiles are the only non-test files of decode/ and segment/

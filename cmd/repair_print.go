@@ -25,7 +25,7 @@ func newRepairPrinter(s *Streams, output string) repairPrinter {
 // ---- text ----
 
 // repairTextPrinter renders text, or with table the segments, findings
-// and files as tables (tablewriter).
+// and files as tables (renderTable).
 type repairTextPrinter struct {
 	s     *Streams
 	w     io.Writer

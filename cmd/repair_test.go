@@ -246,7 +246,7 @@ func TestRepairCLIUsage(t *testing.T) {
 func TestRepairCLITable(t *testing.T) {
 	dir := repairCase(t, "events-0/crc-mismatch")
 	code, out, _ := injRun(t, "repair", "--dry-run", "-o", "table", dir)
-	if code != ExitFindings || !strings.Contains(out, "crc-mismatch at 321 (325 bytes)") || !strings.Contains(out, "│ replace │") {
+	if code != ExitFindings || !strings.Contains(out, "crc-mismatch at 321 (325 bytes)") || !strings.Contains(out, "\nreplace  ") {
 		t.Fatalf("table: exit %d\n%s", code, out)
 	}
 }

@@ -104,7 +104,7 @@ func runReplayPSMLogDir(ctx context.Context, s *Streams, g *globalOptions, o *re
 			strconv.Itoa(len(res.Barriers)), fmt.Sprintf("%d (%d errors)", len(res.Anomalies), errs), checks + " " + status})
 	}
 	if o.output != "json" {
-		header := []string{"partition", "logEnd", "LSO", "producers", "ongoing", "aborted", "barriers", "anomalies", "snapshots / status"}
+		header := []string{"partition", "logEnd", "LSO", "producers", "ongoing", "aborted", "barriers", "anomalies", "status"}
 		ls := s.lister()
 		if o.output == "table" || s.OutTTY {
 			(&tableOut{w: s.Out, width: s.Width}).render(ls, header, tableRows, "partitions")

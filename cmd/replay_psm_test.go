@@ -326,7 +326,7 @@ func TestReplayPSMBarrierAndIgnoreBarriers(t *testing.T) {
 		t.Errorf("ignoring the barrier: exit %d\n%s", code, out)
 	}
 	code, out, _ = psmRun(t, "replay-psm", "--output", "table", dir)
-	if code != ExitOK || !strings.Contains(out, "│ PRODUCER ID │") {
+	if code != ExitOK || !strings.Contains(out, "PRODUCER-ID  EPOCH") {
 		t.Errorf("table: exit %d\n%s", code, out)
 	}
 }

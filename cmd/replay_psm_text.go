@@ -15,7 +15,7 @@ import (
 )
 
 // textReplayPSMPrinter prints a summary, then the producers as a table
-// (tablewriter with --output table or on a terminal; plain aligned
+// (renderTable with --output table or on a terminal; plain aligned
 // columns when piped, stable for scripts), then transactions, barriers,
 // snapshot checks and anomalies.
 type textReplayPSMPrinter struct {
@@ -125,17 +125,31 @@ func (p *textReplayPSMPrinter) producers(w *bufio.Writer, ls lister, v *replayPS
 		// Only the rows shown are formatted (a partition may hold a
 		// million producers; the table shows 15 without --verbose).
 		c := ls.cut(len(r.Producers))
+		narrow := p.table && !p.s.wide
+		if narrow {
+			// The table fits a 100-column terminal without offsetDelta
+			// and coordinatorEpoch (--output wide, and the piped
+			// columns, have them).
+			header = dropNarrow(header)
+		}
 		p.render(w, header, c.rowsOf(len(header), func(i int) []string {
 			e := &r.Producers[i]
-			return []string{i64(e.ProducerID), i64(int64(e.ProducerEpoch)), i64(int64(e.LastSeq())), i64(e.LastDataOffset()),
+			row := []string{i64(e.ProducerID), i64(int64(e.ProducerEpoch)), i64(int64(e.LastSeq())), i64(e.LastDataOffset()),
 				i64(int64(e.LastOffsetDelta())), i64(e.LastTimestamp), i64(int64(e.CoordinatorEpoch)), orDash(e.CurrentTxnFirstOffset),
 				strconv.Itoa(len(e.Batches))}
+			if narrow {
+				row = dropNarrow(row)
+			}
+			return row
 		}))
 		if c.hidden() > 0 {
 			fmt.Fprintln(w, c.more("producers"))
 		}
 	}
 }
+
+// dropNarrow is a producer row without offsetDelta and coordinatorEpoch.
+func dropNarrow(row []string) []string { return append(append(row[:4:4], row[5]), row[7:]...) }
 
 // transactions lists the ongoing and the aborted transactions.
 func (p *textReplayPSMPrinter) transactions(w *bufio.Writer, st *styles, ls lister, v *replayPSMView) {

@@ -36,13 +36,18 @@ func Run(ctx context.Context, args []string, s *Streams) int {
 func runRoot(ctx context.Context, root *cobra.Command, args []string, s *Streams) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	if s.format != nil {
+		if ferr := s.format.Flush(); err == nil {
+			err = ferr
+		}
+	}
 	if err == nil {
 		return ExitOK
 	}
 	err = classifyError(cmd, err)
 	var ee *exitError
 	if !errors.As(err, &ee) || !ee.silent {
-		fmt.Fprintln(s.Err, "kseg: "+err.Error())
+		fmt.Fprintln(s.Err, "kseg: "+escMessage(err.Error()))
 	}
 	code := exitCode(err)
 	if code == ExitUsage && cmd != nil {
@@ -108,7 +113,7 @@ left out; their -v/--verbose lists every item, and json always does.
 			}
 			s.resolveColor(g.color)
 			s.verbose = g.verbose
-			return nil
+			return applyOutputFlags(c, s)
 		},
 	}
 	root.SetOut(s.Out)
@@ -131,11 +136,14 @@ left out; their -v/--verbose lists every item, and json always does.
 		newReplayPSMCmd(s, g),
 		newInjectBarrierCmd(s, g),
 		newVerifyChainCmd(s, g),
+		newVerifyMM2Cmd(s, g),
+		newDigestCmd(s, g),
 		newMirrorCmd(s, g),
 		newRepairCmd(s, g),
 		newGroupsCmd(s, g),
 		newTxnsCmd(s, g),
 		newMetadataCmd(s, g),
+		newStatusCmd(s, g),
 	)
 	addVerboseFlags(root, g)
 	finishTree(root)
@@ -175,6 +183,8 @@ func finishTree(root *cobra.Command) {
 	}
 	walkCommands(root, func(c *cobra.Command) {
 		c.DisableAutoGenTag = true
+		addWideChoice(c)
+		addFormatFlags(c)
 		completeFlagValues(c)
 		if c.HasSubCommands() && !c.Runnable() {
 			// A group ("kseg", "kseg completion") run with an argument that

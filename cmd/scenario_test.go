@@ -81,6 +81,9 @@ func (s *scenario) kseg(block string, excerpt func(string) string, want int, arg
 	if code != want {
 		s.t.Fatalf("kseg %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errOut)
 	}
+	if args[0] == "verify-chain" {
+		verifyChainOverDigests(s.t, args)
+	}
 	if block != "" {
 		shownOut := out + errOut
 		if excerpt != nil {

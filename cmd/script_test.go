@@ -27,9 +27,9 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts runs cmd/testdata/script/*.txtar. Each script starts in a
-// work directory holding a copy of the repository's testdata/partitions
-// and testdata/broken under testdata/, so commands read as in the README:
-// `kseg dump testdata/partitions/orders-0`.
+// work directory holding a copy of the repository's testdata/partitions,
+// testdata/broken, testdata/logdirs and testdata/mm2 under testdata/, so
+// commands read as in the README: `kseg dump testdata/partitions/orders-0`.
 //
 // Beyond testscript's built-ins, scripts have:
 //
@@ -52,7 +52,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 		Dir:                 dir,
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
-			for _, sub := range []string{"partitions", "broken", "logdirs"} {
+			for _, sub := range []string{"partitions", "broken", "logdirs", "mm2"} {
 				if err := copyDir(filepath.Join(fixtures, sub), filepath.Join(env.WorkDir, "testdata", sub)); err != nil {
 					return err
 				}

@@ -43,6 +43,12 @@ type Streams struct {
 	verbose bool
 	// fsys, when set, is what checkInput reads instead of the OS (tests).
 	fsys inputFS
+	// wide is --output wide: tables print every cell whole (Width is then
+	// 0) and the commands that have extra columns show them.
+	wide bool
+	// format, under --format, is Out: the JSON output's template writer,
+	// flushed when the command is done (format.go).
+	format *templateWriter
 }
 
 // NewStdStreams wraps the process's streams.
@@ -176,7 +182,7 @@ func (st *styles) severity(sev finding.Severity, text string) string {
 // progress and summaries only: a warning is not a summary.
 func warnDiagnostics(errw io.Writer, warnings []string) {
 	for _, w := range warnings {
-		fmt.Fprintf(errw, "kseg: warning: %s\n", w)
+		fmt.Fprintf(errw, "kseg: warning: %s\n", escMessage(w))
 	}
 }
 

@@ -49,6 +49,7 @@ const (
 var summarising = map[string]bool{
 	"inject-barrier": true, "mirror": true, "repair": true, "verify-chain": true,
 	"replay-psm": true, "groups": true, "txns": true, "metadata": true,
+	"status": true, "verify-mm2": true,
 }
 
 // verboseUsage is -v/--verbose's help line.

@@ -1,166 +1,294 @@
 package cmd
 
 import (
+	"bufio"
 	"io"
+	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
-// Every --output table of every command is rendered here: one table,
-// sized to a terminal width columns wide (0: not a terminal, no limit),
-// that never loses a character.
+// Every --output table of every command is rendered here, as the tools an
+// operator already reads render theirs: kafka-consumer-groups.sh
+// --describe, kubectl get, gh. Plain columns aligned with spaces, no box
+// drawing (a TERM=dumb console, an Emacs buffer, a CI log and `less` show
+// it as it is; awk and cut can take it apart), headers in upper case with
+// Kafka's hyphens (CURRENT-OFFSET, LOG-END-OFFSET), numbers right-aligned.
 //
-// tablewriter's own fitting does not serve: WithMaxWidth overshoots the
-// limit and truncates headers even when the table fits, and its word wrap
-// (WrapNormal) cuts a word longer than its column (producer id 1000 showed
-// as "100", group "billing" as "billi"). So the widths are worked out here
-// and the cells wrapped here, before tablewriter sees them:
+// On a terminal (width > 0) a table wider than the terminal is made to fit
+// without hiding what matters:
 //
-//   - a table that fits is left at its natural widths;
-//   - one that does not has its widest columns narrowed, one column at a
-//     time, first down to their longest word (cells wrap between words),
-//     then, if the table is still too wide, down to minTableColumn, and a
-//     word longer than its column continues on the next line;
-//   - a table that does not fit even then (many columns on a narrow
-//     terminal) is wider than the terminal, at the narrowest widths.
+//   - numbers are never cut;
+//   - prose (a column whose cells hold words: a reason, a verdict, a
+//     record's data) is wrapped at word boundaries, down to its longest
+//     word; a word is never split;
+//   - then an identifier (a group, member or client id, a host, a topic
+//     id: a cell without spaces) is elided in the middle with "…", down
+//     to its header's width or elideFloor columns, keeping both ends,
+//     where ids differ (console-consumer-…-5f0c9a7e), and `-o wide`
+//     shows it whole;
+//   - a table that still does not fit is printed wider than the terminal
+//     rather than lose more.
 //
-// Either way every character of every cell and header is printed, in
-// order, across the cell's lines.
+// Piped (width 0) and under -o wide (root.go sets Width 0) every cell is
+// printed whole at the columns' natural widths. Every cell is escaped
+// (esc): the cells hold ids that clients chose.
+//
+// tablewriter is not used for this: its WithMaxWidth overshot the limit
+// and cut headers of tables that fitted, its word wrap split words (a
+// producer id 1000 showed as "100"), and what is left once the widths are
+// decided here is padding.
 
-// minTableColumn is the narrowest a column is made.
-const minTableColumn = 3
+// tableGap separates columns (gh's and replay-psm's piped tables).
+const tableGap = "  "
 
-// renderTable writes header and rows as a table fitted to width.
+// elideFloor is the narrowest an identifier column is elided to: enough to
+// keep a few characters of each end.
+const elideFloor = 10
+
+// renderTable writes header and rows as a table fitted to width (0: not a
+// terminal, or -o wide: no limit).
 func renderTable(w io.Writer, width int, header []string, rows [][]string) error {
-	header, rows, opts := fitTable(width, header, rows)
-	t := tablewriter.NewTable(w, opts...)
-	hdr := make([]any, len(header))
-	for i, h := range header {
-		hdr[i] = h
+	bw := bufio.NewWriter(w)
+	for _, line := range layoutTable(width, header, rows) {
+		bw.WriteString(line)
+		bw.WriteByte('\n')
 	}
-	t.Header(hdr...)
-	for _, r := range rows {
-		if err := t.Append(r); err != nil {
-			return err
-		}
-	}
-	return t.Render()
+	return bw.Flush()
 }
 
-// fitTable returns the header, rows and options that render the table
-// within width columns where it can: unchanged when it fits (or width is
-// 0), else with column widths and every cell wrapped to its column.
-func fitTable(width int, header []string, rows [][]string) ([]string, [][]string, []tablewriter.Option) {
+// columnKind is how a column gives way on a narrow terminal.
+type columnKind int
+
+const (
+	colID     columnKind = iota // elided in the middle
+	colNumber                   // never cut, right-aligned
+	colProse                    // wrapped between words
+	colFixed                    // never cut, left-aligned: timestamps, durations
+	colData                     // a record's data: wrapped, a long word split
+)
+
+// dataHeaders are the columns of data (a record's key and value, an
+// explain field's value): wrapped like prose, but a quoted value is one
+// "word" as long as the record, so it is split where it must be.
+var dataHeaders = map[string]bool{"DATA": true, "VALUE": true, "LINE": true}
+
+// dataFloor is the narrowest a data column is made.
+const dataFloor = 24
+
+type tableColumn struct {
+	head    string
+	kind    columnKind
+	natural int // the widest line of header and cells
+	floor   int // the narrowest it may become
+	width   int // decided
+}
+
+// layoutTable returns the table's lines, without trailing newlines.
+func layoutTable(width int, header []string, rows [][]string) []string {
 	n := len(header)
-	if width <= 0 || n == 0 {
-		return header, rows, nil
+	if n == 0 {
+		return nil
 	}
-	// Cells as tablewriter shows them: trimmed, headers formatted.
-	heads := make([]string, n)
-	for i, h := range header {
-		heads[i] = headerText(h)
-	}
-	cells := make([][]string, len(rows))
+	cols := make([]tableColumn, n)
+	cells := make([][][]string, len(rows)) // row, column, lines
 	for r, row := range rows {
-		cells[r] = make([]string, n)
-		for i := 0; i < n && i < len(row); i++ {
-			cells[r][i] = strings.TrimSpace(row[i])
+		cells[r] = make([][]string, n)
+		for i := range n {
+			text := ""
+			if i < len(row) {
+				text = row[i]
+			}
+			lines := strings.Split(strings.TrimSpace(text), "\n")
+			for k := range lines {
+				lines[k] = esc(strings.TrimSpace(lines[k]))
+			}
+			cells[r][i] = lines
 		}
 	}
-	widths := make([]int, n) // natural: the longest line
-	floors := make([]int, n) // the longest word
-	for i := range n {
-		widths[i], floors[i] = lineWidth(heads[i]), longestWord(heads[i])
+	for i := range cols {
+		c := &cols[i]
+		c.head = esc(headerText(header[i]))
+		c.natural = displayWidth(c.head)
+		longestWord := c.natural
+		named := idHeaders[c.head]
+		numbers, times, others, spaced := 0, 0, 0, false
 		for r := range cells {
-			widths[i] = max(widths[i], lineWidth(cells[r][i]))
-			floors[i] = max(floors[i], longestWord(cells[r][i]))
+			for _, l := range cells[r][i] {
+				c.natural = max(c.natural, displayWidth(l))
+				switch {
+				case l == "" || l == "-" || l == "…":
+				case numericCell.MatchString(l):
+					numbers++
+				case fixedCell.MatchString(l):
+					times++
+				default:
+					others++
+					spaced = spaced || strings.ContainsRune(l, ' ')
+				}
+				for _, word := range strings.Fields(l) {
+					longestWord = max(longestWord, displayWidth(word))
+				}
+			}
 		}
+		switch {
+		case numbers > 0 && others == 0 && times == 0:
+			c.kind, c.floor = colNumber, c.natural
+		case times > 0 && others == 0:
+			c.kind, c.floor = colFixed, c.natural
+		case dataHeaders[c.head]:
+			c.kind, c.floor = colData, min(c.natural, max(displayWidth(c.head), dataFloor))
+		case spaced && !named:
+			c.kind, c.floor = colProse, longestWord
+		default:
+			c.kind, c.floor = colID, min(c.natural, max(displayWidth(c.head), elideFloor))
+		}
+		c.width = c.natural
 	}
-	// "│ a │ b │": each column takes its width plus a space either side and
-	// one border; the row one more border.
-	budget := width - (3*n + 1)
-	sum := 0
-	for _, w := range widths {
-		sum += w
+	fitColumns(cols, width)
+
+	out := make([]string, 0, len(rows)+1)
+	head := make([][]string, n)
+	for i := range cols {
+		head[i] = []string{cols[i].head}
 	}
-	if sum <= budget {
-		return header, rows, nil
+	out = appendTableRow(out, cols, head)
+	for r := range cells {
+		row := make([][]string, n)
+		for i, c := range cols {
+			row[i] = fitCell(cells[r][i], c)
+		}
+		out = appendTableRow(out, cols, row)
 	}
-	narrow := func(floor func(i int) int) {
-		for sum > budget {
+	return out
+}
+
+// idHeaders are the columns of identifiers a client or a file chose: a
+// group id with a space in it is still one id, elided, not wrapped as
+// prose.
+var idHeaders = map[string]bool{
+	"GROUP": true, "CONSUMER-ID": true, "MEMBER-ID": true, "CLIENT-ID": true, "HOST": true, "GROUP-INSTANCE-ID": true,
+	"TRANSACTIONAL-ID": true, "TOPIC": true, "TOPIC-ID": true, "PARTITION": true, "COORDINATOR": true, "LEADER": true,
+	"ASSIGNMENT-STRATEGY": true, "PRINCIPAL": true, "RACK": true, "HEADER-KEYS": true,
+}
+
+// numericCell is a cell read as a number: right-aligned, never cut.
+// A size in binary units (1.5 KiB) is one.
+var numericCell = regexp.MustCompile(`^[-+]?[0-9]+(\.[0-9]+)?( ?([KMGTPE]i)?B)?$`)
+
+// fixedCell is a timestamp or a duration: never cut, left-aligned.
+var fixedCell = regexp.MustCompile(`^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z|([0-9]+(\.[0-9]+)?(h|m|s|ms|µs|ns))+)$`)
+
+// fitColumns narrows the columns to fit width: first the prose, then the
+// identifiers, the widest column first, each down to its floor.
+func fitColumns(cols []tableColumn, width int) {
+	if width <= 0 {
+		return
+	}
+	total := len(tableGap) * (len(cols) - 1)
+	for _, c := range cols {
+		total += c.width
+	}
+	for _, kind := range []columnKind{colProse, colData, colID} {
+		for total > width {
 			widest := -1
-			for i, w := range widths {
-				if w > floor(i) && (widest < 0 || w > widths[widest]) {
+			for i, c := range cols {
+				if c.kind == kind && c.width > c.floor && (widest < 0 || c.width > cols[widest].width) {
 					widest = i
 				}
 			}
 			if widest < 0 {
-				return
+				break
 			}
-			widths[widest]--
-			sum--
+			cols[widest].width--
+			total--
 		}
-	}
-	narrow(func(i int) int { return floors[i] })
-	narrow(func(int) int { return minTableColumn })
-
-	outHeader := make([]string, n)
-	for i := range heads {
-		outHeader[i] = strings.Join(wrapCell(heads[i], widths[i]), "\n")
-	}
-	outRows := make([][]string, len(cells))
-	for r := range cells {
-		outRows[r] = make([]string, n)
-		for i := range cells[r] {
-			outRows[r][i] = strings.Join(wrapCell(cells[r][i], widths[i]), "\n")
-		}
-	}
-	per := tw.NewMapper[int, int]()
-	for i, w := range widths {
-		per.Set(i, w+2) // tablewriter counts the padding in a column's width
-	}
-	return outHeader, outRows, []tablewriter.Option{
-		tablewriter.WithColumnWidths(per),
-		// The headers are formatted and every line fits already:
-		// tablewriter must neither reformat nor re-wrap them.
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
 	}
 }
 
-// wrapCell breaks s into lines of at most width columns, between words
-// where it can and inside a word longer than width, dropping no
-// character but the spaces it breaks at.
-func wrapCell(s string, width int) []string {
+// fitCell is a cell's lines at its column's width.
+func fitCell(lines []string, c tableColumn) []string {
+	if c.width >= c.natural {
+		return lines
+	}
 	var out []string
-	for _, line := range strings.Split(s, "\n") {
-		if lipgloss.Width(line) <= width {
-			out = append(out, line)
-			continue
+	for _, l := range lines {
+		switch c.kind {
+		case colProse:
+			out = append(out, wrapWords(l, c.width)...)
+		case colData:
+			for _, line := range wrapWords(l, c.width) {
+				for displayWidth(line) > c.width {
+					head, rest := cutWidth(line, c.width)
+					out = append(out, head)
+					line = rest
+				}
+				out = append(out, line)
+			}
+		case colID:
+			out = append(out, elideMiddle(l, c.width))
+		default:
+			out = append(out, l)
 		}
-		cur := ""
-		for _, word := range strings.Fields(line) {
-			if cur != "" && lipgloss.Width(cur)+1+lipgloss.Width(word) <= width {
-				cur += " " + word
-				continue
-			}
-			if cur != "" {
-				out = append(out, cur)
-			}
-			for lipgloss.Width(word) > width {
-				head, rest := cutWidth(word, width)
-				out = append(out, head)
-				word = rest
-			}
-			cur = word
-		}
-		out = append(out, cur)
 	}
 	return out
+}
+
+// appendTableRow appends the lines of one row: a cell of several lines
+// continues below, the other columns left blank.
+func appendTableRow(out []string, cols []tableColumn, row [][]string) []string {
+	height := 1
+	for _, lines := range row {
+		height = max(height, len(lines))
+	}
+	var b strings.Builder
+	for k := range height {
+		b.Reset()
+		pending := 0 // spaces owed before the next text
+		for i, c := range cols {
+			text := ""
+			if k < len(row[i]) {
+				text = row[i][k]
+			}
+			pad := max(c.width-displayWidth(text), 0)
+			if i > 0 {
+				pending += len(tableGap)
+			}
+			if c.kind == colNumber {
+				pending += pad
+				pad = 0
+			}
+			if text != "" {
+				b.WriteString(strings.Repeat(" ", pending))
+				b.WriteString(text)
+				pending = 0
+			}
+			pending += pad
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// wrapWords breaks s into lines of at most width columns between words; a
+// word longer than width has a line of its own.
+func wrapWords(s string, width int) []string {
+	var out []string
+	cur := ""
+	for _, word := range strings.Fields(s) {
+		if cur != "" && displayWidth(cur)+1+displayWidth(word) <= width {
+			cur += " " + word
+			continue
+		}
+		if cur != "" {
+			out = append(out, cur)
+		}
+		cur = word
+	}
+	return append(out, cur)
 }
 
 // cutWidth splits s after as many runes as fit in width columns (at least
@@ -168,7 +296,7 @@ func wrapCell(s string, width int) []string {
 func cutWidth(s string, width int) (string, string) {
 	w := 0
 	for i, r := range s {
-		rw := lipgloss.Width(string(r))
+		rw := runeWidth(r)
 		if w+rw > width && i > 0 {
 			return s[:i], s[i:]
 		}
@@ -177,27 +305,78 @@ func cutWidth(s string, width int) (string, string) {
 	return s, ""
 }
 
-// headerText is how tablewriter shows a header: camelCase split into
-// words, upper case (its header AutoFormat).
-func headerText(h string) string {
-	return tw.Title(strings.Join(tw.SplitCamelCase(h), tw.Space))
-}
-
-// lineWidth is the width of s's longest line.
-func lineWidth(s string) int {
-	m := 0
-	for _, l := range strings.Split(s, "\n") {
-		m = max(m, lipgloss.Width(l))
+// elideMiddle shortens s to width columns by replacing its middle with
+// "…": "console-consumer-1a2b3c" at 12 is "console…1a2b3c"'s like.
+func elideMiddle(s string, width int) string {
+	if displayWidth(s) <= width {
+		return s
 	}
-	return m
+	if width < 3 {
+		width = 3
+	}
+	headW := (width - 1 + 1) / 2
+	tailW := width - 1 - headW
+	head, w := 0, 0
+	for i, r := range s {
+		rw := runeWidth(r)
+		if w+rw > headW {
+			head = i
+			break
+		}
+		w += rw
+	}
+	tail, w := len(s), 0
+	for tail > head {
+		r, size := utf8.DecodeLastRuneInString(s[:tail])
+		rw := runeWidth(r)
+		if w+rw > tailW {
+			break
+		}
+		w += rw
+		tail -= size
+	}
+	return s[:head] + "…" + s[tail:]
 }
 
-func longestWord(s string) int {
-	m := 0
-	for _, w := range strings.Fields(s) {
-		if l := lipgloss.Width(w); l > m {
-			m = l
+// headerText is how a header is shown: Kafka's tools' style, upper case
+// with words joined by hyphens (logEndOffset: LOG-END-OFFSET); a header
+// already without lower case (CURRENT-OFFSET, #PARTITIONS, LSO) is kept.
+func headerText(h string) string {
+	if strings.IndexFunc(h, unicode.IsLower) < 0 {
+		return strings.ReplaceAll(h, " ", "-")
+	}
+	var b strings.Builder
+	rs := []rune(h)
+	for i, r := range rs {
+		switch {
+		case r == ' ' || r == '_':
+			if b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			continue
+		case i > 0 && unicode.IsUpper(r) && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1]) ||
+			(i+1 < len(rs) && unicode.IsUpper(rs[i-1]) && unicode.IsLower(rs[i+1]))):
+			b.WriteByte('-')
+		}
+		b.WriteRune(unicode.ToUpper(r))
+	}
+	return b.String()
+}
+
+// displayWidth is the terminal columns s takes; ASCII (nearly every cell)
+// without lipgloss's grapheme walk.
+func displayWidth(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return lipgloss.Width(s)
 		}
 	}
-	return m
+	return len(s)
+}
+
+func runeWidth(r rune) int {
+	if r < utf8.RuneSelf {
+		return 1
+	}
+	return lipgloss.Width(string(r))
 }

@@ -30,8 +30,8 @@ func (p *textTxnsPrinter) Print(v *broker.TxnsView) error {
 	ls.lines(len(v.Transactions), "transactional ids", func(i int) {
 		t := v.Transactions[i]
 		fmt.Fprintf(w, "%s %s producerId %d producerEpoch %d state %s timeoutMs %d partitions %s startTimestamp %s lastUpdateTimestamp %s coordinator %s offset %d\n",
-			st.paint(st.title, "transactionalId"), t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.State, t.TimeoutMs, partitionsText(t.Partitions),
-			fmtTime(t.StartTimestamp), fmtTime(t.LastUpdateTimestamp), filepath.Base(t.Coordinator), t.RecordOffset)
+			st.paint(st.title, "transactionalId"), esc(t.TransactionalID), t.ProducerID, t.ProducerEpoch, t.State, t.TimeoutMs, esc(partitionsText(t.Partitions)),
+			fmtTime(t.StartTimestamp), fmtTime(t.LastUpdateTimestamp), esc(filepath.Base(t.Coordinator)), t.RecordOffset)
 	}, gap)
 	ls.lines(len(v.Open), "open transactions", func(i int) {
 		o := v.Open[i]
@@ -40,10 +40,10 @@ func (p *textTxnsPrinter) Print(v *broker.TxnsView) error {
 			txn = "-"
 		}
 		fmt.Fprintf(w, "%s %s-%d producerId %d producerEpoch %d firstOffset %d lastTimestamp %s age %s lastStableOffset %d transactionalId %s verdict %s: %s\n",
-			st.paint(st.title, "open"), o.Topic, o.Partition, o.ProducerID, o.ProducerEpoch, o.FirstOffset, fmtTime(o.LastTimestamp), fmtAge(o.AgeMs),
-			o.LastStableOffset, txn, o.Verdict, o.Reason)
+			st.paint(st.title, "open"), esc(o.Topic), o.Partition, o.ProducerID, o.ProducerEpoch, o.FirstOffset, fmtTime(o.LastTimestamp), fmtAge(o.AgeMs),
+			o.LastStableOffset, esc(txn), o.Verdict, esc(o.Reason))
 		if o.Verdict == broker.VerdictHanging {
-			fmt.Fprintf(w, "  abort: %s\n", o.AbortCommand())
+			fmt.Fprintf(w, "  abort: %s\n", esc(o.AbortCommand()))
 		}
 	}, gap)
 	printUnanswerable(w, ls, v.Unanswerable)
@@ -65,11 +65,21 @@ func (p *tableTxnsPrinter) Print(v *broker.TxnsView) error {
 	tw := &tableOut{w: p.s.Out, width: p.s.Width}
 	tw.render(ls, []string{"transactionalId", "producerId", "epoch", "state", "timeoutMs", "partitions", "lastUpdate"}, rows, "transactional ids")
 	rows = nil
+	// kafka-transactions find-hanging's columns; its CoordinatorEpoch and
+	// LastTimestamp under --output wide (AGE says how old).
 	for _, o := range v.Open {
-		rows = append(rows, []string{fmt.Sprintf("%s-%d", o.Topic, o.Partition), i64(o.ProducerID), strconv.Itoa(int(o.ProducerEpoch)),
-			strconv.Itoa(int(o.CoordinatorEpoch)), i64(o.FirstOffset), fmtTime(o.LastTimestamp), fmtAge(o.AgeMs), i64(o.LastStableOffset), o.TransactionalID, o.Verdict})
+		row := []string{fmt.Sprintf("%s-%d", o.Topic, o.Partition), i64(o.ProducerID), strconv.Itoa(int(o.ProducerEpoch)),
+			i64(o.FirstOffset), fmtAge(o.AgeMs), i64(o.LastStableOffset), o.TransactionalID, o.Verdict}
+		if p.s.wide {
+			row = append(row, strconv.Itoa(int(o.CoordinatorEpoch)), fmtTime(o.LastTimestamp))
+		}
+		rows = append(rows, row)
 	}
-	tw.render(ls, []string{"partition", "producerId", "epoch", "coordinatorEpoch", "startOffset", "lastTimestamp", "age", "LSO", "transactionalId", "verdict"}, rows, "open transactions")
+	header := []string{"partition", "producerId", "epoch", "startOffset", "age", "LSO", "transactionalId", "verdict"}
+	if p.s.wide {
+		header = append(header, "coordinatorEpoch", "lastTimestamp")
+	}
+	tw.render(ls, header, rows, "open transactions")
 	w := bufio.NewWriter(p.s.Out)
 	gap := func(more string) { fmt.Fprintln(w, more) }
 	var hanging []broker.OpenTransaction
@@ -80,7 +90,7 @@ func (p *tableTxnsPrinter) Print(v *broker.TxnsView) error {
 	}
 	ls.lines(len(hanging), "abort commands", func(i int) {
 		o := hanging[i]
-		fmt.Fprintf(w, "abort %s-%d: %s\n", o.Topic, o.Partition, o.AbortCommand())
+		fmt.Fprintf(w, "abort %s-%d: %s\n", esc(o.Topic), o.Partition, esc(o.AbortCommand()))
 	}, gap)
 	printUnanswerable(w, ls, v.Unanswerable)
 	printFindingsText(w, p.s.styles(), ls, v.Findings)
@@ -156,7 +166,7 @@ func (p *jsonTxnsPrinter) Print(v *broker.TxnsView) error {
 // printUnanswerable prints the questions a view's directories cannot
 // answer, one UNANSWERABLE line each (groups and txns).
 func printUnanswerable(w *bufio.Writer, ls lister, us []string) {
-	ls.lines(len(us), "unanswerable questions", func(i int) { fmt.Fprintf(w, "UNANSWERABLE %s\n", us[i]) }, func(more string) { fmt.Fprintln(w, more) })
+	ls.lines(len(us), "unanswerable questions", func(i int) { fmt.Fprintf(w, "UNANSWERABLE %s\n", esc(us[i])) }, func(more string) { fmt.Fprintln(w, more) })
 }
 
 // jsonUnanswerable writes one {"type":"unanswerable"} line per question.

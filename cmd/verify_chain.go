@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/mirror"
-	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
 
@@ -79,7 +78,14 @@ func (o *verifyChainOptions) Validate(args []string) ([]string, error) {
 		return nil, usageErrorf("verify-chain needs at least two partition directories (as DIR arguments or in --edge U=D)")
 	}
 	// The same directory twice is the --edge 1=1 mistake made by position.
+	stdin := 0
 	for i := range dirs {
+		if dirs[i] == "-" {
+			if stdin++; stdin > 1 {
+				return nil, usageErrorf("- (a digest on stdin) is given twice: stdin holds one digest")
+			}
+			continue
+		}
 		for j := i + 1; j < len(dirs); j++ {
 			if sameDir(dirs[i], dirs[j]) {
 				return nil, usageErrorf("%s and %s are the same directory: a partition does not mirror itself", dirs[i], dirs[j])
@@ -110,7 +116,7 @@ func (o *verifyChainOptions) resolveEdge(e string, dirs *[]string) (int, int, bo
 			return u, d, true
 		}
 	}
-	isDir := func(p string) bool { st, err := os.Stat(p); return err == nil && st.IsDir() }
+	isDir := func(p string) bool { st, err := os.Stat(p); return err == nil && st.IsDir() || isDigestArg(p) }
 	for _, sp := range splits {
 		u, okU := endpoint(sp[0], *dirs)
 		d, okD := endpoint(sp[1], *dirs)
@@ -147,18 +153,18 @@ func sameDir(a, b string) bool {
 // name, partition and topic id (partition.metadata), so anything else is
 // two unrelated partitions, and comparing them byte for byte would report
 // a "divergence" that is no such thing.
-func checkSamePartition(up, down string) error {
-	nu, okU := segment.ParsePartitionDir(filepath.Base(filepath.Clean(up)))
-	nd, okD := segment.ParsePartitionDir(filepath.Base(filepath.Clean(down)))
-	if okU && okD && (nu.Topic != nd.Topic || nu.Partition != nd.Partition) {
+// A digest (kseg digest) carries its partition's name and topic id, and is
+// refused in the same words.
+func checkSamePartition(un, dn mirror.Node) error {
+	up, down := un.Name(), dn.Name()
+	iu, id := un.Identity(), dn.Identity()
+	if iu.Named && id.Named && (iu.Topic != id.Topic || iu.Partition != id.Partition) {
 		return refusedf("refused (topic): %s is %s-%d but %s is %s-%d: a mirror keeps its source's topic name and partition",
-			up, nu.Topic, nu.Partition, down, nd.Topic, nd.Partition)
+			up, iu.Topic, iu.Partition, down, id.Topic, id.Partition)
 	}
-	pu, errU := segment.ReadPartitionMetadata(filepath.Join(up, segment.PartitionMetadataName))
-	pd, errD := segment.ReadPartitionMetadata(filepath.Join(down, segment.PartitionMetadataName))
-	if errU == nil && errD == nil && pu.TopicID != pd.TopicID {
+	if iu.HasTopicID && id.HasTopicID && iu.TopicID != id.TopicID {
 		return refusedf("refused (%s): %s has topic id %s but %s has %s: a mirror keeps its source's topic id",
-			mirror.RefuseTopicID, up, pu.TopicIDString, down, pd.TopicIDString)
+			mirror.RefuseTopicID, up, iu.TopicIDString(), down, id.TopicIDString())
 	}
 	return nil
 }
@@ -182,6 +188,13 @@ A D still mirroring has no barrier of its own and is a prefix of U (it lags);
 barriers U holds are in the mirrored region like any batch and must clear D's
 producer state there too. Failback is the same relation with the roles
 swapped (--edge B=A), after A aligned its log (kseg mirror --align).
+
+Any DIR may instead be a digest of one (kseg digest): a digest file, or "-"
+for a digest on stdin, so that the logs of other clusters never move
+(ssh broker-b kseg digest DIR | kseg verify-chain A -). The verdict and the
+findings are the same as over the directory; a digest taken before the
+other side wrote the data it is compared with is reported as digest-older
+(a warning), not as a divergence.
 
 By default each DIR mirrors the one before it (a chain A → B → C …). --edge
 U=D, repeatable, describes any other topology: fan-out (--edge 1=2 --edge
@@ -208,13 +221,16 @@ in memory) and reports:
   - U's barriers mirrored at the same offsets and clearing D's state there.
 
 Nothing is ever modified.
-` + exitStatusHelp + `  (verify-chain: 0 every edge is consistent; 3 an edge has an error finding)
+` + exitStatusHelp + `  (verify-chain: 0 every edge is consistent; 3 an edge has an error finding;
+  2 also a digest that is cut short, garbled or of a newer format, with the
+  byte and what was expected there; 4 two nodes of different partitions)
 `,
 		Example: `  kseg verify-chain /data/a/orders-0 /data/b/orders-0
   kseg verify-chain /data/a/orders-0 /data/b/orders-0 /data/c/orders-0        # A → B → C
   kseg verify-chain --edge 1=2 --edge 1=3 /data/a/orders-0 /data/b/orders-0 /data/c/orders-0
   kseg verify-chain --edge 2=1 /data/a/orders-0 /data/b/orders-0             # failback B → A
-  kseg verify-chain --output json /data/a/orders-0 /data/b/orders-0 | jq .findings`,
+  kseg verify-chain --output json /data/a/orders-0 /data/b/orders-0 | jq .findings
+  ssh broker-b kseg digest /var/lib/kafka/data/orders-0 | kseg verify-chain /data/a/orders-0 -`,
 		Args: usageArgs(cobra.ArbitraryArgs),
 		RunE: func(c *cobra.Command, args []string) error {
 			dirs, err := o.Validate(args)
@@ -232,7 +248,21 @@ func runVerifyChain(ctx context.Context, s *Streams, g *globalOptions, o *verify
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkInputs(s, "verify-chain", dirs, inputPartition); err != nil {
+	for _, d := range dirs {
+		if isDigestArg(d) {
+			continue
+		}
+		if st, err := os.Stat(d); err == nil && st.Mode().IsRegular() {
+			return notInput(d, "a file that is not a kseg digest",
+				"verify-chain takes partition directories (<topic>-<partition> holding .log segments) or digests of them (kseg digest)")
+		}
+		if err := checkInput(s, "verify-chain", d, inputPartition); err != nil {
+			return err
+		}
+	}
+	nodes, closeNodes, err := openNodes(s, dirs)
+	defer closeNodes()
+	if err != nil {
 		return err
 	}
 	edges := o.pairs
@@ -242,21 +272,22 @@ func runVerifyChain(ctx context.Context, s *Streams, g *globalOptions, o *verify
 		}
 	}
 	for _, e := range edges {
-		if err := checkSamePartition(dirs[e[0]], dirs[e[1]]); err != nil {
+		if err := checkSamePartition(nodes[e[0]], nodes[e[1]]); err != nil {
 			return err
 		}
 	}
 	// The progress line: each edge reads its upstream log once and its
-	// downstream log twice (the lockstep walk, then the replay).
+	// downstream log twice (the lockstep walk, then the replay); a digest
+	// counts once, as the log it describes.
 	total := func() int64 {
 		var n int64
 		for _, e := range edges {
-			n += logBytes(dirs[e[0]]) + 2*logBytes(dirs[e[1]])
+			n += nodeBytes(nodes[e[0]], 1) + nodeBytes(nodes[e[1]], 2)
 		}
 		return n
 	}
 	rep, err := stepProgress(s, g, "comparing", total, func(progress func(int64)) (*mirror.ChainReport, error) {
-		return mirror.VerifyChain(dirs, o.pairs, mirror.ChainOptions{StrictEpochs: o.strictEpochs, Progress: progress})
+		return mirror.VerifyChainNodes(nodes, o.pairs, mirror.ChainOptions{StrictEpochs: o.strictEpochs, Progress: progress})
 	})
 	if err != nil {
 		var re *edit.RefusalError
@@ -267,9 +298,9 @@ func runVerifyChain(ctx context.Context, s *Streams, g *globalOptions, o *verify
 		case errors.As(err, &oe):
 			return &exitError{code: ExitUsage, err: fmt.Errorf("--%w", oe)}
 		}
-		return err
+		return digestInputError(err)
 	}
-	if err := newChainPrinter(s, o.output).Print(rep); err != nil {
+	if err := newChainPrinter(s, o.output, nodeDigests(nodes)).Print(rep); err != nil {
 		return err
 	}
 	if !rep.OK() {

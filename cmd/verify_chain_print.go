@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/segment/digest"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -16,14 +17,15 @@ type chainPrinter interface {
 	Print(r *mirror.ChainReport) error
 }
 
-func newChainPrinter(s *Streams, output string) chainPrinter {
+// digests are the nodes that are digests (kseg digest), by name.
+func newChainPrinter(s *Streams, output string, digests map[string]*digest.Info) chainPrinter {
 	switch output {
 	case "json":
-		return &chainJSONPrinter{w: s.Out}
+		return &chainJSONPrinter{w: s.Out, digests: digests}
 	case "table":
 		return &chainTablePrinter{s: s}
 	}
-	return &chainTextPrinter{w: s.Out, st: s.styles(), ls: s.lister()}
+	return &chainTextPrinter{w: s.Out, st: s.styles(), ls: s.lister(), digests: digests}
 }
 
 // statusText says what an edge is, in words.
@@ -129,9 +131,10 @@ func chainSummary(r *mirror.ChainReport) string {
 // ---- text ----
 
 type chainTextPrinter struct {
-	w  io.Writer
-	st *styles
-	ls lister // how much of each list to show
+	w       io.Writer
+	st      *styles
+	ls      lister // how much of each list to show
+	digests map[string]*digest.Info
 }
 
 func (t *chainTextPrinter) Print(r *mirror.ChainReport) error {
@@ -154,6 +157,11 @@ func (t *chainTextPrinter) Print(r *mirror.ChainReport) error {
 		kv("status", "%s", status)
 		kv("upstream log", "%s", rangeText(e.UpstreamLog))
 		kv("downstream log", "%s", rangeText(e.DownstreamLog))
+		for _, n := range [][2]string{{"upstream digest", e.Upstream}, {"downstream digest", e.Downstream}} {
+			if info := t.digests[n[1]]; info != nil {
+				kv(n[0], "%s", digestText(info))
+			}
+		}
 		kv("mirrored", "%s: %s byte-identical", rangeText(e.Mirrored), batches(e.BatchesCompared))
 		kv("barrier", "%s", barrierText(ls, e.Barrier))
 		if e.Barrier != nil {
@@ -242,7 +250,47 @@ func (t *chainTablePrinter) Print(r *mirror.ChainReport) error {
 // JSON lines with explicit wire structs: one "edge" line per edge, then a
 // "summary" line.
 
-type chainJSONPrinter struct{ w io.Writer }
+type chainJSONPrinter struct {
+	w       io.Writer
+	digests map[string]*digest.Info
+}
+
+// chainDigestJSON describes a node that is a digest.
+type chainDigestJSON struct {
+	Dir           string `json:"dir"`
+	Host          string `json:"host"`
+	Taken         string `json:"taken"`
+	KsegVersion   string `json:"ksegVersion"`
+	FormatVersion int    `json:"formatVersion"`
+	Hash          string `json:"hash"`
+	Sections      int    `json:"sections"`
+	Live          bool   `json:"live"`
+}
+
+func digestJSON(info *digest.Info) *chainDigestJSON {
+	if info == nil {
+		return nil
+	}
+	return &chainDigestJSON{Dir: info.Dir, Host: info.Host, Taken: info.Taken.UTC().Format("2006-01-02T15:04:05.000Z"), KsegVersion: info.KsegVersion,
+		FormatVersion: info.FormatVersion, Hash: info.Hash.String(), Sections: info.Sections, Live: info.Live}
+}
+
+// digestText is a digest node's description in the text output.
+// The host, directory and version came from the digest: escaped.
+func digestText(info *digest.Info) string {
+	where := info.Dir
+	if info.Host != "" {
+		where = info.Host + ":" + where
+	}
+	s := fmt.Sprintf("of %s, taken %s by kseg %s (%s", esc(where), info.Taken.UTC().Format("2006-01-02T15:04:05.000Z"), esc(info.KsegVersion), info.Hash)
+	if info.Sections > 1 {
+		s += fmt.Sprintf(", %d sections", info.Sections)
+	}
+	if info.Live {
+		s += ", a broker running"
+	}
+	return s + ")"
+}
 
 type chainBarrierJSON struct {
 	Offset               int64   `json:"offset"`
@@ -298,6 +346,10 @@ type chainEdgeJSON struct {
 	InheritedAnomalies int                        `json:"inheritedAnomalies"`
 	EpochDifferences   int64                      `json:"epochDifferences"`
 	Findings           []chainFindingJSON         `json:"findings"`
+	// UpstreamDigest and DownstreamDigest describe a node that is a
+	// digest (absent for a directory).
+	UpstreamDigest   *chainDigestJSON `json:"upstreamDigest,omitempty"`
+	DownstreamDigest *chainDigestJSON `json:"downstreamDigest,omitempty"`
 }
 
 type chainSummaryJSON struct {
@@ -324,7 +376,8 @@ func (j *chainJSONPrinter) Print(r *mirror.ChainReport) error {
 			UpstreamLog: rangeJSON(e.UpstreamLog), DownstreamLog: rangeJSON(e.DownstreamLog), Mirrored: rangeJSON(e.Mirrored),
 			BatchesCompared: e.BatchesCompared, Lag: e.Lag, MirroredBarriers: []chainMirroredBarrierJSON{},
 			ProducersReused: nonNil(e.ProducersReused), CollisionsAverted: e.CollisionsAverted, Averted: []chainAvertedJSON{},
-			InheritedAnomalies: e.InheritedAnomalies, EpochDifferences: e.EpochDifferences, Findings: []chainFindingJSON{}}
+			InheritedAnomalies: e.InheritedAnomalies, EpochDifferences: e.EpochDifferences, Findings: []chainFindingJSON{},
+			UpstreamDigest: digestJSON(j.digests[e.Upstream]), DownstreamDigest: digestJSON(j.digests[e.Downstream])}
 		if b := e.Barrier; b != nil {
 			out.Barrier = &chainBarrierJSON{Offset: b.Offset, File: b.File, Position: b.Position, Aborts: nonNil(b.Aborts),
 				PartitionLeaderEpoch: b.PartitionLeaderEpoch, ProducersCleared: b.ProducersCleared}

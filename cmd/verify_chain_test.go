@@ -62,6 +62,7 @@ func TestVerifyChainCLIOutputs(t *testing.T) {
 	if err := os.WriteFile(log, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	verifyChainOverDigests(t, []string{"verify-chain", src, dst})
 	for _, f := range []string{"text", "table", "json"} {
 		code, out, _ := injRun(t, "verify-chain", "--output", f, src, dst)
 		if code != ExitFindings || !strings.Contains(out, "mismatch") {

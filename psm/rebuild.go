@@ -205,17 +205,10 @@ func startPosition(lf *segment.LogFile, seg segment.SegmentFiles, start, limit i
 // CRC-checked on a second core (segment.CRCScanner) while the state
 // machine runs here, in log order, as LogSegment.recover runs it.
 func (r *rebuilder) scanSegment(m *Manager, segIdx int, seg segment.SegmentFiles, start, end int64, barriersOnly bool, visit batchVisitor) (done bool, err error) {
-	lf, err := segment.OpenLog(seg.Log)
-	if err != nil {
+	sc, err := r.openSegment(seg, start, r.opts.VerifyCRC && !barriersOnly)
+	if err != nil || sc == nil {
 		return false, err
 	}
-	defer lf.Close()
-	limit, limited := r.opts.SegmentLimits[seg.BaseOffset]
-	if limited && limit <= 0 {
-		return false, nil // cut to nothing
-	}
-	sc := lf.CRCScanner(segment.ScanOptions{Start: startPosition(lf, seg, start, limit), Limit: limit, Mmap: !r.opts.ReadSegments},
-		r.opts.VerifyCRC && !barriersOnly)
 	defer sc.Close()
 	// A mapped segment that a broker truncates under the replay faults on
 	// access: an error for the segment instead of a crash.
@@ -288,6 +281,37 @@ func (r *rebuilder) scanSegment(m *Manager, segIdx int, seg segment.SegmentFiles
 		m.Report(anomaly(finding.CorruptLog, r.leo, -1, msg))
 	}
 	return false, nil
+}
+
+// openSegment starts the scan of seg for a replay from start: its file,
+// mapped, its CRCs checked on a second core, from the batch the offset
+// index points to; or the Source's scan. nil: a SegmentLimits cut it to
+// nothing.
+func (r *rebuilder) openSegment(seg segment.SegmentFiles, start int64, checkCRC bool) (SegmentScanner, error) {
+	if r.opts.Source != nil {
+		return r.opts.Source.ScanSegment(seg)
+	}
+	limit, limited := r.opts.SegmentLimits[seg.BaseOffset]
+	if limited && limit <= 0 {
+		return nil, nil // cut to nothing
+	}
+	lf, err := segment.OpenLog(seg.Log)
+	if err != nil {
+		return nil, err
+	}
+	sc := lf.CRCScanner(segment.ScanOptions{Start: startPosition(lf, seg, start, limit), Limit: limit, Mmap: !r.opts.ReadSegments}, checkCRC)
+	return &fileScanner{CRCScanner: sc, lf: lf}, nil
+}
+
+// fileScanner is a segment's CRCScanner with its file, closed together.
+type fileScanner struct {
+	*segment.CRCScanner
+	lf *segment.LogFile
+}
+
+func (f *fileScanner) Close() {
+	f.CRCScanner.Close()
+	f.lf.Close()
 }
 
 // faultError is the error for a memory fault e met reading the mapped
@@ -376,6 +400,18 @@ func (r *rebuilder) logEnd() (end int64, err error) {
 		return r.logStart, nil
 	}
 	seg := r.segs[len(r.segs)-1]
+	if r.opts.Source != nil {
+		sc, err := r.opts.Source.ScanSegment(seg)
+		if err != nil {
+			return 0, err
+		}
+		defer sc.Close()
+		end = seg.BaseOffset
+		for sc.Next() {
+			end = max(end, sc.Batch().NextOffset())
+		}
+		return end, sc.Err()
+	}
 	limit, limited := r.opts.SegmentLimits[seg.BaseOffset]
 	if limited && limit <= 0 {
 		return seg.BaseOffset, nil
@@ -410,10 +446,17 @@ func LogEndOffset(dir *segment.PartitionDir) (int64, error) {
 
 // readSnapshot reads a snapshot; corruption is reported once per file and
 // returned as ok == false.
-// The snapshot is checked and left open, read entry by entry by whoever
-// loads it (the caller closes it).
-func (r *rebuilder) readSnapshot(m *Manager, s segment.SnapshotFile, fallback bool) (*segment.SnapshotReader, bool, error) {
-	entries, err := segment.OpenProducerSnapshot(s.Path)
+// The snapshot is checked and, from a file, left open, read entry by
+// entry by whoever loads it (the caller closes it).
+func (r *rebuilder) readSnapshot(m *Manager, s segment.SnapshotFile, fallback bool) (snapshotEntries, bool, error) {
+	read := func(path string) (snapshotEntries, error) { return segment.OpenProducerSnapshot(path) }
+	if r.opts.Source != nil {
+		read = func(string) (snapshotEntries, error) {
+			es, err := r.opts.Source.ReadSnapshot(s)
+			return heldSnapshot(es), err
+		}
+	}
+	entries, err := read(s.Path)
 	if err == nil {
 		return entries, true, nil
 	}
@@ -431,9 +474,31 @@ func (r *rebuilder) readSnapshot(m *Manager, s segment.SnapshotFile, fallback bo
 	return nil, false, nil
 }
 
+// snapshotEntries are a checked snapshot's entries: a file read entry by
+// entry (segment.SnapshotReader), or entries a Source holds.
+type snapshotEntries interface {
+	Len() int
+	Each(fn func(segment.SnapshotEntry)) error
+	Entries() ([]segment.SnapshotEntry, error)
+	Close() error
+}
+
+// heldSnapshot is a Source's snapshot.
+type heldSnapshot []segment.SnapshotEntry
+
+func (h heldSnapshot) Len() int { return len(h) }
+func (h heldSnapshot) Each(fn func(segment.SnapshotEntry)) error {
+	for _, e := range h {
+		fn(e)
+	}
+	return nil
+}
+func (h heldSnapshot) Entries() ([]segment.SnapshotEntry, error) { return h, nil }
+func (h heldSnapshot) Close() error                              { return nil }
+
 // loadSnapshot loads the checked snapshot sr at offset into a fresh
 // manager, and closes it.
-func (rr *replayRun) loadSnapshot(sr *segment.SnapshotReader, offset int64) (*Manager, error) {
+func (rr *replayRun) loadSnapshot(sr snapshotEntries, offset int64) (*Manager, error) {
 	defer sr.Close()
 	m := rr.fresh()
 	if err := m.load(sr.Len(), sr.Each, offset, NowFromClock); err != nil {
@@ -902,6 +967,19 @@ func (r *rebuilder) batchTimestampAt(offset int64) (int64, bool) {
 		}
 	}
 	if seg < 0 {
+		return 0, false
+	}
+	if r.opts.Source != nil {
+		sc, err := r.opts.Source.ScanSegment(r.segs[seg])
+		if err != nil {
+			return 0, false
+		}
+		defer sc.Close()
+		for sc.Next() {
+			if b := sc.Batch(); b.LastOffset() >= offset {
+				return b.MaxTimestamp, b.BaseOffset <= offset
+			}
+		}
 		return 0, false
 	}
 	lf, err := segment.OpenLog(r.segs[seg].Log)

@@ -238,6 +238,9 @@ type Options struct {
 	// reaches its end. A later pass over bytes already counted adds
 	// nothing. It must be safe to call from several replays at once.
 	Progress func(n int64)
+	// Source, when set, is where the segments and snapshots the directory
+	// lists are read instead of its files (a digest of the partition).
+	Source Source `json:"-"`
 }
 
 // DefaultOptions are Kafka's defaults and kseg's CLI defaults.

@@ -12,6 +12,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/digest"
 	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/finding"
 )
@@ -166,8 +167,32 @@ func (r *ChainReport) OK() bool {
 
 // VerifyChain checks each edge {u, d} (indexes into dirs) with VerifyEdge.
 // Without edges it checks each consecutive pair: dirs[0]→dirs[1],
-// dirs[1]→dirs[2], … (a chain).
+// dirs[1]→dirs[2], … (a chain). A dir may be a digest file (OpenNode).
 func VerifyChain(dirs []string, edges [][2]int, opts ChainOptions) (*ChainReport, error) {
+	nodes := make([]Node, len(dirs))
+	defer func() {
+		for _, n := range nodes {
+			if n != nil {
+				n.Close()
+			}
+		}
+	}()
+	for i, d := range dirs {
+		n, err := OpenNode(d)
+		if err != nil {
+			return nil, err
+		}
+		nodes[i] = n
+	}
+	return VerifyChainNodes(nodes, edges, opts)
+}
+
+// VerifyChainNodes is VerifyChain over open nodes.
+func VerifyChainNodes(nodes []Node, edges [][2]int, opts ChainOptions) (*ChainReport, error) {
+	dirs := make([]string, len(nodes))
+	for i, n := range nodes {
+		dirs[i] = n.Name()
+	}
 	if len(dirs) < 2 {
 		return nil, &edit.OptionError{Option: "edge", Detail: "a topology needs at least two partition directories"}
 	}
@@ -186,7 +211,7 @@ func VerifyChain(dirs []string, edges [][2]int, opts ChainOptions) (*ChainReport
 		if e[0] == e[1] {
 			return nil, &edit.OptionError{Option: "edge", Detail: fmt.Sprintf("%s mirrors itself", dirs[e[0]])}
 		}
-		r, err := VerifyEdge(dirs[e[0]], dirs[e[1]], opts)
+		r, err := VerifyEdgeNodes(nodes[e[0]], nodes[e[1]], opts)
 		if err != nil {
 			return nil, err
 		}
@@ -202,7 +227,14 @@ type batchRef struct {
 	pos, size  int64
 }
 
-func refOf(c *logCursor) batchRef {
+// cursorAt is a cursor at a batch: a logCursor, a chainCursor.
+type cursorAt interface {
+	Batch() *decode.Batch
+	File() string
+	Pos() int64
+}
+
+func refOf(c cursorAt) batchRef {
 	b := c.Batch()
 	return batchRef{base: b.BaseOffset, last: b.LastOffset(), file: c.File(), pos: c.Pos(), size: b.Size()}
 }
@@ -249,21 +281,31 @@ func isAbortMarker(b *decode.Batch) bool {
 
 // edgeWalk is one VerifyEdge run.
 type edgeWalk struct {
-	opts   ChainOptions
-	rep    *EdgeReport
-	u, d   *logCursor
-	uHas   bool
-	dHas   bool
-	prev   *batchRef // D's last batch walked
-	era    int       // barriers (mirrored or own) met in D so far
-	pidEra map[int64]int
-	reused map[int64]bool
+	opts    ChainOptions
+	rep     *EdgeReport
+	un, dn  Node
+	u, d    chainCursor
+	h       digest.Hash // the hash batches are compared by (a digest's)
+	uHas    bool
+	dHas    bool
+	prev    *batchRef // D's last batch walked (&prevBuf, or nil)
+	prevBuf batchRef
+	era     int // barriers (mirrored or own) met in D so far
+	pidEra  map[int64]int
+	reused  map[int64]bool
 	// ownFrom is the first offset of D's own data (its STOPPING batches or
 	// writes); anomalies from there on are D's, below it U's. -1 while
 	// unknown.
 	ownFrom int64
 	// stopped: a structural finding ended the walk.
 	stopped bool
+}
+
+// setPrev makes r D's last batch walked (kept in the walk, not
+// allocated per batch).
+func (w *edgeWalk) setPrev(r batchRef) {
+	w.prevBuf = r
+	w.prev = &w.prevBuf
 }
 
 func (w *edgeWalk) add(f finding.Finding) {
@@ -309,10 +351,10 @@ func (w *edgeWalk) nextD() {
 // CRC does not cover.
 func (w *edgeWalk) offsetChanged() bool {
 	db, ub := w.d.Batch(), w.u.Batch()
-	if db.BaseOffset == ub.BaseOffset || !sameButOffset(db.Raw, ub.Raw) {
+	if db.BaseOffset == ub.BaseOffset || !sameButOffsetV(w.d, w.u, w.h) {
 		return false
 	}
-	i := sameBatch(db.Raw, ub.Raw)
+	i, _ := diffBatches(w.d, w.u, w.h)
 	f := w.dFinding(finding.Mismatch, ub.BaseOffset,
 		"D's batch is U's batch at offset %d except for its baseOffset, which reads %d (a changed byte outside the CRC); first difference at byte %d of the batch",
 		ub.BaseOffset, db.BaseOffset, i)
@@ -355,39 +397,59 @@ func (w *edgeWalk) monotonic() bool {
 // VerifyEdge checks that downstream is a mirror of upstream (see the
 // relation above): it streams both logs batch by batch in lockstep,
 // classifies where and how D stops being U, checks D's own barrier, and
-// replays D's producer state with and without its barriers. Findings are
+// replays D's producer state with and without its barriers. Either may be
+// a digest file instead of a partition directory (OpenNode). Findings are
 // in the report; the error is a *edit.RefusalError for a directory that is not
-// a partition, else I/O.
+// a partition, a *digest.FormatError for a digest that cannot be read,
+// else I/O.
 func VerifyEdge(upstream, downstream string, opts ChainOptions) (*EdgeReport, error) {
-	for _, d := range []string{upstream, downstream} {
-		if !segment.IsPartitionDir(d) {
-			return nil, edit.Refuse(edit.RefuseNotPartition, d, "not a partition directory (no .log, partition.metadata or leader-epoch-checkpoint, or the name is not <topic>-<partition>)")
-		}
+	un, err := OpenNode(upstream)
+	if err != nil {
+		return nil, err
 	}
-	u, err := openCursor(upstream)
+	defer un.Close()
+	dn, err := OpenNode(downstream)
+	if err != nil {
+		return nil, err
+	}
+	defer dn.Close()
+	return VerifyEdgeNodes(un, dn, opts)
+}
+
+// VerifyEdgeNodes is VerifyEdge over open nodes: the same checks whether
+// each is a partition directory or a digest of one.
+func VerifyEdgeNodes(un, dn Node, opts ChainOptions) (*EdgeReport, error) {
+	h := un.hashKind()
+	if k := dn.hashKind(); h == 0 {
+		h = k
+	} else if k != 0 && k != h {
+		return nil, fmt.Errorf("%s (%s) and %s (%s): %w", un.Name(), h, dn.Name(), k, ErrHashMismatch)
+	}
+	u, err := un.open()
 	if err != nil {
 		return nil, err
 	}
 	defer u.Close()
-	d, err := openCursor(downstream)
+	d, err := dn.open()
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
-	u.progress, d.progress = opts.Progress, opts.Progress
-	rep := &EdgeReport{Upstream: upstream, Downstream: downstream, MirroredBarriers: []MirroredBarrier{}, ProducersReused: []int64{},
+	u.setProgress(opts.Progress)
+	d.setProgress(opts.Progress)
+	rep := &EdgeReport{Upstream: un.Name(), Downstream: dn.Name(), MirroredBarriers: []MirroredBarrier{}, ProducersReused: []int64{},
 		Averted: []AvertedAnomaly{}, Findings: []finding.Finding{}}
-	uEnd, err := logEnd(u.pd)
+	uEnd, err := un.logEnd()
 	if err != nil {
 		return nil, err
 	}
-	dEnd, err := logEnd(d.pd)
+	dEnd, err := dn.logEnd()
 	if err != nil {
 		return nil, err
 	}
 	rep.UpstreamLog = OffsetRange{Start: max(u.Start(), 0), End: max(uEnd, 0)}
 	rep.DownstreamLog = OffsetRange{Start: max(d.Start(), 0), End: max(dEnd, 0)}
-	w := &edgeWalk{opts: opts, rep: rep, u: u, d: d, pidEra: map[int64]int{}, reused: map[int64]bool{}, ownFrom: -1}
+	w := &edgeWalk{opts: opts, rep: rep, un: un, dn: dn, u: u, d: d, h: h, pidEra: map[int64]int{}, reused: map[int64]bool{}, ownFrom: -1}
 	rp := w.startReplays()
 	if err := w.walkMapped(); err != nil {
 		if rp != nil {
@@ -413,7 +475,8 @@ func VerifyEdge(upstream, downstream string, opts ChainOptions) (*EdgeReport, er
 // cache): a segment truncated under the walk faults, which becomes an
 // error instead of a crash.
 func (w *edgeWalk) walkMapped() (err error) {
-	w.u.mmap, w.d.mmap = true, true
+	w.u.setMmap(true)
+	w.d.setMmap(true)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if e := recover(); e != nil {
@@ -439,15 +502,14 @@ func (w *edgeWalk) walk() error {
 	w.dHas = d.Next()
 	for w.dHas && d.Batch().LastOffset() < start {
 		w.notePID(d.Batch())
-		r := refOf(d)
-		w.prev = &r
+		w.setPrev(refOf(d))
 		w.dHas = d.Next()
 	}
 	w.uHas = u.Next()
 	for w.uHas && u.Batch().LastOffset() < start {
 		w.uHas = u.Next()
 	}
-	if !w.dHas && rep.DownstreamLog.End < u.Start() {
+	if !w.dHas && rep.DownstreamLog.End < u.Start() && !w.olderDownstreamDigest(u.Start()) {
 		// D ends before U starts: the offsets between are gone from U, and
 		// D can never mirror on.
 		w.add(finding.Finding{Kind: finding.Gap, Offset: rep.DownstreamLog.End, ProducerID: -1, Position: -1,
@@ -468,7 +530,10 @@ func (w *edgeWalk) walk() error {
 			break
 		}
 		db, ub := d.Batch(), u.Batch()
-		if db.BaseOffset != ub.BaseOffset || sameBatch(db.Raw, ub.Raw) >= 0 {
+		if db.BaseOffset != ub.BaseOffset {
+			break
+		}
+		if i, _ := diffBatches(d, u, w.h); i >= 0 {
 			break
 		}
 		if db.PartitionLeaderEpoch != ub.PartitionLeaderEpoch {
@@ -490,8 +555,7 @@ func (w *edgeWalk) walk() error {
 		}
 		w.notePID(db)
 		rep.BatchesCompared++
-		r := refOf(d)
-		w.prev = &r
+		w.setPrev(refOf(d))
 		w.dHas = d.Next()
 		w.uHas = u.Next()
 	}
@@ -519,11 +583,11 @@ func (w *edgeWalk) walk() error {
 
 // damage reports a damaged tail in either log that the walk reached.
 func (w *edgeWalk) damage() {
-	if dm := w.d.Damage; dm != nil {
+	if dm := w.d.damage(); dm != nil {
 		w.add(finding.Finding{Kind: finding.CorruptLog, Offset: dm.Offset, ProducerID: -1, File: dm.File, Position: dm.Position,
 			Message: "D: " + dm.Message + "; nothing after it was compared"})
 	}
-	if dm := w.u.Damage; dm != nil {
+	if dm := w.u.damage(); dm != nil {
 		w.add(finding.Finding{Kind: finding.CorruptLog, Offset: dm.Offset, ProducerID: -1, Position: -1,
 			UpstreamFile: dm.File, UpstreamPosition: dm.Position, Message: "U: " + dm.Message + "; nothing after it was compared"})
 	}
@@ -534,11 +598,11 @@ func (w *edgeWalk) classify() {
 	rep, u, d := w.rep, w.u, w.d
 	x := rep.Mirrored.End
 	if !w.dHas {
-		if w.d.Damage != nil {
+		if w.d.damage() != nil {
 			rep.Status = EdgeDiverged
 			return
 		}
-		if !w.uHas && u.Damage == nil {
+		if !w.uHas && u.damage() == nil {
 			rep.Status = EdgeInSync
 			return
 		}
@@ -554,6 +618,9 @@ func (w *edgeWalk) classify() {
 	}
 	rep.Status = EdgeDiverged
 	if !w.uHas {
+		if w.olderUpstreamDigest(db.BaseOffset) {
+			return
+		}
 		w.add(w.dFinding(finding.BeyondUpstreamEnd, db.BaseOffset,
 			"D holds data from offset %d, at or beyond U's end %d, with no MIRROR_PID_RESET barrier before it: D took writes without failing over",
 			db.BaseOffset, rep.UpstreamLog.End))
@@ -562,14 +629,18 @@ func (w *edgeWalk) classify() {
 	ub := u.Batch()
 	switch {
 	case db.BaseOffset == ub.BaseOffset:
-		i := sameBatch(db.Raw, ub.Raw)
+		i, located := diffBatches(d, u, w.h)
 		// Positions name the first differing byte in each log.
 		f := w.dFinding(finding.Mismatch, db.BaseOffset, "")
 		f.Position = d.Pos() + int64(i)
 		f.UpstreamFile, f.UpstreamPosition = u.File(), u.Pos()+int64(i)
 		where := fmt.Sprintf("first difference at byte %d of the batch (%s position %d in D, %s position %d in U)",
 			i, d.File(), d.Pos()+int64(i), u.File(), u.Pos()+int64(i))
-		dOK, uOK := db.CRCValid(), ub.CRCValid()
+		if !located {
+			where = fmt.Sprintf("first difference at or after byte %d of the batch, in its records (%s position %d in D, %s position %d in U): a digest holds their hash, not their bytes",
+				i, d.File(), d.Pos()+int64(i), u.File(), u.Pos()+int64(i))
+		}
+		dOK, uOK := d.crcValid(), u.crcValid()
 		switch {
 		case !dOK || !uOK:
 			bad := "D's batch fails its CRC"
@@ -607,7 +678,7 @@ func (w *edgeWalk) skipped(x int64) {
 	missing := ub.BaseOffset
 	uFile, uPos := u.File(), u.Pos()
 	first := refOf(d)
-	firstRaw := append([]byte(nil), d.Batch().Raw...)
+	firstBatch := saveBatch(d, w.h)
 	w.dHas = d.Next()
 	if w.dHas && d.Batch().BaseOffset < first.base {
 		b := d.Batch()
@@ -624,7 +695,7 @@ func (w *edgeWalk) skipped(x int64) {
 	for w.uHas && u.Batch().LastOffset() < first.base {
 		w.uHas = u.Next()
 	}
-	if w.uHas && u.Batch().BaseOffset == first.base && sameBatch(firstRaw, u.Batch().Raw) < 0 {
+	if w.uHas && u.Batch().BaseOffset == first.base && sameAs(firstBatch, u, w.h) {
 		w.add(finding.Finding{Kind: finding.Gap, Offset: missing, ProducerID: -1, File: first.file, Position: first.pos,
 			UpstreamFile: uFile, UpstreamPosition: uPos,
 			Message: fmt.Sprintf("D lacks offsets %d..%d that U holds (from %s position %d): D's next batch, at %s position %d, is U's batch at offset %d",
@@ -669,8 +740,7 @@ func (w *edgeWalk) stopping() {
 		}
 		aborts = append(aborts, b.BaseOffset)
 		w.notePID(b)
-		r := refOf(d)
-		w.prev = &r
+		w.setPrev(refOf(d))
 		w.nextD()
 	}
 	if !w.dHas || !barrier.Is(d.Batch()) {
@@ -706,7 +776,7 @@ func (w *edgeWalk) stopping() {
 	}
 	w.era++
 	r := refOf(d)
-	w.prev = &r
+	w.setPrev(r)
 	w.nextD() // b now points at the next batch
 
 	// D's own writes.
@@ -727,8 +797,7 @@ func (w *edgeWalk) stopping() {
 			w.era++
 		}
 		w.notePID(lb)
-		r := refOf(d)
-		w.prev = &r
+		w.setPrev(refOf(d))
 		w.nextD()
 	}
 }
@@ -753,13 +822,14 @@ type replays struct {
 // startReplays starts the replay of D honouring its barriers (nil: D has
 // no segment).
 func (w *edgeWalk) startReplays() *replays {
-	pd := w.d.pd
-	if len(w.d.segs) == 0 {
+	pd := w.dn.replayDir()
+	if !slices.ContainsFunc(pd.Segments, func(s segment.SegmentFiles) bool { return s.Log != "" }) {
 		return nil
 	}
 	o := psm.DefaultOptions()
 	o.FromSnapshot = psm.SnapshotNone
-	o.LogStartOffset = logStartOf(pd)
+	o.LogStartOffset = w.dn.logStartCheckpoint()
+	o.Source = w.dn.source()
 	rp := &replays{opts: o}
 	rp.wg.Add(1)
 	go func() {
@@ -791,18 +861,18 @@ func (rp *replays) without(pd *segment.PartitionDir) (*psm.Result, error) {
 // region, what the barriers avert, stale snapshots, and whether every
 // mirrored barrier clears D's state.
 func (w *edgeWalk) producerState(rp *replays) error {
-	rep, pd := w.rep, w.d.pd
+	rep, pd := w.rep, w.dn.replayDir()
 	if rp == nil {
 		return nil
 	}
 	rp.wg.Wait()
 	with := rp.with
 	if err := rp.errWith; err != nil {
-		return fmt.Errorf("replaying %s: %w", pd.Path, err)
+		return fmt.Errorf("replaying %s: %w", w.dn.Name(), err)
 	}
 	without, err := rp.without(pd)
 	if err != nil {
-		return fmt.Errorf("replaying %s without barriers: %w", pd.Path, err)
+		return fmt.Errorf("replaying %s without barriers: %w", w.dn.Name(), err)
 	}
 	cleared := map[int64]int{}
 	for _, b := range with.Barriers {
@@ -856,7 +926,7 @@ func (w *edgeWalk) producerState(rp *replays) error {
 		}
 		f := finding.Finding{Kind: a.Kind, Offset: a.Offset, ProducerID: a.ProducerID, Position: -1, UpstreamPosition: -1, Message: a.Message}
 		if located < 64 {
-			if file, pos, ok := locate(pd, a.Offset); ok {
+			if file, pos, ok := w.dn.locate(a.Offset); ok {
 				f.File, f.Position = file, pos
 			}
 			located++

@@ -75,6 +75,7 @@ func verify(t testing.TB, u, d string, o ChainOptions) *EdgeReport {
 	if err != nil {
 		t.Fatalf("verify %s -> %s: %v", u, d, err)
 	}
+	sameOverDigests(t, u, d, o, r)
 	return r
 }
 

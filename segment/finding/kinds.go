@@ -89,6 +89,26 @@ const (
 	NotCompared
 	LeaderEpoch
 	LeaderEpochMismatch
+	DigestOlder
+
+	// A MirrorMaker 2 replica compared with its source by content
+	// (verify-mm2); reordered is verify-chain's word.
+	MissingRecords
+	BelowTargetStart
+	NotYetMirrored
+	DuplicateRecords
+	DuplicateRecordsAllowed
+	ForeignRecords
+	SourceReset
+	TimestampMismatch
+	TimestampsReplaced
+	CompactedUpstream
+	CompactedDownstream
+	BelowSourceStart
+	SyncMismatch
+	SyncNotVerified
+	CheckpointAhead
+	CheckpointUnmirrored
 
 	// The whole-broker views (groups, txns, metadata).
 	OffsetBelowLogStart
@@ -191,6 +211,27 @@ var registry = [numKinds]struct {
 	// error.
 	LeaderEpoch:         {"leader-epoch", Info},
 	LeaderEpochMismatch: {"leader-epoch-mismatch", Error},
+	// One side of an edge is a digest (kseg digest) taken before the
+	// other side wrote the data it is compared with: not compared.
+	DigestOlder: {"digest-older", Warning},
+
+	MissingRecords:   {"missing-records", Error},
+	BelowTargetStart: {"below-target-start", Info},
+	NotYetMirrored:   {"not-yet-mirrored", Info},
+	DuplicateRecords: {"duplicate-records", Error},
+	// --allow-duplicates: MM2 without exactly-once delivers at least once.
+	DuplicateRecordsAllowed: {"duplicate-records-allowed", Info},
+	ForeignRecords:          {"foreign-records", Error},
+	SourceReset:             {"source-reset", Error},
+	TimestampMismatch:       {"timestamp-mismatch", Error},
+	TimestampsReplaced:      {"timestamps-replaced", Warning},
+	CompactedUpstream:       {"compacted-upstream", Info},
+	CompactedDownstream:     {"compacted-downstream", Info},
+	BelowSourceStart:        {"below-source-start", Info},
+	SyncMismatch:            {"sync-mismatch", Error},
+	SyncNotVerified:         {"sync-not-verified", Info},
+	CheckpointAhead:         {"checkpoint-ahead", Error},
+	CheckpointUnmirrored:    {"checkpoint-unmirrored", Error},
 
 	OffsetBelowLogStart:          {"offset-below-log-start", Error},
 	OffsetAboveLogEnd:            {"offset-above-log-end", Error},

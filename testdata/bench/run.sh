@@ -13,7 +13,8 @@
 #   -r RETRIES  disturbed runs measure repeats per command (default 10;
 #               0 on a busy development machine, where every run is)
 #   -t ONLY   only these groups of targets, comma-separated: dump, index,
-#               deep, scaling, replay, mirror, chain, logdir, mixed,
+#               deep, scaling, replay, mirror, chain, digest, mm2, logdir,
+#               mixed,
 #               progress, rss (default: all)
 #   -k KSEG     time this kseg binary instead of one built from the tree (to
 #               compare builds: the floors are built from the tree either way)
@@ -70,7 +71,7 @@ echo "runs:   $RUNS per command, median; disturbed runs redone up to $RETRIES ti
 
 echo "== build"
 go build -o "$BIN/kseg" .
-for p in crcfloor kmsgpeer decodefloor gen measure ptyrun; do go build -o "$BIN/$p" "./testdata/bench/$p"; done
+for p in crcfloor kmsgpeer decodefloor gen measure ptyrun digestgen; do go build -o "$BIN/$p" "./testdata/bench/$p"; done
 K=$BIN/kseg
 if [ -n "$KSEG" ]; then K=$KSEG; echo "kseg:   $K (-k)"; fi
 
@@ -134,6 +135,20 @@ P99=$DATA/p99/bench-0
 if [ $QUICK = 0 ]; then
   mirrorof bigmirror "$BIG"
   BIGMIRROR=$DATA/bigmirror/bench-0
+fi
+# MM2SRC: a 512 MiB partition of uncompressed batches (MM2's producer
+# compresses nothing by default, and decompression is not what verify-mm2
+# adds), and MM2REP a MirrorMaker 2 replica of it, written as
+# MirrorSourceTask writes one (barrier/mm2/mm2test).
+if want mm2 || want rss; then
+  gen mm2src 512MiB -codecs none
+  MM2SRC=$DATA/mm2src/bench-0
+  if ! fresh "$DATA/mm2rep" "$(stat -c %Y "$MM2SRC"/*.log)"; then
+    rm -rf "$DATA/mm2rep"
+    "$BIN/gen" -mm2-replica "$MM2SRC" -out "$DATA/mm2rep"
+    stamp "$DATA/mm2rep" "$(stat -c %Y "$MM2SRC"/*.log)"
+  fi
+  MM2REP=$DATA/mm2rep/A.bench-0
 fi
 logdir logdir 1000 64KiB
 LOGDIR=$DATA/logdir
@@ -265,6 +280,41 @@ if want chain; then
   pair "verify-chain A B (B a full mirror) / crcfloor A B" "<=1.5" "verify-chain|$SIZE" -- \
     "$K" verify-chain "$MIXED" "$MIRROR" :: "$BIN/crcfloor" "$MIXED" "$MIRROR"
 fi
+if want mm2; then
+  # Issue 23: a clean replica verified by content (both logs decoded and
+  # hashed record by record, every CRC checked) against the CRC walk of
+  # both logs.
+  warm "$MM2SRC" "$MM2REP"
+  pair "verify-mm2 SRC REPLICA (512 MiB, clean) / crcfloor SRC REPLICA" "<=1.5" "verify-mm2|512 MiB" -- \
+    "$K" verify-mm2 "$MM2SRC" "$MM2REP" :: "$BIN/crcfloor" "$MM2SRC" "$MM2REP"
+fi
+if want digest; then
+  # Issue 24: kseg digest reads every byte once (its CRC on a second core,
+  # its hash on the first); its digest is a few dozen bytes per batch; and
+  # verify-chain over digests of 100 GiB logs (written directly by
+  # digestgen: no 100 GiB log is needed) takes seconds in flat memory.
+  pair "digest MIXED / crcfloor" "<=1.1" "digest|$SIZE" -- \
+    "$K" digest -q "$MIXED" :: "$BIN/crcfloor" "$SEG"
+  "$K" digest -o "$SCRATCH/mixed.digest" "$MIXED" 2> "$SCRATCH/digest.txt"
+  nb=$(sed -n 's/.*: \([0-9]*\) batch.*/\1/p' "$SCRATCH/digest.txt")
+  db=$(stat -c %s "$SCRATCH/mixed.digest")
+  per=$(awk -v d="$db" -v n="$nb" 'BEGIN{printf "%.1f", d/n}')
+  row "  digest bytes per batch (MIXED, xxh3-128)" "$per ($db bytes, $nb batches)" "-" "-" "-" "<=60" \
+    "$(awk -v p="$per" 'BEGIN{print (p <= 60) ? "PASS" : "FAIL"}')"
+  DG=$DATA/digests100
+  if ! fresh "$DG" "100GiB 16KiB"; then
+    rm -rf "$DG"
+    "$BIN/digestgen" -gib 100 -batch 16KiB -out "$DG" > "$DG.txt"
+    stamp "$DG" "100GiB 16KiB"
+  fi
+  share=$(sed -n '1s/.*(\([0-9.]*\) %)/\1/p' "$DG.txt")
+  row "  digest of 16 KiB batches / the log" "$share %" "-" "-" "-" "<=1 %" \
+    "$(awk -v p="$share" 'BEGIN{print (p <= 1) ? "PASS" : "FAIL"}')"
+  timed "$RUNS" "verify-chain (digests)|100 GiB digests" -- "$K" verify-chain "$DG/u.digest" "$DG/d.digest"
+  secs=$(cut -d' ' -f1 <<<"${OUT[0]}")
+  row "verify-chain over digests of two 100 GiB logs (seconds)" "$(spread "${OUT[0]}")" "-" "-" "-" "<=30 s" \
+    "$(awk -v s="$secs" 'BEGIN{print (s <= 30) ? "PASS" : "FAIL"}')"
+fi
 if want logdir; then
   # Issue 6: a log directory of 1,000 small partitions against reading its
   # files once.
@@ -317,11 +367,13 @@ if want rss; then
     rss1 "dump --verify-index|$name" "$K" dump --verify-index -o json "$mir"
     rss1 "replay-psm|$name" "$K" replay-psm --from-snapshot none "$src"
     rss1 "verify-chain|$name" "$K" verify-chain "$src" "$mir"
+    rss1 "digest|$name" "$K" digest -q "$src"
     rss1 "mirror|$name" @setup "rm -rf '$D' '$D.bk' && mkdir '$D'" "$K" mirror --backup-dir "$D.bk" "$src" "$D/bench-0"
     rm -rf "$D" "$D.bk"
     rss1 "inject-barrier --dry-run|$name" "$K" inject-barrier --dry-run "$mir"
     rss1 "repair --dry-run|$name" "$K" repair --dry-run "$mir"
   done
+  rss1 "verify-mm2|512 MiB" "$K" verify-mm2 "$MM2SRC" "$MM2REP"
   for s in "1000 partitions|$LOGDIR" "1 big + 999 small|$MIXLOG"; do
     IFS='|' read -r name dir <<<"$s"
     rss1 "dump|$name" "$K" dump -o json "$dir"
@@ -344,6 +396,8 @@ rss_row() {
 if want rss; then
   rss_row "$SIZE"
   if [ $QUICK = 0 ]; then rss_row "4 GiB"; fi
+  rss_row "512 MiB"
+  rss_row "100 GiB digests"
   rss_row "1000 partitions"
   rss_row "1 big + 999 small"
 fi
@@ -359,7 +413,7 @@ if [ ${#RSS[@]} -gt 0 ] 2>/dev/null; then
   # The peak RSS of every command: commands down, sizes across.
   mapfile -t cmds < <(for k in "${!RSS[@]}"; do echo "${k%%|*}"; done | sort -u)
   cols=()
-  for s in "$SIZE" "4 GiB" "1000 partitions" "1 big + 999 small"; do
+  for s in "$SIZE" "4 GiB" "512 MiB" "100 GiB digests" "1000 partitions" "1 big + 999 small"; do
     for k in "${!RSS[@]}"; do [ "${k#*|}" = "$s" ] && { cols+=("$s"); break; }; done
   done
   echo

@@ -1,10 +1,11 @@
 // Command gen regenerates kseg's binary test fixtures (testdata/partitions
-// and testdata/broken) from the code in segment/segtest, and the example log
+// and testdata/broken) from the code in segment/segtest, the example log
 // directories of kseg groups and kseg txns (testdata/logdirs) from
-// psm/broker/brokertest. Run it from the repository root:
+// psm/broker/brokertest, and the MirrorMaker 2 replicas of kseg verify-mm2
+// (testdata/mm2) from barrier/mm2/mm2test. Run it from the repository root:
 //
 //	go run ./testdata/gen            # writes ./testdata
-//	go run ./testdata/gen -out DIR   # writes DIR/partitions, DIR/broken, DIR/logdirs
+//	go run ./testdata/gen -out DIR   # writes DIR/partitions, DIR/broken, DIR/logdirs, DIR/mm2
 //
 // The output is deterministic; segment/segtest's tests check that it
 // reproduces the committed files byte for byte.
@@ -16,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kseg/kseg/barrier/mm2/mm2test"
 	"github.com/kseg/kseg/psm/broker/brokertest"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -28,6 +30,10 @@ func main() {
 		os.Exit(1)
 	}
 	if err := brokertest.Generate(filepath.Join(*out, "logdirs")); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+	if err := mm2test.Generate(*out); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}

@@ -8,6 +8,10 @@
 //	go run ./testdata/bench/gen -partitions 1000 -size 64KiB -out DIR
 //	    writes DIR as a log directory of 1000 partitions of about -size bytes each,
 //	    appended as a broker appends (segments, indexes, snapshots, checkpoints)
+//	go run ./testdata/bench/gen -mm2-replica SRC -out DIR
+//	    writes DIR/A.<topic>-<partition>, a MirrorMaker 2 replica of the partition
+//	    SRC, as MirrorSourceTask writes one (barrier/mm2/mm2test), and its offset
+//	    syncs in DIR/mm2-offset-syncs.B.internal-0
 //
 // LIST is a comma-separated list of codecs, e.g. zstd,lz4,gzip.
 package main
@@ -22,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kseg/kseg/barrier/mm2/mm2test"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
@@ -40,9 +45,13 @@ func run() error {
 	codecsFlag := flag.String("codecs", "mixed", "mixed, none, gzip, snappy, lz4, zstd, or a comma-separated list")
 	seed := flag.Uint64("seed", 1, "content seed")
 	partitions := flag.Int("partitions", 0, "write a log directory of this many partitions instead of one large segment")
+	replicaOf := flag.String("mm2-replica", "", "write an MM2 replica of this partition directory instead")
 	flag.Parse()
 	if *out == "" {
 		return errors.New("-out is required")
+	}
+	if *replicaOf != "" {
+		return mm2Replica(*replicaOf, *out)
 	}
 	size, err := parseSize(*sizeFlag)
 	if err != nil {
@@ -92,6 +101,25 @@ func run() error {
 			fmt.Printf("  %-6s %d batches\n", c, n)
 		}
 	}
+	return nil
+}
+
+// mm2Replica writes an MM2 replica of src under out, with MM2's defaults
+// (max.poll.records 500, batch.size 16384, offset.lag.max 100) and the
+// broker's segment.bytes.
+func mm2Replica(src, out string) error {
+	name, ok := segment.ParsePartitionDir(filepath.Base(filepath.Clean(src)))
+	if !ok {
+		return fmt.Errorf("%s: not named <topic>-<partition>", src)
+	}
+	start := time.Now()
+	tgt := filepath.Join(out, segment.PartitionDirNameFor("A."+name.Topic, name.Partition))
+	syncs := filepath.Join(out, "mm2-offset-syncs.B.internal-0")
+	res, err := mm2test.Replicate(src, mm2test.Paths{Target: tgt, OffsetSyncs: syncs}, mm2test.Options{SegmentBytes: segment.DefaultSegmentBytes})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s: %d copies, %d offset syncs; %s\n", tgt, res.Copies, len(res.Syncs), time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -1,0 +1,124 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// verifyChainOverDigests runs the verify-chain command args again with
+// each of its nodes replaced by its digest (kseg digest, then the file),
+// with all of them replaced, and with the first one read from stdin ("-"),
+// and requires the same exit status and the same JSON output as over the
+// directories: every edge's verdict and every finding, at the same offset,
+// file and byte position, with the same message. Only the nodes' names
+// differ (a digest is named as given), and the description JSON adds for
+// a digest node (upstreamDigest, downstreamDigest).
+func verifyChainOverDigests(t *testing.T, args []string) {
+	t.Helper()
+	if len(args) == 0 || args[0] != "verify-chain" {
+		t.Fatalf("not a verify-chain command: %v", args)
+	}
+	var flags, nodes []string
+	var nodeAt []int // index of each node in rest
+	var rest []string
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--output" || a == "-o":
+			i++ // replaced by --output json
+		case strings.HasPrefix(a, "--output="):
+		case a == "--edge" || a == "--color":
+			flags = append(flags, a, args[i+1])
+			i++
+		case strings.HasPrefix(a, "-") && a != "-":
+			flags = append(flags, a)
+		default:
+			nodeAt = append(nodeAt, len(rest))
+			rest = append(rest, a)
+			nodes = append(nodes, a)
+		}
+	}
+	run := func(stdin []byte, nodeArgs []string) (int, string) {
+		s, out, errb := TestStreams()
+		if stdin != nil {
+			s.In = bytes.NewReader(stdin)
+		}
+		a := append(append([]string{"verify-chain", "--output", "json"}, flags...), nodeArgs...)
+		code := Run(context.Background(), a, s)
+		if code == ExitUsage || code == ExitError {
+			t.Logf("kseg %s: exit %d: %s", strings.Join(a, " "), code, errb.String())
+		}
+		return code, out.String()
+	}
+	wantCode, wantOut := run(nil, rest)
+	tmp := t.TempDir()
+	digests := make([]string, len(nodes))
+	for i, n := range nodes {
+		digests[i] = filepath.Join(tmp, fmt.Sprintf("%d-%s.digest", i, filepath.Base(n)))
+		if code, out, errOut := injRun(t, "digest", "--out", digests[i], n); code != ExitOK {
+			t.Fatalf("kseg digest %s: exit %d\n%s%s", n, code, out, errOut)
+		}
+	}
+	names := map[string]string{"-": nodes[0]}
+	for i := range nodes {
+		names[digests[i]] = nodes[i]
+	}
+	want := normalChainJSON(t, wantOut, names)
+	check := func(what string, stdin []byte, nodeArgs []string) {
+		t.Helper()
+		code, out := run(stdin, nodeArgs)
+		if code != wantCode {
+			t.Fatalf("verify-chain with %s: exit %d, want %d (as over the directories)\n%s", what, code, wantCode, out)
+		}
+		if got := normalChainJSON(t, out, names); got != want {
+			t.Fatalf("verify-chain with %s differs from the directories':\n--- directories\n%s\n--- digests\n%s", what, want, got)
+		}
+	}
+	for i := range nodes {
+		v := append([]string(nil), rest...)
+		v[nodeAt[i]] = digests[i]
+		check(nodes[i]+" as a digest", nil, v)
+	}
+	all := append([]string(nil), digests...)
+	check("every node as a digest", nil, all)
+	b, err := os.ReadFile(digests[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := append([]string(nil), rest...)
+	v[nodeAt[0]] = "-"
+	check(nodes[0]+" as a digest on stdin", b, v)
+}
+
+// normalChainJSON is verify-chain's JSON output with the nodes named as
+// the directories they digest, and without the digests' descriptions.
+func normalChainJSON(t *testing.T, out string, names map[string]string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%v: %q", err, l)
+		}
+		for _, k := range []string{"upstream", "downstream"} {
+			if s, ok := m[k].(string); ok && names[s] != "" {
+				m[k] = names[s]
+			}
+		}
+		delete(m, "upstreamDigest")
+		delete(m, "downstreamDigest")
+		j, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

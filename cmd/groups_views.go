@@ -1,0 +1,379 @@
+package cmd
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/segment/finding"
+)
+
+// The views of `kseg groups`, as kafka-consumer-groups.sh has them
+// (ConsumerGroupCommand: listGroups, printOffsets, printMembers,
+// printStates), with its column names, so that an operator reads the
+// offline answer as the online one.
+
+// validateView checks that the view flags make one view, as
+// ConsumerGroupCommandOptions does ("Option [describe] takes at most one
+// of these options: [members], [offsets], [state]").
+func (o *groupsOptions) validateView() error {
+	sub := 0
+	for _, on := range []bool{o.offsets, o.members, o.state != "" && !o.list} {
+		if on {
+			sub++
+		}
+	}
+	switch {
+	case o.list && (o.describe || o.offsets || o.members):
+		return usageErrorf("--list cannot be combined with --describe, --offsets or --members")
+	case sub > 1:
+		return usageErrorf("--describe takes at most one of --offsets, --members and --state")
+	case o.types != "" && !o.list:
+		return usageErrorf("--type applies to --list")
+	case o.state != "" && o.state != "*" && !o.list:
+		return usageErrorf("--state=STATES filters --list; with --describe, --state takes no value")
+	}
+	return nil
+}
+
+// filterList keeps the groups --list --state=STATES / --type=TYPES ask for
+// (case-insensitive, comma-separated, as the tool's
+// consumerGroupStatesFromString).
+func (o *groupsOptions) filterList(v *broker.GroupsView) {
+	if !o.list {
+		return
+	}
+	keep := func(filter, value string) bool {
+		if filter == "" || filter == "*" {
+			return true
+		}
+		for _, f := range strings.Split(filter, ",") {
+			if strings.EqualFold(strings.TrimSpace(f), value) {
+				return true
+			}
+		}
+		return false
+	}
+	dropped := map[string]bool{}
+	v.Groups = slices.DeleteFunc(v.Groups, func(g broker.Group) bool {
+		drop := !keep(o.state, g.State) || !keep(o.types, g.Type)
+		dropped[g.Group] = drop
+		return drop
+	})
+	// A group left out takes its findings along, as --group's do.
+	v.Findings = slices.DeleteFunc(v.Findings, func(f finding.Finding) bool { return dropped[f.Subject] })
+}
+
+// listGroupsPrinter is --list: the ids, one per line, as `--list` prints
+// them (a script's input); on a terminal, or with --state or --type, the
+// GROUP TYPE STATE table of `--list --type --state`.
+type listGroupsPrinter struct {
+	s     *Streams
+	o     *groupsOptions
+	table bool
+}
+
+func (p *listGroupsPrinter) Print(v *broker.GroupsView) error {
+	w := bufio.NewWriter(p.s.Out)
+	ls := p.s.lister()
+	if !p.table && p.o.state == "" && p.o.types == "" {
+		// The ids alone on stdout, a script's input (xargs); what else
+		// the view found goes where diagnostics go.
+		for _, g := range v.Groups {
+			fmt.Fprintln(w, esc(g.Group))
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		ew := bufio.NewWriter(p.s.Err)
+		printUnanswerable(ew, ls, v.Unanswerable)
+		printFindingsText(ew, p.s.styles(), ls, v.Findings)
+		return ew.Flush()
+	}
+	header := []string{"GROUP"}
+	if p.table || p.o.types != "" {
+		header = append(header, "TYPE")
+	}
+	if p.table || p.o.state != "" {
+		header = append(header, "STATE")
+	}
+	rows := make([][]string, len(v.Groups))
+	for i, g := range v.Groups {
+		rows[i] = []string{g.Group}
+		if slices.Contains(header, "TYPE") {
+			rows[i] = append(rows[i], g.Type)
+		}
+		if slices.Contains(header, "STATE") {
+			rows[i] = append(rows[i], g.State)
+		}
+	}
+	w.Flush()
+	// A list is the answer whole: --list is not summarised.
+	renderTable(w, p.s.Width, header, rows)
+	printUnanswerable(w, ls, v.Unanswerable)
+	printFindingsText(w, p.s.styles(), ls, v.Findings)
+	return w.Flush()
+}
+
+// printGroupsTail ends every groups view but --list: what cannot be
+// answered, the findings and the records not interpreted.
+func printGroupsTail(w *bufio.Writer, st *styles, ls lister, v *broker.GroupsView) error {
+	printUnanswerable(w, ls, v.Unanswerable)
+	printFindingsText(w, st, ls, v.Findings)
+	printSkipped(w, v.Skipped)
+	return w.Flush()
+}
+
+// memberRows are kafka-consumer-groups' --members rows: GROUP CONSUMER-ID
+// [GROUP-INSTANCE-ID] HOST CLIENT-ID #PARTITIONS [ASSIGNMENT].
+func memberRows(v *broker.GroupsView, assignment bool) ([]string, [][]string) {
+	instance := false
+	for _, g := range v.Groups {
+		for _, m := range g.Members {
+			instance = instance || m.GroupInstanceID != ""
+		}
+	}
+	header := []string{"GROUP", "CONSUMER-ID"}
+	if instance {
+		header = append(header, "GROUP-INSTANCE-ID")
+	}
+	header = append(header, "HOST", "CLIENT-ID", "#PARTITIONS")
+	if assignment {
+		header = append(header, "ASSIGNMENT")
+	}
+	var rows [][]string
+	for _, g := range v.Groups {
+		for _, m := range g.Members {
+			row := []string{g.Group, m.MemberID}
+			if instance {
+				row = append(row, orDashString(m.GroupInstanceID))
+			}
+			row = append(row, orDashString(m.ClientHost), orDashString(m.ClientID), strconv.Itoa(countPartitions(m.Assignment)))
+			if assignment {
+				row = append(row, assignmentText(m.Assignment))
+			}
+			rows = append(rows, row)
+		}
+	}
+	return header, rows
+}
+
+// tableMembersPrinter is --describe --members on a terminal (or -o table).
+type tableMembersPrinter struct{ s *Streams }
+
+func (p *tableMembersPrinter) Print(v *broker.GroupsView) error {
+	ls := p.s.lister()
+	header, rows := memberRows(v, p.s.wide || p.s.verbose)
+	w := bufio.NewWriter(p.s.Out)
+	ls.table(w, p.s.Width, header, rows, "members")
+	return printGroupsTail(w, p.s.styles(), ls, v)
+}
+
+// textMembersPrinter is --describe --members piped: one line per member.
+type textMembersPrinter struct{ s *Streams }
+
+func (p *textMembersPrinter) Print(v *broker.GroupsView) error {
+	w := bufio.NewWriter(p.s.Out)
+	ls := p.s.lister()
+	type ref struct{ g, m int }
+	var all []ref
+	for gi, g := range v.Groups {
+		for mi := range g.Members {
+			all = append(all, ref{gi, mi})
+		}
+	}
+	ls.lines(len(all), "members", func(i int) {
+		g := &v.Groups[all[i].g]
+		m := g.Members[all[i].m]
+		fmt.Fprintf(w, "member %s group %s clientId %s clientHost %s", esc(m.MemberID), esc(g.Group), esc(m.ClientID), esc(m.ClientHost))
+		if m.GroupInstanceID != "" {
+			fmt.Fprintf(w, " groupInstanceId %s", esc(m.GroupInstanceID))
+		}
+		fmt.Fprintf(w, " partitions %d assignment %s\n", countPartitions(m.Assignment), esc(partitionsText(m.Assignment)))
+	}, func(more string) { fmt.Fprintln(w, more) })
+	return printGroupsTail(w, p.s.styles(), ls, v)
+}
+
+// stateRow is a group's --describe --state row: GROUP COORDINATOR
+// ASSIGNMENT-STRATEGY STATE #MEMBERS (offline, the coordinator is the
+// __consumer_offsets partition holding the group, not a broker).
+func stateRow(g *broker.Group, wide bool) []string {
+	row := []string{g.Group, filepath.Base(g.Coordinator), orDashString(g.Protocol), g.State, strconv.Itoa(len(g.Members))}
+	if wide {
+		row = append(row, g.Type, orDashString(g.ProtocolType), strconv.Itoa(int(g.Generation)), fmtTime(g.StateTimestamp))
+	}
+	return row
+}
+
+// tableStatePrinter is --describe --state on a terminal (or -o table).
+type tableStatePrinter struct{ s *Streams }
+
+func (p *tableStatePrinter) Print(v *broker.GroupsView) error {
+	ls := p.s.lister()
+	header := []string{"GROUP", "COORDINATOR", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"}
+	if p.s.wide {
+		header = append(header, "TYPE", "PROTOCOL-TYPE", "GENERATION", "STATE-TIMESTAMP")
+	}
+	rows := make([][]string, len(v.Groups))
+	for i := range v.Groups {
+		rows[i] = stateRow(&v.Groups[i], p.s.wide)
+	}
+	w := bufio.NewWriter(p.s.Out)
+	ls.table(w, p.s.Width, header, rows, "groups")
+	return printGroupsTail(w, p.s.styles(), ls, v)
+}
+
+// textStatePrinter is --describe --state piped: the group lines of the
+// default text view, without their members and offsets.
+type textStatePrinter struct{ s *Streams }
+
+func (p *textStatePrinter) Print(v *broker.GroupsView) error {
+	w := bufio.NewWriter(p.s.Out)
+	st, ls := p.s.styles(), p.s.lister()
+	ls.lines(len(v.Groups), "groups", func(i int) {
+		printGroupLine(w, st, &v.Groups[i])
+	}, func(more string) { fmt.Fprintln(w, more) })
+	return printGroupsTail(w, st, ls, v)
+}
+
+// describeRows are kafka-consumer-groups' --describe rows
+// (collectGroupsOffsets): for each member with an assignment, most
+// partitions first, a row per assigned partition; then a row per
+// committed partition no member is assigned, with "-" for the member. A
+// member assigned nothing (the tool leaves it out) and a group with
+// neither members nor offsets get a row too, so that nothing the text
+// view shows is missing from the table.
+func describeRows(v *broker.GroupsView, wide bool) ([]string, [][]string) {
+	header := []string{"GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID"}
+	if wide {
+		header = append(header, "STATE", "LEADER-EPOCH", "COMMIT-TIMESTAMP", "LOG-START-OFFSET", "LAST-STABLE-OFFSET")
+	}
+	var rows [][]string
+	for gi := range v.Groups {
+		g := &v.Groups[gi]
+		committed := make(map[string]*broker.CommittedOffset, len(g.Offsets))
+		for i := range g.Offsets {
+			c := &g.Offsets[i]
+			committed[c.Topic+"\x00"+strconv.Itoa(int(c.Partition))] = c
+		}
+		row := func(topic string, partition int32, c *broker.CommittedOffset, m *broker.Member) []string {
+			r := []string{g.Group, "-", "-", "-", "-", "-", "-", "-", "-"}
+			if topic != "" {
+				r[1], r[2] = topic, strconv.Itoa(int(partition))
+			}
+			ext := []string{g.State, "-", "-", "-", "-"}
+			if c != nil {
+				r[3] = i64(c.Offset)
+				ext[1], ext[2] = strconv.Itoa(int(c.LeaderEpoch)), fmtTime(c.CommitTimestamp)
+				if l := c.Log; l != nil && l.Err == nil {
+					r[4] = i64(l.HighWatermark)
+					ext[3], ext[4] = i64(l.LogStartOffset), i64(l.LastStableOffset)
+				}
+				if c.Lag >= 0 {
+					r[5] = i64(c.Lag)
+				}
+			}
+			if m != nil {
+				r[6], r[7], r[8] = m.MemberID, orDashString(m.ClientHost), orDashString(m.ClientID)
+			}
+			if wide {
+				r = append(r, ext...)
+			}
+			return r
+		}
+		members := make([]*broker.Member, len(g.Members))
+		for i := range g.Members {
+			members[i] = &g.Members[i]
+		}
+		// The tool sorts members by the number of partitions assigned,
+		// most first (a stable sort keeps the group's member order).
+		slices.SortStableFunc(members, func(a, b *broker.Member) int {
+			return cmp.Compare(countPartitions(b.Assignment), countPartitions(a.Assignment))
+		})
+		assigned := map[string]bool{}
+		n := len(rows)
+		for _, m := range members {
+			if countPartitions(m.Assignment) == 0 {
+				continue
+			}
+			for _, tp := range sortedPartitions(m.Assignment) {
+				key := tp.topic + "\x00" + strconv.Itoa(int(tp.partition))
+				assigned[key] = true
+				rows = append(rows, row(tp.topic, tp.partition, committed[key], m))
+			}
+		}
+		for i := range g.Offsets {
+			c := &g.Offsets[i]
+			if !assigned[c.Topic+"\x00"+strconv.Itoa(int(c.Partition))] {
+				rows = append(rows, row(c.Topic, c.Partition, c, nil))
+			}
+		}
+		for _, m := range members {
+			if countPartitions(m.Assignment) == 0 {
+				rows = append(rows, row("", 0, nil, m))
+			}
+		}
+		if len(rows) == n {
+			rows = append(rows, row("", 0, nil, nil))
+		}
+	}
+	return header, rows
+}
+
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+func sortedPartitions(ps []broker.TopicPartitions) []topicPartition {
+	var out []topicPartition
+	for _, p := range ps {
+		for _, n := range p.Partitions {
+			out = append(out, topicPartition{p.Topic, n})
+		}
+	}
+	slices.SortFunc(out, func(a, b topicPartition) int {
+		return cmp.Or(cmp.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition))
+	})
+	return out
+}
+
+func countPartitions(ps []broker.TopicPartitions) int {
+	n := 0
+	for _, p := range ps {
+		n += len(p.Partitions)
+	}
+	return n
+}
+
+// assignmentText is the ASSIGNMENT column: topic(0,1,2) per topic, as
+// kafka-consumer-groups --members --verbose prints it.
+func assignmentText(ps []broker.TopicPartitions) string {
+	if countPartitions(ps) == 0 {
+		return "-"
+	}
+	tps := sortedPartitions(ps)
+	var parts []string
+	for i := 0; i < len(tps); {
+		j := i
+		var ns []string
+		for ; j < len(tps) && tps[j].topic == tps[i].topic; j++ {
+			ns = append(ns, strconv.Itoa(int(tps[j].partition)))
+		}
+		parts = append(parts, tps[i].topic+"("+strings.Join(ns, ",")+")")
+		i = j
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orDashString(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,280 @@
+package cmd
+
+import (
+	"bufio"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/kseg/kseg/psm/status"
+)
+
+// textStatusPrinter prints a partition as labelled lines (replay-psm's
+// layout), a log directory as a table (a terminal, -o table) or one line
+// per partition (piped), each target followed by its findings and its
+// verdict.
+type textStatusPrinter struct {
+	s     *Streams
+	table bool
+}
+
+func (p *textStatusPrinter) Print(ts []*statusTarget) error {
+	w := bufio.NewWriter(p.s.Out)
+	st, ls := p.s.styles(), p.s.lister()
+	for i, t := range ts {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		errs, warns, failed, size := t.counts()
+		if !t.logDir {
+			r := &t.rows[0]
+			if r.err != nil {
+				fmt.Fprintf(w, "%s %s\n", padDisplay(st.paint(st.title, "partition"), 19), esc(t.path))
+				fmt.Fprintf(w, "%s %s\n", padDisplay(st.paint(st.title, "error"), 19), esc(r.err.Error()))
+			} else {
+				p.partition(w, st, r.st)
+			}
+		} else {
+			kv := func(k, format string, args ...any) {
+				fmt.Fprintf(w, "%s %s\n", padDisplay(st.paint(st.title, k), 19), fmt.Sprintf(format, args...))
+			}
+			kv("log directory", "%s", esc(t.path))
+			kv("partitions", "%d", len(t.rows))
+			kv("size", "%s", sizeText(size))
+			kv("findings", "%s, %s", plural(errs, "error"), plural(warns, "warning"))
+			fmt.Fprintln(w)
+			if p.table {
+				w.Flush()
+				header, rows := statusRows(t.rows, p.s.wide)
+				ls.table(w, p.s.Width, header, rows, "partitions")
+			} else {
+				ls.lines(len(t.rows), "partitions", func(i int) { statusLine(w, &t.rows[i]) },
+					func(more string) { fmt.Fprintln(w, more) })
+			}
+		}
+		printFindingsText(w, st, ls, findingsOf(t.rows))
+		verdict := statusVerdict(errs, warns, failed, len(t.rows))
+		switch {
+		case errs > 0 || failed > 0:
+			verdict = st.paint(st.err, verdict)
+		default:
+			verdict = st.paint(st.ok, verdict)
+		}
+		fmt.Fprintln(w, verdict)
+	}
+	return w.Flush()
+}
+
+// partition is one partition's screen.
+func (p *textStatusPrinter) partition(w *bufio.Writer, st *styles, r *status.Partition) {
+	kv := func(k, format string, args ...any) {
+		fmt.Fprintf(w, "%s %s\n", padDisplay(st.paint(st.title, k), 19), fmt.Sprintf(format, args...))
+	}
+	name := esc(r.Dir)
+	if r.Topic != "" {
+		name = fmt.Sprintf("%s-%d (%s)", esc(r.Topic), r.Partition, esc(r.Dir))
+	}
+	kv("partition", "%s", name)
+	if r.TopicID != "" {
+		kv("topic id", "%s", r.TopicID)
+	}
+	kv("size", "%s in %s; %s (%s of log)", sizeText(r.Size), plural(r.Files, "file"), plural(r.Segments, "segment"), sizeText(r.LogBytes))
+	if r.Segments == 0 {
+		kv("offsets", "no .log segment")
+	} else {
+		hw := ""
+		if !r.HighWatermarkCheckpointed {
+			hw = " (no replication-offset-checkpoint entry: a broker starts at the log start)"
+		}
+		kv("offsets", "logStartOffset %d, logEndOffset %d, highWatermark %d%s, lastStableOffset %d",
+			r.LogStartOffset, r.LogEndOffset, r.HighWatermark, hw, r.LastStableOffset)
+	}
+	recs := fmt.Sprintf("%s in %s", plural64(r.Records, "record"), plural64(r.Batches, "batch"))
+	if r.LegacyEntries > 0 {
+		recs += fmt.Sprintf(" (%d legacy entries counted one record each)", r.LegacyEntries)
+	}
+	kv("records", "%s", recs)
+	if r.FirstTimestamp >= 0 {
+		kv("time", "%s .. %s", fmtTime(r.FirstTimestamp), fmtTime(r.LastTimestamp))
+	} else {
+		kv("time", "-")
+	}
+	if r.RebuildSkipped {
+		kv("producers", "none (a clean shutdown without a producer snapshot: the broker skips the rebuild)")
+	} else {
+		kv("producers", "%d", r.Producers)
+	}
+	open := strconv.Itoa(len(r.OpenTransactions))
+	if n := len(r.OpenTransactions); n > 0 {
+		first := r.OpenTransactions[0]
+		open += fmt.Sprintf(" (the oldest: producer %d from offset %d)", first.ProducerID, first.FirstOffset)
+	}
+	kv("open transactions", "%s", open)
+	switch {
+	case r.LastSnapshot < 0:
+		kv("last snapshot", "none")
+	case r.SnapshotLoaded == r.LastSnapshot:
+		kv("last snapshot", "%d (the broker starts from it)", r.LastSnapshot)
+	case r.SnapshotLoaded >= 0:
+		kv("last snapshot", "%d (not usable: the broker starts from %d)", r.LastSnapshot, r.SnapshotLoaded)
+	default:
+		kv("last snapshot", "%d (not usable: the broker replays the log)", r.LastSnapshot)
+	}
+	if r.LeaderEpoch >= 0 {
+		kv("leader epoch", "%d from offset %d", r.LeaderEpoch, r.LeaderEpochStart)
+	}
+	e, wn := r.Count()
+	kv("findings", "%s, %s", plural(e, "error"), plural(wn, "warning"))
+}
+
+// statusLine is a partition's line of a piped log-directory status.
+func statusLine(w *bufio.Writer, r *statusRow) {
+	if r.err != nil {
+		fmt.Fprintf(w, "partition %s error %s\n", esc(partitionName(r)), esc(r.err.Error()))
+		return
+	}
+	p := r.st
+	e, wn := p.Count()
+	fmt.Fprintf(w, "partition %s size %d segments %d logStartOffset %d logEndOffset %d highWatermark %d lastStableOffset %d records %d producers %d openTransactions %d lastSnapshot %s errors %d warnings %d\n",
+		esc(partitionName(r)), p.Size, p.Segments, p.LogStartOffset, p.LogEndOffset, p.HighWatermark, p.LastStableOffset,
+		p.Records, p.Producers, len(p.OpenTransactions), orDash(p.LastSnapshot), e, wn)
+}
+
+// statusRows is a log directory's table: kafka-log-dirs' PARTITION and
+// SIZE, then the offsets, records, producers and findings.
+func statusRows(rows []statusRow, wide bool) ([]string, [][]string) {
+	header := []string{"PARTITION", "SIZE", "LOG-START-OFFSET", "LOG-END-OFFSET", "RECORDS", "OPEN-TXNS", "ERRORS"}
+	if wide {
+		header = append(header, "WARNINGS", "SEGMENTS", "PRODUCERS", "HIGH-WATERMARK", "LAST-STABLE-OFFSET", "LAST-SNAPSHOT", "LEADER-EPOCH", "FIRST-TIMESTAMP", "LAST-TIMESTAMP")
+	}
+	out := make([][]string, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		if r.err != nil {
+			row := make([]string, len(header))
+			for k := range row {
+				row[k] = "-"
+			}
+			row[0], row[len(row)-1] = partitionName(r), "unreadable: "+r.err.Error()
+			out[i] = row
+			continue
+		}
+		p := r.st
+		e, wn := p.Count()
+		out[i] = []string{partitionName(r), sizeText(p.Size), i64(p.LogStartOffset), i64(p.LogEndOffset),
+			i64(p.Records), strconv.Itoa(len(p.OpenTransactions)), strconv.Itoa(e)}
+		if wide {
+			epoch := "-"
+			if p.LeaderEpoch >= 0 {
+				epoch = strconv.Itoa(int(p.LeaderEpoch))
+			}
+			out[i] = append(out[i], strconv.Itoa(wn), strconv.Itoa(p.Segments), strconv.Itoa(p.Producers), i64(p.HighWatermark), i64(p.LastStableOffset), orDash(p.LastSnapshot), epoch,
+				fmtTime(p.FirstTimestamp), fmtTime(p.LastTimestamp))
+		}
+	}
+	return header, out
+}
+
+// sizeText is a size in binary units, exact below a KiB.
+func sizeText(n int64) string { return humanBytes(n) }
+
+func plural64(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	if strings.HasSuffix(what, "ch") {
+		return strconv.FormatInt(n, 10) + " " + what + "es"
+	}
+	return strconv.FormatInt(n, 10) + " " + what + "s"
+}
+
+// jsonStatusPrinter writes one {"type":"partitionStatus"} per partition,
+// a {"type":"logDirStatus"} after a log directory's partitions, then one
+// {"type":"finding"} per finding (docs/json.md).
+type jsonStatusPrinter struct {
+	s *Streams
+	j jsonw
+}
+
+func (p *jsonStatusPrinter) Print(ts []*statusTarget) error {
+	j := &p.j
+	for _, t := range ts {
+		j.b = j.b[:0]
+		for i := range t.rows {
+			r := &t.rows[i]
+			j.begin()
+			j.str("type", "partitionStatus")
+			j.str("partition", partitionName(r))
+			j.str("partitionDir", r.dir)
+			if r.err != nil {
+				j.str("error", r.err.Error())
+				j.end()
+				j.b = append(j.b, '\n')
+				continue
+			}
+			s := r.st
+			e, wn := s.Count()
+			j.str("topic", s.Topic)
+			j.optInt("partitionId", int64(s.Partition), s.Topic != "")
+			j.str("topicId", s.TopicID)
+			j.int("size", s.Size)
+			j.int("files", int64(s.Files))
+			j.int("segments", int64(s.Segments))
+			j.int("logBytes", s.LogBytes)
+			j.int("logStartOffset", s.LogStartOffset)
+			j.int("logEndOffset", s.LogEndOffset)
+			j.int("highWatermark", s.HighWatermark)
+			j.int("lastStableOffset", s.LastStableOffset)
+			j.int("batches", s.Batches)
+			j.int("records", s.Records)
+			j.int("legacyEntries", s.LegacyEntries)
+			j.optInt("firstTimestamp", s.FirstTimestamp, s.FirstTimestamp >= 0)
+			j.optInt("lastTimestamp", s.LastTimestamp, s.LastTimestamp >= 0)
+			j.int("producers", int64(s.Producers))
+			j.bool("rebuildSkipped", s.RebuildSkipped)
+			j.key("openTransactions")
+			j.b = append(j.b, '[')
+			for k, o := range s.OpenTransactions {
+				if k > 0 {
+					j.b = append(j.b, ',')
+				}
+				j.begin()
+				j.int("producerId", o.ProducerID)
+				j.int("firstOffset", o.FirstOffset)
+				j.end()
+			}
+			j.b = append(j.b, ']')
+			j.first = false
+			j.optInt("lastSnapshot", s.LastSnapshot, s.LastSnapshot >= 0)
+			j.optInt("snapshotLoaded", s.SnapshotLoaded, s.SnapshotLoaded >= 0)
+			j.optInt("leaderEpoch", int64(s.LeaderEpoch), s.LeaderEpoch >= 0)
+			j.optInt("leaderEpochStartOffset", s.LeaderEpochStart, s.LeaderEpoch >= 0)
+			j.int("errors", int64(e))
+			j.int("warnings", int64(wn))
+			j.bool("healthy", e == 0)
+			j.end()
+			j.b = append(j.b, '\n')
+		}
+		errs, warns, failed, size := t.counts()
+		if t.logDir {
+			j.begin()
+			j.str("type", "logDirStatus")
+			j.str("logDir", t.path)
+			j.int("partitions", int64(len(t.rows)))
+			j.int("unreadable", int64(failed))
+			j.int("size", size)
+			j.int("errors", int64(errs))
+			j.int("warnings", int64(warns))
+			j.bool("healthy", errs == 0 && failed == 0)
+			j.end()
+			j.b = append(j.b, '\n')
+		}
+		for _, f := range findingsOf(t.rows) {
+			jsonFinding(j, f)
+		}
+		if _, err := p.s.Out.Write(j.b); err != nil {
+			return err
+		}
+	}
+	return nil
+}

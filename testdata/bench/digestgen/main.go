@@ -1,0 +1,63 @@
+// Command digestgen writes two digests (kseg digest's format) of the same
+// busy log, without the log: testdata/bench/run.sh times kseg
+// verify-chain over them, for logs far larger than the machine's disk
+// (100 GiB by default). Each data batch's hash is an xxh3 of its header
+// (digesttest.Options.HeadersOnly); a digest read does the same work as
+// over a real log's.
+//
+//	go run ./testdata/bench/digestgen -gib 100 -batch 16KiB -out DIR
+//	    writes DIR/u.digest and DIR/d.digest, and prints their size
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/kseg/kseg/segment/digest"
+	"github.com/kseg/kseg/segment/digest/digesttest"
+)
+
+func main() {
+	gib := flag.Int64("gib", 100, "GiB of log each digest describes")
+	batch := flag.String("batch", "16KiB", "bytes per data batch: N or NKiB")
+	out := flag.String("out", "", "output directory (created)")
+	hash := flag.String("hash", "xxh3-128", "the batch hash: xxh3-128 or sha256")
+	flag.Parse()
+	size, err := strconv.Atoi(strings.TrimSuffix(*batch, "KiB"))
+	if err == nil && strings.HasSuffix(*batch, "KiB") {
+		size <<= 10
+	}
+	h, herr := digest.ParseHash(*hash)
+	if err != nil || herr != nil || *out == "" || size < 62 {
+		fmt.Fprintln(os.Stderr, "usage: digestgen -gib N -batch SIZE -out DIR [-hash xxh3-128|sha256]")
+		os.Exit(2)
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "digestgen:", err)
+		os.Exit(1)
+	}
+	for _, name := range []string{"u", "d"} {
+		path := filepath.Join(*out, name+".digest")
+		f, err := os.Create(path)
+		if err == nil {
+			var logBytes int64
+			logBytes, err = digesttest.Write(f, digesttest.Options{BatchSize: size, Batches: *gib << 30 / int64(size), Hash: h, HeadersOnly: true})
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err == nil {
+				st, _ := os.Stat(path)
+				fmt.Printf("%s: %d bytes describing %d bytes of log in %d batches (%.3f %%)\n", path, st.Size(), logBytes, *gib<<30/int64(size),
+					100*float64(st.Size())/float64(logBytes))
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "digestgen:", err)
+			os.Exit(1)
+		}
+	}
+}
