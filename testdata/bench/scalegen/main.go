@@ -45,8 +45,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm/broker/brokertest"
 	"github.com/kseg/kseg/segment"
@@ -89,9 +87,9 @@ func run() error {
 		if k <= 0 {
 			k = *n
 		}
-		err = groups(*out, *n, k)
+		err = brokertest.CommitsLog(*out, *n, k)
 	case "txns":
-		err = txns(*out, *n)
+		err = brokertest.TxnLog(*out, *n)
 	case "zstd":
 		err = zeros(*out, *n)
 	default:
@@ -107,67 +105,6 @@ func run() error {
 // partitions writes the log directory of -dim partitions.
 func partitions(out string, n int, size int64) error {
 	return brokertest.PartitionsLogDir(out, n, size)
-}
-
-// groups writes DIR/__consumer_offsets-0 of -dim groups.
-func groups(out string, n, keys int) error {
-	const perGroup = 10
-	ngroups := max(keys/perGroup, 1)
-	w, err := newWriter(out, "__consumer_offsets")
-	if err != nil {
-		return err
-	}
-	group := func(g int) string { return fmt.Sprintf("bench-group-%07d", g) }
-	written, round := 0, 0
-	for written < n {
-		for g := 0; g < ngroups && written < n; g++ {
-			name := group(g)
-			var kvs []brokertest.KV
-			if round == 0 {
-				m := brokertest.Member{ID: name + "-member-0-5f1c7e0e", ClientID: "consumer-" + name + "-1", Host: "/10.0.0.1",
-					Assigned: map[string][]int32{"orders": {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}}}
-				if err := w.batch(brokertest.GroupMetadata(name, "range", 1, m.ID, brokertest.T0, []brokertest.Member{m})); err != nil {
-					return err
-				}
-			}
-			for p := 0; p < perGroup && written < n; p++ {
-				kvs = append(kvs, brokertest.OffsetCommit(name, "orders", int32(p), int64(round*1000+p), 5, "", brokertest.T0+int64(written)))
-				written++
-			}
-			if err := w.batch(kvs...); err != nil {
-				return err
-			}
-		}
-		round++
-	}
-	return w.close()
-}
-
-// txns writes DIR/__transaction_state-0 of -dim txns.
-func txns(out string, n int) error {
-	w, err := newWriter(out, "__transaction_state")
-	if err != nil {
-		return err
-	}
-	states := []kmsg.TransactionState{kmsg.TransactionStateEmpty,
-		kmsg.TransactionStateOngoing, kmsg.TransactionStatePrepareCommit, kmsg.TransactionStateCompleteCommit,
-		kmsg.TransactionStateOngoing, kmsg.TransactionStatePrepareCommit, kmsg.TransactionStateCompleteCommit,
-		kmsg.TransactionStateOngoing, kmsg.TransactionStatePrepareCommit, kmsg.TransactionStateCompleteCommit}
-	parts := map[string][]int32{"orders": {3}, "payments": {1}}
-	for step, st := range states {
-		for i := range n {
-			ts := brokertest.T0 + int64(step*n+i)
-			var ps map[string][]int32
-			if st != kmsg.TransactionStateEmpty && st != kmsg.TransactionStateCompleteCommit {
-				ps = parts
-			}
-			kv := brokertest.Txn("bench-txn-"+strconv.Itoa(i), 2_000_000+int64(i), int16(step/3), st, 60000, ps, ts, ts)
-			if err := w.batch(kv); err != nil {
-				return err
-			}
-		}
-	}
-	return w.close()
 }
 
 // zeros writes DIR/zeros-0 of -dim zstd.
@@ -195,33 +132,6 @@ func zeros(out string, n int) error {
 	}
 	return a.Close()
 }
-
-// writer appends coordinator batches to one internal-topic partition.
-type writer struct {
-	app  *segment.Appender
-	next int64
-	ts   int64
-}
-
-func newWriter(out, topic string) (*writer, error) {
-	dir := filepath.Join(out, segment.PartitionDirNameFor(topic, 0))
-	// offsets.topic.segment.bytes and transaction.state.log.segment.bytes
-	// default to 100 MiB.
-	a, err := segment.OpenAppender(dir, segment.AppenderOptions{SegmentBytes: 100 << 20, IndexIntervalBytes: 4096, NoSync: true})
-	if err != nil {
-		return nil, err
-	}
-	return &writer{app: a, ts: brokertest.T0}, nil
-}
-
-func (w *writer) batch(kvs ...brokertest.KV) error {
-	raw := brokertest.Batch(w.next, w.ts, kvs...)
-	w.next += int64(len(kvs))
-	w.ts += int64(len(kvs))
-	return w.app.Append(raw)
-}
-
-func (w *writer) close() error { return w.app.Close() }
 
 // parseSize reads 123, 64KiB, 512MiB, 4GiB.
 func parseSize(s string) (int64, error) {
