@@ -208,6 +208,9 @@ func typedTransactionState(key, value []byte) (TxnRecord, bool) {
 	tv := &TxnMetadataValue{Version: vv, ProducerID: v.ProducerId, PreviousProducerID: v.PreviousProducerId, NextProducerID: v.NextProducerId,
 		ProducerEpoch: v.ProducerEpoch, TimeoutMs: v.TransactionTimeoutMs, State: TxnState(v.TransactionStatus),
 		LastUpdateTimestamp: v.TransactionLastUpdateTimestampMs, StartTimestamp: v.TransactionStartTimestampMs}
+	if len(v.TransactionPartitions) > 0 {
+		tv.Partitions = make([]TopicPartitions, 0, len(v.TransactionPartitions))
+	}
 	for _, p := range v.TransactionPartitions {
 		tv.Partitions = append(tv.Partitions, TopicPartitions{Topic: p.Topic, Partitions: partitionsOf(p.PartitionIds)})
 	}
