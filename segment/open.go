@@ -60,27 +60,37 @@ const (
 	QuoteBytes = 64
 )
 
+// openSized is OpenFile with the file's size.
+func openSized(path string) (*os.File, int64, error) {
+	f, err := OpenFile(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
+}
+
 // ReadFileLimit is ReadFile of a file a broker keeps small: a file of
 // more than limit bytes is a *decode.CorruptError naming it (what is the
 // kind of file, for the message), found from its size before anything is
 // read, and never more than limit bytes are read from a file that grows.
 func ReadFileLimit(path string, limit int64, what string) ([]byte, error) {
-	f, err := OpenFile(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	tooLarge := func(n int64) error {
 		return fileCorrupt(path, limit, "size", decode.ErrCorrupt,
 			fmt.Sprintf("%s is %d bytes, more than the %d bytes kseg reads of a %s", absPath(path), n, limit, what),
 			"%d bytes, more than the %d bytes a broker writes in a %s: not read", n, limit, what)
 	}
-	if st.Size() > limit {
-		return nil, tooLarge(st.Size())
+	if size > limit {
+		return nil, tooLarge(size)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
@@ -97,17 +107,13 @@ func ReadFileLimit(path string, limit int64, what string) ([]byte, error) {
 // bytes needs no more: a plan that compares the 34 bytes it would write
 // with a 1 GiB file reads nothing of it.
 func ReadFileAtMost(path string, max int64) ([]byte, int64, error) {
-	f, err := OpenFile(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return nil, -1, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, -1, err
-	}
-	if st.Size() > max {
-		return nil, st.Size(), nil
+	if size > max {
+		return nil, size, nil
 	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {

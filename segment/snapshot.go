@@ -94,21 +94,16 @@ const snapshotReadBuffer = 256 << 10
 // ReadProducerSnapshot does, with the same errors, reading it once
 // through a small buffer.
 func OpenProducerSnapshot(path string) (*SnapshotReader, error) {
-	f, err := OpenFile(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	h := make([]byte, min(st.Size(), SnapshotHeaderSize))
+	h := make([]byte, min(size, SnapshotHeaderSize))
 	if _, err := io.ReadFull(f, h); err != nil {
 		f.Close()
 		return nil, err
 	}
-	n, err := checkSnapshotHeader(h, st.Size(), path)
+	n, err := checkSnapshotHeader(h, size, path)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -116,7 +111,7 @@ func OpenProducerSnapshot(path string) (*SnapshotReader, error) {
 	// CRC-32C over [6, EOF), as readSnapshot computes it.
 	crc := crc32.Update(0, castagnoli, h[snapshotEntriesOffset:])
 	// Sized to the file: most snapshots hold a handful of producers.
-	buf := make([]byte, min(snapshotReadBuffer, max(st.Size()-int64(len(h)), 1)))
+	buf := make([]byte, min(snapshotReadBuffer, max(size-int64(len(h)), 1)))
 	for {
 		k, rerr := f.Read(buf)
 		crc = crc32.Update(crc, castagnoli, buf[:k])

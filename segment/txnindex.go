@@ -69,22 +69,18 @@ type TxnIndex struct {
 // found from the sizes, before it is read. The file is read through a
 // buffer, not whole.
 func ReadTxnIndex(path string) (TxnIndex, error) {
-	f, err := OpenFile(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return TxnIndex{Path: path}, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return TxnIndex{Path: path}, err
-	}
-	if limit, logPath := MaxTxnIndexBytes(path); st.Size() > limit {
-		return TxnIndex{Path: path, Length: st.Size()}, fileCorrupt(path, limit, "size", decode.ErrCorrupt,
-			fmt.Sprintf("%s is %d bytes, more than the %d bytes of entries %s can have ended", absPath(path), st.Size(), limit, filepath.Base(logPath)),
+	if limit, logPath := MaxTxnIndexBytes(path); size > limit {
+		return TxnIndex{Path: path, Length: size}, fileCorrupt(path, limit, "size", decode.ErrCorrupt,
+			fmt.Sprintf("%s is %d bytes, more than the %d bytes of entries %s can have ended", absPath(path), size, limit, filepath.Base(logPath)),
 			"%d bytes, more than a broker writes: %s holds room for at most %d ABORT markers (%d bytes of entries); not read",
-			st.Size(), filepath.Base(logPath), limit/AbortedTxnSize, limit)
+			size, filepath.Base(logPath), limit/AbortedTxnSize, limit)
 	}
-	return parseTxnIndex(bufio.NewReaderSize(io.LimitReader(f, st.Size()), 64<<10), st.Size(), path)
+	return parseTxnIndex(bufio.NewReaderSize(io.LimitReader(f, size), int(min(64<<10, max(size, 16)))), size, path)
 }
 
 // MaxTxnIndexBytes is the most a broker writes in the .txnindex at path:
