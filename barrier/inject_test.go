@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/decode"
@@ -511,5 +512,39 @@ func TestInjectFindsIndexDamageAtPlanTime(t *testing.T) {
 	mustApply(t, p) // fails on a read-back check that reports the damage
 	if probs, err := segment.VerifySegmentIndexes(seg); err != nil || len(probs) != 0 {
 		t.Fatalf("after the injection: %v %v", probs, err)
+	}
+}
+
+// TestInjectRefusesTimestampInAnotherUnit is issue 28's item 10: a
+// --timestamp in microseconds wrote a barrier and a time-index entry in
+// the year 55,840, and time-based retention would never again delete that
+// segment or any after it. A timestamp before 2010 or more than a day
+// ahead of the clock is an option error naming the likely unit, unless
+// forced; a plausible one goes through.
+func TestInjectRefusesTimestampInAnotherUnit(t *testing.T) {
+	dir := writeFixture(t, mirrorBatches(t))
+	now := time.UnixMilli(injectTs + 3_600_000)
+	for _, tc := range []struct {
+		ts    int64
+		force bool
+		want  string // "" for accepted
+	}{
+		{injectTs, false, ""},
+		{now.Add(23 * time.Hour).UnixMilli(), false, ""},
+		{injectTs * 1000, false, "microseconds"},
+		{injectTs * 1000_000, false, "nanoseconds"},
+		{injectTs / 1000, false, "seconds"},
+		{now.Add(48 * time.Hour).UnixMilli(), false, "ahead of the clock"},
+		{1_000, false, "before 2010"},
+		{injectTs * 1000, true, ""},
+	} {
+		_, err := PlanInjection(dir, InjectOptions{Timestamp: tc.ts, Force: tc.force, Now: func() time.Time { return now }})
+		var oe *edit.OptionError
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("timestamp %d (force %v): %v", tc.ts, tc.force, err)
+		case tc.want != "" && (!errors.As(err, &oe) || oe.Option != "timestamp" || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("timestamp %d: %v, want an option error saying %q", tc.ts, err, tc.want)
+		}
 	}
 }

@@ -31,6 +31,9 @@ func (pl *planner) planFiles(kept, dropped []*segScan, ci int, appendBytes []byt
 	if err := pl.snapshotOps(newSnap); err != nil {
 		return err
 	}
+	if err := pl.straySnapshotOps(kept[:ci+1]); err != nil {
+		return err
+	}
 	later := append(append([]*segScan{}, kept[ci+1:]...), dropped...)
 	if err := pl.laterSegmentOps(later); err != nil {
 		return err
@@ -90,6 +93,40 @@ func (pl *planner) snapshotOps(newSnap string) error {
 			continue // replaced below
 		}
 		if err := pl.ops.Delete(s.Path, "producer snapshot above the cut"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// straySnapshotOps deletes the snapshots a broker deletes at its next load
+// once the new one is written (segment.SnapshotsDeletedAtLoad): the old
+// log end's, a stray beside the new one (removeStraySnapshots keeps only
+// the newest), and those at or below the log start (truncateAndReload).
+// remaining are the segments up to the cut one.
+func (pl *planner) straySnapshotOps(remaining []*segScan) error {
+	p := pl.p
+	var offsets []int64
+	for _, s := range pl.pd.Snapshots {
+		if s.Offset <= p.Cut && s.Offset != p.SnapshotOffset {
+			offsets = append(offsets, s.Offset)
+		}
+	}
+	if p.SnapshotOffset >= 0 {
+		offsets = append(offsets, p.SnapshotOffset)
+	}
+	bases := make([]int64, len(remaining))
+	for i, s := range remaining {
+		bases[i] = s.files.BaseOffset
+	}
+	logStart := max(pl.logStart, bases[0])
+	for _, d := range segment.SnapshotsDeletedAtLoad(offsets, bases, logStart, p.NewLogEndOffset) {
+		if d.Offset == p.SnapshotOffset {
+			continue // the broker rebuilds it; the new one is written anyway
+		}
+		p.SnapshotsDeleted = append(p.SnapshotsDeleted, d.Offset)
+		name := segment.SegmentFileName(d.Offset, segment.SnapshotSuffix)
+		if err := pl.ops.Delete(filepath.Join(pl.dir, name), "producer snapshot that "+d.Why); err != nil {
 			return err
 		}
 	}
@@ -216,9 +253,15 @@ func (pl *planner) indexOps(cs *segScan, rebuilt *segment.IndexBuilder) error {
 	} else if cs.files.TimeIndex == "" {
 		pl.warnf("%s has no .timeindex; it is rebuilt", filepath.Base(cs.files.Log))
 	}
-	// The kept batches end at the cut position, where the new ones go.
+	// The kept batches end at the cut position, where the new ones go. The
+	// time index's close entry (LogSegment.close, at the last shutdown)
+	// goes: recovery writes none, and Finish writes the segment's last.
 	b := rebuilt
-	b.Keep(idxKept, tidxKept)
+	b.KeepRecovered(idxKept, tidxKept)
+	if n := len(b.TimeIndex()); n < len(tidxKept) {
+		p.TimeIndex.Removed += len(tidxKept) - n
+		p.TimeIndex.Kept = n
+	}
 	for _, a := range p.Appended {
 		if err := b.Append(int64(a.Size), a.Offset, p.Timestamp); err != nil {
 			return err

@@ -21,7 +21,7 @@ import (
 // and repair.
 
 // backupDirUsage is the help of their --backup-dir.
-const backupDirUsage = "where the backup of every changed or deleted file goes (default: a new kseg-backup-<partition>-<time> folder in the working directory; never inside the log directory)"
+const backupDirUsage = "where the backup of every changed or deleted file goes (default: a new kseg-backup-<partition>-<time> folder under $XDG_STATE_HOME/kseg/backups, else ~/.local/state/kseg/backups; never inside a Kafka log directory or partition)"
 
 // changedFlags are the flags among names that were given, as "--name": the
 // ones that shape a plan, which a resumed operation ignores.
@@ -75,8 +75,10 @@ func pendingEditFinding(dir string) (f finding.Finding, ok bool) {
 		return f, false
 	}
 	tool, path := "kseg inject-barrier, mirror or repair", filepath.Join(dir, edit.JournalName)
-	if j, err := edit.ReadJournal(dir); err == nil {
-		tool, path = j.Tool, j.Path(dir)
+	// The tool from the journal's first bytes: a journal is read whole
+	// only by the command that finishes or rolls it back.
+	if t, p, err := edit.JournalTool(dir); err == nil {
+		tool, path = t, p
 	}
 	f = finding.New(finding.PendingEdit, fmt.Sprintf(
 		"%s: an interrupted %s left its journal: the partition may be half edited (each file is its old or its new content); before a broker loads it, rerun the %s command on %s to finish the edit, or add --rollback to undo it",

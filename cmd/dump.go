@@ -260,6 +260,11 @@ func partitionFiles(dir string, logDirs *segment.LogDirCache) ([]dumpFile, error
 	if err != nil {
 		return nil, err
 	}
+	return partitionFilesOf(pd), nil
+}
+
+// partitionFilesOf is partitionFiles of a directory already listed.
+func partitionFilesOf(pd *segment.PartitionDir) []dumpFile {
 	var out []dumpFile
 	add := func(p string) {
 		if p == "" {
@@ -289,7 +294,7 @@ func partitionFiles(dir string, logDirs *segment.LogDirCache) ([]dumpFile, error
 			add(p)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // dumpState is what one run of dump accumulates across files.
@@ -307,8 +312,10 @@ type dumpState struct {
 	pipe      jobRunner
 
 	// lastLogs caches, per partition directory, its last .log
-	// (dump_logstart.go).
+	// (dump_logstart.go); partDirs holds directories the caller has
+	// listed already (kseg check), by path.
 	lastLogs map[string]string
+	partDirs map[string]*segment.PartitionDir
 
 	// later holds the files still to be dumped by this dumpFiles call,
 	// and verified the time-index problems found, ahead of their turn, in
@@ -316,6 +323,11 @@ type dumpState struct {
 	// indexes of a segment checked in one pass over its log.
 	later    map[string]string // cleaned path → the path as given
 	verified map[string]*stashedVerify
+
+	// observe, when set, sees every batch of every .log this state reads
+	// (kseg check feeds its other checks from dump's walk:
+	// check_onewalk.go).
+	observe batchObserver
 
 	// The progress line (dump_progress.go): the file being dumped, and the
 	// position in it at which to tell the line again.
@@ -652,11 +664,14 @@ func (st *dumpState) scanBatches(f dumpFile, lf *segment.LogFile, sum *logSummar
 	// damage, lc.resync finds where the next one starts (dump_resync.go).
 	lc := newLogCheck(f, o)
 	var sc *segment.Scanner
-	for start := int64(0); ; {
+	for start, run := int64(0), 0; ; run++ {
 		sc = lf.Scanner(segment.ScanOptions{Start: start, Limit: o.maxBytes, Mmap: true})
 		defer sc.Close()
 		for sc.Next() {
 			b := sc.Batch()
+			if st.observe != nil {
+				st.observe.batch(f, run, sc.Pos(), b)
+			}
 			if fds := lc.check(sc.Pos(), b); len(fds) > 0 {
 				if err := flush(); err != nil {
 					return nil, segment.Tail{}, err
@@ -694,6 +709,9 @@ func (st *dumpState) scanBatches(f dumpFile, lf *segment.LogFile, sum *logSummar
 		if err := sc.Err(); err != nil {
 			return nil, segment.Tail{}, err
 		}
+		if st.observe != nil {
+			st.observe.runEnd(f, run, sc.Tail())
+		}
 		if o.output == "kafka" {
 			// What FileLogInputStream does where kseg's scan stopped.
 			next, ok, err := st.kafkaTail(f, lc, lf, sc.Tail(), sum, &lastRecordOffset)
@@ -713,6 +731,16 @@ func (st *dumpState) scanBatches(f dumpFile, lf *segment.LogFile, sum *logSummar
 		start = next
 	}
 	return lc, sc.Tail(), nil
+}
+
+// batchObserver sees the batches of each .log dump reads, on the dump
+// goroutine, in file order, before anything else is done with them; b is
+// valid only during the call. run counts the scanner's runs: 0 up to the
+// first structural damage, one more after each resync. runEnd says where
+// a run stopped.
+type batchObserver interface {
+	batch(f dumpFile, run int, pos int64, b *decode.Batch)
+	runEnd(f dumpFile, run int, t segment.Tail)
 }
 
 // setMaxBytes applies a --max-bytes value: Kafka's default

@@ -131,14 +131,12 @@ func (st *dumpState) kafkaIndexCorrupt(err error) error {
 // its turn in st.verified.
 func (st *dumpState) verifyAgainstLog(f dumpFile, idx *segment.OffsetIndex, tidx *segment.TimeIndex) func() error {
 	logPath := siblingLog(f)
-	if tidx != nil {
-		if sv := st.verified[f.path]; sv != nil {
-			delete(st.verified, f.path)
-			if sv.matches(tidx) {
-				return func() error {
-					st.reportVerified(f, true, logPath, sv.probs)
-					return nil
-				}
+	if sv := st.verified[f.path]; sv != nil {
+		delete(st.verified, f.path)
+		if sv.matches(idx, tidx) {
+			return func() error {
+				st.reportVerified(f, tidx != nil, logPath, sv.probs)
+				return nil
 			}
 		}
 	}
@@ -201,18 +199,26 @@ func (st *dumpState) verifyAgainstLog(f dumpFile, idx *segment.OffsetIndex, tidx
 	}
 }
 
-// stashedVerify is what the walk that verified a segment's .index found
-// for its .timeindex, as it read it then.
+// stashedVerify is what a walk over a segment's log found for one of its
+// indexes ahead of its turn, as it read the index then: the walk that
+// verified the .index, for the .timeindex; kseg check's one walk
+// (check_onewalk.go), for both.
 type stashedVerify struct {
+	index   bool                 // of an .index (else a .timeindex)
+	offsets []segment.IndexEntry // the .index's entries
 	entries []segment.TimeIndexEntry
 	length  int64
 	probs   []segment.IndexProblem
 }
 
-// matches reports whether tidx is the time index the stash was made from
-// (a file rewritten in between is verified again).
-func (sv *stashedVerify) matches(tidx *segment.TimeIndex) bool {
-	return sv.length == tidx.Length && slices.Equal(sv.entries, tidx.Entries)
+// matches reports whether idx or tidx (the one that is not nil) is the
+// index the stash was made from (a file rewritten in between is verified
+// again).
+func (sv *stashedVerify) matches(idx *segment.OffsetIndex, tidx *segment.TimeIndex) bool {
+	if tidx != nil {
+		return !sv.index && sv.length == tidx.Length && slices.Equal(sv.entries, tidx.Entries)
+	}
+	return sv.index && sv.length == idx.Length && slices.Equal(sv.offsets, idx.Entries)
 }
 
 // reportVerified reports the problems verification found in f (a time

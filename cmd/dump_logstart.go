@@ -7,16 +7,26 @@ import (
 	"github.com/kseg/kseg/segment"
 )
 
-// checkLogStart reports, after the last .log of a partition directory, a
-// log-start-offset-checkpoint entry above that partition's log end: a
-// broker deletes the whole log at load (psm.CheckLogStart), and
-// replay-psm reports the same finding.
+// checkLogStart reports, after the last .log of a partition directory,
+// the segments whose offsets run into the next segment's
+// (segment-overlap), and a log-start-offset-checkpoint entry above that
+// partition's log end: a broker deletes the whole log at load
+// (psm.CheckLogStart). replay-psm and repair report the same findings.
 func (st *dumpState) checkLogStart(f dumpFile) error {
 	dir := filepath.Dir(f.path)
 	if st.lastLogs == nil {
 		st.lastLogs = map[string]string{}
 	}
 	last, seen := st.lastLogs[dir]
+	listed := st.partDirs[dir]
+	if !seen && listed != nil {
+		for _, s := range listed.Segments {
+			if s.Log != "" {
+				last = filepath.Base(s.Log)
+			}
+		}
+		st.lastLogs[dir], seen = last, true
+	}
 	if !seen {
 		if segment.IsPartitionDir(dir) {
 			if pd, err := st.o.logDirs.OpenPartitionDir(dir); err == nil {
@@ -32,9 +42,22 @@ func (st *dumpState) checkLogStart(f dumpFile) error {
 	if last == "" || last != filepath.Base(f.path) {
 		return nil
 	}
-	pd, err := st.o.logDirs.OpenPartitionDir(dir)
+	pd := listed
+	if pd == nil {
+		var err error
+		if pd, err = st.o.logDirs.OpenPartitionDir(dir); err != nil {
+			return err
+		}
+	}
+	// Segments whose offsets run into the next segment's: no one segment
+	// shows it, so it is judged here, once the partition's logs are read.
+	overlaps, err := segment.SegmentOverlaps(pd)
 	if err != nil {
 		return err
+	}
+	for _, o := range overlaps {
+		f := o.Finding()
+		st.report(fileFinding(f.Kind, o.Log, o.Position, o.Next, f.Message))
 	}
 	a, err := psm.CheckLogStart(pd)
 	if err != nil {

@@ -604,7 +604,14 @@ type jobRunner interface {
 // when the printer supports it (table output buffers per file and styled
 // terminal output is not worth the trouble: both stay serial).
 func newDumpState(s *Streams, o *dumpOptions, workers int) *dumpState {
-	st := &dumpState{o: o, p: newDumpPrinter(s, o)}
+	return newDumpStateWith(newDumpPrinter(s, o), o, workers, s.color)
+}
+
+// newDumpStateWith is newDumpState with the printer given (kseg check
+// hands the engine one that keeps the findings and renders nothing);
+// color is whether the output is styled.
+func newDumpStateWith(p dumpPrinter, o *dumpOptions, workers int, color bool) *dumpState {
+	st := &dumpState{o: o, p: p}
 	st.render = newBatchRenderer(o, st.p)
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -618,7 +625,7 @@ func newDumpState(s *Streams, o *dumpOptions, workers int) *dumpState {
 		}
 		return st
 	}
-	if pp, ok := st.p.(parallelPrinter); ok && !s.color {
+	if pp, ok := st.p.(parallelPrinter); ok && !color {
 		st.pipe = newBatchPipeline(st, pp, workers)
 	}
 	return st

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/segment"
 )
 
 func runCLI(args ...string) (int, string, string) {
@@ -131,8 +133,14 @@ func TestReplayPSMRejectsBadNumbers(t *testing.T) {
 
 // TestReplayPSMSaysWhatTheSnapshotHides: control-0's latest snapshot lies
 // past both its barriers; "0 barriers" must not read as "none in the log".
+// After a clean shutdown the broker loads it (after an unclean one it
+// recovers the log from its start instead).
 func TestReplayPSMSaysWhatTheSnapshotHides(t *testing.T) {
-	dir := filepath.Join("..", "testdata", "partitions", "control-0")
+	dir := filepath.Join(t.TempDir(), "control-0")
+	copyTree(t, filepath.Join("..", "testdata", "partitions", "control-0"), dir)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(dir), segment.CleanShutdownName), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, full, _ := runCLI("replay-psm", "--from-snapshot", "none", dir)
 	if !strings.Contains(full, ", 2 barriers,") {
 		t.Fatalf("the whole log should show 2 barriers:\n%s", full)

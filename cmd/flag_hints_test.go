@@ -141,7 +141,7 @@ func TestCLINamesTheFlag(t *testing.T) {
 	}{
 		{[]string{"inject-barrier", "--dry-run", torn}, ExitFindings, " (rerun with --repair-tail to cut it as broker recovery would)\n"},
 		{[]string{"mirror", "--dry-run", a, b}, ExitFindings, " (rerun with --align to truncate it there first, as failback does)\n"},
-		{[]string{"repair", "--backup-dir", filepath.Join(root, "logs", "backup"), torn}, ExitRefused, "a folder there that is not a partition; run from elsewhere or pass --backup-dir\n"},
+		{[]string{"repair", "--backup-dir", filepath.Join(root, "logs", "backup"), torn}, ExitRefused, "a folder there that is not a partition; pass --backup-dir outside every Kafka log directory\n"},
 		{[]string{"inject-barrier", "--dry-run", pending}, ExitRefused, "rerun it to finish it, or roll it back with --rollback\n"},
 	} {
 		r := runKseg(tc.args...)

@@ -47,7 +47,7 @@ func (o *injectBarrierOptions) AddFlags(c *cobra.Command) {
 	f.StringVar(&o.sourceClusterID, "source-cluster-id", "", "write the MirrorPidResetRecord variant that carries this source cluster id")
 	f.Int32Var(&o.coordinatorEpoch, "coordinator-epoch", -1, "--mode abort: coordinatorEpoch of the ABORT markers (default: each producer's last, else 0)")
 	f.BoolVar(&o.noSnapshot, "no-snapshot", false, "do not write the empty producer snapshot at the new log end")
-	f.BoolVar(&o.force, "force", false, "add a barrier even when the log already ends with one")
+	f.BoolVar(&o.force, "force", false, "add a barrier even when the log already ends with one, and write a --timestamp before 2010 or more than a day ahead of the clock")
 	f.IntVar(&o.indexIntervalBytes, "index-interval-bytes", segment.DefaultIndexIntervalBytes, "the topic's index.interval.bytes, for the offset-index entries of the new batches")
 	f.BoolVar(&o.yes, "yes", false, "accept a cut that removes committed records (asked on a terminal; needed otherwise)")
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -41,7 +42,17 @@ func TestFailoverDocExamples(t *testing.T) {
 	}
 	blocks := map[string]string{}
 	logDir, dir := newDir()
-	blocks["dry-run"] = run(logDir, "", "inject-barrier", "--dry-run", "--timestamp", injectTs, dir)
+	// The dry run as an operator's shell runs it: the plan names the
+	// default backup folder under the home directory (a dry run creates
+	// nothing there).
+	{
+		s, out, errb := TestStreams()
+		s.Env = func(k string) (string, bool) { return "/home/operator", k == "HOME" }
+		if code := Run(context.Background(), []string{"inject-barrier", "--dry-run", "--timestamp", injectTs, dir}, s); code != ExitOK {
+			t.Fatalf("dry run: exit %d\n%s%s", code, out, errb)
+		}
+		blocks["dry-run"] = strings.ReplaceAll(out.String(), logDir, shownLogDir)
+	}
 	backup := filepath.Join(t.TempDir(), "backup")
 	applied := run(logDir, backup, "inject-barrier", "--timestamp", injectTs, "--backup-dir", backup, dir)
 	// The plan is printed again first; show what follows it.

@@ -251,7 +251,8 @@ type injectResumeJSON struct {
 }
 
 type injectPlanJSON struct {
-	Type                 string              `json:"type"` // "plan"
+	Type                 string              `json:"type"`            // "plan"
+	Owner                *ownerJSON          `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
 	Dir                  string              `json:"dir"`
 	Topic                string              `json:"topic"`
 	Partition            int32               `json:"partition"`
@@ -348,6 +349,7 @@ func (j *injectJSONPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 	for _, a := range p.Appended {
 		out.Appended = append(out.Appended, injectAppendJSON(a))
 	}
+	out.Owner = ownerOf(plannedOwnership(p.Resume, p.Dir, p.LogDir, false))
 	return writeJSONLine(j.w, out)
 }
 

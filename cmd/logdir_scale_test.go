@@ -32,6 +32,7 @@ var logDirCommands = [][]string{
 	{"groups", "-o", "json"},
 	{"txns", "-o", "json"},
 	{"status", "-o", "json"},
+	{"check", "-o", "json"},
 }
 
 // mallocs is the number of heap allocations of one in-process run.

@@ -146,7 +146,7 @@ func runMirror(ctx context.Context, s *Streams, g *globalOptions, o *mirrorOptio
 			return mirror.PlanMirror(args[0], dst, opts)
 		},
 		parts: func(p *mirror.Plan) writePlanParts {
-			return writePlanParts{resume: p.Resume, nothing: p.NothingToDo, ops: p.Ops, dir: p.Dir}
+			return writePlanParts{resume: p.Resume, nothing: p.NothingToDo, ops: p.Ops, dir: p.Dir, createsDir: p.CreateDir}
 		},
 		preflight: mirror.Preflight,
 		apply:     mirror.Apply,

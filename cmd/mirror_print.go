@@ -204,7 +204,8 @@ type mirrorTruncationJSON struct {
 }
 
 type mirrorPlanJSON struct {
-	Type                string                `json:"type"` // "mirror-plan"
+	Type                string                `json:"type"`            // "mirror-plan"
+	Owner               *ownerJSON            `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
 	Src                 string                `json:"src"`
 	Dir                 string                `json:"dir"`
 	Topic               string                `json:"topic"`
@@ -290,6 +291,7 @@ func mirrorPlanWire(p *mirror.Plan, dryRun bool) mirrorPlanJSON {
 			RemovedBatches: tr.Removed.Batches, RemovedRecords: tr.Removed.Records, RemovedBytes: tr.Removed.Bytes,
 			RemovedOffsets: tr.Removed.Offsets, RemovedProducers: nonNil(tr.Removed.Producers), SegmentsDeleted: nonNil(tr.SegmentsDeleted)}
 	}
+	out.Owner = ownerOf(plannedOwnership(p.Resume, p.Dir, p.LogDir, p.CreateDir))
 	return out
 }
 

@@ -240,7 +240,8 @@ type repairFindingJSON struct {
 }
 
 type repairPlanJSON struct {
-	Type                string              `json:"type"` // "plan"
+	Type                string              `json:"type"`            // "plan"
+	Owner               *ownerJSON          `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
 	Dir                 string              `json:"dir"`
 	Topic               string              `json:"topic"`
 	Partition           int32               `json:"partition"`
@@ -315,6 +316,7 @@ func (j *repairJSONPrinter) Plan(p *repair.Plan, dryRun bool) error {
 		}
 		out.Findings = append(out.Findings, fj)
 	}
+	out.Owner = ownerOf(plannedOwnership(p.Resume, p.Dir, p.LogDir, false))
 	return writeJSONLine(j.w, out)
 }
 

@@ -149,9 +149,13 @@ clean-shutdown-no-snapshot, log-start-above-log-end. See docs/psm.md.
 
 The state is the one a broker starting now would hold: the high watermark is
 the partition's replication-offset-checkpoint entry, or the log start offset
-without one (Partition.createLog), and with .kafka_cleanshutdown in the log
+without one (Partition.createLog); with .kafka_cleanshutdown in the log
 directory and no producer snapshot the broker skips the rebuild and holds no
-producer state at all (reported as clean-shutdown-no-snapshot).
+producer state at all (reported as clean-shutdown-no-snapshot); without
+.kafka_cleanshutdown it recovers the segments from the recovery point
+(recovery-point-offset-checkpoint) as LogLoader does, each from the snapshot
+the one before it wrote, and holds what the last one wrote: one batch per
+producer, no transaction completed above the high watermark.
 
 DIR may also be a log directory: every partition in it is replayed, --jobs
 at a time, and a summary table (or, with -o json, one producerState object
@@ -249,6 +253,13 @@ func replayPartition(s *Streams, g *globalOptions, o *replayPSMOptions, dir stri
 	if err != nil {
 		return nil, err
 	}
+	return replayPartitionDir(s, g, o, pd)
+}
+
+// replayPartitionDir is replayPartition of a directory already listed
+// (kseg check lists each partition once for all its checks).
+func replayPartitionDir(s *Streams, g *globalOptions, o *replayPSMOptions, pd *segment.PartitionDir) (*replayPSMView, error) {
+	dir := pd.Path
 	if !hasLogSegment(pd) {
 		return nil, usageErrorf("%s holds no .log segment: replay-psm takes a partition directory or a log directory", dir)
 	}
@@ -270,6 +281,9 @@ func replayPartition(s *Streams, g *globalOptions, o *replayPSMOptions, dir stri
 		}
 	}
 	opts.CleanShutdown = ld.CleanShutdown
+	// Without .kafka_cleanshutdown the broker recovers the log from the
+	// recovery point before it rebuilds the producer state.
+	opts.Recover, opts.Unclean, opts.RecoveryPoint = true, !ld.CleanShutdown, ld.RecoveryPoint
 	target := ""
 	if o.writeSnapshot != "" {
 		target = o.writeSnapshot
@@ -278,6 +292,7 @@ func replayPartition(s *Streams, g *globalOptions, o *replayPSMOptions, dir stri
 		}
 	}
 	var res *psm.Result
+	var err error
 	if o.checkSnapshots {
 		v.Checked = true
 		v.Checks, res, err = psm.CheckSnapshots(pd, opts)
@@ -301,6 +316,15 @@ func replayPartition(s *Streams, g *globalOptions, o *replayPSMOptions, dir stri
 	}
 	if pf, ok := pendingEditFinding(dir); ok {
 		res.Anomalies = append(res.Anomalies, pf)
+	}
+	// The replay reads the segments in order and cannot tell which of two
+	// overlapping ones a fetch would read: dump's segment-overlap.
+	overlaps, err := segment.SegmentOverlaps(pd)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range overlaps {
+		res.Anomalies = append(res.Anomalies, o.Finding())
 	}
 	v.Result, v.Opts = res, opts
 	if target != "" {

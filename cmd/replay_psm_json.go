@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"path/filepath"
+	"strconv"
 
 	"github.com/kseg/kseg/psm"
 )
@@ -54,6 +55,9 @@ func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 	j.int("batchesReplayed", r.BatchesReplayed)
 	if r.RebuildSkipped {
 		j.bool("rebuildSkipped", true)
+	}
+	if r.Recovery != nil {
+		p.recovery(r.Recovery)
 	}
 	j.optInt("clock", r.Clock, r.Clock >= 0)
 
@@ -143,4 +147,24 @@ func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 	}
 	_, err := p.s.Out.Write(j.b)
 	return err
+}
+
+// recovery writes the recovery a loading broker runs (psm.Result.Recovery).
+func (p *jsonReplayPSMPrinter) recovery(rec *psm.Recovery) {
+	j := &p.j
+	j.key("recovery")
+	j.begin()
+	j.optInt("recoveryPoint", rec.RecoveryPoint, rec.RecoveryPoint >= 0)
+	j.key("segments")
+	j.b = append(j.b, '[')
+	for i, o := range rec.Segments {
+		if i > 0 {
+			j.b = append(j.b, ',')
+		}
+		j.b = strconv.AppendInt(j.b, o, 10)
+	}
+	j.b = append(j.b, ']')
+	j.first = false
+	j.optInt("truncatedAt", rec.TruncatedAt, rec.TruncatedAt >= 0)
+	j.end()
 }

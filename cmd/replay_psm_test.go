@@ -53,7 +53,7 @@ func psmCopyFile(t *testing.T, src, dst string) {
 func psmCopyPartition(t *testing.T, src string) string {
 	t.Helper()
 	logDir := t.TempDir()
-	for _, name := range []string{"replication-offset-checkpoint", "log-start-offset-checkpoint", "recovery-point-offset-checkpoint"} {
+	for _, name := range []string{"replication-offset-checkpoint", "log-start-offset-checkpoint", "recovery-point-offset-checkpoint", segment.CleanShutdownName} {
 		p := filepath.Join(filepath.Dir(src), name)
 		if _, err := os.Stat(p); err == nil {
 			psmCopyFile(t, p, filepath.Join(logDir, name))

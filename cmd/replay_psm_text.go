@@ -79,6 +79,8 @@ func (p *textReplayPSMPrinter) summary(w *bufio.Writer, st *styles, v *replayPSM
 	switch {
 	case r.RebuildSkipped:
 		kv("replay", "none: %s and no producer snapshot, so the broker skips the rebuild and starts with no producer state", segment.CleanShutdownName)
+	case r.Recovery != nil:
+		kv("replay", "%s", recoveryLine(r))
 	case r.SnapshotLoaded >= 0:
 		kv("replay", "from the snapshot at %d, then %d batches from offset %d", r.SnapshotLoaded, r.BatchesReplayed, r.ReplayedFrom)
 	default:
@@ -114,6 +116,36 @@ func (p *textReplayPSMPrinter) summary(w *bufio.Writer, st *styles, v *replayPSM
 	if v.Written != "" {
 		kv("snapshot written", "%s (%d producers)", v.Written, len(r.Producers))
 	}
+}
+
+// recoveryLine says what the broker recovers at load and where the
+// state it holds comes from (psm.Result.Recovery).
+func recoveryLine(r *psm.Result) string {
+	rec := r.Recovery
+	why := fmt.Sprintf("segment(s) %s have no .index: the broker recovers them", joinOffsets(rec.Segments))
+	if rec.RecoveryPoint >= 0 {
+		why = fmt.Sprintf("an unclean shutdown (no %s): the broker recovers %d segment(s) from the recovery point %d", segment.CleanShutdownName, len(rec.Segments), rec.RecoveryPoint)
+	}
+	from := fmt.Sprintf("no snapshot: %d batches from offset %d", r.BatchesReplayed, r.ReplayedFrom)
+	if r.SnapshotLoaded >= 0 {
+		from = fmt.Sprintf("from the snapshot at %d, %d batches from offset %d", r.SnapshotLoaded, r.BatchesReplayed, r.ReplayedFrom)
+	}
+	if rec.TruncatedAt >= 0 {
+		from += fmt.Sprintf("; recovery cuts the log at %d", rec.TruncatedAt)
+	}
+	if n := len(rec.Segments); n > 0 {
+		from += fmt.Sprintf("; the state is reloaded from the snapshot recovery writes after segment %d (one batch per producer)", rec.Segments[n-1])
+	}
+	return why + "; " + from
+}
+
+// joinOffsets lists offsets, comma-separated.
+func joinOffsets(o []int64) string {
+	s := make([]string, len(o))
+	for i, v := range o {
+		s[i] = strconv.FormatInt(v, 10)
+	}
+	return strings.Join(s, ", ")
 }
 
 // producers is the producer table.

@@ -140,10 +140,12 @@ left out; their -v/--verbose lists every item, and json always does.
 		newDigestCmd(s, g),
 		newMirrorCmd(s, g),
 		newRepairCmd(s, g),
+		newRestoreCmd(s, g),
 		newGroupsCmd(s, g),
 		newTxnsCmd(s, g),
 		newMetadataCmd(s, g),
 		newStatusCmd(s, g),
+		newCheckCmd(s, g),
 	)
 	addVerboseFlags(root, g)
 	finishTree(root)

@@ -57,6 +57,12 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 					return err
 				}
 			}
+			// kseg check's expectations of those fixtures (docs/ci.md).
+			if b, err := os.ReadFile(filepath.Join(fixtures, checkConfigName)); err != nil {
+				return err
+			} else if err := os.WriteFile(filepath.Join(env.WorkDir, "testdata", checkConfigName), b, 0o644); err != nil {
+				return err
+			}
 			// A terminal-less, colour-neutral environment, whatever the
 			// developer's shell exports.
 			for _, k := range []string{"NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", progressDelayEnv} {

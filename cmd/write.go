@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -86,9 +88,33 @@ func writeExit(err error) error {
 // remedyHints name the flag for each edit.Remedy: the domain packages
 // name no flag, the CLI says which of its flags gets past a refusal.
 var remedyHints = map[edit.Remedy]string{
-	edit.RemedyBackupDir:    "; run from elsewhere or pass --backup-dir",
+	edit.RemedyBackupDir:    "; pass --backup-dir outside every Kafka log directory",
 	edit.RemedyRollback:     " with --rollback",
 	edit.RemedyTruncateMode: "; use --mode truncate",
+	edit.RemedyForce:        "; --force does it anyway",
+}
+
+// defaultBackupRoot is where a write command makes its backup folder when
+// --backup-dir is not given: $XDG_STATE_HOME/kseg/backups, else
+// ~/.local/state/kseg/backups (the XDG base directory default), else the
+// working directory. Never the working directory when a state directory
+// is known: the natural place to run kseg is the log directory itself,
+// where a backup folder would stop the broker (docs/failover.md). label
+// names it for the plan ("~/..." under the home directory).
+func defaultBackupRoot(s *Streams) (root, label string) {
+	if s.Env != nil {
+		if d, ok := s.Env("XDG_STATE_HOME"); ok && filepath.IsAbs(d) {
+			root = filepath.Join(d, "kseg", "backups")
+			return root, root
+		}
+		if h, ok := s.Env("HOME"); ok && filepath.IsAbs(h) {
+			return filepath.Join(h, ".local", "state", "kseg", "backups"), "~/.local/state/kseg/backups"
+		}
+	}
+	if cwd, err := os.Getwd(); err == nil {
+		return cwd, "the working directory"
+	}
+	return ".", "the working directory"
 }
 
 // hinted is a domain error with the CLI's words appended.
@@ -159,8 +185,19 @@ type writePlanParts struct {
 	nothing bool
 	ops     []edit.FileOp
 	// dir is the directory the plan writes (where a journal is left when
-	// an apply fails).
-	dir string
+	// an apply fails); createsDir, that the plan creates it.
+	dir        string
+	createsDir bool
+}
+
+// plannedOwnership is what the files an edit creates will be, when that
+// is worth naming (edit.PlannedOwnership: kseg runs as root in a broker
+// user's directory); nil for a resumed edit (its plan was made before).
+func plannedOwnership(resume *edit.Interrupted, dir, logDir string, createsDir bool) *edit.Ownership {
+	if resume != nil || dir == "" {
+		return nil
+	}
+	return edit.PlannedOwnership(dir, logDir, createsDir)
 }
 
 // runWrite runs a write command: a rollback, or a plan (printed), then,
@@ -205,8 +242,19 @@ func runWrite[P comparable, V interface {
 	if parts.nothing {
 		return nil
 	}
+	root, rootLabel := defaultBackupRoot(s)
+	if o := plannedOwnership(parts.resume, parts.dir, filepath.Dir(parts.dir), parts.createsDir); o != nil && w.flags.output != "json" {
+		fmt.Fprintf(s.Out, "Ownership: files kseg creates will be uid %d gid %d, mode %04o", o.UID, o.GID, o.FileMode)
+		if o.DirMode != 0 {
+			fmt.Fprintf(s.Out, ", the partition directory mode %04o", o.DirMode)
+		}
+		fmt.Fprintln(s.Out, "; replaced files keep their owner and mode")
+	}
+	if w.flags.backupDir == "" && parts.resume == nil && w.flags.output == "text" {
+		fmt.Fprintf(s.Out, "Backup: into a new folder in %s (the default; --backup-dir to choose)\n", rootLabel)
+	}
 	if w.flags.dryRun {
-		if err := w.preflight(p, edit.Options{BackupDir: w.flags.backupDir}); err != nil {
+		if err := w.preflight(p, edit.Options{BackupDir: w.flags.backupDir, BackupRoot: root}); err != nil {
 			return writeExit(err)
 		}
 		if w.dryRunExit != nil {
@@ -224,7 +272,7 @@ func runWrite[P comparable, V interface {
 	}
 	rep, err := stepProgress(s, g, "applying", func() int64 { return edit.CopyBytes(parts.ops) },
 		func(progress func(int64)) (*edit.Result[P, V], error) {
-			return w.apply(p, edit.Options{BackupDir: w.flags.backupDir, Progress: progress})
+			return w.apply(p, edit.Options{BackupDir: w.flags.backupDir, BackupRoot: root, Progress: progress})
 		})
 	if err != nil {
 		noteApplyFailure(s, g, rep.Summary(), err, w.what, parts.dir)
@@ -235,7 +283,30 @@ func runWrite[P comparable, V interface {
 	}
 	var none V
 	if v := rep.Verification; v != none && !v.OK() {
+		if !g.quiet && edit.HasJournal(parts.dir) {
+			fmt.Fprintf(s.Err, "kseg: the %s's journal is kept: rerun with --rollback to undo it from the backup\n", w.what)
+		}
 		return findingsExit()
 	}
 	return nil
+}
+
+// ownerJSON is an edit.Ownership on the wire: modes in octal, as ls and
+// chmod write them.
+type ownerJSON struct {
+	UID      int    `json:"uid"`
+	GID      int    `json:"gid"`
+	FileMode string `json:"fileMode"`
+	DirMode  string `json:"dirMode,omitempty"`
+}
+
+func ownerOf(o *edit.Ownership) *ownerJSON {
+	if o == nil {
+		return nil
+	}
+	out := &ownerJSON{UID: o.UID, GID: o.GID, FileMode: fmt.Sprintf("%04o", o.FileMode)}
+	if o.DirMode != 0 {
+		out.DirMode = fmt.Sprintf("%04o", o.DirMode)
+	}
+	return out
 }

@@ -91,6 +91,10 @@ func (bs *brokerStates) alternatives() error {
 			offsets = append(offsets, o)
 		}
 	}
+	// The replay captures in log order: unsorted (the map's order), a
+	// capture after a higher one was never taken, and its snapshot was
+	// judged without the alternatives.
+	slices.Sort(offsets)
 	replay := func(opts Options) (map[int64]*capture, error) {
 		r := newRebuilder(bs.dir, opts)
 		r.nested = true

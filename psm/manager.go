@@ -57,6 +57,12 @@ type Manager struct {
 
 	free []*Entry // removed entries, reused to keep replay allocation-free
 
+	// historyCut are producers whose batches before the replay's start
+	// were not replayed (the log start lies inside a segment): until their
+	// first data batch, what only their history could explain is not an
+	// anomaly (Kafka's rebuild, origin REPLICATION, checks nothing).
+	historyCut map[int64]bool
+
 	ctl     *controlReader // decodes control records (ApplyBatch, Rebuild)
 	control decode.Control
 }
@@ -320,7 +326,7 @@ func (m *Manager) applyControl(b *decode.Batch, c *decode.Control, ts int64) {
 			c.Type, pid, c.CoordinatorEpoch, e.CoordinatorEpoch)
 	}
 	first := e.CurrentTxnFirstOffset
-	if first < 0 {
+	if first < 0 && !m.historyCut[pid] {
 		// KAFKA-10702: an empty transaction completes nothing.
 		m.report(finding.MarkerWithoutTxn, b.BaseOffset, pid,
 			"%s marker of producer %d with no open transaction (an empty transaction, or its data was lost or cleared)", c.Type, pid)
@@ -375,9 +381,10 @@ func (m *Manager) applyData(b *decode.Batch) {
 	if e == nil {
 		e = m.newEntry(pid)
 		m.producers[pid] = e
-	} else {
+	} else if !m.historyCut[pid] {
 		m.checkSequence(e, b)
 	}
+	delete(m.historyCut, pid)
 	lastSeq := b.LastSequence()
 	delta := b.LastOffsetDelta
 	// ProducerStateEntry.addBatch
@@ -566,6 +573,30 @@ func (m *Manager) load(n int, each func(func(segment.SnapshotEntry)) error, snap
 	m.mapEndOffset = snapshotOffset
 	m.snapshotLoaded = snapshotOffset
 	return nil
+}
+
+// reload replaces the state with what a snapshot of it holds, loaded
+// back: LogLoader.recoverSegment takes a snapshot when it has recovered a
+// segment (ProducerStateManager.takeSnapshot), and the next step loads it
+// (truncateAndReload → loadFromSnapshot). What is left is one batch per
+// producer, stamped with the entry's last timestamp (readSnapshot); the
+// producers expired at now are skipped; the transactions completed above
+// the high watermark are forgotten (unreplicatedTxns is cleared). The
+// offsets, the aborted transactions and the findings stay, and so do the
+// start times of the open transactions (the log still holds them).
+func (m *Manager) reload() {
+	loaded := m.snapshotLoaded
+	starts := make(map[int64]int64, len(m.ongoing))
+	for _, t := range m.ongoing {
+		starts[t.firstOffset] = t.startTs
+	}
+	m.Load(m.Snapshot(), m.mapEndOffset, NowFromClock)
+	for i := range m.ongoing {
+		if ts, ok := starts[m.ongoing[i].firstOffset]; ok {
+			m.ongoing[i].startTs = ts
+		}
+	}
+	m.snapshotLoaded = loaded
 }
 
 // Snapshot returns the state as writeSnapshot stores it, sorted by

@@ -49,13 +49,21 @@ type LogDirState struct {
 	// broker takes its last shutdown as clean (LogManager.loadLogs:
 	// hadCleanShutdown) and skips recovery.
 	CleanShutdown bool
+	// RecoveryPoint is the partition's entry in
+	// recovery-point-offset-checkpoint, -1 when the file or the entry is
+	// absent: after an unclean shutdown LogLoader.recoverLog recovers the
+	// segments from the one holding it on.
+	RecoveryPoint int64
 }
 
 // ReadLogDirState reads the log directory of dir. A checkpoint that does
 // not parse is an error; the other fields are still filled.
 func ReadLogDirState(dir *segment.PartitionDir) (LogDirState, error) {
 	ls, hw, err := LogDirCheckpoints(dir)
-	st := LogDirState{LogStartOffset: ls, HighWatermark: hw, CleanShutdown: segment.CleanShutdownPresent(dir)}
+	st := LogDirState{LogStartOffset: ls, HighWatermark: hw, RecoveryPoint: -1, CleanShutdown: segment.CleanShutdownPresent(dir)}
+	if err == nil {
+		st.RecoveryPoint, err = segment.CheckpointOffset(dir, segment.RecoveryPointCheckpointName)
+	}
 	return st, err
 }
 
@@ -87,6 +95,14 @@ type rebuilder struct {
 	stopped   bool  // stopped at the end offset
 	corrupted map[string]bool
 
+	// A replay through the recovery a loading broker runs (fromRecovery):
+	// recovered[i] is set for each segment LogSegment.recover replays
+	// whole, afterSegment runs when the scan has passed segment i, and
+	// truncatedAt is where recovery cut the log (-1: nowhere).
+	recovered    []bool
+	afterSegment func(i int)
+	truncatedAt  int64
+
 	// Options.Progress: segStart[i] is the byte position of segs[i] in
 	// the log (the sizes of the segments before it); counted is what was
 	// reported, next where to report again.
@@ -95,7 +111,7 @@ type rebuilder struct {
 }
 
 func newRebuilder(dir *segment.PartitionDir, opts Options) *rebuilder {
-	r := &rebuilder{dir: dir, opts: opts, corrupted: map[string]bool{}}
+	r := &rebuilder{dir: dir, opts: opts, corrupted: map[string]bool{}, truncatedAt: -1}
 	for _, s := range dir.Segments {
 		if s.Log != "" {
 			r.segs = append(r.segs, s)
@@ -163,15 +179,31 @@ func (r *rebuilder) scan(m *Manager, start, end int64, barriersOnly bool, visit 
 			r.stopped = true
 			return nil
 		}
-		done, err := r.scanSegment(m, i, seg, start, end, barriersOnly, visit)
+		done, err := r.scanSegment(m, i, seg, r.segmentStart(i, start), end, barriersOnly, visit)
 		if err != nil {
 			return err
 		}
-		if done {
+		if done && r.truncatedAt < 0 {
 			return nil
+		}
+		if r.afterSegment != nil {
+			r.afterSegment(i)
+		}
+		if done {
+			return nil // recovery cut the log here and deleted the segments after it
 		}
 	}
 	return nil
+}
+
+// segmentStart is where the scan of segment i starts: start, except in a
+// segment recovery replays, which LogSegment.recover reads from its first
+// batch whatever the log start (and whose producer state it keeps).
+func (r *rebuilder) segmentStart(i int, start int64) int64 {
+	if r.recovered != nil && r.recovered[i] {
+		return min(start, r.segs[i].BaseOffset)
+	}
+	return start
 }
 
 // startPosition uses the segment's offset index to skip to the batch
@@ -219,6 +251,8 @@ func (r *rebuilder) scanSegment(m *Manager, segIdx int, seg segment.SegmentFiles
 		}
 	}()
 	name := filepath.Base(seg.Log)
+	recovered := r.recovered != nil && r.recovered[segIdx] && !barriersOnly
+	segEnd := seg.BaseOffset // the segment's next offset so far (LogSegment.readNextOffset)
 	for sc.Next() {
 		b := sc.Batch()
 		if r.segStart != nil && r.segStart[segIdx]+sc.Pos() >= r.next {
@@ -233,7 +267,18 @@ func (r *rebuilder) scanSegment(m *Manager, segIdx int, seg segment.SegmentFiles
 			r.stopped = true
 			return true, nil
 		}
+		if recovered && r.opts.VerifyCRC && !sc.CRCValid() {
+			// LogSegment.recover: ensureValid throws, the segment is cut
+			// before this batch, and LogLoader.recoverLog deletes the
+			// segments after it.
+			m.Report(anomaly(finding.CRCMismatch, b.BaseOffset, pidOf(b),
+				fmt.Sprintf("%s: batch at position %d (baseOffset %d): crc mismatch: stored 0x%08x, computed 0x%08x; the broker's recovery truncates the log here and deletes the segments after it (LogSegment.recover, LogLoader.recoverLog): the state shown is the one after that cut",
+					name, sc.Pos(), b.BaseOffset, b.CRC, b.ComputeCRC())))
+			r.truncate(segEnd)
+			return true, nil
+		}
 		r.leo = max(r.leo, b.NextOffset())
+		segEnd = max(segEnd, b.NextOffset())
 		if barriersOnly && (!b.IsControl() || b.HasProducerID()) {
 			continue
 		}
@@ -268,6 +313,7 @@ func (r *rebuilder) scanSegment(m *Manager, segIdx int, seg segment.SegmentFiles
 	t := sc.Tail()
 	switch t.Kind {
 	case segment.TailClean:
+		return false, nil
 	case segment.TailZeroFilled:
 		if !barriersOnly {
 			m.Report(anomaly(finding.ZeroTail, r.leo, -1,
@@ -278,9 +324,24 @@ func (r *rebuilder) scanSegment(m *Manager, segIdx int, seg segment.SegmentFiles
 		if t.Err != nil {
 			msg = fmt.Sprintf("%s (replay of this segment stopped; %d bytes not read)", t.Err.Error(), t.InvalidBytes())
 		}
+		if recovered && r.segs[len(r.segs)-1].BaseOffset != seg.BaseOffset {
+			msg += "; the broker's recovery truncates the log here and deletes the segments after it (LogLoader.recoverLog): the state shown is the one after that cut"
+		}
 		m.Report(anomaly(finding.CorruptLog, r.leo, -1, msg))
 	}
+	if recovered {
+		// LogSegment.recover cuts the bytes that do not frame a batch
+		// (zeros included) and recoverLog deletes the segments after it.
+		r.truncate(segEnd)
+		return true, nil
+	}
 	return false, nil
+}
+
+// truncate records that recovery cut the log at end, the next offset of
+// the segment it cut: the log end from then on.
+func (r *rebuilder) truncate(end int64) {
+	r.truncatedAt, r.leo = end, end
 }
 
 // openSegment starts the scan of seg for a replay from start: its file,
@@ -294,6 +355,11 @@ func (r *rebuilder) openSegment(seg segment.SegmentFiles, start int64, checkCRC 
 	limit, limited := r.opts.SegmentLimits[seg.BaseOffset]
 	if limited && limit <= 0 {
 		return nil, nil // cut to nothing
+	}
+	// The Walk's record of the segment, when there is one and no CRC is to
+	// be checked (a walk checks none).
+	if ws := r.opts.Walk.segment(seg.Log); ws != nil && !limited && !checkCRC && ws.readsFrom(start, seg.BaseOffset) {
+		return &walkSource{s: ws}, nil
 	}
 	lf, err := segment.OpenLog(seg.Log)
 	if err != nil {
@@ -345,29 +411,24 @@ func pidOf(b *decode.Batch) int64 {
 // after a clean shutdown skips the rebuild (rebuildProducerState tests
 // latestSnapshotOffset).
 func (r *rebuilder) snapshotCandidates(end, leo int64, report func(finding.Finding)) ([]segment.SnapshotFile, int) {
-	bases := map[int64]bool{}
-	for _, s := range r.segs {
-		bases[s.BaseOffset] = true
-	}
-	var stray *segment.SnapshotFile
-	var kept []segment.SnapshotFile
+	offsets := make([]int64, len(r.dir.Snapshots))
 	for i, s := range r.dir.Snapshots {
-		if bases[s.Offset] {
-			kept = append(kept, s)
-			continue
-		}
-		if stray != nil {
-			report(anomaly(finding.SnapshotIgnored, stray.Offset, -1,
-				fmt.Sprintf("%s is not at a segment base offset and is not the newest such file; the broker deletes it at load (removeStraySnapshots)", filepath.Base(stray.Path))))
-		}
-		stray = &r.dir.Snapshots[i]
+		offsets[i] = s.Offset
 	}
-	if stray != nil {
-		if len(r.segs) > 0 && stray.Offset < r.segs[len(r.segs)-1].BaseOffset {
-			report(anomaly(finding.SnapshotIgnored, stray.Offset, -1,
-				fmt.Sprintf("%s is not at a segment base offset and lies below the last segment; the broker deletes it at load (removeStraySnapshots)", filepath.Base(stray.Path))))
-		} else {
-			kept = append(kept, *stray)
+	bases := make([]int64, len(r.segs))
+	for i, s := range r.segs {
+		bases[i] = s.BaseOffset
+	}
+	// removeStraySnapshots first, whatever the offsets.
+	stray := map[int64]bool{}
+	for _, d := range segment.SnapshotsDeletedAtLoad(offsets, bases, math.MinInt64, -1) {
+		stray[d.Offset] = true
+		report(anomaly(finding.SnapshotIgnored, d.Offset, -1, fmt.Sprintf("%s %s", segment.SegmentFileName(d.Offset, segment.SnapshotSuffix), d.Why)))
+	}
+	var kept []segment.SnapshotFile
+	for _, s := range r.dir.Snapshots {
+		if !stray[s.Offset] {
+			kept = append(kept, s)
 		}
 	}
 	slices.SortFunc(kept, func(a, b segment.SnapshotFile) int { return cmp.Compare(b.Offset, a.Offset) })
@@ -415,6 +476,9 @@ func (r *rebuilder) logEnd() (end int64, err error) {
 	limit, limited := r.opts.SegmentLimits[seg.BaseOffset]
 	if limited && limit <= 0 {
 		return seg.BaseOffset, nil
+	}
+	if ws := r.opts.Walk.segment(seg.Log); ws != nil && !limited && ws.readsFrom(math.MaxInt64, seg.BaseOffset) {
+		return ws.end(seg.BaseOffset), nil
 	}
 	lf, err := segment.OpenLog(seg.Log)
 	if err != nil {
@@ -553,14 +617,22 @@ func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
 	case r.opts.FromSnapshot == SnapshotNone || len(captures) > 0:
 		err = rr.replay(m, r.logStart)
 	case r.opts.FromSnapshot == SnapshotLatest:
-		m, loaded, skipped, err = rr.fromLatest(m)
+		if rec := r.recoveredSegments(); rec != nil && rr.end < 0 && !r.nested {
+			m, loaded, err = rr.fromRecovery(m, rec)
+		} else {
+			m, loaded, skipped, err = rr.fromLatest(m)
+		}
 	default:
 		m, loaded, err = rr.fromSnapshot(m)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	return rr.finish(m, loaded, skipped)
+	res, m, err := rr.finish(m, loaded, skipped)
+	if res != nil {
+		res.Recovery = rr.recovery
+	}
+	return res, m, err
 }
 
 // replayRun is one run of a rebuilder: where the replay ends, the states
@@ -573,6 +645,8 @@ type replayRun struct {
 	// anomalies are those reported before the final load attempt.
 	anomalies   []finding.Finding
 	replayStart int64
+	// recovery is the recovery fromRecovery modelled.
+	recovery *Recovery
 }
 
 // fresh is an empty manager at the log start, with the anomalies so far.
@@ -587,10 +661,18 @@ func (rr *replayRun) fresh() *Manager {
 // replay applies the log from from (the log start at the lowest) to the
 // end to m, capturing the states asked for on the way.
 func (rr *replayRun) replay(m *Manager, from int64) error {
+	return rr.replayFrom(m, max(from, rr.r.logStart))
+}
+
+// replayFrom applies the log from start to the end to m.
+func (rr *replayRun) replayFrom(m *Manager, start int64) error {
 	r := rr.r
-	rr.replayStart = max(from, r.logStart)
+	rr.replayStart = start
+	if start == r.logStart && m.snapshotLoaded < 0 && r.segmentStart(r.segmentOf(start), start) == start {
+		m.historyCut = r.producersBefore(start)
+	}
 	ci := 0
-	return r.scan(m, rr.replayStart, rr.end, false, func(b *decode.Batch, ctl *decode.Control, ts int64) bool {
+	return r.scan(m, start, rr.end, false, func(b *decode.Batch, ctl *decode.Control, ts int64) bool {
 		for ci < len(rr.captures) && rr.captures[ci].offset <= b.LastOffset() {
 			rr.captures[ci].take(m)
 			ci++
@@ -647,6 +729,106 @@ func (rr *replayRun) fromLatest(m *Manager) (_ *Manager, loaded int64, skipped b
 	}
 	m = rr.fresh()
 	return m, loaded, skipped, rr.replay(m, r.logStart)
+}
+
+// recoveredSegments marks the segments (of r.segs) a loading broker
+// recovers before it rebuilds the producer state: after an unclean
+// shutdown every segment from the one holding the recovery point on
+// (LogLoader.recoverLog: segments.values(recoveryPoint, ∞)), and on any
+// start a segment without its .index (LogLoader.loadSegmentFiles:
+// sanityCheck's NoSuchFileException). nil when it recovers none.
+func (r *rebuilder) recoveredSegments() []bool {
+	if !r.opts.Recover || len(r.segs) == 0 {
+		return nil
+	}
+	from := len(r.segs)
+	if r.opts.Unclean {
+		from = 0
+		for i, s := range r.segs {
+			if s.BaseOffset <= max(r.opts.RecoveryPoint, 0) {
+				from = i
+			}
+		}
+	}
+	var rec []bool
+	for i, s := range r.segs {
+		if i >= from || s.Index == "" {
+			if rec == nil {
+				rec = make([]bool, len(r.segs))
+			}
+			rec[i] = true
+		}
+	}
+	return rec
+}
+
+// fromRecovery replays the log as a broker loading it recovers it, rec
+// marking the segments it recovers (recoveredSegments). LogLoader.recoverSegment
+// rebuilds the producer state up to the segment's base in a
+// ProducerStateManager of its own — from the newest snapshot file at or
+// below that base and above the checkpointed log start
+// (truncateAndReload(logStartOffsetCheckpoint, base), which first deletes
+// every snapshot file above the base; removeStraySnapshots has not run
+// yet) — replays the whole segment batch by batch (LogSegment.recover,
+// which writes its .txnindex and cuts an invalid tail), and takes a
+// snapshot at its end. The next recovery, and in the end
+// rebuildProducerState, load that snapshot: so the state is reloaded
+// (Manager.reload) after every recovered segment, and the log after the
+// last one is replayed on top of it.
+func (rr *replayRun) fromRecovery(m *Manager, rec []bool) (*Manager, int64, error) {
+	r := rr.r
+	first := slices.Index(rec, true)
+	base := r.segs[first].BaseOffset
+	checkpointed := max(r.opts.LogStartOffset, 0)
+	// The notes on snapshot files the broker deletes at load (strays,
+	// those at or below the log start, above the end).
+	diskEnd, err := r.logEnd()
+	if err != nil {
+		return nil, -1, err
+	}
+	r.snapshotCandidates(-1, diskEnd, m.Report)
+	rr.anomalies = m.anomalies
+	loaded := int64(-1)
+	for i := len(r.dir.Snapshots) - 1; i >= 0 && loaded < 0; i-- {
+		s := r.dir.Snapshots[i]
+		if s.Offset > base || s.Offset <= checkpointed {
+			continue
+		}
+		entries, good, err := r.readSnapshot(m, s, true)
+		if err != nil {
+			return nil, -1, err
+		}
+		rr.anomalies = m.anomalies
+		if good {
+			if m, err = rr.loadSnapshot(entries, s.Offset); err != nil {
+				return nil, -1, err
+			}
+			r.restoreTxnStarts(m)
+			loaded = s.Offset
+		}
+	}
+	if loaded < 0 {
+		m = rr.fresh()
+	}
+	rr.recovery = &Recovery{RecoveryPoint: -1, TruncatedAt: -1}
+	if r.opts.Unclean {
+		rr.recovery.RecoveryPoint = max(r.opts.RecoveryPoint, 0)
+	}
+	r.recovered = rec
+	r.afterSegment = func(i int) {
+		if rec[i] {
+			m.reload()
+			rr.recovery.Segments = append(rr.recovery.Segments, r.segs[i].BaseOffset)
+		}
+	}
+	defer func() { r.recovered, r.afterSegment = nil, nil }()
+	// rebuildProducerState replays from max(segment base, snapshot, log
+	// start); the recovered segment itself is replayed whole.
+	if err := rr.replayFrom(m, min(max(loaded, r.logStart), base)); err != nil {
+		return nil, -1, err
+	}
+	rr.recovery.TruncatedAt = r.truncatedAt
+	return m, loaded, nil
 }
 
 // fromSnapshot loads the snapshot Options.FromSnapshot names and replays
@@ -955,6 +1137,62 @@ func (r *rebuilder) restoreTxnStarts(m *Manager) {
 			m.ongoing[i].startTs = ts
 		}
 	}
+}
+
+// segmentOf is the index in r.segs of the segment holding offset (0 when
+// it lies below the first).
+func (r *rebuilder) segmentOf(offset int64) int {
+	i := 0
+	for j := range r.segs {
+		if r.segs[j].BaseOffset <= offset {
+			i = j
+		}
+	}
+	return i
+}
+
+// producersBefore lists the producers with a batch in the segment holding
+// start, below start: when the log start lies inside a segment
+// (DeleteRecords), a replay from it does not see their history, so what it
+// would report from the history alone (a marker with no transaction it saw
+// begin, a sequence that goes on from a batch below the log start) is the
+// log start's doing, not the log's. Read without reporting anything; nil
+// when start is a segment's base.
+func (r *rebuilder) producersBefore(start int64) (out map[int64]bool) {
+	if len(r.segs) == 0 {
+		return nil
+	}
+	seg := r.segs[r.segmentOf(start)]
+	if seg.BaseOffset >= start {
+		return nil
+	}
+	sc, err := r.openSegment(seg, seg.BaseOffset, false)
+	if err != nil || sc == nil {
+		return nil
+	}
+	defer sc.Close()
+	// A mapped segment truncated under the read faults: the replay that
+	// follows reports it; here it only ends the list.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if e := recover(); e != nil {
+			_ = faultError(seg.Log, e) // panics again on anything but a fault
+			out = nil
+		}
+	}()
+	for sc.Next() {
+		b := sc.Batch()
+		if b.LastOffset() >= start {
+			break
+		}
+		if b.HasProducerID() {
+			if out == nil {
+				out = map[int64]bool{}
+			}
+			out[b.ProducerID] = true
+		}
+	}
+	return out
 }
 
 // batchTimestampAt is the maxTimestamp of the batch holding offset, read

@@ -225,11 +225,31 @@ type Options struct {
 	// empty (Result.RebuildSkipped), with a clean-shutdown-no-snapshot
 	// anomaly naming what the log holds.
 	CleanShutdown bool
+	// Recover: with FromSnapshot SnapshotLatest and no Upto, Rebuild
+	// returns the state a broker holds after the recovery LogLoader runs
+	// at load (Result.Recovery): each recovered segment is replayed whole
+	// (LogSegment.recover) from the snapshot the one before it wrote at
+	// its end, and the state is reloaded from the snapshot the last one
+	// wrote. A broker recovers a segment without its .index on any start
+	// (LogLoader.loadSegmentFiles), and after an unclean shutdown
+	// (Unclean) every segment from the one holding RecoveryPoint on
+	// (LogLoader.recoverLog).
+	Recover bool
+	// Unclean: the broker's last shutdown was not clean (no
+	// .kafka_cleanshutdown in the log directory), for Recover.
+	Unclean bool
+	// RecoveryPoint is the recovery-point-offset-checkpoint entry (-1 or
+	// 0: none, every segment is recovered), for Unclean.
+	RecoveryPoint int64
 	// SegmentLimits reads only the first N bytes of a segment's .log,
 	// keyed by its base offset: the log as it will be once a repair has
 	// cut a damaged tail (kseg repair plans with it before changing a
 	// byte). Segments not listed are read whole.
 	SegmentLimits map[int64]int64
+	// Walk, when set, holds segments' batches already framed by another
+	// pass over the log (Walk): a replay takes them from it instead of
+	// reading those segments again.
+	Walk *Walk `json:"-"`
 	// Progress, when set, is called on the replaying goroutine as the
 	// replay reads on, with the bytes of the log passed since the last
 	// call (at most every MiB): the .log files count in base-offset order,
@@ -255,6 +275,7 @@ func DefaultOptions() Options {
 		HighWatermark:                       -1,
 		TxnTimeoutMs:                        DefaultTxnTimeoutMs,
 		LogStartOffset:                      -1,
+		RecoveryPoint:                       -1,
 	}
 }
 
@@ -289,6 +310,28 @@ type Result struct {
 	// shutdown, no snapshot; Options.CleanShutdown) and starts empty;
 	// ReplayedFrom is the log end and BatchesReplayed 0.
 	RebuildSkipped bool
+	// Recovery is the recovery a loading broker runs before it rebuilds
+	// the producer state (Options.Recover); nil when it recovers nothing.
+	Recovery *Recovery
+}
+
+// Recovery is what LogLoader recovers at load, as Rebuild modelled it.
+type Recovery struct {
+	// RecoveryPoint is the recovery point an unclean start recovers from
+	// (0 without a checkpoint entry); -1 on a clean start.
+	RecoveryPoint int64
+	// Segments are the base offsets of the recovered segments: each is
+	// replayed from the snapshot the one before it left
+	// (LogLoader.recoverSegment: takeSnapshot after LogSegment.recover),
+	// and the state is reloaded from the last one's
+	// (ProducerStateManager.truncateAndReload), which keeps one batch per
+	// producer and forgets the transactions completed above the high
+	// watermark.
+	Segments []int64
+	// TruncatedAt is the offset where recovery cut the log (a batch that
+	// fails its CRC, a torn or corrupt tail), deleting every segment
+	// after it; -1 when it cut nothing.
+	TruncatedAt int64
 }
 
 // HasErrors reports an anomaly of severity error.

@@ -33,7 +33,10 @@ var ErrTempExists = errors.New("temporary file exists (concurrent writer, or lef
 //
 // Unlike Kafka the temporary file is created with O_EXCL, so two writers can
 // never interleave into one temp file; see ErrTempExists. On any failure the
-// temporary file is removed and path is left as it was.
+// temporary file is removed and path is left as it was. The new file keeps
+// the replaced file's mode (else perm, whatever the umask) and, run as
+// root, its owner and group (else the directory's): a broker running as its
+// own user must still open it (ownLike).
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return writeFileAtomic(path, data, perm, true)
 }
@@ -72,6 +75,10 @@ func writeFileAtomicSync(path string, data []byte, perm os.FileMode, overwrite, 
 			_ = os.Remove(tmp)
 		}
 	}()
+	if err := ownLike(f, dir, path, perm); err != nil {
+		_ = f.Close()
+		return err
+	}
 	if _, err := f.Write(data); err != nil {
 		_ = f.Close()
 		return err
@@ -129,4 +136,26 @@ func syncDir(dir string) error {
 		return fmt.Errorf("fsync directory %s: %w", dir, err)
 	}
 	return d.Close()
+}
+
+// ownLike gives f (a new file in dir, to replace path) what a broker must
+// be able to open: path's mode when it exists, else perm, whatever the
+// umask; and, when kseg runs as root, path's owner and group when it
+// exists, else dir's (a broker opens every file of a partition read-write
+// as its own user).
+func ownLike(f *os.File, dir, path string, perm os.FileMode) error {
+	like := dir
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		perm, like = fi.Mode().Perm(), path
+	}
+	if os.Geteuid() == 0 {
+		if fi, err := os.Stat(like); err == nil {
+			if uid, gid, ok := ownerOf(fi); ok {
+				if err := f.Chown(uid, gid); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return f.Chmod(perm)
 }

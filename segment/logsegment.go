@@ -118,6 +118,27 @@ func (b *IndexBuilder) Keep(index []IndexEntry, timeIndex []TimeIndexEntry) {
 	}
 }
 
+// KeepRecovered is Keep for a segment batches are appended to, where the
+// indexes must come out as LogSegment.recover writes them: the time-index
+// entries after the last offset-index entry (those LogSegment.close
+// appended at a shutdown, and onBecomeInactiveSegment, with the max
+// timestamp so far) are left out. Recovery writes a time-index entry only
+// with an offset-index entry and once at the segment's end, so a segment
+// written in several runs gets the bytes one run writes. Call Reopen (or
+// Track) first: the max timestamp so far comes from the segment, not from
+// the entries kept.
+func (b *IndexBuilder) KeepRecovered(index []IndexEntry, timeIndex []TimeIndexEntry) {
+	lastIndexed := b.base
+	if n := len(index); n > 0 {
+		lastIndexed = index[n-1].Offset
+	}
+	n := len(timeIndex)
+	for n > 0 && (len(index) == 0 || timeIndex[n-1].Offset > lastIndexed) {
+		n--
+	}
+	b.Keep(index, timeIndex[:n])
+}
+
 // keepChecked is Keep for entries checked as they would be appended: the
 // offset-index entries with OffsetIndex.append's rules, the time-index
 // entries with TimeIndex.maybeAppend's.
@@ -141,11 +162,22 @@ func (b *IndexBuilder) keepChecked(index []IndexEntry, timeIndex []TimeIndexEntr
 // Size(), whose offsets end at lastOffset and whose maxTimestamp is
 // maxTimestamp, indexing it when its turn has come.
 func (b *IndexBuilder) Append(batchSize, lastOffset, maxTimestamp int64) error {
+	return b.AppendChunk(batchSize, lastOffset, maxTimestamp, lastOffset)
+}
+
+// AppendChunk is LogSegment.append of several batches at once, as a
+// follower appends a fetched chunk (UnifiedLog.appendAsFollower): size
+// bytes at position Size(), whose largest offset is largestOffset and
+// whose highest maxTimestamp is maxTimestamp, in the batch whose last
+// offset is maxTimestampOffset (shallowOffsetOfMaxTimestamp). The offset
+// index gets one entry for the whole chunk, when its turn has come: the
+// chunk's largest offset at the chunk's first position.
+func (b *IndexBuilder) AppendChunk(size, largestOffset, maxTimestamp, maxTimestampOffset int64) error {
 	if maxTimestamp > b.maxTs {
-		b.maxTs, b.maxTsOffset = maxTimestamp, lastOffset
+		b.maxTs, b.maxTsOffset = maxTimestamp, maxTimestampOffset
 	}
 	if b.size-b.lastEntryPos > b.interval {
-		if err := b.appendIndex(lastOffset, b.size); err != nil {
+		if err := b.appendIndex(largestOffset, b.size); err != nil {
 			return err
 		}
 		if err := b.maybeAppendTime(b.maxTs, b.maxTsOffset); err != nil {
@@ -156,7 +188,7 @@ func (b *IndexBuilder) Append(batchSize, lastOffset, maxTimestamp int64) error {
 	if b.size == 0 {
 		b.firstBatchTs = maxTimestamp
 	}
-	b.size += batchSize
+	b.size += size
 	return nil
 }
 

@@ -58,6 +58,11 @@ const (
 	// CutInvalidMarker: a transaction marker whose control record does
 	// not parse. The marker is kept: the cut falls after it.
 	CutInvalidMarker
+	// CutOverlap: the segment's offsets run into the next segment's
+	// (Overlap); the cut is LogSegment.truncateTo(the next base offset),
+	// RecoverOptions.Before. Kafka's recovery does not make it: kseg
+	// repair does.
+	CutOverlap
 )
 
 // FindingKind is the finding a cut is reported as: dump's word for the
@@ -77,6 +82,8 @@ func (k CutKind) FindingKind() finding.Kind {
 		return finding.OffsetOutOfOrder
 	case CutInvalidMarker:
 		return finding.InvalidMarker
+	case CutOverlap:
+		return finding.SegmentOverlap
 	}
 	return 0
 }
@@ -148,6 +155,11 @@ type RecoverOptions struct {
 	// (every MiB or so, the rest when Recover returns): a progress line's
 	// count, drawn by the caller.
 	Progress func(n int64)
+	// Before, when above 0, is the next segment's base offset, into which
+	// this segment's offsets run (Overlap): the segment is cut at its
+	// first batch whose lastOffset reaches it (CutOverlap), as
+	// LogSegment.truncateTo(Before) cuts.
+	Before int64
 }
 
 // recoverProgressStep is how far Recover reads between Progress calls.
@@ -211,6 +223,13 @@ func Recover(path string, baseOffset int64, opts RecoverOptions) (*Recovery, err
 				&decode.CorruptError{Path: path, Pos: pos, BaseOffset: b.BaseOffset, Field: "crc",
 					Err: fmt.Errorf("%w: stored 0x%08x, computed 0x%08x", decode.ErrCRCMismatch, b.CRC, b.ComputeCRC())},
 				"%s: batch at position %d (baseOffset %d): crc mismatch: stored 0x%08x, computed 0x%08x", name, pos, b.BaseOffset, b.CRC, b.ComputeCRC())
+			r.Lost++
+			continue
+		}
+		if opts.Before > 0 && b.LastOffset() >= opts.Before {
+			cut(CutOverlap, pos, b.BaseOffset, nil,
+				"%s: batch at position %d (offsets %d..%d) reaches the next segment's base offset %d: the segments overlap; cut here, as LogSegment.truncateTo(%d) would",
+				name, pos, b.BaseOffset, b.LastOffset(), opts.Before, opts.Before)
 			r.Lost++
 			continue
 		}

@@ -287,3 +287,46 @@ func EncodeProducerSnapshot(entries []SnapshotEntry) []byte {
 func WriteProducerSnapshotFile(path string, entries []SnapshotEntry, force bool) error {
 	return writeFileAtomic(path, EncodeProducerSnapshot(entries), 0o644, force)
 }
+
+// SnapshotDeleted is a producer snapshot a loading broker deletes, and
+// why.
+type SnapshotDeleted struct {
+	Offset int64
+	Why    string
+}
+
+// SnapshotsDeletedAtLoad is what a loading broker deletes of the producer
+// snapshots at offsets (sorted, ascending) of a partition whose segments
+// start at bases (sorted, ascending), with the log start offset logStart
+// and the log end offset logEnd (-1: do not judge the log end), before it
+// reads any: ProducerStateManager.removeStraySnapshots keeps the
+// snapshots at segment base offsets and the newest other one ("stray")
+// when it lies above the last segment's base, and
+// ProducerStateManager.truncateAndReload then deletes those at or below
+// the log start and above the log end. In ascending order.
+func SnapshotsDeletedAtLoad(offsets, bases []int64, logStart, logEnd int64) []SnapshotDeleted {
+	isBase := make(map[int64]bool, len(bases))
+	for _, b := range bases {
+		isBase[b] = true
+	}
+	lastStray := int64(-1)
+	for _, o := range offsets {
+		if !isBase[o] {
+			lastStray = o
+		}
+	}
+	var out []SnapshotDeleted
+	for _, o := range offsets {
+		switch {
+		case !isBase[o] && o != lastStray:
+			out = append(out, SnapshotDeleted{o, "is not at a segment base offset and is not the newest such file; the broker deletes it at load (removeStraySnapshots)"})
+		case !isBase[o] && len(bases) > 0 && o < bases[len(bases)-1]:
+			out = append(out, SnapshotDeleted{o, "is not at a segment base offset and lies below the last segment; the broker deletes it at load (removeStraySnapshots)"})
+		case o <= logStart:
+			out = append(out, SnapshotDeleted{o, fmt.Sprintf("is at or below the log start offset %d; the broker deletes it at load (truncateAndReload)", logStart)})
+		case logEnd >= 0 && o > logEnd:
+			out = append(out, SnapshotDeleted{o, fmt.Sprintf("lies above the log end offset %d; the broker deletes it at load (truncateAndReload)", logEnd)})
+		}
+	}
+	return out
+}

@@ -22,8 +22,14 @@ type IndexProblemKind string
 // IndexProblem kinds.
 const (
 	// ProblemIndexMismatch: the batch at the entry's position does not end
-	// at the entry's offset ("Mismatches in :…").
+	// at the entry's offset ("Mismatches in :…"). Outside kafka-dump-log's
+	// checks (VerifyOptions.DumpLogSegments) only an entry a lookup gets
+	// wrong is one: its offset lies below the first offset of the batch at
+	// its position (see OffsetIndexEntryOK).
 	ProblemIndexMismatch IndexProblemKind = "index-mismatch"
+	// ProblemIndexPastEnd: the entry's offset lies beyond the segment's
+	// last offset (the log was cut and the index was not).
+	ProblemIndexPastEnd IndexProblemKind = "index-past-end"
 	// ProblemIndexPosition: no batch starts at the entry's position, or the
 	// position is past the end of the log.
 	ProblemIndexPosition IndexProblemKind = "index-position"
@@ -67,6 +73,8 @@ func (p IndexProblem) String() string {
 		return fmt.Sprintf("%s: entry %d: index offset %d at position %d, but the batch there ends at log offset %d", p.Path, p.Slot, p.IndexOffset, p.Position, p.LogOffset)
 	case ProblemIndexPosition:
 		return fmt.Sprintf("%s: entry %d: index offset %d points at position %d, where no batch starts", p.Path, p.Slot, p.IndexOffset, p.Position)
+	case ProblemIndexPastEnd:
+		return fmt.Sprintf("%s: entry %d: index offset %d at position %d lies beyond the segment's last offset %d", p.Path, p.Slot, p.IndexOffset, p.Position, p.LogOffset)
 	case ProblemTimeIndexNotFound:
 		return fmt.Sprintf("%s: entry %d: indexed offset %d not found in the log (found log offset %d)", p.Path, p.Slot, p.IndexOffset, p.LogOffset)
 	case ProblemTimeIndexTimestamp:
@@ -92,11 +100,12 @@ func (p IndexProblem) FindingKind() finding.Kind {
 // VerifyIndexes checks an offset index and a time index (either may be
 // nil) against their log in one pass over the log's batch headers: linear
 // in the segment size, where kafka-dump-log rescans the log once per
-// time-index entry. The checks are kafka-dump-log's: an offset-index entry
-// must point at the start of the batch whose lastOffset is the entry's
-// offset; a time-index entry's offset must be an offset Kafka's writers put
-// there for some batch (TimeIndexOffsetOK), that batch's maxTimestamp must
-// be the entry's timestamp, and timestamps must increase.
+// time-index entry. An offset-index entry must point at the start of a
+// batch and name an offset a lookup finds from there (OffsetIndexEntryOK:
+// what LogSegment.append writes on a leader and on a follower); a
+// time-index entry's offset must be an offset Kafka's writers put there
+// for some batch (TimeIndexOffsetOK), that batch's maxTimestamp must be
+// the entry's timestamp, and timestamps must increase.
 //
 // The log is mapped: the walk touches only each batch's header, so the
 // pages of its records are never copied. A log truncated under the walk
@@ -107,14 +116,33 @@ func VerifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex) (probs []Ind
 
 // VerifyOptions changes how VerifyIndexesWith judges the entries.
 type VerifyOptions struct {
-	// DumpLogSegments judges time-index entries as kafka-dump-log's
-	// dumpTimeIndex does: an entry is found only at the lastOffset of its
-	// batch, so an entry a broker before Kafka 3.8 wrote inside an
-	// uncompressed or LogAppendTime batch (TimeIndexOffsetOK) is reported
-	// as ProblemTimeIndexNotFound with that batch's lastOffset, and its
-	// timestamp is not checked.
+	// DumpLogSegments judges the entries as kafka-dump-log's
+	// --verify-index-only does: an offset-index entry must hold the
+	// lastOffset of the batch at its position (dumpIndex), so a
+	// follower's entry (OffsetIndexEntryOK) is a ProblemIndexMismatch;
+	// a time-index entry is found only at the lastOffset of its batch
+	// (dumpTimeIndex), so an entry a broker before Kafka 3.8 wrote inside
+	// an uncompressed or LogAppendTime batch (TimeIndexOffsetOK) is
+	// reported as ProblemTimeIndexNotFound with that batch's lastOffset,
+	// and its timestamp is not checked.
 	DumpLogSegments bool
 }
+
+// OffsetIndexEntryOK reports whether an offset-index entry naming offset
+// and pointing at the start of batch b sends every lookup to the right
+// place. OffsetIndex.lookup(target) returns the position of the last
+// entry whose offset is at most target, and the read scans forward from
+// there to the first batch whose lastOffset reaches target
+// (LogSegment.translateOffset): the entry is right when b begins at or
+// below offset, so that no offset the entry answers for lies before b.
+// LogSegment.append writes (largest offset appended, position of the
+// append): on a leader one batch, whose lastOffset it is; on a follower a
+// fetched chunk of several batches (UnifiedLog.appendAsFollower), whose
+// entry names the last offset of a later batch than the one at its
+// position. Both are right; so is any offset inside b. An offset beyond
+// the segment's last offset is judged when the walk has seen the whole
+// segment (ProblemIndexPastEnd).
+func OffsetIndexEntryOK(b *decode.Batch, offset int64) bool { return offset >= b.BaseOffset }
 
 // VerifyIndexesWith is VerifyIndexes with options.
 func VerifyIndexesWith(log *LogFile, idx *OffsetIndex, tidx *TimeIndex, opts VerifyOptions) (probs []IndexProblem, err error) {
@@ -131,7 +159,32 @@ func VerifyIndexesWith(log *LogFile, idx *OffsetIndex, tidx *TimeIndex, opts Ver
 }
 
 func verifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex, opts VerifyOptions) ([]IndexProblem, error) {
-	m := &indexMatcher{idx: idx, tidx: tidx, opts: opts}
+	v := NewIndexVerifier(idx, tidx, opts)
+	m := &v.m
+	probs, ok, err := m.halves(log)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		if probs, err = m.walk(log); err != nil {
+			return probs, err
+		}
+	}
+	sortProblems(probs)
+	return probs, nil
+}
+
+// IndexVerifier is VerifyIndexes for a caller that walks the log itself
+// and hands it each batch in log order (kseg check feeds it the walk its
+// dump makes, so that the log is read once for every check): the same
+// checks, the same problems.
+type IndexVerifier struct{ m indexMatcher }
+
+// NewIndexVerifier checks the entries' own order now and the rest as
+// batches come (either index may be nil).
+func NewIndexVerifier(idx *OffsetIndex, tidx *TimeIndex, opts VerifyOptions) *IndexVerifier {
+	v := &IndexVerifier{m: indexMatcher{idx: idx, tidx: tidx, opts: opts}}
+	m := &v.m
 	if idx != nil {
 		for i, e := range idx.Entries {
 			m.byPos = append(m.byPos, slotRef{i, int64(e.Position)})
@@ -158,22 +211,30 @@ func verifyIndexes(log *LogFile, idx *OffsetIndex, tidx *TimeIndex, opts VerifyO
 			prev = e.Timestamp
 		}
 	}
-	probs, ok, err := m.halves(log)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		if probs, err = m.walk(log); err != nil {
-			return probs, err
-		}
-	}
+	return v
+}
+
+// Batch matches the entries up to batch b at pos. Batches come in log
+// order; after structural damage, from the next valid batch on (Resync),
+// as VerifyIndexes's own walk reads them.
+func (v *IndexVerifier) Batch(pos int64, b *decode.Batch) { v.m.batch(pos, b) }
+
+// Problems reports the entries no batch matched and returns every
+// problem, sorted by file and slot.
+func (v *IndexVerifier) Problems() []IndexProblem {
+	v.m.rest(v.m.maxLast)
+	probs := v.m.probs
+	sortProblems(probs)
+	return probs
+}
+
+func sortProblems(probs []IndexProblem) {
 	sort.SliceStable(probs, func(a, b int) bool {
 		if probs[a].Path != probs[b].Path {
 			return probs[a].Path < probs[b].Path
 		}
 		return probs[a].Slot < probs[b].Slot
 	})
-	return probs, nil
 }
 
 // slotRef is an index entry by its key (position or offset) and slot.
@@ -194,6 +255,11 @@ type indexMatcher struct {
 	ip, tp int
 	probs  []IndexProblem
 	dec    decode.Decoder
+	// ahead are offset-index entries naming an offset above the lastOffset
+	// of the batch at their position (a follower's); maxLast is the highest
+	// lastOffset met: rest judges them against the segment's last offset.
+	ahead   []slotRef
+	maxLast int64
 }
 
 // batch matches the entries up to batch b at pos: an offset-index entry
@@ -208,11 +274,17 @@ func (m *indexMatcher) batch(pos int64, b *decode.Batch) {
 			m.probs = append(m.probs, IndexProblem{Kind: ProblemIndexPosition, Path: m.idx.Path, Slot: m.byPos[m.ip].slot,
 				IndexOffset: e.Offset, Position: int64(e.Position), LogOffset: -1, LogTimestamp: -1})
 		} else if last != e.Offset {
-			m.probs = append(m.probs, IndexProblem{Kind: ProblemIndexMismatch, Path: m.idx.Path, Slot: m.byPos[m.ip].slot,
-				IndexOffset: e.Offset, Position: int64(e.Position), LogOffset: last, LogTimestamp: -1})
+			switch {
+			case m.opts.DumpLogSegments || !OffsetIndexEntryOK(b, e.Offset):
+				m.probs = append(m.probs, IndexProblem{Kind: ProblemIndexMismatch, Path: m.idx.Path, Slot: m.byPos[m.ip].slot,
+					IndexOffset: e.Offset, Position: int64(e.Position), LogOffset: last, LogTimestamp: -1})
+			case e.Offset > last:
+				m.ahead = append(m.ahead, m.byPos[m.ip])
+			}
 		}
 		m.ip++
 	}
+	m.maxLast = max(m.maxLast, last)
 	for m.tp < len(m.byOff) && m.byOff[m.tp].key <= last {
 		m.timeEntry(pos, b)
 	}
@@ -234,8 +306,15 @@ func (m *indexMatcher) timeEntry(pos int64, b *decode.Batch) {
 }
 
 // rest reports the entries no batch of the walk matched: nothing starts
-// at their position, nothing holds their offset.
-func (m *indexMatcher) rest() {
+// at their position, nothing holds their offset; and the entries that
+// name an offset beyond maxLast, the segment's last offset.
+func (m *indexMatcher) rest(maxLast int64) {
+	for _, r := range m.ahead {
+		if e := m.idx.Entries[r.slot]; e.Offset > maxLast {
+			m.probs = append(m.probs, IndexProblem{Kind: ProblemIndexPastEnd, Path: m.idx.Path, Slot: r.slot,
+				IndexOffset: e.Offset, Position: int64(e.Position), LogOffset: maxLast, LogTimestamp: -1})
+		}
+	}
 	for ; m.ip < len(m.byPos); m.ip++ {
 		e := m.idx.Entries[m.byPos[m.ip].slot]
 		m.probs = append(m.probs, IndexProblem{Kind: ProblemIndexPosition, Path: m.idx.Path, Slot: m.byPos[m.ip].slot,
@@ -277,7 +356,7 @@ func (m *indexMatcher) walk(log *LogFile) ([]IndexProblem, error) {
 		}
 		start = pos
 	}
-	m.rest()
+	m.rest(m.maxLast)
 	return m.probs, nil
 }
 
@@ -379,8 +458,9 @@ func (m *indexMatcher) halves(log *LogFile) (probs []IndexProblem, ok bool, err 
 			IndexOffset: e.Offset, IndexTimestamp: e.Timestamp, Position: hb.firstPos, LogOffset: hb.firstLast, LogTimestamp: -1})
 	}
 	a.byOff = m.byOff[:a.tp] // its unmatched time entries are the gap's
-	a.rest()
-	b.rest()
+	last := max(a.maxLast, b.maxLast)
+	a.rest(last)
+	b.rest(last)
 	probs = append(append(append(m.probs, a.probs...), gap...), b.probs...)
 	halvesUsed.Add(1)
 	return probs, true, nil
@@ -522,6 +602,11 @@ type IndexCheck struct {
 	// the first problem found with each file
 	index, time IndexVerdict
 	dec         decode.Decoder
+	// ahead is the first offset-index entry naming an offset above the
+	// lastOffset of the batch at its position (a follower's entry), -1
+	// when none is pending; maxLast the highest lastOffset met.
+	ahead   int
+	maxLast int64
 }
 
 // NewIndexCheck reads the indexes of segment s (an I/O error is an error).
@@ -548,7 +633,7 @@ func NewIndexCheck(s SegmentFiles) (*IndexCheck, error) {
 // NewIndexCheckOf is NewIndexCheck of indexes already read (nil: the
 // file is missing): those a writer is about to commit, say.
 func NewIndexCheckOf(idx *OffsetIndex, tidx *TimeIndex) *IndexCheck {
-	c := &IndexCheck{}
+	c := &IndexCheck{ahead: -1}
 	if idx == nil {
 		c.index = IndexVerdict{Problem: "missing", Defect: IndexMissing}
 	} else {
@@ -620,12 +705,17 @@ func (c *IndexCheck) Batch(pos int64, b *decode.Batch) {
 			switch {
 			case int64(e.Position) < pos:
 				c.index = IndexVerdict{Problem: fmt.Sprintf("entry %d points at position %d, where no batch starts", c.ip, e.Position), Defect: IndexMismatch}
-			case e.Offset != last:
-				c.index = IndexVerdict{Problem: fmt.Sprintf("entry %d gives offset %d for the batch at position %d, which ends at %d", c.ip, e.Offset, pos, last), Defect: IndexMismatch}
+			case !OffsetIndexEntryOK(b, e.Offset):
+				c.index = IndexVerdict{Problem: fmt.Sprintf("entry %d gives offset %d for the batch at position %d, which begins at %d: a lookup of offsets %d..%d reads from past them", c.ip, e.Offset, pos, b.BaseOffset, e.Offset, b.BaseOffset-1), Defect: IndexMismatch}
+			case e.Offset > last && c.ahead < 0:
+				// A follower's entry: judged against the segment's last
+				// offset in Verdict (the entries after it name higher ones).
+				c.ahead = c.ip
 			}
 			c.ip++
 		}
 	}
+	c.maxLast = max(c.maxLast, last)
 	if c.tidx != nil && c.time.Problem == "" {
 		for c.tp < len(c.tidx.Entries) && c.tidx.Entries[c.tp].Offset <= last {
 			e := c.tidx.Entries[c.tp]
@@ -647,6 +737,13 @@ func (c *IndexCheck) Batch(pos int64, b *decode.Batch) {
 // entry, and dump --verify-index calls them index-mismatch /
 // timeindex-mismatch errors: one meaning, one verdict.
 func (c *IndexCheck) Verdict(validBytes int64, cut bool) (index, timeIndex IndexVerdict) {
+	if c.idx != nil && c.index.Problem == "" && c.ahead >= 0 {
+		// Offsets increase: the last entry matched names the highest.
+		if e := c.idx.Entries[c.ip-1]; e.Offset > c.maxLast {
+			c.index = IndexVerdict{Problem: fmt.Sprintf("entry %d (offset %d) lies beyond the last valid offset %d", c.ip-1, e.Offset, c.maxLast),
+				Defect: IndexMismatch, Past: cut}
+		}
+	}
 	if c.idx != nil && c.index.Problem == "" && c.ip < len(c.idx.Entries) {
 		e := c.idx.Entries[c.ip]
 		c.index = IndexVerdict{Problem: fmt.Sprintf("entry %d (offset %d) points at position %d, at or past the end of the valid log (%d)", c.ip, e.Offset, e.Position, validBytes),

@@ -68,35 +68,47 @@ func TestVerifyIndexesHalvesAsOneWalk(t *testing.T) {
 		name   string
 		halves bool // the halves answer
 		apply  func(idx *segment.OffsetIndex, tidx *segment.TimeIndex)
+		// followerShaped: only kafka-dump-log's checks find a problem.
+		followerShaped bool
 	}
 	n, m := len(idx.Entries), len(tidx.Entries)
 	muts := []mutation{
-		{"intact", true, func(*segment.OffsetIndex, *segment.TimeIndex) {}},
+		{"intact", true, func(*segment.OffsetIndex, *segment.TimeIndex) {}, false},
 		{"positions off by one", true, func(x *segment.OffsetIndex, _ *segment.TimeIndex) {
 			x.Entries[n/4].Position++
 			x.Entries[3*n/4].Position++
-		}},
+		}, false},
 		{"offsets wrong", true, func(x *segment.OffsetIndex, _ *segment.TimeIndex) {
-			x.Entries[1].Offset++
-			x.Entries[k+2].Offset--
-		}},
+			// Below the batch at their position: lookups read past them.
+			x.Entries[1].Offset = x.Entries[0].Offset + 1
+			x.Entries[k+2].Offset = x.Entries[k+1].Offset + 1
+		}, false},
+		{"entries of follower chunks", true, func(x *segment.OffsetIndex, _ *segment.TimeIndex) {
+			// The last offset of a later batch, as a follower's append of a
+			// chunk of batches writes it.
+			x.Entries[1].Offset = x.Entries[2].Offset - 1
+			x.Entries[k+2].Offset = x.Entries[k+3].Offset - 1
+		}, true},
+		{"follower entry past the end", true, func(x *segment.OffsetIndex, _ *segment.TimeIndex) {
+			x.Entries[n-1].Offset = math.MaxInt32
+		}, false},
 		{"last entry past the end", true, func(x *segment.OffsetIndex, _ *segment.TimeIndex) {
 			x.Entries = append(x.Entries, segment.IndexEntry{Offset: math.MaxInt32, Position: int32(size + 10)})
-		}},
+		}, false},
 		{"time entries wrong", true, func(_ *segment.OffsetIndex, y *segment.TimeIndex) {
 			y.Entries[m/5].Timestamp--
 			y.Entries[4*m/5].Offset--
-		}},
+		}, false},
 		{"time entries in the gap and past the end", true, func(_ *segment.OffsetIndex, y *segment.TimeIndex) {
 			y.Entries = append(y.Entries, segment.TimeIndexEntry{Timestamp: math.MaxInt64 - 1, Offset: first.NextOffset + 5},
 				segment.TimeIndexEntry{Timestamp: math.MaxInt64, Offset: math.MaxInt64 - 7})
-		}},
+		}, false},
 		{"time entry at the first half's end", true, func(_ *segment.OffsetIndex, y *segment.TimeIndex) {
 			y.Entries = append(y.Entries, segment.TimeIndexEntry{Timestamp: 1, Offset: first.NextOffset - 1})
-		}},
+		}, false},
 		{"split entry inside a batch", false, func(x *segment.OffsetIndex, _ *segment.TimeIndex) {
 			x.Entries[k].Position += 3
-		}},
+		}, false},
 	}
 	verify := func(halvesMin int64, idx *segment.OffsetIndex, tidx *segment.TimeIndex, dls bool) []segment.IndexProblem {
 		t.Helper()
@@ -126,8 +138,11 @@ func TestVerifyIndexesHalvesAsOneWalk(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s (DumpLogSegments %v): the halves found\n%v\none walk\n%v", mu.name, dls, got, want)
 			}
-			if mu.name != "intact" && len(want) == 0 {
-				t.Errorf("%s: no problem found: the mutation tests nothing", mu.name)
+			switch {
+			case mu.followerShaped && !dls && len(want) > 0:
+				t.Errorf("%s: %v: a follower's entries send every lookup to the right place", mu.name, want)
+			case mu.name != "intact" && (dls || !mu.followerShaped) && len(want) == 0:
+				t.Errorf("%s (DumpLogSegments %v): no problem found: the mutation tests nothing", mu.name, dls)
 			}
 		}
 	}

@@ -194,34 +194,64 @@ func (a *Appender) openSegment(base int64) error {
 // first offset — its baseOffset for v2, the wrapper offset (its last
 // offset) for v0/v1, as LogAppendInfo.firstOrLastOffsetOfFirstBatch — or
 // the log end offset if that is larger.
-func (a *Appender) Append(batch []byte) error {
+func (a *Appender) Append(batch []byte) error { return a.AppendChunk([][]byte{batch}) }
+
+// AppendChunk appends several entries at once, as a follower appends a
+// fetched chunk (UnifiedLog.appendAsFollower → LogSegment.append): one
+// roll decision for the chunk (its size, largest offset and highest
+// maxTimestamp), one offset-index entry for it when its turn has come
+// (the chunk's largest offset at its first position), and the time-index
+// entry names the last offset of its batch with the highest maxTimestamp
+// (shallowOffsetOfMaxTimestamp). Append is AppendChunk of one entry, a
+// leader's append.
+func (a *Appender) AppendChunk(batches [][]byte) error {
 	if a.closed {
 		return errors.New("appender is closed")
 	}
-	b, err := decode.ParseBatch(batch)
-	if err != nil {
-		return fmt.Errorf("append: %w", err)
+	if len(batches) == 0 {
+		return nil
 	}
-	size := b.Size()
-	if int64(len(batch)) != size {
-		return fmt.Errorf("append: %d bytes hold an entry of %d bytes and more; Append takes exactly one entry", len(batch), size)
-	}
-	first, last := b.BaseOffset, b.LastOffset()
-	if last < first {
-		return fmt.Errorf("append: batch at offset %d has negative lastOffsetDelta %d", first, b.LastOffsetDelta)
-	}
-	if a.appended && first < a.next {
-		// UnifiedLog: UnexpectedAppendOffsetException.
-		return fmt.Errorf("append: batch offset %d is below the log end offset %d", first, a.next)
-	}
-	if first < a.opts.StartOffset {
-		return fmt.Errorf("append: batch offset %d is below the log start offset %d", first, a.opts.StartOffset)
+	var size, first, last, maxTs, maxTsOffset int64
+	maxTs = math.MinInt64
+	parsed := make([]decode.Batch, len(batches))
+	for i, raw := range batches {
+		b, err := decode.ParseBatch(raw)
+		if err != nil {
+			return fmt.Errorf("append: %w", err)
+		}
+		bs := b.Size()
+		if int64(len(raw)) != bs {
+			return fmt.Errorf("append: %d bytes hold an entry of %d bytes and more; each entry must be one batch", len(raw), bs)
+		}
+		if b.LastOffset() < b.BaseOffset {
+			return fmt.Errorf("append: batch at offset %d has negative lastOffsetDelta %d", b.BaseOffset, b.LastOffsetDelta)
+		}
+		next := a.next
+		if i > 0 {
+			next = last + 1
+		}
+		if (a.appended || i > 0) && b.BaseOffset < next {
+			// UnifiedLog: UnexpectedAppendOffsetException.
+			return fmt.Errorf("append: batch offset %d is below the log end offset %d", b.BaseOffset, next)
+		}
+		if b.BaseOffset < a.opts.StartOffset {
+			return fmt.Errorf("append: batch offset %d is below the log start offset %d", b.BaseOffset, a.opts.StartOffset)
+		}
+		if i == 0 {
+			first = b.BaseOffset
+		}
+		last = b.LastOffset()
+		if b.MaxTimestamp > maxTs {
+			maxTs, maxTsOffset = b.MaxTimestamp, last
+		}
+		size += bs
+		parsed[i] = b
 	}
 	if size > a.opts.SegmentBytes {
 		// RecordBatchTooLargeException: a batch must fit in a segment.
 		return fmt.Errorf("append: entry of %d bytes is larger than the segment size %d", size, a.opts.SegmentBytes)
 	}
-	if a.roll.ShouldRoll(a.seg.IndexBuilder, size, last, b.MaxTimestamp) {
+	if a.roll.ShouldRoll(a.seg.IndexBuilder, size, last, maxTs) {
 		if err := a.rollTo(max(first, a.next)); err != nil {
 			return err
 		}
@@ -230,20 +260,24 @@ func (a *Appender) Append(batch []byte) error {
 		}
 	}
 	s := a.seg
-	if _, err := s.w.Write(batch); err != nil {
-		return err
+	for _, raw := range batches {
+		if _, err := s.w.Write(raw); err != nil {
+			return err
+		}
 	}
-	if err := s.Append(size, last, b.MaxTimestamp); err != nil {
+	if err := s.AppendChunk(size, last, maxTs, maxTsOffset); err != nil {
 		return err
 	}
 	a.next = last + 1
 	a.appended = true
-	if b.Magic >= 2 {
-		a.sawV2 = true
-		a.epochs = AssignLeaderEpoch(a.epochs, b.PartitionLeaderEpoch, b.BaseOffset)
-	} else {
-		// UnifiedLog.append: a message-format regression clears the cache.
-		a.epochs = nil
+	for i := range parsed {
+		if b := &parsed[i]; b.Magic >= 2 {
+			a.sawV2 = true
+			a.epochs = AssignLeaderEpoch(a.epochs, b.PartitionLeaderEpoch, b.BaseOffset)
+		} else {
+			// UnifiedLog.append: a message-format regression clears the cache.
+			a.epochs = nil
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package barriertest
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -170,8 +171,9 @@ func CopyTree(tb testing.TB, src, dst string) {
 }
 
 // RewriteJournal rewrites the journal of the interrupted edit in dir
-// (JSON) through tamper, as anyone who can write into a partition
-// directory can.
+// through tamper, as anyone who can write into a partition directory
+// can: its header (the JSON object it starts with) is tampered with; the
+// records appended after it are kept as they are.
 func RewriteJournal(tb testing.TB, dir string, tamper func(j map[string]any)) {
 	tb.Helper()
 	jp := filepath.Join(dir, edit.JournalName)
@@ -180,14 +182,19 @@ func RewriteJournal(tb testing.TB, dir string, tamper func(j map[string]any)) {
 	}
 	var j map[string]any
 	b, err := os.ReadFile(jp)
-	if err != nil || json.Unmarshal(b, &j) != nil {
+	if err != nil {
 		tb.Fatalf("journal: %v", err)
 	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&j); err != nil {
+		tb.Fatalf("journal: %v", err)
+	}
+	rest := b[dec.InputOffset():]
 	tamper(j)
 	if b, err = json.Marshal(j); err != nil {
 		tb.Fatal(err)
 	}
-	if err := os.WriteFile(jp, b, 0o644); err != nil {
+	if err := os.WriteFile(jp, append(b, rest...), 0o644); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -464,6 +465,20 @@ func VerifyEdgeNodes(un, dn Node, opts ChainOptions) (*EdgeReport, error) {
 		rep.ProducersReused = append(rep.ProducersReused, pid)
 	}
 	slices.Sort(rep.ProducersReused)
+	// D's segments whose offsets run into the next segment's: the walk
+	// meets the next segment's batches as going backwards (reordered),
+	// which says where, not why. (A digest holds no segment files.)
+	if dn.Digest() == nil {
+		overlaps, err := segment.SegmentOverlaps(dn.replayDir())
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range overlaps {
+			f := o.Finding()
+			f.File = filepath.Base(o.Log)
+			rep.Findings = append(rep.Findings, f)
+		}
+	}
 	slices.SortStableFunc(rep.Findings, func(a, b finding.Finding) int { return cmp.Compare(a.Offset, b.Offset) })
 	if rep.Status == EdgeDiverged || !rep.OK() {
 		rep.Status = EdgeDiverged

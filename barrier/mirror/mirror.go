@@ -1093,8 +1093,11 @@ func (mp *mirrorPlanner) continueSegment(f segment.SegmentFiles, keep, end int64
 		last := tidx[len(tidx)-1]
 		s.ib.Reopen(keep, mp.tail.firstTs, last.Timestamp, last.Offset)
 	}
-	s.ib.Keep(idx, tidx)
-	s.keptIdx, s.keptTidx = len(idx), len(tidx)
+	// The copy's indexes are recovery's, whatever the number of runs that
+	// wrote it: the close entry of the last run goes.
+	s.ib.KeepRecovered(idx, tidx)
+	s.keptIdx, s.keptTidx = len(idx), len(s.ib.TimeIndex())
+	mp.p.TimeIndex.Removed += len(tidx) - s.keptTidx
 	if f.TxnIndex != "" {
 		x, err := segment.ReadTxnIndex(f.TxnIndex)
 		if err != nil {

@@ -177,6 +177,12 @@ const (
 // such a segment, kseg repair does not.
 const RefuseOffsetOverflow edit.Reason = "offset-overflow"
 
+// RefuseOverlapStraddles: a segment's offsets run into the next
+// segment's, and the batch where they start to overlap begins below the
+// next segment's base offset: a cut would lose the offsets below it,
+// which only this segment holds.
+const RefuseOverlapStraddles edit.Reason = "segment-overlap"
+
 // PlanRepair reads the partition directory dir and plans its repair. It
 // changes nothing. Refusals are *edit.RefusalError; anything else is I/O. When
 // dir holds the journal of an interrupted repair, the plan is the
@@ -185,6 +191,14 @@ const RefuseOffsetOverflow edit.Reason = "offset-overflow"
 // still made and returned together with that refusal, to be shown
 // (--dry-run), never applied.
 func PlanRepair(dir string, opts Options) (*Plan, error) {
+	return planRepair(dir, opts, false)
+}
+
+// planRepair is PlanRepair; verifying, it plans again over the repair
+// just committed, as Verify does under the repair's own lock and with its
+// journal still there (kept until the read-back passes): neither is then
+// looked at.
+func planRepair(dir string, opts Options, verifying bool) (*Plan, error) {
 	// The real directory, before anything else: the log directory (whose
 	// .lock a broker holds) is the real parent, not a symlink's.
 	dir = edit.RealPath(dir)
@@ -193,18 +207,21 @@ func PlanRepair(dir string, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	logDir := segment.LogDirOf(dir)
-	blocked := edit.CheckWritable(logDir, dir, opts.checkWritable)
-	if blocked != nil && !edit.Deferred(blocked) {
-		return nil, blocked
-	}
-	pending, resume, err := edit.Pending(dir, EditKind)
-	if err != nil {
-		return nil, cmp.Or(blocked, err)
-	}
-	if pending != nil {
-		p := pending.Plan().(*Plan)
-		p.Resume = resume
-		return p, blocked
+	var blocked error
+	if !verifying {
+		blocked = edit.CheckWritable(logDir, dir, opts.checkWritable)
+		if blocked != nil && !edit.Deferred(blocked) {
+			return nil, blocked
+		}
+		pending, resume, err := edit.Pending(dir, EditKind)
+		if err != nil {
+			return nil, cmp.Or(blocked, err)
+		}
+		if pending != nil {
+			p := pending.Plan().(*Plan)
+			p.Resume = resume
+			return p, blocked
+		}
 	}
 	if opts.IndexIntervalBytes == 0 {
 		opts.IndexIntervalBytes = segment.DefaultIndexIntervalBytes
@@ -232,6 +249,9 @@ type planner struct {
 	checkEnd func(onDisk []segment.SnapshotEntry) (psm.SnapshotCheck, error)
 	// cleanShutdown: the log directory holds .kafka_cleanshutdown.
 	cleanShutdown bool
+	// overlapBefore maps the base offset of a segment whose offsets run
+	// into the next segment's to that segment's base (segment.Overlap).
+	overlapBefore map[int64]int64
 }
 
 func (rp *planner) warnf(format string, args ...any) {
@@ -287,6 +307,9 @@ func (rp *planner) plan() (*Plan, error) {
 		return nil, err
 	}
 	first := rp.scope(segs)
+	if err := rp.overlaps(); err != nil {
+		return nil, err
+	}
 	scans, cutAt, err := rp.examine(segs, first)
 	if err != nil {
 		return nil, err
@@ -343,6 +366,9 @@ func (rp *planner) plan() (*Plan, error) {
 		return nil, err
 	}
 	if err := rp.planEndSnapshot(res); err != nil {
+		return nil, err
+	}
+	if err := rp.planStraySnapshots(kept); err != nil {
 		return nil, err
 	}
 	p.Ops = rp.ops.List
@@ -418,6 +444,31 @@ func (rp *planner) scope(segs []segment.SegmentFiles) int {
 	return first
 }
 
+// overlaps finds the segments whose offsets run into the next segment's
+// (segment.SegmentOverlaps). Kafka's LogLoader loads them as they are;
+// repair cuts each where LogSegment.truncateTo(the next base offset)
+// would, keeping the segments after it, whatever the recovery point. It
+// refuses when the batch at the cut begins below the next base: those
+// offsets exist only in this segment.
+func (rp *planner) overlaps() error {
+	found, err := segment.SegmentOverlaps(rp.pd)
+	if err != nil {
+		return err
+	}
+	for _, o := range found {
+		if o.Straddles {
+			return edit.Refuse(RefuseOverlapStraddles, o.Log,
+				"its offsets run into the next segment %s (offsets %d..%d are in both), and the batch at position %d begins below %d: a cut there would lose the offsets below %d, which only this segment holds. Compare the two segments' batches (kseg dump) and decide by hand",
+				filepath.Base(o.NextLog), o.Next, o.NextOffset-1, o.Position, o.Next, o.Next)
+		}
+		if rp.overlapBefore == nil {
+			rp.overlapBefore = map[int64]int64{}
+		}
+		rp.overlapBefore[o.Segment] = o.Next
+	}
+	return nil
+}
+
 // examine is pass 1: it scans the segments from first on until one is cut
 // (cutAt is its index in segs, -1 when none is). Below the recovery point
 // only a missing .index or a .txnindex failing its sanity check makes the
@@ -432,13 +483,17 @@ func (rp *planner) examine(segs []segment.SegmentFiles, first int) (scans []*seg
 		} else if p.RecoveryPoint < 0 {
 			why = "no recovery point"
 		}
+		before := rp.overlapBefore[s.BaseOffset]
 		if i < first {
 			why = belowRecoveryPoint(s)
+			if before > 0 {
+				why = fmt.Sprintf("below the recovery point, but its offsets run into the next segment %d", before)
+			}
 			if why == "" {
 				continue
 			}
 		}
-		sr, err := rp.scan(s)
+		sr, err := rp.scan(s, before)
 		if err != nil {
 			return nil, -1, err
 		}
@@ -448,10 +503,11 @@ func (rp *planner) examine(segs []segment.SegmentFiles, first int) (scans []*seg
 		scans = append(scans, sr)
 		p.Segments = append(p.Segments, Segment{BaseOffset: s.BaseOffset, Log: filepath.Base(s.Log), Size: sr.size, Why: why,
 			ValidBytes: sr.valid, Batches: sr.batches, NextOffset: sr.next, Cut: sr.cut})
-		if sr.cut != nil && i >= first {
+		overlap := sr.cut != nil && sr.cut.Kind == finding.SegmentOverlap
+		if sr.cut != nil && i >= first && !overlap {
 			return scans, i, nil
 		}
-		if sr.cut != nil {
+		if sr.cut != nil && !overlap {
 			rp.warnf("segment %d lies below the recovery point and is truncated at position %d; the broker truncates it without deleting the later segments, and so does kseg", s.BaseOffset, sr.cut.Position)
 		}
 	}
@@ -573,14 +629,14 @@ func frameSegment(s segment.SegmentFiles) (batches, end, size int64, err error) 
 // scan reads one segment as LogSegment.recover does (segment.Recover),
 // rebuilding its indexes and checking the existing ones against the kept
 // batches in the same pass.
-func (rp *planner) scan(s segment.SegmentFiles) (*segRepair, error) {
+func (rp *planner) scan(s segment.SegmentFiles, before int64) (*segRepair, error) {
 	ib := segment.NewIndexBuilder(s.BaseOffset, rp.opts.IndexIntervalBytes)
 	iv, err := segment.NewIndexCheck(s)
 	if err != nil {
 		return nil, err
 	}
 	var ierr error
-	r, err := segment.Recover(s.Log, s.BaseOffset, segment.RecoverOptions{Progress: rp.opts.Progress, OnBatch: func(pos int64, b *decode.Batch) bool {
+	r, err := segment.Recover(s.Log, s.BaseOffset, segment.RecoverOptions{Progress: rp.opts.Progress, Before: before, OnBatch: func(pos int64, b *decode.Batch) bool {
 		iv.Batch(pos, b)
 		ierr = ib.Append(b.Size(), b.LastOffset(), b.MaxTimestamp)
 		return ierr == nil
@@ -643,6 +699,14 @@ func indexFinding(v segment.IndexVerdict, missing, mismatch, rebuilt finding.Kin
 // the repair leaves it.
 func (rp *planner) replay(kept []segment.SegmentFiles, scans []*segRepair, firstExamined, end, logStart int64) (*psm.Result, error) {
 	view, o := rp.replayView(kept, scans, firstExamined, end, logStart)
+	// LogLoader.recoverSegment replays each examined segment whole, from
+	// its base offset whatever the log start (DeleteRecords moves it
+	// inside a segment), and the .txnindex LogSegment.recover writes holds
+	// every transaction aborted in it; the state is reloaded from the
+	// snapshot each recovered segment leaves. The segment limits end the
+	// log where the repair cuts it.
+	o.Upto = -1
+	o.Recover, o.Unclean, o.RecoveryPoint = true, true, firstExamined
 	return psm.Rebuild(&view, o)
 }
 
@@ -864,7 +928,11 @@ func (rp *planner) planEpochs() error {
 		return err
 	}
 	var keep []segment.EpochEntry
-	shortened := p.NewLogEndOffset < p.LogEndOffset
+	// A repair that cuts the log (a torn tail included, which the old log
+	// end does not count) leaves the log end where the broker's load
+	// truncates the leader epochs: LeaderEpochFileCache.truncateFromEnd
+	// drops every entry starting at or above it.
+	shortened := p.NewLogEndOffset < p.LogEndOffset || p.Removed.Bytes > 0
 	for _, e := range entries {
 		if e.StartOffset > p.NewLogEndOffset || (shortened && e.StartOffset == p.NewLogEndOffset) {
 			p.EpochEntriesRemoved = append(p.EpochEntriesRemoved, e)
@@ -916,13 +984,7 @@ func (rp *planner) planEndSnapshot(res *psm.Result) error {
 		onDisk = nil
 		err = nil
 	}
-	// Only a change to what the producer state is rebuilt from (a cut, a
-	// deleted segment or snapshot) calls for a new snapshot at the end:
-	// rebuilt .index/.timeindex files do not change producer state, and
-	// without a change the broker writes the end snapshot itself at load.
-	changed := slices.ContainsFunc(rp.ops.List, func(op edit.FileOp) bool {
-		return !strings.HasSuffix(op.Name, segment.IndexSuffix) && !strings.HasSuffix(op.Name, segment.TimeIndexSuffix)
-	})
+	changed := rp.changesState()
 	switch {
 	case exists && onDisk != nil && end <= p.LogStartOffset && !changed:
 		// replay-psm's verdict on the same file: the broker deletes it at
@@ -947,11 +1009,68 @@ func (rp *planner) planEndSnapshot(res *psm.Result) error {
 		// makes it load the log's instead.
 		rp.find(a.Kind, path, -1, "%s", a.Message)
 	}
+	if end <= p.LogStartOffset {
+		// truncateAndReload deletes a snapshot at or below the log start
+		// (planStraySnapshots deletes one there): the broker rebuilds
+		// from the log start, where the log ends.
+		return nil
+	}
 	p.SnapshotOffset = end
 	p.Producers = len(entries)
 	why := fmt.Sprintf("producer state at the new log end %d, rebuilt as the broker does (%d producers)", end, len(entries))
 	_, err = rp.ops.Write(name, segment.EncodeProducerSnapshot(entries), why)
 	return err
+}
+
+// changesState reports whether the plan so far changes what the producer
+// state is rebuilt from (a cut, a deleted segment or snapshot, a
+// .txnindex): rebuilt .index/.timeindex files do not, and a repair that
+// only creates or rebuilds them leaves the snapshots to the broker.
+func (rp *planner) changesState() bool {
+	return slices.ContainsFunc(rp.ops.List, func(op edit.FileOp) bool {
+		return !strings.HasSuffix(op.Name, segment.IndexSuffix) && !strings.HasSuffix(op.Name, segment.TimeIndexSuffix)
+	})
+}
+
+// planStraySnapshots deletes, when the repair changes the log or what its
+// producer state is rebuilt from (changesState), the producer snapshots a
+// broker deletes at its next load of the repaired partition
+// (segment.SnapshotsDeletedAtLoad): the stray ones beside the snapshot
+// written at the new log end (removeStraySnapshots keeps only the newest),
+// and those at or below the log start (truncateAndReload), so that the
+// repair leaves the directory as the broker leaves it. kept are the
+// segments that remain. A repair with nothing else to do, or that only
+// creates or rebuilds indexes, leaves them to the broker (replay-psm notes
+// them as snapshot-ignored).
+func (rp *planner) planStraySnapshots(kept []segment.SegmentFiles) error {
+	p := rp.p
+	if !rp.changesState() {
+		return nil
+	}
+	var offsets []int64
+	for _, s := range rp.pd.Snapshots {
+		if !slices.Contains(p.SnapshotsDeleted, s.Offset) && s.Offset != p.SnapshotOffset {
+			offsets = append(offsets, s.Offset)
+		}
+	}
+	if p.SnapshotOffset >= 0 {
+		offsets = append(offsets, p.SnapshotOffset)
+		slices.Sort(offsets)
+	}
+	bases := make([]int64, len(kept))
+	for i, s := range kept {
+		bases[i] = s.BaseOffset
+	}
+	for _, d := range segment.SnapshotsDeletedAtLoad(offsets, bases, p.LogStartOffset, p.NewLogEndOffset) {
+		name := segment.SegmentFileName(d.Offset, segment.SnapshotSuffix)
+		rp.find(finding.SnapshotIgnored, filepath.Join(rp.dir, name), -1, "%s %s", name, d.Why)
+		p.SnapshotsDeleted = append(p.SnapshotsDeleted, d.Offset)
+		if err := rp.ops.Delete(filepath.Join(rp.dir, name), "producer snapshot that "+d.Why); err != nil {
+			return err
+		}
+	}
+	slices.Sort(p.SnapshotsDeleted)
+	return nil
 }
 
 // Verification is the read-back check of a repair.
@@ -978,7 +1097,7 @@ func (v *Verification) OK() bool {
 // must match the state rebuilt from the log.
 func Verify(p *Plan) (*Verification, error) {
 	v := &Verification{Replan: []string{}, IndexProblems: []string{}, SnapshotProblems: []string{}}
-	again, err := PlanRepair(p.Dir, p.Options)
+	again, err := planRepair(p.Dir, p.Options, true)
 	if err != nil {
 		return nil, err
 	}

@@ -140,6 +140,13 @@ func (a *applier) appendTo(op *FileOp) error {
 	if err != nil {
 		return fail(err)
 	}
+	if linkCount(st) > 1 {
+		// Another name shares the inode (a destination seeded with cp -al
+		// from its source, a snapshot): writing in place would write into
+		// that file too.
+		f.Close()
+		return a.appendByCopy(op)
+	}
 	if st.Size() < op.OldSize {
 		return fail(Refuse(RefuseJournalMismatch, path, "%d bytes, shorter than the %d the %s appends to", st.Size(), op.OldSize, a.kind.Noun))
 	}
@@ -149,15 +156,31 @@ func (a *applier) appendTo(op *FileOp) error {
 	if _, err := f.Seek(op.OldSize, io.SeekStart); err != nil {
 		return fail(err)
 	}
-	w := a.writer(path, f)
+	return a.appendBytes(op, f, path, path)
+}
+
+// appendBytes writes op's new bytes (Content, then the Sources; the
+// "append:" step falls in the middle of the copied bytes, so that a crash
+// there leaves the torn tail a rerun or a rollback must deal with) through
+// f, positioned after the file's first OldSize bytes, fsyncs f while
+// reading them back from name (checkStaged's checks: the bytes are the
+// sources', whole batches with valid CRCs, each told to a StageWatcher at
+// its position in the file), closes f, and checks they are the planned
+// ones. The appended bytes' hash becomes op.NewSHA256 (for the journal to
+// record) and f as it was after its fsync op.Staged; path is the file
+// appended to, for messages. f is closed in every case.
+func (a *applier) appendBytes(op *FileOp, f *os.File, name, path string) error {
+	fail := func(err error) error {
+		f.Close()
+		return err
+	}
+	w := a.writer(name, f)
 	if _, err := w.Write(op.Content); err != nil {
 		return fail(err)
 	}
 	if a.o.Progress != nil && len(op.Content) > 0 {
 		a.o.Progress(int64(len(op.Content)))
 	}
-	// The "append:" step falls in the middle of the copied bytes: a crash
-	// there leaves the torn tail a rerun or a rollback must deal with.
 	var n int64
 	for _, r := range op.Sources {
 		n += r.Len
@@ -184,7 +207,7 @@ func (a *applier) appendTo(op *FileOp) error {
 		watch = sw.WatchStaged(op)
 	}
 	op.Staged = nil
-	sum, _, cerr := checkStaged(path, "", op.OldSize, true, false, op.Content, op.Sources, fi.Kind == segment.KindLog, watch)
+	sum, _, cerr := checkStaged(name, "", op.OldSize, true, false, op.Content, op.Sources, fi.Kind == segment.KindLog, watch)
 	if err := <-synced; err != nil {
 		return fail(err)
 	}
@@ -223,8 +246,107 @@ func openAppend(path string) (*os.File, error) {
 	return f, nil
 }
 
-// truncateBack undoes an append: the file goes back to its first OldSize
-// bytes, fsynced.
+// An append writes in place only into a file whose link count is 1. A
+// file with another hard link (a partition seeded with cp -al, a
+// snapshot made with hard links) shares its inode with that link: an
+// append or a truncation in place would change the other file too (a
+// source partition would suddenly hold the destination's offsets). Such a
+// file is copied first: its kept bytes and the new ones go to the staged
+// file, renamed over it, and the other link keeps its bytes.
+
+// appendByCopy commits an append to a file with more than one link: the
+// staged copy of its first OldSize bytes (copy_file_range), then Content
+// and the Sources, fsynced, read back as appendTo reads back what it
+// appends, the kept bytes' fingerprint checked, renamed over the file.
+func (a *applier) appendByCopy(op *FileOp) error {
+	path, staged := a.path(op.Name), a.staged(op.Name)
+	f, err := a.copyKept(op, path, staged)
+	if err != nil {
+		return err
+	}
+	if err := a.appendBytes(op, f, staged, path); err != nil {
+		if !isFault(err) {
+			os.Remove(staged)
+		}
+		return err
+	}
+	// The inode read back and verified is the one renamed into place
+	// (op.Staged).
+	return os.Rename(staged, path)
+}
+
+// copyKept creates staged (mode and owner of op's file) holding the first
+// OldSize bytes of path, whose fingerprint must be op's, and returns it
+// open for writing after them.
+func (a *applier) copyKept(op *FileOp, path, staged string) (*os.File, error) {
+	if err := os.Remove(staged); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	f, err := os.OpenFile(staged, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, os.FileMode(op.Perm))
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*os.File, error) {
+		f.Close()
+		if !isFault(err) {
+			os.Remove(staged)
+		}
+		return nil, err
+	}
+	if err := ownAs(f, op.Perm, op.UID, op.GID); err != nil {
+		return fail(err)
+	}
+	src, err := segment.OpenFile(path)
+	if err != nil {
+		return fail(err)
+	}
+	n, err := copyN(a.writer(staged, f), src, op.OldSize, nil)
+	src.Close()
+	if err != nil {
+		return fail(err)
+	}
+	if n != op.OldSize {
+		return fail(Refuse(RefuseJournalMismatch, path, "%d bytes, shorter than the %d the %s appends to", n, op.OldSize, a.kind.Noun))
+	}
+	if fp, err := fingerprintOf(staged, op.OldSize); err != nil {
+		return fail(err)
+	} else if fp != op.OldSHA256 {
+		return fail(Refuse(RefuseChanged, path, "its first %d bytes are not those the %s appends to", op.OldSize, a.kind.Noun))
+	}
+	return f, nil
+}
+
+// truncateBack undoes an append to op's file: back to its first OldSize
+// bytes, fsynced; through a copy (copyKept, renamed over it) when another
+// hard link shares the file.
+func (a *applier) truncateBack(op *FileOp) error {
+	path := a.path(op.Name)
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if linkCount(fi) <= 1 {
+		return truncateBack(path, op.OldSize)
+	}
+	staged := a.staged(op.Name)
+	f, err := a.copyKept(op, path, staged)
+	if err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(staged)
+		return fmt.Errorf("fsync %s: %w", staged, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(staged)
+		return err
+	}
+	return os.Rename(staged, path)
+}
+
+// truncateBack undoes an append in place: the file goes back to its first
+// OldSize bytes, fsynced.
 func truncateBack(path string, size int64) error {
 	f, err := openAppend(path)
 	if err != nil {

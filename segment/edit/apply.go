@@ -1,13 +1,13 @@
 package edit
 
 import (
-	"encoding/json"
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
+	"strings"
 	"time"
 
 	"github.com/kseg/kseg/segment"
@@ -22,6 +22,11 @@ type applier struct {
 	o   Options
 	rep *Report
 	j   *Journal
+	// jf is the journal opened for appending records, pending the records
+	// not yet appended (npending of them); see flushRecords.
+	jf       *os.File
+	pending  []byte
+	npending int
 }
 
 func newApplier(job Job, o Options, rep *Report) *applier {
@@ -53,17 +58,54 @@ func (a *applier) path(name string) string { return filepath.Join(a.dir, name) }
 func (a *applier) journalPath() string       { return a.j.Path(a.dir) }
 func (a *applier) staged(name string) string { return filepath.Join(a.dir, name+StagedSuffix) }
 
-// lock takes the log directory lock for the duration of the run.
+// lock takes the log directory lock for the duration of the run (see
+// takeBrokerLock): a .lock kseg has to create is the log directory's
+// owner's, and removed again when the lock is closed.
 func (a *applier) lock() (io.Closer, error) {
 	if err := a.step("lock"); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(a.logDir, segment.LockName)
-	f, err := takeBrokerLock(path)
-	if errors.Is(err, errLockHeld) {
-		return nil, Refuse(RefuseLocked, path, "another process holds the log directory lock: a broker is running on it; stop it first")
+	locks := multiCloser{}
+	// The log directory's, then that of every other path the partition
+	// directory is mounted at (dirAliases): a broker running there must
+	// not start while kseg writes either.
+	dirs := []string{a.logDir}
+	for _, alias := range dirAliases(a.dir) {
+		dirs = append(dirs, filepath.Dir(alias))
 	}
-	return f, err
+	for _, ld := range dirs {
+		path := filepath.Join(ld, segment.LockName)
+		uid, gid := -1, -1
+		if fi, err := os.Stat(ld); err == nil {
+			uid, gid = fileOwner(fi)
+		}
+		f, err := takeBrokerLock(path, uid, gid)
+		switch {
+		case errors.Is(err, errLockHeld):
+			err = Refuse(RefuseLocked, path, "another process holds the log directory lock: a broker is running on it; stop it first")
+		case errors.Is(err, errFlockHeld):
+			err = refuseHeld(path, LockHolder{Kind: LockFlock})
+		}
+		if err != nil {
+			locks.Close()
+			return nil, err
+		}
+		locks = append(locks, f)
+	}
+	return locks, nil
+}
+
+// multiCloser closes each of its closers, last first.
+type multiCloser []io.Closer
+
+func (m multiCloser) Close() error {
+	var first error
+	for i := len(m) - 1; i >= 0; i-- {
+		if err := m[i].Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // Apply executes a job:
@@ -90,10 +132,7 @@ func (a *applier) lock() (io.Closer, error) {
 func Apply(job Job, o Options) (*Report, error) {
 	rep := &Report{Dir: job.Dir(), Kind: job.Kind(), Job: job}
 	a := newApplier(job, o, rep)
-	if err := a.run(false); err != nil {
-		return rep, err
-	}
-	return rep, a.check()
+	return rep, a.run(false)
 }
 
 // Resume finishes the interrupted edit whose journal is in dir, an edit of
@@ -102,23 +141,7 @@ func Resume(dir string, kind *Kind, o Options) (*Report, error) {
 	dir = filepath.Clean(dir)
 	rep := &Report{Dir: dir, Kind: kind}
 	a := &applier{kind: kind, dir: dir, logDir: segment.LogDirOf(dir), o: o, rep: rep}
-	if err := a.run(true); err != nil {
-		return rep, err
-	}
-	return rep, a.check()
-}
-
-// check runs the job's read-back check.
-func (a *applier) check() error {
-	if a.o.SkipVerify {
-		return nil
-	}
-	v, err := a.job.Check()
-	if err != nil {
-		return fmt.Errorf("verifying the %s: %w", a.kind.Noun, err)
-	}
-	a.rep.Verdict = v
-	return nil
+	return rep, a.run(true)
 }
 
 // decode rebuilds the job a journal records, refusing another tool's.
@@ -129,8 +152,15 @@ func decode(j *Journal, dir string, kinds ...*Kind) (Job, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := checkOps(j.Path(dir), job.Ops()); err != nil {
+			ops := job.Ops()
+			if err := checkOps(j.Path(dir), ops); err != nil {
 				return nil, err
+			}
+			// The appended bytes' hashes the journal's records give.
+			for i := range ops {
+				if h := j.appended[ops[i].Name]; h != "" && ops[i].Action == OpAppend {
+					ops[i].NewSHA256 = h
+				}
 			}
 			return job, nil
 		}
@@ -146,6 +176,7 @@ func (a *applier) run(resume bool) error {
 		return err
 	}
 	defer lk.Close()
+	defer a.closeJournal()
 	if resume {
 		return a.resume()
 	}
@@ -167,10 +198,7 @@ func (a *applier) fresh() error {
 		if err := a.step("mkdir"); err != nil {
 			return err
 		}
-		if err := os.Mkdir(a.dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return err
-		}
-		if err := syncDir(a.logDir); err != nil {
+		if err := a.makeDir(); err != nil {
 			return err
 		}
 	}
@@ -203,15 +231,14 @@ func (a *applier) start() error {
 	if err := a.checkSpace(bd); err != nil {
 		return err
 	}
-	plan, err := json.Marshal(a.job.Plan())
-	if err != nil {
+	if err := a.checkJournalSize(); err != nil {
 		return err
 	}
 	// The temporary file an older kseg's journal was being written
 	// through when it stopped: nothing changed then (see CheckLeftovers).
 	_ = os.Remove(filepath.Join(a.dir, LegacyJournalName+segment.TempSuffix))
 	a.j = &Journal{Version: journalVersion, Tool: a.kind.Tool, State: JournalPrepared,
-		Started: a.now().UTC().Format(time.RFC3339Nano), Dir: a.dir, BackupDir: bd, BackupDirCreated: created, Done: []string{}, Plan: plan}
+		Started: a.now().UTC().Format(time.RFC3339Nano), Dir: a.dir, BackupDir: bd, BackupDirCreated: created, Done: []string{}}
 	if err := a.saveJournal("journal:" + JournalPrepared); err != nil {
 		return err
 	}
@@ -237,12 +264,6 @@ func (a *applier) fromPrepared() error {
 	// Staging filled in the hashes of new contents with source ranges:
 	// the committing journal records them, for a rerun to tell old from
 	// new.
-	plan, err := json.Marshal(a.job.Plan())
-	if err != nil {
-		a.cleanup()
-		return err
-	}
-	a.j.Plan = plan
 	if err := a.saveJournal("journal:" + JournalCommitting); err != nil {
 		if !isFault(err) {
 			a.cleanup()
@@ -261,6 +282,7 @@ func (a *applier) fromPrepared() error {
 // seal hashes every file the plan touches: the old content (which must
 // still be what the plan saw) and the new one.
 func (a *applier) seal() error {
+	createMode := newFileMode(a.dir)
 	for i := range a.ops {
 		op := &a.ops[i]
 		path := a.path(op.Name)
@@ -275,9 +297,11 @@ func (a *applier) seal() error {
 		if like == path && !fi.Mode().IsRegular() {
 			return Refuse(RefuseNotRegular, path, "%s, not a regular file: kseg replaces only the regular files Kafka writes", modeName(fi.Mode()))
 		}
+		// A replaced file keeps its mode, owner and group; a created one
+		// takes the partition directory's owner and group (see owner.go).
 		op.Perm = uint32(fi.Mode().Perm())
 		if op.Action == OpCreate {
-			op.Perm = 0o644
+			op.Perm = createMode
 		}
 		op.UID, op.GID = fileOwner(fi)
 		if op.Action == OpCreate {
@@ -333,29 +357,38 @@ func (a *applier) seal() error {
 	return nil
 }
 
-// backupDir resolves and checks the backup directory.
+// backupDir resolves and checks the backup directory: Options.BackupDir,
+// else a new kseg-backup-<partition>-<time> folder in Options.BackupRoot
+// (the working directory when that is ""). It is refused inside the log
+// directory being edited and inside anything that is, or looks like, a
+// Kafka log directory or partition directory (refuseKafkaDir), and when it
+// already holds a file the backup would write.
 func (a *applier) backupDir() (string, error) {
 	bd := a.o.BackupDir
 	if bd == "" {
-		cwd, err := os.Getwd()
-		if err != nil {
-			return "", err
+		root := a.o.BackupRoot
+		if root == "" {
+			cwd, err := os.Getwd()
+			if err != nil {
+				return "", err
+			}
+			root = cwd
 		}
 		stamp := a.now().UTC().Format("20060102T150405.000Z")
-		bd = filepath.Join(cwd, fmt.Sprintf("kseg-backup-%s-%s", filepath.Base(a.dir), stamp))
+		bd = filepath.Join(root, fmt.Sprintf("kseg-backup-%s-%s", filepath.Base(a.dir), stamp))
 		for i := 2; ; i++ {
 			if _, err := os.Lstat(bd); errors.Is(err, os.ErrNotExist) {
 				break
 			}
-			bd = filepath.Join(cwd, fmt.Sprintf("kseg-backup-%s-%s-%d", filepath.Base(a.dir), stamp, i))
+			bd = filepath.Join(root, fmt.Sprintf("kseg-backup-%s-%s-%d", filepath.Base(a.dir), stamp, i))
 		}
 	}
 	bd, err := filepath.Abs(bd)
 	if err != nil {
 		return "", err
 	}
-	if within(bd, a.logDir) {
-		re := Refuse(RefuseBackupDir, bd, "inside the log directory %s: a broker refuses to start with a folder there that is not a partition", a.logDir)
+	if err := refuseKafkaDir(bd, a.logDir); err != nil {
+		re := err.(*RefusalError)
 		re.Remedy = RemedyBackupDir
 		return "", re
 	}
@@ -384,27 +417,17 @@ func (a *applier) backupNames() []string {
 	return names
 }
 
-// saveJournal writes the journal atomically: temp file, fsync, rename,
-// fsync the directory.
-func (a *applier) saveJournal(step string) error {
-	if err := a.step(step); err != nil {
-		return err
-	}
-	b, err := a.j.marshal()
-	if err != nil {
-		return err
-	}
-	return a.writeAtomic(a.journalPath(), append(b, '\n'), step)
-}
-
-// writeAtomic writes data to path through path.tmp. A leftover path.tmp
-// is kseg's own (the journal or the manifest), so it is replaced.
-func (a *applier) writeAtomic(path string, data []byte, step string) error {
+// writeAtomic writes path through path.tmp, with what write writes:
+// created with O_EXCL, given its mode (and, as root, the owner uid:gid:
+// -1 leaves kseg's), fsynced, renamed over path, the directory fsynced. A
+// leftover path.tmp is kseg's own (the journal or the manifest), so it is
+// replaced.
+func (a *applier) writeAtomic(path, step string, uid, gid int, write func(w io.Writer) error) error {
 	tmp := path + segment.TempSuffix
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o644)
 	if err != nil {
 		return err
 	}
@@ -415,7 +438,14 @@ func (a *applier) writeAtomic(path string, data []byte, step string) error {
 		}
 		return err
 	}
-	if _, err := a.writer(tmp, f).Write(data); err != nil {
+	if err := ownAs(f, 0o644, uid, gid); err != nil {
+		return fail(err)
+	}
+	bw := bufio.NewWriterSize(a.writer(tmp, f), journalBuffer)
+	if err := write(bw); err != nil {
+		return fail(err)
+	}
+	if err := bw.Flush(); err != nil {
 		return fail(err)
 	}
 	if err := a.step(step + ":tmp"); err != nil {
@@ -443,6 +473,11 @@ func (a *applier) prepare() error {
 	if err := a.step("backup-dir"); err != nil {
 		return err
 	}
+	// A backup holds a partition's data: the folders made to reach it
+	// (a state directory's kseg/backups) are private to this user.
+	if err := os.MkdirAll(filepath.Dir(bd), 0o700); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(bd, 0o755); err != nil {
 		return err
 	}
@@ -455,7 +490,7 @@ func (a *applier) prepare() error {
 	if err := a.step("backup-manifest"); err != nil {
 		return err
 	}
-	if err := a.writeManifest(); err != nil {
+	if err := a.writeManifest(false); err != nil {
 		return err
 	}
 	for i := range a.ops {
@@ -565,56 +600,6 @@ func (a *applier) backup(op *FileOp) error {
 	return syncDir(bd)
 }
 
-// manifest is the backup directory's description of itself, enough to
-// restore by hand.
-type manifest struct {
-	Version      int            `json:"version"`
-	Tool         string         `json:"tool"`
-	Created      string         `json:"created"`
-	PartitionDir string         `json:"partitionDir"`
-	Details      any            `json:"details,omitempty"`
-	Files        []manifestFile `json:"files"`
-	// CreatedDirs are the directories the edit created (a mirror's new
-	// partition directory): a manual restore removes them, once empty,
-	// after deleting the files listed with size -1.
-	CreatedDirs []string `json:"createdDirs,omitempty"`
-	Restore     string   `json:"restore"`
-}
-
-type manifestFile struct {
-	Name   string `json:"name"`
-	Action Action `json:"action"`
-	Size   int64  `json:"size"`             // size before (-1: created by the edit)
-	SHA256 string `json:"sha256,omitempty"` // content before; an append's: of its last fingerprintBytes bytes
-	// FingerprintBytes, for an append, is how many bytes before Size
-	// SHA256 covers; the backup holds no copy of the file, whose first
-	// Size bytes the append never writes: restoring it is truncating it
-	// to Size.
-	FingerprintBytes int64 `json:"fingerprintBytes,omitempty"`
-}
-
-func (a *applier) writeManifest() error {
-	m := manifest{Version: 1, Tool: a.kind.Tool, Created: a.j.Started, PartitionDir: a.dir, Details: a.job.ManifestDetails(),
-		Restore: fmt.Sprintf("With the broker stopped: copy every file listed with a size back into the partition directory, "+
-			"truncate every file listed with action append to its size (truncate -s SIZE: the %s only wrote after those bytes), "+
-			"delete every file listed with size -1 (created by the %s), then remove every directory listed in createdDirs. `%s --rollback` does this for an interrupted run.", a.kind.Noun, a.kind.Noun, a.kind.Tool)}
-	if a.job.CreatesDir() {
-		m.CreatedDirs = []string{a.dir}
-	}
-	for _, op := range a.ops {
-		mf := manifestFile{Name: op.Name, Action: op.Action, Size: op.OldSize, SHA256: op.OldSHA256}
-		if op.Action == OpAppend {
-			mf.FingerprintBytes = min(op.OldSize, FingerprintBytes)
-		}
-		m.Files = append(m.Files, mf)
-	}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	return a.writeAtomic(filepath.Join(a.j.BackupDir, BackupManifestName), append(b, '\n'), "backup-manifest")
-}
-
 // stage writes "keep bytes of src, then content, then the source ranges"
 // to name.kseg-new next to the target, with the target's mode and owner,
 // fsyncs it and reads it back once (checkStaged): its hash must be want,
@@ -636,6 +621,12 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 			os.Remove(staged)
 		}
 		return err
+	}
+	// The mode and owner before the first byte: a staged file that a
+	// crash leaves, and that a rerun renames into place, is already what
+	// the broker's user can open.
+	if err := ownAs(f, op.Perm, op.UID, op.GID); err != nil {
+		return fail(err)
 	}
 	w := a.writer(staged, f)
 	if keep > 0 {
@@ -679,14 +670,15 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 		prefixFrom = src
 	}
 	fi, _ := segment.ParseFileName(op.Name)
+	batches := fi.Kind == segment.KindLog && !op.Verbatim
 	var watch func(int64, []byte)
-	if sw, ok := a.job.(StageWatcher); ok && len(srcs) > 0 && fi.Kind == segment.KindLog {
+	if sw, ok := a.job.(StageWatcher); ok && len(srcs) > 0 && batches {
 		watch = sw.WatchStaged(op)
 	}
 	// A copy identified by its sources also records its batches' framing,
 	// seen as they verify: what identifies it if its sources go.
 	var fr *framing
-	if bySources(op) && fi.Kind == segment.KindLog {
+	if bySources(op) && batches {
 		fr = newFraming()
 		inner := watch
 		watch = func(pos int64, batch []byte) {
@@ -697,17 +689,13 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 		}
 	}
 	op.Staged = nil
-	sum, head, cerr := checkStaged(staged, prefixFrom, keep, false, bySources(op), content, srcs, fi.Kind == segment.KindLog, watch)
+	sum, head, cerr := checkStaged(staged, prefixFrom, keep, false, bySources(op), content, srcs, batches, watch)
 	if err := <-synced; err != nil {
 		return fail(err)
 	}
 	stagedAs, serr := f.Stat()
 	if err := f.Close(); err != nil {
 		os.Remove(staged)
-		return err
-	}
-	// Files kseg writes as root must stay writable by the broker's user.
-	if err := setOwner(staged, op.UID, op.GID); err != nil {
 		return err
 	}
 	if cerr != nil {
@@ -737,17 +725,25 @@ func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs
 }
 
 // commit renames each staged file over its target, or deletes the file,
-// and records each step in the journal. states, for a resumed run, says
-// which files an interrupted run already changed (nil: none).
+// or appends to it, and records each step in the journal (in batches:
+// flushRecords says why that is safe). states, for a resumed run, says
+// what each file is now (nil: every file is as before): a step the journal
+// records as done is skipped only when its file is its new content, so
+// that a file put back by hand since is changed again, not trusted to the
+// journal.
 func (a *applier) commit(states map[string]fileState) error {
+	done := make(map[string]bool, len(a.j.Done))
+	for _, name := range a.j.Done {
+		done[name] = true
+	}
 	for i := range a.ops {
 		op := &a.ops[i]
-		if slices.Contains(a.j.Done, op.Name) {
-			continue
-		}
 		st := stateOld
 		if states != nil {
 			st = states[op.Name]
+		}
+		if done[op.Name] && st == stateNew {
+			continue
 		}
 		switch {
 		case st == stateOther:
@@ -770,30 +766,48 @@ func (a *applier) commit(states map[string]fileState) error {
 			} else if err := os.Rename(a.staged(op.Name), a.path(op.Name)); err != nil {
 				return err
 			}
-			if err := syncDir(a.dir); err != nil {
-				return err
-			}
 		}
-		a.j.Done = append(a.j.Done, op.Name)
-		if op.Action == OpAppend {
-			// The appended bytes' hash, taken on the read-back, goes into
-			// the journal with the step: a rerun tells the finished
-			// append from a torn one by it.
-			plan, err := json.Marshal(a.job.Plan())
-			if err != nil {
-				return err
-			}
-			a.j.Plan = plan
+		if !done[op.Name] {
+			done[op.Name] = true
+			a.j.Done = append(a.j.Done, op.Name)
 		}
-		if err := a.saveJournal("journal:" + op.Name); err != nil {
+		if err := a.step("journal:" + op.Name); err != nil {
+			return err
+		}
+		if err := a.recordDone(op); err != nil {
 			return err
 		}
 	}
-	return nil
+	return a.flushRecords()
 }
 
-// finish removes the journal: the injection is complete.
+// finish reads the edit back (Job.Check, unless Options.SkipVerify),
+// records the result in the backup's manifest and removes the journal:
+// the edit is complete. A read-back that fails (or cannot be made) keeps
+// the journal, so that the edit can still be rolled back; the run
+// returns the verdict (or the error).
 func (a *applier) finish() error {
+	a.closeJournal()
+	if !a.o.SkipVerify {
+		v, err := a.job.Check()
+		if err != nil {
+			return fmt.Errorf("verifying the %s (its journal %s is kept: roll it back, or rerun it once the cause is removed): %w", a.kind.Noun, a.journalPath(), err)
+		}
+		a.rep.Verdict = v
+		if !v.OK() {
+			a.rep.JournalKept = true
+			return nil
+		}
+	}
+	if err := a.recordResult(); err != nil {
+		if !isFault(err) {
+			// A failure, not a crash (a full disk): the edit is undone
+			// like one in the commit, rather than left complete with a
+			// backup that cannot say what it left.
+			return a.undo(err)
+		}
+		return err
+	}
 	if err := a.step("journal:remove"); err != nil {
 		return err
 	}
@@ -879,6 +893,13 @@ func (a *applier) resume() error {
 				}
 			}
 		}
+		// The header again, with the steps recorded so far: the records
+		// this run appends then follow a whole line (a crash may have cut
+		// the last one short), in a file that is this journal's alone
+		// (never appended to through a second hard link).
+		if err := a.saveJournal("journal:" + JournalCommitting); err != nil {
+			return err
+		}
 		if err := a.commit(states); err != nil {
 			if !isFault(err) {
 				return a.undo(err)
@@ -919,32 +940,26 @@ func (a *applier) ensureStaged(op *FileOp) error {
 func Rollback(dir string, o Options, kinds ...*Kind) (*Report, error) {
 	dir = RealPath(dir)
 	rep := &Report{Dir: dir, RolledBack: true, Resumed: true}
-	// The lock before the journal: a journal read without it may be
-	// finished by another kseg run meanwhile, and restoring the backup
-	// then would undo an edit that completed and verified.
+	// The journal is checked before the lock, so that a refusal changes
+	// nothing at all (taking the lock may create .lock, and removing it
+	// again still touches the log directory); then again under the lock:
+	// a journal read without it may be finished by another kseg run
+	// meanwhile, and restoring the backup then would undo an edit that
+	// completed and verified.
+	if _, _, err := readForRollback(dir, o, rep, kinds); err != nil {
+		return nil, err
+	}
 	pre := &applier{dir: dir, logDir: segment.LogDirOf(dir), o: o, rep: rep}
 	lk, err := pre.lock()
 	if err != nil {
 		return rep, err
 	}
 	defer lk.Close()
-	j, err := ReadJournal(dir)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no interrupted operation to roll back (no %s)", dir, JournalName)
-		}
-		return nil, err
-	}
-	job, err := decode(j, dir, kinds...)
+	a, j, err := readForRollback(dir, o, rep, kinds)
 	if err != nil {
 		return nil, err
 	}
-	rep.Kind, rep.Job, rep.ResumedFrom, rep.BackupDir = job.Kind(), job, j.State, j.BackupDir
-	a := newApplier(job, o, rep)
-	a.j = j
-	if err := a.checkBackup(); err != nil {
-		return rep, err
-	}
+	rep.Kind, rep.Job, rep.ResumedFrom, rep.BackupDir = a.job.Kind(), a.job, j.State, j.BackupDir
 	if err := a.restore(); err != nil {
 		return rep, err
 	}
@@ -963,48 +978,113 @@ func Rollback(dir string, o Options, kinds ...*Kind) (*Report, error) {
 	return rep, nil
 }
 
+// readForRollback reads dir's journal for a rollback by one of kinds,
+// with every check made before anything is touched.
+func readForRollback(dir string, o Options, rep *Report, kinds []*Kind) (*applier, *Journal, error) {
+	j, err := ReadJournal(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil, fmt.Errorf("%s: no interrupted operation to roll back (no %s)", dir, JournalName)
+		}
+		return nil, nil, err
+	}
+	job, err := decode(j, dir, kinds...)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := newApplier(job, o, rep)
+	a.j = j
+	if err := a.checkBackup(); err != nil {
+		return nil, nil, err
+	}
+	return a, j, nil
+}
+
 // restore puts every file of the partition back as it was before the edit,
 // last operation first: a changed or deleted file from its backup, a
-// created file removed.
+// created file removed, an append truncated. Every file is checked first
+// (classify, and that its backup is there): when one is neither its
+// content before the edit nor after it, or its backup is missing, nothing
+// is restored and the refusal names every such file, so that a refusal
+// changes nothing.
 func (a *applier) restore() error {
-	for i := len(a.ops) - 1; i >= 0; i-- {
+	states := make([]fileState, len(a.ops))
+	var bad []string
+	for i := range a.ops {
 		op := &a.ops[i]
 		st, err := classify(a.dir, op)
 		if err != nil {
 			return err
 		}
-		switch {
-		case st == stateOld:
+		states[i] = st
+		if st == stateOther {
+			bad = append(bad, op.Name)
 			continue
-		case st == stateOther:
-			return Refuse(RefuseJournalMismatch, a.path(op.Name), "neither the content before the %s nor after it; restore it from %s by hand", a.kind.Noun, a.j.BackupDir)
+		}
+		if st != stateOld && (op.Action == OpReplace || op.Action == OpDelete) {
+			if fi, err := os.Lstat(filepath.Join(a.j.BackupDir, op.Name)); err != nil || !fi.Mode().IsRegular() || fi.Size() != op.OldSize {
+				return Refuse(RefuseBackupDir, filepath.Join(a.j.BackupDir, op.Name), "the backup of %s is missing or not %d bytes; nothing was restored", op.Name, op.OldSize)
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return Refuse(RefuseJournalMismatch, a.path(bad[0]), "%s neither the content before the %s nor after it; nothing was restored: put %s back from %s by hand (or as it was after the %s), then roll back again",
+			namesAre(bad), a.kind.Noun, pronoun(bad), a.j.BackupDir, a.kind.Noun)
+	}
+	for i := len(a.ops) - 1; i >= 0; i-- {
+		op := &a.ops[i]
+		if states[i] == stateOld {
+			continue
 		}
 		if err := a.step("rollback:" + op.Name); err != nil {
 			return err
 		}
-		switch op.Action {
-		case OpCreate:
-			if err := os.Remove(a.path(op.Name)); err != nil {
-				return err
-			}
-		case OpAppend:
-			// The first OldSize bytes were never written: truncating
-			// gives them back (the fingerprint was checked by classify).
-			if err := truncateBack(a.path(op.Name), op.OldSize); err != nil {
-				return fmt.Errorf("truncating %s back to %d bytes: %w", op.Name, op.OldSize, err)
-			}
-		default:
-			bk := filepath.Join(a.j.BackupDir, op.Name)
-			if err := a.stage(op, bk, op.OldSize, nil, nil, op.OldSHA256, "rollback:"+op.Name); err != nil {
-				return fmt.Errorf("restoring %s from %s: %w", op.Name, bk, err)
-			}
-			if err := os.Rename(a.staged(op.Name), a.path(op.Name)); err != nil {
-				return err
-			}
+		if err := a.restoreOne(op); err != nil {
+			return err
 		}
 		if err := syncDir(a.dir); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// restoreOne puts op's file back as it was before the edit.
+func (a *applier) restoreOne(op *FileOp) error {
+	switch op.Action {
+	case OpCreate:
+		if err := os.Remove(a.path(op.Name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	case OpAppend:
+		// The first OldSize bytes were never written: truncating gives
+		// them back (the fingerprint was checked by classify).
+		if err := a.truncateBack(op); err != nil {
+			return fmt.Errorf("truncating %s back to %d bytes: %w", op.Name, op.OldSize, err)
+		}
+	default:
+		bk := filepath.Join(a.j.BackupDir, op.Name)
+		if err := a.stage(op, bk, op.OldSize, nil, nil, op.OldSHA256, "rollback:"+op.Name); err != nil {
+			return fmt.Errorf("restoring %s from %s: %w", op.Name, bk, err)
+		}
+		if err := os.Rename(a.staged(op.Name), a.path(op.Name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// namesAre is "NAME is" or "NAME1, NAME2 are".
+func namesAre(names []string) string {
+	if len(names) == 1 {
+		return names[0] + " is"
+	}
+	return strings.Join(names, ", ") + " are"
+}
+
+func pronoun(names []string) string {
+	if len(names) == 1 {
+		return "it"
+	}
+	return "them"
 }

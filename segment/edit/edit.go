@@ -113,11 +113,17 @@ type Kind struct {
 type Options struct {
 	// BackupDir receives a copy of every file that changes or goes, and a
 	// manifest (BackupManifestName). "" creates a new timestamped folder
-	// in the current working directory. It must not be inside the log
-	// directory: a broker refuses to start when its log directory holds a
-	// folder that is not a topic-partition. Ignored when resuming (the
+	// in BackupRoot. It must not be inside the log directory, nor inside
+	// any other directory that is or looks like a Kafka log directory or
+	// partition: a broker refuses to start when its log directory holds a
+	// folder that is not a topic-partition, and another partition would
+	// show the backup's segments as its own. Ignored when resuming (the
 	// journal names the backup of the interrupted run).
 	BackupDir string
+	// BackupRoot is where a new backup folder is made when BackupDir is
+	// "" (kseg's CLI: $XDG_STATE_HOME/kseg/backups); "" is the working
+	// directory.
+	BackupRoot string
 	// FaultAt, when set, is called before every step with the step's name
 	// (see Report.Steps). A non-nil result stops the run right there, as a
 	// crash would: nothing is cleaned up, and a rerun must finish or roll
@@ -162,6 +168,9 @@ type Report struct {
 	Steps []string
 	// Verdict is the read-back check's, nil when skipped.
 	Verdict Verdict
+	// JournalKept: the read-back check failed, and the journal is kept,
+	// so that the edit can still be rolled back.
+	JournalKept bool
 }
 
 // FaultError is returned when Options.FaultAt stopped the run.
@@ -213,6 +222,13 @@ const (
 	// RefuseNotRegular: a file the edit reads or replaces is not a regular
 	// file (a FIFO, socket, device or symbolic link).
 	RefuseNotRegular Reason = "not-regular"
+	// RefuseTooLarge: the edit's journal would be larger than kseg reads
+	// back after a crash.
+	RefuseTooLarge Reason = "too-large"
+	// RefuseBadBackup: a backup's manifest kseg cannot have written (a
+	// file that is not a Kafka file of a partition, impossible sizes): it
+	// is untrusted input, and nothing it names is touched.
+	RefuseBadBackup Reason = "bad-backup"
 )
 
 // ErrRefused is the class of every *RefusalError (errors.Is).
@@ -232,6 +248,8 @@ const (
 	RemedyRollback
 	// RemedyTruncateMode: inject in truncate mode (barrier.ModeTruncate).
 	RemedyTruncateMode
+	// RemedyForce: force it (RestoreOptions.Force).
+	RemedyForce
 )
 
 // RefusalError is a typed refusal: kseg would not act.

@@ -50,9 +50,14 @@ type FileOp struct {
 	Content    []byte `json:"content,omitempty"`
 	// Sources follow Content in the new content (a mirror's copied
 	// batches).
-	Sources   []SourceRange `json:"sources,omitempty"`
-	OldSHA256 string        `json:"oldSha256,omitempty"`
-	NewSHA256 string        `json:"newSha256,omitempty"`
+	Sources []SourceRange `json:"sources,omitempty"`
+	// Verbatim: the Sources of a .log are copied as bytes, not as record
+	// batches, whose CRCs the staging read-back would otherwise check: a
+	// restore puts back what a file held before an edit, damaged or not
+	// (a repair's backup holds the batch that failed its CRC).
+	Verbatim  bool   `json:"verbatim,omitempty"`
+	OldSHA256 string `json:"oldSha256,omitempty"`
+	NewSHA256 string `json:"newSha256,omitempty"`
 	// NewFraming, for a created copy identified by its sources
 	// (bySources), is the SHA-256 of its batches' framing as its staging
 	// read-back verified them (framingOf): what identifies the committed

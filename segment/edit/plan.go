@@ -78,32 +78,36 @@ func CheckPartitionDir(dir string, metadataWhy string) (segment.PartitionDirName
 
 // CheckNoBroker refuses when another process holds the log directory's
 // .lock: a running broker (LogManager locks every log dir with
-// FileChannel.tryLock), or another kseg run.
+// FileChannel.tryLock), another kseg run, or a process holding an flock(2)
+// lock on it; and a .lock that is a symbolic link or not a regular file.
 func CheckNoBroker(logDir string) error {
 	lockPath := filepath.Join(logDir, segment.LockName)
-	pid, held, err := BrokerLock(lockPath)
+	h, held, err := BrokerLock(lockPath)
 	if err != nil {
+		if errors.Is(err, ErrRefused) {
+			return err
+		}
 		return fmt.Errorf("checking %s: %w", lockPath, err)
 	}
-	switch {
-	case held && pid <= 0:
-		// F_OFD_GETLK reports -1 for an open-file-description lock: the
-		// kind kseg takes on Linux (a JVM takes a classic one, with its
-		// pid).
-		return Refuse(RefuseLocked, lockPath, "another kseg run (or a process using open-file-description locks) holds the log directory lock; wait for it to finish")
-	case held:
-		return Refuse(RefuseLocked, lockPath, "process %d holds the log directory lock: a broker is running on it; stop it first", pid)
+	if held {
+		return refuseHeld(lockPath, h)
 	}
 	return nil
 }
 
 // CheckWritable refuses when a broker holds logDir (CheckNoBroker), or
-// when probe (the partition directory, or the log directory it is to be
+// the log directory of another path the partition directory probe is
+// mounted at (a bind mount, dirAliases), or when probe (the partition directory, or the log directory it is to be
 // created in) is not writable. check replaces the read-only probe
 // (Writable) in tests; nil uses it.
 func CheckWritable(logDir, probe string, check func(dir string) (bool, string, error)) error {
 	if err := CheckNoBroker(logDir); err != nil {
 		return err
+	}
+	if probe != logDir {
+		if err := checkAliases(probe); err != nil {
+			return err
+		}
 	}
 	if check == nil {
 		check = Writable
@@ -112,6 +116,21 @@ func CheckWritable(logDir, probe string, check func(dir string) (bool, string, e
 		return err
 	} else if !ok {
 		return Refuse(RefuseReadOnly, probe, "%s", why)
+	}
+	return nil
+}
+
+// checkAliases refuses when a broker holds the log directory of another
+// path at which the partition directory dir is mounted.
+func checkAliases(dir string) error {
+	for _, alias := range dirAliases(dir) {
+		if err := CheckNoBroker(filepath.Dir(alias)); err != nil {
+			var re *RefusalError
+			if errors.As(err, &re) && re.Reason == RefuseLocked {
+				return Refuse(RefuseLocked, re.Path, "%s is also mounted at %s (a bind mount), whose log directory's lock is held: %s", dir, alias, re.Detail)
+			}
+			return err
+		}
 	}
 	return nil
 }

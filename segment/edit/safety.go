@@ -273,8 +273,8 @@ func (a *applier) checkBackup() error {
 	if bd == "" || !filepath.IsAbs(bd) || filepath.Clean(bd) != bd {
 		return Refuse(RefuseJournal, jp, "backup directory %q is not a clean absolute path; nothing was touched", bd)
 	}
-	if within(bd, a.logDir) {
-		return Refuse(RefuseJournal, jp, "backup directory %s is inside the log directory %s; nothing was touched", bd, a.logDir)
+	if err := refuseKafkaDir(bd, a.logDir); err != nil {
+		return Refuse(RefuseJournal, jp, "backup directory %s: %s; nothing was touched", bd, err.(*RefusalError).Detail)
 	}
 	b, err := os.ReadFile(filepath.Join(bd, BackupManifestName))
 	switch {

@@ -24,6 +24,7 @@ const (
 	InvalidMarker
 	CorruptLog
 	SegmentUnreachable
+	SegmentOverlap
 
 	// Indexes (dump --verify-index --index-sanity-check, repair).
 	IndexMismatch
@@ -144,6 +145,8 @@ var registry = [numKinds]struct {
 	InvalidMarker:         {"invalid-marker", Error},
 	CorruptLog:            {"corrupt-log", Error},
 	SegmentUnreachable:    {"segment-unreachable", Info},
+	// A segment's offsets run into the next segment's (segment.Overlap).
+	SegmentOverlap: {"segment-overlap", Error},
 
 	IndexMismatch:        {"index-mismatch", Error},
 	TimeIndexMismatch:    {"timeindex-mismatch", Error},

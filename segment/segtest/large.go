@@ -99,26 +99,47 @@ func LogDir(dir string, n int, size int64, opts LargeOptions) error {
 		return err
 	}
 	for i := range n {
-		p, err := g.open(filepath.Join(dir, fmt.Sprintf("bench-%d", i)), partitionOpts{
-			segmentBytes: max(size/2, 1<<20), indexInterval: 4096, topic: byte(1 + i%200), snapshots: true, noSync: true})
-		if err != nil {
-			return err
-		}
-		lg := pool.fork(opts.Seed + uint64(i) + 1)
-		lg.stats.NextOffset = p.next
-		err = lg.run(size, func(b []byte) error {
-			p.raw(b)
-			return p.err
-		})
-		if err != nil {
-			_ = p.app.Close()
-			return err
-		}
-		if err := p.close(); err != nil {
+		if err := writePartition(g, pool, filepath.Join(dir, fmt.Sprintf("bench-%d", i)), size, max(size/2, 1<<20), byte(1+i%200), opts.Seed+uint64(i)+1); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Partition writes one partition directory, dir, of about size bytes of
+// LargeSegment content appended the way a broker appends it, rolling a
+// segment whenever the next batch would take it beyond segmentBytes: a
+// partition of many segments (each with its indexes, a producer snapshot
+// at every roll) such as a mirror into many destination segments writes.
+// 100 KiB records are left out, so that a segment holds several batches.
+func Partition(dir string, size, segmentBytes int64, opts LargeOptions) error {
+	o := opts
+	o.NoLarge = true
+	pool, err := newLargeGen(o)
+	if err != nil {
+		return err
+	}
+	return writePartition(&gen{}, pool, dir, size, segmentBytes, 1, opts.Seed+1)
+}
+
+// writePartition appends about size bytes of the pool's batches (forked
+// with seed) to a new partition directory dir, as LogDir describes.
+func writePartition(g *gen, pool *largeGen, dir string, size, segmentBytes int64, topic byte, seed uint64) error {
+	p, err := g.open(dir, partitionOpts{segmentBytes: segmentBytes, indexInterval: 4096, topic: topic, snapshots: true, noSync: true})
+	if err != nil {
+		return err
+	}
+	lg := pool.fork(seed)
+	lg.stats.NextOffset = p.next
+	err = lg.run(size, func(b []byte) error {
+		p.raw(b)
+		return p.err
+	})
+	if err != nil {
+		_ = p.app.Close()
+		return err
+	}
+	return p.close()
 }
 
 type largeKind int

@@ -127,6 +127,15 @@ type partition struct {
 	snapshots bool
 	lastSnap  int64
 	err       error
+	// noEndSnapshot: close writes no snapshot at the log end (a crash).
+	noEndSnapshot bool
+	// lastMarker is the offset of the last transaction marker appended.
+	lastMarker int64
+	// chunk > 1: batches go to the log a chunk of that many at a time, as
+	// a follower appends what it fetched (Appender.AppendChunk); pending
+	// are those not appended yet.
+	chunk   int
+	pending [][]byte
 }
 
 type partitionOpts struct {
@@ -193,21 +202,46 @@ func (p *partition) raw(raw []byte) {
 		p.err = err
 		return
 	}
-	if err := p.app.Append(raw); err != nil {
-		p.err = err
-		return
-	}
 	p.next = b.LastOffset() + 1
-	if b.IsLegacy() {
+	p.pending = append(p.pending, raw)
+	if len(p.pending) >= p.chunk {
+		p.flush()
+	}
+}
+
+// flush appends the pending batches (a leader's one, a follower's chunk),
+// then follows their producer state and writes the .txnindex entries
+// their ABORT markers complete: the state a roll's snapshot takes is the
+// one before the chunk.
+func (p *partition) flush() {
+	if p.err != nil || len(p.pending) == 0 {
 		return
 	}
-	aborted, err := p.track.apply(&b)
-	if err != nil {
+	chunk := p.pending
+	p.pending = nil
+	if err := p.app.AppendChunk(chunk); err != nil {
 		p.err = err
 		return
 	}
-	if aborted != nil {
-		p.err = p.app.AppendAbortedTxn(*aborted)
+	for _, raw := range chunk {
+		b, err := decode.ParseBatch(raw)
+		if err != nil {
+			p.err = err
+			return
+		}
+		if b.IsLegacy() {
+			continue
+		}
+		aborted, err := p.track.apply(&b)
+		if err != nil {
+			p.err = err
+			return
+		}
+		if aborted != nil {
+			if p.err = p.app.AppendAbortedTxn(*aborted); p.err != nil {
+				return
+			}
+		}
 	}
 }
 
@@ -241,11 +275,12 @@ func (p *partition) legacy(m decode.LegacySpec) {
 // close finishes the log: the clean-shutdown producer snapshot at the log
 // end offset (UnifiedLog.close), then the Appender's Close.
 func (p *partition) close() error {
+	p.flush()
 	if p.err != nil {
 		_ = p.app.Close()
 		return p.err
 	}
-	if p.snapshots {
+	if p.snapshots && !p.noEndSnapshot {
 		if err := p.snapshot(p.next); err != nil {
 			return err
 		}
@@ -272,6 +307,11 @@ type tracker struct {
 	order   []int64 // first-insertion order, which HashMap iteration keeps within a bucket
 	ongoing []ongoingTxn
 	dec     decode.Decoder
+	// expireMs, when positive, is producer.id.expiration.ms: the broker's
+	// periodic check (every 10 minutes of the clock, the batches' highest
+	// maxTimestamp, as kseg's log clock) removes producers idle that long.
+	expireMs         int64
+	clock, lastCheck int64
 }
 
 type ongoingTxn struct {
@@ -304,6 +344,7 @@ func setEpoch(e *segment.SnapshotEntry, epoch int16) {
 // apply updates the state with one v2 batch and returns the aborted
 // transaction it completes, if any.
 func (t *tracker) apply(b *decode.Batch) (*segment.AbortedTxn, error) {
+	t.advance(b.MaxTimestamp)
 	if !b.HasProducerID() {
 		// KIP-1279: a MIRROR_PID_RESET barrier drops every producer entry,
 		// so snapshots taken after it (control-0's) hold none from before.
@@ -381,6 +422,32 @@ func (t *tracker) apply(b *decode.Batch) (*segment.AbortedTxn, error) {
 	e.CurrentTxnFirstOffset = -1
 	e.Timestamp = ts
 	return aborted, nil
+}
+
+// advance moves the clock to ts and runs the periodic expiry check
+// (ProducerStateManager.removeExpiredProducers) when the check interval
+// has passed since the last one.
+func (t *tracker) advance(ts int64) {
+	if t.expireMs <= 0 || ts < 0 {
+		return
+	}
+	if t.clock == 0 {
+		t.clock, t.lastCheck = ts, ts
+		return
+	}
+	t.clock = max(t.clock, ts)
+	if t.clock-t.lastCheck < 600_000 {
+		return
+	}
+	t.lastCheck = t.clock
+	t.order = slices.DeleteFunc(t.order, func(pid int64) bool {
+		e := t.entries[pid]
+		if e.CurrentTxnFirstOffset < 0 && t.clock-e.Timestamp >= t.expireMs {
+			delete(t.entries, pid)
+			return true
+		}
+		return false
+	})
 }
 
 // snapshot returns every entry in the order a java.util.HashMap<Long, …>

@@ -13,9 +13,8 @@
 #   -r RETRIES  disturbed runs measure repeats per command (default 10;
 #               0 on a busy development machine, where every run is)
 #   -t ONLY   only these groups of targets, comma-separated: dump, index,
-#               deep, scaling, replay, mirror, chain, digest, mm2, logdir,
-#               mixed,
-#               progress, rss (default: all)
+#               deep, scaling, replay, mirror, mirrorsegs, chain, digest, mm2,
+#               logdir, mixed, check, progress, rss (default: all)
 #   -k KSEG     time this kseg binary instead of one built from the tree (to
 #               compare builds: the floors are built from the tree either way)
 #
@@ -109,6 +108,8 @@ logdir() { # logdir NAME N SIZE: a log directory of N partitions
 }
 
 echo "== data ($DATA)"
+# The main data, unless only the mirrorsegs group (its own data) is asked.
+if [ "$ONLY" != mirrorsegs ]; then
 gen mixed "$SIZE"
 MIXED=$DATA/mixed/bench-0
 SEG=$MIXED/00000000000000000000.log
@@ -167,6 +168,7 @@ CATSMALL="find '$MIXLOG' -path '$MIXBIG' -prune -o -type f -exec cat {} +"
 # does.
 warm() { find "$@" -type f -exec cat {} + > /dev/null; }
 warm "$MIXED" "$MIRROR" "$P99" "$DATA/compressed" "$LOGDIR" "$MIXLOG"
+fi
 
 ROWS=()
 FAILED=0
@@ -276,6 +278,26 @@ if want mirror; then
   cmp_row "mirror of the last 1 % / full mirror" "<=0.1" "${OUT[2]}" "${OUT[0]}"
   rm -rf "$D" "$D.bk"
 fi
+if want mirrorsegs; then
+  # Issue 29: a mirror into many destination segments, rolling where the
+  # source did (10,000 segments of 16 KiB, 2,000 with -q), against copying
+  # the files that mirror writes (a mirror made once, untimed) with cp -r
+  # and an fsync of every file and of the directory, as a mirror must.
+  NSEGS=10000
+  [ $QUICK = 1 ] && NSEGS=2000
+  gen segs "$((NSEGS * 12))KiB" -segment-bytes 16KiB -codecs zstd
+  SEGSRC=$DATA/segs/bench-0
+  mirrorof segsmirror "$SEGSRC" --segment-bytes 16384
+  SEGMIRROR=$DATA/segsmirror/bench-0
+  D=$SCRATCH/dsegs
+  timed "$RUNS" - - -- \
+    @setup "rm -rf '$D' '$D.bk' && mkdir '$D'" \
+    "$K" mirror --segment-bytes 16384 --backup-dir "$D.bk" "$SEGSRC" "$D/bench-0" :: \
+    @setup "rm -rf '$D' && mkdir '$D'" \
+    sh -c "cp -r '$SEGMIRROR' '$D/' && find '$D/bench-0' -type f -exec sync {} + && sync '$D/bench-0'"
+  cmp_row "mirror into 10,000 destination segments (-q: 2,000) / cp -r + fsync per file" "<=2" "${OUT[0]}" "${OUT[1]}"
+  rm -rf "$D" "$D.bk"
+fi
 if want chain; then
   pair "verify-chain A B (B a full mirror) / crcfloor A B" "<=1.5" "verify-chain|$SIZE" -- \
     "$K" verify-chain "$MIXED" "$MIRROR" :: "$BIN/crcfloor" "$MIXED" "$MIRROR"
@@ -331,6 +353,35 @@ if want mixed; then
   pair "replay-psm LOGDIR (1 big + 999 small) / replay big + cat small" "<=1.2" "replay-psm|1 big + 999 small" -- \
     "$K" replay-psm -o json "$MIXLOG" :: sh -c "'$K' replay-psm -o json '$MIXBIG'; $CATSMALL"
 fi
+if want check; then
+  # Issue 22: kseg check reads each partition once for every check, so
+  # over ../shared/fixtures/real it costs about what dump --verify-index
+  # alone costs (given every partition of the tree: dump does not walk
+  # trees); and its cost per partition stays flat from 500 partitions to
+  # 5,000 (two log directories made by gen -partitions).
+  REAL=../shared/fixtures/real
+  if [ -d "$REAL" ]; then
+    warm "$REAL"
+    # The partition directories: those holding a segment file, a snapshot,
+    # leader-epoch-checkpoint or partition.metadata.
+    mapfile -t REALPARTS < <(find "$REAL" -type f \( -name '*.log' -o -name '*.index' -o -name '*.timeindex' -o -name '*.snapshot' \
+      -o -name leader-epoch-checkpoint -o -name partition.metadata \) -printf '%h\n' | sort -u | grep -E -- '-[0-9]+$')
+    pair "check REAL / dump --verify-index REAL (every partition)" "<=1.1" "check|real" -- \
+      "$K" check -q "$REAL" :: "$K" dump --verify-index "${REALPARTS[@]}"
+  else
+    row "check REAL / dump --verify-index REAL (every partition)" "$REAL absent" "-" "-" "-" "<=1.1" SKIP
+  fi
+  logdir check500 500 4KiB
+  logdir check5000 5000 4KiB
+  warm "$DATA/check500" "$DATA/check5000"
+  timed "$RUNS" "check|5000 partitions" - "check|500 partitions" -- \
+    "$K" check -q "$DATA/check5000" :: "$K" dump --verify-index -o json "$DATA/check5000" :: "$K" check -q "$DATA/check500"
+  # Per partition: the time of 5,000 over ten times the time of 500.
+  per=$(awk -v a="$(cut -d' ' -f1 <<<"${OUT[0]}")" -v b="$(cut -d' ' -f1 <<<"${OUT[2]}")" 'BEGIN{printf "%.2f", (b > 0 ? a/(10*b) : 0)}')
+  percpu=$(awk -v a="$(cut -d' ' -f6 <<<"${OUT[0]}")" -v b="$(cut -d' ' -f6 <<<"${OUT[2]}")" 'BEGIN{printf "%.2f", (b > 0 ? a/(10*b) : 0)}')
+  row "check per partition: 5000 partitions / 500" "$(spread "${OUT[0]}")" "$(spread "${OUT[2]}") ×10" "$per" "$percpu" "<=1.2" "$(judge "$per" "<=1.2")"
+  cmp_row "  check 5000 partitions / dump --verify-index 5000 partitions" "-" "${OUT[0]}" "${OUT[1]}"
+fi
 # progress_row NAME "CMD": CMD with stderr on a pty (the progress line
 # drawn from the start) against the same with stderr on a pipe; more runs,
 # and the 4 GiB segment unless -q, as the difference sought is small.
@@ -339,8 +390,8 @@ progress_row() {
     KSEG_PROGRESS_DELAY=0 "$BIN/ptyrun" -tty -- "$K" $2 :: KSEG_PROGRESS_DELAY=0 "$BIN/ptyrun" -- "$K" $2
   cmp_row "progress line on a terminal: $1 / no terminal" "<=1.02" "${OUT[0]}" "${OUT[1]}"
 }
-PSEG=$SEG PDIR=$MIXED
-if [ $QUICK = 0 ]; then PSEG=$BIG/00000000000000000000.log PDIR=$BIG; fi
+PSEG=${SEG:-} PDIR=${MIXED:-}
+if [ $QUICK = 0 ]; then PSEG=${BIG:-}/00000000000000000000.log PDIR=${BIG:-}; fi
 if want progress; then
   [ $QUICK = 1 ] || warm "$BIG"
   progress_row dump "dump -o json $PSEG"
@@ -401,6 +452,8 @@ if want rss; then
   rss_row "1000 partitions"
   rss_row "1 big + 999 small"
 fi
+# kseg check's, whatever groups ran (rss_row says nothing without it).
+rss_row "5000 partitions"
 
 echo
 printf '%-66s | %-32s | %-32s | %-5s | %-5s | %-7s | %s\n' target measured floor ratio cpu goal result
@@ -409,11 +462,11 @@ for r in "${ROWS[@]}"; do
   IFS='|' read -r t m b ra c g ok <<<"$r"
   printf '%-66s | %-32s | %-32s | %-5s | %-5s | %-7s | %s\n' "$t" "$m" "$b" "$ra" "$c" "$g" "$ok"
 done
-if [ ${#RSS[@]} -gt 0 ] 2>/dev/null; then
+if [ -n "${RSS[*]+x}" ] && [ ${#RSS[@]} -gt 0 ] 2>/dev/null; then
   # The peak RSS of every command: commands down, sizes across.
   mapfile -t cmds < <(for k in "${!RSS[@]}"; do echo "${k%%|*}"; done | sort -u)
   cols=()
-  for s in "$SIZE" "4 GiB" "512 MiB" "100 GiB digests" "1000 partitions" "1 big + 999 small"; do
+  for s in "$SIZE" "4 GiB" "512 MiB" "100 GiB digests" "1000 partitions" "1 big + 999 small" "5000 partitions" "500 partitions" "real"; do
     for k in "${!RSS[@]}"; do [ "${k#*|}" = "$s" ] && { cols+=("$s"); break; }; done
   done
   echo

@@ -8,6 +8,13 @@
 //	go run ./testdata/bench/gen -partitions 1000 -size 64KiB -out DIR
 //	    writes DIR as a log directory of 1000 partitions of about -size bytes each,
 //	    appended as a broker appends (segments, indexes, snapshots, checkpoints)
+//	go run ./testdata/bench/gen -size 160MiB -segment-bytes 16KiB -out DIR
+//	    writes DIR/bench-0 as one partition of about -size bytes appended as a
+//	    broker appends, rolling a segment at -segment-bytes (about 10,000 here):
+//	    the source of a mirror into many destination segments
+//	go run ./testdata/bench/gen -producers 1000000 -out DIR
+//	    writes DIR/bench-0/00000000000000000000.log: one batch of one record from
+//	    each of that many idempotent producers (a million: 69 MB)
 //	go run ./testdata/bench/gen -mm2-replica SRC -out DIR
 //	    writes DIR/A.<topic>-<partition>, a MirrorMaker 2 replica of the partition
 //	    SRC, as MirrorSourceTask writes one (barrier/mm2/mm2test), and its offset
@@ -17,6 +24,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"flag"
 	"fmt"
@@ -45,6 +53,8 @@ func run() error {
 	codecsFlag := flag.String("codecs", "mixed", "mixed, none, gzip, snappy, lz4, zstd, or a comma-separated list")
 	seed := flag.Uint64("seed", 1, "content seed")
 	partitions := flag.Int("partitions", 0, "write a log directory of this many partitions instead of one large segment")
+	producers := flag.Int("producers", 0, "write one segment holding one batch from each of this many idempotent producers instead")
+	segBytesFlag := flag.String("segment-bytes", "", "write one partition rolling segments at this size (N, NKiB, NMiB) instead of one large segment")
 	replicaOf := flag.String("mm2-replica", "", "write an MM2 replica of this partition directory instead")
 	flag.Parse()
 	if *out == "" {
@@ -68,6 +78,22 @@ func run() error {
 		}
 	}
 	start := time.Now()
+	if *producers > 0 {
+		return writeProducers(filepath.Join(*out, "bench-0"), *producers, start)
+	}
+	if *segBytesFlag != "" {
+		segBytes, err := parseSize(*segBytesFlag)
+		if err != nil {
+			return err
+		}
+		dir := filepath.Join(*out, "bench-0")
+		if err := segtest.Partition(dir, size, segBytes, opts); err != nil {
+			return err
+		}
+		logs, _ := filepath.Glob(filepath.Join(dir, "*"+segment.LogSuffix))
+		fmt.Printf("%s: about %d bytes in %d segments of at most %d bytes in %s\n", dir, size, len(logs), segBytes, time.Since(start).Round(time.Millisecond))
+		return nil
+	}
 	if *partitions > 0 {
 		if err := segtest.LogDir(*out, *partitions, size, opts); err != nil {
 			return err
@@ -101,6 +127,43 @@ func run() error {
 			fmt.Printf("  %-6s %d batches\n", c, n)
 		}
 	}
+	return nil
+}
+
+// writeProducers writes dir/00000000000000000000.log: n v2 batches of one
+// record, each from its own idempotent producer (producerId 1000+i, epoch
+// 0, baseSequence 0), so that a producer-state replay holds n producers.
+func writeProducers(dir string, n int, start time.Time) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 4<<20)
+	var buf []byte
+	for i := range n {
+		buf, err = decode.AppendBatch(buf[:0], decode.BatchSpec{BaseOffset: int64(i), PartitionLeaderEpoch: 1, ProducerID: int64(1000 + i)},
+			[]decode.RecordSpec{{Timestamp: 1_700_000_000_000 + int64(i), Value: []byte("v")}})
+		if err != nil {
+			f.Close()
+			return err
+		}
+		if _, err := w.Write(buf); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Printf("%s: %d producers, one batch each, in %s\n", path, n, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

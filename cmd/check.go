@@ -1,0 +1,308 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/decode"
+)
+
+// checkOptions are the flags of `kseg check`.
+type checkOptions struct {
+	config          string
+	output          string
+	reports         []string
+	writeBaseline   bool
+	jobs            int
+	deep            bool
+	maxDecompressed int64
+	verbose         bool
+
+	// derived by Validate
+	files []checkReportFile
+}
+
+// checkReportFile is one --report FORMAT=FILE.
+type checkReportFile struct{ format, path string }
+
+// checkFormats are the report formats, each in its own file
+// (check_report_*.go). --output picks one for stdout (as every command's
+// -o does; --format, every json command's template, applies to the json
+// lines), --report FORMAT=FILE writes more.
+var checkFormats = []string{"text", "table", "json", "junit", "sarif", "github"}
+
+func (o *checkOptions) AddFlags(c *cobra.Command) {
+	f := c.Flags()
+	f.StringVar(&o.config, "config", "", "the expectations file (default: "+checkConfigName+" in the working directory or the nearest directory above it)")
+	f.StringVarP(&o.output, "output", "o", "text", "report format on stdout: "+strings.Join(checkFormats, "|")+" (github when GITHUB_ACTIONS=true)")
+	f.StringArrayVar(&o.reports, "report", nil, "also write a report to a file, FORMAT=FILE (repeatable), e.g. junit=kseg.xml")
+	f.BoolVar(&o.writeBaseline, "write-baseline", false, "write the findings of this run into the expectations file as expectations (created if absent), keeping those still met")
+	addJobsFlag(c, &o.jobs, "partitions checked")
+	f.BoolVar(&o.deep, "deep", false, "decode every record of every batch (dump --deep), everywhere; the file's deep: does it per path")
+	f.Int64Var(&o.maxDecompressed, "max-decompressed-bytes", decode.DefaultMaxDecompressed, "refuse to decompress a batch beyond this many bytes (decompression-bomb guard)")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "text also lists the findings that were expected, ignored or below fail-on")
+}
+
+func (o *checkOptions) Validate(c *cobra.Command, s *Streams) error {
+	if !c.Flags().Changed("output") && !c.Flags().Changed("format") && s.Env != nil {
+		if v, _ := s.Env("GITHUB_ACTIONS"); v == "true" {
+			o.output = "github"
+		}
+	}
+	if !validCheckFormat(o.output) {
+		return usageErrorf("--output must be %s, not %q", strings.Join(checkFormats, ", "), o.output)
+	}
+	for _, r := range o.reports {
+		format, path, ok := strings.Cut(r, "=")
+		if !ok || path == "" || !validCheckFormat(format) {
+			return usageErrorf("--report %q: want FORMAT=FILE, FORMAT one of %s", r, strings.Join(checkFormats, ", "))
+		}
+		o.files = append(o.files, checkReportFile{format, path})
+	}
+	if o.jobs < 0 {
+		return usageErrorf("--jobs must not be negative")
+	}
+	if o.maxDecompressed <= 0 || o.maxDecompressed > math.MaxInt32 {
+		return usageErrorf("--max-decompressed-bytes must be between 1 and %d", math.MaxInt32)
+	}
+	return nil
+}
+
+func validCheckFormat(f string) bool {
+	for _, v := range checkFormats {
+		if f == v {
+			return true
+		}
+	}
+	return false
+}
+
+func newCheckCmd(s *Streams, g *globalOptions) *cobra.Command {
+	o := &checkOptions{}
+	c := &cobra.Command{
+		Use:   "check [PATH...]",
+		Short: "Run every read check over Kafka data and judge the findings against an expectations file (for CI)",
+		Long: `Run every check kseg has over each partition directory under the PATHs
+(default: the working directory) and compare what they find with the
+expectations file, as a linter does. A PATH is a partition directory, a log
+directory, or any tree holding them: check walks it and skips what is not
+Kafka data (hidden directories included).
+
+Per partition, in one pass each (partitions --jobs at a time):
+  segments        dump --verify-index --index-sanity-check: batch structure
+                  and CRCs, offsets and leader epochs, .index, .timeindex and
+                  .txnindex against the log, snapshots, checkpoints
+                  (--deep, or deep: in the file, decodes every record too)
+  producer-state  replay-psm --check-snapshots: producer-state anomalies and
+                  every snapshot reproduced from the log
+  pending-edit    an interrupted kseg write
+Per log directory inside a PATH: checkpoints (its own files), and groups,
+txns and metadata where __consumer_offsets, __transaction_state and
+__cluster_metadata are present. Per edge declared in the file: chain
+(verify-chain).
+
+The expectations file, kseg-check.yaml, is found in the working directory
+or the nearest directory above it, or given with --config; its paths are
+relative to it. Per path (a directory or a glob) it lists findings that
+must be there (expect: kind, and optionally file, position, offset,
+subject, count), kinds to ignore, the severity that fails (fail-on: error,
+the default; warning; info), deep decoding, and mirror edges to verify. It
+is read strictly: an unknown key, a wrong type or a path that does not
+exist is a usage error (exit 2) naming the file and line. See docs/ci.md.
+
+Each finding is expected (pass), new (fail, when its severity reaches
+fail-on), ignored, or a note below fail-on; an expectation nothing meets is
+missing (fail: the fixture is no longer broken that way, or kseg stopped
+seeing it). Failures name the file, byte position and offset.
+--write-baseline writes the findings of the run into the file as
+expectations (keeping those still met and their comments), so adopting
+check on an existing tree is one command and a reviewable diff.
+
+Reports: -o/--output picks what goes to stdout (text, table, json lines,
+junit XML, SARIF 2.1.0, or github workflow commands — the default when
+GITHUB_ACTIONS=true); --report FORMAT=FILE, repeatable, writes more from
+the same run. The summary goes to stderr.
+` + exitStatusHelp + `  (check: 0 everything as expected; 3 a new finding or a missing one;
+   1 a partition could not be read — the others were still checked)
+`,
+		Example: `  kseg check                                   # the tree here, with ./kseg-check.yaml if there is one
+  kseg check --write-baseline testdata         # adopt: expect everything found today
+  kseg check --config testdata/kseg-check.yaml testdata
+  kseg check --report junit=kseg.xml --report sarif=kseg.sarif /var/lib/kafka/data
+  kseg check -o json fixtures | jq 'select(.status=="new")'
+  kseg check --format '{{if eq .status "new"}}{{.finding.file}}{{end}}' fixtures`,
+		Args: usageArgs(cobra.ArbitraryArgs),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Validate(c, s); err != nil {
+				return err
+			}
+			if len(args) == 0 {
+				args = []string{"."}
+			}
+			return runCheck(c.Context(), s, g, o, args)
+		},
+	}
+	o.AddFlags(c)
+	return c
+}
+
+// checkLoadConfig is the expectations file: --config, or the nearest one
+// found, or the defaults. --write-baseline may name a file to create.
+func checkLoadConfig(o *checkOptions) (*checkConfig, error) {
+	path := o.config
+	if path == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, ioInput(err)
+		}
+		if path, err = findCheckConfig(wd); err != nil {
+			return nil, ioInput(err)
+		}
+		if path == "" {
+			cfg, err := defaultCheckConfig()
+			if err == nil && o.writeBaseline {
+				cfg.file = checkConfigName
+			}
+			return cfg, err
+		}
+		if rel, err := filepath.Rel(wd, path); err == nil {
+			path = rel
+		}
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && o.writeBaseline {
+		cfg, err := defaultCheckConfig()
+		if err != nil {
+			return nil, err
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, ioInput(err)
+		}
+		cfg.file, cfg.dir = path, filepath.Dir(abs)
+		return cfg, nil
+	}
+	return loadCheckConfig(path)
+}
+
+func runCheck(ctx context.Context, s *Streams, g *globalOptions, o *checkOptions, paths []string) error {
+	cfg, err := checkLoadConfig(o)
+	if err != nil {
+		return err
+	}
+	tree, err := walkCheckPaths(paths)
+	if err != nil {
+		return err
+	}
+	if len(tree.partitions) == 0 && len(tree.unreadable) == 0 {
+		return usageErrorf("no Kafka partition directory under %s: check takes partitions, log directories, or trees holding them", strings.Join(paths, ", "))
+	}
+	scope := newCheckScope(cfg, tree)
+	engine, err := newCheckEngine(o.jobs, func(abs string) bool {
+		_, _, deep := scope.settings(abs)
+		return o.deep || deep
+	}, o.maxDecompressed)
+	if err != nil {
+		return err
+	}
+	units := checkUnits(cfg, tree)
+	// The progress line (a terminal only): units checked.
+	prog := newItemProgress(s, g, "checking", 0, int64(len(units)), "directories")
+	engine.unitDone = prog.ItemDone
+	cases := engine.run(ctx, units)
+	prog.Done()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	res := scope.judge(cases)
+	if o.writeBaseline {
+		return writeCheckBaseline(s, g, res)
+	}
+	if err := renderCheck(s, o, o.output, res); err != nil {
+		return err
+	}
+	for _, f := range o.files {
+		if err := writeCheckReport(s, o, f, res); err != nil {
+			return err
+		}
+	}
+	if !g.quiet {
+		printCheckSummary(s, tree, res)
+	}
+	if code := res.exitCode(); code != ExitOK {
+		return &exitError{code: code, silent: true}
+	}
+	return nil
+}
+
+// checkUnits lists the work of a run: every partition, every log
+// directory inside a PATH, and every edge of the file whose downstream
+// partition is inside one.
+func checkUnits(cfg *checkConfig, tree *checkTree) []checkUnit {
+	var units []checkUnit
+	for i := range tree.partitions {
+		p := &tree.partitions[i]
+		suite := filepath.Dir(p.path)
+		units = append(units, checkUnit{part: p, suite: suite})
+	}
+	for _, ld := range tree.logDirs {
+		units = append(units, checkUnit{ld: ld, suite: ld.path})
+	}
+	// An edge's ends as the walk spelled them, when it met them.
+	walked := map[string]string{}
+	for _, p := range tree.partitions {
+		walked[p.abs] = p.path
+	}
+	spell := func(abs string) string {
+		if p, ok := walked[abs]; ok {
+			return p
+		}
+		return cfg.display(abs)
+	}
+	for _, e := range cfg.entries {
+		for _, m := range e.matches {
+			for _, ed := range e.edges {
+				down := filepath.Join(m, filepath.FromSlash(ed.down))
+				if !tree.inside(down) {
+					continue
+				}
+				run := &checkEdgeRun{up: spell(filepath.Join(m, filepath.FromSlash(ed.upstream))), down: spell(down), downAbs: down}
+				units = append(units, checkUnit{edge: run, suite: filepath.Dir(run.down)})
+			}
+		}
+	}
+	for _, w := range tree.unreadable {
+		abs, _ := filepath.Abs(w.path)
+		units = append(units, checkUnit{walkErr: &checkCase{suite: filepath.Dir(w.path), unit: w.path, abs: abs, check: checkSegments, err: w.err}})
+	}
+	return units
+}
+
+// printCheckSummary is the last line, on stderr.
+func printCheckSummary(s *Streams, tree *checkTree, r *checkResult) {
+	failed := 0
+	for i := range r.cases {
+		if r.caseFailed(i) {
+			failed++
+		}
+	}
+	fmt.Fprintf(s.Err, "kseg check: %s, %s: %s, %d failed (%s, %s, %d unreadable); %d expected, %d ignored, %s below fail-on (%s)\n",
+		plural(len(tree.partitions), "partition"), counted(len(tree.logDirs), "log directory", "log directories"), plural(len(r.cases), "check"), failed,
+		plural(r.counts[statusNew], "new finding"), plural(r.counts[statusMissing], "missing expectation"), r.unreadable,
+		r.counts[statusExpected], r.counts[statusIgnored], plural(r.counts[statusNote], "note"), r.cfg.displayFile())
+}
+
+// counted is "1 log directory", "2 log directories".
+func counted(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -1,0 +1,104 @@
+package cmd
+
+import (
+	"bytes"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kseg/kseg/segment"
+)
+
+// overlapped copies testdata's orders-0 (segments 0, 26 and 53, log end
+// 73) and appends segment 53's batches to segment 26, as mirror's in-place
+// append did through a hard link into a source seeded with cp -al
+// (issue 28, item 4): segment 26 then holds offsets 26..72 and overlaps
+// segment 53.
+func overlapped(t *testing.T) (dir string, orig26 []byte) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "orders-0")
+	copyTree(t, filepath.Join("..", "testdata", "partitions", "orders-0"), dir)
+	orig26, err := os.ReadFile(filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg53, err := os.ReadFile(filepath.Join(dir, segment.SegmentFileName(53, segment.LogSuffix)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix)), append(bytes.Clone(orig26), seg53...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, orig26
+}
+
+// TestOverlappingSegmentsAreAnErrorEverywhere: a segment whose offsets run
+// into the next segment's is a segment-overlap error in dump
+// --verify-index, replay-psm, repair --dry-run and verify-chain (they
+// called it healthy, or reported duplicate sequences and a reordered
+// batch), and repair cuts it where LogSegment.truncateTo(53) would,
+// keeping segment 53: afterwards every command is clean and segment 26
+// holds its own bytes again.
+func TestOverlappingSegmentsAreAnErrorEverywhere(t *testing.T) {
+	dir, orig26 := overlapped(t)
+	src := filepath.Join("..", "testdata", "partitions", "orders-0")
+	for _, args := range [][]string{
+		{"dump", "-q", "--verify-index", dir},
+		{"replay-psm", "-q", dir},
+		{"repair", "--dry-run", dir},
+		{"verify-chain", src, dir},
+	} {
+		r := runKseg(args...)
+		if r.code != ExitFindings || !strings.Contains(r.stdout+r.stderr, "segment-overlap") {
+			t.Errorf("%v: exit %d, want a segment-overlap error (exit 3):\n%s%s", args[0], r.code, r.stdout, r.stderr)
+		}
+	}
+	r := runKseg("repair", "-q", "--backup-dir", t.TempDir(), dir)
+	if r.code != ExitOK {
+		t.Fatalf("repair: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, orig26) {
+		t.Errorf("segment 26 after the repair: %d bytes, its own were %d", len(got), len(orig26))
+	}
+	if _, err := os.Stat(filepath.Join(dir, segment.SegmentFileName(53, segment.LogSuffix))); err != nil {
+		t.Errorf("segment 53 is gone: %v", err)
+	}
+	for _, args := range [][]string{{"dump", "-q", "--verify-index", dir}, {"replay-psm", "-q", dir}} {
+		if r := runKseg(args...); r.code != ExitOK {
+			t.Errorf("%v after the repair: exit %d\n%s%s", args[0], r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestOverlapStraddlingTheBaseIsRefused: when the batch where the overlap
+// begins starts below the next segment's base, a cut would lose offsets
+// only the earlier segment holds: repair refuses and changes nothing.
+func TestOverlapStraddlingTheBaseIsRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "orders-0")
+	copyTree(t, filepath.Join("..", "testdata", "partitions", "orders-0"), dir)
+	// Segment 26's last batch ends at 52: name the next segment 52, so
+	// that the batch holding 52 begins below it.
+	last := "00000000000000000052"
+	for _, suffix := range []string{segment.LogSuffix, segment.IndexSuffix, segment.TimeIndexSuffix, segment.SnapshotSuffix} {
+		if err := os.Rename(filepath.Join(dir, segment.SegmentFileName(53, suffix)), filepath.Join(dir, last+suffix)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := walkState(t, dir)
+	r := runKseg("repair", "--dry-run", dir)
+	if r.code != ExitRefused || !strings.Contains(r.stderr, "segment-overlap") {
+		t.Errorf("repair --dry-run: exit %d, want refused (segment-overlap):\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runKseg("dump", "-q", "--verify-index", dir); r.code != ExitFindings || !strings.Contains(r.stdout, "segment-overlap") {
+		t.Errorf("dump: exit %d\n%s", r.code, r.stdout)
+	}
+	if after := walkState(t, dir); !maps.Equal(after, before) {
+		t.Errorf("the refusal changed the directory")
+	}
+}

@@ -1,0 +1,265 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/segment/edit"
+)
+
+// restoreOptions are the flags of `kseg restore`.
+type restoreOptions struct {
+	writeFlags
+	force bool
+
+	planFlags []string
+}
+
+func (o *restoreOptions) AddFlags(c *cobra.Command) {
+	o.addWriteFlags(c, "print the plan (what each file of the edit is now) and change nothing",
+		"undo an interrupted restore (its journal is in the partition directory BACKUP_DIR's manifest names) from the restore's own backup")
+	c.Flags().BoolVar(&o.force, "force", false, "restore files that changed since the edit completed too, and a backup that does not record what the edit left")
+}
+
+func (o *restoreOptions) Validate(c *cobra.Command, args []string) error {
+	if err := o.validateOutput(); err != nil {
+		return err
+	}
+	o.planFlags = changedFlags(c, "force")
+	if err := o.validateRollback(o.planFlags); err != nil {
+		return err
+	}
+	if len(args) != 1 {
+		return usageErrorf("restore needs exactly one backup folder (the one a write command printed: Backup: DIR)")
+	}
+	return nil
+}
+
+func newRestoreCmd(s *Streams, g *globalOptions) *cobra.Command {
+	o := &restoreOptions{}
+	c := &cobra.Command{
+		Use:   "restore BACKUP_DIR",
+		Short: "Undo a completed inject-barrier, mirror or repair exactly, from its backup",
+		Long: `Undo a write that completed (inject-barrier, mirror, repair, or a restore),
+exactly, from the backup folder it printed (Backup: DIR). The broker must be
+stopped.
+
+The backup's kseg-backup.json lists every file the write changed, created,
+deleted or appended to, with its content before (a copy in the backup, or for
+an append its size and a fingerprint) and, since the write completed, what it
+left. kseg first plans, changing nothing: each file is either as the write
+left it (restored), already as before (left alone), or changed since (a
+broker or another edit wrote to it). A changed file is refused, naming it,
+unless --force: restoring over it would undo more than the write.
+
+The restore is itself a crash-safe edit, as the write was: under the log
+directory's lock, the files it replaces are backed up first (--backup-dir),
+new contents are staged and renamed, a journal lets a rerun finish it or
+--rollback undo it, and the result is read back (every restored file must be
+byte for byte what it was before the write). A partition directory the write
+created (a mirror into a new directory) is removed once empty. A second run
+has nothing to do.
+
+--rollback undoes an interrupted write's own journal instead: use the
+write command's --rollback for that (kseg restore is for a write that
+completed).
+` + exitStatusHelp + `  (restore: 0 when restored or nothing to do; 3 for a failed read-back; 4 for
+  a file changed since the write, without --force)
+`,
+		Example: `  kseg restore --dry-run ~/.local/state/kseg/backups/kseg-backup-orders-0-20260102T150405.000Z
+  kseg restore /srv/kseg-backups/orders-0
+  kseg restore --force /srv/kseg-backups/orders-0     # also over files changed since`,
+		Args: usageArgs(cobra.ArbitraryArgs),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Validate(c, args); err != nil {
+				return err
+			}
+			return runRestore(c.Context(), s, g, o, args[0])
+		},
+	}
+	o.AddFlags(c)
+	return c
+}
+
+func runRestore(ctx context.Context, s *Streams, g *globalOptions, o *restoreOptions, bd string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var dir string
+	return runWrite(ctx, s, g, writeRun[*edit.RestorePlan, *edit.RestoreVerification]{
+		what: "restore", dir: bd, flags: &o.writeFlags, planFlags: o.planFlags,
+		printer:   newRestorePrinter(s, o.output),
+		planLabel: "reading",
+		plan: func(func(int64)) (*edit.RestorePlan, error) {
+			p, err := edit.PlanRestore(bd, edit.RestoreOptions{Force: o.force})
+			if p != nil {
+				dir = p.Dir
+			}
+			return p, err
+		},
+		parts: func(p *edit.RestorePlan) writePlanParts {
+			return writePlanParts{resume: p.Resume, nothing: p.NothingToDo, ops: p.Ops, dir: dir}
+		},
+		preflight: edit.PreflightRestore,
+		apply:     edit.ApplyRestore,
+		rollback:  func(eo edit.Options) (*edit.RestoreReport, error) { return edit.RollbackRestore(bd, eo) },
+	})
+}
+
+// restorePrinter renders restore's plan and report.
+type restorePrinter interface {
+	Plan(p *edit.RestorePlan, dryRun bool) error
+	Report(r *edit.RestoreReport) error
+}
+
+func newRestorePrinter(s *Streams, output string) restorePrinter {
+	if output == "json" {
+		return &restoreJSONPrinter{w: s.Out}
+	}
+	t := &restoreTextPrinter{w: s.Out, errw: s.Err, st: s.styles(), ls: s.lister()}
+	if output == "table" {
+		t.tbl = &tableOut{w: s.Out, width: s.Width}
+	}
+	return t
+}
+
+type restoreTextPrinter struct {
+	w    io.Writer
+	errw io.Writer
+	st   *styles
+	ls   lister
+	tbl  *tableOut
+}
+
+func (t *restoreTextPrinter) Plan(p *edit.RestorePlan, dryRun bool) error {
+	st := t.st
+	pf := func(format string, args ...any) { fmt.Fprintf(t.w, format, args...) }
+	pf("%s %s from %s\n", st.paint(st.title, "Restore"), p.Dir, p.BackupDir)
+	textResume(pf, st, "restore", p.Resume)
+	done := p.Completed
+	if done == "" {
+		done = "not recorded"
+	}
+	pf("  undoes       the %s started %s (completed: %s)\n", p.Tool, p.Started, done)
+	if p.NothingToDo {
+		pf("%s %s\n", st.paint(st.ok, "Nothing to do:"), p.Reason)
+		return nil
+	}
+	states := map[string]string{edit.RestoreAfter: "as the edit left it", edit.RestoreBefore: "already as before", edit.RestoreChanged: "changed since"}
+	if t.tbl != nil {
+		rows := make([][]string, len(p.Files))
+		for i, f := range p.Files {
+			rows[i] = []string{f.Name, string(f.Edit), states[f.State]}
+		}
+		t.tbl.render(t.ls, []string{"file", "the edit", "now"}, rows, "files of the edit")
+	} else {
+		t.ls.lines(len(p.Files), "files of the edit", func(i int) {
+			f := p.Files[i]
+			now := states[f.State]
+			if f.State == edit.RestoreChanged {
+				now = st.paint(st.err, now)
+			}
+			pf("  %-32s %-8s %s\n", f.Name, f.Edit, now)
+		}, func(more string) { pf("  %s\n", more) })
+	}
+	if p.RemoveDir {
+		pf("  the edit created %s: removed once empty\n", p.Dir)
+	}
+	pf("%s\n", st.paint(st.title, "Files:"))
+	warnDiagnostics(t.errw, p.Warnings)
+	textFilesTail(pf, st, t.ls, p.Ops, dryRun, t.tbl)
+	return nil
+}
+
+func (t *restoreTextPrinter) Report(r *edit.RestoreReport) error {
+	st := t.st
+	pf := func(format string, args ...any) { fmt.Fprintf(t.w, format, args...) }
+	if r.NothingToDo {
+		return nil
+	}
+	if r.RolledBack {
+		pf("%s the interrupted restore in %s is undone (journal state was %s); the partition is as the edit left it\n",
+			st.paint(st.ok, "Rolled back:"), r.Dir, r.ResumedFrom)
+		return nil
+	}
+	textReportHead(pf, st, "restore", &r.Outcome)
+	pf("%s %s is as it was before the %s\n", st.paint(st.ok, "Done:"), r.Dir, r.Plan.Tool)
+	v := r.Verification
+	if v == nil {
+		return nil
+	}
+	if v.OK() {
+		pf("%s every restored file is byte for byte what it was before the edit\n", st.paint(st.ok, "Verified:"))
+		return nil
+	}
+	pf("%s\n", st.paint(st.err, "Verification failed:"))
+	textProblems(pf, t.ls, v.Problems)
+	return nil
+}
+
+// JSON lines: one "restore-plan" line, then one "restore-result" line
+// when something was applied or rolled back.
+
+type restoreJSONPrinter struct{ w io.Writer }
+
+type restoreFileJSON struct {
+	Name  string `json:"name"`
+	Edit  string `json:"edit"`
+	State string `json:"state"`
+}
+
+type restorePlanJSON struct {
+	Type        string            `json:"type"`            // "restore-plan"
+	Owner       *ownerJSON        `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
+	Dir         string            `json:"dir"`
+	BackupDir   string            `json:"backupDir"`
+	Tool        string            `json:"tool"`
+	Started     string            `json:"started"`
+	Completed   string            `json:"completed"`
+	Force       bool              `json:"force"`
+	DryRun      bool              `json:"dryRun"`
+	NothingToDo bool              `json:"nothingToDo"`
+	Reason      string            `json:"reason,omitempty"`
+	Resume      *injectResumeJSON `json:"resume,omitempty"`
+	RemoveDir   bool              `json:"removeDir"`
+	States      []restoreFileJSON `json:"states"`
+	Files       []injectFileJSON  `json:"files"`
+	Warnings    []string          `json:"warnings"`
+}
+
+type restoreResultJSON struct {
+	applyResultJSON
+	Steps        int `json:"steps"`
+	Verification *struct {
+		OK       bool     `json:"ok"`
+		Problems []string `json:"problems"`
+	} `json:"verification,omitempty"`
+}
+
+func (j *restoreJSONPrinter) Plan(p *edit.RestorePlan, dryRun bool) error {
+	out := restorePlanJSON{Type: "restore-plan", Dir: p.Dir, BackupDir: p.BackupDir, Tool: p.Tool, Started: p.Started, Completed: p.Completed,
+		Force: p.Force, DryRun: dryRun, NothingToDo: p.NothingToDo, Reason: p.Reason, Resume: resumeJSON(p.Resume), RemoveDir: p.RemoveDir,
+		States: []restoreFileJSON{}, Files: filesJSON(p.Ops), Warnings: nonNil(p.Warnings)}
+	for _, f := range p.Files {
+		out.States = append(out.States, restoreFileJSON{Name: f.Name, Edit: string(f.Edit), State: f.State})
+	}
+	out.Owner = ownerOf(plannedOwnership(p.Resume, p.Dir, p.LogDir, false))
+	return writeJSONLine(j.w, out)
+}
+
+func (j *restoreJSONPrinter) Report(r *edit.RestoreReport) error {
+	if r.NothingToDo {
+		return nil
+	}
+	out := restoreResultJSON{applyResultJSON: applyResult("restore-result", &r.Outcome), Steps: len(r.Steps)}
+	if v := r.Verification; v != nil {
+		out.Verification = &struct {
+			OK       bool     `json:"ok"`
+			Problems []string `json:"problems"`
+		}{v.OK(), nonNil(v.Problems)}
+	}
+	return writeJSONLine(j.w, out)
+}
