@@ -799,12 +799,13 @@ func (pl *planner) passTwo(kept, dropped []*segScan, ci int, end int64) (*batchM
 func (pl *planner) abortMarkers(r0 *psm.Result, off, pos int64) ([]byte, int64, int64, error) {
 	p, o := pl.p, pl.opts
 	var out []byte
-	producers := map[int64]*psm.Entry{}
-	for i := range r0.Producers {
-		producers[r0.Producers[i].ProducerID] = &r0.Producers[i]
-	}
 	for i, t := range r0.Ongoing {
-		e := producers[t.ProducerID]
+		// r0.Producers is sorted by producer id: no map of a million
+		// producers for a few open transactions.
+		var e *psm.Entry
+		if k, ok := slices.BinarySearchFunc(r0.Producers, t.ProducerID, func(e psm.Entry, pid int64) int { return cmp.Compare(e.ProducerID, pid) }); ok {
+			e = &r0.Producers[k]
+		}
 		if e == nil {
 			re := edit.Refuse(RefuseOpenTransactions, pl.dir,
 				"producer %d's transaction from offset %d is open but the producer has no state (cleared by an earlier barrier?): an ABORT marker cannot close it",

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/psm/broker"
 	"github.com/kseg/kseg/segment"
@@ -111,12 +112,17 @@ type checkEngine struct {
 	replayOpts *replayPSMOptions
 	// unitDone, when set, is called after each unit (the progress line).
 	unitDone func()
+	// logDirs reads each log directory's checkpoints once for all its
+	// partitions (segment.LogDirCache).
+	logDirs *segment.LogDirCache
 }
 
 // newCheckEngine builds the engine's options as the commands' own flags
 // build them, so that check runs exactly what they run.
 func newCheckEngine(jobs int, deep func(string) bool, maxDecompressed int64) (*checkEngine, error) {
-	e := &checkEngine{jobs: resolveJobs(jobs), deep: deep}
+	e := &checkEngine{jobs: resolveJobs(jobs), deep: deep, logDirs: segment.NewLogDirCache()}
+	// One budget of decompressed bytes for every partition checked at once.
+	budget := decode.NewBudget(max(maxDecompressed, decompressBudget))
 	for i, extra := range [][]string{nil, {"--deep"}} {
 		o := &dumpOptions{}
 		c := &cobra.Command{}
@@ -129,6 +135,7 @@ func newCheckEngine(jobs int, deep func(string) bool, maxDecompressed int64) (*c
 			return nil, err
 		}
 		o.quiet, o.name = true, "check"
+		o.logDirs, o.budget = e.logDirs, budget
 		e.dumpOpts[i] = o
 	}
 	ro := &replayPSMOptions{}
@@ -141,6 +148,7 @@ func newCheckEngine(jobs int, deep func(string) bool, maxDecompressed int64) (*c
 	if err := ro.Validate(c, []string{"."}); err != nil {
 		return nil, err
 	}
+	ro.logDirs = e.logDirs
 	e.replayOpts = ro
 	return e, nil
 }
@@ -243,7 +251,7 @@ func (e *checkEngine) partition(ctx context.Context, p *checkPartition, walk *ps
 	var pd *segment.PartitionDir
 	timed(&seg, func() {
 		var err error
-		if pd, err = segment.OpenPartitionDir(p.path); err != nil {
+		if pd, err = e.logDirs.OpenPartitionDir(p.path); err != nil {
 			seg.err = err
 			return
 		}

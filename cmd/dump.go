@@ -61,6 +61,14 @@ type dumpOptions struct {
 	// name is the command that runs the dump, for messages about its
 	// inputs: "dump", or "kafka-dump-log" (which shares runDump).
 	name string
+	// logDirs reads each log directory's checkpoints once per run, for
+	// every partition the dump opens (set by runDump).
+	logDirs *segment.LogDirCache
+	// budget bounds the decompressed bytes every renderer of the run
+	// holds together (set by runDump): the cap is per batch, and a
+	// renderer per core each at the cap would make memory grow with the
+	// cores.
+	budget *decode.Budget
 }
 
 func (o *dumpOptions) AddFlags(c *cobra.Command) {
@@ -213,7 +221,7 @@ type dumpFile struct {
 // A partition directory of a log directory that cannot be listed does not
 // stop the dump: it is in unread, which runDump reports, and the others
 // are dumped.
-func collectDumpFiles(args []string, kafka bool) (out []dumpFile, unread []error, err error) {
+func collectDumpFiles(args []string, kafka bool, logDirs *segment.LogDirCache) (out []dumpFile, unread []error, err error) {
 	for _, a := range args {
 		st, err := os.Stat(a)
 		if err != nil {
@@ -230,7 +238,7 @@ func collectDumpFiles(args []string, kafka bool) (out []dumpFile, unread []error
 			continue
 		}
 		if segment.IsPartitionDir(a) {
-			files, err := partitionFiles(a)
+			files, err := partitionFiles(a, logDirs)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -249,7 +257,7 @@ func collectDumpFiles(args []string, kafka bool) (out []dumpFile, unread []error
 			out = append(out, dumpFile{path: f.Path, info: fi})
 		}
 		for _, p := range ld.Partitions {
-			files, err := partitionFiles(p)
+			files, err := partitionFiles(p, logDirs)
 			if err != nil {
 				unread = append(unread, err)
 				continue
@@ -260,8 +268,8 @@ func collectDumpFiles(args []string, kafka bool) (out []dumpFile, unread []error
 	return out, unread, nil
 }
 
-func partitionFiles(dir string) ([]dumpFile, error) {
-	pd, err := segment.OpenPartitionDir(dir)
+func partitionFiles(dir string, logDirs *segment.LogDirCache) ([]dumpFile, error) {
+	pd, err := logDirs.OpenPartitionDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +364,9 @@ func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, 
 		return err
 	}
 	o.quiet = g.quiet
-	files, unread, err := collectDumpFiles(args, o.output == "kafka")
+	o.logDirs = segment.NewLogDirCache()
+	o.budget = decode.NewBudget(max(o.maxDecompressed, decompressBudget))
+	files, unread, err := collectDumpFiles(args, o.output == "kafka", o.logDirs)
 	if err != nil {
 		return err
 	}

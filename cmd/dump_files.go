@@ -351,8 +351,12 @@ func (st *dumpState) dumpPartitionMetadata(f dumpFile) error {
 // dumpTextFile shows small text files kafka-dump-log ignores
 // (meta.properties, quorum-state, .kafka_cleanshutdown) line by line.
 func (st *dumpState) dumpTextFile(f dumpFile) error {
-	b, err := segment.ReadFile(f.path)
+	b, err := segment.ReadFileLimit(f.path, segment.MaxTextFileBytes, f.info.Kind.String())
 	if err != nil {
+		if ce, ok := decode.AsCorrupt(err); ok {
+			st.reportCorrupt(finding.MetadataCorrupt, ce)
+			return nil
+		}
 		return err
 	}
 	if f.info.Kind == segment.KindCleanShutdown {

@@ -29,7 +29,7 @@ func (st *dumpState) checkLogStart(f dumpFile) error {
 	}
 	if !seen {
 		if segment.IsPartitionDir(dir) {
-			if pd, err := segment.OpenPartitionDir(dir); err == nil {
+			if pd, err := st.o.logDirs.OpenPartitionDir(dir); err == nil {
 				for _, s := range pd.Segments {
 					if s.Log != "" {
 						last = filepath.Base(s.Log)
@@ -45,7 +45,7 @@ func (st *dumpState) checkLogStart(f dumpFile) error {
 	pd := listed
 	if pd == nil {
 		var err error
-		if pd, err = segment.OpenPartitionDir(dir); err != nil {
+		if pd, err = st.o.logDirs.OpenPartitionDir(dir); err != nil {
 			return err
 		}
 	}

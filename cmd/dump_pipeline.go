@@ -244,6 +244,7 @@ type batchRenderer struct {
 func newBatchRenderer(o *dumpOptions, p dumpPrinter) *batchRenderer {
 	r := &batchRenderer{o: o, p: p}
 	r.dec.MaxDecompressed = int(o.maxDecompressed)
+	r.dec.Budget = o.budget
 	r.fn = r.record
 	return r
 }
@@ -266,12 +267,20 @@ func (r *batchRenderer) render(j *batchJob) {
 	if rs, ok := r.p.(jobResetter); ok {
 		rs.resetJob()
 	}
+	// What the decoder holds of the run's budget goes back with the job:
+	// an idle renderer holds none.
+	defer r.dec.Release()
 	for i := range j.batches {
 		if r.renderBatch(j, &j.batches[i]); j.err != nil {
 			return
 		}
 	}
 }
+
+// decompressBudget is the least budget of decompressed bytes a dump's
+// renderers share, whatever the cap (--max-decompressed-bytes; the budget
+// is at least the cap, so that a batch at the cap can be decoded).
+const decompressBudget = 64 << 20
 
 func (r *batchRenderer) renderBatch(j *batchJob, jb *jobBatch) {
 	o := r.o

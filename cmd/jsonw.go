@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"io"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -17,7 +18,18 @@ type jsonw struct {
 }
 
 func (j *jsonw) begin() { j.b = append(j.b, '{'); j.first = true }
-func (j *jsonw) end()   { j.b = append(j.b, '}'); j.first = false }
+
+// spill writes what j holds to w once it passes 256 KiB, between lines: a
+// printer of a million lines holds a bounded buffer, not its output.
+func (j *jsonw) spill(w io.Writer) error {
+	if len(j.b) < 256<<10 {
+		return nil
+	}
+	_, err := w.Write(j.b)
+	j.b = j.b[:0]
+	return err
+}
+func (j *jsonw) end() { j.b = append(j.b, '}'); j.first = false }
 
 func (j *jsonw) key(k string) {
 	if !j.first {

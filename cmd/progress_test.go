@@ -322,7 +322,7 @@ func TestDumpProgressMovesWithinSegment(t *testing.T) {
 	if err := o.Validate([]string{dir}); err != nil {
 		t.Fatal(err)
 	}
-	files, _, err := collectDumpFiles([]string{dir}, false)
+	files, _, err := collectDumpFiles([]string{dir}, false, nil)
 	if err != nil || len(files) != 1 {
 		t.Fatalf("files %v, %v", files, err)
 	}

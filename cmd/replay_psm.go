@@ -37,6 +37,9 @@ type replayPSMOptions struct {
 
 	// derived by Validate
 	psm psm.Options
+	// logDirs reads the log directory's checkpoints once for every
+	// partition a log-directory replay opens (runReplayPSMLogDir).
+	logDirs *segment.LogDirCache
 }
 
 func (o *replayPSMOptions) AddFlags(c *cobra.Command) {
@@ -252,7 +255,7 @@ func (v *replayPSMView) hasFindings() bool {
 // replayPartition rebuilds one partition directory's producer state (and
 // checks or writes snapshots as asked).
 func replayPartition(s *Streams, g *globalOptions, o *replayPSMOptions, dir string) (*replayPSMView, error) {
-	pd, err := segment.OpenPartitionDir(dir)
+	pd, err := o.logDirs.OpenPartitionDir(dir)
 	if err != nil {
 		return nil, err
 	}

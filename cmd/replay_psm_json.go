@@ -16,6 +16,28 @@ type jsonReplayPSMPrinter struct {
 	j jsonw
 }
 
+// producer writes one producer entry's fields, with Kafka's snapshot
+// names; arr writes an array.
+func (p *jsonReplayPSMPrinter) producer(e *psm.Entry, arr func(k string, n int, item func(i int))) {
+	j := &p.j
+	j.int("producerId", e.ProducerID)
+	j.int("producerEpoch", int64(e.ProducerEpoch))
+	j.int("lastSequence", int64(e.LastSeq()))
+	j.int("lastOffset", e.LastDataOffset())
+	j.int("offsetDelta", int64(e.LastOffsetDelta()))
+	j.int("lastTimestamp", e.LastTimestamp)
+	j.int("coordinatorEpoch", int64(e.CoordinatorEpoch))
+	j.optInt("currentTxnFirstOffset", e.CurrentTxnFirstOffset, e.CurrentTxnFirstOffset >= 0)
+	arr("batches", len(e.Batches), func(k int) {
+		bm := e.Batches[k]
+		j.int("firstSequence", int64(bm.FirstSeq()))
+		j.int("lastSequence", int64(bm.LastSeq))
+		j.int("lastOffset", bm.LastOffset)
+		j.int("offsetDelta", int64(bm.OffsetDelta))
+		j.int("timestamp", bm.Timestamp)
+	})
+}
+
 func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 	r := v.Result
 	j := &p.j
@@ -39,6 +61,15 @@ func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 	}
 	j.optInt("clock", r.Clock, r.Clock >= 0)
 
+	// The object is written out as it grows: a million producers make
+	// hundreds of MB of JSON, which must not be held whole.
+	var werr error
+	flush := func() {
+		if len(j.b) >= 256<<10 && werr == nil {
+			_, werr = p.s.Out.Write(j.b)
+			j.b = j.b[:0]
+		}
+	}
 	arr := func(k string, n int, item func(i int)) {
 		j.key(k)
 		j.b = append(j.b, '[')
@@ -49,6 +80,7 @@ func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 			j.begin()
 			item(i)
 			j.end()
+			flush()
 		}
 		j.b = append(j.b, ']')
 		j.first = false
@@ -61,25 +93,7 @@ func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 			j.str("sourceClusterId", *b.SourceClusterID)
 		}
 	})
-	arr("producers", len(r.Producers), func(i int) {
-		e := &r.Producers[i]
-		j.int("producerId", e.ProducerID)
-		j.int("producerEpoch", int64(e.ProducerEpoch))
-		j.int("lastSequence", int64(e.LastSeq()))
-		j.int("lastOffset", e.LastDataOffset())
-		j.int("offsetDelta", int64(e.LastOffsetDelta()))
-		j.int("lastTimestamp", e.LastTimestamp)
-		j.int("coordinatorEpoch", int64(e.CoordinatorEpoch))
-		j.optInt("currentTxnFirstOffset", e.CurrentTxnFirstOffset, e.CurrentTxnFirstOffset >= 0)
-		arr("batches", len(e.Batches), func(k int) {
-			bm := e.Batches[k]
-			j.int("firstSequence", int64(bm.FirstSeq))
-			j.int("lastSequence", int64(bm.LastSeq))
-			j.int("lastOffset", bm.LastOffset)
-			j.int("offsetDelta", int64(bm.OffsetDelta))
-			j.int("timestamp", bm.Timestamp)
-		})
-	})
+	arr("producers", len(r.Producers), func(i int) { p.producer(&r.Producers[i], arr) })
 	arr("ongoingTransactions", len(r.Ongoing), func(i int) {
 		j.int("producerId", r.Ongoing[i].ProducerID)
 		j.int("firstOffset", r.Ongoing[i].FirstOffset)
@@ -128,6 +142,9 @@ func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 	}
 	j.end()
 	j.b = append(j.b, '\n')
+	if werr != nil {
+		return werr
+	}
 	_, err := p.s.Out.Write(j.b)
 	return err
 }

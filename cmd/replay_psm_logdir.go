@@ -30,8 +30,9 @@ func runReplayPSMLogDir(ctx context.Context, s *Streams, g *globalOptions, o *re
 	// snapshots, a partition being created) have no producer state.
 	var dirs []string
 	skipped := 0
+	o.logDirs = segment.NewLogDirCache()
 	for _, dir := range ld.Partitions {
-		pd, err := segment.OpenPartitionDir(dir)
+		pd, err := o.logDirs.OpenPartitionDir(dir)
 		if err == nil && !hasLogSegment(pd) {
 			skipped++
 			continue

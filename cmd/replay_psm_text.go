@@ -148,30 +148,34 @@ func (p *textReplayPSMPrinter) producers(w *bufio.Writer, ls lister, v *replayPS
 	if len(r.Producers) > 0 {
 		fmt.Fprintln(w)
 		header := []string{"producerId", "epoch", "lastSequence", "lastOffset", "offsetDelta", "lastTimestamp", "coordinatorEpoch", "txnFirstOffset", "batches"}
-		rows := make([][]string, len(r.Producers))
-		for i := range r.Producers {
-			e := &r.Producers[i]
-			rows[i] = []string{i64(e.ProducerID), i64(int64(e.ProducerEpoch)), i64(int64(e.LastSeq())), i64(e.LastDataOffset()),
-				i64(int64(e.LastOffsetDelta())), i64(e.LastTimestamp), i64(int64(e.CoordinatorEpoch)), orDash(e.CurrentTxnFirstOffset),
-				strconv.Itoa(len(e.Batches))}
-		}
-		if p.table && !p.s.wide {
+		// Only the rows shown are formatted (a partition may hold a
+		// million producers; the table shows 15 without --verbose).
+		c := ls.cut(len(r.Producers))
+		narrow := p.table && !p.s.wide
+		if narrow {
 			// The table fits a 100-column terminal without offsetDelta
 			// and coordinatorEpoch (--output wide, and the piped
 			// columns, have them).
-			drop := func(row []string) []string { return append(append(row[:4:4], row[5]), row[7:]...) }
-			header = drop(header)
-			for i := range rows {
-				rows[i] = drop(rows[i])
-			}
+			header = dropNarrow(header)
 		}
-		c := ls.cut(len(rows))
-		p.render(w, header, c.rows(rows))
+		p.render(w, header, c.rowsOf(len(header), func(i int) []string {
+			e := &r.Producers[i]
+			row := []string{i64(e.ProducerID), i64(int64(e.ProducerEpoch)), i64(int64(e.LastSeq())), i64(e.LastDataOffset()),
+				i64(int64(e.LastOffsetDelta())), i64(e.LastTimestamp), i64(int64(e.CoordinatorEpoch)), orDash(e.CurrentTxnFirstOffset),
+				strconv.Itoa(len(e.Batches))}
+			if narrow {
+				row = dropNarrow(row)
+			}
+			return row
+		}))
 		if c.hidden() > 0 {
 			fmt.Fprintln(w, c.more("producers"))
 		}
 	}
 }
+
+// dropNarrow is a producer row without offsetDelta and coordinatorEpoch.
+func dropNarrow(row []string) []string { return append(append(row[:4:4], row[5]), row[7:]...) }
 
 // transactions lists the ongoing and the aborted transactions.
 func (p *textReplayPSMPrinter) transactions(w *bufio.Writer, st *styles, ls lister, v *replayPSMView) {

@@ -146,6 +146,8 @@ func runStatus(ctx context.Context, s *Streams, g *globalOptions, o *statusOptio
 
 // readStatuses reads every row, jobs at a time.
 func readStatuses(ctx context.Context, rows []*statusRow, jobs int) {
+	// One reading of each log directory's checkpoints for all its rows.
+	logDirs := segment.NewLogDirCache()
 	var next int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -163,7 +165,7 @@ func readStatuses(ctx context.Context, rows []*statusRow, jobs int) {
 				}
 				r := rows[i]
 				if r.err = ctx.Err(); r.err == nil {
-					r.st, r.err = status.Read(r.dir, status.Options{})
+					r.st, r.err = status.Read(r.dir, status.Options{LogDirs: logDirs})
 				}
 			}
 		}()

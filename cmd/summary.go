@@ -170,6 +170,20 @@ func (l lister) lines(n int, what string, line func(i int), gap func(more string
 	c.each(line, func() { gap(c.more(what)) })
 }
 
+// rowsOf is rows of a table whose row i is row(i), formatting only the
+// rows shown; width is the number of columns.
+func (c cut) rowsOf(width int, row func(i int) []string) [][]string {
+	out := make([][]string, 0, c.head+1+c.tail)
+	c.each(func(i int) { out = append(out, row(i)) }, func() {
+		gap := make([]string, width)
+		for i := range gap {
+			gap[i] = "…"
+		}
+		out = append(out, gap)
+	})
+	return out
+}
+
 // rows is the shown rows of a table: with items left out, a row of "…"
 // between the first and the last. After the table, a printer says how
 // many are left out with c.more.

@@ -124,6 +124,9 @@ func (p *jsonTxnsPrinter) Print(v *broker.TxnsView) error {
 		j.int("recordOffset", t.RecordOffset)
 		j.end()
 		j.b = append(j.b, '\n')
+		if err := j.spill(p.s.Out); err != nil {
+			return err
+		}
 	}
 	for _, o := range v.Open {
 		j.begin()
@@ -148,6 +151,9 @@ func (p *jsonTxnsPrinter) Print(v *broker.TxnsView) error {
 		}
 		j.end()
 		j.b = append(j.b, '\n')
+		if err := j.spill(p.s.Out); err != nil {
+			return err
+		}
 	}
 	jsonUnanswerable(j, v.Unanswerable)
 	for _, f := range v.Findings {

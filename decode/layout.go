@@ -79,7 +79,7 @@ func (d *Decoder) Layout(b *Batch) ([]Field, error) {
 	if compressed {
 		add(RecordBatchOverhead, len(data), "records", fmt.Sprintf("%d bytes %s-compressed", len(data), b.Compression()))
 		var err error
-		d.buf, err = d.codecs.Decompress(d.buf[:0], b.Compression(), b.Magic, data, d.max())
+		d.buf, err = d.decompress(d.buf[:0], b.Compression(), b.Magic, data)
 		if err != nil {
 			return fs, err
 		}

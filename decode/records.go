@@ -55,6 +55,10 @@ type Decoder struct {
 	// MaxDecompressed caps one batch's decompressed payload;
 	// 0 means DefaultMaxDecompressed.
 	MaxDecompressed int
+	// Budget, when set, bounds what this decoder and the others sharing
+	// it hold of decompressed bytes at once (see Budget).
+	Budget *Budget
+	held   int64 // bytes of Budget held
 
 	codecs  Codecs
 	buf     []byte
@@ -95,7 +99,7 @@ func (d *Decoder) Records(b *Batch, fn func(*Record) error) error {
 	compressed := b.Compression() != CompressionNone
 	if compressed {
 		var err error
-		d.buf, err = d.codecs.Decompress(d.buf[:0], b.Compression(), b.Magic, data, d.max())
+		d.buf, err = d.decompress(d.buf[:0], b.Compression(), b.Magic, data)
 		if err != nil {
 			if ce, ok := AsCorrupt(err); ok {
 				ce = ce.At("", RecordBatchOverhead)
@@ -330,7 +334,7 @@ func (d *Decoder) legacyRecords(b *Batch, fn func(*Record) error) error {
 	if b.Compression() == CompressionZstd {
 		return corruptf(17, b.BaseOffset, "attributes", ErrUnsupported, "zstd is not allowed in magic %d messages", b.Magic)
 	}
-	d.inner, err = d.codecs.Decompress(d.inner[:0], b.Compression(), b.Magic, value, d.max())
+	d.inner, err = d.decompress(d.inner[:0], b.Compression(), b.Magic, value)
 	if err != nil {
 		return &CorruptError{Pos: valuePos, BaseOffset: b.BaseOffset, Field: "value",
 			Err: fmt.Errorf("%s: %w", b.Compression(), err)}

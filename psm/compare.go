@@ -52,24 +52,34 @@ func (d Difference) String() string {
 // field, ignoring order (Kafka writes snapshots in HashMap order). A
 // producer listed twice in onDisk is reported, and compared by its last
 // occurrence, which is the one loadFromSnapshot keeps. The result is
-// sorted by producer id, then field.
+// sorted by producer id, then field. Both sides are walked in producer-id
+// order through sorted indexes (4 bytes an entry), not copied into maps.
 func CompareSnapshot(rebuilt, onDisk []segment.SnapshotEntry) []Difference {
-	disk := make(map[int64]segment.SnapshotEntry, len(onDisk))
-	count := make(map[int64]int64, len(onDisk))
-	for _, e := range onDisk {
-		disk[e.ProducerID] = e
-		count[e.ProducerID]++
-	}
+	R, D := sortedByPID(rebuilt), sortedByPID(onDisk)
 	var out []Difference
-	seen := make(map[int64]bool, len(rebuilt))
-	for _, r := range rebuilt {
-		seen[r.ProducerID] = true
-		d, ok := disk[r.ProducerID]
-		if !ok {
-			out = append(out, Difference{ProducerID: r.ProducerID, Field: FieldEntry, Rebuilt: 1, OnDisk: 0})
+	i, j := 0, 0
+	for i < len(R) || j < len(D) {
+		switch {
+		case j == len(D) || (i < len(R) && rebuilt[R[i]].ProducerID < onDisk[D[j]].ProducerID):
+			out = append(out, Difference{ProducerID: rebuilt[R[i]].ProducerID, Field: FieldEntry, Rebuilt: 1, OnDisk: 0})
+			i++
+			continue
+		case i == len(R) || onDisk[D[j]].ProducerID < rebuilt[R[i]].ProducerID:
+			pid := onDisk[D[j]].ProducerID
+			out = append(out, Difference{ProducerID: pid, Field: FieldEntry, Rebuilt: 0, OnDisk: 1})
+			for j < len(D) && onDisk[D[j]].ProducerID == pid {
+				j++
+			}
 			continue
 		}
-		if n := count[r.ProducerID]; n > 1 {
+		// The same producer on both sides: the file's last occurrence.
+		r := rebuilt[R[i]]
+		k := j
+		for k+1 < len(D) && onDisk[D[k+1]].ProducerID == r.ProducerID {
+			k++
+		}
+		d := onDisk[D[k]]
+		if n := int64(k - j + 1); n > 1 {
 			out = append(out, Difference{ProducerID: r.ProducerID, Field: FieldDuplicate, Rebuilt: 1, OnDisk: n})
 		}
 		add := func(field string, a, b int64) {
@@ -84,18 +94,61 @@ func CompareSnapshot(rebuilt, onDisk []segment.SnapshotEntry) []Difference {
 		add(FieldTimestamp, r.Timestamp, d.Timestamp)
 		add(FieldCoordinatorEpoch, int64(r.CoordinatorEpoch), int64(d.CoordinatorEpoch))
 		add(FieldCurrentTxnFirstOffset, normTxn(r.CurrentTxnFirstOffset), normTxn(d.CurrentTxnFirstOffset))
-	}
-	for pid := range disk {
-		if !seen[pid] {
-			out = append(out, Difference{ProducerID: pid, Field: FieldEntry, Rebuilt: 0, OnDisk: 1})
+		i++
+		if i == len(R) || rebuilt[R[i]].ProducerID != r.ProducerID {
+			j = k + 1 // a producer the rebuilt side lists twice meets the file's entry again
 		}
 	}
 	order := map[string]int{FieldEntry: 0, FieldDuplicate: 1, FieldProducerEpoch: 2, FieldLastSequence: 3, FieldLastOffset: 4,
 		FieldOffsetDelta: 5, FieldTimestamp: 6, FieldCoordinatorEpoch: 7, FieldCurrentTxnFirstOffset: 8}
-	slices.SortFunc(out, func(a, b Difference) int {
+	slices.SortStableFunc(out, func(a, b Difference) int {
 		return cmp.Or(cmp.Compare(a.ProducerID, b.ProducerID), cmp.Compare(order[a.Field], order[b.Field]))
 	})
 	return out
+}
+
+// sortedByPID is the indexes of es in producer-id order, equal ids in
+// their order in es.
+func sortedByPID(es []segment.SnapshotEntry) []int32 {
+	idx := make([]int32, len(es))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	if !slices.IsSortedFunc(es, func(a, b segment.SnapshotEntry) int { return cmp.Compare(a.ProducerID, b.ProducerID) }) {
+		slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(es[a].ProducerID, es[b].ProducerID) })
+	}
+	return idx
+}
+
+// holdsExactly reports whether m's state is exactly onDisk's entries —
+// CompareSnapshot of m.Snapshot() and the file would find no difference —
+// without copying the state: every file entry is m's entry of that
+// producer, field for field, and the file lists each of m's producers
+// once.
+func holdsExactly(m *Manager, onDisk *segment.SnapshotReader) bool {
+	n := onDisk.Len()
+	if n != len(m.producers) {
+		return false
+	}
+	pids := make([]int64, 0, n)
+	same := true
+	err := onDisk.Each(func(d segment.SnapshotEntry) {
+		e := m.producers[d.ProducerID]
+		same = same && e != nil && sameEntry(SnapshotEntryOf(e), d)
+		pids = append(pids, d.ProducerID)
+	})
+	if err != nil || !same {
+		return false
+	}
+	// n entries, all of them m's: m's n producers unless one is listed
+	// twice.
+	slices.Sort(pids)
+	for i := 1; i < n; i++ {
+		if pids[i] == pids[i-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // normTxn maps every "no transaction" value to -1, as readSnapshot does
@@ -146,7 +199,23 @@ func CheckSnapshots(dir *segment.PartitionDir, opts Options) ([]SnapshotCheck, *
 	for i, s := range dir.Snapshots {
 		checks[i] = SnapshotCheck{Offset: s.Offset, Path: s.Path}
 		if s.Offset > r.logStart && (opts.Upto < 0 || s.Offset <= opts.Upto) {
-			caps = append(caps, &capture{offset: s.Offset})
+			// The file is read when the replay reaches its offset: equal
+			// to the state there (a healthy partition), it is a match and
+			// the state is not copied; otherwise the state is kept and
+			// the file judged below.
+			c := &checks[i]
+			caps = append(caps, &capture{offset: s.Offset, vouch: func(m *Manager) bool {
+				onDisk, err := segment.OpenProducerSnapshot(c.Path)
+				if err != nil {
+					return false
+				}
+				defer onDisk.Close()
+				if !holdsExactly(m, onDisk) {
+					return false
+				}
+				c.OnDisk = onDisk.Len()
+				return true
+			}})
 		}
 	}
 	res, m, err := r.run(caps)
@@ -183,6 +252,11 @@ func CheckSnapshots(dir *segment.PartitionDir, opts Options) ([]SnapshotCheck, *
 			continue
 		case !cp.done:
 			c.Status, c.Reason = CheckSkipped, fmt.Sprintf("above the log end offset %d (the broker deletes it at load)", res.LogEndOffset)
+			continue
+		case cp.vouched:
+			// Equal to the state at its offset: what judge says of a
+			// file CompareSnapshot finds no difference in.
+			c.Status, c.Rebuilt = CheckMatch, cp.producers
 			continue
 		}
 		onDisk, err := segment.ReadProducerSnapshot(c.Path)
@@ -221,9 +295,8 @@ func CheckSnapshots(dir *segment.PartitionDir, opts Options) ([]SnapshotCheck, *
 			}
 		}
 	}
-	// Re-render the anomalies with the snapshot findings added.
-	final := m.State()
-	res.Anomalies = final.Anomalies
+	// The anomalies again, with the snapshot findings added.
+	res.Anomalies = slices.Clone(m.anomalies)
 	slices.SortStableFunc(res.Anomalies, func(a, b finding.Finding) int { return cmp.Compare(a.Offset, b.Offset) })
 	return checks, res, nil
 }

@@ -1,6 +1,7 @@
 package psm
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -208,39 +209,33 @@ type explanation struct{ held, gone, unexpired bool }
 // can say otherwise. A producer listed twice never is (a broker writes its
 // HashMap).
 func explainedByBroker(rebuilt, held, unexpired, onDisk []segment.SnapshotEntry, gone int64) (explanation, bool) {
-	index := func(es []segment.SnapshotEntry) map[int64]segment.SnapshotEntry {
-		m := make(map[int64]segment.SnapshotEntry, len(es))
-		for _, e := range es {
-			m[e.ProducerID] = e
-		}
-		return m
-	}
 	var why explanation
-	disk := index(onDisk)
-	if len(disk) != len(onDisk) {
+	disk := newPIDIndex(onDisk)
+	if disk.duplicates {
 		return why, false
 	}
-	R, H, U := index(rebuilt), index(held), index(unexpired)
-	for pid := range R {
-		if _, ok := disk[pid]; !ok {
+	R, H, U := newPIDIndex(rebuilt), newPIDIndex(held), newPIDIndex(unexpired)
+	for _, r := range rebuilt {
+		if _, ok := disk.find(r.ProducerID); !ok {
 			return why, false
 		}
 	}
-	for pid, e := range disk {
-		r, inR := R[pid]
+	for _, e := range onDisk {
+		pid := e.ProducerID
+		r, inR := R.find(pid)
 		if inR && sameEntry(r, e) {
 			continue
 		}
-		if h, ok := H[pid]; ok && sameEntry(h, e) {
+		h, inH := H.find(pid)
+		if inH && sameEntry(h, e) {
 			why.held = true
 			continue
 		}
-		if u, ok := U[pid]; ok && sameEntry(u, e) {
+		u, inU := U.find(pid)
+		if inU && sameEntry(u, e) {
 			why.unexpired = true
 			continue
 		}
-		_, inH := H[pid]
-		_, inU := U[pid]
 		if !inR && !inH && !inU && gone >= 0 && e.LastOffset >= 0 && e.LastOffset < gone && e.CurrentTxnFirstOffset < 0 {
 			// Not a producer of the log on disk at all.
 			why.gone = true
@@ -249,6 +244,38 @@ func explainedByBroker(rebuilt, held, unexpired, onDisk []segment.SnapshotEntry,
 		return why, false
 	}
 	return why, true
+}
+
+// pidIndex finds a state's entries by producer id (the last of several,
+// as a map filled in order keeps) through a sorted index of 4 bytes an
+// entry.
+type pidIndex struct {
+	es         []segment.SnapshotEntry
+	idx        []int32
+	duplicates bool
+}
+
+func newPIDIndex(es []segment.SnapshotEntry) pidIndex {
+	x := pidIndex{es: es, idx: sortedByPID(es)}
+	for i := 1; i < len(x.idx); i++ {
+		if es[x.idx[i]].ProducerID == es[x.idx[i-1]].ProducerID {
+			x.duplicates = true
+			break
+		}
+	}
+	return x
+}
+
+func (x pidIndex) find(pid int64) (segment.SnapshotEntry, bool) {
+	// The first index past pid, then one back: the last of equal ids.
+	i, _ := slices.BinarySearchFunc(x.idx, pid+1, func(k int32, p int64) int { return cmp.Compare(x.es[k].ProducerID, p) })
+	if pid == math.MaxInt64 {
+		i = len(x.idx)
+	}
+	if i == 0 || x.es[x.idx[i-1]].ProducerID != pid {
+		return segment.SnapshotEntry{}, false
+	}
+	return x.es[x.idx[i-1]], true
 }
 
 // sameEntry compares the fields a snapshot stores, as CompareSnapshot does.

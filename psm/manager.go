@@ -128,7 +128,10 @@ func (m *Manager) newEntry(pid int64) *Entry {
 		b := e.Batches[:0]
 		*e = Entry{Batches: b}
 	} else {
-		e = &Entry{Batches: make([]BatchMetadata, 0, NumBatchesToRetain)}
+		// No batch metadata yet: addBatchMetadata sizes it as it grows
+		// (a producer known from one batch keeps 24 bytes, not five
+		// slots).
+		e = &Entry{}
 	}
 	// ProducerStateEntry.empty(pid)
 	e.ProducerID = pid
@@ -154,10 +157,16 @@ func maybeUpdateProducerEpoch(e *Entry, epoch int16) {
 }
 
 // addBatchMetadata is ProducerStateEntry.addBatchMetadata: a 5-deep FIFO.
+// Its slice grows to 1, 2, 4 and 5 slots, no more (append would go to 8).
 func addBatchMetadata(e *Entry, b BatchMetadata) {
-	if len(e.Batches) == NumBatchesToRetain {
+	switch n := len(e.Batches); {
+	case n == NumBatchesToRetain:
 		copy(e.Batches, e.Batches[1:])
 		e.Batches = e.Batches[:NumBatchesToRetain-1]
+	case n == cap(e.Batches):
+		grown := make([]BatchMetadata, n, min(max(2*n, 1), NumBatchesToRetain))
+		copy(grown, e.Batches)
+		e.Batches = grown
 	}
 	e.Batches = append(e.Batches, b)
 }
@@ -380,8 +389,7 @@ func (m *Manager) applyData(b *decode.Batch) {
 	delta := b.LastOffsetDelta
 	// ProducerStateEntry.addBatch
 	maybeUpdateProducerEpoch(e, b.ProducerEpoch)
-	addBatchMetadata(e, BatchMetadata{FirstSeq: decode.DecrementSequence(lastSeq, delta), LastSeq: lastSeq,
-		LastOffset: b.LastOffset(), OffsetDelta: delta, Timestamp: b.MaxTimestamp})
+	addBatchMetadata(e, BatchMetadata{LastSeq: lastSeq, LastOffset: b.LastOffset(), OffsetDelta: delta, Timestamp: b.MaxTimestamp})
 	e.LastTimestamp = b.MaxTimestamp
 	txn := b.IsTransactional()
 	switch {
@@ -476,7 +484,7 @@ func isRetry(e *Entry, b *decode.Batch) bool {
 	}
 	ls := b.LastSequence()
 	for _, bm := range e.Batches {
-		if bm.FirstSeq == b.BaseSequence && bm.LastSeq == ls {
+		if bm.FirstSeq() == b.BaseSequence && bm.LastSeq == ls {
 			return b.TimestampType() == decode.LogAppendTime || bm.Timestamp == b.MaxTimestamp
 		}
 	}
@@ -491,16 +499,34 @@ func isRetry(e *Entry, b *decode.Batch) bool {
 // for the log clock it is the newest timestamp in the snapshot, which also
 // seeds the clock.
 func (m *Manager) Load(entries []segment.SnapshotEntry, snapshotOffset int64, now int64) {
+	_ = m.load(len(entries), func(fn func(segment.SnapshotEntry)) error {
+		for _, e := range entries {
+			fn(e)
+		}
+		return nil
+	}, snapshotOffset, now)
+}
+
+// load is Load of n entries that each passes to its function in file
+// order: a snapshot loads from its file (segment.SnapshotReader), never
+// decoded into a slice whole. An error of each is returned as it is, the
+// state then incomplete.
+func (m *Manager) load(n int, each func(func(segment.SnapshotEntry)) error, snapshotOffset int64, now int64) error {
 	for pid, e := range m.producers {
 		m.removeEntry(pid, e)
+	}
+	if len(m.producers) == 0 && n > 0 {
+		// The map at its final size at once, not grown (and copied) in
+		// doublings.
+		m.producers = make(map[int64]*Entry, n)
 	}
 	m.ongoing = m.ongoing[:0]
 	m.unreplicated = m.unreplicated[:0]
 	if now == NowFromClock {
 		if m.opts.Clock.Kind == ClockLogTime {
 			now = m.clock
-			for _, se := range entries {
-				now = max(now, se.Timestamp)
+			if err := each(func(se segment.SnapshotEntry) { now = max(now, se.Timestamp) }); err != nil {
+				return err
 			}
 			if now >= 0 {
 				m.clock = max(m.clock, now)
@@ -511,10 +537,10 @@ func (m *Manager) Load(entries []segment.SnapshotEntry, snapshotOffset int64, no
 		}
 	}
 	expired := 0
-	for _, se := range entries {
+	err := each(func(se segment.SnapshotEntry) {
 		if now >= 0 && m.isProducerExpired(now, se.CurrentTxnFirstOffset, se.Timestamp) {
 			expired++
-			continue
+			return
 		}
 		e := m.producers[se.ProducerID]
 		if e == nil {
@@ -533,18 +559,20 @@ func (m *Manager) Load(entries []segment.SnapshotEntry, snapshotOffset int64, no
 		// readSnapshot: one BatchMetadata, only when lastOffset >= 0
 		// (KAFKA-9144); its timestamp is the entry's lastTimestamp.
 		if se.LastOffset >= 0 {
-			e.Batches = append(e.Batches, BatchMetadata{
-				FirstSeq: decode.DecrementSequence(se.LastSequence, se.OffsetDelta), LastSeq: se.LastSequence,
-				LastOffset: se.LastOffset, OffsetDelta: se.OffsetDelta, Timestamp: se.Timestamp})
+			addBatchMetadata(e, BatchMetadata{LastSeq: se.LastSequence, LastOffset: se.LastOffset, OffsetDelta: se.OffsetDelta, Timestamp: se.Timestamp})
 		}
+	})
+	if err != nil {
+		return err
 	}
 	if expired > 0 {
 		m.report(finding.ExpiredOnLoad, snapshotOffset, -1,
 			"%d of the %d producers in the snapshot at %d had expired at load time (now %d, producer.id.expiration.ms %d) and were not loaded",
-			expired, len(entries), snapshotOffset, now, m.opts.ProducerIDExpirationMs)
+			expired, n, snapshotOffset, now, m.opts.ProducerIDExpirationMs)
 	}
 	m.mapEndOffset = snapshotOffset
 	m.snapshotLoaded = snapshotOffset
+	return nil
 }
 
 // reload replaces the state with what a snapshot of it holds, loaded
@@ -598,11 +626,19 @@ func SnapshotEntryOf(e *Entry) segment.SnapshotEntry {
 }
 
 // Producers returns deep copies of the entries, sorted by producer id.
-func (m *Manager) Producers() []Entry {
+func (m *Manager) Producers() []Entry { return m.producerList(true) }
+
+// producerList is the entries sorted by producer id; without deep, their
+// Batches are the manager's own (for a final state, when the manager
+// applies no more batches: a million producers' batch metadata is not
+// copied).
+func (m *Manager) producerList(deep bool) []Entry {
 	out := make([]Entry, 0, len(m.producers))
 	for _, e := range m.producers {
 		c := *e
-		c.Batches = slices.Clone(e.Batches)
+		if deep {
+			c.Batches = slices.Clone(e.Batches)
+		}
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b Entry) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
@@ -631,7 +667,11 @@ func (m *Manager) ProducerCount() int { return len(m.producers) }
 // the first unstable offset (oldest ongoing or unreplicated transaction,
 // never below the log start) if it is below the high watermark, else the
 // high watermark.
-func (m *Manager) State() *Result {
+func (m *Manager) State() *Result { return m.state(true) }
+
+// state is State; without deep, the producers' batch metadata is shared
+// with the manager (producerList).
+func (m *Manager) state(deep bool) *Result {
 	leo := m.mapEndOffset
 	hw := m.opts.HighWatermark
 	if hw < 0 {
@@ -648,7 +688,7 @@ func (m *Manager) State() *Result {
 		HighWatermark:        hw,
 		FirstUndecidedOffset: -1,
 		SnapshotLoaded:       m.snapshotLoaded,
-		Producers:            m.Producers(),
+		Producers:            m.producerList(deep),
 		Aborted:              slices.Clone(m.aborted),
 		Barriers:             slices.Clone(m.barriers),
 		Anomalies:            slices.Clone(m.anomalies),

@@ -27,7 +27,7 @@ func TestPSMEpochBumpClearsHistory(t *testing.T) {
 	if e.ProducerEpoch != 1 || len(e.Batches) != 1 {
 		t.Fatalf("after bump: epoch %d, %d batches, want epoch 1 with 1 batch", e.ProducerEpoch, len(e.Batches))
 	}
-	if b := e.Batches[0]; b.FirstSeq != 0 || b.LastSeq != 2 || b.LastOffset != bump+2 || b.OffsetDelta != 2 {
+	if b := e.Batches[0]; b.FirstSeq() != 0 || b.LastSeq != 2 || b.LastOffset != bump+2 || b.OffsetDelta != 2 {
 		t.Errorf("batch %+v", b)
 	}
 	onlyAnomalies(t, r)
@@ -59,9 +59,9 @@ func TestPSMFiveBatchWindow(t *testing.T) {
 	}
 	for i, b := range e.Batches {
 		n := int32(i + 2)
-		want := BatchMetadata{FirstSeq: n * 3, LastSeq: n*3 + 2, LastOffset: 100 + int64(n)*3 + 2, OffsetDelta: 2, Timestamp: ts[n]}
-		if b != want {
-			t.Errorf("batch %d = %+v, want %+v", i, b, want)
+		want := BatchMetadata{LastSeq: n*3 + 2, LastOffset: 100 + int64(n)*3 + 2, OffsetDelta: 2, Timestamp: ts[n]}
+		if b != want || b.FirstSeq() != n*3 {
+			t.Errorf("batch %d = %+v (firstSeq %d), want %+v (firstSeq %d)", i, b, b.FirstSeq(), want, n*3)
 		}
 	}
 	if e.LastTimestamp != ts[6] {
@@ -80,7 +80,7 @@ func TestPSMSequenceWrapAround(t *testing.T) {
 	onlyAnomalies(t, r)
 	e := mustProducer(t, r, 3)
 	b := e.Batches[1]
-	if b.LastOffset != w+4 || b.LastSeq != 1 || b.FirstSeq != math.MaxInt32-2 {
+	if b.LastOffset != w+4 || b.LastSeq != 1 || b.FirstSeq() != math.MaxInt32-2 {
 		t.Errorf("wrapping batch %+v", b)
 	}
 	if e.LastSeq() != 2 {
@@ -508,7 +508,7 @@ func TestPSMSnapshotRoundTrip(t *testing.T) {
 		t.Fatalf("round trip differs:\n%x\n%x", raw, again)
 	}
 	e1, _ := m.Entry(1)
-	if len(e1.Batches) != 1 || e1.Batches[0].Timestamp != e1.LastTimestamp || e1.Batches[0].FirstSeq != 2 || e1.Batches[0].LastSeq != 3 {
+	if len(e1.Batches) != 1 || e1.Batches[0].Timestamp != e1.LastTimestamp || e1.Batches[0].FirstSeq() != 2 || e1.Batches[0].LastSeq != 3 {
 		t.Errorf("loaded entry %+v", e1)
 	}
 	if e3, _ := m.Entry(3); len(e3.Batches) != 0 {

@@ -60,14 +60,9 @@ type LogDirState struct {
 // not parse is an error; the other fields are still filled.
 func ReadLogDirState(dir *segment.PartitionDir) (LogDirState, error) {
 	ls, hw, err := LogDirCheckpoints(dir)
-	st := LogDirState{LogStartOffset: ls, HighWatermark: hw, RecoveryPoint: -1}
+	st := LogDirState{LogStartOffset: ls, HighWatermark: hw, RecoveryPoint: -1, CleanShutdown: segment.CleanShutdownPresent(dir)}
 	if err == nil {
 		st.RecoveryPoint, err = segment.CheckpointOffset(dir, segment.RecoveryPointCheckpointName)
-	}
-	if dir.Topic != "" && dir.Partition >= 0 {
-		if _, serr := os.Stat(filepath.Join(segment.LogDirOf(dir.Path), segment.CleanShutdownName)); serr == nil {
-			st.CleanShutdown = true
-		}
 	}
 	return st, err
 }
@@ -515,10 +510,15 @@ func LogEndOffset(dir *segment.PartitionDir) (int64, error) {
 
 // readSnapshot reads a snapshot; corruption is reported once per file and
 // returned as ok == false.
-func (r *rebuilder) readSnapshot(m *Manager, s segment.SnapshotFile, fallback bool) ([]segment.SnapshotEntry, bool, error) {
-	read := segment.ReadProducerSnapshot
+// The snapshot is checked and, from a file, left open, read entry by
+// entry by whoever loads it (the caller closes it).
+func (r *rebuilder) readSnapshot(m *Manager, s segment.SnapshotFile, fallback bool) (snapshotEntries, bool, error) {
+	read := func(path string) (snapshotEntries, error) { return segment.OpenProducerSnapshot(path) }
 	if r.opts.Source != nil {
-		read = func(string) ([]segment.SnapshotEntry, error) { return r.opts.Source.ReadSnapshot(s) }
+		read = func(string) (snapshotEntries, error) {
+			es, err := r.opts.Source.ReadSnapshot(s)
+			return heldSnapshot(es), err
+		}
 	}
 	entries, err := read(s.Path)
 	if err == nil {
@@ -538,6 +538,39 @@ func (r *rebuilder) readSnapshot(m *Manager, s segment.SnapshotFile, fallback bo
 	return nil, false, nil
 }
 
+// snapshotEntries are a checked snapshot's entries: a file read entry by
+// entry (segment.SnapshotReader), or entries a Source holds.
+type snapshotEntries interface {
+	Len() int
+	Each(fn func(segment.SnapshotEntry)) error
+	Entries() ([]segment.SnapshotEntry, error)
+	Close() error
+}
+
+// heldSnapshot is a Source's snapshot.
+type heldSnapshot []segment.SnapshotEntry
+
+func (h heldSnapshot) Len() int { return len(h) }
+func (h heldSnapshot) Each(fn func(segment.SnapshotEntry)) error {
+	for _, e := range h {
+		fn(e)
+	}
+	return nil
+}
+func (h heldSnapshot) Entries() ([]segment.SnapshotEntry, error) { return h, nil }
+func (h heldSnapshot) Close() error                              { return nil }
+
+// loadSnapshot loads the checked snapshot sr at offset into a fresh
+// manager, and closes it.
+func (rr *replayRun) loadSnapshot(sr snapshotEntries, offset int64) (*Manager, error) {
+	defer sr.Close()
+	m := rr.fresh()
+	if err := m.load(sr.Len(), sr.Each, offset, NowFromClock); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
 // Rebuild rebuilds the producer state of a partition directory as a
 // loading broker does (UnifiedLog.rebuildProducerState): load a snapshot
 // (or none), replay [max(snapshot, logStart), end) one batch at a time
@@ -553,6 +586,25 @@ type capture struct {
 	offset  int64
 	entries []segment.SnapshotEntry
 	done    bool
+	// producers is how many entries the state had; vouched says vouch
+	// settled it.
+	producers int
+	vouched   bool
+	// vouch, when set, is asked first, with the manager at offset: true
+	// when it settles what the state there is needed for by itself
+	// (CheckSnapshots: the snapshot file equals it), so that entries are
+	// not kept — a million producers' copy per snapshot file.
+	vouch func(m *Manager) bool
+}
+
+// take records the state of m at c's offset.
+func (c *capture) take(m *Manager) {
+	c.done, c.producers = true, len(m.producers)
+	if c.vouch != nil && c.vouch(m) {
+		c.vouched = true
+		return
+	}
+	c.entries = m.Snapshot()
 }
 
 func (r *rebuilder) run(captures []*capture) (*Result, *Manager, error) {
@@ -622,8 +674,7 @@ func (rr *replayRun) replayFrom(m *Manager, start int64) error {
 	ci := 0
 	return r.scan(m, start, rr.end, false, func(b *decode.Batch, ctl *decode.Control, ts int64) bool {
 		for ci < len(rr.captures) && rr.captures[ci].offset <= b.LastOffset() {
-			c := rr.captures[ci]
-			c.entries, c.done = m.Snapshot(), true
+			rr.captures[ci].take(m)
 			ci++
 		}
 		if err := m.ApplyWithTimestamp(b, ctl, ts); err != nil {
@@ -660,8 +711,9 @@ func (rr *replayRun) fromLatest(m *Manager) (_ *Manager, loaded int64, skipped b
 		if !good {
 			continue
 		}
-		m = rr.fresh()
-		m.Load(entries, s.Offset, NowFromClock)
+		if m, err = rr.loadSnapshot(entries, s.Offset); err != nil {
+			return nil, loaded, skipped, err
+		}
 		r.restoreTxnStarts(m)
 		if err := rr.replay(m, s.Offset); err != nil {
 			return nil, loaded, skipped, err
@@ -748,8 +800,9 @@ func (rr *replayRun) fromRecovery(m *Manager, rec []bool) (*Manager, int64, erro
 		}
 		rr.anomalies = m.anomalies
 		if good {
-			m = rr.fresh()
-			m.Load(entries, s.Offset, NowFromClock)
+			if m, err = rr.loadSnapshot(entries, s.Offset); err != nil {
+				return nil, -1, err
+			}
 			r.restoreTxnStarts(m)
 			loaded = s.Offset
 		}
@@ -801,8 +854,9 @@ func (rr *replayRun) fromSnapshot(m *Manager) (*Manager, int64, error) {
 		return nil, -1, fmt.Errorf("%s: %w: corrupt", s.Path, ErrSnapshotUnusable)
 	}
 	rr.anomalies = m.anomalies
-	m = rr.fresh()
-	m.Load(entries, s.Offset, NowFromClock)
+	if m, err = rr.loadSnapshot(entries, s.Offset); err != nil {
+		return nil, -1, err
+	}
 	r.restoreTxnStarts(m)
 	if err := rr.replay(m, s.Offset); err != nil {
 		return nil, -1, err
@@ -842,7 +896,7 @@ func (rr *replayRun) finish(m *Manager, loaded int64, skipped bool) (*Result, *M
 	}
 	for _, c := range rr.captures {
 		if !c.done && c.offset <= leo {
-			c.entries, c.done = m.Snapshot(), true
+			c.take(m)
 		}
 	}
 	if opts.Clock.Kind != ClockLogTime {
@@ -872,7 +926,9 @@ func (rr *replayRun) finish(m *Manager, loaded int64, skipped bool) (*Result, *M
 	if end < 0 && r.logStart > leo && !r.nested {
 		m.Report(logStartAboveEnd(r.logStart, leo))
 	}
-	res := m.State()
+	// The manager applies nothing more: its final state shares its batch
+	// metadata instead of copying it.
+	res := m.state(false)
 	res.Partition = r.partition()
 	res.SnapshotLoaded = loaded
 	res.ReplayedFrom = rr.replayStart
@@ -1048,11 +1104,19 @@ func (r *rebuilder) judgeStale(m *Manager, barriers []Barrier, leo, loaded int64
 		}
 	}
 	for i, s := range files {
-		entries, ok, err := r.readSnapshot(m, s, false)
+		sr, ok, err := r.readSnapshot(m, s, false)
 		if err != nil {
 			return err
 		}
-		if !ok || !bs.rebuilt[s.Offset].done {
+		if !ok {
+			continue
+		}
+		entries, err := sr.Entries()
+		sr.Close()
+		if err != nil {
+			return err
+		}
+		if !bs.rebuilt[s.Offset].done {
 			continue
 		}
 		v, err := bs.judge(s.Offset, entries)

@@ -34,16 +34,19 @@ const (
 // NowFromClock asks Manager.Load to take "now" from the clock mode.
 const NowFromClock int64 = -1
 
-// BatchMetadata is one retained batch of a producer (BatchMetadata.java),
-// with FirstSeq computed as Kafka does: decrementSequence(lastSeq,
-// offsetDelta).
+// BatchMetadata is one retained batch of a producer (BatchMetadata.java):
+// 24 bytes, a producer keeps up to five, and a broker's partition may hold
+// millions of producers.
 type BatchMetadata struct {
-	FirstSeq    int32
 	LastSeq     int32
-	LastOffset  int64
 	OffsetDelta int32
+	LastOffset  int64
 	Timestamp   int64
 }
+
+// FirstSeq is BatchMetadata.firstSeq: decrementSequence(lastSeq,
+// offsetDelta), computed as Kafka computes it rather than stored.
+func (b BatchMetadata) FirstSeq() int32 { return decode.DecrementSequence(b.LastSeq, b.OffsetDelta) }
 
 // FirstOffset is LastOffset - OffsetDelta.
 func (b BatchMetadata) FirstOffset() int64 { return b.LastOffset - int64(b.OffsetDelta) }
@@ -53,11 +56,11 @@ func (b BatchMetadata) FirstOffset() int64 { return b.LastOffset - int64(b.Offse
 // open; CoordinatorEpoch and LastTimestamp are -1 until set.
 type Entry struct {
 	ProducerID            int64
-	ProducerEpoch         int16
 	Batches               []BatchMetadata
-	CoordinatorEpoch      int32
 	LastTimestamp         int64
 	CurrentTxnFirstOffset int64
+	CoordinatorEpoch      int32
+	ProducerEpoch         int16
 }
 
 // LastSeq is entry.lastSeq(): -1 without batch metadata.

@@ -41,12 +41,17 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return writeFileAtomic(path, data, perm, true)
 }
 
+func writeFileAtomic(path string, data []byte, perm os.FileMode, overwrite bool) error {
+	return writeFileAtomicSync(path, data, perm, overwrite, true)
+}
+
 // writeFileAtomic is WriteFileAtomic with a choice to refuse to replace an
 // existing target. The refusal is checked before anything is written and
 // again, race-free where the file system allows it, at commit time by
 // hard-linking the temp file to the target (link fails if the target
-// exists, rename would not).
-func writeFileAtomic(path string, data []byte, perm os.FileMode, overwrite bool) (err error) {
+// exists, rename would not). Without sync nothing is fsynced (Appender's
+// NoSync).
+func writeFileAtomicSync(path string, data []byte, perm os.FileMode, overwrite, sync bool) (err error) {
 	if !overwrite {
 		if _, statErr := os.Lstat(path); statErr == nil {
 			return fmt.Errorf("%s: %w", path, ErrTargetExists)
@@ -78,9 +83,11 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode, overwrite bool)
 		_ = f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return err
+	if sync {
+		if err := f.Sync(); err != nil {
+			_ = f.Close()
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		return err
@@ -93,6 +100,9 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode, overwrite bool)
 		return err
 	}
 	committed = true
+	if !sync {
+		return nil
+	}
 	return syncDir(dir)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,25 +36,38 @@ type EpochEntry struct {
 }
 
 // textLine is one line as BufferedReader.readLine returns it, with the
-// byte position where it starts.
+// byte position where it starts. long marks a line longer than the
+// splitter's bound, of which text holds only the start.
 type textLine struct {
 	pos  int64
 	text string
+	long bool
 }
 
 // javaLines splits b into lines the way BufferedReader.readLine does: a
 // line ends at "\n", "\r" or "\r\n"; a last line without a terminator is
-// still a line; nothing follows a final terminator.
-func javaLines(b []byte) []textLine {
+// still a line; nothing follows a final terminator. A line of more than
+// maxLine bytes (0: no bound) is kept as its first bytes, marked long:
+// no broker writes one, and a file of one 64 MiB line is not to be
+// copied into a string.
+func javaLines(b []byte, maxLine int) []textLine {
 	var lines []textLine
+	line := func(start, end int) {
+		l := textLine{pos: int64(start)}
+		if maxLine > 0 && end-start > maxLine {
+			end, l.long = start+QuoteBytes+1, true
+		}
+		l.text = string(b[start:end])
+		lines = append(lines, l)
+	}
 	start := 0
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
 		case '\n':
-			lines = append(lines, textLine{int64(start), string(b[start:i])})
+			line(start, i)
 			start = i + 1
 		case '\r':
-			lines = append(lines, textLine{int64(start), string(b[start:i])})
+			line(start, i)
 			if i+1 < len(b) && b[i+1] == '\n' {
 				i++
 			}
@@ -61,7 +75,7 @@ func javaLines(b []byte) []textLine {
 		}
 	}
 	if start < len(b) {
-		lines = append(lines, textLine{int64(start), string(b[start:])})
+		line(start, len(b))
 	}
 	return lines
 }
@@ -138,15 +152,15 @@ func readCheckpoint[T any](b []byte, path string, parse func(parts []string) (T,
 	loc := absPath(path)
 	malformed := func(l textLine, field string, n int) error {
 		return fileCorrupt(path, l.pos, field, decode.ErrCorrupt,
-			fmt.Sprintf("Malformed line in checkpoint file [%s]: %s", loc, l.text),
-			"line %d: malformed %s %q", n, field, l.text)
+			fmt.Sprintf("Malformed line in checkpoint file [%s]: %s", loc, quote(l.text)),
+			"line %d: malformed %s %q", n, field, quote(l.text))
 	}
-	lines := javaLines(b)
+	lines := javaLines(b, MaxCheckpointLine)
 	if len(lines) == 0 {
 		return nil, nil
 	}
 	v, ok := parseJavaInt(lines[0].text, 32)
-	if !ok {
+	if !ok || lines[0].long {
 		return nil, malformed(lines[0], "version", 1)
 	}
 	if v != CheckpointVersion {
@@ -158,13 +172,13 @@ func readCheckpoint[T any](b []byte, path string, parse func(parts []string) (T,
 		return nil, nil
 	}
 	count, ok := parseJavaInt(lines[1].text, 32)
-	if !ok {
+	if !ok || lines[1].long {
 		return nil, malformed(lines[1], "count", 2)
 	}
 	var entries []T
 	for i, l := range lines[2:] {
 		e, ok := parse(javaSplit(l.text, whitespaces))
-		if !ok {
+		if !ok || l.long {
 			return nil, malformed(l, "entry", i+3)
 		}
 		entries = append(entries, e)
@@ -212,7 +226,7 @@ func ParseOffsetCheckpoint(b []byte) ([]OffsetCheckpointEntry, error) {
 // (OffsetCheckpointFile). Entries are in file order, which is the broker's
 // map order: unspecified.
 func ReadOffsetCheckpoint(path string) ([]OffsetCheckpointEntry, error) {
-	b, err := ReadFile(path)
+	b, err := ReadFileLimit(path, MaxOffsetCheckpointBytes, "log directory offset checkpoint")
 	if err != nil {
 		return nil, err
 	}
@@ -227,10 +241,14 @@ func ReadOffsetCheckpoint(path string) ([]OffsetCheckpointEntry, error) {
 // Partition.createLog restores. It is -1 when the file or the entry is
 // absent, or when pd's name is not <topic>-<partition>. A file that does
 // not parse (a *decode.CorruptError) or cannot be read is an error, with
-// -1: each caller says what it does without the entry.
+// -1: each caller says what it does without the entry. A partition
+// directory opened through a LogDirCache reads each file once per run.
 func CheckpointOffset(pd *PartitionDir, name string) (int64, error) {
 	if pd.Topic == "" || pd.Partition < 0 {
 		return -1, nil
+	}
+	if pd.logDir != nil {
+		return pd.logDir.offset(name, pd.Topic, pd.Partition)
 	}
 	entries, err := ReadOffsetCheckpoint(filepath.Join(LogDirOf(pd.Path), name))
 	if errors.Is(err, os.ErrNotExist) {
@@ -256,7 +274,7 @@ func ParseLeaderEpochCheckpoint(b []byte) ([]EpochEntry, error) {
 // ReadLeaderEpochCheckpoint reads a partition's leader-epoch-checkpoint
 // (LeaderEpochCheckpointFile).
 func ReadLeaderEpochCheckpoint(path string) ([]EpochEntry, error) {
-	b, err := ReadFile(path)
+	b, err := ReadFileLimit(path, MaxEpochCheckpointBytes, "leader-epoch-checkpoint")
 	if err != nil {
 		return nil, err
 	}
@@ -319,14 +337,14 @@ func TopicIDString(id [16]byte) string {
 func ParseTopicID(s string) ([16]byte, error) {
 	var id [16]byte
 	if len(s) > 24 {
-		return id, fmt.Errorf("topic id %q is too long to be a base64 UUID", s)
+		return id, fmt.Errorf("topic id %q is too long to be a base64 UUID", quote(s))
 	}
 	b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
 	if err != nil {
-		return id, fmt.Errorf("topic id %q: %w", s, err)
+		return id, fmt.Errorf("topic id %q: %w", quote(s), err)
 	}
 	if len(b) != len(id) {
-		return id, fmt.Errorf("topic id %q decodes to %d bytes, not 16", s, len(b))
+		return id, fmt.Errorf("topic id %q decodes to %d bytes, not 16", quote(s), len(b))
 	}
 	copy(id[:], b)
 	return id, nil
@@ -341,9 +359,14 @@ func ParsePartitionMetadata(b []byte) (PartitionMetadata, error) {
 // (PartitionMetadataReadBuffer#read): two lines, each split on ":\s+"
 // into exactly two parts (the keys themselves are not checked, as in
 // Kafka); version 0; a non-zero topic id. Lines after the second are
-// ignored.
+// ignored, and not read: only the first MaxPartitionMetadataBytes are.
 func ReadPartitionMetadata(path string) (PartitionMetadata, error) {
-	b, err := ReadFile(path)
+	f, err := OpenFile(path)
+	if err != nil {
+		return PartitionMetadata{}, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxPartitionMetadataBytes))
 	if err != nil {
 		return PartitionMetadata{}, err
 	}
@@ -355,19 +378,26 @@ func parsePartitionMetadata(b []byte, path string) (PartitionMetadata, error) {
 	loc := absPath(path)
 	malformed := func(l textLine, field, format string, args ...any) error {
 		return fileCorrupt(path, l.pos, field, decode.ErrCorrupt,
-			fmt.Sprintf("Malformed line in checkpoint file %s: %s", loc, l.text), format, args...)
+			fmt.Sprintf("Malformed line in checkpoint file %s: %s", loc, quote(l.text)), format, args...)
 	}
-	lines := javaLines(b)
+	// A line longer than the bound — or than the bytes read — is no line
+	// a broker writes.
+	lines := javaLines(b, MaxCheckpointLine)
+	for i := range min(len(lines), 2) {
+		if l := &lines[i]; !l.long && len(b) == MaxPartitionMetadataBytes && int(l.pos)+len(l.text) == len(b) {
+			l.long = true
+		}
+	}
 	if len(lines) == 0 {
 		return pm, fileCorrupt(path, 0, "version", decode.ErrTruncated, "", "empty file")
 	}
 	parts := javaSplit(lines[0].text, colonWhitespaces)
-	if len(parts) != 2 {
-		return pm, malformed(lines[0], "version", "line 1: want \"version: <n>\", got %q", lines[0].text)
+	if len(parts) != 2 || lines[0].long {
+		return pm, malformed(lines[0], "version", "line 1: want \"version: <n>\", got %q", quote(lines[0].text))
 	}
 	v, ok := parseJavaInt(parts[1], 32)
 	if !ok {
-		return pm, malformed(lines[0], "version", "line 1: version %q is not a number", parts[1])
+		return pm, malformed(lines[0], "version", "line 1: version %q is not a number", quote(parts[1]))
 	}
 	if v != CheckpointVersion {
 		return pm, fileCorrupt(path, lines[0].pos, "version", decode.ErrUnsupported,
@@ -379,8 +409,8 @@ func parsePartitionMetadata(b []byte, path string) (PartitionMetadata, error) {
 		return pm, fileCorrupt(path, int64(len(b)), "topic_id", decode.ErrTruncated, "", "no topic_id line")
 	}
 	parts = javaSplit(lines[1].text, colonWhitespaces)
-	if len(parts) != 2 {
-		return pm, malformed(lines[1], "topic_id", "line 2: want \"topic_id: <id>\", got %q", lines[1].text)
+	if len(parts) != 2 || lines[1].long {
+		return pm, malformed(lines[1], "topic_id", "line 2: want \"topic_id: <id>\", got %q", quote(lines[1].text))
 	}
 	id, err := ParseTopicID(parts[1])
 	if err != nil {
@@ -415,7 +445,7 @@ type CleanShutdown struct {
 // {"version":0,"brokerEpoch":N}. Kafka logs and ignores a malformed file;
 // kseg reports it as corrupt so the operator sees it.
 func ReadCleanShutdown(path string) (CleanShutdown, error) {
-	b, err := ReadFile(path)
+	b, err := ReadFileLimit(path, MaxTextFileBytes, ".kafka_cleanshutdown")
 	if err != nil {
 		return CleanShutdown{}, err
 	}
@@ -458,7 +488,7 @@ func parseCleanShutdown(b []byte, path string) (CleanShutdown, error) {
 // value separated by '=', ':' or whitespace, backslash escapes and line
 // continuations.
 func ReadMetaProperties(path string) (map[string]string, error) {
-	b, err := ReadFile(path)
+	b, err := ReadFileLimit(path, MaxTextFileBytes, "meta.properties")
 	if err != nil {
 		return nil, err
 	}
@@ -472,7 +502,7 @@ func ParseProperties(b []byte) (map[string]string, error) {
 
 func parseProperties(b []byte, path string) (map[string]string, error) {
 	props := map[string]string{}
-	lines := javaLines(b)
+	lines := javaLines(b, 0)
 	isWS := func(c byte) bool { return c == ' ' || c == '\t' || c == '\f' }
 	for i := 0; i < len(lines); i++ {
 		pos := lines[i].pos

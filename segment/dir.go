@@ -61,6 +61,9 @@ type PartitionDir struct {
 	// Other is everything else: unknown files, subdirectories, files with a
 	// non-canonical offset, and files Kafka keeps elsewhere (quorum-state).
 	Other []string
+
+	// logDir, when set (LogDirCache), serves the log directory's files.
+	logDir *cachedLogDir
 }
 
 // OpenPartitionDir lists a partition directory (LogLoader's view of it,
@@ -71,7 +74,9 @@ type PartitionDir struct {
 // the checkpoints, meta.properties) — is such an error (a
 // *NotRegularError), found here without opening it, so that every command
 // fails at once with its name instead of blocking on it or skipping it.
-func OpenPartitionDir(path string) (*PartitionDir, error) {
+func OpenPartitionDir(path string) (*PartitionDir, error) { return openPartitionDir(path, nil) }
+
+func openPartitionDir(path string, cache *LogDirCache) (*PartitionDir, error) {
 	entries, err := os.ReadDir(path)
 	if err != nil {
 		return nil, err
@@ -81,7 +86,13 @@ func OpenPartitionDir(path string) (*PartitionDir, error) {
 		d.Topic, d.Partition, d.State = n.Topic, n.Partition, n.State
 	}
 	if d.Topic != "" {
-		if err := checkLogDirFiles(LogDirOf(path)); err != nil {
+		if cache != nil {
+			cache.Attach(d)
+			err = d.logDir.check()
+		} else {
+			err = checkLogDirFiles(LogDirOf(path))
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

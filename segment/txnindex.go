@@ -1,8 +1,15 @@
 package segment
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/kseg/kseg/decode"
 )
@@ -54,12 +61,39 @@ type TxnIndex struct {
 // ReadTxnIndex reads a .txnindex file read-only. A missing file is an
 // os.ErrNotExist error; callers treat that as "no aborted transactions",
 // as Kafka does (the file is created on the first append).
+//
+// A segment's .txnindex holds an entry per ABORT marker in its .log
+// (LogSegment.updateTxnIndex), and a marker takes at least
+// decode.RecordBatchOverhead bytes there: a file larger than that allows
+// for the .log beside it (MaxTxnIndexBytes) is a *decode.CorruptError
+// found from the sizes, before it is read. The file is read through a
+// buffer, not whole.
 func ReadTxnIndex(path string) (TxnIndex, error) {
-	b, err := ReadFile(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return TxnIndex{Path: path}, err
 	}
-	return ParseTxnIndex(b, path)
+	defer f.Close()
+	if limit, logPath := MaxTxnIndexBytes(path); size > limit {
+		return TxnIndex{Path: path, Length: size}, fileCorrupt(path, limit, "size", decode.ErrCorrupt,
+			fmt.Sprintf("%s is %d bytes, more than the %d bytes of entries %s can have ended", absPath(path), size, limit, filepath.Base(logPath)),
+			"%d bytes, more than a broker writes: %s holds room for at most %d ABORT markers (%d bytes of entries); not read",
+			size, filepath.Base(logPath), limit/AbortedTxnSize, limit)
+	}
+	return parseTxnIndex(bufio.NewReaderSize(io.LimitReader(f, size), int(min(64<<10, max(size, 16)))), size, path)
+}
+
+// MaxTxnIndexBytes is the most a broker writes in the .txnindex at path:
+// an entry per batch the .log beside it (returned too) can hold, each at
+// least decode.RecordBatchOverhead bytes; without that .log, what a
+// segment of segment.bytes' largest value (2 GiB) can hold.
+func MaxTxnIndexBytes(path string) (int64, string) {
+	logPath := strings.TrimSuffix(path, TxnIndexSuffix) + LogSuffix
+	size := int64(math.MaxInt32)
+	if st, err := os.Stat(logPath); err == nil {
+		size = st.Size()
+	}
+	return (size/decode.RecordBatchOverhead + 1) * AbortedTxnSize, logPath
 }
 
 // ParseTxnIndex decodes .txnindex bytes; path only labels errors. Like
@@ -67,19 +101,26 @@ func ReadTxnIndex(path string) (TxnIndex, error) {
 // the first entry whose KafkaVersion is above 0. The entries before the
 // failing one are returned with the error.
 func ParseTxnIndex(b []byte, path string) (TxnIndex, error) {
-	x := TxnIndex{Path: path, Length: int64(len(b))}
-	n := len(b) / AbortedTxnSize
-	x.TrailingBytes = len(b) % AbortedTxnSize
+	return parseTxnIndex(bytes.NewReader(b), int64(len(b)), path)
+}
+
+func parseTxnIndex(r io.Reader, length int64, path string) (TxnIndex, error) {
+	x := TxnIndex{Path: path, Length: length}
+	n := int(length / AbortedTxnSize)
+	x.TrailingBytes = int(length % AbortedTxnSize)
 	x.Entries = make([]AbortedTxn, 0, n)
-	// Only whole entries are read, so the cursor's reads cannot fail.
-	c := decode.NewCursor(b[:n*AbortedTxnSize], 0)
+	var e [AbortedTxnSize]byte
+	be := binary.BigEndian
 	for i := 0; i < n; i++ {
+		if _, err := io.ReadFull(r, e[:]); err != nil {
+			return x, err // the file shrank under the read
+		}
 		t := AbortedTxn{
-			Version:          c.Int16("version"),
-			ProducerID:       c.Int64("producerId"),
-			FirstOffset:      c.Int64("firstOffset"),
-			LastOffset:       c.Int64("lastOffset"),
-			LastStableOffset: c.Int64("lastStableOffset"),
+			Version:          int16(be.Uint16(e[0:])),
+			ProducerID:       int64(be.Uint64(e[2:])),
+			FirstOffset:      int64(be.Uint64(e[10:])),
+			LastOffset:       int64(be.Uint64(e[18:])),
+			LastStableOffset: int64(be.Uint64(e[26:])),
 		}
 		if v := t.KafkaVersion(); v > AbortedTxnCurrentVersion {
 			return x, fileCorrupt(path, int64(i*AbortedTxnSize), "version", decode.ErrUnsupported,

@@ -52,6 +52,10 @@ type AppenderOptions struct {
 	// byte of the new one is written: where UnifiedLog.roll takes its
 	// producer snapshot (named by the new base offset).
 	OnRoll func(newBaseOffset int64) error
+	// NoSync leaves out every fsync: for data generated for tests and
+	// benchmarks, which no crash has to find intact (thousands of
+	// partitions, each a dozen fsyncs, take minutes on a busy disk).
+	NoSync bool
 }
 
 // Appender writes a partition directory the way a broker's log does when
@@ -314,14 +318,16 @@ func (a *Appender) finishSegment() error {
 	if err := s.w.Flush(); err != nil {
 		return err
 	}
-	if err := s.f.Sync(); err != nil {
-		return err
+	if !a.opts.NoSync {
+		if err := s.f.Sync(); err != nil {
+			return err
+		}
 	}
 	if err := s.f.Close(); err != nil {
 		return err
 	}
 	write := func(suffix string, b []byte) error {
-		return WriteFileAtomic(filepath.Join(a.dir, SegmentFileName(s.Base(), suffix)), b, 0o644)
+		return a.writeFile(SegmentFileName(s.Base(), suffix), b)
 	}
 	index, timeIndex, err := s.Encode()
 	if err != nil {
@@ -375,17 +381,32 @@ func (a *Appender) Close() error {
 		return err
 	}
 	if a.sawV2 {
-		if err := WriteFileAtomic(filepath.Join(a.dir, LeaderEpochCheckpointName), EncodeLeaderEpochCheckpoint(a.epochs), 0o644); err != nil {
+		if err := a.writeFile(LeaderEpochCheckpointName, EncodeLeaderEpochCheckpoint(a.epochs)); err != nil {
 			return err
 		}
 	}
 	if a.opts.TopicID != nil {
 		pm := PartitionMetadata{Version: 0, TopicID: *a.opts.TopicID}
-		if err := WriteFileAtomic(filepath.Join(a.dir, PartitionMetadataName), EncodePartitionMetadata(pm), 0o644); err != nil {
+		if err := a.writeFile(PartitionMetadataName, EncodePartitionMetadata(pm)); err != nil {
 			return err
 		}
 	}
+	if a.opts.NoSync {
+		return nil
+	}
 	return syncDir(a.dir)
+}
+
+// writeFile writes a file of the partition directory atomically (durably
+// unless NoSync).
+func (a *Appender) writeFile(name string, b []byte) error {
+	return writeFileAtomicSync(filepath.Join(a.dir, name), b, 0o644, true, !a.opts.NoSync)
+}
+
+// WriteProducerSnapshotFile is segment.WriteProducerSnapshotFile into the
+// partition directory, without fsync under NoSync.
+func (a *Appender) WriteProducerSnapshotFile(path string, entries []SnapshotEntry, force bool) error {
+	return writeFileAtomicSync(path, EncodeProducerSnapshot(entries), 0o644, force, !a.opts.NoSync)
 }
 
 // RecoveredSegment is what LogSegment.recover rebuilds for one segment:

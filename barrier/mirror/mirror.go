@@ -1124,7 +1124,7 @@ func (mp *mirrorPlanner) files(segs []*dstSeg, snaps []snapshotPlan, cont *conti
 	p := mp.p
 	ol := &edit.OpList{Dir: p.Dir, Create: p.CreateDir}
 	if p.TopicID != "" && (mp.dstPD == nil || mp.dstPD.PartitionMetadata == "") {
-		b, err := segment.ReadFile(mp.srcPD.PartitionMetadata)
+		b, err := segment.ReadFileLimit(mp.srcPD.PartitionMetadata, segment.MaxPartitionMetadataBytes, "partition.metadata")
 		if err != nil {
 			return err
 		}

@@ -802,7 +802,10 @@ func (rp *planner) planSegment(sr *segRepair, ps *Segment, res *psm.Result, segE
 		ps.TxnIndex.Action, ps.TxnIndex.Reason = FileCreate, fmt.Sprintf("missing, but %d aborted transactions end in the segment", n)
 		rp.find(finding.TxnIndexMissing, txnName, -1, "missing; %d aborted transactions end in segment %d", n, base)
 	default:
-		old, err := segment.ReadFile(sr.files.TxnIndex)
+		// A .txnindex larger than its .log allows is not read: it is
+		// rebuilt (segment.MaxTxnIndexBytes).
+		limit, _ := segment.MaxTxnIndexBytes(sr.files.TxnIndex)
+		old, size, err := segment.ReadFileAtMost(sr.files.TxnIndex, max(limit, int64(len(want))))
 		if err != nil {
 			return err
 		}
@@ -810,9 +813,12 @@ func (rp *planner) planSegment(sr *segRepair, ps *Segment, res *psm.Result, segE
 			want = []byte{}
 		}
 		ps.TxnIndex.Action = FileKeep
-		if !bytes.Equal(old, want) {
+		if old == nil || !bytes.Equal(old, want) {
 			ps.TxnIndex.Action = FileRebuild
-			kind, reason := txnIndexProblem(old, want, sr.files.TxnIndex, base)
+			kind, reason := finding.TxnIndexCorrupt, fmt.Sprintf("%d bytes, more than a broker writes for the segment's .log (at most %d)", size, limit)
+			if old != nil {
+				kind, reason = txnIndexProblem(old, want, sr.files.TxnIndex, base)
+			}
 			if cutWhy != "" && txnPrefix(old, want) {
 				kind, reason = finding.TxnIndexRebuilt, cutWhy
 			}

@@ -134,7 +134,7 @@ func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, erro
 	}
 	parallel(len(tps), o.Jobs, func(i int) {
 		r := newGroupsReplay(dec, v.Coordinators[i])
-		pd, err := segment.OpenPartitionDir(r.dir)
+		pd, err := inv.openPartitionDir(r.dir)
 		if err != nil {
 			res[i].err = err
 			return
@@ -291,9 +291,10 @@ type groupsReplay struct {
 }
 
 type pendingCommit struct {
-	group string
-	tp    TopicPartition
-	c     *CommittedOffset // nil: a tombstone
+	group     string
+	tp        TopicPartition
+	c         offsetAcc
+	tombstone bool
 }
 
 type groupAcc struct {
@@ -303,7 +304,16 @@ type groupAcc struct {
 	epoch           int32
 	assignmentEpoch int32
 	members         map[string]*memberAcc
-	offsets         map[TopicPartition]CommittedOffset
+	offsets         map[TopicPartition]offsetAcc
+}
+
+// offsetAcc is a committed offset as the replay keeps it: what
+// CommittedOffset says beyond its key, without the cross-check's fields
+// (a __consumer_offsets holds millions of live keys).
+type offsetAcc struct {
+	offset, commitTimestamp, expireTimestamp, recordOffset int64
+	metadata                                               string
+	leaderEpoch                                            int32
 }
 
 type memberAcc struct {
@@ -333,7 +343,7 @@ func (r *groupsReplay) forget(name string) {
 func (r *groupsReplay) acc(name string) *groupAcc {
 	a := r.groups[name]
 	if a == nil {
-		a = &groupAcc{metadataOffset: -1, members: map[string]*memberAcc{}, offsets: map[TopicPartition]CommittedOffset{}}
+		a = &groupAcc{metadataOffset: -1, members: map[string]*memberAcc{}, offsets: map[TopicPartition]offsetAcc{}}
 		r.groups[name] = a
 	}
 	return a
@@ -355,19 +365,20 @@ func (r *groupsReplay) apply(rec *record) error {
 		return nil
 	case GroupRecordOffsetCommit:
 		tp := TopicPartition{gr.Topic, gr.Partition}
-		var c *CommittedOffset
-		if !gr.Tombstone && gr.Offset != nil {
+		var c offsetAcc
+		tombstone := gr.Tombstone || gr.Offset == nil
+		if !tombstone {
 			v := gr.Offset
-			c = &CommittedOffset{Topic: gr.Topic, Partition: gr.Partition, Offset: v.Offset, LeaderEpoch: v.LeaderEpoch, Metadata: v.Metadata,
-				CommitTimestamp: v.CommitTimestamp, ExpireTimestamp: v.ExpireTimestamp, RecordOffset: rec.Offset}
+			c = offsetAcc{offset: v.Offset, leaderEpoch: v.LeaderEpoch, metadata: v.Metadata,
+				commitTimestamp: v.CommitTimestamp, expireTimestamp: v.ExpireTimestamp, recordOffset: rec.Offset}
 		}
 		if rec.Transactional {
 			// TxnOffsetCommit: pending until the producer's marker
 			// (GroupMetadataManager pendingTransactionalOffsetCommits).
-			r.pending[rec.ProducerID] = append(r.pending[rec.ProducerID], pendingCommit{gr.Group, tp, c})
+			r.pending[rec.ProducerID] = append(r.pending[rec.ProducerID], pendingCommit{gr.Group, tp, c, tombstone})
 			return nil
 		}
-		r.commit(gr.Group, tp, c)
+		r.commit(gr.Group, tp, c, tombstone)
 		return nil
 	}
 	a := r.acc(gr.Group)
@@ -421,14 +432,14 @@ func (r *groupsReplay) apply(rec *record) error {
 	return nil
 }
 
-func (r *groupsReplay) commit(group string, tp TopicPartition, c *CommittedOffset) {
+func (r *groupsReplay) commit(group string, tp TopicPartition, c offsetAcc, tombstone bool) {
 	a := r.acc(group)
-	if c == nil {
+	if tombstone {
 		delete(a.offsets, tp)
 		r.forget(group)
 		return
 	}
-	a.offsets[tp] = *c
+	a.offsets[tp] = c
 }
 
 // marker applies (commit) or drops (abort) a producer's pending
@@ -440,7 +451,7 @@ func (r *groupsReplay) marker(pid int64, commit bool, _ int64) {
 		return
 	}
 	for _, p := range ps {
-		r.commit(p.group, p.tp, p.c)
+		r.commit(p.group, p.tp, p.c, p.tombstone)
 	}
 }
 
@@ -496,8 +507,12 @@ func (a *groupAcc) group(name, coordinator string, topicNames map[string]string)
 		}
 	}
 	slices.SortFunc(g.Members, func(a, b Member) int { return cmp.Compare(a.MemberID, b.MemberID) })
-	for _, c := range a.offsets {
-		g.Offsets = append(g.Offsets, c)
+	if len(a.offsets) > 0 {
+		g.Offsets = make([]CommittedOffset, 0, len(a.offsets))
+	}
+	for tp, c := range a.offsets {
+		g.Offsets = append(g.Offsets, CommittedOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: c.offset, LeaderEpoch: c.leaderEpoch,
+			Metadata: c.metadata, CommitTimestamp: c.commitTimestamp, ExpireTimestamp: c.expireTimestamp, RecordOffset: c.recordOffset})
 	}
 	slices.SortFunc(g.Offsets, func(a, b CommittedOffset) int {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))

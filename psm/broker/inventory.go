@@ -62,6 +62,15 @@ type Inventory struct {
 	// missing; a committed partition's lag is unknown), and goes on with
 	// the others.
 	Unreadable []Unreadable
+
+	// logDirs reads each log directory's checkpoints and meta.properties
+	// once, for every partition directory the views open.
+	logDirs *segment.LogDirCache
+}
+
+// openPartitionDir lists a partition directory of the inventory.
+func (inv *Inventory) openPartitionDir(dir string) (*segment.PartitionDir, error) {
+	return inv.logDirs.OpenPartitionDir(dir)
 }
 
 // Unreadable is a partition whose directory, or one of whose files, could
@@ -106,15 +115,15 @@ func (inv *Inventory) unreadable(tp TopicPartition) (Unreadable, bool) {
 // broker serves); one that cannot be listed is Unreadable, and a log
 // directory that cannot be listed an error.
 func OpenInventory(paths []string) (*Inventory, error) {
-	inv := &Inventory{Partitions: map[TopicPartition][]Replica{}}
+	inv := &Inventory{Partitions: map[TopicPartition][]Replica{}, logDirs: segment.NewLogDirCache()}
 	for _, p := range paths {
 		ld, err := segment.OpenLogDir(p)
 		if err != nil {
 			return nil, err
 		}
 		info := LogDirInfo{Path: p, NodeID: -1}
-		if mp, ok := ld.File(segment.KindMetaProperties); ok {
-			props, err := segment.ReadMetaProperties(mp)
+		if _, ok := ld.File(segment.KindMetaProperties); ok {
+			props, err := inv.logDirs.MetaProperties(p)
 			if err != nil {
 				inv.Warnings = append(inv.Warnings, err.Error())
 			}
@@ -134,7 +143,7 @@ func OpenInventory(paths []string) (*Inventory, error) {
 			if !ok || n.State != segment.DirLive {
 				continue
 			}
-			pd, err := segment.OpenPartitionDir(dir)
+			pd, err := inv.openPartitionDir(dir)
 			if err != nil {
 				// A partition that cannot be listed is not absent:
 				// the views say so rather than call its replica missing.

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/kseg/kseg/psm"
-	"github.com/kseg/kseg/segment"
 )
 
 // PartitionLog is what the disk says about a data partition: its offsets
@@ -66,7 +65,7 @@ func rebuildPartitions(inv *Inventory, tps []TopicPartition, jobs int, base psm.
 		u := units[i]
 		pl := &PartitionLog{Dir: u.r.Dir, Replicas: u.n}
 		out[i] = pl
-		pd, err := segment.OpenPartitionDir(u.r.Dir)
+		pd, err := inv.openPartitionDir(u.r.Dir)
 		if err != nil {
 			pl.Err = err
 			return

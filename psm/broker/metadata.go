@@ -214,7 +214,7 @@ func LoadMetadata(inv *Inventory, o MetadataOptions) (*MetadataView, error) {
 			ErrNoMetadataLog, ClusterMetadataTopic, logDirList(inv))
 	}
 	v := &MetadataView{MetadataDir: rs[0].Dir, Unreadable: slices.Clone(inv.Unreadable)}
-	pd, err := segment.OpenPartitionDir(v.MetadataDir)
+	pd, err := inv.openPartitionDir(v.MetadataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -775,7 +775,7 @@ func (v *MetadataView) crossCheck(inv *Inventory, later *MetadataImage) {
 		for _, r := range inv.Partitions[tp] {
 			node := nodeOf[r.LogDir]
 			row := DiskPartition{Topic: tp.Topic, Partition: tp.Partition, Node: node, Dir: r.Dir, DiskTopicID: r.TopicID, DiskLeaderEpoch: -1, ImageLeaderEpoch: -1, Status: "ok"}
-			if pd, err := segment.OpenPartitionDir(r.Dir); err == nil && pd.LeaderEpochCheckpoint != "" {
+			if pd, err := inv.openPartitionDir(r.Dir); err == nil && pd.LeaderEpochCheckpoint != "" {
 				if es, err := segment.ReadLeaderEpochCheckpoint(pd.LeaderEpochCheckpoint); err == nil && len(es) > 0 {
 					row.DiskLeaderEpoch = es[len(es)-1].Epoch
 				} else if err != nil && !errors.Is(err, os.ErrNotExist) {

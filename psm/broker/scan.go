@@ -52,6 +52,7 @@ func scanPartition(pd *segment.PartitionDir, h scanHandler) (logEnd int64, findi
 	name := filepath.Base(filepath.Clean(pd.Path))
 	logStart, _, _ := psm.LogDirCheckpoints(pd) // a missing checkpoint means "from the first segment"
 	var dec decode.Decoder
+	var rec record // one for every record: the handler keeps none
 	for _, seg := range pd.Segments {
 		if seg.Log == "" {
 			continue
@@ -93,8 +94,9 @@ func scanPartition(pd *segment.PartitionDir, h scanHandler) (logEnd int64, findi
 				if r.Offset < logStart {
 					return nil
 				}
-				return h.record(&record{Offset: r.Offset, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value,
-					ProducerID: b.ProducerID, Transactional: b.IsTransactional()})
+				rec = record{Offset: r.Offset, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value,
+					ProducerID: b.ProducerID, Transactional: b.IsTransactional()}
+				return h.record(&rec)
 			})
 			if derr != nil {
 				if _, ok := decode.AsCorrupt(derr); !ok {

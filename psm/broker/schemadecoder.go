@@ -59,8 +59,20 @@ func idPartitions(ss []*schema.Struct) []TopicIDPartitions {
 	return out
 }
 
-// ConsumerOffsets decodes a __consumer_offsets record.
+// ConsumerOffsets decodes a __consumer_offsets record: with the typed
+// decoders (schema.ReadOffsetCommitKey …) when they read it, else with
+// the generic reader, which also says what is wrong with a record that
+// does not decode.
 func (SchemaDecoder) ConsumerOffsets(key, value []byte) (GroupRecord, error) {
+	if r, ok := typedConsumerOffsets(key, value); ok {
+		return r, nil
+	}
+	return genericConsumerOffsets(key, value)
+}
+
+// genericConsumerOffsets is ConsumerOffsets through DecodeInternal's
+// *schema.Struct tree.
+func genericConsumerOffsets(key, value []byte) (GroupRecord, error) {
 	d, err := schema.DecodeInternal(schema.ConsumerOffsets, key, value)
 	if err != nil {
 		return GroupRecord{}, err
@@ -133,8 +145,17 @@ func (SchemaDecoder) ConsumerOffsets(key, value []byte) (GroupRecord, error) {
 	return r, nil
 }
 
-// TransactionState decodes a __transaction_state record.
+// TransactionState decodes a __transaction_state record, as
+// ConsumerOffsets does.
 func (SchemaDecoder) TransactionState(key, value []byte) (TxnRecord, error) {
+	if r, ok := typedTransactionState(key, value); ok {
+		return r, nil
+	}
+	return genericTransactionState(key, value)
+}
+
+// genericTransactionState is TransactionState through DecodeInternal.
+func genericTransactionState(key, value []byte) (TxnRecord, error) {
 	d, err := schema.DecodeInternal(schema.TransactionState, key, value)
 	if err != nil {
 		return TxnRecord{}, err

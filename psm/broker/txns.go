@@ -9,7 +9,6 @@ import (
 	"unicode/utf16"
 
 	"github.com/kseg/kseg/psm"
-	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -207,16 +206,20 @@ func (l *txnsLoad) coordinators(inv *Inventory) {
 func (l *txnsLoad) readCoordinators(dec Decoder) {
 	v := l.v
 	type result struct {
-		txns     map[string]Transaction
+		txns     []Transaction
 		findings []finding.Finding
 		err      error
 	}
 	res := make([]result, len(l.tps))
 	parallel(len(l.tps), l.o.Jobs, func(i int) {
 		dir := v.Coordinators[i]
-		txns := map[string]Transaction{}
+		// The latest record of each transactional id, updated in place:
+		// a map of indexes into live, not of the records themselves (a
+		// __transaction_state of a million ids holds ten million records).
+		index := map[string]int{}
+		var live []Transaction
 		var fs []finding.Finding
-		pd, err := segment.OpenPartitionDir(dir)
+		pd, err := l.inv.openPartitionDir(dir)
 		if err != nil {
 			res[i].err = err
 			return
@@ -228,16 +231,38 @@ func (l *txnsLoad) readCoordinators(dec Decoder) {
 					fmt.Sprintf("record at offset %d does not decode: %v", r.Offset, err)))
 				return nil
 			}
+			k, ok := index[tr.TransactionalID]
 			if tr.Tombstone || tr.Value == nil {
-				delete(txns, tr.TransactionalID)
+				if ok {
+					// The last record takes the hole.
+					last := len(live) - 1
+					live[k] = live[last]
+					index[live[k].TransactionalID] = k
+					live = live[:last]
+					delete(index, tr.TransactionalID)
+				}
 				return nil
 			}
-			txns[tr.TransactionalID] = Transaction{TransactionalID: tr.TransactionalID, TxnMetadataValue: *tr.Value, Coordinator: dir, RecordOffset: r.Offset}
+			t := Transaction{TransactionalID: tr.TransactionalID, TxnMetadataValue: *tr.Value, Coordinator: dir, RecordOffset: r.Offset}
+			if ok {
+				t.TransactionalID = live[k].TransactionalID // the map's key, not a copy per record
+				live[k] = t
+				return nil
+			}
+			index[tr.TransactionalID] = len(live)
+			live = append(live, t)
 			return nil
 		}})
-		res[i] = result{txns, append(sfs, fs...), err}
+		res[i] = result{live, append(sfs, fs...), err}
 	})
-	l.byPID = map[int64]*Transaction{}
+	n := 0
+	for _, r := range res {
+		n += len(r.txns)
+	}
+	l.byPID = make(map[int64]*Transaction, n)
+	if len(res) > 1 {
+		v.Transactions = make([]Transaction, 0, n)
+	}
 	for i, r := range res {
 		if r.err != nil {
 			tp := l.tps[i]
@@ -247,9 +272,11 @@ func (l *txnsLoad) readCoordinators(dec Decoder) {
 			continue
 		}
 		v.Findings = append(v.Findings, r.findings...)
-		for _, t := range r.txns {
-			v.Transactions = append(v.Transactions, t)
+		if len(res) == 1 {
+			v.Transactions = r.txns // one coordinator partition: no copy
+			break
 		}
+		v.Transactions = append(v.Transactions, r.txns...)
 	}
 	slices.SortFunc(v.Transactions, func(a, b Transaction) int { return cmp.Compare(a.TransactionalID, b.TransactionalID) })
 	for i := range v.Transactions {
@@ -458,7 +485,7 @@ func imagePartitionCount(inv *Inventory, topic string) int32 {
 	if len(rs) == 0 {
 		return 0
 	}
-	pd, err := segment.OpenPartitionDir(rs[0].Dir)
+	pd, err := inv.openPartitionDir(rs[0].Dir)
 	if err != nil {
 		return 0
 	}

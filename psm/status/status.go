@@ -81,11 +81,15 @@ func (p *Partition) Count() (errors, warnings int) { return finding.Count(p.Find
 type Options struct {
 	// PSM are the rebuild's options; psm.DefaultOptions when zero.
 	PSM *psm.Options
+	// LogDirs, shared by the Reads of one run over a log directory, reads
+	// its checkpoints once (segment.LogDirCache); nil reads them for
+	// each partition.
+	LogDirs *segment.LogDirCache
 }
 
 // Read summarises the partition directory at dir.
 func Read(dir string, opts Options) (*Partition, error) {
-	pd, err := segment.OpenPartitionDir(dir)
+	pd, err := opts.LogDirs.OpenPartitionDir(dir)
 	if err != nil {
 		return nil, err
 	}

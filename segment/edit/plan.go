@@ -244,13 +244,14 @@ func DeleteOp(path, why string) (FileOp, error) {
 // WriteOp is the FileOp that gives dir/name content: a replacement, a
 // creation, or none (nil) when the file already holds exactly that.
 func WriteOp(dir, name string, content []byte, why string) (*FileOp, error) {
-	old, err := segment.ReadFile(filepath.Join(dir, name))
+	// A file of another size differs: it is not read.
+	old, oldSize, err := segment.ReadFileAtMost(filepath.Join(dir, name), int64(len(content)))
 	switch {
 	case err == nil:
-		if bytes.Equal(old, content) {
+		if old != nil && bytes.Equal(old, content) {
 			return nil, nil
 		}
-		return &FileOp{Name: name, Action: OpReplace, Why: why, OldSize: int64(len(old)), NewSize: int64(len(content)), Content: content}, nil
+		return &FileOp{Name: name, Action: OpReplace, Why: why, OldSize: oldSize, NewSize: int64(len(content)), Content: content}, nil
 	case errors.Is(err, os.ErrNotExist):
 		return &FileOp{Name: name, Action: OpCreate, Why: why, OldSize: -1, NewSize: int64(len(content)), Content: content}, nil
 	default:
@@ -309,8 +310,8 @@ func (l *OpList) Write(name string, content []byte, why string) (changed bool, e
 // backed up and replaced.
 func (l *OpList) WriteAppending(name string, content []byte, why string) (changed bool, err error) {
 	if !l.Create && l.Dir != "" {
-		old, err := segment.ReadFile(filepath.Join(l.Dir, name))
-		if err == nil && len(old) < len(content) && bytes.HasPrefix(content, old) {
+		old, _, err := segment.ReadFileAtMost(filepath.Join(l.Dir, name), int64(len(content))-1)
+		if err == nil && old != nil && len(old) < len(content) && bytes.HasPrefix(content, old) {
 			l.Add(FileOp{Name: name, Action: OpAppend, Why: why, OldSize: int64(len(old)), NewSize: int64(len(content)), Content: content[len(old):]})
 			return true, nil
 		}

@@ -125,7 +125,7 @@ func Partition(dir string, size, segmentBytes int64, opts LargeOptions) error {
 // writePartition appends about size bytes of the pool's batches (forked
 // with seed) to a new partition directory dir, as LogDir describes.
 func writePartition(g *gen, pool *largeGen, dir string, size, segmentBytes int64, topic byte, seed uint64) error {
-	p, err := g.open(dir, partitionOpts{segmentBytes: segmentBytes, indexInterval: 4096, topic: topic, snapshots: true})
+	p, err := g.open(dir, partitionOpts{segmentBytes: segmentBytes, indexInterval: 4096, topic: topic, snapshots: true, noSync: true})
 	if err != nil {
 		return err
 	}

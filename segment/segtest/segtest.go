@@ -144,11 +144,12 @@ type partitionOpts struct {
 	indexInterval int
 	topic         byte // 0: no partition.metadata
 	snapshots     bool // producer snapshots at every roll and on close
+	noSync        bool // AppenderOptions.NoSync: benchmark data
 }
 
 func (g *gen) open(dir string, o partitionOpts) (*partition, error) {
 	p := &partition{g: g, dir: dir, track: newTracker(), snapshots: o.snapshots, lastSnap: -1}
-	opts := segment.AppenderOptions{SegmentBytes: o.segmentBytes, SegmentMs: o.segmentMs, IndexIntervalBytes: o.indexInterval}
+	opts := segment.AppenderOptions{SegmentBytes: o.segmentBytes, SegmentMs: o.segmentMs, IndexIntervalBytes: o.indexInterval, NoSync: o.noSync}
 	if o.topic != 0 {
 		opts.TopicID = topicID(o.topic)
 	}
@@ -171,7 +172,7 @@ func (p *partition) snapshot(off int64) error {
 	}
 	p.lastSnap = off
 	path := filepath.Join(p.dir, segment.SegmentFileName(off, segment.SnapshotSuffix))
-	return segment.WriteProducerSnapshotFile(path, p.track.snapshot(), false)
+	return p.app.WriteProducerSnapshotFile(path, p.track.snapshot(), false)
 }
 
 // batch builds a v2 batch at the next offset in the current leader epoch

@@ -10,6 +10,7 @@ import (
 	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/psm/broker"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // The bundled example directories, under <out>: node 1 of a two-broker
@@ -155,7 +156,7 @@ func generate(dir string, broken bool) error {
 	if err := writeMetadata(dir, broken); err != nil {
 		return err
 	}
-	return writeCheckpoints(dir)
+	return WriteCheckpoints(dir)
 }
 
 // Topic ids (partition.metadata and the metadata log) and the offsets of
@@ -249,10 +250,10 @@ func writeMetadata(dir string, broken bool) error {
 	return err
 }
 
-// writeCheckpoints writes the log directory's recovery-point,
+// WriteCheckpoints writes the log directory's recovery-point,
 // replication (high watermark) and log-start checkpoints for every
 // partition, as a broker that shut down cleanly leaves them.
-func writeCheckpoints(dir string) error {
+func WriteCheckpoints(dir string) error {
 	ld, err := segment.OpenLogDir(dir)
 	if err != nil {
 		return err
@@ -289,4 +290,51 @@ func writeCheckpoints(dir string) error {
 		}
 	}
 	return nil
+}
+
+// PartitionsLogDir writes a log directory of n data partitions bench-0 …
+// bench-(n-1) of about size bytes each (segtest.LogDir: segments,
+// indexes, producer snapshots, leader-epoch-checkpoint,
+// partition.metadata), one __consumer_offsets partition in which group
+// "bench-readers" has committed every data partition (half-way through
+// its log), one __transaction_state partition holding the data
+// partitions' transactional ids (segtest's producers 5000..5007, their
+// transactions committed), meta.properties, and the recovery-point,
+// replication and log-start checkpoints with a line for every partition:
+// what a broker hosting n partitions keeps, for the benchmarks and tests
+// of how the log-directory commands scale with n.
+func PartitionsLogDir(out string, n int, size int64) error {
+	if err := segtest.LogDir(out, n, size, segtest.LargeOptions{Seed: 1}); err != nil {
+		return err
+	}
+	if err := WriteMetaProperties(out, 1, "kseg-bench-cluster-000"); err != nil {
+		return err
+	}
+	if err := WriteCheckpoints(out); err != nil {
+		return err
+	}
+	ends, err := segment.ReadOffsetCheckpoint(filepath.Join(out, segment.ReplicationOffsetCheckpointName))
+	if err != nil {
+		return err
+	}
+	var commits []KV
+	for _, e := range ends {
+		commits = append(commits, OffsetCommit("bench-readers", e.Topic, e.Partition, e.Offset/2, 5, "", T0))
+	}
+	var co [][]byte
+	for i := 0; i < len(commits); i += 100 {
+		co = append(co, Batch(int64(i), T0, commits[i:min(i+100, len(commits))]...))
+	}
+	if _, err := WritePartition(out, broker.ConsumerOffsetsTopic, 0, nil, co...); err != nil {
+		return err
+	}
+	var ts []KV
+	for i := range 8 {
+		ts = append(ts, Txn(fmt.Sprintf("bench-txn-%d", i), 5000+int64(i), int16(i%2), kmsg.TransactionStateCompleteCommit, 60000, nil, T0, T0))
+	}
+	if _, err := WritePartition(out, broker.TransactionStateTopic, 0, nil, Batch(0, T0, ts...)); err != nil {
+		return err
+	}
+	// Again, now with the internal partitions' lines.
+	return WriteCheckpoints(out)
 }
