@@ -50,12 +50,13 @@ and whether the broker starts from it, the last leader epoch, and the
 findings. The last line is the verdict: "healthy", or "N findings (kseg check
 for details)".
 
-status is the quick look: it reads the batch headers of every segment once
-(no records, no CRCs) and rebuilds the producer state as a restarting broker
-does (from the newest usable snapshot, as kseg replay-psm). Its findings are
-the damage that walk meets (a torn or corrupt tail, mid-log corruption) and
-the producer-state anomalies of the rebuild; kseg check verifies every byte,
-the indexes and the snapshots. Warnings alone (a preallocated zero tail)
+status is the quick look: it reads every segment once, checking each batch's
+CRC (not the records inside, not the indexes), and rebuilds the producer
+state as a restarting broker does (from the newest usable snapshot, as kseg
+replay-psm). Its findings are the damage that walk meets (a CRC mismatch, a
+torn or corrupt tail, mid-log corruption) and the producer-state anomalies
+of the rebuild; kseg check also verifies the indexes, the snapshots and the
+log directory's views. Warnings alone (a preallocated zero tail)
 leave the verdict healthy. Nothing is written.
 
 A partition prints as labelled lines; a log directory as a table with a row
