@@ -39,8 +39,8 @@ func changedFlags(c *cobra.Command, names ...string) []string {
 // warnResumeIgnoresFlags says that a pending operation (what: "injection",
 // "mirror", "repair") in dir is finished with the options it was planned
 // with, when plan-shaping flags were given.
-func warnResumeIgnoresFlags(s *Streams, g *globalOptions, resume *edit.Interrupted, what, dir string, planFlags []string) {
-	if resume != nil && len(planFlags) > 0 && !g.quiet {
+func warnResumeIgnoresFlags(s *Streams, resume *edit.Interrupted, what, dir string, planFlags []string) {
+	if resume != nil && len(planFlags) > 0 && !s.quiet {
 		fmt.Fprintf(s.Err, "kseg: an interrupted %s is pending in %s; it is finished with the options it was planned with (ignoring %v)\n",
 			what, dir, planFlags)
 	}
@@ -48,8 +48,8 @@ func warnResumeIgnoresFlags(s *Streams, g *globalOptions, resume *edit.Interrupt
 
 // noteApplyFailure tells, after a failed apply, where the backup so far is
 // and, when the journal is left behind, how to finish or undo the operation.
-func noteApplyFailure(s *Streams, g *globalOptions, rep *edit.Outcome, err error, what, dir string) {
-	if g.quiet {
+func noteApplyFailure(s *Streams, rep *edit.Outcome, err error, what, dir string) {
+	if s.quiet {
 		return
 	}
 	// Name the backup only if it exists: a run that failed before its

@@ -85,7 +85,7 @@ func validCheckFormat(f string) bool {
 	return false
 }
 
-func newCheckCmd(s *Streams, g *globalOptions) *cobra.Command {
+func newCheckCmd(s *Streams) *cobra.Command {
 	o := &checkOptions{}
 	c := &cobra.Command{
 		Use:   "check [PATH...]",
@@ -148,7 +148,7 @@ every command's count line does; after a machine report it goes to stderr.
 			if len(args) == 0 {
 				args = []string{"."}
 			}
-			return runCheck(c.Context(), s, g, o, args)
+			return runCheck(c.Context(), s, o, args)
 		},
 	}
 	o.AddFlags(c)
@@ -193,7 +193,7 @@ func checkLoadConfig(o *checkOptions) (*checkConfig, error) {
 	return loadCheckConfig(path)
 }
 
-func runCheck(ctx context.Context, s *Streams, g *globalOptions, o *checkOptions, paths []string) error {
+func runCheck(ctx context.Context, s *Streams, o *checkOptions, paths []string) error {
 	cfg, err := checkLoadConfig(o)
 	if err != nil {
 		return err
@@ -215,7 +215,7 @@ func runCheck(ctx context.Context, s *Streams, g *globalOptions, o *checkOptions
 	}
 	units := checkUnits(cfg, tree)
 	// The progress line (a terminal only): units checked.
-	prog := newItemProgress(s, g, "checking", 0, int64(len(units)), "directories")
+	prog := newItemProgress(s, "checking", 0, int64(len(units)), "directories")
 	engine.unitDone = prog.ItemDone
 	cases := engine.run(ctx, units)
 	prog.Done()
@@ -224,7 +224,7 @@ func runCheck(ctx context.Context, s *Streams, g *globalOptions, o *checkOptions
 	}
 	res := scope.judge(cases)
 	if o.writeBaseline {
-		return writeCheckBaseline(s, g, res)
+		return writeCheckBaseline(s, res)
 	}
 	if err := renderCheck(s, o, o.output, res); err != nil {
 		return err
@@ -234,7 +234,7 @@ func runCheck(ctx context.Context, s *Streams, g *globalOptions, o *checkOptions
 			return err
 		}
 	}
-	if !g.quiet {
+	if !s.quiet {
 		printCheckSummary(s, o.output, tree, res)
 	}
 	if code := res.exitCode(); code != ExitOK {

@@ -46,7 +46,7 @@ type baselineSpec struct {
 	n                int
 }
 
-func writeCheckBaseline(s *Streams, g *globalOptions, r *checkResult) error {
+func writeCheckBaseline(s *Streams, r *checkResult) error {
 	cfg := r.cfg
 	top, err := baselineTop(cfg)
 	if err != nil {
@@ -113,14 +113,14 @@ func writeCheckBaseline(s *Streams, g *globalOptions, r *checkResult) error {
 	_, statErr := os.Stat(cfg.file)
 	switch {
 	case added == 0 && len(removed) == 0 && statErr == nil:
-		if !g.quiet {
+		if !s.quiet {
 			fmt.Fprintf(s.Err, "kseg check: %s already describes every finding: left as it is\n", cfg.file)
 		}
 	default:
 		if err := writeYAMLFile(cfg.file, cfg.doc); err != nil {
 			return err
 		}
-		if !g.quiet {
+		if !s.quiet {
 			fmt.Fprintf(s.Err, "kseg check: wrote %s: %s added, %s removed\n", cfg.file, plural(added, "expectation"), plural(len(removed), "expectation"))
 		}
 	}

@@ -316,7 +316,7 @@ func (e *checkEngine) producerState(c *checkCase, pd *segment.PartitionDir, walk
 	s := &Streams{Out: io.Discard, Err: io.Discard, Env: func(string) (string, bool) { return "", false }}
 	ro := *e.replayOpts
 	ro.psm.Walk = walk
-	v, err := replayPartitionDir(s, &globalOptions{quiet: true}, &ro, pd)
+	v, err := replayPartitionDir(s, &ro, pd)
 	if err != nil {
 		c.err = err
 		return

@@ -55,7 +55,7 @@ func (o *digestOptions) Validate() error {
 	return nil
 }
 
-func newDigestCmd(s *Streams, g *globalOptions) *cobra.Command {
+func newDigestCmd(s *Streams) *cobra.Command {
 	o := &digestOptions{}
 	c := &cobra.Command{
 		Use:   "digest PATH",
@@ -102,14 +102,14 @@ Nothing in the partition is modified.
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return runDigest(c.Context(), s, g, o, args[0])
+			return runDigest(c.Context(), s, o, args[0])
 		},
 	}
 	o.AddFlags(c)
 	return c
 }
 
-func runDigest(ctx context.Context, s *Streams, g *globalOptions, o *digestOptions, path string) error {
+func runDigest(ctx context.Context, s *Streams, o *digestOptions, path string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func runDigest(ctx context.Context, s *Streams, g *globalOptions, o *digestOptio
 		return err
 	}
 	if !hasLogSegment(pd) && !segment.IsPartitionDir(path) {
-		return runDigestLogDir(ctx, s, g, o, path)
+		return runDigestLogDir(ctx, s, o, path)
 	}
 	if o.out == "" && s.OutTTY {
 		return usageErrorf("a digest is binary: redirect stdout to a file or a pipe, or give --out FILE")
@@ -131,17 +131,17 @@ func runDigest(ctx context.Context, s *Streams, g *globalOptions, o *digestOptio
 			return usageErrorf("--out %s is a directory: for one partition, --out names the digest file", o.out)
 		}
 	}
-	sum, err := digestPartition(s, g, o, path, o.out)
+	sum, err := digestPartition(s, o, path, o.out)
 	if err != nil {
 		return err
 	}
-	digestSummary(s, g, sum, o.out)
+	digestSummary(s, sum, o.out)
 	return nil
 }
 
 // runDigestLogDir digests every live partition of a log directory into
 // the directory --out names.
-func runDigestLogDir(ctx context.Context, s *Streams, g *globalOptions, o *digestOptions, path string) error {
+func runDigestLogDir(ctx context.Context, s *Streams, o *digestOptions, path string) error {
 	if o.out == "" {
 		return usageErrorf("%s is a log directory: give --out DIR, the directory to write one <partition>.digest per partition into", path)
 	}
@@ -165,13 +165,13 @@ func runDigestLogDir(ctx context.Context, s *Streams, g *globalOptions, o *diges
 			continue
 		}
 		out := filepath.Join(o.out, name+".digest")
-		sum, err := digestPartition(s, g, o, dir, out)
+		sum, err := digestPartition(s, o, dir, out)
 		if err != nil {
 			fmt.Fprintf(s.Err, "kseg: %s: %v\n", dir, err)
 			failed++
 			continue
 		}
-		digestSummary(s, g, sum, out)
+		digestSummary(s, sum, out)
 	}
 	if failed > 0 {
 		return &exitError{code: ExitError, err: fmt.Errorf("%d of %d partitions could not be digested", failed, len(ld.Partitions))}
@@ -182,7 +182,7 @@ func runDigestLogDir(ctx context.Context, s *Streams, g *globalOptions, o *diges
 // digestPartition writes the digest of the partition directory dir to out
 // (stdout when ""): through a temporary file renamed at the end, so that
 // out is never a digest cut short.
-func digestPartition(s *Streams, g *globalOptions, o *digestOptions, dir, out string) (*digest.Summary, error) {
+func digestPartition(s *Streams, o *digestOptions, dir, out string) (*digest.Summary, error) {
 	if edit.HasJournal(dir) {
 		return nil, refusedf("refused (pending-edit): %s: an interrupted kseg write is pending (%s): finish it or roll it back before digesting the partition",
 			dir, edit.JournalName)
@@ -205,13 +205,13 @@ func digestPartition(s *Streams, g *globalOptions, o *digestOptions, dir, out st
 		opts.From = d.Info().LogEnd
 	}
 	if out == "" && earlier == nil {
-		return stepProgress(s, g, "digesting", func() int64 { return logBytes(dir) }, func(p func(int64)) (*digest.Summary, error) {
+		return stepProgress(s, "digesting", func() int64 { return logBytes(dir) }, func(p func(int64)) (*digest.Summary, error) {
 			opts.Progress = p
 			return digest.Write(s.Out, dir, opts)
 		})
 	}
 	return writeDigestOut(out, s.Out, func(tmp *os.File) (*digest.Summary, error) {
-		sum, err := stepProgress(s, g, "digesting", func() int64 { return logBytes(dir) }, func(p func(int64)) (*digest.Summary, error) {
+		sum, err := stepProgress(s, "digesting", func() int64 { return logBytes(dir) }, func(p func(int64)) (*digest.Summary, error) {
 			opts.Progress = p
 			return digest.Write(tmp, dir, opts)
 		})
@@ -329,8 +329,8 @@ func digestInputError(err error) error {
 }
 
 // digestSummary tells stderr what was written (not under --quiet).
-func digestSummary(s *Streams, g *globalOptions, sum *digest.Summary, out string) {
-	if g.quiet {
+func digestSummary(s *Streams, sum *digest.Summary, out string) {
+	if s.quiet {
 		return
 	}
 	where := "stdout"

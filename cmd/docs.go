@@ -39,7 +39,7 @@ func (o *docsOptions) Validate(args []string) error {
 	return nil
 }
 
-func newDocsCmd(s *Streams, g *globalOptions) *cobra.Command {
+func newDocsCmd(s *Streams) *cobra.Command {
 	o := &docsOptions{}
 	c := &cobra.Command{
 		Use:   "docs DIR",
@@ -62,14 +62,14 @@ from DIR; no other file in it is touched.
 			if err := o.Validate(args); err != nil {
 				return err
 			}
-			return runDocs(s, g, o, c.Root(), args[0])
+			return runDocs(s, o, c.Root(), args[0])
 		},
 	}
 	o.AddFlags(c)
 	return c
 }
 
-func runDocs(s *Streams, g *globalOptions, o *docsOptions, root *cobra.Command, dir string) error {
+func runDocs(s *Streams, o *docsOptions, root *cobra.Command, dir string) error {
 	tmp, err := os.MkdirTemp("", "kseg-docs-")
 	if err != nil {
 		return err
@@ -82,7 +82,7 @@ func runDocs(s *Streams, g *globalOptions, o *docsOptions, root *cobra.Command, 
 	if err != nil {
 		return err
 	}
-	if !g.quiet {
+	if !s.quiet {
 		fmt.Fprintf(s.Err, "kseg: %d pages in %s (%d changed)\n", countDocs(tmp), dir, n)
 	}
 	return nil

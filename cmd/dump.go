@@ -162,7 +162,7 @@ func (o *dumpOptions) Validate(args []string) error {
 	return nil
 }
 
-func newDumpCmd(s *Streams, g *globalOptions) *cobra.Command {
+func newDumpCmd(s *Streams) *cobra.Command {
 	o := &dumpOptions{}
 	c := &cobra.Command{
 		Use:   "dump PATH...",
@@ -191,7 +191,7 @@ lines, see docs/json.md) and kafka (line-for-line kafka-dump-log output).
 			if err := o.Validate(args); err != nil {
 				return err
 			}
-			return runDump(c.Context(), s, g, o, args)
+			return runDump(c.Context(), s, o, args)
 		},
 	}
 	o.AddFlags(c)
@@ -355,7 +355,7 @@ type dumpState struct {
 	progNext int64
 }
 
-func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, args []string) error {
+func runDump(ctx context.Context, s *Streams, o *dumpOptions, args []string) error {
 	name := o.name
 	if name == "" {
 		name = "dump"
@@ -363,7 +363,7 @@ func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, 
 	if err := checkDumpInputs(s, o, name, args); err != nil {
 		return err
 	}
-	o.quiet = g.quiet
+	o.quiet = s.quiet
 	o.logDirs = segment.NewLogDirCache()
 	o.budget = decode.NewBudget(max(o.maxDecompressed, decompressBudget))
 	files, unread, err := collectDumpFiles(args, o.output == "kafka", o.logDirs)
@@ -375,7 +375,7 @@ func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, 
 	for _, err := range unread {
 		fmt.Fprintf(s.Err, "kseg: %v (the dump goes on without it)\n", err)
 	}
-	err = runDumpFiles(ctx, s, g, o, files)
+	err = runDumpFiles(ctx, s, o, files)
 	if len(unread) > 0 && (err == nil || exitCode(err) == ExitFindings) {
 		return &exitError{code: ExitError, err: unread[0], silent: true}
 	}
@@ -383,10 +383,10 @@ func runDump(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, 
 }
 
 // runDumpFiles dumps the files collectDumpFiles found.
-func runDumpFiles(ctx context.Context, s *Streams, g *globalOptions, o *dumpOptions, files []dumpFile) error {
+func runDumpFiles(ctx context.Context, s *Streams, o *dumpOptions, files []dumpFile) error {
 	// The progress line (dump_progress.go) must exist before the printer
 	// captures s.Out: it routes output around the line.
-	prog := newDumpProgress(s, g, files)
+	prog := newDumpProgress(s, files)
 	defer prog.Done()
 	// Several partitions: a pool of --jobs workers, one partition each,
 	// output in order (dump_jobs.go).

@@ -173,7 +173,7 @@ func TestDumpCRCPipeline(t *testing.T) {
 		dump := func(st *dumpState, s *Streams, out, errb *bytes.Buffer) string {
 			defer st.close()
 			files := []dumpFile{{path: path, info: segment.FileInfo{Kind: segment.KindLog}}}
-			if _, err := st.dumpFiles(context.Background(), s.Err, files, 0, newDumpProgress(s, nil, files)); err != nil {
+			if _, err := st.dumpFiles(context.Background(), s.Err, files, 0, newDumpProgress(s, files)); err != nil {
 				t.Fatal(err)
 			}
 			if err := st.p.Close(); err != nil {

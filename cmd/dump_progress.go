@@ -29,10 +29,10 @@ const dumpProgressStep = 1 << 20
 
 // newDumpProgress starts the progress line for files. It stats each file
 // only when the line can be shown at all.
-func newDumpProgress(s *Streams, g *globalOptions, files []dumpFile) *dumpProgress {
+func newDumpProgress(s *Streams, files []dumpFile) *dumpProgress {
 	d := &dumpProgress{}
-	if s == nil || !s.ErrTTY || (g != nil && g.quiet) {
-		d.p = newProgress(s, g, "", 0) // disabled: no stat, no goroutine
+	if s == nil || !s.ErrTTY || s.quiet {
+		d.p = newProgress(s, "", 0) // disabled: no stat, no goroutine
 		return d
 	}
 	d.sizes = make([]int64, len(files))
@@ -56,7 +56,7 @@ func newDumpProgress(s *Streams, g *globalOptions, files []dumpFile) *dumpProgre
 	if dirs < 2 {
 		dirs = 0 // one partition: the bytes say it all
 	}
-	d.p = newItemProgress(s, g, "dumping", total, dirs, "partitions")
+	d.p = newItemProgress(s, "dumping", total, dirs, "partitions")
 	return d
 }
 

@@ -39,7 +39,7 @@ func (o *explainOptions) Validate(args []string) error {
 	return nil
 }
 
-func newExplainCmd(s *Streams, _ *globalOptions) *cobra.Command {
+func newExplainCmd(s *Streams) *cobra.Command {
 	o := &explainOptions{}
 	c := &cobra.Command{
 		Use:   "explain OFFSET PATH",

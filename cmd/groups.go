@@ -57,7 +57,7 @@ func (o *groupsOptions) Validate(args []string) error {
 	return o.validateView()
 }
 
-func newGroupsCmd(s *Streams, g *globalOptions) *cobra.Command {
+func newGroupsCmd(s *Streams) *cobra.Command {
 	o := &groupsOptions{}
 	c := &cobra.Command{
 		Use:   "groups LOGDIR...",
@@ -110,14 +110,14 @@ batches that do not decode.
 			if err := o.Validate(args); err != nil {
 				return err
 			}
-			return runGroups(c.Context(), s, g, o, args)
+			return runGroups(c.Context(), s, o, args)
 		},
 	}
 	o.AddFlags(c)
 	return c
 }
 
-func runGroups(ctx context.Context, s *Streams, g *globalOptions, o *groupsOptions, args []string) error {
+func runGroups(ctx context.Context, s *Streams, o *groupsOptions, args []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func runGroups(ctx context.Context, s *Streams, g *globalOptions, o *groupsOptio
 	if err := newGroupsPrinter(s, o).Print(v); err != nil {
 		return err
 	}
-	if !g.quiet && o.output != "json" {
+	if !s.quiet && o.output != "json" {
 		fmt.Fprintf(s.Out, "%s replayed, %s\n", plural(len(v.Coordinators), "__consumer_offsets partition"), plural(len(v.Groups), "group"))
 	}
 	return viewExit(s, v.Unreadable, len(v.Unanswerable), v.Absent, v.Findings)

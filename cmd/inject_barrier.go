@@ -117,7 +117,7 @@ func (o *injectBarrierOptions) Validate(c *cobra.Command, args []string) error {
 	return nil
 }
 
-func newInjectBarrierCmd(s *Streams, g *globalOptions) *cobra.Command {
+func newInjectBarrierCmd(s *Streams) *cobra.Command {
 	o := &injectBarrierOptions{}
 	c := &cobra.Command{
 		Use:   "inject-barrier DIR",
@@ -175,7 +175,7 @@ stable offset is left alone (--force adds another).
 			if err := o.Validate(c, args); err != nil {
 				return err
 			}
-			return runInjectBarrier(c.Context(), s, g, o, args[0])
+			return runInjectBarrier(c.Context(), s, o, args[0])
 		},
 	}
 	o.AddFlags(c)
@@ -204,14 +204,14 @@ func confirmCommittedLoss(s *Streams, yes bool, p *barrier.InjectionPlan) error 
 		n, len(txns), p.LastStableOffset)
 }
 
-func runInjectBarrier(ctx context.Context, s *Streams, g *globalOptions, o *injectBarrierOptions, dir string) error {
+func runInjectBarrier(ctx context.Context, s *Streams, o *injectBarrierOptions, dir string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if err := checkInput(s, "inject-barrier", dir, inputPartition); err != nil {
 		return err
 	}
-	return runWrite(ctx, s, g, writeRun[*barrier.InjectionPlan, *barrier.InjectionVerification]{
+	return runWrite(ctx, s, writeRun[*barrier.InjectionPlan, *barrier.InjectionVerification]{
 		what: "injection", dir: dir, flags: &o.writeFlags, planFlags: o.planFlags,
 		printer: newInjectPrinter(s, o.output),
 		// The plan's first pass reads every .log segment whole.

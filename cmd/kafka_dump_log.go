@@ -141,7 +141,7 @@ func (m *kafkaMaxBytes) apply(o *dumpOptions) {
 
 // newKafkaDumpLogCmd is `kseg kafka-dump-log`: kafka-dump-log.sh's command
 // line, options and output, for scripts that call it.
-func newKafkaDumpLogCmd(s *Streams, g *globalOptions) *cobra.Command {
+func newKafkaDumpLogCmd(s *Streams) *cobra.Command {
 	o := &dumpOptions{name: "kafka-dump-log"}
 	k := &o.kafka
 	var maxBytes kafkaMaxBytes
@@ -221,7 +221,7 @@ EXIT STATUS
 			if err := o.Validate(files); err != nil {
 				return &exitError{code: ExitError, err: err}
 			}
-			err := runDump(c.Context(), s, g, o, files)
+			err := runDump(c.Context(), s, o, files)
 			switch {
 			case isKafkaStop(err):
 				// mainNoExit: the message is printed; exit 1.

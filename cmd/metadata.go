@@ -38,7 +38,7 @@ func (o *metadataOptions) Validate(args []string) error {
 	return nil
 }
 
-func newMetadataCmd(s *Streams, g *globalOptions) *cobra.Command {
+func newMetadataCmd(s *Streams) *cobra.Command {
 	o := &metadataOptions{}
 	c := &cobra.Command{
 		Use:   "metadata LOGDIR...",
@@ -84,15 +84,15 @@ batches that do not decode.
 			if err := o.Validate(args); err != nil {
 				return err
 			}
-			return runMetadata(c.Context(), s, g, o, args)
+			return runMetadata(c.Context(), s, o, args)
 		},
 	}
 	o.AddFlags(c)
-	c.AddCommand(newMetadataShellCmds(s, g)...)
+	c.AddCommand(newMetadataShellCmds(s)...)
 	return c
 }
 
-func runMetadata(ctx context.Context, s *Streams, g *globalOptions, o *metadataOptions, args []string) error {
+func runMetadata(ctx context.Context, s *Streams, o *metadataOptions, args []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func runMetadata(ctx context.Context, s *Streams, g *globalOptions, o *metadataO
 	if err := newMetadataPrinter(s, o).Print(v); err != nil {
 		return err
 	}
-	if !g.quiet && o.output != "json" {
+	if !s.quiet && o.output != "json" {
 		im := v.Image
 		from := "no snapshot"
 		if im.Snapshot != "" {

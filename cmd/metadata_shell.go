@@ -73,7 +73,7 @@ sorted, as kafka-metadata-shell's find does; with -o json one
   kseg metadata find -o json /image/configs /var/lib/kafka/data | jq -r 'select(.value) | .path + " = " + .value'`},
 }
 
-func newMetadataShellCmds(s *Streams, g *globalOptions) []*cobra.Command {
+func newMetadataShellCmds(s *Streams) []*cobra.Command {
 	var cmds []*cobra.Command
 	for _, v := range metadataShellVerbs {
 		o := &metadataShellOptions{}

@@ -70,7 +70,7 @@ func (o *mirrorOptions) Validate(c *cobra.Command, args []string) error {
 	return nil
 }
 
-func newMirrorCmd(s *Streams, g *globalOptions) *cobra.Command {
+func newMirrorCmd(s *Streams) *cobra.Command {
 	o := &mirrorOptions{}
 	c := &cobra.Command{
 		Use:   "mirror SRC DST",
@@ -116,25 +116,25 @@ to finish it, or add --rollback to undo it. --dry-run prints the plan.
 			if err := o.Validate(c, args); err != nil {
 				return err
 			}
-			return runMirror(c.Context(), s, g, o, args)
+			return runMirror(c.Context(), s, o, args)
 		},
 	}
 	o.AddFlags(c)
 	return c
 }
 
-func runMirror(ctx context.Context, s *Streams, g *globalOptions, o *mirrorOptions, args []string) error {
+func runMirror(ctx context.Context, s *Streams, o *mirrorOptions, args []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if !o.rollback && len(args) == 2 && isDigestArg(args[1]) {
-		return runMirrorDigest(ctx, s, g, o, args[0], args[1])
+		return runMirrorDigest(ctx, s, o, args[0], args[1])
 	}
 	if err := checkMirrorInputs(s, args, o.rollback); err != nil {
 		return err
 	}
 	dst := args[len(args)-1]
-	return runWrite(ctx, s, g, writeRun[*mirror.Plan, *mirror.Verification]{
+	return runWrite(ctx, s, writeRun[*mirror.Plan, *mirror.Verification]{
 		what: "mirror", dir: dst, flags: &o.writeFlags, planFlags: o.planFlags,
 		printer: newMirrorPrinter(s, o.output),
 		// The plan reads the source, and the destination beside it, once.

@@ -13,7 +13,7 @@ import (
 // destination (kseg digest), made where SRC is, without the
 // destination's disk: what would be copied.
 
-func runMirrorDigest(ctx context.Context, s *Streams, g *globalOptions, o *mirrorOptions, src, dst string) error {
+func runMirrorDigest(ctx context.Context, s *Streams, o *mirrorOptions, src, dst string) error {
 	if !o.dryRun {
 		return usageErrorf("%s is a digest: a mirror writes the destination's files, so it runs on the destination's disk; --dry-run plans against a digest", dst)
 	}
@@ -26,7 +26,7 @@ func runMirrorDigest(ctx context.Context, s *Streams, g *globalOptions, o *mirro
 		return err
 	}
 	opts := o.mirror
-	p, err := stepProgress(s, g, "planning", func() int64 { return logBytes(src) }, func(progress func(int64)) (*mirror.DigestPlan, error) {
+	p, err := stepProgress(s, "planning", func() int64 { return logBytes(src) }, func(progress func(int64)) (*mirror.DigestPlan, error) {
 		opts.Progress = progress
 		return mirror.PlanFromDigest(src, nodes[0], opts)
 	})

@@ -92,14 +92,14 @@ const (
 // unknown). It is a no-op unless stderr is a terminal and --quiet is off.
 // Create it before anything captures s.Out or s.Err (printers, bufio
 // writers), so their output is routed around the line.
-func newProgress(s *Streams, g *globalOptions, label string, total int64) *progress {
-	return newItemProgress(s, g, label, total, 0, "")
+func newProgress(s *Streams, label string, total int64) *progress {
+	return newItemProgress(s, label, total, 0, "")
 }
 
 // newItemProgress is newProgress for work that is also counted in items
 // (partitions, files): the line shows "3/12 partitions" as ItemDone is
 // called.
-func newItemProgress(s *Streams, g *globalOptions, label string, total, items int64, unit string) *progress {
+func newItemProgress(s *Streams, label string, total, items int64, unit string) *progress {
 	cfg := progressConfig{delay: progressDefaultDelay, interval: progressDefaultInterval}
 	if s != nil {
 		cfg.width = s.ErrWidth
@@ -111,7 +111,7 @@ func newItemProgress(s *Streams, g *globalOptions, label string, total, items in
 			}
 		}
 	}
-	enabled := s != nil && s.ErrTTY && (g == nil || !g.quiet)
+	enabled := s != nil && s.ErrTTY && !s.quiet
 	return startProgress(s, label, total, items, unit, enabled, cfg, time.Now())
 }
 
@@ -307,21 +307,21 @@ func humanBytes(n int64) string {
 // counts partitions. The directories are only listed when the line can be
 // shown at all. Feed it through Add (or psm.Options.Progress = p.Add when
 // p.Enabled()).
-func newLogProgress(s *Streams, g *globalOptions, label string, dirs []string, items bool) *progress {
-	if !progressShown(s, g) {
-		return newProgress(s, g, label, 0) // disabled: nothing listed, no goroutine
+func newLogProgress(s *Streams, label string, dirs []string, items bool) *progress {
+	if !progressShown(s) {
+		return newProgress(s, label, 0) // disabled: nothing listed, no goroutine
 	}
 	n := int64(0)
 	if items && len(dirs) > 1 {
 		n = int64(len(dirs))
 	}
-	return newItemProgress(s, g, label, logBytes(dirs...), n, "partitions")
+	return newItemProgress(s, label, logBytes(dirs...), n, "partitions")
 }
 
 // progressShown: a progress line can be drawn (stderr is a terminal and
 // --quiet is off).
-func progressShown(s *Streams, g *globalOptions) bool {
-	return s != nil && s.ErrTTY && (g == nil || !g.quiet)
+func progressShown(s *Streams) bool {
+	return s != nil && s.ErrTTY && !s.quiet
 }
 
 // logBytes is the size of the .log segments of the partition directories
@@ -349,11 +349,11 @@ func logBytes(dirs ...string) int64 {
 // is erased before stepProgress returns, before anything is printed.
 // total is asked for only when the line is shown (0: not known; the line
 // then counts bytes and their rate).
-func stepProgress[T any](s *Streams, g *globalOptions, label string, total func() int64, work func(progress func(int64)) (T, error)) (T, error) {
-	if !progressShown(s, g) {
+func stepProgress[T any](s *Streams, label string, total func() int64, work func(progress func(int64)) (T, error)) (T, error) {
+	if !progressShown(s) {
 		return work(nil)
 	}
-	p := newProgress(s, g, label, total())
+	p := newProgress(s, label, total())
 	defer p.Done()
 	return work(p.Add)
 }

@@ -73,7 +73,8 @@ func TestProgressSilentWhenPiped(t *testing.T) {
 			return "", false
 		}
 		before := runtime.NumGoroutine()
-		p := newProgress(s, &globalOptions{quiet: tc.quiet}, "scanning", 100)
+		s.quiet = tc.quiet
+		p := newProgress(s, "scanning", 100)
 		if p.enabled || p.stop != nil {
 			t.Errorf("%s: progress enabled", tc.name)
 		}
@@ -217,7 +218,7 @@ func TestProgressTickerDraws(t *testing.T) {
 		}
 		return "", false
 	}
-	p := newProgress(s, &globalOptions{}, "dumping", 1<<20)
+	p := newProgress(s, "dumping", 1<<20)
 	p.Add(1 << 19)
 	deadline := time.Now().Add(3 * time.Second)
 	for !strings.Contains(errb.String(), "dumping 512.0 KiB / 1.0 MiB  50%") && time.Now().Before(deadline) {
@@ -326,7 +327,7 @@ func TestDumpProgressMovesWithinSegment(t *testing.T) {
 	if err != nil || len(files) != 1 {
 		t.Fatalf("files %v, %v", files, err)
 	}
-	prog := newDumpProgress(s, nil, files)
+	prog := newDumpProgress(s, files)
 	st := newDumpState(s, o, 1) // serial: the scan moves with the output
 	done := make(chan struct{})
 	go func() {

@@ -49,7 +49,7 @@ func (o *repairOptions) Validate(c *cobra.Command, args []string) error {
 	return nil
 }
 
-func newRepairCmd(s *Streams, g *globalOptions) *cobra.Command {
+func newRepairCmd(s *Streams) *cobra.Command {
 	o := &repairOptions{}
 	c := &cobra.Command{
 		Use:   "repair DIR",
@@ -106,21 +106,21 @@ segment), or the log start offset lies above the repaired log end.
 			if err := o.Validate(c, args); err != nil {
 				return err
 			}
-			return runRepair(c.Context(), s, g, o, args[0])
+			return runRepair(c.Context(), s, o, args[0])
 		},
 	}
 	o.AddFlags(c)
 	return c
 }
 
-func runRepair(ctx context.Context, s *Streams, g *globalOptions, o *repairOptions, dir string) error {
+func runRepair(ctx context.Context, s *Streams, o *repairOptions, dir string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if err := checkInput(s, "repair", dir, inputPartition); err != nil {
 		return err
 	}
-	return runWrite(ctx, s, g, writeRun[*repair.Plan, *repair.Verification]{
+	return runWrite(ctx, s, writeRun[*repair.Plan, *repair.Verification]{
 		what: "repair", dir: dir, flags: &o.writeFlags, planFlags: o.planFlags,
 		printer: newRepairPrinter(s, o.output),
 		// Which segments are examined is known only as the plan goes: the

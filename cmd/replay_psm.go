@@ -122,7 +122,7 @@ func (o *replayPSMOptions) Validate(c *cobra.Command, args []string) error {
 	return nil
 }
 
-func newReplayPSMCmd(s *Streams, g *globalOptions) *cobra.Command {
+func newReplayPSMCmd(s *Streams) *cobra.Command {
 	o := &replayPSMOptions{}
 	c := &cobra.Command{
 		Use:   "replay-psm DIR",
@@ -182,7 +182,7 @@ exit 0.
 			if err := o.Validate(c, args); err != nil {
 				return err
 			}
-			return runReplayPSM(c.Context(), s, g, o, args[0])
+			return runReplayPSM(c.Context(), s, o, args[0])
 		},
 	}
 	o.AddFlags(c)
@@ -200,7 +200,7 @@ type replayPSMView struct {
 	Written  string // path of a written snapshot
 }
 
-func runReplayPSM(ctx context.Context, s *Streams, g *globalOptions, o *replayPSMOptions, dir string) error {
+func runReplayPSM(ctx context.Context, s *Streams, o *replayPSMOptions, dir string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -209,18 +209,18 @@ func runReplayPSM(ctx context.Context, s *Streams, g *globalOptions, o *replayPS
 	}
 	if !segment.IsPartitionDir(dir) {
 		if ld, err := segment.OpenLogDir(dir); err == nil && len(ld.Partitions) > 0 {
-			return runReplayPSMLogDir(ctx, s, g, o, ld)
+			return runReplayPSMLogDir(ctx, s, o, ld)
 		}
 	}
 	// The progress line: bytes of the log replayed, moving within a
 	// segment (psm reports every MiB). Created before anything writes to
 	// s.Err, so that warnings are routed around it.
-	prog := newLogProgress(s, g, "replaying", []string{dir}, false)
+	prog := newLogProgress(s, "replaying", []string{dir}, false)
 	defer prog.Done()
 	if prog.Enabled() {
 		o.psm.Progress = prog.Add
 	}
-	v, err := replayPartition(s, g, o, dir)
+	v, err := replayPartition(s, o, dir)
 	if err != nil {
 		return err
 	}
@@ -254,17 +254,17 @@ func (v *replayPSMView) hasFindings() bool {
 
 // replayPartition rebuilds one partition directory's producer state (and
 // checks or writes snapshots as asked).
-func replayPartition(s *Streams, g *globalOptions, o *replayPSMOptions, dir string) (*replayPSMView, error) {
+func replayPartition(s *Streams, o *replayPSMOptions, dir string) (*replayPSMView, error) {
 	pd, err := o.logDirs.OpenPartitionDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	return replayPartitionDir(s, g, o, pd)
+	return replayPartitionDir(s, o, pd)
 }
 
 // replayPartitionDir is replayPartition of a directory already listed
 // (kseg check lists each partition once for all its checks).
-func replayPartitionDir(s *Streams, g *globalOptions, o *replayPSMOptions, pd *segment.PartitionDir) (*replayPSMView, error) {
+func replayPartitionDir(s *Streams, o *replayPSMOptions, pd *segment.PartitionDir) (*replayPSMView, error) {
 	dir := pd.Path
 	if !hasLogSegment(pd) {
 		return nil, usageErrorf("%s holds no .log segment: replay-psm takes a partition directory or a log directory", dir)

@@ -22,7 +22,7 @@ type replayPSMRow struct {
 // prints, in partition order, one producerState object per line (json) or
 // a summary table. A partition that fails is reported and does not stop
 // the others.
-func runReplayPSMLogDir(ctx context.Context, s *Streams, g *globalOptions, o *replayPSMOptions, ld *segment.LogDir) error {
+func runReplayPSMLogDir(ctx context.Context, s *Streams, o *replayPSMOptions, ld *segment.LogDir) error {
 	if o.writeSnapshot != "" {
 		return usageErrorf("--write-snapshot takes a partition directory, not the log directory %s", ld.Path)
 	}
@@ -42,7 +42,7 @@ func runReplayPSMLogDir(ctx context.Context, s *Streams, g *globalOptions, o *re
 	rows := make([]replayPSMRow, len(dirs))
 	// The progress line, before runOrdered captures the streams: bytes of
 	// every partition's log, and partitions done.
-	prog := newLogProgress(s, g, "replaying", dirs, true)
+	prog := newLogProgress(s, "replaying", dirs, true)
 	defer prog.Done()
 	if prog.Enabled() {
 		o.psm.Progress = prog.Add
@@ -56,7 +56,7 @@ func runReplayPSMLogDir(ctx context.Context, s *Streams, g *globalOptions, o *re
 				rows[i].err = ctx.Err()
 				return
 			}
-			v, err := replayPartition(us, g, o, dir)
+			v, err := replayPartition(us, o, dir)
 			rows[i].view, rows[i].err = v, err
 			if err != nil {
 				fmt.Fprintf(us.Err, "kseg: %s: %v\n", dir, err)
@@ -115,7 +115,7 @@ func runReplayPSMLogDir(ctx context.Context, s *Streams, g *globalOptions, o *re
 					r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8])
 			}, func(more string) { fmt.Fprintln(s.Out, more) })
 		}
-		if !g.quiet {
+		if !s.quiet {
 			fmt.Fprintf(s.Out, "%s replayed: %d with findings, %d failed; %d without a .log skipped\n", plural(len(rows), "partition"), findings, failed, skipped)
 		}
 	}

@@ -38,7 +38,7 @@ func (o *restoreOptions) Validate(c *cobra.Command, args []string) error {
 	return nil
 }
 
-func newRestoreCmd(s *Streams, g *globalOptions) *cobra.Command {
+func newRestoreCmd(s *Streams) *cobra.Command {
 	o := &restoreOptions{}
 	c := &cobra.Command{
 		Use:   "restore BACKUP_DIR",
@@ -77,19 +77,19 @@ completed).
 			if err := o.Validate(c, args); err != nil {
 				return err
 			}
-			return runRestore(c.Context(), s, g, o, args[0])
+			return runRestore(c.Context(), s, o, args[0])
 		},
 	}
 	o.AddFlags(c)
 	return c
 }
 
-func runRestore(ctx context.Context, s *Streams, g *globalOptions, o *restoreOptions, bd string) error {
+func runRestore(ctx context.Context, s *Streams, o *restoreOptions, bd string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	var dir string
-	return runWrite(ctx, s, g, writeRun[*edit.RestorePlan, *edit.RestoreVerification]{
+	return runWrite(ctx, s, writeRun[*edit.RestorePlan, *edit.RestoreVerification]{
 		what: "restore", dir: bd, flags: &o.writeFlags, planFlags: o.planFlags,
 		printer:   newRestorePrinter(s, o.output),
 		planLabel: "reading",

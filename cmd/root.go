@@ -115,7 +115,7 @@ left out; their -v/--verbose lists every item, and json always does.
 				return err
 			}
 			s.resolveColor(g.color)
-			s.verbose = g.verbose
+			s.verbose, s.quiet = g.verbose, g.quiet
 			return applyOutputFlags(c, s)
 		},
 	}
@@ -129,26 +129,26 @@ left out; their -v/--verbose lists every item, and json always does.
 	root.Version = versionString()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(
-		newDumpCmd(s, g),
-		newKafkaDumpLogCmd(s, g),
-		newExplainCmd(s, g),
-		newVersionCmd(s, g),
-		newDocsCmd(s, g),
-		newReplayPSMCmd(s, g),
-		newInjectBarrierCmd(s, g),
-		newVerifyChainCmd(s, g),
-		newVerifyMM2Cmd(s, g),
-		newDigestCmd(s, g),
-		newMirrorCmd(s, g),
-		newRepairCmd(s, g),
-		newRestoreCmd(s, g),
-		newGroupsCmd(s, g),
-		newTxnsCmd(s, g),
-		newMetadataCmd(s, g),
-		newStatusCmd(s, g),
-		newCheckCmd(s, g),
+		newDumpCmd(s),
+		newKafkaDumpLogCmd(s),
+		newExplainCmd(s),
+		newVersionCmd(s),
+		newDocsCmd(s),
+		newReplayPSMCmd(s),
+		newInjectBarrierCmd(s),
+		newVerifyChainCmd(s),
+		newVerifyMM2Cmd(s),
+		newDigestCmd(s),
+		newMirrorCmd(s),
+		newRepairCmd(s),
+		newRestoreCmd(s),
+		newGroupsCmd(s),
+		newTxnsCmd(s),
+		newMetadataCmd(s),
+		newStatusCmd(s),
+		newCheckCmd(s),
 	)
-	addVerboseFlags(root, g)
+	addVerboseFlags(root, &g.verbose)
 	finishTree(root)
 	return root
 }

@@ -37,7 +37,7 @@ func (o *statusOptions) Validate(args []string) error {
 	return nil
 }
 
-func newStatusCmd(s *Streams, g *globalOptions) *cobra.Command {
+func newStatusCmd(s *Streams) *cobra.Command {
 	o := &statusOptions{}
 	c := &cobra.Command{
 		Use:   "status PATH...",
@@ -76,7 +76,7 @@ read is reported and the others are still read (exit 1).
 			if err := o.Validate(args); err != nil {
 				return err
 			}
-			return runStatus(c.Context(), s, g, o, args)
+			return runStatus(c.Context(), s, o, args)
 		},
 	}
 	o.AddFlags(c)
@@ -98,7 +98,7 @@ type statusRow struct {
 	err error
 }
 
-func runStatus(ctx context.Context, s *Streams, g *globalOptions, o *statusOptions, args []string) error {
+func runStatus(ctx context.Context, s *Streams, o *statusOptions, args []string) error {
 	if err := checkInputs(s, "status", args, inputPartitionOrLogDir); err != nil {
 		return err
 	}

@@ -41,6 +41,9 @@ type Streams struct {
 	// verbose is -v/--verbose: text and table print every item of a list
 	// instead of summarising it (summary.go).
 	verbose bool
+	// quiet is -q/--quiet: no progress line and no text or table
+	// summaries; errors and warnings still go to Err.
+	quiet bool
 	// fsys, when set, is what checkInput reads instead of the OS (tests).
 	fsys inputFS
 	// wide is --output wide: tables print every cell whole (Width is then

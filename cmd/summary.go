@@ -65,12 +65,12 @@ const verboseUsage = "text and table list every item instead of the first and la
 // and, hidden, to the root as a persistent flag; the root's
 // PersistentPreRunE checks it (checkVerbose) and copies it to
 // Streams.verbose.
-func addVerboseFlags(root *cobra.Command, g *globalOptions) {
-	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, verboseUsage)
+func addVerboseFlags(root *cobra.Command, verbose *bool) {
+	root.PersistentFlags().BoolVarP(verbose, "verbose", "v", false, verboseUsage)
 	_ = root.PersistentFlags().MarkHidden("verbose")
 	for _, c := range root.Commands() {
 		if summarising[c.Name()] {
-			c.Flags().BoolVarP(&g.verbose, "verbose", "v", false, verboseUsage)
+			c.Flags().BoolVarP(verbose, "verbose", "v", false, verboseUsage)
 		}
 	}
 }

@@ -60,7 +60,7 @@ func (o *txnsOptions) Validate(args []string) error {
 	return nil
 }
 
-func newTxnsCmd(s *Streams, g *globalOptions) *cobra.Command {
+func newTxnsCmd(s *Streams) *cobra.Command {
 	o := &txnsOptions{}
 	c := &cobra.Command{
 		Use:   "txns LOGDIR...",
@@ -98,14 +98,14 @@ not decode; transactions that cannot be judged are warnings.
 			if err := o.Validate(args); err != nil {
 				return err
 			}
-			return runTxns(c.Context(), s, g, o, args)
+			return runTxns(c.Context(), s, o, args)
 		},
 	}
 	o.AddFlags(c)
 	return c
 }
 
-func runTxns(ctx context.Context, s *Streams, g *globalOptions, o *txnsOptions, args []string) error {
+func runTxns(ctx context.Context, s *Streams, o *txnsOptions, args []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func runTxns(ctx context.Context, s *Streams, g *globalOptions, o *txnsOptions, 
 	if err := newTxnsPrinter(s, o).Print(v); err != nil {
 		return err
 	}
-	if !g.quiet && o.output != "json" {
+	if !s.quiet && o.output != "json" {
 		hanging := 0
 		for _, t := range v.Open {
 			if t.Verdict == broker.VerdictHanging {

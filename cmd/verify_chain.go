@@ -169,7 +169,7 @@ func checkSamePartition(un, dn mirror.Node) error {
 	return nil
 }
 
-func newVerifyChainCmd(s *Streams, g *globalOptions) *cobra.Command {
+func newVerifyChainCmd(s *Streams) *cobra.Command {
 	o := &verifyChainOptions{}
 	c := &cobra.Command{
 		Use:   "verify-chain DIR DIR [DIR...]",
@@ -239,14 +239,14 @@ Nothing is ever modified.
 			}
 			// The directories --edge added, as the arguments were
 			// (paths.go).
-			return runVerifyChain(c.Context(), s, g, o, realPaths(dirs, len(args)))
+			return runVerifyChain(c.Context(), s, o, realPaths(dirs, len(args)))
 		},
 	}
 	o.AddFlags(c)
 	return c
 }
 
-func runVerifyChain(ctx context.Context, s *Streams, g *globalOptions, o *verifyChainOptions, dirs []string) error {
+func runVerifyChain(ctx context.Context, s *Streams, o *verifyChainOptions, dirs []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -288,7 +288,7 @@ func runVerifyChain(ctx context.Context, s *Streams, g *globalOptions, o *verify
 		}
 		return n
 	}
-	rep, err := stepProgress(s, g, "comparing", total, func(progress func(int64)) (*mirror.ChainReport, error) {
+	rep, err := stepProgress(s, "comparing", total, func(progress func(int64)) (*mirror.ChainReport, error) {
 		return mirror.VerifyChainNodes(nodes, o.pairs, mirror.ChainOptions{StrictEpochs: o.strictEpochs, Progress: progress})
 	})
 	if err != nil {

@@ -61,7 +61,7 @@ func (o *verifyMM2Options) Validate(args []string) error {
 	return nil
 }
 
-func newVerifyMM2Cmd(s *Streams, g *globalOptions) *cobra.Command {
+func newVerifyMM2Cmd(s *Streams) *cobra.Command {
 	o := &verifyMM2Options{}
 	c := &cobra.Command{
 		Use:   "verify-mm2 SOURCE TARGET",
@@ -113,14 +113,14 @@ Nothing is ever modified. docs/mm2.md explains each check.
 			if err := o.Validate(args); err != nil {
 				return err
 			}
-			return runVerifyMM2(c.Context(), s, g, o, args[0], args[1])
+			return runVerifyMM2(c.Context(), s, o, args[0], args[1])
 		},
 	}
 	o.AddFlags(c)
 	return c
 }
 
-func runVerifyMM2(ctx context.Context, s *Streams, g *globalOptions, o *verifyMM2Options, source, target string) error {
+func runVerifyMM2(ctx context.Context, s *Streams, o *verifyMM2Options, source, target string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func runVerifyMM2(ctx context.Context, s *Streams, g *globalOptions, o *verifyMM
 		return err
 	}
 	total := func() int64 { return logBytes(source) + logBytes(target) }
-	rep, err := stepProgress(s, g, "comparing", total, func(progress func(int64)) (*mm2.Report, error) {
+	rep, err := stepProgress(s, "comparing", total, func(progress func(int64)) (*mm2.Report, error) {
 		opts := o.opts
 		opts.Progress = progress
 		return mm2.Verify(source, target, opts)

@@ -24,7 +24,7 @@ func (o *versionOptions) Validate() error {
 	return usageErrorf("--output must be text, table or json, not %q", o.output)
 }
 
-func newVersionCmd(s *Streams, _ *globalOptions) *cobra.Command {
+func newVersionCmd(s *Streams) *cobra.Command {
 	o := &versionOptions{}
 	c := &cobra.Command{
 		Use:   "version",

@@ -207,11 +207,11 @@ func plannedOwnership(resume *edit.Interrupted, dir, logDir string, createsDir b
 func runWrite[P comparable, V interface {
 	comparable
 	edit.Verdict
-}](ctx context.Context, s *Streams, g *globalOptions, w writeRun[P, V]) error {
+}](ctx context.Context, s *Streams, w writeRun[P, V]) error {
 	if w.flags.rollback {
 		// How much a rollback copies back is in the journal it reads: the
 		// line counts bytes, without a total.
-		rep, err := stepProgress(s, g, "rolling back", func() int64 { return 0 },
+		rep, err := stepProgress(s, "rolling back", func() int64 { return 0 },
 			func(progress func(int64)) (*edit.Result[P, V], error) {
 				return w.rollback(edit.Options{Progress: progress})
 			})
@@ -224,13 +224,13 @@ func runWrite[P comparable, V interface {
 	if total == nil {
 		total = func() int64 { return 0 }
 	}
-	p, blocked := stepProgress(s, g, w.planLabel, total, w.plan)
+	p, blocked := stepProgress(s, w.planLabel, total, w.plan)
 	var noPlan P
 	if p == noPlan {
 		return writeExit(blocked)
 	}
 	parts := w.parts(p)
-	warnResumeIgnoresFlags(s, g, parts.resume, w.what, w.dir, w.planFlags)
+	warnResumeIgnoresFlags(s, parts.resume, w.what, w.dir, w.planFlags)
 	if err := w.printer.Plan(p, w.flags.dryRun); err != nil {
 		return err
 	}
@@ -270,12 +270,12 @@ func runWrite[P comparable, V interface {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	rep, err := stepProgress(s, g, "applying", func() int64 { return edit.CopyBytes(parts.ops) },
+	rep, err := stepProgress(s, "applying", func() int64 { return edit.CopyBytes(parts.ops) },
 		func(progress func(int64)) (*edit.Result[P, V], error) {
 			return w.apply(p, edit.Options{BackupDir: w.flags.backupDir, BackupRoot: root, Progress: progress})
 		})
 	if err != nil {
-		noteApplyFailure(s, g, rep.Summary(), err, w.what, parts.dir)
+		noteApplyFailure(s, rep.Summary(), err, w.what, parts.dir)
 		return writeExit(err)
 	}
 	if err := w.printer.Report(rep); err != nil {
@@ -283,7 +283,7 @@ func runWrite[P comparable, V interface {
 	}
 	var none V
 	if v := rep.Verification; v != none && !v.OK() {
-		if !g.quiet && edit.HasJournal(parts.dir) {
+		if !s.quiet && edit.HasJournal(parts.dir) {
 			fmt.Fprintf(s.Err, "kseg: the %s's journal is kept: rerun with --rollback to undo it from the backup\n", w.what)
 		}
 		return findingsExit()
