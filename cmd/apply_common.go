@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/finding"
@@ -39,8 +40,8 @@ func changedFlags(c *cobra.Command, names ...string) []string {
 // warnResumeIgnoresFlags says that a pending operation (what: "injection",
 // "mirror", "repair") in dir is finished with the options it was planned
 // with, when plan-shaping flags were given.
-func warnResumeIgnoresFlags(s *Streams, resume *edit.Interrupted, what, dir string, planFlags []string) {
-	if resume != nil && len(planFlags) > 0 && !s.quiet {
+func warnResumeIgnoresFlags(s *ui.Streams, resume *edit.Interrupted, what, dir string, planFlags []string) {
+	if resume != nil && len(planFlags) > 0 && !s.Quiet {
 		fmt.Fprintf(s.Err, "kseg: an interrupted %s is pending in %s; it is finished with the options it was planned with (ignoring %v)\n",
 			what, dir, planFlags)
 	}
@@ -48,8 +49,8 @@ func warnResumeIgnoresFlags(s *Streams, resume *edit.Interrupted, what, dir stri
 
 // noteApplyFailure tells, after a failed apply, where the backup so far is
 // and, when the journal is left behind, how to finish or undo the operation.
-func noteApplyFailure(s *Streams, rep *edit.Outcome, err error, what, dir string) {
-	if s.quiet {
+func noteApplyFailure(s *ui.Streams, rep *edit.Outcome, err error, what, dir string) {
+	if s.Quiet {
 		return
 	}
 	// Name the backup only if it exists: a run that failed before its
@@ -102,12 +103,12 @@ func offsetsList(v []int64) string {
 
 // textResume is the plan's line about an interrupted operation (what:
 // "injection", "mirror", "repair") found through its journal.
-func textResume(pf printfFunc, st *styles, what string, r *edit.Interrupted) {
+func textResume(pf printfFunc, st *ui.Styles, what string, r *edit.Interrupted) {
 	if r == nil {
 		return
 	}
 	pf("%s an interrupted %s (journal state %s, started %s, backup %s); applying finishes it with the plan recorded then, --rollback undoes it\n",
-		st.paint(st.warn, "Resume:"), what, r.State, r.Started, r.BackupDir)
+		st.Paint(st.Warn, "Resume:"), what, r.State, r.Started, r.BackupDir)
 }
 
 // textIndexChanges is the plan's line of index entries kept, removed and
@@ -119,8 +120,8 @@ func textIndexChanges(pf printfFunc, index, timeIndex, txnIndex edit.IndexChange
 }
 
 // textAbortedTxns lists the .txnindex entries a plan adds (summarised).
-func textAbortedTxns(pf printfFunc, ls lister, txns []segment.AbortedTxn) {
-	ls.lines(len(txns), ".txnindex entries", func(i int) {
+func textAbortedTxns(pf printfFunc, ls ui.Lister, txns []segment.AbortedTxn) {
+	ls.Lines(len(txns), ".txnindex entries", func(i int) {
 		t := txns[i]
 		pf("  .txnindex += producerId %d firstOffset %d lastOffset %d lastStableOffset %d\n", t.ProducerID, t.FirstOffset, t.LastOffset, t.LastStableOffset)
 	}, func(more string) { pf("  %s\n", more) })
@@ -128,7 +129,7 @@ func textAbortedTxns(pf printfFunc, ls lister, txns []segment.AbortedTxn) {
 
 // textEpochChanges is the plan's leader-epoch-checkpoint line, when it
 // changes the checkpoint (summarised).
-func textEpochChanges(pf printfFunc, ls lister, removed, added []segment.EpochEntry) {
+func textEpochChanges(pf printfFunc, ls ui.Lister, removed, added []segment.EpochEntry) {
 	if len(removed) == 0 && len(added) == 0 {
 		return
 	}
@@ -139,7 +140,7 @@ func textEpochChanges(pf printfFunc, ls lister, removed, added []segment.EpochEn
 	for _, e := range added {
 		parts = append(parts, fmt.Sprintf("add epoch %d from %d", e.Epoch, e.StartOffset))
 	}
-	pf("  leader-epoch-checkpoint: %s\n", ls.join(parts, "; "))
+	pf("  leader-epoch-checkpoint: %s\n", ls.Join(parts, "; "))
 }
 
 // textFilesTail is inject-barrier's and mirror's end of a plan, after its
@@ -149,7 +150,7 @@ func textEpochChanges(pf printfFunc, ls lister, removed, added []segment.EpochEn
 //
 // With tbl set (--output table) the file operations are a renderTable
 // table instead of aligned lines.
-func textFilesTail(pf printfFunc, st *styles, ls lister, ops []edit.FileOp, dryRun bool, tbl *tableOut) {
+func textFilesTail(pf printfFunc, st *ui.Styles, ls ui.Lister, ops []edit.FileOp, dryRun bool, tbl *ui.TableOut) {
 	size := func(op edit.FileOp) string {
 		switch op.Action {
 		case edit.OpDelete:
@@ -164,35 +165,35 @@ func textFilesTail(pf printfFunc, st *styles, ls lister, ops []edit.FileOp, dryR
 		for i, op := range ops {
 			rows[i] = []string{string(op.Action), op.Name, size(op), op.Why}
 		}
-		tbl.render(ls, []string{"action", "file", "size", "why"}, rows, "files")
+		tbl.Render(ls, []string{"action", "file", "size", "why"}, rows, "files")
 	} else {
-		ls.lines(len(ops), "files", func(i int) {
+		ls.Lines(len(ops), "files", func(i int) {
 			op := ops[i]
-			pf("  %-7s %-32s %-18s %s\n", op.Action, op.Name, size(op), st.paint(st.dim, op.Why))
+			pf("  %-7s %-32s %-18s %s\n", op.Action, op.Name, size(op), st.Paint(st.Dim, op.Why))
 		}, func(more string) { pf("  %s\n", more) })
 	}
 	if dryRun {
-		pf("%s nothing was changed; run without --dry-run to apply\n", st.paint(st.info, "Dry run:"))
+		pf("%s nothing was changed; run without --dry-run to apply\n", st.Paint(st.Info, "Dry run:"))
 	}
 }
 
 // textReportHead is the start of inject-barrier's and mirror's report on
 // an applied operation: whether it resumed an interrupted one, and the
 // backup.
-func textReportHead(pf printfFunc, st *styles, what string, r *edit.Outcome) {
+func textReportHead(pf printfFunc, st *ui.Styles, what string, r *edit.Outcome) {
 	if r.Resumed {
-		pf("%s an interrupted %s (journal state %s)\n", st.paint(st.ok, "Resumed:"), what, r.ResumedFrom)
+		pf("%s an interrupted %s (journal state %s)\n", st.Paint(st.OK, "Resumed:"), what, r.ResumedFrom)
 	}
 	if r.BackupDir != "" {
-		pf("%s %s\n", st.paint(st.title, "Backup:"), r.BackupDir)
+		pf("%s %s\n", st.Paint(st.Title, "Backup:"), r.BackupDir)
 	}
 }
 
 // textProblems prints each problem on its own indented line, each list
 // summarised.
-func textProblems(pf printfFunc, ls lister, problems ...[]string) {
+func textProblems(pf printfFunc, ls ui.Lister, problems ...[]string) {
 	for _, list := range problems {
-		ls.lines(len(list), "problems", func(i int) { pf("  %s\n", list[i]) }, func(more string) { pf("  %s\n", more) })
+		ls.Lines(len(list), "problems", func(i int) { pf("  %s\n", list[i]) }, func(more string) { pf("  %s\n", more) })
 	}
 }
 
@@ -262,20 +263,4 @@ func abortedJSON(txns []segment.AbortedTxn) []injectAbortedJSON {
 			LastOffset: t.LastOffset, LastStableOffset: t.LastStableOffset})
 	}
 	return out
-}
-
-// tableOut renders tables (renderTable) sized to the terminal, for the
-// write commands' --output table.
-type tableOut struct {
-	w     io.Writer
-	width int
-}
-
-// render renders rows as a table, summarised by ls (what: the rows'
-// plural noun).
-func (t *tableOut) render(ls lister, header []string, rows [][]string, what string) {
-	if len(rows) == 0 {
-		return
-	}
-	ls.table(t.w, t.width, header, rows, what)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/edit"
 )
 
@@ -99,7 +100,7 @@ func TestApplyGolden(t *testing.T) {
 				sc.build(w, ld)
 				args := append(append([]string{"--output", o}, sc.args...), "--backup-dir", "backup/apply-"+o)
 				args = append(args, sc.dirs(ld)...)
-				if r := w.run(args...); r.code != ExitOK {
+				if r := w.run(args...); r.code != ui.ExitOK {
 					t.Fatalf("kseg %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
 				}
 				if o == "json" {
@@ -108,7 +109,7 @@ func TestApplyGolden(t *testing.T) {
 			}
 			// A rerun has nothing to do.
 			again := append(append([]string{}, sc.args...), "--backup-dir", "backup/again")
-			if r := w.run(append(again, sc.dirs("logs")...)...); r.code != ExitOK {
+			if r := w.run(append(again, sc.dirs("logs")...)...); r.code != ui.ExitOK {
 				t.Errorf("rerun: exit %d\n%s", r.code, r.stderr)
 			}
 			for _, o := range []string{"text", "json"} {
@@ -131,7 +132,7 @@ func TestApplyGolden(t *testing.T) {
 					t.Fatalf("the interrupted %s did not stop at a commit step: %v", sc.name, err)
 				}
 				args := []string{"--output", o, sc.args[0], "--rollback", dirs[len(dirs)-1]}
-				if r := w.run(args...); r.code != ExitOK {
+				if r := w.run(args...); r.code != ui.ExitOK {
 					t.Errorf("kseg %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
 				}
 			}

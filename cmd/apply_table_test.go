@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // TestWriteCommandsTableOutput: inject-barrier and mirror render their
@@ -28,8 +30,8 @@ func TestWriteCommandsTableOutput(t *testing.T) {
 		{"inject-barrier", "--dry-run", "-o", "table", "--timestamp", "1700003700000", part},
 		{"mirror", "--dry-run", "-o", "table", part, filepath.Join(dir, "mirror", "txn-0")},
 	} {
-		s, out, errb := TestStreams()
-		if code := Run(context.Background(), args, s); code != ExitOK {
+		s, out, errb := ui.TestStreams()
+		if code := Run(context.Background(), args, s); code != ui.ExitOK {
 			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errb)
 		}
 		got := out.String()

@@ -5,8 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/broker"
 	"github.com/kseg/kseg/segment/finding"
 )
@@ -21,7 +21,7 @@ func brokerDecoder() broker.Decoder { return broker.SchemaDecoder{} }
 // openInventory checks every argument by the input rule (inputs.go: a
 // log directory) and lists them; a partition directory that cannot be
 // listed is in Inventory.Unreadable, for viewExit.
-func openInventory(s *Streams, cmd string, args []string) (*broker.Inventory, error) {
+func openInventory(s *ui.Streams, cmd string, args []string) (*broker.Inventory, error) {
 	if err := checkInputs(s, cmd, args, inputLogDir); err != nil {
 		return nil, err
 	}
@@ -37,41 +37,41 @@ func validateOutput(o string) error {
 	case "text", "table", "json":
 		return nil
 	}
-	return usageErrorf("--output must be text, table or json, not %q", o)
+	return ui.UsageErrorf("--output must be text, table or json, not %q", o)
 }
 
 // printFindingsText prints findings as dump and replay-psm do:
 // SEVERITY kind subject: message; a kind reported many times is
 // summarised (lister.byKind).
-func printFindingsText(w io.Writer, st *styles, ls lister, fs []finding.Finding) {
-	ls.byKind(len(fs), func(i int) string { return fs[i].Kind.String() }, func(i int) {
+func printFindingsText(w io.Writer, st *ui.Styles, ls ui.Lister, fs []finding.Finding) {
+	ls.ByKind(len(fs), func(i int) string { return fs[i].Kind.String() }, func(i int) {
 		f := fs[i]
 		sev := f.Severity().Upper()
-		style := st.info
+		style := st.Info
 		switch f.Severity() {
 		case finding.Error:
-			style = st.err
+			style = st.Err
 		case finding.Warning:
-			style = st.warn
+			style = st.Warn
 		}
 		// Subject and message name groups, transactional ids and topics:
 		// data (esc).
-		fmt.Fprintf(w, "%s %s %s: %s\n", st.paint(style, sev), f.Kind, esc(f.Subject), esc(f.Message))
+		fmt.Fprintf(w, "%s %s %s: %s\n", st.Paint(style, sev), f.Kind, ui.Esc(f.Subject), ui.Esc(f.Message))
 	}, func(more string) { fmt.Fprintln(w, more) })
 }
 
 // jsonFinding appends one {"type":"finding"} line.
-func jsonFinding(j *jsonw, f finding.Finding) {
-	j.begin()
-	j.str("type", "finding")
-	j.str("severity", f.Severity().String())
-	j.str("kind", f.Kind.String())
-	j.str("subject", f.Subject)
-	j.str("partitionDir", f.PartitionDir)
-	j.optInt("offset", f.Offset, f.Offset >= 0)
-	j.str("message", f.Message)
-	j.end()
-	j.b = append(j.b, '\n')
+func jsonFinding(j *ui.JSONWriter, f finding.Finding) {
+	j.Begin()
+	j.Str("type", "finding")
+	j.Str("severity", f.Severity().String())
+	j.Str("kind", f.Kind.String())
+	j.Str("subject", f.Subject)
+	j.Str("partitionDir", f.PartitionDir)
+	j.OptInt("offset", f.Offset, f.Offset >= 0)
+	j.Str("message", f.Message)
+	j.End()
+	j.B = append(j.B, '\n')
 }
 
 // viewExit is the exit of a whole-broker view: every partition that could
@@ -83,7 +83,7 @@ func jsonFinding(j *jsonw, f finding.Finding) {
 // the view's UNANSWERABLE lines, printed with it; absent: what was asked
 // for and does not exist, said here) exits 2, as an offset past a log's
 // end does: the input given does not hold the answer.
-func viewExit(s *Streams, unread []broker.Unreadable, unanswered int, absent []string, fs []finding.Finding) error {
+func viewExit(s *ui.Streams, unread []broker.Unreadable, unanswered int, absent []string, fs []finding.Finding) error {
 	if err := reportUnreadable(s, unread); err != nil {
 		return err
 	}
@@ -91,14 +91,14 @@ func viewExit(s *Streams, unread []broker.Unreadable, unanswered int, absent []s
 		fmt.Fprintf(s.Err, "kseg: %s\n", a)
 	}
 	if n := unanswered + len(absent); n > 0 {
-		return unansweredf("%s these directories cannot answer (exit 2; give the log directories that hold the answer)", plural(n, "question"))
+		return ui.Unansweredf("%s these directories cannot answer (exit 2; give the log directories that hold the answer)", ui.Plural(n, "question"))
 	}
 	return findingsResult(fs)
 }
 
 // reportUnreadable prints one "kseg: DIR: …" line per partition that could
 // not be read, and returns the exit 1 they make (nil when none).
-func reportUnreadable(s *Streams, unread []broker.Unreadable) error {
+func reportUnreadable(s *ui.Streams, unread []broker.Unreadable) error {
 	for _, u := range unread {
 		msg := u.Err.Error()
 		if !strings.Contains(msg, u.Dir) {
@@ -107,7 +107,7 @@ func reportUnreadable(s *Streams, unread []broker.Unreadable) error {
 		fmt.Fprintf(s.Err, "kseg: %s (the view goes on without it)\n", msg)
 	}
 	if len(unread) > 0 {
-		return &exitError{code: ExitError, silent: true}
+		return &ui.ExitCodeError{Code: ui.ExitError, Silent: true}
 	}
 	return nil
 }
@@ -115,16 +115,9 @@ func reportUnreadable(s *Streams, unread []broker.Unreadable) error {
 // findingsResult is the exit for a view: 3 when a finding is an error.
 func findingsResult(fs []finding.Finding) error {
 	if finding.HasErrors(fs) {
-		return findingsExit()
+		return ui.FindingsExit()
 	}
 	return nil
-}
-
-func fmtTime(ms int64) string {
-	if ms < 0 {
-		return "-"
-	}
-	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
 func partitionsText(ps []broker.TopicPartitions) string {
@@ -142,26 +135,26 @@ func partitionsText(ps []broker.TopicPartitions) string {
 	return strings.Join(parts, " ")
 }
 
-func jsonPartitions(j *jsonw, k string, ps []broker.TopicPartitions) {
-	j.key(k)
-	j.b = append(j.b, '[')
+func jsonPartitions(j *ui.JSONWriter, k string, ps []broker.TopicPartitions) {
+	j.Key(k)
+	j.B = append(j.B, '[')
 	for i, p := range ps {
 		if i > 0 {
-			j.b = append(j.b, ',')
+			j.B = append(j.B, ',')
 		}
-		j.begin()
-		j.str("topic", p.Topic)
-		j.key("partitions")
-		j.b = append(j.b, '[')
+		j.Begin()
+		j.Str("topic", p.Topic)
+		j.Key("partitions")
+		j.B = append(j.B, '[')
 		for k, n := range p.Partitions {
 			if k > 0 {
-				j.b = append(j.b, ',')
+				j.B = append(j.B, ',')
 			}
-			j.b = strconv.AppendInt(j.b, int64(n), 10)
+			j.B = strconv.AppendInt(j.B, int64(n), 10)
 		}
-		j.b = append(j.b, ']')
-		j.end()
+		j.B = append(j.B, ']')
+		j.End()
 	}
-	j.b = append(j.b, ']')
-	j.first = false
+	j.B = append(j.B, ']')
+	j.First = false
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -83,7 +84,7 @@ func TestViewsNameDamageAsDumpDoes(t *testing.T) {
 				if !slices.Equal(dumpKinds, []string{damage}) {
 					t.Fatalf("dump reports %v, want [%s]: the damage is not what the test meant\n%s", dumpKinds, damage, d.stdout)
 				}
-				if !slices.Equal(viewKinds, dumpKinds) || v.code != ExitFindings {
+				if !slices.Equal(viewKinds, dumpKinds) || v.code != ui.ExitFindings {
 					t.Errorf("%s: exit %d, damage kinds %v, dump says %v\n%s%s", view, v.code, viewKinds, dumpKinds, v.stdout, v.stderr)
 				}
 				if !strings.Contains(v.stdout, `"partitionDir":"`+filepath.Join(ld, part)+`"`) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/broker/brokertest"
 )
 
@@ -53,16 +54,16 @@ func TestViewsGolden(t *testing.T) {
 			r.stdout = strings.ReplaceAll(r.stdout, work, workPlaceholder)
 			r.stderr = strings.ReplaceAll(r.stderr, work, workPlaceholder)
 			fmt.Fprintf(&b, "$ kseg %s %s/%s\nexit %d\n--- stdout\n%s--- stderr\n%s\n", strings.Join(args, " "), workPlaceholder, name, r.code, r.stdout, r.stderr)
-			want := ExitOK
+			want := ui.ExitOK
 			// Every view has a finding on broker-1 (orders-0's epoch even
 			// --at 66), except a filter on the healthy group billing.
 			if name == "broker-1" && !slices.Contains(args, "billing") {
-				want = ExitFindings
+				want = ui.ExitFindings
 			}
 			// healthy has no topic events, and its metadata log ends
 			// before offset 66: questions it cannot answer (exit 2).
 			if name == "healthy" && (slices.Contains(args, "--at") || slices.Contains(args, "events")) {
-				want = ExitUsage
+				want = ui.ExitUsage
 			}
 			if r.code != want {
 				t.Errorf("%s on %s: exit %d, want %d\n%s%s", strings.Join(args, " "), name, r.code, want, r.stdout, r.stderr)
@@ -107,7 +108,7 @@ func TestViewsJSON(t *testing.T) {
 
 	r := runKseg("groups", "-o", "json", dir)
 	g := jsonByType(t, r.stdout)
-	if r.code != ExitFindings || len(g["group"]) != 2 || len(g["finding"]) != 1 || g["finding"][0]["kind"] != "offset-below-log-start" {
+	if r.code != ui.ExitFindings || len(g["group"]) != 2 || len(g["finding"]) != 1 || g["finding"][0]["kind"] != "offset-below-log-start" {
 		t.Fatalf("groups: exit %d %v", r.code, g)
 	}
 	audit := g["group"][0]["offsets"].([]any)[0].(map[string]any)
@@ -117,7 +118,7 @@ func TestViewsJSON(t *testing.T) {
 
 	r = runKseg("txns", "-o", "json", dir) // 1 partition, as the metadata image says
 	x := jsonByType(t, r.stdout)
-	if r.code != ExitFindings || len(x["transaction"]) != 2 || len(x["openTransaction"]) != 1 || len(x["unanswerable"]) != 0 {
+	if r.code != ui.ExitFindings || len(x["transaction"]) != 2 || len(x["openTransaction"]) != 1 || len(x["unanswerable"]) != 0 {
 		t.Fatalf("txns: exit %d %v", r.code, x)
 	}
 	o := x["openTransaction"][0]
@@ -134,7 +135,7 @@ func TestViewsJSON(t *testing.T) {
 
 	r = runKseg("metadata", "-o", "json", dir)
 	m := jsonByType(t, r.stdout)
-	if r.code != ExitFindings || len(m["metadataImage"]) != 1 || len(m["finding"]) != 3 {
+	if r.code != ui.ExitFindings || len(m["metadataImage"]) != 1 || len(m["finding"]) != 3 {
 		t.Fatalf("metadata: exit %d %v", r.code, m)
 	}
 	im := m["metadataImage"][0]
@@ -148,14 +149,14 @@ func TestViewsUsage(t *testing.T) {
 		args []string
 		code int
 	}{
-		{[]string{"groups"}, ExitUsage},
-		{[]string{"txns", "-o", "kafka", "."}, ExitUsage},
-		{[]string{"metadata", "--at", "-5", "."}, ExitUsage},
-		{[]string{"txns", "--now", "yesterday", "."}, ExitUsage},
-		{[]string{"groups", "--consumer-offsets-partitions", "-1", "."}, ExitUsage},
-		{[]string{"groups", filepath.Join(testdataDir, "README.md")}, ExitUsage},
-		{[]string{"groups", filepath.Join(testdataDir, "no-such-dir")}, ExitError},
-		{[]string{"metadata", filepath.Join(testdataDir, "partitions")}, ExitUsage}, // no __cluster_metadata-0: unanswerable
+		{[]string{"groups"}, ui.ExitUsage},
+		{[]string{"txns", "-o", "kafka", "."}, ui.ExitUsage},
+		{[]string{"metadata", "--at", "-5", "."}, ui.ExitUsage},
+		{[]string{"txns", "--now", "yesterday", "."}, ui.ExitUsage},
+		{[]string{"groups", "--consumer-offsets-partitions", "-1", "."}, ui.ExitUsage},
+		{[]string{"groups", filepath.Join(testdataDir, "README.md")}, ui.ExitUsage},
+		{[]string{"groups", filepath.Join(testdataDir, "no-such-dir")}, ui.ExitError},
+		{[]string{"metadata", filepath.Join(testdataDir, "partitions")}, ui.ExitUsage}, // no __cluster_metadata-0: unanswerable
 	} {
 		if r := runKseg(c.args...); r.code != c.code {
 			t.Errorf("kseg %s: exit %d, want %d\n%s", strings.Join(c.args, " "), r.code, c.code, r.stderr)
@@ -183,7 +184,7 @@ func TestHealthyLogDirIsClean(t *testing.T) {
 	} {
 		for _, o := range []string{"text", "json"} {
 			r := runKseg(append(append(args, "-o", o), dir)...)
-			if r.code != ExitOK {
+			if r.code != ui.ExitOK {
 				t.Errorf("%v -o %s: exit %d, want 0\n%s%s", args, o, r.code, r.stdout, r.stderr)
 			}
 			if strings.Contains(r.stderr, "warning") {

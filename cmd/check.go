@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 )
 
@@ -45,33 +46,33 @@ func (o *checkOptions) AddFlags(c *cobra.Command) {
 	f.StringVarP(&o.output, "output", "o", "text", "report format on stdout: "+strings.Join(checkFormats, "|")+" (github when GITHUB_ACTIONS=true)")
 	f.StringArrayVar(&o.reports, "report", nil, "also write a report to a file, FORMAT=FILE (repeatable), e.g. junit=kseg.xml")
 	f.BoolVar(&o.writeBaseline, "write-baseline", false, "write the findings of this run into the expectations file as expectations (created if absent), keeping those still met")
-	addJobsFlag(c, &o.jobs, "partitions checked")
+	ui.AddJobsFlag(c, &o.jobs, "partitions checked")
 	f.BoolVar(&o.deep, "deep", false, "decode every record of every batch (dump --deep), everywhere; the file's deep: does it per path")
 	f.Int64Var(&o.maxDecompressed, "max-decompressed-bytes", decode.DefaultMaxDecompressed, "refuse to decompress a batch beyond this many bytes (decompression-bomb guard)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "text also lists the findings that were expected, ignored or below fail-on")
 }
 
-func (o *checkOptions) Validate(c *cobra.Command, s *Streams) error {
+func (o *checkOptions) Validate(c *cobra.Command, s *ui.Streams) error {
 	if !c.Flags().Changed("output") && !c.Flags().Changed("format") && s.Env != nil {
 		if v, _ := s.Env("GITHUB_ACTIONS"); v == "true" {
 			o.output = "github"
 		}
 	}
 	if !validCheckFormat(o.output) {
-		return usageErrorf("--output must be %s, not %q", strings.Join(checkFormats, ", "), o.output)
+		return ui.UsageErrorf("--output must be %s, not %q", strings.Join(checkFormats, ", "), o.output)
 	}
 	for _, r := range o.reports {
 		format, path, ok := strings.Cut(r, "=")
 		if !ok || path == "" || !validCheckFormat(format) {
-			return usageErrorf("--report %q: want FORMAT=FILE, FORMAT one of %s", r, strings.Join(checkFormats, ", "))
+			return ui.UsageErrorf("--report %q: want FORMAT=FILE, FORMAT one of %s", r, strings.Join(checkFormats, ", "))
 		}
 		o.files = append(o.files, checkReportFile{format, path})
 	}
 	if o.jobs < 0 {
-		return usageErrorf("--jobs must not be negative")
+		return ui.UsageErrorf("--jobs must not be negative")
 	}
 	if o.maxDecompressed <= 0 || o.maxDecompressed > math.MaxInt32 {
-		return usageErrorf("--max-decompressed-bytes must be between 1 and %d", math.MaxInt32)
+		return ui.UsageErrorf("--max-decompressed-bytes must be between 1 and %d", math.MaxInt32)
 	}
 	return nil
 }
@@ -85,7 +86,7 @@ func validCheckFormat(f string) bool {
 	return false
 }
 
-func newCheckCmd(s *Streams) *cobra.Command {
+func newCheckCmd(s *ui.Streams) *cobra.Command {
 	o := &checkOptions{}
 	c := &cobra.Command{
 		Use:   "check [PATH...]",
@@ -131,7 +132,7 @@ junit XML, SARIF 2.1.0, or github workflow commands — the default when
 GITHUB_ACTIONS=true); --report FORMAT=FILE, repeatable, writes more from
 the same run. The summary line ends a text or table report on stdout, as
 every command's count line does; after a machine report it goes to stderr.
-` + exitStatusHelp + `  (check: 0 everything as expected; 3 a new finding or a missing one;
+` + ui.ExitStatusHelp + `  (check: 0 everything as expected; 3 a new finding or a missing one;
    1 a partition could not be read — the others were still checked)
 `,
 		Example: `  kseg check                                   # the tree here, with ./kseg-check.yaml if there is one
@@ -140,7 +141,7 @@ every command's count line does; after a machine report it goes to stderr.
   kseg check --report junit=kseg.xml --report sarif=kseg.sarif /var/lib/kafka/data
   kseg check -o json fixtures | jq 'select(.status=="new")'
   kseg check --format '{{if eq .status "new"}}{{.finding.file}}{{end}}' fixtures`,
-		Args: usageArgs(cobra.ArbitraryArgs),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Validate(c, s); err != nil {
 				return err
@@ -193,7 +194,7 @@ func checkLoadConfig(o *checkOptions) (*checkConfig, error) {
 	return loadCheckConfig(path)
 }
 
-func runCheck(ctx context.Context, s *Streams, o *checkOptions, paths []string) error {
+func runCheck(ctx context.Context, s *ui.Streams, o *checkOptions, paths []string) error {
 	cfg, err := checkLoadConfig(o)
 	if err != nil {
 		return err
@@ -203,7 +204,7 @@ func runCheck(ctx context.Context, s *Streams, o *checkOptions, paths []string) 
 		return err
 	}
 	if len(tree.partitions) == 0 && len(tree.unreadable) == 0 {
-		return usageErrorf("no Kafka partition directory under %s: check takes partitions, log directories, or trees holding them", strings.Join(paths, ", "))
+		return ui.UsageErrorf("no Kafka partition directory under %s: check takes partitions, log directories, or trees holding them", strings.Join(paths, ", "))
 	}
 	scope := newCheckScope(cfg, tree)
 	engine, err := newCheckEngine(o.jobs, func(abs string) bool {
@@ -215,7 +216,7 @@ func runCheck(ctx context.Context, s *Streams, o *checkOptions, paths []string) 
 	}
 	units := checkUnits(cfg, tree)
 	// The progress line (a terminal only): units checked.
-	prog := newItemProgress(s, "checking", 0, int64(len(units)), "directories")
+	prog := ui.NewItemProgress(s, "checking", 0, int64(len(units)), "directories")
 	engine.unitDone = prog.ItemDone
 	cases := engine.run(ctx, units)
 	prog.Done()
@@ -234,11 +235,11 @@ func runCheck(ctx context.Context, s *Streams, o *checkOptions, paths []string) 
 			return err
 		}
 	}
-	if !s.quiet {
+	if !s.Quiet {
 		printCheckSummary(s, o.output, tree, res)
 	}
-	if code := res.exitCode(); code != ExitOK {
-		return &exitError{code: code, silent: true}
+	if code := res.exitCode(); code != ui.ExitOK {
+		return &ui.ExitCodeError{Code: code, Silent: true}
 	}
 	return nil
 }
@@ -290,7 +291,7 @@ func checkUnits(cfg *checkConfig, tree *checkTree) []checkUnit {
 // stdout after a text or table report, as every command prints its count
 // line (README "Exit status"); on stderr after a machine report (junit,
 // sarif, github, json), which stdout must carry alone.
-func printCheckSummary(s *Streams, output string, tree *checkTree, r *checkResult) {
+func printCheckSummary(s *ui.Streams, output string, tree *checkTree, r *checkResult) {
 	failed := 0
 	for i := range r.cases {
 		if r.caseFailed(i) {
@@ -302,7 +303,7 @@ func printCheckSummary(s *Streams, output string, tree *checkTree, r *checkResul
 		w = s.Out
 	}
 	fmt.Fprintf(w, "kseg check: %s, %s: %s, %d failed (%s, %s, %d unreadable); %d expected, %d ignored, %s below fail-on (%s)\n",
-		plural(len(tree.partitions), "partition"), plural(len(tree.logDirs), "log directory"), plural(len(r.cases), "check"), failed,
-		plural(r.counts[statusNew], "new finding"), plural(r.counts[statusMissing], "missing expectation"), r.unreadable,
-		r.counts[statusExpected], r.counts[statusIgnored], plural(r.counts[statusNote], "note"), r.cfg.displayFile())
+		ui.Plural(len(tree.partitions), "partition"), ui.Plural(len(tree.logDirs), "log directory"), ui.Plural(len(r.cases), "check"), failed,
+		ui.Plural(r.counts[statusNew], "new finding"), ui.Plural(r.counts[statusMissing], "missing expectation"), r.unreadable,
+		r.counts[statusExpected], r.counts[statusIgnored], ui.Plural(r.counts[statusNote], "note"), r.cfg.displayFile())
 }

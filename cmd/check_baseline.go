@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -46,7 +47,7 @@ type baselineSpec struct {
 	n                int
 }
 
-func writeCheckBaseline(s *Streams, r *checkResult) error {
+func writeCheckBaseline(s *ui.Streams, r *checkResult) error {
 	cfg := r.cfg
 	top, err := baselineTop(cfg)
 	if err != nil {
@@ -113,19 +114,19 @@ func writeCheckBaseline(s *Streams, r *checkResult) error {
 	_, statErr := os.Stat(cfg.file)
 	switch {
 	case added == 0 && len(removed) == 0 && statErr == nil:
-		if !s.quiet {
+		if !s.Quiet {
 			fmt.Fprintf(s.Err, "kseg check: %s already describes every finding: left as it is\n", cfg.file)
 		}
 	default:
 		if err := writeYAMLFile(cfg.file, cfg.doc); err != nil {
 			return err
 		}
-		if !s.quiet {
-			fmt.Fprintf(s.Err, "kseg check: wrote %s: %s added, %s removed\n", cfg.file, plural(added, "expectation"), plural(len(removed), "expectation"))
+		if !s.Quiet {
+			fmt.Fprintf(s.Err, "kseg check: wrote %s: %s added, %s removed\n", cfg.file, ui.Plural(added, "expectation"), ui.Plural(len(removed), "expectation"))
 		}
 	}
 	if r.unreadable > 0 {
-		return &exitError{code: ExitError, err: fmt.Errorf("%d checks could not read their partition: they stay failing", r.unreadable)}
+		return &ui.ExitCodeError{Code: ui.ExitError, Err: fmt.Errorf("%d checks could not read their partition: they stay failing", r.unreadable)}
 	}
 	return nil
 }

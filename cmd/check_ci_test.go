@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/rogpeppe/go-internal/testscript"
 	"go.yaml.in/yaml/v3"
 )
@@ -41,7 +42,7 @@ var ksegCheckLine = regexp.MustCompile(`kseg check[^'"\n#]*`)
 func checkFlagsParse(t *testing.T, where, line string) {
 	t.Helper()
 	words := strings.Fields(strings.TrimPrefix(line, "kseg check"))
-	root := NewRootCmd(&Streams{})
+	root := NewRootCmd(&ui.Streams{})
 	c, _, err := root.Find([]string{"check"})
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +151,7 @@ func checkDocConfigLoads(t *testing.T, y string) {
 	bad := strings.Replace(y, "        position: 214", "        pos: 214", 1)
 	r := runKseg("check", "--config", writeCheckConfig(t, dir, bad), dir)
 	line := regexp.MustCompile(`kseg: \S+:(\d+:\d+): unknown key "pos" in an expected finding \(known: kind, file, position, offset, subject, count\)`)
-	if m := line.FindStringSubmatch(r.stderr); r.code != ExitUsage || m == nil {
+	if m := line.FindStringSubmatch(r.stderr); r.code != ui.ExitUsage || m == nil {
 		t.Errorf("a misspelt key: exit %d\n%s", r.code, r.stderr)
 	}
 }

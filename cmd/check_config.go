@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -91,7 +92,7 @@ type checkEdge struct {
 
 // configError is a usage error at a node of the file.
 func (c *checkConfig) errorf(n *yaml.Node, format string, args ...any) error {
-	return usageErrorf("%s:%d:%d: %s", c.file, n.Line, n.Column, fmt.Sprintf(format, args...))
+	return ui.UsageErrorf("%s:%d:%d: %s", c.file, n.Line, n.Column, fmt.Sprintf(format, args...))
 }
 
 // findCheckConfig looks for kseg-check.yaml in dir and every directory
@@ -163,7 +164,7 @@ func loadCheckConfig(path string) (*checkConfig, error) {
 	c.file, c.dir = path, filepath.Dir(abs)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, usageErrorf("%s: %v", path, err)
+		return nil, ui.UsageErrorf("%s: %v", path, err)
 	}
 	c.doc = &doc
 	if doc.Kind == 0 || len(doc.Content) == 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/psm/broker"
@@ -120,7 +121,7 @@ type checkEngine struct {
 // newCheckEngine builds the engine's options as the commands' own flags
 // build them, so that check runs exactly what they run.
 func newCheckEngine(jobs int, deep func(string) bool, maxDecompressed int64) (*checkEngine, error) {
-	e := &checkEngine{jobs: resolveJobs(jobs), deep: deep, logDirs: segment.NewLogDirCache()}
+	e := &checkEngine{jobs: ui.ResolveJobs(jobs), deep: deep, logDirs: segment.NewLogDirCache()}
 	// One budget of decompressed bytes for every partition checked at once.
 	budget := decode.NewBudget(max(maxDecompressed, decompressBudget))
 	for i, extra := range [][]string{nil, {"--deep"}} {
@@ -313,7 +314,7 @@ func (e *checkEngine) producerState(c *checkCase, pd *segment.PartitionDir, walk
 	}
 	// The warnings replayPartition prints (a log directory checkpoint
 	// that does not parse) are the checkpoints check's findings.
-	s := &Streams{Out: io.Discard, Err: io.Discard, Env: func(string) (string, bool) { return "", false }}
+	s := &ui.Streams{Out: io.Discard, Err: io.Discard, Env: func(string) (string, bool) { return "", false }}
 	ro := *e.replayOpts
 	ro.psm.Walk = walk
 	v, err := replayPartitionDir(s, &ro, pd)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -92,11 +93,11 @@ type checkResult struct {
 func (r *checkResult) exitCode() int {
 	switch {
 	case r.unreadable > 0:
-		return ExitError
+		return ui.ExitError
 	case r.counts[statusNew]+r.counts[statusMissing] > 0:
-		return ExitFindings
+		return ui.ExitFindings
 	}
-	return ExitOK
+	return ui.ExitOK
 }
 
 // caseFailed reports a failing case: unreadable, or an item that fails.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -22,7 +23,7 @@ type checkRender func(w io.Writer, rc *checkReportContext, r *checkResult) error
 
 // checkReportContext is what a renderer knows besides the result.
 type checkReportContext struct {
-	st      *styles // text on a terminal; plain elsewhere
+	st      *ui.Styles // text on a terminal; plain elsewhere
 	verbose bool
 	version string
 	now     time.Time // when the run ended (JUnit's timestamp)
@@ -39,9 +40,9 @@ var checkRenderers = map[string]checkRender{
 }
 
 // renderCheck writes r to stdout in format.
-func renderCheck(s *Streams, o *checkOptions, format string, r *checkResult) error {
+func renderCheck(s *ui.Streams, o *checkOptions, format string, r *checkResult) error {
 	w := bufio.NewWriter(s.Out)
-	rc := &checkReportContext{st: s.styles(), verbose: o.verbose, version: versionString(), now: time.Now(), width: s.Width}
+	rc := &checkReportContext{st: s.Styles(), verbose: o.verbose, version: versionString(), now: time.Now(), width: s.Width}
 	if err := checkRenderers[format](w, rc, r); err != nil {
 		return err
 	}
@@ -49,13 +50,13 @@ func renderCheck(s *Streams, o *checkOptions, format string, r *checkResult) err
 }
 
 // writeCheckReport writes r to a --report file.
-func writeCheckReport(s *Streams, o *checkOptions, f checkReportFile, r *checkResult) error {
+func writeCheckReport(s *ui.Streams, o *checkOptions, f checkReportFile, r *checkResult) error {
 	out, err := os.Create(f.path)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriter(out)
-	rc := &checkReportContext{st: &styles{}, verbose: o.verbose, version: versionString(), now: time.Now()}
+	rc := &checkReportContext{st: &ui.Styles{}, verbose: o.verbose, version: versionString(), now: time.Now()}
 	err = checkRenderers[f.format](w, rc, r)
 	if err == nil {
 		err = w.Flush()

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // renderCheckGitHub writes GitHub Actions workflow commands, one per
@@ -56,9 +58,9 @@ func writeGitHubCommand(w io.Writer, cmd string, props [][2]string, message stri
 		} else {
 			b.WriteByte(',')
 		}
-		b.WriteString(p[0] + "=" + githubEscapeProperty(esc(p[1])))
+		b.WriteString(p[0] + "=" + githubEscapeProperty(ui.Esc(p[1])))
 	}
-	b.WriteString("::" + githubEscapeData(escMessage(message)) + "\n")
+	b.WriteString("::" + githubEscapeData(ui.EscMessage(message)) + "\n")
 	io.WriteString(w, b.String())
 }
 

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // The JUnit XML report, as Jenkins' junit step, GitLab's
@@ -106,7 +108,7 @@ func renderCheckJUnit(w io.Writer, rc *checkReportContext, r *checkResult) error
 		news, missing := 0, 0
 		for j := range r.items[i] {
 			it := &r.items[i][j]
-			line := checkItemLine(r, c, it, &styles{})
+			line := checkItemLine(r, c, it, &ui.Styles{})
 			if !it.failed() {
 				passed.WriteString(line + "\n")
 				continue
@@ -128,10 +130,10 @@ func renderCheckJUnit(w io.Writer, rc *checkReportContext, r *checkResult) error
 			cur.Failures++
 			var what []string
 			if news > 0 {
-				what = append(what, plural(news, "new finding"))
+				what = append(what, ui.Plural(news, "new finding"))
 			}
 			if missing > 0 {
-				what = append(what, plural(missing, "missing expectation"))
+				what = append(what, ui.Plural(missing, "missing expectation"))
 			}
 			typ := "new"
 			if news == 0 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -81,7 +82,7 @@ paths:
 		}
 		run.files[f] = b
 	}
-	if r.code != ExitError {
+	if r.code != ui.ExitError {
 		t.Fatalf("exit %d, want 1 (an unreadable partition)\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if !bytes.Equal(run.files["text"], []byte(r.stdout)) {
@@ -194,7 +195,7 @@ func checkSARIF(t *testing.T, run *checkReportRun) {
 			t.Errorf("no %s result: %v", want, states)
 		}
 	}
-	if n := r.Invocations[0].ToolExecutionNotifications; len(n) != 1 || r.Invocations[0].ExecutionSuccessful || r.Invocations[0].ExitCode != ExitError {
+	if n := r.Invocations[0].ToolExecutionNotifications; len(n) != 1 || r.Invocations[0].ExecutionSuccessful || r.Invocations[0].ExitCode != ui.ExitError {
 		t.Errorf("invocation %+v", r.Invocations[0])
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // renderCheckText is the text report, a line per failure as linters
@@ -20,10 +22,10 @@ func renderCheckText(w io.Writer, rc *checkReportContext, r *checkResult) error 
 	for i := range r.cases {
 		c := &r.cases[i]
 		if c.err != nil {
-			fmt.Fprintf(w, "%s: %s [%s]: %s\n", esc(c.unit), st.paint(st.err, "unreadable"), c.check, esc(c.err.Error()))
+			fmt.Fprintf(w, "%s: %s [%s]: %s\n", ui.Esc(c.unit), st.Paint(st.Err, "unreadable"), c.check, ui.Esc(c.err.Error()))
 		}
 		if c.skip != "" && rc.verbose {
-			fmt.Fprintf(w, "%s: %s [%s]: %s\n", esc(c.unit), st.paint(st.dim, "skipped"), c.check, c.skip)
+			fmt.Fprintf(w, "%s: %s [%s]: %s\n", ui.Esc(c.unit), st.Paint(st.Dim, "skipped"), c.check, c.skip)
 		}
 		for j := range r.items[i] {
 			if it := &r.items[i][j]; it.failed() || rc.verbose {
@@ -35,27 +37,27 @@ func renderCheckText(w io.Writer, rc *checkReportContext, r *checkResult) error 
 }
 
 // checkItemLine is an item in one line, its status styled by st.
-func checkItemLine(r *checkResult, c *checkCase, it *checkItem, st *styles) string {
-	style := st.dim
+func checkItemLine(r *checkResult, c *checkCase, it *checkItem, st *ui.Styles) string {
+	style := st.Dim
 	switch it.status {
 	case statusNew, statusMissing:
-		style = st.err
+		style = st.Err
 	case statusExpected:
-		style = st.ok
+		style = st.OK
 	}
 	status, rest, _ := strings.Cut(it.headline(r.cfg), " ")
-	head := st.paint(style, status) + " " + rest
+	head := st.Paint(style, status) + " " + rest
 	// Paths, subjects and messages may carry what the data holds (a topic,
 	// a group id): escaped (escape.go).
 	if it.status == statusMissing {
-		return esc(fmt.Sprintf("%s: %s [%s]", it.configLocation(r.cfg), head, c.check))
+		return ui.Esc(fmt.Sprintf("%s: %s [%s]", it.configLocation(r.cfg), head, c.check))
 	}
 	path, detail := it.where(c)
 	at := ""
 	if len(detail) > 0 {
-		at = " at " + esc(strings.Join(detail, ", "))
+		at = " at " + ui.Esc(strings.Join(detail, ", "))
 	}
-	return fmt.Sprintf("%s: %s%s [%s]: %s", esc(path), head, at, c.check, esc(it.finding.Message))
+	return fmt.Sprintf("%s: %s%s [%s]: %s", ui.Esc(path), head, at, c.check, ui.Esc(it.finding.Message))
 }
 
 // renderCheckTable is the text report as a table, a row per item (the
@@ -67,7 +69,7 @@ func renderCheckTable(w io.Writer, rc *checkReportContext, r *checkResult) error
 	for i := range r.cases {
 		c := &r.cases[i]
 		if c.err != nil {
-			rows = append(rows, []string{"unreadable", "-", "-", c.check, esc(c.unit), esc(c.err.Error())})
+			rows = append(rows, []string{"unreadable", "-", "-", c.check, ui.Esc(c.unit), ui.Esc(c.err.Error())})
 		}
 		for j := range r.items[i] {
 			it := &r.items[i][j]
@@ -77,7 +79,7 @@ func renderCheckTable(w io.Writer, rc *checkReportContext, r *checkResult) error
 			if it.status == statusMissing {
 				x := it.inst.exp
 				rows = append(rows, []string{it.status, x.kind.String(), x.kind.Severity().String(), c.check,
-					esc(it.configLocation(r.cfg)), esc(it.inst.describe(r.cfg))})
+					ui.Esc(it.configLocation(r.cfg)), ui.Esc(it.inst.describe(r.cfg))})
 				continue
 			}
 			path, detail := it.where(c)
@@ -85,11 +87,11 @@ func renderCheckTable(w io.Writer, rc *checkReportContext, r *checkResult) error
 				path += " (" + strings.Join(detail, ", ") + ")"
 			}
 			f := &it.finding
-			rows = append(rows, []string{it.status, f.Kind.String(), f.Severity().String(), c.check, esc(path), esc(f.Message)})
+			rows = append(rows, []string{it.status, f.Kind.String(), f.Severity().String(), c.check, ui.Esc(path), ui.Esc(f.Message)})
 		}
 	}
 	if len(rows) == 0 {
 		return nil
 	}
-	return renderTable(w, rc.width, header, rows)
+	return ui.RenderTable(w, rc.width, header, rows)
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // checkTree copies fixtures into a fresh temporary tree: each name is a
@@ -74,7 +76,7 @@ func TestCheckOutcomes(t *testing.T) {
 	t.Run("pass", func(t *testing.T) {
 		cfg := writeCheckConfig(t, t.TempDir(), "root: "+root+"\n"+expectCRC)
 		code, lines, r := runCheckJSON(t, "--config", cfg, root)
-		if code != ExitOK || len(findingsWith(lines, statusExpected)) != 1 || len(findingsWith(lines, statusNew)) != 0 {
+		if code != ui.ExitOK || len(findingsWith(lines, statusExpected)) != 1 || len(findingsWith(lines, statusNew)) != 0 {
 			t.Fatalf("exit %d, want 0 with one expected finding\n%s%s", code, r.stdout, r.stderr)
 		}
 		if s := lines["summary"][0]; s["expected"] != 1.0 || s["failed"] != 0.0 || s["exitCode"] != 0.0 {
@@ -84,7 +86,7 @@ func TestCheckOutcomes(t *testing.T) {
 	t.Run("new", func(t *testing.T) {
 		r := runKseg("check", "--config", writeCheckConfig(t, t.TempDir(), "root: "+root+"\n"), root)
 		want := filepath.Join(root, "broken/crc-mismatch/events-0/00000000000000000000.log") + ": new crc-mismatch (error) at position 214, offset 4 [segments]: "
-		if r.code != ExitFindings || !strings.Contains(r.stdout, want) {
+		if r.code != ui.ExitFindings || !strings.Contains(r.stdout, want) {
 			t.Fatalf("exit %d, want 3 and a line %q\n%s%s", r.code, want, r.stdout, r.stderr)
 		}
 	})
@@ -95,7 +97,7 @@ func TestCheckOutcomes(t *testing.T) {
 		r := runKseg("check", "--config", cfg, root)
 		want := cfg + ":11:9: missing zero-tail in " + relToWD(t, filepath.Join(root, "partitions/orders-0/00000000000000000053.log")) +
 			": expected, not found [segments]"
-		if r.code != ExitFindings || !strings.Contains(r.stdout, want) || strings.Contains(r.stdout, ": new ") {
+		if r.code != ui.ExitFindings || !strings.Contains(r.stdout, want) || strings.Contains(r.stdout, ": new ") {
 			t.Fatalf("exit %d, want 3 and a line %q\n%s%s", r.code, want, r.stdout, r.stderr)
 		}
 	})
@@ -113,7 +115,7 @@ func TestCheckOutcomes(t *testing.T) {
 		cfg := writeCheckConfig(t, t.TempDir(), "root: "+tree+"\n"+expectCRC)
 		code, lines, r := runCheckJSON(t, "--config", cfg, tree)
 		u := lines["unreadable"]
-		if code != ExitError || len(u) != 1 || u[0]["check"] != checkSegments || !strings.Contains(u[0]["error"].(string), "00000000000000000026.log") {
+		if code != ui.ExitError || len(u) != 1 || u[0]["check"] != checkSegments || !strings.Contains(u[0]["error"].(string), "00000000000000000026.log") {
 			t.Fatalf("exit %d, want 1 with one unreadable segments check\n%s%s", code, r.stdout, r.stderr)
 		}
 		if len(findingsWith(lines, statusExpected)) != 1 {
@@ -152,18 +154,18 @@ func TestCheckSettings(t *testing.T) {
 		code       int
 		statuses   map[string]int
 	}{
-		{"defaults", "", ExitFindings, map[string]int{statusNew: 2, statusNote: 3}},
-		{"fail-on warning", "fail-on: warning\n", ExitFindings, map[string]int{statusNew: 5}},
+		{"defaults", "", ui.ExitFindings, map[string]int{statusNew: 2, statusNote: 3}},
+		{"fail-on warning", "fail-on: warning\n", ui.ExitFindings, map[string]int{statusNew: 5}},
 		{"fail-on per path, nearest wins", "fail-on: warning\npaths:\n  - path: broken\n    fail-on: error\n  - path: broken/zero-tail/events-0\n    fail-on: info\n",
-			ExitFindings, map[string]int{statusNew: 3, statusNote: 2}},
-		{"ignore", "ignore: [corrupt-batch]\npaths:\n  - path: broken/zero-tail\n    ignore: [zero-tail]\n", ExitOK,
+			ui.ExitFindings, map[string]int{statusNew: 3, statusNote: 2}},
+		{"ignore", "ignore: [corrupt-batch]\npaths:\n  - path: broken/zero-tail\n    ignore: [zero-tail]\n", ui.ExitOK,
 			map[string]int{statusIgnored: 3, statusNote: 2}},
 		{"count met", "fail-on: info\npaths:\n  - path: broken\n    expect:\n      - kind: corrupt-batch\n      - kind: skipped-bytes\n        count: 2\n      - kind: zero-tail\n        count: 1\n",
-			ExitOK, map[string]int{statusExpected: 5}},
+			ui.ExitOK, map[string]int{statusExpected: 5}},
 		{"count above what is found", "paths:\n  - path: broken\n    expect:\n      - kind: corrupt-batch\n        count: 3\n",
-			ExitFindings, map[string]int{statusExpected: 2, statusMissing: 1, statusNote: 3}},
+			ui.ExitFindings, map[string]int{statusExpected: 2, statusMissing: 1, statusNote: 3}},
 		{"count below what is found", "fail-on: warning\npaths:\n  - path: broken\n    expect:\n      - kind: corrupt-batch\n        count: 1\n      - kind: skipped-bytes\n      - kind: zero-tail\n",
-			ExitFindings, map[string]int{statusExpected: 4, statusNew: 1}},
+			ui.ExitFindings, map[string]int{statusExpected: 4, statusNew: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := writeCheckConfig(t, t.TempDir(), "root: "+root+"\n"+tc.body)
@@ -225,7 +227,7 @@ func TestCheckConfigStrict(t *testing.T) {
 			t.Parallel()
 			cfg := writeCheckConfig(t, t.TempDir(), "root: "+root+"\n"+tc.body)
 			r := runKseg("check", "--config", cfg, root)
-			if r.code != ExitUsage || !strings.Contains(r.stderr, cfg+tc.where) || !strings.Contains(r.stderr, tc.says) || r.stdout != "" {
+			if r.code != ui.ExitUsage || !strings.Contains(r.stderr, cfg+tc.where) || !strings.Contains(r.stderr, tc.says) || r.stdout != "" {
 				t.Errorf("exit %d, want 2 with %q and %q on stderr:\n%s%s", r.code, cfg+tc.where, tc.says, r.stdout, r.stderr)
 			}
 		})
@@ -311,10 +313,10 @@ func TestCheckWalk(t *testing.T) {
 	if err != nil || len(tree.partitions) != 1 || len(tree.logDirs) != 0 || tree.partitions[0].logDir != -1 {
 		t.Errorf("a partition as PATH: %+v %v", tree, err)
 	}
-	if r := runKseg("check", filepath.Join(root, "docs")); r.code != ExitUsage || !strings.Contains(r.stderr, "no Kafka partition directory") {
+	if r := runKseg("check", filepath.Join(root, "docs")); r.code != ui.ExitUsage || !strings.Contains(r.stderr, "no Kafka partition directory") {
 		t.Errorf("a tree without Kafka data: exit %d\n%s", r.code, r.stderr)
 	}
-	if r := runKseg("check", filepath.Join(root, "nowhere")); r.code != ExitError {
+	if r := runKseg("check", filepath.Join(root, "nowhere")); r.code != ui.ExitError {
 		t.Errorf("a PATH that does not exist: exit %d\n%s", r.code, r.stderr)
 	}
 }
@@ -334,7 +336,7 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("# ours\nroot: "+root+"\nfail-on: warning # pin warnings too\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := runKseg("check", "--config", cfg, "--write-baseline", root); r.code != ExitOK || !strings.Contains(r.stderr, "3 expectations added") {
+	if r := runKseg("check", "--config", cfg, "--write-baseline", root); r.code != ui.ExitOK || !strings.Contains(r.stderr, "3 expectations added") {
 		t.Fatalf("--write-baseline: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	b, err := os.ReadFile(cfg)
@@ -348,7 +350,7 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 			t.Errorf("the baseline has no %q:\n%s", want, b)
 		}
 	}
-	if r := runKseg("check", "--config", cfg, root); r.code != ExitOK {
+	if r := runKseg("check", "--config", cfg, root); r.code != ui.ExitOK {
 		t.Fatalf("check after --write-baseline: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	// Take the zero tail out: the segment ends at its last batch.
@@ -357,10 +359,10 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := runKseg("check", "--config", cfg, root)
-	if r.code != ExitFindings || !strings.Contains(r.stdout, "missing zero-tail in "+relToWD(t, log)+" at position 646: expected, not found [segments]") {
+	if r.code != ui.ExitFindings || !strings.Contains(r.stdout, "missing zero-tail in "+relToWD(t, log)+" at position 646: expected, not found [segments]") {
 		t.Fatalf("after the fault was removed: exit %d, want 3 naming the missing zero-tail\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := runKseg("check", "--config", cfg, "--write-baseline", root); r.code != ExitOK || !strings.Contains(r.stderr, "0 expectations added, 1 expectation removed") {
+	if r := runKseg("check", "--config", cfg, "--write-baseline", root); r.code != ui.ExitOK || !strings.Contains(r.stderr, "0 expectations added, 1 expectation removed") {
 		t.Fatalf("second --write-baseline: exit %d\n%s", r.code, r.stderr)
 	}
 	after, err := os.ReadFile(cfg)
@@ -370,10 +372,10 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 	if strings.Contains(string(after), "zero-tail") || !strings.HasPrefix(string(after), "# ours\n") || !strings.Contains(string(after), "kind: crc-mismatch") {
 		t.Errorf("second baseline:\n%s", after)
 	}
-	if r := runKseg("check", "--config", cfg, "--write-baseline", root); r.code != ExitOK || !strings.Contains(r.stderr, "left as it is") {
+	if r := runKseg("check", "--config", cfg, "--write-baseline", root); r.code != ui.ExitOK || !strings.Contains(r.stderr, "left as it is") {
 		t.Errorf("third --write-baseline: exit %d\n%s", r.code, r.stderr)
 	}
-	if r := runKseg("check", "--config", cfg, root); r.code != ExitOK {
+	if r := runKseg("check", "--config", cfg, root); r.code != ui.ExitOK {
 		t.Errorf("check after the second baseline: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
@@ -385,7 +387,7 @@ func TestCheckProjectExpectations(t *testing.T) {
 	t.Parallel()
 	cfg := filepath.Join(testdataDir, checkConfigName)
 	code, lines, r := runCheckJSON(t, "--config", cfg, testdataDir)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, r.stdout, r.stderr)
 	}
 	broken, err := os.ReadDir(filepath.Join(testdataDir, "broken"))
@@ -412,7 +414,7 @@ func TestCheckRealFixtures(t *testing.T) {
 	t.Parallel()
 	src := realRoot(t)
 	r := runKseg("check", "-q", "--config", filepath.Join(testdataDir, "real-check.yaml"), src)
-	if r.code != ExitOK {
+	if r.code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
@@ -426,10 +428,10 @@ func TestCheckGitHubByDefault(t *testing.T) {
 		args   []string
 		prefix string
 	}{{nil, "::error file="}, {[]string{"-o", "text"}, root}} {
-		s, out, _ := TestStreams()
+		s, out, _ := ui.TestStreams()
 		s.Env = func(k string) (string, bool) { return "true", k == "GITHUB_ACTIONS" }
 		code := Run(t.Context(), append(append([]string{"check", "-q"}, tc.args...), root), s)
-		if code != ExitFindings || !strings.HasPrefix(out.String(), tc.prefix) {
+		if code != ui.ExitFindings || !strings.HasPrefix(out.String(), tc.prefix) {
 			t.Errorf("%v: exit %d\n%s", tc.args, code, out)
 		}
 	}
@@ -448,7 +450,7 @@ func TestCheckEdges(t *testing.T) {
 		if err := os.MkdirAll(filepath.Dir(b), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if code, out, stderr := injRun(t, "mirror", "-q", "--backup-dir", filepath.Join(t.TempDir(), "bk"), a, b); code != ExitOK {
+		if code, out, stderr := injRun(t, "mirror", "-q", "--backup-dir", filepath.Join(t.TempDir(), "bk"), a, b); code != ui.ExitOK {
 			t.Fatalf("mirror: exit %d\n%s%s", code, out, stderr)
 		}
 	}
@@ -460,7 +462,7 @@ func TestCheckEdges(t *testing.T) {
 			chains++
 		}
 	}
-	if code != ExitOK || chains != 0 || !strings.Contains(runKseg("check", "-v", "-o", "junit", "--config", cfg, root).stdout, `name="chain from `) {
+	if code != ui.ExitOK || chains != 0 || !strings.Contains(runKseg("check", "-v", "-o", "junit", "--config", cfg, root).stdout, `name="chain from `) {
 		t.Fatalf("in sync: exit %d, %d chain lines\n%s%s", code, chains, r.stdout, r.stderr)
 	}
 	// chain2's mirror diverges: its last batch's timestamp changed (and
@@ -485,7 +487,7 @@ func TestCheckEdges(t *testing.T) {
 		got = append(got, l["check"].(string)+" "+f["kind"].(string)+" "+filepath.Base(filepath.Dir(filepath.Dir(l["unit"].(string)))))
 	}
 	chain2 := slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "chain ") && strings.HasSuffix(s, " chain2") })
-	if code != ExitFindings || !chain2 || slices.ContainsFunc(got, func(s string) bool { return strings.HasSuffix(s, "chain1") }) {
+	if code != ui.ExitFindings || !chain2 || slices.ContainsFunc(got, func(s string) bool { return strings.HasSuffix(s, "chain1") }) {
 		t.Errorf("diverged: exit %d, new %v\n%s%s", code, got, r.stdout, r.stderr)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -89,7 +90,7 @@ func (d corpusDump) String() string {
 // test failure naming the case.
 func runCaught(t *testing.T, name string, args []string) (code int, out, errOut string) {
 	t.Helper()
-	s, ob, eb := TestStreams()
+	s, ob, eb := ui.TestStreams()
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -155,9 +156,9 @@ func TestCorruptionCorpus(t *testing.T) {
 		args := []string{"dump", "-o", "json", "--deep", "--verify-index", "--index-sanity-check",
 			"--max-decompressed-bytes", strconv.Itoa(segtest.CorpusMaxDecompressed), filepath.Join(dir, cc.Target)}
 		code, out, errOut := runCaught(t, cc.Name, args)
-		wantExit := ExitFindings
+		wantExit := ui.ExitFindings
 		if cc.Expect.Severity == segtest.SeverityWarning {
-			wantExit = ExitOK
+			wantExit = ui.ExitOK
 		}
 		d := parseCorpusDump(t, out)
 		if code != wantExit {
@@ -219,7 +220,7 @@ func TestCorruptionCorpusNoResync(t *testing.T) {
 		}
 		code, out, _ := runCaught(t, cc.Name, []string{"dump", "-o", "json", "--no-resync", filepath.Join(dir, cc.Target)})
 		d := parseCorpusDump(t, out)
-		if code != ExitFindings {
+		if code != ui.ExitFindings {
 			t.Errorf("%s: exit %d", cc.Name, code)
 		}
 		if got := d.batches[cc.Expect.File]; slices.Contains(got, cc.Skipped[1]) {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/digest"
 	"github.com/kseg/kseg/segment/edit"
@@ -39,13 +40,13 @@ func (o *digestOptions) AddFlags(c *cobra.Command) {
 func (o *digestOptions) Validate() error {
 	h, err := digest.ParseHash(o.hash)
 	if err != nil {
-		return usageErrorf("--hash: %v", err)
+		return ui.UsageErrorf("--hash: %v", err)
 	}
 	o.h, o.fromOff = h, -1
 	if o.from != "" {
 		if n, err := strconv.ParseInt(o.from, 10, 64); err == nil {
 			if n < 0 {
-				return usageErrorf("--from %d: an offset is not negative", n)
+				return ui.UsageErrorf("--from %d: an offset is not negative", n)
 			}
 			o.fromOff = n
 		} else {
@@ -55,7 +56,7 @@ func (o *digestOptions) Validate() error {
 	return nil
 }
 
-func newDigestCmd(s *Streams) *cobra.Command {
+func newDigestCmd(s *ui.Streams) *cobra.Command {
 	o := &digestOptions{}
 	c := &cobra.Command{
 		Use:   "digest PATH",
@@ -90,14 +91,14 @@ FILE from its log end, and checks that the log still holds the batch FILE
 ends with (a log truncated at a failover does not).
 
 Nothing in the partition is modified.
-` + exitStatusHelp + `  (digest: 3 the log no longer holds the batch --from FILE ends with; 4 an
+` + ui.ExitStatusHelp + `  (digest: 3 the log no longer holds the batch --from FILE ends with; 4 an
   interrupted kseg write is pending in the partition)
 `,
 		Example: `  kseg digest /var/lib/kafka/data/orders-0 > orders-0.digest
   kseg digest -o /tmp/digests /var/lib/kafka/data                    # every partition
   kseg digest --hash sha256 -o orders-0.digest /var/lib/kafka/data/orders-0
   kseg digest --from orders-0.digest /var/lib/kafka/data/orders-0 >> orders-0.digest`,
-		Args: usageArgs(cobra.ExactArgs(1)),
+		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Validate(); err != nil {
 				return err
@@ -109,7 +110,7 @@ Nothing in the partition is modified.
 	return c
 }
 
-func runDigest(ctx context.Context, s *Streams, o *digestOptions, path string) error {
+func runDigest(ctx context.Context, s *ui.Streams, o *digestOptions, path string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -124,11 +125,11 @@ func runDigest(ctx context.Context, s *Streams, o *digestOptions, path string) e
 		return runDigestLogDir(ctx, s, o, path)
 	}
 	if o.out == "" && s.OutTTY {
-		return usageErrorf("a digest is binary: redirect stdout to a file or a pipe, or give --out FILE")
+		return ui.UsageErrorf("a digest is binary: redirect stdout to a file or a pipe, or give --out FILE")
 	}
 	if o.out != "" {
 		if st, err := os.Stat(o.out); err == nil && st.IsDir() {
-			return usageErrorf("--out %s is a directory: for one partition, --out names the digest file", o.out)
+			return ui.UsageErrorf("--out %s is a directory: for one partition, --out names the digest file", o.out)
 		}
 	}
 	sum, err := digestPartition(s, o, path, o.out)
@@ -141,12 +142,12 @@ func runDigest(ctx context.Context, s *Streams, o *digestOptions, path string) e
 
 // runDigestLogDir digests every live partition of a log directory into
 // the directory --out names.
-func runDigestLogDir(ctx context.Context, s *Streams, o *digestOptions, path string) error {
+func runDigestLogDir(ctx context.Context, s *ui.Streams, o *digestOptions, path string) error {
 	if o.out == "" {
-		return usageErrorf("%s is a log directory: give --out DIR, the directory to write one <partition>.digest per partition into", path)
+		return ui.UsageErrorf("%s is a log directory: give --out DIR, the directory to write one <partition>.digest per partition into", path)
 	}
 	if o.from != "" {
-		return usageErrorf("--from continues one partition's digest: give a partition directory, not the log directory %s", path)
+		return ui.UsageErrorf("--from continues one partition's digest: give a partition directory, not the log directory %s", path)
 	}
 	ld, err := segment.OpenLogDir(path)
 	if err != nil {
@@ -174,7 +175,7 @@ func runDigestLogDir(ctx context.Context, s *Streams, o *digestOptions, path str
 		digestSummary(s, sum, out)
 	}
 	if failed > 0 {
-		return &exitError{code: ExitError, err: fmt.Errorf("%d of %d partitions could not be digested", failed, len(ld.Partitions))}
+		return &ui.ExitCodeError{Code: ui.ExitError, Err: fmt.Errorf("%d of %d partitions could not be digested", failed, len(ld.Partitions))}
 	}
 	return nil
 }
@@ -182,9 +183,9 @@ func runDigestLogDir(ctx context.Context, s *Streams, o *digestOptions, path str
 // digestPartition writes the digest of the partition directory dir to out
 // (stdout when ""): through a temporary file renamed at the end, so that
 // out is never a digest cut short.
-func digestPartition(s *Streams, o *digestOptions, dir, out string) (*digest.Summary, error) {
+func digestPartition(s *ui.Streams, o *digestOptions, dir, out string) (*digest.Summary, error) {
 	if edit.HasJournal(dir) {
-		return nil, refusedf("refused (pending-edit): %s: an interrupted kseg write is pending (%s): finish it or roll it back before digesting the partition",
+		return nil, ui.Refusedf("refused (pending-edit): %s: an interrupted kseg write is pending (%s): finish it or roll it back before digesting the partition",
 			dir, edit.JournalName)
 	}
 	// Mapped, not read: the digest touches every byte once (its hash and
@@ -205,13 +206,13 @@ func digestPartition(s *Streams, o *digestOptions, dir, out string) (*digest.Sum
 		opts.From = d.Info().LogEnd
 	}
 	if out == "" && earlier == nil {
-		return stepProgress(s, "digesting", func() int64 { return logBytes(dir) }, func(p func(int64)) (*digest.Summary, error) {
+		return ui.StepProgress(s, "digesting", func() int64 { return ui.LogBytes(dir) }, func(p func(int64)) (*digest.Summary, error) {
 			opts.Progress = p
 			return digest.Write(s.Out, dir, opts)
 		})
 	}
 	return writeDigestOut(out, s.Out, func(tmp *os.File) (*digest.Summary, error) {
-		sum, err := stepProgress(s, "digesting", func() int64 { return logBytes(dir) }, func(p func(int64)) (*digest.Summary, error) {
+		sum, err := ui.StepProgress(s, "digesting", func() int64 { return ui.LogBytes(dir) }, func(p func(int64)) (*digest.Summary, error) {
 			opts.Progress = p
 			return digest.Write(tmp, dir, opts)
 		})
@@ -283,7 +284,7 @@ func checkContinues(earlier string, section *os.File) error {
 	r := &concatReaderAt{parts: []io.ReaderAt{a, section}, sizes: []int64{sa.Size(), sb.Size()}}
 	_, err = digest.OpenReaderAt(r, sa.Size()+sb.Size(), earlier+" + the new section")
 	if errors.Is(err, digest.ErrContinuation) {
-		return &exitError{code: ExitFindings, err: fmt.Errorf("the partition does not continue %s: %w", earlier, err)}
+		return &ui.ExitCodeError{Code: ui.ExitFindings, Err: fmt.Errorf("the partition does not continue %s: %w", earlier, err)}
 	}
 	return digestInputError(err)
 }
@@ -323,14 +324,14 @@ func (c *concatReaderAt) ReadAt(p []byte, off int64) (int, error) {
 func digestInputError(err error) error {
 	var fe *digest.FormatError
 	if errors.As(err, &fe) || errors.Is(err, mirror.ErrHashMismatch) {
-		return &exitError{code: ExitUsage, err: err}
+		return &ui.ExitCodeError{Code: ui.ExitUsage, Err: err}
 	}
 	return err
 }
 
 // digestSummary tells stderr what was written (not under --quiet).
-func digestSummary(s *Streams, sum *digest.Summary, out string) {
-	if s.quiet {
+func digestSummary(s *ui.Streams, sum *digest.Summary, out string) {
+	if s.Quiet {
 		return
 	}
 	where := "stdout"
@@ -342,8 +343,8 @@ func digestSummary(s *Streams, sum *digest.Summary, out string) {
 		from = fmt.Sprintf(" from offset %d", sum.Start)
 	}
 	msg := fmt.Sprintf("Digest of %s-%d%s: %s in %s (%s of log), log end %d -> %s, %s (%s)",
-		esc(sum.Topic), sum.Partition, from, batches(sum.Batches), plural(sum.Segments, "segment"), humanBytes(sum.LogBytes), sum.End,
-		where, humanBytes(sum.Bytes), sum.Hash)
+		ui.Esc(sum.Topic), sum.Partition, from, batches(sum.Batches), ui.Plural(sum.Segments, "segment"), ui.HumanBytes(sum.LogBytes), sum.End,
+		where, ui.HumanBytes(sum.Bytes), sum.Hash)
 	if sum.InFlight > 0 {
 		msg += fmt.Sprintf("; a broker holds the partition: %d bytes of an append in flight left out", sum.InFlight)
 	}

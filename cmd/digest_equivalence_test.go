@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // verifyChainOverDigests runs the verify-chain command args again with
@@ -45,13 +47,13 @@ func verifyChainOverDigests(t *testing.T, args []string) {
 		}
 	}
 	run := func(stdin []byte, nodeArgs []string) (int, string) {
-		s, out, errb := TestStreams()
+		s, out, errb := ui.TestStreams()
 		if stdin != nil {
 			s.In = bytes.NewReader(stdin)
 		}
 		a := append(append([]string{"verify-chain", "--output", "json"}, flags...), nodeArgs...)
 		code := Run(context.Background(), a, s)
-		if code == ExitUsage || code == ExitError {
+		if code == ui.ExitUsage || code == ui.ExitError {
 			t.Logf("kseg %s: exit %d: %s", strings.Join(a, " "), code, errb.String())
 		}
 		return code, out.String()
@@ -61,7 +63,7 @@ func verifyChainOverDigests(t *testing.T, args []string) {
 	digests := make([]string, len(nodes))
 	for i, n := range nodes {
 		digests[i] = filepath.Join(tmp, fmt.Sprintf("%d-%s.digest", i, filepath.Base(n)))
-		if code, out, errOut := injRun(t, "digest", "--out", digests[i], n); code != ExitOK {
+		if code, out, errOut := injRun(t, "digest", "--out", digests[i], n); code != ui.ExitOK {
 			t.Fatalf("kseg digest %s: exit %d\n%s%s", n, code, out, errOut)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -20,7 +21,7 @@ func digestOf(t *testing.T, path string, args ...string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), filepath.Base(path)+".digest")
 	a := append(append([]string{"digest", "--out", out}, args...), path)
-	if code, stdout, stderr := injRun(t, a...); code != ExitOK {
+	if code, stdout, stderr := injRun(t, a...); code != ui.ExitOK {
 		t.Fatalf("kseg %s: exit %d\n%s%s", strings.Join(a, " "), code, stdout, stderr)
 	}
 	return out
@@ -35,7 +36,7 @@ func mirrored(t *testing.T, upto int) (src, dst string) {
 	if upto >= 0 {
 		args = append(args, "--upto", strconv.Itoa(upto))
 	}
-	if code, out, stderr := injRun(t, append(args, src, dst)...); code != ExitOK {
+	if code, out, stderr := injRun(t, append(args, src, dst)...); code != ui.ExitOK {
 		t.Fatalf("mirror: exit %d\n%s%s", code, out, stderr)
 	}
 	return src, dst
@@ -59,18 +60,18 @@ func chainEdges(t *testing.T, args ...string) (int, []chainEdgeJSON, string) {
 func TestDigestCLI(t *testing.T) {
 	src, dst := mirrored(t, -1)
 	code, out, stderr := injRun(t, "digest", dst)
-	if code != ExitOK || !strings.HasPrefix(out, "kseg-digest 1 xxh3-128 kseg ") || !strings.Contains(stderr, "Digest of mirror-0") {
+	if code != ui.ExitOK || !strings.HasPrefix(out, "kseg-digest 1 xxh3-128 kseg ") || !strings.Contains(stderr, "Digest of mirror-0") {
 		t.Fatalf("exit %d, stdout %.40q, stderr %s", code, out, stderr)
 	}
 	code, out, _ = injRun(t, "digest", "--quiet", "--hash", "sha256", dst)
-	if code != ExitOK || !strings.HasPrefix(out, "kseg-digest 1 sha256 kseg ") {
+	if code != ui.ExitOK || !strings.HasPrefix(out, "kseg-digest 1 sha256 kseg ") {
 		t.Fatalf("sha256: exit %d, %.40q", code, out)
 	}
 	// Usage: a terminal for stdout, an unknown hash, a file, a log
 	// directory without --out, --from with a log directory.
-	s, _, errb := TestStreams()
+	s, _, errb := ui.TestStreams()
 	s.OutTTY = true
-	if code := Run(context.Background(), []string{"digest", dst}, s); code != ExitUsage || !strings.Contains(errb.String(), "binary") {
+	if code := Run(context.Background(), []string{"digest", dst}, s); code != ui.ExitUsage || !strings.Contains(errb.String(), "binary") {
 		t.Errorf("stdout a terminal: exit %d: %s", code, errb.String())
 	}
 	logDir := filepath.Dir(dst)
@@ -82,24 +83,24 @@ func TestDigestCLI(t *testing.T) {
 		{"digest", "--from", "-3", dst},
 		{"digest"},
 	} {
-		if code, _, stderr := injRun(t, args...); code != ExitUsage {
-			t.Errorf("%v: exit %d, want %d: %s", args, code, ExitUsage, stderr)
+		if code, _, stderr := injRun(t, args...); code != ui.ExitUsage {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, ui.ExitUsage, stderr)
 		}
 	}
 	// A log directory: one digest per partition.
 	outDir := filepath.Join(t.TempDir(), "digests")
-	if code, _, stderr := injRun(t, "digest", "--out", outDir, logDir); code != ExitOK {
+	if code, _, stderr := injRun(t, "digest", "--out", outDir, logDir); code != ui.ExitOK {
 		t.Fatalf("log directory: exit %d: %s", code, stderr)
 	}
 	one := filepath.Join(outDir, "mirror-0.digest")
-	if code, edges, stderr := chainEdges(t, src, one); code != ExitOK || len(edges) != 1 || edges[0].Status != "in-sync" {
+	if code, edges, stderr := chainEdges(t, src, one); code != ui.ExitOK || len(edges) != 1 || edges[0].Status != "in-sync" {
 		t.Fatalf("verify-chain over the log directory's digest: exit %d %+v %s", code, edges, stderr)
 	}
 	// An interrupted kseg write pending: refused.
 	if err := os.WriteFile(filepath.Join(dst, edit.JournalName), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := injRun(t, "digest", "--out", filepath.Join(t.TempDir(), "x"), dst); code != ExitRefused || !strings.Contains(stderr, "pending") {
+	if code, _, stderr := injRun(t, "digest", "--out", filepath.Join(t.TempDir(), "x"), dst); code != ui.ExitRefused || !strings.Contains(stderr, "pending") {
 		t.Errorf("pending edit: exit %d: %s", code, stderr)
 	}
 }
@@ -111,13 +112,13 @@ func TestDigestCLI(t *testing.T) {
 func TestDigestIncremental(t *testing.T) {
 	src, dst := mirrored(t, 7)
 	early := digestOf(t, dst)
-	if code, out, stderr := injRun(t, "mirror", "--quiet", "--segment-bytes", "400", "--backup-dir", filepath.Join(t.TempDir(), "bk"), src, dst); code != ExitOK {
+	if code, out, stderr := injRun(t, "mirror", "--quiet", "--segment-bytes", "400", "--backup-dir", filepath.Join(t.TempDir(), "bk"), src, dst); code != ui.ExitOK {
 		t.Fatalf("mirror on: exit %d\n%s%s", code, out, stderr)
 	}
 	want := func(d string) {
 		t.Helper()
 		code, edges, stderr := chainEdges(t, src, d)
-		if code != ExitOK || len(edges) != 1 || edges[0].Status != "in-sync" || edges[0].DownstreamDigest == nil || edges[0].DownstreamDigest.Sections != 2 {
+		if code != ui.ExitOK || len(edges) != 1 || edges[0].Status != "in-sync" || edges[0].DownstreamDigest == nil || edges[0].DownstreamDigest.Sections != 2 {
 			t.Fatalf("verify-chain %s: exit %d %+v %s", d, code, edges, stderr)
 		}
 		verifyChainOverDigests(t, []string{"verify-chain", src, dst})
@@ -125,7 +126,7 @@ func TestDigestIncremental(t *testing.T) {
 	// --from OFFSET, appended.
 	for _, from := range []string{"3", "7", "8"} {
 		code, section, stderr := injRun(t, "digest", "--quiet", "--from", from, dst)
-		if code != ExitOK {
+		if code != ui.ExitOK {
 			t.Fatalf("--from %s: exit %d: %s", from, code, stderr)
 		}
 		whole := filepath.Join(t.TempDir(), "whole.digest")
@@ -135,7 +136,7 @@ func TestDigestIncremental(t *testing.T) {
 		}
 		if from == "8" {
 			// The earlier digest ends below 8: a gap the reader refuses.
-			if code, _, stderr := chainEdges(t, src, whole); code != ExitUsage || !strings.Contains(stderr, "byte ") {
+			if code, _, stderr := chainEdges(t, src, whole); code != ui.ExitUsage || !strings.Contains(stderr, "byte ") {
 				t.Errorf("a continuation beyond the earlier digest's end: exit %d: %s", code, stderr)
 			}
 			continue
@@ -144,7 +145,7 @@ func TestDigestIncremental(t *testing.T) {
 	}
 	// --from FILE.
 	code, section, stderr := injRun(t, "digest", "--quiet", "--from", early, dst)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("--from FILE: exit %d: %s", code, stderr)
 	}
 	b, _ := os.ReadFile(early)
@@ -161,7 +162,7 @@ func TestDigestIncremental(t *testing.T) {
 	raw, _ := os.ReadFile(log)
 	raw[len(raw)-1] ^= 0xff
 	os.WriteFile(log, raw, 0o644)
-	if code, _, stderr := injRun(t, "digest", "--quiet", "--from", early, other); code != ExitFindings || !strings.Contains(stderr, "does not continue") {
+	if code, _, stderr := injRun(t, "digest", "--quiet", "--from", early, other); code != ui.ExitFindings || !strings.Contains(stderr, "does not continue") {
 		t.Errorf("--from FILE over a log that changed: exit %d: %s", code, stderr)
 	}
 }
@@ -193,38 +194,38 @@ func TestDigestBadInput(t *testing.T) {
 		}
 	}
 	for _, cut := range []int{len(b) - 1, len(b) - 32, len(b) / 2, 40, 12} {
-		bad("truncated", b[:cut], ExitUsage, "byte ", "truncated", "expected")
+		bad("truncated", b[:cut], ui.ExitUsage, "byte ", "truncated", "expected")
 	}
 	for _, at := range []int{len(b) / 3, len(b) / 2, len(b) - 40} {
 		g := bytes.Clone(b)
 		g[at] ^= 0x10
-		bad("garbled", g, ExitUsage, "byte ", "expected")
+		bad("garbled", g, ui.ExitUsage, "byte ", "expected")
 	}
 	future := bytes.Replace(b, []byte("kseg-digest 1 "), []byte("kseg-digest 2 "), 1)
-	bad("future", future, ExitUsage, "byte 12", "format version 2", "this kseg reads 1")
-	bad("not-a-digest", []byte("hello\n"), ExitUsage, "not a kseg digest")
+	bad("future", future, ui.ExitUsage, "byte 12", "format version 2", "this kseg reads 1")
+	bad("not-a-digest", []byte("hello\n"), ui.ExitUsage, "not a kseg digest")
 
 	// Another partition: another name, another topic id.
 	otherName := filepath.Join(t.TempDir(), "other-0")
 	copyTree(t, dst, otherName)
-	bad("other-name", mustRead(t, digestOf(t, otherName)), ExitRefused, "refused (topic)")
+	bad("other-name", mustRead(t, digestOf(t, otherName)), ui.ExitRefused, "refused (topic)")
 	otherID := filepath.Join(t.TempDir(), "mirror-0")
 	copyTree(t, dst, otherID)
 	os.WriteFile(filepath.Join(otherID, segment.PartitionMetadataName), []byte("version: 0\ntopic_id: ICEiIyQlJicoKSorLC0uLw\n"), 0o644)
 	os.WriteFile(filepath.Join(src, segment.PartitionMetadataName), []byte("version: 0\ntopic_id: EBESExQVFhcYGRobHB0eHw\n"), 0o644)
-	bad("other-id", mustRead(t, digestOf(t, otherID)), ExitRefused, "topic id")
+	bad("other-id", mustRead(t, digestOf(t, otherID)), ui.ExitRefused, "topic id")
 
 	// Hashed otherwise than the other side.
-	if code, _, stderr := injRun(t, "verify-chain", digestOf(t, src, "--hash", "sha256"), good); code != ExitUsage || !strings.Contains(stderr, "hashes") {
+	if code, _, stderr := injRun(t, "verify-chain", digestOf(t, src, "--hash", "sha256"), good); code != ui.ExitUsage || !strings.Contains(stderr, "hashes") {
 		t.Errorf("two hashes: exit %d: %s", code, stderr)
 	}
 	// stdin twice; stdin a terminal.
-	if code, _, _ := injRun(t, "verify-chain", "-", "-"); code != ExitUsage {
+	if code, _, _ := injRun(t, "verify-chain", "-", "-"); code != ui.ExitUsage {
 		t.Errorf("- twice: exit %d", code)
 	}
-	s, _, errb := TestStreams()
+	s, _, errb := ui.TestStreams()
 	s.InTTY = true
-	if code := Run(context.Background(), []string{"verify-chain", src, "-"}, s); code != ExitUsage || !strings.Contains(errb.String(), "terminal") {
+	if code := Run(context.Background(), []string{"verify-chain", src, "-"}, s); code != ui.ExitUsage || !strings.Contains(errb.String(), "terminal") {
 		t.Errorf("stdin a terminal: exit %d: %s", code, errb.String())
 	}
 }
@@ -258,12 +259,12 @@ func TestDigestOlder(t *testing.T) {
 	}
 	setTimes(d, time.Now().Add(time.Hour))
 	code, edges, stderr := chainEdges(t, du, d)
-	if code != ExitOK || len(edges) != 1 || edges[0].Status != "in-sync" || len(edges[0].Findings) != 1 || edges[0].Findings[0].Kind != "digest-older" {
+	if code != ui.ExitOK || len(edges) != 1 || edges[0].Status != "in-sync" || len(edges[0].Findings) != 1 || edges[0].Findings[0].Kind != "digest-older" {
 		t.Fatalf("an older digest of U: exit %d %+v %s", code, edges, stderr)
 	}
 	setTimes(d, time.Now().Add(-time.Hour))
 	code, edges, _ = chainEdges(t, du, d)
-	if code != ExitFindings || len(edges) != 1 || edges[0].Findings[0].Kind != "beyond-upstream-end" {
+	if code != ui.ExitFindings || len(edges) != 1 || edges[0].Findings[0].Kind != "beyond-upstream-end" {
 		t.Fatalf("D held the data before the digest: exit %d %+v", code, edges)
 	}
 
@@ -279,11 +280,11 @@ func TestDigestOlder(t *testing.T) {
 	}
 	setTimes(src2, time.Now().Add(time.Hour))
 	code, edges, stderr = chainEdges(t, src2, dd)
-	if code != ExitOK || len(edges) != 1 || !hasKind(edges[0], "digest-older") || hasKind(edges[0], "gap") {
+	if code != ui.ExitOK || len(edges) != 1 || !hasKind(edges[0], "digest-older") || hasKind(edges[0], "gap") {
 		t.Fatalf("an older digest of D: exit %d %+v %s", code, edges, stderr)
 	}
 	setTimes(src2, time.Now().Add(-time.Hour))
-	if code, edges, _ = chainEdges(t, src2, dd); code != ExitFindings || !hasKind(edges[0], "gap") {
+	if code, edges, _ = chainEdges(t, src2, dd); code != ui.ExitFindings || !hasKind(edges[0], "gap") {
 		t.Fatalf("U's log start moved before D's digest: exit %d %+v", code, edges)
 	}
 }
@@ -306,7 +307,7 @@ func TestMirrorDryRunAgainstDigest(t *testing.T) {
 	d := digestOf(t, dst)
 	_, onDisk, _ := injRun(t, "mirror", "--dry-run", "-o", "json", "--full-compare", src, dst)
 	code, fromDigest, stderr := injRun(t, "mirror", "--dry-run", "-o", "json", src, d)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var a, b map[string]any
@@ -321,19 +322,19 @@ func TestMirrorDryRunAgainstDigest(t *testing.T) {
 	if b["dstDigest"] == nil {
 		t.Errorf("no dstDigest: %s", fromDigest)
 	}
-	s, out, errb := TestStreams()
+	s, out, errb := ui.TestStreams()
 	s.In = bytes.NewReader(mustRead(t, d))
-	if code := Run(context.Background(), []string{"mirror", "--dry-run", src, "-"}, s); code != ExitOK || !strings.Contains(out.String(), "Copy: offsets [") {
+	if code := Run(context.Background(), []string{"mirror", "--dry-run", src, "-"}, s); code != ui.ExitOK || !strings.Contains(out.String(), "Copy: offsets [") {
 		t.Errorf("stdin: exit %d\n%s%s", code, out, errb)
 	}
-	if code, _, stderr := injRun(t, "mirror", src, d); code != ExitUsage || !strings.Contains(stderr, "--dry-run") {
+	if code, _, stderr := injRun(t, "mirror", src, d); code != ui.ExitUsage || !strings.Contains(stderr, "--dry-run") {
 		t.Errorf("without --dry-run: exit %d: %s", code, stderr)
 	}
 	// Diverged: the destination failed over (its own barrier).
-	if code, out, stderr := injRun(t, "inject-barrier", "--quiet", "--backup-dir", filepath.Join(t.TempDir(), "bk"), dst); code != ExitOK {
+	if code, out, stderr := injRun(t, "inject-barrier", "--quiet", "--backup-dir", filepath.Join(t.TempDir(), "bk"), dst); code != ui.ExitOK {
 		t.Fatalf("inject-barrier: exit %d\n%s%s", code, out, stderr)
 	}
-	if code, _, stderr := injRun(t, "mirror", "--dry-run", src, digestOf(t, dst)); code != ExitFindings || !strings.Contains(stderr, "diverged") {
+	if code, _, stderr := injRun(t, "mirror", "--dry-run", src, digestOf(t, dst)); code != ui.ExitFindings || !strings.Contains(stderr, "diverged") {
 		t.Errorf("diverged: exit %d: %s", code, stderr)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 )
@@ -33,13 +34,13 @@ func (o *docsOptions) AddFlags(c *cobra.Command) {
 func (o *docsOptions) Validate(args []string) error {
 	t, err := time.Parse(time.DateOnly, o.date)
 	if err != nil {
-		return usageErrorf("--date %q is not a YYYY-MM-DD date", o.date)
+		return ui.UsageErrorf("--date %q is not a YYYY-MM-DD date", o.date)
 	}
 	o.when = t
 	return nil
 }
 
-func newDocsCmd(s *Streams) *cobra.Command {
+func newDocsCmd(s *ui.Streams) *cobra.Command {
 	o := &docsOptions{}
 	c := &cobra.Command{
 		Use:   "docs DIR",
@@ -69,7 +70,7 @@ from DIR; no other file in it is touched.
 	return c
 }
 
-func runDocs(s *Streams, o *docsOptions, root *cobra.Command, dir string) error {
+func runDocs(s *ui.Streams, o *docsOptions, root *cobra.Command, dir string) error {
 	tmp, err := os.MkdirTemp("", "kseg-docs-")
 	if err != nil {
 		return err
@@ -82,7 +83,7 @@ func runDocs(s *Streams, o *docsOptions, root *cobra.Command, dir string) error 
 	if err != nil {
 		return err
 	}
-	if !s.quiet {
+	if !s.Quiet {
 		fmt.Fprintf(s.Err, "kseg: %d pages in %s (%d changed)\n", countDocs(tmp), dir, n)
 	}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // cliDocsDir is the committed CLI reference, from the package directory.
@@ -15,7 +17,7 @@ var cliDocsDir = filepath.Join("..", "docs", "cli")
 // directory and fails when docs/cli/ differs: a command, flag or help text
 // changed without the reference being regenerated.
 func TestDocsUpToDate(t *testing.T) {
-	s, _, _ := TestStreams()
+	s, _, _ := ui.TestStreams()
 	tmp := t.TempDir()
 	date, _ := time.Parse(time.DateOnly, docsManDate)
 	if err := generateDocs(NewRootCmd(s), tmp, date); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/mm2"
 	"github.com/kseg/kseg/decode/schema"
@@ -87,7 +88,7 @@ func (o *dumpOptions) AddFlags(c *cobra.Command) {
 	f.BoolVar(&o.skipRecordMeta, "skip-record-metadata", false, "kafka output: omit per-record metadata (kafka-dump-log --skip-record-metadata)")
 	f.Int64Var(&o.maxDecompressed, "max-decompressed-bytes", decode.DefaultMaxDecompressed, "refuse to decompress a batch beyond this many bytes (decompression-bomb guard)")
 	f.BoolVar(&o.noVerifyCRC, "no-verify-crc", false, "skip CRC verification (faster; isvalid is then not reported)")
-	addJobsFlag(c, &o.jobs, "partitions dumped")
+	ui.AddJobsFlag(c, &o.jobs, "partitions dumped")
 	f.BoolVar(&o.noResync, "no-resync", false, "stop reading a .log at the first batch that does not frame, as the broker and kafka-dump-log do, instead of searching for the next valid batch (--output kafka implies it)")
 	// Batches of one segment are decoded on GOMAXPROCS workers; this
 	// overrides it (1 = serial), for benchmarks and tests.
@@ -103,24 +104,24 @@ func (o *dumpOptions) Validate(args []string) error {
 	switch o.output {
 	case "text", "table", "json", "kafka":
 	default:
-		return usageErrorf("--output must be text, table, json or kafka, not %q", o.output)
+		return ui.UsageErrorf("--output must be text, table, json or kafka, not %q", o.output)
 	}
 	for _, f := range []string{o.keyFormat, o.valueFormat} {
 		switch f {
 		case "auto", "utf8", "hex", "base64":
 		default:
-			return usageErrorf("--key-format/--value-format must be auto, utf8, hex or base64, not %q", f)
+			return ui.UsageErrorf("--key-format/--value-format must be auto, utf8, hex or base64, not %q", f)
 		}
 	}
 	if o.maxBytesFlag < 0 {
-		return usageErrorf("--max-bytes must not be negative")
+		return ui.UsageErrorf("--max-bytes must not be negative")
 	}
 	o.setMaxBytes(o.maxBytesFlag)
 	if o.jobs < 0 || o.decodeWorkers < 0 {
-		return usageErrorf("--jobs must not be negative")
+		return ui.UsageErrorf("--jobs must not be negative")
 	}
 	if o.maxDecompressed <= 0 || o.maxDecompressed > math.MaxInt32 {
-		return usageErrorf("--max-decompressed-bytes must be between 1 and %d", math.MaxInt32)
+		return ui.UsageErrorf("--max-decompressed-bytes must be between 1 and %d", math.MaxInt32)
 	}
 	if err := o.dec.validate(o); err != nil {
 		return err
@@ -136,33 +137,33 @@ func (o *dumpOptions) Validate(args []string) error {
 		from, to, ok := strings.Cut(o.offsets, ":")
 		if !ok {
 			if f, t, dash := strings.Cut(o.offsets[min(1, len(o.offsets)):], "-"); dash && f != "" && t != "" {
-				return usageErrorf("--offsets %q: a range is written FROM:TO, not FROM-TO: --offsets %s:%s", o.offsets, o.offsets[:1]+f, t)
+				return ui.UsageErrorf("--offsets %q: a range is written FROM:TO, not FROM-TO: --offsets %s:%s", o.offsets, o.offsets[:1]+f, t)
 			}
 			from, to = o.offsets, o.offsets
 		}
 		var err error
 		if from != "" {
 			if o.fromOffset, err = strconv.ParseInt(from, 10, 64); err != nil {
-				return usageErrorf("--offsets %q: FROM %q is not an offset; %s", o.offsets, from, form)
+				return ui.UsageErrorf("--offsets %q: FROM %q is not an offset; %s", o.offsets, from, form)
 			}
 		}
 		if to != "" {
 			if o.toOffset, err = strconv.ParseInt(to, 10, 64); err != nil {
-				return usageErrorf("--offsets %q: TO %q is not an offset; %s", o.offsets, to, form)
+				return ui.UsageErrorf("--offsets %q: TO %q is not an offset; %s", o.offsets, to, form)
 			}
 		}
 		if o.fromOffset > o.toOffset {
-			return usageErrorf("--offsets %q: FROM is after TO; %s", o.offsets, form)
+			return ui.UsageErrorf("--offsets %q: FROM is after TO; %s", o.offsets, form)
 		}
 	}
 	o.hasProducerFilter = o.producerID != -2
 	if len(args) == 0 {
-		return usageErrorf("dump needs at least one PATH (a file, a partition directory or a log directory)")
+		return ui.UsageErrorf("dump needs at least one PATH (a file, a partition directory or a log directory)")
 	}
 	return nil
 }
 
-func newDumpCmd(s *Streams) *cobra.Command {
+func newDumpCmd(s *ui.Streams) *cobra.Command {
 	o := &dumpOptions{}
 	c := &cobra.Command{
 		Use:   "dump PATH...",
@@ -179,13 +180,13 @@ stops at the damage, as the broker's recovery does); a zero-filled
 
 Output formats: text (readable, styled on a terminal), table, json (JSON
 lines, see docs/json.md) and kafka (line-for-line kafka-dump-log output).
-` + exitStatusHelp,
+` + ui.ExitStatusHelp,
 		Example: `  kseg dump testdata/partitions/orders-0
   kseg dump --deep --print-data testdata/partitions/orders-0/00000000000000000000.log
   kseg dump --output json --control-only /var/lib/kafka/data/orders-0 | jq .
   kseg dump --output kafka --deep 00000000000000000000.log    # as kafka-dump-log.sh prints it
   kseg dump --verify-index --index-sanity-check /var/lib/kafka/data/orders-0`,
-		Args: usageArgs(cobra.ArbitraryArgs),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			args = append(args, o.kafka.paths()...)
 			if err := o.Validate(args); err != nil {
@@ -355,7 +356,7 @@ type dumpState struct {
 	progNext int64
 }
 
-func runDump(ctx context.Context, s *Streams, o *dumpOptions, args []string) error {
+func runDump(ctx context.Context, s *ui.Streams, o *dumpOptions, args []string) error {
 	name := o.name
 	if name == "" {
 		name = "dump"
@@ -363,7 +364,7 @@ func runDump(ctx context.Context, s *Streams, o *dumpOptions, args []string) err
 	if err := checkDumpInputs(s, o, name, args); err != nil {
 		return err
 	}
-	o.quiet = s.quiet
+	o.quiet = s.Quiet
 	o.logDirs = segment.NewLogDirCache()
 	o.budget = decode.NewBudget(max(o.maxDecompressed, decompressBudget))
 	files, unread, err := collectDumpFiles(args, o.output == "kafka", o.logDirs)
@@ -376,14 +377,14 @@ func runDump(ctx context.Context, s *Streams, o *dumpOptions, args []string) err
 		fmt.Fprintf(s.Err, "kseg: %v (the dump goes on without it)\n", err)
 	}
 	err = runDumpFiles(ctx, s, o, files)
-	if len(unread) > 0 && (err == nil || exitCode(err) == ExitFindings) {
-		return &exitError{code: ExitError, err: unread[0], silent: true}
+	if len(unread) > 0 && (err == nil || ui.ExitCode(err) == ui.ExitFindings) {
+		return &ui.ExitCodeError{Code: ui.ExitError, Err: unread[0], Silent: true}
 	}
 	return err
 }
 
 // runDumpFiles dumps the files collectDumpFiles found.
-func runDumpFiles(ctx context.Context, s *Streams, o *dumpOptions, files []dumpFile) error {
+func runDumpFiles(ctx context.Context, s *ui.Streams, o *dumpOptions, files []dumpFile) error {
 	// The progress line (dump_progress.go) must exist before the printer
 	// captures s.Out: it routes output around the line.
 	prog := newDumpProgress(s, files)
@@ -447,10 +448,10 @@ func (st *dumpState) dumpFiles(ctx context.Context, errw io.Writer, files []dump
 // severity error, else 0.
 func dumpExit(ioErr error, errors int) error {
 	if ioErr != nil {
-		return &exitError{code: ExitError, err: ioErr, silent: true}
+		return &ui.ExitCodeError{Code: ui.ExitError, Err: ioErr, Silent: true}
 	}
 	if errors > 0 {
-		return findingsExit()
+		return ui.FindingsExit()
 	}
 	return nil
 }
@@ -798,12 +799,12 @@ func (o *dumpOptions) setMaxBytes(v int32) {
 // as kafka-dump-log does (it says "Ignoring unknown file", or stops where
 // Kafka stops: dump_kafka_stop.go); a directory is checked for every
 // output.
-func checkDumpInputs(s *Streams, o *dumpOptions, name string, args []string) error {
+func checkDumpInputs(s *ui.Streams, o *dumpOptions, name string, args []string) error {
 	if o.output != "kafka" {
 		return checkInputs(s, name, args, inputKafkaPath)
 	}
 	for _, a := range args {
-		st, err := s.inputFS().Stat(a)
+		st, err := s.InputFS().Stat(a)
 		switch {
 		case err != nil:
 		case st.IsDir():

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
@@ -87,7 +88,7 @@ func BenchmarkPrinters(b *testing.B) {
 	for _, output := range []string{"json", "text", "kafka"} {
 		for _, mode := range []string{"batches", "records", "data"} {
 			b.Run(output+"/"+mode, func(b *testing.B) {
-				s, _, _ := TestStreams()
+				s, _, _ := ui.TestStreams()
 				s.Out = discardWriter{}
 				o := &dumpOptions{output: output, deep: mode != "batches", printData: mode == "data", keyFormat: "auto", valueFormat: "auto",
 					maxDecompressed: decode.DefaultMaxDecompressed, producerID: -2}
@@ -305,9 +306,9 @@ func benchRun(b *testing.B, args []string, n int64) {
 	b.ReportAllocs()
 	cpu := startCPU()
 	for b.Loop() {
-		s, _, _ := TestStreams()
+		s, _, _ := ui.TestStreams()
 		s.Out, s.Err = discardWriter{}, discardWriter{}
-		if code := Run(context.Background(), args, s); code != ExitOK {
+		if code := Run(context.Background(), args, s); code != ui.ExitOK {
 			b.Fatalf("kseg %s: exit %d", strings.Join(args, " "), code)
 		}
 	}

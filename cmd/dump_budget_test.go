@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 )
 
@@ -75,10 +76,10 @@ func deepDumpPeak(tb testing.TB, procs int, path string, extra ...string) ([32]b
 			}
 		}
 	}()
-	st, out, errb := TestStreams()
+	st, out, errb := ui.TestStreams()
 	code := Run(context.Background(), append(append([]string{"dump", "--deep", "-o", "json"}, extra...), path), st)
 	close(done)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		tb.Fatalf("exit %d: %s", code, errb.String())
 	}
 	return sha256.Sum256(out.Bytes()), peak.Load() - min(peak.Load(), base)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/mm2"
 	"github.com/kseg/kseg/decode/schema"
@@ -65,10 +66,10 @@ const stringDecoderClass = "org.apache.kafka.tools.api.StringDecoder"
 func (d *decoderOptions) validate(o *dumpOptions) error {
 	var err error
 	if d.keyDecoder, err = parseKafkaDecoder(d.keyDecoderClass); err != nil {
-		return usageErrorf("--key-decoder-class: %v", err)
+		return ui.UsageErrorf("--key-decoder-class: %v", err)
 	}
 	if d.valueDecoder, err = parseKafkaDecoder(d.valueDecoderClass); err != nil {
-		return usageErrorf("--value-decoder-class: %v", err)
+		return ui.UsageErrorf("--value-decoder-class: %v", err)
 	}
 	switch {
 	case d.offsets:
@@ -190,13 +191,13 @@ func (r *batchRenderer) decodeInternal(file string, rv *recordView) {
 //	GroupMetadata key {"group":"g"} tombstone
 //	TransactionLog key {…} value v1 {…} state CompleteCommit
 //	TOPIC_RECORD v0 {"name":"orders","topicId":"…"}
-func textInternal(st *styles, rv *recordView) string {
+func textInternal(st *ui.Styles, rv *recordView) string {
 	d := rv.Internal
 	if rv.InternalErr != nil {
-		return st.paint(st.err, "undecodable "+d.Topic+" record: "+rv.InternalErr.Error())
+		return st.Paint(st.Err, "undecodable "+d.Topic+" record: "+rv.InternalErr.Error())
 	}
 	var b bytes.Buffer
-	b.WriteString(st.paint(st.title, d.TypeName()))
+	b.WriteString(st.Paint(st.Title, d.TypeName()))
 	if d.Unknown {
 		b.WriteString(" (record type not in kseg's schema table)")
 		return b.String()
@@ -228,54 +229,54 @@ func textInternal(st *styles, rv *recordView) string {
 // (docs/json.md).
 func appendInternalJSON(dst []byte, rv *recordView) []byte {
 	d := rv.Internal
-	var j jsonw
-	j.b = dst
-	j.begin()
-	j.str("topic", d.Topic)
+	var j ui.JSONWriter
+	j.B = dst
+	j.Begin()
+	j.Str("topic", d.Topic)
 	if rv.InternalErr != nil {
-		j.str("error", rv.InternalErr.Error())
-		j.end()
-		return j.b
+		j.Str("error", rv.InternalErr.Error())
+		j.End()
+		return j.B
 	}
-	j.str("type", d.TypeName())
+	j.Str("type", d.TypeName())
 	if schema.Coordinator(d.Topic) {
-		j.int("recordType", int64(d.RecordType))
+		j.Int("recordType", int64(d.RecordType))
 	} else {
-		j.int("apiKey", int64(d.RecordType))
+		j.Int("apiKey", int64(d.RecordType))
 	}
-	j.bool("unknown", d.Unknown)
+	j.Bool("unknown", d.Unknown)
 	if d.Unknown {
-		j.end()
-		return j.b
+		j.End()
+		return j.B
 	}
 	var b bytes.Buffer
 	if d.Key != nil {
-		j.int("keyVersion", int64(d.KeyVersion))
+		j.Int("keyVersion", int64(d.KeyVersion))
 		b.Reset()
 		d.Key.AppendKafkaJSON(&b)
-		j.raw("key", b.Bytes())
+		j.Raw("key", b.Bytes())
 	}
 	if d.Tombstone() {
-		j.bool("tombstone", true)
-		j.end()
-		return j.b
+		j.Bool("tombstone", true)
+		j.End()
+		return j.B
 	}
 	if !schema.Coordinator(d.Topic) {
-		j.int("frameVersion", int64(d.FrameVersion))
+		j.Int("frameVersion", int64(d.FrameVersion))
 	}
-	j.int("valueVersion", int64(d.ValueVersion))
+	j.Int("valueVersion", int64(d.ValueVersion))
 	b.Reset()
 	d.Value.AppendKafkaJSON(&b)
-	j.raw("value", b.Bytes())
+	j.Raw("value", b.Bytes())
 	if d.ValueMessage.Name == "TransactionLogValue" {
 		s, _ := d.Value.Int("transactionStatus")
-		j.str("state", schema.TransactionStateName(s))
+		j.Str("state", schema.TransactionStateName(s))
 	}
 	if d.NewerVersion {
-		j.bool("newerVersion", true)
+		j.Bool("newerVersion", true)
 	}
-	j.end()
-	return j.b
+	j.End()
+	return j.B
 }
 
 // kafkaContents is what kafka-dump-log prints after key: and payload: for

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -106,7 +107,7 @@ type runResult struct {
 
 // runKseg runs the real command tree in-process, as Main does.
 func runKseg(args ...string) runResult {
-	s, out, errb := TestStreams()
+	s, out, errb := ui.TestStreams()
 	code := Run(context.Background(), args, s)
 	return runResult{args: args, code: code, stdout: out.String(), stderr: errb.String()}
 }
@@ -218,7 +219,7 @@ func TestDumpGoldenPartitions(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			res := goldenFixture(t, "partitions", name)
 			for _, r := range res {
-				if r.code != ExitOK {
+				if r.code != ui.ExitOK {
 					t.Errorf("kseg %s: exit %d, want 0\nstderr: %s", strings.Join(r.args, " "), r.code, r.stderr)
 				}
 				for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
@@ -255,25 +256,25 @@ var brokenExpect = map[string]struct {
 	shallowExit int
 }{
 	// The batch at offset 4 starts at 214.
-	"crc-mismatch": {ExitFindings, "error", "crc-mismatch", ".log", 214, ExitFindings},
+	"crc-mismatch": {ui.ExitFindings, "error", "crc-mismatch", ".log", 214, ui.ExitFindings},
 	// The last batch starts at 535; 40 of its 111 bytes are there.
-	"torn-tail": {ExitFindings, "error", "torn-tail", ".log", 535, ExitFindings},
+	"torn-tail": {ui.ExitFindings, "error", "torn-tail", ".log", 535, ui.ExitFindings},
 	// 646 bytes of batches, then zeros: a warning, exit 0.
-	"zero-tail": {ExitOK, "warning", "zero-tail", ".log", 646, ExitOK},
+	"zero-tail": {ui.ExitOK, "warning", "zero-tail", ".log", 646, ui.ExitOK},
 	// The batch at offset 6 starts at 321; its magic byte is at 337.
-	"bad-magic": {ExitFindings, "error", "corrupt-batch", ".log", 337, ExitFindings},
+	"bad-magic": {ui.ExitFindings, "error", "corrupt-batch", ".log", 337, ui.ExitFindings},
 	// recordsCount of the batch at 214 is at 214+57.
-	"negative-count": {ExitFindings, "error", "corrupt-records", ".log", 271, ExitOK},
+	"negative-count": {ui.ExitFindings, "error", "corrupt-records", ".log", 271, ui.ExitOK},
 	// batchLength of the batch at 321 (the field at 329) claims 2 GiB, but
 	// a valid batch follows at 428: a corrupt length, not a torn tail.
-	"huge-length": {ExitFindings, "error", "corrupt-batch", ".log", 329, ExitFindings},
+	"huge-length": {ui.ExitFindings, "error", "corrupt-batch", ".log", 329, ui.ExitFindings},
 	// The seventh batch starts at 646; its record's offsetDelta varint at
 	// 646+61+3.
-	"bad-varint": {ExitFindings, "error", "corrupt-records", ".log", 710, ExitOK},
+	"bad-varint": {ui.ExitFindings, "error", "corrupt-records", ".log", 710, ui.ExitOK},
 	// The bomb's records section starts at 646+61.
-	"decompression-bomb": {ExitFindings, "error", "corrupt-records", ".log", 707, ExitOK},
+	"decompression-bomb": {ui.ExitFindings, "error", "corrupt-records", ".log", 707, ui.ExitOK},
 	// The third index entry (byte 16) points 4096 bytes past the log.
-	"index-past-eof": {ExitFindings, "error", "index-mismatch", ".index", 16, ExitOK},
+	"index-past-eof": {ui.ExitFindings, "error", "index-mismatch", ".index", 16, ui.ExitOK},
 }
 
 // brokenKafkaExit: --output kafka stops where kafka-dump-log throws and
@@ -284,9 +285,9 @@ var brokenExpect = map[string]struct {
 // returns after the check, so the index entry past the end is not
 // verified.
 var brokenKafkaExit = map[string]int{
-	"zero-tail":      ExitFindings,
-	"bad-magic":      ExitOK,
-	"index-past-eof": ExitOK,
+	"zero-tail":      ui.ExitFindings,
+	"bad-magic":      ui.ExitOK,
+	"index-past-eof": ui.ExitOK,
 }
 
 // TestDumpGoldenBroken runs dump over every broken sibling and checks,

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -31,7 +32,7 @@ import (
 const bigUnitBytes = 16 << 20
 
 // partitionJobs is --jobs, 0 meaning the number of CPUs.
-func (o *dumpOptions) partitionJobs() int { return resolveJobs(o.jobs) }
+func (o *dumpOptions) partitionJobs() int { return ui.ResolveJobs(o.jobs) }
 
 // dumpUnits cuts files into runs of consecutive files in the same
 // directory, as [start, end) index pairs.
@@ -58,13 +59,13 @@ type unitResult struct {
 	closed  error
 }
 
-func runDumpUnits(ctx context.Context, s *Streams, o *dumpOptions, files []dumpFile, units [][2]int, prog *dumpProgress) error {
+func runDumpUnits(ctx context.Context, s *ui.Streams, o *dumpOptions, files []dumpFile, units [][2]int, prog *dumpProgress) error {
 	results := make([]unitResult, len(units))
-	runOrdered(s, len(units), o.partitionJobs(),
+	ui.RunOrdered(s, len(units), o.partitionJobs(),
 		// One decoder per worker, its buffers and codec state reused from
 		// partition to partition.
 		func() *batchRenderer { return newBatchRenderer(o, nil) },
-		func(r *batchRenderer, i int, us *Streams) {
+		func(r *batchRenderer, i int, us *ui.Streams) {
 			results[i] = dumpUnit(ctx, us, o, r, files, units[i], prog)
 		})
 
@@ -111,7 +112,7 @@ func unitLogBytes(files []dumpFile) int64 {
 }
 
 // dumpUnit dumps one unit onto its streams.
-func dumpUnit(ctx context.Context, us *Streams, o *dumpOptions, rend *batchRenderer, files []dumpFile, u [2]int, prog *dumpProgress) (r unitResult) {
+func dumpUnit(ctx context.Context, us *ui.Streams, o *dumpOptions, rend *batchRenderer, files []dumpFile, u [2]int, prog *dumpProgress) (r unitResult) {
 	workers := 1
 	if unitLogBytes(files[u[0]:u[1]]) >= o.unitPipeline {
 		workers = o.decodeWorkers // 0: GOMAXPROCS

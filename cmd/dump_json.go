@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
@@ -16,8 +17,8 @@ import (
 type jsonDumpPrinter struct {
 	o *dumpOptions
 	w outWriter
-	j jsonw // the open batch line (records are appended into it)
-	l jsonw // every other line; separate so a finding met mid-batch
+	j ui.JSONWriter // the open batch line (records are appended into it)
+	l ui.JSONWriter // every other line; separate so a finding met mid-batch
 	//         does not clobber the batch being built
 	// inBatch: a batch line is open and its records array is being filled.
 	inBatch    bool
@@ -34,33 +35,33 @@ type jsonDumpPrinter struct {
 	batchStart int
 }
 
-func newJSONDumpPrinter(s *Streams, o *dumpOptions) *jsonDumpPrinter {
+func newJSONDumpPrinter(s *ui.Streams, o *dumpOptions) *jsonDumpPrinter {
 	return &jsonDumpPrinter{o: o, w: newOutBuf(s.Out)}
 }
 
-func (p *jsonDumpPrinter) line(fill func(j *jsonw)) {
-	p.l.b = p.l.b[:0]
-	p.l.begin()
+func (p *jsonDumpPrinter) line(fill func(j *ui.JSONWriter)) {
+	p.l.B = p.l.B[:0]
+	p.l.Begin()
 	fill(&p.l)
-	p.l.end()
-	p.l.b = append(p.l.b, '\n')
+	p.l.End()
+	p.l.B = append(p.l.B, '\n')
 	if p.sink != nil && p.inBatch {
 		// A finding made while the batch line is being built in place:
 		// it goes before the line, as the serial printer writes it.
-		p.j.b = slices.Insert(p.j.b, p.batchStart, p.l.b...)
-		p.batchStart += len(p.l.b)
+		p.j.B = slices.Insert(p.j.B, p.batchStart, p.l.B...)
+		p.batchStart += len(p.l.B)
 		return
 	}
-	p.w.Write(p.l.b)
+	p.w.Write(p.l.B)
 }
 
 func (p *jsonDumpPrinter) BeginFile(dumpFile) { p.entries = 0 }
 
 func (p *jsonDumpPrinter) Unknown(f dumpFile, why string) {
-	p.line(func(j *jsonw) {
-		j.str("type", "note")
-		j.str("file", f.path)
-		j.str("message", why)
+	p.line(func(j *ui.JSONWriter) {
+		j.Str("type", "note")
+		j.Str("file", f.path)
+		j.Str("message", why)
 	})
 }
 
@@ -69,21 +70,21 @@ func (p *jsonDumpPrinter) LogStart(dumpFile) {}
 func (p *jsonDumpPrinter) Batch(bv *batchView) {
 	b := bv.Batch
 	j := &p.j
-	j.b = j.b[:0]
+	j.B = j.B[:0]
 	if p.sink != nil {
 		p.batchStart = len(p.sink.b.out)
-		j.b = p.sink.b.out
+		j.B = p.sink.b.out
 	}
 	if bv.File != p.file || p.fileJSON == nil {
-		p.file, p.fileJSON = bv.File, appendJSONString(p.fileJSON[:0], bv.File)
+		p.file, p.fileJSON = bv.File, ui.AppendJSONString(p.fileJSON[:0], bv.File)
 	}
-	j.b = appendBatchJSON(j.b, p.fileJSON, bv)
-	j.first = false
+	j.B = appendBatchJSON(j.B, p.fileJSON, bv)
+	j.First = false
 	p.inBatch = true
 	p.hasRecords = false
 	if p.o.deep || b.IsControl() {
-		j.key("records")
-		j.b = append(j.b, '[')
+		j.Key("records")
+		j.B = append(j.B, '[')
 		p.hasRecords = true
 	}
 	p.entries++
@@ -98,21 +99,21 @@ func appendBatchJSON(b []byte, fileJSON []byte, bv *batchView) []byte {
 	b = append(b, `{"type":"batch","file":`...)
 	b = append(b, fileJSON...)
 	b = append(b, `,"position":`...)
-	b = appendInt(b, bv.Position)
+	b = ui.AppendInt(b, bv.Position)
 	b = append(b, `,"baseOffset":`...)
-	b = appendInt(b, bt.BaseOffset)
+	b = ui.AppendInt(b, bt.BaseOffset)
 	b = append(b, `,"lastOffset":`...)
-	b = appendInt(b, bt.LastOffset())
+	b = ui.AppendInt(b, bt.LastOffset())
 	b = append(b, `,"count":`...)
 	if bt.IsLegacy() {
 		b = append(b, "null"...)
 	} else {
-		b = appendInt(b, int64(bt.RecordCount))
+		b = ui.AppendInt(b, int64(bt.RecordCount))
 	}
 	b = append(b, `,"magic":`...)
-	b = appendInt(b, int64(bt.Magic))
+	b = ui.AppendInt(b, int64(bt.Magic))
 	b = append(b, `,"crc":`...)
-	b = appendUint(b, uint64(bt.CRC))
+	b = ui.AppendUint(b, uint64(bt.CRC))
 	b = append(b, `,"crcValid":`...)
 	switch {
 	case bv.CRCValid == nil:
@@ -132,26 +133,26 @@ func appendBatchJSON(b []byte, fileJSON []byte, bv *batchView) []byte {
 	b = strconv.AppendBool(b, bt.IsControl())
 	b = append(b, `,"deleteHorizonMs":`...)
 	if dh, ok := bt.DeleteHorizonMs(); ok {
-		b = appendInt(b, dh)
+		b = ui.AppendInt(b, dh)
 	} else {
 		b = append(b, "null"...)
 	}
 	b = append(b, `,"producerId":`...)
-	b = appendInt(b, bt.ProducerID)
+	b = ui.AppendInt(b, bt.ProducerID)
 	b = append(b, `,"producerEpoch":`...)
-	b = appendInt(b, int64(bt.ProducerEpoch))
+	b = ui.AppendInt(b, int64(bt.ProducerEpoch))
 	b = append(b, `,"baseSequence":`...)
-	b = appendInt(b, int64(bt.BaseSequence))
+	b = ui.AppendInt(b, int64(bt.BaseSequence))
 	b = append(b, `,"lastSequence":`...)
-	b = appendInt(b, int64(bt.LastSequence()))
+	b = ui.AppendInt(b, int64(bt.LastSequence()))
 	b = append(b, `,"partitionLeaderEpoch":`...)
-	b = appendInt(b, int64(bt.PartitionLeaderEpoch))
+	b = ui.AppendInt(b, int64(bt.PartitionLeaderEpoch))
 	b = append(b, `,"baseTimestamp":`...)
-	b = appendInt(b, bt.BaseTimestamp)
+	b = ui.AppendInt(b, bt.BaseTimestamp)
 	b = append(b, `,"maxTimestamp":`...)
-	b = appendInt(b, bt.MaxTimestamp)
+	b = ui.AppendInt(b, bt.MaxTimestamp)
 	b = append(b, `,"size":`...)
-	return appendInt(b, bt.Size())
+	return ui.AppendInt(b, bt.Size())
 }
 
 // quotedCodecs and quotedTimestampTypes are the JSON strings of every
@@ -160,13 +161,13 @@ func appendBatchJSON(b []byte, fileJSON []byte, bv *batchView) []byte {
 var (
 	quotedCodecs = func() (q [decode.AttrCompressionMask + 1]string) {
 		for c := range q {
-			q[c] = string(appendJSONString(nil, decode.Compression(c).String()))
+			q[c] = string(ui.AppendJSONString(nil, decode.Compression(c).String()))
 		}
 		return q
 	}()
 	quotedTimestampTypes = func() (q [3]string) {
 		for t := range q {
-			q[t] = string(appendJSONString(nil, decode.TimestampType(t-1).String()))
+			q[t] = string(ui.AppendJSONString(nil, decode.TimestampType(t-1).String()))
 		}
 		return q
 	}()
@@ -176,7 +177,7 @@ func appendQuotedTimestampType(b []byte, t decode.TimestampType) []byte {
 	if i := int(t) + 1; i >= 0 && i < len(quotedTimestampTypes) {
 		return append(b, quotedTimestampTypes[i]...)
 	}
-	return appendJSONString(b, t.String())
+	return ui.AppendJSONString(b, t.String())
 }
 
 func (p *jsonDumpPrinter) Record(bv *batchView, rv *recordView) {
@@ -184,27 +185,27 @@ func (p *jsonDumpPrinter) Record(bv *batchView, rv *recordView) {
 		return
 	}
 	j := &p.j
-	if j.b[len(j.b)-1] != '[' {
-		j.b = append(j.b, ',')
+	if j.B[len(j.B)-1] != '[' {
+		j.B = append(j.B, ',')
 	}
 	r := rv.Record
 	// Constant keys, as in appendBatchJSON: a deep dump writes a record
 	// object per record.
-	b := append(j.b, `{"offset":`...)
-	b = appendInt(b, r.Offset)
+	b := append(j.B, `{"offset":`...)
+	b = ui.AppendInt(b, r.Offset)
 	b = append(b, `,"timestamp":`...)
-	b = appendInt(b, r.Timestamp)
+	b = ui.AppendInt(b, r.Timestamp)
 	b = append(b, `,"sequence":`...)
-	b = appendInt(b, int64(r.Sequence))
+	b = ui.AppendInt(b, int64(r.Sequence))
 	b = append(b, `,"keySize":`...)
-	b = appendInt(b, int64(r.KeySize()))
+	b = ui.AppendInt(b, int64(r.KeySize()))
 	b = append(b, `,"valueSize":`...)
-	b = appendInt(b, int64(r.ValueSize()))
+	b = ui.AppendInt(b, int64(r.ValueSize()))
 	if p.o.printData || bv.Batch.IsControl() {
 		b = append(b, `,"key":`...)
-		b = appendBase64OrNull(b, r.Key)
+		b = ui.AppendBase64OrNull(b, r.Key)
 		b = append(b, `,"value":`...)
-		b = appendBase64OrNull(b, r.Value)
+		b = ui.AppendBase64OrNull(b, r.Value)
 	}
 	b = append(b, `,"headers":[`...)
 	for i, h := range r.Headers {
@@ -212,38 +213,38 @@ func (p *jsonDumpPrinter) Record(bv *batchView, rv *recordView) {
 			b = append(b, ',')
 		}
 		b = append(b, `{"key":`...)
-		b = appendJSONString(b, h.Key)
+		b = ui.AppendJSONString(b, h.Key)
 		if p.o.printData {
 			b = append(b, `,"value":`...)
-			b = appendBase64OrNull(b, h.Value)
+			b = ui.AppendBase64OrNull(b, h.Value)
 		}
 		b = append(b, '}')
 	}
-	j.b, j.first = append(b, ']'), false
+	j.B, j.First = append(b, ']'), false
 	if bv.Batch.IsLegacy() {
-		j.bool("crcValid", r.CRCValid)
+		j.Bool("crcValid", r.CRCValid)
 	}
 	if bv.Batch.IsControl() {
-		j.key("control")
-		j.b = appendControlJSON(j.b, rv)
+		j.Key("control")
+		j.B = appendControlJSON(j.B, rv)
 	}
 	if rv.Internal != nil {
-		j.key("decoded")
-		j.b = appendInternalJSON(j.b, rv)
+		j.Key("decoded")
+		j.B = appendInternalJSON(j.B, rv)
 	}
 	if rv.MM2Topic != "" {
-		j.key("decoded")
-		j.b = appendMM2JSON(j.b, rv)
+		j.Key("decoded")
+		j.B = appendMM2JSON(j.B, rv)
 	}
-	j.end()
+	j.End()
 }
 
 // appendControlJSON renders a control record as
 // {"type":"COMMIT","typeId":1,"version":0,...type fields}.
 func appendControlJSON(b []byte, rv *recordView) []byte {
-	var cj jsonw
-	cj.b = b
-	cj.begin()
+	var cj ui.JSONWriter
+	cj.B = b
+	cj.Begin()
 	if rv.Control == nil {
 		typeID := int64(-1)
 		if rv.Record.Key != nil {
@@ -251,38 +252,38 @@ func appendControlJSON(b []byte, rv *recordView) []byte {
 				typeID = int64(t)
 			}
 		}
-		cj.str("type", decode.ControlType(typeID).String())
-		cj.int("typeId", typeID)
+		cj.Str("type", decode.ControlType(typeID).String())
+		cj.Int("typeId", typeID)
 		if rv.ControlErr != nil {
-			cj.str("error", rv.ControlErr.Error())
+			cj.Str("error", rv.ControlErr.Error())
 		}
-		cj.end()
-		return cj.b
+		cj.End()
+		return cj.B
 	}
 	c := rv.Control
-	cj.str("type", c.Type.String())
-	cj.int("typeId", int64(c.Type))
-	cj.int("keyVersion", int64(c.KeyVersion))
+	cj.Str("type", c.Type.String())
+	cj.Int("typeId", int64(c.Type))
+	cj.Int("keyVersion", int64(c.KeyVersion))
 	switch c.Type {
 	case decode.ControlAbort, decode.ControlCommit:
-		cj.int("version", int64(c.Version))
-		cj.int("coordinatorEpoch", int64(c.CoordinatorEpoch))
+		cj.Int("version", int64(c.Version))
+		cj.Int("coordinatorEpoch", int64(c.CoordinatorEpoch))
 	case decode.ControlMirrorPidReset:
-		cj.int("version", int64(c.Version))
+		cj.Int("version", int64(c.Version))
 		if c.SourceClusterID != nil {
-			cj.str("sourceClusterId", *c.SourceClusterID)
+			cj.Str("sourceClusterId", *c.SourceClusterID)
 		} else {
-			cj.null("sourceClusterId")
+			cj.Null("sourceClusterId")
 		}
 	default:
 		if body := c.KafkaJSON(); len(body) > 2 {
 			// KafkaJSON is {"version":…,…}: splice its fields in.
-			cj.b = append(cj.b, ',')
-			cj.b = append(cj.b, body[1:len(body)-1]...)
+			cj.B = append(cj.B, ',')
+			cj.B = append(cj.B, body[1:len(body)-1]...)
 		}
 	}
-	cj.end()
-	return cj.b
+	cj.End()
+	return cj.B
 }
 
 func (p *jsonDumpPrinter) EndBatch(*batchView) {
@@ -291,49 +292,49 @@ func (p *jsonDumpPrinter) EndBatch(*batchView) {
 	}
 	j := &p.j
 	if p.hasRecords {
-		j.b = append(j.b, ']')
+		j.B = append(j.B, ']')
 	}
-	j.end()
-	j.b = append(j.b, '\n')
+	j.End()
+	j.B = append(j.B, '\n')
 	p.inBatch = false
 	if p.sink != nil {
-		p.sink.b.out, j.b = j.b, nil
+		p.sink.b.out, j.B = j.B, nil
 		return
 	}
-	p.w.Write(j.b)
+	p.w.Write(j.B)
 }
 
 func (p *jsonDumpPrinter) LogEnd(f dumpFile, s *logSummary) {
-	p.line(func(j *jsonw) {
-		j.str("type", "summary")
-		j.str("file", f.path)
-		j.str("kind", f.info.Kind.String())
-		j.int("batches", s.Batches)
+	p.line(func(j *ui.JSONWriter) {
+		j.Str("type", "summary")
+		j.Str("file", f.path)
+		j.Str("kind", f.info.Kind.String())
+		j.Int("batches", s.Batches)
 		if p.o.filtered() {
-			j.int("selectedBatches", s.SelectedBatches)
-			j.int("selectedFirstOffset", s.SelFirst)
-			j.int("selectedLastOffset", s.SelLast)
+			j.Int("selectedBatches", s.SelectedBatches)
+			j.Int("selectedFirstOffset", s.SelFirst)
+			j.Int("selectedLastOffset", s.SelLast)
 		}
-		j.int("records", s.Records)
-		j.int("firstOffset", s.FirstOffset)
-		j.int("lastOffset", s.LastOffset)
-		j.int("crcErrors", s.CRCErrors)
-		j.int("validBytes", s.Tail.ValidBytes)
-		j.int("bytesScanned", s.BytesScanned)
-		j.str("tail", s.Tail.Kind.String())
-		j.int("invalidBytes", s.Tail.InvalidBytes())
-		j.key("codecs")
-		j.begin()
+		j.Int("records", s.Records)
+		j.Int("firstOffset", s.FirstOffset)
+		j.Int("lastOffset", s.LastOffset)
+		j.Int("crcErrors", s.CRCErrors)
+		j.Int("validBytes", s.Tail.ValidBytes)
+		j.Int("bytesScanned", s.BytesScanned)
+		j.Str("tail", s.Tail.Kind.String())
+		j.Int("invalidBytes", s.Tail.InvalidBytes())
+		j.Key("codecs")
+		j.Begin()
 		for _, k := range sortedKeys(s.Codecs) {
-			j.int(k, s.Codecs[k])
+			j.Int(k, s.Codecs[k])
 		}
-		j.end()
-		j.key("controlRecords")
-		j.begin()
+		j.End()
+		j.Key("controlRecords")
+		j.Begin()
 		for _, k := range sortedKeys(s.ControlByType) {
-			j.int(k, s.ControlByType[k])
+			j.Int(k, s.ControlByType[k])
 		}
-		j.end()
+		j.End()
 	})
 }
 
@@ -351,11 +352,11 @@ func (p *jsonDumpPrinter) OffsetIndexEntry(f dumpFile, e segment.IndexEntry) {
 	if p.o.verifyIndex {
 		return
 	}
-	p.line(func(j *jsonw) {
-		j.str("type", "index")
-		j.str("file", f.path)
-		j.int("offset", e.Offset)
-		j.int("position", int64(e.Position))
+	p.line(func(j *ui.JSONWriter) {
+		j.Str("type", "index")
+		j.Str("file", f.path)
+		j.Int("offset", e.Offset)
+		j.Int("position", int64(e.Position))
 	})
 }
 
@@ -364,106 +365,106 @@ func (p *jsonDumpPrinter) TimeIndexEntry(f dumpFile, e segment.TimeIndexEntry) {
 	if p.o.verifyIndex {
 		return
 	}
-	p.line(func(j *jsonw) {
-		j.str("type", "timeindex")
-		j.str("file", f.path)
-		j.int("timestamp", e.Timestamp)
-		j.int("offset", e.Offset)
+	p.line(func(j *ui.JSONWriter) {
+		j.Str("type", "timeindex")
+		j.Str("file", f.path)
+		j.Int("timestamp", e.Timestamp)
+		j.Int("offset", e.Offset)
 	})
 }
 
 func (p *jsonDumpPrinter) IndexNote(f dumpFile, note string) {
-	p.line(func(j *jsonw) {
-		j.str("type", "note")
-		j.str("file", f.path)
-		j.str("message", note)
+	p.line(func(j *ui.JSONWriter) {
+		j.Str("type", "note")
+		j.Str("file", f.path)
+		j.Str("message", note)
 	})
 }
 
 func (p *jsonDumpPrinter) AbortedTxn(f dumpFile, e segment.AbortedTxn) {
 	p.entries++
-	p.line(func(j *jsonw) {
-		j.str("type", "abortedTxn")
-		j.str("file", f.path)
-		j.int("version", int64(e.Version))
-		j.int("producerId", e.ProducerID)
-		j.int("firstOffset", e.FirstOffset)
-		j.int("lastOffset", e.LastOffset)
-		j.int("lastStableOffset", e.LastStableOffset)
+	p.line(func(j *ui.JSONWriter) {
+		j.Str("type", "abortedTxn")
+		j.Str("file", f.path)
+		j.Int("version", int64(e.Version))
+		j.Int("producerId", e.ProducerID)
+		j.Int("firstOffset", e.FirstOffset)
+		j.Int("lastOffset", e.LastOffset)
+		j.Int("lastStableOffset", e.LastStableOffset)
 	})
 }
 
 func (p *jsonDumpPrinter) SnapshotEntry(f dumpFile, e segment.SnapshotEntry) {
 	p.entries++
-	p.line(func(j *jsonw) {
-		j.str("type", "producerSnapshotEntry")
-		j.str("file", f.path)
-		j.int("producerId", e.ProducerID)
-		j.int("producerEpoch", int64(e.ProducerEpoch))
-		j.int("lastSequence", int64(e.LastSequence))
-		j.int("lastOffset", e.LastOffset)
-		j.int("offsetDelta", int64(e.OffsetDelta))
-		j.int("lastTimestamp", e.Timestamp)
-		j.int("coordinatorEpoch", int64(e.CoordinatorEpoch))
-		j.optInt("currentTxnFirstOffset", e.CurrentTxnFirstOffset, e.CurrentTxnFirstOffset >= 0)
+	p.line(func(j *ui.JSONWriter) {
+		j.Str("type", "producerSnapshotEntry")
+		j.Str("file", f.path)
+		j.Int("producerId", e.ProducerID)
+		j.Int("producerEpoch", int64(e.ProducerEpoch))
+		j.Int("lastSequence", int64(e.LastSequence))
+		j.Int("lastOffset", e.LastOffset)
+		j.Int("offsetDelta", int64(e.OffsetDelta))
+		j.Int("lastTimestamp", e.Timestamp)
+		j.Int("coordinatorEpoch", int64(e.CoordinatorEpoch))
+		j.OptInt("currentTxnFirstOffset", e.CurrentTxnFirstOffset, e.CurrentTxnFirstOffset >= 0)
 	})
 }
 
 func (p *jsonDumpPrinter) LeaderEpoch(f dumpFile, e segment.EpochEntry) {
 	p.entries++
-	p.line(func(j *jsonw) {
-		j.str("type", "leaderEpoch")
-		j.str("file", f.path)
-		j.int("epoch", int64(e.Epoch))
-		j.int("startOffset", e.StartOffset)
+	p.line(func(j *ui.JSONWriter) {
+		j.Str("type", "leaderEpoch")
+		j.Str("file", f.path)
+		j.Int("epoch", int64(e.Epoch))
+		j.Int("startOffset", e.StartOffset)
 	})
 }
 
 func (p *jsonDumpPrinter) OffsetCheckpoint(f dumpFile, e segment.OffsetCheckpointEntry) {
 	p.entries++
-	p.line(func(j *jsonw) {
-		j.str("type", "checkpoint")
-		j.str("file", f.path)
-		j.str("kind", f.info.Kind.String())
-		j.str("topic", e.Topic)
-		j.int("partition", int64(e.Partition))
-		j.int("offset", e.Offset)
+	p.line(func(j *ui.JSONWriter) {
+		j.Str("type", "checkpoint")
+		j.Str("file", f.path)
+		j.Str("kind", f.info.Kind.String())
+		j.Str("topic", e.Topic)
+		j.Int("partition", int64(e.Partition))
+		j.Int("offset", e.Offset)
 	})
 }
 
 func (p *jsonDumpPrinter) PartitionMetadata(f dumpFile, pm segment.PartitionMetadata) {
 	p.entries++
-	p.line(func(j *jsonw) {
-		j.str("type", "partitionMetadata")
-		j.str("file", f.path)
-		j.int("version", int64(pm.Version))
-		j.str("topicId", pm.TopicIDString)
+	p.line(func(j *ui.JSONWriter) {
+		j.Str("type", "partitionMetadata")
+		j.Str("file", f.path)
+		j.Int("version", int64(pm.Version))
+		j.Str("topicId", pm.TopicIDString)
 	})
 }
 
 func (p *jsonDumpPrinter) TextLine(f dumpFile, line string) {
 	p.entries++
-	p.line(func(j *jsonw) {
-		j.str("type", "text")
-		j.str("file", f.path)
-		j.str("kind", f.info.Kind.String())
-		j.str("line", line)
+	p.line(func(j *ui.JSONWriter) {
+		j.Str("type", "text")
+		j.Str("file", f.path)
+		j.Str("kind", f.info.Kind.String())
+		j.Str("line", line)
 	})
 }
 
 func (p *jsonDumpPrinter) Finding(fd finding.Finding) {
-	p.line(func(j *jsonw) {
-		j.str("type", "finding")
-		j.str("severity", fd.Severity().String())
-		j.str("kind", fd.Kind.String())
-		j.str("file", fd.File)
-		j.optInt("position", fd.Position, fd.Position >= 0)
-		j.optInt("baseOffset", fd.Offset, fd.Offset >= 0)
+	p.line(func(j *ui.JSONWriter) {
+		j.Str("type", "finding")
+		j.Str("severity", fd.Severity().String())
+		j.Str("kind", fd.Kind.String())
+		j.Str("file", fd.File)
+		j.OptInt("position", fd.Position, fd.Position >= 0)
+		j.OptInt("baseOffset", fd.Offset, fd.Offset >= 0)
 		if fd.To > 0 { // skipped-bytes: the range [position, to)
-			j.int("to", fd.To)
-			j.int("bytes", fd.To-fd.Position)
+			j.Int("to", fd.To)
+			j.Int("bytes", fd.To-fd.Position)
 		}
-		j.str("message", fd.Message)
+		j.Str("message", fd.Message)
 	})
 }
 
@@ -476,13 +477,13 @@ func (p *jsonDumpPrinter) EndFile(f dumpFile) {
 	if hasEntries(f.info.Kind) {
 		entries, selected = int64(f.entries), int64(f.selected)
 	}
-	p.line(func(j *jsonw) {
-		j.str("type", "summary")
-		j.str("file", f.path)
-		j.str("kind", f.info.Kind.String())
-		j.int("entries", entries)
+	p.line(func(j *ui.JSONWriter) {
+		j.Str("type", "summary")
+		j.Str("file", f.path)
+		j.Str("kind", f.info.Kind.String())
+		j.Int("entries", entries)
 		if p.o.filtered() {
-			j.int("selectedEntries", selected)
+			j.Int("selectedEntries", selected)
 		}
 	})
 }
@@ -493,7 +494,7 @@ func (p *jsonDumpPrinter) Close() error { return releaseOutBuf(&p.w) }
 // open: the next job's output starts clean.
 func (p *jsonDumpPrinter) resetJob() {
 	if p.sink != nil {
-		p.inBatch, p.j.b = false, nil
+		p.inBatch, p.j.B = false, nil
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
@@ -16,7 +17,7 @@ import (
 // Findings that kafka-dump-log would not print go to stderr, so stdout stays
 // diffable against the real tool.
 type kafkaDumpPrinter struct {
-	s   *Streams
+	s   *ui.Streams
 	o   *dumpOptions
 	w   outWriter
 	buf []byte
@@ -41,7 +42,7 @@ type kafkaDumpPrinter struct {
 	holdOut, holdErrs int
 }
 
-func newKafkaDumpPrinter(s *Streams, o *dumpOptions) *kafkaDumpPrinter {
+func newKafkaDumpPrinter(s *ui.Streams, o *dumpOptions) *kafkaDumpPrinter {
 	return &kafkaDumpPrinter{s: s, o: o, w: newOutBuf(s.Out), nonConsecutive: map[string][][2]int64{}}
 }
 

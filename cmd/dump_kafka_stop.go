@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 )
@@ -52,7 +53,7 @@ func kafkaStopped(p dumpPrinter, err error) error {
 			return cerr
 		}
 	}
-	return &exitError{code: ExitFindings, err: err, silent: true}
+	return &ui.ExitCodeError{Code: ui.ExitFindings, Err: err, Silent: true}
 }
 
 // stop prints msg as mainNoExit prints the exception's message, after the

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 )
 
@@ -23,8 +24,8 @@ func kafkaBoth(t *testing.T, flags []string, files []string, wantOut, wantErr st
 		args []string
 		code int
 	}{
-		{append(append([]string{"kafka-dump-log"}, flags...), "--files", strings.Join(files, ",")), ExitError},
-		{append(append([]string{"dump", "-o", "kafka"}, flags...), files...), ExitFindings},
+		{append(append([]string{"kafka-dump-log"}, flags...), "--files", strings.Join(files, ",")), ui.ExitError},
+		{append(append([]string{"dump", "-o", "kafka"}, flags...), files...), ui.ExitFindings},
 	} {
 		r := runKseg(c.args...)
 		if r.code != c.code || r.stdout != wantOut || r.stderr != wantErr {
@@ -94,7 +95,7 @@ func TestKafkaReadsFutureMagicAsV2(t *testing.T) {
 		}
 	}
 	// text and json keep kseg's finding.
-	if r := runKseg("dump", log); r.code != ExitFindings || !strings.Contains(r.stdout+r.stderr, "invalid magic 3") {
+	if r := runKseg("dump", log); r.code != ui.ExitFindings || !strings.Contains(r.stdout+r.stderr, "invalid magic 3") {
 		t.Errorf("text: exit %d\n%s", r.code, r.stdout)
 	}
 }
@@ -139,7 +140,7 @@ func TestKafkaCompressedBatchFailsWhole(t *testing.T) {
 		// Rendered on the dump goroutine and on workers.
 		for _, workers := range []string{"1", "3"} {
 			r := runKseg("dump", "-o", "kafka", "--decode-workers", workers, "--deep", "00000000000000000000.log")
-			if n := strings.Count(r.stdout, "\n| offset: "); r.code != ExitFindings || n != c.want || r.stderr == "" || strings.Count(r.stderr, "\n") != 1 {
+			if n := strings.Count(r.stdout, "\n| offset: "); r.code != ui.ExitFindings || n != c.want || r.stderr == "" || strings.Count(r.stderr, "\n") != 1 {
 				t.Errorf("%s, %s workers: exit %d, %d record lines (want %d)\n%s%s", c.codec, workers, r.code, n, c.want, r.stdout, r.stderr)
 			}
 		}
@@ -207,7 +208,7 @@ func TestKafkaMaxBytes(t *testing.T) {
 		t.Errorf("dump --max-bytes 2147483647:\n%s", firstDiff(full, r.stdout))
 	}
 	for _, v := range []string{"2147483648", "-1"} {
-		if r := runKseg("dump", "--max-bytes", v, log); r.code != ExitUsage {
+		if r := runKseg("dump", "--max-bytes", v, log); r.code != ui.ExitUsage {
 			t.Errorf("dump --max-bytes %s: exit %d", v, r.code)
 		}
 	}

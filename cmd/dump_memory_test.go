@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 )
@@ -113,8 +114,8 @@ func (s *heapSampler) Stop() uint64 {
 
 // discardStreams are streams whose output goes nowhere but for its last
 // few KiB, so only the dumper's own memory is measured.
-func discardStreams() (*Streams, *tailWriter) {
-	s, _, _ := TestStreams()
+func discardStreams() (*ui.Streams, *tailWriter) {
+	s, _, _ := ui.TestStreams()
 	tw := &tailWriter{}
 	s.Out, s.Err = tw, io.Discard
 	return s, tw
@@ -151,7 +152,7 @@ func TestDumpMemoryFlat(t *testing.T) {
 		streams, tail := discardStreams()
 		code := Run(context.Background(), args, streams)
 		peak := s.Stop()
-		if code != ExitOK {
+		if code != ui.ExitOK {
 			t.Fatalf("kseg %s: exit %d", strings.Join(args, " "), code)
 		}
 		st, _ := os.Stat(path)
@@ -185,7 +186,7 @@ func BenchmarkDumpLargeSegment(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		s := startHeapSampler(5 * time.Millisecond)
 		streams, _ := discardStreams()
-		if code := Run(context.Background(), args, streams); code != ExitOK {
+		if code := Run(context.Background(), args, streams); code != ui.ExitOK {
 			b.Fatalf("exit %d", code)
 		}
 		peak = max(peak, s.Stop())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode/mm2"
 )
 
@@ -35,17 +36,17 @@ func (r *batchRenderer) decodeMM2(topic mm2.Topic, rv *recordView) {
 //	Checkpoint key {"group":"g","topic":"A.orders","partition":0} value v0 {…}
 //	connector key "connector-mm2" value {"properties":{…}}
 //	source-offset key ["MirrorSourceConnector",{…}] tombstone
-func textMM2(st *styles, rv *recordView) string {
+func textMM2(st *ui.Styles, rv *recordView) string {
 	d := rv.MM2
 	if rv.MM2Err != nil {
-		return st.paint(st.err, "undecodable "+esc(rv.MM2Topic)+" record: "+esc(rv.MM2Err.Error()))
+		return st.Paint(st.Err, "undecodable "+ui.Esc(rv.MM2Topic)+" record: "+ui.Esc(rv.MM2Err.Error()))
 	}
 	var b bytes.Buffer
-	b.WriteString(st.paint(st.title, d.TypeName()))
+	b.WriteString(st.Paint(st.Title, d.TypeName()))
 	// The JSON escapes C0 controls; esc the rest a terminal acts on (C1,
 	// bidi controls) in keys and values that came from the data.
 	b.WriteString(" key ")
-	b.Write(appendEsc(nil, d.AppendKeyJSON(nil)))
+	b.Write(ui.AppendEsc(nil, d.AppendKeyJSON(nil)))
 	if d.Tombstone {
 		b.WriteString(" tombstone")
 		return b.String()
@@ -54,7 +55,7 @@ func textMM2(st *styles, rv *recordView) string {
 	if v, ok := d.ValueVersion(); ok {
 		fmt.Fprintf(&b, "v%d ", v)
 	}
-	b.Write(appendEsc(nil, d.AppendValueJSON(nil)))
+	b.Write(ui.AppendEsc(nil, d.AppendValueJSON(nil)))
 	if d.NewerVersion {
 		b.WriteString(" (version other than 0: read with version 0's layout, as Kafka does)")
 	}
@@ -65,29 +66,29 @@ func textMM2(st *styles, rv *recordView) string {
 // MM2 topic (docs/json.md).
 func appendMM2JSON(dst []byte, rv *recordView) []byte {
 	d := rv.MM2
-	var j jsonw
-	j.b = dst
-	j.begin()
-	j.str("topic", rv.MM2Topic)
+	var j ui.JSONWriter
+	j.B = dst
+	j.Begin()
+	j.Str("topic", rv.MM2Topic)
 	if rv.MM2Err != nil {
-		j.str("error", rv.MM2Err.Error())
-		j.end()
-		return j.b
+		j.Str("error", rv.MM2Err.Error())
+		j.End()
+		return j.B
 	}
-	j.str("type", d.TypeName())
-	j.raw("key", d.AppendKeyJSON(nil))
+	j.Str("type", d.TypeName())
+	j.Raw("key", d.AppendKeyJSON(nil))
 	if d.Tombstone {
-		j.bool("tombstone", true)
-		j.end()
-		return j.b
+		j.Bool("tombstone", true)
+		j.End()
+		return j.B
 	}
 	if v, ok := d.ValueVersion(); ok {
-		j.int("valueVersion", int64(v))
+		j.Int("valueVersion", int64(v))
 	}
-	j.raw("value", d.AppendValueJSON(nil))
+	j.Raw("value", d.AppendValueJSON(nil))
 	if d.NewerVersion {
-		j.bool("newerVersion", true)
+		j.Bool("newerVersion", true)
 	}
-	j.end()
-	return j.b
+	j.End()
+	return j.B
 }

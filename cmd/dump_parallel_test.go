@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
@@ -142,8 +143,8 @@ func TestDumpParallelMatchesSerialLargeSegment(t *testing.T) {
 func largeSegmentRun(t *testing.T, path string, flags []string) {
 	args := append(append([]string{"dump"}, flags...), path)
 	serial := runKseg(append([]string{"dump", "--decode-workers", "1"}, args[1:]...)...)
-	if serial.code != ExitFindings && !slices.Contains(flags, "--no-verify-crc") {
-		t.Errorf("kseg %s: exit %d, want %d (the damage is not reported)\n%s", strings.Join(args, " "), serial.code, ExitFindings, serial.stderr)
+	if serial.code != ui.ExitFindings && !slices.Contains(flags, "--no-verify-crc") {
+		t.Errorf("kseg %s: exit %d, want %d (the damage is not reported)\n%s", strings.Join(args, " "), serial.code, ui.ExitFindings, serial.stderr)
 	}
 	for _, want := range map[string][]string{
 		"json --deep --print-data": {`"kind":"crc-mismatch"`, `"kind":"corrupt-records"`},
@@ -170,7 +171,7 @@ func TestDumpCRCPipeline(t *testing.T) {
 		if err := o.Validate([]string{path}); err != nil {
 			t.Fatal(err)
 		}
-		dump := func(st *dumpState, s *Streams, out, errb *bytes.Buffer) string {
+		dump := func(st *dumpState, s *ui.Streams, out, errb *bytes.Buffer) string {
 			defer st.close()
 			files := []dumpFile{{path: path, info: segment.FileInfo{Kind: segment.KindLog}}}
 			if _, err := st.dumpFiles(context.Background(), s.Err, files, 0, newDumpProgress(s, files)); err != nil {
@@ -181,7 +182,7 @@ func TestDumpCRCPipeline(t *testing.T) {
 			}
 			return out.String() + "\n--- stderr\n" + errb.String()
 		}
-		s, out, errb := TestStreams()
+		s, out, errb := ui.TestStreams()
 		serial := newDumpState(s, o, 1)
 		if serial.pipe != nil {
 			t.Fatalf("%s: one worker: a pipeline", output)
@@ -191,7 +192,7 @@ func TestDumpCRCPipeline(t *testing.T) {
 			t.Fatalf("%s: no CRC mismatch reported:\n%.2000s", output, want)
 		}
 		for _, workers := range []int{0, 2, 4} {
-			s, out, errb := TestStreams()
+			s, out, errb := ui.TestStreams()
 			st := newDumpState(s, o, max(workers, 2))
 			cp, ok := st.pipe.(*crcPipeline)
 			if !ok {
@@ -248,7 +249,7 @@ func TestDumpMappedFileTruncated(t *testing.T) {
 	if err := o.Validate([]string{path}); err != nil {
 		t.Fatal(err)
 	}
-	s, _, _ := TestStreams()
+	s, _, _ := ui.TestStreams()
 	r := newBatchRenderer(o, newDumpPrinter(s, o))
 	j := &batchJob{file: path}
 	j.add(pos, b, true, nil)

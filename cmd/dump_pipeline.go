@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
@@ -111,7 +112,7 @@ func (e batchSinkErr) Write(p []byte) (int, error) {
 
 // forkStreams are the streams of a worker's printer: stdout into the
 // sink, stderr recorded in order with it.
-func forkStreams(s *Streams, sink *batchSink) *Streams {
+func forkStreams(s *ui.Streams, sink *batchSink) *ui.Streams {
 	c := *s
 	c.Out, c.Err = sink, batchSinkErr{sink}
 	return &c
@@ -604,8 +605,8 @@ type jobRunner interface {
 // prints here, whatever the printer; a deep dump renders jobs on workers
 // when the printer supports it (table output buffers per file and styled
 // terminal output is not worth the trouble: both stay serial).
-func newDumpState(s *Streams, o *dumpOptions, workers int) *dumpState {
-	return newDumpStateWith(newDumpPrinter(s, o), o, workers, s.color)
+func newDumpState(s *ui.Streams, o *dumpOptions, workers int) *dumpState {
+	return newDumpStateWith(newDumpPrinter(s, o), o, workers, s.Color())
 }
 
 // newDumpStateWith is newDumpState with the printer given (kseg check

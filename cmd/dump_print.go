@@ -12,8 +12,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/charmbracelet/lipgloss"
-
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
@@ -113,7 +112,7 @@ var (
 	_ indexProblemPrinter = (*kafkaDumpPrinter)(nil)
 )
 
-func newDumpPrinter(s *Streams, o *dumpOptions) dumpPrinter {
+func newDumpPrinter(s *ui.Streams, o *dumpOptions) dumpPrinter {
 	switch o.output {
 	case "json":
 		return newJSONDumpPrinter(s, o)
@@ -137,7 +136,7 @@ func appendData(dst, b []byte, format string) []byte {
 	case "hex":
 		return hex.AppendEncode(dst, b)
 	case "base64":
-		return appendBase64(dst, b)
+		return ui.AppendBase64(dst, b)
 	case "utf8":
 		if utf8.Valid(b) {
 			return strconv.AppendQuote(dst, bytesString(b))
@@ -182,15 +181,6 @@ func printableUTF8(b []byte) bool {
 		i += size
 	}
 	return true
-}
-
-// appendPaint appends text, styled when colour is on; without colour it
-// does not allocate.
-func (st *styles) appendPaint(dst []byte, style lipgloss.Style, text []byte) []byte {
-	if !st.on {
-		return append(dst, text...)
-	}
-	return append(dst, style.Render(string(text))...)
 }
 
 // outBufSize is the printers' output buffer.

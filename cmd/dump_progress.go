@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -14,7 +15,7 @@ import (
 // batch, an atomic add per MiB), so a single segment of gigabytes moves
 // the line; other files count when they are done.
 type dumpProgress struct {
-	p     *progress
+	p     *ui.Progress
 	sizes []int64
 	// lastOfDir[i]: files[i] is the last file of its partition directory,
 	// so a partition is done after it.
@@ -29,10 +30,10 @@ const dumpProgressStep = 1 << 20
 
 // newDumpProgress starts the progress line for files. It stats each file
 // only when the line can be shown at all.
-func newDumpProgress(s *Streams, files []dumpFile) *dumpProgress {
+func newDumpProgress(s *ui.Streams, files []dumpFile) *dumpProgress {
 	d := &dumpProgress{}
-	if s == nil || !s.ErrTTY || s.quiet {
-		d.p = newProgress(s, "", 0) // disabled: no stat, no goroutine
+	if s == nil || !s.ErrTTY || s.Quiet {
+		d.p = ui.NewProgress(s, "", 0) // disabled: no stat, no goroutine
 		return d
 	}
 	d.sizes = make([]int64, len(files))
@@ -56,7 +57,7 @@ func newDumpProgress(s *Streams, files []dumpFile) *dumpProgress {
 	if dirs < 2 {
 		dirs = 0 // one partition: the bytes say it all
 	}
-	d.p = newItemProgress(s, "dumping", total, dirs, "partitions")
+	d.p = ui.NewItemProgress(s, "dumping", total, dirs, "partitions")
 	return d
 }
 

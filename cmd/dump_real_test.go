@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
@@ -118,7 +119,7 @@ func dumpJSON(t *testing.T, path string, printData bool) realDump {
 		args = append(args, "--print-data")
 	}
 	r := runKseg(append(args, path)...)
-	if r.code != ExitOK {
+	if r.code != ui.ExitOK {
 		t.Errorf("kseg %s: exit %d\n%s", strings.Join(r.args, " "), r.code, r.stderr)
 	}
 	if r.stderr != "" {
@@ -401,7 +402,7 @@ func TestDumpRealDirectories(t *testing.T) {
 			}
 			t.Errorf("kseg dump %s: %s", dir, line)
 		}
-		if want := map[bool]int{true: ExitFindings, false: ExitOK}[errs > 0]; r.code != want {
+		if want := map[bool]int{true: ui.ExitFindings, false: ui.ExitOK}[errs > 0]; r.code != want {
 			t.Errorf("kseg dump %s: exit %d, want %d\n%s", dir, r.code, want, r.stderr)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 )
@@ -215,14 +216,14 @@ func hasEntries(k segment.FileKind) bool {
 // under a filter "1 of 3 entries selected".
 func entriesSummary(o *dumpOptions, f dumpFile) string {
 	if !o.filtered() {
-		return plural(f.entries, "entry")
+		return ui.Plural(f.entries, "entry")
 	}
-	return fmt.Sprintf("%d of %s selected", f.selected, plural(f.entries, "entry"))
+	return fmt.Sprintf("%d of %s selected", f.selected, ui.Plural(f.entries, "entry"))
 }
 
 // logSummaryText is the summary line of a .log in text and table: what it
 // holds, or under a filter what was selected and then what was scanned.
-func logSummaryText(o *dumpOptions, s *logSummary, st *styles) string {
+func logSummaryText(o *dumpOptions, s *logSummary, st *ui.Styles) string {
 	counts := func(m map[string]int64) string {
 		var parts []string
 		for _, k := range sortedKeys(m) {
@@ -234,13 +235,13 @@ func logSummaryText(o *dumpOptions, s *logSummary, st *styles) string {
 	// What was selected (or, unfiltered, what the file holds): batches,
 	// records, offsets, control records.
 	batches, first, last := s.Batches, s.FirstOffset, s.LastOffset
-	line := plural(s.Batches, "batch")
+	line := ui.Plural(s.Batches, "batch")
 	if o.filtered() {
 		batches, first, last = s.SelectedBatches, s.SelFirst, s.SelLast
-		line = fmt.Sprintf("%d of %s selected", s.SelectedBatches, plural(s.Batches, "batch"))
+		line = fmt.Sprintf("%d of %s selected", s.SelectedBatches, ui.Plural(s.Batches, "batch"))
 	}
 	if s.Records > 0 {
-		line += ", " + plural(s.Records, "record")
+		line += ", " + ui.Plural(s.Records, "record")
 	}
 	if batches > 0 {
 		line += fmt.Sprintf(", offsets %d..%d", first, last)
@@ -265,7 +266,7 @@ func logSummaryText(o *dumpOptions, s *logSummary, st *styles) string {
 	}
 	line += fmt.Sprintf(" validBytes %d of %d, tail %s", s.Tail.ValidBytes, s.Tail.End, s.Tail.Kind)
 	if s.CRCErrors > 0 {
-		line += st.paint(st.err, ", "+plural(s.CRCErrors, "CRC error"))
+		line += st.Paint(st.Err, ", "+ui.Plural(s.CRCErrors, "CRC error"))
 	}
 	return line
 }

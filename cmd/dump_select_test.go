@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // TestDumpFiltersNarrowEveryFile: --offsets, --producer-id and
@@ -44,7 +46,7 @@ func TestDumpFiltersNarrowEveryFile(t *testing.T) {
 			dir := filepath.Join("..", "testdata", "partitions", tc.part)
 			all := runKseg("dump", "--output", "json", dir)
 			got := runKseg(append(append([]string{"dump", "--output", "json"}, tc.filter...), dir)...)
-			if all.code != ExitOK || got.code != ExitOK {
+			if all.code != ui.ExitOK || got.code != ui.ExitOK {
 				t.Fatalf("exit %d / %d: %s%s", all.code, got.code, all.stderr, got.stderr)
 			}
 			meets := func(b batch, lo, hi int64) bool {

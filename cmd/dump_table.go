@@ -2,9 +2,9 @@ package cmd
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
 )
@@ -14,9 +14,9 @@ import (
 // own tables. Rows are buffered per file, so it suits inspection, not
 // multi-gigabyte segments (use json for those).
 type tableDumpPrinter struct {
-	s        *Streams
+	s        *ui.Streams
 	o        *dumpOptions
-	st       *styles
+	st       *ui.Styles
 	header   []string
 	rows     [][]string
 	recRows  [][]string
@@ -24,13 +24,13 @@ type tableDumpPrinter struct {
 	summary  string
 }
 
-func newTableDumpPrinter(s *Streams, o *dumpOptions) *tableDumpPrinter {
-	return &tableDumpPrinter{s: s, o: o, st: s.styles()}
+func newTableDumpPrinter(s *ui.Streams, o *dumpOptions) *tableDumpPrinter {
+	return &tableDumpPrinter{s: s, o: o, st: s.Styles()}
 }
 
 func (p *tableDumpPrinter) BeginFile(f dumpFile) {
 	p.header, p.rows, p.recRows, p.findings, p.summary = nil, nil, nil, nil, ""
-	fmt.Fprintf(p.s.Out, "%s (%s)\n", p.st.paint(p.st.title, esc(f.path)), f.info.Kind)
+	fmt.Fprintf(p.s.Out, "%s (%s)\n", p.st.Paint(p.st.Title, ui.Esc(f.path)), f.info.Kind)
 }
 
 func (p *tableDumpPrinter) setHeader(h ...string) {
@@ -41,8 +41,6 @@ func (p *tableDumpPrinter) setHeader(h ...string) {
 
 func (p *tableDumpPrinter) Unknown(_ dumpFile, why string) { p.summary = why }
 func (p *tableDumpPrinter) LogStart(dumpFile)              {}
-
-func i64(v int64) string { return strconv.FormatInt(v, 10) }
 
 func (p *tableDumpPrinter) Batch(bv *batchView) {
 	b := bv.Batch
@@ -57,7 +55,7 @@ func (p *tableDumpPrinter) Batch(bv *batchView) {
 	}
 	count := "-"
 	if !b.IsLegacy() {
-		count = i64(int64(b.RecordCount))
+		count = ui.I64(int64(b.RecordCount))
 	}
 	if b.IsTransactional() {
 		flags = append(flags, "txn")
@@ -67,9 +65,9 @@ func (p *tableDumpPrinter) Batch(bv *batchView) {
 	}
 	seq := "-"
 	if b.BaseSequence >= 0 {
-		seq = i64(int64(b.BaseSequence))
+		seq = ui.I64(int64(b.BaseSequence))
 		if last := b.LastSequence(); last != b.BaseSequence {
-			seq += ".." + i64(int64(last))
+			seq += ".." + ui.I64(int64(last))
 		}
 	}
 	// The columns a batch is read by fit a 100-column terminal: a CRC
@@ -77,18 +75,18 @@ func (p *tableDumpPrinter) Batch(bv *batchView) {
 	// --output wide adds lastOffset, magic, the timestamp type, the
 	// partition leader epoch and the crc column. kafka-dump-log's names,
 	// Kafka's tools' style.
-	if p.s.wide {
+	if p.s.Wide {
 		p.setHeader("baseOffset", "lastOffset", "count", "position", "size", "magic", "codec", "timestampType", "maxTimestamp",
 			"producerId", "producerEpoch", "sequence", "partitionLeaderEpoch", "flags", "crc")
-		p.rows = append(p.rows, []string{i64(b.BaseOffset), i64(b.LastOffset()), count, i64(bv.Position), i64(b.Size()),
-			i64(int64(b.Magic)), b.Compression().String(), b.TimestampType().String(), i64(b.MaxTimestamp),
-			i64(b.ProducerID), i64(int64(b.ProducerEpoch)), seq, i64(int64(b.PartitionLeaderEpoch)), orDashString(strings.Join(flags, ",")), crc})
+		p.rows = append(p.rows, []string{ui.I64(b.BaseOffset), ui.I64(b.LastOffset()), count, ui.I64(bv.Position), ui.I64(b.Size()),
+			ui.I64(int64(b.Magic)), b.Compression().String(), b.TimestampType().String(), ui.I64(b.MaxTimestamp),
+			ui.I64(b.ProducerID), ui.I64(int64(b.ProducerEpoch)), seq, ui.I64(int64(b.PartitionLeaderEpoch)), ui.OrDashString(strings.Join(flags, ",")), crc})
 		return
 	}
 	p.setHeader("baseOffset", "count", "position", "size", "codec", "maxTimestamp", "producerId", "epoch", "sequence", "flags")
-	p.rows = append(p.rows, []string{i64(b.BaseOffset), count, i64(bv.Position), i64(b.Size()),
-		b.Compression().String(), i64(b.MaxTimestamp), i64(b.ProducerID), i64(int64(b.ProducerEpoch)), seq,
-		orDashString(strings.Join(flags, ","))})
+	p.rows = append(p.rows, []string{ui.I64(b.BaseOffset), count, ui.I64(bv.Position), ui.I64(b.Size()),
+		b.Compression().String(), ui.I64(b.MaxTimestamp), ui.I64(b.ProducerID), ui.I64(int64(b.ProducerEpoch)), seq,
+		ui.OrDashString(strings.Join(flags, ","))})
 }
 
 func (p *tableDumpPrinter) Record(bv *batchView, rv *recordView) {
@@ -98,7 +96,7 @@ func (p *tableDumpPrinter) Record(bv *batchView, rv *recordView) {
 	r := rv.Record
 	what := ""
 	if bv.Batch.IsControl() {
-		what = textControl(&styles{}, rv)
+		what = textControl(&ui.Styles{}, rv)
 	} else if p.o.printData {
 		what = "key " + formatData(r.Key, p.o.keyFormat) + " value " + formatData(r.Value, p.o.valueFormat)
 	}
@@ -106,8 +104,8 @@ func (p *tableDumpPrinter) Record(bv *batchView, rv *recordView) {
 	for i, h := range r.Headers {
 		keys[i] = string(h.Key)
 	}
-	p.recRows = append(p.recRows, []string{i64(r.Offset), i64(r.Timestamp), i64(int64(r.Sequence)),
-		i64(int64(r.KeySize())), i64(int64(r.ValueSize())), strings.Join(keys, ","), what})
+	p.recRows = append(p.recRows, []string{ui.I64(r.Offset), ui.I64(r.Timestamp), ui.I64(int64(r.Sequence)),
+		ui.I64(int64(r.KeySize())), ui.I64(int64(r.ValueSize())), strings.Join(keys, ","), what})
 }
 
 func (p *tableDumpPrinter) EndBatch(*batchView) {}
@@ -121,7 +119,7 @@ func (p *tableDumpPrinter) LogEnd(_ dumpFile, s *logSummary) {
 		return
 	}
 	p.summary = fmt.Sprintf("%s, %s, validBytes %d of %d, tail %s, %s",
-		plural(s.Batches, "batch"), plural(s.Records, "record"), s.Tail.ValidBytes, s.Tail.End, s.Tail.Kind, plural(s.CRCErrors, "CRC error"))
+		ui.Plural(s.Batches, "batch"), ui.Plural(s.Records, "record"), s.Tail.ValidBytes, s.Tail.End, s.Tail.Kind, ui.Plural(s.CRCErrors, "CRC error"))
 }
 
 func (p *tableDumpPrinter) OffsetIndexEntry(_ dumpFile, e segment.IndexEntry) {
@@ -129,7 +127,7 @@ func (p *tableDumpPrinter) OffsetIndexEntry(_ dumpFile, e segment.IndexEntry) {
 		return
 	}
 	p.setHeader("offset", "position")
-	p.rows = append(p.rows, []string{i64(e.Offset), i64(int64(e.Position))})
+	p.rows = append(p.rows, []string{ui.I64(e.Offset), ui.I64(int64(e.Position))})
 }
 
 func (p *tableDumpPrinter) TimeIndexEntry(_ dumpFile, e segment.TimeIndexEntry) {
@@ -137,47 +135,47 @@ func (p *tableDumpPrinter) TimeIndexEntry(_ dumpFile, e segment.TimeIndexEntry) 
 		return
 	}
 	p.setHeader("timestamp", "offset")
-	p.rows = append(p.rows, []string{i64(e.Timestamp), i64(e.Offset)})
+	p.rows = append(p.rows, []string{ui.I64(e.Timestamp), ui.I64(e.Offset)})
 }
 
 func (p *tableDumpPrinter) IndexNote(_ dumpFile, note string) { p.summary = note }
 
 func (p *tableDumpPrinter) AbortedTxn(_ dumpFile, e segment.AbortedTxn) {
 	p.setHeader("producerId", "firstOffset", "lastOffset", "lastStableOffset", "version")
-	p.rows = append(p.rows, []string{i64(e.ProducerID), i64(e.FirstOffset), i64(e.LastOffset), i64(e.LastStableOffset), i64(int64(e.Version))})
+	p.rows = append(p.rows, []string{ui.I64(e.ProducerID), ui.I64(e.FirstOffset), ui.I64(e.LastOffset), ui.I64(e.LastStableOffset), ui.I64(int64(e.Version))})
 }
 
 func (p *tableDumpPrinter) SnapshotEntry(_ dumpFile, e segment.SnapshotEntry) {
 	txn := "-"
 	if e.CurrentTxnFirstOffset >= 0 {
-		txn = i64(e.CurrentTxnFirstOffset)
+		txn = ui.I64(e.CurrentTxnFirstOffset)
 	}
 	// offsetDelta and coordinatorEpoch under --output wide: the rest fits
 	// a 100-column terminal.
-	if p.s.wide {
+	if p.s.Wide {
 		p.setHeader("producerId", "producerEpoch", "lastSequence", "lastOffset", "offsetDelta", "lastTimestamp", "coordinatorEpoch", "currentTxnFirstOffset")
-		p.rows = append(p.rows, []string{i64(e.ProducerID), i64(int64(e.ProducerEpoch)), i64(int64(e.LastSequence)), i64(e.LastOffset),
-			i64(int64(e.OffsetDelta)), i64(e.Timestamp), i64(int64(e.CoordinatorEpoch)), txn})
+		p.rows = append(p.rows, []string{ui.I64(e.ProducerID), ui.I64(int64(e.ProducerEpoch)), ui.I64(int64(e.LastSequence)), ui.I64(e.LastOffset),
+			ui.I64(int64(e.OffsetDelta)), ui.I64(e.Timestamp), ui.I64(int64(e.CoordinatorEpoch)), txn})
 		return
 	}
 	p.setHeader("producerId", "epoch", "lastSequence", "lastOffset", "lastTimestamp", "txnFirstOffset")
-	p.rows = append(p.rows, []string{i64(e.ProducerID), i64(int64(e.ProducerEpoch)), i64(int64(e.LastSequence)), i64(e.LastOffset),
-		i64(e.Timestamp), txn})
+	p.rows = append(p.rows, []string{ui.I64(e.ProducerID), ui.I64(int64(e.ProducerEpoch)), ui.I64(int64(e.LastSequence)), ui.I64(e.LastOffset),
+		ui.I64(e.Timestamp), txn})
 }
 
 func (p *tableDumpPrinter) LeaderEpoch(_ dumpFile, e segment.EpochEntry) {
 	p.setHeader("leaderEpoch", "startOffset")
-	p.rows = append(p.rows, []string{i64(int64(e.Epoch)), i64(e.StartOffset)})
+	p.rows = append(p.rows, []string{ui.I64(int64(e.Epoch)), ui.I64(e.StartOffset)})
 }
 
 func (p *tableDumpPrinter) OffsetCheckpoint(_ dumpFile, e segment.OffsetCheckpointEntry) {
 	p.setHeader("topic", "partition", "offset")
-	p.rows = append(p.rows, []string{e.Topic, i64(int64(e.Partition)), i64(e.Offset)})
+	p.rows = append(p.rows, []string{e.Topic, ui.I64(int64(e.Partition)), ui.I64(e.Offset)})
 }
 
 func (p *tableDumpPrinter) PartitionMetadata(_ dumpFile, pm segment.PartitionMetadata) {
 	p.setHeader("version", "topicId")
-	p.rows = append(p.rows, []string{i64(int64(pm.Version)), pm.TopicIDString})
+	p.rows = append(p.rows, []string{ui.I64(int64(pm.Version)), pm.TopicIDString})
 }
 
 func (p *tableDumpPrinter) TextLine(_ dumpFile, line string) {
@@ -191,7 +189,7 @@ func (p *tableDumpPrinter) render(header []string, rows [][]string) {
 	if len(rows) == 0 {
 		return
 	}
-	renderTable(p.s.Out, p.s.Width, header, rows)
+	ui.RenderTable(p.s.Out, p.s.Width, header, rows)
 }
 
 func (p *tableDumpPrinter) EndFile(f dumpFile) {
@@ -201,10 +199,10 @@ func (p *tableDumpPrinter) EndFile(f dumpFile) {
 	p.render(p.header, p.rows)
 	p.render([]string{"offset", "timestamp", "sequence", "keySize", "valueSize", "headerKeys", "data"}, p.recRows)
 	for _, fd := range p.findings {
-		fmt.Fprintf(p.s.Out, "%s %s %s\n", p.st.severity(fd.Severity(), fd.Severity().Upper()), fd.Kind, esc(fd.Message))
+		fmt.Fprintf(p.s.Out, "%s %s %s\n", p.st.Severity(fd.Severity(), fd.Severity().Upper()), fd.Kind, ui.Esc(fd.Message))
 	}
 	if p.summary != "" {
-		fmt.Fprintln(p.s.Out, esc(p.summary))
+		fmt.Fprintln(p.s.Out, ui.Esc(p.summary))
 	}
 }
 

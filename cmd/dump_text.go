@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
@@ -18,22 +19,22 @@ type textDumpPrinter struct {
 	w outWriter
 	// sink is set on a worker's fork (see dump_pipeline.go).
 	sink *batchSink
-	st   *styles
+	st   *ui.Styles
 	buf  []byte
 	n    int64
 }
 
-func newTextDumpPrinter(s *Streams, o *dumpOptions) *textDumpPrinter {
-	return &textDumpPrinter{o: o, w: newOutBuf(s.Out), st: s.styles()}
+func newTextDumpPrinter(s *ui.Streams, o *dumpOptions) *textDumpPrinter {
+	return &textDumpPrinter{o: o, w: newOutBuf(s.Out), st: s.Styles()}
 }
 
 func (p *textDumpPrinter) BeginFile(f dumpFile) {
 	p.n = 0
-	fmt.Fprintf(p.w, "%s %s (%s)\n", p.st.paint(p.st.title, "==="), p.st.paint(p.st.title, esc(f.path)), f.info.Kind)
+	fmt.Fprintf(p.w, "%s %s (%s)\n", p.st.Paint(p.st.Title, "==="), p.st.Paint(p.st.Title, ui.Esc(f.path)), f.info.Kind)
 }
 
 func (p *textDumpPrinter) Unknown(_ dumpFile, why string) {
-	fmt.Fprintf(p.w, "  %s\n", p.st.paint(p.st.dim, esc(why)))
+	fmt.Fprintf(p.w, "  %s\n", p.st.Paint(p.st.Dim, ui.Esc(why)))
 }
 
 func (p *textDumpPrinter) LogStart(dumpFile) {}
@@ -51,7 +52,7 @@ func (p *textDumpPrinter) Batch(bv *batchView) {
 	}
 	if b.IsLegacy() {
 		w = append(w, "offset "...)
-		w = p.st.appendPaint(w, p.st.offset, off)
+		w = p.st.AppendPaint(w, p.st.Offset, off)
 		w = appendField(w, " position ", bv.Position)
 		w = appendField(w, " size ", b.Size())
 		w = appendField(w, " magic ", int64(b.Magic))
@@ -62,7 +63,7 @@ func (p *textDumpPrinter) Batch(bv *batchView) {
 		}
 	} else {
 		w = append(w, "baseOffset "...)
-		w = p.st.appendPaint(w, p.st.offset, off)
+		w = p.st.AppendPaint(w, p.st.Offset, off)
 		w = appendField(w, " count ", int64(b.RecordCount))
 		w = appendField(w, " position ", bv.Position)
 		w = appendField(w, " size ", b.Size())
@@ -71,7 +72,7 @@ func (p *textDumpPrinter) Batch(bv *batchView) {
 		w = appendField(w, " ", b.MaxTimestamp)
 		if b.HasProducerID() || b.ProducerEpoch != -1 {
 			w = append(w, " producerId "...)
-			w = p.st.appendPaint(w, p.st.pid, strconv.AppendInt(tmp[:0], b.ProducerID, 10))
+			w = p.st.AppendPaint(w, p.st.Pid, strconv.AppendInt(tmp[:0], b.ProducerID, 10))
 			w = appendField(w, " producerEpoch ", int64(b.ProducerEpoch))
 		}
 		if b.BaseSequence != decode.NoSequence {
@@ -95,9 +96,9 @@ func (p *textDumpPrinter) Batch(bv *batchView) {
 	w = appendField(w, " crc ", int64(b.CRC))
 	if bv.CRCValid != nil {
 		if *bv.CRCValid {
-			w = p.st.appendPaint(w, p.st.ok, []byte(" valid"))
+			w = p.st.AppendPaint(w, p.st.OK, []byte(" valid"))
 		} else {
-			w = p.st.appendPaint(w, p.st.err, []byte(" INVALID"))
+			w = p.st.AppendPaint(w, p.st.Err, []byte(" INVALID"))
 		}
 	}
 	w = append(w, '\n')
@@ -109,7 +110,7 @@ func (p *textDumpPrinter) Record(bv *batchView, rv *recordView) {
 	w := p.lineStart()
 	var tmp [24]byte
 	w = append(w, "  | offset "...)
-	w = p.st.appendPaint(w, p.st.offset, strconv.AppendInt(tmp[:0], r.Offset, 10))
+	w = p.st.AppendPaint(w, p.st.Offset, strconv.AppendInt(tmp[:0], r.Offset, 10))
 	if b.Magic > 0 {
 		w = append(append(w, ' '), b.TimestampType().String()...)
 		w = appendField(w, " ", r.Timestamp)
@@ -118,7 +119,7 @@ func (p *textDumpPrinter) Record(bv *batchView, rv *recordView) {
 		w = appendField(w, " sequence ", int64(r.Sequence))
 	}
 	if b.IsLegacy() && !r.CRCValid {
-		w = p.st.appendPaint(w, p.st.err, []byte(" crc INVALID"))
+		w = p.st.AppendPaint(w, p.st.Err, []byte(" crc INVALID"))
 	}
 	if b.IsControl() {
 		w = append(w, ' ')
@@ -132,7 +133,7 @@ func (p *textDumpPrinter) Record(bv *batchView, rv *recordView) {
 				if i > 0 {
 					w = append(w, ',')
 				}
-				w = appendEsc(w, h.Key)
+				w = ui.AppendEsc(w, h.Key)
 			}
 			w = append(w, ']')
 		}
@@ -150,16 +151,16 @@ func (p *textDumpPrinter) Record(bv *batchView, rv *recordView) {
 }
 
 // textControl names a control record and its fields.
-func textControl(st *styles, rv *recordView) string {
+func textControl(st *ui.Styles, rv *recordView) string {
 	if rv.Control == nil {
 		msg := "control record (undecodable)"
 		if rv.ControlErr != nil {
 			msg += ": " + rv.ControlErr.Error()
 		}
-		return st.paint(st.err, msg)
+		return st.Paint(st.Err, msg)
 	}
 	c := rv.Control
-	name := st.paint(st.title, c.Type.String())
+	name := st.Paint(st.Title, c.Type.String())
 	switch c.Type {
 	case decode.ControlAbort, decode.ControlCommit:
 		return fmt.Sprintf("%s coordinatorEpoch %d", name, c.CoordinatorEpoch)
@@ -182,20 +183,20 @@ func (p *textDumpPrinter) LogEnd(_ dumpFile, s *logSummary) {
 	if p.o.quiet {
 		return
 	}
-	fmt.Fprintf(p.w, "%s %s\n", p.st.paint(p.st.dim, "summary:"), logSummaryText(p.o, s, p.st))
+	fmt.Fprintf(p.w, "%s %s\n", p.st.Paint(p.st.Dim, "summary:"), logSummaryText(p.o, s, p.st))
 }
 
 func (p *textDumpPrinter) OffsetIndexEntry(_ dumpFile, e segment.IndexEntry) {
 	p.n++
 	if !p.o.verifyIndex {
-		fmt.Fprintf(p.w, "offset %s position %d\n", p.st.paint(p.st.offset, fmt.Sprint(e.Offset)), e.Position)
+		fmt.Fprintf(p.w, "offset %s position %d\n", p.st.Paint(p.st.Offset, fmt.Sprint(e.Offset)), e.Position)
 	}
 }
 
 func (p *textDumpPrinter) TimeIndexEntry(_ dumpFile, e segment.TimeIndexEntry) {
 	p.n++
 	if !p.o.verifyIndex {
-		fmt.Fprintf(p.w, "timestamp %d offset %s\n", e.Timestamp, p.st.paint(p.st.offset, fmt.Sprint(e.Offset)))
+		fmt.Fprintf(p.w, "timestamp %d offset %s\n", e.Timestamp, p.st.Paint(p.st.Offset, fmt.Sprint(e.Offset)))
 	}
 }
 
@@ -204,13 +205,13 @@ func (p *textDumpPrinter) IndexNote(_ dumpFile, note string) { fmt.Fprintf(p.w, 
 func (p *textDumpPrinter) AbortedTxn(_ dumpFile, e segment.AbortedTxn) {
 	p.n++
 	fmt.Fprintf(p.w, "abortedTxn producerId %s firstOffset %d lastOffset %d lastStableOffset %d version %d\n",
-		p.st.paint(p.st.pid, fmt.Sprint(e.ProducerID)), e.FirstOffset, e.LastOffset, e.LastStableOffset, e.Version)
+		p.st.Paint(p.st.Pid, fmt.Sprint(e.ProducerID)), e.FirstOffset, e.LastOffset, e.LastStableOffset, e.Version)
 }
 
 func (p *textDumpPrinter) SnapshotEntry(_ dumpFile, e segment.SnapshotEntry) {
 	p.n++
 	line := fmt.Sprintf("producerId %s producerEpoch %d coordinatorEpoch %d lastTimestamp %d",
-		p.st.paint(p.st.pid, fmt.Sprint(e.ProducerID)), e.ProducerEpoch, e.CoordinatorEpoch, e.Timestamp)
+		p.st.Paint(p.st.Pid, fmt.Sprint(e.ProducerID)), e.ProducerEpoch, e.CoordinatorEpoch, e.Timestamp)
 	if e.CurrentTxnFirstOffset >= 0 {
 		line += fmt.Sprintf(" currentTxnFirstOffset %d", e.CurrentTxnFirstOffset)
 	}
@@ -237,10 +238,10 @@ func (p *textDumpPrinter) PartitionMetadata(_ dumpFile, pm segment.PartitionMeta
 	fmt.Fprintf(p.w, "version %d topicId %s\n", pm.Version, pm.TopicIDString)
 }
 
-func (p *textDumpPrinter) TextLine(_ dumpFile, line string) { fmt.Fprintln(p.w, esc(line)) }
+func (p *textDumpPrinter) TextLine(_ dumpFile, line string) { fmt.Fprintln(p.w, ui.Esc(line)) }
 
 func (p *textDumpPrinter) Finding(fd finding.Finding) {
-	fmt.Fprintf(p.w, "%s %s %s\n", p.st.severity(fd.Severity(), fd.Severity().Upper()), fd.Kind, esc(fd.Message))
+	fmt.Fprintf(p.w, "%s %s %s\n", p.st.Severity(fd.Severity(), fd.Severity().Upper()), fd.Kind, ui.Esc(fd.Message))
 }
 
 func (p *textDumpPrinter) EndFile(f dumpFile) {
@@ -251,7 +252,7 @@ func (p *textDumpPrinter) EndFile(f dumpFile) {
 		if p.o.quiet {
 			return
 		}
-		fmt.Fprintf(p.w, "%s %s\n", p.st.paint(p.st.dim, "summary:"), entriesSummary(p.o, f))
+		fmt.Fprintf(p.w, "%s %s\n", p.st.Paint(p.st.Dim, "summary:"), entriesSummary(p.o, f))
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // TestVerifyIndexOnePassSameFindings: a directory dump checks a segment's
@@ -36,8 +38,8 @@ func TestVerifyIndexOnePassSameFindings(t *testing.T) {
 	}
 	findings := func(args ...string) map[string][]string {
 		r := runKseg(append([]string{"dump", "--output", "json", "--verify-index"}, args...)...)
-		if r.code != ExitFindings {
-			t.Fatalf("kseg %v: exit %d, want %d\n%s", r.args, r.code, ExitFindings, r.stderr)
+		if r.code != ui.ExitFindings {
+			t.Fatalf("kseg %v: exit %d, want %d\n%s", r.args, r.code, ui.ExitFindings, r.stderr)
 		}
 		by := map[string][]string{}
 		for _, m := range checkJSONLines(t, r) {

@@ -8,11 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
 
 func runCLI(args ...string) (int, string, string) {
-	s, out, errb := TestStreams()
+	s, out, errb := ui.TestStreams()
 	code := Run(context.Background(), args, s)
 	return code, out.String(), errb.String()
 }
@@ -36,7 +37,7 @@ func mirrorCopies(t *testing.T, n int) []string {
 func TestVerifyChainEdgesSupplyDirectories(t *testing.T) {
 	d := mirrorCopies(t, 3)
 	code, out, errOut := runCLI("verify-chain", "--edge", d[0]+"="+d[1], "--edge", d[0]+"="+d[2])
-	if code != ExitOK || strings.Count(out, "Edge ") != 2 || !strings.Contains(out, d[2]) {
+	if code != ui.ExitOK || strings.Count(out, "Edge ") != 2 || !strings.Contains(out, d[2]) {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 }
@@ -51,7 +52,7 @@ func TestVerifyChainSameDirectoryRefusedAlike(t *testing.T) {
 		{"verify-chain", "--edge", "1=1", d[0], d[1]},
 	} {
 		code, out, errOut := runCLI(args...)
-		if code != ExitUsage || !strings.Contains(errOut, "does not mirror itself") || out != "" {
+		if code != ui.ExitUsage || !strings.Contains(errOut, "does not mirror itself") || out != "" {
 			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
 		}
 	}
@@ -62,7 +63,7 @@ func TestVerifyChainSameDirectoryRefusedAlike(t *testing.T) {
 func TestVerifyChainRefusesUnrelatedPartitions(t *testing.T) {
 	p := func(n string) string { return filepath.Join("..", "testdata", "partitions", n) }
 	code, out, errOut := runCLI("verify-chain", p("orders-0"), p("txn-0"))
-	if code != ExitRefused || !strings.Contains(errOut, "topic name and partition") || out != "" {
+	if code != ui.ExitRefused || !strings.Contains(errOut, "topic name and partition") || out != "" {
 		t.Errorf("different topics: exit %d\n%s%s", code, out, errOut)
 	}
 	d := mirrorCopies(t, 2)
@@ -76,7 +77,7 @@ func TestVerifyChainRefusesUnrelatedPartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut = runCLI("verify-chain", d[0], d[1])
-	if code != ExitRefused || !strings.Contains(errOut, "topic id") || out != "" {
+	if code != ui.ExitRefused || !strings.Contains(errOut, "topic id") || out != "" {
 		t.Errorf("different topic ids: exit %d\n%s%s", code, out, errOut)
 	}
 }
@@ -86,7 +87,7 @@ func TestVerifyChainRefusesUnrelatedPartitions(t *testing.T) {
 // to say "batch 5..5" for offsets 3..5).
 func TestExplainLegacyWrapper(t *testing.T) {
 	code, out, errOut := runCLI("explain", "3", filepath.Join("..", "testdata", "partitions", "legacy-v0-0"))
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	if !strings.Contains(out, "holding offsets 3..5") || strings.Contains(out, "batch 5..5") {
@@ -105,7 +106,7 @@ func TestExplainLegacyWrapper(t *testing.T) {
 func TestExplainNonLogFile(t *testing.T) {
 	idx := filepath.Join("..", "testdata", "partitions", "orders-0", "00000000000000000000.index")
 	code, out, errOut := runCLI("explain", "3", idx)
-	if code != ExitUsage || !strings.Contains(errOut, "not a .log segment") || strings.Contains(errOut, "negative") || out != "" {
+	if code != ui.ExitUsage || !strings.Contains(errOut, "not a .log segment") || strings.Contains(errOut, "negative") || out != "" {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
 	}
 }
@@ -122,11 +123,11 @@ func TestReplayPSMRejectsBadNumbers(t *testing.T) {
 		{[]string{"replay-psm", "--log-start-offset", "100", dir}, "above the log end offset 19"},
 	} {
 		code, out, errOut := runCLI(tc.args...)
-		if code != ExitUsage || !strings.Contains(errOut, tc.msg) || out != "" {
+		if code != ui.ExitUsage || !strings.Contains(errOut, tc.msg) || out != "" {
 			t.Errorf("%v: exit %d\n%s%s", tc.args, code, out, errOut)
 		}
 	}
-	if code, _, errOut := runCLI("replay-psm", "--log-start-offset", "19", dir); code == ExitUsage {
+	if code, _, errOut := runCLI("replay-psm", "--log-start-offset", "19", dir); code == ui.ExitUsage {
 		t.Errorf("a log start at the log end (an empty log) is valid: %s", errOut)
 	}
 }

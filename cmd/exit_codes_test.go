@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // TestExitCodesAgree feeds every command the same situations and checks
@@ -35,7 +37,7 @@ func TestExitCodesAgree(t *testing.T) {
 	// A backup of a completed write, for restore.
 	written := cp("partitions/orders-0", "w/orders-0")
 	backup := filepath.Join(t.TempDir(), "backup")
-	if r := runKseg("inject-barrier", "--timestamp", injectTs, "--backup-dir", backup, written); r.code != ExitOK {
+	if r := runKseg("inject-barrier", "--timestamp", injectTs, "--backup-dir", backup, written); r.code != ui.ExitOK {
 		t.Fatalf("inject-barrier for a backup: exit %d\n%s", r.code, r.stderr)
 	}
 	logdir := cp("logdirs/healthy", "logs")
@@ -63,57 +65,57 @@ func TestExitCodesAgree(t *testing.T) {
 	}
 	situations := map[string]map[string]run{
 		"healthy": {
-			"dump":           {[]string{"dump", part}, ExitOK},
-			"kafka-dump-log": {[]string{"kafka-dump-log", "--files", filepath.Join(part, "00000000000000000000.log")}, ExitOK},
-			"explain":        {[]string{"explain", "5", part}, ExitOK},
-			"replay-psm":     {[]string{"replay-psm", part}, ExitOK},
-			"inject-barrier": {write("inject-barrier", "--timestamp", injectTs, part), ExitOK},
-			"repair":         {write("repair", part), ExitOK},
-			"mirror":         {write("mirror", part, filepath.Join(dst, "orders-0")), ExitOK},
-			"verify-chain":   {[]string{"verify-chain", part, mirror}, ExitOK},
-			"groups":         {[]string{"groups", logdir}, ExitOK},
-			"txns":           {[]string{"txns", logdir}, ExitOK},
-			"metadata":       {[]string{"metadata", logdir}, ExitOK},
-			"check":          {[]string{"check", part}, ExitOK},
-			"digest":         {[]string{"digest", part}, ExitOK},
-			"status":         {[]string{"status", part}, ExitOK},
-			"verify-mm2":     {[]string{"verify-mm2", part, mm2}, ExitOK},
-			"restore":        {[]string{"restore", "--dry-run", backup}, ExitOK},
+			"dump":           {[]string{"dump", part}, ui.ExitOK},
+			"kafka-dump-log": {[]string{"kafka-dump-log", "--files", filepath.Join(part, "00000000000000000000.log")}, ui.ExitOK},
+			"explain":        {[]string{"explain", "5", part}, ui.ExitOK},
+			"replay-psm":     {[]string{"replay-psm", part}, ui.ExitOK},
+			"inject-barrier": {write("inject-barrier", "--timestamp", injectTs, part), ui.ExitOK},
+			"repair":         {write("repair", part), ui.ExitOK},
+			"mirror":         {write("mirror", part, filepath.Join(dst, "orders-0")), ui.ExitOK},
+			"verify-chain":   {[]string{"verify-chain", part, mirror}, ui.ExitOK},
+			"groups":         {[]string{"groups", logdir}, ui.ExitOK},
+			"txns":           {[]string{"txns", logdir}, ui.ExitOK},
+			"metadata":       {[]string{"metadata", logdir}, ui.ExitOK},
+			"check":          {[]string{"check", part}, ui.ExitOK},
+			"digest":         {[]string{"digest", part}, ui.ExitOK},
+			"status":         {[]string{"status", part}, ui.ExitOK},
+			"verify-mm2":     {[]string{"verify-mm2", part, mm2}, ui.ExitOK},
+			"restore":        {[]string{"restore", "--dry-run", backup}, ui.ExitOK},
 		},
 		"an offset past the log end": {
-			"explain":    {[]string{"explain", "999", part}, ExitUsage},
-			"replay-psm": {[]string{"replay-psm", "--upto", "999", part}, ExitUsage},
-			"mirror":     {write("mirror", "--upto", "999", part, filepath.Join(dst, "orders-0")), ExitUsage},
-			"metadata":   {[]string{"metadata", "--at", "999", logdir}, ExitUsage},
+			"explain":    {[]string{"explain", "999", part}, ui.ExitUsage},
+			"replay-psm": {[]string{"replay-psm", "--upto", "999", part}, ui.ExitUsage},
+			"mirror":     {write("mirror", "--upto", "999", part, filepath.Join(dst, "orders-0")), ui.ExitUsage},
+			"metadata":   {[]string{"metadata", "--at", "999", logdir}, ui.ExitUsage},
 			// A filter selects: nothing selected is an answer.
-			"dump": {[]string{"dump", "--offsets", "999:", part}, ExitOK},
+			"dump": {[]string{"dump", "--offsets", "999:", part}, ui.ExitOK},
 		},
 		"an invalid batch": {
-			"dump":           {[]string{"dump", bad}, ExitFindings},
-			"explain":        {[]string{"explain", "4", bad}, ExitFindings},
-			"replay-psm":     {[]string{"replay-psm", bad}, ExitFindings},
-			"inject-barrier": {write("inject-barrier", "--timestamp", injectTs, bad), ExitFindings},
-			"repair":         {write("repair", bad), ExitFindings},
-			"mirror":         {write("mirror", bad, filepath.Join(dst, "events-0")), ExitFindings},
-			"verify-chain":   {[]string{"verify-chain", badMirror, bad}, ExitFindings},
-			"groups":         {[]string{"groups", badViews}, ExitFindings},
-			"txns":           {[]string{"txns", badViews}, ExitFindings},
-			"metadata":       {[]string{"metadata", badViews}, ExitFindings},
-			"check":          {[]string{"check", bad}, ExitFindings},
-			"verify-mm2":     {[]string{"verify-mm2", bad, badMM2}, ExitFindings},
-			"status":         {[]string{"status", bad}, ExitFindings},
+			"dump":           {[]string{"dump", bad}, ui.ExitFindings},
+			"explain":        {[]string{"explain", "4", bad}, ui.ExitFindings},
+			"replay-psm":     {[]string{"replay-psm", bad}, ui.ExitFindings},
+			"inject-barrier": {write("inject-barrier", "--timestamp", injectTs, bad), ui.ExitFindings},
+			"repair":         {write("repair", bad), ui.ExitFindings},
+			"mirror":         {write("mirror", bad, filepath.Join(dst, "events-0")), ui.ExitFindings},
+			"verify-chain":   {[]string{"verify-chain", badMirror, bad}, ui.ExitFindings},
+			"groups":         {[]string{"groups", badViews}, ui.ExitFindings},
+			"txns":           {[]string{"txns", badViews}, ui.ExitFindings},
+			"metadata":       {[]string{"metadata", badViews}, ui.ExitFindings},
+			"check":          {[]string{"check", bad}, ui.ExitFindings},
+			"verify-mm2":     {[]string{"verify-mm2", bad, badMM2}, ui.ExitFindings},
+			"status":         {[]string{"status", bad}, ui.ExitFindings},
 			// Kafka's DumpLogSegments prints isvalid: false and exits 0;
 			// kafka-dump-log keeps Kafka's exit codes (its help says so).
-			"kafka-dump-log": {[]string{"kafka-dump-log", "--files", filepath.Join(bad, "00000000000000000000.log")}, ExitOK},
+			"kafka-dump-log": {[]string{"kafka-dump-log", "--files", filepath.Join(bad, "00000000000000000000.log")}, ui.ExitOK},
 		},
 		"a question the input cannot answer": {
-			"explain":           {[]string{"explain", "9", compacted}, ExitUsage}, // a gap compaction left
-			"groups":            {[]string{"groups", "--group", "nosuch", logdir}, ExitUsage},
-			"groups no topic":   {[]string{"groups", noInternal}, ExitUsage},
-			"txns":              {[]string{"txns", "--transactional-id", "nosuch", logdir}, ExitUsage},
-			"txns no topic":     {[]string{"txns", noInternal}, ExitUsage},
-			"metadata":          {[]string{"metadata", "--topic", "nosuch", logdir}, ExitUsage},
-			"metadata no topic": {[]string{"metadata", noInternal}, ExitUsage},
+			"explain":           {[]string{"explain", "9", compacted}, ui.ExitUsage}, // a gap compaction left
+			"groups":            {[]string{"groups", "--group", "nosuch", logdir}, ui.ExitUsage},
+			"groups no topic":   {[]string{"groups", noInternal}, ui.ExitUsage},
+			"txns":              {[]string{"txns", "--transactional-id", "nosuch", logdir}, ui.ExitUsage},
+			"txns no topic":     {[]string{"txns", noInternal}, ui.ExitUsage},
+			"metadata":          {[]string{"metadata", "--topic", "nosuch", logdir}, ui.ExitUsage},
+			"metadata no topic": {[]string{"metadata", noInternal}, ui.ExitUsage},
 		},
 	}
 	// Why a command has no row in a situation.
@@ -145,7 +147,7 @@ func TestExitCodesAgree(t *testing.T) {
 		"a question the input cannot answer/restore":        "a write",
 	}
 	skip := map[string]bool{"help": true, "completion": true, "version": true, "docs": true}
-	for _, c := range NewRootCmd(&Streams{}).Commands() {
+	for _, c := range NewRootCmd(&ui.Streams{}).Commands() {
 		if skip[c.Name()] {
 			continue
 		}
@@ -162,7 +164,7 @@ func TestExitCodesAgree(t *testing.T) {
 				if got.code != r.want {
 					t.Errorf("kseg %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(r.args, " "), got.code, r.want, head(got.stdout), got.stderr)
 				}
-				if got.code == ExitUsage && strings.Contains(sit, "cannot answer") && !strings.Contains(got.stdout+got.stderr, "UNANSWERABLE") &&
+				if got.code == ui.ExitUsage && strings.Contains(sit, "cannot answer") && !strings.Contains(got.stdout+got.stderr, "UNANSWERABLE") &&
 					!strings.Contains(got.stderr, "does not exist") && !strings.Contains(got.stderr, "no batch holds") && !strings.Contains(got.stderr, "no KRaft metadata log") {
 					t.Errorf("kseg %s: exit 2 without saying what cannot be answered:\n%s%s", strings.Join(r.args, " "), got.stdout, got.stderr)
 				}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
@@ -29,17 +30,17 @@ func (o *explainOptions) Validate(args []string) error {
 	switch o.output {
 	case "text", "table", "json":
 	default:
-		return usageErrorf("--output must be text, table or json, not %q", o.output)
+		return ui.UsageErrorf("--output must be text, table or json, not %q", o.output)
 	}
 	off, err := strconv.ParseInt(args[0], 10, 64)
 	if err != nil || off < 0 {
-		return usageErrorf("OFFSET %q is not an offset", args[0])
+		return ui.UsageErrorf("OFFSET %q is not an offset", args[0])
 	}
 	o.offset = off
 	return nil
 }
 
-func newExplainCmd(s *Streams) *cobra.Command {
+func newExplainCmd(s *ui.Streams) *cobra.Command {
 	o := &explainOptions{}
 	c := &cobra.Command{
 		Use:   "explain OFFSET PATH",
@@ -49,11 +50,11 @@ and print every byte of it with the Kafka field it belongs to: the header
 (baseOffset, batchLength, crc, attributes …) and each record's varints, key,
 value and headers. Compressed records are shown at their decompressed
 positions. For the moments when an operator must see the bytes.
-` + exitStatusHelp,
+` + ui.ExitStatusHelp,
 		Example: `  kseg explain 5 testdata/partitions/txn-0
   kseg explain 1200 /var/lib/kafka/data/orders-0/00000000000000001200.log -o json
   kseg explain -o table 12 testdata/partitions/orders-0`,
-		Args: usageArgs(cobra.ExactArgs(2)),
+		Args: cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Validate(args); err != nil {
 				return err
@@ -98,7 +99,7 @@ func findSegmentLog(path string, offset int64) (string, int64, error) {
 				break
 			}
 		}
-		return "", 0, unansweredf("%s: offset %d is below the log start (the first segment begins at %d): the log does not hold it", path, offset, first)
+		return "", 0, ui.Unansweredf("%s: offset %d is below the log start (the first segment begins at %d): the log does not hold it", path, offset, first)
 	}
 	start := int64(0)
 	if best.Index != "" {
@@ -109,7 +110,7 @@ func findSegmentLog(path string, offset int64) (string, int64, error) {
 	return best.Log, start, nil
 }
 
-func runExplain(s *Streams, o *explainOptions, path string) error {
+func runExplain(s *ui.Streams, o *explainOptions, path string) error {
 	if err := checkInput(s, "explain", path, inputLogOrPartition); err != nil {
 		return err
 	}
@@ -147,7 +148,7 @@ func runExplain(s *Streams, o *explainOptions, path string) error {
 	return renderExplain(s, o, lf.Path, sc.Pos(), sc.Batch())
 }
 
-func runExplainFrom(s *Streams, o *explainOptions, path string, lf *segment.LogFile, start int64) error {
+func runExplainFrom(s *ui.Streams, o *explainOptions, path string, lf *segment.LogFile, start int64) error {
 	sc := lf.Scanner(segment.ScanOptions{Start: start})
 	for sc.Next() {
 		b := sc.Batch()
@@ -170,7 +171,7 @@ func runExplainFrom(s *Streams, o *explainOptions, path string, lf *segment.LogF
 func notHeld(path, logPath string, offset int64, sc *segment.Scanner) error {
 	if sc != nil && sc.Tail().Kind != segment.TailClean && sc.Tail().Kind != segment.TailZeroFilled {
 		t := sc.Tail()
-		return &exitError{code: ExitFindings, err: fmt.Errorf("%s: no batch holds offset %d before the damage at position %d (%s)", logPath, offset, t.ValidBytes, t.Kind)}
+		return &ui.ExitCodeError{Code: ui.ExitFindings, Err: fmt.Errorf("%s: no batch holds offset %d before the damage at position %d (%s)", logPath, offset, t.ValidBytes, t.Kind)}
 	}
 	end := int64(-1)
 	if lf, err := segment.OpenLog(logPath); err == nil {
@@ -191,42 +192,42 @@ func notHeld(path, logPath string, offset int64, sc *segment.Scanner) error {
 		}
 	}
 	if end >= 0 && offset >= end && last {
-		return unansweredf("%s: offset %d is past the end of %s (%d): no batch holds it", path, offset, what, end)
+		return ui.Unansweredf("%s: offset %d is past the end of %s (%d): no batch holds it", path, offset, what, end)
 	}
-	return unansweredf("%s: no batch holds offset %d: %s has a gap there (the log cleaner's compaction, or a cut, removed it)", path, offset, what)
+	return ui.Unansweredf("%s: no batch holds offset %d: %s has a gap there (the log cleaner's compaction, or a cut, removed it)", path, offset, what)
 }
 
-func renderExplain(s *Streams, o *explainOptions, path string, pos int64, b *decode.Batch) error {
+func renderExplain(s *ui.Streams, o *explainOptions, path string, pos int64, b *decode.Batch) error {
 	var dec decode.Decoder
 	fields, lerr := dec.Layout(b)
 	w := bufio.NewWriter(s.Out)
 	defer w.Flush()
 	if o.output == "json" {
-		var j jsonw
+		var j ui.JSONWriter
 		for _, f := range fields {
-			j.b = j.b[:0]
-			j.begin()
-			j.str("type", "field")
-			j.str("file", path)
+			j.B = j.B[:0]
+			j.Begin()
+			j.Str("type", "field")
+			j.Str("file", path)
 			if f.Decompressed {
-				j.null("position")
-				j.int("decompressedPosition", int64(f.Pos))
+				j.Null("position")
+				j.Int("decompressedPosition", int64(f.Pos))
 			} else {
-				j.int("position", pos+int64(f.Pos))
+				j.Int("position", pos+int64(f.Pos))
 			}
-			j.int("length", int64(f.Len))
-			j.int("depth", int64(f.Depth))
-			j.str("field", f.Name)
-			j.str("value", f.Value)
+			j.Int("length", int64(f.Len))
+			j.Int("depth", int64(f.Depth))
+			j.Str("field", f.Name)
+			j.Str("value", f.Value)
 			if !f.Decompressed && f.Pos+f.Len <= len(b.Raw) {
-				j.str("hex", hex.EncodeToString(b.Raw[f.Pos:f.Pos+f.Len]))
+				j.Str("hex", hex.EncodeToString(b.Raw[f.Pos:f.Pos+f.Len]))
 			}
-			j.end()
-			j.b = append(j.b, '\n')
-			w.Write(j.b)
+			j.End()
+			j.B = append(j.B, '\n')
+			w.Write(j.B)
 		}
 	} else {
-		st := s.styles()
+		st := s.Styles()
 		inner, ierr := legacyInner(b)
 		if len(inner) > 0 {
 			// A compressed legacy wrapper carries the offset of its last
@@ -241,17 +242,17 @@ func renderExplain(s *Streams, o *explainOptions, path string, pos int64, b *dec
 			if len(inner) == 0 && ierr == nil {
 				return
 			}
-			fmt.Fprintf(w, "%s\n", st.paint(st.title, fmt.Sprintf("inner messages (decompressed %s):", b.Compression())))
+			fmt.Fprintf(w, "%s\n", st.Paint(st.Title, fmt.Sprintf("inner messages (decompressed %s):", b.Compression())))
 			for _, r := range inner {
 				mark := ""
 				if r.Offset == o.offset {
 					mark = "  <- offset " + strconv.FormatInt(o.offset, 10)
 				}
 				fmt.Fprintf(w, "  offset %s magic %d keySize %d valueSize %d crc %d %s%s\n",
-					st.paint(st.offset, strconv.FormatInt(r.Offset, 10)), r.Magic, r.KeySize(), r.ValueSize(), r.CRC, validWord(r.CRCValid), mark)
+					st.Paint(st.Offset, strconv.FormatInt(r.Offset, 10)), r.Magic, r.KeySize(), r.ValueSize(), r.CRC, validWord(r.CRCValid), mark)
 			}
 			if ierr != nil {
-				fmt.Fprintf(w, "  %s\n", st.paint(st.err, ierr.Error()))
+				fmt.Fprintf(w, "  %s\n", st.Paint(st.Err, ierr.Error()))
 			}
 		}()
 		rows := make([][]string, 0, len(fields))
@@ -267,13 +268,13 @@ func renderExplain(s *Streams, o *explainOptions, path string, pos int64, b *dec
 			rows = append(rows, []string{where, bytesHex, strings.Repeat("  ", f.Depth) + f.Name, f.Value})
 		}
 		if o.output == "table" {
-			if err := renderTable(w, s.Width, []string{"position", "bytes", "field", "value"}, rows); err != nil {
+			if err := ui.RenderTable(w, s.Width, []string{"position", "bytes", "field", "value"}, rows); err != nil {
 				return err
 			}
 		} else {
 			fmt.Fprintf(w, "%10s  %-35s  %-28s %s\n", "position", "bytes", "field", "value")
 			for _, r := range rows {
-				fmt.Fprintf(w, "%10s  %-35s  %s %s\n", r[0], r[1], padDisplay(st.paint(st.title, r[2]), 28), r[3])
+				fmt.Fprintf(w, "%10s  %-35s  %s %s\n", r[0], r[1], ui.PadDisplay(st.Paint(st.Title, r[2]), 28), r[3])
 			}
 		}
 	}
@@ -288,7 +289,7 @@ func renderExplain(s *Streams, o *explainOptions, path string, pos int64, b *dec
 		if lerr != nil {
 			fmt.Fprintf(s.Err, "kseg: %v\n", lerr)
 		}
-		return findingsExit()
+		return ui.FindingsExit()
 	}
 	return nil
 }

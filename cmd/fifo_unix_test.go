@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // TestFIFONamedLikeKafkaFile is issue 12's defect 6: a FIFO where a Kafka
@@ -99,13 +101,13 @@ func fifoCase(t *testing.T, healthy, src, name, part, target string, argsOf func
 	}
 	done := make(chan result, 1)
 	go func() {
-		s, out, errb := TestStreams()
+		s, out, errb := ui.TestStreams()
 		code := Run(context.Background(), args, s)
 		done <- result{code, out.String(), errb.String()}
 	}()
 	select {
 	case r := <-done:
-		if r.code == ExitOK || !strings.Contains(r.stderr, file+": a FIFO where a Kafka file is expected") {
+		if r.code == ui.ExitOK || !strings.Contains(r.stderr, file+": a FIFO where a Kafka file is expected") {
 			t.Errorf("%s with a FIFO at %s: exit %d\n%s%s", c.name, target, r.code, r.out, r.stderr)
 		}
 	// A command that opens the FIFO blocks for ever; one that

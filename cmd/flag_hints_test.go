@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/edit"
 )
 
@@ -114,7 +115,7 @@ func TestCLINamesTheFlag(t *testing.T) {
 		{"mirror", "--backup-dir", filepath.Join(bk, "1"), "--upto", "30", a, b},
 		{"inject-barrier", "--backup-dir", filepath.Join(bk, "2"), "--timestamp", "1700000009000", b},
 	} {
-		if r := runKseg(args...); r.code != ExitOK {
+		if r := runKseg(args...); r.code != ui.ExitOK {
 			t.Fatalf("%v: exit %d\n%s", args, r.code, r.stderr)
 		}
 	}
@@ -140,10 +141,10 @@ func TestCLINamesTheFlag(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"inject-barrier", "--dry-run", torn}, ExitFindings, " (rerun with --repair-tail to cut it as broker recovery would)\n"},
-		{[]string{"mirror", "--dry-run", a, b}, ExitFindings, " (rerun with --align to truncate it there first, as failback does)\n"},
-		{[]string{"repair", "--backup-dir", filepath.Join(root, "logs", "backup"), torn}, ExitRefused, "a folder there that is not a partition; pass --backup-dir outside every Kafka log directory\n"},
-		{[]string{"inject-barrier", "--dry-run", pending}, ExitRefused, "rerun it to finish it, or roll it back with --rollback\n"},
+		{[]string{"inject-barrier", "--dry-run", torn}, ui.ExitFindings, " (rerun with --repair-tail to cut it as broker recovery would)\n"},
+		{[]string{"mirror", "--dry-run", a, b}, ui.ExitFindings, " (rerun with --align to truncate it there first, as failback does)\n"},
+		{[]string{"repair", "--backup-dir", filepath.Join(root, "logs", "backup"), torn}, ui.ExitRefused, "a folder there that is not a partition; pass --backup-dir outside every Kafka log directory\n"},
+		{[]string{"inject-barrier", "--dry-run", pending}, ui.ExitRefused, "rerun it to finish it, or roll it back with --rollback\n"},
 	} {
 		r := runKseg(tc.args...)
 		if r.code != tc.code || !strings.HasSuffix(r.stderr, tc.want) {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -39,7 +40,7 @@ func flagError(c *cobra.Command, err error) error {
 			err = fmt.Errorf("%w\n\nDid you mean this?\n\t%s", err, strings.Join(sug, "\n\t"))
 		}
 	}
-	return &exitError{code: ExitUsage, err: err}
+	return &ui.ExitCodeError{Code: ui.ExitUsage, Err: err}
 }
 
 // wantValue says why v is not a value of f, and what is.
@@ -167,7 +168,7 @@ func argsError(c *cobra.Command, args []string, err error) error {
 		for i, a := range args {
 			q[i] = strconv.Quote(a)
 		}
-		got = plural(len(args), "argument") + ": " + strings.Join(q, " ")
+		got = ui.Plural(len(args), "argument") + ": " + strings.Join(q, " ")
 	}
 	return fmt.Errorf("%s takes %s; got %s", c.CommandPath(), want, got)
 }

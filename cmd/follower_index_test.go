@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -23,11 +24,11 @@ func TestFollowerIndexesAreHealthy(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dir := range dirs {
-		if r := runKseg("dump", "-q", "--verify-index", "--index-sanity-check", dir); r.code != ExitOK || findingLines(r.stdout) != "" {
+		if r := runKseg("dump", "-q", "--verify-index", "--index-sanity-check", dir); r.code != ui.ExitOK || findingLines(r.stdout) != "" {
 			t.Errorf("%s: dump --verify-index: exit %d\n%s%s", dir, r.code, findingLines(r.stdout), r.stderr)
 		}
 		r, plan := repairDryRunAll(t, dir)
-		if r.code != ExitOK || len(plan.Files) > 0 {
+		if r.code != ui.ExitOK || len(plan.Files) > 0 {
 			t.Errorf("%s: repair --all --dry-run: exit %d, plans %+v", dir, r.code, plan.Files)
 		}
 		index := filepath.Join(dir, segment.SegmentFileName(0, segment.IndexSuffix))

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -130,7 +131,7 @@ func (w *goldenWork) mkdir(rel string) {
 // must succeed, and is not recorded.
 func (w *goldenWork) setup(args ...string) {
 	w.t.Helper()
-	if r := runKseg(args...); r.code != ExitOK {
+	if r := runKseg(args...); r.code != ui.ExitOK {
 		w.t.Fatalf("setup kseg %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
 	}
 }
@@ -223,11 +224,11 @@ func TestReplayPSMGolden(t *testing.T) {
 				}
 				states[from] = st[0]
 				// Exit 3 exactly when an anomaly is an error.
-				want := ExitOK
+				want := ui.ExitOK
 				as, _ := st[0]["anomalies"].([]any)
 				for _, a := range as {
 					if m, _ := a.(map[string]any); m["severity"] == "error" {
-						want = ExitFindings
+						want = ui.ExitFindings
 					}
 				}
 				for _, r := range []runResult{text, js} {
@@ -308,7 +309,7 @@ func TestExplainGolden(t *testing.T) {
 	for _, c := range explainCases {
 		for _, o := range c.outputs {
 			r := w.run("explain", "--output", o, strconv.FormatInt(c.offset, 10), c.dir)
-			if r.code != ExitOK || r.stderr != "" {
+			if r.code != ui.ExitOK || r.stderr != "" {
 				t.Errorf("kseg %s: exit %d, stderr %q", strings.Join(r.args, " "), r.code, r.stderr)
 			}
 			if o != "json" {
@@ -333,7 +334,7 @@ func TestExplainGolden(t *testing.T) {
 	}
 	// An offset no batch holds is an error of the request (exit 2), not
 	// a crash.
-	if r := w.run("explain", "99", "orders-0"); r.code != ExitUsage || !strings.Contains(r.stderr, "offset 99 is past the end of the log (73)") {
+	if r := w.run("explain", "99", "orders-0"); r.code != ui.ExitUsage || !strings.Contains(r.stderr, "offset 99 is past the end of the log (73)") {
 		t.Errorf("explain 99: exit %d, stderr %q", r.code, r.stderr)
 	}
 	w.check(filepath.Join("explain", "explain.txt"),
@@ -360,7 +361,7 @@ var verifyChainScenarios = []struct {
 			w.mkdir("b/orders-0")
 			w.setup("mirror", "--quiet", "--backup-dir", "backup/1", "a/orders-0", "b/orders-0")
 		},
-		dirs: []string{"a/orders-0", "b/orders-0"}, exit: ExitOK, status: "in-sync",
+		dirs: []string{"a/orders-0", "b/orders-0"}, exit: ui.ExitOK, status: "in-sync",
 	},
 	{
 		name:  "failed-over-chain",
@@ -373,7 +374,7 @@ var verifyChainScenarios = []struct {
 			w.setup("mirror", "--quiet", "--backup-dir", "backup/2", "b/orders-0", "c/orders-0")
 			w.setup("inject-barrier", "--quiet", "--backup-dir", "backup/3", "--source-cluster-id", "cluster-a", "b/orders-0")
 		},
-		dirs: []string{"a/orders-0", "b/orders-0", "c/orders-0"}, exit: ExitOK, status: "failed-over",
+		dirs: []string{"a/orders-0", "b/orders-0", "c/orders-0"}, exit: ui.ExitOK, status: "failed-over",
 	},
 	{
 		name:  "not-a-mirror",
@@ -389,7 +390,7 @@ var verifyChainScenarios = []struct {
 				w.t.Fatal(err)
 			}
 		},
-		dirs: []string{"a/orders-0", "b/orders-0"}, exit: ExitFindings, kinds: []string{"missing-barrier"}, status: "diverged",
+		dirs: []string{"a/orders-0", "b/orders-0"}, exit: ui.ExitFindings, kinds: []string{"missing-barrier"}, status: "diverged",
 	},
 	{
 		name:  "damaged-copy",
@@ -407,7 +408,7 @@ var verifyChainScenarios = []struct {
 				w.t.Fatal(err)
 			}
 		},
-		dirs: []string{"a/orders-0", "b/orders-0"}, exit: ExitFindings, kinds: []string{"mismatch", "crc-mismatch"}, status: "diverged",
+		dirs: []string{"a/orders-0", "b/orders-0"}, exit: ui.ExitFindings, kinds: []string{"mismatch", "crc-mismatch"}, status: "diverged",
 	},
 }
 
@@ -464,22 +465,22 @@ var dryRunScenarios = []struct {
 	{
 		name: "inject-barrier-truncate", about: "kseg inject-barrier over a copy of testdata/partitions/txn-0: the cut at the last stable offset, iterated.",
 		build: func(w *goldenWork) { w.copyFixture("partitions/txn-0", "txn-0") },
-		args:  []string{"inject-barrier", "txn-0"}, exit: ExitOK,
+		args:  []string{"inject-barrier", "txn-0"}, exit: ui.ExitOK,
 	},
 	{
 		name: "inject-barrier-abort", about: "kseg inject-barrier --mode abort over a copy of testdata/partitions/txn-0: an ABORT marker for the open transaction, then the barrier.",
 		build: func(w *goldenWork) { w.copyFixture("partitions/txn-0", "txn-0") },
-		args:  []string{"inject-barrier", "--mode", "abort", "--source-cluster-id", "cluster-a", "txn-0"}, exit: ExitOK,
+		args:  []string{"inject-barrier", "--mode", "abort", "--source-cluster-id", "cluster-a", "txn-0"}, exit: ui.ExitOK,
 	},
 	{
 		name: "inject-barrier-clean", about: "kseg inject-barrier over a copy of testdata/partitions/orders-0: no transaction, nothing cut.",
 		build: func(w *goldenWork) { w.copyFixture("partitions/orders-0", "orders-0") },
-		args:  []string{"inject-barrier", "--bump-leader-epoch", "6", "orders-0"}, exit: ExitOK,
+		args:  []string{"inject-barrier", "--bump-leader-epoch", "6", "orders-0"}, exit: ui.ExitOK,
 	},
 	{
 		name: "mirror-new", about: "kseg mirror from a copy of testdata/partitions/orders-0 into an empty b/orders-0, rolling at 2048 bytes.",
 		build: func(w *goldenWork) { w.copyFixture("partitions/orders-0", "a/orders-0"); w.mkdir("b/orders-0") },
-		args:  []string{"mirror", "--segment-bytes", "2048", "a/orders-0", "b/orders-0"}, exit: ExitOK,
+		args:  []string{"mirror", "--segment-bytes", "2048", "a/orders-0", "b/orders-0"}, exit: ui.ExitOK,
 	},
 	{
 		name: "mirror-catch-up", about: "kseg mirror from a copy of testdata/partitions/txn-0 into b/txn-0, which already mirrors it up to offset 8.",
@@ -488,22 +489,22 @@ var dryRunScenarios = []struct {
 			w.mkdir("b/txn-0")
 			w.setup("mirror", "--quiet", "--backup-dir", "backup/1", "--upto", "8", "a/txn-0", "b/txn-0")
 		},
-		args: []string{"mirror", "a/txn-0", "b/txn-0"}, exit: ExitOK,
+		args: []string{"mirror", "a/txn-0", "b/txn-0"}, exit: ui.ExitOK,
 	},
 	{
 		name: "repair-healthy", about: "kseg repair --all over a copy of testdata/partitions/orders-0: nothing to do.",
 		build: func(w *goldenWork) { w.copyFixture("partitions/orders-0", "orders-0") },
-		args:  []string{"repair", "--all", "orders-0"}, exit: ExitOK,
+		args:  []string{"repair", "--all", "orders-0"}, exit: ui.ExitOK,
 	},
 	{
 		name: "repair-torn-tail", about: "kseg repair over a copy of testdata/broken/torn-tail/events-0.",
 		build: func(w *goldenWork) { w.copyFixture("broken/torn-tail/events-0", "events-0") },
-		args:  []string{"repair", "events-0"}, exit: ExitFindings,
+		args:  []string{"repair", "events-0"}, exit: ui.ExitFindings,
 	},
 	{
 		name: "repair-crc-mismatch", about: "kseg repair over a copy of testdata/broken/crc-mismatch/events-0.",
 		build: func(w *goldenWork) { w.copyFixture("broken/crc-mismatch/events-0", "events-0") },
-		args:  []string{"repair", "events-0"}, exit: ExitFindings,
+		args:  []string{"repair", "events-0"}, exit: ui.ExitFindings,
 	},
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/psm/broker"
 )
@@ -41,7 +42,7 @@ func (o *groupsOptions) AddFlags(c *cobra.Command) {
 	f.StringArrayVar(&o.topics, "topic", nil, "only committed offsets and assignments of this topic (repeatable)")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
 	f.Int32Var(&o.numPartitions, "consumer-offsets-partitions", 0, "the cluster's offsets.topic.num.partitions, to tell which coordinator partition a --group lives in; 0 = from the KRaft metadata image in the directories, else 50")
-	addJobsFlag(c, &o.jobs, "partitions replayed")
+	ui.AddJobsFlag(c, &o.jobs, "partitions replayed")
 }
 
 func (o *groupsOptions) Validate(args []string) error {
@@ -49,15 +50,15 @@ func (o *groupsOptions) Validate(args []string) error {
 		return err
 	}
 	if len(args) == 0 {
-		return usageErrorf("groups needs at least one log directory")
+		return ui.UsageErrorf("groups needs at least one log directory")
 	}
 	if o.numPartitions < 0 {
-		return usageErrorf("--consumer-offsets-partitions must not be negative")
+		return ui.UsageErrorf("--consumer-offsets-partitions must not be negative")
 	}
 	return o.validateView()
 }
 
-func newGroupsCmd(s *Streams) *cobra.Command {
+func newGroupsCmd(s *ui.Streams) *cobra.Command {
 	o := &groupsOptions{}
 	c := &cobra.Command{
 		Use:   "groups LOGDIR...",
@@ -98,14 +99,14 @@ every field whichever the view.
 
 Findings (exit 3) are committed offsets outside their log and records or
 batches that do not decode.
-` + exitStatusHelp,
+` + ui.ExitStatusHelp,
 		Example: `  kseg groups /var/lib/kafka/data                          # --describe: GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG …
   kseg groups --list --state /var/lib/kafka/data
   kseg groups --describe --members -v --group billing /var/lib/kafka/data
   kseg groups --describe --state /var/lib/kafka/data
   kseg groups --group payments --topic orders broker1/data broker2/data
   kseg groups -o json /var/lib/kafka/data | jq 'select(.type=="group") | .offsets[] | select(.lag > 1000)'`,
-		Args: usageArgs(cobra.ArbitraryArgs),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Validate(args); err != nil {
 				return err
@@ -117,7 +118,7 @@ batches that do not decode.
 	return c
 }
 
-func runGroups(ctx context.Context, s *Streams, o *groupsOptions, args []string) error {
+func runGroups(ctx context.Context, s *ui.Streams, o *groupsOptions, args []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -126,9 +127,9 @@ func runGroups(ctx context.Context, s *Streams, o *groupsOptions, args []string)
 		return err
 	}
 	// Warnings stay under -q, which silences progress and summaries only.
-	warnDiagnostics(s.Err, inv.Warnings)
+	ui.WarnDiagnostics(s.Err, inv.Warnings)
 	v, err := broker.LoadGroups(inv, brokerDecoder(), broker.GroupsOptions{
-		Groups: o.groups, Topics: o.topics, Jobs: resolveJobs(o.jobs), PSM: psm.DefaultOptions(), NumPartitions: o.numPartitions,
+		Groups: o.groups, Topics: o.topics, Jobs: ui.ResolveJobs(o.jobs), PSM: psm.DefaultOptions(), NumPartitions: o.numPartitions,
 	})
 	if err != nil {
 		return err
@@ -137,8 +138,8 @@ func runGroups(ctx context.Context, s *Streams, o *groupsOptions, args []string)
 	if err := newGroupsPrinter(s, o).Print(v); err != nil {
 		return err
 	}
-	if !s.quiet && o.output != "json" {
-		fmt.Fprintf(s.Out, "%s replayed, %s\n", plural(len(v.Coordinators), "__consumer_offsets partition"), plural(len(v.Groups), "group"))
+	if !s.Quiet && o.output != "json" {
+		fmt.Fprintf(s.Out, "%s replayed, %s\n", ui.Plural(len(v.Coordinators), "__consumer_offsets partition"), ui.Plural(len(v.Groups), "group"))
 	}
 	return viewExit(s, v.Unreadable, len(v.Unanswerable), v.Absent, v.Findings)
 }
@@ -147,7 +148,7 @@ type groupsPrinter interface {
 	Print(v *broker.GroupsView) error
 }
 
-func newGroupsPrinter(s *Streams, o *groupsOptions) groupsPrinter {
+func newGroupsPrinter(s *ui.Streams, o *groupsOptions) groupsPrinter {
 	table := o.output == "table" || (o.output == "text" && s.OutTTY)
 	switch {
 	case o.output == "json":

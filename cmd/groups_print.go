@@ -7,43 +7,44 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/broker"
 )
 
 // textGroupsPrinter prints one block per group, stable plain lines for
 // scripts: the group line, a line per member, a line per committed
 // offset; then the findings.
-type textGroupsPrinter struct{ s *Streams }
+type textGroupsPrinter struct{ s *ui.Streams }
 
 func (p *textGroupsPrinter) Print(v *broker.GroupsView) error {
 	w := bufio.NewWriter(p.s.Out)
-	st, ls := p.s.styles(), p.s.lister()
+	st, ls := p.s.Styles(), p.s.Lister()
 	gap := func(indent string) func(string) {
 		return func(more string) { fmt.Fprintf(w, "%s%s\n", indent, more) }
 	}
-	ls.lines(len(v.Groups), "groups", func(i int) {
+	ls.Lines(len(v.Groups), "groups", func(i int) {
 		g := v.Groups[i]
 		printGroupLine(w, st, &g)
-		ls.lines(len(g.Members), "members", func(i int) {
+		ls.Lines(len(g.Members), "members", func(i int) {
 			m := g.Members[i]
-			fmt.Fprintf(w, "  member %s clientId %s clientHost %s", esc(m.MemberID), esc(m.ClientID), esc(m.ClientHost))
+			fmt.Fprintf(w, "  member %s clientId %s clientHost %s", ui.Esc(m.MemberID), ui.Esc(m.ClientID), ui.Esc(m.ClientHost))
 			if m.GroupInstanceID != "" {
-				fmt.Fprintf(w, " groupInstanceId %s", esc(m.GroupInstanceID))
+				fmt.Fprintf(w, " groupInstanceId %s", ui.Esc(m.GroupInstanceID))
 			}
 			if m.MemberEpoch >= 0 {
-				fmt.Fprintf(w, " memberEpoch %d state %s", m.MemberEpoch, esc(m.State))
+				fmt.Fprintf(w, " memberEpoch %d state %s", m.MemberEpoch, ui.Esc(m.State))
 			}
 			if m.SessionTimeoutMs > 0 {
 				fmt.Fprintf(w, " sessionTimeoutMs %d", m.SessionTimeoutMs)
 			}
-			fmt.Fprintf(w, " rebalanceTimeoutMs %d assignment %s\n", m.RebalanceTimeoutMs, esc(partitionsText(m.Assignment)))
+			fmt.Fprintf(w, " rebalanceTimeoutMs %d assignment %s\n", m.RebalanceTimeoutMs, ui.Esc(partitionsText(m.Assignment)))
 		}, gap("  "))
-		ls.lines(len(g.Offsets), "committed offsets", func(i int) {
+		ls.Lines(len(g.Offsets), "committed offsets", func(i int) {
 			c := g.Offsets[i]
 			fmt.Fprintf(w, "  offset %s-%d committed %d leaderEpoch %d commitTimestamp %s metadata %q",
-				esc(c.Topic), c.Partition, c.Offset, c.LeaderEpoch, fmtTime(c.CommitTimestamp), c.Metadata)
+				ui.Esc(c.Topic), c.Partition, c.Offset, c.LeaderEpoch, ui.FmtTime(c.CommitTimestamp), c.Metadata)
 			if c.ExpireTimestamp >= 0 {
-				fmt.Fprintf(w, " expireTimestamp %s", fmtTime(c.ExpireTimestamp))
+				fmt.Fprintf(w, " expireTimestamp %s", ui.FmtTime(c.ExpireTimestamp))
 			}
 			fmt.Fprintf(w, " %s\n", logText(c))
 		}, gap("  "))
@@ -78,7 +79,7 @@ func printSkipped(w *bufio.Writer, sk map[string]int) {
 }
 
 // printGroupLine prints a group's line of the text views.
-func printGroupLine(w *bufio.Writer, st *styles, g *broker.Group) {
+func printGroupLine(w *bufio.Writer, st *ui.Styles, g *broker.Group) {
 	proto := g.ProtocolType
 	if g.Protocol != "" {
 		proto += "/" + g.Protocol
@@ -91,15 +92,15 @@ func printGroupLine(w *bufio.Writer, st *styles, g *broker.Group) {
 		gen = "groupEpoch"
 	}
 	fmt.Fprintf(w, "%s %s type %s state %s protocol %s %s %d members %d coordinator %s",
-		st.paint(st.title, "group"), esc(g.Group), g.Type, g.State, esc(proto), gen, g.Generation, len(g.Members), esc(filepath.Base(g.Coordinator)))
+		st.Paint(st.Title, "group"), ui.Esc(g.Group), g.Type, g.State, ui.Esc(proto), gen, g.Generation, len(g.Members), ui.Esc(filepath.Base(g.Coordinator)))
 	if g.Type == "consumer" {
 		fmt.Fprintf(w, " assignmentEpoch %d", g.AssignmentEpoch)
 	}
 	if g.Leader != "" {
-		fmt.Fprintf(w, " leader %s", esc(g.Leader))
+		fmt.Fprintf(w, " leader %s", ui.Esc(g.Leader))
 	}
 	if g.StateTimestamp >= 0 {
-		fmt.Fprintf(w, " stateTimestamp %s", fmtTime(g.StateTimestamp))
+		fmt.Fprintf(w, " stateTimestamp %s", ui.FmtTime(g.StateTimestamp))
 	}
 	fmt.Fprintln(w)
 }
@@ -107,100 +108,100 @@ func printGroupLine(w *bufio.Writer, st *styles, g *broker.Group) {
 // tableGroupsPrinter is --describe on a terminal (or -o table):
 // kafka-consumer-groups --describe's rows and columns (describeRows), one
 // table for all the groups.
-type tableGroupsPrinter struct{ s *Streams }
+type tableGroupsPrinter struct{ s *ui.Streams }
 
 func (p *tableGroupsPrinter) Print(v *broker.GroupsView) error {
-	ls := p.s.lister()
-	header, rows := describeRows(v, p.s.wide)
+	ls := p.s.Lister()
+	header, rows := describeRows(v, p.s.Wide)
 	w := bufio.NewWriter(p.s.Out)
-	ls.table(w, p.s.Width, header, rows, "rows")
-	return printGroupsTail(w, p.s.styles(), ls, v)
+	ls.Table(w, p.s.Width, header, rows, "rows")
+	return printGroupsTail(w, p.s.Styles(), ls, v)
 }
 
 // jsonGroupsPrinter writes one {"type":"group"} object per line, then one
 // {"type":"finding"} per finding (docs/json.md).
 type jsonGroupsPrinter struct {
-	s *Streams
-	j jsonw
+	s *ui.Streams
+	j ui.JSONWriter
 }
 
 func (p *jsonGroupsPrinter) Print(v *broker.GroupsView) error {
 	j := &p.j
 	for _, g := range v.Groups {
-		j.b = j.b[:0]
-		j.begin()
-		j.str("type", "group")
-		j.str("group", g.Group)
-		j.str("groupType", g.Type)
-		j.str("state", g.State)
-		j.str("protocolType", g.ProtocolType)
-		j.str("protocol", g.Protocol)
-		j.int("generation", int64(g.Generation))
+		j.B = j.B[:0]
+		j.Begin()
+		j.Str("type", "group")
+		j.Str("group", g.Group)
+		j.Str("groupType", g.Type)
+		j.Str("state", g.State)
+		j.Str("protocolType", g.ProtocolType)
+		j.Str("protocol", g.Protocol)
+		j.Int("generation", int64(g.Generation))
 		if g.Type == "consumer" {
-			j.int("assignmentEpoch", int64(g.AssignmentEpoch))
+			j.Int("assignmentEpoch", int64(g.AssignmentEpoch))
 		}
-		j.str("leader", g.Leader)
-		j.optInt("currentStateTimestamp", g.StateTimestamp, g.StateTimestamp >= 0)
-		j.str("coordinatorPartitionDir", g.Coordinator)
-		j.optInt("metadataRecordOffset", g.MetadataOffset, g.MetadataOffset >= 0)
-		j.key("members")
-		j.b = append(j.b, '[')
+		j.Str("leader", g.Leader)
+		j.OptInt("currentStateTimestamp", g.StateTimestamp, g.StateTimestamp >= 0)
+		j.Str("coordinatorPartitionDir", g.Coordinator)
+		j.OptInt("metadataRecordOffset", g.MetadataOffset, g.MetadataOffset >= 0)
+		j.Key("members")
+		j.B = append(j.B, '[')
 		for i, m := range g.Members {
 			if i > 0 {
-				j.b = append(j.b, ',')
+				j.B = append(j.B, ',')
 			}
-			j.begin()
-			j.str("memberId", m.MemberID)
-			j.str("groupInstanceId", m.GroupInstanceID)
-			j.str("clientId", m.ClientID)
-			j.str("clientHost", m.ClientHost)
-			j.int("sessionTimeoutMs", int64(m.SessionTimeoutMs))
-			j.int("rebalanceTimeoutMs", int64(m.RebalanceTimeoutMs))
-			j.optInt("memberEpoch", int64(m.MemberEpoch), m.MemberEpoch >= 0)
-			j.str("memberState", m.State)
+			j.Begin()
+			j.Str("memberId", m.MemberID)
+			j.Str("groupInstanceId", m.GroupInstanceID)
+			j.Str("clientId", m.ClientID)
+			j.Str("clientHost", m.ClientHost)
+			j.Int("sessionTimeoutMs", int64(m.SessionTimeoutMs))
+			j.Int("rebalanceTimeoutMs", int64(m.RebalanceTimeoutMs))
+			j.OptInt("memberEpoch", int64(m.MemberEpoch), m.MemberEpoch >= 0)
+			j.Str("memberState", m.State)
 			jsonPartitions(j, "assignment", m.Assignment)
-			j.end()
+			j.End()
 		}
-		j.b = append(j.b, ']')
-		j.first = false
-		j.key("offsets")
-		j.b = append(j.b, '[')
+		j.B = append(j.B, ']')
+		j.First = false
+		j.Key("offsets")
+		j.B = append(j.B, '[')
 		for i, c := range g.Offsets {
 			if i > 0 {
-				j.b = append(j.b, ',')
+				j.B = append(j.B, ',')
 			}
-			j.begin()
-			j.str("topic", c.Topic)
-			j.int("partition", int64(c.Partition))
-			j.int("committedOffset", c.Offset)
-			j.int("committedLeaderEpoch", int64(c.LeaderEpoch))
-			j.str("metadata", c.Metadata)
-			j.int("commitTimestamp", c.CommitTimestamp)
-			j.optInt("expireTimestamp", c.ExpireTimestamp, c.ExpireTimestamp >= 0)
-			j.int("recordOffset", c.RecordOffset)
+			j.Begin()
+			j.Str("topic", c.Topic)
+			j.Int("partition", int64(c.Partition))
+			j.Int("committedOffset", c.Offset)
+			j.Int("committedLeaderEpoch", int64(c.LeaderEpoch))
+			j.Str("metadata", c.Metadata)
+			j.Int("commitTimestamp", c.CommitTimestamp)
+			j.OptInt("expireTimestamp", c.ExpireTimestamp, c.ExpireTimestamp >= 0)
+			j.Int("recordOffset", c.RecordOffset)
 			if l := c.Log; l != nil && l.Err == nil {
-				j.str("partitionDir", l.Dir)
-				j.int("logStartOffset", l.LogStartOffset)
-				j.int("logEndOffset", l.LogEndOffset)
-				j.int("highWatermark", l.HighWatermark)
-				j.int("lastStableOffset", l.LastStableOffset)
+				j.Str("partitionDir", l.Dir)
+				j.Int("logStartOffset", l.LogStartOffset)
+				j.Int("logEndOffset", l.LogEndOffset)
+				j.Int("highWatermark", l.HighWatermark)
+				j.Int("lastStableOffset", l.LastStableOffset)
 			}
-			j.optInt("lag", c.Lag, c.Lag >= 0)
-			j.end()
+			j.OptInt("lag", c.Lag, c.Lag >= 0)
+			j.End()
 		}
-		j.b = append(j.b, ']')
-		j.first = false
-		j.end()
-		j.b = append(j.b, '\n')
-		if _, err := p.s.Out.Write(j.b); err != nil {
+		j.B = append(j.B, ']')
+		j.First = false
+		j.End()
+		j.B = append(j.B, '\n')
+		if _, err := p.s.Out.Write(j.B); err != nil {
 			return err
 		}
 	}
-	j.b = j.b[:0]
+	j.B = j.B[:0]
 	jsonUnanswerable(j, v.Unanswerable)
 	for _, f := range v.Findings {
 		jsonFinding(j, f)
 	}
-	_, err := p.s.Out.Write(j.b)
+	_, err := p.s.Out.Write(j.B)
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/broker"
 	"github.com/kseg/kseg/segment/finding"
 )
@@ -30,13 +31,13 @@ func (o *groupsOptions) validateView() error {
 	}
 	switch {
 	case o.list && (o.describe || o.offsets || o.members):
-		return usageErrorf("--list cannot be combined with --describe, --offsets or --members")
+		return ui.UsageErrorf("--list cannot be combined with --describe, --offsets or --members")
 	case sub > 1:
-		return usageErrorf("--describe takes at most one of --offsets, --members and --state")
+		return ui.UsageErrorf("--describe takes at most one of --offsets, --members and --state")
 	case o.types != "" && !o.list:
-		return usageErrorf("--type applies to --list")
+		return ui.UsageErrorf("--type applies to --list")
 	case o.state != "" && o.state != "*" && !o.list:
-		return usageErrorf("--state=STATES filters --list; with --describe, --state takes no value")
+		return ui.UsageErrorf("--state=STATES filters --list; with --describe, --state takes no value")
 	}
 	return nil
 }
@@ -73,26 +74,26 @@ func (o *groupsOptions) filterList(v *broker.GroupsView) {
 // them (a script's input); on a terminal, or with --state or --type, the
 // GROUP TYPE STATE table of `--list --type --state`.
 type listGroupsPrinter struct {
-	s     *Streams
+	s     *ui.Streams
 	o     *groupsOptions
 	table bool
 }
 
 func (p *listGroupsPrinter) Print(v *broker.GroupsView) error {
 	w := bufio.NewWriter(p.s.Out)
-	ls := p.s.lister()
+	ls := p.s.Lister()
 	if !p.table && p.o.state == "" && p.o.types == "" {
 		// The ids alone on stdout, a script's input (xargs); what else
 		// the view found goes where diagnostics go.
 		for _, g := range v.Groups {
-			fmt.Fprintln(w, esc(g.Group))
+			fmt.Fprintln(w, ui.Esc(g.Group))
 		}
 		if err := w.Flush(); err != nil {
 			return err
 		}
 		ew := bufio.NewWriter(p.s.Err)
 		printUnanswerable(ew, ls, v.Unanswerable)
-		printFindingsText(ew, p.s.styles(), ls, v.Findings)
+		printFindingsText(ew, p.s.Styles(), ls, v.Findings)
 		return ew.Flush()
 	}
 	header := []string{"GROUP"}
@@ -114,15 +115,15 @@ func (p *listGroupsPrinter) Print(v *broker.GroupsView) error {
 	}
 	w.Flush()
 	// A list is the answer whole: --list is not summarised.
-	renderTable(w, p.s.Width, header, rows)
+	ui.RenderTable(w, p.s.Width, header, rows)
 	printUnanswerable(w, ls, v.Unanswerable)
-	printFindingsText(w, p.s.styles(), ls, v.Findings)
+	printFindingsText(w, p.s.Styles(), ls, v.Findings)
 	return w.Flush()
 }
 
 // printGroupsTail ends every groups view but --list: what cannot be
 // answered, the findings and the records not interpreted.
-func printGroupsTail(w *bufio.Writer, st *styles, ls lister, v *broker.GroupsView) error {
+func printGroupsTail(w *bufio.Writer, st *ui.Styles, ls ui.Lister, v *broker.GroupsView) error {
 	printUnanswerable(w, ls, v.Unanswerable)
 	printFindingsText(w, st, ls, v.Findings)
 	printSkipped(w, v.Skipped)
@@ -151,9 +152,9 @@ func memberRows(v *broker.GroupsView, assignment bool) ([]string, [][]string) {
 		for _, m := range g.Members {
 			row := []string{g.Group, m.MemberID}
 			if instance {
-				row = append(row, orDashString(m.GroupInstanceID))
+				row = append(row, ui.OrDashString(m.GroupInstanceID))
 			}
-			row = append(row, orDashString(m.ClientHost), orDashString(m.ClientID), strconv.Itoa(countPartitions(m.Assignment)))
+			row = append(row, ui.OrDashString(m.ClientHost), ui.OrDashString(m.ClientID), strconv.Itoa(countPartitions(m.Assignment)))
 			if assignment {
 				row = append(row, assignmentText(m.Assignment))
 			}
@@ -164,22 +165,22 @@ func memberRows(v *broker.GroupsView, assignment bool) ([]string, [][]string) {
 }
 
 // tableMembersPrinter is --describe --members on a terminal (or -o table).
-type tableMembersPrinter struct{ s *Streams }
+type tableMembersPrinter struct{ s *ui.Streams }
 
 func (p *tableMembersPrinter) Print(v *broker.GroupsView) error {
-	ls := p.s.lister()
-	header, rows := memberRows(v, p.s.wide || p.s.verbose)
+	ls := p.s.Lister()
+	header, rows := memberRows(v, p.s.Wide || p.s.Verbose)
 	w := bufio.NewWriter(p.s.Out)
-	ls.table(w, p.s.Width, header, rows, "members")
-	return printGroupsTail(w, p.s.styles(), ls, v)
+	ls.Table(w, p.s.Width, header, rows, "members")
+	return printGroupsTail(w, p.s.Styles(), ls, v)
 }
 
 // textMembersPrinter is --describe --members piped: one line per member.
-type textMembersPrinter struct{ s *Streams }
+type textMembersPrinter struct{ s *ui.Streams }
 
 func (p *textMembersPrinter) Print(v *broker.GroupsView) error {
 	w := bufio.NewWriter(p.s.Out)
-	ls := p.s.lister()
+	ls := p.s.Lister()
 	type ref struct{ g, m int }
 	var all []ref
 	for gi, g := range v.Groups {
@@ -187,55 +188,55 @@ func (p *textMembersPrinter) Print(v *broker.GroupsView) error {
 			all = append(all, ref{gi, mi})
 		}
 	}
-	ls.lines(len(all), "members", func(i int) {
+	ls.Lines(len(all), "members", func(i int) {
 		g := &v.Groups[all[i].g]
 		m := g.Members[all[i].m]
-		fmt.Fprintf(w, "member %s group %s clientId %s clientHost %s", esc(m.MemberID), esc(g.Group), esc(m.ClientID), esc(m.ClientHost))
+		fmt.Fprintf(w, "member %s group %s clientId %s clientHost %s", ui.Esc(m.MemberID), ui.Esc(g.Group), ui.Esc(m.ClientID), ui.Esc(m.ClientHost))
 		if m.GroupInstanceID != "" {
-			fmt.Fprintf(w, " groupInstanceId %s", esc(m.GroupInstanceID))
+			fmt.Fprintf(w, " groupInstanceId %s", ui.Esc(m.GroupInstanceID))
 		}
-		fmt.Fprintf(w, " partitions %d assignment %s\n", countPartitions(m.Assignment), esc(partitionsText(m.Assignment)))
+		fmt.Fprintf(w, " partitions %d assignment %s\n", countPartitions(m.Assignment), ui.Esc(partitionsText(m.Assignment)))
 	}, func(more string) { fmt.Fprintln(w, more) })
-	return printGroupsTail(w, p.s.styles(), ls, v)
+	return printGroupsTail(w, p.s.Styles(), ls, v)
 }
 
 // stateRow is a group's --describe --state row: GROUP COORDINATOR
 // ASSIGNMENT-STRATEGY STATE #MEMBERS (offline, the coordinator is the
 // __consumer_offsets partition holding the group, not a broker).
 func stateRow(g *broker.Group, wide bool) []string {
-	row := []string{g.Group, filepath.Base(g.Coordinator), orDashString(g.Protocol), g.State, strconv.Itoa(len(g.Members))}
+	row := []string{g.Group, filepath.Base(g.Coordinator), ui.OrDashString(g.Protocol), g.State, strconv.Itoa(len(g.Members))}
 	if wide {
-		row = append(row, g.Type, orDashString(g.ProtocolType), strconv.Itoa(int(g.Generation)), fmtTime(g.StateTimestamp))
+		row = append(row, g.Type, ui.OrDashString(g.ProtocolType), strconv.Itoa(int(g.Generation)), ui.FmtTime(g.StateTimestamp))
 	}
 	return row
 }
 
 // tableStatePrinter is --describe --state on a terminal (or -o table).
-type tableStatePrinter struct{ s *Streams }
+type tableStatePrinter struct{ s *ui.Streams }
 
 func (p *tableStatePrinter) Print(v *broker.GroupsView) error {
-	ls := p.s.lister()
+	ls := p.s.Lister()
 	header := []string{"GROUP", "COORDINATOR", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"}
-	if p.s.wide {
+	if p.s.Wide {
 		header = append(header, "TYPE", "PROTOCOL-TYPE", "GENERATION", "STATE-TIMESTAMP")
 	}
 	rows := make([][]string, len(v.Groups))
 	for i := range v.Groups {
-		rows[i] = stateRow(&v.Groups[i], p.s.wide)
+		rows[i] = stateRow(&v.Groups[i], p.s.Wide)
 	}
 	w := bufio.NewWriter(p.s.Out)
-	ls.table(w, p.s.Width, header, rows, "groups")
-	return printGroupsTail(w, p.s.styles(), ls, v)
+	ls.Table(w, p.s.Width, header, rows, "groups")
+	return printGroupsTail(w, p.s.Styles(), ls, v)
 }
 
 // textStatePrinter is --describe --state piped: the group lines of the
 // default text view, without their members and offsets.
-type textStatePrinter struct{ s *Streams }
+type textStatePrinter struct{ s *ui.Streams }
 
 func (p *textStatePrinter) Print(v *broker.GroupsView) error {
 	w := bufio.NewWriter(p.s.Out)
-	st, ls := p.s.styles(), p.s.lister()
-	ls.lines(len(v.Groups), "groups", func(i int) {
+	st, ls := p.s.Styles(), p.s.Lister()
+	ls.Lines(len(v.Groups), "groups", func(i int) {
 		printGroupLine(w, st, &v.Groups[i])
 	}, func(more string) { fmt.Fprintln(w, more) })
 	return printGroupsTail(w, st, ls, v)
@@ -268,18 +269,18 @@ func describeRows(v *broker.GroupsView, wide bool) ([]string, [][]string) {
 			}
 			ext := []string{g.State, "-", "-", "-", "-"}
 			if c != nil {
-				r[3] = i64(c.Offset)
-				ext[1], ext[2] = strconv.Itoa(int(c.LeaderEpoch)), fmtTime(c.CommitTimestamp)
+				r[3] = ui.I64(c.Offset)
+				ext[1], ext[2] = strconv.Itoa(int(c.LeaderEpoch)), ui.FmtTime(c.CommitTimestamp)
 				if l := c.Log; l != nil && l.Err == nil {
-					r[4] = i64(l.HighWatermark)
-					ext[3], ext[4] = i64(l.LogStartOffset), i64(l.LastStableOffset)
+					r[4] = ui.I64(l.HighWatermark)
+					ext[3], ext[4] = ui.I64(l.LogStartOffset), ui.I64(l.LastStableOffset)
 				}
 				if c.Lag >= 0 {
-					r[5] = i64(c.Lag)
+					r[5] = ui.I64(c.Lag)
 				}
 			}
 			if m != nil {
-				r[6], r[7], r[8] = m.MemberID, orDashString(m.ClientHost), orDashString(m.ClientID)
+				r[6], r[7], r[8] = m.MemberID, ui.OrDashString(m.ClientHost), ui.OrDashString(m.ClientID)
 			}
 			if wide {
 				r = append(r, ext...)
@@ -369,11 +370,4 @@ func assignmentText(ps []broker.TopicPartitions) string {
 		i = j
 	}
 	return strings.Join(parts, ", ")
-}
-
-func orDashString(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm/broker/brokertest"
 	"github.com/kseg/kseg/segment"
@@ -78,7 +79,7 @@ func viewsLogDir(t *testing.T) string {
 // runWidth runs kseg on a terminal of width columns (colour off, as under
 // TERM=dumb), in-process.
 func runWidth(width int, args ...string) runResult {
-	s, out, errb := TestStreams()
+	s, out, errb := ui.TestStreams()
 	s.OutTTY, s.Width = true, width
 	s.Env = func(k string) (string, bool) {
 		if k == "TERM" {
@@ -128,8 +129,8 @@ func TestGroupsViewsGolden(t *testing.T) {
 		if tc.width > 0 {
 			where = fmt.Sprintf("a %d-column terminal", tc.width)
 		}
-		if r.code != ExitFindings && !strings.Contains(strings.Join(tc.args, " "), "billing") {
-			t.Errorf("%v: exit %d, want %d (the crafted group's commit is past the log end)\n%s%s", tc.args, r.code, ExitFindings, r.stdout, r.stderr)
+		if r.code != ui.ExitFindings && !strings.Contains(strings.Join(tc.args, " "), "billing") {
+			t.Errorf("%v: exit %d, want %d (the crafted group's commit is past the log end)\n%s%s", tc.args, r.code, ui.ExitFindings, r.stdout, r.stderr)
 		}
 		fmt.Fprintf(&b, "$ kseg %s $DIR   # %s\nexit %d\n--- stdout\n%s--- stderr\n%s\n", strings.Join(tc.args, " "), where, r.code,
 			strings.ReplaceAll(r.stdout, dir, "$DIR"), strings.ReplaceAll(r.stderr, dir, "$DIR"))

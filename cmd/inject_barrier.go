@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -69,33 +70,33 @@ func (o *injectBarrierOptions) Validate(c *cobra.Command, args []string) error {
 	case "abort":
 		in.Mode = barrier.ModeAbort
 	default:
-		return usageErrorf("--mode must be truncate or abort, not %q", o.mode)
+		return ui.UsageErrorf("--mode must be truncate or abort, not %q", o.mode)
 	}
 	fl := c.Flags()
 	if o.timestamp < 0 {
-		return usageErrorf("--timestamp must be epoch milliseconds")
+		return ui.UsageErrorf("--timestamp must be epoch milliseconds")
 	}
 	if fl.Changed("leader-epoch") {
 		if o.leaderEpoch < 0 {
-			return usageErrorf("--leader-epoch must not be negative")
+			return ui.UsageErrorf("--leader-epoch must not be negative")
 		}
 		in.LeaderEpoch = &o.leaderEpoch
 	}
 	if fl.Changed("bump-leader-epoch") {
 		if o.bumpLeaderEpoch < 0 {
-			return usageErrorf("--bump-leader-epoch must not be negative")
+			return ui.UsageErrorf("--bump-leader-epoch must not be negative")
 		}
 		in.BumpLeaderEpoch = &o.bumpLeaderEpoch
 	}
 	if in.LeaderEpoch != nil && in.BumpLeaderEpoch != nil {
-		return usageErrorf("--leader-epoch and --bump-leader-epoch exclude each other")
+		return ui.UsageErrorf("--leader-epoch and --bump-leader-epoch exclude each other")
 	}
 	if fl.Changed("coordinator-epoch") {
 		if o.coordinatorEpoch < 0 {
-			return usageErrorf("--coordinator-epoch must not be negative")
+			return ui.UsageErrorf("--coordinator-epoch must not be negative")
 		}
 		if in.Mode != barrier.ModeAbort {
-			return usageErrorf("--coordinator-epoch only applies to --mode abort")
+			return ui.UsageErrorf("--coordinator-epoch only applies to --mode abort")
 		}
 		in.CoordinatorEpoch = &o.coordinatorEpoch
 	}
@@ -103,7 +104,7 @@ func (o *injectBarrierOptions) Validate(c *cobra.Command, args []string) error {
 		in.SourceClusterID = &o.sourceClusterID
 	}
 	if o.indexIntervalBytes < 0 {
-		return usageErrorf("--index-interval-bytes must not be negative")
+		return ui.UsageErrorf("--index-interval-bytes must not be negative")
 	}
 	o.planFlags = changedFlags(c, "mode", "repair-tail", "timestamp", "leader-epoch", "bump-leader-epoch", "source-cluster-id",
 		"coordinator-epoch", "no-snapshot", "force", "index-interval-bytes")
@@ -111,13 +112,13 @@ func (o *injectBarrierOptions) Validate(c *cobra.Command, args []string) error {
 		return err
 	}
 	if len(args) != 1 {
-		return usageErrorf("inject-barrier needs exactly one partition directory")
+		return ui.UsageErrorf("inject-barrier needs exactly one partition directory")
 	}
 	o.inject = in
 	return nil
 }
 
-func newInjectBarrierCmd(s *Streams) *cobra.Command {
+func newInjectBarrierCmd(s *ui.Streams) *cobra.Command {
 	o := &injectBarrierOptions{}
 	c := &cobra.Command{
 		Use:   "inject-barrier DIR",
@@ -162,7 +163,7 @@ lock on .lock), DIR is not a partition, the data before the cut is in a
 legacy (v0/v1) format, the file system is read-only, or a transaction would
 stay open at the barrier, or committed records would go without --yes. A log that already ends with a barrier at its last
 stable offset is left alone (--force adds another).
-` + exitStatusHelp + `  (inject-barrier: 0 also when there was nothing to do; 3 for a corrupt
+` + ui.ExitStatusHelp + `  (inject-barrier: 0 also when there was nothing to do; 3 for a corrupt
   tail without --repair-tail, or a failed verification after writing)
 `,
 		Example: `  kseg inject-barrier --dry-run /var/lib/kafka/data/orders-0
@@ -170,7 +171,7 @@ stable offset is left alone (--force adds another).
   kseg inject-barrier --mode abort --bump-leader-epoch 15 /var/lib/kafka/data/orders-0
   kseg inject-barrier --dry-run --output json /var/lib/kafka/data/orders-0 | jq .cut
   kseg inject-barrier --rollback /var/lib/kafka/data/orders-0    # undo an interrupted run`,
-		Args: usageArgs(cobra.ArbitraryArgs),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Validate(c, args); err != nil {
 				return err
@@ -187,7 +188,7 @@ stable offset is left alone (--force adds another).
 // below the first last stable offset), and refuses without --yes
 // elsewhere: a script must say it accepts the loss. A resumed injection
 // was accepted when it began.
-func confirmCommittedLoss(s *Streams, yes bool, p *barrier.InjectionPlan) error {
+func confirmCommittedLoss(s *ui.Streams, yes bool, p *barrier.InjectionPlan) error {
 	txns, n := p.ReopenedCommitted()
 	if len(txns) == 0 || yes || p.Resume != nil {
 		return nil
@@ -204,7 +205,7 @@ func confirmCommittedLoss(s *Streams, yes bool, p *barrier.InjectionPlan) error 
 		n, len(txns), p.LastStableOffset)
 }
 
-func runInjectBarrier(ctx context.Context, s *Streams, o *injectBarrierOptions, dir string) error {
+func runInjectBarrier(ctx context.Context, s *ui.Streams, o *injectBarrierOptions, dir string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -216,7 +217,7 @@ func runInjectBarrier(ctx context.Context, s *Streams, o *injectBarrierOptions, 
 		printer: newInjectPrinter(s, o.output),
 		// The plan's first pass reads every .log segment whole.
 		planLabel: "planning",
-		planTotal: func() int64 { return logBytes(dir) },
+		planTotal: func() int64 { return ui.LogBytes(dir) },
 		plan: func(progress func(int64)) (*barrier.InjectionPlan, error) {
 			opts := o.inject
 			opts.Progress = progress

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // TestFailoverDocExamples regenerates the worked example of
@@ -27,7 +28,7 @@ func TestFailoverDocExamples(t *testing.T) {
 	run := func(logDir, backup string, args ...string) string {
 		t.Helper()
 		code, out, stderr := injRun(t, args...)
-		if code != ExitOK {
+		if code != ui.ExitOK {
 			t.Fatalf("%v: exit %d\n%s%s", args, code, out, stderr)
 		}
 		out = strings.ReplaceAll(out, logDir, shownLogDir)
@@ -46,9 +47,9 @@ func TestFailoverDocExamples(t *testing.T) {
 	// default backup folder under the home directory (a dry run creates
 	// nothing there).
 	{
-		s, out, errb := TestStreams()
+		s, out, errb := ui.TestStreams()
 		s.Env = func(k string) (string, bool) { return "/home/operator", k == "HOME" }
-		if code := Run(context.Background(), []string{"inject-barrier", "--dry-run", "--timestamp", injectTs, dir}, s); code != ExitOK {
+		if code := Run(context.Background(), []string{"inject-barrier", "--dry-run", "--timestamp", injectTs, dir}, s); code != ui.ExitOK {
 			t.Fatalf("dry run: exit %d\n%s%s", code, out, errb)
 		}
 		blocks["dry-run"] = strings.ReplaceAll(out.String(), logDir, shownLogDir)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/kafkatest"
@@ -68,7 +69,7 @@ func TestInjectBarrierFailoverWithRealClients(t *testing.T) {
 	dir := kafkatest.WritePartition(t, t.TempDir(), topic, 0, mirrored)
 
 	code, out, stderr := injRun(t, "inject-barrier", "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
-	if code != ExitOK || !strings.Contains(out, "Cut: offset 4") || !strings.Contains(out, "Verified:") {
+	if code != ui.ExitOK || !strings.Contains(out, "Cut: offset 4") || !strings.Contains(out, "Verified:") {
 		t.Fatalf("inject-barrier: exit %d\n%s%s", code, out, stderr)
 	}
 	barriered := logEntries(t, dir)
@@ -85,11 +86,11 @@ func TestInjectBarrierFailoverWithRealClients(t *testing.T) {
 
 	with := kafkatest.WritePartition(t, t.TempDir(), topic, 0, append(barriered, rebase(local, 5, 0)...))
 	code, out, _ = injRun(t, "replay-psm", "--from-snapshot", "none", with)
-	if code != ExitOK || !strings.Contains(out, "0 anomalies") || !strings.Contains(out, "offset 4: cleared 1 producer") {
+	if code != ui.ExitOK || !strings.Contains(out, "0 anomalies") || !strings.Contains(out, "offset 4: cleared 1 producer") {
 		t.Fatalf("with the barrier: exit %d\n%s", code, out)
 	}
 	code, out, _ = injRun(t, "replay-psm", "--from-snapshot", "none", "--ignore-barriers", with)
-	if code != ExitFindings || !strings.Contains(out, "pid-collision") {
+	if code != ui.ExitFindings || !strings.Contains(out, "pid-collision") {
 		t.Fatalf("ignoring the barrier: exit %d\n%s", code, out)
 	}
 
@@ -97,7 +98,7 @@ func TestInjectBarrierFailoverWithRealClients(t *testing.T) {
 	// (4) and the destination's batches appended.
 	without := kafkatest.WritePartition(t, t.TempDir(), topic, 0, append(barriered[:len(barriered)-1], rebase(local, 4, 0)...))
 	code, out, _ = injRun(t, "replay-psm", "--from-snapshot", "none", without)
-	if code != ExitFindings || !strings.Contains(out, "pid-collision") {
+	if code != ui.ExitFindings || !strings.Contains(out, "pid-collision") {
 		t.Fatalf("without the barrier: exit %d\n%s", code, out)
 	}
 }

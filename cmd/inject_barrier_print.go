@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -16,13 +17,13 @@ type injectPrinter interface {
 	Report(r *barrier.InjectionReport) error
 }
 
-func newInjectPrinter(s *Streams, output string) injectPrinter {
+func newInjectPrinter(s *ui.Streams, output string) injectPrinter {
 	if output == "json" {
 		return &injectJSONPrinter{w: s.Out}
 	}
-	t := &injectTextPrinter{w: s.Out, errw: s.Err, st: s.styles(), ls: s.lister()}
+	t := &injectTextPrinter{w: s.Out, errw: s.Err, st: s.Styles(), ls: s.Lister()}
 	if output == "table" {
-		t.tbl = &tableOut{w: s.Out, width: s.Width}
+		t.tbl = &ui.TableOut{W: s.Out, Width: s.Width}
 	}
 	return t
 }
@@ -32,38 +33,38 @@ func newInjectPrinter(s *Streams, output string) injectPrinter {
 type injectTextPrinter struct {
 	w    io.Writer
 	errw io.Writer // warnings are diagnostics: stderr
-	st   *styles
-	ls   lister    // how much of each list to show
-	tbl  *tableOut // --output table: file operations as a table
+	st   *ui.Styles
+	ls   ui.Lister    // how much of each list to show
+	tbl  *ui.TableOut // --output table: file operations as a table
 }
 
 func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 	w, st, ls := t.w, t.st, t.ls
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	title := func(s string) string { return st.paint(st.title, s) }
-	off := func(v int64) string { return st.paint(st.offset, fmt.Sprint(v)) }
-	pid := func(v int64) string { return st.paint(st.pid, fmt.Sprint(v)) }
+	title := func(s string) string { return st.Paint(st.Title, s) }
+	off := func(v int64) string { return st.Paint(st.Offset, fmt.Sprint(v)) }
+	pid := func(v int64) string { return st.Paint(st.Pid, fmt.Sprint(v)) }
 
 	pf("%s %s (topic %s, partition %d)\n", title("Partition"), p.Dir, p.Topic, p.Partition)
 	textResume(pf, st, "injection", p.Resume)
-	pf("  %s, log start %s, log end %s, last stable offset %s\n", plural(p.Segments, "segment"), off(p.LogStartOffset), off(p.LogEndOffset), off(p.LastStableOffset))
+	pf("  %s, log start %s, log end %s, last stable offset %s\n", ui.Plural(p.Segments, "segment"), off(p.LogStartOffset), off(p.LogEndOffset), off(p.LastStableOffset))
 	ongoing := make([]string, len(p.Ongoing))
 	for i, o := range p.Ongoing {
 		ongoing[i] = fmt.Sprintf("producer %s from %s", pid(o.ProducerID), off(o.FirstOffset))
 	}
 	if len(ongoing) == 0 {
-		pf("  %s at the log end, no open transaction\n", plural(p.Producers, "producer"))
+		pf("  %s at the log end, no open transaction\n", ui.Plural(p.Producers, "producer"))
 	} else {
-		pf("  %s at the log end, %s: %s\n", plural(p.Producers, "producer"), plural(len(ongoing), "open transaction"), ls.join(ongoing, "; "))
+		pf("  %s at the log end, %s: %s\n", ui.Plural(p.Producers, "producer"), ui.Plural(len(ongoing), "open transaction"), ls.Join(ongoing, "; "))
 	}
 	if p.NothingToDo {
-		pf("%s %s\n", st.paint(st.ok, "Nothing to do:"), p.Reason)
+		pf("%s %s\n", st.Paint(st.OK, "Nothing to do:"), p.Reason)
 		return nil
 	}
 	if tr := p.TailRepair; tr != nil {
 		pf("%s cut %s at position %d (%s, %d bytes): %s\n", title("Tail repair:"), filepath.Base(tr.Path), tr.Position, tr.Kind, tr.Bytes, tr.Message)
 		if len(tr.SegmentsDropped) > 0 {
-			pf("  segments after it dropped, as broker recovery does: %s\n", ls.offsets(tr.SegmentsDropped))
+			pf("  segments after it dropped, as broker recovery does: %s\n", ls.Offsets(tr.SegmentsDropped))
 		}
 		if tr.LogEndOffset > p.LogEndOffset {
 			pf("  log end %d -> %d: the repair removes offsets %d..%d\n", tr.LogEndOffset, p.LogEndOffset, p.LogEndOffset, tr.LogEndOffset-1)
@@ -76,7 +77,7 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 		pf("%s truncate (KIP-1279 design 1): cut at the last stable offset, then the barrier\n", title("Mode:"))
 		pf("%s offset %s, %s position %d", title("Cut:"), off(p.Cut), segment.SegmentFileName(p.CutSegment, segment.LogSuffix), p.CutPosition)
 		if len(p.CutIterations) > 1 {
-			pf(" (last stable offset iterated to a fixed point: %s; a cut reopened transactions whose markers lay beyond it)", ls.offsets(p.CutIterations))
+			pf(" (last stable offset iterated to a fixed point: %s; a cut reopened transactions whose markers lay beyond it)", ls.Offsets(p.CutIterations))
 		}
 		pf("\n")
 		r := p.Removed
@@ -89,12 +90,12 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 			}
 			pf("\n")
 			if len(r.Producers) > 0 {
-				pf("  producers losing data: %s\n", ls.offsets(r.Producers))
+				pf("  producers losing data: %s\n", ls.Offsets(r.Producers))
 			}
 		}
 		if len(p.DroppedTxns) > 0 {
 			pf("  transactions dropped:\n")
-			ls.lines(len(p.DroppedTxns), "transactions", func(i int) {
+			ls.Lines(len(p.DroppedTxns), "transactions", func(i int) {
 				d := p.DroppedTxns[i]
 				what := "open"
 				if d.MarkerOffset >= 0 {
@@ -105,22 +106,22 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 		}
 		if txns, n := p.ReopenedCommitted(); len(txns) > 0 {
 			pf("  %s the fixed point moved the cut from the last stable offset %d down to %d, below committed transactions: %d committed records a read_committed consumer may have read are lost (",
-				st.paint(st.warn, "committed data lost:"), p.LastStableOffset, p.Cut, n)
+				st.Paint(st.Warn, "committed data lost:"), p.LastStableOffset, p.Cut, n)
 			for i, d := range txns {
 				if i > 0 {
 					pf("; ")
 				}
-				pf("producer %s's transaction from offset %d, %s, committed at %d", pid(d.ProducerID), d.FirstOffset, plural(d.Records, "record"), d.MarkerOffset)
+				pf("producer %s's transaction from offset %d, %s, committed at %d", pid(d.ProducerID), d.FirstOffset, ui.Plural(d.Records, "record"), d.MarkerOffset)
 			}
 			pf("); --mode abort keeps them (ABORT markers close the open transactions, nothing is truncated)\n")
 		}
 		if len(p.SegmentsDeleted) > 0 {
-			pf("  segments deleted: %s\n", ls.offsets(p.SegmentsDeleted))
+			pf("  segments deleted: %s\n", ls.Offsets(p.SegmentsDeleted))
 		}
 	}
 	textIndexChanges(pf, p.Index, p.TimeIndex, p.TxnIndex)
 	if len(p.SnapshotsDeleted) > 0 {
-		pf("  producer snapshots deleted: %s\n", ls.offsets(p.SnapshotsDeleted))
+		pf("  producer snapshots deleted: %s\n", ls.Offsets(p.SnapshotsDeleted))
 	}
 	var added []segment.EpochEntry
 	if e := p.EpochEntryAdded; e != nil {
@@ -128,23 +129,23 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 	}
 	textEpochChanges(pf, ls, p.EpochEntriesRemoved, added)
 	pf("%s\n", title("Append:"))
-	ls.lines(len(p.Appended), "batches", func(i int) {
+	ls.Lines(len(p.Appended), "batches", func(i int) {
 		a := p.Appended[i]
 		if a.Kind == "MIRROR_PID_RESET" {
 			pf("  offset %s position %d  %s  %d bytes  partitionLeaderEpoch %d  timestamp %d\n",
-				off(a.Offset), a.Position, st.paint(st.info, a.Kind), a.Size, p.LeaderEpoch, p.Timestamp)
+				off(a.Offset), a.Position, st.Paint(st.Info, a.Kind), a.Size, p.LeaderEpoch, p.Timestamp)
 			return
 		}
 		pf("  offset %s position %d  %s  %d bytes  producerId %s producerEpoch %d coordinatorEpoch %d  (transaction from %d)\n",
 			off(a.Offset), a.Position, a.Kind, a.Size, pid(a.ProducerID), a.ProducerEpoch, a.CoordinatorEpoch, a.TxnFirstOffset)
 	}, func(more string) { pf("  %s\n", more) })
 	textAbortedTxns(pf, ls, p.AbortedTxns)
-	pf("  the barrier clears %s%s; new log end offset %s", plural(p.ProducersCleared, "producer"), expiredWhy(p), off(p.NewLogEndOffset))
+	pf("  the barrier clears %s%s; new log end offset %s", ui.Plural(p.ProducersCleared, "producer"), expiredWhy(p), off(p.NewLogEndOffset))
 	if p.SnapshotOffset >= 0 {
 		pf("; empty producer snapshot %s", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix))
 	}
 	pf("\n%s\n", title("Files:"))
-	warnDiagnostics(t.errw, p.Warnings)
+	ui.WarnDiagnostics(t.errw, p.Warnings)
 	textFilesTail(pf, st, ls, p.Ops, dryRun, t.tbl)
 	return nil
 }
@@ -156,28 +157,28 @@ func (t *injectTextPrinter) Report(r *barrier.InjectionReport) error {
 		return nil
 	}
 	if r.RolledBack {
-		pf("%s the interrupted injection in %s is undone (journal state was %s); the partition is as it was before it\n", st.paint(st.ok, "Rolled back:"), r.Dir, r.ResumedFrom)
+		pf("%s the interrupted injection in %s is undone (journal state was %s); the partition is as it was before it\n", st.Paint(st.OK, "Rolled back:"), r.Dir, r.ResumedFrom)
 		return nil
 	}
 	textReportHead(pf, st, "injection", &r.Outcome)
-	pf("%s barrier at offset %d; new log end offset %d\n", st.paint(st.ok, "Done:"), r.Plan.BarrierOffset, r.Plan.NewLogEndOffset)
+	pf("%s barrier at offset %d; new log end offset %d\n", st.Paint(st.OK, "Done:"), r.Plan.BarrierOffset, r.Plan.NewLogEndOffset)
 	v := r.Verification
 	if v == nil {
 		return nil
 	}
 	if v.OK() {
 		pf("%s the barrier is well-formed; a replay clears %s at it and leaves none after it; the indexes agree with the log\n",
-			st.paint(st.ok, "Verified:"), plural(v.ProducersCleared, "producer"))
+			st.Paint(st.OK, "Verified:"), ui.Plural(v.ProducersCleared, "producer"))
 		return nil
 	}
-	pf("%s\n", st.paint(st.err, "Verification failed:"))
+	pf("%s\n", st.Paint(st.Err, "Verification failed:"))
 	if !v.BarrierFound {
 		pf("  no MIRROR_PID_RESET batch at offset %d\n", v.BarrierOffset)
 	}
-	t.ls.lines(len(v.BarrierProblems), "barrier problems", func(i int) { pf("  barrier: %s\n", v.BarrierProblems[i]) },
+	t.ls.Lines(len(v.BarrierProblems), "barrier problems", func(i int) { pf("  barrier: %s\n", v.BarrierProblems[i]) },
 		func(more string) { pf("  %s\n", more) })
 	if v.ProducersAfter > 0 || v.OngoingAfter > 0 {
-		pf("  a replay leaves %s and %s after the barrier\n", plural(v.ProducersAfter, "producer"), plural(v.OngoingAfter, "open transaction"))
+		pf("  a replay leaves %s and %s after the barrier\n", ui.Plural(v.ProducersAfter, "producer"), ui.Plural(v.OngoingAfter, "open transaction"))
 	}
 	textProblems(pf, t.ls, v.Anomalies, v.IndexProblems)
 	return nil
@@ -384,9 +385,9 @@ func expiredWhy(p *barrier.InjectionPlan) string {
 	if p.ProducersExpired == 0 {
 		return ""
 	}
-	n := "the " + plural(p.ProducersAtCut, "producer")
+	n := "the " + ui.Plural(p.ProducersAtCut, "producer")
 	if p.ProducersCleared > 0 {
-		n = fmt.Sprintf("%d of the %s", p.ProducersExpired, plural(p.ProducersAtCut, "producer"))
+		n = fmt.Sprintf("%d of the %s", p.ProducersExpired, ui.Plural(p.ProducersAtCut, "producer"))
 	}
 	return fmt.Sprintf(" (%s at the cut expire first: the barrier's timestamp %d (%s) is producer.id.expiration.ms = %d ms (%s) or more after their last batch, and a replay, the read-back's included, removes them when its log clock reaches it, ProducerStateManager.removeExpiredProducers; --timestamp sets the barrier's time)",
 		n, p.Timestamp, time.UnixMilli(p.Timestamp).UTC().Format("2006-01-02T15:04:05Z"), p.ExpirationMs, time.Duration(p.ExpirationMs)*time.Millisecond)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
@@ -27,7 +28,7 @@ const injectTs = "1700000060000"
 // runKseg runs the command tree in-process.
 func injRun(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	s, out, errb := TestStreams()
+	s, out, errb := ui.TestStreams()
 	code := Run(context.Background(), args, s)
 	return code, out.String(), errb.String()
 }
@@ -98,7 +99,7 @@ func TestInjectBarrierCLITruncate(t *testing.T) {
 	before := walkState(t, logDir)
 
 	code, out, stderr := injRun(t, "inject-barrier", "--dry-run", "--timestamp", injectTs, dir)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("dry-run: exit %d\n%s%s", code, out, stderr)
 	}
 	for _, want := range []string{"Cut: offset 6", "fixed point: 11, 6", "producer 4004 from offset 6: aborted, its marker at 14 is cut too",
@@ -110,22 +111,22 @@ func TestInjectBarrierCLITruncate(t *testing.T) {
 	assertSameState(t, before, logDir)
 
 	code, out, stderr = injRun(t, "inject-barrier", "--timestamp", injectTs, "--backup-dir", backup, dir)
-	if code != ExitOK || !strings.Contains(out, "Verified:") || !strings.Contains(out, "Backup: "+backup) {
+	if code != ui.ExitOK || !strings.Contains(out, "Verified:") || !strings.Contains(out, "Backup: "+backup) {
 		t.Fatalf("inject: exit %d\n%s%s", code, out, stderr)
 	}
 
 	// kseg dump shows the barrier by name, and the indexes verify clean.
 	code, out, stderr = injRun(t, "dump", "--deep", dir)
-	if code != ExitOK || !strings.Contains(out, "MIRROR_PID_RESET") {
+	if code != ui.ExitOK || !strings.Contains(out, "MIRROR_PID_RESET") {
 		t.Fatalf("dump: exit %d\n%s%s", code, out, stderr)
 	}
 	code, out, stderr = injRun(t, "dump", "--verify-index", "--index-sanity-check", dir)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("dump --verify-index: exit %d\n%s%s", code, out, stderr)
 	}
 	code, out, stderr = injRun(t, "dump", "--output", "kafka", "--deep", filepath.Join(dir, "00000000000000000006.log"))
 	// As upstream kafka-dump-log prints a control type it does not know.
-	if code != ExitOK || !strings.Contains(out, "controlType: UNKNOWN(7)") {
+	if code != ui.ExitOK || !strings.Contains(out, "controlType: UNKNOWN(7)") {
 		t.Fatalf("dump --output kafka: exit %d\n%s%s", code, out, stderr)
 	}
 
@@ -144,21 +145,21 @@ func TestInjectBarrierCLITruncate(t *testing.T) {
 		t.Fatalf("replay: barriers %+v producers %d ongoing %d", r.Barriers, len(r.Producers), len(r.Ongoing))
 	}
 	code, out, _ = injRun(t, "replay-psm", "--from-snapshot", "none", dir)
-	if code != ExitOK || !strings.Contains(out, "MIRROR_PID_RESET") && !strings.Contains(out, "barrier") {
+	if code != ui.ExitOK || !strings.Contains(out, "MIRROR_PID_RESET") && !strings.Contains(out, "barrier") {
 		t.Fatalf("replay-psm: exit %d\n%s", code, out)
 	}
 
 	// Idempotent: a second run does nothing and exits 0.
 	done := walkState(t, logDir)
 	code, out, _ = injRun(t, "inject-barrier", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b2"), dir)
-	if code != ExitOK || !strings.Contains(out, "Nothing to do:") {
+	if code != ui.ExitOK || !strings.Contains(out, "Nothing to do:") {
 		t.Fatalf("second run: exit %d\n%s", code, out)
 	}
 	assertSameState(t, done, logDir)
 
 	// --force adds another barrier after the first.
 	code, out, stderr = injRun(t, "inject-barrier", "--force", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b3"), dir)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("--force: exit %d\n%s%s", code, out, stderr)
 	}
 	pd, _ = segment.OpenPartitionDir(dir)
@@ -172,11 +173,11 @@ func TestInjectBarrierCLIAbort(t *testing.T) {
 	dir := mirrorPartition(t)
 	code, out, stderr := injRun(t, "inject-barrier", "--mode", "abort", "--coordinator-epoch", "3", "--bump-leader-epoch", "11",
 		"--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
 	code, out, _ = injRun(t, "dump", "--deep", "--offsets", "18:", dir)
-	if code != ExitOK || strings.Count(out, "ABORT") < 2 || !strings.Contains(out, "MIRROR_PID_RESET") {
+	if code != ui.ExitOK || strings.Count(out, "ABORT") < 2 || !strings.Contains(out, "MIRROR_PID_RESET") {
 		t.Fatalf("dump: exit %d\n%s", code, out)
 	}
 	pd, _ := segment.OpenPartitionDir(dir)
@@ -194,7 +195,7 @@ func TestInjectBarrierCLIAbort(t *testing.T) {
 	if len(epochs) != 3 || epochs[2] != (segment.EpochEntry{Epoch: 11, StartOffset: 18}) {
 		t.Fatalf("leader-epoch-checkpoint: %v", epochs)
 	}
-	if code, out, _ := injRun(t, "dump", "--verify-index", dir); code != ExitOK {
+	if code, out, _ := injRun(t, "dump", "--verify-index", dir); code != ui.ExitOK {
 		t.Fatalf("dump --verify-index: exit %d\n%s", code, out)
 	}
 }
@@ -202,7 +203,7 @@ func TestInjectBarrierCLIAbort(t *testing.T) {
 func TestInjectBarrierCLIJSON(t *testing.T) {
 	dir := mirrorPartition(t)
 	code, out, stderr := injRun(t, "inject-barrier", "--dry-run", "-o", "json", "--timestamp", injectTs, dir)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
 	var plan struct {
@@ -232,7 +233,7 @@ func TestInjectBarrierCLIJSON(t *testing.T) {
 			OK bool `json:"ok"`
 		} `json:"verification"`
 	}
-	if code != ExitOK || len(lines) != 2 || json.Unmarshal([]byte(lines[1]), &res) != nil || res.Type != "result" || !res.Applied || !res.Verification.OK {
+	if code != ui.ExitOK || len(lines) != 2 || json.Unmarshal([]byte(lines[1]), &res) != nil || res.Type != "result" || !res.Applied || !res.Verification.OK {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 }
@@ -256,21 +257,21 @@ func TestInjectBarrierCLIResumeAndRollback(t *testing.T) {
 			t.Fatalf("interrupted run: %v", err)
 		}
 		code, out, stderr := injRun(t, "inject-barrier", "--dry-run", dir)
-		if code != ExitOK || !strings.Contains(out, "Resume:") {
+		if code != ui.ExitOK || !strings.Contains(out, "Resume:") {
 			t.Fatalf("dry-run of an interrupted dir: exit %d\n%s%s", code, out, stderr)
 		}
 		// The half-edited partition is not clean to the readers (issue
 		// 12, defect 2): a pending-edit finding names the way out.
 		for _, args := range [][]string{{"dump", dir}, {"replay-psm", dir}, {"dump", "-o", "json", dir}} {
 			code, out, stderr := injRun(t, args...)
-			if code != ExitFindings || !strings.Contains(out+stderr, "pending-edit") || !strings.Contains(out+stderr, "--rollback") ||
+			if code != ui.ExitFindings || !strings.Contains(out+stderr, "pending-edit") || !strings.Contains(out+stderr, "--rollback") ||
 				!strings.Contains(out+stderr, "kseg inject-barrier") {
 				t.Fatalf("%v over an interrupted injection: exit %d\n%s%s", args, code, out, stderr)
 			}
 		}
 		if rollback {
 			code, out, stderr = injRun(t, "inject-barrier", "--rollback", dir)
-			if code != ExitOK || !strings.Contains(out, "Rolled back:") || edit.HasJournal(dir) {
+			if code != ui.ExitOK || !strings.Contains(out, "Rolled back:") || edit.HasJournal(dir) {
 				t.Fatalf("rollback: exit %d\n%s%s", code, out, stderr)
 			}
 			after := walkState(t, dir)
@@ -285,7 +286,7 @@ func TestInjectBarrierCLIResumeAndRollback(t *testing.T) {
 			continue
 		}
 		code, out, stderr = injRun(t, "inject-barrier", "--timestamp", "1", dir)
-		if code != ExitOK || !strings.Contains(out, "Resumed:") || !strings.Contains(stderr, "ignoring [--timestamp]") || edit.HasJournal(dir) {
+		if code != ui.ExitOK || !strings.Contains(out, "Resumed:") || !strings.Contains(stderr, "ignoring [--timestamp]") || edit.HasJournal(dir) {
 			t.Fatalf("resume: exit %d\n%s%s", code, out, stderr)
 		}
 	}
@@ -295,7 +296,7 @@ func TestInjectBarrierCLIRefusals(t *testing.T) {
 	t.Run("not a partition", func(t *testing.T) {
 		d := filepath.Join(t.TempDir(), "notes")
 		os.Mkdir(d, 0o755)
-		if code, _, stderr := injRun(t, "inject-barrier", d); code != ExitUsage || !strings.Contains(stderr, "the name is not <topic>-<partition>") {
+		if code, _, stderr := injRun(t, "inject-barrier", d); code != ui.ExitUsage || !strings.Contains(stderr, "the name is not <topic>-<partition>") {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 	})
@@ -303,7 +304,7 @@ func TestInjectBarrierCLIRefusals(t *testing.T) {
 		dir := mirrorPartition(t)
 		before := walkState(t, dir)
 		code, _, stderr := injRun(t, "inject-barrier", "--backup-dir", filepath.Join(filepath.Dir(dir), "bk"), dir)
-		if code != ExitRefused || !strings.Contains(stderr, "inside the log directory") {
+		if code != ui.ExitRefused || !strings.Contains(stderr, "inside the log directory") {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		assertSameState(t, before, dir)
@@ -326,13 +327,13 @@ func TestInjectBarrierCLIRefusals(t *testing.T) {
 				{"mirror", "--dry-run", "--backup-dir", bd, src, dst},
 			} {
 				code, out, stderr := injRun(t, args...)
-				if code != ExitRefused || !strings.Contains(stderr, "refused (backup-dir)") || !strings.Contains(out, "Dry run") {
+				if code != ui.ExitRefused || !strings.Contains(stderr, "refused (backup-dir)") || !strings.Contains(out, "Dry run") {
 					t.Fatalf("%v: exit %d\n%s%s", args, code, out, stderr)
 				}
 			}
 		}
 		assertSameState(t, before, filepath.Dir(dir))
-		if code, _, stderr := injRun(t, "inject-barrier", "--dry-run", "--backup-dir", filepath.Join(t.TempDir(), "fresh"), dir); code != ExitOK {
+		if code, _, stderr := injRun(t, "inject-barrier", "--dry-run", "--backup-dir", filepath.Join(t.TempDir(), "fresh"), dir); code != ui.ExitOK {
 			t.Fatalf("a usable --backup-dir: exit %d: %s", code, stderr)
 		}
 	})
@@ -344,12 +345,12 @@ func TestInjectBarrierCLIRefusals(t *testing.T) {
 		f.Close()
 		before := walkState(t, dir)
 		code, _, stderr := injRun(t, "inject-barrier", dir)
-		if code != ExitFindings || !strings.Contains(stderr, "--repair-tail") {
+		if code != ui.ExitFindings || !strings.Contains(stderr, "--repair-tail") {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		assertSameState(t, before, dir)
 		code, out, stderr := injRun(t, "inject-barrier", "--repair-tail", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
-		if code != ExitOK || !strings.Contains(out, "Tail repair:") {
+		if code != ui.ExitOK || !strings.Contains(out, "Tail repair:") {
 			t.Fatalf("--repair-tail: exit %d\n%s%s", code, out, stderr)
 		}
 	})
@@ -364,7 +365,7 @@ func TestInjectBarrierCLIRefusals(t *testing.T) {
 			{"--rollback", "--dry-run", dir},
 			{},
 		} {
-			if code, _, stderr := injRun(t, append([]string{"inject-barrier"}, args...)...); code != ExitUsage {
+			if code, _, stderr := injRun(t, append([]string{"inject-barrier"}, args...)...); code != ui.ExitUsage {
 				t.Errorf("%v: exit %d: %s", args, code, stderr)
 			}
 		}
@@ -373,7 +374,7 @@ func TestInjectBarrierCLIRefusals(t *testing.T) {
 
 func TestInjectBarrierHelp(t *testing.T) {
 	code, out, _ := injRun(t, "inject-barrier", "--help")
-	if code != ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--dry-run") || !strings.Contains(out, "Examples:") {
+	if code != ui.ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--dry-run") || !strings.Contains(out, "Examples:") {
 		t.Fatalf("help: exit %d\n%s", code, out)
 	}
 }
@@ -396,25 +397,25 @@ func TestInjectBarrierCommittedDataNeedsYes(t *testing.T) {
 	}
 	dir := fresh()
 	code, out, stderr := injRun(t, "inject-barrier", "--dry-run", "--timestamp", injectTs, dir)
-	if code != ExitOK || !strings.Contains(out, "committed data lost") || !strings.Contains(out, "producer 2000's transaction from offset 0, 3 records, committed at 7") ||
+	if code != ui.ExitOK || !strings.Contains(out, "committed data lost") || !strings.Contains(out, "producer 2000's transaction from offset 0, 3 records, committed at 7") ||
 		!strings.Contains(out, "--mode abort keeps them") {
 		t.Fatalf("dry run: exit %d\n%s%s", code, out, stderr)
 	}
 	before := walkState(t, filepath.Dir(dir))
 	code, out, stderr = injRun(t, "inject-barrier", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
-	if code != ExitRefused || !strings.Contains(stderr, "refused (committed-data)") || !strings.Contains(stderr, "--yes") {
+	if code != ui.ExitRefused || !strings.Contains(stderr, "refused (committed-data)") || !strings.Contains(stderr, "--yes") {
 		t.Fatalf("without --yes: exit %d\n%s%s", code, out, stderr)
 	}
 	assertSameState(t, before, filepath.Dir(dir))
-	if code, out, stderr := injRun(t, "inject-barrier", "--yes", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir); code != ExitOK {
+	if code, out, stderr := injRun(t, "inject-barrier", "--yes", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir); code != ui.ExitOK {
 		t.Fatalf("--yes: exit %d\n%s%s", code, out, stderr)
 	}
 	// --mode abort removes nothing, so it asks nothing.
-	if code, out, stderr := injRun(t, "inject-barrier", "--mode", "abort", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), fresh()); code != ExitOK {
+	if code, out, stderr := injRun(t, "inject-barrier", "--mode", "abort", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), fresh()); code != ui.ExitOK {
 		t.Fatalf("--mode abort: exit %d\n%s%s", code, out, stderr)
 	}
-	for answer, want := range map[string]int{"y\n": ExitOK, "n\n": ExitRefused, "": ExitRefused} {
-		s, out, errb := TestStreams()
+	for answer, want := range map[string]int{"y\n": ui.ExitOK, "n\n": ui.ExitRefused, "": ui.ExitRefused} {
+		s, out, errb := ui.TestStreams()
 		s.In, s.InTTY, s.ErrTTY = strings.NewReader(answer), true, true
 		code := Run(context.Background(), []string{"inject-barrier", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), fresh()}, s)
 		if code != want || !strings.Contains(errb.String(), "Remove them? [y/N]") {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -29,7 +30,7 @@ func TestInjectBarrierCLIRefusesLockedLogDir(t *testing.T) {
 	before := walkState(t, logDir)
 	for _, args := range [][]string{{"--dry-run"}, {"--backup-dir", filepath.Join(t.TempDir(), "b")}, {"--mode", "abort"}, {"--dry-run", "-o", "json"}} {
 		code, out, stderr := injRun(t, append(append([]string{"inject-barrier"}, args...), dir)...)
-		if code != ExitRefused || !strings.Contains(stderr, "broker-running") {
+		if code != ui.ExitRefused || !strings.Contains(stderr, "broker-running") {
 			t.Fatalf("%v: exit %d\n%s%s", args, code, out, stderr)
 		}
 		if !strings.Contains(out, "MIRROR_PID_RESET") {
@@ -57,7 +58,7 @@ func TestMirrorCLIRefusesLockedLogDir(t *testing.T) {
 	dst := filepath.Join(root, "link", filepath.Base(src))
 	for _, args := range [][]string{{"--dry-run"}, {"--backup-dir", filepath.Join(t.TempDir(), "b")}} {
 		code, out, stderr := injRun(t, append(append([]string{"mirror"}, args...), src, dst)...)
-		if code != ExitRefused || !strings.Contains(stderr, "broker-running") || !strings.Contains(out, "Files:") {
+		if code != ui.ExitRefused || !strings.Contains(stderr, "broker-running") || !strings.Contains(out, "Files:") {
 			t.Fatalf("%v: exit %d\n%s%s", args, code, out, stderr)
 		}
 	}
@@ -75,7 +76,7 @@ func TestInjectBarrierCLIUndoneFailure(t *testing.T) {
 	}
 	dir := mirrorPartition(t)
 	code, out, stderr := injRun(t, "inject-barrier", "--dry-run", "-o", "json", "--timestamp", injectTs, dir)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("dry run: exit %d\n%s", code, stderr)
 	}
 	var plan struct {
@@ -97,7 +98,7 @@ func TestInjectBarrierCLIUndoneFailure(t *testing.T) {
 	before := walkState(t, dir)
 	bd := filepath.Join(t.TempDir(), "b")
 	code, out, stderr = injRun(t, "inject-barrier", "--timestamp", injectTs, "--backup-dir", bd, dir)
-	if code != ExitError || !strings.Contains(stderr, "was undone") || strings.Contains(stderr, "backup so far") || strings.Contains(stderr, "interrupted") {
+	if code != ui.ExitError || !strings.Contains(stderr, "was undone") || strings.Contains(stderr, "backup so far") || strings.Contains(stderr, "interrupted") {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
 	after := walkState(t, dir)

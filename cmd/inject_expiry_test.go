@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // TestInjectPlanSaysWhatReadBackSays: the plan's "the barrier clears N
@@ -37,7 +39,7 @@ func TestInjectPlanSaysWhatReadBackSays(t *testing.T) {
 			backups := filepath.Join(t.TempDir(), "b")
 			text := runKseg(append(append([]string{"inject-barrier", "--dry-run", "--backup-dir", backups}, tc.args...), dir)...)
 			r := runKseg(append(append([]string{"inject-barrier", "-o", "json", "--backup-dir", backups}, tc.args...), dir)...)
-			if r.code != ExitOK {
+			if r.code != ui.ExitOK {
 				t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 			}
 			var plan struct {

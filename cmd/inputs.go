@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -50,41 +51,21 @@ const (
 	inputLogDir
 )
 
-// inputFS is the file system checkInput reads. Streams.fsys replaces it in
-// tests, so that "permission denied" is testable where the tests run as
-// root (root reads a mode-000 directory).
-type inputFS interface {
-	Stat(name string) (fs.FileInfo, error)
-	ReadDir(name string) ([]fs.DirEntry, error)
-}
-
-type osFS struct{}
-
-func (osFS) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
-func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
-
-func (s *Streams) inputFS() inputFS {
-	if s.fsys != nil {
-		return s.fsys
-	}
-	return osFS{}
-}
-
 // notInput is a usage error about an argument: the path and what the
 // command takes.
 func notInput(path, what, takes string) error {
-	return &exitError{code: ExitUsage, err: fmt.Errorf("%s: %s; %s", path, what, takes)}
+	return &ui.ExitCodeError{Code: ui.ExitUsage, Err: fmt.Errorf("%s: %s; %s", path, what, takes)}
 }
 
 // ioInput is an argument that cannot be read (exit 1).
 func ioInput(err error) error {
-	return &exitError{code: ExitError, err: err}
+	return &ui.ExitCodeError{Code: ui.ExitError, Err: err}
 }
 
 // checkInput applies the rule above to one positional argument of command
 // name.
-func checkInput(s *Streams, name, path string, kind inputKind) error {
-	fsys := s.inputFS()
+func checkInput(s *ui.Streams, name, path string, kind inputKind) error {
+	fsys := s.InputFS()
 	takes := map[inputKind]string{
 		inputPartition:         name + " takes a partition directory (<topic>-<partition> holding .log segments)",
 		inputPartitionOrLogDir: name + " takes a partition directory or a log directory",
@@ -182,7 +163,7 @@ func checkInput(s *Streams, name, path string, kind inputKind) error {
 }
 
 // checkInputs checks every path as kind.
-func checkInputs(s *Streams, name string, paths []string, kind inputKind) error {
+func checkInputs(s *ui.Streams, name string, paths []string, kind inputKind) error {
 	for _, p := range paths {
 		if err := checkInput(s, name, p, kind); err != nil {
 			return err
@@ -206,7 +187,7 @@ func isDirEntry(dir string, e fs.DirEntry) bool {
 
 // checkMirrorInputs: SRC is a partition; DST may not exist yet (the mirror
 // creates it), but when it exists it must be a directory.
-func checkMirrorInputs(s *Streams, args []string, rollback bool) error {
+func checkMirrorInputs(s *ui.Streams, args []string, rollback bool) error {
 	dst := args[len(args)-1]
 	if rollback {
 		return checkInput(s, "mirror --rollback", dst, inputPartition)
@@ -218,7 +199,7 @@ func checkMirrorInputs(s *Streams, args []string, rollback bool) error {
 	if _, ok := segment.ParsePartitionDir(filepath.Base(filepath.Clean(dst))); !ok {
 		return notInput(dst, "the name is not <topic>-<partition>", "mirror takes a destination partition directory (or one to create)")
 	}
-	st, err := s.inputFS().Stat(dst)
+	st, err := s.InputFS().Stat(dst)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil

@@ -8,20 +8,23 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // deniedFS is the OS except that listing one directory fails as a mode-000
 // directory does for a user who is not root.
 type deniedFS struct {
-	osFS
 	dir string
 }
+
+func (deniedFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
 
 func (d deniedFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if filepath.Clean(name) == filepath.Clean(d.dir) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
 	}
-	return d.osFS.ReadDir(name)
+	return os.ReadDir(name)
 }
 
 // badInputs builds, in a temporary directory, one of each mistake the
@@ -107,11 +110,11 @@ func TestBadInputsOneAnswer(t *testing.T) {
 		msg  string
 	}
 	answers := map[string]want{
-		"file":        {ExitUsage, "takes"},
-		"nonexistent": {ExitError, "no such file or directory"},
-		"empty":       {ExitUsage, "an empty directory"},
-		"index-only":  {ExitUsage, "holds no .log segment"},
-		"unreadable":  {ExitError, "permission denied"},
+		"file":        {ui.ExitUsage, "takes"},
+		"nonexistent": {ui.ExitError, "no such file or directory"},
+		"empty":       {ui.ExitUsage, "an empty directory"},
+		"index-only":  {ui.ExitUsage, "holds no .log segment"},
+		"unreadable":  {ui.ExitError, "permission denied"},
 	}
 	for name, args := range commands {
 		for kind, w := range answers {
@@ -128,12 +131,12 @@ func TestBadInputsOneAnswer(t *testing.T) {
 				continue
 			}
 			if slices.Contains(logDirViews, name) && kind == "index-only" {
-				w = want{ExitUsage, "holds no partition directory"}
+				w = want{ui.ExitUsage, "holds no partition directory"}
 			}
 			t.Run(name+"/"+kind, func(t *testing.T) {
-				s, out, errb := TestStreams()
+				s, out, errb := ui.TestStreams()
 				if kind == "unreadable" {
-					s.fsys = deniedFS{dir: in[kind]}
+					s.FS = deniedFS{dir: in[kind]}
 				}
 				code := Run(context.Background(), args(in[kind]), s)
 				if code != w.code || !strings.Contains(errb.String(), w.msg) || !strings.Contains(errb.String(), in[kind]) {
@@ -141,7 +144,7 @@ func TestBadInputsOneAnswer(t *testing.T) {
 				}
 				// A usage answer names the command that was given the
 				// input (kafka-dump-log shares dump's code, not its name).
-				if w.code == ExitUsage && !strings.Contains(errb.String(), "; "+name+" takes") {
+				if w.code == ui.ExitUsage && !strings.Contains(errb.String(), "; "+name+" takes") {
 					t.Errorf("the message does not say what %s takes:\n%s", name, errb)
 				}
 				if out.Len() != 0 {
@@ -154,16 +157,16 @@ func TestBadInputsOneAnswer(t *testing.T) {
 	// <topic>-<partition> is not a partition either: usage, not refusal.
 	for _, name := range []string{"verify-chain", "inject-barrier", "repair", "mirror"} {
 		code := runQuiet(t, commands[name](in["badname"])...)
-		if code != ExitUsage {
+		if code != ui.ExitUsage {
 			t.Errorf("%s of a directory not named <topic>-<partition>: exit %d, want 2", name, code)
 		}
 	}
 	// mirror's DST too, whether it exists or is to be created (it was
 	// refused, exit 4, as not-a-partition).
 	for _, dst := range []string{in["badname"], filepath.Join(root, "orders-0x")} {
-		s, out, errb := TestStreams()
+		s, out, errb := ui.TestStreams()
 		code := Run(context.Background(), []string{"mirror", "--dry-run", good, dst}, s)
-		if code != ExitUsage || !strings.Contains(errb.String(), dst+": the name is not <topic>-<partition>; mirror takes") || out.Len() != 0 {
+		if code != ui.ExitUsage || !strings.Contains(errb.String(), dst+": the name is not <topic>-<partition>; mirror takes") || out.Len() != 0 {
 			t.Errorf("mirror to %s: exit %d, want 2 naming it\n%s%s", dst, code, out, errb)
 		}
 	}
@@ -171,7 +174,7 @@ func TestBadInputsOneAnswer(t *testing.T) {
 
 func runQuiet(t *testing.T, args ...string) int {
 	t.Helper()
-	s, _, _ := TestStreams()
+	s, _, _ := ui.TestStreams()
 	return Run(context.Background(), args, s)
 }
 
@@ -191,8 +194,8 @@ func TestBadInputsUnreadableForReal(t *testing.T) {
 	ld := filepath.Dir(dir) // a log directory holding the unreadable partition
 	for _, args := range [][]string{{"dump", dir}, {"replay-psm", dir}, {"repair", "--dry-run", dir},
 		{"dump", ld}, {"replay-psm", ld}, {"groups", ld}, {"txns", ld}, {"metadata", ld}} {
-		s, _, errb := TestStreams()
-		if code := Run(context.Background(), args, s); code != ExitError || !strings.Contains(errb.String(), "permission denied") {
+		s, _, errb := ui.TestStreams()
+		if code := Run(context.Background(), args, s); code != ui.ExitError || !strings.Contains(errb.String(), "permission denied") {
 			t.Errorf("%v: exit %d, want 1 permission denied\n%s", args, code, errb)
 		}
 	}
@@ -203,13 +206,13 @@ func TestBadInputsUnreadableForReal(t *testing.T) {
 // --verify-index each index's missing .log is a finding.
 func TestBadInputsDumpIndexOnly(t *testing.T) {
 	_, in := badInputs(t)
-	s, out, _ := TestStreams()
-	if code := Run(context.Background(), []string{"dump", in["index-only"]}, s); code != ExitOK || !strings.Contains(out.String(), "(index)") {
+	s, out, _ := ui.TestStreams()
+	if code := Run(context.Background(), []string{"dump", in["index-only"]}, s); code != ui.ExitOK || !strings.Contains(out.String(), "(index)") {
 		t.Errorf("exit %d, want 0 with the indexes decoded\n%s", code, out)
 	}
-	s, out, _ = TestStreams()
+	s, out, _ = ui.TestStreams()
 	code := Run(context.Background(), []string{"dump", "--verify-index", in["index-only"]}, s)
-	if code != ExitFindings || !strings.Contains(out.String(), "orphan-index") {
+	if code != ui.ExitFindings || !strings.Contains(out.String(), "orphan-index") {
 		t.Errorf("--verify-index: exit %d, want 3 with orphan-index\n%s", code, out)
 	}
 }
@@ -260,12 +263,12 @@ func TestSymlinkedPartitionInLogDir(t *testing.T) {
 	if err := os.Symlink(filepath.Join(elsewhere, "txn-0"), filepath.Join(ld, "txn-0")); err != nil {
 		t.Skipf("no symbolic links here: %v", err)
 	}
-	s, out, errb := TestStreams()
+	s, out, errb := ui.TestStreams()
 	Run(context.Background(), []string{"dump", ld}, s)
 	if strings.Contains(out.String(), "not a Kafka file") || !strings.Contains(out.String(), filepath.Join(ld, "txn-0", "00000000000000000000.log")) {
 		t.Errorf("dump of the log dir does not decode the linked partition:\n%s%s", out, errb)
 	}
-	s, out, errb = TestStreams()
+	s, out, errb = ui.TestStreams()
 	Run(context.Background(), []string{"replay-psm", ld}, s)
 	if !strings.Contains(out.String(), "txn-0") {
 		t.Errorf("replay-psm of the log dir skips the linked partition:\n%s%s", out, errb)
@@ -279,8 +282,8 @@ func TestViewsTakeLogDirectories(t *testing.T) {
 	ld := filepath.Join(t.TempDir(), "broker-1")
 	copyInputDir(t, filepath.Join("..", "testdata", "logdirs", "broker-1"), ld)
 	// A partition directory given where a log directory is expected.
-	s, _, errb := TestStreams()
-	if code := Run(context.Background(), []string{"groups", filepath.Join(ld, "orders-0")}, s); code != ExitUsage || !strings.Contains(errb.String(), "a partition directory, not a log directory") {
+	s, _, errb := ui.TestStreams()
+	if code := Run(context.Background(), []string{"groups", filepath.Join(ld, "orders-0")}, s); code != ui.ExitUsage || !strings.Contains(errb.String(), "a partition directory, not a log directory") {
 		t.Errorf("groups of a partition directory: exit %d\n%s", code, errb)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 )
 
@@ -141,7 +142,7 @@ func (m *kafkaMaxBytes) apply(o *dumpOptions) {
 
 // newKafkaDumpLogCmd is `kseg kafka-dump-log`: kafka-dump-log.sh's command
 // line, options and output, for scripts that call it.
-func newKafkaDumpLogCmd(s *Streams) *cobra.Command {
+func newKafkaDumpLogCmd(s *ui.Streams) *cobra.Command {
 	o := &dumpOptions{name: "kafka-dump-log"}
 	k := &o.kafka
 	var maxBytes kafkaMaxBytes
@@ -180,19 +181,19 @@ EXIT STATUS
 		RunE: func(c *cobra.Command, args []string) error {
 			f := c.Flags()
 			if err := f.Parse(joinOptionalArgs(args)); err != nil {
-				return &exitError{code: ExitError, err: err}
+				return &ui.ExitCodeError{Code: ui.ExitError, Err: err}
 			}
 			if f.Changed("verbose") {
 				// kseg's -v (root.go's hidden persistent flag) reaches
 				// this flag set before or after the subcommand alike;
 				// DumpLogSegments has no such option (jopt: an
 				// unrecognised option, exit 1).
-				return &exitError{code: ExitError, err: errors.New("-v/--verbose is not an option of kafka-dump-log (Kafka's DumpLogSegments has none)")}
+				return &ui.ExitCodeError{Code: ui.ExitError, Err: errors.New("-v/--verbose is not an option of kafka-dump-log (Kafka's DumpLogSegments has none)")}
 			}
 			// CommandLineUtils.maybePrintHelpOrVersion, then checkArgs.
 			if len(args) == 0 || help {
 				fmt.Fprintf(s.Err, "%s\n%s", kafkaDumpLogDescription, kafkaDumpLogHelp(f))
-				return &exitError{code: ExitError, silent: true}
+				return &ui.ExitCodeError{Code: ui.ExitError, Silent: true}
 			}
 			if version {
 				fmt.Fprintln(s.Out, versionString())
@@ -200,12 +201,12 @@ EXIT STATUS
 			}
 			if !f.Changed("files") {
 				fmt.Fprintf(s.Err, "Missing required argument \"[files]\"\n%s", kafkaDumpLogHelp(f))
-				return &exitError{code: ExitError, silent: true}
+				return &ui.ExitCodeError{Code: ui.ExitError, Silent: true}
 			}
 			if len(k.files) > 1 {
 				// options.valueOf(filesOpt) on a repeated option.
 				fmt.Fprintln(s.Err, "Found multiple arguments for option files, but you asked for only one")
-				return &exitError{code: ExitError, silent: true}
+				return &ui.ExitCodeError{Code: ui.ExitError, Silent: true}
 			}
 			files := k.paths()
 			maxBytes.apply(o)
@@ -219,14 +220,14 @@ EXIT STATUS
 				return nil // --files ",": nothing to dump
 			}
 			if err := o.Validate(files); err != nil {
-				return &exitError{code: ExitError, err: err}
+				return &ui.ExitCodeError{Code: ui.ExitError, Err: err}
 			}
 			err := runDump(c.Context(), s, o, files)
 			switch {
 			case isKafkaStop(err):
 				// mainNoExit: the message is printed; exit 1.
-				return &exitError{code: ExitError, silent: true}
-			case exitCode(err) == ExitFindings:
+				return &ui.ExitCodeError{Code: ui.ExitError, Silent: true}
+			case ui.ExitCode(err) == ui.ExitFindings:
 				// Kafka exits 0 after printing isvalid: false or index
 				// mismatches; only failures (exit 1) remain failures.
 				return nil

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // kseg kafka-dump-log's command line as jopt-simple and CommandLineUtils
@@ -89,7 +91,7 @@ func TestKafkaDumpLogFiles(t *testing.T) {
 		r.stdout != one.stdout+"Dumping "+missing+"\nLog starting offset: 99\n" || r.stderr != missing+"\n" {
 		t.Errorf("missing file: exit %d\n%q\n%q", r.code, r.stdout, r.stderr)
 	}
-	if r := runKseg("dump", "-o", "kafka", log, missing); r.code != ExitFindings || r.stderr != missing+"\n" {
+	if r := runKseg("dump", "-o", "kafka", log, missing); r.code != ui.ExitFindings || r.stderr != missing+"\n" {
 		t.Errorf("dump missing file: exit %d %q", r.code, r.stderr)
 	}
 	// A name whose offset does not parse: Long.parseLong.

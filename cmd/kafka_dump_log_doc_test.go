@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/spf13/pflag"
 )
 
@@ -27,7 +28,7 @@ func TestKafkaDumpLogMapping(t *testing.T) {
 			t.Errorf("docs/kafka-dump-log.md has no row for kafka-dump-log %s", opt)
 		}
 	}
-	s, _, _ := TestStreams()
+	s, _, _ := ui.TestStreams()
 	root := NewRootCmd(s)
 	dump, _, err := root.Find([]string{"dump"})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 )
@@ -75,8 +76,8 @@ func TestKafkaIgnoresUnknownFiles(t *testing.T) {
 		args []string
 		code int
 	}{
-		{[]string{"kafka-dump-log", "--files", lec + "," + log}, ExitError},
-		{[]string{"dump", "-o", "kafka", lec, log}, ExitFindings},
+		{[]string{"kafka-dump-log", "--files", lec + "," + log}, ui.ExitError},
+		{[]string{"dump", "-o", "kafka", lec, log}, ui.ExitFindings},
 	} {
 		r := runKseg(c.args...)
 		if r.code != c.code || r.stdout != "Dumping "+lec+"\n" || r.stderr != "begin -1, end 23, length 23\n" {
@@ -145,7 +146,7 @@ func TestKafkaSpellings(t *testing.T) {
 	if r := runKseg("kafka-dump-log", "--files", badLog); r.code != 0 || !strings.Contains(r.stdout, "isvalid: false") {
 		t.Errorf("crc mismatch: exit %d\n%s", r.code, r.stdout)
 	}
-	if r := runKseg("dump", "-o", "kafka", "--files", badLog); r.code != ExitFindings {
+	if r := runKseg("dump", "-o", "kafka", "--files", badLog); r.code != ui.ExitFindings {
 		t.Errorf("dump crc mismatch: exit %d, want 3", r.code)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/broker/brokertest"
 )
 
@@ -38,12 +39,12 @@ var logDirCommands = [][]string{
 // mallocs is the number of heap allocations of one in-process run.
 func mallocs(tb testing.TB, args []string) uint64 {
 	tb.Helper()
-	s, _, errb := TestStreams()
+	s, _, errb := ui.TestStreams()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	code := Run(context.Background(), args, s)
 	runtime.ReadMemStats(&after)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		tb.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, errb.String())
 	}
 	return after.Mallocs - before.Mallocs
@@ -95,8 +96,8 @@ func BenchmarkLogDirPartitions(b *testing.B) {
 				b.ReportAllocs()
 				cpu0 := processCPU()
 				for b.Loop() {
-					s, _, errb := TestStreams()
-					if code := Run(context.Background(), args, s); code != ExitOK {
+					s, _, errb := ui.TestStreams()
+					if code := Run(context.Background(), args, s); code != ui.ExitOK {
 						b.Fatalf("exit %d: %s", code, errb.String())
 					}
 				}

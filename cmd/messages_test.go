@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // TestMessagesInKsegsWords: what kseg says when a command line is wrong
@@ -30,8 +32,8 @@ func TestMessagesInKsegsWords(t *testing.T) {
 	}
 	for _, tc := range cases {
 		r := runKseg(tc.args...)
-		if r.code != ExitUsage {
-			t.Errorf("kseg %s: exit %d, want %d", strings.Join(tc.args, " "), r.code, ExitUsage)
+		if r.code != ui.ExitUsage {
+			t.Errorf("kseg %s: exit %d, want %d", strings.Join(tc.args, " "), r.code, ui.ExitUsage)
 		}
 		for _, w := range tc.want {
 			if !strings.Contains(r.stderr, w) {
@@ -148,7 +150,7 @@ func TestMessagesAgreeAcrossCommands(t *testing.T) {
 		t.Errorf("metadata does not name the ACL's codes:\n%s", r.stdout)
 	}
 	r = runKseg("metadata", "--topic", "nosuch", logdir)
-	if r.code != ExitUsage || !strings.Contains(r.stderr, `topic "nosuch" does not exist in the metadata image at offset 64`) {
+	if r.code != ui.ExitUsage || !strings.Contains(r.stderr, `topic "nosuch" does not exist in the metadata image at offset 64`) {
 		t.Errorf("metadata --topic nosuch: exit %d\n%s", r.code, r.stderr)
 	}
 
@@ -165,7 +167,7 @@ func TestMessagesAgreeAcrossCommands(t *testing.T) {
 		t.Errorf("dry run: %v\n%s", err, r.stderr)
 	}
 	r = runKseg("inject-barrier", "--timestamp", injectTs, "--backup-dir", backups, dir)
-	if _, err := os.Stat(tmp); r.code != ExitOK || err == nil {
+	if _, err := os.Stat(tmp); r.code != ui.ExitOK || err == nil {
 		t.Errorf("apply: exit %d, the journal temporary file is still there (%v)\n%s", r.code, err, r.stderr)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/broker"
 	"github.com/kseg/kseg/segment/finding"
 )
@@ -30,15 +31,15 @@ func (o *metadataOptions) Validate(args []string) error {
 		return err
 	}
 	if len(args) == 0 {
-		return usageErrorf("metadata needs at least one log directory")
+		return ui.UsageErrorf("metadata needs at least one log directory")
 	}
 	if o.at < -1 {
-		return usageErrorf("--at must be an offset (or -1 for the log end)")
+		return ui.UsageErrorf("--at must be an offset (or -1 for the log end)")
 	}
 	return nil
 }
 
-func newMetadataCmd(s *Streams) *cobra.Command {
+func newMetadataCmd(s *ui.Streams) *cobra.Command {
 	o := &metadataOptions{}
 	c := &cobra.Command{
 		Use:   "metadata LOGDIR...",
@@ -74,12 +75,12 @@ kseg metadata ls --help.
 Findings (exit 3) are the three above, an image the snapshot and log cannot
 complete (segments deleted past the newest snapshot), and records or
 batches that do not decode.
-` + exitStatusHelp,
+` + ui.ExitStatusHelp,
 		Example: `  kseg metadata /var/lib/kafka/data
   kseg metadata cat /image/topics/byName/orders/0 /var/lib/kafka/data
   kseg metadata --at 83088 /var/lib/kafka/data          # the image a snapshot at 83088 would hold
   kseg metadata -o json broker1/data broker2/data | jq 'select(.type=="metadataImage") | .topics[].name'`,
-		Args: usageArgs(cobra.ArbitraryArgs),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Validate(args); err != nil {
 				return err
@@ -92,7 +93,7 @@ batches that do not decode.
 	return c
 }
 
-func runMetadata(ctx context.Context, s *Streams, o *metadataOptions, args []string) error {
+func runMetadata(ctx context.Context, s *ui.Streams, o *metadataOptions, args []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -101,11 +102,11 @@ func runMetadata(ctx context.Context, s *Streams, o *metadataOptions, args []str
 		return err
 	}
 	// Warnings stay under -q, which silences progress and summaries only.
-	warnDiagnostics(s.Err, inv.Warnings)
+	ui.WarnDiagnostics(s.Err, inv.Warnings)
 	v, err := broker.LoadMetadata(inv, broker.MetadataOptions{At: o.at})
 	if errors.Is(err, broker.ErrNoMetadataLog) {
 		// No image to show: these directories cannot answer (exit 2).
-		return unansweredf("%v", err)
+		return ui.Unansweredf("%v", err)
 	}
 	if err != nil {
 		return err
@@ -114,7 +115,7 @@ func runMetadata(ctx context.Context, s *Streams, o *metadataOptions, args []str
 		if f.Kind == finding.AtBeyondLogEnd {
 			// An image at an offset the metadata log does not reach: a
 			// usage error, as every offset past a log's end.
-			return unansweredf("--at %d is past the end of the metadata log (%d): the log does not reach it", o.at, v.Image.LogEndOffset)
+			return ui.Unansweredf("--at %d is past the end of the metadata log (%d): the log does not reach it", o.at, v.Image.LogEndOffset)
 		}
 	}
 	var absent []string
@@ -127,15 +128,15 @@ func runMetadata(ctx context.Context, s *Streams, o *metadataOptions, args []str
 	if err := newMetadataPrinter(s, o).Print(v); err != nil {
 		return err
 	}
-	if !s.quiet && o.output != "json" {
+	if !s.Quiet && o.output != "json" {
 		im := v.Image
 		from := "no snapshot"
 		if im.Snapshot != "" {
-			from = "snapshot at " + i64(im.SnapshotEndOffset)
+			from = "snapshot at " + ui.I64(im.SnapshotEndOffset)
 		}
 		fmt.Fprintf(s.Out, "image at offset %d (%s, %s replayed): %s, %s, %s; %s\n",
-			im.Offset, from, plural(im.RecordsReplayed, "record"), plural(len(im.Topics), "topic"), plural(len(im.Brokers), "broker"),
-			plural(len(im.Controllers), "controller"), plural(len(v.Findings), "finding"))
+			im.Offset, from, ui.Plural(im.RecordsReplayed, "record"), ui.Plural(len(im.Topics), "topic"), ui.Plural(len(im.Brokers), "broker"),
+			ui.Plural(len(im.Controllers), "controller"), ui.Plural(len(v.Findings), "finding"))
 	}
 	return viewExit(s, v.Unreadable, 0, absent, v.Findings)
 }
@@ -144,7 +145,7 @@ type metadataPrinter interface {
 	Print(v *broker.MetadataView) error
 }
 
-func newMetadataPrinter(s *Streams, o *metadataOptions) metadataPrinter {
+func newMetadataPrinter(s *ui.Streams, o *metadataOptions) metadataPrinter {
 	switch {
 	case o.output == "json":
 		return &jsonMetadataPrinter{s: s}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/broker"
 )
 
@@ -22,7 +23,7 @@ func int32List(xs []int32) string {
 func endpointsText(es []broker.Endpoint) string {
 	var s []string
 	for _, e := range es {
-		s = append(s, fmt.Sprintf("%s://%s:%d", esc(e.Name), esc(e.Host), e.Port))
+		s = append(s, fmt.Sprintf("%s://%s:%d", ui.Esc(e.Name), ui.Esc(e.Host), e.Port))
 	}
 	if len(s) == 0 {
 		return "-"
@@ -50,7 +51,7 @@ func configResourceType(t int8) string {
 func imageSource(im *broker.MetadataImage) string {
 	s := "no snapshot"
 	if im.Snapshot != "" {
-		s = "snapshot " + esc(filepath.Base(im.Snapshot))
+		s = "snapshot " + ui.Esc(filepath.Base(im.Snapshot))
 	}
 	from := max(im.SnapshotEndOffset, max(im.LogStartOffset, 0))
 	if im.Offset <= from {
@@ -63,41 +64,41 @@ func imageSource(im *broker.MetadataImage) string {
 // kafka-metadata-shell's tree flattened: image, features, brokers,
 // controllers, topics with their partitions, configs, quotas, producer
 // ids, ACLs, the disk rows that are not ok, then the findings.
-type textMetadataPrinter struct{ s *Streams }
+type textMetadataPrinter struct{ s *ui.Streams }
 
 func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
 	w := bufio.NewWriter(p.s.Out)
-	st, ls := p.s.styles(), p.s.lister()
+	st, ls := p.s.Styles(), p.s.Lister()
 	im := v.Image
-	h := func(s string) string { return st.paint(st.title, s) }
+	h := func(s string) string { return st.Paint(st.Title, s) }
 	gap := func(indent string) func(string) {
 		return func(more string) { fmt.Fprintf(w, "%s%s\n", indent, more) }
 	}
-	fmt.Fprintf(w, "%s %s offset %d: %s\n", h("image"), esc(v.MetadataDir), im.Offset, imageSource(im))
+	fmt.Fprintf(w, "%s %s offset %d: %s\n", h("image"), ui.Esc(v.MetadataDir), im.Offset, imageSource(im))
 	if im.PendingTransaction > 0 {
 		fmt.Fprintf(w, "  %d records of an open metadata transaction not applied\n", im.PendingTransaction)
 	}
-	ls.lines(len(im.Features), "features", func(i int) {
+	ls.Lines(len(im.Features), "features", func(i int) {
 		f := im.Features[i]
-		fmt.Fprintf(w, "%s %s level %d\n", h("feature"), esc(f.Name), f.Level)
+		fmt.Fprintf(w, "%s %s level %d\n", h("feature"), ui.Esc(f.Name), f.Level)
 	}, gap(""))
-	ls.lines(len(im.Brokers), "brokers", func(i int) {
+	ls.Lines(len(im.Brokers), "brokers", func(i int) {
 		b := im.Brokers[i]
 		rack := b.Rack
 		if rack == "" {
 			rack = "-"
 		}
 		fmt.Fprintf(w, "%s %d epoch %d incarnationId %s fenced %t inControlledShutdown %t rack %s endpoints %s\n",
-			h("broker"), b.ID, b.Epoch, b.IncarnationID, b.Fenced, b.InControlledShutdown, esc(rack), endpointsText(b.Endpoints))
+			h("broker"), b.ID, b.Epoch, b.IncarnationID, b.Fenced, b.InControlledShutdown, ui.Esc(rack), endpointsText(b.Endpoints))
 	}, gap(""))
-	ls.lines(len(im.Controllers), "controllers", func(i int) {
+	ls.Lines(len(im.Controllers), "controllers", func(i int) {
 		c := im.Controllers[i]
 		fmt.Fprintf(w, "%s %d incarnationId %s endpoints %s\n", h("controller"), c.ID, c.IncarnationID, endpointsText(c.Endpoints))
 	}, gap(""))
-	ls.lines(len(im.Topics), "topics", func(i int) {
+	ls.Lines(len(im.Topics), "topics", func(i int) {
 		t := im.Topics[i]
-		fmt.Fprintf(w, "%s %s id %s partitions %d\n", h("topic"), esc(t.Name), t.ID, len(t.Partitions))
-		ls.lines(len(t.Partitions), "partitions of "+esc(t.Name), func(i int) {
+		fmt.Fprintf(w, "%s %s id %s partitions %d\n", h("topic"), ui.Esc(t.Name), t.ID, len(t.Partitions))
+		ls.Lines(len(t.Partitions), "partitions of "+ui.Esc(t.Name), func(i int) {
 			pt := t.Partitions[i]
 			fmt.Fprintf(w, "  partition %d replicas %s isr %s leader %d leaderEpoch %d partitionEpoch %d",
 				pt.Partition, int32List(pt.Replicas), int32List(pt.ISR), pt.Leader, pt.LeaderEpoch, pt.PartitionEpoch)
@@ -113,13 +114,13 @@ func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
 			fmt.Fprintln(w)
 		}, gap("  "))
 	}, gap(""))
-	ls.lines(len(im.Configs), "configs", func(i int) {
+	ls.Lines(len(im.Configs), "configs", func(i int) {
 		c := im.Configs[i]
-		fmt.Fprintf(w, "%s %s %q %s=%s\n", h("config"), configResourceType(c.ResourceType), c.ResourceName, esc(c.Name), esc(c.Value))
+		fmt.Fprintf(w, "%s %s %q %s=%s\n", h("config"), configResourceType(c.ResourceType), c.ResourceName, ui.Esc(c.Name), ui.Esc(c.Value))
 	}, gap(""))
-	ls.lines(len(im.Quotas), "quotas", func(i int) {
+	ls.Lines(len(im.Quotas), "quotas", func(i int) {
 		q := im.Quotas[i]
-		fmt.Fprintf(w, "%s %s %s=%s\n", h("quota"), esc(q.Entity), esc(q.Key), strconv.FormatFloat(q.Value, 'f', -1, 64))
+		fmt.Fprintf(w, "%s %s %s=%s\n", h("quota"), ui.Esc(q.Entity), ui.Esc(q.Key), strconv.FormatFloat(q.Value, 'f', -1, 64))
 	}, gap(""))
 	if b := im.ProducerIDs; b != nil {
 		if b.BrokerID < 0 {
@@ -130,11 +131,11 @@ func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
 			fmt.Fprintf(w, "%s nextProducerId %d (last block to broker %d, epoch %d)\n", h("producerIds"), b.NextProducerID, b.BrokerID, b.BrokerEpoch)
 		}
 	}
-	ls.lines(len(im.ACLs), "ACLs", func(i int) {
+	ls.Lines(len(im.ACLs), "ACLs", func(i int) {
 		a := im.ACLs[i]
 		// Kafka's names, as kafka-acls.sh prints them.
 		fmt.Fprintf(w, "%s %s resourceType %s resourceName %q patternType %s principal %s host %s operation %s permissionType %s\n",
-			h("acl"), a.ID, a.ResourceTypeName(), a.ResourceName, a.PatternTypeName(), esc(a.Principal), esc(a.Host), a.OperationName(), a.PermissionTypeName())
+			h("acl"), a.ID, a.ResourceTypeName(), a.ResourceName, a.PatternTypeName(), ui.Esc(a.Principal), ui.Esc(a.Host), a.OperationName(), a.PermissionTypeName())
 	}, gap(""))
 	var disk []broker.DiskPartition
 	for _, d := range v.Disk {
@@ -142,41 +143,34 @@ func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
 			disk = append(disk, d)
 		}
 	}
-	ls.lines(len(disk), "disk rows", func(i int) {
+	ls.Lines(len(disk), "disk rows", func(i int) {
 		d := disk[i]
 		dir := d.Dir
 		if dir == "" {
 			dir = "-"
 		}
 		fmt.Fprintf(w, "%s %s-%d node %d %s dir %s diskTopicId %s imageTopicId %s diskLeaderEpoch %d imageLeaderEpoch %d\n",
-			h("disk"), esc(d.Topic), d.Partition, d.Node, d.Status, esc(dir), orDashS(d.DiskTopicID), orDashS(d.ImageTopicID), d.DiskLeaderEpoch, d.ImageLeaderEpoch)
+			h("disk"), ui.Esc(d.Topic), d.Partition, d.Node, d.Status, ui.Esc(dir), ui.OrDashString(d.DiskTopicID), ui.OrDashString(d.ImageTopicID), d.DiskLeaderEpoch, d.ImageLeaderEpoch)
 	}, gap(""))
 	printFindingsText(w, st, ls, v.Findings)
 	printSkipped(w, im.Skipped)
 	return w.Flush()
 }
 
-func orDashS(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // tableMetadataPrinter prints one row per partition, image and disk side
 // by side, then brokers and findings.
-type tableMetadataPrinter struct{ s *Streams }
+type tableMetadataPrinter struct{ s *ui.Streams }
 
 func (p *tableMetadataPrinter) Print(v *broker.MetadataView) error {
 	im := v.Image
 	fmt.Fprintf(p.s.Out, "image at offset %d: %s\n", im.Offset, imageSource(im))
-	ls := p.s.lister()
-	tw := &tableOut{w: p.s.Out, width: p.s.Width}
+	ls := p.s.Lister()
+	tw := &ui.TableOut{W: p.s.Out, Width: p.s.Width}
 	var rows [][]string
 	for _, b := range im.Brokers {
-		rows = append(rows, []string{strconv.Itoa(int(b.ID)), i64(b.Epoch), strconv.FormatBool(b.Fenced), strconv.FormatBool(b.InControlledShutdown), orDashS(b.Rack), endpointsText(b.Endpoints)})
+		rows = append(rows, []string{strconv.Itoa(int(b.ID)), ui.I64(b.Epoch), strconv.FormatBool(b.Fenced), strconv.FormatBool(b.InControlledShutdown), ui.OrDashString(b.Rack), endpointsText(b.Endpoints)})
 	}
-	tw.render(ls, []string{"broker", "epoch", "fenced", "inControlledShutdown", "rack", "endpoints"}, rows, "brokers")
+	tw.Render(ls, []string{"broker", "epoch", "fenced", "inControlledShutdown", "rack", "endpoints"}, rows, "brokers")
 	disk := map[string][]string{}
 	for _, d := range v.Disk {
 		k := fmt.Sprintf("%s-%d", d.Topic, d.Partition)
@@ -189,22 +183,22 @@ func (p *tableMetadataPrinter) Print(v *broker.MetadataView) error {
 	}
 	var notes []string
 	rows = nil
-	tc := ls.cut(len(im.Topics))
-	tc.each(func(i int) {
+	tc := ls.Cut(len(im.Topics))
+	tc.Each(func(i int) {
 		t := im.Topics[i]
-		pc := ls.cut(len(t.Partitions))
-		pc.each(func(i int) {
+		pc := ls.Cut(len(t.Partitions))
+		pc.Each(func(i int) {
 			pt := t.Partitions[i]
 			k := fmt.Sprintf("%s-%d", t.Name, pt.Partition)
 			rows = append(rows, []string{t.Name, t.ID, strconv.Itoa(int(pt.Partition)), int32List(pt.Replicas), int32List(pt.ISR),
-				strconv.Itoa(int(pt.Leader)), strconv.Itoa(int(pt.LeaderEpoch)), orDashS(strings.Join(disk[k], "; "))})
+				strconv.Itoa(int(pt.Leader)), strconv.Itoa(int(pt.LeaderEpoch)), ui.OrDashString(strings.Join(disk[k], "; "))})
 		}, func() {
 			rows = append(rows, gapRow(t.Name))
-			notes = append(notes, pc.more("partitions of "+t.Name))
+			notes = append(notes, pc.More("partitions of "+t.Name))
 		})
 	}, func() {
 		rows = append(rows, gapRow("…"))
-		notes = append(notes, tc.more("topics"))
+		notes = append(notes, tc.More("topics"))
 	})
 	for _, t := range im.Topics {
 		for _, pt := range t.Partitions {
@@ -216,22 +210,22 @@ func (p *tableMetadataPrinter) Print(v *broker.MetadataView) error {
 		rest = append(rest, k)
 	}
 	slices.Sort(rest)
-	rc := ls.cut(len(rest))
-	rc.each(func(i int) {
+	rc := ls.Cut(len(rest))
+	rc.Each(func(i int) {
 		k := rest[i]
 		rows = append(rows, []string{k, "-", "-", "-", "-", "-", "-", strings.Join(disk[k], "; ")})
 	}, func() {
 		rows = append(rows, gapRow("…"))
-		notes = append(notes, rc.more("partitions on disk only"))
+		notes = append(notes, rc.More("partitions on disk only"))
 	})
 	if len(rows) > 0 {
-		renderTable(p.s.Out, p.s.Width, []string{"topic", "topicId", "partition", "replicas", "isr", "leader", "leaderEpoch", "disk"}, rows)
+		ui.RenderTable(p.s.Out, p.s.Width, []string{"topic", "topicId", "partition", "replicas", "isr", "leader", "leaderEpoch", "disk"}, rows)
 	}
 	for _, n := range notes {
 		fmt.Fprintln(p.s.Out, n)
 	}
 	w := bufio.NewWriter(p.s.Out)
-	printFindingsText(w, p.s.styles(), ls, v.Findings)
+	printFindingsText(w, p.s.Styles(), ls, v.Findings)
 	printSkipped(w, im.Skipped)
 	return w.Flush()
 }
@@ -240,160 +234,160 @@ func (p *tableMetadataPrinter) Print(v *broker.MetadataView) error {
 // {"type":"diskPartition"} per disk row and one {"type":"finding"} per
 // finding (docs/json.md).
 type jsonMetadataPrinter struct {
-	s *Streams
-	j jsonw
+	s *ui.Streams
+	j ui.JSONWriter
 }
 
-func jsonInt32s(j *jsonw, k string, xs []int32) {
-	j.key(k)
-	j.b = append(j.b, '[')
+func jsonInt32s(j *ui.JSONWriter, k string, xs []int32) {
+	j.Key(k)
+	j.B = append(j.B, '[')
 	for i, x := range xs {
 		if i > 0 {
-			j.b = append(j.b, ',')
+			j.B = append(j.B, ',')
 		}
-		j.b = strconv.AppendInt(j.b, int64(x), 10)
+		j.B = strconv.AppendInt(j.B, int64(x), 10)
 	}
-	j.b = append(j.b, ']')
-	j.first = false
+	j.B = append(j.B, ']')
+	j.First = false
 }
 
-func jsonArray(j *jsonw, k string, n int, item func(i int)) {
-	j.key(k)
-	j.b = append(j.b, '[')
+func jsonArray(j *ui.JSONWriter, k string, n int, item func(i int)) {
+	j.Key(k)
+	j.B = append(j.B, '[')
 	for i := 0; i < n; i++ {
 		if i > 0 {
-			j.b = append(j.b, ',')
+			j.B = append(j.B, ',')
 		}
-		j.begin()
+		j.Begin()
 		item(i)
-		j.end()
+		j.End()
 	}
-	j.b = append(j.b, ']')
-	j.first = false
+	j.B = append(j.B, ']')
+	j.First = false
 }
 
-func jsonEndpoints(j *jsonw, es []broker.Endpoint) {
+func jsonEndpoints(j *ui.JSONWriter, es []broker.Endpoint) {
 	jsonArray(j, "endpoints", len(es), func(i int) {
-		j.str("name", es[i].Name)
-		j.str("host", es[i].Host)
-		j.int("port", int64(es[i].Port))
-		j.int("securityProtocol", int64(es[i].SecurityProtocol))
+		j.Str("name", es[i].Name)
+		j.Str("host", es[i].Host)
+		j.Int("port", int64(es[i].Port))
+		j.Int("securityProtocol", int64(es[i].SecurityProtocol))
 	})
 }
 
 func (p *jsonMetadataPrinter) Print(v *broker.MetadataView) error {
 	j := &p.j
 	im := v.Image
-	j.b = j.b[:0]
-	j.begin()
-	j.str("type", "metadataImage")
-	j.str("metadataDir", v.MetadataDir)
-	j.int("offset", im.Offset)
-	j.str("snapshot", im.Snapshot)
-	j.optInt("snapshotEndOffset", im.SnapshotEndOffset, im.SnapshotEndOffset >= 0)
-	j.optInt("logStartOffset", im.LogStartOffset, im.LogStartOffset >= 0)
-	j.int("logEndOffset", im.LogEndOffset)
-	j.int("recordsReplayed", im.RecordsReplayed)
-	j.int("pendingTransactionRecords", int64(im.PendingTransaction))
+	j.B = j.B[:0]
+	j.Begin()
+	j.Str("type", "metadataImage")
+	j.Str("metadataDir", v.MetadataDir)
+	j.Int("offset", im.Offset)
+	j.Str("snapshot", im.Snapshot)
+	j.OptInt("snapshotEndOffset", im.SnapshotEndOffset, im.SnapshotEndOffset >= 0)
+	j.OptInt("logStartOffset", im.LogStartOffset, im.LogStartOffset >= 0)
+	j.Int("logEndOffset", im.LogEndOffset)
+	j.Int("recordsReplayed", im.RecordsReplayed)
+	j.Int("pendingTransactionRecords", int64(im.PendingTransaction))
 	jsonArray(j, "features", len(im.Features), func(i int) {
-		j.str("name", im.Features[i].Name)
-		j.int("featureLevel", int64(im.Features[i].Level))
+		j.Str("name", im.Features[i].Name)
+		j.Int("featureLevel", int64(im.Features[i].Level))
 	})
 	jsonArray(j, "brokers", len(im.Brokers), func(i int) {
 		b := im.Brokers[i]
-		j.int("brokerId", int64(b.ID))
-		j.int("brokerEpoch", b.Epoch)
-		j.str("incarnationId", b.IncarnationID)
-		j.str("rack", b.Rack)
-		j.bool("fenced", b.Fenced)
-		j.bool("inControlledShutdown", b.InControlledShutdown)
-		j.bool("isMigratingZkBroker", b.IsMigratingZkBroker)
+		j.Int("brokerId", int64(b.ID))
+		j.Int("brokerEpoch", b.Epoch)
+		j.Str("incarnationId", b.IncarnationID)
+		j.Str("rack", b.Rack)
+		j.Bool("fenced", b.Fenced)
+		j.Bool("inControlledShutdown", b.InControlledShutdown)
+		j.Bool("isMigratingZkBroker", b.IsMigratingZkBroker)
 		jsonEndpoints(j, b.Endpoints)
 	})
 	jsonArray(j, "controllers", len(im.Controllers), func(i int) {
 		c := im.Controllers[i]
-		j.int("controllerId", int64(c.ID))
-		j.str("incarnationId", c.IncarnationID)
-		j.bool("zkMigrationReady", c.ZkMigrationReady)
+		j.Int("controllerId", int64(c.ID))
+		j.Str("incarnationId", c.IncarnationID)
+		j.Bool("zkMigrationReady", c.ZkMigrationReady)
 		jsonEndpoints(j, c.Endpoints)
 	})
 	jsonArray(j, "topics", len(im.Topics), func(i int) {
 		t := im.Topics[i]
-		j.str("name", t.Name)
-		j.str("topicId", t.ID)
+		j.Str("name", t.Name)
+		j.Str("topicId", t.ID)
 		jsonArray(j, "partitions", len(t.Partitions), func(k int) {
 			pt := t.Partitions[k]
-			j.int("partitionId", int64(pt.Partition))
+			j.Int("partitionId", int64(pt.Partition))
 			jsonInt32s(j, "replicas", pt.Replicas)
 			jsonInt32s(j, "isr", pt.ISR)
 			jsonInt32s(j, "removingReplicas", pt.RemovingReplicas)
 			jsonInt32s(j, "addingReplicas", pt.AddingReplicas)
 			jsonInt32s(j, "eligibleLeaderReplicas", pt.ELR)
 			jsonInt32s(j, "lastKnownElr", pt.LastKnownELR)
-			j.int("leader", int64(pt.Leader))
-			j.int("leaderEpoch", int64(pt.LeaderEpoch))
-			j.int("partitionEpoch", int64(pt.PartitionEpoch))
-			j.int("leaderRecoveryState", int64(pt.LeaderRecoveryState))
+			j.Int("leader", int64(pt.Leader))
+			j.Int("leaderEpoch", int64(pt.LeaderEpoch))
+			j.Int("partitionEpoch", int64(pt.PartitionEpoch))
+			j.Int("leaderRecoveryState", int64(pt.LeaderRecoveryState))
 		})
 	})
 	jsonArray(j, "configs", len(im.Configs), func(i int) {
 		c := im.Configs[i]
-		j.int("resourceType", int64(c.ResourceType))
-		j.str("resourceName", c.ResourceName)
-		j.str("name", c.Name)
-		j.str("value", c.Value)
+		j.Int("resourceType", int64(c.ResourceType))
+		j.Str("resourceName", c.ResourceName)
+		j.Str("name", c.Name)
+		j.Str("value", c.Value)
 	})
 	jsonArray(j, "clientQuotas", len(im.Quotas), func(i int) {
 		q := im.Quotas[i]
-		j.str("entity", q.Entity)
-		j.str("key", q.Key)
-		j.raw("value", strconv.AppendFloat(nil, q.Value, 'g', -1, 64))
+		j.Str("entity", q.Entity)
+		j.Str("key", q.Key)
+		j.Raw("value", strconv.AppendFloat(nil, q.Value, 'g', -1, 64))
 	})
 	if b := im.ProducerIDs; b != nil {
-		j.key("producerIds")
-		j.begin()
-		j.int("brokerId", int64(b.BrokerID))
-		j.int("brokerEpoch", b.BrokerEpoch)
-		j.int("nextProducerId", b.NextProducerID)
-		j.end()
+		j.Key("producerIds")
+		j.Begin()
+		j.Int("brokerId", int64(b.BrokerID))
+		j.Int("brokerEpoch", b.BrokerEpoch)
+		j.Int("nextProducerId", b.NextProducerID)
+		j.End()
 	} else {
-		j.null("producerIds")
+		j.Null("producerIds")
 	}
 	jsonArray(j, "acls", len(im.ACLs), func(i int) {
 		a := im.ACLs[i]
-		j.str("id", a.ID)
-		j.int("resourceType", int64(a.ResourceType))
-		j.str("resourceName", a.ResourceName)
-		j.int("patternType", int64(a.PatternType))
-		j.str("principal", a.Principal)
-		j.str("host", a.Host)
-		j.int("operation", int64(a.Operation))
-		j.int("permissionType", int64(a.PermissionType))
-		j.str("resourceTypeName", a.ResourceTypeName())
-		j.str("patternTypeName", a.PatternTypeName())
-		j.str("operationName", a.OperationName())
-		j.str("permissionTypeName", a.PermissionTypeName())
+		j.Str("id", a.ID)
+		j.Int("resourceType", int64(a.ResourceType))
+		j.Str("resourceName", a.ResourceName)
+		j.Int("patternType", int64(a.PatternType))
+		j.Str("principal", a.Principal)
+		j.Str("host", a.Host)
+		j.Int("operation", int64(a.Operation))
+		j.Int("permissionType", int64(a.PermissionType))
+		j.Str("resourceTypeName", a.ResourceTypeName())
+		j.Str("patternTypeName", a.PatternTypeName())
+		j.Str("operationName", a.OperationName())
+		j.Str("permissionTypeName", a.PermissionTypeName())
 	})
-	j.end()
-	j.b = append(j.b, '\n')
+	j.End()
+	j.B = append(j.B, '\n')
 	for _, d := range v.Disk {
-		j.begin()
-		j.str("type", "diskPartition")
-		j.str("topic", d.Topic)
-		j.int("partition", int64(d.Partition))
-		j.int("node", int64(d.Node))
-		j.str("status", d.Status)
-		j.str("partitionDir", d.Dir)
-		j.str("diskTopicId", d.DiskTopicID)
-		j.str("imageTopicId", d.ImageTopicID)
-		j.optInt("diskLeaderEpoch", int64(d.DiskLeaderEpoch), d.DiskLeaderEpoch >= 0)
-		j.optInt("imageLeaderEpoch", int64(d.ImageLeaderEpoch), d.ImageLeaderEpoch >= 0)
-		j.end()
-		j.b = append(j.b, '\n')
+		j.Begin()
+		j.Str("type", "diskPartition")
+		j.Str("topic", d.Topic)
+		j.Int("partition", int64(d.Partition))
+		j.Int("node", int64(d.Node))
+		j.Str("status", d.Status)
+		j.Str("partitionDir", d.Dir)
+		j.Str("diskTopicId", d.DiskTopicID)
+		j.Str("imageTopicId", d.ImageTopicID)
+		j.OptInt("diskLeaderEpoch", int64(d.DiskLeaderEpoch), d.DiskLeaderEpoch >= 0)
+		j.OptInt("imageLeaderEpoch", int64(d.ImageLeaderEpoch), d.ImageLeaderEpoch >= 0)
+		j.End()
+		j.B = append(j.B, '\n')
 	}
 	for _, f := range v.Findings {
 		jsonFinding(j, f)
 	}
-	_, err := p.s.Out.Write(j.b)
+	_, err := p.s.Out.Write(j.B)
 	return err
 }

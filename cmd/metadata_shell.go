@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/broker"
 )
 
@@ -36,10 +37,10 @@ func (o *metadataShellOptions) Validate(verb string, args []string) error {
 		return err
 	}
 	if len(args) < 2 {
-		return usageErrorf("metadata %s needs an image path and at least one log directory: kseg metadata %s /image/topics/byName LOGDIR", verb, verb)
+		return ui.UsageErrorf("metadata %s needs an image path and at least one log directory: kseg metadata %s /image/topics/byName LOGDIR", verb, verb)
 	}
 	if o.at < -1 {
-		return usageErrorf("--at must be an offset (or -1 for the log end)")
+		return ui.UsageErrorf("--at must be an offset (or -1 for the log end)")
 	}
 	return nil
 }
@@ -73,7 +74,7 @@ sorted, as kafka-metadata-shell's find does; with -o json one
   kseg metadata find -o json /image/configs /var/lib/kafka/data | jq -r 'select(.value) | .path + " = " + .value'`},
 }
 
-func newMetadataShellCmds(s *Streams) []*cobra.Command {
+func newMetadataShellCmds(s *ui.Streams) []*cobra.Command {
 	var cmds []*cobra.Command
 	for _, v := range metadataShellVerbs {
 		o := &metadataShellOptions{}
@@ -93,9 +94,9 @@ as kafka-metadata-shell does (/image/topics/byName/orders/0,
 /image, and a component may be a glob (*, ?, [a-z]). SCRAM credentials and
 delegation tokens are not in kseg's image. A path that names no node is a
 usage error. Nothing is written.
-` + exitStatusHelp,
+` + ui.ExitStatusHelp,
 			Example: v.example,
-			Args:    usageArgs(cobra.ArbitraryArgs),
+			Args:    cobra.ArbitraryArgs,
 			RunE: func(c *cobra.Command, args []string) error {
 				if err := o.Validate(verb, args); err != nil {
 					return err
@@ -136,7 +137,7 @@ func resolveImagePath(root *broker.ImageNode, p string) ([]imageMatch, error) {
 				if !ok && strings.ContainsAny(comp, "*?[") {
 					var err error
 					if ok, err = path.Match(comp, c.Name); err != nil {
-						return nil, usageErrorf("%s: %v", p, err)
+						return nil, ui.UsageErrorf("%s: %v", p, err)
 					}
 				}
 				if ok {
@@ -149,7 +150,7 @@ func resolveImagePath(root *broker.ImageNode, p string) ([]imageMatch, error) {
 	return cur, nil
 }
 
-func runMetadataShell(ctx context.Context, s *Streams, verb string, o *metadataShellOptions, target string, dirs []string) error {
+func runMetadataShell(ctx context.Context, s *ui.Streams, verb string, o *metadataShellOptions, target string, dirs []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -157,7 +158,7 @@ func runMetadataShell(ctx context.Context, s *Streams, verb string, o *metadataS
 	if err != nil {
 		return err
 	}
-	warnDiagnostics(s.Err, inv.Warnings)
+	ui.WarnDiagnostics(s.Err, inv.Warnings)
 	v, err := broker.LoadMetadata(inv, broker.MetadataOptions{At: o.at})
 	if err != nil {
 		return err
@@ -172,29 +173,29 @@ func runMetadataShell(ctx context.Context, s *Streams, verb string, o *metadataS
 			// The ZooKeeper-era shell's names (/topics/orders/0/data).
 			hint = " (kafka-metadata-shell names the image's nodes /image/topics/byName/<topic>/<partition>, /image/cluster/brokers/<id>; kseg metadata find / lists them)"
 		}
-		return usageErrorf("metadata %s: %s: no such node in the image at offset %d%s", verb, target, v.Image.Offset, hint)
+		return ui.UsageErrorf("metadata %s: %s: no such node in the image at offset %d%s", verb, target, v.Image.Offset, hint)
 	}
 	w := bufio.NewWriter(s.Out)
 	defer w.Flush()
 	if o.output == "table" {
 		return metadataShellTable(w, s, verb, matches)
 	}
-	j := &jsonw{}
+	j := &ui.JSONWriter{}
 	emit := func(p string, n *broker.ImageNode, value bool) error {
 		if o.output != "json" {
 			return nil
 		}
-		j.b = j.b[:0]
-		j.begin()
-		j.str("type", "metadataNode")
-		j.str("path", p)
-		j.bool("directory", n.Dir)
+		j.B = j.B[:0]
+		j.Begin()
+		j.Str("type", "metadataNode")
+		j.Str("path", p)
+		j.Bool("directory", n.Dir)
 		if !n.Dir && value {
-			j.str("value", n.Value)
+			j.Str("value", n.Value)
 		}
-		j.end()
-		j.b = append(j.b, '\n')
-		_, err := w.Write(j.b)
+		j.End()
+		j.B = append(j.B, '\n')
+		_, err := w.Write(j.B)
 		return err
 	}
 	switch verb {
@@ -202,7 +203,7 @@ func runMetadataShell(ctx context.Context, s *Streams, verb string, o *metadataS
 		for _, m := range matches {
 			if m.node.Dir {
 				w.Flush()
-				return usageErrorf("metadata cat: %s: is a directory (kseg metadata ls lists it)", esc(m.path))
+				return ui.UsageErrorf("metadata cat: %s: is a directory (kseg metadata ls lists it)", ui.Esc(m.path))
 			}
 		}
 		for _, m := range matches {
@@ -212,7 +213,7 @@ func runMetadataShell(ctx context.Context, s *Streams, verb string, o *metadataS
 				}
 				continue
 			}
-			fmt.Fprintln(w, esc(m.node.Value))
+			fmt.Fprintln(w, ui.Esc(m.node.Value))
 		}
 	case "ls":
 		lsPrint(w, o, matches, emit)
@@ -224,7 +225,7 @@ func runMetadataShell(ctx context.Context, s *Streams, verb string, o *metadataS
 					return err
 				}
 			} else {
-				fmt.Fprintln(w, esc(p))
+				fmt.Fprintln(w, ui.Esc(p))
 			}
 			for _, c := range n.Children {
 				if err := walk(strings.TrimSuffix(p, "/")+"/"+c.Name, c); err != nil {
@@ -244,7 +245,7 @@ func runMetadataShell(ctx context.Context, s *Streams, verb string, o *metadataS
 
 // metadataShellTable is -o table: a PATH VALUE row per node listed,
 // printed or found ("-" for a directory's value).
-func metadataShellTable(w *bufio.Writer, s *Streams, verb string, matches []imageMatch) error {
+func metadataShellTable(w *bufio.Writer, s *ui.Streams, verb string, matches []imageMatch) error {
 	var rows [][]string
 	add := func(p string, n *broker.ImageNode) {
 		v := n.Value
@@ -269,12 +270,12 @@ func metadataShellTable(w *bufio.Writer, s *Streams, verb string, matches []imag
 				add(strings.TrimSuffix(m.path, "/")+"/"+c.Name, c)
 			}
 		case verb == "cat" && m.node.Dir:
-			return usageErrorf("metadata cat: %s: is a directory (kseg metadata ls lists it)", esc(m.path))
+			return ui.UsageErrorf("metadata cat: %s: is a directory (kseg metadata ls lists it)", ui.Esc(m.path))
 		default:
 			add(m.path, m.node)
 		}
 	}
-	if err := renderTable(w, s.Width, []string{"PATH", "VALUE"}, rows); err != nil {
+	if err := ui.RenderTable(w, s.Width, []string{"PATH", "VALUE"}, rows); err != nil {
 		return err
 	}
 	return w.Flush()
@@ -304,7 +305,7 @@ func lsPrint(w *bufio.Writer, o *metadataShellOptions, matches []imageMatch, emi
 		return
 	}
 	for _, m := range files {
-		fmt.Fprintln(w, esc(m.node.Name))
+		fmt.Fprintln(w, ui.Esc(m.node.Name))
 	}
 	needIntro := len(files) > 0 || len(dirs) > 1
 	first := len(files) == 0
@@ -316,11 +317,11 @@ func lsPrint(w *bufio.Writer, o *metadataShellOptions, matches []imageMatch, emi
 			if !first {
 				fmt.Fprintln(w)
 			}
-			fmt.Fprintf(w, "%s:\n", esc(m.node.Name))
+			fmt.Fprintf(w, "%s:\n", ui.Esc(m.node.Name))
 			first = false
 		}
 		for _, c := range m.node.Children {
-			fmt.Fprintln(w, esc(c.Name))
+			fmt.Fprintln(w, ui.Esc(c.Name))
 		}
 	}
 }

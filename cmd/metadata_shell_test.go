@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // kseg metadata ls | cat | find over the example image, as
@@ -29,14 +31,14 @@ func TestMetadataShell(t *testing.T) {
 		{[]string{"find", "-o", "table", "/image/producerIds"}, "PATH                               VALUE\n/image/producerIds                     -\n/image/producerIds/nextProducerId   5000\n"},
 	} {
 		r := runKseg(append(append([]string{"metadata"}, tc.args...), ld)...)
-		if r.code != ExitOK || r.stdout != tc.want {
+		if r.code != ui.ExitOK || r.stdout != tc.want {
 			t.Errorf("metadata %q: exit %d\n%s--- want\n%s--- stderr\n%s", tc.args, r.code, r.stdout, tc.want, r.stderr)
 		}
 	}
 	// --at: the image before events was deleted and recreated holds its
 	// first id.
 	r := runKseg("metadata", "cat", "--at", "66", "/image/topics/byName/events/id", ld)
-	if r.code != ExitOK || r.stdout != "Dg4ODg4ODg4ODg4ODg4ODg\n" {
+	if r.code != ui.ExitOK || r.stdout != "Dg4ODg4ODg4ODg4ODg4ODg\n" {
 		t.Errorf("--at 66: exit %d %q %s", r.code, r.stdout, r.stderr)
 	}
 	for _, tc := range []struct {
@@ -50,8 +52,8 @@ func TestMetadataShell(t *testing.T) {
 		{[]string{"ls", "-o", "kafka", "/image", ld}, "--output must be text, table or json"},
 	} {
 		r := runKseg(append([]string{"metadata"}, tc.args...)...)
-		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.err) {
-			t.Errorf("metadata %q: exit %d, stderr %q; want %d and %q", tc.args, r.code, r.stderr, ExitUsage, tc.err)
+		if r.code != ui.ExitUsage || !strings.Contains(r.stderr, tc.err) {
+			t.Errorf("metadata %q: exit %d, stderr %q; want %d and %q", tc.args, r.code, r.stderr, ui.ExitUsage, tc.err)
 		}
 	}
 }

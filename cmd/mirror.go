@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -48,21 +49,21 @@ func (o *mirrorOptions) Validate(c *cobra.Command, args []string) error {
 			return err
 		}
 		if len(args) != 1 && len(args) != 2 {
-			return usageErrorf("mirror --rollback needs the destination partition directory (DST, or SRC DST)")
+			return ui.UsageErrorf("mirror --rollback needs the destination partition directory (DST, or SRC DST)")
 		}
 		return nil
 	}
 	if len(args) != 2 {
-		return usageErrorf("mirror needs a source and a destination partition directory")
+		return ui.UsageErrorf("mirror needs a source and a destination partition directory")
 	}
 	if fl.Changed("upto") && o.upto < 0 {
-		return usageErrorf("--upto must not be negative")
+		return ui.UsageErrorf("--upto must not be negative")
 	}
 	if o.segmentBytes < 100 {
-		return usageErrorf("--segment-bytes must be at least 100")
+		return ui.UsageErrorf("--segment-bytes must be at least 100")
 	}
 	if o.indexIntervalBytes < 0 {
-		return usageErrorf("--index-interval-bytes must not be negative")
+		return ui.UsageErrorf("--index-interval-bytes must not be negative")
 	}
 	o.mirror = mirror.DefaultOptions()
 	o.mirror.Upto, o.mirror.SegmentBytes, o.mirror.IndexIntervalBytes, o.mirror.Align = o.upto, o.segmentBytes, o.indexIntervalBytes, o.align
@@ -70,7 +71,7 @@ func (o *mirrorOptions) Validate(c *cobra.Command, args []string) error {
 	return nil
 }
 
-func newMirrorCmd(s *Streams) *cobra.Command {
+func newMirrorCmd(s *ui.Streams) *cobra.Command {
 	o := &mirrorOptions{}
 	c := &cobra.Command{
 		Use:   "mirror SRC DST",
@@ -102,7 +103,7 @@ shared with inject-barrier so neither starts while the other is pending), and
 the result is read back: the copied batches must be SRC's byte for byte and
 the indexes must agree with the log. Rerun the command on an interrupted DST
 to finish it, or add --rollback to undo it. --dry-run prints the plan.
-` + exitStatusHelp + `  (mirror: 0 also when there was nothing to copy; 3 for a DST that diverged
+` + ui.ExitStatusHelp + `  (mirror: 0 also when there was nothing to copy; 3 for a DST that diverged
   from SRC without --align, a DST ending below SRC's log start, a corrupt SRC
   batch in the range, or a failed verification)
 `,
@@ -111,7 +112,7 @@ to finish it, or add --rollback to undo it. --dry-run prints the plan.
   kseg mirror --upto 5000 --segment-bytes 104857600 /data/a/orders-0 /data/b/orders-0
   kseg mirror --align /data/b/orders-0 /data/a/orders-0     # failback: A mirrors B back
   kseg mirror --rollback /data/b/orders-0                    # undo an interrupted run`,
-		Args: usageArgs(cobra.ArbitraryArgs),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Validate(c, args); err != nil {
 				return err
@@ -123,7 +124,7 @@ to finish it, or add --rollback to undo it. --dry-run prints the plan.
 	return c
 }
 
-func runMirror(ctx context.Context, s *Streams, o *mirrorOptions, args []string) error {
+func runMirror(ctx context.Context, s *ui.Streams, o *mirrorOptions, args []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func runMirror(ctx context.Context, s *Streams, o *mirrorOptions, args []string)
 		printer: newMirrorPrinter(s, o.output),
 		// The plan reads the source, and the destination beside it, once.
 		planLabel: "planning",
-		planTotal: func() int64 { return logBytes(args[0], dst) },
+		planTotal: func() int64 { return ui.LogBytes(args[0], dst) },
 		plan: func(progress func(int64)) (*mirror.Plan, error) {
 			opts := o.mirror
 			opts.Progress = progress
@@ -147,7 +148,7 @@ func runMirror(ctx context.Context, s *Streams, o *mirrorOptions, args []string)
 			if err == nil && p.Resume == nil && opts.Upto > p.SrcLog.End {
 				// Batches up to an offset the source does not reach: a
 				// usage error, as every offset past a log's end.
-				return nil, unansweredf("--upto %d is past the log end %d of %s: the source does not reach it", opts.Upto, p.SrcLog.End, args[0])
+				return nil, ui.Unansweredf("--upto %d is past the log end %d of %s: the source does not reach it", opts.Upto, p.SrcLog.End, args[0])
 			}
 			return p, err
 		},

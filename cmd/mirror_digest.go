@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -13,9 +14,9 @@ import (
 // destination (kseg digest), made where SRC is, without the
 // destination's disk: what would be copied.
 
-func runMirrorDigest(ctx context.Context, s *Streams, o *mirrorOptions, src, dst string) error {
+func runMirrorDigest(ctx context.Context, s *ui.Streams, o *mirrorOptions, src, dst string) error {
 	if !o.dryRun {
-		return usageErrorf("%s is a digest: a mirror writes the destination's files, so it runs on the destination's disk; --dry-run plans against a digest", dst)
+		return ui.UsageErrorf("%s is a digest: a mirror writes the destination's files, so it runs on the destination's disk; --dry-run plans against a digest", dst)
 	}
 	if err := checkInput(s, "mirror", src, inputPartition); err != nil {
 		return err
@@ -26,18 +27,18 @@ func runMirrorDigest(ctx context.Context, s *Streams, o *mirrorOptions, src, dst
 		return err
 	}
 	opts := o.mirror
-	p, err := stepProgress(s, "planning", func() int64 { return logBytes(src) }, func(progress func(int64)) (*mirror.DigestPlan, error) {
+	p, err := ui.StepProgress(s, "planning", func() int64 { return ui.LogBytes(src) }, func(progress func(int64)) (*mirror.DigestPlan, error) {
 		opts.Progress = progress
 		return mirror.PlanFromDigest(src, nodes[0], opts)
 	})
 	if err != nil {
 		return writeExit(err)
 	}
-	warnDiagnostics(s.Err, p.Warnings)
+	ui.WarnDiagnostics(s.Err, p.Warnings)
 	if o.output == "json" {
 		return writeJSONLine(s.Out, mirrorDigestPlanJSON{mirrorPlanJSON: mirrorPlanWire(&p.Plan, true), Destination: digestJSON(p.Digest)})
 	}
-	return printMirrorDigestPlan(s.Out, s.styles(), p)
+	return printMirrorDigestPlan(s.Out, s.Styles(), p)
 }
 
 // mirrorDigestPlanJSON is mirror's plan line, with the digest the
@@ -47,11 +48,11 @@ type mirrorDigestPlanJSON struct {
 	Destination *chainDigestJSON `json:"dstDigest"`
 }
 
-func printMirrorDigestPlan(w io.Writer, st *styles, p *mirror.DigestPlan) error {
+func printMirrorDigestPlan(w io.Writer, st *ui.Styles, p *mirror.DigestPlan) error {
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	title := func(s string) string { return st.paint(st.title, s) }
-	off := func(v int64) string { return st.paint(st.offset, fmt.Sprint(v)) }
-	pf("%s %s -> %s (topic %s, partition %d)\n", title("Mirror"), esc(p.Src), esc(p.Name), esc(p.Topic), p.Partition)
+	title := func(s string) string { return st.Paint(st.Title, s) }
+	off := func(v int64) string { return st.Paint(st.Offset, fmt.Sprint(v)) }
+	pf("%s %s -> %s (topic %s, partition %d)\n", title("Mirror"), ui.Esc(p.Src), ui.Esc(p.Name), ui.Esc(p.Topic), p.Partition)
 	src := fmt.Sprintf("log %s", rangeText(p.SrcLog))
 	if p.TopicID != "" {
 		src += ", topic id " + p.TopicID
@@ -61,21 +62,21 @@ func printMirrorDigestPlan(w io.Writer, st *styles, p *mirror.DigestPlan) error 
 	if p.DstLog.Start < 0 {
 		pf("               empty\n")
 	} else {
-		pf("               log %s, %s; %d batches identical to the source's (every batch the digest holds compared)", rangeText(p.DstLog), plural(p.DstSegments, "segment"), p.Compared)
+		pf("               log %s, %s; %d batches identical to the source's (every batch the digest holds compared)", rangeText(p.DstLog), ui.Plural(p.DstSegments, "segment"), p.Compared)
 		if p.EpochDifferences > 0 {
 			pf(" (%d differ in partitionLeaderEpoch only)", p.EpochDifferences)
 		}
 		pf("\n")
 	}
 	if d := p.Divergence; d != nil {
-		pf("  %s at offset %s: %s\n", st.paint(st.warn, "diverged"), off(d.Offset), esc(d.Reason))
+		pf("  %s at offset %s: %s\n", st.Paint(st.Warn, "diverged"), off(d.Offset), ui.Esc(d.Reason))
 	}
 	if tr := p.Truncation; tr != nil {
 		pf("%s at offset %s, %s position %d (--align)\n", title("Truncate:"), off(tr.Offset), segment.SegmentFileName(tr.Segment, segment.LogSuffix), tr.Position)
 		pf("  removed: %s, %d bytes, %d offsets\n", batches(tr.Removed.Batches), tr.Removed.Bytes, tr.Removed.Offsets)
 	}
 	if p.NothingToDo {
-		pf("%s %s\n", st.paint(st.ok, "Nothing to do:"), p.Reason)
+		pf("%s %s\n", st.Paint(st.OK, "Nothing to do:"), p.Reason)
 		return nil
 	}
 	if p.Copied.Batches == 0 {
@@ -88,6 +89,6 @@ func printMirrorDigestPlan(w io.Writer, st *styles, p *mirror.DigestPlan) error 
 	}
 	pf("  new log end offset %s\n", off(p.NewLogEndOffset))
 	pf("%s not planned: a digest holds the destination's batches, not its indexes, snapshots or leader-epoch-checkpoint; the dry run on the destination's disk lists them\n", title("Files:"))
-	pf("%s nothing was changed; run on the destination's disk, without --dry-run, to apply\n", st.paint(st.info, "Dry run:"))
+	pf("%s nothing was changed; run on the destination's disk, without --dry-run, to apply\n", st.Paint(st.Info, "Dry run:"))
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -15,13 +16,13 @@ type mirrorPrinter interface {
 	Report(r *mirror.Report) error
 }
 
-func newMirrorPrinter(s *Streams, output string) mirrorPrinter {
+func newMirrorPrinter(s *ui.Streams, output string) mirrorPrinter {
 	if output == "json" {
 		return &mirrorJSONPrinter{w: s.Out}
 	}
-	t := &mirrorTextPrinter{w: s.Out, errw: s.Err, st: s.styles(), ls: s.lister()}
+	t := &mirrorTextPrinter{w: s.Out, errw: s.Err, st: s.Styles(), ls: s.Lister()}
 	if output == "table" {
-		t.tbl = &tableOut{w: s.Out, width: s.Width}
+		t.tbl = &ui.TableOut{W: s.Out, Width: s.Width}
 	}
 	return t
 }
@@ -31,9 +32,9 @@ func newMirrorPrinter(s *Streams, output string) mirrorPrinter {
 type mirrorTextPrinter struct {
 	w    io.Writer
 	errw io.Writer // warnings are diagnostics: stderr
-	st   *styles
-	ls   lister    // how much of each list to show
-	tbl  *tableOut // --output table: file operations as a table
+	st   *ui.Styles
+	ls   ui.Lister    // how much of each list to show
+	tbl  *ui.TableOut // --output table: file operations as a table
 }
 
 func rangeText(r mirror.OffsetRange) string {
@@ -46,8 +47,8 @@ func rangeText(r mirror.OffsetRange) string {
 func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 	w, st, ls := t.w, t.st, t.ls
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	title := func(s string) string { return st.paint(st.title, s) }
-	off := func(v int64) string { return st.paint(st.offset, fmt.Sprint(v)) }
+	title := func(s string) string { return st.Paint(st.Title, s) }
+	off := func(v int64) string { return st.Paint(st.Offset, fmt.Sprint(v)) }
 
 	pf("%s %s -> %s (topic %s, partition %d)\n", title("Mirror"), p.Src, p.Dir, p.Topic, p.Partition)
 	textResume(pf, st, "mirror", p.Resume)
@@ -63,13 +64,13 @@ func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 		pf("  destination  empty\n")
 	default:
 		if p.ComparedLastBatch {
-			pf("  destination  log %s, %s; compared: the last batch, identical to the source's", rangeText(p.DstLog), plural(p.DstSegments, "segment"))
+			pf("  destination  log %s, %s; compared: the last batch, identical to the source's", rangeText(p.DstLog), ui.Plural(p.DstSegments, "segment"))
 			if p.EpochDifferences > 0 {
 				pf(" (but for its partitionLeaderEpoch)")
 			}
 			pf("; the batches below it are taken as the source's, as a follower trusts its log below the high watermark (--full-compare compares them all)\n")
 		} else {
-			pf("  destination  log %s, %s; %s identical to the source's", rangeText(p.DstLog), plural(p.DstSegments, "segment"), plural(p.Compared, "batch"))
+			pf("  destination  log %s, %s; %s identical to the source's", rangeText(p.DstLog), ui.Plural(p.DstSegments, "segment"), ui.Plural(p.Compared, "batch"))
 			if p.EpochDifferences > 0 {
 				pf(" (%d differ in partitionLeaderEpoch only)", p.EpochDifferences)
 			}
@@ -77,10 +78,10 @@ func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 		}
 	}
 	if d := p.Divergence; d != nil {
-		pf("  %s at offset %s: %s\n", st.paint(st.warn, "diverged"), off(d.Offset), d.Reason)
+		pf("  %s at offset %s: %s\n", st.Paint(st.Warn, "diverged"), off(d.Offset), d.Reason)
 	}
 	if p.NothingToDo {
-		pf("%s %s\n", st.paint(st.ok, "Nothing to do:"), p.Reason)
+		pf("%s %s\n", st.Paint(st.OK, "Nothing to do:"), p.Reason)
 		return nil
 	}
 	if tr := p.Truncation; tr != nil {
@@ -88,11 +89,11 @@ func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 		r := tr.Removed
 		pf("  removed: %d batches, %d records, %d bytes, %d offsets", r.Batches, r.Records, r.Bytes, r.Offsets)
 		if len(r.Producers) > 0 {
-			pf("; producers losing data: %s", ls.offsets(r.Producers))
+			pf("; producers losing data: %s", ls.Offsets(r.Producers))
 		}
 		pf("\n")
 		if len(tr.SegmentsDeleted) > 0 {
-			pf("  segments deleted: %s\n", ls.offsets(tr.SegmentsDeleted))
+			pf("  segments deleted: %s\n", ls.Offsets(tr.SegmentsDeleted))
 		}
 	}
 	if p.Copied.Batches == 0 {
@@ -109,29 +110,29 @@ func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 	case 1:
 		into = append(into, "new segment "+offsetsList(p.SegmentsCreated))
 	default:
-		into = append(into, "new segments "+ls.offsets(p.SegmentsCreated))
+		into = append(into, "new segments "+ls.Offsets(p.SegmentsCreated))
 	}
 	if len(into) > 0 && p.Copied.Batches > 0 {
 		pf("  %s\n", strings.Join(into, "; "))
 	}
 	if len(p.Barriers) > 0 {
-		pf("  MIRROR_PID_RESET barriers copied: %s\n", ls.offsets(p.Barriers))
+		pf("  MIRROR_PID_RESET barriers copied: %s\n", ls.Offsets(p.Barriers))
 	}
 	textIndexChanges(pf, p.Index, p.TimeIndex, p.TxnIndex)
 	textAbortedTxns(pf, ls, p.AbortedTxns)
 	textEpochChanges(pf, ls, p.EpochEntriesRemoved, p.EpochEntriesAdded)
 	if len(p.SnapshotsDeleted) > 0 {
-		pf("  producer snapshots deleted: %s\n", ls.offsets(p.SnapshotsDeleted))
+		pf("  producer snapshots deleted: %s\n", ls.Offsets(p.SnapshotsDeleted))
 	}
 	if len(p.SnapshotsCreated) > 0 {
-		pf("  producer snapshots at the rolls: %s\n", ls.offsets(p.SnapshotsCreated))
+		pf("  producer snapshots at the rolls: %s\n", ls.Offsets(p.SnapshotsCreated))
 	}
 	if p.EndSnapshot >= 0 {
 		pf("  producer snapshot at the new log end: %s (as a broker's clean shutdown writes it)\n", off(p.EndSnapshot))
 	}
 	pf("  new log end offset %s\n", off(p.NewLogEndOffset))
 	pf("%s\n", title("Files:"))
-	warnDiagnostics(t.errw, p.Warnings)
+	ui.WarnDiagnostics(t.errw, p.Warnings)
 	textFilesTail(pf, st, ls, p.Ops, dryRun, t.tbl)
 	return nil
 }
@@ -144,25 +145,25 @@ func (t *mirrorTextPrinter) Report(r *mirror.Report) error {
 	}
 	if r.RolledBack {
 		pf("%s the interrupted mirror in %s is undone (journal state was %s); the partition is as it was before it\n",
-			st.paint(st.ok, "Rolled back:"), r.Dir, r.ResumedFrom)
+			st.Paint(st.OK, "Rolled back:"), r.Dir, r.ResumedFrom)
 		return nil
 	}
 	textReportHead(pf, st, "mirror", &r.Outcome)
 	p := r.Plan
 	if p.Copied.Batches > 0 {
-		pf("%s offsets [%d, %d) mirrored; new log end offset %d\n", st.paint(st.ok, "Done:"), p.From, p.To, p.NewLogEndOffset)
+		pf("%s offsets [%d, %d) mirrored; new log end offset %d\n", st.Paint(st.OK, "Done:"), p.From, p.To, p.NewLogEndOffset)
 	} else {
-		pf("%s truncated at %d; new log end offset %d\n", st.paint(st.ok, "Done:"), p.Truncation.Offset, p.NewLogEndOffset)
+		pf("%s truncated at %d; new log end offset %d\n", st.Paint(st.OK, "Done:"), p.Truncation.Offset, p.NewLogEndOffset)
 	}
 	v := r.Verification
 	if v == nil {
 		return nil
 	}
 	if v.OK() {
-		pf("%s %s identical to the source's; the indexes agree with the log; .txnindex agrees with a replay\n", st.paint(st.ok, "Verified:"), plural(v.Compared, "batch"))
+		pf("%s %s identical to the source's; the indexes agree with the log; .txnindex agrees with a replay\n", st.Paint(st.OK, "Verified:"), ui.Plural(v.Compared, "batch"))
 		return nil
 	}
-	pf("%s\n", st.paint(st.err, "Verification failed:"))
+	pf("%s\n", st.Paint(st.Err, "Verification failed:"))
 	if v.Mismatch != "" {
 		pf("  %s\n", v.Mismatch)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/edit"
 )
 
@@ -30,7 +31,7 @@ func TestMirrorCLIDryRunChangesNothing(t *testing.T) {
 	root := filepath.Dir(filepath.Dir(src))
 	before := walkState(t, root)
 	code, out, stderr := injRun(t, "mirror", "--dry-run", "--segment-bytes", "300", src, dst)
-	if code != ExitOK || !strings.Contains(out, "new partition directory") || !strings.Contains(out, "Dry run:") {
+	if code != ui.ExitOK || !strings.Contains(out, "new partition directory") || !strings.Contains(out, "Dry run:") {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
 	assertSameState(t, before, root)
@@ -41,21 +42,21 @@ func TestMirrorCLIDryRunChangesNothing(t *testing.T) {
 
 func TestMirrorCLIRefusesDivergedUnlessAlign(t *testing.T) {
 	src, dst := mirrorPair(t)
-	if code, out, stderr := injRun(t, "mirror", "--upto", "11", "--backup-dir", filepath.Join(t.TempDir(), "1"), src, dst); code != ExitOK {
+	if code, out, stderr := injRun(t, "mirror", "--upto", "11", "--backup-dir", filepath.Join(t.TempDir(), "1"), src, dst); code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
-	if code, out, stderr := injRun(t, "inject-barrier", "--backup-dir", filepath.Join(t.TempDir(), "2"), dst); code != ExitOK {
+	if code, out, stderr := injRun(t, "inject-barrier", "--backup-dir", filepath.Join(t.TempDir(), "2"), dst); code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
 	before := walkState(t, dst)
 	code, out, stderr := injRun(t, "mirror", src, dst)
-	if code != ExitFindings || !strings.Contains(stderr, "diverged from") || !strings.Contains(stderr, "at offset 6") {
+	if code != ui.ExitFindings || !strings.Contains(stderr, "diverged from") || !strings.Contains(stderr, "at offset 6") {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
 	assertSameState(t, before, dst)
 
 	code, out, stderr = injRun(t, "mirror", "--align", "--output", "json", "--backup-dir", filepath.Join(t.TempDir(), "3"), src, dst)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
 	var plan mirrorPlanJSON
@@ -69,11 +70,11 @@ func TestMirrorCLIRefusesDivergedUnlessAlign(t *testing.T) {
 		t.Fatalf("plan %+v\nresult %+v", plan, result)
 	}
 	code, out, _ = injRun(t, "verify-chain", src, dst)
-	if code != ExitOK || !strings.Contains(out, "in sync") {
+	if code != ui.ExitOK || !strings.Contains(out, "in sync") {
 		t.Fatalf("verify-chain after align: exit %d\n%s", code, out)
 	}
 	code, out, _ = injRun(t, "mirror", src, dst)
-	if code != ExitOK || !strings.Contains(out, "Nothing to do:") {
+	if code != ui.ExitOK || !strings.Contains(out, "Nothing to do:") {
 		t.Fatalf("a second mirror: exit %d\n%s", code, out)
 	}
 }
@@ -100,22 +101,22 @@ func TestMirrorCLIPendingJournal(t *testing.T) {
 		t.Fatalf("interrupted mirror: %v", err)
 	}
 	code, out, stderr := injRun(t, "inject-barrier", "--dry-run", dst)
-	if code != ExitRefused || !strings.Contains(stderr, "operation-pending") || !strings.Contains(stderr, "kseg mirror") {
+	if code != ui.ExitRefused || !strings.Contains(stderr, "operation-pending") || !strings.Contains(stderr, "kseg mirror") {
 		t.Fatalf("inject-barrier on a pending mirror: exit %d\n%s%s", code, out, stderr)
 	}
 	code, out, stderr = injRun(t, "mirror", "--rollback", dst)
-	if code != ExitOK || !strings.Contains(out, "Rolled back: the interrupted mirror") {
+	if code != ui.ExitOK || !strings.Contains(out, "Rolled back: the interrupted mirror") {
 		t.Fatalf("rollback: exit %d\n%s%s", code, out, stderr)
 	}
 	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the rollback left %s, which the mirror created", dst)
 	}
 	// A finished run.
-	if code, out, stderr := injRun(t, "mirror", "--segment-bytes", "300", "--backup-dir", filepath.Join(t.TempDir(), "c"), src, dst); code != ExitOK {
+	if code, out, stderr := injRun(t, "mirror", "--segment-bytes", "300", "--backup-dir", filepath.Join(t.TempDir(), "c"), src, dst); code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
 	code, out, _ = injRun(t, "dump", "--verify-index", dst)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("dump --verify-index on the mirror: exit %d\n%s", code, out)
 	}
 }
@@ -130,15 +131,15 @@ func TestMirrorCLIUsage(t *testing.T) {
 		{"mirror", "--segment-bytes", "10", src, dst},
 		{"mirror", "--rollback", "--align", dst},
 	} {
-		if code, out, stderr := injRun(t, args...); code != ExitUsage {
-			t.Errorf("%v: exit %d, want %d\n%s%s", args, code, ExitUsage, out, stderr)
+		if code, out, stderr := injRun(t, args...); code != ui.ExitUsage {
+			t.Errorf("%v: exit %d, want %d\n%s%s", args, code, ui.ExitUsage, out, stderr)
 		}
 	}
-	if code, _, stderr := injRun(t, "mirror", src, src); code != ExitRefused || !strings.Contains(stderr, "same-directory") {
+	if code, _, stderr := injRun(t, "mirror", src, src); code != ui.ExitRefused || !strings.Contains(stderr, "same-directory") {
 		t.Errorf("mirror into itself: exit %d %s", code, stderr)
 	}
 	code, out, _ := injRun(t, "mirror", "--help")
-	if code != ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--align") {
+	if code != ui.ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--align") {
 		t.Errorf("help: exit %d\n%s", code, out)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -51,12 +52,12 @@ func TestOverlappingSegmentsAreAnErrorEverywhere(t *testing.T) {
 		{"verify-chain", src, dir},
 	} {
 		r := runKseg(args...)
-		if r.code != ExitFindings || !strings.Contains(r.stdout+r.stderr, "segment-overlap") {
+		if r.code != ui.ExitFindings || !strings.Contains(r.stdout+r.stderr, "segment-overlap") {
 			t.Errorf("%v: exit %d, want a segment-overlap error (exit 3):\n%s%s", args[0], r.code, r.stdout, r.stderr)
 		}
 	}
 	r := runKseg("repair", "-q", "--backup-dir", t.TempDir(), dir)
-	if r.code != ExitOK {
+	if r.code != ui.ExitOK {
 		t.Fatalf("repair: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	got, err := os.ReadFile(filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix)))
@@ -70,7 +71,7 @@ func TestOverlappingSegmentsAreAnErrorEverywhere(t *testing.T) {
 		t.Errorf("segment 53 is gone: %v", err)
 	}
 	for _, args := range [][]string{{"dump", "-q", "--verify-index", dir}, {"replay-psm", "-q", dir}} {
-		if r := runKseg(args...); r.code != ExitOK {
+		if r := runKseg(args...); r.code != ui.ExitOK {
 			t.Errorf("%v after the repair: exit %d\n%s%s", args[0], r.code, r.stdout, r.stderr)
 		}
 	}
@@ -92,10 +93,10 @@ func TestOverlapStraddlingTheBaseIsRefused(t *testing.T) {
 	}
 	before := walkState(t, dir)
 	r := runKseg("repair", "--dry-run", dir)
-	if r.code != ExitRefused || !strings.Contains(r.stderr, "segment-overlap") {
+	if r.code != ui.ExitRefused || !strings.Contains(r.stderr, "segment-overlap") {
 		t.Errorf("repair --dry-run: exit %d, want refused (segment-overlap):\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := runKseg("dump", "-q", "--verify-index", dir); r.code != ExitFindings || !strings.Contains(r.stdout, "segment-overlap") {
+	if r := runKseg("dump", "-q", "--verify-index", dir); r.code != ui.ExitFindings || !strings.Contains(r.stdout, "segment-overlap") {
 		t.Errorf("dump: exit %d\n%s", r.code, r.stdout)
 	}
 	if after := walkState(t, dir); !maps.Equal(after, before) {

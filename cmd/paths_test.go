@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // TestDotIsTheDirectory: every command that takes a path gives ".", "./",
@@ -38,7 +40,7 @@ func TestDotIsTheDirectory(t *testing.T) {
 	written := filepath.Join(root, "w", "txn-0")
 	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), written)
 	backup := filepath.Join(root, "backup")
-	if r := runKseg("inject-barrier", "--yes", "--timestamp", injectTs, "--backup-dir", backup, written); r.code != ExitOK {
+	if r := runKseg("inject-barrier", "--yes", "--timestamp", injectTs, "--backup-dir", backup, written); r.code != ui.ExitOK {
 		t.Fatalf("inject-barrier for a backup: exit %d\n%s", r.code, r.stderr)
 	}
 	link := filepath.Join(root, "current")
@@ -112,7 +114,7 @@ func TestDotIsTheDirectory(t *testing.T) {
 					// stderr names the partition.
 					want.stdout, got.stdout = "", ""
 				}
-				if want.code == ExitUsage || want.code == ExitRefused {
+				if want.code == ui.ExitUsage || want.code == ui.ExitRefused {
 					t.Fatalf("kseg %s: exit %d\n%s", strings.Join(want.args, " "), want.code, want.stderr)
 				}
 				if got.code != want.code || got.stdout != want.stdout || got.stderr != want.stderr {

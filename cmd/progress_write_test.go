@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/edit"
 )
 
@@ -26,7 +27,7 @@ func TestLongCommandsDrawProgress(t *testing.T) {
 	torn := filepath.Join(root, "t", "events-0")
 	copyInputDir(t, filepath.Join("..", "testdata", "broken", "torn-tail", "events-0"), torn)
 	backups := t.TempDir()
-	env := func(k string) (string, bool) { return "0", k == progressDelayEnv }
+	env := func(k string) (string, bool) { return "0", k == ui.ProgressDelayEnv }
 	for _, tc := range []struct {
 		args   []string
 		labels []string
@@ -45,7 +46,7 @@ func TestLongCommandsDrawProgress(t *testing.T) {
 		// partition): nothing on stderr.
 		if strings.Contains(name, "--dry-run") || tc.args[0] == "replay-psm" || tc.args[0] == "verify-chain" {
 			piped := runKseg(tc.args...)
-			s, out, errb := ttyStreams(false)
+			s, out, errb := ui.TTYTestStreams(false)
 			s.Env = env
 			code := Run(t.Context(), tc.args, s)
 			if code != piped.code || out.String() != piped.stdout {
@@ -55,7 +56,7 @@ func TestLongCommandsDrawProgress(t *testing.T) {
 				t.Errorf("%s piped: stderr %q", name, piped.stderr)
 			}
 			checkProgressLine(t, name, errb.String(), tc.labels)
-			s, _, errb = ttyStreams(false)
+			s, _, errb = ui.TTYTestStreams(false)
 			s.Env = env
 			Run(t.Context(), append([]string{"-q"}, tc.args...), s)
 			if errb.String() != "" {
@@ -63,9 +64,9 @@ func TestLongCommandsDrawProgress(t *testing.T) {
 			}
 			continue
 		}
-		s, _, errb := ttyStreams(false)
+		s, _, errb := ui.TTYTestStreams(false)
 		s.Env = env
-		if code := Run(t.Context(), tc.args, s); code != ExitOK {
+		if code := Run(t.Context(), tc.args, s); code != ui.ExitOK {
 			t.Fatalf("%s: exit %d\n%s", name, code, errb)
 		}
 		checkProgressLine(t, name, errb.String(), tc.labels)
@@ -86,9 +87,9 @@ func TestLongCommandsDrawProgress(t *testing.T) {
 	}}); !errors.Is(err, crash) {
 		t.Fatalf("the repair was not interrupted: %v", err)
 	}
-	s, _, errb := ttyStreams(false)
+	s, _, errb := ui.TTYTestStreams(false)
 	s.Env = env
-	if code := Run(t.Context(), []string{"repair", "--rollback", crashed}, s); code != ExitOK {
+	if code := Run(t.Context(), []string{"repair", "--rollback", crashed}, s); code != ui.ExitOK {
 		t.Fatalf("repair --rollback: exit %d\n%s", code, errb)
 	}
 	checkProgressLine(t, "repair --rollback", errb.String(), []string{"rolling back"})

@@ -44,6 +44,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 )
@@ -345,7 +346,7 @@ func readOnlyRuns(t *testing.T, fx roFixture) []roRun {
 	var runs []roRun
 	for _, out := range []string{"text", "table", "json", "kafka"} {
 		args := append([]string{"dump", "--output", out, "--deep", "--print-data", "--verify-index", "--index-sanity-check"}, fx.logDirs...)
-		runs = append(runs, roRun{args, []int{ExitOK, ExitFindings}})
+		runs = append(runs, roRun{args, []int{ui.ExitOK, ui.ExitFindings}})
 	}
 	var files []string
 	_ = filepath.WalkDir(fx.root, func(p string, d fs.DirEntry, err error) error {
@@ -354,9 +355,9 @@ func readOnlyRuns(t *testing.T, fx roFixture) []roRun {
 		}
 		return nil
 	})
-	runs = append(runs, roRun{append([]string{"dump", "--output", "json", "--deep", "--verify-index", "--index-sanity-check"}, files...), []int{ExitOK, ExitFindings}})
+	runs = append(runs, roRun{append([]string{"dump", "--output", "json", "--deep", "--verify-index", "--index-sanity-check"}, files...), []int{ui.ExitOK, ui.ExitFindings}})
 
-	s, _, _ := TestStreams()
+	s, _, _ := ui.TestStreams()
 	root := NewRootCmd(s)
 	sub := func(name string) *cobra.Command {
 		for _, c := range root.Commands() {
@@ -368,9 +369,9 @@ func readOnlyRuns(t *testing.T, fx roFixture) []roRun {
 	}
 	if c := sub("replay-psm"); c != nil {
 		for _, p := range fx.partitions {
-			runs = append(runs, roRun{[]string{"replay-psm", p}, []int{ExitOK, ExitError, ExitFindings}})
+			runs = append(runs, roRun{[]string{"replay-psm", p}, []int{ui.ExitOK, ui.ExitError, ui.ExitFindings}})
 			if c.Flags().Lookup("check-snapshots") != nil {
-				runs = append(runs, roRun{[]string{"replay-psm", "--check-snapshots", "--output", "json", p}, []int{ExitOK, ExitError, ExitFindings}})
+				runs = append(runs, roRun{[]string{"replay-psm", "--check-snapshots", "--output", "json", p}, []int{ui.ExitOK, ui.ExitError, ui.ExitFindings}})
 			}
 		}
 	} else {
@@ -378,8 +379,8 @@ func readOnlyRuns(t *testing.T, fx roFixture) []roRun {
 	}
 	if sub("explain") != nil {
 		for _, p := range fx.partitions {
-			runs = append(runs, roRun{[]string{"explain", "1", p}, []int{ExitOK, ExitError, ExitFindings}})
-			runs = append(runs, roRun{[]string{"explain", "-o", "json", "0", p}, []int{ExitOK, ExitError, ExitFindings}})
+			runs = append(runs, roRun{[]string{"explain", "1", p}, []int{ui.ExitOK, ui.ExitError, ui.ExitFindings}})
+			runs = append(runs, roRun{[]string{"explain", "-o", "json", "0", p}, []int{ui.ExitOK, ui.ExitError, ui.ExitFindings}})
 		}
 	}
 	for _, view := range []string{"groups", "txns", "metadata"} {
@@ -387,12 +388,12 @@ func readOnlyRuns(t *testing.T, fx roFixture) []roRun {
 			continue
 		}
 		for _, out := range []string{"text", "table", "json"} {
-			runs = append(runs, roRun{append([]string{view, "--output", out}, fx.logDirs...), []int{ExitOK, ExitFindings}})
+			runs = append(runs, roRun{append([]string{view, "--output", out}, fx.logDirs...), []int{ui.ExitOK, ui.ExitFindings}})
 		}
 	}
 	if sub("verify-chain") != nil {
-		runs = append(runs, roRun{[]string{"verify-chain", fx.chain[0], fx.chain[1]}, []int{ExitOK, ExitFindings}})
-		runs = append(runs, roRun{[]string{"verify-chain", "--output", "json", fx.chain[0], fx.chain[1]}, []int{ExitOK, ExitFindings}})
+		runs = append(runs, roRun{[]string{"verify-chain", fx.chain[0], fx.chain[1]}, []int{ui.ExitOK, ui.ExitFindings}})
+		runs = append(runs, roRun{[]string{"verify-chain", "--output", "json", fx.chain[0], fx.chain[1]}, []int{ui.ExitOK, ui.ExitFindings}})
 	} else {
 		t.Log("verify-chain is not registered yet: not covered (the test picks it up once it is)")
 	}
@@ -431,7 +432,7 @@ func TestReadOnlyCommands(t *testing.T) {
 	runs := readOnlyRuns(t, fx)
 	t.Logf("%d runs over %d partitions", len(runs), len(fx.partitions))
 	for _, r := range runs {
-		s, out, errb := TestStreams()
+		s, out, errb := ui.TestStreams()
 		code := Run(context.Background(), r.args, s)
 		name := runLabel(r.args, fx.root)
 		if !slices.Contains(r.ok, code) {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
@@ -119,7 +120,7 @@ func checkReplayTruth(t *testing.T, rel, dir string) {
 			File, Status string
 		} `json:"snapshots"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != ExitOK {
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != ui.ExitOK {
 		t.Errorf("%s: replay-psm --check-snapshots --output json: exit %d %v\n%s", rel, r.code, err, r.stderr)
 		return
 	}
@@ -161,19 +162,19 @@ func checkIncomplete(t *testing.T, rel, dir string) {
 			t.Errorf("%s: unexpected finding %s", rel, line)
 		}
 	}
-	wantCode := ExitOK
+	wantCode := ui.ExitOK
 	if indexes > 0 {
-		wantCode = ExitFindings
+		wantCode = ui.ExitFindings
 	}
 	if orphans != indexes || r.code != wantCode {
 		t.Errorf("%s: dump: exit %d, %d orphan-index errors for %d index files without a .log (want exit %d)", rel, r.code, orphans, indexes, wantCode)
 	}
-	if r := runKseg("replay-psm", "--check-snapshots", dir); r.code != ExitUsage || !strings.Contains(r.stderr, "no .log segment") {
+	if r := runKseg("replay-psm", "--check-snapshots", dir); r.code != ui.ExitUsage || !strings.Contains(r.stderr, "no .log segment") {
 		t.Errorf("%s: replay-psm: exit %d %q, want usage naming the missing .log", rel, r.code, r.stderr)
 	}
 	// One answer per mistake (README, exit status): repair answers a
 	// directory with no .log as replay-psm does.
-	if r := runKseg("repair", "--dry-run", dir); r.code != ExitUsage || !strings.Contains(r.stderr, "no .log segment") {
+	if r := runKseg("repair", "--dry-run", dir); r.code != ui.ExitUsage || !strings.Contains(r.stderr, "no .log segment") {
 		t.Errorf("%s: repair: exit %d %q, want usage naming the missing .log", rel, r.code, r.stderr)
 	}
 }
@@ -212,7 +213,7 @@ func TestRealDeleteRecordsSnapshotsMatchForTheBrokersReason(t *testing.T) {
 				RebuiltProducers     int `json:"rebuiltProducers"`
 			} `json:"snapshots"`
 		}
-		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != ExitOK || len(res.Snapshots) != 1 {
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != ui.ExitOK || len(res.Snapshots) != 1 {
 			t.Fatalf("%s: exit %d %v\n%s%s", rel, r.code, err, r.stdout, r.stderr)
 		}
 		s := res.Snapshots[0]
@@ -226,7 +227,7 @@ func TestRealDeleteRecordsSnapshotsMatchForTheBrokersReason(t *testing.T) {
 				ProducerID int64 `json:"producerId"`
 			} `json:"producers"`
 		}
-		if err := json.Unmarshal([]byte(d.stdout), &def); err != nil || d.code != ExitOK || len(def.Producers) != s.SnapshotProducers {
+		if err := json.Unmarshal([]byte(d.stdout), &def); err != nil || d.code != ui.ExitOK || len(def.Producers) != s.SnapshotProducers {
 			t.Errorf("%s: default run: exit %d %v, %d producers, want the file's %d", rel, d.code, err, len(def.Producers), s.SnapshotProducers)
 		}
 	}
@@ -236,10 +237,10 @@ func TestRealDeleteRecordsSnapshotsMatchForTheBrokersReason(t *testing.T) {
 // healthy partition (its copy at dir): no finding from dump, replay-psm
 // or repair, and a replay that tells the truth.
 func realPartitionTruth(t *testing.T, rel, dir string) {
-	if r := runKseg("dump", "--verify-index", "--index-sanity-check", dir); r.code != ExitOK || findingLines(r.stdout) != "" {
+	if r := runKseg("dump", "--verify-index", "--index-sanity-check", dir); r.code != ui.ExitOK || findingLines(r.stdout) != "" {
 		t.Errorf("%s: dump --verify-index --index-sanity-check: exit %d\n%s%s", rel, r.code, findingLines(r.stdout), r.stderr)
 	}
-	if r := runKseg("replay-psm", "--check-snapshots", dir); r.code != ExitOK || strings.Contains(r.stdout, "MISMATCH") {
+	if r := runKseg("replay-psm", "--check-snapshots", dir); r.code != ui.ExitOK || strings.Contains(r.stdout, "MISMATCH") {
 		t.Errorf("%s: replay-psm --check-snapshots: exit %d\n%s%s", rel, r.code, r.stdout, r.stderr)
 	}
 	checkReplayTruth(t, rel, dir)
@@ -252,7 +253,7 @@ func realPartitionTruth(t *testing.T, rel, dir string) {
 			Kind, Severity, Message string
 		} `json:"findings"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &plan); err != nil || r.code != ExitOK {
+	if err := json.Unmarshal([]byte(r.stdout), &plan); err != nil || r.code != ui.ExitOK {
 		t.Errorf("%s: repair --dry-run: exit %d %v\n%s%s", rel, r.code, err, r.stdout, r.stderr)
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -36,20 +37,20 @@ func (o *repairOptions) Validate(c *cobra.Command, args []string) error {
 		return err
 	}
 	if o.indexIntervalBytes < 0 {
-		return usageErrorf("--index-interval-bytes must not be negative")
+		return ui.UsageErrorf("--index-interval-bytes must not be negative")
 	}
 	o.planFlags = changedFlags(c, "all", "index-interval-bytes")
 	if err := o.validateRollback(o.planFlags); err != nil {
 		return err
 	}
 	if len(args) != 1 {
-		return usageErrorf("repair needs exactly one partition directory")
+		return ui.UsageErrorf("repair needs exactly one partition directory")
 	}
 	o.repair = repair.Options{All: o.all, IndexIntervalBytes: o.indexIntervalBytes}
 	return nil
 }
 
-func newRepairCmd(s *Streams) *cobra.Command {
+func newRepairCmd(s *ui.Streams) *cobra.Command {
 	o := &repairOptions{}
 	c := &cobra.Command{
 		Use:   "repair DIR",
@@ -92,7 +93,7 @@ Refused, with nothing touched: a broker holds the log directory (an fcntl
 lock on .lock), DIR is not a partition, the file system is read-only, a batch
 does not fit its segment's relative offsets (the broker splits such a
 segment), or the log start offset lies above the repaired log end.
-` + exitStatusHelp + `  (repair: 0 when there was nothing to repair or the repair succeeded; with
+` + ui.ExitStatusHelp + `  (repair: 0 when there was nothing to repair or the repair succeeded; with
   --dry-run, 3 when the plan found damage; 3 also for a failed verification
   after writing)
 `,
@@ -101,7 +102,7 @@ segment), or the log start offset lies above the repaired log end.
   kseg repair --all --index-interval-bytes 4096 /var/lib/kafka/data/orders-0
   kseg repair --dry-run --output json /var/lib/kafka/data/orders-0 | jq .findings
   kseg repair --rollback /var/lib/kafka/data/orders-0    # undo an interrupted run`,
-		Args: usageArgs(cobra.ArbitraryArgs),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Validate(c, args); err != nil {
 				return err
@@ -113,7 +114,7 @@ segment), or the log start offset lies above the repaired log end.
 	return c
 }
 
-func runRepair(ctx context.Context, s *Streams, o *repairOptions, dir string) error {
+func runRepair(ctx context.Context, s *ui.Streams, o *repairOptions, dir string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -136,7 +137,7 @@ func runRepair(ctx context.Context, s *Streams, o *repairOptions, dir string) er
 		},
 		dryRunExit: func(p *repair.Plan) error {
 			if p.Damage {
-				return findingsExit()
+				return ui.FindingsExit()
 			}
 			return nil
 		},

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -37,7 +38,7 @@ func TestRepairNamesIndexDefectsAsDump(t *testing.T) {
 		}
 		code, out, _ := runCaught(t, cc.Name, []string{"dump", "-o", "json", "--verify-index", "--index-sanity-check", dir})
 		d := parseCorpusDump(t, out)
-		if code != ExitFindings || !d.has(e.Kind, e.File, e.Position, e.Severity) {
+		if code != ui.ExitFindings || !d.has(e.Kind, e.File, e.Position, e.Severity) {
 			t.Errorf("%s: dump exit %d, want a %s %s finding in %s:\n%s", cc.Name, code, e.Severity, e.Kind, e.File, d)
 			continue
 		}
@@ -48,7 +49,7 @@ func TestRepairNamesIndexDefectsAsDump(t *testing.T) {
 				got = f.Severity + " " + f.Kind
 			}
 		}
-		if r.code != ExitFindings || got != e.Severity+" "+e.Kind {
+		if r.code != ui.ExitFindings || got != e.Severity+" "+e.Kind {
 			t.Errorf("%s: repair --dry-run exit %d, reports %s as %q; dump says %q", cc.Name, r.code, e.File, got, e.Severity+" "+e.Kind)
 		}
 	}
@@ -64,7 +65,7 @@ func TestRepairNamesIndexDefectsAsDump(t *testing.T) {
 func TestRepairIndexPastEOFIsAnError(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "events-0")
 	copyTree(t, filepath.Join(testdataDir, "broken", "index-past-eof", "events-0"), dir)
-	if d := runKseg("dump", "--verify-index", dir); d.code != ExitFindings || !strings.Contains(d.stdout, "ERROR index-mismatch") {
+	if d := runKseg("dump", "--verify-index", dir); d.code != ui.ExitFindings || !strings.Contains(d.stdout, "ERROR index-mismatch") {
 		t.Fatalf("dump: exit %d\n%s", d.code, d.stdout)
 	}
 	r, plan := repairDryRun(t, dir)
@@ -73,11 +74,11 @@ func TestRepairIndexPastEOFIsAnError(t *testing.T) {
 	for _, f := range plan.Findings {
 		ok = ok || (f.File == idx && f.Kind == "index-mismatch" && f.Severity == "error")
 	}
-	if r.code != ExitFindings || !ok {
+	if r.code != ui.ExitFindings || !ok {
 		t.Fatalf("repair --dry-run: exit %d %+v", r.code, plan.Findings)
 	}
 	text := runKseg("repair", "--dry-run", dir)
-	if text.code != ExitFindings || !strings.Contains(text.stdout, "ERROR index-mismatch "+idx) {
+	if text.code != ui.ExitFindings || !strings.Contains(text.stdout, "ERROR index-mismatch "+idx) {
 		t.Errorf("repair --dry-run (text): exit %d\n%s", text.code, text.stdout)
 	}
 }
@@ -93,8 +94,8 @@ func TestRepairPreallocatedIndexesAsDump(t *testing.T) {
 		slot              int64
 		exit              int
 	}{
-		{segment.TimeIndexSuffix, "index-sanity", "error", 12, ExitFindings},
-		{segment.IndexSuffix, "index-zero-tail", "warning", 8, ExitOK},
+		{segment.TimeIndexSuffix, "index-sanity", "error", 12, ui.ExitFindings},
+		{segment.IndexSuffix, "index-zero-tail", "warning", 8, ui.ExitOK},
 	} {
 		dir := filepath.Join(t.TempDir(), "orders-0")
 		copyTree(t, filepath.Join(testdataDir, "partitions", "orders-0"), dir)
@@ -125,10 +126,10 @@ func TestRepairPreallocatedIndexesAsDump(t *testing.T) {
 		if got != c.sev+" "+c.kind || r.code != c.exit {
 			t.Errorf("%s: repair --dry-run exit %d, %q; want exit %d, %q", name, r.code, got, c.exit, c.sev+" "+c.kind)
 		}
-		if c.sev == "error" && (dumpSays != got || code != ExitFindings) {
+		if c.sev == "error" && (dumpSays != got || code != ui.ExitFindings) {
 			t.Errorf("%s: dump exit %d says %q, repair %q", name, code, dumpSays, got)
 		}
-		if c.sev != "error" && (dumpSays != "" || code != ExitOK) {
+		if c.sev != "error" && (dumpSays != "" || code != ui.ExitOK) {
 			t.Errorf("%s: dump exit %d says %q", name, code, dumpSays)
 		}
 	}
@@ -139,10 +140,10 @@ func TestRepairPreallocatedIndexesAsDump(t *testing.T) {
 func TestZeroTailIsAWarningEverywhere(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "events-0")
 	copyTree(t, filepath.Join(testdataDir, "broken", "zero-tail", "events-0"), dir)
-	if d := runKseg("dump", dir); d.code != ExitOK || !strings.Contains(d.stdout, "WARNING zero-tail") {
+	if d := runKseg("dump", dir); d.code != ui.ExitOK || !strings.Contains(d.stdout, "WARNING zero-tail") {
 		t.Errorf("dump: exit %d\n%s", d.code, d.stdout)
 	}
-	if r, v := replayJSON(t, "--from-snapshot", "none", dir); r.code != ExitOK || anomalyKinds(v)["zero-tail"] != "warning" {
+	if r, v := replayJSON(t, "--from-snapshot", "none", dir); r.code != ui.ExitOK || anomalyKinds(v)["zero-tail"] != "warning" {
 		t.Errorf("replay-psm: exit %d %v", r.code, anomalyKinds(v))
 	}
 	r, plan := repairDryRun(t, dir)
@@ -152,7 +153,7 @@ func TestZeroTailIsAWarningEverywhere(t *testing.T) {
 			sev = f.Severity
 		}
 	}
-	if r.code != ExitOK || sev != "warning" {
+	if r.code != ui.ExitOK || sev != "warning" {
 		t.Errorf("repair --dry-run: exit %d %+v", r.code, plan.Findings)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -15,11 +16,11 @@ type repairPrinter interface {
 	Report(r *repair.Report) error
 }
 
-func newRepairPrinter(s *Streams, output string) repairPrinter {
+func newRepairPrinter(s *ui.Streams, output string) repairPrinter {
 	if output == "json" {
 		return &repairJSONPrinter{w: s.Out}
 	}
-	return &repairTextPrinter{s: s, w: s.Out, st: s.styles(), ls: s.lister(), table: output == "table"}
+	return &repairTextPrinter{s: s, w: s.Out, st: s.Styles(), ls: s.Lister(), table: output == "table"}
 }
 
 // ---- text ----
@@ -27,15 +28,15 @@ func newRepairPrinter(s *Streams, output string) repairPrinter {
 // repairTextPrinter renders text, or with table the segments, findings
 // and files as tables (renderTable).
 type repairTextPrinter struct {
-	s     *Streams
+	s     *ui.Streams
 	w     io.Writer
-	st    *styles
-	ls    lister // how much of each list to show
+	st    *ui.Styles
+	ls    ui.Lister // how much of each list to show
 	table bool
 }
 
 func (t *repairTextPrinter) render(header []string, rows [][]string, what string) {
-	t.ls.table(t.w, t.s.Width, header, rows, what)
+	t.ls.Table(t.w, t.s.Width, header, rows, what)
 }
 
 // planTables is Plan's table rendering of segments, findings and files.
@@ -52,7 +53,7 @@ func (t *repairTextPrinter) planTables(p *repair.Plan) {
 		if c := s.Cut; c != nil {
 			cut = fmt.Sprintf("%s at %d (%d bytes)", c.Kind, c.Position, c.Bytes)
 		}
-		rows = append(rows, []string{s.Log, i64(s.Size), i64(s.Batches), i64(s.ValidBytes), cut, file(s.Index), file(s.TimeIndex), file(s.TxnIndex)})
+		rows = append(rows, []string{s.Log, ui.I64(s.Size), ui.I64(s.Batches), ui.I64(s.ValidBytes), cut, file(s.Index), file(s.TimeIndex), file(s.TxnIndex)})
 	}
 	t.render([]string{"segment", "size", "batches kept", "valid bytes", "log", "index", "timeindex", "txnindex"}, rows, "segments")
 	if len(p.Findings) > 0 {
@@ -60,12 +61,12 @@ func (t *repairTextPrinter) planTables(p *repair.Plan) {
 		for _, f := range p.Findings {
 			pos := ""
 			if f.Position >= 0 {
-				pos = i64(f.Position)
+				pos = ui.I64(f.Position)
 			}
 			rows = append(rows, []string{f.Severity().Upper(), f.Kind.String(), f.File, pos, f.Message})
 		}
-		shown, notes := t.ls.kindRows(rows, func(i int) string { return p.Findings[i].Kind.String() })
-		renderTable(t.w, t.s.Width, []string{"severity", "kind", "file", "position", "message"}, shown)
+		shown, notes := t.ls.KindRows(rows, func(i int) string { return p.Findings[i].Kind.String() })
+		ui.RenderTable(t.w, t.s.Width, []string{"severity", "kind", "file", "position", "message"}, shown)
 		for _, n := range notes {
 			fmt.Fprintln(t.w, n)
 		}
@@ -73,7 +74,7 @@ func (t *repairTextPrinter) planTables(p *repair.Plan) {
 	if len(p.Ops) > 0 {
 		rows = nil
 		for _, op := range p.Ops {
-			rows = append(rows, []string{string(op.Action), op.Name, i64(op.OldSize), i64(op.NewSize), op.Why})
+			rows = append(rows, []string{string(op.Action), op.Name, ui.I64(op.OldSize), ui.I64(op.NewSize), op.Why})
 		}
 		t.render([]string{"action", "file", "old size", "new size", "why"}, rows, "files")
 	}
@@ -82,8 +83,8 @@ func (t *repairTextPrinter) planTables(p *repair.Plan) {
 func (t *repairTextPrinter) Plan(p *repair.Plan, dryRun bool) error {
 	w, st, ls := t.w, t.st, t.ls
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	title := func(s string) string { return st.paint(st.title, s) }
-	off := func(v int64) string { return st.paint(st.offset, fmt.Sprint(v)) }
+	title := func(s string) string { return st.Paint(st.Title, s) }
+	off := func(v int64) string { return st.Paint(st.Offset, fmt.Sprint(v)) }
 
 	pf("%s %s (topic %s, partition %d)\n", title("Partition"), p.Dir, p.Topic, p.Partition)
 	textResume(pf, st, "repair", p.Resume)
@@ -96,20 +97,20 @@ func (t *repairTextPrinter) Plan(p *repair.Plan, dryRun bool) error {
 	}
 	if t.table {
 		t.planTables(p)
-		warnDiagnostics(t.s.Err, p.Warnings)
+		ui.WarnDiagnostics(t.s.Err, p.Warnings)
 		switch {
 		case p.NothingToDo:
-			pf("%s %s\n", st.paint(st.ok, "Nothing to repair:"), p.Reason)
+			pf("%s %s\n", st.Paint(st.OK, "Nothing to repair:"), p.Reason)
 		case dryRun:
-			pf("%s nothing was changed; run without --dry-run to apply (the broker must be stopped)\n", st.paint(st.warn, "Dry run:"))
+			pf("%s nothing was changed; run without --dry-run to apply (the broker must be stopped)\n", st.Paint(st.Warn, "Dry run:"))
 		}
 		return nil
 	}
-	ls.lines(len(p.Segments), "segments", func(i int) {
+	ls.Lines(len(p.Segments), "segments", func(i int) {
 		s := p.Segments[i]
-		state := st.paint(st.ok, "valid")
+		state := st.Paint(st.OK, "valid")
 		if c := s.Cut; c != nil {
-			state = st.paint(st.err, fmt.Sprintf("cut at position %d (%s, %d bytes)", c.Position, c.Kind, c.Bytes))
+			state = st.Paint(st.Err, fmt.Sprintf("cut at position %d (%s, %d bytes)", c.Position, c.Kind, c.Bytes))
 		}
 		pf("%s %s: %d bytes, %d batches kept, %s\n", title("Segment"), s.Log, s.Size, s.Batches, state)
 		for _, f := range []struct {
@@ -119,27 +120,27 @@ func (t *repairTextPrinter) Plan(p *repair.Plan, dryRun bool) error {
 			if f.r.Action == repair.FileKeep || f.r.Action == repair.FileNone {
 				continue
 			}
-			pf("  %s: %s (%s), %s\n", f.name, f.r.Action, f.r.Reason, plural(f.r.Entries, "entry"))
+			pf("  %s: %s (%s), %s\n", f.name, f.r.Action, f.r.Reason, ui.Plural(f.r.Entries, "entry"))
 		}
 	}, func(more string) { pf("%s\n", more) })
 	if len(p.Findings) > 0 {
 		pf("%s\n", title("Findings:"))
-		ls.byKind(len(p.Findings), func(i int) string { return p.Findings[i].Kind.String() }, func(i int) {
+		ls.ByKind(len(p.Findings), func(i int) string { return p.Findings[i].Kind.String() }, func(i int) {
 			f := p.Findings[i]
 			where := f.File
 			if f.Position >= 0 {
 				where = fmt.Sprintf("%s position %d", f.File, f.Position)
 			}
-			pf("  %s %s %s: %s\n", st.severity(f.Severity(), f.Severity().Upper()), f.Kind, where, f.Message)
+			pf("  %s %s %s: %s\n", st.Severity(f.Severity(), f.Severity().Upper()), f.Kind, where, f.Message)
 		}, func(more string) { pf("  %s\n", more) })
 	}
-	warnDiagnostics(t.s.Err, p.Warnings)
+	ui.WarnDiagnostics(t.s.Err, p.Warnings)
 	if p.NothingToDo {
-		pf("%s %s\n", st.paint(st.ok, "Nothing to repair:"), p.Reason)
+		pf("%s %s\n", st.Paint(st.OK, "Nothing to repair:"), p.Reason)
 		return nil
 	}
 	pf("%s\n", title("Files:"))
-	ls.lines(len(p.Ops), "files", func(i int) {
+	ls.Lines(len(p.Ops), "files", func(i int) {
 		op := p.Ops[i]
 		size := ""
 		switch op.Action {
@@ -153,10 +154,10 @@ func (t *repairTextPrinter) Plan(p *repair.Plan, dryRun bool) error {
 		pf("  %-7s %s%s: %s\n", op.Action, op.Name, size, op.Why)
 	}, func(more string) { pf("  %s\n", more) })
 	if p.SnapshotOffset >= 0 {
-		pf("  producer snapshot at the new log end: %s (%s)\n", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix), plural(p.Producers, "producer"))
+		pf("  producer snapshot at the new log end: %s (%s)\n", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix), ui.Plural(p.Producers, "producer"))
 	}
 	if dryRun {
-		pf("%s nothing was changed; run without --dry-run to apply (the broker must be stopped)\n", st.paint(st.warn, "Dry run:"))
+		pf("%s nothing was changed; run without --dry-run to apply (the broker must be stopped)\n", st.Paint(st.Warn, "Dry run:"))
 	}
 	return nil
 }
@@ -173,12 +174,12 @@ func (t *repairTextPrinter) Report(r *repair.Report) error {
 	}
 	switch {
 	case r.RolledBack:
-		pf("%s the interrupted repair of %s is undone (restored from %s)\n", st.paint(st.ok, "Rolled back:"), r.Dir, r.BackupDir)
+		pf("%s the interrupted repair of %s is undone (restored from %s)\n", st.Paint(st.OK, "Rolled back:"), r.Dir, r.BackupDir)
 		return nil
 	case r.Resumed:
-		pf("%s the interrupted repair (journal state %s) is finished: %s\n", st.paint(st.ok, "Repaired:"), r.ResumedFrom, plural(n, "file"))
+		pf("%s the interrupted repair (journal state %s) is finished: %s\n", st.Paint(st.OK, "Repaired:"), r.ResumedFrom, ui.Plural(n, "file"))
 	default:
-		pf("%s %s changed in %s\n", st.paint(st.ok, "Repaired:"), plural(n, "file"), plural(len(r.Steps), "step"))
+		pf("%s %s changed in %s\n", st.Paint(st.OK, "Repaired:"), ui.Plural(n, "file"), ui.Plural(len(r.Steps), "step"))
 	}
 	if r.BackupDir != "" {
 		pf("  backup: %s (restore by hand: see its %s)\n", r.BackupDir, edit.BackupManifestName)
@@ -188,11 +189,11 @@ func (t *repairTextPrinter) Report(r *repair.Report) error {
 		return nil
 	}
 	if v.OK() {
-		pf("%s a new plan has nothing to do, the indexes verify against the logs, the producer snapshots match the log\n", st.paint(st.ok, "Verified:"))
+		pf("%s a new plan has nothing to do, the indexes verify against the logs, the producer snapshots match the log\n", st.Paint(st.OK, "Verified:"))
 		return nil
 	}
-	pf("%s\n", st.paint(st.err, "Verification failed:"))
-	t.ls.lines(len(v.Replan), "steps", func(i int) { pf("  still to do: %s\n", v.Replan[i]) }, func(more string) { pf("  %s\n", more) })
+	pf("%s\n", st.Paint(st.Err, "Verification failed:"))
+	t.ls.Lines(len(v.Replan), "steps", func(i int) { pf("  still to do: %s\n", v.Replan[i]) }, func(more string) { pf("  %s\n", more) })
 	textProblems(pf, t.ls, v.IndexProblems, v.SnapshotProblems)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/segtest"
@@ -40,7 +41,7 @@ func repairCase(t *testing.T, name string) string {
 func assertCleanAfterRepair(t *testing.T, dir string) {
 	t.Helper()
 	code, out, errOut := injRun(t, "dump", "-o", "json", "--verify-index", "--index-sanity-check", dir)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("dump --verify-index after the repair: exit %d\n%s%s", code, out, errOut)
 	}
 	if strings.Contains(out, `"type":"finding"`) {
@@ -49,7 +50,7 @@ func assertCleanAfterRepair(t *testing.T, dir string) {
 	// (Exit 3 may come from anomalies of the data itself, such as txn-0's
 	// hanging transaction; the snapshots must match.)
 	code, out, errOut = injRun(t, "replay-psm", "--check-snapshots", dir)
-	if (code != ExitOK && code != ExitFindings) || strings.Contains(out, "MISMATCH") || strings.Contains(out, "CORRUPT") ||
+	if (code != ui.ExitOK && code != ui.ExitFindings) || strings.Contains(out, "MISMATCH") || strings.Contains(out, "CORRUPT") ||
 		strings.Contains(out, "snapshot-") {
 		t.Fatalf("replay-psm --check-snapshots after the repair: exit %d\n%s%s", code, out, errOut)
 	}
@@ -77,7 +78,7 @@ func TestRepairCLI(t *testing.T) {
 			logDir := filepath.Dir(dir)
 			before := walkState(t, logDir)
 			code, out, errOut := injRun(t, "repair", "--dry-run", dir)
-			if code != ExitFindings || !strings.Contains(out, tc.cut) || !strings.Contains(out, "Dry run:") {
+			if code != ui.ExitFindings || !strings.Contains(out, tc.cut) || !strings.Contains(out, "Dry run:") {
 				t.Fatalf("dry run: exit %d\n%s%s", code, out, errOut)
 			}
 			assertSameState(t, before, logDir)
@@ -96,7 +97,7 @@ func TestRepairCLI(t *testing.T) {
 					Position *int64 `json:"position"`
 				} `json:"findings"`
 			}
-			if err := json.Unmarshal([]byte(out), &plan); err != nil || code != ExitFindings {
+			if err := json.Unmarshal([]byte(out), &plan); err != nil || code != ui.ExitFindings {
 				t.Fatalf("dry run json: exit %d, %v\n%s", code, err, out)
 			}
 			if plan.Type != "plan" || !plan.Damage || plan.NewLogEndOffset != tc.newEnd || len(plan.Files) == 0 || len(plan.Findings) == 0 {
@@ -106,19 +107,19 @@ func TestRepairCLI(t *testing.T) {
 
 			backup := filepath.Join(t.TempDir(), "backup")
 			code, out, errOut = injRun(t, "repair", "--backup-dir", backup, dir)
-			if code != ExitOK || !strings.Contains(out, "Repaired:") || !strings.Contains(out, "Verified:") {
+			if code != ui.ExitOK || !strings.Contains(out, "Repaired:") || !strings.Contains(out, "Verified:") {
 				t.Fatalf("repair: exit %d\n%s%s", code, out, errOut)
 			}
 			assertCleanAfterRepair(t, dir)
 
 			after := walkState(t, logDir)
 			code, out, _ = injRun(t, "repair", dir)
-			if code != ExitOK || !strings.Contains(out, "Nothing to repair:") {
+			if code != ui.ExitOK || !strings.Contains(out, "Nothing to repair:") {
 				t.Fatalf("second run: exit %d\n%s", code, out)
 			}
 			assertSameState(t, after, logDir)
 			code, out, _ = injRun(t, "repair", "--dry-run", "-o", "json", dir)
-			if code != ExitOK || !strings.Contains(out, `"nothingToDo":true`) {
+			if code != ui.ExitOK || !strings.Contains(out, `"nothingToDo":true`) {
 				t.Fatalf("second dry run: exit %d\n%s", code, out)
 			}
 		})
@@ -133,7 +134,7 @@ func TestRepairCLIMultiSegment(t *testing.T) {
 	// A bit of the batch at offsets 36..39 (position 653).
 	flipByte(t, filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix)), 653+100)
 	code, out, errOut := injRun(t, "repair", "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("repair: exit %d\n%s%s", code, out, errOut)
 	}
 	for _, want := range []string{"log end 73 -> 36", "cut at position 653 (crc-mismatch", "delete  00000000000000000053.log",
@@ -163,15 +164,15 @@ func TestRepairCLIWarningOnly(t *testing.T) {
 	t.Parallel()
 	dir := repairCase(t, "events-0/zero-tail")
 	code, out, _ := injRun(t, "repair", "--dry-run", dir)
-	if code != ExitOK || !strings.Contains(out, "zero-tail") || !strings.Contains(out, "replace 00000000000000000000.log (4742 -> 646 bytes)") {
+	if code != ui.ExitOK || !strings.Contains(out, "zero-tail") || !strings.Contains(out, "replace 00000000000000000000.log (4742 -> 646 bytes)") {
 		t.Fatalf("dry run: exit %d\n%s", code, out)
 	}
 	code, out, _ = injRun(t, "repair", "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("repair: exit %d\n%s", code, out)
 	}
 	code, out, _ = injRun(t, "dump", dir)
-	if code != ExitOK || strings.Contains(out, "zero-tail") {
+	if code != ui.ExitOK || strings.Contains(out, "zero-tail") {
 		t.Fatalf("dump after the repair: exit %d\n%s", code, out)
 	}
 }
@@ -199,7 +200,7 @@ func TestRepairCLIResumeAndRollback(t *testing.T) {
 		}
 		if rollback {
 			code, out, errOut := injRun(t, "repair", "--rollback", dir)
-			if code != ExitOK || !strings.Contains(out, "Rolled back:") {
+			if code != ui.ExitOK || !strings.Contains(out, "Rolled back:") {
 				t.Fatalf("rollback: exit %d\n%s%s", code, out, errOut)
 			}
 			after := walkState(t, dir)
@@ -211,7 +212,7 @@ func TestRepairCLIResumeAndRollback(t *testing.T) {
 			continue
 		}
 		code, out, errOut := injRun(t, "repair", "--all", dir)
-		if code != ExitOK || !strings.Contains(out, "Resume:") || !strings.Contains(out, "the interrupted repair") ||
+		if code != ui.ExitOK || !strings.Contains(out, "Resume:") || !strings.Contains(out, "the interrupted repair") ||
 			!strings.Contains(errOut, "ignoring [--all]") {
 			t.Fatalf("rerun: exit %d\n%s%s", code, out, errOut)
 		}
@@ -229,18 +230,18 @@ func TestRepairCLIUsage(t *testing.T) {
 		{"repair", "--rollback", "--all", dir},
 		{"repair", "--rollback", "--dry-run", dir},
 	} {
-		if code, _, errOut := injRun(t, args...); code != ExitUsage {
+		if code, _, errOut := injRun(t, args...); code != ui.ExitUsage {
 			t.Errorf("%v: exit %d, want 2\n%s", args, code, errOut)
 		}
 	}
-	if code, _, errOut := injRun(t, "repair", "--rollback", dir); code != ExitError || !strings.Contains(errOut, "no interrupted operation") {
+	if code, _, errOut := injRun(t, "repair", "--rollback", dir); code != ui.ExitError || !strings.Contains(errOut, "no interrupted operation") {
 		t.Errorf("--rollback without a journal: exit %d\n%s", code, errOut)
 	}
-	if code, _, errOut := injRun(t, "repair", filepath.Dir(dir)); code != ExitUsage || !strings.Contains(errOut, "not <topic>-<partition>") {
+	if code, _, errOut := injRun(t, "repair", filepath.Dir(dir)); code != ui.ExitUsage || !strings.Contains(errOut, "not <topic>-<partition>") {
 		t.Errorf("a log directory: exit %d\n%s", code, errOut)
 	}
 	code, out, _ := injRun(t, "repair", "--help")
-	if code != ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--index-interval-bytes") {
+	if code != ui.ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--index-interval-bytes") {
 		t.Errorf("help: exit %d\n%s", code, out)
 	}
 }
@@ -250,7 +251,7 @@ func TestRepairCLITable(t *testing.T) {
 	t.Parallel()
 	dir := repairCase(t, "events-0/crc-mismatch")
 	code, out, _ := injRun(t, "repair", "--dry-run", "-o", "table", dir)
-	if code != ExitFindings || !strings.Contains(out, "crc-mismatch at 321 (325 bytes)") || !strings.Contains(out, "\nreplace  ") {
+	if code != ui.ExitFindings || !strings.Contains(out, "crc-mismatch at 321 (325 bytes)") || !strings.Contains(out, "\nreplace  ") {
 		t.Fatalf("table: exit %d\n%s", code, out)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -20,7 +21,7 @@ func TestRepairCLIRefusesLockedLogDir(t *testing.T) {
 	before := walkState(t, logDir)
 	for _, args := range [][]string{{"--dry-run"}, {"--backup-dir", filepath.Join(t.TempDir(), "b")}, {"--all", "-o", "json"}} {
 		code, out, stderr := injRun(t, append(append([]string{"repair"}, args...), dir)...)
-		if code != ExitRefused || !strings.Contains(stderr, "broker-running") {
+		if code != ui.ExitRefused || !strings.Contains(stderr, "broker-running") {
 			t.Fatalf("%v: exit %d\n%s%s", args, code, out, stderr)
 		}
 		// The plan first (issue 12, defect 8), then the refusal.

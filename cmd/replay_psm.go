@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 )
@@ -58,14 +59,14 @@ func (o *replayPSMOptions) AddFlags(c *cobra.Command) {
 	f.DurationVar(&o.txnTimeout, "txn-timeout", 15*time.Minute, "a transaction open longer than this (log time) at the end of the log is hanging")
 	f.BoolVar(&o.noVerifyCRC, "no-verify-crc", false, "skip the CRC-32C check of replayed batches")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
-	addJobsFlag(c, &o.jobs, "partitions replayed (for a log directory)")
+	ui.AddJobsFlag(c, &o.jobs, "partitions replayed (for a log directory)")
 }
 
 func (o *replayPSMOptions) Validate(c *cobra.Command, args []string) error {
 	switch o.output {
 	case "text", "table", "json":
 	default:
-		return usageErrorf("--output must be text, table or json, not %q", o.output)
+		return ui.UsageErrorf("--output must be text, table or json, not %q", o.output)
 	}
 	p := psm.DefaultOptions()
 	o.fromSnapshotSetBy = c.Flags().Changed("from-snapshot")
@@ -77,37 +78,37 @@ func (o *replayPSMOptions) Validate(c *cobra.Command, args []string) error {
 	default:
 		v, err := strconv.ParseInt(o.fromSnapshot, 10, 64)
 		if err != nil || v < 0 {
-			return usageErrorf("--from-snapshot must be latest, none or a snapshot offset, not %q", o.fromSnapshot)
+			return ui.UsageErrorf("--from-snapshot must be latest, none or a snapshot offset, not %q", o.fromSnapshot)
 		}
 		p.FromSnapshot = v
 	}
 	if o.checkSnapshots && o.fromSnapshotSetBy && p.FromSnapshot != psm.SnapshotNone {
-		return usageErrorf("--check-snapshots rebuilds from the log alone; it cannot be combined with --from-snapshot %s", o.fromSnapshot)
+		return ui.UsageErrorf("--check-snapshots rebuilds from the log alone; it cannot be combined with --from-snapshot %s", o.fromSnapshot)
 	}
 	if o.upto < -1 {
-		return usageErrorf("--upto must be an offset (or -1 for the log end)")
+		return ui.UsageErrorf("--upto must be an offset (or -1 for the log end)")
 	}
 	if o.highWatermark < -1 || o.logStartOffset < -1 {
-		return usageErrorf("--high-watermark and --log-start-offset must be offsets (or -1)")
+		return ui.UsageErrorf("--high-watermark and --log-start-offset must be offsets (or -1)")
 	}
 	if o.jobs < 0 {
-		return usageErrorf("--jobs must be 0 (one per CPU) or a positive number, not %d", o.jobs)
+		return ui.UsageErrorf("--jobs must be 0 (one per CPU) or a positive number, not %d", o.jobs)
 	}
 	if o.expirationMs <= 0 || o.checkIntervalMs <= 0 {
-		return usageErrorf("--producer-id-expiration-ms and --producer-id-expiration-check-interval-ms must be positive")
+		return ui.UsageErrorf("--producer-id-expiration-ms and --producer-id-expiration-check-interval-ms must be positive")
 	}
 	if o.txnTimeout <= 0 {
-		return usageErrorf("--txn-timeout must be positive")
+		return ui.UsageErrorf("--txn-timeout must be positive")
 	}
 	clock, err := psm.ParseClockMode(o.clock)
 	if err != nil {
-		return usageErrorf("--clock: %v", err)
+		return ui.UsageErrorf("--clock: %v", err)
 	}
 	if o.force && o.writeSnapshot == "" {
-		return usageErrorf("--force only applies to --write-snapshot")
+		return ui.UsageErrorf("--force only applies to --write-snapshot")
 	}
 	if len(args) != 1 {
-		return usageErrorf("replay-psm needs exactly one partition directory")
+		return ui.UsageErrorf("replay-psm needs exactly one partition directory")
 	}
 	p.Upto = o.upto
 	p.IgnoreBarriers = o.ignoreBarriers
@@ -122,7 +123,7 @@ func (o *replayPSMOptions) Validate(c *cobra.Command, args []string) error {
 	return nil
 }
 
-func newReplayPSMCmd(s *Streams) *cobra.Command {
+func newReplayPSMCmd(s *ui.Streams) *cobra.Command {
 	o := &replayPSMOptions{}
 	c := &cobra.Command{
 		Use:   "replay-psm DIR",
@@ -170,14 +171,14 @@ that a recovery wrote without expiring producers, is a MATCH with its reason.
 Findings (exit 3) are anomalies of severity error and, with --check-snapshots,
 any snapshot that does not match or does not parse. Warnings and notes alone
 exit 0.
-` + exitStatusHelp,
+` + ui.ExitStatusHelp,
 		Example: `  kseg replay-psm /var/lib/kafka/data/orders-0
   kseg replay-psm --check-snapshots /var/lib/kafka/data/orders-0
   kseg replay-psm --from-snapshot none --upto 11630 -o json testing-0 | jq .producers
   kseg replay-psm --ignore-barriers orders-0          # the state had no barrier been written
   kseg replay-psm --from-snapshot none --write-snapshot /tmp/00000000000000011655.snapshot testing-0
   kseg replay-psm --clock now orders-0                # which producers a broker started today would keep`,
-		Args: usageArgs(cobra.ArbitraryArgs),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Validate(c, args); err != nil {
 				return err
@@ -200,7 +201,7 @@ type replayPSMView struct {
 	Written  string // path of a written snapshot
 }
 
-func runReplayPSM(ctx context.Context, s *Streams, o *replayPSMOptions, dir string) error {
+func runReplayPSM(ctx context.Context, s *ui.Streams, o *replayPSMOptions, dir string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -215,7 +216,7 @@ func runReplayPSM(ctx context.Context, s *Streams, o *replayPSMOptions, dir stri
 	// The progress line: bytes of the log replayed, moving within a
 	// segment (psm reports every MiB). Created before anything writes to
 	// s.Err, so that warnings are routed around it.
-	prog := newLogProgress(s, "replaying", []string{dir}, false)
+	prog := ui.NewLogProgress(s, "replaying", []string{dir}, false)
 	defer prog.Done()
 	if prog.Enabled() {
 		o.psm.Progress = prog.Add
@@ -228,13 +229,13 @@ func runReplayPSM(ctx context.Context, s *Streams, o *replayPSMOptions, dir stri
 		// The state before an offset the log does not reach is a
 		// question it cannot answer: a usage error, as explain's offset
 		// past the end (README "Exit status").
-		return unansweredf("--upto %d is past the log end %d of %s: the log does not reach it", o.upto, v.Result.LogEndOffset, dir)
+		return ui.Unansweredf("--upto %d is past the log end %d of %s: the log does not reach it", o.upto, v.Result.LogEndOffset, dir)
 	}
 	if err := newReplayPSMPrinter(s, o).Print(v); err != nil {
 		return err
 	}
 	if v.hasFindings() {
-		return findingsExit()
+		return ui.FindingsExit()
 	}
 	return nil
 }
@@ -254,7 +255,7 @@ func (v *replayPSMView) hasFindings() bool {
 
 // replayPartition rebuilds one partition directory's producer state (and
 // checks or writes snapshots as asked).
-func replayPartition(s *Streams, o *replayPSMOptions, dir string) (*replayPSMView, error) {
+func replayPartition(s *ui.Streams, o *replayPSMOptions, dir string) (*replayPSMView, error) {
 	pd, err := o.logDirs.OpenPartitionDir(dir)
 	if err != nil {
 		return nil, err
@@ -264,17 +265,17 @@ func replayPartition(s *Streams, o *replayPSMOptions, dir string) (*replayPSMVie
 
 // replayPartitionDir is replayPartition of a directory already listed
 // (kseg check lists each partition once for all its checks).
-func replayPartitionDir(s *Streams, o *replayPSMOptions, pd *segment.PartitionDir) (*replayPSMView, error) {
+func replayPartitionDir(s *ui.Streams, o *replayPSMOptions, pd *segment.PartitionDir) (*replayPSMView, error) {
 	dir := pd.Path
 	if !hasLogSegment(pd) {
-		return nil, usageErrorf("%s holds no .log segment: replay-psm takes a partition directory or a log directory", dir)
+		return nil, ui.UsageErrorf("%s holds no .log segment: replay-psm takes a partition directory or a log directory", dir)
 	}
 	opts := o.psm
 	v := &replayPSMView{Dir: dir, Opts: opts, HWSource: "--high-watermark"}
 	ld, cerr := psm.ReadLogDirState(pd)
 	if cerr != nil {
 		// A warning, kept under -q (which silences progress and summaries).
-		warnDiagnostics(s.Err, []string{fmt.Sprintf("%v (ignored: taking the partition as if it had no entry there)", cerr)})
+		ui.WarnDiagnostics(s.Err, []string{fmt.Sprintf("%v (ignored: taking the partition as if it had no entry there)", cerr)})
 	}
 	if opts.LogStartOffset < 0 && ld.LogStartOffset >= 0 {
 		opts.LogStartOffset = ld.LogStartOffset
@@ -294,7 +295,7 @@ func replayPartitionDir(s *Streams, o *replayPSMOptions, pd *segment.PartitionDi
 	if o.writeSnapshot != "" {
 		target = o.writeSnapshot
 		if fi, err := os.Stat(target); err == nil && !fi.IsDir() && !o.force {
-			return nil, refusedf("%s exists; pass --force to replace it", target)
+			return nil, ui.Refusedf("%s exists; pass --force to replace it", target)
 		}
 	}
 	var res *psm.Result
@@ -308,9 +309,9 @@ func replayPartitionDir(s *Streams, o *replayPSMOptions, pd *segment.PartitionDi
 	if err != nil {
 		switch {
 		case errors.Is(err, psm.ErrSnapshotNotFound):
-			return nil, usageErrorf("--from-snapshot: %v", err)
+			return nil, ui.UsageErrorf("--from-snapshot: %v", err)
 		case errors.Is(err, psm.ErrSnapshotUnusable):
-			return nil, &exitError{code: ExitFindings, err: err}
+			return nil, &ui.ExitCodeError{Code: ui.ExitFindings, Err: err}
 		}
 		return nil, err
 	}
@@ -318,7 +319,7 @@ func replayPartitionDir(s *Streams, o *replayPSMOptions, pd *segment.PartitionDi
 		// Kafka keeps logStartOffset <= logEndOffset (a log start beyond
 		// it deletes every segment at load: deleteSegmentsIfLogStartGreaterThanLogEnd);
 		// a replay from there would silently show an empty state.
-		return nil, usageErrorf("--log-start-offset %d is above the log end offset %d of %s", o.logStartOffset, res.LogEndOffset, dir)
+		return nil, ui.UsageErrorf("--log-start-offset %d is above the log end offset %d of %s", o.logStartOffset, res.LogEndOffset, dir)
 	}
 	if pf, ok := pendingEditFinding(dir); ok {
 		res.Anomalies = append(res.Anomalies, pf)
@@ -339,7 +340,7 @@ func replayPartitionDir(s *Streams, o *replayPSMOptions, pd *segment.PartitionDi
 		}
 		if err := segment.WriteProducerSnapshotFile(target, res.SnapshotEntries(), o.force); err != nil {
 			if errors.Is(err, segment.ErrTargetExists) {
-				return nil, refusedf("%s exists; pass --force to replace it", target)
+				return nil, ui.Refusedf("%s exists; pass --force to replace it", target)
 			}
 			return nil, err
 		}
@@ -354,7 +355,7 @@ type replayPSMPrinter interface {
 	Print(v *replayPSMView) error
 }
 
-func newReplayPSMPrinter(s *Streams, o *replayPSMOptions) replayPSMPrinter {
+func newReplayPSMPrinter(s *ui.Streams, o *replayPSMOptions) replayPSMPrinter {
 	if o.output == "json" {
 		return &jsonReplayPSMPrinter{s: s}
 	}

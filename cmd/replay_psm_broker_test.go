@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 )
@@ -137,7 +138,7 @@ func TestReplayPSMAndRepairAgreeOnCleanShutdownWithoutSnapshot(t *testing.T) {
 	dir := l.partition(map[string]string{segment.CleanShutdownName: "", "replication-offset-checkpoint": checkpoint(l.next)})
 
 	r, v := replayJSON(t, dir)
-	if r.code != ExitFindings || v["rebuildSkipped"] != true || len(v["producers"].([]any)) != 0 || len(v["ongoingTransactions"].([]any)) != 0 ||
+	if r.code != ui.ExitFindings || v["rebuildSkipped"] != true || len(v["producers"].([]any)) != 0 || len(v["ongoingTransactions"].([]any)) != 0 ||
 		v["lastStableOffset"] != v["highWatermark"] || v["highWatermark"] != float64(l.next) {
 		t.Fatalf("replay-psm: exit %d %s", r.code, r.stdout)
 	}
@@ -148,7 +149,7 @@ func TestReplayPSMAndRepairAgreeOnCleanShutdownWithoutSnapshot(t *testing.T) {
 	if !strings.Contains(text.stdout, "replay              none: .kafka_cleanshutdown and no producer snapshot") {
 		t.Errorf("text:\n%s", text.stdout)
 	}
-	if r, v := replayJSON(t, "--check-snapshots", dir); r.code != ExitFindings || anomalyKinds(v)["clean-shutdown-no-snapshot"] != "error" {
+	if r, v := replayJSON(t, "--check-snapshots", dir); r.code != ui.ExitFindings || anomalyKinds(v)["clean-shutdown-no-snapshot"] != "error" {
 		t.Errorf("--check-snapshots: exit %d %v", r.code, anomalyKinds(v))
 	}
 
@@ -164,14 +165,14 @@ func TestReplayPSMAndRepairAgreeOnCleanShutdownWithoutSnapshot(t *testing.T) {
 	for _, f := range plan.Files {
 		writes = writes || (f.Name == snap && f.Action == "create")
 	}
-	if rr.code != ExitFindings || !found || !writes {
+	if rr.code != ui.ExitFindings || !found || !writes {
 		t.Fatalf("repair --dry-run: exit %d %+v", rr.code, plan)
 	}
-	if ap := runKseg("repair", "--backup-dir", t.TempDir(), dir); ap.code != ExitOK || !strings.Contains(ap.stdout, "Verified:") {
+	if ap := runKseg("repair", "--backup-dir", t.TempDir(), dir); ap.code != ui.ExitOK || !strings.Contains(ap.stdout, "Verified:") {
 		t.Fatalf("repair: exit %d\n%s%s", ap.code, ap.stdout, ap.stderr)
 	}
 	r, v = replayJSON(t, dir)
-	if r.code != ExitOK || v["rebuildSkipped"] != nil || len(v["producers"].([]any)) != 2 || v["lastStableOffset"] != float64(open) {
+	if r.code != ui.ExitOK || v["rebuildSkipped"] != nil || len(v["producers"].([]any)) != 2 || v["lastStableOffset"] != float64(open) {
 		t.Errorf("after repair: exit %d %s", r.code, r.stdout)
 	}
 }
@@ -200,7 +201,7 @@ func TestReplayPSMHighWatermarkAsTheBrokerStartsIt(t *testing.T) {
 	} {
 		dir := l.partition(c.files)
 		r, v := replayJSON(t, append(c.args, dir)...)
-		if r.code != ExitOK || v["highWatermark"] != c.hw || v["lastStableOffset"] != c.lso {
+		if r.code != ui.ExitOK || v["highWatermark"] != c.hw || v["lastStableOffset"] != c.lso {
 			t.Errorf("%s: exit %d, highWatermark %v, lastStableOffset %v; want %v, %v", c.name, r.code, v["highWatermark"], v["lastStableOffset"], c.hw, c.lso)
 		}
 	}
@@ -219,22 +220,22 @@ func TestLogStartAboveLogEndIsAFinding(t *testing.T) {
 	l.data(1, 0, 0, 3, false)
 	dir := l.partition(map[string]string{"log-start-offset-checkpoint": checkpoint(50), "replication-offset-checkpoint": checkpoint(60)})
 	r, v := replayJSON(t, dir)
-	if r.code != ExitFindings || anomalyKinds(v)["log-start-above-log-end"] != "error" {
+	if r.code != ui.ExitFindings || anomalyKinds(v)["log-start-above-log-end"] != "error" {
 		t.Fatalf("replay-psm: exit %d %s", r.code, r.stdout)
 	}
 	if hw, end := v["highWatermark"].(float64), v["logEndOffset"].(float64); hw > end || end != 3 {
 		t.Errorf("high watermark %v above the log end %v", hw, end)
 	}
 	d := runKseg("dump", dir)
-	if d.code != ExitFindings || !strings.Contains(d.stdout, "ERROR log-start-above-log-end orders-0: the log start offset 50") {
+	if d.code != ui.ExitFindings || !strings.Contains(d.stdout, "ERROR log-start-above-log-end orders-0: the log start offset 50") {
 		t.Errorf("dump: exit %d\n%s", d.code, d.stdout)
 	}
-	if d := runKseg("dump", "-o", "json", filepath.Dir(dir)); d.code != ExitFindings || !strings.Contains(d.stdout, `"kind":"log-start-above-log-end"`) {
+	if d := runKseg("dump", "-o", "json", filepath.Dir(dir)); d.code != ui.ExitFindings || !strings.Contains(d.stdout, `"kind":"log-start-above-log-end"`) {
 		t.Errorf("dump of the log directory: exit %d\n%s", d.code, d.stdout)
 	}
 	// Within the log: nothing to say.
 	ok := l.partition(map[string]string{"log-start-offset-checkpoint": checkpoint(3)})
-	if d := runKseg("dump", ok); d.code != ExitOK {
+	if d := runKseg("dump", ok); d.code != ui.ExitOK {
 		t.Errorf("dump with the log start at the log end: exit %d\n%s", d.code, d.stdout)
 	}
 }
@@ -248,7 +249,7 @@ func TestRepairKeepsSnapshotsTheBrokerWrote(t *testing.T) {
 	check := func(t *testing.T, dir, reason string) {
 		t.Helper()
 		c := runKseg("replay-psm", "--check-snapshots", dir)
-		if c.code != ExitOK || !strings.Contains(c.stdout, "MATCH (") || !strings.Contains(c.stdout, reason) {
+		if c.code != ui.ExitOK || !strings.Contains(c.stdout, "MATCH (") || !strings.Contains(c.stdout, reason) {
 			t.Fatalf("--check-snapshots: exit %d\n%s%s", c.code, c.stdout, c.stderr)
 		}
 		r, plan := repairDryRun(t, dir)
@@ -257,7 +258,7 @@ func TestRepairKeepsSnapshotsTheBrokerWrote(t *testing.T) {
 				t.Errorf("repair --dry-run plans %s %s", f.Action, f.Name)
 			}
 		}
-		if r.code != ExitOK {
+		if r.code != ui.ExitOK {
 			t.Errorf("repair --dry-run: exit %d %+v", r.code, plan.Findings)
 		}
 		if _, v := replayJSON(t, dir); anomalyKinds(v)["stale-snapshot"] != "" || anomalyKinds(v)["snapshot-mismatch"] != "" {
@@ -270,7 +271,7 @@ func TestRepairKeepsSnapshotsTheBrokerWrote(t *testing.T) {
 		l.data(2, 0, 0, 2, false)
 		l.data(2, 0, 2, 2, false)
 		dir := l.partition(map[string]string{"log-start-offset-checkpoint": checkpoint(3)})
-		if w := runKseg("replay-psm", "--from-snapshot", "none", "--log-start-offset", "0", "--write-snapshot", dir, dir); w.code != ExitOK {
+		if w := runKseg("replay-psm", "--from-snapshot", "none", "--log-start-offset", "0", "--write-snapshot", dir, dir); w.code != ui.ExitOK {
 			t.Fatalf("write: %d %s", w.code, w.stderr)
 		}
 		check(t, dir, "below the log start offset 3")
@@ -281,7 +282,7 @@ func TestRepairKeepsSnapshotsTheBrokerWrote(t *testing.T) {
 		l.ts += 3 * 86400000
 		l.data(2, 0, 0, 1, false)
 		dir := l.partition(nil)
-		if w := runKseg("replay-psm", "--from-snapshot", "none", "--producer-id-expiration-ms", "4611686018427387904", "--write-snapshot", dir, dir); w.code != ExitOK {
+		if w := runKseg("replay-psm", "--from-snapshot", "none", "--producer-id-expiration-ms", "4611686018427387904", "--write-snapshot", dir, dir); w.code != ui.ExitOK {
 			t.Fatalf("write: %d %s", w.code, w.stderr)
 		}
 		check(t, dir, "loadProducersFromRecords")

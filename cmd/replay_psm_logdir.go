@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 )
@@ -22,9 +23,9 @@ type replayPSMRow struct {
 // prints, in partition order, one producerState object per line (json) or
 // a summary table. A partition that fails is reported and does not stop
 // the others.
-func runReplayPSMLogDir(ctx context.Context, s *Streams, o *replayPSMOptions, ld *segment.LogDir) error {
+func runReplayPSMLogDir(ctx context.Context, s *ui.Streams, o *replayPSMOptions, ld *segment.LogDir) error {
 	if o.writeSnapshot != "" {
-		return usageErrorf("--write-snapshot takes a partition directory, not the log directory %s", ld.Path)
+		return ui.UsageErrorf("--write-snapshot takes a partition directory, not the log directory %s", ld.Path)
 	}
 	// Partitions without a .log (a KRaft metadata directory holding only
 	// snapshots, a partition being created) have no producer state.
@@ -42,13 +43,13 @@ func runReplayPSMLogDir(ctx context.Context, s *Streams, o *replayPSMOptions, ld
 	rows := make([]replayPSMRow, len(dirs))
 	// The progress line, before runOrdered captures the streams: bytes of
 	// every partition's log, and partitions done.
-	prog := newLogProgress(s, "replaying", dirs, true)
+	prog := ui.NewLogProgress(s, "replaying", dirs, true)
 	defer prog.Done()
 	if prog.Enabled() {
 		o.psm.Progress = prog.Add
 	}
-	runOrdered(s, len(dirs), resolveJobs(o.jobs), func() struct{} { return struct{}{} },
-		func(_ struct{}, i int, us *Streams) {
+	ui.RunOrdered(s, len(dirs), ui.ResolveJobs(o.jobs), func() struct{} { return struct{}{} },
+		func(_ struct{}, i int, us *ui.Streams) {
 			dir := dirs[i]
 			rows[i].dir = dir
 			defer prog.ItemDone()
@@ -99,31 +100,31 @@ func runReplayPSMLogDir(ctx context.Context, s *Streams, o *replayPSMOptions, ld
 			}
 			checks = fmt.Sprintf("%d/%d match", match, len(v.Checks))
 		}
-		tableRows = append(tableRows, []string{filepath.Base(r.dir), i64(res.LogEndOffset), i64(res.LastStableOffset),
+		tableRows = append(tableRows, []string{filepath.Base(r.dir), ui.I64(res.LogEndOffset), ui.I64(res.LastStableOffset),
 			strconv.Itoa(len(res.Producers)), strconv.Itoa(len(res.Ongoing)), strconv.Itoa(len(res.Aborted)),
-			strconv.Itoa(len(res.Barriers)), fmt.Sprintf("%d (%s)", len(res.Anomalies), plural(errs, "error")), checks + " " + status})
+			strconv.Itoa(len(res.Barriers)), fmt.Sprintf("%d (%s)", len(res.Anomalies), ui.Plural(errs, "error")), checks + " " + status})
 	}
 	if o.output != "json" {
 		header := []string{"partition", "logEnd", "LSO", "producers", "ongoing", "aborted", "barriers", "anomalies", "status"}
-		ls := s.lister()
+		ls := s.Lister()
 		if o.output == "table" || s.OutTTY {
-			(&tableOut{w: s.Out, width: s.Width}).render(ls, header, tableRows, "partitions")
+			(&ui.TableOut{W: s.Out, Width: s.Width}).Render(ls, header, tableRows, "partitions")
 		} else {
-			ls.lines(len(tableRows), "partitions", func(i int) {
+			ls.Lines(len(tableRows), "partitions", func(i int) {
 				r := tableRows[i]
 				fmt.Fprintf(s.Out, "%-40s logEnd %s LSO %s producers %s ongoing %s aborted %s barriers %s anomalies %s snapshots %s\n",
 					r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8])
 			}, func(more string) { fmt.Fprintln(s.Out, more) })
 		}
-		if !s.quiet {
-			fmt.Fprintf(s.Out, "%s replayed: %d with findings, %d failed; %d without a .log skipped\n", plural(len(rows), "partition"), findings, failed, skipped)
+		if !s.Quiet {
+			fmt.Fprintf(s.Out, "%s replayed: %d with findings, %d failed; %d without a .log skipped\n", ui.Plural(len(rows), "partition"), findings, failed, skipped)
 		}
 	}
 	switch {
 	case failed > 0:
-		return &exitError{code: ExitError, silent: true}
+		return &ui.ExitCodeError{Code: ui.ExitError, Silent: true}
 	case findings > 0:
-		return findingsExit()
+		return ui.FindingsExit()
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -24,7 +25,7 @@ func TestReplayPSMLogDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(args ...string) (int, string, string) {
-		s, out, errb := TestStreams()
+		s, out, errb := ui.TestStreams()
 		code := Run(context.Background(), args, s)
 		return code, out.String(), errb.String()
 	}
@@ -42,8 +43,8 @@ func TestReplayPSMLogDir(t *testing.T) {
 	if out1 != out2 || code1 != code2 {
 		t.Fatalf("--jobs 1 and --jobs 3 differ (exit %d vs %d)", code1, code2)
 	}
-	if code1 != ExitFindings {
-		t.Fatalf("exit %d, want %d", code1, ExitFindings)
+	if code1 != ui.ExitFindings {
+		t.Fatalf("exit %d, want %d", code1, ui.ExitFindings)
 	}
 	var parts []string
 	for _, line := range strings.Split(strings.TrimSpace(out1), "\n") {
@@ -61,12 +62,12 @@ func TestReplayPSMLogDir(t *testing.T) {
 		t.Fatalf("partitions %q, want %q", got, want)
 	}
 	code, out, errs := run("replay-psm", dir)
-	if code != ExitFindings || !strings.Contains(out, "control-0") || !strings.Contains(out, "FINDINGS") ||
+	if code != ui.ExitFindings || !strings.Contains(out, "control-0") || !strings.Contains(out, "FINDINGS") ||
 		!strings.Contains(out, "6 partitions replayed: 2 with findings, 0 failed") {
 		t.Fatalf("text summary (exit %d):\n%s%s", code, out, errs)
 	}
-	if code, _, _ := run("replay-psm", "--write-snapshot", filepath.Join(t.TempDir(), "x"), dir); code != ExitUsage {
-		t.Fatalf("--write-snapshot on a log directory: exit %d, want %d", code, ExitUsage)
+	if code, _, _ := run("replay-psm", "--write-snapshot", filepath.Join(t.TempDir(), "x"), dir); code != ui.ExitUsage {
+		t.Fatalf("--write-snapshot on a log directory: exit %d, want %d", code, ui.ExitUsage)
 	}
 }
 
@@ -77,8 +78,8 @@ func TestReplayPSMLogDirRealSnapshots(t *testing.T) {
 	if _, err := os.Stat(dir); err != nil {
 		t.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
 	}
-	s, out, errb := TestStreams()
-	if code := Run(context.Background(), []string{"replay-psm", "--check-snapshots", dir}, s); code != ExitOK {
+	s, out, errb := ui.TestStreams()
+	if code := Run(context.Background(), []string{"replay-psm", "--check-snapshots", dir}, s); code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errb)
 	}
 	if n := strings.Count(out.String(), "2/2 match ok"); n != 2 {

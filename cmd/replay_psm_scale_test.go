@@ -5,6 +5,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
 )
 
@@ -27,7 +28,7 @@ func manyProducersView(n int) *replayPSMView {
 func TestReplayPSMTextFormatsShownRowsOnly(t *testing.T) {
 	allocs := func(n int) float64 {
 		v := manyProducersView(n)
-		s, _, _ := TestStreams()
+		s, _, _ := ui.TestStreams()
 		s.Out = io.Discard
 		return testing.AllocsPerRun(3, func() {
 			if err := (&textReplayPSMPrinter{s: s}).Print(v); err != nil {
@@ -62,7 +63,7 @@ func (w *maxWrite) Write(p []byte) (int, error) {
 func TestReplayPSMJSONStreams(t *testing.T) {
 	const n = 20_000
 	v := manyProducersView(n)
-	s, _, _ := TestStreams()
+	s, _, _ := ui.TestStreams()
 	w := &maxWrite{}
 	s.Out = w
 	if err := (&jsonReplayPSMPrinter{s: s}).Print(v); err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest/realdata"
@@ -120,7 +121,7 @@ func psmSnapshotsNextToLog(t *testing.T, root string) int {
 
 func psmRun(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	s, out, errb := TestStreams()
+	s, out, errb := ui.TestStreams()
 	code := Run(context.Background(), args, s)
 	return code, out.String(), errb.String()
 }
@@ -132,7 +133,7 @@ func TestReplayPSMCheckSnapshotsRealFixtures(t *testing.T) {
 	for _, src := range psmSnapshotPartitions(t, root) {
 		dir := psmCopyPartition(t, src)
 		code, out, errs := psmRun(t, "replay-psm", "--check-snapshots", dir)
-		if code != ExitOK {
+		if code != ui.ExitOK {
 			t.Errorf("%s: exit %d\n%s%s", src, code, out, errs)
 		}
 		matches += strings.Count(out, " MATCH ")
@@ -142,7 +143,7 @@ func TestReplayPSMCheckSnapshotsRealFixtures(t *testing.T) {
 
 		// The same as JSON: one object with a snapshots array.
 		code, out, _ = psmRun(t, "replay-psm", "--check-snapshots", "-o", "json", dir)
-		if code != ExitOK {
+		if code != ui.ExitOK {
 			t.Errorf("%s: json exit %d", src, code)
 		}
 		var v struct {
@@ -196,8 +197,8 @@ func TestReplayPSMSnapshotMismatchExits3(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, _ := psmRun(t, "replay-psm", "--check-snapshots", dir)
-	if code != ExitFindings {
-		t.Fatalf("exit %d, want %d\n%s", code, ExitFindings, out)
+	if code != ui.ExitFindings {
+		t.Fatalf("exit %d, want %d\n%s", code, ui.ExitFindings, out)
 	}
 	for _, want := range []string{"00000000000000011630.snapshot MISMATCH", "producer 8000: producerEpoch rebuilt 0, snapshot 7", "00000000000000011655.snapshot MATCH", "snapshot-mismatch"} {
 		if !strings.Contains(out, want) {
@@ -205,7 +206,7 @@ func TestReplayPSMSnapshotMismatchExits3(t *testing.T) {
 		}
 	}
 	code, out, _ = psmRun(t, "replay-psm", "--check-snapshots", "-o", "json", dir)
-	if code != ExitFindings || !strings.Contains(out, `"field":"producerEpoch","rebuilt":0,"snapshot":7`) || !strings.Contains(out, `"match":false`) {
+	if code != ui.ExitFindings || !strings.Contains(out, `"field":"producerEpoch","rebuilt":0,"snapshot":7`) || !strings.Contains(out, `"match":false`) {
 		t.Errorf("json exit %d:\n%s", code, out)
 	}
 }
@@ -214,7 +215,7 @@ func TestReplayPSMRealFixtureJSON(t *testing.T) {
 	root := psmFixtureRoot(t)
 	dir := psmCopyPartition(t, filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data", "testing-0"))
 	code, out, errs := psmRun(t, "replay-psm", "-o", "json", dir)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	var v map[string]any
@@ -242,7 +243,7 @@ func TestReplayPSMRealFixtureJSON(t *testing.T) {
 	// From the log, up to the roll: the 12 producers of 11630.snapshot,
 	// and snapshotLoaded null.
 	code, out, _ = psmRun(t, "replay-psm", "-o", "json", "--from-snapshot", "none", "--upto", "11630", dir)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("exit %d", code)
 	}
 	v = nil
@@ -258,7 +259,7 @@ func TestReplayPSMWriteSnapshot(t *testing.T) {
 	existing := filepath.Join(dir, "00000000000000005579.snapshot")
 	orig, _ := os.ReadFile(existing)
 	code, _, errs := psmRun(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", existing, dir)
-	if code != ExitRefused || !strings.Contains(errs, "--force") {
+	if code != ui.ExitRefused || !strings.Contains(errs, "--force") {
 		t.Fatalf("overwrite without --force: exit %d %s", code, errs)
 	}
 	if now, _ := os.ReadFile(existing); !bytes.Equal(now, orig) {
@@ -266,7 +267,7 @@ func TestReplayPSMWriteSnapshot(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "rebuilt.snapshot")
 	code, _, errs = psmRun(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", out, dir)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("exit %d %s", code, errs)
 	}
 	got, err := segment.ReadProducerSnapshot(out)
@@ -278,11 +279,11 @@ func TestReplayPSMWriteSnapshot(t *testing.T) {
 		t.Fatalf("%d entries written, the broker's file has %d", len(got), len(want))
 	}
 	code, _, errs = psmRun(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", existing, "--force", dir)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("--force: exit %d %s", code, errs)
 	}
 	code, out2, _ := psmRun(t, "replay-psm", "--check-snapshots", dir)
-	if code != ExitOK || strings.Count(out2, " MATCH ") != 2 {
+	if code != ui.ExitOK || strings.Count(out2, " MATCH ") != 2 {
 		t.Errorf("after rewriting: exit %d\n%s", code, out2)
 	}
 }
@@ -319,15 +320,15 @@ func TestReplayPSMBarrierAndIgnoreBarriers(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, _ := psmRun(t, "replay-psm", dir)
-	if code != ExitOK || !strings.Contains(out, "offset 4: cleared 1 producer") {
+	if code != ui.ExitOK || !strings.Contains(out, "offset 4: cleared 1 producer") {
 		t.Errorf("with the barrier: exit %d\n%s", code, out)
 	}
 	code, out, _ = psmRun(t, "replay-psm", "--ignore-barriers", dir)
-	if code != ExitFindings || !strings.Contains(out, "pid-collision offset 5 producer 5") {
+	if code != ui.ExitFindings || !strings.Contains(out, "pid-collision offset 5 producer 5") {
 		t.Errorf("ignoring the barrier: exit %d\n%s", code, out)
 	}
 	code, out, _ = psmRun(t, "replay-psm", "--output", "table", dir)
-	if code != ExitOK || !strings.Contains(out, "PRODUCER-ID  EPOCH") {
+	if code != ui.ExitOK || !strings.Contains(out, "PRODUCER-ID  EPOCH") {
 		t.Errorf("table: exit %d\n%s", code, out)
 	}
 }
@@ -344,15 +345,15 @@ func TestReplayPSMUsage(t *testing.T) {
 		{"replay-psm", dir}, // no .log in it
 		{"replay-psm", dir, dir},
 	} {
-		if code, _, errs := psmRun(t, args...); code != ExitUsage {
-			t.Errorf("%v: exit %d, want %d (%s)", args, code, ExitUsage, errs)
+		if code, _, errs := psmRun(t, args...); code != ui.ExitUsage {
+			t.Errorf("%v: exit %d, want %d (%s)", args, code, ui.ExitUsage, errs)
 		}
 	}
-	if code, _, _ := psmRun(t, "replay-psm", filepath.Join(dir, "missing")); code != ExitError {
+	if code, _, _ := psmRun(t, "replay-psm", filepath.Join(dir, "missing")); code != ui.ExitError {
 		t.Errorf("missing dir: exit %d", code)
 	}
 	code, out, _ := psmRun(t, "replay-psm", "--help")
-	if code != ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--check-snapshots") {
+	if code != ui.ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--check-snapshots") {
 		t.Errorf("help: %d\n%s", code, out)
 	}
 }

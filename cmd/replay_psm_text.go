@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
@@ -19,7 +20,7 @@ import (
 // columns when piped, stable for scripts), then transactions, barriers,
 // snapshot checks and anomalies.
 type textReplayPSMPrinter struct {
-	s     *Streams
+	s     *ui.Streams
 	table bool
 }
 
@@ -30,16 +31,9 @@ func fmtMs(ms int64) string {
 	return fmt.Sprintf("%d (%s)", ms, time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z"))
 }
 
-func orDash(v int64) string {
-	if v < 0 {
-		return "-"
-	}
-	return strconv.FormatInt(v, 10)
-}
-
 func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 	w := bufio.NewWriter(p.s.Out)
-	st, ls := p.s.styles(), p.s.lister()
+	st, ls := p.s.Styles(), p.s.Lister()
 	p.summary(w, st, v)
 	p.producers(w, ls, v)
 	p.transactions(w, st, ls, v)
@@ -56,10 +50,10 @@ func gapLine(w *bufio.Writer, indent string) func(string) {
 
 // summary is the key-value head: the offsets, where the replay started,
 // the clock and the counts.
-func (p *textReplayPSMPrinter) summary(w *bufio.Writer, st *styles, v *replayPSMView) {
+func (p *textReplayPSMPrinter) summary(w *bufio.Writer, st *ui.Styles, v *replayPSMView) {
 	r := v.Result
 	kv := func(k, format string, args ...any) {
-		fmt.Fprintf(w, "%s %s\n", padDisplay(st.paint(st.title, k), 19), fmt.Sprintf(format, args...))
+		fmt.Fprintf(w, "%s %s\n", ui.PadDisplay(st.Paint(st.Title, k), 19), fmt.Sprintf(format, args...))
 	}
 	kv("partition", "%s (%s)", r.Partition, v.Dir)
 	kv("log", "start %d, end %d", r.LogStartOffset, r.LogEndOffset)
@@ -75,9 +69,9 @@ func (p *textReplayPSMPrinter) summary(w *bufio.Writer, st *styles, v *replayPSM
 	case r.Recovery != nil:
 		kv("replay", "%s", recoveryLine(r))
 	case r.SnapshotLoaded >= 0:
-		kv("replay", "from the snapshot at %d, then %s from offset %d", r.SnapshotLoaded, plural(r.BatchesReplayed, "batch"), r.ReplayedFrom)
+		kv("replay", "from the snapshot at %d, then %s from offset %d", r.SnapshotLoaded, ui.Plural(r.BatchesReplayed, "batch"), r.ReplayedFrom)
 	default:
-		kv("replay", "no snapshot: %s from offset %d (the log start)", plural(r.BatchesReplayed, "batch"), r.ReplayedFrom)
+		kv("replay", "no snapshot: %s from offset %d (the log start)", ui.Plural(r.BatchesReplayed, "batch"), r.ReplayedFrom)
 	}
 	clock := fmtMs(r.Clock)
 	kv("clock", "%s %s, producer.id.expiration.ms %d", v.Opts.Clock, clock, v.Opts.ProducerIDExpirationMs)
@@ -93,13 +87,13 @@ func (p *textReplayPSMPrinter) summary(w *bufio.Writer, st *styles, v *replayPSM
 			warns++
 		}
 	}
-	barriers := plural(len(r.Barriers), "barrier")
+	barriers := ui.Plural(len(r.Barriers), "barrier")
 	if r.SnapshotLoaded > 0 {
 		barriers += " after the snapshot"
 	}
 	kv("counts", "%s, %s, %s, %s, %s (%s, %s)",
-		plural(len(r.Producers), "producer"), plural(len(r.Ongoing), "ongoing transaction"), plural(len(r.Aborted), "aborted transaction"), barriers,
-		plural(len(r.Anomalies), "anomaly"), plural(errs, "error"), plural(warns, "warning"))
+		ui.Plural(len(r.Producers), "producer"), ui.Plural(len(r.Ongoing), "ongoing transaction"), ui.Plural(len(r.Aborted), "aborted transaction"), barriers,
+		ui.Plural(len(r.Anomalies), "anomaly"), ui.Plural(errs, "error"), ui.Plural(warns, "warning"))
 	if r.SnapshotLoaded > 0 {
 		// The snapshot stands for everything before it, barriers included
 		// (a restarting broker never sees those either); without this, "0
@@ -108,7 +102,7 @@ func (p *textReplayPSMPrinter) summary(w *bufio.Writer, st *styles, v *replayPSM
 			r.LogStartOffset, r.SnapshotLoaded-1)
 	}
 	if v.Written != "" {
-		kv("snapshot written", "%s (%s)", v.Written, plural(len(r.Producers), "producer"))
+		kv("snapshot written", "%s (%s)", v.Written, ui.Plural(len(r.Producers), "producer"))
 	}
 }
 
@@ -143,33 +137,33 @@ func joinOffsets(o []int64) string {
 }
 
 // producers is the producer table.
-func (p *textReplayPSMPrinter) producers(w *bufio.Writer, ls lister, v *replayPSMView) {
+func (p *textReplayPSMPrinter) producers(w *bufio.Writer, ls ui.Lister, v *replayPSMView) {
 	r := v.Result
 	if len(r.Producers) > 0 {
 		fmt.Fprintln(w)
 		header := []string{"producerId", "epoch", "lastSequence", "lastOffset", "offsetDelta", "lastTimestamp", "coordinatorEpoch", "txnFirstOffset", "batches"}
 		// Only the rows shown are formatted (a partition may hold a
 		// million producers; the table shows 15 without --verbose).
-		c := ls.cut(len(r.Producers))
-		narrow := p.table && !p.s.wide
+		c := ls.Cut(len(r.Producers))
+		narrow := p.table && !p.s.Wide
 		if narrow {
 			// The table fits a 100-column terminal without offsetDelta
 			// and coordinatorEpoch (--output wide, and the piped
 			// columns, have them).
 			header = dropNarrow(header)
 		}
-		p.render(w, header, c.rowsOf(len(header), func(i int) []string {
+		p.render(w, header, c.RowsOf(len(header), func(i int) []string {
 			e := &r.Producers[i]
-			row := []string{i64(e.ProducerID), i64(int64(e.ProducerEpoch)), i64(int64(e.LastSeq())), i64(e.LastDataOffset()),
-				i64(int64(e.LastOffsetDelta())), i64(e.LastTimestamp), i64(int64(e.CoordinatorEpoch)), orDash(e.CurrentTxnFirstOffset),
+			row := []string{ui.I64(e.ProducerID), ui.I64(int64(e.ProducerEpoch)), ui.I64(int64(e.LastSeq())), ui.I64(e.LastDataOffset()),
+				ui.I64(int64(e.LastOffsetDelta())), ui.I64(e.LastTimestamp), ui.I64(int64(e.CoordinatorEpoch)), ui.OrDash(e.CurrentTxnFirstOffset),
 				strconv.Itoa(len(e.Batches))}
 			if narrow {
 				row = dropNarrow(row)
 			}
 			return row
 		}))
-		if c.hidden() > 0 {
-			fmt.Fprintln(w, c.more("producers"))
+		if c.Hidden() > 0 {
+			fmt.Fprintln(w, c.More("producers"))
 		}
 	}
 }
@@ -178,91 +172,91 @@ func (p *textReplayPSMPrinter) producers(w *bufio.Writer, ls lister, v *replayPS
 func dropNarrow(row []string) []string { return append(append(row[:4:4], row[5]), row[7:]...) }
 
 // transactions lists the ongoing and the aborted transactions.
-func (p *textReplayPSMPrinter) transactions(w *bufio.Writer, st *styles, ls lister, v *replayPSMView) {
+func (p *textReplayPSMPrinter) transactions(w *bufio.Writer, st *ui.Styles, ls ui.Lister, v *replayPSMView) {
 	r := v.Result
 	gap := func(indent string) func(string) { return gapLine(w, indent) }
 	if len(r.Ongoing) > 0 {
-		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "ongoing transactions"))
-		ls.lines(len(r.Ongoing), "ongoing transactions", func(i int) {
+		fmt.Fprintf(w, "\n%s\n", st.Paint(st.Title, "ongoing transactions"))
+		ls.Lines(len(r.Ongoing), "ongoing transactions", func(i int) {
 			t := r.Ongoing[i]
-			fmt.Fprintf(w, "  producer %s from offset %s\n", st.paint(st.pid, i64(t.ProducerID)), st.paint(st.offset, i64(t.FirstOffset)))
+			fmt.Fprintf(w, "  producer %s from offset %s\n", st.Paint(st.Pid, ui.I64(t.ProducerID)), st.Paint(st.Offset, ui.I64(t.FirstOffset)))
 		}, gap("  "))
 	}
 	if len(r.Aborted) > 0 {
-		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "aborted transactions (.txnindex entries)"))
-		ls.lines(len(r.Aborted), "aborted transactions", func(i int) {
+		fmt.Fprintf(w, "\n%s\n", st.Paint(st.Title, "aborted transactions (.txnindex entries)"))
+		ls.Lines(len(r.Aborted), "aborted transactions", func(i int) {
 			a := r.Aborted[i]
-			fmt.Fprintf(w, "  producer %s first %d last %d lastStableOffset %d\n", st.paint(st.pid, i64(a.ProducerID)), a.FirstOffset, a.LastOffset, a.LastStableOffset)
+			fmt.Fprintf(w, "  producer %s first %d last %d lastStableOffset %d\n", st.Paint(st.Pid, ui.I64(a.ProducerID)), a.FirstOffset, a.LastOffset, a.LastStableOffset)
 		}, gap("  "))
 	}
 }
 
 // barriers lists the MIRROR_PID_RESET barriers replayed.
-func (p *textReplayPSMPrinter) barriers(w *bufio.Writer, st *styles, ls lister, v *replayPSMView) {
+func (p *textReplayPSMPrinter) barriers(w *bufio.Writer, st *ui.Styles, ls ui.Lister, v *replayPSMView) {
 	r := v.Result
 	gap := func(indent string) func(string) { return gapLine(w, indent) }
 	if len(r.Barriers) > 0 {
-		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "MIRROR_PID_RESET barriers"))
-		ls.lines(len(r.Barriers), "barriers", func(i int) {
+		fmt.Fprintf(w, "\n%s\n", st.Paint(st.Title, "MIRROR_PID_RESET barriers"))
+		ls.Lines(len(r.Barriers), "barriers", func(i int) {
 			b := r.Barriers[i]
 			src := ""
 			if b.SourceClusterID != nil {
 				src = " sourceClusterId " + *b.SourceClusterID
 			}
 			if v.Opts.IgnoreBarriers {
-				fmt.Fprintf(w, "  offset %s: ignored%s\n", st.paint(st.offset, i64(b.Offset)), src)
+				fmt.Fprintf(w, "  offset %s: ignored%s\n", st.Paint(st.Offset, ui.I64(b.Offset)), src)
 				return
 			}
-			fmt.Fprintf(w, "  offset %s: cleared %s%s\n", st.paint(st.offset, i64(b.Offset)), plural(b.ProducersCleared, "producer"), src)
+			fmt.Fprintf(w, "  offset %s: cleared %s%s\n", st.Paint(st.Offset, ui.I64(b.Offset)), ui.Plural(b.ProducersCleared, "producer"), src)
 		}, gap("  "))
 	}
 }
 
 // checks prints --check-snapshots' verdict on every snapshot.
-func (p *textReplayPSMPrinter) checks(w *bufio.Writer, st *styles, ls lister, v *replayPSMView) {
+func (p *textReplayPSMPrinter) checks(w *bufio.Writer, st *ui.Styles, ls ui.Lister, v *replayPSMView) {
 	gap := func(indent string) func(string) { return gapLine(w, indent) }
 	if v.Checked {
-		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "snapshot checks (rebuilt from the log alone)"))
+		fmt.Fprintf(w, "\n%s\n", st.Paint(st.Title, "snapshot checks (rebuilt from the log alone)"))
 		if len(v.Checks) == 0 {
 			fmt.Fprintln(w, "  no producer snapshot in the directory")
 		}
-		ls.lines(len(v.Checks), "snapshots", func(i int) {
+		ls.Lines(len(v.Checks), "snapshots", func(i int) {
 			c := v.Checks[i]
 			name := filepath.Base(c.Path)
 			switch c.Status {
 			case psm.CheckMatch:
 				if c.Reason != "" {
 					// The broker's own state, not kseg's rebuild: say why.
-					fmt.Fprintf(w, "  %s %s (%s in the file, %d rebuilt from the log: %s)\n", name, st.paint(st.ok, "MATCH"), plural(c.OnDisk, "producer"), c.Rebuilt, c.Reason)
+					fmt.Fprintf(w, "  %s %s (%s in the file, %d rebuilt from the log: %s)\n", name, st.Paint(st.OK, "MATCH"), ui.Plural(c.OnDisk, "producer"), c.Rebuilt, c.Reason)
 					break
 				}
-				fmt.Fprintf(w, "  %s %s (%s)\n", name, st.paint(st.ok, "MATCH"), plural(c.Rebuilt, "producer"))
+				fmt.Fprintf(w, "  %s %s (%s)\n", name, st.Paint(st.OK, "MATCH"), ui.Plural(c.Rebuilt, "producer"))
 			case psm.CheckMismatch:
-				fmt.Fprintf(w, "  %s %s (%d rebuilt, %d in the file, %s)\n", name, st.paint(st.err, "MISMATCH"), c.Rebuilt, c.OnDisk, plural(len(c.Differences), "difference"))
-				ls.lines(len(c.Differences), "differences", func(i int) { fmt.Fprintf(w, "      %s\n", c.Differences[i]) }, gap("      "))
+				fmt.Fprintf(w, "  %s %s (%d rebuilt, %d in the file, %s)\n", name, st.Paint(st.Err, "MISMATCH"), c.Rebuilt, c.OnDisk, ui.Plural(len(c.Differences), "difference"))
+				ls.Lines(len(c.Differences), "differences", func(i int) { fmt.Fprintf(w, "      %s\n", c.Differences[i]) }, gap("      "))
 			case psm.CheckCorrupt:
-				fmt.Fprintf(w, "  %s %s %s\n", name, st.paint(st.err, "CORRUPT"), c.Reason)
+				fmt.Fprintf(w, "  %s %s %s\n", name, st.Paint(st.Err, "CORRUPT"), c.Reason)
 			default:
-				fmt.Fprintf(w, "  %s %s %s\n", name, st.paint(st.dim, "SKIPPED"), c.Reason)
+				fmt.Fprintf(w, "  %s %s %s\n", name, st.Paint(st.Dim, "SKIPPED"), c.Reason)
 			}
 		}, gap("  "))
 	}
 }
 
 // anomalies lists what the replay found.
-func (p *textReplayPSMPrinter) anomalies(w *bufio.Writer, st *styles, ls lister, v *replayPSMView) {
+func (p *textReplayPSMPrinter) anomalies(w *bufio.Writer, st *ui.Styles, ls ui.Lister, v *replayPSMView) {
 	r := v.Result
 	gap := func(indent string) func(string) { return gapLine(w, indent) }
 	if len(r.Anomalies) > 0 {
-		fmt.Fprintf(w, "\n%s\n", st.paint(st.title, "anomalies"))
-		ls.byKind(len(r.Anomalies), func(i int) string { return r.Anomalies[i].Kind.String() }, func(i int) {
+		fmt.Fprintf(w, "\n%s\n", st.Paint(st.Title, "anomalies"))
+		ls.ByKind(len(r.Anomalies), func(i int) string { return r.Anomalies[i].Kind.String() }, func(i int) {
 			a := r.Anomalies[i]
 			who := ""
 			if a.ProducerID >= 0 {
-				who = " producer " + st.paint(st.pid, i64(a.ProducerID))
+				who = " producer " + st.Paint(st.Pid, ui.I64(a.ProducerID))
 			}
-			fmt.Fprintf(w, "  %s %s offset %s%s: %s\n", st.severity(a.Severity(), a.Severity().Upper()), a.Kind,
-				st.paint(st.offset, i64(a.Offset)), who, a.Message)
+			fmt.Fprintf(w, "  %s %s offset %s%s: %s\n", st.Severity(a.Severity(), a.Severity().Upper()), a.Kind,
+				st.Paint(st.Offset, ui.I64(a.Offset)), who, a.Message)
 		}, gap("  "))
 	}
 }
@@ -277,5 +271,5 @@ func (p *textReplayPSMPrinter) render(w *bufio.Writer, header []string, rows [][
 		tw.Flush()
 		return
 	}
-	renderTable(w, p.s.Width, header, rows)
+	ui.RenderTable(w, p.s.Width, header, rows)
 }

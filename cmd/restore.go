@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/edit"
 )
 
@@ -33,12 +34,12 @@ func (o *restoreOptions) Validate(c *cobra.Command, args []string) error {
 		return err
 	}
 	if len(args) != 1 {
-		return usageErrorf("restore needs exactly one backup folder (the one a write command printed: Backup: DIR)")
+		return ui.UsageErrorf("restore needs exactly one backup folder (the one a write command printed: Backup: DIR)")
 	}
 	return nil
 }
 
-func newRestoreCmd(s *Streams) *cobra.Command {
+func newRestoreCmd(s *ui.Streams) *cobra.Command {
 	o := &restoreOptions{}
 	c := &cobra.Command{
 		Use:   "restore BACKUP_DIR",
@@ -66,13 +67,13 @@ has nothing to do.
 --rollback undoes an interrupted write's own journal instead: use the
 write command's --rollback for that (kseg restore is for a write that
 completed).
-` + exitStatusHelp + `  (restore: 0 when restored or nothing to do; 3 for a failed read-back; 4 for
+` + ui.ExitStatusHelp + `  (restore: 0 when restored or nothing to do; 3 for a failed read-back; 4 for
   a file changed since the write, without --force)
 `,
 		Example: `  kseg restore --dry-run ~/.local/state/kseg/backups/kseg-backup-orders-0-20260102T150405.000Z
   kseg restore /srv/kseg-backups/orders-0
   kseg restore --force /srv/kseg-backups/orders-0     # also over files changed since`,
-		Args: usageArgs(cobra.ArbitraryArgs),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Validate(c, args); err != nil {
 				return err
@@ -84,7 +85,7 @@ completed).
 	return c
 }
 
-func runRestore(ctx context.Context, s *Streams, o *restoreOptions, bd string) error {
+func runRestore(ctx context.Context, s *ui.Streams, o *restoreOptions, bd string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -115,13 +116,13 @@ type restorePrinter interface {
 	Report(r *edit.RestoreReport) error
 }
 
-func newRestorePrinter(s *Streams, output string) restorePrinter {
+func newRestorePrinter(s *ui.Streams, output string) restorePrinter {
 	if output == "json" {
 		return &restoreJSONPrinter{w: s.Out}
 	}
-	t := &restoreTextPrinter{w: s.Out, errw: s.Err, st: s.styles(), ls: s.lister()}
+	t := &restoreTextPrinter{w: s.Out, errw: s.Err, st: s.Styles(), ls: s.Lister()}
 	if output == "table" {
-		t.tbl = &tableOut{w: s.Out, width: s.Width}
+		t.tbl = &ui.TableOut{W: s.Out, Width: s.Width}
 	}
 	return t
 }
@@ -129,15 +130,15 @@ func newRestorePrinter(s *Streams, output string) restorePrinter {
 type restoreTextPrinter struct {
 	w    io.Writer
 	errw io.Writer
-	st   *styles
-	ls   lister
-	tbl  *tableOut
+	st   *ui.Styles
+	ls   ui.Lister
+	tbl  *ui.TableOut
 }
 
 func (t *restoreTextPrinter) Plan(p *edit.RestorePlan, dryRun bool) error {
 	st := t.st
 	pf := func(format string, args ...any) { fmt.Fprintf(t.w, format, args...) }
-	pf("%s %s from %s\n", st.paint(st.title, "Restore"), p.Dir, p.BackupDir)
+	pf("%s %s from %s\n", st.Paint(st.Title, "Restore"), p.Dir, p.BackupDir)
 	textResume(pf, st, "restore", p.Resume)
 	done := p.Completed
 	if done == "" {
@@ -145,7 +146,7 @@ func (t *restoreTextPrinter) Plan(p *edit.RestorePlan, dryRun bool) error {
 	}
 	pf("  undoes       the %s started %s (completed: %s)\n", p.Tool, p.Started, done)
 	if p.NothingToDo {
-		pf("%s %s\n", st.paint(st.ok, "Nothing to do:"), p.Reason)
+		pf("%s %s\n", st.Paint(st.OK, "Nothing to do:"), p.Reason)
 		return nil
 	}
 	states := map[string]string{edit.RestoreAfter: "as the edit left it", edit.RestoreBefore: "already as before", edit.RestoreChanged: "changed since"}
@@ -154,13 +155,13 @@ func (t *restoreTextPrinter) Plan(p *edit.RestorePlan, dryRun bool) error {
 		for i, f := range p.Files {
 			rows[i] = []string{f.Name, string(f.Edit), states[f.State]}
 		}
-		t.tbl.render(t.ls, []string{"file", "the edit", "now"}, rows, "files of the edit")
+		t.tbl.Render(t.ls, []string{"file", "the edit", "now"}, rows, "files of the edit")
 	} else {
-		t.ls.lines(len(p.Files), "files of the edit", func(i int) {
+		t.ls.Lines(len(p.Files), "files of the edit", func(i int) {
 			f := p.Files[i]
 			now := states[f.State]
 			if f.State == edit.RestoreChanged {
-				now = st.paint(st.err, now)
+				now = st.Paint(st.Err, now)
 			}
 			pf("  %-32s %-8s %s\n", f.Name, f.Edit, now)
 		}, func(more string) { pf("  %s\n", more) })
@@ -168,8 +169,8 @@ func (t *restoreTextPrinter) Plan(p *edit.RestorePlan, dryRun bool) error {
 	if p.RemoveDir {
 		pf("  the edit created %s: removed once empty\n", p.Dir)
 	}
-	pf("%s\n", st.paint(st.title, "Files:"))
-	warnDiagnostics(t.errw, p.Warnings)
+	pf("%s\n", st.Paint(st.Title, "Files:"))
+	ui.WarnDiagnostics(t.errw, p.Warnings)
 	textFilesTail(pf, st, t.ls, p.Ops, dryRun, t.tbl)
 	return nil
 }
@@ -182,20 +183,20 @@ func (t *restoreTextPrinter) Report(r *edit.RestoreReport) error {
 	}
 	if r.RolledBack {
 		pf("%s the interrupted restore in %s is undone (journal state was %s); the partition is as the edit left it\n",
-			st.paint(st.ok, "Rolled back:"), r.Dir, r.ResumedFrom)
+			st.Paint(st.OK, "Rolled back:"), r.Dir, r.ResumedFrom)
 		return nil
 	}
 	textReportHead(pf, st, "restore", &r.Outcome)
-	pf("%s %s is as it was before the %s\n", st.paint(st.ok, "Done:"), r.Dir, r.Plan.Tool)
+	pf("%s %s is as it was before the %s\n", st.Paint(st.OK, "Done:"), r.Dir, r.Plan.Tool)
 	v := r.Verification
 	if v == nil {
 		return nil
 	}
 	if v.OK() {
-		pf("%s every restored file is byte for byte what it was before the edit\n", st.paint(st.ok, "Verified:"))
+		pf("%s every restored file is byte for byte what it was before the edit\n", st.Paint(st.OK, "Verified:"))
 		return nil
 	}
-	pf("%s\n", st.paint(st.err, "Verification failed:"))
+	pf("%s\n", st.Paint(st.Err, "Verification failed:"))
 	textProblems(pf, t.ls, v.Problems)
 	return nil
 }

@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // runWithEnv runs kseg with the environment env (HOME, XDG_STATE_HOME).
 func runWithEnv(env map[string]string, args ...string) runResult {
-	s, out, errb := TestStreams()
+	s, out, errb := ui.TestStreams()
 	s.Env = func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	code := Run(context.Background(), args, s)
 	return runResult{args: args, code: code, stdout: out.String(), stderr: errb.String()}
@@ -50,11 +52,11 @@ func TestWriteFromTheLogDirectory(t *testing.T) {
 	t.Chdir(ld)
 	env := map[string]string{"HOME": home}
 	r := runWithEnv(env, "inject-barrier", "--dry-run", "--yes", "--timestamp", "1700000009000", "txn-0")
-	if r.code != ExitOK || !strings.Contains(r.stdout, "Backup: into a new folder in ~/.local/state/kseg/backups") {
+	if r.code != ui.ExitOK || !strings.Contains(r.stdout, "Backup: into a new folder in ~/.local/state/kseg/backups") {
 		t.Fatalf("dry run from the log directory: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = runWithEnv(env, "inject-barrier", "--yes", "--timestamp", "1700000009000", "txn-0")
-	if r.code != ExitOK {
+	if r.code != ui.ExitOK {
 		t.Fatalf("inject-barrier from the log directory: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	backups, _ := filepath.Glob(filepath.Join(home, ".local", "state", "kseg", "backups", "kseg-backup-txn-0-*"))
@@ -70,7 +72,7 @@ func TestWriteFromTheLogDirectory(t *testing.T) {
 	// XDG_STATE_HOME wins over HOME.
 	state := filepath.Join(root, "state")
 	r = runWithEnv(map[string]string{"HOME": home, "XDG_STATE_HOME": state}, "inject-barrier", "--dry-run", "--force", "txn-0")
-	if r.code != ExitOK || !strings.Contains(r.stdout, filepath.Join(state, "kseg", "backups")) {
+	if r.code != ui.ExitOK || !strings.Contains(r.stdout, filepath.Join(state, "kseg", "backups")) {
 		t.Fatalf("dry run with XDG_STATE_HOME: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
@@ -85,12 +87,12 @@ func TestRestoreCommand(t *testing.T) {
 	copyTree(t, filepath.Join(testdataDir, "partitions", "txn-0"), dir)
 	before := treeOf(t, dir)
 	bd := filepath.Join(root, "bk")
-	if r := runKseg("inject-barrier", "--yes", "--timestamp", "1700000009000", "--backup-dir", bd, dir); r.code != ExitOK {
+	if r := runKseg("inject-barrier", "--yes", "--timestamp", "1700000009000", "--backup-dir", bd, dir); r.code != ui.ExitOK {
 		t.Fatalf("inject-barrier: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	after := treeOf(t, dir)
 	r := runKseg("restore", "--dry-run", "-o", "json", bd)
-	if r.code != ExitOK || jsonLine(t, r.stdout, "restore-plan") == nil {
+	if r.code != ui.ExitOK || jsonLine(t, r.stdout, "restore-plan") == nil {
 		t.Fatalf("restore --dry-run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if got := treeOf(t, dir); len(got) != len(after) {
@@ -107,7 +109,7 @@ func TestRestoreCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = runKseg("restore", "--backup-dir", filepath.Join(root, "rb1"), bd)
-	if r.code != ExitRefused || !strings.Contains(r.stderr, "00000000000000000000.log") || !strings.Contains(r.stderr, "--force") {
+	if r.code != ui.ExitRefused || !strings.Contains(r.stderr, "00000000000000000000.log") || !strings.Contains(r.stderr, "--force") {
 		t.Fatalf("restore over a changed file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if got, _ := os.ReadFile(log); string(got) != string(changed) {
@@ -117,7 +119,7 @@ func TestRestoreCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = runKseg("restore", "--backup-dir", filepath.Join(root, "rb2"), bd)
-	if r.code != ExitOK || !strings.Contains(r.stdout, "Verified:") {
+	if r.code != ui.ExitOK || !strings.Contains(r.stdout, "Verified:") {
 		t.Fatalf("restore: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	got := treeOf(t, dir)
@@ -130,7 +132,7 @@ func TestRestoreCommand(t *testing.T) {
 		}
 	}
 	r = runKseg("restore", bd)
-	if r.code != ExitOK || !strings.Contains(r.stdout, "Nothing to do") {
+	if r.code != ui.ExitOK || !strings.Contains(r.stdout, "Nothing to do") {
 		t.Fatalf("a second restore: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -23,34 +24,34 @@ type globalOptions struct {
 // Main runs kseg with the process's arguments and streams and returns the
 // exit code.
 func Main() int {
-	return Run(context.Background(), os.Args[1:], NewStdStreams())
+	return Run(context.Background(), os.Args[1:], ui.NewStdStreams())
 }
 
 // Run executes the command tree in-process; tests call it directly.
-func Run(ctx context.Context, args []string, s *Streams) int {
+func Run(ctx context.Context, args []string, s *ui.Streams) int {
 	return runRoot(ctx, NewRootCmd(s), joinOptionalArgs(args), s)
 }
 
 // runRoot executes root with args and maps the outcome to an exit code,
 // printing the error (and, for usage errors, where to find help).
-func runRoot(ctx context.Context, root *cobra.Command, args []string, s *Streams) int {
+func runRoot(ctx context.Context, root *cobra.Command, args []string, s *ui.Streams) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
-	if s.format != nil {
-		if ferr := s.format.Flush(); err == nil {
+	if s.Format != nil {
+		if ferr := s.Format.Flush(); err == nil {
 			err = ferr
 		}
 	}
 	if err == nil {
-		return ExitOK
+		return ui.ExitOK
 	}
 	err = classifyError(cmd, err)
-	var ee *exitError
-	if !errors.As(err, &ee) || !ee.silent {
-		fmt.Fprintln(s.Err, "kseg: "+escMessage(err.Error()))
+	var ee *ui.ExitCodeError
+	if !errors.As(err, &ee) || !ee.Silent {
+		fmt.Fprintln(s.Err, "kseg: "+ui.EscMessage(err.Error()))
 	}
-	code := exitCode(err)
-	if code == ExitUsage && cmd != nil && (ee == nil || !ee.noHelp) {
+	code := ui.ExitCode(err)
+	if code == ui.ExitUsage && cmd != nil && (ee == nil || !ee.NoHelp) {
 		fmt.Fprintf(s.Err, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
@@ -64,20 +65,20 @@ func runRoot(ctx context.Context, root *cobra.Command, args []string, s *Streams
 // running the same check again on the command that failed, not by matching
 // message text.
 func classifyError(cmd *cobra.Command, err error) error {
-	var ee *exitError
+	var ee *ui.ExitCodeError
 	if errors.As(err, &ee) || cmd == nil {
 		return err
 	}
 	for _, check := range []func() error{cmd.ValidateRequiredFlags, cmd.ValidateFlagGroups} {
 		if again := check(); again != nil && again.Error() == err.Error() {
-			return &exitError{code: ExitUsage, err: err}
+			return &ui.ExitCodeError{Code: ui.ExitUsage, Err: err}
 		}
 	}
 	return err
 }
 
 // NewRootCmd builds the whole command tree around s.
-func NewRootCmd(s *Streams) *cobra.Command {
+func NewRootCmd(s *ui.Streams) *cobra.Command {
 	g := &globalOptions{}
 	root := &cobra.Command{
 		Use:   "kseg",
@@ -97,7 +98,7 @@ work over about a second) to stderr. Plans and reports (every command but
 dump, explain and kafka-dump-log, which print every batch) summarise long
 lists in text and table: the first and last few items, and how many are
 left out; their -v/--verbose lists every item, and json always does.
-` + exitStatusHelp,
+` + ui.ExitStatusHelp,
 		Example: `  kseg dump testdata/partitions/orders-0
   kseg dump --output json --deep /var/lib/kafka/data/orders-0 | jq .
   kseg explain 5 testdata/partitions/txn-0
@@ -109,14 +110,14 @@ left out; their -v/--verbose lists every item, and json always does.
 			switch g.color {
 			case "auto", "always", "never":
 			default:
-				return usageErrorf("--color must be auto, always or never, not %q", g.color)
+				return ui.UsageErrorf("--color must be auto, always or never, not %q", g.color)
 			}
 			if err := checkVerbose(c); err != nil {
 				return err
 			}
-			s.resolveColor(g.color)
-			s.verbose, s.quiet = g.verbose, g.quiet
-			return applyOutputFlags(c, s)
+			s.ResolveColor(g.color)
+			s.Verbose, s.Quiet = g.verbose, g.quiet
+			return ui.ApplyOutputFlags(c, s)
 		},
 	}
 	root.SetOut(s.Out)
@@ -159,11 +160,11 @@ left out; their -v/--verbose lists every item, and json always does.
 func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		err := v(c, args)
-		var ee *exitError
+		var ee *ui.ExitCodeError
 		if err == nil || errors.As(err, &ee) {
 			return err
 		}
-		return &exitError{code: ExitUsage, err: argsError(c, args, err)}
+		return &ui.ExitCodeError{Code: ui.ExitUsage, Err: argsError(c, args, err)}
 	}
 }
 
@@ -186,8 +187,8 @@ func finishTree(root *cobra.Command) {
 	}
 	walkCommands(root, func(c *cobra.Command) {
 		c.DisableAutoGenTag = true
-		addWideChoice(c)
-		addFormatFlags(c)
+		ui.AddWideChoice(c)
+		ui.AddFormatFlags(c)
 		completeFlagValues(c)
 		if c.HasSubCommands() && !c.Runnable() {
 			// A group ("kseg", "kseg completion") run with an argument that
@@ -210,7 +211,7 @@ func finishTree(root *cobra.Command) {
 			if long == "" {
 				long = c.Short + "."
 			}
-			c.Long = strings.TrimRight(long, "\n") + "\n" + exitStatusHelp
+			c.Long = strings.TrimRight(long, "\n") + "\n" + ui.ExitStatusHelp
 		}
 		if i := strings.Index(c.Long, "EXIT STATUS"); i >= 2 && c.Long[i-2] != '\n' {
 			c.Long = c.Long[:i] + "\n" + c.Long[i:] // a blank line before the heading
@@ -245,7 +246,7 @@ func unknownSubcommand(c *cobra.Command, args []string) error {
 			msg += "\n\nDid you mean this?\n\t" + strings.Join(sug, "\n\t")
 		}
 	}
-	return &exitError{code: ExitUsage, err: errors.New(msg)}
+	return &ui.ExitCodeError{Code: ui.ExitUsage, Err: errors.New(msg)}
 }
 
 // finishHelpCmd makes "kseg help NOSUCH" a usage error; cobra's own help
@@ -260,7 +261,7 @@ func finishHelpCmd(h *cobra.Command) {
 			err = unknownSubcommand(target, rest)
 		}
 		if err != nil {
-			return &exitError{code: ExitUsage, err: fmt.Errorf("unknown help topic %q: %w", strings.Join(args, " "), err)}
+			return &ui.ExitCodeError{Code: ui.ExitUsage, Err: fmt.Errorf("unknown help topic %q: %w", strings.Join(args, " "), err)}
 		}
 		run(c, args)
 		return nil

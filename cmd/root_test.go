@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -48,8 +49,8 @@ func TestUsageErrorsExit2(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runKseg(tc.args...)
-			if r.code != ExitUsage {
-				t.Fatalf("kseg %s: exit %d, want %d\nstderr: %s", strings.Join(tc.args, " "), r.code, ExitUsage, r.stderr)
+			if r.code != ui.ExitUsage {
+				t.Fatalf("kseg %s: exit %d, want %d\nstderr: %s", strings.Join(tc.args, " "), r.code, ui.ExitUsage, r.stderr)
 			}
 			if !strings.Contains(r.stderr, tc.msg) {
 				t.Errorf("stderr %q does not say %q", r.stderr, tc.msg)
@@ -68,7 +69,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 func TestHelpExitsZero(t *testing.T) {
 	for _, args := range [][]string{{}, {"--help"}, {"-h"}, {"help"}, {"help", "dump"}, {"dump", "--help"}, {"completion"}, {"completion", "--help"}, {"--version"}} {
 		r := runKseg(args...)
-		if r.code != ExitOK || r.stdout == "" || r.stderr != "" {
+		if r.code != ui.ExitOK || r.stdout == "" || r.stderr != "" {
 			t.Errorf("kseg %s: exit %d, stdout %d bytes, stderr %q; want 0, help on stdout, nothing on stderr",
 				strings.Join(args, " "), r.code, len(r.stdout), r.stderr)
 		}
@@ -80,7 +81,7 @@ func TestHelpExitsZero(t *testing.T) {
 // check, so a command that uses MarkFlagRequired exits 2 without doing
 // anything itself, and a runtime error that merely looks like one stays 1.
 func TestRequiredFlagsExit2(t *testing.T) {
-	build := func(s *Streams) *cobra.Command {
+	build := func(s *ui.Streams) *cobra.Command {
 		root := NewRootCmd(s)
 		needs := &cobra.Command{Use: "needs", RunE: func(*cobra.Command, []string) error { return nil }}
 		needs.Flags().String("topic", "", "")
@@ -101,13 +102,13 @@ func TestRequiredFlagsExit2(t *testing.T) {
 		args []string
 		want int
 	}{
-		{[]string{"needs"}, ExitUsage},
-		{[]string{"needs", "--topic", "x"}, ExitOK},
-		{[]string{"excl", "--a", "--b"}, ExitUsage},
-		{[]string{"excl", "--a"}, ExitOK},
-		{[]string{"liar", "--topic", "x"}, ExitError},
+		{[]string{"needs"}, ui.ExitUsage},
+		{[]string{"needs", "--topic", "x"}, ui.ExitOK},
+		{[]string{"excl", "--a", "--b"}, ui.ExitUsage},
+		{[]string{"excl", "--a"}, ui.ExitOK},
+		{[]string{"liar", "--topic", "x"}, ui.ExitError},
 	} {
-		s, _, errb := TestStreams()
+		s, _, errb := ui.TestStreams()
 		if got := runRoot(context.Background(), build(s), tc.args, s); got != tc.want {
 			t.Errorf("%v: exit %d, want %d (stderr %q)", tc.args, got, tc.want, errb.String())
 		}
@@ -131,7 +132,7 @@ var outputExempt = []string{"kseg", "kseg help", "kseg completion", "kseg docs",
 // text, table and json (-o), EXIT STATUS in its help, real examples, and a
 // usage error (2) for an unknown flag.
 func TestEveryCommandConsistent(t *testing.T) {
-	s, _, _ := TestStreams()
+	s, _, _ := ui.TestStreams()
 	root := NewRootCmd(s)
 	walkCommands(root, func(c *cobra.Command) {
 		if c.Hidden {
@@ -154,7 +155,7 @@ func TestEveryCommandConsistent(t *testing.T) {
 				t.Errorf("%s: examples do not run kseg: %q", path, c.Example)
 			}
 			bad := runKseg(append(strings.Fields(path)[1:], "--no-such-flag")...)
-			if bad.code != ExitUsage {
+			if bad.code != ui.ExitUsage {
 				t.Errorf("%s --no-such-flag: exit %d, want 2", path, bad.code)
 			}
 			if slices.Contains(outputExempt, path) || strings.HasPrefix(path, "kseg completion ") {
@@ -195,7 +196,7 @@ func TestEveryCommandConsistent(t *testing.T) {
 // the error that decides the exit code.
 func TestQuietKeepsErrors(t *testing.T) {
 	r := runKseg("-q", "dump", "no/such/dir")
-	if r.code != ExitError || !strings.Contains(r.stderr, "no such file") {
+	if r.code != ui.ExitError || !strings.Contains(r.stderr, "no such file") {
 		t.Errorf("-q dump of a missing path: exit %d, stderr %q; want 1 and the error", r.code, r.stderr)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/kafkatest"
 )
@@ -90,7 +91,7 @@ func (s *scenario) kseg(block string, excerpt func(string) string, want int, arg
 			shownOut = excerpt(shownOut)
 		}
 		cmd := "$ kseg " + s.shown(strings.Join(args, " ")) + "\n"
-		if want != ExitOK {
+		if want != ui.ExitOK {
 			cmd = fmt.Sprintf("$ kseg %s    # exit %d\n", s.shown(strings.Join(args, " ")), want)
 		}
 		s.blocks[block] += cmd + s.shown(shownOut)
@@ -103,7 +104,7 @@ func (s *scenario) kseg(block string, excerpt func(string) string, want int, arg
 func (s *scenario) indexesClean(dirs ...string) {
 	s.t.Helper()
 	for _, d := range dirs {
-		if code, out, errOut := injRun(s.t, "dump", "--verify-index", d); code != ExitOK {
+		if code, out, errOut := injRun(s.t, "dump", "--verify-index", d); code != ui.ExitOK {
 			s.t.Fatalf("dump --verify-index %s: exit %d\n%s%s", d, code, out, errOut)
 		}
 	}
@@ -148,7 +149,7 @@ func mustContain(t *testing.T, out string, subs ...string) {
 func (s *scenario) chainJSON(args ...string) []chainEdgeJSON {
 	s.t.Helper()
 	code, out, errOut := injRun(s.t, append([]string{"verify-chain", "--output", "json"}, args...)...)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		s.t.Fatalf("verify-chain --output json: exit %d\n%s%s", code, out, errOut)
 	}
 	var edges []chainEdgeJSON
@@ -186,11 +187,11 @@ func TestScenarios(t *testing.T) {
 		pa.SourceTraffic(t)
 		a = barriertest.WriteSource(t, filepath.Join(s.root, "a"), "orders", 0, pa.Take(t))
 		b = s.dir("b", "orders", 0)
-		out := s.kseg("ap-mirror", nil, ExitOK, append(append([]string{"mirror", "--upto", "7"}, mirrorFlags...), "--backup-dir", s.bk(), a, b)...)
+		out := s.kseg("ap-mirror", nil, ui.ExitOK, append(append([]string{"mirror", "--upto", "7"}, mirrorFlags...), "--backup-dir", s.bk(), a, b)...)
 		mustContain(t, out, "new partition directory", "Copy: offsets [0, 7)", "Verified:")
-		out = s.kseg("ap-lagging", nil, ExitOK, "verify-chain", a, b)
+		out = s.kseg("ap-lagging", nil, ui.ExitOK, "verify-chain", a, b)
 		mustContain(t, out, "lagging by 6 offsets", "1 edge, 1 consistent")
-		s.kseg("ap-catch-up", lines("$", "Copy:", "Done:", "Verified:"), ExitOK, append(append([]string{"mirror"}, mirrorFlags...), "--backup-dir", s.bk(), a, b)...)
+		s.kseg("ap-catch-up", lines("$", "Copy:", "Done:", "Verified:"), ui.ExitOK, append(append([]string{"mirror"}, mirrorFlags...), "--backup-dir", s.bk(), a, b)...)
 		s.indexesClean(b) // the active segment was continued
 
 		// A B that takes writes without failing over is caught.
@@ -199,15 +200,15 @@ func TestScenarios(t *testing.T) {
 		pbad := barriertest.NewProducers(t, "orders", 0)
 		pbad.LocalTraffic(t)
 		barriertest.AppendLocal(t, broken, pbad.Take(t), localOpts)
-		out = s.kseg("ap-no-barrier", nil, ExitFindings, "verify-chain", a, broken)
+		out = s.kseg("ap-no-barrier", nil, ui.ExitFindings, "verify-chain", a, broken)
 		mustContain(t, out, "beyond-upstream-end at offset 13", "pid-collision at offset 13")
 
-		out = s.kseg("ap-failover", lines("$", "Cut:", "Done:", "Verified:"), ExitOK, "inject-barrier", "--backup-dir", s.bk(), b)
+		out = s.kseg("ap-failover", lines("$", "Cut:", "Done:", "Verified:"), ui.ExitOK, "inject-barrier", "--backup-dir", s.bk(), b)
 		mustContain(t, out, "Done: barrier at offset 10")
 		pb = barriertest.NewProducers(owner, "orders", 0)
 		pb.LocalTraffic(t)
 		barriertest.AppendLocal(t, b, pb.Take(t), localOpts)
-		out = s.kseg("ap-verify", nil, ExitOK, "verify-chain", a, b)
+		out = s.kseg("ap-verify", nil, ui.ExitOK, "verify-chain", a, b)
 		mustContain(t, out, "failed over", "offset 10 (", "local               [11, 15)", "1000, "+pidText, "collisions averted  2;")
 		e := s.chainJSON(a, b)
 		if len(e) != 1 || e[0].Status != "failed-over" || e[0].Barrier == nil || e[0].Barrier.Offset != 10 ||
@@ -226,21 +227,21 @@ func TestScenarios(t *testing.T) {
 		s := apWorld
 		s.t = t
 		flags := append([]string{"mirror"}, mirrorFlags...)
-		out := s.kseg("fb-refused", nil, ExitFindings, append(flags, b, a)...)
+		out := s.kseg("fb-refused", nil, ui.ExitFindings, append(flags, b, a)...)
 		_ = out
-		out = s.kseg("fb-align", nil, ExitOK, append(append(flags, "--align", "--backup-dir", s.bk()), b, a)...)
+		out = s.kseg("fb-align", nil, ui.ExitOK, append(append(flags, "--align", "--backup-dir", s.bk()), b, a)...)
 		mustContain(t, out, "Truncate: at offset 10", "Copy: offsets [10, 15)")
 		s.indexesClean(a)
-		out = s.kseg("fb-verify", nil, ExitOK, "verify-chain", "--edge", "2=1", a, b)
+		out = s.kseg("fb-verify", nil, ui.ExitOK, "verify-chain", "--edge", "2=1", a, b)
 		mustContain(t, out, "in sync", "mirrored barriers   10 (clears")
 		pb.Txn(t, 1, kafkatest.Commit)
 		barriertest.AppendLocal(t, b, pb.Take(t), localOpts)
-		s.kseg("fb-catch-up", lines("$", "Copy:", "Done:"), ExitOK, append(append(flags, "--backup-dir", s.bk()), b, a)...)
-		out = s.kseg("fb-failover", lines("$", "Cut:", "Done:"), ExitOK, "inject-barrier", "--backup-dir", s.bk(), a)
+		s.kseg("fb-catch-up", lines("$", "Copy:", "Done:"), ui.ExitOK, append(append(flags, "--backup-dir", s.bk()), b, a)...)
+		out = s.kseg("fb-failover", lines("$", "Cut:", "Done:"), ui.ExitOK, "inject-barrier", "--backup-dir", s.bk(), a)
 		mustContain(t, out, "MIRROR_PID_RESET", "Done:")
 		pa.LocalTraffic(t)
 		barriertest.AppendLocal(t, a, pa.Take(t), localOpts)
-		out = s.kseg("fb-verify2", nil, ExitOK, "verify-chain", "--edge", "2=1", a, b)
+		out = s.kseg("fb-verify2", nil, ui.ExitOK, "verify-chain", "--edge", "2=1", a, b)
 		mustContain(t, out, "failed over", "mirrored barriers   10 (clears")
 		s.indexesClean(a, b)
 	})
@@ -253,17 +254,17 @@ func TestScenarios(t *testing.T) {
 		a := barriertest.WriteSource(t, filepath.Join(s.root, "a"), "orders", 0, p.Take(t))
 		b, c := s.dir("b", "orders", 0), s.dir("c", "orders", 0)
 		flags := append([]string{"mirror"}, mirrorFlags...)
-		s.kseg("fo-mirror", lines("$", "Copy:", "Done:"), ExitOK, append(append(flags, "--backup-dir", s.bk()), a, b)...)
-		s.kseg("fo-mirror", lines("$", "Copy:", "Done:"), ExitOK, append(append(flags, "--upto", "9", "--backup-dir", s.bk()), a, c)...)
-		s.kseg("fo-failover", lines("$", "Done:"), ExitOK, "inject-barrier", "--backup-dir", s.bk(), b)
-		s.kseg("fo-failover", lines("$", "Mode:", "  offset", "Done:"), ExitOK, "inject-barrier", "--mode", "abort", "--bump-leader-epoch", "3",
+		s.kseg("fo-mirror", lines("$", "Copy:", "Done:"), ui.ExitOK, append(append(flags, "--backup-dir", s.bk()), a, b)...)
+		s.kseg("fo-mirror", lines("$", "Copy:", "Done:"), ui.ExitOK, append(append(flags, "--upto", "9", "--backup-dir", s.bk()), a, c)...)
+		s.kseg("fo-failover", lines("$", "Done:"), ui.ExitOK, "inject-barrier", "--backup-dir", s.bk(), b)
+		s.kseg("fo-failover", lines("$", "Mode:", "  offset", "Done:"), ui.ExitOK, "inject-barrier", "--mode", "abort", "--bump-leader-epoch", "3",
 			"--timestamp", "1767225600000", "--backup-dir", s.bk(), c)
 		for _, d := range []string{b, c} {
 			l := barriertest.NewProducers(t, "orders", 0)
 			l.LocalTraffic(t)
 			barriertest.AppendLocal(t, d, l.Take(t), localOpts)
 		}
-		out := s.kseg("fo-verify", nil, ExitOK, "verify-chain", "--edge", "1=2", "--edge", "1=3", a, b, c)
+		out := s.kseg("fo-verify", nil, ui.ExitOK, "verify-chain", "--edge", "1=2", "--edge", "1=3", a, b, c)
 		mustContain(t, out, "2 edges, 2 consistent", "after ABORT markers at 9")
 	})
 
@@ -280,17 +281,17 @@ func TestScenarios(t *testing.T) {
 		b := barriertest.WriteSource(t, filepath.Join(s.root, "b"), "payments", 0, pb.Take(t))
 		co, cp := s.dir("c", "orders", 0), s.dir("c", "payments", 0)
 		flags := append([]string{"mirror"}, mirrorFlags...)
-		s.kseg("fi-mirror", lines("$", "Copy:", "Done:"), ExitOK, append(append(flags, "--backup-dir", s.bk()), a, co)...)
-		s.kseg("fi-mirror", lines("$", "Copy:", "Done:"), ExitOK, append(append(flags, "--backup-dir", s.bk()), b, cp)...)
-		s.kseg("fi-failover", lines("$", "Done:"), ExitOK, "inject-barrier", "--backup-dir", s.bk(), co)
-		s.kseg("fi-failover", lines("$", "Done:"), ExitOK, "inject-barrier", "--backup-dir", s.bk(), cp)
+		s.kseg("fi-mirror", lines("$", "Copy:", "Done:"), ui.ExitOK, append(append(flags, "--backup-dir", s.bk()), a, co)...)
+		s.kseg("fi-mirror", lines("$", "Copy:", "Done:"), ui.ExitOK, append(append(flags, "--backup-dir", s.bk()), b, cp)...)
+		s.kseg("fi-failover", lines("$", "Done:"), ui.ExitOK, "inject-barrier", "--backup-dir", s.bk(), co)
+		s.kseg("fi-failover", lines("$", "Done:"), ui.ExitOK, "inject-barrier", "--backup-dir", s.bk(), cp)
 		pc := barriertest.NewProducers(t, "orders", 0)
 		pc.LocalTraffic(t)
 		barriertest.AppendLocal(t, co, pc.Take(t), localOpts)
 		pcp := pc.On(t, "payments", 0)
 		pcp.Idempotent(t, 2)
 		barriertest.AppendLocal(t, cp, pcp.Take(t), localOpts)
-		out := s.kseg("fi-verify", nil, ExitOK, "verify-chain", "--edge", "1=3", "--edge", "2=4", a, b, co, cp)
+		out := s.kseg("fi-verify", nil, ui.ExitOK, "verify-chain", "--edge", "1=3", "--edge", "2=4", a, b, co, cp)
 		mustContain(t, out, "2 edges, 2 consistent")
 	})
 
@@ -302,21 +303,21 @@ func TestScenarios(t *testing.T) {
 		a := barriertest.WriteSource(t, filepath.Join(s.root, "a"), "orders", 0, p.Take(t))
 		b, c := s.dir("b", "orders", 0), s.dir("c", "orders", 0)
 		flags := append([]string{"mirror"}, mirrorFlags...)
-		s.kseg("ch-setup", lines("$", "Done:"), ExitOK, append(append(flags, "--backup-dir", s.bk()), a, b)...)
+		s.kseg("ch-setup", lines("$", "Done:"), ui.ExitOK, append(append(flags, "--backup-dir", s.bk()), a, b)...)
 		// C mirrors B up to B's last stable offset, as a read_committed
 		// mirror fetcher does (barrier.md §3.1).
-		s.kseg("ch-setup", lines("$", "Done:"), ExitOK, append(append(flags, "--upto", "10", "--backup-dir", s.bk()), b, c)...)
-		s.kseg("ch-setup", lines("$", "Done:"), ExitOK, "inject-barrier", "--backup-dir", s.bk(), b)
+		s.kseg("ch-setup", lines("$", "Done:"), ui.ExitOK, append(append(flags, "--upto", "10", "--backup-dir", s.bk()), b, c)...)
+		s.kseg("ch-setup", lines("$", "Done:"), ui.ExitOK, "inject-barrier", "--backup-dir", s.bk(), b)
 		l := barriertest.NewProducers(t, "orders", 0)
 		l.LocalTraffic(t)
 		barriertest.AppendLocal(t, b, l.Take(t), localOpts)
-		out := s.kseg("ch-mirror", nil, ExitOK, append(append(flags, "--backup-dir", s.bk()), b, c)...)
+		out := s.kseg("ch-mirror", nil, ui.ExitOK, append(append(flags, "--backup-dir", s.bk()), b, c)...)
 		mustContain(t, out, "Copy: offsets [10, 15)", "MIRROR_PID_RESET barriers copied: 10")
-		out = s.kseg("ch-verify", nil, ExitOK, "verify-chain", a, b, c)
+		out = s.kseg("ch-verify", nil, ui.ExitOK, "verify-chain", a, b, c)
 		mustContain(t, out, "2 edges, 2 consistent", "mirrored barriers   10 (clears 2 producers in D)")
-		out = s.kseg("ch-replay", from("MIRROR_PID_RESET barriers"), ExitOK, "replay-psm", "--from-snapshot", "none", c)
+		out = s.kseg("ch-replay", from("MIRROR_PID_RESET barriers"), ui.ExitOK, "replay-psm", "--from-snapshot", "none", c)
 		mustContain(t, out, "0 anomalies")
-		out = s.kseg("ch-replay-ignored", lines("$", "counts", "  ERROR"), ExitFindings, "replay-psm", "--from-snapshot", "none", "--ignore-barriers", c)
+		out = s.kseg("ch-replay-ignored", lines("$", "counts", "  ERROR"), ui.ExitFindings, "replay-psm", "--from-snapshot", "none", "--ignore-barriers", c)
 		mustContain(t, out, "pid-collision")
 	})
 
@@ -333,20 +334,20 @@ func TestScenarios(t *testing.T) {
 		}
 		flags := append([]string{"mirror"}, mirrorFlags...)
 		for i := 1; i < len(dirs); i++ {
-			s.kseg("fl-setup", lines("$", "Done:"), ExitOK, append(append(flags, "--backup-dir", s.bk()), dirs[i-1], dirs[i])...)
+			s.kseg("fl-setup", lines("$", "Done:"), ui.ExitOK, append(append(flags, "--backup-dir", s.bk()), dirs[i-1], dirs[i])...)
 		}
-		s.kseg("fl-setup", lines("$", "Done:"), ExitOK, "inject-barrier", "--backup-dir", s.bk(), dirs[2])
+		s.kseg("fl-setup", lines("$", "Done:"), ui.ExitOK, "inject-barrier", "--backup-dir", s.bk(), dirs[2])
 		l := barriertest.NewProducers(t, "orders", 0)
 		l.LocalTraffic(t)
 		barriertest.AppendLocal(t, dirs[2], l.Take(t), localOpts)
 		p.Txn(t, 1, kafkatest.Commit) // A goes on (its open transaction is aborted first)
 		barriertest.AppendLocal(t, a, p.Take(t), localOpts)
-		s.kseg("fl-setup", lines("$", "Done:"), ExitOK, append(append(flags, "--backup-dir", s.bk()), dirs[0], dirs[1])...)
+		s.kseg("fl-setup", lines("$", "Done:"), ui.ExitOK, append(append(flags, "--backup-dir", s.bk()), dirs[0], dirs[1])...)
 		for i := 3; i < len(dirs); i++ {
-			s.kseg("fl-setup", lines("$", "Done:"), ExitOK, append(append(flags, "--align", "--backup-dir", s.bk()), dirs[i-1], dirs[i])...)
+			s.kseg("fl-setup", lines("$", "Done:"), ui.ExitOK, append(append(flags, "--align", "--backup-dir", s.bk()), dirs[i-1], dirs[i])...)
 		}
 		s.indexesClean(dirs...)
-		out := s.kseg("fl-verify", nil, ExitOK, append([]string{"verify-chain"}, dirs...)...)
+		out := s.kseg("fl-verify", nil, ui.ExitOK, append([]string{"verify-chain"}, dirs...)...)
 		mustContain(t, out, "4 edges, 4 consistent")
 		e := s.chainJSON(dirs...)
 		if len(e) != 4 || e[0].Status != "in-sync" || e[1].Status != "failed-over" || e[2].Status != "in-sync" || e[3].Status != "in-sync" ||

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/creack/pty"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -65,7 +66,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			}
 			// A terminal-less, colour-neutral environment, whatever the
 			// developer's shell exports.
-			for _, k := range []string{"NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", progressDelayEnv} {
+			for _, k := range []string{"NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", ui.ProgressDelayEnv} {
 				env.Setenv(k, "")
 			}
 			return nil

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // TestOversizedSmallFiles: a file a broker keeps small (the log
@@ -71,7 +73,7 @@ func TestOversizedSmallFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.setup(t, ld)
-			s, out, errb := TestStreams()
+			s, out, errb := ui.TestStreams()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			code := Run(context.Background(), append(c.args, filepath.Join(ld, c.dir)), s)

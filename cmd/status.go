@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/status"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
@@ -21,7 +22,7 @@ type statusOptions struct {
 
 func (o *statusOptions) AddFlags(c *cobra.Command) {
 	c.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
-	addJobsFlag(c, &o.jobs, "partitions read (for a log directory)")
+	ui.AddJobsFlag(c, &o.jobs, "partitions read (for a log directory)")
 }
 
 func (o *statusOptions) Validate(args []string) error {
@@ -29,15 +30,15 @@ func (o *statusOptions) Validate(args []string) error {
 		return err
 	}
 	if len(args) == 0 {
-		return usageErrorf("status needs a partition directory or a log directory")
+		return ui.UsageErrorf("status needs a partition directory or a log directory")
 	}
 	if o.jobs < 0 {
-		return usageErrorf("--jobs must be 0 (one per CPU) or a positive number, not %d", o.jobs)
+		return ui.UsageErrorf("--jobs must be 0 (one per CPU) or a positive number, not %d", o.jobs)
 	}
 	return nil
 }
 
-func newStatusCmd(s *Streams) *cobra.Command {
+func newStatusCmd(s *ui.Streams) *cobra.Command {
 	o := &statusOptions{}
 	c := &cobra.Command{
 		Use:   "status PATH...",
@@ -67,11 +68,11 @@ finding.
 
 Findings (exit 3) are findings of severity error; a partition that cannot be
 read is reported and the others are still read (exit 1).
-` + exitStatusHelp,
+` + ui.ExitStatusHelp,
 		Example: `  kseg status /var/lib/kafka/data/orders-0
   kseg status /var/lib/kafka/data
   kseg status -o json /var/lib/kafka/data | jq 'select(.type=="partitionStatus" and .errors > 0) | .partition'`,
-		Args: usageArgs(cobra.ArbitraryArgs),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Validate(args); err != nil {
 				return err
@@ -98,7 +99,7 @@ type statusRow struct {
 	err error
 }
 
-func runStatus(ctx context.Context, s *Streams, o *statusOptions, args []string) error {
+func runStatus(ctx context.Context, s *ui.Streams, o *statusOptions, args []string) error {
 	if err := checkInputs(s, "status", args, inputPartitionOrLogDir); err != nil {
 		return err
 	}
@@ -123,7 +124,7 @@ func runStatus(ctx context.Context, s *Streams, o *statusOptions, args []string)
 		}
 		targets = append(targets, t)
 	}
-	readStatuses(ctx, all, resolveJobs(o.jobs))
+	readStatuses(ctx, all, ui.ResolveJobs(o.jobs))
 	if err := newStatusPrinter(s, o).Print(targets); err != nil {
 		return err
 	}
@@ -138,9 +139,9 @@ func runStatus(ctx context.Context, s *Streams, o *statusOptions, args []string)
 	}
 	switch {
 	case failed > 0:
-		return &exitError{code: ExitError, silent: true}
+		return &ui.ExitCodeError{Code: ui.ExitError, Silent: true}
 	case errs > 0:
-		return findingsExit()
+		return ui.FindingsExit()
 	}
 	return nil
 }
@@ -178,7 +179,7 @@ type statusPrinter interface {
 	Print(ts []*statusTarget) error
 }
 
-func newStatusPrinter(s *Streams, o *statusOptions) statusPrinter {
+func newStatusPrinter(s *ui.Streams, o *statusOptions) statusPrinter {
 	switch {
 	case o.output == "json":
 		return &jsonStatusPrinter{s: s}
@@ -190,15 +191,15 @@ func newStatusPrinter(s *Streams, o *statusOptions) statusPrinter {
 func statusVerdict(errs, warns, failed, partitions int) string {
 	switch {
 	case failed > 0 && errs == 0:
-		return fmt.Sprintf("%s unreadable (see above)", plural(failed, "partition"))
+		return fmt.Sprintf("%s unreadable (see above)", ui.Plural(failed, "partition"))
 	case failed > 0:
-		return fmt.Sprintf("%s (kseg check for details); %s unreadable", plural(errs, "finding"), plural(failed, "partition"))
+		return fmt.Sprintf("%s (kseg check for details); %s unreadable", ui.Plural(errs, "finding"), ui.Plural(failed, "partition"))
 	case errs > 0 && partitions > 1:
-		return fmt.Sprintf("%s in the log directory (kseg check for details)", plural(errs, "finding"))
+		return fmt.Sprintf("%s in the log directory (kseg check for details)", ui.Plural(errs, "finding"))
 	case errs > 0:
-		return fmt.Sprintf("%s (kseg check for details)", plural(errs, "finding"))
+		return fmt.Sprintf("%s (kseg check for details)", ui.Plural(errs, "finding"))
 	case warns > 0:
-		return fmt.Sprintf("healthy (%s: kseg check for details)", plural(warns, "warning"))
+		return fmt.Sprintf("healthy (%s: kseg check for details)", ui.Plural(warns, "warning"))
 	}
 	return "healthy"
 }

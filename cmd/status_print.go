@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/status"
 )
 
@@ -14,13 +15,13 @@ import (
 // per partition (piped), each target followed by its findings and its
 // verdict.
 type textStatusPrinter struct {
-	s     *Streams
+	s     *ui.Streams
 	table bool
 }
 
 func (p *textStatusPrinter) Print(ts []*statusTarget) error {
 	w := bufio.NewWriter(p.s.Out)
-	st, ls := p.s.styles(), p.s.lister()
+	st, ls := p.s.Styles(), p.s.Lister()
 	for i, t := range ts {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -29,26 +30,26 @@ func (p *textStatusPrinter) Print(ts []*statusTarget) error {
 		if !t.logDir {
 			r := &t.rows[0]
 			if r.err != nil {
-				fmt.Fprintf(w, "%s %s\n", padDisplay(st.paint(st.title, "partition"), 19), esc(t.path))
-				fmt.Fprintf(w, "%s %s\n", padDisplay(st.paint(st.title, "error"), 19), esc(r.err.Error()))
+				fmt.Fprintf(w, "%s %s\n", ui.PadDisplay(st.Paint(st.Title, "partition"), 19), ui.Esc(t.path))
+				fmt.Fprintf(w, "%s %s\n", ui.PadDisplay(st.Paint(st.Title, "error"), 19), ui.Esc(r.err.Error()))
 			} else {
 				p.partition(w, st, r.st)
 			}
 		} else {
 			kv := func(k, format string, args ...any) {
-				fmt.Fprintf(w, "%s %s\n", padDisplay(st.paint(st.title, k), 19), fmt.Sprintf(format, args...))
+				fmt.Fprintf(w, "%s %s\n", ui.PadDisplay(st.Paint(st.Title, k), 19), fmt.Sprintf(format, args...))
 			}
-			kv("log directory", "%s", esc(t.path))
+			kv("log directory", "%s", ui.Esc(t.path))
 			kv("partitions", "%d", len(t.rows))
 			kv("size", "%s", sizeText(size))
-			kv("findings", "%s, %s", plural(errs, "error"), plural(warns, "warning"))
+			kv("findings", "%s, %s", ui.Plural(errs, "error"), ui.Plural(warns, "warning"))
 			fmt.Fprintln(w)
 			if p.table {
 				w.Flush()
-				header, rows := statusRows(t.rows, p.s.wide)
-				ls.table(w, p.s.Width, header, rows, "partitions")
+				header, rows := statusRows(t.rows, p.s.Wide)
+				ls.Table(w, p.s.Width, header, rows, "partitions")
 			} else {
-				ls.lines(len(t.rows), "partitions", func(i int) { statusLine(w, &t.rows[i]) },
+				ls.Lines(len(t.rows), "partitions", func(i int) { statusLine(w, &t.rows[i]) },
 					func(more string) { fmt.Fprintln(w, more) })
 			}
 		}
@@ -56,9 +57,9 @@ func (p *textStatusPrinter) Print(ts []*statusTarget) error {
 		verdict := statusVerdict(errs, warns, failed, len(t.rows))
 		switch {
 		case errs > 0 || failed > 0:
-			verdict = st.paint(st.err, verdict)
+			verdict = st.Paint(st.Err, verdict)
 		default:
-			verdict = st.paint(st.ok, verdict)
+			verdict = st.Paint(st.OK, verdict)
 		}
 		fmt.Fprintln(w, verdict)
 	}
@@ -66,19 +67,19 @@ func (p *textStatusPrinter) Print(ts []*statusTarget) error {
 }
 
 // partition is one partition's screen.
-func (p *textStatusPrinter) partition(w *bufio.Writer, st *styles, r *status.Partition) {
+func (p *textStatusPrinter) partition(w *bufio.Writer, st *ui.Styles, r *status.Partition) {
 	kv := func(k, format string, args ...any) {
-		fmt.Fprintf(w, "%s %s\n", padDisplay(st.paint(st.title, k), 19), fmt.Sprintf(format, args...))
+		fmt.Fprintf(w, "%s %s\n", ui.PadDisplay(st.Paint(st.Title, k), 19), fmt.Sprintf(format, args...))
 	}
-	name := esc(r.Dir)
+	name := ui.Esc(r.Dir)
 	if r.Topic != "" {
-		name = fmt.Sprintf("%s-%d (%s)", esc(r.Topic), r.Partition, esc(r.Dir))
+		name = fmt.Sprintf("%s-%d (%s)", ui.Esc(r.Topic), r.Partition, ui.Esc(r.Dir))
 	}
 	kv("partition", "%s", name)
 	if r.TopicID != "" {
 		kv("topic id", "%s", r.TopicID)
 	}
-	kv("size", "%s in %s; %s (%s of log)", sizeText(r.Size), plural(r.Files, "file"), plural(r.Segments, "segment"), sizeText(r.LogBytes))
+	kv("size", "%s in %s; %s (%s of log)", sizeText(r.Size), ui.Plural(r.Files, "file"), ui.Plural(r.Segments, "segment"), sizeText(r.LogBytes))
 	if r.Segments == 0 {
 		kv("offsets", "no .log segment")
 	} else {
@@ -95,7 +96,7 @@ func (p *textStatusPrinter) partition(w *bufio.Writer, st *styles, r *status.Par
 	}
 	kv("records", "%s", recs)
 	if r.FirstTimestamp >= 0 {
-		kv("time", "%s .. %s", fmtTime(r.FirstTimestamp), fmtTime(r.LastTimestamp))
+		kv("time", "%s .. %s", ui.FmtTime(r.FirstTimestamp), ui.FmtTime(r.LastTimestamp))
 	} else {
 		kv("time", "-")
 	}
@@ -124,20 +125,20 @@ func (p *textStatusPrinter) partition(w *bufio.Writer, st *styles, r *status.Par
 		kv("leader epoch", "%d from offset %d", r.LeaderEpoch, r.LeaderEpochStart)
 	}
 	e, wn := r.Count()
-	kv("findings", "%s, %s", plural(e, "error"), plural(wn, "warning"))
+	kv("findings", "%s, %s", ui.Plural(e, "error"), ui.Plural(wn, "warning"))
 }
 
 // statusLine is a partition's line of a piped log-directory status.
 func statusLine(w *bufio.Writer, r *statusRow) {
 	if r.err != nil {
-		fmt.Fprintf(w, "partition %s error %s\n", esc(partitionName(r)), esc(r.err.Error()))
+		fmt.Fprintf(w, "partition %s error %s\n", ui.Esc(partitionName(r)), ui.Esc(r.err.Error()))
 		return
 	}
 	p := r.st
 	e, wn := p.Count()
 	fmt.Fprintf(w, "partition %s size %d segments %d logStartOffset %d logEndOffset %d highWatermark %d lastStableOffset %d records %d producers %d openTransactions %d lastSnapshot %s errors %d warnings %d\n",
-		esc(partitionName(r)), p.Size, p.Segments, p.LogStartOffset, p.LogEndOffset, p.HighWatermark, p.LastStableOffset,
-		p.Records, p.Producers, len(p.OpenTransactions), orDash(p.LastSnapshot), e, wn)
+		ui.Esc(partitionName(r)), p.Size, p.Segments, p.LogStartOffset, p.LogEndOffset, p.HighWatermark, p.LastStableOffset,
+		p.Records, p.Producers, len(p.OpenTransactions), ui.OrDash(p.LastSnapshot), e, wn)
 }
 
 // statusRows is a log directory's table: kafka-log-dirs' PARTITION and
@@ -161,22 +162,22 @@ func statusRows(rows []statusRow, wide bool) ([]string, [][]string) {
 		}
 		p := r.st
 		e, wn := p.Count()
-		out[i] = []string{partitionName(r), sizeText(p.Size), i64(p.LogStartOffset), i64(p.LogEndOffset),
-			i64(p.Records), strconv.Itoa(len(p.OpenTransactions)), strconv.Itoa(e)}
+		out[i] = []string{partitionName(r), sizeText(p.Size), ui.I64(p.LogStartOffset), ui.I64(p.LogEndOffset),
+			ui.I64(p.Records), strconv.Itoa(len(p.OpenTransactions)), strconv.Itoa(e)}
 		if wide {
 			epoch := "-"
 			if p.LeaderEpoch >= 0 {
 				epoch = strconv.Itoa(int(p.LeaderEpoch))
 			}
-			out[i] = append(out[i], strconv.Itoa(wn), strconv.Itoa(p.Segments), strconv.Itoa(p.Producers), i64(p.HighWatermark), i64(p.LastStableOffset), orDash(p.LastSnapshot), epoch,
-				fmtTime(p.FirstTimestamp), fmtTime(p.LastTimestamp))
+			out[i] = append(out[i], strconv.Itoa(wn), strconv.Itoa(p.Segments), strconv.Itoa(p.Producers), ui.I64(p.HighWatermark), ui.I64(p.LastStableOffset), ui.OrDash(p.LastSnapshot), epoch,
+				ui.FmtTime(p.FirstTimestamp), ui.FmtTime(p.LastTimestamp))
 		}
 	}
 	return header, out
 }
 
 // sizeText is a size in binary units, exact below a KiB.
-func sizeText(n int64) string { return humanBytes(n) }
+func sizeText(n int64) string { return ui.HumanBytes(n) }
 
 func plural64(n int64, what string) string {
 	if n == 1 {
@@ -192,87 +193,87 @@ func plural64(n int64, what string) string {
 // a {"type":"logDirStatus"} after a log directory's partitions, then one
 // {"type":"finding"} per finding (docs/json.md).
 type jsonStatusPrinter struct {
-	s *Streams
-	j jsonw
+	s *ui.Streams
+	j ui.JSONWriter
 }
 
 func (p *jsonStatusPrinter) Print(ts []*statusTarget) error {
 	j := &p.j
 	for _, t := range ts {
-		j.b = j.b[:0]
+		j.B = j.B[:0]
 		for i := range t.rows {
 			r := &t.rows[i]
-			j.begin()
-			j.str("type", "partitionStatus")
-			j.str("partition", partitionName(r))
-			j.str("partitionDir", r.dir)
+			j.Begin()
+			j.Str("type", "partitionStatus")
+			j.Str("partition", partitionName(r))
+			j.Str("partitionDir", r.dir)
 			if r.err != nil {
-				j.str("error", r.err.Error())
-				j.end()
-				j.b = append(j.b, '\n')
+				j.Str("error", r.err.Error())
+				j.End()
+				j.B = append(j.B, '\n')
 				continue
 			}
 			s := r.st
 			e, wn := s.Count()
-			j.str("topic", s.Topic)
-			j.optInt("partitionId", int64(s.Partition), s.Topic != "")
-			j.str("topicId", s.TopicID)
-			j.int("size", s.Size)
-			j.int("files", int64(s.Files))
-			j.int("segments", int64(s.Segments))
-			j.int("logBytes", s.LogBytes)
-			j.int("logStartOffset", s.LogStartOffset)
-			j.int("logEndOffset", s.LogEndOffset)
-			j.int("highWatermark", s.HighWatermark)
-			j.int("lastStableOffset", s.LastStableOffset)
-			j.int("batches", s.Batches)
-			j.int("records", s.Records)
-			j.int("legacyEntries", s.LegacyEntries)
-			j.optInt("firstTimestamp", s.FirstTimestamp, s.FirstTimestamp >= 0)
-			j.optInt("lastTimestamp", s.LastTimestamp, s.LastTimestamp >= 0)
-			j.int("producers", int64(s.Producers))
-			j.bool("rebuildSkipped", s.RebuildSkipped)
-			j.key("openTransactions")
-			j.b = append(j.b, '[')
+			j.Str("topic", s.Topic)
+			j.OptInt("partitionId", int64(s.Partition), s.Topic != "")
+			j.Str("topicId", s.TopicID)
+			j.Int("size", s.Size)
+			j.Int("files", int64(s.Files))
+			j.Int("segments", int64(s.Segments))
+			j.Int("logBytes", s.LogBytes)
+			j.Int("logStartOffset", s.LogStartOffset)
+			j.Int("logEndOffset", s.LogEndOffset)
+			j.Int("highWatermark", s.HighWatermark)
+			j.Int("lastStableOffset", s.LastStableOffset)
+			j.Int("batches", s.Batches)
+			j.Int("records", s.Records)
+			j.Int("legacyEntries", s.LegacyEntries)
+			j.OptInt("firstTimestamp", s.FirstTimestamp, s.FirstTimestamp >= 0)
+			j.OptInt("lastTimestamp", s.LastTimestamp, s.LastTimestamp >= 0)
+			j.Int("producers", int64(s.Producers))
+			j.Bool("rebuildSkipped", s.RebuildSkipped)
+			j.Key("openTransactions")
+			j.B = append(j.B, '[')
 			for k, o := range s.OpenTransactions {
 				if k > 0 {
-					j.b = append(j.b, ',')
+					j.B = append(j.B, ',')
 				}
-				j.begin()
-				j.int("producerId", o.ProducerID)
-				j.int("firstOffset", o.FirstOffset)
-				j.end()
+				j.Begin()
+				j.Int("producerId", o.ProducerID)
+				j.Int("firstOffset", o.FirstOffset)
+				j.End()
 			}
-			j.b = append(j.b, ']')
-			j.first = false
-			j.optInt("lastSnapshot", s.LastSnapshot, s.LastSnapshot >= 0)
-			j.optInt("snapshotLoaded", s.SnapshotLoaded, s.SnapshotLoaded >= 0)
-			j.optInt("leaderEpoch", int64(s.LeaderEpoch), s.LeaderEpoch >= 0)
-			j.optInt("leaderEpochStartOffset", s.LeaderEpochStart, s.LeaderEpoch >= 0)
-			j.int("errors", int64(e))
-			j.int("warnings", int64(wn))
-			j.bool("healthy", e == 0)
-			j.end()
-			j.b = append(j.b, '\n')
+			j.B = append(j.B, ']')
+			j.First = false
+			j.OptInt("lastSnapshot", s.LastSnapshot, s.LastSnapshot >= 0)
+			j.OptInt("snapshotLoaded", s.SnapshotLoaded, s.SnapshotLoaded >= 0)
+			j.OptInt("leaderEpoch", int64(s.LeaderEpoch), s.LeaderEpoch >= 0)
+			j.OptInt("leaderEpochStartOffset", s.LeaderEpochStart, s.LeaderEpoch >= 0)
+			j.Int("errors", int64(e))
+			j.Int("warnings", int64(wn))
+			j.Bool("healthy", e == 0)
+			j.End()
+			j.B = append(j.B, '\n')
 		}
 		errs, warns, failed, size := t.counts()
 		if t.logDir {
-			j.begin()
-			j.str("type", "logDirStatus")
-			j.str("logDir", t.path)
-			j.int("partitions", int64(len(t.rows)))
-			j.int("unreadable", int64(failed))
-			j.int("size", size)
-			j.int("errors", int64(errs))
-			j.int("warnings", int64(warns))
-			j.bool("healthy", errs == 0 && failed == 0)
-			j.end()
-			j.b = append(j.b, '\n')
+			j.Begin()
+			j.Str("type", "logDirStatus")
+			j.Str("logDir", t.path)
+			j.Int("partitions", int64(len(t.rows)))
+			j.Int("unreadable", int64(failed))
+			j.Int("size", size)
+			j.Int("errors", int64(errs))
+			j.Int("warnings", int64(warns))
+			j.Bool("healthy", errs == 0 && failed == 0)
+			j.End()
+			j.B = append(j.B, '\n')
 		}
 		for _, f := range findingsOf(t.rows) {
 			jsonFinding(j, f)
 		}
-		if _, err := p.s.Out.Write(j.b); err != nil {
+		if _, err := p.s.Out.Write(j.B); err != nil {
 			return err
 		}
 	}

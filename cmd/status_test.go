@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // TestStatusGolden: kseg status on a healthy partition, one with a hanging
@@ -24,14 +26,14 @@ func TestStatusGolden(t *testing.T) {
 		args  []string
 		code  int
 	}{
-		{0, []string{"status", "partitions/orders-0"}, ExitOK},
-		{0, []string{"status", "partitions/txn-0"}, ExitFindings},
-		{0, []string{"status", "broken/torn-tail/events-0"}, ExitFindings},
-		{0, []string{"status", "logdirs/broker-1"}, ExitOK},
-		{100, []string{"status", "logdirs/broker-1"}, ExitOK},
-		{100, []string{"status", "-o", "wide", "logdirs/broker-1"}, ExitOK},
-		{0, []string{"status", "partitions/orders-0", "partitions/txn-0"}, ExitFindings},
-		{0, []string{"status", "-o", "json", "partitions/txn-0", "logdirs/broker-1"}, ExitFindings},
+		{0, []string{"status", "partitions/orders-0"}, ui.ExitOK},
+		{0, []string{"status", "partitions/txn-0"}, ui.ExitFindings},
+		{0, []string{"status", "broken/torn-tail/events-0"}, ui.ExitFindings},
+		{0, []string{"status", "logdirs/broker-1"}, ui.ExitOK},
+		{100, []string{"status", "logdirs/broker-1"}, ui.ExitOK},
+		{100, []string{"status", "-o", "wide", "logdirs/broker-1"}, ui.ExitOK},
+		{0, []string{"status", "partitions/orders-0", "partitions/txn-0"}, ui.ExitFindings},
+		{0, []string{"status", "-o", "json", "partitions/txn-0", "logdirs/broker-1"}, ui.ExitFindings},
 	} {
 		var r runResult
 		where := "piped"

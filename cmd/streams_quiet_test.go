@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // TestQuietSilencesSummaries: -q leaves dump's summary lines out (text and
@@ -13,16 +15,16 @@ import (
 func TestQuietSilencesSummaries(t *testing.T) {
 	dir := filepath.Join("..", "testdata", "partitions", "orders-0")
 	for _, output := range []string{"text", "table"} {
-		s, out, _ := TestStreams()
+		s, out, _ := ui.TestStreams()
 		Run(context.Background(), []string{"dump", "-o", output, dir}, s)
 		loud := out.String()
-		s, out, errb := TestStreams()
+		s, out, errb := ui.TestStreams()
 		code := Run(context.Background(), []string{"dump", "-q", "-o", output, dir}, s)
 		quiet := out.String()
 		if !strings.Contains(loud, "batches") || !strings.Contains(loud, "tail ") {
 			t.Fatalf("%s: no summary without -q:\n%s", output, loud)
 		}
-		if code != ExitOK || strings.Contains(quiet, "summary:") || strings.Contains(quiet, "validBytes") || errb.Len() != 0 {
+		if code != ui.ExitOK || strings.Contains(quiet, "summary:") || strings.Contains(quiet, "validBytes") || errb.Len() != 0 {
 			t.Errorf("%s -q: exit %d, summaries left in:\n%s%s", output, code, quiet, errb)
 		}
 		if !strings.Contains(strings.ToLower(quiet), "offset") {
@@ -53,7 +55,7 @@ func TestWarningsOnStderr(t *testing.T) {
 		{[]string{"mirror", "--dry-run", src, filepath.Join(ld, "other-0")}, "not named after the source"},
 		{[]string{"-o", "table", "mirror", "--dry-run", src, filepath.Join(ld, "other-0")}, "not named after the source"},
 	} {
-		s, out, errb := TestStreams()
+		s, out, errb := ui.TestStreams()
 		Run(context.Background(), tc.args, s)
 		if strings.Contains(strings.ToLower(out.String()), "warning:") {
 			t.Errorf("%v: a warning on stdout:\n%s", tc.args, out)
@@ -86,7 +88,7 @@ func TestQuietKeepsWarnings(t *testing.T) {
 			if quiet {
 				a = append([]string{"-q"}, args...)
 			}
-			s, _, errb := TestStreams()
+			s, _, errb := ui.TestStreams()
 			Run(context.Background(), a, s)
 			if !strings.Contains(errb.String(), "kseg: warning: ") {
 				t.Errorf("%v: no warning on stderr:\n%s", a, errb)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/psm/broker/brokertest"
@@ -47,7 +48,7 @@ func TestReplayPSMManyProducersSummarised(t *testing.T) {
 	}
 
 	code, out, errs := psmRun(t, "replay-psm", dir)
-	if code == ExitError || code == ExitUsage {
+	if code == ui.ExitError || code == ui.ExitUsage {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
 	// Producer rows start with the producer id; 1000.. and 3995..3999.
@@ -57,11 +58,11 @@ func TestReplayPSMManyProducersSummarised(t *testing.T) {
 			rows++
 		}
 	}
-	if rows != listHead+listTail {
-		t.Errorf("%d producer rows, want %d\n%s", rows, listHead+listTail, out)
+	if rows != ui.ListHead+ui.ListTail {
+		t.Errorf("%d producer rows, want %d\n%s", rows, ui.ListHead+ui.ListTail, out)
 	}
 	mustContain(t, out, fmt.Sprintf("%d producers,", producers),
-		fmt.Sprintf("… %d more producers (%d in all; --verbose lists them) …", producers-listHead-listTail, producers),
+		fmt.Sprintf("… %d more producers (%d in all; --verbose lists them) …", producers-ui.ListHead-ui.ListTail, producers),
 		"\n3999 ")
 	kind := ""
 	for _, l := range strings.Split(out, "\n") {
@@ -72,10 +73,10 @@ func TestReplayPSMManyProducersSummarised(t *testing.T) {
 	if kind == "" {
 		t.Fatalf("no anomaly for producer 1000's sequence gap\n%s", out)
 	}
-	if n := countLines(out, " "+kind+" offset "); n != kindHead {
-		t.Errorf("%d %s lines, want %d", n, kind, kindHead)
+	if n := countLines(out, " "+kind+" offset "); n != ui.KindHead {
+		t.Errorf("%d %s lines, want %d", n, kind, ui.KindHead)
 	}
-	mustContain(t, out, fmt.Sprintf("… and %d more %s findings (--verbose lists them)", gaps-kindHead, kind))
+	mustContain(t, out, fmt.Sprintf("… and %d more %s findings (--verbose lists them)", gaps-ui.KindHead, kind))
 
 	_, out, _ = psmRun(t, "replay-psm", "--verbose", dir)
 	if n := countLines(out, " "+kind+" offset "); n != gaps || strings.Contains(out, "more producers") {
@@ -115,25 +116,25 @@ func TestMetadataManyPartitionsSummarised(t *testing.T) {
 	}
 
 	code, out, errs := injRun(t, "metadata", dir)
-	if code != ExitFindings {
-		t.Fatalf("exit %d, want %d\n%s%s", code, ExitFindings, out, errs)
+	if code != ui.ExitFindings {
+		t.Fatalf("exit %d, want %d\n%s%s", code, ui.ExitFindings, out, errs)
 	}
-	if n := countLines(out, "  partition "); n != listHead+listTail {
-		t.Errorf("%d partition lines, want %d\n%s", n, listHead+listTail, out)
+	if n := countLines(out, "  partition "); n != ui.ListHead+ui.ListTail {
+		t.Errorf("%d partition lines, want %d\n%s", n, ui.ListHead+ui.ListTail, out)
 	}
-	if n := countLines(out, "ERROR missing-replica "); n != kindHead {
-		t.Errorf("%d missing-replica lines, want %d\n%s", n, kindHead, out)
+	if n := countLines(out, "ERROR missing-replica "); n != ui.KindHead {
+		t.Errorf("%d missing-replica lines, want %d\n%s", n, ui.KindHead, out)
 	}
-	if n := countLines(out, "disk wide-"); n != listHead+listTail {
-		t.Errorf("%d disk lines, want %d", n, listHead+listTail)
+	if n := countLines(out, "disk wide-"); n != ui.ListHead+ui.ListTail {
+		t.Errorf("%d disk lines, want %d", n, ui.ListHead+ui.ListTail)
 	}
 	mustContain(t, out,
-		fmt.Sprintf("  … %d more partitions of wide (%d in all; --verbose lists them) …", parts-listHead-listTail, parts),
-		fmt.Sprintf("… and %d more missing-replica findings (--verbose lists them)", parts-kindHead),
+		fmt.Sprintf("  … %d more partitions of wide (%d in all; --verbose lists them) …", parts-ui.ListHead-ui.ListTail, parts),
+		fmt.Sprintf("… and %d more missing-replica findings (--verbose lists them)", parts-ui.KindHead),
 		"  partition 119 ")
 
 	code, out, _ = injRun(t, "metadata", "-o", "table", dir)
-	if code != ExitFindings || strings.Count(out, "\nwide ") != listHead+1+listTail || countLines(out, "ERROR missing-replica ") != kindHead {
+	if code != ui.ExitFindings || strings.Count(out, "\nwide ") != ui.ListHead+1+ui.ListTail || countLines(out, "ERROR missing-replica ") != ui.KindHead {
 		t.Errorf("table: exit %d\n%s", code, out)
 	}
 
@@ -164,13 +165,13 @@ func TestGroupsManyOffsetsSummarised(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errs := injRun(t, "groups", dir)
-	if code == ExitError || code == ExitUsage {
+	if code == ui.ExitError || code == ui.ExitUsage {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
-	if n := countLines(out, "  offset wide-"); n != listHead+listTail {
-		t.Errorf("%d offset lines, want %d\n%s", n, listHead+listTail, out)
+	if n := countLines(out, "  offset wide-"); n != ui.ListHead+ui.ListTail {
+		t.Errorf("%d offset lines, want %d\n%s", n, ui.ListHead+ui.ListTail, out)
 	}
-	mustContain(t, out, fmt.Sprintf("  … %d more committed offsets (%d in all; --verbose lists them) …", parts-listHead-listTail, parts),
+	mustContain(t, out, fmt.Sprintf("  … %d more committed offsets (%d in all; --verbose lists them) …", parts-ui.ListHead-ui.ListTail, parts),
 		"  offset wide-59 ")
 	if _, out, _ = injRun(t, "groups", "--verbose", dir); countLines(out, "  offset wide-") != parts {
 		t.Errorf("--verbose: %d offset lines, want %d", countLines(out, "  offset wide-"), parts)

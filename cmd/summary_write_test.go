@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // The write commands' plans summarised (summary.go).
@@ -29,39 +30,39 @@ func TestMirrorPlanSummarisesTxnIndex(t *testing.T) {
 	args := []string{"mirror", "--dry-run", "--segment-bytes", "1024", src, dst}
 
 	code, out, errs := injRun(t, args...)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
-	if n := countLines(out, ".txnindex += "); n != listHead+listTail {
-		t.Errorf("text plan: %d .txnindex lines, want %d\n%s", n, listHead+listTail, out)
+	if n := countLines(out, ".txnindex += "); n != ui.ListHead+ui.ListTail {
+		t.Errorf("text plan: %d .txnindex lines, want %d\n%s", n, ui.ListHead+ui.ListTail, out)
 	}
 	mustContain(t, out,
-		fmt.Sprintf("… %d more .txnindex entries (%d in all; --verbose lists them) …", aborted-listHead-listTail, aborted),
+		fmt.Sprintf("… %d more .txnindex entries (%d in all; --verbose lists them) …", aborted-ui.ListHead-ui.ListTail, aborted),
 		"firstOffset 0 lastOffset 1 ", fmt.Sprintf("firstOffset %d lastOffset %d ", 2*aborted-2, 2*aborted-1),
 		"more files (", "more …, ") // the file list, and the inline list of new segments
-	if n := countLines(out, "  create  "); n != listHead+listTail {
-		t.Errorf("text plan: %d file lines, want %d", n, listHead+listTail)
+	if n := countLines(out, "  create  "); n != ui.ListHead+ui.ListTail {
+		t.Errorf("text plan: %d file lines, want %d", n, ui.ListHead+ui.ListTail)
 	}
 
 	code, out, _ = injRun(t, append([]string{"mirror", "--verbose"}, args[1:]...)...)
-	if code != ExitOK || countLines(out, ".txnindex += ") != aborted || strings.Contains(out, "more") {
+	if code != ui.ExitOK || countLines(out, ".txnindex += ") != aborted || strings.Contains(out, "more") {
 		t.Errorf("--verbose: exit %d, %d .txnindex lines, want %d and no summary line", code, countLines(out, ".txnindex += "), aborted)
 	}
 	code, out, _ = injRun(t, append([]string{"mirror", "-o", "table"}, args[1:]...)...)
-	if code != ExitOK || countLines(out, ".txnindex += ") != listHead+listTail || !strings.Contains(out, "more files (") {
+	if code != ui.ExitOK || countLines(out, ".txnindex += ") != ui.ListHead+ui.ListTail || !strings.Contains(out, "more files (") {
 		t.Errorf("table: exit %d\n%s", code, out)
 	}
 
 	code, out, _ = injRun(t, append([]string{"mirror", "-o", "json"}, args[1:]...)...)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("json: exit %d", code)
 	}
 	plan := jsonLine(t, out, "mirror-plan")
 	if n := len(plan["abortedTxns"].([]any)); n != aborted {
 		t.Errorf("json: %d abortedTxns, want %d", n, aborted)
 	}
-	if n := len(plan["files"].([]any)); n <= listWhole {
-		t.Errorf("json: %d files; the test wants a file list longer than %d", n, listWhole)
+	if n := len(plan["files"].([]any)); n <= ui.ListWhole {
+		t.Errorf("json: %d files; the test wants a file list longer than %d", n, ui.ListWhole)
 	}
 }
 
@@ -78,14 +79,14 @@ func TestInjectBarrierAbortPlanSummarised(t *testing.T) {
 	args := []string{"inject-barrier", "--dry-run", "--mode", "abort", "--timestamp", injectTs, dir}
 
 	code, out, errs := injRun(t, args...)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
-	if n := countLines(out, "  ABORT  "); n > listHead+listTail {
-		t.Errorf("text plan: %d ABORT lines, want at most %d\n%s", n, listHead+listTail, out)
+	if n := countLines(out, "  ABORT  "); n > ui.ListHead+ui.ListTail {
+		t.Errorf("text plan: %d ABORT lines, want at most %d\n%s", n, ui.ListHead+ui.ListTail, out)
 	}
-	if n := countLines(out, ".txnindex += "); n != listHead+listTail {
-		t.Errorf("text plan: %d .txnindex lines, want %d", n, listHead+listTail)
+	if n := countLines(out, ".txnindex += "); n != ui.ListHead+ui.ListTail {
+		t.Errorf("text plan: %d .txnindex lines, want %d", n, ui.ListHead+ui.ListTail)
 	}
 	mustContain(t, out,
 		fmt.Sprintf("%d open transactions: producer 20000 from 0; ", open),
@@ -94,14 +95,14 @@ func TestInjectBarrierAbortPlanSummarised(t *testing.T) {
 		fmt.Sprintf("more batches (%d in all; --verbose lists them) …", open+1)) // the markers and the barrier
 
 	code, out, _ = injRun(t, append([]string{"inject-barrier", "-v"}, args[1:]...)...)
-	if code != ExitOK || countLines(out, ".txnindex += ") != open || countLines(out, "  ABORT  ") != open ||
+	if code != ui.ExitOK || countLines(out, ".txnindex += ") != open || countLines(out, "  ABORT  ") != open ||
 		strings.Contains(out, "in all") {
 		t.Errorf("-v: exit %d, %d .txnindex and %d ABORT lines, want %d each and no summary\n%s",
 			code, countLines(out, ".txnindex += "), countLines(out, "  ABORT  "), open, out)
 	}
 
 	code, out, _ = injRun(t, append([]string{"inject-barrier", "-o", "json"}, args[1:]...)...)
-	if code != ExitOK {
+	if code != ui.ExitOK {
 		t.Fatalf("json: exit %d", code)
 	}
 	plan := jsonLine(t, out, "plan")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*m")
@@ -26,9 +27,9 @@ func TestColourDoesNotMoveText(t *testing.T) {
 		{"verify-chain", m[0], m[1]},
 		{"explain", "5", p("txn-0")},
 	} {
-		plain, _, _ := TestStreams()
+		plain, _, _ := ui.TestStreams()
 		Run(context.Background(), append([]string{"--color", "never"}, args...), plain)
-		styled, _, _ := TestStreams()
+		styled, _, _ := ui.TestStreams()
 		Run(context.Background(), append([]string{"--color", "always"}, args...), styled)
 		want := plain.Out.(interface{ String() string }).String()
 		got := styled.Out.(interface{ String() string }).String()
@@ -54,7 +55,7 @@ func TestTermDumbNoColour(t *testing.T) {
 		{map[string]string{"TERM": "dumb", "CLICOLOR_FORCE": "1"}, nil, true},
 		{map[string]string{"TERM": "dumb"}, []string{"--color", "always"}, true},
 	} {
-		s, out, _ := TestStreams()
+		s, out, _ := ui.TestStreams()
 		s.OutTTY = true
 		s.Env = func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
 		args := append(append([]string{}, tc.args...), "replay-psm", filepath.Join("..", "testdata", "partitions", "txn-0"))
@@ -105,7 +106,7 @@ const boxDrawing = "─│┌┐└┘├┤┬┴┼═║"
 // wrapped ids mid-word inside boxes and `dump -o table` was 166 columns.
 func TestTablesFitTheTerminal(t *testing.T) {
 	run := func(width int, args []string) string {
-		s, out, _ := TestStreams()
+		s, out, _ := ui.TestStreams()
 		s.Width = width
 		Run(context.Background(), args, s)
 		return out.String()
@@ -157,7 +158,7 @@ func TestLayoutTableKeepsWhatMatters(t *testing.T) {
 		{"ü漢字-group", "-", "-", "-", "-"},
 	}
 	for width := 20; width <= 200; width++ {
-		lines := layoutTable(width, header, rows)
+		lines := ui.LayoutTable(width, header, rows)
 		text := strings.Join(lines, "\n")
 		if !strings.Contains(text, "1234567") {
 			t.Errorf("width %d: the number was cut:\n%s", width, text)
@@ -193,7 +194,7 @@ func TestLayoutTableKeepsWhatMatters(t *testing.T) {
 		if !fits {
 			// Everything that may give way is at its floor: the table at
 			// width 1 is as narrow.
-			floor := layoutTable(1, header, rows)
+			floor := ui.LayoutTable(1, header, rows)
 			if strings.Join(floor, "\n") != text {
 				t.Errorf("width %d: the table does not fit, yet is not at its narrowest:\n%s\n--- narrowest:\n%s", width, text, strings.Join(floor, "\n"))
 			}
@@ -207,7 +208,7 @@ func TestTableHeaders(t *testing.T) {
 		"topicId": "TOPIC-ID", "partitionLeaderEpoch": "PARTITION-LEADER-EPOCH", "coordinatorEpoch": "COORDINATOR-EPOCH",
 		"snapshots / status": "SNAPSHOTS-/-STATUS", "v2Format": "V2-FORMAT",
 	} {
-		if got := headerText(in); got != want {
+		if got := ui.HeaderText(in); got != want {
 			t.Errorf("headerText(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -224,7 +225,7 @@ func TestElideMiddle(t *testing.T) {
 		{"console-consumer-12345", 10, "conso…2345"},
 		{"漢字漢字漢字漢字", 7, "漢…字"},
 	} {
-		got := elideMiddle(tc.in, tc.width)
+		got := ui.ElideMiddle(tc.in, tc.width)
 		if got != tc.want || lipgloss.Width(got) > tc.width {
 			t.Errorf("elideMiddle(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
 		}

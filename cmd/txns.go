@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/psm/broker"
 )
@@ -32,7 +33,7 @@ func (o *txnsOptions) AddFlags(c *cobra.Command) {
 	f.DurationVar(&o.maxTimeout, "max-transaction-timeout", broker.DefaultMaxTransactionTimeoutMs*time.Millisecond, "the cluster's transaction.max.timeout.ms: an open transaction older than this that the coordinator does not list is hanging")
 	f.Int32Var(&o.numPartitions, "transaction-state-partitions", 0, "the cluster's transaction.state.log.num.partitions, to tell which coordinator partitions are missing; 0 = from the KRaft metadata image in the directories, else 50")
 	f.StringVar(&o.now, "now", "log", "the clock for ages: log (the newest timestamp in the logs read), now, or epoch milliseconds / RFC 3339")
-	addJobsFlag(c, &o.jobs, "partitions replayed")
+	ui.AddJobsFlag(c, &o.jobs, "partitions replayed")
 }
 
 func (o *txnsOptions) Validate(args []string) error {
@@ -40,14 +41,14 @@ func (o *txnsOptions) Validate(args []string) error {
 		return err
 	}
 	if len(args) == 0 {
-		return usageErrorf("txns needs at least one log directory")
+		return ui.UsageErrorf("txns needs at least one log directory")
 	}
 	if o.maxTimeout <= 0 || o.numPartitions < 0 {
-		return usageErrorf("--max-transaction-timeout must be positive and --transaction-state-partitions not negative")
+		return ui.UsageErrorf("--max-transaction-timeout must be positive and --transaction-state-partitions not negative")
 	}
 	clock, err := psm.ParseClockMode(o.now)
 	if err != nil {
-		return usageErrorf("--now: %v", err)
+		return ui.UsageErrorf("--now: %v", err)
 	}
 	switch clock.Kind {
 	case psm.ClockLogTime:
@@ -60,7 +61,7 @@ func (o *txnsOptions) Validate(args []string) error {
 	return nil
 }
 
-func newTxnsCmd(s *Streams) *cobra.Command {
+func newTxnsCmd(s *ui.Streams) *cobra.Command {
 	o := &txnsOptions{}
 	c := &cobra.Command{
 		Use:   "txns LOGDIR...",
@@ -89,11 +90,11 @@ producer id no present partition lists is then judged by its age alone
 
 Findings (exit 3) are hanging transactions and records or batches that do
 not decode; transactions that cannot be judged are warnings.
-` + exitStatusHelp,
+` + ui.ExitStatusHelp,
 		Example: `  kseg txns /var/lib/kafka/data
   kseg txns --topic orders broker1/data broker2/data broker3/data
   kseg txns -o json /var/lib/kafka/data | jq 'select(.type=="openTransaction" and .verdict=="hanging") | .abortCommand'`,
-		Args: usageArgs(cobra.ArbitraryArgs),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Validate(args); err != nil {
 				return err
@@ -105,7 +106,7 @@ not decode; transactions that cannot be judged are warnings.
 	return c
 }
 
-func runTxns(ctx context.Context, s *Streams, o *txnsOptions, args []string) error {
+func runTxns(ctx context.Context, s *ui.Streams, o *txnsOptions, args []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -114,9 +115,9 @@ func runTxns(ctx context.Context, s *Streams, o *txnsOptions, args []string) err
 		return err
 	}
 	// Warnings stay under -q, which silences progress and summaries only.
-	warnDiagnostics(s.Err, inv.Warnings)
+	ui.WarnDiagnostics(s.Err, inv.Warnings)
 	opts := broker.DefaultTxnsOptions()
-	opts.TransactionalIDs, opts.Topics, opts.Jobs = o.txnIDs, o.topics, resolveJobs(o.jobs)
+	opts.TransactionalIDs, opts.Topics, opts.Jobs = o.txnIDs, o.topics, ui.ResolveJobs(o.jobs)
 	opts.MaxTransactionTimeoutMs, opts.NumPartitions, opts.Now = o.maxTimeout.Milliseconds(), o.numPartitions, o.nowMs
 	v, err := broker.LoadTxns(inv, brokerDecoder(), opts)
 	if err != nil {
@@ -125,7 +126,7 @@ func runTxns(ctx context.Context, s *Streams, o *txnsOptions, args []string) err
 	if err := newTxnsPrinter(s, o).Print(v); err != nil {
 		return err
 	}
-	if !s.quiet && o.output != "json" {
+	if !s.Quiet && o.output != "json" {
 		hanging := 0
 		for _, t := range v.Open {
 			if t.Verdict == broker.VerdictHanging {
@@ -133,8 +134,8 @@ func runTxns(ctx context.Context, s *Streams, o *txnsOptions, args []string) err
 			}
 		}
 		fmt.Fprintf(s.Out, "%d of %s replayed (count from the %s), %s; %s in data partitions, %d hanging\n",
-			len(v.Coordinators), plural(v.NumPartitions, "__transaction_state partition"), v.NumPartitionsFrom, plural(len(v.Transactions), "transactional id"),
-			plural(len(v.Open), "open transaction"), hanging)
+			len(v.Coordinators), ui.Plural(v.NumPartitions, "__transaction_state partition"), v.NumPartitionsFrom, ui.Plural(len(v.Transactions), "transactional id"),
+			ui.Plural(len(v.Open), "open transaction"), hanging)
 	}
 	return viewExit(s, v.Unreadable, v.Unanswered, v.Absent, v.Findings)
 }
@@ -143,7 +144,7 @@ type txnsPrinter interface {
 	Print(v *broker.TxnsView) error
 }
 
-func newTxnsPrinter(s *Streams, o *txnsOptions) txnsPrinter {
+func newTxnsPrinter(s *ui.Streams, o *txnsOptions) txnsPrinter {
 	switch {
 	case o.output == "json":
 		return &jsonTxnsPrinter{s: s}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/broker"
 )
 
@@ -21,29 +22,29 @@ func fmtAge(ms int64) string {
 // transaction in a data partition (with its verdict and reason, and the
 // abort command for a hanging one), the questions that cannot be
 // answered, then the findings.
-type textTxnsPrinter struct{ s *Streams }
+type textTxnsPrinter struct{ s *ui.Streams }
 
 func (p *textTxnsPrinter) Print(v *broker.TxnsView) error {
 	w := bufio.NewWriter(p.s.Out)
-	st, ls := p.s.styles(), p.s.lister()
+	st, ls := p.s.Styles(), p.s.Lister()
 	gap := func(more string) { fmt.Fprintln(w, more) }
-	ls.lines(len(v.Transactions), "transactional ids", func(i int) {
+	ls.Lines(len(v.Transactions), "transactional ids", func(i int) {
 		t := v.Transactions[i]
 		fmt.Fprintf(w, "%s %s producerId %d producerEpoch %d state %s timeoutMs %d partitions %s startTimestamp %s lastUpdateTimestamp %s coordinator %s offset %d\n",
-			st.paint(st.title, "transactionalId"), esc(t.TransactionalID), t.ProducerID, t.ProducerEpoch, t.State, t.TimeoutMs, esc(partitionsText(t.Partitions)),
-			fmtTime(t.StartTimestamp), fmtTime(t.LastUpdateTimestamp), esc(filepath.Base(t.Coordinator)), t.RecordOffset)
+			st.Paint(st.Title, "transactionalId"), ui.Esc(t.TransactionalID), t.ProducerID, t.ProducerEpoch, t.State, t.TimeoutMs, ui.Esc(partitionsText(t.Partitions)),
+			ui.FmtTime(t.StartTimestamp), ui.FmtTime(t.LastUpdateTimestamp), ui.Esc(filepath.Base(t.Coordinator)), t.RecordOffset)
 	}, gap)
-	ls.lines(len(v.Open), "open transactions", func(i int) {
+	ls.Lines(len(v.Open), "open transactions", func(i int) {
 		o := v.Open[i]
 		txn := o.TransactionalID
 		if txn == "" {
 			txn = "-"
 		}
 		fmt.Fprintf(w, "%s %s-%d producerId %d producerEpoch %d firstOffset %d lastTimestamp %s age %s lastStableOffset %d transactionalId %s verdict %s: %s\n",
-			st.paint(st.title, "open"), esc(o.Topic), o.Partition, o.ProducerID, o.ProducerEpoch, o.FirstOffset, fmtTime(o.LastTimestamp), fmtAge(o.AgeMs),
-			o.LastStableOffset, esc(txn), o.Verdict, esc(o.Reason))
+			st.Paint(st.Title, "open"), ui.Esc(o.Topic), o.Partition, o.ProducerID, o.ProducerEpoch, o.FirstOffset, ui.FmtTime(o.LastTimestamp), fmtAge(o.AgeMs),
+			o.LastStableOffset, ui.Esc(txn), o.Verdict, ui.Esc(o.Reason))
 		if o.Verdict == broker.VerdictHanging {
-			fmt.Fprintf(w, "  abort: %s\n", esc(o.AbortCommand()))
+			fmt.Fprintf(w, "  abort: %s\n", ui.Esc(o.AbortCommand()))
 		}
 	}, gap)
 	printUnanswerable(w, ls, v.Unanswerable)
@@ -53,33 +54,33 @@ func (p *textTxnsPrinter) Print(v *broker.TxnsView) error {
 
 // tableTxnsPrinter prints two tables: transactional ids, then open
 // transactions (find-hanging's columns plus the verdict).
-type tableTxnsPrinter struct{ s *Streams }
+type tableTxnsPrinter struct{ s *ui.Streams }
 
 func (p *tableTxnsPrinter) Print(v *broker.TxnsView) error {
 	var rows [][]string
 	for _, t := range v.Transactions {
-		rows = append(rows, []string{t.TransactionalID, i64(t.ProducerID), strconv.Itoa(int(t.ProducerEpoch)), t.State.String(),
-			strconv.Itoa(int(t.TimeoutMs)), partitionsText(t.Partitions), fmtTime(t.LastUpdateTimestamp)})
+		rows = append(rows, []string{t.TransactionalID, ui.I64(t.ProducerID), strconv.Itoa(int(t.ProducerEpoch)), t.State.String(),
+			strconv.Itoa(int(t.TimeoutMs)), partitionsText(t.Partitions), ui.FmtTime(t.LastUpdateTimestamp)})
 	}
-	ls := p.s.lister()
-	tw := &tableOut{w: p.s.Out, width: p.s.Width}
-	tw.render(ls, []string{"transactionalId", "producerId", "epoch", "state", "timeoutMs", "partitions", "lastUpdate"}, rows, "transactional ids")
+	ls := p.s.Lister()
+	tw := &ui.TableOut{W: p.s.Out, Width: p.s.Width}
+	tw.Render(ls, []string{"transactionalId", "producerId", "epoch", "state", "timeoutMs", "partitions", "lastUpdate"}, rows, "transactional ids")
 	rows = nil
 	// kafka-transactions find-hanging's columns; its CoordinatorEpoch and
 	// LastTimestamp under --output wide (AGE says how old).
 	for _, o := range v.Open {
-		row := []string{fmt.Sprintf("%s-%d", o.Topic, o.Partition), i64(o.ProducerID), strconv.Itoa(int(o.ProducerEpoch)),
-			i64(o.FirstOffset), fmtAge(o.AgeMs), i64(o.LastStableOffset), o.TransactionalID, o.Verdict}
-		if p.s.wide {
-			row = append(row, strconv.Itoa(int(o.CoordinatorEpoch)), fmtTime(o.LastTimestamp))
+		row := []string{fmt.Sprintf("%s-%d", o.Topic, o.Partition), ui.I64(o.ProducerID), strconv.Itoa(int(o.ProducerEpoch)),
+			ui.I64(o.FirstOffset), fmtAge(o.AgeMs), ui.I64(o.LastStableOffset), o.TransactionalID, o.Verdict}
+		if p.s.Wide {
+			row = append(row, strconv.Itoa(int(o.CoordinatorEpoch)), ui.FmtTime(o.LastTimestamp))
 		}
 		rows = append(rows, row)
 	}
 	header := []string{"partition", "producerId", "epoch", "startOffset", "age", "LSO", "transactionalId", "verdict"}
-	if p.s.wide {
+	if p.s.Wide {
 		header = append(header, "coordinatorEpoch", "lastTimestamp")
 	}
-	tw.render(ls, header, rows, "open transactions")
+	tw.Render(ls, header, rows, "open transactions")
 	w := bufio.NewWriter(p.s.Out)
 	gap := func(more string) { fmt.Fprintln(w, more) }
 	var hanging []broker.OpenTransaction
@@ -88,70 +89,70 @@ func (p *tableTxnsPrinter) Print(v *broker.TxnsView) error {
 			hanging = append(hanging, o)
 		}
 	}
-	ls.lines(len(hanging), "abort commands", func(i int) {
+	ls.Lines(len(hanging), "abort commands", func(i int) {
 		o := hanging[i]
-		fmt.Fprintf(w, "abort %s-%d: %s\n", esc(o.Topic), o.Partition, esc(o.AbortCommand()))
+		fmt.Fprintf(w, "abort %s-%d: %s\n", ui.Esc(o.Topic), o.Partition, ui.Esc(o.AbortCommand()))
 	}, gap)
 	printUnanswerable(w, ls, v.Unanswerable)
-	printFindingsText(w, p.s.styles(), ls, v.Findings)
+	printFindingsText(w, p.s.Styles(), ls, v.Findings)
 	return w.Flush()
 }
 
 // jsonTxnsPrinter writes {"type":"transaction"}, {"type":"openTransaction"},
 // {"type":"unanswerable"} and {"type":"finding"} lines (docs/json.md).
 type jsonTxnsPrinter struct {
-	s *Streams
-	j jsonw
+	s *ui.Streams
+	j ui.JSONWriter
 }
 
 func (p *jsonTxnsPrinter) Print(v *broker.TxnsView) error {
 	j := &p.j
-	j.b = j.b[:0]
+	j.B = j.B[:0]
 	for _, t := range v.Transactions {
-		j.begin()
-		j.str("type", "transaction")
-		j.str("transactionalId", t.TransactionalID)
-		j.int("producerId", t.ProducerID)
-		j.int("producerEpoch", int64(t.ProducerEpoch))
-		j.optInt("previousProducerId", t.PreviousProducerID, t.PreviousProducerID >= 0)
-		j.optInt("nextProducerId", t.NextProducerID, t.NextProducerID >= 0)
-		j.str("state", t.State.String())
-		j.int("transactionTimeoutMs", int64(t.TimeoutMs))
+		j.Begin()
+		j.Str("type", "transaction")
+		j.Str("transactionalId", t.TransactionalID)
+		j.Int("producerId", t.ProducerID)
+		j.Int("producerEpoch", int64(t.ProducerEpoch))
+		j.OptInt("previousProducerId", t.PreviousProducerID, t.PreviousProducerID >= 0)
+		j.OptInt("nextProducerId", t.NextProducerID, t.NextProducerID >= 0)
+		j.Str("state", t.State.String())
+		j.Int("transactionTimeoutMs", int64(t.TimeoutMs))
 		jsonPartitions(j, "partitions", t.Partitions)
-		j.int("transactionStartTimestamp", t.StartTimestamp)
-		j.int("transactionLastUpdateTimestamp", t.LastUpdateTimestamp)
-		j.str("coordinatorPartitionDir", t.Coordinator)
-		j.int("recordOffset", t.RecordOffset)
-		j.end()
-		j.b = append(j.b, '\n')
-		if err := j.spill(p.s.Out); err != nil {
+		j.Int("transactionStartTimestamp", t.StartTimestamp)
+		j.Int("transactionLastUpdateTimestamp", t.LastUpdateTimestamp)
+		j.Str("coordinatorPartitionDir", t.Coordinator)
+		j.Int("recordOffset", t.RecordOffset)
+		j.End()
+		j.B = append(j.B, '\n')
+		if err := j.Spill(p.s.Out); err != nil {
 			return err
 		}
 	}
 	for _, o := range v.Open {
-		j.begin()
-		j.str("type", "openTransaction")
-		j.str("topic", o.Topic)
-		j.int("partition", int64(o.Partition))
-		j.str("partitionDir", o.Dir)
-		j.int("producerId", o.ProducerID)
-		j.int("producerEpoch", int64(o.ProducerEpoch))
-		j.int("coordinatorEpoch", int64(o.CoordinatorEpoch))
-		j.int("currentTxnFirstOffset", o.FirstOffset)
-		j.int("lastTimestamp", o.LastTimestamp)
-		j.optInt("ageMs", o.AgeMs, o.AgeMs >= 0)
-		j.int("lastStableOffset", o.LastStableOffset)
-		j.bool("pinsLastStableOffset", o.PinsLSO)
-		j.str("transactionalId", o.TransactionalID)
-		j.str("coordinatorState", o.CoordinatorState)
-		j.str("verdict", o.Verdict)
-		j.str("reason", o.Reason)
+		j.Begin()
+		j.Str("type", "openTransaction")
+		j.Str("topic", o.Topic)
+		j.Int("partition", int64(o.Partition))
+		j.Str("partitionDir", o.Dir)
+		j.Int("producerId", o.ProducerID)
+		j.Int("producerEpoch", int64(o.ProducerEpoch))
+		j.Int("coordinatorEpoch", int64(o.CoordinatorEpoch))
+		j.Int("currentTxnFirstOffset", o.FirstOffset)
+		j.Int("lastTimestamp", o.LastTimestamp)
+		j.OptInt("ageMs", o.AgeMs, o.AgeMs >= 0)
+		j.Int("lastStableOffset", o.LastStableOffset)
+		j.Bool("pinsLastStableOffset", o.PinsLSO)
+		j.Str("transactionalId", o.TransactionalID)
+		j.Str("coordinatorState", o.CoordinatorState)
+		j.Str("verdict", o.Verdict)
+		j.Str("reason", o.Reason)
 		if o.Verdict == broker.VerdictHanging {
-			j.str("abortCommand", o.AbortCommand())
+			j.Str("abortCommand", o.AbortCommand())
 		}
-		j.end()
-		j.b = append(j.b, '\n')
-		if err := j.spill(p.s.Out); err != nil {
+		j.End()
+		j.B = append(j.B, '\n')
+		if err := j.Spill(p.s.Out); err != nil {
 			return err
 		}
 	}
@@ -159,23 +160,23 @@ func (p *jsonTxnsPrinter) Print(v *broker.TxnsView) error {
 	for _, f := range v.Findings {
 		jsonFinding(j, f)
 	}
-	_, err := p.s.Out.Write(j.b)
+	_, err := p.s.Out.Write(j.B)
 	return err
 }
 
 // printUnanswerable prints the questions a view's directories cannot
 // answer, one UNANSWERABLE line each (groups and txns).
-func printUnanswerable(w *bufio.Writer, ls lister, us []string) {
-	ls.lines(len(us), "unanswerable questions", func(i int) { fmt.Fprintf(w, "UNANSWERABLE %s\n", esc(us[i])) }, func(more string) { fmt.Fprintln(w, more) })
+func printUnanswerable(w *bufio.Writer, ls ui.Lister, us []string) {
+	ls.Lines(len(us), "unanswerable questions", func(i int) { fmt.Fprintf(w, "UNANSWERABLE %s\n", ui.Esc(us[i])) }, func(more string) { fmt.Fprintln(w, more) })
 }
 
 // jsonUnanswerable writes one {"type":"unanswerable"} line per question.
-func jsonUnanswerable(j *jsonw, us []string) {
+func jsonUnanswerable(j *ui.JSONWriter, us []string) {
 	for _, u := range us {
-		j.begin()
-		j.str("type", "unanswerable")
-		j.str("message", u)
-		j.end()
-		j.b = append(j.b, '\n')
+		j.Begin()
+		j.Str("type", "unanswerable")
+		j.Str("message", u)
+		j.End()
+		j.B = append(j.B, '\n')
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -173,8 +174,8 @@ func TestOneUnreadablePartitionNeverStopsALogDir(t *testing.T) {
 					}
 					continue
 				}
-				if r.code != ExitError {
-					t.Errorf("kseg %s with %s unreadable: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", name, tc.path, r.code, ExitError, head(r.stdout), r.stderr)
+				if r.code != ui.ExitError {
+					t.Errorf("kseg %s with %s unreadable: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", name, tc.path, r.code, ui.ExitError, head(r.stdout), r.stderr)
 				}
 				// On stderr, or in the report for status and check, whose
 				// rows say which partition could not be read.

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // TestVerboseOneMeaning: -v is --verbose and nothing else, and a flag
@@ -30,7 +32,7 @@ func TestVerboseOneMeaning(t *testing.T) {
 	written := filepath.Join(tmp, "w", "orders-0")
 	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), written)
 	backup := filepath.Join(tmp, "backup")
-	if r := runKseg("inject-barrier", "--timestamp", injectTs, "--backup-dir", backup, written); r.code != ExitOK {
+	if r := runKseg("inject-barrier", "--timestamp", injectTs, "--backup-dir", backup, written); r.code != ui.ExitOK {
 		t.Fatalf("inject-barrier for a backup: exit %d\n%s", r.code, r.stderr)
 	}
 	logdir := filepath.Join("..", "testdata", "logdirs", "broker-1")
@@ -59,7 +61,7 @@ func TestVerboseOneMeaning(t *testing.T) {
 		"restore":        {"restore", "--dry-run", backup},
 		"help":           {"help", "dump"},
 	}
-	root := NewRootCmd(&Streams{})
+	root := NewRootCmd(&ui.Streams{})
 	// ownVerbose: the command's own -v/--verbose (the summarising ones',
 	// and check's, which lists the findings it expected too).
 	ownVerbose := map[string]bool{}
@@ -75,7 +77,7 @@ func TestVerboseOneMeaning(t *testing.T) {
 	for name, args := range runs {
 		t.Run(name, func(t *testing.T) {
 			plain := runKseg(args...)
-			if plain.code != ExitOK && plain.code != ExitFindings {
+			if plain.code != ui.ExitOK && plain.code != ui.ExitFindings {
 				t.Fatalf("kseg %s: exit %d %s", strings.Join(args, " "), plain.code, plain.stderr)
 			}
 			before := runKseg(append([]string{"-v"}, args...)...)
@@ -93,15 +95,15 @@ func TestVerboseOneMeaning(t *testing.T) {
 			}
 			switch {
 			case ownVerbose[name]:
-				if long.code != plain.code || long.code == ExitUsage {
+				if long.code != plain.code || long.code == ui.ExitUsage {
 					t.Errorf("kseg %s --verbose: exit %d, without it %d", name, long.code, plain.code)
 				}
 			case name == "kafka-dump-log":
-				if long.code != ExitError || !strings.Contains(long.stderr, "not an option of kafka-dump-log") || plain.code != ExitOK {
+				if long.code != ui.ExitError || !strings.Contains(long.stderr, "not an option of kafka-dump-log") || plain.code != ui.ExitOK {
 					t.Errorf("kafka-dump-log --verbose: exit %d %q (without: %d), want Kafka's exit 1 for an option it lacks", long.code, long.stderr, plain.code)
 				}
 			default:
-				if long.code != ExitUsage || !strings.Contains(long.stderr, "-v/--verbose is not a flag of kseg "+name) || long.stdout != "" || plain.code != ExitOK {
+				if long.code != ui.ExitUsage || !strings.Contains(long.stderr, "-v/--verbose is not a flag of kseg "+name) || long.stdout != "" || plain.code != ui.ExitOK {
 					t.Errorf("kseg %s --verbose: exit %d %q (without: %d), want a usage error", name, long.code, long.stderr, plain.code)
 				}
 			}
@@ -109,10 +111,10 @@ func TestVerboseOneMeaning(t *testing.T) {
 	}
 	// kseg alone: -v is not the version, which is --version.
 	r := runKseg("-v")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "the version is kseg --version") || r.stdout != "" {
+	if r.code != ui.ExitUsage || !strings.Contains(r.stderr, "the version is kseg --version") || r.stdout != "" {
 		t.Errorf("kseg -v: exit %d, stdout %q, stderr %q; want a usage error naming --version", r.code, r.stdout, r.stderr)
 	}
-	if r := runKseg("--version"); r.code != ExitOK || !strings.HasPrefix(r.stdout, "kseg ") {
+	if r := runKseg("--version"); r.code != ui.ExitOK || !strings.HasPrefix(r.stdout, "kseg ") {
 		t.Errorf("kseg --version: exit %d %q", r.code, r.stdout)
 	}
 	// The help of kseg and of dump does not offer -v; a summarising
@@ -134,4 +136,19 @@ func head(s string) string {
 		lines = append(lines[:3], "…")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// -v is --verbose, a flag of the commands that summarise; their help says
+// what it does (TestVerboseOneMeaning covers every command).
+func TestVerboseFlag(t *testing.T) {
+	for name := range summarising {
+		code, out, _ := injRun(t, name, "--help")
+		if code != ui.ExitOK || !strings.Contains(out, "-v, --verbose") || !strings.Contains(out, "\nOUTPUT\n") ||
+			strings.Index(out, "\nOUTPUT\n") > strings.Index(out, "EXIT STATUS") {
+			t.Errorf("%s --help lacks -v/--verbose or its OUTPUT section before EXIT STATUS", name)
+		}
+	}
+	if code, _, _ := injRun(t, "dump", "--verbose", "x"); code != ui.ExitUsage {
+		t.Errorf("dump --verbose: exit %d, want %d (dump prints everything; it has no --verbose)", code, ui.ExitUsage)
+	}
 }

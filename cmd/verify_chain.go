@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/edit"
 )
 
@@ -61,34 +62,34 @@ func (o *verifyChainOptions) Validate(args []string) ([]string, error) {
 	switch o.output {
 	case "text", "table", "json":
 	default:
-		return nil, usageErrorf("--output must be text, table or json, not %q", o.output)
+		return nil, ui.UsageErrorf("--output must be text, table or json, not %q", o.output)
 	}
 	dirs := append([]string(nil), args...)
 	for _, e := range o.edges {
 		u, d, ok := o.resolveEdge(e, &dirs)
 		if !ok {
-			return nil, usageErrorf("--edge %q: want U=D, each a DIR argument given by position (1..%d), or a partition directory", e, len(args))
+			return nil, ui.UsageErrorf("--edge %q: want U=D, each a DIR argument given by position (1..%d), or a partition directory", e, len(args))
 		}
 		if u == d {
-			return nil, usageErrorf("--edge %s: a partition does not mirror itself", e)
+			return nil, ui.UsageErrorf("--edge %s: a partition does not mirror itself", e)
 		}
 		o.pairs = append(o.pairs, [2]int{u, d})
 	}
 	if len(dirs) < 2 {
-		return nil, usageErrorf("verify-chain needs at least two partition directories (as DIR arguments or in --edge U=D)")
+		return nil, ui.UsageErrorf("verify-chain needs at least two partition directories (as DIR arguments or in --edge U=D)")
 	}
 	// The same directory twice is the --edge 1=1 mistake made by position.
 	stdin := 0
 	for i := range dirs {
 		if dirs[i] == "-" {
 			if stdin++; stdin > 1 {
-				return nil, usageErrorf("- (a digest on stdin) is given twice: stdin holds one digest")
+				return nil, ui.UsageErrorf("- (a digest on stdin) is given twice: stdin holds one digest")
 			}
 			continue
 		}
 		for j := i + 1; j < len(dirs); j++ {
 			if sameDir(dirs[i], dirs[j]) {
-				return nil, usageErrorf("%s and %s are the same directory: a partition does not mirror itself", dirs[i], dirs[j])
+				return nil, ui.UsageErrorf("%s and %s are the same directory: a partition does not mirror itself", dirs[i], dirs[j])
 			}
 		}
 	}
@@ -159,17 +160,17 @@ func checkSamePartition(un, dn mirror.Node) error {
 	up, down := un.Name(), dn.Name()
 	iu, id := un.Identity(), dn.Identity()
 	if iu.Named && id.Named && (iu.Topic != id.Topic || iu.Partition != id.Partition) {
-		return refusedf("refused (topic): %s is %s-%d but %s is %s-%d: a mirror keeps its source's topic name and partition",
+		return ui.Refusedf("refused (topic): %s is %s-%d but %s is %s-%d: a mirror keeps its source's topic name and partition",
 			up, iu.Topic, iu.Partition, down, id.Topic, id.Partition)
 	}
 	if iu.HasTopicID && id.HasTopicID && iu.TopicID != id.TopicID {
-		return refusedf("refused (%s): %s has topic id %s but %s has %s: a mirror keeps its source's topic id",
+		return ui.Refusedf("refused (%s): %s has topic id %s but %s has %s: a mirror keeps its source's topic id",
 			mirror.RefuseTopicID, up, iu.TopicIDString(), down, id.TopicIDString())
 	}
 	return nil
 }
 
-func newVerifyChainCmd(s *Streams) *cobra.Command {
+func newVerifyChainCmd(s *ui.Streams) *cobra.Command {
 	o := &verifyChainOptions{}
 	c := &cobra.Command{
 		Use:   "verify-chain DIR DIR [DIR...]",
@@ -221,7 +222,7 @@ in memory) and reports:
   - U's barriers mirrored at the same offsets and clearing D's state there.
 
 Nothing is ever modified.
-` + exitStatusHelp + `  (verify-chain: 0 every edge is consistent; 3 an edge has an error finding;
+` + ui.ExitStatusHelp + `  (verify-chain: 0 every edge is consistent; 3 an edge has an error finding;
   2 also a digest that is cut short, garbled or of a newer format, with the
   byte and what was expected there; 4 two nodes of different partitions)
 `,
@@ -231,7 +232,7 @@ Nothing is ever modified.
   kseg verify-chain --edge 2=1 /data/a/orders-0 /data/b/orders-0             # failback B → A
   kseg verify-chain --output json /data/a/orders-0 /data/b/orders-0 | jq .findings
   ssh broker-b kseg digest /var/lib/kafka/data/orders-0 | kseg verify-chain /data/a/orders-0 -`,
-		Args: usageArgs(cobra.ArbitraryArgs),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			dirs, err := o.Validate(args)
 			if err != nil {
@@ -246,7 +247,7 @@ Nothing is ever modified.
 	return c
 }
 
-func runVerifyChain(ctx context.Context, s *Streams, o *verifyChainOptions, dirs []string) error {
+func runVerifyChain(ctx context.Context, s *ui.Streams, o *verifyChainOptions, dirs []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -288,7 +289,7 @@ func runVerifyChain(ctx context.Context, s *Streams, o *verifyChainOptions, dirs
 		}
 		return n
 	}
-	rep, err := stepProgress(s, "comparing", total, func(progress func(int64)) (*mirror.ChainReport, error) {
+	rep, err := ui.StepProgress(s, "comparing", total, func(progress func(int64)) (*mirror.ChainReport, error) {
 		return mirror.VerifyChainNodes(nodes, o.pairs, mirror.ChainOptions{StrictEpochs: o.strictEpochs, Progress: progress})
 	})
 	if err != nil {
@@ -296,9 +297,9 @@ func runVerifyChain(ctx context.Context, s *Streams, o *verifyChainOptions, dirs
 		var oe *edit.OptionError
 		switch {
 		case errors.As(err, &re):
-			return &exitError{code: ExitUsage, err: fmt.Errorf("%s: %s", re.Path, re.Detail)}
+			return &ui.ExitCodeError{Code: ui.ExitUsage, Err: fmt.Errorf("%s: %s", re.Path, re.Detail)}
 		case errors.As(err, &oe):
-			return &exitError{code: ExitUsage, err: fmt.Errorf("--%w", oe)}
+			return &ui.ExitCodeError{Code: ui.ExitUsage, Err: fmt.Errorf("--%w", oe)}
 		}
 		return digestInputError(err)
 	}
@@ -306,7 +307,7 @@ func runVerifyChain(ctx context.Context, s *Streams, o *verifyChainOptions, dirs
 		return err
 	}
 	if !rep.OK() {
-		return findingsExit()
+		return ui.FindingsExit()
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/digest"
 )
 
@@ -20,7 +21,7 @@ func isDigestArg(p string) bool { return p == "-" || mirror.IsDigestFile(p) }
 // (a verify-chain pass reads a node more than once: the walk, then the
 // producer-state replays), removed by the returned func, which closes
 // the nodes too.
-func openNodes(s *Streams, args []string) ([]mirror.Node, func(), error) {
+func openNodes(s *ui.Streams, args []string) ([]mirror.Node, func(), error) {
 	var nodes []mirror.Node
 	var spool string
 	done := func() {
@@ -41,7 +42,7 @@ func openNodes(s *Streams, args []string) ([]mirror.Node, func(), error) {
 			continue
 		}
 		if s.InTTY {
-			return nodes, done, usageErrorf("- reads a digest (kseg digest) from stdin, which is a terminal: pipe one in, or give its file")
+			return nodes, done, ui.UsageErrorf("- reads a digest (kseg digest) from stdin, which is a terminal: pipe one in, or give its file")
 		}
 		var err error
 		if spool, err = spoolStdin(s.In); err != nil {
@@ -65,7 +66,7 @@ func openNodes(s *Streams, args []string) ([]mirror.Node, func(), error) {
 func nodeBytes(n mirror.Node, reads int64) int64 {
 	info := n.Digest()
 	if info == nil {
-		return reads * logBytes(n.Name())
+		return reads * ui.LogBytes(n.Name())
 	}
 	var total int64
 	for _, s := range info.Segments {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/digest"
 	"github.com/kseg/kseg/segment/finding"
 )
@@ -18,14 +19,14 @@ type chainPrinter interface {
 }
 
 // digests are the nodes that are digests (kseg digest), by name.
-func newChainPrinter(s *Streams, output string, digests map[string]*digest.Info) chainPrinter {
+func newChainPrinter(s *ui.Streams, output string, digests map[string]*digest.Info) chainPrinter {
 	switch output {
 	case "json":
 		return &chainJSONPrinter{w: s.Out, digests: digests}
 	case "table":
 		return &chainTablePrinter{s: s}
 	}
-	return &chainTextPrinter{w: s.Out, st: s.styles(), ls: s.lister(), digests: digests}
+	return &chainTextPrinter{w: s.Out, st: s.Styles(), ls: s.Lister(), digests: digests}
 }
 
 // statusText says what an edge is, in words.
@@ -35,7 +36,7 @@ func statusText(e *mirror.EdgeReport) string {
 	case mirror.EdgeInSync:
 		s = "in sync (D holds all of U)"
 	case mirror.EdgeLagging:
-		s = fmt.Sprintf("lagging by %s (still mirroring)", plural(e.Lag, "offset"))
+		s = fmt.Sprintf("lagging by %s (still mirroring)", ui.Plural(e.Lag, "offset"))
 	case mirror.EdgeFailedOver:
 		s = "failed over (U's prefix, D's barrier, D's own writes)"
 	default:
@@ -47,40 +48,40 @@ func statusText(e *mirror.EdgeReport) string {
 	return s
 }
 
-func barrierText(ls lister, b *mirror.EdgeBarrier) string {
+func barrierText(ls ui.Lister, b *mirror.EdgeBarrier) string {
 	if b == nil {
 		return "none"
 	}
 	s := fmt.Sprintf("offset %d (%s position %d, partitionLeaderEpoch %d)", b.Offset, b.File, b.Position, b.PartitionLeaderEpoch)
 	if len(b.Aborts) > 0 {
-		s += ", after ABORT markers at " + ls.offsets(b.Aborts)
+		s += ", after ABORT markers at " + ls.Offsets(b.Aborts)
 	}
-	return s + fmt.Sprintf("; clears %s", plural(b.ProducersCleared, "producer"))
+	return s + fmt.Sprintf("; clears %s", ui.Plural(b.ProducersCleared, "producer"))
 }
 
-func mirroredBarriersText(ls lister, v []mirror.MirroredBarrier) string {
+func mirroredBarriersText(ls ui.Lister, v []mirror.MirroredBarrier) string {
 	if len(v) == 0 {
 		return "none"
 	}
 	parts := make([]string, len(v))
 	for i, b := range v {
-		parts[i] = fmt.Sprintf("%d (clears %s in D)", b.Offset, plural(b.ProducersCleared, "producer"))
+		parts[i] = fmt.Sprintf("%d (clears %s in D)", b.Offset, ui.Plural(b.ProducersCleared, "producer"))
 		if !b.Applied {
 			parts[i] = fmt.Sprintf("%d (NOT applied in D)", b.Offset)
 		}
 	}
-	return ls.join(parts, ", ")
+	return ls.Join(parts, ", ")
 }
 
 // averted lists what a replay ignoring the barriers reports that the
 // barriers prevent: the first four, or under --verbose all.
-func averted(ls lister, e *mirror.EdgeReport) string {
+func averted(ls ui.Lister, e *mirror.EdgeReport) string {
 	if len(e.Averted) == 0 {
 		return "0"
 	}
 	parts := make([]string, 0, 4)
 	for i, a := range e.Averted {
-		if i == 4 && !ls.all {
+		if i == 4 && !ls.All {
 			parts = append(parts, fmt.Sprintf("and %d more", len(e.Averted)-4))
 			break
 		}
@@ -94,7 +95,7 @@ func batches(n int64) string {
 	if n == 1 {
 		return "1 batch"
 	}
-	return plural(n, "batch")
+	return ui.Plural(n, "batch")
 }
 
 func findingWhere(f finding.Finding) string {
@@ -121,9 +122,9 @@ func chainSummary(r *mirror.ChainReport) string {
 		errs += e.Errors()
 		findings += len(e.Findings)
 	}
-	s := fmt.Sprintf("%s, %d consistent", plural(len(r.Edges), "edge"), ok)
+	s := fmt.Sprintf("%s, %d consistent", ui.Plural(len(r.Edges), "edge"), ok)
 	if ok < len(r.Edges) {
-		s += fmt.Sprintf(", %d with errors (%s)", len(r.Edges)-ok, plural(errs, "error finding"))
+		s += fmt.Sprintf(", %d with errors (%s)", len(r.Edges)-ok, ui.Plural(errs, "error finding"))
 	}
 	return s
 }
@@ -132,8 +133,8 @@ func chainSummary(r *mirror.ChainReport) string {
 
 type chainTextPrinter struct {
 	w       io.Writer
-	st      *styles
-	ls      lister // how much of each list to show
+	st      *ui.Styles
+	ls      ui.Lister // how much of each list to show
 	digests map[string]*digest.Info
 }
 
@@ -141,18 +142,18 @@ func (t *chainTextPrinter) Print(r *mirror.ChainReport) error {
 	w := bufio.NewWriter(t.w)
 	st, ls := t.st, t.ls
 	kv := func(k, format string, args ...any) {
-		fmt.Fprintf(w, "  %s %s\n", padDisplay(st.paint(st.title, k), 19), fmt.Sprintf(format, args...))
+		fmt.Fprintf(w, "  %s %s\n", ui.PadDisplay(st.Paint(st.Title, k), 19), fmt.Sprintf(format, args...))
 	}
 	for i, e := range r.Edges {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "%s %s -> %s\n", st.paint(st.title, fmt.Sprintf("Edge %d:", i+1)), e.Upstream, e.Downstream)
+		fmt.Fprintf(w, "%s %s -> %s\n", st.Paint(st.Title, fmt.Sprintf("Edge %d:", i+1)), e.Upstream, e.Downstream)
 		status := statusText(e)
 		if e.OK() {
-			status = st.paint(st.ok, status)
+			status = st.Paint(st.OK, status)
 		} else {
-			status = st.paint(st.err, status)
+			status = st.Paint(st.Err, status)
 		}
 		kv("status", "%s", status)
 		kv("upstream log", "%s", rangeText(e.UpstreamLog))
@@ -170,7 +171,7 @@ func (t *chainTextPrinter) Print(r *mirror.ChainReport) error {
 		kv("mirrored barriers", "%s", mirroredBarriersText(ls, e.MirroredBarriers))
 		reused := "none"
 		if len(e.ProducersReused) > 0 {
-			reused = ls.offsets(e.ProducersReused)
+			reused = ls.Offsets(e.ProducersReused)
 		}
 		kv("producers reused", "%s", reused)
 		kv("collisions averted", "%s", averted(ls, e))
@@ -184,58 +185,58 @@ func (t *chainTextPrinter) Print(r *mirror.ChainReport) error {
 			kv("findings", "none")
 			continue
 		}
-		kv("findings", "%d (%s)", len(e.Findings), plural(e.Errors(), "error"))
-		ls.byKind(len(e.Findings), func(i int) string { return e.Findings[i].Kind.String() }, func(i int) {
+		kv("findings", "%d (%s)", len(e.Findings), ui.Plural(e.Errors(), "error"))
+		ls.ByKind(len(e.Findings), func(i int) string { return e.Findings[i].Kind.String() }, func(i int) {
 			f := e.Findings[i]
-			head := fmt.Sprintf("%s %s at offset %d", st.severity(f.Severity(), f.Severity().Upper()), f.Kind, f.Offset)
+			head := fmt.Sprintf("%s %s at offset %d", st.Severity(f.Severity(), f.Severity().Upper()), f.Kind, f.Offset)
 			if where := findingWhere(f); where != "" {
 				head += ": " + where
 			}
 			fmt.Fprintf(w, "    %s\n      %s\n", head, f.Message)
 		}, func(more string) { fmt.Fprintf(w, "    %s\n", more) })
 	}
-	fmt.Fprintf(w, "\n%s %s\n", st.paint(st.title, "Summary:"), chainSummary(r))
+	fmt.Fprintf(w, "\n%s %s\n", st.Paint(st.Title, "Summary:"), chainSummary(r))
 	return w.Flush()
 }
 
 // ---- table ----
 
-type chainTablePrinter struct{ s *Streams }
+type chainTablePrinter struct{ s *ui.Streams }
 
 func (t *chainTablePrinter) render(header []string, rows [][]string) {
-	renderTable(t.s.Out, t.s.Width, header, rows)
+	ui.RenderTable(t.s.Out, t.s.Width, header, rows)
 }
 
 func (t *chainTablePrinter) Print(r *mirror.ChainReport) error {
-	ls := t.s.lister()
+	ls := t.s.Lister()
 	var rows, frows [][]string
 	var fkinds []string
 	for i, e := range r.Edges {
 		bar, local := "-", "-"
 		if e.Barrier != nil {
-			bar, local = i64(e.Barrier.Offset), rangeText(e.Local)
+			bar, local = ui.I64(e.Barrier.Offset), rangeText(e.Local)
 		}
 		reused := "-"
 		if len(e.ProducersReused) > 0 {
-			reused = ls.offsets(e.ProducersReused)
+			reused = ls.Offsets(e.ProducersReused)
 		}
-		rows = append(rows, []string{i64(int64(i + 1)), e.Upstream, e.Downstream, e.Status, rangeText(e.Mirrored), bar, local,
-			reused, i64(int64(e.CollisionsAverted)), fmt.Sprintf("%d/%d", e.Errors(), len(e.Findings))})
+		rows = append(rows, []string{ui.I64(int64(i + 1)), e.Upstream, e.Downstream, e.Status, rangeText(e.Mirrored), bar, local,
+			reused, ui.I64(int64(e.CollisionsAverted)), fmt.Sprintf("%d/%d", e.Errors(), len(e.Findings))})
 		for _, f := range e.Findings {
 			pos, upos := "-", "-"
 			if f.Position >= 0 {
-				pos = i64(f.Position)
+				pos = ui.I64(f.Position)
 			}
 			if f.UpstreamPosition >= 0 {
-				upos = i64(f.UpstreamPosition)
+				upos = ui.I64(f.UpstreamPosition)
 			}
-			frows = append(frows, []string{i64(int64(i + 1)), f.Severity().Upper(), f.Kind.String(), i64(f.Offset), f.File, pos, f.UpstreamFile, upos, f.Message})
+			frows = append(frows, []string{ui.I64(int64(i + 1)), f.Severity().Upper(), f.Kind.String(), ui.I64(f.Offset), f.File, pos, f.UpstreamFile, upos, f.Message})
 			fkinds = append(fkinds, f.Kind.String())
 		}
 	}
 	t.render([]string{"edge", "upstream", "downstream", "status", "mirrored", "barrier", "local", "reused", "averted", "errors/findings"}, rows)
 	if len(frows) > 0 {
-		shown, notes := ls.kindRows(frows, func(i int) string { return fkinds[i] })
+		shown, notes := ls.KindRows(frows, func(i int) string { return fkinds[i] })
 		t.render([]string{"edge", "severity", "kind", "offset", "file", "position", "upstream file", "upstream position", "message"}, shown)
 		for _, n := range notes {
 			fmt.Fprintln(t.s.Out, n)
@@ -282,7 +283,7 @@ func digestText(info *digest.Info) string {
 	if info.Host != "" {
 		where = info.Host + ":" + where
 	}
-	s := fmt.Sprintf("of %s, taken %s by kseg %s (%s", esc(where), info.Taken.UTC().Format("2006-01-02T15:04:05.000Z"), esc(info.KsegVersion), info.Hash)
+	s := fmt.Sprintf("of %s, taken %s by kseg %s (%s", ui.Esc(where), info.Taken.UTC().Format("2006-01-02T15:04:05.000Z"), ui.Esc(info.KsegVersion), info.Hash)
 	if info.Sections > 1 {
 		s += fmt.Sprintf(", %d sections", info.Sections)
 	}

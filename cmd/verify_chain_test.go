@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 func TestVerifyChainCLIUsage(t *testing.T) {
 	src, dst := mirrorPair(t)
-	if code, out, stderr := injRun(t, "mirror", "--backup-dir", filepath.Join(t.TempDir(), "b"), src, dst); code != ExitOK {
+	if code, out, stderr := injRun(t, "mirror", "--backup-dir", filepath.Join(t.TempDir(), "b"), src, dst); code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
 	for _, args := range [][]string{
@@ -21,15 +23,15 @@ func TestVerifyChainCLIUsage(t *testing.T) {
 		{"verify-chain", "--edge", "1=1", src, dst},
 		{"verify-chain", src, t.TempDir()},
 	} {
-		if code, out, stderr := injRun(t, args...); code != ExitUsage {
-			t.Errorf("%v: exit %d, want %d\n%s%s", args, code, ExitUsage, out, stderr)
+		if code, out, stderr := injRun(t, args...); code != ui.ExitUsage {
+			t.Errorf("%v: exit %d, want %d\n%s%s", args, code, ui.ExitUsage, out, stderr)
 		}
 	}
-	if code, _, _ := injRun(t, "verify-chain", src, filepath.Join(t.TempDir(), "nope-0")); code != ExitUsage && code != ExitError {
+	if code, _, _ := injRun(t, "verify-chain", src, filepath.Join(t.TempDir(), "nope-0")); code != ui.ExitUsage && code != ui.ExitError {
 		t.Errorf("a missing directory: exit %d", code)
 	}
 	code, out, _ := injRun(t, "verify-chain", "--help")
-	if code != ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--edge") {
+	if code != ui.ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--edge") {
 		t.Errorf("help: exit %d\n%s", code, out)
 	}
 }
@@ -39,16 +41,16 @@ func TestVerifyChainCLIUsage(t *testing.T) {
 // exits 3 in every format.
 func TestVerifyChainCLIOutputs(t *testing.T) {
 	src, dst := mirrorPair(t)
-	if code, out, stderr := injRun(t, "mirror", "--backup-dir", filepath.Join(t.TempDir(), "b"), src, dst); code != ExitOK {
+	if code, out, stderr := injRun(t, "mirror", "--backup-dir", filepath.Join(t.TempDir(), "b"), src, dst); code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
 	_, byPos, _ := injRun(t, "verify-chain", "--edge", "1=2", src, dst)
 	code, byPath, _ := injRun(t, "verify-chain", "--edge", src+"="+dst, src, dst)
-	if code != ExitOK || byPos != byPath || !strings.Contains(byPath, "in sync") {
+	if code != ui.ExitOK || byPos != byPath || !strings.Contains(byPath, "in sync") {
 		t.Fatalf("exit %d\n%s\n%s", code, byPos, byPath)
 	}
 	code, out, _ := injRun(t, "verify-chain", "--output", "table", src, dst)
-	if code != ExitOK || !strings.Contains(out, "in-sync") || !strings.Contains(out, "Summary: 1 edge, 1 consistent") {
+	if code != ui.ExitOK || !strings.Contains(out, "in-sync") || !strings.Contains(out, "Summary: 1 edge, 1 consistent") {
 		t.Fatalf("table: exit %d\n%s", code, out)
 	}
 
@@ -65,7 +67,7 @@ func TestVerifyChainCLIOutputs(t *testing.T) {
 	verifyChainOverDigests(t, []string{"verify-chain", src, dst})
 	for _, f := range []string{"text", "table", "json"} {
 		code, out, _ := injRun(t, "verify-chain", "--output", f, src, dst)
-		if code != ExitFindings || !strings.Contains(out, "mismatch") {
+		if code != ui.ExitFindings || !strings.Contains(out, "mismatch") {
 			t.Errorf("--output %s: exit %d\n%s", f, code, out)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/mm2"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -40,7 +41,7 @@ func (o *verifyMM2Options) Validate(args []string) error {
 	switch o.output {
 	case "text", "table", "json":
 	default:
-		return usageErrorf("--output must be text, table or json, not %q", o.output)
+		return ui.UsageErrorf("--output must be text, table or json, not %q", o.output)
 	}
 	switch o.isolation {
 	case "read_uncommitted":
@@ -48,20 +49,20 @@ func (o *verifyMM2Options) Validate(args []string) error {
 	case "read_committed":
 		o.opts.Isolation = mm2.ReadCommitted
 	default:
-		return usageErrorf("--isolation-level must be read_uncommitted or read_committed, not %q", o.isolation)
+		return ui.UsageErrorf("--isolation-level must be read_uncommitted or read_committed, not %q", o.isolation)
 	}
 	if o.window < 64 {
-		return usageErrorf("--window must be at least 64 records, not %d", o.window)
+		return ui.UsageErrorf("--window must be at least 64 records, not %d", o.window)
 	}
 	if sameDir(args[0], args[1]) {
-		return usageErrorf("%s and %s are the same directory: a partition is not its own replica", args[0], args[1])
+		return ui.UsageErrorf("%s and %s are the same directory: a partition is not its own replica", args[0], args[1])
 	}
 	o.opts.AllowDuplicates, o.opts.Window = o.allowDuplicates, o.window
 	o.opts.OffsetSyncs, o.opts.Checkpoints = o.offsetSyncs, o.checkpoints
 	return nil
 }
 
-func newVerifyMM2Cmd(s *Streams) *cobra.Command {
+func newVerifyMM2Cmd(s *ui.Streams) *cobra.Command {
 	o := &verifyMM2Options{}
 	c := &cobra.Command{
 		Use:   "verify-mm2 SOURCE TARGET",
@@ -102,13 +103,13 @@ records behind it is; a checkpoint for a partition no offset sync names was
 never mirrored.
 
 Nothing is ever modified. docs/mm2.md explains each check.
-` + exitStatusHelp + `  (verify-mm2: 0 the replica is consistent; 3 an error was found)
+` + ui.ExitStatusHelp + `  (verify-mm2: 0 the replica is consistent; 3 an error was found)
 `,
 		Example: `  kseg verify-mm2 /data/a/orders-0 /data/b/A.orders-0
   kseg verify-mm2 --offset-syncs /data/a/mm2-offset-syncs.B.internal-0 \
       --checkpoints /data/b/A.checkpoints.internal-0 /data/a/orders-0 /data/b/A.orders-0
   kseg verify-mm2 --isolation-level read_committed --output json /data/a/orders-0 /data/b/A.orders-0`,
-		Args: usageArgs(cobra.ExactArgs(2)),
+		Args: cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Validate(args); err != nil {
 				return err
@@ -120,7 +121,7 @@ Nothing is ever modified. docs/mm2.md explains each check.
 	return c
 }
 
-func runVerifyMM2(ctx context.Context, s *Streams, o *verifyMM2Options, source, target string) error {
+func runVerifyMM2(ctx context.Context, s *ui.Streams, o *verifyMM2Options, source, target string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -136,8 +137,8 @@ func runVerifyMM2(ctx context.Context, s *Streams, o *verifyMM2Options, source, 
 	if err := checkSamePartitionNumber(source, target); err != nil {
 		return err
 	}
-	total := func() int64 { return logBytes(source) + logBytes(target) }
-	rep, err := stepProgress(s, "comparing", total, func(progress func(int64)) (*mm2.Report, error) {
+	total := func() int64 { return ui.LogBytes(source) + ui.LogBytes(target) }
+	rep, err := ui.StepProgress(s, "comparing", total, func(progress func(int64)) (*mm2.Report, error) {
 		opts := o.opts
 		opts.Progress = progress
 		return mm2.Verify(source, target, opts)
@@ -145,7 +146,7 @@ func runVerifyMM2(ctx context.Context, s *Streams, o *verifyMM2Options, source, 
 	if err != nil {
 		var ne *mm2.NameError
 		if errors.As(err, &ne) {
-			return usageErrorf("%v", ne)
+			return ui.UsageErrorf("%v", ne)
 		}
 		return err
 	}
@@ -153,7 +154,7 @@ func runVerifyMM2(ctx context.Context, s *Streams, o *verifyMM2Options, source, 
 		return err
 	}
 	if !rep.OK() {
-		return findingsExit()
+		return ui.FindingsExit()
 	}
 	return nil
 }
@@ -165,7 +166,7 @@ func checkSamePartitionNumber(source, target string) error {
 	ns, okS := segment.ParsePartitionDir(filepath.Base(filepath.Clean(source)))
 	nt, okT := segment.ParsePartitionDir(filepath.Base(filepath.Clean(target)))
 	if okS && okT && ns.Partition != nt.Partition {
-		return refusedf("refused (partition): %s is partition %d but %s is partition %d: MM2 copies each record to the partition of its source's number",
+		return ui.Refusedf("refused (partition): %s is partition %d but %s is partition %d: MM2 copies each record to the partition of its source's number",
 			source, ns.Partition, target, nt.Partition)
 	}
 	return nil
@@ -176,20 +177,20 @@ type mm2Printer interface {
 	Print(r *mm2.Report) error
 }
 
-func newMM2Printer(s *Streams, output string) mm2Printer {
+func newMM2Printer(s *ui.Streams, output string) mm2Printer {
 	switch output {
 	case "json":
 		return &mm2JSONPrinter{w: s.Out}
 	case "table":
 		return &mm2TablePrinter{s: s}
 	}
-	return &mm2TextPrinter{w: s.Out, st: s.styles(), ls: s.lister()}
+	return &mm2TextPrinter{w: s.Out, st: s.Styles(), ls: s.Lister()}
 }
 
 // mm2Summary says the verdict in one line.
 func mm2Summary(r *mm2.Report) string {
 	if r.OK() {
-		return fmt.Sprintf("consistent: %d of %s copied, %s", r.Matched, plural(int(r.Source.Records), "source record"), copiesText(r.Copies))
+		return fmt.Sprintf("consistent: %d of %s copied, %s", r.Matched, ui.Plural(int(r.Source.Records), "source record"), copiesText(r.Copies))
 	}
-	return fmt.Sprintf("NOT consistent: %s", plural(int(r.Errors()), "error"))
+	return fmt.Sprintf("NOT consistent: %s", ui.Plural(int(r.Errors()), "error"))
 }

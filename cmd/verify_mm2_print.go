@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kseg/kseg/barrier/mm2"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -27,23 +28,23 @@ type mm2Line struct {
 func mm2Lines(r *mm2.Report) []mm2Line {
 	var out []mm2Line
 	for _, run := range r.Runs {
-		out = append(out, mm2Line{run.Kind, runWhere(run), esc(run.Message)})
+		out = append(out, mm2Line{run.Kind, runWhere(run), ui.Esc(run.Message)})
 	}
 	for _, f := range r.Findings {
-		where := esc(f.Subject)
+		where := ui.Esc(f.Subject)
 		if f.File != "" {
-			where = fmt.Sprintf("%s position %d", esc(f.File), f.Position)
+			where = fmt.Sprintf("%s position %d", ui.Esc(f.File), f.Position)
 		}
-		out = append(out, mm2Line{f.Kind, where, esc(f.Message)})
+		out = append(out, mm2Line{f.Kind, where, ui.Esc(f.Message)})
 	}
 	for _, s := range r.OffsetSyncs {
 		if s.Kind != 0 {
-			out = append(out, mm2Line{s.Kind, fmt.Sprintf("sync %d -> %d", s.UpstreamOffset, s.DownstreamOffset), esc(s.Message)})
+			out = append(out, mm2Line{s.Kind, fmt.Sprintf("sync %d -> %d", s.UpstreamOffset, s.DownstreamOffset), ui.Esc(s.Message)})
 		}
 	}
 	for _, c := range r.Checkpoints {
 		if c.Kind != 0 {
-			out = append(out, mm2Line{c.Kind, fmt.Sprintf("group %s: %d -> %d", esc(c.Group), c.UpstreamOffset, c.DownstreamOffset), esc(c.Message)})
+			out = append(out, mm2Line{c.Kind, fmt.Sprintf("group %s: %d -> %d", ui.Esc(c.Group), c.UpstreamOffset, c.DownstreamOffset), ui.Esc(c.Message)})
 		}
 	}
 	// Errors first, then by kind (the registry's order), in report order
@@ -68,16 +69,16 @@ func runWhere(r mm2.Run) string {
 
 func offsetSpan(r mm2.Range) string {
 	if r.First == r.Last {
-		return i64(r.First)
+		return ui.I64(r.First)
 	}
 	return fmt.Sprintf("%d..%d", r.First, r.Last)
 }
 
 func sideText(s mm2.Side) string {
-	t := fmt.Sprintf("%s: log [%d, %d), %s", esc(s.Dir), s.LogStart, s.LogEnd, plural(int(s.Records), "record"))
+	t := fmt.Sprintf("%s: log [%d, %d), %s", ui.Esc(s.Dir), s.LogStart, s.LogEnd, ui.Plural(int(s.Records), "record"))
 	var extra []string
 	if s.ControlRecords > 0 {
-		extra = append(extra, plural(int(s.ControlRecords), "control record"))
+		extra = append(extra, ui.Plural(int(s.ControlRecords), "control record"))
 	}
 	if s.Aborted > 0 {
 		extra = append(extra, fmt.Sprintf("%d of aborted transactions", s.Aborted))
@@ -124,7 +125,7 @@ func countsText(r *mm2.Report) string {
 	var parts []string
 	for _, k := range finding.Kinds() {
 		if n := r.Counts[k]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d (%s)", k, n, plural(int(r.RunCounts[k]), "run")))
+			parts = append(parts, fmt.Sprintf("%s %d (%s)", k, n, ui.Plural(int(r.RunCounts[k]), "run")))
 		}
 	}
 	if len(parts) == 0 {
@@ -145,7 +146,7 @@ func syncsText(r *mm2.Report) string {
 			bad++
 		}
 	}
-	t := fmt.Sprintf("%s for %s-%d: %d pair records of the same content", plural(len(r.OffsetSyncs), "sync"), esc(r.Source.Topic), r.Source.Partition, ok)
+	t := fmt.Sprintf("%s for %s-%d: %d pair records of the same content", ui.Plural(len(r.OffsetSyncs), "sync"), ui.Esc(r.Source.Topic), r.Source.Partition, ok)
 	if bad > 0 {
 		t += fmt.Sprintf(", %d do not", bad)
 	}
@@ -169,9 +170,9 @@ func checkpointsText(r *mm2.Report) string {
 			ahead++
 		}
 	}
-	t := fmt.Sprintf("%s for %s-%d: %d at or below the exact translation", plural(len(r.Checkpoints), "checkpoint"), esc(r.Target.Topic), r.Target.Partition, ok)
+	t := fmt.Sprintf("%s for %s-%d: %d at or below the exact translation", ui.Plural(len(r.Checkpoints), "checkpoint"), ui.Esc(r.Target.Topic), r.Target.Partition, ok)
 	if ok > 0 {
-		t += fmt.Sprintf(" (up to %s behind)", plural(int(behind), "record"))
+		t += fmt.Sprintf(" (up to %s behind)", ui.Plural(int(behind), "record"))
 	}
 	if ahead > 0 {
 		t += fmt.Sprintf(", %d past it", ahead)
@@ -187,7 +188,7 @@ func checkpointsText(r *mm2.Report) string {
 // and its last, with more saying how many are left out between them (the
 // first and the last runs of a kind are where a fault starts and where it
 // stands now); under --verbose every line. Lines of a kind are adjacent.
-func firstLastByKind(ls lister, lines []mm2Line, item func(i int), more func(line string)) {
+func firstLastByKind(ls ui.Lister, lines []mm2Line, item func(i int), more func(line string)) {
 	for i := 0; i < len(lines); {
 		j := i
 		for j < len(lines) && lines[j].kind == lines[i].kind {
@@ -196,10 +197,10 @@ func firstLastByKind(ls lister, lines []mm2Line, item func(i int), more func(lin
 		n := j - i
 		for k := i; k < j; k++ {
 			switch {
-			case ls.all || n <= kindWhole || k-i < kindHead || k == j-1:
+			case ls.All || n <= ui.KindWhole || k-i < ui.KindHead || k == j-1:
 				item(k)
-			case k-i == kindHead:
-				more(fmt.Sprintf("… %d more %s (--verbose lists them) …", n-kindHead-1, lines[i].kind))
+			case k-i == ui.KindHead:
+				more(fmt.Sprintf("… %d more %s (--verbose lists them) …", n-ui.KindHead-1, lines[i].kind))
 			}
 		}
 		i = j
@@ -210,18 +211,18 @@ func firstLastByKind(ls lister, lines []mm2Line, item func(i int), more func(lin
 
 type mm2TextPrinter struct {
 	w  io.Writer
-	st *styles
-	ls lister
+	st *ui.Styles
+	ls ui.Lister
 }
 
 func (t *mm2TextPrinter) Print(r *mm2.Report) error {
 	w := bufio.NewWriter(t.w)
 	st, ls := t.st, t.ls
 	kv := func(k, format string, args ...any) {
-		fmt.Fprintf(w, "  %s %s\n", padDisplay(st.paint(st.title, k), 19), fmt.Sprintf(format, args...))
+		fmt.Fprintf(w, "  %s %s\n", ui.PadDisplay(st.Paint(st.Title, k), 19), fmt.Sprintf(format, args...))
 	}
-	fmt.Fprintf(w, "%s %s\n", st.paint(st.title, "Source:"), sideText(r.Source))
-	fmt.Fprintf(w, "%s %s\n", st.paint(st.title, "Target:"), sideText(r.Target))
+	fmt.Fprintf(w, "%s %s\n", st.Paint(st.Title, "Source:"), sideText(r.Source))
+	fmt.Fprintf(w, "%s %s\n", st.Paint(st.Title, "Target:"), sideText(r.Target))
 	kv("isolation level", "%s", isolationText(r))
 	kv("mirrored", "%s", mirroredText(r))
 	kv("records", "%s", countsText(r))
@@ -238,7 +239,7 @@ func (t *mm2TextPrinter) Print(r *mm2.Report) error {
 		kv("findings", "%d", len(lines))
 		firstLastByKind(ls, lines, func(i int) {
 			l := lines[i]
-			head := st.severity(l.kind.Severity(), l.kind.Severity().String()) + " " + l.kind.String()
+			head := st.Severity(l.kind.Severity(), l.kind.Severity().String()) + " " + l.kind.String()
 			if l.where != "" {
 				head += " " + l.where
 			}
@@ -247,17 +248,17 @@ func (t *mm2TextPrinter) Print(r *mm2.Report) error {
 	}
 	summary := mm2Summary(r)
 	if r.OK() {
-		summary = st.paint(st.ok, summary)
+		summary = st.Paint(st.OK, summary)
 	} else {
-		summary = st.paint(st.err, summary)
+		summary = st.Paint(st.Err, summary)
 	}
-	fmt.Fprintf(w, "\n%s %s\n", st.paint(st.title, "Summary:"), summary)
+	fmt.Fprintf(w, "\n%s %s\n", st.Paint(st.Title, "Summary:"), summary)
 	return w.Flush()
 }
 
 // ---- table ----
 
-type mm2TablePrinter struct{ s *Streams }
+type mm2TablePrinter struct{ s *ui.Streams }
 
 func (t *mm2TablePrinter) Print(r *mm2.Report) error {
 	out := t.s.Out
@@ -266,10 +267,10 @@ func (t *mm2TablePrinter) Print(r *mm2.Report) error {
 		role string
 		side mm2.Side
 	}{{"source", r.Source}, {"target", r.Target}} {
-		rows = append(rows, []string{s.role, esc(s.side.Dir), i64(s.side.LogStart), i64(s.side.LogEnd), i64(s.side.Records),
-			i64(s.side.ControlRecords), i64(s.side.Aborted), i64(s.side.Holes)})
+		rows = append(rows, []string{s.role, ui.Esc(s.side.Dir), ui.I64(s.side.LogStart), ui.I64(s.side.LogEnd), ui.I64(s.side.Records),
+			ui.I64(s.side.ControlRecords), ui.I64(s.side.Aborted), ui.I64(s.side.Holes)})
 	}
-	if err := renderTable(out, t.s.Width, []string{"side", "dir", "log start", "log end", "records", "control", "aborted", "holes"}, rows); err != nil {
+	if err := ui.RenderTable(out, t.s.Width, []string{"side", "dir", "log start", "log end", "records", "control", "aborted", "holes"}, rows); err != nil {
 		return err
 	}
 	lines := mm2Lines(r)
@@ -280,8 +281,8 @@ func (t *mm2TablePrinter) Print(r *mm2.Report) error {
 		}
 		var shown [][]string
 		var notes []string
-		firstLastByKind(t.s.lister(), lines, func(i int) { shown = append(shown, frows[i]) }, func(more string) { notes = append(notes, more) })
-		if err := renderTable(out, t.s.Width, []string{"severity", "kind", "where", "message"}, shown); err != nil {
+		firstLastByKind(t.s.Lister(), lines, func(i int) { shown = append(shown, frows[i]) }, func(more string) { notes = append(notes, more) })
+		if err := ui.RenderTable(out, t.s.Width, []string{"severity", "kind", "where", "message"}, shown); err != nil {
 			return err
 		}
 		for _, n := range notes {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/mm2/mm2test"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -33,9 +34,9 @@ func TestVerifyMM2Golden(t *testing.T) {
 				runKseg(append([]string{"verify-mm2", "-v"}, args...)...),
 				runKseg(append([]string{"verify-mm2", "--output", "json"}, args...)...),
 			}
-			want := ExitOK
+			want := ui.ExitOK
 			if c.Want != "" && kindSeverity(t, c.Want) == finding.Error {
-				want = ExitFindings
+				want = ui.ExitFindings
 			}
 			for _, r := range runs {
 				if r.code != want || r.stderr != "" {
@@ -114,15 +115,15 @@ func TestVerifyMM2Refusals(t *testing.T) {
 		code int
 		err  string
 	}{
-		{[]string{src}, ExitUsage, "takes SOURCE TARGET; got 1 argument"},
-		{[]string{src, src}, ExitUsage, "the same directory"},
-		{[]string{src, "no-such-0"}, ExitError, "no such file"},
-		{[]string{src, "A.orders-1"}, ExitRefused, "partition 0 but A.orders-1 is partition 1"},
-		{[]string{src, "replica"}, ExitUsage, "not <topic>-<partition>"},
-		{[]string{"--isolation-level", "read_committted", src, tgt}, ExitUsage, "--isolation-level must be"},
-		{[]string{"--window", "10", src, tgt}, ExitUsage, "--window must be at least"},
-		{[]string{"--offset-syncs", "clean", src, tgt}, ExitUsage, "not <topic>-<partition>"},
-		{[]string{"--output", "yaml", src, tgt}, ExitUsage, "--output must be"},
+		{[]string{src}, ui.ExitUsage, "takes SOURCE TARGET; got 1 argument"},
+		{[]string{src, src}, ui.ExitUsage, "the same directory"},
+		{[]string{src, "no-such-0"}, ui.ExitError, "no such file"},
+		{[]string{src, "A.orders-1"}, ui.ExitRefused, "partition 0 but A.orders-1 is partition 1"},
+		{[]string{src, "replica"}, ui.ExitUsage, "not <topic>-<partition>"},
+		{[]string{"--isolation-level", "read_committted", src, tgt}, ui.ExitUsage, "--isolation-level must be"},
+		{[]string{"--window", "10", src, tgt}, ui.ExitUsage, "--window must be at least"},
+		{[]string{"--offset-syncs", "clean", src, tgt}, ui.ExitUsage, "not <topic>-<partition>"},
+		{[]string{"--output", "yaml", src, tgt}, ui.ExitUsage, "--output must be"},
 	} {
 		r := runKseg(append([]string{"verify-mm2"}, c.args...)...)
 		if r.code != c.code || !strings.Contains(r.stderr, c.err) {
@@ -141,7 +142,7 @@ func TestVerifyMM2AllowDuplicates(t *testing.T) {
 	args := []string{"verify-mm2", "--allow-duplicates", filepath.Join("source", "orders-0"), filepath.Join("duplicates", "A.orders-0")}
 	for _, out := range []string{"text", "table"} {
 		r := runKseg(append(args, "--output", out)...)
-		if r.code != ExitOK || !strings.Contains(r.stdout, "duplicate-records-allowed") || !strings.Contains(r.stdout, "Summary: consistent") {
+		if r.code != ui.ExitOK || !strings.Contains(r.stdout, "duplicate-records-allowed") || !strings.Contains(r.stdout, "Summary: consistent") {
 			t.Errorf("kseg %s: exit %d\n%s%s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -21,10 +22,10 @@ func (o *versionOptions) Validate() error {
 	case "text", "table", "json":
 		return nil
 	}
-	return usageErrorf("--output must be text, table or json, not %q", o.output)
+	return ui.UsageErrorf("--output must be text, table or json, not %q", o.output)
 }
 
-func newVersionCmd(s *Streams) *cobra.Command {
+func newVersionCmd(s *ui.Streams) *cobra.Command {
 	o := &versionOptions{}
 	c := &cobra.Command{
 		Use:   "version",
@@ -45,7 +46,7 @@ given -buildvcs=true), -buildvcs=false (on the command line or in GOFLAGS),
 a git worktree (its .git is a file, which the toolchain does not look for)
 and builds outside a repository record no commit; kseg then says "(devel)
 (commit not recorded)".
-` + exitStatusHelp,
+` + ui.ExitStatusHelp,
 		Example: `  kseg version
   kseg version -o json | jq -r .revision`,
 		Args: cobra.NoArgs,
@@ -128,28 +129,28 @@ func (v versionInfo) String() string {
 // versionString is the text of `kseg version` and `kseg --version`.
 func versionString() string { return readVersion().String() }
 
-func printVersion(s *Streams, o *versionOptions, v versionInfo) error {
+func printVersion(s *ui.Streams, o *versionOptions, v versionInfo) error {
 	w := bufio.NewWriter(s.Out)
 	switch o.output {
 	case "json":
-		var j jsonw
-		j.begin()
-		j.str("type", "version")
-		j.str("version", v.Version)
+		var j ui.JSONWriter
+		j.Begin()
+		j.Str("type", "version")
+		j.Str("version", v.Version)
 		for _, kv := range [][2]string{{"revision", v.Revision}, {"time", v.Time}} {
 			if kv[1] == "" {
-				j.null(kv[0]) // not stamped (go run, -buildvcs=false)
+				j.Null(kv[0]) // not stamped (go run, -buildvcs=false)
 			} else {
-				j.str(kv[0], kv[1])
+				j.Str(kv[0], kv[1])
 			}
 		}
-		j.bool("modified", v.Modified)
-		j.str("goVersion", v.GoVersion)
-		j.end()
-		j.b = append(j.b, '\n')
-		w.Write(j.b)
+		j.Bool("modified", v.Modified)
+		j.Str("goVersion", v.GoVersion)
+		j.End()
+		j.B = append(j.B, '\n')
+		w.Write(j.B)
 	case "table":
-		if err := renderTable(w, s.Width, []string{"field", "value"}, [][]string{
+		if err := ui.RenderTable(w, s.Width, []string{"field", "value"}, [][]string{
 			{"version", v.Version}, {"revision", v.Revision}, {"time", v.Time},
 			{"modified", fmt.Sprint(v.Modified)}, {"goVersion", v.GoVersion},
 		}); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/edit"
 )
 
@@ -45,14 +46,14 @@ func (w *writeFlags) validateOutput() error {
 	case "text", "table", "json":
 		return nil
 	}
-	return usageErrorf("--output must be text, table or json, not %q", w.output)
+	return ui.UsageErrorf("--output must be text, table or json, not %q", w.output)
 }
 
 // validateRollback: --rollback comes with no flag that shapes a plan
 // (planFlags, as changedFlags lists them) and without --dry-run.
 func (w *writeFlags) validateRollback(planFlags []string) error {
 	if w.rollback && (w.dryRun || len(planFlags) > 0) {
-		return usageErrorf("--rollback takes no other flag than --output and --backup-dir")
+		return ui.UsageErrorf("--rollback takes no other flag than --output and --backup-dir")
 	}
 	return nil
 }
@@ -72,15 +73,15 @@ func writeExit(err error) error {
 	var ce *mirror.CorruptSourceError
 	switch {
 	case errors.As(err, &re):
-		return &exitError{code: ExitRefused, err: withHint(err, remedyHints[re.Remedy])}
+		return &ui.ExitCodeError{Code: ui.ExitRefused, Err: withHint(err, remedyHints[re.Remedy])}
 	case errors.As(err, &oe):
-		return &exitError{code: ExitUsage, err: fmt.Errorf("--%w", oe)}
+		return &ui.ExitCodeError{Code: ui.ExitUsage, Err: fmt.Errorf("--%w", oe)}
 	case errors.As(err, &ct):
-		return &exitError{code: ExitFindings, err: withHint(err, " (rerun with --repair-tail to cut it as broker recovery would)")}
+		return &ui.ExitCodeError{Code: ui.ExitFindings, Err: withHint(err, " (rerun with --repair-tail to cut it as broker recovery would)")}
 	case errors.As(err, &de):
-		return &exitError{code: ExitFindings, err: withHint(err, " (rerun with --align to truncate it there first, as failback does)")}
+		return &ui.ExitCodeError{Code: ui.ExitFindings, Err: withHint(err, " (rerun with --align to truncate it there first, as failback does)")}
 	case errors.As(err, &ge), errors.As(err, &ce):
-		return &exitError{code: ExitFindings, err: err}
+		return &ui.ExitCodeError{Code: ui.ExitFindings, Err: err}
 	}
 	return err
 }
@@ -101,7 +102,7 @@ var remedyHints = map[edit.Remedy]string{
 // is known: the natural place to run kseg is the log directory itself,
 // where a backup folder would stop the broker (docs/failover.md). label
 // names it for the plan ("~/..." under the home directory).
-func defaultBackupRoot(s *Streams) (root, label string) {
+func defaultBackupRoot(s *ui.Streams) (root, label string) {
 	if s.Env != nil {
 		if d, ok := s.Env("XDG_STATE_HOME"); ok && filepath.IsAbs(d) {
 			root = filepath.Join(d, "kseg", "backups")
@@ -207,11 +208,11 @@ func plannedOwnership(resume *edit.Interrupted, dir, logDir string, createsDir b
 func runWrite[P comparable, V interface {
 	comparable
 	edit.Verdict
-}](ctx context.Context, s *Streams, w writeRun[P, V]) error {
+}](ctx context.Context, s *ui.Streams, w writeRun[P, V]) error {
 	if w.flags.rollback {
 		// How much a rollback copies back is in the journal it reads: the
 		// line counts bytes, without a total.
-		rep, err := stepProgress(s, "rolling back", func() int64 { return 0 },
+		rep, err := ui.StepProgress(s, "rolling back", func() int64 { return 0 },
 			func(progress func(int64)) (*edit.Result[P, V], error) {
 				return w.rollback(edit.Options{Progress: progress})
 			})
@@ -224,7 +225,7 @@ func runWrite[P comparable, V interface {
 	if total == nil {
 		total = func() int64 { return 0 }
 	}
-	p, blocked := stepProgress(s, w.planLabel, total, w.plan)
+	p, blocked := ui.StepProgress(s, w.planLabel, total, w.plan)
 	var noPlan P
 	if p == noPlan {
 		return writeExit(blocked)
@@ -270,7 +271,7 @@ func runWrite[P comparable, V interface {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	rep, err := stepProgress(s, "applying", func() int64 { return edit.CopyBytes(parts.ops) },
+	rep, err := ui.StepProgress(s, "applying", func() int64 { return edit.CopyBytes(parts.ops) },
 		func(progress func(int64)) (*edit.Result[P, V], error) {
 			return w.apply(p, edit.Options{BackupDir: w.flags.backupDir, BackupRoot: root, Progress: progress})
 		})
@@ -283,10 +284,10 @@ func runWrite[P comparable, V interface {
 	}
 	var none V
 	if v := rep.Verification; v != none && !v.OK() {
-		if !s.quiet && edit.HasJournal(parts.dir) {
+		if !s.Quiet && edit.HasJournal(parts.dir) {
 			fmt.Fprintf(s.Err, "kseg: the %s's journal is kept: rerun with --rollback to undo it from the backup\n", w.what)
 		}
-		return findingsExit()
+		return ui.FindingsExit()
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/cmd"
+	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/kafkaoracle"
 	"github.com/kseg/kseg/segment/segtest"
@@ -116,7 +117,7 @@ type run struct {
 }
 
 func kseg(args ...string) run {
-	s, out, errb := cmd.TestStreams()
+	s, out, errb := ui.TestStreams()
 	code := cmd.Run(context.Background(), args, s)
 	return run{args: args, code: code, stdout: out.String(), stderr: errb.String()}
 }

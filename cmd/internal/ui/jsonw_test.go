@@ -1,4 +1,4 @@
-package cmd
+package ui
 
 import (
 	"math"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// appendInt replaces strconv.AppendInt on dump's hot path: it must write
+// AppendInt replaces strconv.AppendInt on dump's hot path: it must write
 // the same digits for every value, at every length and both signs.
 func TestAppendIntMatchesStrconv(t *testing.T) {
 	values := []int64{0, 1, -1, 9, 10, -10, 99, 100, 101, 999, 1000, 1 << 31, -1 << 31, 1<<32 - 1,
@@ -16,7 +16,7 @@ func TestAppendIntMatchesStrconv(t *testing.T) {
 	}
 	for _, v := range values {
 		prefix := []byte(`"k":`)
-		got := string(appendInt(prefix, v))
+		got := string(AppendInt(prefix, v))
 		want := string(strconv.AppendInt([]byte(`"k":`), v, 10))
 		if got != want {
 			t.Errorf("appendInt(%d) = %q, want %q", v, got, want)
@@ -30,7 +30,7 @@ func TestAppendUintMatchesStrconv(t *testing.T) {
 		values = append(values, p-1, p, p+1, 2*p-1, 2*p)
 	}
 	for _, v := range values {
-		if got, want := string(appendUint([]byte("x"), v)), string(strconv.AppendUint([]byte("x"), v, 10)); got != want {
+		if got, want := string(AppendUint([]byte("x"), v)), string(strconv.AppendUint([]byte("x"), v, 10)); got != want {
 			t.Errorf("appendUint(%d) = %q, want %q", v, got, want)
 		}
 	}
@@ -45,7 +45,7 @@ func BenchmarkAppendInt(b *testing.B) {
 	for b.Loop() {
 		buf = buf[:0]
 		for _, v := range values {
-			buf = appendInt(buf, v)
+			buf = AppendInt(buf, v)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package cmd
+package ui
 
 import (
 	"bytes"
@@ -37,8 +37,8 @@ import (
 // formatUsage is the --format flag's help line.
 const formatUsage = "print each JSON object through a Go template, e.g. '{{.group}} {{.state}}' (docs/format.md); implies --output json"
 
-// addFormatFlags gives every command that prints json a --format flag.
-func addFormatFlags(c *cobra.Command) {
+// AddFormatFlags gives every command that prints json a --format flag.
+func AddFormatFlags(c *cobra.Command) {
 	out := c.Flags().Lookup("output")
 	if out == nil || !strings.Contains(out.Usage, "json") || c.Flags().Lookup("format") != nil {
 		return
@@ -71,7 +71,7 @@ var templateFuncs = template.FuncMap{
 	"time": func(v any) (string, error) {
 		switch ms := v.(type) {
 		case int64:
-			return fmtTime(ms), nil
+			return FmtTime(ms), nil
 		case jsonNull:
 			return "-", nil
 		}
@@ -91,7 +91,7 @@ var templateFuncs = template.FuncMap{
 func parseFormat(text string) (*template.Template, error) {
 	t, err := template.New("--format").Funcs(templateFuncs).Parse(unescapeText(text))
 	if err != nil {
-		return nil, usageErrorf("--format: %v", err)
+		return nil, UsageErrorf("--format: %v", err)
 	}
 	return t, nil
 }
@@ -157,7 +157,7 @@ func (w *templateWriter) Write(p []byte) (int, error) {
 	}
 	w.buf = append(w.buf, p...)
 	if i := bytes.LastIndexByte(w.buf, '\n'); i >= 0 {
-		w.err = w.render(false)
+		w.err = w.Render(false)
 	}
 	if w.err != nil {
 		return 0, w.err
@@ -172,13 +172,13 @@ func (w *templateWriter) Flush() error {
 	if w.err != nil {
 		return w.err
 	}
-	w.err = w.render(true)
+	w.err = w.Render(true)
 	return w.err
 }
 
-// render decodes and renders the complete values in buf, keeping an
+// Render decodes and renders the complete values in buf, keeping an
 // incomplete last one unless final.
-func (w *templateWriter) render(final bool) error {
+func (w *templateWriter) Render(final bool) error {
 	dec := json.NewDecoder(bytes.NewReader(w.buf))
 	dec.UseNumber()
 	used := int64(0)
@@ -212,7 +212,7 @@ func (w *templateWriter) render(final bool) error {
 				// (a finding after the groups): say how to select.
 				err = fmt.Errorf("%v (on a {\"type\":%q} object; a template for some objects only selects them: {{if eq .type %q}}…{{end}})", err, typ, cmp.Or(w.firstType, typ))
 			}
-			return &exitError{code: ExitUsage, err: fmt.Errorf("--format: %v", err)}
+			return &ExitCodeError{Code: ExitUsage, Err: fmt.Errorf("--format: %v", err)}
 		}
 		if n := w.res.Len(); n > 0 {
 			if w.res.Bytes()[n-1] != '\n' {
@@ -246,7 +246,7 @@ func templateValue(v any) any {
 		f, _ := x.Float64()
 		return f
 	case string:
-		return esc(x)
+		return Esc(x)
 	case []any:
 		for i := range x {
 			x[i] = templateValue(x[i])
@@ -261,18 +261,18 @@ func templateValue(v any) any {
 	return v
 }
 
-// applyOutputFlags reads --output and --format before the command runs:
+// ApplyOutputFlags reads --output and --format before the command runs:
 // -o wide is the table with every cell whole (and, where a command has
 // them, its extra columns), and --format runs the command with -o json
 // into a templateWriter.
-func applyOutputFlags(c *cobra.Command, s *Streams) error {
+func ApplyOutputFlags(c *cobra.Command, s *Streams) error {
 	out := c.Flags().Lookup("output")
 	if out == nil {
 		return nil
 	}
 	if f := c.Flags().Lookup("format"); f != nil && f.Changed {
 		if out.Changed && out.Value.String() != "json" {
-			return usageErrorf("--format prints the JSON objects through a template; it cannot be combined with --output %s", out.Value.String())
+			return UsageErrorf("--format prints the JSON objects through a template; it cannot be combined with --output %s", out.Value.String())
 		}
 		t, err := parseFormat(f.Value.String())
 		if err != nil {
@@ -282,20 +282,20 @@ func applyOutputFlags(c *cobra.Command, s *Streams) error {
 			return err
 		}
 		tw := newTemplateWriter(s.Out, t)
-		s.Out, s.format = tw, tw
+		s.Out, s.Format = tw, tw
 		return nil
 	}
 	if out.Value.String() == "wide" && strings.Contains(out.Usage, "table") {
 		if err := out.Value.Set("table"); err != nil {
 			return err
 		}
-		s.wide, s.Width = true, 0
+		s.Wide, s.Width = true, 0
 	}
 	return nil
 }
 
 // wideUsage rewrites an --output usage that offers table to offer wide.
-func addWideChoice(c *cobra.Command) {
+func AddWideChoice(c *cobra.Command) {
 	c.Flags().VisitAll(func(f *pflag.Flag) {
 		if f.Name == "output" && strings.Contains(f.Usage, "|table|") && !strings.Contains(f.Usage, "wide") {
 			f.Usage = strings.Replace(f.Usage, "|table|", "|table|wide|", 1) + " (wide: the table with every cell whole)"

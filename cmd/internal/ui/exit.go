@@ -1,4 +1,4 @@
-package cmd
+package ui
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 )
 
 // Exit codes, the same for every command (documented under EXIT STATUS in
-// each command's help).
+// Each command's help).
 const (
 	ExitOK       = 0 // clean
 	ExitError    = 1 // operational error (I/O, bad file system state)
@@ -15,7 +15,7 @@ const (
 	ExitRefused  = 4 // refused to act (a broker holds the directory, …)
 )
 
-const exitStatusHelp = `
+const ExitStatusHelp = `
 EXIT STATUS
   0  clean: nothing wrong was found
   1  error: an I/O or operational error (a path that does not exist or
@@ -30,56 +30,56 @@ EXIT STATUS
   Several at once: 1 before 2 before 3.
 `
 
-// exitError carries an exit code up to Main. Its message (if any) has
+// ExitCodeError carries an exit code up to Main. Its message (if any) has
 // already been printed when silent is true.
-type exitError struct {
-	code   int
-	err    error
-	silent bool
-	// noHelp: a usage error about what the input holds, not how the
+type ExitCodeError struct {
+	Code   int
+	Err    error
+	Silent bool
+	// NoHelp: a usage error about what the input holds, not how the
 	// command was written: no pointer to --help.
-	noHelp bool
+	NoHelp bool
 }
 
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit status %d", e.code)
+func (e *ExitCodeError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
 	}
-	return e.err.Error()
+	return e.Err.Error()
 }
 
-func (e *exitError) Unwrap() error { return e.err }
+func (e *ExitCodeError) Unwrap() error { return e.Err }
 
-// usageErrorf is a usage error (exit 2).
-func usageErrorf(format string, args ...any) error {
-	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+// UsageErrorf is a usage error (exit 2).
+func UsageErrorf(format string, args ...any) error {
+	return &ExitCodeError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
 }
 
-// findingsExit reports that findings were already rendered (exit 3).
-func findingsExit() error { return &exitError{code: ExitFindings, silent: true} }
+// FindingsExit reports that findings were already rendered (exit 3).
+func FindingsExit() error { return &ExitCodeError{Code: ExitFindings, Silent: true} }
 
-// unansweredf is the exit of a question the input cannot answer (exit 2,
+// Unansweredf is the exit of a question the input cannot answer (exit 2,
 // README "Exit status"): an offset past the log end, a group, topic or
 // transactional id that does not exist there or lives on a disk not given,
 // a view whose internal topic is not in the directories. What could be
 // answered is printed first; msg (when not empty) says what could not.
-func unansweredf(format string, args ...any) error {
-	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...), noHelp: true}
+func Unansweredf(format string, args ...any) error {
+	return &ExitCodeError{Code: ExitUsage, Err: fmt.Errorf(format, args...), NoHelp: true}
 }
 
-// refusedf refuses to act (exit 4).
-func refusedf(format string, args ...any) error {
-	return &exitError{code: ExitRefused, err: fmt.Errorf(format, args...)}
+// Refusedf refuses to act (exit 4).
+func Refusedf(format string, args ...any) error {
+	return &ExitCodeError{Code: ExitRefused, Err: fmt.Errorf(format, args...)}
 }
 
-// exitCode maps an error returned by a command to the process exit code.
-func exitCode(err error) int {
+// ExitCode maps an error returned by a command to the process exit code.
+func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
 	}
-	var ee *exitError
+	var ee *ExitCodeError
 	if errors.As(err, &ee) {
-		return ee.code
+		return ee.Code
 	}
 	return ExitError
 }

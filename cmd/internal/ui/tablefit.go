@@ -1,4 +1,4 @@
-package cmd
+package ui
 
 import (
 	"bufio"
@@ -49,11 +49,11 @@ const tableGap = "  "
 // keep a few characters of each end.
 const elideFloor = 10
 
-// renderTable writes header and rows as a table fitted to width (0: not a
+// RenderTable writes header and rows as a table fitted to width (0: not a
 // terminal, or -o wide: no limit).
-func renderTable(w io.Writer, width int, header []string, rows [][]string) error {
+func RenderTable(w io.Writer, width int, header []string, rows [][]string) error {
 	bw := bufio.NewWriter(w)
-	for _, line := range layoutTable(width, header, rows) {
+	for _, line := range LayoutTable(width, header, rows) {
 		bw.WriteString(line)
 		bw.WriteByte('\n')
 	}
@@ -87,8 +87,8 @@ type tableColumn struct {
 	width   int // decided
 }
 
-// layoutTable returns the table's lines, without trailing newlines.
-func layoutTable(width int, header []string, rows [][]string) []string {
+// LayoutTable returns the table's lines, without trailing newlines.
+func LayoutTable(width int, header []string, rows [][]string) []string {
 	n := len(header)
 	if n == 0 {
 		return nil
@@ -104,14 +104,14 @@ func layoutTable(width int, header []string, rows [][]string) []string {
 			}
 			lines := strings.Split(strings.TrimSpace(text), "\n")
 			for k := range lines {
-				lines[k] = esc(strings.TrimSpace(lines[k]))
+				lines[k] = Esc(strings.TrimSpace(lines[k]))
 			}
 			cells[r][i] = lines
 		}
 	}
 	for i := range cols {
 		c := &cols[i]
-		c.head = esc(headerText(header[i]))
+		c.head = Esc(HeaderText(header[i]))
 		c.natural = displayWidth(c.head)
 		longestWord := c.natural
 		named := idHeaders[c.head]
@@ -229,7 +229,7 @@ func fitCell(lines []string, c tableColumn) []string {
 				out = append(out, line)
 			}
 		case colID:
-			out = append(out, elideMiddle(l, c.width))
+			out = append(out, ElideMiddle(l, c.width))
 		default:
 			out = append(out, l)
 		}
@@ -305,9 +305,9 @@ func cutWidth(s string, width int) (string, string) {
 	return s, ""
 }
 
-// elideMiddle shortens s to width columns by replacing its middle with
+// ElideMiddle shortens s to width columns by replacing its middle with
 // "…": "console-consumer-1a2b3c" at 12 is "console…1a2b3c"'s like.
-func elideMiddle(s string, width int) string {
+func ElideMiddle(s string, width int) string {
 	if displayWidth(s) <= width {
 		return s
 	}
@@ -338,10 +338,10 @@ func elideMiddle(s string, width int) string {
 	return s[:head] + "…" + s[tail:]
 }
 
-// headerText is how a header is shown: Kafka's tools' style, upper case
+// HeaderText is how a header is shown: Kafka's tools' style, upper case
 // with words joined by hyphens (logEndOffset: LOG-END-OFFSET); a header
 // already without lower case (CURRENT-OFFSET, #PARTITIONS, LSO) is kept.
-func headerText(h string) string {
+func HeaderText(h string) string {
 	if strings.IndexFunc(h, unicode.IsLower) < 0 {
 		return strings.ReplaceAll(h, " ", "-")
 	}

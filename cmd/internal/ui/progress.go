@@ -1,4 +1,4 @@
-package cmd
+package ui
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 	"github.com/kseg/kseg/segment"
 )
 
-// progress reports long work on stderr as one line redrawn in place:
+// Progress reports long work on stderr as one line redrawn in place:
 //
 //	scanning 412.0 MiB / 1.2 GiB  34%  3/12 partitions  85.2 MiB/s  ETA 9s
 //
@@ -36,9 +36,9 @@ import (
 // drawing happens on a ticker goroutine that Done stops and waits for. A
 // disabled progress (piped stderr, --quiet) starts no goroutine and writes
 // nothing.
-type progress struct {
+type Progress struct {
 	label     string
-	total     int64
+	Total     int64
 	done      atomic.Int64
 	items     atomic.Int64
 	itemTotal atomic.Int64
@@ -46,7 +46,7 @@ type progress struct {
 
 	enabled bool
 	s       *Streams
-	// err is the real stderr; Streams.Err/Out are swapped for writers that
+	// Err is the real stderr; Streams.Err/Out are swapped for writers that
 	// clear the line, and restored by Done.
 	err               io.Writer
 	savedOut, savedEr io.Writer
@@ -59,7 +59,7 @@ type progress struct {
 	last     string // its text
 	lastDraw time.Time
 	// Whether the last byte written to stdout / stderr ended a line: the
-	// progress line is only drawn at the start of a line, so a partial
+	// Progress line is only drawn at the start of a line, so a partial
 	// line of data is never overwritten.
 	outAtLineStart, errAtLineStart bool
 
@@ -76,7 +76,7 @@ type progressConfig struct {
 	delay time.Duration
 	// interval between redraws (at most 1/interval redraws a second).
 	interval time.Duration
-	// width the line is cut to (terminal columns); 0 means 80.
+	// Width the line is cut to (terminal columns); 0 means 80.
 	width int
 	// manual: no ticker goroutine; the test calls tick.
 	manual bool
@@ -85,38 +85,38 @@ type progressConfig struct {
 const (
 	progressDefaultDelay    = time.Second
 	progressDefaultInterval = 100 * time.Millisecond // ≤ 10 redraws a second
-	progressDelayEnv        = "KSEG_PROGRESS_DELAY"
+	ProgressDelayEnv        = "KSEG_PROGRESS_DELAY"
 )
 
-// newProgress starts a progress line for work of total bytes (0 when
+// NewProgress starts a progress line for work of total bytes (0 when
 // unknown). It is a no-op unless stderr is a terminal and --quiet is off.
 // Create it before anything captures s.Out or s.Err (printers, bufio
 // writers), so their output is routed around the line.
-func newProgress(s *Streams, label string, total int64) *progress {
-	return newItemProgress(s, label, total, 0, "")
+func NewProgress(s *Streams, label string, total int64) *Progress {
+	return NewItemProgress(s, label, total, 0, "")
 }
 
-// newItemProgress is newProgress for work that is also counted in items
+// NewItemProgress is newProgress for work that is also counted in items
 // (partitions, files): the line shows "3/12 partitions" as ItemDone is
 // called.
-func newItemProgress(s *Streams, label string, total, items int64, unit string) *progress {
+func NewItemProgress(s *Streams, label string, total, items int64, unit string) *Progress {
 	cfg := progressConfig{delay: progressDefaultDelay, interval: progressDefaultInterval}
 	if s != nil {
 		cfg.width = s.ErrWidth
 		if s.Env != nil {
-			if v, ok := s.Env(progressDelayEnv); ok {
+			if v, ok := s.Env(ProgressDelayEnv); ok {
 				if d, err := time.ParseDuration(v); err == nil && d >= 0 {
 					cfg.delay = d
 				}
 			}
 		}
 	}
-	enabled := s != nil && s.ErrTTY && !s.quiet
+	enabled := s != nil && s.ErrTTY && !s.Quiet
 	return startProgress(s, label, total, items, unit, enabled, cfg, time.Now())
 }
 
-func startProgress(s *Streams, label string, total, items int64, unit string, enabled bool, cfg progressConfig, now time.Time) *progress {
-	p := &progress{label: label, total: total}
+func startProgress(s *Streams, label string, total, items int64, unit string, enabled bool, cfg progressConfig, now time.Time) *Progress {
+	p := &Progress{label: label, Total: total}
 	if items > 0 {
 		p.SetItems(items, unit)
 	}
@@ -147,20 +147,23 @@ func startProgress(s *Streams, label string, total, items int64, unit string, en
 }
 
 // Add records n more bytes done.
-func (p *progress) Add(n int64) { p.done.Add(n) }
+func (p *Progress) Add(n int64) { p.done.Add(n) }
 
 // SetItems sets the count of items (partitions, files) the work is made of.
-func (p *progress) SetItems(total int64, unit string) {
+func (p *Progress) SetItems(total int64, unit string) {
 	p.itemTotal.Store(total)
 	p.itemUnit.Store(&unit)
 }
 
+// Count is what Add has counted so far.
+func (p *Progress) Count() int64 { return p.done.Load() }
+
 // ItemDone records one more item done.
-func (p *progress) ItemDone() { p.items.Add(1) }
+func (p *Progress) ItemDone() { p.items.Add(1) }
 
 // Done stops the ticker, waits for it and erases the line. It may be
 // called more than once.
-func (p *progress) Done() {
+func (p *Progress) Done() {
 	if !p.enabled {
 		return
 	}
@@ -176,7 +179,7 @@ func (p *progress) Done() {
 	})
 }
 
-func (p *progress) run() {
+func (p *Progress) run() {
 	defer close(p.exited)
 	t := time.NewTicker(p.cfg.interval)
 	defer t.Stop()
@@ -193,7 +196,7 @@ func (p *progress) run() {
 // tick draws the line if it is time to: the delay has passed, the last
 // draw is at least one interval old, both streams are at the start of a
 // line and the text changed. It reports whether it drew.
-func (p *progress) tick(now time.Time) bool {
+func (p *Progress) tick(now time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if now.Sub(p.start) < p.cfg.delay {
@@ -217,7 +220,7 @@ func (p *progress) tick(now time.Time) bool {
 }
 
 // clearLocked erases the line if one is drawn.
-func (p *progress) clearLocked() {
+func (p *Progress) clearLocked() {
 	if p.drawn {
 		io.WriteString(p.err, "\r\x1b[K")
 		p.drawn = false
@@ -226,18 +229,18 @@ func (p *progress) clearLocked() {
 
 // line is the text of the progress line at now, cut to the terminal width
 // (a line that wrapped could not be redrawn with \r).
-func (p *progress) line(now time.Time) string {
+func (p *Progress) line(now time.Time) string {
 	done := p.done.Load()
 	var b strings.Builder
 	b.WriteString(p.label)
 	b.WriteByte(' ')
-	b.WriteString(humanBytes(done))
-	if p.total > 0 {
-		pct := done * 100 / p.total
+	b.WriteString(HumanBytes(done))
+	if p.Total > 0 {
+		pct := done * 100 / p.Total
 		if pct > 100 {
 			pct = 100
 		}
-		fmt.Fprintf(&b, " / %s  %d%%", humanBytes(p.total), pct)
+		fmt.Fprintf(&b, " / %s  %d%%", HumanBytes(p.Total), pct)
 	}
 	if it := p.itemTotal.Load(); it > 0 {
 		unit := ""
@@ -248,9 +251,9 @@ func (p *progress) line(now time.Time) string {
 	}
 	if el := now.Sub(p.start); el >= 500*time.Millisecond && done > 0 {
 		rate := float64(done) / el.Seconds()
-		fmt.Fprintf(&b, "  %s/s", humanBytes(int64(rate)))
-		if p.total > done && rate > 0 {
-			eta := time.Duration(float64(p.total-done) / rate * float64(time.Second))
+		fmt.Fprintf(&b, "  %s/s", HumanBytes(int64(rate)))
+		if p.Total > done && rate > 0 {
+			eta := time.Duration(float64(p.Total-done) / rate * float64(time.Second))
 			fmt.Fprintf(&b, "  ETA %s", eta.Round(time.Second))
 		}
 	}
@@ -271,7 +274,7 @@ func (p *progress) line(now time.Time) string {
 // progressWriter is Streams.Out or Streams.Err while a progress line may
 // be on the screen: it erases the line before passing the bytes on.
 type progressWriter struct {
-	p           *progress
+	p           *Progress
 	w           io.Writer
 	atLineStart *bool
 }
@@ -287,8 +290,8 @@ func (pw *progressWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// humanBytes renders n in binary units: 512 B, 1.5 KiB, 12.3 MiB.
-func humanBytes(n int64) string {
+// HumanBytes renders n in binary units: 512 B, 1.5 KiB, 12.3 MiB.
+func HumanBytes(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
@@ -301,32 +304,32 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-// newLogProgress starts a progress line for work that reads the .log
+// NewLogProgress starts a progress line for work that reads the .log
 // segments of the partition directories dirs once (a replay, a
 // comparison): its total is their size, and with items the line also
 // counts partitions. The directories are only listed when the line can be
 // shown at all. Feed it through Add (or psm.Options.Progress = p.Add when
 // p.Enabled()).
-func newLogProgress(s *Streams, label string, dirs []string, items bool) *progress {
+func NewLogProgress(s *Streams, label string, dirs []string, items bool) *Progress {
 	if !progressShown(s) {
-		return newProgress(s, label, 0) // disabled: nothing listed, no goroutine
+		return NewProgress(s, label, 0) // disabled: nothing listed, no goroutine
 	}
 	n := int64(0)
 	if items && len(dirs) > 1 {
 		n = int64(len(dirs))
 	}
-	return newItemProgress(s, label, logBytes(dirs...), n, "partitions")
+	return NewItemProgress(s, label, LogBytes(dirs...), n, "partitions")
 }
 
 // progressShown: a progress line can be drawn (stderr is a terminal and
 // --quiet is off).
 func progressShown(s *Streams) bool {
-	return s != nil && s.ErrTTY && !s.quiet
+	return s != nil && s.ErrTTY && !s.Quiet
 }
 
-// logBytes is the size of the .log segments of the partition directories
+// LogBytes is the size of the .log segments of the partition directories
 // dirs (those that cannot be listed count 0).
-func logBytes(dirs ...string) int64 {
+func LogBytes(dirs ...string) int64 {
 	var total int64
 	for _, dir := range dirs {
 		pd, err := segment.OpenPartitionDir(dir)
@@ -342,22 +345,22 @@ func logBytes(dirs ...string) int64 {
 	return total
 }
 
-// stepProgress runs one step of a command (a plan, an apply, a
+// StepProgress runs one step of a command (a plan, an apply, a
 // comparison) under a progress line labelled label: work gets the
 // callback a domain package's Options.Progress takes, nil when no line
 // can be shown (so that the domain skips its bookkeeping), and the line
 // is erased before stepProgress returns, before anything is printed.
-// total is asked for only when the line is shown (0: not known; the line
+// Total is asked for only when the line is shown (0: not known; the line
 // then counts bytes and their rate).
-func stepProgress[T any](s *Streams, label string, total func() int64, work func(progress func(int64)) (T, error)) (T, error) {
+func StepProgress[T any](s *Streams, label string, total func() int64, work func(progress func(int64)) (T, error)) (T, error) {
 	if !progressShown(s) {
 		return work(nil)
 	}
-	p := newProgress(s, label, total())
+	p := NewProgress(s, label, total())
 	defer p.Done()
 	return work(p.Add)
 }
 
 // Enabled reports whether the line can be shown (stderr a terminal, no
 // --quiet): work feeding it can skip its bookkeeping otherwise.
-func (p *progress) Enabled() bool { return p.enabled }
+func (p *Progress) Enabled() bool { return p.enabled }

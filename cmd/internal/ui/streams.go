@@ -1,9 +1,9 @@
-package cmd
+package ui
 
 import (
-	"bytes"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -38,20 +38,20 @@ type Streams struct {
 
 	// color is resolved from --color and the environment by resolveColor.
 	color bool
-	// verbose is -v/--verbose: text and table print every item of a list
+	// Verbose is -v/--verbose: text and table print every item of a list
 	// instead of summarising it (summary.go).
-	verbose bool
-	// quiet is -q/--quiet: no progress line and no text or table
+	Verbose bool
+	// Quiet is -q/--quiet: no progress line and no text or table
 	// summaries; errors and warnings still go to Err.
-	quiet bool
-	// fsys, when set, is what checkInput reads instead of the OS (tests).
-	fsys inputFS
-	// wide is --output wide: tables print every cell whole (Width is then
+	Quiet bool
+	// FS, when set, is what checkInput reads instead of the OS (tests).
+	FS inputFS
+	// Wide is --output wide: tables print every cell whole (Width is then
 	// 0) and the commands that have extra columns show them.
-	wide bool
-	// format, under --format, is Out: the JSON output's template writer,
+	Wide bool
+	// Format, under --format, is Out: the JSON output's template writer,
 	// flushed when the command is done (format.go).
-	format *templateWriter
+	Format *templateWriter
 }
 
 // NewStdStreams wraps the process's streams.
@@ -73,16 +73,7 @@ func NewStdStreams() *Streams {
 	return s
 }
 
-// TestStreams returns streams backed by buffers, as a pipe (no TTY, no
-// colour) unless the caller flips the fields.
-func TestStreams() (*Streams, *bytes.Buffer, *bytes.Buffer) {
-	out, errb := &bytes.Buffer{}, &bytes.Buffer{}
-	env := map[string]string{}
-	return &Streams{In: strings.NewReader(""), Out: out, Err: errb,
-		Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}, out, errb
-}
-
-// resolveColor applies --color (auto|always|never) and the environment.
+// ResolveColor applies --color (auto|always|never) and the environment.
 //
 // --color always and --color never are the user's explicit choice and win
 // over everything. With auto, in this order:
@@ -100,7 +91,7 @@ func TestStreams() (*Streams, *bytes.Buffer, *bytes.Buffer) {
 //
 // This is termenv's precedence (EnvNoColor, EnvColorProfile), the library
 // lipgloss renders through, so kseg agrees with the rest of that stack.
-func (s *Streams) resolveColor(mode string) {
+func (s *Streams) ResolveColor(mode string) {
 	env := func(k string) string {
 		if s.Env == nil {
 			return ""
@@ -131,71 +122,101 @@ func (s *Streams) resolveColor(mode string) {
 // Color reports whether output may carry ANSI styling.
 func (s *Streams) Color() bool { return s.color }
 
-// styles are the few lipgloss styles kseg uses; all render as plain text
+// Styles are the few lipgloss styles kseg uses; all render as plain text
 // when colour is off.
-type styles struct {
-	on                                    bool
+type Styles struct {
+	On                                    bool
 	r                                     *lipgloss.Renderer
-	err, warn, info, ok, offset, pid, dim lipgloss.Style
-	title                                 lipgloss.Style
+	Err, Warn, Info, OK, Offset, Pid, Dim lipgloss.Style
+	Title                                 lipgloss.Style
 }
 
-func (s *Streams) styles() *styles {
-	st := &styles{on: s.color}
+func (s *Streams) Styles() *Styles {
+	st := &Styles{On: s.color}
 	if !s.color {
 		return st
 	}
 	r := lipgloss.NewRenderer(s.Out)
 	r.SetColorProfile(termenv.ANSI256)
 	st.r = r
-	st.err = r.NewStyle().Foreground(lipgloss.Color("9")).Bold(true)
-	st.warn = r.NewStyle().Foreground(lipgloss.Color("11"))
-	st.info = r.NewStyle().Foreground(lipgloss.Color("12"))
-	st.ok = r.NewStyle().Foreground(lipgloss.Color("10"))
-	st.offset = r.NewStyle().Foreground(lipgloss.Color("14"))
-	st.pid = r.NewStyle().Foreground(lipgloss.Color("13"))
-	st.dim = r.NewStyle().Faint(true)
-	st.title = r.NewStyle().Bold(true)
+	st.Err = r.NewStyle().Foreground(lipgloss.Color("9")).Bold(true)
+	st.Warn = r.NewStyle().Foreground(lipgloss.Color("11"))
+	st.Info = r.NewStyle().Foreground(lipgloss.Color("12"))
+	st.OK = r.NewStyle().Foreground(lipgloss.Color("10"))
+	st.Offset = r.NewStyle().Foreground(lipgloss.Color("14"))
+	st.Pid = r.NewStyle().Foreground(lipgloss.Color("13"))
+	st.Dim = r.NewStyle().Faint(true)
+	st.Title = r.NewStyle().Bold(true)
 	return st
 }
 
-func (st *styles) paint(style lipgloss.Style, s string) string {
-	if !st.on {
+func (st *Styles) Paint(style lipgloss.Style, s string) string {
+	if !st.On {
 		return s
 	}
 	return style.Render(s)
 }
 
 // Severity colours a severity word.
-func (st *styles) severity(sev finding.Severity, text string) string {
+func (st *Styles) Severity(sev finding.Severity, text string) string {
 	switch sev {
 	case finding.Error:
-		return st.paint(st.err, text)
+		return st.Paint(st.Err, text)
 	case finding.Warning:
-		return st.paint(st.warn, text)
+		return st.Paint(st.Warn, text)
 	case finding.Info:
-		return st.paint(st.info, text)
+		return st.Paint(st.Info, text)
 	}
 	return text
 }
 
-// warnDiagnostics writes warnings (a plan's, a view's about files it could
+// WarnDiagnostics writes warnings (a plan's, a view's about files it could
 // not parse, …) where diagnostics go, stderr, so that stdout holds only the
 // data a script may parse. They are not silenced by -q, which silences
-// progress and summaries only: a warning is not a summary.
-func warnDiagnostics(errw io.Writer, warnings []string) {
+// Progress and summaries only: a warning is not a summary.
+func WarnDiagnostics(errw io.Writer, warnings []string) {
 	for _, w := range warnings {
-		fmt.Fprintf(errw, "kseg: warning: %s\n", escMessage(w))
+		fmt.Fprintf(errw, "kseg: warning: %s\n", EscMessage(w))
 	}
 }
 
-// padDisplay pads s with spaces to width terminal columns. fmt's %-19s
+// PadDisplay pads s with spaces to width terminal columns. fmt's %-19s
 // counts bytes, so a styled label (ANSI escapes are bytes but no columns)
 // or a wide character would misalign the column after it; lipgloss.Width
 // counts what the terminal shows.
-func padDisplay(s string, width int) string {
+func PadDisplay(s string, width int) string {
 	if w := lipgloss.Width(s); w < width {
 		return s + strings.Repeat(" ", width-w)
 	}
 	return s
+}
+
+// InputFS is the file system checkInput reads. Streams.fsys replaces it in
+// tests, so that "permission denied" is testable where the tests run as
+// root (root reads a mode-000 directory).
+type inputFS interface {
+	Stat(name string) (fs.FileInfo, error)
+	ReadDir(name string) ([]fs.DirEntry, error)
+}
+
+type osFS struct{}
+
+func (osFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
+
+func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
+
+func (s *Streams) InputFS() inputFS {
+	if s.FS != nil {
+		return s.FS
+	}
+	return osFS{}
+}
+
+// AppendPaint appends text, styled when colour is on; without colour it
+// does not allocate.
+func (st *Styles) AppendPaint(dst []byte, style lipgloss.Style, text []byte) []byte {
+	if !st.On {
+		return append(dst, text...)
+	}
+	return append(dst, style.Render(string(text))...)
 }

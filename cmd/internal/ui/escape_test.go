@@ -1,4 +1,4 @@
-package cmd
+package ui
 
 import (
 	"strings"
@@ -20,7 +20,7 @@ func TestEsc(t *testing.T) {
 		{"\xff\xfeok", `\xff\xfeok`},
 		{"a\xe2\x82", `a\xe2\x82`}, // a truncated UTF-8 sequence, byte by byte
 	} {
-		if got := esc(tc.in); got != tc.want {
+		if got := Esc(tc.in); got != tc.want {
 			t.Errorf("esc(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
@@ -36,7 +36,7 @@ func TestEscIsIdempotentAndSafe(t *testing.T) {
 	}
 	inputs = append(inputs, "\u0085\u00a0\u2028\u2066x\u2069", "\xc0\x80", "\xed\xa0\x80")
 	for _, in := range inputs {
-		out := esc(in)
+		out := Esc(in)
 		if !utf8.ValidString(out) {
 			t.Errorf("esc(%q) = %q: not valid UTF-8", in, out)
 		}
@@ -45,7 +45,7 @@ func TestEscIsIdempotentAndSafe(t *testing.T) {
 				t.Errorf("esc(%q) = %q keeps %U", in, out, r)
 			}
 		}
-		if again := esc(out); again != out {
+		if again := Esc(out); again != out {
 			t.Errorf("esc(esc(%q)) = %q, not %q", in, again, out)
 		}
 		if strings.ContainsRune(out, 0x1b) {
@@ -58,13 +58,13 @@ func BenchmarkEscClean(b *testing.B) {
 	s := "console-consumer-12345-5f0c9a7e-3b1d-4c2e-9f6a-0123456789ab"
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = esc(s)
+		_ = Esc(s)
 	}
 }
 
 func TestEscMessage(t *testing.T) {
 	in := "unknown command \"x\x1b[2J\"\n\nDid you mean this?\n\tdump"
-	if got, want := escMessage(in), "unknown command \"x\\x1b[2J\"\n\nDid you mean this?\n\tdump"; got != want {
+	if got, want := EscMessage(in), "unknown command \"x\\x1b[2J\"\n\nDid you mean this?\n\tdump"; got != want {
 		t.Errorf("escMessage = %q, want %q", got, want)
 	}
 }

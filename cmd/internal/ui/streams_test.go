@@ -1,4 +1,4 @@
-package cmd
+package ui
 
 import (
 	"strings"
@@ -55,7 +55,7 @@ func TestResolveColorEveryCombination(t *testing.T) {
 							s, _, _ := TestStreams()
 							s.OutTTY = tty
 							s.Env = func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-							s.resolveColor(mode)
+							s.ResolveColor(mode)
 							val := func(v string) string { return strings.ReplaceAll(v, unset, "") }
 							want := colorWant(mode, tty, val(nc), val(cc), val(cf), val(tm))
 							if s.Color() != want {
@@ -101,34 +101,9 @@ func TestResolveColorNamedCases(t *testing.T) {
 		s, _, _ := TestStreams()
 		s.OutTTY = tc.tty
 		s.Env = func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
-		s.resolveColor(tc.mode)
+		s.ResolveColor(tc.mode)
 		if s.Color() != tc.want {
 			t.Errorf("%s: colour %v, want %v", tc.name, s.Color(), tc.want)
-		}
-	}
-}
-
-// TestColorFlagEndToEnd: the resolved colour reaches the output — ANSI
-// escapes with --color always even into a buffer, none by default or with
-// --color never, on the same data.
-func TestColorFlagEndToEnd(t *testing.T) {
-	dir := testdataDir + "/partitions/orders-0"
-	for _, tc := range []struct {
-		args []string
-		esc  bool
-	}{
-		{[]string{"dump", dir}, false},
-		{[]string{"--color", "never", "dump", dir}, false},
-		{[]string{"--color", "always", "dump", dir}, true},
-		{[]string{"--color", "always", "dump", "-o", "json", dir}, false}, // JSON is never styled
-		{[]string{"--color", "always", "explain", "3", dir}, true},
-	} {
-		r := runKseg(tc.args...)
-		if r.code != 0 {
-			t.Fatalf("%v: exit %d: %s", tc.args, r.code, r.stderr)
-		}
-		if got := strings.Contains(r.stdout, "\x1b["); got != tc.esc {
-			t.Errorf("%v: escape codes %v, want %v", tc.args, got, tc.esc)
 		}
 	}
 }

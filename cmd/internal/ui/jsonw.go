@@ -1,4 +1,4 @@
-package cmd
+package ui
 
 import (
 	"io"
@@ -8,63 +8,63 @@ import (
 	"unicode/utf8"
 )
 
-// jsonw appends one JSON object to a byte slice without reflection. Dump
+// JSONWriter appends one JSON object to a byte slice without reflection. Dump
 // writes millions of record lines; encoding/json's reflection and
 // per-value allocations dominated its profile, and the wire format is
 // fixed (docs/json.md), so the encoder is written out by hand.
-type jsonw struct {
-	b     []byte
-	first bool
+type JSONWriter struct {
+	B     []byte
+	First bool
 }
 
-func (j *jsonw) begin() { j.b = append(j.b, '{'); j.first = true }
+func (j *JSONWriter) Begin() { j.B = append(j.B, '{'); j.First = true }
 
-// spill writes what j holds to w once it passes 256 KiB, between lines: a
+// Spill writes what j holds to w once it passes 256 KiB, between lines: a
 // printer of a million lines holds a bounded buffer, not its output.
-func (j *jsonw) spill(w io.Writer) error {
-	if len(j.b) < 256<<10 {
+func (j *JSONWriter) Spill(w io.Writer) error {
+	if len(j.B) < 256<<10 {
 		return nil
 	}
-	_, err := w.Write(j.b)
-	j.b = j.b[:0]
+	_, err := w.Write(j.B)
+	j.B = j.B[:0]
 	return err
 }
-func (j *jsonw) end() { j.b = append(j.b, '}'); j.first = false }
+func (j *JSONWriter) End() { j.B = append(j.B, '}'); j.First = false }
 
-func (j *jsonw) key(k string) {
-	if !j.first {
-		j.b = append(j.b, ',')
+func (j *JSONWriter) Key(k string) {
+	if !j.First {
+		j.B = append(j.B, ',')
 	}
-	j.first = false
-	j.b = append(j.b, '"')
-	j.b = append(j.b, k...)
-	j.b = append(j.b, '"', ':')
+	j.First = false
+	j.B = append(j.B, '"')
+	j.B = append(j.B, k...)
+	j.B = append(j.B, '"', ':')
 }
 
-func (j *jsonw) str(k, v string) { j.key(k); j.b = appendJSONString(j.b, v) }
+func (j *JSONWriter) Str(k, v string) { j.Key(k); j.B = AppendJSONString(j.B, v) }
 
 // strBytes writes v, which holds a string's bytes, as a JSON string.
-func (j *jsonw) strBytes(k string, v []byte) { j.key(k); j.b = appendJSONString(j.b, v) }
-func (j *jsonw) int(k string, v int64) {
-	j.key(k)
-	j.b = appendInt(j.b, v)
+func (j *JSONWriter) strBytes(k string, v []byte) { j.Key(k); j.B = AppendJSONString(j.B, v) }
+func (j *JSONWriter) Int(k string, v int64) {
+	j.Key(k)
+	j.B = AppendInt(j.B, v)
 }
 
-// appendInt is strconv.AppendInt(b, v, 10) writing the digits in place,
+// AppendInt is strconv.AppendInt(b, v, 10) writing the digits in place,
 // two at a time: dump formats five numbers per record and a dozen per
 // batch (offsets and timestamps of 7 to 13 digits), and strconv formats
 // into a buffer of its own and copies.
-func appendInt(b []byte, v int64) []byte {
+func AppendInt(b []byte, v int64) []byte {
 	u := uint64(v)
 	if v < 0 {
 		b = append(b, '-')
 		u = -u
 	}
-	return appendUint(b, u)
+	return AppendUint(b, u)
 }
 
-// appendUint is strconv.AppendUint(b, u, 10), as appendInt.
-func appendUint(b []byte, u uint64) []byte {
+// AppendUint is strconv.AppendUint(b, u, 10), as appendInt.
+func AppendUint(b []byte, u uint64) []byte {
 	if u < 10 {
 		return append(b, byte('0'+u))
 	}
@@ -120,48 +120,48 @@ const digitPairs = "00010203040506070809" + "10111213141516171819" + "2021222324
 	"40414243444546474849" + "50515253545556575859" + "60616263646566676869" + "70717273747576777879" +
 	"80818283848586878889" + "90919293949596979899"
 
-func (j *jsonw) uint(k string, v uint64) {
-	j.key(k)
-	j.b = appendUint(j.b, v)
+func (j *JSONWriter) uint(k string, v uint64) {
+	j.Key(k)
+	j.B = AppendUint(j.B, v)
 }
-func (j *jsonw) bool(k string, v bool) { j.key(k); j.b = strconv.AppendBool(j.b, v) }
-func (j *jsonw) null(k string)         { j.key(k); j.b = append(j.b, "null"...) }
+func (j *JSONWriter) Bool(k string, v bool) { j.Key(k); j.B = strconv.AppendBool(j.B, v) }
+func (j *JSONWriter) Null(k string)         { j.Key(k); j.B = append(j.B, "null"...) }
 
 // bytes writes standard base64, or null for a nil slice.
-func (j *jsonw) bytes(k string, v []byte) {
-	j.key(k)
-	j.b = appendBase64OrNull(j.b, v)
+func (j *JSONWriter) bytes(k string, v []byte) {
+	j.Key(k)
+	j.B = AppendBase64OrNull(j.B, v)
 }
 
-// appendBase64OrNull appends v as a JSON string of standard base64, or
-// null for a nil slice.
-func appendBase64OrNull(b, v []byte) []byte {
+// AppendBase64OrNull appends v as a JSON string of standard base64, or
+// Null for a nil slice.
+func AppendBase64OrNull(b, v []byte) []byte {
 	if v == nil {
 		return append(b, "null"...)
 	}
 	b = append(b, '"')
-	b = appendBase64(b, v)
+	b = AppendBase64(b, v)
 	return append(b, '"')
 }
 
-// raw writes an already-encoded JSON value.
-func (j *jsonw) raw(k string, v []byte) { j.key(k); j.b = append(j.b, v...) }
+// Raw writes an already-encoded JSON value.
+func (j *JSONWriter) Raw(k string, v []byte) { j.Key(k); j.B = append(j.B, v...) }
 
-// optInt writes v, or null when !ok.
-func (j *jsonw) optInt(k string, v int64, ok bool) {
+// OptInt writes v, or null when !ok.
+func (j *JSONWriter) OptInt(k string, v int64, ok bool) {
 	if ok {
-		j.int(k, v)
+		j.Int(k, v)
 	} else {
-		j.null(k)
+		j.Null(k)
 	}
 }
 
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString quotes s per RFC 8259, replacing invalid UTF-8 with
+// AppendJSONString quotes s per RFC 8259, replacing invalid UTF-8 with
 // U+FFFD as encoding/json does. It takes bytes too, so that header keys
 // need no conversion (and no allocation).
-func appendJSONString[S ~string | ~[]byte](b []byte, s S) []byte {
+func AppendJSONString[S ~string | ~[]byte](b []byte, s S) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {

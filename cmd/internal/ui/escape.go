@@ -1,4 +1,4 @@
-package cmd
+package ui
 
 import (
 	"strconv"
@@ -28,12 +28,12 @@ import (
 //   - a byte that is not part of valid UTF-8 as \xNN.
 //
 // A backslash is left as it is, so esc is idempotent (printers and the
-// table renderer may both apply it) and an ACL principal DOMAIN\user reads
+// Table renderer may both apply it) and an ACL principal DOMAIN\user reads
 // as written; the JSON output is exact where a backslash matters.
 
-// esc returns s with every character a terminal could act on escaped. A
+// Esc returns s with every character a terminal could act on escaped. A
 // string with none (nearly all) is returned as it is, without allocating.
-func esc(s string) string {
+func Esc(s string) string {
 	i := 0
 	for i < len(s) {
 		c := s[i]
@@ -82,9 +82,9 @@ func esc(s string) string {
 	return b.String()
 }
 
-// appendEsc appends esc(b) to dst; clean bytes (nearly all) are copied
+// AppendEsc appends esc(b) to dst; clean bytes (nearly all) are copied
 // without a conversion to string (dump prints a record's header keys).
-func appendEsc(dst, b []byte) []byte {
+func AppendEsc(dst, b []byte) []byte {
 	for i := 0; i < len(b); {
 		c := b[i]
 		if c >= 0x20 && c < 0x7f {
@@ -95,7 +95,7 @@ func appendEsc(dst, b []byte) []byte {
 			i += n
 			continue
 		}
-		return append(dst, esc(string(b))...)
+		return append(dst, Esc(string(b))...)
 	}
 	return append(dst, b...)
 }
@@ -121,18 +121,18 @@ func appendByteEscape(b *strings.Builder, c byte) {
 	b.WriteByte(hex[c&0xf])
 }
 
-// escMessage is esc for a diagnostic (an error, a warning) that may name
+// EscMessage is esc for a diagnostic (an error, a warning) that may name
 // a file or an id from the data: its own line breaks and tabs (cobra's
 // "Did you mean this?\n\t…") are kept, everything else escaped.
-func escMessage(s string) string {
-	if esc(s) == s {
+func EscMessage(s string) string {
+	if Esc(s) == s {
 		return s
 	}
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		parts := strings.Split(l, "\t")
 		for k, p := range parts {
-			parts[k] = esc(p)
+			parts[k] = Esc(p)
 		}
 		lines[i] = strings.Join(parts, "\t")
 	}
@@ -142,7 +142,7 @@ func escMessage(s string) string {
 // escAll escapes every string of ss in place and returns it.
 func escAll(ss []string) []string {
 	for i, s := range ss {
-		ss[i] = esc(s)
+		ss[i] = Esc(s)
 	}
 	return ss
 }

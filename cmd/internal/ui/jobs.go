@@ -1,4 +1,4 @@
-package cmd
+package ui
 
 import (
 	"io"
@@ -11,7 +11,7 @@ import (
 // Partition-level parallelism for commands that walk a log directory
 // (dump; replay-psm can use the same): --jobs workers take units
 // (partitions) in order and each writes to streams of its own, which
-// runOrdered delivers as if the units had run one after the other.
+// RunOrdered delivers as if the units had run one after the other.
 //
 // Each unit writes into a slot of orderedOutput. The slot of the oldest
 // unfinished unit writes through to the real streams; the others buffer up
@@ -31,28 +31,28 @@ const (
 	outputBufferLimit = 16 << 20
 )
 
-// addJobsFlag adds --jobs: how many partitions a command processes at
+// AddJobsFlag adds --jobs: how many partitions a command processes at
 // once. what says what is done in parallel ("partitions dumped").
-func addJobsFlag(c *cobra.Command, p *int, what string) {
+func AddJobsFlag(c *cobra.Command, p *int, what string) {
 	c.Flags().IntVar(p, "jobs", 0, what+" in parallel; output stays grouped per partition, in order (0 = number of CPUs)")
 }
 
-// resolveJobs is the worker count for --jobs n: n, or the number of CPUs
+// ResolveJobs is the worker count for --jobs n: n, or the number of CPUs
 // for 0.
-func resolveJobs(n int) int {
+func ResolveJobs(n int) int {
 	if n > 0 {
 		return n
 	}
 	return runtime.NumCPU()
 }
 
-// runOrdered calls fn(w, i, us) for every unit i in [0, n) on min(jobs, n)
+// RunOrdered calls fn(w, i, us) for every unit i in [0, n) on min(jobs, n)
 // workers, taking units in order. newWorker makes each worker's state (a
 // decoder, say), reused from unit to unit. us are s with Out and Err
 // replaced by the unit's slot: whatever fn writes there reaches s.Out and
 // s.Err in unit order, each stream's writes in the order made. fn must
 // not keep us after it returns. runOrdered returns when every unit is done.
-func runOrdered[W any](s *Streams, n, jobs int, newWorker func() W, fn func(w W, i int, us *Streams)) {
+func RunOrdered[W any](s *Streams, n, jobs int, newWorker func() W, fn func(w W, i int, us *Streams)) {
 	out := newOrderedOutput(s.Out, s.Err, n)
 	var next int
 	var mu sync.Mutex
@@ -158,7 +158,7 @@ func (w slotWriter) Write(p []byte) (int, error) {
 	return o.stream(w.toErr).Write(p)
 }
 
-// finish marks the slot's unit done and moves the head past every
+// Finish marks the slot's unit done and moves the head past every
 // finished unit, writing out what they buffered.
 func (s *outputSlot) finish() {
 	o := s.o

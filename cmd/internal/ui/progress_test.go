@@ -1,63 +1,20 @@
-package cmd
+package ui
 
 import (
-	"bytes"
-	"context"
-	"fmt"
-	"io"
-	"math"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/creack/pty"
-	"golang.org/x/term"
-
-	"github.com/kseg/kseg/decode"
-	"github.com/kseg/kseg/segment"
-	"github.com/kseg/kseg/segment/segtest"
 )
-
-// syncBuffer is a bytes.Buffer safe for the ticker goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// ttyStreams are test streams whose stderr (and, if outTTY, stdout) claim
-// to be a terminal.
-func ttyStreams(outTTY bool) (*Streams, *syncBuffer, *syncBuffer) {
-	s, _, _ := TestStreams()
-	out, errb := &syncBuffer{}, &syncBuffer{}
-	s.Out, s.Err = out, errb
-	s.ErrTTY, s.OutTTY = true, outTTY
-	return s, out, errb
-}
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func manualProgress(s *Streams, total int64, delay time.Duration) *progress {
+func manualProgress(s *Streams, total int64, delay time.Duration) *Progress {
 	return startProgress(s, "scanning", total, 0, "", true, progressConfig{delay: delay, interval: 100 * time.Millisecond, width: 80, manual: true}, t0)
 }
 
 // TestProgressSilentWhenPiped: a piped stderr, or --quiet, gets nothing at
-// all, and no goroutine is started.
+// All, and no goroutine is started.
 func TestProgressSilentWhenPiped(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -67,14 +24,14 @@ func TestProgressSilentWhenPiped(t *testing.T) {
 		s, _, errb := TestStreams()
 		s.ErrTTY = tc.tty
 		s.Env = func(k string) (string, bool) {
-			if k == progressDelayEnv {
+			if k == ProgressDelayEnv {
 				return "0", true // would draw at once if enabled
 			}
 			return "", false
 		}
 		before := runtime.NumGoroutine()
-		s.quiet = tc.quiet
-		p := newProgress(s, "scanning", 100)
+		s.Quiet = tc.quiet
+		p := NewProgress(s, "scanning", 100)
 		if p.enabled || p.stop != nil {
 			t.Errorf("%s: progress enabled", tc.name)
 		}
@@ -95,7 +52,7 @@ func TestProgressSilentWhenPiped(t *testing.T) {
 // the delay, then at most one redraw per interval (10 a second), and only
 // when the text changes.
 func TestProgressDelayAndThrottle(t *testing.T) {
-	s, _, errb := ttyStreams(false)
+	s, _, errb := TTYTestStreams(false)
 	p := manualProgress(s, 1<<30, time.Second)
 	draws := map[int]int{} // second → redraws in it
 	for ms := 0; ms < 3000; ms++ {
@@ -129,7 +86,7 @@ func TestProgressDelayAndThrottle(t *testing.T) {
 // TestProgressLine checks the text: bytes of total, percentage, items,
 // rate and ETA, cut to the terminal width.
 func TestProgressLine(t *testing.T) {
-	s, _, _ := ttyStreams(false)
+	s, _, _ := TTYTestStreams(false)
 	p := manualProgress(s, 100<<20, time.Second)
 	p.SetItems(12, "partitions")
 	p.Add(25 << 20)
@@ -152,7 +109,7 @@ func TestProgressLine(t *testing.T) {
 // stderr written while the line is up erase it first; the line is redrawn
 // only at the start of a line, never over a partial line of data.
 func TestProgressRoutesOutputAroundLine(t *testing.T) {
-	s, out, errb := ttyStreams(true)
+	s, out, errb := TTYTestStreams(true)
 	realErr := errb
 	p := manualProgress(s, 1000, 0) // delay 0: drawn at once
 	if !strings.HasPrefix(realErr.String(), "\rscanning 0 B / 1000 B  0%") {
@@ -192,7 +149,7 @@ func TestProgressRoutesOutputAroundLine(t *testing.T) {
 func TestProgressNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	for i := 0; i < 20; i++ {
-		s, _, _ := ttyStreams(false)
+		s, _, _ := TTYTestStreams(false)
 		p := startProgress(s, "scanning", 10, 0, "", true, progressConfig{delay: 0, interval: time.Millisecond}, time.Now())
 		p.Add(5)
 		time.Sleep(2 * time.Millisecond)
@@ -211,14 +168,14 @@ func TestProgressNoGoroutineLeak(t *testing.T) {
 // TestProgressTickerDraws: with the real ticker, a run longer than the
 // delay draws the line, and Done erases it.
 func TestProgressTickerDraws(t *testing.T) {
-	s, _, errb := ttyStreams(false)
+	s, _, errb := TTYTestStreams(false)
 	s.Env = func(k string) (string, bool) {
-		if k == progressDelayEnv {
+		if k == ProgressDelayEnv {
 			return "20ms", true
 		}
 		return "", false
 	}
-	p := newProgress(s, "dumping", 1<<20)
+	p := NewProgress(s, "dumping", 1<<20)
 	p.Add(1 << 19)
 	deadline := time.Now().Add(3 * time.Second)
 	for !strings.Contains(errb.String(), "dumping 512.0 KiB / 1.0 MiB  50%") && time.Now().Before(deadline) {
@@ -231,42 +188,9 @@ func TestProgressTickerDraws(t *testing.T) {
 	}
 }
 
-// TestDumpProgressOnlyOnTTY runs dump in-process: with stderr a terminal
-// and the delay at 0 the line appears and is erased; piped, stderr stays
-// empty; stdout is the same either way.
-func TestDumpProgressOnlyOnTTY(t *testing.T) {
-	dir := testdataDir + "/partitions"
-	env := func(k string) (string, bool) {
-		if k == progressDelayEnv {
-			return "0", true
-		}
-		return "", false
-	}
-	piped := runKseg("dump", dir+"/orders-0", dir+"/txn-0")
-	if piped.code != 0 || piped.stderr != "" {
-		t.Fatalf("piped: exit %d, stderr %q", piped.code, piped.stderr)
-	}
-	s, out, errb := ttyStreams(false)
-	s.Env = env
-	if code := Run(t.Context(), []string{"dump", dir + "/orders-0", dir + "/txn-0"}, s); code != 0 {
-		t.Fatalf("tty: exit %d: %s", code, errb.String())
-	}
-	if !strings.HasPrefix(errb.String(), "\rdumping 0 B / ") || !strings.Contains(errb.String(), "0/2 partitions") || !strings.HasSuffix(errb.String(), "\r\x1b[K") {
-		t.Errorf("tty stderr %q", errb.String())
-	}
-	if out.String() != piped.stdout {
-		t.Errorf("stdout differs with a progress line on stderr")
-	}
-	s, _, errb = ttyStreams(false)
-	s.Env = env
-	if code := Run(t.Context(), []string{"-q", "dump", dir + "/orders-0"}, s); code != 0 || errb.String() != "" {
-		t.Errorf("-q on a tty: exit %d, stderr %q", code, errb.String())
-	}
-}
-
 func TestHumanBytes(t *testing.T) {
 	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 5 << 20: "5.0 MiB", 3 << 30: "3.0 GiB"} {
-		if got := humanBytes(n); got != want {
+		if got := HumanBytes(n); got != want {
 			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
 		}
 	}
@@ -277,92 +201,4 @@ func tail(s string) string {
 		return "…" + s[len(s)-80:]
 	}
 	return s
-}
-
-// gateWriter is a stdout that lets one Write through per token on next.
-type gateWriter struct{ next chan struct{} }
-
-func (g gateWriter) Write(p []byte) (int, error) { <-g.next; return len(p), nil }
-
-// TestDumpProgressMovesWithinSegment: on a real terminal (a pty), the
-// progress line of a dump of one large segment shows a percentage between
-// 0 and 100 while that segment is being read: it counts bytes scanned, not
-// files finished. stdout is a gate, so the dump advances only as the test
-// lets it, and the test waits for the line to show where the dump is.
-func TestDumpProgressMovesWithinSegment(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "bench-0")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := segtest.LargeSegment(f, 12<<20, segtest.LargeOptions{Seed: 9}); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
-	}
-	defer ptmx.Close()
-	defer tty.Close()
-	var shown syncBuffer
-	go io.Copy(&shown, ptmx)
-
-	gate := gateWriter{next: make(chan struct{})}
-	s, _, _ := TestStreams()
-	s.Out, s.Err = gate, tty
-	s.ErrTTY, s.ErrWidth = term.IsTerminal(int(tty.Fd())), 100
-	s.Env = func(k string) (string, bool) { return "0", k == progressDelayEnv }
-	if !s.ErrTTY {
-		t.Fatal("the pty's slave is not a terminal")
-	}
-	o := &dumpOptions{deep: true, printData: true, output: "json", maxDecompressed: decode.DefaultMaxDecompressed, producerID: -2, keyFormat: "auto", valueFormat: "auto", maxBytesFlag: math.MaxInt32}
-	if err := o.Validate([]string{dir}); err != nil {
-		t.Fatal(err)
-	}
-	files, _, err := collectDumpFiles([]string{dir}, false, nil)
-	if err != nil || len(files) != 1 {
-		t.Fatalf("files %v, %v", files, err)
-	}
-	prog := newDumpProgress(s, files)
-	st := newDumpState(s, o, 1) // serial: the scan moves with the output
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer prog.Done()
-		st.dumpFiles(context.Background(), s.Err, files, 0, prog)
-		st.p.Close()
-	}()
-	total := prog.p.total
-	for moved := false; !moved; {
-		select {
-		case gate.next <- struct{}{}:
-		case <-done:
-			t.Fatalf("the dump ended without the line showing a percentage between 0 and 100; the terminal showed %q", tail(shown.String()))
-		}
-		pct := prog.p.done.Load() * 100 / total
-		if pct <= 0 || pct >= 100 {
-			continue
-		}
-		// The dump waits at the gate: the ticker draws where it is.
-		want := fmt.Sprintf(" / %s  %d%%", humanBytes(total), pct)
-		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(shown.String(), want); {
-			if time.Now().After(deadline) {
-				t.Fatalf("the line never showed %q; the terminal showed %q", want, tail(shown.String()))
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		moved = true
-	}
-	for {
-		select {
-		case gate.next <- struct{}{}:
-			continue
-		case <-done:
-		}
-		break
-	}
 }

@@ -1,11 +1,11 @@
-package cmd
+package ui
 
 import (
 	"encoding/base64"
 	"encoding/binary"
 )
 
-// appendBase64 appends the standard base64 encoding (with padding) of src
+// AppendBase64 appends the standard base64 encoding (with padding) of src
 // to dst: what base64.StdEncoding.AppendEncode produces, about three times
 // faster. A deep dump with --print-data spends most of its rendering time
 // here (every key, value and header value of every record), and the
@@ -14,7 +14,7 @@ import (
 // Six input bytes become eight output characters per step: one 64-bit
 // load, four lookups of twelve bits each in a table of character pairs,
 // one 64-bit store.
-func appendBase64(dst, src []byte) []byte {
+func AppendBase64(dst, src []byte) []byte {
 	n := base64.StdEncoding.EncodedLen(len(src))
 	if cap(dst)-len(dst) < n {
 		nd := make([]byte, len(dst), 2*cap(dst)+n)

@@ -1,0 +1,31 @@
+package cmd
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestColorFlagEndToEnd: the resolved colour reaches the output — ANSI
+// escapes with --color always even into a buffer, none by default or with
+// --color never, on the same data.
+func TestColorFlagEndToEnd(t *testing.T) {
+	dir := testdataDir + "/partitions/orders-0"
+	for _, tc := range []struct {
+		args []string
+		esc  bool
+	}{
+		{[]string{"dump", dir}, false},
+		{[]string{"--color", "never", "dump", dir}, false},
+		{[]string{"--color", "always", "dump", dir}, true},
+		{[]string{"--color", "always", "dump", "-o", "json", dir}, false}, // JSON is never styled
+		{[]string{"--color", "always", "explain", "3", dir}, true},
+	} {
+		r := runKseg(tc.args...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, r.code, r.stderr)
+		}
+		if got := strings.Contains(r.stdout, "\x1b["); got != tc.esc {
+			t.Errorf("%v: escape codes %v, want %v", tc.args, got, tc.esc)
+		}
+	}
+}

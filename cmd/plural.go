@@ -1,7 +1,0 @@
-package cmd
-
-import english "github.com/kseg/kseg/segment/plural"
-
-// plural is n with the noun that agrees with it ("1 entry", "3 entries"):
-// segment/plural, the one helper every package counts with.
-func plural[N ~int | ~int32 | ~int64](n N, noun string) string { return english.N(n, noun) }
