@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/broker"
 	"github.com/kseg/kseg/segment/finding"
@@ -22,12 +23,12 @@ func brokerDecoder() broker.Decoder { return broker.SchemaDecoder{} }
 // log directory) and lists them; a partition directory that cannot be
 // listed is in Inventory.Unreadable, for viewExit.
 func openInventory(s *ui.Streams, cmd string, args []string) (*broker.Inventory, error) {
-	if err := checkInputs(s, cmd, args, inputLogDir); err != nil {
+	if err := inputs.CheckAll(s, cmd, args, inputs.LogDir); err != nil {
 		return nil, err
 	}
 	inv, err := broker.OpenInventory(args)
 	if err != nil {
-		return nil, ioInput(err)
+		return nil, inputs.IOError(err)
 	}
 	return inv, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 )
@@ -163,10 +164,10 @@ func checkLoadConfig(o *checkOptions) (*checkConfig, error) {
 	if path == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			return nil, ioInput(err)
+			return nil, inputs.IOError(err)
 		}
 		if path, err = findCheckConfig(wd); err != nil {
-			return nil, ioInput(err)
+			return nil, inputs.IOError(err)
 		}
 		if path == "" {
 			cfg, err := defaultCheckConfig()
@@ -186,7 +187,7 @@ func checkLoadConfig(o *checkOptions) (*checkConfig, error) {
 		}
 		abs, err := filepath.Abs(path)
 		if err != nil {
-			return nil, ioInput(err)
+			return nil, inputs.IOError(err)
 		}
 		cfg.file, cfg.dir = path, filepath.Dir(abs)
 		return cfg, nil

@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/finding"
 )
@@ -125,7 +126,7 @@ func findCheckConfig(dir string) (string, error) {
 func defaultCheckConfig() (*checkConfig, error) {
 	wd, err := os.Getwd()
 	if err != nil {
-		return nil, ioInput(err)
+		return nil, inputs.IOError(err)
 	}
 	return &checkConfig{dir: wd, cwd: wd, failOn: finding.Error}, nil
 }
@@ -151,11 +152,11 @@ func (c *checkConfig) displayFile() string {
 func loadCheckConfig(path string) (*checkConfig, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, ioInput(err)
+		return nil, inputs.IOError(err)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, ioInput(err)
+		return nil, inputs.IOError(err)
 	}
 	c, err := defaultCheckConfig()
 	if err != nil {

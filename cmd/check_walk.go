@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/psm/broker"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
@@ -91,14 +92,14 @@ func walkCheckPaths(paths []string) (*checkTree, error) {
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, ioInput(err)
+			return nil, inputs.IOError(err)
 		}
 		if !st.IsDir() {
-			return nil, notInput(p, "a file, not a directory", "check takes directories: partitions, log directories, or trees holding them")
+			return nil, inputs.NotInput(p, "a file, not a directory", "check takes directories: partitions, log directories, or trees holding them")
 		}
 		abs, err := filepath.Abs(p)
 		if err != nil {
-			return nil, ioInput(err)
+			return nil, inputs.IOError(err)
 		}
 		t.roots = append(t.roots, abs)
 		if err := t.walk(p, abs, seen, logDirs); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/digest"
@@ -114,7 +115,7 @@ func runDigest(ctx context.Context, s *ui.Streams, o *digestOptions, path string
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkInput(s, "digest", path, inputPartitionOrLogDir); err != nil {
+	if err := inputs.Check(s, "digest", path, inputs.PartitionOrLogDir); err != nil {
 		return err
 	}
 	pd, err := segment.OpenPartitionDir(path)

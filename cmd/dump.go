@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/mm2"
@@ -801,14 +802,14 @@ func (o *dumpOptions) setMaxBytes(v int32) {
 // output.
 func checkDumpInputs(s *ui.Streams, o *dumpOptions, name string, args []string) error {
 	if o.output != "kafka" {
-		return checkInputs(s, name, args, inputKafkaPath)
+		return inputs.CheckAll(s, name, args, inputs.KafkaPath)
 	}
 	for _, a := range args {
 		st, err := s.InputFS().Stat(a)
 		switch {
 		case err != nil:
 		case st.IsDir():
-			if err := checkInput(s, name, a, inputKafkaPath); err != nil {
+			if err := inputs.Check(s, name, a, inputs.KafkaPath); err != nil {
 				return err
 			}
 		case !st.Mode().IsRegular():

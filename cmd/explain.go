@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
@@ -111,7 +112,7 @@ func findSegmentLog(path string, offset int64) (string, int64, error) {
 }
 
 func runExplain(s *ui.Streams, o *explainOptions, path string) error {
-	if err := checkInput(s, "explain", path, inputLogOrPartition); err != nil {
+	if err := inputs.Check(s, "explain", path, inputs.LogOrPartition); err != nil {
 		return err
 	}
 	logPath, start, err := findSegmentLog(path, o.offset)

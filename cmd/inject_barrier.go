@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
@@ -209,7 +210,7 @@ func runInjectBarrier(ctx context.Context, s *ui.Streams, o *injectBarrierOption
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkInput(s, "inject-barrier", dir, inputPartition); err != nil {
+	if err := inputs.Check(s, "inject-barrier", dir, inputs.Partition); err != nil {
 		return err
 	}
 	return runWrite(ctx, s, writeRun[*barrier.InjectionPlan, *barrier.InjectionVerification]{

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
@@ -131,7 +132,7 @@ func runMirror(ctx context.Context, s *ui.Streams, o *mirrorOptions, args []stri
 	if !o.rollback && len(args) == 2 && isDigestArg(args[1]) {
 		return runMirrorDigest(ctx, s, o, args[0], args[1])
 	}
-	if err := checkMirrorInputs(s, args, o.rollback); err != nil {
+	if err := inputs.CheckMirror(s, args, o.rollback); err != nil {
 		return err
 	}
 	dst := args[len(args)-1]

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
@@ -18,7 +19,7 @@ func runMirrorDigest(ctx context.Context, s *ui.Streams, o *mirrorOptions, src, 
 	if !o.dryRun {
 		return ui.UsageErrorf("%s is a digest: a mirror writes the destination's files, so it runs on the destination's disk; --dry-run plans against a digest", dst)
 	}
-	if err := checkInput(s, "mirror", src, inputPartition); err != nil {
+	if err := inputs.Check(s, "mirror", src, inputs.Partition); err != nil {
 		return err
 	}
 	nodes, done, err := openNodes(s, []string{dst})

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
@@ -118,7 +119,7 @@ func runRepair(ctx context.Context, s *ui.Streams, o *repairOptions, dir string)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkInput(s, "repair", dir, inputPartition); err != nil {
+	if err := inputs.Check(s, "repair", dir, inputs.Partition); err != nil {
 		return err
 	}
 	return runWrite(ctx, s, writeRun[*repair.Plan, *repair.Verification]{

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
@@ -205,7 +206,7 @@ func runReplayPSM(ctx context.Context, s *ui.Streams, o *replayPSMOptions, dir s
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkInput(s, "replay-psm", dir, inputPartitionOrLogDir); err != nil {
+	if err := inputs.Check(s, "replay-psm", dir, inputs.PartitionOrLogDir); err != nil {
 		return err
 	}
 	if !segment.IsPartitionDir(dir) {

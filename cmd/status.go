@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/status"
 	"github.com/kseg/kseg/segment"
@@ -100,7 +101,7 @@ type statusRow struct {
 }
 
 func runStatus(ctx context.Context, s *ui.Streams, o *statusOptions, args []string) error {
-	if err := checkInputs(s, "status", args, inputPartitionOrLogDir); err != nil {
+	if err := inputs.CheckAll(s, "status", args, inputs.PartitionOrLogDir); err != nil {
 		return err
 	}
 	var targets []*statusTarget

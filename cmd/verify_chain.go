@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -256,10 +257,10 @@ func runVerifyChain(ctx context.Context, s *ui.Streams, o *verifyChainOptions, d
 			continue
 		}
 		if st, err := os.Stat(d); err == nil && st.Mode().IsRegular() {
-			return notInput(d, "a file that is not a kseg digest",
+			return inputs.NotInput(d, "a file that is not a kseg digest",
 				"verify-chain takes partition directories (<topic>-<partition> holding .log segments) or digests of them (kseg digest)")
 		}
-		if err := checkInput(s, "verify-chain", d, inputPartition); err != nil {
+		if err := inputs.Check(s, "verify-chain", d, inputs.Partition); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/mm2"
+	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
@@ -125,13 +126,13 @@ func runVerifyMM2(ctx context.Context, s *ui.Streams, o *verifyMM2Options, sourc
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	inputs := []string{source, target}
+	paths := []string{source, target}
 	for _, p := range []string{o.offsetSyncs, o.checkpoints} {
 		if p != "" {
-			inputs = append(inputs, p)
+			paths = append(paths, p)
 		}
 	}
-	if err := checkInputs(s, "verify-mm2", inputs, inputPartition); err != nil {
+	if err := inputs.CheckAll(s, "verify-mm2", paths, inputs.Partition); err != nil {
 		return err
 	}
 	if err := checkSamePartitionNumber(source, target); err != nil {

@@ -1,4 +1,8 @@
-package cmd
+// Package inputs checks the paths a command is given, by one rule for
+// every command (README "Exit status"): what cannot be read is an
+// operational error (exit 1), what can be read but is not what the
+// command takes is a usage error (exit 2), saying what it takes.
+package inputs
 
 import (
 	"errors"
@@ -13,7 +17,7 @@ import (
 )
 
 // The rule for bad inputs, the same for every command (README "Exit
-// status"). checkInput is the one place that applies it:
+// status"). Check is the one place that applies it:
 //
 //   - a path that cannot be read — it does not exist, or permission is
 //     denied — is an operational error: exit 1, in the operating system's
@@ -31,71 +35,71 @@ import (
 type inputKind int
 
 const (
-	// inputPartition: a live partition directory named <topic>-<partition>
+	// Partition: a live partition directory named <topic>-<partition>
 	// holding a .log segment (or the journal of an interrupted kseg write).
-	inputPartition inputKind = iota
-	// inputPartitionOrLogDir: a directory holding .log segments, or a log
+	Partition inputKind = iota
+	// PartitionOrLogDir: a directory holding .log segments, or a log
 	// directory holding partition directories (replay-psm).
-	inputPartitionOrLogDir
-	// inputLogOrPartition: a .log segment file, or a directory holding one
+	PartitionOrLogDir
+	// LogOrPartition: a .log segment file, or a directory holding one
 	// (explain).
-	inputLogOrPartition
-	// inputKafkaPath: a file kseg decodes, or a directory holding some
+	LogOrPartition
+	// KafkaPath: a file kseg decodes, or a directory holding some
 	// (dump).
-	inputKafkaPath
-	// inputLogDir: a log directory (an entry of a broker's log.dirs)
+	KafkaPath
+	// LogDir: a log directory (an entry of a broker's log.dirs)
 	// holding partition directories (the whole-broker views: groups,
 	// txns, metadata). One partition that cannot be read does not stop
 	// them: they go on, say it could not be read (metadata calls its
 	// replica unreadable, not missing) and exit 1 at the end.
-	inputLogDir
+	LogDir
 )
 
-// notInput is a usage error about an argument: the path and what the
+// NotInput is a usage error about an argument: the path and what the
 // command takes.
-func notInput(path, what, takes string) error {
+func NotInput(path, what, takes string) error {
 	return &ui.ExitCodeError{Code: ui.ExitUsage, Err: fmt.Errorf("%s: %s; %s", path, what, takes)}
 }
 
-// ioInput is an argument that cannot be read (exit 1).
-func ioInput(err error) error {
+// IOError is an argument that cannot be read (exit 1).
+func IOError(err error) error {
 	return &ui.ExitCodeError{Code: ui.ExitError, Err: err}
 }
 
-// checkInput applies the rule above to one positional argument of command
+// Check applies the rule above to one positional argument of command
 // name.
-func checkInput(s *ui.Streams, name, path string, kind inputKind) error {
+func Check(s *ui.Streams, name, path string, kind inputKind) error {
 	fsys := s.InputFS()
 	takes := map[inputKind]string{
-		inputPartition:         name + " takes a partition directory (<topic>-<partition> holding .log segments)",
-		inputPartitionOrLogDir: name + " takes a partition directory or a log directory",
-		inputLogOrPartition:    name + " takes a .log segment or a partition directory",
-		inputKafkaPath:         name + " takes Kafka files, partition directories or log directories",
-		inputLogDir:            name + " takes log directories (a broker's log.dirs, holding <topic>-<partition> directories)",
+		Partition:         name + " takes a partition directory (<topic>-<partition> holding .log segments)",
+		PartitionOrLogDir: name + " takes a partition directory or a log directory",
+		LogOrPartition:    name + " takes a .log segment or a partition directory",
+		KafkaPath:         name + " takes Kafka files, partition directories or log directories",
+		LogDir:            name + " takes log directories (a broker's log.dirs, holding <topic>-<partition> directories)",
 	}[kind]
 	st, err := fsys.Stat(path)
 	if err != nil {
-		return ioInput(err)
+		return IOError(err)
 	}
 	if !st.IsDir() {
 		fi, ok := segment.ParseFileName(filepath.Base(path))
 		switch kind {
-		case inputKafkaPath:
+		case KafkaPath:
 			if ok && fi.Kind != segment.KindUnknown {
 				return nil
 			}
-			return notInput(path, "not a Kafka file (its name says what it holds: NNN.log, NNN.index, leader-epoch-checkpoint …)", takes)
-		case inputLogOrPartition:
+			return NotInput(path, "not a Kafka file (its name says what it holds: NNN.log, NNN.index, leader-epoch-checkpoint …)", takes)
+		case LogOrPartition:
 			if ok && (fi.Kind == segment.KindLog || fi.Kind == segment.KindMetadataSnapshot) {
 				return nil
 			}
-			return notInput(path, "not a .log segment", takes)
+			return NotInput(path, "not a .log segment", takes)
 		}
-		return notInput(path, "a file, not a directory", takes)
+		return NotInput(path, "a file, not a directory", takes)
 	}
 	entries, err := fsys.ReadDir(path)
 	if err != nil {
-		return ioInput(err)
+		return IOError(err)
 	}
 	var logs, kafka, partitions int
 	for _, e := range entries {
@@ -114,58 +118,58 @@ func checkInput(s *ui.Streams, name, path string, kind inputKind) error {
 			logs++
 		}
 	}
-	if kind == inputPartition && edit.HasJournal(path) {
+	if kind == Partition && edit.HasJournal(path) {
 		// An interrupted kseg write: the command finishes or rolls it
 		// back (a mirror creating its destination leaves only this).
 		return nil
 	}
 	empty := len(entries) == 0
 	switch kind {
-	case inputKafkaPath:
+	case KafkaPath:
 		if kafka > 0 || partitions > 0 {
 			return nil
 		}
 		if empty {
-			return notInput(path, "an empty directory", takes)
+			return NotInput(path, "an empty directory", takes)
 		}
-		return notInput(path, "holds no Kafka file and no partition directory", takes)
-	case inputPartitionOrLogDir:
+		return NotInput(path, "holds no Kafka file and no partition directory", takes)
+	case PartitionOrLogDir:
 		if logs > 0 || partitions > 0 {
 			return nil
 		}
-	case inputLogDir:
+	case LogDir:
 		if partitions > 0 {
 			return nil
 		}
 		switch {
 		case empty:
-			return notInput(path, "an empty directory", takes)
+			return NotInput(path, "an empty directory", takes)
 		case logs > 0:
-			return notInput(path, "a partition directory, not a log directory", takes+"; give the directory that holds it")
+			return NotInput(path, "a partition directory, not a log directory", takes+"; give the directory that holds it")
 		}
-		return notInput(path, "holds no partition directory", takes)
-	case inputLogOrPartition:
+		return NotInput(path, "holds no partition directory", takes)
+	case LogOrPartition:
 		if logs > 0 {
 			return nil
 		}
-	case inputPartition:
+	case Partition:
 		if _, ok := segment.ParsePartitionDir(filepath.Base(filepath.Clean(path))); !ok {
-			return notInput(path, "the name is not <topic>-<partition>", takes)
+			return NotInput(path, "the name is not <topic>-<partition>", takes)
 		}
 		if logs > 0 {
 			return nil
 		}
 	}
 	if empty {
-		return notInput(path, "an empty directory", takes)
+		return NotInput(path, "an empty directory", takes)
 	}
-	return notInput(path, "holds no .log segment", takes)
+	return NotInput(path, "holds no .log segment", takes)
 }
 
-// checkInputs checks every path as kind.
-func checkInputs(s *ui.Streams, name string, paths []string, kind inputKind) error {
+// CheckAll checks every path as kind.
+func CheckAll(s *ui.Streams, name string, paths []string, kind inputKind) error {
 	for _, p := range paths {
-		if err := checkInput(s, name, p, kind); err != nil {
+		if err := Check(s, name, p, kind); err != nil {
 			return err
 		}
 	}
@@ -185,28 +189,28 @@ func isDirEntry(dir string, e fs.DirEntry) bool {
 	return err == nil && st.IsDir()
 }
 
-// checkMirrorInputs: SRC is a partition; DST may not exist yet (the mirror
+// CheckMirror: SRC is a partition; DST may not exist yet (the mirror
 // creates it), but when it exists it must be a directory.
-func checkMirrorInputs(s *ui.Streams, args []string, rollback bool) error {
+func CheckMirror(s *ui.Streams, args []string, rollback bool) error {
 	dst := args[len(args)-1]
 	if rollback {
-		return checkInput(s, "mirror --rollback", dst, inputPartition)
+		return Check(s, "mirror --rollback", dst, Partition)
 	}
-	if err := checkInput(s, "mirror", args[0], inputPartition); err != nil {
+	if err := Check(s, "mirror", args[0], Partition); err != nil {
 		return err
 	}
 	// DST may not exist yet, but its name is the partition's either way.
 	if _, ok := segment.ParsePartitionDir(filepath.Base(filepath.Clean(dst))); !ok {
-		return notInput(dst, "the name is not <topic>-<partition>", "mirror takes a destination partition directory (or one to create)")
+		return NotInput(dst, "the name is not <topic>-<partition>", "mirror takes a destination partition directory (or one to create)")
 	}
 	st, err := s.InputFS().Stat(dst)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
-		return ioInput(err)
+		return IOError(err)
 	case !st.IsDir():
-		return notInput(dst, "a file, not a directory", "mirror takes a destination partition directory (or one to create)")
+		return NotInput(dst, "a file, not a directory", "mirror takes a destination partition directory (or one to create)")
 	}
 	return nil
 }
