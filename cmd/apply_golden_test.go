@@ -9,6 +9,7 @@ import (
 	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -28,7 +29,7 @@ var applyScenarios = []struct {
 	about string
 	// build copies the fixtures into the log directory ld ("logs" or
 	// "logs-json").
-	build func(w *goldenWork, ld string)
+	build func(w *clitest.GoldenWork, ld string)
 	// args are the command's arguments before the partition(s); dirs the
 	// partition arguments, relative to the log directory's parent.
 	args []string
@@ -41,7 +42,7 @@ var applyScenarios = []struct {
 		// txn-0's fixed point cuts below a committed transaction: off a
 		// terminal the cut of committed records needs --yes.
 		name: "inject-barrier", about: "kseg inject-barrier --yes over a copy of testdata/partitions/txn-0: the cut at the last stable offset, then the barrier.",
-		build: func(w *goldenWork, ld string) { w.copyFixture("partitions/txn-0", ld+"/txn-0") },
+		build: func(w *clitest.GoldenWork, ld string) { w.CopyFixture("partitions/txn-0", ld+"/txn-0") },
 		args:  []string{"inject-barrier", "--yes", "--timestamp", "1700000009000"},
 		dirs:  func(ld string) []string { return []string{ld + "/txn-0"} },
 		interrupt: func(dirs []string, o edit.Options) error {
@@ -55,9 +56,12 @@ var applyScenarios = []struct {
 	},
 	{
 		name: "mirror", about: "kseg mirror from a copy of testdata/partitions/orders-0 into a new partition directory.",
-		build: func(w *goldenWork, ld string) { w.copyFixture("partitions/orders-0", "src/orders-0"); w.mkdir(ld) },
-		args:  []string{"mirror", "--segment-bytes", "2048"},
-		dirs:  func(ld string) []string { return []string{"src/orders-0", ld + "/orders-0"} },
+		build: func(w *clitest.GoldenWork, ld string) {
+			w.CopyFixture("partitions/orders-0", "src/orders-0")
+			w.Mkdir(ld)
+		},
+		args: []string{"mirror", "--segment-bytes", "2048"},
+		dirs: func(ld string) []string { return []string{"src/orders-0", ld + "/orders-0"} },
 		interrupt: func(dirs []string, o edit.Options) error {
 			opts := mirror.DefaultOptions()
 			opts.SegmentBytes = 2048
@@ -71,7 +75,7 @@ var applyScenarios = []struct {
 	},
 	{
 		name: "repair", about: "kseg repair over a copy of testdata/broken/torn-tail/events-0.",
-		build: func(w *goldenWork, ld string) { w.copyFixture("broken/torn-tail/events-0", ld+"/events-0") },
+		build: func(w *clitest.GoldenWork, ld string) { w.CopyFixture("broken/torn-tail/events-0", ld+"/events-0") },
 		args:  []string{"repair"},
 		dirs:  func(ld string) []string { return []string{ld + "/events-0"} },
 		interrupt: func(dirs []string, o edit.Options) error {
@@ -94,23 +98,23 @@ var errCrash = errors.New("crash")
 func TestApplyGolden(t *testing.T) {
 	for _, sc := range applyScenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			w := newGoldenWork(t)
+			w := clitest.NewGoldenWork(t)
 			for i, o := range []string{"text", "json"} {
 				ld := []string{"logs", "logs-json"}[i]
 				sc.build(w, ld)
 				args := append(append([]string{"--output", o}, sc.args...), "--backup-dir", "backup/apply-"+o)
 				args = append(args, sc.dirs(ld)...)
-				if r := w.run(args...); r.code != ui.ExitOK {
-					t.Fatalf("kseg %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+				if r := w.Run(args...); r.Code != ui.ExitOK {
+					t.Fatalf("kseg %s: exit %d\n%s%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 				}
 				if o == "json" {
-					checkJSONLines(t, w.res[len(w.res)-1])
+					clitest.CheckJSONLines(t, w.Res[len(w.Res)-1])
 				}
 			}
 			// A rerun has nothing to do.
 			again := append(append([]string{}, sc.args...), "--backup-dir", "backup/again")
-			if r := w.run(append(again, sc.dirs("logs")...)...); r.code != ui.ExitOK {
-				t.Errorf("rerun: exit %d\n%s", r.code, r.stderr)
+			if r := w.Run(append(again, sc.dirs("logs")...)...); r.Code != ui.ExitOK {
+				t.Errorf("rerun: exit %d\n%s", r.Code, r.Stderr)
 			}
 			for _, o := range []string{"text", "json"} {
 				ld := "crashed-" + o
@@ -118,10 +122,10 @@ func TestApplyGolden(t *testing.T) {
 				dirs := sc.dirs(ld)
 				abs := make([]string, len(dirs))
 				for i, d := range dirs {
-					abs[i] = filepath.Join(w.dir, d)
+					abs[i] = filepath.Join(w.Dir, d)
 				}
 				crashed := false
-				err := sc.interrupt(abs, edit.Options{BackupDir: filepath.Join(w.dir, "backup", "crashed-"+o), FaultAt: func(step string) error {
+				err := sc.interrupt(abs, edit.Options{BackupDir: filepath.Join(w.Dir, "backup", "crashed-"+o), FaultAt: func(step string) error {
 					if strings.HasPrefix(step, "commit:") && !crashed {
 						crashed = true
 						return errCrash
@@ -132,11 +136,11 @@ func TestApplyGolden(t *testing.T) {
 					t.Fatalf("the interrupted %s did not stop at a commit step: %v", sc.name, err)
 				}
 				args := []string{"--output", o, sc.args[0], "--rollback", dirs[len(dirs)-1]}
-				if r := w.run(args...); r.code != ui.ExitOK {
-					t.Errorf("kseg %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+				if r := w.Run(args...); r.Code != ui.ExitOK {
+					t.Errorf("kseg %s: exit %d\n%s%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 				}
 			}
-			w.check(filepath.Join(sc.args[0], sc.name+"-apply.txt"), sc.about,
+			w.Check(filepath.Join(sc.args[0], sc.name+"-apply.txt"), sc.about,
 				"Applied (text and JSON, each on its own copy), rerun, and rolled back after a run stopped at its first commit step.")
 		})
 	}

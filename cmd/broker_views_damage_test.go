@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
@@ -51,7 +52,7 @@ func TestViewsNameDamageAsDumpDoes(t *testing.T) {
 		for damage, fn := range damages {
 			t.Run(view+"/"+damage, func(t *testing.T) {
 				ld := filepath.Join(t.TempDir(), "healthy")
-				copyTree(t, filepath.Join(testdataDir, "logdirs", "healthy"), ld)
+				clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "logdirs", "healthy"), ld)
 				logPath := filepath.Join(ld, part, "00000000000000000000.log")
 				log, err := os.ReadFile(logPath)
 				if err != nil {
@@ -64,16 +65,16 @@ func TestViewsNameDamageAsDumpDoes(t *testing.T) {
 				if err := os.WriteFile(logPath, fn(t, log, pos), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				d := runKseg("dump", "-o", "json", "--deep", filepath.Join(ld, part))
+				d := clitest.Run("dump", "-o", "json", "--deep", filepath.Join(ld, part))
 				var dumpKinds []string
-				for _, f := range jsonByType(t, d.stdout)["finding"] {
+				for _, f := range jsonByType(t, d.Stdout)["finding"] {
 					if f["severity"] == "error" && !slices.Contains(dumpKinds, f["kind"].(string)) {
 						dumpKinds = append(dumpKinds, f["kind"].(string))
 					}
 				}
-				v := runKseg(view, "-o", "json", ld)
+				v := clitest.Run(view, "-o", "json", ld)
 				var viewKinds []string
-				for _, f := range jsonByType(t, v.stdout)["finding"] {
+				for _, f := range jsonByType(t, v.Stdout)["finding"] {
 					k := f["kind"].(string)
 					if !slices.Contains(viewOwn, k) && !slices.Contains(viewKinds, k) {
 						viewKinds = append(viewKinds, k)
@@ -82,13 +83,13 @@ func TestViewsNameDamageAsDumpDoes(t *testing.T) {
 				slices.Sort(dumpKinds)
 				slices.Sort(viewKinds)
 				if !slices.Equal(dumpKinds, []string{damage}) {
-					t.Fatalf("dump reports %v, want [%s]: the damage is not what the test meant\n%s", dumpKinds, damage, d.stdout)
+					t.Fatalf("dump reports %v, want [%s]: the damage is not what the test meant\n%s", dumpKinds, damage, d.Stdout)
 				}
-				if !slices.Equal(viewKinds, dumpKinds) || v.code != ui.ExitFindings {
-					t.Errorf("%s: exit %d, damage kinds %v, dump says %v\n%s%s", view, v.code, viewKinds, dumpKinds, v.stdout, v.stderr)
+				if !slices.Equal(viewKinds, dumpKinds) || v.Code != ui.ExitFindings {
+					t.Errorf("%s: exit %d, damage kinds %v, dump says %v\n%s%s", view, v.Code, viewKinds, dumpKinds, v.Stdout, v.Stderr)
 				}
-				if !strings.Contains(v.stdout, `"partitionDir":"`+filepath.Join(ld, part)+`"`) {
-					t.Errorf("%s: no finding names %s\n%s", view, part, v.stdout)
+				if !strings.Contains(v.Stdout, `"partitionDir":"`+filepath.Join(ld, part)+`"`) {
+					t.Errorf("%s: no finding names %s\n%s", view, part, v.Stdout)
 				}
 			})
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/broker/brokertest"
 )
@@ -20,7 +21,7 @@ import (
 // every format (testdata/golden/views, regenerate with -update), and the
 // facts the generator put there, checked in the JSON.
 
-var viewsGoldenDir = filepath.Join(testdataDir, "golden", "views")
+var viewsGoldenDir = filepath.Join(clitest.TestdataDir, "golden", "views")
 
 func viewRuns() [][]string {
 	var runs [][]string
@@ -41,19 +42,19 @@ func viewRuns() [][]string {
 func TestViewsGolden(t *testing.T) {
 	work := t.TempDir()
 	for _, name := range brokertest.LogDirNames {
-		copyTree(t, filepath.Join(testdataDir, "logdirs", name), filepath.Join(work, name))
+		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "logdirs", name), filepath.Join(work, name))
 	}
-	if *update {
+	if *clitest.Update {
 		os.RemoveAll(viewsGoldenDir)
 		os.MkdirAll(viewsGoldenDir, 0o755)
 	}
 	for _, name := range brokertest.LogDirNames {
 		var b strings.Builder
 		for _, args := range viewRuns() {
-			r := runKseg(append(args, filepath.Join(work, name))...)
-			r.stdout = strings.ReplaceAll(r.stdout, work, workPlaceholder)
-			r.stderr = strings.ReplaceAll(r.stderr, work, workPlaceholder)
-			fmt.Fprintf(&b, "$ kseg %s %s/%s\nexit %d\n--- stdout\n%s--- stderr\n%s\n", strings.Join(args, " "), workPlaceholder, name, r.code, r.stdout, r.stderr)
+			r := clitest.Run(append(args, filepath.Join(work, name))...)
+			r.Stdout = strings.ReplaceAll(r.Stdout, work, clitest.WorkPlaceholder)
+			r.Stderr = strings.ReplaceAll(r.Stderr, work, clitest.WorkPlaceholder)
+			fmt.Fprintf(&b, "$ kseg %s %s/%s\nexit %d\n--- stdout\n%s--- stderr\n%s\n", strings.Join(args, " "), clitest.WorkPlaceholder, name, r.Code, r.Stdout, r.Stderr)
 			want := ui.ExitOK
 			// Every view has a finding on broker-1 (orders-0's epoch even
 			// --at 66), except a filter on the healthy group billing.
@@ -65,12 +66,12 @@ func TestViewsGolden(t *testing.T) {
 			if name == "healthy" && (slices.Contains(args, "--at") || slices.Contains(args, "events")) {
 				want = ui.ExitUsage
 			}
-			if r.code != want {
-				t.Errorf("%s on %s: exit %d, want %d\n%s%s", strings.Join(args, " "), name, r.code, want, r.stdout, r.stderr)
+			if r.Code != want {
+				t.Errorf("%s on %s: exit %d, want %d\n%s%s", strings.Join(args, " "), name, r.Code, want, r.Stdout, r.Stderr)
 			}
 		}
 		path := filepath.Join(viewsGoldenDir, name+".txt")
-		if *update {
+		if *clitest.Update {
 			if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -104,22 +105,22 @@ func jsonByType(t *testing.T, s string) map[string][]map[string]any {
 }
 
 func TestViewsJSON(t *testing.T) {
-	dir := filepath.Join(testdataDir, "logdirs", "broker-1")
+	dir := filepath.Join(clitest.TestdataDir, "logdirs", "broker-1")
 
-	r := runKseg("groups", "-o", "json", dir)
-	g := jsonByType(t, r.stdout)
-	if r.code != ui.ExitFindings || len(g["group"]) != 2 || len(g["finding"]) != 1 || g["finding"][0]["kind"] != "offset-below-log-start" {
-		t.Fatalf("groups: exit %d %v", r.code, g)
+	r := clitest.Run("groups", "-o", "json", dir)
+	g := jsonByType(t, r.Stdout)
+	if r.Code != ui.ExitFindings || len(g["group"]) != 2 || len(g["finding"]) != 1 || g["finding"][0]["kind"] != "offset-below-log-start" {
+		t.Fatalf("groups: exit %d %v", r.Code, g)
 	}
 	audit := g["group"][0]["offsets"].([]any)[0].(map[string]any)
 	if g["group"][0]["group"] != "audit" || audit["committedOffset"] != float64(brokertest.AuditCommitted) || audit["logStartOffset"] != float64(brokertest.OrdersLogStart) || audit["lag"] != nil {
 		t.Errorf("audit: %v", g["group"][0])
 	}
 
-	r = runKseg("txns", "-o", "json", dir) // 1 partition, as the metadata image says
-	x := jsonByType(t, r.stdout)
-	if r.code != ui.ExitFindings || len(x["transaction"]) != 2 || len(x["openTransaction"]) != 1 || len(x["unanswerable"]) != 0 {
-		t.Fatalf("txns: exit %d %v", r.code, x)
+	r = clitest.Run("txns", "-o", "json", dir) // 1 partition, as the metadata image says
+	x := jsonByType(t, r.Stdout)
+	if r.Code != ui.ExitFindings || len(x["transaction"]) != 2 || len(x["openTransaction"]) != 1 || len(x["unanswerable"]) != 0 {
+		t.Fatalf("txns: exit %d %v", r.Code, x)
 	}
 	o := x["openTransaction"][0]
 	if o["verdict"] != "hanging" || o["producerId"] != float64(brokertest.PayOnePID) || o["transactionalId"] != "pay-1" || o["coordinatorState"] != "CompleteAbort" ||
@@ -128,15 +129,15 @@ func TestViewsJSON(t *testing.T) {
 	}
 	// Told there are 50 coordinator partitions, 49 are missing: said, and
 	// the coordinator's record still decides (it is present).
-	r = runKseg("txns", "-o", "json", "--transaction-state-partitions", "50", dir)
-	if x := jsonByType(t, r.stdout); len(x["unanswerable"]) != 1 || x["openTransaction"][0]["verdict"] != "hanging" {
+	r = clitest.Run("txns", "-o", "json", "--transaction-state-partitions", "50", dir)
+	if x := jsonByType(t, r.Stdout); len(x["unanswerable"]) != 1 || x["openTransaction"][0]["verdict"] != "hanging" {
 		t.Errorf("txns with 50 partitions: %v", x)
 	}
 
-	r = runKseg("metadata", "-o", "json", dir)
-	m := jsonByType(t, r.stdout)
-	if r.code != ui.ExitFindings || len(m["metadataImage"]) != 1 || len(m["finding"]) != 3 {
-		t.Fatalf("metadata: exit %d %v", r.code, m)
+	r = clitest.Run("metadata", "-o", "json", dir)
+	m := jsonByType(t, r.Stdout)
+	if r.Code != ui.ExitFindings || len(m["metadataImage"]) != 1 || len(m["finding"]) != 3 {
+		t.Fatalf("metadata: exit %d %v", r.Code, m)
 	}
 	im := m["metadataImage"][0]
 	if im["offset"] != float64(69) || im["snapshotEndOffset"] != float64(brokertest.MetadataSnapshotAt) || len(im["topics"].([]any)) != 5 || len(im["brokers"].([]any)) != 2 {
@@ -154,12 +155,12 @@ func TestViewsUsage(t *testing.T) {
 		{[]string{"metadata", "--at", "-5", "."}, ui.ExitUsage},
 		{[]string{"txns", "--now", "yesterday", "."}, ui.ExitUsage},
 		{[]string{"groups", "--consumer-offsets-partitions", "-1", "."}, ui.ExitUsage},
-		{[]string{"groups", filepath.Join(testdataDir, "README.md")}, ui.ExitUsage},
-		{[]string{"groups", filepath.Join(testdataDir, "no-such-dir")}, ui.ExitError},
-		{[]string{"metadata", filepath.Join(testdataDir, "partitions")}, ui.ExitUsage}, // no __cluster_metadata-0: unanswerable
+		{[]string{"groups", filepath.Join(clitest.TestdataDir, "README.md")}, ui.ExitUsage},
+		{[]string{"groups", filepath.Join(clitest.TestdataDir, "no-such-dir")}, ui.ExitError},
+		{[]string{"metadata", filepath.Join(clitest.TestdataDir, "partitions")}, ui.ExitUsage}, // no __cluster_metadata-0: unanswerable
 	} {
-		if r := runKseg(c.args...); r.code != c.code {
-			t.Errorf("kseg %s: exit %d, want %d\n%s", strings.Join(c.args, " "), r.code, c.code, r.stderr)
+		if r := clitest.Run(c.args...); r.Code != c.code {
+			t.Errorf("kseg %s: exit %d, want %d\n%s", strings.Join(c.args, " "), r.Code, c.code, r.Stderr)
 		}
 	}
 }
@@ -171,7 +172,7 @@ func TestViewsUsage(t *testing.T) {
 // batches of the snapshot's epoch (a leader-epoch-regression), where a real
 // snapshot writer uses the snapshot epoch in every batch.
 func TestHealthyLogDirIsClean(t *testing.T) {
-	dir := filepath.Join(testdataDir, "logdirs", "healthy")
+	dir := filepath.Join(clitest.TestdataDir, "logdirs", "healthy")
 	for _, args := range [][]string{
 		{"dump", "--verify-index", "--index-sanity-check"},
 		{"replay-psm"},
@@ -183,15 +184,15 @@ func TestHealthyLogDirIsClean(t *testing.T) {
 		{"metadata", "--at", "30"},
 	} {
 		for _, o := range []string{"text", "json"} {
-			r := runKseg(append(append(args, "-o", o), dir)...)
-			if r.code != ui.ExitOK {
-				t.Errorf("%v -o %s: exit %d, want 0\n%s%s", args, o, r.code, r.stdout, r.stderr)
+			r := clitest.Run(append(append(args, "-o", o), dir)...)
+			if r.Code != ui.ExitOK {
+				t.Errorf("%v -o %s: exit %d, want 0\n%s%s", args, o, r.Code, r.Stdout, r.Stderr)
 			}
-			if strings.Contains(r.stderr, "warning") {
-				t.Errorf("%v -o %s: a warning\n%s", args, o, r.stderr)
+			if strings.Contains(r.Stderr, "warning") {
+				t.Errorf("%v -o %s: a warning\n%s", args, o, r.Stderr)
 			}
 			if o == "json" {
-				byType := jsonByType(t, r.stdout)
+				byType := jsonByType(t, r.Stdout)
 				if len(byType) == 0 {
 					t.Errorf("%v: no output", args)
 				}
@@ -207,7 +208,7 @@ func TestHealthyLogDirIsClean(t *testing.T) {
 				}
 				continue
 			}
-			for _, line := range strings.Split(r.stdout, "\n") {
+			for _, line := range strings.Split(r.Stdout, "\n") {
 				if f := strings.Fields(line); len(f) > 0 && (f[0] == "ERROR" || f[0] == "WARN" || f[0] == "WARNING" || f[0] == "INFO") {
 					t.Errorf("%v: a finding on the healthy directory: %s", args, line)
 				}
@@ -275,11 +276,11 @@ func TestJSONDocCoversTheViews(t *testing.T) {
 		}
 	}
 	for _, name := range brokertest.LogDirNames {
-		dir := filepath.Join(testdataDir, "logdirs", name)
+		dir := filepath.Join(clitest.TestdataDir, "logdirs", name)
 		for _, args := range [][]string{{"groups"}, {"txns"}, {"txns", "--transaction-state-partitions", "50"}, {"metadata"},
 			{"metadata", "find", "/"}, {"status"}} {
-			r := runKseg(append(append(args, "-o", "json"), dir)...)
-			for typ, lines := range jsonByType(t, r.stdout) {
+			r := clitest.Run(append(append(args, "-o", "json"), dir)...)
+			for typ, lines := range jsonByType(t, r.Stdout) {
 				if keys[typ] == nil {
 					keys[typ] = map[string]bool{}
 				}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/rogpeppe/go-internal/testscript"
 	"go.yaml.in/yaml/v3"
@@ -149,10 +150,10 @@ func checkDocConfigLoads(t *testing.T, y string) {
 	}
 	// The error the page shows is the one kseg gives.
 	bad := strings.Replace(y, "        position: 214", "        pos: 214", 1)
-	r := runKseg("check", "--config", writeCheckConfig(t, dir, bad), dir)
+	r := clitest.Run("check", "--config", writeCheckConfig(t, dir, bad), dir)
 	line := regexp.MustCompile(`kseg: \S+:(\d+:\d+): unknown key "pos" in an expected finding \(known: kind, file, position, offset, subject, count\)`)
-	if m := line.FindStringSubmatch(r.stderr); r.code != ui.ExitUsage || m == nil {
-		t.Errorf("a misspelt key: exit %d\n%s", r.code, r.stderr)
+	if m := line.FindStringSubmatch(r.Stderr); r.Code != ui.ExitUsage || m == nil {
+		t.Errorf("a misspelt key: exit %d\n%s", r.Code, r.Stderr)
 	}
 }
 

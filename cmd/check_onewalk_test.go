@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
@@ -27,7 +28,7 @@ func TestCheckOneWalkIsTheCommands(t *testing.T) {
 	t.Parallel()
 	var dirs []string
 	for _, sub := range []string{"partitions", "broken", "logdirs", "mm2"} {
-		tree, err := walkCheckPaths([]string{filepath.Join(testdataDir, sub)})
+		tree, err := walkCheckPaths([]string{filepath.Join(clitest.TestdataDir, sub)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +36,7 @@ func TestCheckOneWalkIsTheCommands(t *testing.T) {
 			dirs = append(dirs, p.path)
 		}
 	}
-	c, err := segtest.NewCorpus(filepath.Join(testdataDir, "partitions"))
+	c, err := segtest.NewCorpus(filepath.Join(clitest.TestdataDir, "partitions"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func findingList(fs []finding.Finding) string {
 // result.
 func TestCheckWalkBudget(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testdataDir, "partitions", "orders-0")
+	dir := filepath.Join(clitest.TestdataDir, "partitions", "orders-0")
 	e, err := newCheckEngine(1, func(string) bool { return false }, 1<<20)
 	if err != nil {
 		t.Fatal(err)

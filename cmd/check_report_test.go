@@ -13,6 +13,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/finding"
 )
@@ -36,18 +37,18 @@ func runCheckReports(t *testing.T) *checkReportRun {
 	base := t.TempDir()
 	root := filepath.Join(base, "odd,dir:100% & <x>")
 	for _, n := range []string{"broken/crc-mismatch/events-0", "broken/zero-tail/events-0", "broken/bad-magic/events-0", "logdirs/broker-1"} {
-		copyTree(t, filepath.Join(testdataDir, n), filepath.Join(root, n))
+		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, n), filepath.Join(root, n))
 	}
 	// A partition without its .log (producer-state is skipped), and one
 	// that cannot be read.
-	copyTree(t, filepath.Join(testdataDir, "partitions/orders-0"), filepath.Join(root, "partitions/orders-0"))
+	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions/orders-0"), filepath.Join(root, "partitions/orders-0"))
 	if err := os.Remove(filepath.Join(root, "partitions/orders-0/00000000000000000026.log")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(filepath.Join(root, "gone"), filepath.Join(root, "partitions/orders-0/00000000000000000026.log")); err != nil {
 		t.Skip("no symbolic links here:", err)
 	}
-	copyTree(t, filepath.Join(testdataDir, "partitions/txn-0"), filepath.Join(root, "partitions/indexes-0"))
+	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions/txn-0"), filepath.Join(root, "partitions/indexes-0"))
 	for _, n := range []string{"00000000000000000000.log", "00000000000000000011.log"} {
 		if err := os.Remove(filepath.Join(root, "partitions/indexes-0", n)); err != nil {
 			t.Fatal(err)
@@ -73,8 +74,8 @@ paths:
 	for _, f := range checkFormats {
 		args = append(args, "--report", f+"="+filepath.Join(out, f))
 	}
-	r := runKseg(append(args, root)...)
-	run := &checkReportRun{root: root, code: r.code, stdout: r.stdout, files: map[string][]byte{}}
+	r := clitest.Run(append(args, root)...)
+	run := &checkReportRun{root: root, code: r.Code, stdout: r.Stdout, files: map[string][]byte{}}
 	for _, f := range checkFormats {
 		b, err := os.ReadFile(filepath.Join(out, f))
 		if err != nil {
@@ -82,11 +83,11 @@ paths:
 		}
 		run.files[f] = b
 	}
-	if r.code != ui.ExitError {
-		t.Fatalf("exit %d, want 1 (an unreadable partition)\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != ui.ExitError {
+		t.Fatalf("exit %d, want 1 (an unreadable partition)\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if !bytes.Equal(run.files["text"], []byte(r.stdout)) {
-		t.Errorf("--report text=FILE differs from stdout:\n%s\n---\n%s", run.files["text"], r.stdout)
+	if !bytes.Equal(run.files["text"], []byte(r.Stdout)) {
+		t.Errorf("--report text=FILE differs from stdout:\n%s\n---\n%s", run.files["text"], r.Stdout)
 	}
 	return run
 }
@@ -122,7 +123,7 @@ func TestCheckReportFormats(t *testing.T) {
 
 // sarifSchemaFile is the official SARIF 2.1.0 schema (testdata/README.md
 // says where it comes from).
-var sarifSchemaFile = filepath.Join(testdataDir, "schemas", "sarif-schema-2.1.0.json")
+var sarifSchemaFile = filepath.Join(clitest.TestdataDir, "schemas", "sarif-schema-2.1.0.json")
 
 func checkSARIF(t *testing.T, run *checkReportRun) {
 	f, err := os.Open(sarifSchemaFile)
@@ -202,7 +203,7 @@ func checkSARIF(t *testing.T, run *checkReportRun) {
 
 // junitSchemas are the published JUnit schemas: Apache Ant's (windyroad)
 // and Jenkins' (xunit-plugin).
-var junitSchemas = []string{filepath.Join(testdataDir, "schemas", "JUnit.xsd"), filepath.Join(testdataDir, "schemas", "junit-10.xsd")}
+var junitSchemas = []string{filepath.Join(clitest.TestdataDir, "schemas", "JUnit.xsd"), filepath.Join(clitest.TestdataDir, "schemas", "junit-10.xsd")}
 
 func checkJUnit(t *testing.T, run *checkReportRun) {
 	report := filepath.Join(t.TempDir(), "junit.xml")

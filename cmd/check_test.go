@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -20,7 +21,7 @@ func checkFixtureTree(t *testing.T, names ...string) string {
 	t.Helper()
 	root := t.TempDir()
 	for _, n := range names {
-		copyTree(t, filepath.Join(testdataDir, n), filepath.Join(root, n))
+		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, n), filepath.Join(root, n))
 	}
 	return root
 }
@@ -37,21 +38,21 @@ func writeCheckConfig(t *testing.T, dir, body string) string {
 
 // runCheckJSON runs check with -o json and returns its exit code
 // and lines by type.
-func runCheckJSON(t *testing.T, args ...string) (int, map[string][]map[string]any, runResult) {
+func runCheckJSON(t *testing.T, args ...string) (int, map[string][]map[string]any, clitest.Result) {
 	t.Helper()
-	r := runKseg(append([]string{"check", "-o", "json"}, args...)...)
+	r := clitest.Run(append([]string{"check", "-o", "json"}, args...)...)
 	lines := map[string][]map[string]any{}
-	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
 		if l == "" {
 			continue
 		}
 		var m map[string]any
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("not a JSON line: %q: %v\n%s", l, err, r.stderr)
+			t.Fatalf("not a JSON line: %q: %v\n%s", l, err, r.Stderr)
 		}
 		lines[m["type"].(string)] = append(lines[m["type"].(string)], m)
 	}
-	return r.code, lines, r
+	return r.Code, lines, r
 }
 
 // findingsWith are the finding lines of a status.
@@ -77,28 +78,28 @@ func TestCheckOutcomes(t *testing.T) {
 		cfg := writeCheckConfig(t, t.TempDir(), "root: "+root+"\n"+expectCRC)
 		code, lines, r := runCheckJSON(t, "--config", cfg, root)
 		if code != ui.ExitOK || len(findingsWith(lines, statusExpected)) != 1 || len(findingsWith(lines, statusNew)) != 0 {
-			t.Fatalf("exit %d, want 0 with one expected finding\n%s%s", code, r.stdout, r.stderr)
+			t.Fatalf("exit %d, want 0 with one expected finding\n%s%s", code, r.Stdout, r.Stderr)
 		}
 		if s := lines["summary"][0]; s["expected"] != 1.0 || s["failed"] != 0.0 || s["exitCode"] != 0.0 {
 			t.Errorf("summary %v", s)
 		}
 	})
 	t.Run("new", func(t *testing.T) {
-		r := runKseg("check", "--config", writeCheckConfig(t, t.TempDir(), "root: "+root+"\n"), root)
+		r := clitest.Run("check", "--config", writeCheckConfig(t, t.TempDir(), "root: "+root+"\n"), root)
 		want := filepath.Join(root, "broken/crc-mismatch/events-0/00000000000000000000.log") + ": new crc-mismatch (error) at position 214, offset 4 [segments]: "
-		if r.code != ui.ExitFindings || !strings.Contains(r.stdout, want) {
-			t.Fatalf("exit %d, want 3 and a line %q\n%s%s", r.code, want, r.stdout, r.stderr)
+		if r.Code != ui.ExitFindings || !strings.Contains(r.Stdout, want) {
+			t.Fatalf("exit %d, want 3 and a line %q\n%s%s", r.Code, want, r.Stdout, r.Stderr)
 		}
 	})
 	t.Run("missing", func(t *testing.T) {
 		body := "root: " + root + "\n" + expectCRC +
 			"  - path: partitions/orders-0\n    expect:\n      - kind: zero-tail\n        file: 00000000000000000053.log\n"
 		cfg := writeCheckConfig(t, t.TempDir(), body)
-		r := runKseg("check", "--config", cfg, root)
+		r := clitest.Run("check", "--config", cfg, root)
 		want := cfg + ":11:9: missing zero-tail in " + relToWD(t, filepath.Join(root, "partitions/orders-0/00000000000000000053.log")) +
 			": expected, not found [segments]"
-		if r.code != ui.ExitFindings || !strings.Contains(r.stdout, want) || strings.Contains(r.stdout, ": new ") {
-			t.Fatalf("exit %d, want 3 and a line %q\n%s%s", r.code, want, r.stdout, r.stderr)
+		if r.Code != ui.ExitFindings || !strings.Contains(r.Stdout, want) || strings.Contains(r.Stdout, ": new ") {
+			t.Fatalf("exit %d, want 3 and a line %q\n%s%s", r.Code, want, r.Stdout, r.Stderr)
 		}
 	})
 	t.Run("unreadable", func(t *testing.T) {
@@ -116,10 +117,10 @@ func TestCheckOutcomes(t *testing.T) {
 		code, lines, r := runCheckJSON(t, "--config", cfg, tree)
 		u := lines["unreadable"]
 		if code != ui.ExitError || len(u) != 1 || u[0]["check"] != checkSegments || !strings.Contains(u[0]["error"].(string), "00000000000000000026.log") {
-			t.Fatalf("exit %d, want 1 with one unreadable segments check\n%s%s", code, r.stdout, r.stderr)
+			t.Fatalf("exit %d, want 1 with one unreadable segments check\n%s%s", code, r.Stdout, r.Stderr)
 		}
 		if len(findingsWith(lines, statusExpected)) != 1 {
-			t.Errorf("the other partition was not checked:\n%s", r.stdout)
+			t.Errorf("the other partition was not checked:\n%s", r.Stdout)
 		}
 		if s := lines["summary"][0]; s["unreadable"] != 1.0 || s["exitCode"] != 1.0 {
 			t.Errorf("summary %v", s)
@@ -178,7 +179,7 @@ func TestCheckSettings(t *testing.T) {
 				got[statusMissing] = n
 			}
 			if code != tc.code || !mapsEqual(got, tc.statuses) {
-				t.Errorf("exit %d %v, want %d %v\n%s%s", code, got, tc.code, tc.statuses, r.stdout, r.stderr)
+				t.Errorf("exit %d %v, want %d %v\n%s%s", code, got, tc.code, tc.statuses, r.Stdout, r.Stderr)
 			}
 		})
 	}
@@ -226,9 +227,9 @@ func TestCheckConfigStrict(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cfg := writeCheckConfig(t, t.TempDir(), "root: "+root+"\n"+tc.body)
-			r := runKseg("check", "--config", cfg, root)
-			if r.code != ui.ExitUsage || !strings.Contains(r.stderr, cfg+tc.where) || !strings.Contains(r.stderr, tc.says) || r.stdout != "" {
-				t.Errorf("exit %d, want 2 with %q and %q on stderr:\n%s%s", r.code, cfg+tc.where, tc.says, r.stdout, r.stderr)
+			r := clitest.Run("check", "--config", cfg, root)
+			if r.Code != ui.ExitUsage || !strings.Contains(r.Stderr, cfg+tc.where) || !strings.Contains(r.Stderr, tc.says) || r.Stdout != "" {
+				t.Errorf("exit %d, want 2 with %q and %q on stderr:\n%s%s", r.Code, cfg+tc.where, tc.says, r.Stdout, r.Stderr)
 			}
 		})
 	}
@@ -262,9 +263,9 @@ func TestCheckConfigFoundUpward(t *testing.T) {
 func TestCheckWalk(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	copyTree(t, filepath.Join(testdataDir, "logdirs", "healthy"), filepath.Join(root, "repo", "kafka-logs-1"))
-	copyTree(t, filepath.Join(testdataDir, "partitions", "orders-0"), filepath.Join(root, "deeper", "still", "orders-0"))
-	copyTree(t, filepath.Join(testdataDir, "partitions", "txn-0"), filepath.Join(root, ".git", "txn-0"))
+	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "logdirs", "healthy"), filepath.Join(root, "repo", "kafka-logs-1"))
+	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "orders-0"), filepath.Join(root, "deeper", "still", "orders-0"))
+	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "txn-0"), filepath.Join(root, ".git", "txn-0"))
 	for _, d := range []string{"notes-1", "docs/pages-2"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			t.Fatal(err)
@@ -282,7 +283,7 @@ func TestCheckWalk(t *testing.T) {
 		rel, _ := filepath.Rel(root, p.path)
 		parts = append(parts, filepath.ToSlash(rel))
 	}
-	healthy, err := os.ReadDir(filepath.Join(testdataDir, "logdirs", "healthy"))
+	healthy, err := os.ReadDir(filepath.Join(clitest.TestdataDir, "logdirs", "healthy"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,11 +314,11 @@ func TestCheckWalk(t *testing.T) {
 	if err != nil || len(tree.partitions) != 1 || len(tree.logDirs) != 0 || tree.partitions[0].logDir != -1 {
 		t.Errorf("a partition as PATH: %+v %v", tree, err)
 	}
-	if r := runKseg("check", filepath.Join(root, "docs")); r.code != ui.ExitUsage || !strings.Contains(r.stderr, "no Kafka partition directory") {
-		t.Errorf("a tree without Kafka data: exit %d\n%s", r.code, r.stderr)
+	if r := clitest.Run("check", filepath.Join(root, "docs")); r.Code != ui.ExitUsage || !strings.Contains(r.Stderr, "no Kafka partition directory") {
+		t.Errorf("a tree without Kafka data: exit %d\n%s", r.Code, r.Stderr)
 	}
-	if r := runKseg("check", filepath.Join(root, "nowhere")); r.code != ui.ExitError {
-		t.Errorf("a PATH that does not exist: exit %d\n%s", r.code, r.stderr)
+	if r := clitest.Run("check", filepath.Join(root, "nowhere")); r.Code != ui.ExitError {
+		t.Errorf("a PATH that does not exist: exit %d\n%s", r.Code, r.Stderr)
 	}
 }
 
@@ -336,8 +337,8 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("# ours\nroot: "+root+"\nfail-on: warning # pin warnings too\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := runKseg("check", "--config", cfg, "--write-baseline", root); r.code != ui.ExitOK || !strings.Contains(r.stderr, "3 expectations added") {
-		t.Fatalf("--write-baseline: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r := clitest.Run("check", "--config", cfg, "--write-baseline", root); r.Code != ui.ExitOK || !strings.Contains(r.Stderr, "3 expectations added") {
+		t.Fatalf("--write-baseline: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	b, err := os.ReadFile(cfg)
 	if err != nil {
@@ -350,20 +351,20 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 			t.Errorf("the baseline has no %q:\n%s", want, b)
 		}
 	}
-	if r := runKseg("check", "--config", cfg, root); r.code != ui.ExitOK {
-		t.Fatalf("check after --write-baseline: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r := clitest.Run("check", "--config", cfg, root); r.Code != ui.ExitOK {
+		t.Fatalf("check after --write-baseline: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	// Take the zero tail out: the segment ends at its last batch.
 	log := filepath.Join(root, "broken/zero-tail/events-0/00000000000000000000.log")
 	if err := os.Truncate(log, 646); err != nil {
 		t.Fatal(err)
 	}
-	r := runKseg("check", "--config", cfg, root)
-	if r.code != ui.ExitFindings || !strings.Contains(r.stdout, "missing zero-tail in "+relToWD(t, log)+" at position 646: expected, not found [segments]") {
-		t.Fatalf("after the fault was removed: exit %d, want 3 naming the missing zero-tail\n%s%s", r.code, r.stdout, r.stderr)
+	r := clitest.Run("check", "--config", cfg, root)
+	if r.Code != ui.ExitFindings || !strings.Contains(r.Stdout, "missing zero-tail in "+relToWD(t, log)+" at position 646: expected, not found [segments]") {
+		t.Fatalf("after the fault was removed: exit %d, want 3 naming the missing zero-tail\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := runKseg("check", "--config", cfg, "--write-baseline", root); r.code != ui.ExitOK || !strings.Contains(r.stderr, "0 expectations added, 1 expectation removed") {
-		t.Fatalf("second --write-baseline: exit %d\n%s", r.code, r.stderr)
+	if r := clitest.Run("check", "--config", cfg, "--write-baseline", root); r.Code != ui.ExitOK || !strings.Contains(r.Stderr, "0 expectations added, 1 expectation removed") {
+		t.Fatalf("second --write-baseline: exit %d\n%s", r.Code, r.Stderr)
 	}
 	after, err := os.ReadFile(cfg)
 	if err != nil {
@@ -372,11 +373,11 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 	if strings.Contains(string(after), "zero-tail") || !strings.HasPrefix(string(after), "# ours\n") || !strings.Contains(string(after), "kind: crc-mismatch") {
 		t.Errorf("second baseline:\n%s", after)
 	}
-	if r := runKseg("check", "--config", cfg, "--write-baseline", root); r.code != ui.ExitOK || !strings.Contains(r.stderr, "left as it is") {
-		t.Errorf("third --write-baseline: exit %d\n%s", r.code, r.stderr)
+	if r := clitest.Run("check", "--config", cfg, "--write-baseline", root); r.Code != ui.ExitOK || !strings.Contains(r.Stderr, "left as it is") {
+		t.Errorf("third --write-baseline: exit %d\n%s", r.Code, r.Stderr)
 	}
-	if r := runKseg("check", "--config", cfg, root); r.code != ui.ExitOK {
-		t.Errorf("check after the second baseline: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r := clitest.Run("check", "--config", cfg, root); r.Code != ui.ExitOK {
+		t.Errorf("check after the second baseline: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -385,12 +386,12 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 // expectation there.
 func TestCheckProjectExpectations(t *testing.T) {
 	t.Parallel()
-	cfg := filepath.Join(testdataDir, checkConfigName)
-	code, lines, r := runCheckJSON(t, "--config", cfg, testdataDir)
+	cfg := filepath.Join(clitest.TestdataDir, checkConfigName)
+	code, lines, r := runCheckJSON(t, "--config", cfg, clitest.TestdataDir)
 	if code != ui.ExitOK {
-		t.Fatalf("exit %d\n%s%s", code, r.stdout, r.stderr)
+		t.Fatalf("exit %d\n%s%s", code, r.Stdout, r.Stderr)
 	}
-	broken, err := os.ReadDir(filepath.Join(testdataDir, "broken"))
+	broken, err := os.ReadDir(filepath.Join(clitest.TestdataDir, "broken"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,10 +413,10 @@ func TestCheckProjectExpectations(t *testing.T) {
 // testdata/real-check.yaml.
 func TestCheckRealFixtures(t *testing.T) {
 	t.Parallel()
-	src := realRoot(t)
-	r := runKseg("check", "-q", "--config", filepath.Join(testdataDir, "real-check.yaml"), src)
-	if r.code != ui.ExitOK {
-		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	src := clitest.RealRoot(t)
+	r := clitest.Run("check", "-q", "--config", filepath.Join(clitest.TestdataDir, "real-check.yaml"), src)
+	if r.Code != ui.ExitOK {
+		t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -445,12 +446,12 @@ func TestCheckEdges(t *testing.T) {
 	root := t.TempDir()
 	for _, fix := range []string{"chain1", "chain2"} {
 		a := filepath.Join(root, fix, "a", "orders-0")
-		copyTree(t, filepath.Join(testdataDir, "partitions", "orders-0"), a)
+		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "orders-0"), a)
 		b := filepath.Join(root, fix, "b", "orders-0")
 		if err := os.MkdirAll(filepath.Dir(b), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if code, out, stderr := injRun(t, "mirror", "-q", "--backup-dir", filepath.Join(t.TempDir(), "bk"), a, b); code != ui.ExitOK {
+		if code, out, stderr := clitest.Exec(t, "mirror", "-q", "--backup-dir", filepath.Join(t.TempDir(), "bk"), a, b); code != ui.ExitOK {
 			t.Fatalf("mirror: exit %d\n%s%s", code, out, stderr)
 		}
 	}
@@ -462,8 +463,8 @@ func TestCheckEdges(t *testing.T) {
 			chains++
 		}
 	}
-	if code != ui.ExitOK || chains != 0 || !strings.Contains(runKseg("check", "-v", "-o", "junit", "--config", cfg, root).stdout, `name="chain from `) {
-		t.Fatalf("in sync: exit %d, %d chain lines\n%s%s", code, chains, r.stdout, r.stderr)
+	if code != ui.ExitOK || chains != 0 || !strings.Contains(clitest.Run("check", "-v", "-o", "junit", "--config", cfg, root).Stdout, `name="chain from `) {
+		t.Fatalf("in sync: exit %d, %d chain lines\n%s%s", code, chains, r.Stdout, r.Stderr)
 	}
 	// chain2's mirror diverges: its last batch's timestamp changed (and
 	// its CRC recomputed, so that only the comparison sees it).
@@ -488,7 +489,7 @@ func TestCheckEdges(t *testing.T) {
 	}
 	chain2 := slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "chain ") && strings.HasSuffix(s, " chain2") })
 	if code != ui.ExitFindings || !chain2 || slices.ContainsFunc(got, func(s string) bool { return strings.HasSuffix(s, "chain1") }) {
-		t.Errorf("diverged: exit %d, new %v\n%s%s", code, got, r.stdout, r.stderr)
+		t.Errorf("diverged: exit %d, new %v\n%s%s", code, got, r.Stdout, r.Stderr)
 	}
 }
 

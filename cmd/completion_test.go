@@ -3,6 +3,8 @@ package cmd
 import (
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/clitest"
 )
 
 // TestCompletionScripts: cobra's completion command is present for the
@@ -16,17 +18,17 @@ func TestCompletionScripts(t *testing.T) {
 		"powershell": "Register-ArgumentCompleter",
 	}
 	for shell, mark := range marks {
-		r := runKseg("completion", shell)
-		if r.code != 0 || r.stderr != "" {
-			t.Errorf("completion %s: exit %d, stderr %q", shell, r.code, r.stderr)
+		r := clitest.Run("completion", shell)
+		if r.Code != 0 || r.Stderr != "" {
+			t.Errorf("completion %s: exit %d, stderr %q", shell, r.Code, r.Stderr)
 		}
-		if len(r.stdout) < 500 || !strings.Contains(r.stdout, mark) {
-			t.Errorf("completion %s: %d bytes, no %q", shell, len(r.stdout), mark)
+		if len(r.Stdout) < 500 || !strings.Contains(r.Stdout, mark) {
+			t.Errorf("completion %s: %d bytes, no %q", shell, len(r.Stdout), mark)
 		}
 	}
-	h := runKseg("completion", "--help")
+	h := clitest.Run("completion", "--help")
 	for _, want := range []string{"bash", "zsh", "fish", "powershell", "Examples:", "source <(kseg completion bash)", "EXIT STATUS"} {
-		if !strings.Contains(h.stdout, want) {
+		if !strings.Contains(h.Stdout, want) {
 			t.Errorf("completion --help lacks %q", want)
 		}
 	}
@@ -42,13 +44,13 @@ func TestCompletionCompletes(t *testing.T) {
 		{[]string{"__complete", ""}, []string{"dump", "explain", "replay-psm", "version", "completion"}},
 		{[]string{"__complete", "dump", "--ou"}, []string{"--output"}},
 	} {
-		r := runKseg(tc.args...)
-		if r.code != 0 {
-			t.Errorf("%v: exit %d: %s", tc.args, r.code, r.stderr)
+		r := clitest.Run(tc.args...)
+		if r.Code != 0 {
+			t.Errorf("%v: exit %d: %s", tc.args, r.Code, r.Stderr)
 		}
 		for _, w := range tc.want {
-			if !strings.Contains(r.stdout, w) {
-				t.Errorf("%v: no %q in %q", tc.args, w, r.stdout)
+			if !strings.Contains(r.Stdout, w) {
+				t.Errorf("%v: no %q in %q", tc.args, w, r.Stdout)
 			}
 		}
 	}
@@ -81,10 +83,10 @@ func TestCompletionFlagValuesNotFiles(t *testing.T) {
 		{[]string{"groups", "--output"}, []string{"text", "table", "wide", "json"}, ":4"},
 		{[]string{"txns", "--transactional-id"}, nil, ":4"},
 	} {
-		r := runKseg(append(append([]string{"__complete"}, tc.args...), "")...)
-		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-		if r.code != 0 || len(lines) == 0 || lines[len(lines)-1] != tc.directive {
-			t.Errorf("%v: exit %d, directive %q, want %s", tc.args, r.code, lines[len(lines)-1], tc.directive)
+		r := clitest.Run(append(append([]string{"__complete"}, tc.args...), "")...)
+		lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+		if r.Code != 0 || len(lines) == 0 || lines[len(lines)-1] != tc.directive {
+			t.Errorf("%v: exit %d, directive %q, want %s", tc.args, r.Code, lines[len(lines)-1], tc.directive)
 			continue
 		}
 		if got := lines[:len(lines)-1]; strings.Join(got, " ") != strings.Join(tc.want, " ") {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -112,7 +113,7 @@ func runCaught(t *testing.T, name string, args []string) (code int, out, errOut 
 // resynchronise; and the heap in use below 64 MiB throughout.
 func TestCorruptionCorpus(t *testing.T) {
 	// Not parallel: the heap it bounds is the process's.
-	c, err := segtest.NewCorpus(filepath.Join(testdataDir, "partitions"))
+	c, err := segtest.NewCorpus(filepath.Join(clitest.TestdataDir, "partitions"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestCorruptionCorpus(t *testing.T) {
 // it are not reported, and the damage keeps its scanner classification.
 func TestCorruptionCorpusNoResync(t *testing.T) {
 	t.Parallel()
-	c, err := segtest.NewCorpus(filepath.Join(testdataDir, "partitions"))
+	c, err := segtest.NewCorpus(filepath.Join(clitest.TestdataDir, "partitions"))
 	if err != nil {
 		t.Fatal(err)
 	}

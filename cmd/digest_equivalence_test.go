@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -63,7 +64,7 @@ func verifyChainOverDigests(t *testing.T, args []string) {
 	digests := make([]string, len(nodes))
 	for i, n := range nodes {
 		digests[i] = filepath.Join(tmp, fmt.Sprintf("%d-%s.digest", i, filepath.Base(n)))
-		if code, out, errOut := injRun(t, "digest", "--out", digests[i], n); code != ui.ExitOK {
+		if code, out, errOut := clitest.Exec(t, "digest", "--out", digests[i], n); code != ui.ExitOK {
 			t.Fatalf("kseg digest %s: exit %d\n%s%s", n, code, out, errOut)
 		}
 	}

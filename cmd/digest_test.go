@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
@@ -21,7 +22,7 @@ func digestOf(t *testing.T, path string, args ...string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), filepath.Base(path)+".digest")
 	a := append(append([]string{"digest", "--out", out}, args...), path)
-	if code, stdout, stderr := injRun(t, a...); code != ui.ExitOK {
+	if code, stdout, stderr := clitest.Exec(t, a...); code != ui.ExitOK {
 		t.Fatalf("kseg %s: exit %d\n%s%s", strings.Join(a, " "), code, stdout, stderr)
 	}
 	return out
@@ -31,12 +32,12 @@ func digestOf(t *testing.T, path string, args ...string) string {
 // and a mirror of it up to upto (-1: all) in a log directory of its own.
 func mirrored(t *testing.T, upto int) (src, dst string) {
 	t.Helper()
-	src, dst = mirrorPair(t)
+	src, dst = clitest.MirrorPair(t)
 	args := []string{"mirror", "--quiet", "--segment-bytes", "400", "--backup-dir", filepath.Join(t.TempDir(), "bk")}
 	if upto >= 0 {
 		args = append(args, "--upto", strconv.Itoa(upto))
 	}
-	if code, out, stderr := injRun(t, append(args, src, dst)...); code != ui.ExitOK {
+	if code, out, stderr := clitest.Exec(t, append(args, src, dst)...); code != ui.ExitOK {
 		t.Fatalf("mirror: exit %d\n%s%s", code, out, stderr)
 	}
 	return src, dst
@@ -46,7 +47,7 @@ func mirrored(t *testing.T, upto int) (src, dst string) {
 // and edge lines.
 func chainEdges(t *testing.T, args ...string) (int, []chainEdgeJSON, string) {
 	t.Helper()
-	code, out, stderr := injRun(t, append([]string{"verify-chain", "--output", "json"}, args...)...)
+	code, out, stderr := clitest.Exec(t, append([]string{"verify-chain", "--output", "json"}, args...)...)
 	var edges []chainEdgeJSON
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		var e chainEdgeJSON
@@ -59,11 +60,11 @@ func chainEdges(t *testing.T, args ...string) (int, []chainEdgeJSON, string) {
 
 func TestDigestCLI(t *testing.T) {
 	src, dst := mirrored(t, -1)
-	code, out, stderr := injRun(t, "digest", dst)
+	code, out, stderr := clitest.Exec(t, "digest", dst)
 	if code != ui.ExitOK || !strings.HasPrefix(out, "kseg-digest 1 xxh3-128 kseg ") || !strings.Contains(stderr, "Digest of mirror-0") {
 		t.Fatalf("exit %d, stdout %.40q, stderr %s", code, out, stderr)
 	}
-	code, out, _ = injRun(t, "digest", "--quiet", "--hash", "sha256", dst)
+	code, out, _ = clitest.Exec(t, "digest", "--quiet", "--hash", "sha256", dst)
 	if code != ui.ExitOK || !strings.HasPrefix(out, "kseg-digest 1 sha256 kseg ") {
 		t.Fatalf("sha256: exit %d, %.40q", code, out)
 	}
@@ -83,13 +84,13 @@ func TestDigestCLI(t *testing.T) {
 		{"digest", "--from", "-3", dst},
 		{"digest"},
 	} {
-		if code, _, stderr := injRun(t, args...); code != ui.ExitUsage {
+		if code, _, stderr := clitest.Exec(t, args...); code != ui.ExitUsage {
 			t.Errorf("%v: exit %d, want %d: %s", args, code, ui.ExitUsage, stderr)
 		}
 	}
 	// A log directory: one digest per partition.
 	outDir := filepath.Join(t.TempDir(), "digests")
-	if code, _, stderr := injRun(t, "digest", "--out", outDir, logDir); code != ui.ExitOK {
+	if code, _, stderr := clitest.Exec(t, "digest", "--out", outDir, logDir); code != ui.ExitOK {
 		t.Fatalf("log directory: exit %d: %s", code, stderr)
 	}
 	one := filepath.Join(outDir, "mirror-0.digest")
@@ -100,7 +101,7 @@ func TestDigestCLI(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dst, edit.JournalName), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := injRun(t, "digest", "--out", filepath.Join(t.TempDir(), "x"), dst); code != ui.ExitRefused || !strings.Contains(stderr, "pending") {
+	if code, _, stderr := clitest.Exec(t, "digest", "--out", filepath.Join(t.TempDir(), "x"), dst); code != ui.ExitRefused || !strings.Contains(stderr, "pending") {
 		t.Errorf("pending edit: exit %d: %s", code, stderr)
 	}
 }
@@ -112,7 +113,7 @@ func TestDigestCLI(t *testing.T) {
 func TestDigestIncremental(t *testing.T) {
 	src, dst := mirrored(t, 7)
 	early := digestOf(t, dst)
-	if code, out, stderr := injRun(t, "mirror", "--quiet", "--segment-bytes", "400", "--backup-dir", filepath.Join(t.TempDir(), "bk"), src, dst); code != ui.ExitOK {
+	if code, out, stderr := clitest.Exec(t, "mirror", "--quiet", "--segment-bytes", "400", "--backup-dir", filepath.Join(t.TempDir(), "bk"), src, dst); code != ui.ExitOK {
 		t.Fatalf("mirror on: exit %d\n%s%s", code, out, stderr)
 	}
 	want := func(d string) {
@@ -125,7 +126,7 @@ func TestDigestIncremental(t *testing.T) {
 	}
 	// --from OFFSET, appended.
 	for _, from := range []string{"3", "7", "8"} {
-		code, section, stderr := injRun(t, "digest", "--quiet", "--from", from, dst)
+		code, section, stderr := clitest.Exec(t, "digest", "--quiet", "--from", from, dst)
 		if code != ui.ExitOK {
 			t.Fatalf("--from %s: exit %d: %s", from, code, stderr)
 		}
@@ -144,7 +145,7 @@ func TestDigestIncremental(t *testing.T) {
 		want(whole)
 	}
 	// --from FILE.
-	code, section, stderr := injRun(t, "digest", "--quiet", "--from", early, dst)
+	code, section, stderr := clitest.Exec(t, "digest", "--quiet", "--from", early, dst)
 	if code != ui.ExitOK {
 		t.Fatalf("--from FILE: exit %d: %s", code, stderr)
 	}
@@ -156,13 +157,13 @@ func TestDigestIncremental(t *testing.T) {
 	// The log changed below the earlier digest's end: a byte of the batch
 	// the continuation is anchored on.
 	other := filepath.Join(t.TempDir(), "mirror-0")
-	copyTree(t, dst, other)
+	clitest.CopyTree(t, dst, other)
 	pd, _ := segment.OpenPartitionDir(other)
 	log := pd.Segments[0].Log
 	raw, _ := os.ReadFile(log)
 	raw[len(raw)-1] ^= 0xff
 	os.WriteFile(log, raw, 0o644)
-	if code, _, stderr := injRun(t, "digest", "--quiet", "--from", early, other); code != ui.ExitFindings || !strings.Contains(stderr, "does not continue") {
+	if code, _, stderr := clitest.Exec(t, "digest", "--quiet", "--from", early, other); code != ui.ExitFindings || !strings.Contains(stderr, "does not continue") {
 		t.Errorf("--from FILE over a log that changed: exit %d: %s", code, stderr)
 	}
 }
@@ -183,7 +184,7 @@ func TestDigestBadInput(t *testing.T) {
 		if err := os.WriteFile(p, content, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		code, out, stderr := injRun(t, "verify-chain", src, p)
+		code, out, stderr := clitest.Exec(t, "verify-chain", src, p)
 		if code != wantCode {
 			t.Errorf("%s: exit %d, want %d\n%s%s", name, code, wantCode, out, stderr)
 		}
@@ -207,20 +208,20 @@ func TestDigestBadInput(t *testing.T) {
 
 	// Another partition: another name, another topic id.
 	otherName := filepath.Join(t.TempDir(), "other-0")
-	copyTree(t, dst, otherName)
+	clitest.CopyTree(t, dst, otherName)
 	bad("other-name", mustRead(t, digestOf(t, otherName)), ui.ExitRefused, "refused (topic)")
 	otherID := filepath.Join(t.TempDir(), "mirror-0")
-	copyTree(t, dst, otherID)
+	clitest.CopyTree(t, dst, otherID)
 	os.WriteFile(filepath.Join(otherID, segment.PartitionMetadataName), []byte("version: 0\ntopic_id: ICEiIyQlJicoKSorLC0uLw\n"), 0o644)
 	os.WriteFile(filepath.Join(src, segment.PartitionMetadataName), []byte("version: 0\ntopic_id: EBESExQVFhcYGRobHB0eHw\n"), 0o644)
 	bad("other-id", mustRead(t, digestOf(t, otherID)), ui.ExitRefused, "topic id")
 
 	// Hashed otherwise than the other side.
-	if code, _, stderr := injRun(t, "verify-chain", digestOf(t, src, "--hash", "sha256"), good); code != ui.ExitUsage || !strings.Contains(stderr, "hashes") {
+	if code, _, stderr := clitest.Exec(t, "verify-chain", digestOf(t, src, "--hash", "sha256"), good); code != ui.ExitUsage || !strings.Contains(stderr, "hashes") {
 		t.Errorf("two hashes: exit %d: %s", code, stderr)
 	}
 	// stdin twice; stdin a terminal.
-	if code, _, _ := injRun(t, "verify-chain", "-", "-"); code != ui.ExitUsage {
+	if code, _, _ := clitest.Exec(t, "verify-chain", "-", "-"); code != ui.ExitUsage {
 		t.Errorf("- twice: exit %d", code)
 	}
 	s, _, errb := ui.TestStreams()
@@ -305,8 +306,8 @@ func hasKind(e chainEdgeJSON, kind string) bool {
 func TestMirrorDryRunAgainstDigest(t *testing.T) {
 	src, dst := mirrored(t, 7)
 	d := digestOf(t, dst)
-	_, onDisk, _ := injRun(t, "mirror", "--dry-run", "-o", "json", "--full-compare", src, dst)
-	code, fromDigest, stderr := injRun(t, "mirror", "--dry-run", "-o", "json", src, d)
+	_, onDisk, _ := clitest.Exec(t, "mirror", "--dry-run", "-o", "json", "--full-compare", src, dst)
+	code, fromDigest, stderr := clitest.Exec(t, "mirror", "--dry-run", "-o", "json", src, d)
 	if code != ui.ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -327,14 +328,14 @@ func TestMirrorDryRunAgainstDigest(t *testing.T) {
 	if code := Run(context.Background(), []string{"mirror", "--dry-run", src, "-"}, s); code != ui.ExitOK || !strings.Contains(out.String(), "Copy: offsets [") {
 		t.Errorf("stdin: exit %d\n%s%s", code, out, errb)
 	}
-	if code, _, stderr := injRun(t, "mirror", src, d); code != ui.ExitUsage || !strings.Contains(stderr, "--dry-run") {
+	if code, _, stderr := clitest.Exec(t, "mirror", src, d); code != ui.ExitUsage || !strings.Contains(stderr, "--dry-run") {
 		t.Errorf("without --dry-run: exit %d: %s", code, stderr)
 	}
 	// Diverged: the destination failed over (its own barrier).
-	if code, out, stderr := injRun(t, "inject-barrier", "--quiet", "--backup-dir", filepath.Join(t.TempDir(), "bk"), dst); code != ui.ExitOK {
+	if code, out, stderr := clitest.Exec(t, "inject-barrier", "--quiet", "--backup-dir", filepath.Join(t.TempDir(), "bk"), dst); code != ui.ExitOK {
 		t.Fatalf("inject-barrier: exit %d\n%s%s", code, out, stderr)
 	}
-	if code, _, stderr := injRun(t, "mirror", "--dry-run", src, digestOf(t, dst)); code != ui.ExitFindings || !strings.Contains(stderr, "diverged") {
+	if code, _, stderr := clitest.Exec(t, "mirror", "--dry-run", src, digestOf(t, dst)); code != ui.ExitFindings || !strings.Contains(stderr, "diverged") {
 		t.Errorf("diverged: exit %d: %s", code, stderr)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -41,9 +42,9 @@ func TestDocsCommand(t *testing.T) {
 	other := filepath.Join(dir, "README.md")
 	os.WriteFile(stale, []byte("old"), 0o644)
 	os.WriteFile(other, []byte("mine"), 0o644)
-	r := runKseg("docs", dir)
-	if r.code != 0 || r.stdout != "" {
-		t.Fatalf("docs: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	r := clitest.Run("docs", dir)
+	if r.Code != 0 || r.Stdout != "" {
+		t.Fatalf("docs: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 	for _, f := range []string{"kseg.md", "kseg_dump.md", "kseg_explain.md", "kseg_version.md", "kseg_docs.md",
 		"kseg_completion_bash.md", "man/kseg.1", "man/kseg-dump.1", "man/kseg-completion-zsh.1"} {
@@ -69,11 +70,11 @@ func TestDocsCommand(t *testing.T) {
 	if b, _ := os.ReadFile(other); string(b) != "mine" {
 		t.Errorf("docs touched a file it does not own")
 	}
-	again := runKseg("docs", dir)
-	if again.code != 0 || !strings.Contains(again.stderr, "(0 changed)") {
-		t.Errorf("second run: exit %d, stderr %q; want nothing changed", again.code, again.stderr)
+	again := clitest.Run("docs", dir)
+	if again.Code != 0 || !strings.Contains(again.Stderr, "(0 changed)") {
+		t.Errorf("second run: exit %d, stderr %q; want nothing changed", again.Code, again.Stderr)
 	}
-	if q := runKseg("-q", "docs", dir); q.stderr != "" {
-		t.Errorf("-q docs: stderr %q", q.stderr)
+	if q := clitest.Run("-q", "docs", dir); q.Stderr != "" {
+		t.Errorf("-q docs: stderr %q", q.Stderr)
 	}
 }

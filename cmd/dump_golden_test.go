@@ -1,33 +1,17 @@
 package cmd
 
 import (
-	"context"
-	"encoding/json"
-	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/segtest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
-
-// Paths to the committed fixtures and goldens, from the package directory.
-var (
-	testdataDir = filepath.Join("..", "testdata")
-	goldenDir   = filepath.Join(testdataDir, "golden", "dump")
-)
-
-// The placeholder that replaces the temporary working directory in
-// goldens (it appears only where kseg prints absolute paths, as
-// kafka-dump-log does).
-const workPlaceholder = "$WORK"
 
 var outputs = []string{"text", "table", "json", "kafka"}
 
@@ -75,49 +59,12 @@ func goldenRuns(name string, broken bool) [][]string {
 	return runs
 }
 
-// copyTree copies the fixture directory src to dst.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// runResult is one recorded invocation.
-type runResult struct {
-	args           []string
-	code           int
-	stdout, stderr string
-}
-
-// runKseg runs the real command tree in-process, as Main does.
-func runKseg(args ...string) runResult {
-	s, out, errb := ui.TestStreams()
-	code := Run(context.Background(), args, s)
-	return runResult{args: args, code: code, stdout: out.String(), stderr: errb.String()}
-}
-
 // goldenFixture copies one fixture into a temporary directory, runs every
 // invocation from its parent (so paths in the output are relative and
 // stable), and returns the results with the temporary directory replaced
 // by a placeholder.
-func goldenFixture(t *testing.T, kind, name string) []runResult {
-	src, err := filepath.Abs(filepath.Join(testdataDir, kind, name))
+func goldenFixture(t *testing.T, kind, name string) []clitest.Result {
+	src, err := filepath.Abs(filepath.Join(clitest.TestdataDir, kind, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,91 +72,38 @@ func goldenFixture(t *testing.T, kind, name string) []runResult {
 		t.Fatalf("fixture missing: %v (go run ./testdata/gen)", err)
 	}
 	work := t.TempDir()
-	copyTree(t, src, filepath.Join(work, name))
+	clitest.CopyTree(t, src, filepath.Join(work, name))
 	t.Chdir(work)
 	real, err := filepath.EvalSymlinks(work)
 	if err != nil {
 		real = work
 	}
-	var res []runResult
+	var res []clitest.Result
 	for _, args := range goldenRuns(name, kind == "broken") {
-		r := runKseg(append(slices.Clone(args), name)...)
+		r := clitest.Run(append(slices.Clone(args), name)...)
 		for _, w := range []string{real, work} {
-			r.stdout = strings.ReplaceAll(r.stdout, w, workPlaceholder)
-			r.stderr = strings.ReplaceAll(r.stderr, w, workPlaceholder)
+			r.Stdout = strings.ReplaceAll(r.Stdout, w, clitest.WorkPlaceholder)
+			r.Stderr = strings.ReplaceAll(r.Stderr, w, clitest.WorkPlaceholder)
 		}
 		res = append(res, r)
 	}
 	return res
 }
 
-func renderGolden(kind, name string, res []runResult) []byte {
-	return renderRuns([]string{fmt.Sprintf("kseg dump over a copy of testdata/%s/%s, run from its parent directory.", kind, name)}, res)
+func renderGolden(kind, name string, res []clitest.Result) []byte {
+	return clitest.RenderRuns([]string{fmt.Sprintf("kseg dump over a copy of testdata/%s/%s, run from its parent directory.", kind, name)}, res)
 }
 
 func checkGolden(t *testing.T, file string, got []byte) {
 	t.Helper()
-	checkGoldenPath(t, filepath.Join(goldenAbs(t), file), got)
+	clitest.CheckGoldenPath(t, filepath.Join(goldenAbs(t), file), got)
 }
 
 // goldenAbsDir is the golden directory as an absolute path, resolved at
 // package initialisation, before any test changes directory.
-var goldenAbsDir = mustAbs(goldenDir)
-
-func mustAbs(p string) string {
-	a, err := filepath.Abs(p)
-	if err != nil {
-		panic(err)
-	}
-	return a
-}
+var goldenAbsDir = clitest.MustAbs(filepath.Join(clitest.TestdataDir, "golden", "dump"))
 
 func goldenAbs(*testing.T) string { return goldenAbsDir }
-
-// firstDiff shows the first differing line.
-func firstDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return fmt.Sprintf("line %d:\n  want: %q\n  got:  %q", i+1, w, g)
-		}
-	}
-	return "(same lines)"
-}
-
-// checkJSONLines requires every stdout line of a json run to be one JSON
-// object with a type.
-func checkJSONLines(t *testing.T, r runResult) []map[string]any {
-	t.Helper()
-	var objs []map[string]any
-	for i, line := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Errorf("kseg %s: stdout line %d is not JSON: %v\n%s", strings.Join(r.args, " "), i+1, err, line)
-			continue
-		}
-		if _, ok := m["type"].(string); !ok {
-			t.Errorf("kseg %s: stdout line %d has no type: %s", strings.Join(r.args, " "), i+1, line)
-		}
-		objs = append(objs, m)
-	}
-	return objs
-}
-
-func isJSONRun(args []string) bool {
-	i := slices.Index(args, "--output")
-	return i >= 0 && i+1 < len(args) && args[i+1] == "json"
-}
 
 // TestDumpGoldenPartitions runs dump over every healthy fixture in every
 // output and records the results. Every run must exit 0 with nothing on
@@ -219,20 +113,20 @@ func TestDumpGoldenPartitions(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			res := goldenFixture(t, "partitions", name)
 			for _, r := range res {
-				if r.code != ui.ExitOK {
-					t.Errorf("kseg %s: exit %d, want 0\nstderr: %s", strings.Join(r.args, " "), r.code, r.stderr)
+				if r.Code != ui.ExitOK {
+					t.Errorf("kseg %s: exit %d, want 0\nstderr: %s", strings.Join(r.Args, " "), r.Code, r.Stderr)
 				}
-				for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+				for _, l := range strings.Split(strings.TrimSpace(r.Stderr), "\n") {
 					// kafka-dump-log's own stderr reports (formats.md §9.6).
 					if l != "" && !strings.HasPrefix(l, "Ignoring unknown file ") &&
 						!strings.HasPrefix(l, "Non-consecutive offsets in ") && !strings.Contains(l, " is followed by ") {
-						t.Errorf("kseg %s: unexpected stderr line %q", strings.Join(r.args, " "), l)
+						t.Errorf("kseg %s: unexpected stderr line %q", strings.Join(r.Args, " "), l)
 					}
 				}
-				if isJSONRun(r.args) {
-					for _, m := range checkJSONLines(t, r) {
+				if clitest.IsJSONRun(r.Args) {
+					for _, m := range clitest.CheckJSONLines(t, r) {
 						if m["type"] == "finding" {
-							t.Errorf("kseg %s: finding on a healthy fixture: %v", strings.Join(r.args, " "), m)
+							t.Errorf("kseg %s: finding on a healthy fixture: %v", strings.Join(r.Args, " "), m)
 						}
 					}
 				}
@@ -302,46 +196,46 @@ func TestDumpGoldenBroken(t *testing.T) {
 			}
 			res := goldenFixture(t, "broken", name)
 			for _, r := range res {
-				deep := slices.Contains(r.args, "--deep")
+				deep := slices.Contains(r.Args, "--deep")
 				wantExit := want.exit
 				if !deep {
 					wantExit = want.shallowExit
 				}
-				if k, ok := brokenKafkaExit[name]; ok && slices.Contains(r.args, "kafka") {
+				if k, ok := brokenKafkaExit[name]; ok && slices.Contains(r.Args, "kafka") {
 					wantExit = k
 				}
-				if r.code != wantExit {
-					t.Errorf("kseg %s: exit %d, want %d\nstderr: %s", strings.Join(r.args, " "), r.code, wantExit, r.stderr)
+				if r.Code != wantExit {
+					t.Errorf("kseg %s: exit %d, want %d\nstderr: %s", strings.Join(r.Args, " "), r.Code, wantExit, r.Stderr)
 				}
-				if !isJSONRun(r.args) {
+				if !clitest.IsJSONRun(r.Args) {
 					continue
 				}
 				var first map[string]any
-				for _, m := range checkJSONLines(t, r) {
+				for _, m := range clitest.CheckJSONLines(t, r) {
 					if m["type"] == "finding" && m["severity"] == want.severity {
 						first = m
 						break
 					}
 				}
-				if !deep || !slices.Contains(r.args, "--verify-index") {
+				if !deep || !slices.Contains(r.Args, "--verify-index") {
 					continue
 				}
 				if first == nil {
-					t.Errorf("kseg %s: no %s finding", strings.Join(r.args, " "), want.severity)
+					t.Errorf("kseg %s: no %s finding", strings.Join(r.Args, " "), want.severity)
 					continue
 				}
 				pos, _ := first["position"].(float64)
 				file, _ := first["file"].(string)
 				if first["kind"] != want.kind || int64(pos) != want.position || !strings.HasSuffix(file, want.file) {
 					t.Errorf("kseg %s: first %s finding %v, want kind %s at %s position %d",
-						strings.Join(r.args, " "), want.severity, first, want.kind, want.file, want.position)
+						strings.Join(r.Args, " "), want.severity, first, want.kind, want.file, want.position)
 				}
 			}
 			if name == "decompression-bomb" {
 				// Under a 1 MiB cap the bomb is refused before inflating.
 				for _, r := range res {
-					if slices.Contains(r.args, "--max-decompressed-bytes") && !strings.Contains(r.stdout+r.stderr, "decompressed size above limit") {
-						t.Errorf("kseg %s: the cap was not reported", strings.Join(r.args, " "))
+					if slices.Contains(r.Args, "--max-decompressed-bytes") && !strings.Contains(r.Stdout+r.Stderr, "decompressed size above limit") {
+						t.Errorf("kseg %s: the cap was not reported", strings.Join(r.Args, " "))
 					}
 				}
 			}

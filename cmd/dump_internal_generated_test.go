@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/decode/schema/schematest"
@@ -75,34 +76,34 @@ func TestInternalGeneratedGolden(t *testing.T) {
 				{"dump", "--output", "json", "--deep", log},
 				{"dump", "--output", "kafka", c.flag, log},
 			} {
-				r := runKseg(args...)
-				if r.code != 0 || r.stderr != "" {
-					t.Errorf("kseg %s: exit %d\n%s", strings.Join(r.args, " "), r.code, r.stderr)
+				r := clitest.Run(args...)
+				if r.Code != 0 || r.Stderr != "" {
+					t.Errorf("kseg %s: exit %d\n%s", strings.Join(r.Args, " "), r.Code, r.Stderr)
 				}
-				if isJSONRun(r.args) {
-					checkJSONLines(t, r)
+				if clitest.IsJSONRun(r.Args) {
+					clitest.CheckJSONLines(t, r)
 				}
 				checkInternalRun(t, c, r)
 				if args[2] == "kafka" {
-					if n := strings.Count(r.stdout, "\n| offset: "); n != len(exs) {
+					if n := strings.Count(r.Stdout, "\n| offset: "); n != len(exs) {
 						t.Errorf("kafka output has %d record lines, want %d", n, len(exs))
 					}
 				}
-				fmt.Fprintf(&b, "\n=== kseg %s\n--- exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
+				fmt.Fprintf(&b, "\n=== kseg %s\n--- exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(r.Args, " "), r.Code, r.Stdout, r.Stderr)
 			}
 			// Without the decoder flag kafka output does not decode, as
 			// kafka-dump-log does not: keys and values are StringDecoder's.
-			r := runKseg("dump", "--output", "kafka", "--print-data-log", log)
-			if r.code != 0 || strings.Count(r.stdout, "\n| offset: ") != len(exs) {
-				t.Errorf("kafka output without a decoder flag: exit %d\n%s", r.code, r.stderr)
+			r := clitest.Run("dump", "--output", "kafka", "--print-data-log", log)
+			if r.Code != 0 || strings.Count(r.Stdout, "\n| offset: ") != len(exs) {
+				t.Errorf("kafka output without a decoder flag: exit %d\n%s", r.Code, r.Stderr)
 			}
-			for _, line := range strings.Split(r.stdout, "\n") {
+			for _, line := range strings.Split(r.Stdout, "\n") {
 				if strings.Contains(line, ` key: {"type":`) || strings.Contains(line, ` payload: {"`) || strings.Contains(line, " payload: Remote") {
 					t.Errorf("decoded without the flag: %s", line)
 				}
 			}
 			path := filepath.Join(internalGoldenDir, c.golden+".txt")
-			if *update {
+			if *clitest.Update {
 				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -113,7 +114,7 @@ func TestInternalGeneratedGolden(t *testing.T) {
 				t.Fatalf("%v (go test ./cmd -run InternalGeneratedGolden -update)", err)
 			}
 			if !bytes.Equal(b.Bytes(), want) {
-				t.Errorf("%s differs from the golden file; rerun with -update and review the diff:\n%s", path, firstDiff(string(want), b.String()))
+				t.Errorf("%s differs from the golden file; rerun with -update and review the diff:\n%s", path, clitest.FirstDiff(string(want), b.String()))
 			}
 		})
 	}

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/clitest"
 )
 
 // Golden dumps of Kafka's internal topics, over real broker data: the
@@ -20,10 +22,10 @@ import (
 // output with kafka-dump-log's decoder flag. Regenerate with
 //
 //	go test ./cmd -run InternalGolden -update
-var internalGoldenDir = mustAbs(filepath.Join(testdataDir, "golden", "internal"))
+var internalGoldenDir = clitest.MustAbs(filepath.Join(clitest.TestdataDir, "golden", "internal"))
 
 // realFixtures is ../shared/fixtures/real from the package directory.
-var realFixtures = mustAbs(filepath.Join("..", "..", "shared", "fixtures", "real"))
+var realFixtures = clitest.MustAbs(filepath.Join("..", "..", "shared", "fixtures", "real"))
 
 type internalCase struct {
 	golden string
@@ -66,13 +68,13 @@ func TestInternalGolden(t *testing.T) {
 			var arg string
 			if st.IsDir() {
 				arg = filepath.Base(src)
-				copyTree(t, src, filepath.Join(work, arg))
+				clitest.CopyTree(t, src, filepath.Join(work, arg))
 			} else {
 				dir := filepath.Base(filepath.Dir(src))
 				if filepath.Base(src) == "bootstrap.checkpoint" {
 					dir = "logdir"
 				}
-				copyTree(t, filepath.Dir(src), filepath.Join(work, dir))
+				clitest.CopyTree(t, filepath.Dir(src), filepath.Join(work, dir))
 				arg = filepath.Join(dir, filepath.Base(src))
 			}
 			t.Chdir(work)
@@ -86,22 +88,22 @@ func TestInternalGolden(t *testing.T) {
 			fmt.Fprintf(&b, "# kseg dump over a copy of ../shared/fixtures/real/%s, run from its parent directory.\n", c.src)
 			fmt.Fprintf(&b, "# Regenerate: go test ./cmd -run InternalGolden -update\n")
 			for _, args := range runs {
-				r := runKseg(append(append(slices.Clone(args), c.extra...), arg)...)
+				r := clitest.Run(append(append(slices.Clone(args), c.extra...), arg)...)
 				for _, w := range []string{work} {
-					r.stdout = strings.ReplaceAll(r.stdout, w, workPlaceholder)
-					r.stderr = strings.ReplaceAll(r.stderr, w, workPlaceholder)
+					r.Stdout = strings.ReplaceAll(r.Stdout, w, clitest.WorkPlaceholder)
+					r.Stderr = strings.ReplaceAll(r.Stderr, w, clitest.WorkPlaceholder)
 				}
-				if r.code != 0 {
-					t.Errorf("kseg %s: exit %d\n%s", strings.Join(r.args, " "), r.code, r.stderr)
+				if r.Code != 0 {
+					t.Errorf("kseg %s: exit %d\n%s", strings.Join(r.Args, " "), r.Code, r.Stderr)
 				}
-				if isJSONRun(r.args) {
-					checkJSONLines(t, r)
+				if clitest.IsJSONRun(r.Args) {
+					clitest.CheckJSONLines(t, r)
 				}
 				checkInternalRun(t, c, r)
-				fmt.Fprintf(&b, "\n=== kseg %s\n--- exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
+				fmt.Fprintf(&b, "\n=== kseg %s\n--- exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(r.Args, " "), r.Code, r.Stdout, r.Stderr)
 			}
 			path := filepath.Join(internalGoldenDir, c.golden+".txt")
-			if *update {
+			if *clitest.Update {
 				if err := os.MkdirAll(internalGoldenDir, 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -115,7 +117,7 @@ func TestInternalGolden(t *testing.T) {
 				t.Fatalf("%v (go test ./cmd -run InternalGolden -update)", err)
 			}
 			if !bytes.Equal(b.Bytes(), want) {
-				t.Errorf("%s differs from the golden file; rerun with -update and review the diff:\n%s", path, firstDiff(string(want), b.String()))
+				t.Errorf("%s differs from the golden file; rerun with -update and review the diff:\n%s", path, clitest.FirstDiff(string(want), b.String()))
 			}
 		})
 	}
@@ -125,16 +127,16 @@ func TestInternalGolden(t *testing.T) {
 // data record line of a decoded run is decoded (no "undecodable", no
 // "Error at", no "Unknown record type"), and kafka output's record lines
 // carry the decoder's JSON.
-func checkInternalRun(t *testing.T, c internalCase, r runResult) {
+func checkInternalRun(t *testing.T, c internalCase, r clitest.Result) {
 	t.Helper()
-	decoded := !slices.Contains(r.args, "--no-decode-internal")
+	decoded := !slices.Contains(r.Args, "--no-decode-internal")
 	checked := 0
-	for _, line := range strings.Split(r.stdout, "\n") {
+	for _, line := range strings.Split(r.Stdout, "\n") {
 		switch {
 		case strings.Contains(line, "undecodable") || strings.Contains(line, "Error at") ||
 			strings.Contains(line, "Unknown record type") || strings.Contains(line, `"error":`):
-			t.Errorf("kseg %s: a record did not decode: %s", strings.Join(r.args, " "), line)
-		case slices.Contains(r.args, "kafka") && strings.HasPrefix(line, "| offset:") && !strings.Contains(line, "endTxnMarker") &&
+			t.Errorf("kseg %s: a record did not decode: %s", strings.Join(r.Args, " "), line)
+		case slices.Contains(r.Args, "kafka") && strings.HasPrefix(line, "| offset:") && !strings.Contains(line, "endTxnMarker") &&
 			!strings.Contains(line, "Snapshot") && !strings.Contains(line, "LeaderChange") && !strings.Contains(line, "KRaft"):
 			if !strings.Contains(line, " payload: {") && !strings.Contains(line, " payload: <DELETE>") &&
 				!(c.flag == "--remote-log-metadata-decoder" && strings.Contains(line, " payload: Remote")) {
@@ -143,12 +145,12 @@ func checkInternalRun(t *testing.T, c internalCase, r runResult) {
 		case !decoded && strings.Contains(line, " key {"):
 			t.Errorf("--no-decode-internal still decoded: %s", line)
 		}
-		if slices.Contains(r.args, "kafka") && checkKafkaDecodedLine(t, c.flag, line) {
+		if slices.Contains(r.Args, "kafka") && checkKafkaDecodedLine(t, c.flag, line) {
 			checked++
 		}
 	}
-	if slices.Contains(r.args, "kafka") && checked == 0 {
-		t.Errorf("kseg %s: no decoded data record line to check", strings.Join(r.args, " "))
+	if slices.Contains(r.Args, "kafka") && checked == 0 {
+		t.Errorf("kseg %s: no decoded data record line to check", strings.Join(r.Args, " "))
 	}
 }
 

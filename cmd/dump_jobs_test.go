@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -18,10 +19,10 @@ func logDirOfFixtures(t *testing.T) string {
 	t.Helper()
 	ld := t.TempDir()
 	for _, name := range segtest.PartitionNames {
-		copyTree(t, filepath.Join(testdataDir, "partitions", name), filepath.Join(ld, name))
+		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", name), filepath.Join(ld, name))
 	}
 	for i, name := range segtest.BrokenNames {
-		copyTree(t, filepath.Join(testdataDir, "broken", name, segtest.BrokenPartition), filepath.Join(ld, fmt.Sprintf("events-%d", i+1)))
+		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "broken", name, segtest.BrokenPartition), filepath.Join(ld, fmt.Sprintf("events-%d", i+1)))
 	}
 	for _, f := range []string{"recovery-point-offset-checkpoint", "log-start-offset-checkpoint"} {
 		if err := os.WriteFile(filepath.Join(ld, f), []byte("0\n2\norders-0 0\ntxn-0 0\n"), 0o644); err != nil {
@@ -39,12 +40,12 @@ func TestDumpLogDirJobs(t *testing.T) {
 	for _, o := range outputs {
 		for _, extra := range [][]string{nil, {"--deep", "--print-data"}, {"--deep", "--verify-index", "--index-sanity-check"}} {
 			args := append(append([]string{"dump", "--output", o}, extra...), ld)
-			serial := runKseg(append([]string{"dump", "--jobs", "1"}, args[1:]...)...)
-			if serial.code != ui.ExitFindings {
-				t.Errorf("kseg %s: exit %d, want %d (the broken partitions)", strings.Join(args, " "), serial.code, ui.ExitFindings)
+			serial := clitest.Run(append([]string{"dump", "--jobs", "1"}, args[1:]...)...)
+			if serial.Code != ui.ExitFindings {
+				t.Errorf("kseg %s: exit %d, want %d (the broken partitions)", strings.Join(args, " "), serial.Code, ui.ExitFindings)
 			}
 			for _, jobs := range []string{"2", "7"} {
-				sameRun(t, serial, runKseg(append([]string{"dump", "--jobs", jobs}, args[1:]...)...))
+				sameRun(t, serial, clitest.Run(append([]string{"dump", "--jobs", jobs}, args[1:]...)...))
 			}
 		}
 	}
@@ -59,9 +60,9 @@ func TestDumpLogDirBigPartitions(t *testing.T) {
 	for _, o := range outputs {
 		for _, extra := range [][]string{nil, {"--deep", "--print-data"}, {"--deep", "--verify-index"}} {
 			args := append(append([]string{"dump", "--output", o}, extra...), ld)
-			serial := runKseg(append([]string{"dump", "--jobs", "1", "--decode-workers", "1"}, args[1:]...)...)
+			serial := clitest.Run(append([]string{"dump", "--jobs", "1", "--decode-workers", "1"}, args[1:]...)...)
 			for _, jobs := range []string{"2", "5"} {
-				sameRun(t, serial, runKseg(append([]string{"dump", "--jobs", jobs, "--decode-workers", "3", "--unit-pipeline-bytes", "1"}, args[1:]...)...))
+				sameRun(t, serial, clitest.Run(append([]string{"dump", "--jobs", jobs, "--decode-workers", "3", "--unit-pipeline-bytes", "1"}, args[1:]...)...))
 			}
 		}
 	}

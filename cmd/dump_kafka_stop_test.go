@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 )
@@ -27,10 +28,10 @@ func kafkaBoth(t *testing.T, flags []string, files []string, wantOut, wantErr st
 		{append(append([]string{"kafka-dump-log"}, flags...), "--files", strings.Join(files, ",")), ui.ExitError},
 		{append(append([]string{"dump", "-o", "kafka"}, flags...), files...), ui.ExitFindings},
 	} {
-		r := runKseg(c.args...)
-		if r.code != c.code || r.stdout != wantOut || r.stderr != wantErr {
+		r := clitest.Run(c.args...)
+		if r.Code != c.code || r.Stdout != wantOut || r.Stderr != wantErr {
 			t.Errorf("kseg %s: exit %d (want %d)\nstdout: %s\nstderr: %q\nwant stderr: %q",
-				strings.Join(c.args, " "), r.code, c.code, firstDiff(wantOut, r.stdout), r.stderr, wantErr)
+				strings.Join(c.args, " "), r.Code, c.code, clitest.FirstDiff(wantOut, r.Stdout), r.Stderr, wantErr)
 		}
 	}
 }
@@ -39,13 +40,13 @@ func kafkaBoth(t *testing.T, flags []string, files []string, wantOut, wantErr st
 // starts with upTo.
 func linesOf(t *testing.T, args []string, upTo string) string {
 	t.Helper()
-	r := runKseg(args...)
-	i := strings.Index(r.stdout, upTo)
+	r := clitest.Run(args...)
+	i := strings.Index(r.Stdout, upTo)
 	if i < 0 {
-		t.Fatalf("no %q in\n%s", upTo, r.stdout)
+		t.Fatalf("no %q in\n%s", upTo, r.Stdout)
 	}
-	j := strings.IndexByte(r.stdout[i:], '\n')
-	return r.stdout[:i+j+1]
+	j := strings.IndexByte(r.Stdout[i:], '\n')
+	return r.Stdout[:i+j+1]
 }
 
 // TestKafkaStopsAtZeroTail: FileLogInputStream reads the header of a
@@ -64,9 +65,9 @@ func TestKafkaStopsAtZeroTail(t *testing.T) {
 	if err := os.WriteFile(log, b[:646+17], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := runKseg("kafka-dump-log", "--files", log+","+idx)
-	if r.code != 0 || !strings.Contains(r.stdout, "Found 17 invalid bytes at the end of 00000000000000000000.log\nDumping "+idx+"\n") {
-		t.Errorf("17-byte tail: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r := clitest.Run("kafka-dump-log", "--files", log+","+idx)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "Found 17 invalid bytes at the end of 00000000000000000000.log\nDumping "+idx+"\n") {
+		t.Errorf("17-byte tail: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	// A size below 14 that is not zero: the same exception, with it.
 	binary.BigEndian.PutUint32(b[646+8:], 13)
@@ -87,16 +88,16 @@ func TestKafkaReadsFutureMagicAsV2(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"kafka-dump-log", "--deep-iteration", "--files", log}, {"dump", "-o", "kafka", "--deep", log}} {
-		r := runKseg(args...)
-		first := strings.Split(r.stdout, "\n")[2]
-		if r.code != 0 || r.stderr != "" || !strings.Contains(first, " position: 0 ") || !strings.Contains(first, " magic: 3 ") ||
-			!strings.Contains(first, "isvalid: true") || !strings.Contains(r.stdout, "\n| offset: 1 ") || !strings.Contains(r.stdout, "endTxnMarker: COMMIT") {
-			t.Errorf("kseg %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		r := clitest.Run(args...)
+		first := strings.Split(r.Stdout, "\n")[2]
+		if r.Code != 0 || r.Stderr != "" || !strings.Contains(first, " position: 0 ") || !strings.Contains(first, " magic: 3 ") ||
+			!strings.Contains(first, "isvalid: true") || !strings.Contains(r.Stdout, "\n| offset: 1 ") || !strings.Contains(r.Stdout, "endTxnMarker: COMMIT") {
+			t.Errorf("kseg %s: exit %d\n%s%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 		}
 	}
 	// text and json keep kseg's finding.
-	if r := runKseg("dump", log); r.code != ui.ExitFindings || !strings.Contains(r.stdout+r.stderr, "invalid magic 3") {
-		t.Errorf("text: exit %d\n%s", r.code, r.stdout)
+	if r := clitest.Run("dump", log); r.Code != ui.ExitFindings || !strings.Contains(r.Stdout+r.Stderr, "invalid magic 3") {
+		t.Errorf("text: exit %d\n%s", r.Code, r.Stdout)
 	}
 }
 
@@ -109,11 +110,11 @@ func TestKafkaStopsAtNegativeCount(t *testing.T) {
 	idx := filepath.Join(dir, "00000000000000000000.index")
 	want := linesOf(t, []string{"kafka-dump-log", "--files", log}, "baseOffset: 4 ")
 	// The records of the batches before, as deep iteration prints them.
-	deep := runKseg("kafka-dump-log", "--deep-iteration", "--files", log)
-	want = deep.stdout[:strings.Index(deep.stdout, "baseOffset: 4 ")] + want[strings.Index(want, "baseOffset: 4 "):]
+	deep := clitest.Run("kafka-dump-log", "--deep-iteration", "--files", log)
+	want = deep.Stdout[:strings.Index(deep.Stdout, "baseOffset: 4 ")] + want[strings.Index(want, "baseOffset: 4 "):]
 	kafkaBoth(t, []string{"--deep-iteration"}, []string{log, idx}, want, "Found invalid record count -1 in magic v2 batch\n")
-	if r := runKseg("kafka-dump-log", "--files", log+","+idx); r.code != 0 || !strings.Contains(r.stdout, "count: -1 ") || !strings.Contains(r.stdout, "Dumping "+idx) {
-		t.Errorf("shallow: exit %d\n%s", r.code, r.stdout)
+	if r := clitest.Run("kafka-dump-log", "--files", log+","+idx); r.Code != 0 || !strings.Contains(r.Stdout, "count: -1 ") || !strings.Contains(r.Stdout, "Dumping "+idx) {
+		t.Errorf("shallow: exit %d\n%s", r.Code, r.Stdout)
 	}
 }
 
@@ -139,9 +140,9 @@ func TestKafkaCompressedBatchFailsWhole(t *testing.T) {
 		}
 		// Rendered on the dump goroutine and on workers.
 		for _, workers := range []string{"1", "3"} {
-			r := runKseg("dump", "-o", "kafka", "--decode-workers", workers, "--deep", "00000000000000000000.log")
-			if n := strings.Count(r.stdout, "\n| offset: "); r.code != ui.ExitFindings || n != c.want || r.stderr == "" || strings.Count(r.stderr, "\n") != 1 {
-				t.Errorf("%s, %s workers: exit %d, %d record lines (want %d)\n%s%s", c.codec, workers, r.code, n, c.want, r.stdout, r.stderr)
+			r := clitest.Run("dump", "-o", "kafka", "--decode-workers", workers, "--deep", "00000000000000000000.log")
+			if n := strings.Count(r.Stdout, "\n| offset: "); r.Code != ui.ExitFindings || n != c.want || r.Stderr == "" || strings.Count(r.Stderr, "\n") != 1 {
+				t.Errorf("%s, %s workers: exit %d, %d record lines (want %d)\n%s%s", c.codec, workers, r.Code, n, c.want, r.Stdout, r.Stderr)
 			}
 		}
 	}
@@ -155,10 +156,10 @@ func TestKafkaSanityCheckOnly(t *testing.T) {
 	idx := filepath.Join(dir, "00000000000000000000.index")
 	tidx := filepath.Join(dir, "00000000000000000000.timeindex")
 	for _, extra := range [][]string{nil, {"--verify-index-only"}} {
-		r := runKseg(append(append([]string{"kafka-dump-log", "--index-sanity-check"}, extra...), "--files", idx+","+tidx)...)
+		r := clitest.Run(append(append([]string{"kafka-dump-log", "--index-sanity-check"}, extra...), "--files", idx+","+tidx)...)
 		want := "Dumping " + idx + "\n" + idx + " passed sanity check.\nDumping " + tidx + "\n" + tidx + " passed sanity check.\n"
-		if r.code != 0 || r.stdout != want || r.stderr != "" {
-			t.Errorf("%v: exit %d\n%s%s", extra, r.code, r.stdout, r.stderr)
+		if r.Code != 0 || r.Stdout != want || r.Stderr != "" {
+			t.Errorf("%v: exit %d\n%s%s", extra, r.Code, r.Stdout, r.Stderr)
 		}
 	}
 	b, _ := os.ReadFile(idx)
@@ -176,7 +177,7 @@ func TestKafkaMaxBytes(t *testing.T) {
 	dir := copyFixture(t, "partitions", "orders-0")
 	log := filepath.Join(dir, "00000000000000000000.log")
 	st, _ := os.Stat(log)
-	full := runKseg("kafka-dump-log", "--files", log).stdout
+	full := clitest.Run("kafka-dump-log", "--files", log).Stdout
 	head := "Dumping " + log + "\nLog starting offset: 0\n"
 	firstTwo := linesOf(t, []string{"kafka-dump-log", "--files", log}, "baseOffset: 1 ")
 	for _, c := range []struct {
@@ -190,31 +191,31 @@ func TestKafkaMaxBytes(t *testing.T) {
 		{"2147483648", "Dumping " + log + "\n", "Cannot parse argument '2147483648' of option max-bytes\n", 1},
 		{"-1", head, "Invalid size: -1 in read from FileRecords(size=" + itoa64(st.Size()) + ", file=" + log + ", start=0, end=2147483647)\n", 1},
 	} {
-		r := runKseg("kafka-dump-log", "--max-bytes", c.arg, "--files", log)
-		if r.code != c.code || r.stdout != c.out || r.stderr != c.err {
-			t.Errorf("--max-bytes %s: exit %d\nstdout %s\nstderr %q", c.arg, r.code, firstDiff(c.out, r.stdout), r.stderr)
+		r := clitest.Run("kafka-dump-log", "--max-bytes", c.arg, "--files", log)
+		if r.Code != c.code || r.Stdout != c.out || r.Stderr != c.err {
+			t.Errorf("--max-bytes %s: exit %d\nstdout %s\nstderr %q", c.arg, r.Code, clitest.FirstDiff(c.out, r.Stdout), r.Stderr)
 		}
 	}
-	if r := runKseg("kafka-dump-log", "--max-bytes", "1", "--max-bytes", "2", "--files", log); r.code != 1 ||
-		r.stderr != "Found multiple arguments for option max-bytes, but you asked for only one\n" {
-		t.Errorf("repeated: exit %d %q", r.code, r.stderr)
+	if r := clitest.Run("kafka-dump-log", "--max-bytes", "1", "--max-bytes", "2", "--files", log); r.Code != 1 ||
+		r.Stderr != "Found multiple arguments for option max-bytes, but you asked for only one\n" {
+		t.Errorf("repeated: exit %d %q", r.Code, r.Stderr)
 	}
 	// kseg dump: the same reading of 0 and the default; out of range or
 	// negative is a usage error there.
-	if r := runKseg("dump", "-o", "kafka", "--max-bytes", "0", log); r.code != 0 || r.stdout != head {
-		t.Errorf("dump --max-bytes 0: exit %d\n%s", r.code, r.stdout)
+	if r := clitest.Run("dump", "-o", "kafka", "--max-bytes", "0", log); r.Code != 0 || r.Stdout != head {
+		t.Errorf("dump --max-bytes 0: exit %d\n%s", r.Code, r.Stdout)
 	}
-	if r := runKseg("dump", "-o", "kafka", "--max-bytes", "2147483647", log); r.stdout != full {
-		t.Errorf("dump --max-bytes 2147483647:\n%s", firstDiff(full, r.stdout))
+	if r := clitest.Run("dump", "-o", "kafka", "--max-bytes", "2147483647", log); r.Stdout != full {
+		t.Errorf("dump --max-bytes 2147483647:\n%s", clitest.FirstDiff(full, r.Stdout))
 	}
 	for _, v := range []string{"2147483648", "-1"} {
-		if r := runKseg("dump", "--max-bytes", v, log); r.code != ui.ExitUsage {
-			t.Errorf("dump --max-bytes %s: exit %d", v, r.code)
+		if r := clitest.Run("dump", "--max-bytes", v, log); r.Code != ui.ExitUsage {
+			t.Errorf("dump --max-bytes %s: exit %d", v, r.Code)
 		}
 	}
 	// The text output agrees: nothing read, so nothing scanned.
-	if r := runKseg("dump", "--max-bytes", "0", log); r.code != 0 || strings.Contains(r.stdout, "baseOffset") {
-		t.Errorf("text --max-bytes 0: exit %d\n%s", r.code, r.stdout)
+	if r := clitest.Run("dump", "--max-bytes", "0", log); r.Code != 0 || strings.Contains(r.Stdout, "baseOffset") {
+		t.Errorf("text --max-bytes 0: exit %d\n%s", r.Code, r.Stdout)
 	}
 }
 

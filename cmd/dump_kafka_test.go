@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/decode"
 )
 
@@ -132,13 +133,13 @@ func TestKafkaSpecExample(t *testing.T) {
 		{"kafka-dump-log", "--print-data-log", "--files", name},
 		{"dump", "-o", "kafka", "--print-data-log", name},
 	} {
-		r := runKseg(args...)
-		got := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-		if r.code != 0 || r.stderr != "" {
-			t.Errorf("kseg %s: exit %d, stderr %q", strings.Join(args, " "), r.code, r.stderr)
+		r := clitest.Run(args...)
+		got := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
+		if r.Code != 0 || r.Stderr != "" {
+			t.Errorf("kseg %s: exit %d, stderr %q", strings.Join(args, " "), r.Code, r.Stderr)
 		}
 		if len(got) != len(spec95Output) {
-			t.Fatalf("kseg %s: %d lines, want %d:\n%s", strings.Join(args, " "), len(got), len(spec95Output), r.stdout)
+			t.Fatalf("kseg %s: %d lines, want %d:\n%s", strings.Join(args, " "), len(got), len(spec95Output), r.Stdout)
 		}
 		for i, want := range spec95Output {
 			if got[i] == want {
@@ -181,12 +182,12 @@ func TestKafkaLineLayouts(t *testing.T) {
 		dir := filepath.Join(testdataAbs, "partitions", name)
 		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 		for _, log := range logs {
-			r := runKseg("kafka-dump-log", "--deep-iteration", "--files", log)
-			if r.code != 0 {
-				t.Fatalf("%s: exit %d: %s", log, r.code, r.stderr)
+			r := clitest.Run("kafka-dump-log", "--deep-iteration", "--files", log)
+			if r.Code != 0 {
+				t.Fatalf("%s: exit %d: %s", log, r.Code, r.Stderr)
 			}
 			legacy := strings.Contains(name, "legacy")
-			for _, l := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+			for _, l := range strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n") {
 				switch {
 				case strings.HasPrefix(l, "Dumping "), strings.HasPrefix(l, "Log starting offset: "):
 					continue
@@ -222,9 +223,9 @@ func TestKafkaHeaderKeysJavaUTF8(t *testing.T) {
 	if err := os.WriteFile("00000000000000000000.log", raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := runKseg("kafka-dump-log", "--deep-iteration", "--files", "00000000000000000000.log")
-	if want := " headerKeys: [h\uFFFD\uFFFDX,ok]\n"; !strings.Contains(r.stdout, want) {
-		t.Errorf("no %q in\n%s", want, r.stdout)
+	r := clitest.Run("kafka-dump-log", "--deep-iteration", "--files", "00000000000000000000.log")
+	if want := " headerKeys: [h\uFFFD\uFFFDX,ok]\n"; !strings.Contains(r.Stdout, want) {
+		t.Errorf("no %q in\n%s", want, r.Stdout)
 	}
 }
 
@@ -255,14 +256,14 @@ func TestKafkaClearElrRecord(t *testing.T) {
 		{"kafka-dump-log", "--cluster-metadata-decoder", "--files", log},
 		{"dump", "-o", "kafka", "--cluster-metadata-decoder", log},
 	} {
-		r := runKseg(args...)
-		if lines := strings.Split(r.stdout, "\n"); r.code != 0 || len(lines) < 4 || lines[3] != want {
-			t.Errorf("kseg %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		r := clitest.Run(args...)
+		if lines := strings.Split(r.Stdout, "\n"); r.Code != 0 || len(lines) < 4 || lines[3] != want {
+			t.Errorf("kseg %s: exit %d\n%s%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 		}
 	}
-	r := runKseg("dump", "-o", "json", "--deep", log)
-	if r.code != 0 || !strings.Contains(r.stdout, `"type":"CLEAR_ELR_RECORD","apiKey":28,"unknown":false`) ||
-		!strings.Contains(r.stdout, `"value":{"topicName":"orders"}`) {
-		t.Errorf("json: exit %d\n%s", r.code, r.stdout)
+	r := clitest.Run("dump", "-o", "json", "--deep", log)
+	if r.Code != 0 || !strings.Contains(r.Stdout, `"type":"CLEAR_ELR_RECORD","apiKey":28,"unknown":false`) ||
+		!strings.Contains(r.Stdout, `"value":{"topicName":"orders"}`) {
+		t.Errorf("json: exit %d\n%s", r.Code, r.Stdout)
 	}
 }

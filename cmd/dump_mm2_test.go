@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/mm2"
 )
@@ -128,17 +129,17 @@ func TestDumpMM2Golden(t *testing.T) {
 				{"dump", "--output", "text", "--deep", "--no-decode-internal", "--print-data", log},
 				{"dump", "--output", "kafka", "--print-data-log", log},
 			} {
-				r := runKseg(args...)
-				if r.code != 0 || r.stderr != "" {
-					t.Errorf("kseg %s: exit %d\n%s", strings.Join(r.args, " "), r.code, r.stderr)
+				r := clitest.Run(args...)
+				if r.Code != 0 || r.Stderr != "" {
+					t.Errorf("kseg %s: exit %d\n%s", strings.Join(r.Args, " "), r.Code, r.Stderr)
 				}
-				if isJSONRun(r.args) {
-					checkJSONLines(t, r)
+				if clitest.IsJSONRun(r.Args) {
+					clitest.CheckJSONLines(t, r)
 				}
 				checkMM2Run(t, r, len(exs), undecodable)
-				fmt.Fprintf(&b, "\n=== kseg %s\n--- exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
+				fmt.Fprintf(&b, "\n=== kseg %s\n--- exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(r.Args, " "), r.Code, r.Stdout, r.Stderr)
 			}
-			checkGoldenPath(t, filepath.Join(internalGoldenDir, "mm2-"+mm2.ClassifyTopic(topic).Kind.String()+".txt"), b.Bytes())
+			clitest.CheckGoldenPath(t, filepath.Join(internalGoldenDir, "mm2-"+mm2.ClassifyTopic(topic).Kind.String()+".txt"), b.Bytes())
 		})
 	}
 }
@@ -151,11 +152,11 @@ var decodedTextLine = regexp.MustCompile(`valueSize -?\d+ (headerKeys \[[^]]*\] 
 // checkMM2Run asserts what the golden must show whatever it says: text
 // and json decode every record (undecodable ones say so), the other runs
 // decode none.
-func checkMM2Run(t *testing.T, r runResult, records, undecodable int) {
+func checkMM2Run(t *testing.T, r clitest.Result, records, undecodable int) {
 	t.Helper()
-	decoded := !slices.Contains(r.args, "--no-decode-internal") && !slices.Contains(r.args, "kafka")
+	decoded := !slices.Contains(r.Args, "--no-decode-internal") && !slices.Contains(r.Args, "kafka")
 	var got, bad int
-	for _, line := range strings.Split(r.stdout, "\n") {
+	for _, line := range strings.Split(r.Stdout, "\n") {
 		switch {
 		case strings.Contains(line, "undecodable") || strings.Contains(line, `"error":`):
 			bad++
@@ -168,7 +169,7 @@ func checkMM2Run(t *testing.T, r runResult, records, undecodable int) {
 		want, wantBad = 0, 0
 	}
 	if got != want || bad != wantBad {
-		t.Errorf("kseg %s: %d decoded and %d undecodable records, want %d and %d:\n%s", strings.Join(r.args, " "), got, bad, want, wantBad, r.stdout)
+		t.Errorf("kseg %s: %d decoded and %d undecodable records, want %d and %d:\n%s", strings.Join(r.Args, " "), got, bad, want, wantBad, r.Stdout)
 	}
 }
 
@@ -182,7 +183,7 @@ func TestDumpRealConnectTopicGolden(t *testing.T) {
 		t.Skip("real fixtures absent: ../shared/fixtures/real (relative to the repository root)")
 	}
 	work := t.TempDir()
-	copyTree(t, src, filepath.Join(work, "connect-configs-0"))
+	clitest.CopyTree(t, src, filepath.Join(work, "connect-configs-0"))
 	t.Chdir(work)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# kseg dump over a copy of ../shared/fixtures/real/rjmfernandes__flink-on-prem/data/connect-configs-0.\n")
@@ -191,15 +192,15 @@ func TestDumpRealConnectTopicGolden(t *testing.T) {
 		{"dump", "--output", "text", "--deep", "connect-configs-0"},
 		{"dump", "--output", "json", "--deep", "connect-configs-0"},
 	} {
-		r := runKseg(args...)
-		if r.code != 0 {
-			t.Errorf("kseg %s: exit %d\n%s", strings.Join(r.args, " "), r.code, r.stderr)
+		r := clitest.Run(args...)
+		if r.Code != 0 {
+			t.Errorf("kseg %s: exit %d\n%s", strings.Join(r.Args, " "), r.Code, r.Stderr)
 		}
-		if isJSONRun(r.args) {
-			checkJSONLines(t, r)
+		if clitest.IsJSONRun(r.Args) {
+			clitest.CheckJSONLines(t, r)
 		}
 		checkMM2Run(t, r, 18, 0)
-		fmt.Fprintf(&b, "\n=== kseg %s\n--- exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
+		fmt.Fprintf(&b, "\n=== kseg %s\n--- exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(r.Args, " "), r.Code, r.Stdout, r.Stderr)
 	}
-	checkGoldenPath(t, filepath.Join(internalGoldenDir, "connect-configs-real.txt"), b.Bytes())
+	clitest.CheckGoldenPath(t, filepath.Join(internalGoldenDir, "connect-configs-real.txt"), b.Bytes())
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
@@ -23,12 +24,12 @@ import (
 // these run both on purpose and compare every byte, on the fixtures and on
 // a generated segment big enough for many jobs and several mapped windows.
 
-func sameRun(t *testing.T, serial, parallel runResult) {
+func sameRun(t *testing.T, serial, parallel clitest.Result) {
 	t.Helper()
-	if serial.code != parallel.code || serial.stdout != parallel.stdout || serial.stderr != parallel.stderr {
+	if serial.Code != parallel.Code || serial.Stdout != parallel.Stdout || serial.Stderr != parallel.Stderr {
 		t.Errorf("kseg %s: parallel run differs from the serial one (exit %d vs %d)\nstdout: %s\nstderr: %s",
-			strings.Join(parallel.args, " "), serial.code, parallel.code,
-			firstDiff(serial.stdout, parallel.stdout), firstDiff(serial.stderr, parallel.stderr))
+			strings.Join(parallel.Args, " "), serial.Code, parallel.Code,
+			clitest.FirstDiff(serial.Stdout, parallel.Stdout), clitest.FirstDiff(serial.Stderr, parallel.Stderr))
 	}
 }
 
@@ -42,12 +43,12 @@ func TestDumpParallelMatchesSerialFixtures(t *testing.T) {
 		for _, name := range names {
 			t.Run(kind+"/"+name, func(t *testing.T) {
 				work := t.TempDir()
-				copyTree(t, filepath.Join(testdataDir, kind, name), filepath.Join(work, name))
+				clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, kind, name), filepath.Join(work, name))
 				for _, args := range goldenRuns(name, kind == "broken") {
 					args = append(slices.Clone(args), filepath.Join(work, name))
-					serial := runKseg(append([]string{args[0], "--decode-workers", "1"}, args[1:]...)...)
+					serial := clitest.Run(append([]string{args[0], "--decode-workers", "1"}, args[1:]...)...)
 					for _, workers := range []string{"3"} {
-						sameRun(t, serial, runKseg(append([]string{args[0], "--decode-workers", workers}, args[1:]...)...))
+						sameRun(t, serial, clitest.Run(append([]string{args[0], "--decode-workers", workers}, args[1:]...)...))
 					}
 				}
 			})
@@ -142,9 +143,9 @@ func TestDumpParallelMatchesSerialLargeSegment(t *testing.T) {
 // workers, the same output.
 func largeSegmentRun(t *testing.T, path string, flags []string) {
 	args := append(append([]string{"dump"}, flags...), path)
-	serial := runKseg(append([]string{"dump", "--decode-workers", "1"}, args[1:]...)...)
-	if serial.code != ui.ExitFindings && !slices.Contains(flags, "--no-verify-crc") {
-		t.Errorf("kseg %s: exit %d, want %d (the damage is not reported)\n%s", strings.Join(args, " "), serial.code, ui.ExitFindings, serial.stderr)
+	serial := clitest.Run(append([]string{"dump", "--decode-workers", "1"}, args[1:]...)...)
+	if serial.Code != ui.ExitFindings && !slices.Contains(flags, "--no-verify-crc") {
+		t.Errorf("kseg %s: exit %d, want %d (the damage is not reported)\n%s", strings.Join(args, " "), serial.Code, ui.ExitFindings, serial.Stderr)
 	}
 	for _, want := range map[string][]string{
 		"json --deep --print-data": {`"kind":"crc-mismatch"`, `"kind":"corrupt-records"`},
@@ -152,12 +153,12 @@ func largeSegmentRun(t *testing.T, path string, flags []string) {
 		// decode, before its end-of-run reports.
 		"kafka --deep --print-data": {"isvalid: false", "lz4", "corrupt"},
 	}[strings.Join(flags[1:], " ")] {
-		if !strings.Contains(serial.stdout+serial.stderr, want) {
+		if !strings.Contains(serial.Stdout+serial.Stderr, want) {
 			t.Errorf("kseg %s: no %q in the output", strings.Join(args, " "), want)
 		}
 	}
 	for _, workers := range []string{"2", "3"} {
-		sameRun(t, serial, runKseg(append([]string{"dump", "--decode-workers", workers}, args[1:]...)...))
+		sameRun(t, serial, clitest.Run(append([]string{"dump", "--decode-workers", workers}, args[1:]...)...))
 	}
 }
 
@@ -202,7 +203,7 @@ func TestDumpCRCPipeline(t *testing.T) {
 				cp.workers = 0 // every job checked by the dump goroutine itself
 			}
 			if got := dump(st, s, out, errb); got != want {
-				t.Errorf("%s, %d workers: output differs from the serial dump: %s", output, workers, firstDiff(want, got))
+				t.Errorf("%s, %d workers: output differs from the serial dump: %s", output, workers, clitest.FirstDiff(want, got))
 			}
 		}
 	}

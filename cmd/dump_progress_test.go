@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
@@ -23,16 +24,16 @@ import (
 // and the delay at 0 the line appears and is erased; piped, stderr stays
 // empty; stdout is the same either way.
 func TestDumpProgressOnlyOnTTY(t *testing.T) {
-	dir := testdataDir + "/partitions"
+	dir := clitest.TestdataDir + "/partitions"
 	env := func(k string) (string, bool) {
 		if k == ui.ProgressDelayEnv {
 			return "0", true
 		}
 		return "", false
 	}
-	piped := runKseg("dump", dir+"/orders-0", dir+"/txn-0")
-	if piped.code != 0 || piped.stderr != "" {
-		t.Fatalf("piped: exit %d, stderr %q", piped.code, piped.stderr)
+	piped := clitest.Run("dump", dir+"/orders-0", dir+"/txn-0")
+	if piped.Code != 0 || piped.Stderr != "" {
+		t.Fatalf("piped: exit %d, stderr %q", piped.Code, piped.Stderr)
 	}
 	s, out, errb := ui.TTYTestStreams(false)
 	s.Env = env
@@ -42,7 +43,7 @@ func TestDumpProgressOnlyOnTTY(t *testing.T) {
 	if !strings.HasPrefix(errb.String(), "\rdumping 0 B / ") || !strings.Contains(errb.String(), "0/2 partitions") || !strings.HasSuffix(errb.String(), "\r\x1b[K") {
 		t.Errorf("tty stderr %q", errb.String())
 	}
-	if out.String() != piped.stdout {
+	if out.String() != piped.Stdout {
 		t.Errorf("stdout differs with a progress line on stderr")
 	}
 	s, _, errb = ui.TTYTestStreams(false)

@@ -15,23 +15,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
-
-// realFixturesDir is ../shared/fixtures/real next to the repository: files
-// written by real brokers (see its README.md, the oracle for the table
-// below).
-var realFixturesDir = filepath.Join("..", "..", "shared", "fixtures", "real")
-
-func realRoot(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat(realFixturesDir); err != nil {
-		t.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
-	}
-	return realFixturesDir
-}
 
 // realExpect is one .log/.checkpoint line of fixtures/real/README.md.
 type realExpect struct {
@@ -118,12 +106,12 @@ func dumpJSON(t *testing.T, path string, printData bool) realDump {
 	if printData {
 		args = append(args, "--print-data")
 	}
-	r := runKseg(append(args, path)...)
-	if r.code != ui.ExitOK {
-		t.Errorf("kseg %s: exit %d\n%s", strings.Join(r.args, " "), r.code, r.stderr)
+	r := clitest.Run(append(args, path)...)
+	if r.Code != ui.ExitOK {
+		t.Errorf("kseg %s: exit %d\n%s", strings.Join(r.Args, " "), r.Code, r.Stderr)
 	}
-	if r.stderr != "" {
-		t.Errorf("kseg %s: stderr %q", strings.Join(r.args, " "), r.stderr)
+	if r.Stderr != "" {
+		t.Errorf("kseg %s: stderr %q", strings.Join(r.Args, " "), r.Stderr)
 	}
 	d := realDump{firstBatch: -1, lastBatch: -1, firstRec: -1, lastRec: -1, codecs: map[string]int64{}, control: map[string]int64{}}
 	type jrec struct {
@@ -144,10 +132,10 @@ func dumpJSON(t *testing.T, path string, printData bool) realDump {
 		Codecs      map[string]int64 `json:"codecs"`
 		Control     map[string]int64 `json:"controlRecords"`
 	}
-	for _, line := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+	for _, line := range strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n") {
 		var l jline
 		if err := json.Unmarshal([]byte(line), &l); err != nil {
-			t.Fatalf("kseg %s: bad JSON line %q: %v", strings.Join(r.args, " "), line, err)
+			t.Fatalf("kseg %s: bad JSON line %q: %v", strings.Join(r.Args, " "), line, err)
 		}
 		switch l.Type {
 		case "batch":
@@ -202,7 +190,7 @@ func dumpJSON(t *testing.T, path string, printData bool) realDump {
 // control records and offsets fixtures/real/README.md lists.
 func TestDumpRealFixtures(t *testing.T) {
 	t.Parallel()
-	root := realRoot(t)
+	root := clitest.RealRoot(t)
 	seen := map[string]bool{}
 	var secondSetFiles, files []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -348,7 +336,7 @@ func checkSecondSetDumps(t *testing.T, root string, files []string) {
 // and requires a clean exit without error findings.
 func TestDumpRealDirectories(t *testing.T) {
 	t.Parallel()
-	root := realRoot(t)
+	root := clitest.RealRoot(t)
 	logDirs := map[string]bool{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() && segment.IsPartitionDir(p) {
@@ -381,9 +369,9 @@ func TestDumpRealDirectories(t *testing.T) {
 	}
 	flagged := map[string]bool{}
 	for _, dir := range slices.Sorted(maps.Keys(logDirs)) {
-		r := runKseg("dump", "--output", "json", "--verify-index", "--index-sanity-check", dir)
+		r := clitest.Run("dump", "--output", "json", "--verify-index", "--index-sanity-check", dir)
 		errs := 0
-		for _, line := range strings.Split(r.stdout, "\n") {
+		for _, line := range strings.Split(r.Stdout, "\n") {
 			if !strings.Contains(line, `"type":"finding"`) || !strings.Contains(line, `"severity":"error"`) {
 				continue
 			}
@@ -402,8 +390,8 @@ func TestDumpRealDirectories(t *testing.T) {
 			}
 			t.Errorf("kseg dump %s: %s", dir, line)
 		}
-		if want := map[bool]int{true: ui.ExitFindings, false: ui.ExitOK}[errs > 0]; r.code != want {
-			t.Errorf("kseg dump %s: exit %d, want %d\n%s", dir, r.code, want, r.stderr)
+		if want := map[bool]int{true: ui.ExitFindings, false: ui.ExitOK}[errs > 0]; r.Code != want {
+			t.Errorf("kseg dump %s: exit %d, want %d\n%s", dir, r.Code, want, r.Stderr)
 		}
 	}
 	for dir := range incomplete {
@@ -447,7 +435,7 @@ func haskellShow(b []byte) string {
 // them, one `offset: "value"` line per record.
 func TestDumpRealLegacyGoldens(t *testing.T) {
 	t.Parallel()
-	root := realRoot(t)
+	root := clitest.RealRoot(t)
 	base := filepath.Join(root, "asayers__kafkalite", "tests", "test-data")
 	for _, name := range []string{"hamlet-none-0", "hamlet-gzip-0", "hamlet-snappy-0", "numbers-0"} {
 		want, err := os.ReadFile(filepath.Join(base, "golden", name))
@@ -463,7 +451,7 @@ func TestDumpRealLegacyGoldens(t *testing.T) {
 			fmt.Fprintf(&got, "%d: %s\n", v.offset, haskellShow(v.value))
 		}
 		if !bytes.Equal(got.Bytes(), want) {
-			t.Errorf("%s: decoded records differ from the golden file:\n%s", name, firstDiff(string(want), got.String()))
+			t.Errorf("%s: decoded records differ from the golden file:\n%s", name, clitest.FirstDiff(string(want), got.String()))
 		}
 	}
 }

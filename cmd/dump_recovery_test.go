@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -24,7 +25,7 @@ func TestDumpAgreesWithRecover(t *testing.T) {
 	cuts := 0
 	for _, dir := range fixtures {
 		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-		r := runKseg("dump", "-o", "json", dir)
+		r := clitest.Run("dump", "-o", "json", dir)
 		for _, log := range logs {
 			fi, _ := segment.ParseFileName(filepath.Base(log))
 			rec, err := segment.Recover(log, fi.Offset, segment.RecoverOptions{})
@@ -32,7 +33,7 @@ func TestDumpAgreesWithRecover(t *testing.T) {
 				t.Fatalf("%s: %v", log, err)
 			}
 			var first map[string]any
-			for _, line := range strings.Split(r.stdout, "\n") {
+			for _, line := range strings.Split(r.Stdout, "\n") {
 				var m map[string]any
 				if json.Unmarshal([]byte(line), &m) != nil || m["type"] != "finding" || m["file"] != log {
 					continue

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -44,16 +45,16 @@ func TestDumpFiltersNarrowEveryFile(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.part+" "+strings.Join(tc.filter, " "), func(t *testing.T) {
 			dir := filepath.Join("..", "testdata", "partitions", tc.part)
-			all := runKseg("dump", "--output", "json", dir)
-			got := runKseg(append(append([]string{"dump", "--output", "json"}, tc.filter...), dir)...)
-			if all.code != ui.ExitOK || got.code != ui.ExitOK {
-				t.Fatalf("exit %d / %d: %s%s", all.code, got.code, all.stderr, got.stderr)
+			all := clitest.Run("dump", "--output", "json", dir)
+			got := clitest.Run(append(append([]string{"dump", "--output", "json"}, tc.filter...), dir)...)
+			if all.Code != ui.ExitOK || got.Code != ui.ExitOK {
+				t.Fatalf("exit %d / %d: %s%s", all.Code, got.Code, all.Stderr, got.Stderr)
 			}
 			meets := func(b batch, lo, hi int64) bool {
 				return b.base <= hi && b.last >= lo && b.base <= tc.to && b.last >= tc.from
 			}
 			var batches []batch
-			for _, m := range checkJSONLines(t, all) {
+			for _, m := range clitest.CheckJSONLines(t, all) {
 				if m["type"] != "batch" {
 					continue
 				}
@@ -82,7 +83,7 @@ func TestDumpFiltersNarrowEveryFile(t *testing.T) {
 				return true
 			}
 			want := map[string]int{} // file → entries selected
-			for _, m := range checkJSONLines(t, all) {
+			for _, m := range clitest.CheckJSONLines(t, all) {
 				file, _ := m["file"].(string)
 				var ok bool
 				switch m["type"] {
@@ -106,7 +107,7 @@ func TestDumpFiltersNarrowEveryFile(t *testing.T) {
 			}
 			gotEntries := map[string]int{}
 			selected := 0
-			for _, m := range checkJSONLines(t, got) {
+			for _, m := range clitest.CheckJSONLines(t, got) {
 				file, _ := m["file"].(string)
 				switch m["type"] {
 				case "batch":
@@ -137,9 +138,9 @@ func TestDumpFiltersNarrowEveryFile(t *testing.T) {
 				t.Errorf("%d batches printed, want %d", selected, nsel)
 			}
 			// The text summary of each .log: selected of scanned.
-			text := runKseg(append(append([]string{"dump"}, tc.filter...), dir)...)
+			text := clitest.Run(append(append([]string{"dump"}, tc.filter...), dir)...)
 			n := 0
-			for _, line := range strings.Split(text.stdout, "\n") {
+			for _, line := range strings.Split(text.Stdout, "\n") {
 				if strings.HasPrefix(line, "summary: ") && strings.Contains(line, "validBytes") {
 					if !strings.Contains(line, " batches selected") && !strings.Contains(line, " batch selected") || !strings.Contains(line, "; scanned") {
 						t.Errorf("log summary does not say what was selected and scanned: %s", line)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -17,7 +18,7 @@ import (
 // .timeindex is named before the .index, so nothing is stashed.
 func TestVerifyIndexOnePassSameFindings(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "orders-0")
-	copyTree(t, filepath.Join(testdataDir, "partitions", "orders-0"), dir)
+	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "orders-0"), dir)
 	seg := filepath.Join(dir, "00000000000000000026")
 	// Entry 1 of the .index points one byte into a batch; entry 0 of the
 	// .timeindex gets another timestamp.
@@ -37,12 +38,12 @@ func TestVerifyIndexOnePassSameFindings(t *testing.T) {
 		}
 	}
 	findings := func(args ...string) map[string][]string {
-		r := runKseg(append([]string{"dump", "--output", "json", "--verify-index"}, args...)...)
-		if r.code != ui.ExitFindings {
-			t.Fatalf("kseg %v: exit %d, want %d\n%s", r.args, r.code, ui.ExitFindings, r.stderr)
+		r := clitest.Run(append([]string{"dump", "--output", "json", "--verify-index"}, args...)...)
+		if r.Code != ui.ExitFindings {
+			t.Fatalf("kseg %v: exit %d, want %d\n%s", r.Args, r.Code, ui.ExitFindings, r.Stderr)
 		}
 		by := map[string][]string{}
-		for _, m := range checkJSONLines(t, r) {
+		for _, m := range clitest.CheckJSONLines(t, r) {
 			if m["type"] == "finding" {
 				f, _ := m["file"].(string)
 				by[f] = append(by[f], m["kind"].(string)+": "+m["message"].(string))

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
@@ -26,7 +27,7 @@ func mirrorCopies(t *testing.T, n int) []string {
 	var dirs []string
 	for i := 0; i < n; i++ {
 		d := filepath.Join(root, string(rune('a'+i)), "orders-0")
-		copyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), d)
+		clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), d)
 		dirs = append(dirs, d)
 	}
 	return dirs
@@ -138,7 +139,7 @@ func TestReplayPSMRejectsBadNumbers(t *testing.T) {
 // recovers the log from its start instead).
 func TestReplayPSMSaysWhatTheSnapshotHides(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "control-0")
-	copyTree(t, filepath.Join("..", "testdata", "partitions", "control-0"), dir)
+	clitest.CopyTree(t, filepath.Join("..", "testdata", "partitions", "control-0"), dir)
 	if err := os.WriteFile(filepath.Join(filepath.Dir(dir), segment.CleanShutdownName), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}

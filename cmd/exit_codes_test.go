@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -24,7 +25,7 @@ func TestExitCodesAgree(t *testing.T) {
 	root := t.TempDir()
 	cp := func(from, to string) string {
 		dst := filepath.Join(root, to)
-		copyInputDir(t, filepath.Join("..", "testdata", from), dst)
+		clitest.CopyInputDir(t, filepath.Join("..", "testdata", from), dst)
 		return dst
 	}
 	part := cp("partitions/orders-0", "a/orders-0")
@@ -37,12 +38,12 @@ func TestExitCodesAgree(t *testing.T) {
 	// A backup of a completed write, for restore.
 	written := cp("partitions/orders-0", "w/orders-0")
 	backup := filepath.Join(t.TempDir(), "backup")
-	if r := runKseg("inject-barrier", "--timestamp", injectTs, "--backup-dir", backup, written); r.code != ui.ExitOK {
-		t.Fatalf("inject-barrier for a backup: exit %d\n%s", r.code, r.stderr)
+	if r := clitest.Run("inject-barrier", "--timestamp", clitest.InjectTs, "--backup-dir", backup, written); r.Code != ui.ExitOK {
+		t.Fatalf("inject-barrier for a backup: exit %d\n%s", r.Code, r.Stderr)
 	}
 	logdir := cp("logdirs/healthy", "logs")
 	noInternal := filepath.Join(root, "plain")
-	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), filepath.Join(noInternal, "orders-0"))
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), filepath.Join(noInternal, "orders-0"))
 	// A log directory whose internal partitions each hold an invalid
 	// batch where the views read: the first batch of __consumer_offsets-9
 	// and __transaction_state-0, the last of __cluster_metadata-0 (the
@@ -69,7 +70,7 @@ func TestExitCodesAgree(t *testing.T) {
 			"kafka-dump-log": {[]string{"kafka-dump-log", "--files", filepath.Join(part, "00000000000000000000.log")}, ui.ExitOK},
 			"explain":        {[]string{"explain", "5", part}, ui.ExitOK},
 			"replay-psm":     {[]string{"replay-psm", part}, ui.ExitOK},
-			"inject-barrier": {write("inject-barrier", "--timestamp", injectTs, part), ui.ExitOK},
+			"inject-barrier": {write("inject-barrier", "--timestamp", clitest.InjectTs, part), ui.ExitOK},
 			"repair":         {write("repair", part), ui.ExitOK},
 			"mirror":         {write("mirror", part, filepath.Join(dst, "orders-0")), ui.ExitOK},
 			"verify-chain":   {[]string{"verify-chain", part, mirror}, ui.ExitOK},
@@ -94,7 +95,7 @@ func TestExitCodesAgree(t *testing.T) {
 			"dump":           {[]string{"dump", bad}, ui.ExitFindings},
 			"explain":        {[]string{"explain", "4", bad}, ui.ExitFindings},
 			"replay-psm":     {[]string{"replay-psm", bad}, ui.ExitFindings},
-			"inject-barrier": {write("inject-barrier", "--timestamp", injectTs, bad), ui.ExitFindings},
+			"inject-barrier": {write("inject-barrier", "--timestamp", clitest.InjectTs, bad), ui.ExitFindings},
 			"repair":         {write("repair", bad), ui.ExitFindings},
 			"mirror":         {write("mirror", bad, filepath.Join(dst, "events-0")), ui.ExitFindings},
 			"verify-chain":   {[]string{"verify-chain", badMirror, bad}, ui.ExitFindings},
@@ -160,13 +161,13 @@ func TestExitCodesAgree(t *testing.T) {
 	for sit, runs := range situations {
 		for name, r := range runs {
 			t.Run(sit+"/"+name, func(t *testing.T) {
-				got := runKseg(r.args...)
-				if got.code != r.want {
-					t.Errorf("kseg %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(r.args, " "), got.code, r.want, head(got.stdout), got.stderr)
+				got := clitest.Run(r.args...)
+				if got.Code != r.want {
+					t.Errorf("kseg %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(r.args, " "), got.Code, r.want, clitest.Head(got.Stdout), got.Stderr)
 				}
-				if got.code == ui.ExitUsage && strings.Contains(sit, "cannot answer") && !strings.Contains(got.stdout+got.stderr, "UNANSWERABLE") &&
-					!strings.Contains(got.stderr, "does not exist") && !strings.Contains(got.stderr, "no batch holds") && !strings.Contains(got.stderr, "no KRaft metadata log") {
-					t.Errorf("kseg %s: exit 2 without saying what cannot be answered:\n%s%s", strings.Join(r.args, " "), got.stdout, got.stderr)
+				if got.Code == ui.ExitUsage && strings.Contains(sit, "cannot answer") && !strings.Contains(got.Stdout+got.Stderr, "UNANSWERABLE") &&
+					!strings.Contains(got.Stderr, "does not exist") && !strings.Contains(got.Stderr, "no batch holds") && !strings.Contains(got.Stderr, "no KRaft metadata log") {
+					t.Errorf("kseg %s: exit 2 without saying what cannot be answered:\n%s%s", strings.Join(r.args, " "), got.Stdout, got.Stderr)
 				}
 			})
 		}

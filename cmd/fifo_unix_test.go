@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -68,7 +69,7 @@ func TestFIFONamedLikeKafkaFile(t *testing.T) {
 	// every case. Each case is a parallel subtest with a log directory of
 	// its own.
 	src := filepath.Join(t.TempDir(), "src")
-	copyTree(t, healthy, src)
+	clitest.CopyTree(t, healthy, src)
 	for _, c := range commands {
 		for _, target := range targets {
 			t.Run(c.name+" "+target, func(t *testing.T) {
@@ -85,7 +86,7 @@ func fifoCase(t *testing.T, healthy, src, name, part, target string, argsOf func
 	c := struct{ name, part string }{name, part}
 	root := t.TempDir()
 	ld := filepath.Join(root, "ld")
-	copyTree(t, healthy, ld)
+	clitest.CopyTree(t, healthy, ld)
 	file := filepath.Join(ld, strings.Replace(target, "P/", c.part+"/", 1))
 	if err := os.Remove(file); err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -104,9 +105,9 @@ func TestCLINamesTheFlag(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	torn := filepath.Join(root, "logs", "events-0")
-	copyInputDir(t, filepath.Join("..", "testdata", "broken", "torn-tail", "events-0"), torn)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "broken", "torn-tail", "events-0"), torn)
 	a, b := filepath.Join(root, "a", "orders-0"), filepath.Join(root, "b", "orders-0")
-	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), a)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), a)
 	if err := os.MkdirAll(filepath.Dir(b), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -115,14 +116,14 @@ func TestCLINamesTheFlag(t *testing.T) {
 		{"mirror", "--backup-dir", filepath.Join(bk, "1"), "--upto", "30", a, b},
 		{"inject-barrier", "--backup-dir", filepath.Join(bk, "2"), "--timestamp", "1700000009000", b},
 	} {
-		if r := runKseg(args...); r.code != ui.ExitOK {
-			t.Fatalf("%v: exit %d\n%s", args, r.code, r.stderr)
+		if r := clitest.Run(args...); r.Code != ui.ExitOK {
+			t.Fatalf("%v: exit %d\n%s", args, r.Code, r.Stderr)
 		}
 	}
 	// An interrupted repair of the torn partition, for inject-barrier to
 	// find pending.
 	pending := filepath.Join(root, "logs2", "events-0")
-	copyInputDir(t, filepath.Join("..", "testdata", "broken", "torn-tail", "events-0"), pending)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "broken", "torn-tail", "events-0"), pending)
 	p, err := repair.PlanRepair(pending, repair.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -146,9 +147,9 @@ func TestCLINamesTheFlag(t *testing.T) {
 		{[]string{"repair", "--backup-dir", filepath.Join(root, "logs", "backup"), torn}, ui.ExitRefused, "a folder there that is not a partition; pass --backup-dir outside every Kafka log directory\n"},
 		{[]string{"inject-barrier", "--dry-run", pending}, ui.ExitRefused, "rerun it to finish it, or roll it back with --rollback\n"},
 	} {
-		r := runKseg(tc.args...)
-		if r.code != tc.code || !strings.HasSuffix(r.stderr, tc.want) {
-			t.Errorf("kseg %s: exit %d, want %d ending %q:\n%s", strings.Join(tc.args, " "), r.code, tc.code, tc.want, r.stderr)
+		r := clitest.Run(tc.args...)
+		if r.Code != tc.code || !strings.HasSuffix(r.Stderr, tc.want) {
+			t.Errorf("kseg %s: exit %d, want %d ending %q:\n%s", strings.Join(tc.args, " "), r.Code, tc.code, tc.want, r.Stderr)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
@@ -24,17 +25,17 @@ func TestFollowerIndexesAreHealthy(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dir := range dirs {
-		if r := runKseg("dump", "-q", "--verify-index", "--index-sanity-check", dir); r.code != ui.ExitOK || findingLines(r.stdout) != "" {
-			t.Errorf("%s: dump --verify-index: exit %d\n%s%s", dir, r.code, findingLines(r.stdout), r.stderr)
+		if r := clitest.Run("dump", "-q", "--verify-index", "--index-sanity-check", dir); r.Code != ui.ExitOK || findingLines(r.Stdout) != "" {
+			t.Errorf("%s: dump --verify-index: exit %d\n%s%s", dir, r.Code, findingLines(r.Stdout), r.Stderr)
 		}
 		r, plan := repairDryRunAll(t, dir)
-		if r.code != ui.ExitOK || len(plan.Files) > 0 {
-			t.Errorf("%s: repair --all --dry-run: exit %d, plans %+v", dir, r.code, plan.Files)
+		if r.Code != ui.ExitOK || len(plan.Files) > 0 {
+			t.Errorf("%s: repair --all --dry-run: exit %d, plans %+v", dir, r.Code, plan.Files)
 		}
 		index := filepath.Join(dir, segment.SegmentFileName(0, segment.IndexSuffix))
-		k := runKseg("kafka-dump-log", "--verify-index-only", "--files", index)
-		if !strings.Contains(k.stdout+k.stderr, "Mismatches in :") || !strings.Contains(k.stdout+k.stderr, "Index offset: 9, log offset: 6") {
-			t.Errorf("kafka-dump-log --verify-index-only no longer prints what Kafka's tool prints for a follower's entries:\n%s%s", k.stdout, k.stderr)
+		k := clitest.Run("kafka-dump-log", "--verify-index-only", "--files", index)
+		if !strings.Contains(k.Stdout+k.Stderr, "Mismatches in :") || !strings.Contains(k.Stdout+k.Stderr, "Index offset: 9, log offset: 6") {
+			t.Errorf("kafka-dump-log --verify-index-only no longer prints what Kafka's tool prints for a follower's entries:\n%s%s", k.Stdout, k.Stderr)
 		}
 	}
 }

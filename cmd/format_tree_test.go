@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/spf13/cobra"
 )
@@ -30,7 +31,7 @@ func TestEveryJSONCommandHasFormat(t *testing.T) {
 }
 
 func TestFormatTemplate(t *testing.T) {
-	ld := filepath.Join(testdataDir, "logdirs", "broker-1")
+	ld := filepath.Join(clitest.TestdataDir, "logdirs", "broker-1")
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -49,15 +50,15 @@ func TestFormatTemplate(t *testing.T) {
 		{[]string{"txns", "--format", `{{if eq .type "transaction"}}{{upper .transactionalId}} {{time .transactionLastUpdateTimestamp}}{{end}}`, ld}, ui.ExitFindings,
 			"PAY-1 2023-11-14T22:14:30.001Z\nPAY-2 2023-11-14T22:13:32.001Z\n"},
 	} {
-		r := runKseg(tc.args...)
-		if r.code != tc.code || r.stdout != tc.want {
-			t.Errorf("%q: exit %d, stdout %q; want %d, %q\n%s", tc.args, r.code, r.stdout, tc.code, tc.want, r.stderr)
+		r := clitest.Run(tc.args...)
+		if r.Code != tc.code || r.Stdout != tc.want {
+			t.Errorf("%q: exit %d, stdout %q; want %d, %q\n%s", tc.args, r.Code, r.Stdout, tc.code, tc.want, r.Stderr)
 		}
 	}
 }
 
 func TestFormatErrors(t *testing.T) {
-	ld := filepath.Join(testdataDir, "logdirs", "broker-1")
+	ld := filepath.Join(clitest.TestdataDir, "logdirs", "broker-1")
 	for _, tc := range []struct {
 		args []string
 		err  string
@@ -68,9 +69,9 @@ func TestFormatErrors(t *testing.T) {
 		// to select.
 		{[]string{"groups", "--format", "{{len .members}}", ld}, `on a {"type":"finding"} object; a template for some objects only selects them: {{if eq .type "group"}}`},
 	} {
-		r := runKseg(tc.args...)
-		if r.code != ui.ExitUsage || !strings.Contains(r.stderr, tc.err) {
-			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, r.code, r.stderr, ui.ExitUsage, tc.err)
+		r := clitest.Run(tc.args...)
+		if r.Code != ui.ExitUsage || !strings.Contains(r.Stderr, tc.err) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, r.Code, r.Stderr, ui.ExitUsage, tc.err)
 		}
 	}
 }

@@ -2,19 +2,16 @@ package cmd
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -30,197 +27,21 @@ import (
 //
 // and review the diff line by line.
 
-// goldenRoot is testdata/golden, resolved before any test changes
-// directory.
-var goldenRoot = mustAbs(filepath.Join(testdataDir, "golden"))
-
-// renderRuns renders a golden file: the header lines as comments, then for
-// every run its arguments, exit code, stdout and stderr.
-func renderRuns(header []string, res []runResult) []byte {
-	var b bytes.Buffer
-	for _, h := range header {
-		fmt.Fprintf(&b, "# %s\n", h)
-	}
-	fmt.Fprintf(&b, "# Regenerate: go test ./cmd -run Golden -update\n")
-	for _, r := range res {
-		fmt.Fprintf(&b, "\n=== kseg %s\n", strings.Join(r.args, " "))
-		fmt.Fprintf(&b, "--- exit %d\n", r.code)
-		fmt.Fprintf(&b, "--- stdout\n%s", r.stdout)
-		if r.stdout != "" && !strings.HasSuffix(r.stdout, "\n") {
-			b.WriteString("\n(no final newline)\n")
-		}
-		fmt.Fprintf(&b, "--- stderr\n%s", r.stderr)
-		if r.stderr != "" && !strings.HasSuffix(r.stderr, "\n") {
-			b.WriteString("\n(no final newline)\n")
-		}
-	}
-	return b.Bytes()
-}
-
-// checkGoldenPath compares got with the golden file at path, or rewrites
-// it under -update.
-func checkGoldenPath(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd -run Golden -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; rerun with -update and review the diff:\n%s", path, firstDiff(string(want), string(got)))
-	}
-}
-
-// nowPlaceholder replaces the wall-clock milliseconds a run printed (the
-// default timestamp of the batches inject-barrier writes).
-const nowPlaceholder = "$NOW"
-
-var millisRE = regexp.MustCompile(`\b1[0-9]{12}\b`)
-
-// nowDateRE is $NOW followed by its date, as inject-barrier's plan
-// prints the barrier's timestamp.
-var nowDateRE = regexp.MustCompile(`\$NOW \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)`)
-
-// goldenWork is a temporary working directory for one scenario.
-type goldenWork struct {
-	t          *testing.T
-	dir, real  string // as created, and with symbolic links resolved
-	res        []runResult
-	keepChange bool // setup runs: their results are not recorded
-}
-
-// newGoldenWork creates the working directory and makes it the current
-// directory for the rest of the test.
-func newGoldenWork(t *testing.T) *goldenWork {
-	dir := t.TempDir()
-	t.Chdir(dir)
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		real = dir
-	}
-	return &goldenWork{t: t, dir: dir, real: real}
-}
-
-// copyFixture copies testdata/<from> to <to> in the working directory.
-func (w *goldenWork) copyFixture(from, to string) {
-	w.t.Helper()
-	src := filepath.Join(filepath.Dir(goldenRoot), from)
-	if _, err := os.Stat(src); err != nil {
-		w.t.Fatalf("fixture missing: %v (go run ./testdata/gen)", err)
-	}
-	copyTree(w.t, src, filepath.Join(w.dir, to))
-}
-
-// mkdir creates an empty directory (a partition a mirror will fill).
-func (w *goldenWork) mkdir(rel string) {
-	w.t.Helper()
-	if err := os.MkdirAll(filepath.Join(w.dir, rel), 0o755); err != nil {
-		w.t.Fatal(err)
-	}
-}
-
-// setup runs kseg to prepare the scenario (a mirror, an injection); it
-// must succeed, and is not recorded.
-func (w *goldenWork) setup(args ...string) {
-	w.t.Helper()
-	if r := runKseg(args...); r.code != ui.ExitOK {
-		w.t.Fatalf("setup kseg %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
-	}
-}
-
-// run runs kseg, records the result with the working directory and the
-// wall clock replaced by placeholders, and returns it as it was printed.
-func (w *goldenWork) run(args ...string) runResult {
-	before := time.Now().UnixMilli()
-	r := runKseg(args...)
-	after := time.Now().UnixMilli()
-	clean := func(s string) string {
-		for _, d := range []string{w.real, w.dir} {
-			s = strings.ReplaceAll(s, d, workPlaceholder)
-		}
-		s = millisRE.ReplaceAllStringFunc(s, func(m string) string {
-			if v, err := strconv.ParseInt(m, 10, 64); err == nil && v >= before && v <= after {
-				return nowPlaceholder
-			}
-			return m
-		})
-		// The same instant as a date, where a plan shows both.
-		return nowDateRE.ReplaceAllLiteralString(s, nowPlaceholder+" ("+nowPlaceholder+")")
-	}
-	rec := r
-	rec.stdout, rec.stderr = clean(r.stdout), clean(r.stderr)
-	w.res = append(w.res, rec)
-	return r
-}
-
-// check compares the recorded runs with testdata/golden/<file>.
-func (w *goldenWork) check(file string, header ...string) {
-	w.t.Helper()
-	checkGoldenPath(w.t, filepath.Join(goldenRoot, file), renderRuns(header, w.res))
-}
-
-// treeSum hashes every file (name, mode and contents) under the working
-// directory: a dry run must leave it as it was.
-func (w *goldenWork) treeSum() string {
-	w.t.Helper()
-	h := sha256.New()
-	err := filepath.WalkDir(w.dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(w.dir, p)
-		fmt.Fprintf(h, "%s %v\n", rel, d.Type())
-		if d.Type().IsRegular() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			h.Write(b)
-		}
-		return nil
-	})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return fmt.Sprintf("%x", h.Sum(nil))
-}
-
-// jsonLines parses the stdout of a json run (every line one object with a
-// type) and returns the objects of the given type.
-func jsonLines(t *testing.T, r runResult, typ string) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, m := range checkJSONLines(t, r) {
-		if m["type"] == typ {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // TestReplayPSMGolden records replay-psm over every healthy fixture, from
 // the newest snapshot (as a restarting broker) and from the log alone, in
 // text and JSON. Both starts must agree on the state a broker would have.
 func TestReplayPSMGolden(t *testing.T) {
 	for _, name := range segtest.PartitionNames {
 		t.Run(name, func(t *testing.T) {
-			w := newGoldenWork(t)
-			w.copyFixture(filepath.Join("partitions", name), name)
+			w := clitest.NewGoldenWork(t)
+			w.CopyFixture(filepath.Join("partitions", name), name)
 			states := map[string]map[string]any{}
 			for _, from := range []string{"latest", "none"} {
-				text := w.run("replay-psm", "--from-snapshot", from, name)
-				js := w.run("replay-psm", "--from-snapshot", from, "--output", "json", name)
-				st := jsonLines(t, js, "producerState")
+				text := w.Run("replay-psm", "--from-snapshot", from, name)
+				js := w.Run("replay-psm", "--from-snapshot", from, "--output", "json", name)
+				st := clitest.JSONLines(t, js, "producerState")
 				if len(st) != 1 {
-					t.Fatalf("kseg %s: %d producerState lines", strings.Join(js.args, " "), len(st))
+					t.Fatalf("kseg %s: %d producerState lines", strings.Join(js.Args, " "), len(st))
 				}
 				states[from] = st[0]
 				// Exit 3 exactly when an anomaly is an error.
@@ -231,14 +52,14 @@ func TestReplayPSMGolden(t *testing.T) {
 						want = ui.ExitFindings
 					}
 				}
-				for _, r := range []runResult{text, js} {
-					if r.code != want || r.stderr != "" {
-						t.Errorf("kseg %s: exit %d (want %d), stderr %q", strings.Join(r.args, " "), r.code, want, r.stderr)
+				for _, r := range []clitest.Result{text, js} {
+					if r.Code != want || r.Stderr != "" {
+						t.Errorf("kseg %s: exit %d (want %d), stderr %q", strings.Join(r.Args, " "), r.Code, want, r.Stderr)
 					}
 				}
 				// The text names the same last stable offset.
-				if lso, _ := st[0]["lastStableOffset"].(float64); !strings.Contains(text.stdout, fmt.Sprintf("last stable offset  %d", int64(lso))) {
-					t.Errorf("kseg %s: the text does not show the JSON's last stable offset %d", strings.Join(text.args, " "), int64(lso))
+				if lso, _ := st[0]["lastStableOffset"].(float64); !strings.Contains(text.Stdout, fmt.Sprintf("last stable offset  %d", int64(lso))) {
+					t.Errorf("kseg %s: the text does not show the JSON's last stable offset %d", strings.Join(text.Args, " "), int64(lso))
 				}
 			}
 			// A snapshot is the state the log rebuilds: the same log end,
@@ -260,7 +81,7 @@ func TestReplayPSMGolden(t *testing.T) {
 					t.Errorf("producer %s restored from the snapshot is not what the log rebuilds: %v", p, rebuilt)
 				}
 			}
-			w.check(filepath.Join("replay-psm", name+".txt"),
+			w.Check(filepath.Join("replay-psm", name+".txt"),
 				fmt.Sprintf("kseg replay-psm over a copy of testdata/partitions/%s, run from its parent directory.", name))
 		})
 	}
@@ -302,22 +123,22 @@ var explainCases = []struct {
 // that the header fields of each JSON layout tile the batch from the
 // position the text names.
 func TestExplainGolden(t *testing.T) {
-	w := newGoldenWork(t)
+	w := clitest.NewGoldenWork(t)
 	for _, name := range []string{"orders-0", "txn-0", "control-0", "legacy-v0-0", "legacy-v1-0"} {
-		w.copyFixture(filepath.Join("partitions", name), name)
+		w.CopyFixture(filepath.Join("partitions", name), name)
 	}
 	for _, c := range explainCases {
 		for _, o := range c.outputs {
-			r := w.run("explain", "--output", o, strconv.FormatInt(c.offset, 10), c.dir)
-			if r.code != ui.ExitOK || r.stderr != "" {
-				t.Errorf("kseg %s: exit %d, stderr %q", strings.Join(r.args, " "), r.code, r.stderr)
+			r := w.Run("explain", "--output", o, strconv.FormatInt(c.offset, 10), c.dir)
+			if r.Code != ui.ExitOK || r.Stderr != "" {
+				t.Errorf("kseg %s: exit %d, stderr %q", strings.Join(r.Args, " "), r.Code, r.Stderr)
 			}
 			if o != "json" {
 				continue
 			}
-			fields := jsonLines(t, r, "field")
+			fields := clitest.JSONLines(t, r, "field")
 			if len(fields) == 0 {
-				t.Fatalf("kseg %s: no fields", strings.Join(r.args, " "))
+				t.Fatalf("kseg %s: no fields", strings.Join(r.Args, " "))
 			}
 			next := -1.0
 			for _, f := range fields {
@@ -326,7 +147,7 @@ func TestExplainGolden(t *testing.T) {
 				}
 				pos, n := f["position"].(float64), f["length"].(float64)
 				if next >= 0 && pos != next {
-					t.Errorf("kseg %s: field %v at %v, the previous one ends at %v", strings.Join(r.args, " "), f["field"], pos, next)
+					t.Errorf("kseg %s: field %v at %v, the previous one ends at %v", strings.Join(r.Args, " "), f["field"], pos, next)
 				}
 				next = pos + n
 			}
@@ -334,10 +155,10 @@ func TestExplainGolden(t *testing.T) {
 	}
 	// An offset no batch holds is an error of the request (exit 2), not
 	// a crash.
-	if r := w.run("explain", "99", "orders-0"); r.code != ui.ExitUsage || !strings.Contains(r.stderr, "offset 99 is past the end of the log (73)") {
-		t.Errorf("explain 99: exit %d, stderr %q", r.code, r.stderr)
+	if r := w.Run("explain", "99", "orders-0"); r.Code != ui.ExitUsage || !strings.Contains(r.Stderr, "offset 99 is past the end of the log (73)") {
+		t.Errorf("explain 99: exit %d, stderr %q", r.Code, r.Stderr)
 	}
-	w.check(filepath.Join("explain", "explain.txt"),
+	w.Check(filepath.Join("explain", "explain.txt"),
 		"kseg explain over copies of testdata/partitions, run from their parent directory.")
 }
 
@@ -347,7 +168,7 @@ func TestExplainGolden(t *testing.T) {
 var verifyChainScenarios = []struct {
 	name   string
 	about  string
-	build  func(w *goldenWork)
+	build  func(w *clitest.GoldenWork)
 	dirs   []string
 	exit   int
 	kinds  []string // error finding kinds the JSON must report (in any order)
@@ -356,38 +177,38 @@ var verifyChainScenarios = []struct {
 	{
 		name:  "in-sync",
 		about: "a/orders-0 is testdata/partitions/orders-0; b/orders-0 its mirror (kseg mirror).",
-		build: func(w *goldenWork) {
-			w.copyFixture("partitions/orders-0", "a/orders-0")
-			w.mkdir("b/orders-0")
-			w.setup("mirror", "--quiet", "--backup-dir", "backup/1", "a/orders-0", "b/orders-0")
+		build: func(w *clitest.GoldenWork) {
+			w.CopyFixture("partitions/orders-0", "a/orders-0")
+			w.Mkdir("b/orders-0")
+			w.Setup("mirror", "--quiet", "--backup-dir", "backup/1", "a/orders-0", "b/orders-0")
 		},
 		dirs: []string{"a/orders-0", "b/orders-0"}, exit: ui.ExitOK, status: "in-sync",
 	},
 	{
 		name:  "failed-over-chain",
 		about: "a/orders-0 is testdata/partitions/orders-0; b/orders-0 mirrors it and c/orders-0 mirrors b; then b fails over (kseg inject-barrier).",
-		build: func(w *goldenWork) {
-			w.copyFixture("partitions/orders-0", "a/orders-0")
-			w.mkdir("b/orders-0")
-			w.mkdir("c/orders-0")
-			w.setup("mirror", "--quiet", "--backup-dir", "backup/1", "a/orders-0", "b/orders-0")
-			w.setup("mirror", "--quiet", "--backup-dir", "backup/2", "b/orders-0", "c/orders-0")
-			w.setup("inject-barrier", "--quiet", "--backup-dir", "backup/3", "--source-cluster-id", "cluster-a", "b/orders-0")
+		build: func(w *clitest.GoldenWork) {
+			w.CopyFixture("partitions/orders-0", "a/orders-0")
+			w.Mkdir("b/orders-0")
+			w.Mkdir("c/orders-0")
+			w.Setup("mirror", "--quiet", "--backup-dir", "backup/1", "a/orders-0", "b/orders-0")
+			w.Setup("mirror", "--quiet", "--backup-dir", "backup/2", "b/orders-0", "c/orders-0")
+			w.Setup("inject-barrier", "--quiet", "--backup-dir", "backup/3", "--source-cluster-id", "cluster-a", "b/orders-0")
 		},
 		dirs: []string{"a/orders-0", "b/orders-0", "c/orders-0"}, exit: ui.ExitOK, status: "failed-over",
 	},
 	{
 		name:  "not-a-mirror",
 		about: "a/orders-0 is testdata/partitions/orders-0; b/orders-0 holds the files of testdata/partitions/txn-0 under a/orders-0's partition.metadata (the same topic id): D wrote its own batches without a barrier.",
-		build: func(w *goldenWork) {
-			w.copyFixture("partitions/orders-0", "a/orders-0")
-			w.copyFixture("partitions/txn-0", "b/orders-0")
-			meta, err := os.ReadFile(filepath.Join(w.dir, "a/orders-0/partition.metadata"))
+		build: func(w *clitest.GoldenWork) {
+			w.CopyFixture("partitions/orders-0", "a/orders-0")
+			w.CopyFixture("partitions/txn-0", "b/orders-0")
+			meta, err := os.ReadFile(filepath.Join(w.Dir, "a/orders-0/partition.metadata"))
 			if err != nil {
-				w.t.Fatal(err)
+				w.T.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(w.dir, "b/orders-0/partition.metadata"), meta, 0o644); err != nil {
-				w.t.Fatal(err)
+			if err := os.WriteFile(filepath.Join(w.Dir, "b/orders-0/partition.metadata"), meta, 0o644); err != nil {
+				w.T.Fatal(err)
 			}
 		},
 		dirs: []string{"a/orders-0", "b/orders-0"}, exit: ui.ExitFindings, kinds: []string{"missing-barrier"}, status: "diverged",
@@ -395,17 +216,17 @@ var verifyChainScenarios = []struct {
 	{
 		name:  "damaged-copy",
 		about: "a/orders-0 is testdata/partitions/orders-0; b/orders-0 its mirror with byte 120 of the first batch overwritten.",
-		build: func(w *goldenWork) {
-			w.copyFixture("partitions/orders-0", "a/orders-0")
-			w.mkdir("b/orders-0")
-			w.setup("mirror", "--quiet", "--backup-dir", "backup/1", "a/orders-0", "b/orders-0")
-			f, err := os.OpenFile(filepath.Join(w.dir, "b/orders-0/00000000000000000000.log"), os.O_WRONLY, 0)
+		build: func(w *clitest.GoldenWork) {
+			w.CopyFixture("partitions/orders-0", "a/orders-0")
+			w.Mkdir("b/orders-0")
+			w.Setup("mirror", "--quiet", "--backup-dir", "backup/1", "a/orders-0", "b/orders-0")
+			f, err := os.OpenFile(filepath.Join(w.Dir, "b/orders-0/00000000000000000000.log"), os.O_WRONLY, 0)
 			if err != nil {
-				w.t.Fatal(err)
+				w.T.Fatal(err)
 			}
 			defer f.Close()
 			if _, err := f.WriteAt([]byte{'Z'}, 120); err != nil {
-				w.t.Fatal(err)
+				w.T.Fatal(err)
 			}
 		},
 		dirs: []string{"a/orders-0", "b/orders-0"}, exit: ui.ExitFindings, kinds: []string{"mismatch", "crc-mismatch"}, status: "diverged",
@@ -417,16 +238,16 @@ var verifyChainScenarios = []struct {
 func TestVerifyChainGolden(t *testing.T) {
 	for _, sc := range verifyChainScenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			w := newGoldenWork(t)
+			w := clitest.NewGoldenWork(t)
 			sc.build(w)
-			text := w.run(append([]string{"verify-chain"}, sc.dirs...)...)
-			js := w.run(append([]string{"verify-chain", "--output", "json"}, sc.dirs...)...)
-			for _, r := range []runResult{text, js} {
-				if r.code != sc.exit {
-					t.Errorf("kseg %s: exit %d, want %d\n%s", strings.Join(r.args, " "), r.code, sc.exit, r.stderr)
+			text := w.Run(append([]string{"verify-chain"}, sc.dirs...)...)
+			js := w.Run(append([]string{"verify-chain", "--output", "json"}, sc.dirs...)...)
+			for _, r := range []clitest.Result{text, js} {
+				if r.Code != sc.exit {
+					t.Errorf("kseg %s: exit %d, want %d\n%s", strings.Join(r.Args, " "), r.Code, sc.exit, r.Stderr)
 				}
 			}
-			edges := jsonLines(t, js, "edge")
+			edges := clitest.JSONLines(t, js, "edge")
 			if len(edges) != len(sc.dirs)-1 {
 				t.Fatalf("%d edges, want %d", len(edges), len(sc.dirs)-1)
 			}
@@ -447,7 +268,7 @@ func TestVerifyChainGolden(t *testing.T) {
 			if !slices.Equal(kinds, want) {
 				t.Errorf("error findings %v, want %v", kinds, want)
 			}
-			w.check(filepath.Join("verify-chain", sc.name+".txt"), sc.about, "Run from the directory holding a/, b/ (and c/).")
+			w.Check(filepath.Join("verify-chain", sc.name+".txt"), sc.about, "Run from the directory holding a/, b/ (and c/).")
 			verifyChainOverDigests(t, append([]string{"verify-chain"}, sc.dirs...))
 		})
 	}
@@ -458,52 +279,52 @@ func TestVerifyChainGolden(t *testing.T) {
 var dryRunScenarios = []struct {
 	name  string
 	about string
-	build func(w *goldenWork)
+	build func(w *clitest.GoldenWork)
 	args  []string // without --dry-run and --output
 	exit  int
 }{
 	{
 		name: "inject-barrier-truncate", about: "kseg inject-barrier over a copy of testdata/partitions/txn-0: the cut at the last stable offset, iterated.",
-		build: func(w *goldenWork) { w.copyFixture("partitions/txn-0", "txn-0") },
+		build: func(w *clitest.GoldenWork) { w.CopyFixture("partitions/txn-0", "txn-0") },
 		args:  []string{"inject-barrier", "txn-0"}, exit: ui.ExitOK,
 	},
 	{
 		name: "inject-barrier-abort", about: "kseg inject-barrier --mode abort over a copy of testdata/partitions/txn-0: an ABORT marker for the open transaction, then the barrier.",
-		build: func(w *goldenWork) { w.copyFixture("partitions/txn-0", "txn-0") },
+		build: func(w *clitest.GoldenWork) { w.CopyFixture("partitions/txn-0", "txn-0") },
 		args:  []string{"inject-barrier", "--mode", "abort", "--source-cluster-id", "cluster-a", "txn-0"}, exit: ui.ExitOK,
 	},
 	{
 		name: "inject-barrier-clean", about: "kseg inject-barrier over a copy of testdata/partitions/orders-0: no transaction, nothing cut.",
-		build: func(w *goldenWork) { w.copyFixture("partitions/orders-0", "orders-0") },
+		build: func(w *clitest.GoldenWork) { w.CopyFixture("partitions/orders-0", "orders-0") },
 		args:  []string{"inject-barrier", "--bump-leader-epoch", "6", "orders-0"}, exit: ui.ExitOK,
 	},
 	{
 		name: "mirror-new", about: "kseg mirror from a copy of testdata/partitions/orders-0 into an empty b/orders-0, rolling at 2048 bytes.",
-		build: func(w *goldenWork) { w.copyFixture("partitions/orders-0", "a/orders-0"); w.mkdir("b/orders-0") },
+		build: func(w *clitest.GoldenWork) { w.CopyFixture("partitions/orders-0", "a/orders-0"); w.Mkdir("b/orders-0") },
 		args:  []string{"mirror", "--segment-bytes", "2048", "a/orders-0", "b/orders-0"}, exit: ui.ExitOK,
 	},
 	{
 		name: "mirror-catch-up", about: "kseg mirror from a copy of testdata/partitions/txn-0 into b/txn-0, which already mirrors it up to offset 8.",
-		build: func(w *goldenWork) {
-			w.copyFixture("partitions/txn-0", "a/txn-0")
-			w.mkdir("b/txn-0")
-			w.setup("mirror", "--quiet", "--backup-dir", "backup/1", "--upto", "8", "a/txn-0", "b/txn-0")
+		build: func(w *clitest.GoldenWork) {
+			w.CopyFixture("partitions/txn-0", "a/txn-0")
+			w.Mkdir("b/txn-0")
+			w.Setup("mirror", "--quiet", "--backup-dir", "backup/1", "--upto", "8", "a/txn-0", "b/txn-0")
 		},
 		args: []string{"mirror", "a/txn-0", "b/txn-0"}, exit: ui.ExitOK,
 	},
 	{
 		name: "repair-healthy", about: "kseg repair --all over a copy of testdata/partitions/orders-0: nothing to do.",
-		build: func(w *goldenWork) { w.copyFixture("partitions/orders-0", "orders-0") },
+		build: func(w *clitest.GoldenWork) { w.CopyFixture("partitions/orders-0", "orders-0") },
 		args:  []string{"repair", "--all", "orders-0"}, exit: ui.ExitOK,
 	},
 	{
 		name: "repair-torn-tail", about: "kseg repair over a copy of testdata/broken/torn-tail/events-0.",
-		build: func(w *goldenWork) { w.copyFixture("broken/torn-tail/events-0", "events-0") },
+		build: func(w *clitest.GoldenWork) { w.CopyFixture("broken/torn-tail/events-0", "events-0") },
 		args:  []string{"repair", "events-0"}, exit: ui.ExitFindings,
 	},
 	{
 		name: "repair-crc-mismatch", about: "kseg repair over a copy of testdata/broken/crc-mismatch/events-0.",
-		build: func(w *goldenWork) { w.copyFixture("broken/crc-mismatch/events-0", "events-0") },
+		build: func(w *clitest.GoldenWork) { w.CopyFixture("broken/crc-mismatch/events-0", "events-0") },
 		args:  []string{"repair", "events-0"}, exit: ui.ExitFindings,
 	},
 }
@@ -513,27 +334,27 @@ var dryRunScenarios = []struct {
 func TestDryRunGolden(t *testing.T) {
 	for _, sc := range dryRunScenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			w := newGoldenWork(t)
+			w := clitest.NewGoldenWork(t)
 			sc.build(w)
-			before := w.treeSum()
+			before := w.TreeSum()
 			for _, o := range []string{"text", "json"} {
 				// A backup directory outside the log directory: the dry run
 				// checks it as the real run does, and the default (a folder
 				// in the working directory, here the log directory) would
 				// be refused.
 				args := append([]string{sc.args[0], "--dry-run", "--output", o, "--backup-dir", "../backup"}, sc.args[1:]...)
-				r := w.run(args...)
-				if r.code != sc.exit {
-					t.Errorf("kseg %s: exit %d, want %d\n%s", strings.Join(args, " "), r.code, sc.exit, r.stderr)
+				r := w.Run(args...)
+				if r.Code != sc.exit {
+					t.Errorf("kseg %s: exit %d, want %d\n%s", strings.Join(args, " "), r.Code, sc.exit, r.Stderr)
 				}
 				if o == "json" {
-					checkJSONLines(t, r)
+					clitest.CheckJSONLines(t, r)
 				}
-				if after := w.treeSum(); after != before {
+				if after := w.TreeSum(); after != before {
 					t.Fatalf("kseg %s changed the working directory", strings.Join(args, " "))
 				}
 			}
-			w.check(filepath.Join(sc.args[0], sc.name+".txt"), sc.about, "Recorded with --dry-run and --backup-dir ../backup, from the directory holding the partition.")
+			w.Check(filepath.Join(sc.args[0], sc.name+".txt"), sc.about, "Recorded with --dry-run and --backup-dir ../backup, from the directory holding the partition.")
 		})
 	}
 }

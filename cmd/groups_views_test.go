@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm/broker/brokertest"
@@ -78,7 +79,7 @@ func viewsLogDir(t *testing.T) string {
 
 // runWidth runs kseg on a terminal of width columns (colour off, as under
 // TERM=dumb), in-process.
-func runWidth(width int, args ...string) runResult {
+func runWidth(width int, args ...string) clitest.Result {
 	s, out, errb := ui.TestStreams()
 	s.OutTTY, s.Width = true, width
 	s.Env = func(k string) (string, bool) {
@@ -88,7 +89,7 @@ func runWidth(width int, args ...string) runResult {
 		return "", false
 	}
 	code := Run(context.Background(), args, s)
-	return runResult{args: args, code: code, stdout: out.String(), stderr: errb.String()}
+	return clitest.Result{Args: args, Code: code, Stdout: out.String(), Stderr: errb.String()}
 }
 
 // TestGroupsViewsGolden: every view of kseg groups, on a 100-column
@@ -119,23 +120,23 @@ func TestGroupsViewsGolden(t *testing.T) {
 		{0, []string{"groups", "-o", "table", "--describe", "--state"}},
 	} {
 		args := append(append([]string{}, tc.args...), dir)
-		var r runResult
+		var r clitest.Result
 		if tc.width > 0 {
 			r = runWidth(tc.width, args...)
 		} else {
-			r = runKseg(args...)
+			r = clitest.Run(args...)
 		}
 		where := "piped"
 		if tc.width > 0 {
 			where = fmt.Sprintf("a %d-column terminal", tc.width)
 		}
-		if r.code != ui.ExitFindings && !strings.Contains(strings.Join(tc.args, " "), "billing") {
-			t.Errorf("%v: exit %d, want %d (the crafted group's commit is past the log end)\n%s%s", tc.args, r.code, ui.ExitFindings, r.stdout, r.stderr)
+		if r.Code != ui.ExitFindings && !strings.Contains(strings.Join(tc.args, " "), "billing") {
+			t.Errorf("%v: exit %d, want %d (the crafted group's commit is past the log end)\n%s%s", tc.args, r.Code, ui.ExitFindings, r.Stdout, r.Stderr)
 		}
-		fmt.Fprintf(&b, "$ kseg %s $DIR   # %s\nexit %d\n--- stdout\n%s--- stderr\n%s\n", strings.Join(tc.args, " "), where, r.code,
-			strings.ReplaceAll(r.stdout, dir, "$DIR"), strings.ReplaceAll(r.stderr, dir, "$DIR"))
+		fmt.Fprintf(&b, "$ kseg %s $DIR   # %s\nexit %d\n--- stdout\n%s--- stderr\n%s\n", strings.Join(tc.args, " "), where, r.Code,
+			strings.ReplaceAll(r.Stdout, dir, "$DIR"), strings.ReplaceAll(r.Stderr, dir, "$DIR"))
 	}
-	checkGoldenPath(t, filepath.Join(viewsGoldenDir, "groups-views.txt"), []byte(b.String()))
+	clitest.CheckGoldenPath(t, filepath.Join(viewsGoldenDir, "groups-views.txt"), []byte(b.String()))
 }
 
 // TestGroupsDescribeKeepsEveryMember: the describe table has kafka-consumer-
@@ -146,24 +147,24 @@ func TestGroupsDescribeKeepsEveryMember(t *testing.T) {
 	dir := viewsLogDir(t)
 	for _, width := range []int{60, 100, 200} {
 		r := runWidth(width, "groups", dir)
-		mustContain(t, r.stdout, "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
+		clitest.MustContain(t, r.Stdout, "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
 		// A row per assigned partition (3), per commit no member holds
 		// (1), per member assigned nothing (1), crafted's (1).
-		head, _, _ := strings.Cut(r.stdout, "ERROR")
+		head, _, _ := strings.Cut(r.Stdout, "ERROR")
 		if rows := strings.Count(head, "\n") - 1; rows != 6 {
-			t.Errorf("%d columns: %d rows, want 6:\n%s", width, rows, r.stdout)
+			t.Errorf("%d columns: %d rows, want 6:\n%s", width, rows, r.Stdout)
 		}
 		if width == 200 {
-			mustContain(t, r.stdout, "/10.20.30.41", "/10.20.30.42", "/10.0.0.7", "consumer-flink-2")
+			clitest.MustContain(t, r.Stdout, "/10.20.30.41", "/10.20.30.42", "/10.0.0.7", "consumer-flink-2")
 		}
 	}
-	narrow := runWidth(100, "groups", dir).stdout
+	narrow := runWidth(100, "groups", dir).Stdout
 	if strings.Contains(narrow, flinkConsumer) || !strings.Contains(narrow, "…") {
 		t.Errorf("100 columns: the long consumer id is not elided:\n%s", narrow)
 	}
-	for _, r := range []runResult{runWidth(100, "groups", "-o", "wide", dir), runKseg("groups", "-o", "table", dir)} {
-		if !strings.Contains(r.stdout, flinkConsumer) || !strings.Contains(r.stdout, flinkGroup) {
-			t.Errorf("%v: the ids are not whole:\n%s", r.args, r.stdout)
+	for _, r := range []clitest.Result{runWidth(100, "groups", "-o", "wide", dir), clitest.Run("groups", "-o", "table", dir)} {
+		if !strings.Contains(r.Stdout, flinkConsumer) || !strings.Contains(r.Stdout, flinkGroup) {
+			t.Errorf("%v: the ids are not whole:\n%s", r.Args, r.Stdout)
 		}
 	}
 }
@@ -203,21 +204,21 @@ func TestDataEscapedInTextAndTable(t *testing.T) {
 		{"status", dir}, {"status", "-o", "table", dir},
 		{"dump", filepath.Join(evil, "notes\x1b[2J.txt")}, // an error naming the file, on stderr
 	} {
-		for _, r := range []runResult{runKseg(args...), runWidth(80, args...)} {
-			if strings.ContainsAny(r.stdout+r.stderr, "\x1b\x07\r") {
-				t.Errorf("%v: a control character reached the terminal:\n%q", args, r.stdout+r.stderr)
+		for _, r := range []clitest.Result{clitest.Run(args...), runWidth(80, args...)} {
+			if strings.ContainsAny(r.Stdout+r.Stderr, "\x1b\x07\r") {
+				t.Errorf("%v: a control character reached the terminal:\n%q", args, r.Stdout+r.Stderr)
 			}
 		}
 	}
-	r := runKseg("groups", dir)
-	mustContain(t, r.stdout, `group \x1b[2J\x1b[H\x1b[32mNo findings: partition healthy\x1b[0m type classic`,
+	r := clitest.Run("groups", dir)
+	clitest.MustContain(t, r.Stdout, `group \x1b[2J\x1b[H\x1b[32mNo findings: partition healthy\x1b[0m type classic`,
 		`clientHost /10.0.0.9\r\x1b[1A`, `clientId client\x1b]0;pwned\x07`, `protocol consumer/range\x1b[8m`)
-	mustContain(t, runKseg("txns", dir).stdout, `transactionalId pay\x1b[2J-1 `)
-	mustContain(t, runKseg("dump", "--deep", "--print-data", evil).stdout, `headerKeys [trace\x1b[2J\x1b[H]`, `notes\x1b[2J.txt`)
+	clitest.MustContain(t, clitest.Run("txns", dir).Stdout, `transactionalId pay\x1b[2J-1 `)
+	clitest.MustContain(t, clitest.Run("dump", "--deep", "--print-data", evil).Stdout, `headerKeys [trace\x1b[2J\x1b[H]`, `notes\x1b[2J.txt`)
 
 	// JSON keeps the bytes (escaped the JSON way), and -o kafka prints
 	// the header key raw, as kafka-dump-log.sh does.
-	j := jsonLines(t, runKseg("groups", "-o", "json", dir), "group")
+	j := clitest.JSONLines(t, clitest.Run("groups", "-o", "json", dir), "group")
 	found := false
 	for _, g := range j {
 		found = found || g["group"] == craftedGroup
@@ -225,7 +226,7 @@ func TestDataEscapedInTextAndTable(t *testing.T) {
 	if !found {
 		t.Errorf("json: no group %q in %v", craftedGroup, j)
 	}
-	if k := runKseg("dump", "-o", "kafka", "--deep", "--print-data", filepath.Join(evil, segment.SegmentFileName(0, segment.LogSuffix))); !strings.Contains(k.stdout, "headerKeys: [trace\x1b[2J\x1b[H]") {
-		t.Errorf("-o kafka: the header key is not printed as Kafka prints it:\n%q", k.stdout)
+	if k := clitest.Run("dump", "-o", "kafka", "--deep", "--print-data", filepath.Join(evil, segment.SegmentFileName(0, segment.LogSuffix))); !strings.Contains(k.Stdout, "headerKeys: [trace\x1b[2J\x1b[H]") {
+		t.Errorf("-o kafka: the header key is not printed as Kafka prints it:\n%q", k.Stdout)
 	}
 }

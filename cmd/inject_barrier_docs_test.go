@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -27,7 +28,7 @@ func TestFailoverDocExamples(t *testing.T) {
 	const shownLogDir, shownBackup = "/var/lib/kafka/data", "/srv/kseg-backups/mirror-0"
 	run := func(logDir, backup string, args ...string) string {
 		t.Helper()
-		code, out, stderr := injRun(t, args...)
+		code, out, stderr := clitest.Exec(t, args...)
 		if code != ui.ExitOK {
 			t.Fatalf("%v: exit %d\n%s%s", args, code, out, stderr)
 		}
@@ -49,13 +50,13 @@ func TestFailoverDocExamples(t *testing.T) {
 	{
 		s, out, errb := ui.TestStreams()
 		s.Env = func(k string) (string, bool) { return "/home/operator", k == "HOME" }
-		if code := Run(context.Background(), []string{"inject-barrier", "--dry-run", "--timestamp", injectTs, dir}, s); code != ui.ExitOK {
+		if code := Run(context.Background(), []string{"inject-barrier", "--dry-run", "--timestamp", clitest.InjectTs, dir}, s); code != ui.ExitOK {
 			t.Fatalf("dry run: exit %d\n%s%s", code, out, errb)
 		}
 		blocks["dry-run"] = strings.ReplaceAll(out.String(), logDir, shownLogDir)
 	}
 	backup := filepath.Join(t.TempDir(), "backup")
-	applied := run(logDir, backup, "inject-barrier", "--timestamp", injectTs, "--backup-dir", backup, dir)
+	applied := run(logDir, backup, "inject-barrier", "--timestamp", clitest.InjectTs, "--backup-dir", backup, dir)
 	// The plan is printed again first; show what follows it.
 	if i := strings.Index(applied, "Backup:"); i >= 0 {
 		applied = applied[i:]
@@ -64,7 +65,7 @@ func TestFailoverDocExamples(t *testing.T) {
 	blocks["dump"] = run(logDir, "", "dump", "--deep", filepath.Join(dir, "00000000000000000006.log"))
 	blocks["replay"] = run(logDir, "", "replay-psm", "--from-snapshot", "none", dir)
 	logDir, dir = newDir()
-	abort := run(logDir, "", "inject-barrier", "--dry-run", "--mode", "abort", "--bump-leader-epoch", "11", "--timestamp", injectTs, dir)
+	abort := run(logDir, "", "inject-barrier", "--dry-run", "--mode", "abort", "--bump-leader-epoch", "11", "--timestamp", clitest.InjectTs, dir)
 	// The excerpt: from "Mode:" to "Files:".
 	if i, j := strings.Index(abort, "Mode:"), strings.Index(abort, "Files:"); i >= 0 && j > i {
 		abort = abort[i:j]

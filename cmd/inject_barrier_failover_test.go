@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
@@ -68,7 +69,7 @@ func TestInjectBarrierFailoverWithRealClients(t *testing.T) {
 	mirrored := src.RawBatches(t, topic, 0)
 	dir := kafkatest.WritePartition(t, t.TempDir(), topic, 0, mirrored)
 
-	code, out, stderr := injRun(t, "inject-barrier", "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
+	code, out, stderr := clitest.Exec(t, "inject-barrier", "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
 	if code != ui.ExitOK || !strings.Contains(out, "Cut: offset 4") || !strings.Contains(out, "Verified:") {
 		t.Fatalf("inject-barrier: exit %d\n%s%s", code, out, stderr)
 	}
@@ -85,11 +86,11 @@ func TestInjectBarrierFailoverWithRealClients(t *testing.T) {
 	}
 
 	with := kafkatest.WritePartition(t, t.TempDir(), topic, 0, append(barriered, rebase(local, 5, 0)...))
-	code, out, _ = injRun(t, "replay-psm", "--from-snapshot", "none", with)
+	code, out, _ = clitest.Exec(t, "replay-psm", "--from-snapshot", "none", with)
 	if code != ui.ExitOK || !strings.Contains(out, "0 anomalies") || !strings.Contains(out, "offset 4: cleared 1 producer") {
 		t.Fatalf("with the barrier: exit %d\n%s", code, out)
 	}
-	code, out, _ = injRun(t, "replay-psm", "--from-snapshot", "none", "--ignore-barriers", with)
+	code, out, _ = clitest.Exec(t, "replay-psm", "--from-snapshot", "none", "--ignore-barriers", with)
 	if code != ui.ExitFindings || !strings.Contains(out, "pid-collision") {
 		t.Fatalf("ignoring the barrier: exit %d\n%s", code, out)
 	}
@@ -97,7 +98,7 @@ func TestInjectBarrierFailoverWithRealClients(t *testing.T) {
 	// The same failover without a barrier: the log truncated at its LSO
 	// (4) and the destination's batches appended.
 	without := kafkatest.WritePartition(t, t.TempDir(), topic, 0, append(barriered[:len(barriered)-1], rebase(local, 4, 0)...))
-	code, out, _ = injRun(t, "replay-psm", "--from-snapshot", "none", without)
+	code, out, _ = clitest.Exec(t, "replay-psm", "--from-snapshot", "none", without)
 	if code != ui.ExitFindings || !strings.Contains(out, "pid-collision") {
 		t.Fatalf("without the barrier: exit %d\n%s", code, out)
 	}

@@ -2,36 +2,21 @@ package cmd
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
-
-// injectTs is the timestamp of the injected batches: a minute after the
-// fixture's last data, so that the replay's log clock expires no one.
-const injectTs = "1700000060000"
-
-// runKseg runs the command tree in-process.
-func injRun(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	s, out, errb := ui.TestStreams()
-	code := Run(context.Background(), args, s)
-	return code, out.String(), errb.String()
-}
 
 // mirrorPartition writes the barriertest mirror fixture (400-byte
 // segments) into a fresh log directory and returns the partition dir.
@@ -40,65 +25,13 @@ func mirrorPartition(t *testing.T) string {
 	return barriertest.WritePartition(t, filepath.Join(t.TempDir(), "logs"), barriertest.MirrorBatches(t), 400)
 }
 
-type injFile struct {
-	sum   string
-	mtime time.Time
-}
-
-// walkState records content and mtime of everything under dir.
-func walkState(t *testing.T, dir string) map[string]injFile {
-	t.Helper()
-	out := map[string]injFile{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		st, err := d.Info()
-		if err != nil {
-			return err
-		}
-		f := injFile{mtime: st.ModTime()}
-		if !d.IsDir() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			h := sha256.Sum256(b)
-			f.sum = hex.EncodeToString(h[:])
-		}
-		rel, _ := filepath.Rel(dir, p)
-		out[rel] = f
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func assertSameState(t *testing.T, before map[string]injFile, dir string) {
-	t.Helper()
-	after := walkState(t, dir)
-	for k, b := range before {
-		a, ok := after[k]
-		if !ok || a.sum != b.sum || !a.mtime.Equal(b.mtime) {
-			t.Fatalf("%s changed (content or mtime)", k)
-		}
-	}
-	for k := range after {
-		if _, ok := before[k]; !ok {
-			t.Fatalf("%s appeared", k)
-		}
-	}
-}
-
 func TestInjectBarrierCLITruncate(t *testing.T) {
 	dir := mirrorPartition(t)
 	logDir := filepath.Dir(dir)
 	backup := filepath.Join(t.TempDir(), "backup")
-	before := walkState(t, logDir)
+	before := clitest.WalkState(t, logDir)
 
-	code, out, stderr := injRun(t, "inject-barrier", "--dry-run", "--timestamp", injectTs, dir)
+	code, out, stderr := clitest.Exec(t, "inject-barrier", "--dry-run", "--timestamp", clitest.InjectTs, dir)
 	if code != ui.ExitOK {
 		t.Fatalf("dry-run: exit %d\n%s%s", code, out, stderr)
 	}
@@ -108,23 +41,23 @@ func TestInjectBarrierCLITruncate(t *testing.T) {
 			t.Errorf("dry-run output lacks %q:\n%s", want, out)
 		}
 	}
-	assertSameState(t, before, logDir)
+	clitest.AssertSameState(t, before, logDir)
 
-	code, out, stderr = injRun(t, "inject-barrier", "--timestamp", injectTs, "--backup-dir", backup, dir)
+	code, out, stderr = clitest.Exec(t, "inject-barrier", "--timestamp", clitest.InjectTs, "--backup-dir", backup, dir)
 	if code != ui.ExitOK || !strings.Contains(out, "Verified:") || !strings.Contains(out, "Backup: "+backup) {
 		t.Fatalf("inject: exit %d\n%s%s", code, out, stderr)
 	}
 
 	// kseg dump shows the barrier by name, and the indexes verify clean.
-	code, out, stderr = injRun(t, "dump", "--deep", dir)
+	code, out, stderr = clitest.Exec(t, "dump", "--deep", dir)
 	if code != ui.ExitOK || !strings.Contains(out, "MIRROR_PID_RESET") {
 		t.Fatalf("dump: exit %d\n%s%s", code, out, stderr)
 	}
-	code, out, stderr = injRun(t, "dump", "--verify-index", "--index-sanity-check", dir)
+	code, out, stderr = clitest.Exec(t, "dump", "--verify-index", "--index-sanity-check", dir)
 	if code != ui.ExitOK {
 		t.Fatalf("dump --verify-index: exit %d\n%s%s", code, out, stderr)
 	}
-	code, out, stderr = injRun(t, "dump", "--output", "kafka", "--deep", filepath.Join(dir, "00000000000000000006.log"))
+	code, out, stderr = clitest.Exec(t, "dump", "--output", "kafka", "--deep", filepath.Join(dir, "00000000000000000006.log"))
 	// As upstream kafka-dump-log prints a control type it does not know.
 	if code != ui.ExitOK || !strings.Contains(out, "controlType: UNKNOWN(7)") {
 		t.Fatalf("dump --output kafka: exit %d\n%s%s", code, out, stderr)
@@ -144,21 +77,21 @@ func TestInjectBarrierCLITruncate(t *testing.T) {
 	if len(r.Barriers) != 1 || r.Barriers[0].ProducersCleared <= 0 || len(r.Producers) != 0 || len(r.Ongoing) != 0 {
 		t.Fatalf("replay: barriers %+v producers %d ongoing %d", r.Barriers, len(r.Producers), len(r.Ongoing))
 	}
-	code, out, _ = injRun(t, "replay-psm", "--from-snapshot", "none", dir)
+	code, out, _ = clitest.Exec(t, "replay-psm", "--from-snapshot", "none", dir)
 	if code != ui.ExitOK || !strings.Contains(out, "MIRROR_PID_RESET") && !strings.Contains(out, "barrier") {
 		t.Fatalf("replay-psm: exit %d\n%s", code, out)
 	}
 
 	// Idempotent: a second run does nothing and exits 0.
-	done := walkState(t, logDir)
-	code, out, _ = injRun(t, "inject-barrier", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b2"), dir)
+	done := clitest.WalkState(t, logDir)
+	code, out, _ = clitest.Exec(t, "inject-barrier", "--timestamp", clitest.InjectTs, "--backup-dir", filepath.Join(t.TempDir(), "b2"), dir)
 	if code != ui.ExitOK || !strings.Contains(out, "Nothing to do:") {
 		t.Fatalf("second run: exit %d\n%s", code, out)
 	}
-	assertSameState(t, done, logDir)
+	clitest.AssertSameState(t, done, logDir)
 
 	// --force adds another barrier after the first.
-	code, out, stderr = injRun(t, "inject-barrier", "--force", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b3"), dir)
+	code, out, stderr = clitest.Exec(t, "inject-barrier", "--force", "--timestamp", clitest.InjectTs, "--backup-dir", filepath.Join(t.TempDir(), "b3"), dir)
 	if code != ui.ExitOK {
 		t.Fatalf("--force: exit %d\n%s%s", code, out, stderr)
 	}
@@ -171,12 +104,12 @@ func TestInjectBarrierCLITruncate(t *testing.T) {
 
 func TestInjectBarrierCLIAbort(t *testing.T) {
 	dir := mirrorPartition(t)
-	code, out, stderr := injRun(t, "inject-barrier", "--mode", "abort", "--coordinator-epoch", "3", "--bump-leader-epoch", "11",
-		"--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
+	code, out, stderr := clitest.Exec(t, "inject-barrier", "--mode", "abort", "--coordinator-epoch", "3", "--bump-leader-epoch", "11",
+		"--timestamp", clitest.InjectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
 	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
-	code, out, _ = injRun(t, "dump", "--deep", "--offsets", "18:", dir)
+	code, out, _ = clitest.Exec(t, "dump", "--deep", "--offsets", "18:", dir)
 	if code != ui.ExitOK || strings.Count(out, "ABORT") < 2 || !strings.Contains(out, "MIRROR_PID_RESET") {
 		t.Fatalf("dump: exit %d\n%s", code, out)
 	}
@@ -195,14 +128,14 @@ func TestInjectBarrierCLIAbort(t *testing.T) {
 	if len(epochs) != 3 || epochs[2] != (segment.EpochEntry{Epoch: 11, StartOffset: 18}) {
 		t.Fatalf("leader-epoch-checkpoint: %v", epochs)
 	}
-	if code, out, _ := injRun(t, "dump", "--verify-index", dir); code != ui.ExitOK {
+	if code, out, _ := clitest.Exec(t, "dump", "--verify-index", dir); code != ui.ExitOK {
 		t.Fatalf("dump --verify-index: exit %d\n%s", code, out)
 	}
 }
 
 func TestInjectBarrierCLIJSON(t *testing.T) {
 	dir := mirrorPartition(t)
-	code, out, stderr := injRun(t, "inject-barrier", "--dry-run", "-o", "json", "--timestamp", injectTs, dir)
+	code, out, stderr := clitest.Exec(t, "inject-barrier", "--dry-run", "-o", "json", "--timestamp", clitest.InjectTs, dir)
 	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
@@ -224,7 +157,7 @@ func TestInjectBarrierCLIJSON(t *testing.T) {
 	if plan.Type != "plan" || plan.Cut != 6 || len(plan.CutIterations) != 2 || !plan.DryRun || len(plan.Files) == 0 || len(plan.DroppedTxns) != 4 {
 		t.Fatalf("plan: %+v", plan)
 	}
-	code, out, _ = injRun(t, "inject-barrier", "-o", "json", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
+	code, out, _ = clitest.Exec(t, "inject-barrier", "-o", "json", "--timestamp", clitest.InjectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	var res struct {
 		Type         string `json:"type"`
@@ -241,7 +174,7 @@ func TestInjectBarrierCLIJSON(t *testing.T) {
 func TestInjectBarrierCLIResumeAndRollback(t *testing.T) {
 	for _, rollback := range []bool{false, true} {
 		dir := mirrorPartition(t)
-		clean := walkState(t, dir)
+		clean := clitest.WalkState(t, dir)
 		p, err := barrier.PlanInjection(dir, barrier.InjectOptions{Timestamp: 1700000060000})
 		if err != nil {
 			t.Fatal(err)
@@ -256,27 +189,27 @@ func TestInjectBarrierCLIResumeAndRollback(t *testing.T) {
 		if !errors.Is(err, crash) || !edit.HasJournal(dir) {
 			t.Fatalf("interrupted run: %v", err)
 		}
-		code, out, stderr := injRun(t, "inject-barrier", "--dry-run", dir)
+		code, out, stderr := clitest.Exec(t, "inject-barrier", "--dry-run", dir)
 		if code != ui.ExitOK || !strings.Contains(out, "Resume:") {
 			t.Fatalf("dry-run of an interrupted dir: exit %d\n%s%s", code, out, stderr)
 		}
 		// The half-edited partition is not clean to the readers (issue
 		// 12, defect 2): a pending-edit finding names the way out.
 		for _, args := range [][]string{{"dump", dir}, {"replay-psm", dir}, {"dump", "-o", "json", dir}} {
-			code, out, stderr := injRun(t, args...)
+			code, out, stderr := clitest.Exec(t, args...)
 			if code != ui.ExitFindings || !strings.Contains(out+stderr, "pending-edit") || !strings.Contains(out+stderr, "--rollback") ||
 				!strings.Contains(out+stderr, "kseg inject-barrier") {
 				t.Fatalf("%v over an interrupted injection: exit %d\n%s%s", args, code, out, stderr)
 			}
 		}
 		if rollback {
-			code, out, stderr = injRun(t, "inject-barrier", "--rollback", dir)
+			code, out, stderr = clitest.Exec(t, "inject-barrier", "--rollback", dir)
 			if code != ui.ExitOK || !strings.Contains(out, "Rolled back:") || edit.HasJournal(dir) {
 				t.Fatalf("rollback: exit %d\n%s%s", code, out, stderr)
 			}
-			after := walkState(t, dir)
+			after := clitest.WalkState(t, dir)
 			for k, v := range clean {
-				if k != "." && after[k].sum != v.sum {
+				if k != "." && after[k].Sum != v.Sum {
 					t.Fatalf("%s differs after rollback", k)
 				}
 			}
@@ -285,7 +218,7 @@ func TestInjectBarrierCLIResumeAndRollback(t *testing.T) {
 			}
 			continue
 		}
-		code, out, stderr = injRun(t, "inject-barrier", "--timestamp", "1", dir)
+		code, out, stderr = clitest.Exec(t, "inject-barrier", "--timestamp", "1", dir)
 		if code != ui.ExitOK || !strings.Contains(out, "Resumed:") || !strings.Contains(stderr, "ignoring [--timestamp]") || edit.HasJournal(dir) {
 			t.Fatalf("resume: exit %d\n%s%s", code, out, stderr)
 		}
@@ -296,18 +229,18 @@ func TestInjectBarrierCLIRefusals(t *testing.T) {
 	t.Run("not a partition", func(t *testing.T) {
 		d := filepath.Join(t.TempDir(), "notes")
 		os.Mkdir(d, 0o755)
-		if code, _, stderr := injRun(t, "inject-barrier", d); code != ui.ExitUsage || !strings.Contains(stderr, "the name is not <topic>-<partition>") {
+		if code, _, stderr := clitest.Exec(t, "inject-barrier", d); code != ui.ExitUsage || !strings.Contains(stderr, "the name is not <topic>-<partition>") {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 	})
 	t.Run("backup inside the log directory", func(t *testing.T) {
 		dir := mirrorPartition(t)
-		before := walkState(t, dir)
-		code, _, stderr := injRun(t, "inject-barrier", "--backup-dir", filepath.Join(filepath.Dir(dir), "bk"), dir)
+		before := clitest.WalkState(t, dir)
+		code, _, stderr := clitest.Exec(t, "inject-barrier", "--backup-dir", filepath.Join(filepath.Dir(dir), "bk"), dir)
 		if code != ui.ExitRefused || !strings.Contains(stderr, "inside the log directory") {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		assertSameState(t, before, dir)
+		clitest.AssertSameState(t, before, dir)
 	})
 	// The dry run checks --backup-dir exactly as the real run does (issue
 	// 12, defect 8), for every write command: inside the log directory,
@@ -320,20 +253,20 @@ func TestInjectBarrierCLIRefusals(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(used, edit.BackupManifestName), []byte("{}"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		before := walkState(t, filepath.Dir(dir))
+		before := clitest.WalkState(t, filepath.Dir(dir))
 		for _, bd := range []string{filepath.Join(filepath.Dir(dir), "bk"), used} {
 			for _, args := range [][]string{
 				{"inject-barrier", "--dry-run", "--backup-dir", bd, dir},
 				{"mirror", "--dry-run", "--backup-dir", bd, src, dst},
 			} {
-				code, out, stderr := injRun(t, args...)
+				code, out, stderr := clitest.Exec(t, args...)
 				if code != ui.ExitRefused || !strings.Contains(stderr, "refused (backup-dir)") || !strings.Contains(out, "Dry run") {
 					t.Fatalf("%v: exit %d\n%s%s", args, code, out, stderr)
 				}
 			}
 		}
-		assertSameState(t, before, filepath.Dir(dir))
-		if code, _, stderr := injRun(t, "inject-barrier", "--dry-run", "--backup-dir", filepath.Join(t.TempDir(), "fresh"), dir); code != ui.ExitOK {
+		clitest.AssertSameState(t, before, filepath.Dir(dir))
+		if code, _, stderr := clitest.Exec(t, "inject-barrier", "--dry-run", "--backup-dir", filepath.Join(t.TempDir(), "fresh"), dir); code != ui.ExitOK {
 			t.Fatalf("a usable --backup-dir: exit %d: %s", code, stderr)
 		}
 	})
@@ -343,13 +276,13 @@ func TestInjectBarrierCLIRefusals(t *testing.T) {
 		f, _ := os.OpenFile(pd.Segments[len(pd.Segments)-1].Log, os.O_APPEND|os.O_WRONLY, 0)
 		f.Write([]byte("0123456789abcdefghijklmnopqrstuvwxyz"))
 		f.Close()
-		before := walkState(t, dir)
-		code, _, stderr := injRun(t, "inject-barrier", dir)
+		before := clitest.WalkState(t, dir)
+		code, _, stderr := clitest.Exec(t, "inject-barrier", dir)
 		if code != ui.ExitFindings || !strings.Contains(stderr, "--repair-tail") {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		assertSameState(t, before, dir)
-		code, out, stderr := injRun(t, "inject-barrier", "--repair-tail", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
+		clitest.AssertSameState(t, before, dir)
+		code, out, stderr := clitest.Exec(t, "inject-barrier", "--repair-tail", "--timestamp", clitest.InjectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
 		if code != ui.ExitOK || !strings.Contains(out, "Tail repair:") {
 			t.Fatalf("--repair-tail: exit %d\n%s%s", code, out, stderr)
 		}
@@ -365,7 +298,7 @@ func TestInjectBarrierCLIRefusals(t *testing.T) {
 			{"--rollback", "--dry-run", dir},
 			{},
 		} {
-			if code, _, stderr := injRun(t, append([]string{"inject-barrier"}, args...)...); code != ui.ExitUsage {
+			if code, _, stderr := clitest.Exec(t, append([]string{"inject-barrier"}, args...)...); code != ui.ExitUsage {
 				t.Errorf("%v: exit %d: %s", args, code, stderr)
 			}
 		}
@@ -373,7 +306,7 @@ func TestInjectBarrierCLIRefusals(t *testing.T) {
 }
 
 func TestInjectBarrierHelp(t *testing.T) {
-	code, out, _ := injRun(t, "inject-barrier", "--help")
+	code, out, _ := clitest.Exec(t, "inject-barrier", "--help")
 	if code != ui.ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--dry-run") || !strings.Contains(out, "Examples:") {
 		t.Fatalf("help: exit %d\n%s", code, out)
 	}
@@ -392,32 +325,32 @@ func TestInjectBarrierCommittedDataNeedsYes(t *testing.T) {
 	}
 	fresh := func() string {
 		dir := filepath.Join(t.TempDir(), "logs", "txn-0")
-		copyTree(t, fixture, dir)
+		clitest.CopyTree(t, fixture, dir)
 		return dir
 	}
 	dir := fresh()
-	code, out, stderr := injRun(t, "inject-barrier", "--dry-run", "--timestamp", injectTs, dir)
+	code, out, stderr := clitest.Exec(t, "inject-barrier", "--dry-run", "--timestamp", clitest.InjectTs, dir)
 	if code != ui.ExitOK || !strings.Contains(out, "committed data lost") || !strings.Contains(out, "producer 2000's transaction from offset 0, 3 records, committed at 7") ||
 		!strings.Contains(out, "--mode abort keeps them") {
 		t.Fatalf("dry run: exit %d\n%s%s", code, out, stderr)
 	}
-	before := walkState(t, filepath.Dir(dir))
-	code, out, stderr = injRun(t, "inject-barrier", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
+	before := clitest.WalkState(t, filepath.Dir(dir))
+	code, out, stderr = clitest.Exec(t, "inject-barrier", "--timestamp", clitest.InjectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
 	if code != ui.ExitRefused || !strings.Contains(stderr, "refused (committed-data)") || !strings.Contains(stderr, "--yes") {
 		t.Fatalf("without --yes: exit %d\n%s%s", code, out, stderr)
 	}
-	assertSameState(t, before, filepath.Dir(dir))
-	if code, out, stderr := injRun(t, "inject-barrier", "--yes", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir); code != ui.ExitOK {
+	clitest.AssertSameState(t, before, filepath.Dir(dir))
+	if code, out, stderr := clitest.Exec(t, "inject-barrier", "--yes", "--timestamp", clitest.InjectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), dir); code != ui.ExitOK {
 		t.Fatalf("--yes: exit %d\n%s%s", code, out, stderr)
 	}
 	// --mode abort removes nothing, so it asks nothing.
-	if code, out, stderr := injRun(t, "inject-barrier", "--mode", "abort", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), fresh()); code != ui.ExitOK {
+	if code, out, stderr := clitest.Exec(t, "inject-barrier", "--mode", "abort", "--timestamp", clitest.InjectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), fresh()); code != ui.ExitOK {
 		t.Fatalf("--mode abort: exit %d\n%s%s", code, out, stderr)
 	}
 	for answer, want := range map[string]int{"y\n": ui.ExitOK, "n\n": ui.ExitRefused, "": ui.ExitRefused} {
 		s, out, errb := ui.TestStreams()
 		s.In, s.InTTY, s.ErrTTY = strings.NewReader(answer), true, true
-		code := Run(context.Background(), []string{"inject-barrier", "--timestamp", injectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), fresh()}, s)
+		code := Run(context.Background(), []string{"inject-barrier", "--timestamp", clitest.InjectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), fresh()}, s)
 		if code != want || !strings.Contains(errb.String(), "Remove them? [y/N]") {
 			t.Fatalf("on a terminal, answering %q: exit %d, want %d\n%s%s", answer, code, want, out, errb)
 		}

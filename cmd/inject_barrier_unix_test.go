@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
@@ -27,9 +28,9 @@ func TestInjectBarrierCLIRefusesLockedLogDir(t *testing.T) {
 	dir := mirrorPartition(t)
 	logDir := filepath.Dir(dir)
 	barriertest.HoldBrokerLock(t, filepath.Join(logDir, segment.LockName))
-	before := walkState(t, logDir)
+	before := clitest.WalkState(t, logDir)
 	for _, args := range [][]string{{"--dry-run"}, {"--backup-dir", filepath.Join(t.TempDir(), "b")}, {"--mode", "abort"}, {"--dry-run", "-o", "json"}} {
-		code, out, stderr := injRun(t, append(append([]string{"inject-barrier"}, args...), dir)...)
+		code, out, stderr := clitest.Exec(t, append(append([]string{"inject-barrier"}, args...), dir)...)
 		if code != ui.ExitRefused || !strings.Contains(stderr, "broker-running") {
 			t.Fatalf("%v: exit %d\n%s%s", args, code, out, stderr)
 		}
@@ -37,7 +38,7 @@ func TestInjectBarrierCLIRefusesLockedLogDir(t *testing.T) {
 			t.Fatalf("%v: the plan is not shown before the refusal:\n%s", args, out)
 		}
 	}
-	assertSameState(t, before, logDir)
+	clitest.AssertSameState(t, before, logDir)
 }
 
 // TestMirrorCLIRefusesLockedLogDir: the same for a mirror whose
@@ -54,15 +55,15 @@ func TestMirrorCLIRefusesLockedLogDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	barriertest.HoldBrokerLock(t, filepath.Join(ld, segment.LockName))
-	before := walkState(t, ld)
+	before := clitest.WalkState(t, ld)
 	dst := filepath.Join(root, "link", filepath.Base(src))
 	for _, args := range [][]string{{"--dry-run"}, {"--backup-dir", filepath.Join(t.TempDir(), "b")}} {
-		code, out, stderr := injRun(t, append(append([]string{"mirror"}, args...), src, dst)...)
+		code, out, stderr := clitest.Exec(t, append(append([]string{"mirror"}, args...), src, dst)...)
 		if code != ui.ExitRefused || !strings.Contains(stderr, "broker-running") || !strings.Contains(out, "Files:") {
 			t.Fatalf("%v: exit %d\n%s%s", args, code, out, stderr)
 		}
 	}
-	assertSameState(t, before, ld)
+	clitest.AssertSameState(t, before, ld)
 }
 
 // TestInjectBarrierCLIUndoneFailure: a file the injection cannot replace
@@ -75,7 +76,7 @@ func TestInjectBarrierCLIUndoneFailure(t *testing.T) {
 		t.Skip("chattr is not installed: cannot make a file immutable here")
 	}
 	dir := mirrorPartition(t)
-	code, out, stderr := injRun(t, "inject-barrier", "--dry-run", "-o", "json", "--timestamp", injectTs, dir)
+	code, out, stderr := clitest.Exec(t, "inject-barrier", "--dry-run", "-o", "json", "--timestamp", clitest.InjectTs, dir)
 	if code != ui.ExitOK {
 		t.Fatalf("dry run: exit %d\n%s", code, stderr)
 	}
@@ -95,15 +96,15 @@ func TestInjectBarrierCLIUndoneFailure(t *testing.T) {
 		t.Skipf("cannot set the immutable attribute here: %v: %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("chattr", "-i", victim).Run() })
-	before := walkState(t, dir)
+	before := clitest.WalkState(t, dir)
 	bd := filepath.Join(t.TempDir(), "b")
-	code, out, stderr = injRun(t, "inject-barrier", "--timestamp", injectTs, "--backup-dir", bd, dir)
+	code, out, stderr = clitest.Exec(t, "inject-barrier", "--timestamp", clitest.InjectTs, "--backup-dir", bd, dir)
 	if code != ui.ExitError || !strings.Contains(stderr, "was undone") || strings.Contains(stderr, "backup so far") || strings.Contains(stderr, "interrupted") {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
-	after := walkState(t, dir)
+	after := clitest.WalkState(t, dir)
 	for k, v := range before {
-		if after[k].sum != v.sum {
+		if after[k].Sum != v.Sum {
 			t.Fatalf("%s differs after the undone run", k)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -35,12 +36,12 @@ func TestInjectPlanSaysWhatReadBackSays(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.part+" "+strings.Join(tc.args, " "), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), tc.part)
-			copyInputDir(t, filepath.Join("..", "testdata", "partitions", tc.part), dir)
+			clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", tc.part), dir)
 			backups := filepath.Join(t.TempDir(), "b")
-			text := runKseg(append(append([]string{"inject-barrier", "--dry-run", "--backup-dir", backups}, tc.args...), dir)...)
-			r := runKseg(append(append([]string{"inject-barrier", "-o", "json", "--backup-dir", backups}, tc.args...), dir)...)
-			if r.code != ui.ExitOK {
-				t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			text := clitest.Run(append(append([]string{"inject-barrier", "--dry-run", "--backup-dir", backups}, tc.args...), dir)...)
+			r := clitest.Run(append(append([]string{"inject-barrier", "-o", "json", "--backup-dir", backups}, tc.args...), dir)...)
+			if r.Code != ui.ExitOK {
+				t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 			}
 			var plan struct {
 				ProducersCleared, ProducersAtCut, ProducersExpired int
@@ -48,7 +49,7 @@ func TestInjectPlanSaysWhatReadBackSays(t *testing.T) {
 			var result struct {
 				Verification *struct{ ProducersCleared int }
 			}
-			for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
 				var typ struct{ Type string }
 				if err := json.Unmarshal([]byte(line), &typ); err != nil {
 					t.Fatal(err)
@@ -61,7 +62,7 @@ func TestInjectPlanSaysWhatReadBackSays(t *testing.T) {
 				}
 			}
 			if result.Verification == nil {
-				t.Fatalf("no read-back in\n%s", r.stdout)
+				t.Fatalf("no read-back in\n%s", r.Stdout)
 			}
 			if plan.ProducersCleared != result.Verification.ProducersCleared {
 				t.Errorf("the plan says the barrier clears %d producers, the read-back %d", plan.ProducersCleared, result.Verification.ProducersCleared)
@@ -69,9 +70,9 @@ func TestInjectPlanSaysWhatReadBackSays(t *testing.T) {
 			if plan.ProducersAtCut != plan.ProducersCleared+plan.ProducersExpired {
 				t.Errorf("%d producers at the cut, %d cleared, %d expired", plan.ProducersAtCut, plan.ProducersCleared, plan.ProducersExpired)
 			}
-			explains := strings.Contains(text.stdout, "at the cut expire first") && strings.Contains(text.stdout, "producer.id.expiration.ms")
+			explains := strings.Contains(text.Stdout, "at the cut expire first") && strings.Contains(text.Stdout, "producer.id.expiration.ms")
 			if tc.expire != (plan.ProducersExpired > 0) || tc.expire != explains {
-				t.Errorf("expired %d, the plan explains it: %v; want expiry %v\n%s", plan.ProducersExpired, explains, tc.expire, text.stdout)
+				t.Errorf("expired %d, the plan explains it: %v; want expiry %v\n%s", plan.ProducersExpired, explains, tc.expire, text.Stdout)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -49,8 +50,8 @@ func badInputs(t *testing.T) (root string, inputs map[string]string) {
 		}
 	}
 	src := filepath.Join("..", "testdata", "partitions", "orders-0")
-	copyInputDir(t, src, inputs["unreadable"])
-	copyInputDir(t, src, inputs["badname"])
+	clitest.CopyInputDir(t, src, inputs["unreadable"])
+	clitest.CopyInputDir(t, src, inputs["badname"])
 	entries, err := os.ReadDir(src)
 	if err != nil {
 		t.Fatal(err)
@@ -72,13 +73,6 @@ func badInputs(t *testing.T) (root string, inputs map[string]string) {
 		t.Fatalf("%s has no index files to copy", src)
 	}
 	return root, inputs
-}
-
-func copyInputDir(t *testing.T, src, dst string) {
-	t.Helper()
-	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestBadInputsOneAnswer feeds every command the same mistakes and checks
@@ -258,8 +252,8 @@ func TestReadmeStatesTheInputRule(t *testing.T) {
 // replay-psm).
 func TestSymlinkedPartitionInLogDir(t *testing.T) {
 	ld, elsewhere := t.TempDir(), t.TempDir()
-	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), filepath.Join(ld, "orders-0"))
-	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), filepath.Join(elsewhere, "txn-0"))
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), filepath.Join(ld, "orders-0"))
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), filepath.Join(elsewhere, "txn-0"))
 	if err := os.Symlink(filepath.Join(elsewhere, "txn-0"), filepath.Join(ld, "txn-0")); err != nil {
 		t.Skipf("no symbolic links here: %v", err)
 	}
@@ -280,7 +274,7 @@ func TestSymlinkedPartitionInLogDir(t *testing.T) {
 // partition that cannot be read is TestOneUnreadablePartitionNeverStopsALogDir's.)
 func TestViewsTakeLogDirectories(t *testing.T) {
 	ld := filepath.Join(t.TempDir(), "broker-1")
-	copyInputDir(t, filepath.Join("..", "testdata", "logdirs", "broker-1"), ld)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "logdirs", "broker-1"), ld)
 	// A partition directory given where a log directory is expected.
 	s, _, errb := ui.TestStreams()
 	if code := Run(context.Background(), []string{"groups", filepath.Join(ld, "orders-0")}, s); code != ui.ExitUsage || !strings.Contains(errb.String(), "a partition directory, not a log directory") {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -16,12 +17,12 @@ import (
 // --files prints its message and the table, exit 1.
 func TestKafkaDumpLogHelp(t *testing.T) {
 	for _, args := range [][]string{{"kafka-dump-log", "--help"}, {"kafka-dump-log"}} {
-		r := runKseg(args...)
-		lines := strings.Split(r.stderr, "\n")
-		if r.code != 1 || r.stdout != "" || lines[0] != kafkaDumpLogDescription ||
+		r := clitest.Run(args...)
+		lines := strings.Split(r.Stderr, "\n")
+		if r.Code != 1 || r.Stdout != "" || lines[0] != kafkaDumpLogDescription ||
 			!strings.HasPrefix(lines[1], "Option ") || !strings.Contains(lines[1], "Description") ||
 			!strings.HasPrefix(lines[2], "------ ") {
-			t.Fatalf("%v: exit %d\nstdout %q\nstderr:\n%s", args, r.code, r.stdout, r.stderr)
+			t.Fatalf("%v: exit %d\nstdout %q\nstderr:\n%s", args, r.Code, r.Stdout, r.Stderr)
 		}
 		// Options sorted by name, each once, every line 80 columns or
 		// fewer, cells padded (jopt pads the last column too).
@@ -43,22 +44,22 @@ func TestKafkaDumpLogHelp(t *testing.T) {
 		}
 		for _, s := range []string{"--files <String: file1, file2, ...>", "--key-decoder-class [String]",
 			"--max-bytes <Integer: size>", "(default: 2147483647)", "(default: 5242880)"} {
-			if !strings.Contains(r.stderr, s) {
+			if !strings.Contains(r.Stderr, s) {
 				t.Errorf("no %q in the help", s)
 			}
 		}
 	}
-	r := runKseg("kafka-dump-log", "--deep-iteration")
-	if r.code != 1 || !strings.HasPrefix(r.stderr, "Missing required argument \"[files]\"\nOption ") {
-		t.Errorf("no --files: exit %d\n%s", r.code, r.stderr)
+	r := clitest.Run("kafka-dump-log", "--deep-iteration")
+	if r.Code != 1 || !strings.HasPrefix(r.Stderr, "Missing required argument \"[files]\"\nOption ") {
+		t.Errorf("no --files: exit %d\n%s", r.Code, r.Stderr)
 	}
 }
 
 // TestKafkaDumpLogVersion: --version prints a version on stdout, exit 0.
 func TestKafkaDumpLogVersion(t *testing.T) {
-	r := runKseg("kafka-dump-log", "--version")
-	if r.code != 0 || r.stdout != versionString()+"\n" || r.stderr != "" {
-		t.Errorf("exit %d %q %q", r.code, r.stdout, r.stderr)
+	r := clitest.Run("kafka-dump-log", "--version")
+	if r.Code != 0 || r.Stdout != versionString()+"\n" || r.Stderr != "" {
+		t.Errorf("exit %d %q %q", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -70,33 +71,33 @@ func TestKafkaDumpLogVersion(t *testing.T) {
 func TestKafkaDumpLogFiles(t *testing.T) {
 	dir := copyFixture(t, "partitions", "txn-0")
 	log := filepath.Join(dir, "00000000000000000000.log")
-	one := runKseg("kafka-dump-log", "--files", log)
-	if r := runKseg("kafka-dump-log", "--files", log+",,"); r.code != 0 || r.stdout != one.stdout {
-		t.Errorf("trailing commas: exit %d\n%s", r.code, firstDiff(one.stdout, r.stdout))
+	one := clitest.Run("kafka-dump-log", "--files", log)
+	if r := clitest.Run("kafka-dump-log", "--files", log+",,"); r.Code != 0 || r.Stdout != one.Stdout {
+		t.Errorf("trailing commas: exit %d\n%s", r.Code, clitest.FirstDiff(one.Stdout, r.Stdout))
 	}
-	if r := runKseg("kafka-dump-log", "--files", ","); r.code != 0 || r.stdout != "" {
-		t.Errorf("--files ,: exit %d %q", r.code, r.stdout)
+	if r := clitest.Run("kafka-dump-log", "--files", ","); r.Code != 0 || r.Stdout != "" {
+		t.Errorf("--files ,: exit %d %q", r.Code, r.Stdout)
 	}
 	// An empty name in the middle is a file named "": no dot.
-	if r := runKseg("kafka-dump-log", "--files", log+",,"+log); r.code != 1 ||
-		r.stdout != one.stdout+"Dumping \n" || r.stderr != "begin -1, end 0, length 0\n" {
-		t.Errorf("empty name: exit %d\n%q\n%q", r.code, r.stdout, r.stderr)
+	if r := clitest.Run("kafka-dump-log", "--files", log+",,"+log); r.Code != 1 ||
+		r.Stdout != one.Stdout+"Dumping \n" || r.Stderr != "begin -1, end 0, length 0\n" {
+		t.Errorf("empty name: exit %d\n%q\n%q", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := runKseg("kafka-dump-log", "--files", log, "--files", log); r.code != 1 || r.stdout != "" ||
-		r.stderr != "Found multiple arguments for option files, but you asked for only one\n" {
-		t.Errorf("repeated --files: exit %d %q %q", r.code, r.stdout, r.stderr)
+	if r := clitest.Run("kafka-dump-log", "--files", log, "--files", log); r.Code != 1 || r.Stdout != "" ||
+		r.Stderr != "Found multiple arguments for option files, but you asked for only one\n" {
+		t.Errorf("repeated --files: exit %d %q %q", r.Code, r.Stdout, r.Stderr)
 	}
 	missing := filepath.Join(dir, "00000000000000000099.log")
-	if r := runKseg("kafka-dump-log", "--files", log+","+missing+","+log); r.code != 1 ||
-		r.stdout != one.stdout+"Dumping "+missing+"\nLog starting offset: 99\n" || r.stderr != missing+"\n" {
-		t.Errorf("missing file: exit %d\n%q\n%q", r.code, r.stdout, r.stderr)
+	if r := clitest.Run("kafka-dump-log", "--files", log+","+missing+","+log); r.Code != 1 ||
+		r.Stdout != one.Stdout+"Dumping "+missing+"\nLog starting offset: 99\n" || r.Stderr != missing+"\n" {
+		t.Errorf("missing file: exit %d\n%q\n%q", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := runKseg("dump", "-o", "kafka", log, missing); r.code != ui.ExitFindings || r.stderr != missing+"\n" {
-		t.Errorf("dump missing file: exit %d %q", r.code, r.stderr)
+	if r := clitest.Run("dump", "-o", "kafka", log, missing); r.Code != ui.ExitFindings || r.Stderr != missing+"\n" {
+		t.Errorf("dump missing file: exit %d %q", r.Code, r.Stderr)
 	}
 	// A name whose offset does not parse: Long.parseLong.
-	if r := runKseg("kafka-dump-log", "--files", filepath.Join(dir, "x1.log")); r.code != 1 || r.stderr != "For input string: \"x1\"\n" {
-		t.Errorf("bad offset: exit %d %q", r.code, r.stderr)
+	if r := clitest.Run("kafka-dump-log", "--files", filepath.Join(dir, "x1.log")); r.Code != 1 || r.Stderr != "For input string: \"x1\"\n" {
+		t.Errorf("bad offset: exit %d %q", r.Code, r.Stderr)
 	}
 }
 
@@ -107,7 +108,7 @@ func TestKafkaDumpLogFiles(t *testing.T) {
 func TestKafkaDecoderClassOptionalArg(t *testing.T) {
 	dir := copyFixture(t, "partitions", "txn-0")
 	log := filepath.Join(dir, "00000000000000000000.log")
-	want := runKseg("kafka-dump-log", "--print-data-log", "--files", log)
+	want := clitest.Run("kafka-dump-log", "--print-data-log", "--files", log)
 	for _, args := range [][]string{
 		{"kafka-dump-log", "--value-decoder-class", "--files", log},
 		{"kafka-dump-log", "--files", log, "--key-decoder-class"},
@@ -116,14 +117,14 @@ func TestKafkaDecoderClassOptionalArg(t *testing.T) {
 		{"dump", "-o", "kafka", log, "--value-decoder-class"},
 		{"dump", "-o", "kafka", "--value-decoder-class", "kafka.serializer.StringDecoder", log},
 	} {
-		r := runKseg(args...)
-		if r.code != 0 || r.stdout != want.stdout {
-			t.Errorf("kseg %s: exit %d %s\n%s", strings.Join(args, " "), r.code, r.stderr, firstDiff(want.stdout, r.stdout))
+		r := clitest.Run(args...)
+		if r.Code != 0 || r.Stdout != want.Stdout {
+			t.Errorf("kseg %s: exit %d %s\n%s", strings.Join(args, " "), r.Code, r.Stderr, clitest.FirstDiff(want.Stdout, r.Stdout))
 		}
 	}
-	r := runKseg("kafka-dump-log", "--value-decoder-class", "IntegerDecoder", "--files", log)
-	if r.code != 0 || !strings.Contains(r.stdout, " payload: ") || r.stdout == want.stdout {
-		t.Errorf("IntegerDecoder: exit %d\n%s", r.code, r.stdout)
+	r := clitest.Run("kafka-dump-log", "--value-decoder-class", "IntegerDecoder", "--files", log)
+	if r.Code != 0 || !strings.Contains(r.Stdout, " payload: ") || r.Stdout == want.Stdout {
+		t.Errorf("IntegerDecoder: exit %d\n%s", r.Code, r.Stdout)
 	}
 }
 

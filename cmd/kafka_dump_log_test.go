@@ -8,13 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 )
 
 // testdataAbs is ../testdata, resolved before any test changes directory.
-var testdataAbs = mustAbs(testdataDir)
+var testdataAbs = clitest.MustAbs(clitest.TestdataDir)
 
 // copyFixture copies testdata/<kind>/<name> into a temporary directory and
 // changes into it, so paths in the output are relative.
@@ -22,7 +23,7 @@ func copyFixture(t *testing.T, kind, name string) string {
 	t.Helper()
 	src := filepath.Join(testdataAbs, kind, name)
 	work := t.TempDir()
-	copyTree(t, src, filepath.Join(work, filepath.Base(name)))
+	clitest.CopyTree(t, src, filepath.Join(work, filepath.Base(name)))
 	t.Chdir(work)
 	return filepath.Base(name)
 }
@@ -52,20 +53,20 @@ func TestKafkaIgnoresUnknownFiles(t *testing.T) {
 		if cmd[0] == "dump" {
 			args = append(append([]string(nil), cmd...), files...)
 		}
-		r := runKseg(args...)
-		if r.code != 0 {
-			t.Fatalf("%v: exit %d: %s", cmd, r.code, r.stderr)
+		r := clitest.Run(args...)
+		if r.Code != 0 {
+			t.Fatalf("%v: exit %d: %s", cmd, r.Code, r.Stderr)
 		}
 		for _, f := range files {
-			if !strings.Contains(r.stdout, "Dumping "+f+"\n") {
-				t.Errorf("no Dumping line for %s:\n%s", f, r.stdout)
+			if !strings.Contains(r.Stdout, "Dumping "+f+"\n") {
+				t.Errorf("no Dumping line for %s:\n%s", f, r.Stdout)
 			}
-			if !strings.Contains(r.stderr, "Ignoring unknown file "+f+"\n") {
-				t.Errorf("no Ignoring line for %s:\n%s", f, r.stderr)
+			if !strings.Contains(r.Stderr, "Ignoring unknown file "+f+"\n") {
+				t.Errorf("no Ignoring line for %s:\n%s", f, r.Stderr)
 			}
 		}
-		if strings.Count(r.stdout, "\n") != len(files) {
-			t.Errorf("stdout has more than the Dumping lines:\n%s", r.stdout)
+		if strings.Count(r.Stdout, "\n") != len(files) {
+			t.Errorf("stdout has more than the Dumping lines:\n%s", r.Stdout)
 		}
 	}
 	// Named without a dot: StringIndexOutOfBoundsException, exit 1 (kseg
@@ -79,15 +80,15 @@ func TestKafkaIgnoresUnknownFiles(t *testing.T) {
 		{[]string{"kafka-dump-log", "--files", lec + "," + log}, ui.ExitError},
 		{[]string{"dump", "-o", "kafka", lec, log}, ui.ExitFindings},
 	} {
-		r := runKseg(c.args...)
-		if r.code != c.code || r.stdout != "Dumping "+lec+"\n" || r.stderr != "begin -1, end 23, length 23\n" {
-			t.Errorf("kseg %s: exit %d\nstdout %q\nstderr %q", strings.Join(c.args, " "), r.code, r.stdout, r.stderr)
+		r := clitest.Run(c.args...)
+		if r.Code != c.code || r.Stdout != "Dumping "+lec+"\n" || r.Stderr != "begin -1, end 23, length 23\n" {
+			t.Errorf("kseg %s: exit %d\nstdout %q\nstderr %q", strings.Join(c.args, " "), r.Code, r.Stdout, r.Stderr)
 		}
 	}
 	// Found in a directory: ignored.
-	r := runKseg("dump", "-o", "kafka", dir)
-	if !strings.Contains(r.stderr, "Ignoring unknown file "+lec+"\n") || !strings.Contains(r.stderr, "Ignoring unknown file "+filepath.Join(dir, "quorum-state")+"\n") {
-		t.Errorf("directory dump: exit %d\n%s", r.code, r.stderr)
+	r := clitest.Run("dump", "-o", "kafka", dir)
+	if !strings.Contains(r.Stderr, "Ignoring unknown file "+lec+"\n") || !strings.Contains(r.Stderr, "Ignoring unknown file "+filepath.Join(dir, "quorum-state")+"\n") {
+		t.Errorf("directory dump: exit %d\n%s", r.Code, r.Stderr)
 	}
 }
 
@@ -104,10 +105,10 @@ func TestKafkaTxnIndexVersion(t *testing.T) {
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := runKseg("dump", "-o", "kafka", p)
-	first, _, _ := strings.Cut(strings.SplitN(r.stdout, "\n", 3)[1], " producerId")
+	r := clitest.Run("dump", "-o", "kafka", p)
+	first, _, _ := strings.Cut(strings.SplitN(r.Stdout, "\n", 3)[1], " producerId")
 	if first != "version: 0" {
-		t.Errorf("got %q, want version: 0\n%s", first, r.stdout)
+		t.Errorf("got %q, want version: 0\n%s", first, r.Stdout)
 	}
 }
 
@@ -116,7 +117,7 @@ func TestKafkaTxnIndexVersion(t *testing.T) {
 func TestKafkaSpellings(t *testing.T) {
 	dir := copyFixture(t, "partitions", "txn-0")
 	log0, log11 := filepath.Join(dir, "00000000000000000000.log"), filepath.Join(dir, "00000000000000000011.log")
-	want := runKseg("dump", "-o", "kafka", "--deep", "--print-data", log0, log11)
+	want := clitest.Run("dump", "-o", "kafka", "--deep", "--print-data", log0, log11)
 	for _, args := range [][]string{
 		{"dump", "-o", "kafka", "--deep-iteration", "--print-data-log", "--files", log0 + "," + log11},
 		{"dump", "-o", "kafka", "--print-data-log", "--max-message-size", "100", "--files", log0, "--files", log11},
@@ -124,30 +125,30 @@ func TestKafkaSpellings(t *testing.T) {
 		{"kafka-dump-log", "--print-data-log", "--max-bytes", "2147483647", "--files", log0 + "," + log11},
 		{"kafka-dump-log", "--value-decoder-class", "org.apache.kafka.tools.api.StringDecoder", "--files", log0 + "," + log11},
 	} {
-		got := runKseg(args...)
-		if got.code != 0 || got.stdout != want.stdout {
-			t.Errorf("kseg %s: exit %d\n%s", strings.Join(args, " "), got.code, firstDiff(want.stdout, got.stdout))
+		got := clitest.Run(args...)
+		if got.Code != 0 || got.Stdout != want.Stdout {
+			t.Errorf("kseg %s: exit %d\n%s", strings.Join(args, " "), got.Code, clitest.FirstDiff(want.Stdout, got.Stdout))
 		}
 	}
-	r := runKseg("kafka-dump-log", "--deep-iteration")
-	if r.code != 1 || !strings.HasPrefix(r.stderr, `Missing required argument "[files]"`) || !strings.Contains(r.stderr, "--files") {
-		t.Errorf("no --files: exit %d, stderr %q", r.code, r.stderr)
+	r := clitest.Run("kafka-dump-log", "--deep-iteration")
+	if r.Code != 1 || !strings.HasPrefix(r.Stderr, `Missing required argument "[files]"`) || !strings.Contains(r.Stderr, "--files") {
+		t.Errorf("no --files: exit %d, stderr %q", r.Code, r.Stderr)
 	}
-	if r := runKseg("kafka-dump-log", "--no-such-option", "--files", log0); r.code != 1 {
-		t.Errorf("bad option: exit %d, want 1 as kafka-dump-log", r.code)
+	if r := clitest.Run("kafka-dump-log", "--no-such-option", "--files", log0); r.Code != 1 {
+		t.Errorf("bad option: exit %d, want 1 as kafka-dump-log", r.Code)
 	}
-	if r := runKseg("kafka-dump-log", "--key-decoder-class", "com.example.MyDecoder", "--files", log0); r.code != 1 {
-		t.Errorf("unknown decoder class: exit %d, want 1", r.code)
+	if r := clitest.Run("kafka-dump-log", "--key-decoder-class", "com.example.MyDecoder", "--files", log0); r.Code != 1 {
+		t.Errorf("unknown decoder class: exit %d, want 1", r.Code)
 	}
 	// A CRC mismatch is isvalid: false and exit 0 in Kafka; kseg dump says 3.
 	t.Chdir(t.TempDir())
 	bad := copyFixture(t, "broken", "crc-mismatch/events-0")
 	badLog := filepath.Join(bad, "00000000000000000000.log")
-	if r := runKseg("kafka-dump-log", "--files", badLog); r.code != 0 || !strings.Contains(r.stdout, "isvalid: false") {
-		t.Errorf("crc mismatch: exit %d\n%s", r.code, r.stdout)
+	if r := clitest.Run("kafka-dump-log", "--files", badLog); r.Code != 0 || !strings.Contains(r.Stdout, "isvalid: false") {
+		t.Errorf("crc mismatch: exit %d\n%s", r.Code, r.Stdout)
 	}
-	if r := runKseg("dump", "-o", "kafka", "--files", badLog); r.code != ui.ExitFindings {
-		t.Errorf("dump crc mismatch: exit %d, want 3", r.code)
+	if r := clitest.Run("dump", "-o", "kafka", "--files", badLog); r.Code != ui.ExitFindings {
+		t.Errorf("dump crc mismatch: exit %d, want 3", r.Code)
 	}
 }
 
@@ -245,12 +246,12 @@ func TestKafkaIndexReports(t *testing.T) {
 		"The following indexed offsets are not found in the log.",
 		fmt.Sprintf("Indexed offset: %d, found log offset: %d", off1, holder),
 	}, "\n") + "\n"
-	r := runKseg("kafka-dump-log", "--verify-index-only", "--files", idx+","+tidx)
-	if r.code != 0 || r.stderr != want {
-		t.Errorf("exit %d\n got stderr:\n%s\nwant:\n%s", r.code, r.stderr, want)
+	r := clitest.Run("kafka-dump-log", "--verify-index-only", "--files", idx+","+tidx)
+	if r.Code != 0 || r.Stderr != want {
+		t.Errorf("exit %d\n got stderr:\n%s\nwant:\n%s", r.Code, r.Stderr, want)
 	}
-	if r.stdout != "Dumping "+idx+"\nDumping "+tidx+"\n" {
-		t.Errorf("stdout:\n%s", r.stdout)
+	if r.Stdout != "Dumping "+idx+"\nDumping "+tidx+"\n" {
+		t.Errorf("stdout:\n%s", r.Stdout)
 	}
 }
 
@@ -263,7 +264,7 @@ func TestKafkaEveryOption(t *testing.T) {
 	log := filepath.Join(dir, "00000000000000000000.log")
 	idx := filepath.Join(dir, "00000000000000000000.index")
 	files := log + "," + idx
-	printData := runKseg("kafka-dump-log", "--print-data-log", "--files", files)
+	printData := clitest.Run("kafka-dump-log", "--print-data-log", "--files", files)
 	for _, opt := range [][]string{
 		{"--deep-iteration"}, {"--print-data-log"}, {"--verify-index-only"}, {"--index-sanity-check"},
 		{"--max-message-size", "100"}, {"--max-bytes", "1000"}, {"--skip-record-metadata"},
@@ -272,17 +273,17 @@ func TestKafkaEveryOption(t *testing.T) {
 		{"--key-decoder-class", "org.apache.kafka.tools.api.IntegerDecoder"}, {"--value-decoder-class", "kafka.serializer.LongDecoder"},
 		{"--key-decoder-class"}, {"--value-decoder-class"},
 	} {
-		k := runKseg(append(append([]string{"kafka-dump-log"}, opt...), "--files", files)...)
-		d := runKseg(append(append([]string{"dump", "-o", "kafka"}, opt...), "--files", files)...)
-		if k.code != 0 || d.code != 0 || k.stdout != d.stdout || k.stderr != d.stderr {
-			t.Errorf("%v: kafka-dump-log exit %d, dump exit %d\n%s\n%s%s", opt, k.code, d.code, firstDiff(k.stdout, d.stdout), k.stderr, d.stderr)
+		k := clitest.Run(append(append([]string{"kafka-dump-log"}, opt...), "--files", files)...)
+		d := clitest.Run(append(append([]string{"dump", "-o", "kafka"}, opt...), "--files", files)...)
+		if k.Code != 0 || d.Code != 0 || k.Stdout != d.Stdout || k.Stderr != d.Stderr {
+			t.Errorf("%v: kafka-dump-log exit %d, dump exit %d\n%s\n%s%s", opt, k.Code, d.Code, clitest.FirstDiff(k.Stdout, d.Stdout), k.Stderr, d.Stderr)
 		}
 		decoder := strings.HasSuffix(opt[0], "-decoder") || strings.HasSuffix(opt[0], "-decoder-class")
-		if records := strings.Contains(k.stdout, "\n| offset: "); records != (decoder || opt[0] == "--print-data-log" || opt[0] == "--deep-iteration") {
+		if records := strings.Contains(k.Stdout, "\n| offset: "); records != (decoder || opt[0] == "--print-data-log" || opt[0] == "--deep-iteration") {
 			t.Errorf("%v: record lines %v", opt, records)
 		}
-		if len(opt) == 1 && strings.HasSuffix(opt[0], "-decoder-class") && k.stdout != printData.stdout {
-			t.Errorf("%v: not --print-data-log's output\n%s", opt, firstDiff(printData.stdout, k.stdout))
+		if len(opt) == 1 && strings.HasSuffix(opt[0], "-decoder-class") && k.Stdout != printData.Stdout {
+			t.Errorf("%v: not --print-data-log's output\n%s", opt, clitest.FirstDiff(printData.Stdout, k.Stdout))
 		}
 	}
 }
@@ -309,11 +310,11 @@ func TestKafkaTimeIndexEntryInsideBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := runKseg("kafka-dump-log", "--verify-index-only", "--files", "00000000000000000000.timeindex")
-	if want := "The following indexed offsets are not found in the log.\nIndexed offset: 0, found log offset: 1\n"; r.code != 0 || r.stderr != want {
-		t.Errorf("kafka-dump-log: exit %d, stderr %q, want %q", r.code, r.stderr, want)
+	r := clitest.Run("kafka-dump-log", "--verify-index-only", "--files", "00000000000000000000.timeindex")
+	if want := "The following indexed offsets are not found in the log.\nIndexed offset: 0, found log offset: 1\n"; r.Code != 0 || r.Stderr != want {
+		t.Errorf("kafka-dump-log: exit %d, stderr %q, want %q", r.Code, r.Stderr, want)
 	}
-	if r := runKseg("dump", "--verify-index", "00000000000000000000.timeindex"); r.code != 0 || !strings.Contains(r.stdout, "every entry matches") {
-		t.Errorf("dump: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r := clitest.Run("dump", "--verify-index", "00000000000000000000.timeindex"); r.Code != 0 || !strings.Contains(r.Stdout, "every entry matches") {
+		t.Errorf("dump: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -31,18 +32,18 @@ func TestMessagesInKsegsWords(t *testing.T) {
 		{[]string{"dump", "--max-bytes"}, []string{"--max-bytes needs a value: write it in digits"}},
 	}
 	for _, tc := range cases {
-		r := runKseg(tc.args...)
-		if r.code != ui.ExitUsage {
-			t.Errorf("kseg %s: exit %d, want %d", strings.Join(tc.args, " "), r.code, ui.ExitUsage)
+		r := clitest.Run(tc.args...)
+		if r.Code != ui.ExitUsage {
+			t.Errorf("kseg %s: exit %d, want %d", strings.Join(tc.args, " "), r.Code, ui.ExitUsage)
 		}
 		for _, w := range tc.want {
-			if !strings.Contains(r.stderr, w) {
-				t.Errorf("kseg %s: stderr does not say %q:\n%s", strings.Join(tc.args, " "), w, r.stderr)
+			if !strings.Contains(r.Stderr, w) {
+				t.Errorf("kseg %s: stderr does not say %q:\n%s", strings.Join(tc.args, " "), w, r.Stderr)
 			}
 		}
 		for _, internal := range []string{"strconv.", "arg(s)", "invalid argument", "time: "} {
-			if strings.Contains(r.stderr, internal) {
-				t.Errorf("kseg %s: stderr speaks Go (%q):\n%s", strings.Join(tc.args, " "), internal, r.stderr)
+			if strings.Contains(r.Stderr, internal) {
+				t.Errorf("kseg %s: stderr speaks Go (%q):\n%s", strings.Join(tc.args, " "), internal, r.Stderr)
 			}
 		}
 	}
@@ -98,11 +99,11 @@ func TestMessagesAgreeAcrossCommands(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	logdir := filepath.Join(root, "logs")
-	copyInputDir(t, filepath.Join("..", "testdata", "logdirs", "healthy"), logdir)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "logdirs", "healthy"), logdir)
 	broker1 := filepath.Join(root, "broker-1")
-	copyInputDir(t, filepath.Join("..", "testdata", "logdirs", "broker-1"), broker1)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "logdirs", "broker-1"), broker1)
 	parts := filepath.Join(root, "parts")
-	copyInputDir(t, filepath.Join("..", "testdata", "partitions"), parts)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions"), parts)
 
 	// Count lines: stdout, and nothing on stderr.
 	for _, c := range []struct {
@@ -116,12 +117,12 @@ func TestMessagesAgreeAcrossCommands(t *testing.T) {
 		{[]string{"replay-psm", filepath.Join(root, "parts")}, "partitions replayed:"},
 		{[]string{"check", filepath.Join(parts, "orders-0")}, "kseg check: 1 partition, 0 log directories: 3 checks"},
 	} {
-		r := runKseg(c.args...)
-		if !strings.Contains(r.stdout, c.line) || r.stderr != "" {
-			t.Errorf("kseg %s: the count line %q is not on stdout, or stderr is not empty:\nstdout:\n%s\nstderr:\n%s", strings.Join(c.args, " "), c.line, head(r.stdout), r.stderr)
+		r := clitest.Run(c.args...)
+		if !strings.Contains(r.Stdout, c.line) || r.Stderr != "" {
+			t.Errorf("kseg %s: the count line %q is not on stdout, or stderr is not empty:\nstdout:\n%s\nstderr:\n%s", strings.Join(c.args, " "), c.line, clitest.Head(r.Stdout), r.Stderr)
 		}
-		q := runKseg(append([]string{"-q"}, c.args...)...)
-		if strings.Contains(q.stdout, c.line) {
+		q := clitest.Run(append([]string{"-q"}, c.args...)...)
+		if strings.Contains(q.Stdout, c.line) {
 			t.Errorf("kseg -q %s: the count line is still there", strings.Join(c.args, " "))
 		}
 	}
@@ -129,29 +130,29 @@ func TestMessagesAgreeAcrossCommands(t *testing.T) {
 	// Severities: the same words everywhere.
 	sevRE := regexp.MustCompile(`(?m)^\s*(error|warning|warn|info|Error|Warning|WARN) [a-z]+-[a-z-]+\b`)
 	a, b := filepath.Join(root, "a", "events-0"), filepath.Join(root, "b", "events-0")
-	copyInputDir(t, filepath.Join("..", "testdata", "broken", "crc-mismatch", "events-0"), a)
-	copyInputDir(t, filepath.Join("..", "testdata", "broken", "crc-mismatch", "events-0"), b)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "broken", "crc-mismatch", "events-0"), a)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "broken", "crc-mismatch", "events-0"), b)
 	for _, args := range [][]string{
 		{"verify-chain", a, b}, {"dump", a}, {"replay-psm", a}, {"groups", broker1}, {"txns", broker1}, {"metadata", broker1},
 		{"repair", "--dry-run", "--backup-dir", filepath.Join(root, "bk"), a},
 	} {
-		r := runKseg(args...)
-		if m := sevRE.FindString(r.stdout + r.stderr); m != "" {
+		r := clitest.Run(args...)
+		if m := sevRE.FindString(r.Stdout + r.Stderr); m != "" {
 			t.Errorf("kseg %s: severity spelt %q, want ERROR, WARNING or INFO", strings.Join(args, " "), strings.TrimSpace(m))
 		}
-		if !strings.Contains(r.stdout+r.stderr, "ERROR ") {
-			t.Errorf("kseg %s: no ERROR line:\n%s%s", strings.Join(args, " "), head(r.stdout), r.stderr)
+		if !strings.Contains(r.Stdout+r.Stderr, "ERROR ") {
+			t.Errorf("kseg %s: no ERROR line:\n%s%s", strings.Join(args, " "), clitest.Head(r.Stdout), r.Stderr)
 		}
 	}
 
 	// Metadata: ACLs by Kafka's names; a topic it does not have.
-	r := runKseg("metadata", logdir)
-	if !strings.Contains(r.stdout, `resourceType TOPIC resourceName "orders" patternType LITERAL principal User:billing host * operation READ permissionType ALLOW`) {
-		t.Errorf("metadata does not name the ACL's codes:\n%s", r.stdout)
+	r := clitest.Run("metadata", logdir)
+	if !strings.Contains(r.Stdout, `resourceType TOPIC resourceName "orders" patternType LITERAL principal User:billing host * operation READ permissionType ALLOW`) {
+		t.Errorf("metadata does not name the ACL's codes:\n%s", r.Stdout)
 	}
-	r = runKseg("metadata", "--topic", "nosuch", logdir)
-	if r.code != ui.ExitUsage || !strings.Contains(r.stderr, `topic "nosuch" does not exist in the metadata image at offset 64`) {
-		t.Errorf("metadata --topic nosuch: exit %d\n%s", r.code, r.stderr)
+	r = clitest.Run("metadata", "--topic", "nosuch", logdir)
+	if r.Code != ui.ExitUsage || !strings.Contains(r.Stderr, `topic "nosuch" does not exist in the metadata image at offset 64`) {
+		t.Errorf("metadata --topic nosuch: exit %d\n%s", r.Code, r.Stderr)
 	}
 
 	// A leftover journal temporary file: the dry run leaves it and says
@@ -162,12 +163,12 @@ func TestMessagesAgreeAcrossCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	backups := filepath.Join(t.TempDir(), "b")
-	r = runKseg("inject-barrier", "--dry-run", "--timestamp", injectTs, "--backup-dir", backups, dir)
-	if _, err := os.Stat(tmp); err != nil || !strings.Contains(r.stderr, "applying the plan removes it (a dry run leaves it)") || strings.Contains(r.stderr, "; it is removed") {
-		t.Errorf("dry run: %v\n%s", err, r.stderr)
+	r = clitest.Run("inject-barrier", "--dry-run", "--timestamp", clitest.InjectTs, "--backup-dir", backups, dir)
+	if _, err := os.Stat(tmp); err != nil || !strings.Contains(r.Stderr, "applying the plan removes it (a dry run leaves it)") || strings.Contains(r.Stderr, "; it is removed") {
+		t.Errorf("dry run: %v\n%s", err, r.Stderr)
 	}
-	r = runKseg("inject-barrier", "--timestamp", injectTs, "--backup-dir", backups, dir)
-	if _, err := os.Stat(tmp); r.code != ui.ExitOK || err == nil {
-		t.Errorf("apply: exit %d, the journal temporary file is still there (%v)\n%s", r.code, err, r.stderr)
+	r = clitest.Run("inject-barrier", "--timestamp", clitest.InjectTs, "--backup-dir", backups, dir)
+	if _, err := os.Stat(tmp); r.Code != ui.ExitOK || err == nil {
+		t.Errorf("apply: exit %d, the journal temporary file is still there (%v)\n%s", r.Code, err, r.Stderr)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -12,7 +13,7 @@ import (
 // kafka-metadata-shell prints them (LsCommandHandler.printTargets,
 // CatCommandHandler, FindCommandHandler).
 func TestMetadataShell(t *testing.T) {
-	ld := filepath.Join(testdataDir, "logdirs", "broker-1")
+	ld := filepath.Join(clitest.TestdataDir, "logdirs", "broker-1")
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -30,16 +31,16 @@ func TestMetadataShell(t *testing.T) {
 		{[]string{"ls", "-o", "json", "/image/cluster"}, `{"type":"metadataNode","path":"/image/cluster/brokers","directory":true}` + "\n" + `{"type":"metadataNode","path":"/image/cluster/controllers","directory":true}` + "\n"},
 		{[]string{"find", "-o", "table", "/image/producerIds"}, "PATH                               VALUE\n/image/producerIds                     -\n/image/producerIds/nextProducerId   5000\n"},
 	} {
-		r := runKseg(append(append([]string{"metadata"}, tc.args...), ld)...)
-		if r.code != ui.ExitOK || r.stdout != tc.want {
-			t.Errorf("metadata %q: exit %d\n%s--- want\n%s--- stderr\n%s", tc.args, r.code, r.stdout, tc.want, r.stderr)
+		r := clitest.Run(append(append([]string{"metadata"}, tc.args...), ld)...)
+		if r.Code != ui.ExitOK || r.Stdout != tc.want {
+			t.Errorf("metadata %q: exit %d\n%s--- want\n%s--- stderr\n%s", tc.args, r.Code, r.Stdout, tc.want, r.Stderr)
 		}
 	}
 	// --at: the image before events was deleted and recreated holds its
 	// first id.
-	r := runKseg("metadata", "cat", "--at", "66", "/image/topics/byName/events/id", ld)
-	if r.code != ui.ExitOK || r.stdout != "Dg4ODg4ODg4ODg4ODg4ODg\n" {
-		t.Errorf("--at 66: exit %d %q %s", r.code, r.stdout, r.stderr)
+	r := clitest.Run("metadata", "cat", "--at", "66", "/image/topics/byName/events/id", ld)
+	if r.Code != ui.ExitOK || r.Stdout != "Dg4ODg4ODg4ODg4ODg4ODg\n" {
+		t.Errorf("--at 66: exit %d %q %s", r.Code, r.Stdout, r.Stderr)
 	}
 	for _, tc := range []struct {
 		args []string
@@ -51,9 +52,9 @@ func TestMetadataShell(t *testing.T) {
 		{[]string{"ls", ld}, "needs an image path and at least one log directory"},
 		{[]string{"ls", "-o", "kafka", "/image", ld}, "--output must be text, table or json"},
 	} {
-		r := runKseg(append([]string{"metadata"}, tc.args...)...)
-		if r.code != ui.ExitUsage || !strings.Contains(r.stderr, tc.err) {
-			t.Errorf("metadata %q: exit %d, stderr %q; want %d and %q", tc.args, r.code, r.stderr, ui.ExitUsage, tc.err)
+		r := clitest.Run(append([]string{"metadata"}, tc.args...)...)
+		if r.Code != ui.ExitUsage || !strings.Contains(r.Stderr, tc.err) {
+			t.Errorf("metadata %q: exit %d, stderr %q; want %d and %q", tc.args, r.Code, r.Stderr, ui.ExitUsage, tc.err)
 		}
 	}
 }

@@ -8,54 +8,42 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/edit"
 )
 
-// mirrorPair is the barriertest fixture as a source a/mirror-0 and an
-// empty log directory b for the destination b/mirror-0.
-func mirrorPair(t *testing.T) (src, dst string) {
-	t.Helper()
-	root := t.TempDir()
-	src = barriertest.WritePartition(t, filepath.Join(root, "a"), barriertest.MirrorBatches(t), 400)
-	if err := os.MkdirAll(filepath.Join(root, "b"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return src, filepath.Join(root, "b", "mirror-0")
-}
-
 func TestMirrorCLIDryRunChangesNothing(t *testing.T) {
-	src, dst := mirrorPair(t)
+	src, dst := clitest.MirrorPair(t)
 	root := filepath.Dir(filepath.Dir(src))
-	before := walkState(t, root)
-	code, out, stderr := injRun(t, "mirror", "--dry-run", "--segment-bytes", "300", src, dst)
+	before := clitest.WalkState(t, root)
+	code, out, stderr := clitest.Exec(t, "mirror", "--dry-run", "--segment-bytes", "300", src, dst)
 	if code != ui.ExitOK || !strings.Contains(out, "new partition directory") || !strings.Contains(out, "Dry run:") {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
-	assertSameState(t, before, root)
+	clitest.AssertSameState(t, before, root)
 	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("--dry-run created %s", dst)
 	}
 }
 
 func TestMirrorCLIRefusesDivergedUnlessAlign(t *testing.T) {
-	src, dst := mirrorPair(t)
-	if code, out, stderr := injRun(t, "mirror", "--upto", "11", "--backup-dir", filepath.Join(t.TempDir(), "1"), src, dst); code != ui.ExitOK {
+	src, dst := clitest.MirrorPair(t)
+	if code, out, stderr := clitest.Exec(t, "mirror", "--upto", "11", "--backup-dir", filepath.Join(t.TempDir(), "1"), src, dst); code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
-	if code, out, stderr := injRun(t, "inject-barrier", "--backup-dir", filepath.Join(t.TempDir(), "2"), dst); code != ui.ExitOK {
+	if code, out, stderr := clitest.Exec(t, "inject-barrier", "--backup-dir", filepath.Join(t.TempDir(), "2"), dst); code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
-	before := walkState(t, dst)
-	code, out, stderr := injRun(t, "mirror", src, dst)
+	before := clitest.WalkState(t, dst)
+	code, out, stderr := clitest.Exec(t, "mirror", src, dst)
 	if code != ui.ExitFindings || !strings.Contains(stderr, "diverged from") || !strings.Contains(stderr, "at offset 6") {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
-	assertSameState(t, before, dst)
+	clitest.AssertSameState(t, before, dst)
 
-	code, out, stderr = injRun(t, "mirror", "--align", "--output", "json", "--backup-dir", filepath.Join(t.TempDir(), "3"), src, dst)
+	code, out, stderr = clitest.Exec(t, "mirror", "--align", "--output", "json", "--backup-dir", filepath.Join(t.TempDir(), "3"), src, dst)
 	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
@@ -69,11 +57,11 @@ func TestMirrorCLIRefusesDivergedUnlessAlign(t *testing.T) {
 		result.Type != "mirror-result" || result.Verification == nil || !result.Verification.OK {
 		t.Fatalf("plan %+v\nresult %+v", plan, result)
 	}
-	code, out, _ = injRun(t, "verify-chain", src, dst)
+	code, out, _ = clitest.Exec(t, "verify-chain", src, dst)
 	if code != ui.ExitOK || !strings.Contains(out, "in sync") {
 		t.Fatalf("verify-chain after align: exit %d\n%s", code, out)
 	}
-	code, out, _ = injRun(t, "mirror", src, dst)
+	code, out, _ = clitest.Exec(t, "mirror", src, dst)
 	if code != ui.ExitOK || !strings.Contains(out, "Nothing to do:") {
 		t.Fatalf("a second mirror: exit %d\n%s", code, out)
 	}
@@ -82,7 +70,7 @@ func TestMirrorCLIRefusesDivergedUnlessAlign(t *testing.T) {
 // TestMirrorCLIPendingJournal: an interrupted mirror blocks inject-barrier
 // (and the other way round) until it is finished or rolled back.
 func TestMirrorCLIPendingJournal(t *testing.T) {
-	src, dst := mirrorPair(t)
+	src, dst := clitest.MirrorPair(t)
 	o := mirror.DefaultOptions()
 	o.SegmentBytes = 300
 	p, err := mirror.PlanMirror(src, dst, o)
@@ -100,11 +88,11 @@ func TestMirrorCLIPendingJournal(t *testing.T) {
 	if !errors.Is(err, crash) || !edit.HasJournal(dst) {
 		t.Fatalf("interrupted mirror: %v", err)
 	}
-	code, out, stderr := injRun(t, "inject-barrier", "--dry-run", dst)
+	code, out, stderr := clitest.Exec(t, "inject-barrier", "--dry-run", dst)
 	if code != ui.ExitRefused || !strings.Contains(stderr, "operation-pending") || !strings.Contains(stderr, "kseg mirror") {
 		t.Fatalf("inject-barrier on a pending mirror: exit %d\n%s%s", code, out, stderr)
 	}
-	code, out, stderr = injRun(t, "mirror", "--rollback", dst)
+	code, out, stderr = clitest.Exec(t, "mirror", "--rollback", dst)
 	if code != ui.ExitOK || !strings.Contains(out, "Rolled back: the interrupted mirror") {
 		t.Fatalf("rollback: exit %d\n%s%s", code, out, stderr)
 	}
@@ -112,17 +100,17 @@ func TestMirrorCLIPendingJournal(t *testing.T) {
 		t.Fatalf("the rollback left %s, which the mirror created", dst)
 	}
 	// A finished run.
-	if code, out, stderr := injRun(t, "mirror", "--segment-bytes", "300", "--backup-dir", filepath.Join(t.TempDir(), "c"), src, dst); code != ui.ExitOK {
+	if code, out, stderr := clitest.Exec(t, "mirror", "--segment-bytes", "300", "--backup-dir", filepath.Join(t.TempDir(), "c"), src, dst); code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
-	code, out, _ = injRun(t, "dump", "--verify-index", dst)
+	code, out, _ = clitest.Exec(t, "dump", "--verify-index", dst)
 	if code != ui.ExitOK {
 		t.Fatalf("dump --verify-index on the mirror: exit %d\n%s", code, out)
 	}
 }
 
 func TestMirrorCLIUsage(t *testing.T) {
-	src, dst := mirrorPair(t)
+	src, dst := clitest.MirrorPair(t)
 	for _, args := range [][]string{
 		{"mirror", src},
 		{"mirror", src, dst, "extra"},
@@ -131,14 +119,14 @@ func TestMirrorCLIUsage(t *testing.T) {
 		{"mirror", "--segment-bytes", "10", src, dst},
 		{"mirror", "--rollback", "--align", dst},
 	} {
-		if code, out, stderr := injRun(t, args...); code != ui.ExitUsage {
+		if code, out, stderr := clitest.Exec(t, args...); code != ui.ExitUsage {
 			t.Errorf("%v: exit %d, want %d\n%s%s", args, code, ui.ExitUsage, out, stderr)
 		}
 	}
-	if code, _, stderr := injRun(t, "mirror", src, src); code != ui.ExitRefused || !strings.Contains(stderr, "same-directory") {
+	if code, _, stderr := clitest.Exec(t, "mirror", src, src); code != ui.ExitRefused || !strings.Contains(stderr, "same-directory") {
 		t.Errorf("mirror into itself: exit %d %s", code, stderr)
 	}
-	code, out, _ := injRun(t, "mirror", "--help")
+	code, out, _ := clitest.Exec(t, "mirror", "--help")
 	if code != ui.ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--align") {
 		t.Errorf("help: exit %d\n%s", code, out)
 	}

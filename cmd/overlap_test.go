@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
@@ -20,7 +21,7 @@ import (
 func overlapped(t *testing.T) (dir string, orig26 []byte) {
 	t.Helper()
 	dir = filepath.Join(t.TempDir(), "orders-0")
-	copyTree(t, filepath.Join("..", "testdata", "partitions", "orders-0"), dir)
+	clitest.CopyTree(t, filepath.Join("..", "testdata", "partitions", "orders-0"), dir)
 	orig26, err := os.ReadFile(filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix)))
 	if err != nil {
 		t.Fatal(err)
@@ -51,14 +52,14 @@ func TestOverlappingSegmentsAreAnErrorEverywhere(t *testing.T) {
 		{"repair", "--dry-run", dir},
 		{"verify-chain", src, dir},
 	} {
-		r := runKseg(args...)
-		if r.code != ui.ExitFindings || !strings.Contains(r.stdout+r.stderr, "segment-overlap") {
-			t.Errorf("%v: exit %d, want a segment-overlap error (exit 3):\n%s%s", args[0], r.code, r.stdout, r.stderr)
+		r := clitest.Run(args...)
+		if r.Code != ui.ExitFindings || !strings.Contains(r.Stdout+r.Stderr, "segment-overlap") {
+			t.Errorf("%v: exit %d, want a segment-overlap error (exit 3):\n%s%s", args[0], r.Code, r.Stdout, r.Stderr)
 		}
 	}
-	r := runKseg("repair", "-q", "--backup-dir", t.TempDir(), dir)
-	if r.code != ui.ExitOK {
-		t.Fatalf("repair: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r := clitest.Run("repair", "-q", "--backup-dir", t.TempDir(), dir)
+	if r.Code != ui.ExitOK {
+		t.Fatalf("repair: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	got, err := os.ReadFile(filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix)))
 	if err != nil {
@@ -71,8 +72,8 @@ func TestOverlappingSegmentsAreAnErrorEverywhere(t *testing.T) {
 		t.Errorf("segment 53 is gone: %v", err)
 	}
 	for _, args := range [][]string{{"dump", "-q", "--verify-index", dir}, {"replay-psm", "-q", dir}} {
-		if r := runKseg(args...); r.code != ui.ExitOK {
-			t.Errorf("%v after the repair: exit %d\n%s%s", args[0], r.code, r.stdout, r.stderr)
+		if r := clitest.Run(args...); r.Code != ui.ExitOK {
+			t.Errorf("%v after the repair: exit %d\n%s%s", args[0], r.Code, r.Stdout, r.Stderr)
 		}
 	}
 }
@@ -82,7 +83,7 @@ func TestOverlappingSegmentsAreAnErrorEverywhere(t *testing.T) {
 // only the earlier segment holds: repair refuses and changes nothing.
 func TestOverlapStraddlingTheBaseIsRefused(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "orders-0")
-	copyTree(t, filepath.Join("..", "testdata", "partitions", "orders-0"), dir)
+	clitest.CopyTree(t, filepath.Join("..", "testdata", "partitions", "orders-0"), dir)
 	// Segment 26's last batch ends at 52: name the next segment 52, so
 	// that the batch holding 52 begins below it.
 	last := "00000000000000000052"
@@ -91,15 +92,15 @@ func TestOverlapStraddlingTheBaseIsRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before := walkState(t, dir)
-	r := runKseg("repair", "--dry-run", dir)
-	if r.code != ui.ExitRefused || !strings.Contains(r.stderr, "segment-overlap") {
-		t.Errorf("repair --dry-run: exit %d, want refused (segment-overlap):\n%s%s", r.code, r.stdout, r.stderr)
+	before := clitest.WalkState(t, dir)
+	r := clitest.Run("repair", "--dry-run", dir)
+	if r.Code != ui.ExitRefused || !strings.Contains(r.Stderr, "segment-overlap") {
+		t.Errorf("repair --dry-run: exit %d, want refused (segment-overlap):\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := runKseg("dump", "-q", "--verify-index", dir); r.code != ui.ExitFindings || !strings.Contains(r.stdout, "segment-overlap") {
-		t.Errorf("dump: exit %d\n%s", r.code, r.stdout)
+	if r := clitest.Run("dump", "-q", "--verify-index", dir); r.Code != ui.ExitFindings || !strings.Contains(r.Stdout, "segment-overlap") {
+		t.Errorf("dump: exit %d\n%s", r.Code, r.Stdout)
 	}
-	if after := walkState(t, dir); !maps.Equal(after, before) {
+	if after := clitest.WalkState(t, dir); !maps.Equal(after, before) {
 		t.Errorf("the refusal changed the directory")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -22,12 +23,12 @@ func TestDotIsTheDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	part := filepath.Join(root, "a", "txn-0")
-	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), part)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), part)
 	mirror := filepath.Join(root, "b", "txn-0")
-	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), mirror)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), mirror)
 	dst := filepath.Join(root, "c", "txn-0")
 	logdir := filepath.Join(root, "logs")
-	copyInputDir(t, filepath.Join("..", "testdata", "logdirs", "broker-1"), logdir)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "logdirs", "broker-1"), logdir)
 	docs := filepath.Join(root, "docs")
 	for _, d := range []string{dst, docs} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -35,13 +36,13 @@ func TestDotIsTheDirectory(t *testing.T) {
 		}
 	}
 	mm2 := filepath.Join(root, "b", "A.txn-0")
-	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), mm2)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), mm2)
 	// A backup of a completed write, for restore.
 	written := filepath.Join(root, "w", "txn-0")
-	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), written)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), written)
 	backup := filepath.Join(root, "backup")
-	if r := runKseg("inject-barrier", "--yes", "--timestamp", injectTs, "--backup-dir", backup, written); r.code != ui.ExitOK {
-		t.Fatalf("inject-barrier for a backup: exit %d\n%s", r.code, r.stderr)
+	if r := clitest.Run("inject-barrier", "--yes", "--timestamp", clitest.InjectTs, "--backup-dir", backup, written); r.Code != ui.ExitOK {
+		t.Fatalf("inject-barrier for a backup: exit %d\n%s", r.Code, r.Stderr)
 	}
 	link := filepath.Join(root, "current")
 	if err := os.Symlink(part, link); err != nil {
@@ -60,7 +61,7 @@ func TestDotIsTheDirectory(t *testing.T) {
 		"explain":    {part, func(p string) []string { return []string{"explain", "5", p} }},
 		"replay-psm": {part, func(p string) []string { return []string{"replay-psm", p} }},
 		"inject-barrier": {part, func(p string) []string {
-			return []string{"inject-barrier", "--dry-run", "--timestamp", injectTs, "--backup-dir", backups, p}
+			return []string{"inject-barrier", "--dry-run", "--timestamp", clitest.InjectTs, "--backup-dir", backups, p}
 		}},
 		"repair":       {part, func(p string) []string { return []string{"repair", "--dry-run", "--backup-dir", backups, p} }},
 		"verify-chain": {part, func(p string) []string { return []string{"verify-chain", p, mirror} }},
@@ -105,21 +106,21 @@ func TestDotIsTheDirectory(t *testing.T) {
 		for _, f := range forms(c.target) {
 			t.Run(name+" "+f.name, func(t *testing.T) {
 				t.Chdir(f.cwd)
-				want := runKseg(c.args(f.means)...)
-				got := runKseg(c.args(f.path)...)
-				want.stderr = changed.ReplaceAllString(want.stderr, "")
-				got.stderr = changed.ReplaceAllString(got.stderr, "")
+				want := clitest.Run(c.args(f.means)...)
+				got := clitest.Run(c.args(f.path)...)
+				want.Stderr = changed.ReplaceAllString(want.Stderr, "")
+				got.Stderr = changed.ReplaceAllString(got.Stderr, "")
 				if name == "digest" {
 					// A digest records when it was taken; its summary on
 					// stderr names the partition.
-					want.stdout, got.stdout = "", ""
+					want.Stdout, got.Stdout = "", ""
 				}
-				if want.code == ui.ExitUsage || want.code == ui.ExitRefused {
-					t.Fatalf("kseg %s: exit %d\n%s", strings.Join(want.args, " "), want.code, want.stderr)
+				if want.Code == ui.ExitUsage || want.Code == ui.ExitRefused {
+					t.Fatalf("kseg %s: exit %d\n%s", strings.Join(want.Args, " "), want.Code, want.Stderr)
 				}
-				if got.code != want.code || got.stdout != want.stdout || got.stderr != want.stderr {
+				if got.Code != want.Code || got.Stdout != want.Stdout || got.Stderr != want.Stderr {
 					t.Errorf("from %s, kseg %s: exit %d\nstdout %s\nstderr %s\nwant (the absolute path) exit %d\nstdout %s\nstderr %s",
-						f.cwd, strings.Join(got.args, " "), got.code, head(got.stdout), got.stderr, want.code, head(want.stdout), want.stderr)
+						f.cwd, strings.Join(got.Args, " "), got.Code, clitest.Head(got.Stdout), got.Stderr, want.Code, clitest.Head(want.Stdout), want.Stderr)
 				}
 			})
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -20,12 +21,12 @@ import (
 func TestLongCommandsDrawProgress(t *testing.T) {
 	root := t.TempDir()
 	a, b := filepath.Join(root, "a", "orders-0"), filepath.Join(root, "b", "orders-0")
-	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), a)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), a)
 	if err := os.MkdirAll(filepath.Dir(b), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	torn := filepath.Join(root, "t", "events-0")
-	copyInputDir(t, filepath.Join("..", "testdata", "broken", "torn-tail", "events-0"), torn)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "broken", "torn-tail", "events-0"), torn)
 	backups := t.TempDir()
 	env := func(k string) (string, bool) { return "0", k == ui.ProgressDelayEnv }
 	for _, tc := range []struct {
@@ -45,15 +46,15 @@ func TestLongCommandsDrawProgress(t *testing.T) {
 		// Piped (and, for a write, on a copy: the run changes the
 		// partition): nothing on stderr.
 		if strings.Contains(name, "--dry-run") || tc.args[0] == "replay-psm" || tc.args[0] == "verify-chain" {
-			piped := runKseg(tc.args...)
+			piped := clitest.Run(tc.args...)
 			s, out, errb := ui.TTYTestStreams(false)
 			s.Env = env
 			code := Run(t.Context(), tc.args, s)
-			if code != piped.code || out.String() != piped.stdout {
-				t.Errorf("%s: on a terminal exit %d and stdout\n%s\npiped exit %d and stdout\n%s", name, code, out, piped.code, piped.stdout)
+			if code != piped.Code || out.String() != piped.Stdout {
+				t.Errorf("%s: on a terminal exit %d and stdout\n%s\npiped exit %d and stdout\n%s", name, code, out, piped.Code, piped.Stdout)
 			}
-			if piped.stderr != "" {
-				t.Errorf("%s piped: stderr %q", name, piped.stderr)
+			if piped.Stderr != "" {
+				t.Errorf("%s piped: stderr %q", name, piped.Stderr)
 			}
 			checkProgressLine(t, name, errb.String(), tc.labels)
 			s, _, errb = ui.TTYTestStreams(false)
@@ -73,7 +74,7 @@ func TestLongCommandsDrawProgress(t *testing.T) {
 	}
 	// A rollback copies the backups back.
 	crashed := filepath.Join(root, "c", "events-0")
-	copyInputDir(t, filepath.Join("..", "testdata", "broken", "torn-tail", "events-0"), crashed)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "broken", "torn-tail", "events-0"), crashed)
 	p, err := repair.PlanRepair(crashed, repair.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest/realdata"
@@ -35,7 +36,7 @@ import (
 // replay-psm and repair say there is no .log to work on.
 func TestRealPartitionsTellTheTruth(t *testing.T) {
 	t.Parallel()
-	src := realRoot(t)
+	src := clitest.RealRoot(t)
 	files, err := realdata.Manifest(src)
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +70,7 @@ func TestRealPartitionsTellTheTruth(t *testing.T) {
 	// Repair --dry-run reads only, but takes no chances with the shared
 	// tree: everything runs on a copy, log-directory checkpoints included.
 	root := t.TempDir()
-	copyTree(t, src, root)
+	clitest.CopyTree(t, src, root)
 
 	// Each partition is a parallel subtest (of one group, so that the
 	// counts below wait for them all): they only read their own copy.
@@ -111,7 +112,7 @@ var (
 // snapshot it checks is a match or skipped.
 func checkReplayTruth(t *testing.T, rel, dir string) {
 	t.Helper()
-	r := runKseg("replay-psm", "--check-snapshots", "--output", "json", "-v", dir)
+	r := clitest.Run("replay-psm", "--check-snapshots", "--output", "json", "-v", dir)
 	var res struct {
 		Anomalies []struct {
 			Kind, Severity, Message string
@@ -120,8 +121,8 @@ func checkReplayTruth(t *testing.T, rel, dir string) {
 			File, Status string
 		} `json:"snapshots"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != ui.ExitOK {
-		t.Errorf("%s: replay-psm --check-snapshots --output json: exit %d %v\n%s", rel, r.code, err, r.stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil || r.Code != ui.ExitOK {
+		t.Errorf("%s: replay-psm --check-snapshots --output json: exit %d %v\n%s", rel, r.Code, err, r.Stderr)
 		return
 	}
 	for _, a := range res.Anomalies {
@@ -149,9 +150,9 @@ func checkIncomplete(t *testing.T, rel, dir string) {
 			indexes++
 		}
 	}
-	r := runKseg("dump", "--output", "json", "--verify-index", "--index-sanity-check", dir)
+	r := clitest.Run("dump", "--output", "json", "--verify-index", "--index-sanity-check", dir)
 	orphans, other := 0, 0
-	for _, line := range strings.Split(r.stdout, "\n") {
+	for _, line := range strings.Split(r.Stdout, "\n") {
 		if !strings.Contains(line, `"type":"finding"`) || !strings.Contains(line, `"severity":"error"`) {
 			continue
 		}
@@ -166,16 +167,16 @@ func checkIncomplete(t *testing.T, rel, dir string) {
 	if indexes > 0 {
 		wantCode = ui.ExitFindings
 	}
-	if orphans != indexes || r.code != wantCode {
-		t.Errorf("%s: dump: exit %d, %d orphan-index errors for %d index files without a .log (want exit %d)", rel, r.code, orphans, indexes, wantCode)
+	if orphans != indexes || r.Code != wantCode {
+		t.Errorf("%s: dump: exit %d, %d orphan-index errors for %d index files without a .log (want exit %d)", rel, r.Code, orphans, indexes, wantCode)
 	}
-	if r := runKseg("replay-psm", "--check-snapshots", dir); r.code != ui.ExitUsage || !strings.Contains(r.stderr, "no .log segment") {
-		t.Errorf("%s: replay-psm: exit %d %q, want usage naming the missing .log", rel, r.code, r.stderr)
+	if r := clitest.Run("replay-psm", "--check-snapshots", dir); r.Code != ui.ExitUsage || !strings.Contains(r.Stderr, "no .log segment") {
+		t.Errorf("%s: replay-psm: exit %d %q, want usage naming the missing .log", rel, r.Code, r.Stderr)
 	}
 	// One answer per mistake (README, exit status): repair answers a
 	// directory with no .log as replay-psm does.
-	if r := runKseg("repair", "--dry-run", dir); r.code != ui.ExitUsage || !strings.Contains(r.stderr, "no .log segment") {
-		t.Errorf("%s: repair: exit %d %q, want usage naming the missing .log", rel, r.code, r.stderr)
+	if r := clitest.Run("repair", "--dry-run", dir); r.Code != ui.ExitUsage || !strings.Contains(r.Stderr, "no .log segment") {
+		t.Errorf("%s: repair: exit %d %q, want usage naming the missing .log", rel, r.Code, r.Stderr)
 	}
 }
 
@@ -200,11 +201,11 @@ func findingLines(out string) string {
 // and the default run holds what the broker loads: every producer of the
 // file.
 func TestRealDeleteRecordsSnapshotsMatchForTheBrokersReason(t *testing.T) {
-	src := realRoot(t)
+	src := clitest.RealRoot(t)
 	for _, win := range []string{"ONE_MINUTE", "THREE_HOURS"} {
 		rel := "rjmfernandes__flink-on-prem/data/_confluent-controlcenter-7-6-0-1-aggregatedTopicPartitionTableWindows-" + win + "-repartition-0"
 		dir := filepath.Join(src, filepath.FromSlash(rel))
-		r := runKseg("replay-psm", "--check-snapshots", "--output", "json", dir)
+		r := clitest.Run("replay-psm", "--check-snapshots", "--output", "json", dir)
 		var res struct {
 			LogStartOffset int64 `json:"logStartOffset"`
 			Snapshots      []struct {
@@ -213,22 +214,22 @@ func TestRealDeleteRecordsSnapshotsMatchForTheBrokersReason(t *testing.T) {
 				RebuiltProducers     int `json:"rebuiltProducers"`
 			} `json:"snapshots"`
 		}
-		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != ui.ExitOK || len(res.Snapshots) != 1 {
-			t.Fatalf("%s: exit %d %v\n%s%s", rel, r.code, err, r.stdout, r.stderr)
+		if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil || r.Code != ui.ExitOK || len(res.Snapshots) != 1 {
+			t.Fatalf("%s: exit %d %v\n%s%s", rel, r.Code, err, r.Stdout, r.Stderr)
 		}
 		s := res.Snapshots[0]
 		if s.Status != "match" || s.SnapshotProducers <= s.RebuiltProducers ||
 			!strings.Contains(s.Reason, "onLogStartOffsetIncremented") || strings.Contains(s.Reason, "expired") {
 			t.Errorf("%s: log start %d, %s %s (%d in the file, %d rebuilt): %q", rel, res.LogStartOffset, s.File, s.Status, s.SnapshotProducers, s.RebuiltProducers, s.Reason)
 		}
-		d := runKseg("replay-psm", "--output", "json", dir)
+		d := clitest.Run("replay-psm", "--output", "json", dir)
 		var def struct {
 			Producers []struct {
 				ProducerID int64 `json:"producerId"`
 			} `json:"producers"`
 		}
-		if err := json.Unmarshal([]byte(d.stdout), &def); err != nil || d.code != ui.ExitOK || len(def.Producers) != s.SnapshotProducers {
-			t.Errorf("%s: default run: exit %d %v, %d producers, want the file's %d", rel, d.code, err, len(def.Producers), s.SnapshotProducers)
+		if err := json.Unmarshal([]byte(d.Stdout), &def); err != nil || d.Code != ui.ExitOK || len(def.Producers) != s.SnapshotProducers {
+			t.Errorf("%s: default run: exit %d %v, %d producers, want the file's %d", rel, d.Code, err, len(def.Producers), s.SnapshotProducers)
 		}
 	}
 }
@@ -237,14 +238,14 @@ func TestRealDeleteRecordsSnapshotsMatchForTheBrokersReason(t *testing.T) {
 // healthy partition (its copy at dir): no finding from dump, replay-psm
 // or repair, and a replay that tells the truth.
 func realPartitionTruth(t *testing.T, rel, dir string) {
-	if r := runKseg("dump", "--verify-index", "--index-sanity-check", dir); r.code != ui.ExitOK || findingLines(r.stdout) != "" {
-		t.Errorf("%s: dump --verify-index --index-sanity-check: exit %d\n%s%s", rel, r.code, findingLines(r.stdout), r.stderr)
+	if r := clitest.Run("dump", "--verify-index", "--index-sanity-check", dir); r.Code != ui.ExitOK || findingLines(r.Stdout) != "" {
+		t.Errorf("%s: dump --verify-index --index-sanity-check: exit %d\n%s%s", rel, r.Code, findingLines(r.Stdout), r.Stderr)
 	}
-	if r := runKseg("replay-psm", "--check-snapshots", dir); r.code != ui.ExitOK || strings.Contains(r.stdout, "MISMATCH") {
-		t.Errorf("%s: replay-psm --check-snapshots: exit %d\n%s%s", rel, r.code, r.stdout, r.stderr)
+	if r := clitest.Run("replay-psm", "--check-snapshots", dir); r.Code != ui.ExitOK || strings.Contains(r.Stdout, "MISMATCH") {
+		t.Errorf("%s: replay-psm --check-snapshots: exit %d\n%s%s", rel, r.Code, r.Stdout, r.Stderr)
 	}
 	checkReplayTruth(t, rel, dir)
-	r := runKseg("repair", "--dry-run", "--output", "json", dir)
+	r := clitest.Run("repair", "--dry-run", "--output", "json", dir)
 	var plan struct {
 		Files []struct {
 			Name, Action string
@@ -253,8 +254,8 @@ func realPartitionTruth(t *testing.T, rel, dir string) {
 			Kind, Severity, Message string
 		} `json:"findings"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &plan); err != nil || r.code != ui.ExitOK {
-		t.Errorf("%s: repair --dry-run: exit %d %v\n%s%s", rel, r.code, err, r.stdout, r.stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), &plan); err != nil || r.Code != ui.ExitOK {
+		t.Errorf("%s: repair --dry-run: exit %d %v\n%s%s", rel, r.Code, err, r.Stdout, r.Stderr)
 		return
 	}
 	for _, f := range plan.Files {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
@@ -20,7 +21,7 @@ import (
 // in its plan, not in the kind.
 func TestRepairNamesIndexDefectsAsDump(t *testing.T) {
 	t.Parallel()
-	c, err := segtest.NewCorpus(filepath.Join(testdataDir, "partitions"))
+	c, err := segtest.NewCorpus(filepath.Join(clitest.TestdataDir, "partitions"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +50,8 @@ func TestRepairNamesIndexDefectsAsDump(t *testing.T) {
 				got = f.Severity + " " + f.Kind
 			}
 		}
-		if r.code != ui.ExitFindings || got != e.Severity+" "+e.Kind {
-			t.Errorf("%s: repair --dry-run exit %d, reports %s as %q; dump says %q", cc.Name, r.code, e.File, got, e.Severity+" "+e.Kind)
+		if r.Code != ui.ExitFindings || got != e.Severity+" "+e.Kind {
+			t.Errorf("%s: repair --dry-run exit %d, reports %s as %q; dump says %q", cc.Name, r.Code, e.File, got, e.Severity+" "+e.Kind)
 		}
 	}
 	if n < 6 {
@@ -64,9 +65,9 @@ func TestRepairNamesIndexDefectsAsDump(t *testing.T) {
 // to call it an INFO index-rebuilt and exit 0).
 func TestRepairIndexPastEOFIsAnError(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "events-0")
-	copyTree(t, filepath.Join(testdataDir, "broken", "index-past-eof", "events-0"), dir)
-	if d := runKseg("dump", "--verify-index", dir); d.code != ui.ExitFindings || !strings.Contains(d.stdout, "ERROR index-mismatch") {
-		t.Fatalf("dump: exit %d\n%s", d.code, d.stdout)
+	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "broken", "index-past-eof", "events-0"), dir)
+	if d := clitest.Run("dump", "--verify-index", dir); d.Code != ui.ExitFindings || !strings.Contains(d.Stdout, "ERROR index-mismatch") {
+		t.Fatalf("dump: exit %d\n%s", d.Code, d.Stdout)
 	}
 	r, plan := repairDryRun(t, dir)
 	idx := segment.SegmentFileName(0, segment.IndexSuffix)
@@ -74,12 +75,12 @@ func TestRepairIndexPastEOFIsAnError(t *testing.T) {
 	for _, f := range plan.Findings {
 		ok = ok || (f.File == idx && f.Kind == "index-mismatch" && f.Severity == "error")
 	}
-	if r.code != ui.ExitFindings || !ok {
-		t.Fatalf("repair --dry-run: exit %d %+v", r.code, plan.Findings)
+	if r.Code != ui.ExitFindings || !ok {
+		t.Fatalf("repair --dry-run: exit %d %+v", r.Code, plan.Findings)
 	}
-	text := runKseg("repair", "--dry-run", dir)
-	if text.code != ui.ExitFindings || !strings.Contains(text.stdout, "ERROR index-mismatch "+idx) {
-		t.Errorf("repair --dry-run (text): exit %d\n%s", text.code, text.stdout)
+	text := clitest.Run("repair", "--dry-run", dir)
+	if text.Code != ui.ExitFindings || !strings.Contains(text.Stdout, "ERROR index-mismatch "+idx) {
+		t.Errorf("repair --dry-run (text): exit %d\n%s", text.Code, text.Stdout)
 	}
 }
 
@@ -98,7 +99,7 @@ func TestRepairPreallocatedIndexesAsDump(t *testing.T) {
 		{segment.IndexSuffix, "index-zero-tail", "warning", 8, ui.ExitOK},
 	} {
 		dir := filepath.Join(t.TempDir(), "orders-0")
-		copyTree(t, filepath.Join(testdataDir, "partitions", "orders-0"), dir)
+		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "orders-0"), dir)
 		name := segment.SegmentFileName(0, c.suffix)
 		path := filepath.Join(dir, name)
 		b, err := os.ReadFile(path)
@@ -123,8 +124,8 @@ func TestRepairPreallocatedIndexesAsDump(t *testing.T) {
 				got = f.Severity + " " + f.Kind
 			}
 		}
-		if got != c.sev+" "+c.kind || r.code != c.exit {
-			t.Errorf("%s: repair --dry-run exit %d, %q; want exit %d, %q", name, r.code, got, c.exit, c.sev+" "+c.kind)
+		if got != c.sev+" "+c.kind || r.Code != c.exit {
+			t.Errorf("%s: repair --dry-run exit %d, %q; want exit %d, %q", name, r.Code, got, c.exit, c.sev+" "+c.kind)
 		}
 		if c.sev == "error" && (dumpSays != got || code != ui.ExitFindings) {
 			t.Errorf("%s: dump exit %d says %q, repair %q", name, code, dumpSays, got)
@@ -139,12 +140,12 @@ func TestRepairPreallocatedIndexesAsDump(t *testing.T) {
 // replay-psm and repair alike; replay-psm used to call it info.
 func TestZeroTailIsAWarningEverywhere(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "events-0")
-	copyTree(t, filepath.Join(testdataDir, "broken", "zero-tail", "events-0"), dir)
-	if d := runKseg("dump", dir); d.code != ui.ExitOK || !strings.Contains(d.stdout, "WARNING zero-tail") {
-		t.Errorf("dump: exit %d\n%s", d.code, d.stdout)
+	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "broken", "zero-tail", "events-0"), dir)
+	if d := clitest.Run("dump", dir); d.Code != ui.ExitOK || !strings.Contains(d.Stdout, "WARNING zero-tail") {
+		t.Errorf("dump: exit %d\n%s", d.Code, d.Stdout)
 	}
-	if r, v := replayJSON(t, "--from-snapshot", "none", dir); r.code != ui.ExitOK || anomalyKinds(v)["zero-tail"] != "warning" {
-		t.Errorf("replay-psm: exit %d %v", r.code, anomalyKinds(v))
+	if r, v := replayJSON(t, "--from-snapshot", "none", dir); r.Code != ui.ExitOK || anomalyKinds(v)["zero-tail"] != "warning" {
+		t.Errorf("replay-psm: exit %d %v", r.Code, anomalyKinds(v))
 	}
 	r, plan := repairDryRun(t, dir)
 	sev := ""
@@ -153,7 +154,7 @@ func TestZeroTailIsAWarningEverywhere(t *testing.T) {
 			sev = f.Severity
 		}
 	}
-	if r.code != ui.ExitOK || sev != "warning" {
-		t.Errorf("repair --dry-run: exit %d %+v", r.code, plan.Findings)
+	if r.Code != ui.ExitOK || sev != "warning" {
+		t.Errorf("repair --dry-run: exit %d %+v", r.Code, plan.Findings)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
@@ -19,7 +20,7 @@ import (
 // returns the partition directory.
 func repairCase(t *testing.T, name string) string {
 	t.Helper()
-	c, err := segtest.NewCorpus(filepath.Join(testdataDir, "partitions"))
+	c, err := segtest.NewCorpus(filepath.Join(clitest.TestdataDir, "partitions"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func repairCase(t *testing.T, name string) string {
 // dump --verify-index is clean and replay-psm --check-snapshots matches.
 func assertCleanAfterRepair(t *testing.T, dir string) {
 	t.Helper()
-	code, out, errOut := injRun(t, "dump", "-o", "json", "--verify-index", "--index-sanity-check", dir)
+	code, out, errOut := clitest.Exec(t, "dump", "-o", "json", "--verify-index", "--index-sanity-check", dir)
 	if code != ui.ExitOK {
 		t.Fatalf("dump --verify-index after the repair: exit %d\n%s%s", code, out, errOut)
 	}
@@ -49,7 +50,7 @@ func assertCleanAfterRepair(t *testing.T, dir string) {
 	}
 	// (Exit 3 may come from anomalies of the data itself, such as txn-0's
 	// hanging transaction; the snapshots must match.)
-	code, out, errOut = injRun(t, "replay-psm", "--check-snapshots", dir)
+	code, out, errOut = clitest.Exec(t, "replay-psm", "--check-snapshots", dir)
 	if (code != ui.ExitOK && code != ui.ExitFindings) || strings.Contains(out, "MISMATCH") || strings.Contains(out, "CORRUPT") ||
 		strings.Contains(out, "snapshot-") {
 		t.Fatalf("replay-psm --check-snapshots after the repair: exit %d\n%s%s", code, out, errOut)
@@ -76,14 +77,14 @@ func TestRepairCLI(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := repairCase(t, tc.name)
 			logDir := filepath.Dir(dir)
-			before := walkState(t, logDir)
-			code, out, errOut := injRun(t, "repair", "--dry-run", dir)
+			before := clitest.WalkState(t, logDir)
+			code, out, errOut := clitest.Exec(t, "repair", "--dry-run", dir)
 			if code != ui.ExitFindings || !strings.Contains(out, tc.cut) || !strings.Contains(out, "Dry run:") {
 				t.Fatalf("dry run: exit %d\n%s%s", code, out, errOut)
 			}
-			assertSameState(t, before, logDir)
+			clitest.AssertSameState(t, before, logDir)
 
-			code, out, _ = injRun(t, "repair", "--dry-run", "-o", "json", dir)
+			code, out, _ = clitest.Exec(t, "repair", "--dry-run", "-o", "json", dir)
 			var plan struct {
 				Type            string `json:"type"`
 				Damage          bool   `json:"damage"`
@@ -103,22 +104,22 @@ func TestRepairCLI(t *testing.T) {
 			if plan.Type != "plan" || !plan.Damage || plan.NewLogEndOffset != tc.newEnd || len(plan.Files) == 0 || len(plan.Findings) == 0 {
 				t.Fatalf("plan: %+v", plan)
 			}
-			assertSameState(t, before, logDir)
+			clitest.AssertSameState(t, before, logDir)
 
 			backup := filepath.Join(t.TempDir(), "backup")
-			code, out, errOut = injRun(t, "repair", "--backup-dir", backup, dir)
+			code, out, errOut = clitest.Exec(t, "repair", "--backup-dir", backup, dir)
 			if code != ui.ExitOK || !strings.Contains(out, "Repaired:") || !strings.Contains(out, "Verified:") {
 				t.Fatalf("repair: exit %d\n%s%s", code, out, errOut)
 			}
 			assertCleanAfterRepair(t, dir)
 
-			after := walkState(t, logDir)
-			code, out, _ = injRun(t, "repair", dir)
+			after := clitest.WalkState(t, logDir)
+			code, out, _ = clitest.Exec(t, "repair", dir)
 			if code != ui.ExitOK || !strings.Contains(out, "Nothing to repair:") {
 				t.Fatalf("second run: exit %d\n%s", code, out)
 			}
-			assertSameState(t, after, logDir)
-			code, out, _ = injRun(t, "repair", "--dry-run", "-o", "json", dir)
+			clitest.AssertSameState(t, after, logDir)
+			code, out, _ = clitest.Exec(t, "repair", "--dry-run", "-o", "json", dir)
 			if code != ui.ExitOK || !strings.Contains(out, `"nothingToDo":true`) {
 				t.Fatalf("second dry run: exit %d\n%s", code, out)
 			}
@@ -130,10 +131,10 @@ func TestRepairCLI(t *testing.T) {
 // the later segment, the snapshots above the cut and a leader epoch go.
 func TestRepairCLIMultiSegment(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "logs", "orders-0")
-	copyTree(t, filepath.Join(testdataDir, "partitions", "orders-0"), dir)
+	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "orders-0"), dir)
 	// A bit of the batch at offsets 36..39 (position 653).
 	flipByte(t, filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix)), 653+100)
-	code, out, errOut := injRun(t, "repair", "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
+	code, out, errOut := clitest.Exec(t, "repair", "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
 	if code != ui.ExitOK {
 		t.Fatalf("repair: exit %d\n%s%s", code, out, errOut)
 	}
@@ -163,15 +164,15 @@ func flipByte(t *testing.T, path string, at int64) {
 func TestRepairCLIWarningOnly(t *testing.T) {
 	t.Parallel()
 	dir := repairCase(t, "events-0/zero-tail")
-	code, out, _ := injRun(t, "repair", "--dry-run", dir)
+	code, out, _ := clitest.Exec(t, "repair", "--dry-run", dir)
 	if code != ui.ExitOK || !strings.Contains(out, "zero-tail") || !strings.Contains(out, "replace 00000000000000000000.log (4742 -> 646 bytes)") {
 		t.Fatalf("dry run: exit %d\n%s", code, out)
 	}
-	code, out, _ = injRun(t, "repair", "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
+	code, out, _ = clitest.Exec(t, "repair", "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
 	if code != ui.ExitOK {
 		t.Fatalf("repair: exit %d\n%s", code, out)
 	}
-	code, out, _ = injRun(t, "dump", dir)
+	code, out, _ = clitest.Exec(t, "dump", dir)
 	if code != ui.ExitOK || strings.Contains(out, "zero-tail") {
 		t.Fatalf("dump after the repair: exit %d\n%s", code, out)
 	}
@@ -183,7 +184,7 @@ func TestRepairCLIResumeAndRollback(t *testing.T) {
 	t.Parallel()
 	for _, rollback := range []bool{false, true} {
 		dir := repairCase(t, "events-0/crc-mismatch")
-		before := walkState(t, dir)
+		before := clitest.WalkState(t, dir)
 		p, err := repair.PlanRepair(dir, repair.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -199,19 +200,19 @@ func TestRepairCLIResumeAndRollback(t *testing.T) {
 			t.Fatalf("the simulated crash left no journal: %v", err)
 		}
 		if rollback {
-			code, out, errOut := injRun(t, "repair", "--rollback", dir)
+			code, out, errOut := clitest.Exec(t, "repair", "--rollback", dir)
 			if code != ui.ExitOK || !strings.Contains(out, "Rolled back:") {
 				t.Fatalf("rollback: exit %d\n%s%s", code, out, errOut)
 			}
-			after := walkState(t, dir)
+			after := clitest.WalkState(t, dir)
 			for k, b := range before {
-				if after[k].sum != b.sum {
+				if after[k].Sum != b.Sum {
 					t.Fatalf("%s not restored", k)
 				}
 			}
 			continue
 		}
-		code, out, errOut := injRun(t, "repair", "--all", dir)
+		code, out, errOut := clitest.Exec(t, "repair", "--all", dir)
 		if code != ui.ExitOK || !strings.Contains(out, "Resume:") || !strings.Contains(out, "the interrupted repair") ||
 			!strings.Contains(errOut, "ignoring [--all]") {
 			t.Fatalf("rerun: exit %d\n%s%s", code, out, errOut)
@@ -230,17 +231,17 @@ func TestRepairCLIUsage(t *testing.T) {
 		{"repair", "--rollback", "--all", dir},
 		{"repair", "--rollback", "--dry-run", dir},
 	} {
-		if code, _, errOut := injRun(t, args...); code != ui.ExitUsage {
+		if code, _, errOut := clitest.Exec(t, args...); code != ui.ExitUsage {
 			t.Errorf("%v: exit %d, want 2\n%s", args, code, errOut)
 		}
 	}
-	if code, _, errOut := injRun(t, "repair", "--rollback", dir); code != ui.ExitError || !strings.Contains(errOut, "no interrupted operation") {
+	if code, _, errOut := clitest.Exec(t, "repair", "--rollback", dir); code != ui.ExitError || !strings.Contains(errOut, "no interrupted operation") {
 		t.Errorf("--rollback without a journal: exit %d\n%s", code, errOut)
 	}
-	if code, _, errOut := injRun(t, "repair", filepath.Dir(dir)); code != ui.ExitUsage || !strings.Contains(errOut, "not <topic>-<partition>") {
+	if code, _, errOut := clitest.Exec(t, "repair", filepath.Dir(dir)); code != ui.ExitUsage || !strings.Contains(errOut, "not <topic>-<partition>") {
 		t.Errorf("a log directory: exit %d\n%s", code, errOut)
 	}
-	code, out, _ := injRun(t, "repair", "--help")
+	code, out, _ := clitest.Exec(t, "repair", "--help")
 	if code != ui.ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--index-interval-bytes") {
 		t.Errorf("help: exit %d\n%s", code, out)
 	}
@@ -250,7 +251,7 @@ func TestRepairCLIUsage(t *testing.T) {
 func TestRepairCLITable(t *testing.T) {
 	t.Parallel()
 	dir := repairCase(t, "events-0/crc-mismatch")
-	code, out, _ := injRun(t, "repair", "--dry-run", "-o", "table", dir)
+	code, out, _ := clitest.Exec(t, "repair", "--dry-run", "-o", "table", dir)
 	if code != ui.ExitFindings || !strings.Contains(out, "crc-mismatch at 321 (325 bytes)") || !strings.Contains(out, "\nreplace  ") {
 		t.Fatalf("table: exit %d\n%s", code, out)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
@@ -18,9 +19,9 @@ func TestRepairCLIRefusesLockedLogDir(t *testing.T) {
 	dir := repairCase(t, "events-0/torn-tail/40")
 	logDir := filepath.Dir(dir)
 	barriertest.HoldBrokerLock(t, filepath.Join(logDir, segment.LockName))
-	before := walkState(t, logDir)
+	before := clitest.WalkState(t, logDir)
 	for _, args := range [][]string{{"--dry-run"}, {"--backup-dir", filepath.Join(t.TempDir(), "b")}, {"--all", "-o", "json"}} {
-		code, out, stderr := injRun(t, append(append([]string{"repair"}, args...), dir)...)
+		code, out, stderr := clitest.Exec(t, append(append([]string{"repair"}, args...), dir)...)
 		if code != ui.ExitRefused || !strings.Contains(stderr, "broker-running") {
 			t.Fatalf("%v: exit %d\n%s%s", args, code, out, stderr)
 		}
@@ -29,5 +30,5 @@ func TestRepairCLIRefusesLockedLogDir(t *testing.T) {
 			t.Fatalf("%v: the plan is not shown before the refusal:\n%s", args, out)
 		}
 	}
-	assertSameState(t, before, logDir)
+	clitest.AssertSameState(t, before, logDir)
 }

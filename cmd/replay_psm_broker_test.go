@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
@@ -75,12 +76,12 @@ func (l *brokerLog) partition(logDirFiles map[string]string) string {
 // checkpoint is an offset checkpoint file with one entry for orders-0.
 func checkpoint(offset int64) string { return "0\n1\norders 0 " + strconv.FormatInt(offset, 10) + "\n" }
 
-func replayJSON(t *testing.T, args ...string) (runResult, map[string]any) {
+func replayJSON(t *testing.T, args ...string) (clitest.Result, map[string]any) {
 	t.Helper()
-	r := runKseg(append([]string{"replay-psm", "-o", "json"}, args...)...)
+	r := clitest.Run(append([]string{"replay-psm", "-o", "json"}, args...)...)
 	var v map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
-		t.Fatalf("replay-psm %v: exit %d %v\n%s%s", args, r.code, err, r.stdout, r.stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), &v); err != nil {
+		t.Fatalf("replay-psm %v: exit %d %v\n%s%s", args, r.Code, err, r.Stdout, r.Stderr)
 	}
 	return r, v
 }
@@ -103,23 +104,23 @@ type dryRunPlan struct {
 	} `json:"findings"`
 }
 
-func repairDryRun(t *testing.T, dir string) (runResult, dryRunPlan) {
+func repairDryRun(t *testing.T, dir string) (clitest.Result, dryRunPlan) {
 	t.Helper()
 	return repairDryRunWith(t, dir)
 }
 
 // repairDryRunAll is repair --all --dry-run.
-func repairDryRunAll(t *testing.T, dir string) (runResult, dryRunPlan) {
+func repairDryRunAll(t *testing.T, dir string) (clitest.Result, dryRunPlan) {
 	t.Helper()
 	return repairDryRunWith(t, dir, "--all")
 }
 
-func repairDryRunWith(t *testing.T, dir string, flags ...string) (runResult, dryRunPlan) {
+func repairDryRunWith(t *testing.T, dir string, flags ...string) (clitest.Result, dryRunPlan) {
 	t.Helper()
-	r := runKseg(append(append([]string{"repair", "--dry-run", "-o", "json"}, flags...), dir)...)
+	r := clitest.Run(append(append([]string{"repair", "--dry-run", "-o", "json"}, flags...), dir)...)
 	var p dryRunPlan
-	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
-		t.Fatalf("repair --dry-run: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), &p); err != nil {
+		t.Fatalf("repair --dry-run: exit %d %v\n%s%s", r.Code, err, r.Stdout, r.Stderr)
 	}
 	return r, p
 }
@@ -138,19 +139,19 @@ func TestReplayPSMAndRepairAgreeOnCleanShutdownWithoutSnapshot(t *testing.T) {
 	dir := l.partition(map[string]string{segment.CleanShutdownName: "", "replication-offset-checkpoint": checkpoint(l.next)})
 
 	r, v := replayJSON(t, dir)
-	if r.code != ui.ExitFindings || v["rebuildSkipped"] != true || len(v["producers"].([]any)) != 0 || len(v["ongoingTransactions"].([]any)) != 0 ||
+	if r.Code != ui.ExitFindings || v["rebuildSkipped"] != true || len(v["producers"].([]any)) != 0 || len(v["ongoingTransactions"].([]any)) != 0 ||
 		v["lastStableOffset"] != v["highWatermark"] || v["highWatermark"] != float64(l.next) {
-		t.Fatalf("replay-psm: exit %d %s", r.code, r.stdout)
+		t.Fatalf("replay-psm: exit %d %s", r.Code, r.Stdout)
 	}
 	if k := anomalyKinds(v); k["clean-shutdown-no-snapshot"] != "error" || len(k) != 1 {
 		t.Fatalf("replay-psm anomalies %v", k)
 	}
-	text := runKseg("replay-psm", dir)
-	if !strings.Contains(text.stdout, "replay              none: .kafka_cleanshutdown and no producer snapshot") {
-		t.Errorf("text:\n%s", text.stdout)
+	text := clitest.Run("replay-psm", dir)
+	if !strings.Contains(text.Stdout, "replay              none: .kafka_cleanshutdown and no producer snapshot") {
+		t.Errorf("text:\n%s", text.Stdout)
 	}
-	if r, v := replayJSON(t, "--check-snapshots", dir); r.code != ui.ExitFindings || anomalyKinds(v)["clean-shutdown-no-snapshot"] != "error" {
-		t.Errorf("--check-snapshots: exit %d %v", r.code, anomalyKinds(v))
+	if r, v := replayJSON(t, "--check-snapshots", dir); r.Code != ui.ExitFindings || anomalyKinds(v)["clean-shutdown-no-snapshot"] != "error" {
+		t.Errorf("--check-snapshots: exit %d %v", r.Code, anomalyKinds(v))
 	}
 
 	rr, plan := repairDryRun(t, dir)
@@ -165,15 +166,15 @@ func TestReplayPSMAndRepairAgreeOnCleanShutdownWithoutSnapshot(t *testing.T) {
 	for _, f := range plan.Files {
 		writes = writes || (f.Name == snap && f.Action == "create")
 	}
-	if rr.code != ui.ExitFindings || !found || !writes {
-		t.Fatalf("repair --dry-run: exit %d %+v", rr.code, plan)
+	if rr.Code != ui.ExitFindings || !found || !writes {
+		t.Fatalf("repair --dry-run: exit %d %+v", rr.Code, plan)
 	}
-	if ap := runKseg("repair", "--backup-dir", t.TempDir(), dir); ap.code != ui.ExitOK || !strings.Contains(ap.stdout, "Verified:") {
-		t.Fatalf("repair: exit %d\n%s%s", ap.code, ap.stdout, ap.stderr)
+	if ap := clitest.Run("repair", "--backup-dir", t.TempDir(), dir); ap.Code != ui.ExitOK || !strings.Contains(ap.Stdout, "Verified:") {
+		t.Fatalf("repair: exit %d\n%s%s", ap.Code, ap.Stdout, ap.Stderr)
 	}
 	r, v = replayJSON(t, dir)
-	if r.code != ui.ExitOK || v["rebuildSkipped"] != nil || len(v["producers"].([]any)) != 2 || v["lastStableOffset"] != float64(open) {
-		t.Errorf("after repair: exit %d %s", r.code, r.stdout)
+	if r.Code != ui.ExitOK || v["rebuildSkipped"] != nil || len(v["producers"].([]any)) != 2 || v["lastStableOffset"] != float64(open) {
+		t.Errorf("after repair: exit %d %s", r.Code, r.Stdout)
 	}
 }
 
@@ -201,13 +202,13 @@ func TestReplayPSMHighWatermarkAsTheBrokerStartsIt(t *testing.T) {
 	} {
 		dir := l.partition(c.files)
 		r, v := replayJSON(t, append(c.args, dir)...)
-		if r.code != ui.ExitOK || v["highWatermark"] != c.hw || v["lastStableOffset"] != c.lso {
-			t.Errorf("%s: exit %d, highWatermark %v, lastStableOffset %v; want %v, %v", c.name, r.code, v["highWatermark"], v["lastStableOffset"], c.hw, c.lso)
+		if r.Code != ui.ExitOK || v["highWatermark"] != c.hw || v["lastStableOffset"] != c.lso {
+			t.Errorf("%s: exit %d, highWatermark %v, lastStableOffset %v; want %v, %v", c.name, r.Code, v["highWatermark"], v["lastStableOffset"], c.hw, c.lso)
 		}
 	}
-	text := runKseg("replay-psm", l.partition(nil))
-	if !strings.Contains(text.stdout, "high watermark      0 (no replication-offset-checkpoint entry: a broker starts at the log start offset") {
-		t.Errorf("text:\n%s", text.stdout)
+	text := clitest.Run("replay-psm", l.partition(nil))
+	if !strings.Contains(text.Stdout, "high watermark      0 (no replication-offset-checkpoint entry: a broker starts at the log start offset") {
+		t.Errorf("text:\n%s", text.Stdout)
 	}
 }
 
@@ -220,23 +221,23 @@ func TestLogStartAboveLogEndIsAFinding(t *testing.T) {
 	l.data(1, 0, 0, 3, false)
 	dir := l.partition(map[string]string{"log-start-offset-checkpoint": checkpoint(50), "replication-offset-checkpoint": checkpoint(60)})
 	r, v := replayJSON(t, dir)
-	if r.code != ui.ExitFindings || anomalyKinds(v)["log-start-above-log-end"] != "error" {
-		t.Fatalf("replay-psm: exit %d %s", r.code, r.stdout)
+	if r.Code != ui.ExitFindings || anomalyKinds(v)["log-start-above-log-end"] != "error" {
+		t.Fatalf("replay-psm: exit %d %s", r.Code, r.Stdout)
 	}
 	if hw, end := v["highWatermark"].(float64), v["logEndOffset"].(float64); hw > end || end != 3 {
 		t.Errorf("high watermark %v above the log end %v", hw, end)
 	}
-	d := runKseg("dump", dir)
-	if d.code != ui.ExitFindings || !strings.Contains(d.stdout, "ERROR log-start-above-log-end orders-0: the log start offset 50") {
-		t.Errorf("dump: exit %d\n%s", d.code, d.stdout)
+	d := clitest.Run("dump", dir)
+	if d.Code != ui.ExitFindings || !strings.Contains(d.Stdout, "ERROR log-start-above-log-end orders-0: the log start offset 50") {
+		t.Errorf("dump: exit %d\n%s", d.Code, d.Stdout)
 	}
-	if d := runKseg("dump", "-o", "json", filepath.Dir(dir)); d.code != ui.ExitFindings || !strings.Contains(d.stdout, `"kind":"log-start-above-log-end"`) {
-		t.Errorf("dump of the log directory: exit %d\n%s", d.code, d.stdout)
+	if d := clitest.Run("dump", "-o", "json", filepath.Dir(dir)); d.Code != ui.ExitFindings || !strings.Contains(d.Stdout, `"kind":"log-start-above-log-end"`) {
+		t.Errorf("dump of the log directory: exit %d\n%s", d.Code, d.Stdout)
 	}
 	// Within the log: nothing to say.
 	ok := l.partition(map[string]string{"log-start-offset-checkpoint": checkpoint(3)})
-	if d := runKseg("dump", ok); d.code != ui.ExitOK {
-		t.Errorf("dump with the log start at the log end: exit %d\n%s", d.code, d.stdout)
+	if d := clitest.Run("dump", ok); d.Code != ui.ExitOK {
+		t.Errorf("dump with the log start at the log end: exit %d\n%s", d.Code, d.Stdout)
 	}
 }
 
@@ -248,9 +249,9 @@ func TestLogStartAboveLogEndIsAFinding(t *testing.T) {
 func TestRepairKeepsSnapshotsTheBrokerWrote(t *testing.T) {
 	check := func(t *testing.T, dir, reason string) {
 		t.Helper()
-		c := runKseg("replay-psm", "--check-snapshots", dir)
-		if c.code != ui.ExitOK || !strings.Contains(c.stdout, "MATCH (") || !strings.Contains(c.stdout, reason) {
-			t.Fatalf("--check-snapshots: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+		c := clitest.Run("replay-psm", "--check-snapshots", dir)
+		if c.Code != ui.ExitOK || !strings.Contains(c.Stdout, "MATCH (") || !strings.Contains(c.Stdout, reason) {
+			t.Fatalf("--check-snapshots: exit %d\n%s%s", c.Code, c.Stdout, c.Stderr)
 		}
 		r, plan := repairDryRun(t, dir)
 		for _, f := range plan.Files {
@@ -258,8 +259,8 @@ func TestRepairKeepsSnapshotsTheBrokerWrote(t *testing.T) {
 				t.Errorf("repair --dry-run plans %s %s", f.Action, f.Name)
 			}
 		}
-		if r.code != ui.ExitOK {
-			t.Errorf("repair --dry-run: exit %d %+v", r.code, plan.Findings)
+		if r.Code != ui.ExitOK {
+			t.Errorf("repair --dry-run: exit %d %+v", r.Code, plan.Findings)
 		}
 		if _, v := replayJSON(t, dir); anomalyKinds(v)["stale-snapshot"] != "" || anomalyKinds(v)["snapshot-mismatch"] != "" {
 			t.Errorf("default run: %v", anomalyKinds(v))
@@ -271,8 +272,8 @@ func TestRepairKeepsSnapshotsTheBrokerWrote(t *testing.T) {
 		l.data(2, 0, 0, 2, false)
 		l.data(2, 0, 2, 2, false)
 		dir := l.partition(map[string]string{"log-start-offset-checkpoint": checkpoint(3)})
-		if w := runKseg("replay-psm", "--from-snapshot", "none", "--log-start-offset", "0", "--write-snapshot", dir, dir); w.code != ui.ExitOK {
-			t.Fatalf("write: %d %s", w.code, w.stderr)
+		if w := clitest.Run("replay-psm", "--from-snapshot", "none", "--log-start-offset", "0", "--write-snapshot", dir, dir); w.Code != ui.ExitOK {
+			t.Fatalf("write: %d %s", w.Code, w.Stderr)
 		}
 		check(t, dir, "below the log start offset 3")
 	})
@@ -282,8 +283,8 @@ func TestRepairKeepsSnapshotsTheBrokerWrote(t *testing.T) {
 		l.ts += 3 * 86400000
 		l.data(2, 0, 0, 1, false)
 		dir := l.partition(nil)
-		if w := runKseg("replay-psm", "--from-snapshot", "none", "--producer-id-expiration-ms", "4611686018427387904", "--write-snapshot", dir, dir); w.code != ui.ExitOK {
-			t.Fatalf("write: %d %s", w.code, w.stderr)
+		if w := clitest.Run("replay-psm", "--from-snapshot", "none", "--producer-id-expiration-ms", "4611686018427387904", "--write-snapshot", dir, dir); w.Code != ui.ExitOK {
+			t.Fatalf("write: %d %s", w.Code, w.Stderr)
 		}
 		check(t, dir, "loadProducersFromRecords")
 	})

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -29,7 +30,7 @@ func TestReplayPSMUncleanStartIsTheRecoveredState(t *testing.T) {
 		if filepath.Base(filepath.Dir(dir)) != "crashed" {
 			continue
 		}
-		r := runKseg("replay-psm", "-o", "json", dir)
+		r := clitest.Run("replay-psm", "-o", "json", dir)
 		var v struct {
 			HighWatermark, LastStableOffset int64
 			Recovery                        *struct{ Segments []int64 }
@@ -39,8 +40,8 @@ func TestReplayPSMUncleanStartIsTheRecoveredState(t *testing.T) {
 			}
 			OngoingTransactions []any
 		}
-		if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
-			t.Fatalf("%s: %v\n%s", dir, err, r.stderr)
+		if err := json.Unmarshal([]byte(r.Stdout), &v); err != nil {
+			t.Fatalf("%s: %v\n%s", dir, err, r.Stderr)
 		}
 		if v.Recovery == nil || len(v.Recovery.Segments) == 0 {
 			t.Errorf("%s: no recovery reported", dir)
@@ -53,8 +54,8 @@ func TestReplayPSMUncleanStartIsTheRecoveredState(t *testing.T) {
 		if len(v.OngoingTransactions) == 0 && v.LastStableOffset != v.HighWatermark {
 			t.Errorf("%s: last stable offset %d with no open transaction; the broker's is the high watermark %d", dir, v.LastStableOffset, v.HighWatermark)
 		}
-		if text := runKseg("replay-psm", dir); !strings.Contains(text.stdout, "an unclean shutdown (no .kafka_cleanshutdown): the broker recovers") {
-			t.Errorf("%s: the text does not say the broker recovers the log:\n%s", dir, text.stdout)
+		if text := clitest.Run("replay-psm", dir); !strings.Contains(text.Stdout, "an unclean shutdown (no .kafka_cleanshutdown): the broker recovers") {
+			t.Errorf("%s: the text does not say the broker recovers the log:\n%s", dir, text.Stdout)
 		}
 	}
 }

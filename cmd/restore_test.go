@@ -7,15 +7,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // runWithEnv runs kseg with the environment env (HOME, XDG_STATE_HOME).
-func runWithEnv(env map[string]string, args ...string) runResult {
+func runWithEnv(env map[string]string, args ...string) clitest.Result {
 	s, out, errb := ui.TestStreams()
 	s.Env = func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	code := Run(context.Background(), args, s)
-	return runResult{args: args, code: code, stdout: out.String(), stderr: errb.String()}
+	return clitest.Result{Args: args, Code: code, Stdout: out.String(), Stderr: errb.String()}
 }
 
 // treeOf is every file under dir with its content.
@@ -47,17 +48,17 @@ func treeOf(t *testing.T, dir string) map[string]string {
 func TestWriteFromTheLogDirectory(t *testing.T) {
 	root := t.TempDir()
 	ld := filepath.Join(root, "data")
-	copyTree(t, filepath.Join(testdataDir, "partitions", "txn-0"), filepath.Join(ld, "txn-0"))
+	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "txn-0"), filepath.Join(ld, "txn-0"))
 	home := filepath.Join(root, "home")
 	t.Chdir(ld)
 	env := map[string]string{"HOME": home}
 	r := runWithEnv(env, "inject-barrier", "--dry-run", "--yes", "--timestamp", "1700000009000", "txn-0")
-	if r.code != ui.ExitOK || !strings.Contains(r.stdout, "Backup: into a new folder in ~/.local/state/kseg/backups") {
-		t.Fatalf("dry run from the log directory: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != ui.ExitOK || !strings.Contains(r.Stdout, "Backup: into a new folder in ~/.local/state/kseg/backups") {
+		t.Fatalf("dry run from the log directory: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	r = runWithEnv(env, "inject-barrier", "--yes", "--timestamp", "1700000009000", "txn-0")
-	if r.code != ui.ExitOK {
-		t.Fatalf("inject-barrier from the log directory: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != ui.ExitOK {
+		t.Fatalf("inject-barrier from the log directory: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	backups, _ := filepath.Glob(filepath.Join(home, ".local", "state", "kseg", "backups", "kseg-backup-txn-0-*"))
 	if len(backups) != 1 {
@@ -72,8 +73,8 @@ func TestWriteFromTheLogDirectory(t *testing.T) {
 	// XDG_STATE_HOME wins over HOME.
 	state := filepath.Join(root, "state")
 	r = runWithEnv(map[string]string{"HOME": home, "XDG_STATE_HOME": state}, "inject-barrier", "--dry-run", "--force", "txn-0")
-	if r.code != ui.ExitOK || !strings.Contains(r.stdout, filepath.Join(state, "kseg", "backups")) {
-		t.Fatalf("dry run with XDG_STATE_HOME: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != ui.ExitOK || !strings.Contains(r.Stdout, filepath.Join(state, "kseg", "backups")) {
+		t.Fatalf("dry run with XDG_STATE_HOME: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -84,16 +85,16 @@ func TestWriteFromTheLogDirectory(t *testing.T) {
 func TestRestoreCommand(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "logs", "txn-0")
-	copyTree(t, filepath.Join(testdataDir, "partitions", "txn-0"), dir)
+	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "txn-0"), dir)
 	before := treeOf(t, dir)
 	bd := filepath.Join(root, "bk")
-	if r := runKseg("inject-barrier", "--yes", "--timestamp", "1700000009000", "--backup-dir", bd, dir); r.code != ui.ExitOK {
-		t.Fatalf("inject-barrier: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r := clitest.Run("inject-barrier", "--yes", "--timestamp", "1700000009000", "--backup-dir", bd, dir); r.Code != ui.ExitOK {
+		t.Fatalf("inject-barrier: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	after := treeOf(t, dir)
-	r := runKseg("restore", "--dry-run", "-o", "json", bd)
-	if r.code != ui.ExitOK || jsonLine(t, r.stdout, "restore-plan") == nil {
-		t.Fatalf("restore --dry-run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r := clitest.Run("restore", "--dry-run", "-o", "json", bd)
+	if r.Code != ui.ExitOK || clitest.JSONLine(t, r.Stdout, "restore-plan") == nil {
+		t.Fatalf("restore --dry-run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if got := treeOf(t, dir); len(got) != len(after) {
 		t.Fatal("a dry run changed the partition")
@@ -108,9 +109,9 @@ func TestRestoreCommand(t *testing.T) {
 	if err := os.WriteFile(log, changed, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r = runKseg("restore", "--backup-dir", filepath.Join(root, "rb1"), bd)
-	if r.code != ui.ExitRefused || !strings.Contains(r.stderr, "00000000000000000000.log") || !strings.Contains(r.stderr, "--force") {
-		t.Fatalf("restore over a changed file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r = clitest.Run("restore", "--backup-dir", filepath.Join(root, "rb1"), bd)
+	if r.Code != ui.ExitRefused || !strings.Contains(r.Stderr, "00000000000000000000.log") || !strings.Contains(r.Stderr, "--force") {
+		t.Fatalf("restore over a changed file: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if got, _ := os.ReadFile(log); string(got) != string(changed) {
 		t.Fatal("a refused restore changed the file")
@@ -118,9 +119,9 @@ func TestRestoreCommand(t *testing.T) {
 	if err := os.WriteFile(log, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r = runKseg("restore", "--backup-dir", filepath.Join(root, "rb2"), bd)
-	if r.code != ui.ExitOK || !strings.Contains(r.stdout, "Verified:") {
-		t.Fatalf("restore: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r = clitest.Run("restore", "--backup-dir", filepath.Join(root, "rb2"), bd)
+	if r.Code != ui.ExitOK || !strings.Contains(r.Stdout, "Verified:") {
+		t.Fatalf("restore: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	got := treeOf(t, dir)
 	if len(got) != len(before) {
@@ -131,8 +132,8 @@ func TestRestoreCommand(t *testing.T) {
 			t.Errorf("%s is not what it was before the write", k)
 		}
 	}
-	r = runKseg("restore", bd)
-	if r.code != ui.ExitOK || !strings.Contains(r.stdout, "Nothing to do") {
-		t.Fatalf("a second restore: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r = clitest.Run("restore", bd)
+	if r.Code != ui.ExitOK || !strings.Contains(r.Stdout, "Nothing to do") {
+		t.Fatalf("a second restore: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }

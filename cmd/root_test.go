@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/spf13/cobra"
 )
@@ -48,18 +49,18 @@ func TestUsageErrorsExit2(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runKseg(tc.args...)
-			if r.code != ui.ExitUsage {
-				t.Fatalf("kseg %s: exit %d, want %d\nstderr: %s", strings.Join(tc.args, " "), r.code, ui.ExitUsage, r.stderr)
+			r := clitest.Run(tc.args...)
+			if r.Code != ui.ExitUsage {
+				t.Fatalf("kseg %s: exit %d, want %d\nstderr: %s", strings.Join(tc.args, " "), r.Code, ui.ExitUsage, r.Stderr)
 			}
-			if !strings.Contains(r.stderr, tc.msg) {
-				t.Errorf("stderr %q does not say %q", r.stderr, tc.msg)
+			if !strings.Contains(r.Stderr, tc.msg) {
+				t.Errorf("stderr %q does not say %q", r.Stderr, tc.msg)
 			}
-			if !strings.HasPrefix(r.stderr, "kseg: ") || !strings.Contains(r.stderr, "--help' for usage.") {
-				t.Errorf("stderr %q: want a kseg: message and a pointer to --help", r.stderr)
+			if !strings.HasPrefix(r.Stderr, "kseg: ") || !strings.Contains(r.Stderr, "--help' for usage.") {
+				t.Errorf("stderr %q: want a kseg: message and a pointer to --help", r.Stderr)
 			}
-			if r.stdout != "" {
-				t.Errorf("stdout not empty on a usage error: %q", r.stdout)
+			if r.Stdout != "" {
+				t.Errorf("stdout not empty on a usage error: %q", r.Stdout)
 			}
 		})
 	}
@@ -68,10 +69,10 @@ func TestUsageErrorsExit2(t *testing.T) {
 // TestHelpExitsZero: asking for help is not an error.
 func TestHelpExitsZero(t *testing.T) {
 	for _, args := range [][]string{{}, {"--help"}, {"-h"}, {"help"}, {"help", "dump"}, {"dump", "--help"}, {"completion"}, {"completion", "--help"}, {"--version"}} {
-		r := runKseg(args...)
-		if r.code != ui.ExitOK || r.stdout == "" || r.stderr != "" {
+		r := clitest.Run(args...)
+		if r.Code != ui.ExitOK || r.Stdout == "" || r.Stderr != "" {
 			t.Errorf("kseg %s: exit %d, stdout %d bytes, stderr %q; want 0, help on stdout, nothing on stderr",
-				strings.Join(args, " "), r.code, len(r.stdout), r.stderr)
+				strings.Join(args, " "), r.Code, len(r.Stdout), r.Stderr)
 		}
 	}
 }
@@ -145,18 +146,18 @@ func TestEveryCommandConsistent(t *testing.T) {
 					t.Errorf("%s has no --%s", path, g)
 				}
 			}
-			r := runKseg(append(strings.Fields(path)[1:], "--help")...)
-			if r.code != 0 || !strings.Contains(r.stdout, "\nEXIT STATUS\n  0  clean") || !strings.Contains(r.stdout, "  4  refused") {
-				t.Errorf("%s --help: exit %d, no EXIT STATUS section:\n%s", path, r.code, r.stdout)
+			r := clitest.Run(append(strings.Fields(path)[1:], "--help")...)
+			if r.Code != 0 || !strings.Contains(r.Stdout, "\nEXIT STATUS\n  0  clean") || !strings.Contains(r.Stdout, "  4  refused") {
+				t.Errorf("%s --help: exit %d, no EXIT STATUS section:\n%s", path, r.Code, r.Stdout)
 			}
 			if strings.TrimSpace(c.Example) == "" {
 				t.Errorf("%s has no Example", path)
 			} else if !strings.Contains(c.Example, "kseg ") && !strings.Contains(c.Example, "go run . ") {
 				t.Errorf("%s: examples do not run kseg: %q", path, c.Example)
 			}
-			bad := runKseg(append(strings.Fields(path)[1:], "--no-such-flag")...)
-			if bad.code != ui.ExitUsage {
-				t.Errorf("%s --no-such-flag: exit %d, want 2", path, bad.code)
+			bad := clitest.Run(append(strings.Fields(path)[1:], "--no-such-flag")...)
+			if bad.Code != ui.ExitUsage {
+				t.Errorf("%s --no-such-flag: exit %d, want 2", path, bad.Code)
 			}
 			if slices.Contains(outputExempt, path) || strings.HasPrefix(path, "kseg completion ") {
 				return
@@ -195,8 +196,8 @@ func TestEveryCommandConsistent(t *testing.T) {
 // TestQuietKeepsErrors: -q removes progress and notes from stderr, never
 // the error that decides the exit code.
 func TestQuietKeepsErrors(t *testing.T) {
-	r := runKseg("-q", "dump", "no/such/dir")
-	if r.code != ui.ExitError || !strings.Contains(r.stderr, "no such file") {
-		t.Errorf("-q dump of a missing path: exit %d, stderr %q; want 1 and the error", r.code, r.stderr)
+	r := clitest.Run("-q", "dump", "no/such/dir")
+	if r.Code != ui.ExitError || !strings.Contains(r.Stderr, "no such file") {
+		t.Errorf("-q dump of a missing path: exit %d, stderr %q; want 1 and the error", r.Code, r.Stderr)
 	}
 }

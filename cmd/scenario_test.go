@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/kafkatest"
@@ -78,7 +79,7 @@ func (s *scenario) shown(text string) string {
 // excerpt when it is not nil, and returns stdout.
 func (s *scenario) kseg(block string, excerpt func(string) string, want int, args ...string) string {
 	s.t.Helper()
-	code, out, errOut := injRun(s.t, args...)
+	code, out, errOut := clitest.Exec(s.t, args...)
 	if code != want {
 		s.t.Fatalf("kseg %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errOut)
 	}
@@ -104,7 +105,7 @@ func (s *scenario) kseg(block string, excerpt func(string) string, want int, arg
 func (s *scenario) indexesClean(dirs ...string) {
 	s.t.Helper()
 	for _, d := range dirs {
-		if code, out, errOut := injRun(s.t, "dump", "--verify-index", d); code != ui.ExitOK {
+		if code, out, errOut := clitest.Exec(s.t, "dump", "--verify-index", d); code != ui.ExitOK {
 			s.t.Fatalf("dump --verify-index %s: exit %d\n%s%s", d, code, out, errOut)
 		}
 	}
@@ -136,19 +137,10 @@ func from(prefix string) func(string) string {
 	}
 }
 
-func mustContain(t *testing.T, out string, subs ...string) {
-	t.Helper()
-	for _, s := range subs {
-		if !strings.Contains(out, s) {
-			t.Fatalf("output lacks %q:\n%s", s, out)
-		}
-	}
-}
-
 // chainJSON runs verify-chain --output json and decodes its edge lines.
 func (s *scenario) chainJSON(args ...string) []chainEdgeJSON {
 	s.t.Helper()
-	code, out, errOut := injRun(s.t, append([]string{"verify-chain", "--output", "json"}, args...)...)
+	code, out, errOut := clitest.Exec(s.t, append([]string{"verify-chain", "--output", "json"}, args...)...)
 	if code != ui.ExitOK {
 		s.t.Fatalf("verify-chain --output json: exit %d\n%s%s", code, out, errOut)
 	}
@@ -188,9 +180,9 @@ func TestScenarios(t *testing.T) {
 		a = barriertest.WriteSource(t, filepath.Join(s.root, "a"), "orders", 0, pa.Take(t))
 		b = s.dir("b", "orders", 0)
 		out := s.kseg("ap-mirror", nil, ui.ExitOK, append(append([]string{"mirror", "--upto", "7"}, mirrorFlags...), "--backup-dir", s.bk(), a, b)...)
-		mustContain(t, out, "new partition directory", "Copy: offsets [0, 7)", "Verified:")
+		clitest.MustContain(t, out, "new partition directory", "Copy: offsets [0, 7)", "Verified:")
 		out = s.kseg("ap-lagging", nil, ui.ExitOK, "verify-chain", a, b)
-		mustContain(t, out, "lagging by 6 offsets", "1 edge, 1 consistent")
+		clitest.MustContain(t, out, "lagging by 6 offsets", "1 edge, 1 consistent")
 		s.kseg("ap-catch-up", lines("$", "Copy:", "Done:", "Verified:"), ui.ExitOK, append(append([]string{"mirror"}, mirrorFlags...), "--backup-dir", s.bk(), a, b)...)
 		s.indexesClean(b) // the active segment was continued
 
@@ -201,15 +193,15 @@ func TestScenarios(t *testing.T) {
 		pbad.LocalTraffic(t)
 		barriertest.AppendLocal(t, broken, pbad.Take(t), localOpts)
 		out = s.kseg("ap-no-barrier", nil, ui.ExitFindings, "verify-chain", a, broken)
-		mustContain(t, out, "beyond-upstream-end at offset 13", "pid-collision at offset 13")
+		clitest.MustContain(t, out, "beyond-upstream-end at offset 13", "pid-collision at offset 13")
 
 		out = s.kseg("ap-failover", lines("$", "Cut:", "Done:", "Verified:"), ui.ExitOK, "inject-barrier", "--backup-dir", s.bk(), b)
-		mustContain(t, out, "Done: barrier at offset 10")
+		clitest.MustContain(t, out, "Done: barrier at offset 10")
 		pb = barriertest.NewProducers(owner, "orders", 0)
 		pb.LocalTraffic(t)
 		barriertest.AppendLocal(t, b, pb.Take(t), localOpts)
 		out = s.kseg("ap-verify", nil, ui.ExitOK, "verify-chain", a, b)
-		mustContain(t, out, "failed over", "offset 10 (", "local               [11, 15)", "1000, "+pidText, "collisions averted  2;")
+		clitest.MustContain(t, out, "failed over", "offset 10 (", "local               [11, 15)", "1000, "+pidText, "collisions averted  2;")
 		e := s.chainJSON(a, b)
 		if len(e) != 1 || e[0].Status != "failed-over" || e[0].Barrier == nil || e[0].Barrier.Offset != 10 ||
 			!slices.Equal(e[0].ProducersReused, []int64{1000, txnPID}) || e[0].CollisionsAverted != 2 || !e[0].Consistent {
@@ -230,19 +222,19 @@ func TestScenarios(t *testing.T) {
 		out := s.kseg("fb-refused", nil, ui.ExitFindings, append(flags, b, a)...)
 		_ = out
 		out = s.kseg("fb-align", nil, ui.ExitOK, append(append(flags, "--align", "--backup-dir", s.bk()), b, a)...)
-		mustContain(t, out, "Truncate: at offset 10", "Copy: offsets [10, 15)")
+		clitest.MustContain(t, out, "Truncate: at offset 10", "Copy: offsets [10, 15)")
 		s.indexesClean(a)
 		out = s.kseg("fb-verify", nil, ui.ExitOK, "verify-chain", "--edge", "2=1", a, b)
-		mustContain(t, out, "in sync", "mirrored barriers   10 (clears")
+		clitest.MustContain(t, out, "in sync", "mirrored barriers   10 (clears")
 		pb.Txn(t, 1, kafkatest.Commit)
 		barriertest.AppendLocal(t, b, pb.Take(t), localOpts)
 		s.kseg("fb-catch-up", lines("$", "Copy:", "Done:"), ui.ExitOK, append(append(flags, "--backup-dir", s.bk()), b, a)...)
 		out = s.kseg("fb-failover", lines("$", "Cut:", "Done:"), ui.ExitOK, "inject-barrier", "--backup-dir", s.bk(), a)
-		mustContain(t, out, "MIRROR_PID_RESET", "Done:")
+		clitest.MustContain(t, out, "MIRROR_PID_RESET", "Done:")
 		pa.LocalTraffic(t)
 		barriertest.AppendLocal(t, a, pa.Take(t), localOpts)
 		out = s.kseg("fb-verify2", nil, ui.ExitOK, "verify-chain", "--edge", "2=1", a, b)
-		mustContain(t, out, "failed over", "mirrored barriers   10 (clears")
+		clitest.MustContain(t, out, "failed over", "mirrored barriers   10 (clears")
 		s.indexesClean(a, b)
 	})
 
@@ -265,7 +257,7 @@ func TestScenarios(t *testing.T) {
 			barriertest.AppendLocal(t, d, l.Take(t), localOpts)
 		}
 		out := s.kseg("fo-verify", nil, ui.ExitOK, "verify-chain", "--edge", "1=2", "--edge", "1=3", a, b, c)
-		mustContain(t, out, "2 edges, 2 consistent", "after ABORT markers at 9")
+		clitest.MustContain(t, out, "2 edges, 2 consistent", "after ABORT markers at 9")
 	})
 
 	// Fan-in: two source partitions into two partitions of one
@@ -292,7 +284,7 @@ func TestScenarios(t *testing.T) {
 		pcp.Idempotent(t, 2)
 		barriertest.AppendLocal(t, cp, pcp.Take(t), localOpts)
 		out := s.kseg("fi-verify", nil, ui.ExitOK, "verify-chain", "--edge", "1=3", "--edge", "2=4", a, b, co, cp)
-		mustContain(t, out, "2 edges, 2 consistent")
+		clitest.MustContain(t, out, "2 edges, 2 consistent")
 	})
 
 	// Chain: A → B → C, B fails over; C gets B's barrier as data.
@@ -312,13 +304,13 @@ func TestScenarios(t *testing.T) {
 		l.LocalTraffic(t)
 		barriertest.AppendLocal(t, b, l.Take(t), localOpts)
 		out := s.kseg("ch-mirror", nil, ui.ExitOK, append(append(flags, "--backup-dir", s.bk()), b, c)...)
-		mustContain(t, out, "Copy: offsets [10, 15)", "MIRROR_PID_RESET barriers copied: 10")
+		clitest.MustContain(t, out, "Copy: offsets [10, 15)", "MIRROR_PID_RESET barriers copied: 10")
 		out = s.kseg("ch-verify", nil, ui.ExitOK, "verify-chain", a, b, c)
-		mustContain(t, out, "2 edges, 2 consistent", "mirrored barriers   10 (clears 2 producers in D)")
+		clitest.MustContain(t, out, "2 edges, 2 consistent", "mirrored barriers   10 (clears 2 producers in D)")
 		out = s.kseg("ch-replay", from("MIRROR_PID_RESET barriers"), ui.ExitOK, "replay-psm", "--from-snapshot", "none", c)
-		mustContain(t, out, "0 anomalies")
+		clitest.MustContain(t, out, "0 anomalies")
 		out = s.kseg("ch-replay-ignored", lines("$", "counts", "  ERROR"), ui.ExitFindings, "replay-psm", "--from-snapshot", "none", "--ignore-barriers", c)
-		mustContain(t, out, "pid-collision")
+		clitest.MustContain(t, out, "pid-collision")
 	})
 
 	// A four-link chain A → B → C → D → E: C fails over, D and E follow it,
@@ -348,7 +340,7 @@ func TestScenarios(t *testing.T) {
 		}
 		s.indexesClean(dirs...)
 		out := s.kseg("fl-verify", nil, ui.ExitOK, append([]string{"verify-chain"}, dirs...)...)
-		mustContain(t, out, "4 edges, 4 consistent")
+		clitest.MustContain(t, out, "4 edges, 4 consistent")
 		e := s.chainJSON(dirs...)
 		if len(e) != 4 || e[0].Status != "in-sync" || e[1].Status != "failed-over" || e[2].Status != "in-sync" || e[3].Status != "in-sync" ||
 			len(e[3].MirroredBarriers) != 1 || e[3].MirroredBarriers[0].Offset != 10 {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/creack/pty"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -21,6 +22,7 @@ import (
 // the binary into $PATH under those names and runs it as a real process,
 // with real pipes, exit codes and, through ttyrun, a real terminal.
 func TestMain(m *testing.M) {
+	clitest.Register(Run)
 	testscript.Main(m, map[string]func(){
 		"kseg":   func() { os.Exit(Main()) },
 		"ttyrun": func() { os.Exit(ttyRun(os.Args[1:])) },
@@ -45,7 +47,7 @@ func TestScripts(t *testing.T) {
 
 func scriptParams(t *testing.T, dir string) testscript.Params {
 	t.Helper()
-	fixtures, err := filepath.Abs(testdataDir)
+	fixtures, err := filepath.Abs(clitest.TestdataDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestStatusGolden(t *testing.T) {
 	work := t.TempDir()
 	for _, src := range []string{"partitions/orders-0", "partitions/txn-0", "broken/torn-tail/events-0", "logdirs/broker-1"} {
-		copyTree(t, filepath.Join(testdataDir, filepath.FromSlash(src)), filepath.Join(work, filepath.FromSlash(src)))
+		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, filepath.FromSlash(src)), filepath.Join(work, filepath.FromSlash(src)))
 	}
 	t.Chdir(work)
 	var b strings.Builder
@@ -35,21 +36,21 @@ func TestStatusGolden(t *testing.T) {
 		{0, []string{"status", "partitions/orders-0", "partitions/txn-0"}, ui.ExitFindings},
 		{0, []string{"status", "-o", "json", "partitions/txn-0", "logdirs/broker-1"}, ui.ExitFindings},
 	} {
-		var r runResult
+		var r clitest.Result
 		where := "piped"
 		if tc.width > 0 {
 			r, where = runWidth(tc.width, tc.args...), fmt.Sprintf("a %d-column terminal", tc.width)
 		} else {
-			r = runKseg(tc.args...)
+			r = clitest.Run(tc.args...)
 		}
-		if r.code != tc.code {
-			t.Errorf("%v: exit %d, want %d\n%s%s", tc.args, r.code, tc.code, r.stdout, r.stderr)
+		if r.Code != tc.code {
+			t.Errorf("%v: exit %d, want %d\n%s%s", tc.args, r.Code, tc.code, r.Stdout, r.Stderr)
 		}
-		fmt.Fprintf(&b, "$ kseg %s   # %s\nexit %d\n--- stdout\n%s--- stderr\n%s\n", strings.Join(tc.args, " "), where, r.code, r.stdout, r.stderr)
+		fmt.Fprintf(&b, "$ kseg %s   # %s\nexit %d\n--- stdout\n%s--- stderr\n%s\n", strings.Join(tc.args, " "), where, r.Code, r.Stdout, r.Stderr)
 	}
-	checkGoldenPath(t, filepath.Join(viewsGoldenAbs, "status.txt"), []byte(b.String()))
+	clitest.CheckGoldenPath(t, filepath.Join(viewsGoldenAbs, "status.txt"), []byte(b.String()))
 }
 
 // viewsGoldenAbs is viewsGoldenDir as an absolute path, resolved before
 // any test changes directory.
-var viewsGoldenAbs = mustAbs(viewsGoldenDir)
+var viewsGoldenAbs = clitest.MustAbs(viewsGoldenDir)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -38,7 +39,7 @@ func TestQuietSilencesSummaries(t *testing.T) {
 func TestWarningsOnStderr(t *testing.T) {
 	ld := t.TempDir()
 	src := filepath.Join(ld, "orders-0")
-	copyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), src)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), src)
 	// An orphaned time index: inject-barrier and repair warn about it.
 	b, err := os.ReadFile(filepath.Join(src, "00000000000000000000.timeindex"))
 	if err != nil {
@@ -73,7 +74,7 @@ func TestWarningsOnStderr(t *testing.T) {
 // but errors".
 func TestQuietKeepsWarnings(t *testing.T) {
 	ld := filepath.Join(t.TempDir(), "healthy")
-	copyInputDir(t, filepath.Join("..", "testdata", "logdirs", "healthy"), ld)
+	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "logdirs", "healthy"), ld)
 	// A partition.metadata that does not parse: the views warn and go on.
 	if err := os.WriteFile(filepath.Join(ld, "payments-0", "partition.metadata"), []byte("version: 9\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -103,9 +104,9 @@ func TestQuietKeepsWarnings(t *testing.T) {
 			}
 		}
 	}
-	h := runKseg("--help")
-	if !strings.Contains(h.stdout, `leaves errors and "kseg: warning:" lines`) || strings.Contains(h.stdout, "nothing on stderr but") {
-		t.Errorf("kseg --help does not say that -q keeps warnings:\n%s", h.stdout)
+	h := clitest.Run("--help")
+	if !strings.Contains(h.Stdout, `leaves errors and "kseg: warning:" lines`) || strings.Contains(h.Stdout, "nothing on stderr but") {
+		t.Errorf("kseg --help does not say that -q keeps warnings:\n%s", h.Stdout)
 	}
 	doc, err := os.ReadFile(filepath.Join("..", "docs", "kafka-dump-log.md"))
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/schema"
@@ -61,7 +62,7 @@ func TestReplayPSMManyProducersSummarised(t *testing.T) {
 	if rows != ui.ListHead+ui.ListTail {
 		t.Errorf("%d producer rows, want %d\n%s", rows, ui.ListHead+ui.ListTail, out)
 	}
-	mustContain(t, out, fmt.Sprintf("%d producers,", producers),
+	clitest.MustContain(t, out, fmt.Sprintf("%d producers,", producers),
 		fmt.Sprintf("… %d more producers (%d in all; --verbose lists them) …", producers-ui.ListHead-ui.ListTail, producers),
 		"\n3999 ")
 	kind := ""
@@ -73,17 +74,17 @@ func TestReplayPSMManyProducersSummarised(t *testing.T) {
 	if kind == "" {
 		t.Fatalf("no anomaly for producer 1000's sequence gap\n%s", out)
 	}
-	if n := countLines(out, " "+kind+" offset "); n != ui.KindHead {
+	if n := clitest.CountLines(out, " "+kind+" offset "); n != ui.KindHead {
 		t.Errorf("%d %s lines, want %d", n, kind, ui.KindHead)
 	}
-	mustContain(t, out, fmt.Sprintf("… and %d more %s findings (--verbose lists them)", gaps-ui.KindHead, kind))
+	clitest.MustContain(t, out, fmt.Sprintf("… and %d more %s findings (--verbose lists them)", gaps-ui.KindHead, kind))
 
 	_, out, _ = psmRun(t, "replay-psm", "--verbose", dir)
-	if n := countLines(out, " "+kind+" offset "); n != gaps || strings.Contains(out, "more producers") {
+	if n := clitest.CountLines(out, " "+kind+" offset "); n != gaps || strings.Contains(out, "more producers") {
 		t.Errorf("--verbose: %d %s lines, want %d, and no summary", n, kind, gaps)
 	}
 	_, out, _ = psmRun(t, "replay-psm", "-o", "json", dir)
-	ps := jsonLine(t, out, "producerState")
+	ps := clitest.JSONLine(t, out, "producerState")
 	if n := len(ps["producers"].([]any)); n != producers {
 		t.Errorf("json: %d producers, want %d", n, producers)
 	}
@@ -115,38 +116,38 @@ func TestMetadataManyPartitionsSummarised(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	code, out, errs := injRun(t, "metadata", dir)
+	code, out, errs := clitest.Exec(t, "metadata", dir)
 	if code != ui.ExitFindings {
 		t.Fatalf("exit %d, want %d\n%s%s", code, ui.ExitFindings, out, errs)
 	}
-	if n := countLines(out, "  partition "); n != ui.ListHead+ui.ListTail {
+	if n := clitest.CountLines(out, "  partition "); n != ui.ListHead+ui.ListTail {
 		t.Errorf("%d partition lines, want %d\n%s", n, ui.ListHead+ui.ListTail, out)
 	}
-	if n := countLines(out, "ERROR missing-replica "); n != ui.KindHead {
+	if n := clitest.CountLines(out, "ERROR missing-replica "); n != ui.KindHead {
 		t.Errorf("%d missing-replica lines, want %d\n%s", n, ui.KindHead, out)
 	}
-	if n := countLines(out, "disk wide-"); n != ui.ListHead+ui.ListTail {
+	if n := clitest.CountLines(out, "disk wide-"); n != ui.ListHead+ui.ListTail {
 		t.Errorf("%d disk lines, want %d", n, ui.ListHead+ui.ListTail)
 	}
-	mustContain(t, out,
+	clitest.MustContain(t, out,
 		fmt.Sprintf("  … %d more partitions of wide (%d in all; --verbose lists them) …", parts-ui.ListHead-ui.ListTail, parts),
 		fmt.Sprintf("… and %d more missing-replica findings (--verbose lists them)", parts-ui.KindHead),
 		"  partition 119 ")
 
-	code, out, _ = injRun(t, "metadata", "-o", "table", dir)
-	if code != ui.ExitFindings || strings.Count(out, "\nwide ") != ui.ListHead+1+ui.ListTail || countLines(out, "ERROR missing-replica ") != ui.KindHead {
+	code, out, _ = clitest.Exec(t, "metadata", "-o", "table", dir)
+	if code != ui.ExitFindings || strings.Count(out, "\nwide ") != ui.ListHead+1+ui.ListTail || clitest.CountLines(out, "ERROR missing-replica ") != ui.KindHead {
 		t.Errorf("table: exit %d\n%s", code, out)
 	}
 
-	_, out, _ = injRun(t, "metadata", "-v", dir)
-	if countLines(out, "  partition ") != parts || countLines(out, "ERROR missing-replica ") != parts || strings.Contains(out, "--verbose") {
-		t.Errorf("-v: %d partition and %d missing-replica lines, want %d each", countLines(out, "  partition "), countLines(out, "ERROR missing-replica "), parts)
+	_, out, _ = clitest.Exec(t, "metadata", "-v", dir)
+	if clitest.CountLines(out, "  partition ") != parts || clitest.CountLines(out, "ERROR missing-replica ") != parts || strings.Contains(out, "--verbose") {
+		t.Errorf("-v: %d partition and %d missing-replica lines, want %d each", clitest.CountLines(out, "  partition "), clitest.CountLines(out, "ERROR missing-replica "), parts)
 	}
-	_, out, _ = injRun(t, "metadata", "-o", "json", dir)
+	_, out, _ = clitest.Exec(t, "metadata", "-o", "json", dir)
 	if n := strings.Count(out, `"kind":"missing-replica"`); n != parts {
 		t.Errorf("json: %d missing-replica findings, want %d", n, parts)
 	}
-	im := jsonLine(t, out, "metadataImage")
+	im := clitest.JSONLine(t, out, "metadataImage")
 	if n := len(im["topics"].([]any)[0].(map[string]any)["partitions"].([]any)); n != parts {
 		t.Errorf("json: %d partitions, want %d", n, parts)
 	}
@@ -164,19 +165,19 @@ func TestGroupsManyOffsetsSummarised(t *testing.T) {
 	if _, err := brokertest.WritePartition(dir, "__consumer_offsets", 0, nil, brokertest.Batch(0, brokertest.T0, recs...)); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs := injRun(t, "groups", dir)
+	code, out, errs := clitest.Exec(t, "groups", dir)
 	if code == ui.ExitError || code == ui.ExitUsage {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
-	if n := countLines(out, "  offset wide-"); n != ui.ListHead+ui.ListTail {
+	if n := clitest.CountLines(out, "  offset wide-"); n != ui.ListHead+ui.ListTail {
 		t.Errorf("%d offset lines, want %d\n%s", n, ui.ListHead+ui.ListTail, out)
 	}
-	mustContain(t, out, fmt.Sprintf("  … %d more committed offsets (%d in all; --verbose lists them) …", parts-ui.ListHead-ui.ListTail, parts),
+	clitest.MustContain(t, out, fmt.Sprintf("  … %d more committed offsets (%d in all; --verbose lists them) …", parts-ui.ListHead-ui.ListTail, parts),
 		"  offset wide-59 ")
-	if _, out, _ = injRun(t, "groups", "--verbose", dir); countLines(out, "  offset wide-") != parts {
-		t.Errorf("--verbose: %d offset lines, want %d", countLines(out, "  offset wide-"), parts)
+	if _, out, _ = clitest.Exec(t, "groups", "--verbose", dir); clitest.CountLines(out, "  offset wide-") != parts {
+		t.Errorf("--verbose: %d offset lines, want %d", clitest.CountLines(out, "  offset wide-"), parts)
 	}
-	if _, out, _ = injRun(t, "groups", "-o", "json", dir); len(jsonLine(t, out, "group")["offsets"].([]any)) != parts {
+	if _, out, _ = clitest.Exec(t, "groups", "-o", "json", dir); len(clitest.JSONLine(t, out, "group")["offsets"].([]any)) != parts {
 		t.Errorf("json: want %d offsets\n%s", parts, out)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -29,35 +30,35 @@ func TestMirrorPlanSummarisesTxnIndex(t *testing.T) {
 	// Small segments: the file list is long too.
 	args := []string{"mirror", "--dry-run", "--segment-bytes", "1024", src, dst}
 
-	code, out, errs := injRun(t, args...)
+	code, out, errs := clitest.Exec(t, args...)
 	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
-	if n := countLines(out, ".txnindex += "); n != ui.ListHead+ui.ListTail {
+	if n := clitest.CountLines(out, ".txnindex += "); n != ui.ListHead+ui.ListTail {
 		t.Errorf("text plan: %d .txnindex lines, want %d\n%s", n, ui.ListHead+ui.ListTail, out)
 	}
-	mustContain(t, out,
+	clitest.MustContain(t, out,
 		fmt.Sprintf("… %d more .txnindex entries (%d in all; --verbose lists them) …", aborted-ui.ListHead-ui.ListTail, aborted),
 		"firstOffset 0 lastOffset 1 ", fmt.Sprintf("firstOffset %d lastOffset %d ", 2*aborted-2, 2*aborted-1),
 		"more files (", "more …, ") // the file list, and the inline list of new segments
-	if n := countLines(out, "  create  "); n != ui.ListHead+ui.ListTail {
+	if n := clitest.CountLines(out, "  create  "); n != ui.ListHead+ui.ListTail {
 		t.Errorf("text plan: %d file lines, want %d", n, ui.ListHead+ui.ListTail)
 	}
 
-	code, out, _ = injRun(t, append([]string{"mirror", "--verbose"}, args[1:]...)...)
-	if code != ui.ExitOK || countLines(out, ".txnindex += ") != aborted || strings.Contains(out, "more") {
-		t.Errorf("--verbose: exit %d, %d .txnindex lines, want %d and no summary line", code, countLines(out, ".txnindex += "), aborted)
+	code, out, _ = clitest.Exec(t, append([]string{"mirror", "--verbose"}, args[1:]...)...)
+	if code != ui.ExitOK || clitest.CountLines(out, ".txnindex += ") != aborted || strings.Contains(out, "more") {
+		t.Errorf("--verbose: exit %d, %d .txnindex lines, want %d and no summary line", code, clitest.CountLines(out, ".txnindex += "), aborted)
 	}
-	code, out, _ = injRun(t, append([]string{"mirror", "-o", "table"}, args[1:]...)...)
-	if code != ui.ExitOK || countLines(out, ".txnindex += ") != ui.ListHead+ui.ListTail || !strings.Contains(out, "more files (") {
+	code, out, _ = clitest.Exec(t, append([]string{"mirror", "-o", "table"}, args[1:]...)...)
+	if code != ui.ExitOK || clitest.CountLines(out, ".txnindex += ") != ui.ListHead+ui.ListTail || !strings.Contains(out, "more files (") {
 		t.Errorf("table: exit %d\n%s", code, out)
 	}
 
-	code, out, _ = injRun(t, append([]string{"mirror", "-o", "json"}, args[1:]...)...)
+	code, out, _ = clitest.Exec(t, append([]string{"mirror", "-o", "json"}, args[1:]...)...)
 	if code != ui.ExitOK {
 		t.Fatalf("json: exit %d", code)
 	}
-	plan := jsonLine(t, out, "mirror-plan")
+	plan := clitest.JSONLine(t, out, "mirror-plan")
 	if n := len(plan["abortedTxns"].([]any)); n != aborted {
 		t.Errorf("json: %d abortedTxns, want %d", n, aborted)
 	}
@@ -76,36 +77,36 @@ func TestInjectBarrierAbortPlanSummarised(t *testing.T) {
 		batches = append(batches, barriertest.DataBatch(t, int64(i), 1, int64(20000+i), 0, 0, true, 0))
 	}
 	dir := barriertest.WritePartition(t, filepath.Join(t.TempDir(), "logs"), batches, 0)
-	args := []string{"inject-barrier", "--dry-run", "--mode", "abort", "--timestamp", injectTs, dir}
+	args := []string{"inject-barrier", "--dry-run", "--mode", "abort", "--timestamp", clitest.InjectTs, dir}
 
-	code, out, errs := injRun(t, args...)
+	code, out, errs := clitest.Exec(t, args...)
 	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
-	if n := countLines(out, "  ABORT  "); n > ui.ListHead+ui.ListTail {
+	if n := clitest.CountLines(out, "  ABORT  "); n > ui.ListHead+ui.ListTail {
 		t.Errorf("text plan: %d ABORT lines, want at most %d\n%s", n, ui.ListHead+ui.ListTail, out)
 	}
-	if n := countLines(out, ".txnindex += "); n != ui.ListHead+ui.ListTail {
+	if n := clitest.CountLines(out, ".txnindex += "); n != ui.ListHead+ui.ListTail {
 		t.Errorf("text plan: %d .txnindex lines, want %d", n, ui.ListHead+ui.ListTail)
 	}
-	mustContain(t, out,
+	clitest.MustContain(t, out,
 		fmt.Sprintf("%d open transactions: producer 20000 from 0; ", open),
 		fmt.Sprintf("(%d in all)\n", open), // the inline list of open transactions
 		fmt.Sprintf("more .txnindex entries (%d in all; --verbose lists them) …", open),
 		fmt.Sprintf("more batches (%d in all; --verbose lists them) …", open+1)) // the markers and the barrier
 
-	code, out, _ = injRun(t, append([]string{"inject-barrier", "-v"}, args[1:]...)...)
-	if code != ui.ExitOK || countLines(out, ".txnindex += ") != open || countLines(out, "  ABORT  ") != open ||
+	code, out, _ = clitest.Exec(t, append([]string{"inject-barrier", "-v"}, args[1:]...)...)
+	if code != ui.ExitOK || clitest.CountLines(out, ".txnindex += ") != open || clitest.CountLines(out, "  ABORT  ") != open ||
 		strings.Contains(out, "in all") {
 		t.Errorf("-v: exit %d, %d .txnindex and %d ABORT lines, want %d each and no summary\n%s",
-			code, countLines(out, ".txnindex += "), countLines(out, "  ABORT  "), open, out)
+			code, clitest.CountLines(out, ".txnindex += "), clitest.CountLines(out, "  ABORT  "), open, out)
 	}
 
-	code, out, _ = injRun(t, append([]string{"inject-barrier", "-o", "json"}, args[1:]...)...)
+	code, out, _ = clitest.Exec(t, append([]string{"inject-barrier", "-o", "json"}, args[1:]...)...)
 	if code != ui.ExitOK {
 		t.Fatalf("json: exit %d", code)
 	}
-	plan := jsonLine(t, out, "plan")
+	plan := clitest.JSONLine(t, out, "plan")
 	if len(plan["abortedTxns"].([]any)) != open || len(plan["ongoing"].([]any)) != open || len(plan["appended"].([]any)) != open+1 {
 		t.Errorf("json: %d abortedTxns, %d ongoing, %d appended; want %d, %d, %d",
 			len(plan["abortedTxns"].([]any)), len(plan["ongoing"].([]any)), len(plan["appended"].([]any)), open, open, open+1)

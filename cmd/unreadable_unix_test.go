@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -41,9 +42,9 @@ func TestHelperRunUnreadable(t *testing.T) {
 	if logdir == "" {
 		t.Skip("a helper, run by TestOneUnreadablePartitionNeverStopsALogDir")
 	}
-	var res []runResult
+	var res []clitest.Result
 	for _, args := range unreadableRuns(logdir, os.Getenv("KSEG_HELPER_OUT")) {
-		res = append(res, runKseg(args...))
+		res = append(res, clitest.Run(args...))
 	}
 	fmt.Println("RESULTS " + encodeRuns(res))
 }
@@ -54,10 +55,10 @@ type jsonRun struct {
 	Stdout, Stderr string
 }
 
-func encodeRuns(res []runResult) string {
+func encodeRuns(res []clitest.Result) string {
 	var js []jsonRun
 	for _, r := range res {
-		js = append(js, jsonRun{r.args, r.code, r.stdout, r.stderr})
+		js = append(js, jsonRun{r.Args, r.Code, r.Stdout, r.Stderr})
 	}
 	b, _ := json.Marshal(js)
 	return string(b)
@@ -99,7 +100,7 @@ func TestOneUnreadablePartitionNeverStopsALogDir(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			logdir := filepath.Join(root, "logs")
-			copyInputDir(t, filepath.Join("..", "testdata", "logdirs", "healthy"), logdir)
+			clitest.CopyInputDir(t, filepath.Join("..", "testdata", "logdirs", "healthy"), logdir)
 			// out: where digest writes, open to the other user; the
 			// readable copy's run writes elsewhere.
 			out := filepath.Join(root, "out")
@@ -109,9 +110,9 @@ func TestOneUnreadablePartitionNeverStopsALogDir(t *testing.T) {
 			if err := os.Chmod(out, 0o777); err != nil {
 				t.Fatal(err)
 			}
-			healthy := map[string]runResult{}
+			healthy := map[string]clitest.Result{}
 			for _, args := range unreadableRuns(logdir, t.TempDir()) {
-				healthy[args[0]] = runKseg(args...)
+				healthy[args[0]] = clitest.Run(args...)
 			}
 			// Every directory on the way open to the other user, then
 			// the one path closed.
@@ -129,7 +130,7 @@ func TestOneUnreadablePartitionNeverStopsALogDir(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { os.Chmod(victim, 0o755) })
-			var res []runResult
+			var res []clitest.Result
 			if asRoot {
 				cmd := exec.Command(bin, "-test.run=^TestHelperRunUnreadable$", "-test.v")
 				// A temporary directory the other user may write (the
@@ -155,33 +156,33 @@ func TestOneUnreadablePartitionNeverStopsALogDir(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, j := range js {
-					res = append(res, runResult{j.Args, j.Code, j.Stdout, j.Stderr})
+					res = append(res, clitest.Result{Args: j.Args, Code: j.Code, Stdout: j.Stdout, Stderr: j.Stderr})
 				}
 			} else {
 				for _, args := range unreadableRuns(logdir, out) {
-					res = append(res, runKseg(args...))
+					res = append(res, clitest.Run(args...))
 				}
 			}
 			if _, err := os.ReadDir(victim); err == nil && !asRoot {
 				t.Skip("this user reads a mode-000 directory")
 			}
 			for _, r := range res {
-				name := r.args[0]
+				name := r.Args[0]
 				h := healthy[name]
 				if !slices.Contains(tc.needs, name) {
-					if r.code != h.code {
-						t.Errorf("kseg %s: exit %d, %d on the readable copy (it does not read %s)\n%s", name, r.code, h.code, tc.path, r.stderr)
+					if r.Code != h.Code {
+						t.Errorf("kseg %s: exit %d, %d on the readable copy (it does not read %s)\n%s", name, r.Code, h.Code, tc.path, r.Stderr)
 					}
 					continue
 				}
-				if r.code != ui.ExitError {
-					t.Errorf("kseg %s with %s unreadable: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", name, tc.path, r.code, ui.ExitError, head(r.stdout), r.stderr)
+				if r.Code != ui.ExitError {
+					t.Errorf("kseg %s with %s unreadable: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", name, tc.path, r.Code, ui.ExitError, clitest.Head(r.Stdout), r.Stderr)
 				}
 				// On stderr, or in the report for status and check, whose
 				// rows say which partition could not be read.
-				said := r.stderr
+				said := r.Stderr
 				if name == "status" || name == "check" {
-					said += r.stdout
+					said += r.Stdout
 				}
 				if !strings.Contains(said, filepath.Base(filepath.Dir(victim))) && !strings.Contains(said, filepath.Base(victim)) ||
 					!strings.Contains(said, fs.ErrPermission.Error()) {
@@ -190,7 +191,7 @@ func TestOneUnreadablePartitionNeverStopsALogDir(t *testing.T) {
 				// What it could read is still there.
 				part := strings.SplitN(tc.path, "/", 2)[0]
 				var keep []string
-				for _, line := range strings.Split(h.stdout, "\n") {
+				for _, line := range strings.Split(h.Stdout, "\n") {
 					switch {
 					case strings.Contains(line, part), strings.Contains(line, " replayed"):
 					case name == "dump" && strings.HasPrefix(line, "=== "),
@@ -209,21 +210,21 @@ func TestOneUnreadablePartitionNeverStopsALogDir(t *testing.T) {
 				// their exit and stderr say it.
 				if len(keep) == 0 && !(name == "groups" && part == "__consumer_offsets-9") && !(name == "txns" && part == "__transaction_state-0") &&
 					name != "check" && name != "digest" {
-					t.Errorf("kseg %s: nothing to compare on the readable copy:\n%s", name, h.stdout)
+					t.Errorf("kseg %s: nothing to compare on the readable copy:\n%s", name, h.Stdout)
 				}
 				for _, line := range keep {
-					if !strings.Contains(r.stdout, line) {
+					if !strings.Contains(r.Stdout, line) {
 						t.Errorf("kseg %s with %s unreadable lost %q", name, tc.path, line)
 					}
 				}
 				if name == "metadata" {
-					for _, line := range strings.Split(r.stdout, "\n") {
+					for _, line := range strings.Split(r.Stdout, "\n") {
 						if strings.Contains(line, " "+part+" ") && strings.Contains(line, "missing") {
 							t.Errorf("metadata calls the unreadable %s missing: %s", part, line)
 						}
 					}
-					if tc.path == part && !strings.Contains(r.stdout, "disk "+part+" node 1 unreadable") {
-						t.Errorf("metadata has no unreadable row for %s:\n%s", part, r.stdout)
+					if tc.path == part && !strings.Contains(r.Stdout, "disk "+part+" node 1 unreadable") {
+						t.Errorf("metadata has no unreadable row for %s:\n%s", part, r.Stdout)
 					}
 				}
 			}

@@ -7,12 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 func TestVerifyChainCLIUsage(t *testing.T) {
-	src, dst := mirrorPair(t)
-	if code, out, stderr := injRun(t, "mirror", "--backup-dir", filepath.Join(t.TempDir(), "b"), src, dst); code != ui.ExitOK {
+	src, dst := clitest.MirrorPair(t)
+	if code, out, stderr := clitest.Exec(t, "mirror", "--backup-dir", filepath.Join(t.TempDir(), "b"), src, dst); code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
 	for _, args := range [][]string{
@@ -23,14 +24,14 @@ func TestVerifyChainCLIUsage(t *testing.T) {
 		{"verify-chain", "--edge", "1=1", src, dst},
 		{"verify-chain", src, t.TempDir()},
 	} {
-		if code, out, stderr := injRun(t, args...); code != ui.ExitUsage {
+		if code, out, stderr := clitest.Exec(t, args...); code != ui.ExitUsage {
 			t.Errorf("%v: exit %d, want %d\n%s%s", args, code, ui.ExitUsage, out, stderr)
 		}
 	}
-	if code, _, _ := injRun(t, "verify-chain", src, filepath.Join(t.TempDir(), "nope-0")); code != ui.ExitUsage && code != ui.ExitError {
+	if code, _, _ := clitest.Exec(t, "verify-chain", src, filepath.Join(t.TempDir(), "nope-0")); code != ui.ExitUsage && code != ui.ExitError {
 		t.Errorf("a missing directory: exit %d", code)
 	}
-	code, out, _ := injRun(t, "verify-chain", "--help")
+	code, out, _ := clitest.Exec(t, "verify-chain", "--help")
 	if code != ui.ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--edge") {
 		t.Errorf("help: exit %d\n%s", code, out)
 	}
@@ -40,16 +41,16 @@ func TestVerifyChainCLIUsage(t *testing.T) {
 // by positions; table and json render the same report; a broken mirror
 // exits 3 in every format.
 func TestVerifyChainCLIOutputs(t *testing.T) {
-	src, dst := mirrorPair(t)
-	if code, out, stderr := injRun(t, "mirror", "--backup-dir", filepath.Join(t.TempDir(), "b"), src, dst); code != ui.ExitOK {
+	src, dst := clitest.MirrorPair(t)
+	if code, out, stderr := clitest.Exec(t, "mirror", "--backup-dir", filepath.Join(t.TempDir(), "b"), src, dst); code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
-	_, byPos, _ := injRun(t, "verify-chain", "--edge", "1=2", src, dst)
-	code, byPath, _ := injRun(t, "verify-chain", "--edge", src+"="+dst, src, dst)
+	_, byPos, _ := clitest.Exec(t, "verify-chain", "--edge", "1=2", src, dst)
+	code, byPath, _ := clitest.Exec(t, "verify-chain", "--edge", src+"="+dst, src, dst)
 	if code != ui.ExitOK || byPos != byPath || !strings.Contains(byPath, "in sync") {
 		t.Fatalf("exit %d\n%s\n%s", code, byPos, byPath)
 	}
-	code, out, _ := injRun(t, "verify-chain", "--output", "table", src, dst)
+	code, out, _ := clitest.Exec(t, "verify-chain", "--output", "table", src, dst)
 	if code != ui.ExitOK || !strings.Contains(out, "in-sync") || !strings.Contains(out, "Summary: 1 edge, 1 consistent") {
 		t.Fatalf("table: exit %d\n%s", code, out)
 	}
@@ -66,12 +67,12 @@ func TestVerifyChainCLIOutputs(t *testing.T) {
 	}
 	verifyChainOverDigests(t, []string{"verify-chain", src, dst})
 	for _, f := range []string{"text", "table", "json"} {
-		code, out, _ := injRun(t, "verify-chain", "--output", f, src, dst)
+		code, out, _ := clitest.Exec(t, "verify-chain", "--output", f, src, dst)
 		if code != ui.ExitFindings || !strings.Contains(out, "mismatch") {
 			t.Errorf("--output %s: exit %d\n%s", f, code, out)
 		}
 	}
-	_, out, _ = injRun(t, "verify-chain", "--output", "json", src, dst)
+	_, out, _ = clitest.Exec(t, "verify-chain", "--output", "json", src, dst)
 	ls := strings.Split(strings.TrimSpace(out), "\n")
 	var edge chainEdgeJSON
 	var sum chainSummaryJSON

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/mm2/mm2test"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/finding"
 )
@@ -25,34 +26,34 @@ func TestVerifyMM2Golden(t *testing.T) {
 	for _, c := range mm2test.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			work := t.TempDir()
-			copyTree(t, filepath.Join(testdataDir, "mm2"), work)
+			clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "mm2"), work)
 			t.Chdir(work)
 			src, tgt, syncs, cps := c.Dirs(".")
 			args := append(slices.Clone(c.Verify), "--offset-syncs", syncs, "--checkpoints", cps, src, tgt)
-			runs := []runResult{
-				runKseg(append([]string{"verify-mm2"}, args...)...),
-				runKseg(append([]string{"verify-mm2", "-v"}, args...)...),
-				runKseg(append([]string{"verify-mm2", "--output", "json"}, args...)...),
+			runs := []clitest.Result{
+				clitest.Run(append([]string{"verify-mm2"}, args...)...),
+				clitest.Run(append([]string{"verify-mm2", "-v"}, args...)...),
+				clitest.Run(append([]string{"verify-mm2", "--output", "json"}, args...)...),
 			}
 			want := ui.ExitOK
 			if c.Want != "" && kindSeverity(t, c.Want) == finding.Error {
 				want = ui.ExitFindings
 			}
 			for _, r := range runs {
-				if r.code != want || r.stderr != "" {
-					t.Errorf("kseg %s: exit %d, want %d\n%s%s", strings.Join(r.args, " "), r.code, want, r.stdout, r.stderr)
+				if r.Code != want || r.Stderr != "" {
+					t.Errorf("kseg %s: exit %d, want %d\n%s%s", strings.Join(r.Args, " "), r.Code, want, r.Stdout, r.Stderr)
 				}
 			}
-			checkJSONLines(t, runs[2])
-			if got := mm2ErrorKinds(t, runs[2].stdout); !slices.Equal(got, errorKinds(c.Want)) {
+			clitest.CheckJSONLines(t, runs[2])
+			if got := mm2ErrorKinds(t, runs[2].Stdout); !slices.Equal(got, errorKinds(c.Want)) {
 				t.Errorf("error kinds %v, want %v", got, errorKinds(c.Want))
 			}
-			if c.Want != "" && !strings.Contains(runs[0].stdout, " "+c.Want+" ") {
-				t.Errorf("text does not name %s:\n%s", c.Want, runs[0].stdout)
+			if c.Want != "" && !strings.Contains(runs[0].Stdout, " "+c.Want+" ") {
+				t.Errorf("text does not name %s:\n%s", c.Want, runs[0].Stdout)
 			}
 			about := fmt.Sprintf("verify-mm2 over testdata/mm2/%s (mm2test.Cases): %s.", c.Name, wantText(c.Want))
-			checkGoldenPath(t, filepath.Join(goldenRoot, "verify-mm2", c.Name+".txt"),
-				renderRuns([]string{about, "Run from a copy of testdata/mm2."}, runs))
+			clitest.CheckGoldenPath(t, filepath.Join(clitest.GoldenRoot, "verify-mm2", c.Name+".txt"),
+				clitest.RenderRuns([]string{about, "Run from a copy of testdata/mm2."}, runs))
 		})
 	}
 }
@@ -105,9 +106,9 @@ func mm2ErrorKinds(t *testing.T, stdout string) []string {
 // refuses.
 func TestVerifyMM2Refusals(t *testing.T) {
 	work := t.TempDir()
-	copyTree(t, filepath.Join(testdataDir, "mm2"), work)
-	copyTree(t, filepath.Join(work, "clean", "A.orders-0"), filepath.Join(work, "A.orders-1"))
-	copyTree(t, filepath.Join(work, "clean", "A.orders-0"), filepath.Join(work, "replica"))
+	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "mm2"), work)
+	clitest.CopyTree(t, filepath.Join(work, "clean", "A.orders-0"), filepath.Join(work, "A.orders-1"))
+	clitest.CopyTree(t, filepath.Join(work, "clean", "A.orders-0"), filepath.Join(work, "replica"))
 	t.Chdir(work)
 	src, tgt := filepath.Join("source", "orders-0"), filepath.Join("clean", "A.orders-0")
 	for _, c := range []struct {
@@ -125,9 +126,9 @@ func TestVerifyMM2Refusals(t *testing.T) {
 		{[]string{"--offset-syncs", "clean", src, tgt}, ui.ExitUsage, "not <topic>-<partition>"},
 		{[]string{"--output", "yaml", src, tgt}, ui.ExitUsage, "--output must be"},
 	} {
-		r := runKseg(append([]string{"verify-mm2"}, c.args...)...)
-		if r.code != c.code || !strings.Contains(r.stderr, c.err) {
-			t.Errorf("kseg %s: exit %d %q, want %d and %q", strings.Join(r.args, " "), r.code, r.stderr, c.code, c.err)
+		r := clitest.Run(append([]string{"verify-mm2"}, c.args...)...)
+		if r.Code != c.code || !strings.Contains(r.Stderr, c.err) {
+			t.Errorf("kseg %s: exit %d %q, want %d and %q", strings.Join(r.Args, " "), r.Code, r.Stderr, c.code, c.err)
 		}
 	}
 }
@@ -137,13 +138,13 @@ func TestVerifyMM2Refusals(t *testing.T) {
 // output says the same as the text.
 func TestVerifyMM2AllowDuplicates(t *testing.T) {
 	work := t.TempDir()
-	copyTree(t, filepath.Join(testdataDir, "mm2"), work)
+	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "mm2"), work)
 	t.Chdir(work)
 	args := []string{"verify-mm2", "--allow-duplicates", filepath.Join("source", "orders-0"), filepath.Join("duplicates", "A.orders-0")}
 	for _, out := range []string{"text", "table"} {
-		r := runKseg(append(args, "--output", out)...)
-		if r.code != ui.ExitOK || !strings.Contains(r.stdout, "duplicate-records-allowed") || !strings.Contains(r.stdout, "Summary: consistent") {
-			t.Errorf("kseg %s: exit %d\n%s%s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
+		r := clitest.Run(append(args, "--output", out)...)
+		if r.Code != ui.ExitOK || !strings.Contains(r.Stdout, "duplicate-records-allowed") || !strings.Contains(r.Stdout, "Summary: consistent") {
+			t.Errorf("kseg %s: exit %d\n%s%s", strings.Join(r.Args, " "), r.Code, r.Stdout, r.Stderr)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/clitest"
 )
 
 func TestVersionFromBuildInfo(t *testing.T) {
@@ -41,17 +43,17 @@ func TestVersionCommand(t *testing.T) {
 	if !ok {
 		t.Skip("no build info in this binary")
 	}
-	r := runKseg("version")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "kseg ") || !strings.Contains(r.stdout, bi.GoVersion) || r.stderr != "" {
-		t.Errorf("version: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	r := clitest.Run("version")
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "kseg ") || !strings.Contains(r.Stdout, bi.GoVersion) || r.Stderr != "" {
+		t.Errorf("version: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
-	if v := runKseg("--version"); v.stdout != r.stdout {
-		t.Errorf("--version %q differs from version %q", v.stdout, r.stdout)
+	if v := clitest.Run("--version"); v.Stdout != r.Stdout {
+		t.Errorf("--version %q differs from version %q", v.Stdout, r.Stdout)
 	}
-	j := runKseg("version", "-o", "json")
+	j := clitest.Run("version", "-o", "json")
 	var m map[string]any
-	if err := json.Unmarshal([]byte(j.stdout), &m); err != nil || j.code != 0 {
-		t.Fatalf("version -o json: exit %d, %v: %q", j.code, err, j.stdout)
+	if err := json.Unmarshal([]byte(j.Stdout), &m); err != nil || j.Code != 0 {
+		t.Fatalf("version -o json: exit %d, %v: %q", j.Code, err, j.Stdout)
 	}
 	if m["type"] != "version" || m["goVersion"] != bi.GoVersion || m["version"] == "" {
 		t.Errorf("version -o json: %v", m)
@@ -59,9 +61,9 @@ func TestVersionCommand(t *testing.T) {
 	if _, ok := m["revision"]; !ok {
 		t.Errorf("version -o json has no revision key (null when unstamped): %v", m)
 	}
-	tb := runKseg("version", "-o", "table")
-	if tb.code != 0 || !strings.Contains(tb.stdout, "goVersion") || !strings.Contains(tb.stdout, bi.GoVersion) {
-		t.Errorf("version -o table: %q", tb.stdout)
+	tb := clitest.Run("version", "-o", "table")
+	if tb.Code != 0 || !strings.Contains(tb.Stdout, "goVersion") || !strings.Contains(tb.Stdout, bi.GoVersion) {
+		t.Errorf("version -o table: %q", tb.Stdout)
 	}
 }
 
@@ -69,10 +71,10 @@ func TestVersionCommand(t *testing.T) {
 // no commit, and such a build says so (it used to promise "(devel) and
 // the commit", which go run never gives).
 func TestVersionHelpMatchesUnstampedBuilds(t *testing.T) {
-	h := runKseg("version", "--help")
+	h := clitest.Run("version", "--help")
 	for _, want := range []string{"go run", "-buildvcs=false", "(commit not recorded)"} {
-		if !strings.Contains(h.stdout, want) {
-			t.Errorf("version --help does not mention %q:\n%s", want, h.stdout)
+		if !strings.Contains(h.Stdout, want) {
+			t.Errorf("version --help does not mention %q:\n%s", want, h.Stdout)
 		}
 	}
 	unstamped := versionFromBuildInfo(&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}).String()
@@ -95,7 +97,7 @@ func TestVersionHelpMatchesStampedBuilds(t *testing.T) {
 				{Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: modified},
 			}}
 	}
-	h := runKseg("version", "--help").stdout
+	h := clitest.Run("version", "--help").Stdout
 	clean := versionFromBuildInfo(clone("v0.0.0-20260102030405-0123456789ab", "false")).String()
 	if !strings.Contains(h, "  "+clean+"\n") {
 		t.Errorf("version --help does not show what a clone build prints, %q:\n%s", clean, h)
