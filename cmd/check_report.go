@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/version"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -42,7 +43,7 @@ var checkRenderers = map[string]checkRender{
 // renderCheck writes r to stdout in format.
 func renderCheck(s *ui.Streams, o *checkOptions, format string, r *checkResult) error {
 	w := bufio.NewWriter(s.Out)
-	rc := &checkReportContext{st: s.Styles(), verbose: o.verbose, version: versionString(), now: time.Now(), width: s.Width}
+	rc := &checkReportContext{st: s.Styles(), verbose: o.verbose, version: version.String(), now: time.Now(), width: s.Width}
 	if err := checkRenderers[format](w, rc, r); err != nil {
 		return err
 	}
@@ -56,7 +57,7 @@ func writeCheckReport(s *ui.Streams, o *checkOptions, f checkReportFile, r *chec
 		return err
 	}
 	w := bufio.NewWriter(out)
-	rc := &checkReportContext{st: &ui.Styles{}, verbose: o.verbose, version: versionString(), now: time.Now()}
+	rc := &checkReportContext{st: &ui.Styles{}, verbose: o.verbose, version: version.String(), now: time.Now()}
 	err = checkRenderers[f.format](w, rc, r)
 	if err == nil {
 		err = w.Flush()

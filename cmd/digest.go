@@ -14,6 +14,7 @@ import (
 	"github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/version"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/digest"
 	"github.com/kseg/kseg/segment/edit"
@@ -191,7 +192,7 @@ func digestPartition(s *ui.Streams, o *digestOptions, dir, out string) (*digest.
 	}
 	// Mapped, not read: the digest touches every byte once (its hash and
 	// CRC), where mapping costs least (BenchmarkWrite: read 1.6× the CPU).
-	opts := digest.Options{Hash: o.h, From: o.fromOff, Version: readVersion().Version, Mmap: true}
+	opts := digest.Options{Hash: o.h, From: o.fromOff, Version: version.Read().Version, Mmap: true}
 	opts.Host, _ = os.Hostname()
 	if _, held, err := edit.BrokerLock(filepath.Join(segment.LogDirOf(dir), segment.LockName)); err == nil && held {
 		opts.Live = true

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/version"
 	"github.com/kseg/kseg/decode"
 )
 
@@ -146,7 +147,7 @@ func newKafkaDumpLogCmd(s *ui.Streams) *cobra.Command {
 	o := &dumpOptions{name: "kafka-dump-log"}
 	k := &o.kafka
 	var maxBytes kafkaMaxBytes
-	var help, version bool
+	var help, showVersion bool
 	c := &cobra.Command{
 		// Hidden: it keeps Kafka's conventions (exit 1 for a bad option,
 		// exit 0 after findings) rather than kseg's, so it stays out of
@@ -195,8 +196,8 @@ EXIT STATUS
 				fmt.Fprintf(s.Err, "%s\n%s", kafkaDumpLogDescription, kafkaDumpLogHelp(f))
 				return &ui.ExitCodeError{Code: ui.ExitError, Silent: true}
 			}
-			if version {
-				fmt.Fprintln(s.Out, versionString())
+			if showVersion {
+				fmt.Fprintln(s.Out, version.String())
 				return nil
 			}
 			if !f.Changed("files") {
@@ -245,7 +246,7 @@ EXIT STATUS
 	f.Var(&maxBytes, "max-bytes", "Limit the amount of total batches read in bytes avoiding reading the whole .log file(s).")
 	f.BoolVar(&o.skipRecordMeta, "skip-record-metadata", false, "Skip metadata when printing records. This flag also skips control records.")
 	f.BoolVar(&help, "help", false, "Print usage information.")
-	f.BoolVar(&version, "version", false, "Display kseg's version (Kafka's tool: the Kafka version).")
+	f.BoolVar(&showVersion, "version", false, "Display kseg's version (Kafka's tool: the Kafka version).")
 	o.dec.addFlags(c)
 	_ = f.MarkHidden("no-decode-internal")
 	return c

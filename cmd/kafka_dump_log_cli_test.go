@@ -7,6 +7,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/version"
 )
 
 // kseg kafka-dump-log's command line as jopt-simple and CommandLineUtils
@@ -58,7 +59,7 @@ func TestKafkaDumpLogHelp(t *testing.T) {
 // TestKafkaDumpLogVersion: --version prints a version on stdout, exit 0.
 func TestKafkaDumpLogVersion(t *testing.T) {
 	r := clitest.Run("kafka-dump-log", "--version")
-	if r.Code != 0 || r.Stdout != versionString()+"\n" || r.Stderr != "" {
+	if r.Code != 0 || r.Stdout != version.String()+"\n" || r.Stderr != "" {
 		t.Errorf("exit %d %q %q", r.Code, r.Stdout, r.Stderr)
 	}
 }

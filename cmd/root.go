@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/version"
 	"github.com/spf13/cobra"
 )
 
@@ -127,13 +128,13 @@ left out; their -v/--verbose lists every item, and json always does.
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "no progress line and no summaries; errors and warnings still go to stderr")
 	root.SetFlagErrorFunc(flagError)
 	root.CompletionOptions.HiddenDefaultCmd = false
-	root.Version = versionString()
+	root.Version = version.String()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(
 		newDumpCmd(s),
 		newKafkaDumpLogCmd(s),
 		newExplainCmd(s),
-		newVersionCmd(s),
+		version.NewCmd(s),
 		newDocsCmd(s),
 		newReplayPSMCmd(s),
 		newInjectBarrierCmd(s),

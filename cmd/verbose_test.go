@@ -8,6 +8,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/version"
 )
 
 // TestVerboseOneMeaning: -v is --verbose and nothing else, and a flag
@@ -91,7 +92,7 @@ func TestVerboseOneMeaning(t *testing.T) {
 						strings.Join(long.Args, " "), long.Code, clitest.Head(long.Stdout), long.Stderr)
 				}
 			}
-			if strings.Contains(before.Stdout, versionString()) && name != "version" && name != "docs" {
+			if strings.Contains(before.Stdout, version.String()) && name != "version" && name != "docs" {
 				t.Errorf("kseg -v %s printed the version", name)
 			}
 			switch {

@@ -482,3 +482,10 @@ func RealRoot(t *testing.T) string {
 	}
 	return realFixturesDir
 }
+
+// Main is a command package's TestMain: it registers the command tree
+// (cmd.Run) and runs the package's tests.
+func Main(m *testing.M, run func(ctx context.Context, args []string, s *ui.Streams) int) {
+	Register(run)
+	os.Exit(m.Run())
+}

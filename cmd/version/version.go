@@ -1,4 +1,6 @@
-package cmd
+// Package version is kseg version (and kseg --version): the module
+// version and VCS stamp the Go toolchain embeds in the binary.
+package version
 
 import (
 	"bufio"
@@ -25,7 +27,7 @@ func (o *versionOptions) Validate() error {
 	return ui.UsageErrorf("--output must be text, table or json, not %q", o.output)
 }
 
-func newVersionCmd(s *ui.Streams) *cobra.Command {
+func NewCmd(s *ui.Streams) *cobra.Command {
 	o := &versionOptions{}
 	c := &cobra.Command{
 		Use:   "version",
@@ -54,7 +56,7 @@ and builds outside a repository record no commit; kseg then says "(devel)
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return printVersion(s, o, readVersion())
+			return printVersion(s, o, Read())
 		},
 	}
 	o.AddFlags(c)
@@ -66,8 +68,8 @@ and builds outside a repository record no commit; kseg then says "(devel)
 // as the toolchain writes one).
 const versionHelpExample = "v0.0.0-20260102030405-0123456789ab revision 0123456789abcdef0123456789abcdef01234567 built from a commit of 2026-01-02T03:04:05Z go1.26.8"
 
-// versionInfo is what the toolchain embeds about the build.
-type versionInfo struct {
+// Info is what the toolchain embeds about the build.
+type Info struct {
 	Version   string // module version: a tag, a pseudo-version, "(devel)" when not stamped
 	Revision  string // vcs.revision, "" when not stamped
 	Time      string // vcs.time
@@ -75,18 +77,18 @@ type versionInfo struct {
 	GoVersion string
 }
 
-func readVersion() versionInfo {
+func Read() Info {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return versionInfo{Version: "(unknown)"}
+		return Info{Version: "(unknown)"}
 	}
-	return versionFromBuildInfo(bi)
+	return FromBuildInfo(bi)
 }
 
-// versionFromBuildInfo reads the module version and VCS stamp the Go
+// FromBuildInfo reads the module version and VCS stamp the Go
 // toolchain embeds, so no release process has to set them.
-func versionFromBuildInfo(bi *debug.BuildInfo) versionInfo {
-	v := versionInfo{Version: bi.Main.Version, GoVersion: bi.GoVersion}
+func FromBuildInfo(bi *debug.BuildInfo) Info {
+	v := Info{Version: bi.Main.Version, GoVersion: bi.GoVersion}
 	if v.Version == "" {
 		v.Version = "(devel)"
 	}
@@ -105,7 +107,7 @@ func versionFromBuildInfo(bi *debug.BuildInfo) versionInfo {
 
 // String is the one-line form: kseg v1.2.3 revision abc… (modified) built
 // from a commit of 2026-… go1.26.
-func (v versionInfo) String() string {
+func (v Info) String() string {
 	out := "kseg " + v.Version
 	if v.Revision != "" {
 		out += " revision " + v.Revision
@@ -126,10 +128,10 @@ func (v versionInfo) String() string {
 	return out
 }
 
-// versionString is the text of `kseg version` and `kseg --version`.
-func versionString() string { return readVersion().String() }
+// String is the text of `kseg version` and `kseg --version`.
+func String() string { return Read().String() }
 
-func printVersion(s *ui.Streams, o *versionOptions, v versionInfo) error {
+func printVersion(s *ui.Streams, o *versionOptions, v Info) error {
 	w := bufio.NewWriter(s.Out)
 	switch o.output {
 	case "json":

@@ -1,4 +1,4 @@
-package cmd
+package version_test
 
 import (
 	"encoding/json"
@@ -7,34 +7,8 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
+	"github.com/kseg/kseg/cmd/version"
 )
-
-func TestVersionFromBuildInfo(t *testing.T) {
-	stamped := &debug.BuildInfo{
-		GoVersion: "go1.26.8",
-		Main:      debug.Module{Path: "github.com/kseg/kseg", Version: "v1.2.3"},
-		Settings: []debug.BuildSetting{
-			{Key: "vcs", Value: "git"},
-			{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
-			{Key: "vcs.time", Value: "2026-01-02T03:04:05Z"},
-			{Key: "vcs.modified", Value: "true"},
-		},
-	}
-	for _, tc := range []struct {
-		bi   *debug.BuildInfo
-		want string
-	}{
-		{stamped, "kseg v1.2.3 revision 0123456789abcdef0123456789abcdef01234567 (modified) built from a commit of 2026-01-02T03:04:05Z go1.26.8"},
-		{&debug.BuildInfo{GoVersion: "go1.26.8"}, "kseg (devel) (commit not recorded) go1.26.8"},
-		{&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"},
-			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "false"}}},
-			"kseg (devel) revision abc go1.26.8"},
-	} {
-		if got := versionFromBuildInfo(tc.bi).String(); got != tc.want {
-			t.Errorf("got  %q\nwant %q", got, tc.want)
-		}
-	}
-}
 
 // TestVersionCommand runs `kseg version` in every output: the test binary
 // has build info (module version "(devel)" or empty, the Go version).
@@ -77,7 +51,7 @@ func TestVersionHelpMatchesUnstampedBuilds(t *testing.T) {
 			t.Errorf("version --help does not mention %q:\n%s", want, h.Stdout)
 		}
 	}
-	unstamped := versionFromBuildInfo(&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}).String()
+	unstamped := version.FromBuildInfo(&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}).String()
 	if !strings.Contains(unstamped, "(commit not recorded)") {
 		t.Errorf("an unstamped checkout build prints %q", unstamped)
 	}
@@ -98,11 +72,11 @@ func TestVersionHelpMatchesStampedBuilds(t *testing.T) {
 			}}
 	}
 	h := clitest.Run("version", "--help").Stdout
-	clean := versionFromBuildInfo(clone("v0.0.0-20260102030405-0123456789ab", "false")).String()
+	clean := version.FromBuildInfo(clone("v0.0.0-20260102030405-0123456789ab", "false")).String()
 	if !strings.Contains(h, "  "+clean+"\n") {
 		t.Errorf("version --help does not show what a clone build prints, %q:\n%s", clean, h)
 	}
-	dirty := versionFromBuildInfo(clone("v0.0.0-20260102030405-0123456789ab+dirty", "true")).String()
+	dirty := version.FromBuildInfo(clone("v0.0.0-20260102030405-0123456789ab+dirty", "true")).String()
 	if !strings.Contains(dirty, "+dirty revision "+rev+" (modified)") {
 		t.Errorf("a dirty clone build prints %q", dirty)
 	}
