@@ -7,10 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/cmd/internal/clitest"
-	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/rogpeppe/go-internal/testscript"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/kseg/kseg/cmd/internal/clitest"
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // ciDoc is docs/ci.md's fenced blocks by language.

@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/term"
+
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
-	"golang.org/x/term"
 )
 
 // TestDumpProgressOnlyOnTTY runs dump in-process: with stderr a terminal

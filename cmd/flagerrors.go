@@ -8,9 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // Flag and argument errors in kseg's words. pflag says

@@ -5,9 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/spf13/cobra"
 )
 
 // TestEveryJSONCommandHasFormat: --format is on every command that writes
@@ -15,7 +16,7 @@ import (
 func TestEveryJSONCommandHasFormat(t *testing.T) {
 	s, _, _ := ui.TestStreams()
 	n := 0
-	walkCommands(NewRootCmd(s), func(c *cobra.Command) {
+	ui.WalkCommands(NewRootCmd(s), func(c *cobra.Command) {
 		out := c.Flags().Lookup("output")
 		hasJSON := out != nil && strings.Contains(out.Usage, "json")
 		if got := c.Flags().Lookup("format") != nil; got != hasJSON {

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/spf13/pflag"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // TestKafkaDumpLogMapping keeps docs/kafka-dump-log.md honest: every

@@ -10,9 +10,11 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/cmd/docs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/version"
-	"github.com/spf13/cobra"
 )
 
 // globalOptions are the persistent flags every command shares.
@@ -135,7 +137,7 @@ left out; their -v/--verbose lists every item, and json always does.
 		newKafkaDumpLogCmd(s),
 		newExplainCmd(s),
 		version.NewCmd(s),
-		newDocsCmd(s),
+		docs.NewCmd(s),
 		newReplayPSMCmd(s),
 		newInjectBarrierCmd(s),
 		newVerifyChainCmd(s),
@@ -186,7 +188,7 @@ func finishTree(root *cobra.Command) {
 			finishCompletionCmd(c)
 		}
 	}
-	walkCommands(root, func(c *cobra.Command) {
+	ui.WalkCommands(root, func(c *cobra.Command) {
 		c.DisableAutoGenTag = true
 		ui.AddWideChoice(c)
 		ui.AddFormatFlags(c)
@@ -222,14 +224,6 @@ func finishTree(root *cobra.Command) {
 			c.Long = c.Long[:i] + outputHelp + c.Long[i:]
 		}
 	})
-}
-
-// walkCommands calls fn on c and every command below it.
-func walkCommands(c *cobra.Command, fn func(*cobra.Command)) {
-	fn(c)
-	for _, sub := range c.Commands() {
-		walkCommands(sub, fn)
-	}
 }
 
 // unknownSubcommand is the Args check of a command group: any argument is

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/spf13/cobra"
 )
 
 // TestUsageErrorsExit2 covers every way a command line can be wrong, from
@@ -135,7 +136,7 @@ var outputExempt = []string{"kseg", "kseg help", "kseg completion", "kseg docs",
 func TestEveryCommandConsistent(t *testing.T) {
 	s, _, _ := ui.TestStreams()
 	root := NewRootCmd(s)
-	walkCommands(root, func(c *cobra.Command) {
+	ui.WalkCommands(root, func(c *cobra.Command) {
 		if c.Hidden {
 			return
 		}

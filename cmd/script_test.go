@@ -12,9 +12,10 @@ import (
 	"testing"
 
 	"github.com/creack/pty"
+	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // TestMain makes the test binary double as the kseg command (and the

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/lipgloss"
+
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 

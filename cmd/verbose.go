@@ -5,8 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // summarising are the commands whose text and table printers summarise:

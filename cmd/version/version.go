@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 type versionOptions struct {

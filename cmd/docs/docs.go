@@ -1,4 +1,7 @@
-package cmd
+// Package docs is kseg docs: the command reference (Markdown and man
+// pages) generated from the command tree itself, and checked against the
+// committed docs/cli/ (Diff).
+package docs
 
 import (
 	"bytes"
@@ -9,16 +12,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
-// docsManDate is the date in the man pages' header. It is fixed, not the
+// ManDate is the date in the man pages' header. It is fixed, not the
 // day of generation, so that regenerating docs/cli/ on another day changes
 // nothing and the staleness test (TestDocsUpToDate) stays meaningful; bump
 // it (or pass --date) when cutting a release.
-const docsManDate = "2026-01-01"
+const ManDate = "2026-01-01"
 
 type docsOptions struct {
 	date string
@@ -28,7 +32,7 @@ type docsOptions struct {
 }
 
 func (o *docsOptions) AddFlags(c *cobra.Command) {
-	c.Flags().StringVar(&o.date, "date", docsManDate, "date in the man pages' header (YYYY-MM-DD); fixed so that the output is reproducible")
+	c.Flags().StringVar(&o.date, "date", ManDate, "date in the man pages' header (YYYY-MM-DD); fixed so that the output is reproducible")
 }
 
 func (o *docsOptions) Validate(args []string) error {
@@ -40,7 +44,7 @@ func (o *docsOptions) Validate(args []string) error {
 	return nil
 }
 
-func newDocsCmd(s *ui.Streams) *cobra.Command {
+func NewCmd(s *ui.Streams) *cobra.Command {
 	o := &docsOptions{}
 	c := &cobra.Command{
 		Use:   "docs DIR",
@@ -76,7 +80,7 @@ func runDocs(s *ui.Streams, o *docsOptions, root *cobra.Command, dir string) err
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if err := generateDocs(root, tmp, o.when); err != nil {
+	if err := Generate(root, tmp, o.when); err != nil {
 		return err
 	}
 	n, err := syncDocs(tmp, dir)
@@ -89,13 +93,13 @@ func runDocs(s *ui.Streams, o *docsOptions, root *cobra.Command, dir string) err
 	return nil
 }
 
-// generateDocs writes the Markdown reference into dir and the man pages
+// Generate writes the Markdown reference into dir and the man pages
 // into dir/man.
 //
 // It rewrites the help texts of root's tree for Markdown (docsLong), so
 // root must be a tree built for this purpose, not one that will run.
-func generateDocs(root *cobra.Command, dir string, date time.Time) error {
-	walkCommands(root, func(c *cobra.Command) {
+func Generate(root *cobra.Command, dir string, date time.Time) error {
+	ui.WalkCommands(root, func(c *cobra.Command) {
 		c.DisableAutoGenTag = true
 		c.Long = docsLong(c.Long)
 	})
@@ -196,9 +200,9 @@ func syncDocs(src, dst string) (int, error) {
 	return changed, nil
 }
 
-// diffDocs compares the pages under two directories and describes the
+// Diff compares the pages under two directories and describes the
 // differences, one per line (empty when they match).
-func diffDocs(want, have string) (string, error) {
+func Diff(want, have string) (string, error) {
 	w, err := docsFiles(want)
 	if err != nil {
 		return "", err
