@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,12 +11,6 @@ import (
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
-
-func runCLI(args ...string) (int, string, string) {
-	s, out, errb := ui.TestStreams()
-	code := Run(context.Background(), args, s)
-	return code, out.String(), errb.String()
-}
 
 // mirrorCopies copies orders-0 into n log directories a, b, c …: n
 // partitions that are each other's exact mirrors.
@@ -37,7 +30,7 @@ func mirrorCopies(t *testing.T, n int) []string {
 // needs no DIR arguments.
 func TestVerifyChainEdgesSupplyDirectories(t *testing.T) {
 	d := mirrorCopies(t, 3)
-	code, out, errOut := runCLI("verify-chain", "--edge", d[0]+"="+d[1], "--edge", d[0]+"="+d[2])
+	code, out, errOut := clitest.Exec(t, "verify-chain", "--edge", d[0]+"="+d[1], "--edge", d[0]+"="+d[2])
 	if code != ui.ExitOK || strings.Count(out, "Edge ") != 2 || !strings.Contains(out, d[2]) {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
@@ -52,7 +45,7 @@ func TestVerifyChainSameDirectoryRefusedAlike(t *testing.T) {
 		{"verify-chain", d[0], d[0] + string(filepath.Separator)},
 		{"verify-chain", "--edge", "1=1", d[0], d[1]},
 	} {
-		code, out, errOut := runCLI(args...)
+		code, out, errOut := clitest.Exec(t, args...)
 		if code != ui.ExitUsage || !strings.Contains(errOut, "does not mirror itself") || out != "" {
 			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
 		}
@@ -63,7 +56,7 @@ func TestVerifyChainSameDirectoryRefusedAlike(t *testing.T) {
 // topics, or with different topic ids, are no mirror of each other.
 func TestVerifyChainRefusesUnrelatedPartitions(t *testing.T) {
 	p := func(n string) string { return filepath.Join("..", "testdata", "partitions", n) }
-	code, out, errOut := runCLI("verify-chain", p("orders-0"), p("txn-0"))
+	code, out, errOut := clitest.Exec(t, "verify-chain", p("orders-0"), p("txn-0"))
 	if code != ui.ExitRefused || !strings.Contains(errOut, "topic name and partition") || out != "" {
 		t.Errorf("different topics: exit %d\n%s%s", code, out, errOut)
 	}
@@ -77,38 +70,9 @@ func TestVerifyChainRefusesUnrelatedPartitions(t *testing.T) {
 	if err := os.WriteFile(pm, other, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut = runCLI("verify-chain", d[0], d[1])
+	code, out, errOut = clitest.Exec(t, "verify-chain", d[0], d[1])
 	if code != ui.ExitRefused || !strings.Contains(errOut, "topic id") || out != "" {
 		t.Errorf("different topic ids: exit %d\n%s%s", code, out, errOut)
-	}
-}
-
-// TestExplainLegacyWrapper: explaining an offset inside a compressed v0
-// wrapper names the offsets it holds and lists its inner messages (it used
-// to say "batch 5..5" for offsets 3..5).
-func TestExplainLegacyWrapper(t *testing.T) {
-	code, out, errOut := runCLI("explain", "3", filepath.Join("..", "testdata", "partitions", "legacy-v0-0"))
-	if code != ui.ExitOK {
-		t.Fatalf("exit %d\n%s", code, errOut)
-	}
-	if !strings.Contains(out, "holding offsets 3..5") || strings.Contains(out, "batch 5..5") {
-		t.Errorf("header does not name the inner offsets:\n%s", out)
-	}
-	for _, want := range []string{"inner messages", "offset 3 magic 0 keySize 2 valueSize 12", "offset 4 ", "offset 5 "} {
-		if !strings.Contains(out, want) {
-			t.Errorf("no %q:\n%s", want, out)
-		}
-	}
-}
-
-// TestExplainNonLogFile: explain of an index file is a usage error naming
-// what explain takes (it used to be "read at position -1 … negative
-// offset").
-func TestExplainNonLogFile(t *testing.T) {
-	idx := filepath.Join("..", "testdata", "partitions", "orders-0", "00000000000000000000.index")
-	code, out, errOut := runCLI("explain", "3", idx)
-	if code != ui.ExitUsage || !strings.Contains(errOut, "not a .log segment") || strings.Contains(errOut, "negative") || out != "" {
-		t.Errorf("exit %d\n%s%s", code, out, errOut)
 	}
 }
 
@@ -123,12 +87,12 @@ func TestReplayPSMRejectsBadNumbers(t *testing.T) {
 		{[]string{"replay-psm", "--jobs", "-3", dir}, "--jobs"},
 		{[]string{"replay-psm", "--log-start-offset", "100", dir}, "above the log end offset 19"},
 	} {
-		code, out, errOut := runCLI(tc.args...)
+		code, out, errOut := clitest.Exec(t, tc.args...)
 		if code != ui.ExitUsage || !strings.Contains(errOut, tc.msg) || out != "" {
 			t.Errorf("%v: exit %d\n%s%s", tc.args, code, out, errOut)
 		}
 	}
-	if code, _, errOut := runCLI("replay-psm", "--log-start-offset", "19", dir); code == ui.ExitUsage {
+	if code, _, errOut := clitest.Exec(t, "replay-psm", "--log-start-offset", "19", dir); code == ui.ExitUsage {
 		t.Errorf("a log start at the log end (an empty log) is valid: %s", errOut)
 	}
 }
@@ -143,11 +107,11 @@ func TestReplayPSMSaysWhatTheSnapshotHides(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(filepath.Dir(dir), segment.CleanShutdownName), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, full, _ := runCLI("replay-psm", "--from-snapshot", "none", dir)
+	_, full, _ := clitest.Exec(t, "replay-psm", "--from-snapshot", "none", dir)
 	if !strings.Contains(full, ", 2 barriers,") {
 		t.Fatalf("the whole log should show 2 barriers:\n%s", full)
 	}
-	_, out, _ := runCLI("replay-psm", dir)
+	_, out, _ := clitest.Exec(t, "replay-psm", dir)
 	if !strings.Contains(out, "0 barriers after the snapshot") || !strings.Contains(out, "--from-snapshot none replays them") {
 		t.Errorf("the snapshot's effect is not explained:\n%s", out)
 	}
@@ -158,7 +122,7 @@ func TestReplayPSMSaysWhatTheSnapshotHides(t *testing.T) {
 func TestReplayPSMHangingSeverityStable(t *testing.T) {
 	dir := filepath.Join("..", "testdata", "partitions", "txn-0")
 	line := func(args ...string) (int, string) {
-		code, out, _ := runCLI(append(args, dir)...)
+		code, out, _ := clitest.Exec(t, append(args, dir)...)
 		for _, l := range strings.Split(out, "\n") {
 			if strings.Contains(l, "hanging-transaction") {
 				return code, strings.Fields(l)[0]

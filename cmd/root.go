@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/cmd/docs"
+	"github.com/kseg/kseg/cmd/explain"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/version"
 )
@@ -135,7 +136,7 @@ left out; their -v/--verbose lists every item, and json always does.
 	root.AddCommand(
 		newDumpCmd(s),
 		newKafkaDumpLogCmd(s),
-		newExplainCmd(s),
+		explain.NewCmd(s),
 		version.NewCmd(s),
 		docs.NewCmd(s),
 		newReplayPSMCmd(s),

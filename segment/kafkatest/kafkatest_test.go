@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 const topic = "orders"

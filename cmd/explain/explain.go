@@ -1,4 +1,6 @@
-package cmd
+// Package explain is kseg explain: the batch holding one offset, printed
+// as an annotated hex layout, field by field.
+package explain
 
 import (
 	"bufio"
@@ -41,7 +43,7 @@ func (o *explainOptions) Validate(args []string) error {
 	return nil
 }
 
-func newExplainCmd(s *ui.Streams) *cobra.Command {
+func NewCmd(s *ui.Streams) *cobra.Command {
 	o := &explainOptions{}
 	c := &cobra.Command{
 		Use:   "explain OFFSET PATH",
