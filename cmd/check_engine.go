@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
@@ -389,7 +390,7 @@ func (e *checkEngine) logDir(ctx context.Context, ld *checkLogDir) []checkCase {
 		load         func(*broker.Inventory) ([]finding.Finding, error)
 	}{
 		{checkGroups, broker.ConsumerOffsetsTopic, func(inv *broker.Inventory) ([]finding.Finding, error) {
-			v, err := broker.LoadGroups(inv, brokerDecoder(), broker.GroupsOptions{Jobs: 1, PSM: psm.DefaultOptions()})
+			v, err := broker.LoadGroups(inv, brokerview.Decoder(), broker.GroupsOptions{Jobs: 1, PSM: psm.DefaultOptions()})
 			if err != nil {
 				return nil, err
 			}
@@ -398,7 +399,7 @@ func (e *checkEngine) logDir(ctx context.Context, ld *checkLogDir) []checkCase {
 		{checkTxns, broker.TransactionStateTopic, func(inv *broker.Inventory) ([]finding.Finding, error) {
 			o := broker.DefaultTxnsOptions()
 			o.Jobs = 1
-			v, err := broker.LoadTxns(inv, brokerDecoder(), o)
+			v, err := broker.LoadTxns(inv, brokerview.Decoder(), o)
 			if err != nil {
 				return nil, err
 			}

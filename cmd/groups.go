@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/psm/broker"
@@ -46,7 +47,7 @@ func (o *groupsOptions) AddFlags(c *cobra.Command) {
 }
 
 func (o *groupsOptions) Validate(args []string) error {
-	if err := validateOutput(o.output); err != nil {
+	if err := brokerview.ValidateOutput(o.output); err != nil {
 		return err
 	}
 	if len(args) == 0 {
@@ -122,13 +123,13 @@ func runGroups(ctx context.Context, s *ui.Streams, o *groupsOptions, args []stri
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	inv, err := openInventory(s, "groups", args)
+	inv, err := brokerview.OpenInventory(s, "groups", args)
 	if err != nil {
 		return err
 	}
 	// Warnings stay under -q, which silences progress and summaries only.
 	ui.WarnDiagnostics(s.Err, inv.Warnings)
-	v, err := broker.LoadGroups(inv, brokerDecoder(), broker.GroupsOptions{
+	v, err := broker.LoadGroups(inv, brokerview.Decoder(), broker.GroupsOptions{
 		Groups: o.groups, Topics: o.topics, Jobs: ui.ResolveJobs(o.jobs), PSM: psm.DefaultOptions(), NumPartitions: o.numPartitions,
 	})
 	if err != nil {
@@ -141,7 +142,7 @@ func runGroups(ctx context.Context, s *ui.Streams, o *groupsOptions, args []stri
 	if !s.Quiet && o.output != "json" {
 		fmt.Fprintf(s.Out, "%s replayed, %s\n", ui.Plural(len(v.Coordinators), "__consumer_offsets partition"), ui.Plural(len(v.Groups), "group"))
 	}
-	return viewExit(s, v.Unreadable, len(v.Unanswerable), v.Absent, v.Findings)
+	return brokerview.ViewExit(s, v.Unreadable, len(v.Unanswerable), v.Absent, v.Findings)
 }
 
 type groupsPrinter interface {

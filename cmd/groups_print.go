@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strconv"
 
+	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/broker"
 )
@@ -37,7 +37,7 @@ func (p *textGroupsPrinter) Print(v *broker.GroupsView) error {
 			if m.SessionTimeoutMs > 0 {
 				fmt.Fprintf(w, " sessionTimeoutMs %d", m.SessionTimeoutMs)
 			}
-			fmt.Fprintf(w, " rebalanceTimeoutMs %d assignment %s\n", m.RebalanceTimeoutMs, ui.Esc(partitionsText(m.Assignment)))
+			fmt.Fprintf(w, " rebalanceTimeoutMs %d assignment %s\n", m.RebalanceTimeoutMs, ui.Esc(brokerview.PartitionsText(m.Assignment)))
 		}, gap("  "))
 		ls.Lines(len(g.Offsets), "committed offsets", func(i int) {
 			c := g.Offsets[i]
@@ -65,17 +65,6 @@ func logText(c broker.CommittedOffset) string {
 		return s + " lag " + strconv.FormatInt(c.Lag, 10)
 	}
 	return s + " lag - (outside the log)"
-}
-
-func printSkipped(w *bufio.Writer, sk map[string]int) {
-	var keys []string
-	for k := range sk {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		fmt.Fprintf(w, "NOTE %d records of type %s not interpreted\n", sk[k], k)
-	}
 }
 
 // printGroupLine prints a group's line of the text views.
@@ -159,7 +148,7 @@ func (p *jsonGroupsPrinter) Print(v *broker.GroupsView) error {
 			j.Int("rebalanceTimeoutMs", int64(m.RebalanceTimeoutMs))
 			j.OptInt("memberEpoch", int64(m.MemberEpoch), m.MemberEpoch >= 0)
 			j.Str("memberState", m.State)
-			jsonPartitions(j, "assignment", m.Assignment)
+			brokerview.JSONPartitions(j, "assignment", m.Assignment)
 			j.End()
 		}
 		j.B = append(j.B, ']')
@@ -198,9 +187,9 @@ func (p *jsonGroupsPrinter) Print(v *broker.GroupsView) error {
 		}
 	}
 	j.B = j.B[:0]
-	jsonUnanswerable(j, v.Unanswerable)
+	brokerview.JSONUnanswerable(j, v.Unanswerable)
 	for _, f := range v.Findings {
-		jsonFinding(j, f)
+		brokerview.JSONFinding(j, f)
 	}
 	_, err := p.s.Out.Write(j.B)
 	return err

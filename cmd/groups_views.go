@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/broker"
 	"github.com/kseg/kseg/segment/finding"
@@ -92,8 +93,8 @@ func (p *listGroupsPrinter) Print(v *broker.GroupsView) error {
 			return err
 		}
 		ew := bufio.NewWriter(p.s.Err)
-		printUnanswerable(ew, ls, v.Unanswerable)
-		printFindingsText(ew, p.s.Styles(), ls, v.Findings)
+		brokerview.PrintUnanswerable(ew, ls, v.Unanswerable)
+		brokerview.PrintFindingsText(ew, p.s.Styles(), ls, v.Findings)
 		return ew.Flush()
 	}
 	header := []string{"GROUP"}
@@ -116,17 +117,17 @@ func (p *listGroupsPrinter) Print(v *broker.GroupsView) error {
 	w.Flush()
 	// A list is the answer whole: --list is not summarised.
 	ui.RenderTable(w, p.s.Width, header, rows)
-	printUnanswerable(w, ls, v.Unanswerable)
-	printFindingsText(w, p.s.Styles(), ls, v.Findings)
+	brokerview.PrintUnanswerable(w, ls, v.Unanswerable)
+	brokerview.PrintFindingsText(w, p.s.Styles(), ls, v.Findings)
 	return w.Flush()
 }
 
 // printGroupsTail ends every groups view but --list: what cannot be
 // answered, the findings and the records not interpreted.
 func printGroupsTail(w *bufio.Writer, st *ui.Styles, ls ui.Lister, v *broker.GroupsView) error {
-	printUnanswerable(w, ls, v.Unanswerable)
-	printFindingsText(w, st, ls, v.Findings)
-	printSkipped(w, v.Skipped)
+	brokerview.PrintUnanswerable(w, ls, v.Unanswerable)
+	brokerview.PrintFindingsText(w, st, ls, v.Findings)
+	brokerview.PrintSkipped(w, v.Skipped)
 	return w.Flush()
 }
 
@@ -195,7 +196,7 @@ func (p *textMembersPrinter) Print(v *broker.GroupsView) error {
 		if m.GroupInstanceID != "" {
 			fmt.Fprintf(w, " groupInstanceId %s", ui.Esc(m.GroupInstanceID))
 		}
-		fmt.Fprintf(w, " partitions %d assignment %s\n", countPartitions(m.Assignment), ui.Esc(partitionsText(m.Assignment)))
+		fmt.Fprintf(w, " partitions %d assignment %s\n", countPartitions(m.Assignment), ui.Esc(brokerview.PartitionsText(m.Assignment)))
 	}, func(more string) { fmt.Fprintln(w, more) })
 	return printGroupsTail(w, p.s.Styles(), ls, v)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/broker"
 	"github.com/kseg/kseg/segment/finding"
@@ -27,7 +28,7 @@ func (o *metadataOptions) AddFlags(c *cobra.Command) {
 }
 
 func (o *metadataOptions) Validate(args []string) error {
-	if err := validateOutput(o.output); err != nil {
+	if err := brokerview.ValidateOutput(o.output); err != nil {
 		return err
 	}
 	if len(args) == 0 {
@@ -97,7 +98,7 @@ func runMetadata(ctx context.Context, s *ui.Streams, o *metadataOptions, args []
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	inv, err := openInventory(s, "metadata", args)
+	inv, err := brokerview.OpenInventory(s, "metadata", args)
 	if err != nil {
 		return err
 	}
@@ -138,7 +139,7 @@ func runMetadata(ctx context.Context, s *ui.Streams, o *metadataOptions, args []
 			im.Offset, from, ui.Plural(im.RecordsReplayed, "record"), ui.Plural(len(im.Topics), "topic"), ui.Plural(len(im.Brokers), "broker"),
 			ui.Plural(len(im.Controllers), "controller"), ui.Plural(len(v.Findings), "finding"))
 	}
-	return viewExit(s, v.Unreadable, 0, absent, v.Findings)
+	return brokerview.ViewExit(s, v.Unreadable, 0, absent, v.Findings)
 }
 
 type metadataPrinter interface {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/broker"
 )
@@ -152,8 +153,8 @@ func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
 		fmt.Fprintf(w, "%s %s-%d node %d %s dir %s diskTopicId %s imageTopicId %s diskLeaderEpoch %d imageLeaderEpoch %d\n",
 			h("disk"), ui.Esc(d.Topic), d.Partition, d.Node, d.Status, ui.Esc(dir), ui.OrDashString(d.DiskTopicID), ui.OrDashString(d.ImageTopicID), d.DiskLeaderEpoch, d.ImageLeaderEpoch)
 	}, gap(""))
-	printFindingsText(w, st, ls, v.Findings)
-	printSkipped(w, im.Skipped)
+	brokerview.PrintFindingsText(w, st, ls, v.Findings)
+	brokerview.PrintSkipped(w, im.Skipped)
 	return w.Flush()
 }
 
@@ -225,8 +226,8 @@ func (p *tableMetadataPrinter) Print(v *broker.MetadataView) error {
 		fmt.Fprintln(p.s.Out, n)
 	}
 	w := bufio.NewWriter(p.s.Out)
-	printFindingsText(w, p.s.Styles(), ls, v.Findings)
-	printSkipped(w, im.Skipped)
+	brokerview.PrintFindingsText(w, p.s.Styles(), ls, v.Findings)
+	brokerview.PrintSkipped(w, im.Skipped)
 	return w.Flush()
 }
 
@@ -386,7 +387,7 @@ func (p *jsonMetadataPrinter) Print(v *broker.MetadataView) error {
 		j.B = append(j.B, '\n')
 	}
 	for _, f := range v.Findings {
-		jsonFinding(j, f)
+		brokerview.JSONFinding(j, f)
 	}
 	_, err := p.s.Out.Write(j.B)
 	return err

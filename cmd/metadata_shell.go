@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/broker"
 )
@@ -33,7 +34,7 @@ func (o *metadataShellOptions) AddFlags(c *cobra.Command) {
 }
 
 func (o *metadataShellOptions) Validate(verb string, args []string) error {
-	if err := validateOutput(o.output); err != nil {
+	if err := brokerview.ValidateOutput(o.output); err != nil {
 		return err
 	}
 	if len(args) < 2 {
@@ -154,7 +155,7 @@ func runMetadataShell(ctx context.Context, s *ui.Streams, verb string, o *metada
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	inv, err := openInventory(s, "metadata "+verb, dirs)
+	inv, err := brokerview.OpenInventory(s, "metadata "+verb, dirs)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/status"
@@ -27,7 +28,7 @@ func (o *statusOptions) AddFlags(c *cobra.Command) {
 }
 
 func (o *statusOptions) Validate(args []string) error {
-	if err := validateOutput(o.output); err != nil {
+	if err := brokerview.ValidateOutput(o.output); err != nil {
 		return err
 	}
 	if len(args) == 0 {

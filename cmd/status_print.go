@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/status"
 )
@@ -53,7 +54,7 @@ func (p *textStatusPrinter) Print(ts []*statusTarget) error {
 					func(more string) { fmt.Fprintln(w, more) })
 			}
 		}
-		printFindingsText(w, st, ls, findingsOf(t.rows))
+		brokerview.PrintFindingsText(w, st, ls, findingsOf(t.rows))
 		verdict := statusVerdict(errs, warns, failed, len(t.rows))
 		switch {
 		case errs > 0 || failed > 0:
@@ -271,7 +272,7 @@ func (p *jsonStatusPrinter) Print(ts []*statusTarget) error {
 			j.B = append(j.B, '\n')
 		}
 		for _, f := range findingsOf(t.rows) {
-			jsonFinding(j, f)
+			brokerview.JSONFinding(j, f)
 		}
 		if _, err := p.s.Out.Write(j.B); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/psm/broker"
@@ -37,7 +38,7 @@ func (o *txnsOptions) AddFlags(c *cobra.Command) {
 }
 
 func (o *txnsOptions) Validate(args []string) error {
-	if err := validateOutput(o.output); err != nil {
+	if err := brokerview.ValidateOutput(o.output); err != nil {
 		return err
 	}
 	if len(args) == 0 {
@@ -110,7 +111,7 @@ func runTxns(ctx context.Context, s *ui.Streams, o *txnsOptions, args []string) 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	inv, err := openInventory(s, "txns", args)
+	inv, err := brokerview.OpenInventory(s, "txns", args)
 	if err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ func runTxns(ctx context.Context, s *ui.Streams, o *txnsOptions, args []string) 
 	opts := broker.DefaultTxnsOptions()
 	opts.TransactionalIDs, opts.Topics, opts.Jobs = o.txnIDs, o.topics, ui.ResolveJobs(o.jobs)
 	opts.MaxTransactionTimeoutMs, opts.NumPartitions, opts.Now = o.maxTimeout.Milliseconds(), o.numPartitions, o.nowMs
-	v, err := broker.LoadTxns(inv, brokerDecoder(), opts)
+	v, err := broker.LoadTxns(inv, brokerview.Decoder(), opts)
 	if err != nil {
 		return err
 	}
@@ -137,7 +138,7 @@ func runTxns(ctx context.Context, s *ui.Streams, o *txnsOptions, args []string) 
 			len(v.Coordinators), ui.Plural(v.NumPartitions, "__transaction_state partition"), v.NumPartitionsFrom, ui.Plural(len(v.Transactions), "transactional id"),
 			ui.Plural(len(v.Open), "open transaction"), hanging)
 	}
-	return viewExit(s, v.Unreadable, v.Unanswered, v.Absent, v.Findings)
+	return brokerview.ViewExit(s, v.Unreadable, v.Unanswered, v.Absent, v.Findings)
 }
 
 type txnsPrinter interface {

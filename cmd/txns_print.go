@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/broker"
 )
@@ -31,7 +32,7 @@ func (p *textTxnsPrinter) Print(v *broker.TxnsView) error {
 	ls.Lines(len(v.Transactions), "transactional ids", func(i int) {
 		t := v.Transactions[i]
 		fmt.Fprintf(w, "%s %s producerId %d producerEpoch %d state %s timeoutMs %d partitions %s startTimestamp %s lastUpdateTimestamp %s coordinator %s offset %d\n",
-			st.Paint(st.Title, "transactionalId"), ui.Esc(t.TransactionalID), t.ProducerID, t.ProducerEpoch, t.State, t.TimeoutMs, ui.Esc(partitionsText(t.Partitions)),
+			st.Paint(st.Title, "transactionalId"), ui.Esc(t.TransactionalID), t.ProducerID, t.ProducerEpoch, t.State, t.TimeoutMs, ui.Esc(brokerview.PartitionsText(t.Partitions)),
 			ui.FmtTime(t.StartTimestamp), ui.FmtTime(t.LastUpdateTimestamp), ui.Esc(filepath.Base(t.Coordinator)), t.RecordOffset)
 	}, gap)
 	ls.Lines(len(v.Open), "open transactions", func(i int) {
@@ -47,8 +48,8 @@ func (p *textTxnsPrinter) Print(v *broker.TxnsView) error {
 			fmt.Fprintf(w, "  abort: %s\n", ui.Esc(o.AbortCommand()))
 		}
 	}, gap)
-	printUnanswerable(w, ls, v.Unanswerable)
-	printFindingsText(w, st, ls, v.Findings)
+	brokerview.PrintUnanswerable(w, ls, v.Unanswerable)
+	brokerview.PrintFindingsText(w, st, ls, v.Findings)
 	return w.Flush()
 }
 
@@ -60,7 +61,7 @@ func (p *tableTxnsPrinter) Print(v *broker.TxnsView) error {
 	var rows [][]string
 	for _, t := range v.Transactions {
 		rows = append(rows, []string{t.TransactionalID, ui.I64(t.ProducerID), strconv.Itoa(int(t.ProducerEpoch)), t.State.String(),
-			strconv.Itoa(int(t.TimeoutMs)), partitionsText(t.Partitions), ui.FmtTime(t.LastUpdateTimestamp)})
+			strconv.Itoa(int(t.TimeoutMs)), brokerview.PartitionsText(t.Partitions), ui.FmtTime(t.LastUpdateTimestamp)})
 	}
 	ls := p.s.Lister()
 	tw := &ui.TableOut{W: p.s.Out, Width: p.s.Width}
@@ -93,8 +94,8 @@ func (p *tableTxnsPrinter) Print(v *broker.TxnsView) error {
 		o := hanging[i]
 		fmt.Fprintf(w, "abort %s-%d: %s\n", ui.Esc(o.Topic), o.Partition, ui.Esc(o.AbortCommand()))
 	}, gap)
-	printUnanswerable(w, ls, v.Unanswerable)
-	printFindingsText(w, p.s.Styles(), ls, v.Findings)
+	brokerview.PrintUnanswerable(w, ls, v.Unanswerable)
+	brokerview.PrintFindingsText(w, p.s.Styles(), ls, v.Findings)
 	return w.Flush()
 }
 
@@ -118,7 +119,7 @@ func (p *jsonTxnsPrinter) Print(v *broker.TxnsView) error {
 		j.OptInt("nextProducerId", t.NextProducerID, t.NextProducerID >= 0)
 		j.Str("state", t.State.String())
 		j.Int("transactionTimeoutMs", int64(t.TimeoutMs))
-		jsonPartitions(j, "partitions", t.Partitions)
+		brokerview.JSONPartitions(j, "partitions", t.Partitions)
 		j.Int("transactionStartTimestamp", t.StartTimestamp)
 		j.Int("transactionLastUpdateTimestamp", t.LastUpdateTimestamp)
 		j.Str("coordinatorPartitionDir", t.Coordinator)
@@ -156,27 +157,10 @@ func (p *jsonTxnsPrinter) Print(v *broker.TxnsView) error {
 			return err
 		}
 	}
-	jsonUnanswerable(j, v.Unanswerable)
+	brokerview.JSONUnanswerable(j, v.Unanswerable)
 	for _, f := range v.Findings {
-		jsonFinding(j, f)
+		brokerview.JSONFinding(j, f)
 	}
 	_, err := p.s.Out.Write(j.B)
 	return err
-}
-
-// printUnanswerable prints the questions a view's directories cannot
-// answer, one UNANSWERABLE line each (groups and txns).
-func printUnanswerable(w *bufio.Writer, ls ui.Lister, us []string) {
-	ls.Lines(len(us), "unanswerable questions", func(i int) { fmt.Fprintf(w, "UNANSWERABLE %s\n", ui.Esc(us[i])) }, func(more string) { fmt.Fprintln(w, more) })
-}
-
-// jsonUnanswerable writes one {"type":"unanswerable"} line per question.
-func jsonUnanswerable(j *ui.JSONWriter, us []string) {
-	for _, u := range us {
-		j.Begin()
-		j.Str("type", "unanswerable")
-		j.Str("message", u)
-		j.End()
-		j.B = append(j.B, '\n')
-	}
 }

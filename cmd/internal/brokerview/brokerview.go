@@ -1,8 +1,14 @@
-package cmd
+// Package brokerview is what kseg's whole-broker views (groups, txns,
+// metadata, status) share: their log directories opened by the input rule,
+// the decoder of internal-topic records, findings in text and JSON, the
+// partitions and questions they could not answer, and the exit of a view.
+package brokerview
 
 import (
+	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,17 +18,14 @@ import (
 	"github.com/kseg/kseg/segment/finding"
 )
 
-// Shared by the whole-broker views (groups, txns): argument checks, the
-// decoder of internal-topic records, and finding rendering.
-
-// brokerDecoder is the decoder of __consumer_offsets and
+// Decoder is the decoder of __consumer_offsets and
 // __transaction_state records the views use: kseg's schema tables.
-func brokerDecoder() broker.Decoder { return broker.SchemaDecoder{} }
+func Decoder() broker.Decoder { return broker.SchemaDecoder{} }
 
-// openInventory checks every argument by the input rule (inputs.go: a
+// OpenInventory checks every argument by the input rule (inputs.go: a
 // log directory) and lists them; a partition directory that cannot be
 // listed is in Inventory.Unreadable, for viewExit.
-func openInventory(s *ui.Streams, cmd string, args []string) (*broker.Inventory, error) {
+func OpenInventory(s *ui.Streams, cmd string, args []string) (*broker.Inventory, error) {
 	if err := inputs.CheckAll(s, cmd, args, inputs.LogDir); err != nil {
 		return nil, err
 	}
@@ -33,7 +36,7 @@ func openInventory(s *ui.Streams, cmd string, args []string) (*broker.Inventory,
 	return inv, nil
 }
 
-func validateOutput(o string) error {
+func ValidateOutput(o string) error {
 	switch o {
 	case "text", "table", "json":
 		return nil
@@ -41,10 +44,10 @@ func validateOutput(o string) error {
 	return ui.UsageErrorf("--output must be text, table or json, not %q", o)
 }
 
-// printFindingsText prints findings as dump and replay-psm do:
+// PrintFindingsText prints findings as dump and replay-psm do:
 // SEVERITY kind subject: message; a kind reported many times is
 // summarised (lister.byKind).
-func printFindingsText(w io.Writer, st *ui.Styles, ls ui.Lister, fs []finding.Finding) {
+func PrintFindingsText(w io.Writer, st *ui.Styles, ls ui.Lister, fs []finding.Finding) {
 	ls.ByKind(len(fs), func(i int) string { return fs[i].Kind.String() }, func(i int) {
 		f := fs[i]
 		sev := f.Severity().Upper()
@@ -61,8 +64,8 @@ func printFindingsText(w io.Writer, st *ui.Styles, ls ui.Lister, fs []finding.Fi
 	}, func(more string) { fmt.Fprintln(w, more) })
 }
 
-// jsonFinding appends one {"type":"finding"} line.
-func jsonFinding(j *ui.JSONWriter, f finding.Finding) {
+// JSONFinding appends one {"type":"finding"} line.
+func JSONFinding(j *ui.JSONWriter, f finding.Finding) {
 	j.Begin()
 	j.Str("type", "finding")
 	j.Str("severity", f.Severity().String())
@@ -75,7 +78,7 @@ func jsonFinding(j *ui.JSONWriter, f finding.Finding) {
 	j.B = append(j.B, '\n')
 }
 
-// viewExit is the exit of a whole-broker view: every partition that could
+// ViewExit is the exit of a whole-broker view: every partition that could
 // not be read is reported on stderr (the view went on without it) and the
 // exit is 1, as replay-psm's and dump's of a log directory; otherwise 3
 // when a finding is an error.
@@ -84,7 +87,7 @@ func jsonFinding(j *ui.JSONWriter, f finding.Finding) {
 // the view's UNANSWERABLE lines, printed with it; absent: what was asked
 // for and does not exist, said here) exits 2, as an offset past a log's
 // end does: the input given does not hold the answer.
-func viewExit(s *ui.Streams, unread []broker.Unreadable, unanswered int, absent []string, fs []finding.Finding) error {
+func ViewExit(s *ui.Streams, unread []broker.Unreadable, unanswered int, absent []string, fs []finding.Finding) error {
 	if err := reportUnreadable(s, unread); err != nil {
 		return err
 	}
@@ -121,7 +124,7 @@ func findingsResult(fs []finding.Finding) error {
 	return nil
 }
 
-func partitionsText(ps []broker.TopicPartitions) string {
+func PartitionsText(ps []broker.TopicPartitions) string {
 	var parts []string
 	for _, p := range ps {
 		var ns []string
@@ -136,7 +139,7 @@ func partitionsText(ps []broker.TopicPartitions) string {
 	return strings.Join(parts, " ")
 }
 
-func jsonPartitions(j *ui.JSONWriter, k string, ps []broker.TopicPartitions) {
+func JSONPartitions(j *ui.JSONWriter, k string, ps []broker.TopicPartitions) {
 	j.Key(k)
 	j.B = append(j.B, '[')
 	for i, p := range ps {
@@ -158,4 +161,32 @@ func jsonPartitions(j *ui.JSONWriter, k string, ps []broker.TopicPartitions) {
 	}
 	j.B = append(j.B, ']')
 	j.First = false
+}
+
+// PrintUnanswerable prints the questions a view's directories cannot
+// answer, one UNANSWERABLE line each (groups and txns).
+func PrintUnanswerable(w *bufio.Writer, ls ui.Lister, us []string) {
+	ls.Lines(len(us), "unanswerable questions", func(i int) { fmt.Fprintf(w, "UNANSWERABLE %s\n", ui.Esc(us[i])) }, func(more string) { fmt.Fprintln(w, more) })
+}
+
+// JSONUnanswerable writes one {"type":"unanswerable"} line per question.
+func JSONUnanswerable(j *ui.JSONWriter, us []string) {
+	for _, u := range us {
+		j.Begin()
+		j.Str("type", "unanswerable")
+		j.Str("message", u)
+		j.End()
+		j.B = append(j.B, '\n')
+	}
+}
+
+func PrintSkipped(w *bufio.Writer, sk map[string]int) {
+	var keys []string
+	for k := range sk {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "NOTE %d records of type %s not interpreted\n", sk[k], k)
+	}
 }
