@@ -14,7 +14,11 @@ import (
 
 	"github.com/kseg/kseg/cmd/docs"
 	"github.com/kseg/kseg/cmd/explain"
+	"github.com/kseg/kseg/cmd/groups"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/metadata"
+	"github.com/kseg/kseg/cmd/status"
+	"github.com/kseg/kseg/cmd/txns"
 	"github.com/kseg/kseg/cmd/version"
 )
 
@@ -147,10 +151,10 @@ left out; their -v/--verbose lists every item, and json always does.
 		newMirrorCmd(s),
 		newRepairCmd(s),
 		newRestoreCmd(s),
-		newGroupsCmd(s),
-		newTxnsCmd(s),
-		newMetadataCmd(s),
-		newStatusCmd(s),
+		groups.NewCmd(s),
+		txns.NewCmd(s),
+		metadata.NewCmd(s),
+		status.NewCmd(s),
 		newCheckCmd(s),
 	)
 	addVerboseFlags(root, &g.verbose)

@@ -1,4 +1,7 @@
-package cmd
+// Package txns is kseg txns: the transactions of a broker's log
+// directories, rebuilt offline from __transaction_state and the open
+// transactions of every partition.
+package txns
 
 import (
 	"context"
@@ -62,7 +65,7 @@ func (o *txnsOptions) Validate(args []string) error {
 	return nil
 }
 
-func newTxnsCmd(s *ui.Streams) *cobra.Command {
+func NewCmd(s *ui.Streams) *cobra.Command {
 	o := &txnsOptions{}
 	c := &cobra.Command{
 		Use:   "txns LOGDIR...",

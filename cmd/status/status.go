@@ -1,4 +1,7 @@
-package cmd
+// Package status is kseg status: one line per partition saying whether a
+// broker would load it as it is, from one CRC walk and a producer-state
+// rebuild.
+package status
 
 import (
 	"context"
@@ -40,7 +43,7 @@ func (o *statusOptions) Validate(args []string) error {
 	return nil
 }
 
-func newStatusCmd(s *ui.Streams) *cobra.Command {
+func NewCmd(s *ui.Streams) *cobra.Command {
 	o := &statusOptions{}
 	c := &cobra.Command{
 		Use:   "status PATH...",

@@ -1,4 +1,4 @@
-package cmd
+package metadata_test
 
 import (
 	"path/filepath"

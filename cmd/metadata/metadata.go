@@ -1,4 +1,7 @@
-package cmd
+// Package metadata is kseg metadata: the KRaft metadata image of a
+// broker's log directories, replayed offline from __cluster_metadata
+// (and its ls, cat, find, in kafka-metadata-shell's words).
+package metadata
 
 import (
 	"context"
@@ -40,7 +43,7 @@ func (o *metadataOptions) Validate(args []string) error {
 	return nil
 }
 
-func newMetadataCmd(s *ui.Streams) *cobra.Command {
+func NewCmd(s *ui.Streams) *cobra.Command {
 	o := &metadataOptions{}
 	c := &cobra.Command{
 		Use:   "metadata LOGDIR...",

@@ -1,4 +1,7 @@
-package cmd
+// Package groups is kseg groups: the consumer groups of a broker's log
+// directories, rebuilt offline from __consumer_offsets as the group
+// coordinator loads it (list, describe, members, state, offsets).
+package groups
 
 import (
 	"context"
@@ -59,7 +62,7 @@ func (o *groupsOptions) Validate(args []string) error {
 	return o.validateView()
 }
 
-func newGroupsCmd(s *ui.Streams) *cobra.Command {
+func NewCmd(s *ui.Streams) *cobra.Command {
 	o := &groupsOptions{}
 	c := &cobra.Command{
 		Use:   "groups LOGDIR...",
