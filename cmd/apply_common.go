@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,7 +13,6 @@ import (
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
-	"github.com/kseg/kseg/segment/finding"
 )
 
 // Pieces shared by the three commands that change a partition in place
@@ -63,29 +61,6 @@ func noteApplyFailure(s *ui.Streams, rep *edit.Outcome, err error, what, dir str
 	if !errors.Is(err, edit.ErrRefused) && edit.HasJournal(dir) {
 		fmt.Fprintf(s.Err, "kseg: the %s was interrupted; rerun the command to finish it, or add --rollback to undo it\n", what)
 	}
-}
-
-// pendingEditFinding is the finding for a partition directory that holds
-// the journal of an interrupted kseg edit: until it is finished or rolled
-// back, each file it names is its old or its new content, so the partition
-// as a whole may be neither (a log cut at the last stable offset with no
-// barrier yet, say), and dump or replay-psm must not call it clean. ok is
-// false when there is no journal.
-func pendingEditFinding(dir string) (f finding.Finding, ok bool) {
-	if !edit.HasJournal(dir) {
-		return f, false
-	}
-	tool, path := "kseg inject-barrier, mirror or repair", filepath.Join(dir, edit.JournalName)
-	// The tool from the journal's first bytes: a journal is read whole
-	// only by the command that finishes or rolls it back.
-	if t, p, err := edit.JournalTool(dir); err == nil {
-		tool, path = t, p
-	}
-	f = finding.New(finding.PendingEdit, fmt.Sprintf(
-		"%s: an interrupted %s left its journal: the partition may be half edited (each file is its old or its new content); before a broker loads it, rerun the %s command on %s to finish the edit, or add --rollback to undo it",
-		filepath.Base(path), tool, tool, dir))
-	f.File, f.Position, f.Offset = path, -1, -1
-	return f, true
 }
 
 // ---- text ----
@@ -199,13 +174,6 @@ func textProblems(pf printfFunc, ls ui.Lister, problems ...[]string) {
 
 // ---- json ----
 
-func nonNil[T any](v []T) []T {
-	if v == nil {
-		return []T{}
-	}
-	return v
-}
-
 // writeJSONLine writes v as one JSON line.
 func writeJSONLine(w io.Writer, v any) error {
 	b, err := json.Marshal(v)
@@ -263,4 +231,36 @@ func abortedJSON(txns []segment.AbortedTxn) []injectAbortedJSON {
 			LastOffset: t.LastOffset, LastStableOffset: t.LastStableOffset})
 	}
 	return out
+}
+
+type injectIndexJSON struct {
+	Kept    int `json:"kept"`
+	Removed int `json:"removed"`
+	Added   int `json:"added"`
+}
+
+type injectEpochJSON struct {
+	LeaderEpoch int32 `json:"leaderEpoch"`
+	StartOffset int64 `json:"startOffset"`
+}
+
+type injectAbortedJSON struct {
+	ProducerID       int64 `json:"producerId"`
+	FirstOffset      int64 `json:"firstOffset"`
+	LastOffset       int64 `json:"lastOffset"`
+	LastStableOffset int64 `json:"lastStableOffset"`
+}
+
+type injectFileJSON struct {
+	Name    string `json:"name"`
+	Action  string `json:"action"`
+	OldSize int64  `json:"oldSize"`
+	NewSize int64  `json:"newSize"`
+	Why     string `json:"why"`
+}
+
+type injectResumeJSON struct {
+	State     string `json:"state"`
+	Started   string `json:"started"`
+	BackupDir string `json:"backupDir"`
 }

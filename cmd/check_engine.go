@@ -16,11 +16,14 @@ import (
 
 	"github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/cmd/internal/brokerview"
+	"github.com/kseg/kseg/cmd/internal/chainnode"
+	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/psm/broker"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -268,7 +271,7 @@ func (e *checkEngine) partition(ctx context.Context, p *checkPartition, walk *ps
 	seg.findings = slices.DeleteFunc(seg.findings, func(f finding.Finding) bool { return f.Kind == finding.PendingEdit })
 	timed(&ps, func() { e.producerState(&ps, pd, walk) })
 	timed(&pe, func() {
-		if f, ok := pendingEditFinding(p.path); ok {
+		if f, ok := edit.PendingFinding(p.path); ok {
 			f.PartitionDir = p.path
 			pe.findings = append(pe.findings, f)
 		}
@@ -309,7 +312,7 @@ func (e *checkEngine) dumpFiles(ctx context.Context, files []dumpFile, deep bool
 // producerState replays the partition as replay-psm --check-snapshots
 // does (replayPartition), without the kinds segments reports.
 func (e *checkEngine) producerState(c *checkCase, pd *segment.PartitionDir, walk *psm.Walk) {
-	if !hasLogSegment(pd) {
+	if !inputs.HasLogSegment(pd) {
 		c.skip = "no .log segment: no producer state"
 		return
 	}
@@ -454,7 +457,7 @@ func (e *checkEngine) chain(ed *checkEdgeRun) checkCase {
 			}
 			nodes = append(nodes, n)
 		}
-		if err := checkSamePartition(nodes[0], nodes[1]); err != nil {
+		if err := chainnode.CheckSamePartition(nodes[0], nodes[1]); err != nil {
 			c.err = err
 			return
 		}

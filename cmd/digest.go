@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/chainnode"
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/version"
@@ -123,7 +123,7 @@ func runDigest(ctx context.Context, s *ui.Streams, o *digestOptions, path string
 	if err != nil {
 		return err
 	}
-	if !hasLogSegment(pd) && !segment.IsPartitionDir(path) {
+	if !inputs.HasLogSegment(pd) && !segment.IsPartitionDir(path) {
 		return runDigestLogDir(ctx, s, o, path)
 	}
 	if o.out == "" && s.OutTTY {
@@ -201,7 +201,7 @@ func digestPartition(s *ui.Streams, o *digestOptions, dir, out string) (*digest.
 	if o.fromFile != "" {
 		d, err := digest.Open(o.fromFile)
 		if err != nil {
-			return nil, digestInputError(err)
+			return nil, chainnode.InputError(err)
 		}
 		defer d.Close()
 		earlier = d
@@ -288,7 +288,7 @@ func checkContinues(earlier string, section *os.File) error {
 	if errors.Is(err, digest.ErrContinuation) {
 		return &ui.ExitCodeError{Code: ui.ExitFindings, Err: fmt.Errorf("the partition does not continue %s: %w", earlier, err)}
 	}
-	return digestInputError(err)
+	return chainnode.InputError(err)
 }
 
 // concatReaderAt reads its parts one after the other.
@@ -321,16 +321,6 @@ func (c *concatReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	return n, io.EOF
 }
 
-// digestInputError is a digest that cannot be read: a usage error (exit
-// 2) naming the byte and what was expected there.
-func digestInputError(err error) error {
-	var fe *digest.FormatError
-	if errors.As(err, &fe) || errors.Is(err, mirror.ErrHashMismatch) {
-		return &ui.ExitCodeError{Code: ui.ExitUsage, Err: err}
-	}
-	return err
-}
-
 // digestSummary tells stderr what was written (not under --quiet).
 func digestSummary(s *ui.Streams, sum *digest.Summary, out string) {
 	if s.Quiet {
@@ -345,7 +335,7 @@ func digestSummary(s *ui.Streams, sum *digest.Summary, out string) {
 		from = fmt.Sprintf(" from offset %d", sum.Start)
 	}
 	msg := fmt.Sprintf("Digest of %s-%d%s: %s in %s (%s of log), log end %d -> %s, %s (%s)",
-		ui.Esc(sum.Topic), sum.Partition, from, batches(sum.Batches), ui.Plural(sum.Segments, "segment"), ui.HumanBytes(sum.LogBytes), sum.End,
+		ui.Esc(sum.Topic), sum.Partition, from, chainnode.Batches(sum.Batches), ui.Plural(sum.Segments, "segment"), ui.HumanBytes(sum.LogBytes), sum.End,
 		where, ui.HumanBytes(sum.Bytes), sum.Hash)
 	if sum.InFlight > 0 {
 		msg += fmt.Sprintf("; a broker holds the partition: %d bytes of an append in flight left out", sum.InFlight)

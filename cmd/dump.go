@@ -545,7 +545,7 @@ func (st *dumpState) dumpOne(f dumpFile) error {
 	default:
 		st.p.Unknown(f, "not a Kafka file kseg decodes")
 		if base := filepath.Base(f.path); edit.IsJournal(base) && !strings.HasSuffix(base, segment.TempSuffix) {
-			if pf, ok := pendingEditFinding(filepath.Dir(f.path)); ok {
+			if pf, ok := edit.PendingFinding(filepath.Dir(f.path)); ok {
 				st.report(pf)
 			}
 		}

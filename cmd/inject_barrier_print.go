@@ -199,17 +199,6 @@ type injectTxnJSON struct {
 	Records      int64  `json:"records,omitempty"` // data records the cut removes (droppedTxns)
 }
 
-type injectIndexJSON struct {
-	Kept    int `json:"kept"`
-	Removed int `json:"removed"`
-	Added   int `json:"added"`
-}
-
-type injectEpochJSON struct {
-	LeaderEpoch int32 `json:"leaderEpoch"`
-	StartOffset int64 `json:"startOffset"`
-}
-
 type injectAppendJSON struct {
 	Kind             string `json:"kind"`
 	Offset           int64  `json:"offset"`
@@ -221,21 +210,6 @@ type injectAppendJSON struct {
 	TxnFirstOffset   int64  `json:"txnFirstOffset"`
 }
 
-type injectAbortedJSON struct {
-	ProducerID       int64 `json:"producerId"`
-	FirstOffset      int64 `json:"firstOffset"`
-	LastOffset       int64 `json:"lastOffset"`
-	LastStableOffset int64 `json:"lastStableOffset"`
-}
-
-type injectFileJSON struct {
-	Name    string `json:"name"`
-	Action  string `json:"action"`
-	OldSize int64  `json:"oldSize"`
-	NewSize int64  `json:"newSize"`
-	Why     string `json:"why"`
-}
-
 type injectTailJSON struct {
 	Segment         int64   `json:"segment"`
 	Position        int64   `json:"position"`
@@ -244,12 +218,6 @@ type injectTailJSON struct {
 	Message         string  `json:"message"`
 	SegmentsDropped []int64 `json:"segmentsDropped"`
 	LogEndOffset    int64   `json:"logEndOffset"`
-}
-
-type injectResumeJSON struct {
-	State     string `json:"state"`
-	Started   string `json:"started"`
-	BackupDir string `json:"backupDir"`
 }
 
 type injectPlanJSON struct {
@@ -326,23 +294,23 @@ func (j *injectJSONPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 	out := injectPlanJSON{Type: "plan", Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, Mode: string(p.Mode), DryRun: dryRun,
 		NothingToDo: p.NothingToDo, Reason: p.Reason, Segments: p.Segments, LogStartOffset: p.LogStartOffset,
 		LogEndOffset: p.LogEndOffset, LastStableOffset: p.LastStableOffset, FirstUndecidedOffset: p.FirstUndecidedOffset,
-		Producers: p.Producers, Ongoing: []injectTxnJSON{}, Cut: p.Cut, CutIterations: nonNil(p.CutIterations),
+		Producers: p.Producers, Ongoing: []injectTxnJSON{}, Cut: p.Cut, CutIterations: ui.NonNil(p.CutIterations),
 		CutSegment: p.CutSegment, CutPosition: p.CutPosition, RemovedBatches: p.Removed.Batches, RemovedRecords: p.Removed.Records,
-		RemovedBytes: p.Removed.Bytes, RemovedOffsets: p.Removed.Offsets, RemovedProducers: nonNil(p.Removed.Producers),
-		DroppedTxns: []injectTxnJSON{}, SegmentsDeleted: nonNil(p.SegmentsDeleted), SnapshotsDeleted: nonNil(p.SnapshotsDeleted),
+		RemovedBytes: p.Removed.Bytes, RemovedOffsets: p.Removed.Offsets, RemovedProducers: ui.NonNil(p.Removed.Producers),
+		DroppedTxns: []injectTxnJSON{}, SegmentsDeleted: ui.NonNil(p.SegmentsDeleted), SnapshotsDeleted: ui.NonNil(p.SnapshotsDeleted),
 		Index:     injectIndexJSON(p.Index),
 		TimeIndex: injectIndexJSON(p.TimeIndex),
 		TxnIndex:  injectIndexJSON(p.TxnIndex),
 		Resume:    resumeJSON(p.Resume), AbortedTxns: abortedJSON(p.AbortedTxns), EpochEntriesRemoved: epochsJSON(p.EpochEntriesRemoved),
 		Appended:      []injectAppendJSON{},
 		BarrierOffset: p.BarrierOffset, LeaderEpoch: p.LeaderEpoch, Timestamp: p.Timestamp, NewLogEndOffset: p.NewLogEndOffset,
-		ProducersCleared: p.ProducersCleared, ProducersAtCut: p.ProducersAtCut, ProducersExpired: p.ProducersExpired, SnapshotOffset: p.SnapshotOffset, Files: filesJSON(p.Ops), Warnings: nonNil(p.Warnings)}
+		ProducersCleared: p.ProducersCleared, ProducersAtCut: p.ProducersAtCut, ProducersExpired: p.ProducersExpired, SnapshotOffset: p.SnapshotOffset, Files: filesJSON(p.Ops), Warnings: ui.NonNil(p.Warnings)}
 	for _, o := range p.Ongoing {
 		out.Ongoing = append(out.Ongoing, injectTxnJSON{ProducerID: o.ProducerID, FirstOffset: o.FirstOffset, MarkerOffset: -1, State: "open"})
 	}
 	if tr := p.TailRepair; tr != nil {
 		out.TailRepair = &injectTailJSON{Segment: tr.Segment, Position: tr.Position, Kind: tr.Kind, Bytes: tr.Bytes, Message: tr.Message,
-			SegmentsDropped: nonNil(tr.SegmentsDropped), LogEndOffset: tr.LogEndOffset}
+			SegmentsDropped: ui.NonNil(tr.SegmentsDropped), LogEndOffset: tr.LogEndOffset}
 	}
 	for _, d := range p.DroppedTxns {
 		out.DroppedTxns = append(out.DroppedTxns, injectTxnJSON(d))
@@ -368,7 +336,7 @@ func (j *injectJSONPrinter) Report(r *barrier.InjectionReport) error {
 	if v := r.Verification; v != nil {
 		vj := &injectVerifyJSON{OK: v.OK(), BarrierOffset: v.BarrierOffset, BarrierFound: v.BarrierFound, BarrierProblems: []string{},
 			ProducersCleared: v.ProducersCleared, ProducersAfter: v.ProducersAfter, OngoingAfter: v.OngoingAfter,
-			Anomalies: nonNil(v.Anomalies), IndexProblems: nonNil(v.IndexProblems)}
+			Anomalies: ui.NonNil(v.Anomalies), IndexProblems: ui.NonNil(v.IndexProblems)}
 		for _, p := range v.BarrierProblems {
 			vj.BarrierProblems = append(vj.BarrierProblems, p.String())
 		}

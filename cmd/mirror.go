@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/chainnode"
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
@@ -129,7 +130,7 @@ func runMirror(ctx context.Context, s *ui.Streams, o *mirrorOptions, args []stri
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !o.rollback && len(args) == 2 && isDigestArg(args[1]) {
+	if !o.rollback && len(args) == 2 && chainnode.IsDigest(args[1]) {
 		return runMirrorDigest(ctx, s, o, args[0], args[1])
 	}
 	if err := inputs.CheckMirror(s, args, o.rollback); err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/chainnode"
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
@@ -22,7 +23,7 @@ func runMirrorDigest(ctx context.Context, s *ui.Streams, o *mirrorOptions, src, 
 	if err := inputs.Check(s, "mirror", src, inputs.Partition); err != nil {
 		return err
 	}
-	nodes, done, err := openNodes(s, []string{dst})
+	nodes, done, err := chainnode.Open(s, []string{dst})
 	defer done()
 	if err != nil {
 		return err
@@ -37,7 +38,7 @@ func runMirrorDigest(ctx context.Context, s *ui.Streams, o *mirrorOptions, src, 
 	}
 	ui.WarnDiagnostics(s.Err, p.Warnings)
 	if o.output == "json" {
-		return writeJSONLine(s.Out, mirrorDigestPlanJSON{mirrorPlanJSON: mirrorPlanWire(&p.Plan, true), Destination: digestJSON(p.Digest)})
+		return writeJSONLine(s.Out, mirrorDigestPlanJSON{mirrorPlanJSON: mirrorPlanWire(&p.Plan, true), Destination: chainnode.DigestOf(p.Digest)})
 	}
 	return printMirrorDigestPlan(s.Out, s.Styles(), p)
 }
@@ -46,7 +47,7 @@ func runMirrorDigest(ctx context.Context, s *ui.Streams, o *mirrorOptions, src, 
 // destination was read from.
 type mirrorDigestPlanJSON struct {
 	mirrorPlanJSON
-	Destination *chainDigestJSON `json:"dstDigest"`
+	Destination *chainnode.DigestJSON `json:"dstDigest"`
 }
 
 func printMirrorDigestPlan(w io.Writer, st *ui.Styles, p *mirror.DigestPlan) error {
@@ -54,16 +55,16 @@ func printMirrorDigestPlan(w io.Writer, st *ui.Styles, p *mirror.DigestPlan) err
 	title := func(s string) string { return st.Paint(st.Title, s) }
 	off := func(v int64) string { return st.Paint(st.Offset, fmt.Sprint(v)) }
 	pf("%s %s -> %s (topic %s, partition %d)\n", title("Mirror"), ui.Esc(p.Src), ui.Esc(p.Name), ui.Esc(p.Topic), p.Partition)
-	src := fmt.Sprintf("log %s", rangeText(p.SrcLog))
+	src := fmt.Sprintf("log %s", chainnode.RangeText(p.SrcLog))
 	if p.TopicID != "" {
 		src += ", topic id " + p.TopicID
 	}
 	pf("  source       %s\n", src)
-	pf("  destination  a digest %s\n", digestText(p.Digest))
+	pf("  destination  a digest %s\n", chainnode.DigestText(p.Digest))
 	if p.DstLog.Start < 0 {
 		pf("               empty\n")
 	} else {
-		pf("               log %s, %s; %d batches identical to the source's (every batch the digest holds compared)", rangeText(p.DstLog), ui.Plural(p.DstSegments, "segment"), p.Compared)
+		pf("               log %s, %s; %d batches identical to the source's (every batch the digest holds compared)", chainnode.RangeText(p.DstLog), ui.Plural(p.DstSegments, "segment"), p.Compared)
 		if p.EpochDifferences > 0 {
 			pf(" (%d differ in partitionLeaderEpoch only)", p.EpochDifferences)
 		}
@@ -74,7 +75,7 @@ func printMirrorDigestPlan(w io.Writer, st *ui.Styles, p *mirror.DigestPlan) err
 	}
 	if tr := p.Truncation; tr != nil {
 		pf("%s at offset %s, %s position %d (--align)\n", title("Truncate:"), off(tr.Offset), segment.SegmentFileName(tr.Segment, segment.LogSuffix), tr.Position)
-		pf("  removed: %s, %d bytes, %d offsets\n", batches(tr.Removed.Batches), tr.Removed.Bytes, tr.Removed.Offsets)
+		pf("  removed: %s, %d bytes, %d offsets\n", chainnode.Batches(tr.Removed.Batches), tr.Removed.Bytes, tr.Removed.Offsets)
 	}
 	if p.NothingToDo {
 		pf("%s %s\n", st.Paint(st.OK, "Nothing to do:"), p.Reason)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/chainnode"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
@@ -37,13 +38,6 @@ type mirrorTextPrinter struct {
 	tbl  *ui.TableOut // --output table: file operations as a table
 }
 
-func rangeText(r mirror.OffsetRange) string {
-	if r.Start < 0 {
-		return "none"
-	}
-	return fmt.Sprintf("[%d, %d)", r.Start, r.End)
-}
-
 func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 	w, st, ls := t.w, t.st, t.ls
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
@@ -52,7 +46,7 @@ func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 
 	pf("%s %s -> %s (topic %s, partition %d)\n", title("Mirror"), p.Src, p.Dir, p.Topic, p.Partition)
 	textResume(pf, st, "mirror", p.Resume)
-	src := fmt.Sprintf("log %s", rangeText(p.SrcLog))
+	src := fmt.Sprintf("log %s", chainnode.RangeText(p.SrcLog))
 	if p.TopicID != "" {
 		src += ", topic id " + p.TopicID
 	}
@@ -64,13 +58,13 @@ func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 		pf("  destination  empty\n")
 	default:
 		if p.ComparedLastBatch {
-			pf("  destination  log %s, %s; compared: the last batch, identical to the source's", rangeText(p.DstLog), ui.Plural(p.DstSegments, "segment"))
+			pf("  destination  log %s, %s; compared: the last batch, identical to the source's", chainnode.RangeText(p.DstLog), ui.Plural(p.DstSegments, "segment"))
 			if p.EpochDifferences > 0 {
 				pf(" (but for its partitionLeaderEpoch)")
 			}
 			pf("; the batches below it are taken as the source's, as a follower trusts its log below the high watermark (--full-compare compares them all)\n")
 		} else {
-			pf("  destination  log %s, %s; %s identical to the source's", rangeText(p.DstLog), ui.Plural(p.DstSegments, "segment"), ui.Plural(p.Compared, "batch"))
+			pf("  destination  log %s, %s; %s identical to the source's", chainnode.RangeText(p.DstLog), ui.Plural(p.DstSegments, "segment"), ui.Plural(p.Compared, "batch"))
 			if p.EpochDifferences > 0 {
 				pf(" (%d differ in partitionLeaderEpoch only)", p.EpochDifferences)
 			}
@@ -178,11 +172,6 @@ func (t *mirrorTextPrinter) Report(r *mirror.Report) error {
 
 type mirrorJSONPrinter struct{ w io.Writer }
 
-type rangeJSON struct {
-	Start int64 `json:"start"`
-	End   int64 `json:"end"`
-}
-
 type mirrorDivergenceJSON struct {
 	Offset      int64  `json:"offset"`
 	Reason      string `json:"reason"`
@@ -217,8 +206,8 @@ type mirrorPlanJSON struct {
 	Resume              *injectResumeJSON     `json:"resume,omitempty"`
 	CreateDir           bool                  `json:"createDir"`
 	TopicID             string                `json:"topicId"`
-	SrcLog              rangeJSON             `json:"srcLog"`
-	DstLog              rangeJSON             `json:"dstLog"`
+	SrcLog              chainnode.RangeJSON   `json:"srcLog"`
+	DstLog              chainnode.RangeJSON   `json:"dstLog"`
 	DstSegments         int                   `json:"dstSegments"`
 	Compared            int64                 `json:"compared"`
 	ComparedLastBatch   bool                  `json:"comparedLastBatch,omitempty"`
@@ -272,14 +261,14 @@ func (j *mirrorJSONPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 func mirrorPlanWire(p *mirror.Plan, dryRun bool) mirrorPlanJSON {
 	out := mirrorPlanJSON{Type: "mirror-plan", Src: p.Src, Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, DryRun: dryRun,
 		NothingToDo: p.NothingToDo, Reason: p.Reason, CreateDir: p.CreateDir, TopicID: p.TopicID,
-		SrcLog: rangeJSON(p.SrcLog), DstLog: rangeJSON(p.DstLog), DstSegments: p.DstSegments, Compared: p.Compared, ComparedLastBatch: p.ComparedLastBatch,
+		SrcLog: chainnode.RangeJSON(p.SrcLog), DstLog: chainnode.RangeJSON(p.DstLog), DstSegments: p.DstSegments, Compared: p.Compared, ComparedLastBatch: p.ComparedLastBatch,
 		EpochDifferences: p.EpochDifferences, From: p.From, To: p.To, CopiedBatches: p.Copied.Batches, CopiedRecords: p.Copied.Records,
-		CopiedBytes: p.Copied.Bytes, Barriers: nonNil(p.Barriers), AppendSegment: p.AppendSegment, SegmentsCreated: nonNil(p.SegmentsCreated),
+		CopiedBytes: p.Copied.Bytes, Barriers: ui.NonNil(p.Barriers), AppendSegment: p.AppendSegment, SegmentsCreated: ui.NonNil(p.SegmentsCreated),
 		Index: injectIndexJSON(p.Index), TimeIndex: injectIndexJSON(p.TimeIndex), TxnIndex: injectIndexJSON(p.TxnIndex),
 		Resume: resumeJSON(p.Resume), AbortedTxns: abortedJSON(p.AbortedTxns), EpochEntriesRemoved: epochsJSON(p.EpochEntriesRemoved),
 		EpochEntriesAdded: epochsJSON(p.EpochEntriesAdded),
-		SnapshotsCreated:  nonNil(p.SnapshotsCreated), SnapshotsDeleted: nonNil(p.SnapshotsDeleted), NewLogEndOffset: p.NewLogEndOffset,
-		Files: filesJSON(p.Ops), Warnings: nonNil(p.Warnings)}
+		SnapshotsCreated:  ui.NonNil(p.SnapshotsCreated), SnapshotsDeleted: ui.NonNil(p.SnapshotsDeleted), NewLogEndOffset: p.NewLogEndOffset,
+		Files: filesJSON(p.Ops), Warnings: ui.NonNil(p.Warnings)}
 	if p.EndSnapshot >= 0 {
 		out.EndSnapshot = &p.EndSnapshot
 	}
@@ -290,7 +279,7 @@ func mirrorPlanWire(p *mirror.Plan, dryRun bool) mirrorPlanJSON {
 	if tr := p.Truncation; tr != nil {
 		out.Truncation = &mirrorTruncationJSON{Offset: tr.Offset, Segment: tr.Segment, Position: tr.Position,
 			RemovedBatches: tr.Removed.Batches, RemovedRecords: tr.Removed.Records, RemovedBytes: tr.Removed.Bytes,
-			RemovedOffsets: tr.Removed.Offsets, RemovedProducers: nonNil(tr.Removed.Producers), SegmentsDeleted: nonNil(tr.SegmentsDeleted)}
+			RemovedOffsets: tr.Removed.Offsets, RemovedProducers: ui.NonNil(tr.Removed.Producers), SegmentsDeleted: ui.NonNil(tr.SegmentsDeleted)}
 	}
 	out.Owner = ownerOf(plannedOwnership(p.Resume, p.Dir, p.LogDir, p.CreateDir))
 	return out
@@ -306,7 +295,7 @@ func (j *mirrorJSONPrinter) Report(r *mirror.Report) error {
 	}
 	if v := r.Verification; v != nil {
 		out.Verification = &mirrorVerifyJSON{OK: v.OK(), Compared: v.Compared, Mismatch: v.Mismatch,
-			IndexProblems: nonNil(v.IndexProblems), TxnIndexProblems: nonNil(v.TxnIndexProblems)}
+			IndexProblems: ui.NonNil(v.IndexProblems), TxnIndexProblems: ui.NonNil(v.TxnIndexProblems)}
 	}
 	return writeJSONLine(j.w, out)
 }

@@ -297,9 +297,9 @@ func (j *repairJSONPrinter) Plan(p *repair.Plan, dryRun bool) error {
 		FirstExamined: p.FirstExamined, IndexIntervalBytes: p.Options.IndexIntervalBytes, LogStartOffset: p.LogStartOffset,
 		LogEndOffset: p.LogEndOffset, NewLogEndOffset: p.NewLogEndOffset, RemovedBatches: p.Removed.Batches,
 		RemovedBytes: p.Removed.Bytes, RemovedOffsets: p.Removed.Offsets, Segments: []repairSegmentJSON{},
-		Findings: []repairFindingJSON{}, SegmentsDeleted: nonNil(p.SegmentsDeleted), SnapshotsDeleted: nonNil(p.SnapshotsDeleted),
+		Findings: []repairFindingJSON{}, SegmentsDeleted: ui.NonNil(p.SegmentsDeleted), SnapshotsDeleted: ui.NonNil(p.SnapshotsDeleted),
 		SnapshotOffset: p.SnapshotOffset, Producers: p.Producers, Resume: resumeJSON(p.Resume),
-		EpochEntriesRemoved: epochsJSON(p.EpochEntriesRemoved), Files: filesJSON(p.Ops), Warnings: nonNil(p.Warnings)}
+		EpochEntriesRemoved: epochsJSON(p.EpochEntriesRemoved), Files: filesJSON(p.Ops), Warnings: ui.NonNil(p.Warnings)}
 	for _, s := range p.Segments {
 		sj := repairSegmentJSON{BaseOffset: s.BaseOffset, Log: s.Log, Size: s.Size, Why: s.Why, ValidBytes: s.ValidBytes,
 			Batches: s.Batches, NextOffset: s.NextOffset, Index: repairFileOf(s.Index), TimeIndex: repairFileOf(s.TimeIndex),
@@ -330,8 +330,8 @@ func (j *repairJSONPrinter) Report(r *repair.Report) error {
 		out.NewLogEndOffset, out.Files = p.NewLogEndOffset, len(p.Ops)
 	}
 	if v := r.Verification; v != nil {
-		out.Verification = &repairVerifyJSON{OK: v.OK(), Replan: nonNil(v.Replan), IndexProblems: nonNil(v.IndexProblems),
-			SnapshotProblems: nonNil(v.SnapshotProblems)}
+		out.Verification = &repairVerifyJSON{OK: v.OK(), Replan: ui.NonNil(v.Replan), IndexProblems: ui.NonNil(v.IndexProblems),
+			SnapshotProblems: ui.NonNil(v.SnapshotProblems)}
 	}
 	return writeJSONLine(j.w, out)
 }

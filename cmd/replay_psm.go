@@ -16,6 +16,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 )
 
 // replayPSMOptions are the flags of `kseg replay-psm`.
@@ -268,7 +269,7 @@ func replayPartition(s *ui.Streams, o *replayPSMOptions, dir string) (*replayPSM
 // (kseg check lists each partition once for all its checks).
 func replayPartitionDir(s *ui.Streams, o *replayPSMOptions, pd *segment.PartitionDir) (*replayPSMView, error) {
 	dir := pd.Path
-	if !hasLogSegment(pd) {
+	if !inputs.HasLogSegment(pd) {
 		return nil, ui.UsageErrorf("%s holds no .log segment: replay-psm takes a partition directory or a log directory", dir)
 	}
 	opts := o.psm
@@ -322,7 +323,7 @@ func replayPartitionDir(s *ui.Streams, o *replayPSMOptions, pd *segment.Partitio
 		// a replay from there would silently show an empty state.
 		return nil, ui.UsageErrorf("--log-start-offset %d is above the log end offset %d of %s", o.logStartOffset, res.LogEndOffset, dir)
 	}
-	if pf, ok := pendingEditFinding(dir); ok {
+	if pf, ok := edit.PendingFinding(dir); ok {
 		res.Anomalies = append(res.Anomalies, pf)
 	}
 	// The replay reads the segments in order and cannot tell which of two

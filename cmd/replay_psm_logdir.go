@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
@@ -34,7 +35,7 @@ func runReplayPSMLogDir(ctx context.Context, s *ui.Streams, o *replayPSMOptions,
 	o.logDirs = segment.NewLogDirCache()
 	for _, dir := range ld.Partitions {
 		pd, err := o.logDirs.OpenPartitionDir(dir)
-		if err == nil && !hasLogSegment(pd) {
+		if err == nil && !inputs.HasLogSegment(pd) {
 			skipped++
 			continue
 		}
@@ -127,13 +128,4 @@ func runReplayPSMLogDir(ctx context.Context, s *ui.Streams, o *replayPSMOptions,
 		return ui.FindingsExit()
 	}
 	return nil
-}
-
-func hasLogSegment(pd *segment.PartitionDir) bool {
-	for _, sg := range pd.Segments {
-		if sg.Log != "" {
-			return true
-		}
-	}
-	return false
 }

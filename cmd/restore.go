@@ -243,7 +243,7 @@ type restoreResultJSON struct {
 func (j *restoreJSONPrinter) Plan(p *edit.RestorePlan, dryRun bool) error {
 	out := restorePlanJSON{Type: "restore-plan", Dir: p.Dir, BackupDir: p.BackupDir, Tool: p.Tool, Started: p.Started, Completed: p.Completed,
 		Force: p.Force, DryRun: dryRun, NothingToDo: p.NothingToDo, Reason: p.Reason, Resume: resumeJSON(p.Resume), RemoveDir: p.RemoveDir,
-		States: []restoreFileJSON{}, Files: filesJSON(p.Ops), Warnings: nonNil(p.Warnings)}
+		States: []restoreFileJSON{}, Files: filesJSON(p.Ops), Warnings: ui.NonNil(p.Warnings)}
 	for _, f := range p.Files {
 		out.States = append(out.States, restoreFileJSON{Name: f.Name, Edit: string(f.Edit), State: f.State})
 	}
@@ -260,7 +260,7 @@ func (j *restoreJSONPrinter) Report(r *edit.RestoreReport) error {
 		out.Verification = &struct {
 			OK       bool     `json:"ok"`
 			Problems []string `json:"problems"`
-		}{v.OK(), nonNil(v.Problems)}
+		}{v.OK(), ui.NonNil(v.Problems)}
 	}
 	return writeJSONLine(j.w, out)
 }

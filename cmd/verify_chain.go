@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/chainnode"
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/edit"
@@ -89,7 +90,7 @@ func (o *verifyChainOptions) Validate(args []string) ([]string, error) {
 			continue
 		}
 		for j := i + 1; j < len(dirs); j++ {
-			if sameDir(dirs[i], dirs[j]) {
+			if chainnode.SameDir(dirs[i], dirs[j]) {
 				return nil, ui.UsageErrorf("%s and %s are the same directory: a partition does not mirror itself", dirs[i], dirs[j])
 			}
 		}
@@ -118,7 +119,10 @@ func (o *verifyChainOptions) resolveEdge(e string, dirs *[]string) (int, int, bo
 			return u, d, true
 		}
 	}
-	isDir := func(p string) bool { st, err := os.Stat(p); return err == nil && st.IsDir() || isDigestArg(p) }
+	isDir := func(p string) bool {
+		st, err := os.Stat(p)
+		return err == nil && st.IsDir() || chainnode.IsDigest(p)
+	}
 	for _, sp := range splits {
 		u, okU := endpoint(sp[0], *dirs)
 		d, okD := endpoint(sp[1], *dirs)
@@ -138,37 +142,6 @@ func (o *verifyChainOptions) resolveEdge(e string, dirs *[]string) (int, int, bo
 		return u, d, true
 	}
 	return 0, 0, false
-}
-
-// sameDir: a and b name the same directory (os.SameFile follows links).
-func sameDir(a, b string) bool {
-	sa, errA := os.Stat(a)
-	sb, errB := os.Stat(b)
-	if errA != nil || errB != nil {
-		return filepath.Clean(a) == filepath.Clean(b)
-	}
-	return os.SameFile(sa, sb)
-}
-
-// checkSamePartition refuses an edge whose two partitions cannot be a
-// mirror and its source: a KIP-1279 mirror topic keeps its source's topic
-// name, partition and topic id (partition.metadata), so anything else is
-// two unrelated partitions, and comparing them byte for byte would report
-// a "divergence" that is no such thing.
-// A digest (kseg digest) carries its partition's name and topic id, and is
-// refused in the same words.
-func checkSamePartition(un, dn mirror.Node) error {
-	up, down := un.Name(), dn.Name()
-	iu, id := un.Identity(), dn.Identity()
-	if iu.Named && id.Named && (iu.Topic != id.Topic || iu.Partition != id.Partition) {
-		return ui.Refusedf("refused (topic): %s is %s-%d but %s is %s-%d: a mirror keeps its source's topic name and partition",
-			up, iu.Topic, iu.Partition, down, id.Topic, id.Partition)
-	}
-	if iu.HasTopicID && id.HasTopicID && iu.TopicID != id.TopicID {
-		return ui.Refusedf("refused (%s): %s has topic id %s but %s has %s: a mirror keeps its source's topic id",
-			mirror.RefuseTopicID, up, iu.TopicIDString(), down, id.TopicIDString())
-	}
-	return nil
 }
 
 func newVerifyChainCmd(s *ui.Streams) *cobra.Command {
@@ -253,7 +226,7 @@ func runVerifyChain(ctx context.Context, s *ui.Streams, o *verifyChainOptions, d
 		return err
 	}
 	for _, d := range dirs {
-		if isDigestArg(d) {
+		if chainnode.IsDigest(d) {
 			continue
 		}
 		if st, err := os.Stat(d); err == nil && st.Mode().IsRegular() {
@@ -264,7 +237,7 @@ func runVerifyChain(ctx context.Context, s *ui.Streams, o *verifyChainOptions, d
 			return err
 		}
 	}
-	nodes, closeNodes, err := openNodes(s, dirs)
+	nodes, closeNodes, err := chainnode.Open(s, dirs)
 	defer closeNodes()
 	if err != nil {
 		return err
@@ -276,7 +249,7 @@ func runVerifyChain(ctx context.Context, s *ui.Streams, o *verifyChainOptions, d
 		}
 	}
 	for _, e := range edges {
-		if err := checkSamePartition(nodes[e[0]], nodes[e[1]]); err != nil {
+		if err := chainnode.CheckSamePartition(nodes[e[0]], nodes[e[1]]); err != nil {
 			return err
 		}
 	}
@@ -286,7 +259,7 @@ func runVerifyChain(ctx context.Context, s *ui.Streams, o *verifyChainOptions, d
 	total := func() int64 {
 		var n int64
 		for _, e := range edges {
-			n += nodeBytes(nodes[e[0]], 1) + nodeBytes(nodes[e[1]], 2)
+			n += chainnode.Bytes(nodes[e[0]], 1) + chainnode.Bytes(nodes[e[1]], 2)
 		}
 		return n
 	}
@@ -302,9 +275,9 @@ func runVerifyChain(ctx context.Context, s *ui.Streams, o *verifyChainOptions, d
 		case errors.As(err, &oe):
 			return &ui.ExitCodeError{Code: ui.ExitUsage, Err: fmt.Errorf("--%w", oe)}
 		}
-		return digestInputError(err)
+		return chainnode.InputError(err)
 	}
-	if err := newChainPrinter(s, o.output, nodeDigests(nodes)).Print(rep); err != nil {
+	if err := newChainPrinter(s, o.output, chainnode.Digests(nodes)).Print(rep); err != nil {
 		return err
 	}
 	if !rep.OK() {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/cmd/internal/chainnode"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/digest"
 	"github.com/kseg/kseg/segment/finding"
@@ -90,14 +91,6 @@ func averted(ls ui.Lister, e *mirror.EdgeReport) string {
 	return fmt.Sprintf("%d; without the barriers a replay reports %s", e.CollisionsAverted, strings.Join(parts, ", "))
 }
 
-// batches is "1 batch" or "N batches".
-func batches(n int64) string {
-	if n == 1 {
-		return "1 batch"
-	}
-	return ui.Plural(n, "batch")
-}
-
 func findingWhere(f finding.Finding) string {
 	var parts []string
 	if f.File != "" {
@@ -156,17 +149,17 @@ func (t *chainTextPrinter) Print(r *mirror.ChainReport) error {
 			status = st.Paint(st.Err, status)
 		}
 		kv("status", "%s", status)
-		kv("upstream log", "%s", rangeText(e.UpstreamLog))
-		kv("downstream log", "%s", rangeText(e.DownstreamLog))
+		kv("upstream log", "%s", chainnode.RangeText(e.UpstreamLog))
+		kv("downstream log", "%s", chainnode.RangeText(e.DownstreamLog))
 		for _, n := range [][2]string{{"upstream digest", e.Upstream}, {"downstream digest", e.Downstream}} {
 			if info := t.digests[n[1]]; info != nil {
-				kv(n[0], "%s", digestText(info))
+				kv(n[0], "%s", chainnode.DigestText(info))
 			}
 		}
-		kv("mirrored", "%s: %s byte-identical", rangeText(e.Mirrored), batches(e.BatchesCompared))
+		kv("mirrored", "%s: %s byte-identical", chainnode.RangeText(e.Mirrored), chainnode.Batches(e.BatchesCompared))
 		kv("barrier", "%s", barrierText(ls, e.Barrier))
 		if e.Barrier != nil {
-			kv("local", "%s", rangeText(e.Local))
+			kv("local", "%s", chainnode.RangeText(e.Local))
 		}
 		kv("mirrored barriers", "%s", mirroredBarriersText(ls, e.MirroredBarriers))
 		reused := "none"
@@ -214,13 +207,13 @@ func (t *chainTablePrinter) Print(r *mirror.ChainReport) error {
 	for i, e := range r.Edges {
 		bar, local := "-", "-"
 		if e.Barrier != nil {
-			bar, local = ui.I64(e.Barrier.Offset), rangeText(e.Local)
+			bar, local = ui.I64(e.Barrier.Offset), chainnode.RangeText(e.Local)
 		}
 		reused := "-"
 		if len(e.ProducersReused) > 0 {
 			reused = ls.Offsets(e.ProducersReused)
 		}
-		rows = append(rows, []string{ui.I64(int64(i + 1)), e.Upstream, e.Downstream, e.Status, rangeText(e.Mirrored), bar, local,
+		rows = append(rows, []string{ui.I64(int64(i + 1)), e.Upstream, e.Downstream, e.Status, chainnode.RangeText(e.Mirrored), bar, local,
 			reused, ui.I64(int64(e.CollisionsAverted)), fmt.Sprintf("%d/%d", e.Errors(), len(e.Findings))})
 		for _, f := range e.Findings {
 			pos, upos := "-", "-"
@@ -254,43 +247,6 @@ func (t *chainTablePrinter) Print(r *mirror.ChainReport) error {
 type chainJSONPrinter struct {
 	w       io.Writer
 	digests map[string]*digest.Info
-}
-
-// chainDigestJSON describes a node that is a digest.
-type chainDigestJSON struct {
-	Dir           string `json:"dir"`
-	Host          string `json:"host"`
-	Taken         string `json:"taken"`
-	KsegVersion   string `json:"ksegVersion"`
-	FormatVersion int    `json:"formatVersion"`
-	Hash          string `json:"hash"`
-	Sections      int    `json:"sections"`
-	Live          bool   `json:"live"`
-}
-
-func digestJSON(info *digest.Info) *chainDigestJSON {
-	if info == nil {
-		return nil
-	}
-	return &chainDigestJSON{Dir: info.Dir, Host: info.Host, Taken: info.Taken.UTC().Format("2006-01-02T15:04:05.000Z"), KsegVersion: info.KsegVersion,
-		FormatVersion: info.FormatVersion, Hash: info.Hash.String(), Sections: info.Sections, Live: info.Live}
-}
-
-// digestText is a digest node's description in the text output.
-// The host, directory and version came from the digest: escaped.
-func digestText(info *digest.Info) string {
-	where := info.Dir
-	if info.Host != "" {
-		where = info.Host + ":" + where
-	}
-	s := fmt.Sprintf("of %s, taken %s by kseg %s (%s", ui.Esc(where), info.Taken.UTC().Format("2006-01-02T15:04:05.000Z"), ui.Esc(info.KsegVersion), info.Hash)
-	if info.Sections > 1 {
-		s += fmt.Sprintf(", %d sections", info.Sections)
-	}
-	if info.Live {
-		s += ", a broker running"
-	}
-	return s + ")"
 }
 
 type chainBarrierJSON struct {
@@ -333,12 +289,12 @@ type chainEdgeJSON struct {
 	Downstream         string                     `json:"downstream"`
 	Status             string                     `json:"status"`
 	Consistent         bool                       `json:"consistent"`
-	UpstreamLog        rangeJSON                  `json:"upstreamLog"`
-	DownstreamLog      rangeJSON                  `json:"downstreamLog"`
-	Mirrored           rangeJSON                  `json:"mirrored"`
+	UpstreamLog        chainnode.RangeJSON        `json:"upstreamLog"`
+	DownstreamLog      chainnode.RangeJSON        `json:"downstreamLog"`
+	Mirrored           chainnode.RangeJSON        `json:"mirrored"`
 	BatchesCompared    int64                      `json:"batchesCompared"`
 	Barrier            *chainBarrierJSON          `json:"barrier"`
-	Local              *rangeJSON                 `json:"local"`
+	Local              *chainnode.RangeJSON       `json:"local"`
 	Lag                int64                      `json:"lag"`
 	MirroredBarriers   []chainMirroredBarrierJSON `json:"mirroredBarriers"`
 	ProducersReused    []int64                    `json:"producersReused"`
@@ -349,8 +305,8 @@ type chainEdgeJSON struct {
 	Findings           []chainFindingJSON         `json:"findings"`
 	// UpstreamDigest and DownstreamDigest describe a node that is a
 	// digest (absent for a directory).
-	UpstreamDigest   *chainDigestJSON `json:"upstreamDigest,omitempty"`
-	DownstreamDigest *chainDigestJSON `json:"downstreamDigest,omitempty"`
+	UpstreamDigest   *chainnode.DigestJSON `json:"upstreamDigest,omitempty"`
+	DownstreamDigest *chainnode.DigestJSON `json:"downstreamDigest,omitempty"`
 }
 
 type chainSummaryJSON struct {
@@ -374,15 +330,15 @@ func (j *chainJSONPrinter) Print(r *mirror.ChainReport) error {
 	sum := chainSummaryJSON{Type: "summary", Edges: len(r.Edges)}
 	for i, e := range r.Edges {
 		out := chainEdgeJSON{Type: "edge", Edge: i + 1, Upstream: e.Upstream, Downstream: e.Downstream, Status: e.Status, Consistent: e.OK(),
-			UpstreamLog: rangeJSON(e.UpstreamLog), DownstreamLog: rangeJSON(e.DownstreamLog), Mirrored: rangeJSON(e.Mirrored),
+			UpstreamLog: chainnode.RangeJSON(e.UpstreamLog), DownstreamLog: chainnode.RangeJSON(e.DownstreamLog), Mirrored: chainnode.RangeJSON(e.Mirrored),
 			BatchesCompared: e.BatchesCompared, Lag: e.Lag, MirroredBarriers: []chainMirroredBarrierJSON{},
-			ProducersReused: nonNil(e.ProducersReused), CollisionsAverted: e.CollisionsAverted, Averted: []chainAvertedJSON{},
+			ProducersReused: ui.NonNil(e.ProducersReused), CollisionsAverted: e.CollisionsAverted, Averted: []chainAvertedJSON{},
 			InheritedAnomalies: e.InheritedAnomalies, EpochDifferences: e.EpochDifferences, Findings: []chainFindingJSON{},
-			UpstreamDigest: digestJSON(j.digests[e.Upstream]), DownstreamDigest: digestJSON(j.digests[e.Downstream])}
+			UpstreamDigest: chainnode.DigestOf(j.digests[e.Upstream]), DownstreamDigest: chainnode.DigestOf(j.digests[e.Downstream])}
 		if b := e.Barrier; b != nil {
-			out.Barrier = &chainBarrierJSON{Offset: b.Offset, File: b.File, Position: b.Position, Aborts: nonNil(b.Aborts),
+			out.Barrier = &chainBarrierJSON{Offset: b.Offset, File: b.File, Position: b.Position, Aborts: ui.NonNil(b.Aborts),
 				PartitionLeaderEpoch: b.PartitionLeaderEpoch, ProducersCleared: b.ProducersCleared}
-			l := rangeJSON(e.Local)
+			l := chainnode.RangeJSON(e.Local)
 			out.Local = &l
 		}
 		for _, b := range e.MirroredBarriers {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/mm2"
+	"github.com/kseg/kseg/cmd/internal/chainnode"
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
@@ -55,7 +56,7 @@ func (o *verifyMM2Options) Validate(args []string) error {
 	if o.window < 64 {
 		return ui.UsageErrorf("--window must be at least 64 records, not %d", o.window)
 	}
-	if sameDir(args[0], args[1]) {
+	if chainnode.SameDir(args[0], args[1]) {
 		return ui.UsageErrorf("%s and %s are the same directory: a partition is not its own replica", args[0], args[1])
 	}
 	o.opts.AllowDuplicates, o.opts.Window = o.allowDuplicates, o.window

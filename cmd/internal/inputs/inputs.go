@@ -214,3 +214,12 @@ func CheckMirror(s *ui.Streams, args []string, rollback bool) error {
 	}
 	return nil
 }
+
+func HasLogSegment(pd *segment.PartitionDir) bool {
+	for _, sg := range pd.Segments {
+		if sg.Log != "" {
+			return true
+		}
+	}
+	return false
+}

@@ -216,3 +216,10 @@ func decodeRune[S ~string | ~[]byte](s S) (rune, int) {
 	}
 	return utf8.DecodeRuneInString(string(s))
 }
+
+func NonNil[T any](v []T) []T {
+	if v == nil {
+		return []T{}
+	}
+	return v
+}
