@@ -11,13 +11,14 @@ import (
 	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/internal/writecmd"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
 
 // injectBarrierOptions are the flags of `kseg inject-barrier`.
 type injectBarrierOptions struct {
-	writeFlags
+	writecmd.Flags
 	mode               string
 	repairTail         bool
 	timestamp          int64
@@ -38,7 +39,7 @@ type injectBarrierOptions struct {
 }
 
 func (o *injectBarrierOptions) AddFlags(c *cobra.Command) {
-	o.addWriteFlags(c, "print the plan and change nothing",
+	o.AddWriteFlags(c, "print the plan and change nothing",
 		"undo an interrupted injection (its journal is in DIR) from its backup, instead of finishing it")
 	f := c.Flags()
 	f.StringVar(&o.mode, "mode", "truncate", "truncate: cut the log at its last stable offset, then the barrier (KIP-1279 design 1); abort: an ABORT marker for every open transaction, then the barrier (design 2)")
@@ -55,7 +56,7 @@ func (o *injectBarrierOptions) AddFlags(c *cobra.Command) {
 }
 
 func (o *injectBarrierOptions) Validate(c *cobra.Command, args []string) error {
-	if err := o.validateOutput(); err != nil {
+	if err := o.ValidateOutput(); err != nil {
 		return err
 	}
 	in := barrier.InjectOptions{
@@ -107,9 +108,9 @@ func (o *injectBarrierOptions) Validate(c *cobra.Command, args []string) error {
 	if o.indexIntervalBytes < 0 {
 		return ui.UsageErrorf("--index-interval-bytes must not be negative")
 	}
-	o.planFlags = changedFlags(c, "mode", "repair-tail", "timestamp", "leader-epoch", "bump-leader-epoch", "source-cluster-id",
+	o.planFlags = writecmd.ChangedFlags(c, "mode", "repair-tail", "timestamp", "leader-epoch", "bump-leader-epoch", "source-cluster-id",
 		"coordinator-epoch", "no-snapshot", "force", "index-interval-bytes")
-	if err := o.validateRollback(o.planFlags); err != nil {
+	if err := o.ValidateRollback(o.planFlags); err != nil {
 		return err
 	}
 	if len(args) != 1 {
@@ -213,24 +214,24 @@ func runInjectBarrier(ctx context.Context, s *ui.Streams, o *injectBarrierOption
 	if err := inputs.Check(s, "inject-barrier", dir, inputs.Partition); err != nil {
 		return err
 	}
-	return runWrite(ctx, s, writeRun[*barrier.InjectionPlan, *barrier.InjectionVerification]{
-		what: "injection", dir: dir, flags: &o.writeFlags, planFlags: o.planFlags,
-		printer: newInjectPrinter(s, o.output),
+	return writecmd.Run(ctx, s, writecmd.Steps[*barrier.InjectionPlan, *barrier.InjectionVerification]{
+		What: "injection", Dir: dir, Flags: &o.Flags, PlanFlags: o.planFlags,
+		Printer: newInjectPrinter(s, o.Output),
 		// The plan's first pass reads every .log segment whole.
-		planLabel: "planning",
-		planTotal: func() int64 { return ui.LogBytes(dir) },
-		plan: func(progress func(int64)) (*barrier.InjectionPlan, error) {
+		PlanLabel: "planning",
+		PlanTotal: func() int64 { return ui.LogBytes(dir) },
+		Plan: func(progress func(int64)) (*barrier.InjectionPlan, error) {
 			opts := o.inject
 			opts.Progress = progress
 			return barrier.PlanInjection(dir, opts)
 		},
-		parts: func(p *barrier.InjectionPlan) writePlanParts {
-			return writePlanParts{resume: p.Resume, nothing: p.NothingToDo, ops: p.Ops, dir: dir}
+		Parts: func(p *barrier.InjectionPlan) writecmd.PlanParts {
+			return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Ops: p.Ops, Dir: dir}
 		},
-		preflight: barrier.PreflightInjection,
-		confirm:   func(p *barrier.InjectionPlan) error { return confirmCommittedLoss(s, o.yes, p) },
-		apply:     barrier.ApplyInjection,
-		rollback: func(eo edit.Options) (*barrier.InjectionReport, error) {
+		Preflight: barrier.PreflightInjection,
+		Confirm:   func(p *barrier.InjectionPlan) error { return confirmCommittedLoss(s, o.yes, p) },
+		Apply:     barrier.ApplyInjection,
+		Rollback: func(eo edit.Options) (*barrier.InjectionReport, error) {
 			return barrier.RollbackInjection(dir, eo)
 		},
 	})

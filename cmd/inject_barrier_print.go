@@ -8,6 +8,7 @@ import (
 
 	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/internal/writecmd"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -46,7 +47,7 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 	pid := func(v int64) string { return st.Paint(st.Pid, fmt.Sprint(v)) }
 
 	pf("%s %s (topic %s, partition %d)\n", title("Partition"), p.Dir, p.Topic, p.Partition)
-	textResume(pf, st, "injection", p.Resume)
+	writecmd.TextResume(pf, st, "injection", p.Resume)
 	pf("  %s, log start %s, log end %s, last stable offset %s\n", ui.Plural(p.Segments, "segment"), off(p.LogStartOffset), off(p.LogEndOffset), off(p.LastStableOffset))
 	ongoing := make([]string, len(p.Ongoing))
 	for i, o := range p.Ongoing {
@@ -119,7 +120,7 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 			pf("  segments deleted: %s\n", ls.Offsets(p.SegmentsDeleted))
 		}
 	}
-	textIndexChanges(pf, p.Index, p.TimeIndex, p.TxnIndex)
+	writecmd.TextIndexChanges(pf, p.Index, p.TimeIndex, p.TxnIndex)
 	if len(p.SnapshotsDeleted) > 0 {
 		pf("  producer snapshots deleted: %s\n", ls.Offsets(p.SnapshotsDeleted))
 	}
@@ -127,7 +128,7 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 	if e := p.EpochEntryAdded; e != nil {
 		added = []segment.EpochEntry{*e}
 	}
-	textEpochChanges(pf, ls, p.EpochEntriesRemoved, added)
+	writecmd.TextEpochChanges(pf, ls, p.EpochEntriesRemoved, added)
 	pf("%s\n", title("Append:"))
 	ls.Lines(len(p.Appended), "batches", func(i int) {
 		a := p.Appended[i]
@@ -139,14 +140,14 @@ func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 		pf("  offset %s position %d  %s  %d bytes  producerId %s producerEpoch %d coordinatorEpoch %d  (transaction from %d)\n",
 			off(a.Offset), a.Position, a.Kind, a.Size, pid(a.ProducerID), a.ProducerEpoch, a.CoordinatorEpoch, a.TxnFirstOffset)
 	}, func(more string) { pf("  %s\n", more) })
-	textAbortedTxns(pf, ls, p.AbortedTxns)
+	writecmd.TextAbortedTxns(pf, ls, p.AbortedTxns)
 	pf("  the barrier clears %s%s; new log end offset %s", ui.Plural(p.ProducersCleared, "producer"), expiredWhy(p), off(p.NewLogEndOffset))
 	if p.SnapshotOffset >= 0 {
 		pf("; empty producer snapshot %s", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix))
 	}
 	pf("\n%s\n", title("Files:"))
 	ui.WarnDiagnostics(t.errw, p.Warnings)
-	textFilesTail(pf, st, ls, p.Ops, dryRun, t.tbl)
+	writecmd.TextFilesTail(pf, st, ls, p.Ops, dryRun, t.tbl)
 	return nil
 }
 
@@ -160,7 +161,7 @@ func (t *injectTextPrinter) Report(r *barrier.InjectionReport) error {
 		pf("%s the interrupted injection in %s is undone (journal state was %s); the partition is as it was before it\n", st.Paint(st.OK, "Rolled back:"), r.Dir, r.ResumedFrom)
 		return nil
 	}
-	textReportHead(pf, st, "injection", &r.Outcome)
+	writecmd.TextReportHead(pf, st, "injection", &r.Outcome)
 	pf("%s barrier at offset %d; new log end offset %d\n", st.Paint(st.OK, "Done:"), r.Plan.BarrierOffset, r.Plan.NewLogEndOffset)
 	v := r.Verification
 	if v == nil {
@@ -180,7 +181,7 @@ func (t *injectTextPrinter) Report(r *barrier.InjectionReport) error {
 	if v.ProducersAfter > 0 || v.OngoingAfter > 0 {
 		pf("  a replay leaves %s and %s after the barrier\n", ui.Plural(v.ProducersAfter, "producer"), ui.Plural(v.OngoingAfter, "open transaction"))
 	}
-	textProblems(pf, t.ls, v.Anomalies, v.IndexProblems)
+	writecmd.TextProblems(pf, t.ls, v.Anomalies, v.IndexProblems)
 	return nil
 }
 
@@ -221,53 +222,53 @@ type injectTailJSON struct {
 }
 
 type injectPlanJSON struct {
-	Type                 string              `json:"type"`            // "plan"
-	Owner                *ownerJSON          `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
-	Dir                  string              `json:"dir"`
-	Topic                string              `json:"topic"`
-	Partition            int32               `json:"partition"`
-	Mode                 string              `json:"mode"`
-	DryRun               bool                `json:"dryRun"`
-	NothingToDo          bool                `json:"nothingToDo"`
-	Reason               string              `json:"reason,omitempty"`
-	Resume               *injectResumeJSON   `json:"resume,omitempty"`
-	Segments             int                 `json:"segments"`
-	LogStartOffset       int64               `json:"logStartOffset"`
-	LogEndOffset         int64               `json:"logEndOffset"`
-	LastStableOffset     int64               `json:"lastStableOffset"`
-	FirstUndecidedOffset int64               `json:"firstUndecidedOffset"`
-	Producers            int                 `json:"producers"`
-	Ongoing              []injectTxnJSON     `json:"ongoing"`
-	TailRepair           *injectTailJSON     `json:"tailRepair,omitempty"`
-	Cut                  int64               `json:"cut"`
-	CutIterations        []int64             `json:"cutIterations"`
-	CutSegment           int64               `json:"cutSegment"`
-	CutPosition          int64               `json:"cutPosition"`
-	RemovedBatches       int64               `json:"removedBatches"`
-	RemovedRecords       int64               `json:"removedRecords"`
-	RemovedBytes         int64               `json:"removedBytes"`
-	RemovedOffsets       int64               `json:"removedOffsets"`
-	RemovedProducers     []int64             `json:"removedProducers"`
-	DroppedTxns          []injectTxnJSON     `json:"droppedTxns"`
-	SegmentsDeleted      []int64             `json:"segmentsDeleted"`
-	SnapshotsDeleted     []int64             `json:"snapshotsDeleted"`
-	Index                injectIndexJSON     `json:"index"`
-	TimeIndex            injectIndexJSON     `json:"timeIndex"`
-	TxnIndex             injectIndexJSON     `json:"txnIndex"`
-	AbortedTxns          []injectAbortedJSON `json:"abortedTxns"`
-	EpochEntriesRemoved  []injectEpochJSON   `json:"epochEntriesRemoved"`
-	EpochEntryAdded      *injectEpochJSON    `json:"epochEntryAdded"`
-	Appended             []injectAppendJSON  `json:"appended"`
-	BarrierOffset        int64               `json:"barrierOffset"`
-	LeaderEpoch          int32               `json:"leaderEpoch"`
-	Timestamp            int64               `json:"timestamp"`
-	NewLogEndOffset      int64               `json:"newLogEndOffset"`
-	ProducersCleared     int                 `json:"producersCleared"`
-	ProducersAtCut       int                 `json:"producersAtCut"`
-	ProducersExpired     int                 `json:"producersExpired"`
-	SnapshotOffset       int64               `json:"snapshotOffset"`
-	Files                []injectFileJSON    `json:"files"`
-	Warnings             []string            `json:"warnings"`
+	Type                 string                    `json:"type"`            // "plan"
+	Owner                *writecmd.OwnerJSON       `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
+	Dir                  string                    `json:"dir"`
+	Topic                string                    `json:"topic"`
+	Partition            int32                     `json:"partition"`
+	Mode                 string                    `json:"mode"`
+	DryRun               bool                      `json:"dryRun"`
+	NothingToDo          bool                      `json:"nothingToDo"`
+	Reason               string                    `json:"reason,omitempty"`
+	Resume               *writecmd.ResumeJSON      `json:"resume,omitempty"`
+	Segments             int                       `json:"segments"`
+	LogStartOffset       int64                     `json:"logStartOffset"`
+	LogEndOffset         int64                     `json:"logEndOffset"`
+	LastStableOffset     int64                     `json:"lastStableOffset"`
+	FirstUndecidedOffset int64                     `json:"firstUndecidedOffset"`
+	Producers            int                       `json:"producers"`
+	Ongoing              []injectTxnJSON           `json:"ongoing"`
+	TailRepair           *injectTailJSON           `json:"tailRepair,omitempty"`
+	Cut                  int64                     `json:"cut"`
+	CutIterations        []int64                   `json:"cutIterations"`
+	CutSegment           int64                     `json:"cutSegment"`
+	CutPosition          int64                     `json:"cutPosition"`
+	RemovedBatches       int64                     `json:"removedBatches"`
+	RemovedRecords       int64                     `json:"removedRecords"`
+	RemovedBytes         int64                     `json:"removedBytes"`
+	RemovedOffsets       int64                     `json:"removedOffsets"`
+	RemovedProducers     []int64                   `json:"removedProducers"`
+	DroppedTxns          []injectTxnJSON           `json:"droppedTxns"`
+	SegmentsDeleted      []int64                   `json:"segmentsDeleted"`
+	SnapshotsDeleted     []int64                   `json:"snapshotsDeleted"`
+	Index                writecmd.IndexJSON        `json:"index"`
+	TimeIndex            writecmd.IndexJSON        `json:"timeIndex"`
+	TxnIndex             writecmd.IndexJSON        `json:"txnIndex"`
+	AbortedTxns          []writecmd.AbortedTxnJSON `json:"abortedTxns"`
+	EpochEntriesRemoved  []writecmd.EpochJSON      `json:"epochEntriesRemoved"`
+	EpochEntryAdded      *writecmd.EpochJSON       `json:"epochEntryAdded"`
+	Appended             []injectAppendJSON        `json:"appended"`
+	BarrierOffset        int64                     `json:"barrierOffset"`
+	LeaderEpoch          int32                     `json:"leaderEpoch"`
+	Timestamp            int64                     `json:"timestamp"`
+	NewLogEndOffset      int64                     `json:"newLogEndOffset"`
+	ProducersCleared     int                       `json:"producersCleared"`
+	ProducersAtCut       int                       `json:"producersAtCut"`
+	ProducersExpired     int                       `json:"producersExpired"`
+	SnapshotOffset       int64                     `json:"snapshotOffset"`
+	Files                []writecmd.FileJSON       `json:"files"`
+	Warnings             []string                  `json:"warnings"`
 }
 
 type injectVerifyJSON struct {
@@ -283,7 +284,7 @@ type injectVerifyJSON struct {
 }
 
 type injectResultJSON struct {
-	applyResultJSON
+	writecmd.ResultJSON
 	BarrierOffset   int64             `json:"barrierOffset"`
 	NewLogEndOffset int64             `json:"newLogEndOffset"`
 	Steps           int               `json:"steps"`
@@ -298,13 +299,13 @@ func (j *injectJSONPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 		CutSegment: p.CutSegment, CutPosition: p.CutPosition, RemovedBatches: p.Removed.Batches, RemovedRecords: p.Removed.Records,
 		RemovedBytes: p.Removed.Bytes, RemovedOffsets: p.Removed.Offsets, RemovedProducers: ui.NonNil(p.Removed.Producers),
 		DroppedTxns: []injectTxnJSON{}, SegmentsDeleted: ui.NonNil(p.SegmentsDeleted), SnapshotsDeleted: ui.NonNil(p.SnapshotsDeleted),
-		Index:     injectIndexJSON(p.Index),
-		TimeIndex: injectIndexJSON(p.TimeIndex),
-		TxnIndex:  injectIndexJSON(p.TxnIndex),
-		Resume:    resumeJSON(p.Resume), AbortedTxns: abortedJSON(p.AbortedTxns), EpochEntriesRemoved: epochsJSON(p.EpochEntriesRemoved),
+		Index:     writecmd.IndexJSON(p.Index),
+		TimeIndex: writecmd.IndexJSON(p.TimeIndex),
+		TxnIndex:  writecmd.IndexJSON(p.TxnIndex),
+		Resume:    writecmd.ResumeOf(p.Resume), AbortedTxns: writecmd.AbortedOf(p.AbortedTxns), EpochEntriesRemoved: writecmd.EpochsOf(p.EpochEntriesRemoved),
 		Appended:      []injectAppendJSON{},
 		BarrierOffset: p.BarrierOffset, LeaderEpoch: p.LeaderEpoch, Timestamp: p.Timestamp, NewLogEndOffset: p.NewLogEndOffset,
-		ProducersCleared: p.ProducersCleared, ProducersAtCut: p.ProducersAtCut, ProducersExpired: p.ProducersExpired, SnapshotOffset: p.SnapshotOffset, Files: filesJSON(p.Ops), Warnings: ui.NonNil(p.Warnings)}
+		ProducersCleared: p.ProducersCleared, ProducersAtCut: p.ProducersAtCut, ProducersExpired: p.ProducersExpired, SnapshotOffset: p.SnapshotOffset, Files: writecmd.FilesOf(p.Ops), Warnings: ui.NonNil(p.Warnings)}
 	for _, o := range p.Ongoing {
 		out.Ongoing = append(out.Ongoing, injectTxnJSON{ProducerID: o.ProducerID, FirstOffset: o.FirstOffset, MarkerOffset: -1, State: "open"})
 	}
@@ -316,20 +317,20 @@ func (j *injectJSONPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 		out.DroppedTxns = append(out.DroppedTxns, injectTxnJSON(d))
 	}
 	if e := p.EpochEntryAdded; e != nil {
-		out.EpochEntryAdded = &injectEpochJSON{LeaderEpoch: e.Epoch, StartOffset: e.StartOffset}
+		out.EpochEntryAdded = &writecmd.EpochJSON{LeaderEpoch: e.Epoch, StartOffset: e.StartOffset}
 	}
 	for _, a := range p.Appended {
 		out.Appended = append(out.Appended, injectAppendJSON(a))
 	}
-	out.Owner = ownerOf(plannedOwnership(p.Resume, p.Dir, p.LogDir, false))
-	return writeJSONLine(j.w, out)
+	out.Owner = writecmd.OwnerOf(writecmd.PlannedOwnership(p.Resume, p.Dir, p.LogDir, false))
+	return writecmd.JSONLine(j.w, out)
 }
 
 func (j *injectJSONPrinter) Report(r *barrier.InjectionReport) error {
 	if r.NothingToDo {
 		return nil
 	}
-	out := injectResultJSON{applyResultJSON: applyResult("result", &r.Outcome), Steps: len(r.Steps)}
+	out := injectResultJSON{ResultJSON: writecmd.Result("result", &r.Outcome), Steps: len(r.Steps)}
 	if r.Plan != nil {
 		out.BarrierOffset, out.NewLogEndOffset = r.Plan.BarrierOffset, r.Plan.NewLogEndOffset
 	}
@@ -342,7 +343,7 @@ func (j *injectJSONPrinter) Report(r *barrier.InjectionReport) error {
 		}
 		out.Verification = vj
 	}
-	return writeJSONLine(j.w, out)
+	return writecmd.JSONLine(j.w, out)
 }
 
 // expiredWhy explains, after "the barrier clears N producers", the

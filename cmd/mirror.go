@@ -9,6 +9,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/chainnode"
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/internal/writecmd"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -20,7 +21,7 @@ type mirrorOptions struct {
 	indexIntervalBytes int
 	align              bool
 	fullCompare        bool
-	writeFlags
+	writecmd.Flags
 
 	// derived by Validate
 	mirror mirror.Options
@@ -36,18 +37,18 @@ func (o *mirrorOptions) AddFlags(c *cobra.Command) {
 	f.IntVar(&o.indexIntervalBytes, "index-interval-bytes", segment.DefaultIndexIntervalBytes, "the destination topic's index.interval.bytes, for the offset- and time-index entries of the copied batches")
 	f.BoolVar(&o.align, "align", false, "first truncate DST where it stops being a prefix of SRC (what failback does before mirroring back), instead of refusing")
 	f.BoolVar(&o.fullCompare, "full-compare", false, "compare every batch of DST with SRC and replay DST's producer state from its start, instead of comparing its last batch and loading its latest producer snapshot")
-	o.addWriteFlags(c, "print the plan and change nothing",
+	o.AddWriteFlags(c, "print the plan and change nothing",
 		"undo an interrupted mirror (its journal is in DST) from its backup, instead of finishing it")
 }
 
 func (o *mirrorOptions) Validate(c *cobra.Command, args []string) error {
-	if err := o.validateOutput(); err != nil {
+	if err := o.ValidateOutput(); err != nil {
 		return err
 	}
 	fl := c.Flags()
-	o.planFlags = changedFlags(c, "upto", "segment-bytes", "index-interval-bytes", "align", "full-compare")
-	if o.rollback {
-		if err := o.validateRollback(o.planFlags); err != nil {
+	o.planFlags = writecmd.ChangedFlags(c, "upto", "segment-bytes", "index-interval-bytes", "align", "full-compare")
+	if o.Rollback {
+		if err := o.ValidateRollback(o.planFlags); err != nil {
 			return err
 		}
 		if len(args) != 1 && len(args) != 2 {
@@ -130,20 +131,20 @@ func runMirror(ctx context.Context, s *ui.Streams, o *mirrorOptions, args []stri
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !o.rollback && len(args) == 2 && chainnode.IsDigest(args[1]) {
+	if !o.Rollback && len(args) == 2 && chainnode.IsDigest(args[1]) {
 		return runMirrorDigest(ctx, s, o, args[0], args[1])
 	}
-	if err := inputs.CheckMirror(s, args, o.rollback); err != nil {
+	if err := inputs.CheckMirror(s, args, o.Rollback); err != nil {
 		return err
 	}
 	dst := args[len(args)-1]
-	return runWrite(ctx, s, writeRun[*mirror.Plan, *mirror.Verification]{
-		what: "mirror", dir: dst, flags: &o.writeFlags, planFlags: o.planFlags,
-		printer: newMirrorPrinter(s, o.output),
+	return writecmd.Run(ctx, s, writecmd.Steps[*mirror.Plan, *mirror.Verification]{
+		What: "mirror", Dir: dst, Flags: &o.Flags, PlanFlags: o.planFlags,
+		Printer: newMirrorPrinter(s, o.Output),
 		// The plan reads the source, and the destination beside it, once.
-		planLabel: "planning",
-		planTotal: func() int64 { return ui.LogBytes(args[0], dst) },
-		plan: func(progress func(int64)) (*mirror.Plan, error) {
+		PlanLabel: "planning",
+		PlanTotal: func() int64 { return ui.LogBytes(args[0], dst) },
+		Plan: func(progress func(int64)) (*mirror.Plan, error) {
 			opts := o.mirror
 			opts.Progress = progress
 			p, err := mirror.PlanMirror(args[0], dst, opts)
@@ -154,11 +155,11 @@ func runMirror(ctx context.Context, s *ui.Streams, o *mirrorOptions, args []stri
 			}
 			return p, err
 		},
-		parts: func(p *mirror.Plan) writePlanParts {
-			return writePlanParts{resume: p.Resume, nothing: p.NothingToDo, ops: p.Ops, dir: p.Dir, createsDir: p.CreateDir}
+		Parts: func(p *mirror.Plan) writecmd.PlanParts {
+			return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Ops: p.Ops, Dir: p.Dir, CreatesDir: p.CreateDir}
 		},
-		preflight: mirror.Preflight,
-		apply:     mirror.Apply,
-		rollback:  func(eo edit.Options) (*mirror.Report, error) { return mirror.Rollback(dst, eo) },
+		Preflight: mirror.Preflight,
+		Apply:     mirror.Apply,
+		Rollback:  func(eo edit.Options) (*mirror.Report, error) { return mirror.Rollback(dst, eo) },
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/chainnode"
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/internal/writecmd"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -17,7 +18,7 @@ import (
 // destination's disk: what would be copied.
 
 func runMirrorDigest(ctx context.Context, s *ui.Streams, o *mirrorOptions, src, dst string) error {
-	if !o.dryRun {
+	if !o.DryRun {
 		return ui.UsageErrorf("%s is a digest: a mirror writes the destination's files, so it runs on the destination's disk; --dry-run plans against a digest", dst)
 	}
 	if err := inputs.Check(s, "mirror", src, inputs.Partition); err != nil {
@@ -34,11 +35,11 @@ func runMirrorDigest(ctx context.Context, s *ui.Streams, o *mirrorOptions, src, 
 		return mirror.PlanFromDigest(src, nodes[0], opts)
 	})
 	if err != nil {
-		return writeExit(err)
+		return writecmd.Exit(err)
 	}
 	ui.WarnDiagnostics(s.Err, p.Warnings)
-	if o.output == "json" {
-		return writeJSONLine(s.Out, mirrorDigestPlanJSON{mirrorPlanJSON: mirrorPlanWire(&p.Plan, true), Destination: chainnode.DigestOf(p.Digest)})
+	if o.Output == "json" {
+		return writecmd.JSONLine(s.Out, mirrorDigestPlanJSON{mirrorPlanJSON: mirrorPlanWire(&p.Plan, true), Destination: chainnode.DigestOf(p.Digest)})
 	}
 	return printMirrorDigestPlan(s.Out, s.Styles(), p)
 }
@@ -87,7 +88,7 @@ func printMirrorDigestPlan(w io.Writer, st *ui.Styles, p *mirror.DigestPlan) err
 		pf("%s offsets [%s, %s): %d batches, %d records, %d bytes\n", title("Copy:"), off(p.From), off(p.To), p.Copied.Batches, p.Copied.Records, p.Copied.Bytes)
 	}
 	if len(p.Barriers) > 0 {
-		pf("  MIRROR_PID_RESET barriers copied: %s\n", offsetsList(p.Barriers))
+		pf("  MIRROR_PID_RESET barriers copied: %s\n", writecmd.OffsetsList(p.Barriers))
 	}
 	pf("  new log end offset %s\n", off(p.NewLogEndOffset))
 	pf("%s not planned: a digest holds the destination's batches, not its indexes, snapshots or leader-epoch-checkpoint; the dry run on the destination's disk lists them\n", title("Files:"))

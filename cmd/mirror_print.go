@@ -8,6 +8,7 @@ import (
 	"github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/cmd/internal/chainnode"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/internal/writecmd"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -45,7 +46,7 @@ func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 	off := func(v int64) string { return st.Paint(st.Offset, fmt.Sprint(v)) }
 
 	pf("%s %s -> %s (topic %s, partition %d)\n", title("Mirror"), p.Src, p.Dir, p.Topic, p.Partition)
-	textResume(pf, st, "mirror", p.Resume)
+	writecmd.TextResume(pf, st, "mirror", p.Resume)
 	src := fmt.Sprintf("log %s", chainnode.RangeText(p.SrcLog))
 	if p.TopicID != "" {
 		src += ", topic id " + p.TopicID
@@ -102,7 +103,7 @@ func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 	switch len(p.SegmentsCreated) {
 	case 0:
 	case 1:
-		into = append(into, "new segment "+offsetsList(p.SegmentsCreated))
+		into = append(into, "new segment "+writecmd.OffsetsList(p.SegmentsCreated))
 	default:
 		into = append(into, "new segments "+ls.Offsets(p.SegmentsCreated))
 	}
@@ -112,9 +113,9 @@ func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 	if len(p.Barriers) > 0 {
 		pf("  MIRROR_PID_RESET barriers copied: %s\n", ls.Offsets(p.Barriers))
 	}
-	textIndexChanges(pf, p.Index, p.TimeIndex, p.TxnIndex)
-	textAbortedTxns(pf, ls, p.AbortedTxns)
-	textEpochChanges(pf, ls, p.EpochEntriesRemoved, p.EpochEntriesAdded)
+	writecmd.TextIndexChanges(pf, p.Index, p.TimeIndex, p.TxnIndex)
+	writecmd.TextAbortedTxns(pf, ls, p.AbortedTxns)
+	writecmd.TextEpochChanges(pf, ls, p.EpochEntriesRemoved, p.EpochEntriesAdded)
 	if len(p.SnapshotsDeleted) > 0 {
 		pf("  producer snapshots deleted: %s\n", ls.Offsets(p.SnapshotsDeleted))
 	}
@@ -127,7 +128,7 @@ func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 	pf("  new log end offset %s\n", off(p.NewLogEndOffset))
 	pf("%s\n", title("Files:"))
 	ui.WarnDiagnostics(t.errw, p.Warnings)
-	textFilesTail(pf, st, ls, p.Ops, dryRun, t.tbl)
+	writecmd.TextFilesTail(pf, st, ls, p.Ops, dryRun, t.tbl)
 	return nil
 }
 
@@ -142,7 +143,7 @@ func (t *mirrorTextPrinter) Report(r *mirror.Report) error {
 			st.Paint(st.OK, "Rolled back:"), r.Dir, r.ResumedFrom)
 		return nil
 	}
-	textReportHead(pf, st, "mirror", &r.Outcome)
+	writecmd.TextReportHead(pf, st, "mirror", &r.Outcome)
 	p := r.Plan
 	if p.Copied.Batches > 0 {
 		pf("%s offsets [%d, %d) mirrored; new log end offset %d\n", st.Paint(st.OK, "Done:"), p.From, p.To, p.NewLogEndOffset)
@@ -161,7 +162,7 @@ func (t *mirrorTextPrinter) Report(r *mirror.Report) error {
 	if v.Mismatch != "" {
 		pf("  %s\n", v.Mismatch)
 	}
-	textProblems(pf, t.ls, v.IndexProblems, v.TxnIndexProblems)
+	writecmd.TextProblems(pf, t.ls, v.IndexProblems, v.TxnIndexProblems)
 	return nil
 }
 
@@ -194,46 +195,46 @@ type mirrorTruncationJSON struct {
 }
 
 type mirrorPlanJSON struct {
-	Type                string                `json:"type"`            // "mirror-plan"
-	Owner               *ownerJSON            `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
-	Src                 string                `json:"src"`
-	Dir                 string                `json:"dir"`
-	Topic               string                `json:"topic"`
-	Partition           int32                 `json:"partition"`
-	DryRun              bool                  `json:"dryRun"`
-	NothingToDo         bool                  `json:"nothingToDo"`
-	Reason              string                `json:"reason,omitempty"`
-	Resume              *injectResumeJSON     `json:"resume,omitempty"`
-	CreateDir           bool                  `json:"createDir"`
-	TopicID             string                `json:"topicId"`
-	SrcLog              chainnode.RangeJSON   `json:"srcLog"`
-	DstLog              chainnode.RangeJSON   `json:"dstLog"`
-	DstSegments         int                   `json:"dstSegments"`
-	Compared            int64                 `json:"compared"`
-	ComparedLastBatch   bool                  `json:"comparedLastBatch,omitempty"`
-	EpochDifferences    int64                 `json:"epochDifferences"`
-	Divergence          *mirrorDivergenceJSON `json:"divergence"`
-	Truncation          *mirrorTruncationJSON `json:"truncation"`
-	From                int64                 `json:"from"`
-	To                  int64                 `json:"to"`
-	CopiedBatches       int64                 `json:"copiedBatches"`
-	CopiedRecords       int64                 `json:"copiedRecords"`
-	CopiedBytes         int64                 `json:"copiedBytes"`
-	Barriers            []int64               `json:"barriers"`
-	AppendSegment       int64                 `json:"appendSegment"`
-	SegmentsCreated     []int64               `json:"segmentsCreated"`
-	Index               injectIndexJSON       `json:"index"`
-	TimeIndex           injectIndexJSON       `json:"timeIndex"`
-	TxnIndex            injectIndexJSON       `json:"txnIndex"`
-	AbortedTxns         []injectAbortedJSON   `json:"abortedTxns"`
-	EpochEntriesRemoved []injectEpochJSON     `json:"epochEntriesRemoved"`
-	EpochEntriesAdded   []injectEpochJSON     `json:"epochEntriesAdded"`
-	SnapshotsCreated    []int64               `json:"snapshotsCreated"`
-	SnapshotsDeleted    []int64               `json:"snapshotsDeleted"`
-	EndSnapshot         *int64                `json:"endSnapshot,omitempty"`
-	NewLogEndOffset     int64                 `json:"newLogEndOffset"`
-	Files               []injectFileJSON      `json:"files"`
-	Warnings            []string              `json:"warnings"`
+	Type                string                    `json:"type"`            // "mirror-plan"
+	Owner               *writecmd.OwnerJSON       `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
+	Src                 string                    `json:"src"`
+	Dir                 string                    `json:"dir"`
+	Topic               string                    `json:"topic"`
+	Partition           int32                     `json:"partition"`
+	DryRun              bool                      `json:"dryRun"`
+	NothingToDo         bool                      `json:"nothingToDo"`
+	Reason              string                    `json:"reason,omitempty"`
+	Resume              *writecmd.ResumeJSON      `json:"resume,omitempty"`
+	CreateDir           bool                      `json:"createDir"`
+	TopicID             string                    `json:"topicId"`
+	SrcLog              chainnode.RangeJSON       `json:"srcLog"`
+	DstLog              chainnode.RangeJSON       `json:"dstLog"`
+	DstSegments         int                       `json:"dstSegments"`
+	Compared            int64                     `json:"compared"`
+	ComparedLastBatch   bool                      `json:"comparedLastBatch,omitempty"`
+	EpochDifferences    int64                     `json:"epochDifferences"`
+	Divergence          *mirrorDivergenceJSON     `json:"divergence"`
+	Truncation          *mirrorTruncationJSON     `json:"truncation"`
+	From                int64                     `json:"from"`
+	To                  int64                     `json:"to"`
+	CopiedBatches       int64                     `json:"copiedBatches"`
+	CopiedRecords       int64                     `json:"copiedRecords"`
+	CopiedBytes         int64                     `json:"copiedBytes"`
+	Barriers            []int64                   `json:"barriers"`
+	AppendSegment       int64                     `json:"appendSegment"`
+	SegmentsCreated     []int64                   `json:"segmentsCreated"`
+	Index               writecmd.IndexJSON        `json:"index"`
+	TimeIndex           writecmd.IndexJSON        `json:"timeIndex"`
+	TxnIndex            writecmd.IndexJSON        `json:"txnIndex"`
+	AbortedTxns         []writecmd.AbortedTxnJSON `json:"abortedTxns"`
+	EpochEntriesRemoved []writecmd.EpochJSON      `json:"epochEntriesRemoved"`
+	EpochEntriesAdded   []writecmd.EpochJSON      `json:"epochEntriesAdded"`
+	SnapshotsCreated    []int64                   `json:"snapshotsCreated"`
+	SnapshotsDeleted    []int64                   `json:"snapshotsDeleted"`
+	EndSnapshot         *int64                    `json:"endSnapshot,omitempty"`
+	NewLogEndOffset     int64                     `json:"newLogEndOffset"`
+	Files               []writecmd.FileJSON       `json:"files"`
+	Warnings            []string                  `json:"warnings"`
 }
 
 type mirrorVerifyJSON struct {
@@ -245,7 +246,7 @@ type mirrorVerifyJSON struct {
 }
 
 type mirrorResultJSON struct {
-	applyResultJSON
+	writecmd.ResultJSON
 	From            int64             `json:"from"`
 	To              int64             `json:"to"`
 	NewLogEndOffset int64             `json:"newLogEndOffset"`
@@ -254,7 +255,7 @@ type mirrorResultJSON struct {
 }
 
 func (j *mirrorJSONPrinter) Plan(p *mirror.Plan, dryRun bool) error {
-	return writeJSONLine(j.w, mirrorPlanWire(p, dryRun))
+	return writecmd.JSONLine(j.w, mirrorPlanWire(p, dryRun))
 }
 
 // mirrorPlanWire is a plan's JSON line.
@@ -264,11 +265,11 @@ func mirrorPlanWire(p *mirror.Plan, dryRun bool) mirrorPlanJSON {
 		SrcLog: chainnode.RangeJSON(p.SrcLog), DstLog: chainnode.RangeJSON(p.DstLog), DstSegments: p.DstSegments, Compared: p.Compared, ComparedLastBatch: p.ComparedLastBatch,
 		EpochDifferences: p.EpochDifferences, From: p.From, To: p.To, CopiedBatches: p.Copied.Batches, CopiedRecords: p.Copied.Records,
 		CopiedBytes: p.Copied.Bytes, Barriers: ui.NonNil(p.Barriers), AppendSegment: p.AppendSegment, SegmentsCreated: ui.NonNil(p.SegmentsCreated),
-		Index: injectIndexJSON(p.Index), TimeIndex: injectIndexJSON(p.TimeIndex), TxnIndex: injectIndexJSON(p.TxnIndex),
-		Resume: resumeJSON(p.Resume), AbortedTxns: abortedJSON(p.AbortedTxns), EpochEntriesRemoved: epochsJSON(p.EpochEntriesRemoved),
-		EpochEntriesAdded: epochsJSON(p.EpochEntriesAdded),
+		Index: writecmd.IndexJSON(p.Index), TimeIndex: writecmd.IndexJSON(p.TimeIndex), TxnIndex: writecmd.IndexJSON(p.TxnIndex),
+		Resume: writecmd.ResumeOf(p.Resume), AbortedTxns: writecmd.AbortedOf(p.AbortedTxns), EpochEntriesRemoved: writecmd.EpochsOf(p.EpochEntriesRemoved),
+		EpochEntriesAdded: writecmd.EpochsOf(p.EpochEntriesAdded),
 		SnapshotsCreated:  ui.NonNil(p.SnapshotsCreated), SnapshotsDeleted: ui.NonNil(p.SnapshotsDeleted), NewLogEndOffset: p.NewLogEndOffset,
-		Files: filesJSON(p.Ops), Warnings: ui.NonNil(p.Warnings)}
+		Files: writecmd.FilesOf(p.Ops), Warnings: ui.NonNil(p.Warnings)}
 	if p.EndSnapshot >= 0 {
 		out.EndSnapshot = &p.EndSnapshot
 	}
@@ -281,7 +282,7 @@ func mirrorPlanWire(p *mirror.Plan, dryRun bool) mirrorPlanJSON {
 			RemovedBatches: tr.Removed.Batches, RemovedRecords: tr.Removed.Records, RemovedBytes: tr.Removed.Bytes,
 			RemovedOffsets: tr.Removed.Offsets, RemovedProducers: ui.NonNil(tr.Removed.Producers), SegmentsDeleted: ui.NonNil(tr.SegmentsDeleted)}
 	}
-	out.Owner = ownerOf(plannedOwnership(p.Resume, p.Dir, p.LogDir, p.CreateDir))
+	out.Owner = writecmd.OwnerOf(writecmd.PlannedOwnership(p.Resume, p.Dir, p.LogDir, p.CreateDir))
 	return out
 }
 
@@ -289,7 +290,7 @@ func (j *mirrorJSONPrinter) Report(r *mirror.Report) error {
 	if r.NothingToDo {
 		return nil
 	}
-	out := mirrorResultJSON{applyResultJSON: applyResult("mirror-result", &r.Outcome), Steps: len(r.Steps)}
+	out := mirrorResultJSON{ResultJSON: writecmd.Result("mirror-result", &r.Outcome), Steps: len(r.Steps)}
 	if p := r.Plan; p != nil {
 		out.From, out.To, out.NewLogEndOffset = p.From, p.To, p.NewLogEndOffset
 	}
@@ -297,5 +298,5 @@ func (j *mirrorJSONPrinter) Report(r *mirror.Report) error {
 		out.Verification = &mirrorVerifyJSON{OK: v.OK(), Compared: v.Compared, Mismatch: v.Mismatch,
 			IndexProblems: ui.NonNil(v.IndexProblems), TxnIndexProblems: ui.NonNil(v.TxnIndexProblems)}
 	}
-	return writeJSONLine(j.w, out)
+	return writecmd.JSONLine(j.w, out)
 }

@@ -8,13 +8,14 @@ import (
 	"github.com/kseg/kseg/barrier/repair"
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/internal/writecmd"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
 
 // repairOptions are the flags of `kseg repair`.
 type repairOptions struct {
-	writeFlags
+	writecmd.Flags
 	all                bool
 	indexIntervalBytes int
 
@@ -26,7 +27,7 @@ type repairOptions struct {
 }
 
 func (o *repairOptions) AddFlags(c *cobra.Command) {
-	o.addWriteFlags(c, "print the plan and change nothing (exit 3 when it found damage)",
+	o.AddWriteFlags(c, "print the plan and change nothing (exit 3 when it found damage)",
 		"undo an interrupted repair (its journal is in DIR) from its backup, instead of finishing it")
 	f := c.Flags()
 	f.BoolVar(&o.all, "all", false, "examine every segment, not only those from the recovery point (recovery-point-offset-checkpoint) on")
@@ -34,14 +35,14 @@ func (o *repairOptions) AddFlags(c *cobra.Command) {
 }
 
 func (o *repairOptions) Validate(c *cobra.Command, args []string) error {
-	if err := o.validateOutput(); err != nil {
+	if err := o.ValidateOutput(); err != nil {
 		return err
 	}
 	if o.indexIntervalBytes < 0 {
 		return ui.UsageErrorf("--index-interval-bytes must not be negative")
 	}
-	o.planFlags = changedFlags(c, "all", "index-interval-bytes")
-	if err := o.validateRollback(o.planFlags); err != nil {
+	o.planFlags = writecmd.ChangedFlags(c, "all", "index-interval-bytes")
+	if err := o.ValidateRollback(o.planFlags); err != nil {
 		return err
 	}
 	if len(args) != 1 {
@@ -122,28 +123,28 @@ func runRepair(ctx context.Context, s *ui.Streams, o *repairOptions, dir string)
 	if err := inputs.Check(s, "repair", dir, inputs.Partition); err != nil {
 		return err
 	}
-	return runWrite(ctx, s, writeRun[*repair.Plan, *repair.Verification]{
-		what: "repair", dir: dir, flags: &o.writeFlags, planFlags: o.planFlags,
-		printer: newRepairPrinter(s, o.output),
+	return writecmd.Run(ctx, s, writecmd.Steps[*repair.Plan, *repair.Verification]{
+		What: "repair", Dir: dir, Flags: &o.Flags, PlanFlags: o.planFlags,
+		Printer: newRepairPrinter(s, o.Output),
 		// Which segments are examined is known only as the plan goes: the
 		// line counts bytes, without a total.
-		planLabel: "examining",
-		plan: func(progress func(int64)) (*repair.Plan, error) {
+		PlanLabel: "examining",
+		Plan: func(progress func(int64)) (*repair.Plan, error) {
 			opts := o.repair
 			opts.Progress = progress
 			return repair.PlanRepair(dir, opts)
 		},
-		parts: func(p *repair.Plan) writePlanParts {
-			return writePlanParts{resume: p.Resume, nothing: p.NothingToDo, ops: p.Ops, dir: dir}
+		Parts: func(p *repair.Plan) writecmd.PlanParts {
+			return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Ops: p.Ops, Dir: dir}
 		},
-		dryRunExit: func(p *repair.Plan) error {
+		DryRunExit: func(p *repair.Plan) error {
 			if p.Damage {
 				return ui.FindingsExit()
 			}
 			return nil
 		},
-		preflight: repair.Preflight,
-		apply:     repair.Apply,
-		rollback:  func(eo edit.Options) (*repair.Report, error) { return repair.Rollback(dir, eo) },
+		Preflight: repair.Preflight,
+		Apply:     repair.Apply,
+		Rollback:  func(eo edit.Options) (*repair.Report, error) { return repair.Rollback(dir, eo) },
 	})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kseg/kseg/barrier/repair"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/internal/writecmd"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -87,7 +88,7 @@ func (t *repairTextPrinter) Plan(p *repair.Plan, dryRun bool) error {
 	off := func(v int64) string { return st.Paint(st.Offset, fmt.Sprint(v)) }
 
 	pf("%s %s (topic %s, partition %d)\n", title("Partition"), p.Dir, p.Topic, p.Partition)
-	textResume(pf, st, "repair", p.Resume)
+	writecmd.TextResume(pf, st, "repair", p.Resume)
 	pf("  examined: %s\n", p.Scope)
 	if p.NewLogEndOffset != p.LogEndOffset {
 		pf("  log end %s -> %s: %d offsets, %d batches, %d bytes removed\n", off(p.LogEndOffset), off(p.NewLogEndOffset),
@@ -194,7 +195,7 @@ func (t *repairTextPrinter) Report(r *repair.Report) error {
 	}
 	pf("%s\n", st.Paint(st.Err, "Verification failed:"))
 	t.ls.Lines(len(v.Replan), "steps", func(i int) { pf("  still to do: %s\n", v.Replan[i]) }, func(more string) { pf("  %s\n", more) })
-	textProblems(pf, t.ls, v.IndexProblems, v.SnapshotProblems)
+	writecmd.TextProblems(pf, t.ls, v.IndexProblems, v.SnapshotProblems)
 	return nil
 }
 
@@ -241,35 +242,35 @@ type repairFindingJSON struct {
 }
 
 type repairPlanJSON struct {
-	Type                string              `json:"type"`            // "plan"
-	Owner               *ownerJSON          `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
-	Dir                 string              `json:"dir"`
-	Topic               string              `json:"topic"`
-	Partition           int32               `json:"partition"`
-	DryRun              bool                `json:"dryRun"`
-	NothingToDo         bool                `json:"nothingToDo"`
-	Reason              string              `json:"reason,omitempty"`
-	Damage              bool                `json:"damage"`
-	Resume              *injectResumeJSON   `json:"resume,omitempty"`
-	RecoveryPoint       int64               `json:"recoveryPoint"`
-	Scope               string              `json:"scope"`
-	FirstExamined       int64               `json:"firstExamined"`
-	IndexIntervalBytes  int                 `json:"indexIntervalBytes"`
-	LogStartOffset      int64               `json:"logStartOffset"`
-	LogEndOffset        int64               `json:"logEndOffset"`
-	NewLogEndOffset     int64               `json:"newLogEndOffset"`
-	RemovedBatches      int64               `json:"removedBatches"`
-	RemovedBytes        int64               `json:"removedBytes"`
-	RemovedOffsets      int64               `json:"removedOffsets"`
-	Segments            []repairSegmentJSON `json:"segments"`
-	Findings            []repairFindingJSON `json:"findings"`
-	SegmentsDeleted     []int64             `json:"segmentsDeleted"`
-	SnapshotsDeleted    []int64             `json:"snapshotsDeleted"`
-	SnapshotOffset      int64               `json:"snapshotOffset"`
-	Producers           int                 `json:"producers"`
-	EpochEntriesRemoved []injectEpochJSON   `json:"epochEntriesRemoved"`
-	Files               []injectFileJSON    `json:"files"`
-	Warnings            []string            `json:"warnings"`
+	Type                string               `json:"type"`            // "plan"
+	Owner               *writecmd.OwnerJSON  `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
+	Dir                 string               `json:"dir"`
+	Topic               string               `json:"topic"`
+	Partition           int32                `json:"partition"`
+	DryRun              bool                 `json:"dryRun"`
+	NothingToDo         bool                 `json:"nothingToDo"`
+	Reason              string               `json:"reason,omitempty"`
+	Damage              bool                 `json:"damage"`
+	Resume              *writecmd.ResumeJSON `json:"resume,omitempty"`
+	RecoveryPoint       int64                `json:"recoveryPoint"`
+	Scope               string               `json:"scope"`
+	FirstExamined       int64                `json:"firstExamined"`
+	IndexIntervalBytes  int                  `json:"indexIntervalBytes"`
+	LogStartOffset      int64                `json:"logStartOffset"`
+	LogEndOffset        int64                `json:"logEndOffset"`
+	NewLogEndOffset     int64                `json:"newLogEndOffset"`
+	RemovedBatches      int64                `json:"removedBatches"`
+	RemovedBytes        int64                `json:"removedBytes"`
+	RemovedOffsets      int64                `json:"removedOffsets"`
+	Segments            []repairSegmentJSON  `json:"segments"`
+	Findings            []repairFindingJSON  `json:"findings"`
+	SegmentsDeleted     []int64              `json:"segmentsDeleted"`
+	SnapshotsDeleted    []int64              `json:"snapshotsDeleted"`
+	SnapshotOffset      int64                `json:"snapshotOffset"`
+	Producers           int                  `json:"producers"`
+	EpochEntriesRemoved []writecmd.EpochJSON `json:"epochEntriesRemoved"`
+	Files               []writecmd.FileJSON  `json:"files"`
+	Warnings            []string             `json:"warnings"`
 }
 
 type repairVerifyJSON struct {
@@ -280,7 +281,7 @@ type repairVerifyJSON struct {
 }
 
 type repairResultJSON struct {
-	applyResultJSON
+	writecmd.ResultJSON
 	NewLogEndOffset int64             `json:"newLogEndOffset"`
 	Files           int               `json:"files"`
 	Steps           int               `json:"steps"`
@@ -298,8 +299,8 @@ func (j *repairJSONPrinter) Plan(p *repair.Plan, dryRun bool) error {
 		LogEndOffset: p.LogEndOffset, NewLogEndOffset: p.NewLogEndOffset, RemovedBatches: p.Removed.Batches,
 		RemovedBytes: p.Removed.Bytes, RemovedOffsets: p.Removed.Offsets, Segments: []repairSegmentJSON{},
 		Findings: []repairFindingJSON{}, SegmentsDeleted: ui.NonNil(p.SegmentsDeleted), SnapshotsDeleted: ui.NonNil(p.SnapshotsDeleted),
-		SnapshotOffset: p.SnapshotOffset, Producers: p.Producers, Resume: resumeJSON(p.Resume),
-		EpochEntriesRemoved: epochsJSON(p.EpochEntriesRemoved), Files: filesJSON(p.Ops), Warnings: ui.NonNil(p.Warnings)}
+		SnapshotOffset: p.SnapshotOffset, Producers: p.Producers, Resume: writecmd.ResumeOf(p.Resume),
+		EpochEntriesRemoved: writecmd.EpochsOf(p.EpochEntriesRemoved), Files: writecmd.FilesOf(p.Ops), Warnings: ui.NonNil(p.Warnings)}
 	for _, s := range p.Segments {
 		sj := repairSegmentJSON{BaseOffset: s.BaseOffset, Log: s.Log, Size: s.Size, Why: s.Why, ValidBytes: s.ValidBytes,
 			Batches: s.Batches, NextOffset: s.NextOffset, Index: repairFileOf(s.Index), TimeIndex: repairFileOf(s.TimeIndex),
@@ -317,15 +318,15 @@ func (j *repairJSONPrinter) Plan(p *repair.Plan, dryRun bool) error {
 		}
 		out.Findings = append(out.Findings, fj)
 	}
-	out.Owner = ownerOf(plannedOwnership(p.Resume, p.Dir, p.LogDir, false))
-	return writeJSONLine(j.w, out)
+	out.Owner = writecmd.OwnerOf(writecmd.PlannedOwnership(p.Resume, p.Dir, p.LogDir, false))
+	return writecmd.JSONLine(j.w, out)
 }
 
 func (j *repairJSONPrinter) Report(r *repair.Report) error {
 	if r.NothingToDo {
 		return nil
 	}
-	out := repairResultJSON{applyResultJSON: applyResult("result", &r.Outcome), Steps: len(r.Steps)}
+	out := repairResultJSON{ResultJSON: writecmd.Result("result", &r.Outcome), Steps: len(r.Steps)}
 	if p := r.Plan; p != nil {
 		out.NewLogEndOffset, out.Files = p.NewLogEndOffset, len(p.Ops)
 	}
@@ -333,5 +334,5 @@ func (j *repairJSONPrinter) Report(r *repair.Report) error {
 		out.Verification = &repairVerifyJSON{OK: v.OK(), Replan: ui.NonNil(v.Replan), IndexProblems: ui.NonNil(v.IndexProblems),
 			SnapshotProblems: ui.NonNil(v.SnapshotProblems)}
 	}
-	return writeJSONLine(j.w, out)
+	return writecmd.JSONLine(j.w, out)
 }

@@ -8,29 +8,30 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/internal/writecmd"
 	"github.com/kseg/kseg/segment/edit"
 )
 
 // restoreOptions are the flags of `kseg restore`.
 type restoreOptions struct {
-	writeFlags
+	writecmd.Flags
 	force bool
 
 	planFlags []string
 }
 
 func (o *restoreOptions) AddFlags(c *cobra.Command) {
-	o.addWriteFlags(c, "print the plan (what each file of the edit is now) and change nothing",
+	o.AddWriteFlags(c, "print the plan (what each file of the edit is now) and change nothing",
 		"undo an interrupted restore (its journal is in the partition directory BACKUP_DIR's manifest names) from the restore's own backup")
 	c.Flags().BoolVar(&o.force, "force", false, "restore files that changed since the edit completed too, and a backup that does not record what the edit left")
 }
 
 func (o *restoreOptions) Validate(c *cobra.Command, args []string) error {
-	if err := o.validateOutput(); err != nil {
+	if err := o.ValidateOutput(); err != nil {
 		return err
 	}
-	o.planFlags = changedFlags(c, "force")
-	if err := o.validateRollback(o.planFlags); err != nil {
+	o.planFlags = writecmd.ChangedFlags(c, "force")
+	if err := o.ValidateRollback(o.planFlags); err != nil {
 		return err
 	}
 	if len(args) != 1 {
@@ -90,23 +91,23 @@ func runRestore(ctx context.Context, s *ui.Streams, o *restoreOptions, bd string
 		return err
 	}
 	var dir string
-	return runWrite(ctx, s, writeRun[*edit.RestorePlan, *edit.RestoreVerification]{
-		what: "restore", dir: bd, flags: &o.writeFlags, planFlags: o.planFlags,
-		printer:   newRestorePrinter(s, o.output),
-		planLabel: "reading",
-		plan: func(func(int64)) (*edit.RestorePlan, error) {
+	return writecmd.Run(ctx, s, writecmd.Steps[*edit.RestorePlan, *edit.RestoreVerification]{
+		What: "restore", Dir: bd, Flags: &o.Flags, PlanFlags: o.planFlags,
+		Printer:   newRestorePrinter(s, o.Output),
+		PlanLabel: "reading",
+		Plan: func(func(int64)) (*edit.RestorePlan, error) {
 			p, err := edit.PlanRestore(bd, edit.RestoreOptions{Force: o.force})
 			if p != nil {
 				dir = p.Dir
 			}
 			return p, err
 		},
-		parts: func(p *edit.RestorePlan) writePlanParts {
-			return writePlanParts{resume: p.Resume, nothing: p.NothingToDo, ops: p.Ops, dir: dir}
+		Parts: func(p *edit.RestorePlan) writecmd.PlanParts {
+			return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Ops: p.Ops, Dir: dir}
 		},
-		preflight: edit.PreflightRestore,
-		apply:     edit.ApplyRestore,
-		rollback:  func(eo edit.Options) (*edit.RestoreReport, error) { return edit.RollbackRestore(bd, eo) },
+		Preflight: edit.PreflightRestore,
+		Apply:     edit.ApplyRestore,
+		Rollback:  func(eo edit.Options) (*edit.RestoreReport, error) { return edit.RollbackRestore(bd, eo) },
 	})
 }
 
@@ -139,7 +140,7 @@ func (t *restoreTextPrinter) Plan(p *edit.RestorePlan, dryRun bool) error {
 	st := t.st
 	pf := func(format string, args ...any) { fmt.Fprintf(t.w, format, args...) }
 	pf("%s %s from %s\n", st.Paint(st.Title, "Restore"), p.Dir, p.BackupDir)
-	textResume(pf, st, "restore", p.Resume)
+	writecmd.TextResume(pf, st, "restore", p.Resume)
 	done := p.Completed
 	if done == "" {
 		done = "not recorded"
@@ -171,7 +172,7 @@ func (t *restoreTextPrinter) Plan(p *edit.RestorePlan, dryRun bool) error {
 	}
 	pf("%s\n", st.Paint(st.Title, "Files:"))
 	ui.WarnDiagnostics(t.errw, p.Warnings)
-	textFilesTail(pf, st, t.ls, p.Ops, dryRun, t.tbl)
+	writecmd.TextFilesTail(pf, st, t.ls, p.Ops, dryRun, t.tbl)
 	return nil
 }
 
@@ -186,7 +187,7 @@ func (t *restoreTextPrinter) Report(r *edit.RestoreReport) error {
 			st.Paint(st.OK, "Rolled back:"), r.Dir, r.ResumedFrom)
 		return nil
 	}
-	textReportHead(pf, st, "restore", &r.Outcome)
+	writecmd.TextReportHead(pf, st, "restore", &r.Outcome)
 	pf("%s %s is as it was before the %s\n", st.Paint(st.OK, "Done:"), r.Dir, r.Plan.Tool)
 	v := r.Verification
 	if v == nil {
@@ -197,7 +198,7 @@ func (t *restoreTextPrinter) Report(r *edit.RestoreReport) error {
 		return nil
 	}
 	pf("%s\n", st.Paint(st.Err, "Verification failed:"))
-	textProblems(pf, t.ls, v.Problems)
+	writecmd.TextProblems(pf, t.ls, v.Problems)
 	return nil
 }
 
@@ -213,26 +214,26 @@ type restoreFileJSON struct {
 }
 
 type restorePlanJSON struct {
-	Type        string            `json:"type"`            // "restore-plan"
-	Owner       *ownerJSON        `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
-	Dir         string            `json:"dir"`
-	BackupDir   string            `json:"backupDir"`
-	Tool        string            `json:"tool"`
-	Started     string            `json:"started"`
-	Completed   string            `json:"completed"`
-	Force       bool              `json:"force"`
-	DryRun      bool              `json:"dryRun"`
-	NothingToDo bool              `json:"nothingToDo"`
-	Reason      string            `json:"reason,omitempty"`
-	Resume      *injectResumeJSON `json:"resume,omitempty"`
-	RemoveDir   bool              `json:"removeDir"`
-	States      []restoreFileJSON `json:"states"`
-	Files       []injectFileJSON  `json:"files"`
-	Warnings    []string          `json:"warnings"`
+	Type        string               `json:"type"`            // "restore-plan"
+	Owner       *writecmd.OwnerJSON  `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
+	Dir         string               `json:"dir"`
+	BackupDir   string               `json:"backupDir"`
+	Tool        string               `json:"tool"`
+	Started     string               `json:"started"`
+	Completed   string               `json:"completed"`
+	Force       bool                 `json:"force"`
+	DryRun      bool                 `json:"dryRun"`
+	NothingToDo bool                 `json:"nothingToDo"`
+	Reason      string               `json:"reason,omitempty"`
+	Resume      *writecmd.ResumeJSON `json:"resume,omitempty"`
+	RemoveDir   bool                 `json:"removeDir"`
+	States      []restoreFileJSON    `json:"states"`
+	Files       []writecmd.FileJSON  `json:"files"`
+	Warnings    []string             `json:"warnings"`
 }
 
 type restoreResultJSON struct {
-	applyResultJSON
+	writecmd.ResultJSON
 	Steps        int `json:"steps"`
 	Verification *struct {
 		OK       bool     `json:"ok"`
@@ -242,25 +243,25 @@ type restoreResultJSON struct {
 
 func (j *restoreJSONPrinter) Plan(p *edit.RestorePlan, dryRun bool) error {
 	out := restorePlanJSON{Type: "restore-plan", Dir: p.Dir, BackupDir: p.BackupDir, Tool: p.Tool, Started: p.Started, Completed: p.Completed,
-		Force: p.Force, DryRun: dryRun, NothingToDo: p.NothingToDo, Reason: p.Reason, Resume: resumeJSON(p.Resume), RemoveDir: p.RemoveDir,
-		States: []restoreFileJSON{}, Files: filesJSON(p.Ops), Warnings: ui.NonNil(p.Warnings)}
+		Force: p.Force, DryRun: dryRun, NothingToDo: p.NothingToDo, Reason: p.Reason, Resume: writecmd.ResumeOf(p.Resume), RemoveDir: p.RemoveDir,
+		States: []restoreFileJSON{}, Files: writecmd.FilesOf(p.Ops), Warnings: ui.NonNil(p.Warnings)}
 	for _, f := range p.Files {
 		out.States = append(out.States, restoreFileJSON{Name: f.Name, Edit: string(f.Edit), State: f.State})
 	}
-	out.Owner = ownerOf(plannedOwnership(p.Resume, p.Dir, p.LogDir, false))
-	return writeJSONLine(j.w, out)
+	out.Owner = writecmd.OwnerOf(writecmd.PlannedOwnership(p.Resume, p.Dir, p.LogDir, false))
+	return writecmd.JSONLine(j.w, out)
 }
 
 func (j *restoreJSONPrinter) Report(r *edit.RestoreReport) error {
 	if r.NothingToDo {
 		return nil
 	}
-	out := restoreResultJSON{applyResultJSON: applyResult("restore-result", &r.Outcome), Steps: len(r.Steps)}
+	out := restoreResultJSON{ResultJSON: writecmd.Result("restore-result", &r.Outcome), Steps: len(r.Steps)}
 	if v := r.Verification; v != nil {
 		out.Verification = &struct {
 			OK       bool     `json:"ok"`
 			Problems []string `json:"problems"`
 		}{v.OK(), ui.NonNil(v.Problems)}
 	}
-	return writeJSONLine(j.w, out)
+	return writecmd.JSONLine(j.w, out)
 }

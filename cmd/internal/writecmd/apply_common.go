@@ -1,4 +1,4 @@
-package cmd
+package writecmd
 
 import (
 	"encoding/json"
@@ -22,9 +22,9 @@ import (
 // backupDirUsage is the help of their --backup-dir.
 const backupDirUsage = "where the backup of every changed or deleted file goes (default: a new kseg-backup-<partition>-<time> folder under $XDG_STATE_HOME/kseg/backups, else ~/.local/state/kseg/backups; never inside a Kafka log directory or partition)"
 
-// changedFlags are the flags among names that were given, as "--name": the
+// ChangedFlags are the flags among names that were given, as "--name": the
 // ones that shape a plan, which a resumed operation ignores.
-func changedFlags(c *cobra.Command, names ...string) []string {
+func ChangedFlags(c *cobra.Command, names ...string) []string {
 	fl := c.Flags()
 	var out []string
 	for _, name := range names {
@@ -65,10 +65,10 @@ func noteApplyFailure(s *ui.Streams, rep *edit.Outcome, err error, what, dir str
 
 // ---- text ----
 
-// printfFunc is the text printers' local fmt.Fprintf to their writer.
-type printfFunc func(format string, args ...any)
+// Printf is the text printers' local fmt.Fprintf to their writer.
+type Printf func(format string, args ...any)
 
-func offsetsList(v []int64) string {
+func OffsetsList(v []int64) string {
 	s := make([]string, len(v))
 	for i, x := range v {
 		s[i] = fmt.Sprint(x)
@@ -76,9 +76,9 @@ func offsetsList(v []int64) string {
 	return strings.Join(s, ", ")
 }
 
-// textResume is the plan's line about an interrupted operation (what:
+// TextResume is the plan's line about an interrupted operation (what:
 // "injection", "mirror", "repair") found through its journal.
-func textResume(pf printfFunc, st *ui.Styles, what string, r *edit.Interrupted) {
+func TextResume(pf Printf, st *ui.Styles, what string, r *edit.Interrupted) {
 	if r == nil {
 		return
 	}
@@ -86,25 +86,25 @@ func textResume(pf printfFunc, st *ui.Styles, what string, r *edit.Interrupted) 
 		st.Paint(st.Warn, "Resume:"), what, r.State, r.Started, r.BackupDir)
 }
 
-// textIndexChanges is the plan's line of index entries kept, removed and
+// TextIndexChanges is the plan's line of index entries kept, removed and
 // added.
-func textIndexChanges(pf printfFunc, index, timeIndex, txnIndex edit.IndexChange) {
+func TextIndexChanges(pf Printf, index, timeIndex, txnIndex edit.IndexChange) {
 	pf("  index entries: .index %d kept, %d removed, %d added; .timeindex %d kept, %d removed, %d added; .txnindex %d kept, %d removed, %d added\n",
 		index.Kept, index.Removed, index.Added, timeIndex.Kept, timeIndex.Removed, timeIndex.Added,
 		txnIndex.Kept, txnIndex.Removed, txnIndex.Added)
 }
 
-// textAbortedTxns lists the .txnindex entries a plan adds (summarised).
-func textAbortedTxns(pf printfFunc, ls ui.Lister, txns []segment.AbortedTxn) {
+// TextAbortedTxns lists the .txnindex entries a plan adds (summarised).
+func TextAbortedTxns(pf Printf, ls ui.Lister, txns []segment.AbortedTxn) {
 	ls.Lines(len(txns), ".txnindex entries", func(i int) {
 		t := txns[i]
 		pf("  .txnindex += producerId %d firstOffset %d lastOffset %d lastStableOffset %d\n", t.ProducerID, t.FirstOffset, t.LastOffset, t.LastStableOffset)
 	}, func(more string) { pf("  %s\n", more) })
 }
 
-// textEpochChanges is the plan's leader-epoch-checkpoint line, when it
+// TextEpochChanges is the plan's leader-epoch-checkpoint line, when it
 // changes the checkpoint (summarised).
-func textEpochChanges(pf printfFunc, ls ui.Lister, removed, added []segment.EpochEntry) {
+func TextEpochChanges(pf Printf, ls ui.Lister, removed, added []segment.EpochEntry) {
 	if len(removed) == 0 && len(added) == 0 {
 		return
 	}
@@ -118,14 +118,14 @@ func textEpochChanges(pf printfFunc, ls ui.Lister, removed, added []segment.Epoc
 	pf("  leader-epoch-checkpoint: %s\n", ls.Join(parts, "; "))
 }
 
-// textFilesTail is inject-barrier's and mirror's end of a plan, after its
+// TextFilesTail is inject-barrier's and mirror's end of a plan, after its
 // "Files:" title: the file operations as aligned columns (summarised), the
 // dry-run note (warnings are diagnostics: the printers write them to
 // stderr).
 //
 // With tbl set (--output table) the file operations are a renderTable
 // table instead of aligned lines.
-func textFilesTail(pf printfFunc, st *ui.Styles, ls ui.Lister, ops []edit.FileOp, dryRun bool, tbl *ui.TableOut) {
+func TextFilesTail(pf Printf, st *ui.Styles, ls ui.Lister, ops []edit.FileOp, dryRun bool, tbl *ui.TableOut) {
 	size := func(op edit.FileOp) string {
 		switch op.Action {
 		case edit.OpDelete:
@@ -152,10 +152,10 @@ func textFilesTail(pf printfFunc, st *ui.Styles, ls ui.Lister, ops []edit.FileOp
 	}
 }
 
-// textReportHead is the start of inject-barrier's and mirror's report on
+// TextReportHead is the start of inject-barrier's and mirror's report on
 // an applied operation: whether it resumed an interrupted one, and the
 // backup.
-func textReportHead(pf printfFunc, st *ui.Styles, what string, r *edit.Outcome) {
+func TextReportHead(pf Printf, st *ui.Styles, what string, r *edit.Outcome) {
 	if r.Resumed {
 		pf("%s an interrupted %s (journal state %s)\n", st.Paint(st.OK, "Resumed:"), what, r.ResumedFrom)
 	}
@@ -164,9 +164,9 @@ func textReportHead(pf printfFunc, st *ui.Styles, what string, r *edit.Outcome) 
 	}
 }
 
-// textProblems prints each problem on its own indented line, each list
+// TextProblems prints each problem on its own indented line, each list
 // summarised.
-func textProblems(pf printfFunc, ls ui.Lister, problems ...[]string) {
+func TextProblems(pf Printf, ls ui.Lister, problems ...[]string) {
 	for _, list := range problems {
 		ls.Lines(len(list), "problems", func(i int) { pf("  %s\n", list[i]) }, func(more string) { pf("  %s\n", more) })
 	}
@@ -174,8 +174,8 @@ func textProblems(pf printfFunc, ls ui.Lister, problems ...[]string) {
 
 // ---- json ----
 
-// writeJSONLine writes v as one JSON line.
-func writeJSONLine(w io.Writer, v any) error {
+// JSONLine writes v as one JSON line.
+func JSONLine(w io.Writer, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -184,9 +184,9 @@ func writeJSONLine(w io.Writer, v any) error {
 	return err
 }
 
-// applyResultJSON starts the line each of the three prints after applying
+// ResultJSON starts the line each of the three prints after applying
 // or rolling back ("result", "mirror-result").
-type applyResultJSON struct {
+type ResultJSON struct {
 	Type        string `json:"type"`
 	Dir         string `json:"dir"`
 	Applied     bool   `json:"applied"`
@@ -196,62 +196,62 @@ type applyResultJSON struct {
 	BackupDir   string `json:"backupDir,omitempty"`
 }
 
-func applyResult(typ string, r *edit.Outcome) applyResultJSON {
-	return applyResultJSON{Type: typ, Dir: r.Dir, Applied: !r.RolledBack, Resumed: r.Resumed, ResumedFrom: r.ResumedFrom,
+func Result(typ string, r *edit.Outcome) ResultJSON {
+	return ResultJSON{Type: typ, Dir: r.Dir, Applied: !r.RolledBack, Resumed: r.Resumed, ResumedFrom: r.ResumedFrom,
 		RolledBack: r.RolledBack, BackupDir: r.BackupDir}
 }
 
-func resumeJSON(r *edit.Interrupted) *injectResumeJSON {
+func ResumeOf(r *edit.Interrupted) *ResumeJSON {
 	if r == nil {
 		return nil
 	}
-	return &injectResumeJSON{State: r.State, Started: r.Started, BackupDir: r.BackupDir}
+	return &ResumeJSON{State: r.State, Started: r.Started, BackupDir: r.BackupDir}
 }
 
-func filesJSON(ops []edit.FileOp) []injectFileJSON {
-	out := []injectFileJSON{}
+func FilesOf(ops []edit.FileOp) []FileJSON {
+	out := []FileJSON{}
 	for _, op := range ops {
-		out = append(out, injectFileJSON{Name: op.Name, Action: string(op.Action), OldSize: op.OldSize, NewSize: op.NewSize, Why: op.Why})
+		out = append(out, FileJSON{Name: op.Name, Action: string(op.Action), OldSize: op.OldSize, NewSize: op.NewSize, Why: op.Why})
 	}
 	return out
 }
 
-func epochsJSON(entries []segment.EpochEntry) []injectEpochJSON {
-	out := []injectEpochJSON{}
+func EpochsOf(entries []segment.EpochEntry) []EpochJSON {
+	out := []EpochJSON{}
 	for _, e := range entries {
-		out = append(out, injectEpochJSON{LeaderEpoch: e.Epoch, StartOffset: e.StartOffset})
+		out = append(out, EpochJSON{LeaderEpoch: e.Epoch, StartOffset: e.StartOffset})
 	}
 	return out
 }
 
-func abortedJSON(txns []segment.AbortedTxn) []injectAbortedJSON {
-	out := []injectAbortedJSON{}
+func AbortedOf(txns []segment.AbortedTxn) []AbortedTxnJSON {
+	out := []AbortedTxnJSON{}
 	for _, t := range txns {
-		out = append(out, injectAbortedJSON{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset,
+		out = append(out, AbortedTxnJSON{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset,
 			LastOffset: t.LastOffset, LastStableOffset: t.LastStableOffset})
 	}
 	return out
 }
 
-type injectIndexJSON struct {
+type IndexJSON struct {
 	Kept    int `json:"kept"`
 	Removed int `json:"removed"`
 	Added   int `json:"added"`
 }
 
-type injectEpochJSON struct {
+type EpochJSON struct {
 	LeaderEpoch int32 `json:"leaderEpoch"`
 	StartOffset int64 `json:"startOffset"`
 }
 
-type injectAbortedJSON struct {
+type AbortedTxnJSON struct {
 	ProducerID       int64 `json:"producerId"`
 	FirstOffset      int64 `json:"firstOffset"`
 	LastOffset       int64 `json:"lastOffset"`
 	LastStableOffset int64 `json:"lastStableOffset"`
 }
 
-type injectFileJSON struct {
+type FileJSON struct {
 	Name    string `json:"name"`
 	Action  string `json:"action"`
 	OldSize int64  `json:"oldSize"`
@@ -259,7 +259,7 @@ type injectFileJSON struct {
 	Why     string `json:"why"`
 }
 
-type injectResumeJSON struct {
+type ResumeJSON struct {
 	State     string `json:"state"`
 	Started   string `json:"started"`
 	BackupDir string `json:"backupDir"`

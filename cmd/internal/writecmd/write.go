@@ -1,4 +1,13 @@
-package cmd
+// Package writecmd is what kseg's write commands (inject-barrier, mirror,
+// repair, restore) share around the edit engine (segment/edit): the flags
+// every one of them has (Flags: --dry-run, --output, --backup-dir,
+// --rollback), the run from plan to report (Run: plan, print, confirm,
+// apply, verify, report), one mapping of results to exit codes (Exit), and
+// the pieces of their plans and reports in text and JSON.
+//
+// A fourth write command declares its plan-shaping flags and its Steps; it
+// needs nothing new here or in the edit engine.
+package writecmd
 
 import (
 	"context"
@@ -15,56 +24,50 @@ import (
 	"github.com/kseg/kseg/segment/edit"
 )
 
-// The shape every write command (inject-barrier, mirror, repair) shares:
-// the flags writeFlags, the run function runWrite, and one mapping of
-// results to exit codes, writeExit. A
-// fourth write command declares its plan-shaping flags and a writeRun; it
-// needs nothing new here or in the edit engine.
-
-// writeFlags are the flags every write command has, embedded in its
+// Flags are the flags every write command has, embedded in its
 // options.
-type writeFlags struct {
-	dryRun    bool
-	output    string
+type Flags struct {
+	DryRun    bool
+	Output    string
 	backupDir string
-	rollback  bool
+	Rollback  bool
 }
 
-// addWriteFlags registers the shared flags, in the command's words for
+// AddWriteFlags registers the shared flags, in the command's words for
 // --dry-run and --rollback.
-func (w *writeFlags) addWriteFlags(c *cobra.Command, dryRunUsage, rollbackUsage string) {
+func (w *Flags) AddWriteFlags(c *cobra.Command, dryRunUsage, rollbackUsage string) {
 	f := c.Flags()
-	f.BoolVar(&w.dryRun, "dry-run", false, dryRunUsage)
-	f.StringVarP(&w.output, "output", "o", "text", "output format: text|table|json")
+	f.BoolVar(&w.DryRun, "dry-run", false, dryRunUsage)
+	f.StringVarP(&w.Output, "output", "o", "text", "output format: text|table|json")
 	f.StringVar(&w.backupDir, "backup-dir", "", backupDirUsage)
-	f.BoolVar(&w.rollback, "rollback", false, rollbackUsage)
+	f.BoolVar(&w.Rollback, "rollback", false, rollbackUsage)
 }
 
-// validateOutput checks --output.
-func (w *writeFlags) validateOutput() error {
-	switch w.output {
+// ValidateOutput checks --output.
+func (w *Flags) ValidateOutput() error {
+	switch w.Output {
 	case "text", "table", "json":
 		return nil
 	}
-	return ui.UsageErrorf("--output must be text, table or json, not %q", w.output)
+	return ui.UsageErrorf("--output must be text, table or json, not %q", w.Output)
 }
 
-// validateRollback: --rollback comes with no flag that shapes a plan
+// ValidateRollback: --rollback comes with no flag that shapes a plan
 // (planFlags, as changedFlags lists them) and without --dry-run.
-func (w *writeFlags) validateRollback(planFlags []string) error {
-	if w.rollback && (w.dryRun || len(planFlags) > 0) {
+func (w *Flags) ValidateRollback(planFlags []string) error {
+	if w.Rollback && (w.DryRun || len(planFlags) > 0) {
 		return ui.UsageErrorf("--rollback takes no other flag than --output and --backup-dir")
 	}
 	return nil
 }
 
-// writeExit is the one mapping of a write command's errors to exit codes:
+// Exit is the one mapping of a write command's errors to exit codes:
 // a refusal exits ExitRefused; an option that cannot apply, ExitUsage; a
 // damaged partition the command will not act on without being told
 // (inject-barrier's corrupt tail without --repair-tail, a mirror's
 // diverged, gapped or corrupt source), ExitFindings; anything else is an
 // operational error.
-func writeExit(err error) error {
+func Exit(err error) error {
 	var re *edit.RefusalError
 	var oe *edit.OptionError
 	var ct *barrier.CorruptTailError
@@ -141,171 +144,171 @@ type writePrinter[P any, V edit.Verdict] interface {
 	Report(r *edit.Result[P, V]) error
 }
 
-// writeRun is one run of a write command, as runWrite drives it.
-type writeRun[P comparable, V interface {
+// Steps is one run of a write command, as runWrite drives it.
+type Steps[P comparable, V interface {
 	comparable
 	edit.Verdict
 }] struct {
-	// what names one edit in messages: "injection", "mirror", "repair".
-	what string
-	// dir is the partition directory the command writes, as given.
-	dir   string
-	flags *writeFlags
-	// planFlags are the plan-shaping flags given (a resumed edit ignores
+	// What names one edit in messages: "injection", "mirror", "repair".
+	What string
+	// Dir is the partition directory the command writes, as given.
+	Dir   string
+	Flags *Flags
+	// PlanFlags are the plan-shaping flags given (a resumed edit ignores
 	// them, and says so).
-	planFlags []string
-	printer   writePrinter[P, V]
+	PlanFlags []string
+	Printer   writePrinter[P, V]
 
-	// planLabel and planTotal are the plan's progress line (planTotal nil:
+	// PlanLabel and planTotal are the plan's progress line (planTotal nil:
 	// the total is not known beforehand).
-	planLabel string
-	planTotal func() int64
-	// plan plans, telling progress the bytes it reads (nil: no line). A
-	// plan together with an error is one that cannot be applied now (a
+	PlanLabel string
+	PlanTotal func() int64
+	// Plan plans, telling progress the bytes it reads (nil: no line). A
+	// Plan together with an error is one that cannot be applied now (a
 	// broker holds the directory, it is read-only: edit.Deferred): it is
 	// shown, then the error.
-	plan func(progress func(int64)) (P, error)
-	// parts are what runWrite needs to know of a plan.
-	parts func(P) writePlanParts
-	// preflight makes the checks the apply makes before its first change
+	Plan func(progress func(int64)) (P, error)
+	// Parts are what runWrite needs to know of a plan.
+	Parts func(P) PlanParts
+	// Preflight makes the checks the apply makes before its first change
 	// (backup directory, free space), changing nothing: what a dry run
 	// refuses, the real run refuses too.
-	preflight func(P, edit.Options) error
-	// dryRunExit is the exit of a dry run with something to do (nil: 0).
-	dryRunExit func(P) error
-	// confirm, when set, may refuse an apply the operator has not
+	Preflight func(P, edit.Options) error
+	// DryRunExit is the exit of a dry run with something to do (nil: 0).
+	DryRunExit func(P) error
+	// Confirm, when set, may refuse an apply the operator has not
 	// accepted (inject-barrier's cut of committed records without --yes).
-	confirm  func(P) error
-	apply    func(P, edit.Options) (*edit.Result[P, V], error)
-	rollback func(edit.Options) (*edit.Result[P, V], error)
+	Confirm  func(P) error
+	Apply    func(P, edit.Options) (*edit.Result[P, V], error)
+	Rollback func(edit.Options) (*edit.Result[P, V], error)
 }
 
-// writePlanParts are the facts of a plan runWrite acts on.
-type writePlanParts struct {
-	resume  *edit.Interrupted
-	nothing bool
-	ops     []edit.FileOp
-	// dir is the directory the plan writes (where a journal is left when
+// PlanParts are the facts of a plan runWrite acts on.
+type PlanParts struct {
+	Resume  *edit.Interrupted
+	Nothing bool
+	Ops     []edit.FileOp
+	// Dir is the directory the plan writes (where a journal is left when
 	// an apply fails); createsDir, that the plan creates it.
-	dir        string
-	createsDir bool
+	Dir        string
+	CreatesDir bool
 }
 
-// plannedOwnership is what the files an edit creates will be, when that
+// PlannedOwnership is what the files an edit creates will be, when that
 // is worth naming (edit.PlannedOwnership: kseg runs as root in a broker
 // user's directory); nil for a resumed edit (its plan was made before).
-func plannedOwnership(resume *edit.Interrupted, dir, logDir string, createsDir bool) *edit.Ownership {
+func PlannedOwnership(resume *edit.Interrupted, dir, logDir string, createsDir bool) *edit.Ownership {
 	if resume != nil || dir == "" {
 		return nil
 	}
 	return edit.PlannedOwnership(dir, logDir, createsDir)
 }
 
-// runWrite runs a write command: a rollback, or a plan (printed), then,
+// Run runs a write command: a rollback, or a plan (printed), then,
 // unless --dry-run or there is nothing to do, the apply and its report.
 // Planning, applying and rolling back each draw a progress line on a
 // terminal.
-func runWrite[P comparable, V interface {
+func Run[P comparable, V interface {
 	comparable
 	edit.Verdict
-}](ctx context.Context, s *ui.Streams, w writeRun[P, V]) error {
-	if w.flags.rollback {
+}](ctx context.Context, s *ui.Streams, w Steps[P, V]) error {
+	if w.Flags.Rollback {
 		// How much a rollback copies back is in the journal it reads: the
 		// line counts bytes, without a total.
 		rep, err := ui.StepProgress(s, "rolling back", func() int64 { return 0 },
 			func(progress func(int64)) (*edit.Result[P, V], error) {
-				return w.rollback(edit.Options{Progress: progress})
+				return w.Rollback(edit.Options{Progress: progress})
 			})
 		if err != nil {
-			return writeExit(err)
+			return Exit(err)
 		}
-		return w.printer.Report(rep)
+		return w.Printer.Report(rep)
 	}
-	total := w.planTotal
+	total := w.PlanTotal
 	if total == nil {
 		total = func() int64 { return 0 }
 	}
-	p, blocked := ui.StepProgress(s, w.planLabel, total, w.plan)
+	p, blocked := ui.StepProgress(s, w.PlanLabel, total, w.Plan)
 	var noPlan P
 	if p == noPlan {
-		return writeExit(blocked)
+		return Exit(blocked)
 	}
-	parts := w.parts(p)
-	warnResumeIgnoresFlags(s, parts.resume, w.what, w.dir, w.planFlags)
-	if err := w.printer.Plan(p, w.flags.dryRun); err != nil {
+	parts := w.Parts(p)
+	warnResumeIgnoresFlags(s, parts.Resume, w.What, w.Dir, w.PlanFlags)
+	if err := w.Printer.Plan(p, w.Flags.DryRun); err != nil {
 		return err
 	}
 	// The plan first, then why it cannot be applied now (a broker holds
 	// the directory, it is read-only).
 	if blocked != nil {
-		return writeExit(blocked)
+		return Exit(blocked)
 	}
-	if parts.nothing {
+	if parts.Nothing {
 		return nil
 	}
 	root, rootLabel := defaultBackupRoot(s)
-	if o := plannedOwnership(parts.resume, parts.dir, filepath.Dir(parts.dir), parts.createsDir); o != nil && w.flags.output != "json" {
+	if o := PlannedOwnership(parts.Resume, parts.Dir, filepath.Dir(parts.Dir), parts.CreatesDir); o != nil && w.Flags.Output != "json" {
 		fmt.Fprintf(s.Out, "Ownership: files kseg creates will be uid %d gid %d, mode %04o", o.UID, o.GID, o.FileMode)
 		if o.DirMode != 0 {
 			fmt.Fprintf(s.Out, ", the partition directory mode %04o", o.DirMode)
 		}
 		fmt.Fprintln(s.Out, "; replaced files keep their owner and mode")
 	}
-	if w.flags.backupDir == "" && parts.resume == nil && w.flags.output == "text" {
+	if w.Flags.backupDir == "" && parts.Resume == nil && w.Flags.Output == "text" {
 		fmt.Fprintf(s.Out, "Backup: into a new folder in %s (the default; --backup-dir to choose)\n", rootLabel)
 	}
-	if w.flags.dryRun {
-		if err := w.preflight(p, edit.Options{BackupDir: w.flags.backupDir, BackupRoot: root}); err != nil {
-			return writeExit(err)
+	if w.Flags.DryRun {
+		if err := w.Preflight(p, edit.Options{BackupDir: w.Flags.backupDir, BackupRoot: root}); err != nil {
+			return Exit(err)
 		}
-		if w.dryRunExit != nil {
-			return w.dryRunExit(p)
+		if w.DryRunExit != nil {
+			return w.DryRunExit(p)
 		}
 		return nil
 	}
-	if w.confirm != nil {
-		if err := w.confirm(p); err != nil {
-			return writeExit(err)
+	if w.Confirm != nil {
+		if err := w.Confirm(p); err != nil {
+			return Exit(err)
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	rep, err := ui.StepProgress(s, "applying", func() int64 { return edit.CopyBytes(parts.ops) },
+	rep, err := ui.StepProgress(s, "applying", func() int64 { return edit.CopyBytes(parts.Ops) },
 		func(progress func(int64)) (*edit.Result[P, V], error) {
-			return w.apply(p, edit.Options{BackupDir: w.flags.backupDir, BackupRoot: root, Progress: progress})
+			return w.Apply(p, edit.Options{BackupDir: w.Flags.backupDir, BackupRoot: root, Progress: progress})
 		})
 	if err != nil {
-		noteApplyFailure(s, rep.Summary(), err, w.what, parts.dir)
-		return writeExit(err)
+		noteApplyFailure(s, rep.Summary(), err, w.What, parts.Dir)
+		return Exit(err)
 	}
-	if err := w.printer.Report(rep); err != nil {
+	if err := w.Printer.Report(rep); err != nil {
 		return err
 	}
 	var none V
 	if v := rep.Verification; v != none && !v.OK() {
-		if !s.Quiet && edit.HasJournal(parts.dir) {
-			fmt.Fprintf(s.Err, "kseg: the %s's journal is kept: rerun with --rollback to undo it from the backup\n", w.what)
+		if !s.Quiet && edit.HasJournal(parts.Dir) {
+			fmt.Fprintf(s.Err, "kseg: the %s's journal is kept: rerun with --rollback to undo it from the backup\n", w.What)
 		}
 		return ui.FindingsExit()
 	}
 	return nil
 }
 
-// ownerJSON is an edit.Ownership on the wire: modes in octal, as ls and
+// OwnerJSON is an edit.Ownership on the wire: modes in octal, as ls and
 // chmod write them.
-type ownerJSON struct {
+type OwnerJSON struct {
 	UID      int    `json:"uid"`
 	GID      int    `json:"gid"`
 	FileMode string `json:"fileMode"`
 	DirMode  string `json:"dirMode,omitempty"`
 }
 
-func ownerOf(o *edit.Ownership) *ownerJSON {
+func OwnerOf(o *edit.Ownership) *OwnerJSON {
 	if o == nil {
 		return nil
 	}
-	out := &ownerJSON{UID: o.UID, GID: o.GID, FileMode: fmt.Sprintf("%04o", o.FileMode)}
+	out := &OwnerJSON{UID: o.UID, GID: o.GID, FileMode: fmt.Sprintf("%04o", o.FileMode)}
 	if o.DirMode != 0 {
 		out.DirMode = fmt.Sprintf("%04o", o.DirMode)
 	}
