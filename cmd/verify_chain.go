@@ -214,7 +214,7 @@ Nothing is ever modified.
 			}
 			// The directories --edge added, as the arguments were
 			// (paths.go).
-			return runVerifyChain(c.Context(), s, o, realPaths(dirs, len(args)))
+			return runVerifyChain(c.Context(), s, o, inputs.RealPaths(dirs, len(args)))
 		},
 	}
 	o.AddFlags(c)
