@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -16,16 +16,16 @@ import (
 
 // brokerDecoder is the decoder of __consumer_offsets and
 // __transaction_state records the views use: kseg's schema tables.
-func brokerDecoder() broker.Decoder { return broker.SchemaDecoder{} }
+func brokerDecoder() cluster.Decoder { return cluster.SchemaDecoder{} }
 
 // openInventory checks every argument by the input rule (inputs.go: a
 // log directory) and lists them; a partition directory that cannot be
 // listed is in Inventory.Unreadable, for viewExit.
-func openInventory(s *Streams, cmd string, args []string) (*broker.Inventory, error) {
+func openInventory(s *Streams, cmd string, args []string) (*cluster.Inventory, error) {
 	if err := checkInputs(s, cmd, args, inputLogDir); err != nil {
 		return nil, err
 	}
-	inv, err := broker.OpenInventory(args)
+	inv, err := cluster.OpenInventory(args)
 	if err != nil {
 		return nil, ioInput(err)
 	}
@@ -83,7 +83,7 @@ func jsonFinding(j *jsonw, f finding.Finding) {
 // the view's UNANSWERABLE lines, printed with it; absent: what was asked
 // for and does not exist, said here) exits 2, as an offset past a log's
 // end does: the input given does not hold the answer.
-func viewExit(s *Streams, unread []broker.Unreadable, unanswered int, absent []string, fs []finding.Finding) error {
+func viewExit(s *Streams, unread []cluster.Unreadable, unanswered int, absent []string, fs []finding.Finding) error {
 	if err := reportUnreadable(s, unread); err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func viewExit(s *Streams, unread []broker.Unreadable, unanswered int, absent []s
 
 // reportUnreadable prints one "kseg: DIR: …" line per partition that could
 // not be read, and returns the exit 1 they make (nil when none).
-func reportUnreadable(s *Streams, unread []broker.Unreadable) error {
+func reportUnreadable(s *Streams, unread []cluster.Unreadable) error {
 	for _, u := range unread {
 		msg := u.Err.Error()
 		if !strings.Contains(msg, u.Dir) {
@@ -127,7 +127,7 @@ func fmtTime(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
-func partitionsText(ps []broker.TopicPartitions) string {
+func partitionsText(ps []cluster.TopicPartitions) string {
 	var parts []string
 	for _, p := range ps {
 		var ns []string
@@ -142,7 +142,7 @@ func partitionsText(ps []broker.TopicPartitions) string {
 	return strings.Join(parts, " ")
 }
 
-func jsonPartitions(j *jsonw, k string, ps []broker.TopicPartitions) {
+func jsonPartitions(j *jsonw, k string, ps []cluster.TopicPartitions) {
 	j.key(k)
 	j.b = append(j.b, '[')
 	for i, p := range ps {

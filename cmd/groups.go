@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/psm"
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 )
 
 // groupsOptions are the flags of `kseg groups`.
@@ -127,7 +127,7 @@ func runGroups(ctx context.Context, s *Streams, g *globalOptions, o *groupsOptio
 	}
 	// Warnings stay under -q, which silences progress and summaries only.
 	warnDiagnostics(s.Err, inv.Warnings)
-	v, err := broker.LoadGroups(inv, brokerDecoder(), broker.GroupsOptions{
+	v, err := cluster.LoadGroups(inv, brokerDecoder(), cluster.GroupsOptions{
 		Groups: o.groups, Topics: o.topics, Jobs: resolveJobs(o.jobs), PSM: psm.DefaultOptions(), NumPartitions: o.numPartitions,
 	})
 	if err != nil {
@@ -144,7 +144,7 @@ func runGroups(ctx context.Context, s *Streams, g *globalOptions, o *groupsOptio
 }
 
 type groupsPrinter interface {
-	Print(v *broker.GroupsView) error
+	Print(v *cluster.GroupsView) error
 }
 
 func newGroupsPrinter(s *Streams, o *groupsOptions) groupsPrinter {

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 )
 
 // textGroupsPrinter prints one block per group, stable plain lines for
@@ -15,7 +15,7 @@ import (
 // offset; then the findings.
 type textGroupsPrinter struct{ s *Streams }
 
-func (p *textGroupsPrinter) Print(v *broker.GroupsView) error {
+func (p *textGroupsPrinter) Print(v *cluster.GroupsView) error {
 	w := bufio.NewWriter(p.s.Out)
 	st, ls := p.s.styles(), p.s.lister()
 	gap := func(indent string) func(string) {
@@ -51,7 +51,7 @@ func (p *textGroupsPrinter) Print(v *broker.GroupsView) error {
 	return printGroupsTail(w, st, ls, v)
 }
 
-func logText(c broker.CommittedOffset) string {
+func logText(c cluster.CommittedOffset) string {
 	switch {
 	case c.Log == nil:
 		return "log not in these directories"
@@ -78,7 +78,7 @@ func printSkipped(w *bufio.Writer, sk map[string]int) {
 }
 
 // printGroupLine prints a group's line of the text views.
-func printGroupLine(w *bufio.Writer, st *styles, g *broker.Group) {
+func printGroupLine(w *bufio.Writer, st *styles, g *cluster.Group) {
 	proto := g.ProtocolType
 	if g.Protocol != "" {
 		proto += "/" + g.Protocol
@@ -109,7 +109,7 @@ func printGroupLine(w *bufio.Writer, st *styles, g *broker.Group) {
 // table for all the groups.
 type tableGroupsPrinter struct{ s *Streams }
 
-func (p *tableGroupsPrinter) Print(v *broker.GroupsView) error {
+func (p *tableGroupsPrinter) Print(v *cluster.GroupsView) error {
 	ls := p.s.lister()
 	header, rows := describeRows(v, p.s.wide)
 	w := bufio.NewWriter(p.s.Out)
@@ -124,7 +124,7 @@ type jsonGroupsPrinter struct {
 	j jsonw
 }
 
-func (p *jsonGroupsPrinter) Print(v *broker.GroupsView) error {
+func (p *jsonGroupsPrinter) Print(v *cluster.GroupsView) error {
 	j := &p.j
 	for _, g := range v.Groups {
 		j.b = j.b[:0]

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -102,8 +102,8 @@ func runMetadata(ctx context.Context, s *Streams, g *globalOptions, o *metadataO
 	}
 	// Warnings stay under -q, which silences progress and summaries only.
 	warnDiagnostics(s.Err, inv.Warnings)
-	v, err := broker.LoadMetadata(inv, broker.MetadataOptions{At: o.at})
-	if errors.Is(err, broker.ErrNoMetadataLog) {
+	v, err := cluster.LoadMetadata(inv, cluster.MetadataOptions{At: o.at})
+	if errors.Is(err, cluster.ErrNoMetadataLog) {
 		// No image to show: these directories cannot answer (exit 2).
 		return unansweredf("%v", err)
 	}
@@ -141,7 +141,7 @@ func runMetadata(ctx context.Context, s *Streams, g *globalOptions, o *metadataO
 }
 
 type metadataPrinter interface {
-	Print(v *broker.MetadataView) error
+	Print(v *cluster.MetadataView) error
 }
 
 func newMetadataPrinter(s *Streams, o *metadataOptions) metadataPrinter {

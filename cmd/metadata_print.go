@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 )
 
 func int32List(xs []int32) string {
@@ -19,7 +19,7 @@ func int32List(xs []int32) string {
 	return "[" + strings.Join(s, ",") + "]"
 }
 
-func endpointsText(es []broker.Endpoint) string {
+func endpointsText(es []cluster.Endpoint) string {
 	var s []string
 	for _, e := range es {
 		s = append(s, fmt.Sprintf("%s://%s:%d", esc(e.Name), esc(e.Host), e.Port))
@@ -47,7 +47,7 @@ func configResourceType(t int8) string {
 	return "type-" + strconv.Itoa(int(t))
 }
 
-func imageSource(im *broker.MetadataImage) string {
+func imageSource(im *cluster.MetadataImage) string {
 	s := "no snapshot"
 	if im.Snapshot != "" {
 		s = "snapshot " + esc(filepath.Base(im.Snapshot))
@@ -65,7 +65,7 @@ func imageSource(im *broker.MetadataImage) string {
 // ids, ACLs, the disk rows that are not ok, then the findings.
 type textMetadataPrinter struct{ s *Streams }
 
-func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
+func (p *textMetadataPrinter) Print(v *cluster.MetadataView) error {
 	w := bufio.NewWriter(p.s.Out)
 	st, ls := p.s.styles(), p.s.lister()
 	im := v.Image
@@ -136,7 +136,7 @@ func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
 		fmt.Fprintf(w, "%s %s resourceType %s resourceName %q patternType %s principal %s host %s operation %s permissionType %s\n",
 			h("acl"), a.ID, a.ResourceTypeName(), a.ResourceName, a.PatternTypeName(), esc(a.Principal), esc(a.Host), a.OperationName(), a.PermissionTypeName())
 	}, gap(""))
-	var disk []broker.DiskPartition
+	var disk []cluster.DiskPartition
 	for _, d := range v.Disk {
 		if d.Status != "ok" {
 			disk = append(disk, d)
@@ -167,7 +167,7 @@ func orDashS(s string) string {
 // by side, then brokers and findings.
 type tableMetadataPrinter struct{ s *Streams }
 
-func (p *tableMetadataPrinter) Print(v *broker.MetadataView) error {
+func (p *tableMetadataPrinter) Print(v *cluster.MetadataView) error {
 	im := v.Image
 	fmt.Fprintf(p.s.Out, "image at offset %d: %s\n", im.Offset, imageSource(im))
 	ls := p.s.lister()
@@ -272,7 +272,7 @@ func jsonArray(j *jsonw, k string, n int, item func(i int)) {
 	j.first = false
 }
 
-func jsonEndpoints(j *jsonw, es []broker.Endpoint) {
+func jsonEndpoints(j *jsonw, es []cluster.Endpoint) {
 	jsonArray(j, "endpoints", len(es), func(i int) {
 		j.str("name", es[i].Name)
 		j.str("host", es[i].Host)
@@ -281,7 +281,7 @@ func jsonEndpoints(j *jsonw, es []broker.Endpoint) {
 	})
 }
 
-func (p *jsonMetadataPrinter) Print(v *broker.MetadataView) error {
+func (p *jsonMetadataPrinter) Print(v *cluster.MetadataView) error {
 	j := &p.j
 	im := v.Image
 	j.b = j.b[:0]

@@ -9,11 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 )
 
 // kseg metadata ls | cat | find: kafka-metadata-shell's commands over the
-// image kseg metadata builds (broker.MetadataImage.Tree), offline and
+// image kseg metadata builds (cluster.MetadataImage.Tree), offline and
 // non-interactive, with the shell's names: /image/topics/byName/orders/0,
 // /image/cluster/brokers/1, /image/configs/TOPIC:orders/retention.ms. A
 // path not starting with / is taken under /image, as after the shell's
@@ -112,12 +112,12 @@ usage error. Nothing is written.
 // imageMatch is a node a path names, with its full path.
 type imageMatch struct {
 	path string
-	node *broker.ImageNode
+	node *cluster.ImageNode
 }
 
 // resolveImagePath returns the nodes p names, in order: components
 // matched one at a time, a glob against every child.
-func resolveImagePath(root *broker.ImageNode, p string) ([]imageMatch, error) {
+func resolveImagePath(root *cluster.ImageNode, p string) ([]imageMatch, error) {
 	if !strings.HasPrefix(p, "/") {
 		p = "/image/" + p
 	}
@@ -158,7 +158,7 @@ func runMetadataShell(ctx context.Context, s *Streams, verb string, o *metadataS
 		return err
 	}
 	warnDiagnostics(s.Err, inv.Warnings)
-	v, err := broker.LoadMetadata(inv, broker.MetadataOptions{At: o.at})
+	v, err := cluster.LoadMetadata(inv, cluster.MetadataOptions{At: o.at})
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func runMetadataShell(ctx context.Context, s *Streams, verb string, o *metadataS
 		return metadataShellTable(w, s, verb, matches)
 	}
 	j := &jsonw{}
-	emit := func(p string, n *broker.ImageNode, value bool) error {
+	emit := func(p string, n *cluster.ImageNode, value bool) error {
 		if o.output != "json" {
 			return nil
 		}
@@ -217,8 +217,8 @@ func runMetadataShell(ctx context.Context, s *Streams, verb string, o *metadataS
 	case "ls":
 		lsPrint(w, o, matches, emit)
 	case "find":
-		var walk func(p string, n *broker.ImageNode) error
-		walk = func(p string, n *broker.ImageNode) error {
+		var walk func(p string, n *cluster.ImageNode) error
+		walk = func(p string, n *cluster.ImageNode) error {
 			if o.output == "json" {
 				if err := emit(p, n, true); err != nil {
 					return err
@@ -246,15 +246,15 @@ func runMetadataShell(ctx context.Context, s *Streams, verb string, o *metadataS
 // printed or found ("-" for a directory's value).
 func metadataShellTable(w *bufio.Writer, s *Streams, verb string, matches []imageMatch) error {
 	var rows [][]string
-	add := func(p string, n *broker.ImageNode) {
+	add := func(p string, n *cluster.ImageNode) {
 		v := n.Value
 		if n.Dir {
 			v = "-"
 		}
 		rows = append(rows, []string{p, v})
 	}
-	var walk func(p string, n *broker.ImageNode)
-	walk = func(p string, n *broker.ImageNode) {
+	var walk func(p string, n *cluster.ImageNode)
+	walk = func(p string, n *cluster.ImageNode) {
 		add(p, n)
 		for _, c := range n.Children {
 			walk(strings.TrimSuffix(p, "/")+"/"+c.Name, c)
@@ -283,7 +283,7 @@ func metadataShellTable(w *bufio.Writer, s *Streams, verb string, matches []imag
 // lsPrint is LsCommandHandler.printTargets without a terminal: the leaves
 // named first, then each directory's children, one per line, headed by
 // "name:" when there is more than one thing to list.
-func lsPrint(w *bufio.Writer, o *metadataShellOptions, matches []imageMatch, emit func(string, *broker.ImageNode, bool) error) {
+func lsPrint(w *bufio.Writer, o *metadataShellOptions, matches []imageMatch, emit func(string, *cluster.ImageNode, bool) error) {
 	var files, dirs []imageMatch
 	for _, m := range matches {
 		if m.node.Dir {

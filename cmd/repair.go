@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/barrier/recovery"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -17,7 +17,7 @@ type repairOptions struct {
 	indexIntervalBytes int
 
 	// derived by Validate
-	repair repair.Options
+	repair recovery.Options
 	// planFlags are the flags that shape a plan; a resumed repair ignores
 	// them.
 	planFlags []string
@@ -45,7 +45,7 @@ func (o *repairOptions) Validate(c *cobra.Command, args []string) error {
 	if len(args) != 1 {
 		return usageErrorf("repair needs exactly one partition directory")
 	}
-	o.repair = repair.Options{All: o.all, IndexIntervalBytes: o.indexIntervalBytes}
+	o.repair = recovery.Options{All: o.all, IndexIntervalBytes: o.indexIntervalBytes}
 	return nil
 }
 
@@ -120,28 +120,28 @@ func runRepair(ctx context.Context, s *Streams, g *globalOptions, o *repairOptio
 	if err := checkInput(s, "repair", dir, inputPartition); err != nil {
 		return err
 	}
-	return runWrite(ctx, s, g, writeRun[*repair.Plan, *repair.Verification]{
+	return runWrite(ctx, s, g, writeRun[*recovery.Plan, *recovery.Verification]{
 		what: "repair", dir: dir, flags: &o.writeFlags, planFlags: o.planFlags,
 		printer: newRepairPrinter(s, o.output),
 		// Which segments are examined is known only as the plan goes: the
 		// line counts bytes, without a total.
 		planLabel: "examining",
-		plan: func(progress func(int64)) (*repair.Plan, error) {
+		plan: func(progress func(int64)) (*recovery.Plan, error) {
 			opts := o.repair
 			opts.Progress = progress
-			return repair.PlanRepair(dir, opts)
+			return recovery.PlanRepair(dir, opts)
 		},
-		parts: func(p *repair.Plan) writePlanParts {
+		parts: func(p *recovery.Plan) writePlanParts {
 			return writePlanParts{resume: p.Resume, nothing: p.NothingToDo, ops: p.Ops, dir: dir}
 		},
-		dryRunExit: func(p *repair.Plan) error {
+		dryRunExit: func(p *recovery.Plan) error {
 			if p.Damage {
 				return findingsExit()
 			}
 			return nil
 		},
-		preflight: repair.Preflight,
-		apply:     repair.Apply,
-		rollback:  func(eo edit.Options) (*repair.Report, error) { return repair.Rollback(dir, eo) },
+		preflight: recovery.Preflight,
+		apply:     recovery.Apply,
+		rollback:  func(eo edit.Options) (*recovery.Report, error) { return recovery.Rollback(dir, eo) },
 	})
 }

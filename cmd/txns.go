@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/psm"
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 )
 
 // txnsOptions are the flags of `kseg txns`.
@@ -29,7 +29,7 @@ func (o *txnsOptions) AddFlags(c *cobra.Command) {
 	f.StringArrayVar(&o.txnIDs, "transactional-id", nil, "only this transactional id (repeatable)")
 	f.StringArrayVar(&o.topics, "topic", nil, "only data partitions of this topic, and transactions that touch it (repeatable)")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
-	f.DurationVar(&o.maxTimeout, "max-transaction-timeout", broker.DefaultMaxTransactionTimeoutMs*time.Millisecond, "the cluster's transaction.max.timeout.ms: an open transaction older than this that the coordinator does not list is hanging")
+	f.DurationVar(&o.maxTimeout, "max-transaction-timeout", cluster.DefaultMaxTransactionTimeoutMs*time.Millisecond, "the cluster's transaction.max.timeout.ms: an open transaction older than this that the coordinator does not list is hanging")
 	f.Int32Var(&o.numPartitions, "transaction-state-partitions", 0, "the cluster's transaction.state.log.num.partitions, to tell which coordinator partitions are missing; 0 = from the KRaft metadata image in the directories, else 50")
 	f.StringVar(&o.now, "now", "log", "the clock for ages: log (the newest timestamp in the logs read), now, or epoch milliseconds / RFC 3339")
 	addJobsFlag(c, &o.jobs, "partitions replayed")
@@ -115,10 +115,10 @@ func runTxns(ctx context.Context, s *Streams, g *globalOptions, o *txnsOptions, 
 	}
 	// Warnings stay under -q, which silences progress and summaries only.
 	warnDiagnostics(s.Err, inv.Warnings)
-	opts := broker.DefaultTxnsOptions()
+	opts := cluster.DefaultTxnsOptions()
 	opts.TransactionalIDs, opts.Topics, opts.Jobs = o.txnIDs, o.topics, resolveJobs(o.jobs)
 	opts.MaxTransactionTimeoutMs, opts.NumPartitions, opts.Now = o.maxTimeout.Milliseconds(), o.numPartitions, o.nowMs
-	v, err := broker.LoadTxns(inv, brokerDecoder(), opts)
+	v, err := cluster.LoadTxns(inv, brokerDecoder(), opts)
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func runTxns(ctx context.Context, s *Streams, g *globalOptions, o *txnsOptions, 
 	if !g.quiet && o.output != "json" {
 		hanging := 0
 		for _, t := range v.Open {
-			if t.Verdict == broker.VerdictHanging {
+			if t.Verdict == cluster.VerdictHanging {
 				hanging++
 			}
 		}
@@ -140,7 +140,7 @@ func runTxns(ctx context.Context, s *Streams, g *globalOptions, o *txnsOptions, 
 }
 
 type txnsPrinter interface {
-	Print(v *broker.TxnsView) error
+	Print(v *cluster.TxnsView) error
 }
 
 func newTxnsPrinter(s *Streams, o *txnsOptions) txnsPrinter {

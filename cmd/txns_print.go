@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 )
 
 func fmtAge(ms int64) string {
@@ -23,7 +23,7 @@ func fmtAge(ms int64) string {
 // answered, then the findings.
 type textTxnsPrinter struct{ s *Streams }
 
-func (p *textTxnsPrinter) Print(v *broker.TxnsView) error {
+func (p *textTxnsPrinter) Print(v *cluster.TxnsView) error {
 	w := bufio.NewWriter(p.s.Out)
 	st, ls := p.s.styles(), p.s.lister()
 	gap := func(more string) { fmt.Fprintln(w, more) }
@@ -42,7 +42,7 @@ func (p *textTxnsPrinter) Print(v *broker.TxnsView) error {
 		fmt.Fprintf(w, "%s %s-%d producerId %d producerEpoch %d firstOffset %d lastTimestamp %s age %s lastStableOffset %d transactionalId %s verdict %s: %s\n",
 			st.paint(st.title, "open"), esc(o.Topic), o.Partition, o.ProducerID, o.ProducerEpoch, o.FirstOffset, fmtTime(o.LastTimestamp), fmtAge(o.AgeMs),
 			o.LastStableOffset, esc(txn), o.Verdict, esc(o.Reason))
-		if o.Verdict == broker.VerdictHanging {
+		if o.Verdict == cluster.VerdictHanging {
 			fmt.Fprintf(w, "  abort: %s\n", esc(o.AbortCommand()))
 		}
 	}, gap)
@@ -55,7 +55,7 @@ func (p *textTxnsPrinter) Print(v *broker.TxnsView) error {
 // transactions (find-hanging's columns plus the verdict).
 type tableTxnsPrinter struct{ s *Streams }
 
-func (p *tableTxnsPrinter) Print(v *broker.TxnsView) error {
+func (p *tableTxnsPrinter) Print(v *cluster.TxnsView) error {
 	var rows [][]string
 	for _, t := range v.Transactions {
 		rows = append(rows, []string{t.TransactionalID, i64(t.ProducerID), strconv.Itoa(int(t.ProducerEpoch)), t.State.String(),
@@ -82,9 +82,9 @@ func (p *tableTxnsPrinter) Print(v *broker.TxnsView) error {
 	tw.render(ls, header, rows, "open transactions")
 	w := bufio.NewWriter(p.s.Out)
 	gap := func(more string) { fmt.Fprintln(w, more) }
-	var hanging []broker.OpenTransaction
+	var hanging []cluster.OpenTransaction
 	for _, o := range v.Open {
-		if o.Verdict == broker.VerdictHanging {
+		if o.Verdict == cluster.VerdictHanging {
 			hanging = append(hanging, o)
 		}
 	}
@@ -104,7 +104,7 @@ type jsonTxnsPrinter struct {
 	j jsonw
 }
 
-func (p *jsonTxnsPrinter) Print(v *broker.TxnsView) error {
+func (p *jsonTxnsPrinter) Print(v *cluster.TxnsView) error {
 	j := &p.j
 	j.b = j.b[:0]
 	for _, t := range v.Transactions {
@@ -146,7 +146,7 @@ func (p *jsonTxnsPrinter) Print(v *broker.TxnsView) error {
 		j.str("coordinatorState", o.CoordinatorState)
 		j.str("verdict", o.Verdict)
 		j.str("reason", o.Reason)
-		if o.Verdict == broker.VerdictHanging {
+		if o.Verdict == cluster.VerdictHanging {
 			j.str("abortCommand", o.AbortCommand())
 		}
 		j.end()
