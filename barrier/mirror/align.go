@@ -13,6 +13,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/digest"
 )
 
 // continuation is where the copy resumes in the destination.
@@ -100,13 +101,23 @@ func (mp *mirrorPlanner) compare(sc *logCursor, dc *logCursor) (*continuation, e
 // when it is the source cursor's (sHas: the source has a batch there;
 // prev: the destination's batch before it).
 func (mp *mirrorPlanner) diverges(dc, sc *logCursor, prev *batchRef, sHas bool) (*Divergence, error) {
+	return divergenceAt(&dirCursor{logCursor: dc}, &dirCursor{logCursor: sc}, prev, sHas, 0, func() (int64, error) { return mp.srcEnd(sc) })
+}
+
+// divergenceAt is the divergence at the destination cursor dc's batch, or
+// nil when it is the source cursor sc's batch (partitionLeaderEpoch
+// aside). sHas says the source has a batch there, prev is the
+// destination's batch before it, srcEnd the source's log end (asked for
+// only when the source has no batch there) and h the hash a digest among
+// the two carries. PlanMirror and PlanFromDigest compare by it.
+func divergenceAt(dc, sc chainCursor, prev *batchRef, sHas bool, h digest.Hash, srcEnd func() (int64, error)) (*Divergence, error) {
 	b := dc.Batch()
 	d := &Divergence{Offset: b.BaseOffset, DstFile: dc.File(), DstPosition: dc.Pos(), SrcPosition: -1}
 	switch {
 	case prev != nil && b.BaseOffset < prev.next():
 		d.Reason = fmt.Sprintf("the destination's batch at %s position %d (offsets %d..%d) starts before the end of the batch before it", dc.File(), dc.Pos(), b.BaseOffset, b.LastOffset())
 	case !sHas:
-		end, err := mp.srcEnd(sc)
+		end, err := srcEnd()
 		if err != nil {
 			return nil, err
 		}
@@ -117,13 +128,17 @@ func (mp *mirrorPlanner) diverges(dc, sc *logCursor, prev *batchRef, sHas bool) 
 		if s.BaseOffset != b.BaseOffset {
 			d.Reason = fmt.Sprintf("the destination's batch at %s position %d starts at offset %d, the source's at %s position %d at %d",
 				dc.File(), dc.Pos(), b.BaseOffset, sc.File(), sc.Pos(), s.BaseOffset)
-		} else if i := sameBatch(b.Raw, s.Raw); i >= 0 {
+		} else if i, located := diffBatches(dc, sc, h); i >= 0 {
 			why := "its own data (a failover's barrier or writes)"
-			if !b.CRCValid() {
+			if !dc.crcValid() {
 				why = "a batch that fails its CRC"
 			}
-			d.Reason = fmt.Sprintf("the destination holds %s at offset %d: first difference at byte %d (%s position %d; the source's %s position %d)",
-				why, b.BaseOffset, i, dc.File(), dc.Pos()+int64(i), sc.File(), sc.Pos()+int64(i))
+			at := "first difference at byte"
+			if !located {
+				at = "first difference in its records, at or after byte"
+			}
+			d.Reason = fmt.Sprintf("the destination holds %s at offset %d: %s %d (%s position %d; the source's %s position %d)",
+				why, b.BaseOffset, at, i, dc.File(), dc.Pos()+int64(i), sc.File(), sc.Pos()+int64(i))
 		} else {
 			return nil, nil
 		}
