@@ -61,11 +61,6 @@ var sizeAllowList = map[string]string{
 	"segment/checkpoint.go":                           floor, // 611 > 600
 	"segment/digest/encode.go encoder.batch":          floor, // 108 > 80
 	"segment/digest/scan.go Scanner.batch":            floor, // 101 > 80
-	"segment/edit/apply.go":                           floor, // 1090 > 600
-	"segment/edit/apply.go applier.stage":             floor, // 117 > 80
-	"segment/edit/files.go":                           floor, // 783 > 600
-	"segment/edit/files.go checkStaged":               floor, // 106 > 80
-	"segment/edit/restore.go PlanRestore":             floor, // 91 > 80
 	"segment/recover.go Recover":                      floor, // 111 > 80
 	"segment/resume.go Appender.scanResume":           floor, // 89 > 80
 	"segment/segtest/corrupt.go":                      floor, // 696 > 600
