@@ -54,10 +54,6 @@ var sizeAllowList = map[string]string{
 	"psm/cluster/metadata.go":                         floor, // 974 > 600
 	"psm/cluster/metadata.go MetadataView.crossCheck": floor, // 106 > 80
 	"psm/cluster/txns.go txnsLoad.readCoordinators":   floor, // 82 > 80
-	"psm/compare.go CheckSnapshots":                   floor, // 109 > 80
-	"psm/manager.go":                                  floor, // 744 > 600
-	"psm/rebuild.go":                                  floor, // 1252 > 600
-	"psm/rebuild.go rebuilder.scanSegment":            floor, // 101 > 80
 	"segment/checkpoint.go":                           floor, // 611 > 600
 	"segment/digest/encode.go encoder.batch":          floor, // 108 > 80
 	"segment/digest/scan.go Scanner.batch":            floor, // 101 > 80
