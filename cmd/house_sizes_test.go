@@ -48,12 +48,6 @@ var sizeAllowList = map[string]string{
 	"decode/schema/read.go reader.readValue":          floor, // 107 > 80
 	"decode/schema/remote.go Decoded.remoteString":    floor, // 86 > 80
 	"decode/schema/write.go writer.writeValue":        floor, // 108 > 80
-	"psm/cluster/clustertest/generate.go generate":    floor, // 93 > 80
-	"psm/cluster/groups.go LoadGroups":                floor, // 101 > 80
-	"psm/cluster/groups.go groupsReplay.apply":        floor, // 82 > 80
-	"psm/cluster/metadata.go":                         floor, // 974 > 600
-	"psm/cluster/metadata.go MetadataView.crossCheck": floor, // 106 > 80
-	"psm/cluster/txns.go txnsLoad.readCoordinators":   floor, // 82 > 80
 	"segment/checkpoint.go":                           floor, // 611 > 600
 	"segment/digest/encode.go encoder.batch":          floor, // 108 > 80
 	"segment/digest/scan.go Scanner.batch":            floor, // 101 > 80

@@ -121,41 +121,31 @@ type GroupsView struct {
 // each committed offset with its partition's log when present.
 func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, error) {
 	tps := inv.TopicPartitions(ConsumerOffsetsTopic)
-	type result struct {
-		g        map[string]*groupAcc
-		skipped  map[string]int
-		findings []finding.Finding
-		err      error
-	}
-	res := make([]result, len(tps))
 	v := &GroupsView{Skipped: map[string]int{}, Unreadable: slices.Clone(inv.Unreadable)}
 	for _, tp := range tps {
 		v.Coordinators = append(v.Coordinators, inv.Partitions[tp][0].Dir)
 	}
-	parallel(len(tps), o.Jobs, func(i int) {
-		r := newGroupsReplay(dec, v.Coordinators[i])
-		pd, err := inv.openPartitionDir(r.dir)
-		if err != nil {
-			res[i].err = err
-			return
-		}
-		_, fs, err := scanPartition(pd, scanHandler{record: r.apply, marker: r.marker})
-		res[i] = result{g: r.groups, skipped: r.skipped, findings: append(fs, r.findings...), err: err}
+	res := make([]*groupsReplay, len(tps))
+	errs := eachCoordinator(inv, v.Coordinators, o.Jobs, func(i int, pd *segment.PartitionDir) error {
+		res[i] = newGroupsReplay(dec, v.Coordinators[i])
+		_, fs, err := scanPartition(pd, scanHandler{record: res[i].apply, marker: res[i].marker})
+		res[i].findings = append(fs, res[i].findings...)
+		return err
 	})
 	names := inv.TopicNames()
 	want := func(list []string, s string) bool { return len(list) == 0 || slices.Contains(list, s) }
 	for i, r := range res {
-		if r.err != nil {
+		if errs[i] != nil {
 			// One coordinator partition that cannot be read does not
 			// stop the others: its groups are unknown, and said so.
-			v.Unreadable = append(v.Unreadable, Unreadable{tps[i], v.Coordinators[i], inv.Partitions[tps[i]][0].LogDir, r.err})
+			v.Unreadable = append(v.Unreadable, Unreadable{tps[i], v.Coordinators[i], inv.Partitions[tps[i]][0].LogDir, errs[i]})
 			continue
 		}
 		v.Findings = append(v.Findings, r.findings...)
 		for k, n := range r.skipped {
 			v.Skipped[k] += n
 		}
-		for name, acc := range r.g {
+		for name, acc := range r.groups {
 			if !want(o.Groups, name) || acc.deleted() {
 				continue
 			}
@@ -174,8 +164,14 @@ func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, erro
 	if len(tps) == 0 && len(v.Unreadable) == 0 {
 		v.Unanswerable = append(v.Unanswerable, "no __consumer_offsets partition is in these directories: the groups and what they committed are on other brokers' disks")
 	}
+	v.checkOffsets(inv, o)
+	return v, nil
+}
 
-	// Cross-check with the data partitions.
+// checkOffsets cross-checks every committed offset with its partition's
+// log, rebuilt once per partition: its lag, or an offset below the log
+// start or above the log end.
+func (v *GroupsView) checkOffsets(inv *Inventory, o GroupsOptions) {
 	var need []TopicPartition
 	seen := map[TopicPartition]bool{}
 	for _, g := range v.Groups {
@@ -218,7 +214,6 @@ func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, erro
 			}
 		}
 	}
-	return v, nil
 }
 
 // groupsUnanswerable names the groups asked for that are not in the
@@ -364,42 +359,54 @@ func (r *groupsReplay) apply(rec *record) error {
 		r.skipped[gr.SkippedType]++
 		return nil
 	case GroupRecordOffsetCommit:
-		tp := TopicPartition{gr.Topic, gr.Partition}
-		var c offsetAcc
-		tombstone := gr.Tombstone || gr.Offset == nil
-		if !tombstone {
-			v := gr.Offset
-			c = offsetAcc{offset: v.Offset, leaderEpoch: v.LeaderEpoch, metadata: v.Metadata,
-				commitTimestamp: v.CommitTimestamp, expireTimestamp: v.ExpireTimestamp, recordOffset: rec.Offset}
-		}
-		if rec.Transactional {
-			// TxnOffsetCommit: pending until the producer's marker
-			// (GroupMetadataManager pendingTransactionalOffsetCommits).
-			r.pending[rec.ProducerID] = append(r.pending[rec.ProducerID], pendingCommit{gr.Group, tp, c, tombstone})
-			return nil
-		}
-		r.commit(gr.Group, tp, c, tombstone)
+		r.offsetCommit(&gr, rec)
 		return nil
 	}
 	a := r.acc(gr.Group)
 	if gr.Tombstone {
 		defer r.forget(gr.Group)
 	}
+	a.replay(&gr, rec.Offset)
+	return nil
+}
+
+// offsetCommit applies an OffsetCommit record, or holds a transactional
+// one until its producer's marker (GroupMetadataManager
+// pendingTransactionalOffsetCommits).
+func (r *groupsReplay) offsetCommit(gr *GroupRecord, rec *record) {
+	tp := TopicPartition{gr.Topic, gr.Partition}
+	var c offsetAcc
+	tombstone := gr.Tombstone || gr.Offset == nil
+	if !tombstone {
+		v := gr.Offset
+		c = offsetAcc{offset: v.Offset, leaderEpoch: v.LeaderEpoch, metadata: v.Metadata,
+			commitTimestamp: v.CommitTimestamp, expireTimestamp: v.ExpireTimestamp, recordOffset: rec.Offset}
+	}
+	if rec.Transactional {
+		r.pending[rec.ProducerID] = append(r.pending[rec.ProducerID], pendingCommit{gr.Group, tp, c, tombstone})
+		return
+	}
+	r.commit(gr.Group, tp, c, tombstone)
+}
+
+// replay applies a group's own record (not an offset commit), found at
+// offset, as GroupCoordinatorShard replays it.
+func (a *groupAcc) replay(gr *GroupRecord, offset int64) {
 	switch gr.Kind {
 	case GroupRecordGroupMetadata:
 		if gr.Tombstone {
 			a.classic, a.metadataOffset = nil, -1
-			return nil
+			return
 		}
-		a.classic, a.metadataOffset = gr.Classic, rec.Offset
+		a.classic, a.metadataOffset = gr.Classic, offset
 	case GroupRecordConsumerGroupMetadata:
 		if gr.Tombstone {
 			// The group is deleted (GroupCoordinatorShard replays a
 			// tombstone by removing the group).
 			a.consumer, a.epoch, a.members = false, 0, map[string]*memberAcc{}
-			return nil
+			return
 		}
-		a.consumer, a.epoch, a.metadataOffset = true, gr.ConsumerGroupEpoch, rec.Offset
+		a.consumer, a.epoch, a.metadataOffset = true, gr.ConsumerGroupEpoch, offset
 	case GroupRecordConsumerGroupTargetAssignmentMetadata:
 		if !gr.Tombstone {
 			a.assignmentEpoch = gr.AssignmentEpoch
@@ -408,28 +415,33 @@ func (r *groupsReplay) apply(rec *record) error {
 		// The target assignment is the coordinator's intent; the view
 		// shows members' current assignments.
 	case GroupRecordConsumerGroupMember, GroupRecordConsumerGroupCurrentMemberAssignment:
-		m := a.members[gr.MemberID]
-		if m == nil {
-			m = &memberAcc{}
-			a.members[gr.MemberID] = m
-		}
-		if gr.Kind == GroupRecordConsumerGroupMember {
-			if gr.Tombstone {
-				delete(a.members, gr.MemberID)
-				return nil
-			}
-			m.meta = gr.Member
-		} else if gr.Tombstone {
-			m.current = nil
-			if m.meta == nil {
-				// Both of the member's records are gone.
-				delete(a.members, gr.MemberID)
-			}
-		} else {
-			m.current = gr.Current
-		}
+		a.replayMember(gr)
 	}
-	return nil
+}
+
+// replayMember applies a KIP-848 member's record: its metadata or its
+// current assignment; the member goes when both are tombstoned.
+func (a *groupAcc) replayMember(gr *GroupRecord) {
+	m := a.members[gr.MemberID]
+	if m == nil {
+		m = &memberAcc{}
+		a.members[gr.MemberID] = m
+	}
+	if gr.Kind == GroupRecordConsumerGroupMember {
+		if gr.Tombstone {
+			delete(a.members, gr.MemberID)
+			return
+		}
+		m.meta = gr.Member
+	} else if gr.Tombstone {
+		m.current = nil
+		if m.meta == nil {
+			// Both of the member's records are gone.
+			delete(a.members, gr.MemberID)
+		}
+	} else {
+		m.current = gr.Current
+	}
 }
 
 func (r *groupsReplay) commit(group string, tp TopicPartition, c offsetAcc, tombstone bool) {

@@ -229,6 +229,22 @@ func (inv *Inventory) TopicNames() map[string]string {
 	return m
 }
 
+// eachCoordinator opens each coordinator partition directory dirs[i] and
+// hands it to scan, jobs at a time; errs[i] is the error of the one that
+// could not be opened or read.
+func eachCoordinator(inv *Inventory, dirs []string, jobs int, scan func(i int, pd *segment.PartitionDir) error) (errs []error) {
+	errs = make([]error, len(dirs))
+	parallel(len(dirs), jobs, func(i int) {
+		pd, err := inv.openPartitionDir(dirs[i])
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		errs[i] = scan(i, pd)
+	})
+	return errs
+}
+
 // parallel runs fn(i) for i in [0, n) on at most jobs goroutines.
 func parallel(n, jobs int, fn func(i int)) {
 	if jobs <= 0 {

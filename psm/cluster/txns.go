@@ -9,6 +9,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/kseg/kseg/psm"
+	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -205,78 +206,37 @@ func (l *txnsLoad) coordinators(inv *Inventory) {
 // transactional ids it coordinates are unknown.
 func (l *txnsLoad) readCoordinators(dec Decoder) {
 	v := l.v
-	type result struct {
-		txns     []Transaction
-		findings []finding.Finding
-		err      error
-	}
-	res := make([]result, len(l.tps))
-	parallel(len(l.tps), l.o.Jobs, func(i int) {
-		dir := v.Coordinators[i]
-		// The latest record of each transactional id, updated in place:
-		// a map of indexes into live, not of the records themselves (a
-		// __transaction_state of a million ids holds ten million records).
-		index := map[string]int{}
-		var live []Transaction
-		var fs []finding.Finding
-		pd, err := l.inv.openPartitionDir(dir)
-		if err != nil {
-			res[i].err = err
-			return
-		}
-		_, sfs, err := scanPartition(pd, scanHandler{record: func(r *record) error {
-			tr, err := dec.TransactionState(r.Key, r.Value)
-			if err != nil {
-				fs = append(fs, newFinding(finding.CorruptRecords, TransactionStateTopic, dir, r.Offset,
-					fmt.Sprintf("record at offset %d does not decode: %v", r.Offset, err)))
-				return nil
-			}
-			k, ok := index[tr.TransactionalID]
-			if tr.Tombstone || tr.Value == nil {
-				if ok {
-					// The last record takes the hole.
-					last := len(live) - 1
-					live[k] = live[last]
-					index[live[k].TransactionalID] = k
-					live = live[:last]
-					delete(index, tr.TransactionalID)
-				}
-				return nil
-			}
-			t := Transaction{TransactionalID: tr.TransactionalID, TxnMetadataValue: *tr.Value, Coordinator: dir, RecordOffset: r.Offset}
-			if ok {
-				t.TransactionalID = live[k].TransactionalID // the map's key, not a copy per record
-				live[k] = t
-				return nil
-			}
-			index[tr.TransactionalID] = len(live)
-			live = append(live, t)
-			return nil
-		}})
-		res[i] = result{live, append(sfs, fs...), err}
+	res := make([]*txnReplay, len(l.tps))
+	errs := eachCoordinator(l.inv, v.Coordinators, l.o.Jobs, func(i int, pd *segment.PartitionDir) error {
+		res[i] = &txnReplay{dec: dec, dir: v.Coordinators[i], index: map[string]int{}}
+		_, sfs, err := scanPartition(pd, scanHandler{record: res[i].record})
+		res[i].findings = append(sfs, res[i].findings...)
+		return err
 	})
 	n := 0
-	for _, r := range res {
-		n += len(r.txns)
+	for i, r := range res {
+		if errs[i] == nil {
+			n += len(r.live)
+		}
 	}
 	l.byPID = make(map[int64]*Transaction, n)
 	if len(res) > 1 {
 		v.Transactions = make([]Transaction, 0, n)
 	}
 	for i, r := range res {
-		if r.err != nil {
+		if errs[i] != nil {
 			tp := l.tps[i]
-			v.Unreadable = append(v.Unreadable, Unreadable{tp, v.Coordinators[i], l.inv.Partitions[tp][0].LogDir, r.err})
+			v.Unreadable = append(v.Unreadable, Unreadable{tp, v.Coordinators[i], l.inv.Partitions[tp][0].LogDir, errs[i]})
 			delete(l.present, tp.Partition)
 			v.MissingCoordinators = append(v.MissingCoordinators, tp.Partition)
 			continue
 		}
 		v.Findings = append(v.Findings, r.findings...)
 		if len(res) == 1 {
-			v.Transactions = r.txns // one coordinator partition: no copy
+			v.Transactions = r.live // one coordinator partition: no copy
 			break
 		}
-		v.Transactions = append(v.Transactions, r.txns...)
+		v.Transactions = append(v.Transactions, r.live...)
 	}
 	slices.SortFunc(v.Transactions, func(a, b Transaction) int { return cmp.Compare(a.TransactionalID, b.TransactionalID) })
 	for i := range v.Transactions {
@@ -284,6 +244,50 @@ func (l *txnsLoad) readCoordinators(dec Decoder) {
 		l.byPID[t.ProducerID] = t
 	}
 	slices.Sort(v.MissingCoordinators)
+}
+
+// txnReplay is the replay of one __transaction_state partition: the
+// latest record of each transactional id, updated in place — a map of
+// indexes into live, not of the records themselves (a __transaction_state
+// of a million ids holds ten million records).
+type txnReplay struct {
+	dec      Decoder
+	dir      string
+	index    map[string]int
+	live     []Transaction
+	findings []finding.Finding
+}
+
+// record applies one record: a transactional id's new state, or its
+// tombstone.
+func (t *txnReplay) record(r *record) error {
+	tr, err := t.dec.TransactionState(r.Key, r.Value)
+	if err != nil {
+		t.findings = append(t.findings, newFinding(finding.CorruptRecords, TransactionStateTopic, t.dir, r.Offset,
+			fmt.Sprintf("record at offset %d does not decode: %v", r.Offset, err)))
+		return nil
+	}
+	k, ok := t.index[tr.TransactionalID]
+	if tr.Tombstone || tr.Value == nil {
+		if ok {
+			// The last record takes the hole.
+			last := len(t.live) - 1
+			t.live[k] = t.live[last]
+			t.index[t.live[k].TransactionalID] = k
+			t.live = t.live[:last]
+			delete(t.index, tr.TransactionalID)
+		}
+		return nil
+	}
+	x := Transaction{TransactionalID: tr.TransactionalID, TxnMetadataValue: *tr.Value, Coordinator: t.dir, RecordOffset: r.Offset}
+	if ok {
+		x.TransactionalID = t.live[k].TransactionalID // the map's key, not a copy per record
+		t.live[k] = x
+		return nil
+	}
+	t.index[tr.TransactionalID] = len(t.live)
+	t.live = append(t.live, x)
+	return nil
 }
 
 // unanswerable says what the missing coordinator partitions leave

@@ -69,25 +69,46 @@ func generate(dir string, broken bool) error {
 	if err := WriteMetaProperties(dir, 1, "kseg-example-cluster-0"); err != nil {
 		return err
 	}
-	t := T0
-	// orders-0: 15 records; on broker-1 retention deleted the first
-	// segment (offsets 0..4), and the last batch was written by a leader
-	// in epoch 2, which the metadata log never recorded.
+	for _, write := range []func(string, bool) error{writeOrders, writePayments, writeConsumerOffsets, writeTransactionState} {
+		if err := write(dir, broken); err != nil {
+			return err
+		}
+	}
+	if broken {
+		// events-0 of the first incarnation of "events".
+		if _, err := WritePartition(dir, "events", 0, topicID(EventsOldID), DataBatch(0, T0, 3)); err != nil {
+			return err
+		}
+	}
+	if err := writeMetadata(dir, broken); err != nil {
+		return err
+	}
+	return WriteCheckpoints(dir)
+}
+
+// writeOrders writes orders-0: 15 records; on broker-1 retention deleted
+// the first segment (offsets 0..4), and the last batch was written by a
+// leader in epoch 2, which the metadata log never recorded.
+func writeOrders(dir string, broken bool) error {
 	var orders [][]byte
 	for base := int64(0); base < 15; base += 5 {
 		if broken && base < OrdersLogStart {
 			continue
 		}
-		b := DataBatch(base, t+base*1000, 5)
+		b := DataBatch(base, T0+base*1000, 5)
 		if broken && base == 10 {
 			b = withLeaderEpoch(b, OrdersDiskEpoch)
 		}
 		orders = append(orders, b)
 	}
-	if _, err := WritePartition(dir, "orders", 0, topicID(0x0a), orders...); err != nil {
-		return err
-	}
-	// payments-0: pay-2 commits; on broker-1 pay-1's transaction is open.
+	_, err := WritePartition(dir, "orders", 0, topicID(0x0a), orders...)
+	return err
+}
+
+// writePayments writes payments-0: pay-2 commits; on broker-1 pay-1's
+// transaction is open.
+func writePayments(dir string, broken bool) error {
+	t := T0
 	var pay [][]byte
 	if broken {
 		pay = append(pay, TxnBatch(0, t+10000, PayOnePID, 0, 0, 2))
@@ -95,13 +116,16 @@ func generate(dir string, broken bool) error {
 		pay = append(pay, DataBatch(0, t+10000, 2))
 	}
 	pay = append(pay, TxnBatch(2, t+11000, PayTwoPID, 0, 0, 2), Marker(4, t+12000, PayTwoPID, 0, true, 0))
-	if _, err := WritePartition(dir, "payments", 0, topicID(0x0b), pay...); err != nil {
-		return err
-	}
+	_, err := WritePartition(dir, "payments", 0, topicID(0x0b), pay...)
+	return err
+}
 
-	// __consumer_offsets: "billing" is a stable classic group; on broker-1
-	// "audit" committed offset 2 of orders-0, which retention deleted.
-	// "gone" committed and was deleted (tombstones) on both.
+// writeConsumerOffsets writes the __consumer_offsets partitions: "billing"
+// is a stable classic group; on broker-1 "audit" committed offset 2 of
+// orders-0, which retention deleted. "gone" committed and was deleted
+// (tombstones) on both.
+func writeConsumerOffsets(dir string, broken bool) error {
+	t := T0
 	byPart := map[int32][]KV{}
 	add := func(group string, kvs ...KV) {
 		p := cluster.CoordinatorPartition(group, cluster.DefaultOffsetsPartitions)
@@ -115,19 +139,19 @@ func generate(dir string, broken bool) error {
 		add("audit", OffsetCommit("audit", "orders", 0, AuditCommitted, 0, "nightly", t+3000))
 	}
 	for p, kvs := range byPart {
-		var batches [][]byte
-		for i, kv := range kvs {
-			batches = append(batches, Batch(int64(i), t+30000+int64(i)*1000, kv))
-		}
-		if _, err := WritePartition(dir, cluster.ConsumerOffsetsTopic, p, topicID(0x01), batches...); err != nil {
+		if _, err := WritePartition(dir, cluster.ConsumerOffsetsTopic, p, topicID(0x01), kvBatches(kvs, t+30000)...); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
-	// __transaction_state-0: the coordinator's records. pay-2 went
-	// Ongoing → PrepareCommit → CompleteCommit. On broker-1 pay-1 went
-	// Ongoing → PrepareAbort → CompleteAbort, but its ABORT marker never
-	// reached payments-0.
+// writeTransactionState writes __transaction_state-0: the coordinator's
+// records. pay-2 went Ongoing → PrepareCommit → CompleteCommit. On
+// broker-1 pay-1 went Ongoing → PrepareAbort → CompleteAbort, but its
+// ABORT marker never reached payments-0.
+func writeTransactionState(dir string, broken bool) error {
+	t := T0
 	pays := map[string][]int32{"payments": {0}}
 	var txn []KV
 	if broken {
@@ -140,23 +164,18 @@ func generate(dir string, broken bool) error {
 		Txn("pay-2", PayTwoPID, 0, kmsg.TransactionState(cluster.TxnOngoing), 60000, pays, t+11000, t+11000),
 		Txn("pay-2", PayTwoPID, 0, kmsg.TransactionState(cluster.TxnPrepareCommit), 60000, pays, t+11000, t+11900),
 		Txn("pay-2", PayTwoPID, 0, kmsg.TransactionState(cluster.TxnCompleteCommit), 60000, nil, t+11000, t+12001))
+	_, err := WritePartition(dir, cluster.TransactionStateTopic, 0, topicID(0x02), kvBatches(txn, t+40000)...)
+	return err
+}
+
+// kvBatches are one batch per record, at offsets from 0, a second apart
+// from ts on.
+func kvBatches(kvs []KV, ts int64) [][]byte {
 	var batches [][]byte
-	for i, kv := range txn {
-		batches = append(batches, Batch(int64(i), t+40000+int64(i)*1000, kv))
+	for i, kv := range kvs {
+		batches = append(batches, Batch(int64(i), ts+int64(i)*1000, kv))
 	}
-	if _, err := WritePartition(dir, cluster.TransactionStateTopic, 0, topicID(0x02), batches...); err != nil {
-		return err
-	}
-	if broken {
-		// events-0 of the first incarnation of "events".
-		if _, err := WritePartition(dir, "events", 0, topicID(EventsOldID), DataBatch(0, t, 3)); err != nil {
-			return err
-		}
-	}
-	if err := writeMetadata(dir, broken); err != nil {
-		return err
-	}
-	return WriteCheckpoints(dir)
+	return batches
 }
 
 // Topic ids (partition.metadata and the metadata log) and the offsets of
