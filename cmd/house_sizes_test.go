@@ -38,8 +38,7 @@ var sizeAllowList = map[string]string{
 	"cmd/status_print.go jsonStatusPrinter.Print":        face, // 82 > 80
 	"cmd/write.go runWrite":                              face, // 86 > 80
 	// The domain floors (issue 26 item 5), split by concern commit by commit.
-	"decode/codec.go":                              floor, // 778 > 600
-	"decode/codec.go Codecs.unlz4":                 floor, // 105 > 80
+	"decode/codec_lz4.go Codecs.unlz4":             floor, // 105 > 80
 	"decode/control.go ParseControl":               floor, // 84 > 80
 	"decode/javautf8.go AppendJavaUTF8":            floor, // 90 > 80
 	"decode/layout.go recordLayout":                floor, // 92 > 80
