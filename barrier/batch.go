@@ -133,55 +133,20 @@ func (p Problem) String() string { return p.Code + ": " + p.Message }
 // well-formed barrier. A LogAppendTime barrier (attribute bit 3, topics with
 // message.timestamp.type=LogAppendTime) is well-formed.
 func ValidateBatch(raw []byte) []Problem {
-	var ps []Problem
-	add := func(code, field, format string, args ...any) {
-		ps = append(ps, Problem{Code: code, Field: field, Message: fmt.Sprintf(format, args...)})
-	}
+	var ps problems
 	b, err := decode.ParseBatch(raw)
 	if err != nil {
-		add(ProblemFraming, "batchLength", "%v", err)
+		ps.add(ProblemFraming, "batchLength", "%v", err)
 		return ps
 	}
 	if int64(len(raw)) != b.Size() {
-		add(ProblemFraming, "batchLength", "%d bytes after the batch", int64(len(raw))-b.Size())
+		ps.add(ProblemFraming, "batchLength", "%d bytes after the batch", int64(len(raw))-b.Size())
 	}
 	if b.IsLegacy() {
-		add(ProblemMagic, "magic", "magic %d, a barrier is a v2 batch", b.Magic)
+		ps.add(ProblemMagic, "magic", "magic %d, a barrier is a v2 batch", b.Magic)
 		return ps
 	}
-	if !b.IsControl() {
-		add(ProblemNotControl, "attributes", "isControl is false (attributes 0x%04x)", uint16(b.Attributes))
-	}
-	if b.IsTransactional() {
-		add(ProblemTransactional, "attributes", "isTransactional is true (attributes 0x%04x)", uint16(b.Attributes))
-	}
-	if c := b.Compression(); c != decode.CompressionNone {
-		add(ProblemCompressed, "attributes", "compression %s, a barrier is uncompressed", c)
-	}
-	if extra := b.Attributes &^ (decode.AttrControl | decode.AttrTransactional | decode.AttrCompressionMask | decode.AttrTimestampType); extra != 0 {
-		add(ProblemAttributes, "attributes", "unexpected attribute bits 0x%04x", uint16(extra))
-	}
-	if b.ProducerID != decode.NoProducerID {
-		add(ProblemProducerID, "producerId", "producerId %d, want -1", b.ProducerID)
-	}
-	if b.ProducerEpoch != decode.NoProducerEpoch {
-		add(ProblemProducerEpoch, "producerEpoch", "producerEpoch %d, want -1", b.ProducerEpoch)
-	}
-	if b.BaseSequence != decode.NoSequence {
-		add(ProblemBaseSequence, "baseSequence", "baseSequence %d, want -1", b.BaseSequence)
-	}
-	if b.RecordCount != 1 {
-		add(ProblemRecordCount, "recordsCount", "recordsCount %d, want 1", b.RecordCount)
-	}
-	if b.LastOffsetDelta != 0 {
-		add(ProblemLastOffset, "lastOffsetDelta", "lastOffsetDelta %d, want 0", b.LastOffsetDelta)
-	}
-	if b.BaseTimestamp != b.MaxTimestamp && b.TimestampType() == decode.CreateTime {
-		add(ProblemTimestamps, "maxTimestamp", "baseTimestamp %d != maxTimestamp %d", b.BaseTimestamp, b.MaxTimestamp)
-	}
-	if !b.CRCValid() {
-		add(ProblemCRC, "crc", "stored 0x%08x, computed 0x%08x", b.CRC, b.ComputeCRC())
-	}
+	ps.header(&b)
 	if b.RecordCount < 1 {
 		return ps
 	}
@@ -189,49 +154,100 @@ func ValidateBatch(raw []byte) []Problem {
 	d.MaxDecompressed = 1 << 20
 	n := 0
 	err = d.Records(&b, func(r *decode.Record) error {
-		n++
-		if n > 1 {
-			return nil
-		}
-		if r.OffsetDelta != 0 {
-			add(ProblemRecord, "offsetDelta", "record offsetDelta %d, want 0", r.OffsetDelta)
-		}
-		if r.Attributes != 0 {
-			add(ProblemRecord, "attributes", "record attributes 0x%02x, want 0", uint8(r.Attributes))
-		}
-		if b.TimestampType() == decode.CreateTime && r.Timestamp != b.BaseTimestamp {
-			add(ProblemRecord, "timestampDelta", "record timestamp %d, batch baseTimestamp %d", r.Timestamp, b.BaseTimestamp)
-		}
-		if len(r.Headers) != 0 {
-			add(ProblemRecord, "headers", "%d record headers, want none", len(r.Headers))
-		}
-		if r.Key == nil || len(r.Key) != 4 {
-			add(ProblemKey, "key", "control key of %d bytes, want 4", r.KeySize())
-		} else if v, typ, kerr := decode.ParseControlKey(r.Key); kerr != nil {
-			add(ProblemKey, "key", "%v", kerr)
-		} else if v != 0 || typ != decode.ControlMirrorPidReset {
-			add(ProblemKey, "key", "control key version %d type %d (%s), want version 0 type 7 (MIRROR_PID_RESET)", v, typ, typ)
-		}
-		if r.Value == nil {
-			add(ProblemValue, "value", "null value, want a MirrorPidResetRecord")
-			return nil
-		}
-		c, verr := decode.ParseControl(decode.AppendControlKey(nil, decode.ControlMirrorPidReset), r.Value)
-		switch {
-		case verr != nil:
-			add(ProblemValue, "value", "MirrorPidResetRecord does not decode: %v", verr)
-		case c.Version != 0:
-			add(ProblemValue, "value", "MirrorPidResetRecord version %d, want 0", c.Version)
+		if n++; n == 1 {
+			ps.record(&b, r)
 		}
 		return nil
 	})
 	if err != nil {
-		add(ProblemRecord, "records", "%v", err)
+		ps.add(ProblemRecord, "records", "%v", err)
 	}
 	if n > 1 {
-		add(ProblemTrailingRecord, "records", "%s, want 1", plural.N(n, "record"))
+		ps.add(ProblemTrailingRecord, "records", "%s, want 1", plural.N(n, "record"))
 	}
 	return ps
+}
+
+// problems collects ValidateBatch's findings.
+type problems []Problem
+
+func (ps *problems) add(code, field, format string, args ...any) {
+	*ps = append(*ps, Problem{Code: code, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// header checks the v2 batch header of b: a control batch, not
+// transactional, uncompressed, no producer, one record at offset delta 0,
+// one timestamp, a valid CRC.
+func (ps *problems) header(b *decode.Batch) {
+	if !b.IsControl() {
+		ps.add(ProblemNotControl, "attributes", "isControl is false (attributes 0x%04x)", uint16(b.Attributes))
+	}
+	if b.IsTransactional() {
+		ps.add(ProblemTransactional, "attributes", "isTransactional is true (attributes 0x%04x)", uint16(b.Attributes))
+	}
+	if c := b.Compression(); c != decode.CompressionNone {
+		ps.add(ProblemCompressed, "attributes", "compression %s, a barrier is uncompressed", c)
+	}
+	if extra := b.Attributes &^ (decode.AttrControl | decode.AttrTransactional | decode.AttrCompressionMask | decode.AttrTimestampType); extra != 0 {
+		ps.add(ProblemAttributes, "attributes", "unexpected attribute bits 0x%04x", uint16(extra))
+	}
+	if b.ProducerID != decode.NoProducerID {
+		ps.add(ProblemProducerID, "producerId", "producerId %d, want -1", b.ProducerID)
+	}
+	if b.ProducerEpoch != decode.NoProducerEpoch {
+		ps.add(ProblemProducerEpoch, "producerEpoch", "producerEpoch %d, want -1", b.ProducerEpoch)
+	}
+	if b.BaseSequence != decode.NoSequence {
+		ps.add(ProblemBaseSequence, "baseSequence", "baseSequence %d, want -1", b.BaseSequence)
+	}
+	if b.RecordCount != 1 {
+		ps.add(ProblemRecordCount, "recordsCount", "recordsCount %d, want 1", b.RecordCount)
+	}
+	if b.LastOffsetDelta != 0 {
+		ps.add(ProblemLastOffset, "lastOffsetDelta", "lastOffsetDelta %d, want 0", b.LastOffsetDelta)
+	}
+	if b.BaseTimestamp != b.MaxTimestamp && b.TimestampType() == decode.CreateTime {
+		ps.add(ProblemTimestamps, "maxTimestamp", "baseTimestamp %d != maxTimestamp %d", b.BaseTimestamp, b.MaxTimestamp)
+	}
+	if !b.CRCValid() {
+		ps.add(ProblemCRC, "crc", "stored 0x%08x, computed 0x%08x", b.CRC, b.ComputeCRC())
+	}
+}
+
+// record checks the batch's one record r: no deltas, attributes or
+// headers, the MIRROR_PID_RESET control key (version 0, type 7) and a
+// MirrorPidResetRecord v0 value.
+func (ps *problems) record(b *decode.Batch, r *decode.Record) {
+	if r.OffsetDelta != 0 {
+		ps.add(ProblemRecord, "offsetDelta", "record offsetDelta %d, want 0", r.OffsetDelta)
+	}
+	if r.Attributes != 0 {
+		ps.add(ProblemRecord, "attributes", "record attributes 0x%02x, want 0", uint8(r.Attributes))
+	}
+	if b.TimestampType() == decode.CreateTime && r.Timestamp != b.BaseTimestamp {
+		ps.add(ProblemRecord, "timestampDelta", "record timestamp %d, batch baseTimestamp %d", r.Timestamp, b.BaseTimestamp)
+	}
+	if len(r.Headers) != 0 {
+		ps.add(ProblemRecord, "headers", "%d record headers, want none", len(r.Headers))
+	}
+	if r.Key == nil || len(r.Key) != 4 {
+		ps.add(ProblemKey, "key", "control key of %d bytes, want 4", r.KeySize())
+	} else if v, typ, kerr := decode.ParseControlKey(r.Key); kerr != nil {
+		ps.add(ProblemKey, "key", "%v", kerr)
+	} else if v != 0 || typ != decode.ControlMirrorPidReset {
+		ps.add(ProblemKey, "key", "control key version %d type %d (%s), want version 0 type 7 (MIRROR_PID_RESET)", v, typ, typ)
+	}
+	if r.Value == nil {
+		ps.add(ProblemValue, "value", "null value, want a MirrorPidResetRecord")
+		return
+	}
+	c, verr := decode.ParseControl(decode.AppendControlKey(nil, decode.ControlMirrorPidReset), r.Value)
+	switch {
+	case verr != nil:
+		ps.add(ProblemValue, "value", "MirrorPidResetRecord does not decode: %v", verr)
+	case c.Version != 0:
+		ps.add(ProblemValue, "value", "MirrorPidResetRecord version %d, want 0", c.Version)
+	}
 }
 
 // BuildEndTxnMarker encodes a transaction marker batch the way

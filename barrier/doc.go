@@ -35,19 +35,19 @@
 // `kseg inject-barrier`). Mirroring a partition and verifying mirrored
 // logs along chains are in barrier/mirror (`kseg mirror`,
 // `kseg verify-chain`); a broker's log recovery done offline is in
-// barrier/repair (`kseg repair`); the journaled edit engine under all
+// barrier/recovery (`kseg repair`); the journaled edit engine under all
 // three is segment/edit.
 //
 // # Place in the flow
 //
 // kseg's packages depend one way:
 //
-//	cmd → barrier/{mirror,repair} → barrier → psm → segment/edit → segment → decode
+//	cmd → barrier/{mirror,recovery} → barrier → psm → segment/edit → segment → decode
 //
 // barrier sits above producer state and the files: it frames logs and
 // finds where broker recovery would cut them through segment, builds and
 // reads batches through decode, replays producer state through psm to
-// decide where a cut is safe, and writes through segment/edit. mirror and
-// repair use it for the batch only; it never imports them. It never
+// decide where a cut is safe, and writes through segment/edit. mirror uses it for the
+// batch only (recovery writes no barrier); it never imports either. It never
 // prints or reads flags; cmd parses, calls and renders.
 package barrier

@@ -200,58 +200,14 @@ func (pl *planner) txnIndexOps(cs *segScan) error {
 // is rebuilt (LogLoader recovers a segment whose index is missing) from
 // rebuilt, the kept batches indexed from scratch.
 func (pl *planner) indexOps(cs *segScan, rebuilt *segment.IndexBuilder) error {
-	p, cut, base := pl.p, pl.p.Cut, cs.files.BaseOffset
-	idxKept, tidxKept := rebuilt.Index(), rebuilt.TimeIndex()
-	// Damage the injection did not cause must not be blamed on it: the
-	// read-back check verifies this segment's indexes, so whatever is
-	// wrong with them now (an entry pointing where no batch starts, say)
-	// is found here, shown in the plan, and repaired in the same edit by
-	// indexing the kept batches from scratch, as LogSegment.recover
-	// rebuilds the indexes of a segment it recovers.
-	damage, err := segment.VerifySegmentIndexes(cs.files)
+	p, base := pl.p, cs.files.BaseOffset
+	damaged, err := pl.indexDamage(cs, rebuilt)
 	if err != nil {
 		return err
 	}
-	p.IndexDamage = damage
-	for _, d := range damage {
-		pl.warnf("damage found before the injection, repaired by it (the cut segment's indexes are rebuilt from its log): %s", d)
-	}
-	if len(damage) > 0 {
-		// The rebuilt entries stand in for every kept one.
-		p.Index.Removed, p.TimeIndex.Removed = p.Index.Removed+countIndex(cs.files), p.TimeIndex.Removed+countTimeIndex(cs.files)
-		p.Index.Kept, p.TimeIndex.Kept = len(idxKept), len(tidxKept)
-	}
-	if cs.files.Index != "" && len(damage) == 0 {
-		x, err := segment.ReadOffsetIndex(cs.files.Index, base)
-		if err != nil {
-			return err
-		}
-		idxKept = nil
-		for _, e := range x.Entries {
-			if e.Offset < cut {
-				idxKept = append(idxKept, e)
-			}
-		}
-		p.Index.Removed += len(x.Entries) - len(idxKept)
-		p.Index.Kept = len(idxKept)
-	} else if cs.files.Index == "" {
-		pl.warnf("%s has no .index; it is rebuilt", filepath.Base(cs.files.Log))
-	}
-	if cs.files.TimeIndex != "" && len(damage) == 0 {
-		x, err := segment.ReadTimeIndex(cs.files.TimeIndex, base)
-		if err != nil {
-			return err
-		}
-		tidxKept = nil
-		for _, e := range x.Entries {
-			if e.Offset < cut {
-				tidxKept = append(tidxKept, e)
-			}
-		}
-		p.TimeIndex.Removed += len(x.Entries) - len(tidxKept)
-		p.TimeIndex.Kept = len(tidxKept)
-	} else if cs.files.TimeIndex == "" {
-		pl.warnf("%s has no .timeindex; it is rebuilt", filepath.Base(cs.files.Log))
+	idxKept, tidxKept, err := pl.keptIndexEntries(cs, rebuilt, damaged)
+	if err != nil {
+		return err
 	}
 	// The kept batches end at the cut position, where the new ones go. The
 	// time index's close entry (LogSegment.close, at the last shutdown)
@@ -276,7 +232,7 @@ func (pl *planner) indexOps(cs *segScan, rebuilt *segment.IndexBuilder) error {
 	if p.Mode == ModeAbort && p.TailRepair == nil {
 		why = "the new batches indexed"
 	}
-	if len(damage) > 0 {
+	if damaged {
 		why = "damaged before the injection: rebuilt from the kept batches, the new batches indexed"
 	}
 	idx, tidx, err := b.Encode()
@@ -288,6 +244,72 @@ func (pl *planner) indexOps(cs *segScan, rebuilt *segment.IndexBuilder) error {
 	}
 	_, err = pl.ops.Write(segment.SegmentFileName(base, segment.IndexSuffix), idx, why)
 	return err
+}
+
+// indexDamage reports whether the cut segment's indexes are damaged now.
+// Damage the injection did not cause must not be blamed on it: the
+// read-back check verifies this segment's indexes, so whatever is wrong
+// with them now (an entry pointing where no batch starts, say) is found
+// here, shown in the plan, and repaired in the same edit by indexing the
+// kept batches from scratch (rebuilt), as LogSegment.recover rebuilds the
+// indexes of a segment it recovers.
+func (pl *planner) indexDamage(cs *segScan, rebuilt *segment.IndexBuilder) (bool, error) {
+	p := pl.p
+	damage, err := segment.VerifySegmentIndexes(cs.files)
+	if err != nil {
+		return false, err
+	}
+	p.IndexDamage = damage
+	for _, d := range damage {
+		pl.warnf("damage found before the injection, repaired by it (the cut segment's indexes are rebuilt from its log): %s", d)
+	}
+	if len(damage) > 0 {
+		// The rebuilt entries stand in for every kept one.
+		p.Index.Removed, p.TimeIndex.Removed = p.Index.Removed+countIndex(cs.files), p.TimeIndex.Removed+countTimeIndex(cs.files)
+		p.Index.Kept, p.TimeIndex.Kept = len(rebuilt.Index()), len(rebuilt.TimeIndex())
+	}
+	return len(damage) > 0, nil
+}
+
+// keptIndexEntries are the entries of the cut segment's .index and
+// .timeindex below the cut, as OffsetIndex/TimeIndex.truncateTo keep
+// them; those of rebuilt where a file is missing or damaged.
+func (pl *planner) keptIndexEntries(cs *segScan, rebuilt *segment.IndexBuilder, damaged bool) ([]segment.IndexEntry, []segment.TimeIndexEntry, error) {
+	p, cut, base := pl.p, pl.p.Cut, cs.files.BaseOffset
+	idxKept, tidxKept := rebuilt.Index(), rebuilt.TimeIndex()
+	if cs.files.Index != "" && !damaged {
+		x, err := segment.ReadOffsetIndex(cs.files.Index, base)
+		if err != nil {
+			return nil, nil, err
+		}
+		idxKept = nil
+		for _, e := range x.Entries {
+			if e.Offset < cut {
+				idxKept = append(idxKept, e)
+			}
+		}
+		p.Index.Removed += len(x.Entries) - len(idxKept)
+		p.Index.Kept = len(idxKept)
+	} else if cs.files.Index == "" {
+		pl.warnf("%s has no .index; it is rebuilt", filepath.Base(cs.files.Log))
+	}
+	if cs.files.TimeIndex != "" && !damaged {
+		x, err := segment.ReadTimeIndex(cs.files.TimeIndex, base)
+		if err != nil {
+			return nil, nil, err
+		}
+		tidxKept = nil
+		for _, e := range x.Entries {
+			if e.Offset < cut {
+				tidxKept = append(tidxKept, e)
+			}
+		}
+		p.TimeIndex.Removed += len(x.Entries) - len(tidxKept)
+		p.TimeIndex.Kept = len(tidxKept)
+	} else if cs.files.TimeIndex == "" {
+		pl.warnf("%s has no .timeindex; it is rebuilt", filepath.Base(cs.files.Log))
+	}
+	return idxKept, tidxKept, nil
 }
 
 // countIndex and countTimeIndex are the entries of a segment's .index and

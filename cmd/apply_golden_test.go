@@ -8,7 +8,7 @@ import (
 
 	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/barrier/mirror"
-	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/barrier/recovery"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/edit"
@@ -79,11 +79,11 @@ var applyScenarios = []struct {
 		args:  []string{"repair"},
 		dirs:  func(ld string) []string { return []string{ld + "/events-0"} },
 		interrupt: func(dirs []string, o edit.Options) error {
-			p, err := repair.PlanRepair(dirs[0], repair.Options{})
+			p, err := recovery.PlanRepair(dirs[0], recovery.Options{})
 			if err != nil {
 				return err
 			}
-			_, err = repair.Apply(p, o)
+			_, err = recovery.Apply(p, o)
 			return err
 		},
 	},

@@ -13,7 +13,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/psm/broker/brokertest"
+	"github.com/kseg/kseg/psm/cluster/clustertest"
 )
 
 // The whole-broker views (groups, txns, metadata) on the bundled example
@@ -34,21 +34,21 @@ func viewRuns() [][]string {
 	runs = append(runs,
 		[]string{"groups", "--group", "billing", "--topic", "orders"},
 		[]string{"txns", "--transaction-state-partitions", "50"},
-		[]string{"metadata", "--at", fmt.Sprint(brokertest.EventsRemovedAt)},
+		[]string{"metadata", "--at", fmt.Sprint(clustertest.EventsRemovedAt)},
 		[]string{"metadata", "--topic", "events"})
 	return runs
 }
 
 func TestViewsGolden(t *testing.T) {
 	work := t.TempDir()
-	for _, name := range brokertest.LogDirNames {
+	for _, name := range clustertest.LogDirNames {
 		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "logdirs", name), filepath.Join(work, name))
 	}
 	if *clitest.Update {
 		os.RemoveAll(viewsGoldenDir)
 		os.MkdirAll(viewsGoldenDir, 0o755)
 	}
-	for _, name := range brokertest.LogDirNames {
+	for _, name := range clustertest.LogDirNames {
 		var b strings.Builder
 		for _, args := range viewRuns() {
 			r := clitest.Run(append(args, filepath.Join(work, name))...)
@@ -113,7 +113,7 @@ func TestViewsJSON(t *testing.T) {
 		t.Fatalf("groups: exit %d %v", r.Code, g)
 	}
 	audit := g["group"][0]["offsets"].([]any)[0].(map[string]any)
-	if g["group"][0]["group"] != "audit" || audit["committedOffset"] != float64(brokertest.AuditCommitted) || audit["logStartOffset"] != float64(brokertest.OrdersLogStart) || audit["lag"] != nil {
+	if g["group"][0]["group"] != "audit" || audit["committedOffset"] != float64(clustertest.AuditCommitted) || audit["logStartOffset"] != float64(clustertest.OrdersLogStart) || audit["lag"] != nil {
 		t.Errorf("audit: %v", g["group"][0])
 	}
 
@@ -123,7 +123,7 @@ func TestViewsJSON(t *testing.T) {
 		t.Fatalf("txns: exit %d %v", r.Code, x)
 	}
 	o := x["openTransaction"][0]
-	if o["verdict"] != "hanging" || o["producerId"] != float64(brokertest.PayOnePID) || o["transactionalId"] != "pay-1" || o["coordinatorState"] != "CompleteAbort" ||
+	if o["verdict"] != "hanging" || o["producerId"] != float64(clustertest.PayOnePID) || o["transactionalId"] != "pay-1" || o["coordinatorState"] != "CompleteAbort" ||
 		!strings.Contains(o["abortCommand"].(string), "--topic payments --partition 0 --start-offset 0") {
 		t.Errorf("open transaction %v", o)
 	}
@@ -140,7 +140,7 @@ func TestViewsJSON(t *testing.T) {
 		t.Fatalf("metadata: exit %d %v", r.Code, m)
 	}
 	im := m["metadataImage"][0]
-	if im["offset"] != float64(69) || im["snapshotEndOffset"] != float64(brokertest.MetadataSnapshotAt) || len(im["topics"].([]any)) != 5 || len(im["brokers"].([]any)) != 2 {
+	if im["offset"] != float64(69) || im["snapshotEndOffset"] != float64(clustertest.MetadataSnapshotAt) || len(im["topics"].([]any)) != 5 || len(im["brokers"].([]any)) != 2 {
 		t.Errorf("image %v", im)
 	}
 }
@@ -275,7 +275,7 @@ func TestJSONDocCoversTheViews(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range brokertest.LogDirNames {
+	for _, name := range clustertest.LogDirNames {
 		dir := filepath.Join(clitest.TestdataDir, "logdirs", name)
 		for _, args := range [][]string{{"groups"}, {"txns"}, {"txns", "--transaction-state-partitions", "50"}, {"metadata"},
 			{"metadata", "find", "/"}, {"status"}} {

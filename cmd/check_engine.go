@@ -21,7 +21,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/finding"
@@ -390,33 +390,33 @@ func (e *checkEngine) logDir(ctx context.Context, ld *checkLogDir) []checkCase {
 	}
 	views := []struct {
 		check, topic string
-		load         func(*broker.Inventory) ([]finding.Finding, error)
+		load         func(*cluster.Inventory) ([]finding.Finding, error)
 	}{
-		{checkGroups, broker.ConsumerOffsetsTopic, func(inv *broker.Inventory) ([]finding.Finding, error) {
-			v, err := broker.LoadGroups(inv, brokerview.Decoder(), broker.GroupsOptions{Jobs: 1, PSM: psm.DefaultOptions()})
+		{checkGroups, cluster.ConsumerOffsetsTopic, func(inv *cluster.Inventory) ([]finding.Finding, error) {
+			v, err := cluster.LoadGroups(inv, brokerview.Decoder(), cluster.GroupsOptions{Jobs: 1, PSM: psm.DefaultOptions()})
 			if err != nil {
 				return nil, err
 			}
 			return v.Findings, nil
 		}},
-		{checkTxns, broker.TransactionStateTopic, func(inv *broker.Inventory) ([]finding.Finding, error) {
-			o := broker.DefaultTxnsOptions()
+		{checkTxns, cluster.TransactionStateTopic, func(inv *cluster.Inventory) ([]finding.Finding, error) {
+			o := cluster.DefaultTxnsOptions()
 			o.Jobs = 1
-			v, err := broker.LoadTxns(inv, brokerview.Decoder(), o)
+			v, err := cluster.LoadTxns(inv, brokerview.Decoder(), o)
 			if err != nil {
 				return nil, err
 			}
 			return v.Findings, nil
 		}},
-		{checkMetadata, broker.ClusterMetadataTopic, func(inv *broker.Inventory) ([]finding.Finding, error) {
-			v, err := broker.LoadMetadata(inv, broker.MetadataOptions{At: -1})
+		{checkMetadata, cluster.ClusterMetadataTopic, func(inv *cluster.Inventory) ([]finding.Finding, error) {
+			v, err := cluster.LoadMetadata(inv, cluster.MetadataOptions{At: -1})
 			if err != nil {
 				return nil, err
 			}
 			return v.Findings, nil
 		}},
 	}
-	var inv *broker.Inventory
+	var inv *cluster.Inventory
 	var invErr error
 	for _, v := range views {
 		if !ld.topics[v.topic] {
@@ -425,7 +425,7 @@ func (e *checkEngine) logDir(ctx context.Context, ld *checkLogDir) []checkCase {
 		c := checkCase{unit: ld.path, abs: ld.abs, check: v.check}
 		timed(&c, func() {
 			if inv == nil && invErr == nil {
-				inv, invErr = broker.OpenInventory([]string{ld.path})
+				inv, invErr = cluster.OpenInventory([]string{ld.path})
 			}
 			if invErr != nil {
 				c.err = invErr

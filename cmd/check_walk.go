@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/kseg/kseg/cmd/internal/inputs"
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -176,7 +176,7 @@ func (t *checkTree) addPartition(p, abs string, logDirs map[string]int) {
 		ld.partitions = append(ld.partitions, len(t.partitions))
 		if n, ok := segment.ParsePartitionDir(filepath.Base(p)); ok && n.State == segment.DirLive {
 			switch n.Topic {
-			case broker.ConsumerOffsetsTopic, broker.TransactionStateTopic, broker.ClusterMetadataTopic:
+			case cluster.ConsumerOffsetsTopic, cluster.TransactionStateTopic, cluster.ClusterMetadataTopic:
 				ld.topics[n.Topic] = true
 			}
 		}

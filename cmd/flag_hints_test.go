@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/barrier/recovery"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/edit"
@@ -124,12 +124,12 @@ func TestCLINamesTheFlag(t *testing.T) {
 	// find pending.
 	pending := filepath.Join(root, "logs2", "events-0")
 	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "broken", "torn-tail", "events-0"), pending)
-	p, err := repair.PlanRepair(pending, repair.Options{})
+	p, err := recovery.PlanRepair(pending, recovery.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	crash := errors.New("crash")
-	if _, err := repair.Apply(p, edit.Options{BackupDir: filepath.Join(bk, "3"), FaultAt: func(step string) error {
+	if _, err := recovery.Apply(p, edit.Options{BackupDir: filepath.Join(bk, "3"), FaultAt: func(step string) error {
 		if strings.HasPrefix(step, "commit:") {
 			return crash
 		}

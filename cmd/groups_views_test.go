@@ -13,7 +13,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
-	"github.com/kseg/kseg/psm/broker/brokertest"
+	"github.com/kseg/kseg/psm/cluster/clustertest"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -43,37 +43,37 @@ func viewsLogDir(t *testing.T) string {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := brokertest.WriteMetaProperties(dir, 1, "views-cluster"); err != nil {
+	if err := clustertest.WriteMetaProperties(dir, 1, "views-cluster"); err != nil {
 		t.Fatal(err)
 	}
-	t0 := brokertest.T0
+	t0 := clustertest.T0
 	must := func(_ string, err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	must(brokertest.WritePartition(dir, "orders", 0, nil, brokertest.DataBatch(0, t0, 20)))
-	must(brokertest.WritePartition(dir, "orders", 1, nil, brokertest.DataBatch(0, t0, 5)))
-	recs := []brokertest.KV{
-		brokertest.GroupMetadata(flinkGroup, "range", 7, flinkConsumer, t0+10_000, []brokertest.Member{
+	must(clustertest.WritePartition(dir, "orders", 0, nil, clustertest.DataBatch(0, t0, 20)))
+	must(clustertest.WritePartition(dir, "orders", 1, nil, clustertest.DataBatch(0, t0, 5)))
+	recs := []clustertest.KV{
+		clustertest.GroupMetadata(flinkGroup, "range", 7, flinkConsumer, t0+10_000, []clustertest.Member{
 			{ID: flinkConsumer, ClientID: "consumer-flink-1", Host: "/10.20.30.41", Assigned: map[string][]int32{"orders": {0}}},
 			{ID: "consumer-flink-group.orders-enrichment-2-0b1c2d3e", ClientID: "consumer-flink-2", Host: "/10.20.30.42"},
 		}),
-		brokertest.OffsetCommit(flinkGroup, "orders", 0, 12, 0, "", t0+11_000),
-		brokertest.OffsetCommit(flinkGroup, "orders", 1, 5, 0, "", t0+11_000),
-		brokertest.GroupMetadata("billing", "range", 3, "billing-1-5f0c", t0+20_000, []brokertest.Member{
+		clustertest.OffsetCommit(flinkGroup, "orders", 0, 12, 0, "", t0+11_000),
+		clustertest.OffsetCommit(flinkGroup, "orders", 1, 5, 0, "", t0+11_000),
+		clustertest.GroupMetadata("billing", "range", 3, "billing-1-5f0c", t0+20_000, []clustertest.Member{
 			{ID: "billing-1-5f0c", ClientID: "billing-1", Host: "/10.0.0.7", Assigned: map[string][]int32{"orders": {0, 1}}},
 		}),
-		brokertest.OffsetCommit("billing", "orders", 0, 20, 0, "", t0+21_000),
-		brokertest.GroupMetadata(craftedGroup, "range\x1b[8m", 1, "m\x1b[2K", t0+30_000, []brokertest.Member{
+		clustertest.OffsetCommit("billing", "orders", 0, 20, 0, "", t0+21_000),
+		clustertest.GroupMetadata(craftedGroup, "range\x1b[8m", 1, "m\x1b[2K", t0+30_000, []clustertest.Member{
 			{ID: "m\x1b[2K", ClientID: "client\x1b]0;pwned\x07", Host: "/10.0.0.9\r\x1b[1A", Assigned: map[string][]int32{"orders": {1}}},
 		}),
-		brokertest.OffsetCommit(craftedGroup, "orders", 1, 99, 0, "", t0+31_000),
+		clustertest.OffsetCommit(craftedGroup, "orders", 1, 99, 0, "", t0+31_000),
 	}
-	must(brokertest.WritePartition(dir, "__consumer_offsets", 0, nil, brokertest.Batch(0, t0+40_000, recs...)))
-	must(brokertest.WritePartition(dir, "__transaction_state", 0, nil, brokertest.Batch(0, t0+50_000,
-		brokertest.Txn("pay\x1b[2J-1", 4000, 0, kmsg.TransactionStateCompleteCommit, 60000, nil, t0, t0+1))))
+	must(clustertest.WritePartition(dir, "__consumer_offsets", 0, nil, clustertest.Batch(0, t0+40_000, recs...)))
+	must(clustertest.WritePartition(dir, "__transaction_state", 0, nil, clustertest.Batch(0, t0+50_000,
+		clustertest.Txn("pay\x1b[2J-1", 4000, 0, kmsg.TransactionStateCompleteCommit, 60000, nil, t0, t0+1))))
 	return dir
 }
 
@@ -182,7 +182,7 @@ func TestDataEscapedInTextAndTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	batch, err := decode.AppendBatch(nil, decode.BatchSpec{BaseOffset: 0, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
-		[]decode.RecordSpec{{Timestamp: brokertest.T0, Key: []byte("k"), Value: []byte("v\x1b[2J"),
+		[]decode.RecordSpec{{Timestamp: clustertest.T0, Key: []byte("k"), Value: []byte("v\x1b[2J"),
 			Headers: []decode.Header{{Key: []byte("trace\x1b[2J\x1b[H"), Value: []byte("x")}}}})
 	if err != nil {
 		t.Fatal(err)

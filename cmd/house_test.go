@@ -211,7 +211,7 @@ func TestReadmeLayoutIsTheTree(t *testing.T) {
 
 // libraries are kseg's domain packages, the ones another tool could embed.
 var libraries = []string{"decode", "decode/schema", "decode/mm2", "segment", "segment/finding", "segment/edit",
-	"psm", "psm/broker", "barrier", "barrier/mirror", "barrier/repair", "barrier/mm2"}
+	"psm", "psm/cluster", "barrier", "barrier/mirror", "barrier/recovery", "barrier/mm2"}
 
 // TestLibrariesTeach: every library package has a package comment with
 // its place in the flow ("# Place in the flow") and a runnable Example,

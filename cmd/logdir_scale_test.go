@@ -9,17 +9,17 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/psm/broker/brokertest"
+	"github.com/kseg/kseg/psm/cluster/clustertest"
 )
 
 // scaleLogDir writes a log directory of n partitions of about 2 KiB
-// (brokertest.PartitionsLogDir: every partition listed in the log
+// (clustertest.PartitionsLogDir: every partition listed in the log
 // directory's checkpoints and committed by a group, with producer
 // snapshots).
 func scaleLogDir(tb testing.TB, n int) string {
 	tb.Helper()
 	d := filepath.Join(tb.TempDir(), fmt.Sprintf("p%d", n))
-	if err := brokertest.PartitionsLogDir(d, n, 2<<10); err != nil {
+	if err := clustertest.PartitionsLogDir(d, n, 2<<10); err != nil {
 		tb.Fatal(err)
 	}
 	return d

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/barrier/recovery"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/edit"
@@ -75,12 +75,12 @@ func TestLongCommandsDrawProgress(t *testing.T) {
 	// A rollback copies the backups back.
 	crashed := filepath.Join(root, "c", "events-0")
 	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "broken", "torn-tail", "events-0"), crashed)
-	p, err := repair.PlanRepair(crashed, repair.Options{})
+	p, err := recovery.PlanRepair(crashed, recovery.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	crash := errors.New("crash")
-	if _, err := repair.Apply(p, edit.Options{BackupDir: filepath.Join(backups, "c"), FaultAt: func(step string) error {
+	if _, err := recovery.Apply(p, edit.Options{BackupDir: filepath.Join(backups, "c"), FaultAt: func(step string) error {
 		if strings.HasPrefix(step, "commit:") {
 			return crash
 		}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/barrier/recovery"
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/internal/writecmd"
@@ -20,7 +20,7 @@ type repairOptions struct {
 	indexIntervalBytes int
 
 	// derived by Validate
-	repair repair.Options
+	repair recovery.Options
 	// planFlags are the flags that shape a plan; a resumed repair ignores
 	// them.
 	planFlags []string
@@ -48,7 +48,7 @@ func (o *repairOptions) Validate(c *cobra.Command, args []string) error {
 	if len(args) != 1 {
 		return ui.UsageErrorf("repair needs exactly one partition directory")
 	}
-	o.repair = repair.Options{All: o.all, IndexIntervalBytes: o.indexIntervalBytes}
+	o.repair = recovery.Options{All: o.all, IndexIntervalBytes: o.indexIntervalBytes}
 	return nil
 }
 
@@ -123,28 +123,28 @@ func runRepair(ctx context.Context, s *ui.Streams, o *repairOptions, dir string)
 	if err := inputs.Check(s, "repair", dir, inputs.Partition); err != nil {
 		return err
 	}
-	return writecmd.Run(ctx, s, writecmd.Steps[*repair.Plan, *repair.Verification]{
+	return writecmd.Run(ctx, s, writecmd.Steps[*recovery.Plan, *recovery.Verification]{
 		What: "repair", Dir: dir, Flags: &o.Flags, PlanFlags: o.planFlags,
 		Printer: newRepairPrinter(s, o.Output),
 		// Which segments are examined is known only as the plan goes: the
 		// line counts bytes, without a total.
 		PlanLabel: "examining",
-		Plan: func(progress func(int64)) (*repair.Plan, error) {
+		Plan: func(progress func(int64)) (*recovery.Plan, error) {
 			opts := o.repair
 			opts.Progress = progress
-			return repair.PlanRepair(dir, opts)
+			return recovery.PlanRepair(dir, opts)
 		},
-		Parts: func(p *repair.Plan) writecmd.PlanParts {
+		Parts: func(p *recovery.Plan) writecmd.PlanParts {
 			return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Ops: p.Ops, Dir: dir}
 		},
-		DryRunExit: func(p *repair.Plan) error {
+		DryRunExit: func(p *recovery.Plan) error {
 			if p.Damage {
 				return ui.FindingsExit()
 			}
 			return nil
 		},
-		Preflight: repair.Preflight,
-		Apply:     repair.Apply,
-		Rollback:  func(eo edit.Options) (*repair.Report, error) { return repair.Rollback(dir, eo) },
+		Preflight: recovery.Preflight,
+		Apply:     recovery.Apply,
+		Rollback:  func(eo edit.Options) (*recovery.Report, error) { return recovery.Rollback(dir, eo) },
 	})
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/barrier/recovery"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/internal/writecmd"
 	"github.com/kseg/kseg/segment"
@@ -13,8 +13,8 @@ import (
 
 // repairPrinter renders repair's plan and report.
 type repairPrinter interface {
-	Plan(p *repair.Plan, dryRun bool) error
-	Report(r *repair.Report) error
+	Plan(p *recovery.Plan, dryRun bool) error
+	Report(r *recovery.Report) error
 }
 
 func newRepairPrinter(s *ui.Streams, output string) repairPrinter {
@@ -41,9 +41,9 @@ func (t *repairTextPrinter) render(header []string, rows [][]string, what string
 }
 
 // planTables is Plan's table rendering of segments, findings and files.
-func (t *repairTextPrinter) planTables(p *repair.Plan) {
-	file := func(r repair.FileRepair) string {
-		if r.Action == repair.FileNone {
+func (t *repairTextPrinter) planTables(p *recovery.Plan) {
+	file := func(r recovery.FileRepair) string {
+		if r.Action == recovery.FileNone {
 			return ""
 		}
 		return fmt.Sprintf("%s (%d)", r.Action, r.Entries)
@@ -81,7 +81,7 @@ func (t *repairTextPrinter) planTables(p *repair.Plan) {
 	}
 }
 
-func (t *repairTextPrinter) Plan(p *repair.Plan, dryRun bool) error {
+func (t *repairTextPrinter) Plan(p *recovery.Plan, dryRun bool) error {
 	w, st, ls := t.w, t.st, t.ls
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	title := func(s string) string { return st.Paint(st.Title, s) }
@@ -116,9 +116,9 @@ func (t *repairTextPrinter) Plan(p *repair.Plan, dryRun bool) error {
 		pf("%s %s: %d bytes, %d batches kept, %s\n", title("Segment"), s.Log, s.Size, s.Batches, state)
 		for _, f := range []struct {
 			name string
-			r    repair.FileRepair
+			r    recovery.FileRepair
 		}{{".index", s.Index}, {".timeindex", s.TimeIndex}, {".txnindex", s.TxnIndex}} {
-			if f.r.Action == repair.FileKeep || f.r.Action == repair.FileNone {
+			if f.r.Action == recovery.FileKeep || f.r.Action == recovery.FileNone {
 				continue
 			}
 			pf("  %s: %s (%s), %s\n", f.name, f.r.Action, f.r.Reason, ui.Plural(f.r.Entries, "entry"))
@@ -163,7 +163,7 @@ func (t *repairTextPrinter) Plan(p *repair.Plan, dryRun bool) error {
 	return nil
 }
 
-func (t *repairTextPrinter) Report(r *repair.Report) error {
+func (t *repairTextPrinter) Report(r *recovery.Report) error {
 	w, st := t.w, t.st
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	if r.NothingToDo {
@@ -288,11 +288,11 @@ type repairResultJSON struct {
 	Verification    *repairVerifyJSON `json:"verification,omitempty"`
 }
 
-func repairFileOf(r repair.FileRepair) repairFileJSON {
+func repairFileOf(r recovery.FileRepair) repairFileJSON {
 	return repairFileJSON{Action: r.Action, Reason: r.Reason, Entries: r.Entries}
 }
 
-func (j *repairJSONPrinter) Plan(p *repair.Plan, dryRun bool) error {
+func (j *repairJSONPrinter) Plan(p *recovery.Plan, dryRun bool) error {
 	out := repairPlanJSON{Type: "plan", Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, DryRun: dryRun,
 		NothingToDo: p.NothingToDo, Reason: p.Reason, Damage: p.Damage, RecoveryPoint: p.RecoveryPoint, Scope: p.Scope,
 		FirstExamined: p.FirstExamined, IndexIntervalBytes: p.Options.IndexIntervalBytes, LogStartOffset: p.LogStartOffset,
@@ -322,7 +322,7 @@ func (j *repairJSONPrinter) Plan(p *repair.Plan, dryRun bool) error {
 	return writecmd.JSONLine(j.w, out)
 }
 
-func (j *repairJSONPrinter) Report(r *repair.Report) error {
+func (j *repairJSONPrinter) Report(r *recovery.Report) error {
 	if r.NothingToDo {
 		return nil
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/barrier/recovery"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
@@ -185,12 +185,12 @@ func TestRepairCLIResumeAndRollback(t *testing.T) {
 	for _, rollback := range []bool{false, true} {
 		dir := repairCase(t, "events-0/crc-mismatch")
 		before := clitest.WalkState(t, dir)
-		p, err := repair.PlanRepair(dir, repair.Options{})
+		p, err := recovery.PlanRepair(dir, recovery.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		n := 0
-		_, err = repair.Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
+		_, err = recovery.Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
 			if n++; strings.HasPrefix(step, "commit:") {
 				return errors.New("simulated crash")
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/schema"
-	"github.com/kseg/kseg/psm/broker/brokertest"
+	"github.com/kseg/kseg/psm/cluster/clustertest"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -100,19 +100,19 @@ func TestMetadataManyPartitionsSummarised(t *testing.T) {
 	dir := node1LogDir(t)
 	id := schema.UUID{0: 7, 15: 7}
 	recs := [][]byte{
-		brokertest.Meta("FeatureLevelRecord", map[string]any{"Name": "metadata.version", "FeatureLevel": int16(19)}),
-		brokertest.Meta("TopicRecord", map[string]any{"Name": "wide", "TopicId": id}),
+		clustertest.Meta("FeatureLevelRecord", map[string]any{"Name": "metadata.version", "FeatureLevel": int16(19)}),
+		clustertest.Meta("TopicRecord", map[string]any{"Name": "wide", "TopicId": id}),
 	}
 	for p := int32(0); p < parts; p++ {
-		recs = append(recs, brokertest.Meta("PartitionRecord", map[string]any{"PartitionId": p, "TopicId": id,
-			"Replicas": brokertest.Ints(1), "Isr": brokertest.Ints(1), "RemovingReplicas": brokertest.Ints(), "AddingReplicas": brokertest.Ints(),
+		recs = append(recs, clustertest.Meta("PartitionRecord", map[string]any{"PartitionId": p, "TopicId": id,
+			"Replicas": clustertest.Ints(1), "Isr": clustertest.Ints(1), "RemovingReplicas": clustertest.Ints(), "AddingReplicas": clustertest.Ints(),
 			"Leader": int32(1), "LeaderEpoch": int32(0), "PartitionEpoch": int32(0)}))
 	}
 	var batches [][]byte
 	for i := 0; i < len(recs); i += 10 {
-		batches = append(batches, brokertest.MetaBatch(int64(i), brokertest.T0+int64(i), 1, recs[i:min(i+10, len(recs))]...))
+		batches = append(batches, clustertest.MetaBatch(int64(i), clustertest.T0+int64(i), 1, recs[i:min(i+10, len(recs))]...))
 	}
-	if _, err := brokertest.WriteMetadata(dir, brokertest.T0, 1, 0, batches...); err != nil {
+	if _, err := clustertest.WriteMetadata(dir, clustertest.T0, 1, 0, batches...); err != nil {
 		t.Fatal(err)
 	}
 
@@ -158,11 +158,11 @@ func TestMetadataManyPartitionsSummarised(t *testing.T) {
 func TestGroupsManyOffsetsSummarised(t *testing.T) {
 	const parts = 60
 	dir := node1LogDir(t)
-	var recs []brokertest.KV
+	var recs []clustertest.KV
 	for p := int32(0); p < parts; p++ {
-		recs = append(recs, brokertest.OffsetCommit("wide-group", "wide", p, 7, 0, "", brokertest.T0))
+		recs = append(recs, clustertest.OffsetCommit("wide-group", "wide", p, 7, 0, "", clustertest.T0))
 	}
-	if _, err := brokertest.WritePartition(dir, "__consumer_offsets", 0, nil, brokertest.Batch(0, brokertest.T0, recs...)); err != nil {
+	if _, err := clustertest.WritePartition(dir, "__consumer_offsets", 0, nil, clustertest.Batch(0, clustertest.T0, recs...)); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs := clitest.Exec(t, "groups", dir)
@@ -186,7 +186,7 @@ func TestGroupsManyOffsetsSummarised(t *testing.T) {
 func node1LogDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := brokertest.WriteMetaProperties(dir, 1, "summary-cluster"); err != nil {
+	if err := clustertest.WriteMetaProperties(dir, 1, "summary-cluster"); err != nil {
 		t.Fatal(err)
 	}
 	return dir

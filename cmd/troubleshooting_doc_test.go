@@ -25,7 +25,7 @@ func codeWords(t *testing.T) map[string]string {
 	t.Helper()
 	words := map[string]string{}
 	for _, dir := range []string{filepath.Join("..", "barrier"), filepath.Join("..", "barrier", "mirror"),
-		filepath.Join("..", "barrier", "repair"), filepath.Join("..", "segment", "edit")} {
+		filepath.Join("..", "barrier", "recovery"), filepath.Join("..", "segment", "edit")} {
 		pkgFiles, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)

@@ -20,7 +20,7 @@
 //
 // # Place in the flow
 //
-// kseg's packages depend one way: cmd → barrier/{mirror,repair} → barrier →
+// kseg's packages depend one way: cmd → barrier/{mirror,recovery} → barrier →
 // psm → segment/edit → segment → decode.
 // decode is the floor: it imports no other kseg package. segment frames
 // batches in files and hands their bytes here; psm and barrier read control

@@ -194,30 +194,7 @@ func (c SnapshotCheck) Match() bool { return c.Status == CheckMatch }
 func CheckSnapshots(dir *segment.PartitionDir, opts Options) ([]SnapshotCheck, *Result, error) {
 	opts.FromSnapshot = SnapshotNone
 	r := newRebuilder(dir, opts)
-	var caps []*capture
-	checks := make([]SnapshotCheck, len(dir.Snapshots))
-	for i, s := range dir.Snapshots {
-		checks[i] = SnapshotCheck{Offset: s.Offset, Path: s.Path}
-		if s.Offset > r.logStart && (opts.Upto < 0 || s.Offset <= opts.Upto) {
-			// The file is read when the replay reaches its offset: equal
-			// to the state there (a healthy partition), it is a match and
-			// the state is not copied; otherwise the state is kept and
-			// the file judged below.
-			c := &checks[i]
-			caps = append(caps, &capture{offset: s.Offset, vouch: func(m *Manager) bool {
-				onDisk, err := segment.OpenProducerSnapshot(c.Path)
-				if err != nil {
-					return false
-				}
-				defer onDisk.Close()
-				if !holdsExactly(m, onDisk) {
-					return false
-				}
-				c.OnDisk = onDisk.Len()
-				return true
-			}})
-		}
-	}
+	checks, caps := snapshotCaptures(dir, opts.Upto, r.logStart)
 	res, m, err := r.run(caps)
 	if err != nil {
 		return nil, nil, err
@@ -234,54 +211,8 @@ func CheckSnapshots(dir *segment.PartitionDir, opts Options) ([]SnapshotCheck, *
 		}
 	}
 	bs := newBrokerStates(dir, opts, r, caps, res.Barriers)
-	ci := 0
-	for i := range checks {
-		c := &checks[i]
-		name := filepath.Base(c.Path)
-		var cp *capture
-		if ci < len(caps) && caps[ci].offset == c.Offset {
-			cp = caps[ci]
-			ci++
-		}
-		switch {
-		case c.Offset <= r.logStart:
-			c.Status, c.Reason = CheckSkipped, fmt.Sprintf("at or below the log start offset %d (the broker deletes it at load)", r.logStart)
-			continue
-		case cp == nil:
-			c.Status, c.Reason = CheckSkipped, fmt.Sprintf("above the end offset %d", opts.Upto)
-			continue
-		case !cp.done:
-			c.Status, c.Reason = CheckSkipped, fmt.Sprintf("above the log end offset %d (the broker deletes it at load)", res.LogEndOffset)
-			continue
-		case cp.vouched:
-			// Equal to the state at its offset: what judge says of a
-			// file CompareSnapshot finds no difference in.
-			c.Status, c.Rebuilt = CheckMatch, cp.producers
-			continue
-		}
-		onDisk, err := segment.ReadProducerSnapshot(c.Path)
-		if err != nil {
-			if _, ok := asCorrupt(err); !ok {
-				return nil, nil, err
-			}
-			c.Status, c.Reason = CheckCorrupt, err.Error()
-			if !r.corrupted[c.Path] {
-				m.Report(anomaly(finding.SnapshotCorrupt, c.Offset, -1, fmt.Sprintf("%v; the broker would delete it at load", err)))
-			}
-			continue
-		}
-		c.OnDisk = len(onDisk)
-		v, err := bs.judge(c.Offset, onDisk)
-		if err != nil {
-			return nil, nil, err
-		}
-		c.applyVerdict(v)
-		if c.Match() {
-			continue
-		}
-		d := c.Differences[0]
-		m.Report(anomaly(finding.SnapshotMismatch, c.Offset, d.ProducerID,
-			fmt.Sprintf("%s differs from the state rebuilt from the log (%d difference(s)); first: %s", name, len(c.Differences), d)))
+	if err := r.judgeChecks(checks, caps, bs, m, res); err != nil {
+		return nil, nil, err
 	}
 	// A mismatching snapshot after a barrier is also stale, as the default
 	// run (judgeStale) calls it.
@@ -299,6 +230,94 @@ func CheckSnapshots(dir *segment.PartitionDir, opts Options) ([]SnapshotCheck, *
 	res.Anomalies = slices.Clone(m.anomalies)
 	slices.SortStableFunc(res.Anomalies, func(a, b finding.Finding) int { return cmp.Compare(a.Offset, b.Offset) })
 	return checks, res, nil
+}
+
+// snapshotCaptures are a check for every snapshot of dir and, for those
+// in (logStart, upto] (upto -1: no bound), a capture of the replay's state
+// at its offset. The file is read when the replay reaches its offset:
+// equal to the state there (a healthy partition), it is a match and the
+// state is not copied; otherwise the state is kept and the file judged
+// by judgeChecks.
+func snapshotCaptures(dir *segment.PartitionDir, upto, logStart int64) ([]SnapshotCheck, []*capture) {
+	var caps []*capture
+	checks := make([]SnapshotCheck, len(dir.Snapshots))
+	for i, s := range dir.Snapshots {
+		checks[i] = SnapshotCheck{Offset: s.Offset, Path: s.Path}
+		if s.Offset <= logStart || (upto >= 0 && s.Offset > upto) {
+			continue
+		}
+		c := &checks[i]
+		caps = append(caps, &capture{offset: s.Offset, vouch: func(m *Manager) bool {
+			onDisk, err := segment.OpenProducerSnapshot(c.Path)
+			if err != nil {
+				return false
+			}
+			defer onDisk.Close()
+			if !holdsExactly(m, onDisk) {
+				return false
+			}
+			c.OnDisk = onDisk.Len()
+			return true
+		}})
+	}
+	return checks, caps
+}
+
+// judgeChecks gives every check its status from the replay's captures
+// (caps, in the checks' order): skipped, a match vouched for during the
+// replay, corrupt, or bs's verdict on the file against the state at its
+// offset. A corrupt or mismatching file is reported to m.
+func (r *rebuilder) judgeChecks(checks []SnapshotCheck, caps []*capture, bs *brokerStates, m *Manager, res *Result) error {
+	ci := 0
+	for i := range checks {
+		c := &checks[i]
+		name := filepath.Base(c.Path)
+		var cp *capture
+		if ci < len(caps) && caps[ci].offset == c.Offset {
+			cp = caps[ci]
+			ci++
+		}
+		switch {
+		case c.Offset <= r.logStart:
+			c.Status, c.Reason = CheckSkipped, fmt.Sprintf("at or below the log start offset %d (the broker deletes it at load)", r.logStart)
+			continue
+		case cp == nil:
+			c.Status, c.Reason = CheckSkipped, fmt.Sprintf("above the end offset %d", r.opts.Upto)
+			continue
+		case !cp.done:
+			c.Status, c.Reason = CheckSkipped, fmt.Sprintf("above the log end offset %d (the broker deletes it at load)", res.LogEndOffset)
+			continue
+		case cp.vouched:
+			// Equal to the state at its offset: what judge says of a
+			// file CompareSnapshot finds no difference in.
+			c.Status, c.Rebuilt = CheckMatch, cp.producers
+			continue
+		}
+		onDisk, err := segment.ReadProducerSnapshot(c.Path)
+		if err != nil {
+			if _, ok := asCorrupt(err); !ok {
+				return err
+			}
+			c.Status, c.Reason = CheckCorrupt, err.Error()
+			if !r.corrupted[c.Path] {
+				m.Report(anomaly(finding.SnapshotCorrupt, c.Offset, -1, fmt.Sprintf("%v; the broker would delete it at load", err)))
+			}
+			continue
+		}
+		c.OnDisk = len(onDisk)
+		v, err := bs.judge(c.Offset, onDisk)
+		if err != nil {
+			return err
+		}
+		c.applyVerdict(v)
+		if c.Match() {
+			continue
+		}
+		d := c.Differences[0]
+		m.Report(anomaly(finding.SnapshotMismatch, c.Offset, d.ProducerID,
+			fmt.Sprintf("%s differs from the state rebuilt from the log (%d difference(s)); first: %s", name, len(c.Differences), d)))
+	}
+	return nil
 }
 
 func asCorrupt(err error) (any, bool) {

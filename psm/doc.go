@@ -37,7 +37,7 @@
 //
 // # Place in the flow
 //
-// kseg's packages depend one way: cmd → barrier/{mirror,repair} → barrier →
+// kseg's packages depend one way: cmd → barrier/{mirror,recovery} → barrier →
 // psm → segment/edit → segment → decode.
 // psm knows producer state, not flags: it reads a partition through
 // segment (Scanner, snapshots, checkpoints) and control records through

@@ -20,7 +20,7 @@
 //
 // # Place in the flow
 //
-// kseg's packages depend one way: cmd → barrier/{mirror,repair} → barrier →
+// kseg's packages depend one way: cmd → barrier/{mirror,recovery} → barrier →
 // psm → segment/edit → segment → decode.
 // segment knows files, not producer state: it frames the batches of a .log
 // (Scanner, with validBytes and a classified Tail) and leaves their

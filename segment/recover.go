@@ -192,72 +192,18 @@ func Recover(path string, baseOffset int64, opts RecoverOptions) (*Recovery, err
 		return nil, err
 	}
 	defer lf.Close()
-	r := &Recovery{Path: path, BaseOffset: baseOffset, Size: lf.Size, NextOffset: baseOffset, FramedEnd: baseOffset}
-	name := filepath.Base(path)
-	cut := func(kind CutKind, pos, baseOffset int64, ce *decode.CorruptError, format string, args ...any) {
-		r.Cut = &Cut{Kind: kind, Position: pos, Bytes: lf.Size - pos, BaseOffset: baseOffset, Err: ce, Message: fmt.Sprintf(format, args...)}
-	}
-	var told int64 // bytes Progress was told of
-	tell := func(upto int64) {
-		if opts.Progress != nil && upto > told {
-			opts.Progress(upto - told)
-			told = upto
-		}
-	}
-	defer func() { tell(lf.Size) }()
-	order := NewOffsetOrder(baseOffset)
+	rc := &recoverer{r: &Recovery{Path: path, BaseOffset: baseOffset, Size: lf.Size, NextOffset: baseOffset, FramedEnd: baseOffset},
+		lf: lf, name: filepath.Base(path), opts: opts, order: NewOffsetOrder(baseOffset)}
+	r := rc.r
+	defer func() { rc.tell(lf.Size) }()
 	sc := lf.Scanner(ScanOptions{})
 	for sc.Next() {
-		b := sc.Batch()
-		pos := sc.Pos()
-		if end := pos + b.Size(); end-told >= recoverProgressStep {
-			tell(end)
+		stop, err := rc.batch(sc.Pos(), sc.Batch())
+		if err != nil {
+			return nil, err
 		}
-		r.FramedEnd = max(r.FramedEnd, b.NextOffset())
-		if r.Cut != nil {
-			r.Lost++
-			continue
-		}
-		if !b.CRCValid() {
-			cut(CutCRCMismatch, pos, b.BaseOffset,
-				&decode.CorruptError{Path: path, Pos: pos, BaseOffset: b.BaseOffset, Field: "crc",
-					Err: fmt.Errorf("%w: stored 0x%08x, computed 0x%08x", decode.ErrCRCMismatch, b.CRC, b.ComputeCRC())},
-				"%s: batch at position %d (baseOffset %d): crc mismatch: stored 0x%08x, computed 0x%08x", name, pos, b.BaseOffset, b.CRC, b.ComputeCRC())
-			r.Lost++
-			continue
-		}
-		if opts.Before > 0 && b.LastOffset() >= opts.Before {
-			cut(CutOverlap, pos, b.BaseOffset, nil,
-				"%s: batch at position %d (offsets %d..%d) reaches the next segment's base offset %d: the segments overlap; cut here, as LogSegment.truncateTo(%d) would",
-				name, pos, b.BaseOffset, b.LastOffset(), opts.Before, opts.Before)
-			r.Lost++
-			continue
-		}
-		prevLast, backwards, outOfRange := order.Check(b)
-		if outOfRange {
-			return nil, &OffsetOverflowError{Path: path, Position: pos, LastOffset: b.LastOffset(), BaseOffset: baseOffset}
-		}
-		if backwards {
-			first := order.first(b)
-			cut(CutOffsetsBackwards, pos, b.BaseOffset,
-				&decode.CorruptError{Path: path, Pos: pos, BaseOffset: b.BaseOffset, Field: "baseOffset",
-					Err: fmt.Errorf("%w: %d is not above the previous batch's lastOffset %d", decode.ErrCorrupt, first, prevLast)},
-				"%s: batch at position %d: baseOffset %d is not above the previous batch's lastOffset %d", name, pos, first, prevLast)
-			r.Lost++
-			continue
-		}
-		r.ValidBytes = pos + b.Size()
-		r.Batches++
-		r.NextOffset = b.LastOffset() + 1
-		if opts.OnBatch != nil && !opts.OnBatch(pos, b) {
+		if stop {
 			return r, nil
-		}
-		if msg := InvalidMarker(b); msg != "" {
-			// InvalidRecordException from the marker: caught, the segment
-			// is truncated after this batch (validBytes counts it).
-			cut(CutInvalidMarker, r.ValidBytes, b.BaseOffset,
-				&decode.CorruptError{Path: path, Pos: pos, BaseOffset: b.BaseOffset, Field: "controlRecord", Err: fmt.Errorf("%w: %s", decode.ErrCorrupt, msg)},
-				"%s: transaction marker at position %d (offset %d): %s; recovery truncates after it", name, pos, b.BaseOffset, msg)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -267,35 +213,126 @@ func Recover(path string, baseOffset int64, opts RecoverOptions) (*Recovery, err
 	if r.Cut != nil {
 		return r, nil
 	}
-	t := r.Tail
+	if err := rc.tail(r.Tail); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// recoverer is one Recover run.
+type recoverer struct {
+	r     *Recovery
+	lf    *LogFile
+	name  string // the file's name, in messages
+	opts  RecoverOptions
+	order OffsetOrder
+	told  int64 // bytes Progress was told of
+}
+
+// cut records where recovery cuts the segment.
+func (rc *recoverer) cut(kind CutKind, pos, baseOffset int64, ce *decode.CorruptError, format string, args ...any) {
+	rc.r.Cut = &Cut{Kind: kind, Position: pos, Bytes: rc.lf.Size - pos, BaseOffset: baseOffset, Err: ce, Message: fmt.Sprintf(format, args...)}
+}
+
+// tell reports the bytes read up to upto to Progress.
+func (rc *recoverer) tell(upto int64) {
+	if rc.opts.Progress != nil && upto > rc.told {
+		rc.opts.Progress(upto - rc.told)
+		rc.told = upto
+	}
+}
+
+// batch checks the batch b at pos as LogSegment.recover does (its CRC,
+// its offsets against the batch before it, a transaction marker's
+// record) and keeps it or cuts there; after the cut it counts the
+// batches lost. stop: OnBatch asked to stop.
+func (rc *recoverer) batch(pos int64, b *decode.Batch) (stop bool, err error) {
+	r, path, name := rc.r, rc.r.Path, rc.name
+	if end := pos + b.Size(); end-rc.told >= recoverProgressStep {
+		rc.tell(end)
+	}
+	r.FramedEnd = max(r.FramedEnd, b.NextOffset())
+	if r.Cut != nil {
+		r.Lost++
+		return false, nil
+	}
+	if !b.CRCValid() {
+		rc.cut(CutCRCMismatch, pos, b.BaseOffset,
+			&decode.CorruptError{Path: path, Pos: pos, BaseOffset: b.BaseOffset, Field: "crc",
+				Err: fmt.Errorf("%w: stored 0x%08x, computed 0x%08x", decode.ErrCRCMismatch, b.CRC, b.ComputeCRC())},
+			"%s: batch at position %d (baseOffset %d): crc mismatch: stored 0x%08x, computed 0x%08x", name, pos, b.BaseOffset, b.CRC, b.ComputeCRC())
+		r.Lost++
+		return false, nil
+	}
+	if rc.opts.Before > 0 && b.LastOffset() >= rc.opts.Before {
+		rc.cut(CutOverlap, pos, b.BaseOffset, nil,
+			"%s: batch at position %d (offsets %d..%d) reaches the next segment's base offset %d: the segments overlap; cut here, as LogSegment.truncateTo(%d) would",
+			name, pos, b.BaseOffset, b.LastOffset(), rc.opts.Before, rc.opts.Before)
+		r.Lost++
+		return false, nil
+	}
+	prevLast, backwards, outOfRange := rc.order.Check(b)
+	if outOfRange {
+		return false, &OffsetOverflowError{Path: path, Position: pos, LastOffset: b.LastOffset(), BaseOffset: r.BaseOffset}
+	}
+	if backwards {
+		first := rc.order.first(b)
+		rc.cut(CutOffsetsBackwards, pos, b.BaseOffset,
+			&decode.CorruptError{Path: path, Pos: pos, BaseOffset: b.BaseOffset, Field: "baseOffset",
+				Err: fmt.Errorf("%w: %d is not above the previous batch's lastOffset %d", decode.ErrCorrupt, first, prevLast)},
+			"%s: batch at position %d: baseOffset %d is not above the previous batch's lastOffset %d", name, pos, first, prevLast)
+		r.Lost++
+		return false, nil
+	}
+	r.ValidBytes = pos + b.Size()
+	r.Batches++
+	r.NextOffset = b.LastOffset() + 1
+	if rc.opts.OnBatch != nil && !rc.opts.OnBatch(pos, b) {
+		return true, nil
+	}
+	if msg := InvalidMarker(b); msg != "" {
+		// InvalidRecordException from the marker: caught, the segment is
+		// truncated after this batch (validBytes counts it).
+		rc.cut(CutInvalidMarker, r.ValidBytes, b.BaseOffset,
+			&decode.CorruptError{Path: path, Pos: pos, BaseOffset: b.BaseOffset, Field: "controlRecord", Err: fmt.Errorf("%w: %s", decode.ErrCorrupt, msg)},
+			"%s: transaction marker at position %d (offset %d): %s; recovery truncates after it", name, pos, b.BaseOffset, msg)
+	}
+	return false, nil
+}
+
+// tail cuts the segment at the tail t its scan ended with, when no batch
+// was cut before it: zeros, a torn header or batch, or bytes that do not
+// frame (a corrupt length when valid batches follow).
+func (rc *recoverer) tail(t Tail) error {
+	r, name := rc.r, rc.name
 	r.ValidBytes = t.ValidBytes
 	switch t.Kind {
 	case TailClean:
 	case TailZeroFilled:
-		cut(CutZeroFilled, t.ValidBytes, -1, nil, "%s: %d zero bytes after position %d (a preallocated segment after an unclean shutdown)", name, t.InvalidBytes(), t.ValidBytes)
+		rc.cut(CutZeroFilled, t.ValidBytes, -1, nil, "%s: %d zero bytes after position %d (a preallocated segment after an unclean shutdown)", name, t.InvalidBytes(), t.ValidBytes)
 	case TailTornHeader:
-		cut(CutTorn, t.ValidBytes, t.Err.BaseOffset, t.Err, "%s (%d bytes after validBytes %d)", t.Err.Error(), t.InvalidBytes(), t.ValidBytes)
+		rc.cut(CutTorn, t.ValidBytes, t.Err.BaseOffset, t.Err, "%s (%d bytes after validBytes %d)", t.Err.Error(), t.InvalidBytes(), t.ValidBytes)
 	default:
 		// A torn batch, or bytes that do not frame: if valid batches
 		// follow (dump resynchronises on them), the length or header is
 		// corrupt rather than torn by a crash.
-		n, err := r.countFramedAfter(lf, t)
+		n, err := r.countFramedAfter(rc.lf, t)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.Lost += n
 		switch {
 		case t.Kind == TailTornBatch && n == 0:
-			cut(CutTorn, t.ValidBytes, t.Err.BaseOffset, t.Err, "%s (%d bytes after validBytes %d)", t.Err.Error(), t.InvalidBytes(), t.ValidBytes)
+			rc.cut(CutTorn, t.ValidBytes, t.Err.BaseOffset, t.Err, "%s (%d bytes after validBytes %d)", t.Err.Error(), t.InvalidBytes(), t.ValidBytes)
 		case t.Kind == TailTornBatch:
-			cut(CutCorruptBatch, t.ValidBytes, t.Err.BaseOffset, t.Err,
+			rc.cut(CutCorruptBatch, t.ValidBytes, t.Err.BaseOffset, t.Err,
 				"%s: batch at position %d (baseOffset %d): batchLength is corrupt: the batch would run past the end of the file, yet %d valid batches follow; they are lost with it",
 				name, t.ValidBytes, t.Err.BaseOffset, n)
 		default:
-			cut(CutCorruptBatch, t.ValidBytes, t.Err.BaseOffset, t.Err, "%s (validBytes %d; %d valid batches follow the damage and are lost with it)", t.Err.Error(), t.ValidBytes, n)
+			rc.cut(CutCorruptBatch, t.ValidBytes, t.Err.BaseOffset, t.Err, "%s (validBytes %d; %d valid batches follow the damage and are lost with it)", t.Err.Error(), t.ValidBytes, n)
 		}
 	}
-	return r, nil
+	return nil
 }
 
 // countFramedAfter counts the batches that frame after structural damage

@@ -79,6 +79,50 @@ func ResumeAppender(dir string, opts AppenderOptions) (*Appender, error) {
 	return a, nil
 }
 
+// keepIndexes loads the active segment s's index entries and aborted
+// transactions into seg. The kept entries are checked as
+// OffsetIndex.append and TimeIndex.maybeAppend check what is appended: the
+// Appender goes on appending after them.
+func (a *Appender) keepIndexes(s SegmentFiles, seg *activeSegment) error {
+	if s.Index != "" {
+		x, err := ReadOffsetIndex(s.Index, s.BaseOffset)
+		if err != nil {
+			return err
+		}
+		if err := seg.keepChecked(x.Entries, nil); err != nil {
+			return fmt.Errorf("%s: %w", s.Index, err)
+		}
+	} else {
+		idx, _, err := RebuildIndexes(s.Log, s.BaseOffset, a.opts.IndexIntervalBytes)
+		if err != nil {
+			return err
+		}
+		if err := seg.keepChecked(ParseOffsetIndex(idx, s.BaseOffset).Entries, nil); err != nil {
+			return err
+		}
+	}
+	if s.TimeIndex != "" {
+		x, err := ReadTimeIndex(s.TimeIndex, s.BaseOffset)
+		if err != nil {
+			return err
+		}
+		if err := seg.keepChecked(seg.Index(), x.Entries); err != nil {
+			return fmt.Errorf("%s: %w", s.TimeIndex, err)
+		}
+	}
+	if s.TxnIndex != "" {
+		x, err := ReadTxnIndex(s.TxnIndex)
+		if err != nil {
+			return err
+		}
+		for _, t := range x.Entries {
+			seg.txn = AppendAbortedTxn(seg.txn, t)
+			seg.lastTxnOffset, seg.hasTxn = t.LastOffset, true
+		}
+	}
+	return nil
+}
+
 // scanResume reads one segment of a resumed log: the log end and (with
 // rebuildEpochs) the epoch cache; for the active segment also
 // LogSegment's in-memory state, after which the segment is open for
@@ -116,44 +160,8 @@ func (a *Appender) scanResume(s SegmentFiles, active, rebuildEpochs bool) error 
 		return nil
 	}
 	a.next = max(a.next, s.BaseOffset)
-	// The kept entries are checked as OffsetIndex.append and
-	// TimeIndex.maybeAppend check what is appended: the Appender goes on
-	// appending after them.
-	if s.Index != "" {
-		x, err := ReadOffsetIndex(s.Index, s.BaseOffset)
-		if err != nil {
-			return err
-		}
-		if err := seg.keepChecked(x.Entries, nil); err != nil {
-			return fmt.Errorf("%s: %w", s.Index, err)
-		}
-	} else {
-		idx, _, err := RebuildIndexes(s.Log, s.BaseOffset, a.opts.IndexIntervalBytes)
-		if err != nil {
-			return err
-		}
-		if err := seg.keepChecked(ParseOffsetIndex(idx, s.BaseOffset).Entries, nil); err != nil {
-			return err
-		}
-	}
-	if s.TimeIndex != "" {
-		x, err := ReadTimeIndex(s.TimeIndex, s.BaseOffset)
-		if err != nil {
-			return err
-		}
-		if err := seg.keepChecked(seg.Index(), x.Entries); err != nil {
-			return fmt.Errorf("%s: %w", s.TimeIndex, err)
-		}
-	}
-	if s.TxnIndex != "" {
-		x, err := ReadTxnIndex(s.TxnIndex)
-		if err != nil {
-			return err
-		}
-		for _, t := range x.Entries {
-			seg.txn = AppendAbortedTxn(seg.txn, t)
-			seg.lastTxnOffset, seg.hasTxn = t.LastOffset, true
-		}
+	if err := a.keepIndexes(s, seg); err != nil {
+		return err
 	}
 	f, err := os.OpenFile(s.Log, os.O_WRONLY, 0)
 	if err != nil {

@@ -115,32 +115,9 @@ func (p *DigestPlan) compareDigest(sc, dc chainCursor, h digest.Hash) (int64, er
 			prev = &r
 			continue
 		}
-		d := &Divergence{Offset: b.BaseOffset, DstFile: dc.File(), DstPosition: dc.Pos(), SrcPosition: -1}
-		switch {
-		case prev != nil && b.BaseOffset < prev.next():
-			d.Reason = fmt.Sprintf("the destination's batch at %s position %d (offsets %d..%d) starts before the end of the batch before it", dc.File(), dc.Pos(), b.BaseOffset, b.LastOffset())
-		case !sHas:
-			d.Reason = fmt.Sprintf("the destination holds offsets from %d, at or beyond the source's end %d", b.BaseOffset, p.SrcLog.End)
-		default:
-			s := sc.Batch()
-			d.SrcFile, d.SrcPosition = sc.File(), sc.Pos()
-			if s.BaseOffset != b.BaseOffset {
-				d.Reason = fmt.Sprintf("the destination's batch at %s position %d starts at offset %d, the source's at %s position %d at %d",
-					dc.File(), dc.Pos(), b.BaseOffset, sc.File(), sc.Pos(), s.BaseOffset)
-			} else if i, located := diffBatches(dc, sc, h); i >= 0 {
-				why := "its own data (a failover's barrier or writes)"
-				if !dc.crcValid() {
-					why = "a batch that fails its CRC"
-				}
-				at := "first difference at byte"
-				if !located {
-					at = "first difference in its records, at or after byte"
-				}
-				d.Reason = fmt.Sprintf("the destination holds %s at offset %d: %s %d (%s position %d; the source's %s position %d)",
-					why, b.BaseOffset, at, i, dc.File(), dc.Pos()+int64(i), sc.File(), sc.Pos()+int64(i))
-			} else {
-				d = nil
-			}
+		d, err := divergenceAt(dc, sc, prev, sHas, h, func() (int64, error) { return p.SrcLog.End, nil })
+		if err != nil {
+			return 0, err
 		}
 		if d != nil {
 			div = d
@@ -179,7 +156,17 @@ func (p *DigestPlan) compareDigest(sc, dc chainCursor, h digest.Hash) (int64, er
 	if !p.Options.Align {
 		return 0, &DivergedError{Src: p.Src, Dst: p.Name, Divergence: *div}
 	}
-	// Align: LocalLog.truncateTo at the divergence; the copy resumes there.
+	p.alignAt(div, removed)
+	for sHas && sc.Batch().LastOffset() < div.Offset {
+		sHas = sc.Next()
+	}
+	return div.Offset, nil
+}
+
+// alignAt plans Align's cut at the divergence div as LocalLog.truncateTo
+// makes it, removing what the walk counted from there on; the copy
+// resumes at div's offset.
+func (p *DigestPlan) alignAt(div *Divergence, removed edit.Removed) {
 	removed.Offsets = max(0, p.DstLog.End-div.Offset)
 	p.Truncation = &Truncation{Offset: div.Offset, Segment: -1, Position: div.DstPosition, Removed: removed, SegmentsDeleted: []int64{}}
 	for _, s := range p.Digest.Segments {
@@ -190,10 +177,6 @@ func (p *DigestPlan) compareDigest(sc, dc chainCursor, h digest.Hash) (int64, er
 			p.Truncation.SegmentsDeleted = append(p.Truncation.SegmentsDeleted, s.Base)
 		}
 	}
-	for sHas && sc.Batch().LastOffset() < div.Offset {
-		sHas = sc.Next()
-	}
-	return div.Offset, nil
 }
 
 // copyRange counts the source's batches from offset from (the

@@ -17,7 +17,7 @@
 //
 // kseg's packages depend one way:
 //
-//	cmd → barrier/{mirror,repair} → barrier → psm → segment/edit → segment → decode
+//	cmd → barrier/{mirror,recovery} → barrier → psm → segment/edit → segment → decode
 //
 // mirror reads logs through segment (a cursor over the segments' scanners,
 // mapped, CRCs checked on a second core), recognises barriers through

@@ -91,18 +91,48 @@ func (j *job) WatchStaged(op *edit.FileOp) func(pos int64, batch []byte) {
 		return nil
 	}
 	base := fi.Offset
-	r := &segReplay{first: -1}
-	switch start := sc.p.segStates[base]; {
-	case start != nil:
-		r.m = start.Clone()
-	case len(sc.replays) > 0 && sc.replays[len(sc.replays)-1].seen > 0:
-		// The next new segment: its state is where the one read back
-		// before it ended (the verdict checks they adjoin).
-		r.m = sc.replays[len(sc.replays)-1].m
-	default:
+	r := sc.startReplay(base)
+	if r == nil {
 		sc.broken = true
 		return nil
 	}
+	idx, tidx, err := sc.indexesOf(op, base)
+	if err != nil {
+		sc.broken = true
+		return nil
+	}
+	sc.watched[op.Name] = true
+	w := &indexWalk{seg: segment.SegmentFiles{BaseOffset: base, Log: filepath.Join(sc.p.Dir, op.Name)}, c: segment.NewIndexCheckOf(idx, tidx)}
+	if op.Action == edit.OpAppend {
+		// The continued segment's kept entries: the plan keeps them as
+		// they were (only the continued segment has any, as nothing is
+		// cut).
+		w.c.Skip(sc.p.Index.Kept, sc.p.TimeIndex.Kept)
+	}
+	sc.walks = append(sc.walks, w)
+	sc.replays = append(sc.replays, r)
+	return func(pos int64, raw []byte) { sc.readBack(r, w, pos, raw) }
+}
+
+// startReplay is the replay of the segment at base, from the state the
+// plan held at its start or where the segment read back before it ended;
+// nil when there is neither.
+func (sc *stagedCheck) startReplay(base int64) *segReplay {
+	switch start := sc.p.segStates[base]; {
+	case start != nil:
+		return &segReplay{first: -1, m: start.Clone()}
+	case len(sc.replays) > 0 && sc.replays[len(sc.replays)-1].seen > 0:
+		// The next new segment: its state is where the one read back
+		// before it ended (the verdict checks they adjoin).
+		return &segReplay{first: -1, m: sc.replays[len(sc.replays)-1].m}
+	}
+	return nil
+}
+
+// indexesOf are the offset and time index the plan leaves for the
+// segment at base, whose .log op writes: the plan's content, or for an
+// append, the file as the commit leaves it.
+func (sc *stagedCheck) indexesOf(op *edit.FileOp, base int64) (*segment.OffsetIndex, *segment.TimeIndex, error) {
 	if sc.ops == nil {
 		sc.ops = make(map[string]*edit.FileOp, len(sc.p.Ops))
 		for i := range sc.p.Ops {
@@ -122,53 +152,47 @@ func (j *job) WatchStaged(op *edit.FileOp) func(pos int64, batch []byte) {
 		x := segment.ParseTimeIndex(o.Content, base)
 		tidx = &x
 	}
-	if op.Action == edit.OpAppend {
-		// An index the append leaves as it was (the appended batches
-		// added no entry to it) is the file there.
-		var err error
-		if idx == nil {
-			if idx, err = readIndex(sc.p.Dir, base); err != nil {
-				sc.broken = true
-				return nil
-			}
-		}
-		if tidx == nil {
-			if tidx, err = readTimeIndex(sc.p.Dir, base); err != nil {
-				sc.broken = true
-				return nil
-			}
+	if op.Action != edit.OpAppend {
+		return idx, tidx, nil
+	}
+	// An index the append leaves as it was (the appended batches added no
+	// entry to it) is the file there.
+	var err error
+	if idx == nil {
+		if idx, err = readIndex(sc.p.Dir, base); err != nil {
+			return nil, nil, err
 		}
 	}
-	sc.watched[op.Name] = true
-	w := &indexWalk{seg: segment.SegmentFiles{BaseOffset: base, Log: filepath.Join(sc.p.Dir, op.Name)}, c: segment.NewIndexCheckOf(idx, tidx)}
-	if op.Action == edit.OpAppend {
-		// The continued segment's kept entries: the plan keeps them as
-		// they were (only the continued segment has any, as nothing is
-		// cut).
-		w.c.Skip(sc.p.Index.Kept, sc.p.TimeIndex.Kept)
+	if tidx == nil {
+		if tidx, err = readTimeIndex(sc.p.Dir, base); err != nil {
+			return nil, nil, err
+		}
 	}
-	sc.walks = append(sc.walks, w)
-	sc.replays = append(sc.replays, r)
-	return func(pos int64, raw []byte) {
-		if sc.broken {
-			return
-		}
-		b, err := decode.ParseBatch(raw)
-		if err != nil || (r.first >= 0 && b.BaseOffset < r.next) {
-			sc.broken = true
-			return
-		}
-		if r.first < 0 {
-			r.first = b.BaseOffset
-		}
-		r.next = b.NextOffset()
-		w.c.Batch(pos, &b)
-		w.end = pos + b.Size()
-		n := len(r.m.Aborted())
-		_ = r.m.ApplyBatch(&b)
-		r.aborted = append(r.aborted, r.m.Aborted()[n:]...)
-		r.seen++
+	return idx, tidx, nil
+}
+
+// readBack checks one copied batch as the engine reads it back, at pos
+// of its segment: against the segment's indexes (w) and through its
+// replay (r).
+func (sc *stagedCheck) readBack(r *segReplay, w *indexWalk, pos int64, raw []byte) {
+	if sc.broken {
+		return
 	}
+	b, err := decode.ParseBatch(raw)
+	if err != nil || (r.first >= 0 && b.BaseOffset < r.next) {
+		sc.broken = true
+		return
+	}
+	if r.first < 0 {
+		r.first = b.BaseOffset
+	}
+	r.next = b.NextOffset()
+	w.c.Batch(pos, &b)
+	w.end = pos + b.Size()
+	n := len(r.m.Aborted())
+	_ = r.m.ApplyBatch(&b)
+	r.aborted = append(r.aborted, r.m.Aborted()[n:]...)
+	r.seen++
 }
 
 // verdict is the verification from the staged read-back, ok false when

@@ -44,7 +44,7 @@
 //
 // # Place in the flow
 //
-// kseg's packages depend one way: cmd → barrier/{mirror,repair,mm2} →
+// kseg's packages depend one way: cmd → barrier/{mirror,recovery,mm2} →
 // barrier → psm → segment/edit → segment → decode. mm2 is a room of
 // barrier, beside barrier/mirror (which verifies KIP-1279 mirrors byte for
 // byte): it reads partitions through segment, records through decode,

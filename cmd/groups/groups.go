@@ -12,7 +12,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 )
 
 // groupsOptions are the flags of `kseg groups`.
@@ -132,7 +132,7 @@ func runGroups(ctx context.Context, s *ui.Streams, o *groupsOptions, args []stri
 	}
 	// Warnings stay under -q, which silences progress and summaries only.
 	ui.WarnDiagnostics(s.Err, inv.Warnings)
-	v, err := broker.LoadGroups(inv, brokerview.Decoder(), broker.GroupsOptions{
+	v, err := cluster.LoadGroups(inv, brokerview.Decoder(), cluster.GroupsOptions{
 		Groups: o.groups, Topics: o.topics, Jobs: ui.ResolveJobs(o.jobs), PSM: psm.DefaultOptions(), NumPartitions: o.numPartitions,
 	})
 	if err != nil {
@@ -149,7 +149,7 @@ func runGroups(ctx context.Context, s *ui.Streams, o *groupsOptions, args []stri
 }
 
 type groupsPrinter interface {
-	Print(v *broker.GroupsView) error
+	Print(v *cluster.GroupsView) error
 }
 
 func newGroupsPrinter(s *ui.Streams, o *groupsOptions) groupsPrinter {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 )
 
 // textGroupsPrinter prints one block per group, stable plain lines for
@@ -16,7 +16,7 @@ import (
 // offset; then the findings.
 type textGroupsPrinter struct{ s *ui.Streams }
 
-func (p *textGroupsPrinter) Print(v *broker.GroupsView) error {
+func (p *textGroupsPrinter) Print(v *cluster.GroupsView) error {
 	w := bufio.NewWriter(p.s.Out)
 	st, ls := p.s.Styles(), p.s.Lister()
 	gap := func(indent string) func(string) {
@@ -52,7 +52,7 @@ func (p *textGroupsPrinter) Print(v *broker.GroupsView) error {
 	return printGroupsTail(w, st, ls, v)
 }
 
-func logText(c broker.CommittedOffset) string {
+func logText(c cluster.CommittedOffset) string {
 	switch {
 	case c.Log == nil:
 		return "log not in these directories"
@@ -68,7 +68,7 @@ func logText(c broker.CommittedOffset) string {
 }
 
 // printGroupLine prints a group's line of the text views.
-func printGroupLine(w *bufio.Writer, st *ui.Styles, g *broker.Group) {
+func printGroupLine(w *bufio.Writer, st *ui.Styles, g *cluster.Group) {
 	proto := g.ProtocolType
 	if g.Protocol != "" {
 		proto += "/" + g.Protocol
@@ -99,7 +99,7 @@ func printGroupLine(w *bufio.Writer, st *ui.Styles, g *broker.Group) {
 // table for all the groups.
 type tableGroupsPrinter struct{ s *ui.Streams }
 
-func (p *tableGroupsPrinter) Print(v *broker.GroupsView) error {
+func (p *tableGroupsPrinter) Print(v *cluster.GroupsView) error {
 	ls := p.s.Lister()
 	header, rows := describeRows(v, p.s.Wide)
 	w := bufio.NewWriter(p.s.Out)
@@ -114,7 +114,7 @@ type jsonGroupsPrinter struct {
 	j ui.JSONWriter
 }
 
-func (p *jsonGroupsPrinter) Print(v *broker.GroupsView) error {
+func (p *jsonGroupsPrinter) Print(v *cluster.GroupsView) error {
 	j := &p.j
 	for _, g := range v.Groups {
 		j.B = j.B[:0]

@@ -11,7 +11,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -46,7 +46,7 @@ func (o *groupsOptions) validateView() error {
 // filterList keeps the groups --list --state=STATES / --type=TYPES ask for
 // (case-insensitive, comma-separated, as the tool's
 // consumerGroupStatesFromString).
-func (o *groupsOptions) filterList(v *broker.GroupsView) {
+func (o *groupsOptions) filterList(v *cluster.GroupsView) {
 	if !o.list {
 		return
 	}
@@ -62,7 +62,7 @@ func (o *groupsOptions) filterList(v *broker.GroupsView) {
 		return false
 	}
 	dropped := map[string]bool{}
-	v.Groups = slices.DeleteFunc(v.Groups, func(g broker.Group) bool {
+	v.Groups = slices.DeleteFunc(v.Groups, func(g cluster.Group) bool {
 		drop := !keep(o.state, g.State) || !keep(o.types, g.Type)
 		dropped[g.Group] = drop
 		return drop
@@ -80,7 +80,7 @@ type listGroupsPrinter struct {
 	table bool
 }
 
-func (p *listGroupsPrinter) Print(v *broker.GroupsView) error {
+func (p *listGroupsPrinter) Print(v *cluster.GroupsView) error {
 	w := bufio.NewWriter(p.s.Out)
 	ls := p.s.Lister()
 	if !p.table && p.o.state == "" && p.o.types == "" {
@@ -124,7 +124,7 @@ func (p *listGroupsPrinter) Print(v *broker.GroupsView) error {
 
 // printGroupsTail ends every groups view but --list: what cannot be
 // answered, the findings and the records not interpreted.
-func printGroupsTail(w *bufio.Writer, st *ui.Styles, ls ui.Lister, v *broker.GroupsView) error {
+func printGroupsTail(w *bufio.Writer, st *ui.Styles, ls ui.Lister, v *cluster.GroupsView) error {
 	brokerview.PrintUnanswerable(w, ls, v.Unanswerable)
 	brokerview.PrintFindingsText(w, st, ls, v.Findings)
 	brokerview.PrintSkipped(w, v.Skipped)
@@ -133,7 +133,7 @@ func printGroupsTail(w *bufio.Writer, st *ui.Styles, ls ui.Lister, v *broker.Gro
 
 // memberRows are kafka-consumer-groups' --members rows: GROUP CONSUMER-ID
 // [GROUP-INSTANCE-ID] HOST CLIENT-ID #PARTITIONS [ASSIGNMENT].
-func memberRows(v *broker.GroupsView, assignment bool) ([]string, [][]string) {
+func memberRows(v *cluster.GroupsView, assignment bool) ([]string, [][]string) {
 	instance := false
 	for _, g := range v.Groups {
 		for _, m := range g.Members {
@@ -168,7 +168,7 @@ func memberRows(v *broker.GroupsView, assignment bool) ([]string, [][]string) {
 // tableMembersPrinter is --describe --members on a terminal (or -o table).
 type tableMembersPrinter struct{ s *ui.Streams }
 
-func (p *tableMembersPrinter) Print(v *broker.GroupsView) error {
+func (p *tableMembersPrinter) Print(v *cluster.GroupsView) error {
 	ls := p.s.Lister()
 	header, rows := memberRows(v, p.s.Wide || p.s.Verbose)
 	w := bufio.NewWriter(p.s.Out)
@@ -179,7 +179,7 @@ func (p *tableMembersPrinter) Print(v *broker.GroupsView) error {
 // textMembersPrinter is --describe --members piped: one line per member.
 type textMembersPrinter struct{ s *ui.Streams }
 
-func (p *textMembersPrinter) Print(v *broker.GroupsView) error {
+func (p *textMembersPrinter) Print(v *cluster.GroupsView) error {
 	w := bufio.NewWriter(p.s.Out)
 	ls := p.s.Lister()
 	type ref struct{ g, m int }
@@ -204,7 +204,7 @@ func (p *textMembersPrinter) Print(v *broker.GroupsView) error {
 // stateRow is a group's --describe --state row: GROUP COORDINATOR
 // ASSIGNMENT-STRATEGY STATE #MEMBERS (offline, the coordinator is the
 // __consumer_offsets partition holding the group, not a broker).
-func stateRow(g *broker.Group, wide bool) []string {
+func stateRow(g *cluster.Group, wide bool) []string {
 	row := []string{g.Group, filepath.Base(g.Coordinator), ui.OrDashString(g.Protocol), g.State, strconv.Itoa(len(g.Members))}
 	if wide {
 		row = append(row, g.Type, ui.OrDashString(g.ProtocolType), strconv.Itoa(int(g.Generation)), ui.FmtTime(g.StateTimestamp))
@@ -215,7 +215,7 @@ func stateRow(g *broker.Group, wide bool) []string {
 // tableStatePrinter is --describe --state on a terminal (or -o table).
 type tableStatePrinter struct{ s *ui.Streams }
 
-func (p *tableStatePrinter) Print(v *broker.GroupsView) error {
+func (p *tableStatePrinter) Print(v *cluster.GroupsView) error {
 	ls := p.s.Lister()
 	header := []string{"GROUP", "COORDINATOR", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"}
 	if p.s.Wide {
@@ -234,7 +234,7 @@ func (p *tableStatePrinter) Print(v *broker.GroupsView) error {
 // default text view, without their members and offsets.
 type textStatePrinter struct{ s *ui.Streams }
 
-func (p *textStatePrinter) Print(v *broker.GroupsView) error {
+func (p *textStatePrinter) Print(v *cluster.GroupsView) error {
 	w := bufio.NewWriter(p.s.Out)
 	st, ls := p.s.Styles(), p.s.Lister()
 	ls.Lines(len(v.Groups), "groups", func(i int) {
@@ -250,7 +250,7 @@ func (p *textStatePrinter) Print(v *broker.GroupsView) error {
 // member assigned nothing (the tool leaves it out) and a group with
 // neither members nor offsets get a row too, so that nothing the text
 // view shows is missing from the table.
-func describeRows(v *broker.GroupsView, wide bool) ([]string, [][]string) {
+func describeRows(v *cluster.GroupsView, wide bool) ([]string, [][]string) {
 	header := []string{"GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID"}
 	if wide {
 		header = append(header, "STATE", "LEADER-EPOCH", "COMMIT-TIMESTAMP", "LOG-START-OFFSET", "LAST-STABLE-OFFSET")
@@ -258,12 +258,12 @@ func describeRows(v *broker.GroupsView, wide bool) ([]string, [][]string) {
 	var rows [][]string
 	for gi := range v.Groups {
 		g := &v.Groups[gi]
-		committed := make(map[string]*broker.CommittedOffset, len(g.Offsets))
+		committed := make(map[string]*cluster.CommittedOffset, len(g.Offsets))
 		for i := range g.Offsets {
 			c := &g.Offsets[i]
 			committed[c.Topic+"\x00"+strconv.Itoa(int(c.Partition))] = c
 		}
-		row := func(topic string, partition int32, c *broker.CommittedOffset, m *broker.Member) []string {
+		row := func(topic string, partition int32, c *cluster.CommittedOffset, m *cluster.Member) []string {
 			r := []string{g.Group, "-", "-", "-", "-", "-", "-", "-", "-"}
 			if topic != "" {
 				r[1], r[2] = topic, strconv.Itoa(int(partition))
@@ -288,13 +288,13 @@ func describeRows(v *broker.GroupsView, wide bool) ([]string, [][]string) {
 			}
 			return r
 		}
-		members := make([]*broker.Member, len(g.Members))
+		members := make([]*cluster.Member, len(g.Members))
 		for i := range g.Members {
 			members[i] = &g.Members[i]
 		}
 		// The tool sorts members by the number of partitions assigned,
 		// most first (a stable sort keeps the group's member order).
-		slices.SortStableFunc(members, func(a, b *broker.Member) int {
+		slices.SortStableFunc(members, func(a, b *cluster.Member) int {
 			return cmp.Compare(countPartitions(b.Assignment), countPartitions(a.Assignment))
 		})
 		assigned := map[string]bool{}
@@ -332,7 +332,7 @@ type topicPartition struct {
 	partition int32
 }
 
-func sortedPartitions(ps []broker.TopicPartitions) []topicPartition {
+func sortedPartitions(ps []cluster.TopicPartitions) []topicPartition {
 	var out []topicPartition
 	for _, p := range ps {
 		for _, n := range p.Partitions {
@@ -345,7 +345,7 @@ func sortedPartitions(ps []broker.TopicPartitions) []topicPartition {
 	return out
 }
 
-func countPartitions(ps []broker.TopicPartitions) int {
+func countPartitions(ps []cluster.TopicPartitions) int {
 	n := 0
 	for _, p := range ps {
 		n += len(p.Partitions)
@@ -355,7 +355,7 @@ func countPartitions(ps []broker.TopicPartitions) int {
 
 // assignmentText is the ASSIGNMENT column: topic(0,1,2) per topic, as
 // kafka-consumer-groups --members --verbose prints it.
-func assignmentText(ps []broker.TopicPartitions) string {
+func assignmentText(ps []cluster.TopicPartitions) string {
 	if countPartitions(ps) == 0 {
 		return "-"
 	}

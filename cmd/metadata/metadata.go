@@ -12,7 +12,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -107,8 +107,8 @@ func runMetadata(ctx context.Context, s *ui.Streams, o *metadataOptions, args []
 	}
 	// Warnings stay under -q, which silences progress and summaries only.
 	ui.WarnDiagnostics(s.Err, inv.Warnings)
-	v, err := broker.LoadMetadata(inv, broker.MetadataOptions{At: o.at})
-	if errors.Is(err, broker.ErrNoMetadataLog) {
+	v, err := cluster.LoadMetadata(inv, cluster.MetadataOptions{At: o.at})
+	if errors.Is(err, cluster.ErrNoMetadataLog) {
 		// No image to show: these directories cannot answer (exit 2).
 		return ui.Unansweredf("%v", err)
 	}
@@ -146,7 +146,7 @@ func runMetadata(ctx context.Context, s *ui.Streams, o *metadataOptions, args []
 }
 
 type metadataPrinter interface {
-	Print(v *broker.MetadataView) error
+	Print(v *cluster.MetadataView) error
 }
 
 func newMetadataPrinter(s *ui.Streams, o *metadataOptions) metadataPrinter {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 )
 
 func int32List(xs []int32) string {
@@ -21,7 +21,7 @@ func int32List(xs []int32) string {
 	return "[" + strings.Join(s, ",") + "]"
 }
 
-func endpointsText(es []broker.Endpoint) string {
+func endpointsText(es []cluster.Endpoint) string {
 	var s []string
 	for _, e := range es {
 		s = append(s, fmt.Sprintf("%s://%s:%d", ui.Esc(e.Name), ui.Esc(e.Host), e.Port))
@@ -49,7 +49,7 @@ func configResourceType(t int8) string {
 	return "type-" + strconv.Itoa(int(t))
 }
 
-func imageSource(im *broker.MetadataImage) string {
+func imageSource(im *cluster.MetadataImage) string {
 	s := "no snapshot"
 	if im.Snapshot != "" {
 		s = "snapshot " + ui.Esc(filepath.Base(im.Snapshot))
@@ -67,7 +67,7 @@ func imageSource(im *broker.MetadataImage) string {
 // ids, ACLs, the disk rows that are not ok, then the findings.
 type textMetadataPrinter struct{ s *ui.Streams }
 
-func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
+func (p *textMetadataPrinter) Print(v *cluster.MetadataView) error {
 	w := bufio.NewWriter(p.s.Out)
 	st, ls := p.s.Styles(), p.s.Lister()
 	im := v.Image
@@ -138,7 +138,7 @@ func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
 		fmt.Fprintf(w, "%s %s resourceType %s resourceName %q patternType %s principal %s host %s operation %s permissionType %s\n",
 			h("acl"), a.ID, a.ResourceTypeName(), a.ResourceName, a.PatternTypeName(), ui.Esc(a.Principal), ui.Esc(a.Host), a.OperationName(), a.PermissionTypeName())
 	}, gap(""))
-	var disk []broker.DiskPartition
+	var disk []cluster.DiskPartition
 	for _, d := range v.Disk {
 		if d.Status != "ok" {
 			disk = append(disk, d)
@@ -162,7 +162,7 @@ func (p *textMetadataPrinter) Print(v *broker.MetadataView) error {
 // by side, then brokers and findings.
 type tableMetadataPrinter struct{ s *ui.Streams }
 
-func (p *tableMetadataPrinter) Print(v *broker.MetadataView) error {
+func (p *tableMetadataPrinter) Print(v *cluster.MetadataView) error {
 	im := v.Image
 	fmt.Fprintf(p.s.Out, "image at offset %d: %s\n", im.Offset, imageSource(im))
 	ls := p.s.Lister()
@@ -267,7 +267,7 @@ func jsonArray(j *ui.JSONWriter, k string, n int, item func(i int)) {
 	j.First = false
 }
 
-func jsonEndpoints(j *ui.JSONWriter, es []broker.Endpoint) {
+func jsonEndpoints(j *ui.JSONWriter, es []cluster.Endpoint) {
 	jsonArray(j, "endpoints", len(es), func(i int) {
 		j.Str("name", es[i].Name)
 		j.Str("host", es[i].Host)
@@ -276,7 +276,7 @@ func jsonEndpoints(j *ui.JSONWriter, es []broker.Endpoint) {
 	})
 }
 
-func (p *jsonMetadataPrinter) Print(v *broker.MetadataView) error {
+func (p *jsonMetadataPrinter) Print(v *cluster.MetadataView) error {
 	j := &p.j
 	im := v.Image
 	j.B = j.B[:0]

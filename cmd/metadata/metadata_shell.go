@@ -11,7 +11,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 )
 
 // kseg metadata ls | cat | find: kafka-metadata-shell's commands over the
@@ -114,12 +114,12 @@ usage error. Nothing is written.
 // imageMatch is a node a path names, with its full path.
 type imageMatch struct {
 	path string
-	node *broker.ImageNode
+	node *cluster.ImageNode
 }
 
 // resolveImagePath returns the nodes p names, in order: components
 // matched one at a time, a glob against every child.
-func resolveImagePath(root *broker.ImageNode, p string) ([]imageMatch, error) {
+func resolveImagePath(root *cluster.ImageNode, p string) ([]imageMatch, error) {
 	if !strings.HasPrefix(p, "/") {
 		p = "/image/" + p
 	}
@@ -160,7 +160,7 @@ func runMetadataShell(ctx context.Context, s *ui.Streams, verb string, o *metada
 		return err
 	}
 	ui.WarnDiagnostics(s.Err, inv.Warnings)
-	v, err := broker.LoadMetadata(inv, broker.MetadataOptions{At: o.at})
+	v, err := cluster.LoadMetadata(inv, cluster.MetadataOptions{At: o.at})
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func runMetadataShell(ctx context.Context, s *ui.Streams, verb string, o *metada
 		return metadataShellTable(w, s, verb, matches)
 	}
 	j := &ui.JSONWriter{}
-	emit := func(p string, n *broker.ImageNode, value bool) error {
+	emit := func(p string, n *cluster.ImageNode, value bool) error {
 		if o.output != "json" {
 			return nil
 		}
@@ -219,8 +219,8 @@ func runMetadataShell(ctx context.Context, s *ui.Streams, verb string, o *metada
 	case "ls":
 		lsPrint(w, o, matches, emit)
 	case "find":
-		var walk func(p string, n *broker.ImageNode) error
-		walk = func(p string, n *broker.ImageNode) error {
+		var walk func(p string, n *cluster.ImageNode) error
+		walk = func(p string, n *cluster.ImageNode) error {
 			if o.output == "json" {
 				if err := emit(p, n, true); err != nil {
 					return err
@@ -248,15 +248,15 @@ func runMetadataShell(ctx context.Context, s *ui.Streams, verb string, o *metada
 // printed or found ("-" for a directory's value).
 func metadataShellTable(w *bufio.Writer, s *ui.Streams, verb string, matches []imageMatch) error {
 	var rows [][]string
-	add := func(p string, n *broker.ImageNode) {
+	add := func(p string, n *cluster.ImageNode) {
 		v := n.Value
 		if n.Dir {
 			v = "-"
 		}
 		rows = append(rows, []string{p, v})
 	}
-	var walk func(p string, n *broker.ImageNode)
-	walk = func(p string, n *broker.ImageNode) {
+	var walk func(p string, n *cluster.ImageNode)
+	walk = func(p string, n *cluster.ImageNode) {
 		add(p, n)
 		for _, c := range n.Children {
 			walk(strings.TrimSuffix(p, "/")+"/"+c.Name, c)
@@ -285,7 +285,7 @@ func metadataShellTable(w *bufio.Writer, s *ui.Streams, verb string, matches []i
 // lsPrint is LsCommandHandler.printTargets without a terminal: the leaves
 // named first, then each directory's children, one per line, headed by
 // "name:" when there is more than one thing to list.
-func lsPrint(w *bufio.Writer, o *metadataShellOptions, matches []imageMatch, emit func(string, *broker.ImageNode, bool) error) {
+func lsPrint(w *bufio.Writer, o *metadataShellOptions, matches []imageMatch, emit func(string, *cluster.ImageNode, bool) error) {
 	var files, dirs []imageMatch
 	for _, m := range matches {
 		if m.node.Dir {

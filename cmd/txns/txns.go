@@ -13,7 +13,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 )
 
 // txnsOptions are the flags of `kseg txns`.
@@ -34,7 +34,7 @@ func (o *txnsOptions) AddFlags(c *cobra.Command) {
 	f.StringArrayVar(&o.txnIDs, "transactional-id", nil, "only this transactional id (repeatable)")
 	f.StringArrayVar(&o.topics, "topic", nil, "only data partitions of this topic, and transactions that touch it (repeatable)")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
-	f.DurationVar(&o.maxTimeout, "max-transaction-timeout", broker.DefaultMaxTransactionTimeoutMs*time.Millisecond, "the cluster's transaction.max.timeout.ms: an open transaction older than this that the coordinator does not list is hanging")
+	f.DurationVar(&o.maxTimeout, "max-transaction-timeout", cluster.DefaultMaxTransactionTimeoutMs*time.Millisecond, "the cluster's transaction.max.timeout.ms: an open transaction older than this that the coordinator does not list is hanging")
 	f.Int32Var(&o.numPartitions, "transaction-state-partitions", 0, "the cluster's transaction.state.log.num.partitions, to tell which coordinator partitions are missing; 0 = from the KRaft metadata image in the directories, else 50")
 	f.StringVar(&o.now, "now", "log", "the clock for ages: log (the newest timestamp in the logs read), now, or epoch milliseconds / RFC 3339")
 	ui.AddJobsFlag(c, &o.jobs, "partitions replayed")
@@ -120,10 +120,10 @@ func runTxns(ctx context.Context, s *ui.Streams, o *txnsOptions, args []string) 
 	}
 	// Warnings stay under -q, which silences progress and summaries only.
 	ui.WarnDiagnostics(s.Err, inv.Warnings)
-	opts := broker.DefaultTxnsOptions()
+	opts := cluster.DefaultTxnsOptions()
 	opts.TransactionalIDs, opts.Topics, opts.Jobs = o.txnIDs, o.topics, ui.ResolveJobs(o.jobs)
 	opts.MaxTransactionTimeoutMs, opts.NumPartitions, opts.Now = o.maxTimeout.Milliseconds(), o.numPartitions, o.nowMs
-	v, err := broker.LoadTxns(inv, brokerview.Decoder(), opts)
+	v, err := cluster.LoadTxns(inv, brokerview.Decoder(), opts)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func runTxns(ctx context.Context, s *ui.Streams, o *txnsOptions, args []string) 
 	if !s.Quiet && o.output != "json" {
 		hanging := 0
 		for _, t := range v.Open {
-			if t.Verdict == broker.VerdictHanging {
+			if t.Verdict == cluster.VerdictHanging {
 				hanging++
 			}
 		}
@@ -145,7 +145,7 @@ func runTxns(ctx context.Context, s *ui.Streams, o *txnsOptions, args []string) 
 }
 
 type txnsPrinter interface {
-	Print(v *broker.TxnsView) error
+	Print(v *cluster.TxnsView) error
 }
 
 func newTxnsPrinter(s *ui.Streams, o *txnsOptions) txnsPrinter {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 )
 
 func fmtAge(ms int64) string {
@@ -25,7 +25,7 @@ func fmtAge(ms int64) string {
 // answered, then the findings.
 type textTxnsPrinter struct{ s *ui.Streams }
 
-func (p *textTxnsPrinter) Print(v *broker.TxnsView) error {
+func (p *textTxnsPrinter) Print(v *cluster.TxnsView) error {
 	w := bufio.NewWriter(p.s.Out)
 	st, ls := p.s.Styles(), p.s.Lister()
 	gap := func(more string) { fmt.Fprintln(w, more) }
@@ -44,7 +44,7 @@ func (p *textTxnsPrinter) Print(v *broker.TxnsView) error {
 		fmt.Fprintf(w, "%s %s-%d producerId %d producerEpoch %d firstOffset %d lastTimestamp %s age %s lastStableOffset %d transactionalId %s verdict %s: %s\n",
 			st.Paint(st.Title, "open"), ui.Esc(o.Topic), o.Partition, o.ProducerID, o.ProducerEpoch, o.FirstOffset, ui.FmtTime(o.LastTimestamp), fmtAge(o.AgeMs),
 			o.LastStableOffset, ui.Esc(txn), o.Verdict, ui.Esc(o.Reason))
-		if o.Verdict == broker.VerdictHanging {
+		if o.Verdict == cluster.VerdictHanging {
 			fmt.Fprintf(w, "  abort: %s\n", ui.Esc(o.AbortCommand()))
 		}
 	}, gap)
@@ -57,7 +57,7 @@ func (p *textTxnsPrinter) Print(v *broker.TxnsView) error {
 // transactions (find-hanging's columns plus the verdict).
 type tableTxnsPrinter struct{ s *ui.Streams }
 
-func (p *tableTxnsPrinter) Print(v *broker.TxnsView) error {
+func (p *tableTxnsPrinter) Print(v *cluster.TxnsView) error {
 	var rows [][]string
 	for _, t := range v.Transactions {
 		rows = append(rows, []string{t.TransactionalID, ui.I64(t.ProducerID), strconv.Itoa(int(t.ProducerEpoch)), t.State.String(),
@@ -84,9 +84,9 @@ func (p *tableTxnsPrinter) Print(v *broker.TxnsView) error {
 	tw.Render(ls, header, rows, "open transactions")
 	w := bufio.NewWriter(p.s.Out)
 	gap := func(more string) { fmt.Fprintln(w, more) }
-	var hanging []broker.OpenTransaction
+	var hanging []cluster.OpenTransaction
 	for _, o := range v.Open {
-		if o.Verdict == broker.VerdictHanging {
+		if o.Verdict == cluster.VerdictHanging {
 			hanging = append(hanging, o)
 		}
 	}
@@ -106,7 +106,7 @@ type jsonTxnsPrinter struct {
 	j ui.JSONWriter
 }
 
-func (p *jsonTxnsPrinter) Print(v *broker.TxnsView) error {
+func (p *jsonTxnsPrinter) Print(v *cluster.TxnsView) error {
 	j := &p.j
 	j.B = j.B[:0]
 	for _, t := range v.Transactions {
@@ -148,7 +148,7 @@ func (p *jsonTxnsPrinter) Print(v *broker.TxnsView) error {
 		j.Str("coordinatorState", o.CoordinatorState)
 		j.Str("verdict", o.Verdict)
 		j.Str("reason", o.Reason)
-		if o.Verdict == broker.VerdictHanging {
+		if o.Verdict == cluster.VerdictHanging {
 			j.Str("abortCommand", o.AbortCommand())
 		}
 		j.End()

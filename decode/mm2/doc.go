@@ -38,7 +38,7 @@
 //
 // # Place in the flow
 //
-// kseg's packages depend one way: cmd → barrier/{mirror,repair,mm2} →
+// kseg's packages depend one way: cmd → barrier/{mirror,recovery,mm2} →
 // barrier → psm → segment/edit → segment → decode. mm2 is a room of decode,
 // beside decode/schema: decode turns a batch into records, and mm2 says
 // what the key and value of a record of an MM2 topic hold. It knows bytes,

@@ -28,12 +28,12 @@
 //
 // # Place in the flow
 //
-// kseg's packages depend one way: cmd → barrier/{mirror,repair} → barrier
+// kseg's packages depend one way: cmd → barrier/{mirror,recovery} → barrier
 // → psm → segment/edit → segment → decode. schema is a room of decode,
 // on the same floor: decode turns a batch into records, whose key and
 // value are bytes; schema says what those bytes hold for an internal
 // topic. It imports only decode (for *decode.CorruptError) and knows bytes,
-// not files or state: psm/broker replays the decoded records into groups,
+// not files or state: psm/cluster replays the decoded records into groups,
 // transactions and the metadata image, and cmd's dump prints them (its
 // --offsets-decoder, --transaction-log-decoder … output).
 package schema

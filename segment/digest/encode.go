@@ -183,6 +183,70 @@ func (e *encoder) segmentStart(s SegmentInfo, start int64) int64 {
 	return pos
 }
 
+// producerMode is how a batch's producer fields are written: none (no
+// producer), its slot when it continues that producer's epoch and
+// sequence, its slot with them spelled out, or a new producer (taking the
+// next slot, si).
+func (d *deltas) producerMode(pid int64, epoch int16, seq int32, control bool) (mode, si int) {
+	if pid == decode.NoProducerID && epoch == decode.NoProducerEpoch && seq == decode.NoSequence {
+		return producerNone, 0
+	}
+	if i, ok := d.hasPID[pid]; ok {
+		s := &d.slots[i]
+		if s.epoch == epoch && seq == expected(s, control) {
+			return producerSlot, i
+		}
+		return producerSlotExplicit, i
+	}
+	return producerNew, d.fifo
+}
+
+// v2Flags are a batch record's flags and extension byte: which fields
+// differ from what the deltas predict and are written, whether the body
+// is kept whole and the computed CRC written.
+func (d *deltas) v2Flags(mode int, attrs uint16, body, crcValid bool, base int64, ple, count, lod int32) (flags, ext byte) {
+	flags = byte(mode)
+	if attrs != d.attrs {
+		flags |= fAttributes
+	}
+	if body {
+		flags |= fBody
+	}
+	if !crcValid {
+		flags |= fComputedCRC
+	}
+	if base != d.next {
+		flags |= fBaseOffset
+	}
+	if ple != d.ple {
+		ext |= xEpoch
+	}
+	if int64(count) != int64(lod)+1 {
+		ext |= xRecords
+	}
+	if ext != 0 {
+		flags |= fExt
+	}
+	return flags, ext
+}
+
+// appendProducer appends a batch's producer fields as mode writes them.
+func appendProducer(b []byte, mode, si int, pid int64, epoch int16, seq int32) []byte {
+	switch mode {
+	case producerSlot:
+		b = binary.AppendUvarint(b, uint64(si))
+	case producerSlotExplicit:
+		b = binary.AppendUvarint(b, uint64(si))
+		b = binary.AppendVarint(b, int64(epoch))
+		b = binary.AppendVarint(b, int64(seq))
+	case producerNew:
+		b = binary.AppendUvarint(b, uint64(pid))
+		b = binary.AppendVarint(b, int64(epoch))
+		b = binary.AppendVarint(b, int64(seq))
+	}
+	return b
+}
+
 // batch appends the record of one framed entry: raw is its whole bytes,
 // crcValid the scanner's verdict.
 func (e *encoder) batch(raw []byte, crcValid bool) {
@@ -205,58 +269,14 @@ func (e *encoder) batch(raw []byte, crcValid bool) {
 	control := attrs&decode.AttrControl != 0
 	d := &e.d
 
-	var flags, ext byte
-	mode, si := producerNone, 0
-	if pid != decode.NoProducerID || epoch != decode.NoProducerEpoch || seq != decode.NoSequence {
-		if i, ok := d.hasPID[pid]; ok {
-			s := &d.slots[i]
-			mode, si = producerSlotExplicit, i
-			if s.epoch == epoch && seq == expected(s, control) {
-				mode = producerSlot
-			}
-		} else {
-			mode, si = producerNew, d.fifo
-		}
-	}
-	flags |= byte(mode)
-	if attrs != d.attrs {
-		flags |= fAttributes
-	}
+	mode, si := d.producerMode(pid, epoch, seq, control)
 	body := control || !crcValid
-	if body {
-		flags |= fBody
-	}
-	if !crcValid {
-		flags |= fComputedCRC
-	}
-	if base != d.next {
-		flags |= fBaseOffset
-	}
-	if ple != d.ple {
-		ext |= xEpoch
-	}
-	if int64(count) != int64(lod)+1 {
-		ext |= xRecords
-	}
-	if ext != 0 {
-		flags |= fExt
-	}
+	flags, ext := d.v2Flags(mode, attrs, body, crcValid, base, ple, count, lod)
 	b := append(e.blk, tagBatch|flags)
 	if ext != 0 {
 		b = append(b, ext)
 	}
-	switch mode {
-	case producerSlot:
-		b = binary.AppendUvarint(b, uint64(si))
-	case producerSlotExplicit:
-		b = binary.AppendUvarint(b, uint64(si))
-		b = binary.AppendVarint(b, int64(epoch))
-		b = binary.AppendVarint(b, int64(seq))
-	case producerNew:
-		b = binary.AppendUvarint(b, uint64(pid))
-		b = binary.AppendVarint(b, int64(epoch))
-		b = binary.AppendVarint(b, int64(seq))
-	}
+	b = appendProducer(b, mode, si, pid, epoch, seq)
 	if flags&fAttributes != 0 {
 		b = binary.AppendUvarint(b, uint64(attrs))
 	}

@@ -203,6 +203,44 @@ func (s *Scanner) int32At(field string) int32 {
 	return int32(v)
 }
 
+// producer reads a batch record's producer fields as mode writes them:
+// the slot (si; sl nil unless an existing one), and the producer id,
+// epoch and sequence given explicitly (the slot's, for a producerSlot
+// batch, are filled in by the caller once the attributes are known).
+func (s *Scanner) producer(mode int) (si int, sl *slot, pid int64, epoch int16, seq int32) {
+	si = s.dl.fifo
+	pid, epoch, seq = decode.NoProducerID, decode.NoProducerEpoch, decode.NoSequence
+	switch mode {
+	case producerSlot:
+		si, sl = s.slotAt()
+	case producerSlotExplicit:
+		si, sl = s.slotAt()
+		epoch, seq = s.int16At("producerEpoch"), s.int32At("baseSequence")
+	case producerNew:
+		pid = int64(s.c.uvarint("producerId"))
+		epoch, seq = s.int16At("producerEpoch"), s.int32At("baseSequence")
+	}
+	return si, sl, pid, epoch, seq
+}
+
+// appendV2Header appends the 61-byte header of the v2 batch b, whose
+// attributes are attrs (all 16 bits), as it stands on disk.
+func appendV2Header(r []byte, b *decode.Batch, attrs uint16) []byte {
+	r = be.AppendUint64(r, uint64(b.BaseOffset))
+	r = be.AppendUint32(r, uint32(b.BatchLength))
+	r = be.AppendUint32(r, uint32(b.PartitionLeaderEpoch))
+	r = append(r, 2)
+	r = be.AppendUint32(r, b.CRC)
+	r = be.AppendUint16(r, attrs)
+	r = be.AppendUint32(r, uint32(b.LastOffsetDelta))
+	r = be.AppendUint64(r, uint64(b.BaseTimestamp))
+	r = be.AppendUint64(r, uint64(b.MaxTimestamp))
+	r = be.AppendUint64(r, uint64(b.ProducerID))
+	r = be.AppendUint16(r, uint16(b.ProducerEpoch))
+	r = be.AppendUint32(r, uint32(b.BaseSequence))
+	return be.AppendUint32(r, uint32(b.RecordCount))
+}
+
 // batch decodes a v2 batch record.
 func (s *Scanner) batch(tag byte) {
 	c, dl := &s.c, &s.dl
@@ -212,19 +250,7 @@ func (s *Scanner) batch(tag byte) {
 		ext = c.u8("extension flags")
 	}
 	mode := int(flags & fProducerMask)
-	var sl *slot
-	si := dl.fifo
-	pid, epoch, seq := int64(decode.NoProducerID), int16(decode.NoProducerEpoch), int32(decode.NoSequence)
-	switch mode {
-	case producerSlot:
-		si, sl = s.slotAt()
-	case producerSlotExplicit:
-		si, sl = s.slotAt()
-		epoch, seq = s.int16At("producerEpoch"), s.int32At("baseSequence")
-	case producerNew:
-		pid = int64(c.uvarint("producerId"))
-		epoch, seq = s.int16At("producerEpoch"), s.int32At("baseSequence")
-	}
+	si, sl, pid, epoch, seq := s.producer(mode)
 	attrs := dl.attrs
 	if flags&fAttributes != 0 {
 		at := c.pos()
@@ -281,22 +307,8 @@ func (s *Scanner) batch(tag byte) {
 		Attributes: int16(attrs) & 0xff, LastOffsetDelta: lod, BaseTimestamp: baseTs, MaxTimestamp: maxTs,
 		ProducerID: pid, ProducerEpoch: epoch, BaseSequence: seq, RecordCount: count}
 	if body != nil {
-		r := s.raw[:0]
-		r = be.AppendUint64(r, uint64(base))
-		r = be.AppendUint32(r, uint32(blen))
-		r = be.AppendUint32(r, uint32(ple))
-		r = append(r, 2)
-		r = be.AppendUint32(r, crc)
-		r = be.AppendUint16(r, attrs)
-		r = be.AppendUint32(r, uint32(lod))
-		r = be.AppendUint64(r, uint64(baseTs))
-		r = be.AppendUint64(r, uint64(maxTs))
-		r = be.AppendUint64(r, uint64(pid))
-		r = be.AppendUint16(r, uint16(epoch))
-		r = be.AppendUint32(r, uint32(seq))
-		r = be.AppendUint32(r, uint32(count))
-		r = append(r, body...)
-		s.raw, b.Raw = r, r
+		s.raw = append(appendV2Header(s.raw[:0], &b, attrs), body...)
+		b.Raw = s.raw
 	}
 	s.cur = Entry{Batch: b, Pos: s.pos, CRCValid: valid, ComputedCRC: computed, Attributes16: attrs}
 	if mode != producerNone {

@@ -4,11 +4,11 @@
 //
 // # Place in the flow
 //
-// kseg's packages depend one way: cmd → barrier/{mirror,repair} → barrier
+// kseg's packages depend one way: cmd → barrier/{mirror,recovery} → barrier
 // → psm → segment/edit → segment → decode. edit sits between the planners
 // (package barrier and its rooms) and the files (package segment):
 //
-//	cmd → barrier, barrier/mirror, barrier/repair (plans: what changes, and
+//	cmd → barrier, barrier/mirror, barrier/recovery (plans: what changes, and
 //	why) → edit (how: lock, backup, staging, journal, commit, rollback) →
 //	segment (Kafka's files and their rules)
 //

@@ -22,7 +22,7 @@ import (
 	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/barrier/mirror"
-	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/barrier/recovery"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -48,7 +48,7 @@ func runOf[P any, V interface {
 }
 
 // kinds are every write command's tools.
-var kinds = []*edit.Kind{barrier.InjectKind, mirror.EditKind, repair.EditKind}
+var kinds = []*edit.Kind{barrier.InjectKind, mirror.EditKind, recovery.EditKind}
 
 // editCase is one write command's job over a template world: the edit
 // engine is exercised through every job the same way.
@@ -241,12 +241,12 @@ var repairCase = editCase{
 		return filepath.Dir(dir), filepath.Base(dir)
 	},
 	apply: func(root string, o edit.Options) (*run, error) {
-		p, err := repair.PlanRepair(filepath.Join(root, "orders-0"), repair.Options{})
+		p, err := recovery.PlanRepair(filepath.Join(root, "orders-0"), recovery.Options{})
 		if err != nil {
 			return nil, err
 		}
-		r, err := repair.Apply(p, o)
-		return runOf(r, err, func(p *repair.Plan) []edit.FileOp { return p.Ops })
+		r, err := recovery.Apply(p, o)
+		return runOf(r, err, func(p *recovery.Plan) []edit.FileOp { return p.Ops })
 	},
 	minSteps: 30,
 }
@@ -703,7 +703,7 @@ func TestEditRollbackRefusesAnotherToolsJournal(t *testing.T) {
 // for the other tools' planners), finished by a rerun and undone by a
 // rollback, under its own name, which is gone afterwards.
 func TestEditReadsLegacyJournal(t *testing.T) {
-	legacyKey := map[string]string{mirror.EditKind.Tool: "mirror", repair.EditKind.Tool: "repair"}
+	legacyKey := map[string]string{mirror.EditKind.Tool: "mirror", recovery.EditKind.Tool: "repair"}
 	for _, tc := range []editCase{injectCase(barrier.ModeTruncate), mirrorCase("align", false, 700), repairCase} {
 		t.Run(tc.name, func(t *testing.T) {
 			template, rel := tc.world(t)
@@ -729,7 +729,7 @@ func TestEditReadsLegacyJournal(t *testing.T) {
 			}
 			if tc.name != "repair" {
 				var re *edit.RefusalError
-				if _, err := repair.PlanRepair(dir, repair.Options{}); !errors.As(err, &re) || re.Reason != edit.RefusePending {
+				if _, err := recovery.PlanRepair(dir, recovery.Options{}); !errors.As(err, &re) || re.Reason != edit.RefusePending {
 					t.Fatalf("repair over a pending legacy %s: %v", j.Tool, err)
 				}
 			}

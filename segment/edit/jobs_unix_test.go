@@ -17,7 +17,7 @@ import (
 	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/barrier/mirror"
-	"github.com/kseg/kseg/barrier/repair"
+	"github.com/kseg/kseg/barrier/recovery"
 	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -50,7 +50,7 @@ func TestEditLockThroughSymlinks(t *testing.T) {
 	beforeLD, beforeSrc := barriertest.SnapDir(t, ld), barriertest.SnapDir(t, src)
 	for _, path := range []string{filepath.Join(root, "alias", "mirror-0"), filepath.Join(root, "ldlink", "mirror-0")} {
 		_, errI := barrier.PlanInjection(path, planOpts())
-		_, errR := repair.PlanRepair(path, repair.Options{})
+		_, errR := recovery.PlanRepair(path, recovery.Options{})
 		_, errM := mirror.PlanMirror(src, path, mirrorOpts(-1))
 		for what, err := range map[string]error{"inject-barrier": errI, "repair": errR, "mirror": errM} {
 			var re *edit.RefusalError

@@ -1,15 +1,20 @@
 package edit
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
+
+	"github.com/kseg/kseg/segment"
 )
 
 // Writing the journal. Its header (the plan) is written twice, whole and
@@ -190,4 +195,52 @@ func (a *applier) checkJournalSize() error {
 		return Refuse(RefuseTooLarge, a.dir, "the edit's journal would hold about %d bytes, more than the %d kseg reads back after a crash: split it into smaller edits (a mirror can stop at an offset and continue from there)", n, int64(maxJournalBytes))
 	}
 	return nil
+}
+
+// writeAtomic writes path through path.tmp, with what write writes:
+// created with O_EXCL, given its mode (and, as root, the owner uid:gid:
+// -1 leaves kseg's), fsynced, renamed over path, the directory fsynced. A
+// leftover path.tmp is kseg's own (the journal or the manifest), so it is
+// replaced.
+func (a *applier) writeAtomic(path, step string, uid, gid int, write func(w io.Writer) error) error {
+	tmp := path + segment.TempSuffix
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o644)
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		f.Close()
+		if !isFault(err) {
+			os.Remove(tmp)
+		}
+		return err
+	}
+	if err := ownAs(f, 0o644, uid, gid); err != nil {
+		return fail(err)
+	}
+	bw := bufio.NewWriterSize(a.writer(tmp, f), journalBuffer)
+	if err := write(bw); err != nil {
+		return fail(err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fail(err)
+	}
+	if err := a.step(step + ":tmp"); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(path))
 }

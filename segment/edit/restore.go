@@ -305,37 +305,9 @@ func PlanRestore(backupDir string, o RestoreOptions) (*RestorePlan, error) {
 		}
 		p.Warnings = append(p.Warnings, "the backup does not record what the edit left (an older kseg wrote it, or the edit did not complete): whether the partition changed since cannot be told")
 	}
-	ol := OpList{Dir: dir}
-	var changed, lost []string
-	for i := len(m.Files) - 1; i >= 0; i-- {
-		mf := m.Files[i]
-		st, err := stateOf(dir, mf)
-		if err != nil {
-			return nil, err
-		}
-		p.Files = append(p.Files, RestoreFile{Name: mf.Name, Edit: mf.Action, State: st, Size: mf.Size, SHA256: mf.SHA256})
-		if st == RestoreBefore {
-			continue
-		}
-		if st == RestoreChanged {
-			changed = append(changed, mf.Name)
-		}
-		op, why, err := restoreOp(dir, bd, mf)
-		if err != nil {
-			return nil, err
-		}
-		if why != "" {
-			lost = append(lost, mf.Name+": "+why)
-			continue
-		}
-		if op != nil {
-			ol.Add(*op)
-		}
-		p.before[mf.Name] = beforeState{size: mf.Size, sha256: mf.SHA256, fingerprint: mf.Action == OpAppend}
-	}
-	p.Ops = ol.List
-	if p.Ops == nil {
-		p.Ops = []FileOp{}
+	changed, lost, err := p.restoreOps()
+	if err != nil {
+		return nil, err
 	}
 	if len(p.Ops) == 0 && len(lost) == 0 {
 		p.NothingToDo, p.Reason = true, "every file of the edit is as it was before it"
@@ -357,6 +329,45 @@ func PlanRestore(backupDir string, o RestoreOptions) (*RestorePlan, error) {
 		return p, cmp.Or(blocked, error(re))
 	}
 	return p, blocked
+}
+
+// restoreOps plans putting back every file of the edit, last first:
+// p.Files and p.Ops. changed are the files not as the edit left them,
+// lost those that cannot be restored, with why.
+func (p *RestorePlan) restoreOps() (changed, lost []string, err error) {
+	m, dir := p.manifest, p.Dir
+	ol := OpList{Dir: dir}
+	for i := len(m.Files) - 1; i >= 0; i-- {
+		mf := m.Files[i]
+		st, err := stateOf(dir, mf)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.Files = append(p.Files, RestoreFile{Name: mf.Name, Edit: mf.Action, State: st, Size: mf.Size, SHA256: mf.SHA256})
+		if st == RestoreBefore {
+			continue
+		}
+		if st == RestoreChanged {
+			changed = append(changed, mf.Name)
+		}
+		op, why, err := restoreOp(dir, p.BackupDir, mf)
+		if err != nil {
+			return nil, nil, err
+		}
+		if why != "" {
+			lost = append(lost, mf.Name+": "+why)
+			continue
+		}
+		if op != nil {
+			ol.Add(*op)
+		}
+		p.before[mf.Name] = beforeState{size: mf.Size, sha256: mf.SHA256, fingerprint: mf.Action == OpAppend}
+	}
+	p.Ops = ol.List
+	if p.Ops == nil {
+		p.Ops = []FileOp{}
+	}
+	return changed, lost, nil
 }
 
 // restoreOp is the operation that puts mf's file back as it was before

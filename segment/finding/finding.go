@@ -12,12 +12,12 @@
 //
 // # Place in the flow
 //
-// kseg's packages depend one way: cmd → barrier/{mirror,repair} → barrier
+// kseg's packages depend one way: cmd → barrier/{mirror,recovery} → barrier
 // → psm → segment/edit → segment → decode. segment is the lowest floor
 // that reports findings (where broker recovery cuts a segment, what is
 // wrong with an index), so the vocabulary lives under it, and it imports
 // nothing of kseg, so that segment and every package above it — psm,
-// psm/broker, barrier and its rooms, cmd — can share it. decode reports
+// psm/cluster, barrier and its rooms, cmd — can share it. decode reports
 // no findings: it returns *decode.CorruptError, whose class sentinels
 // (decode.ErrCRCMismatch …) the floors above classify into kinds, and it
 // does not import this package.

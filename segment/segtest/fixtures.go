@@ -360,6 +360,42 @@ func votersValue(id int32, dirID [16]byte, listener, host string, port uint16, m
 //	decompression-bomb  a seventh batch, zstd, that inflates to BombSize zero bytes (CRC valid)
 //	index-past-eof      an extra .index entry whose position is 4096 bytes past the end of the log
 func (g *gen) broken(name, dir string) error {
+	if err := g.brokenBatches(name, dir); err != nil {
+		return err
+	}
+	logPath := filepathJoin(dir, "00000000000000000000.log")
+	log, err := readFile(logPath)
+	if err != nil {
+		return err
+	}
+	pos, err := entries(log)
+	if err != nil {
+		return err
+	}
+	if log, err = damage(name, dir, log, pos); err != nil {
+		return err
+	}
+	if err := writeFile(logPath, log); err != nil {
+		return err
+	}
+	if name == "torn-tail" {
+		// A crash leaves the last batch torn; the indexes are what recovery
+		// rebuilds for the valid prefix, so the torn tail is the only defect.
+		idx, tidx, err := segmentRebuild(logPath)
+		if err != nil {
+			return err
+		}
+		if err := writeFile(filepathJoin(dir, "00000000000000000000.index"), idx); err != nil {
+			return err
+		}
+		return writeFile(filepathJoin(dir, "00000000000000000000.timeindex"), tidx)
+	}
+	return nil
+}
+
+// brokenBatches writes the six batches every broken sibling holds, and
+// the seventh of bad-varint and decompression-bomb.
+func (g *gen) brokenBatches(name, dir string) error {
 	p, err := g.open(dir, partitionOpts{indexInterval: IndexIntervals[BrokenPartition], topic: 9})
 	if err != nil {
 		return err
@@ -391,18 +427,12 @@ func (g *gen) broken(name, dir string) error {
 		b[22] |= byte(zstd)
 		p.raw(setRecords(b, bomb))
 	}
-	if err := p.close(); err != nil {
-		return err
-	}
-	logPath := filepathJoin(dir, "00000000000000000000.log")
-	log, err := readFile(logPath)
-	if err != nil {
-		return err
-	}
-	pos, err := entries(log)
-	if err != nil {
-		return err
-	}
+	return p.close()
+}
+
+// damage plants name's defect in log, whose batches start at pos (the
+// .index of index-past-eof is written here).
+func damage(name, dir string, log []byte, pos []int) ([]byte, error) {
 	switch name {
 	case "crc-mismatch":
 		log[pos[3]-2] ^= 0x01 // inside the last value of the batch at offset 4
@@ -421,28 +451,13 @@ func (g *gen) broken(name, dir string) error {
 		idxPath := filepathJoin(dir, "00000000000000000000.index")
 		idx, err := readFile(idxPath)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		idx = binary.BigEndian.AppendUint32(idx, 11)
 		idx = binary.BigEndian.AppendUint32(idx, uint32(len(log)+4096))
 		if err := writeFile(idxPath, idx); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if err := writeFile(logPath, log); err != nil {
-		return err
-	}
-	if name == "torn-tail" {
-		// A crash leaves the last batch torn; the indexes are what recovery
-		// rebuilds for the valid prefix, so the torn tail is the only defect.
-		idx, tidx, err := segmentRebuild(logPath)
-		if err != nil {
-			return err
-		}
-		if err := writeFile(filepathJoin(dir, "00000000000000000000.index"), idx); err != nil {
-			return err
-		}
-		return writeFile(filepathJoin(dir, "00000000000000000000.timeindex"), tidx)
-	}
-	return nil
+	return log, nil
 }

@@ -180,6 +180,7 @@ type largeGen struct {
 	next    int64
 	ts      int64
 	stats   LargeStats
+	emit    func([]byte) error // where run's batches go
 }
 
 const largeVariants = 6
@@ -356,45 +357,7 @@ func (lg *largeGen) stamp(t *template, pid int64, epoch int16, seq int32, txn bo
 // run emits batches until size bytes have gone out, then closes open
 // transactions.
 func (lg *largeGen) run(size int64, emit func([]byte) error) error {
-	out := func(b []byte, count int32, control bool) error {
-		if err := emit(b); err != nil {
-			return err
-		}
-		lg.stats.Bytes += int64(len(b))
-		lg.stats.Batches++
-		lg.stats.Records += int64(count)
-		lg.stats.NextOffset = lg.next
-		if control {
-			lg.stats.ControlBatches++
-		} else {
-			lg.stats.BatchesByCodec[decode.Compression(b[22]&decode.AttrCompressionMask)]++
-		}
-		return nil
-	}
-	pick := func(k largeKind) *template {
-		vs := lg.pool[k][lg.rng.IntN(len(lg.codecs))]
-		return &vs[lg.rng.IntN(len(vs))]
-	}
-	data := func(k largeKind, p *largeProducer, txn bool) error {
-		t := pick(k)
-		pid, epoch, seq := int64(-1), int16(-1), int32(-1)
-		if p != nil {
-			pid, epoch, seq = p.id, p.epoch, p.seq
-			p.seq = decode.IncrementSequence(p.seq, t.count)
-		}
-		return out(lg.stamp(t, pid, epoch, seq, txn), t.count, false)
-	}
-	marker := func(p *largeProducer, commit bool) error {
-		t := &lg.markers[1]
-		if commit {
-			t = &lg.markers[0]
-			lg.stats.Commits++
-		} else {
-			lg.stats.Aborts++
-		}
-		p.inTxn = false
-		return out(lg.stamp(t, p.id, p.epoch, -1, true), 1, true)
-	}
+	lg.emit = emit
 	for lg.stats.Bytes < size {
 		if lg.stats.Bytes >= size/5*3 {
 			lg.ple = 6 // a leader change
@@ -402,11 +365,11 @@ func (lg *largeGen) run(size int64, emit func([]byte) error) error {
 		var err error
 		switch r := lg.rng.IntN(100); {
 		case r < 30:
-			err = data(kindTiny, nil, false)
+			err = lg.data(kindTiny, nil, false)
 		case r < 45:
-			err = data(kindTiny, lg.idem[lg.rng.IntN(len(lg.idem))], false)
+			err = lg.data(kindTiny, lg.idem[lg.rng.IntN(len(lg.idem))], false)
 		case r < 70:
-			err = data(kindEvents, lg.idem[lg.rng.IntN(len(lg.idem))], false)
+			err = lg.data(kindEvents, lg.idem[lg.rng.IntN(len(lg.idem))], false)
 		case r < 95:
 			p := lg.txn[lg.rng.IntN(len(lg.txn))]
 			if !p.inTxn {
@@ -416,9 +379,9 @@ func (lg *largeGen) run(size int64, emit func([]byte) error) error {
 			if lg.rng.IntN(3) == 0 {
 				k = kindTiny
 			}
-			if err = data(k, p, true); err == nil {
+			if err = lg.data(k, p, true); err == nil {
 				if p.txnLeft--; p.txnLeft == 0 {
-					err = marker(p, lg.rng.IntN(100) < 85)
+					err = lg.marker(p, lg.rng.IntN(100) < 85)
 				}
 			}
 		default:
@@ -426,7 +389,7 @@ func (lg *largeGen) run(size int64, emit func([]byte) error) error {
 			if lg.noLarge {
 				k = kindEvents
 			}
-			err = data(k, lg.idem[lg.rng.IntN(len(lg.idem))], false)
+			err = lg.data(k, lg.idem[lg.rng.IntN(len(lg.idem))], false)
 		}
 		if err != nil {
 			return err
@@ -434,10 +397,53 @@ func (lg *largeGen) run(size int64, emit func([]byte) error) error {
 	}
 	for _, p := range lg.txn {
 		if p.inTxn {
-			if err := marker(p, true); err != nil {
+			if err := lg.marker(p, true); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// out emits the batch b of count records and counts it.
+func (lg *largeGen) out(b []byte, count int32, control bool) error {
+	if err := lg.emit(b); err != nil {
+		return err
+	}
+	lg.stats.Bytes += int64(len(b))
+	lg.stats.Batches++
+	lg.stats.Records += int64(count)
+	lg.stats.NextOffset = lg.next
+	if control {
+		lg.stats.ControlBatches++
+	} else {
+		lg.stats.BatchesByCodec[decode.Compression(b[22]&decode.AttrCompressionMask)]++
+	}
+	return nil
+}
+
+// data emits a data batch of kind k, of producer p (nil: none), in p's
+// transaction when txn.
+func (lg *largeGen) data(k largeKind, p *largeProducer, txn bool) error {
+	vs := lg.pool[k][lg.rng.IntN(len(lg.codecs))]
+	t := &vs[lg.rng.IntN(len(vs))]
+	pid, epoch, seq := int64(-1), int16(-1), int32(-1)
+	if p != nil {
+		pid, epoch, seq = p.id, p.epoch, p.seq
+		p.seq = decode.IncrementSequence(p.seq, t.count)
+	}
+	return lg.out(lg.stamp(t, pid, epoch, seq, txn), t.count, false)
+}
+
+// marker ends p's transaction with a COMMIT or an ABORT marker.
+func (lg *largeGen) marker(p *largeProducer, commit bool) error {
+	t := &lg.markers[1]
+	if commit {
+		t = &lg.markers[0]
+		lg.stats.Commits++
+	} else {
+		lg.stats.Aborts++
+	}
+	p.inTxn = false
+	return lg.out(lg.stamp(t, p.id, p.epoch, -1, true), 1, true)
 }

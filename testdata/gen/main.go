@@ -1,7 +1,7 @@
 // Command gen regenerates kseg's binary test fixtures (testdata/partitions
 // and testdata/broken) from the code in segment/segtest, the example log
 // directories of kseg groups and kseg txns (testdata/logdirs) from
-// psm/broker/brokertest, and the MirrorMaker 2 replicas of kseg verify-mm2
+// psm/cluster/clustertest, and the MirrorMaker 2 replicas of kseg verify-mm2
 // (testdata/mm2) from barrier/mm2/mm2test. Run it from the repository root:
 //
 //	go run ./testdata/gen            # writes ./testdata
@@ -18,7 +18,7 @@ import (
 	"path/filepath"
 
 	"github.com/kseg/kseg/barrier/mm2/mm2test"
-	"github.com/kseg/kseg/psm/broker/brokertest"
+	"github.com/kseg/kseg/psm/cluster/clustertest"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -29,7 +29,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
-	if err := brokertest.Generate(filepath.Join(*out, "logdirs")); err != nil {
+	if err := clustertest.Generate(filepath.Join(*out, "logdirs")); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}

@@ -14,22 +14,22 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/psm/broker"
+	"github.com/kseg/kseg/psm/cluster"
 	"github.com/kseg/kseg/segment/finding"
 )
 
 // Decoder is the decoder of __consumer_offsets and
 // __transaction_state records the views use: kseg's schema tables.
-func Decoder() broker.Decoder { return broker.SchemaDecoder{} }
+func Decoder() cluster.Decoder { return cluster.SchemaDecoder{} }
 
 // OpenInventory checks every argument by the input rule (inputs.go: a
 // log directory) and lists them; a partition directory that cannot be
 // listed is in Inventory.Unreadable, for viewExit.
-func OpenInventory(s *ui.Streams, cmd string, args []string) (*broker.Inventory, error) {
+func OpenInventory(s *ui.Streams, cmd string, args []string) (*cluster.Inventory, error) {
 	if err := inputs.CheckAll(s, cmd, args, inputs.LogDir); err != nil {
 		return nil, err
 	}
-	inv, err := broker.OpenInventory(args)
+	inv, err := cluster.OpenInventory(args)
 	if err != nil {
 		return nil, inputs.IOError(err)
 	}
@@ -87,7 +87,7 @@ func JSONFinding(j *ui.JSONWriter, f finding.Finding) {
 // the view's UNANSWERABLE lines, printed with it; absent: what was asked
 // for and does not exist, said here) exits 2, as an offset past a log's
 // end does: the input given does not hold the answer.
-func ViewExit(s *ui.Streams, unread []broker.Unreadable, unanswered int, absent []string, fs []finding.Finding) error {
+func ViewExit(s *ui.Streams, unread []cluster.Unreadable, unanswered int, absent []string, fs []finding.Finding) error {
 	if err := reportUnreadable(s, unread); err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func ViewExit(s *ui.Streams, unread []broker.Unreadable, unanswered int, absent 
 
 // reportUnreadable prints one "kseg: DIR: …" line per partition that could
 // not be read, and returns the exit 1 they make (nil when none).
-func reportUnreadable(s *ui.Streams, unread []broker.Unreadable) error {
+func reportUnreadable(s *ui.Streams, unread []cluster.Unreadable) error {
 	for _, u := range unread {
 		msg := u.Err.Error()
 		if !strings.Contains(msg, u.Dir) {
@@ -124,7 +124,7 @@ func findingsResult(fs []finding.Finding) error {
 	return nil
 }
 
-func PartitionsText(ps []broker.TopicPartitions) string {
+func PartitionsText(ps []cluster.TopicPartitions) string {
 	var parts []string
 	for _, p := range ps {
 		var ns []string
@@ -139,7 +139,7 @@ func PartitionsText(ps []broker.TopicPartitions) string {
 	return strings.Join(parts, " ")
 }
 
-func JSONPartitions(j *ui.JSONWriter, k string, ps []broker.TopicPartitions) {
+func JSONPartitions(j *ui.JSONWriter, k string, ps []cluster.TopicPartitions) {
 	j.Key(k)
 	j.B = append(j.B, '[')
 	for i, p := range ps {

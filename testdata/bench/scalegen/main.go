@@ -46,7 +46,7 @@ import (
 	"time"
 
 	"github.com/kseg/kseg/decode"
-	"github.com/kseg/kseg/psm/broker/brokertest"
+	"github.com/kseg/kseg/psm/cluster/clustertest"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -87,9 +87,9 @@ func run() error {
 		if k <= 0 {
 			k = *n
 		}
-		err = brokertest.CommitsLog(*out, *n, k)
+		err = clustertest.CommitsLog(*out, *n, k)
 	case "txns":
-		err = brokertest.TxnLog(*out, *n)
+		err = clustertest.TxnLog(*out, *n)
 	case "zstd":
 		err = zeros(*out, *n)
 	default:
@@ -104,7 +104,7 @@ func run() error {
 
 // partitions writes the log directory of -dim partitions.
 func partitions(out string, n int, size int64) error {
-	return brokertest.PartitionsLogDir(out, n, size)
+	return clustertest.PartitionsLogDir(out, n, size)
 }
 
 // zeros writes DIR/zeros-0 of -dim zstd.
@@ -122,7 +122,7 @@ func zeros(out string, n int) error {
 	var c decode.Codecs
 	for i := range n {
 		raw, err := c.AppendBatch(nil, decode.BatchSpec{BaseOffset: int64(i), Compression: decode.CompressionZstd,
-			ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, []decode.RecordSpec{{Timestamp: brokertest.T0, Key: key, Value: value}})
+			ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, []decode.RecordSpec{{Timestamp: clustertest.T0, Key: key, Value: value}})
 		if err != nil {
 			return err
 		}

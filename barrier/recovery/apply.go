@@ -1,0 +1,63 @@
+package recovery
+
+import (
+	"encoding/json"
+
+	"github.com/kseg/kseg/segment/edit"
+)
+
+// A repair meets the edit engine (segment/edit) here: a plan is an
+// edit.Job of EditKind.
+
+// EditKind is kseg repair's tool, as recorded in the journal and the
+// backup manifest.
+var EditKind = &edit.Kind{Tool: "kseg repair", Noun: "repair", Decode: decodeJob}
+
+// Report is what Apply (or Rollback) did.
+type Report = edit.Result[*Plan, *Verification]
+
+// Apply executes a plan from PlanRepair (or finishes the interrupted
+// repair a resume plan describes) with the edit engine's crash-safe steps,
+// then reads the result back (Verify).
+func Apply(p *Plan, o edit.Options) (*Report, error) {
+	return edit.Execute[*Plan, *Verification](jobOf(EditKind, p), p, p.NothingToDo, p.Reason, p.Resume != nil, o)
+}
+
+// Preflight makes the checks Apply makes before its first change of the
+// backup directory and the free space (edit.Preflight), changing nothing.
+func Preflight(p *Plan, o edit.Options) error {
+	if p.NothingToDo || p.Resume != nil {
+		return nil
+	}
+	return edit.Preflight(jobOf(EditKind, p), o)
+}
+
+// Rollback undoes the interrupted repair whose journal is in dir
+// (edit.Rollback); another tool's journal is refused
+// (edit.RefuseOtherTool), so that a rollback never says it undid a repair
+// when it undid an injection.
+func Rollback(dir string, o edit.Options) (*Report, error) {
+	return edit.RollbackAs[*Plan, *Verification](dir, o, EditKind)
+}
+
+// job is a repair plan as the engine's job.
+type job struct {
+	edit.JobParts
+	p *Plan
+}
+
+func (j *job) Check() (edit.Verdict, error) { return Verify(j.p) }
+
+// jobOf is p as a job of kind k (EditKind).
+func jobOf(k *edit.Kind, p *Plan) edit.Job {
+	return &job{edit.JobParts{Tool: k, PartitionDir: p.Dir, LogDirectory: p.LogDir, FileOps: p.Ops, Journaled: p}, p}
+}
+
+func decodeJob(k *edit.Kind, raw json.RawMessage, dir, logDir string) (edit.Job, error) {
+	p, err := edit.DecodePlan[Plan](raw)
+	if err != nil {
+		return nil, err
+	}
+	p.Dir, p.LogDir, p.Resume = dir, logDir, nil
+	return jobOf(k, p), nil
+}

@@ -1,0 +1,219 @@
+package cluster
+
+import (
+	"encoding/binary"
+
+	"github.com/kseg/kseg/decode/schema"
+)
+
+// The typed path of SchemaDecoder: the records the views replay by the
+// million (offset commits, group metadata, transaction metadata) read by
+// decode/schema's typed decoders, generated from the same schema table
+// as the generic reader, into the same GroupRecord and TxnRecord the
+// generic path builds from a *schema.Struct (genericConsumerOffsets,
+// genericTransactionState; TestTypedDecoderAgrees compares them). Any
+// record the typed decoders do not read — another record type, a value
+// that does not decode, a shape they leave to the generic reader — takes
+// the generic path, which gives its result or its error.
+
+// coordinatorFraming splits a coordinator record's key (CoordinatorRecordSerde):
+// the record type, the key message, the version its body is read at
+// (0 for a coordinator-key message, else the record type) and the body.
+func coordinatorFraming(topic string, key []byte) (rt int16, km *schema.Message, kv int16, body []byte, ok bool) {
+	if len(key) < 2 {
+		return 0, nil, 0, nil, false
+	}
+	rt = int16(binary.BigEndian.Uint16(key))
+	km = schema.KeyFor(topic, rt)
+	if km == nil {
+		return 0, nil, 0, nil, false
+	}
+	kv = rt
+	if km.Type == "coordinator-key" {
+		kv = 0
+	}
+	return rt, km, kv, key[2:], true
+}
+
+// valueFraming splits a coordinator record's value: its version and body.
+func valueFraming(value []byte) (int16, []byte, bool) {
+	if len(value) < 2 {
+		return 0, nil, false
+	}
+	v := int16(binary.BigEndian.Uint16(value))
+	return v, value[2:], v >= 0
+}
+
+// partitionsOf is int32s of an []int32 field: never nil.
+func partitionsOf(ps []int32) []int32 {
+	if ps == nil {
+		return []int32{}
+	}
+	return ps
+}
+
+func typedConsumerOffsets(key, value []byte) (GroupRecord, bool) {
+	r, ok := typedOffsetsKey(key, value == nil)
+	if !ok || value == nil {
+		return r, ok
+	}
+	vv, vb, ok := valueFraming(value)
+	if !ok {
+		return r, false
+	}
+	return r, typedOffsetsValue(&r, vv, vb)
+}
+
+// typedOffsetsKey reads a __consumer_offsets key of a record type the
+// views replay.
+func typedOffsetsKey(key []byte, tombstone bool) (GroupRecord, bool) {
+	rt, km, kv, kb, ok := coordinatorFraming(schema.ConsumerOffsets, key)
+	if !ok {
+		return GroupRecord{}, false
+	}
+	kind, ok := recordKinds[km.Name]
+	if !ok {
+		return GroupRecord{}, false
+	}
+	r := GroupRecord{Kind: kind, KeyVersion: rt, Partition: -1, Tombstone: tombstone}
+	switch km.Name {
+	case "OffsetCommitKey":
+		k, _, ok := schema.ReadOffsetCommitKey(kb, kv)
+		r.Group, r.Topic, r.Partition = k.Group, k.Topic, k.Partition
+		return r, ok
+	case "GroupMetadataKey":
+		k, _, ok := schema.ReadGroupMetadataKey(kb, kv)
+		r.Group = k.Group
+		return r, ok
+	case "ConsumerGroupMetadataKey":
+		k, _, ok := schema.ReadConsumerGroupMetadataKey(kb, kv)
+		r.Group = k.GroupId
+		return r, ok
+	case "ConsumerGroupMemberMetadataKey":
+		k, _, ok := schema.ReadConsumerGroupMemberMetadataKey(kb, kv)
+		r.Group, r.MemberID = k.GroupId, k.MemberId
+		return r, ok
+	case "ConsumerGroupTargetAssignmentMetadataKey":
+		k, _, ok := schema.ReadConsumerGroupTargetAssignmentMetadataKey(kb, kv)
+		r.Group = k.GroupId
+		return r, ok
+	case "ConsumerGroupTargetAssignmentMemberKey":
+		k, _, ok := schema.ReadConsumerGroupTargetAssignmentMemberKey(kb, kv)
+		r.Group, r.MemberID = k.GroupId, k.MemberId
+		return r, ok
+	case "ConsumerGroupCurrentMemberAssignmentKey":
+		k, _, ok := schema.ReadConsumerGroupCurrentMemberAssignmentKey(kb, kv)
+		r.Group, r.MemberID = k.GroupId, k.MemberId
+		return r, ok
+	}
+	return r, false
+}
+
+// typedOffsetsValue reads the value of r's kind at version vv into r.
+func typedOffsetsValue(r *GroupRecord, vv int16, vb []byte) bool {
+	switch r.Kind {
+	case GroupRecordOffsetCommit:
+		v, _, ok := schema.ReadOffsetCommitValue(vb, vv)
+		r.Offset = &OffsetCommitValue{Version: vv, Offset: v.Offset, LeaderEpoch: v.LeaderEpoch, Metadata: v.Metadata,
+			CommitTimestamp: v.CommitTimestamp, ExpireTimestamp: v.ExpireTimestamp}
+		return ok
+	case GroupRecordGroupMetadata:
+		v, _, ok := schema.ReadGroupMetadataValue(vb, vv)
+		r.Classic = classicGroup(vv, &v)
+		return ok
+	case GroupRecordConsumerGroupMetadata:
+		v, _, ok := schema.ReadConsumerGroupMetadataValue(vb, vv)
+		r.ConsumerGroupEpoch = v.Epoch
+		return ok
+	case GroupRecordConsumerGroupTargetAssignmentMetadata:
+		v, _, ok := schema.ReadConsumerGroupTargetAssignmentMetadataValue(vb, vv)
+		r.AssignmentEpoch = v.AssignmentEpoch
+		return ok
+	case GroupRecordConsumerGroupTargetAssignmentMember:
+		v, _, ok := schema.ReadConsumerGroupTargetAssignmentMemberValue(vb, vv)
+		for _, t := range v.TopicPartitions {
+			r.Target = append(r.Target, TopicIDPartitions{TopicID: t.TopicId, Partitions: partitionsOf(t.Partitions)})
+		}
+		return ok
+	case GroupRecordConsumerGroupMember:
+		v, _, ok := schema.ReadConsumerGroupMemberMetadataValue(vb, vv)
+		var subs []string
+		if len(v.SubscribedTopicNames) > 0 {
+			subs = v.SubscribedTopicNames
+		}
+		r.Member = &ConsumerGroupMemberValue{InstanceID: v.InstanceId, RackID: v.RackId, ClientID: v.ClientId, ClientHost: v.ClientHost,
+			SubscribedTopicNames: subs, SubscribedTopicRegex: v.SubscribedTopicRegex, ServerAssignor: v.ServerAssignor, RebalanceTimeoutMs: v.RebalanceTimeoutMs}
+		return ok
+	case GroupRecordConsumerGroupCurrentMemberAssignment:
+		v, _, ok := schema.ReadConsumerGroupCurrentMemberAssignmentValue(vb, vv)
+		c := &CurrentMemberAssignmentValue{MemberEpoch: v.MemberEpoch, PreviousMemberEpoch: v.PreviousMemberEpoch, State: v.State}
+		for _, t := range v.AssignedPartitions {
+			c.Assigned = append(c.Assigned, TopicIDPartitions{TopicID: t.TopicId, Partitions: partitionsOf(t.Partitions)})
+		}
+		for _, t := range v.PartitionsPendingRevocation {
+			c.PendingRevocation = append(c.PendingRevocation, TopicIDPartitions{TopicID: t.TopicId, Partitions: partitionsOf(t.Partitions)})
+		}
+		r.Current = c
+		return ok
+	}
+	return false
+}
+
+// classicGroup is a GroupMetadataValue as the views keep it, with each
+// member's assignment decoded when the protocol type is "consumer"
+// (expandConsumerProtocol: int16 version, then ConsumerProtocolAssignment;
+// bytes that do not decode have no assignment).
+func classicGroup(vv int16, v *schema.GroupMetadataValue) *ClassicGroupValue {
+	c := &ClassicGroupValue{Version: vv, ProtocolType: v.ProtocolType, Generation: v.Generation, Protocol: v.Protocol,
+		Leader: v.Leader, CurrentStateTimestamp: v.CurrentStateTimestamp}
+	for _, m := range v.Members {
+		cm := ClassicMember{MemberID: m.MemberId, GroupInstanceID: m.GroupInstanceId, ClientID: m.ClientId, ClientHost: m.ClientHost,
+			RebalanceTimeout: m.RebalanceTimeout, SessionTimeout: m.SessionTimeout}
+		if v.ProtocolType == "consumer" && len(m.Assignment) >= 2 {
+			if av := int16(binary.BigEndian.Uint16(m.Assignment)); av >= 0 {
+				if a, _, ok := schema.ReadConsumerProtocolAssignment(m.Assignment[2:], av); ok {
+					for _, tp := range a.AssignedPartitions {
+						cm.Assignment = append(cm.Assignment, TopicPartitions{Topic: tp.Topic, Partitions: partitionsOf(tp.Partitions)})
+					}
+				}
+			}
+		}
+		c.Members = append(c.Members, cm)
+	}
+	return c
+}
+
+func typedTransactionState(key, value []byte) (TxnRecord, bool) {
+	_, km, kv, kb, ok := coordinatorFraming(schema.TransactionState, key)
+	if !ok || km.Name != "TransactionLogKey" {
+		return TxnRecord{}, false
+	}
+	k, _, ok := schema.ReadTransactionLogKey(kb, kv)
+	if !ok {
+		return TxnRecord{}, false
+	}
+	r := TxnRecord{TransactionalID: k.TransactionalId}
+	if value == nil {
+		r.Tombstone = true
+		return r, true
+	}
+	vv, vb, ok := valueFraming(value)
+	if !ok {
+		return r, false
+	}
+	v, _, ok := schema.ReadTransactionLogValue(vb, vv)
+	if !ok {
+		return r, false
+	}
+	tv := &TxnMetadataValue{Version: vv, ProducerID: v.ProducerId, PreviousProducerID: v.PreviousProducerId, NextProducerID: v.NextProducerId,
+		ProducerEpoch: v.ProducerEpoch, TimeoutMs: v.TransactionTimeoutMs, State: TxnState(v.TransactionStatus),
+		LastUpdateTimestamp: v.TransactionLastUpdateTimestampMs, StartTimestamp: v.TransactionStartTimestampMs}
+	if len(v.TransactionPartitions) > 0 {
+		tv.Partitions = make([]TopicPartitions, 0, len(v.TransactionPartitions))
+	}
+	for _, p := range v.TransactionPartitions {
+		tv.Partitions = append(tv.Partitions, TopicPartitions{Topic: p.Topic, Partitions: partitionsOf(p.PartitionIds)})
+	}
+	r.Value = tv
+	return r, true
+}

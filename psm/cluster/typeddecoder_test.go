@@ -1,0 +1,197 @@
+package cluster
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/schema"
+	"github.com/kseg/kseg/decode/schema/schematest"
+	"github.com/kseg/kseg/segment"
+)
+
+type kv struct{ key, value []byte }
+
+// internalRecords reads every record of the partition directories of
+// topic under root (any depth).
+func internalRecords(t *testing.T, root, topic string) []kv {
+	t.Helper()
+	var out []kv
+	var dec decode.Decoder
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || schema.TopicOf(d.Name()) != topic {
+			return nil
+		}
+		pd, err := segment.OpenPartitionDir(p)
+		if err != nil {
+			return nil
+		}
+		for _, s := range pd.Segments {
+			lf, err := segment.OpenLog(s.Log)
+			if err != nil {
+				continue
+			}
+			sc := lf.Scanner(segment.ScanOptions{})
+			for sc.Next() {
+				b := sc.Batch()
+				if b.IsControl() {
+					continue
+				}
+				_ = dec.Records(b, func(r *decode.Record) error {
+					out = append(out, kv{bytes.Clone(r.Key), bytes.Clone(r.Value)})
+					return nil
+				})
+			}
+			lf.Close()
+		}
+		return filepath.SkipDir
+	})
+	return out
+}
+
+// kmsgRecords are offset commits, group metadata and transaction records
+// of every version kmsg writes, with random contents.
+func kmsgRecords(rng *rand.Rand) (offsets, txns []kv) {
+	str := func() string { return string([]byte{byte('a' + rng.IntN(26)), byte('a' + rng.IntN(26))}) }
+	parts := func() []int32 { // empty now and then
+		ps := []int32{}
+		for range rng.IntN(3) {
+			ps = append(ps, rng.Int32N(9))
+		}
+		return ps
+	}
+	for i := range 400 {
+		k := kmsg.OffsetCommitKey{Version: int16(i % 2), Group: str(), Topic: str(), Partition: rng.Int32N(100)}
+		v := kmsg.OffsetCommitValue{Version: int16(i % 5), Offset: rng.Int64(), LeaderEpoch: rng.Int32N(9) - 1, Metadata: str(),
+			CommitTimestamp: rng.Int64(), ExpireTimestamp: rng.Int64()}
+		offsets = append(offsets, kv{k.AppendTo(nil), v.AppendTo(nil)}, kv{k.AppendTo(nil), nil})
+		gk := kmsg.GroupMetadataKey{Version: 2, Group: str()}
+		gv := kmsg.GroupMetadataValue{Version: int16(i % 5), ProtocolType: []string{"consumer", "connect", ""}[i%3], Generation: rng.Int32(),
+			CurrentStateTimestamp: rng.Int64()}
+		if i%4 > 0 {
+			p, l := str(), str()
+			gv.Protocol, gv.Leader = &p, &l
+		}
+		for range rng.IntN(3) {
+			a := kmsg.ConsumerMemberAssignment{Version: int16(rng.IntN(4))}
+			for range rng.IntN(3) {
+				a.Topics = append(a.Topics, kmsg.ConsumerMemberAssignmentTopic{Topic: str(), Partitions: parts()})
+			}
+			raw := a.AppendTo(nil)
+			switch rng.IntN(5) {
+			case 0:
+				raw = raw[:rng.IntN(len(raw)+1)] // bytes that do not decode
+			case 1:
+				raw = nil
+			}
+			inst := str()
+			gv.Members = append(gv.Members, kmsg.GroupMetadataValueMember{MemberID: str(), InstanceID: &inst, ClientID: str(), ClientHost: str(),
+				RebalanceTimeoutMillis: rng.Int32(), SessionTimeoutMillis: rng.Int32(), Subscription: []byte{0, 0}, Assignment: raw})
+		}
+		offsets = append(offsets, kv{gk.AppendTo(nil), gv.AppendTo(nil)}, kv{gk.AppendTo(nil), nil})
+		tk := kmsg.TxnMetadataKey{Version: 0, TransactionalID: str()}
+		tv := kmsg.TxnMetadataValue{Version: int16(i % 2), ProducerID: rng.Int64(), ProducerEpoch: int16(rng.IntN(9)), TimeoutMillis: rng.Int32(),
+			State: kmsg.TransactionState(rng.IntN(8)), LastUpdateTimestamp: rng.Int64(), StartTimestamp: rng.Int64(),
+			PreviousProducerID: rng.Int64N(3) - 1, NextProducerID: rng.Int64N(3) - 1, ClientTransactionVersion: int16(rng.IntN(3))}
+		for range rng.IntN(3) {
+			tv.Topics = append(tv.Topics, kmsg.TxnMetadataValueTopic{Topic: str(), Partitions: parts()})
+		}
+		txns = append(txns, kv{tk.AppendTo(nil), tv.AppendTo(nil)}, kv{tk.AppendTo(nil), nil})
+	}
+	return offsets, txns
+}
+
+// mutations are rs with, for each, a truncation of key or value and a
+// flipped bit.
+func mutations(rng *rand.Rand, rs []kv) []kv {
+	out := rs
+	for _, r := range rs {
+		if len(r.value) > 0 {
+			out = append(out, kv{r.key, r.value[:rng.IntN(len(r.value))]})
+			f := bytes.Clone(r.value)
+			f[rng.IntN(len(f))] ^= byte(1 << rng.IntN(8))
+			out = append(out, kv{r.key, f})
+		}
+		if len(r.key) > 0 {
+			f := bytes.Clone(r.key)
+			f[rng.IntN(len(f))] ^= byte(1 << rng.IntN(8))
+			out = append(out, kv{f, r.value}, kv{r.key[:rng.IntN(len(r.key))], r.value})
+		}
+	}
+	return out
+}
+
+// TestTypedDecoderAgrees: SchemaDecoder's typed path gives, for every
+// record it reads, exactly what the generic path (DecodeInternal's
+// *schema.Struct and the accessors) gives, and leaves to the generic path
+// only records the typed decoders do not read; on a real broker's
+// __consumer_offsets (the shared fixtures), on an example of every
+// message and version with every field set (schematest), on kmsg's
+// records of every version with random contents, and on truncations and
+// bit flips of all of them. Most records take the typed path.
+func TestTypedDecoderAgrees(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 4))
+	offsets, txns := kmsgRecords(rng)
+	for _, topic := range []string{schema.ConsumerOffsets, schema.TransactionState} {
+		ex, err := schematest.Examples(topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ex {
+			if topic == schema.ConsumerOffsets {
+				offsets = append(offsets, kv{e.Key, e.Value})
+			} else {
+				txns = append(txns, kv{e.Key, e.Value})
+			}
+		}
+	}
+	offsets = append(offsets, internalRecords(t, filepath.Join("..", "..", "testdata", "logdirs"), schema.ConsumerOffsets)...)
+	txns = append(txns, internalRecords(t, filepath.Join("..", "..", "testdata", "logdirs"), schema.TransactionState)...)
+	real := filepath.Join("..", "..", "..", "shared", "fixtures", "real")
+	if _, err := os.Stat(real); err == nil {
+		offsets = append(offsets, internalRecords(t, real, schema.ConsumerOffsets)...)
+	} else {
+		t.Log("real fixtures absent (../shared/fixtures/real): generated records only")
+	}
+	typed := 0
+	for _, r := range offsets {
+		if _, ok := typedConsumerOffsets(r.key, r.value); ok {
+			typed++
+		}
+	}
+	for _, r := range txns {
+		if _, ok := typedTransactionState(r.key, r.value); ok {
+			typed++
+		}
+	}
+	t.Logf("%d of %d records read by the typed decoders (before mutations)", typed, len(offsets)+len(txns))
+	if typed < (len(offsets)+len(txns))*9/10 {
+		t.Errorf("only %d of %d records took the typed path", typed, len(offsets)+len(txns))
+	}
+	for _, r := range mutations(rng, offsets) {
+		got, ok := typedConsumerOffsets(r.key, r.value)
+		want, err := genericConsumerOffsets(r.key, r.value)
+		if !ok {
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("key %x value %x:\ntyped   %+v\ngeneric %+v (%v)", r.key, r.value, got, want, err)
+		}
+	}
+	for _, r := range mutations(rng, txns) {
+		got, ok := typedTransactionState(r.key, r.value)
+		want, err := genericTransactionState(r.key, r.value)
+		if !ok {
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("key %x value %x:\ntyped   %+v\ngeneric %+v (%v)", r.key, r.value, got, want, err)
+		}
+	}
+}
