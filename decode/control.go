@@ -114,17 +114,8 @@ func ParseControl(key, value []byte) (Control, error) {
 	r := NewCursor(value, 0)
 	switch c.Type {
 	case ControlAbort, ControlCommit:
-		// EndTransactionMarker: int16 version, int32 coordinatorEpoch; a
-		// higher version parses as 0.
-		if len(value) < 6 {
-			return c, corruptf(0, NoBaseOffset, "endTxnMarker", ErrCorrupt, "end transaction marker value has %d bytes, need 6", len(value))
-		}
-		c.Version = int16(binary.BigEndian.Uint16(value))
-		if c.Version < 0 {
-			return c, corruptf(0, NoBaseOffset, "endTxnMarker", ErrCorrupt, "invalid end transaction marker version %d", c.Version)
-		}
-		c.CoordinatorEpoch = int32(binary.BigEndian.Uint32(value[2:]))
-		return c, nil
+		c.Version, c.CoordinatorEpoch, err = parseEndTxnMarker(value)
+		return c, err
 	case ControlLeaderChange:
 		c.Version = r.Int16("version")
 		c.LeaderID = r.Int32("leaderId")
@@ -144,27 +135,7 @@ func ParseControl(key, value []byte) (Control, error) {
 		r.TaggedFields()
 	case ControlKRaftVoters:
 		c.Version = r.Int16("version")
-		n := r.CompactArrayLen("voters", 22)
-		for i := 0; i < n && r.Err() == nil; i++ {
-			var v Voter
-			v.VoterID = r.Int32("voterId")
-			u := uuid(&r, "voterDirectoryId")
-			v.VoterDirectoryID = &u
-			ne := r.CompactArrayLen("endpoints", 5)
-			for j := 0; j < ne && r.Err() == nil; j++ {
-				var e Endpoint
-				e.Name = r.CompactString("name")
-				e.Host = r.CompactString("host")
-				e.Port = uint16(r.Int16("port"))
-				r.TaggedFields()
-				v.Endpoints = append(v.Endpoints, e)
-			}
-			v.MinSupported = r.Int16("minSupportedVersion")
-			v.MaxSupported = r.Int16("maxSupportedVersion")
-			r.TaggedFields() // KRaftVersionFeature
-			r.TaggedFields() // Voter
-			c.Voters = append(c.Voters, v)
-		}
+		c.Voters = votersRecordVoters(&r)
 		r.TaggedFields()
 	case ControlMirrorPidReset:
 		// MirrorPidResetRecord v0, flexible: Version, then in one schema
@@ -187,6 +158,48 @@ func ParseControl(key, value []byte) (Control, error) {
 		return c, corruptf(r.Pos(), NoBaseOffset, "value", ErrCorrupt, "%d bytes after the %s value", r.Len(), c.Type)
 	}
 	return c, nil
+}
+
+// parseEndTxnMarker reads an EndTransactionMarker value: int16 version,
+// int32 coordinatorEpoch; a higher version parses as version 0 and bytes
+// after coordinatorEpoch are not read.
+func parseEndTxnMarker(value []byte) (version int16, coordinatorEpoch int32, err error) {
+	if len(value) < 6 {
+		return 0, 0, corruptf(0, NoBaseOffset, "endTxnMarker", ErrCorrupt, "end transaction marker value has %d bytes, need 6", len(value))
+	}
+	version = int16(binary.BigEndian.Uint16(value))
+	if version < 0 {
+		return version, 0, corruptf(0, NoBaseOffset, "endTxnMarker", ErrCorrupt, "invalid end transaction marker version %d", version)
+	}
+	return version, int32(binary.BigEndian.Uint32(value[2:])), nil
+}
+
+// votersRecordVoters reads VotersRecord's voters: a compact array of Voter
+// (voterId, voterDirectoryId, endpoints, kRaftVersionFeature).
+func votersRecordVoters(r *Cursor) []Voter {
+	var vs []Voter
+	n := r.CompactArrayLen("voters", 22)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		var v Voter
+		v.VoterID = r.Int32("voterId")
+		u := uuid(r, "voterDirectoryId")
+		v.VoterDirectoryID = &u
+		ne := r.CompactArrayLen("endpoints", 5)
+		for j := 0; j < ne && r.Err() == nil; j++ {
+			var e Endpoint
+			e.Name = r.CompactString("name")
+			e.Host = r.CompactString("host")
+			e.Port = uint16(r.Int16("port"))
+			r.TaggedFields()
+			v.Endpoints = append(v.Endpoints, e)
+		}
+		v.MinSupported = r.Int16("minSupportedVersion")
+		v.MaxSupported = r.Int16("maxSupportedVersion")
+		r.TaggedFields() // KRaftVersionFeature
+		r.TaggedFields() // Voter
+		vs = append(vs, v)
+	}
+	return vs
 }
 
 // voterIDs reads LeaderChangeMessage's voters or grantingVoters: a compact
