@@ -262,6 +262,16 @@ func (g *gen) readFunc(prefix, name string, fields []*schema.Field) error {
 		}
 		g.p("if r.err != nil {\nreturn\n}\n")
 	}
+	if err := g.readTaggedFields(prefix, fields, tagged); err != nil {
+		return err
+	}
+	return g.nestedReadFuncs(prefix, fields)
+}
+
+// readTaggedFields writes the end of a read function: in flexible versions
+// the tagged-field section, each known tag read from its own sub-reader
+// (listed once, consumed whole), unknown tags skipped.
+func (g *gen) readTaggedFields(prefix string, fields []*schema.Field, tagged bool) error {
 	g.p("if !flexible {\nreturn\n}\n")
 	g.p("n := r.uvarint(\"_tagged\")\n")
 	if tagged {
@@ -273,7 +283,7 @@ func (g *gen) readFunc(prefix, name string, fields []*schema.Field) error {
 	g.p("start := r.p\ndata := r.take(int(size), \"_taggedField\")\n")
 	if !tagged {
 		g.p("_, _, _ = tag, start, data\n}\n}\n\n")
-		return g.nestedReadFuncs(prefix, fields)
+		return nil
 	}
 	g.p("_, _, _ = seen, start, data\n")
 	g.p("switch {\n")
@@ -303,7 +313,7 @@ func (g *gen) readFunc(prefix, name string, fields []*schema.Field) error {
 		g.p("if sub.err != nil || sub.p != len(data) {\nr.bail(\"tagged field\")\nreturn\n}\n")
 	}
 	g.p("}\n}\n}\n\n")
-	return g.nestedReadFuncs(prefix, fields)
+	return nil
 }
 
 // nestedReadFuncs writes the read functions of the structs in fields.
