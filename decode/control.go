@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // ControlType is the type field of a control record key
@@ -234,47 +233,6 @@ func uuid(r *Cursor, field string) [16]byte {
 // without padding.
 func UUIDString(u [16]byte) string { return base64.RawURLEncoding.EncodeToString(u[:]) }
 
-// jsonString quotes s as Jackson writes a JSON string: '"' and '\\'
-// escaped, \b \t \n \f \r, other control characters as \u00XX, everything
-// else as is. Kafka reads the string with new String(bytes, UTF_8), which
-// turns malformed bytes into U+FFFD by the JDK's rules (AppendJavaUTF8).
-// strconv.Quote would emit Go escapes (\a, \x00) that are not JSON.
-func jsonString(s string) string {
-	if !utf8.ValidString(s) {
-		s = string(AppendJavaUTF8(nil, []byte(s)))
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"', '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\r':
-			b.WriteString(`\r`)
-		default:
-			if r < 0x20 {
-				const hex = "0123456789ABCDEF"
-				b.WriteString(`\u00`)
-				b.WriteByte(hex[r>>4])
-				b.WriteByte(hex[r&0xf])
-				continue
-			}
-			b.WriteRune(r) // utf8.RuneError for malformed bytes
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
 // KafkaJSON renders the value as the generated *JsonConverter.write does
 // (compact Jackson, camelCase field names), which kafka-dump-log prints
 // after the control label. It is empty for ABORT/COMMIT and unknown types.
@@ -291,7 +249,7 @@ func (c *Control) KafkaJSON() string {
 			w("{")
 			num("voterId", int64(v.VoterID))
 			if v.VoterDirectoryID != nil {
-				w(`,"voterDirectoryId":` + jsonString(UUIDString(*v.VoterDirectoryID)))
+				w(`,"voterDirectoryId":` + JSONString(UUIDString(*v.VoterDirectoryID)))
 			}
 			if c.Type == ControlKRaftVoters {
 				w(`,"endpoints":[`)
@@ -299,7 +257,7 @@ func (c *Control) KafkaJSON() string {
 					if j > 0 {
 						w(",")
 					}
-					w(`{"name":` + jsonString(e.Name) + `,"host":` + jsonString(e.Host) + `,`)
+					w(`{"name":` + JSONString(e.Name) + `,"host":` + JSONString(e.Host) + `,`)
 					num("port", int64(e.Port))
 					w("}")
 				}
@@ -350,7 +308,7 @@ func (c *Control) KafkaJSON() string {
 		w("{")
 		num("version", int64(c.Version))
 		if c.SourceClusterID != nil {
-			w(`,"sourceClusterId":` + jsonString(*c.SourceClusterID))
+			w(`,"sourceClusterId":` + JSONString(*c.SourceClusterID))
 		}
 		w("}")
 	}

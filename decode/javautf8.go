@@ -1,6 +1,9 @@
 package decode
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // javaReplacement is U+FFFD, what the JDK's decoder writes for a malformed
 // sequence.
@@ -110,4 +113,47 @@ func javaUTF8Four(dst, b []byte, b1 byte, sp int) ([]byte, int, bool) {
 	sp++
 	dst = append(dst, javaReplacement...)
 	return dst, sp, !(sp < sl && notCont(b[sp]))
+}
+
+// JSONString quotes s as Jackson writes a JSON string: '"' and '\\'
+// escaped, \b \t \n \f \r, other control characters as \u00XX, everything
+// else as is. Kafka reads the string with new String(bytes, UTF_8), which
+// turns malformed bytes into U+FFFD by the JDK's rules (AppendJavaUTF8).
+// strconv.Quote would emit Go escapes (\a, \x00) that are not JSON. The
+// control records' values and decode/schema's messages are both written
+// with it.
+func JSONString(s string) string {
+	if !utf8.ValidString(s) {
+		s = string(AppendJavaUTF8(nil, []byte(s)))
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\r':
+			b.WriteString(`\r`)
+		default:
+			if r < 0x20 {
+				const hex = "0123456789ABCDEF"
+				b.WriteString(`\u00`)
+				b.WriteByte(hex[r>>4])
+				b.WriteByte(hex[r&0xf])
+				continue
+			}
+			b.WriteRune(r) // utf8.RuneError for malformed bytes
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
