@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
@@ -106,6 +107,13 @@ func pierrecFrame(t testing.TB, src []byte, opts ...lz4.Option) []byte {
 	if err := w.Apply(opts...); err != nil {
 		t.Fatal(err)
 	}
+	return writeAndClose(t, w, &buf, src)
+}
+
+// writeAndClose writes src through the stream compressor w and closes it,
+// returning what w wrote into buf.
+func writeAndClose(t testing.TB, w io.WriteCloser, buf *bytes.Buffer, src []byte) []byte {
+	t.Helper()
 	if _, err := w.Write(src); err != nil {
 		t.Fatal(err)
 	}
@@ -513,13 +521,7 @@ func zstdStreamed(t testing.TB, src []byte, opts ...zstd.EOption) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Write(src); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return writeAndClose(t, w, &buf, src)
 }
 
 func TestDecompressUnknownCodec(t *testing.T) {
