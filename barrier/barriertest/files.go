@@ -148,6 +148,21 @@ func AssertUnchanged(tb testing.TB, before map[string]Snap, dir string) {
 	}
 }
 
+// SnapshotOffsets lists the offsets of dir's producer snapshots, in
+// order, as the partition directory is opened.
+func SnapshotOffsets(tb testing.TB, dir string) []int64 {
+	tb.Helper()
+	pd, err := segment.OpenPartitionDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var offs []int64
+	for _, s := range pd.Snapshots {
+		offs = append(offs, s.Offset)
+	}
+	return offs
+}
+
 // CopyTree copies a directory tree (segtest.CopyTree), failing tb on an
 // error.
 func CopyTree(tb testing.TB, src, dst string) {
