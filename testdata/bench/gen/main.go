@@ -114,14 +114,20 @@ func parseCodecs(s string) ([]decode.Compression, error) {
 	return cs, nil
 }
 
-// writeLargeSegment writes one segment of about size bytes into dir (which
-// must not hold it yet) and prints what it holds.
-func writeLargeSegment(dir string, size int64, opts segtest.LargeOptions, start time.Time) error {
+// createFirstSegment creates dir and its first .log, which must not exist.
+func createFirstSegment(dir string) (string, *os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return "", nil, err
 	}
 	path := filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix))
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	return path, f, err
+}
+
+// writeLargeSegment writes one segment of about size bytes into dir (which
+// must not hold it yet) and prints what it holds.
+func writeLargeSegment(dir string, size int64, opts segtest.LargeOptions, start time.Time) error {
+	path, f, err := createFirstSegment(dir)
 	if err != nil {
 		return err
 	}
@@ -149,11 +155,7 @@ func writeLargeSegment(dir string, size int64, opts segtest.LargeOptions, start 
 // record, each from its own idempotent producer (producerId 1000+i, epoch
 // 0, baseSequence 0), so that a producer-state replay holds n producers.
 func writeProducers(dir string, n int, start time.Time) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	path := filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	path, f, err := createFirstSegment(dir)
 	if err != nil {
 		return err
 	}
