@@ -198,22 +198,13 @@ func ParseTimeIndex(b []byte, baseOffset int64) TimeIndex {
 // openIndexFile opens a regular file read-only and returns a buffered
 // reader over it with its size.
 func openIndexFile(path string) (io.Reader, int64, func(), error) {
-	f, err := OpenFile(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return nil, 0, nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		_ = f.Close()
-		return nil, 0, nil, err
-	}
-	if !st.Mode().IsRegular() {
-		_ = f.Close()
-		return nil, 0, nil, fmt.Errorf("%s: not a regular file", path)
 	}
 	// A buffer no larger than the file: dumping a log directory reads
 	// thousands of small indexes.
-	return bufio.NewReaderSize(f, int(min(st.Size(), 64<<10))), st.Size(), func() { _ = f.Close() }, nil
+	return bufio.NewReaderSize(f, int(min(size, 64<<10))), size, func() { _ = f.Close() }, nil
 }
 
 // indexSlots walks n bytes of an index with entries of size sz. visit is

@@ -299,16 +299,11 @@ type LogFile struct {
 // OpenLog opens path read-only. Inspection must never change a byte, so
 // nothing here ever opens for writing.
 func OpenLog(path string) (*LogFile, error) {
-	f, err := OpenFile(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &LogFile{Path: path, Size: st.Size(), f: f}, nil
+	return &LogFile{Path: path, Size: size, f: f}, nil
 }
 
 // Scanner starts a scan of the file.
