@@ -27,26 +27,15 @@ const (
 // String returns the ControlRecordType enum name; unknown ids are
 // "UNKNOWN", as ControlRecordType.fromTypeId maps them.
 func (t ControlType) String() string {
-	switch t {
-	case ControlAbort:
-		return "ABORT"
-	case ControlCommit:
-		return "COMMIT"
-	case ControlLeaderChange:
-		return "LEADER_CHANGE"
-	case ControlSnapshotHeader:
-		return "SNAPSHOT_HEADER"
-	case ControlSnapshotFooter:
-		return "SNAPSHOT_FOOTER"
-	case ControlKRaftVersion:
-		return "KRAFT_VERSION"
-	case ControlKRaftVoters:
-		return "KRAFT_VOTERS"
-	case ControlMirrorPidReset:
-		return "MIRROR_PID_RESET"
+	if t.Known() {
+		return controlTypeNames[t]
 	}
 	return "UNKNOWN"
 }
+
+var controlTypeNames = [...]string{ControlAbort: "ABORT", ControlCommit: "COMMIT", ControlLeaderChange: "LEADER_CHANGE",
+	ControlSnapshotHeader: "SNAPSHOT_HEADER", ControlSnapshotFooter: "SNAPSHOT_FOOTER", ControlKRaftVersion: "KRAFT_VERSION",
+	ControlKRaftVoters: "KRAFT_VOTERS", ControlMirrorPidReset: "MIRROR_PID_RESET"}
 
 // Known reports whether kseg decodes the value of this type.
 func (t ControlType) Known() bool { return t >= ControlAbort && t <= ControlMirrorPidReset }
