@@ -31,20 +31,17 @@ const (
 	TailCorrupt
 )
 
-func (k TailKind) String() string {
-	switch k {
-	case TailClean:
-		return "clean"
-	case TailZeroFilled:
-		return "zero-filled"
-	case TailTornHeader:
-		return "torn-header"
-	case TailTornBatch:
-		return "torn-batch"
-	case TailCorrupt:
-		return "corrupt"
+func (k TailKind) String() string { return enumName(tailKindNames[:], int(k), "TailKind") }
+
+var tailKindNames = [...]string{TailClean: "clean", TailZeroFilled: "zero-filled", TailTornHeader: "torn-header",
+	TailTornBatch: "torn-batch", TailCorrupt: "corrupt"}
+
+// enumName is names[i], or "Type(i)" for a value outside the names.
+func enumName(names []string, i int, typ string) string {
+	if i >= 0 && i < len(names) {
+		return names[i]
 	}
-	return fmt.Sprintf("TailKind(%d)", int(k))
+	return fmt.Sprintf("%s(%d)", typ, i)
 }
 
 // Tail is the end of a scan: everything before ValidBytes framed as batches.
