@@ -260,47 +260,35 @@ func (c *Control) KafkaJSON() string {
 		}
 		w("]")
 	}
+	if c.Type == ControlAbort || c.Type == ControlCommit || !c.Type.Known() {
+		return ""
+	}
+	// Every value schema starts with its version.
+	w("{")
+	num("version", int64(c.Version))
 	switch c.Type {
 	case ControlLeaderChange:
-		w("{")
-		num("version", int64(c.Version))
 		w(",")
 		num("leaderId", int64(c.LeaderID))
 		w(",")
 		voters("voters", c.Voters)
 		w(",")
 		voters("grantingVoters", c.GrantingVoters)
-		w("}")
 	case ControlSnapshotHeader:
-		w("{")
-		num("version", int64(c.Version))
 		w(",")
 		num("lastContainedLogTimestamp", c.LastContainedLogTimestamp)
-		w("}")
-	case ControlSnapshotFooter:
-		w("{")
-		num("version", int64(c.Version))
-		w("}")
 	case ControlKRaftVersion:
-		w("{")
-		num("version", int64(c.Version))
 		w(",")
 		num("kRaftVersion", int64(c.KRaftVersion))
-		w("}")
 	case ControlKRaftVoters:
-		w("{")
-		num("version", int64(c.Version))
 		w(",")
 		voters("voters", c.Voters)
-		w("}")
 	case ControlMirrorPidReset:
-		w("{")
-		num("version", int64(c.Version))
 		if c.SourceClusterID != nil {
 			w(`,"sourceClusterId":` + JSONString(*c.SourceClusterID))
 		}
-		w("}")
 	}
+	w("}")
 	return sb.String()
 }
 
