@@ -58,9 +58,9 @@ func TestArchitecture(t *testing.T) {
 		a, ok := listed[pkg]
 		switch {
 		case !ok:
-			t.Errorf("%s is not in %s's arrows; its line: %s", pkg, architecture, arrowLine(pkg, imports, false))
+			t.Errorf("%s is not in %s's arrows; its line (-update writes it): %s", pkg, architecture, arrowLine(pkg, imports, false))
 		case !slices.Equal(a.imports, imports):
-			t.Errorf("%s's arrows in %s are %v, the tree's %v; its line: %s", pkg, architecture, a.imports, imports, arrowLine(pkg, imports, false))
+			t.Errorf("%s's arrows in %s are %v, the tree's %v; its line (-update writes it): %s", pkg, architecture, a.imports, imports, arrowLine(pkg, imports, false))
 		}
 		for _, imp := range imports {
 			if floor(imp) > floor(pkg) {
