@@ -127,16 +127,8 @@ func createFirstSegment(dir string) (string, *os.File, error) {
 // writeLargeSegment writes one segment of about size bytes into dir (which
 // must not hold it yet) and prints what it holds.
 func writeLargeSegment(dir string, size int64, opts segtest.LargeOptions, start time.Time) error {
-	path, f, err := createFirstSegment(dir)
+	path, st, err := segtest.LargeSegmentFile(dir, size, opts)
 	if err != nil {
-		return err
-	}
-	st, err := segtest.LargeSegment(f, size, opts)
-	if err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
 		return err
 	}
 	d := time.Since(start)
