@@ -176,13 +176,7 @@ func loadKIP848Groups(t *testing.T, recs []clustertest.KV, dec cluster.Decoder) 
 	if _, err := clustertest.WritePartition(dir, "orders", 0, &ordersID, clustertest.DataBatch(0, clustertest.T0, 3)); err != nil {
 		t.Fatal(err)
 	}
-	inv, err := cluster.OpenInventory([]string{dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := cluster.LoadGroups(inv, dec, cluster.GroupsOptions{PSM: psmDefaults()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return mustLoad(t, []string{dir}, func(inv *cluster.Inventory) (*cluster.GroupsView, error) {
+		return cluster.LoadGroups(inv, dec, cluster.GroupsOptions{PSM: psmDefaults()})
+	})
 }
