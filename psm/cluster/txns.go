@@ -208,21 +208,21 @@ func (l *txnsLoad) readCoordinators(dec Decoder) {
 	v := l.v
 	res := make([]*txnReplay, len(l.tps))
 	errs := eachCoordinator(l.inv, v.Coordinators, l.o.Jobs, func(i int, pd *segment.PartitionDir) error {
-		res[i] = &txnReplay{dec: dec, dir: v.Coordinators[i], index: map[string]int{}}
+		res[i] = newTxnReplay(dec, v.Coordinators[i])
 		_, sfs, err := scanPartition(pd, scanHandler{record: res[i].record})
 		res[i].findings = append(sfs, res[i].findings...)
+		res[i].index = nil // the replay is over: only its entries are needed
 		return err
 	})
 	n := 0
 	for i, r := range res {
 		if errs[i] == nil {
-			n += len(r.live)
+			n += r.n
 		}
 	}
-	l.byPID = make(map[int64]*Transaction, n)
-	if len(res) > 1 {
-		v.Transactions = make([]Transaction, 0, n)
-	}
+	// One exact allocation for the view: the replays' pages are let go
+	// one by one as they are copied.
+	v.Transactions = make([]Transaction, 0, n)
 	for i, r := range res {
 		if errs[i] != nil {
 			tp := l.tps[i]
@@ -232,13 +232,11 @@ func (l *txnsLoad) readCoordinators(dec Decoder) {
 			continue
 		}
 		v.Findings = append(v.Findings, r.findings...)
-		if len(res) == 1 {
-			v.Transactions = r.live // one coordinator partition: no copy
-			break
-		}
-		v.Transactions = append(v.Transactions, r.live...)
+		v.Transactions = r.appendTo(v.Transactions)
+		res[i] = nil
 	}
 	slices.SortFunc(v.Transactions, func(a, b Transaction) int { return cmp.Compare(a.TransactionalID, b.TransactionalID) })
+	l.byPID = make(map[int64]*Transaction, len(v.Transactions))
 	for i := range v.Transactions {
 		t := &v.Transactions[i]
 		l.byPID[t.ProducerID] = t
@@ -247,46 +245,133 @@ func (l *txnsLoad) readCoordinators(dec Decoder) {
 }
 
 // txnReplay is the replay of one __transaction_state partition: the
-// latest record of each transactional id, updated in place — a map of
-// indexes into live, not of the records themselves (a __transaction_state
-// of a million ids holds ten million records).
+// latest record of each transactional id, updated in place (a
+// __transaction_state of a million ids holds ten million records). The
+// entries are kept in pages of fixed size, never in one slice that
+// grows: a growing slice holds up to a quarter more than it uses, and its
+// old and new arrays both while it is copied; pages cost neither, and the
+// view's slice is allocated once at the end, at its exact size.
 type txnReplay struct {
-	dec      Decoder
-	dir      string
+	dec Decoder
+	dir string
+	// index maps a transactional id to its entry's number (page
+	// n/txnPage, slot n%txnPage); n entries are in use.
 	index    map[string]int
-	live     []Transaction
+	pages    [][]txnEntry
+	n        int
 	findings []finding.Finding
+	// fast: dec reads values into an entry in place (SchemaDecoder).
+	fast bool
+}
+
+// txnEntry is a transactional id's latest record that decoded.
+type txnEntry struct {
+	id     string
+	offset int64
+	v      TxnMetadataValue
+}
+
+// txnPage is the number of entries in a page (512 KiB).
+const txnPage = 4096
+
+func newTxnReplay(dec Decoder, dir string) *txnReplay {
+	_, fast := dec.(SchemaDecoder)
+	return &txnReplay{dec: dec, dir: dir, index: map[string]int{}, fast: fast}
+}
+
+func (t *txnReplay) entry(n int) *txnEntry { return &t.pages[n/txnPage][n%txnPage] }
+
+// add takes a new entry for id.
+func (t *txnReplay) add(id string) *txnEntry {
+	if t.n%txnPage == 0 && t.n/txnPage == len(t.pages) {
+		t.pages = append(t.pages, make([]txnEntry, txnPage))
+	}
+	t.index[id] = t.n
+	e := t.entry(t.n)
+	e.id = id
+	t.n++
+	return e
+}
+
+// remove deletes id's entry: the last entry takes its place.
+func (t *txnReplay) remove(id string) {
+	k, ok := t.index[id]
+	if !ok {
+		return
+	}
+	last := t.entry(t.n - 1)
+	if k != t.n-1 {
+		*t.entry(k) = *last
+		t.index[last.id] = k
+	}
+	*last = txnEntry{}
+	t.n--
+	delete(t.index, id)
+}
+
+// appendTo appends the entries as Transactions, letting each page go once
+// copied.
+func (t *txnReplay) appendTo(out []Transaction) []Transaction {
+	for p := range t.pages {
+		for i := range min(txnPage, t.n-p*txnPage) {
+			e := &t.pages[p][i]
+			out = append(out, Transaction{TransactionalID: e.id, TxnMetadataValue: e.v, Coordinator: t.dir, RecordOffset: e.offset})
+		}
+		t.pages[p] = nil
+	}
+	return out
 }
 
 // record applies one record: a transactional id's new state, or its
 // tombstone.
 func (t *txnReplay) record(r *record) error {
+	if t.fast {
+		// The usual record, read without allocating: the id looked up by
+		// its bytes, the value read into the id's entry (a string is made
+		// only for an id met for the first time).
+		if id, ok := txnKeyID(r.Key); ok {
+			if r.Value == nil {
+				t.remove(string(id))
+				return nil
+			}
+			var scratch TxnMetadataValue
+			k, ok := t.index[string(id)]
+			dst := &scratch
+			if ok {
+				dst = &t.entry(k).v
+			}
+			if typedTxnValue(r.Value, dst) {
+				var e *txnEntry
+				if ok {
+					e = t.entry(k)
+				} else {
+					e = t.add(string(id))
+					e.v = scratch
+				}
+				e.offset = r.Offset
+				return nil
+			}
+			// Not the typed decoder's: the decoder below words it.
+		}
+	}
 	tr, err := t.dec.TransactionState(r.Key, r.Value)
 	if err != nil {
 		t.findings = append(t.findings, newFinding(finding.CorruptRecords, TransactionStateTopic, t.dir, r.Offset,
 			fmt.Sprintf("record at offset %d does not decode: %v", r.Offset, err)))
 		return nil
 	}
-	k, ok := t.index[tr.TransactionalID]
 	if tr.Tombstone || tr.Value == nil {
-		if ok {
-			// The last record takes the hole.
-			last := len(t.live) - 1
-			t.live[k] = t.live[last]
-			t.index[t.live[k].TransactionalID] = k
-			t.live = t.live[:last]
-			delete(t.index, tr.TransactionalID)
-		}
+		t.remove(tr.TransactionalID)
 		return nil
 	}
-	x := Transaction{TransactionalID: tr.TransactionalID, TxnMetadataValue: *tr.Value, Coordinator: t.dir, RecordOffset: r.Offset}
+	k, ok := t.index[tr.TransactionalID]
+	var e *txnEntry
 	if ok {
-		x.TransactionalID = t.live[k].TransactionalID // the map's key, not a copy per record
-		t.live[k] = x
-		return nil
+		e = t.entry(k)
+	} else {
+		e = t.add(tr.TransactionalID)
 	}
-	t.index[tr.TransactionalID] = len(t.live)
-	t.live = append(t.live, x)
+	e.v, e.offset = *tr.Value, r.Offset
 	return nil
 }
 

@@ -197,23 +197,59 @@ func typedTransactionState(key, value []byte) (TxnRecord, bool) {
 		r.Tombstone = true
 		return r, true
 	}
-	vv, vb, ok := valueFraming(value)
-	if !ok {
+	tv := &TxnMetadataValue{}
+	if !typedTxnValue(value, tv) {
 		return r, false
-	}
-	v, _, ok := schema.ReadTransactionLogValue(vb, vv)
-	if !ok {
-		return r, false
-	}
-	tv := &TxnMetadataValue{Version: vv, ProducerID: v.ProducerId, PreviousProducerID: v.PreviousProducerId, NextProducerID: v.NextProducerId,
-		ProducerEpoch: v.ProducerEpoch, TimeoutMs: v.TransactionTimeoutMs, State: TxnState(v.TransactionStatus),
-		LastUpdateTimestamp: v.TransactionLastUpdateTimestampMs, StartTimestamp: v.TransactionStartTimestampMs}
-	if len(v.TransactionPartitions) > 0 {
-		tv.Partitions = make([]TopicPartitions, 0, len(v.TransactionPartitions))
-	}
-	for _, p := range v.TransactionPartitions {
-		tv.Partitions = append(tv.Partitions, TopicPartitions{Topic: p.Topic, Partitions: partitionsOf(p.PartitionIds)})
 	}
 	r.Value = tv
 	return r, true
+}
+
+// typedTxnValue reads a TransactionLogValue (its version, then the body)
+// into dst, reusing dst.Partitions' array; dst is unchanged when it does
+// not read.
+func typedTxnValue(value []byte, dst *TxnMetadataValue) bool {
+	vv, vb, ok := valueFraming(value)
+	if !ok {
+		return false
+	}
+	v, _, ok := schema.ReadTransactionLogValue(vb, vv)
+	if !ok {
+		return false
+	}
+	ps := dst.Partitions[:0]
+	*dst = TxnMetadataValue{Version: vv, ProducerID: v.ProducerId, PreviousProducerID: v.PreviousProducerId, NextProducerID: v.NextProducerId,
+		ProducerEpoch: v.ProducerEpoch, TimeoutMs: v.TransactionTimeoutMs, State: TxnState(v.TransactionStatus),
+		LastUpdateTimestamp: v.TransactionLastUpdateTimestampMs, StartTimestamp: v.TransactionStartTimestampMs}
+	if len(v.TransactionPartitions) == 0 {
+		return true // nil, as the generic reader leaves it
+	}
+	if cap(ps) < len(v.TransactionPartitions) {
+		ps = make([]TopicPartitions, 0, len(v.TransactionPartitions))
+	}
+	for _, p := range v.TransactionPartitions {
+		ps = append(ps, TopicPartitions{Topic: p.Topic, Partitions: partitionsOf(p.PartitionIds)})
+	}
+	dst.Partitions = ps
+	return true
+}
+
+// transactionLogKeyType is the record type of TransactionLogKey, the only
+// key of __transaction_state (TransactionLog: version 0, a
+// non-flexible transactionalId).
+const transactionLogKeyType = 0
+
+// txnKeyID is the transactional id of a __transaction_state key as the
+// typed decoder reads it (record type 0, then an int16-length string;
+// bytes after it are not read), without copying it: ok is false for any
+// other key, which the decoders then read (and word what is wrong).
+func txnKeyID(key []byte) ([]byte, bool) {
+	if len(key) < 4 || binary.BigEndian.Uint16(key) != transactionLogKeyType {
+		return nil, false
+	}
+	n := int16(binary.BigEndian.Uint16(key[2:]))
+	if n < 0 || int(n) > len(key)-4 {
+		return nil, false
+	}
+	return key[4 : 4+int(n)], true
 }

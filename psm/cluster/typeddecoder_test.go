@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -14,6 +15,7 @@ import (
 	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/decode/schema/schematest"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 type kv struct{ key, value []byte }
@@ -192,6 +194,47 @@ func TestTypedDecoderAgrees(t *testing.T) {
 		}
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Fatalf("key %x value %x:\ntyped   %+v\ngeneric %+v (%v)", r.key, r.value, got, want, err)
+		}
+	}
+}
+
+// TestTxnReplayFastPathAgrees: the transactions replay's in-place path
+// (txnKeyID, typedTxnValue into the id's entry) ends with exactly the
+// transactional ids, states and findings of the path through
+// Decoder.TransactionState, over kmsg's records of every version, their
+// truncations and bit flips, and the same records again in another
+// order (updates in place, tombstones of ids present and absent, values
+// that do not decode after ones that did).
+func TestTxnReplayFastPathAgrees(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 5))
+	_, txns := kmsgRecords(rng)
+	rs := mutations(rng, txns)
+	again := slices.Clone(rs)
+	rng.Shuffle(len(again), func(i, j int) { again[i], again[j] = again[j], again[i] })
+	rs = append(rs, again...)
+	replay := func(fast bool) ([]Transaction, []finding.Finding) {
+		tr := newTxnReplay(SchemaDecoder{}, "d")
+		tr.fast = fast
+		for i, r := range rs {
+			if err := tr.record(&record{Offset: int64(i), Key: r.key, Value: r.value}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return tr.appendTo(nil), tr.findings
+	}
+	got, gotF := replay(true)
+	want, wantF := replay(false)
+	if len(got) == 0 || len(gotF) == 0 {
+		t.Fatalf("%d transactions, %d findings: the records test too little", len(got), len(gotF))
+	}
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotF, wantF) {
+		t.Fatalf("in place: %d ids, %d findings; through the decoder: %d ids, %d findings", len(got), len(gotF), len(want), len(wantF))
+	}
+	for _, r := range rs {
+		id, ok := txnKeyID(r.key)
+		tr, tok := typedTransactionState(r.key, nil)
+		if ok != tok || ok && string(id) != tr.TransactionalID {
+			t.Fatalf("key %x: txnKeyID %q %v, typed decoder %q %v", r.key, id, ok, tr.TransactionalID, tok)
 		}
 	}
 }
