@@ -333,14 +333,20 @@ func (r *reader) batch(b *decode.Batch, file string, pos int64) error {
 	if r.fast, ok = parseFast(b, r.fast); ok {
 		for i := range r.fast {
 			f := &r.fast[i]
-			if err := r.record(f.off, f.ts, control, skip, lat, func() uint64 { return mapHash(f.content) }); err != nil {
+			if !r.take(f.off, control, skip) {
+				continue
+			}
+			if err := r.yield(mapHash(f.content), f.ts, f.off, lat); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	err := r.dec.Records(b, func(rec *decode.Record) error {
-		return r.record(rec.Offset, rec.Timestamp, control, skip, lat, func() uint64 { return contentHash(rec, &r.buf) })
+		if !r.take(rec.Offset, control, skip) {
+			return nil
+		}
+		return r.yield(contentHash(rec, &r.buf), rec.Timestamp, rec.Offset, lat)
 	})
 	if err != nil {
 		if errors.Is(err, errStopped) {
@@ -352,30 +358,38 @@ func (r *reader) batch(b *decode.Batch, file string, pos int64) error {
 	return nil
 }
 
-// record takes one record of a batch: its offset and timestamp, whether
-// its batch is a control batch or an aborted transaction's, and its
-// content hash (computed only for a record yielded).
-func (r *reader) record(off, ts int64, control, skip, lat bool, hash func() uint64) error {
+// take takes one record of a batch, by its offset and whether its batch
+// is a control batch or an aborted transaction's: true when the stream
+// yields it (then yield must follow, with its content hash: hashed only
+// for a record yielded), else it is counted or passed over.
+func (r *reader) take(off int64, control, skip bool) bool {
 	cfg := &r.s.cfg
 	if off < cfg.logStart || off <= r.prev {
-		return nil
+		return false
 	}
 	r.holes += off - r.prev - 1
 	r.prev = off
 	switch {
 	case off < cfg.from:
-		return nil
+		return false
 	case control:
 		r.st.control++
-		return nil
+		return false
 	case cfg.stop >= 0 && off >= cfg.stop:
 		r.st.uncommitted++
-		return nil
+		return false
 	case skip:
 		r.st.aborted++
-		return nil
+		return false
 	}
-	it := item{h: hash(), ts: ts, off: off, holes: r.holes, rank: r.rank}
+	return true
+}
+
+// yield hands over the record take accepted.
+func (r *reader) yield(h uint64, ts, off int64, lat bool) error {
+	c := r.chunk()
+	c.items = append(c.items, item{h: h, ts: ts, off: off, holes: r.holes, rank: r.rank})
+	it := &c.items[len(c.items)-1]
 	r.rank++
 	r.st.records++
 	if lat {
@@ -386,8 +400,6 @@ func (r *reader) record(off, ts int64, control, skip, lat bool, hash func() uint
 		it.flags |= flagNoTimestamp
 		r.st.noTimestamp++
 	}
-	c := r.chunk()
-	c.items = append(c.items, it)
 	if len(c.items) == chunkItems {
 		return r.flush()
 	}
