@@ -145,7 +145,10 @@ func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, erro
 		for k, n := range r.skipped {
 			v.Skipped[k] += n
 		}
+		// Each group's replay state is let go once its Group is built, so
+		// that the view does not need the memory of both at once.
 		for name, acc := range r.groups {
+			delete(r.groups, name)
 			if !want(o.Groups, name) || acc.deleted() {
 				continue
 			}
@@ -158,6 +161,7 @@ func LoadGroups(inv *Inventory, dec Decoder, o GroupsOptions) (*GroupsView, erro
 			}
 			v.Groups = append(v.Groups, g)
 		}
+		res[i] = nil
 	}
 	slices.SortFunc(v.Groups, func(a, b Group) int { return cmp.Compare(a.Group, b.Group) })
 	v.Unanswerable, v.Absent = groupsUnanswerable(inv, o, tps, v.Groups, v.Unreadable)
@@ -283,6 +287,12 @@ type groupsReplay struct {
 	pending  map[int64][]pendingCommit // transactional offset commits by producer id
 	skipped  map[string]int
 	findings []finding.Finding
+	// fast: dec is SchemaDecoder, whose reading of an offset commit
+	// commitInPlace repeats without allocating; topics interns the
+	// topic names it keys offsets by (one string per topic, not one per
+	// committed partition).
+	fast   bool
+	topics map[string]string
 }
 
 type pendingCommit struct {
@@ -323,7 +333,9 @@ func (a *groupAcc) deleted() bool {
 }
 
 func newGroupsReplay(dec Decoder, dir string) *groupsReplay {
-	return &groupsReplay{dec: dec, dir: dir, groups: map[string]*groupAcc{}, pending: map[int64][]pendingCommit{}, skipped: map[string]int{}}
+	_, fast := dec.(SchemaDecoder)
+	return &groupsReplay{dec: dec, dir: dir, groups: map[string]*groupAcc{}, pending: map[int64][]pendingCommit{}, skipped: map[string]int{},
+		fast: fast, topics: map[string]string{}}
 }
 
 // forget drops a group nothing is left of, after a tombstone: the
@@ -345,6 +357,9 @@ func (r *groupsReplay) acc(name string) *groupAcc {
 }
 
 func (r *groupsReplay) apply(rec *record) error {
+	if r.fast && !rec.Transactional && r.commitInPlace(rec) {
+		return nil
+	}
 	gr, err := r.dec.ConsumerOffsets(rec.Key, rec.Value)
 	if err != nil {
 		r.findings = append(r.findings, newFinding(finding.CorruptRecords, ConsumerOffsetsTopic, r.dir, rec.Offset,
@@ -368,6 +383,46 @@ func (r *groupsReplay) apply(rec *record) error {
 	}
 	a.replay(&gr, rec.Offset)
 	return nil
+}
+
+// commitInPlace applies the usual record of __consumer_offsets, a
+// non-transactional offset commit (or its tombstone), as offsetCommit
+// does but read without allocating: group and topic looked up by their
+// bytes (a string is made for a group or topic met for the first time),
+// the value read straight into the offset's entry. false, with nothing
+// done, for any other record: the decoder reads it.
+func (r *groupsReplay) commitInPlace(rec *record) bool {
+	g, t, p, ok := offsetCommitKeyFields(rec.Key)
+	if !ok {
+		return false
+	}
+	var c offsetAcc
+	tombstone := rec.Value == nil
+	if !tombstone {
+		if !typedOffsetValue(rec.Value, &c) {
+			return false
+		}
+		c.recordOffset = rec.Offset
+	}
+	a := r.groups[string(g)]
+	if a == nil {
+		if tombstone {
+			return true // commit would make the group and forget it again
+		}
+		a = r.acc(string(g))
+	}
+	topic, ok := r.topics[string(t)]
+	if !ok {
+		topic = string(t)
+		r.topics[topic] = topic
+	}
+	if tombstone {
+		delete(a.offsets, TopicPartition{topic, p})
+		r.forget(string(g))
+		return true
+	}
+	a.offsets[TopicPartition{topic, p}] = c
+	return true
 }
 
 // offsetCommit applies an OffsetCommit record, or holds a transactional

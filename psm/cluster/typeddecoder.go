@@ -253,3 +253,62 @@ func txnKeyID(key []byte) ([]byte, bool) {
 	}
 	return key[4 : 4+int(n)], true
 }
+
+// offsetCommitKeyTypes marks the record types whose key is
+// OffsetCommitKey (schema.KeyFor).
+var offsetCommitKeyTypes = func() (t [8]bool) {
+	for rt := range t {
+		if km := schema.KeyFor(schema.ConsumerOffsets, int16(rt)); km != nil && km.Name == "OffsetCommitKey" {
+			t[rt] = true
+		}
+	}
+	return t
+}()
+
+// offsetCommitKeyFields reads an OffsetCommitKey (group, topic,
+// partition: two int16-length strings and an int32; bytes after them are
+// not read) as the typed decoder does, without copying the strings: ok
+// is false for any other key, which the decoders then read.
+func offsetCommitKeyFields(key []byte) (group, topic []byte, partition int32, ok bool) {
+	if len(key) < 2 {
+		return nil, nil, 0, false
+	}
+	if rt := binary.BigEndian.Uint16(key); int(rt) >= len(offsetCommitKeyTypes) || !offsetCommitKeyTypes[rt] {
+		return nil, nil, 0, false
+	}
+	group, b, ok := int16String(key[2:])
+	if ok {
+		topic, b, ok = int16String(b)
+	}
+	if !ok || len(b) < 4 {
+		return nil, nil, 0, false
+	}
+	return group, topic, int32(binary.BigEndian.Uint32(b)), true
+}
+
+// int16String splits a non-null int16-length string off b.
+func int16String(b []byte) (s, rest []byte, ok bool) {
+	if len(b) < 2 {
+		return nil, nil, false
+	}
+	n := int(int16(binary.BigEndian.Uint16(b)))
+	if n < 0 || n > len(b)-2 {
+		return nil, nil, false
+	}
+	return b[2 : 2+n], b[2+n:], true
+}
+
+// typedOffsetValue reads an OffsetCommitValue into c (its recordOffset
+// aside), as typedOffsetsValue does; c is unchanged when it does not read.
+func typedOffsetValue(value []byte, c *offsetAcc) bool {
+	vv, vb, ok := valueFraming(value)
+	if !ok {
+		return false
+	}
+	v, _, ok := schema.ReadOffsetCommitValue(vb, vv)
+	if !ok {
+		return false
+	}
+	*c = offsetAcc{offset: v.Offset, leaderEpoch: v.LeaderEpoch, metadata: v.Metadata, commitTimestamp: v.CommitTimestamp, expireTimestamp: v.ExpireTimestamp}
+	return true
+}

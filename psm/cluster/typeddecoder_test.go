@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -235,6 +236,56 @@ func TestTxnReplayFastPathAgrees(t *testing.T) {
 		tr, tok := typedTransactionState(r.key, nil)
 		if ok != tok || ok && string(id) != tr.TransactionalID {
 			t.Fatalf("key %x: txnKeyID %q %v, typed decoder %q %v", r.key, id, ok, tr.TransactionalID, tok)
+		}
+	}
+}
+
+// TestGroupsReplayFastPathAgrees: the groups replay's in-place path for
+// offset commits (commitInPlace) ends with exactly the groups and
+// findings of the path through Decoder.ConsumerOffsets, over kmsg's
+// records of every version, their truncations and bit flips, and the
+// same records again in another order; and offsetCommitKeyFields reads
+// exactly the keys the typed decoder reads as offset commits.
+func TestGroupsReplayFastPathAgrees(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 6))
+	offsets, _ := kmsgRecords(rng)
+	rs := mutations(rng, offsets)
+	again := slices.Clone(rs)
+	rng.Shuffle(len(again), func(i, j int) { again[i], again[j] = again[j], again[i] })
+	rs = append(rs, again...)
+	replay := func(fast bool) ([]Group, []finding.Finding, map[string]int) {
+		gr := newGroupsReplay(SchemaDecoder{}, "d")
+		gr.fast = fast
+		for i, r := range rs {
+			if err := gr.apply(&record{Offset: int64(i), Key: r.key, Value: r.value}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var gs []Group
+		for name, a := range gr.groups {
+			gs = append(gs, a.group(name, "d", nil))
+		}
+		slices.SortFunc(gs, func(a, b Group) int { return strings.Compare(a.Group, b.Group) })
+		return gs, gr.findings, gr.skipped
+	}
+	got, gotF, gotS := replay(true)
+	want, wantF, wantS := replay(false)
+	commits := 0
+	for _, g := range got {
+		commits += len(g.Offsets)
+	}
+	if commits == 0 {
+		t.Fatal("no offset commits: the records test too little")
+	}
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotF, wantF) || !reflect.DeepEqual(gotS, wantS) {
+		t.Fatalf("in place: %d groups, %d findings; through the decoder: %d groups, %d findings", len(got), len(gotF), len(want), len(wantF))
+	}
+	for _, r := range rs {
+		g, tp, p, ok := offsetCommitKeyFields(r.key)
+		gr, tok := typedOffsetsKey(r.key, true)
+		tok = tok && gr.Kind == GroupRecordOffsetCommit
+		if ok != tok || ok && (string(g) != gr.Group || string(tp) != gr.Topic || p != gr.Partition) {
+			t.Fatalf("key %x: offsetCommitKeyFields %q %q %d %v, typed decoder %+v %v", r.key, g, tp, p, ok, gr, tok)
 		}
 	}
 }
