@@ -260,8 +260,12 @@ type txnReplay struct {
 	pages    [][]txnEntry
 	n        int
 	findings []finding.Finding
-	// fast: dec reads values into an entry in place (SchemaDecoder).
-	fast bool
+	// fast: dec is SchemaDecoder, whose reading of a record the replay
+	// repeats in place; topics interns the topic names of the
+	// transactions' partitions, scratch is txnValueV0's.
+	fast    bool
+	topics  map[string]string
+	scratch []txnPartsScratch
 }
 
 // txnEntry is a transactional id's latest record that decoded.
@@ -276,7 +280,7 @@ const txnPage = 4096
 
 func newTxnReplay(dec Decoder, dir string) *txnReplay {
 	_, fast := dec.(SchemaDecoder)
-	return &txnReplay{dec: dec, dir: dir, index: map[string]int{}, fast: fast}
+	return &txnReplay{dec: dec, dir: dir, index: map[string]int{}, fast: fast, topics: map[string]string{}}
 }
 
 func (t *txnReplay) entry(n int) *txnEntry { return &t.pages[n/txnPage][n%txnPage] }
@@ -340,7 +344,7 @@ func (t *txnReplay) record(r *record) error {
 			if ok {
 				dst = &t.entry(k).v
 			}
-			if typedTxnValue(r.Value, dst) {
+			if txnValueV0(r.Value, dst, t.topics, &t.scratch) || typedTxnValue(r.Value, dst) {
 				var e *txnEntry
 				if ok {
 					e = t.entry(k)

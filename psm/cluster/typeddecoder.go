@@ -312,3 +312,74 @@ func typedOffsetValue(value []byte, c *offsetAcc) bool {
 	*c = offsetAcc{offset: v.Offset, leaderEpoch: v.LeaderEpoch, metadata: v.Metadata, commitTimestamp: v.CommitTimestamp, expireTimestamp: v.ExpireTimestamp}
 	return true
 }
+
+// txnPartsScratch holds where a version-0 TransactionLogValue's partitions
+// lie in the value, between txnValueV0's two passes.
+type txnPartsScratch struct {
+	topic []byte
+	ids   []byte // 4 bytes an id
+}
+
+// txnValueV0 reads a TransactionLogValue of version 0 (non-flexible, the
+// layout every broker before transaction version 2 writes) into dst, as
+// typedTxnValue does, without allocating: the partition arrays dst holds
+// are reused, topics interned in topics, scratch holds the partitions
+// between the pass that checks the value and the one that fills dst. ok
+// is false, with dst unchanged, for another version or anything the
+// typed decoder would not read.
+func txnValueV0(value []byte, dst *TxnMetadataValue, topics map[string]string, scratch *[]txnPartsScratch) bool {
+	be := binary.BigEndian
+	// version, producerId, producerEpoch, transactionTimeoutMs,
+	// transactionStatus, then the partitions' array length.
+	const head = 2 + 8 + 2 + 4 + 1 + 4
+	if len(value) < head || be.Uint16(value) != 0 {
+		return false
+	}
+	b := value[head:]
+	n := int(int32(be.Uint32(value[head-4:])))
+	parts := (*scratch)[:0]
+	for range max(n, 0) { // a negative length is null: no partitions
+		topic, rest, ok := int16String(b)
+		if !ok || len(rest) < 4 {
+			return false
+		}
+		k := int(int32(be.Uint32(rest)))
+		if k < 0 || k > (len(rest)-4)/4 {
+			return false // partitionIds is not nullable
+		}
+		parts = append(parts, txnPartsScratch{topic: topic, ids: rest[4 : 4+4*k]})
+		b = rest[4+4*k:]
+	}
+	*scratch = parts
+	if len(b) < 16 {
+		return false
+	}
+	ps := dst.Partitions[:0]
+	*dst = TxnMetadataValue{Version: 0, ProducerID: int64(be.Uint64(value[2:])), PreviousProducerID: -1, NextProducerID: -1,
+		ProducerEpoch: int16(be.Uint16(value[10:])), TimeoutMs: int32(be.Uint32(value[12:])), State: TxnState(int8(value[16])),
+		LastUpdateTimestamp: int64(be.Uint64(b)), StartTimestamp: int64(be.Uint64(b[8:]))}
+	if len(parts) == 0 {
+		return true
+	}
+	if cap(ps) < len(parts) {
+		ps = make([]TopicPartitions, len(parts))
+	}
+	ps = ps[:len(parts)]
+	for i, p := range parts {
+		topic, ok := topics[string(p.topic)]
+		if !ok {
+			topic = string(p.topic)
+			topics[topic] = topic
+		}
+		ids := ps[i].Partitions[:0]
+		if ids == nil {
+			ids = make([]int32, 0, len(p.ids)/4)
+		}
+		for j := 0; j < len(p.ids); j += 4 {
+			ids = append(ids, int32(be.Uint32(p.ids[j:])))
+		}
+		ps[i] = TopicPartitions{Topic: topic, Partitions: ids}
+	}
+	dst.Partitions = ps
+	return true
+}
