@@ -199,6 +199,14 @@ func TestTypedDecoderAgrees(t *testing.T) {
 	}
 }
 
+// twice is rs followed by rs shuffled: a replay of it updates what it
+// made, in another order.
+func twice(rng *rand.Rand, rs []kv) []kv {
+	again := slices.Clone(rs)
+	rng.Shuffle(len(again), func(i, j int) { again[i], again[j] = again[j], again[i] })
+	return append(rs, again...)
+}
+
 // TestTxnReplayFastPathAgrees: the transactions replay's in-place path
 // (txnKeyID, typedTxnValue into the id's entry) ends with exactly the
 // transactional ids, states and findings of the path through
@@ -209,10 +217,7 @@ func TestTypedDecoderAgrees(t *testing.T) {
 func TestTxnReplayFastPathAgrees(t *testing.T) {
 	rng := rand.New(rand.NewPCG(29, 5))
 	_, txns := kmsgRecords(rng)
-	rs := mutations(rng, txns)
-	again := slices.Clone(rs)
-	rng.Shuffle(len(again), func(i, j int) { again[i], again[j] = again[j], again[i] })
-	rs = append(rs, again...)
+	rs := twice(rng, mutations(rng, txns))
 	replay := func(fast bool) ([]Transaction, []finding.Finding) {
 		tr := newTxnReplay(SchemaDecoder{}, "d")
 		tr.fast = fast
@@ -249,10 +254,7 @@ func TestTxnReplayFastPathAgrees(t *testing.T) {
 func TestGroupsReplayFastPathAgrees(t *testing.T) {
 	rng := rand.New(rand.NewPCG(29, 6))
 	offsets, _ := kmsgRecords(rng)
-	rs := mutations(rng, offsets)
-	again := slices.Clone(rs)
-	rng.Shuffle(len(again), func(i, j int) { again[i], again[j] = again[j], again[i] })
-	rs = append(rs, again...)
+	rs := twice(rng, mutations(rng, offsets))
 	replay := func(fast bool) ([]Group, []finding.Finding, map[string]int) {
 		gr := newGroupsReplay(SchemaDecoder{}, "d")
 		gr.fast = fast
