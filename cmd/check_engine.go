@@ -19,12 +19,12 @@ import (
 	"github.com/kseg/kseg/cmd/internal/chainnode"
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/psm/cluster"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/finding"
+	"github.com/kseg/kseg/segment/scan"
 )
 
 // What kseg check runs: the engines of the read commands, not checks of
@@ -127,7 +127,7 @@ type checkEngine struct {
 func newCheckEngine(jobs int, deep func(string) bool, maxDecompressed int64) (*checkEngine, error) {
 	e := &checkEngine{jobs: ui.ResolveJobs(jobs), deep: deep, logDirs: segment.NewLogDirCache()}
 	// One budget of decompressed bytes for every partition checked at once.
-	budget := decode.NewBudget(max(maxDecompressed, decompressBudget))
+	budget := scan.NewBudget(maxDecompressed)
 	for i, extra := range [][]string{nil, {"--deep"}} {
 		o := &dumpOptions{}
 		c := &cobra.Command{}
@@ -140,7 +140,7 @@ func newCheckEngine(jobs int, deep func(string) bool, maxDecompressed int64) (*c
 			return nil, err
 		}
 		o.quiet, o.name = true, "check"
-		o.logDirs, o.budget = e.logDirs, budget
+		o.LogDirs, o.Budget = e.logDirs, budget
 		e.dumpOpts[i] = o
 	}
 	ro := &replayPSMOptions{}
@@ -260,7 +260,7 @@ func (e *checkEngine) partition(ctx context.Context, p *checkPartition, walk *ps
 			seg.err = err
 			return
 		}
-		seg.findings, seg.err = e.dumpFiles(ctx, partitionFilesOf(pd), e.deep(p.abs), walk, pd)
+		seg.findings, seg.err = e.dumpFiles(ctx, scan.PartitionFiles(pd), e.deep(p.abs), walk, pd)
 	})
 	if seg.err != nil {
 		why := "not run: the partition could not be read"
@@ -281,28 +281,29 @@ func (e *checkEngine) partition(ctx context.Context, p *checkPartition, walk *ps
 
 // dumpFiles runs dump's engine over files with a printer that keeps the
 // findings. A partition holding a large log gets dump's CRC pipeline
-// (dump_jobs.go); the others are read serially, the parallelism being
+// (scan.Options.UnitWorkers); the others are read serially, the parallelism being
 // across partitions. An I/O error is returned after the other files.
-func (e *checkEngine) dumpFiles(ctx context.Context, files []dumpFile, deep bool, walk *psm.Walk, pd *segment.PartitionDir) ([]finding.Finding, error) {
+func (e *checkEngine) dumpFiles(ctx context.Context, files []scan.File, deep bool, walk *psm.Walk, pd *segment.PartitionDir) ([]finding.Finding, error) {
 	o := e.dumpOpts[0]
 	if deep {
 		o = e.dumpOpts[1]
 	}
-	workers := 1
-	if unitLogBytes(files) >= bigUnitBytes {
-		workers = 0 // GOMAXPROCS
-	}
 	p := &findingsPrinter{}
-	st := newDumpStateWith(p, o, workers, false)
-	defer st.close()
+	// With a walk, the indexes are verified in the walk that reads their
+	// log too (segment/scan/walkverify.go): one read of each partition.
+	opts := o.Options
+	opts.VerifyIndexesInWalk = walk != nil
+	st := scan.NewRun(p, &opts, o.UnitWorkers(files), false)
+	defer st.Close()
 	if walk != nil {
-		st.observe = newCheckWalk(st, walk)
+		st.Observer = newCheckWalk(walk)
 	}
 	if pd != nil {
-		st.partDirs = map[string]*segment.PartitionDir{filepath.Clean(pd.Path): pd}
+		st.Listed(pd)
 	}
 	var errs bytes.Buffer
-	ioErr, err := st.dumpFiles(ctx, &errs, files, 0, nil)
+	st.FileError = func(err error) { fmt.Fprintf(&errs, "kseg: %v\n", err) }
+	ioErr, err := st.Files(ctx, files, 0)
 	if err == nil && ioErr != nil {
 		err = errors.New(strings.TrimSpace(strings.ReplaceAll(errs.String(), "kseg: ", "")))
 	}
@@ -372,10 +373,10 @@ func (e *checkEngine) logDir(ctx context.Context, ld *checkLogDir) []checkCase {
 			cp.err = err
 			return
 		}
-		var files []dumpFile
+		var files []scan.File
 		for _, f := range l.Files {
 			if fi, _ := segment.ParseFileName(filepath.Base(f.Path)); fi.Kind != segment.KindLock && fi.Kind != segment.KindUnknown {
-				files = append(files, dumpFile{path: f.Path, info: fi})
+				files = append(files, scan.File{Path: f.Path, Info: fi})
 			}
 		}
 		if len(files) == 0 {
@@ -521,28 +522,28 @@ func dedupe(cases []checkCase) {
 	}
 }
 
-// findingsPrinter is the dumpPrinter of kseg check: it renders nothing
+// findingsPrinter is the scan.Printer of kseg check: it renders nothing
 // and keeps the findings.
 type findingsPrinter struct{ findings []finding.Finding }
 
-func (p *findingsPrinter) BeginFile(dumpFile)                                       {}
-func (p *findingsPrinter) Unknown(dumpFile, string)                                 {}
-func (p *findingsPrinter) EndFile(dumpFile)                                         {}
-func (p *findingsPrinter) LogStart(dumpFile)                                        {}
-func (p *findingsPrinter) Batch(*batchView)                                         {}
-func (p *findingsPrinter) Record(*batchView, *recordView)                           {}
-func (p *findingsPrinter) EndBatch(*batchView)                                      {}
-func (p *findingsPrinter) LogEnd(dumpFile, *logSummary)                             {}
-func (p *findingsPrinter) OffsetIndexEntry(dumpFile, segment.IndexEntry)            {}
-func (p *findingsPrinter) TimeIndexEntry(dumpFile, segment.TimeIndexEntry)          {}
-func (p *findingsPrinter) IndexNote(dumpFile, string)                               {}
-func (p *findingsPrinter) AbortedTxn(dumpFile, segment.AbortedTxn)                  {}
-func (p *findingsPrinter) SnapshotEntry(dumpFile, segment.SnapshotEntry)            {}
-func (p *findingsPrinter) LeaderEpoch(dumpFile, segment.EpochEntry)                 {}
-func (p *findingsPrinter) OffsetCheckpoint(dumpFile, segment.OffsetCheckpointEntry) {}
-func (p *findingsPrinter) PartitionMetadata(dumpFile, segment.PartitionMetadata)    {}
-func (p *findingsPrinter) TextLine(dumpFile, string)                                {}
-func (p *findingsPrinter) Finding(fd finding.Finding)                               { p.findings = append(p.findings, fd) }
-func (p *findingsPrinter) Close() error                                             { return nil }
+func (p *findingsPrinter) BeginFile(scan.File)                                       {}
+func (p *findingsPrinter) Unknown(scan.File, string)                                 {}
+func (p *findingsPrinter) EndFile(scan.File)                                         {}
+func (p *findingsPrinter) LogStart(scan.File)                                        {}
+func (p *findingsPrinter) Batch(*scan.BatchView)                                     {}
+func (p *findingsPrinter) Record(*scan.BatchView, *scan.RecordView)                  {}
+func (p *findingsPrinter) EndBatch(*scan.BatchView)                                  {}
+func (p *findingsPrinter) LogEnd(scan.File, *scan.LogSummary)                        {}
+func (p *findingsPrinter) OffsetIndexEntry(scan.File, segment.IndexEntry)            {}
+func (p *findingsPrinter) TimeIndexEntry(scan.File, segment.TimeIndexEntry)          {}
+func (p *findingsPrinter) IndexNote(scan.File, string)                               {}
+func (p *findingsPrinter) AbortedTxn(scan.File, segment.AbortedTxn)                  {}
+func (p *findingsPrinter) SnapshotEntry(scan.File, segment.SnapshotEntry)            {}
+func (p *findingsPrinter) LeaderEpoch(scan.File, segment.EpochEntry)                 {}
+func (p *findingsPrinter) OffsetCheckpoint(scan.File, segment.OffsetCheckpointEntry) {}
+func (p *findingsPrinter) PartitionMetadata(scan.File, segment.PartitionMetadata)    {}
+func (p *findingsPrinter) TextLine(scan.File, string)                                {}
+func (p *findingsPrinter) Finding(fd finding.Finding)                                { p.findings = append(p.findings, fd) }
+func (p *findingsPrinter) Close() error                                              { return nil }
 
-var _ dumpPrinter = (*findingsPrinter)(nil)
+var _ scan.Printer = (*findingsPrinter)(nil)

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
+	"github.com/kseg/kseg/segment/scan"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -66,7 +66,7 @@ func TestCheckOneWalkIsTheCommands(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		files := partitionFilesOf(pd)
+		files := scan.PartitionFiles(pd)
 		oneWalk, errA := e.dumpFiles(context.Background(), files, true, walk, pd)
 		alone, errB := e.dumpFiles(context.Background(), files, true, nil, nil)
 		if fmt.Sprint(errA) != fmt.Sprint(errB) || !slices.EqualFunc(oneWalk, alone, sameFinding) {
@@ -112,20 +112,20 @@ func TestCheckWalkBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := partitionFilesOf(pd)
+	files := scan.PartitionFiles(pd)
 	var want checkCase
 	e.producerState(&want, pd, nil)
 	// Record with a budget of 5 batches: the first segment is dropped
 	// half-way, the others not recorded.
 	walk := psm.NewWalk()
-	st := newDumpStateWith(&findingsPrinter{}, e.dumpOpts[0], 1, false)
-	cw := newCheckWalk(st, walk)
+	st := scan.NewRun(&findingsPrinter{}, &e.dumpOpts[0].Options, 1, false)
+	cw := newCheckWalk(walk)
 	cw.budget = 5
-	st.observe = cw
-	if _, err := st.dumpFiles(context.Background(), os.Stderr, files, 0, nil); err != nil {
+	st.Observer = cw
+	if _, err := st.Files(context.Background(), files, 0); err != nil {
 		t.Fatal(err)
 	}
-	st.close()
+	st.Close()
 	var got checkCase
 	e.producerState(&got, pd, walk)
 	if !slices.EqualFunc(got.findings, want.findings, sameFinding) || got.err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"github.com/kseg/kseg/segment/scan"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -90,29 +91,32 @@ func BenchmarkPrinters(b *testing.B) {
 			b.Run(output+"/"+mode, func(b *testing.B) {
 				s, _, _ := ui.TestStreams()
 				s.Out = discardWriter{}
-				o := &dumpOptions{output: output, deep: mode != "batches", printData: mode == "data", keyFormat: "auto", valueFormat: "auto",
-					maxDecompressed: decode.DefaultMaxDecompressed, producerID: -2}
-				if err := o.Validate([]string{"x"}); err != nil {
-					b.Fatal(err)
+				var args []string
+				switch mode {
+				case "records":
+					args = []string{"--deep"}
+				case "data":
+					args = []string{"--print-data"}
 				}
+				o := testDumpOptions(b, output, args...)
 				p := newDumpPrinter(s, o)
-				f := dumpFile{path: "bench-0/00000000000000000000.log", info: segment.FileInfo{Kind: segment.KindLog}}
+				f := scan.File{Path: "bench-0/00000000000000000000.log", Info: segment.FileInfo{Kind: segment.KindLog}}
 				p.BeginFile(f)
 				// Views outlive the loop (as in dump), so the loop allocates
 				// only what the printer does.
-				var bv batchView
-				var rv recordView
+				var bv scan.BatchView
+				var rv scan.RecordView
 				b.SetBytes(size)
 				b.ReportAllocs()
 				cpu := startCPU()
 				for b.Loop() {
 					for i := range batches {
 						db := &batches[i]
-						bv = batchView{File: f.path, Position: 0, Batch: &db.b, CRCValid: &valid}
+						bv = scan.BatchView{File: f.Path, Position: 0, Batch: &db.b, CRCValid: &valid}
 						p.Batch(&bv)
-						if o.deep || db.b.IsControl() {
+						if o.Deep || db.b.IsControl() {
 							for k := range db.records {
-								rv = recordView{Record: &db.records[k], Control: db.ctl[k]}
+								rv = scan.RecordView{Record: &db.records[k], Control: db.ctl[k]}
 								p.Record(&bv, &rv)
 							}
 						}

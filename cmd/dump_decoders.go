@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -13,8 +12,8 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
-	"github.com/kseg/kseg/decode/mm2"
 	"github.com/kseg/kseg/decode/schema"
+	"github.com/kseg/kseg/segment/scan"
 )
 
 // decoderOptions are dump's flags for Kafka's internal topics and
@@ -25,8 +24,6 @@ import (
 // decodes only when one of kafka-dump-log's decoder flags says so, and
 // then with that decoder whatever the directory, as DumpLogSegments does.
 type decoderOptions struct {
-	noDecodeInternal bool
-
 	offsets, txnLog, clusterMetadata, remoteLogMetadata, shareGroupState bool
 	keyDecoderClass, valueDecoderClass                                   string
 
@@ -37,9 +34,9 @@ type decoderOptions struct {
 	valueDecoder kafkaDecoder
 }
 
-func (d *decoderOptions) addFlags(c *cobra.Command) {
+func (d *decoderOptions) addFlags(c *cobra.Command, o *dumpOptions) {
 	f := c.Flags()
-	f.BoolVar(&d.noDecodeInternal, "no-decode-internal", false, "text/json: show the keys and values of Kafka's and MirrorMaker 2's internal topics as bytes instead of decoding them")
+	f.BoolVar(&o.NoDecodeInternal, "no-decode-internal", false, "text/json: show the keys and values of Kafka's and MirrorMaker 2's internal topics as bytes instead of decoding them")
 	f.BoolVar(&d.offsets, "offsets-decoder", false, "decode records as __consumer_offsets records, whatever the directory (kafka-dump-log's flag; implies --print-data)")
 	f.BoolVar(&d.txnLog, "transaction-log-decoder", false, "decode records as __transaction_state records (implies --print-data)")
 	f.BoolVar(&d.clusterMetadata, "cluster-metadata-decoder", false, "decode records as KRaft __cluster_metadata records (implies --print-data)")
@@ -83,8 +80,9 @@ func (d *decoderOptions) validate(o *dumpOptions) error {
 	case d.shareGroupState:
 		d.forced = schema.ShareGroupState
 	}
+	o.ForcedTopic = d.forced
 	if d.forced != "" || d.keyDecoderClass != "" || d.valueDecoderClass != "" {
-		o.printData, o.deep = true, true
+		o.printData, o.Deep = true, true
 	}
 	return nil
 }
@@ -143,55 +141,13 @@ func (k kafkaDecoder) appendDecoded(dst, b []byte) []byte {
 	return decode.AppendJavaUTF8(dst, b)
 }
 
-// internalTopic is the internal topic whose records a file holds, or "":
-// a decoder flag's topic; else (text/json, unless --no-decode-internal)
-// the topic of the partition directory, with a log directory's
-// bootstrap.checkpoint counted as __cluster_metadata.
-func (o *dumpOptions) internalTopic(path string) string {
-	if o.dec.forced != "" {
-		return o.dec.forced
-	}
-	if o.output == "kafka" || o.dec.noDecodeInternal {
-		return ""
-	}
-	if filepath.Base(path) == "bootstrap.checkpoint" {
-		return schema.ClusterMetadata
-	}
-	return schema.TopicOf(filepath.Base(filepath.Dir(path)))
-}
-
-// internalDecoder caches the topic of the file being rendered.
-type internalDecoder struct {
-	file, topic string
-	mm2         mm2.Topic
-}
-
-// decodeInternal decodes a data record of an internal topic into rv.
-func (r *batchRenderer) decodeInternal(file string, rv *recordView) {
-	id := &r.internal
-	if id.file != file {
-		id.file, id.topic, id.mm2 = file, r.o.internalTopic(file), r.o.mm2Topic(file)
-	}
-	if id.topic == "" {
-		if id.mm2.Kind != mm2.NotMM2 {
-			r.decodeMM2(id.mm2, rv)
-		}
-		return
-	}
-	d, err := schema.DecodeInternal(id.topic, rv.Record.Key, rv.Record.Value)
-	rv.Internal, rv.InternalErr = d, err
-	if d == nil {
-		rv.Internal = &schema.Decoded{Topic: id.topic}
-	}
-}
-
 // textInternal renders a decoded internal record for text output:
 //
 //	OffsetCommit key {"group":…} value v3 {"offset":…}
 //	GroupMetadata key {"group":"g"} tombstone
 //	TransactionLog key {…} value v1 {…} state CompleteCommit
 //	TOPIC_RECORD v0 {"name":"orders","topicId":"…"}
-func textInternal(st *ui.Styles, rv *recordView) string {
+func textInternal(st *ui.Styles, rv *scan.RecordView) string {
 	d := rv.Internal
 	if rv.InternalErr != nil {
 		return st.Paint(st.Err, "undecodable "+d.Topic+" record: "+rv.InternalErr.Error())
@@ -227,7 +183,7 @@ func textInternal(st *ui.Styles, rv *recordView) string {
 
 // appendInternalJSON renders the "decoded" object of a JSON record line
 // (docs/json.md).
-func appendInternalJSON(dst []byte, rv *recordView) []byte {
+func appendInternalJSON(dst []byte, rv *scan.RecordView) []byte {
 	d := rv.Internal
 	var j ui.JSONWriter
 	j.B = dst
@@ -282,7 +238,7 @@ func appendInternalJSON(dst []byte, rv *recordView) []byte {
 // kafkaContents is what kafka-dump-log prints after key: and payload: for
 // a data record (DumpLogSegments' MessageParser.parse); nil means the part
 // is absent.
-func kafkaContents(o *dumpOptions, rv *recordView) (key, payload []byte) {
+func kafkaContents(o *dumpOptions, rv *scan.RecordView) (key, payload []byte) {
 	r := rv.Record
 	if rv.Internal == nil {
 		if r.Key != nil {

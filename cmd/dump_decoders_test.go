@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"github.com/kseg/kseg/segment/scan"
 	"strings"
 	"testing"
 
@@ -40,8 +41,8 @@ func uuid(s string) []byte {
 func kafkaParse(t *testing.T, topic string, key, value []byte) (string, string) {
 	t.Helper()
 	o := &dumpOptions{output: "kafka"}
-	o.dec.forced = topic
-	rv := &recordView{Record: &decode.Record{Offset: 0, Key: key, Value: value}}
+	o.ForcedTopic = topic
+	rv := &scan.RecordView{Record: &decode.Record{Offset: 0, Key: key, Value: value}}
 	d, err := schema.DecodeInternal(topic, key, value)
 	rv.Internal, rv.InternalErr = d, err
 	if d == nil {

@@ -10,13 +10,14 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
+	"github.com/kseg/kseg/segment/scan"
 )
 
 // jsonDumpPrinter writes JSON lines as documented in docs/json.md: one
 // object per line, a "type" discriminator, Kafka's names as keys.
 type jsonDumpPrinter struct {
 	o *dumpOptions
-	w outWriter
+	w scan.Writer
 	j ui.JSONWriter // the open batch line (records are appended into it)
 	l ui.JSONWriter // every other line; separate so a finding met mid-batch
 	//         does not clobber the batch being built
@@ -28,10 +29,10 @@ type jsonDumpPrinter struct {
 	// JSON encoding, made once per file rather than once per batch.
 	file     string
 	fileJSON []byte
-	// sink is set on a worker's fork (see dump_pipeline.go): the batch
+	// sink is set on a worker's fork (see segment/scan/pipeline.go): the batch
 	// line is then built in place at the end of the job's output, from
 	// batchStart, instead of being copied there when done.
-	sink       *batchSink
+	sink       *scan.Sink
 	batchStart int
 }
 
@@ -55,25 +56,25 @@ func (p *jsonDumpPrinter) line(fill func(j *ui.JSONWriter)) {
 	p.w.Write(p.l.B)
 }
 
-func (p *jsonDumpPrinter) BeginFile(dumpFile) { p.entries = 0 }
+func (p *jsonDumpPrinter) BeginFile(scan.File) { p.entries = 0 }
 
-func (p *jsonDumpPrinter) Unknown(f dumpFile, why string) {
+func (p *jsonDumpPrinter) Unknown(f scan.File, why string) {
 	p.line(func(j *ui.JSONWriter) {
 		j.Str("type", "note")
-		j.Str("file", f.path)
+		j.Str("file", f.Path)
 		j.Str("message", why)
 	})
 }
 
-func (p *jsonDumpPrinter) LogStart(dumpFile) {}
+func (p *jsonDumpPrinter) LogStart(scan.File) {}
 
-func (p *jsonDumpPrinter) Batch(bv *batchView) {
+func (p *jsonDumpPrinter) Batch(bv *scan.BatchView) {
 	b := bv.Batch
 	j := &p.j
 	j.B = j.B[:0]
 	if p.sink != nil {
-		p.batchStart = len(p.sink.b.out)
-		j.B = p.sink.b.out
+		p.batchStart = len(p.sink.B.Out)
+		j.B = p.sink.B.Out
 	}
 	if bv.File != p.file || p.fileJSON == nil {
 		p.file, p.fileJSON = bv.File, ui.AppendJSONString(p.fileJSON[:0], bv.File)
@@ -82,7 +83,7 @@ func (p *jsonDumpPrinter) Batch(bv *batchView) {
 	j.First = false
 	p.inBatch = true
 	p.hasRecords = false
-	if p.o.deep || b.IsControl() {
+	if p.o.Deep || b.IsControl() {
 		j.Key("records")
 		j.B = append(j.B, '[')
 		p.hasRecords = true
@@ -94,7 +95,7 @@ func (p *jsonDumpPrinter) Batch(bv *batchView) {
 // (docs/json.md), its object left open: the hottest line of a batch-level
 // dump, so each key is one constant append rather than jsonw's quoting of
 // it, and numbers go through appendInt.
-func appendBatchJSON(b []byte, fileJSON []byte, bv *batchView) []byte {
+func appendBatchJSON(b []byte, fileJSON []byte, bv *scan.BatchView) []byte {
 	bt := bv.Batch
 	b = append(b, `{"type":"batch","file":`...)
 	b = append(b, fileJSON...)
@@ -180,7 +181,7 @@ func appendQuotedTimestampType(b []byte, t decode.TimestampType) []byte {
 	return ui.AppendJSONString(b, t.String())
 }
 
-func (p *jsonDumpPrinter) Record(bv *batchView, rv *recordView) {
+func (p *jsonDumpPrinter) Record(bv *scan.BatchView, rv *scan.RecordView) {
 	if !p.hasRecords {
 		return
 	}
@@ -241,7 +242,7 @@ func (p *jsonDumpPrinter) Record(bv *batchView, rv *recordView) {
 
 // appendControlJSON renders a control record as
 // {"type":"COMMIT","typeId":1,"version":0,...type fields}.
-func appendControlJSON(b []byte, rv *recordView) []byte {
+func appendControlJSON(b []byte, rv *scan.RecordView) []byte {
 	var cj ui.JSONWriter
 	cj.B = b
 	cj.Begin()
@@ -286,7 +287,7 @@ func appendControlJSON(b []byte, rv *recordView) []byte {
 	return cj.B
 }
 
-func (p *jsonDumpPrinter) EndBatch(*batchView) {
+func (p *jsonDumpPrinter) EndBatch(*scan.BatchView) {
 	if !p.inBatch {
 		return
 	}
@@ -298,19 +299,19 @@ func (p *jsonDumpPrinter) EndBatch(*batchView) {
 	j.B = append(j.B, '\n')
 	p.inBatch = false
 	if p.sink != nil {
-		p.sink.b.out, j.B = j.B, nil
+		p.sink.B.Out, j.B = j.B, nil
 		return
 	}
 	p.w.Write(j.B)
 }
 
-func (p *jsonDumpPrinter) LogEnd(f dumpFile, s *logSummary) {
+func (p *jsonDumpPrinter) LogEnd(f scan.File, s *scan.LogSummary) {
 	p.line(func(j *ui.JSONWriter) {
 		j.Str("type", "summary")
-		j.Str("file", f.path)
-		j.Str("kind", f.info.Kind.String())
+		j.Str("file", f.Path)
+		j.Str("kind", f.Info.Kind.String())
 		j.Int("batches", s.Batches)
-		if p.o.filtered() {
+		if p.o.Filtered() {
 			j.Int("selectedBatches", s.SelectedBatches)
 			j.Int("selectedFirstOffset", s.SelFirst)
 			j.Int("selectedLastOffset", s.SelLast)
@@ -347,45 +348,45 @@ func sortedKeys(m map[string]int64) []string {
 	return keys
 }
 
-func (p *jsonDumpPrinter) OffsetIndexEntry(f dumpFile, e segment.IndexEntry) {
+func (p *jsonDumpPrinter) OffsetIndexEntry(f scan.File, e segment.IndexEntry) {
 	p.entries++
-	if p.o.verifyIndex {
+	if p.o.VerifyIndex {
 		return
 	}
 	p.line(func(j *ui.JSONWriter) {
 		j.Str("type", "index")
-		j.Str("file", f.path)
+		j.Str("file", f.Path)
 		j.Int("offset", e.Offset)
 		j.Int("position", int64(e.Position))
 	})
 }
 
-func (p *jsonDumpPrinter) TimeIndexEntry(f dumpFile, e segment.TimeIndexEntry) {
+func (p *jsonDumpPrinter) TimeIndexEntry(f scan.File, e segment.TimeIndexEntry) {
 	p.entries++
-	if p.o.verifyIndex {
+	if p.o.VerifyIndex {
 		return
 	}
 	p.line(func(j *ui.JSONWriter) {
 		j.Str("type", "timeindex")
-		j.Str("file", f.path)
+		j.Str("file", f.Path)
 		j.Int("timestamp", e.Timestamp)
 		j.Int("offset", e.Offset)
 	})
 }
 
-func (p *jsonDumpPrinter) IndexNote(f dumpFile, note string) {
+func (p *jsonDumpPrinter) IndexNote(f scan.File, note string) {
 	p.line(func(j *ui.JSONWriter) {
 		j.Str("type", "note")
-		j.Str("file", f.path)
+		j.Str("file", f.Path)
 		j.Str("message", note)
 	})
 }
 
-func (p *jsonDumpPrinter) AbortedTxn(f dumpFile, e segment.AbortedTxn) {
+func (p *jsonDumpPrinter) AbortedTxn(f scan.File, e segment.AbortedTxn) {
 	p.entries++
 	p.line(func(j *ui.JSONWriter) {
 		j.Str("type", "abortedTxn")
-		j.Str("file", f.path)
+		j.Str("file", f.Path)
 		j.Int("version", int64(e.Version))
 		j.Int("producerId", e.ProducerID)
 		j.Int("firstOffset", e.FirstOffset)
@@ -394,11 +395,11 @@ func (p *jsonDumpPrinter) AbortedTxn(f dumpFile, e segment.AbortedTxn) {
 	})
 }
 
-func (p *jsonDumpPrinter) SnapshotEntry(f dumpFile, e segment.SnapshotEntry) {
+func (p *jsonDumpPrinter) SnapshotEntry(f scan.File, e segment.SnapshotEntry) {
 	p.entries++
 	p.line(func(j *ui.JSONWriter) {
 		j.Str("type", "producerSnapshotEntry")
-		j.Str("file", f.path)
+		j.Str("file", f.Path)
 		j.Int("producerId", e.ProducerID)
 		j.Int("producerEpoch", int64(e.ProducerEpoch))
 		j.Int("lastSequence", int64(e.LastSequence))
@@ -410,44 +411,44 @@ func (p *jsonDumpPrinter) SnapshotEntry(f dumpFile, e segment.SnapshotEntry) {
 	})
 }
 
-func (p *jsonDumpPrinter) LeaderEpoch(f dumpFile, e segment.EpochEntry) {
+func (p *jsonDumpPrinter) LeaderEpoch(f scan.File, e segment.EpochEntry) {
 	p.entries++
 	p.line(func(j *ui.JSONWriter) {
 		j.Str("type", "leaderEpoch")
-		j.Str("file", f.path)
+		j.Str("file", f.Path)
 		j.Int("epoch", int64(e.Epoch))
 		j.Int("startOffset", e.StartOffset)
 	})
 }
 
-func (p *jsonDumpPrinter) OffsetCheckpoint(f dumpFile, e segment.OffsetCheckpointEntry) {
+func (p *jsonDumpPrinter) OffsetCheckpoint(f scan.File, e segment.OffsetCheckpointEntry) {
 	p.entries++
 	p.line(func(j *ui.JSONWriter) {
 		j.Str("type", "checkpoint")
-		j.Str("file", f.path)
-		j.Str("kind", f.info.Kind.String())
+		j.Str("file", f.Path)
+		j.Str("kind", f.Info.Kind.String())
 		j.Str("topic", e.Topic)
 		j.Int("partition", int64(e.Partition))
 		j.Int("offset", e.Offset)
 	})
 }
 
-func (p *jsonDumpPrinter) PartitionMetadata(f dumpFile, pm segment.PartitionMetadata) {
+func (p *jsonDumpPrinter) PartitionMetadata(f scan.File, pm segment.PartitionMetadata) {
 	p.entries++
 	p.line(func(j *ui.JSONWriter) {
 		j.Str("type", "partitionMetadata")
-		j.Str("file", f.path)
+		j.Str("file", f.Path)
 		j.Int("version", int64(pm.Version))
 		j.Str("topicId", pm.TopicIDString)
 	})
 }
 
-func (p *jsonDumpPrinter) TextLine(f dumpFile, line string) {
+func (p *jsonDumpPrinter) TextLine(f scan.File, line string) {
 	p.entries++
 	p.line(func(j *ui.JSONWriter) {
 		j.Str("type", "text")
-		j.Str("file", f.path)
-		j.Str("kind", f.info.Kind.String())
+		j.Str("file", f.Path)
+		j.Str("kind", f.Info.Kind.String())
 		j.Str("line", line)
 	})
 }
@@ -468,21 +469,21 @@ func (p *jsonDumpPrinter) Finding(fd finding.Finding) {
 	})
 }
 
-func (p *jsonDumpPrinter) EndFile(f dumpFile) {
-	switch f.info.Kind {
+func (p *jsonDumpPrinter) EndFile(f scan.File) {
+	switch f.Info.Kind {
 	case segment.KindLog, segment.KindMetadataSnapshot, segment.KindBootstrapCheckpoint, segment.KindUnknown:
 		return // a .log has its own summary
 	}
 	entries, selected := p.entries, p.entries
-	if hasEntries(f.info.Kind) {
-		entries, selected = int64(f.entries), int64(f.selected)
+	if scan.HasEntries(f.Info.Kind) {
+		entries, selected = int64(f.Entries), int64(f.Selected)
 	}
 	p.line(func(j *ui.JSONWriter) {
 		j.Str("type", "summary")
-		j.Str("file", f.path)
-		j.Str("kind", f.info.Kind.String())
+		j.Str("file", f.Path)
+		j.Str("kind", f.Info.Kind.String())
 		j.Int("entries", entries)
-		if p.o.filtered() {
+		if p.o.Filtered() {
 			j.Int("selectedEntries", selected)
 		}
 	})
@@ -492,14 +493,14 @@ func (p *jsonDumpPrinter) Close() error { return releaseOutBuf(&p.w) }
 
 // resetJob forgets, on a worker's fork, a batch line a failed job left
 // open: the next job's output starts clean.
-func (p *jsonDumpPrinter) resetJob() {
+func (p *jsonDumpPrinter) ResetJob() {
 	if p.sink != nil {
 		p.inBatch, p.j.B = false, nil
 	}
 }
 
-func (p *jsonDumpPrinter) fork(sink *batchSink) dumpPrinter {
+func (p *jsonDumpPrinter) Fork(sink *scan.Sink) scan.Printer {
 	return &jsonDumpPrinter{o: p.o, w: sink, sink: sink}
 }
 
-func (p *jsonDumpPrinter) emit(b *batchOut) { b.emit(p.w, io.Discard) }
+func (p *jsonDumpPrinter) Emit(b *scan.BatchOut) { b.Emit(p.w, io.Discard) }

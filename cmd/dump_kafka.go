@@ -10,6 +10,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
+	"github.com/kseg/kseg/segment/scan"
 )
 
 // kafkaDumpPrinter reproduces kafka-dump-log's output line for line: the
@@ -19,13 +20,13 @@ import (
 type kafkaDumpPrinter struct {
 	s   *ui.Streams
 	o   *dumpOptions
-	w   outWriter
+	w   scan.Writer
 	buf []byte
-	// sink is set on a worker's fork (see dump_pipeline.go).
-	sink *batchSink
+	// sink is set on a worker's fork (see segment/scan/pipeline.go).
+	sink *scan.Sink
 	// gaps are the current batch's record offsets; committed to
 	// nonConsecutive in file order (commitGaps).
-	gaps offsetGaps
+	gaps scan.OffsetGaps
 	// lastRecordOffset implements the Java port's non-consecutive check
 	// (lastOffset starts at -1 and every record is checked).
 	lastRecordOffset int64
@@ -48,28 +49,28 @@ func newKafkaDumpPrinter(s *ui.Streams, o *dumpOptions) *kafkaDumpPrinter {
 
 // BeginFile: DumpLogSegments prints "Dumping <file>" for every file it is
 // given, before it looks at the name.
-func (p *kafkaDumpPrinter) BeginFile(f dumpFile) {
-	p.curFile = f.path
-	fmt.Fprintf(p.w, "Dumping %s\n", f.path)
+func (p *kafkaDumpPrinter) BeginFile(f scan.File) {
+	p.curFile = f.Path
+	fmt.Fprintf(p.w, "Dumping %s\n", f.Path)
 }
 
 // Unknown: DumpLogSegments prints "Ignoring unknown file" for any suffix
 // it does not handle (leader-epoch-checkpoint, partition.metadata, …;
 // kafkaDumped).
-func (p *kafkaDumpPrinter) Unknown(f dumpFile, _ string) {
+func (p *kafkaDumpPrinter) Unknown(f scan.File, _ string) {
 	p.w.Flush()
-	fmt.Fprintf(p.s.Err, "Ignoring unknown file %s\n", f.path)
+	fmt.Fprintf(p.s.Err, "Ignoring unknown file %s\n", f.Path)
 }
 
-func (p *kafkaDumpPrinter) LogStart(f dumpFile) {
+func (p *kafkaDumpPrinter) LogStart(f scan.File) {
 	p.lastRecordOffset = -1
-	switch f.info.Kind {
+	switch f.Info.Kind {
 	case segment.KindBootstrapCheckpoint:
 		p.w.WriteString("KRaft bootstrap snapshot\n")
 	case segment.KindMetadataSnapshot:
-		fmt.Fprintf(p.w, "Snapshot end offset: %d, epoch: %d\n", f.info.Offset, f.info.Epoch)
+		fmt.Fprintf(p.w, "Snapshot end offset: %d, epoch: %d\n", f.Info.Offset, f.Info.Epoch)
 	default:
-		fmt.Fprintf(p.w, "Log starting offset: %d\n", f.info.Offset)
+		fmt.Fprintf(p.w, "Log starting offset: %d\n", f.Info.Offset)
 	}
 }
 
@@ -80,14 +81,14 @@ func optionalLong(v int64, ok bool) string {
 	return "OptionalLong[" + strconv.FormatInt(v, 10) + "]"
 }
 
-func (p *kafkaDumpPrinter) Batch(bv *batchView) {
+func (p *kafkaDumpPrinter) Batch(bv *scan.BatchView) {
 	b := bv.Batch
 	valid := true
 	if bv.CRCValid != nil {
 		valid = *bv.CRCValid
 	}
 	if p.sink == nil {
-		p.gaps.reset()
+		p.gaps.Reset()
 	}
 	// The line of DumpLogSegments, appended with strconv (fmt allocated
 	// per batch and record).
@@ -119,10 +120,10 @@ func (p *kafkaDumpPrinter) Batch(bv *batchView) {
 	w = append(w, '\n')
 	p.hold = false
 	p.lineDone(w)
-	if p.o.deep && b.Compression() != decode.CompressionNone {
+	if p.o.Deep && b.Compression() != decode.CompressionNone {
 		p.hold = true
 		if p.sink != nil {
-			p.holdOut, p.holdErrs = len(p.sink.b.out), len(p.sink.b.errs)
+			p.holdOut, p.holdErrs = len(p.sink.B.Out), len(p.sink.B.Errs)
 		} else {
 			p.held = p.held[:0]
 		}
@@ -131,8 +132,8 @@ func (p *kafkaDumpPrinter) Batch(bv *batchView) {
 
 // Record prints a record line, but only under deep iteration: dump decodes
 // control batches always, kafka-dump-log only with --deep-iteration.
-func (p *kafkaDumpPrinter) Record(bv *batchView, rv *recordView) {
-	if !p.o.deep {
+func (p *kafkaDumpPrinter) Record(bv *scan.BatchView, rv *scan.RecordView) {
+	if !p.o.Deep {
 		return
 	}
 	b, r := bv.Batch, rv.Record
@@ -142,9 +143,9 @@ func (p *kafkaDumpPrinter) Record(bv *batchView, rv *recordView) {
 	// make, so it runs only on unfiltered dumps.
 	g := &p.gaps
 	if p.sink != nil {
-		g = &p.sink.b.gaps // a worker's: committed when its job is emitted
+		g = &p.sink.B.Gaps // a worker's: committed when its job is emitted
 	}
-	g.add(r.Offset, !p.o.filtered())
+	g.Add(r.Offset, !p.o.Filtered())
 	w := p.lineStart()
 	first := true
 	sep := func() {
@@ -211,7 +212,7 @@ func (p *kafkaDumpPrinter) Record(bv *batchView, rv *recordView) {
 }
 
 // kafkaControlSuffix is printControlRecord of the Java port of Kafka 4.3.
-func kafkaControlSuffix(rv *recordView) string {
+func kafkaControlSuffix(rv *scan.RecordView) string {
 	if rv.Control == nil {
 		if rv.Record.Key != nil {
 			if _, t, err := decode.ParseControlKey(rv.Record.Key); err == nil {
@@ -244,7 +245,7 @@ func kafkaControlSuffix(rv *recordView) string {
 	return fmt.Sprintf(" controlType: %s(%d)", c.Type, int16(c.Type))
 }
 
-func (p *kafkaDumpPrinter) EndBatch(*batchView) {
+func (p *kafkaDumpPrinter) EndBatch(*scan.BatchView) {
 	if p.hold && p.sink == nil {
 		p.w.Write(p.held)
 	}
@@ -255,18 +256,18 @@ func (p *kafkaDumpPrinter) EndBatch(*batchView) {
 }
 
 // commitGaps adds one batch's non-consecutive offsets, in file order.
-func (p *kafkaDumpPrinter) commitGaps(g *offsetGaps) {
-	if !g.seen {
+func (p *kafkaDumpPrinter) commitGaps(g *scan.OffsetGaps) {
+	if !g.Seen {
 		return
 	}
-	keep := !p.o.filtered()
-	if keep && g.first != p.lastRecordOffset+1 {
-		p.addGap(p.lastRecordOffset, g.first)
+	keep := !p.o.Filtered()
+	if keep && g.First != p.lastRecordOffset+1 {
+		p.addGap(p.lastRecordOffset, g.First)
 	}
-	for _, pr := range g.pairs {
+	for _, pr := range g.Pairs {
 		p.addGap(pr[0], pr[1])
 	}
-	p.lastRecordOffset = g.last
+	p.lastRecordOffset = g.Last
 }
 
 func (p *kafkaDumpPrinter) addGap(from, to int64) {
@@ -282,7 +283,7 @@ func (p *kafkaDumpPrinter) closeUnit() error { return releaseOutBuf(&p.w) }
 
 // absorb takes over the run-wide reports of another printer, which dumped
 // the files after this one's.
-func (p *kafkaDumpPrinter) absorb(other dumpPrinter) {
+func (p *kafkaDumpPrinter) absorb(other scan.Printer) {
 	q := other.(*kafkaDumpPrinter)
 	p.indexReport.absorb(&q.indexReport)
 	for _, f := range q.nonConsOrder {
@@ -297,7 +298,7 @@ func (p *kafkaDumpPrinter) absorb(other dumpPrinter) {
 func (p *kafkaDumpPrinter) lineStart() []byte {
 	switch {
 	case p.sink != nil:
-		return p.sink.b.out
+		return p.sink.B.Out
 	case p.hold:
 		return p.held
 	}
@@ -307,7 +308,7 @@ func (p *kafkaDumpPrinter) lineStart() []byte {
 func (p *kafkaDumpPrinter) lineDone(w []byte) {
 	switch {
 	case p.sink != nil:
-		p.sink.b.out = w
+		p.sink.B.Out = w
 	case p.hold:
 		p.held = w
 	default:
@@ -316,30 +317,30 @@ func (p *kafkaDumpPrinter) lineDone(w []byte) {
 	}
 }
 
-func (p *kafkaDumpPrinter) fork(sink *batchSink) dumpPrinter {
+func (p *kafkaDumpPrinter) Fork(sink *scan.Sink) scan.Printer {
 	return &kafkaDumpPrinter{s: forkStreams(p.s, sink), o: p.o, w: sink, sink: sink}
 }
 
-func (p *kafkaDumpPrinter) emit(b *batchOut) {
-	b.emit(p.w, p.s.Err)
-	p.commitGaps(&b.gaps)
+func (p *kafkaDumpPrinter) Emit(b *scan.BatchOut) {
+	b.Emit(p.w, p.s.Err)
+	p.commitGaps(&b.Gaps)
 }
 
-func (p *kafkaDumpPrinter) LogEnd(f dumpFile, s *logSummary) {
+func (p *kafkaDumpPrinter) LogEnd(f scan.File, s *scan.LogSummary) {
 	if n := s.Tail.InvalidBytes(); n > 0 && !s.MaxBytesLimitApplied && s.Tail.Kind != segment.TailCorrupt {
-		fmt.Fprintf(p.w, "Found %d invalid bytes at the end of %s\n", n, filepath.Base(f.path))
+		fmt.Fprintf(p.w, "Found %d invalid bytes at the end of %s\n", n, filepath.Base(f.Path))
 	}
 }
 
-func (p *kafkaDumpPrinter) OffsetIndexEntry(_ dumpFile, e segment.IndexEntry) {
-	if p.o.verifyIndex {
+func (p *kafkaDumpPrinter) OffsetIndexEntry(_ scan.File, e segment.IndexEntry) {
+	if p.o.VerifyIndex {
 		return
 	}
 	fmt.Fprintf(p.w, "offset: %d position: %d\n", e.Offset, e.Position)
 }
 
-func (p *kafkaDumpPrinter) TimeIndexEntry(_ dumpFile, e segment.TimeIndexEntry) {
-	if p.o.verifyIndex {
+func (p *kafkaDumpPrinter) TimeIndexEntry(_ scan.File, e segment.TimeIndexEntry) {
+	if p.o.VerifyIndex {
 		return
 	}
 	fmt.Fprintf(p.w, "timestamp: %d offset: %d\n", e.Timestamp, e.Offset)
@@ -348,23 +349,23 @@ func (p *kafkaDumpPrinter) TimeIndexEntry(_ dumpFile, e segment.TimeIndexEntry) 
 // IndexNote prints Kafka's notes ("is empty.", "passed sanity check.");
 // kseg's "verified against …" has no kafka-dump-log counterpart (Kafka
 // prints nothing when every entry matches).
-func (p *kafkaDumpPrinter) IndexNote(f dumpFile, note string) {
+func (p *kafkaDumpPrinter) IndexNote(f scan.File, note string) {
 	if strings.HasPrefix(note, "verified against ") {
 		return
 	}
-	fmt.Fprintf(p.w, "%s %s\n", f.path, note)
+	fmt.Fprintf(p.w, "%s %s\n", f.Path, note)
 }
 
 // AbortedTxn: AbortedTxn.version() reads only the high byte of the
 // stored int16 (buffer.get(0)), and that is what kafka-dump-log prints.
-func (p *kafkaDumpPrinter) AbortedTxn(_ dumpFile, e segment.AbortedTxn) {
+func (p *kafkaDumpPrinter) AbortedTxn(_ scan.File, e segment.AbortedTxn) {
 	fmt.Fprintf(p.w, "version: %d producerId: %d firstOffset: %d lastOffset: %d lastStableOffset: %d\n",
 		e.KafkaVersion(), e.ProducerID, e.FirstOffset, e.LastOffset, e.LastStableOffset)
 }
 
 // SnapshotEntry is dumpProducerIdSnapshot of the Java port (no trailing
 // space when the entry has no batch metadata).
-func (p *kafkaDumpPrinter) SnapshotEntry(_ dumpFile, e segment.SnapshotEntry) {
+func (p *kafkaDumpPrinter) SnapshotEntry(_ scan.File, e segment.SnapshotEntry) {
 	fmt.Fprintf(p.w, "producerId: %d producerEpoch: %d coordinatorEpoch: %d currentTxnFirstOffset: %s lastTimestamp: %d",
 		e.ProducerID, e.ProducerEpoch, e.CoordinatorEpoch, optionalLong(e.CurrentTxnFirstOffset, e.CurrentTxnFirstOffset >= 0), e.Timestamp)
 	if e.LastOffset >= 0 {
@@ -374,10 +375,10 @@ func (p *kafkaDumpPrinter) SnapshotEntry(_ dumpFile, e segment.SnapshotEntry) {
 	p.w.WriteByte('\n')
 }
 
-func (p *kafkaDumpPrinter) LeaderEpoch(dumpFile, segment.EpochEntry)                 {}
-func (p *kafkaDumpPrinter) OffsetCheckpoint(dumpFile, segment.OffsetCheckpointEntry) {}
-func (p *kafkaDumpPrinter) PartitionMetadata(dumpFile, segment.PartitionMetadata)    {}
-func (p *kafkaDumpPrinter) TextLine(dumpFile, string)                                {}
+func (p *kafkaDumpPrinter) LeaderEpoch(scan.File, segment.EpochEntry)                 {}
+func (p *kafkaDumpPrinter) OffsetCheckpoint(scan.File, segment.OffsetCheckpointEntry) {}
+func (p *kafkaDumpPrinter) PartitionMetadata(scan.File, segment.PartitionMetadata)    {}
+func (p *kafkaDumpPrinter) TextLine(scan.File, string)                                {}
 
 // Finding: kafka-dump-log reports index mismatches in its end-of-run
 // summary on stderr; kseg adds its other findings there too, keeping stdout
@@ -401,7 +402,7 @@ func (p *kafkaDumpPrinter) IndexProblem(fd finding.Finding, pr *segment.IndexPro
 	p.indexReport.add(pr, fd.Message)
 }
 
-func (p *kafkaDumpPrinter) EndFile(dumpFile) {}
+func (p *kafkaDumpPrinter) EndFile(scan.File) {}
 
 func (p *kafkaDumpPrinter) Close() error {
 	if err := releaseOutBuf(&p.w); err != nil {

@@ -1,51 +1,22 @@
 package cmd
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"math"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"unicode/utf16"
 
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
-	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/scan"
 )
 
-// Where kafka-dump-log stops.
-//
-// DumpLogSegments.mainNoExit catches whatever its dump throws, prints the
-// exception's message and then its stack trace on stderr, and exits 1:
-// the files after it are not dumped and the end-of-run reports (index
-// mismatches, non-consecutive offsets) are not printed. --output kafka
-// stops at the same places, after the same lines, with the same message
-// (kseg prints no Java stack trace): a record size below 14 where
-// FileLogInputStream reads a header (a zero-filled tail longer than 17
-// bytes included), a batch whose records do not decode under deep
-// iteration (DefaultRecordBatch's iterator throws), a failed
-// --index-sanity-check, a negative --max-bytes (FileRecords.slice), a file
-// name without a dot or without an offset, and a file that does not exist.
-// kseg dump then exits 3 (the input is corrupt, or not what it names);
-// kseg kafka-dump-log exits 1, as Kafka.
-
-// kafkaStop is such a stop; its message has been printed.
-type kafkaStop struct{ msg string }
-
-func (e *kafkaStop) Error() string { return e.msg }
-
-func isKafkaStop(err error) bool {
-	var ks *kafkaStop
-	return errors.As(err, &ks)
-}
+// Where kafka-dump-log stops (segment/scan/dumplog.go says where): the
+// kafka printer prints the message as DumpLogSegments.mainNoExit prints
+// the exception's, and the run ends. kseg dump then exits 3 (the input is
+// corrupt, or not what it names); kseg kafka-dump-log exits 1, as Kafka.
 
 // kafkaStopped ends a run that stopped as kafka-dump-log stops: what the
 // printer holds is written out, without the end-of-run reports.
-func kafkaStopped(p dumpPrinter, err error) error {
-	if !isKafkaStop(err) {
+func kafkaStopped(p scan.Printer, err error) error {
+	if !scan.IsStop(err) {
 		return err
 	}
 	if kp, ok := p.(*kafkaDumpPrinter); ok {
@@ -56,35 +27,26 @@ func kafkaStopped(p dumpPrinter, err error) error {
 	return &ui.ExitCodeError{Code: ui.ExitFindings, Err: err, Silent: true}
 }
 
-// stop prints msg as mainNoExit prints the exception's message, after the
+// Stop prints msg as mainNoExit prints the exception's message, after the
 // lines printed so far.
-func (p *kafkaDumpPrinter) stop(msg string) error {
+func (p *kafkaDumpPrinter) Stop(msg string) error {
 	p.hold = false
 	p.w.Flush()
 	fmt.Fprintln(p.s.Err, msg)
-	return &kafkaStop{msg: msg}
+	return &scan.StopError{Msg: msg}
 }
 
-// kafkaStop stops the run with msg (the printer is the kafka printer
-// whenever this is called).
-func (st *dumpState) kafkaStop(msg string) error {
-	if kp, ok := st.p.(*kafkaDumpPrinter); ok {
-		return kp.stop(msg)
-	}
-	return &kafkaStop{msg: msg}
-}
-
-// recordsFailed is the kafka printer's account of a batch whose records do
+// RecordsFailed is the kafka printer's account of a batch whose records do
 // not decode under deep iteration: DefaultRecordBatch's iterator throws
 // there. An uncompressed batch has printed the records before the bad one
 // (RecordIterator reads one at a time); a compressed one prints none
 // (iterator() decompresses and reads every record first, as
 // AbstractLegacyRecordBatch's DeepRecordsIterator does for a wrapper).
-func (p *kafkaDumpPrinter) recordsFailed(b *decode.Batch, ce *decode.CorruptError) error {
+func (p *kafkaDumpPrinter) RecordsFailed(b *decode.Batch, ce *decode.CorruptError) error {
 	if p.hold {
 		if p.sink != nil {
-			p.sink.b.out = p.sink.b.out[:p.holdOut]
-			p.sink.b.errs = p.sink.b.errs[:p.holdErrs]
+			p.sink.B.Out = p.sink.B.Out[:p.holdOut]
+			p.sink.B.Errs = p.sink.B.Errs[:p.holdErrs]
 		} else {
 			p.held = p.held[:0]
 		}
@@ -94,168 +56,5 @@ func (p *kafkaDumpPrinter) recordsFailed(b *decode.Batch, ce *decode.CorruptErro
 		// RecordIterator's constructor.
 		msg = fmt.Sprintf("Found invalid record count %d in magic v%d batch", b.RecordCount, b.Magic)
 	}
-	return p.stop(msg)
-}
-
-// javaLength is String.length(): UTF-16 code units.
-func javaLength(s string) int { return len(utf16.Encode([]rune(s))) }
-
-// kafkaDumped reports whether DumpLogSegments dispatches on suffix
-// (name.substring(name.lastIndexOf("."))) rather than printing "Ignoring
-// unknown file": .log and .checkpoint (dumpLog), .index, .timeindex,
-// .snapshot, .txnindex. partition.metadata, meta.properties and renamed
-// files (.deleted, .cleaned, .swap) are ignored.
-func kafkaDumped(suffix string) bool {
-	switch suffix {
-	case ".log", ".checkpoint", ".index", ".timeindex", ".snapshot", ".txnindex":
-		return true
-	}
-	return false
-}
-
-// kafkaDispatch prints "Dumping <file>" and does what DumpLogSegments does
-// with the name before it reads the file. handled means the file is done
-// (ignored, or the run stopped); otherwise dump reads it.
-func (st *dumpState) kafkaDispatch(f dumpFile) (handled bool, err error) {
-	st.p.BeginFile(f)
-	name := javaFileName(f.path)
-	dot := strings.LastIndexByte(name, '.')
-	if dot < 0 {
-		if !f.named {
-			// Found by expanding a directory, which kafka-dump-log
-			// cannot be given: kseg's own extension ignores the file
-			// rather than end a directory dump at leader-epoch-checkpoint.
-			st.p.Unknown(f, "")
-			st.p.EndFile(f)
-			return true, nil
-		}
-		// name.substring(-1) throws StringIndexOutOfBoundsException.
-		n := javaLength(name)
-		return true, st.kafkaStop(fmt.Sprintf("begin -1, end %d, length %d", n, n))
-	}
-	suffix := name[dot:]
-	if !kafkaDumped(suffix) {
-		st.p.Unknown(f, "")
-		st.p.EndFile(f)
-		return true, nil
-	}
-	k := &st.o.kafka
-	if (suffix == ".log" || suffix == ".checkpoint") && k.logArgError != "" {
-		// jopt converts --max-bytes when dumpLog's arguments are
-		// evaluated, for the first .log or .checkpoint.
-		return true, st.kafkaStop(k.logArgError)
-	}
-	if suffix != ".snapshot" && suffix != ".checkpoint" {
-		// Long.parseLong(name.split("\\.")[0]) (UnifiedLog.offsetFromFile
-		// for .txnindex).
-		prefix := name[:strings.IndexByte(name, '.')]
-		if _, err := strconv.ParseInt(prefix, 10, 64); err != nil {
-			return true, st.kafkaStop(`For input string: "` + prefix + `"`)
-		}
-	}
-	if suffix == ".checkpoint" && name != "bootstrap.checkpoint" && f.info.Kind != segment.KindMetadataSnapshot {
-		// Snapshots.parse(path).get() on a name that is not
-		// <offset>-<epoch>.checkpoint.
-		return true, st.kafkaStop("No value present")
-	}
-	if f.missing {
-		switch suffix {
-		case ".txnindex":
-			// new TransactionIndex opens it READ|WRITE|CREATE: Kafka
-			// creates an empty index and prints nothing for it. kseg
-			// creates nothing.
-			st.p.EndFile(f)
-			return true, nil
-		case ".log", ".checkpoint":
-			st.p.LogStart(f)
-		}
-		// NoSuchFileException: its message is the path.
-		return true, st.kafkaStop(f.path)
-	}
-	if suffix == ".index" || suffix == ".timeindex" {
-		// dumpIndex and dumpTimeIndex open <dir>/<base>.log first (and the
-		// time index its .index): a missing one stops the tool.
-		abs, _ := filepath.Abs(f.path)
-		base := filepath.Join(filepath.Dir(abs), name[:strings.IndexByte(name, '.')])
-		need := []string{base + ".log"}
-		if suffix == ".timeindex" {
-			need = append(need, base+".index")
-		}
-		for _, p := range need {
-			if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
-				return true, st.kafkaStop(p)
-			}
-		}
-	}
-	return false, nil
-}
-
-// javaFileName is File.getName(): what follows the last separator of the
-// path (java.io.File drops a trailing one), "" for "" (filepath.Base
-// would say ".").
-func javaFileName(p string) string {
-	p = strings.TrimRight(p, "/")
-	return p[strings.LastIndexByte(p, '/')+1:]
-}
-
-// kafkaSlice is FileRecords.slice(0, maxBytes) for a negative --max-bytes,
-// after dumpLog's header line.
-func (st *dumpState) kafkaSlice(f dumpFile, lf *segment.LogFile) error {
-	k := &st.o.kafka
-	if st.o.output != "kafka" || !k.negativeMaxBytes {
-		return nil
-	}
-	return st.kafkaStop(fmt.Sprintf("Invalid size: %d in read from FileRecords(size=%d, file=%s, start=0, end=%d)",
-		k.maxBytes, lf.Size, f.path, math.MaxInt32))
-}
-
-// kafkaTail is what FileLogInputStream.nextBatch does where kseg's scan of
-// a .log stopped with tail t: FileLogInputStream reads the next 17-byte
-// header whenever more than 17 bytes are left, throws on a size below 14
-// (a zero-filled tail gives size 0), returns null (the end: "Found N
-// invalid bytes") for an entry that runs past the end, and reads an entry
-// whose magic is above 2 as a v2 batch. It returns where to scan on after
-// such a batch, or false at the end of the file.
-func (st *dumpState) kafkaTail(f dumpFile, lc *logCheck, lf *segment.LogFile, t segment.Tail, sum *logSummary, lastRecord *int64) (int64, bool, error) {
-	switch t.Kind {
-	case segment.TailZeroFilled:
-		if t.InvalidBytes() > decode.HeaderSizeUpToMagic {
-			return 0, false, st.kafkaStop(recordSizeMessage(0, f.path))
-		}
-	case segment.TailCorrupt:
-		var hdr [decode.HeaderSizeUpToMagic]byte
-		if _, err := lf.ReaderAt().ReadAt(hdr[:], t.ValidBytes); err != nil {
-			return 0, false, fmt.Errorf("%s: read at position %d: %w", f.path, t.ValidBytes, err)
-		}
-		size := int32(binary.BigEndian.Uint32(hdr[8:]))
-		if size < decode.MinLegacyRecordSize {
-			return 0, false, st.kafkaStop(recordSizeMessage(size, f.path))
-		}
-		if int8(hdr[16]) > 2 {
-			raw := make([]byte, decode.LogOverhead+int64(size)) // the scanner framed it: it fits
-			if _, err := lf.ReaderAt().ReadAt(raw, t.ValidBytes); err != nil {
-				return 0, false, fmt.Errorf("%s: read at position %d: %w", f.path, t.ValidBytes, err)
-			}
-			if b, err := decode.ParseBatchAsKafka(raw); err == nil {
-				for _, fd := range lc.check(t.ValidBytes, &b) {
-					st.report(fd)
-				}
-				sum.count(&b)
-				if err := st.renderSerial(&st.serialJob, f, t.ValidBytes, &b, sum, lastRecord); err != nil {
-					return 0, false, err
-				}
-				return t.ValidBytes + int64(len(raw)), true, nil
-			}
-		}
-		// Bytes kseg cannot read as Kafka would print them (a v2 batch
-		// shorter than its header, a negative magic, a legacy message
-		// whose key or value overruns it): kseg stops with its own account.
-		return 0, false, st.kafkaStop(t.Err.Error())
-	}
-	return 0, false, nil
-}
-
-// recordSizeMessage is FileLogInputStream's CorruptRecordException.
-func recordSizeMessage(size int32, path string) string {
-	return fmt.Sprintf("Found record size %d smaller than minimum record overhead (%d) in file %s.", size, decode.MinLegacyRecordSize, path)
+	return p.Stop(msg)
 }

@@ -3,10 +3,9 @@ package cmd
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/decode/mm2"
+	"github.com/kseg/kseg/segment/scan"
 )
 
 // MirrorMaker 2's internal topics in dump (issue 23): text and json decode
@@ -15,28 +14,13 @@ import (
 // topics (dump_decoders.go); --no-decode-internal turns it off, and
 // --output kafka never decodes them (kafka-dump-log has no such decoder).
 
-// mm2Topic is the MM2 topic a file's partition directory belongs to
-// (Kind NotMM2 when none, or when the output or a flag says not to decode).
-func (o *dumpOptions) mm2Topic(path string) mm2.Topic {
-	if o.dec.forced != "" || o.output == "kafka" || o.dec.noDecodeInternal {
-		return mm2.Topic{}
-	}
-	return mm2.TopicOf(filepath.Base(filepath.Dir(path)))
-}
-
-// decodeMM2 decodes a data record of an MM2 topic into rv.
-func (r *batchRenderer) decodeMM2(topic mm2.Topic, rv *recordView) {
-	d, err := mm2.Decode(topic.Kind, rv.Record.Key, rv.Record.Value)
-	rv.MM2, rv.MM2Topic, rv.MM2Err = d, topic.Name, err
-}
-
 // textMM2 renders a decoded MM2 record for text output:
 //
 //	OffsetSync key {"topic":"orders","partition":0} value {"upstreamOffset":42,"offset":17}
 //	Checkpoint key {"group":"g","topic":"A.orders","partition":0} value v0 {…}
 //	connector key "connector-mm2" value {"properties":{…}}
 //	source-offset key ["MirrorSourceConnector",{…}] tombstone
-func textMM2(st *ui.Styles, rv *recordView) string {
+func textMM2(st *ui.Styles, rv *scan.RecordView) string {
 	d := rv.MM2
 	if rv.MM2Err != nil {
 		return st.Paint(st.Err, "undecodable "+ui.Esc(rv.MM2Topic)+" record: "+ui.Esc(rv.MM2Err.Error()))
@@ -64,7 +48,7 @@ func textMM2(st *ui.Styles, rv *recordView) string {
 
 // appendMM2JSON renders the "decoded" object of a JSON record line for an
 // MM2 topic (docs/json.md).
-func appendMM2JSON(dst []byte, rv *recordView) []byte {
+func appendMM2JSON(dst []byte, rv *scan.RecordView) []byte {
 	d := rv.MM2
 	var j ui.JSONWriter
 	j.B = dst

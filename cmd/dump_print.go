@@ -14,53 +14,13 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
-	"github.com/kseg/kseg/segment"
-	"github.com/kseg/kseg/segment/finding"
+	"github.com/kseg/kseg/segment/scan"
 )
 
-// dumpPrinter renders dump events. There is one implementation per
-// --output (text, table, json, kafka), each in its own file; dump.go only
-// produces events (STYLE.md pattern 14). Every printer renders every
-// event; what only some printers can do is an optional capability below,
-// which dump asks for by interface.
-type dumpPrinter interface {
-	// A file: BeginFile, its content, EndFile. Unknown is a file dump
-	// does not decode (why says so).
-	BeginFile(f dumpFile)
-	Unknown(f dumpFile, why string)
-	EndFile(f dumpFile)
-
-	// A .log: LogStart, then each batch (Batch, its records, EndBatch),
-	// then LogEnd with the file's summary.
-	LogStart(f dumpFile)
-	Batch(b *batchView)
-	Record(b *batchView, r *recordView)
-	EndBatch(b *batchView)
-	LogEnd(f dumpFile, s *logSummary)
-
-	// The entries of the other files.
-	OffsetIndexEntry(f dumpFile, e segment.IndexEntry)
-	TimeIndexEntry(f dumpFile, e segment.TimeIndexEntry)
-	// IndexNote is a one-line statement about an index: "is empty",
-	// "passed sanity check".
-	IndexNote(f dumpFile, note string)
-	AbortedTxn(f dumpFile, e segment.AbortedTxn)
-	SnapshotEntry(f dumpFile, e segment.SnapshotEntry)
-	LeaderEpoch(f dumpFile, e segment.EpochEntry)
-	OffsetCheckpoint(f dumpFile, e segment.OffsetCheckpointEntry)
-	PartitionMetadata(f dumpFile, pm segment.PartitionMetadata)
-	TextLine(f dumpFile, line string)
-
-	// Finding is a problem found in a file, with its kind, severity and
-	// position (finding.Finding; Offset is the batch's baseOffset).
-	Finding(fd finding.Finding)
-	// Close writes out what the printer holds, run-wide reports included.
-	Close() error
-}
-
-// The optional capabilities of a dumpPrinter. parallelPrinter, a printer
-// whose batches workers render, is declared with the pipeline
-// (dump_pipeline.go); the others are here.
+// dump's printers: one per --output (text, table, json, kafka), each in
+// its own file, implementing the engine's scan.Printer and what of its
+// optional capabilities they can (STYLE.md pattern 14); the engine only
+// produces events. unitPrinter is the printers' own.
 
 // unitPrinter is a printer whose run-wide reports wait for the end of a
 // parallel log-directory dump (dump_jobs.go): closeUnit is Close without
@@ -70,49 +30,27 @@ type dumpPrinter interface {
 // offsets come once, at the end).
 type unitPrinter interface {
 	closeUnit() error
-	absorb(other dumpPrinter)
+	absorb(other scan.Printer)
 }
 
-// jobResetter is a printer whose worker forks must forget a batch a
-// failed job left half-rendered (batchRenderer.render). Implemented by
-// jsonDumpPrinter.
-type jobResetter interface {
-	resetJob()
-}
-
-// recordsStopper is a printer that stops the run where a batch's records
-// do not decode, as kafka-dump-log's deep iteration throws there
-// (batchRenderer.renderBatch). Implemented by kafkaDumpPrinter
-// (dump_kafka_stop.go).
-type recordsStopper interface {
-	recordsFailed(b *decode.Batch, ce *decode.CorruptError) error
-}
-
-// indexProblemPrinter is a printer that summarizes index mismatches by the
-// check that failed, as kafka-dump-log does at the end of a run: it gets
-// each index-mismatch or timeindex-mismatch finding with its check instead
-// of Finding. Implemented by kafkaDumpPrinter.
-type indexProblemPrinter interface {
-	IndexProblem(f finding.Finding, p *segment.IndexProblem)
-}
-
-// Who implements what: the compiler checks the lists above.
+// Who implements what: the compiler checks the lists.
 var (
-	_ dumpPrinter = (*textDumpPrinter)(nil)
-	_ dumpPrinter = (*tableDumpPrinter)(nil)
-	_ dumpPrinter = (*jsonDumpPrinter)(nil)
-	_ dumpPrinter = (*kafkaDumpPrinter)(nil)
+	_ scan.Printer = (*textDumpPrinter)(nil)
+	_ scan.Printer = (*tableDumpPrinter)(nil)
+	_ scan.Printer = (*jsonDumpPrinter)(nil)
+	_ scan.Printer = (*kafkaDumpPrinter)(nil)
 
-	_ parallelPrinter     = (*textDumpPrinter)(nil)
-	_ parallelPrinter     = (*jsonDumpPrinter)(nil)
-	_ parallelPrinter     = (*kafkaDumpPrinter)(nil)
-	_ unitPrinter         = (*kafkaDumpPrinter)(nil)
-	_ jobResetter         = (*jsonDumpPrinter)(nil)
-	_ recordsStopper      = (*kafkaDumpPrinter)(nil)
-	_ indexProblemPrinter = (*kafkaDumpPrinter)(nil)
+	_ scan.Forker              = (*textDumpPrinter)(nil)
+	_ scan.Forker              = (*jsonDumpPrinter)(nil)
+	_ scan.Forker              = (*kafkaDumpPrinter)(nil)
+	_ unitPrinter              = (*kafkaDumpPrinter)(nil)
+	_ scan.JobResetter         = (*jsonDumpPrinter)(nil)
+	_ scan.RecordsStopper      = (*kafkaDumpPrinter)(nil)
+	_ scan.IndexProblemPrinter = (*kafkaDumpPrinter)(nil)
+	_ scan.Stopper             = (*kafkaDumpPrinter)(nil)
 )
 
-func newDumpPrinter(s *ui.Streams, o *dumpOptions) dumpPrinter {
+func newDumpPrinter(s *ui.Streams, o *dumpOptions) scan.Printer {
 	switch o.output {
 	case "json":
 		return newJSONDumpPrinter(s, o)
@@ -199,7 +137,7 @@ func newOutBuf(w io.Writer) *bufio.Writer {
 
 // releaseOutBuf flushes *w and, when it came from newOutBuf, returns it to
 // the pool, leaving a writer that refuses further writes.
-func releaseOutBuf(w *outWriter) error {
+func releaseOutBuf(w *scan.Writer) error {
 	err := (*w).Flush()
 	if b, ok := (*w).(*bufio.Writer); ok {
 		b.Reset(nil)
@@ -218,3 +156,11 @@ func (closedWriter) Write([]byte) (int, error)       { return 0, errPrinterClose
 func (closedWriter) WriteString(string) (int, error) { return 0, errPrinterClosed }
 func (closedWriter) WriteByte(byte) error            { return errPrinterClosed }
 func (closedWriter) Flush() error                    { return nil }
+
+// forkStreams are the streams of a worker's printer: stdout into the
+// sink, stderr recorded in order with it.
+func forkStreams(s *ui.Streams, sink *scan.Sink) *ui.Streams {
+	c := *s
+	c.Out, c.Err = sink, sink.Stderr()
+	return &c
+}

@@ -7,9 +7,11 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/scan"
 )
 
-// dumpProgress drives the progress line of `kseg dump`: bytes of every
+// dumpProgress drives the progress line of `kseg dump` (the engine's
+// scan.Progress): bytes of every
 // file to dump, and partitions (directories) done. A .log advances it as
 // its batches are read (every dumpProgressStep bytes: one comparison per
 // batch, an atomic add per MiB), so a single segment of gigabytes moves
@@ -30,7 +32,7 @@ const dumpProgressStep = 1 << 20
 
 // newDumpProgress starts the progress line for files. It stats each file
 // only when the line can be shown at all.
-func newDumpProgress(s *ui.Streams, files []dumpFile) *dumpProgress {
+func newDumpProgress(s *ui.Streams, files []scan.File) *dumpProgress {
 	d := &dumpProgress{}
 	if s == nil || !s.ErrTTY || s.Quiet {
 		d.p = ui.NewProgress(s, "", 0) // disabled: no stat, no goroutine
@@ -41,18 +43,18 @@ func newDumpProgress(s *ui.Streams, files []dumpFile) *dumpProgress {
 	d.reported = make([]int64, len(files))
 	var total, dirs int64
 	for i, f := range files {
-		if st, err := os.Stat(f.path); err == nil {
+		if st, err := os.Stat(f.Path); err == nil {
 			d.sizes[i] = st.Size()
 			total += st.Size()
 		}
-		dir := filepath.Dir(f.path)
+		dir := filepath.Dir(f.Path)
 		if _, ok := segment.ParsePartitionDir(filepath.Base(dir)); !ok {
 			continue // a loose file, or a log directory's own checkpoint files
 		}
-		if i == 0 || filepath.Dir(files[i-1].path) != dir {
+		if i == 0 || filepath.Dir(files[i-1].Path) != dir {
 			dirs++
 		}
-		d.lastOfDir[i] = i == len(files)-1 || filepath.Dir(files[i+1].path) != dir
+		d.lastOfDir[i] = i == len(files)-1 || filepath.Dir(files[i+1].Path) != dir
 	}
 	if dirs < 2 {
 		dirs = 0 // one partition: the bytes say it all
@@ -61,10 +63,13 @@ func newDumpProgress(s *ui.Streams, files []dumpFile) *dumpProgress {
 	return d
 }
 
-// fileDone records that files[i] was dumped. It is safe to call from
+// on reports whether the line is shown.
+func (d *dumpProgress) on() bool { return d != nil && d.sizes != nil }
+
+// FileDone records that files[i] was dumped. It is safe to call from
 // several goroutines (the --jobs workers): it only reads d and adds
 // atomically.
-func (d *dumpProgress) fileDone(i int) {
+func (d *dumpProgress) FileDone(i int) {
 	if d == nil || d.sizes == nil {
 		return
 	}
@@ -77,9 +82,9 @@ func (d *dumpProgress) fileDone(i int) {
 	}
 }
 
-// scanned records that files[i] has been read up to byte pos, and returns
+// Scanned records that files[i] has been read up to byte pos, and returns
 // the position at which to call it again (never, when the line is off).
-func (d *dumpProgress) scanned(i int, pos int64) int64 {
+func (d *dumpProgress) Scanned(i int, pos int64) int64 {
 	if d == nil || d.sizes == nil {
 		return math.MaxInt64
 	}

@@ -3,8 +3,8 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"github.com/kseg/kseg/segment/scan"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +16,6 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -94,22 +93,19 @@ func TestDumpProgressMovesWithinSegment(t *testing.T) {
 	if !s.ErrTTY {
 		t.Fatal("the pty's slave is not a terminal")
 	}
-	o := &dumpOptions{deep: true, printData: true, output: "json", maxDecompressed: decode.DefaultMaxDecompressed, producerID: -2, keyFormat: "auto", valueFormat: "auto", maxBytesFlag: math.MaxInt32}
-	if err := o.Validate([]string{dir}); err != nil {
-		t.Fatal(err)
-	}
-	files, _, err := collectDumpFiles([]string{dir}, false, nil)
+	o := testDumpOptions(t, "json", "--print-data")
+	files, _, err := scan.Collect([]string{dir}, false, nil)
 	if err != nil || len(files) != 1 {
 		t.Fatalf("files %v, %v", files, err)
 	}
 	prog := newDumpProgress(s, files)
-	st := newDumpState(s, o, 1) // serial: the scan moves with the output
+	st := newDumpRun(s, o, 1, prog) // serial: the scan moves with the output
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		defer prog.Done()
-		st.dumpFiles(context.Background(), s.Err, files, 0, prog)
-		st.p.Close()
+		st.Files(context.Background(), files, 0)
+		st.Printer().Close()
 	}()
 	total := prog.p.Total
 	for moved := false; !moved; {

@@ -7,6 +7,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
+	"github.com/kseg/kseg/segment/scan"
 )
 
 // tableDumpPrinter renders each file as tables (renderTable): batches, and
@@ -28,9 +29,9 @@ func newTableDumpPrinter(s *ui.Streams, o *dumpOptions) *tableDumpPrinter {
 	return &tableDumpPrinter{s: s, o: o, st: s.Styles()}
 }
 
-func (p *tableDumpPrinter) BeginFile(f dumpFile) {
+func (p *tableDumpPrinter) BeginFile(f scan.File) {
 	p.header, p.rows, p.recRows, p.findings, p.summary = nil, nil, nil, nil, ""
-	fmt.Fprintf(p.s.Out, "%s (%s)\n", p.st.Paint(p.st.Title, ui.Esc(f.path)), f.info.Kind)
+	fmt.Fprintf(p.s.Out, "%s (%s)\n", p.st.Paint(p.st.Title, ui.Esc(f.Path)), f.Info.Kind)
 }
 
 func (p *tableDumpPrinter) setHeader(h ...string) {
@@ -39,10 +40,10 @@ func (p *tableDumpPrinter) setHeader(h ...string) {
 	}
 }
 
-func (p *tableDumpPrinter) Unknown(_ dumpFile, why string) { p.summary = why }
-func (p *tableDumpPrinter) LogStart(dumpFile)              {}
+func (p *tableDumpPrinter) Unknown(_ scan.File, why string) { p.summary = why }
+func (p *tableDumpPrinter) LogStart(scan.File)              {}
 
-func (p *tableDumpPrinter) Batch(bv *batchView) {
+func (p *tableDumpPrinter) Batch(bv *scan.BatchView) {
 	b := bv.Batch
 	crc := "-"
 	var flags []string
@@ -89,8 +90,8 @@ func (p *tableDumpPrinter) Batch(bv *batchView) {
 		ui.OrDashString(strings.Join(flags, ","))})
 }
 
-func (p *tableDumpPrinter) Record(bv *batchView, rv *recordView) {
-	if !p.o.deep {
+func (p *tableDumpPrinter) Record(bv *scan.BatchView, rv *scan.RecordView) {
+	if !p.o.Deep {
 		return
 	}
 	r := rv.Record
@@ -108,13 +109,13 @@ func (p *tableDumpPrinter) Record(bv *batchView, rv *recordView) {
 		ui.I64(int64(r.KeySize())), ui.I64(int64(r.ValueSize())), strings.Join(keys, ","), what})
 }
 
-func (p *tableDumpPrinter) EndBatch(*batchView) {}
+func (p *tableDumpPrinter) EndBatch(*scan.BatchView) {}
 
-func (p *tableDumpPrinter) LogEnd(_ dumpFile, s *logSummary) {
+func (p *tableDumpPrinter) LogEnd(_ scan.File, s *scan.LogSummary) {
 	if p.o.quiet {
 		return
 	}
-	if p.o.filtered() {
+	if p.o.Filtered() {
 		p.summary = logSummaryText(p.o, s, p.st)
 		return
 	}
@@ -122,30 +123,30 @@ func (p *tableDumpPrinter) LogEnd(_ dumpFile, s *logSummary) {
 		ui.Plural(s.Batches, "batch"), ui.Plural(s.Records, "record"), s.Tail.ValidBytes, s.Tail.End, s.Tail.Kind, ui.Plural(s.CRCErrors, "CRC error"))
 }
 
-func (p *tableDumpPrinter) OffsetIndexEntry(_ dumpFile, e segment.IndexEntry) {
-	if p.o.verifyIndex {
+func (p *tableDumpPrinter) OffsetIndexEntry(_ scan.File, e segment.IndexEntry) {
+	if p.o.VerifyIndex {
 		return
 	}
 	p.setHeader("offset", "position")
 	p.rows = append(p.rows, []string{ui.I64(e.Offset), ui.I64(int64(e.Position))})
 }
 
-func (p *tableDumpPrinter) TimeIndexEntry(_ dumpFile, e segment.TimeIndexEntry) {
-	if p.o.verifyIndex {
+func (p *tableDumpPrinter) TimeIndexEntry(_ scan.File, e segment.TimeIndexEntry) {
+	if p.o.VerifyIndex {
 		return
 	}
 	p.setHeader("timestamp", "offset")
 	p.rows = append(p.rows, []string{ui.I64(e.Timestamp), ui.I64(e.Offset)})
 }
 
-func (p *tableDumpPrinter) IndexNote(_ dumpFile, note string) { p.summary = note }
+func (p *tableDumpPrinter) IndexNote(_ scan.File, note string) { p.summary = note }
 
-func (p *tableDumpPrinter) AbortedTxn(_ dumpFile, e segment.AbortedTxn) {
+func (p *tableDumpPrinter) AbortedTxn(_ scan.File, e segment.AbortedTxn) {
 	p.setHeader("producerId", "firstOffset", "lastOffset", "lastStableOffset", "version")
 	p.rows = append(p.rows, []string{ui.I64(e.ProducerID), ui.I64(e.FirstOffset), ui.I64(e.LastOffset), ui.I64(e.LastStableOffset), ui.I64(int64(e.Version))})
 }
 
-func (p *tableDumpPrinter) SnapshotEntry(_ dumpFile, e segment.SnapshotEntry) {
+func (p *tableDumpPrinter) SnapshotEntry(_ scan.File, e segment.SnapshotEntry) {
 	txn := "-"
 	if e.CurrentTxnFirstOffset >= 0 {
 		txn = ui.I64(e.CurrentTxnFirstOffset)
@@ -163,22 +164,22 @@ func (p *tableDumpPrinter) SnapshotEntry(_ dumpFile, e segment.SnapshotEntry) {
 		ui.I64(e.Timestamp), txn})
 }
 
-func (p *tableDumpPrinter) LeaderEpoch(_ dumpFile, e segment.EpochEntry) {
+func (p *tableDumpPrinter) LeaderEpoch(_ scan.File, e segment.EpochEntry) {
 	p.setHeader("leaderEpoch", "startOffset")
 	p.rows = append(p.rows, []string{ui.I64(int64(e.Epoch)), ui.I64(e.StartOffset)})
 }
 
-func (p *tableDumpPrinter) OffsetCheckpoint(_ dumpFile, e segment.OffsetCheckpointEntry) {
+func (p *tableDumpPrinter) OffsetCheckpoint(_ scan.File, e segment.OffsetCheckpointEntry) {
 	p.setHeader("topic", "partition", "offset")
 	p.rows = append(p.rows, []string{e.Topic, ui.I64(int64(e.Partition)), ui.I64(e.Offset)})
 }
 
-func (p *tableDumpPrinter) PartitionMetadata(_ dumpFile, pm segment.PartitionMetadata) {
+func (p *tableDumpPrinter) PartitionMetadata(_ scan.File, pm segment.PartitionMetadata) {
 	p.setHeader("version", "topicId")
 	p.rows = append(p.rows, []string{ui.I64(int64(pm.Version)), pm.TopicIDString})
 }
 
-func (p *tableDumpPrinter) TextLine(_ dumpFile, line string) {
+func (p *tableDumpPrinter) TextLine(_ scan.File, line string) {
 	p.setHeader("line")
 	p.rows = append(p.rows, []string{line})
 }
@@ -192,8 +193,8 @@ func (p *tableDumpPrinter) render(header []string, rows [][]string) {
 	ui.RenderTable(p.s.Out, p.s.Width, header, rows)
 }
 
-func (p *tableDumpPrinter) EndFile(f dumpFile) {
-	if p.o.filtered() && hasEntries(f.info.Kind) && p.summary == "" && !p.o.quiet {
+func (p *tableDumpPrinter) EndFile(f scan.File) {
+	if p.o.Filtered() && scan.HasEntries(f.Info.Kind) && p.summary == "" && !p.o.quiet {
 		p.summary = entriesSummary(p.o, f)
 	}
 	p.render(p.header, p.rows)

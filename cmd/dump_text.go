@@ -9,6 +9,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
+	"github.com/kseg/kseg/segment/scan"
 )
 
 // textDumpPrinter is the readable default: one line per batch and record
@@ -16,9 +17,9 @@ import (
 // lipgloss only on a terminal.
 type textDumpPrinter struct {
 	o *dumpOptions
-	w outWriter
-	// sink is set on a worker's fork (see dump_pipeline.go).
-	sink *batchSink
+	w scan.Writer
+	// sink is set on a worker's fork (see segment/scan/pipeline.go).
+	sink *scan.Sink
 	st   *ui.Styles
 	buf  []byte
 	n    int64
@@ -28,21 +29,21 @@ func newTextDumpPrinter(s *ui.Streams, o *dumpOptions) *textDumpPrinter {
 	return &textDumpPrinter{o: o, w: newOutBuf(s.Out), st: s.Styles()}
 }
 
-func (p *textDumpPrinter) BeginFile(f dumpFile) {
+func (p *textDumpPrinter) BeginFile(f scan.File) {
 	p.n = 0
-	fmt.Fprintf(p.w, "%s %s (%s)\n", p.st.Paint(p.st.Title, "==="), p.st.Paint(p.st.Title, ui.Esc(f.path)), f.info.Kind)
+	fmt.Fprintf(p.w, "%s %s (%s)\n", p.st.Paint(p.st.Title, "==="), p.st.Paint(p.st.Title, ui.Esc(f.Path)), f.Info.Kind)
 }
 
-func (p *textDumpPrinter) Unknown(_ dumpFile, why string) {
+func (p *textDumpPrinter) Unknown(_ scan.File, why string) {
 	fmt.Fprintf(p.w, "  %s\n", p.st.Paint(p.st.Dim, ui.Esc(why)))
 }
 
-func (p *textDumpPrinter) LogStart(dumpFile) {}
+func (p *textDumpPrinter) LogStart(scan.File) {}
 
 // Batch and Record run once per batch and record: they append with
 // strconv rather than fmt (fmt's reflection and boxing allocated per call
 // and led the deep dump's profile), producing the same bytes.
-func (p *textDumpPrinter) Batch(bv *batchView) {
+func (p *textDumpPrinter) Batch(bv *scan.BatchView) {
 	b := bv.Batch
 	w := p.lineStart()
 	var tmp [48]byte
@@ -105,7 +106,7 @@ func (p *textDumpPrinter) Batch(bv *batchView) {
 	p.lineDone(w)
 }
 
-func (p *textDumpPrinter) Record(bv *batchView, rv *recordView) {
+func (p *textDumpPrinter) Record(bv *scan.BatchView, rv *scan.RecordView) {
 	b, r := bv.Batch, rv.Record
 	w := p.lineStart()
 	var tmp [24]byte
@@ -151,7 +152,7 @@ func (p *textDumpPrinter) Record(bv *batchView, rv *recordView) {
 }
 
 // textControl names a control record and its fields.
-func textControl(st *ui.Styles, rv *recordView) string {
+func textControl(st *ui.Styles, rv *scan.RecordView) string {
 	if rv.Control == nil {
 		msg := "control record (undecodable)"
 		if rv.ControlErr != nil {
@@ -177,38 +178,38 @@ func textControl(st *ui.Styles, rv *recordView) string {
 	return name + " " + c.KafkaJSON()
 }
 
-func (p *textDumpPrinter) EndBatch(*batchView) {}
+func (p *textDumpPrinter) EndBatch(*scan.BatchView) {}
 
-func (p *textDumpPrinter) LogEnd(_ dumpFile, s *logSummary) {
+func (p *textDumpPrinter) LogEnd(_ scan.File, s *scan.LogSummary) {
 	if p.o.quiet {
 		return
 	}
 	fmt.Fprintf(p.w, "%s %s\n", p.st.Paint(p.st.Dim, "summary:"), logSummaryText(p.o, s, p.st))
 }
 
-func (p *textDumpPrinter) OffsetIndexEntry(_ dumpFile, e segment.IndexEntry) {
+func (p *textDumpPrinter) OffsetIndexEntry(_ scan.File, e segment.IndexEntry) {
 	p.n++
-	if !p.o.verifyIndex {
+	if !p.o.VerifyIndex {
 		fmt.Fprintf(p.w, "offset %s position %d\n", p.st.Paint(p.st.Offset, fmt.Sprint(e.Offset)), e.Position)
 	}
 }
 
-func (p *textDumpPrinter) TimeIndexEntry(_ dumpFile, e segment.TimeIndexEntry) {
+func (p *textDumpPrinter) TimeIndexEntry(_ scan.File, e segment.TimeIndexEntry) {
 	p.n++
-	if !p.o.verifyIndex {
+	if !p.o.VerifyIndex {
 		fmt.Fprintf(p.w, "timestamp %d offset %s\n", e.Timestamp, p.st.Paint(p.st.Offset, fmt.Sprint(e.Offset)))
 	}
 }
 
-func (p *textDumpPrinter) IndexNote(_ dumpFile, note string) { fmt.Fprintf(p.w, "%s\n", note) }
+func (p *textDumpPrinter) IndexNote(_ scan.File, note string) { fmt.Fprintf(p.w, "%s\n", note) }
 
-func (p *textDumpPrinter) AbortedTxn(_ dumpFile, e segment.AbortedTxn) {
+func (p *textDumpPrinter) AbortedTxn(_ scan.File, e segment.AbortedTxn) {
 	p.n++
 	fmt.Fprintf(p.w, "abortedTxn producerId %s firstOffset %d lastOffset %d lastStableOffset %d version %d\n",
 		p.st.Paint(p.st.Pid, fmt.Sprint(e.ProducerID)), e.FirstOffset, e.LastOffset, e.LastStableOffset, e.Version)
 }
 
-func (p *textDumpPrinter) SnapshotEntry(_ dumpFile, e segment.SnapshotEntry) {
+func (p *textDumpPrinter) SnapshotEntry(_ scan.File, e segment.SnapshotEntry) {
 	p.n++
 	line := fmt.Sprintf("producerId %s producerEpoch %d coordinatorEpoch %d lastTimestamp %d",
 		p.st.Paint(p.st.Pid, fmt.Sprint(e.ProducerID)), e.ProducerEpoch, e.CoordinatorEpoch, e.Timestamp)
@@ -224,28 +225,28 @@ func (p *textDumpPrinter) SnapshotEntry(_ dumpFile, e segment.SnapshotEntry) {
 	fmt.Fprintln(p.w, line)
 }
 
-func (p *textDumpPrinter) LeaderEpoch(_ dumpFile, e segment.EpochEntry) {
+func (p *textDumpPrinter) LeaderEpoch(_ scan.File, e segment.EpochEntry) {
 	p.n++
 	fmt.Fprintf(p.w, "leaderEpoch %d startOffset %d\n", e.Epoch, e.StartOffset)
 }
 
-func (p *textDumpPrinter) OffsetCheckpoint(_ dumpFile, e segment.OffsetCheckpointEntry) {
+func (p *textDumpPrinter) OffsetCheckpoint(_ scan.File, e segment.OffsetCheckpointEntry) {
 	p.n++
 	fmt.Fprintf(p.w, "%s-%d %d\n", e.Topic, e.Partition, e.Offset)
 }
 
-func (p *textDumpPrinter) PartitionMetadata(_ dumpFile, pm segment.PartitionMetadata) {
+func (p *textDumpPrinter) PartitionMetadata(_ scan.File, pm segment.PartitionMetadata) {
 	fmt.Fprintf(p.w, "version %d topicId %s\n", pm.Version, pm.TopicIDString)
 }
 
-func (p *textDumpPrinter) TextLine(_ dumpFile, line string) { fmt.Fprintln(p.w, ui.Esc(line)) }
+func (p *textDumpPrinter) TextLine(_ scan.File, line string) { fmt.Fprintln(p.w, ui.Esc(line)) }
 
 func (p *textDumpPrinter) Finding(fd finding.Finding) {
 	fmt.Fprintf(p.w, "%s %s %s\n", p.st.Severity(fd.Severity(), fd.Severity().Upper()), fd.Kind, ui.Esc(fd.Message))
 }
 
-func (p *textDumpPrinter) EndFile(f dumpFile) {
-	switch f.info.Kind {
+func (p *textDumpPrinter) EndFile(f scan.File) {
+	switch f.Info.Kind {
 	case segment.KindIndex, segment.KindTimeIndex, segment.KindTxnIndex, segment.KindProducerSnapshot,
 		segment.KindLeaderEpochCheckpoint, segment.KindRecoveryPointCheckpoint, segment.KindLogStartOffsetCheckpoint,
 		segment.KindReplicationOffsetCheckpoint, segment.KindCleanerOffsetCheckpoint:
@@ -258,7 +259,7 @@ func (p *textDumpPrinter) EndFile(f dumpFile) {
 
 func (p *textDumpPrinter) Close() error { return releaseOutBuf(&p.w) }
 
-func (p *textDumpPrinter) fork(sink *batchSink) dumpPrinter {
+func (p *textDumpPrinter) Fork(sink *scan.Sink) scan.Printer {
 	return &textDumpPrinter{o: p.o, w: sink, st: p.st, sink: sink}
 }
 
@@ -267,18 +268,18 @@ func (p *textDumpPrinter) fork(sink *batchSink) dumpPrinter {
 // job's output, which saves copying every rendered byte once more.
 func (p *textDumpPrinter) lineStart() []byte {
 	if p.sink != nil {
-		return p.sink.b.out
+		return p.sink.B.Out
 	}
 	return p.buf[:0]
 }
 
 func (p *textDumpPrinter) lineDone(w []byte) {
 	if p.sink != nil {
-		p.sink.b.out = w
+		p.sink.B.Out = w
 		return
 	}
 	p.w.Write(w)
 	p.buf = w
 }
 
-func (p *textDumpPrinter) emit(b *batchOut) { b.emit(p.w, io.Discard) }
+func (p *textDumpPrinter) Emit(b *scan.BatchOut) { b.Emit(p.w, io.Discard) }

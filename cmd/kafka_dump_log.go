@@ -13,6 +13,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/version"
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment/scan"
 )
 
 // kafka-dump-log's own command line (DumpLogSegments of Kafka 4.3, the
@@ -27,13 +28,9 @@ type kafkaSpellings struct {
 	files          []string
 	maxMessageSize int
 
-	// logArgError: converting --max-bytes failed (jopt converts when the
-	// value is asked for, at the first .log or .checkpoint).
-	logArgError string
-	// negativeMaxBytes: --max-bytes is negative (maxBytes), which
-	// FileRecords.slice rejects after the file's header line.
-	negativeMaxBytes bool
-	maxBytes         int64
+	// What kseg kafka-dump-log derives from --max-bytes for the places
+	// where DumpLogSegments throws is in the engine's options
+	// (scan.Options.LogArgError, NegativeMaxBytes, RawMaxBytes).
 }
 
 // addAliases registers kafka-dump-log's spellings on dump as hidden
@@ -41,9 +38,9 @@ type kafkaSpellings struct {
 // kafka-dump-log command line unchanged.
 func (k *kafkaSpellings) addAliases(c *cobra.Command, o *dumpOptions) {
 	f := c.Flags()
-	f.BoolVar(&o.deep, "deep-iteration", false, "kafka-dump-log spelling of --deep")
+	f.BoolVar(&o.Deep, "deep-iteration", false, "kafka-dump-log spelling of --deep")
 	f.BoolVar(&o.printData, "print-data-log", false, "kafka-dump-log spelling of --print-data")
-	f.BoolVar(&o.verifyIndex, "verify-index-only", false, "kafka-dump-log spelling of --verify-index")
+	f.BoolVar(&o.VerifyIndex, "verify-index-only", false, "kafka-dump-log spelling of --verify-index")
 	f.StringArrayVar(&k.files, "files", nil, "kafka-dump-log spelling: comma-separated files, added to PATH...")
 	f.IntVar(&k.maxMessageSize, "max-message-size", 5*1024*1024, "kafka-dump-log option; accepted and unused (kseg reads each indexed batch header directly)")
 	for _, n := range []string{"deep-iteration", "print-data-log", "verify-index-only", "files", "max-message-size"} {
@@ -127,14 +124,14 @@ func (m *kafkaMaxBytes) apply(o *dumpOptions) {
 	switch {
 	case len(m.raw) == 0:
 	case len(m.raw) > 1:
-		o.kafka.logArgError = "Found multiple arguments for option max-bytes, but you asked for only one"
+		o.LogArgError = "Found multiple arguments for option max-bytes, but you asked for only one"
 	default:
 		v, err := strconv.ParseInt(m.raw[0], 10, 32)
 		switch {
 		case err != nil:
-			o.kafka.logArgError = "Cannot parse argument '" + m.raw[0] + "' of option max-bytes"
+			o.LogArgError = "Cannot parse argument '" + m.raw[0] + "' of option max-bytes"
 		case v < 0:
-			o.kafka.negativeMaxBytes, o.kafka.maxBytes = true, v
+			o.NegativeMaxBytes, o.RawMaxBytes = true, v
 		default:
 			o.maxBytesFlag = int32(v)
 		}
@@ -213,9 +210,9 @@ EXIT STATUS
 			maxBytes.apply(o)
 			o.output = "kafka"
 			o.keyFormat, o.valueFormat = "utf8", "utf8"
-			o.producerID = -2
-			o.maxDecompressed = decode.DefaultMaxDecompressed
-			o.noResync = true
+			o.ProducerID = -2
+			o.MaxDecompressed = decode.DefaultMaxDecompressed
+			o.NoResync = true
 			o.jobs = 1
 			if len(files) == 0 {
 				return nil // --files ",": nothing to dump
@@ -225,7 +222,7 @@ EXIT STATUS
 			}
 			err := runDump(c.Context(), s, o, files)
 			switch {
-			case isKafkaStop(err):
+			case scan.IsStop(err):
 				// mainNoExit: the message is printed; exit 1.
 				return &ui.ExitCodeError{Code: ui.ExitError, Silent: true}
 			case ui.ExitCode(err) == ui.ExitFindings:
@@ -238,16 +235,16 @@ EXIT STATUS
 	}
 	f := c.Flags()
 	f.StringArrayVar(&k.files, "files", nil, "REQUIRED: The comma separated list of data and index log files to be dumped.")
-	f.BoolVar(&o.deep, "deep-iteration", false, "If set, uses deep instead of shallow iteration. Automatically set if print-data-log is enabled.")
+	f.BoolVar(&o.Deep, "deep-iteration", false, "If set, uses deep instead of shallow iteration. Automatically set if print-data-log is enabled.")
 	f.BoolVar(&o.printData, "print-data-log", false, "If set, printing the messages content when dumping data logs. Automatically set if any decoder option is specified.")
-	f.BoolVar(&o.verifyIndex, "verify-index-only", false, "If set, just verify the index log without printing its content.")
-	f.BoolVar(&o.indexSanityCheck, "index-sanity-check", false, "If set, just checks the index sanity without printing its content. This is the same check that is executed on broker startup to determine if an index needs rebuilding or not.")
+	f.BoolVar(&o.VerifyIndex, "verify-index-only", false, "If set, just verify the index log without printing its content.")
+	f.BoolVar(&o.IndexSanityCheck, "index-sanity-check", false, "If set, just checks the index sanity without printing its content. This is the same check that is executed on broker startup to determine if an index needs rebuilding or not.")
 	f.IntVar(&k.maxMessageSize, "max-message-size", 5*1024*1024, "Size of largest message.")
 	f.Var(&maxBytes, "max-bytes", "Limit the amount of total batches read in bytes avoiding reading the whole .log file(s).")
 	f.BoolVar(&o.skipRecordMeta, "skip-record-metadata", false, "Skip metadata when printing records. This flag also skips control records.")
 	f.BoolVar(&help, "help", false, "Print usage information.")
 	f.BoolVar(&showVersion, "version", false, "Display kseg's version (Kafka's tool: the Kafka version).")
-	o.dec.addFlags(c)
+	o.dec.addFlags(c, o)
 	_ = f.MarkHidden("no-decode-internal")
 	return c
 }

@@ -1,9 +1,8 @@
-package cmd
+package scan
 
 import (
 	"path/filepath"
 
-	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -11,9 +10,10 @@ import (
 // the segments whose offsets run into the next segment's
 // (segment-overlap), and a log-start-offset-checkpoint entry above that
 // partition's log end: a broker deletes the whole log at load
-// (psm.CheckLogStart). replay-psm and repair report the same findings.
-func (st *dumpState) checkLogStart(f dumpFile) error {
-	dir := filepath.Dir(f.path)
+// (Options.PartitionCheck: kseg passes psm.CheckLogStart). replay-psm
+// and repair report the same findings.
+func (st *Run) checkLogStart(f File) error {
+	dir := filepath.Dir(f.Path)
 	if st.lastLogs == nil {
 		st.lastLogs = map[string]string{}
 	}
@@ -29,7 +29,7 @@ func (st *dumpState) checkLogStart(f dumpFile) error {
 	}
 	if !seen {
 		if segment.IsPartitionDir(dir) {
-			if pd, err := st.o.logDirs.OpenPartitionDir(dir); err == nil {
+			if pd, err := st.o.LogDirs.OpenPartitionDir(dir); err == nil {
 				for _, s := range pd.Segments {
 					if s.Log != "" {
 						last = filepath.Base(s.Log)
@@ -39,13 +39,13 @@ func (st *dumpState) checkLogStart(f dumpFile) error {
 		}
 		st.lastLogs[dir] = last
 	}
-	if last == "" || last != filepath.Base(f.path) {
+	if last == "" || last != filepath.Base(f.Path) {
 		return nil
 	}
 	pd := listed
 	if pd == nil {
 		var err error
-		if pd, err = st.o.logDirs.OpenPartitionDir(dir); err != nil {
+		if pd, err = st.o.LogDirs.OpenPartitionDir(dir); err != nil {
 			return err
 		}
 	}
@@ -59,7 +59,10 @@ func (st *dumpState) checkLogStart(f dumpFile) error {
 		f := o.Finding()
 		st.report(fileFinding(f.Kind, o.Log, o.Position, o.Next, f.Message))
 	}
-	a, err := psm.CheckLogStart(pd)
+	if st.o.PartitionCheck == nil {
+		return nil
+	}
+	a, err := st.o.PartitionCheck(pd)
 	if err != nil {
 		// An unreadable checkpoint is dump's to report when it dumps the
 		// file itself (checkpoint-corrupt).

@@ -1,4 +1,4 @@
-package cmd
+package scan
 
 import (
 	"cmp"
@@ -16,23 +16,23 @@ import (
 )
 
 // siblingLog is the .log of the segment an index file belongs to.
-func siblingLog(f dumpFile) string {
-	return filepath.Join(filepath.Dir(f.path), segment.SegmentFileName(f.info.Offset, segment.LogSuffix))
+func siblingLog(f File) string {
+	return filepath.Join(filepath.Dir(f.Path), segment.SegmentFileName(f.Info.Offset, segment.LogSuffix))
 }
 
-func (st *dumpState) dumpOffsetIndex(f dumpFile) error {
-	idx, err := segment.ReadOffsetIndex(f.path, f.info.Offset)
+func (st *Run) dumpOffsetIndex(f File) error {
+	idx, err := segment.ReadOffsetIndex(f.Path, f.Info.Offset)
 	if err != nil {
 		return err
 	}
-	kafka := st.o.output == "kafka"
+	kafka := st.o.DumpLogSegments
 	if idx.Slots == 0 {
 		st.p.IndexNote(f, "is empty.")
 		if kafka {
 			return nil // dumpIndex returns after "is empty."
 		}
 	}
-	if st.o.indexSanityCheck {
+	if st.o.IndexSanityCheck {
 		if err := segment.SanityCheckOffsetIndex(&idx); err != nil {
 			if kafka {
 				return st.kafkaIndexCorrupt(err)
@@ -46,17 +46,17 @@ func (st *dumpState) dumpOffsetIndex(f dumpFile) error {
 		}
 	}
 	var verified func() error
-	if st.o.verifyIndex {
+	if st.o.VerifyIndex {
 		verified = st.verifyAgainstLog(f, &idx, nil)
 	}
 	for _, e := range idx.Entries {
-		if st.entrySelected(f.path, ruleByBatches, spanOf(e.Offset, e.Offset), 0) {
+		if st.entrySelected(f.Path, ruleByBatches, spanOf(e.Offset, e.Offset), 0) {
 			st.p.OffsetIndexEntry(f, e)
 		}
 	}
 	if idx.TrailingBytes() != 0 {
-		st.report(fileFinding(finding.IndexLength, f.path, idx.Length-idx.TrailingBytes(), -1,
-			fmt.Sprintf("%s: %d bytes is not a multiple of 8: %d trailing bytes", filepath.Base(f.path), idx.Length, idx.TrailingBytes())))
+		st.report(fileFinding(finding.IndexLength, f.Path, idx.Length-idx.TrailingBytes(), -1,
+			fmt.Sprintf("%s: %d bytes is not a multiple of 8: %d trailing bytes", filepath.Base(f.Path), idx.Length, idx.TrailingBytes())))
 	}
 	if verified != nil {
 		return verified()
@@ -64,13 +64,13 @@ func (st *dumpState) dumpOffsetIndex(f dumpFile) error {
 	return nil
 }
 
-func (st *dumpState) dumpTimeIndex(f dumpFile) error {
-	tidx, err := segment.ReadTimeIndex(f.path, f.info.Offset)
+func (st *Run) dumpTimeIndex(f File) error {
+	tidx, err := segment.ReadTimeIndex(f.Path, f.Info.Offset)
 	if err != nil {
 		return err
 	}
-	if st.o.indexSanityCheck {
-		kafka := st.o.output == "kafka"
+	if st.o.IndexSanityCheck {
+		kafka := st.o.DumpLogSegments
 		if err := segment.SanityCheckTimeIndex(&tidx); err != nil {
 			if kafka {
 				return st.kafkaIndexCorrupt(err)
@@ -84,17 +84,17 @@ func (st *dumpState) dumpTimeIndex(f dumpFile) error {
 		}
 	}
 	var verified func() error
-	if st.o.verifyIndex {
+	if st.o.VerifyIndex {
 		verified = st.verifyAgainstLog(f, nil, &tidx)
 	}
 	for _, e := range tidx.Entries {
-		if st.entrySelected(f.path, ruleByBatches, spanOf(e.Offset, e.Offset), 0) {
+		if st.entrySelected(f.Path, ruleByBatches, spanOf(e.Offset, e.Offset), 0) {
 			st.p.TimeIndexEntry(f, e)
 		}
 	}
 	if tidx.TrailingBytes() != 0 {
-		st.report(fileFinding(finding.IndexLength, f.path, tidx.Length-tidx.TrailingBytes(), -1,
-			fmt.Sprintf("%s: %d bytes is not a multiple of 12: %d trailing bytes", filepath.Base(f.path), tidx.Length, tidx.TrailingBytes())))
+		st.report(fileFinding(finding.IndexLength, f.Path, tidx.Length-tidx.TrailingBytes(), -1,
+			fmt.Sprintf("%s: %d bytes is not a multiple of 12: %d trailing bytes", filepath.Base(f.Path), tidx.Length, tidx.TrailingBytes())))
 	}
 	if verified != nil {
 		return verified()
@@ -104,22 +104,22 @@ func (st *dumpState) dumpTimeIndex(f dumpFile) error {
 
 // reportIndexCorrupt reports a failed sanity check with Kafka's own
 // CorruptIndexException text when there is one.
-func (st *dumpState) reportIndexCorrupt(f dumpFile, err error) {
+func (st *Run) reportIndexCorrupt(f File, err error) {
 	ce, ok := decode.AsCorrupt(err)
 	if !ok {
-		st.report(fileFinding(finding.IndexSanity, f.path, -1, -1, err.Error()))
+		st.report(fileFinding(finding.IndexSanity, f.Path, -1, -1, err.Error()))
 		return
 	}
 	msg := ce.Error()
 	if km, ok := segment.KafkaMessage(err); ok {
 		msg = km
 	}
-	st.report(fileFinding(finding.IndexSanity, f.path, ce.Pos, -1, msg))
+	st.report(fileFinding(finding.IndexSanity, f.Path, ce.Pos, -1, msg))
 }
 
 // kafkaIndexCorrupt: sanityCheck() throws CorruptIndexException, which
-// stops kafka-dump-log (dump_kafka_stop.go).
-func (st *dumpState) kafkaIndexCorrupt(err error) error {
+// stops kafka-dump-log (dumplog.go).
+func (st *Run) kafkaIndexCorrupt(err error) error {
 	msg := err.Error()
 	if km, ok := segment.KafkaMessage(err); ok {
 		msg = km
@@ -134,10 +134,10 @@ func (st *dumpState) kafkaIndexCorrupt(err error) error {
 // .timeindex, when this run dumps it later, is checked in the same walk
 // (segment.VerifyIndexes checks both in one pass): its problems wait for
 // its turn in st.verified.
-func (st *dumpState) verifyAgainstLog(f dumpFile, idx *segment.OffsetIndex, tidx *segment.TimeIndex) func() error {
+func (st *Run) verifyAgainstLog(f File, idx *segment.OffsetIndex, tidx *segment.TimeIndex) func() error {
 	logPath := siblingLog(f)
-	if sv := st.verified[f.path]; sv != nil {
-		delete(st.verified, f.path)
+	if sv := st.verified[f.Path]; sv != nil {
+		delete(st.verified, f.Path)
 		if sv.matches(idx, tidx) {
 			return func() error {
 				st.reportVerified(f, tidx != nil, logPath, sv.probs)
@@ -147,9 +147,9 @@ func (st *dumpState) verifyAgainstLog(f dumpFile, idx *segment.OffsetIndex, tidx
 	}
 	var later *segment.TimeIndex
 	if idx != nil {
-		path, ok := st.later[filepath.Join(filepath.Dir(f.path), segment.SegmentFileName(f.info.Offset, segment.TimeIndexSuffix))]
+		path, ok := st.later[filepath.Join(filepath.Dir(f.Path), segment.SegmentFileName(f.Info.Offset, segment.TimeIndexSuffix))]
 		if ok {
-			if t, err := segment.ReadTimeIndex(path, f.info.Offset); err == nil {
+			if t, err := segment.ReadTimeIndex(path, f.Info.Offset); err == nil {
 				later = &t
 			}
 		}
@@ -169,35 +169,23 @@ func (st *dumpState) verifyAgainstLog(f dumpFile, idx *segment.OffsetIndex, tidx
 		// kafka output reports what kafka-dump-log reports, which knows no
 		// time-index entry inside a batch; the other outputs accept the ones
 		// brokers wrote (segment.TimeIndexOffsetOK).
-		probs, err := segment.VerifyIndexesWith(lf, idx, cmp.Or(tidx, later), segment.VerifyOptions{DumpLogSegments: st.o.output == "kafka"})
+		probs, err := segment.VerifyIndexesWith(lf, idx, cmp.Or(tidx, later), segment.VerifyOptions{DumpLogSegments: st.o.DumpLogSegments})
 		done <- result{probs, err}
 	}()
 	return func() error {
 		r := <-done
 		if r.err != nil {
 			if errors.Is(r.err, fs.ErrNotExist) {
-				st.report(fileFinding(finding.OrphanIndex, f.path, -1, -1,
-					fmt.Sprintf("%s: cannot verify: %s does not exist", filepath.Base(f.path), filepath.Base(logPath))))
+				st.report(fileFinding(finding.OrphanIndex, f.Path, -1, -1,
+					fmt.Sprintf("%s: cannot verify: %s does not exist", filepath.Base(f.Path), filepath.Base(logPath))))
 				return nil
 			}
 			return r.err
 		}
 		probs := r.probs
 		if later != nil {
-			mine := probs[:0:0]
-			sv := &stashedVerify{entries: later.Entries, length: later.Length, probs: []segment.IndexProblem{}}
-			for _, pr := range probs {
-				if pr.Path == later.Path {
-					sv.probs = append(sv.probs, pr)
-				} else {
-					mine = append(mine, pr)
-				}
-			}
-			probs = mine
-			if st.verified == nil {
-				st.verified = map[string]*stashedVerify{}
-			}
-			st.verified[later.Path] = sv
+			st.stashVerified(later.Path, stash(false, nil, later.Entries, later.Length, later.Path, probs))
+			probs = slices.DeleteFunc(probs, func(pr segment.IndexProblem) bool { return pr.Path == later.Path })
 		}
 		st.reportVerified(f, tidx != nil, logPath, probs)
 		return nil
@@ -207,7 +195,7 @@ func (st *dumpState) verifyAgainstLog(f dumpFile, idx *segment.OffsetIndex, tidx
 // stashedVerify is what a walk over a segment's log found for one of its
 // indexes ahead of its turn, as it read the index then: the walk that
 // verified the .index, for the .timeindex; kseg check's one walk
-// (check_onewalk.go), for both.
+// (walkverify.go), for both.
 type stashedVerify struct {
 	index   bool                 // of an .index (else a .timeindex)
 	offsets []segment.IndexEntry // the .index's entries
@@ -228,9 +216,9 @@ func (sv *stashedVerify) matches(idx *segment.OffsetIndex, tidx *segment.TimeInd
 
 // reportVerified reports the problems verification found in f (a time
 // index when time).
-func (st *dumpState) reportVerified(f dumpFile, time bool, logPath string, probs []segment.IndexProblem) {
+func (st *Run) reportVerified(f File, time bool, logPath string, probs []segment.IndexProblem) {
 	for i, pr := range probs {
-		st.reportIndexProblem(fileFinding(pr.FindingKind(), f.path, int64(pr.Slot)*entrySize(time), -1, pr.String()), &probs[i])
+		st.reportIndexProblem(fileFinding(pr.FindingKind(), f.Path, int64(pr.Slot)*entrySize(time), -1, pr.String()), &probs[i])
 	}
 	if len(probs) == 0 {
 		st.p.IndexNote(f, fmt.Sprintf("verified against %s: every entry matches.", filepath.Base(logPath)))
@@ -244,8 +232,8 @@ func entrySize(time bool) int64 {
 	return segment.OffsetIndexEntrySize
 }
 
-func (st *dumpState) dumpTxnIndex(f dumpFile) error {
-	x, err := segment.ReadTxnIndex(f.path)
+func (st *Run) dumpTxnIndex(f File) error {
+	x, err := segment.ReadTxnIndex(f.Path)
 	if err != nil {
 		if _, ok := decode.AsCorrupt(err); !ok {
 			return err
@@ -253,15 +241,15 @@ func (st *dumpState) dumpTxnIndex(f dumpFile) error {
 		st.reportCorrupt(finding.TxnIndexCorrupt, mustCorrupt(err))
 	}
 	for _, e := range x.Entries {
-		if st.entrySelected(f.path, ruleAbort, spanOf(e.FirstOffset, e.LastOffset), e.ProducerID) {
+		if st.entrySelected(f.Path, ruleAbort, spanOf(e.FirstOffset, e.LastOffset), e.ProducerID) {
 			st.p.AbortedTxn(f, e)
 		}
 	}
 	if x.TrailingBytes > 0 {
-		st.report(fileFinding(finding.TxnIndexPartialEntry, f.path, x.Length-int64(x.TrailingBytes), -1,
-			fmt.Sprintf("%s: %d trailing bytes, a partial entry Kafka ignores", filepath.Base(f.path), x.TrailingBytes)))
+		st.report(fileFinding(finding.TxnIndexPartialEntry, f.Path, x.Length-int64(x.TrailingBytes), -1,
+			fmt.Sprintf("%s: %d trailing bytes, a partial entry Kafka ignores", filepath.Base(f.Path), x.TrailingBytes)))
 	}
-	if err := segment.SanityCheckTxnIndex(&x, f.info.Offset); err != nil {
+	if err := segment.SanityCheckTxnIndex(&x, f.Info.Offset); err != nil {
 		st.reportIndexCorrupt(f, err)
 	}
 	return nil
@@ -272,8 +260,8 @@ func mustCorrupt(err error) *decode.CorruptError {
 	return ce
 }
 
-func (st *dumpState) dumpSnapshot(f dumpFile) error {
-	entries, err := segment.ReadProducerSnapshot(f.path)
+func (st *Run) dumpSnapshot(f File) error {
+	entries, err := segment.ReadProducerSnapshot(f.Path)
 	if err != nil {
 		if ce, ok := decode.AsCorrupt(err); ok {
 			st.reportCorrupt(finding.SnapshotCorrupt, ce)
@@ -288,15 +276,15 @@ func (st *dumpState) dumpSnapshot(f dumpFile) error {
 		if e.LastOffset >= 0 {
 			sp = spanOf(e.LastOffset-int64(e.OffsetDelta), e.LastOffset)
 		}
-		if st.entrySelected(f.path, ruleProducer, sp, e.ProducerID) {
+		if st.entrySelected(f.Path, ruleProducer, sp, e.ProducerID) {
 			st.p.SnapshotEntry(f, e)
 		}
 	}
 	return nil
 }
 
-func (st *dumpState) dumpLeaderEpochs(f dumpFile) error {
-	entries, err := segment.ReadLeaderEpochCheckpoint(f.path)
+func (st *Run) dumpLeaderEpochs(f File) error {
+	entries, err := segment.ReadLeaderEpochCheckpoint(f.Path)
 	if err != nil {
 		if ce, ok := decode.AsCorrupt(err); ok {
 			st.reportCorrupt(finding.CheckpointCorrupt, ce)
@@ -311,15 +299,15 @@ func (st *dumpState) dumpLeaderEpochs(f dumpFile) error {
 		if i+1 < len(entries) {
 			hi = max(entries[i+1].StartOffset-1, e.StartOffset)
 		}
-		if st.entrySelected(f.path, ruleByBatches, spanOf(e.StartOffset, hi), 0) {
+		if st.entrySelected(f.Path, ruleByBatches, spanOf(e.StartOffset, hi), 0) {
 			st.p.LeaderEpoch(f, e)
 		}
 	}
 	return nil
 }
 
-func (st *dumpState) dumpOffsetCheckpoint(f dumpFile) error {
-	entries, err := segment.ReadOffsetCheckpoint(f.path)
+func (st *Run) dumpOffsetCheckpoint(f File) error {
+	entries, err := segment.ReadOffsetCheckpoint(f.Path)
 	if err != nil {
 		if ce, ok := decode.AsCorrupt(err); ok {
 			st.reportCorrupt(finding.CheckpointCorrupt, ce)
@@ -328,15 +316,15 @@ func (st *dumpState) dumpOffsetCheckpoint(f dumpFile) error {
 		return err
 	}
 	for _, e := range entries {
-		if st.entrySelected(f.path, rulePartitions, spanOf(e.Offset, e.Offset), 0) {
+		if st.entrySelected(f.Path, rulePartitions, spanOf(e.Offset, e.Offset), 0) {
 			st.p.OffsetCheckpoint(f, e)
 		}
 	}
 	return nil
 }
 
-func (st *dumpState) dumpPartitionMetadata(f dumpFile) error {
-	pm, err := segment.ReadPartitionMetadata(f.path)
+func (st *Run) dumpPartitionMetadata(f File) error {
+	pm, err := segment.ReadPartitionMetadata(f.Path)
 	if err != nil {
 		if ce, ok := decode.AsCorrupt(err); ok {
 			st.reportCorrupt(finding.MetadataCorrupt, ce)
@@ -350,8 +338,8 @@ func (st *dumpState) dumpPartitionMetadata(f dumpFile) error {
 
 // dumpTextFile shows small text files kafka-dump-log ignores
 // (meta.properties, quorum-state, .kafka_cleanshutdown) line by line.
-func (st *dumpState) dumpTextFile(f dumpFile) error {
-	b, err := segment.ReadFileLimit(f.path, segment.MaxTextFileBytes, f.info.Kind.String())
+func (st *Run) dumpTextFile(f File) error {
+	b, err := segment.ReadFileLimit(f.Path, segment.MaxTextFileBytes, f.Info.Kind.String())
 	if err != nil {
 		if ce, ok := decode.AsCorrupt(err); ok {
 			st.reportCorrupt(finding.MetadataCorrupt, ce)
@@ -359,8 +347,8 @@ func (st *dumpState) dumpTextFile(f dumpFile) error {
 		}
 		return err
 	}
-	if f.info.Kind == segment.KindCleanShutdown {
-		if _, err := segment.ReadCleanShutdown(f.path); err != nil {
+	if f.Info.Kind == segment.KindCleanShutdown {
+		if _, err := segment.ReadCleanShutdown(f.Path); err != nil {
 			if ce, ok := decode.AsCorrupt(err); ok {
 				st.reportCorrupt(finding.MetadataCorrupt, ce)
 			}

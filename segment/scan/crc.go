@@ -1,4 +1,4 @@
-package cmd
+package scan
 
 import (
 	"runtime/debug"
@@ -24,7 +24,7 @@ import (
 // the job it must print next is still being checked, from the young end,
 // so the two rarely want the same one and no core idles while a job waits.
 // Rendering then runs serially, with the verdicts already in each batch,
-// through the same batchRenderer and printer as a serial dump: the output
+// through the same Renderer and printer as a serial dump: the output
 // is the serial output by construction, whatever the printer (table and
 // styled output included).
 
@@ -47,7 +47,7 @@ const (
 )
 
 type crcPipeline struct {
-	st      *dumpState
+	st      *Run
 	workers int
 	started bool
 
@@ -65,7 +65,7 @@ type crcPipeline struct {
 
 // newCRCPipeline checks CRCs on n-1 worker goroutines and the dump
 // goroutine.
-func newCRCPipeline(st *dumpState, n int) *crcPipeline {
+func newCRCPipeline(st *Run, n int) *crcPipeline {
 	cp := &crcPipeline{st: st, workers: n - 1}
 	cp.work = sync.NewCond(&cp.mu)
 	cp.checked = sync.NewCond(&cp.mu)
@@ -157,7 +157,7 @@ func (cp *crcPipeline) job() *batchJob {
 // submit queues j, first printing checked jobs to stay within the bounds,
 // then any that are ready. An error from a printed job stops the file:
 // the caller passes it to drain.
-func (cp *crcPipeline) submit(j *batchJob, sum *logSummary, lastRecord *int64) error {
+func (cp *crcPipeline) submit(j *batchJob, sum *LogSummary, lastRecord *int64) error {
 	if !cp.started {
 		cp.start()
 	}
@@ -214,7 +214,7 @@ func (cp *crcPipeline) pop() *batchJob {
 }
 
 // emitHead prints the oldest job and commits it.
-func (cp *crcPipeline) emitHead(sum *logSummary, lastRecord *int64) error {
+func (cp *crcPipeline) emitHead(sum *LogSummary, lastRecord *int64) error {
 	j := cp.pop()
 	if j.err == nil {
 		cp.st.render.render(j)
@@ -232,7 +232,7 @@ func (cp *crcPipeline) recycle(j *batchJob) {
 
 // drain empties the queue at the end of a file (drainQueue). Only the dump
 // goroutine changes the queue's length, so reading it unlocked is safe.
-func (cp *crcPipeline) drain(sum *logSummary, lastRecord *int64, err error) error {
+func (cp *crcPipeline) drain(sum *LogSummary, lastRecord *int64, err error) error {
 	return drainQueue(cp, sum, lastRecord, err)
 }
 

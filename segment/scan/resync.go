@@ -1,4 +1,4 @@
-package cmd
+package scan
 
 import (
 	"encoding/binary"
@@ -24,8 +24,8 @@ import (
 //
 // Structural damage (a batch that does not frame: a corrupt length, bad
 // magic, garbage) ends the scanner's run, where the broker's recovery
-// truncates. Unless --no-resync (or --output kafka, which prints what
-// kafka-dump-log prints) dump then searches forward for the next valid
+// truncates. Unless NoResync (or DumpLogSegments, which reads what
+// kafka-dump-log reads) the run then searches forward for the next valid
 // batch (segment.ResyncPast), reports the damage and the bytes it skipped,
 // and scans on from there. A length that runs past the end of the file
 // looks like a torn write; when a valid batch follows it, it was a corrupt
@@ -33,7 +33,7 @@ import (
 
 // logCheck follows one .log through dump.
 type logCheck struct {
-	f       dumpFile
+	f       File
 	base    int64 // the segment's base offset; -1 when the file is not a segment
 	order   segment.OffsetOrder
 	prevPLE int32
@@ -45,10 +45,10 @@ type logCheck struct {
 	out    []finding.Finding
 }
 
-func newLogCheck(f dumpFile, o *dumpOptions) *logCheck {
-	lc := &logCheck{f: f, base: -1, resync: !o.noResync && o.output != "kafka"}
-	if f.info.Kind == segment.KindLog && f.info.Offset >= 0 {
-		lc.base = f.info.Offset
+func newLogCheck(f File, o *Options) *logCheck {
+	lc := &logCheck{f: f, base: -1, resync: !o.NoResync && !o.DumpLogSegments}
+	if f.Info.Kind == segment.KindLog && f.Info.Offset >= 0 {
+		lc.base = f.Info.Offset
 	}
 	lc.order = segment.NewOffsetOrder(lc.base)
 	return lc
@@ -58,7 +58,7 @@ func newLogCheck(f dumpFile, o *dumpOptions) *logCheck {
 // before it. The returned slice is reused by the next call.
 func (lc *logCheck) check(pos int64, b *decode.Batch) []finding.Finding {
 	lc.out = lc.out[:0]
-	name := filepath.Base(lc.f.path)
+	name := filepath.Base(lc.f.Path)
 	last := b.LastOffset()
 	first := b.BaseOffset
 	if b.IsLegacy() {
@@ -66,12 +66,12 @@ func (lc *logCheck) check(pos int64, b *decode.Batch) []finding.Finding {
 	}
 	prevLast, backwards, outOfRange := lc.order.Check(b)
 	if outOfRange {
-		lc.out = append(lc.out, fileFinding(finding.OffsetOverflow, lc.f.path, pos, b.BaseOffset,
+		lc.out = append(lc.out, fileFinding(finding.OffsetOverflow, lc.f.Path, pos, b.BaseOffset,
 			fmt.Sprintf("%s: batch at position %d: lastOffset %d does not fit the segment's base offset %d (relative offsets are 0..2^31-1; the broker fails the load with LogSegmentOffsetOverflowException)",
 				name, pos, last, lc.base)))
 	}
 	if backwards {
-		lc.out = append(lc.out, fileFinding(finding.OffsetOutOfOrder, lc.f.path, pos, b.BaseOffset,
+		lc.out = append(lc.out, fileFinding(finding.OffsetOutOfOrder, lc.f.Path, pos, b.BaseOffset,
 			fmt.Sprintf("%s: batch at position %d: baseOffset %d is not above the previous batch's lastOffset %d (offsets only grow in a log; baseOffset is not covered by the crc)",
 				name, pos, first, prevLast)))
 	}
@@ -79,11 +79,11 @@ func (lc *logCheck) check(pos int64, b *decode.Batch) []finding.Finding {
 		ple := b.PartitionLeaderEpoch
 		switch {
 		case ple < decode.NoPartitionLeaderEpoch:
-			lc.out = append(lc.out, fileFinding(finding.LeaderEpochRegression, lc.f.path, pos+12, b.BaseOffset,
+			lc.out = append(lc.out, fileFinding(finding.LeaderEpochRegression, lc.f.Path, pos+12, b.BaseOffset,
 				fmt.Sprintf("%s: batch at position %d: partitionLeaderEpoch %d is not an epoch (-1 or above; the field is not covered by the crc)",
 					name, pos, ple)))
 		case ple >= 0 && lc.hasPLE && ple < lc.prevPLE:
-			lc.out = append(lc.out, fileFinding(finding.LeaderEpochRegression, lc.f.path, pos+12, b.BaseOffset,
+			lc.out = append(lc.out, fileFinding(finding.LeaderEpochRegression, lc.f.Path, pos+12, b.BaseOffset,
 				fmt.Sprintf("%s: batch at position %d: partitionLeaderEpoch %d is below the previous batch's %d (leader epochs never go back in a log; the field is not covered by the crc)",
 					name, pos, ple, lc.prevPLE)))
 		}
@@ -101,7 +101,7 @@ func (lc *logCheck) minOffset() int64 { return lc.order.Next() }
 // reads on: it searches for the next valid batch after structural damage
 // and, when there is one, reports the damage and the skipped bytes and
 // returns where to scan from.
-func (st *dumpState) resync(lc *logCheck, lf *segment.LogFile, t segment.Tail) (int64, bool) {
+func (st *Run) resync(lc *logCheck, lf *segment.LogFile, t segment.Tail) (int64, bool) {
 	if !lc.resync || t.Err == nil {
 		return 0, false
 	}
@@ -121,7 +121,7 @@ func (st *dumpState) resync(lc *logCheck, lf *segment.LogFile, t segment.Tail) (
 	if !found {
 		return 0, false
 	}
-	name := filepath.Base(lc.f.path)
+	name := filepath.Base(lc.f.Path)
 	ce := *t.Err
 	if t.Kind == segment.TailTornBatch {
 		// A length past the end of the file with a valid batch after it:
@@ -134,9 +134,9 @@ func (st *dumpState) resync(lc *logCheck, lf *segment.LogFile, t segment.Tail) (
 		ce.Err = fmt.Errorf("%w: batchLength %d would run past the end of the file, yet a valid batch follows at position %d: the length is corrupt, not a torn write",
 			decode.ErrCorrupt, size, pos)
 	}
-	st.report(fileFinding(finding.CorruptBatch, lc.f.path, ce.Pos, ce.BaseOffset,
+	st.report(fileFinding(finding.CorruptBatch, lc.f.Path, ce.Pos, ce.BaseOffset,
 		fmt.Sprintf("%s (validBytes %d; the broker's recovery truncates the segment here; dump resynchronised at position %d)", ce.Error(), t.ValidBytes, pos)))
-	skipped := fileFinding(finding.SkippedBytes, lc.f.path, t.ValidBytes, -1,
+	skipped := fileFinding(finding.SkippedBytes, lc.f.Path, t.ValidBytes, -1,
 		fmt.Sprintf("%s: skipped %d bytes from position %d to %d that do not frame a batch; reading on from the next valid batch (offset %d or above)",
 			name, pos-t.ValidBytes, t.ValidBytes, pos, lc.minOffset()))
 	skipped.To = pos
@@ -153,7 +153,7 @@ func (st *dumpState) resync(lc *logCheck, lf *segment.LogFile, t segment.Tail) (
 // summarise makes the summary's tail the first damage dump read past, when
 // there was one: validBytes is where recovery truncates the segment, the
 // tail kind says why, and the invalid bytes count everything after it.
-func (lc *logCheck) summarise(sum *logSummary) {
+func (lc *logCheck) summarise(sum *LogSummary) {
 	if lc.damage == nil {
 		return
 	}
