@@ -2,17 +2,13 @@ package cmd
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/schema"
+	"github.com/kseg/kseg/segment/dumplog"
 	"github.com/kseg/kseg/segment/scan"
 )
 
@@ -30,8 +26,8 @@ type decoderOptions struct {
 	// derived: the topic a decoder flag forces ("" = none), and the
 	// --key/--value-decoder-class decoders.
 	forced       string
-	keyDecoder   kafkaDecoder
-	valueDecoder kafkaDecoder
+	keyDecoder   dumplog.Decoder
+	valueDecoder dumplog.Decoder
 }
 
 func (d *decoderOptions) addFlags(c *cobra.Command, o *dumpOptions) {
@@ -49,12 +45,9 @@ func (d *decoderOptions) addFlags(c *cobra.Command, o *dumpOptions) {
 	// is joined into --key-decoder-class=X before parsing
 	// (joinOptionalArgs).
 	for _, n := range []string{"key-decoder-class", "value-decoder-class"} {
-		f.Lookup(n).NoOptDefVal = stringDecoderClass
+		f.Lookup(n).NoOptDefVal = dumplog.StringDecoderClass
 	}
 }
-
-// stringDecoderClass is the decoder classes' default.
-const stringDecoderClass = "org.apache.kafka.tools.api.StringDecoder"
 
 // validate applies kafka-dump-log's rules: any decoder option implies
 // --print-data-log (and so deep iteration), and messageParser's precedence
@@ -62,10 +55,10 @@ const stringDecoderClass = "org.apache.kafka.tools.api.StringDecoder"
 // share group state > decoder classes.
 func (d *decoderOptions) validate(o *dumpOptions) error {
 	var err error
-	if d.keyDecoder, err = parseKafkaDecoder(d.keyDecoderClass); err != nil {
+	if d.keyDecoder, err = dumplog.ParseDecoder(d.keyDecoderClass); err != nil {
 		return ui.UsageErrorf("--key-decoder-class: %v", err)
 	}
-	if d.valueDecoder, err = parseKafkaDecoder(d.valueDecoderClass); err != nil {
+	if d.valueDecoder, err = dumplog.ParseDecoder(d.valueDecoderClass); err != nil {
 		return ui.UsageErrorf("--value-decoder-class: %v", err)
 	}
 	switch {
@@ -85,60 +78,6 @@ func (d *decoderOptions) validate(o *dumpOptions) error {
 		o.printData, o.Deep = true, true
 	}
 	return nil
-}
-
-// kafkaDecoder is one of Kafka's built-in org.apache.kafka.tools.api
-// decoders.
-type kafkaDecoder int
-
-const (
-	stringDecoder kafkaDecoder = iota
-	integerDecoder
-	longDecoder
-	defaultDecoder
-)
-
-// parseKafkaDecoder accepts a decoder class as kafka-dump-log's
-// --key-decoder-class takes it: the class name, fully qualified
-// (org.apache.kafka.tools.api.*, or kafka.serializer.* of Kafka 3.x and
-// earlier) or short.
-func parseKafkaDecoder(class string) (kafkaDecoder, error) {
-	short := class[strings.LastIndexByte(class, '.')+1:]
-	switch short {
-	case "", "StringDecoder":
-		return stringDecoder, nil
-	case "IntegerDecoder":
-		return integerDecoder, nil
-	case "LongDecoder":
-		return longDecoder, nil
-	case "DefaultDecoder":
-		return defaultDecoder, nil
-	}
-	return 0, fmt.Errorf("%q is not one of Kafka's decoders (StringDecoder, IntegerDecoder, LongDecoder, DefaultDecoder); kseg cannot load Java classes", class)
-}
-
-// appendDecoded renders b as kafka-dump-log's decoder prints it
-// (Decoder.fromBytes, then String.valueOf).
-func (k kafkaDecoder) appendDecoded(dst, b []byte) []byte {
-	switch k {
-	case integerDecoder:
-		// ByteBuffer.wrap(bytes).getInt(): the first four bytes.
-		if len(b) < 4 {
-			return append(dst, "java.nio.BufferUnderflowException"...)
-		}
-		return strconv.AppendInt(dst, int64(int32(binary.BigEndian.Uint32(b))), 10)
-	case longDecoder:
-		if len(b) < 8 {
-			return append(dst, "java.nio.BufferUnderflowException"...)
-		}
-		return strconv.AppendInt(dst, int64(binary.BigEndian.Uint64(b)), 10)
-	case defaultDecoder:
-		// DefaultDecoder returns the byte[] itself, which Java prints
-		// as [B@<identity hash>: a number that differs on every run. kseg
-		// prints a stable stand-in (the CRC-32 of the bytes) in its place.
-		return fmt.Appendf(dst, "[B@%x", crc32.ChecksumIEEE(b))
-	}
-	return decode.AppendJavaUTF8(dst, b)
 }
 
 // textInternal renders a decoded internal record for text output:
@@ -233,98 +172,4 @@ func appendInternalJSON(dst []byte, rv *scan.RecordView) []byte {
 	}
 	j.End()
 	return j.B
-}
-
-// kafkaContents is what kafka-dump-log prints after key: and payload: for
-// a data record (DumpLogSegments' MessageParser.parse); nil means the part
-// is absent.
-func kafkaContents(o *dumpOptions, rv *scan.RecordView) (key, payload []byte) {
-	r := rv.Record
-	if rv.Internal == nil {
-		if r.Key != nil {
-			key = o.dec.keyDecoder.appendDecoded(nil, r.Key)
-		}
-		if r.Value != nil {
-			payload = o.dec.valueDecoder.appendDecoded(nil, r.Value)
-		}
-		return key, payload
-	}
-	d := rv.Internal
-	internalErr := ""
-	if rv.InternalErr != nil {
-		internalErr = kafkaErrorMessage(rv.InternalErr)
-	}
-	var b bytes.Buffer
-	switch {
-	case d.Topic == schema.ClusterMetadata:
-		// ClusterMetadataLogMessageParser: no key; the value as
-		// {"type":<MetadataRecordType>,"version":N,"data":{…}}.
-		switch {
-		case internalErr != "":
-			fmt.Fprintf(&b, "Error at %d, skipping. %s", r.Offset, internalErr)
-		case d.Unknown:
-			fmt.Fprintf(&b, "Error at %d, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id %d", r.Offset, d.RecordType)
-		default:
-			b.WriteString(`{"type":` + schema.JSONString(schema.RecordTypeName(d.ValueMessage)) + `,"version":` + strconv.Itoa(int(d.ValueVersion)) + `,"data":`)
-			d.Value.AppendKafkaJSON(&b)
-			b.WriteByte('}')
-		}
-		return nil, b.Bytes()
-	case d.Topic == schema.RemoteLogMetadata:
-		// RemoteMetadataLogMessageParser: no key; the value's toString().
-		s, ok, invalid := d.RemoteLogMetadataString()
-		switch {
-		case internalErr != "":
-			fmt.Fprintf(&b, "Error at offset %d, skipping. %s", r.Offset, internalErr)
-		case invalid != nil:
-			fmt.Fprintf(&b, "Error at offset %d, skipping. %s", r.Offset, invalid)
-		case !ok:
-			fmt.Fprintf(&b, "Error at offset %d, skipping. Unknown apiKey %d", r.Offset, d.RecordType)
-		default:
-			b.WriteString(s)
-		}
-		return nil, b.Bytes()
-	}
-	// Coordinator topics (OffsetsMessageParser, the transaction log and
-	// share group parsers of the Java port): key
-	// {"type":"<recordType>","data":{…}}, value
-	// {"version":"<v>","data":{…}} or <DELETE>; failures are printed as the
-	// key, without a payload.
-	switch {
-	case r.Key == nil:
-		// Kafka throws here and the tool stops; kseg prints its message
-		// as the key and reads on (docs/kafka-dump-log.md).
-		return fmt.Appendf(nil, "Failed to decode message at offset %d using the specified decoder (message had a missing key)", r.Offset), nil
-	case internalErr != "":
-		return fmt.Appendf(nil, "Error at offset %d, skipping. %s", r.Offset, internalErr), nil
-	case d.Unknown:
-		return fmt.Appendf(nil, "Unknown record type %d at offset %d, skipping.", d.RecordType, r.Offset), nil
-	case d.NewerVersion && d.Value != nil:
-		// CoordinatorRecordSerde of Kafka 4.2+ refuses a value version
-		// above the schema's (UnknownRecordVersionException); text and
-		// json read it with the newest layout and say so.
-		return fmt.Appendf(nil, "Error at offset %d, skipping. %s", r.Offset, schema.UnknownRecordVersion(d.ValueVersion, d.RecordType)), nil
-	}
-	b.WriteString(`{"type":"` + strconv.Itoa(int(d.RecordType)) + `","data":`)
-	d.Key.AppendKafkaJSON(&b)
-	b.WriteByte('}')
-	key = append([]byte(nil), b.Bytes()...)
-	if d.Value == nil {
-		return key, []byte("<DELETE>")
-	}
-	b.Reset()
-	b.WriteString(`{"version":"` + strconv.Itoa(int(d.ValueVersion)) + `","data":`)
-	d.Value.AppendKafkaJSON(&b)
-	b.WriteByte('}')
-	return key, b.Bytes()
-}
-
-// kafkaErrorMessage is the message Kafka's serde throws for a record
-// that does not decode (schema.KafkaMessage), or kseg's own account where
-// kseg cannot know Kafka's.
-func kafkaErrorMessage(err error) string {
-	if m, ok := schema.KafkaMessage(err); ok {
-		return m
-	}
-	return err.Error()
 }

@@ -56,7 +56,7 @@ func runDumpUnits(ctx context.Context, s *ui.Streams, o *dumpOptions, files []sc
 		}
 		nErrors += r.errors
 		if m, ok := final.(unitPrinter); ok && r.printer != nil {
-			m.absorb(r.printer)
+			m.Absorb(r.printer)
 		}
 	}
 	if err := final.Close(); err != nil {
@@ -76,7 +76,7 @@ func dumpUnit(ctx context.Context, us *ui.Streams, o *dumpOptions, rend *scan.Re
 	// Flush what the printer buffered while the slot is open; run-wide
 	// reports wait for the end of the run (see runDumpUnits).
 	if u, ok := st.Printer().(unitPrinter); ok {
-		r.closed = u.closeUnit()
+		r.closed = u.CloseUnit()
 		r.printer = st.Printer()
 	} else {
 		r.closed = st.Printer().Close()

@@ -37,7 +37,7 @@ type jsonDumpPrinter struct {
 }
 
 func newJSONDumpPrinter(s *ui.Streams, o *dumpOptions) *jsonDumpPrinter {
-	return &jsonDumpPrinter{o: o, w: newOutBuf(s.Out)}
+	return &jsonDumpPrinter{o: o, w: scan.NewBuffer(s.Out)}
 }
 
 func (p *jsonDumpPrinter) line(fill func(j *ui.JSONWriter)) {
@@ -489,7 +489,7 @@ func (p *jsonDumpPrinter) EndFile(f scan.File) {
 	})
 }
 
-func (p *jsonDumpPrinter) Close() error { return releaseOutBuf(&p.w) }
+func (p *jsonDumpPrinter) Close() error { return scan.ReleaseBuffer(&p.w) }
 
 // resetJob forgets, on a worker's fork, a batch line a failed job left
 // open: the next job's output starts clean.

@@ -1,17 +1,15 @@
 package cmd
 
 import (
-	"fmt"
-
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment/scan"
 )
 
-// Where kafka-dump-log stops (segment/scan/dumplog.go says where): the
-// kafka printer prints the message as DumpLogSegments.mainNoExit prints
-// the exception's, and the run ends. kseg dump then exits 3 (the input is
-// corrupt, or not what it names); kseg kafka-dump-log exits 1, as Kafka.
+// Where kafka-dump-log stops (segment/scan/dumplog.go says where; the
+// kafka printer, segment/dumplog, prints the message as
+// DumpLogSegments.mainNoExit prints the exception's). kseg dump then
+// exits 3 (the input is corrupt, or not what it names); kseg
+// kafka-dump-log exits 1, as Kafka.
 
 // kafkaStopped ends a run that stopped as kafka-dump-log stops: what the
 // printer holds is written out, without the end-of-run reports.
@@ -19,42 +17,10 @@ func kafkaStopped(p scan.Printer, err error) error {
 	if !scan.IsStop(err) {
 		return err
 	}
-	if kp, ok := p.(*kafkaDumpPrinter); ok {
-		if cerr := kp.closeUnit(); cerr != nil {
+	if kp, ok := p.(unitPrinter); ok {
+		if cerr := kp.CloseUnit(); cerr != nil {
 			return cerr
 		}
 	}
 	return &ui.ExitCodeError{Code: ui.ExitFindings, Err: err, Silent: true}
-}
-
-// Stop prints msg as mainNoExit prints the exception's message, after the
-// lines printed so far.
-func (p *kafkaDumpPrinter) Stop(msg string) error {
-	p.hold = false
-	p.w.Flush()
-	fmt.Fprintln(p.s.Err, msg)
-	return &scan.StopError{Msg: msg}
-}
-
-// RecordsFailed is the kafka printer's account of a batch whose records do
-// not decode under deep iteration: DefaultRecordBatch's iterator throws
-// there. An uncompressed batch has printed the records before the bad one
-// (RecordIterator reads one at a time); a compressed one prints none
-// (iterator() decompresses and reads every record first, as
-// AbstractLegacyRecordBatch's DeepRecordsIterator does for a wrapper).
-func (p *kafkaDumpPrinter) RecordsFailed(b *decode.Batch, ce *decode.CorruptError) error {
-	if p.hold {
-		if p.sink != nil {
-			p.sink.B.Out = p.sink.B.Out[:p.holdOut]
-			p.sink.B.Errs = p.sink.B.Errs[:p.holdErrs]
-		} else {
-			p.held = p.held[:0]
-		}
-	}
-	msg := ce.Error()
-	if !b.IsLegacy() && b.RecordCount < 0 {
-		// RecordIterator's constructor.
-		msg = fmt.Sprintf("Found invalid record count %d in magic v%d batch", b.RecordCount, b.Magic)
-	}
-	return p.Stop(msg)
 }

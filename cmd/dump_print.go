@@ -1,19 +1,16 @@
 package cmd
 
 import (
-	"bufio"
 	"encoding/hex"
-	"errors"
-	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
 
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment/dumplog"
 	"github.com/kseg/kseg/segment/scan"
 )
 
@@ -26,11 +23,11 @@ import (
 // parallel log-directory dump (dump_jobs.go): closeUnit is Close without
 // them, for one unit of the run; absorb takes over another unit's
 // printer's, and the final printer's Close writes them all. Implemented by
-// kafkaDumpPrinter (kafka-dump-log's index summary and non-consecutive
+// dumplog.Printer (kafka-dump-log's index summary and non-consecutive
 // offsets come once, at the end).
 type unitPrinter interface {
-	closeUnit() error
-	absorb(other scan.Printer)
+	CloseUnit() error
+	Absorb(other scan.Printer)
 }
 
 // Who implements what: the compiler checks the lists.
@@ -38,16 +35,16 @@ var (
 	_ scan.Printer = (*textDumpPrinter)(nil)
 	_ scan.Printer = (*tableDumpPrinter)(nil)
 	_ scan.Printer = (*jsonDumpPrinter)(nil)
-	_ scan.Printer = (*kafkaDumpPrinter)(nil)
+	_ scan.Printer = (*dumplog.Printer)(nil)
 
 	_ scan.Forker              = (*textDumpPrinter)(nil)
 	_ scan.Forker              = (*jsonDumpPrinter)(nil)
-	_ scan.Forker              = (*kafkaDumpPrinter)(nil)
-	_ unitPrinter              = (*kafkaDumpPrinter)(nil)
+	_ scan.Forker              = (*dumplog.Printer)(nil)
+	_ unitPrinter              = (*dumplog.Printer)(nil)
 	_ scan.JobResetter         = (*jsonDumpPrinter)(nil)
-	_ scan.RecordsStopper      = (*kafkaDumpPrinter)(nil)
-	_ scan.IndexProblemPrinter = (*kafkaDumpPrinter)(nil)
-	_ scan.Stopper             = (*kafkaDumpPrinter)(nil)
+	_ scan.RecordsStopper      = (*dumplog.Printer)(nil)
+	_ scan.IndexProblemPrinter = (*dumplog.Printer)(nil)
+	_ scan.Stopper             = (*dumplog.Printer)(nil)
 )
 
 func newDumpPrinter(s *ui.Streams, o *dumpOptions) scan.Printer {
@@ -55,7 +52,7 @@ func newDumpPrinter(s *ui.Streams, o *dumpOptions) scan.Printer {
 	case "json":
 		return newJSONDumpPrinter(s, o)
 	case "kafka":
-		return newKafkaDumpPrinter(s, o)
+		return dumplog.NewPrinter(s.Out, s.Err, o.dumpLogOptions())
 	case "table":
 		return newTableDumpPrinter(s, o)
 	}
@@ -85,6 +82,14 @@ func appendData(dst, b []byte, format string) []byte {
 		return strconv.AppendQuote(dst, bytesString(b))
 	}
 	return hex.AppendEncode(append(dst, "0x"...), b)
+}
+
+// dumpLogOptions are the kafka printer's options.
+func (o *dumpOptions) dumpLogOptions() *dumplog.Options {
+	return &dumplog.Options{
+		Deep: o.Deep, PrintData: o.printData, SkipRecordMetadata: o.skipRecordMeta, VerifyIndex: o.VerifyIndex,
+		KeyDecoder: o.dec.keyDecoder, ValueDecoder: o.dec.valueDecoder, Filtered: o.Filtered(),
+	}
 }
 
 // appendValidUTF8 appends b as kafka-dump-log's StringDecoder prints it:
@@ -120,42 +125,6 @@ func printableUTF8(b []byte) bool {
 	}
 	return true
 }
-
-// outBufSize is the printers' output buffer.
-const outBufSize = 256 << 10
-
-// outBufs recycles the printers' output buffers: a log-directory dump
-// makes a printer per partition.
-var outBufs = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, outBufSize) }}
-
-// newOutBuf is a pooled buffered writer on w.
-func newOutBuf(w io.Writer) *bufio.Writer {
-	b := outBufs.Get().(*bufio.Writer)
-	b.Reset(w)
-	return b
-}
-
-// releaseOutBuf flushes *w and, when it came from newOutBuf, returns it to
-// the pool, leaving a writer that refuses further writes.
-func releaseOutBuf(w *scan.Writer) error {
-	err := (*w).Flush()
-	if b, ok := (*w).(*bufio.Writer); ok {
-		b.Reset(nil)
-		outBufs.Put(b)
-		*w = closedWriter{}
-	}
-	return err
-}
-
-// closedWriter is a printer's writer after Close.
-type closedWriter struct{}
-
-var errPrinterClosed = errors.New("dump printer used after Close")
-
-func (closedWriter) Write([]byte) (int, error)       { return 0, errPrinterClosed }
-func (closedWriter) WriteString(string) (int, error) { return 0, errPrinterClosed }
-func (closedWriter) WriteByte(byte) error            { return errPrinterClosed }
-func (closedWriter) Flush() error                    { return nil }
 
 // forkStreams are the streams of a worker's printer: stdout into the
 // sink, stderr recorded in order with it.

@@ -26,7 +26,7 @@ type textDumpPrinter struct {
 }
 
 func newTextDumpPrinter(s *ui.Streams, o *dumpOptions) *textDumpPrinter {
-	return &textDumpPrinter{o: o, w: newOutBuf(s.Out), st: s.Styles()}
+	return &textDumpPrinter{o: o, w: scan.NewBuffer(s.Out), st: s.Styles()}
 }
 
 func (p *textDumpPrinter) BeginFile(f scan.File) {
@@ -257,7 +257,7 @@ func (p *textDumpPrinter) EndFile(f scan.File) {
 	}
 }
 
-func (p *textDumpPrinter) Close() error { return releaseOutBuf(&p.w) }
+func (p *textDumpPrinter) Close() error { return scan.ReleaseBuffer(&p.w) }
 
 func (p *textDumpPrinter) Fork(sink *scan.Sink) scan.Printer {
 	return &textDumpPrinter{o: p.o, w: sink, st: p.st, sink: sink}

@@ -152,38 +152,6 @@ func TestKafkaSpellings(t *testing.T) {
 	}
 }
 
-// TestKafkaDecoderClasses: Kafka's built-in decoders, by value.
-func TestKafkaDecoderClasses(t *testing.T) {
-	for _, c := range []struct {
-		class string
-		in    []byte
-		want  string
-	}{
-		{"org.apache.kafka.tools.api.IntegerDecoder", []byte{0xff, 0xff, 0xff, 0xfe}, "-2"},
-		{"IntegerDecoder", []byte{0, 0, 1, 0, 9}, "256"}, // getInt reads the first four bytes
-		{"kafka.serializer.LongDecoder", []byte{0, 0, 0, 0, 0, 0, 0x30, 0x39}, "12345"},
-		{"LongDecoder", []byte{1, 2}, "java.nio.BufferUnderflowException"},
-		{"StringDecoder", []byte{'a', 0xff, 'b'}, "a\uFFFDb"},
-		{"", []byte("plain"), "plain"},
-	} {
-		d, err := parseKafkaDecoder(c.class)
-		if err != nil {
-			t.Fatalf("%s: %v", c.class, err)
-		}
-		if got := string(d.appendDecoded(nil, c.in)); got != c.want {
-			t.Errorf("%s(%x) = %q, want %q", c.class, c.in, got, c.want)
-		}
-	}
-	d, _ := parseKafkaDecoder("DefaultDecoder")
-	a, b := string(d.appendDecoded(nil, []byte("x"))), string(d.appendDecoded(nil, []byte("y")))
-	if !strings.HasPrefix(a, "[B@") || a == b {
-		t.Errorf("DefaultDecoder: %q %q", a, b)
-	}
-	if _, err := parseKafkaDecoder("com.example.Custom"); err == nil {
-		t.Error("a custom class was accepted")
-	}
-}
-
 // TestKafkaIndexReports: --verify-index-only's reports, on stderr after all
 // files, in DumpLogSegments' order and words: offset-index mismatches
 // (descending index offset, as the Java port's reverse TreeMap), then the

@@ -2,7 +2,7 @@
 // directories (segments, indexes, snapshots, checkpoints, the metadata
 // files) in a stable order and tells a Printer what it finds, event by
 // event, in file order. kseg dump renders the events (text, table, json,
-// and kafka-dump-log's format, decode/dumplog); kseg check keeps the
+// and kafka-dump-log's format, segment/dumplog); kseg check keeps the
 // findings; a library caller passes a Printer of its own:
 //
 //	files, unread, err := scan.Collect(paths, false, nil)

@@ -1,6 +1,11 @@
 package scan
 
-import "io"
+import (
+	"bufio"
+	"errors"
+	"io"
+	"sync"
+)
 
 // What a printer's fork renders on a worker, and how it reaches the real
 // streams in file order (pipeline.go).
@@ -107,3 +112,36 @@ func (g *OffsetGaps) Add(off int64, keep bool) {
 	}
 	g.Last = off
 }
+
+// buffers recycles printers' output buffers: a log-directory dump makes a
+// printer per partition.
+var buffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, largeOut) }}
+
+// NewBuffer is a pooled buffered writer on w, for a printer's stdout.
+func NewBuffer(w io.Writer) *bufio.Writer {
+	b := buffers.Get().(*bufio.Writer)
+	b.Reset(w)
+	return b
+}
+
+// ReleaseBuffer flushes *w and, when it came from NewBuffer, returns it to
+// the pool, leaving a writer that refuses further writes.
+func ReleaseBuffer(w *Writer) error {
+	err := (*w).Flush()
+	if b, ok := (*w).(*bufio.Writer); ok {
+		b.Reset(nil)
+		buffers.Put(b)
+		*w = closedWriter{}
+	}
+	return err
+}
+
+// closedWriter is a printer's writer after ReleaseBuffer.
+type closedWriter struct{}
+
+var errPrinterClosed = errors.New("printer used after Close")
+
+func (closedWriter) Write([]byte) (int, error)       { return 0, errPrinterClosed }
+func (closedWriter) WriteString(string) (int, error) { return 0, errPrinterClosed }
+func (closedWriter) WriteByte(byte) error            { return errPrinterClosed }
+func (closedWriter) Flush() error                    { return nil }

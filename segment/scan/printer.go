@@ -10,7 +10,7 @@ import (
 
 // Printer hears what a run reads, in file order. kseg dump has one per
 // output format (text, table, json, and kafka-dump-log's, in
-// decode/dumplog); kseg check one that keeps the findings. Every printer
+// segment/dumplog); kseg check one that keeps the findings. Every printer
 // hears every event; what only some printers can do is an optional
 // capability below, which the run asks for by interface.
 type Printer interface {

@@ -1,4 +1,4 @@
-package cmd
+package dumplog
 
 import (
 	"encoding/base64"
@@ -40,15 +40,14 @@ func uuid(s string) []byte {
 // strings, "" for an absent part.
 func kafkaParse(t *testing.T, topic string, key, value []byte) (string, string) {
 	t.Helper()
-	o := &dumpOptions{output: "kafka"}
-	o.ForcedTopic = topic
+	o := &Options{}
 	rv := &scan.RecordView{Record: &decode.Record{Offset: 0, Key: key, Value: value}}
 	d, err := schema.DecodeInternal(topic, key, value)
 	rv.Internal, rv.InternalErr = d, err
 	if d == nil {
 		rv.Internal = &schema.Decoded{Topic: topic}
 	}
-	k, p := kafkaContents(o, rv)
+	k, p := Contents(o, rv)
 	return string(k), string(p)
 }
 
@@ -241,5 +240,37 @@ func TestKafkaRemoteLogMetadataInvalid(t *testing.T) {
 		if k != "" || p != c.want {
 			t.Errorf("%s: key %q payload\n got %s\nwant %s", c.name, k, p, c.want)
 		}
+	}
+}
+
+// TestDecoderClasses: Kafka's built-in decoders, by value.
+func TestDecoderClasses(t *testing.T) {
+	for _, c := range []struct {
+		class string
+		in    []byte
+		want  string
+	}{
+		{"org.apache.kafka.tools.api.IntegerDecoder", []byte{0xff, 0xff, 0xff, 0xfe}, "-2"},
+		{"IntegerDecoder", []byte{0, 0, 1, 0, 9}, "256"}, // getInt reads the first four bytes
+		{"kafka.serializer.LongDecoder", []byte{0, 0, 0, 0, 0, 0, 0x30, 0x39}, "12345"},
+		{"LongDecoder", []byte{1, 2}, "java.nio.BufferUnderflowException"},
+		{"StringDecoder", []byte{'a', 0xff, 'b'}, "a\uFFFDb"},
+		{"", []byte("plain"), "plain"},
+	} {
+		d, err := ParseDecoder(c.class)
+		if err != nil {
+			t.Fatalf("%s: %v", c.class, err)
+		}
+		if got := string(d.appendDecoded(nil, c.in)); got != c.want {
+			t.Errorf("%s(%x) = %q, want %q", c.class, c.in, got, c.want)
+		}
+	}
+	d, _ := ParseDecoder("DefaultDecoder")
+	a, b := string(d.appendDecoded(nil, []byte("x"))), string(d.appendDecoded(nil, []byte("y")))
+	if !strings.HasPrefix(a, "[B@") || a == b {
+		t.Errorf("DefaultDecoder: %q %q", a, b)
+	}
+	if _, err := ParseDecoder("com.example.Custom"); err == nil {
+		t.Error("a custom class was accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package cmd
+package dumplog
 
 import (
 	"fmt"
@@ -9,12 +9,12 @@ import (
 	"github.com/kseg/kseg/segment"
 )
 
-// kafkaIndexReport gathers index verification results into the reports
+// indexReport gathers index verification results into the reports
 // kafka-dump-log prints on stderr after all files (DumpLogSegments: the
 // offset index mismatches, then TimeIndexDumpErrors.printErrors), in its
 // order and wording. Files come in the order they were dumped: Kafka keeps
 // them in a hash map, whose order no other program can reproduce.
-type kafkaIndexReport struct {
+type indexReport struct {
 	files []string // absolute paths, first seen first
 	// offset index: (indexOffset, logOffset) per file; the Java port keeps
 	// them in a TreeMap in reverse order of index offset.
@@ -30,7 +30,7 @@ type kafkaIndexReport struct {
 	other []string
 }
 
-func (r *kafkaIndexReport) add(pr *segment.IndexProblem, msg string) {
+func (r *indexReport) add(pr *segment.IndexProblem, msg string) {
 	if r.mismatches == nil {
 		r.mismatches, r.tsMismatch = map[string][][2]int64{}, map[string][][2]int64{}
 		r.outOfOrder, r.notFound = map[string][][2]int64{}, map[string][][2]int64{}
@@ -63,7 +63,7 @@ func (r *kafkaIndexReport) add(pr *segment.IndexProblem, msg string) {
 	m[abs] = append(m[abs], e)
 }
 
-func (r *kafkaIndexReport) absorb(o *kafkaIndexReport) {
+func (r *indexReport) absorb(o *indexReport) {
 	for _, f := range o.files {
 		if !slices.Contains(r.files, f) {
 			r.files = append(r.files, f)
@@ -91,7 +91,7 @@ func (r *kafkaIndexReport) absorb(o *kafkaIndexReport) {
 	r.other = append(r.other, o.other...)
 }
 
-func (r *kafkaIndexReport) print(w io.Writer) {
+func (r *indexReport) print(w io.Writer) {
 	for _, f := range r.files {
 		es := r.mismatches[f]
 		if len(es) == 0 {

@@ -1,28 +1,28 @@
-package cmd
+package dumplog
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
 	"github.com/kseg/kseg/segment/scan"
 )
 
-// kafkaDumpPrinter reproduces kafka-dump-log's output line for line: the
+// Printer reproduces kafka-dump-log's output line for line: the
 // Java port of DumpLogSegments (KAFKA-14579), which formats.md §9 describes.
 // Findings that kafka-dump-log would not print go to stderr, so stdout stays
 // diffable against the real tool.
-type kafkaDumpPrinter struct {
-	s   *ui.Streams
-	o   *dumpOptions
-	w   scan.Writer
-	buf []byte
-	// sink is set on a worker's fork (see segment/scan/pipeline.go).
+type Printer struct {
+	errw io.Writer
+	o    *Options
+	w    scan.Writer
+	buf  []byte
+	// sink is set on a worker's fork (Fork).
 	sink *scan.Sink
 	// gaps are the current batch's record offsets; committed to
 	// nonConsecutive in file order (commitGaps).
@@ -33,23 +33,25 @@ type kafkaDumpPrinter struct {
 	nonConsecutive   map[string][][2]int64
 	nonConsOrder     []string
 	curFile          string
-	indexReport      kafkaIndexReport // dump_kafka_index.go
+	indexReport      indexReport // index.go
 	// hold: the current batch is compressed and its record lines wait
 	// for the whole batch to decode, since Kafka prints none of them when
-	// one fails (recordsFailed). held collects them on the dump
+	// one fails (RecordsFailed). held collects them on the run's
 	// goroutine; a worker's sink keeps them from holdOut/holdErrs on.
 	hold              bool
 	held              []byte
 	holdOut, holdErrs int
 }
 
-func newKafkaDumpPrinter(s *ui.Streams, o *dumpOptions) *kafkaDumpPrinter {
-	return &kafkaDumpPrinter{s: s, o: o, w: newOutBuf(s.Out), nonConsecutive: map[string][][2]int64{}}
+// NewPrinter is a printer writing kafka-dump-log's stdout to out and its
+// stderr to errw.
+func NewPrinter(out, errw io.Writer, o *Options) *Printer {
+	return &Printer{errw: errw, o: o, w: scan.NewBuffer(out), nonConsecutive: map[string][][2]int64{}}
 }
 
 // BeginFile: DumpLogSegments prints "Dumping <file>" for every file it is
 // given, before it looks at the name.
-func (p *kafkaDumpPrinter) BeginFile(f scan.File) {
+func (p *Printer) BeginFile(f scan.File) {
 	p.curFile = f.Path
 	fmt.Fprintf(p.w, "Dumping %s\n", f.Path)
 }
@@ -57,12 +59,12 @@ func (p *kafkaDumpPrinter) BeginFile(f scan.File) {
 // Unknown: DumpLogSegments prints "Ignoring unknown file" for any suffix
 // it does not handle (leader-epoch-checkpoint, partition.metadata, …;
 // kafkaDumped).
-func (p *kafkaDumpPrinter) Unknown(f scan.File, _ string) {
+func (p *Printer) Unknown(f scan.File, _ string) {
 	p.w.Flush()
-	fmt.Fprintf(p.s.Err, "Ignoring unknown file %s\n", f.Path)
+	fmt.Fprintf(p.errw, "Ignoring unknown file %s\n", f.Path)
 }
 
-func (p *kafkaDumpPrinter) LogStart(f scan.File) {
+func (p *Printer) LogStart(f scan.File) {
 	p.lastRecordOffset = -1
 	switch f.Info.Kind {
 	case segment.KindBootstrapCheckpoint:
@@ -81,7 +83,7 @@ func optionalLong(v int64, ok bool) string {
 	return "OptionalLong[" + strconv.FormatInt(v, 10) + "]"
 }
 
-func (p *kafkaDumpPrinter) Batch(bv *scan.BatchView) {
+func (p *Printer) Batch(bv *scan.BatchView) {
 	b := bv.Batch
 	valid := true
 	if bv.CRCValid != nil {
@@ -132,7 +134,7 @@ func (p *kafkaDumpPrinter) Batch(bv *scan.BatchView) {
 
 // Record prints a record line, but only under deep iteration: dump decodes
 // control batches always, kafka-dump-log only with --deep-iteration.
-func (p *kafkaDumpPrinter) Record(bv *scan.BatchView, rv *scan.RecordView) {
+func (p *Printer) Record(bv *scan.BatchView, rv *scan.RecordView) {
 	if !p.o.Deep {
 		return
 	}
@@ -145,7 +147,7 @@ func (p *kafkaDumpPrinter) Record(bv *scan.BatchView, rv *scan.RecordView) {
 	if p.sink != nil {
 		g = &p.sink.B.Gaps // a worker's: committed when its job is emitted
 	}
-	g.Add(r.Offset, !p.o.Filtered())
+	g.Add(r.Offset, !p.o.Filtered)
 	w := p.lineStart()
 	first := true
 	sep := func() {
@@ -156,7 +158,7 @@ func (p *kafkaDumpPrinter) Record(bv *scan.BatchView, rv *scan.RecordView) {
 			w = append(w, ' ')
 		}
 	}
-	if !p.o.skipRecordMeta {
+	if !p.o.SkipRecordMetadata {
 		w = appendField(w, "| offset: ", r.Offset)
 		w = append(append(append(w, ' '), b.TimestampType().String()...), ':')
 		w = appendField(w, " ", r.Timestamp)
@@ -181,22 +183,22 @@ func (p *kafkaDumpPrinter) Record(bv *scan.BatchView, rv *scan.RecordView) {
 			w = appendField(w, " crc: ", int64(r.CRC))
 		}
 		if b.IsControl() {
-			w = append(w, kafkaControlSuffix(rv)...)
+			w = append(w, controlSuffix(rv)...)
 		}
 	}
-	if p.o.printData && !b.IsControl() {
-		if rv.Internal == nil && p.o.dec.keyDecoder == stringDecoder && p.o.dec.valueDecoder == stringDecoder {
+	if p.o.PrintData && !b.IsControl() {
+		if rv.Internal == nil && p.o.KeyDecoder == StringDecoder && p.o.ValueDecoder == StringDecoder {
 			if r.Key != nil {
 				sep()
-				w = appendValidUTF8(append(w, "key: "...), r.Key)
+				w = decode.AppendJavaUTF8(append(w, "key: "...), r.Key)
 			}
 			if r.Value != nil {
 				sep()
-				w = appendValidUTF8(append(w, "payload: "...), r.Value)
+				w = decode.AppendJavaUTF8(append(w, "payload: "...), r.Value)
 			}
 		} else {
-			// A decoder flag or class: dump_decoders.go.
-			key, payload := kafkaContents(p.o, rv)
+			// A decoder flag or class: decoders.go.
+			key, payload := Contents(p.o, rv)
 			if key != nil {
 				sep()
 				w = append(append(w, "key: "...), key...)
@@ -211,8 +213,8 @@ func (p *kafkaDumpPrinter) Record(bv *scan.BatchView, rv *scan.RecordView) {
 	p.lineDone(w)
 }
 
-// kafkaControlSuffix is printControlRecord of the Java port of Kafka 4.3.
-func kafkaControlSuffix(rv *scan.RecordView) string {
+// controlSuffix is printControlRecord of the Java port of Kafka 4.3.
+func controlSuffix(rv *scan.RecordView) string {
 	if rv.Control == nil {
 		if rv.Record.Key != nil {
 			if _, t, err := decode.ParseControlKey(rv.Record.Key); err == nil {
@@ -245,7 +247,7 @@ func kafkaControlSuffix(rv *scan.RecordView) string {
 	return fmt.Sprintf(" controlType: %s(%d)", c.Type, int16(c.Type))
 }
 
-func (p *kafkaDumpPrinter) EndBatch(*scan.BatchView) {
+func (p *Printer) EndBatch(*scan.BatchView) {
 	if p.hold && p.sink == nil {
 		p.w.Write(p.held)
 	}
@@ -256,11 +258,11 @@ func (p *kafkaDumpPrinter) EndBatch(*scan.BatchView) {
 }
 
 // commitGaps adds one batch's non-consecutive offsets, in file order.
-func (p *kafkaDumpPrinter) commitGaps(g *scan.OffsetGaps) {
+func (p *Printer) commitGaps(g *scan.OffsetGaps) {
 	if !g.Seen {
 		return
 	}
-	keep := !p.o.Filtered()
+	keep := !p.o.Filtered
 	if keep && g.First != p.lastRecordOffset+1 {
 		p.addGap(p.lastRecordOffset, g.First)
 	}
@@ -270,21 +272,21 @@ func (p *kafkaDumpPrinter) commitGaps(g *scan.OffsetGaps) {
 	p.lastRecordOffset = g.Last
 }
 
-func (p *kafkaDumpPrinter) addGap(from, to int64) {
+func (p *Printer) addGap(from, to int64) {
 	if _, ok := p.nonConsecutive[p.curFile]; !ok {
 		p.nonConsOrder = append(p.nonConsOrder, p.curFile)
 	}
 	p.nonConsecutive[p.curFile] = append(p.nonConsecutive[p.curFile], [2]int64{from, to})
 }
 
-// closeUnit is Close without the run-wide reports, which another printer
-// absorbs (a unit of a parallel log-directory dump, dump_jobs.go).
-func (p *kafkaDumpPrinter) closeUnit() error { return releaseOutBuf(&p.w) }
+// CloseUnit is Close without the run-wide reports, which another printer
+// absorbs (a unit of a parallel log-directory dump: scan.Units).
+func (p *Printer) CloseUnit() error { return scan.ReleaseBuffer(&p.w) }
 
-// absorb takes over the run-wide reports of another printer, which dumped
-// the files after this one's.
-func (p *kafkaDumpPrinter) absorb(other scan.Printer) {
-	q := other.(*kafkaDumpPrinter)
+// Absorb takes over the run-wide reports of another printer, which
+// printed the files after this one's.
+func (p *Printer) Absorb(other scan.Printer) {
+	q := other.(*Printer)
 	p.indexReport.absorb(&q.indexReport)
 	for _, f := range q.nonConsOrder {
 		if _, ok := p.nonConsecutive[f]; !ok {
@@ -295,7 +297,7 @@ func (p *kafkaDumpPrinter) absorb(other scan.Printer) {
 }
 
 // lineStart and lineDone: see textDumpPrinter.lineStart.
-func (p *kafkaDumpPrinter) lineStart() []byte {
+func (p *Printer) lineStart() []byte {
 	switch {
 	case p.sink != nil:
 		return p.sink.B.Out
@@ -305,7 +307,7 @@ func (p *kafkaDumpPrinter) lineStart() []byte {
 	return p.buf[:0]
 }
 
-func (p *kafkaDumpPrinter) lineDone(w []byte) {
+func (p *Printer) lineDone(w []byte) {
 	switch {
 	case p.sink != nil:
 		p.sink.B.Out = w
@@ -317,29 +319,32 @@ func (p *kafkaDumpPrinter) lineDone(w []byte) {
 	}
 }
 
-func (p *kafkaDumpPrinter) Fork(sink *scan.Sink) scan.Printer {
-	return &kafkaDumpPrinter{s: forkStreams(p.s, sink), o: p.o, w: sink, sink: sink}
+// Fork is a printer for one worker of the engine's pipeline, writing to
+// sink.
+func (p *Printer) Fork(sink *scan.Sink) scan.Printer {
+	return &Printer{errw: sink.Stderr(), o: p.o, w: sink, sink: sink}
 }
 
-func (p *kafkaDumpPrinter) Emit(b *scan.BatchOut) {
-	b.Emit(p.w, p.s.Err)
+// Emit writes what a fork rendered for one job, in file order.
+func (p *Printer) Emit(b *scan.BatchOut) {
+	b.Emit(p.w, p.errw)
 	p.commitGaps(&b.Gaps)
 }
 
-func (p *kafkaDumpPrinter) LogEnd(f scan.File, s *scan.LogSummary) {
+func (p *Printer) LogEnd(f scan.File, s *scan.LogSummary) {
 	if n := s.Tail.InvalidBytes(); n > 0 && !s.MaxBytesLimitApplied && s.Tail.Kind != segment.TailCorrupt {
 		fmt.Fprintf(p.w, "Found %d invalid bytes at the end of %s\n", n, filepath.Base(f.Path))
 	}
 }
 
-func (p *kafkaDumpPrinter) OffsetIndexEntry(_ scan.File, e segment.IndexEntry) {
+func (p *Printer) OffsetIndexEntry(_ scan.File, e segment.IndexEntry) {
 	if p.o.VerifyIndex {
 		return
 	}
 	fmt.Fprintf(p.w, "offset: %d position: %d\n", e.Offset, e.Position)
 }
 
-func (p *kafkaDumpPrinter) TimeIndexEntry(_ scan.File, e segment.TimeIndexEntry) {
+func (p *Printer) TimeIndexEntry(_ scan.File, e segment.TimeIndexEntry) {
 	if p.o.VerifyIndex {
 		return
 	}
@@ -349,7 +354,7 @@ func (p *kafkaDumpPrinter) TimeIndexEntry(_ scan.File, e segment.TimeIndexEntry)
 // IndexNote prints Kafka's notes ("is empty.", "passed sanity check.");
 // kseg's "verified against …" has no kafka-dump-log counterpart (Kafka
 // prints nothing when every entry matches).
-func (p *kafkaDumpPrinter) IndexNote(f scan.File, note string) {
+func (p *Printer) IndexNote(f scan.File, note string) {
 	if strings.HasPrefix(note, "verified against ") {
 		return
 	}
@@ -358,14 +363,14 @@ func (p *kafkaDumpPrinter) IndexNote(f scan.File, note string) {
 
 // AbortedTxn: AbortedTxn.version() reads only the high byte of the
 // stored int16 (buffer.get(0)), and that is what kafka-dump-log prints.
-func (p *kafkaDumpPrinter) AbortedTxn(_ scan.File, e segment.AbortedTxn) {
+func (p *Printer) AbortedTxn(_ scan.File, e segment.AbortedTxn) {
 	fmt.Fprintf(p.w, "version: %d producerId: %d firstOffset: %d lastOffset: %d lastStableOffset: %d\n",
 		e.KafkaVersion(), e.ProducerID, e.FirstOffset, e.LastOffset, e.LastStableOffset)
 }
 
 // SnapshotEntry is dumpProducerIdSnapshot of the Java port (no trailing
 // space when the entry has no batch metadata).
-func (p *kafkaDumpPrinter) SnapshotEntry(_ scan.File, e segment.SnapshotEntry) {
+func (p *Printer) SnapshotEntry(_ scan.File, e segment.SnapshotEntry) {
 	fmt.Fprintf(p.w, "producerId: %d producerEpoch: %d coordinatorEpoch: %d currentTxnFirstOffset: %s lastTimestamp: %d",
 		e.ProducerID, e.ProducerEpoch, e.CoordinatorEpoch, optionalLong(e.CurrentTxnFirstOffset, e.CurrentTxnFirstOffset >= 0), e.Timestamp)
 	if e.LastOffset >= 0 {
@@ -375,15 +380,15 @@ func (p *kafkaDumpPrinter) SnapshotEntry(_ scan.File, e segment.SnapshotEntry) {
 	p.w.WriteByte('\n')
 }
 
-func (p *kafkaDumpPrinter) LeaderEpoch(scan.File, segment.EpochEntry)                 {}
-func (p *kafkaDumpPrinter) OffsetCheckpoint(scan.File, segment.OffsetCheckpointEntry) {}
-func (p *kafkaDumpPrinter) PartitionMetadata(scan.File, segment.PartitionMetadata)    {}
-func (p *kafkaDumpPrinter) TextLine(scan.File, string)                                {}
+func (p *Printer) LeaderEpoch(scan.File, segment.EpochEntry)                 {}
+func (p *Printer) OffsetCheckpoint(scan.File, segment.OffsetCheckpointEntry) {}
+func (p *Printer) PartitionMetadata(scan.File, segment.PartitionMetadata)    {}
+func (p *Printer) TextLine(scan.File, string)                                {}
 
 // Finding: kafka-dump-log reports index mismatches in its end-of-run
 // summary on stderr; kseg adds its other findings there too, keeping stdout
 // identical to the Java tool's.
-func (p *kafkaDumpPrinter) Finding(fd finding.Finding) {
+func (p *Printer) Finding(fd finding.Finding) {
 	switch fd.Kind {
 	case finding.CRCMismatch, finding.ZeroTail, finding.TornTail:
 		// already visible as isvalid: false / "Found N invalid bytes".
@@ -393,31 +398,36 @@ func (p *kafkaDumpPrinter) Finding(fd finding.Finding) {
 		return
 	}
 	p.w.Flush()
-	fmt.Fprintf(p.s.Err, "%s\n", fd.Message)
+	fmt.Fprintf(p.errw, "%s\n", fd.Message)
 }
 
 // IndexProblem: kafka-dump-log's end-of-run summary groups index
 // mismatches by the check that failed.
-func (p *kafkaDumpPrinter) IndexProblem(fd finding.Finding, pr *segment.IndexProblem) {
+func (p *Printer) IndexProblem(fd finding.Finding, pr *segment.IndexProblem) {
 	p.indexReport.add(pr, fd.Message)
 }
 
-func (p *kafkaDumpPrinter) EndFile(scan.File) {}
+func (p *Printer) EndFile(scan.File) {}
 
-func (p *kafkaDumpPrinter) Close() error {
-	if err := releaseOutBuf(&p.w); err != nil {
+func (p *Printer) Close() error {
+	if err := scan.ReleaseBuffer(&p.w); err != nil {
 		return err
 	}
-	p.indexReport.print(p.s.Err)
+	p.indexReport.print(p.errw)
 	for _, f := range p.nonConsOrder {
 		abs, err := filepath.Abs(f)
 		if err != nil {
 			abs = f
 		}
-		fmt.Fprintf(p.s.Err, "Non-consecutive offsets in %s\n", abs)
+		fmt.Fprintf(p.errw, "Non-consecutive offsets in %s\n", abs)
 		for _, pr := range p.nonConsecutive[f] {
-			fmt.Fprintf(p.s.Err, "  %d is followed by %d\n", pr[0], pr[1])
+			fmt.Fprintf(p.errw, "  %d is followed by %d\n", pr[0], pr[1])
 		}
 	}
 	return nil
+}
+
+// appendField appends label then v in decimal.
+func appendField(dst []byte, label string, v int64) []byte {
+	return strconv.AppendInt(append(dst, label...), v, 10)
 }
