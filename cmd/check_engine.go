@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -113,7 +114,7 @@ type checkEngine struct {
 	jobs int
 	// deep reports whether a unit's records are decoded (--deep).
 	deep       func(abs string) bool
-	dumpOpts   [2]*dumpOptions // without and with --deep
+	scanOpts   [2]*scan.Options // without and with --deep
 	replayOpts *replayPSMOptions
 	// unitDone, when set, is called after each unit (the progress line).
 	unitDone func()
@@ -128,20 +129,18 @@ func newCheckEngine(jobs int, deep func(string) bool, maxDecompressed int64) (*c
 	e := &checkEngine{jobs: ui.ResolveJobs(jobs), deep: deep, logDirs: segment.NewLogDirCache()}
 	// One budget of decompressed bytes for every partition checked at once.
 	budget := scan.NewBudget(maxDecompressed)
-	for i, extra := range [][]string{nil, {"--deep"}} {
-		o := &dumpOptions{}
-		c := &cobra.Command{}
-		o.AddFlags(c)
-		args := append([]string{"--verify-index", "--index-sanity-check", fmt.Sprintf("--max-decompressed-bytes=%d", maxDecompressed)}, extra...)
-		if err := c.Flags().Parse(args); err != nil {
-			return nil, err
-		}
-		if err := o.Validate([]string{"."}); err != nil {
-			return nil, err
-		}
-		o.quiet, o.name = true, "check"
+	if maxDecompressed <= 0 || maxDecompressed > math.MaxInt32 {
+		return nil, ui.UsageErrorf("--max-decompressed-bytes must be between 1 and %d", math.MaxInt32)
+	}
+	// dump --verify-index --index-sanity-check [--deep]
+	// (TestCheckRunsDumpsOptions holds them to dump's flags).
+	for i, deep := range []bool{false, true} {
+		o := scan.DefaultOptions()
+		o.Deep, o.VerifyIndex, o.IndexSanityCheck = deep, true, true
+		o.MaxDecompressed = maxDecompressed
+		o.PartitionCheck = psm.CheckLogStart
 		o.LogDirs, o.Budget = e.logDirs, budget
-		e.dumpOpts[i] = o
+		e.scanOpts[i] = &o
 	}
 	ro := &replayPSMOptions{}
 	c := &cobra.Command{}
@@ -284,14 +283,14 @@ func (e *checkEngine) partition(ctx context.Context, p *checkPartition, walk *ps
 // (scan.Options.UnitWorkers); the others are read serially, the parallelism being
 // across partitions. An I/O error is returned after the other files.
 func (e *checkEngine) dumpFiles(ctx context.Context, files []scan.File, deep bool, walk *psm.Walk, pd *segment.PartitionDir) ([]finding.Finding, error) {
-	o := e.dumpOpts[0]
+	o := e.scanOpts[0]
 	if deep {
-		o = e.dumpOpts[1]
+		o = e.scanOpts[1]
 	}
 	p := &findingsPrinter{}
 	// With a walk, the indexes are verified in the walk that reads their
 	// log too (segment/scan/walkverify.go): one read of each partition.
-	opts := o.Options
+	opts := *o
 	opts.VerifyIndexesInWalk = walk != nil
 	st := scan.NewRun(p, &opts, o.UnitWorkers(files), false)
 	defer st.Close()

@@ -3,7 +3,10 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"github.com/kseg/kseg/cmd/dump"
+	"github.com/spf13/cobra"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"testing"
@@ -118,7 +121,7 @@ func TestCheckWalkBudget(t *testing.T) {
 	// Record with a budget of 5 batches: the first segment is dropped
 	// half-way, the others not recorded.
 	walk := psm.NewWalk()
-	st := scan.NewRun(&findingsPrinter{}, &e.dumpOpts[0].Options, 1, false)
+	st := scan.NewRun(&findingsPrinter{}, e.scanOpts[0], 1, false)
 	cw := newCheckWalk(walk)
 	cw.budget = 5
 	st.Observer = cw
@@ -133,5 +136,35 @@ func TestCheckWalkBudget(t *testing.T) {
 	}
 	if cw.budget != 0 || !cw.dropped {
 		t.Errorf("the budget was not reached (%d left): the test does not test the fallback", cw.budget)
+	}
+}
+
+// TestCheckRunsDumpsOptions: check reads every partition with the
+// engine's options of dump --verify-index --index-sanity-check
+// --max-decompressed-bytes N [--deep], built by dump's own flags.
+func TestCheckRunsDumpsOptions(t *testing.T) {
+	e, err := newCheckEngine(1, func(string) bool { return false }, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, extra := range [][]string{nil, {"--deep"}} {
+		o := &dump.Options{}
+		c := &cobra.Command{}
+		o.AddFlags(c)
+		if err := c.Flags().Parse(append([]string{"--verify-index", "--index-sanity-check", "--max-decompressed-bytes=1048576"}, extra...)); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Validate([]string{"."}); err != nil {
+			t.Fatal(err)
+		}
+		want, got := o.Options, *e.scanOpts[i]
+		if want.PartitionCheck == nil || got.PartitionCheck == nil {
+			t.Fatalf("%v: no log-start check (dump %v, check %v)", extra, want.PartitionCheck != nil, got.PartitionCheck != nil)
+		}
+		want.PartitionCheck, got.PartitionCheck = nil, nil
+		got.LogDirs, got.Budget = nil, nil // the run's: shared by every partition checked
+		if !reflect.DeepEqual(want, got) {
+			t.Errorf("%v: check's options\n%+v\ndump's\n%+v", extra, got, want)
+		}
 	}
 }

@@ -23,7 +23,6 @@ var sizeAllowList = map[string]string{
 	"cmd/explain/explain.go renderExplain":                     face, // 96 > 80
 	"cmd/inject_barrier_print.go injectTextPrinter.Plan":       face, // 111 > 80
 	"cmd/internal/inputs/inputs.go Check":                      face, // 97 > 80
-	"cmd/kafka_dump_log.go newKafkaDumpLogCmd":                 face, // 108 > 80
 	"cmd/metadata/metadata_print.go jsonMetadataPrinter.Print": face, // 116 > 80
 	"cmd/metadata/metadata_print.go textMetadataPrinter.Print": face, // 90 > 80
 	"cmd/metadata/metadata_shell.go runMetadataShell":          face, // 92 > 80
