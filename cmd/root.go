@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/check"
 	"github.com/kseg/kseg/cmd/docs"
 	"github.com/kseg/kseg/cmd/dump"
 	"github.com/kseg/kseg/cmd/explain"
@@ -157,7 +158,7 @@ left out; their -v/--verbose lists every item, and json always does.
 		txns.NewCmd(s),
 		metadata.NewCmd(s),
 		status.NewCmd(s),
-		newCheckCmd(s),
+		check.NewCmd(s, SnapshotCheck),
 	)
 	addVerboseFlags(root, &g.verbose)
 	finishTree(root)

@@ -1,8 +1,10 @@
-package cmd
+package check
 
 import (
 	"encoding/binary"
 	"encoding/json"
+	"github.com/kseg/kseg/cmd/check/expect"
+	"github.com/kseg/kseg/cmd/check/tree"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -29,7 +31,7 @@ func checkFixtureTree(t *testing.T, names ...string) string {
 // writeCheckConfig writes a kseg-check.yaml into dir and returns its path.
 func writeCheckConfig(t *testing.T, dir, body string) string {
 	t.Helper()
-	p := filepath.Join(dir, checkConfigName)
+	p := filepath.Join(dir, expect.ConfigName)
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -244,13 +246,13 @@ func TestCheckConfigFoundUpward(t *testing.T) {
 	if err := os.MkdirAll(deep, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := findCheckConfig(deep); err != nil || p != "" {
+	if p, err := expect.Find(deep); err != nil || p != "" {
 		t.Fatalf("found %q %v in a tree without one", p, err)
 	}
 	top := writeCheckConfig(t, root, "")
 	mid := writeCheckConfig(t, filepath.Join(root, "a"), "")
 	for _, tc := range []struct{ from, want string }{{deep, mid}, {filepath.Join(root, "a"), mid}, {root, top}} {
-		if p, err := findCheckConfig(tc.from); err != nil || p != tc.want {
+		if p, err := expect.Find(tc.from); err != nil || p != tc.want {
 			t.Errorf("from %s: %q %v, want %s", tc.from, p, err, tc.want)
 		}
 	}
@@ -274,13 +276,13 @@ func TestCheckWalk(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tree, err := walkCheckPaths([]string{root})
+	walked, err := tree.Walk([]string{root})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var parts []string
-	for _, p := range tree.partitions {
-		rel, _ := filepath.Rel(root, p.path)
+	for _, p := range walked.Partitions {
+		rel, _ := filepath.Rel(root, p.Path)
 		parts = append(parts, filepath.ToSlash(rel))
 	}
 	healthy, err := os.ReadDir(filepath.Join(clitest.TestdataDir, "logdirs", "healthy"))
@@ -298,11 +300,11 @@ func TestCheckWalk(t *testing.T) {
 		t.Errorf("partitions\n%v\nwant\n%v", parts, want)
 	}
 	var lds []string
-	for _, ld := range tree.logDirs {
-		rel, _ := filepath.Rel(root, ld.path)
+	for _, ld := range walked.LogDirs {
+		rel, _ := filepath.Rel(root, ld.Path)
 		lds = append(lds, filepath.ToSlash(rel))
-		if rel == "repo/kafka-logs-1" && (!ld.topics["__consumer_offsets"] || !ld.topics["__transaction_state"] || !ld.topics["__cluster_metadata"]) {
-			t.Errorf("%s: internal topics %v", rel, ld.topics)
+		if rel == "repo/kafka-logs-1" && (!ld.Topics["__consumer_offsets"] || !ld.Topics["__transaction_state"] || !ld.Topics["__cluster_metadata"]) {
+			t.Errorf("%s: internal topics %v", rel, ld.Topics)
 		}
 	}
 	if !slices.Equal(lds, []string{"deeper/still", "repo/kafka-logs-1"}) {
@@ -310,9 +312,9 @@ func TestCheckWalk(t *testing.T) {
 	}
 	// A PATH inside a partition's parent: the parent is no log directory
 	// of this run.
-	tree, err = walkCheckPaths([]string{filepath.Join(root, "deeper", "still", "orders-0")})
-	if err != nil || len(tree.partitions) != 1 || len(tree.logDirs) != 0 || tree.partitions[0].logDir != -1 {
-		t.Errorf("a partition as PATH: %+v %v", tree, err)
+	walked, err = tree.Walk([]string{filepath.Join(root, "deeper", "still", "orders-0")})
+	if err != nil || len(walked.Partitions) != 1 || len(walked.LogDirs) != 0 || walked.Partitions[0].LogDir != -1 {
+		t.Errorf("a partition as PATH: %+v %v", walked, err)
 	}
 	if r := clitest.Run("check", filepath.Join(root, "docs")); r.Code != ui.ExitUsage || !strings.Contains(r.Stderr, "no Kafka partition directory") {
 		t.Errorf("a tree without Kafka data: exit %d\n%s", r.Code, r.Stderr)
@@ -386,7 +388,7 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 // expectation there.
 func TestCheckProjectExpectations(t *testing.T) {
 	t.Parallel()
-	cfg := filepath.Join(clitest.TestdataDir, checkConfigName)
+	cfg := filepath.Join(clitest.TestdataDir, expect.ConfigName)
 	code, lines, r := runCheckJSON(t, "--config", cfg, clitest.TestdataDir)
 	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, r.Stdout, r.Stderr)
@@ -431,7 +433,7 @@ func TestCheckGitHubByDefault(t *testing.T) {
 	}{{nil, "::error file="}, {[]string{"-o", "text"}, root}} {
 		s, out, _ := ui.TestStreams()
 		s.Env = func(k string) (string, bool) { return "true", k == "GITHUB_ACTIONS" }
-		code := Run(t.Context(), append(append([]string{"check", "-q"}, tc.args...), root), s)
+		code := clitest.RunStreams(t.Context(), s, append(append([]string{"check", "-q"}, tc.args...), root)...)
 		if code != ui.ExitFindings || !strings.HasPrefix(out.String(), tc.prefix) {
 			t.Errorf("%v: exit %d\n%s", tc.args, code, out)
 		}

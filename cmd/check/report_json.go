@@ -1,4 +1,4 @@
-package cmd
+package check
 
 import (
 	"encoding/json"
@@ -102,12 +102,12 @@ func renderCheckJSON(w io.Writer, _ *checkReportContext, r *checkResult) error {
 			var v any
 			if it.status == statusMissing {
 				x := it.inst.exp
-				m := checkJSONMissing{Type: "missing", Check: c.check, Suite: c.suite, Unit: c.unit, Kind: x.kind.String(),
-					Dir: r.cfg.display(it.inst.dir), Position: opt(x.position), Offset: opt(x.offset), Subject: x.subject,
-					Count: opt(x.count), Found: it.inst.found, Message: it.headline(r.cfg),
-					Expectation: checkJSONWhere{r.cfg.file, x.line, x.col}}
+				m := checkJSONMissing{Type: "missing", Check: c.check, Suite: c.suite, Unit: c.unit, Kind: x.Kind.String(),
+					Dir: r.cfg.Display(it.inst.dir), Position: opt(x.Position), Offset: opt(x.Offset), Subject: x.Subject,
+					Count: opt(x.Count), Found: it.inst.found, Message: it.headline(r.cfg),
+					Expectation: checkJSONWhere{r.cfg.File, x.Line, x.Col}}
 				if it.inst.file != "" {
-					m.File = r.cfg.display(it.inst.file)
+					m.File = r.cfg.Display(it.inst.file)
 				}
 				v = m
 			} else {
@@ -117,7 +117,7 @@ func renderCheckJSON(w io.Writer, _ *checkReportContext, r *checkResult) error {
 				}
 				jf := checkJSONFinding{Type: "finding", Status: it.status, Check: c.check, Suite: c.suite, Unit: c.unit, Finding: b}
 				if it.inst != nil {
-					jf.Expectation = &checkJSONWhere{r.cfg.file, it.inst.exp.line, it.inst.exp.col}
+					jf.Expectation = &checkJSONWhere{r.cfg.File, it.inst.exp.Line, it.inst.exp.Col}
 				} else {
 					jf.FailOn = it.failOn.String()
 				}
@@ -128,7 +128,7 @@ func renderCheckJSON(w io.Writer, _ *checkReportContext, r *checkResult) error {
 			}
 		}
 	}
-	return enc.Encode(checkJSONSummary{Type: "summary", Config: r.cfg.displayFile(), Checks: len(r.cases), Failed: failed,
+	return enc.Encode(checkJSONSummary{Type: "summary", Config: r.cfg.DisplayFile(), Checks: len(r.cases), Failed: failed,
 		New: r.counts[statusNew], Missing: r.counts[statusMissing], Unreadable: r.unreadable, Expected: r.counts[statusExpected],
 		Ignored: r.counts[statusIgnored], Notes: r.counts[statusNote], ExitCode: r.exitCode()})
 }

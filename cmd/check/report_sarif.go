@@ -1,8 +1,9 @@
-package cmd
+package check
 
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kseg/kseg/cmd/check/rules"
 	"io"
 	"net/url"
 	"path/filepath"
@@ -13,7 +14,7 @@ import (
 
 // The SARIF 2.1.0 report (OASIS; what GitHub code scanning and most CI
 // dashboards read): one rule per finding kind of the registry, its help
-// from docs/troubleshooting.md (check_rules.go), and a result per item:
+// from docs/troubleshooting.md (cmd/check/rules), and a result per item:
 //
 //	new       level by severity, baselineState "new"
 //	missing   level error, baselineState "absent", located at the
@@ -150,17 +151,17 @@ func sarifURI(p string) string {
 
 // sarifRules is the rule of every finding kind, in the registry's order.
 func sarifRules() []sarifRule {
-	docs := checkRules()
+	docs := rules.Rules()
 	var rules []sarifRule
 	for _, k := range finding.Kinds() {
 		r := sarifRule{ID: k.String(), Name: sarifRuleName(k.String()), HelpURI: ksegURI + "/blob/main/docs/troubleshooting.md",
 			DefaultConfiguration: sarifRuleLevel{sarifLevel(k.Severity())},
 			Properties:           map[string]any{"severity": k.Severity().String(), "tags": []string{"kafka", k.Severity().String()}}}
 		if d := docs[k]; d != nil {
-			r.ShortDescription = sarifText{Text: d.short}
-			r.FullDescription = sarifText{Text: d.full}
-			r.Help = sarifText{Text: d.text, Markdown: d.markdown}
-			r.HelpURI += "#" + d.anchor
+			r.ShortDescription = sarifText{Text: d.Short}
+			r.FullDescription = sarifText{Text: d.Full}
+			r.Help = sarifText{Text: d.Text, Markdown: d.Markdown}
+			r.HelpURI += "#" + d.Anchor
 		} else {
 			r.ShortDescription = sarifText{Text: k.String()}
 			r.FullDescription = r.ShortDescription
@@ -212,18 +213,18 @@ func sarifItem(r *checkResult, c *checkCase, it *checkItem) (sarifResult, bool) 
 	props := map[string]any{"check": c.check, "status": it.status, "unit": c.unit}
 	if it.status == statusMissing {
 		x := it.inst.exp
-		res := sarifResult{RuleID: x.kind.String(), RuleIndex: int(x.kind) - 1, Level: "error", Kind: "fail",
+		res := sarifResult{RuleID: x.Kind.String(), RuleIndex: int(x.Kind) - 1, Level: "error", Kind: "fail",
 			Message: sarifText{Text: it.headline(r.cfg)}, BaselineState: "absent", Properties: props,
-			Locations: []sarifLocation{{PhysicalLocation: sarifPhysicalLocation{ArtifactLocation: sarifArtifact{sarifURI(r.cfg.file)},
-				Region: &sarifRegion{StartLine: x.line, StartColumn: x.col}}}}}
+			Locations: []sarifLocation{{PhysicalLocation: sarifPhysicalLocation{ArtifactLocation: sarifArtifact{sarifURI(r.cfg.File)},
+				Region: &sarifRegion{StartLine: x.Line, StartColumn: x.Col}}}}}
 		target := it.inst.dir
 		if it.inst.file != "" {
 			target = it.inst.file
 		}
-		rel := sarifLocation{ID: 1, PhysicalLocation: sarifPhysicalLocation{ArtifactLocation: sarifArtifact{sarifURI(r.cfg.display(target))}},
+		rel := sarifLocation{ID: 1, PhysicalLocation: sarifPhysicalLocation{ArtifactLocation: sarifArtifact{sarifURI(r.cfg.Display(target))}},
 			Message: &sarifText{Text: "where the expected finding is missing"}}
-		if x.position >= 0 && it.inst.file != "" {
-			rel.PhysicalLocation.Region = &sarifRegion{ByteOffset: &x.position}
+		if x.Position >= 0 && it.inst.file != "" {
+			rel.PhysicalLocation.Region = &sarifRegion{ByteOffset: &x.Position}
 		}
 		res.RelatedLocations = []sarifLocation{rel}
 		return res, true
@@ -257,7 +258,7 @@ func sarifItem(r *checkResult, c *checkCase, it *checkItem) (sarifResult, bool) 
 	case statusExpected:
 		res.BaselineState = "unchanged"
 		res.Suppressions = []sarifSuppression{{Kind: "external",
-			Justification: fmt.Sprintf("expected by %s:%d", r.cfg.file, it.inst.exp.line)}}
+			Justification: fmt.Sprintf("expected by %s:%d", r.cfg.File, it.inst.exp.Line)}}
 	case statusNote:
 		res.Level = "note"
 	}

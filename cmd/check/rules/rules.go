@@ -1,4 +1,6 @@
-package cmd
+// Package rules is the help of kseg check's SARIF rules, one per finding
+// kind, read from docs/troubleshooting.md as the binary embeds it.
+package rules
 
 import (
 	"regexp"
@@ -15,24 +17,24 @@ import (
 // section, each cell with its column's header. A test checks that every
 // kind of the registry gets help this way.
 
-// checkRule is the documentation of one finding kind.
-type checkRule struct {
+// Rule is the documentation of one finding kind.
+type Rule struct {
 	kind finding.Kind
 	// short is the first sentence of what it means; full all of it.
-	short, full string
+	Short, Full string
 	// markdown and text are every row about the kind.
-	markdown, text string
+	Markdown, Text string
 	// anchor is the troubleshooting.md section of its first row.
-	anchor string
+	Anchor string
 }
 
 var (
 	checkRulesOnce sync.Once
-	checkRulesMap  map[finding.Kind]*checkRule
+	checkRulesMap  map[finding.Kind]*Rule
 )
 
 // checkRules parses the embedded troubleshooting.md once.
-func checkRules() map[finding.Kind]*checkRule {
+func Rules() map[finding.Kind]*Rule {
 	checkRulesOnce.Do(func() { checkRulesMap = parseCheckRules(docs.Troubleshooting) })
 	return checkRulesMap
 }
@@ -43,8 +45,8 @@ var (
 )
 
 // parseCheckRules reads the rows of every table in doc.
-func parseCheckRules(doc string) map[finding.Kind]*checkRule {
-	rules := map[finding.Kind]*checkRule{}
+func parseCheckRules(doc string) map[finding.Kind]*Rule {
+	rules := map[finding.Kind]*Rule{}
 	var section, anchor string
 	var header []string
 	lines := strings.Split(doc, "\n")
@@ -54,16 +56,16 @@ func parseCheckRules(doc string) map[finding.Kind]*checkRule {
 			title := strings.TrimLeft(line, "# ")
 			section = strings.ReplaceAll(title, "`", "")
 			if strings.HasPrefix(line, "## ") {
-				anchor = markdownAnchor(title)
+				anchor = MarkdownAnchor(title)
 			}
 			header = nil
 		case !strings.HasPrefix(line, "|"):
 			header = nil
 		case tableSep.MatchString(line):
 		case i+1 < len(lines) && tableSep.MatchString(lines[i+1]):
-			header = tableCells(line)
+			header = TableCells(line)
 		case header != nil:
-			cells := tableCells(line)
+			cells := TableCells(line)
 			for _, m := range backtick.FindAllStringSubmatch(cells[0], -1) {
 				k, ok := finding.Lookup(m[1])
 				if !ok {
@@ -71,7 +73,7 @@ func parseCheckRules(doc string) map[finding.Kind]*checkRule {
 				}
 				r := rules[k]
 				if r == nil {
-					r = &checkRule{kind: k, anchor: anchor}
+					r = &Rule{kind: k, Anchor: anchor}
 					rules[k] = r
 				}
 				r.addRow(section, header, cells)
@@ -82,7 +84,7 @@ func parseCheckRules(doc string) map[finding.Kind]*checkRule {
 }
 
 // addRow adds one table row about the rule's kind.
-func (r *checkRule) addRow(section string, header, cells []string) {
+func (r *Rule) addRow(section string, header, cells []string) {
 	var md, txt strings.Builder
 	md.WriteString("**" + section + "**\n\n")
 	txt.WriteString(section + ":\n")
@@ -93,21 +95,21 @@ func (r *checkRule) addRow(section string, header, cells []string) {
 		}
 		md.WriteString("- *" + h + "*: " + c + "\n")
 		txt.WriteString("  " + h + ": " + plainMarkdown(c) + "\n")
-		if r.full == "" && (h == "what it means" || strings.HasPrefix(h, "what ")) {
-			r.full = plainMarkdown(c)
-			r.short = firstSentence(r.full)
+		if r.Full == "" && (h == "what it means" || strings.HasPrefix(h, "what ")) {
+			r.Full = plainMarkdown(c)
+			r.Short = firstSentence(r.Full)
 		}
 	}
-	if r.markdown != "" {
-		r.markdown += "\n"
-		r.text += "\n"
+	if r.Markdown != "" {
+		r.Markdown += "\n"
+		r.Text += "\n"
 	}
-	r.markdown += md.String()
-	r.text += txt.String()
+	r.Markdown += md.String()
+	r.Text += txt.String()
 }
 
 // tableCells splits a Markdown table row on its unescaped pipes.
-func tableCells(line string) []string {
+func TableCells(line string) []string {
 	line = strings.TrimSpace(line)
 	line = strings.TrimPrefix(strings.TrimSuffix(line, "|"), "|")
 	var cells []string
@@ -142,7 +144,7 @@ func firstSentence(s string) string {
 
 // markdownAnchor is the anchor GitHub gives a heading: lower case,
 // punctuation but '-' dropped, spaces as '-'.
-func markdownAnchor(title string) string {
+func MarkdownAnchor(title string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(title) {
 		switch {

@@ -1,9 +1,11 @@
-package cmd
+package check
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"github.com/kseg/kseg/cmd/check/expect"
+	"github.com/kseg/kseg/cmd/check/rules"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -266,7 +268,7 @@ func checkGitHub(t *testing.T, run *checkReportRun) {
 		if _, err := os.Stat(props["file"]); err != nil && !strings.Contains(props["title"], "unreadable") {
 			t.Errorf("file=%q: %v", props["file"], err)
 		}
-		if !strings.HasPrefix(props["file"], filepath.ToSlash(run.root)) && !strings.HasSuffix(props["file"], checkConfigName) {
+		if !strings.HasPrefix(props["file"], filepath.ToSlash(run.root)) && !strings.HasSuffix(props["file"], expect.ConfigName) {
 			t.Errorf("file=%q is not under %s", props["file"], run.root)
 		}
 		title := strings.Fields(props["title"]) // kseg check: STATUS [KIND] (CHECK…)
@@ -320,14 +322,14 @@ func checkJSONReport(t *testing.T, run *checkReportRun) {
 // and a link to its section there.
 func TestCheckRulesHelpEveryKind(t *testing.T) {
 	t.Parallel()
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "troubleshooting.md"))
+	doc, err := os.ReadFile(filepath.Join(clitest.TestdataDir, "..", "docs", "troubleshooting.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	anchors := map[string]bool{}
 	for _, l := range strings.Split(string(doc), "\n") {
 		if strings.HasPrefix(l, "## ") {
-			anchors[markdownAnchor(strings.TrimPrefix(l, "## "))] = true
+			anchors[rules.MarkdownAnchor(strings.TrimPrefix(l, "## "))] = true
 		}
 	}
 	// The page's own table of contents uses the same anchors.
@@ -336,19 +338,19 @@ func TestCheckRulesHelpEveryKind(t *testing.T) {
 			t.Errorf("anchor %s: not a heading or not linked", a)
 		}
 	}
-	rules := checkRules()
+	help := rules.Rules()
 	for _, k := range finding.Kinds() {
-		r := rules[k]
-		if r == nil || r.full == "" || r.short == "" || !strings.Contains(r.markdown, "*what") || !anchors[r.anchor] {
+		r := help[k]
+		if r == nil || r.Full == "" || r.Short == "" || !strings.Contains(r.Markdown, "*what") || !anchors[r.Anchor] {
 			t.Errorf("%s: no help from docs/troubleshooting.md: %+v", k, r)
 		}
 	}
 	// A row's cells, as written.
-	if r := rules[finding.CRCMismatch]; !strings.Contains(r.markdown, "`LogSegment.recover` → `batch.ensureValid`") ||
-		!strings.Contains(r.text, "LogSegment.recover → batch.ensureValid") || r.anchor != "kseg-dump" {
+	if r := help[finding.CRCMismatch]; !strings.Contains(r.Markdown, "`LogSegment.recover` → `batch.ensureValid`") ||
+		!strings.Contains(r.Text, "LogSegment.recover → batch.ensureValid") || r.Anchor != "kseg-dump" {
 		t.Errorf("crc-mismatch: %+v", r)
 	}
-	if cells := tableCells(`| a \| b | c |`); len(cells) != 2 || cells[0] != "a | b" {
+	if cells := rules.TableCells(`| a \| b | c |`); len(cells) != 2 || cells[0] != "a | b" {
 		t.Errorf("tableCells: %q", cells)
 	}
 }

@@ -1,13 +1,13 @@
-package cmd
+package check
 
 import (
+	"github.com/kseg/kseg/cmd/check/expect"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/rogpeppe/go-internal/testscript"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
@@ -17,7 +17,7 @@ import (
 // ciDoc is docs/ci.md's fenced blocks by language.
 func ciDocBlocks(t *testing.T) map[string][]string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "docs", "ci.md"))
+	b, err := os.ReadFile(filepath.Join(clitest.TestdataDir, "..", "docs", "ci.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,17 +40,14 @@ func ciDocBlocks(t *testing.T) map[string][]string {
 // ksegCheckArgs are the arguments of every "kseg check" command in s.
 var ksegCheckLine = regexp.MustCompile(`kseg check[^'"\n#]*`)
 
-// checkFlagsParse fails unless args parse with kseg check's own flags.
+// checkFlagsParse fails unless args parse with kseg check's own flags
+// (and the tree's global ones): with --help added, the tree parses them
+// and prints the help instead of running the check.
 func checkFlagsParse(t *testing.T, where, line string) {
 	t.Helper()
 	words := strings.Fields(strings.TrimPrefix(line, "kseg check"))
-	root := NewRootCmd(&ui.Streams{})
-	c, _, err := root.Find([]string{"check"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.ParseFlags(words); err != nil {
-		t.Errorf("%s: %q: %v", where, line, err)
+	if r := clitest.Run(append(append([]string{"check"}, words...), "--help")...); r.Code != ui.ExitOK {
+		t.Errorf("%s: %q: exit %d: %s", where, line, r.Code, r.Stderr)
 	}
 }
 
@@ -142,11 +139,11 @@ func checkDocConfigLoads(t *testing.T, y string) {
 		t.Fatal(err)
 	}
 	p := writeCheckConfig(t, dir, y)
-	cfg, err := loadCheckConfig(p)
+	cfg, err := expect.Load(p)
 	if err != nil {
 		t.Fatalf("docs/ci.md's expectations file: %v", err)
 	}
-	if len(cfg.entries) != 4 || cfg.failOn.String() != "warning" || len(cfg.entries[3].edges) != 1 {
+	if len(cfg.Entries) != 4 || cfg.FailOn.String() != "warning" || len(cfg.Entries[3].Edges) != 1 {
 		t.Errorf("docs/ci.md's expectations file reads as %+v", cfg)
 	}
 	// The error the page shows is the one kseg gives.
@@ -219,7 +216,7 @@ func checkActionInputs(t *testing.T, with any) {
 func actionInputs(t *testing.T) map[string]any {
 	t.Helper()
 	var a map[string]any
-	b, err := os.ReadFile(filepath.Join("..", ".ci", "action", "action.yml"))
+	b, err := os.ReadFile(filepath.Join(clitest.TestdataDir, "..", ".ci", "action", "action.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +232,7 @@ func actionInputs(t *testing.T) map[string]any {
 // runs kseg check.
 func TestCIActionAndHooks(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join("..", ".ci", "action", "action.yml"))
+	b, err := os.ReadFile(filepath.Join(clitest.TestdataDir, "..", ".ci", "action", "action.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +269,7 @@ func TestCIActionAndHooks(t *testing.T) {
 		}
 	}
 	var hooks []map[string]any
-	hb, err := os.ReadFile(filepath.Join("..", ".pre-commit-hooks.yaml"))
+	hb, err := os.ReadFile(filepath.Join(clitest.TestdataDir, "..", ".pre-commit-hooks.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,25 +289,4 @@ func TestCIActionAndHooks(t *testing.T) {
 	if files.MatchString("README.md") {
 		t.Errorf("the hook runs for README.md")
 	}
-}
-
-// TestScriptCIDoc runs the console examples of docs/ci.md as the README's
-// are run (TestScriptReadme).
-func TestScriptCIDoc(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "docs", "ci.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	script, n, err := docScript("docs/ci.md", string(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n < 2 {
-		t.Fatalf("docs/ci.md shows %d kseg commands", n)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "ci.txtar"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	testscript.Run(t, scriptParams(t, dir))
 }

@@ -1,8 +1,9 @@
-package cmd
+package check
 
 import (
 	"bufio"
 	"fmt"
+	"github.com/kseg/kseg/cmd/check/expect"
 	"io"
 	"os"
 	"path/filepath"
@@ -99,7 +100,7 @@ func (it *checkItem) where(c *checkCase) (path string, detail []string) {
 
 // headline is an item in one line, without its location: what a failure
 // or an annotation says first.
-func (it *checkItem) headline(cfg *checkConfig) string {
+func (it *checkItem) headline(cfg *expect.Config) string {
 	if it.status == statusMissing {
 		return "missing " + it.inst.describe(cfg) + ": expected, not found"
 	}
@@ -117,8 +118,8 @@ func (it *checkItem) headline(cfg *checkConfig) string {
 }
 
 // configLocation is where a missing expectation is written.
-func (it *checkItem) configLocation(cfg *checkConfig) string {
-	return fmt.Sprintf("%s:%d:%d", cfg.file, it.inst.exp.line, it.inst.exp.col)
+func (it *checkItem) configLocation(cfg *expect.Config) string {
+	return fmt.Sprintf("%s:%d:%d", cfg.File, it.inst.exp.Line, it.inst.exp.Col)
 }
 
 // slashPath is p with forward slashes, as SARIF URIs and JUnit file

@@ -1,4 +1,7 @@
-package cmd
+// Package expect is kseg check's expectations file, kseg-check.yaml
+// (docs/ci.md): read strictly, with its node tree kept for
+// --write-baseline.
+package expect
 
 import (
 	"errors"
@@ -41,71 +44,71 @@ import (
 // column. The node tree is kept, so that --write-baseline can rewrite the
 // expectations and leave everything else — comments included — as it was.
 
-// checkConfigName is the file kseg check looks for.
-const checkConfigName = "kseg-check.yaml"
+// ConfigName is the file kseg check looks for.
+const ConfigName = "kseg-check.yaml"
 
-// checkConfig is a parsed expectations file (or the defaults, without
+// Config is a parsed expectations file (or the defaults, without
 // one: file "", dir the working directory).
-type checkConfig struct {
-	file    string // as found or given; "" without one
-	dir     string // its directory, absolute: paths are relative to it
+type Config struct {
+	File    string // as found or given; "" without one
+	Dir     string // its directory, absolute: paths are relative to it
 	cwd     string // the working directory, which reports are relative to
-	failOn  finding.Severity
-	ignore  []finding.Kind
-	deep    bool
-	entries []*checkEntry
+	FailOn  finding.Severity
+	Ignore  []finding.Kind
+	Deep    bool
+	Entries []*Entry
 
-	doc   *yaml.Node // the document, for --write-baseline
-	paths *yaml.Node // the sequence under paths: (nil when absent)
+	Doc   *yaml.Node // the document, for --write-baseline
+	Paths *yaml.Node // the sequence under paths: (nil when absent)
 }
 
-// checkEntry is one item of paths:.
-type checkEntry struct {
+// Entry is one item of paths:.
+type Entry struct {
 	line, col int
-	path      string   // as written
-	matches   []string // what it names: absolute directories (a glob's matches, sorted)
-	expect    []*checkExpect
-	ignore    []finding.Kind
-	failOn    finding.Severity // 0: inherited
-	deep      *bool
-	edges     []checkEdge
-	node      *yaml.Node // its mapping
+	Path      string   // as written
+	Matches   []string // what it names: absolute directories (a glob's matches, sorted)
+	Expect    []*Expect
+	Ignore    []finding.Kind
+	FailOn    finding.Severity // 0: inherited
+	Deep      *bool
+	Edges     []checkEdge
+	Node      *yaml.Node // its mapping
 }
 
-// checkExpect is one item of expect:. Position, Offset and Count are -1
+// Expect is one item of expect:. Position, Offset and Count are -1
 // when not given.
-type checkExpect struct {
-	line, col int
-	kind      finding.Kind
-	file      string // relative to the entry's path, slash-separated as written
-	position  int64
-	offset    int64
-	subject   string
-	count     int64
-	node      *yaml.Node
+type Expect struct {
+	Line, Col int
+	Kind      finding.Kind
+	File      string // relative to the entry's path, slash-separated as written
+	Position  int64
+	Offset    int64
+	Subject   string
+	Count     int64
+	Node      *yaml.Node
 }
 
 // checkEdge is one item of edges:.
 type checkEdge struct {
 	line, col      int
-	upstream, down string // relative to the entry's path
+	Upstream, Down string // relative to the entry's path
 }
 
 // configError is a usage error at a node of the file.
-func (c *checkConfig) errorf(n *yaml.Node, format string, args ...any) error {
-	return ui.UsageErrorf("%s:%d:%d: %s", c.file, n.Line, n.Column, fmt.Sprintf(format, args...))
+func (c *Config) errorf(n *yaml.Node, format string, args ...any) error {
+	return ui.UsageErrorf("%s:%d:%d: %s", c.File, n.Line, n.Column, fmt.Sprintf(format, args...))
 }
 
-// findCheckConfig looks for kseg-check.yaml in dir and every directory
+// Find looks for kseg-check.yaml in dir and every directory
 // above it, as golangci-lint looks for .golangci.yml; "" when there is
 // none.
-func findCheckConfig(dir string) (string, error) {
+func Find(dir string) (string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
 	}
 	for {
-		p := filepath.Join(dir, checkConfigName)
+		p := filepath.Join(dir, ConfigName)
 		st, err := os.Stat(p)
 		switch {
 		case err == nil && !st.IsDir():
@@ -121,19 +124,19 @@ func findCheckConfig(dir string) (string, error) {
 	}
 }
 
-// defaultCheckConfig is the configuration without a file: paths are
+// Default is the configuration without a file: paths are
 // relative to the working directory, findings of severity error fail.
-func defaultCheckConfig() (*checkConfig, error) {
+func Default() (*Config, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return nil, inputs.IOError(err)
 	}
-	return &checkConfig{dir: wd, cwd: wd, failOn: finding.Error}, nil
+	return &Config{Dir: wd, cwd: wd, FailOn: finding.Error}, nil
 }
 
 // display is an absolute path as reports show it: relative to the working
 // directory.
-func (c *checkConfig) display(abs string) string {
+func (c *Config) Display(abs string) string {
 	if rel, err := filepath.Rel(c.cwd, abs); err == nil {
 		return rel
 	}
@@ -141,15 +144,15 @@ func (c *checkConfig) display(abs string) string {
 }
 
 // displayFile names the expectations file in reports.
-func (c *checkConfig) displayFile() string {
-	if c.file == "" {
-		return "no " + checkConfigName
+func (c *Config) DisplayFile() string {
+	if c.File == "" {
+		return "no " + ConfigName
 	}
-	return c.file
+	return c.File
 }
 
-// loadCheckConfig reads and checks the expectations file at path.
-func loadCheckConfig(path string) (*checkConfig, error) {
+// Load reads and checks the expectations file at path.
+func Load(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, inputs.IOError(err)
@@ -158,16 +161,16 @@ func loadCheckConfig(path string) (*checkConfig, error) {
 	if err != nil {
 		return nil, inputs.IOError(err)
 	}
-	c, err := defaultCheckConfig()
+	c, err := Default()
 	if err != nil {
 		return nil, err
 	}
-	c.file, c.dir = path, filepath.Dir(abs)
+	c.File, c.Dir = path, filepath.Dir(abs)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		return nil, ui.UsageErrorf("%s: %v", path, err)
 	}
-	c.doc = &doc
+	c.Doc = &doc
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return c, nil // an empty file: the defaults
 	}
@@ -190,22 +193,22 @@ func loadCheckConfig(path string) (*checkConfig, error) {
 				return c.errorf(v, "version must be 1")
 			}
 		case "fail-on":
-			return c.severity(v, &c.failOn)
+			return c.severity(v, &c.FailOn)
 		case "ignore":
-			return c.kinds(v, &c.ignore)
+			return c.kinds(v, &c.Ignore)
 		case "deep":
-			return c.boolean(v, &c.deep)
+			return c.boolean(v, &c.Deep)
 		case "paths":
 			if v.Kind != yaml.SequenceNode {
 				return c.errorf(v, "paths must be a list of path entries")
 			}
-			c.paths = v
+			c.Paths = v
 			for _, item := range v.Content {
 				e, err := c.entry(item)
 				if err != nil {
 					return err
 				}
-				c.entries = append(c.entries, e)
+				c.Entries = append(c.Entries, e)
 			}
 		}
 		return nil
@@ -217,22 +220,22 @@ func loadCheckConfig(path string) (*checkConfig, error) {
 }
 
 // root sets the directory paths are relative to.
-func (c *checkConfig) root(n *yaml.Node) error {
+func (c *Config) root(n *yaml.Node) error {
 	r, err := c.str(n, "root")
 	if err != nil {
 		return err
 	}
-	dir := c.join(c.dir, r)
+	dir := c.join(c.Dir, r)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return c.errorf(n, "root %q is not a directory", r)
 	}
-	c.dir = dir
+	c.Dir = dir
 	return nil
 }
 
 // join is p, a path of the file (slash-separated), relative to dir
 // unless it is absolute.
-func (c *checkConfig) join(dir, p string) string {
+func (c *Config) join(dir, p string) string {
 	p = filepath.FromSlash(p)
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
@@ -242,7 +245,7 @@ func (c *checkConfig) join(dir, p string) string {
 
 // mapping calls fn for each key of n, a mapping whose keys must be among
 // known.
-func (c *checkConfig) mapping(n *yaml.Node, what string, known []string, fn func(key string, v *yaml.Node) error) error {
+func (c *Config) mapping(n *yaml.Node, what string, known []string, fn func(key string, v *yaml.Node) error) error {
 	if n.Kind != yaml.MappingNode {
 		return c.errorf(n, "%s must be a mapping (keys: %s)", what, strings.Join(known, ", "))
 	}
@@ -258,14 +261,14 @@ func (c *checkConfig) mapping(n *yaml.Node, what string, known []string, fn func
 	return nil
 }
 
-func (c *checkConfig) str(n *yaml.Node, key string) (string, error) {
+func (c *Config) str(n *yaml.Node, key string) (string, error) {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" || n.Value == "" {
 		return "", c.errorf(n, "%s must be a non-empty string", key)
 	}
 	return n.Value, nil
 }
 
-func (c *checkConfig) integer(n *yaml.Node, key string) (int64, error) {
+func (c *Config) integer(n *yaml.Node, key string) (int64, error) {
 	var v int64
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&v) != nil || v < 0 {
 		return 0, c.errorf(n, "%s must be a whole number, 0 or more", key)
@@ -273,14 +276,14 @@ func (c *checkConfig) integer(n *yaml.Node, key string) (int64, error) {
 	return v, nil
 }
 
-func (c *checkConfig) boolean(n *yaml.Node, p *bool) error {
+func (c *Config) boolean(n *yaml.Node, p *bool) error {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" || n.Decode(p) != nil {
 		return c.errorf(n, "deep must be true or false")
 	}
 	return nil
 }
 
-func (c *checkConfig) severity(n *yaml.Node, p *finding.Severity) error {
+func (c *Config) severity(n *yaml.Node, p *finding.Severity) error {
 	if n.Kind == yaml.ScalarNode {
 		for _, s := range []finding.Severity{finding.Error, finding.Warning, finding.Info} {
 			if n.Value == s.String() {
@@ -292,7 +295,7 @@ func (c *checkConfig) severity(n *yaml.Node, p *finding.Severity) error {
 	return c.errorf(n, "fail-on must be error, warning or info")
 }
 
-func (c *checkConfig) kind(n *yaml.Node) (finding.Kind, error) {
+func (c *Config) kind(n *yaml.Node) (finding.Kind, error) {
 	if n.Kind == yaml.ScalarNode {
 		if k, ok := finding.Lookup(n.Value); ok {
 			return k, nil
@@ -301,7 +304,7 @@ func (c *checkConfig) kind(n *yaml.Node) (finding.Kind, error) {
 	return 0, c.errorf(n, "%q is no finding kind (docs/troubleshooting.md lists them)", n.Value)
 }
 
-func (c *checkConfig) kinds(n *yaml.Node, p *[]finding.Kind) error {
+func (c *Config) kinds(n *yaml.Node, p *[]finding.Kind) error {
 	if n.Kind != yaml.SequenceNode {
 		return c.errorf(n, "ignore must be a list of finding kinds")
 	}
@@ -316,16 +319,16 @@ func (c *checkConfig) kinds(n *yaml.Node, p *[]finding.Kind) error {
 }
 
 // entry reads one item of paths: and resolves its path.
-func (c *checkConfig) entry(n *yaml.Node) (*checkEntry, error) {
-	e := &checkEntry{line: n.Line, col: n.Column, node: n}
+func (c *Config) entry(n *yaml.Node) (*Entry, error) {
+	e := &Entry{line: n.Line, col: n.Column, Node: n}
 	var expect, edges *yaml.Node
 	err := c.mapping(n, "a path entry", []string{"path", "expect", "ignore", "fail-on", "deep", "edges"}, func(key string, v *yaml.Node) error {
 		var err error
 		switch key {
 		case "path":
-			e.path, err = c.str(v, "path")
+			e.Path, err = c.str(v, "path")
 			if err == nil {
-				e.matches, err = c.resolve(v, e.path)
+				e.Matches, err = c.resolve(v, e.Path)
 			}
 		case "expect":
 			if v.Kind != yaml.SequenceNode {
@@ -333,13 +336,13 @@ func (c *checkConfig) entry(n *yaml.Node) (*checkEntry, error) {
 			}
 			expect = v
 		case "ignore":
-			err = c.kinds(v, &e.ignore)
+			err = c.kinds(v, &e.Ignore)
 		case "fail-on":
-			err = c.severity(v, &e.failOn)
+			err = c.severity(v, &e.FailOn)
 		case "deep":
 			var d bool
 			if err = c.boolean(v, &d); err == nil {
-				e.deep = &d
+				e.Deep = &d
 			}
 		case "edges":
 			if v.Kind != yaml.SequenceNode {
@@ -352,7 +355,7 @@ func (c *checkConfig) entry(n *yaml.Node) (*checkEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.path == "" {
+	if e.Path == "" {
 		return nil, c.errorf(n, "a path entry needs a path")
 	}
 	if expect != nil {
@@ -361,7 +364,7 @@ func (c *checkConfig) entry(n *yaml.Node) (*checkEntry, error) {
 			if err != nil {
 				return nil, err
 			}
-			e.expect = append(e.expect, x)
+			e.Expect = append(e.Expect, x)
 		}
 	}
 	if edges != nil {
@@ -370,20 +373,20 @@ func (c *checkConfig) entry(n *yaml.Node) (*checkEntry, error) {
 			if err != nil {
 				return nil, err
 			}
-			e.edges = append(e.edges, ed)
+			e.Edges = append(e.Edges, ed)
 		}
 	}
 	return e, nil
 }
 
 // isGlob reports a path with filepath.Match's special characters.
-func isGlob(p string) bool { return strings.ContainsAny(p, "*?[") }
+func IsGlob(p string) bool { return strings.ContainsAny(p, "*?[") }
 
 // resolve is what an entry's path names: the directory, or the
 // directories a glob matches, which must exist.
-func (c *checkConfig) resolve(n *yaml.Node, p string) ([]string, error) {
-	full := c.join(c.dir, p)
-	if isGlob(p) {
+func (c *Config) resolve(n *yaml.Node, p string) ([]string, error) {
+	full := c.join(c.Dir, p)
+	if IsGlob(p) {
 		ms, err := filepath.Glob(full)
 		if err != nil {
 			return nil, c.errorf(n, "path %q: %v", p, err)
@@ -411,29 +414,29 @@ func (c *checkConfig) resolve(n *yaml.Node, p string) ([]string, error) {
 }
 
 // expectation reads one item of expect:.
-func (c *checkConfig) expectation(e *checkEntry, n *yaml.Node) (*checkExpect, error) {
-	x := &checkExpect{line: n.Line, col: n.Column, position: -1, offset: -1, count: -1, node: n}
+func (c *Config) expectation(e *Entry, n *yaml.Node) (*Expect, error) {
+	x := &Expect{Line: n.Line, Col: n.Column, Position: -1, Offset: -1, Count: -1, Node: n}
 	err := c.mapping(n, "an expected finding", []string{"kind", "file", "position", "offset", "subject", "count"}, func(key string, v *yaml.Node) error {
 		var err error
 		switch key {
 		case "kind":
-			x.kind, err = c.kind(v)
+			x.Kind, err = c.kind(v)
 		case "file":
-			if x.file, err = c.str(v, "file"); err == nil {
-				for _, m := range e.matches {
-					if _, serr := os.Stat(filepath.Join(m, filepath.FromSlash(x.file))); serr != nil {
-						return c.errorf(v, "file %q: %v", filepath.Join(m, filepath.FromSlash(x.file)), errors.Unwrap(serr))
+			if x.File, err = c.str(v, "file"); err == nil {
+				for _, m := range e.Matches {
+					if _, serr := os.Stat(filepath.Join(m, filepath.FromSlash(x.File))); serr != nil {
+						return c.errorf(v, "file %q: %v", filepath.Join(m, filepath.FromSlash(x.File)), errors.Unwrap(serr))
 					}
 				}
 			}
 		case "position":
-			x.position, err = c.integer(v, "position")
+			x.Position, err = c.integer(v, "position")
 		case "offset":
-			x.offset, err = c.integer(v, "offset")
+			x.Offset, err = c.integer(v, "offset")
 		case "subject":
-			x.subject, err = c.str(v, "subject")
+			x.Subject, err = c.str(v, "subject")
 		case "count":
-			if x.count, err = c.integer(v, "count"); err == nil && x.count == 0 {
+			if x.Count, err = c.integer(v, "count"); err == nil && x.Count == 0 {
 				err = c.errorf(v, "count must be 1 or more (a finding that must not be there is any finding not expected)")
 			}
 		}
@@ -442,37 +445,48 @@ func (c *checkConfig) expectation(e *checkEntry, n *yaml.Node) (*checkExpect, er
 	if err != nil {
 		return nil, err
 	}
-	if x.kind == 0 {
+	if x.Kind == 0 {
 		return nil, c.errorf(n, "an expected finding needs a kind")
 	}
 	return x, nil
 }
 
 // edge reads one item of edges:.
-func (c *checkConfig) edge(e *checkEntry, n *yaml.Node) (checkEdge, error) {
+func (c *Config) edge(e *Entry, n *yaml.Node) (checkEdge, error) {
 	ed := checkEdge{line: n.Line, col: n.Column}
 	err := c.mapping(n, "an edge", []string{"upstream", "downstream"}, func(key string, v *yaml.Node) error {
 		s, err := c.str(v, key)
 		if err != nil {
 			return err
 		}
-		for _, m := range e.matches {
+		for _, m := range e.Matches {
 			if st, serr := os.Stat(filepath.Join(m, filepath.FromSlash(s))); serr != nil || !st.IsDir() {
 				return c.errorf(v, "%s %q is not a directory under %s", key, s, m)
 			}
 		}
 		if key == "upstream" {
-			ed.upstream = s
+			ed.Upstream = s
 		} else {
-			ed.down = s
+			ed.Down = s
 		}
 		return nil
 	})
 	if err != nil {
 		return ed, err
 	}
-	if ed.upstream == "" || ed.down == "" {
+	if ed.Upstream == "" || ed.Down == "" {
 		return ed, c.errorf(n, "an edge needs an upstream and a downstream")
 	}
 	return ed, nil
+}
+
+// LiteralEntry is the node of the entry whose path (not a glob) is dir.
+func (c *Config) LiteralEntry(dir string) *yaml.Node {
+	for i := len(c.Entries) - 1; i >= 0; i-- {
+		e := c.Entries[i]
+		if !IsGlob(e.Path) && len(e.Matches) == 1 && e.Matches[0] == dir {
+			return e.Node
+		}
+	}
+	return nil
 }

@@ -1,19 +1,17 @@
-package cmd
+package check
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/kseg/kseg/cmd/check/tree"
 	"math"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/cmd/internal/brokerview"
@@ -113,9 +111,9 @@ func (c *checkCase) name() string {
 type checkEngine struct {
 	jobs int
 	// deep reports whether a unit's records are decoded (--deep).
-	deep       func(abs string) bool
-	scanOpts   [2]*scan.Options // without and with --deep
-	replayOpts *replayPSMOptions
+	deep      func(abs string) bool
+	scanOpts  [2]*scan.Options // without and with --deep
+	snapshots SnapshotCheck
 	// unitDone, when set, is called after each unit (the progress line).
 	unitDone func()
 	// logDirs reads each log directory's checkpoints once for all its
@@ -125,7 +123,7 @@ type checkEngine struct {
 
 // newCheckEngine builds the engine's options as the commands' own flags
 // build them, so that check runs exactly what they run.
-func newCheckEngine(jobs int, deep func(string) bool, maxDecompressed int64) (*checkEngine, error) {
+func newCheckEngine(jobs int, deep func(string) bool, maxDecompressed int64, snapshots NewSnapshotCheck) (*checkEngine, error) {
 	e := &checkEngine{jobs: ui.ResolveJobs(jobs), deep: deep, logDirs: segment.NewLogDirCache()}
 	// One budget of decompressed bytes for every partition checked at once.
 	budget := scan.NewBudget(maxDecompressed)
@@ -142,25 +140,31 @@ func newCheckEngine(jobs int, deep func(string) bool, maxDecompressed int64) (*c
 		o.LogDirs, o.Budget = e.logDirs, budget
 		e.scanOpts[i] = &o
 	}
-	ro := &replayPSMOptions{}
-	c := &cobra.Command{}
-	ro.AddFlags(c)
-	// dump has checked every CRC: the replay only frames the batches.
-	if err := c.Flags().Parse([]string{"--check-snapshots", "--no-verify-crc"}); err != nil {
+	var err error
+	if e.snapshots, err = snapshots(e.logDirs); err != nil {
 		return nil, err
 	}
-	if err := ro.Validate(c, []string{"."}); err != nil {
-		return nil, err
-	}
-	ro.logDirs = e.logDirs
-	e.replayOpts = ro
 	return e, nil
 }
 
+// SnapshotCheck is the producer-state check check runs on each partition:
+// replay-psm --check-snapshots --no-verify-crc (the engine's walk has
+// checked every CRC by then), over the batches the walk recorded. Its
+// Anomalies are what replay-psm reports of the partition; the warnings it
+// prints (a log directory checkpoint that does not parse) are check's
+// checkpoints findings, and are not among them.
+type SnapshotCheck interface {
+	Anomalies(pd *segment.PartitionDir, walk *psm.Walk) ([]finding.Finding, error)
+}
+
+// NewSnapshotCheck builds a run's SnapshotCheck, the log directories'
+// checkpoints read once through logDirs.
+type NewSnapshotCheck func(logDirs *segment.LogDirCache) (SnapshotCheck, error)
+
 // checkUnit is one unit of work: a partition, a log directory or an edge.
 type checkUnit struct {
-	part *checkPartition
-	ld   *checkLogDir
+	part *tree.Partition
+	ld   *tree.LogDir
 	edge *checkEdgeRun
 	// walkErr is a directory the walk could not read: a failing case as
 	// it is.
@@ -247,19 +251,19 @@ func timed(c *checkCase, fn func()) {
 }
 
 // partition runs the three checks of one partition directory.
-func (e *checkEngine) partition(ctx context.Context, p *checkPartition, walk *psm.Walk) []checkCase {
-	seg := checkCase{unit: p.path, abs: p.abs, check: checkSegments}
-	ps := checkCase{unit: p.path, abs: p.abs, check: checkProducerState}
-	pe := checkCase{unit: p.path, abs: p.abs, check: checkPendingEdit}
+func (e *checkEngine) partition(ctx context.Context, p *tree.Partition, walk *psm.Walk) []checkCase {
+	seg := checkCase{unit: p.Path, abs: p.Abs, check: checkSegments}
+	ps := checkCase{unit: p.Path, abs: p.Abs, check: checkProducerState}
+	pe := checkCase{unit: p.Path, abs: p.Abs, check: checkPendingEdit}
 	// The directory is listed once, for every check.
 	var pd *segment.PartitionDir
 	timed(&seg, func() {
 		var err error
-		if pd, err = e.logDirs.OpenPartitionDir(p.path); err != nil {
+		if pd, err = e.logDirs.OpenPartitionDir(p.Path); err != nil {
 			seg.err = err
 			return
 		}
-		seg.findings, seg.err = e.dumpFiles(ctx, scan.PartitionFiles(pd), e.deep(p.abs), walk, pd)
+		seg.findings, seg.err = e.dumpFiles(ctx, scan.PartitionFiles(pd), e.deep(p.Abs), walk, pd)
 	})
 	if seg.err != nil {
 		why := "not run: the partition could not be read"
@@ -270,8 +274,8 @@ func (e *checkEngine) partition(ctx context.Context, p *checkPartition, walk *ps
 	seg.findings = slices.DeleteFunc(seg.findings, func(f finding.Finding) bool { return f.Kind == finding.PendingEdit })
 	timed(&ps, func() { e.producerState(&ps, pd, walk) })
 	timed(&pe, func() {
-		if f, ok := edit.PendingFinding(p.path); ok {
-			f.PartitionDir = p.path
+		if f, ok := edit.PendingFinding(p.Path); ok {
+			f.PartitionDir = p.Path
 			pe.findings = append(pe.findings, f)
 		}
 	})
@@ -310,23 +314,18 @@ func (e *checkEngine) dumpFiles(ctx context.Context, files []scan.File, deep boo
 }
 
 // producerState replays the partition as replay-psm --check-snapshots
-// does (replayPartition), without the kinds segments reports.
+// does (SnapshotCheck), without the kinds segments reports.
 func (e *checkEngine) producerState(c *checkCase, pd *segment.PartitionDir, walk *psm.Walk) {
 	if !inputs.HasLogSegment(pd) {
 		c.skip = "no .log segment: no producer state"
 		return
 	}
-	// The warnings replayPartition prints (a log directory checkpoint
-	// that does not parse) are the checkpoints check's findings.
-	s := &ui.Streams{Out: io.Discard, Err: io.Discard, Env: func(string) (string, bool) { return "", false }}
-	ro := *e.replayOpts
-	ro.psm.Walk = walk
-	v, err := replayPartitionDir(s, &ro, pd)
+	anomalies, err := e.snapshots.Anomalies(pd, walk)
 	if err != nil {
 		c.err = err
 		return
 	}
-	for _, f := range v.Result.Anomalies {
+	for _, f := range anomalies {
 		if slices.Contains(checkDumpKinds, f.Kind) {
 			continue
 		}
@@ -364,10 +363,10 @@ func locateOffset(pd *segment.PartitionDir, f finding.Finding) string {
 
 // logDir runs a log directory's checks: its own files, and the views its
 // internal topics call for.
-func (e *checkEngine) logDir(ctx context.Context, ld *checkLogDir) []checkCase {
-	cp := checkCase{unit: ld.path, abs: ld.abs, check: checkCheckpoints}
+func (e *checkEngine) logDir(ctx context.Context, ld *tree.LogDir) []checkCase {
+	cp := checkCase{unit: ld.Path, abs: ld.Abs, check: checkCheckpoints}
 	timed(&cp, func() {
-		l, err := segment.OpenLogDir(ld.path)
+		l, err := segment.OpenLogDir(ld.Path)
 		if err != nil {
 			cp.err = err
 			return
@@ -419,13 +418,13 @@ func (e *checkEngine) logDir(ctx context.Context, ld *checkLogDir) []checkCase {
 	var inv *cluster.Inventory
 	var invErr error
 	for _, v := range views {
-		if !ld.topics[v.topic] {
+		if !ld.Topics[v.topic] {
 			continue
 		}
-		c := checkCase{unit: ld.path, abs: ld.abs, check: v.check}
+		c := checkCase{unit: ld.Path, abs: ld.Abs, check: v.check}
 		timed(&c, func() {
 			if inv == nil && invErr == nil {
-				inv, invErr = cluster.OpenInventory([]string{ld.path})
+				inv, invErr = cluster.OpenInventory([]string{ld.Path})
 			}
 			if invErr != nil {
 				c.err = invErr

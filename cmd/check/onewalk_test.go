@@ -1,8 +1,9 @@
-package cmd
+package check
 
 import (
 	"context"
 	"fmt"
+	"github.com/kseg/kseg/cmd/check/tree"
 	"github.com/kseg/kseg/cmd/dump"
 	"github.com/spf13/cobra"
 	"path/filepath"
@@ -31,12 +32,12 @@ func TestCheckOneWalkIsTheCommands(t *testing.T) {
 	t.Parallel()
 	var dirs []string
 	for _, sub := range []string{"partitions", "broken", "logdirs", "mm2"} {
-		tree, err := walkCheckPaths([]string{filepath.Join(clitest.TestdataDir, sub)})
+		walked, err := tree.Walk([]string{filepath.Join(clitest.TestdataDir, sub)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range tree.partitions {
-			dirs = append(dirs, p.path)
+		for _, p := range walked.Partitions {
+			dirs = append(dirs, p.Path)
 		}
 	}
 	c, err := segtest.NewCorpus(filepath.Join(clitest.TestdataDir, "partitions"))
@@ -58,7 +59,7 @@ func TestCheckOneWalkIsTheCommands(t *testing.T) {
 		}
 		dirs = append(dirs, dir)
 	}
-	e, err := newCheckEngine(1, func(string) bool { return true }, segtest.CorpusMaxDecompressed)
+	e, err := newCheckEngine(1, func(string) bool { return true }, segtest.CorpusMaxDecompressed, *TestSnapshots)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func findingList(fs []finding.Finding) string {
 func TestCheckWalkBudget(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(clitest.TestdataDir, "partitions", "orders-0")
-	e, err := newCheckEngine(1, func(string) bool { return false }, 1<<20)
+	e, err := newCheckEngine(1, func(string) bool { return false }, 1<<20, *TestSnapshots)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestCheckWalkBudget(t *testing.T) {
 // engine's options of dump --verify-index --index-sanity-check
 // --max-decompressed-bytes N [--deep], built by dump's own flags.
 func TestCheckRunsDumpsOptions(t *testing.T) {
-	e, err := newCheckEngine(1, func(string) bool { return false }, 1<<20)
+	e, err := newCheckEngine(1, func(string) bool { return false }, 1<<20, *TestSnapshots)
 	if err != nil {
 		t.Fatal(err)
 	}

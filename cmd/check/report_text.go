@@ -1,4 +1,4 @@
-package cmd
+package check
 
 import (
 	"fmt"
@@ -78,7 +78,7 @@ func renderCheckTable(w io.Writer, rc *checkReportContext, r *checkResult) error
 			}
 			if it.status == statusMissing {
 				x := it.inst.exp
-				rows = append(rows, []string{it.status, x.kind.String(), x.kind.Severity().String(), c.check,
+				rows = append(rows, []string{it.status, x.Kind.String(), x.Kind.Severity().String(), c.check,
 					ui.Esc(it.configLocation(r.cfg)), ui.Esc(it.inst.describe(r.cfg))})
 				continue
 			}

@@ -1,4 +1,4 @@
-package cmd
+package check
 
 import (
 	"github.com/kseg/kseg/decode"

@@ -1,4 +1,6 @@
-package cmd
+// Package tree is what kseg check walks: the partition directories and
+// log directories under its PATHs, and the directories it could not read.
+package tree
 
 import (
 	"errors"
@@ -32,36 +34,36 @@ import (
 
 // checkTree is what the walk found, in walk order (PATH by PATH, each in
 // lexical order): partitions, and the log directories holding them.
-type checkTree struct {
+type Tree struct {
 	roots      []string // the PATHs, absolute and clean
-	partitions []checkPartition
-	logDirs    []*checkLogDir
+	Partitions []Partition
+	LogDirs    []*LogDir
 	// unreadable are directories the walk could not list whose name is no
 	// partition's (a partition's name makes it a partition, unread).
-	unreadable []checkWalkError
+	Unreadable []WalkError
 }
 
 // checkPartition is one partition directory.
-type checkPartition struct {
-	path string // as walked: the PATH joined with the rest
-	abs  string
+type Partition struct {
+	Path string // as walked: the PATH joined with the rest
+	Abs  string
 	// logDir indexes tree.logDirs when the parent is inside a PATH, else
 	// -1.
-	logDir int
+	LogDir int
 }
 
 // checkLogDir is a directory that holds partitions.
-type checkLogDir struct {
-	path, abs  string
+type LogDir struct {
+	Path, Abs  string
 	partitions []int
 	// topics are the internal topics among its partitions, which decide
 	// the whole-broker views run on it (groups, txns, metadata).
-	topics map[string]bool
+	Topics map[string]bool
 }
 
-type checkWalkError struct {
-	path string
-	err  error
+type WalkError struct {
+	Path string
+	Err  error
 }
 
 // isPartitionFile reports a file name that only a partition directory
@@ -85,8 +87,8 @@ func isPartitionFile(name string) bool {
 // walkCheckPaths walks the PATHs. A PATH that cannot be read is an
 // operational error (exit 1), a file a usage error (exit 2), as every
 // command takes its inputs (inputs.go).
-func walkCheckPaths(paths []string) (*checkTree, error) {
-	t := &checkTree{}
+func Walk(paths []string) (*Tree, error) {
+	t := &Tree{}
 	seen := map[string]bool{}
 	logDirs := map[string]int{}
 	for _, p := range paths {
@@ -109,7 +111,7 @@ func walkCheckPaths(paths []string) (*checkTree, error) {
 	return t, nil
 }
 
-func (t *checkTree) walk(root, rootAbs string, seen map[string]bool, logDirs map[string]int) error {
+func (t *Tree) walk(root, rootAbs string, seen map[string]bool, logDirs map[string]int) error {
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if d != nil && !d.IsDir() {
 			return nil
@@ -135,7 +137,7 @@ func (t *checkTree) walk(root, rootAbs string, seen map[string]bool, logDirs map
 			if named {
 				t.addPartition(p, abs, logDirs)
 			} else {
-				t.unreadable = append(t.unreadable, checkWalkError{p, err})
+				t.Unreadable = append(t.Unreadable, WalkError{p, err})
 			}
 			return filepath.SkipDir
 		}
@@ -161,33 +163,33 @@ func (t *checkTree) walk(root, rootAbs string, seen map[string]bool, logDirs map
 
 // addPartition records a partition and, when its parent lies inside a
 // PATH, that log directory.
-func (t *checkTree) addPartition(p, abs string, logDirs map[string]int) {
-	cp := checkPartition{path: p, abs: abs, logDir: -1}
+func (t *Tree) addPartition(p, abs string, logDirs map[string]int) {
+	cp := Partition{Path: p, Abs: abs, LogDir: -1}
 	parentAbs := filepath.Dir(abs)
-	if t.inside(parentAbs) {
+	if t.Inside(parentAbs) {
 		i, ok := logDirs[parentAbs]
 		if !ok {
-			i = len(t.logDirs)
+			i = len(t.LogDirs)
 			logDirs[parentAbs] = i
-			t.logDirs = append(t.logDirs, &checkLogDir{path: filepath.Dir(p), abs: parentAbs, topics: map[string]bool{}})
+			t.LogDirs = append(t.LogDirs, &LogDir{Path: filepath.Dir(p), Abs: parentAbs, Topics: map[string]bool{}})
 		}
-		cp.logDir = i
-		ld := t.logDirs[i]
-		ld.partitions = append(ld.partitions, len(t.partitions))
+		cp.LogDir = i
+		ld := t.LogDirs[i]
+		ld.partitions = append(ld.partitions, len(t.Partitions))
 		if n, ok := segment.ParsePartitionDir(filepath.Base(p)); ok && n.State == segment.DirLive {
 			switch n.Topic {
 			case cluster.ConsumerOffsetsTopic, cluster.TransactionStateTopic, cluster.ClusterMetadataTopic:
-				ld.topics[n.Topic] = true
+				ld.Topics[n.Topic] = true
 			}
 		}
 	}
-	t.partitions = append(t.partitions, cp)
+	t.Partitions = append(t.Partitions, cp)
 }
 
 // inside reports whether abs is one of the PATHs or below one.
-func (t *checkTree) inside(abs string) bool {
+func (t *Tree) Inside(abs string) bool {
 	for _, r := range t.roots {
-		if pathWithin(abs, r) {
+		if PathWithin(abs, r) {
 			return true
 		}
 	}
@@ -196,7 +198,7 @@ func (t *checkTree) inside(abs string) bool {
 
 // pathWithin reports whether p is dir or below it (both absolute and
 // clean).
-func pathWithin(p, dir string) bool {
+func PathWithin(p, dir string) bool {
 	if p == dir {
 		return true
 	}

@@ -1,4 +1,4 @@
-package cmd
+package check
 
 import (
 	"fmt"
@@ -32,8 +32,8 @@ func renderCheckGitHub(w io.Writer, _ *checkReportContext, r *checkResult) error
 			}
 			if it.status == statusMissing {
 				x := it.inst.exp
-				writeGitHubCommand(w, "error", [][2]string{{"file", slashPath(r.cfg.file)}, {"line", fmt.Sprint(x.line)}, {"col", fmt.Sprint(x.col)},
-					{"title", "kseg check: missing " + x.kind.String() + " (" + c.check + ")"}}, it.headline(r.cfg))
+				writeGitHubCommand(w, "error", [][2]string{{"file", slashPath(r.cfg.File)}, {"line", fmt.Sprint(x.Line)}, {"col", fmt.Sprint(x.Col)},
+					{"title", "kseg check: missing " + x.Kind.String() + " (" + c.check + ")"}}, it.headline(r.cfg))
 				continue
 			}
 			path, detail := it.where(c)

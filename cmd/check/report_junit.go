@@ -1,4 +1,4 @@
-package cmd
+package check
 
 import (
 	"encoding/xml"
@@ -93,7 +93,7 @@ func renderCheckJUnit(w io.Writer, rc *checkReportContext, r *checkResult) error
 		if cur == nil || cur.Name != c.suite {
 			flush()
 			cur = &junitSuite{Name: c.suite, Package: c.suite, ID: len(out.Suites), Timestamp: rc.now.UTC().Format("2006-01-02T15:04:05"),
-				Hostname: host, Properties: []junitProperty{{"kseg.version", rc.version}, {"config", r.cfg.displayFile()}}}
+				Hostname: host, Properties: []junitProperty{{"kseg.version", rc.version}, {"config", r.cfg.DisplayFile()}}}
 			elapsed = 0
 			passed.Reset()
 		}
@@ -119,7 +119,7 @@ func renderCheckJUnit(w io.Writer, rc *checkReportContext, r *checkResult) error
 				kinds = append(kinds, it.finding.Kind.String())
 			} else {
 				missing++
-				kinds = append(kinds, it.inst.exp.kind.String())
+				kinds = append(kinds, it.inst.exp.Kind.String())
 			}
 		}
 		switch {
@@ -128,21 +128,7 @@ func renderCheckJUnit(w io.Writer, rc *checkReportContext, r *checkResult) error
 			jc.Error = &junitProblem{Type: "unreadable", Message: c.err.Error(), Text: c.err.Error()}
 		case len(failed) > 0:
 			cur.Failures++
-			var what []string
-			if news > 0 {
-				what = append(what, ui.Plural(news, "new finding"))
-			}
-			if missing > 0 {
-				what = append(what, ui.Plural(missing, "missing expectation"))
-			}
-			typ := "new"
-			if news == 0 {
-				typ = "missing"
-			} else if missing > 0 {
-				typ = "new, missing"
-			}
-			jc.Failure = &junitProblem{Type: typ, Message: strings.Join(what, ", ") + ": " + strings.Join(uniq(kinds), ", "),
-				Text: strings.Join(failed, "\n")}
+			jc.Failure = junitFailure(news, missing, kinds, failed)
 		case c.skip != "":
 			cur.Skipped++
 			jc.Skipped = &junitSkipped{Message: c.skip}
@@ -160,6 +146,26 @@ func renderCheckJUnit(w io.Writer, rc *checkReportContext, r *checkResult) error
 	}
 	_, err = io.WriteString(w, "\n")
 	return err
+}
+
+// junitFailure is a failing case's failure: news new findings and
+// missing missing expectations, of kinds, each item a line of failed.
+func junitFailure(news, missing int, kinds, failed []string) *junitProblem {
+	var what []string
+	if news > 0 {
+		what = append(what, ui.Plural(news, "new finding"))
+	}
+	if missing > 0 {
+		what = append(what, ui.Plural(missing, "missing expectation"))
+	}
+	typ := "new"
+	if news == 0 {
+		typ = "missing"
+	} else if missing > 0 {
+		typ = "new, missing"
+	}
+	return &junitProblem{Type: typ, Message: strings.Join(what, ", ") + ": " + strings.Join(uniq(kinds), ", "),
+		Text: strings.Join(failed, "\n")}
 }
 
 // uniq is ss without repeats, in order.

@@ -1,7 +1,9 @@
-package cmd
+package check
 
 import (
 	"fmt"
+	"github.com/kseg/kseg/cmd/check/expect"
+	"github.com/kseg/kseg/cmd/check/tree"
 	"path/filepath"
 	"slices"
 
@@ -39,48 +41,48 @@ func (it *checkItem) failed() bool { return it.status == statusNew || it.status 
 
 // checkInstance is an expectation at one directory its entry names.
 type checkInstance struct {
-	exp   *checkExpect
-	entry *checkEntry
+	exp   *expect.Expect
+	entry *expect.Entry
 	dir   string // absolute
 	file  string // absolute; "" when the expectation names none
 	found int64  // findings it took
 }
 
 // want is how many findings it takes: count, or any number from one.
-func (in *checkInstance) full() bool { return in.exp.count >= 0 && in.found >= in.exp.count }
+func (in *checkInstance) full() bool { return in.exp.Count >= 0 && in.found >= in.exp.Count }
 
 // missing reports an expectation not met.
 func (in *checkInstance) missing() bool {
-	return in.found == 0 || (in.exp.count >= 0 && in.found < in.exp.count)
+	return in.found == 0 || (in.exp.Count >= 0 && in.found < in.exp.Count)
 }
 
 // describe is the expectation in words: kind, file, position, offset,
 // paths as cfg shows them.
-func (in *checkInstance) describe(cfg *checkConfig) string {
-	s := in.exp.kind.String()
+func (in *checkInstance) describe(cfg *expect.Config) string {
+	s := in.exp.Kind.String()
 	if in.file != "" {
-		s += " in " + cfg.display(in.file)
+		s += " in " + cfg.Display(in.file)
 	} else {
-		s += " under " + cfg.display(in.dir)
+		s += " under " + cfg.Display(in.dir)
 	}
-	if in.exp.position >= 0 {
-		s += fmt.Sprintf(" at position %d", in.exp.position)
+	if in.exp.Position >= 0 {
+		s += fmt.Sprintf(" at position %d", in.exp.Position)
 	}
-	if in.exp.offset >= 0 {
-		s += fmt.Sprintf(" at offset %d", in.exp.offset)
+	if in.exp.Offset >= 0 {
+		s += fmt.Sprintf(" at offset %d", in.exp.Offset)
 	}
-	if in.exp.subject != "" {
-		s += " about " + in.exp.subject
+	if in.exp.Subject != "" {
+		s += " about " + in.exp.Subject
 	}
-	if in.exp.count >= 0 {
-		s += fmt.Sprintf(" (%d expected, %d found)", in.exp.count, in.found)
+	if in.exp.Count >= 0 {
+		s += fmt.Sprintf(" (%d expected, %d found)", in.exp.Count, in.found)
 	}
 	return s
 }
 
 // checkResult is a run judged against the expectations.
 type checkResult struct {
-	cfg   *checkConfig
+	cfg   *expect.Config
 	cases []checkCase
 	items [][]checkItem // per case
 	// Counts of items by status, and of cases that could not be read.
@@ -116,26 +118,26 @@ func (r *checkResult) caseFailed(i int) bool {
 // checkScope is what the expectations say about the directories of one
 // run, indexed by directory.
 type checkScope struct {
-	cfg *checkConfig
+	cfg *expect.Config
 	// byDir: the entries naming each directory; instances: the
 	// expectations to meet there (only those inside a PATH).
-	byDir     map[string][]*checkEntry
+	byDir     map[string][]*expect.Entry
 	instances map[string][]*checkInstance
 	order     []*checkInstance
 }
 
-func newCheckScope(cfg *checkConfig, tree *checkTree) *checkScope {
-	sc := &checkScope{cfg: cfg, byDir: map[string][]*checkEntry{}, instances: map[string][]*checkInstance{}}
-	for _, e := range cfg.entries {
-		for _, m := range e.matches {
+func newCheckScope(cfg *expect.Config, tree *tree.Tree) *checkScope {
+	sc := &checkScope{cfg: cfg, byDir: map[string][]*expect.Entry{}, instances: map[string][]*checkInstance{}}
+	for _, e := range cfg.Entries {
+		for _, m := range e.Matches {
 			sc.byDir[m] = append(sc.byDir[m], e)
-			if !tree.inside(m) {
+			if !tree.Inside(m) {
 				continue // not checked this run
 			}
-			for _, x := range e.expect {
+			for _, x := range e.Expect {
 				in := &checkInstance{exp: x, entry: e, dir: m}
-				if x.file != "" {
-					in.file = filepath.Join(m, filepath.FromSlash(x.file))
+				if x.File != "" {
+					in.file = filepath.Join(m, filepath.FromSlash(x.File))
 				}
 				sc.instances[m] = append(sc.instances[m], in)
 				sc.order = append(sc.order, in)
@@ -164,25 +166,25 @@ func ancestors(p string, fn func(dir string) bool) {
 // top level's and every entry naming p or a directory above it; fail-on
 // and deep from the nearest one that sets them.
 func (sc *checkScope) settings(p string) (ignore []finding.Kind, failOn finding.Severity, deep bool) {
-	ignore = sc.cfg.ignore
-	failOn, deep = 0, sc.cfg.deep
+	ignore = sc.cfg.Ignore
+	failOn, deep = 0, sc.cfg.Deep
 	deepSet := false
 	ancestors(p, func(dir string) bool {
 		es := sc.byDir[dir]
 		for i := len(es) - 1; i >= 0; i-- {
 			e := es[i]
-			ignore = append(ignore[:len(ignore):len(ignore)], e.ignore...)
-			if failOn == 0 && e.failOn != 0 {
-				failOn = e.failOn
+			ignore = append(ignore[:len(ignore):len(ignore)], e.Ignore...)
+			if failOn == 0 && e.FailOn != 0 {
+				failOn = e.FailOn
 			}
-			if !deepSet && e.deep != nil {
-				deep, deepSet = *e.deep, true
+			if !deepSet && e.Deep != nil {
+				deep, deepSet = *e.Deep, true
 			}
 		}
 		return true
 	})
 	if failOn == 0 {
-		failOn = sc.cfg.failOn
+		failOn = sc.cfg.FailOn
 	}
 	return ignore, failOn, deep
 }
@@ -207,14 +209,14 @@ func findingPath(f *finding.Finding, c *checkCase) string {
 func (in *checkInstance) meets(f *finding.Finding, p, file string) bool {
 	x := in.exp
 	switch {
-	case f.Kind != x.kind,
+	case f.Kind != x.Kind,
 		in.file != "" && file != in.file,
-		x.position >= 0 && f.Position != x.position,
-		x.offset >= 0 && f.Offset != x.offset,
-		x.subject != "" && f.Subject != x.subject:
+		x.Position >= 0 && f.Position != x.Position,
+		x.Offset >= 0 && f.Offset != x.Offset,
+		x.Subject != "" && f.Subject != x.Subject:
 		return false
 	}
-	return pathWithin(p, in.dir)
+	return tree.PathWithin(p, in.dir)
 }
 
 // judge sorts every finding of every case into its outcome, then adds
@@ -296,13 +298,13 @@ func (sc *checkScope) addMissing(r *checkResult) {
 		ci := -1
 		ancestors(target, func(dir string) bool {
 			if i, ok := units[dir]; ok {
-				ci = sc.caseFor(r, i, in.exp.kind)
+				ci = sc.caseFor(r, i, in.exp.Kind)
 				return false
 			}
 			return true
 		})
 		if ci < 0 {
-			r.cases = append(r.cases, checkCase{suite: sc.cfg.displayFile(), unit: sc.cfg.display(in.dir), abs: in.dir, check: "expectations"})
+			r.cases = append(r.cases, checkCase{suite: sc.cfg.DisplayFile(), unit: sc.cfg.Display(in.dir), abs: in.dir, check: "expectations"})
 			r.items = append(r.items, nil)
 			ci = len(r.cases) - 1
 		}

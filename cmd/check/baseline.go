@@ -1,8 +1,10 @@
-package cmd
+package check
 
 import (
 	"bytes"
 	"fmt"
+	"github.com/kseg/kseg/cmd/check/expect"
+	"github.com/kseg/kseg/cmd/check/tree"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -53,7 +55,7 @@ func writeCheckBaseline(s *ui.Streams, r *checkResult) error {
 	if err != nil {
 		return err
 	}
-	removed := map[*checkExpect]bool{}
+	removed := map[*expect.Expect]bool{}
 	for i := range r.items {
 		for _, it := range r.items[i] {
 			if it.status == statusMissing {
@@ -61,12 +63,62 @@ func writeCheckBaseline(s *ui.Streams, r *checkResult) error {
 			}
 		}
 	}
+	order := baselineAdditions(r, removed)
+	// Remove what is missing.
+	for _, e := range cfg.Entries {
+		if e.Node == nil {
+			continue
+		}
+		for _, x := range e.Expect {
+			if removed[x] {
+				removeExpectation(e.Node, x.Node)
+			}
+		}
+	}
+	added := 0
+	for _, be := range order {
+		be.node = cfg.LiteralEntry(be.dir)
+		if be.node == nil {
+			be.node = appendEntry(cfg, top, be.dir)
+		}
+		seq := entryExpect(be.node)
+		for _, sp := range be.specs {
+			seq.Content = append(seq.Content, sp.node())
+			added++
+		}
+	}
+	dropEmptyExpect(cfg)
+	_, statErr := os.Stat(cfg.File)
+	switch {
+	case added == 0 && len(removed) == 0 && statErr == nil:
+		if !s.Quiet {
+			fmt.Fprintf(s.Err, "kseg check: %s already describes every finding: left as it is\n", cfg.File)
+		}
+	default:
+		if err := writeYAMLFile(cfg.File, cfg.Doc); err != nil {
+			return err
+		}
+		if !s.Quiet {
+			fmt.Fprintf(s.Err, "kseg check: wrote %s: %s added, %s removed\n", cfg.File, ui.Plural(added, "expectation"), ui.Plural(len(removed), "expectation"))
+		}
+	}
+	if r.unreadable > 0 {
+		return &ui.ExitCodeError{Code: ui.ExitError, Err: fmt.Errorf("%d checks could not read their partition: they stay failing", r.unreadable)}
+	}
+	return nil
+}
+
+// baselineAdditions are the expectations --write-baseline adds, by
+// directory in the order first met: every new finding, and every finding
+// that met an expectation being removed (one of its instances is
+// missing), so that it stays expected.
+func baselineAdditions(r *checkResult, removed map[*expect.Expect]bool) []*baselineEntry {
 	var order []*baselineEntry
 	byDir := map[string]*baselineEntry{}
 	add := func(c *checkCase, f *finding.Finding) {
 		loc := findingPath(f, c)
 		dir := c.abs
-		if !pathWithin(loc, dir) {
+		if !tree.PathWithin(loc, dir) {
 			dir = filepath.Dir(loc)
 		}
 		be := byDir[dir]
@@ -87,48 +139,7 @@ func writeCheckBaseline(s *ui.Streams, r *checkResult) error {
 			}
 		}
 	}
-	// Remove what is missing.
-	for _, e := range cfg.entries {
-		if e.node == nil {
-			continue
-		}
-		for _, x := range e.expect {
-			if removed[x] {
-				removeExpectation(e.node, x.node)
-			}
-		}
-	}
-	added := 0
-	for _, be := range order {
-		be.node = cfg.literalEntry(be.dir)
-		if be.node == nil {
-			be.node = appendEntry(cfg, top, be.dir)
-		}
-		seq := entryExpect(be.node)
-		for _, sp := range be.specs {
-			seq.Content = append(seq.Content, sp.node())
-			added++
-		}
-	}
-	dropEmptyExpect(cfg)
-	_, statErr := os.Stat(cfg.file)
-	switch {
-	case added == 0 && len(removed) == 0 && statErr == nil:
-		if !s.Quiet {
-			fmt.Fprintf(s.Err, "kseg check: %s already describes every finding: left as it is\n", cfg.file)
-		}
-	default:
-		if err := writeYAMLFile(cfg.file, cfg.doc); err != nil {
-			return err
-		}
-		if !s.Quiet {
-			fmt.Fprintf(s.Err, "kseg check: wrote %s: %s added, %s removed\n", cfg.file, ui.Plural(added, "expectation"), ui.Plural(len(removed), "expectation"))
-		}
-	}
-	if r.unreadable > 0 {
-		return &ui.ExitCodeError{Code: ui.ExitError, Err: fmt.Errorf("%d checks could not read their partition: they stay failing", r.unreadable)}
-	}
-	return nil
+	return order
 }
 
 // add counts finding f as an expectation of the entry at dir.
@@ -183,40 +194,29 @@ func intNode(v int64) *yaml.Node {
 }
 
 // baselineTop is the file's top mapping, created for a new or empty file.
-func baselineTop(cfg *checkConfig) (*yaml.Node, error) {
-	if cfg.doc == nil || len(cfg.doc.Content) == 0 || cfg.doc.Content[0].Tag == "!!null" {
+func baselineTop(cfg *expect.Config) (*yaml.Node, error) {
+	if cfg.Doc == nil || len(cfg.Doc.Content) == 0 || cfg.Doc.Content[0].Tag == "!!null" {
 		top := &yaml.Node{Kind: yaml.MappingNode}
-		cfg.doc = &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{top},
+		cfg.Doc = &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{top},
 			HeadComment: "kseg check: the findings each path is meant to have (docs/ci.md).\nWritten by kseg check --write-baseline; edit it as you like."}
 		return top, nil
 	}
-	return cfg.doc.Content[0], nil
-}
-
-// literalEntry is the node of the entry whose path (not a glob) is dir.
-func (c *checkConfig) literalEntry(dir string) *yaml.Node {
-	for i := len(c.entries) - 1; i >= 0; i-- {
-		e := c.entries[i]
-		if !isGlob(e.path) && len(e.matches) == 1 && e.matches[0] == dir {
-			return e.node
-		}
-	}
-	return nil
+	return cfg.Doc.Content[0], nil
 }
 
 // appendEntry adds an entry for dir at the end of paths:.
-func appendEntry(cfg *checkConfig, top *yaml.Node, dir string) *yaml.Node {
-	if cfg.paths == nil {
-		cfg.paths = &yaml.Node{Kind: yaml.SequenceNode}
-		top.Content = append(top.Content, strNode("paths"), cfg.paths)
+func appendEntry(cfg *expect.Config, top *yaml.Node, dir string) *yaml.Node {
+	if cfg.Paths == nil {
+		cfg.Paths = &yaml.Node{Kind: yaml.SequenceNode}
+		top.Content = append(top.Content, strNode("paths"), cfg.Paths)
 	}
-	rel, err := filepath.Rel(cfg.dir, dir)
+	rel, err := filepath.Rel(cfg.Dir, dir)
 	if err != nil {
 		rel = dir
 	}
 	e := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{strNode("path"), strNode(filepath.ToSlash(rel))}}
-	cfg.paths.Content = append(cfg.paths.Content, e)
-	cfg.entries = append(cfg.entries, &checkEntry{path: filepath.ToSlash(rel), matches: []string{dir}, node: e})
+	cfg.Paths.Content = append(cfg.Paths.Content, e)
+	cfg.Entries = append(cfg.Entries, &expect.Entry{Path: filepath.ToSlash(rel), Matches: []string{dir}, Node: e})
 	return e
 }
 
@@ -245,12 +245,12 @@ func removeExpectation(e, x *yaml.Node) {
 
 // dropEmptyExpect removes expect: lists left empty, and entries left with
 // nothing but their path.
-func dropEmptyExpect(cfg *checkConfig) {
-	if cfg.paths == nil {
+func dropEmptyExpect(cfg *expect.Config) {
+	if cfg.Paths == nil {
 		return
 	}
-	keep := cfg.paths.Content[:0]
-	for _, e := range cfg.paths.Content {
+	keep := cfg.Paths.Content[:0]
+	for _, e := range cfg.Paths.Content {
 		c := e.Content[:0]
 		for i := 0; i+1 < len(e.Content); i += 2 {
 			if e.Content[i].Value == "expect" && len(e.Content[i+1].Content) == 0 {
@@ -264,7 +264,7 @@ func dropEmptyExpect(cfg *checkConfig) {
 		}
 		keep = append(keep, e)
 	}
-	cfg.paths.Content = keep
+	cfg.Paths.Content = keep
 }
 
 // writeYAMLFile writes doc to path through a temporary file renamed over

@@ -1,9 +1,11 @@
-package cmd
+package check
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kseg/kseg/cmd/check/expect"
+	"github.com/kseg/kseg/cmd/check/tree"
 	"io/fs"
 	"math"
 	"os"
@@ -30,6 +32,10 @@ type checkOptions struct {
 
 	// derived by Validate
 	files []checkReportFile
+
+	// snapshots builds the producer-state check of the run (replay-psm
+	// --check-snapshots), given to NewCmd.
+	snapshots NewSnapshotCheck
 }
 
 // checkReportFile is one --report FORMAT=FILE.
@@ -43,7 +49,7 @@ var checkFormats = []string{"text", "table", "json", "junit", "sarif", "github"}
 
 func (o *checkOptions) AddFlags(c *cobra.Command) {
 	f := c.Flags()
-	f.StringVar(&o.config, "config", "", "the expectations file (default: "+checkConfigName+" in the working directory or the nearest directory above it)")
+	f.StringVar(&o.config, "config", "", "the expectations file (default: "+expect.ConfigName+" in the working directory or the nearest directory above it)")
 	f.StringVarP(&o.output, "output", "o", "text", "report format on stdout: "+strings.Join(checkFormats, "|")+" (github when GITHUB_ACTIONS=true)")
 	f.StringArrayVar(&o.reports, "report", nil, "also write a report to a file, FORMAT=FILE (repeatable), e.g. junit=kseg.xml")
 	f.BoolVar(&o.writeBaseline, "write-baseline", false, "write the findings of this run into the expectations file as expectations (created if absent), keeping those still met")
@@ -87,8 +93,11 @@ func validCheckFormat(f string) bool {
 	return false
 }
 
-func newCheckCmd(s *ui.Streams) *cobra.Command {
-	o := &checkOptions{}
+// NewCmd is `kseg check`; snapshots builds the producer-state replay it
+// runs on every partition (replay-psm --check-snapshots, which the root
+// of the tree assembles: check does not import another command).
+func NewCmd(s *ui.Streams, snapshots NewSnapshotCheck) *cobra.Command {
+	o := &checkOptions{snapshots: snapshots}
 	c := &cobra.Command{
 		Use:   "check [PATH...]",
 		Short: "Run every read check over Kafka data and judge the findings against an expectations file (for CI)",
@@ -159,20 +168,20 @@ every command's count line does; after a machine report it goes to stderr.
 
 // checkLoadConfig is the expectations file: --config, or the nearest one
 // found, or the defaults. --write-baseline may name a file to create.
-func checkLoadConfig(o *checkOptions) (*checkConfig, error) {
+func checkLoadConfig(o *checkOptions) (*expect.Config, error) {
 	path := o.config
 	if path == "" {
 		wd, err := os.Getwd()
 		if err != nil {
 			return nil, inputs.IOError(err)
 		}
-		if path, err = findCheckConfig(wd); err != nil {
+		if path, err = expect.Find(wd); err != nil {
 			return nil, inputs.IOError(err)
 		}
 		if path == "" {
-			cfg, err := defaultCheckConfig()
+			cfg, err := expect.Default()
 			if err == nil && o.writeBaseline {
-				cfg.file = checkConfigName
+				cfg.File = expect.ConfigName
 			}
 			return cfg, err
 		}
@@ -181,7 +190,7 @@ func checkLoadConfig(o *checkOptions) (*checkConfig, error) {
 		}
 	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && o.writeBaseline {
-		cfg, err := defaultCheckConfig()
+		cfg, err := expect.Default()
 		if err != nil {
 			return nil, err
 		}
@@ -189,10 +198,10 @@ func checkLoadConfig(o *checkOptions) (*checkConfig, error) {
 		if err != nil {
 			return nil, inputs.IOError(err)
 		}
-		cfg.file, cfg.dir = path, filepath.Dir(abs)
+		cfg.File, cfg.Dir = path, filepath.Dir(abs)
 		return cfg, nil
 	}
-	return loadCheckConfig(path)
+	return expect.Load(path)
 }
 
 func runCheck(ctx context.Context, s *ui.Streams, o *checkOptions, paths []string) error {
@@ -200,22 +209,22 @@ func runCheck(ctx context.Context, s *ui.Streams, o *checkOptions, paths []strin
 	if err != nil {
 		return err
 	}
-	tree, err := walkCheckPaths(paths)
+	walked, err := tree.Walk(paths)
 	if err != nil {
 		return err
 	}
-	if len(tree.partitions) == 0 && len(tree.unreadable) == 0 {
+	if len(walked.Partitions) == 0 && len(walked.Unreadable) == 0 {
 		return ui.UsageErrorf("no Kafka partition directory under %s: check takes partitions, log directories, or trees holding them", strings.Join(paths, ", "))
 	}
-	scope := newCheckScope(cfg, tree)
+	scope := newCheckScope(cfg, walked)
 	engine, err := newCheckEngine(o.jobs, func(abs string) bool {
 		_, _, deep := scope.settings(abs)
 		return o.deep || deep
-	}, o.maxDecompressed)
+	}, o.maxDecompressed, o.snapshots)
 	if err != nil {
 		return err
 	}
-	units := checkUnits(cfg, tree)
+	units := checkUnits(cfg, walked)
 	// The progress line (a terminal only): units checked.
 	prog := ui.NewItemProgress(s, "checking", 0, int64(len(units)), "directories")
 	engine.unitDone = prog.ItemDone
@@ -237,7 +246,7 @@ func runCheck(ctx context.Context, s *ui.Streams, o *checkOptions, paths []strin
 		}
 	}
 	if !s.Quiet {
-		printCheckSummary(s, o.output, tree, res)
+		printCheckSummary(s, o.output, walked, res)
 	}
 	if code := res.exitCode(); code != ui.ExitOK {
 		return &ui.ExitCodeError{Code: code, Silent: true}
@@ -248,42 +257,42 @@ func runCheck(ctx context.Context, s *ui.Streams, o *checkOptions, paths []strin
 // checkUnits lists the work of a run: every partition, every log
 // directory inside a PATH, and every edge of the file whose downstream
 // partition is inside one.
-func checkUnits(cfg *checkConfig, tree *checkTree) []checkUnit {
+func checkUnits(cfg *expect.Config, tree *tree.Tree) []checkUnit {
 	var units []checkUnit
-	for i := range tree.partitions {
-		p := &tree.partitions[i]
-		suite := filepath.Dir(p.path)
+	for i := range tree.Partitions {
+		p := &tree.Partitions[i]
+		suite := filepath.Dir(p.Path)
 		units = append(units, checkUnit{part: p, suite: suite})
 	}
-	for _, ld := range tree.logDirs {
-		units = append(units, checkUnit{ld: ld, suite: ld.path})
+	for _, ld := range tree.LogDirs {
+		units = append(units, checkUnit{ld: ld, suite: ld.Path})
 	}
 	// An edge's ends as the walk spelled them, when it met them.
 	walked := map[string]string{}
-	for _, p := range tree.partitions {
-		walked[p.abs] = p.path
+	for _, p := range tree.Partitions {
+		walked[p.Abs] = p.Path
 	}
 	spell := func(abs string) string {
 		if p, ok := walked[abs]; ok {
 			return p
 		}
-		return cfg.display(abs)
+		return cfg.Display(abs)
 	}
-	for _, e := range cfg.entries {
-		for _, m := range e.matches {
-			for _, ed := range e.edges {
-				down := filepath.Join(m, filepath.FromSlash(ed.down))
-				if !tree.inside(down) {
+	for _, e := range cfg.Entries {
+		for _, m := range e.Matches {
+			for _, ed := range e.Edges {
+				down := filepath.Join(m, filepath.FromSlash(ed.Down))
+				if !tree.Inside(down) {
 					continue
 				}
-				run := &checkEdgeRun{up: spell(filepath.Join(m, filepath.FromSlash(ed.upstream))), down: spell(down), downAbs: down}
+				run := &checkEdgeRun{up: spell(filepath.Join(m, filepath.FromSlash(ed.Upstream))), down: spell(down), downAbs: down}
 				units = append(units, checkUnit{edge: run, suite: filepath.Dir(run.down)})
 			}
 		}
 	}
-	for _, w := range tree.unreadable {
-		abs, _ := filepath.Abs(w.path)
-		units = append(units, checkUnit{walkErr: &checkCase{suite: filepath.Dir(w.path), unit: w.path, abs: abs, check: checkSegments, err: w.err}})
+	for _, w := range tree.Unreadable {
+		abs, _ := filepath.Abs(w.Path)
+		units = append(units, checkUnit{walkErr: &checkCase{suite: filepath.Dir(w.Path), unit: w.Path, abs: abs, check: checkSegments, err: w.Err}})
 	}
 	return units
 }
@@ -292,7 +301,7 @@ func checkUnits(cfg *checkConfig, tree *checkTree) []checkUnit {
 // stdout after a text or table report, as every command prints its count
 // line (README "Exit status"); on stderr after a machine report (junit,
 // sarif, github, json), which stdout must carry alone.
-func printCheckSummary(s *ui.Streams, output string, tree *checkTree, r *checkResult) {
+func printCheckSummary(s *ui.Streams, output string, tree *tree.Tree, r *checkResult) {
 	failed := 0
 	for i := range r.cases {
 		if r.caseFailed(i) {
@@ -304,7 +313,7 @@ func printCheckSummary(s *ui.Streams, output string, tree *checkTree, r *checkRe
 		w = s.Out
 	}
 	fmt.Fprintf(w, "kseg check: %s, %s: %s, %d failed (%s, %s, %d unreadable); %d expected, %d ignored, %s below fail-on (%s)\n",
-		ui.Plural(len(tree.partitions), "partition"), ui.Plural(len(tree.logDirs), "log directory"), ui.Plural(len(r.cases), "check"), failed,
+		ui.Plural(len(tree.Partitions), "partition"), ui.Plural(len(tree.LogDirs), "log directory"), ui.Plural(len(r.cases), "check"), failed,
 		ui.Plural(r.counts[statusNew], "new finding"), ui.Plural(r.counts[statusMissing], "missing expectation"), r.unreadable,
-		r.counts[statusExpected], r.counts[statusIgnored], ui.Plural(r.counts[statusNote], "note"), r.cfg.displayFile())
+		r.counts[statusExpected], r.counts[statusIgnored], ui.Plural(r.counts[statusNote], "note"), r.cfg.DisplayFile())
 }
