@@ -16,7 +16,7 @@ import (
 )
 
 // kseg check's reports: one renderer per format, each in its own file
-// (check_report_text.go, _json, _junit, _sarif, _github), over the same
+// (report_text.go, _json, _junit, _sarif, _github), over the same
 // judged result. --output renders to stdout; --report FORMAT=FILE to a
 // file, the same bytes as stdout would get (text without colour).
 

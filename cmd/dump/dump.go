@@ -207,12 +207,12 @@ func Run(ctx context.Context, s *ui.Streams, o *Options, args []string) error {
 
 // runDumpFiles dumps the files scan.Collect found.
 func runDumpFiles(ctx context.Context, s *ui.Streams, o *Options, files []scan.File) error {
-	// The progress line (dump_progress.go) must exist before the printer
+	// The progress line (progress.go) must exist before the printer
 	// captures s.Out: it routes output around the line.
 	prog := newDumpProgress(s, files)
 	defer prog.Done()
 	// Several partitions: a pool of --jobs workers, one partition each,
-	// output in order (dump_jobs.go).
+	// output in order (jobs.go).
 	// kafka-dump-log stops at the first exception (segment/scan/dumplog.go),
 	// which a later partition dumped in parallel could not take back:
 	// --output kafka dumps partitions one after the other.
@@ -266,7 +266,7 @@ func (o *Options) setMaxBytes(v int32) {
 
 // checkDumpInputs checks dump's PATHs. --output kafka takes any file name,
 // as kafka-dump-log does (it says "Ignoring unknown file", or stops where
-// Kafka stops: dump_kafka_stop.go); a directory is checked for every
+// Kafka stops: segment/scan/dumplog.go); a directory is checked for every
 // output.
 func checkDumpInputs(s *ui.Streams, o *Options, name string, args []string) error {
 	if o.Output != "kafka" {

@@ -172,7 +172,7 @@ var brokenExpect = map[string]struct {
 }
 
 // brokenKafkaExit: --output kafka stops where kafka-dump-log throws and
-// reads on where it reads on (dump_kafka_stop.go), whatever kseg's other
+// reads on where it reads on (segment/scan/dumplog.go), whatever kseg's other
 // outputs make of the defect. A zero-filled tail longer than 17 bytes is
 // FileLogInputStream's "record size 0" exception; a magic above 2 is read
 // as a v2 batch whose crc holds. With --index-sanity-check, dumpIndex

@@ -56,6 +56,17 @@ func (p *jsonDumpPrinter) line(fill func(j *ui.JSONWriter)) {
 	p.w.Write(p.l.B)
 }
 
+// entry writes one entry of a file's: a line of type typ about f, which
+// fill completes, counted among the file's entries.
+func (p *jsonDumpPrinter) entry(typ string, f scan.File, fill func(j *ui.JSONWriter)) {
+	p.entries++
+	p.line(func(j *ui.JSONWriter) {
+		j.Str("type", typ)
+		j.Str("file", f.Path)
+		fill(j)
+	})
+}
+
 func (p *jsonDumpPrinter) BeginFile(scan.File) { p.entries = 0 }
 
 func (p *jsonDumpPrinter) Unknown(f scan.File, why string) {
@@ -349,26 +360,22 @@ func sortedKeys(m map[string]int64) []string {
 }
 
 func (p *jsonDumpPrinter) OffsetIndexEntry(f scan.File, e segment.IndexEntry) {
-	p.entries++
 	if p.o.VerifyIndex {
+		p.entries++ // --verify-index prints the verdict, not the entries
 		return
 	}
-	p.line(func(j *ui.JSONWriter) {
-		j.Str("type", "index")
-		j.Str("file", f.Path)
+	p.entry("index", f, func(j *ui.JSONWriter) {
 		j.Int("offset", e.Offset)
 		j.Int("position", int64(e.Position))
 	})
 }
 
 func (p *jsonDumpPrinter) TimeIndexEntry(f scan.File, e segment.TimeIndexEntry) {
-	p.entries++
 	if p.o.VerifyIndex {
+		p.entries++ // --verify-index prints the verdict, not the entries
 		return
 	}
-	p.line(func(j *ui.JSONWriter) {
-		j.Str("type", "timeindex")
-		j.Str("file", f.Path)
+	p.entry("timeindex", f, func(j *ui.JSONWriter) {
 		j.Int("timestamp", e.Timestamp)
 		j.Int("offset", e.Offset)
 	})
@@ -383,10 +390,7 @@ func (p *jsonDumpPrinter) IndexNote(f scan.File, note string) {
 }
 
 func (p *jsonDumpPrinter) AbortedTxn(f scan.File, e segment.AbortedTxn) {
-	p.entries++
-	p.line(func(j *ui.JSONWriter) {
-		j.Str("type", "abortedTxn")
-		j.Str("file", f.Path)
+	p.entry("abortedTxn", f, func(j *ui.JSONWriter) {
 		j.Int("version", int64(e.Version))
 		j.Int("producerId", e.ProducerID)
 		j.Int("firstOffset", e.FirstOffset)
@@ -396,10 +400,7 @@ func (p *jsonDumpPrinter) AbortedTxn(f scan.File, e segment.AbortedTxn) {
 }
 
 func (p *jsonDumpPrinter) SnapshotEntry(f scan.File, e segment.SnapshotEntry) {
-	p.entries++
-	p.line(func(j *ui.JSONWriter) {
-		j.Str("type", "producerSnapshotEntry")
-		j.Str("file", f.Path)
+	p.entry("producerSnapshotEntry", f, func(j *ui.JSONWriter) {
 		j.Int("producerId", e.ProducerID)
 		j.Int("producerEpoch", int64(e.ProducerEpoch))
 		j.Int("lastSequence", int64(e.LastSequence))
@@ -412,20 +413,14 @@ func (p *jsonDumpPrinter) SnapshotEntry(f scan.File, e segment.SnapshotEntry) {
 }
 
 func (p *jsonDumpPrinter) LeaderEpoch(f scan.File, e segment.EpochEntry) {
-	p.entries++
-	p.line(func(j *ui.JSONWriter) {
-		j.Str("type", "leaderEpoch")
-		j.Str("file", f.Path)
+	p.entry("leaderEpoch", f, func(j *ui.JSONWriter) {
 		j.Int("epoch", int64(e.Epoch))
 		j.Int("startOffset", e.StartOffset)
 	})
 }
 
 func (p *jsonDumpPrinter) OffsetCheckpoint(f scan.File, e segment.OffsetCheckpointEntry) {
-	p.entries++
-	p.line(func(j *ui.JSONWriter) {
-		j.Str("type", "checkpoint")
-		j.Str("file", f.Path)
+	p.entry("checkpoint", f, func(j *ui.JSONWriter) {
 		j.Str("kind", f.Info.Kind.String())
 		j.Str("topic", e.Topic)
 		j.Int("partition", int64(e.Partition))
@@ -434,20 +429,14 @@ func (p *jsonDumpPrinter) OffsetCheckpoint(f scan.File, e segment.OffsetCheckpoi
 }
 
 func (p *jsonDumpPrinter) PartitionMetadata(f scan.File, pm segment.PartitionMetadata) {
-	p.entries++
-	p.line(func(j *ui.JSONWriter) {
-		j.Str("type", "partitionMetadata")
-		j.Str("file", f.Path)
+	p.entry("partitionMetadata", f, func(j *ui.JSONWriter) {
 		j.Int("version", int64(pm.Version))
 		j.Str("topicId", pm.TopicIDString)
 	})
 }
 
 func (p *jsonDumpPrinter) TextLine(f scan.File, line string) {
-	p.entries++
-	p.line(func(j *ui.JSONWriter) {
-		j.Str("type", "text")
-		j.Str("file", f.Path)
+	p.entry("text", f, func(j *ui.JSONWriter) {
 		j.Str("kind", f.Info.Kind.String())
 		j.Str("line", line)
 	})

@@ -13,7 +13,7 @@ import (
 // KafkaSpellings holds the kafka-dump-log options that have no kseg
 // flag of the same name, and what kseg kafka-dump-log derives from its
 // own options for the places where DumpLogSegments throws
-// (dump_kafka_stop.go).
+// (segment/scan/dumplog.go).
 type KafkaSpellings struct {
 	Files          []string
 	MaxMessageSize int

@@ -12,7 +12,7 @@ import (
 	"github.com/kseg/kseg/decode"
 )
 
-// The places where kafka-dump-log throws (dump_kafka_stop.go), each with
+// The places where kafka-dump-log throws (segment/scan/dumplog.go), each with
 // both command lines: the lines before the exception, its message on
 // stderr, exit 1 (kseg dump: 3), and nothing after it: no later file, no
 // "Found N invalid bytes", no end-of-run report.

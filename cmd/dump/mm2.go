@@ -11,7 +11,7 @@ import (
 // MirrorMaker 2's internal topics in dump (issue 23): text and json decode
 // the records of offset-syncs, checkpoints, heartbeats and the Connect
 // topics by the partition directory's name, as they do Kafka's internal
-// topics (dump_decoders.go); --no-decode-internal turns it off, and
+// topics (decoders.go); --no-decode-internal turns it off, and
 // --output kafka never decodes them (kafka-dump-log has no such decoder).
 
 // textMM2 renders a decoded MM2 record for text output:

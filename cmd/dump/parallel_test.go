@@ -64,7 +64,7 @@ func TestDumpParallelMatchesSerialLargeSegment(t *testing.T) {
 		{"--output", "kafka", "--deep", "--producer-id", "5003"},
 		{"--output", "text", "--no-verify-crc", "--control-only"},
 		// Batch level: CRCs on workers, printing on the dump goroutine
-		// (dump_crc.go), every printer.
+		// (segment/scan/crc.go), every printer.
 		{"--output", "text"},
 		{"--output", "table"},
 		{"--output", "kafka"},

@@ -20,7 +20,7 @@ import (
 // produces events. unitPrinter is the printers' own.
 
 // unitPrinter is a printer whose run-wide reports wait for the end of a
-// parallel log-directory dump (dump_jobs.go): closeUnit is Close without
+// parallel log-directory dump (jobs.go): CloseUnit is Close without
 // them, for one unit of the run; absorb takes over another unit's
 // printer's, and the final printer's Close writes them all. Implemented by
 // dumplog.Printer (kafka-dump-log's index summary and non-consecutive

@@ -139,22 +139,15 @@ func TestGoldenKafkaOutput(t *testing.T) {
 	}
 }
 
+// firstDiff is where got first departs from want, with the bytes around.
 func firstDiff(want, got string) string {
 	if want == got {
 		return "same"
 	}
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return fmt.Sprintf("line %d:\n  want: %q\n  got:  %q", i+1, w, g)
-		}
+	i := 0
+	for i < len(want) && i < len(got) && want[i] == got[i] {
+		i++
 	}
-	return "(same lines)"
+	lo := max(0, i-60)
+	return fmt.Sprintf("at byte %d:\n  want: %q\n  got:  %q", i, want[lo:min(len(want), i+60)], got[lo:min(len(got), i+60)])
 }

@@ -28,8 +28,8 @@ import (
 // job retains the windows its bytes live in, so nothing is copied), hands
 // runs of them (jobs of up to jobMaxBytes) to the workers, and emits
 // finished jobs strictly in file order, so the output is byte for byte the
-// serial output (the golden tests and dump_parallel_test.go check both
-// ways). While the oldest job is still being rendered it renders queued
+// serial output (the golden tests, cmd/dump/parallel_test.go and this
+// package's tests check both ways). While the oldest job is still being rendered it renders queued
 // jobs itself rather than wait: N renderers are N-1 workers plus the dump
 // goroutine, one per core, and no core idles while there is work. At most
 // N×jobsPerWorker jobs and maxInFlightBytes of batches are in flight:
