@@ -522,26 +522,9 @@ func dedupe(cases []checkCase) {
 
 // findingsPrinter is the scan.Printer of kseg check: it renders nothing
 // and keeps the findings.
-type findingsPrinter struct{ findings []finding.Finding }
+type findingsPrinter struct {
+	scan.Discard
+	findings []finding.Finding
+}
 
-func (p *findingsPrinter) BeginFile(scan.File)                                       {}
-func (p *findingsPrinter) Unknown(scan.File, string)                                 {}
-func (p *findingsPrinter) EndFile(scan.File)                                         {}
-func (p *findingsPrinter) LogStart(scan.File)                                        {}
-func (p *findingsPrinter) Batch(*scan.BatchView)                                     {}
-func (p *findingsPrinter) Record(*scan.BatchView, *scan.RecordView)                  {}
-func (p *findingsPrinter) EndBatch(*scan.BatchView)                                  {}
-func (p *findingsPrinter) LogEnd(scan.File, *scan.LogSummary)                        {}
-func (p *findingsPrinter) OffsetIndexEntry(scan.File, segment.IndexEntry)            {}
-func (p *findingsPrinter) TimeIndexEntry(scan.File, segment.TimeIndexEntry)          {}
-func (p *findingsPrinter) IndexNote(scan.File, string)                               {}
-func (p *findingsPrinter) AbortedTxn(scan.File, segment.AbortedTxn)                  {}
-func (p *findingsPrinter) SnapshotEntry(scan.File, segment.SnapshotEntry)            {}
-func (p *findingsPrinter) LeaderEpoch(scan.File, segment.EpochEntry)                 {}
-func (p *findingsPrinter) OffsetCheckpoint(scan.File, segment.OffsetCheckpointEntry) {}
-func (p *findingsPrinter) PartitionMetadata(scan.File, segment.PartitionMetadata)    {}
-func (p *findingsPrinter) TextLine(scan.File, string)                                {}
-func (p *findingsPrinter) Finding(fd finding.Finding)                                { p.findings = append(p.findings, fd) }
-func (p *findingsPrinter) Close() error                                              { return nil }
-
-var _ scan.Printer = (*findingsPrinter)(nil)
+func (p *findingsPrinter) Finding(fd finding.Finding) { p.findings = append(p.findings, fd) }

@@ -124,17 +124,27 @@ func textInternal(st *ui.Styles, rv *scan.RecordView) string {
 	return b.String()
 }
 
+// beginDecodedJSON opens the "decoded" object of a JSON record line with
+// the record's topic; for a record that does not decode (err), it holds
+// the error and is closed (done).
+func beginDecodedJSON(dst []byte, topic string, err error) (j ui.JSONWriter, done bool) {
+	j.B = dst
+	j.Begin()
+	j.Str("topic", topic)
+	if err != nil {
+		j.Str("error", err.Error())
+		j.End()
+		return j, true
+	}
+	return j, false
+}
+
 // appendInternalJSON renders the "decoded" object of a JSON record line
 // (docs/json.md).
 func appendInternalJSON(dst []byte, rv *scan.RecordView) []byte {
 	d := rv.Internal
-	var j ui.JSONWriter
-	j.B = dst
-	j.Begin()
-	j.Str("topic", d.Topic)
-	if rv.InternalErr != nil {
-		j.Str("error", rv.InternalErr.Error())
-		j.End()
+	j, done := beginDecodedJSON(dst, d.Topic, rv.InternalErr)
+	if done {
 		return j.B
 	}
 	j.Str("type", d.TypeName())

@@ -50,13 +50,8 @@ func textMM2(st *ui.Styles, rv *scan.RecordView) string {
 // MM2 topic (docs/json.md).
 func appendMM2JSON(dst []byte, rv *scan.RecordView) []byte {
 	d := rv.MM2
-	var j ui.JSONWriter
-	j.B = dst
-	j.Begin()
-	j.Str("topic", rv.MM2Topic)
-	if rv.MM2Err != nil {
-		j.Str("error", rv.MM2Err.Error())
-		j.End()
+	j, done := beginDecodedJSON(dst, rv.MM2Topic, rv.MM2Err)
+	if done {
 		return j.B
 	}
 	j.Str("type", d.TypeName())

@@ -115,3 +115,29 @@ type RecordView struct {
 	MM2Topic string
 	MM2Err   error
 }
+
+// Discard is a Printer that renders nothing: embed it in a printer that
+// hears only some events (kseg check's keeps the findings).
+type Discard struct{}
+
+func (Discard) BeginFile(File)                                       {}
+func (Discard) Unknown(File, string)                                 {}
+func (Discard) EndFile(File)                                         {}
+func (Discard) LogStart(File)                                        {}
+func (Discard) Batch(*BatchView)                                     {}
+func (Discard) Record(*BatchView, *RecordView)                       {}
+func (Discard) EndBatch(*BatchView)                                  {}
+func (Discard) LogEnd(File, *LogSummary)                             {}
+func (Discard) OffsetIndexEntry(File, segment.IndexEntry)            {}
+func (Discard) TimeIndexEntry(File, segment.TimeIndexEntry)          {}
+func (Discard) IndexNote(File, string)                               {}
+func (Discard) AbortedTxn(File, segment.AbortedTxn)                  {}
+func (Discard) SnapshotEntry(File, segment.SnapshotEntry)            {}
+func (Discard) LeaderEpoch(File, segment.EpochEntry)                 {}
+func (Discard) OffsetCheckpoint(File, segment.OffsetCheckpointEntry) {}
+func (Discard) PartitionMetadata(File, segment.PartitionMetadata)    {}
+func (Discard) TextLine(File, string)                                {}
+func (Discard) Finding(finding.Finding)                              {}
+func (Discard) Close() error                                         { return nil }
+
+var _ Printer = Discard{}
