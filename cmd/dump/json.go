@@ -67,6 +67,16 @@ func (p *jsonDumpPrinter) entry(typ string, f scan.File, fill func(j *ui.JSONWri
 	})
 }
 
+// indexEntry is entry for an entry of an index, which --verify-index
+// counts but does not print (it prints the index's verdict).
+func (p *jsonDumpPrinter) indexEntry(typ string, f scan.File, fill func(j *ui.JSONWriter)) {
+	if p.o.VerifyIndex {
+		p.entries++
+		return
+	}
+	p.entry(typ, f, fill)
+}
+
 func (p *jsonDumpPrinter) BeginFile(scan.File) { p.entries = 0 }
 
 func (p *jsonDumpPrinter) Unknown(f scan.File, why string) {
@@ -360,22 +370,14 @@ func sortedKeys(m map[string]int64) []string {
 }
 
 func (p *jsonDumpPrinter) OffsetIndexEntry(f scan.File, e segment.IndexEntry) {
-	if p.o.VerifyIndex {
-		p.entries++ // --verify-index prints the verdict, not the entries
-		return
-	}
-	p.entry("index", f, func(j *ui.JSONWriter) {
+	p.indexEntry("index", f, func(j *ui.JSONWriter) {
 		j.Int("offset", e.Offset)
 		j.Int("position", int64(e.Position))
 	})
 }
 
 func (p *jsonDumpPrinter) TimeIndexEntry(f scan.File, e segment.TimeIndexEntry) {
-	if p.o.VerifyIndex {
-		p.entries++ // --verify-index prints the verdict, not the entries
-		return
-	}
-	p.entry("timeindex", f, func(j *ui.JSONWriter) {
+	p.indexEntry("timeindex", f, func(j *ui.JSONWriter) {
 		j.Int("timestamp", e.Timestamp)
 		j.Int("offset", e.Offset)
 	})

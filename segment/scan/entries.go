@@ -255,6 +255,16 @@ func (st *Run) dumpTxnIndex(f File) error {
 	return nil
 }
 
+// unreadable ends a file that could not be read: corruption is a finding
+// of kind (the file is done), anything else an error for the caller.
+func (st *Run) unreadable(kind finding.Kind, err error) error {
+	if ce, ok := decode.AsCorrupt(err); ok {
+		st.reportCorrupt(kind, ce)
+		return nil
+	}
+	return err
+}
+
 func mustCorrupt(err error) *decode.CorruptError {
 	ce, _ := decode.AsCorrupt(err)
 	return ce
@@ -263,11 +273,7 @@ func mustCorrupt(err error) *decode.CorruptError {
 func (st *Run) dumpSnapshot(f File) error {
 	entries, err := segment.ReadProducerSnapshot(f.Path)
 	if err != nil {
-		if ce, ok := decode.AsCorrupt(err); ok {
-			st.reportCorrupt(finding.SnapshotCorrupt, ce)
-			return nil
-		}
-		return err
+		return st.unreadable(finding.SnapshotCorrupt, err)
 	}
 	for _, e := range entries {
 		// The producer's last batch (ProducerStateEntry: lastOffset
@@ -286,11 +292,7 @@ func (st *Run) dumpSnapshot(f File) error {
 func (st *Run) dumpLeaderEpochs(f File) error {
 	entries, err := segment.ReadLeaderEpochCheckpoint(f.Path)
 	if err != nil {
-		if ce, ok := decode.AsCorrupt(err); ok {
-			st.reportCorrupt(finding.CheckpointCorrupt, ce)
-			return nil
-		}
-		return err
+		return st.unreadable(finding.CheckpointCorrupt, err)
 	}
 	for i, e := range entries {
 		// An epoch holds the offsets from its startOffset to the next
@@ -309,11 +311,7 @@ func (st *Run) dumpLeaderEpochs(f File) error {
 func (st *Run) dumpOffsetCheckpoint(f File) error {
 	entries, err := segment.ReadOffsetCheckpoint(f.Path)
 	if err != nil {
-		if ce, ok := decode.AsCorrupt(err); ok {
-			st.reportCorrupt(finding.CheckpointCorrupt, ce)
-			return nil
-		}
-		return err
+		return st.unreadable(finding.CheckpointCorrupt, err)
 	}
 	for _, e := range entries {
 		if st.entrySelected(f.Path, rulePartitions, spanOf(e.Offset, e.Offset), 0) {
@@ -326,11 +324,7 @@ func (st *Run) dumpOffsetCheckpoint(f File) error {
 func (st *Run) dumpPartitionMetadata(f File) error {
 	pm, err := segment.ReadPartitionMetadata(f.Path)
 	if err != nil {
-		if ce, ok := decode.AsCorrupt(err); ok {
-			st.reportCorrupt(finding.MetadataCorrupt, ce)
-			return nil
-		}
-		return err
+		return st.unreadable(finding.MetadataCorrupt, err)
 	}
 	st.p.PartitionMetadata(f, pm)
 	return nil
@@ -341,11 +335,7 @@ func (st *Run) dumpPartitionMetadata(f File) error {
 func (st *Run) dumpTextFile(f File) error {
 	b, err := segment.ReadFileLimit(f.Path, segment.MaxTextFileBytes, f.Info.Kind.String())
 	if err != nil {
-		if ce, ok := decode.AsCorrupt(err); ok {
-			st.reportCorrupt(finding.MetadataCorrupt, ce)
-			return nil
-		}
-		return err
+		return st.unreadable(finding.MetadataCorrupt, err)
 	}
 	if f.Info.Kind == segment.KindCleanShutdown {
 		if _, err := segment.ReadCleanShutdown(f.Path); err != nil {
