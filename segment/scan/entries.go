@@ -54,14 +54,7 @@ func (st *Run) dumpOffsetIndex(f File) error {
 			st.p.OffsetIndexEntry(f, e)
 		}
 	}
-	if idx.TrailingBytes() != 0 {
-		st.report(fileFinding(finding.IndexLength, f.Path, idx.Length-idx.TrailingBytes(), -1,
-			fmt.Sprintf("%s: %d bytes is not a multiple of 8: %d trailing bytes", filepath.Base(f.Path), idx.Length, idx.TrailingBytes())))
-	}
-	if verified != nil {
-		return verified()
-	}
-	return nil
+	return st.endIndex(f, idx.Length, idx.TrailingBytes(), entrySize(false), verified)
 }
 
 func (st *Run) dumpTimeIndex(f File) error {
@@ -92,9 +85,16 @@ func (st *Run) dumpTimeIndex(f File) error {
 			st.p.TimeIndexEntry(f, e)
 		}
 	}
-	if tidx.TrailingBytes() != 0 {
-		st.report(fileFinding(finding.IndexLength, f.Path, tidx.Length-tidx.TrailingBytes(), -1,
-			fmt.Sprintf("%s: %d bytes is not a multiple of 12: %d trailing bytes", filepath.Base(f.Path), tidx.Length, tidx.TrailingBytes())))
+	return st.endIndex(f, tidx.Length, tidx.TrailingBytes(), entrySize(true), verified)
+}
+
+// endIndex ends an index of length bytes: its trailing bytes, not a whole
+// entry of size bytes, are reported, and its verification against the log
+// (when verified is set) is waited for.
+func (st *Run) endIndex(f File, length, trailing, size int64, verified func() error) error {
+	if trailing != 0 {
+		st.report(fileFinding(finding.IndexLength, f.Path, length-trailing, -1,
+			fmt.Sprintf("%s: %d bytes is not a multiple of %d: %d trailing bytes", filepath.Base(f.Path), length, size, trailing)))
 	}
 	if verified != nil {
 		return verified()

@@ -2,6 +2,7 @@ package scan_test
 
 import (
 	"context"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -206,5 +207,49 @@ func TestEngineNeverPrints(t *testing.T) {
 			}
 			return true
 		})
+	}
+}
+
+// TestIndexTrailingBytes: an .index or .timeindex whose length is not a
+// whole number of entries is an index-length finding at the first byte
+// past the last whole entry, whichever index it is.
+func TestIndexTrailingBytes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "orders-0")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(testdata, "partitions", "orders-0"))); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for suffix, extra := range map[string]int{segment.IndexSuffix: 3, segment.TimeIndexSuffix: 5} {
+		p := filepath.Join(dir, segment.SegmentFileName(0, suffix))
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(make([]byte, extra)); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		size := map[string]int64{segment.IndexSuffix: segment.OffsetIndexEntrySize, segment.TimeIndexSuffix: segment.TimeIndexEntrySize}[suffix]
+		want[p] = fmt.Sprintf("%s: %d bytes is not a multiple of %d: %d trailing bytes at %d",
+			filepath.Base(p), st.Size()+int64(extra), size, extra, st.Size())
+	}
+	rec, _, err := run(t, scan.DefaultOptions(), 1, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rec.Findings {
+		if f.Kind == finding.IndexLength {
+			if got := fmt.Sprintf("%s at %d", f.Message, f.Position); got != want[f.File] {
+				t.Errorf("%s: %q, want %q", f.File, got, want[f.File])
+			}
+			delete(want, f.File)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no index-length finding for %v", want)
 	}
 }
