@@ -3,14 +3,14 @@ package check
 import (
 	"bytes"
 	"fmt"
-	"github.com/kseg/kseg/cmd/check/expect"
-	"github.com/kseg/kseg/cmd/check/tree"
 	"os"
 	"path/filepath"
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kseg/kseg/cmd/check/expect"
+	"github.com/kseg/kseg/cmd/check/tree"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/finding"
 )

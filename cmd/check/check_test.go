@@ -3,8 +3,6 @@ package check
 import (
 	"encoding/binary"
 	"encoding/json"
-	"github.com/kseg/kseg/cmd/check/expect"
-	"github.com/kseg/kseg/cmd/check/tree"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/check/expect"
+	"github.com/kseg/kseg/cmd/check/tree"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )

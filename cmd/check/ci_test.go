@@ -1,7 +1,6 @@
 package check
 
 import (
-	"github.com/kseg/kseg/cmd/check/expect"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kseg/kseg/cmd/check/expect"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )

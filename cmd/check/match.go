@@ -2,11 +2,11 @@ package check
 
 import (
 	"fmt"
-	"github.com/kseg/kseg/cmd/check/expect"
-	"github.com/kseg/kseg/cmd/check/tree"
 	"path/filepath"
 	"slices"
 
+	"github.com/kseg/kseg/cmd/check/expect"
+	"github.com/kseg/kseg/cmd/check/tree"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/finding"
 )

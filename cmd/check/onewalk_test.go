@@ -3,15 +3,16 @@ package check
 import (
 	"context"
 	"fmt"
-	"github.com/kseg/kseg/cmd/check/tree"
-	"github.com/kseg/kseg/cmd/dump"
-	"github.com/spf13/cobra"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
 	"testing"
 
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/cmd/check/tree"
+	"github.com/kseg/kseg/cmd/dump"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"

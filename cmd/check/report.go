@@ -3,13 +3,13 @@ package check
 import (
 	"bufio"
 	"fmt"
-	"github.com/kseg/kseg/cmd/check/expect"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/kseg/kseg/cmd/check/expect"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/version"
 	"github.com/kseg/kseg/segment/finding"

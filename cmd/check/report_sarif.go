@@ -3,12 +3,12 @@ package check
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kseg/kseg/cmd/check/rules"
 	"io"
 	"net/url"
 	"path/filepath"
 	"strings"
 
+	"github.com/kseg/kseg/cmd/check/rules"
 	"github.com/kseg/kseg/segment/finding"
 )
 

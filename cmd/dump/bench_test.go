@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"github.com/kseg/kseg/cmd/internal/clitest"
-	"github.com/kseg/kseg/segment/scan"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -15,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/scan"
 	"github.com/kseg/kseg/segment/segtest"
 )
 

@@ -3,7 +3,6 @@ package dump
 import (
 	"context"
 	"crypto/sha256"
-	"github.com/kseg/kseg/cmd/internal/clitest"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 )
@@ -100,7 +100,10 @@ func TestDeepDumpMemoryFlatInCores(t *testing.T) {
 	if sum2 != sum16 {
 		t.Error("the output differs between GOMAXPROCS=2 and 16")
 	}
-	if peak16 > peak2+48<<20 || peak16 > 192<<20 {
+	// Without the budget sixteen renderers hold 15 × 32 MiB more than two;
+	// with it the difference is garbage the collector has not reached yet,
+	// up to three batches on a loaded machine (once 65 MiB at load 7).
+	if peak16 > peak2+96<<20 || peak16 > 192<<20 {
 		t.Errorf("peak heap %d MiB at GOMAXPROCS=16 against %d MiB at 2: memory grows with the cores", peak16>>20, peak2>>20)
 	}
 }

@@ -1,7 +1,6 @@
 package dump
 
 import (
-	"github.com/kseg/kseg/segment/scan/scantest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/segment/scan/scantest"
 	"github.com/kseg/kseg/segment/segtest"
 )
 

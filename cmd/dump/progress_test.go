@@ -3,7 +3,6 @@ package dump
 import (
 	"context"
 	"fmt"
-	"github.com/kseg/kseg/segment/scan"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/scan"
 	"github.com/kseg/kseg/segment/segtest"
 )
 

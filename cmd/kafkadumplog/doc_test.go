@@ -1,8 +1,6 @@
 package kafkadumplog_test
 
 import (
-	"github.com/kseg/kseg/cmd"
-	"github.com/kseg/kseg/cmd/internal/clitest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kseg/kseg/cmd"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 

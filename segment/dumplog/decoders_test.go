@@ -3,12 +3,12 @@ package dumplog
 import (
 	"encoding/base64"
 	"encoding/binary"
-	"github.com/kseg/kseg/segment/scan"
 	"strings"
 	"testing"
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/schema"
+	"github.com/kseg/kseg/segment/scan"
 )
 
 // Wire helpers, written out by hand so that the records below do not
