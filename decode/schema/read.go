@@ -369,8 +369,11 @@ func (r *reader) readArray(f *Field, v int16, nullable, flexible bool, path stri
 		return nil
 	}
 	out := make([]any, 0, n)
-	// Array elements are never null (Kafka's readers reject it).
-	el := &Field{Name: f.Name, Type: f.Type[2:], kind: f.elem}
+	// Array elements are never null: Kafka's MessageDataGenerator reads a
+	// string or bytes element with nullableVersions Versions.NONE, under
+	// the name "<field> element". A zero Versions would be {0, 0}, which
+	// holds version 0: a null element of a v0 message would be read.
+	el := &Field{Name: f.Name + " element", Type: f.Type[2:], kind: f.elem, Nullable: None}
 	for i := 0; i < n && r.err == nil; i++ {
 		ep := fmt.Sprintf("%s[%d]", path, i)
 		if f.elem == kStruct {

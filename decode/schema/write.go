@@ -225,7 +225,7 @@ func (w *writer) writeArray(f *Field, v int16, flexible bool, val any) {
 		return
 	}
 	w.length(kArray, flexible, len(x))
-	el := &Field{Name: f.Name, Type: f.Type[2:], kind: f.elem}
+	el := &Field{Name: f.Name + " element", Type: f.Type[2:], kind: f.elem, Nullable: None} // never null, as in readArray
 	for _, e := range x {
 		if f.elem == kStruct {
 			st, _ := e.(*Struct)
