@@ -236,12 +236,22 @@ func (l *txnsLoad) readCoordinators(dec Decoder) {
 		res[i] = nil
 	}
 	slices.SortFunc(v.Transactions, func(a, b Transaction) int { return cmp.Compare(a.TransactionalID, b.TransactionalID) })
-	l.byPID = make(map[int64]*Transaction, len(v.Transactions))
-	for i := range v.Transactions {
-		t := &v.Transactions[i]
-		l.byPID[t.ProducerID] = t
-	}
 	slices.Sort(v.MissingCoordinators)
+}
+
+// transactionOf is the transaction whose record holds producer id pid
+// (the last in id order when several do), nil when none. The index is
+// built the first time an open transaction asks: most log directories
+// have none, and a million ids' index is tens of MiB.
+func (l *txnsLoad) transactionOf(pid int64) *Transaction {
+	if l.byPID == nil {
+		l.byPID = make(map[int64]*Transaction, len(l.v.Transactions))
+		for i := range l.v.Transactions {
+			t := &l.v.Transactions[i]
+			l.byPID[t.ProducerID] = t
+		}
+	}
+	return l.byPID[pid]
 }
 
 // txnReplay is the replay of one __transaction_state partition: the
@@ -490,7 +500,7 @@ func (l *txnsLoad) openTransactions(inv *Inventory) {
 func (l *txnsLoad) judge(ot *OpenTransaction, tp TopicPartition) {
 	o := l.o
 	old := ot.AgeMs > o.MaxTransactionTimeoutMs
-	t := l.byPID[ot.ProducerID]
+	t := l.transactionOf(ot.ProducerID)
 	switch {
 	case t != nil:
 		ot.TransactionalID, ot.CoordinatorState = t.TransactionalID, t.State.String()
