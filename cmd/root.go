@@ -19,6 +19,7 @@ import (
 	"github.com/kseg/kseg/cmd/metadata"
 	"github.com/kseg/kseg/cmd/status"
 	"github.com/kseg/kseg/cmd/txns"
+	"github.com/kseg/kseg/cmd/verifymm2"
 	"github.com/kseg/kseg/cmd/version"
 )
 
@@ -146,7 +147,7 @@ left out; their -v/--verbose lists every item, and json always does.
 		newReplayPSMCmd(s),
 		newInjectBarrierCmd(s),
 		newVerifyChainCmd(s),
-		newVerifyMM2Cmd(s),
+		verifymm2.NewCmd(s),
 		newDigestCmd(s),
 		newMirrorCmd(s),
 		newRepairCmd(s),

@@ -1,4 +1,7 @@
-package cmd
+// Package verifymm2 is kseg verify-mm2: a MirrorMaker 2 replica checked
+// against its source by content, record by record, and MM2's offset
+// translation (offset syncs, checkpoints) against both logs.
+package verifymm2
 
 import (
 	"context"
@@ -64,7 +67,7 @@ func (o *verifyMM2Options) Validate(args []string) error {
 	return nil
 }
 
-func newVerifyMM2Cmd(s *ui.Streams) *cobra.Command {
+func NewCmd(s *ui.Streams) *cobra.Command {
 	o := &verifyMM2Options{}
 	c := &cobra.Command{
 		Use:   "verify-mm2 SOURCE TARGET",

@@ -1,4 +1,4 @@
-package cmd
+package verifymm2
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package cmd
+package verifymm2_test
 
 import (
 	"encoding/json"
@@ -21,7 +21,7 @@ import (
 // reports that fault's kind and no other error. Text (and -v) and json;
 // the goldens are testdata/golden/verify-mm2/<case>.txt. Regenerate with
 //
-//	go test ./cmd -run Golden -update
+//	go test ./cmd/verifymm2 -run Golden -update
 func TestVerifyMM2Golden(t *testing.T) {
 	for _, c := range mm2test.Cases {
 		t.Run(c.Name, func(t *testing.T) {
