@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/digest"
 	"github.com/kseg/kseg/cmd/docs"
 	"github.com/kseg/kseg/cmd/explain"
 	"github.com/kseg/kseg/cmd/groups"
@@ -19,6 +20,7 @@ import (
 	"github.com/kseg/kseg/cmd/metadata"
 	"github.com/kseg/kseg/cmd/status"
 	"github.com/kseg/kseg/cmd/txns"
+	"github.com/kseg/kseg/cmd/verifychain"
 	"github.com/kseg/kseg/cmd/verifymm2"
 	"github.com/kseg/kseg/cmd/version"
 )
@@ -146,9 +148,9 @@ left out; their -v/--verbose lists every item, and json always does.
 		docs.NewCmd(s),
 		newReplayPSMCmd(s),
 		newInjectBarrierCmd(s),
-		newVerifyChainCmd(s),
+		verifychain.NewCmd(s),
 		verifymm2.NewCmd(s),
-		newDigestCmd(s),
+		digest.NewCmd(s),
 		newMirrorCmd(s),
 		newRepairCmd(s),
 		newRestoreCmd(s),

@@ -1,4 +1,4 @@
-package cmd
+package clitest
 
 import (
 	"bytes"
@@ -7,14 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
-// verifyChainOverDigests runs the verify-chain command args again with
+// VerifyChainOverDigests runs the verify-chain command args again with
 // each of its nodes replaced by its digest (kseg digest, then the file),
 // with all of them replaced, and with the first one read from stdin ("-"),
 // and requires the same exit status and the same JSON output as over the
@@ -22,7 +22,7 @@ import (
 // file and byte position, with the same message. Only the nodes' names
 // differ (a digest is named as given), and the description JSON adds for
 // a digest node (upstreamDigest, downstreamDigest).
-func verifyChainOverDigests(t *testing.T, args []string) {
+func VerifyChainOverDigests(t *testing.T, args []string) {
 	t.Helper()
 	if len(args) == 0 || args[0] != "verify-chain" {
 		t.Fatalf("not a verify-chain command: %v", args)
@@ -53,7 +53,7 @@ func verifyChainOverDigests(t *testing.T, args []string) {
 			s.In = bytes.NewReader(stdin)
 		}
 		a := append(append([]string{"verify-chain", "--output", "json"}, flags...), nodeArgs...)
-		code := Run(context.Background(), a, s)
+		code := runner(context.Background(), a, s)
 		if code == ui.ExitUsage || code == ui.ExitError {
 			t.Logf("kseg %s: exit %d: %s", strings.Join(a, " "), code, errb.String())
 		}
@@ -64,7 +64,7 @@ func verifyChainOverDigests(t *testing.T, args []string) {
 	digests := make([]string, len(nodes))
 	for i, n := range nodes {
 		digests[i] = filepath.Join(tmp, fmt.Sprintf("%d-%s.digest", i, filepath.Base(n)))
-		if code, out, errOut := clitest.Exec(t, "digest", "--out", digests[i], n); code != ui.ExitOK {
+		if code, out, errOut := Exec(t, "digest", "--out", digests[i], n); code != ui.ExitOK {
 			t.Fatalf("kseg digest %s: exit %d\n%s%s", n, code, out, errOut)
 		}
 	}
@@ -124,4 +124,19 @@ func normalChainJSON(t *testing.T, out string, names map[string]string) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// Mirrored is a source partition (the mirror fixture, 400-byte segments)
+// and a mirror of it up to upto (-1: all) in a log directory of its own.
+func Mirrored(t *testing.T, upto int) (src, dst string) {
+	t.Helper()
+	src, dst = MirrorPair(t)
+	args := []string{"mirror", "--quiet", "--segment-bytes", "400", "--backup-dir", filepath.Join(t.TempDir(), "bk")}
+	if upto >= 0 {
+		args = append(args, "--upto", strconv.Itoa(upto))
+	}
+	if code, out, stderr := Exec(t, append(args, src, dst)...); code != ui.ExitOK {
+		t.Fatalf("mirror: exit %d\n%s%s", code, out, stderr)
+	}
+	return src, dst
 }

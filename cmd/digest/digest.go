@@ -1,4 +1,7 @@
-package cmd
+// Package digest is kseg digest: a partition's digest (every batch's header
+// and hash, its tails and snapshots) written for verify-chain and mirror to
+// compare against where the partition itself is out of reach.
+package digest
 
 import (
 	"context"
@@ -16,7 +19,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/version"
 	"github.com/kseg/kseg/segment"
-	"github.com/kseg/kseg/segment/digest"
+	segdigest "github.com/kseg/kseg/segment/digest"
 	"github.com/kseg/kseg/segment/edit"
 )
 
@@ -27,7 +30,7 @@ type digestOptions struct {
 	hash string
 
 	// derived by Validate
-	h        digest.Hash
+	h        segdigest.Hash
 	fromOff  int64  // -1: the whole log
 	fromFile string // an earlier digest to continue
 }
@@ -40,7 +43,7 @@ func (o *digestOptions) AddFlags(c *cobra.Command) {
 }
 
 func (o *digestOptions) Validate() error {
-	h, err := digest.ParseHash(o.hash)
+	h, err := segdigest.ParseHash(o.hash)
 	if err != nil {
 		return ui.UsageErrorf("--hash: %v", err)
 	}
@@ -58,7 +61,7 @@ func (o *digestOptions) Validate() error {
 	return nil
 }
 
-func newDigestCmd(s *ui.Streams) *cobra.Command {
+func NewCmd(s *ui.Streams) *cobra.Command {
 	o := &digestOptions{}
 	c := &cobra.Command{
 		Use:   "digest PATH",
@@ -185,21 +188,21 @@ func runDigestLogDir(ctx context.Context, s *ui.Streams, o *digestOptions, path 
 // digestPartition writes the digest of the partition directory dir to out
 // (stdout when ""): through a temporary file renamed at the end, so that
 // out is never a digest cut short.
-func digestPartition(s *ui.Streams, o *digestOptions, dir, out string) (*digest.Summary, error) {
+func digestPartition(s *ui.Streams, o *digestOptions, dir, out string) (*segdigest.Summary, error) {
 	if edit.HasJournal(dir) {
 		return nil, ui.Refusedf("refused (pending-edit): %s: an interrupted kseg write is pending (%s): finish it or roll it back before digesting the partition",
 			dir, edit.JournalName)
 	}
 	// Mapped, not read: the digest touches every byte once (its hash and
 	// CRC), where mapping costs least (BenchmarkWrite: read 1.6× the CPU).
-	opts := digest.Options{Hash: o.h, From: o.fromOff, Version: version.Read().Version, Mmap: true}
+	opts := segdigest.Options{Hash: o.h, From: o.fromOff, Version: version.Read().Version, Mmap: true}
 	opts.Host, _ = os.Hostname()
 	if _, held, err := edit.BrokerLock(filepath.Join(segment.LogDirOf(dir), segment.LockName)); err == nil && held {
 		opts.Live = true
 	}
-	var earlier *digest.Digest
+	var earlier *segdigest.Digest
 	if o.fromFile != "" {
-		d, err := digest.Open(o.fromFile)
+		d, err := segdigest.Open(o.fromFile)
 		if err != nil {
 			return nil, chainnode.InputError(err)
 		}
@@ -208,15 +211,15 @@ func digestPartition(s *ui.Streams, o *digestOptions, dir, out string) (*digest.
 		opts.From = d.Info().LogEnd
 	}
 	if out == "" && earlier == nil {
-		return ui.StepProgress(s, "digesting", func() int64 { return ui.LogBytes(dir) }, func(p func(int64)) (*digest.Summary, error) {
+		return ui.StepProgress(s, "digesting", func() int64 { return ui.LogBytes(dir) }, func(p func(int64)) (*segdigest.Summary, error) {
 			opts.Progress = p
-			return digest.Write(s.Out, dir, opts)
+			return segdigest.Write(s.Out, dir, opts)
 		})
 	}
-	return writeDigestOut(out, s.Out, func(tmp *os.File) (*digest.Summary, error) {
-		sum, err := ui.StepProgress(s, "digesting", func() int64 { return ui.LogBytes(dir) }, func(p func(int64)) (*digest.Summary, error) {
+	return writeDigestOut(out, s.Out, func(tmp *os.File) (*segdigest.Summary, error) {
+		sum, err := ui.StepProgress(s, "digesting", func() int64 { return ui.LogBytes(dir) }, func(p func(int64)) (*segdigest.Summary, error) {
 			opts.Progress = p
-			return digest.Write(tmp, dir, opts)
+			return segdigest.Write(tmp, dir, opts)
 		})
 		if err == nil && earlier != nil {
 			err = checkContinues(o.fromFile, tmp)
@@ -229,7 +232,7 @@ func digestPartition(s *ui.Streams, o *digestOptions, dir, out string) (*digest.
 // renames it to out, so that out is never a digest cut short, or copies
 // it to stdout when out is "". These are the only files kseg digest
 // writes: the partition is only read.
-func writeDigestOut(out string, stdout io.Writer, write func(*os.File) (*digest.Summary, error)) (*digest.Summary, error) {
+func writeDigestOut(out string, stdout io.Writer, write func(*os.File) (*segdigest.Summary, error)) (*segdigest.Summary, error) {
 	tmpDir := os.TempDir()
 	if out != "" {
 		tmpDir = filepath.Dir(out)
@@ -284,8 +287,8 @@ func checkContinues(earlier string, section *os.File) error {
 		return err
 	}
 	r := &concatReaderAt{parts: []io.ReaderAt{a, section}, sizes: []int64{sa.Size(), sb.Size()}}
-	_, err = digest.OpenReaderAt(r, sa.Size()+sb.Size(), earlier+" + the new section")
-	if errors.Is(err, digest.ErrContinuation) {
+	_, err = segdigest.OpenReaderAt(r, sa.Size()+sb.Size(), earlier+" + the new section")
+	if errors.Is(err, segdigest.ErrContinuation) {
 		return &ui.ExitCodeError{Code: ui.ExitFindings, Err: fmt.Errorf("the partition does not continue %s: %w", earlier, err)}
 	}
 	return chainnode.InputError(err)
@@ -322,7 +325,7 @@ func (c *concatReaderAt) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // digestSummary tells stderr what was written (not under --quiet).
-func digestSummary(s *ui.Streams, sum *digest.Summary, out string) {
+func digestSummary(s *ui.Streams, sum *segdigest.Summary, out string) {
 	if s.Quiet {
 		return
 	}

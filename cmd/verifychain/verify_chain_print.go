@@ -1,4 +1,4 @@
-package cmd
+package verifychain
 
 import (
 	"bufio"
@@ -249,7 +249,7 @@ type chainJSONPrinter struct {
 	digests map[string]*digest.Info
 }
 
-type chainBarrierJSON struct {
+type BarrierJSON struct {
 	Offset               int64   `json:"offset"`
 	File                 string  `json:"file"`
 	Position             int64   `json:"position"`
@@ -258,19 +258,19 @@ type chainBarrierJSON struct {
 	ProducersCleared     int     `json:"producersCleared"`
 }
 
-type chainMirroredBarrierJSON struct {
+type MirroredBarrierJSON struct {
 	Offset           int64 `json:"offset"`
 	ProducersCleared int   `json:"producersCleared"`
 	Applied          bool  `json:"applied"`
 }
 
-type chainAvertedJSON struct {
+type AvertedJSON struct {
 	Kind       string `json:"kind"`
 	Offset     int64  `json:"offset"`
 	ProducerID int64  `json:"producerId"`
 }
 
-type chainFindingJSON struct {
+type FindingJSON struct {
 	Kind             string `json:"kind"`
 	Severity         string `json:"severity"`
 	Offset           int64  `json:"offset"`
@@ -282,34 +282,34 @@ type chainFindingJSON struct {
 	Message          string `json:"message"`
 }
 
-type chainEdgeJSON struct {
-	Type               string                     `json:"type"` // "edge"
-	Edge               int                        `json:"edge"` // 1-based
-	Upstream           string                     `json:"upstream"`
-	Downstream         string                     `json:"downstream"`
-	Status             string                     `json:"status"`
-	Consistent         bool                       `json:"consistent"`
-	UpstreamLog        chainnode.RangeJSON        `json:"upstreamLog"`
-	DownstreamLog      chainnode.RangeJSON        `json:"downstreamLog"`
-	Mirrored           chainnode.RangeJSON        `json:"mirrored"`
-	BatchesCompared    int64                      `json:"batchesCompared"`
-	Barrier            *chainBarrierJSON          `json:"barrier"`
-	Local              *chainnode.RangeJSON       `json:"local"`
-	Lag                int64                      `json:"lag"`
-	MirroredBarriers   []chainMirroredBarrierJSON `json:"mirroredBarriers"`
-	ProducersReused    []int64                    `json:"producersReused"`
-	CollisionsAverted  int                        `json:"collisionsAverted"`
-	Averted            []chainAvertedJSON         `json:"averted"`
-	InheritedAnomalies int                        `json:"inheritedAnomalies"`
-	EpochDifferences   int64                      `json:"epochDifferences"`
-	Findings           []chainFindingJSON         `json:"findings"`
+type EdgeJSON struct {
+	Type               string                `json:"type"` // "edge"
+	Edge               int                   `json:"edge"` // 1-based
+	Upstream           string                `json:"upstream"`
+	Downstream         string                `json:"downstream"`
+	Status             string                `json:"status"`
+	Consistent         bool                  `json:"consistent"`
+	UpstreamLog        chainnode.RangeJSON   `json:"upstreamLog"`
+	DownstreamLog      chainnode.RangeJSON   `json:"downstreamLog"`
+	Mirrored           chainnode.RangeJSON   `json:"mirrored"`
+	BatchesCompared    int64                 `json:"batchesCompared"`
+	Barrier            *BarrierJSON          `json:"barrier"`
+	Local              *chainnode.RangeJSON  `json:"local"`
+	Lag                int64                 `json:"lag"`
+	MirroredBarriers   []MirroredBarrierJSON `json:"mirroredBarriers"`
+	ProducersReused    []int64               `json:"producersReused"`
+	CollisionsAverted  int                   `json:"collisionsAverted"`
+	Averted            []AvertedJSON         `json:"averted"`
+	InheritedAnomalies int                   `json:"inheritedAnomalies"`
+	EpochDifferences   int64                 `json:"epochDifferences"`
+	Findings           []FindingJSON         `json:"findings"`
 	// UpstreamDigest and DownstreamDigest describe a node that is a
 	// digest (absent for a directory).
 	UpstreamDigest   *chainnode.DigestJSON `json:"upstreamDigest,omitempty"`
 	DownstreamDigest *chainnode.DigestJSON `json:"downstreamDigest,omitempty"`
 }
 
-type chainSummaryJSON struct {
+type SummaryJSON struct {
 	Type       string `json:"type"` // "summary"
 	Edges      int    `json:"edges"`
 	Consistent int    `json:"consistent"`
@@ -327,28 +327,28 @@ func (j *chainJSONPrinter) line(v any) error {
 }
 
 func (j *chainJSONPrinter) Print(r *mirror.ChainReport) error {
-	sum := chainSummaryJSON{Type: "summary", Edges: len(r.Edges)}
+	sum := SummaryJSON{Type: "summary", Edges: len(r.Edges)}
 	for i, e := range r.Edges {
-		out := chainEdgeJSON{Type: "edge", Edge: i + 1, Upstream: e.Upstream, Downstream: e.Downstream, Status: e.Status, Consistent: e.OK(),
+		out := EdgeJSON{Type: "edge", Edge: i + 1, Upstream: e.Upstream, Downstream: e.Downstream, Status: e.Status, Consistent: e.OK(),
 			UpstreamLog: chainnode.RangeJSON(e.UpstreamLog), DownstreamLog: chainnode.RangeJSON(e.DownstreamLog), Mirrored: chainnode.RangeJSON(e.Mirrored),
-			BatchesCompared: e.BatchesCompared, Lag: e.Lag, MirroredBarriers: []chainMirroredBarrierJSON{},
-			ProducersReused: ui.NonNil(e.ProducersReused), CollisionsAverted: e.CollisionsAverted, Averted: []chainAvertedJSON{},
-			InheritedAnomalies: e.InheritedAnomalies, EpochDifferences: e.EpochDifferences, Findings: []chainFindingJSON{},
+			BatchesCompared: e.BatchesCompared, Lag: e.Lag, MirroredBarriers: []MirroredBarrierJSON{},
+			ProducersReused: ui.NonNil(e.ProducersReused), CollisionsAverted: e.CollisionsAverted, Averted: []AvertedJSON{},
+			InheritedAnomalies: e.InheritedAnomalies, EpochDifferences: e.EpochDifferences, Findings: []FindingJSON{},
 			UpstreamDigest: chainnode.DigestOf(j.digests[e.Upstream]), DownstreamDigest: chainnode.DigestOf(j.digests[e.Downstream])}
 		if b := e.Barrier; b != nil {
-			out.Barrier = &chainBarrierJSON{Offset: b.Offset, File: b.File, Position: b.Position, Aborts: ui.NonNil(b.Aborts),
+			out.Barrier = &BarrierJSON{Offset: b.Offset, File: b.File, Position: b.Position, Aborts: ui.NonNil(b.Aborts),
 				PartitionLeaderEpoch: b.PartitionLeaderEpoch, ProducersCleared: b.ProducersCleared}
 			l := chainnode.RangeJSON(e.Local)
 			out.Local = &l
 		}
 		for _, b := range e.MirroredBarriers {
-			out.MirroredBarriers = append(out.MirroredBarriers, chainMirroredBarrierJSON(b))
+			out.MirroredBarriers = append(out.MirroredBarriers, MirroredBarrierJSON(b))
 		}
 		for _, a := range e.Averted {
-			out.Averted = append(out.Averted, chainAvertedJSON{Kind: a.Kind.String(), Offset: a.Offset, ProducerID: a.ProducerID})
+			out.Averted = append(out.Averted, AvertedJSON{Kind: a.Kind.String(), Offset: a.Offset, ProducerID: a.ProducerID})
 		}
 		for _, f := range e.Findings {
-			out.Findings = append(out.Findings, chainFindingJSON{Kind: f.Kind.String(), Severity: f.Severity().String(), Offset: f.Offset,
+			out.Findings = append(out.Findings, FindingJSON{Kind: f.Kind.String(), Severity: f.Severity().String(), Offset: f.Offset,
 				ProducerID: f.ProducerID, File: f.File, Position: f.Position, UpstreamFile: f.UpstreamFile, UpstreamPosition: f.UpstreamPosition,
 				Message: f.Message})
 			if f.IsError() {

@@ -1,4 +1,7 @@
-package cmd
+// Package verifychain is kseg verify-chain: the edges of a mirror chain
+// (source, mirror, mirror of the mirror …) checked batch by batch, with
+// the barriers each mirror needs and the collisions they avert.
+package verifychain
 
 import (
 	"context"
@@ -144,7 +147,7 @@ func (o *verifyChainOptions) resolveEdge(e string, dirs *[]string) (int, int, bo
 	return 0, 0, false
 }
 
-func newVerifyChainCmd(s *ui.Streams) *cobra.Command {
+func NewCmd(s *ui.Streams) *cobra.Command {
 	o := &verifyChainOptions{}
 	c := &cobra.Command{
 		Use:   "verify-chain DIR DIR [DIR...]",

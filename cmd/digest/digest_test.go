@@ -1,4 +1,4 @@
-package cmd
+package digest_test
 
 import (
 	"bytes"
@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kseg/kseg/cmd"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/verifychain"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -28,29 +29,14 @@ func digestOf(t *testing.T, path string, args ...string) string {
 	return out
 }
 
-// mirrored is a source partition (the mirror fixture, 400-byte segments)
-// and a mirror of it up to upto (-1: all) in a log directory of its own.
-func mirrored(t *testing.T, upto int) (src, dst string) {
-	t.Helper()
-	src, dst = clitest.MirrorPair(t)
-	args := []string{"mirror", "--quiet", "--segment-bytes", "400", "--backup-dir", filepath.Join(t.TempDir(), "bk")}
-	if upto >= 0 {
-		args = append(args, "--upto", strconv.Itoa(upto))
-	}
-	if code, out, stderr := clitest.Exec(t, append(args, src, dst)...); code != ui.ExitOK {
-		t.Fatalf("mirror: exit %d\n%s%s", code, out, stderr)
-	}
-	return src, dst
-}
-
 // chainEdges runs verify-chain --output json and returns its exit status
 // and edge lines.
-func chainEdges(t *testing.T, args ...string) (int, []chainEdgeJSON, string) {
+func chainEdges(t *testing.T, args ...string) (int, []verifychain.EdgeJSON, string) {
 	t.Helper()
 	code, out, stderr := clitest.Exec(t, append([]string{"verify-chain", "--output", "json"}, args...)...)
-	var edges []chainEdgeJSON
+	var edges []verifychain.EdgeJSON
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		var e chainEdgeJSON
+		var e verifychain.EdgeJSON
 		if json.Unmarshal([]byte(l), &e) == nil && e.Type == "edge" {
 			edges = append(edges, e)
 		}
@@ -59,7 +45,7 @@ func chainEdges(t *testing.T, args ...string) (int, []chainEdgeJSON, string) {
 }
 
 func TestDigestCLI(t *testing.T) {
-	src, dst := mirrored(t, -1)
+	src, dst := clitest.Mirrored(t, -1)
 	code, out, stderr := clitest.Exec(t, "digest", dst)
 	if code != ui.ExitOK || !strings.HasPrefix(out, "kseg-digest 1 xxh3-128 kseg ") || !strings.Contains(stderr, "Digest of mirror-0") {
 		t.Fatalf("exit %d, stdout %.40q, stderr %s", code, out, stderr)
@@ -72,7 +58,7 @@ func TestDigestCLI(t *testing.T) {
 	// directory without --out, --from with a log directory.
 	s, _, errb := ui.TestStreams()
 	s.OutTTY = true
-	if code := Run(context.Background(), []string{"digest", dst}, s); code != ui.ExitUsage || !strings.Contains(errb.String(), "binary") {
+	if code := cmd.Run(context.Background(), []string{"digest", dst}, s); code != ui.ExitUsage || !strings.Contains(errb.String(), "binary") {
 		t.Errorf("stdout a terminal: exit %d: %s", code, errb.String())
 	}
 	logDir := filepath.Dir(dst)
@@ -111,7 +97,7 @@ func TestDigestCLI(t *testing.T) {
 // reads as a digest of the whole log; a continuation whose anchor the
 // earlier digest does not hold is refused, at its byte.
 func TestDigestIncremental(t *testing.T) {
-	src, dst := mirrored(t, 7)
+	src, dst := clitest.Mirrored(t, 7)
 	early := digestOf(t, dst)
 	if code, out, stderr := clitest.Exec(t, "mirror", "--quiet", "--segment-bytes", "400", "--backup-dir", filepath.Join(t.TempDir(), "bk"), src, dst); code != ui.ExitOK {
 		t.Fatalf("mirror on: exit %d\n%s%s", code, out, stderr)
@@ -122,7 +108,7 @@ func TestDigestIncremental(t *testing.T) {
 		if code != ui.ExitOK || len(edges) != 1 || edges[0].Status != "in-sync" || edges[0].DownstreamDigest == nil || edges[0].DownstreamDigest.Sections != 2 {
 			t.Fatalf("verify-chain %s: exit %d %+v %s", d, code, edges, stderr)
 		}
-		verifyChainOverDigests(t, []string{"verify-chain", src, dst})
+		clitest.VerifyChainOverDigests(t, []string{"verify-chain", src, dst})
 	}
 	// --from OFFSET, appended.
 	for _, from := range []string{"3", "7", "8"} {
@@ -172,7 +158,7 @@ func TestDigestIncremental(t *testing.T) {
 // another partition, hashed otherwise than the other side's: each is
 // refused with what is wrong and where.
 func TestDigestBadInput(t *testing.T) {
-	src, dst := mirrored(t, -1)
+	src, dst := clitest.Mirrored(t, -1)
 	good := digestOf(t, dst)
 	b, err := os.ReadFile(good)
 	if err != nil {
@@ -226,7 +212,7 @@ func TestDigestBadInput(t *testing.T) {
 	}
 	s, _, errb := ui.TestStreams()
 	s.InTTY = true
-	if code := Run(context.Background(), []string{"verify-chain", src, "-"}, s); code != ui.ExitUsage || !strings.Contains(errb.String(), "terminal") {
+	if code := cmd.Run(context.Background(), []string{"verify-chain", src, "-"}, s); code != ui.ExitUsage || !strings.Contains(errb.String(), "terminal") {
 		t.Errorf("stdin a terminal: exit %d: %s", code, errb.String())
 	}
 }
@@ -246,9 +232,9 @@ func mustRead(t *testing.T, p string) []byte {
 // beyond-upstream-end. Likewise a digest of D that ends below U's log
 // start.
 func TestDigestOlder(t *testing.T) {
-	src, u := mirrored(t, 7)
+	src, u := clitest.Mirrored(t, 7)
 	du := digestOf(t, u)
-	_, d := mirrored(t, -1)
+	_, d := clitest.Mirrored(t, -1)
 	_ = src
 	setTimes := func(dir string, at time.Time) {
 		pd, _ := segment.OpenPartitionDir(dir)
@@ -270,9 +256,9 @@ func TestDigestOlder(t *testing.T) {
 	}
 
 	// D's digest ends below U's log start, which U reached later.
-	_, d3 := mirrored(t, 3)
+	_, d3 := clitest.Mirrored(t, 3)
 	dd := digestOf(t, d3)
-	src2, _ := mirrored(t, 0)
+	src2, _ := clitest.Mirrored(t, 0)
 	pd, _ := segment.OpenPartitionDir(src2)
 	for _, f := range []string{pd.Segments[0].Log, pd.Segments[0].Index, pd.Segments[0].TimeIndex} {
 		if f != "" {
@@ -290,7 +276,7 @@ func TestDigestOlder(t *testing.T) {
 	}
 }
 
-func hasKind(e chainEdgeJSON, kind string) bool {
+func hasKind(e verifychain.EdgeJSON, kind string) bool {
 	for _, f := range e.Findings {
 		if f.Kind == kind {
 			return true
@@ -304,7 +290,7 @@ func hasKind(e chainEdgeJSON, kind string) bool {
 // destination's disk; without --dry-run a digest is refused; a diverged
 // destination exits 3 as on disk.
 func TestMirrorDryRunAgainstDigest(t *testing.T) {
-	src, dst := mirrored(t, 7)
+	src, dst := clitest.Mirrored(t, 7)
 	d := digestOf(t, dst)
 	_, onDisk, _ := clitest.Exec(t, "mirror", "--dry-run", "-o", "json", "--full-compare", src, dst)
 	code, fromDigest, stderr := clitest.Exec(t, "mirror", "--dry-run", "-o", "json", src, d)
@@ -325,7 +311,7 @@ func TestMirrorDryRunAgainstDigest(t *testing.T) {
 	}
 	s, out, errb := ui.TestStreams()
 	s.In = bytes.NewReader(mustRead(t, d))
-	if code := Run(context.Background(), []string{"mirror", "--dry-run", src, "-"}, s); code != ui.ExitOK || !strings.Contains(out.String(), "Copy: offsets [") {
+	if code := cmd.Run(context.Background(), []string{"mirror", "--dry-run", src, "-"}, s); code != ui.ExitOK || !strings.Contains(out.String(), "Copy: offsets [") {
 		t.Errorf("stdin: exit %d\n%s%s", code, out, errb)
 	}
 	if code, _, stderr := clitest.Exec(t, "mirror", src, d); code != ui.ExitUsage || !strings.Contains(stderr, "--dry-run") {

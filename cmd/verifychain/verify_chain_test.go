@@ -1,4 +1,4 @@
-package cmd
+package verifychain_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/verifychain"
 )
 
 func TestVerifyChainCLIUsage(t *testing.T) {
@@ -65,7 +66,7 @@ func TestVerifyChainCLIOutputs(t *testing.T) {
 	if err := os.WriteFile(log, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	verifyChainOverDigests(t, []string{"verify-chain", src, dst})
+	clitest.VerifyChainOverDigests(t, []string{"verify-chain", src, dst})
 	for _, f := range []string{"text", "table", "json"} {
 		code, out, _ := clitest.Exec(t, "verify-chain", "--output", f, src, dst)
 		if code != ui.ExitFindings || !strings.Contains(out, "mismatch") {
@@ -74,8 +75,8 @@ func TestVerifyChainCLIOutputs(t *testing.T) {
 	}
 	_, out, _ = clitest.Exec(t, "verify-chain", "--output", "json", src, dst)
 	ls := strings.Split(strings.TrimSpace(out), "\n")
-	var edge chainEdgeJSON
-	var sum chainSummaryJSON
+	var edge verifychain.EdgeJSON
+	var sum verifychain.SummaryJSON
 	if len(ls) != 2 || json.Unmarshal([]byte(ls[0]), &edge) != nil || json.Unmarshal([]byte(ls[1]), &sum) != nil {
 		t.Fatalf("json lines:\n%s", out)
 	}
