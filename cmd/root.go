@@ -18,6 +18,7 @@ import (
 	"github.com/kseg/kseg/cmd/groups"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/metadata"
+	"github.com/kseg/kseg/cmd/restore"
 	"github.com/kseg/kseg/cmd/status"
 	"github.com/kseg/kseg/cmd/txns"
 	"github.com/kseg/kseg/cmd/verifychain"
@@ -153,7 +154,7 @@ left out; their -v/--verbose lists every item, and json always does.
 		digest.NewCmd(s),
 		newMirrorCmd(s),
 		newRepairCmd(s),
-		newRestoreCmd(s),
+		restore.NewCmd(s),
 		groups.NewCmd(s),
 		txns.NewCmd(s),
 		metadata.NewCmd(s),

@@ -1,4 +1,7 @@
-package cmd
+// Package restore is kseg restore: an edit undone from its backup directory
+// (what inject-barrier, mirror or repair changed, put back as it was), through
+// the same journaled edit the write commands apply.
+package restore
 
 import (
 	"context"
@@ -40,7 +43,7 @@ func (o *restoreOptions) Validate(c *cobra.Command, args []string) error {
 	return nil
 }
 
-func newRestoreCmd(s *ui.Streams) *cobra.Command {
+func NewCmd(s *ui.Streams) *cobra.Command {
 	o := &restoreOptions{}
 	c := &cobra.Command{
 		Use:   "restore BACKUP_DIR",

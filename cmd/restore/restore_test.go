@@ -1,4 +1,4 @@
-package cmd
+package restore_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
@@ -15,7 +16,7 @@ import (
 func runWithEnv(env map[string]string, args ...string) clitest.Result {
 	s, out, errb := ui.TestStreams()
 	s.Env = func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	code := Run(context.Background(), args, s)
+	code := cmd.Run(context.Background(), args, s)
 	return clitest.Result{Args: args, Code: code, Stdout: out.String(), Stderr: errb.String()}
 }
 
