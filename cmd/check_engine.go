@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/chainnode"
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/replaypsm"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/psm/cluster"
@@ -114,7 +114,7 @@ type checkEngine struct {
 	// deep reports whether a unit's records are decoded (--deep).
 	deep       func(abs string) bool
 	dumpOpts   [2]*dumpOptions // without and with --deep
-	replayOpts *replayPSMOptions
+	replayOpts *replaypsm.SnapshotCheck
 	// unitDone, when set, is called after each unit (the progress line).
 	unitDone func()
 	// logDirs reads each log directory's checkpoints once for all its
@@ -143,18 +143,11 @@ func newCheckEngine(jobs int, deep func(string) bool, maxDecompressed int64) (*c
 		o.logDirs, o.budget = e.logDirs, budget
 		e.dumpOpts[i] = o
 	}
-	ro := &replayPSMOptions{}
-	c := &cobra.Command{}
-	ro.AddFlags(c)
-	// dump has checked every CRC: the replay only frames the batches.
-	if err := c.Flags().Parse([]string{"--check-snapshots", "--no-verify-crc"}); err != nil {
+	replay, err := replaypsm.NewSnapshotCheck(e.logDirs)
+	if err != nil {
 		return nil, err
 	}
-	if err := ro.Validate(c, []string{"."}); err != nil {
-		return nil, err
-	}
-	ro.logDirs = e.logDirs
-	e.replayOpts = ro
+	e.replayOpts = replay
 	return e, nil
 }
 
@@ -316,17 +309,12 @@ func (e *checkEngine) producerState(c *checkCase, pd *segment.PartitionDir, walk
 		c.skip = "no .log segment: no producer state"
 		return
 	}
-	// The warnings replayPartition prints (a log directory checkpoint
-	// that does not parse) are the checkpoints check's findings.
-	s := &ui.Streams{Out: io.Discard, Err: io.Discard, Env: func(string) (string, bool) { return "", false }}
-	ro := *e.replayOpts
-	ro.psm.Walk = walk
-	v, err := replayPartitionDir(s, &ro, pd)
+	anomalies, err := e.replayOpts.Anomalies(pd, walk)
 	if err != nil {
 		c.err = err
 		return
 	}
-	for _, f := range v.Result.Anomalies {
+	for _, f := range anomalies {
 		if slices.Contains(checkDumpKinds, f.Kind) {
 			continue
 		}

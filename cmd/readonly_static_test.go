@@ -40,7 +40,7 @@ const modulePath = "github.com/kseg/kseg"
 // writers each may reach behind an explicit write flag.
 var readOnlyCommands = map[string]map[string]string{
 	"cmd.newDumpCmd": {},
-	"cmd.newReplayPSMCmd": {
+	"cmd/replaypsm.NewCmd": {
 		// --write-snapshot PATH writes a new snapshot file, atomically and
 		// never over an existing one without --force; never the partition's
 		// own files unless PATH says so.

@@ -18,6 +18,7 @@ import (
 	"github.com/kseg/kseg/cmd/groups"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/metadata"
+	"github.com/kseg/kseg/cmd/replaypsm"
 	"github.com/kseg/kseg/cmd/restore"
 	"github.com/kseg/kseg/cmd/status"
 	"github.com/kseg/kseg/cmd/txns"
@@ -147,7 +148,7 @@ left out; their -v/--verbose lists every item, and json always does.
 		explain.NewCmd(s),
 		version.NewCmd(s),
 		docs.NewCmd(s),
-		newReplayPSMCmd(s),
+		replaypsm.NewCmd(s),
 		newInjectBarrierCmd(s),
 		verifychain.NewCmd(s),
 		verifymm2.NewCmd(s),

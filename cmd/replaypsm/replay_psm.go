@@ -1,4 +1,7 @@
-package cmd
+// Package replaypsm is kseg replay-psm: a partition's producer state
+// rebuilt from its log as the broker's log recovery rebuilds it
+// (ProducerStateManager), checked against its snapshots or written as one.
+package replaypsm
 
 import (
 	"context"
@@ -125,7 +128,7 @@ func (o *replayPSMOptions) Validate(c *cobra.Command, args []string) error {
 	return nil
 }
 
-func newReplayPSMCmd(s *ui.Streams) *cobra.Command {
+func NewCmd(s *ui.Streams) *cobra.Command {
 	o := &replayPSMOptions{}
 	c := &cobra.Command{
 		Use:   "replay-psm DIR",

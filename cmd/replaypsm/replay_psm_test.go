@@ -1,4 +1,4 @@
-package cmd
+package replaypsm_test
 
 import (
 	"bytes"
@@ -11,20 +11,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
-// realFixtureRoot is ../shared/fixtures/real, outside the repository.
+// psmFixtureRoot is ../shared/fixtures/real, outside the repository.
 func psmFixtureRoot(t *testing.T) string {
 	t.Helper()
-	root := filepath.Join("..", "..", "shared", "fixtures", "real")
-	if _, err := os.Stat(root); err != nil {
-		t.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
-	}
-	return root
+	return clitest.RealRoot(t)
 }
 
 // copyFile copies a file, making the copy writable (the fixtures are
@@ -122,7 +120,7 @@ func psmSnapshotsNextToLog(t *testing.T, root string) int {
 func psmRun(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	s, out, errb := ui.TestStreams()
-	code := Run(context.Background(), args, s)
+	code := cmd.Run(context.Background(), args, s)
 	return code, out.String(), errb.String()
 }
 

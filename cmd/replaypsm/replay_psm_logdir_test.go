@@ -1,4 +1,4 @@
-package cmd
+package replaypsm_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 )
@@ -16,7 +18,7 @@ import (
 // on --jobs workers, and the output is the same, in partition order,
 // whatever the number of workers.
 func TestReplayPSMLogDir(t *testing.T) {
-	src := filepath.Join("..", "testdata", "partitions")
+	src := filepath.Join(clitest.TestdataDir, "partitions")
 	if _, err := os.Stat(src); err != nil {
 		t.Skip("testdata/partitions not generated")
 	}
@@ -26,7 +28,7 @@ func TestReplayPSMLogDir(t *testing.T) {
 	}
 	run := func(args ...string) (int, string, string) {
 		s, out, errb := ui.TestStreams()
-		code := Run(context.Background(), args, s)
+		code := cmd.Run(context.Background(), args, s)
 		return code, out.String(), errb.String()
 	}
 	// Plant a stale snapshot: control-0's snapshot at 14 lies after its
@@ -74,12 +76,9 @@ func TestReplayPSMLogDir(t *testing.T) {
 // TestReplayPSMLogDirRealSnapshots checks every snapshot of a real broker's
 // log directory in one run (skips without ../shared).
 func TestReplayPSMLogDirRealSnapshots(t *testing.T) {
-	dir := filepath.Join("..", "..", "shared", "fixtures", "real", "eric-kimm__stock-market-pipeline", "kafka", "data")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
-	}
+	dir := filepath.Join(clitest.RealRoot(t), "eric-kimm__stock-market-pipeline", "kafka", "data")
 	s, out, errb := ui.TestStreams()
-	if code := Run(context.Background(), []string{"replay-psm", "--check-snapshots", dir}, s); code != ui.ExitOK {
+	if code := cmd.Run(context.Background(), []string{"replay-psm", "--check-snapshots", dir}, s); code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errb)
 	}
 	if n := strings.Count(out.String(), "2/2 match ok"); n != 2 {

@@ -1,4 +1,4 @@
-package cmd
+package replaypsm_test
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package cmd
+package replaypsm
 
 import (
 	"encoding/json"
