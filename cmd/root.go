@@ -16,6 +16,7 @@ import (
 	"github.com/kseg/kseg/cmd/docs"
 	"github.com/kseg/kseg/cmd/explain"
 	"github.com/kseg/kseg/cmd/groups"
+	"github.com/kseg/kseg/cmd/injectbarrier"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/metadata"
 	"github.com/kseg/kseg/cmd/replaypsm"
@@ -149,7 +150,7 @@ left out; their -v/--verbose lists every item, and json always does.
 		version.NewCmd(s),
 		docs.NewCmd(s),
 		replaypsm.NewCmd(s),
-		newInjectBarrierCmd(s),
+		injectbarrier.NewCmd(s),
 		verifychain.NewCmd(s),
 		verifymm2.NewCmd(s),
 		digest.NewCmd(s),

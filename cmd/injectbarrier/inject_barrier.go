@@ -1,4 +1,7 @@
-package cmd
+// Package injectbarrier is kseg inject-barrier: a KIP-1279
+// MIRROR_PID_RESET barrier written into a stopped mirror partition, planned
+// first, applied through the edit engine's journal (segment/edit).
+package injectbarrier
 
 import (
 	"bufio"
@@ -120,7 +123,7 @@ func (o *injectBarrierOptions) Validate(c *cobra.Command, args []string) error {
 	return nil
 }
 
-func newInjectBarrierCmd(s *ui.Streams) *cobra.Command {
+func NewCmd(s *ui.Streams) *cobra.Command {
 	o := &injectBarrierOptions{}
 	c := &cobra.Command{
 		Use:   "inject-barrier DIR",

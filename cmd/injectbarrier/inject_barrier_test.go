@@ -1,4 +1,4 @@
-package cmd
+package injectbarrier_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/cmd"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
@@ -319,7 +320,7 @@ func TestInjectBarrierHelp(t *testing.T) {
 // refused (committed-data, exit 4) with nothing changed unless --yes is
 // given; on a terminal it asks, and only "y" goes ahead.
 func TestInjectBarrierCommittedDataNeedsYes(t *testing.T) {
-	fixture := filepath.Join("..", "testdata", "partitions", "txn-0")
+	fixture := filepath.Join(clitest.TestdataDir, "partitions", "txn-0")
 	if _, err := os.Stat(fixture); err != nil {
 		t.Skip("../testdata/partitions/txn-0 is absent")
 	}
@@ -350,7 +351,7 @@ func TestInjectBarrierCommittedDataNeedsYes(t *testing.T) {
 	for answer, want := range map[string]int{"y\n": ui.ExitOK, "n\n": ui.ExitRefused, "": ui.ExitRefused} {
 		s, out, errb := ui.TestStreams()
 		s.In, s.InTTY, s.ErrTTY = strings.NewReader(answer), true, true
-		code := Run(context.Background(), []string{"inject-barrier", "--timestamp", clitest.InjectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), fresh()}, s)
+		code := cmd.Run(context.Background(), []string{"inject-barrier", "--timestamp", clitest.InjectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), fresh()}, s)
 		if code != want || !strings.Contains(errb.String(), "Remove them? [y/N]") {
 			t.Fatalf("on a terminal, answering %q: exit %d, want %d\n%s%s", answer, code, want, out, errb)
 		}

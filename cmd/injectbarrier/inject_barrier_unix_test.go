@@ -1,6 +1,6 @@
 //go:build unix
 
-package cmd
+package injectbarrier_test
 
 import (
 	"encoding/json"
