@@ -19,6 +19,7 @@ import (
 	"github.com/kseg/kseg/cmd/injectbarrier"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/metadata"
+	"github.com/kseg/kseg/cmd/mirror"
 	"github.com/kseg/kseg/cmd/replaypsm"
 	"github.com/kseg/kseg/cmd/restore"
 	"github.com/kseg/kseg/cmd/status"
@@ -154,7 +155,7 @@ left out; their -v/--verbose lists every item, and json always does.
 		verifychain.NewCmd(s),
 		verifymm2.NewCmd(s),
 		digest.NewCmd(s),
-		newMirrorCmd(s),
+		mirror.NewCmd(s),
 		newRepairCmd(s),
 		restore.NewCmd(s),
 		groups.NewCmd(s),

@@ -1,11 +1,15 @@
-package cmd
+// Package mirror is kseg mirror: a partition copied batch by batch, bytes
+// unchanged, into a stopped destination, as a follower fetches it; planned
+// first (against the destination, or a digest of it), applied through the
+// edit engine's journal (segment/edit).
+package mirror
 
 import (
 	"context"
 
 	"github.com/spf13/cobra"
 
-	"github.com/kseg/kseg/barrier/mirror"
+	barriermirror "github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/cmd/internal/chainnode"
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
@@ -24,7 +28,7 @@ type mirrorOptions struct {
 	writecmd.Flags
 
 	// derived by Validate
-	mirror mirror.Options
+	mirror barriermirror.Options
 	// planFlags are the flags that shape a plan; a resumed mirror ignores
 	// them.
 	planFlags []string
@@ -68,13 +72,13 @@ func (o *mirrorOptions) Validate(c *cobra.Command, args []string) error {
 	if o.indexIntervalBytes < 0 {
 		return ui.UsageErrorf("--index-interval-bytes must not be negative")
 	}
-	o.mirror = mirror.DefaultOptions()
+	o.mirror = barriermirror.DefaultOptions()
 	o.mirror.Upto, o.mirror.SegmentBytes, o.mirror.IndexIntervalBytes, o.mirror.Align = o.upto, o.segmentBytes, o.indexIntervalBytes, o.align
 	o.mirror.FullCompare = o.fullCompare
 	return nil
 }
 
-func newMirrorCmd(s *ui.Streams) *cobra.Command {
+func NewCmd(s *ui.Streams) *cobra.Command {
 	o := &mirrorOptions{}
 	c := &cobra.Command{
 		Use:   "mirror SRC DST",
@@ -138,16 +142,16 @@ func runMirror(ctx context.Context, s *ui.Streams, o *mirrorOptions, args []stri
 		return err
 	}
 	dst := args[len(args)-1]
-	return writecmd.Run(ctx, s, writecmd.Steps[*mirror.Plan, *mirror.Verification]{
+	return writecmd.Run(ctx, s, writecmd.Steps[*barriermirror.Plan, *barriermirror.Verification]{
 		What: "mirror", Dir: dst, Flags: &o.Flags, PlanFlags: o.planFlags,
 		Printer: newMirrorPrinter(s, o.Output),
 		// The plan reads the source, and the destination beside it, once.
 		PlanLabel: "planning",
 		PlanTotal: func() int64 { return ui.LogBytes(args[0], dst) },
-		Plan: func(progress func(int64)) (*mirror.Plan, error) {
+		Plan: func(progress func(int64)) (*barriermirror.Plan, error) {
 			opts := o.mirror
 			opts.Progress = progress
-			p, err := mirror.PlanMirror(args[0], dst, opts)
+			p, err := barriermirror.PlanMirror(args[0], dst, opts)
 			if err == nil && p.Resume == nil && opts.Upto > p.SrcLog.End {
 				// Batches up to an offset the source does not reach: a
 				// usage error, as every offset past a log's end.
@@ -155,11 +159,11 @@ func runMirror(ctx context.Context, s *ui.Streams, o *mirrorOptions, args []stri
 			}
 			return p, err
 		},
-		Parts: func(p *mirror.Plan) writecmd.PlanParts {
+		Parts: func(p *barriermirror.Plan) writecmd.PlanParts {
 			return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Ops: p.Ops, Dir: p.Dir, CreatesDir: p.CreateDir}
 		},
-		Preflight: mirror.Preflight,
-		Apply:     mirror.Apply,
-		Rollback:  func(eo edit.Options) (*mirror.Report, error) { return mirror.Rollback(dst, eo) },
+		Preflight: barriermirror.Preflight,
+		Apply:     barriermirror.Apply,
+		Rollback:  func(eo edit.Options) (*barriermirror.Report, error) { return barriermirror.Rollback(dst, eo) },
 	})
 }

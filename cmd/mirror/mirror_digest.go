@@ -1,11 +1,11 @@
-package cmd
+package mirror
 
 import (
 	"context"
 	"fmt"
 	"io"
 
-	"github.com/kseg/kseg/barrier/mirror"
+	barriermirror "github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/cmd/internal/chainnode"
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
@@ -30,16 +30,16 @@ func runMirrorDigest(ctx context.Context, s *ui.Streams, o *mirrorOptions, src, 
 		return err
 	}
 	opts := o.mirror
-	p, err := ui.StepProgress(s, "planning", func() int64 { return ui.LogBytes(src) }, func(progress func(int64)) (*mirror.DigestPlan, error) {
+	p, err := ui.StepProgress(s, "planning", func() int64 { return ui.LogBytes(src) }, func(progress func(int64)) (*barriermirror.DigestPlan, error) {
 		opts.Progress = progress
-		return mirror.PlanFromDigest(src, nodes[0], opts)
+		return barriermirror.PlanFromDigest(src, nodes[0], opts)
 	})
 	if err != nil {
 		return writecmd.Exit(err)
 	}
 	ui.WarnDiagnostics(s.Err, p.Warnings)
 	if o.Output == "json" {
-		return writecmd.JSONLine(s.Out, mirrorDigestPlanJSON{mirrorPlanJSON: mirrorPlanWire(&p.Plan, true), Destination: chainnode.DigestOf(p.Digest)})
+		return writecmd.JSONLine(s.Out, mirrorDigestPlanJSON{PlanJSON: mirrorPlanWire(&p.Plan, true), Destination: chainnode.DigestOf(p.Digest)})
 	}
 	return printMirrorDigestPlan(s.Out, s.Styles(), p)
 }
@@ -47,11 +47,11 @@ func runMirrorDigest(ctx context.Context, s *ui.Streams, o *mirrorOptions, src, 
 // mirrorDigestPlanJSON is mirror's plan line, with the digest the
 // destination was read from.
 type mirrorDigestPlanJSON struct {
-	mirrorPlanJSON
+	PlanJSON
 	Destination *chainnode.DigestJSON `json:"dstDigest"`
 }
 
-func printMirrorDigestPlan(w io.Writer, st *ui.Styles, p *mirror.DigestPlan) error {
+func printMirrorDigestPlan(w io.Writer, st *ui.Styles, p *barriermirror.DigestPlan) error {
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	title := func(s string) string { return st.Paint(st.Title, s) }
 	off := func(v int64) string { return st.Paint(st.Offset, fmt.Sprint(v)) }

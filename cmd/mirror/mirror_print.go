@@ -1,11 +1,11 @@
-package cmd
+package mirror
 
 import (
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/kseg/kseg/barrier/mirror"
+	barriermirror "github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/cmd/internal/chainnode"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/internal/writecmd"
@@ -14,8 +14,8 @@ import (
 
 // mirrorPrinter renders mirror's plan and report.
 type mirrorPrinter interface {
-	Plan(p *mirror.Plan, dryRun bool) error
-	Report(r *mirror.Report) error
+	Plan(p *barriermirror.Plan, dryRun bool) error
+	Report(r *barriermirror.Report) error
 }
 
 func newMirrorPrinter(s *ui.Streams, output string) mirrorPrinter {
@@ -39,7 +39,7 @@ type mirrorTextPrinter struct {
 	tbl  *ui.TableOut // --output table: file operations as a table
 }
 
-func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
+func (t *mirrorTextPrinter) Plan(p *barriermirror.Plan, dryRun bool) error {
 	w, st, ls := t.w, t.st, t.ls
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	title := func(s string) string { return st.Paint(st.Title, s) }
@@ -132,7 +132,7 @@ func (t *mirrorTextPrinter) Plan(p *mirror.Plan, dryRun bool) error {
 	return nil
 }
 
-func (t *mirrorTextPrinter) Report(r *mirror.Report) error {
+func (t *mirrorTextPrinter) Report(r *barriermirror.Report) error {
 	w, st := t.w, t.st
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	if r.NothingToDo {
@@ -194,7 +194,7 @@ type mirrorTruncationJSON struct {
 	SegmentsDeleted  []int64 `json:"segmentsDeleted"`
 }
 
-type mirrorPlanJSON struct {
+type PlanJSON struct {
 	Type                string                    `json:"type"`            // "mirror-plan"
 	Owner               *writecmd.OwnerJSON       `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
 	Src                 string                    `json:"src"`
@@ -245,7 +245,7 @@ type mirrorVerifyJSON struct {
 	TxnIndexProblems []string `json:"txnIndexProblems"`
 }
 
-type mirrorResultJSON struct {
+type ResultJSON struct {
 	writecmd.ResultJSON
 	From            int64             `json:"from"`
 	To              int64             `json:"to"`
@@ -254,13 +254,13 @@ type mirrorResultJSON struct {
 	Verification    *mirrorVerifyJSON `json:"verification,omitempty"`
 }
 
-func (j *mirrorJSONPrinter) Plan(p *mirror.Plan, dryRun bool) error {
+func (j *mirrorJSONPrinter) Plan(p *barriermirror.Plan, dryRun bool) error {
 	return writecmd.JSONLine(j.w, mirrorPlanWire(p, dryRun))
 }
 
 // mirrorPlanWire is a plan's JSON line.
-func mirrorPlanWire(p *mirror.Plan, dryRun bool) mirrorPlanJSON {
-	out := mirrorPlanJSON{Type: "mirror-plan", Src: p.Src, Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, DryRun: dryRun,
+func mirrorPlanWire(p *barriermirror.Plan, dryRun bool) PlanJSON {
+	out := PlanJSON{Type: "mirror-plan", Src: p.Src, Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, DryRun: dryRun,
 		NothingToDo: p.NothingToDo, Reason: p.Reason, CreateDir: p.CreateDir, TopicID: p.TopicID,
 		SrcLog: chainnode.RangeJSON(p.SrcLog), DstLog: chainnode.RangeJSON(p.DstLog), DstSegments: p.DstSegments, Compared: p.Compared, ComparedLastBatch: p.ComparedLastBatch,
 		EpochDifferences: p.EpochDifferences, From: p.From, To: p.To, CopiedBatches: p.Copied.Batches, CopiedRecords: p.Copied.Records,
@@ -286,11 +286,11 @@ func mirrorPlanWire(p *mirror.Plan, dryRun bool) mirrorPlanJSON {
 	return out
 }
 
-func (j *mirrorJSONPrinter) Report(r *mirror.Report) error {
+func (j *mirrorJSONPrinter) Report(r *barriermirror.Report) error {
 	if r.NothingToDo {
 		return nil
 	}
-	out := mirrorResultJSON{ResultJSON: writecmd.Result("mirror-result", &r.Outcome), Steps: len(r.Steps)}
+	out := ResultJSON{ResultJSON: writecmd.Result("mirror-result", &r.Outcome), Steps: len(r.Steps)}
 	if p := r.Plan; p != nil {
 		out.From, out.To, out.NewLogEndOffset = p.From, p.To, p.NewLogEndOffset
 	}

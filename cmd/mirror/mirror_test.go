@@ -1,4 +1,4 @@
-package cmd
+package mirror_test
 
 import (
 	"encoding/json"
@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/barrier/mirror"
+	barriermirror "github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/mirror"
 	"github.com/kseg/kseg/segment/edit"
 )
 
@@ -47,8 +48,8 @@ func TestMirrorCLIRefusesDivergedUnlessAlign(t *testing.T) {
 	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
-	var plan mirrorPlanJSON
-	var result mirrorResultJSON
+	var plan mirror.PlanJSON
+	var result mirror.ResultJSON
 	ls := strings.Split(strings.TrimSpace(out), "\n")
 	if len(ls) != 2 || json.Unmarshal([]byte(ls[0]), &plan) != nil || json.Unmarshal([]byte(ls[1]), &result) != nil {
 		t.Fatalf("want a plan and a result line:\n%s", out)
@@ -71,14 +72,14 @@ func TestMirrorCLIRefusesDivergedUnlessAlign(t *testing.T) {
 // (and the other way round) until it is finished or rolled back.
 func TestMirrorCLIPendingJournal(t *testing.T) {
 	src, dst := clitest.MirrorPair(t)
-	o := mirror.DefaultOptions()
+	o := barriermirror.DefaultOptions()
 	o.SegmentBytes = 300
-	p, err := mirror.PlanMirror(src, dst, o)
+	p, err := barriermirror.PlanMirror(src, dst, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	crash := errors.New("crash")
-	_, err = mirror.Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"),
+	_, err = barriermirror.Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"),
 		FaultAt: func(step string) error {
 			if strings.HasPrefix(step, "commit:") {
 				return crash
