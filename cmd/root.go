@@ -20,6 +20,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/metadata"
 	"github.com/kseg/kseg/cmd/mirror"
+	"github.com/kseg/kseg/cmd/repair"
 	"github.com/kseg/kseg/cmd/replaypsm"
 	"github.com/kseg/kseg/cmd/restore"
 	"github.com/kseg/kseg/cmd/status"
@@ -156,7 +157,7 @@ left out; their -v/--verbose lists every item, and json always does.
 		verifymm2.NewCmd(s),
 		digest.NewCmd(s),
 		mirror.NewCmd(s),
-		newRepairCmd(s),
+		repair.NewCmd(s),
 		restore.NewCmd(s),
 		groups.NewCmd(s),
 		txns.NewCmd(s),

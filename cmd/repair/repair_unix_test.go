@@ -1,6 +1,6 @@
 //go:build unix
 
-package cmd
+package repair_test
 
 import (
 	"path/filepath"
@@ -32,3 +32,7 @@ func TestRepairCLIRefusesLockedLogDir(t *testing.T) {
 	}
 	clitest.AssertSameState(t, before, logDir)
 }
+
+// TestHelperFcntlLockHolder is not a test: run as a child process by
+// barriertest.HoldBrokerLock, it holds the lock a broker holds.
+func TestHelperFcntlLockHolder(t *testing.T) { barriertest.RunLockHolder(t) }

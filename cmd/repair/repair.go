@@ -1,4 +1,7 @@
-package cmd
+// Package repair is kseg repair: a stopped partition recovered offline as a
+// broker's log recovery would (barrier/recovery), planned first, applied
+// through the edit engine's journal (segment/edit).
+package repair
 
 import (
 	"context"
@@ -52,7 +55,7 @@ func (o *repairOptions) Validate(c *cobra.Command, args []string) error {
 	return nil
 }
 
-func newRepairCmd(s *ui.Streams) *cobra.Command {
+func NewCmd(s *ui.Streams) *cobra.Command {
 	o := &repairOptions{}
 	c := &cobra.Command{
 		Use:   "repair DIR",

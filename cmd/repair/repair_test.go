@@ -1,4 +1,4 @@
-package cmd
+package repair_test
 
 import (
 	"encoding/json"
