@@ -219,7 +219,7 @@ func runInjectBarrier(ctx context.Context, s *ui.Streams, o *injectBarrierOption
 	}
 	return writecmd.Run(ctx, s, writecmd.Steps[*barrier.InjectionPlan, *barrier.InjectionVerification]{
 		What: "injection", Dir: dir, Flags: &o.Flags, PlanFlags: o.planFlags,
-		Printer: newInjectPrinter(s, o.Output),
+		Printer: writecmd.NewPrinter(s, o.Output, injectForm),
 		// The plan's first pass reads every .log segment whole.
 		PlanLabel: "planning",
 		PlanTotal: func() int64 { return ui.LogBytes(dir) },
@@ -229,7 +229,9 @@ func runInjectBarrier(ctx context.Context, s *ui.Streams, o *injectBarrierOption
 			return barrier.PlanInjection(dir, opts)
 		},
 		Parts: func(p *barrier.InjectionPlan) writecmd.PlanParts {
-			return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Ops: p.Ops, Dir: dir}
+			parts := injectParts(p)
+			parts.Dir = dir
+			return parts
 		},
 		Preflight: barrier.PreflightInjection,
 		Confirm:   func(p *barrier.InjectionPlan) error { return confirmCommittedLoss(s, o.yes, p) },

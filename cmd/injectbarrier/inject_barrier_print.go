@@ -2,7 +2,6 @@ package injectbarrier
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"time"
 
@@ -12,185 +11,175 @@ import (
 	"github.com/kseg/kseg/segment"
 )
 
-// injectPrinter renders inject-barrier's plan and report.
-type injectPrinter interface {
-	Plan(p *barrier.InjectionPlan, dryRun bool) error
-	Report(r *barrier.InjectionReport) error
+// injectForm is inject-barrier's words for the write commands' one
+// renderer (writecmd.Printer).
+var injectForm = &writecmd.Form[*barrier.InjectionPlan, *barrier.InjectionVerification]{
+	What:  "injection",
+	Parts: injectParts,
+	Head: func(p *barrier.InjectionPlan) (string, string) {
+		return "Partition", fmt.Sprintf("%s (topic %s, partition %d)", p.Dir, p.Topic, p.Partition)
+	},
+	Found:    injectFound,
+	Changes:  injectChanges,
+	PlanJSON: injectPlanWire,
+	Done: func(t *writecmd.Text, r *barrier.InjectionReport) {
+		t.Pf("%s barrier at offset %d; new log end offset %d\n", t.St.Paint(t.St.OK, "Done:"), r.Plan.BarrierOffset, r.Plan.NewLogEndOffset)
+	},
+	Verified: func(v *barrier.InjectionVerification) string {
+		return fmt.Sprintf("the barrier is well-formed; a replay clears %s at it and leaves none after it; the indexes agree with the log", ui.Plural(v.ProducersCleared, "producer"))
+	},
+	Failed:     injectFailed,
+	ResultJSON: injectResultWire,
 }
 
-func newInjectPrinter(s *ui.Streams, output string) injectPrinter {
-	if output == "json" {
-		return &injectJSONPrinter{w: s.Out}
-	}
-	t := &injectTextPrinter{w: s.Out, errw: s.Err, st: s.Styles(), ls: s.Lister()}
-	if output == "table" {
-		t.tbl = &ui.TableOut{W: s.Out, Width: s.Width}
-	}
-	return t
+// injectParts are the facts of a plan every write command shows alike.
+func injectParts(p *barrier.InjectionPlan) writecmd.PlanParts {
+	return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Reason: p.Reason, Ops: p.Ops, Warnings: p.Warnings}
 }
 
-// ---- text ----
-
-type injectTextPrinter struct {
-	w    io.Writer
-	errw io.Writer // warnings are diagnostics: stderr
-	st   *ui.Styles
-	ls   ui.Lister    // how much of each list to show
-	tbl  *ui.TableOut // --output table: file operations as a table
-}
-
-func (t *injectTextPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
-	w, st, ls := t.w, t.st, t.ls
-	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	title := func(s string) string { return st.Paint(st.Title, s) }
-	off := func(v int64) string { return st.Paint(st.Offset, fmt.Sprint(v)) }
-	pid := func(v int64) string { return st.Paint(st.Pid, fmt.Sprint(v)) }
-
-	pf("%s %s (topic %s, partition %d)\n", title("Partition"), p.Dir, p.Topic, p.Partition)
-	writecmd.TextResume(pf, st, "injection", p.Resume)
-	pf("  %s, log start %s, log end %s, last stable offset %s\n", ui.Plural(p.Segments, "segment"), off(p.LogStartOffset), off(p.LogEndOffset), off(p.LastStableOffset))
+// injectFound is the partition as the plan found it: its log and the
+// producers at its end.
+func injectFound(t *writecmd.Text, p *barrier.InjectionPlan) {
+	t.Pf("  %s, log start %s, log end %s, last stable offset %s\n", ui.Plural(p.Segments, "segment"), t.Off(p.LogStartOffset), t.Off(p.LogEndOffset), t.Off(p.LastStableOffset))
 	ongoing := make([]string, len(p.Ongoing))
 	for i, o := range p.Ongoing {
-		ongoing[i] = fmt.Sprintf("producer %s from %s", pid(o.ProducerID), off(o.FirstOffset))
+		ongoing[i] = fmt.Sprintf("producer %s from %s", t.Pid(o.ProducerID), t.Off(o.FirstOffset))
 	}
 	if len(ongoing) == 0 {
-		pf("  %s at the log end, no open transaction\n", ui.Plural(p.Producers, "producer"))
+		t.Pf("  %s at the log end, no open transaction\n", ui.Plural(p.Producers, "producer"))
 	} else {
-		pf("  %s at the log end, %s: %s\n", ui.Plural(p.Producers, "producer"), ui.Plural(len(ongoing), "open transaction"), ls.Join(ongoing, "; "))
+		t.Pf("  %s at the log end, %s: %s\n", ui.Plural(p.Producers, "producer"), ui.Plural(len(ongoing), "open transaction"), t.Ls.Join(ongoing, "; "))
 	}
-	if p.NothingToDo {
-		pf("%s %s\n", st.Paint(st.OK, "Nothing to do:"), p.Reason)
-		return nil
-	}
+}
+
+// injectChanges is what the injection changes: the tail it repairs, the
+// cut (truncate mode), the indexes, snapshots and leader epochs, and the
+// batches it appends.
+func injectChanges(t *writecmd.Text, p *barrier.InjectionPlan) {
 	if tr := p.TailRepair; tr != nil {
-		pf("%s cut %s at position %d (%s, %d bytes): %s\n", title("Tail repair:"), filepath.Base(tr.Path), tr.Position, tr.Kind, tr.Bytes, tr.Message)
+		t.Pf("%s cut %s at position %d (%s, %d bytes): %s\n", t.Title("Tail repair:"), filepath.Base(tr.Path), tr.Position, tr.Kind, tr.Bytes, tr.Message)
 		if len(tr.SegmentsDropped) > 0 {
-			pf("  segments after it dropped, as broker recovery does: %s\n", ls.Offsets(tr.SegmentsDropped))
+			t.Pf("  segments after it dropped, as broker recovery does: %s\n", t.Ls.Offsets(tr.SegmentsDropped))
 		}
 		if tr.LogEndOffset > p.LogEndOffset {
-			pf("  log end %d -> %d: the repair removes offsets %d..%d\n", tr.LogEndOffset, p.LogEndOffset, p.LogEndOffset, tr.LogEndOffset-1)
+			t.Pf("  log end %d -> %d: the repair removes offsets %d..%d\n", tr.LogEndOffset, p.LogEndOffset, p.LogEndOffset, tr.LogEndOffset-1)
 		}
 	}
 	switch p.Mode {
 	case barrier.ModeAbort:
-		pf("%s abort (KIP-1279 design 2): ABORT markers for the open transactions, then the barrier; nothing is truncated\n", title("Mode:"))
+		t.Pf("%s abort (KIP-1279 design 2): ABORT markers for the open transactions, then the barrier; nothing is truncated\n", t.Title("Mode:"))
 	default:
-		pf("%s truncate (KIP-1279 design 1): cut at the last stable offset, then the barrier\n", title("Mode:"))
-		pf("%s offset %s, %s position %d", title("Cut:"), off(p.Cut), segment.SegmentFileName(p.CutSegment, segment.LogSuffix), p.CutPosition)
-		if len(p.CutIterations) > 1 {
-			pf(" (last stable offset iterated to a fixed point: %s; a cut reopened transactions whose markers lay beyond it)", ls.Offsets(p.CutIterations))
-		}
-		pf("\n")
-		r := p.Removed
-		if r.Batches == 0 && r.Bytes == 0 {
-			pf("  nothing is removed\n")
-		} else {
-			pf("  removed: %d batches, %d records, %d bytes, %d offsets", r.Batches, r.Records, r.Bytes, r.Offsets)
-			if r.Offsets > 0 {
-				pf(" (%d..%d)", p.Cut, p.Cut+r.Offsets-1)
-			}
-			pf("\n")
-			if len(r.Producers) > 0 {
-				pf("  producers losing data: %s\n", ls.Offsets(r.Producers))
-			}
-		}
-		if len(p.DroppedTxns) > 0 {
-			pf("  transactions dropped:\n")
-			ls.Lines(len(p.DroppedTxns), "transactions", func(i int) {
-				d := p.DroppedTxns[i]
-				what := "open"
-				if d.MarkerOffset >= 0 {
-					what = fmt.Sprintf("%s, its marker at %d is cut too", d.State, d.MarkerOffset)
-				}
-				pf("    producer %s from offset %s: %s\n", pid(d.ProducerID), off(d.FirstOffset), what)
-			}, func(more string) { pf("    %s\n", more) })
-		}
-		if txns, n := p.ReopenedCommitted(); len(txns) > 0 {
-			pf("  %s the fixed point moved the cut from the last stable offset %d down to %d, below committed transactions: %d committed records a read_committed consumer may have read are lost (",
-				st.Paint(st.Warn, "committed data lost:"), p.LastStableOffset, p.Cut, n)
-			for i, d := range txns {
-				if i > 0 {
-					pf("; ")
-				}
-				pf("producer %s's transaction from offset %d, %s, committed at %d", pid(d.ProducerID), d.FirstOffset, ui.Plural(d.Records, "record"), d.MarkerOffset)
-			}
-			pf("); --mode abort keeps them (ABORT markers close the open transactions, nothing is truncated)\n")
-		}
-		if len(p.SegmentsDeleted) > 0 {
-			pf("  segments deleted: %s\n", ls.Offsets(p.SegmentsDeleted))
-		}
+		injectCut(t, p)
 	}
-	writecmd.TextIndexChanges(pf, p.Index, p.TimeIndex, p.TxnIndex)
+	writecmd.TextIndexChanges(t.Pf, p.Index, p.TimeIndex, p.TxnIndex)
 	if len(p.SnapshotsDeleted) > 0 {
-		pf("  producer snapshots deleted: %s\n", ls.Offsets(p.SnapshotsDeleted))
+		t.Pf("  producer snapshots deleted: %s\n", t.Ls.Offsets(p.SnapshotsDeleted))
 	}
 	var added []segment.EpochEntry
 	if e := p.EpochEntryAdded; e != nil {
 		added = []segment.EpochEntry{*e}
 	}
-	writecmd.TextEpochChanges(pf, ls, p.EpochEntriesRemoved, added)
-	pf("%s\n", title("Append:"))
-	ls.Lines(len(p.Appended), "batches", func(i int) {
-		a := p.Appended[i]
-		if a.Kind == "MIRROR_PID_RESET" {
-			pf("  offset %s position %d  %s  %d bytes  partitionLeaderEpoch %d  timestamp %d\n",
-				off(a.Offset), a.Position, st.Paint(st.Info, a.Kind), a.Size, p.LeaderEpoch, p.Timestamp)
-			return
-		}
-		pf("  offset %s position %d  %s  %d bytes  producerId %s producerEpoch %d coordinatorEpoch %d  (transaction from %d)\n",
-			off(a.Offset), a.Position, a.Kind, a.Size, pid(a.ProducerID), a.ProducerEpoch, a.CoordinatorEpoch, a.TxnFirstOffset)
-	}, func(more string) { pf("  %s\n", more) })
-	writecmd.TextAbortedTxns(pf, ls, p.AbortedTxns)
-	pf("  the barrier clears %s%s; new log end offset %s", ui.Plural(p.ProducersCleared, "producer"), expiredWhy(p), off(p.NewLogEndOffset))
-	if p.SnapshotOffset >= 0 {
-		pf("; empty producer snapshot %s", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix))
-	}
-	pf("\n%s\n", title("Files:"))
-	ui.WarnDiagnostics(t.errw, p.Warnings)
-	writecmd.TextFilesTail(pf, st, ls, p.Ops, dryRun, t.tbl)
-	return nil
+	writecmd.TextEpochChanges(t.Pf, t.Ls, p.EpochEntriesRemoved, added)
+	injectAppended(t, p)
 }
 
-func (t *injectTextPrinter) Report(r *barrier.InjectionReport) error {
-	w, st := t.w, t.st
-	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	if r.NothingToDo {
-		return nil
+// injectCut is truncate mode's cut (KIP-1279 design 1): where, what it
+// removes, the transactions it drops and the committed data it loses.
+func injectCut(t *writecmd.Text, p *barrier.InjectionPlan) {
+	ls := t.Ls
+	t.Pf("%s truncate (KIP-1279 design 1): cut at the last stable offset, then the barrier\n", t.Title("Mode:"))
+	t.Pf("%s offset %s, %s position %d", t.Title("Cut:"), t.Off(p.Cut), segment.SegmentFileName(p.CutSegment, segment.LogSuffix), p.CutPosition)
+	if len(p.CutIterations) > 1 {
+		t.Pf(" (last stable offset iterated to a fixed point: %s; a cut reopened transactions whose markers lay beyond it)", ls.Offsets(p.CutIterations))
 	}
-	if r.RolledBack {
-		pf("%s the interrupted injection in %s is undone (journal state was %s); the partition is as it was before it\n", st.Paint(st.OK, "Rolled back:"), r.Dir, r.ResumedFrom)
-		return nil
+	t.Pf("\n")
+	r := p.Removed
+	if r.Batches == 0 && r.Bytes == 0 {
+		t.Pf("  nothing is removed\n")
+	} else {
+		t.Pf("  removed: %d batches, %d records, %d bytes, %d offsets", r.Batches, r.Records, r.Bytes, r.Offsets)
+		if r.Offsets > 0 {
+			t.Pf(" (%d..%d)", p.Cut, p.Cut+r.Offsets-1)
+		}
+		t.Pf("\n")
+		if len(r.Producers) > 0 {
+			t.Pf("  producers losing data: %s\n", ls.Offsets(r.Producers))
+		}
 	}
-	writecmd.TextReportHead(pf, st, "injection", &r.Outcome)
-	pf("%s barrier at offset %d; new log end offset %d\n", st.Paint(st.OK, "Done:"), r.Plan.BarrierOffset, r.Plan.NewLogEndOffset)
-	v := r.Verification
-	if v == nil {
-		return nil
+	if len(p.DroppedTxns) > 0 {
+		t.Pf("  transactions dropped:\n")
+		ls.Lines(len(p.DroppedTxns), "transactions", func(i int) {
+			d := p.DroppedTxns[i]
+			what := "open"
+			if d.MarkerOffset >= 0 {
+				what = fmt.Sprintf("%s, its marker at %d is cut too", d.State, d.MarkerOffset)
+			}
+			t.Pf("    producer %s from offset %s: %s\n", t.Pid(d.ProducerID), t.Off(d.FirstOffset), what)
+		}, func(more string) { t.Pf("    %s\n", more) })
 	}
-	if v.OK() {
-		pf("%s the barrier is well-formed; a replay clears %s at it and leaves none after it; the indexes agree with the log\n",
-			st.Paint(st.OK, "Verified:"), ui.Plural(v.ProducersCleared, "producer"))
-		return nil
+	injectCommittedLost(t, p)
+	if len(p.SegmentsDeleted) > 0 {
+		t.Pf("  segments deleted: %s\n", ls.Offsets(p.SegmentsDeleted))
 	}
-	pf("%s\n", st.Paint(st.Err, "Verification failed:"))
+}
+
+// injectCommittedLost names the committed transactions a cut moved below
+// the first last stable offset loses.
+func injectCommittedLost(t *writecmd.Text, p *barrier.InjectionPlan) {
+	txns, n := p.ReopenedCommitted()
+	if len(txns) == 0 {
+		return
+	}
+	t.Pf("  %s the fixed point moved the cut from the last stable offset %d down to %d, below committed transactions: %d committed records a read_committed consumer may have read are lost (",
+		t.St.Paint(t.St.Warn, "committed data lost:"), p.LastStableOffset, p.Cut, n)
+	for i, d := range txns {
+		if i > 0 {
+			t.Pf("; ")
+		}
+		t.Pf("producer %s's transaction from offset %d, %s, committed at %d", t.Pid(d.ProducerID), d.FirstOffset, ui.Plural(d.Records, "record"), d.MarkerOffset)
+	}
+	t.Pf("); --mode abort keeps them (ABORT markers close the open transactions, nothing is truncated)\n")
+}
+
+// injectAppended lists the batches appended (the ABORT markers and the
+// barrier), the .txnindex entries and what the barrier clears.
+func injectAppended(t *writecmd.Text, p *barrier.InjectionPlan) {
+	t.Pf("%s\n", t.Title("Append:"))
+	t.Ls.Lines(len(p.Appended), "batches", func(i int) {
+		a := p.Appended[i]
+		if a.Kind == "MIRROR_PID_RESET" {
+			t.Pf("  offset %s position %d  %s  %d bytes  partitionLeaderEpoch %d  timestamp %d\n",
+				t.Off(a.Offset), a.Position, t.St.Paint(t.St.Info, a.Kind), a.Size, p.LeaderEpoch, p.Timestamp)
+			return
+		}
+		t.Pf("  offset %s position %d  %s  %d bytes  producerId %s producerEpoch %d coordinatorEpoch %d  (transaction from %d)\n",
+			t.Off(a.Offset), a.Position, a.Kind, a.Size, t.Pid(a.ProducerID), a.ProducerEpoch, a.CoordinatorEpoch, a.TxnFirstOffset)
+	}, func(more string) { t.Pf("  %s\n", more) })
+	writecmd.TextAbortedTxns(t.Pf, t.Ls, p.AbortedTxns)
+	t.Pf("  the barrier clears %s%s; new log end offset %s", ui.Plural(p.ProducersCleared, "producer"), expiredWhy(p), t.Off(p.NewLogEndOffset))
+	if p.SnapshotOffset >= 0 {
+		t.Pf("; empty producer snapshot %s", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix))
+	}
+	t.Pf("\n")
+}
+
+// injectFailed is what a failed read-back found.
+func injectFailed(t *writecmd.Text, v *barrier.InjectionVerification) {
 	if !v.BarrierFound {
-		pf("  no MIRROR_PID_RESET batch at offset %d\n", v.BarrierOffset)
+		t.Pf("  no MIRROR_PID_RESET batch at offset %d\n", v.BarrierOffset)
 	}
-	t.ls.Lines(len(v.BarrierProblems), "barrier problems", func(i int) { pf("  barrier: %s\n", v.BarrierProblems[i]) },
-		func(more string) { pf("  %s\n", more) })
+	t.Ls.Lines(len(v.BarrierProblems), "barrier problems", func(i int) { t.Pf("  barrier: %s\n", v.BarrierProblems[i]) },
+		func(more string) { t.Pf("  %s\n", more) })
 	if v.ProducersAfter > 0 || v.OngoingAfter > 0 {
-		pf("  a replay leaves %s and %s after the barrier\n", ui.Plural(v.ProducersAfter, "producer"), ui.Plural(v.OngoingAfter, "open transaction"))
+		t.Pf("  a replay leaves %s and %s after the barrier\n", ui.Plural(v.ProducersAfter, "producer"), ui.Plural(v.OngoingAfter, "open transaction"))
 	}
-	writecmd.TextProblems(pf, t.ls, v.Anomalies, v.IndexProblems)
-	return nil
+	writecmd.TextProblems(t.Pf, t.Ls, v.Anomalies, v.IndexProblems)
 }
 
 // ---- json ----
 
 // JSON lines, explicit wire structs (docs/json.md style): one "plan" line,
 // then one "result" line when something was applied or rolled back.
-
-type injectJSONPrinter struct{ w io.Writer }
 
 type injectTxnJSON struct {
 	ProducerID   int64  `json:"producerId"`
@@ -291,7 +280,8 @@ type injectResultJSON struct {
 	Verification    *injectVerifyJSON `json:"verification,omitempty"`
 }
 
-func (j *injectJSONPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
+// injectPlanWire is a plan's JSON line.
+func injectPlanWire(p *barrier.InjectionPlan, dryRun bool) any {
 	out := injectPlanJSON{Type: "plan", Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, Mode: string(p.Mode), DryRun: dryRun,
 		NothingToDo: p.NothingToDo, Reason: p.Reason, Segments: p.Segments, LogStartOffset: p.LogStartOffset,
 		LogEndOffset: p.LogEndOffset, LastStableOffset: p.LastStableOffset, FirstUndecidedOffset: p.FirstUndecidedOffset,
@@ -323,13 +313,11 @@ func (j *injectJSONPrinter) Plan(p *barrier.InjectionPlan, dryRun bool) error {
 		out.Appended = append(out.Appended, injectAppendJSON(a))
 	}
 	out.Owner = writecmd.OwnerOf(writecmd.PlannedOwnership(p.Resume, p.Dir, p.LogDir, false))
-	return writecmd.JSONLine(j.w, out)
+	return out
 }
 
-func (j *injectJSONPrinter) Report(r *barrier.InjectionReport) error {
-	if r.NothingToDo {
-		return nil
-	}
+// injectResultWire is a report's JSON line.
+func injectResultWire(r *barrier.InjectionReport) any {
 	out := injectResultJSON{ResultJSON: writecmd.Result("result", &r.Outcome), Steps: len(r.Steps)}
 	if r.Plan != nil {
 		out.BarrierOffset, out.NewLogEndOffset = r.Plan.BarrierOffset, r.Plan.NewLogEndOffset
@@ -343,7 +331,7 @@ func (j *injectJSONPrinter) Report(r *barrier.InjectionReport) error {
 		}
 		out.Verification = vj
 	}
-	return writecmd.JSONLine(j.w, out)
+	return out
 }
 
 // expiredWhy explains, after "the barrier clears N producers", the

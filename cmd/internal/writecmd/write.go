@@ -183,11 +183,15 @@ type Steps[P comparable, V interface {
 	Rollback func(edit.Options) (*edit.Result[P, V], error)
 }
 
-// PlanParts are the facts of a plan runWrite acts on.
+// PlanParts are the facts of a plan runWrite acts on and every
+// command's plan shows alike (Printer).
 type PlanParts struct {
 	Resume  *edit.Interrupted
 	Nothing bool
-	Ops     []edit.FileOp
+	// Reason says why there is nothing to do.
+	Reason   string
+	Ops      []edit.FileOp
+	Warnings []string
 	// Dir is the directory the plan writes (where a journal is left when
 	// an apply fails); createsDir, that the plan creates it.
 	Dir        string
