@@ -144,7 +144,7 @@ func runMirror(ctx context.Context, s *ui.Streams, o *mirrorOptions, args []stri
 	dst := args[len(args)-1]
 	return writecmd.Run(ctx, s, writecmd.Steps[*barriermirror.Plan, *barriermirror.Verification]{
 		What: "mirror", Dir: dst, Flags: &o.Flags, PlanFlags: o.planFlags,
-		Printer: newMirrorPrinter(s, o.Output),
+		Printer: writecmd.NewPrinter(s, o.Output, mirrorForm),
 		// The plan reads the source, and the destination beside it, once.
 		PlanLabel: "planning",
 		PlanTotal: func() int64 { return ui.LogBytes(args[0], dst) },
@@ -160,7 +160,7 @@ func runMirror(ctx context.Context, s *ui.Streams, o *mirrorOptions, args []stri
 			return p, err
 		},
 		Parts: func(p *barriermirror.Plan) writecmd.PlanParts {
-			return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Ops: p.Ops, Dir: p.Dir, CreatesDir: p.CreateDir}
+			return mirrorParts(p)
 		},
 		Preflight: barriermirror.Preflight,
 		Apply:     barriermirror.Apply,

@@ -2,8 +2,6 @@ package mirror
 
 import (
 	"context"
-	"fmt"
-	"io"
 
 	barriermirror "github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/cmd/internal/chainnode"
@@ -41,7 +39,8 @@ func runMirrorDigest(ctx context.Context, s *ui.Streams, o *mirrorOptions, src, 
 	if o.Output == "json" {
 		return writecmd.JSONLine(s.Out, mirrorDigestPlanJSON{PlanJSON: mirrorPlanWire(&p.Plan, true), Destination: chainnode.DigestOf(p.Digest)})
 	}
-	return printMirrorDigestPlan(s.Out, s.Styles(), p)
+	printMirrorDigestPlan(writecmd.NewText(s, o.Output), p)
+	return nil
 }
 
 // mirrorDigestPlanJSON is mirror's plan line, with the digest the
@@ -51,47 +50,38 @@ type mirrorDigestPlanJSON struct {
 	Destination *chainnode.DigestJSON `json:"dstDigest"`
 }
 
-func printMirrorDigestPlan(w io.Writer, st *ui.Styles, p *barriermirror.DigestPlan) error {
-	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	title := func(s string) string { return st.Paint(st.Title, s) }
-	off := func(v int64) string { return st.Paint(st.Offset, fmt.Sprint(v)) }
-	pf("%s %s -> %s (topic %s, partition %d)\n", title("Mirror"), ui.Esc(p.Src), ui.Esc(p.Name), ui.Esc(p.Topic), p.Partition)
-	src := fmt.Sprintf("log %s", chainnode.RangeText(p.SrcLog))
-	if p.TopicID != "" {
-		src += ", topic id " + p.TopicID
-	}
-	pf("  source       %s\n", src)
-	pf("  destination  a digest %s\n", chainnode.DigestText(p.Digest))
+// printMirrorDigestPlan is the plan against a digest: mirror's plan but
+// for the destination's files, which a digest does not hold.
+func printMirrorDigestPlan(t *writecmd.Text, p *barriermirror.DigestPlan) {
+	st := t.St
+	t.Pf("%s %s -> %s (topic %s, partition %d)\n", t.Title("Mirror"), ui.Esc(p.Src), ui.Esc(p.Name), ui.Esc(p.Topic), p.Partition)
+	mirrorSourceLine(t, p.SrcLog, p.TopicID)
+	t.Pf("  destination  a digest %s\n", chainnode.DigestText(p.Digest))
 	if p.DstLog.Start < 0 {
-		pf("               empty\n")
+		t.Pf("               empty\n")
 	} else {
-		pf("               log %s, %s; %d batches identical to the source's (every batch the digest holds compared)", chainnode.RangeText(p.DstLog), ui.Plural(p.DstSegments, "segment"), p.Compared)
+		t.Pf("               log %s, %s; %d batches identical to the source's (every batch the digest holds compared)", chainnode.RangeText(p.DstLog), ui.Plural(p.DstSegments, "segment"), p.Compared)
 		if p.EpochDifferences > 0 {
-			pf(" (%d differ in partitionLeaderEpoch only)", p.EpochDifferences)
+			t.Pf(" (%d differ in partitionLeaderEpoch only)", p.EpochDifferences)
 		}
-		pf("\n")
+		t.Pf("\n")
 	}
 	if d := p.Divergence; d != nil {
-		pf("  %s at offset %s: %s\n", st.Paint(st.Warn, "diverged"), off(d.Offset), ui.Esc(d.Reason))
+		t.Pf("  %s at offset %s: %s\n", st.Paint(st.Warn, "diverged"), t.Off(d.Offset), ui.Esc(d.Reason))
 	}
 	if tr := p.Truncation; tr != nil {
-		pf("%s at offset %s, %s position %d (--align)\n", title("Truncate:"), off(tr.Offset), segment.SegmentFileName(tr.Segment, segment.LogSuffix), tr.Position)
-		pf("  removed: %s, %d bytes, %d offsets\n", chainnode.Batches(tr.Removed.Batches), tr.Removed.Bytes, tr.Removed.Offsets)
+		t.Pf("%s at offset %s, %s position %d (--align)\n", t.Title("Truncate:"), t.Off(tr.Offset), segment.SegmentFileName(tr.Segment, segment.LogSuffix), tr.Position)
+		t.Pf("  removed: %s, %d bytes, %d offsets\n", chainnode.Batches(tr.Removed.Batches), tr.Removed.Bytes, tr.Removed.Offsets)
 	}
 	if p.NothingToDo {
-		pf("%s %s\n", st.Paint(st.OK, "Nothing to do:"), p.Reason)
-		return nil
+		t.Pf("%s %s\n", st.Paint(st.OK, "Nothing to do:"), p.Reason)
+		return
 	}
-	if p.Copied.Batches == 0 {
-		pf("%s nothing (the source has no batch from offset %d)\n", title("Copy:"), p.From)
-	} else {
-		pf("%s offsets [%s, %s): %d batches, %d records, %d bytes\n", title("Copy:"), off(p.From), off(p.To), p.Copied.Batches, p.Copied.Records, p.Copied.Bytes)
-	}
+	mirrorCopyLine(t, p.From, p.To, p.Copied)
 	if len(p.Barriers) > 0 {
-		pf("  MIRROR_PID_RESET barriers copied: %s\n", writecmd.OffsetsList(p.Barriers))
+		t.Pf("  MIRROR_PID_RESET barriers copied: %s\n", writecmd.OffsetsList(p.Barriers))
 	}
-	pf("  new log end offset %s\n", off(p.NewLogEndOffset))
-	pf("%s not planned: a digest holds the destination's batches, not its indexes, snapshots or leader-epoch-checkpoint; the dry run on the destination's disk lists them\n", title("Files:"))
-	pf("%s nothing was changed; run on the destination's disk, without --dry-run, to apply\n", st.Paint(st.Info, "Dry run:"))
-	return nil
+	t.Pf("  new log end offset %s\n", t.Off(p.NewLogEndOffset))
+	t.Pf("%s not planned: a digest holds the destination's batches, not its indexes, snapshots or leader-epoch-checkpoint; the dry run on the destination's disk lists them\n", t.Title("Files:"))
+	t.Pf("%s nothing was changed; run on the destination's disk, without --dry-run, to apply\n", st.Paint(st.Info, "Dry run:"))
 }

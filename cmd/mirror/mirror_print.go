@@ -2,7 +2,6 @@ package mirror
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	barriermirror "github.com/kseg/kseg/barrier/mirror"
@@ -12,90 +11,108 @@ import (
 	"github.com/kseg/kseg/segment"
 )
 
-// mirrorPrinter renders mirror's plan and report.
-type mirrorPrinter interface {
-	Plan(p *barriermirror.Plan, dryRun bool) error
-	Report(r *barriermirror.Report) error
+// mirrorForm is mirror's words for the write commands' one renderer
+// (writecmd.Printer).
+var mirrorForm = &writecmd.Form[*barriermirror.Plan, *barriermirror.Verification]{
+	What:  "mirror",
+	Parts: mirrorParts,
+	Head: func(p *barriermirror.Plan) (string, string) {
+		return "Mirror", fmt.Sprintf("%s -> %s (topic %s, partition %d)", p.Src, p.Dir, p.Topic, p.Partition)
+	},
+	Found:   mirrorFound,
+	Changes: mirrorChanges,
+	PlanJSON: func(p *barriermirror.Plan, dryRun bool) any {
+		return mirrorPlanWire(p, dryRun)
+	},
+	Done: func(t *writecmd.Text, r *barriermirror.Report) {
+		p := r.Plan
+		if p.Copied.Batches > 0 {
+			t.Pf("%s offsets [%d, %d) mirrored; new log end offset %d\n", t.St.Paint(t.St.OK, "Done:"), p.From, p.To, p.NewLogEndOffset)
+		} else {
+			t.Pf("%s truncated at %d; new log end offset %d\n", t.St.Paint(t.St.OK, "Done:"), p.Truncation.Offset, p.NewLogEndOffset)
+		}
+	},
+	Verified: func(v *barriermirror.Verification) string {
+		return fmt.Sprintf("%s identical to the source's; the indexes agree with the log; .txnindex agrees with a replay", ui.Plural(v.Compared, "batch"))
+	},
+	Failed: func(t *writecmd.Text, v *barriermirror.Verification) {
+		if v.Mismatch != "" {
+			t.Pf("  %s\n", v.Mismatch)
+		}
+		writecmd.TextProblems(t.Pf, t.Ls, v.IndexProblems, v.TxnIndexProblems)
+	},
+	ResultJSON: mirrorResultWire,
 }
 
-func newMirrorPrinter(s *ui.Streams, output string) mirrorPrinter {
-	if output == "json" {
-		return &mirrorJSONPrinter{w: s.Out}
-	}
-	t := &mirrorTextPrinter{w: s.Out, errw: s.Err, st: s.Styles(), ls: s.Lister()}
-	if output == "table" {
-		t.tbl = &ui.TableOut{W: s.Out, Width: s.Width}
-	}
-	return t
+// mirrorParts are the facts of a plan every write command shows alike.
+func mirrorParts(p *barriermirror.Plan) writecmd.PlanParts {
+	return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Reason: p.Reason, Ops: p.Ops, Warnings: p.Warnings,
+		Dir: p.Dir, CreatesDir: p.CreateDir}
 }
 
-// ---- text ----
-
-type mirrorTextPrinter struct {
-	w    io.Writer
-	errw io.Writer // warnings are diagnostics: stderr
-	st   *ui.Styles
-	ls   ui.Lister    // how much of each list to show
-	tbl  *ui.TableOut // --output table: file operations as a table
+// mirrorSourceLine is the plan's line about the source's log.
+func mirrorSourceLine(t *writecmd.Text, log barriermirror.OffsetRange, topicID string) {
+	src := fmt.Sprintf("log %s", chainnode.RangeText(log))
+	if topicID != "" {
+		src += ", topic id " + topicID
+	}
+	t.Pf("  source       %s\n", src)
 }
 
-func (t *mirrorTextPrinter) Plan(p *barriermirror.Plan, dryRun bool) error {
-	w, st, ls := t.w, t.st, t.ls
-	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	title := func(s string) string { return st.Paint(st.Title, s) }
-	off := func(v int64) string { return st.Paint(st.Offset, fmt.Sprint(v)) }
-
-	pf("%s %s -> %s (topic %s, partition %d)\n", title("Mirror"), p.Src, p.Dir, p.Topic, p.Partition)
-	writecmd.TextResume(pf, st, "mirror", p.Resume)
-	src := fmt.Sprintf("log %s", chainnode.RangeText(p.SrcLog))
-	if p.TopicID != "" {
-		src += ", topic id " + p.TopicID
-	}
-	pf("  source       %s\n", src)
+// mirrorFound is the source and the destination as the plan found them,
+// and where they diverge.
+func mirrorFound(t *writecmd.Text, p *barriermirror.Plan) {
+	mirrorSourceLine(t, p.SrcLog, p.TopicID)
 	switch {
 	case p.CreateDir:
-		pf("  destination  new partition directory\n")
+		t.Pf("  destination  new partition directory\n")
 	case p.DstLog.Start < 0 || p.DstSegments == 0:
-		pf("  destination  empty\n")
-	default:
-		if p.ComparedLastBatch {
-			pf("  destination  log %s, %s; compared: the last batch, identical to the source's", chainnode.RangeText(p.DstLog), ui.Plural(p.DstSegments, "segment"))
-			if p.EpochDifferences > 0 {
-				pf(" (but for its partitionLeaderEpoch)")
-			}
-			pf("; the batches below it are taken as the source's, as a follower trusts its log below the high watermark (--full-compare compares them all)\n")
-		} else {
-			pf("  destination  log %s, %s; %s identical to the source's", chainnode.RangeText(p.DstLog), ui.Plural(p.DstSegments, "segment"), ui.Plural(p.Compared, "batch"))
-			if p.EpochDifferences > 0 {
-				pf(" (%d differ in partitionLeaderEpoch only)", p.EpochDifferences)
-			}
-			pf("\n")
+		t.Pf("  destination  empty\n")
+	case p.ComparedLastBatch:
+		t.Pf("  destination  log %s, %s; compared: the last batch, identical to the source's", chainnode.RangeText(p.DstLog), ui.Plural(p.DstSegments, "segment"))
+		if p.EpochDifferences > 0 {
+			t.Pf(" (but for its partitionLeaderEpoch)")
 		}
+		t.Pf("; the batches below it are taken as the source's, as a follower trusts its log below the high watermark (--full-compare compares them all)\n")
+	default:
+		t.Pf("  destination  log %s, %s; %s identical to the source's", chainnode.RangeText(p.DstLog), ui.Plural(p.DstSegments, "segment"), ui.Plural(p.Compared, "batch"))
+		if p.EpochDifferences > 0 {
+			t.Pf(" (%d differ in partitionLeaderEpoch only)", p.EpochDifferences)
+		}
+		t.Pf("\n")
 	}
 	if d := p.Divergence; d != nil {
-		pf("  %s at offset %s: %s\n", st.Paint(st.Warn, "diverged"), off(d.Offset), d.Reason)
+		t.Pf("  %s at offset %s: %s\n", t.St.Paint(t.St.Warn, "diverged"), t.Off(d.Offset), d.Reason)
 	}
-	if p.NothingToDo {
-		pf("%s %s\n", st.Paint(st.OK, "Nothing to do:"), p.Reason)
-		return nil
-	}
-	if tr := p.Truncation; tr != nil {
-		pf("%s at offset %s, %s position %d (--align)\n", title("Truncate:"), off(tr.Offset), segment.SegmentFileName(tr.Segment, segment.LogSuffix), tr.Position)
-		r := tr.Removed
-		pf("  removed: %d batches, %d records, %d bytes, %d offsets", r.Batches, r.Records, r.Bytes, r.Offsets)
-		if len(r.Producers) > 0 {
-			pf("; producers losing data: %s", ls.Offsets(r.Producers))
-		}
-		pf("\n")
-		if len(tr.SegmentsDeleted) > 0 {
-			pf("  segments deleted: %s\n", ls.Offsets(tr.SegmentsDeleted))
-		}
-	}
-	if p.Copied.Batches == 0 {
-		pf("%s nothing (the source has no batch from offset %d)\n", title("Copy:"), p.From)
+}
+
+// mirrorCopyLine is the plan's line about the batches it copies.
+func mirrorCopyLine(t *writecmd.Text, from, to int64, copied barriermirror.Copied) {
+	if copied.Batches == 0 {
+		t.Pf("%s nothing (the source has no batch from offset %d)\n", t.Title("Copy:"), from)
 	} else {
-		pf("%s offsets [%s, %s): %d batches, %d records, %d bytes\n", title("Copy:"), off(p.From), off(p.To), p.Copied.Batches, p.Copied.Records, p.Copied.Bytes)
+		t.Pf("%s offsets [%s, %s): %d batches, %d records, %d bytes\n", t.Title("Copy:"), t.Off(from), t.Off(to), copied.Batches, copied.Records, copied.Bytes)
 	}
+}
+
+// mirrorChanges is what the mirror changes: the truncation --align makes,
+// the batches copied and the segments they go into, the indexes, leader
+// epochs and snapshots.
+func mirrorChanges(t *writecmd.Text, p *barriermirror.Plan) {
+	ls := t.Ls
+	if tr := p.Truncation; tr != nil {
+		t.Pf("%s at offset %s, %s position %d (--align)\n", t.Title("Truncate:"), t.Off(tr.Offset), segment.SegmentFileName(tr.Segment, segment.LogSuffix), tr.Position)
+		r := tr.Removed
+		t.Pf("  removed: %d batches, %d records, %d bytes, %d offsets", r.Batches, r.Records, r.Bytes, r.Offsets)
+		if len(r.Producers) > 0 {
+			t.Pf("; producers losing data: %s", ls.Offsets(r.Producers))
+		}
+		t.Pf("\n")
+		if len(tr.SegmentsDeleted) > 0 {
+			t.Pf("  segments deleted: %s\n", ls.Offsets(tr.SegmentsDeleted))
+		}
+	}
+	mirrorCopyLine(t, p.From, p.To, p.Copied)
 	var into []string
 	if p.AppendSegment >= 0 {
 		into = append(into, fmt.Sprintf("continues segment %d", p.AppendSegment))
@@ -108,70 +125,30 @@ func (t *mirrorTextPrinter) Plan(p *barriermirror.Plan, dryRun bool) error {
 		into = append(into, "new segments "+ls.Offsets(p.SegmentsCreated))
 	}
 	if len(into) > 0 && p.Copied.Batches > 0 {
-		pf("  %s\n", strings.Join(into, "; "))
+		t.Pf("  %s\n", strings.Join(into, "; "))
 	}
 	if len(p.Barriers) > 0 {
-		pf("  MIRROR_PID_RESET barriers copied: %s\n", ls.Offsets(p.Barriers))
+		t.Pf("  MIRROR_PID_RESET barriers copied: %s\n", ls.Offsets(p.Barriers))
 	}
-	writecmd.TextIndexChanges(pf, p.Index, p.TimeIndex, p.TxnIndex)
-	writecmd.TextAbortedTxns(pf, ls, p.AbortedTxns)
-	writecmd.TextEpochChanges(pf, ls, p.EpochEntriesRemoved, p.EpochEntriesAdded)
+	writecmd.TextIndexChanges(t.Pf, p.Index, p.TimeIndex, p.TxnIndex)
+	writecmd.TextAbortedTxns(t.Pf, ls, p.AbortedTxns)
+	writecmd.TextEpochChanges(t.Pf, ls, p.EpochEntriesRemoved, p.EpochEntriesAdded)
 	if len(p.SnapshotsDeleted) > 0 {
-		pf("  producer snapshots deleted: %s\n", ls.Offsets(p.SnapshotsDeleted))
+		t.Pf("  producer snapshots deleted: %s\n", ls.Offsets(p.SnapshotsDeleted))
 	}
 	if len(p.SnapshotsCreated) > 0 {
-		pf("  producer snapshots at the rolls: %s\n", ls.Offsets(p.SnapshotsCreated))
+		t.Pf("  producer snapshots at the rolls: %s\n", ls.Offsets(p.SnapshotsCreated))
 	}
 	if p.EndSnapshot >= 0 {
-		pf("  producer snapshot at the new log end: %s (as a broker's clean shutdown writes it)\n", off(p.EndSnapshot))
+		t.Pf("  producer snapshot at the new log end: %s (as a broker's clean shutdown writes it)\n", t.Off(p.EndSnapshot))
 	}
-	pf("  new log end offset %s\n", off(p.NewLogEndOffset))
-	pf("%s\n", title("Files:"))
-	ui.WarnDiagnostics(t.errw, p.Warnings)
-	writecmd.TextFilesTail(pf, st, ls, p.Ops, dryRun, t.tbl)
-	return nil
-}
-
-func (t *mirrorTextPrinter) Report(r *barriermirror.Report) error {
-	w, st := t.w, t.st
-	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	if r.NothingToDo {
-		return nil
-	}
-	if r.RolledBack {
-		pf("%s the interrupted mirror in %s is undone (journal state was %s); the partition is as it was before it\n",
-			st.Paint(st.OK, "Rolled back:"), r.Dir, r.ResumedFrom)
-		return nil
-	}
-	writecmd.TextReportHead(pf, st, "mirror", &r.Outcome)
-	p := r.Plan
-	if p.Copied.Batches > 0 {
-		pf("%s offsets [%d, %d) mirrored; new log end offset %d\n", st.Paint(st.OK, "Done:"), p.From, p.To, p.NewLogEndOffset)
-	} else {
-		pf("%s truncated at %d; new log end offset %d\n", st.Paint(st.OK, "Done:"), p.Truncation.Offset, p.NewLogEndOffset)
-	}
-	v := r.Verification
-	if v == nil {
-		return nil
-	}
-	if v.OK() {
-		pf("%s %s identical to the source's; the indexes agree with the log; .txnindex agrees with a replay\n", st.Paint(st.OK, "Verified:"), ui.Plural(v.Compared, "batch"))
-		return nil
-	}
-	pf("%s\n", st.Paint(st.Err, "Verification failed:"))
-	if v.Mismatch != "" {
-		pf("  %s\n", v.Mismatch)
-	}
-	writecmd.TextProblems(pf, t.ls, v.IndexProblems, v.TxnIndexProblems)
-	return nil
+	t.Pf("  new log end offset %s\n", t.Off(p.NewLogEndOffset))
 }
 
 // ---- json ----
 
 // JSON lines with explicit wire structs: one "mirror-plan" line, then one
 // "mirror-result" line when something was applied or rolled back.
-
-type mirrorJSONPrinter struct{ w io.Writer }
 
 type mirrorDivergenceJSON struct {
 	Offset      int64  `json:"offset"`
@@ -254,10 +231,6 @@ type ResultJSON struct {
 	Verification    *mirrorVerifyJSON `json:"verification,omitempty"`
 }
 
-func (j *mirrorJSONPrinter) Plan(p *barriermirror.Plan, dryRun bool) error {
-	return writecmd.JSONLine(j.w, mirrorPlanWire(p, dryRun))
-}
-
 // mirrorPlanWire is a plan's JSON line.
 func mirrorPlanWire(p *barriermirror.Plan, dryRun bool) PlanJSON {
 	out := PlanJSON{Type: "mirror-plan", Src: p.Src, Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, DryRun: dryRun,
@@ -286,10 +259,8 @@ func mirrorPlanWire(p *barriermirror.Plan, dryRun bool) PlanJSON {
 	return out
 }
 
-func (j *mirrorJSONPrinter) Report(r *barriermirror.Report) error {
-	if r.NothingToDo {
-		return nil
-	}
+// mirrorResultWire is a report's JSON line.
+func mirrorResultWire(r *barriermirror.Report) any {
 	out := ResultJSON{ResultJSON: writecmd.Result("mirror-result", &r.Outcome), Steps: len(r.Steps)}
 	if p := r.Plan; p != nil {
 		out.From, out.To, out.NewLogEndOffset = p.From, p.To, p.NewLogEndOffset
@@ -298,5 +269,5 @@ func (j *mirrorJSONPrinter) Report(r *barriermirror.Report) error {
 		out.Verification = &mirrorVerifyJSON{OK: v.OK(), Compared: v.Compared, Mismatch: v.Mismatch,
 			IndexProblems: ui.NonNil(v.IndexProblems), TxnIndexProblems: ui.NonNil(v.TxnIndexProblems)}
 	}
-	return writecmd.JSONLine(j.w, out)
+	return out
 }
