@@ -29,7 +29,6 @@ var sizeAllowList = map[string]string{
 	"cmd/metadata/metadata_print.go jsonMetadataPrinter.Print":    face, // 116 > 80
 	"cmd/metadata/metadata_print.go textMetadataPrinter.Print":    face, // 90 > 80
 	"cmd/metadata/metadata_shell.go runMetadataShell":             face, // 92 > 80
-	"cmd/repair/repair_print.go repairTextPrinter.Plan":           face, // 81 > 80
 	"cmd/replaypsm/replay_psm.go replayPartitionDir":              face, // 83 > 80
 	"cmd/replaypsm/replay_psm_json.go jsonReplayPSMPrinter.Print": face, // 110 > 80
 	"cmd/replaypsm/replay_psm_logdir.go runReplayPSMLogDir":       face, // 105 > 80

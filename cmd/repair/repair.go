@@ -128,7 +128,7 @@ func runRepair(ctx context.Context, s *ui.Streams, o *repairOptions, dir string)
 	}
 	return writecmd.Run(ctx, s, writecmd.Steps[*recovery.Plan, *recovery.Verification]{
 		What: "repair", Dir: dir, Flags: &o.Flags, PlanFlags: o.planFlags,
-		Printer: newRepairPrinter(s, o.Output),
+		Printer: writecmd.NewPrinter(s, o.Output, repairForm),
 		// Which segments are examined is known only as the plan goes: the
 		// line counts bytes, without a total.
 		PlanLabel: "examining",
@@ -138,7 +138,9 @@ func runRepair(ctx context.Context, s *ui.Streams, o *repairOptions, dir string)
 			return recovery.PlanRepair(dir, opts)
 		},
 		Parts: func(p *recovery.Plan) writecmd.PlanParts {
-			return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Ops: p.Ops, Dir: dir}
+			parts := repairParts(p)
+			parts.Dir = dir
+			return parts
 		},
 		DryRunExit: func(p *recovery.Plan) error {
 			if p.Damage {

@@ -2,7 +2,6 @@ package repair
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/kseg/kseg/barrier/recovery"
 	"github.com/kseg/kseg/cmd/internal/ui"
@@ -11,37 +10,101 @@ import (
 	"github.com/kseg/kseg/segment/edit"
 )
 
-// repairPrinter renders repair's plan and report.
-type repairPrinter interface {
-	Plan(p *recovery.Plan, dryRun bool) error
-	Report(r *recovery.Report) error
+// repairForm is repair's words for the write commands' one renderer
+// (writecmd.Printer).
+var repairForm = &writecmd.Form[*recovery.Plan, *recovery.Verification]{
+	What:  "repair",
+	Parts: repairParts,
+	Head: func(p *recovery.Plan) (string, string) {
+		return "Partition", fmt.Sprintf("%s (topic %s, partition %d)", p.Dir, p.Topic, p.Partition)
+	},
+	Found:    repairFound,
+	Nothing:  "Nothing to repair:",
+	Files:    repairFiles,
+	PlanJSON: repairPlanWire,
+	Undone: func(r *recovery.Report) string {
+		return fmt.Sprintf("the interrupted repair of %s is undone (restored from %s)", r.Dir, r.BackupDir)
+	},
+	Applied: repairApplied,
+	Verified: func(*recovery.Verification) string {
+		return "a new plan has nothing to do, the indexes verify against the logs, the producer snapshots match the log"
+	},
+	Failed: func(t *writecmd.Text, v *recovery.Verification) {
+		t.Ls.Lines(len(v.Replan), "steps", func(i int) { t.Pf("  still to do: %s\n", v.Replan[i]) }, func(more string) { t.Pf("  %s\n", more) })
+		writecmd.TextProblems(t.Pf, t.Ls, v.IndexProblems, v.SnapshotProblems)
+	},
+	ResultJSON: repairResultWire,
 }
 
-func newRepairPrinter(s *ui.Streams, output string) repairPrinter {
-	if output == "json" {
-		return &repairJSONPrinter{w: s.Out}
+// repairParts are the facts of a plan every write command shows alike.
+func repairParts(p *recovery.Plan) writecmd.PlanParts {
+	return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Reason: p.Reason, Ops: p.Ops, Warnings: p.Warnings}
+}
+
+// repairFound is what the plan examined and found: the log end it
+// leaves, each segment and each finding (with --output table, as
+// tables), and the warnings, which a plan with nothing to repair shows
+// too.
+func repairFound(t *writecmd.Text, p *recovery.Plan) {
+	t.Pf("  examined: %s\n", p.Scope)
+	if p.NewLogEndOffset != p.LogEndOffset {
+		t.Pf("  log end %s -> %s: %d offsets, %d batches, %d bytes removed\n", t.Off(p.LogEndOffset), t.Off(p.NewLogEndOffset),
+			p.Removed.Offsets, p.Removed.Batches, p.Removed.Bytes)
+	} else {
+		t.Pf("  log end %s\n", t.Off(p.LogEndOffset))
 	}
-	return &repairTextPrinter{s: s, w: s.Out, st: s.Styles(), ls: s.Lister(), table: output == "table"}
+	if t.Tbl != nil {
+		repairTables(t, p)
+	} else {
+		repairSegments(t, p)
+		repairFindings(t, p)
+	}
+	t.Warn(p.Warnings)
 }
 
-// ---- text ----
-
-// repairTextPrinter renders text, or with table the segments, findings
-// and files as tables (renderTable).
-type repairTextPrinter struct {
-	s     *ui.Streams
-	w     io.Writer
-	st    *ui.Styles
-	ls    ui.Lister // how much of each list to show
-	table bool
+// repairSegments is each segment examined: valid or where it is cut, and
+// what happens to its indexes.
+func repairSegments(t *writecmd.Text, p *recovery.Plan) {
+	st := t.St
+	t.Ls.Lines(len(p.Segments), "segments", func(i int) {
+		s := p.Segments[i]
+		state := st.Paint(st.OK, "valid")
+		if c := s.Cut; c != nil {
+			state = st.Paint(st.Err, fmt.Sprintf("cut at position %d (%s, %d bytes)", c.Position, c.Kind, c.Bytes))
+		}
+		t.Pf("%s %s: %d bytes, %d batches kept, %s\n", t.Title("Segment"), s.Log, s.Size, s.Batches, state)
+		for _, f := range []struct {
+			name string
+			r    recovery.FileRepair
+		}{{".index", s.Index}, {".timeindex", s.TimeIndex}, {".txnindex", s.TxnIndex}} {
+			if f.r.Action == recovery.FileKeep || f.r.Action == recovery.FileNone {
+				continue
+			}
+			t.Pf("  %s: %s (%s), %s\n", f.name, f.r.Action, f.r.Reason, ui.Plural(f.r.Entries, "entry"))
+		}
+	}, func(more string) { t.Pf("%s\n", more) })
 }
 
-func (t *repairTextPrinter) render(header []string, rows [][]string, what string) {
-	t.ls.Table(t.w, t.s.Width, header, rows, what)
+// repairFindings is what the plan found, by kind.
+func repairFindings(t *writecmd.Text, p *recovery.Plan) {
+	if len(p.Findings) == 0 {
+		return
+	}
+	st := t.St
+	t.Pf("%s\n", t.Title("Findings:"))
+	t.Ls.ByKind(len(p.Findings), func(i int) string { return p.Findings[i].Kind.String() }, func(i int) {
+		f := p.Findings[i]
+		where := f.File
+		if f.Position >= 0 {
+			where = fmt.Sprintf("%s position %d", f.File, f.Position)
+		}
+		t.Pf("  %s %s %s: %s\n", st.Severity(f.Severity(), f.Severity().Upper()), f.Kind, where, f.Message)
+	}, func(more string) { t.Pf("  %s\n", more) })
 }
 
-// planTables is Plan's table rendering of segments, findings and files.
-func (t *repairTextPrinter) planTables(p *recovery.Plan) {
+// repairTables is --output table's segments, findings and files.
+func repairTables(t *writecmd.Text, p *recovery.Plan) {
+	render := func(header []string, rows [][]string, what string) { t.Ls.Table(t.W, t.S.Width, header, rows, what) }
 	file := func(r recovery.FileRepair) string {
 		if r.Action == recovery.FileNone {
 			return ""
@@ -56,7 +119,7 @@ func (t *repairTextPrinter) planTables(p *recovery.Plan) {
 		}
 		rows = append(rows, []string{s.Log, ui.I64(s.Size), ui.I64(s.Batches), ui.I64(s.ValidBytes), cut, file(s.Index), file(s.TimeIndex), file(s.TxnIndex)})
 	}
-	t.render([]string{"segment", "size", "batches kept", "valid bytes", "log", "index", "timeindex", "txnindex"}, rows, "segments")
+	render([]string{"segment", "size", "batches kept", "valid bytes", "log", "index", "timeindex", "txnindex"}, rows, "segments")
 	if len(p.Findings) > 0 {
 		rows = nil
 		for _, f := range p.Findings {
@@ -66,10 +129,10 @@ func (t *repairTextPrinter) planTables(p *recovery.Plan) {
 			}
 			rows = append(rows, []string{f.Severity().Upper(), f.Kind.String(), f.File, pos, f.Message})
 		}
-		shown, notes := t.ls.KindRows(rows, func(i int) string { return p.Findings[i].Kind.String() })
-		ui.RenderTable(t.w, t.s.Width, []string{"severity", "kind", "file", "position", "message"}, shown)
+		shown, notes := t.Ls.KindRows(rows, func(i int) string { return p.Findings[i].Kind.String() })
+		ui.RenderTable(t.W, t.S.Width, []string{"severity", "kind", "file", "position", "message"}, shown)
 		for _, n := range notes {
-			fmt.Fprintln(t.w, n)
+			fmt.Fprintln(t.W, n)
 		}
 	}
 	if len(p.Ops) > 0 {
@@ -77,134 +140,59 @@ func (t *repairTextPrinter) planTables(p *recovery.Plan) {
 		for _, op := range p.Ops {
 			rows = append(rows, []string{string(op.Action), op.Name, ui.I64(op.OldSize), ui.I64(op.NewSize), op.Why})
 		}
-		t.render([]string{"action", "file", "old size", "new size", "why"}, rows, "files")
+		render([]string{"action", "file", "old size", "new size", "why"}, rows, "files")
 	}
 }
 
-func (t *repairTextPrinter) Plan(p *recovery.Plan, dryRun bool) error {
-	w, st, ls := t.w, t.st, t.ls
-	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	title := func(s string) string { return st.Paint(st.Title, s) }
-	off := func(v int64) string { return st.Paint(st.Offset, fmt.Sprint(v)) }
-
-	pf("%s %s (topic %s, partition %d)\n", title("Partition"), p.Dir, p.Topic, p.Partition)
-	writecmd.TextResume(pf, st, "repair", p.Resume)
-	pf("  examined: %s\n", p.Scope)
-	if p.NewLogEndOffset != p.LogEndOffset {
-		pf("  log end %s -> %s: %d offsets, %d batches, %d bytes removed\n", off(p.LogEndOffset), off(p.NewLogEndOffset),
-			p.Removed.Offsets, p.Removed.Batches, p.Removed.Bytes)
-	} else {
-		pf("  log end %s\n", off(p.LogEndOffset))
-	}
-	if t.table {
-		t.planTables(p)
-		ui.WarnDiagnostics(t.s.Err, p.Warnings)
-		switch {
-		case p.NothingToDo:
-			pf("%s %s\n", st.Paint(st.OK, "Nothing to repair:"), p.Reason)
-		case dryRun:
-			pf("%s nothing was changed; run without --dry-run to apply (the broker must be stopped)\n", st.Paint(st.Warn, "Dry run:"))
-		}
-		return nil
-	}
-	ls.Lines(len(p.Segments), "segments", func(i int) {
-		s := p.Segments[i]
-		state := st.Paint(st.OK, "valid")
-		if c := s.Cut; c != nil {
-			state = st.Paint(st.Err, fmt.Sprintf("cut at position %d (%s, %d bytes)", c.Position, c.Kind, c.Bytes))
-		}
-		pf("%s %s: %d bytes, %d batches kept, %s\n", title("Segment"), s.Log, s.Size, s.Batches, state)
-		for _, f := range []struct {
-			name string
-			r    recovery.FileRepair
-		}{{".index", s.Index}, {".timeindex", s.TimeIndex}, {".txnindex", s.TxnIndex}} {
-			if f.r.Action == recovery.FileKeep || f.r.Action == recovery.FileNone {
-				continue
+// repairFiles is the plan's files (in text; --output table has shown
+// them) with the snapshot it writes, and the dry-run note.
+func repairFiles(t *writecmd.Text, p *recovery.Plan, dryRun bool) {
+	if t.Tbl == nil {
+		t.Pf("%s\n", t.Title("Files:"))
+		t.Ls.Lines(len(p.Ops), "files", func(i int) {
+			op := p.Ops[i]
+			size := ""
+			switch op.Action {
+			case edit.OpReplace:
+				size = fmt.Sprintf(" (%d -> %d bytes)", op.OldSize, op.NewSize)
+			case edit.OpCreate:
+				size = fmt.Sprintf(" (%d bytes)", op.NewSize)
+			case edit.OpDelete:
+				size = fmt.Sprintf(" (%d bytes)", op.OldSize)
 			}
-			pf("  %s: %s (%s), %s\n", f.name, f.r.Action, f.r.Reason, ui.Plural(f.r.Entries, "entry"))
+			t.Pf("  %-7s %s%s: %s\n", op.Action, op.Name, size, op.Why)
+		}, func(more string) { t.Pf("  %s\n", more) })
+		if p.SnapshotOffset >= 0 {
+			t.Pf("  producer snapshot at the new log end: %s (%s)\n", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix), ui.Plural(p.Producers, "producer"))
 		}
-	}, func(more string) { pf("%s\n", more) })
-	if len(p.Findings) > 0 {
-		pf("%s\n", title("Findings:"))
-		ls.ByKind(len(p.Findings), func(i int) string { return p.Findings[i].Kind.String() }, func(i int) {
-			f := p.Findings[i]
-			where := f.File
-			if f.Position >= 0 {
-				where = fmt.Sprintf("%s position %d", f.File, f.Position)
-			}
-			pf("  %s %s %s: %s\n", st.Severity(f.Severity(), f.Severity().Upper()), f.Kind, where, f.Message)
-		}, func(more string) { pf("  %s\n", more) })
-	}
-	ui.WarnDiagnostics(t.s.Err, p.Warnings)
-	if p.NothingToDo {
-		pf("%s %s\n", st.Paint(st.OK, "Nothing to repair:"), p.Reason)
-		return nil
-	}
-	pf("%s\n", title("Files:"))
-	ls.Lines(len(p.Ops), "files", func(i int) {
-		op := p.Ops[i]
-		size := ""
-		switch op.Action {
-		case edit.OpReplace:
-			size = fmt.Sprintf(" (%d -> %d bytes)", op.OldSize, op.NewSize)
-		case edit.OpCreate:
-			size = fmt.Sprintf(" (%d bytes)", op.NewSize)
-		case edit.OpDelete:
-			size = fmt.Sprintf(" (%d bytes)", op.OldSize)
-		}
-		pf("  %-7s %s%s: %s\n", op.Action, op.Name, size, op.Why)
-	}, func(more string) { pf("  %s\n", more) })
-	if p.SnapshotOffset >= 0 {
-		pf("  producer snapshot at the new log end: %s (%s)\n", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix), ui.Plural(p.Producers, "producer"))
 	}
 	if dryRun {
-		pf("%s nothing was changed; run without --dry-run to apply (the broker must be stopped)\n", st.Paint(st.Warn, "Dry run:"))
+		t.Pf("%s nothing was changed; run without --dry-run to apply (the broker must be stopped)\n", t.St.Paint(t.St.Warn, "Dry run:"))
 	}
-	return nil
 }
 
-func (t *repairTextPrinter) Report(r *recovery.Report) error {
-	w, st := t.w, t.st
-	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	if r.NothingToDo {
-		return nil
-	}
+// repairApplied is the report's first lines on an applied repair: what
+// it changed, and the backup.
+func repairApplied(t *writecmd.Text, r *recovery.Report) {
+	st := t.St
 	n := 0
 	if r.Plan != nil {
 		n = len(r.Plan.Ops)
 	}
-	switch {
-	case r.RolledBack:
-		pf("%s the interrupted repair of %s is undone (restored from %s)\n", st.Paint(st.OK, "Rolled back:"), r.Dir, r.BackupDir)
-		return nil
-	case r.Resumed:
-		pf("%s the interrupted repair (journal state %s) is finished: %s\n", st.Paint(st.OK, "Repaired:"), r.ResumedFrom, ui.Plural(n, "file"))
-	default:
-		pf("%s %s changed in %s\n", st.Paint(st.OK, "Repaired:"), ui.Plural(n, "file"), ui.Plural(len(r.Steps), "step"))
+	if r.Resumed {
+		t.Pf("%s the interrupted repair (journal state %s) is finished: %s\n", st.Paint(st.OK, "Repaired:"), r.ResumedFrom, ui.Plural(n, "file"))
+	} else {
+		t.Pf("%s %s changed in %s\n", st.Paint(st.OK, "Repaired:"), ui.Plural(n, "file"), ui.Plural(len(r.Steps), "step"))
 	}
 	if r.BackupDir != "" {
-		pf("  backup: %s (restore by hand: see its %s)\n", r.BackupDir, edit.BackupManifestName)
+		t.Pf("  backup: %s (restore by hand: see its %s)\n", r.BackupDir, edit.BackupManifestName)
 	}
-	v := r.Verification
-	if v == nil {
-		return nil
-	}
-	if v.OK() {
-		pf("%s a new plan has nothing to do, the indexes verify against the logs, the producer snapshots match the log\n", st.Paint(st.OK, "Verified:"))
-		return nil
-	}
-	pf("%s\n", st.Paint(st.Err, "Verification failed:"))
-	t.ls.Lines(len(v.Replan), "steps", func(i int) { pf("  still to do: %s\n", v.Replan[i]) }, func(more string) { pf("  %s\n", more) })
-	writecmd.TextProblems(pf, t.ls, v.IndexProblems, v.SnapshotProblems)
-	return nil
 }
 
 // ---- json ----
 
 // JSON lines, explicit wire structs: one "plan" line, then one "result"
 // line when something was applied or rolled back.
-
-type repairJSONPrinter struct{ w io.Writer }
 
 type repairCutJSON struct {
 	Position int64  `json:"position"`
@@ -292,7 +280,8 @@ func repairFileOf(r recovery.FileRepair) repairFileJSON {
 	return repairFileJSON{Action: r.Action, Reason: r.Reason, Entries: r.Entries}
 }
 
-func (j *repairJSONPrinter) Plan(p *recovery.Plan, dryRun bool) error {
+// repairPlanWire is a plan's JSON line.
+func repairPlanWire(p *recovery.Plan, dryRun bool) any {
 	out := repairPlanJSON{Type: "plan", Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, DryRun: dryRun,
 		NothingToDo: p.NothingToDo, Reason: p.Reason, Damage: p.Damage, RecoveryPoint: p.RecoveryPoint, Scope: p.Scope,
 		FirstExamined: p.FirstExamined, IndexIntervalBytes: p.Options.IndexIntervalBytes, LogStartOffset: p.LogStartOffset,
@@ -319,13 +308,11 @@ func (j *repairJSONPrinter) Plan(p *recovery.Plan, dryRun bool) error {
 		out.Findings = append(out.Findings, fj)
 	}
 	out.Owner = writecmd.OwnerOf(writecmd.PlannedOwnership(p.Resume, p.Dir, p.LogDir, false))
-	return writecmd.JSONLine(j.w, out)
+	return out
 }
 
-func (j *repairJSONPrinter) Report(r *recovery.Report) error {
-	if r.NothingToDo {
-		return nil
-	}
+// repairResultWire is a report's JSON line.
+func repairResultWire(r *recovery.Report) any {
 	out := repairResultJSON{ResultJSON: writecmd.Result("result", &r.Outcome), Steps: len(r.Steps)}
 	if p := r.Plan; p != nil {
 		out.NewLogEndOffset, out.Files = p.NewLogEndOffset, len(p.Ops)
@@ -334,5 +321,5 @@ func (j *repairJSONPrinter) Report(r *recovery.Report) error {
 		out.Verification = &repairVerifyJSON{OK: v.OK(), Replan: ui.NonNil(v.Replan), IndexProblems: ui.NonNil(v.IndexProblems),
 			SnapshotProblems: ui.NonNil(v.SnapshotProblems)}
 	}
-	return writecmd.JSONLine(j.w, out)
+	return out
 }
