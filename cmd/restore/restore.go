@@ -6,7 +6,6 @@ package restore
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -96,7 +95,7 @@ func runRestore(ctx context.Context, s *ui.Streams, o *restoreOptions, bd string
 	var dir string
 	return writecmd.Run(ctx, s, writecmd.Steps[*edit.RestorePlan, *edit.RestoreVerification]{
 		What: "restore", Dir: bd, Flags: &o.Flags, PlanFlags: o.planFlags,
-		Printer:   newRestorePrinter(s, o.Output),
+		Printer:   writecmd.NewPrinter(s, o.Output, restoreForm),
 		PlanLabel: "reading",
 		Plan: func(func(int64)) (*edit.RestorePlan, error) {
 			p, err := edit.PlanRestore(bd, edit.RestoreOptions{Force: o.force})
@@ -106,7 +105,9 @@ func runRestore(ctx context.Context, s *ui.Streams, o *restoreOptions, bd string
 			return p, err
 		},
 		Parts: func(p *edit.RestorePlan) writecmd.PlanParts {
-			return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Ops: p.Ops, Dir: dir}
+			parts := restoreParts(p)
+			parts.Dir = dir
+			return parts
 		},
 		Preflight: edit.PreflightRestore,
 		Apply:     edit.ApplyRestore,
@@ -114,101 +115,73 @@ func runRestore(ctx context.Context, s *ui.Streams, o *restoreOptions, bd string
 	})
 }
 
-// restorePrinter renders restore's plan and report.
-type restorePrinter interface {
-	Plan(p *edit.RestorePlan, dryRun bool) error
-	Report(r *edit.RestoreReport) error
+// restoreForm is restore's words for the write commands' one renderer
+// (writecmd.Printer).
+var restoreForm = &writecmd.Form[*edit.RestorePlan, *edit.RestoreVerification]{
+	What:  "restore",
+	Parts: restoreParts,
+	Head: func(p *edit.RestorePlan) (string, string) {
+		return "Restore", fmt.Sprintf("%s from %s", p.Dir, p.BackupDir)
+	},
+	Found:    restoreFound,
+	Changes:  restoreFiles,
+	PlanJSON: restorePlanWire,
+	Undone: func(r *edit.RestoreReport) string {
+		return fmt.Sprintf("the interrupted restore in %s is undone (journal state was %s); the partition is as the edit left it", r.Dir, r.ResumedFrom)
+	},
+	Done: func(t *writecmd.Text, r *edit.RestoreReport) {
+		t.Pf("%s %s is as it was before the %s\n", t.St.Paint(t.St.OK, "Done:"), r.Dir, r.Plan.Tool)
+	},
+	Verified: func(*edit.RestoreVerification) string {
+		return "every restored file is byte for byte what it was before the edit"
+	},
+	Failed: func(t *writecmd.Text, v *edit.RestoreVerification) {
+		writecmd.TextProblems(t.Pf, t.Ls, v.Problems)
+	},
+	ResultJSON: restoreResultWire,
 }
 
-func newRestorePrinter(s *ui.Streams, output string) restorePrinter {
-	if output == "json" {
-		return &restoreJSONPrinter{w: s.Out}
-	}
-	t := &restoreTextPrinter{w: s.Out, errw: s.Err, st: s.Styles(), ls: s.Lister()}
-	if output == "table" {
-		t.tbl = &ui.TableOut{W: s.Out, Width: s.Width}
-	}
-	return t
+// restoreParts are the facts of a plan every write command shows alike.
+func restoreParts(p *edit.RestorePlan) writecmd.PlanParts {
+	return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Reason: p.Reason, Ops: p.Ops, Warnings: p.Warnings}
 }
 
-type restoreTextPrinter struct {
-	w    io.Writer
-	errw io.Writer
-	st   *ui.Styles
-	ls   ui.Lister
-	tbl  *ui.TableOut
-}
-
-func (t *restoreTextPrinter) Plan(p *edit.RestorePlan, dryRun bool) error {
-	st := t.st
-	pf := func(format string, args ...any) { fmt.Fprintf(t.w, format, args...) }
-	pf("%s %s from %s\n", st.Paint(st.Title, "Restore"), p.Dir, p.BackupDir)
-	writecmd.TextResume(pf, st, "restore", p.Resume)
+// restoreFound is the edit the backup undoes.
+func restoreFound(t *writecmd.Text, p *edit.RestorePlan) {
 	done := p.Completed
 	if done == "" {
 		done = "not recorded"
 	}
-	pf("  undoes       the %s started %s (completed: %s)\n", p.Tool, p.Started, done)
-	if p.NothingToDo {
-		pf("%s %s\n", st.Paint(st.OK, "Nothing to do:"), p.Reason)
-		return nil
-	}
+	t.Pf("  undoes       the %s started %s (completed: %s)\n", p.Tool, p.Started, done)
+}
+
+// restoreFiles is every file of the edit and what it is now.
+func restoreFiles(t *writecmd.Text, p *edit.RestorePlan) {
+	st := t.St
 	states := map[string]string{edit.RestoreAfter: "as the edit left it", edit.RestoreBefore: "already as before", edit.RestoreChanged: "changed since"}
-	if t.tbl != nil {
+	if t.Tbl != nil {
 		rows := make([][]string, len(p.Files))
 		for i, f := range p.Files {
 			rows[i] = []string{f.Name, string(f.Edit), states[f.State]}
 		}
-		t.tbl.Render(t.ls, []string{"file", "the edit", "now"}, rows, "files of the edit")
+		t.Tbl.Render(t.Ls, []string{"file", "the edit", "now"}, rows, "files of the edit")
 	} else {
-		t.ls.Lines(len(p.Files), "files of the edit", func(i int) {
+		t.Ls.Lines(len(p.Files), "files of the edit", func(i int) {
 			f := p.Files[i]
 			now := states[f.State]
 			if f.State == edit.RestoreChanged {
 				now = st.Paint(st.Err, now)
 			}
-			pf("  %-32s %-8s %s\n", f.Name, f.Edit, now)
-		}, func(more string) { pf("  %s\n", more) })
+			t.Pf("  %-32s %-8s %s\n", f.Name, f.Edit, now)
+		}, func(more string) { t.Pf("  %s\n", more) })
 	}
 	if p.RemoveDir {
-		pf("  the edit created %s: removed once empty\n", p.Dir)
+		t.Pf("  the edit created %s: removed once empty\n", p.Dir)
 	}
-	pf("%s\n", st.Paint(st.Title, "Files:"))
-	ui.WarnDiagnostics(t.errw, p.Warnings)
-	writecmd.TextFilesTail(pf, st, t.ls, p.Ops, dryRun, t.tbl)
-	return nil
-}
-
-func (t *restoreTextPrinter) Report(r *edit.RestoreReport) error {
-	st := t.st
-	pf := func(format string, args ...any) { fmt.Fprintf(t.w, format, args...) }
-	if r.NothingToDo {
-		return nil
-	}
-	if r.RolledBack {
-		pf("%s the interrupted restore in %s is undone (journal state was %s); the partition is as the edit left it\n",
-			st.Paint(st.OK, "Rolled back:"), r.Dir, r.ResumedFrom)
-		return nil
-	}
-	writecmd.TextReportHead(pf, st, "restore", &r.Outcome)
-	pf("%s %s is as it was before the %s\n", st.Paint(st.OK, "Done:"), r.Dir, r.Plan.Tool)
-	v := r.Verification
-	if v == nil {
-		return nil
-	}
-	if v.OK() {
-		pf("%s every restored file is byte for byte what it was before the edit\n", st.Paint(st.OK, "Verified:"))
-		return nil
-	}
-	pf("%s\n", st.Paint(st.Err, "Verification failed:"))
-	writecmd.TextProblems(pf, t.ls, v.Problems)
-	return nil
 }
 
 // JSON lines: one "restore-plan" line, then one "restore-result" line
 // when something was applied or rolled back.
-
-type restoreJSONPrinter struct{ w io.Writer }
 
 type restoreFileJSON struct {
 	Name  string `json:"name"`
@@ -244,7 +217,8 @@ type restoreResultJSON struct {
 	} `json:"verification,omitempty"`
 }
 
-func (j *restoreJSONPrinter) Plan(p *edit.RestorePlan, dryRun bool) error {
+// restorePlanWire is a plan's JSON line.
+func restorePlanWire(p *edit.RestorePlan, dryRun bool) any {
 	out := restorePlanJSON{Type: "restore-plan", Dir: p.Dir, BackupDir: p.BackupDir, Tool: p.Tool, Started: p.Started, Completed: p.Completed,
 		Force: p.Force, DryRun: dryRun, NothingToDo: p.NothingToDo, Reason: p.Reason, Resume: writecmd.ResumeOf(p.Resume), RemoveDir: p.RemoveDir,
 		States: []restoreFileJSON{}, Files: writecmd.FilesOf(p.Ops), Warnings: ui.NonNil(p.Warnings)}
@@ -252,13 +226,11 @@ func (j *restoreJSONPrinter) Plan(p *edit.RestorePlan, dryRun bool) error {
 		out.States = append(out.States, restoreFileJSON{Name: f.Name, Edit: string(f.Edit), State: f.State})
 	}
 	out.Owner = writecmd.OwnerOf(writecmd.PlannedOwnership(p.Resume, p.Dir, p.LogDir, false))
-	return writecmd.JSONLine(j.w, out)
+	return out
 }
 
-func (j *restoreJSONPrinter) Report(r *edit.RestoreReport) error {
-	if r.NothingToDo {
-		return nil
-	}
+// restoreResultWire is a report's JSON line.
+func restoreResultWire(r *edit.RestoreReport) any {
 	out := restoreResultJSON{ResultJSON: writecmd.Result("restore-result", &r.Outcome), Steps: len(r.Steps)}
 	if v := r.Verification; v != nil {
 		out.Verification = &struct {
@@ -266,5 +238,5 @@ func (j *restoreJSONPrinter) Report(r *edit.RestoreReport) error {
 			Problems []string `json:"problems"`
 		}{v.OK(), ui.NonNil(v.Problems)}
 	}
-	return writecmd.JSONLine(j.w, out)
+	return out
 }
