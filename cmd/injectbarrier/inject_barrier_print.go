@@ -71,7 +71,7 @@ func injectChanges(t *writecmd.Text, p *barrier.InjectionPlan) {
 	default:
 		injectCut(t, p)
 	}
-	writecmd.TextIndexChanges(t.Pf, p.Index, p.TimeIndex, p.TxnIndex)
+	t.IndexChanges(p.Index, p.TimeIndex, p.TxnIndex)
 	if len(p.SnapshotsDeleted) > 0 {
 		t.Pf("  producer snapshots deleted: %s\n", t.Ls.Offsets(p.SnapshotsDeleted))
 	}
@@ -79,7 +79,7 @@ func injectChanges(t *writecmd.Text, p *barrier.InjectionPlan) {
 	if e := p.EpochEntryAdded; e != nil {
 		added = []segment.EpochEntry{*e}
 	}
-	writecmd.TextEpochChanges(t.Pf, t.Ls, p.EpochEntriesRemoved, added)
+	t.EpochChanges(p.EpochEntriesRemoved, added)
 	injectAppended(t, p)
 }
 
@@ -155,7 +155,7 @@ func injectAppended(t *writecmd.Text, p *barrier.InjectionPlan) {
 		t.Pf("  offset %s position %d  %s  %d bytes  producerId %s producerEpoch %d coordinatorEpoch %d  (transaction from %d)\n",
 			t.Off(a.Offset), a.Position, a.Kind, a.Size, t.Pid(a.ProducerID), a.ProducerEpoch, a.CoordinatorEpoch, a.TxnFirstOffset)
 	}, func(more string) { t.Pf("  %s\n", more) })
-	writecmd.TextAbortedTxns(t.Pf, t.Ls, p.AbortedTxns)
+	t.AbortedTxns(p.AbortedTxns)
 	t.Pf("  the barrier clears %s%s; new log end offset %s", ui.Plural(p.ProducersCleared, "producer"), expiredWhy(p), t.Off(p.NewLogEndOffset))
 	if p.SnapshotOffset >= 0 {
 		t.Pf("; empty producer snapshot %s", segment.SegmentFileName(p.SnapshotOffset, segment.SnapshotSuffix))
@@ -173,7 +173,7 @@ func injectFailed(t *writecmd.Text, v *barrier.InjectionVerification) {
 	if v.ProducersAfter > 0 || v.OngoingAfter > 0 {
 		t.Pf("  a replay leaves %s and %s after the barrier\n", ui.Plural(v.ProducersAfter, "producer"), ui.Plural(v.OngoingAfter, "open transaction"))
 	}
-	writecmd.TextProblems(t.Pf, t.Ls, v.Anomalies, v.IndexProblems)
+	t.Problems(v.Anomalies, v.IndexProblems)
 }
 
 // ---- json ----

@@ -39,7 +39,7 @@ var mirrorForm = &writecmd.Form[*barriermirror.Plan, *barriermirror.Verification
 		if v.Mismatch != "" {
 			t.Pf("  %s\n", v.Mismatch)
 		}
-		writecmd.TextProblems(t.Pf, t.Ls, v.IndexProblems, v.TxnIndexProblems)
+		t.Problems(v.IndexProblems, v.TxnIndexProblems)
 	},
 	ResultJSON: mirrorResultWire,
 }
@@ -130,9 +130,9 @@ func mirrorChanges(t *writecmd.Text, p *barriermirror.Plan) {
 	if len(p.Barriers) > 0 {
 		t.Pf("  MIRROR_PID_RESET barriers copied: %s\n", ls.Offsets(p.Barriers))
 	}
-	writecmd.TextIndexChanges(t.Pf, p.Index, p.TimeIndex, p.TxnIndex)
-	writecmd.TextAbortedTxns(t.Pf, ls, p.AbortedTxns)
-	writecmd.TextEpochChanges(t.Pf, ls, p.EpochEntriesRemoved, p.EpochEntriesAdded)
+	t.IndexChanges(p.Index, p.TimeIndex, p.TxnIndex)
+	t.AbortedTxns(p.AbortedTxns)
+	t.EpochChanges(p.EpochEntriesRemoved, p.EpochEntriesAdded)
 	if len(p.SnapshotsDeleted) > 0 {
 		t.Pf("  producer snapshots deleted: %s\n", ls.Offsets(p.SnapshotsDeleted))
 	}

@@ -31,7 +31,7 @@ var repairForm = &writecmd.Form[*recovery.Plan, *recovery.Verification]{
 	},
 	Failed: func(t *writecmd.Text, v *recovery.Verification) {
 		t.Ls.Lines(len(v.Replan), "steps", func(i int) { t.Pf("  still to do: %s\n", v.Replan[i]) }, func(more string) { t.Pf("  %s\n", more) })
-		writecmd.TextProblems(t.Pf, t.Ls, v.IndexProblems, v.SnapshotProblems)
+		t.Problems(v.IndexProblems, v.SnapshotProblems)
 	},
 	ResultJSON: repairResultWire,
 }

@@ -136,7 +136,7 @@ var restoreForm = &writecmd.Form[*edit.RestorePlan, *edit.RestoreVerification]{
 		return "every restored file is byte for byte what it was before the edit"
 	},
 	Failed: func(t *writecmd.Text, v *edit.RestoreVerification) {
-		writecmd.TextProblems(t.Pf, t.Ls, v.Problems)
+		t.Problems(v.Problems)
 	},
 	ResultJSON: restoreResultWire,
 }

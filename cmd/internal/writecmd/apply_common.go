@@ -65,9 +65,6 @@ func noteApplyFailure(s *ui.Streams, rep *edit.Outcome, err error, what, dir str
 
 // ---- text ----
 
-// Printf is the text printers' local fmt.Fprintf to their writer.
-type Printf func(format string, args ...any)
-
 func OffsetsList(v []int64) string {
 	s := make([]string, len(v))
 	for i, x := range v {
@@ -76,35 +73,36 @@ func OffsetsList(v []int64) string {
 	return strings.Join(s, ", ")
 }
 
-// TextResume is the plan's line about an interrupted operation (what:
+// resume is the plan's line about an interrupted operation (what:
 // "injection", "mirror", "repair") found through its journal.
-func TextResume(pf Printf, st *ui.Styles, what string, r *edit.Interrupted) {
+func (t *Text) resume(what string, r *edit.Interrupted) {
 	if r == nil {
 		return
 	}
-	pf("%s an interrupted %s (journal state %s, started %s, backup %s); applying finishes it with the plan recorded then, --rollback undoes it\n",
+	st := t.St
+	t.Pf("%s an interrupted %s (journal state %s, started %s, backup %s); applying finishes it with the plan recorded then, --rollback undoes it\n",
 		st.Paint(st.Warn, "Resume:"), what, r.State, r.Started, r.BackupDir)
 }
 
-// TextIndexChanges is the plan's line of index entries kept, removed and
+// IndexChanges is the plan's line of index entries kept, removed and
 // added.
-func TextIndexChanges(pf Printf, index, timeIndex, txnIndex edit.IndexChange) {
-	pf("  index entries: .index %d kept, %d removed, %d added; .timeindex %d kept, %d removed, %d added; .txnindex %d kept, %d removed, %d added\n",
+func (t *Text) IndexChanges(index, timeIndex, txnIndex edit.IndexChange) {
+	t.Pf("  index entries: .index %d kept, %d removed, %d added; .timeindex %d kept, %d removed, %d added; .txnindex %d kept, %d removed, %d added\n",
 		index.Kept, index.Removed, index.Added, timeIndex.Kept, timeIndex.Removed, timeIndex.Added,
 		txnIndex.Kept, txnIndex.Removed, txnIndex.Added)
 }
 
-// TextAbortedTxns lists the .txnindex entries a plan adds (summarised).
-func TextAbortedTxns(pf Printf, ls ui.Lister, txns []segment.AbortedTxn) {
-	ls.Lines(len(txns), ".txnindex entries", func(i int) {
-		t := txns[i]
-		pf("  .txnindex += producerId %d firstOffset %d lastOffset %d lastStableOffset %d\n", t.ProducerID, t.FirstOffset, t.LastOffset, t.LastStableOffset)
-	}, func(more string) { pf("  %s\n", more) })
+// AbortedTxns lists the .txnindex entries a plan adds (summarised).
+func (t *Text) AbortedTxns(txns []segment.AbortedTxn) {
+	t.Ls.Lines(len(txns), ".txnindex entries", func(i int) {
+		a := txns[i]
+		t.Pf("  .txnindex += producerId %d firstOffset %d lastOffset %d lastStableOffset %d\n", a.ProducerID, a.FirstOffset, a.LastOffset, a.LastStableOffset)
+	}, func(more string) { t.Pf("  %s\n", more) })
 }
 
-// TextEpochChanges is the plan's leader-epoch-checkpoint line, when it
+// EpochChanges is the plan's leader-epoch-checkpoint line, when it
 // changes the checkpoint (summarised).
-func TextEpochChanges(pf Printf, ls ui.Lister, removed, added []segment.EpochEntry) {
+func (t *Text) EpochChanges(removed, added []segment.EpochEntry) {
 	if len(removed) == 0 && len(added) == 0 {
 		return
 	}
@@ -115,17 +113,14 @@ func TextEpochChanges(pf Printf, ls ui.Lister, removed, added []segment.EpochEnt
 	for _, e := range added {
 		parts = append(parts, fmt.Sprintf("add epoch %d from %d", e.Epoch, e.StartOffset))
 	}
-	pf("  leader-epoch-checkpoint: %s\n", ls.Join(parts, "; "))
+	t.Pf("  leader-epoch-checkpoint: %s\n", t.Ls.Join(parts, "; "))
 }
 
-// TextFilesTail is inject-barrier's and mirror's end of a plan, after its
-// "Files:" title: the file operations as aligned columns (summarised), the
-// dry-run note (warnings are diagnostics: the printers write them to
-// stderr).
-//
-// With tbl set (--output table) the file operations are a renderTable
-// table instead of aligned lines.
-func TextFilesTail(pf Printf, st *ui.Styles, ls ui.Lister, ops []edit.FileOp, dryRun bool, tbl *ui.TableOut) {
+// filesTail is the end of a plan, after its "Files:" title and warnings:
+// the file operations as aligned columns (summarised), or with --output
+// table as a table, and the dry-run note.
+func (t *Text) filesTail(ops []edit.FileOp, dryRun bool) {
+	st, ls, pf := t.St, t.Ls, t.Pf
 	size := func(op edit.FileOp) string {
 		switch op.Action {
 		case edit.OpDelete:
@@ -135,12 +130,12 @@ func TextFilesTail(pf Printf, st *ui.Styles, ls ui.Lister, ops []edit.FileOp, dr
 		}
 		return fmt.Sprintf("%d -> %d bytes", op.OldSize, op.NewSize)
 	}
-	if tbl != nil {
+	if t.Tbl != nil {
 		rows := make([][]string, len(ops))
 		for i, op := range ops {
 			rows[i] = []string{string(op.Action), op.Name, size(op), op.Why}
 		}
-		tbl.Render(ls, []string{"action", "file", "size", "why"}, rows, "files")
+		t.Tbl.Render(ls, []string{"action", "file", "size", "why"}, rows, "files")
 	} else {
 		ls.Lines(len(ops), "files", func(i int) {
 			op := ops[i]
@@ -152,10 +147,10 @@ func TextFilesTail(pf Printf, st *ui.Styles, ls ui.Lister, ops []edit.FileOp, dr
 	}
 }
 
-// TextReportHead is the start of inject-barrier's and mirror's report on
-// an applied operation: whether it resumed an interrupted one, and the
-// backup.
-func TextReportHead(pf Printf, st *ui.Styles, what string, r *edit.Outcome) {
+// reportHead is the start of a report on an applied operation: whether it
+// resumed an interrupted one, and the backup.
+func (t *Text) reportHead(what string, r *edit.Outcome) {
+	st, pf := t.St, t.Pf
 	if r.Resumed {
 		pf("%s an interrupted %s (journal state %s)\n", st.Paint(st.OK, "Resumed:"), what, r.ResumedFrom)
 	}
@@ -164,11 +159,11 @@ func TextReportHead(pf Printf, st *ui.Styles, what string, r *edit.Outcome) {
 	}
 }
 
-// TextProblems prints each problem on its own indented line, each list
+// Problems prints each problem on its own indented line, each list
 // summarised.
-func TextProblems(pf Printf, ls ui.Lister, problems ...[]string) {
+func (t *Text) Problems(problems ...[]string) {
 	for _, list := range problems {
-		ls.Lines(len(list), "problems", func(i int) { pf("  %s\n", list[i]) }, func(more string) { pf("  %s\n", more) })
+		t.Ls.Lines(len(list), "problems", func(i int) { t.Pf("  %s\n", list[i]) }, func(more string) { t.Pf("  %s\n", more) })
 	}
 }
 

@@ -57,7 +57,7 @@ type Form[P any, V interface {
 	// edit is undone, "the partition is as it was before it").
 	Undone func(*edit.Result[P, V]) string
 	// Applied writes the report's first lines on an applied edit (nil:
-	// TextReportHead's resumed edit and backup); Done, the line after them.
+	// the resumed edit and backup); Done, the line after them.
 	Applied func(*Text, *edit.Result[P, V])
 	Done    func(*Text, *edit.Result[P, V])
 	// Verified is the sentence after "Verified:"; Failed writes what a
@@ -85,7 +85,7 @@ func (r *Printer[P, V]) Plan(p P, dryRun bool) error {
 	parts := f.Parts(p)
 	title, rest := f.Head(p)
 	t.Pf("%s %s\n", t.Title(title), rest)
-	TextResume(t.Pf, t.St, f.What, parts.Resume)
+	t.resume(f.What, parts.Resume)
 	f.Found(t, p)
 	if parts.Nothing {
 		label := f.Nothing
@@ -127,7 +127,7 @@ func (r *Printer[P, V]) Report(res *edit.Result[P, V]) error {
 	if f.Applied != nil {
 		f.Applied(t, res)
 	} else {
-		TextReportHead(t.Pf, st, f.What, &res.Outcome)
+		t.reportHead(f.What, &res.Outcome)
 	}
 	if f.Done != nil {
 		f.Done(t, res)
@@ -179,9 +179,9 @@ func (t *Text) Pid(v int64) string    { return t.St.Paint(t.St.Pid, fmt.Sprint(v
 func (t *Text) Warn(warnings []string) { ui.WarnDiagnostics(t.Err, warnings) }
 
 // FilesSection is a plan's end: the "Files:" title, the warnings, the file
-// operations and the dry-run note (TextFilesTail).
+// operations and the dry-run note .
 func (t *Text) FilesSection(warnings []string, ops []edit.FileOp, dryRun bool) {
 	t.Pf("%s\n", t.Title("Files:"))
 	t.Warn(warnings)
-	TextFilesTail(t.Pf, t.St, t.Ls, ops, dryRun, t.Tbl)
+	t.filesTail(ops, dryRun)
 }
