@@ -275,32 +275,12 @@ func replayPartitionDir(s *ui.Streams, o *replayPSMOptions, pd *segment.Partitio
 	if !inputs.HasLogSegment(pd) {
 		return nil, ui.UsageErrorf("%s holds no .log segment: replay-psm takes a partition directory or a log directory", dir)
 	}
-	opts := o.psm
-	v := &replayPSMView{Dir: dir, Opts: opts, HWSource: "--high-watermark"}
-	ld, cerr := psm.ReadLogDirState(pd)
-	if cerr != nil {
-		// A warning, kept under -q (which silences progress and summaries).
-		ui.WarnDiagnostics(s.Err, []string{fmt.Sprintf("%v (ignored: taking the partition as if it had no entry there)", cerr)})
-	}
-	if opts.LogStartOffset < 0 && ld.LogStartOffset >= 0 {
-		opts.LogStartOffset = ld.LogStartOffset
-	}
-	if opts.HighWatermark < 0 {
-		// What the broker starts the partition with (Partition.createLog).
-		opts.HighWatermark, v.HWSource = ld.BrokerHighWatermark(), "replication-offset-checkpoint"
-		if ld.HighWatermark < 0 {
-			v.HWSource = "no replication-offset-checkpoint entry: a broker starts at the log start offset until its in-sync replicas catch up"
-		}
-	}
-	opts.CleanShutdown = ld.CleanShutdown
-	// Without .kafka_cleanshutdown the broker recovers the log from the
-	// recovery point before it rebuilds the producer state.
-	opts.Recover, opts.Unclean, opts.RecoveryPoint = true, !ld.CleanShutdown, ld.RecoveryPoint
-	target := ""
+	v := &replayPSMView{Dir: dir, HWSource: "--high-watermark"}
+	opts := startOptions(s, o, pd, v)
+	v.Opts = opts
 	if o.writeSnapshot != "" {
-		target = o.writeSnapshot
-		if fi, err := os.Stat(target); err == nil && !fi.IsDir() && !o.force {
-			return nil, ui.Refusedf("%s exists; pass --force to replace it", target)
+		if fi, err := os.Stat(o.writeSnapshot); err == nil && !fi.IsDir() && !o.force {
+			return nil, ui.Refusedf("%s exists; pass --force to replace it", o.writeSnapshot)
 		}
 	}
 	var res *psm.Result
@@ -326,32 +306,78 @@ func replayPartitionDir(s *ui.Streams, o *replayPSMOptions, pd *segment.Partitio
 		// a replay from there would silently show an empty state.
 		return nil, ui.UsageErrorf("--log-start-offset %d is above the log end offset %d of %s", o.logStartOffset, res.LogEndOffset, dir)
 	}
-	if pf, ok := edit.PendingFinding(dir); ok {
+	if err := addDirFindings(pd, res); err != nil {
+		return nil, err
+	}
+	v.Result, v.Opts = res, opts
+	if o.writeSnapshot != "" {
+		if v.Written, err = writeSnapshot(o.writeSnapshot, res, o.force); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// startOptions are the replay's options for pd as a broker starts the
+// partition: the log start, high watermark and recovery point of the log
+// directory's checkpoints (where no flag gives them) and its clean
+// shutdown marker. v learns where the high watermark came from.
+func startOptions(s *ui.Streams, o *replayPSMOptions, pd *segment.PartitionDir, v *replayPSMView) psm.Options {
+	opts := o.psm
+	ld, cerr := psm.ReadLogDirState(pd)
+	if cerr != nil {
+		// A warning, kept under -q (which silences progress and summaries).
+		ui.WarnDiagnostics(s.Err, []string{fmt.Sprintf("%v (ignored: taking the partition as if it had no entry there)", cerr)})
+	}
+	if opts.LogStartOffset < 0 && ld.LogStartOffset >= 0 {
+		opts.LogStartOffset = ld.LogStartOffset
+	}
+	if opts.HighWatermark < 0 {
+		// What the broker starts the partition with (Partition.createLog).
+		opts.HighWatermark, v.HWSource = ld.BrokerHighWatermark(), "replication-offset-checkpoint"
+		if ld.HighWatermark < 0 {
+			v.HWSource = "no replication-offset-checkpoint entry: a broker starts at the log start offset until its in-sync replicas catch up"
+		}
+	}
+	opts.CleanShutdown = ld.CleanShutdown
+	// Without .kafka_cleanshutdown the broker recovers the log from the
+	// recovery point before it rebuilds the producer state.
+	opts.Recover, opts.Unclean, opts.RecoveryPoint = true, !ld.CleanShutdown, ld.RecoveryPoint
+	return opts
+}
+
+// addDirFindings adds to res what the directory holds beside the log: an
+// interrupted edit's journal, and overlapping segments (the replay reads
+// the segments in order and cannot tell which of two overlapping ones a
+// fetch would read: dump's segment-overlap).
+func addDirFindings(pd *segment.PartitionDir, res *psm.Result) error {
+	if pf, ok := edit.PendingFinding(pd.Path); ok {
 		res.Anomalies = append(res.Anomalies, pf)
 	}
-	// The replay reads the segments in order and cannot tell which of two
-	// overlapping ones a fetch would read: dump's segment-overlap.
 	overlaps, err := segment.SegmentOverlaps(pd)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, o := range overlaps {
 		res.Anomalies = append(res.Anomalies, o.Finding())
 	}
-	v.Result, v.Opts = res, opts
-	if target != "" {
-		if fi, err := os.Stat(target); err == nil && fi.IsDir() {
-			target = filepath.Join(target, segment.FormatOffset(res.LogEndOffset)+".snapshot")
-		}
-		if err := segment.WriteProducerSnapshotFile(target, res.SnapshotEntries(), o.force); err != nil {
-			if errors.Is(err, segment.ErrTargetExists) {
-				return nil, ui.Refusedf("%s exists; pass --force to replace it", target)
-			}
-			return nil, err
-		}
-		v.Written = target
+	return nil
+}
+
+// writeSnapshot writes res's producer state as a snapshot file at target
+// (in a directory: named for the log end offset), never over an existing
+// file without force, and returns its path.
+func writeSnapshot(target string, res *psm.Result, force bool) (string, error) {
+	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+		target = filepath.Join(target, segment.FormatOffset(res.LogEndOffset)+".snapshot")
 	}
-	return v, nil
+	if err := segment.WriteProducerSnapshotFile(target, res.SnapshotEntries(), force); err != nil {
+		if errors.Is(err, segment.ErrTargetExists) {
+			return "", ui.Refusedf("%s exists; pass --force to replace it", target)
+		}
+		return "", err
+	}
+	return target, nil
 }
 
 // replayPSMPrinter renders one replay (STYLE.md pattern 14: one printer

@@ -15,11 +15,42 @@ import (
 type jsonReplayPSMPrinter struct {
 	s *ui.Streams
 	j ui.JSONWriter
+	// werr is the first error writing out what the object has grown to
+	// (flush).
+	werr error
+}
+
+// flush writes out the object as it grows: a million producers make
+// hundreds of MB of JSON, which must not be held whole.
+func (p *jsonReplayPSMPrinter) flush() {
+	j := &p.j
+	if len(j.B) >= 256<<10 && p.werr == nil {
+		_, p.werr = p.s.Out.Write(j.B)
+		j.B = j.B[:0]
+	}
+}
+
+// arr writes the array k of n objects, each written by item.
+func (p *jsonReplayPSMPrinter) arr(k string, n int, item func(i int)) {
+	j := &p.j
+	j.Key(k)
+	j.B = append(j.B, '[')
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			j.B = append(j.B, ',')
+		}
+		j.Begin()
+		item(i)
+		j.End()
+		p.flush()
+	}
+	j.B = append(j.B, ']')
+	j.First = false
 }
 
 // producer writes one producer entry's fields, with Kafka's snapshot
-// names; arr writes an array.
-func (p *jsonReplayPSMPrinter) producer(e *psm.Entry, arr func(k string, n int, item func(i int))) {
+// names.
+func (p *jsonReplayPSMPrinter) producer(e *psm.Entry) {
 	j := &p.j
 	j.Int("producerId", e.ProducerID)
 	j.Int("producerEpoch", int64(e.ProducerEpoch))
@@ -29,7 +60,7 @@ func (p *jsonReplayPSMPrinter) producer(e *psm.Entry, arr func(k string, n int, 
 	j.Int("lastTimestamp", e.LastTimestamp)
 	j.Int("coordinatorEpoch", int64(e.CoordinatorEpoch))
 	j.OptInt("currentTxnFirstOffset", e.CurrentTxnFirstOffset, e.CurrentTxnFirstOffset >= 0)
-	arr("batches", len(e.Batches), func(k int) {
+	p.arr("batches", len(e.Batches), func(k int) {
 		bm := e.Batches[k]
 		j.Int("firstSequence", int64(bm.FirstSeq()))
 		j.Int("lastSequence", int64(bm.LastSeq))
@@ -42,8 +73,37 @@ func (p *jsonReplayPSMPrinter) producer(e *psm.Entry, arr func(k string, n int, 
 func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 	r := v.Result
 	j := &p.j
-	j.B = j.B[:0]
+	j.B, p.werr = j.B[:0], nil
 	j.Begin()
+	p.offsets(r)
+	p.state(r)
+	p.arr("anomalies", len(r.Anomalies), func(i int) {
+		a := r.Anomalies[i]
+		j.Str("kind", a.Kind.String())
+		j.Str("severity", a.Severity().String())
+		j.Int("offset", a.Offset)
+		j.OptInt("producerId", a.ProducerID, a.ProducerID >= 0)
+		j.Str("message", a.Message)
+	})
+	if v.Checked {
+		p.snapshots(v.Checks)
+	}
+	if v.Written != "" {
+		j.Str("snapshotWritten", v.Written)
+	}
+	j.End()
+	j.B = append(j.B, '\n')
+	if p.werr != nil {
+		return p.werr
+	}
+	_, err := p.s.Out.Write(j.B)
+	return err
+}
+
+// offsets writes the object's head: the partition's offsets, where the
+// replay started and the recovery a loading broker runs.
+func (p *jsonReplayPSMPrinter) offsets(r *psm.Result) {
+	j := &p.j
 	j.Str("type", "producerState")
 	j.Str("partition", r.Partition)
 	j.Int("logStartOffset", r.LogStartOffset)
@@ -61,32 +121,13 @@ func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 		p.recovery(r.Recovery)
 	}
 	j.OptInt("clock", r.Clock, r.Clock >= 0)
+}
 
-	// The object is written out as it grows: a million producers make
-	// hundreds of MB of JSON, which must not be held whole.
-	var werr error
-	flush := func() {
-		if len(j.B) >= 256<<10 && werr == nil {
-			_, werr = p.s.Out.Write(j.B)
-			j.B = j.B[:0]
-		}
-	}
-	arr := func(k string, n int, item func(i int)) {
-		j.Key(k)
-		j.B = append(j.B, '[')
-		for i := 0; i < n; i++ {
-			if i > 0 {
-				j.B = append(j.B, ',')
-			}
-			j.Begin()
-			item(i)
-			j.End()
-			flush()
-		}
-		j.B = append(j.B, ']')
-		j.First = false
-	}
-	arr("barriers", len(r.Barriers), func(i int) {
+// state writes the rebuilt state: the barriers, the producers, the open
+// and the aborted transactions.
+func (p *jsonReplayPSMPrinter) state(r *psm.Result) {
+	j := &p.j
+	p.arr("barriers", len(r.Barriers), func(i int) {
 		b := r.Barriers[i]
 		j.Int("offset", b.Offset)
 		j.Int("producersCleared", int64(b.ProducersCleared))
@@ -94,60 +135,45 @@ func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 			j.Str("sourceClusterId", *b.SourceClusterID)
 		}
 	})
-	arr("producers", len(r.Producers), func(i int) { p.producer(&r.Producers[i], arr) })
-	arr("ongoingTransactions", len(r.Ongoing), func(i int) {
+	p.arr("producers", len(r.Producers), func(i int) { p.producer(&r.Producers[i]) })
+	p.arr("ongoingTransactions", len(r.Ongoing), func(i int) {
 		j.Int("producerId", r.Ongoing[i].ProducerID)
 		j.Int("firstOffset", r.Ongoing[i].FirstOffset)
 	})
-	arr("abortedTransactions", len(r.Aborted), func(i int) {
+	p.arr("abortedTransactions", len(r.Aborted), func(i int) {
 		a := r.Aborted[i]
 		j.Int("producerId", a.ProducerID)
 		j.Int("firstOffset", a.FirstOffset)
 		j.Int("lastOffset", a.LastOffset)
 		j.Int("lastStableOffset", a.LastStableOffset)
 	})
-	arr("anomalies", len(r.Anomalies), func(i int) {
-		a := r.Anomalies[i]
-		j.Str("kind", a.Kind.String())
-		j.Str("severity", a.Severity().String())
-		j.Int("offset", a.Offset)
-		j.OptInt("producerId", a.ProducerID, a.ProducerID >= 0)
-		j.Str("message", a.Message)
-	})
-	if v.Checked {
-		arr("snapshots", len(v.Checks), func(i int) {
-			c := v.Checks[i]
-			j.Int("offset", c.Offset)
-			j.Str("file", filepath.Base(c.Path))
-			j.Bool("match", c.Match())
-			j.Str("status", c.Status)
-			if c.Reason != "" {
-				j.Str("reason", c.Reason)
-			}
-			if c.Status == psm.CheckMatch || c.Status == psm.CheckMismatch {
-				j.Int("rebuiltProducers", int64(c.Rebuilt))
-				j.Int("snapshotProducers", int64(c.OnDisk))
-			}
-			arr("differences", len(c.Differences), func(k int) {
-				d := c.Differences[k]
-				j.Int("producerId", d.ProducerID)
-				j.Str("field", d.Field)
-				j.Int("rebuilt", d.Rebuilt)
-				j.Int("snapshot", d.OnDisk)
-				j.Str("message", d.String())
-			})
+}
+
+// snapshots writes --check-snapshots' verdict on every snapshot.
+func (p *jsonReplayPSMPrinter) snapshots(checks []psm.SnapshotCheck) {
+	j := &p.j
+	p.arr("snapshots", len(checks), func(i int) {
+		c := checks[i]
+		j.Int("offset", c.Offset)
+		j.Str("file", filepath.Base(c.Path))
+		j.Bool("match", c.Match())
+		j.Str("status", c.Status)
+		if c.Reason != "" {
+			j.Str("reason", c.Reason)
+		}
+		if c.Status == psm.CheckMatch || c.Status == psm.CheckMismatch {
+			j.Int("rebuiltProducers", int64(c.Rebuilt))
+			j.Int("snapshotProducers", int64(c.OnDisk))
+		}
+		p.arr("differences", len(c.Differences), func(k int) {
+			d := c.Differences[k]
+			j.Int("producerId", d.ProducerID)
+			j.Str("field", d.Field)
+			j.Int("rebuilt", d.Rebuilt)
+			j.Int("snapshot", d.OnDisk)
+			j.Str("message", d.String())
 		})
-	}
-	if v.Written != "" {
-		j.Str("snapshotWritten", v.Written)
-	}
-	j.End()
-	j.B = append(j.B, '\n')
-	if werr != nil {
-		return werr
-	}
-	_, err := p.s.Out.Write(j.B)
-	return err
+	})
 }
 
 // recovery writes the recovery a loading broker runs (psm.Result.Recovery).

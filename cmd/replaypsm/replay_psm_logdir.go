@@ -41,11 +41,32 @@ func runReplayPSMLogDir(ctx context.Context, s *ui.Streams, o *replayPSMOptions,
 		}
 		dirs = append(dirs, dir)
 	}
-	rows := make([]replayPSMRow, len(dirs))
 	// The progress line, before runOrdered captures the streams: bytes of
 	// every partition's log, and partitions done.
 	prog := ui.NewLogProgress(s, "replaying", dirs, true)
 	defer prog.Done()
+	rows := replayLogDir(ctx, o, dirs, s, prog)
+	sum := summariseLogDir(rows)
+	if o.output != "json" {
+		printLogDir(s, o.output, sum.table)
+		if !s.Quiet {
+			fmt.Fprintf(s.Out, "%s replayed: %d with findings, %d failed; %d without a .log skipped\n", ui.Plural(len(rows), "partition"), sum.findings, sum.failed, skipped)
+		}
+	}
+	switch {
+	case sum.failed > 0:
+		return &ui.ExitCodeError{Code: ui.ExitError, Silent: true}
+	case sum.findings > 0:
+		return ui.FindingsExit()
+	}
+	return nil
+}
+
+// replayLogDir replays the partition directories dirs on --jobs workers,
+// each one's errors (and, for json, its object) written in partition
+// order, telling prog.
+func replayLogDir(ctx context.Context, o *replayPSMOptions, dirs []string, s *ui.Streams, prog *ui.Progress) []replayPSMRow {
+	rows := make([]replayPSMRow, len(dirs))
 	if prog.Enabled() {
 		o.psm.Progress = prog.Add
 	}
@@ -71,19 +92,30 @@ func runReplayPSMLogDir(ctx context.Context, s *ui.Streams, o *replayPSMOptions,
 				}
 			}
 		})
-	findings, failed := 0, 0
-	var tableRows [][]string
+	return rows
+}
+
+// logDirSummary is a log-directory replay in one row per partition, and
+// how many partitions have findings or failed.
+type logDirSummary struct {
+	table            [][]string
+	findings, failed int
+}
+
+// summariseLogDir is the summary of the replays rows.
+func summariseLogDir(rows []replayPSMRow) logDirSummary {
+	var sum logDirSummary
 	for _, r := range rows {
 		if r.err != nil {
-			failed++
-			tableRows = append(tableRows, []string{filepath.Base(r.dir), "error", "", "", "", "", "", "", r.err.Error()})
+			sum.failed++
+			sum.table = append(sum.table, []string{filepath.Base(r.dir), "error", "", "", "", "", "", "", r.err.Error()})
 			continue
 		}
 		v, res := r.view, r.view.Result
 		status := "ok"
 		if v.hasFindings() {
 			status = "FINDINGS"
-			findings++
+			sum.findings++
 		}
 		errs := 0
 		for _, a := range res.Anomalies {
@@ -101,31 +133,25 @@ func runReplayPSMLogDir(ctx context.Context, s *ui.Streams, o *replayPSMOptions,
 			}
 			checks = fmt.Sprintf("%d/%d match", match, len(v.Checks))
 		}
-		tableRows = append(tableRows, []string{filepath.Base(r.dir), ui.I64(res.LogEndOffset), ui.I64(res.LastStableOffset),
+		sum.table = append(sum.table, []string{filepath.Base(r.dir), ui.I64(res.LogEndOffset), ui.I64(res.LastStableOffset),
 			strconv.Itoa(len(res.Producers)), strconv.Itoa(len(res.Ongoing)), strconv.Itoa(len(res.Aborted)),
 			strconv.Itoa(len(res.Barriers)), fmt.Sprintf("%d (%s)", len(res.Anomalies), ui.Plural(errs, "error")), checks + " " + status})
 	}
-	if o.output != "json" {
-		header := []string{"partition", "logEnd", "LSO", "producers", "ongoing", "aborted", "barriers", "anomalies", "status"}
-		ls := s.Lister()
-		if o.output == "table" || s.OutTTY {
-			(&ui.TableOut{W: s.Out, Width: s.Width}).Render(ls, header, tableRows, "partitions")
-		} else {
-			ls.Lines(len(tableRows), "partitions", func(i int) {
-				r := tableRows[i]
-				fmt.Fprintf(s.Out, "%-40s logEnd %s LSO %s producers %s ongoing %s aborted %s barriers %s anomalies %s snapshots %s\n",
-					r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8])
-			}, func(more string) { fmt.Fprintln(s.Out, more) })
-		}
-		if !s.Quiet {
-			fmt.Fprintf(s.Out, "%s replayed: %d with findings, %d failed; %d without a .log skipped\n", ui.Plural(len(rows), "partition"), findings, failed, skipped)
-		}
+	return sum
+}
+
+// printLogDir prints the summary rows as a table (--output table, or text
+// on a terminal) or as lines.
+func printLogDir(s *ui.Streams, output string, rows [][]string) {
+	header := []string{"partition", "logEnd", "LSO", "producers", "ongoing", "aborted", "barriers", "anomalies", "status"}
+	ls := s.Lister()
+	if output == "table" || s.OutTTY {
+		(&ui.TableOut{W: s.Out, Width: s.Width}).Render(ls, header, rows, "partitions")
+		return
 	}
-	switch {
-	case failed > 0:
-		return &ui.ExitCodeError{Code: ui.ExitError, Silent: true}
-	case findings > 0:
-		return ui.FindingsExit()
-	}
-	return nil
+	ls.Lines(len(rows), "partitions", func(i int) {
+		r := rows[i]
+		fmt.Fprintf(s.Out, "%-40s logEnd %s LSO %s producers %s ongoing %s aborted %s barriers %s anomalies %s snapshots %s\n",
+			r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8])
+	}, func(more string) { fmt.Fprintln(s.Out, more) })
 }
