@@ -250,17 +250,7 @@ func Run[P comparable, V interface {
 	if parts.Nothing {
 		return nil
 	}
-	root, rootLabel := defaultBackupRoot(s)
-	if o := PlannedOwnership(parts.Resume, parts.Dir, filepath.Dir(parts.Dir), parts.CreatesDir); o != nil && w.Flags.Output != "json" {
-		fmt.Fprintf(s.Out, "Ownership: files kseg creates will be uid %d gid %d, mode %04o", o.UID, o.GID, o.FileMode)
-		if o.DirMode != 0 {
-			fmt.Fprintf(s.Out, ", the partition directory mode %04o", o.DirMode)
-		}
-		fmt.Fprintln(s.Out, "; replaced files keep their owner and mode")
-	}
-	if w.Flags.backupDir == "" && parts.Resume == nil && w.Flags.Output == "text" {
-		fmt.Fprintf(s.Out, "Backup: into a new folder in %s (the default; --backup-dir to choose)\n", rootLabel)
-	}
+	root := noteOwnerAndBackup(s, w.Flags, parts)
 	if w.Flags.DryRun {
 		if err := w.Preflight(p, edit.Options{BackupDir: w.Flags.backupDir, BackupRoot: root}); err != nil {
 			return Exit(err)
@@ -297,6 +287,25 @@ func Run[P comparable, V interface {
 		return ui.FindingsExit()
 	}
 	return nil
+}
+
+// noteOwnerAndBackup says, after the plan, what the files the edit
+// creates will be (when kseg changes that: root in a broker user's
+// directory) and where the backup goes when --backup-dir is not given;
+// it returns that default backup root.
+func noteOwnerAndBackup(s *ui.Streams, f *Flags, parts PlanParts) string {
+	root, rootLabel := defaultBackupRoot(s)
+	if o := PlannedOwnership(parts.Resume, parts.Dir, filepath.Dir(parts.Dir), parts.CreatesDir); o != nil && f.Output != "json" {
+		fmt.Fprintf(s.Out, "Ownership: files kseg creates will be uid %d gid %d, mode %04o", o.UID, o.GID, o.FileMode)
+		if o.DirMode != 0 {
+			fmt.Fprintf(s.Out, ", the partition directory mode %04o", o.DirMode)
+		}
+		fmt.Fprintln(s.Out, "; replaced files keep their owner and mode")
+	}
+	if f.backupDir == "" && parts.Resume == nil && f.Output == "text" {
+		fmt.Fprintf(s.Out, "Backup: into a new folder in %s (the default; --backup-dir to choose)\n", rootLabel)
+	}
+	return root
 }
 
 // OwnerJSON is an edit.Ownership on the wire: modes in octal, as ls and
