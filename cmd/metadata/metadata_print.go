@@ -272,36 +272,8 @@ type jsonMetadataPrinter struct {
 	j ui.JSONWriter
 }
 
-func jsonInt32s(j *ui.JSONWriter, k string, xs []int32) {
-	j.Key(k)
-	j.B = append(j.B, '[')
-	for i, x := range xs {
-		if i > 0 {
-			j.B = append(j.B, ',')
-		}
-		j.B = strconv.AppendInt(j.B, int64(x), 10)
-	}
-	j.B = append(j.B, ']')
-	j.First = false
-}
-
-func jsonArray(j *ui.JSONWriter, k string, n int, item func(i int)) {
-	j.Key(k)
-	j.B = append(j.B, '[')
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			j.B = append(j.B, ',')
-		}
-		j.Begin()
-		item(i)
-		j.End()
-	}
-	j.B = append(j.B, ']')
-	j.First = false
-}
-
 func jsonEndpoints(j *ui.JSONWriter, es []cluster.Endpoint) {
-	jsonArray(j, "endpoints", len(es), func(i int) {
+	j.Objects("endpoints", len(es), func(i int) {
 		j.Str("name", es[i].Name)
 		j.Str("host", es[i].Host)
 		j.Int("port", int64(es[i].Port))
@@ -338,11 +310,11 @@ func (p *jsonMetadataPrinter) Print(v *cluster.MetadataView) error {
 
 // jsonNodes are the image's features, brokers and controllers.
 func jsonNodes(j *ui.JSONWriter, im *cluster.MetadataImage) {
-	jsonArray(j, "features", len(im.Features), func(i int) {
+	j.Objects("features", len(im.Features), func(i int) {
 		j.Str("name", im.Features[i].Name)
 		j.Int("featureLevel", int64(im.Features[i].Level))
 	})
-	jsonArray(j, "brokers", len(im.Brokers), func(i int) {
+	j.Objects("brokers", len(im.Brokers), func(i int) {
 		b := im.Brokers[i]
 		j.Int("brokerId", int64(b.ID))
 		j.Int("brokerEpoch", b.Epoch)
@@ -353,7 +325,7 @@ func jsonNodes(j *ui.JSONWriter, im *cluster.MetadataImage) {
 		j.Bool("isMigratingZkBroker", b.IsMigratingZkBroker)
 		jsonEndpoints(j, b.Endpoints)
 	})
-	jsonArray(j, "controllers", len(im.Controllers), func(i int) {
+	j.Objects("controllers", len(im.Controllers), func(i int) {
 		c := im.Controllers[i]
 		j.Int("controllerId", int64(c.ID))
 		j.Str("incarnationId", c.IncarnationID)
@@ -364,19 +336,19 @@ func jsonNodes(j *ui.JSONWriter, im *cluster.MetadataImage) {
 
 // jsonTopics are the image's topics, each with its partitions.
 func jsonTopics(j *ui.JSONWriter, im *cluster.MetadataImage) {
-	jsonArray(j, "topics", len(im.Topics), func(i int) {
+	j.Objects("topics", len(im.Topics), func(i int) {
 		t := im.Topics[i]
 		j.Str("name", t.Name)
 		j.Str("topicId", t.ID)
-		jsonArray(j, "partitions", len(t.Partitions), func(k int) {
+		j.Objects("partitions", len(t.Partitions), func(k int) {
 			pt := t.Partitions[k]
 			j.Int("partitionId", int64(pt.Partition))
-			jsonInt32s(j, "replicas", pt.Replicas)
-			jsonInt32s(j, "isr", pt.ISR)
-			jsonInt32s(j, "removingReplicas", pt.RemovingReplicas)
-			jsonInt32s(j, "addingReplicas", pt.AddingReplicas)
-			jsonInt32s(j, "eligibleLeaderReplicas", pt.ELR)
-			jsonInt32s(j, "lastKnownElr", pt.LastKnownELR)
+			ui.Ints(j, "replicas", pt.Replicas)
+			ui.Ints(j, "isr", pt.ISR)
+			ui.Ints(j, "removingReplicas", pt.RemovingReplicas)
+			ui.Ints(j, "addingReplicas", pt.AddingReplicas)
+			ui.Ints(j, "eligibleLeaderReplicas", pt.ELR)
+			ui.Ints(j, "lastKnownElr", pt.LastKnownELR)
 			j.Int("leader", int64(pt.Leader))
 			j.Int("leaderEpoch", int64(pt.LeaderEpoch))
 			j.Int("partitionEpoch", int64(pt.PartitionEpoch))
@@ -387,14 +359,14 @@ func jsonTopics(j *ui.JSONWriter, im *cluster.MetadataImage) {
 
 // jsonSettings are the image's configs, quotas, producer ids and ACLs.
 func jsonSettings(j *ui.JSONWriter, im *cluster.MetadataImage) {
-	jsonArray(j, "configs", len(im.Configs), func(i int) {
+	j.Objects("configs", len(im.Configs), func(i int) {
 		c := im.Configs[i]
 		j.Int("resourceType", int64(c.ResourceType))
 		j.Str("resourceName", c.ResourceName)
 		j.Str("name", c.Name)
 		j.Str("value", c.Value)
 	})
-	jsonArray(j, "clientQuotas", len(im.Quotas), func(i int) {
+	j.Objects("clientQuotas", len(im.Quotas), func(i int) {
 		q := im.Quotas[i]
 		j.Str("entity", q.Entity)
 		j.Str("key", q.Key)
@@ -410,7 +382,7 @@ func jsonSettings(j *ui.JSONWriter, im *cluster.MetadataImage) {
 	} else {
 		j.Null("producerIds")
 	}
-	jsonArray(j, "acls", len(im.ACLs), func(i int) {
+	j.Objects("acls", len(im.ACLs), func(i int) {
 		a := im.ACLs[i]
 		j.Str("id", a.ID)
 		j.Int("resourceType", int64(a.ResourceType))

@@ -2,7 +2,6 @@ package replaypsm
 
 import (
 	"path/filepath"
-	"strconv"
 
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
@@ -30,22 +29,13 @@ func (p *jsonReplayPSMPrinter) flush() {
 	}
 }
 
-// arr writes the array k of n objects, each written by item.
+// arr writes the array k of n objects, each written by item, writing out
+// what the object has grown to as it goes.
 func (p *jsonReplayPSMPrinter) arr(k string, n int, item func(i int)) {
-	j := &p.j
-	j.Key(k)
-	j.B = append(j.B, '[')
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			j.B = append(j.B, ',')
-		}
-		j.Begin()
-		item(i)
-		j.End()
+	p.j.Objects(k, n, func(i int) {
 		p.flush()
-	}
-	j.B = append(j.B, ']')
-	j.First = false
+		item(i)
+	})
 }
 
 // producer writes one producer entry's fields, with Kafka's snapshot
@@ -182,16 +172,7 @@ func (p *jsonReplayPSMPrinter) recovery(rec *psm.Recovery) {
 	j.Key("recovery")
 	j.Begin()
 	j.OptInt("recoveryPoint", rec.RecoveryPoint, rec.RecoveryPoint >= 0)
-	j.Key("segments")
-	j.B = append(j.B, '[')
-	for i, o := range rec.Segments {
-		if i > 0 {
-			j.B = append(j.B, ',')
-		}
-		j.B = strconv.AppendInt(j.B, o, 10)
-	}
-	j.B = append(j.B, ']')
-	j.First = false
+	ui.Ints(j, "segments", rec.Segments)
 	j.OptInt("truncatedAt", rec.TruncatedAt, rec.TruncatedAt >= 0)
 	j.End()
 }

@@ -263,19 +263,11 @@ func jsonPartitionStatus(j *ui.JSONWriter, s *status.Partition) {
 	j.OptInt("lastTimestamp", s.LastTimestamp, s.LastTimestamp >= 0)
 	j.Int("producers", int64(s.Producers))
 	j.Bool("rebuildSkipped", s.RebuildSkipped)
-	j.Key("openTransactions")
-	j.B = append(j.B, '[')
-	for k, o := range s.OpenTransactions {
-		if k > 0 {
-			j.B = append(j.B, ',')
-		}
-		j.Begin()
+	j.Objects("openTransactions", len(s.OpenTransactions), func(i int) {
+		o := s.OpenTransactions[i]
 		j.Int("producerId", o.ProducerID)
 		j.Int("firstOffset", o.FirstOffset)
-		j.End()
-	}
-	j.B = append(j.B, ']')
-	j.First = false
+	})
 	j.OptInt("lastSnapshot", s.LastSnapshot, s.LastSnapshot >= 0)
 	j.OptInt("snapshotLoaded", s.SnapshotLoaded, s.SnapshotLoaded >= 0)
 	j.OptInt("leaderEpoch", int64(s.LeaderEpoch), s.LeaderEpoch >= 0)
