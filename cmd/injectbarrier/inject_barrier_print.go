@@ -211,53 +211,48 @@ type injectTailJSON struct {
 }
 
 type injectPlanJSON struct {
-	Type                 string                    `json:"type"`            // "plan"
-	Owner                *writecmd.OwnerJSON       `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
-	Dir                  string                    `json:"dir"`
-	Topic                string                    `json:"topic"`
-	Partition            int32                     `json:"partition"`
-	Mode                 string                    `json:"mode"`
-	DryRun               bool                      `json:"dryRun"`
-	NothingToDo          bool                      `json:"nothingToDo"`
-	Reason               string                    `json:"reason,omitempty"`
-	Resume               *writecmd.ResumeJSON      `json:"resume,omitempty"`
-	Segments             int                       `json:"segments"`
-	LogStartOffset       int64                     `json:"logStartOffset"`
-	LogEndOffset         int64                     `json:"logEndOffset"`
-	LastStableOffset     int64                     `json:"lastStableOffset"`
-	FirstUndecidedOffset int64                     `json:"firstUndecidedOffset"`
-	Producers            int                       `json:"producers"`
-	Ongoing              []injectTxnJSON           `json:"ongoing"`
-	TailRepair           *injectTailJSON           `json:"tailRepair,omitempty"`
-	Cut                  int64                     `json:"cut"`
-	CutIterations        []int64                   `json:"cutIterations"`
-	CutSegment           int64                     `json:"cutSegment"`
-	CutPosition          int64                     `json:"cutPosition"`
-	RemovedBatches       int64                     `json:"removedBatches"`
-	RemovedRecords       int64                     `json:"removedRecords"`
-	RemovedBytes         int64                     `json:"removedBytes"`
-	RemovedOffsets       int64                     `json:"removedOffsets"`
-	RemovedProducers     []int64                   `json:"removedProducers"`
-	DroppedTxns          []injectTxnJSON           `json:"droppedTxns"`
-	SegmentsDeleted      []int64                   `json:"segmentsDeleted"`
-	SnapshotsDeleted     []int64                   `json:"snapshotsDeleted"`
-	Index                writecmd.IndexJSON        `json:"index"`
-	TimeIndex            writecmd.IndexJSON        `json:"timeIndex"`
-	TxnIndex             writecmd.IndexJSON        `json:"txnIndex"`
-	AbortedTxns          []writecmd.AbortedTxnJSON `json:"abortedTxns"`
-	EpochEntriesRemoved  []writecmd.EpochJSON      `json:"epochEntriesRemoved"`
-	EpochEntryAdded      *writecmd.EpochJSON       `json:"epochEntryAdded"`
-	Appended             []injectAppendJSON        `json:"appended"`
-	BarrierOffset        int64                     `json:"barrierOffset"`
-	LeaderEpoch          int32                     `json:"leaderEpoch"`
-	Timestamp            int64                     `json:"timestamp"`
-	NewLogEndOffset      int64                     `json:"newLogEndOffset"`
-	ProducersCleared     int                       `json:"producersCleared"`
-	ProducersAtCut       int                       `json:"producersAtCut"`
-	ProducersExpired     int                       `json:"producersExpired"`
-	SnapshotOffset       int64                     `json:"snapshotOffset"`
-	Files                []writecmd.FileJSON       `json:"files"`
-	Warnings             []string                  `json:"warnings"`
+	Type                 string               `json:"type"`            // "plan"
+	Owner                *writecmd.OwnerJSON  `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
+	Dir                  string               `json:"dir"`
+	Topic                string               `json:"topic"`
+	Partition            int32                `json:"partition"`
+	Mode                 string               `json:"mode"`
+	DryRun               bool                 `json:"dryRun"`
+	NothingToDo          bool                 `json:"nothingToDo"`
+	Reason               string               `json:"reason,omitempty"`
+	Resume               *writecmd.ResumeJSON `json:"resume,omitempty"`
+	Segments             int                  `json:"segments"`
+	LogStartOffset       int64                `json:"logStartOffset"`
+	LogEndOffset         int64                `json:"logEndOffset"`
+	LastStableOffset     int64                `json:"lastStableOffset"`
+	FirstUndecidedOffset int64                `json:"firstUndecidedOffset"`
+	Producers            int                  `json:"producers"`
+	Ongoing              []injectTxnJSON      `json:"ongoing"`
+	TailRepair           *injectTailJSON      `json:"tailRepair,omitempty"`
+	Cut                  int64                `json:"cut"`
+	CutIterations        []int64              `json:"cutIterations"`
+	CutSegment           int64                `json:"cutSegment"`
+	CutPosition          int64                `json:"cutPosition"`
+	RemovedBatches       int64                `json:"removedBatches"`
+	RemovedRecords       int64                `json:"removedRecords"`
+	RemovedBytes         int64                `json:"removedBytes"`
+	RemovedOffsets       int64                `json:"removedOffsets"`
+	RemovedProducers     []int64              `json:"removedProducers"`
+	DroppedTxns          []injectTxnJSON      `json:"droppedTxns"`
+	SegmentsDeleted      []int64              `json:"segmentsDeleted"`
+	SnapshotsDeleted     []int64              `json:"snapshotsDeleted"`
+	writecmd.IndexChangesJSON
+	EpochEntryAdded  *writecmd.EpochJSON `json:"epochEntryAdded"`
+	Appended         []injectAppendJSON  `json:"appended"`
+	BarrierOffset    int64               `json:"barrierOffset"`
+	LeaderEpoch      int32               `json:"leaderEpoch"`
+	Timestamp        int64               `json:"timestamp"`
+	NewLogEndOffset  int64               `json:"newLogEndOffset"`
+	ProducersCleared int                 `json:"producersCleared"`
+	ProducersAtCut   int                 `json:"producersAtCut"`
+	ProducersExpired int                 `json:"producersExpired"`
+	SnapshotOffset   int64               `json:"snapshotOffset"`
+	writecmd.PlanFilesJSON
 }
 
 type injectVerifyJSON struct {
@@ -289,13 +284,12 @@ func injectPlanWire(p *barrier.InjectionPlan, dryRun bool) any {
 		CutSegment: p.CutSegment, CutPosition: p.CutPosition, RemovedBatches: p.Removed.Batches, RemovedRecords: p.Removed.Records,
 		RemovedBytes: p.Removed.Bytes, RemovedOffsets: p.Removed.Offsets, RemovedProducers: ui.NonNil(p.Removed.Producers),
 		DroppedTxns: []injectTxnJSON{}, SegmentsDeleted: ui.NonNil(p.SegmentsDeleted), SnapshotsDeleted: ui.NonNil(p.SnapshotsDeleted),
-		Index:     writecmd.IndexJSON(p.Index),
-		TimeIndex: writecmd.IndexJSON(p.TimeIndex),
-		TxnIndex:  writecmd.IndexJSON(p.TxnIndex),
-		Resume:    writecmd.ResumeOf(p.Resume), AbortedTxns: writecmd.AbortedOf(p.AbortedTxns), EpochEntriesRemoved: writecmd.EpochsOf(p.EpochEntriesRemoved),
-		Appended:      []injectAppendJSON{},
-		BarrierOffset: p.BarrierOffset, LeaderEpoch: p.LeaderEpoch, Timestamp: p.Timestamp, NewLogEndOffset: p.NewLogEndOffset,
-		ProducersCleared: p.ProducersCleared, ProducersAtCut: p.ProducersAtCut, ProducersExpired: p.ProducersExpired, SnapshotOffset: p.SnapshotOffset, Files: writecmd.FilesOf(p.Ops), Warnings: ui.NonNil(p.Warnings)}
+		IndexChangesJSON: writecmd.IndexChangesOf(p.Index, p.TimeIndex, p.TxnIndex, p.AbortedTxns, p.EpochEntriesRemoved),
+		Resume:           writecmd.ResumeOf(p.Resume),
+		Appended:         []injectAppendJSON{},
+		BarrierOffset:    p.BarrierOffset, LeaderEpoch: p.LeaderEpoch, Timestamp: p.Timestamp, NewLogEndOffset: p.NewLogEndOffset,
+		ProducersCleared: p.ProducersCleared, ProducersAtCut: p.ProducersAtCut, ProducersExpired: p.ProducersExpired, SnapshotOffset: p.SnapshotOffset,
+		PlanFilesJSON: writecmd.PlanFilesOf(injectParts(p))}
 	for _, o := range p.Ongoing {
 		out.Ongoing = append(out.Ongoing, injectTxnJSON{ProducerID: o.ProducerID, FirstOffset: o.FirstOffset, MarkerOffset: -1, State: "open"})
 	}

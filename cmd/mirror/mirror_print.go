@@ -172,46 +172,41 @@ type mirrorTruncationJSON struct {
 }
 
 type PlanJSON struct {
-	Type                string                    `json:"type"`            // "mirror-plan"
-	Owner               *writecmd.OwnerJSON       `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
-	Src                 string                    `json:"src"`
-	Dir                 string                    `json:"dir"`
-	Topic               string                    `json:"topic"`
-	Partition           int32                     `json:"partition"`
-	DryRun              bool                      `json:"dryRun"`
-	NothingToDo         bool                      `json:"nothingToDo"`
-	Reason              string                    `json:"reason,omitempty"`
-	Resume              *writecmd.ResumeJSON      `json:"resume,omitempty"`
-	CreateDir           bool                      `json:"createDir"`
-	TopicID             string                    `json:"topicId"`
-	SrcLog              chainnode.RangeJSON       `json:"srcLog"`
-	DstLog              chainnode.RangeJSON       `json:"dstLog"`
-	DstSegments         int                       `json:"dstSegments"`
-	Compared            int64                     `json:"compared"`
-	ComparedLastBatch   bool                      `json:"comparedLastBatch,omitempty"`
-	EpochDifferences    int64                     `json:"epochDifferences"`
-	Divergence          *mirrorDivergenceJSON     `json:"divergence"`
-	Truncation          *mirrorTruncationJSON     `json:"truncation"`
-	From                int64                     `json:"from"`
-	To                  int64                     `json:"to"`
-	CopiedBatches       int64                     `json:"copiedBatches"`
-	CopiedRecords       int64                     `json:"copiedRecords"`
-	CopiedBytes         int64                     `json:"copiedBytes"`
-	Barriers            []int64                   `json:"barriers"`
-	AppendSegment       int64                     `json:"appendSegment"`
-	SegmentsCreated     []int64                   `json:"segmentsCreated"`
-	Index               writecmd.IndexJSON        `json:"index"`
-	TimeIndex           writecmd.IndexJSON        `json:"timeIndex"`
-	TxnIndex            writecmd.IndexJSON        `json:"txnIndex"`
-	AbortedTxns         []writecmd.AbortedTxnJSON `json:"abortedTxns"`
-	EpochEntriesRemoved []writecmd.EpochJSON      `json:"epochEntriesRemoved"`
-	EpochEntriesAdded   []writecmd.EpochJSON      `json:"epochEntriesAdded"`
-	SnapshotsCreated    []int64                   `json:"snapshotsCreated"`
-	SnapshotsDeleted    []int64                   `json:"snapshotsDeleted"`
-	EndSnapshot         *int64                    `json:"endSnapshot,omitempty"`
-	NewLogEndOffset     int64                     `json:"newLogEndOffset"`
-	Files               []writecmd.FileJSON       `json:"files"`
-	Warnings            []string                  `json:"warnings"`
+	Type              string                `json:"type"`            // "mirror-plan"
+	Owner             *writecmd.OwnerJSON   `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
+	Src               string                `json:"src"`
+	Dir               string                `json:"dir"`
+	Topic             string                `json:"topic"`
+	Partition         int32                 `json:"partition"`
+	DryRun            bool                  `json:"dryRun"`
+	NothingToDo       bool                  `json:"nothingToDo"`
+	Reason            string                `json:"reason,omitempty"`
+	Resume            *writecmd.ResumeJSON  `json:"resume,omitempty"`
+	CreateDir         bool                  `json:"createDir"`
+	TopicID           string                `json:"topicId"`
+	SrcLog            chainnode.RangeJSON   `json:"srcLog"`
+	DstLog            chainnode.RangeJSON   `json:"dstLog"`
+	DstSegments       int                   `json:"dstSegments"`
+	Compared          int64                 `json:"compared"`
+	ComparedLastBatch bool                  `json:"comparedLastBatch,omitempty"`
+	EpochDifferences  int64                 `json:"epochDifferences"`
+	Divergence        *mirrorDivergenceJSON `json:"divergence"`
+	Truncation        *mirrorTruncationJSON `json:"truncation"`
+	From              int64                 `json:"from"`
+	To                int64                 `json:"to"`
+	CopiedBatches     int64                 `json:"copiedBatches"`
+	CopiedRecords     int64                 `json:"copiedRecords"`
+	CopiedBytes       int64                 `json:"copiedBytes"`
+	Barriers          []int64               `json:"barriers"`
+	AppendSegment     int64                 `json:"appendSegment"`
+	SegmentsCreated   []int64               `json:"segmentsCreated"`
+	writecmd.IndexChangesJSON
+	EpochEntriesAdded []writecmd.EpochJSON `json:"epochEntriesAdded"`
+	SnapshotsCreated  []int64              `json:"snapshotsCreated"`
+	SnapshotsDeleted  []int64              `json:"snapshotsDeleted"`
+	EndSnapshot       *int64               `json:"endSnapshot,omitempty"`
+	NewLogEndOffset   int64                `json:"newLogEndOffset"`
+	writecmd.PlanFilesJSON
 }
 
 type mirrorVerifyJSON struct {
@@ -238,11 +233,11 @@ func mirrorPlanWire(p *barriermirror.Plan, dryRun bool) PlanJSON {
 		SrcLog: chainnode.RangeJSON(p.SrcLog), DstLog: chainnode.RangeJSON(p.DstLog), DstSegments: p.DstSegments, Compared: p.Compared, ComparedLastBatch: p.ComparedLastBatch,
 		EpochDifferences: p.EpochDifferences, From: p.From, To: p.To, CopiedBatches: p.Copied.Batches, CopiedRecords: p.Copied.Records,
 		CopiedBytes: p.Copied.Bytes, Barriers: ui.NonNil(p.Barriers), AppendSegment: p.AppendSegment, SegmentsCreated: ui.NonNil(p.SegmentsCreated),
-		Index: writecmd.IndexJSON(p.Index), TimeIndex: writecmd.IndexJSON(p.TimeIndex), TxnIndex: writecmd.IndexJSON(p.TxnIndex),
-		Resume: writecmd.ResumeOf(p.Resume), AbortedTxns: writecmd.AbortedOf(p.AbortedTxns), EpochEntriesRemoved: writecmd.EpochsOf(p.EpochEntriesRemoved),
+		IndexChangesJSON:  writecmd.IndexChangesOf(p.Index, p.TimeIndex, p.TxnIndex, p.AbortedTxns, p.EpochEntriesRemoved),
+		Resume:            writecmd.ResumeOf(p.Resume),
 		EpochEntriesAdded: writecmd.EpochsOf(p.EpochEntriesAdded),
 		SnapshotsCreated:  ui.NonNil(p.SnapshotsCreated), SnapshotsDeleted: ui.NonNil(p.SnapshotsDeleted), NewLogEndOffset: p.NewLogEndOffset,
-		Files: writecmd.FilesOf(p.Ops), Warnings: ui.NonNil(p.Warnings)}
+		PlanFilesJSON: writecmd.PlanFilesOf(mirrorParts(p))}
 	if p.EndSnapshot >= 0 {
 		out.EndSnapshot = &p.EndSnapshot
 	}

@@ -257,8 +257,7 @@ type repairPlanJSON struct {
 	SnapshotOffset      int64                `json:"snapshotOffset"`
 	Producers           int                  `json:"producers"`
 	EpochEntriesRemoved []writecmd.EpochJSON `json:"epochEntriesRemoved"`
-	Files               []writecmd.FileJSON  `json:"files"`
-	Warnings            []string             `json:"warnings"`
+	writecmd.PlanFilesJSON
 }
 
 type repairVerifyJSON struct {
@@ -289,7 +288,7 @@ func repairPlanWire(p *recovery.Plan, dryRun bool) any {
 		RemovedBytes: p.Removed.Bytes, RemovedOffsets: p.Removed.Offsets, Segments: []repairSegmentJSON{},
 		Findings: []repairFindingJSON{}, SegmentsDeleted: ui.NonNil(p.SegmentsDeleted), SnapshotsDeleted: ui.NonNil(p.SnapshotsDeleted),
 		SnapshotOffset: p.SnapshotOffset, Producers: p.Producers, Resume: writecmd.ResumeOf(p.Resume),
-		EpochEntriesRemoved: writecmd.EpochsOf(p.EpochEntriesRemoved), Files: writecmd.FilesOf(p.Ops), Warnings: ui.NonNil(p.Warnings)}
+		EpochEntriesRemoved: writecmd.EpochsOf(p.EpochEntriesRemoved), PlanFilesJSON: writecmd.PlanFilesOf(repairParts(p))}
 	for _, s := range p.Segments {
 		sj := repairSegmentJSON{BaseOffset: s.BaseOffset, Log: s.Log, Size: s.Size, Why: s.Why, ValidBytes: s.ValidBytes,
 			Batches: s.Batches, NextOffset: s.NextOffset, Index: repairFileOf(s.Index), TimeIndex: repairFileOf(s.TimeIndex),

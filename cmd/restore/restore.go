@@ -204,8 +204,7 @@ type restorePlanJSON struct {
 	Resume      *writecmd.ResumeJSON `json:"resume,omitempty"`
 	RemoveDir   bool                 `json:"removeDir"`
 	States      []restoreFileJSON    `json:"states"`
-	Files       []writecmd.FileJSON  `json:"files"`
-	Warnings    []string             `json:"warnings"`
+	writecmd.PlanFilesJSON
 }
 
 type restoreResultJSON struct {
@@ -221,7 +220,7 @@ type restoreResultJSON struct {
 func restorePlanWire(p *edit.RestorePlan, dryRun bool) any {
 	out := restorePlanJSON{Type: "restore-plan", Dir: p.Dir, BackupDir: p.BackupDir, Tool: p.Tool, Started: p.Started, Completed: p.Completed,
 		Force: p.Force, DryRun: dryRun, NothingToDo: p.NothingToDo, Reason: p.Reason, Resume: writecmd.ResumeOf(p.Resume), RemoveDir: p.RemoveDir,
-		States: []restoreFileJSON{}, Files: writecmd.FilesOf(p.Ops), Warnings: ui.NonNil(p.Warnings)}
+		States: []restoreFileJSON{}, PlanFilesJSON: writecmd.PlanFilesOf(restoreParts(p))}
 	for _, f := range p.Files {
 		out.States = append(out.States, restoreFileJSON{Name: f.Name, Edit: string(f.Edit), State: f.State})
 	}

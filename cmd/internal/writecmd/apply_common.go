@@ -228,6 +228,34 @@ func AbortedOf(txns []segment.AbortedTxn) []AbortedTxnJSON {
 	return out
 }
 
+// IndexChangesJSON are a plan's index entries kept, removed and added,
+// the .txnindex entries it adds and the leader epochs it removes, in
+// inject-barrier's and mirror's plan lines.
+type IndexChangesJSON struct {
+	Index               IndexJSON        `json:"index"`
+	TimeIndex           IndexJSON        `json:"timeIndex"`
+	TxnIndex            IndexJSON        `json:"txnIndex"`
+	AbortedTxns         []AbortedTxnJSON `json:"abortedTxns"`
+	EpochEntriesRemoved []EpochJSON      `json:"epochEntriesRemoved"`
+}
+
+// IndexChangesOf is IndexChangesJSON of a plan's changes.
+func IndexChangesOf(index, timeIndex, txnIndex edit.IndexChange, aborted []segment.AbortedTxn, epochsRemoved []segment.EpochEntry) IndexChangesJSON {
+	return IndexChangesJSON{Index: IndexJSON(index), TimeIndex: IndexJSON(timeIndex), TxnIndex: IndexJSON(txnIndex),
+		AbortedTxns: AbortedOf(aborted), EpochEntriesRemoved: EpochsOf(epochsRemoved)}
+}
+
+// PlanFilesJSON ends every plan line: its file operations and warnings.
+type PlanFilesJSON struct {
+	Files    []FileJSON `json:"files"`
+	Warnings []string   `json:"warnings"`
+}
+
+// PlanFilesOf is PlanFilesJSON of a plan's parts.
+func PlanFilesOf(parts PlanParts) PlanFilesJSON {
+	return PlanFilesJSON{Files: FilesOf(parts.Ops), Warnings: ui.NonNil(parts.Warnings)}
+}
+
 type IndexJSON struct {
 	Kept    int `json:"kept"`
 	Removed int `json:"removed"`
