@@ -74,27 +74,10 @@ func Register(run runFunc) { runner = run }
 // kafka-dump-log does).
 const WorkPlaceholder = "$WORK"
 
-// CopyTree copies the fixture directory src to dst.
+// CopyTree copies the fixture directory src to dst (barriertest.CopyTree).
 func CopyTree(t *testing.T, src, dst string) {
 	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	barriertest.CopyTree(t, src, dst)
 }
 
 // Result is one recorded invocation.
