@@ -78,15 +78,8 @@ func TestMirrorCLIPendingJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	crash := errors.New("crash")
-	_, err = barriermirror.Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"),
-		FaultAt: func(step string) error {
-			if strings.HasPrefix(step, "commit:") {
-				return crash
-			}
-			return nil
-		}})
-	if !errors.Is(err, crash) || !edit.HasJournal(dst) {
+	_, err = barriermirror.Apply(p, clitest.CrashAtCommit(filepath.Join(t.TempDir(), "b")))
+	if !errors.Is(err, clitest.ErrCrash) || !edit.HasJournal(dst) {
 		t.Fatalf("interrupted mirror: %v", err)
 	}
 	code, out, stderr := clitest.Exec(t, "inject-barrier", "--dry-run", dst)

@@ -2,7 +2,6 @@ package repair_test
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,13 +188,7 @@ func TestRepairCLIResumeAndRollback(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := 0
-		_, err = recovery.Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b"), FaultAt: func(step string) error {
-			if n++; strings.HasPrefix(step, "commit:") {
-				return errors.New("simulated crash")
-			}
-			return nil
-		}})
+		_, err = recovery.Apply(p, clitest.CrashAtCommit(filepath.Join(t.TempDir(), "b")))
 		if err == nil || !edit.HasJournal(dir) {
 			t.Fatalf("the simulated crash left no journal: %v", err)
 		}
