@@ -422,7 +422,7 @@ func checkDocBlocks(t *testing.T, doc string, blocks map[string]string) {
 		t.Logf("updated %v in %s", drift, doc)
 		return
 	}
-	t.Errorf("%s: example blocks %v differ from kseg's output; run KSEG_UPDATE_DOCS=1 go test ./cmd -run TestScenarios", doc, drift)
+	t.Errorf("%s: example blocks %v differ from kseg's output; run KSEG_UPDATE_DOCS=1 go test ./cmd -run '^%s$'", doc, drift, t.Name())
 }
 
 // firstBlockDiff shows the first line where the documented block and kseg's
