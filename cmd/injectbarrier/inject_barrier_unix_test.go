@@ -25,20 +25,8 @@ func TestHelperFcntlLockHolder(t *testing.T) { barriertest.RunLockHolder(t) }
 // printed first (issue 12, defect 8: the operator can look before the
 // broker is stopped), then why it cannot be applied.
 func TestInjectBarrierCLIRefusesLockedLogDir(t *testing.T) {
-	dir := mirrorPartition(t)
-	logDir := filepath.Dir(dir)
-	barriertest.HoldBrokerLock(t, filepath.Join(logDir, segment.LockName))
-	before := clitest.WalkState(t, logDir)
-	for _, args := range [][]string{{"--dry-run"}, {"--backup-dir", filepath.Join(t.TempDir(), "b")}, {"--mode", "abort"}, {"--dry-run", "-o", "json"}} {
-		code, out, stderr := clitest.Exec(t, append(append([]string{"inject-barrier"}, args...), dir)...)
-		if code != ui.ExitRefused || !strings.Contains(stderr, "broker-running") {
-			t.Fatalf("%v: exit %d\n%s%s", args, code, out, stderr)
-		}
-		if !strings.Contains(out, "MIRROR_PID_RESET") {
-			t.Fatalf("%v: the plan is not shown before the refusal:\n%s", args, out)
-		}
-	}
-	clitest.AssertSameState(t, before, logDir)
+	clitest.RefusedWhileLocked(t, "inject-barrier", mirrorPartition(t), "MIRROR_PID_RESET",
+		[]string{"--dry-run"}, []string{"--backup-dir", filepath.Join(t.TempDir(), "b")}, []string{"--mode", "abort"}, []string{"--dry-run", "-o", "json"})
 }
 
 // TestMirrorCLIRefusesLockedLogDir: the same for a mirror whose
