@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/completion"
 	"github.com/kseg/kseg/cmd/digest"
 	"github.com/kseg/kseg/cmd/docs"
 	"github.com/kseg/kseg/cmd/explain"
@@ -198,14 +199,14 @@ func finishTree(root *cobra.Command) {
 		case "help":
 			finishHelpCmd(c)
 		case "completion":
-			finishCompletionCmd(c)
+			completion.Finish(c)
 		}
 	}
 	ui.WalkCommands(root, func(c *cobra.Command) {
 		c.DisableAutoGenTag = true
 		ui.AddWideChoice(c)
 		ui.AddFormatFlags(c)
-		completeFlagValues(c)
+		completion.FlagValues(c)
 		if c.HasSubCommands() && !c.Runnable() {
 			// A group ("kseg", "kseg completion") run with an argument that
 			// names no subcommand: cobra's legacyArgs reports this only for
@@ -273,26 +274,5 @@ func finishHelpCmd(h *cobra.Command) {
 		}
 		run(c, args)
 		return nil
-	}
-}
-
-// finishCompletionCmd documents cobra's completion command with kseg's
-// examples.
-func finishCompletionCmd(comp *cobra.Command) {
-	comp.Example = `  source <(kseg completion bash)                 # this shell only
-  kseg completion bash > /etc/bash_completion.d/kseg
-  kseg completion zsh > "${fpath[1]}/_kseg"
-  kseg completion fish > ~/.config/fish/completions/kseg.fish
-  kseg completion powershell | Out-String | Invoke-Expression`
-	examples := map[string]string{
-		"bash":       "  source <(kseg completion bash)\n  kseg completion bash > /etc/bash_completion.d/kseg",
-		"zsh":        "  kseg completion zsh > \"${fpath[1]}/_kseg\"\n  kseg completion zsh --no-descriptions > _kseg",
-		"fish":       "  kseg completion fish | source\n  kseg completion fish > ~/.config/fish/completions/kseg.fish",
-		"powershell": "  kseg completion powershell | Out-String | Invoke-Expression",
-	}
-	for _, sh := range comp.Commands() {
-		if ex, ok := examples[sh.Name()]; ok {
-			sh.Example = ex
-		}
 	}
 }

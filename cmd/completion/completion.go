@@ -1,4 +1,7 @@
-package cmd
+// Package completion is kseg completion: cobra's completion command for
+// bash, zsh, fish and PowerShell with kseg's examples (Finish), and the
+// values every flag of the tree completes to (FlagValues).
+package completion
 
 import (
 	"regexp"
@@ -10,7 +13,7 @@ import (
 
 // Flag-value completion. Without a completion function cobra lets the
 // shell complete file names after every flag, so `kseg dump --output <TAB>`
-// offered the directory listing. completeFlagValues gives every flag that
+// offered the directory listing. FlagValues gives every flag that
 // takes a value an answer: its words, when the flag has a fixed set; the
 // file system, only for the flags that take a path; nothing otherwise.
 
@@ -31,7 +34,9 @@ var pathFlags = map[string]bool{
 
 var usageChoices = regexp.MustCompile(`\b([a-z0-9]+(?:\|[a-z0-9]+)+)\b`)
 
-func completeFlagValues(c *cobra.Command) {
+// FlagValues gives each flag of c that takes a value its completion: its
+// words, the file system for a path, or nothing.
+func FlagValues(c *cobra.Command) {
 	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
 		if f.Value.Type() == "bool" || f.Hidden {
 			return
@@ -62,4 +67,24 @@ func completeFlagValues(c *cobra.Command) {
 		// registration, both excluded above.
 		_ = c.RegisterFlagCompletionFunc(f.Name, fn)
 	})
+}
+
+// Finish documents cobra's completion command with kseg's examples.
+func Finish(comp *cobra.Command) {
+	comp.Example = `  source <(kseg completion bash)                 # this shell only
+  kseg completion bash > /etc/bash_completion.d/kseg
+  kseg completion zsh > "${fpath[1]}/_kseg"
+  kseg completion fish > ~/.config/fish/completions/kseg.fish
+  kseg completion powershell | Out-String | Invoke-Expression`
+	examples := map[string]string{
+		"bash":       "  source <(kseg completion bash)\n  kseg completion bash > /etc/bash_completion.d/kseg",
+		"zsh":        "  kseg completion zsh > \"${fpath[1]}/_kseg\"\n  kseg completion zsh --no-descriptions > _kseg",
+		"fish":       "  kseg completion fish | source\n  kseg completion fish > ~/.config/fish/completions/kseg.fish",
+		"powershell": "  kseg completion powershell | Out-String | Invoke-Expression",
+	}
+	for _, sh := range comp.Commands() {
+		if ex, ok := examples[sh.Name()]; ok {
+			sh.Example = ex
+		}
+	}
 }
