@@ -1,4 +1,4 @@
-package cmd
+package injectbarrier_test
 
 import (
 	"encoding/binary"
