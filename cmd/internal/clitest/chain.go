@@ -140,3 +140,17 @@ func Mirrored(t *testing.T, upto int) (src, dst string) {
 	}
 	return src, dst
 }
+
+// MirrorCopies copies orders-0 into n log directories a, b, c …: n
+// partitions that are each other's exact mirrors.
+func MirrorCopies(t *testing.T, n int) []string {
+	t.Helper()
+	root := t.TempDir()
+	var dirs []string
+	for i := 0; i < n; i++ {
+		d := filepath.Join(root, string(rune('a'+i)), "orders-0")
+		CopyInputDir(t, filepath.Join(TestdataDir, "partitions", "orders-0"), d)
+		dirs = append(dirs, d)
+	}
+	return dirs
+}
