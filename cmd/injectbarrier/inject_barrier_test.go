@@ -322,7 +322,7 @@ func TestInjectBarrierHelp(t *testing.T) {
 func TestInjectBarrierCommittedDataNeedsYes(t *testing.T) {
 	fixture := filepath.Join(clitest.TestdataDir, "partitions", "txn-0")
 	if _, err := os.Stat(fixture); err != nil {
-		t.Skip("../testdata/partitions/txn-0 is absent")
+		t.Skip("testdata/partitions/txn-0 is absent")
 	}
 	fresh := func() string {
 		dir := filepath.Join(t.TempDir(), "logs", "txn-0")
