@@ -178,7 +178,10 @@ func RenderRuns(header []string, res []Result) []byte {
 }
 
 // CheckGoldenPath compares got with the golden file at path, or rewrites
-// it under -update.
+// it under -update. The goldens' "# Regenerate" line names ./cmd, where
+// every golden test was when they were recorded; the tests of a command
+// that is a package of its own regenerate its goldens from there
+// (go test ./cmd/... -run Golden -update regenerates them all).
 func CheckGoldenPath(t *testing.T, path string, got []byte) {
 	t.Helper()
 	if *Update {
@@ -192,7 +195,7 @@ func CheckGoldenPath(t *testing.T, path string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./cmd -run Golden -update)", err)
+		t.Fatalf("%v (run go test ./cmd/... -run Golden -update)", err)
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from the golden file; rerun with -update and review the diff:\n%s", path, FirstDiff(string(want), string(got)))
