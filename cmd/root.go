@@ -1,6 +1,12 @@
-// Package cmd is kseg's command tree: it parses flags, calls the domain
-// packages (decode, segment, psm, barrier) and renders their results. It is
-// the only package that prints or decides exit codes.
+// Package cmd assembles kseg's command tree: each command is a package
+// below it (cmd/<command>: its options, run function, printers and tests,
+// sharing cmd/internal's output toolkit), and this package adds them under
+// the root, with the global flags (--color, -q, -v), the behaviour every
+// command shares (usage errors exit 2, help ends with EXIT STATUS, path
+// arguments name their real directory, flag values complete) and the
+// mapping of an error to the exit code (Main, Run). The commands are the
+// only code that prints or decides exit codes; the domain packages
+// (decode, segment, psm, barrier) never do.
 package cmd
 
 import (
