@@ -211,36 +211,35 @@ type injectTailJSON struct {
 }
 
 type injectPlanJSON struct {
-	Type                 string               `json:"type"`            // "plan"
-	Owner                *writecmd.OwnerJSON  `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
-	Dir                  string               `json:"dir"`
-	Topic                string               `json:"topic"`
-	Partition            int32                `json:"partition"`
-	Mode                 string               `json:"mode"`
-	DryRun               bool                 `json:"dryRun"`
-	NothingToDo          bool                 `json:"nothingToDo"`
-	Reason               string               `json:"reason,omitempty"`
-	Resume               *writecmd.ResumeJSON `json:"resume,omitempty"`
-	Segments             int                  `json:"segments"`
-	LogStartOffset       int64                `json:"logStartOffset"`
-	LogEndOffset         int64                `json:"logEndOffset"`
-	LastStableOffset     int64                `json:"lastStableOffset"`
-	FirstUndecidedOffset int64                `json:"firstUndecidedOffset"`
-	Producers            int                  `json:"producers"`
-	Ongoing              []injectTxnJSON      `json:"ongoing"`
-	TailRepair           *injectTailJSON      `json:"tailRepair,omitempty"`
-	Cut                  int64                `json:"cut"`
-	CutIterations        []int64              `json:"cutIterations"`
-	CutSegment           int64                `json:"cutSegment"`
-	CutPosition          int64                `json:"cutPosition"`
-	RemovedBatches       int64                `json:"removedBatches"`
-	RemovedRecords       int64                `json:"removedRecords"`
-	RemovedBytes         int64                `json:"removedBytes"`
-	RemovedOffsets       int64                `json:"removedOffsets"`
-	RemovedProducers     []int64              `json:"removedProducers"`
-	DroppedTxns          []injectTxnJSON      `json:"droppedTxns"`
-	SegmentsDeleted      []int64              `json:"segmentsDeleted"`
-	SnapshotsDeleted     []int64              `json:"snapshotsDeleted"`
+	writecmd.PlanHeadJSON                      // "plan"
+	Dir                   string               `json:"dir"`
+	Topic                 string               `json:"topic"`
+	Partition             int32                `json:"partition"`
+	Mode                  string               `json:"mode"`
+	DryRun                bool                 `json:"dryRun"`
+	NothingToDo           bool                 `json:"nothingToDo"`
+	Reason                string               `json:"reason,omitempty"`
+	Resume                *writecmd.ResumeJSON `json:"resume,omitempty"`
+	Segments              int                  `json:"segments"`
+	LogStartOffset        int64                `json:"logStartOffset"`
+	LogEndOffset          int64                `json:"logEndOffset"`
+	LastStableOffset      int64                `json:"lastStableOffset"`
+	FirstUndecidedOffset  int64                `json:"firstUndecidedOffset"`
+	Producers             int                  `json:"producers"`
+	Ongoing               []injectTxnJSON      `json:"ongoing"`
+	TailRepair            *injectTailJSON      `json:"tailRepair,omitempty"`
+	Cut                   int64                `json:"cut"`
+	CutIterations         []int64              `json:"cutIterations"`
+	CutSegment            int64                `json:"cutSegment"`
+	CutPosition           int64                `json:"cutPosition"`
+	RemovedBatches        int64                `json:"removedBatches"`
+	RemovedRecords        int64                `json:"removedRecords"`
+	RemovedBytes          int64                `json:"removedBytes"`
+	RemovedOffsets        int64                `json:"removedOffsets"`
+	RemovedProducers      []int64              `json:"removedProducers"`
+	DroppedTxns           []injectTxnJSON      `json:"droppedTxns"`
+	SegmentsDeleted       []int64              `json:"segmentsDeleted"`
+	SnapshotsDeleted      []int64              `json:"snapshotsDeleted"`
 	writecmd.IndexChangesJSON
 	EpochEntryAdded  *writecmd.EpochJSON `json:"epochEntryAdded"`
 	Appended         []injectAppendJSON  `json:"appended"`
@@ -277,7 +276,7 @@ type injectResultJSON struct {
 
 // injectPlanWire is a plan's JSON line.
 func injectPlanWire(p *barrier.InjectionPlan, dryRun bool) any {
-	out := injectPlanJSON{Type: "plan", Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, Mode: string(p.Mode), DryRun: dryRun,
+	out := injectPlanJSON{PlanHeadJSON: writecmd.PlanHead("plan", p.Resume, p.Dir, p.LogDir, false), Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, Mode: string(p.Mode), DryRun: dryRun,
 		NothingToDo: p.NothingToDo, Reason: p.Reason, Segments: p.Segments, LogStartOffset: p.LogStartOffset,
 		LogEndOffset: p.LogEndOffset, LastStableOffset: p.LastStableOffset, FirstUndecidedOffset: p.FirstUndecidedOffset,
 		Producers: p.Producers, Ongoing: []injectTxnJSON{}, Cut: p.Cut, CutIterations: ui.NonNil(p.CutIterations),
@@ -306,7 +305,6 @@ func injectPlanWire(p *barrier.InjectionPlan, dryRun bool) any {
 	for _, a := range p.Appended {
 		out.Appended = append(out.Appended, injectAppendJSON(a))
 	}
-	out.Owner = writecmd.OwnerOf(writecmd.PlannedOwnership(p.Resume, p.Dir, p.LogDir, false))
 	return out
 }
 

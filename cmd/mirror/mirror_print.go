@@ -172,34 +172,33 @@ type mirrorTruncationJSON struct {
 }
 
 type PlanJSON struct {
-	Type              string                `json:"type"`            // "mirror-plan"
-	Owner             *writecmd.OwnerJSON   `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
-	Src               string                `json:"src"`
-	Dir               string                `json:"dir"`
-	Topic             string                `json:"topic"`
-	Partition         int32                 `json:"partition"`
-	DryRun            bool                  `json:"dryRun"`
-	NothingToDo       bool                  `json:"nothingToDo"`
-	Reason            string                `json:"reason,omitempty"`
-	Resume            *writecmd.ResumeJSON  `json:"resume,omitempty"`
-	CreateDir         bool                  `json:"createDir"`
-	TopicID           string                `json:"topicId"`
-	SrcLog            chainnode.RangeJSON   `json:"srcLog"`
-	DstLog            chainnode.RangeJSON   `json:"dstLog"`
-	DstSegments       int                   `json:"dstSegments"`
-	Compared          int64                 `json:"compared"`
-	ComparedLastBatch bool                  `json:"comparedLastBatch,omitempty"`
-	EpochDifferences  int64                 `json:"epochDifferences"`
-	Divergence        *mirrorDivergenceJSON `json:"divergence"`
-	Truncation        *mirrorTruncationJSON `json:"truncation"`
-	From              int64                 `json:"from"`
-	To                int64                 `json:"to"`
-	CopiedBatches     int64                 `json:"copiedBatches"`
-	CopiedRecords     int64                 `json:"copiedRecords"`
-	CopiedBytes       int64                 `json:"copiedBytes"`
-	Barriers          []int64               `json:"barriers"`
-	AppendSegment     int64                 `json:"appendSegment"`
-	SegmentsCreated   []int64               `json:"segmentsCreated"`
+	writecmd.PlanHeadJSON                       // "mirror-plan"
+	Src                   string                `json:"src"`
+	Dir                   string                `json:"dir"`
+	Topic                 string                `json:"topic"`
+	Partition             int32                 `json:"partition"`
+	DryRun                bool                  `json:"dryRun"`
+	NothingToDo           bool                  `json:"nothingToDo"`
+	Reason                string                `json:"reason,omitempty"`
+	Resume                *writecmd.ResumeJSON  `json:"resume,omitempty"`
+	CreateDir             bool                  `json:"createDir"`
+	TopicID               string                `json:"topicId"`
+	SrcLog                chainnode.RangeJSON   `json:"srcLog"`
+	DstLog                chainnode.RangeJSON   `json:"dstLog"`
+	DstSegments           int                   `json:"dstSegments"`
+	Compared              int64                 `json:"compared"`
+	ComparedLastBatch     bool                  `json:"comparedLastBatch,omitempty"`
+	EpochDifferences      int64                 `json:"epochDifferences"`
+	Divergence            *mirrorDivergenceJSON `json:"divergence"`
+	Truncation            *mirrorTruncationJSON `json:"truncation"`
+	From                  int64                 `json:"from"`
+	To                    int64                 `json:"to"`
+	CopiedBatches         int64                 `json:"copiedBatches"`
+	CopiedRecords         int64                 `json:"copiedRecords"`
+	CopiedBytes           int64                 `json:"copiedBytes"`
+	Barriers              []int64               `json:"barriers"`
+	AppendSegment         int64                 `json:"appendSegment"`
+	SegmentsCreated       []int64               `json:"segmentsCreated"`
 	writecmd.IndexChangesJSON
 	EpochEntriesAdded []writecmd.EpochJSON `json:"epochEntriesAdded"`
 	SnapshotsCreated  []int64              `json:"snapshotsCreated"`
@@ -228,7 +227,7 @@ type ResultJSON struct {
 
 // mirrorPlanWire is a plan's JSON line.
 func mirrorPlanWire(p *barriermirror.Plan, dryRun bool) PlanJSON {
-	out := PlanJSON{Type: "mirror-plan", Src: p.Src, Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, DryRun: dryRun,
+	out := PlanJSON{PlanHeadJSON: writecmd.PlanHead("mirror-plan", p.Resume, p.Dir, p.LogDir, p.CreateDir), Src: p.Src, Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, DryRun: dryRun,
 		NothingToDo: p.NothingToDo, Reason: p.Reason, CreateDir: p.CreateDir, TopicID: p.TopicID,
 		SrcLog: chainnode.RangeJSON(p.SrcLog), DstLog: chainnode.RangeJSON(p.DstLog), DstSegments: p.DstSegments, Compared: p.Compared, ComparedLastBatch: p.ComparedLastBatch,
 		EpochDifferences: p.EpochDifferences, From: p.From, To: p.To, CopiedBatches: p.Copied.Batches, CopiedRecords: p.Copied.Records,
@@ -250,7 +249,6 @@ func mirrorPlanWire(p *barriermirror.Plan, dryRun bool) PlanJSON {
 			RemovedBatches: tr.Removed.Batches, RemovedRecords: tr.Removed.Records, RemovedBytes: tr.Removed.Bytes,
 			RemovedOffsets: tr.Removed.Offsets, RemovedProducers: ui.NonNil(tr.Removed.Producers), SegmentsDeleted: ui.NonNil(tr.SegmentsDeleted)}
 	}
-	out.Owner = writecmd.OwnerOf(writecmd.PlannedOwnership(p.Resume, p.Dir, p.LogDir, p.CreateDir))
 	return out
 }
 

@@ -230,33 +230,32 @@ type repairFindingJSON struct {
 }
 
 type repairPlanJSON struct {
-	Type                string               `json:"type"`            // "plan"
-	Owner               *writecmd.OwnerJSON  `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
-	Dir                 string               `json:"dir"`
-	Topic               string               `json:"topic"`
-	Partition           int32                `json:"partition"`
-	DryRun              bool                 `json:"dryRun"`
-	NothingToDo         bool                 `json:"nothingToDo"`
-	Reason              string               `json:"reason,omitempty"`
-	Damage              bool                 `json:"damage"`
-	Resume              *writecmd.ResumeJSON `json:"resume,omitempty"`
-	RecoveryPoint       int64                `json:"recoveryPoint"`
-	Scope               string               `json:"scope"`
-	FirstExamined       int64                `json:"firstExamined"`
-	IndexIntervalBytes  int                  `json:"indexIntervalBytes"`
-	LogStartOffset      int64                `json:"logStartOffset"`
-	LogEndOffset        int64                `json:"logEndOffset"`
-	NewLogEndOffset     int64                `json:"newLogEndOffset"`
-	RemovedBatches      int64                `json:"removedBatches"`
-	RemovedBytes        int64                `json:"removedBytes"`
-	RemovedOffsets      int64                `json:"removedOffsets"`
-	Segments            []repairSegmentJSON  `json:"segments"`
-	Findings            []repairFindingJSON  `json:"findings"`
-	SegmentsDeleted     []int64              `json:"segmentsDeleted"`
-	SnapshotsDeleted    []int64              `json:"snapshotsDeleted"`
-	SnapshotOffset      int64                `json:"snapshotOffset"`
-	Producers           int                  `json:"producers"`
-	EpochEntriesRemoved []writecmd.EpochJSON `json:"epochEntriesRemoved"`
+	writecmd.PlanHeadJSON                      // "plan"
+	Dir                   string               `json:"dir"`
+	Topic                 string               `json:"topic"`
+	Partition             int32                `json:"partition"`
+	DryRun                bool                 `json:"dryRun"`
+	NothingToDo           bool                 `json:"nothingToDo"`
+	Reason                string               `json:"reason,omitempty"`
+	Damage                bool                 `json:"damage"`
+	Resume                *writecmd.ResumeJSON `json:"resume,omitempty"`
+	RecoveryPoint         int64                `json:"recoveryPoint"`
+	Scope                 string               `json:"scope"`
+	FirstExamined         int64                `json:"firstExamined"`
+	IndexIntervalBytes    int                  `json:"indexIntervalBytes"`
+	LogStartOffset        int64                `json:"logStartOffset"`
+	LogEndOffset          int64                `json:"logEndOffset"`
+	NewLogEndOffset       int64                `json:"newLogEndOffset"`
+	RemovedBatches        int64                `json:"removedBatches"`
+	RemovedBytes          int64                `json:"removedBytes"`
+	RemovedOffsets        int64                `json:"removedOffsets"`
+	Segments              []repairSegmentJSON  `json:"segments"`
+	Findings              []repairFindingJSON  `json:"findings"`
+	SegmentsDeleted       []int64              `json:"segmentsDeleted"`
+	SnapshotsDeleted      []int64              `json:"snapshotsDeleted"`
+	SnapshotOffset        int64                `json:"snapshotOffset"`
+	Producers             int                  `json:"producers"`
+	EpochEntriesRemoved   []writecmd.EpochJSON `json:"epochEntriesRemoved"`
 	writecmd.PlanFilesJSON
 }
 
@@ -281,7 +280,7 @@ func repairFileOf(r recovery.FileRepair) repairFileJSON {
 
 // repairPlanWire is a plan's JSON line.
 func repairPlanWire(p *recovery.Plan, dryRun bool) any {
-	out := repairPlanJSON{Type: "plan", Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, DryRun: dryRun,
+	out := repairPlanJSON{PlanHeadJSON: writecmd.PlanHead("plan", p.Resume, p.Dir, p.LogDir, false), Dir: p.Dir, Topic: p.Topic, Partition: p.Partition, DryRun: dryRun,
 		NothingToDo: p.NothingToDo, Reason: p.Reason, Damage: p.Damage, RecoveryPoint: p.RecoveryPoint, Scope: p.Scope,
 		FirstExamined: p.FirstExamined, IndexIntervalBytes: p.Options.IndexIntervalBytes, LogStartOffset: p.LogStartOffset,
 		LogEndOffset: p.LogEndOffset, NewLogEndOffset: p.NewLogEndOffset, RemovedBatches: p.Removed.Batches,
@@ -306,7 +305,6 @@ func repairPlanWire(p *recovery.Plan, dryRun bool) any {
 		}
 		out.Findings = append(out.Findings, fj)
 	}
-	out.Owner = writecmd.OwnerOf(writecmd.PlannedOwnership(p.Resume, p.Dir, p.LogDir, false))
 	return out
 }
 

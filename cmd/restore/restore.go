@@ -190,20 +190,19 @@ type restoreFileJSON struct {
 }
 
 type restorePlanJSON struct {
-	Type        string               `json:"type"`            // "restore-plan"
-	Owner       *writecmd.OwnerJSON  `json:"owner,omitempty"` // what created files get, when kseg changes it (root)
-	Dir         string               `json:"dir"`
-	BackupDir   string               `json:"backupDir"`
-	Tool        string               `json:"tool"`
-	Started     string               `json:"started"`
-	Completed   string               `json:"completed"`
-	Force       bool                 `json:"force"`
-	DryRun      bool                 `json:"dryRun"`
-	NothingToDo bool                 `json:"nothingToDo"`
-	Reason      string               `json:"reason,omitempty"`
-	Resume      *writecmd.ResumeJSON `json:"resume,omitempty"`
-	RemoveDir   bool                 `json:"removeDir"`
-	States      []restoreFileJSON    `json:"states"`
+	writecmd.PlanHeadJSON                      // "restore-plan"
+	Dir                   string               `json:"dir"`
+	BackupDir             string               `json:"backupDir"`
+	Tool                  string               `json:"tool"`
+	Started               string               `json:"started"`
+	Completed             string               `json:"completed"`
+	Force                 bool                 `json:"force"`
+	DryRun                bool                 `json:"dryRun"`
+	NothingToDo           bool                 `json:"nothingToDo"`
+	Reason                string               `json:"reason,omitempty"`
+	Resume                *writecmd.ResumeJSON `json:"resume,omitempty"`
+	RemoveDir             bool                 `json:"removeDir"`
+	States                []restoreFileJSON    `json:"states"`
 	writecmd.PlanFilesJSON
 }
 
@@ -218,13 +217,12 @@ type restoreResultJSON struct {
 
 // restorePlanWire is a plan's JSON line.
 func restorePlanWire(p *edit.RestorePlan, dryRun bool) any {
-	out := restorePlanJSON{Type: "restore-plan", Dir: p.Dir, BackupDir: p.BackupDir, Tool: p.Tool, Started: p.Started, Completed: p.Completed,
+	out := restorePlanJSON{PlanHeadJSON: writecmd.PlanHead("restore-plan", p.Resume, p.Dir, p.LogDir, false), Dir: p.Dir, BackupDir: p.BackupDir, Tool: p.Tool, Started: p.Started, Completed: p.Completed,
 		Force: p.Force, DryRun: dryRun, NothingToDo: p.NothingToDo, Reason: p.Reason, Resume: writecmd.ResumeOf(p.Resume), RemoveDir: p.RemoveDir,
 		States: []restoreFileJSON{}, PlanFilesJSON: writecmd.PlanFilesOf(restoreParts(p))}
 	for _, f := range p.Files {
 		out.States = append(out.States, restoreFileJSON{Name: f.Name, Edit: string(f.Edit), State: f.State})
 	}
-	out.Owner = writecmd.OwnerOf(writecmd.PlannedOwnership(p.Resume, p.Dir, p.LogDir, false))
 	return out
 }
 

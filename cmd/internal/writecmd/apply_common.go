@@ -228,6 +228,20 @@ func AbortedOf(txns []segment.AbortedTxn) []AbortedTxnJSON {
 	return out
 }
 
+// PlanHeadJSON starts every plan line: its type, and what the files the
+// edit creates will be, when kseg changes that (root in a broker user's
+// directory).
+type PlanHeadJSON struct {
+	Type  string     `json:"type"`
+	Owner *OwnerJSON `json:"owner,omitempty"`
+}
+
+// PlanHead is the head of a plan line of type typ, for the edit of dir in
+// logDir (resume: the interrupted edit it finishes).
+func PlanHead(typ string, resume *edit.Interrupted, dir, logDir string, createsDir bool) PlanHeadJSON {
+	return PlanHeadJSON{Type: typ, Owner: OwnerOf(PlannedOwnership(resume, dir, logDir, createsDir))}
+}
+
 // IndexChangesJSON are a plan's index entries kept, removed and added,
 // the .txnindex entries it adds and the leader epochs it removes, in
 // inject-barrier's and mirror's plan lines.
