@@ -3,10 +3,12 @@
 // every one of them has (Flags: --dry-run, --output, --backup-dir,
 // --rollback), the run from plan to report (Run: plan, print, confirm,
 // apply, verify, report), one mapping of results to exit codes (Exit), and
-// the pieces of their plans and reports in text and JSON.
+// one renderer of their plans and reports in text, table and JSON
+// (Printer, fed by the plan and the edit engine's edit.Result).
 //
-// A fourth write command declares its plan-shaping flags and its Steps; it
-// needs nothing new here or in the edit engine.
+// A fifth write command declares its plan-shaping flags and its Steps, and
+// gives its words to the renderer as a Form; it needs nothing new here or
+// in the edit engine.
 package writecmd
 
 import (
