@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/kafkaoracle"
 	"github.com/kseg/kseg/segment/segtest"
@@ -29,16 +30,12 @@ func TestInjectLeavesWhatTheBrokerLoads(t *testing.T) {
 	o.IndexIntervalBytes = segtest.IndexIntervals["orders-0"]
 	p := mustPlan(t, dir, o)
 	mustApply(t, p)
+	if snaps, want := barriertest.SnapshotOffsets(t, dir), []int64{26, 53, p.NewLogEndOffset}; !slices.Equal(snaps, want) {
+		t.Errorf("snapshots after the injection %v, want %v (the old log end's is a stray the broker deletes)", snaps, want)
+	}
 	pd, err := segment.OpenPartitionDir(dir)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var snaps []int64
-	for _, s := range pd.Snapshots {
-		snaps = append(snaps, s.Offset)
-	}
-	if want := []int64{26, 53, p.NewLogEndOffset}; !slices.Equal(snaps, want) {
-		t.Errorf("snapshots after the injection %v, want %v (the old log end's is a stray the broker deletes)", snaps, want)
 	}
 	last := pd.Segments[len(pd.Segments)-1]
 	index, timeIndex, err := segment.RebuildIndexes(last.Log, last.BaseOffset, o.IndexIntervalBytes)

@@ -24,23 +24,11 @@ var sizeAllowList = map[string]string{
 	"cmd/dump.go dumpState.scanBatches":        face, // 96 > 80
 	"cmd/dump_pipeline.go":                     face, // 640 > 600
 	"cmd/kafka_dump_log.go newKafkaDumpLogCmd": face, // 108 > 80
-	// The domain floors (issue 26 item 5), split by concern commit by commit.
-	"decode/codec_lz4.go Codecs.unlz4":             floor, // 105 > 80
-	"decode/control.go ParseControl":               floor, // 84 > 80
-	"decode/javautf8.go AppendJavaUTF8":            floor, // 90 > 80
-	"decode/layout.go recordLayout":                floor, // 92 > 80
-	"decode/records.go Decoder.legacyRecords":      floor, // 84 > 80
-	"decode/schema/gen/typed/main.go gen.readFunc": floor, // 81 > 80
-	"decode/schema/read.go reader.readValue":       floor, // 107 > 80
-	"decode/schema/remote.go Decoded.remoteString": floor, // 86 > 80
-	"decode/schema/write.go writer.writeValue":     floor, // 108 > 80
-	"testdata/bench/gen/main.go run":               floor, // 82 > 80
 }
 
 // Why the entries above are there.
 const (
-	face  = "the face: cmd/ is one flat package until it is split into a package per command, its printers share a toolkit and the dump engine moves below it (issue 26 items 1–3)"
-	floor = "a domain floor being split by concern (issue 26 item 5)"
+	face = "the face: cmd/ is one flat package until it is split into a package per command, its printers share a toolkit and the dump engine moves below it (issue 26 items 1–3)"
 )
 
 // TestHouseSizes holds the module's non-test, non-generated Go to issue

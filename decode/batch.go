@@ -91,6 +91,38 @@ type Batch struct {
 // Size is the entry size on disk, log overhead included (sizeInBytes).
 func (b *Batch) Size() int64 { return LogOverhead + int64(b.BatchLength) }
 
+// AppendHeader appends the fixed part of b as its fields give it: the 61
+// bytes of a v2 batch header (RecordBatchOverhead), or the 18 (magic 0) or
+// 26 (magic 1) bytes of a legacy message before its key. attrs is the v2
+// attributes field as stored, all 16 bits (Attributes keeps the bits Kafka
+// reads); a legacy message's attributes byte is Attributes. For an entry
+// read from disk the result is Raw's prefix; this is for an entry known by
+// its fields only (a digest, a batch being built).
+func (b *Batch) AppendHeader(dst []byte, attrs uint16) []byte {
+	be := binary.BigEndian
+	dst = be.AppendUint64(dst, uint64(b.BaseOffset))
+	dst = be.AppendUint32(dst, uint32(b.BatchLength))
+	if b.IsLegacy() {
+		dst = be.AppendUint32(dst, b.CRC)
+		dst = append(dst, byte(b.Magic), byte(b.Attributes))
+		if b.Magic == 1 {
+			dst = be.AppendUint64(dst, uint64(b.MaxTimestamp))
+		}
+		return dst
+	}
+	dst = be.AppendUint32(dst, uint32(b.PartitionLeaderEpoch))
+	dst = append(dst, byte(b.Magic))
+	dst = be.AppendUint32(dst, b.CRC)
+	dst = be.AppendUint16(dst, attrs)
+	dst = be.AppendUint32(dst, uint32(b.LastOffsetDelta))
+	dst = be.AppendUint64(dst, uint64(b.BaseTimestamp))
+	dst = be.AppendUint64(dst, uint64(b.MaxTimestamp))
+	dst = be.AppendUint64(dst, uint64(b.ProducerID))
+	dst = be.AppendUint16(dst, uint16(b.ProducerEpoch))
+	dst = be.AppendUint32(dst, uint32(b.BaseSequence))
+	return be.AppendUint32(dst, uint32(b.RecordCount))
+}
+
 // IsLegacy reports magic 0 or 1.
 func (b *Batch) IsLegacy() bool { return b.Magic < 2 }
 

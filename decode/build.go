@@ -136,21 +136,13 @@ func (c *Codecs) AppendBatch(dst []byte, s BatchSpec, records []RecordSpec) ([]b
 		attrs &^= AttrCompressionMask
 	}
 	start := len(dst)
-	be := binary.BigEndian
-	dst = be.AppendUint64(dst, uint64(s.BaseOffset))
-	dst = be.AppendUint32(dst, uint32(RecordBatchOverhead-LogOverhead+len(recs)))
-	dst = be.AppendUint32(dst, uint32(s.PartitionLeaderEpoch))
-	dst = append(dst, 2, 0, 0, 0, 0)
-	dst = be.AppendUint16(dst, uint16(attrs))
-	dst = be.AppendUint32(dst, uint32(lastDelta))
-	dst = be.AppendUint64(dst, uint64(baseTs))
-	dst = be.AppendUint64(dst, uint64(maxTs))
-	dst = be.AppendUint64(dst, uint64(s.ProducerID))
-	dst = be.AppendUint16(dst, uint16(s.ProducerEpoch))
-	dst = be.AppendUint32(dst, uint32(s.BaseSequence))
-	dst = be.AppendUint32(dst, uint32(len(records)))
+	hdr := Batch{BaseOffset: s.BaseOffset, BatchLength: int32(RecordBatchOverhead - LogOverhead + len(recs)),
+		PartitionLeaderEpoch: s.PartitionLeaderEpoch, Magic: 2, LastOffsetDelta: lastDelta, BaseTimestamp: baseTs,
+		MaxTimestamp: maxTs, ProducerID: s.ProducerID, ProducerEpoch: s.ProducerEpoch, BaseSequence: s.BaseSequence,
+		RecordCount: int32(len(records))}
+	dst = hdr.AppendHeader(dst, uint16(attrs))
 	dst = append(dst, recs...)
-	be.PutUint32(dst[start+crcOffset:], CRC32C(dst[start+attributesOffset:]))
+	binary.BigEndian.PutUint32(dst[start+crcOffset:], CRC32C(dst[start+attributesOffset:]))
 	return dst, nil
 }
 

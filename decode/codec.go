@@ -171,34 +171,26 @@ func readCapped(dst []byte, r io.Reader, maxSize, hint int) ([]byte, error) {
 		dst = grow(dst, min(max(hint, 4096), limit-len(dst)), limit)
 	}
 	for {
+		var err error
 		if len(dst) == cap(dst) {
 			// Full: probe for one more byte before growing, so output that
 			// fits dst exactly does not reallocate it.
 			var probe [1]byte
-			n, err := r.Read(probe[:])
-			if n > 0 {
+			var n int
+			if n, err = r.Read(probe[:]); n > 0 {
 				dst = append(grow(dst, 1, limit), probe[0])
 			}
-			if len(dst) > maxSize {
-				return dst, tooLarge(maxSize)
-			}
-			if err == io.EOF {
-				return dst, nil
-			}
-			if err != nil {
-				return dst, err
-			}
-			continue
+		} else {
+			var n int
+			n, err = r.Read(dst[len(dst):cap(dst)])
+			dst = dst[:len(dst)+n]
 		}
-		n, err := r.Read(dst[len(dst):cap(dst)])
-		dst = dst[:len(dst)+n]
-		if len(dst) > maxSize {
+		switch {
+		case len(dst) > maxSize:
 			return dst, tooLarge(maxSize)
-		}
-		if err == io.EOF {
+		case err == io.EOF:
 			return dst, nil
-		}
-		if err != nil {
+		case err != nil:
 			return dst, err
 		}
 	}

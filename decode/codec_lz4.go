@@ -29,49 +29,10 @@ const (
 // reader would reject the magic-0 header, so the frame is parsed here and
 // only blocks go to lz4.UncompressBlock.
 func (c *Codecs) unlz4(dst, src []byte, magic int8, maxSize int) ([]byte, error) {
-	if len(src) == 0 {
-		return dst, codecErr(0, "lz4 magic", ErrCorrupt, "empty lz4 stream")
+	fr, p, err := lz4FrameHeader(src, magic)
+	if err != nil {
+		return dst, err
 	}
-	if len(src) < 6 {
-		return dst, codecErr(0, "lz4 magic", ErrCorrupt, "stream ended prematurely after %d bytes", len(src))
-	}
-	if m := binary.LittleEndian.Uint32(src); m != lz4Magic {
-		return dst, codecErr(0, "lz4 magic", ErrCorrupt, "invalid magic bytes %08x, want 04224d18", binary.BigEndian.Uint32(src))
-	}
-	flg, bd := src[4], src[5]
-	switch {
-	case flg&0x02 != 0:
-		return dst, codecErr(4, "lz4 FLG", ErrCorrupt, "reserved bits must be 0 (FLG 0x%02x)", flg)
-	case flg&0x01 != 0:
-		return dst, codecErr(4, "lz4 FLG", ErrUnsupported, "dictionary id is unsupported (FLG 0x%02x)", flg)
-	case flg&0x20 == 0:
-		return dst, codecErr(4, "lz4 FLG", ErrUnsupported, "dependent block stream is unsupported (FLG 0x%02x)", flg)
-	case flg>>6 != 1:
-		return dst, codecErr(4, "lz4 FLG", ErrUnsupported, "version %d unsupported (FLG 0x%02x)", flg>>6, flg)
-	case bd&0x8f != 0:
-		return dst, codecErr(5, "lz4 BD", ErrCorrupt, "reserved bits must be 0 (BD 0x%02x)", bd)
-	case bd>>4 < 4:
-		return dst, codecErr(5, "lz4 BD", ErrCorrupt, "block size id %d must be between 4 and 7", bd>>4)
-	}
-	blockChecksum := flg&0x10 != 0
-	contentChecksum := flg&0x04 != 0
-	blockMax := 1 << (2*int(bd>>4) + 8) // BD.getBlockMaximumSize
-	p := 6
-	if flg&0x08 != 0 { // content size, skipped
-		if len(src)-p < 8 {
-			return dst, codecErr(p, "lz4 contentSize", ErrCorrupt, "stream ended prematurely")
-		}
-		p += 8
-	}
-	if p >= len(src) {
-		return dst, codecErr(p, "lz4 HC", ErrCorrupt, "stream ended prematurely")
-	}
-	if magic != 0 { // Lz4BlockInputStream.ignoreFlagDescriptorChecksum
-		if want := byte(xxh32(src[4:p], 0) >> 8); src[p] != want {
-			return dst, codecErr(p, "lz4 HC", ErrCRCMismatch, "stream frame descriptor corrupted: stored 0x%02x, computed 0x%02x", src[p], want)
-		}
-	}
-	p++
 	limit := maxSize + 1
 	for {
 		if len(src)-p < 4 {
@@ -82,28 +43,22 @@ func (c *Codecs) unlz4(dst, src []byte, magic int8, maxSize int) ([]byte, error)
 		p += 4
 		size := int(raw &^ lz4Incompressible)
 		if size == 0 { // end mark (Kafka masks the stored bit first)
-			if contentChecksum {
-				if len(src)-p < 4 {
-					return dst, codecErr(p, "lz4 contentChecksum", ErrCorrupt, "stream ended prematurely")
-				}
+			if fr.contentChecksum && len(src)-p < 4 {
+				return dst, codecErr(p, "lz4 contentChecksum", ErrCorrupt, "stream ended prematurely")
 			}
 			return dst, nil
 		}
-		if size > blockMax {
-			return dst, codecErr(pos, "lz4 blockSize", ErrCorrupt, "block size %d exceeded max: %d", size, blockMax)
+		if size > fr.blockMax {
+			return dst, codecErr(pos, "lz4 blockSize", ErrCorrupt, "block size %d exceeded max: %d", size, fr.blockMax)
 		}
 		if size > len(src)-p {
 			return dst, codecErr(pos, "lz4 blockSize", ErrCorrupt, "block of %d bytes but only %d remain", size, len(src)-p)
 		}
 		block := src[p : p+size]
 		p += size
-		if blockChecksum {
-			if len(src)-p < 4 {
-				return dst, codecErr(p, "lz4 blockChecksum", ErrCorrupt, "stream ended prematurely")
-			}
-			stored, computed := binary.LittleEndian.Uint32(src[p:]), xxh32(block, 0)
-			if stored != computed {
-				return dst, codecErr(p, "lz4 blockChecksum", ErrCRCMismatch, "block checksum mismatch: stored 0x%08x, computed 0x%08x", stored, computed)
+		if fr.blockChecksum {
+			if err := lz4CheckBlock(src, p, block); err != nil {
+				return dst, err
 			}
 			p += 4
 		}
@@ -114,24 +69,108 @@ func (c *Codecs) unlz4(dst, src []byte, magic int8, maxSize int) ([]byte, error)
 			dst = append(grow(dst, size, limit), block...)
 			continue
 		}
-		room := min(blockMax, limit-len(dst))
-		dst = grow(dst, room, limit)
-		n, err := lz4.UncompressBlock(block, dst[len(dst):len(dst)+room])
-		if err != nil {
-			// Short of room because of the cap, or damaged? The block's
-			// token stream says how much it would produce.
-			if room < blockMax {
-				if want, ok := lz4BlockLen(block); ok && want > room && want <= blockMax {
-					return dst, tooLarge(maxSize)
-				}
-			}
-			return dst, codecErr(pos, "lz4 block", ErrCorrupt, "%v", err)
-		}
-		dst = dst[:len(dst)+n]
-		if len(dst) > maxSize {
-			return dst, tooLarge(maxSize)
+		if dst, err = lz4AppendBlock(dst, block, pos, fr.blockMax, maxSize); err != nil {
+			return dst, err
 		}
 	}
+}
+
+// lz4Frame is what the frame descriptor (FLG, BD) says about the blocks
+// that follow it.
+type lz4Frame struct {
+	blockChecksum   bool // FLG.isBlockChecksumSet
+	contentChecksum bool // FLG.isContentChecksumSet
+	blockMax        int  // BD.getBlockMaximumSize
+}
+
+// lz4FrameHeader reads the magic, FLG, BD, the optional content size and
+// the header checksum, as Lz4BlockInputStream.readHeader does, and returns
+// the position of the first block.
+func lz4FrameHeader(src []byte, magic int8) (lz4Frame, int, error) {
+	if len(src) == 0 {
+		return lz4Frame{}, 0, codecErr(0, "lz4 magic", ErrCorrupt, "empty lz4 stream")
+	}
+	if len(src) < 6 {
+		return lz4Frame{}, 0, codecErr(0, "lz4 magic", ErrCorrupt, "stream ended prematurely after %d bytes", len(src))
+	}
+	if m := binary.LittleEndian.Uint32(src); m != lz4Magic {
+		return lz4Frame{}, 0, codecErr(0, "lz4 magic", ErrCorrupt, "invalid magic bytes %08x, want 04224d18", binary.BigEndian.Uint32(src))
+	}
+	flg, bd := src[4], src[5]
+	switch {
+	case flg&0x02 != 0:
+		return lz4Frame{}, 0, codecErr(4, "lz4 FLG", ErrCorrupt, "reserved bits must be 0 (FLG 0x%02x)", flg)
+	case flg&0x01 != 0:
+		return lz4Frame{}, 0, codecErr(4, "lz4 FLG", ErrUnsupported, "dictionary id is unsupported (FLG 0x%02x)", flg)
+	case flg&0x20 == 0:
+		return lz4Frame{}, 0, codecErr(4, "lz4 FLG", ErrUnsupported, "dependent block stream is unsupported (FLG 0x%02x)", flg)
+	case flg>>6 != 1:
+		return lz4Frame{}, 0, codecErr(4, "lz4 FLG", ErrUnsupported, "version %d unsupported (FLG 0x%02x)", flg>>6, flg)
+	case bd&0x8f != 0:
+		return lz4Frame{}, 0, codecErr(5, "lz4 BD", ErrCorrupt, "reserved bits must be 0 (BD 0x%02x)", bd)
+	case bd>>4 < 4:
+		return lz4Frame{}, 0, codecErr(5, "lz4 BD", ErrCorrupt, "block size id %d must be between 4 and 7", bd>>4)
+	}
+	fr := lz4Frame{
+		blockChecksum:   flg&0x10 != 0,
+		contentChecksum: flg&0x04 != 0,
+		blockMax:        1 << (2*int(bd>>4) + 8),
+	}
+	p := 6
+	if flg&0x08 != 0 { // content size, skipped
+		if len(src)-p < 8 {
+			return fr, p, codecErr(p, "lz4 contentSize", ErrCorrupt, "stream ended prematurely")
+		}
+		p += 8
+	}
+	if p >= len(src) {
+		return fr, p, codecErr(p, "lz4 HC", ErrCorrupt, "stream ended prematurely")
+	}
+	if magic != 0 { // Lz4BlockInputStream.ignoreFlagDescriptorChecksum
+		if want := byte(xxh32(src[4:p], 0) >> 8); src[p] != want {
+			return fr, p, codecErr(p, "lz4 HC", ErrCRCMismatch, "stream frame descriptor corrupted: stored 0x%02x, computed 0x%02x", src[p], want)
+		}
+	}
+	return fr, p + 1, nil
+}
+
+// lz4CheckBlock verifies the block checksum stored at src[p:] against the
+// block's xxHash32.
+func lz4CheckBlock(src []byte, p int, block []byte) error {
+	if len(src)-p < 4 {
+		return codecErr(p, "lz4 blockChecksum", ErrCorrupt, "stream ended prematurely")
+	}
+	stored, computed := binary.LittleEndian.Uint32(src[p:]), xxh32(block, 0)
+	if stored != computed {
+		return codecErr(p, "lz4 blockChecksum", ErrCRCMismatch, "block checksum mismatch: stored 0x%08x, computed 0x%08x", stored, computed)
+	}
+	return nil
+}
+
+// lz4AppendBlock decompresses one compressed block (read at pos) onto dst,
+// never past maxSize: the output room is capped, and a block that fails
+// because of the cap rather than damage is told apart by walking its
+// sequences.
+func lz4AppendBlock(dst, block []byte, pos, blockMax, maxSize int) ([]byte, error) {
+	limit := maxSize + 1
+	room := min(blockMax, limit-len(dst))
+	dst = grow(dst, room, limit)
+	n, err := lz4.UncompressBlock(block, dst[len(dst):len(dst)+room])
+	if err != nil {
+		// Short of room because of the cap, or damaged? The block's
+		// token stream says how much it would produce.
+		if room < blockMax {
+			if want, ok := lz4BlockLen(block); ok && want > room && want <= blockMax {
+				return dst, tooLarge(maxSize)
+			}
+		}
+		return dst, codecErr(pos, "lz4 block", ErrCorrupt, "%v", err)
+	}
+	dst = dst[:len(dst)+n]
+	if len(dst) > maxSize {
+		return dst, tooLarge(maxSize)
+	}
+	return dst, nil
 }
 
 // lz4BlockLen walks an lz4 block's sequences and returns the number of

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
@@ -106,6 +107,13 @@ func pierrecFrame(t testing.TB, src []byte, opts ...lz4.Option) []byte {
 	if err := w.Apply(opts...); err != nil {
 		t.Fatal(err)
 	}
+	return writeAndClose(t, w, &buf, src)
+}
+
+// writeAndClose writes src through the stream compressor w and closes it,
+// returning what w wrote into buf.
+func writeAndClose(t testing.TB, w io.WriteCloser, buf *bytes.Buffer, src []byte) []byte {
+	t.Helper()
 	if _, err := w.Write(src); err != nil {
 		t.Fatal(err)
 	}
@@ -391,17 +399,26 @@ func TestDecompressSnappyRaw(t *testing.T) {
 	}
 }
 
+// concatenated compresses a and b with codec, one stream (frame, member)
+// each, and checks that their concatenation decompresses to a then b, as
+// Kafka's stream readers read on past the end of the first.
+func concatenated(t *testing.T, c *Codecs, codec Compression, a, b []byte) (ca, cb []byte) {
+	t.Helper()
+	ca, _ = c.Compress(nil, codec, 2, a)
+	cb, _ = c.Compress(nil, codec, 2, b)
+	got, err := c.Decompress(nil, codec, 2, append(bytes.Clone(ca), cb...), 0)
+	if err != nil || !bytes.Equal(got, append(bytes.Clone(a), b...)) {
+		t.Fatalf("%s: two concatenated streams: %d bytes, %v", codec, len(got), err)
+	}
+	return ca, cb
+}
+
 func TestDecompressSnappyConcatenated(t *testing.T) {
 	var c Codecs
-	a, b := jsonish(50<<10), []byte("second stream")
-	sa, _ := c.Compress(nil, CompressionSnappy, 2, a)
-	sb, _ := c.Compress(nil, CompressionSnappy, 2, b)
-	got, err := c.Decompress(nil, CompressionSnappy, 2, append(bytes.Clone(sa), sb...), 0)
-	if err != nil || !bytes.Equal(got, append(bytes.Clone(a), b...)) {
-		t.Fatalf("concatenated xerial streams: %d bytes, %v", len(got), err)
-	}
+	b := []byte("second stream")
+	_, sb := concatenated(t, &c, CompressionSnappy, jsonish(50<<10), b)
 	// Fewer than four trailing bytes end the stream.
-	got, err = c.Decompress(nil, CompressionSnappy, 2, append(bytes.Clone(sb), 0, 0, 0), 0)
+	got, err := c.Decompress(nil, CompressionSnappy, 2, append(bytes.Clone(sb), 0, 0, 0), 0)
 	if err != nil || !bytes.Equal(got, b) {
 		t.Fatalf("3 trailing bytes: %q, %v", got, err)
 	}
@@ -439,17 +456,11 @@ func TestCompressGzipHeader(t *testing.T) {
 
 func TestDecompressGzipMultiMember(t *testing.T) {
 	var c Codecs
-	a, b := jsonish(80<<10), []byte("second member")
-	ga, _ := c.Compress(nil, CompressionGzip, 2, a)
-	gb, _ := c.Compress(nil, CompressionGzip, 2, b)
-	two := append(bytes.Clone(ga), gb...)
-	got, err := c.Decompress(nil, CompressionGzip, 2, two, 0)
-	if err != nil || !bytes.Equal(got, append(bytes.Clone(a), b...)) {
-		t.Fatalf("two members: %d bytes, %v", len(got), err)
-	}
+	b := []byte("second member")
+	ga, gb := concatenated(t, &c, CompressionGzip, jsonish(80<<10), b)
 	// Trailing bytes that are not a gzip header end the stream, as
 	// GZIPInputStream.readTrailer ignores them.
-	got, err = c.Decompress(nil, CompressionGzip, 2, append(bytes.Clone(gb), "junk after the member"...), 0)
+	got, err := c.Decompress(nil, CompressionGzip, 2, append(bytes.Clone(gb), "junk after the member"...), 0)
 	if err != nil || !bytes.Equal(got, b) {
 		t.Fatalf("trailing junk: %q, %v", got, err)
 	}
@@ -468,13 +479,10 @@ func TestDecompressGzipMultiMember(t *testing.T) {
 
 func TestDecompressZstdFrames(t *testing.T) {
 	var c Codecs
-	a, b := jsonish(200<<10), []byte("second frame")
-	za, _ := c.Compress(nil, CompressionZstd, 2, a)
-	zb, _ := c.Compress(nil, CompressionZstd, 2, b)
-	got, err := c.Decompress(nil, CompressionZstd, 2, append(bytes.Clone(za), zb...), 0)
-	if err != nil || !bytes.Equal(got, append(bytes.Clone(a), b...)) {
-		t.Fatalf("concatenated frames: %d bytes, %v", len(got), err)
-	}
+	a := jsonish(200 << 10)
+	za, _ := concatenated(t, &c, CompressionZstd, a, []byte("second frame"))
+	var got []byte
+	var err error
 	// Compress writes no content checksum (zstd-jni's default).
 	var h zstd.Header
 	if err := h.Decode(za); err != nil || h.HasCheckSum {
@@ -513,13 +521,7 @@ func zstdStreamed(t testing.TB, src []byte, opts ...zstd.EOption) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Write(src); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return writeAndClose(t, w, &buf, src)
 }
 
 func TestDecompressUnknownCodec(t *testing.T) {

@@ -21,20 +21,13 @@ const DefaultMaxDecompressed = 256 << 20
 // String returns Kafka's codec name as kafka-dump-log prints it
 // (compresscodec: none|gzip|snappy|lz4|zstd).
 func (c Compression) String() string {
-	switch c {
-	case CompressionNone:
-		return "none"
-	case CompressionGzip:
-		return "gzip"
-	case CompressionSnappy:
-		return "snappy"
-	case CompressionLZ4:
-		return "lz4"
-	case CompressionZstd:
-		return "zstd"
+	if c.Valid() {
+		return compressionNames[c]
 	}
 	return fmt.Sprintf("unknown(%d)", int8(c))
 }
+
+var compressionNames = [...]string{CompressionNone: "none", CompressionGzip: "gzip", CompressionSnappy: "snappy", CompressionLZ4: "lz4", CompressionZstd: "zstd"}
 
 // Valid reports whether Kafka knows the codec id.
 func (c Compression) Valid() bool { return c >= CompressionNone && c <= CompressionZstd }

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // ControlType is the type field of a control record key
@@ -28,26 +27,15 @@ const (
 // String returns the ControlRecordType enum name; unknown ids are
 // "UNKNOWN", as ControlRecordType.fromTypeId maps them.
 func (t ControlType) String() string {
-	switch t {
-	case ControlAbort:
-		return "ABORT"
-	case ControlCommit:
-		return "COMMIT"
-	case ControlLeaderChange:
-		return "LEADER_CHANGE"
-	case ControlSnapshotHeader:
-		return "SNAPSHOT_HEADER"
-	case ControlSnapshotFooter:
-		return "SNAPSHOT_FOOTER"
-	case ControlKRaftVersion:
-		return "KRAFT_VERSION"
-	case ControlKRaftVoters:
-		return "KRAFT_VOTERS"
-	case ControlMirrorPidReset:
-		return "MIRROR_PID_RESET"
+	if t.Known() {
+		return controlTypeNames[t]
 	}
 	return "UNKNOWN"
 }
+
+var controlTypeNames = [...]string{ControlAbort: "ABORT", ControlCommit: "COMMIT", ControlLeaderChange: "LEADER_CHANGE",
+	ControlSnapshotHeader: "SNAPSHOT_HEADER", ControlSnapshotFooter: "SNAPSHOT_FOOTER", ControlKRaftVersion: "KRAFT_VERSION",
+	ControlKRaftVoters: "KRAFT_VOTERS", ControlMirrorPidReset: "MIRROR_PID_RESET"}
 
 // Known reports whether kseg decodes the value of this type.
 func (t ControlType) Known() bool { return t >= ControlAbort && t <= ControlMirrorPidReset }
@@ -114,17 +102,8 @@ func ParseControl(key, value []byte) (Control, error) {
 	r := NewCursor(value, 0)
 	switch c.Type {
 	case ControlAbort, ControlCommit:
-		// EndTransactionMarker: int16 version, int32 coordinatorEpoch; a
-		// higher version parses as 0.
-		if len(value) < 6 {
-			return c, corruptf(0, NoBaseOffset, "endTxnMarker", ErrCorrupt, "end transaction marker value has %d bytes, need 6", len(value))
-		}
-		c.Version = int16(binary.BigEndian.Uint16(value))
-		if c.Version < 0 {
-			return c, corruptf(0, NoBaseOffset, "endTxnMarker", ErrCorrupt, "invalid end transaction marker version %d", c.Version)
-		}
-		c.CoordinatorEpoch = int32(binary.BigEndian.Uint32(value[2:]))
-		return c, nil
+		c.Version, c.CoordinatorEpoch, err = parseEndTxnMarker(value)
+		return c, err
 	case ControlLeaderChange:
 		c.Version = r.Int16("version")
 		c.LeaderID = r.Int32("leaderId")
@@ -144,27 +123,7 @@ func ParseControl(key, value []byte) (Control, error) {
 		r.TaggedFields()
 	case ControlKRaftVoters:
 		c.Version = r.Int16("version")
-		n := r.CompactArrayLen("voters", 22)
-		for i := 0; i < n && r.Err() == nil; i++ {
-			var v Voter
-			v.VoterID = r.Int32("voterId")
-			u := uuid(&r, "voterDirectoryId")
-			v.VoterDirectoryID = &u
-			ne := r.CompactArrayLen("endpoints", 5)
-			for j := 0; j < ne && r.Err() == nil; j++ {
-				var e Endpoint
-				e.Name = r.CompactString("name")
-				e.Host = r.CompactString("host")
-				e.Port = uint16(r.Int16("port"))
-				r.TaggedFields()
-				v.Endpoints = append(v.Endpoints, e)
-			}
-			v.MinSupported = r.Int16("minSupportedVersion")
-			v.MaxSupported = r.Int16("maxSupportedVersion")
-			r.TaggedFields() // KRaftVersionFeature
-			r.TaggedFields() // Voter
-			c.Voters = append(c.Voters, v)
-		}
+		c.Voters = votersRecordVoters(&r)
 		r.TaggedFields()
 	case ControlMirrorPidReset:
 		// MirrorPidResetRecord v0, flexible: Version, then in one schema
@@ -187,6 +146,48 @@ func ParseControl(key, value []byte) (Control, error) {
 		return c, corruptf(r.Pos(), NoBaseOffset, "value", ErrCorrupt, "%d bytes after the %s value", r.Len(), c.Type)
 	}
 	return c, nil
+}
+
+// parseEndTxnMarker reads an EndTransactionMarker value: int16 version,
+// int32 coordinatorEpoch; a higher version parses as version 0 and bytes
+// after coordinatorEpoch are not read.
+func parseEndTxnMarker(value []byte) (version int16, coordinatorEpoch int32, err error) {
+	if len(value) < 6 {
+		return 0, 0, corruptf(0, NoBaseOffset, "endTxnMarker", ErrCorrupt, "end transaction marker value has %d bytes, need 6", len(value))
+	}
+	version = int16(binary.BigEndian.Uint16(value))
+	if version < 0 {
+		return version, 0, corruptf(0, NoBaseOffset, "endTxnMarker", ErrCorrupt, "invalid end transaction marker version %d", version)
+	}
+	return version, int32(binary.BigEndian.Uint32(value[2:])), nil
+}
+
+// votersRecordVoters reads VotersRecord's voters: a compact array of Voter
+// (voterId, voterDirectoryId, endpoints, kRaftVersionFeature).
+func votersRecordVoters(r *Cursor) []Voter {
+	var vs []Voter
+	n := r.CompactArrayLen("voters", 22)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		var v Voter
+		v.VoterID = r.Int32("voterId")
+		u := uuid(r, "voterDirectoryId")
+		v.VoterDirectoryID = &u
+		ne := r.CompactArrayLen("endpoints", 5)
+		for j := 0; j < ne && r.Err() == nil; j++ {
+			var e Endpoint
+			e.Name = r.CompactString("name")
+			e.Host = r.CompactString("host")
+			e.Port = uint16(r.Int16("port"))
+			r.TaggedFields()
+			v.Endpoints = append(v.Endpoints, e)
+		}
+		v.MinSupported = r.Int16("minSupportedVersion")
+		v.MaxSupported = r.Int16("maxSupportedVersion")
+		r.TaggedFields() // KRaftVersionFeature
+		r.TaggedFields() // Voter
+		vs = append(vs, v)
+	}
+	return vs
 }
 
 // voterIDs reads LeaderChangeMessage's voters or grantingVoters: a compact
@@ -221,47 +222,6 @@ func uuid(r *Cursor, field string) [16]byte {
 // without padding.
 func UUIDString(u [16]byte) string { return base64.RawURLEncoding.EncodeToString(u[:]) }
 
-// jsonString quotes s as Jackson writes a JSON string: '"' and '\\'
-// escaped, \b \t \n \f \r, other control characters as \u00XX, everything
-// else as is. Kafka reads the string with new String(bytes, UTF_8), which
-// turns malformed bytes into U+FFFD by the JDK's rules (AppendJavaUTF8).
-// strconv.Quote would emit Go escapes (\a, \x00) that are not JSON.
-func jsonString(s string) string {
-	if !utf8.ValidString(s) {
-		s = string(AppendJavaUTF8(nil, []byte(s)))
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"', '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\r':
-			b.WriteString(`\r`)
-		default:
-			if r < 0x20 {
-				const hex = "0123456789ABCDEF"
-				b.WriteString(`\u00`)
-				b.WriteByte(hex[r>>4])
-				b.WriteByte(hex[r&0xf])
-				continue
-			}
-			b.WriteRune(r) // utf8.RuneError for malformed bytes
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
 // KafkaJSON renders the value as the generated *JsonConverter.write does
 // (compact Jackson, camelCase field names), which kafka-dump-log prints
 // after the control label. It is empty for ABORT/COMMIT and unknown types.
@@ -278,7 +238,7 @@ func (c *Control) KafkaJSON() string {
 			w("{")
 			num("voterId", int64(v.VoterID))
 			if v.VoterDirectoryID != nil {
-				w(`,"voterDirectoryId":` + jsonString(UUIDString(*v.VoterDirectoryID)))
+				w(`,"voterDirectoryId":` + JSONString(UUIDString(*v.VoterDirectoryID)))
 			}
 			if c.Type == ControlKRaftVoters {
 				w(`,"endpoints":[`)
@@ -286,7 +246,7 @@ func (c *Control) KafkaJSON() string {
 					if j > 0 {
 						w(",")
 					}
-					w(`{"name":` + jsonString(e.Name) + `,"host":` + jsonString(e.Host) + `,`)
+					w(`{"name":` + JSONString(e.Name) + `,"host":` + JSONString(e.Host) + `,`)
 					num("port", int64(e.Port))
 					w("}")
 				}
@@ -300,47 +260,35 @@ func (c *Control) KafkaJSON() string {
 		}
 		w("]")
 	}
+	if c.Type == ControlAbort || c.Type == ControlCommit || !c.Type.Known() {
+		return ""
+	}
+	// Every value schema starts with its version.
+	w("{")
+	num("version", int64(c.Version))
 	switch c.Type {
 	case ControlLeaderChange:
-		w("{")
-		num("version", int64(c.Version))
 		w(",")
 		num("leaderId", int64(c.LeaderID))
 		w(",")
 		voters("voters", c.Voters)
 		w(",")
 		voters("grantingVoters", c.GrantingVoters)
-		w("}")
 	case ControlSnapshotHeader:
-		w("{")
-		num("version", int64(c.Version))
 		w(",")
 		num("lastContainedLogTimestamp", c.LastContainedLogTimestamp)
-		w("}")
-	case ControlSnapshotFooter:
-		w("{")
-		num("version", int64(c.Version))
-		w("}")
 	case ControlKRaftVersion:
-		w("{")
-		num("version", int64(c.Version))
 		w(",")
 		num("kRaftVersion", int64(c.KRaftVersion))
-		w("}")
 	case ControlKRaftVoters:
-		w("{")
-		num("version", int64(c.Version))
 		w(",")
 		voters("voters", c.Voters)
-		w("}")
 	case ControlMirrorPidReset:
-		w("{")
-		num("version", int64(c.Version))
 		if c.SourceClusterID != nil {
-			w(`,"sourceClusterId":` + jsonString(*c.SourceClusterID))
+			w(`,"sourceClusterId":` + JSONString(*c.SourceClusterID))
 		}
-		w("}")
 	}
+	w("}")
 	return sb.String()
 }
 

@@ -145,94 +145,116 @@ func preview(v []byte) string {
 // keeps what it has read when a field fails, so the operator sees the
 // bytes up to the damage.
 func recordLayout(c *Cursor, b *Batch, idx int) ([]Field, error) {
-	var fs []Field
-	add := func(pos int64, n, depth int, name, val string) {
-		fs = append(fs, Field{Pos: int(pos), Len: n, Name: name, Value: val, Depth: depth})
-	}
-	// varint reads a varint of r and annotates it.
-	varint := func(r *Cursor, name string, depth int) (int32, error) {
-		s := r.Pos()
-		v := r.Varint(name)
-		if err := r.Err(); err != nil {
-			return 0, err
-		}
-		add(s, int(r.Pos()-s), depth, name, fmt.Sprint(v))
-		return v, nil
-	}
+	var l fieldList
 	s := c.Pos()
 	length := c.Varint("length")
 	if err := c.Err(); err != nil {
-		return fs, err
+		return l.fs, err
 	}
-	add(s, int(c.Pos()-s), 1, fmt.Sprintf("record[%d].length", idx), fmt.Sprint(length))
+	l.add(s, int(c.Pos()-s), 1, fmt.Sprintf("record[%d].length", idx), fmt.Sprint(length))
 	if length < 0 || int(length) > c.Len() {
-		return fs, corruptf(s, b.BaseOffset, "length", ErrCorrupt, "record length %d exceeds the %d bytes left", length, c.Len())
+		return l.fs, corruptf(s, b.BaseOffset, "length", ErrCorrupt, "record length %d exceeds the %d bytes left", length, c.Len())
 	}
 	r := c.Sub(int(length), "length")
 	end := r.Pos() + int64(length)
 	if r.Len() == 0 {
-		return fs, corruptf(r.Pos(), b.BaseOffset, "attributes", ErrTruncated, "record body is empty")
+		return l.fs, corruptf(r.Pos(), b.BaseOffset, "attributes", ErrTruncated, "record body is empty")
 	}
 	s = r.Pos()
-	add(s, 1, 1, "attributes", fmt.Sprint(r.Int8("attributes")))
+	l.add(s, 1, 1, "attributes", fmt.Sprint(r.Int8("attributes")))
 	s = r.Pos()
 	ts := r.Varlong("timestampDelta")
 	if err := r.Err(); err != nil {
-		return fs, err
+		return l.fs, err
 	}
-	add(s, int(r.Pos()-s), 1, "timestampDelta", fmt.Sprintf("%d (timestamp %d)", ts, b.BaseTimestamp+ts))
-	od, err := varint(&r, "offsetDelta", 1)
+	l.add(s, int(r.Pos()-s), 1, "timestampDelta", fmt.Sprintf("%d (timestamp %d)", ts, b.BaseTimestamp+ts))
+	od, err := l.varint(&r, "offsetDelta", 1)
 	if err != nil {
-		return fs, err
+		return l.fs, err
 	}
-	fs[len(fs)-1].Value = fmt.Sprintf("%d (offset %d)", od, b.BaseOffset+int64(od))
+	l.fs[len(l.fs)-1].Value = fmt.Sprintf("%d (offset %d)", od, b.BaseOffset+int64(od))
 	for _, name := range []string{"key", "value"} {
-		n, err := varint(&r, name+"Length", 1)
-		if err != nil {
-			return fs, err
-		}
-		if n > 0 {
-			if int(n) > r.Len() {
-				return fs, corruptf(r.Pos(), b.BaseOffset, name, ErrCorrupt, "length %d exceeds the bytes left", n)
-			}
-			s = r.Pos()
-			v := r.Bytes(int(n), name)
-			val := preview(v)
-			if b.IsControl() && name == "key" && n >= 4 {
-				_, t, _ := ParseControlKey(v)
-				val += fmt.Sprintf(" (control type %d %s)", int16(t), t)
-			}
-			add(s, int(n), 1, name, val)
+		if err := l.payload(&r, b, name); err != nil {
+			return l.fs, err
 		}
 	}
-	hc, err := varint(&r, "headersCount", 1)
+	if err := l.headers(&r, b); err != nil {
+		return l.fs, err
+	}
+	if r.Len() != 0 {
+		return l.fs, corruptf(r.Pos(), b.BaseOffset, "length", ErrCorrupt, "record body ends at %d, length says %d", r.Pos(), end)
+	}
+	return l.fs, nil
+}
+
+// fieldList collects the annotated fields of one record.
+type fieldList struct{ fs []Field }
+
+func (l *fieldList) add(pos int64, n, depth int, name, val string) {
+	l.fs = append(l.fs, Field{Pos: int(pos), Len: n, Name: name, Value: val, Depth: depth})
+}
+
+// varint reads a varint of r and annotates it.
+func (l *fieldList) varint(r *Cursor, name string, depth int) (int32, error) {
+	s := r.Pos()
+	v := r.Varint(name)
+	if err := r.Err(); err != nil {
+		return 0, err
+	}
+	l.add(s, int(r.Pos()-s), depth, name, fmt.Sprint(v))
+	return v, nil
+}
+
+// payload annotates the record's key or value: its varint length and, when
+// not null or empty, a preview of its bytes (a control batch's key also
+// names its ControlRecordType).
+func (l *fieldList) payload(r *Cursor, b *Batch, name string) error {
+	n, err := l.varint(r, name+"Length", 1)
+	if err != nil || n <= 0 {
+		return err
+	}
+	if int(n) > r.Len() {
+		return corruptf(r.Pos(), b.BaseOffset, name, ErrCorrupt, "length %d exceeds the bytes left", n)
+	}
+	s := r.Pos()
+	v := r.Bytes(int(n), name)
+	val := preview(v)
+	if b.IsControl() && name == "key" && n >= 4 {
+		_, t, _ := ParseControlKey(v)
+		val += fmt.Sprintf(" (control type %d %s)", int16(t), t)
+	}
+	l.add(s, int(n), 1, name, val)
+	return nil
+}
+
+// headers annotates headersCount and each Header (keyLength, key,
+// valueLength, value) one level deeper.
+func (l *fieldList) headers(r *Cursor, b *Batch) error {
+	hc, err := l.varint(r, "headersCount", 1)
 	if err != nil {
-		return fs, err
+		return err
 	}
 	for h := int32(0); h < hc && r.Len() > 0; h++ {
-		kl, err := varint(&r, fmt.Sprintf("header[%d].keyLength", h), 2)
+		kl, err := l.varint(r, fmt.Sprintf("header[%d].keyLength", h), 2)
 		if err != nil {
-			return fs, err
+			return err
 		}
 		if kl < 0 || int(kl) > r.Len() {
-			return fs, corruptf(r.Pos(), b.BaseOffset, "headerKey", ErrCorrupt, "header key length %d invalid", kl)
+			return corruptf(r.Pos(), b.BaseOffset, "headerKey", ErrCorrupt, "header key length %d invalid", kl)
 		}
-		s = r.Pos()
-		add(s, int(kl), 2, "headerKey", preview(r.Bytes(int(kl), "headerKey")))
-		vl, err := varint(&r, "headerValueLength", 2)
+		s := r.Pos()
+		l.add(s, int(kl), 2, "headerKey", preview(r.Bytes(int(kl), "headerKey")))
+		vl, err := l.varint(r, "headerValueLength", 2)
 		if err != nil {
-			return fs, err
+			return err
 		}
 		if vl > 0 {
 			if int(vl) > r.Len() {
-				return fs, corruptf(r.Pos(), b.BaseOffset, "headerValue", ErrCorrupt, "header value length %d invalid", vl)
+				return corruptf(r.Pos(), b.BaseOffset, "headerValue", ErrCorrupt, "header value length %d invalid", vl)
 			}
 			s = r.Pos()
-			add(s, int(vl), 2, "headerValue", preview(r.Bytes(int(vl), "headerValue")))
+			l.add(s, int(vl), 2, "headerValue", preview(r.Bytes(int(vl), "headerValue")))
 		}
 	}
-	if r.Len() != 0 {
-		return fs, corruptf(r.Pos(), b.BaseOffset, "length", ErrCorrupt, "record body ends at %d, length says %d", r.Pos(), end)
-	}
-	return fs, nil
+	return nil
 }

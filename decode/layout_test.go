@@ -21,15 +21,7 @@ const (
 func TestLayoutCoversEveryByte(t *testing.T) {
 	for _, h := range []string{spec95Batch1, spec95Batch2, specBarrier} {
 		raw, _ := hex.DecodeString(h)
-		b, err := ParseBatch(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var d Decoder
-		fs, err := d.Layout(&b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		fs := mustLayout(t, raw)
 		next := 0
 		for _, f := range fs {
 			if f.Pos != next {
@@ -75,15 +67,7 @@ func TestLayoutCompressedRecordsAreMarked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ParseBatch(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d Decoder
-	fs, err := d.Layout(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := mustLayout(t, raw)
 	var dec, recs int
 	for _, f := range fs {
 		if f.Decompressed {
@@ -124,4 +108,19 @@ func TestLayoutZeroLengthRecord(t *testing.T) {
 	if last := fs[len(fs)-1]; last.Name != "(damaged)" || last.Pos != 61 {
 		t.Fatalf("last field %+v, want (damaged) at 61", last)
 	}
+}
+
+// mustLayout parses the batch at the start of raw and lays it out.
+func mustLayout(t *testing.T, raw []byte) []Field {
+	t.Helper()
+	b, err := ParseBatch(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d Decoder
+	fs, err := d.Layout(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
 }

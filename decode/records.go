@@ -340,32 +340,9 @@ func (d *Decoder) legacyRecords(b *Batch, fn func(*Record) error) error {
 			Err: fmt.Errorf("%s: %w", b.Compression(), err)}
 	}
 	inner := d.inner
-	// First pass: find the last inner offset, which magic-1 relative offsets
-	// are based on (absoluteBase = wrapperOffset - lastInnerOffset).
-	var lastInner int64
-	count := 0
-	for p := 0; p < len(inner); {
-		if len(inner)-p < LogOverhead {
-			return corruptf(valuePos, b.BaseOffset, "value", ErrCorrupt, "inner message set has %d trailing bytes at decompressed byte %d", len(inner)-p, p)
-		}
-		size := int32(binary.BigEndian.Uint32(inner[p+8:]))
-		if size < MinLegacyRecordSize || int64(size) > int64(len(inner)-p-LogOverhead) {
-			return corruptf(valuePos, b.BaseOffset, "value", ErrCorrupt, "inner message at decompressed byte %d has invalid size %d", p, size)
-		}
-		lastInner = int64(binary.BigEndian.Uint64(inner[p:]))
-		p += LogOverhead + int(size)
-		count++
-	}
-	if count == 0 {
-		return corruptf(valuePos, b.BaseOffset, "value", ErrCorrupt, "found invalid compressed record set with no inner records")
-	}
-	var absBase int64
-	if b.Magic == 1 && b.BaseOffset != 0 {
-		if b.BaseOffset < lastInner {
-			return corruptf(0, b.BaseOffset, "offset", ErrCorrupt,
-				"found invalid wrapper offset %d below the last inner offset %d", b.BaseOffset, lastInner)
-		}
-		absBase = b.BaseOffset - lastInner
+	absBase, err := legacyAbsoluteBase(b, inner, valuePos)
+	if err != nil {
+		return err
 	}
 	for p := 0; p < len(inner); {
 		size := int32(binary.BigEndian.Uint32(inner[p+8:]))
@@ -399,6 +376,40 @@ func (d *Decoder) legacyRecords(b *Batch, fn func(*Record) error) error {
 		}
 	}
 	return nil
+}
+
+// legacyAbsoluteBase frames the decompressed inner message set once,
+// checking every inner size, and returns the base that magic-1 relative
+// inner offsets are added to: wrapperOffset - lastInnerOffset, as
+// DeepRecordsIterator computes absoluteBaseOffset (0 for magic 0, whose
+// inner offsets are absolute, and for a wrapper offset of 0, which "certain
+// versions of librdkafka" produce).
+func legacyAbsoluteBase(b *Batch, inner []byte, valuePos int64) (int64, error) {
+	var lastInner int64
+	count := 0
+	for p := 0; p < len(inner); {
+		if len(inner)-p < LogOverhead {
+			return 0, corruptf(valuePos, b.BaseOffset, "value", ErrCorrupt, "inner message set has %d trailing bytes at decompressed byte %d", len(inner)-p, p)
+		}
+		size := int32(binary.BigEndian.Uint32(inner[p+8:]))
+		if size < MinLegacyRecordSize || int64(size) > int64(len(inner)-p-LogOverhead) {
+			return 0, corruptf(valuePos, b.BaseOffset, "value", ErrCorrupt, "inner message at decompressed byte %d has invalid size %d", p, size)
+		}
+		lastInner = int64(binary.BigEndian.Uint64(inner[p:]))
+		p += LogOverhead + int(size)
+		count++
+	}
+	if count == 0 {
+		return 0, corruptf(valuePos, b.BaseOffset, "value", ErrCorrupt, "found invalid compressed record set with no inner records")
+	}
+	if b.Magic != 1 || b.BaseOffset == 0 {
+		return 0, nil
+	}
+	if b.BaseOffset < lastInner {
+		return 0, corruptf(0, b.BaseOffset, "offset", ErrCorrupt,
+			"found invalid wrapper offset %d below the last inner offset %d", b.BaseOffset, lastInner)
+	}
+	return b.BaseOffset - lastInner, nil
 }
 
 // AppendVarint appends a zig-zag varint (ByteUtils.writeVarint).

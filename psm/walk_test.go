@@ -8,6 +8,7 @@ import (
 
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestWalkReplacesTheFiles: a replay given a Walk of every segment reads
@@ -18,18 +19,8 @@ func TestWalkReplacesTheFiles(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			src := filepath.Join("..", "testdata", "partitions", name)
-			entries, err := os.ReadDir(src)
-			if err != nil {
+			if err := segtest.CopyTree(src, dir); err != nil {
 				t.Fatal(err)
-			}
-			for _, e := range entries {
-				b, err := os.ReadFile(filepath.Join(src, e.Name()))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
-					t.Fatal(err)
-				}
 			}
 			pd, err := segment.OpenPartitionDir(dir)
 			if err != nil {

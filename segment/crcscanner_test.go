@@ -2,7 +2,6 @@ package segment_test
 
 import (
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -17,15 +16,10 @@ import (
 // and the last have a payload byte flipped (CRC mismatches), followed by a
 // torn batch, and returns its path.
 func crcSegment(t testing.TB) string {
-	path := filepath.Join(t.TempDir(), segment.SegmentFileName(0, segment.LogSuffix))
-	f, err := os.Create(path)
+	path, _, err := segtest.LargeSegmentFile(t.TempDir(), 12<<20, segtest.LargeOptions{Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := segtest.LargeSegment(f, 12<<20, segtest.LargeOptions{Seed: 5}); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -165,12 +165,7 @@ func (x *TimeIndex) TailSlots() int { return x.Slots - len(x.Entries) }
 // ReadOffsetIndex reads a .index file read-only, streaming it so memory
 // is bounded by the valid entries, not the preallocated size.
 func ReadOffsetIndex(path string, baseOffset int64) (OffsetIndex, error) {
-	r, n, closeFile, err := openIndexFile(path)
-	if err != nil {
-		return OffsetIndex{Path: path, BaseOffset: baseOffset}, err
-	}
-	defer closeFile()
-	return parseOffsetIndex(r, n, path, baseOffset)
+	return readIndex(path, baseOffset, parseOffsetIndex, OffsetIndex{Path: path, BaseOffset: baseOffset})
 }
 
 // ParseOffsetIndex decodes .index bytes held in memory.
@@ -181,12 +176,18 @@ func ParseOffsetIndex(b []byte, baseOffset int64) OffsetIndex {
 
 // ReadTimeIndex reads a .timeindex file read-only; see ReadOffsetIndex.
 func ReadTimeIndex(path string, baseOffset int64) (TimeIndex, error) {
+	return readIndex(path, baseOffset, parseTimeIndex, TimeIndex{Path: path, BaseOffset: baseOffset})
+}
+
+// readIndex streams the index file at path through parse; unopenable, it
+// is unread (the error with the index as nothing read).
+func readIndex[X any](path string, baseOffset int64, parse func(io.Reader, int64, string, int64) (X, error), unread X) (X, error) {
 	r, n, closeFile, err := openIndexFile(path)
 	if err != nil {
-		return TimeIndex{Path: path, BaseOffset: baseOffset}, err
+		return unread, err
 	}
 	defer closeFile()
-	return parseTimeIndex(r, n, path, baseOffset)
+	return parse(r, n, path, baseOffset)
 }
 
 // ParseTimeIndex decodes .timeindex bytes held in memory.
@@ -198,22 +199,13 @@ func ParseTimeIndex(b []byte, baseOffset int64) TimeIndex {
 // openIndexFile opens a regular file read-only and returns a buffered
 // reader over it with its size.
 func openIndexFile(path string) (io.Reader, int64, func(), error) {
-	f, err := OpenFile(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return nil, 0, nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		_ = f.Close()
-		return nil, 0, nil, err
-	}
-	if !st.Mode().IsRegular() {
-		_ = f.Close()
-		return nil, 0, nil, fmt.Errorf("%s: not a regular file", path)
 	}
 	// A buffer no larger than the file: dumping a log directory reads
 	// thousands of small indexes.
-	return bufio.NewReaderSize(f, int(min(st.Size(), 64<<10))), st.Size(), func() { _ = f.Close() }, nil
+	return bufio.NewReaderSize(f, int(min(size, 64<<10))), size, func() { _ = f.Close() }, nil
 }
 
 // indexSlots walks n bytes of an index with entries of size sz. visit is

@@ -69,23 +69,33 @@ type IndexCheck struct {
 
 // NewIndexCheck reads the indexes of segment s (an I/O error is an error).
 func NewIndexCheck(s SegmentFiles) (*IndexCheck, error) {
+	idx, tidx, err := readSegmentIndexes(s)
+	if err != nil {
+		return nil, err
+	}
+	return NewIndexCheckOf(idx, tidx), nil
+}
+
+// readSegmentIndexes reads segment s's .index and .timeindex (nil where
+// the segment has none).
+func readSegmentIndexes(s SegmentFiles) (*OffsetIndex, *TimeIndex, error) {
 	var idx *OffsetIndex
 	var tidx *TimeIndex
 	if s.Index != "" {
 		x, err := ReadOffsetIndex(s.Index, s.BaseOffset)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		idx = &x
 	}
 	if s.TimeIndex != "" {
 		x, err := ReadTimeIndex(s.TimeIndex, s.BaseOffset)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		tidx = &x
 	}
-	return NewIndexCheckOf(idx, tidx), nil
+	return idx, tidx, nil
 }
 
 // NewIndexCheckOf is NewIndexCheck of indexes already read (nil: the

@@ -286,19 +286,9 @@ const (
 	StrayDirSuffix  = "-stray"
 )
 
-func (s DirState) String() string {
-	switch s {
-	case DirLive:
-		return "live"
-	case DirDelete:
-		return "delete"
-	case DirFuture:
-		return "future"
-	case DirStray:
-		return "stray"
-	}
-	return fmt.Sprintf("DirState(%d)", int(s))
-}
+func (s DirState) String() string { return enumName(dirStateNames[:], int(s), "DirState") }
+
+var dirStateNames = [...]string{DirLive: "live", DirDelete: "delete", DirFuture: "future", DirStray: "stray"}
 
 // PartitionDirName is what a partition directory's name says.
 type PartitionDirName struct {

@@ -17,20 +17,8 @@ import (
 // changes nothing for a regular file), and the fstat after it turns FIFOs,
 // sockets and devices away with an error naming the file.
 func OpenFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|oNonblock, 0)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: path, Err: &NotRegularError{Mode: fi.Mode()}}
-	}
-	return f, nil
+	f, _, err := openSized(path)
+	return f, err
 }
 
 // Bounds on the files a broker keeps small: what it writes, with room to
@@ -60,18 +48,23 @@ const (
 	QuoteBytes = 64
 )
 
-// openSized is OpenFile with the file's size.
+// openSized is OpenFile with the file's size, from the fstat that checks
+// it is a regular file.
 func openSized(path string) (*os.File, int64, error) {
-	f, err := OpenFile(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|oNonblock, 0)
 	if err != nil {
 		return nil, 0, err
 	}
-	st, err := f.Stat()
+	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return nil, 0, err
 	}
-	return f, st.Size(), nil
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, &fs.PathError{Op: "open", Path: path, Err: &NotRegularError{Mode: fi.Mode()}}
+	}
+	return f, fi.Size(), nil
 }
 
 // ReadFileLimit is ReadFile of a file a broker keeps small: a file of

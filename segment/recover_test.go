@@ -99,15 +99,10 @@ func TestCutKindStrings(t *testing.T) {
 // TestRecoverProgressCountsTheSegment: Progress is told every byte of the
 // segment once, in steps of about a MiB on a large one, whatever its tail.
 func TestRecoverProgressCountsTheSegment(t *testing.T) {
-	big := filepath.Join(t.TempDir(), segment.SegmentFileName(0, segment.LogSuffix))
-	f, err := os.Create(big)
+	big, _, err := segtest.LargeSegmentFile(t.TempDir(), 5<<20, segtest.LargeOptions{Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := segtest.LargeSegment(f, 5<<20, segtest.LargeOptions{Seed: 3}); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	torn := filepath.Join("..", "testdata", "broken", "torn-tail", "events-0", "00000000000000000000.log")
 	for _, path := range []string{big, torn} {
 		st, err := os.Stat(path)

@@ -38,18 +38,7 @@ func ResumeAppender(dir string, opts AppenderOptions) (*Appender, error) {
 	if len(segs) == 0 {
 		return nil, fmt.Errorf("%s: no .log segment to resume", dir)
 	}
-	if opts.SegmentBytes == 0 {
-		opts.SegmentBytes = DefaultSegmentBytes
-	}
-	if opts.IndexIntervalBytes == 0 {
-		opts.IndexIntervalBytes = DefaultIndexIntervalBytes
-	}
-	if opts.MaxIndexSize == 0 {
-		opts.MaxIndexSize = DefaultMaxIndexSize
-	}
-	if opts.SegmentMs == 0 {
-		opts.SegmentMs = DefaultSegmentMs
-	}
+	opts = opts.withDefaults()
 	opts.StartOffset = segs[0].BaseOffset
 	a := &Appender{dir: dir, opts: opts, roll: opts.rollConfig(), next: opts.StartOffset}
 	for _, s := range segs {

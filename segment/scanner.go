@@ -31,20 +31,17 @@ const (
 	TailCorrupt
 )
 
-func (k TailKind) String() string {
-	switch k {
-	case TailClean:
-		return "clean"
-	case TailZeroFilled:
-		return "zero-filled"
-	case TailTornHeader:
-		return "torn-header"
-	case TailTornBatch:
-		return "torn-batch"
-	case TailCorrupt:
-		return "corrupt"
+func (k TailKind) String() string { return enumName(tailKindNames[:], int(k), "TailKind") }
+
+var tailKindNames = [...]string{TailClean: "clean", TailZeroFilled: "zero-filled", TailTornHeader: "torn-header",
+	TailTornBatch: "torn-batch", TailCorrupt: "corrupt"}
+
+// enumName is names[i], or "Type(i)" for a value outside the names.
+func enumName(names []string, i int, typ string) string {
+	if i >= 0 && i < len(names) {
+		return names[i]
 	}
-	return fmt.Sprintf("TailKind(%d)", int(k))
+	return fmt.Sprintf("%s(%d)", typ, i)
 }
 
 // Tail is the end of a scan: everything before ValidBytes framed as batches.
@@ -299,16 +296,11 @@ type LogFile struct {
 // OpenLog opens path read-only. Inspection must never change a byte, so
 // nothing here ever opens for writing.
 func OpenLog(path string) (*LogFile, error) {
-	f, err := OpenFile(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &LogFile{Path: path, Size: st.Size(), f: f}, nil
+	return &LogFile{Path: path, Size: size, f: f}, nil
 }
 
 // Scanner starts a scan of the file.

@@ -1,8 +1,6 @@
 package segment_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/kseg/kseg/segment"
@@ -16,13 +14,7 @@ import (
 
 // benchSegment writes the segment into a temporary directory of b.
 func benchSegment(b *testing.B) (string, int64) {
-	path := filepath.Join(b.TempDir(), segment.SegmentFileName(0, segment.LogSuffix))
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	st, err := segtest.LargeSegment(f, 64<<20, segtest.LargeOptions{Seed: 11})
+	path, st, err := segtest.LargeSegmentFile(b.TempDir(), 64<<20, segtest.LargeOptions{Seed: 11})
 	if err != nil {
 		b.Fatal(err)
 	}

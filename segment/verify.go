@@ -525,28 +525,20 @@ func VerifySegmentIndexes(s SegmentFiles) ([]string, error) {
 		return nil, err
 	}
 	defer lf.Close()
-	var out []string
-	var idx *OffsetIndex
-	var tidx *TimeIndex
-	if s.Index != "" {
-		x, err := ReadOffsetIndex(s.Index, s.BaseOffset)
-		if err != nil {
-			return nil, err
-		}
-		if err := SanityCheckOffsetIndex(&x); err != nil {
-			out = append(out, err.Error())
-		}
-		idx = &x
+	idx, tidx, err := readSegmentIndexes(s)
+	if err != nil {
+		return nil, err
 	}
-	if s.TimeIndex != "" {
-		x, err := ReadTimeIndex(s.TimeIndex, s.BaseOffset)
-		if err != nil {
-			return nil, err
-		}
-		if err := SanityCheckTimeIndex(&x); err != nil {
+	var out []string
+	if idx != nil {
+		if err := SanityCheckOffsetIndex(idx); err != nil {
 			out = append(out, err.Error())
 		}
-		tidx = &x
+	}
+	if tidx != nil {
+		if err := SanityCheckTimeIndex(tidx); err != nil {
+			out = append(out, err.Error())
+		}
 	}
 	probs, err := VerifyIndexes(lf, idx, tidx)
 	if err != nil {

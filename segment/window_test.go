@@ -2,7 +2,6 @@ package segment_test
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -66,15 +65,10 @@ func TestScannerMmapMatchesPread(t *testing.T) {
 // TestScannerRetainedWindows: batches whose window is retained stay valid
 // after the scanner has moved on, mapped or read, until released.
 func TestScannerRetainedWindows(t *testing.T) {
-	path := filepath.Join(t.TempDir(), segment.SegmentFileName(0, segment.LogSuffix))
-	f, err := os.Create(path)
+	path, _, err := segtest.LargeSegmentFile(t.TempDir(), 6<<20, segtest.LargeOptions{Seed: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := segtest.LargeSegment(f, 6<<20, segtest.LargeOptions{Seed: 4}); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	_, want, _ := scanAll(t, path, segment.ScanOptions{})
 	for _, mmap := range []bool{false, true} {
 		lf, err := segment.OpenLog(path)

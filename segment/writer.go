@@ -108,18 +108,7 @@ var ErrSegmentsExist = errors.New("partition directory already holds log segment
 // segment has base offset opts.StartOffset. A directory that already holds
 // a .log file is refused (ErrSegmentsExist).
 func OpenAppender(dir string, opts AppenderOptions) (*Appender, error) {
-	if opts.SegmentBytes == 0 {
-		opts.SegmentBytes = DefaultSegmentBytes
-	}
-	if opts.IndexIntervalBytes == 0 {
-		opts.IndexIntervalBytes = DefaultIndexIntervalBytes
-	}
-	if opts.MaxIndexSize == 0 {
-		opts.MaxIndexSize = DefaultMaxIndexSize
-	}
-	if opts.SegmentMs == 0 {
-		opts.SegmentMs = DefaultSegmentMs
-	}
+	opts = opts.withDefaults()
 	switch {
 	case opts.SegmentBytes < decode.LogOverhead+decode.MinLegacyRecordSize:
 		return nil, fmt.Errorf("segment bytes %d is too small", opts.SegmentBytes)
@@ -150,6 +139,24 @@ func OpenAppender(dir string, opts AppenderOptions) (*Appender, error) {
 }
 
 // rollConfig is what the Appender's rolls read (LogSegment.shouldRoll).
+// withDefaults fills the zero fields with the broker's defaults
+// (segment.bytes, index.interval.bytes, segment.index.bytes, segment.ms).
+func (o AppenderOptions) withDefaults() AppenderOptions {
+	if o.SegmentBytes == 0 {
+		o.SegmentBytes = DefaultSegmentBytes
+	}
+	if o.IndexIntervalBytes == 0 {
+		o.IndexIntervalBytes = DefaultIndexIntervalBytes
+	}
+	if o.MaxIndexSize == 0 {
+		o.MaxIndexSize = DefaultMaxIndexSize
+	}
+	if o.SegmentMs == 0 {
+		o.SegmentMs = DefaultSegmentMs
+	}
+	return o
+}
+
 func (o AppenderOptions) rollConfig() RollConfig {
 	return RollConfig{SegmentBytes: o.SegmentBytes, SegmentMs: o.SegmentMs, MaxIndexSize: o.MaxIndexSize}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // What the write commands' tests (barrier, its rooms and the edit engine's
@@ -147,25 +148,26 @@ func AssertUnchanged(tb testing.TB, before map[string]Snap, dir string) {
 	}
 }
 
-// CopyTree copies a directory tree (files and modes).
+// SnapshotOffsets lists the offsets of dir's producer snapshots, in
+// order, as the partition directory is opened.
+func SnapshotOffsets(tb testing.TB, dir string) []int64 {
+	tb.Helper()
+	pd, err := segment.OpenPartitionDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var offs []int64
+	for _, s := range pd.Snapshots {
+		offs = append(offs, s.Offset)
+	}
+	return offs
+}
+
+// CopyTree copies a directory tree (segtest.CopyTree), failing tb on an
+// error.
 func CopyTree(tb testing.TB, src, dst string) {
 	tb.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
+	if err := segtest.CopyTree(src, dst); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -23,28 +23,19 @@ import (
 func benchSource(b *testing.B, size int64) (src string, cut int64) {
 	b.Helper()
 	src = filepath.Join(b.TempDir(), "bench-0")
-	if err := os.Mkdir(src, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	f, err := os.Create(filepath.Join(src, segment.SegmentFileName(0, segment.LogSuffix)))
+	log, _, err := segtest.LargeSegmentFile(src, size, segtest.LargeOptions{Seed: 5})
 	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := segtest.LargeSegment(f, size, segtest.LargeOptions{Seed: 5}); err != nil {
-		b.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
 		b.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(src, segment.PartitionMetadataName), []byte("version: 0\ntopic_id: EBESExQVFhcYGRobHB0eHw\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	lf, err := segment.OpenLog(f.Name())
+	lf, err := segment.OpenLog(log)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer lf.Close()
-	st, _ := os.Stat(f.Name())
+	st, _ := os.Stat(log)
 	sc := lf.Scanner(segment.ScanOptions{})
 	defer sc.Close()
 	cut = -1
@@ -148,17 +139,7 @@ func BenchmarkMirror(b *testing.B) {
 func BenchmarkMirrorManySegments(b *testing.B) {
 	const segBytes = 16 << 10
 	src := filepath.Join(b.TempDir(), "bench-0")
-	if err := os.Mkdir(src, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	f, err := os.Create(filepath.Join(src, segment.SegmentFileName(0, segment.LogSuffix)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := segtest.LargeSegment(f, 1000*segBytes*3/4, segtest.LargeOptions{Seed: 7, NoLarge: true, Codecs: []decode.Compression{decode.CompressionZstd}}); err != nil {
-		b.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
+	if _, _, err := segtest.LargeSegmentFile(src, 1000*segBytes*3/4, segtest.LargeOptions{Seed: 7, NoLarge: true, Codecs: []decode.Compression{decode.CompressionZstd}}); err != nil {
 		b.Fatal(err)
 	}
 	root := b.TempDir()

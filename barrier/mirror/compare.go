@@ -2,7 +2,6 @@ package mirror
 
 import (
 	"bytes"
-	"encoding/binary"
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment/digest"
@@ -20,29 +19,7 @@ func headerOf(b *decode.Batch, attrs uint16, buf []byte) []byte {
 		}
 		return b.Raw[:min(n, len(b.Raw))]
 	}
-	be := binary.BigEndian
-	r := be.AppendUint64(buf[:0], uint64(b.BaseOffset))
-	r = be.AppendUint32(r, uint32(b.BatchLength))
-	if b.IsLegacy() {
-		r = be.AppendUint32(r, b.CRC)
-		r = append(r, byte(b.Magic), byte(b.Attributes))
-		if b.Magic == 1 {
-			r = be.AppendUint64(r, uint64(b.MaxTimestamp))
-		}
-		return r
-	}
-	r = be.AppendUint32(r, uint32(b.PartitionLeaderEpoch))
-	r = append(r, byte(b.Magic))
-	r = be.AppendUint32(r, b.CRC)
-	r = be.AppendUint16(r, attrs)
-	r = be.AppendUint32(r, uint32(b.LastOffsetDelta))
-	r = be.AppendUint64(r, uint64(b.BaseTimestamp))
-	r = be.AppendUint64(r, uint64(b.MaxTimestamp))
-	r = be.AppendUint64(r, uint64(b.ProducerID))
-	r = be.AppendUint16(r, uint16(b.ProducerEpoch))
-	r = be.AppendUint32(r, uint32(b.BaseSequence))
-	r = be.AppendUint32(r, uint32(b.RecordCount))
-	return r
+	return b.AppendHeader(buf[:0], attrs)
 }
 
 func legacyHeaderLen(magic int8) int {

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -19,19 +18,11 @@ import (
 func TestProgressMovesWithinASegment(t *testing.T) {
 	root := t.TempDir()
 	src := filepath.Join(root, "a", "big-0")
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(filepath.Join(src, segment.SegmentFileName(0, segment.LogSuffix)))
+	_, st, err := segtest.LargeSegmentFile(src, 6<<20, segtest.LargeOptions{Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := segtest.LargeSegment(f, 6<<20, segtest.LargeOptions{Seed: 5}); err != nil {
-		t.Fatal(err)
-	}
-	st, _ := f.Stat()
-	f.Close()
-	size := st.Size()
+	size := st.Bytes
 	if err := os.MkdirAll(filepath.Join(root, "b"), 0o755); err != nil {
 		t.Fatal(err)
 	}

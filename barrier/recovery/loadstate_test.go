@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/finding"
@@ -70,14 +71,7 @@ func TestRepairLeavesWhatTheBrokerLoads(t *testing.T) {
 	if !slices.Equal(got, epochs[:2]) {
 		t.Errorf("leader epochs after the repair %v, want %v (truncateFromEnd drops an entry starting at the log end)", got, epochs[:2])
 	}
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var snaps []int64
-	for _, s := range pd.Snapshots {
-		snaps = append(snaps, s.Offset)
-	}
+	snaps := barriertest.SnapshotOffsets(t, dir)
 	if want := []int64{26, 53, 71}; !slices.Equal(snaps, want) {
 		t.Errorf("snapshots after the repair %v, want %v (the stray at 60 is one the broker deletes)", snaps, want)
 	}

@@ -63,31 +63,36 @@ func (r *reader) need(field string, n int) bool {
 	return true
 }
 
-func (r *reader) int16(field string) int16 {
-	if !r.need(field, 2) {
-		return 0
+// take returns the next n bytes, or nil (the failure recorded) when they
+// are not there.
+func (r *reader) take(field string, n int) []byte {
+	if !r.need(field, n) {
+		return nil
 	}
-	v := int16(binary.BigEndian.Uint16(r.b[r.p:]))
-	r.p += 2
-	return v
+	b := r.b[r.p : r.p+n]
+	r.p += n
+	return b
+}
+
+func (r *reader) int16(field string) int16 {
+	if b := r.take(field, 2); b != nil {
+		return int16(binary.BigEndian.Uint16(b))
+	}
+	return 0
 }
 
 func (r *reader) int32(field string) int32 {
-	if !r.need(field, 4) {
-		return 0
+	if b := r.take(field, 4); b != nil {
+		return int32(binary.BigEndian.Uint32(b))
 	}
-	v := int32(binary.BigEndian.Uint32(r.b[r.p:]))
-	r.p += 4
-	return v
+	return 0
 }
 
 func (r *reader) int64(field string) int64 {
-	if !r.need(field, 8) {
-		return 0
+	if b := r.take(field, 8); b != nil {
+		return int64(binary.BigEndian.Uint64(b))
 	}
-	v := int64(binary.BigEndian.Uint64(r.b[r.p:]))
-	r.p += 8
-	return v
+	return 0
 }
 
 // string reads Type.STRING: the bytes are kept as they are stored (Java

@@ -6,7 +6,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/kseg/kseg/decode"
 )
@@ -136,46 +135,10 @@ func appendValue(b *bytes.Buffer, val any) {
 	}
 }
 
-// JSONString quotes s as Jackson writes a JSON string: '"' and '\\'
-// escaped, \b \t \n \f \r, other control characters as \u00XX (upper-case
-// hex), everything else as is. Kafka holds the string as a Java String
-// decoded from UTF-8 (malformed input became U+FFFD by the JDK's rules,
-// decode.AppendJavaUTF8).
-func JSONString(s string) string {
-	if !utf8.ValidString(s) {
-		s = string(decode.AppendJavaUTF8(nil, []byte(s)))
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"', '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\r':
-			b.WriteString(`\r`)
-		default:
-			if r < 0x20 {
-				const hex = "0123456789ABCDEF"
-				b.WriteString(`\u00`)
-				b.WriteByte(hex[r>>4])
-				b.WriteByte(hex[r&0xf])
-				continue
-			}
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+// JSONString quotes s as Jackson writes a JSON string, as
+// decode.JSONString does (Kafka holds the string as a Java String decoded
+// from UTF-8; malformed input became U+FFFD by the JDK's rules).
+func JSONString(s string) string { return decode.JSONString(s) }
 
 // JavaDouble formats f as Java's Double.toString, which Jackson's
 // DoubleNode uses: plain notation with at least one decimal for

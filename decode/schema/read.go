@@ -287,35 +287,7 @@ func (r *reader) readValue(f *Field, k kind, v int16, flexible, tagged bool, pat
 		copy(u[:], r.take(16, path))
 		return u
 	case kString, kBytes, kRecords:
-		n := r.length(k, flexible, path)
-		if r.err != nil {
-			return nil
-		}
-		if n < 0 {
-			if !nullable {
-				m := "non-nullable field " + f.JSONName() + " was serialized as null"
-				r.fail(path, decode.ErrCorrupt, m, "%s", m)
-			}
-			return nil
-		}
-		if k == kString && n > 0x7fff {
-			m := fmt.Sprintf("string field %s had invalid length %d", f.JSONName(), n)
-			r.fail(path, decode.ErrCorrupt, m, "%s", m)
-			return nil
-		}
-		if n > r.left() {
-			r.fail(path, decode.ErrTruncated, fmt.Sprintf("Error reading byte array of %d byte(s): only %d byte(s) available", n, r.left()),
-				"%s of %d bytes, %d left", f.Type, n, r.left())
-			return nil
-		}
-		b := r.take(n, path)
-		if r.err != nil {
-			return nil
-		}
-		if k == kString {
-			return string(b)
-		}
-		return append([]byte{}, b...)
+		return r.readBytes(f, k, nullable, flexible, path)
 	case kStruct:
 		if nullable {
 			var null bool
@@ -330,43 +302,82 @@ func (r *reader) readValue(f *Field, k kind, v int16, flexible, tagged bool, pat
 		}
 		return r.readStruct(f.Fields, v, flexible, path)
 	case kArray:
-		n := r.length(kArray, flexible, path)
-		if r.err != nil {
-			return nil
-		}
-		if n < 0 {
-			if !nullable {
-				m := "non-nullable field " + f.JSONName() + " was serialized as null"
-				r.fail(path, decode.ErrCorrupt, m, "%s", m)
-			}
-			return nil
-		}
-		// Kafka's generated reader bounds the count by the bytes left; an
-		// element takes at least minSize bytes, so kseg bounds it closer
-		// (Kafka would then run out of bytes reading the elements).
-		if n > r.left() {
-			r.fail(path, decode.ErrCorrupt,
-				fmt.Sprintf("Tried to allocate a collection of size %d, but there are only %d bytes remaining.", n, r.left()),
-				"array of %d elements cannot fit in %d bytes", n, r.left())
-			return nil
-		}
-		if n > r.left()/minSize(f.elem, flexible) {
-			r.fail(path, decode.ErrCorrupt, underflow, "array of %d elements cannot fit in %d bytes", n, r.left())
-			return nil
-		}
-		out := make([]any, 0, n)
-		// Array elements are never null (Kafka's readers reject it).
-		el := &Field{Name: f.Name, Type: f.Type[2:], kind: f.elem}
-		for i := 0; i < n && r.err == nil; i++ {
-			ep := fmt.Sprintf("%s[%d]", path, i)
-			if f.elem == kStruct {
-				out = append(out, r.readStruct(f.Fields, v, flexible, ep))
-				continue
-			}
-			out = append(out, r.readValue(el, f.elem, v, flexible, false, ep))
-		}
-		return out
+		return r.readArray(f, v, nullable, flexible, path)
 	}
 	r.fail(path, decode.ErrUnsupported, "", "unknown type %q", f.Type)
 	return nil
+}
+
+// nullLength reports whether a length read for f is -1 (null), failing as
+// the generated readers do when f is not nullable in this version.
+func (r *reader) nullLength(f *Field, n int, nullable bool, path string) bool {
+	if n >= 0 {
+		return false
+	}
+	if !nullable {
+		m := "non-nullable field " + f.JSONName() + " was serialized as null"
+		r.fail(path, decode.ErrCorrupt, m, "%s", m)
+	}
+	return true
+}
+
+// readBytes reads a string, bytes or records field: its length (compact
+// in flexible versions), then that many bytes, bounded by what is left.
+func (r *reader) readBytes(f *Field, k kind, nullable, flexible bool, path string) any {
+	n := r.length(k, flexible, path)
+	if r.err != nil || r.nullLength(f, n, nullable, path) {
+		return nil
+	}
+	if k == kString && n > 0x7fff {
+		m := fmt.Sprintf("string field %s had invalid length %d", f.JSONName(), n)
+		r.fail(path, decode.ErrCorrupt, m, "%s", m)
+		return nil
+	}
+	if n > r.left() {
+		r.fail(path, decode.ErrTruncated, fmt.Sprintf("Error reading byte array of %d byte(s): only %d byte(s) available", n, r.left()),
+			"%s of %d bytes, %d left", f.Type, n, r.left())
+		return nil
+	}
+	b := r.take(n, path)
+	if r.err != nil {
+		return nil
+	}
+	if k == kString {
+		return string(b)
+	}
+	return append([]byte{}, b...)
+}
+
+// readArray reads an array field: its count, bounded by the bytes left
+// before anything is allocated, then its elements.
+func (r *reader) readArray(f *Field, v int16, nullable, flexible bool, path string) any {
+	n := r.length(kArray, flexible, path)
+	if r.err != nil || r.nullLength(f, n, nullable, path) {
+		return nil
+	}
+	// Kafka's generated reader bounds the count by the bytes left; an
+	// element takes at least minSize bytes, so kseg bounds it closer
+	// (Kafka would then run out of bytes reading the elements).
+	if n > r.left() {
+		r.fail(path, decode.ErrCorrupt,
+			fmt.Sprintf("Tried to allocate a collection of size %d, but there are only %d bytes remaining.", n, r.left()),
+			"array of %d elements cannot fit in %d bytes", n, r.left())
+		return nil
+	}
+	if n > r.left()/minSize(f.elem, flexible) {
+		r.fail(path, decode.ErrCorrupt, underflow, "array of %d elements cannot fit in %d bytes", n, r.left())
+		return nil
+	}
+	out := make([]any, 0, n)
+	// Array elements are never null (Kafka's readers reject it).
+	el := &Field{Name: f.Name, Type: f.Type[2:], kind: f.elem}
+	for i := 0; i < n && r.err == nil; i++ {
+		ep := fmt.Sprintf("%s[%d]", path, i)
+		if f.elem == kStruct {
+			out = append(out, r.readStruct(f.Fields, v, flexible, ep))
+			continue
+		}
+		out = append(out, r.readValue(el, f.elem, v, flexible, false, ep))
+	}
+	return out
 }

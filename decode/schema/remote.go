@@ -100,87 +100,100 @@ func (d *Decoded) remoteInvalid() string {
 // remoteString is the toString() of a record remoteInvalid accepts.
 func (d *Decoded) remoteString() (string, bool) {
 	v := d.Value
-	i := func(s *Struct, name string) string { n, _ := s.Int(name); return strconv.FormatInt(n, 10) }
-	// TopicIdPartition.toString: topicId:topic-partition.
-	tip := func(s *Struct) string {
-		id, _ := s.UUID("id")
-		name, _ := s.String("name")
-		return id.String() + ":" + name + "-" + i(s, "partition")
-	}
-	segID := func(s *Struct) string {
-		id, _ := s.UUID("id")
-		return "RemoteLogSegmentId{topicIdPartition=" + tip(s.Struct("topicIdPartition")) + ", id=" + id.String() + "}"
-	}
-	// customMetadata is Optional<CustomMetadata>; a null field is empty.
-	custom := func() string {
-		if x, _ := v.Get("customMetadata"); x != nil {
-			b, _ := v.Bytes("customMetadata")
-			return "Optional[CustomMetadata{" + strconv.Itoa(len(b)) + " bytes}]"
-		}
-		return "Optional.empty"
-	}
-	// segmentLeaderEpochs is a TreeMap<Integer, Long>: {epoch=offset, …}
-	// in epoch order, filled by HashMap.put, so the last entry of an epoch
-	// listed twice wins.
-	epochs := func() string {
-		es := v.Structs("segmentLeaderEpochs")
-		type kv struct{ k, v int64 }
-		var list []kv
-		for _, e := range es {
-			le, _ := e.Int("leaderEpoch")
-			off, _ := e.Int("offset")
-			list = append(list, kv{le, off})
-		}
-		for a := 1; a < len(list); a++ {
-			for b := a; b > 0 && list[b].k < list[b-1].k; b-- {
-				list[b], list[b-1] = list[b-1], list[b]
-			}
-		}
-		var sb strings.Builder
-		sb.WriteByte('{')
-		for n, e := range list {
-			if n+1 < len(list) && e.k == list[n+1].k {
-				continue
-			}
-			if sb.Len() > 1 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString(strconv.FormatInt(e.k, 10) + "=" + strconv.FormatInt(e.v, 10))
-		}
-		sb.WriteByte('}')
-		return sb.String()
-	}
-	// txnIdxEmpty (KAFKA-16780, Kafka 4.0): the record's tagged
-	// txnIndexEmpty, false when absent; the toString() of
-	// RemoteLogSegmentMetadata and of the snapshot ends with it.
-	txnEmpty := func() string {
-		b, _ := v.Bool("txnIndexEmpty")
-		return strconv.FormatBool(b)
-	}
+	i := func(name string) string { return remoteInt(v, name) }
 	st := func(name string, names []string) string { n, _ := v.Int(name); return stateName(names, n) }
 	switch d.ValueMessage.Name {
 	case "RemoteLogSegmentMetadataRecord":
-		return "RemoteLogSegmentMetadata{remoteLogSegmentId=" + segID(v.Struct("remoteLogSegmentId")) +
-			", startOffset=" + i(v, "startOffset") + ", endOffset=" + i(v, "endOffset") +
-			", brokerId=" + i(v, "brokerId") + ", maxTimestampMs=" + i(v, "maxTimestampMs") +
-			", eventTimestampMs=" + i(v, "eventTimestampMs") + ", segmentLeaderEpochs=" + epochs() +
-			", segmentSizeInBytes=" + i(v, "segmentSizeInBytes") + ", customMetadata=" + custom() +
-			", state=" + st("remoteLogSegmentState", segmentStates) + ", txnIdxEmpty=" + txnEmpty() + "}", true
+		return "RemoteLogSegmentMetadata{remoteLogSegmentId=" + remoteSegmentID(v.Struct("remoteLogSegmentId")) +
+			", startOffset=" + i("startOffset") + ", endOffset=" + i("endOffset") +
+			", brokerId=" + i("brokerId") + ", maxTimestampMs=" + i("maxTimestampMs") +
+			", eventTimestampMs=" + i("eventTimestampMs") + ", segmentLeaderEpochs=" + segmentLeaderEpochs(v) +
+			", segmentSizeInBytes=" + i("segmentSizeInBytes") + ", customMetadata=" + customMetadata(v) +
+			", state=" + st("remoteLogSegmentState", segmentStates) + ", txnIdxEmpty=" + txnIdxEmpty(v) + "}", true
 	case "RemoteLogSegmentMetadataUpdateRecord":
-		return "RemoteLogSegmentMetadataUpdate{remoteLogSegmentId=" + segID(v.Struct("remoteLogSegmentId")) +
-			", customMetadata=" + custom() + ", state=" + st("remoteLogSegmentState", segmentStates) +
-			", eventTimestampMs=" + i(v, "eventTimestampMs") + ", brokerId=" + i(v, "brokerId") + "}", true
+		return "RemoteLogSegmentMetadataUpdate{remoteLogSegmentId=" + remoteSegmentID(v.Struct("remoteLogSegmentId")) +
+			", customMetadata=" + customMetadata(v) + ", state=" + st("remoteLogSegmentState", segmentStates) +
+			", eventTimestampMs=" + i("eventTimestampMs") + ", brokerId=" + i("brokerId") + "}", true
 	case "RemotePartitionDeleteMetadataRecord":
-		return "RemotePartitionDeleteMetadata{topicPartition=" + tip(v.Struct("topicIdPartition")) +
+		return "RemotePartitionDeleteMetadata{topicPartition=" + topicIDPartition(v.Struct("topicIdPartition")) +
 			", state=" + st("remotePartitionDeleteState", deleteStates) +
-			", eventTimestampMs=" + i(v, "eventTimestampMs") + ", brokerId=" + i(v, "brokerId") + "}", true
+			", eventTimestampMs=" + i("eventTimestampMs") + ", brokerId=" + i("brokerId") + "}", true
 	case "RemoteLogSegmentMetadataSnapshotRecord":
 		id, _ := v.UUID("segmentId")
 		return "RemoteLogSegmentMetadataSnapshot{segmentId=" + id.String() +
-			", startOffset=" + i(v, "startOffset") + ", endOffset=" + i(v, "endOffset") +
-			", maxTimestampMs=" + i(v, "maxTimestampMs") + ", segmentLeaderEpochs=" + epochs() +
-			", segmentSizeInBytes=" + i(v, "segmentSizeInBytes") + ", customMetadata=" + custom() +
-			", state=" + st("remoteLogSegmentState", segmentStates) + ", txnIdxEmpty=" + txnEmpty() + "}", true
+			", startOffset=" + i("startOffset") + ", endOffset=" + i("endOffset") +
+			", maxTimestampMs=" + i("maxTimestampMs") + ", segmentLeaderEpochs=" + segmentLeaderEpochs(v) +
+			", segmentSizeInBytes=" + i("segmentSizeInBytes") + ", customMetadata=" + customMetadata(v) +
+			", state=" + st("remoteLogSegmentState", segmentStates) + ", txnIdxEmpty=" + txnIdxEmpty(v) + "}", true
 	}
 	return "", false
+}
+
+// remoteInt renders an integer field as Long.toString would.
+func remoteInt(s *Struct, name string) string {
+	n, _ := s.Int(name)
+	return strconv.FormatInt(n, 10)
+}
+
+// topicIDPartition renders TopicIdPartition.toString: topicId:topic-partition.
+func topicIDPartition(s *Struct) string {
+	id, _ := s.UUID("id")
+	name, _ := s.String("name")
+	return id.String() + ":" + name + "-" + remoteInt(s, "partition")
+}
+
+// remoteSegmentID renders RemoteLogSegmentId.toString.
+func remoteSegmentID(s *Struct) string {
+	id, _ := s.UUID("id")
+	return "RemoteLogSegmentId{topicIdPartition=" + topicIDPartition(s.Struct("topicIdPartition")) + ", id=" + id.String() + "}"
+}
+
+// customMetadata renders the Optional<CustomMetadata>; a null field is
+// empty.
+func customMetadata(v *Struct) string {
+	if x, _ := v.Get("customMetadata"); x != nil {
+		b, _ := v.Bytes("customMetadata")
+		return "Optional[CustomMetadata{" + strconv.Itoa(len(b)) + " bytes}]"
+	}
+	return "Optional.empty"
+}
+
+// segmentLeaderEpochs renders the TreeMap<Integer, Long> Kafka builds:
+// {epoch=offset, …} in epoch order, filled by HashMap.put, so the last
+// entry of an epoch listed twice wins.
+func segmentLeaderEpochs(v *Struct) string {
+	es := v.Structs("segmentLeaderEpochs")
+	type kv struct{ k, v int64 }
+	var list []kv
+	for _, e := range es {
+		le, _ := e.Int("leaderEpoch")
+		off, _ := e.Int("offset")
+		list = append(list, kv{le, off})
+	}
+	for a := 1; a < len(list); a++ { // stable: equal epochs keep their order
+		for b := a; b > 0 && list[b].k < list[b-1].k; b-- {
+			list[b], list[b-1] = list[b-1], list[b]
+		}
+	}
+	var sb strings.Builder
+	sb.WriteByte('{')
+	for n, e := range list {
+		if n+1 < len(list) && e.k == list[n+1].k {
+			continue
+		}
+		if sb.Len() > 1 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(strconv.FormatInt(e.k, 10) + "=" + strconv.FormatInt(e.v, 10))
+	}
+	sb.WriteByte('}')
+	return sb.String()
+}
+
+// txnIdxEmpty (KAFKA-16780, Kafka 4.0) renders the record's tagged
+// txnIndexEmpty, false when absent; the toString() of
+// RemoteLogSegmentMetadata and of the snapshot ends with it.
+func txnIdxEmpty(v *Struct) string {
+	b, _ := v.Bool("txnIndexEmpty")
+	return strconv.FormatBool(b)
 }

@@ -116,59 +116,18 @@ func (w *writer) bad(f *Field, val any) {
 }
 
 func (w *writer) writeValue(f *Field, k kind, v int16, flexible, tagged bool, val any) {
-	switch k {
-	case kBool:
-		x, ok := val.(bool)
-		if !ok {
-			w.bad(f, val)
-		}
-		if x {
-			w.b = append(w.b, 1)
-		} else {
-			w.b = append(w.b, 0)
-		}
-		return
-	case kInt8, kInt16, kUint16, kInt32, kUint32, kInt64:
-		n, ok := asInt(val)
-		if !ok {
-			w.bad(f, val)
-		}
-		switch k {
-		case kInt8:
-			w.b = append(w.b, byte(n))
-		case kInt16, kUint16:
-			w.b = binary.BigEndian.AppendUint16(w.b, uint16(n))
-		case kInt32, kUint32:
-			w.b = binary.BigEndian.AppendUint32(w.b, uint32(n))
-		default:
-			w.b = binary.BigEndian.AppendUint64(w.b, uint64(n))
-		}
-		return
-	case kFloat64:
-		x, ok := val.(float64)
-		if !ok {
-			w.bad(f, val)
-		}
-		w.b = binary.BigEndian.AppendUint64(w.b, math.Float64bits(x))
-		return
-	case kUUID:
-		x, ok := val.(UUID)
-		if !ok {
-			w.bad(f, val)
-		}
-		w.b = append(w.b, x[:]...)
+	if w.writeFixed(f, k, val) {
 		return
 	}
 	if val == nil {
-		if k == kStruct {
-			if tagged {
-				w.uvarint(0)
-			} else {
-				w.b = append(w.b, 0xff)
-			}
-			return
+		switch {
+		case k != kStruct:
+			w.length(k, flexible, -1)
+		case tagged:
+			w.uvarint(0)
+		default:
+			w.b = append(w.b, 0xff)
 		}
-		w.length(k, flexible, -1)
 		return
 	}
 	switch k {
@@ -206,20 +165,73 @@ func (w *writer) writeValue(f *Field, k kind, v int16, flexible, tagged bool, va
 		}
 		w.writeStruct(f.Fields, v, flexible, x)
 	case kArray:
-		x, ok := val.([]any)
+		w.writeArray(f, v, flexible, val)
+	}
+}
+
+// writeFixed writes a fixed-size field (bool, the integers, float64, uuid)
+// and reports whether k was one.
+func (w *writer) writeFixed(f *Field, k kind, val any) bool {
+	switch k {
+	case kBool:
+		x, ok := val.(bool)
 		if !ok {
 			w.bad(f, val)
-			return
 		}
-		w.length(kArray, flexible, len(x))
-		el := &Field{Name: f.Name, Type: f.Type[2:], kind: f.elem}
-		for _, e := range x {
-			if f.elem == kStruct {
-				st, _ := e.(*Struct)
-				w.writeStruct(f.Fields, v, flexible, st)
-				continue
-			}
-			w.writeValue(el, f.elem, v, flexible, false, e)
+		if x {
+			w.b = append(w.b, 1)
+		} else {
+			w.b = append(w.b, 0)
 		}
+	case kInt8, kInt16, kUint16, kInt32, kUint32, kInt64:
+		n, ok := asInt(val)
+		if !ok {
+			w.bad(f, val)
+		}
+		switch k {
+		case kInt8:
+			w.b = append(w.b, byte(n))
+		case kInt16, kUint16:
+			w.b = binary.BigEndian.AppendUint16(w.b, uint16(n))
+		case kInt32, kUint32:
+			w.b = binary.BigEndian.AppendUint32(w.b, uint32(n))
+		default:
+			w.b = binary.BigEndian.AppendUint64(w.b, uint64(n))
+		}
+	case kFloat64:
+		x, ok := val.(float64)
+		if !ok {
+			w.bad(f, val)
+		}
+		w.b = binary.BigEndian.AppendUint64(w.b, math.Float64bits(x))
+	case kUUID:
+		x, ok := val.(UUID)
+		if !ok {
+			w.bad(f, val)
+		}
+		w.b = append(w.b, x[:]...)
+	default:
+		return false
+	}
+	return true
+}
+
+// writeArray writes an array field's count (compact in flexible versions)
+// and its elements; struct elements are never null.
+func (w *writer) writeArray(f *Field, v int16, flexible bool, val any) {
+	x, ok := val.([]any)
+	if !ok {
+		w.bad(f, val)
+		return
+	}
+	w.length(kArray, flexible, len(x))
+	el := &Field{Name: f.Name, Type: f.Type[2:], kind: f.elem}
+	for _, e := range x {
+		if f.elem == kStruct {
+			st, _ := e.(*Struct)
+			w.writeStruct(f.Fields, v, flexible, st)
+			continue
+		}
+		w.writeValue(el, f.elem, v, flexible, false, e)
 	}
 }

@@ -77,15 +77,9 @@ func txnScenario(t *testing.T, hangState cluster.TxnState, hangParts map[string]
 
 func loadTxns(t *testing.T, o cluster.TxnsOptions, dirs ...string) *cluster.TxnsView {
 	t.Helper()
-	inv, err := cluster.OpenInventory(dirs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := cluster.LoadTxns(inv, cluster.SchemaDecoder{}, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return mustLoad(t, dirs, func(inv *cluster.Inventory) (*cluster.TxnsView, error) {
+		return cluster.LoadTxns(inv, cluster.SchemaDecoder{}, o)
+	})
 }
 
 // kseg txns is a running cluster's view (docs/txns.md): .kafka_cleanshutdown

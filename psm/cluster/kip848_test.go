@@ -29,10 +29,6 @@ func (scriptDecoder) TransactionState(key, value []byte) (cluster.TxnRecord, err
 // ids resolved through partition.metadata), a member removed by a
 // tombstone; the state follows ConsumerGroup.maybeUpdateGroupState.
 func TestConsumerGroupKIP848(t *testing.T) {
-	var ordersID [16]byte
-	for i := range ordersID {
-		ordersID[i] = 0x0a
-	}
 	member := func(id string) cluster.GroupRecord {
 		return cluster.GroupRecord{Kind: cluster.GroupRecordConsumerGroupMember, Group: "g", MemberID: id,
 			Member: &cluster.ConsumerGroupMemberValue{ClientID: "client-" + id, ClientHost: "/h", SubscribedTopicNames: []string{"orders"}, RebalanceTimeoutMs: 1000}}
@@ -69,21 +65,7 @@ func TestConsumerGroupKIP848(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			if _, err := clustertest.WritePartition(dir, cluster.ConsumerOffsetsTopic, 0, nil, clustertest.Batch(0, clustertest.T0, c.recs...)); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := clustertest.WritePartition(dir, "orders", 0, &ordersID, clustertest.DataBatch(0, clustertest.T0, 3)); err != nil {
-				t.Fatal(err)
-			}
-			inv, err := cluster.OpenInventory([]string{dir})
-			if err != nil {
-				t.Fatal(err)
-			}
-			v, err := cluster.LoadGroups(inv, scriptDecoder{script}, cluster.GroupsOptions{PSM: psmDefaults()})
-			if err != nil {
-				t.Fatal(err)
-			}
+			v := loadKIP848Groups(t, c.recs, scriptDecoder{script})
 			if c.state == "" {
 				if len(v.Groups) != 0 {
 					t.Fatalf("deleted group still listed: %+v", v.Groups)
@@ -148,10 +130,6 @@ func (b kip848Bytes) tags() kip848Bytes { return append(b, 0) }
 // of orders-0 at 2 — decoded by the CLI's decoder (SchemaDecoder): a
 // Stable group of one member holding orders-0, its commit with lag 1.
 func TestConsumerGroupKIP848Bytes(t *testing.T) {
-	var ordersID [16]byte
-	for i := range ordersID {
-		ordersID[i] = 0x0a
-	}
 	const group, member = "kip848", "m-1"
 	kv := func(k, v kip848Bytes) clustertest.KV { return clustertest.KV{Key: k, Value: v} }
 	recs := []clustertest.KV{
@@ -165,21 +143,7 @@ func TestConsumerGroupKIP848Bytes(t *testing.T) {
 			append(kip848Bytes{}.i16(0).i32(5).i32(4).i8(0).carr(1), ordersID[:]...).carr(1).i32(0).tags().carr(0).tags()),
 		clustertest.OffsetCommit(group, "orders", 0, 2, 0, "", clustertest.T0),
 	}
-	dir := t.TempDir()
-	if _, err := clustertest.WritePartition(dir, cluster.ConsumerOffsetsTopic, 0, nil, clustertest.Batch(0, clustertest.T0, recs...)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := clustertest.WritePartition(dir, "orders", 0, &ordersID, clustertest.DataBatch(0, clustertest.T0, 3)); err != nil {
-		t.Fatal(err)
-	}
-	inv, err := cluster.OpenInventory([]string{dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := cluster.LoadGroups(inv, cluster.SchemaDecoder{}, cluster.GroupsOptions{PSM: psmDefaults()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := loadKIP848Groups(t, recs, cluster.SchemaDecoder{})
 	if len(v.Groups) != 1 || len(v.Skipped) != 0 || len(v.Findings) != 0 {
 		t.Fatalf("groups %+v skipped %v findings %v", v.Groups, v.Skipped, v.Findings)
 	}
@@ -195,4 +159,24 @@ func TestConsumerGroupKIP848Bytes(t *testing.T) {
 	if len(g.Offsets) != 1 || g.Offsets[0].Offset != 2 || g.Offsets[0].Lag != 1 {
 		t.Errorf("offsets %+v", g.Offsets)
 	}
+}
+
+// ordersID is the topic id of the data partition orders-0 the KIP-848
+// groups' assignments name.
+var ordersID = [16]byte{0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a}
+
+// loadKIP848Groups writes recs as __consumer_offsets-0 beside orders-0 (3
+// records) in a fresh log directory and loads its groups through dec.
+func loadKIP848Groups(t *testing.T, recs []clustertest.KV, dec cluster.Decoder) *cluster.GroupsView {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := clustertest.WritePartition(dir, cluster.ConsumerOffsetsTopic, 0, nil, clustertest.Batch(0, clustertest.T0, recs...)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clustertest.WritePartition(dir, "orders", 0, &ordersID, clustertest.DataBatch(0, clustertest.T0, 3)); err != nil {
+		t.Fatal(err)
+	}
+	return mustLoad(t, []string{dir}, func(inv *cluster.Inventory) (*cluster.GroupsView, error) {
+		return cluster.LoadGroups(inv, dec, cluster.GroupsOptions{PSM: psmDefaults()})
+	})
 }

@@ -54,14 +54,7 @@ func TestGroupsMemoryTracksLiveKeys(t *testing.T) {
 		t.Errorf("the replay retains %d KiB of heap for %d live groups (limit %d KiB): memory grows with the dead groups", retained>>10, live, limit>>10)
 	}
 
-	inv, err := cluster.OpenInventory([]string{ld})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := cluster.LoadGroups(inv, cluster.SchemaDecoder{}, cluster.GroupsOptions{Jobs: 1, PSM: psmDefaults()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := loadGroups(t, cluster.GroupsOptions{Jobs: 1, PSM: psmDefaults()}, ld)
 	if len(v.Groups) != live || v.Groups[0].Group != "live-0" || v.Groups[0].Offsets[0].Offset != 42 || len(v.Findings) != 0 {
 		t.Errorf("LoadGroups: %d groups, findings %v", len(v.Groups), v.Findings)
 	}

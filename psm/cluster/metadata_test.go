@@ -16,15 +16,9 @@ import (
 
 func loadMetadata(t *testing.T, at int64, dirs ...string) *cluster.MetadataView {
 	t.Helper()
-	inv, err := cluster.OpenInventory(dirs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := cluster.LoadMetadata(inv, cluster.MetadataOptions{At: at})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return mustLoad(t, dirs, func(inv *cluster.Inventory) (*cluster.MetadataView, error) {
+		return cluster.LoadMetadata(inv, cluster.MetadataOptions{At: at})
+	})
 }
 
 func topicByName(im *cluster.MetadataImage, name string) *cluster.TopicImage {

@@ -377,23 +377,15 @@ func (r *metaReplay) changePartition(v *schema.Struct) {
 	if p == nil {
 		return
 	}
-	if x, ok := ints32(v, "replicas"); ok {
-		p.Replicas = x
-	}
-	if x, ok := ints32(v, "isr"); ok {
-		p.ISR = x
-	}
-	if x, ok := ints32(v, "removingReplicas"); ok {
-		p.RemovingReplicas = x
-	}
-	if x, ok := ints32(v, "addingReplicas"); ok {
-		p.AddingReplicas = x
-	}
-	if x, ok := ints32(v, "eligibleLeaderReplicas"); ok {
-		p.ELR = x
-	}
-	if x, ok := ints32(v, "lastKnownElr"); ok {
-		p.LastKnownELR = x
+	// A field the record leaves out (null: no change) keeps its value.
+	for _, f := range []struct {
+		name string
+		dst  *[]int32
+	}{{"replicas", &p.Replicas}, {"isr", &p.ISR}, {"removingReplicas", &p.RemovingReplicas},
+		{"addingReplicas", &p.AddingReplicas}, {"eligibleLeaderReplicas", &p.ELR}, {"lastKnownElr", &p.LastKnownELR}} {
+		if x, ok := ints32(v, f.name); ok {
+			*f.dst = x
+		}
 	}
 	if x, ok := uuids(v, "directories"); ok {
 		p.Directories = x

@@ -26,11 +26,19 @@ func realDir(t *testing.T, parts ...string) string {
 
 func loadGroups(t *testing.T, o cluster.GroupsOptions, dirs ...string) *cluster.GroupsView {
 	t.Helper()
+	return mustLoad(t, dirs, func(inv *cluster.Inventory) (*cluster.GroupsView, error) {
+		return cluster.LoadGroups(inv, cluster.SchemaDecoder{}, o)
+	})
+}
+
+// mustLoad opens the log directories dirs and loads a view of them.
+func mustLoad[V any](t *testing.T, dirs []string, load func(*cluster.Inventory) (V, error)) V {
+	t.Helper()
 	inv, err := cluster.OpenInventory(dirs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := cluster.LoadGroups(inv, cluster.SchemaDecoder{}, o)
+	v, err := load(inv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,14 +262,7 @@ func findMember(g cluster.Group, id string) *cluster.Member {
 // says what it cannot answer.
 func TestRealTxnsWithoutCoordinator(t *testing.T) {
 	for _, d := range [][]string{{"Danielowo2000__BigDataTechnologies-Version-2", "kafka_data"}, {"ItumelengMogase__Real-Time-Data-Pipeline-for-Patient-Admissions", "kafka-data"}} {
-		inv, err := cluster.OpenInventory([]string{realDir(t, d...)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := cluster.LoadTxns(inv, cluster.SchemaDecoder{}, cluster.DefaultTxnsOptions())
-		if err != nil {
-			t.Fatal(err)
-		}
+		v := loadTxns(t, cluster.DefaultTxnsOptions(), realDir(t, d...))
 		if len(v.Transactions) != 0 || len(v.Open) != 0 || len(v.Unanswerable) != 1 || len(v.Findings) != 0 {
 			t.Errorf("%s: %+v", d[0], v)
 		}

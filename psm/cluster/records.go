@@ -175,26 +175,16 @@ const (
 )
 
 func (s TxnState) String() string {
-	switch s {
-	case TxnEmpty:
-		return "Empty"
-	case TxnOngoing:
-		return "Ongoing"
-	case TxnPrepareCommit:
-		return "PrepareCommit"
-	case TxnPrepareAbort:
-		return "PrepareAbort"
-	case TxnCompleteCommit:
-		return "CompleteCommit"
-	case TxnCompleteAbort:
-		return "CompleteAbort"
-	case TxnDead:
-		return "Dead"
-	case TxnPrepareEpochFence:
-		return "PrepareEpochFence"
+	if s >= 0 && int(s) < len(txnStateNames) {
+		return txnStateNames[s]
 	}
 	return "Unknown(" + itoa(int64(s)) + ")"
 }
+
+// txnStateNames are TransactionState's names, by id.
+var txnStateNames = [...]string{TxnEmpty: "Empty", TxnOngoing: "Ongoing", TxnPrepareCommit: "PrepareCommit",
+	TxnPrepareAbort: "PrepareAbort", TxnCompleteCommit: "CompleteCommit", TxnCompleteAbort: "CompleteAbort",
+	TxnDead: "Dead", TxnPrepareEpochFence: "PrepareEpochFence"}
 
 // includesPartitions: the states in which the coordinator still tracks the
 // transaction's partitions as part of an open or finishing transaction.

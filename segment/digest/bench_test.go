@@ -30,17 +30,7 @@ func benchSize() int64 {
 func benchPartition(b *testing.B) string {
 	b.Helper()
 	dir := filepath.Join(b.TempDir(), "bench-0")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	f, err := os.Create(filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := segtest.LargeSegment(f, benchSize(), segtest.LargeOptions{Seed: 5}); err != nil {
-		b.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
+	if _, _, err := segtest.LargeSegmentFile(dir, benchSize(), segtest.LargeOptions{Seed: 5}); err != nil {
 		b.Fatal(err)
 	}
 	return dir

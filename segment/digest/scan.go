@@ -223,24 +223,6 @@ func (s *Scanner) producer(mode int) (si int, sl *slot, pid int64, epoch int16, 
 	return si, sl, pid, epoch, seq
 }
 
-// appendV2Header appends the 61-byte header of the v2 batch b, whose
-// attributes are attrs (all 16 bits), as it stands on disk.
-func appendV2Header(r []byte, b *decode.Batch, attrs uint16) []byte {
-	r = be.AppendUint64(r, uint64(b.BaseOffset))
-	r = be.AppendUint32(r, uint32(b.BatchLength))
-	r = be.AppendUint32(r, uint32(b.PartitionLeaderEpoch))
-	r = append(r, 2)
-	r = be.AppendUint32(r, b.CRC)
-	r = be.AppendUint16(r, attrs)
-	r = be.AppendUint32(r, uint32(b.LastOffsetDelta))
-	r = be.AppendUint64(r, uint64(b.BaseTimestamp))
-	r = be.AppendUint64(r, uint64(b.MaxTimestamp))
-	r = be.AppendUint64(r, uint64(b.ProducerID))
-	r = be.AppendUint16(r, uint16(b.ProducerEpoch))
-	r = be.AppendUint32(r, uint32(b.BaseSequence))
-	return be.AppendUint32(r, uint32(b.RecordCount))
-}
-
 // batch decodes a v2 batch record.
 func (s *Scanner) batch(tag byte) {
 	c, dl := &s.c, &s.dl
@@ -307,7 +289,7 @@ func (s *Scanner) batch(tag byte) {
 		Attributes: int16(attrs) & 0xff, LastOffsetDelta: lod, BaseTimestamp: baseTs, MaxTimestamp: maxTs,
 		ProducerID: pid, ProducerEpoch: epoch, BaseSequence: seq, RecordCount: count}
 	if body != nil {
-		s.raw = append(appendV2Header(s.raw[:0], &b, attrs), body...)
+		s.raw = append(b.AppendHeader(s.raw[:0], attrs), body...)
 		b.Raw = s.raw
 	}
 	s.cur = Entry{Batch: b, Pos: s.pos, CRCValid: valid, ComputedCRC: computed, Attributes16: attrs}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // epochRewrite is a write command in miniature: a job that gives a
@@ -50,7 +51,7 @@ func ExampleApply() {
 	}
 	defer os.RemoveAll(tmp)
 	dir := filepath.Join(tmp, "data", "orders-0")
-	if err := copyDir("../../testdata/partitions/orders-0", dir); err != nil {
+	if err := segtest.CopyTree("../../testdata/partitions/orders-0", dir); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -72,24 +73,4 @@ func ExampleApply() {
 	// Output:
 	// replace: leader-epoch-checkpoint, verified true, journal left false
 	// now "0\n1\n3 0\n", backed up "0\n2\n3 0\n5 40\n"
-}
-
-func copyDir(from, to string) error {
-	if err := os.MkdirAll(to, 0o755); err != nil {
-		return err
-	}
-	es, err := os.ReadDir(from)
-	if err != nil {
-		return err
-	}
-	for _, e := range es {
-		b, err := os.ReadFile(filepath.Join(from, e.Name()))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -266,6 +266,28 @@ func editCases() []editCase {
 	}
 }
 
+// completedEdit is a job run to its end, with a backup, in a copy of its
+// world.
+type completedEdit struct {
+	template, rel string            // the world the job starts from
+	root, backup  string            // the copy it ran in, its backup folder
+	before        map[string]string // the world's content before the job
+}
+
+// complete runs tc to its end in a fresh copy of its world.
+func complete(t *testing.T, tc editCase) completedEdit {
+	t.Helper()
+	var c completedEdit
+	c.template, c.rel = tc.world(t)
+	c.before = worldContent(t, c.template)
+	c.root = copyWorld(t, c.template)
+	c.backup = filepath.Join(t.TempDir(), "b")
+	if _, err := tc.apply(c.root, edit.Options{BackupDir: c.backup}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // copyWorld copies a template world to a fresh root.
 func copyWorld(t *testing.T, template string) string {
 	t.Helper()
@@ -799,14 +821,9 @@ func TestEditProgressCountsEveryCopiedByte(t *testing.T) {
 func TestEditManifestRestoresExactly(t *testing.T) {
 	for _, tc := range editCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			template, rel := tc.world(t)
-			before := worldContent(t, template)
-			root := copyWorld(t, template)
-			bd := filepath.Join(t.TempDir(), "b")
-			if _, err := tc.apply(root, edit.Options{BackupDir: bd}); err != nil {
-				t.Fatal(err)
-			}
-			b, err := os.ReadFile(filepath.Join(bd, edit.BackupManifestName))
+			c := complete(t, tc)
+			template, rel, root, before := c.template, c.rel, c.root, c.before
+			b, err := os.ReadFile(filepath.Join(c.backup, edit.BackupManifestName))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -842,7 +859,7 @@ func TestEditManifestRestoresExactly(t *testing.T) {
 					}
 					continue
 				}
-				data, err := os.ReadFile(filepath.Join(bd, f.Name))
+				data, err := os.ReadFile(filepath.Join(c.backup, f.Name))
 				if err != nil {
 					t.Fatal(err)
 				}

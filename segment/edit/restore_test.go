@@ -22,13 +22,8 @@ import (
 func TestRestoreUndoesCompletedEdits(t *testing.T) {
 	for _, tc := range editCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			template, _ := tc.world(t)
-			before := worldContent(t, template)
-			root := copyWorld(t, template)
-			bd := filepath.Join(t.TempDir(), "b")
-			if _, err := tc.apply(root, edit.Options{BackupDir: bd}); err != nil {
-				t.Fatal(err)
-			}
+			c := complete(t, tc)
+			root, bd, before := c.root, c.backup, c.before
 			p, err := edit.PlanRestore(bd, edit.RestoreOptions{})
 			if err != nil || p.NothingToDo || p.Completed == "" {
 				t.Fatalf("plan: %+v %v", p, err)
@@ -120,13 +115,8 @@ func TestRestoreRefusesChangedPartition(t *testing.T) {
 // partition as the edit left it, and a rerun finishes the restore.
 func TestRestoreIsCrashSafe(t *testing.T) {
 	tc := mirrorCase("align", false, 700)
-	template, rel := tc.world(t)
-	before := worldContent(t, template)
-	root := copyWorld(t, template)
-	bd := filepath.Join(t.TempDir(), "b")
-	if _, err := tc.apply(root, edit.Options{BackupDir: bd}); err != nil {
-		t.Fatal(err)
-	}
+	c := complete(t, tc)
+	rel, root, bd, before := c.rel, c.root, c.backup, c.before
 	after := worldContent(t, root)
 	dir := filepath.Join(root, rel)
 	p, err := edit.PlanRestore(bd, edit.RestoreOptions{})

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment"
 )
 
 // Large segments for benchmarks. Fixtures above are small and hand-made;
@@ -61,6 +63,25 @@ type LargeStats struct {
 	NextOffset int64
 	// BatchesByCodec counts data batches per codec.
 	BatchesByCodec map[decode.Compression]int64
+}
+
+// LargeSegmentFile writes LargeSegment(size, opts) as the first segment of
+// dir (00000000000000000000.log, which must not exist yet), creating dir,
+// and returns the file's path.
+func LargeSegmentFile(dir string, size int64, opts LargeOptions) (string, LargeStats, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", LargeStats{}, err
+	}
+	path := filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", LargeStats{}, err
+	}
+	st, err := LargeSegment(f, size, opts)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return path, st, err
 }
 
 // LargeSegment writes v2 batches to w until at least size bytes are

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -521,4 +522,25 @@ func writeFile(p string, b []byte) error { return segment.WriteFileAtomic(p, b, 
 
 func segmentRebuild(logPath string) (index, timeindex []byte, err error) {
 	return segment.RebuildIndexes(logPath, 0, IndexIntervals[BrokenPartition])
+}
+
+// CopyTree copies the directory tree src to dst (created as needed): its
+// directories, and its files with mode 0644. Tests copy a fixture before
+// anything writes to it; fixtures are never written in place.
+func CopyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
 }

@@ -43,15 +43,8 @@ while getopts "n:d:s:qr:t:k:" opt; do
     *) sed -n '2,30p' "$0"; exit 2 ;;
   esac
 done
-want() { [ "$ONLY" = all ] || [[ ",$ONLY," == *",$1,"* ]]; }
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/kseg-bench.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-if [ -z "$DATA" ]; then DATA=$WORK/data; fi
-mkdir -p "$DATA"
-DATA=$(cd "$DATA" && pwd)
-BIN=$WORK/bin
-mkdir -p "$BIN"
+. testdata/bench/common.sh
+workdirs bench
 # Scratch space for the write commands' destinations: on the data's file
 # system, so that cp and mirror write to the same disk.
 SCRATCH=$DATA/scratch

@@ -38,15 +38,8 @@ while getopts "n:d:qr:t:k:" opt; do
     *) sed -n '2,25p' "$0"; exit 2 ;;
   esac
 done
-want() { [ "$ONLY" = all ] || [[ ",$ONLY," == *",$1,"* ]]; }
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/kseg-scale.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-if [ -z "$DATA" ]; then DATA=$WORK/data; fi
-mkdir -p "$DATA"
-DATA=$(cd "$DATA" && pwd)
-BIN=$WORK/bin
-mkdir -p "$BIN"
+. testdata/bench/common.sh
+workdirs scale
 
 echo "== machine"
 echo "cpu:    $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)"

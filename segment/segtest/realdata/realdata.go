@@ -60,6 +60,29 @@ func Manifest(root string) ([]string, error) {
 	return out, nil
 }
 
+// SnapshotsNextToLog counts, in Manifest, the producer snapshots whose
+// directory also holds a .log: what a walk of the tree for snapshots to
+// check must find, derived from the README rather than from the walk.
+func SnapshotsNextToLog(root string) (int, error) {
+	files, err := Manifest(root)
+	if err != nil {
+		return 0, err
+	}
+	logDir := map[string]bool{}
+	for _, f := range files {
+		if strings.HasSuffix(f, ".log") {
+			logDir[path.Dir(f)] = true
+		}
+	}
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".snapshot") && logDir[path.Dir(f)] {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // Partition is one row of a "Second set" table.
 type Partition struct {
 	Dir                string // relative to the root, slash-separated

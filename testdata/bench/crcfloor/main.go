@@ -14,28 +14,18 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
-	"syscall"
+
+	"github.com/kseg/kseg/testdata/bench/logfiles"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func main() {
-	var files []string
-	for _, a := range os.Args[1:] {
-		err := filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".log") {
-				files = append(files, p)
-			}
-			return err
-		})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "crcfloor:", err)
-			os.Exit(1)
-		}
+	files, err := logfiles.Find(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crcfloor:", err)
+		os.Exit(1)
 	}
 	bad := 0
 	for _, f := range files {
@@ -53,20 +43,11 @@ func main() {
 }
 
 func check(path string) (batches, mismatches int, err error) {
-	f, err := os.Open(path)
+	data, unmap, err := logfiles.Map(path)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || st.Size() == 0 {
-		return 0, 0, err
-	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer syscall.Munmap(data)
+	defer unmap()
 	be := binary.BigEndian
 	for p := 0; len(data)-p > 17; {
 		n := int(be.Uint32(data[p+8:]))

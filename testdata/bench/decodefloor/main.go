@@ -14,30 +14,19 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/testdata/bench/logfiles"
 )
 
 func main() {
-	var files []string
-	for _, a := range os.Args[1:] {
-		err := filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".log") {
-				files = append(files, p)
-			}
-			return err
-		})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "decodefloor:", err)
-			os.Exit(1)
-		}
+	files, err := logfiles.Find(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "decodefloor:", err)
+		os.Exit(1)
 	}
 	for _, f := range files {
 		batches, records, err := decodeFile(f)
@@ -50,20 +39,11 @@ func main() {
 }
 
 func decodeFile(path string) (batches, records int64, err error) {
-	f, err := os.Open(path)
+	data, unmap, err := logfiles.Map(path)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || st.Size() == 0 {
-		return 0, 0, err
-	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer syscall.Munmap(data)
+	defer unmap()
 	// Frame: the batch boundaries (a walk of the headers).
 	var starts []int
 	for p := 0; len(data)-p > decode.HeaderSizeUpToMagic; {

@@ -68,20 +68,14 @@ func run() error {
 		return err
 	}
 	opts := segtest.LargeOptions{Seed: *seed}
-	if *codecsFlag != "mixed" {
-		for _, name := range strings.Split(*codecsFlag, ",") {
-			c, err := decode.ParseCompression(strings.TrimSpace(name))
-			if err != nil {
-				return err
-			}
-			opts.Codecs = append(opts.Codecs, c)
-		}
+	if opts.Codecs, err = parseCodecs(*codecsFlag); err != nil {
+		return err
 	}
 	start := time.Now()
-	if *producers > 0 {
+	switch {
+	case *producers > 0:
 		return writeProducers(filepath.Join(*out, "bench-0"), *producers, start)
-	}
-	if *segBytesFlag != "" {
+	case *segBytesFlag != "":
 		segBytes, err := parseSize(*segBytesFlag)
 		if err != nil {
 			return err
@@ -93,29 +87,48 @@ func run() error {
 		logs, _ := filepath.Glob(filepath.Join(dir, "*"+segment.LogSuffix))
 		fmt.Printf("%s: about %d bytes in %d segments of at most %d bytes in %s\n", dir, size, len(logs), segBytes, time.Since(start).Round(time.Millisecond))
 		return nil
-	}
-	if *partitions > 0 {
+	case *partitions > 0:
 		if err := segtest.LogDir(*out, *partitions, size, opts); err != nil {
 			return err
 		}
 		fmt.Printf("%s: %d partitions of about %d bytes in %s\n", *out, *partitions, size, time.Since(start).Round(time.Millisecond))
 		return nil
 	}
-	dir := filepath.Join(*out, "bench-0")
+	return writeLargeSegment(filepath.Join(*out, "bench-0"), size, opts, start)
+}
+
+// parseCodecs reads -codecs: "mixed" (nil: segtest's rotation) or a
+// comma-separated list of codec names.
+func parseCodecs(s string) ([]decode.Compression, error) {
+	if s == "mixed" {
+		return nil, nil
+	}
+	var cs []decode.Compression
+	for _, name := range strings.Split(s, ",") {
+		c, err := decode.ParseCompression(strings.TrimSpace(name))
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+// createFirstSegment creates dir and its first .log, which must not exist.
+func createFirstSegment(dir string) (string, *os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return "", nil, err
 	}
 	path := filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix))
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	return path, f, err
+}
+
+// writeLargeSegment writes one segment of about size bytes into dir (which
+// must not hold it yet) and prints what it holds.
+func writeLargeSegment(dir string, size int64, opts segtest.LargeOptions, start time.Time) error {
+	path, st, err := segtest.LargeSegmentFile(dir, size, opts)
 	if err != nil {
-		return err
-	}
-	st, err := segtest.LargeSegment(f, size, opts)
-	if err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
 		return err
 	}
 	d := time.Since(start)
@@ -134,11 +147,7 @@ func run() error {
 // record, each from its own idempotent producer (producerId 1000+i, epoch
 // 0, baseSequence 0), so that a producer-state replay holds n producers.
 func writeProducers(dir string, n int, start time.Time) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	path := filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	path, f, err := createFirstSegment(dir)
 	if err != nil {
 		return err
 	}

@@ -19,14 +19,13 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kseg/kseg/testdata/bench/logfiles"
 )
 
 type header struct {
@@ -69,18 +68,14 @@ func main() {
 	out := bufio.NewWriterSize(os.Stdout, 256<<10)
 	enc := json.NewEncoder(out)
 	dec := kgo.DefaultDecompressor()
-	for _, a := range os.Args[1:] {
-		err := filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".log") {
-				return err
-			}
-			return dump(p, enc, dec)
-		})
-		if err != nil {
-			out.Flush()
-			fmt.Fprintln(os.Stderr, "kmsgpeer:", err)
-			os.Exit(1)
-		}
+	files, err := logfiles.Find(os.Args[1:])
+	for i := 0; err == nil && i < len(files); i++ {
+		err = dump(files[i], enc, dec)
+	}
+	if err != nil {
+		out.Flush()
+		fmt.Fprintln(os.Stderr, "kmsgpeer:", err)
+		os.Exit(1)
 	}
 	if err := out.Flush(); err != nil {
 		fmt.Fprintln(os.Stderr, "kmsgpeer:", err)

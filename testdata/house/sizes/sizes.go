@@ -104,15 +104,17 @@ func (t *Tree) add(fset *token.FileSet, p, rel string) error {
 	for _, decl := range f.Decls {
 		if fd, ok := decl.(*ast.FuncDecl); ok && fd.Body != nil {
 			start := fset.Position(fd.Pos()).Line
-			t.Funcs = append(t.Funcs, Func{File: rel, Name: funcName(fd), Line: start,
+			t.Funcs = append(t.Funcs, Func{File: rel, Name: FuncName(fd), Line: start,
 				Lines: fset.Position(fd.End()).Line - start + 1})
 		}
 	}
 	return nil
 }
 
-// funcName is fd's name, with its receiver's type for a method.
-func funcName(fd *ast.FuncDecl) string {
+// FuncName is fd's name as the size report gives it: "Name", or
+// "Recv.Name" for a method (the receiver's type without its pointer or
+// type parameters). cmd's house tests name functions the same way.
+func FuncName(fd *ast.FuncDecl) string {
 	if fd.Recv == nil || len(fd.Recv.List) == 0 {
 		return fd.Name.Name
 	}

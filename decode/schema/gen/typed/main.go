@@ -262,6 +262,16 @@ func (g *gen) readFunc(prefix, name string, fields []*schema.Field) error {
 		}
 		g.p("if r.err != nil {\nreturn\n}\n")
 	}
+	if err := g.readTaggedFields(prefix, fields, tagged); err != nil {
+		return err
+	}
+	return g.nestedReadFuncs(prefix, fields)
+}
+
+// readTaggedFields writes the end of a read function: in flexible versions
+// the tagged-field section, each known tag read from its own sub-reader
+// (listed once, consumed whole), unknown tags skipped.
+func (g *gen) readTaggedFields(prefix string, fields []*schema.Field, tagged bool) error {
 	g.p("if !flexible {\nreturn\n}\n")
 	g.p("n := r.uvarint(\"_tagged\")\n")
 	if tagged {
@@ -273,7 +283,7 @@ func (g *gen) readFunc(prefix, name string, fields []*schema.Field) error {
 	g.p("start := r.p\ndata := r.take(int(size), \"_taggedField\")\n")
 	if !tagged {
 		g.p("_, _, _ = tag, start, data\n}\n}\n\n")
-		return g.nestedReadFuncs(prefix, fields)
+		return nil
 	}
 	g.p("_, _, _ = seen, start, data\n")
 	g.p("switch {\n")
@@ -303,7 +313,7 @@ func (g *gen) readFunc(prefix, name string, fields []*schema.Field) error {
 		g.p("if sub.err != nil || sub.p != len(data) {\nr.bail(\"tagged field\")\nreturn\n}\n")
 	}
 	g.p("}\n}\n}\n\n")
-	return g.nestedReadFuncs(prefix, fields)
+	return nil
 }
 
 // nestedReadFuncs writes the read functions of the structs in fields.
@@ -328,25 +338,11 @@ func (g *gen) readField(prefix string, f *schema.Field, dst string, tagged bool)
 		fl = "true"
 	}
 	nullable := has(f.Nullable)
+	if read, ok := fixedReads[f.Type]; ok {
+		g.p(read+"\n", dst)
+		return nil
+	}
 	switch f.Type {
-	case "bool":
-		g.p("%s = r.u8(\"\") != 0\n", dst)
-	case "int8":
-		g.p("%s = int8(r.u8(\"\"))\n", dst)
-	case "int16":
-		g.p("%s = int16(r.u16(\"\"))\n", dst)
-	case "uint16":
-		g.p("%s = r.u16(\"\")\n", dst)
-	case "int32":
-		g.p("%s = int32(r.u32(\"\"))\n", dst)
-	case "uint32":
-		g.p("%s = r.u32(\"\")\n", dst)
-	case "int64":
-		g.p("%s = int64(r.u64(\"\"))\n", dst)
-	case "float64":
-		g.p("%s = float64frombits(r.u64(\"\"))\n", dst)
-	case "uuid":
-		g.p("copy(%s[:], r.take(16, \"\"))\n", dst)
 	case "string":
 		g.p("%s = r.typedString(%s, %s)\n", dst, fl, nullable)
 	case "bytes", "records":
@@ -369,31 +365,25 @@ func (g *gen) readField(prefix string, f *schema.Field, dst string, tagged bool)
 	return nil
 }
 
+// fixedReads are the statements that read a fixed-size field into %s, as
+// reader.readValue reads it.
+var fixedReads = map[string]string{
+	"bool": `%s = r.u8("") != 0`, "int8": `%s = int8(r.u8(""))`, "int16": `%s = int16(r.u16(""))`,
+	"uint16": `%s = r.u16("")`, "int32": `%s = int32(r.u32(""))`, "uint32": `%s = r.u32("")`,
+	"int64": `%s = int64(r.u64(""))`, "float64": `%s = float64frombits(r.u64(""))`, "uuid": `copy(%s[:], r.take(16, ""))`,
+}
+
+// kindConsts are the reader's kind constants of the element types; any
+// other element is a struct (kStruct).
+var kindConsts = map[string]string{
+	"bool": "kInt8", "int8": "kInt8", "int16": "kInt16", "uint16": "kUint16", "int32": "kInt32", "uint32": "kUint32",
+	"int64": "kInt64", "float64": "kFloat64", "string": "kString", "bytes": "kBytes", "records": "kRecords", "uuid": "kUUID",
+}
+
 // kindConst is the reader's kind constant of an element type.
 func kindConst(e string) string {
-	switch e {
-	case "bool", "int8":
-		return "kInt8"
-	case "int16":
-		return "kInt16"
-	case "uint16":
-		return "kUint16"
-	case "int32":
-		return "kInt32"
-	case "uint32":
-		return "kUint32"
-	case "int64":
-		return "kInt64"
-	case "float64":
-		return "kFloat64"
-	case "string":
-		return "kString"
-	case "bytes":
-		return "kBytes"
-	case "records":
-		return "kRecords"
-	case "uuid":
-		return "kUUID"
+	if k, ok := kindConsts[e]; ok {
+		return k
 	}
 	return "kStruct"
 }
