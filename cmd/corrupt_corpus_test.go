@@ -146,7 +146,7 @@ func TestCorruptionCorpus(t *testing.T) {
 
 	root := t.TempDir()
 	runtime.GC()
-	heap := startHeapSampler(time.Millisecond)
+	heap := clitest.StartHeapSampler(time.Millisecond)
 	start := time.Now()
 	for i := range c.Cases {
 		cc := &c.Cases[i]

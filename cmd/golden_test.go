@@ -17,7 +17,7 @@ import (
 )
 
 // Golden files of every command but dump (whose goldens are in
-// dump_golden_test.go). Each golden file records one scenario: fixtures
+// cmd/dump/golden_test.go). Each golden file records one scenario: fixtures
 // from testdata copied into a temporary working directory (and, for
 // verify-chain, mirrored or damaged there by kseg itself), then the
 // recorded invocations, run in-process from that directory so that paths

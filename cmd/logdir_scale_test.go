@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/cluster/clustertest"
 )
@@ -94,14 +95,14 @@ func BenchmarkLogDirPartitions(b *testing.B) {
 				dir := dirs[n]
 				args := append(append([]string{}, c...), dir)
 				b.ReportAllocs()
-				cpu0 := processCPU()
+				cpu0 := clitest.ProcessCPU()
 				for b.Loop() {
 					s, _, errb := ui.TestStreams()
 					if code := Run(context.Background(), args, s); code != ui.ExitOK {
 						b.Fatalf("exit %d: %s", code, errb.String())
 					}
 				}
-				b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/float64(n), "cpu-ns/partition")
+				b.ReportMetric(float64(clitest.ProcessCPU()-cpu0)/float64(b.N)/float64(n), "cpu-ns/partition")
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/partition")
 			})
 		}

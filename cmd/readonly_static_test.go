@@ -39,7 +39,8 @@ const modulePath = "github.com/kseg/kseg"
 // write ("package.Func", the package relative to the module), with the
 // writers each may reach behind an explicit write flag.
 var readOnlyCommands = map[string]map[string]string{
-	"cmd.newDumpCmd": {},
+	"cmd/dump.NewCmd":         {},
+	"cmd/kafkadumplog.NewCmd": {},
 	"cmd/replaypsm.NewCmd": {
 		// --write-snapshot PATH writes a new snapshot file, atomically and
 		// never over an existing one without --force; never the partition's

@@ -18,13 +18,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/check"
 	"github.com/kseg/kseg/cmd/completion"
 	"github.com/kseg/kseg/cmd/digest"
 	"github.com/kseg/kseg/cmd/docs"
+	"github.com/kseg/kseg/cmd/dump"
 	"github.com/kseg/kseg/cmd/explain"
 	"github.com/kseg/kseg/cmd/groups"
 	"github.com/kseg/kseg/cmd/injectbarrier"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/kafkadumplog"
 	"github.com/kseg/kseg/cmd/metadata"
 	"github.com/kseg/kseg/cmd/mirror"
 	"github.com/kseg/kseg/cmd/repair"
@@ -52,7 +55,7 @@ func Main() int {
 
 // Run executes the command tree in-process; tests call it directly.
 func Run(ctx context.Context, args []string, s *ui.Streams) int {
-	return runRoot(ctx, NewRootCmd(s), joinOptionalArgs(args), s)
+	return runRoot(ctx, NewRootCmd(s), dump.JoinOptionalArgs(args), s)
 }
 
 // runRoot executes root with args and maps the outcome to an exit code,
@@ -153,8 +156,8 @@ left out; their -v/--verbose lists every item, and json always does.
 	root.Version = version.String()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(
-		newDumpCmd(s),
-		newKafkaDumpLogCmd(s),
+		dump.NewCmd(s),
+		kafkadumplog.NewCmd(s),
 		explain.NewCmd(s),
 		version.NewCmd(s),
 		docs.NewCmd(s),
@@ -170,7 +173,7 @@ left out; their -v/--verbose lists every item, and json always does.
 		txns.NewCmd(s),
 		metadata.NewCmd(s),
 		status.NewCmd(s),
-		newCheckCmd(s),
+		check.NewCmd(s, SnapshotCheck),
 	)
 	addVerboseFlags(root, &g.verbose)
 	finishTree(root)

@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"github.com/kseg/kseg/cmd/check/expect"
 	"io"
 	"io/fs"
 	"os"
@@ -62,9 +63,9 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 				}
 			}
 			// kseg check's expectations of those fixtures (docs/ci.md).
-			if b, err := os.ReadFile(filepath.Join(fixtures, checkConfigName)); err != nil {
+			if b, err := os.ReadFile(filepath.Join(fixtures, expect.ConfigName)); err != nil {
 				return err
-			} else if err := os.WriteFile(filepath.Join(env.WorkDir, "testdata", checkConfigName), b, 0o644); err != nil {
+			} else if err := os.WriteFile(filepath.Join(env.WorkDir, "testdata", expect.ConfigName), b, 0o644); err != nil {
 				return err
 			}
 			// A terminal-less, colour-neutral environment, whatever the

@@ -475,3 +475,24 @@ func Main(m *testing.M, run func(ctx context.Context, args []string, s *ui.Strea
 	Register(run)
 	os.Exit(m.Run())
 }
+
+// RunStreams runs the command tree in-process on streams s (a test that
+// measures the run, or routes its output away).
+func RunStreams(ctx context.Context, s *ui.Streams, args ...string) int {
+	if runner == nil {
+		panic("clitest: no command tree; call clitest.Register(cmd.Run) in TestMain")
+	}
+	return runner(ctx, args, s)
+}
+
+// ChdirFixture copies testdata/<kind>/<name> into a temporary directory
+// and changes into it, so paths in the output are relative; it returns
+// the copy's name.
+func ChdirFixture(t *testing.T, kind, name string) string {
+	t.Helper()
+	src := filepath.Join(filepath.Dir(GoldenRoot), kind, name)
+	work := t.TempDir()
+	CopyTree(t, src, filepath.Join(work, filepath.Base(name)))
+	t.Chdir(work)
+	return filepath.Base(name)
+}
