@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -12,10 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/barrier/recovery"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/segment/edit"
 )
 
 // flagRE is a command-line flag inside a message: "--align".
@@ -123,20 +120,7 @@ func TestCLINamesTheFlag(t *testing.T) {
 	// An interrupted repair of the torn partition, for inject-barrier to
 	// find pending.
 	pending := filepath.Join(root, "logs2", "events-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "broken", "torn-tail", "events-0"), pending)
-	p, err := recovery.PlanRepair(pending, recovery.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	crash := errors.New("crash")
-	if _, err := recovery.Apply(p, edit.Options{BackupDir: filepath.Join(bk, "3"), FaultAt: func(step string) error {
-		if strings.HasPrefix(step, "commit:") {
-			return crash
-		}
-		return nil
-	}}); !errors.Is(err, crash) {
-		t.Fatalf("the repair was not interrupted: %v", err)
-	}
+	clitest.InterruptedRepair(t, pending, filepath.Join(bk, "3"))
 	for _, tc := range []struct {
 		args []string
 		code int

@@ -269,7 +269,7 @@ func TestVerifyChainGolden(t *testing.T) {
 				t.Errorf("error findings %v, want %v", kinds, want)
 			}
 			w.Check(filepath.Join("verify-chain", sc.name+".txt"), sc.about, "Run from the directory holding a/, b/ (and c/).")
-			verifyChainOverDigests(t, append([]string{"verify-chain"}, sc.dirs...))
+			clitest.VerifyChainOverDigests(t, append([]string{"verify-chain"}, sc.dirs...))
 		})
 	}
 }

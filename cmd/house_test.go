@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/testdata/house/sizes"
 )
 
 // maxFuncLines is the longest a non-test function may be (issue 17): a
@@ -47,52 +49,20 @@ func eachGoFile(t *testing.T, fn func(path, relDir string) error) {
 }
 
 // funcLengths is the length in lines (from func to the closing brace) of
-// every function and method declared in the module's non-test .go files,
-// keyed "path/file.go [Recv.]Name".
+// every function and method declared in the module's non-test,
+// non-generated .go files, keyed "path/file.go [Recv.]Name", as
+// testdata/house measures them.
 func funcLengths(t *testing.T) map[string]int {
 	t.Helper()
+	tree, err := sizes.Measure(moduleRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := map[string]int{}
-	fset := token.NewFileSet()
-	eachGoFile(t, func(path, relDir string) error {
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		file := filepath.Base(path)
-		if relDir != "." {
-			file = relDir + "/" + file
-		}
-		for _, decl := range f.Decls {
-			fd, ok := decl.(*ast.FuncDecl)
-			if !ok || fd.Body == nil {
-				continue
-			}
-			out[file+" "+funcName(fd)] = fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1
-		}
-		return nil
-	})
+	for _, fn := range tree.Funcs {
+		out[fn.Key()] = fn.Lines
+	}
 	return out
-}
-
-// funcName is fd's name, with its receiver's type for a method.
-func funcName(fd *ast.FuncDecl) string {
-	if fd.Recv == nil || len(fd.Recv.List) == 0 {
-		return fd.Name.Name
-	}
-	typ := fd.Recv.List[0].Type
-	if s, ok := typ.(*ast.StarExpr); ok {
-		typ = s.X
-	}
-	switch x := typ.(type) {
-	case *ast.IndexExpr:
-		typ = x.X
-	case *ast.IndexListExpr:
-		typ = x.X
-	}
-	if id, ok := typ.(*ast.Ident); ok {
-		return id.Name + "." + fd.Name.Name
-	}
-	return fd.Name.Name
 }
 
 // TestFunctionsFitInAHead: no non-test function is longer than

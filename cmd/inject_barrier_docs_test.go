@@ -1,11 +1,9 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -21,8 +19,7 @@ import (
 // /srv/kseg-backups/mirror-0.
 func TestFailoverDocExamples(t *testing.T) {
 	const doc = "../docs/failover.md"
-	src, err := os.ReadFile(doc)
-	if err != nil {
+	if _, err := os.Stat(doc); err != nil {
 		t.Skipf("%s: %v", doc, err)
 	}
 	const shownLogDir, shownBackup = "/var/lib/kafka/data", "/srv/kseg-backups/mirror-0"
@@ -72,37 +69,5 @@ func TestFailoverDocExamples(t *testing.T) {
 	}
 	blocks["abort"] = abort
 
-	re := regexp.MustCompile("(?s)<!-- example:([a-z-]+) -->\n```text\n(.*?)```\n<!-- end -->")
-	seen := map[string]bool{}
-	var drift []string
-	updated := re.ReplaceAllFunc(src, func(m []byte) []byte {
-		sm := re.FindSubmatch(m)
-		name := string(sm[1])
-		seen[name] = true
-		want, ok := blocks[name]
-		if !ok {
-			t.Errorf("unknown example block %q", name)
-			return m
-		}
-		if string(sm[2]) != want {
-			drift = append(drift, name)
-		}
-		return []byte("<!-- example:" + name + " -->\n```text\n" + want + "```\n<!-- end -->")
-	})
-	for name := range blocks {
-		if !seen[name] {
-			t.Errorf("%s has no example block %q", doc, name)
-		}
-	}
-	if len(drift) == 0 {
-		return
-	}
-	if os.Getenv("KSEG_UPDATE_DOCS") == "1" && !bytes.Equal(updated, src) {
-		if err := os.WriteFile(doc, updated, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("updated %v in %s", drift, doc)
-		return
-	}
-	t.Errorf("%s: example blocks %v differ from kseg's output; run KSEG_UPDATE_DOCS=1 go test ./cmd -run TestFailoverDocExamples", doc, drift)
+	checkDocBlocks(t, doc, blocks)
 }

@@ -1,16 +1,13 @@
 package cmd
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/barrier/recovery"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/segment/edit"
 )
 
 // TestLongCommandsDrawProgress: every long command draws its byte-based
@@ -74,20 +71,7 @@ func TestLongCommandsDrawProgress(t *testing.T) {
 	}
 	// A rollback copies the backups back.
 	crashed := filepath.Join(root, "c", "events-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "broken", "torn-tail", "events-0"), crashed)
-	p, err := recovery.PlanRepair(crashed, recovery.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	crash := errors.New("crash")
-	if _, err := recovery.Apply(p, edit.Options{BackupDir: filepath.Join(backups, "c"), FaultAt: func(step string) error {
-		if strings.HasPrefix(step, "commit:") {
-			return crash
-		}
-		return nil
-	}}); !errors.Is(err, crash) {
-		t.Fatalf("the repair was not interrupted: %v", err)
-	}
+	clitest.InterruptedRepair(t, crashed, filepath.Join(backups, "c"))
 	s, _, errb := ui.TTYTestStreams(false)
 	s.Env = env
 	if code := Run(t.Context(), []string{"repair", "--rollback", crashed}, s); code != ui.ExitOK {

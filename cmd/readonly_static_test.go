@@ -41,13 +41,13 @@ const modulePath = "github.com/kseg/kseg"
 var readOnlyCommands = map[string]map[string]string{
 	"cmd/dump.NewCmd":         {},
 	"cmd/kafkadumplog.NewCmd": {},
-	"cmd.newReplayPSMCmd": {
+	"cmd/replaypsm.NewCmd": {
 		// --write-snapshot PATH writes a new snapshot file, atomically and
 		// never over an existing one without --force; never the partition's
 		// own files unless PATH says so.
 		modulePath + "/segment.WriteProducerSnapshotFile": "--write-snapshot",
 	},
-	"cmd.newVerifyChainCmd": {
+	"cmd/verifychain.NewCmd": {
 		// A digest on stdin ("-") is spooled to a temporary file in $TMPDIR
 		// (verify-chain reads a node more than once), removed at the end.
 		modulePath + "/cmd/internal/chainnode.spoolStdin":  "-",
@@ -57,9 +57,9 @@ var readOnlyCommands = map[string]map[string]string{
 	// kseg digest reads the partition; it writes only its digest: stdout,
 	// or --out FILE through a temporary file renamed over it (--out DIR
 	// for a log directory, created).
-	"cmd.newDigestCmd": {
-		modulePath + "/cmd.writeDigestOut": "--out",
-		modulePath + "/cmd.makeDigestDir":  "--out",
+	"cmd/digest.NewCmd": {
+		modulePath + "/cmd/digest.writeDigestOut": "--out",
+		modulePath + "/cmd/digest.makeDigestDir":  "--out",
 	},
 	"cmd/groups.NewCmd":   {},
 	"cmd/txns.NewCmd":     {},

@@ -44,6 +44,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
@@ -153,29 +154,6 @@ func chmodTree(t *testing.T, root string) {
 	})
 }
 
-// roCopyTree copies src to dst.
-func roCopyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // roFixture is the tree the read-only test runs over.
 type roFixture struct {
 	root       string
@@ -220,7 +198,7 @@ func buildReadOnlyFixture(t *testing.T) roFixture {
 		for _, e := range ents {
 			if e.IsDir() {
 				dst := filepath.Join(logs, e.Name())
-				roCopyTree(t, filepath.Join("..", "testdata", "partitions", e.Name()), dst)
+				clitest.CopyTree(t, filepath.Join("..", "testdata", "partitions", e.Name()), dst)
 				fx.partitions = append(fx.partitions, dst)
 			}
 		}
@@ -231,7 +209,7 @@ func buildReadOnlyFixture(t *testing.T) roFixture {
 				continue
 			}
 			dst := filepath.Join(root, "broken", e.Name())
-			roCopyTree(t, filepath.Join("..", "testdata", "broken", e.Name()), dst)
+			clitest.CopyTree(t, filepath.Join("..", "testdata", "broken", e.Name()), dst)
 			fx.logDirs = append(fx.logDirs, dst)
 			parts, _ := filepath.Glob(filepath.Join(dst, "*-0"))
 			fx.partitions = append(fx.partitions, parts...)
@@ -243,13 +221,13 @@ func buildReadOnlyFixture(t *testing.T) roFixture {
 		for _, e := range ents {
 			if e.IsDir() {
 				dst := filepath.Join(root, "logdirs", e.Name())
-				roCopyTree(t, filepath.Join("..", "testdata", "logdirs", e.Name()), dst)
+				clitest.CopyTree(t, filepath.Join("..", "testdata", "logdirs", e.Name()), dst)
 				fx.logDirs = append(fx.logDirs, dst)
 			}
 		}
 	}
 	mirror := filepath.Join(root, "mirror", "built-0")
-	roCopyTree(t, built, mirror)
+	clitest.CopyTree(t, built, mirror)
 	fx.logDirs = append(fx.logDirs, filepath.Dir(mirror))
 	fx.partitions = append(fx.partitions, mirror)
 	fx.chain = [2]string{built, mirror}

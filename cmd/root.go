@@ -1,6 +1,12 @@
-// Package cmd is kseg's command tree: it parses flags, calls the domain
-// packages (decode, segment, psm, barrier) and renders their results. It is
-// the only package that prints or decides exit codes.
+// Package cmd assembles kseg's command tree: each command is a package
+// below it (cmd/<command>: its options, run function, printers and tests,
+// sharing cmd/internal's output toolkit), and this package adds them under
+// the root, with the global flags (--color, -q, -v), the behaviour every
+// command shares (usage errors exit 2, help ends with EXIT STATUS, path
+// arguments name their real directory, flag values complete) and the
+// mapping of an error to the exit code (Main, Run). The commands are the
+// only code that prints or decides exit codes; the domain packages
+// (decode, segment, psm, barrier) never do.
 package cmd
 
 import (
@@ -13,15 +19,24 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/cmd/check"
+	"github.com/kseg/kseg/cmd/completion"
+	"github.com/kseg/kseg/cmd/digest"
 	"github.com/kseg/kseg/cmd/docs"
 	"github.com/kseg/kseg/cmd/dump"
 	"github.com/kseg/kseg/cmd/explain"
 	"github.com/kseg/kseg/cmd/groups"
+	"github.com/kseg/kseg/cmd/injectbarrier"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/kafkadumplog"
 	"github.com/kseg/kseg/cmd/metadata"
+	"github.com/kseg/kseg/cmd/mirror"
+	"github.com/kseg/kseg/cmd/repair"
+	"github.com/kseg/kseg/cmd/replaypsm"
+	"github.com/kseg/kseg/cmd/restore"
 	"github.com/kseg/kseg/cmd/status"
 	"github.com/kseg/kseg/cmd/txns"
+	"github.com/kseg/kseg/cmd/verifychain"
+	"github.com/kseg/kseg/cmd/verifymm2"
 	"github.com/kseg/kseg/cmd/version"
 )
 
@@ -146,14 +161,14 @@ left out; their -v/--verbose lists every item, and json always does.
 		explain.NewCmd(s),
 		version.NewCmd(s),
 		docs.NewCmd(s),
-		newReplayPSMCmd(s),
-		newInjectBarrierCmd(s),
-		newVerifyChainCmd(s),
-		newVerifyMM2Cmd(s),
-		newDigestCmd(s),
-		newMirrorCmd(s),
-		newRepairCmd(s),
-		newRestoreCmd(s),
+		replaypsm.NewCmd(s),
+		injectbarrier.NewCmd(s),
+		verifychain.NewCmd(s),
+		verifymm2.NewCmd(s),
+		digest.NewCmd(s),
+		mirror.NewCmd(s),
+		repair.NewCmd(s),
+		restore.NewCmd(s),
 		groups.NewCmd(s),
 		txns.NewCmd(s),
 		metadata.NewCmd(s),
@@ -193,14 +208,14 @@ func finishTree(root *cobra.Command) {
 		case "help":
 			finishHelpCmd(c)
 		case "completion":
-			finishCompletionCmd(c)
+			completion.Finish(c)
 		}
 	}
 	ui.WalkCommands(root, func(c *cobra.Command) {
 		c.DisableAutoGenTag = true
 		ui.AddWideChoice(c)
 		ui.AddFormatFlags(c)
-		completeFlagValues(c)
+		completion.FlagValues(c)
 		if c.HasSubCommands() && !c.Runnable() {
 			// A group ("kseg", "kseg completion") run with an argument that
 			// names no subcommand: cobra's legacyArgs reports this only for
@@ -268,26 +283,5 @@ func finishHelpCmd(h *cobra.Command) {
 		}
 		run(c, args)
 		return nil
-	}
-}
-
-// finishCompletionCmd documents cobra's completion command with kseg's
-// examples.
-func finishCompletionCmd(comp *cobra.Command) {
-	comp.Example = `  source <(kseg completion bash)                 # this shell only
-  kseg completion bash > /etc/bash_completion.d/kseg
-  kseg completion zsh > "${fpath[1]}/_kseg"
-  kseg completion fish > ~/.config/fish/completions/kseg.fish
-  kseg completion powershell | Out-String | Invoke-Expression`
-	examples := map[string]string{
-		"bash":       "  source <(kseg completion bash)\n  kseg completion bash > /etc/bash_completion.d/kseg",
-		"zsh":        "  kseg completion zsh > \"${fpath[1]}/_kseg\"\n  kseg completion zsh --no-descriptions > _kseg",
-		"fish":       "  kseg completion fish | source\n  kseg completion fish > ~/.config/fish/completions/kseg.fish",
-		"powershell": "  kseg completion powershell | Out-String | Invoke-Expression",
-	}
-	for _, sh := range comp.Commands() {
-		if ex, ok := examples[sh.Name()]; ok {
-			sh.Example = ex
-		}
 	}
 }

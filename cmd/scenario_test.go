@@ -14,6 +14,7 @@ import (
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/verifychain"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/kafkatest"
 )
@@ -84,7 +85,7 @@ func (s *scenario) kseg(block string, excerpt func(string) string, want int, arg
 		s.t.Fatalf("kseg %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errOut)
 	}
 	if args[0] == "verify-chain" {
-		verifyChainOverDigests(s.t, args)
+		clitest.VerifyChainOverDigests(s.t, args)
 	}
 	if block != "" {
 		shownOut := out + errOut
@@ -138,18 +139,18 @@ func from(prefix string) func(string) string {
 }
 
 // chainJSON runs verify-chain --output json and decodes its edge lines.
-func (s *scenario) chainJSON(args ...string) []chainEdgeJSON {
+func (s *scenario) chainJSON(args ...string) []verifychain.EdgeJSON {
 	s.t.Helper()
 	code, out, errOut := clitest.Exec(s.t, append([]string{"verify-chain", "--output", "json"}, args...)...)
 	if code != ui.ExitOK {
 		s.t.Fatalf("verify-chain --output json: exit %d\n%s%s", code, out, errOut)
 	}
-	var edges []chainEdgeJSON
+	var edges []verifychain.EdgeJSON
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		if !strings.HasPrefix(l, `{"type":"edge"`) {
 			continue
 		}
-		var e chainEdgeJSON
+		var e verifychain.EdgeJSON
 		if err := json.Unmarshal([]byte(l), &e); err != nil {
 			s.t.Fatalf("%v: %s", err, l)
 		}
@@ -421,7 +422,7 @@ func checkDocBlocks(t *testing.T, doc string, blocks map[string]string) {
 		t.Logf("updated %v in %s", drift, doc)
 		return
 	}
-	t.Errorf("%s: example blocks %v differ from kseg's output; run KSEG_UPDATE_DOCS=1 go test ./cmd -run TestScenarios", doc, drift)
+	t.Errorf("%s: example blocks %v differ from kseg's output; run KSEG_UPDATE_DOCS=1 go test ./cmd -run '^%s$'", doc, drift, t.Name())
 }
 
 // firstBlockDiff shows the first line where the documented block and kseg's

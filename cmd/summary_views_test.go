@@ -48,7 +48,7 @@ func TestReplayPSMManyProducersSummarised(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	code, out, errs := psmRun(t, "replay-psm", dir)
+	code, out, errs := clitest.Exec(t, "replay-psm", dir)
 	if code == ui.ExitError || code == ui.ExitUsage {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
@@ -79,11 +79,11 @@ func TestReplayPSMManyProducersSummarised(t *testing.T) {
 	}
 	clitest.MustContain(t, out, fmt.Sprintf("… and %d more %s findings (--verbose lists them)", gaps-ui.KindHead, kind))
 
-	_, out, _ = psmRun(t, "replay-psm", "--verbose", dir)
+	_, out, _ = clitest.Exec(t, "replay-psm", "--verbose", dir)
 	if n := clitest.CountLines(out, " "+kind+" offset "); n != gaps || strings.Contains(out, "more producers") {
 		t.Errorf("--verbose: %d %s lines, want %d, and no summary", n, kind, gaps)
 	}
-	_, out, _ = psmRun(t, "replay-psm", "-o", "json", dir)
+	_, out, _ = clitest.Exec(t, "replay-psm", "-o", "json", dir)
 	ps := clitest.JSONLine(t, out, "producerState")
 	if n := len(ps["producers"].([]any)); n != producers {
 		t.Errorf("json: %d producers, want %d", n, producers)

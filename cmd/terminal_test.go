@@ -10,6 +10,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -21,7 +22,7 @@ var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*m")
 // values moved left of their column.
 func TestColourDoesNotMoveText(t *testing.T) {
 	p := func(name string) string { return filepath.Join("..", "testdata", "partitions", name) }
-	m := mirrorCopies(t, 2)
+	m := clitest.MirrorCopies(t, 2)
 	for _, args := range [][]string{
 		{"replay-psm", p("txn-0")},
 		{"replay-psm", p("control-0")},
@@ -70,7 +71,7 @@ func TestTermDumbNoColour(t *testing.T) {
 // tableCommands are every table of every command.
 func tableCommands(t *testing.T) [][]string {
 	p := func(parts ...string) string { return filepath.Join(append([]string{"..", "testdata"}, parts...)...) }
-	m := mirrorCopies(t, 2)
+	m := clitest.MirrorCopies(t, 2)
 	ld := p("logdirs", "broker-1")
 	return [][]string{
 		{"dump", "-o", "table", p("partitions", "orders-0")},

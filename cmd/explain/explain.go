@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -206,80 +207,9 @@ func renderExplain(s *ui.Streams, o *explainOptions, path string, pos int64, b *
 	w := bufio.NewWriter(s.Out)
 	defer w.Flush()
 	if o.output == "json" {
-		var j ui.JSONWriter
-		for _, f := range fields {
-			j.B = j.B[:0]
-			j.Begin()
-			j.Str("type", "field")
-			j.Str("file", path)
-			if f.Decompressed {
-				j.Null("position")
-				j.Int("decompressedPosition", int64(f.Pos))
-			} else {
-				j.Int("position", pos+int64(f.Pos))
-			}
-			j.Int("length", int64(f.Len))
-			j.Int("depth", int64(f.Depth))
-			j.Str("field", f.Name)
-			j.Str("value", f.Value)
-			if !f.Decompressed && f.Pos+f.Len <= len(b.Raw) {
-				j.Str("hex", hex.EncodeToString(b.Raw[f.Pos:f.Pos+f.Len]))
-			}
-			j.End()
-			j.B = append(j.B, '\n')
-			w.Write(j.B)
-		}
-	} else {
-		st := s.Styles()
-		inner, ierr := legacyInner(b)
-		if len(inner) > 0 {
-			// A compressed legacy wrapper carries the offset of its last
-			// inner message (LegacyRecord / AbstractLegacyRecordBatch):
-			// "5..5" would hide that it holds 3..5.
-			fmt.Fprintf(w, "%s position %d: wrapper message (%s) holding offsets %d..%d, %d bytes, magic %d\n",
-				path, pos, b.Compression(), inner[0].Offset, inner[len(inner)-1].Offset, b.Size(), b.Magic)
-		} else {
-			fmt.Fprintf(w, "%s position %d: batch %d..%d, %d bytes, magic %d\n", path, pos, b.BaseOffset, b.LastOffset(), b.Size(), b.Magic)
-		}
-		defer func() {
-			if len(inner) == 0 && ierr == nil {
-				return
-			}
-			fmt.Fprintf(w, "%s\n", st.Paint(st.Title, fmt.Sprintf("inner messages (decompressed %s):", b.Compression())))
-			for _, r := range inner {
-				mark := ""
-				if r.Offset == o.offset {
-					mark = "  <- offset " + strconv.FormatInt(o.offset, 10)
-				}
-				fmt.Fprintf(w, "  offset %s magic %d keySize %d valueSize %d crc %d %s%s\n",
-					st.Paint(st.Offset, strconv.FormatInt(r.Offset, 10)), r.Magic, r.KeySize(), r.ValueSize(), r.CRC, validWord(r.CRCValid), mark)
-			}
-			if ierr != nil {
-				fmt.Fprintf(w, "  %s\n", st.Paint(st.Err, ierr.Error()))
-			}
-		}()
-		rows := make([][]string, 0, len(fields))
-		for _, f := range fields {
-			where := strconv.FormatInt(pos+int64(f.Pos), 10)
-			bytesHex := ""
-			if f.Decompressed {
-				where = "+" + strconv.Itoa(f.Pos)
-				bytesHex = "(decompressed)"
-			} else if f.Pos+f.Len <= len(b.Raw) {
-				bytesHex = hexPreview(b.Raw[f.Pos : f.Pos+f.Len])
-			}
-			rows = append(rows, []string{where, bytesHex, strings.Repeat("  ", f.Depth) + f.Name, f.Value})
-		}
-		if o.output == "table" {
-			if err := ui.RenderTable(w, s.Width, []string{"position", "bytes", "field", "value"}, rows); err != nil {
-				return err
-			}
-		} else {
-			fmt.Fprintf(w, "%10s  %-35s  %-28s %s\n", "position", "bytes", "field", "value")
-			for _, r := range rows {
-				fmt.Fprintf(w, "%10s  %-35s  %s %s\n", r[0], r[1], ui.PadDisplay(st.Paint(st.Title, r[2]), 28), r[3])
-			}
-		}
+		explainJSON(w, path, pos, b, fields)
+	} else if err := explainText(w, s, o, path, pos, b, fields); err != nil {
+		return err
 	}
 	crcBad := !b.CRCValid()
 	if lerr != nil || crcBad {
@@ -293,6 +223,88 @@ func renderExplain(s *ui.Streams, o *explainOptions, path string, pos int64, b *
 			fmt.Fprintf(s.Err, "kseg: %v\n", lerr)
 		}
 		return ui.FindingsExit()
+	}
+	return nil
+}
+
+// explainJSON writes one "field" line per field of the batch at pos.
+func explainJSON(w io.Writer, path string, pos int64, b *decode.Batch, fields []decode.Field) {
+	var j ui.JSONWriter
+	for _, f := range fields {
+		j.B = j.B[:0]
+		j.Begin()
+		j.Str("type", "field")
+		j.Str("file", path)
+		if f.Decompressed {
+			j.Null("position")
+			j.Int("decompressedPosition", int64(f.Pos))
+		} else {
+			j.Int("position", pos+int64(f.Pos))
+		}
+		j.Int("length", int64(f.Len))
+		j.Int("depth", int64(f.Depth))
+		j.Str("field", f.Name)
+		j.Str("value", f.Value)
+		if !f.Decompressed && f.Pos+f.Len <= len(b.Raw) {
+			j.Str("hex", hex.EncodeToString(b.Raw[f.Pos:f.Pos+f.Len]))
+		}
+		j.End()
+		j.B = append(j.B, '\n')
+		w.Write(j.B)
+	}
+}
+
+// explainText writes the batch at pos as text or a table: its head line,
+// its fields with their positions and bytes, and a compressed legacy
+// wrapper's inner messages.
+func explainText(w io.Writer, s *ui.Streams, o *explainOptions, path string, pos int64, b *decode.Batch, fields []decode.Field) error {
+	st := s.Styles()
+	inner, ierr := legacyInner(b)
+	if len(inner) > 0 {
+		// A compressed legacy wrapper carries the offset of its last
+		// inner message (LegacyRecord / AbstractLegacyRecordBatch):
+		// "5..5" would hide that it holds 3..5.
+		fmt.Fprintf(w, "%s position %d: wrapper message (%s) holding offsets %d..%d, %d bytes, magic %d\n",
+			path, pos, b.Compression(), inner[0].Offset, inner[len(inner)-1].Offset, b.Size(), b.Magic)
+	} else {
+		fmt.Fprintf(w, "%s position %d: batch %d..%d, %d bytes, magic %d\n", path, pos, b.BaseOffset, b.LastOffset(), b.Size(), b.Magic)
+	}
+	rows := make([][]string, 0, len(fields))
+	for _, f := range fields {
+		where := strconv.FormatInt(pos+int64(f.Pos), 10)
+		bytesHex := ""
+		if f.Decompressed {
+			where = "+" + strconv.Itoa(f.Pos)
+			bytesHex = "(decompressed)"
+		} else if f.Pos+f.Len <= len(b.Raw) {
+			bytesHex = hexPreview(b.Raw[f.Pos : f.Pos+f.Len])
+		}
+		rows = append(rows, []string{where, bytesHex, strings.Repeat("  ", f.Depth) + f.Name, f.Value})
+	}
+	if o.output == "table" {
+		if err := ui.RenderTable(w, s.Width, []string{"position", "bytes", "field", "value"}, rows); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(w, "%10s  %-35s  %-28s %s\n", "position", "bytes", "field", "value")
+		for _, r := range rows {
+			fmt.Fprintf(w, "%10s  %-35s  %s %s\n", r[0], r[1], ui.PadDisplay(st.Paint(st.Title, r[2]), 28), r[3])
+		}
+	}
+	if len(inner) == 0 && ierr == nil {
+		return nil
+	}
+	fmt.Fprintf(w, "%s\n", st.Paint(st.Title, fmt.Sprintf("inner messages (decompressed %s):", b.Compression())))
+	for _, r := range inner {
+		mark := ""
+		if r.Offset == o.offset {
+			mark = "  <- offset " + strconv.FormatInt(o.offset, 10)
+		}
+		fmt.Fprintf(w, "  offset %s magic %d keySize %d valueSize %d crc %d %s%s\n",
+			st.Paint(st.Offset, strconv.FormatInt(r.Offset, 10)), r.Magic, r.KeySize(), r.ValueSize(), r.CRC, validWord(r.CRCValid), mark)
+	}
+	if ierr != nil {
+		fmt.Fprintf(w, "  %s\n", st.Paint(st.Err, ierr.Error()))
 	}
 	return nil
 }

@@ -133,13 +133,8 @@ func (p *jsonGroupsPrinter) Print(v *cluster.GroupsView) error {
 		j.OptInt("currentStateTimestamp", g.StateTimestamp, g.StateTimestamp >= 0)
 		j.Str("coordinatorPartitionDir", g.Coordinator)
 		j.OptInt("metadataRecordOffset", g.MetadataOffset, g.MetadataOffset >= 0)
-		j.Key("members")
-		j.B = append(j.B, '[')
-		for i, m := range g.Members {
-			if i > 0 {
-				j.B = append(j.B, ',')
-			}
-			j.Begin()
+		j.Objects("members", len(g.Members), func(i int) {
+			m := g.Members[i]
 			j.Str("memberId", m.MemberID)
 			j.Str("groupInstanceId", m.GroupInstanceID)
 			j.Str("clientId", m.ClientID)
@@ -149,17 +144,9 @@ func (p *jsonGroupsPrinter) Print(v *cluster.GroupsView) error {
 			j.OptInt("memberEpoch", int64(m.MemberEpoch), m.MemberEpoch >= 0)
 			j.Str("memberState", m.State)
 			brokerview.JSONPartitions(j, "assignment", m.Assignment)
-			j.End()
-		}
-		j.B = append(j.B, ']')
-		j.First = false
-		j.Key("offsets")
-		j.B = append(j.B, '[')
-		for i, c := range g.Offsets {
-			if i > 0 {
-				j.B = append(j.B, ',')
-			}
-			j.Begin()
+		})
+		j.Objects("offsets", len(g.Offsets), func(i int) {
+			c := g.Offsets[i]
 			j.Str("topic", c.Topic)
 			j.Int("partition", int64(c.Partition))
 			j.Int("committedOffset", c.Offset)
@@ -176,10 +163,7 @@ func (p *jsonGroupsPrinter) Print(v *cluster.GroupsView) error {
 				j.Int("lastStableOffset", l.LastStableOffset)
 			}
 			j.OptInt("lag", c.Lag, c.Lag >= 0)
-			j.End()
-		}
-		j.B = append(j.B, ']')
-		j.First = false
+		})
 		j.End()
 		j.B = append(j.B, '\n')
 		if _, err := p.s.Out.Write(j.B); err != nil {

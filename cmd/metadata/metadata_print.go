@@ -67,23 +67,45 @@ func imageSource(im *cluster.MetadataImage) string {
 // ids, ACLs, the disk rows that are not ok, then the findings.
 type textMetadataPrinter struct{ s *ui.Streams }
 
+// metaText is what the text sections write with.
+type metaText struct {
+	w  *bufio.Writer
+	st *ui.Styles
+	ls ui.Lister
+}
+
+// h paints a section's word.
+func (t *metaText) h(s string) string { return t.st.Paint(t.st.Title, s) }
+
+// gap is a summarised list's "… N more" line, indented.
+func (t *metaText) gap(indent string) func(string) {
+	return func(more string) { fmt.Fprintf(t.w, "%s%s\n", indent, more) }
+}
+
 func (p *textMetadataPrinter) Print(v *cluster.MetadataView) error {
-	w := bufio.NewWriter(p.s.Out)
-	st, ls := p.s.Styles(), p.s.Lister()
+	t := &metaText{w: bufio.NewWriter(p.s.Out), st: p.s.Styles(), ls: p.s.Lister()}
 	im := v.Image
-	h := func(s string) string { return st.Paint(st.Title, s) }
-	gap := func(indent string) func(string) {
-		return func(more string) { fmt.Fprintf(w, "%s%s\n", indent, more) }
-	}
-	fmt.Fprintf(w, "%s %s offset %d: %s\n", h("image"), ui.Esc(v.MetadataDir), im.Offset, imageSource(im))
+	fmt.Fprintf(t.w, "%s %s offset %d: %s\n", t.h("image"), ui.Esc(v.MetadataDir), im.Offset, imageSource(im))
 	if im.PendingTransaction > 0 {
-		fmt.Fprintf(w, "  %d records of an open metadata transaction not applied\n", im.PendingTransaction)
+		fmt.Fprintf(t.w, "  %d records of an open metadata transaction not applied\n", im.PendingTransaction)
 	}
-	ls.Lines(len(im.Features), "features", func(i int) {
+	t.nodes(im)
+	t.topics(im)
+	t.settings(im)
+	t.disk(v.Disk)
+	brokerview.PrintFindingsText(t.w, t.st, t.ls, v.Findings)
+	brokerview.PrintSkipped(t.w, im.Skipped)
+	return t.w.Flush()
+}
+
+// nodes are the image's features, brokers and controllers.
+func (t *metaText) nodes(im *cluster.MetadataImage) {
+	w, h := t.w, t.h
+	t.ls.Lines(len(im.Features), "features", func(i int) {
 		f := im.Features[i]
 		fmt.Fprintf(w, "%s %s level %d\n", h("feature"), ui.Esc(f.Name), f.Level)
-	}, gap(""))
-	ls.Lines(len(im.Brokers), "brokers", func(i int) {
+	}, t.gap(""))
+	t.ls.Lines(len(im.Brokers), "brokers", func(i int) {
 		b := im.Brokers[i]
 		rack := b.Rack
 		if rack == "" {
@@ -91,16 +113,21 @@ func (p *textMetadataPrinter) Print(v *cluster.MetadataView) error {
 		}
 		fmt.Fprintf(w, "%s %d epoch %d incarnationId %s fenced %t inControlledShutdown %t rack %s endpoints %s\n",
 			h("broker"), b.ID, b.Epoch, b.IncarnationID, b.Fenced, b.InControlledShutdown, ui.Esc(rack), endpointsText(b.Endpoints))
-	}, gap(""))
-	ls.Lines(len(im.Controllers), "controllers", func(i int) {
+	}, t.gap(""))
+	t.ls.Lines(len(im.Controllers), "controllers", func(i int) {
 		c := im.Controllers[i]
 		fmt.Fprintf(w, "%s %d incarnationId %s endpoints %s\n", h("controller"), c.ID, c.IncarnationID, endpointsText(c.Endpoints))
-	}, gap(""))
+	}, t.gap(""))
+}
+
+// topics are the image's topics, each with its partitions.
+func (t *metaText) topics(im *cluster.MetadataImage) {
+	w, ls := t.w, t.ls
 	ls.Lines(len(im.Topics), "topics", func(i int) {
-		t := im.Topics[i]
-		fmt.Fprintf(w, "%s %s id %s partitions %d\n", h("topic"), ui.Esc(t.Name), t.ID, len(t.Partitions))
-		ls.Lines(len(t.Partitions), "partitions of "+ui.Esc(t.Name), func(i int) {
-			pt := t.Partitions[i]
+		tp := im.Topics[i]
+		fmt.Fprintf(w, "%s %s id %s partitions %d\n", t.h("topic"), ui.Esc(tp.Name), tp.ID, len(tp.Partitions))
+		ls.Lines(len(tp.Partitions), "partitions of "+ui.Esc(tp.Name), func(i int) {
+			pt := tp.Partitions[i]
 			fmt.Fprintf(w, "  partition %d replicas %s isr %s leader %d leaderEpoch %d partitionEpoch %d",
 				pt.Partition, int32List(pt.Replicas), int32List(pt.ISR), pt.Leader, pt.LeaderEpoch, pt.PartitionEpoch)
 			if len(pt.AddingReplicas) > 0 || len(pt.RemovingReplicas) > 0 {
@@ -113,16 +140,21 @@ func (p *textMetadataPrinter) Print(v *cluster.MetadataView) error {
 				fmt.Fprintf(w, " leaderRecoveryState %d", pt.LeaderRecoveryState)
 			}
 			fmt.Fprintln(w)
-		}, gap("  "))
-	}, gap(""))
-	ls.Lines(len(im.Configs), "configs", func(i int) {
+		}, t.gap("  "))
+	}, t.gap(""))
+}
+
+// settings are the image's configs, quotas, producer ids and ACLs.
+func (t *metaText) settings(im *cluster.MetadataImage) {
+	w, h := t.w, t.h
+	t.ls.Lines(len(im.Configs), "configs", func(i int) {
 		c := im.Configs[i]
 		fmt.Fprintf(w, "%s %s %q %s=%s\n", h("config"), configResourceType(c.ResourceType), c.ResourceName, ui.Esc(c.Name), ui.Esc(c.Value))
-	}, gap(""))
-	ls.Lines(len(im.Quotas), "quotas", func(i int) {
+	}, t.gap(""))
+	t.ls.Lines(len(im.Quotas), "quotas", func(i int) {
 		q := im.Quotas[i]
 		fmt.Fprintf(w, "%s %s %s=%s\n", h("quota"), ui.Esc(q.Entity), ui.Esc(q.Key), strconv.FormatFloat(q.Value, 'f', -1, 64))
-	}, gap(""))
+	}, t.gap(""))
 	if b := im.ProducerIDs; b != nil {
 		if b.BrokerID < 0 {
 			// ProducerIdsImage writes its record with broker -1 into a
@@ -132,30 +164,31 @@ func (p *textMetadataPrinter) Print(v *cluster.MetadataView) error {
 			fmt.Fprintf(w, "%s nextProducerId %d (last block to broker %d, epoch %d)\n", h("producerIds"), b.NextProducerID, b.BrokerID, b.BrokerEpoch)
 		}
 	}
-	ls.Lines(len(im.ACLs), "ACLs", func(i int) {
+	t.ls.Lines(len(im.ACLs), "ACLs", func(i int) {
 		a := im.ACLs[i]
 		// Kafka's names, as kafka-acls.sh prints them.
 		fmt.Fprintf(w, "%s %s resourceType %s resourceName %q patternType %s principal %s host %s operation %s permissionType %s\n",
 			h("acl"), a.ID, a.ResourceTypeName(), a.ResourceName, a.PatternTypeName(), ui.Esc(a.Principal), ui.Esc(a.Host), a.OperationName(), a.PermissionTypeName())
-	}, gap(""))
+	}, t.gap(""))
+}
+
+// disk are the rows of the disks' partitions that are not ok.
+func (t *metaText) disk(rows []cluster.DiskPartition) {
 	var disk []cluster.DiskPartition
-	for _, d := range v.Disk {
+	for _, d := range rows {
 		if d.Status != "ok" {
 			disk = append(disk, d)
 		}
 	}
-	ls.Lines(len(disk), "disk rows", func(i int) {
+	t.ls.Lines(len(disk), "disk rows", func(i int) {
 		d := disk[i]
 		dir := d.Dir
 		if dir == "" {
 			dir = "-"
 		}
-		fmt.Fprintf(w, "%s %s-%d node %d %s dir %s diskTopicId %s imageTopicId %s diskLeaderEpoch %d imageLeaderEpoch %d\n",
-			h("disk"), ui.Esc(d.Topic), d.Partition, d.Node, d.Status, ui.Esc(dir), ui.OrDashString(d.DiskTopicID), ui.OrDashString(d.ImageTopicID), d.DiskLeaderEpoch, d.ImageLeaderEpoch)
-	}, gap(""))
-	brokerview.PrintFindingsText(w, st, ls, v.Findings)
-	brokerview.PrintSkipped(w, im.Skipped)
-	return w.Flush()
+		fmt.Fprintf(t.w, "%s %s-%d node %d %s dir %s diskTopicId %s imageTopicId %s diskLeaderEpoch %d imageLeaderEpoch %d\n",
+			t.h("disk"), ui.Esc(d.Topic), d.Partition, d.Node, d.Status, ui.Esc(dir), ui.OrDashString(d.DiskTopicID), ui.OrDashString(d.ImageTopicID), d.DiskLeaderEpoch, d.ImageLeaderEpoch)
+	}, t.gap(""))
 }
 
 // tableMetadataPrinter prints one row per partition, image and disk side
@@ -239,36 +272,8 @@ type jsonMetadataPrinter struct {
 	j ui.JSONWriter
 }
 
-func jsonInt32s(j *ui.JSONWriter, k string, xs []int32) {
-	j.Key(k)
-	j.B = append(j.B, '[')
-	for i, x := range xs {
-		if i > 0 {
-			j.B = append(j.B, ',')
-		}
-		j.B = strconv.AppendInt(j.B, int64(x), 10)
-	}
-	j.B = append(j.B, ']')
-	j.First = false
-}
-
-func jsonArray(j *ui.JSONWriter, k string, n int, item func(i int)) {
-	j.Key(k)
-	j.B = append(j.B, '[')
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			j.B = append(j.B, ',')
-		}
-		j.Begin()
-		item(i)
-		j.End()
-	}
-	j.B = append(j.B, ']')
-	j.First = false
-}
-
 func jsonEndpoints(j *ui.JSONWriter, es []cluster.Endpoint) {
-	jsonArray(j, "endpoints", len(es), func(i int) {
+	j.Objects("endpoints", len(es), func(i int) {
 		j.Str("name", es[i].Name)
 		j.Str("host", es[i].Host)
 		j.Int("port", int64(es[i].Port))
@@ -290,11 +295,26 @@ func (p *jsonMetadataPrinter) Print(v *cluster.MetadataView) error {
 	j.Int("logEndOffset", im.LogEndOffset)
 	j.Int("recordsReplayed", im.RecordsReplayed)
 	j.Int("pendingTransactionRecords", int64(im.PendingTransaction))
-	jsonArray(j, "features", len(im.Features), func(i int) {
+	jsonNodes(j, im)
+	jsonTopics(j, im)
+	jsonSettings(j, im)
+	j.End()
+	j.B = append(j.B, '\n')
+	jsonDisk(j, v.Disk)
+	for _, f := range v.Findings {
+		brokerview.JSONFinding(j, f)
+	}
+	_, err := p.s.Out.Write(j.B)
+	return err
+}
+
+// jsonNodes are the image's features, brokers and controllers.
+func jsonNodes(j *ui.JSONWriter, im *cluster.MetadataImage) {
+	j.Objects("features", len(im.Features), func(i int) {
 		j.Str("name", im.Features[i].Name)
 		j.Int("featureLevel", int64(im.Features[i].Level))
 	})
-	jsonArray(j, "brokers", len(im.Brokers), func(i int) {
+	j.Objects("brokers", len(im.Brokers), func(i int) {
 		b := im.Brokers[i]
 		j.Int("brokerId", int64(b.ID))
 		j.Int("brokerEpoch", b.Epoch)
@@ -305,40 +325,48 @@ func (p *jsonMetadataPrinter) Print(v *cluster.MetadataView) error {
 		j.Bool("isMigratingZkBroker", b.IsMigratingZkBroker)
 		jsonEndpoints(j, b.Endpoints)
 	})
-	jsonArray(j, "controllers", len(im.Controllers), func(i int) {
+	j.Objects("controllers", len(im.Controllers), func(i int) {
 		c := im.Controllers[i]
 		j.Int("controllerId", int64(c.ID))
 		j.Str("incarnationId", c.IncarnationID)
 		j.Bool("zkMigrationReady", c.ZkMigrationReady)
 		jsonEndpoints(j, c.Endpoints)
 	})
-	jsonArray(j, "topics", len(im.Topics), func(i int) {
+}
+
+// jsonTopics are the image's topics, each with its partitions.
+func jsonTopics(j *ui.JSONWriter, im *cluster.MetadataImage) {
+	j.Objects("topics", len(im.Topics), func(i int) {
 		t := im.Topics[i]
 		j.Str("name", t.Name)
 		j.Str("topicId", t.ID)
-		jsonArray(j, "partitions", len(t.Partitions), func(k int) {
+		j.Objects("partitions", len(t.Partitions), func(k int) {
 			pt := t.Partitions[k]
 			j.Int("partitionId", int64(pt.Partition))
-			jsonInt32s(j, "replicas", pt.Replicas)
-			jsonInt32s(j, "isr", pt.ISR)
-			jsonInt32s(j, "removingReplicas", pt.RemovingReplicas)
-			jsonInt32s(j, "addingReplicas", pt.AddingReplicas)
-			jsonInt32s(j, "eligibleLeaderReplicas", pt.ELR)
-			jsonInt32s(j, "lastKnownElr", pt.LastKnownELR)
+			ui.Ints(j, "replicas", pt.Replicas)
+			ui.Ints(j, "isr", pt.ISR)
+			ui.Ints(j, "removingReplicas", pt.RemovingReplicas)
+			ui.Ints(j, "addingReplicas", pt.AddingReplicas)
+			ui.Ints(j, "eligibleLeaderReplicas", pt.ELR)
+			ui.Ints(j, "lastKnownElr", pt.LastKnownELR)
 			j.Int("leader", int64(pt.Leader))
 			j.Int("leaderEpoch", int64(pt.LeaderEpoch))
 			j.Int("partitionEpoch", int64(pt.PartitionEpoch))
 			j.Int("leaderRecoveryState", int64(pt.LeaderRecoveryState))
 		})
 	})
-	jsonArray(j, "configs", len(im.Configs), func(i int) {
+}
+
+// jsonSettings are the image's configs, quotas, producer ids and ACLs.
+func jsonSettings(j *ui.JSONWriter, im *cluster.MetadataImage) {
+	j.Objects("configs", len(im.Configs), func(i int) {
 		c := im.Configs[i]
 		j.Int("resourceType", int64(c.ResourceType))
 		j.Str("resourceName", c.ResourceName)
 		j.Str("name", c.Name)
 		j.Str("value", c.Value)
 	})
-	jsonArray(j, "clientQuotas", len(im.Quotas), func(i int) {
+	j.Objects("clientQuotas", len(im.Quotas), func(i int) {
 		q := im.Quotas[i]
 		j.Str("entity", q.Entity)
 		j.Str("key", q.Key)
@@ -354,7 +382,7 @@ func (p *jsonMetadataPrinter) Print(v *cluster.MetadataView) error {
 	} else {
 		j.Null("producerIds")
 	}
-	jsonArray(j, "acls", len(im.ACLs), func(i int) {
+	j.Objects("acls", len(im.ACLs), func(i int) {
 		a := im.ACLs[i]
 		j.Str("id", a.ID)
 		j.Int("resourceType", int64(a.ResourceType))
@@ -369,9 +397,11 @@ func (p *jsonMetadataPrinter) Print(v *cluster.MetadataView) error {
 		j.Str("operationName", a.OperationName())
 		j.Str("permissionTypeName", a.PermissionTypeName())
 	})
-	j.End()
-	j.B = append(j.B, '\n')
-	for _, d := range v.Disk {
+}
+
+// jsonDisk is one "diskPartition" line per partition on the disks.
+func jsonDisk(j *ui.JSONWriter, rows []cluster.DiskPartition) {
+	for _, d := range rows {
 		j.Begin()
 		j.Str("type", "diskPartition")
 		j.Str("topic", d.Topic)
@@ -386,9 +416,4 @@ func (p *jsonMetadataPrinter) Print(v *cluster.MetadataView) error {
 		j.End()
 		j.B = append(j.B, '\n')
 	}
-	for _, f := range v.Findings {
-		brokerview.JSONFinding(j, f)
-	}
-	_, err := p.s.Out.Write(j.B)
-	return err
 }

@@ -152,21 +152,51 @@ func resolveImagePath(root *cluster.ImageNode, p string) ([]imageMatch, error) {
 }
 
 func runMetadataShell(ctx context.Context, s *ui.Streams, verb string, o *metadataShellOptions, target string, dirs []string) error {
-	if err := ctx.Err(); err != nil {
+	matches, err := shellMatches(ctx, s, verb, o, target, dirs)
+	if err != nil {
 		return err
+	}
+	w := bufio.NewWriter(s.Out)
+	defer w.Flush()
+	if o.output == "table" {
+		return metadataShellTable(w, s, verb, matches)
+	}
+	out := &shellOut{w: w, json: o.output == "json"}
+	switch verb {
+	case "cat":
+		if err := out.cat(matches); err != nil {
+			return err
+		}
+	case "ls":
+		lsPrint(w, o, matches, out.emit)
+	case "find":
+		for _, m := range matches {
+			if err := out.find(m.path, m.node); err != nil {
+				return err
+			}
+		}
+	}
+	return w.Flush()
+}
+
+// shellMatches loads the metadata image of dirs (at --at) and resolves
+// target in its tree: a usage error when nothing matches.
+func shellMatches(ctx context.Context, s *ui.Streams, verb string, o *metadataShellOptions, target string, dirs []string) ([]imageMatch, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	inv, err := brokerview.OpenInventory(s, "metadata "+verb, dirs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ui.WarnDiagnostics(s.Err, inv.Warnings)
 	v, err := cluster.LoadMetadata(inv, cluster.MetadataOptions{At: o.at})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	matches, err := resolveImagePath(v.Image.Tree(), target)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(matches) == 0 {
 		hint := ""
@@ -174,74 +204,75 @@ func runMetadataShell(ctx context.Context, s *ui.Streams, verb string, o *metada
 			// The ZooKeeper-era shell's names (/topics/orders/0/data).
 			hint = " (kafka-metadata-shell names the image's nodes /image/topics/byName/<topic>/<partition>, /image/cluster/brokers/<id>; kseg metadata find / lists them)"
 		}
-		return ui.UsageErrorf("metadata %s: %s: no such node in the image at offset %d%s", verb, target, v.Image.Offset, hint)
+		return nil, ui.UsageErrorf("metadata %s: %s: no such node in the image at offset %d%s", verb, target, v.Image.Offset, hint)
 	}
-	w := bufio.NewWriter(s.Out)
-	defer w.Flush()
-	if o.output == "table" {
-		return metadataShellTable(w, s, verb, matches)
+	return matches, nil
+}
+
+// shellOut writes the nodes cat, ls and find print: a line each, or with
+// json a "metadataNode" line.
+type shellOut struct {
+	w    *bufio.Writer
+	j    ui.JSONWriter
+	json bool
+}
+
+// emit writes node n at path p as JSON (value: with its value); nothing
+// for text.
+func (o *shellOut) emit(p string, n *cluster.ImageNode, value bool) error {
+	if !o.json {
+		return nil
 	}
-	j := &ui.JSONWriter{}
-	emit := func(p string, n *cluster.ImageNode, value bool) error {
-		if o.output != "json" {
-			return nil
-		}
-		j.B = j.B[:0]
-		j.Begin()
-		j.Str("type", "metadataNode")
-		j.Str("path", p)
-		j.Bool("directory", n.Dir)
-		if !n.Dir && value {
-			j.Str("value", n.Value)
-		}
-		j.End()
-		j.B = append(j.B, '\n')
-		_, err := w.Write(j.B)
-		return err
+	j := &o.j
+	j.B = j.B[:0]
+	j.Begin()
+	j.Str("type", "metadataNode")
+	j.Str("path", p)
+	j.Bool("directory", n.Dir)
+	if !n.Dir && value {
+		j.Str("value", n.Value)
 	}
-	switch verb {
-	case "cat":
-		for _, m := range matches {
-			if m.node.Dir {
-				w.Flush()
-				return ui.UsageErrorf("metadata cat: %s: is a directory (kseg metadata ls lists it)", ui.Esc(m.path))
-			}
+	j.End()
+	j.B = append(j.B, '\n')
+	_, err := o.w.Write(j.B)
+	return err
+}
+
+// cat prints the values of matches, none of which may be a directory.
+func (o *shellOut) cat(matches []imageMatch) error {
+	for _, m := range matches {
+		if m.node.Dir {
+			o.w.Flush()
+			return ui.UsageErrorf("metadata cat: %s: is a directory (kseg metadata ls lists it)", ui.Esc(m.path))
 		}
-		for _, m := range matches {
-			if o.output == "json" {
-				if err := emit(m.path, m.node, true); err != nil {
-					return err
-				}
-				continue
-			}
-			fmt.Fprintln(w, ui.Esc(m.node.Value))
-		}
-	case "ls":
-		lsPrint(w, o, matches, emit)
-	case "find":
-		var walk func(p string, n *cluster.ImageNode) error
-		walk = func(p string, n *cluster.ImageNode) error {
-			if o.output == "json" {
-				if err := emit(p, n, true); err != nil {
-					return err
-				}
-			} else {
-				fmt.Fprintln(w, ui.Esc(p))
-			}
-			for _, c := range n.Children {
-				if err := walk(strings.TrimSuffix(p, "/")+"/"+c.Name, c); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		for _, m := range matches {
-			if err := walk(m.path, m.node); err != nil {
+	}
+	for _, m := range matches {
+		if o.json {
+			if err := o.emit(m.path, m.node, true); err != nil {
 				return err
 			}
+			continue
+		}
+		fmt.Fprintln(o.w, ui.Esc(m.node.Value))
+	}
+	return nil
+}
+
+// find prints the node n at p and every node below it.
+func (o *shellOut) find(p string, n *cluster.ImageNode) error {
+	if o.json {
+		if err := o.emit(p, n, true); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(o.w, ui.Esc(p))
+	}
+	for _, c := range n.Children {
+		if err := o.find(strings.TrimSuffix(p, "/")+"/"+c.Name, c); err != nil {
+			return err
 		}
 	}
-	return w.Flush()
+	return nil
 }
 
 // metadataShellTable is -o table: a PATH VALUE row per node listed,

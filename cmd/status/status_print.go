@@ -214,46 +214,7 @@ func (p *jsonStatusPrinter) Print(ts []*statusTarget) error {
 				j.B = append(j.B, '\n')
 				continue
 			}
-			s := r.st
-			e, wn := s.Count()
-			j.Str("topic", s.Topic)
-			j.OptInt("partitionId", int64(s.Partition), s.Topic != "")
-			j.Str("topicId", s.TopicID)
-			j.Int("size", s.Size)
-			j.Int("files", int64(s.Files))
-			j.Int("segments", int64(s.Segments))
-			j.Int("logBytes", s.LogBytes)
-			j.Int("logStartOffset", s.LogStartOffset)
-			j.Int("logEndOffset", s.LogEndOffset)
-			j.Int("highWatermark", s.HighWatermark)
-			j.Int("lastStableOffset", s.LastStableOffset)
-			j.Int("batches", s.Batches)
-			j.Int("records", s.Records)
-			j.Int("legacyEntries", s.LegacyEntries)
-			j.OptInt("firstTimestamp", s.FirstTimestamp, s.FirstTimestamp >= 0)
-			j.OptInt("lastTimestamp", s.LastTimestamp, s.LastTimestamp >= 0)
-			j.Int("producers", int64(s.Producers))
-			j.Bool("rebuildSkipped", s.RebuildSkipped)
-			j.Key("openTransactions")
-			j.B = append(j.B, '[')
-			for k, o := range s.OpenTransactions {
-				if k > 0 {
-					j.B = append(j.B, ',')
-				}
-				j.Begin()
-				j.Int("producerId", o.ProducerID)
-				j.Int("firstOffset", o.FirstOffset)
-				j.End()
-			}
-			j.B = append(j.B, ']')
-			j.First = false
-			j.OptInt("lastSnapshot", s.LastSnapshot, s.LastSnapshot >= 0)
-			j.OptInt("snapshotLoaded", s.SnapshotLoaded, s.SnapshotLoaded >= 0)
-			j.OptInt("leaderEpoch", int64(s.LeaderEpoch), s.LeaderEpoch >= 0)
-			j.OptInt("leaderEpochStartOffset", s.LeaderEpochStart, s.LeaderEpoch >= 0)
-			j.Int("errors", int64(e))
-			j.Int("warnings", int64(wn))
-			j.Bool("healthy", e == 0)
+			jsonPartitionStatus(j, r.st)
 			j.End()
 			j.B = append(j.B, '\n')
 		}
@@ -279,4 +240,39 @@ func (p *jsonStatusPrinter) Print(ts []*statusTarget) error {
 		}
 	}
 	return nil
+}
+
+// jsonPartitionStatus writes one partition's status fields.
+func jsonPartitionStatus(j *ui.JSONWriter, s *status.Partition) {
+	e, wn := s.Count()
+	j.Str("topic", s.Topic)
+	j.OptInt("partitionId", int64(s.Partition), s.Topic != "")
+	j.Str("topicId", s.TopicID)
+	j.Int("size", s.Size)
+	j.Int("files", int64(s.Files))
+	j.Int("segments", int64(s.Segments))
+	j.Int("logBytes", s.LogBytes)
+	j.Int("logStartOffset", s.LogStartOffset)
+	j.Int("logEndOffset", s.LogEndOffset)
+	j.Int("highWatermark", s.HighWatermark)
+	j.Int("lastStableOffset", s.LastStableOffset)
+	j.Int("batches", s.Batches)
+	j.Int("records", s.Records)
+	j.Int("legacyEntries", s.LegacyEntries)
+	j.OptInt("firstTimestamp", s.FirstTimestamp, s.FirstTimestamp >= 0)
+	j.OptInt("lastTimestamp", s.LastTimestamp, s.LastTimestamp >= 0)
+	j.Int("producers", int64(s.Producers))
+	j.Bool("rebuildSkipped", s.RebuildSkipped)
+	j.Objects("openTransactions", len(s.OpenTransactions), func(i int) {
+		o := s.OpenTransactions[i]
+		j.Int("producerId", o.ProducerID)
+		j.Int("firstOffset", o.FirstOffset)
+	})
+	j.OptInt("lastSnapshot", s.LastSnapshot, s.LastSnapshot >= 0)
+	j.OptInt("snapshotLoaded", s.SnapshotLoaded, s.SnapshotLoaded >= 0)
+	j.OptInt("leaderEpoch", int64(s.LeaderEpoch), s.LeaderEpoch >= 0)
+	j.OptInt("leaderEpochStartOffset", s.LeaderEpochStart, s.LeaderEpoch >= 0)
+	j.Int("errors", int64(e))
+	j.Int("warnings", int64(wn))
+	j.Bool("healthy", e == 0)
 }

@@ -140,27 +140,10 @@ func PartitionsText(ps []cluster.TopicPartitions) string {
 }
 
 func JSONPartitions(j *ui.JSONWriter, k string, ps []cluster.TopicPartitions) {
-	j.Key(k)
-	j.B = append(j.B, '[')
-	for i, p := range ps {
-		if i > 0 {
-			j.B = append(j.B, ',')
-		}
-		j.Begin()
-		j.Str("topic", p.Topic)
-		j.Key("partitions")
-		j.B = append(j.B, '[')
-		for k, n := range p.Partitions {
-			if k > 0 {
-				j.B = append(j.B, ',')
-			}
-			j.B = strconv.AppendInt(j.B, int64(n), 10)
-		}
-		j.B = append(j.B, ']')
-		j.End()
-	}
-	j.B = append(j.B, ']')
-	j.First = false
+	j.Objects(k, len(ps), func(i int) {
+		j.Str("topic", ps[i].Topic)
+		ui.Ints(j, "partitions", ps[i].Partitions)
+	})
 }
 
 // PrintUnanswerable prints the questions a view's directories cannot

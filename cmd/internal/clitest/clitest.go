@@ -74,27 +74,10 @@ func Register(run runFunc) { runner = run }
 // kafka-dump-log does).
 const WorkPlaceholder = "$WORK"
 
-// CopyTree copies the fixture directory src to dst.
+// CopyTree copies the fixture directory src to dst (barriertest.CopyTree).
 func CopyTree(t *testing.T, src, dst string) {
 	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	barriertest.CopyTree(t, src, dst)
 }
 
 // Result is one recorded invocation.
@@ -195,7 +178,10 @@ func RenderRuns(header []string, res []Result) []byte {
 }
 
 // CheckGoldenPath compares got with the golden file at path, or rewrites
-// it under -update.
+// it under -update. The goldens' "# Regenerate" line names ./cmd, where
+// every golden test was when they were recorded; the tests of a command
+// that is a package of its own regenerate its goldens from there
+// (go test ./cmd/... -run Golden -update regenerates them all).
 func CheckGoldenPath(t *testing.T, path string, got []byte) {
 	t.Helper()
 	if *Update {
@@ -209,7 +195,7 @@ func CheckGoldenPath(t *testing.T, path string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./cmd -run Golden -update)", err)
+		t.Fatalf("%v (run go test ./cmd/... -run Golden -update)", err)
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from the golden file; rerun with -update and review the diff:\n%s", path, FirstDiff(string(want), string(got)))

@@ -82,85 +82,106 @@ func Check(s *ui.Streams, name, path string, kind inputKind) error {
 		return IOError(err)
 	}
 	if !st.IsDir() {
-		fi, ok := segment.ParseFileName(filepath.Base(path))
-		switch kind {
-		case KafkaPath:
-			if ok && fi.Kind != segment.KindUnknown {
-				return nil
-			}
-			return NotInput(path, "not a Kafka file (its name says what it holds: NNN.log, NNN.index, leader-epoch-checkpoint …)", takes)
-		case LogOrPartition:
-			if ok && (fi.Kind == segment.KindLog || fi.Kind == segment.KindMetadataSnapshot) {
-				return nil
-			}
-			return NotInput(path, "not a .log segment", takes)
-		}
-		return NotInput(path, "a file, not a directory", takes)
+		return checkFile(path, kind, takes)
 	}
 	entries, err := fsys.ReadDir(path)
 	if err != nil {
 		return IOError(err)
-	}
-	var logs, kafka, partitions int
-	for _, e := range entries {
-		fi, ok := segment.ParseFileName(e.Name())
-		if isDirEntry(path, e) {
-			if _, ok := segment.ParsePartitionDir(e.Name()); ok {
-				partitions++
-			}
-			continue
-		}
-		if !ok || fi.Kind == segment.KindUnknown || fi.Transient() {
-			continue
-		}
-		kafka++
-		if fi.Kind == segment.KindLog {
-			logs++
-		}
 	}
 	if kind == Partition && edit.HasJournal(path) {
 		// An interrupted kseg write: the command finishes or rolls it
 		// back (a mirror creating its destination leaves only this).
 		return nil
 	}
-	empty := len(entries) == 0
+	return checkDir(path, kind, takes, countEntries(path, entries))
+}
+
+// checkFile is the rule for a path that is a file: only kafka-dump-log's
+// Kafka files and a .log segment where a segment is taken.
+func checkFile(path string, kind inputKind, takes string) error {
+	fi, ok := segment.ParseFileName(filepath.Base(path))
 	switch kind {
 	case KafkaPath:
-		if kafka > 0 || partitions > 0 {
+		if ok && fi.Kind != segment.KindUnknown {
 			return nil
 		}
-		if empty {
+		return NotInput(path, "not a Kafka file (its name says what it holds: NNN.log, NNN.index, leader-epoch-checkpoint …)", takes)
+	case LogOrPartition:
+		if ok && (fi.Kind == segment.KindLog || fi.Kind == segment.KindMetadataSnapshot) {
+			return nil
+		}
+		return NotInput(path, "not a .log segment", takes)
+	}
+	return NotInput(path, "a file, not a directory", takes)
+}
+
+// dirEntries counts what a directory holds: its .log segments, its Kafka
+// files and its partition directories.
+type dirEntries struct {
+	logs, kafka, partitions int
+	empty                   bool
+}
+
+func countEntries(path string, entries []fs.DirEntry) dirEntries {
+	c := dirEntries{empty: len(entries) == 0}
+	for _, e := range entries {
+		fi, ok := segment.ParseFileName(e.Name())
+		if isDirEntry(path, e) {
+			if _, ok := segment.ParsePartitionDir(e.Name()); ok {
+				c.partitions++
+			}
+			continue
+		}
+		if !ok || fi.Kind == segment.KindUnknown || fi.Transient() {
+			continue
+		}
+		c.kafka++
+		if fi.Kind == segment.KindLog {
+			c.logs++
+		}
+	}
+	return c
+}
+
+// checkDir is the rule for a path that is a directory holding c.
+func checkDir(path string, kind inputKind, takes string, c dirEntries) error {
+	switch kind {
+	case KafkaPath:
+		if c.kafka > 0 || c.partitions > 0 {
+			return nil
+		}
+		if c.empty {
 			return NotInput(path, "an empty directory", takes)
 		}
 		return NotInput(path, "holds no Kafka file and no partition directory", takes)
 	case PartitionOrLogDir:
-		if logs > 0 || partitions > 0 {
+		if c.logs > 0 || c.partitions > 0 {
 			return nil
 		}
 	case LogDir:
-		if partitions > 0 {
+		if c.partitions > 0 {
 			return nil
 		}
 		switch {
-		case empty:
+		case c.empty:
 			return NotInput(path, "an empty directory", takes)
-		case logs > 0:
+		case c.logs > 0:
 			return NotInput(path, "a partition directory, not a log directory", takes+"; give the directory that holds it")
 		}
 		return NotInput(path, "holds no partition directory", takes)
 	case LogOrPartition:
-		if logs > 0 {
+		if c.logs > 0 {
 			return nil
 		}
 	case Partition:
 		if _, ok := segment.ParsePartitionDir(filepath.Base(filepath.Clean(path))); !ok {
 			return NotInput(path, "the name is not <topic>-<partition>", takes)
 		}
-		if logs > 0 {
+		if c.logs > 0 {
 			return nil
 		}
 	}
-	if empty {
+	if c.empty {
 		return NotInput(path, "an empty directory", takes)
 	}
 	return NotInput(path, "holds no .log segment", takes)

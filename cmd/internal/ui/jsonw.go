@@ -223,3 +223,34 @@ func NonNil[T any](v []T) []T {
 	}
 	return v
 }
+
+// Objects writes the array k of n objects, item writing the fields of
+// the i-th.
+func (j *JSONWriter) Objects(k string, n int, item func(i int)) {
+	j.Key(k)
+	j.B = append(j.B, '[')
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			j.B = append(j.B, ',')
+		}
+		j.Begin()
+		item(i)
+		j.End()
+	}
+	j.B = append(j.B, ']')
+	j.First = false
+}
+
+// Ints writes the array k of integers.
+func Ints[T ~int16 | ~int32 | ~int64 | ~int](j *JSONWriter, k string, xs []T) {
+	j.Key(k)
+	j.B = append(j.B, '[')
+	for i, x := range xs {
+		if i > 0 {
+			j.B = append(j.B, ',')
+		}
+		j.B = strconv.AppendInt(j.B, int64(x), 10)
+	}
+	j.B = append(j.B, ']')
+	j.First = false
+}

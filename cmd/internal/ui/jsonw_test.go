@@ -49,3 +49,20 @@ func BenchmarkAppendInt(b *testing.B) {
 		}
 	}
 }
+
+// TestJSONArrays: Objects and Ints write arrays as members of the object
+// being written, the next member after them separated by a comma, and an
+// empty array as [].
+func TestJSONArrays(t *testing.T) {
+	var j JSONWriter
+	j.Begin()
+	j.Objects("a", 2, func(i int) { j.Int("i", int64(i)); j.Str("s", "x") })
+	Ints(&j, "n", []int32{1, -2})
+	j.Objects("e", 0, func(int) { t.Fatal("an item of an empty array") })
+	Ints(&j, "z", []int64(nil))
+	j.Bool("last", true)
+	j.End()
+	if got, want := string(j.B), `{"a":[{"i":0,"s":"x"},{"i":1,"s":"x"}],"n":[1,-2],"e":[],"z":[],"last":true}`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

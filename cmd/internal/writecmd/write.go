@@ -3,10 +3,12 @@
 // every one of them has (Flags: --dry-run, --output, --backup-dir,
 // --rollback), the run from plan to report (Run: plan, print, confirm,
 // apply, verify, report), one mapping of results to exit codes (Exit), and
-// the pieces of their plans and reports in text and JSON.
+// one renderer of their plans and reports in text, table and JSON
+// (Printer, fed by the plan and the edit engine's edit.Result).
 //
-// A fourth write command declares its plan-shaping flags and its Steps; it
-// needs nothing new here or in the edit engine.
+// A fifth write command declares its plan-shaping flags and its Steps, and
+// gives its words to the renderer as a Form; it needs nothing new here or
+// in the edit engine.
 package writecmd
 
 import (
@@ -183,11 +185,15 @@ type Steps[P comparable, V interface {
 	Rollback func(edit.Options) (*edit.Result[P, V], error)
 }
 
-// PlanParts are the facts of a plan runWrite acts on.
+// PlanParts are the facts of a plan runWrite acts on and every
+// command's plan shows alike (Printer).
 type PlanParts struct {
 	Resume  *edit.Interrupted
 	Nothing bool
-	Ops     []edit.FileOp
+	// Reason says why there is nothing to do.
+	Reason   string
+	Ops      []edit.FileOp
+	Warnings []string
 	// Dir is the directory the plan writes (where a journal is left when
 	// an apply fails); createsDir, that the plan creates it.
 	Dir        string
@@ -246,17 +252,7 @@ func Run[P comparable, V interface {
 	if parts.Nothing {
 		return nil
 	}
-	root, rootLabel := defaultBackupRoot(s)
-	if o := PlannedOwnership(parts.Resume, parts.Dir, filepath.Dir(parts.Dir), parts.CreatesDir); o != nil && w.Flags.Output != "json" {
-		fmt.Fprintf(s.Out, "Ownership: files kseg creates will be uid %d gid %d, mode %04o", o.UID, o.GID, o.FileMode)
-		if o.DirMode != 0 {
-			fmt.Fprintf(s.Out, ", the partition directory mode %04o", o.DirMode)
-		}
-		fmt.Fprintln(s.Out, "; replaced files keep their owner and mode")
-	}
-	if w.Flags.backupDir == "" && parts.Resume == nil && w.Flags.Output == "text" {
-		fmt.Fprintf(s.Out, "Backup: into a new folder in %s (the default; --backup-dir to choose)\n", rootLabel)
-	}
+	root := noteOwnerAndBackup(s, w.Flags, parts)
 	if w.Flags.DryRun {
 		if err := w.Preflight(p, edit.Options{BackupDir: w.Flags.backupDir, BackupRoot: root}); err != nil {
 			return Exit(err)
@@ -293,6 +289,25 @@ func Run[P comparable, V interface {
 		return ui.FindingsExit()
 	}
 	return nil
+}
+
+// noteOwnerAndBackup says, after the plan, what the files the edit
+// creates will be (when kseg changes that: root in a broker user's
+// directory) and where the backup goes when --backup-dir is not given;
+// it returns that default backup root.
+func noteOwnerAndBackup(s *ui.Streams, f *Flags, parts PlanParts) string {
+	root, rootLabel := defaultBackupRoot(s)
+	if o := PlannedOwnership(parts.Resume, parts.Dir, filepath.Dir(parts.Dir), parts.CreatesDir); o != nil && f.Output != "json" {
+		fmt.Fprintf(s.Out, "Ownership: files kseg creates will be uid %d gid %d, mode %04o", o.UID, o.GID, o.FileMode)
+		if o.DirMode != 0 {
+			fmt.Fprintf(s.Out, ", the partition directory mode %04o", o.DirMode)
+		}
+		fmt.Fprintln(s.Out, "; replaced files keep their owner and mode")
+	}
+	if f.backupDir == "" && parts.Resume == nil && f.Output == "text" {
+		fmt.Fprintf(s.Out, "Backup: into a new folder in %s (the default; --backup-dir to choose)\n", rootLabel)
+	}
+	return root
 }
 
 // OwnerJSON is an edit.Ownership on the wire: modes in octal, as ls and

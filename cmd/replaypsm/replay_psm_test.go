@@ -1,0 +1,357 @@
+package replaypsm_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kseg/kseg/cmd"
+	"github.com/kseg/kseg/cmd/internal/clitest"
+	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest/realdata"
+)
+
+// psmFixtureRoot is ../shared/fixtures/real, outside the repository.
+func psmFixtureRoot(t *testing.T) string {
+	t.Helper()
+	return clitest.RealRoot(t)
+}
+
+// copyFile copies a file, making the copy writable (the fixtures are
+// read-only).
+func psmCopyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyPartition copies a partition directory and its log directory's
+// checkpoint files into a fresh log directory under t.TempDir(), keeping
+// the names, and returns the copy's path.
+func psmCopyPartition(t *testing.T, src string) string {
+	t.Helper()
+	logDir := t.TempDir()
+	for _, name := range []string{"replication-offset-checkpoint", "log-start-offset-checkpoint", "recovery-point-offset-checkpoint", segment.CleanShutdownName} {
+		p := filepath.Join(filepath.Dir(src), name)
+		if _, err := os.Stat(p); err == nil {
+			psmCopyFile(t, p, filepath.Join(logDir, name))
+		}
+	}
+	dst := filepath.Join(logDir, filepath.Base(src))
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			psmCopyFile(t, filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()))
+		}
+	}
+	return dst
+}
+
+// snapshotPartitions are the real partition directories with a .log and a
+// producer snapshot.
+func psmSnapshotPartitions(t *testing.T, root string) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	var out []string
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".snapshot" {
+			return err
+		}
+		dir := filepath.Dir(p)
+		if logs, _ := filepath.Glob(filepath.Join(dir, "*.log")); len(logs) > 0 && !seen[dir] {
+			seen[dir] = true
+			out = append(out, dir)
+		}
+		return nil
+	})
+	return out
+}
+
+// psmSnapshotsNextToLog counts, in the fixtures README's SHA-256 lists,
+// the producer snapshots whose directory also has a .log.
+func psmSnapshotsNextToLog(t *testing.T, root string) int {
+	t.Helper()
+	files, err := realdata.Manifest(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logDir := map[string]bool{}
+	for _, f := range files {
+		if strings.HasSuffix(f, ".log") {
+			logDir[path.Dir(f)] = true
+		}
+	}
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".snapshot") && logDir[path.Dir(f)] {
+			n++
+		}
+	}
+	return n
+}
+
+func psmRun(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	s, out, errb := ui.TestStreams()
+	code := cmd.Run(context.Background(), args, s)
+	return code, out.String(), errb.String()
+}
+
+func TestReplayPSMCheckSnapshotsRealFixtures(t *testing.T) {
+	t.Parallel()
+	root := psmFixtureRoot(t)
+	matches, checked, skipped := 0, 0, 0
+	for _, src := range psmSnapshotPartitions(t, root) {
+		dir := psmCopyPartition(t, src)
+		code, out, errs := psmRun(t, "replay-psm", "--check-snapshots", dir)
+		if code != ui.ExitOK {
+			t.Errorf("%s: exit %d\n%s%s", src, code, out, errs)
+		}
+		matches += strings.Count(out, " MATCH ")
+		if strings.Contains(out, "MISMATCH") {
+			t.Errorf("%s:\n%s", src, out)
+		}
+
+		// The same as JSON: one object with a snapshots array.
+		code, out, _ = psmRun(t, "replay-psm", "--check-snapshots", "-o", "json", dir)
+		if code != ui.ExitOK {
+			t.Errorf("%s: json exit %d", src, code)
+		}
+		var v struct {
+			Type           string `json:"type"`
+			LogStartOffset int64  `json:"logStartOffset"`
+			Snapshots      []struct {
+				Offset int64  `json:"offset"`
+				File   string `json:"file"`
+				Match  bool   `json:"match"`
+				Status string `json:"status"`
+			} `json:"snapshots"`
+		}
+		dec := json.NewDecoder(strings.NewReader(out))
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("%s: %v\n%s", src, err, out)
+		}
+		if dec.More() {
+			t.Errorf("%s: more than one JSON value", src)
+		}
+		if v.Type != "producerState" || len(v.Snapshots) == 0 {
+			t.Errorf("%s: %+v", src, v)
+		}
+		for _, s := range v.Snapshots {
+			checked++
+			if s.Status == "skipped" && s.Offset <= v.LogStartOffset {
+				// truncateAndReload deletes it at load: the README's "one
+				// at the log start offset, skipped as the broker skips it".
+				skipped++
+				continue
+			}
+			if !s.Match {
+				t.Errorf("%s: %s does not match (%s)", src, s.File, s.Status)
+			}
+		}
+	}
+	if want := psmSnapshotsNextToLog(t, root); checked != want || matches != want-skipped {
+		t.Errorf("%d snapshots checked, %d MATCH and %d skipped at the log start; the fixtures README lists %d next to a log", checked, matches, skipped, want)
+	}
+}
+
+func TestReplayPSMSnapshotMismatchExits3(t *testing.T) {
+	root := psmFixtureRoot(t)
+	dir := psmCopyPartition(t, filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data", "testing-0"))
+	snap := filepath.Join(dir, "00000000000000011630.snapshot")
+	entries, err := segment.ReadProducerSnapshot(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries[1].ProducerEpoch = 7 // producer 8000
+	if err := os.WriteFile(snap, segment.EncodeProducerSnapshot(entries), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := psmRun(t, "replay-psm", "--check-snapshots", dir)
+	if code != ui.ExitFindings {
+		t.Fatalf("exit %d, want %d\n%s", code, ui.ExitFindings, out)
+	}
+	for _, want := range []string{"00000000000000011630.snapshot MISMATCH", "producer 8000: producerEpoch rebuilt 0, snapshot 7", "00000000000000011655.snapshot MATCH", "snapshot-mismatch"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = psmRun(t, "replay-psm", "--check-snapshots", "-o", "json", dir)
+	if code != ui.ExitFindings || !strings.Contains(out, `"field":"producerEpoch","rebuilt":0,"snapshot":7`) || !strings.Contains(out, `"match":false`) {
+		t.Errorf("json exit %d:\n%s", code, out)
+	}
+}
+
+func TestReplayPSMRealFixtureJSON(t *testing.T) {
+	root := psmFixtureRoot(t)
+	dir := psmCopyPartition(t, filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data", "testing-0"))
+	code, out, errs := psmRun(t, "replay-psm", "-o", "json", dir)
+	if code != ui.ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"type", "partition", "logStartOffset", "logEndOffset", "highWatermark", "lastStableOffset", "snapshotLoaded",
+		"barriers", "producers", "ongoingTransactions", "abortedTransactions", "anomalies"} {
+		if _, ok := v[k]; !ok {
+			t.Errorf("missing key %q", k)
+		}
+	}
+	if v["snapshotLoaded"] != float64(11655) || v["logEndOffset"] != float64(11655) || v["partition"] != "testing-0" {
+		t.Errorf("%v %v %v", v["snapshotLoaded"], v["logEndOffset"], v["partition"])
+	}
+	producers := v["producers"].([]any)
+	if len(producers) != 4 {
+		t.Fatalf("%d producers", len(producers))
+	}
+	p := producers[0].(map[string]any)
+	if p["producerId"] != float64(8000) || p["lastSequence"] != float64(4050) || p["currentTxnFirstOffset"] != nil || len(p["batches"].([]any)) != 1 {
+		t.Errorf("producer %v", p)
+	}
+
+	// From the log, up to the roll: the 12 producers of 11630.snapshot,
+	// and snapshotLoaded null.
+	code, out, _ = psmRun(t, "replay-psm", "-o", "json", "--from-snapshot", "none", "--upto", "11630", dir)
+	if code != ui.ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	v = nil
+	json.Unmarshal([]byte(out), &v)
+	if v["snapshotLoaded"] != nil || len(v["producers"].([]any)) != 12 || v["logEndOffset"] != float64(11630) {
+		t.Errorf("upto 11630: %v producers, snapshotLoaded %v", len(v["producers"].([]any)), v["snapshotLoaded"])
+	}
+}
+
+func TestReplayPSMWriteSnapshot(t *testing.T) {
+	root := psmFixtureRoot(t)
+	dir := psmCopyPartition(t, filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data", "stock-trades-0"))
+	existing := filepath.Join(dir, "00000000000000005579.snapshot")
+	orig, _ := os.ReadFile(existing)
+	code, _, errs := psmRun(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", existing, dir)
+	if code != ui.ExitRefused || !strings.Contains(errs, "--force") {
+		t.Fatalf("overwrite without --force: exit %d %s", code, errs)
+	}
+	if now, _ := os.ReadFile(existing); !bytes.Equal(now, orig) {
+		t.Fatal("refused write changed the file")
+	}
+	out := filepath.Join(t.TempDir(), "rebuilt.snapshot")
+	code, _, errs = psmRun(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", out, dir)
+	if code != ui.ExitOK {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	got, err := segment.ReadProducerSnapshot(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := segment.ReadProducerSnapshot(existing)
+	if len(got) != len(want) {
+		t.Fatalf("%d entries written, the broker's file has %d", len(got), len(want))
+	}
+	code, _, errs = psmRun(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", existing, "--force", dir)
+	if code != ui.ExitOK {
+		t.Fatalf("--force: exit %d %s", code, errs)
+	}
+	code, out2, _ := psmRun(t, "replay-psm", "--check-snapshots", dir)
+	if code != ui.ExitOK || strings.Count(out2, " MATCH ") != 2 {
+		t.Errorf("after rewriting: exit %d\n%s", code, out2)
+	}
+}
+
+// A failover without a barrier, and the same with one: the CLI exits 3
+// for the pid-collision only when barriers are ignored.
+func TestReplayPSMBarrierAndIgnoreBarriers(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "orders-0")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var buf []byte
+	off := int64(0)
+	ts := int64(1_700_000_000_000)
+	add := func(s decode.BatchSpec, recs ...decode.RecordSpec) {
+		t.Helper()
+		s.BaseOffset = off
+		var err error
+		if buf, err = decode.AppendBatch(buf, s, recs); err != nil {
+			t.Fatal(err)
+		}
+		off += int64(len(recs))
+		ts += 1000
+	}
+	rec := func(i int32) decode.RecordSpec {
+		return decode.RecordSpec{OffsetDelta: i, Timestamp: ts, Value: []byte("x")}
+	}
+	add(decode.BatchSpec{ProducerID: 5, ProducerEpoch: 2, BaseSequence: 0}, rec(0), rec(1))
+	add(decode.BatchSpec{ProducerID: 5, ProducerEpoch: 2, BaseSequence: 2}, rec(0), rec(1))
+	add(decode.BatchSpec{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, Control: true},
+		decode.RecordSpec{Timestamp: ts, Key: decode.AppendControlKey(nil, decode.ControlMirrorPidReset), Value: decode.AppendMirrorPidResetValue(nil, nil)})
+	add(decode.BatchSpec{ProducerID: 5, ProducerEpoch: 0, BaseSequence: 0}, rec(0))
+	if err := os.WriteFile(filepath.Join(dir, segment.FormatOffset(0)+".log"), buf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := psmRun(t, "replay-psm", dir)
+	if code != ui.ExitOK || !strings.Contains(out, "offset 4: cleared 1 producer") {
+		t.Errorf("with the barrier: exit %d\n%s", code, out)
+	}
+	code, out, _ = psmRun(t, "replay-psm", "--ignore-barriers", dir)
+	if code != ui.ExitFindings || !strings.Contains(out, "pid-collision offset 5 producer 5") {
+		t.Errorf("ignoring the barrier: exit %d\n%s", code, out)
+	}
+	code, out, _ = psmRun(t, "replay-psm", "--output", "table", dir)
+	if code != ui.ExitOK || !strings.Contains(out, "PRODUCER-ID  EPOCH") {
+		t.Errorf("table: exit %d\n%s", code, out)
+	}
+}
+
+func TestReplayPSMUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"replay-psm"},
+		{"replay-psm", "--from-snapshot", "sometimes", dir},
+		{"replay-psm", "--check-snapshots", "--from-snapshot", "latest", dir},
+		{"replay-psm", "--clock", "yesterday", dir},
+		{"replay-psm", "-o", "yaml", dir},
+		{"replay-psm", "--force", dir},
+		{"replay-psm", dir}, // no .log in it
+		{"replay-psm", dir, dir},
+	} {
+		if code, _, errs := psmRun(t, args...); code != ui.ExitUsage {
+			t.Errorf("%v: exit %d, want %d (%s)", args, code, ui.ExitUsage, errs)
+		}
+	}
+	if code, _, _ := psmRun(t, "replay-psm", filepath.Join(dir, "missing")); code != ui.ExitError {
+		t.Errorf("missing dir: exit %d", code)
+	}
+	code, out, _ := psmRun(t, "replay-psm", "--help")
+	if code != ui.ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--check-snapshots") {
+		t.Errorf("help: %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,10 @@
+package restore_test
+
+import (
+	"testing"
+
+	"github.com/kseg/kseg/cmd"
+	"github.com/kseg/kseg/cmd/internal/clitest"
+)
+
+func TestMain(m *testing.M) { clitest.Main(m, cmd.Run) }
