@@ -2,25 +2,44 @@ package cluster
 
 import (
 	"fmt"
+	"hash/maphash"
+	"math/bits"
 
 	"github.com/kseg/kseg/segment/finding"
 )
 
 // txnReplay is the replay of one __transaction_state partition: the
 // latest record of each transactional id, updated in place (a
-// __transaction_state of a million ids holds ten million records). The
-// entries are kept in pages of fixed size, never in one slice that
-// grows: a growing slice holds up to a quarter more than it uses, and its
-// old and new arrays both while it is copied; pages cost neither, and the
-// view's slice is allocated once at the end, at its exact size.
+// __transaction_state of a million ids holds ten million records).
+//
+// Its memory is the view's: at 100,000 ids the replay's own structures
+// beside the view's were what put kseg txns at twice keyfloor's peak
+// RSS (the collector lets the heap grow to twice what is live). So:
+//   - the entries are the view's Transactions themselves, in pages that
+//     never move (no growing slice: no quarter held spare, no old and new
+//     array at once), and the view points into them rather than copying
+//     them (a copy was 12 MiB beside the pages at the end);
+//   - the index is an open-addressed table of entry numbers (4 bytes a
+//     slot, at most half full, the ids hashed from their bytes) rather
+//     than a map[string]: a map of 100,000 ids is 3–6 MiB and leaves as
+//     much again behind as it grows;
+//   - an id's partition arrays stay with its entry when its transaction
+//     completes (no partitions) for the next transaction to fill, rather
+//     than going to the collector at every transaction: the usual id
+//     moves Empty, Ongoing, PrepareCommit, CompleteCommit, Ongoing, …
 type txnReplay struct {
 	dec Decoder
 	dir string
-	// index maps a transactional id to its entry's number (page
-	// n/txnPage, slot n%txnPage); n entries are in use.
-	index    map[string]int
-	pages    [][]txnEntry
-	n        int
+	// slots is the index: entry number + 1 of the id whose hash (seed)
+	// starts its probe there, 0 for none; len(slots) is a power of two
+	// at least twice n.
+	slots []int32
+	seed  maphash.Seed
+	// pages hold the entries: page p of txnPageMin<<p entries up to
+	// txnPageMax, then txnPageMax each; n entries are in use, of the held
+	// the pages have room for.
+	pages    [][]Transaction
+	n, held  int
 	findings []finding.Finding
 	// fast: dec is SchemaDecoder, whose reading of a record the replay
 	// repeats in place; topics interns the topic names of the
@@ -30,61 +49,133 @@ type txnReplay struct {
 	scratch []txnPartsScratch
 }
 
-// txnEntry is a transactional id's latest record that decoded.
-type txnEntry struct {
-	id     string
-	offset int64
-	v      TxnMetadataValue
-}
-
-// txnPage is the number of entries in a page (512 KiB).
-const txnPage = 4096
+// Pages double from txnPageMin entries (a partition of a few ids costs a
+// few KiB: 50 coordinator partitions of a handful of ids each are the
+// usual cluster) to txnPageMax (512 KiB), the size of every page after
+// the txnSmallPages first, which hold txnSmall entries.
+const (
+	txnPageMin    = 64
+	txnPageMax    = 4096
+	txnSmallPages = 7 // 64 … 4096
+	txnSmall      = txnPageMin * (1<<txnSmallPages - 1)
+	txnSlotsMin   = 64
+)
 
 func newTxnReplay(dec Decoder, dir string) *txnReplay {
 	_, fast := dec.(SchemaDecoder)
-	return &txnReplay{dec: dec, dir: dir, index: map[string]int{}, fast: fast, topics: map[string]string{}}
+	return &txnReplay{dec: dec, dir: dir, slots: make([]int32, txnSlotsMin), seed: maphash.MakeSeed(), fast: fast, topics: map[string]string{}}
 }
 
-func (t *txnReplay) entry(n int) *txnEntry { return &t.pages[n/txnPage][n%txnPage] }
-
-// add takes a new entry for id.
-func (t *txnReplay) add(id string) *txnEntry {
-	if t.n%txnPage == 0 && t.n/txnPage == len(t.pages) {
-		t.pages = append(t.pages, make([]txnEntry, txnPage))
+// entry is entry number k.
+func (t *txnReplay) entry(k int) *Transaction {
+	if k < txnSmall {
+		p := bits.Len(uint(k/txnPageMin+1)) - 1
+		return &t.pages[p][k-txnPageMin*(1<<p-1)]
 	}
-	t.index[id] = t.n
+	k -= txnSmall
+	return &t.pages[txnSmallPages+k/txnPageMax][k%txnPageMax]
+}
+
+// find is the slot of id (its entry number + 1 in it), or of the empty
+// slot where its probe ends (0 in it).
+func (t *txnReplay) find(id []byte) int {
+	mask := len(t.slots) - 1
+	for i := int(maphash.Bytes(t.seed, id)) & mask; ; i = (i + 1) & mask {
+		if s := t.slots[i]; s == 0 || t.entry(int(s-1)).TransactionalID == string(id) {
+			return i
+		}
+	}
+}
+
+// findString is find for an id the decoder made.
+func (t *txnReplay) findString(id string) int {
+	mask := len(t.slots) - 1
+	for i := int(maphash.String(t.seed, id)) & mask; ; i = (i + 1) & mask {
+		if s := t.slots[i]; s == 0 || t.entry(int(s-1)).TransactionalID == id {
+			return i
+		}
+	}
+}
+
+// home is the slot where the probe of entry k's id starts.
+func (t *txnReplay) home(k int) int {
+	return int(maphash.String(t.seed, t.entry(k).TransactionalID)) & (len(t.slots) - 1)
+}
+
+// add takes a new entry for id, at slot i (find's empty slot for it).
+func (t *txnReplay) add(id string, i int) *Transaction {
+	if t.n == t.held {
+		size := txnPageMax
+		if p := len(t.pages); p < txnSmallPages {
+			size = txnPageMin << p
+		}
+		t.pages = append(t.pages, make([]Transaction, size))
+		t.held += size
+	}
+	if 2*(t.n+1) > len(t.slots) {
+		t.grow()
+		i = t.findString(id)
+	}
+	t.slots[i] = int32(t.n + 1)
 	e := t.entry(t.n)
-	e.id = id
+	*e = Transaction{TransactionalID: id, Coordinator: t.dir}
 	t.n++
 	return e
 }
 
-// remove deletes id's entry: the last entry takes its place.
-func (t *txnReplay) remove(id string) {
-	k, ok := t.index[id]
-	if !ok {
-		return
+// grow doubles the index.
+func (t *txnReplay) grow() {
+	t.slots = make([]int32, 2*len(t.slots))
+	mask := len(t.slots) - 1
+	for k := range t.n {
+		i := t.home(k)
+		for t.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = int32(k + 1)
 	}
-	last := t.entry(t.n - 1)
-	if k != t.n-1 {
-		*t.entry(k) = *last
-		t.index[last.id] = k
-	}
-	*last = txnEntry{}
-	t.n--
-	delete(t.index, id)
 }
 
-// appendTo appends the entries as Transactions, letting each page go once
-// copied.
-func (t *txnReplay) appendTo(out []Transaction) []Transaction {
-	for p := range t.pages {
-		for i := range min(txnPage, t.n-p*txnPage) {
-			e := &t.pages[p][i]
-			out = append(out, Transaction{TransactionalID: e.id, TxnMetadataValue: e.v, Coordinator: t.dir, RecordOffset: e.offset})
-		}
-		t.pages[p] = nil
+// remove deletes the entry at slot i: the last entry takes its place.
+func (t *txnReplay) remove(i int) {
+	if t.slots[i] == 0 {
+		return
 	}
+	k, last := int(t.slots[i]-1), t.n-1
+	// Empty slot i, shifting back the probes that passed over it (linear
+	// probing's deletion without tombstones).
+	mask := len(t.slots) - 1
+	for j := (i + 1) & mask; t.slots[j] != 0; j = (j + 1) & mask {
+		h := t.home(int(t.slots[j] - 1))
+		if i <= j && (h <= i || h > j) || i > j && h <= i && h > j {
+			t.slots[i] = t.slots[j]
+			i = j
+		}
+	}
+	t.slots[i] = 0
+	if k != last {
+		j := t.home(last)
+		for t.slots[j] != int32(last+1) {
+			j = (j + 1) & mask
+		}
+		t.slots[j] = int32(k + 1)
+		*t.entry(k) = *t.entry(last)
+	}
+	*t.entry(last) = Transaction{}
+	t.n--
+}
+
+// appendTo appends a pointer to every entry: the view's Transactions are
+// the replay's entries.
+func (t *txnReplay) appendTo(out []*Transaction) []*Transaction {
+	for k := range t.n {
+		e := t.entry(k)
+		if len(e.Partitions) == 0 {
+			e.Partitions = nil // arrays kept for a next transaction
+		}
+		out = append(out, e)
+	}
+	t.slots, t.pages = nil, nil
 	return out
 }
 
@@ -96,25 +187,26 @@ func (t *txnReplay) record(r *record) error {
 		// its bytes, the value read into the id's entry (a string is made
 		// only for an id met for the first time).
 		if id, ok := txnKeyID(r.Key); ok {
+			i := t.find(id)
 			if r.Value == nil {
-				t.remove(string(id))
+				t.remove(i)
 				return nil
 			}
 			var scratch TxnMetadataValue
-			k, ok := t.index[string(id)]
 			dst := &scratch
-			if ok {
-				dst = &t.entry(k).v
+			if s := t.slots[i]; s != 0 {
+				dst = &t.entry(int(s - 1)).TxnMetadataValue
 			}
+			held := dst.Partitions
 			if txnValueV0(r.Value, dst, t.topics, &t.scratch) || typedTxnValue(r.Value, dst) {
-				var e *txnEntry
-				if ok {
-					e = t.entry(k)
-				} else {
-					e = t.add(string(id))
-					e.v = scratch
+				if dst.Partitions == nil && held != nil {
+					dst.Partitions = held[:0]
 				}
-				e.offset = r.Offset
+				e := t.entryAt(i, id)
+				if dst == &scratch {
+					e.TxnMetadataValue = scratch
+				}
+				e.RecordOffset = r.Offset
 				return nil
 			}
 			// Not the typed decoder's: the decoder below words it.
@@ -126,17 +218,26 @@ func (t *txnReplay) record(r *record) error {
 			fmt.Sprintf("record at offset %d does not decode: %v", r.Offset, err)))
 		return nil
 	}
+	i := t.findString(tr.TransactionalID)
 	if tr.Tombstone || tr.Value == nil {
-		t.remove(tr.TransactionalID)
+		t.remove(i)
 		return nil
 	}
-	k, ok := t.index[tr.TransactionalID]
-	var e *txnEntry
-	if ok {
-		e = t.entry(k)
+	var e *Transaction
+	if s := t.slots[i]; s != 0 {
+		e = t.entry(int(s - 1))
 	} else {
-		e = t.add(tr.TransactionalID)
+		e = t.add(tr.TransactionalID, i)
 	}
-	e.v, e.offset = *tr.Value, r.Offset
+	e.TxnMetadataValue, e.RecordOffset = *tr.Value, r.Offset
 	return nil
+}
+
+// entryAt is the entry at slot i, a new one for id when the slot is
+// empty.
+func (t *txnReplay) entryAt(i int, id []byte) *Transaction {
+	if s := t.slots[i]; s != 0 {
+		return t.entry(int(s - 1))
+	}
+	return t.add(string(id), i)
 }

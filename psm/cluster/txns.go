@@ -110,7 +110,9 @@ func DefaultTxnsOptions() TxnsOptions {
 
 // TxnsView is the transactions view.
 type TxnsView struct {
-	Transactions []Transaction
+	// Transactions, sorted by TransactionalID, point into the replay's
+	// own entries (no second copy of every id).
+	Transactions []*Transaction
 	Open         []OpenTransaction
 	Coordinators []string
 	// MissingCoordinators are the __transaction_state partitions (of
@@ -211,7 +213,6 @@ func (l *txnsLoad) readCoordinators(dec Decoder) {
 		res[i] = newTxnReplay(dec, v.Coordinators[i])
 		_, sfs, err := scanPartition(pd, scanHandler{record: res[i].record})
 		res[i].findings = append(sfs, res[i].findings...)
-		res[i].index = nil // the replay is over: only its entries are needed
 		return err
 	})
 	n := 0
@@ -220,9 +221,9 @@ func (l *txnsLoad) readCoordinators(dec Decoder) {
 			n += r.n
 		}
 	}
-	// One exact allocation for the view: the replays' pages are let go
-	// one by one as they are copied.
-	v.Transactions = make([]Transaction, 0, n)
+	// One exact allocation for the view, a pointer an id: the entries
+	// stay where the replays made them.
+	v.Transactions = make([]*Transaction, 0, n)
 	for i, r := range res {
 		if errs[i] != nil {
 			tp := l.tps[i]
@@ -235,7 +236,7 @@ func (l *txnsLoad) readCoordinators(dec Decoder) {
 		v.Transactions = r.appendTo(v.Transactions)
 		res[i] = nil
 	}
-	slices.SortFunc(v.Transactions, func(a, b Transaction) int { return cmp.Compare(a.TransactionalID, b.TransactionalID) })
+	slices.SortFunc(v.Transactions, func(a, b *Transaction) int { return cmp.Compare(a.TransactionalID, b.TransactionalID) })
 	slices.Sort(v.MissingCoordinators)
 }
 
@@ -246,8 +247,7 @@ func (l *txnsLoad) readCoordinators(dec Decoder) {
 func (l *txnsLoad) transactionOf(pid int64) *Transaction {
 	if l.byPID == nil {
 		l.byPID = make(map[int64]*Transaction, len(l.v.Transactions))
-		for i := range l.v.Transactions {
-			t := &l.v.Transactions[i]
+		for _, t := range l.v.Transactions {
 			l.byPID[t.ProducerID] = t
 		}
 	}
@@ -280,7 +280,7 @@ func (l *txnsLoad) unanswerable() {
 			v.Unanswered++
 			continue
 		}
-		if !slices.ContainsFunc(v.Transactions, func(t Transaction) bool { return t.TransactionalID == id }) {
+		if !slices.ContainsFunc(v.Transactions, func(t *Transaction) bool { return t.TransactionalID == id }) {
 			v.Absent = append(v.Absent, fmt.Sprintf("transactional id %q does not exist: %s-%d, which coordinates it, holds no such id", id, TransactionStateTopic, p))
 		}
 	}
@@ -401,10 +401,10 @@ func (l *txnsLoad) judge(ot *OpenTransaction, tp TopicPartition) {
 func (l *txnsLoad) filter() {
 	v, o := l.v, l.o
 	if len(o.TransactionalIDs) > 0 {
-		v.Transactions = slices.DeleteFunc(v.Transactions, func(t Transaction) bool { return !slices.Contains(o.TransactionalIDs, t.TransactionalID) })
+		v.Transactions = slices.DeleteFunc(v.Transactions, func(t *Transaction) bool { return !slices.Contains(o.TransactionalIDs, t.TransactionalID) })
 	}
 	if len(o.Topics) > 0 {
-		v.Transactions = slices.DeleteFunc(v.Transactions, func(t Transaction) bool {
+		v.Transactions = slices.DeleteFunc(v.Transactions, func(t *Transaction) bool {
 			for _, p := range t.Partitions {
 				if slices.Contains(o.Topics, p.Topic) {
 					return false

@@ -218,7 +218,7 @@ func TestTxnReplayFastPathAgrees(t *testing.T) {
 	rng := rand.New(rand.NewPCG(29, 5))
 	_, txns := kmsgRecords(rng)
 	rs := twice(rng, mutations(rng, txns))
-	replay := func(fast bool) ([]Transaction, []finding.Finding) {
+	replay := func(fast bool) ([]*Transaction, []finding.Finding) {
 		tr := newTxnReplay(SchemaDecoder{}, "d")
 		tr.fast = fast
 		for i, r := range rs {
