@@ -16,28 +16,29 @@ var InjectKind = &edit.Kind{Tool: "kseg inject-barrier", Noun: "injection", Deco
 // InjectionReport is what ApplyInjection (or RollbackInjection) did.
 type InjectionReport = edit.Result[*InjectionPlan, *InjectionVerification]
 
+// injections are injection plans meeting the engine (edit.Planner).
+var injections = &edit.Planner[*InjectionPlan, *InjectionVerification]{Kind: InjectKind, Job: newInjectJob,
+	State: func(p *InjectionPlan) (bool, string, bool) { return p.NothingToDo, p.Reason, p.Resume != nil }}
+
 // ApplyInjection executes a plan from PlanInjection (or finishes the
 // interrupted injection a resume plan describes) with the edit engine's
 // crash-safe steps (edit.Apply), then reads it back (VerifyInjection).
 func ApplyInjection(p *InjectionPlan, o edit.Options) (*InjectionReport, error) {
-	return edit.Execute[*InjectionPlan, *InjectionVerification](newInjectJob(InjectKind, p), p, p.NothingToDo, p.Reason, p.Resume != nil, o)
+	return injections.Apply(p, o)
 }
 
 // PreflightInjection makes the checks ApplyInjection makes before its first
 // change of the backup directory and the free space (edit.Preflight),
 // changing nothing: what a dry run refuses, the real run refuses too.
 func PreflightInjection(p *InjectionPlan, o edit.Options) error {
-	if p.NothingToDo || p.Resume != nil {
-		return nil
-	}
-	return edit.Preflight(newInjectJob(InjectKind, p), o)
+	return injections.Preflight(p, o)
 }
 
 // RollbackInjection undoes the interrupted injection whose journal is in
 // dir (edit.Rollback); another tool's journal is refused
 // (edit.RefuseOtherTool).
 func RollbackInjection(dir string, o edit.Options) (*InjectionReport, error) {
-	return edit.RollbackAs[*InjectionPlan, *InjectionVerification](dir, o, InjectKind)
+	return injections.Rollback(dir, o)
 }
 
 // injectJob is an injection plan as the engine's job.

@@ -18,6 +18,10 @@ var EditKind = &edit.Kind{Tool: "kseg mirror", Noun: "mirror", Decode: decodeJob
 // Report is what Apply (or Rollback) did.
 type Report = edit.Result[*Plan, *Verification]
 
+// plans are mirror plans meeting the engine (edit.Planner).
+var plans = &edit.Planner[*Plan, *Verification]{Kind: EditKind, Job: jobOf,
+	State: func(p *Plan) (bool, string, bool) { return p.NothingToDo, p.Reason, p.Resume != nil }}
+
 // Apply executes a plan from PlanMirror (or finishes the interrupted
 // mirror a resume plan describes) with the edit engine's crash-safe steps.
 // A new destination directory is created after the lock is taken and
@@ -27,23 +31,20 @@ type Report = edit.Result[*Plan, *Verification]
 // destination is verified on the staging read-back instead (stagedCheck),
 // the committed files confirmed to be the staged ones.
 func Apply(p *Plan, o edit.Options) (*Report, error) {
-	return edit.Execute[*Plan, *Verification](jobOf(EditKind, p), p, p.NothingToDo, p.Reason, p.Resume != nil, o)
+	return plans.Apply(p, o)
 }
 
 // Preflight makes the checks Apply makes before its first change of the
 // backup directory and the free space (edit.Preflight), changing nothing.
 func Preflight(p *Plan, o edit.Options) error {
-	if p.NothingToDo || p.Resume != nil {
-		return nil
-	}
-	return edit.Preflight(jobOf(EditKind, p), o)
+	return plans.Preflight(p, o)
 }
 
 // Rollback undoes the interrupted mirror whose journal is in dir
 // (edit.Rollback), removing a destination directory it created; another
 // tool's journal is refused (edit.RefuseOtherTool).
 func Rollback(dir string, o edit.Options) (*Report, error) {
-	return edit.RollbackAs[*Plan, *Verification](dir, o, EditKind)
+	return plans.Rollback(dir, o)
 }
 
 // job is a mirror plan as the engine's job.
