@@ -1,17 +1,13 @@
 package barrier
 
-import (
-	"encoding/json"
-
-	"github.com/kseg/kseg/segment/edit"
-)
+import "github.com/kseg/kseg/segment/edit"
 
 // The injection meets the edit engine (segment/edit) here: a plan is an
 // edit.Job of InjectKind.
 
 // InjectKind is inject-barrier's tool, as recorded in the journal and the
 // backup manifest.
-var InjectKind = &edit.Kind{Tool: "kseg inject-barrier", Noun: "injection", Decode: decodeInject}
+var InjectKind = &edit.Kind{Tool: "kseg inject-barrier", Noun: "injection", Decode: edit.DecodeAs(placeInject, newInjectJob)}
 
 // InjectionReport is what ApplyInjection (or RollbackInjection) did.
 type InjectionReport = edit.Result[*InjectionPlan, *InjectionVerification]
@@ -55,11 +51,9 @@ func newInjectJob(k *edit.Kind, p *InjectionPlan) edit.Job {
 		Manifest: map[string]any{"mode": p.Mode, "cut": p.Cut, "barrierOffset": p.BarrierOffset}}, p}
 }
 
-func decodeInject(k *edit.Kind, raw json.RawMessage, dir, logDir string) (edit.Job, error) {
-	p, err := edit.DecodePlan[InjectionPlan](raw)
-	if err != nil {
-		return nil, err
-	}
+// placeInject is a journal's plan in the directory the journal was found
+// in.
+func placeInject(p *InjectionPlan, dir, logDir string) error {
 	p.Dir, p.LogDir, p.Resume = dir, logDir, nil
-	return newInjectJob(k, p), nil
+	return nil
 }

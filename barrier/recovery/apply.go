@@ -1,17 +1,13 @@
 package recovery
 
-import (
-	"encoding/json"
-
-	"github.com/kseg/kseg/segment/edit"
-)
+import "github.com/kseg/kseg/segment/edit"
 
 // A repair meets the edit engine (segment/edit) here: a plan is an
 // edit.Job of EditKind.
 
 // EditKind is kseg repair's tool, as recorded in the journal and the
 // backup manifest.
-var EditKind = &edit.Kind{Tool: "kseg repair", Noun: "repair", Decode: decodeJob}
+var EditKind = &edit.Kind{Tool: "kseg repair", Noun: "repair", Decode: edit.DecodeAs(place, jobOf)}
 
 // Report is what Apply (or Rollback) did.
 type Report = edit.Result[*Plan, *Verification]
@@ -54,11 +50,8 @@ func jobOf(k *edit.Kind, p *Plan) edit.Job {
 	return &job{edit.JobParts{Tool: k, PartitionDir: p.Dir, LogDirectory: p.LogDir, FileOps: p.Ops, Journaled: p}, p}
 }
 
-func decodeJob(k *edit.Kind, raw json.RawMessage, dir, logDir string) (edit.Job, error) {
-	p, err := edit.DecodePlan[Plan](raw)
-	if err != nil {
-		return nil, err
-	}
+// place is a journal's plan in the directory the journal was found in.
+func place(p *Plan, dir, logDir string) error {
 	p.Dir, p.LogDir, p.Resume = dir, logDir, nil
-	return jobOf(k, p), nil
+	return nil
 }

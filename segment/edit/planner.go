@@ -1,5 +1,7 @@
 package edit
 
+import "encoding/json"
+
 // Planner is a tool's plans (P, read back as V) meeting the engine:
 // inject-barrier, mirror and repair each offer an Apply, a Preflight and a
 // Rollback that are the same steps but for how a plan becomes a job (Job)
@@ -36,4 +38,21 @@ func (t *Planner[P, V]) Preflight(p P, o Options) error {
 // dir (RollbackAs: another tool's journal is refused).
 func (t *Planner[P, V]) Rollback(dir string, o Options) (*Result[P, V], error) {
 	return RollbackAs[P, V](dir, o, t.Kind)
+}
+
+// DecodeAs is a Kind's Decode for plans of type P: the plan the journal
+// recorded (DecodePlan), placed in the directory the journal was found in
+// and no longer a resume (place, which refuses what its tool could never
+// have planned), as a job of kind k (job).
+func DecodeAs[P any](place func(p *P, dir, logDir string) error, job func(k *Kind, p *P) Job) func(k *Kind, raw json.RawMessage, dir, logDir string) (Job, error) {
+	return func(k *Kind, raw json.RawMessage, dir, logDir string) (Job, error) {
+		p, err := DecodePlan[P](raw)
+		if err != nil {
+			return nil, err
+		}
+		if err := place(p, dir, logDir); err != nil {
+			return nil, err
+		}
+		return job(k, p), nil
+	}
 }
