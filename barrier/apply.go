@@ -1,43 +1,40 @@
 package barrier
 
-import (
-	"encoding/json"
-
-	"github.com/kseg/kseg/segment/edit"
-)
+import "github.com/kseg/kseg/segment/edit"
 
 // The injection meets the edit engine (segment/edit) here: a plan is an
 // edit.Job of InjectKind.
 
 // InjectKind is inject-barrier's tool, as recorded in the journal and the
 // backup manifest.
-var InjectKind = &edit.Kind{Tool: "kseg inject-barrier", Noun: "injection", Decode: decodeInject}
+var InjectKind = &edit.Kind{Tool: "kseg inject-barrier", Noun: "injection", Decode: edit.DecodeAs(placeInject, newInjectJob)}
 
 // InjectionReport is what ApplyInjection (or RollbackInjection) did.
 type InjectionReport = edit.Result[*InjectionPlan, *InjectionVerification]
+
+// injections are injection plans meeting the engine (edit.Planner).
+var injections = &edit.Planner[*InjectionPlan, *InjectionVerification]{Kind: InjectKind, Job: newInjectJob,
+	State: func(p *InjectionPlan) (bool, string, bool) { return p.NothingToDo, p.Reason, p.Resume != nil }}
 
 // ApplyInjection executes a plan from PlanInjection (or finishes the
 // interrupted injection a resume plan describes) with the edit engine's
 // crash-safe steps (edit.Apply), then reads it back (VerifyInjection).
 func ApplyInjection(p *InjectionPlan, o edit.Options) (*InjectionReport, error) {
-	return edit.Execute[*InjectionPlan, *InjectionVerification](newInjectJob(InjectKind, p), p, p.NothingToDo, p.Reason, p.Resume != nil, o)
+	return injections.Apply(p, o)
 }
 
 // PreflightInjection makes the checks ApplyInjection makes before its first
 // change of the backup directory and the free space (edit.Preflight),
 // changing nothing: what a dry run refuses, the real run refuses too.
 func PreflightInjection(p *InjectionPlan, o edit.Options) error {
-	if p.NothingToDo || p.Resume != nil {
-		return nil
-	}
-	return edit.Preflight(newInjectJob(InjectKind, p), o)
+	return injections.Preflight(p, o)
 }
 
 // RollbackInjection undoes the interrupted injection whose journal is in
 // dir (edit.Rollback); another tool's journal is refused
 // (edit.RefuseOtherTool).
 func RollbackInjection(dir string, o edit.Options) (*InjectionReport, error) {
-	return edit.RollbackAs[*InjectionPlan, *InjectionVerification](dir, o, InjectKind)
+	return injections.Rollback(dir, o)
 }
 
 // injectJob is an injection plan as the engine's job.
@@ -54,11 +51,9 @@ func newInjectJob(k *edit.Kind, p *InjectionPlan) edit.Job {
 		Manifest: map[string]any{"mode": p.Mode, "cut": p.Cut, "barrierOffset": p.BarrierOffset}}, p}
 }
 
-func decodeInject(k *edit.Kind, raw json.RawMessage, dir, logDir string) (edit.Job, error) {
-	p, err := edit.DecodePlan[InjectionPlan](raw)
-	if err != nil {
-		return nil, err
-	}
+// placeInject is a journal's plan in the directory the journal was found
+// in.
+func placeInject(p *InjectionPlan, dir, logDir string) error {
 	p.Dir, p.LogDir, p.Resume = dir, logDir, nil
-	return newInjectJob(k, p), nil
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/kseg/kseg/cmd/check/expect"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestMain makes the test binary double as the kseg command (and the
@@ -58,7 +58,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			for _, sub := range []string{"partitions", "broken", "logdirs", "mm2"} {
-				if err := copyDir(filepath.Join(fixtures, sub), filepath.Join(env.WorkDir, "testdata", sub)); err != nil {
+				if err := segtest.CopyTree(filepath.Join(fixtures, sub), filepath.Join(env.WorkDir, "testdata", sub)); err != nil {
 					return err
 				}
 			}
@@ -153,23 +153,4 @@ func ttyRun(args []string) int {
 		return 125
 	}
 	return 0
-}
-
-// copyDir copies the tree src to dst.
-func copyDir(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestOversizedSmallFiles: a file a broker keeps small (the log
@@ -69,7 +70,7 @@ func TestOversizedSmallFiles(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ld := t.TempDir()
-			if err := copyDir(src, ld); err != nil {
+			if err := segtest.CopyTree(src, ld); err != nil {
 				t.Fatal(err)
 			}
 			c.setup(t, ld)

@@ -243,56 +243,56 @@ func indexSlots(r io.Reader, n int64, sz int, visit func(i int, slot []byte) boo
 	return slots, last, tailZero, nil
 }
 
+// indexEntries reads an index of slots of sz bytes (indexSlots): the
+// entries dec decodes, up to the first after the first whose offset is
+// the base offset (atBase; DumpLogSegments: the zero tail); the slots;
+// the last slot decoded (none when there is none); and whether the tail
+// after the entries is all zero. On an error the entries read so far come
+// back, with none and no slots.
+func indexEntries[E any](r io.Reader, n int64, sz int, none E, dec func([]byte) E, atBase func(E) bool) (entries []E, slots int, lastSlot E, tailZero bool, err error) {
+	slots, last, tailZero, err := indexSlots(r, n, sz, func(i int, b []byte) bool {
+		e := dec(b)
+		if i > 0 && atBase(e) {
+			return false
+		}
+		entries = append(entries, e)
+		return true
+	})
+	if err != nil {
+		return entries, 0, none, false, err
+	}
+	if slots == 0 {
+		return entries, 0, none, tailZero, nil
+	}
+	return entries, slots, dec(last), tailZero, nil
+}
+
 func parseOffsetIndex(r io.Reader, n int64, path string, base int64) (OffsetIndex, error) {
-	x := OffsetIndex{Path: path, BaseOffset: base, Length: n, LastSlot: IndexEntry{Offset: base}}
+	x := OffsetIndex{Path: path, BaseOffset: base, Length: n}
 	dec := func(b []byte) IndexEntry {
 		return IndexEntry{
 			Offset:   base + int64(int32(binary.BigEndian.Uint32(b[0:4]))),
 			Position: int32(binary.BigEndian.Uint32(b[4:8])),
 		}
 	}
-	slots, last, tailZero, err := indexSlots(r, n, OffsetIndexEntrySize, func(i int, b []byte) bool {
-		e := dec(b)
-		if i > 0 && e.Offset == base { // DumpLogSegments: the zero tail
-			return false
-		}
-		x.Entries = append(x.Entries, e)
-		return true
-	})
-	if err != nil {
-		return x, err
-	}
-	x.Slots, x.TailZero = slots, tailZero
-	if slots > 0 {
-		x.LastSlot = dec(last)
-	}
-	return x, nil
+	var err error
+	x.Entries, x.Slots, x.LastSlot, x.TailZero, err = indexEntries(r, n, OffsetIndexEntrySize, IndexEntry{Offset: base}, dec,
+		func(e IndexEntry) bool { return e.Offset == base })
+	return x, err
 }
 
 func parseTimeIndex(r io.Reader, n int64, path string, base int64) (TimeIndex, error) {
-	x := TimeIndex{Path: path, BaseOffset: base, Length: n, LastSlot: TimeIndexEntry{Timestamp: -1, Offset: base}}
+	x := TimeIndex{Path: path, BaseOffset: base, Length: n}
 	dec := func(b []byte) TimeIndexEntry {
 		return TimeIndexEntry{
 			Timestamp: int64(binary.BigEndian.Uint64(b[0:8])),
 			Offset:    base + int64(int32(binary.BigEndian.Uint32(b[8:12]))),
 		}
 	}
-	slots, last, tailZero, err := indexSlots(r, n, TimeIndexEntrySize, func(i int, b []byte) bool {
-		e := dec(b)
-		if i > 0 && e.Offset == base {
-			return false
-		}
-		x.Entries = append(x.Entries, e)
-		return true
-	})
-	if err != nil {
-		return x, err
-	}
-	x.Slots, x.TailZero = slots, tailZero
-	if slots > 0 {
-		x.LastSlot = dec(last)
-	}
-	return x, nil
+	var err error
+	x.Entries, x.Slots, x.LastSlot, x.TailZero, err = indexEntries(r, n, TimeIndexEntrySize, TimeIndexEntry{Timestamp: -1, Offset: base}, dec,
+		func(e TimeIndexEntry) bool { return e.Offset == base })
+	return x, err
 }
 
 // SanityCheckOffsetIndex applies OffsetIndex#sanityCheck, in Kafka's

@@ -1,7 +1,6 @@
 package mirror
 
 import (
-	"encoding/json"
 	"path/filepath"
 
 	"github.com/kseg/kseg/segment"
@@ -13,10 +12,14 @@ import (
 
 // EditKind is kseg mirror's tool, as recorded in the journal and the
 // backup manifest.
-var EditKind = &edit.Kind{Tool: "kseg mirror", Noun: "mirror", Decode: decodeJob}
+var EditKind = &edit.Kind{Tool: "kseg mirror", Noun: "mirror", Decode: edit.DecodeAs(place, jobOf)}
 
 // Report is what Apply (or Rollback) did.
 type Report = edit.Result[*Plan, *Verification]
+
+// plans are mirror plans meeting the engine (edit.Planner).
+var plans = &edit.Planner[*Plan, *Verification]{Kind: EditKind, Job: jobOf,
+	State: func(p *Plan) (bool, string, bool) { return p.NothingToDo, p.Reason, p.Resume != nil }}
 
 // Apply executes a plan from PlanMirror (or finishes the interrupted
 // mirror a resume plan describes) with the edit engine's crash-safe steps.
@@ -27,23 +30,20 @@ type Report = edit.Result[*Plan, *Verification]
 // destination is verified on the staging read-back instead (stagedCheck),
 // the committed files confirmed to be the staged ones.
 func Apply(p *Plan, o edit.Options) (*Report, error) {
-	return edit.Execute[*Plan, *Verification](jobOf(EditKind, p), p, p.NothingToDo, p.Reason, p.Resume != nil, o)
+	return plans.Apply(p, o)
 }
 
 // Preflight makes the checks Apply makes before its first change of the
 // backup directory and the free space (edit.Preflight), changing nothing.
 func Preflight(p *Plan, o edit.Options) error {
-	if p.NothingToDo || p.Resume != nil {
-		return nil
-	}
-	return edit.Preflight(jobOf(EditKind, p), o)
+	return plans.Preflight(p, o)
 }
 
 // Rollback undoes the interrupted mirror whose journal is in dir
 // (edit.Rollback), removing a destination directory it created; another
 // tool's journal is refused (edit.RefuseOtherTool).
 func Rollback(dir string, o edit.Options) (*Report, error) {
-	return edit.RollbackAs[*Plan, *Verification](dir, o, EditKind)
+	return plans.Rollback(dir, o)
 }
 
 // job is a mirror plan as the engine's job.
@@ -82,29 +82,27 @@ func appendable(fi segment.FileInfo, ok bool, op edit.FileOp) bool {
 	return false
 }
 
-func decodeJob(k *edit.Kind, raw json.RawMessage, dir, logDir string) (edit.Job, error) {
-	p, err := edit.DecodePlan[Plan](raw)
-	if err != nil {
-		return nil, err
-	}
+// place is a journal's plan in the directory the journal was found in,
+// refused unless a mirror could have planned it.
+func place(p *Plan, dir, logDir string) error {
 	p.Dir, p.LogDir, p.Resume = dir, logDir, nil
 	// The copied bytes come from the source's segments, which the journal
 	// names: only .log files of the source partition directory, never
 	// anything inside the destination, may be read into it.
 	jp := filepath.Join(dir, edit.JournalName)
 	if !filepath.IsAbs(p.Src) || filepath.Clean(p.Src) != p.Src || edit.RealPath(p.Src) == edit.RealPath(dir) {
-		return nil, edit.Refuse(edit.RefuseJournal, jp, "mirror source %q is not another partition directory; nothing was touched", p.Src)
+		return edit.Refuse(edit.RefuseJournal, jp, "mirror source %q is not another partition directory; nothing was touched", p.Src)
 	}
 	for _, op := range p.Ops {
 		if fi, ok := segment.ParseFileName(op.Name); op.Action == edit.OpAppend && !appendable(fi, ok, op) {
-			return nil, edit.Refuse(edit.RefuseJournal, jp, "operation %s %q: a mirror appends only copied batches to a .log, and entries to its indexes; nothing was touched", op.Action, op.Name)
+			return edit.Refuse(edit.RefuseJournal, jp, "operation %s %q: a mirror appends only copied batches to a .log, and entries to its indexes; nothing was touched", op.Action, op.Name)
 		}
 		for _, r := range op.Sources {
 			fi, ok := segment.ParseFileName(filepath.Base(r.Path))
 			if filepath.Dir(r.Path) != p.Src || !ok || fi.Kind != segment.KindLog || fi.Suffix != "" {
-				return nil, edit.Refuse(edit.RefuseJournal, jp, "operation %s %q copies from %s, not a segment of the source %s; nothing was touched", op.Action, op.Name, r.Path, p.Src)
+				return edit.Refuse(edit.RefuseJournal, jp, "operation %s %q copies from %s, not a segment of the source %s; nothing was touched", op.Action, op.Name, r.Path, p.Src)
 			}
 		}
 	}
-	return jobOf(k, p), nil
+	return nil
 }

@@ -1,35 +1,32 @@
 package recovery
 
-import (
-	"encoding/json"
-
-	"github.com/kseg/kseg/segment/edit"
-)
+import "github.com/kseg/kseg/segment/edit"
 
 // A repair meets the edit engine (segment/edit) here: a plan is an
 // edit.Job of EditKind.
 
 // EditKind is kseg repair's tool, as recorded in the journal and the
 // backup manifest.
-var EditKind = &edit.Kind{Tool: "kseg repair", Noun: "repair", Decode: decodeJob}
+var EditKind = &edit.Kind{Tool: "kseg repair", Noun: "repair", Decode: edit.DecodeAs(place, jobOf)}
 
 // Report is what Apply (or Rollback) did.
 type Report = edit.Result[*Plan, *Verification]
+
+// plans are repair plans meeting the engine (edit.Planner).
+var plans = &edit.Planner[*Plan, *Verification]{Kind: EditKind, Job: jobOf,
+	State: func(p *Plan) (bool, string, bool) { return p.NothingToDo, p.Reason, p.Resume != nil }}
 
 // Apply executes a plan from PlanRepair (or finishes the interrupted
 // repair a resume plan describes) with the edit engine's crash-safe steps,
 // then reads the result back (Verify).
 func Apply(p *Plan, o edit.Options) (*Report, error) {
-	return edit.Execute[*Plan, *Verification](jobOf(EditKind, p), p, p.NothingToDo, p.Reason, p.Resume != nil, o)
+	return plans.Apply(p, o)
 }
 
 // Preflight makes the checks Apply makes before its first change of the
 // backup directory and the free space (edit.Preflight), changing nothing.
 func Preflight(p *Plan, o edit.Options) error {
-	if p.NothingToDo || p.Resume != nil {
-		return nil
-	}
-	return edit.Preflight(jobOf(EditKind, p), o)
+	return plans.Preflight(p, o)
 }
 
 // Rollback undoes the interrupted repair whose journal is in dir
@@ -37,7 +34,7 @@ func Preflight(p *Plan, o edit.Options) error {
 // (edit.RefuseOtherTool), so that a rollback never says it undid a repair
 // when it undid an injection.
 func Rollback(dir string, o edit.Options) (*Report, error) {
-	return edit.RollbackAs[*Plan, *Verification](dir, o, EditKind)
+	return plans.Rollback(dir, o)
 }
 
 // job is a repair plan as the engine's job.
@@ -53,11 +50,8 @@ func jobOf(k *edit.Kind, p *Plan) edit.Job {
 	return &job{edit.JobParts{Tool: k, PartitionDir: p.Dir, LogDirectory: p.LogDir, FileOps: p.Ops, Journaled: p}, p}
 }
 
-func decodeJob(k *edit.Kind, raw json.RawMessage, dir, logDir string) (edit.Job, error) {
-	p, err := edit.DecodePlan[Plan](raw)
-	if err != nil {
-		return nil, err
-	}
+// place is a journal's plan in the directory the journal was found in.
+func place(p *Plan, dir, logDir string) error {
 	p.Dir, p.LogDir, p.Resume = dir, logDir, nil
-	return jobOf(k, p), nil
+	return nil
 }

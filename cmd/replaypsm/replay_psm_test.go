@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -98,21 +97,9 @@ func psmSnapshotPartitions(t *testing.T, root string) []string {
 // the producer snapshots whose directory also has a .log.
 func psmSnapshotsNextToLog(t *testing.T, root string) int {
 	t.Helper()
-	files, err := realdata.Manifest(root)
+	n, err := realdata.SnapshotsNextToLog(root)
 	if err != nil {
 		t.Fatal(err)
-	}
-	logDir := map[string]bool{}
-	for _, f := range files {
-		if strings.HasSuffix(f, ".log") {
-			logDir[path.Dir(f)] = true
-		}
-	}
-	n := 0
-	for _, f := range files {
-		if strings.HasSuffix(f, ".snapshot") && logDir[path.Dir(f)] {
-			n++
-		}
 	}
 	return n
 }
