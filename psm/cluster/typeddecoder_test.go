@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -162,8 +163,17 @@ func TestTypedDecoderAgrees(t *testing.T) {
 	} else {
 		t.Log("real fixtures absent (../shared/fixtures/real): generated records only")
 	}
-	typed := 0
+	// The share is of the records the views replay through the typed
+	// decoders. Record type 0 (LegacyOffsetCommitKey, what 0.8.2 brokers
+	// wrote) is left to the generic path, which skips it: kmsgRecords
+	// writes half its offset commits with key version 0, and without the
+	// real fixtures they would be a sixth of all records.
+	typed, legacy := 0, 0
 	for _, r := range offsets {
+		if len(r.key) >= 2 && binary.BigEndian.Uint16(r.key) == 0 {
+			legacy++
+			continue
+		}
 		if _, ok := typedConsumerOffsets(r.key, r.value); ok {
 			typed++
 		}
@@ -173,9 +183,10 @@ func TestTypedDecoderAgrees(t *testing.T) {
 			typed++
 		}
 	}
-	t.Logf("%d of %d records read by the typed decoders (before mutations)", typed, len(offsets)+len(txns))
-	if typed < (len(offsets)+len(txns))*9/10 {
-		t.Errorf("only %d of %d records took the typed path", typed, len(offsets)+len(txns))
+	n := len(offsets) + len(txns) - legacy
+	t.Logf("%d of %d records read by the typed decoders (before mutations; %d of record type 0 aside)", typed, n, legacy)
+	if typed < n*9/10 {
+		t.Errorf("only %d of %d records took the typed path", typed, n)
 	}
 	for _, r := range mutations(rng, offsets) {
 		got, ok := typedConsumerOffsets(r.key, r.value)
