@@ -13,7 +13,12 @@ var _ Decoder = SchemaDecoder{}
 
 // recordKinds maps the coordinator key message of __consumer_offsets to
 // the record kinds the groups view replays (CoordinatorRecordType).
+// Record type 0, LegacyOffsetCommitKey (what 0.8.2 brokers wrote, its
+// value LegacyOffsetCommitValue: offset, metadata, commitTimestamp), is
+// an offset commit too: GroupCoordinatorShard.replay converts it
+// (convertLegacyOffsetCommitKey/Value) and replays it as OFFSET_COMMIT.
 var recordKinds = map[string]GroupRecordKind{
+	"LegacyOffsetCommitKey":                    GroupRecordOffsetCommit,
 	"OffsetCommitKey":                          GroupRecordOffsetCommit,
 	"GroupMetadataKey":                         GroupRecordGroupMetadata,
 	"ConsumerGroupMetadataKey":                 GroupRecordConsumerGroupMetadata,

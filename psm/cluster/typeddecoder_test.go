@@ -302,3 +302,26 @@ func TestGroupsReplayFastPathAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestLegacyOffsetCommitReplayed: an offset commit of record type 0
+// (LegacyOffsetCommitKey and LegacyOffsetCommitValue, what 0.8.2 brokers
+// wrote) is an offset commit, as GroupCoordinatorShard.replay converts
+// it, not a record the groups view skips.
+func TestLegacyOffsetCommitReplayed(t *testing.T) {
+	k := kmsg.NewOffsetCommitKey()
+	k.Version, k.Group, k.Topic, k.Partition = 0, "old-group", "orders", 2
+	v := kmsg.NewOffsetCommitValue()
+	v.Version, v.Offset, v.Metadata, v.CommitTimestamp = 0, 1234, "m", 1400000000000
+	r, err := SchemaDecoder{}.ConsumerOffsets(k.AppendTo(nil), v.AppendTo(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Kind != GroupRecordOffsetCommit || r.Group != "old-group" || r.Topic != "orders" || r.Partition != 2 ||
+		r.Offset == nil || r.Offset.Offset != 1234 || r.Offset.Metadata != "m" || r.Offset.CommitTimestamp != 1400000000000 || r.Offset.LeaderEpoch != -1 {
+		t.Fatalf("type-0 offset commit read as %+v (offset %+v)", r, r.Offset)
+	}
+	tomb, err := SchemaDecoder{}.ConsumerOffsets(k.AppendTo(nil), nil)
+	if err != nil || tomb.Kind != GroupRecordOffsetCommit || !tomb.Tombstone {
+		t.Fatalf("type-0 tombstone read as %+v (%v)", tomb, err)
+	}
+}
