@@ -168,30 +168,21 @@ func canonicalContentLong(c []byte) bool {
 
 // skipBytes reads a minimal varint length at c[i:] (-1 for null when
 // nullable) and skips that many bytes: the position after them. The
-// one-byte length, nearly every record's, is read here (inlined into
-// canonicalContent); longer ones by skipBytesLong.
+// usual record never gets here: canonicalContent reads its one-byte
+// lengths inline.
 func skipBytes(c []byte, i int, nullable bool) (int, bool) {
-	if i < len(c) && c[i] < 0x80 {
-		n := int(c[i]>>1) ^ -int(c[i]&1)
-		if n >= 0 && n <= len(c)-i-1 {
-			return i + 1 + n, true
-		}
-		if n == -1 && nullable {
-			return i + 1, true
-		}
-		return 0, false
-	}
-	return skipBytesLong(c, i, nullable)
-}
-
-//go:noinline
-func skipBytesLong(c []byte, i int, nullable bool) (int, bool) {
 	if i >= len(c) {
 		return 0, false
 	}
-	n, w, ok := varintLong(c[i:])
-	if !ok || c[i+w-1] == 0 {
-		return 0, false
+	var n int32
+	w := 1
+	if b := c[i]; b < 0x80 {
+		n = int32(b>>1) ^ -int32(b&1)
+	} else {
+		var ok bool
+		if n, w, ok = varintLong(c[i:]); !ok || c[i+w-1] == 0 {
+			return 0, false
+		}
 	}
 	if n < -1 || (n == -1 && !nullable) || int(n) > len(c)-i-w {
 		return 0, false

@@ -114,3 +114,33 @@ func TestFastPathRefuses(t *testing.T) {
 }
 
 func hashContent(c []byte) uint64 { return mapHash(c) }
+
+// TestCanonicalContentShortcut: canonicalContent's inline reading of the
+// usual record (one-byte key and value lengths, no headers) answers as
+// the full reading (canonicalContentLong) on every content of up to two
+// bytes, the first 2^17 of three and four bytes, and on records with short and long lengths, null and empty keys
+// and values, headers, and their truncations and extensions.
+func TestCanonicalContentShortcut(t *testing.T) {
+	var inputs [][]byte
+	for n := 0; n <= 4; n++ {
+		for v := 0; v < 1<<(8*n) && v < 1<<17; v++ {
+			c := make([]byte, n)
+			for i := range c {
+				c[i] = byte(v >> (8 * i))
+			}
+			inputs = append(inputs, c)
+		}
+	}
+	long := strings.Repeat("x", 100) // a two-byte length (zig-zag 200)
+	for _, c := range []string{"\x02k\x02v\x00", "\x01\x01\x00", "\x00\x00\x00", "\x01\x02v\x00", "\x02k\x01\x00",
+		"\x90\x01" + long + "\x02v\x00", "\x02k\x90\x01" + long + "\x00", "\x02k\x02v\x02\x02h\x02w", "\x02k\x02v\x02\x02h\x01"} {
+		for i := 0; i <= len(c); i++ {
+			inputs = append(inputs, []byte(c[:i]), []byte(c[:i]+"\x00"))
+		}
+	}
+	for _, c := range inputs {
+		if got, want := canonicalContent(c), canonicalContentLong(c); got != want {
+			t.Fatalf("%x: canonicalContent %v, the full reading %v", c, got, want)
+		}
+	}
+}
