@@ -78,20 +78,16 @@ func (t *txnReplay) entry(k int) *Transaction {
 
 // find is the slot of id (its entry number + 1 in it), or of the empty
 // slot where its probe ends (0 in it).
-func (t *txnReplay) find(id []byte) int {
-	mask := len(t.slots) - 1
-	for i := int(maphash.Bytes(t.seed, id)) & mask; ; i = (i + 1) & mask {
-		if s := t.slots[i]; s == 0 || t.entry(int(s-1)).TransactionalID == string(id) {
-			return i
-		}
-	}
-}
+func (t *txnReplay) find(id []byte) int { return probe(t, id, maphash.Bytes(t.seed, id)) }
 
 // findString is find for an id the decoder made.
-func (t *txnReplay) findString(id string) int {
+func (t *txnReplay) findString(id string) int { return probe(t, id, maphash.String(t.seed, id)) }
+
+// probe walks the index from id's hash h to id's slot or an empty one.
+func probe[S string | []byte](t *txnReplay, id S, h uint64) int {
 	mask := len(t.slots) - 1
-	for i := int(maphash.String(t.seed, id)) & mask; ; i = (i + 1) & mask {
-		if s := t.slots[i]; s == 0 || t.entry(int(s-1)).TransactionalID == id {
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		if s := t.slots[i]; s == 0 || t.entry(int(s-1)).TransactionalID == string(id) {
 			return i
 		}
 	}
