@@ -70,46 +70,31 @@ func (c *Cursor) need(n int, field string) bool {
 }
 
 // Int8 reads one byte.
-func (c *Cursor) Int8(field string) int8 {
-	if !c.need(1, field) {
-		return 0
-	}
-	v := int8(c.b[c.p])
-	c.p++
-	return v
-}
+func (c *Cursor) Int8(field string) int8 { return int8(c.fixed(1, field)[0]) }
 
 // Int16 reads a big-endian int16.
-func (c *Cursor) Int16(field string) int16 {
-	if !c.need(2, field) {
-		return 0
-	}
-	v := int16(binary.BigEndian.Uint16(c.b[c.p:]))
-	c.p += 2
-	return v
-}
+func (c *Cursor) Int16(field string) int16 { return int16(binary.BigEndian.Uint16(c.fixed(2, field))) }
 
 // Int32 reads a big-endian int32.
-func (c *Cursor) Int32(field string) int32 {
-	if !c.need(4, field) {
-		return 0
-	}
-	v := int32(binary.BigEndian.Uint32(c.b[c.p:]))
-	c.p += 4
-	return v
-}
+func (c *Cursor) Int32(field string) int32 { return int32(binary.BigEndian.Uint32(c.fixed(4, field))) }
 
 // Uint32 reads a big-endian uint32 (a CRC).
 func (c *Cursor) Uint32(field string) uint32 { return uint32(c.Int32(field)) }
 
 // Int64 reads a big-endian int64.
-func (c *Cursor) Int64(field string) int64 {
-	if !c.need(8, field) {
-		return 0
+func (c *Cursor) Int64(field string) int64 { return int64(binary.BigEndian.Uint64(c.fixed(8, field))) }
+
+// zeros is what a failed fixed-size read reads: the integer 0.
+var zeros [8]byte
+
+// fixed returns the next n (at most 8) bytes of a fixed-size integer and
+// moves past them, or n zero bytes when they are not there (the failure
+// recorded), so that every Int reads 0 after a failure.
+func (c *Cursor) fixed(n int, field string) []byte {
+	if v := c.Bytes(n, field); v != nil {
+		return v
 	}
-	v := int64(binary.BigEndian.Uint64(c.b[c.p:]))
-	c.p += 8
-	return v
+	return zeros[:n]
 }
 
 // Bytes reads the next n bytes. The result aliases the cursor's slice and
@@ -141,56 +126,52 @@ func (c *Cursor) Sub(n int, field string) Cursor {
 // bytes, and a fifth byte with the continuation bit set is an error (Go's
 // binary.Varint would accept up to ten).
 func (c *Cursor) Varint(field string) int32 {
-	if c.err != nil {
-		return 0
-	}
-	var ux uint32
-	start := c.p
-	for i := 0; i < 5; i++ {
-		if c.p >= len(c.b) {
-			c.Fail(c.base+int64(start), field, ErrTruncated, "varint runs past the end")
-			c.p = start
-			return 0
-		}
-		b := c.b[c.p]
-		c.p++
-		if i == 4 && b&0x80 != 0 {
-			c.Fail(c.base+int64(start), field, ErrCorrupt, "varint is too long, the most significant bit in the 5th byte is set")
-			c.p = start
-			return 0
-		}
-		ux |= uint32(b&0x7f) << (7 * i)
-		if b&0x80 == 0 {
-			break
-		}
-	}
+	ux := uint32(c.base128(field, 5, "varint runs past the end", "varint is too long, the most significant bit in the 5th byte is set"))
 	return int32(ux>>1) ^ -int32(ux&1)
 }
 
 // Varlong reads a zig-zag varlong as ByteUtils.readVarlong does: at most
 // ten bytes.
 func (c *Cursor) Varlong(field string) int64 {
+	ux := c.base128(field, 10, "varlong runs past the end", "varlong is too long")
+	return int64(ux>>1) ^ -int64(ux&1)
+}
+
+// base128 reads the 7-bit groups, least significant first, of a varint or
+// varlong of at most max bytes: ByteUtils.readVarint and readVarlong throw
+// when the max-th byte still has its continuation bit set (tooLong), and a
+// ByteBuffer underflows at the end (truncated). On failure the cursor does
+// not move and the result is 0. The caller undoes the zig-zag at its width
+// (bits past 32 of a varint's fifth byte are dropped, as Java's int shift
+// drops them).
+func (c *Cursor) base128(field string, max int, truncated, tooLong string) uint64 {
 	if c.err != nil {
 		return 0
 	}
 	var ux uint64
-	start := c.p
-	for i := 0; i < 10; i++ {
-		if c.p >= len(c.b) {
-			c.Fail(c.base+int64(start), field, ErrTruncated, "varlong runs past the end")
-			c.p = start
+	for i, p := 0, c.p; i < max; i, p = i+1, p+1 {
+		if p >= len(c.b) {
+			c.failAt(c.p, field, ErrTruncated, truncated)
 			return 0
 		}
-		b := c.b[c.p]
-		c.p++
+		b := c.b[p]
 		ux |= uint64(b&0x7f) << (7 * i)
 		if b&0x80 == 0 {
-			return int64(ux>>1) ^ -int64(ux&1)
+			c.p = p + 1
+			return ux
 		}
 	}
-	c.Fail(c.base+int64(start), field, ErrCorrupt, "varlong is too long")
-	c.p = start
+	c.failAt(c.p, field, ErrCorrupt, tooLong)
 	return 0
+}
+
+// failAt is Fail at the slice offset p, with a message that is not a
+// format. Kept out of line: the varint reads it serves are the record
+// decoder's hot path, and it is their cold one.
+//
+//go:noinline
+func (c *Cursor) failAt(p int, field string, class error, msg string) {
+	c.Fail(c.base+int64(p), field, class, "%s", msg)
 }
 
 // VarBytes reads a varint length and that many bytes; a negative length

@@ -138,3 +138,60 @@ func FuzzFirstRecord(f *testing.F) {
 		}
 	})
 }
+
+// Varint and Varlong share one reading of base-128 groups; each keeps
+// ByteUtils' bound (5 bytes for readVarint, 10 for readVarlong), its own
+// messages, the position of the field's first byte, and does not move on
+// a failure.
+func TestCursorVarintVarlongBounds(t *testing.T) {
+	cont := func(n int, last byte) []byte { return append(bytesOf(0x80, n), last) }
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		long bool
+		want int64
+		msg  string // "" = no failure
+	}{
+		{"varint -1", binary.AppendVarint(nil, -1), false, -1, ""},
+		{"varint max", binary.AppendVarint(nil, 1<<31-1), false, 1<<31 - 1, ""},
+		{"varint min", binary.AppendVarint(nil, -1<<31), false, -1 << 31, ""},
+		{"varint 5th byte high bits dropped", cont(4, 0x7f), false, 0x78000000, ""},
+		{"varint 5 bytes continued", cont(4, 0x80), false, 0, "corrupt: varint is too long, the most significant bit in the 5th byte is set"},
+		{"varint cut", cont(2, 0x80)[:3], false, 0, "truncated: varint runs past the end"},
+		{"varlong max", binary.AppendVarint(nil, 1<<63-1), true, 1<<63 - 1, ""},
+		{"varlong min", binary.AppendVarint(nil, -1<<63), true, -1 << 63, ""},
+		{"varlong 6 bytes", binary.AppendVarint(nil, 1<<40), true, 1 << 40, ""},
+		{"varlong 10 bytes continued", cont(9, 0x80), true, 0, "corrupt: varlong is too long"},
+		{"varlong cut", cont(6, 0x80)[:7], true, 0, "truncated: varlong runs past the end"},
+	} {
+		c := NewCursor(append([]byte{9}, tc.b...), 50)
+		c.Int8("before")
+		var got int64
+		if tc.long {
+			got = c.Varlong("f")
+		} else {
+			got = int64(c.Varint("f"))
+		}
+		if got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+		if tc.msg == "" {
+			if c.Err() != nil || c.Len() != 0 {
+				t.Errorf("%s: %v, %d bytes left", tc.name, c.Err(), c.Len())
+			}
+			continue
+		}
+		ce, ok := AsCorrupt(c.Err())
+		if !ok || ce.Pos != 51 || ce.Field != "f" || ce.Err.Error() != tc.msg || c.Pos() != 51 {
+			t.Errorf("%s: %v (cursor at %d), want %q at 51, not moved", tc.name, c.Err(), c.Pos(), tc.msg)
+		}
+	}
+}
+
+func bytesOf(b byte, n int) []byte {
+	s := make([]byte, n)
+	for i := range s {
+		s[i] = b
+	}
+	return s
+}
