@@ -99,46 +99,39 @@ func ParseControl(key, value []byte) (Control, error) {
 	if err != nil {
 		return c, err
 	}
-	r := NewCursor(value, 0)
-	switch c.Type {
-	case ControlAbort, ControlCommit:
+	switch {
+	case c.Type == ControlAbort || c.Type == ControlCommit:
 		c.Version, c.CoordinatorEpoch, err = parseEndTxnMarker(value)
 		return c, err
+	case !c.Type.Known():
+		return c, nil
+	}
+	// Every other value is a flexible message: its Version first, its
+	// tagged fields last.
+	r := NewCursor(value, 0)
+	c.Version = r.Int16("version")
+	switch c.Type {
 	case ControlLeaderChange:
-		c.Version = r.Int16("version")
 		c.LeaderID = r.Int32("leaderId")
 		c.Voters = voterIDs(&r, "voters", c.Version)
 		c.GrantingVoters = voterIDs(&r, "grantingVoters", c.Version)
-		r.TaggedFields()
 	case ControlSnapshotHeader:
-		c.Version = r.Int16("version")
 		c.LastContainedLogTimestamp = r.Int64("lastContainedLogTimestamp")
-		r.TaggedFields()
-	case ControlSnapshotFooter:
-		c.Version = r.Int16("version")
-		r.TaggedFields()
 	case ControlKRaftVersion:
-		c.Version = r.Int16("version")
 		c.KRaftVersion = r.Int16("kRaftVersion")
-		r.TaggedFields()
 	case ControlKRaftVoters:
-		c.Version = r.Int16("version")
 		c.Voters = votersRecordVoters(&r)
-		r.TaggedFields()
 	case ControlMirrorPidReset:
-		// MirrorPidResetRecord v0, flexible: Version, then in one schema
-		// revision SourceClusterId (compact string), then tagged fields.
-		// Both variants exist in the prototypes (barrier.md §4.2): the
-		// version-only value is exactly 00 00 00.
-		c.Version = r.Int16("version")
+		// MirrorPidResetRecord v0: in one schema revision SourceClusterId
+		// (compact string) follows Version. Both variants exist in the
+		// prototypes (barrier.md §4.2): the version-only value is exactly
+		// 00 00 00.
 		if r.Err() == nil && r.Len() > 1 {
 			s := r.CompactString("sourceClusterId")
 			c.SourceClusterID = &s
 		}
-		r.TaggedFields()
-	default:
-		return c, nil
 	}
+	r.TaggedFields()
 	if err := r.Err(); err != nil {
 		return c, err
 	}
