@@ -69,33 +69,22 @@ func (r *reader) take(n int, path string) []byte {
 	return s
 }
 
-func (r *reader) u8(path string) uint8 {
-	if s := r.take(1, path); s != nil {
-		return s[0]
+// zeros is what a failed fixed-size read reads: the number 0.
+var zeros [8]byte
+
+// fixed returns the next n (at most 8) bytes of a fixed-size number, or n
+// zero bytes after a failure, so that the number reads 0.
+func (r *reader) fixed(n int, path string) []byte {
+	if s := r.take(n, path); s != nil {
+		return s
 	}
-	return 0
+	return zeros[:n]
 }
 
-func (r *reader) u16(path string) uint16 {
-	if s := r.take(2, path); s != nil {
-		return binary.BigEndian.Uint16(s)
-	}
-	return 0
-}
-
-func (r *reader) u32(path string) uint32 {
-	if s := r.take(4, path); s != nil {
-		return binary.BigEndian.Uint32(s)
-	}
-	return 0
-}
-
-func (r *reader) u64(path string) uint64 {
-	if s := r.take(8, path); s != nil {
-		return binary.BigEndian.Uint64(s)
-	}
-	return 0
-}
+func (r *reader) u8(path string) uint8   { return r.fixed(1, path)[0] }
+func (r *reader) u16(path string) uint16 { return binary.BigEndian.Uint16(r.fixed(2, path)) }
+func (r *reader) u32(path string) uint32 { return binary.BigEndian.Uint32(r.fixed(4, path)) }
+func (r *reader) u64(path string) uint64 { return binary.BigEndian.Uint64(r.fixed(8, path)) }
 
 // uvarint reads an unsigned varint of at most 5 bytes, as
 // ByteUtils.readUnsignedVarint (which rejects longer encodings).
