@@ -16,38 +16,28 @@ import (
 	"hash/crc32"
 	"os"
 
+	"github.com/kseg/kseg/testdata/bench/benchcmd"
 	"github.com/kseg/kseg/testdata/bench/logfiles"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func main() {
-	files, err := logfiles.Find(os.Args[1:])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "crcfloor:", err)
-		os.Exit(1)
-	}
 	bad := 0
-	for _, f := range files {
-		batches, mismatches, err := check(f)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "crcfloor:", err)
-			os.Exit(1)
-		}
-		fmt.Printf("%s: %d batches, %d crc mismatches\n", f, batches, mismatches)
-		bad += mismatches
-	}
+	benchcmd.Main("crcfloor", func() error {
+		return logfiles.EachMapped(os.Args[1:], func(f string, data []byte) error {
+			batches, mismatches := check(data)
+			fmt.Printf("%s: %d batches, %d crc mismatches\n", f, batches, mismatches)
+			bad += mismatches
+			return nil
+		})
+	})
 	if bad > 0 {
 		os.Exit(3)
 	}
 }
 
-func check(path string) (batches, mismatches int, err error) {
-	data, unmap, err := logfiles.Map(path)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer unmap()
+func check(data []byte) (batches, mismatches int) {
 	be := binary.BigEndian
 	for p := 0; len(data)-p > 17; {
 		n := int(be.Uint32(data[p+8:]))
@@ -67,5 +57,5 @@ func check(path string) (batches, mismatches int, err error) {
 		batches++
 		p = end
 	}
-	return batches, mismatches, nil
+	return batches, mismatches
 }

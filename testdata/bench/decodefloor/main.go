@@ -19,31 +19,23 @@ import (
 	"sync"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/testdata/bench/benchcmd"
 	"github.com/kseg/kseg/testdata/bench/logfiles"
 )
 
 func main() {
-	files, err := logfiles.Find(os.Args[1:])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "decodefloor:", err)
-		os.Exit(1)
-	}
-	for _, f := range files {
-		batches, records, err := decodeFile(f)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "decodefloor:", err)
-			os.Exit(1)
-		}
-		fmt.Printf("%s: %d batches, %d records\n", f, batches, records)
-	}
+	benchcmd.Main("decodefloor", func() error {
+		return logfiles.EachMapped(os.Args[1:], func(f string, data []byte) error {
+			batches, records, err := decodeFile(f, data)
+			if err == nil {
+				fmt.Printf("%s: %d batches, %d records\n", f, batches, records)
+			}
+			return err
+		})
+	})
 }
 
-func decodeFile(path string) (batches, records int64, err error) {
-	data, unmap, err := logfiles.Map(path)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer unmap()
+func decodeFile(path string, data []byte) (batches, records int64, err error) {
 	// Frame: the batch boundaries (a walk of the headers).
 	var starts []int
 	for p := 0; len(data)-p > decode.HeaderSizeUpToMagic; {

@@ -14,11 +14,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/kseg/kseg/segment/digest"
 	"github.com/kseg/kseg/segment/digest/digesttest"
+	"github.com/kseg/kseg/testdata/bench/benchcmd"
 )
 
 func main() {
@@ -27,37 +26,38 @@ func main() {
 	out := flag.String("out", "", "output directory (created)")
 	hash := flag.String("hash", "xxh3-128", "the batch hash: xxh3-128 or sha256")
 	flag.Parse()
-	size, err := strconv.Atoi(strings.TrimSuffix(*batch, "KiB"))
-	if err == nil && strings.HasSuffix(*batch, "KiB") {
-		size <<= 10
-	}
+	size, err := benchcmd.ParseSize(*batch)
 	h, herr := digest.ParseHash(*hash)
 	if err != nil || herr != nil || *out == "" || size < 62 {
 		fmt.Fprintln(os.Stderr, "usage: digestgen -gib N -batch SIZE -out DIR [-hash xxh3-128|sha256]")
 		os.Exit(2)
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, "digestgen:", err)
-		os.Exit(1)
+	benchcmd.Main("digestgen", func() error { return write(*out, *gib, int(size), h) })
+}
+
+// write writes out/u.digest and out/d.digest, each describing gib GiB of
+// log in batches of size bytes, and prints their sizes.
+func write(out string, gib int64, size int, h digest.Hash) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
 	}
+	batches := gib << 30 / int64(size)
 	for _, name := range []string{"u", "d"} {
-		path := filepath.Join(*out, name+".digest")
+		path := filepath.Join(out, name+".digest")
 		f, err := os.Create(path)
-		if err == nil {
-			var logBytes int64
-			logBytes, err = digesttest.Write(f, digesttest.Options{BatchSize: size, Batches: *gib << 30 / int64(size), Hash: h, HeadersOnly: true})
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err == nil {
-				st, _ := os.Stat(path)
-				fmt.Printf("%s: %d bytes describing %d bytes of log in %d batches (%.3f %%)\n", path, st.Size(), logBytes, *gib<<30/int64(size),
-					100*float64(st.Size())/float64(logBytes))
-			}
+		if err != nil {
+			return err
+		}
+		logBytes, err := digesttest.Write(f, digesttest.Options{BatchSize: size, Batches: batches, Hash: h, HeadersOnly: true})
+		if cerr := f.Close(); err == nil {
+			err = cerr
 		}
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "digestgen:", err)
-			os.Exit(1)
+			return err
 		}
+		st, _ := os.Stat(path)
+		fmt.Printf("%s: %d bytes describing %d bytes of log in %d batches (%.3f %%)\n", path, st.Size(), logBytes, batches,
+			100*float64(st.Size())/float64(logBytes))
 	}
+	return nil
 }

@@ -30,7 +30,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -38,14 +37,10 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
+	"github.com/kseg/kseg/testdata/bench/benchcmd"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "gen:", err)
-		os.Exit(1)
-	}
-}
+func main() { benchcmd.Main("gen", run) }
 
 func run() error {
 	sizeFlag := flag.String("size", "1GiB", "bytes per segment (or per partition with -partitions): N, NKiB, NMiB, NGiB")
@@ -63,7 +58,7 @@ func run() error {
 	if *replicaOf != "" {
 		return mm2Replica(*replicaOf, *out)
 	}
-	size, err := parseSize(*sizeFlag)
+	size, err := benchcmd.ParseSize(*sizeFlag)
 	if err != nil {
 		return err
 	}
@@ -76,7 +71,7 @@ func run() error {
 	case *producers > 0:
 		return writeProducers(filepath.Join(*out, "bench-0"), *producers, start)
 	case *segBytesFlag != "":
-		segBytes, err := parseSize(*segBytesFlag)
+		segBytes, err := benchcmd.ParseSize(*segBytesFlag)
 		if err != nil {
 			return err
 		}
@@ -193,26 +188,4 @@ func mm2Replica(src, out string) error {
 	}
 	fmt.Printf("%s: %d copies, %d offset syncs; %s\n", tgt, res.Copies, len(res.Syncs), time.Since(start).Round(time.Millisecond))
 	return nil
-}
-
-// parseSize reads 123, 64KiB, 512MiB, 4GiB (also K, M, G, KB, MB, GB as
-// powers of 1024).
-func parseSize(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30},
-		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}}
-	mult := int64(1)
-	for _, u := range units {
-		if strings.HasSuffix(s, u.suffix) {
-			s, mult = strings.TrimSuffix(s, u.suffix), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseFloat(s, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	return int64(n * float64(mult)), nil
 }

@@ -22,21 +22,24 @@ import (
 	"sort"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/testdata/bench/benchcmd"
 )
 
-func main() {
+func main() { benchcmd.Main("keyfloor", run) }
+
+func run() error {
 	live := map[string][]byte{}
 	var records int64
 	for _, dir := range os.Args[1:] {
 		logs, err := filepath.Glob(filepath.Join(dir, "*.log"))
 		if err != nil {
-			fail(err)
+			return err
 		}
 		sort.Strings(logs)
 		for _, f := range logs {
 			n, err := replay(f, live)
 			if err != nil {
-				fail(err)
+				return err
 			}
 			records += n
 		}
@@ -46,11 +49,7 @@ func main() {
 		bytes += int64(len(k) + len(v))
 	}
 	fmt.Printf("%d records, %d live keys, %d bytes of keys and values\n", records, len(live), bytes)
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "keyfloor:", err)
-	os.Exit(1)
+	return nil
 }
 
 // replay applies every record of one segment to live. The segment is

@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kseg/kseg/testdata/bench/benchcmd"
 	"github.com/kseg/kseg/testdata/bench/logfiles"
 )
 
@@ -65,22 +66,16 @@ type batch struct {
 var codecNames = [...]string{"none", "gzip", "snappy", "lz4", "zstd"}
 
 func main() {
-	out := bufio.NewWriterSize(os.Stdout, 256<<10)
-	enc := json.NewEncoder(out)
-	dec := kgo.DefaultDecompressor()
-	files, err := logfiles.Find(os.Args[1:])
-	for i := 0; err == nil && i < len(files); i++ {
-		err = dump(files[i], enc, dec)
-	}
-	if err != nil {
-		out.Flush()
-		fmt.Fprintln(os.Stderr, "kmsgpeer:", err)
-		os.Exit(1)
-	}
-	if err := out.Flush(); err != nil {
-		fmt.Fprintln(os.Stderr, "kmsgpeer:", err)
-		os.Exit(1)
-	}
+	benchcmd.Main("kmsgpeer", func() error {
+		out := bufio.NewWriterSize(os.Stdout, 256<<10)
+		enc := json.NewEncoder(out)
+		dec := kgo.DefaultDecompressor()
+		err := logfiles.Each(os.Args[1:], func(f string) error { return dump(f, enc, dec) })
+		if ferr := out.Flush(); err == nil {
+			err = ferr
+		}
+		return err
+	})
 }
 
 func dump(path string, enc *json.Encoder, dec kgo.Decompressor) error {

@@ -1,7 +1,8 @@
 // Package logfiles is what the benchmark floors and the peer
 // (testdata/bench/crcfloor, decodefloor, kmsgpeer) share to reach their
-// input: the .log files under the paths on their command line, and a whole
-// file memory-mapped read-only, so that no read copy is in what they time.
+// input: the .log files under the paths on their command line, one after
+// the other (Each), and a whole file memory-mapped read-only (Map,
+// EachMapped), so that no read copy is in what they time.
 package logfiles
 
 import (
@@ -49,4 +50,26 @@ func Map(path string) (data []byte, unmap func(), err error) {
 		return nil, unmap, err
 	}
 	return data, func() { syscall.Munmap(data) }, nil
+}
+
+// Each calls fn for each .log file under paths, in Find's order, and
+// stops at the first error (Find's or fn's).
+func Each(paths []string, fn func(path string) error) error {
+	files, err := Find(paths)
+	for i := 0; err == nil && i < len(files); i++ {
+		err = fn(files[i])
+	}
+	return err
+}
+
+// EachMapped is Each with every file mapped whole (Map) while fn runs.
+func EachMapped(paths []string, fn func(path string, data []byte) error) error {
+	return Each(paths, func(path string) error {
+		data, unmap, err := Map(path)
+		if err != nil {
+			return err
+		}
+		defer unmap()
+		return fn(path, data)
+	})
 }

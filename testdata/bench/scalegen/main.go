@@ -41,22 +41,16 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm/cluster/clustertest"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
+	"github.com/kseg/kseg/testdata/bench/benchcmd"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "scalegen:", err)
-		os.Exit(1)
-	}
-}
+func main() { benchcmd.Main("scalegen", run) }
 
 func run() error {
 	dim := flag.String("dim", "", "partitions, producers, groups, txns or zstd")
@@ -77,7 +71,7 @@ func run() error {
 	switch *dim {
 	case "partitions":
 		var size int64
-		if size, err = parseSize(*sizeFlag); err == nil {
+		if size, err = benchcmd.ParseSize(*sizeFlag); err == nil {
 			err = partitions(*out, *n, size)
 		}
 	case "producers":
@@ -131,23 +125,4 @@ func zeros(out string, n int) error {
 		}
 	}
 	return a.Close()
-}
-
-// parseSize reads 123, 64KiB, 512MiB, 4GiB.
-func parseSize(s string) (int64, error) {
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
-		if strings.HasSuffix(s, u.suffix) {
-			s, mult = strings.TrimSuffix(s, u.suffix), u.mult
-			break
-		}
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	return v * mult, nil
 }
