@@ -30,20 +30,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
+. testdata/bench/common.sh
 RUNS=5 DATA="" SIZE=1GiB QUICK=0 RETRIES=10 ONLY=all KSEG=""
 while getopts "n:d:s:qr:t:k:" opt; do
   case $opt in
-    n) RUNS=$OPTARG ;;
-    d) DATA=$OPTARG ;;
     s) SIZE=$OPTARG ;;
     q) QUICK=1; RUNS=3 ;;
-    r) RETRIES=$OPTARG ;;
-    t) ONLY=$OPTARG ;;
-    k) KSEG=$(cd "$(dirname "$OPTARG")" && pwd)/$(basename "$OPTARG") ;;
-    *) sed -n '2,30p' "$0"; exit 2 ;;
+    *) bench_opt "$opt" || { sed -n '2,30p' "$0"; exit 2; } ;;
   esac
 done
-. testdata/bench/common.sh
 workdirs bench
 # Scratch space for the write commands' destinations: on the data's file
 # system, so that cp and mirror write to the same disk.
@@ -52,26 +47,11 @@ rm -rf "$SCRATCH"
 mkdir -p "$SCRATCH"
 trap 'rm -rf "$WORK" "$SCRATCH"' EXIT
 
-echo "== machine"
-echo "cpu:    $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)"
-echo "memory: $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo 2>/dev/null)"
-echo "disk:   $(df -h "$DATA" | awk 'NR==2 {print $1, $2}')"
-echo "go:     $(go version)"
-echo "kernel: $(uname -sr)"
-echo "load:   $(uptime | sed 's/.*load average: //')"
-echo "runs:   $RUNS per command, median; disturbed runs redone up to $RETRIES times"
+machine
 
 echo "== build"
-go build -o "$BIN/kseg" .
-for p in crcfloor kmsgpeer decodefloor gen measure ptyrun digestgen; do go build -o "$BIN/$p" "./testdata/bench/$p"; done
-K=$BIN/kseg
-if [ -n "$KSEG" ]; then K=$KSEG; echo "kseg:   $K (-k)"; fi
+build crcfloor kmsgpeer decodefloor gen measure ptyrun digestgen
 
-# stamp DIR WHAT: DIR was made for WHAT (a size and flags), noted next to
-# it (not in it: kseg would dump the note); fresh regenerates data that -d
-# kept from a run that asked for something else.
-fresh() { [ -e "$1.made-for" ] && [ "$(cat "$1.made-for")" = "$2" ]; }
-stamp() { echo "$2" > "$1.made-for"; }
 gen() { # gen NAME SIZE [flags]: a partition directory DATA/NAME/bench-0
   local dir=$DATA/$1
   if ! fresh "$dir" "$2 ${*:3}"; then
@@ -157,18 +137,9 @@ fi
 MIXLOG=$DATA/mixlog
 MIXBIG=$MIXLOG/backlog-0
 CATSMALL="find '$MIXLOG' -path '$MIXBIG' -prune -o -type f -exec cat {} +"
-# Warm the page cache: every read target reads cached files, as its floor
-# does.
-warm() { find "$@" -type f -exec cat {} + > /dev/null; }
 warm "$MIXED" "$MIRROR" "$P99" "$DATA/compressed" "$LOGDIR" "$MIXLOG"
 fi
 
-ROWS=()
-FAILED=0
-row() { # row TARGET MEASURED FLOOR RATIO CPU-RATIO GOAL RESULT
-  ROWS+=("$1|$2|$3|$4|$5|$6|$7")
-  [ "$7" = PASS ] || [ "$7" = SKIP ] || [ "$7" = "-" ] || FAILED=1
-}
 # RSS[command|size] is the peak RSS (KiB) of every run measured so far.
 declare -A RSS
 # timed N LABEL... -- CMD :: CMD ...: run measure; OUT[i] is the line of the
@@ -191,9 +162,6 @@ timed() {
 spread() { awk '{printf "%.3fs (%.3f-%.3f)", $1, $2, $3; if ($5 > 0) printf " %d redone", $5}' <<<"$1"; }
 # ratio A B [FIELD]: A/B of the medians (FIELD 1: wall, 6: CPU).
 ratio() { awk -v a="$(cut -d' ' -f"${3:-1}" <<<"$1")" -v b="$(cut -d' ' -f"${3:-1}" <<<"$2")" 'BEGIN{printf "%.2f", (b > 0 ? a/b : 0)}'; }
-judge() { # judge RATIO GOAL(<=x|>=x)
-  awk -v r="$1" -v g="${2:2}" -v op="${2:0:2}" 'BEGIN{print ((op=="<=" && r<=g) || (op==">=" && r>=g)) ? "PASS" : "FAIL"}'
-}
 # cmp_row TARGET GOAL A B: the ratio of line A over line B; GOAL "-" for
 # a figure shown for information.
 cmp_row() {
@@ -448,13 +416,7 @@ fi
 # kseg check's, whatever groups ran (rss_row says nothing without it).
 rss_row "5000 partitions"
 
-echo
-printf '%-66s | %-32s | %-32s | %-5s | %-5s | %-7s | %s\n' target measured floor ratio cpu goal result
-printf '%s\n' "$(printf -- '-%.0s' {1..170})"
-for r in "${ROWS[@]}"; do
-  IFS='|' read -r t m b ra c g ok <<<"$r"
-  printf '%-66s | %-32s | %-32s | %-5s | %-5s | %-7s | %s\n' "$t" "$m" "$b" "$ra" "$c" "$g" "$ok"
-done
+table '%-66s | %-32s | %-32s | %-5s | %-5s | %-7s | %s\n'
 if [ -n "${RSS[*]+x}" ] && [ ${#RSS[@]} -gt 0 ] 2>/dev/null; then
   # The peak RSS of every command: commands down, sizes across.
   mapfile -t cmds < <(for k in "${!RSS[@]}"; do echo "${k%%|*}"; done | sort -u)

@@ -26,56 +26,33 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
+. testdata/bench/common.sh
 RUNS=3 DATA="" QUICK=0 RETRIES=3 ONLY=all KSEG=""
 while getopts "n:d:qr:t:k:" opt; do
   case $opt in
-    n) RUNS=$OPTARG ;;
-    d) DATA=$OPTARG ;;
     q) QUICK=1 ;;
-    r) RETRIES=$OPTARG ;;
-    t) ONLY=$OPTARG ;;
-    k) KSEG=$(cd "$(dirname "$OPTARG")" && pwd)/$(basename "$OPTARG") ;;
-    *) sed -n '2,25p' "$0"; exit 2 ;;
+    *) bench_opt "$opt" || { sed -n '2,25p' "$0"; exit 2; } ;;
   esac
 done
-. testdata/bench/common.sh
 workdirs scale
-
-echo "== machine"
-echo "cpu:    $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)"
-echo "go:     $(go version)"
-echo "load:   $(uptime | sed 's/.*load average: //')"
-echo "runs:   $RUNS per command, median; disturbed runs redone up to $RETRIES times"
-
-go build -o "$BIN/kseg" .
-for p in crcfloor keyfloor scalegen measure; do go build -o "$BIN/$p" "./testdata/bench/$p"; done
-K=$BIN/kseg
-if [ -n "$KSEG" ]; then K=$KSEG; echo "kseg:   $K (-k)"; fi
+machine
+build crcfloor keyfloor scalegen measure
 
 # scalegen NAME ARGS...: DATA/NAME made by scalegen, kept with -d while
 # made with the same arguments.
 scalegen() {
   local dir=$DATA/$1; shift
-  if [ ! -e "$dir.made-for" ] || [ "$(cat "$dir.made-for")" != "$*" ]; then
+  if ! fresh "$dir" "$*"; then
     rm -rf "$dir"
     "$BIN/scalegen" -out "$dir" "$@"
-    echo "$*" > "$dir.made-for"
+    stamp "$dir" "$*"
   fi
-}
-warm() { find "$@" -type f -exec cat {} + > /dev/null; }
-
-ROWS=()
-FAILED=0
-row() { # row TARGET MEASURED FLOOR RATIO CPU-RATIO GOAL RESULT
-  ROWS+=("$1|$2|$3|$4|$5|$6|$7")
-  [ "$7" = PASS ] || [ "$7" = "-" ] || FAILED=1
 }
 # timed CMD :: CMD ...: OUT[i] is measure's line for command i
 # ("median min max rss_kib redone cpu_median").
 timed() { mapfile -t OUT < <("$BIN/measure" -n "$RUNS" -retries "$RETRIES" -- "$@"); }
 field() { cut -d' ' -f"$2" <<<"$1"; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", (b > 0 ? a/b : 0)}'; }
-judge() { awk -v r="$1" -v g="${2:2}" -v op="${2:0:2}" 'BEGIN{print ((op=="<=" && r<=g) || (op==">=" && r>=g)) ? "PASS" : "FAIL"}'; }
 cpu() { printf "%.3fs CPU" "$(field "$1" 6)"; }
 mib() { echo "$(( $(field "$1" 4) / 1024 )) MiB"; }
 
@@ -152,11 +129,5 @@ if want cores; then
   row "dump --deep peak RSS: GOMAXPROCS=16 / GOMAXPROCS=2" "$(mib "${OUT[0]}")" "$(mib "${OUT[1]}")" "$r" "-" "<=1.5" "$(judge "$r" "<=1.5")"
 fi
 
-echo
-printf '%-74s | %-28s | %-22s | %-5s | %-5s | %-9s | %s\n' target measured floor ratio cpu goal result
-printf '%s\n' "$(printf -- '-%.0s' {1..170})"
-for r in "${ROWS[@]}"; do
-  IFS='|' read -r t m b ra c g ok <<<"$r"
-  printf '%-74s | %-28s | %-22s | %-5s | %-5s | %-9s | %s\n' "$t" "$m" "$b" "$ra" "$c" "$g" "$ok"
-done
+table '%-74s | %-28s | %-22s | %-5s | %-5s | %-9s | %s\n'
 exit $FAILED
