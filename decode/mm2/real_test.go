@@ -2,43 +2,31 @@ package mm2
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kseg/kseg/decode"
-	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/decode/decodetest"
 )
-
-var realDir = filepath.Join("..", "..", "..", "shared", "fixtures", "real")
 
 // realConnectLogs lists the .log files of the Connect topics' partitions
 // among the real fixtures, by the kind their names end with
 // (connect-configs-0, docker-connect-status-3 …).
 func realConnectLogs(t *testing.T) map[Kind][]string {
-	t.Helper()
-	if _, err := os.Stat(realDir); err != nil {
-		t.Skip("real fixtures absent: ../shared/fixtures/real (relative to the repository root)")
-	}
-	out := map[Kind][]string{}
-	filepath.WalkDir(realDir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".log") {
-			return nil
-		}
+	return decodetest.RealFiles(t, filepath.Join("..", "..", "..", "shared", "fixtures", "real"), func(p string) (Kind, bool) {
 		dir := filepath.Base(filepath.Dir(p))
 		i := strings.LastIndexByte(dir, '-')
-		if i < 0 {
-			return nil
+		if i < 0 || !strings.HasSuffix(p, ".log") {
+			return 0, false
 		}
 		for _, k := range []Kind{ConnectConfigs, ConnectOffsets, ConnectStatus} {
 			if strings.HasSuffix(dir[:i], k.String()) {
-				out[k] = append(out[k], p)
+				return k, true
 			}
 		}
-		return nil
+		return 0, false
 	})
-	return out
 }
 
 // TestRealConnectTopics: every record of the Connect topics of real
@@ -55,7 +43,8 @@ func TestRealConnectTopics(t *testing.T) {
 		n := 0
 		types := map[string]int{}
 		for _, p := range paths {
-			eachRecord(t, p, func(key, value []byte) {
+			decodetest.EachRecord(t, p, func(rec *decode.Record) {
+				key, value := rec.Key, rec.Value
 				r, err := Decode(kind, key, value)
 				if err != nil {
 					t.Fatalf("%s: %v", p, err)
@@ -72,28 +61,5 @@ func TestRealConnectTopics(t *testing.T) {
 			t.Errorf("%v: %d records, types %v", kind, n, types)
 		}
 		t.Logf("%v: %d records in %d logs: %v", kind, n, len(paths), types)
-	}
-}
-
-func eachRecord(t *testing.T, path string, fn func(key, value []byte)) {
-	t.Helper()
-	lf, err := segment.OpenLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
-	sc := lf.Scanner(segment.ScanOptions{Path: path})
-	defer sc.Close()
-	var dec decode.Decoder
-	for sc.Next() {
-		if sc.Batch().IsControl() {
-			continue
-		}
-		if err := dec.Records(sc.Batch(), func(r *decode.Record) error {
-			fn(r.Key, r.Value)
-			return nil
-		}); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
 	}
 }

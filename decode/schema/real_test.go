@@ -2,72 +2,36 @@ package schema
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/kseg/kseg/decode"
-	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/decode/decodetest"
 )
-
-var realDir = filepath.Join("..", "..", "..", "shared", "fixtures", "real")
 
 // realFiles lists the .log and .checkpoint files of internal-topic
 // partitions under the real fixtures.
 func realFiles(t *testing.T) map[string][]string {
-	t.Helper()
-	if _, err := os.Stat(realDir); err != nil {
-		t.Skip("real fixtures absent: ../shared/fixtures/real (relative to the repository root)")
-	}
-	out := map[string][]string{}
-	filepath.WalkDir(realDir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
+	return decodetest.RealFiles(t, filepath.Join("..", "..", "..", "shared", "fixtures", "real"), func(p string) (string, bool) {
 		if !strings.HasSuffix(p, ".log") && !strings.HasSuffix(p, ".checkpoint") {
-			return nil
+			return "", false
 		}
 		topic := TopicOf(filepath.Base(filepath.Dir(p)))
 		if topic == "" && filepath.Base(p) == "bootstrap.checkpoint" {
 			topic = ClusterMetadata
 		}
-		if topic != "" {
-			out[topic] = append(out[topic], p)
-		}
-		return nil
+		return topic, topic != ""
 	})
-	return out
 }
 
 type rec struct{ key, value []byte }
 
+// records returns copies of every record of the segment at path.
 func records(t *testing.T, path string) []rec {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	sc := segment.NewScanner(f, st.Size(), segment.ScanOptions{Path: path})
-	defer sc.Close()
-	var dec decode.Decoder
 	var out []rec
-	for sc.Next() {
-		b := sc.Batch()
-		if b.IsControl() {
-			continue
-		}
-		err := dec.Records(b, func(r *decode.Record) error {
-			out = append(out, rec{clone(r.Key), clone(r.Value)})
-			return nil
-		})
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-	}
+	decodetest.EachRecord(t, path, func(r *decode.Record) { out = append(out, rec{clone(r.Key), clone(r.Value)}) })
 	return out
 }
 

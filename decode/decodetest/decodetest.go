@@ -1,0 +1,65 @@
+// Package decodetest is what the tests of decode's subpackages (mm2,
+// schema) share to read the real broker fixtures (../shared/fixtures/real
+// beside the repository): the files a test wants from them, and every
+// record of a segment, as a consumer of the log sees it.
+package decodetest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment"
+)
+
+// RealFiles walks the real fixtures at root (the fixture tree relative to
+// the test's package directory) and files each file under the key class
+// gives it; class returns false for a file the test does not want. It
+// skips t when the fixtures are absent, so that a bare clone passes.
+func RealFiles[K comparable](t testing.TB, root string, class func(path string) (K, bool)) map[K][]string {
+	t.Helper()
+	if _, err := os.Stat(root); err != nil {
+		t.Skip("real fixtures absent: ../shared/fixtures/real (relative to the repository root)")
+	}
+	out := map[K][]string{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if k, ok := class(p); ok {
+			out[k] = append(out[k], p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// EachRecord calls fn with every record of every data batch (control
+// batches left out) of the segment (or KRaft snapshot) at path, in order.
+// The record's slices are valid only during the call.
+func EachRecord(t testing.TB, path string, fn func(r *decode.Record)) {
+	t.Helper()
+	lf, err := segment.OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	sc := lf.Scanner(segment.ScanOptions{Path: path})
+	defer sc.Close()
+	var dec decode.Decoder
+	for sc.Next() {
+		if sc.Batch().IsControl() {
+			continue
+		}
+		if err := dec.Records(sc.Batch(), func(r *decode.Record) error {
+			fn(r)
+			return nil
+		}); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+}
