@@ -23,10 +23,7 @@ func TestKmsgRealConsumerOffsets(t *testing.T) {
 			}
 			switch d.RecordType {
 			case 0, 1:
-				var k kmsg.OffsetCommitKey
-				if err := k.ReadFrom(r.key); err != nil {
-					t.Fatalf("kmsg key: %v", err)
-				}
+				k := kmsgOf[kmsg.OffsetCommitKey](t, r.key)
 				g, _ := d.Key.String("group")
 				tp, _ := d.Key.String("topic")
 				pa, _ := d.Key.Int("partition")
@@ -36,10 +33,7 @@ func TestKmsgRealConsumerOffsets(t *testing.T) {
 				if r.value == nil {
 					continue
 				}
-				var v kmsg.OffsetCommitValue
-				if err := v.ReadFrom(r.value); err != nil {
-					t.Fatalf("kmsg value: %v", err)
-				}
+				v := kmsgOf[kmsg.OffsetCommitValue](t, r.value)
 				off, _ := d.Value.Int("offset")
 				md, _ := d.Value.String("metadata")
 				ct, _ := d.Value.Int("commitTimestamp")
@@ -50,20 +44,14 @@ func TestKmsgRealConsumerOffsets(t *testing.T) {
 				}
 				commits++
 			case 2:
-				var k kmsg.GroupMetadataKey
-				if err := k.ReadFrom(r.key); err != nil {
-					t.Fatalf("kmsg key: %v", err)
-				}
+				k := kmsgOf[kmsg.GroupMetadataKey](t, r.key)
 				if g, _ := d.Key.String("group"); g != k.Group {
 					t.Errorf("group %q, kmsg %q", g, k.Group)
 				}
 				if r.value == nil {
 					continue
 				}
-				var v kmsg.GroupMetadataValue
-				if err := v.ReadFrom(r.value); err != nil {
-					t.Fatalf("kmsg value: %v", err)
-				}
+				v := kmsgOf[kmsg.GroupMetadataValue](t, r.value)
 				pt, _ := d.Value.String("protocolType")
 				gen, _ := d.Value.Int("generation")
 				if pt != v.ProtocolType || gen != int64(v.Generation) {
@@ -201,4 +189,17 @@ func TestKmsgGeneratedTxnAndOffsets(t *testing.T) {
 			t.Fatalf("v%d: expireTimestamp %d %v", ver, exp, hasExp)
 		}
 	}
+}
+
+// kmsgOf reads b as kmsg's T (T.ReadFrom), failing t when kmsg cannot.
+func kmsgOf[T any, PT interface {
+	*T
+	ReadFrom([]byte) error
+}](t *testing.T, b []byte) *T {
+	t.Helper()
+	var v T
+	if err := PT(&v).ReadFrom(b); err != nil {
+		t.Fatalf("kmsg %T: %v", v, err)
+	}
+	return &v
 }
