@@ -13,12 +13,14 @@ import (
 	"github.com/kseg/kseg/segment"
 )
 
-// RealFiles walks the real fixtures at root (the fixture tree relative to
-// the test's package directory) and files each file under the key class
-// gives it; class returns false for a file the test does not want. It
-// skips t when the fixtures are absent, so that a bare clone passes.
-func RealFiles[K comparable](t testing.TB, root string, class func(path string) (K, bool)) map[K][]string {
+// RealFiles walks the real fixtures (../shared/fixtures/real beside the
+// repository, found from the test's package directory whatever its depth)
+// and files each file under the key class gives it; class returns false
+// for a file the test does not want. It skips t when the fixtures are
+// absent, so that a bare clone passes.
+func RealFiles[K comparable](t testing.TB, class func(path string) (K, bool)) map[K][]string {
 	t.Helper()
+	root := realRoot()
 	if _, err := os.Stat(root); err != nil {
 		t.Skip("real fixtures absent: ../shared/fixtures/real (relative to the repository root)")
 	}
@@ -36,6 +38,19 @@ func RealFiles[K comparable](t testing.TB, root string, class func(path string) 
 		t.Fatal(err)
 	}
 	return out
+}
+
+// realRoot is ../shared/fixtures/real from the repository root (the first
+// directory up from here that holds go.mod), as a relative path.
+func realRoot() string {
+	up := "."
+	for range 8 {
+		if _, err := os.Stat(filepath.Join(up, "go.mod")); err == nil {
+			break
+		}
+		up = filepath.Join(up, "..")
+	}
+	return filepath.Join(up, "..", "shared", "fixtures", "real")
 }
 
 // EachRecord calls fn with every record of every data batch (control

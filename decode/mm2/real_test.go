@@ -14,7 +14,7 @@ import (
 // among the real fixtures, by the kind their names end with
 // (connect-configs-0, docker-connect-status-3 …).
 func realConnectLogs(t *testing.T) map[Kind][]string {
-	return decodetest.RealFiles(t, filepath.Join("..", "..", "..", "shared", "fixtures", "real"), func(p string) (Kind, bool) {
+	return decodetest.RealFiles(t, func(p string) (Kind, bool) {
 		dir := filepath.Base(filepath.Dir(p))
 		i := strings.LastIndexByte(dir, '-')
 		if i < 0 || !strings.HasSuffix(p, ".log") {

@@ -14,7 +14,7 @@ import (
 // realFiles lists the .log and .checkpoint files of internal-topic
 // partitions under the real fixtures.
 func realFiles(t *testing.T) map[string][]string {
-	return decodetest.RealFiles(t, filepath.Join("..", "..", "..", "shared", "fixtures", "real"), func(p string) (string, bool) {
+	return decodetest.RealFiles(t, func(p string) (string, bool) {
 		if !strings.HasSuffix(p, ".log") && !strings.HasSuffix(p, ".checkpoint") {
 			return "", false
 		}
