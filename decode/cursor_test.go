@@ -100,14 +100,7 @@ func TestFirstRecordLikeKafkasIterator(t *testing.T) {
 // first record; when FirstRecord fails on a batch of one record, it fails
 // exactly as Records does; its errors obey the CorruptError oracle.
 func FuzzFirstRecord(f *testing.F) {
-	for _, s := range allBatchSeeds(f) {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		b, err := ParseBatch(data)
-		if err != nil {
-			return
-		}
+	fuzzBatches(f, func(t *testing.T, _ []byte, b Batch) {
 		d := Decoder{MaxDecompressed: recordsCap}
 		var first *RecordSpec
 		recErr := d.Records(&b, func(r *Record) error {

@@ -266,6 +266,23 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// fuzzBatches seeds f with every seed batch and calls fn with each input
+// that ParseBatch parses; ParseBatch's failures obey the CorruptError
+// oracle.
+func fuzzBatches(f *testing.F, fn func(t *testing.T, data []byte, b Batch)) {
+	for _, s := range allBatchSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := ParseBatch(data)
+		if err != nil {
+			checkCorrupt(t, err, len(data))
+			return
+		}
+		fn(t, data, b)
+	})
+}
+
 // allBatchSeeds is every seed batch, for the targets that take whole entries.
 func allBatchSeeds(tb testing.TB) [][]byte {
 	seeds := append(specBatches(), builtBatches(tb)...)
@@ -393,22 +410,14 @@ const recordsCap = 1 << 20
 // sequences and timestamps; a canonical uncompressed v2 batch re-encodes
 // bit-exactly with AppendBatch; the cap does not change what decodes.
 func FuzzRecords(f *testing.F) {
-	for _, s := range allBatchSeeds(f) {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		b, err := ParseBatch(data)
-		if err != nil {
-			checkCorrupt(t, err, len(data))
-			return
-		}
+	fuzzBatches(f, func(t *testing.T, data []byte, b Batch) {
 		compressed := b.Compression() != CompressionNone
 		d := Decoder{MaxDecompressed: recordsCap}
 		var got []RecordSpec
 		var attrs []int8
 		total := 0
 		before := heapAllocated()
-		err = d.Records(&b, func(r *Record) error {
+		err := d.Records(&b, func(r *Record) error {
 			total += max(r.KeySize(), 0) + max(r.ValueSize(), 0)
 			for _, h := range r.Headers {
 				total += len(h.Key) + len(h.Value)
