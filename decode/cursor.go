@@ -1,6 +1,9 @@
 package decode
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"unsafe"
+)
 
 // Cursor reads Kafka's primitive types from a byte slice, front to back:
 // big-endian integers (ByteBuffer.getShort/getInt/getLong), zig-zag
@@ -91,10 +94,12 @@ var zeros [8]byte
 // moves past them, or n zero bytes when they are not there (the failure
 // recorded), so that every Int reads 0 after a failure.
 func (c *Cursor) fixed(n int, field string) []byte {
-	if v := c.Bytes(n, field); v != nil {
-		return v
+	if !c.need(n, field) {
+		return zeros[:n]
 	}
-	return zeros[:n]
+	v := c.b[c.p : c.p+n]
+	c.p += n
+	return v
 }
 
 // Bytes reads the next n bytes. The result aliases the cursor's slice and
@@ -125,53 +130,63 @@ func (c *Cursor) Sub(n int, field string) Cursor {
 // Varint reads a zig-zag varint as ByteUtils.readVarint does: at most five
 // bytes, and a fifth byte with the continuation bit set is an error (Go's
 // binary.Varint would accept up to ten).
-func (c *Cursor) Varint(field string) int32 {
-	ux := uint32(c.base128(field, 5, "varint runs past the end", "varint is too long, the most significant bit in the 5th byte is set"))
-	return int32(ux>>1) ^ -int32(ux&1)
-}
+func (c *Cursor) Varint(field string) int32 { return zigzag[int32](c, field) }
 
 // Varlong reads a zig-zag varlong as ByteUtils.readVarlong does: at most
 // ten bytes.
-func (c *Cursor) Varlong(field string) int64 {
-	ux := c.base128(field, 10, "varlong runs past the end", "varlong is too long")
-	return int64(ux>>1) ^ -int64(ux&1)
-}
+func (c *Cursor) Varlong(field string) int64 { return zigzag[int64](c, field) }
 
-// base128 reads the 7-bit groups, least significant first, of a varint or
-// varlong of at most max bytes: ByteUtils.readVarint and readVarlong throw
-// when the max-th byte still has its continuation bit set (tooLong), and a
-// ByteBuffer underflows at the end (truncated). On failure the cursor does
-// not move and the result is 0. The caller undoes the zig-zag at its width
-// (bits past 32 of a varint's fifth byte are dropped, as Java's int shift
-// drops them).
-func (c *Cursor) base128(field string, max int, truncated, tooLong string) uint64 {
+// zigzag reads a zig-zag varint (T int32, at most 5 bytes) or varlong (T
+// int64, at most 10): ByteUtils.readVarint and readVarlong throw when the
+// last byte they allow still has its continuation bit set, and a
+// ByteBuffer underflows at the end. On failure the cursor does not move
+// and the result is 0. Bits past 32 of a varint's fifth byte are dropped,
+// as Java's int shift drops them.
+func zigzag[T int32 | int64](c *Cursor, field string) T {
 	if c.err != nil {
 		return 0
+	}
+	max := 5 // known when T is: the loop and the shift are compiled for it
+	if unsafe.Sizeof(T(0)) == 8 {
+		max = 10
 	}
 	var ux uint64
 	for i, p := 0, c.p; i < max; i, p = i+1, p+1 {
 		if p >= len(c.b) {
-			c.failAt(c.p, field, ErrTruncated, truncated)
+			c.zigzagFail(field, max, ErrTruncated)
 			return 0
 		}
 		b := c.b[p]
 		ux |= uint64(b&0x7f) << (7 * i)
 		if b&0x80 == 0 {
 			c.p = p + 1
-			return ux
+			if max == 5 {
+				u := uint32(ux)
+				return T(int32(u>>1) ^ -int32(u&1))
+			}
+			return T(int64(ux>>1) ^ -int64(ux&1))
 		}
 	}
-	c.failAt(c.p, field, ErrCorrupt, tooLong)
+	c.zigzagFail(field, max, ErrCorrupt)
 	return 0
 }
 
-// failAt is Fail at the slice offset p, with a message that is not a
-// format. Kept out of line: the varint reads it serves are the record
-// decoder's hot path, and it is their cold one.
+// zigzagFail fails the varint (max 5 bytes) or varlong (max 10) that
+// starts at the cursor: ErrTruncated when its bytes run past the end,
+// ErrCorrupt when it is too long. Out of line: zigzag is the record
+// decoder's hot path, and this is its cold one.
 //
 //go:noinline
-func (c *Cursor) failAt(p int, field string, class error, msg string) {
-	c.Fail(c.base+int64(p), field, class, "%s", msg)
+func (c *Cursor) zigzagFail(field string, max int, class error) {
+	name, tooLong := "varint", "varint is too long, the most significant bit in the 5th byte is set"
+	if max > 5 {
+		name, tooLong = "varlong", "varlong is too long"
+	}
+	if class == ErrTruncated {
+		c.Fail(c.Pos(), field, class, "%s runs past the end", name)
+		return
+	}
+	c.Fail(c.Pos(), field, class, "%s", tooLong)
 }
 
 // VarBytes reads a varint length and that many bytes; a negative length
