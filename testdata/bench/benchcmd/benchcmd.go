@@ -4,6 +4,7 @@
 package benchcmd
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -17,6 +18,37 @@ func Main(name string, run func() error) {
 		fmt.Fprintln(os.Stderr, name+":", err)
 		os.Exit(1)
 	}
+}
+
+// SizeFlag defines a flag of a size in bytes, written as ParseSize reads
+// it; value is its default in the same form ("" for none, which reads 0).
+// A size that does not parse is a usage error of flag.Parse.
+func SizeFlag(name, value, usage string) *int64 {
+	v := &sizeValue{n: new(int64)}
+	if value != "" {
+		if err := v.Set(value); err != nil {
+			panic(err)
+		}
+	}
+	flag.Var(v, name, usage)
+	return v.n
+}
+
+// sizeValue is a SizeFlag's flag.Value: the size and how it was written.
+type sizeValue struct {
+	n    *int64
+	text string
+}
+
+func (v *sizeValue) String() string { return v.text }
+
+func (v *sizeValue) Set(s string) error {
+	n, err := ParseSize(s)
+	if err != nil {
+		return err
+	}
+	*v.n, v.text = n, s
+	return nil
 }
 
 // sizeUnits are the suffixes ParseSize reads, all powers of 1024, the

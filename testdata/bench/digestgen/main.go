@@ -22,17 +22,16 @@ import (
 
 func main() {
 	gib := flag.Int64("gib", 100, "GiB of log each digest describes")
-	batch := flag.String("batch", "16KiB", "bytes per data batch: N or NKiB")
+	size := benchcmd.SizeFlag("batch", "16KiB", "bytes per data batch: N or NKiB")
 	out := flag.String("out", "", "output directory (created)")
 	hash := flag.String("hash", "xxh3-128", "the batch hash: xxh3-128 or sha256")
 	flag.Parse()
-	size, err := benchcmd.ParseSize(*batch)
-	h, herr := digest.ParseHash(*hash)
-	if err != nil || herr != nil || *out == "" || size < 62 {
+	h, err := digest.ParseHash(*hash)
+	if err != nil || *out == "" || *size < 62 {
 		fmt.Fprintln(os.Stderr, "usage: digestgen -gib N -batch SIZE -out DIR [-hash xxh3-128|sha256]")
 		os.Exit(2)
 	}
-	benchcmd.Main("digestgen", func() error { return write(*out, *gib, int(size), h) })
+	benchcmd.Main("digestgen", func() error { return write(*out, *gib, int(*size), h) })
 }
 
 // write writes out/u.digest and out/d.digest, each describing gib GiB of

@@ -43,13 +43,13 @@ import (
 func main() { benchcmd.Main("gen", run) }
 
 func run() error {
-	sizeFlag := flag.String("size", "1GiB", "bytes per segment (or per partition with -partitions): N, NKiB, NMiB, NGiB")
+	size := benchcmd.SizeFlag("size", "1GiB", "bytes per segment (or per partition with -partitions): N, NKiB, NMiB, NGiB")
 	out := flag.String("out", "", "output directory (created)")
 	codecsFlag := flag.String("codecs", "mixed", "mixed, none, gzip, snappy, lz4, zstd, or a comma-separated list")
 	seed := flag.Uint64("seed", 1, "content seed")
 	partitions := flag.Int("partitions", 0, "write a log directory of this many partitions instead of one large segment")
 	producers := flag.Int("producers", 0, "write one segment holding one batch from each of this many idempotent producers instead")
-	segBytesFlag := flag.String("segment-bytes", "", "write one partition rolling segments at this size (N, NKiB, NMiB) instead of one large segment")
+	segBytes := benchcmd.SizeFlag("segment-bytes", "", "write one partition rolling segments at this size (N, NKiB, NMiB) instead of one large segment")
 	replicaOf := flag.String("mm2-replica", "", "write an MM2 replica of this partition directory instead")
 	flag.Parse()
 	if *out == "" {
@@ -58,11 +58,8 @@ func run() error {
 	if *replicaOf != "" {
 		return mm2Replica(*replicaOf, *out)
 	}
-	size, err := benchcmd.ParseSize(*sizeFlag)
-	if err != nil {
-		return err
-	}
 	opts := segtest.LargeOptions{Seed: *seed}
+	var err error
 	if opts.Codecs, err = parseCodecs(*codecsFlag); err != nil {
 		return err
 	}
@@ -70,26 +67,22 @@ func run() error {
 	switch {
 	case *producers > 0:
 		return writeProducers(filepath.Join(*out, "bench-0"), *producers, start)
-	case *segBytesFlag != "":
-		segBytes, err := benchcmd.ParseSize(*segBytesFlag)
-		if err != nil {
-			return err
-		}
+	case *segBytes > 0:
 		dir := filepath.Join(*out, "bench-0")
-		if err := segtest.Partition(dir, size, segBytes, opts); err != nil {
+		if err := segtest.Partition(dir, *size, *segBytes, opts); err != nil {
 			return err
 		}
 		logs, _ := filepath.Glob(filepath.Join(dir, "*"+segment.LogSuffix))
-		fmt.Printf("%s: about %d bytes in %d segments of at most %d bytes in %s\n", dir, size, len(logs), segBytes, time.Since(start).Round(time.Millisecond))
+		fmt.Printf("%s: about %d bytes in %d segments of at most %d bytes in %s\n", dir, *size, len(logs), *segBytes, time.Since(start).Round(time.Millisecond))
 		return nil
 	case *partitions > 0:
-		if err := segtest.LogDir(*out, *partitions, size, opts); err != nil {
+		if err := segtest.LogDir(*out, *partitions, *size, opts); err != nil {
 			return err
 		}
-		fmt.Printf("%s: %d partitions of about %d bytes in %s\n", *out, *partitions, size, time.Since(start).Round(time.Millisecond))
+		fmt.Printf("%s: %d partitions of about %d bytes in %s\n", *out, *partitions, *size, time.Since(start).Round(time.Millisecond))
 		return nil
 	}
-	return writeLargeSegment(filepath.Join(*out, "bench-0"), size, opts, start)
+	return writeLargeSegment(filepath.Join(*out, "bench-0"), *size, opts, start)
 }
 
 // parseCodecs reads -codecs: "mixed" (nil: segtest's rotation) or a

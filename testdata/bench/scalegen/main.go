@@ -56,7 +56,7 @@ func run() error {
 	dim := flag.String("dim", "", "partitions, producers, groups, txns or zstd")
 	n := flag.Int("n", 0, "the dimension's size: partitions, producers, commit records or transactional ids")
 	out := flag.String("out", "", "output log directory (created)")
-	sizeFlag := flag.String("size", "16KiB", "partitions: bytes per data partition")
+	size := benchcmd.SizeFlag("size", "16KiB", "partitions: bytes per data partition")
 	batches := flag.Int("batches", 1, "producers: batches per producer")
 	keys := flag.Int("keys", 0, "groups: live keys (group × partition); 0 = n, every commit a key of its own")
 	flag.Parse()
@@ -70,10 +70,7 @@ func run() error {
 	var err error
 	switch *dim {
 	case "partitions":
-		var size int64
-		if size, err = benchcmd.ParseSize(*sizeFlag); err == nil {
-			err = partitions(*out, *n, size)
-		}
+		err = partitions(*out, *n, *size)
 	case "producers":
 		err = segtest.Producers(filepath.Join(*out, "many-0"), *n, segtest.ProducersOptions{BatchesPerProducer: *batches, TransactionalEvery: 100})
 	case "groups":
