@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
-	"github.com/kseg/kseg/segment"
 )
 
 // RealFiles walks the real fixtures (../shared/fixtures/real beside the
@@ -54,23 +53,28 @@ func realRoot() string {
 }
 
 // EachRecord calls fn with every record of every data batch (control
-// batches left out) of the segment (or KRaft snapshot) at path, in order.
-// The record's slices are valid only during the call.
+// batches left out) of the segment (or KRaft snapshot) at path, in order,
+// up to the first bytes that are not a batch (a torn or preallocated
+// tail). The record's slices are valid only during the call. The file is
+// read whole: the fixtures are small, and decode sits below the segment
+// package that frames larger files.
 func EachRecord(t testing.TB, path string, fn func(r *decode.Record)) {
 	t.Helper()
-	lf, err := segment.OpenLog(path)
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lf.Close()
-	sc := lf.Scanner(segment.ScanOptions{Path: path})
-	defer sc.Close()
 	var dec decode.Decoder
-	for sc.Next() {
-		if sc.Batch().IsControl() {
+	for pos := 0; pos < len(raw); {
+		b, err := decode.ParseBatch(raw[pos:])
+		if err != nil {
+			return
+		}
+		pos += int(b.Size())
+		if b.IsControl() {
 			continue
 		}
-		if err := dec.Records(sc.Batch(), func(r *decode.Record) error {
+		if err := dec.Records(&b, func(r *decode.Record) error {
 			fn(r)
 			return nil
 		}); err != nil {
