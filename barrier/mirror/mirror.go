@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kseg/kseg/barrier/internal/planedit"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
@@ -270,27 +271,21 @@ func PlanMirror(src, dst string, opts Options) (*Plan, error) {
 	case !st.IsDir():
 		return nil, edit.Refuse(edit.RefuseNotPartition, dst, "not a directory")
 	}
-	probe := dst
-	if p.CreateDir {
-		probe = logDir
-	}
 	// A broker holding the log directory, or a read-only one, refuses
 	// the apply, not the plan (edit.Deferred): the plan is still made and
-	// returned with the refusal, for a dry run to show.
-	blocked := edit.CheckWritable(logDir, probe, opts.checkWritable)
-	if blocked != nil && !edit.Deferred(blocked) {
-		return nil, blocked
+	// returned with the refusal, for a dry run to show. A destination
+	// still to be created is probed in its log directory, and holds no
+	// journal.
+	probe, journalDir := dst, dst
+	if p.CreateDir {
+		probe, journalDir = logDir, ""
 	}
-	if !p.CreateDir {
-		pending, resume, err := edit.Pending(dst, EditKind)
-		if err != nil {
-			return nil, cmp.Or(blocked, err)
-		}
-		if pending != nil {
-			jp := pending.Plan().(*Plan)
-			jp.Resume = resume
-			return jp, blocked
-		}
+	pending, blocked, err := planedit.Start(logDir, probe, journalDir, EditKind, opts.checkWritable, (*Plan).resumes)
+	if err != nil {
+		return nil, err
+	}
+	if pending != nil {
+		return pending, blocked
 	}
 	if srcName.Topic != name.Topic || srcName.Partition != name.Partition {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("the destination %s is not named after the source %s (a KIP-1279 mirror keeps the topic name and partition)",
