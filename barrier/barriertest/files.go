@@ -250,3 +250,10 @@ func AssertOldOrNew(tb testing.TB, i int, step string, before, after, cur map[st
 		}
 	}
 }
+
+// IsRefusal reports whether err is a write command's refusal
+// (*edit.RefusalError) for reason.
+func IsRefusal(err error, reason edit.Reason) bool {
+	var re *edit.RefusalError
+	return errors.As(err, &re) && re.Reason == reason
+}

@@ -30,18 +30,9 @@ func TestMirrorRefusals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		barriertest.HoldBrokerLock(t, filepath.Join(filepath.Dir(dst), segment.LockName))
-		before := barriertest.SnapDir(t, filepath.Dir(dst))
-		_, err = PlanMirror(src, dst, mirrorOpts(-1))
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != edit.RefuseLocked {
-			t.Fatalf("plan: %v", err)
-		}
-		_, err = Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")})
-		if !errors.As(err, &re) || re.Reason != edit.RefuseLocked {
-			t.Fatalf("apply: %v", err)
-		}
-		barriertest.AssertUnchanged(t, before, filepath.Dir(dst))
+		barriertest.RefusedWhileLocked(t, filepath.Dir(dst),
+			func() error { _, err := PlanMirror(src, dst, mirrorOpts(-1)); return err },
+			func() error { _, err := Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")}); return err })
 	})
 
 	t.Run("topic-id", func(t *testing.T) {
