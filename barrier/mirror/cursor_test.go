@@ -149,3 +149,31 @@ func TestMirrorPlanEndOutOfOrderSegments(t *testing.T) {
 		t.Fatalf("srcLog.end = %d, logEnd = %d", lazy.SrcLog.End, want)
 	}
 }
+
+// memFault stands for the runtime error of a memory fault
+// (debug.SetPanicOnFault), which has an Addr method.
+type memFault struct{}
+
+func (memFault) Error() string { return "unexpected fault address 0x1" }
+func (memFault) Addr() uintptr { return 1 }
+func (memFault) RuntimeError() {}
+
+// TestChangedWhileRead: a memory fault met reading mapped segments (one
+// truncated under the read) becomes the error naming both partitions;
+// any other panic is not swallowed.
+func TestChangedWhileRead(t *testing.T) {
+	read := func(e any) (err error) {
+		defer changedWhileRead(&err, "up-0", "down-0")
+		panic(e)
+	}
+	if err := read(memFault{}); err == nil || err.Error() != "up-0 or down-0 changed while it was read (truncated by a broker?): unexpected fault address 0x1" {
+		t.Fatalf("a fault: %v", err)
+	}
+	defer func() {
+		if e := recover(); e != "not a fault" {
+			t.Fatalf("another panic recovered as %v", e)
+		}
+	}()
+	read("not a fault")
+	t.Fatal("another panic swallowed")
+}

@@ -438,14 +438,7 @@ func (mp *mirrorPlanner) plan() (*Plan, error) {
 func (mp *mirrorPlanner) compareAndCopy(sc, dc *logCursor) (err error) {
 	sc.checkCRC = true
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if e := recover(); e != nil {
-			if _, ok := e.(interface{ Addr() uintptr }); !ok {
-				panic(e)
-			}
-			err = fmt.Errorf("%s or %s changed while it was read (truncated by a broker?): %v", mp.p.Src, mp.p.Dir, e)
-		}
-	}()
+	defer changedWhileRead(&err, mp.p.Src, mp.p.Dir)
 	cont, err := mp.fromTail(sc, dc)
 	if err != nil {
 		return err
