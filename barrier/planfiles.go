@@ -266,7 +266,9 @@ func (pl *planner) indexDamage(cs *segScan, rebuilt *segment.IndexBuilder) (bool
 	}
 	if len(damage) > 0 {
 		// The rebuilt entries stand in for every kept one.
-		p.Index.Removed, p.TimeIndex.Removed = p.Index.Removed+countIndex(cs.files), p.TimeIndex.Removed+countTimeIndex(cs.files)
+		f := cs.files
+		p.Index.Removed += planedit.OffsetIndex.Count(f.Index, f.BaseOffset)
+		p.TimeIndex.Removed += planedit.TimeIndex.Count(f.TimeIndex, f.BaseOffset)
 		p.Index.Kept, p.TimeIndex.Kept = len(rebuilt.Index()), len(rebuilt.TimeIndex())
 	}
 	return len(damage) > 0, nil
@@ -310,28 +312,4 @@ func keptEntries[E any](pl *planner, cs *segScan, ix planedit.Index[E], path str
 	c.Removed += len(all) - len(k)
 	c.Kept = len(k)
 	return k, nil
-}
-
-// countIndex and countTimeIndex are the entries of a segment's .index and
-// .timeindex (0 when absent or unreadable).
-func countIndex(f segment.SegmentFiles) int {
-	if f.Index == "" {
-		return 0
-	}
-	x, err := segment.ReadOffsetIndex(f.Index, f.BaseOffset)
-	if err != nil {
-		return 0
-	}
-	return len(x.Entries)
-}
-
-func countTimeIndex(f segment.SegmentFiles) int {
-	if f.TimeIndex == "" {
-		return 0
-	}
-	x, err := segment.ReadTimeIndex(f.TimeIndex, f.BaseOffset)
-	if err != nil {
-		return 0
-	}
-	return len(x.Entries)
 }

@@ -31,6 +31,19 @@ var (
 		Parse: func(b []byte, base int64) []segment.TimeIndexEntry { return segment.ParseTimeIndex(b, base).Entries }}
 )
 
+// Count is the number of entries of the file at path of the segment
+// whose baseOffset is base: 0 when there is none, or it does not read.
+func (ix Index[E]) Count(path string, base int64) int {
+	if path == "" {
+		return 0
+	}
+	all, err := ix.Read(path, base)
+	if err != nil {
+		return 0
+	}
+	return len(all)
+}
+
 // Kept is the entries of all that kept keeps, in order (nil when none).
 func Kept[E any](all []E, kept func(E) bool) []E {
 	var out []E
