@@ -234,6 +234,16 @@ func (mp *mirrorPlanner) warnf(format string, args ...any) {
 	mp.p.Warnings = append(mp.p.Warnings, fmt.Sprintf(format, args...))
 }
 
+// newPlan is the plan of a mirror of src into dir (topic and partition)
+// before anything is planned: nothing to copy, every list empty (not
+// null, in JSON), no segment or snapshot to append to.
+func newPlan(src, dir, topic string, partition int32, opts Options) *Plan {
+	return &Plan{Src: src, Dir: dir, Topic: topic, Partition: partition, Options: opts,
+		AppendSegment: -1, EndSnapshot: -1, Barriers: []int64{}, SegmentsCreated: []int64{}, AbortedTxns: []segment.AbortedTxn{},
+		EpochEntriesAdded: []segment.EpochEntry{}, EpochEntriesRemoved: []segment.EpochEntry{}, SnapshotsCreated: []int64{},
+		SnapshotsDeleted: []int64{}, Warnings: []string{}}
+}
+
 // PlanMirror plans copying the source partition directory src into dst
 // from dst's log end, as KIP-1279's mirror fetcher does: every batch
 // exactly as it is (offsets, producer ids, epochs, CRCs), with dst's own
@@ -256,10 +266,8 @@ func PlanMirror(src, dst string, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	logDir := segment.LogDirOf(dst)
-	p := &Plan{Src: src, Dir: dst, LogDir: logDir, Topic: name.Topic, Partition: name.Partition, Options: opts,
-		AppendSegment: -1, EndSnapshot: -1, DstLog: OffsetRange{}, Barriers: []int64{}, SegmentsCreated: []int64{}, AbortedTxns: []segment.AbortedTxn{},
-		EpochEntriesAdded: []segment.EpochEntry{}, EpochEntriesRemoved: []segment.EpochEntry{}, SnapshotsCreated: []int64{},
-		SnapshotsDeleted: []int64{}, Warnings: []string{}}
+	p := newPlan(src, dst, name.Topic, name.Partition, opts)
+	p.LogDir = logDir
 	switch st, err := os.Stat(dst); {
 	case errors.Is(err, os.ErrNotExist):
 		if st, err := os.Stat(logDir); err != nil || !st.IsDir() {
