@@ -44,10 +44,7 @@ func mustApply(t *testing.T, p *InjectionPlan) *InjectionReport {
 
 func rebuildAll(t *testing.T, dir string, ignoreBarriers bool) *psm.Result {
 	t.Helper()
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := barriertest.OpenDir(t, dir)
 	o := psm.DefaultOptions()
 	o.FromSnapshot = psm.SnapshotNone
 	o.IgnoreBarriers = ignoreBarriers
@@ -61,10 +58,7 @@ func rebuildAll(t *testing.T, dir string, ignoreBarriers bool) *psm.Result {
 // logBytes concatenates the .log segments of a partition.
 func segmentLogs(t *testing.T, dir string) map[int64][]byte {
 	t.Helper()
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := barriertest.OpenDir(t, dir)
 	out := map[int64][]byte{}
 	for _, s := range pd.Segments {
 		b, err := os.ReadFile(s.Log)
@@ -568,10 +562,7 @@ func TestInjectRebuildsMissingIndexes(t *testing.T) {
 		}
 	}
 	mustApply(t, p)
-	s, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := barriertest.OpenDir(t, dir)
 	seg, _ := s.Segment(cut)
 	if probs, err := segment.VerifySegmentIndexes(seg); err != nil || len(probs) != 0 {
 		t.Fatalf("after the injection: %v %v", probs, err)

@@ -33,10 +33,7 @@ func TestInjectLeavesWhatTheBrokerLoads(t *testing.T) {
 	if snaps, want := barriertest.SnapshotOffsets(t, dir), []int64{26, 53, p.NewLogEndOffset}; !slices.Equal(snaps, want) {
 		t.Errorf("snapshots after the injection %v, want %v (the old log end's is a stray the broker deletes)", snaps, want)
 	}
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := barriertest.OpenDir(t, dir)
 	last := pd.Segments[len(pd.Segments)-1]
 	index, timeIndex, err := segment.RebuildIndexes(last.Log, last.BaseOffset, o.IndexIntervalBytes)
 	if err != nil {

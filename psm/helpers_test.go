@@ -224,7 +224,14 @@ func largePartition(t testing.TB, size int64, seed uint64) *segment.PartitionDir
 	if err := segtest.LogDir(ld, 1, size, segtest.LargeOptions{Seed: seed}); err != nil {
 		t.Fatal(err)
 	}
-	pd, err := segment.OpenPartitionDir(filepath.Join(ld, "bench-0"))
+	return openDir(t, filepath.Join(ld, "bench-0"))
+}
+
+// openDir opens the partition directory dir, failing t when it does not
+// open.
+func openDir(t testing.TB, dir string) *segment.PartitionDir {
+	t.Helper()
+	pd, err := segment.OpenPartitionDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package psm
 import (
 	"testing"
 
-	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -22,10 +21,7 @@ func TestLogStartInsideATransactionIsNoAnomaly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dir := range dirs {
-		pd, err := segment.OpenPartitionDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		pd := openDir(t, dir)
 		o := DefaultOptions()
 		o.LogStartOffset = segtest.DeleteRecordsLogStart
 		o.FromSnapshot = SnapshotNone
@@ -58,10 +54,7 @@ func TestSnapshotJudgementIsDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pd, err := segment.OpenPartitionDir(dirs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := openDir(t, dirs[0])
 	if len(pd.Snapshots) < 2 {
 		t.Fatalf("%d snapshots: the test needs two after the log start", len(pd.Snapshots))
 	}

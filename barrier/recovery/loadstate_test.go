@@ -97,10 +97,7 @@ func TestRepairWritesNoSnapshotAtTheLogStart(t *testing.T) {
 	if _, err := Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "backup")}); err != nil {
 		t.Fatal(err)
 	}
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := barriertest.OpenDir(t, dir)
 	if len(pd.Snapshots) != 0 {
 		t.Errorf("snapshots after the repair: %+v; the broker deletes a snapshot at the log start", pd.Snapshots)
 	}

@@ -59,10 +59,7 @@ func assertRepaired(t *testing.T, name, dir string) {
 	if p := mustPlanRepair(t, dir, Options{}); !p.NothingToDo {
 		t.Fatalf("%s: a second plan still has %d operations: %+v", name, len(p.Ops), p.Ops)
 	}
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := barriertest.OpenDir(t, dir)
 	for _, s := range pd.Segments {
 		if s.Log == "" {
 			t.Fatalf("%s: orphaned index files at %d", name, s.BaseOffset)
