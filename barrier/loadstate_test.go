@@ -9,7 +9,6 @@ import (
 
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/segment"
-	"github.com/kseg/kseg/segment/kafkaoracle"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -22,10 +21,7 @@ import (
 // broker's last shutdown, goes: recovery writes none).
 func TestInjectLeavesWhatTheBrokerLoads(t *testing.T) {
 	src := filepath.Join("..", "testdata", "partitions", "orders-0")
-	dir, err := kafkaoracle.Stage(src, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := barriertest.Staged(t, src)
 	o := planOpts()
 	o.IndexIntervalBytes = segtest.IndexIntervals["orders-0"]
 	p := mustPlan(t, dir, o)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/kafkaoracle"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -264,4 +265,17 @@ func OpenDir(tb testing.TB, dir string) *segment.PartitionDir {
 		tb.Fatal(err)
 	}
 	return pd
+}
+
+// Staged copies the partition directory src into a new log directory
+// under tb's temporary directory, with the files of src's log directory a
+// broker reads for it (kafkaoracle.Stage), and returns the copy's path;
+// tb fails when it cannot be made.
+func Staged(tb testing.TB, src string) string {
+	tb.Helper()
+	dir, err := kafkaoracle.Stage(src, tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dir
 }
