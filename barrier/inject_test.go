@@ -568,3 +568,56 @@ func TestInjectRebuildsMissingIndexes(t *testing.T) {
 		t.Fatalf("after the injection: %v %v", probs, err)
 	}
 }
+
+// TestInjectCountsKeptIndexEntries: the cut segment's .index and
+// .timeindex keep their entries below the cut (OffsetIndex.truncateTo,
+// TimeIndex.truncateTo); the plan counts those kept and those removed,
+// which add up to the files' entries.
+func TestInjectCountsKeptIndexEntries(t *testing.T) {
+	// One segment, cut at the fixed point 6 (testTruncateFixedPoint).
+	dir := writeFixtureSeg(t, mirrorBatches(t), 0)
+	seg, ok := barriertest.OpenDir(t, dir).Segment(0)
+	p := mustPlan(t, dir, planOpts())
+	if !ok || p.CutSegment != 0 || p.Cut != 6 || len(p.IndexDamage) > 0 {
+		t.Fatalf("cut in segment %d at %d, index damage %v: not the case tested", p.CutSegment, p.Cut, p.IndexDamage)
+	}
+	idx, err := segment.ReadOffsetIndex(seg.Index, seg.BaseOffset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tidx, err := segment.ReadTimeIndex(seg.TimeIndex, seg.BaseOffset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	below := func(offsets []int64) (kept int) {
+		for _, off := range offsets {
+			if off < p.Cut {
+				kept++
+			}
+		}
+		return kept
+	}
+	var idxOffsets, tidxOffsets []int64
+	for _, e := range idx.Entries {
+		idxOffsets = append(idxOffsets, e.Offset)
+	}
+	for _, e := range tidx.Entries {
+		tidxOffsets = append(tidxOffsets, e.Offset)
+	}
+	// The time index may lose its close entry (LogSegment.close) too:
+	// recovery writes none.
+	for _, c := range []struct {
+		name    string
+		got     edit.IndexChange
+		offsets []int64
+		exact   bool
+	}{{".index", p.Index, idxOffsets, true}, {".timeindex", p.TimeIndex, tidxOffsets, false}} {
+		kept := below(c.offsets)
+		if c.got.Kept+c.got.Removed != len(c.offsets) || c.got.Kept > kept || c.exact && c.got.Kept != kept {
+			t.Errorf("%s of segment %d, cut at %d: plan %+v, want %d of its %d entries kept and the others removed", c.name, p.CutSegment, p.Cut, c.got, kept, len(c.offsets))
+		}
+	}
+	if p.Index.Removed == 0 {
+		t.Errorf("the cut at %d removes no .index entry of segment %d: not the case tested", p.Cut, p.CutSegment)
+	}
+}
