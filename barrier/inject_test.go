@@ -371,8 +371,7 @@ func TestInjectRefusals(t *testing.T) {
 			}
 			before := barriertest.SnapDir(t, p)
 			_, err := PlanInjection(p, planOpts())
-			var re *edit.RefusalError
-			if !errors.As(err, &re) || re.Reason != edit.RefuseNotPartition {
+			if !barriertest.IsRefusal(err, edit.RefuseNotPartition) {
 				t.Fatalf("%s: %v", d, err)
 			}
 			barriertest.AssertUnchanged(t, before, p)
@@ -388,8 +387,7 @@ func TestInjectRefusals(t *testing.T) {
 		dir := writeFixture(t, batches)
 		before := barriertest.SnapDir(t, dir)
 		_, err := PlanInjection(dir, planOpts())
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != RefuseLegacyFormat {
+		if !barriertest.IsRefusal(err, RefuseLegacyFormat) {
 			t.Fatalf("legacy: %v", err)
 		}
 		barriertest.AssertUnchanged(t, before, dir)
@@ -419,8 +417,7 @@ func TestInjectRefusals(t *testing.T) {
 		o := planOpts()
 		o.Mode = ModeAbort
 		_, err := PlanInjection(dir, o)
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != RefuseOpenTransactions {
+		if !barriertest.IsRefusal(err, RefuseOpenTransactions) {
 			t.Fatalf("abort over a cleared producer: %v", err)
 		}
 		barriertest.AssertUnchanged(t, before, dir)
@@ -436,8 +433,7 @@ func TestInjectRefusals(t *testing.T) {
 		before := barriertest.SnapDir(t, logDir)
 		p := mustPlan(t, dir, planOpts())
 		_, err := ApplyInjection(p, edit.Options{BackupDir: filepath.Join(logDir, "backup")})
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != edit.RefuseBackupDir {
+		if !barriertest.IsRefusal(err, edit.RefuseBackupDir) {
 			t.Fatalf("backup in log dir: %v", err)
 		}
 		// Apply took the log directory lock, which creates .lock as a
@@ -461,8 +457,7 @@ func TestInjectRefusals(t *testing.T) {
 		f.Close()
 		before := barriertest.SnapDir(t, dir)
 		_, err := ApplyInjection(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")})
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != edit.RefuseChanged {
+		if !barriertest.IsRefusal(err, edit.RefuseChanged) {
 			t.Fatalf("changed: %v", err)
 		}
 		barriertest.AssertUnchanged(t, before, dir)

@@ -103,8 +103,7 @@ func TestMirrorRefusesSourceChangedBeforeStaging(t *testing.T) {
 		return nil
 	}}
 	_, err = Apply(p, o)
-	var re *edit.RefusalError
-	if !errors.As(err, &re) || re.Reason != edit.RefuseChanged {
+	if !barriertest.IsRefusal(err, edit.RefuseChanged) {
 		t.Fatalf("want a %s refusal, got %v", edit.RefuseChanged, err)
 	}
 	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {

@@ -50,8 +50,7 @@ func TestMirrorRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := PlanMirror(src, dst, mirrorOpts(-1))
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != RefuseTopicID {
+		if !barriertest.IsRefusal(err, RefuseTopicID) {
 			t.Fatalf("want a topic-id refusal, got %v", err)
 		}
 	})
@@ -89,8 +88,7 @@ func TestMirrorRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = PlanMirror(src, dst, mirrorOpts(-1))
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != edit.RefusePending {
+		if !barriertest.IsRefusal(err, edit.RefusePending) {
 			t.Fatalf("want operation-pending, got %v", err)
 		}
 	})
@@ -98,8 +96,7 @@ func TestMirrorRefusals(t *testing.T) {
 	t.Run("same-directory", func(t *testing.T) {
 		src, _ := mirrorPair(t)
 		_, err := PlanMirror(src, src+"/", mirrorOpts(-1))
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != RefuseSameDir {
+		if !barriertest.IsRefusal(err, RefuseSameDir) {
 			t.Fatalf("want same-directory, got %v", err)
 		}
 	})

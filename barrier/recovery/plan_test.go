@@ -130,8 +130,7 @@ func TestRepairCorpus(t *testing.T) {
 			dir := writeCase(t, c, cc)
 			p, err := PlanRepair(dir, Options{})
 			if cc.Expect.Kind == segtest.KindOffsetOverflow {
-				var re *edit.RefusalError
-				if !errors.As(err, &re) || re.Reason != RefuseOffsetOverflow {
+				if !barriertest.IsRefusal(err, RefuseOffsetOverflow) {
 					t.Fatalf("PlanRepair: %v, want a %s refusal", err, RefuseOffsetOverflow)
 				}
 				return
@@ -317,8 +316,7 @@ func TestRepairRefusals(t *testing.T) {
 				o.checkWritable = func(string) (bool, string, error) { return false, "the file system is mounted read-only", nil }
 			}
 			_, err := PlanRepair(dir, o)
-			var re *edit.RefusalError
-			if !errors.As(err, &re) || re.Reason != tc.reason {
+			if !barriertest.IsRefusal(err, tc.reason) {
 				t.Fatalf("PlanRepair: %v, want %s", err, tc.reason)
 			}
 			barriertest.AssertUnchanged(t, before, filepath.Dir(dir))
@@ -428,8 +426,7 @@ func TestApplyRefusesAJournalThatAppearedSincePlanning(t *testing.T) {
 		half = barriertest.SnapDir(t, dir)
 		return nil
 	}})
-	var re *edit.RefusalError
-	if !errors.As(err, &re) || re.Reason != edit.RefusePending {
+	if !barriertest.IsRefusal(err, edit.RefusePending) {
 		t.Fatalf("apply over another run's journal: %v, want a %s refusal", err, edit.RefusePending)
 	}
 	barriertest.AssertUnchanged(t, half, dir)
