@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/barrier/internal/planedit"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
@@ -576,43 +577,37 @@ func TestInjectCountsKeptIndexEntries(t *testing.T) {
 	if !ok || p.CutSegment != 0 || p.Cut != 6 || len(p.IndexDamage) > 0 {
 		t.Fatalf("cut in segment %d at %d, index damage %v: not the case tested", p.CutSegment, p.Cut, p.IndexDamage)
 	}
-	idx, err := segment.ReadOffsetIndex(seg.Index, seg.BaseOffset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tidx, err := segment.ReadTimeIndex(seg.TimeIndex, seg.BaseOffset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	below := func(offsets []int64) (kept int) {
-		for _, off := range offsets {
-			if off < p.Cut {
-				kept++
-			}
-		}
-		return kept
-	}
-	var idxOffsets, tidxOffsets []int64
-	for _, e := range idx.Entries {
-		idxOffsets = append(idxOffsets, e.Offset)
-	}
-	for _, e := range tidx.Entries {
-		tidxOffsets = append(tidxOffsets, e.Offset)
-	}
+	idxBelow, idxAll := entriesBelow(t, planedit.OffsetIndex, seg.Index, seg.BaseOffset, p.Cut, func(e segment.IndexEntry) int64 { return e.Offset })
+	tidxBelow, tidxAll := entriesBelow(t, planedit.TimeIndex, seg.TimeIndex, seg.BaseOffset, p.Cut, func(e segment.TimeIndexEntry) int64 { return e.Offset })
 	// The time index may lose its close entry (LogSegment.close) too:
 	// recovery writes none.
 	for _, c := range []struct {
-		name    string
-		got     edit.IndexChange
-		offsets []int64
-		exact   bool
-	}{{".index", p.Index, idxOffsets, true}, {".timeindex", p.TimeIndex, tidxOffsets, false}} {
-		kept := below(c.offsets)
-		if c.got.Kept+c.got.Removed != len(c.offsets) || c.got.Kept > kept || c.exact && c.got.Kept != kept {
-			t.Errorf("%s of segment %d, cut at %d: plan %+v, want %d of its %d entries kept and the others removed", c.name, p.CutSegment, p.Cut, c.got, kept, len(c.offsets))
+		name       string
+		got        edit.IndexChange
+		below, all int
+		exact      bool
+	}{{".index", p.Index, idxBelow, idxAll, true}, {".timeindex", p.TimeIndex, tidxBelow, tidxAll, false}} {
+		if c.got.Kept+c.got.Removed != c.all || c.got.Kept > c.below || c.exact && c.got.Kept != c.below {
+			t.Errorf("%s of segment %d, cut at %d: plan %+v, want %d of its %d entries kept and the others removed", c.name, p.CutSegment, p.Cut, c.got, c.below, c.all)
 		}
 	}
 	if p.Index.Removed == 0 {
 		t.Errorf("the cut at %d removes no .index entry of segment %d: not the case tested", p.Cut, p.CutSegment)
 	}
+}
+
+// entriesBelow counts the entries of an index file (ix, at path, of the
+// segment at base) below cut, and all of them.
+func entriesBelow[E any](t *testing.T, ix planedit.Index[E], path string, base, cut int64, offset func(E) int64) (below, all int) {
+	t.Helper()
+	entries, err := ix.Read(path, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if offset(e) < cut {
+			below++
+		}
+	}
+	return below, len(entries)
 }
