@@ -57,3 +57,7 @@ func placeInject(p *InjectionPlan, dir, logDir string) error {
 	p.Dir, p.LogDir, p.Resume = dir, logDir, nil
 	return nil
 }
+
+// resumes marks p, the plan an interrupted injection's journal recorded,
+// with how far it got (planedit.Start).
+func (p *InjectionPlan) resumes(r *edit.Interrupted) { p.Resume = r }

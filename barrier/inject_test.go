@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/barrier/internal/planedit"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
@@ -44,10 +45,7 @@ func mustApply(t *testing.T, p *InjectionPlan) *InjectionReport {
 
 func rebuildAll(t *testing.T, dir string, ignoreBarriers bool) *psm.Result {
 	t.Helper()
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := barriertest.OpenDir(t, dir)
 	o := psm.DefaultOptions()
 	o.FromSnapshot = psm.SnapshotNone
 	o.IgnoreBarriers = ignoreBarriers
@@ -61,10 +59,7 @@ func rebuildAll(t *testing.T, dir string, ignoreBarriers bool) *psm.Result {
 // logBytes concatenates the .log segments of a partition.
 func segmentLogs(t *testing.T, dir string) map[int64][]byte {
 	t.Helper()
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := barriertest.OpenDir(t, dir)
 	out := map[int64][]byte{}
 	for _, s := range pd.Segments {
 		b, err := os.ReadFile(s.Log)
@@ -377,8 +372,7 @@ func TestInjectRefusals(t *testing.T) {
 			}
 			before := barriertest.SnapDir(t, p)
 			_, err := PlanInjection(p, planOpts())
-			var re *edit.RefusalError
-			if !errors.As(err, &re) || re.Reason != edit.RefuseNotPartition {
+			if !barriertest.IsRefusal(err, edit.RefuseNotPartition) {
 				t.Fatalf("%s: %v", d, err)
 			}
 			barriertest.AssertUnchanged(t, before, p)
@@ -394,8 +388,7 @@ func TestInjectRefusals(t *testing.T) {
 		dir := writeFixture(t, batches)
 		before := barriertest.SnapDir(t, dir)
 		_, err := PlanInjection(dir, planOpts())
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != RefuseLegacyFormat {
+		if !barriertest.IsRefusal(err, RefuseLegacyFormat) {
 			t.Fatalf("legacy: %v", err)
 		}
 		barriertest.AssertUnchanged(t, before, dir)
@@ -425,8 +418,7 @@ func TestInjectRefusals(t *testing.T) {
 		o := planOpts()
 		o.Mode = ModeAbort
 		_, err := PlanInjection(dir, o)
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != RefuseOpenTransactions {
+		if !barriertest.IsRefusal(err, RefuseOpenTransactions) {
 			t.Fatalf("abort over a cleared producer: %v", err)
 		}
 		barriertest.AssertUnchanged(t, before, dir)
@@ -442,8 +434,7 @@ func TestInjectRefusals(t *testing.T) {
 		before := barriertest.SnapDir(t, logDir)
 		p := mustPlan(t, dir, planOpts())
 		_, err := ApplyInjection(p, edit.Options{BackupDir: filepath.Join(logDir, "backup")})
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != edit.RefuseBackupDir {
+		if !barriertest.IsRefusal(err, edit.RefuseBackupDir) {
 			t.Fatalf("backup in log dir: %v", err)
 		}
 		// Apply took the log directory lock, which creates .lock as a
@@ -467,8 +458,7 @@ func TestInjectRefusals(t *testing.T) {
 		f.Close()
 		before := barriertest.SnapDir(t, dir)
 		_, err := ApplyInjection(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")})
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != edit.RefuseChanged {
+		if !barriertest.IsRefusal(err, edit.RefuseChanged) {
 			t.Fatalf("changed: %v", err)
 		}
 		barriertest.AssertUnchanged(t, before, dir)
@@ -547,4 +537,77 @@ func TestInjectRefusesTimestampInAnotherUnit(t *testing.T) {
 			t.Errorf("timestamp %d: %v, want an option error saying %q", tc.ts, err, tc.want)
 		}
 	}
+}
+
+// TestInjectRebuildsMissingIndexes: a cut segment without .index or
+// .timeindex gets them rebuilt from its kept batches, as LogLoader
+// recovers such a segment, and the plan says so; the read-back finds
+// the written indexes right.
+func TestInjectRebuildsMissingIndexes(t *testing.T) {
+	dir := writeFixtureSeg(t, mirrorBatches(t), 0)
+	cut := mustPlan(t, dir, planOpts()).CutSegment
+	for _, suffix := range []string{segment.IndexSuffix, segment.TimeIndexSuffix} {
+		if err := os.Remove(filepath.Join(dir, segment.SegmentFileName(cut, suffix))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := mustPlan(t, dir, planOpts())
+	for _, suffix := range []string{segment.IndexSuffix, segment.TimeIndexSuffix} {
+		if want := "has no " + suffix + "; it is rebuilt"; !strings.Contains(strings.Join(p.Warnings, "\n"), want) {
+			t.Errorf("the plan does not say %q: %q", want, p.Warnings)
+		}
+	}
+	mustApply(t, p)
+	s := barriertest.OpenDir(t, dir)
+	seg, _ := s.Segment(cut)
+	if probs, err := segment.VerifySegmentIndexes(seg); err != nil || len(probs) != 0 {
+		t.Fatalf("after the injection: %v %v", probs, err)
+	}
+}
+
+// TestInjectCountsKeptIndexEntries: the cut segment's .index and
+// .timeindex keep their entries below the cut (OffsetIndex.truncateTo,
+// TimeIndex.truncateTo); the plan counts those kept and those removed,
+// which add up to the files' entries.
+func TestInjectCountsKeptIndexEntries(t *testing.T) {
+	// One segment, cut at the fixed point 6 (testTruncateFixedPoint).
+	dir := writeFixtureSeg(t, mirrorBatches(t), 0)
+	seg, ok := barriertest.OpenDir(t, dir).Segment(0)
+	p := mustPlan(t, dir, planOpts())
+	if !ok || p.CutSegment != 0 || p.Cut != 6 || len(p.IndexDamage) > 0 {
+		t.Fatalf("cut in segment %d at %d, index damage %v: not the case tested", p.CutSegment, p.Cut, p.IndexDamage)
+	}
+	idxBelow, idxAll := entriesBelow(t, planedit.OffsetIndex, seg.Index, seg.BaseOffset, p.Cut, func(e segment.IndexEntry) int64 { return e.Offset })
+	tidxBelow, tidxAll := entriesBelow(t, planedit.TimeIndex, seg.TimeIndex, seg.BaseOffset, p.Cut, func(e segment.TimeIndexEntry) int64 { return e.Offset })
+	// The time index may lose its close entry (LogSegment.close) too:
+	// recovery writes none.
+	for _, c := range []struct {
+		name       string
+		got        edit.IndexChange
+		below, all int
+		exact      bool
+	}{{".index", p.Index, idxBelow, idxAll, true}, {".timeindex", p.TimeIndex, tidxBelow, tidxAll, false}} {
+		if c.got.Kept+c.got.Removed != c.all || c.got.Kept > c.below || c.exact && c.got.Kept != c.below {
+			t.Errorf("%s of segment %d, cut at %d: plan %+v, want %d of its %d entries kept and the others removed", c.name, p.CutSegment, p.Cut, c.got, c.below, c.all)
+		}
+	}
+	if p.Index.Removed == 0 {
+		t.Errorf("the cut at %d removes no .index entry of segment %d: not the case tested", p.Cut, p.CutSegment)
+	}
+}
+
+// entriesBelow counts the entries of an index file (ix, at path, of the
+// segment at base) below cut, and all of them.
+func entriesBelow[E any](t *testing.T, ix planedit.Index[E], path string, base, cut int64, offset func(E) int64) (below, all int) {
+	t.Helper()
+	entries, err := ix.Read(path, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if offset(e) < cut {
+			below++
+		}
+	}
+	return below, len(entries)
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/segment"
-	"github.com/kseg/kseg/segment/kafkaoracle"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -22,10 +21,7 @@ import (
 // broker's last shutdown, goes: recovery writes none).
 func TestInjectLeavesWhatTheBrokerLoads(t *testing.T) {
 	src := filepath.Join("..", "testdata", "partitions", "orders-0")
-	dir, err := kafkaoracle.Stage(src, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := barriertest.Staged(t, src)
 	o := planOpts()
 	o.IndexIntervalBytes = segtest.IndexIntervals["orders-0"]
 	p := mustPlan(t, dir, o)
@@ -33,10 +29,7 @@ func TestInjectLeavesWhatTheBrokerLoads(t *testing.T) {
 	if snaps, want := barriertest.SnapshotOffsets(t, dir), []int64{26, 53, p.NewLogEndOffset}; !slices.Equal(snaps, want) {
 		t.Errorf("snapshots after the injection %v, want %v (the old log end's is a stray the broker deletes)", snaps, want)
 	}
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := barriertest.OpenDir(t, dir)
 	last := pd.Segments[len(pd.Segments)-1]
 	index, timeIndex, err := segment.RebuildIndexes(last.Log, last.BaseOffset, o.IndexIntervalBytes)
 	if err != nil {

@@ -3,9 +3,7 @@
 package barrier
 
 import (
-	"errors"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/kseg/kseg/barrier/barriertest"
@@ -19,26 +17,14 @@ func TestHelperFcntlLockHolder(t *testing.T) { barriertest.RunLockHolder(t) }
 
 func TestInjectRefusesFcntlLockedLogDir(t *testing.T) {
 	dir := writeFixture(t, mirrorBatches(t))
-	logDir := filepath.Dir(dir)
-	lockPath := filepath.Join(logDir, segment.LockName)
 	// Plan while the lock is free, so ApplyInjection meets the broker too.
 	p := mustPlan(t, dir, planOpts())
-	barriertest.HoldBrokerLock(t, lockPath)
-	before := barriertest.SnapDir(t, logDir)
-
-	_, err := PlanInjection(dir, planOpts())
-	var re *edit.RefusalError
-	if !errors.As(err, &re) || re.Reason != edit.RefuseLocked {
-		t.Fatalf("plan: %v", err)
-	}
-	if !strings.Contains(err.Error(), "process ") {
-		t.Errorf("the refusal does not name the holder: %v", err)
-	}
-	_, err = ApplyInjection(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")})
-	if !errors.As(err, &re) || re.Reason != edit.RefuseLocked {
-		t.Fatalf("apply: %v", err)
-	}
-	barriertest.AssertUnchanged(t, before, logDir)
+	barriertest.RefusedWhileLocked(t, filepath.Dir(dir),
+		func() error { _, err := PlanInjection(dir, planOpts()); return err },
+		func() error {
+			_, err := ApplyInjection(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")})
+			return err
+		})
 }
 
 // TestInjectHoldsLockWhileApplying: during ApplyInjection kseg holds the lock a

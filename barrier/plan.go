@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kseg/kseg/barrier/internal/planedit"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
@@ -242,18 +243,12 @@ func PlanInjection(dir string, opts InjectOptions) (*InjectionPlan, error) {
 		return nil, err
 	}
 	logDir := segment.LogDirOf(dir)
-	blocked := edit.CheckWritable(logDir, dir, opts.checkWritable)
-	if blocked != nil && !edit.Deferred(blocked) {
-		return nil, blocked
-	}
-	job, resume, err := edit.Pending(dir, InjectKind)
+	pending, blocked, err := planedit.Start(logDir, dir, dir, InjectKind, opts.checkWritable, (*InjectionPlan).resumes)
 	if err != nil {
-		return nil, cmp.Or(blocked, err)
+		return nil, err
 	}
-	if job != nil {
-		p := job.Plan().(*InjectionPlan)
-		p.Resume = resume
-		return p, blocked
+	if pending != nil {
+		return pending, blocked
 	}
 	pl := &planner{dir: dir, logDir: logDir, name: name, opts: opts}
 	p, err := pl.plan()

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/kseg/kseg/barrier/internal/planedit"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -265,7 +266,9 @@ func (pl *planner) indexDamage(cs *segScan, rebuilt *segment.IndexBuilder) (bool
 	}
 	if len(damage) > 0 {
 		// The rebuilt entries stand in for every kept one.
-		p.Index.Removed, p.TimeIndex.Removed = p.Index.Removed+countIndex(cs.files), p.TimeIndex.Removed+countTimeIndex(cs.files)
+		f := cs.files
+		p.Index.Removed += planedit.OffsetIndex.Count(f.Index, f.BaseOffset)
+		p.TimeIndex.Removed += planedit.TimeIndex.Count(f.TimeIndex, f.BaseOffset)
 		p.Index.Kept, p.TimeIndex.Kept = len(rebuilt.Index()), len(rebuilt.TimeIndex())
 	}
 	return len(damage) > 0, nil
@@ -275,63 +278,38 @@ func (pl *planner) indexDamage(cs *segScan, rebuilt *segment.IndexBuilder) (bool
 // .timeindex below the cut, as OffsetIndex/TimeIndex.truncateTo keep
 // them; those of rebuilt where a file is missing or damaged.
 func (pl *planner) keptIndexEntries(cs *segScan, rebuilt *segment.IndexBuilder, damaged bool) ([]segment.IndexEntry, []segment.TimeIndexEntry, error) {
-	p, cut, base := pl.p, pl.p.Cut, cs.files.BaseOffset
-	idxKept, tidxKept := rebuilt.Index(), rebuilt.TimeIndex()
-	if cs.files.Index != "" && !damaged {
-		x, err := segment.ReadOffsetIndex(cs.files.Index, base)
-		if err != nil {
-			return nil, nil, err
-		}
-		idxKept = nil
-		for _, e := range x.Entries {
-			if e.Offset < cut {
-				idxKept = append(idxKept, e)
-			}
-		}
-		p.Index.Removed += len(x.Entries) - len(idxKept)
-		p.Index.Kept = len(idxKept)
-	} else if cs.files.Index == "" {
-		pl.warnf("%s has no .index; it is rebuilt", filepath.Base(cs.files.Log))
+	cut := pl.p.Cut
+	idx, err := keptEntries(pl, cs, planedit.OffsetIndex, cs.files.Index, damaged, rebuilt.Index(), &pl.p.Index,
+		func(e segment.IndexEntry) bool { return e.Offset < cut })
+	if err != nil {
+		return nil, nil, err
 	}
-	if cs.files.TimeIndex != "" && !damaged {
-		x, err := segment.ReadTimeIndex(cs.files.TimeIndex, base)
-		if err != nil {
-			return nil, nil, err
-		}
-		tidxKept = nil
-		for _, e := range x.Entries {
-			if e.Offset < cut {
-				tidxKept = append(tidxKept, e)
-			}
-		}
-		p.TimeIndex.Removed += len(x.Entries) - len(tidxKept)
-		p.TimeIndex.Kept = len(tidxKept)
-	} else if cs.files.TimeIndex == "" {
-		pl.warnf("%s has no .timeindex; it is rebuilt", filepath.Base(cs.files.Log))
+	tidx, err := keptEntries(pl, cs, planedit.TimeIndex, cs.files.TimeIndex, damaged, rebuilt.TimeIndex(), &pl.p.TimeIndex,
+		func(e segment.TimeIndexEntry) bool { return e.Offset < cut })
+	if err != nil {
+		return nil, nil, err
 	}
-	return idxKept, tidxKept, nil
+	return idx, tidx, nil
 }
 
-// countIndex and countTimeIndex are the entries of a segment's .index and
-// .timeindex (0 when absent or unreadable).
-func countIndex(f segment.SegmentFiles) int {
-	if f.Index == "" {
-		return 0
+// keptEntries is keptIndexEntries for one index ix of the segment, its
+// file at path ("" when the segment has none): the file's entries kept
+// says to keep, or rebuilt's when the file is missing or damaged; c
+// counts what the file keeps and loses.
+func keptEntries[E any](pl *planner, cs *segScan, ix planedit.Index[E], path string, damaged bool, rebuilt []E, c *edit.IndexChange, kept func(E) bool) ([]E, error) {
+	if path == "" {
+		pl.warnf("%s has no %s; it is rebuilt", filepath.Base(cs.files.Log), ix.Suffix)
+		return rebuilt, nil
 	}
-	x, err := segment.ReadOffsetIndex(f.Index, f.BaseOffset)
+	if damaged {
+		return rebuilt, nil
+	}
+	all, err := ix.Read(path, cs.files.BaseOffset)
 	if err != nil {
-		return 0
+		return nil, err
 	}
-	return len(x.Entries)
-}
-
-func countTimeIndex(f segment.SegmentFiles) int {
-	if f.TimeIndex == "" {
-		return 0
-	}
-	x, err := segment.ReadTimeIndex(f.TimeIndex, f.BaseOffset)
-	if err != nil {
-		return 0
-	}
-	return len(x.Entries)
+	k := planedit.Kept(all, kept)
+	c.Removed += len(all) - len(k)
+	c.Kept = len(k)
+	return k, nil
 }

@@ -12,27 +12,27 @@ import (
 
 // InjectionVerification is the read-back check of an injected partition.
 type InjectionVerification struct {
-	BarrierOffset int64 `json:"barrierOffset"`
+	BarrierOffset int64
 	// BarrierFound: a batch starts at BarrierOffset and Is a barrier.
-	BarrierFound bool `json:"barrierFound"`
+	BarrierFound bool
 	// BarrierProblems are ValidateBatch's findings on it.
-	BarrierProblems []Problem `json:"barrierProblems"`
+	BarrierProblems []Problem
 	// ProducersCleared is how many producers the barrier removed in a
 	// replay; ProducersAfter and OngoingAfter are the producers and open
 	// transactions left at the log end (the barrier is the last batch, so
 	// both must be 0).
-	ProducersCleared int `json:"producersCleared"`
-	ProducersAfter   int `json:"producersAfter"`
-	OngoingAfter     int `json:"ongoingAfter"`
+	ProducersCleared int
+	ProducersAfter   int
+	OngoingAfter     int
 	// ReplayFrom is the snapshot offset the replay started from (-1: the
 	// log start).
-	ReplayFrom int64 `json:"replayFrom"`
+	ReplayFrom int64
 	// Anomalies are replay anomalies at or after the barrier's segment
 	// that say the barrier is unsafe (an open transaction at it).
-	Anomalies []string `json:"anomalies"`
+	Anomalies []string
 	// IndexProblems are kafka-dump-log --verify-index findings for the
 	// segment holding the barrier.
-	IndexProblems []string `json:"indexProblems"`
+	IndexProblems []string
 }
 
 // OK reports a clean verification.

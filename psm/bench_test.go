@@ -141,10 +141,7 @@ func BenchmarkReplayNoCRC(b *testing.B) { benchReplay(b, false) }
 
 func benchReplay(b *testing.B, verifyCRC bool) {
 	dir, size := benchPartition(b)
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	pd := openDir(b, dir)
 	opts := DefaultOptions()
 	opts.FromSnapshot = SnapshotNone
 	opts.VerifyCRC = verifyCRC

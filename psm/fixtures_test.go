@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
@@ -72,10 +71,7 @@ func TestCheckSnapshotsRealFixtures(t *testing.T) {
 	dirs := snapshotDirs(t, root)
 	total := 0
 	for _, dir := range dirs {
-		pd, err := segment.OpenPartitionDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		pd := openDir(t, dir)
 		opts := DefaultOptions()
 		ls, hw, err := LogDirCheckpoints(pd)
 		if err != nil {

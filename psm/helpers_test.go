@@ -8,6 +8,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // logBuilder writes v2 batches the way a broker lays them out: offsets
@@ -213,3 +214,26 @@ func onlyAnomalies(t testing.TB, r *Result, kinds ...finding.Kind) {
 }
 
 func writeFile(path string, b []byte) error { return os.WriteFile(path, b, 0o644) }
+
+// largePartition is a generated partition ("bench-0" of segtest.LogDir)
+// of about size bytes of .log, made from seed: several segments, aborted
+// transactions and producer snapshots.
+func largePartition(t testing.TB, size int64, seed uint64) *segment.PartitionDir {
+	t.Helper()
+	ld := t.TempDir()
+	if err := segtest.LogDir(ld, 1, size, segtest.LargeOptions{Seed: seed}); err != nil {
+		t.Fatal(err)
+	}
+	return openDir(t, filepath.Join(ld, "bench-0"))
+}
+
+// openDir opens the partition directory dir, failing t when it does not
+// open.
+func openDir(t testing.TB, dir string) *segment.PartitionDir {
+	t.Helper()
+	pd, err := segment.OpenPartitionDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pd
+}

@@ -31,10 +31,7 @@ func TestReplayKfakeTransactions(t *testing.T) {
 	c.Transact(t, "audit", "orders", 0, 2, kafkatest.Open)
 	batches := c.RawBatches(t, "orders", 0)
 	dir := kafkatest.WritePartition(t, t.TempDir(), "orders", 0, batches)
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := openDir(t, dir)
 	opts := DefaultOptions()
 	opts.FromSnapshot = SnapshotNone
 	r, err := Rebuild(pd, opts)
@@ -130,10 +127,7 @@ func TestReplayKfakeFailover(t *testing.T) {
 			log = append(log, cp)
 		}
 		dir := kafkatest.WritePartition(t, t.TempDir(), "orders", 0, log)
-		pd, err := segment.OpenPartitionDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		pd := openDir(t, dir)
 		return pd, bar, firstB
 	}
 	opts := DefaultOptions()

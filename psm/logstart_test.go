@@ -3,7 +3,6 @@ package psm
 import (
 	"testing"
 
-	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -17,15 +16,9 @@ import (
 // rebuild (origin REPLICATION) checks neither (issue 27, item 3). They
 // used to be marker-without-txn and sequence-gap.
 func TestLogStartInsideATransactionIsNoAnomaly(t *testing.T) {
-	dirs, err := segtest.BrokerShaped(t.TempDir(), "deleterecords-0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dirs := deleteRecordsDirs(t)
 	for _, dir := range dirs {
-		pd, err := segment.OpenPartitionDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		pd := openDir(t, dir)
 		o := DefaultOptions()
 		o.LogStartOffset = segtest.DeleteRecordsLogStart
 		o.FromSnapshot = SnapshotNone
@@ -54,14 +47,8 @@ func TestLogStartInsideATransactionIsNoAnomaly(t *testing.T) {
 // start the first was judged a mismatch about every other run (found by
 // repair's read-back of deleterecords-0).
 func TestSnapshotJudgementIsDeterministic(t *testing.T) {
-	dirs, err := segtest.BrokerShaped(t.TempDir(), "deleterecords-0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pd, err := segment.OpenPartitionDir(dirs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	dirs := deleteRecordsDirs(t)
+	pd := openDir(t, dirs[0])
 	if len(pd.Snapshots) < 2 {
 		t.Fatalf("%d snapshots: the test needs two after the log start", len(pd.Snapshots))
 	}
@@ -78,4 +65,16 @@ func TestSnapshotJudgementIsDeterministic(t *testing.T) {
 			}
 		}
 	}
+}
+
+// deleteRecordsDirs are the copies of deleterecords-0, whose log start a
+// DeleteRecords moved inside a segment, as a broker leaves them
+// (segtest.BrokerShaped).
+func deleteRecordsDirs(t *testing.T) []string {
+	t.Helper()
+	dirs, err := segtest.BrokerShaped(t.TempDir(), "deleterecords-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dirs
 }

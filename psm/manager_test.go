@@ -560,10 +560,7 @@ func TestPSMSnapshotBytesRealFixtures(t *testing.T) {
 	root := realFixtures(t)
 	n := 0
 	for _, dir := range snapshotDirs(t, root) {
-		pd, err := segment.OpenPartitionDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		pd := openDir(t, dir)
 		ls, _, err := LogDirCheckpoints(pd)
 		if err != nil {
 			t.Fatal(err)

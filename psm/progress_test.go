@@ -2,11 +2,7 @@ package psm
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
-
-	"github.com/kseg/kseg/segment"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestRebuildProgress: Options.Progress sees a replay advance within a
@@ -14,14 +10,7 @@ import (
 // replay starts at the log start or from a snapshot (the bytes before it
 // counted at once).
 func TestRebuildProgress(t *testing.T) {
-	ld := t.TempDir()
-	if err := segtest.LogDir(ld, 1, 6<<20, segtest.LargeOptions{Seed: 3}); err != nil {
-		t.Fatal(err)
-	}
-	pd, err := segment.OpenPartitionDir(filepath.Join(ld, "bench-0"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := largePartition(t, 6<<20, 3)
 	var total, first int64
 	for i, s := range pd.Segments {
 		st, err := os.Stat(s.Log)

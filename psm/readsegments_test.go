@@ -1,12 +1,8 @@
 package psm
 
 import (
-	"path/filepath"
 	"reflect"
 	"testing"
-
-	"github.com/kseg/kseg/segment"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestReadSegmentsReplaysAsMapped: a replay reading its segments
@@ -14,14 +10,7 @@ import (
 // what a mapped one finds, aborted transactions and producers included,
 // with and without CRC checks.
 func TestReadSegmentsReplaysAsMapped(t *testing.T) {
-	dir := t.TempDir()
-	if err := segtest.LogDir(dir, 1, 3<<20, segtest.LargeOptions{Seed: 11}); err != nil {
-		t.Fatal(err)
-	}
-	pd, err := segment.OpenPartitionDir(filepath.Join(dir, "bench-0"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := largePartition(t, 3<<20, 11)
 	if len(pd.Segments) < 2 {
 		t.Fatalf("want several segments, have %d", len(pd.Segments))
 	}

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -13,10 +12,7 @@ import (
 // at the log end or reads the whole log (loading the snapshot used to date
 // it from the producer's last batch: a warning instead of an error).
 func TestHangingVerdictIndependentOfSnapshot(t *testing.T) {
-	pd, err := segment.OpenPartitionDir(filepath.Join("..", "testdata", "partitions", "txn-0"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := openDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"))
 	if len(pd.Snapshots) == 0 {
 		t.Fatal("txn-0 has no snapshot: the test would prove nothing")
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/kafkaoracle"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -152,10 +153,7 @@ func AssertUnchanged(tb testing.TB, before map[string]Snap, dir string) {
 // order, as the partition directory is opened.
 func SnapshotOffsets(tb testing.TB, dir string) []int64 {
 	tb.Helper()
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	pd := OpenDir(tb, dir)
 	var offs []int64
 	for _, s := range pd.Snapshots {
 		offs = append(offs, s.Offset)
@@ -249,4 +247,35 @@ func AssertOldOrNew(tb testing.TB, i int, step string, before, after, cur map[st
 			tb.Fatalf("step %d (%s): %s is neither its old nor its new content", i, step, k)
 		}
 	}
+}
+
+// IsRefusal reports whether err is a write command's refusal
+// (*edit.RefusalError) for reason.
+func IsRefusal(err error, reason edit.Reason) bool {
+	var re *edit.RefusalError
+	return errors.As(err, &re) && re.Reason == reason
+}
+
+// OpenDir opens the partition directory dir (segment.OpenPartitionDir),
+// failing tb when it does not open.
+func OpenDir(tb testing.TB, dir string) *segment.PartitionDir {
+	tb.Helper()
+	pd, err := segment.OpenPartitionDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pd
+}
+
+// Staged copies the partition directory src into a new log directory
+// under tb's temporary directory, with the files of src's log directory a
+// broker reads for it (kafkaoracle.Stage), and returns the copy's path;
+// tb fails when it cannot be made.
+func Staged(tb testing.TB, src string) string {
+	tb.Helper()
+	dir, err := kafkaoracle.Stage(src, tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dir
 }

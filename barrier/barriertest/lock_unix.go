@@ -9,9 +9,12 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/edit"
 	"golang.org/x/sys/unix"
 )
 
@@ -89,4 +92,23 @@ func TryBrokerLock(path string) string {
 	cmd.Stdin = strings.NewReader("")
 	out, _ := cmd.Output()
 	return strings.TrimSpace(string(out))
+}
+
+// RefusedWhileLocked holds a broker's lock on logDir's .lock
+// (HoldBrokerLock), then runs plan and apply: each must be refused as
+// broker-running (edit.RefuseLocked) with a message naming the process
+// holding the lock, and nothing under logDir may change.
+func RefusedWhileLocked(t *testing.T, logDir string, plan, apply func() error) {
+	t.Helper()
+	HoldBrokerLock(t, filepath.Join(logDir, segment.LockName))
+	before := SnapDir(t, logDir)
+	for _, step := range []struct {
+		name string
+		run  func() error
+	}{{"plan", plan}, {"apply", apply}} {
+		if err := step.run(); !IsRefusal(err, edit.RefuseLocked) || !strings.Contains(err.Error(), "process ") {
+			t.Fatalf("%s while a broker holds %s: %v, want a %s refusal naming the holder", step.name, logDir, err, edit.RefuseLocked)
+		}
+	}
+	AssertUnchanged(t, before, logDir)
 }

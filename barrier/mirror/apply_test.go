@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -102,8 +103,7 @@ func TestMirrorRefusesSourceChangedBeforeStaging(t *testing.T) {
 		return nil
 	}}
 	_, err = Apply(p, o)
-	var re *edit.RefusalError
-	if !errors.As(err, &re) || re.Reason != edit.RefuseChanged {
+	if !barriertest.IsRefusal(err, edit.RefuseChanged) {
 		t.Fatalf("want a %s refusal, got %v", edit.RefuseChanged, err)
 	}
 	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
@@ -210,10 +210,7 @@ func TestMirrorVerifyFindsDamage(t *testing.T) {
 	src, dst := segmentedPair(t)
 	rep := mustMirror(t, src, dst, mirrorOpts(-1))
 	p := rep.Plan
-	pd, err := segment.OpenPartitionDir(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := barriertest.OpenDir(t, dst)
 	var seg segment.SegmentFiles
 	for _, s := range pd.Segments {
 		if st, err := os.Stat(s.Index); err == nil && st.Size() >= 8 {

@@ -245,16 +245,11 @@ func VerifyEdgeNodes(un, dn Node, opts ChainOptions) (*EdgeReport, error) {
 	} else if k != 0 && k != h {
 		return nil, fmt.Errorf("%s (%s) and %s (%s): %w", un.Name(), h, dn.Name(), k, ErrHashMismatch)
 	}
-	u, err := un.open()
+	u, d, done, err := openLogs(un, dn)
 	if err != nil {
 		return nil, err
 	}
-	defer u.Close()
-	d, err := dn.open()
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
+	defer done()
 	u.setProgress(opts.Progress)
 	d.setProgress(opts.Progress)
 	rep := &EdgeReport{Upstream: un.Name(), Downstream: dn.Name(), MirroredBarriers: []MirroredBarrier{}, ProducersReused: []int64{},

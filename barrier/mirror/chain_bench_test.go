@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/segment/edit"
 )
 
@@ -31,10 +31,7 @@ func BenchmarkVerifyEdge(b *testing.B) {
 	}
 	var bytes int64
 	for _, d := range []string{src, dst} {
-		pd, err := segment.OpenPartitionDir(d)
-		if err != nil {
-			b.Fatal(err)
-		}
+		pd := barriertest.OpenDir(b, d)
 		for _, s := range pd.Segments {
 			if st, err := os.Stat(s.Log); err == nil {
 				bytes += st.Size()

@@ -20,12 +20,8 @@ import (
 // goes), and true is returned. Otherwise D held the data when U's digest
 // was taken, and false leaves it to be reported as beyond-upstream-end.
 func (w *edgeWalk) olderUpstreamDigest(offset int64) bool {
-	info := w.un.Digest()
-	if info == nil {
-		return false
-	}
-	t, ok := w.dn.modified(offset)
-	if !ok || !writtenAfter(t, info.Taken) {
+	info, t, ok := olderDigest(w.un, w.dn, offset)
+	if !ok {
 		return false
 	}
 	f := w.dFinding(finding.DigestOlder, offset,
@@ -43,18 +39,29 @@ func (w *edgeWalk) olderUpstreamDigest(offset int64) bool {
 // digest taken before U wrote the segment holding U's log start: D has
 // most likely mirrored on since (digest-older, true).
 func (w *edgeWalk) olderDownstreamDigest(uStart int64) bool {
-	info := w.dn.Digest()
-	if info == nil {
-		return false
-	}
-	t, ok := w.un.modified(uStart)
-	if !ok || !writtenAfter(t, info.Taken) {
+	info, t, ok := olderDigest(w.dn, w.un, uStart)
+	if !ok {
 		return false
 	}
 	w.add(finding.Finding{Kind: finding.DigestOlder, Offset: w.rep.DownstreamLog.End, ProducerID: -1, Position: -1, UpstreamPosition: -1,
 		Message: fmt.Sprintf("D is a digest of %s taken %s, which ends at offset %d, below U's log start %d; U's segment holding its log start was written %s, after the digest was taken: D has most likely mirrored on since (take a new digest of D to compare them)",
 			digestWhere(info), stamp(info.Taken), w.rep.DownstreamLog.End, uStart, stamp(t))})
 	return true
+}
+
+// olderDigest is the digest node n was read from, when other wrote the
+// segment holding offset after that digest was taken (other has most
+// likely mirrored on since), with when that segment was written.
+func olderDigest(n, other Node, offset int64) (*digest.Info, time.Time, bool) {
+	info := n.Digest()
+	if info == nil {
+		return nil, time.Time{}, false
+	}
+	t, ok := other.modified(offset)
+	if !ok || !writtenAfter(t, info.Taken) {
+		return nil, time.Time{}, false
+	}
+	return info, t, true
 }
 
 // writtenAfter compares a modification time with the time a digest was

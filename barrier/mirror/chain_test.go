@@ -262,10 +262,7 @@ func TestChainActivePassiveWithRealClients(t *testing.T) {
 
 	t.Run("stale-snapshot", func(t *testing.T) {
 		a, b := w.clone(t)
-		pd, err := segment.OpenPartitionDir(b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		pd := barriertest.OpenDir(t, b)
 		o := psm.DefaultOptions()
 		o.Upto, o.FromSnapshot, o.IgnoreBarriers = 13, psm.SnapshotNone, true
 		stale, err := psm.Rebuild(pd, o)
@@ -382,10 +379,7 @@ func TestReplayWithoutBarriersIsTheReplay(t *testing.T) {
 	}
 	replay := func(dir string, ignore bool) *psm.Result {
 		t.Helper()
-		pd, err := segment.OpenPartitionDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		pd := barriertest.OpenDir(t, dir)
 		o := psm.DefaultOptions()
 		o.FromSnapshot = psm.SnapshotNone
 		o.IgnoreBarriers, o.VerifyCRC = ignore, !ignore

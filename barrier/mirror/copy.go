@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 
 	"github.com/kseg/kseg/barrier"
+	"github.com/kseg/kseg/barrier/internal/planedit"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
@@ -408,51 +409,43 @@ func (mp *mirrorPlanner) keptIndexes(f segment.SegmentFiles, keep, end int64) ([
 		rebuilt = err == nil
 		return err
 	}
-	var idx []segment.IndexEntry
-	var all []segment.IndexEntry
-	if f.Index != "" {
-		x, err := segment.ReadOffsetIndex(f.Index, f.BaseOffset)
-		if err != nil {
-			return nil, nil, err
-		}
-		all = x.Entries
-	} else if keep > 0 {
-		if err := rebuild(); err != nil {
-			return nil, nil, err
-		}
-		all = segment.ParseOffsetIndex(rebuiltIdx, f.BaseOffset).Entries
-		mp.warnf("%s has no .index; it is rebuilt", filepath.Base(f.Log))
+	idx, err := keptEntries(mp, f, keep, planedit.OffsetIndex, f.Index, &mp.p.Index,
+		func() ([]byte, error) { err := rebuild(); return rebuiltIdx, err },
+		func(e segment.IndexEntry) bool { return e.Offset < end && int64(e.Position) < keep })
+	if err != nil {
+		return nil, nil, err
 	}
-	for _, e := range all {
-		if e.Offset < end && int64(e.Position) < keep {
-			idx = append(idx, e)
-		}
-	}
-	if f.Index != "" {
-		mp.p.Index.Removed += len(all) - len(idx)
-	}
-	var tidx []segment.TimeIndexEntry
-	var allT []segment.TimeIndexEntry
-	if f.TimeIndex != "" {
-		x, err := segment.ReadTimeIndex(f.TimeIndex, f.BaseOffset)
-		if err != nil {
-			return nil, nil, err
-		}
-		allT = x.Entries
-	} else if keep > 0 {
-		if err := rebuild(); err != nil {
-			return nil, nil, err
-		}
-		allT = segment.ParseTimeIndex(rebuiltTidx, f.BaseOffset).Entries
-		mp.warnf("%s has no .timeindex; it is rebuilt", filepath.Base(f.Log))
-	}
-	for _, e := range allT {
-		if e.Offset < end {
-			tidx = append(tidx, e)
-		}
-	}
-	if f.TimeIndex != "" {
-		mp.p.TimeIndex.Removed += len(allT) - len(tidx)
+	tidx, err := keptEntries(mp, f, keep, planedit.TimeIndex, f.TimeIndex, &mp.p.TimeIndex,
+		func() ([]byte, error) { err := rebuild(); return rebuiltTidx, err },
+		func(e segment.TimeIndexEntry) bool { return e.Offset < end })
+	if err != nil {
+		return nil, nil, err
 	}
 	return idx, tidx, nil
+}
+
+// keptEntries is keptIndexes for one index ix of the segment f, its file
+// at path ("" when the segment has none, and rebuilt gives the bytes
+// rebuilt for it when batches are kept): the entries kept says to keep;
+// c counts what the file loses.
+func keptEntries[E any](mp *mirrorPlanner, f segment.SegmentFiles, keep int64, ix planedit.Index[E], path string, c *edit.IndexChange, rebuilt func() ([]byte, error), kept func(E) bool) ([]E, error) {
+	var all []E
+	if path != "" {
+		var err error
+		if all, err = ix.Read(path, f.BaseOffset); err != nil {
+			return nil, err
+		}
+	} else if keep > 0 {
+		b, err := rebuilt()
+		if err != nil {
+			return nil, err
+		}
+		all = ix.Parse(b, f.BaseOffset)
+		mp.warnf("%s has no %s; it is rebuilt", filepath.Base(f.Log), ix.Suffix)
+	}
+	k := planedit.Kept(all, kept)
+	if path != "" {
+		c.Removed += len(all) - len(k)
+	}
+	return k, nil
 }

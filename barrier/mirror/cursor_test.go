@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/segment"
 )
 
@@ -23,10 +24,7 @@ func walkedEnd(t *testing.T, dir string) (int64, bool) {
 
 func wantLogEnd(t *testing.T, dir string) int64 {
 	t.Helper()
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := barriertest.OpenDir(t, dir)
 	end, err := logEnd(pd)
 	if err != nil {
 		t.Fatal(err)
@@ -41,10 +39,7 @@ func wantLogEnd(t *testing.T, dir string) int64 {
 // does not claim to know it.
 func TestCursorEndIsLogEnd(t *testing.T) {
 	src := writeFixtureSeg(t, mirrorBatches(t), 400)
-	pd, err := segment.OpenPartitionDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := barriertest.OpenDir(t, src)
 	if len(pd.Segments) < 3 {
 		t.Fatalf("the fixture has %d segments, want several", len(pd.Segments))
 	}
@@ -102,10 +97,7 @@ func TestCursorEndIsLogEnd(t *testing.T) {
 // batch ending beyond it, whether or not the cursor found the end itself.
 func TestMirrorPlanEndOutOfOrderSegments(t *testing.T) {
 	src := writeFixtureSeg(t, mirrorBatches(t), 400)
-	pd, err := segment.OpenPartitionDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := barriertest.OpenDir(t, src)
 	// Swap the first and last segments' contents: the log starts with the
 	// highest offsets.
 	first, last := pd.Segments[0], pd.Segments[len(pd.Segments)-1]
@@ -148,4 +140,32 @@ func TestMirrorPlanEndOutOfOrderSegments(t *testing.T) {
 	if want := wantLogEnd(t, src); lazy.SrcLog.End != want {
 		t.Fatalf("srcLog.end = %d, logEnd = %d", lazy.SrcLog.End, want)
 	}
+}
+
+// memFault stands for the runtime error of a memory fault
+// (debug.SetPanicOnFault), which has an Addr method.
+type memFault struct{}
+
+func (memFault) Error() string { return "unexpected fault address 0x1" }
+func (memFault) Addr() uintptr { return 1 }
+func (memFault) RuntimeError() {}
+
+// TestChangedWhileRead: a memory fault met reading mapped segments (one
+// truncated under the read) becomes the error naming both partitions;
+// any other panic is not swallowed.
+func TestChangedWhileRead(t *testing.T) {
+	read := func(e any) (err error) {
+		defer changedWhileRead(&err, "up-0", "down-0")
+		panic(e)
+	}
+	if err := read(memFault{}); err == nil || err.Error() != "up-0 or down-0 changed while it was read (truncated by a broker?): unexpected fault address 0x1" {
+		t.Fatalf("a fault: %v", err)
+	}
+	defer func() {
+		if e := recover(); e != "not a fault" {
+			t.Fatalf("another panic recovered as %v", e)
+		}
+	}()
+	read("not a fault")
+	t.Fatal("another panic swallowed")
 }

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/kseg/kseg/barrier"
-	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/digest"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -43,10 +42,7 @@ func PlanFromDigest(src string, dst Node, opts Options) (*DigestPlan, error) {
 		return nil, err
 	}
 	sid, did := sn.Identity(), dst.Identity()
-	p := &DigestPlan{Digest: info, Name: dst.Name(), Plan: Plan{Src: src, Dir: info.Dir, Topic: did.Topic, Partition: did.Partition, Options: opts,
-		AppendSegment: -1, EndSnapshot: -1, Barriers: []int64{}, SegmentsCreated: []int64{}, AbortedTxns: []segment.AbortedTxn{},
-		EpochEntriesAdded: []segment.EpochEntry{}, EpochEntriesRemoved: []segment.EpochEntry{}, SnapshotsCreated: []int64{},
-		SnapshotsDeleted: []int64{}, Warnings: []string{}}}
+	p := &DigestPlan{Digest: info, Name: dst.Name(), Plan: *newPlan(src, info.Dir, did.Topic, did.Partition, opts)}
 	if sid.HasTopicID {
 		p.TopicID = sid.TopicIDString()
 	}
@@ -58,16 +54,11 @@ func PlanFromDigest(src string, dst Node, opts Options) (*DigestPlan, error) {
 			info.DirName(), filepath.Base(src)))
 	}
 	h := info.Hash
-	sc, err := sn.open()
+	sc, dc, done, err := openLogs(sn, dst)
 	if err != nil {
 		return nil, err
 	}
-	defer sc.Close()
-	dc, err := dst.open()
-	if err != nil {
-		return nil, err
-	}
-	defer dc.Close()
+	defer done()
 	sc.setProgress(opts.Progress)
 	srcEnd, err := sn.logEnd()
 	if err != nil {

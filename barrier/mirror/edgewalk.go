@@ -197,14 +197,7 @@ func (w *edgeWalk) walkMapped() (err error) {
 	w.u.setMmap(true)
 	w.d.setMmap(true)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if e := recover(); e != nil {
-			if _, ok := e.(interface{ Addr() uintptr }); !ok {
-				panic(e)
-			}
-			err = fmt.Errorf("%s or %s changed while it was read (truncated by a broker?): %v", w.rep.Upstream, w.rep.Downstream, e)
-		}
-	}()
+	defer changedWhileRead(&err, w.rep.Upstream, w.rep.Downstream)
 	return w.walk()
 }
 
@@ -321,5 +314,18 @@ func (w *edgeWalk) damage() {
 	if dm := w.u.damage(); dm != nil {
 		w.add(finding.Finding{Kind: finding.CorruptLog, Offset: dm.Offset, ProducerID: -1, Position: -1,
 			UpstreamFile: dm.File, UpstreamPosition: dm.Position, Message: "U: " + dm.Message + "; nothing after it was compared"})
+	}
+}
+
+// changedWhileRead, deferred by a read of mapped segments of the
+// partitions a and b (with debug.SetPanicOnFault on), turns the memory
+// fault of a segment truncated under the read (by a broker) into *err
+// instead of a crash; any other panic goes on.
+func changedWhileRead(err *error, a, b string) {
+	if e := recover(); e != nil {
+		if _, ok := e.(interface{ Addr() uintptr }); !ok {
+			panic(e)
+		}
+		*err = fmt.Errorf("%s or %s changed while it was read (truncated by a broker?): %v", a, b, e)
 	}
 }

@@ -50,11 +50,10 @@ func TestMirrorJournalSourcesAreChecked(t *testing.T) {
 	}
 	before := barriertest.SnapDir(t, root)
 	_, err = PlanMirror(src, dir, mirrorOpts(-1))
-	var re *edit.RefusalError
-	if !errors.As(err, &re) || re.Reason != edit.RefuseJournal {
+	if !barriertest.IsRefusal(err, edit.RefuseJournal) {
 		t.Fatalf("rerun: %v, want a %s refusal", err, edit.RefuseJournal)
 	}
-	if _, err = Rollback(dir, edit.Options{}); !errors.As(err, &re) || re.Reason != edit.RefuseJournal {
+	if _, err = Rollback(dir, edit.Options{}); !barriertest.IsRefusal(err, edit.RefuseJournal) {
 		t.Fatalf("rollback: %v, want a %s refusal", err, edit.RefuseJournal)
 	}
 	barriertest.AssertUnchanged(t, before, root)
@@ -110,11 +109,10 @@ func TestMirrorJournalAppendsAreChecked(t *testing.T) {
 		root := filepath.Dir(filepath.Dir(dst))
 		before := barriertest.SnapDir(t, root)
 		_, err = PlanMirror(src, dst, o)
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != edit.RefuseJournal {
+		if !barriertest.IsRefusal(err, edit.RefuseJournal) {
 			t.Fatalf("%s: rerun: %v, want a %s refusal", tc.what, err, edit.RefuseJournal)
 		}
-		if _, err = Rollback(dst, edit.Options{}); !errors.As(err, &re) || re.Reason != edit.RefuseJournal {
+		if _, err = Rollback(dst, edit.Options{}); !barriertest.IsRefusal(err, edit.RefuseJournal) {
 			t.Fatalf("%s: rollback: %v, want a %s refusal", tc.what, err, edit.RefuseJournal)
 		}
 		barriertest.AssertUnchanged(t, before, root)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kseg/kseg/barrier/internal/planedit"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
@@ -233,6 +234,16 @@ func (mp *mirrorPlanner) warnf(format string, args ...any) {
 	mp.p.Warnings = append(mp.p.Warnings, fmt.Sprintf(format, args...))
 }
 
+// newPlan is the plan of a mirror of src into dir (topic and partition)
+// before anything is planned: nothing to copy, every list empty (not
+// null, in JSON), no segment or snapshot to append to.
+func newPlan(src, dir, topic string, partition int32, opts Options) *Plan {
+	return &Plan{Src: src, Dir: dir, Topic: topic, Partition: partition, Options: opts,
+		AppendSegment: -1, EndSnapshot: -1, Barriers: []int64{}, SegmentsCreated: []int64{}, AbortedTxns: []segment.AbortedTxn{},
+		EpochEntriesAdded: []segment.EpochEntry{}, EpochEntriesRemoved: []segment.EpochEntry{}, SnapshotsCreated: []int64{},
+		SnapshotsDeleted: []int64{}, Warnings: []string{}}
+}
+
 // PlanMirror plans copying the source partition directory src into dst
 // from dst's log end, as KIP-1279's mirror fetcher does: every batch
 // exactly as it is (offsets, producer ids, epochs, CRCs), with dst's own
@@ -255,10 +266,8 @@ func PlanMirror(src, dst string, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	logDir := segment.LogDirOf(dst)
-	p := &Plan{Src: src, Dir: dst, LogDir: logDir, Topic: name.Topic, Partition: name.Partition, Options: opts,
-		AppendSegment: -1, EndSnapshot: -1, DstLog: OffsetRange{}, Barriers: []int64{}, SegmentsCreated: []int64{}, AbortedTxns: []segment.AbortedTxn{},
-		EpochEntriesAdded: []segment.EpochEntry{}, EpochEntriesRemoved: []segment.EpochEntry{}, SnapshotsCreated: []int64{},
-		SnapshotsDeleted: []int64{}, Warnings: []string{}}
+	p := newPlan(src, dst, name.Topic, name.Partition, opts)
+	p.LogDir = logDir
 	switch st, err := os.Stat(dst); {
 	case errors.Is(err, os.ErrNotExist):
 		if st, err := os.Stat(logDir); err != nil || !st.IsDir() {
@@ -270,27 +279,21 @@ func PlanMirror(src, dst string, opts Options) (*Plan, error) {
 	case !st.IsDir():
 		return nil, edit.Refuse(edit.RefuseNotPartition, dst, "not a directory")
 	}
-	probe := dst
-	if p.CreateDir {
-		probe = logDir
-	}
 	// A broker holding the log directory, or a read-only one, refuses
 	// the apply, not the plan (edit.Deferred): the plan is still made and
-	// returned with the refusal, for a dry run to show.
-	blocked := edit.CheckWritable(logDir, probe, opts.checkWritable)
-	if blocked != nil && !edit.Deferred(blocked) {
-		return nil, blocked
+	// returned with the refusal, for a dry run to show. A destination
+	// still to be created is probed in its log directory, and holds no
+	// journal.
+	probe, journalDir := dst, dst
+	if p.CreateDir {
+		probe, journalDir = logDir, ""
 	}
-	if !p.CreateDir {
-		pending, resume, err := edit.Pending(dst, EditKind)
-		if err != nil {
-			return nil, cmp.Or(blocked, err)
-		}
-		if pending != nil {
-			jp := pending.Plan().(*Plan)
-			jp.Resume = resume
-			return jp, blocked
-		}
+	pending, blocked, err := planedit.Start(logDir, probe, journalDir, EditKind, opts.checkWritable, (*Plan).resumes)
+	if err != nil {
+		return nil, err
+	}
+	if pending != nil {
+		return pending, blocked
 	}
 	if srcName.Topic != name.Topic || srcName.Partition != name.Partition {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("the destination %s is not named after the source %s (a KIP-1279 mirror keeps the topic name and partition)",
@@ -443,14 +446,7 @@ func (mp *mirrorPlanner) plan() (*Plan, error) {
 func (mp *mirrorPlanner) compareAndCopy(sc, dc *logCursor) (err error) {
 	sc.checkCRC = true
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if e := recover(); e != nil {
-			if _, ok := e.(interface{ Addr() uintptr }); !ok {
-				panic(e)
-			}
-			err = fmt.Errorf("%s or %s changed while it was read (truncated by a broker?): %v", mp.p.Src, mp.p.Dir, e)
-		}
-	}()
+	defer changedWhileRead(&err, mp.p.Src, mp.p.Dir)
 	cont, err := mp.fromTail(sc, dc)
 	if err != nil {
 		return err

@@ -100,10 +100,7 @@ func TestMirrorMatchesAppender(t *testing.T) {
 
 	// The snapshots the mirror took at its rolls hold what a replay
 	// computes there.
-	pd, err := segment.OpenPartitionDir(two)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := barriertest.OpenDir(t, two)
 	if len(pd.Snapshots) == 0 {
 		t.Fatal("no snapshot taken at the rolls")
 	}
@@ -175,10 +172,7 @@ func TestMirrorWritesEndSnapshot(t *testing.T) {
 	if len(second.SnapshotsDeleted) != 1 || second.SnapshotsDeleted[0] != first.EndSnapshot {
 		t.Errorf("the second mirror deletes snapshots %v, want the old end's %d", second.SnapshotsDeleted, first.EndSnapshot)
 	}
-	pd, err := segment.OpenPartitionDir(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := barriertest.OpenDir(t, dst)
 	if len(pd.Snapshots) != 1 || pd.Snapshots[0].Offset != second.EndSnapshot {
 		t.Fatalf("snapshots %+v, want only the one at %d", pd.Snapshots, second.EndSnapshot)
 	}

@@ -276,6 +276,19 @@ func (s digestSource) ReadSnapshot(f segment.SnapshotFile) ([]segment.SnapshotEn
 
 // ---- cursors ----
 
+// openLogs starts walks of the batches of a and b (Node.open); done
+// closes both.
+func openLogs(a, b Node) (ca, cb chainCursor, done func(), err error) {
+	if ca, err = a.open(); err != nil {
+		return nil, nil, nil, err
+	}
+	if cb, err = b.open(); err != nil {
+		ca.Close()
+		return nil, nil, nil, err
+	}
+	return ca, cb, func() { cb.Close(); ca.Close() }, nil
+}
+
 // chainCursor is a walk of a node's batches, in log order, as the chain
 // verifier reads it: logCursor over a directory, digestCursor over a
 // digest. The current batch is also a batchView.

@@ -30,18 +30,9 @@ func TestMirrorRefusals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		barriertest.HoldBrokerLock(t, filepath.Join(filepath.Dir(dst), segment.LockName))
-		before := barriertest.SnapDir(t, filepath.Dir(dst))
-		_, err = PlanMirror(src, dst, mirrorOpts(-1))
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != edit.RefuseLocked {
-			t.Fatalf("plan: %v", err)
-		}
-		_, err = Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")})
-		if !errors.As(err, &re) || re.Reason != edit.RefuseLocked {
-			t.Fatalf("apply: %v", err)
-		}
-		barriertest.AssertUnchanged(t, before, filepath.Dir(dst))
+		barriertest.RefusedWhileLocked(t, filepath.Dir(dst),
+			func() error { _, err := PlanMirror(src, dst, mirrorOpts(-1)); return err },
+			func() error { _, err := Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")}); return err })
 	})
 
 	t.Run("topic-id", func(t *testing.T) {
@@ -59,8 +50,7 @@ func TestMirrorRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := PlanMirror(src, dst, mirrorOpts(-1))
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != RefuseTopicID {
+		if !barriertest.IsRefusal(err, RefuseTopicID) {
 			t.Fatalf("want a topic-id refusal, got %v", err)
 		}
 	})
@@ -98,8 +88,7 @@ func TestMirrorRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = PlanMirror(src, dst, mirrorOpts(-1))
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != edit.RefusePending {
+		if !barriertest.IsRefusal(err, edit.RefusePending) {
 			t.Fatalf("want operation-pending, got %v", err)
 		}
 	})
@@ -107,8 +96,7 @@ func TestMirrorRefusals(t *testing.T) {
 	t.Run("same-directory", func(t *testing.T) {
 		src, _ := mirrorPair(t)
 		_, err := PlanMirror(src, src+"/", mirrorOpts(-1))
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != RefuseSameDir {
+		if !barriertest.IsRefusal(err, RefuseSameDir) {
 			t.Fatalf("want same-directory, got %v", err)
 		}
 	})

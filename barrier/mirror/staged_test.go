@@ -62,20 +62,7 @@ func stagedMirrorSeg(t *testing.T, prefix, segBytes int64, tamper func(p *Plan))
 // a clean mirror and for one whose planned index is wrong.
 func TestMirrorStagedCheckIsVerify(t *testing.T) {
 	p, j := stagedMirror(t, nil)
-	v, ok := j.staged.verdict()
-	if !ok {
-		t.Fatal("the staged check gave no verdict")
-	}
-	if !v.OK() || v.Compared == 0 || v.Compared != p.Copied.Batches {
-		t.Fatalf("staged verdict %+v for %d copied batches", v, p.Copied.Batches)
-	}
-	want, err := Verify(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(v, want) {
-		t.Fatalf("staged verdict %+v, Verify %+v", v, want)
-	}
+	wantCleanStaged(t, p, j, "the staged check")
 
 	// A planned index entry that does not match its batch is found on the
 	// staged batches, as Verify finds it in the committed file.
@@ -92,18 +79,8 @@ func TestMirrorStagedCheckIsVerify(t *testing.T) {
 		}
 		t.Fatal("no index entry planned")
 	})
-	v, ok = j.staged.verdict()
-	if !ok {
-		t.Fatal("the staged check gave no verdict")
-	}
-	if v.OK() || len(v.IndexProblems) != 1 || !strings.HasPrefix(v.IndexProblems[0], strings.TrimSuffix(name, segment.IndexSuffix)) {
+	if v := stagedIsVerify(t, p, j, "the staged check"); v.OK() || len(v.IndexProblems) != 1 || !strings.HasPrefix(v.IndexProblems[0], strings.TrimSuffix(name, segment.IndexSuffix)) {
 		t.Fatalf("a wrong index entry not found on the staged batches: %+v", v)
-	}
-	if want, err = Verify(p); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(v, want) {
-		t.Fatalf("staged verdict %+v, Verify %+v", v, want)
 	}
 }
 
@@ -171,20 +148,7 @@ func TestMirrorAppendVerifiedOnReadBack(t *testing.T) {
 	if p.AppendSegment < 0 || len(p.AbortedTxns) == 0 {
 		t.Fatalf("the fixture's second mirror appends to segment %d with %d aborted transactions: not the case tested", p.AppendSegment, len(p.AbortedTxns))
 	}
-	v, ok := j.staged.verdict()
-	if !ok {
-		t.Fatal("the append's read-back gave no verdict")
-	}
-	if !v.OK() || v.Compared == 0 || v.Compared != p.Copied.Batches {
-		t.Fatalf("read-back verdict %+v for %d copied batches", v, p.Copied.Batches)
-	}
-	want, err := Verify(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(v, want) {
-		t.Fatalf("read-back verdict %+v, Verify %+v", v, want)
-	}
+	wantCleanStaged(t, p, j, "the append's read-back")
 	for _, tc := range []struct {
 		what   string
 		suffix string
@@ -208,19 +172,8 @@ func TestMirrorAppendVerifiedOnReadBack(t *testing.T) {
 			}
 			t.Fatalf("%s: no %s planned", tc.what, tc.suffix)
 		})
-		v, ok := j.staged.verdict()
-		if !ok {
-			t.Fatalf("%s: the append's read-back gave no verdict", tc.what)
-		}
-		if v.OK() {
+		if v := stagedIsVerify(t, p, j, tc.what+": the append's read-back"); v.OK() {
 			t.Fatalf("%s: a wrong one not found on the read-back: %+v", tc.what, v)
-		}
-		want, err := Verify(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(v, want) {
-			t.Fatalf("%s: read-back verdict %+v, Verify %+v", tc.what, v, want)
 		}
 	}
 }
@@ -237,15 +190,33 @@ func TestMirrorAppendAndRollVerifiedOnReadBack(t *testing.T) {
 	if p.AppendSegment < 0 || len(p.SegmentsCreated) == 0 {
 		t.Fatalf("the mirror continues segment %d and creates %v: not the case tested", p.AppendSegment, p.SegmentsCreated)
 	}
+	wantCleanStaged(t, p, j, "the read-back")
+}
+
+// stagedIsVerify is the verdict of j's staged check (what), failing t
+// when it gives none, or one other than Verify gives reading p's
+// committed files back.
+func stagedIsVerify(t *testing.T, p *Plan, j *job, what string) *Verification {
+	t.Helper()
 	v, ok := j.staged.verdict()
 	if !ok {
-		t.Fatal("the read-back gave no verdict")
+		t.Fatalf("%s gave no verdict", what)
 	}
 	want, err := Verify(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !v.OK() || !reflect.DeepEqual(v, want) {
-		t.Fatalf("read-back verdict %+v, Verify %+v", v, want)
+	if !reflect.DeepEqual(v, want) {
+		t.Fatalf("%s: verdict %+v, Verify %+v", what, v, want)
+	}
+	return v
+}
+
+// wantCleanStaged checks that j's staged check (what) is Verify's verdict
+// and clean, every copied batch compared.
+func wantCleanStaged(t *testing.T, p *Plan, j *job, what string) {
+	t.Helper()
+	if v := stagedIsVerify(t, p, j, what); !v.OK() || v.Compared == 0 || v.Compared != p.Copied.Batches {
+		t.Fatalf("%s: verdict %+v for %d copied batches", what, v, p.Copied.Batches)
 	}
 }

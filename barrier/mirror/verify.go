@@ -19,15 +19,15 @@ type Verification struct {
 	// with the source's, every byte (partitionLeaderEpoch included): in
 	// the committed files, or, for a mirror into an empty destination, in
 	// the staged files the commit renamed into place (stagedCheck).
-	Compared int64 `json:"compared"`
+	Compared int64
 	// Mismatch describes the first difference, "" when none.
-	Mismatch string `json:"mismatch,omitempty"`
+	Mismatch string
 	// IndexProblems are kafka-dump-log --verify-index findings for the
 	// segments the mirror wrote.
-	IndexProblems []string `json:"indexProblems"`
+	IndexProblems []string
 	// TxnIndexProblems: the .txnindex entries of the written segments
 	// differ from the aborted transactions a replay computes.
-	TxnIndexProblems []string `json:"txnIndexProblems"`
+	TxnIndexProblems []string
 }
 
 // OK reports a clean verification.

@@ -75,11 +75,21 @@ func prepare(source, target string, opts Options) (*verification, error) {
 		v.srcCfg.txns = sync.OnceValues(func() (txnState, error) { return replayTxns(spd, v.rep.Source.LogStart) })
 		v.srcCfg.readCommitted = true
 	}
-	if err := v.readSyncs(); err != nil {
-		return nil, err
-	}
-	if err := v.readCheckpoints(); err != nil {
-		return nil, err
+	// The offset syncs of the source partition and the checkpoints of
+	// the target's, when given: found by the partitions' names.
+	for _, r := range []struct {
+		topic, flag string
+		read        func() error
+	}{{opts.OffsetSyncs, "--offset-syncs", v.readSyncs}, {opts.Checkpoints, "--checkpoints", v.readCheckpoints}} {
+		if r.topic == "" {
+			continue
+		}
+		if err := v.named(r.flag); err != nil {
+			return nil, err
+		}
+		if err := r.read(); err != nil {
+			return nil, err
+		}
 	}
 	return v, nil
 }
@@ -152,14 +162,9 @@ func eachRecord(dir string, fn func(offset int64, key, value []byte)) error {
 	return nil
 }
 
-// readSyncs reads the offset syncs of the source partition.
+// readSyncs reads the offset syncs of the source partition (prepare:
+// Options.OffsetSyncs is set and the partitions are named).
 func (v *verification) readSyncs() error {
-	if v.opts.OffsetSyncs == "" {
-		return nil
-	}
-	if err := v.named("--offset-syncs"); err != nil {
-		return err
-	}
 	src := &v.rep.Source
 	seen := map[[2]int64]bool{}
 	err := eachRecord(v.opts.OffsetSyncs, func(off int64, key, value []byte) {
@@ -225,14 +230,9 @@ func (v *verification) undecodable(dir, what string, off int64, err error) {
 }
 
 // readCheckpoints reads the checkpoints of the target partition, and
-// finds those for partitions without offset syncs.
+// finds those for partitions without offset syncs (prepare:
+// Options.Checkpoints is set and the partitions are named).
 func (v *verification) readCheckpoints() error {
-	if v.opts.Checkpoints == "" {
-		return nil
-	}
-	if err := v.named("--checkpoints"); err != nil {
-		return err
-	}
 	tgt := &v.rep.Target
 	topic := mm2rec.TopicOf(filepath.Base(filepath.Clean(v.opts.Checkpoints)))
 	mirrored := v.mirroredPartitions()

@@ -1,12 +1,14 @@
 package mm2
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/barrier/mm2/mm2test"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
@@ -340,5 +342,27 @@ func TestNothingCopied(t *testing.T) {
 		if got := kinds(rep); got != c.want || rep.OK() != c.ok {
 			t.Errorf("a target of %d foreign records: %s, ok %v", c.records, got, rep.OK())
 		}
+	}
+}
+
+// TestTranslationNeedsNames: offset syncs or checkpoints are matched to
+// the partitions by their directories' names; a target directory not
+// named <topic>-<partition> is a *NameError naming the flag that needed
+// it, and without either flag the name is not asked for.
+func TestTranslationNeedsNames(t *testing.T) {
+	f := newFixture(t, mm2test.SourceOptions{Records: 20}, mm2test.Options{})
+	unnamed := filepath.Join(t.TempDir(), "replica")
+	barriertest.CopyTree(t, f.tgt, unnamed)
+	for _, tc := range []struct {
+		flag string
+		opts Options
+	}{{"--offset-syncs", Options{OffsetSyncs: f.syncs}}, {"--checkpoints", Options{Checkpoints: f.cps}}} {
+		var ne *NameError
+		if _, err := Verify(f.src, unnamed, tc.opts); !errors.As(err, &ne) || ne.Flag != tc.flag || ne.Dir != unnamed {
+			t.Errorf("%s with an unnamed target: %v, want a name error for the flag", tc.flag, err)
+		}
+	}
+	if _, err := Verify(f.src, unnamed, Options{}); err != nil {
+		t.Errorf("no translation to check: %v", err)
 	}
 }

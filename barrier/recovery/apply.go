@@ -55,3 +55,7 @@ func place(p *Plan, dir, logDir string) error {
 	p.Dir, p.LogDir, p.Resume = dir, logDir, nil
 	return nil
 }
+
+// resumes marks p, the plan an interrupted repair's journal recorded,
+// with how far it got (planedit.Start).
+func (p *Plan) resumes(r *edit.Interrupted) { p.Resume = r }

@@ -10,7 +10,6 @@ import (
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/finding"
-	"github.com/kseg/kseg/segment/kafkaoracle"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -40,10 +39,7 @@ func TestRepairAllWithLogStartInsideASegment(t *testing.T) {
 // A stray snapshot beside the one written at the new log end:
 // removeStraySnapshots keeps only the newest stray.
 func TestRepairLeavesWhatTheBrokerLoads(t *testing.T) {
-	dir, err := kafkaoracle.Stage(filepath.Join("..", "..", "testdata", "partitions", "orders-0"), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := barriertest.Staged(t, filepath.Join("..", "..", "testdata", "partitions", "orders-0"))
 	// Epoch 6 from offset 71, the last batch (71..72, 141 bytes at 1199),
 	// which a crash tore.
 	epochs := []segment.EpochEntry{{Epoch: 3, StartOffset: 0}, {Epoch: 5, StartOffset: 40}, {Epoch: 6, StartOffset: 71}}
@@ -83,10 +79,7 @@ func TestRepairLeavesWhatTheBrokerLoads(t *testing.T) {
 // load (truncateAndReload drops those at or below the log start), so the
 // repair writes none (issue 27, item 4: it wrote 00000000000000000000.snapshot).
 func TestRepairWritesNoSnapshotAtTheLogStart(t *testing.T) {
-	dir, err := kafkaoracle.Stage(filepath.Join("..", "..", "testdata", "broken", "torn-tail", "events-0"), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := barriertest.Staged(t, filepath.Join("..", "..", "testdata", "broken", "torn-tail", "events-0"))
 	if err := os.Truncate(filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix)), 50); err != nil {
 		t.Fatal(err)
 	}
@@ -97,10 +90,7 @@ func TestRepairWritesNoSnapshotAtTheLogStart(t *testing.T) {
 	if _, err := Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "backup")}); err != nil {
 		t.Fatal(err)
 	}
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := barriertest.OpenDir(t, dir)
 	if len(pd.Snapshots) != 0 {
 		t.Errorf("snapshots after the repair: %+v; the broker deletes a snapshot at the log start", pd.Snapshots)
 	}

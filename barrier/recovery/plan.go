@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/kseg/kseg/barrier/internal/planedit"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
@@ -203,18 +204,13 @@ func planRepair(dir string, opts Options, verifying bool) (*Plan, error) {
 	logDir := segment.LogDirOf(dir)
 	var blocked error
 	if !verifying {
-		blocked = edit.CheckWritable(logDir, dir, opts.checkWritable)
-		if blocked != nil && !edit.Deferred(blocked) {
-			return nil, blocked
-		}
-		pending, resume, err := edit.Pending(dir, EditKind)
+		var pending *Plan
+		pending, blocked, err = planedit.Start(logDir, dir, dir, EditKind, opts.checkWritable, (*Plan).resumes)
 		if err != nil {
-			return nil, cmp.Or(blocked, err)
+			return nil, err
 		}
 		if pending != nil {
-			p := pending.Plan().(*Plan)
-			p.Resume = resume
-			return p, blocked
+			return pending, blocked
 		}
 	}
 	if opts.IndexIntervalBytes == 0 {

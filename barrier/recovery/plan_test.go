@@ -59,10 +59,7 @@ func assertRepaired(t *testing.T, name, dir string) {
 	if p := mustPlanRepair(t, dir, Options{}); !p.NothingToDo {
 		t.Fatalf("%s: a second plan still has %d operations: %+v", name, len(p.Ops), p.Ops)
 	}
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pd := barriertest.OpenDir(t, dir)
 	for _, s := range pd.Segments {
 		if s.Log == "" {
 			t.Fatalf("%s: orphaned index files at %d", name, s.BaseOffset)
@@ -133,8 +130,7 @@ func TestRepairCorpus(t *testing.T) {
 			dir := writeCase(t, c, cc)
 			p, err := PlanRepair(dir, Options{})
 			if cc.Expect.Kind == segtest.KindOffsetOverflow {
-				var re *edit.RefusalError
-				if !errors.As(err, &re) || re.Reason != RefuseOffsetOverflow {
+				if !barriertest.IsRefusal(err, RefuseOffsetOverflow) {
 					t.Fatalf("PlanRepair: %v, want a %s refusal", err, RefuseOffsetOverflow)
 				}
 				return
@@ -320,8 +316,7 @@ func TestRepairRefusals(t *testing.T) {
 				o.checkWritable = func(string) (bool, string, error) { return false, "the file system is mounted read-only", nil }
 			}
 			_, err := PlanRepair(dir, o)
-			var re *edit.RefusalError
-			if !errors.As(err, &re) || re.Reason != tc.reason {
+			if !barriertest.IsRefusal(err, tc.reason) {
 				t.Fatalf("PlanRepair: %v, want %s", err, tc.reason)
 			}
 			barriertest.AssertUnchanged(t, before, filepath.Dir(dir))
@@ -431,8 +426,7 @@ func TestApplyRefusesAJournalThatAppearedSincePlanning(t *testing.T) {
 		half = barriertest.SnapDir(t, dir)
 		return nil
 	}})
-	var re *edit.RefusalError
-	if !errors.As(err, &re) || re.Reason != edit.RefusePending {
+	if !barriertest.IsRefusal(err, edit.RefusePending) {
 		t.Fatalf("apply over another run's journal: %v, want a %s refusal", err, edit.RefusePending)
 	}
 	barriertest.AssertUnchanged(t, half, dir)

@@ -14,14 +14,14 @@ import (
 // Verification is the read-back check of a repair.
 type Verification struct {
 	// Replan lists what a new plan would still do ("" entries: none).
-	Replan []string `json:"replan"`
+	Replan []string
 	// IndexProblems are kafka-dump-log --verify-index findings for the
 	// examined segments.
-	IndexProblems []string `json:"indexProblems"`
+	IndexProblems []string
 	// SnapshotProblems are snapshots from the first examined segment on
 	// that do not MATCH the state rebuilt from the log (replay-psm
 	// --check-snapshots).
-	SnapshotProblems []string `json:"snapshotProblems"`
+	SnapshotProblems []string
 }
 
 // OK reports a clean verification.

@@ -94,8 +94,7 @@ func (r *groupsReplay) apply(rec *record) error {
 	}
 	gr, err := r.dec.ConsumerOffsets(rec.Key, rec.Value)
 	if err != nil {
-		r.findings = append(r.findings, newFinding(finding.CorruptRecords, ConsumerOffsetsTopic, r.dir, rec.Offset,
-			fmt.Sprintf("record at offset %d does not decode: %v", rec.Offset, err)))
+		r.findings = append(r.findings, undecodable(ConsumerOffsetsTopic, r.dir, rec.Offset, err))
 		return nil
 	}
 	switch gr.Kind {

@@ -156,14 +156,7 @@ func TestDecodersAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		o := cluster.GroupsOptions{Jobs: 2, PSM: psmDefaults()}
-		a, err := cluster.LoadGroups(inv, cluster.SchemaDecoder{}, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := cluster.LoadGroups(inv, kmsgDecoder{}, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a, b := byBoth(t, func(dec cluster.Decoder) (*cluster.GroupsView, error) { return cluster.LoadGroups(inv, dec, o) })
 		if len(a.Groups) == 0 && !strings.Contains(dir, "DonaldY") && !strings.Contains(dir, "yuanliubei") { // those two end in tombstones
 			t.Errorf("%s: no group", dir)
 		}
@@ -172,16 +165,23 @@ func TestDecodersAgree(t *testing.T) {
 		}
 		to := cluster.DefaultTxnsOptions()
 		to.NumPartitions = 1
-		ta, err := cluster.LoadTxns(inv, cluster.SchemaDecoder{}, to)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tb, err := cluster.LoadTxns(inv, kmsgDecoder{}, to)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ta, tb := byBoth(t, func(dec cluster.Decoder) (*cluster.TxnsView, error) { return cluster.LoadTxns(inv, dec, to) })
 		if !reflect.DeepEqual(ta.Transactions, tb.Transactions) || !reflect.DeepEqual(ta.Open, tb.Open) {
 			t.Errorf("%s: the decoders disagree on transactions:\nschema %+v\nkmsg   %+v", dir, ta.Transactions, tb.Transactions)
 		}
 	}
+}
+
+// byBoth is what load makes of the log directories with kseg's schema
+// decoder and with kmsg's.
+func byBoth[V any](t *testing.T, load func(cluster.Decoder) (V, error)) (schema, kmsg V) {
+	t.Helper()
+	var err error
+	if schema, err = load(cluster.SchemaDecoder{}); err != nil {
+		t.Fatal(err)
+	}
+	if kmsg, err = load(kmsgDecoder{}); err != nil {
+		t.Fatal(err)
+	}
+	return schema, kmsg
 }

@@ -25,6 +25,12 @@ func newFinding(k finding.Kind, subject, dir string, offset int64, msg string) f
 	return f
 }
 
+// undecodable is the corrupt-records finding of the record at offset in
+// topic's partition directory dir that the decoder does not read (err).
+func undecodable(topic, dir string, offset int64, err error) finding.Finding {
+	return newFinding(finding.CorruptRecords, topic, dir, offset, fmt.Sprintf("record at offset %d does not decode: %v", offset, err))
+}
+
 // record is one record of an internal-topic partition as scanned. Key and
 // Value alias the decoder's buffers and are valid during the callback only.
 type record struct {

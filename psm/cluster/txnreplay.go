@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"fmt"
 	"hash/maphash"
 	"math/bits"
 
@@ -210,8 +209,7 @@ func (t *txnReplay) record(r *record) error {
 	}
 	tr, err := t.dec.TransactionState(r.Key, r.Value)
 	if err != nil {
-		t.findings = append(t.findings, newFinding(finding.CorruptRecords, TransactionStateTopic, t.dir, r.Offset,
-			fmt.Sprintf("record at offset %d does not decode: %v", r.Offset, err)))
+		t.findings = append(t.findings, undecodable(TransactionStateTopic, t.dir, r.Offset, err))
 		return nil
 	}
 	i := t.findString(tr.TransactionalID)

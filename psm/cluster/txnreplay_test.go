@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // TestTxnReplayIndex: the replay's open-addressed index and paged
@@ -64,5 +67,35 @@ func TestTxnReplayIndex(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Fatalf("appendTo: %d ids, want %d", len(got), len(want))
+	}
+}
+
+// TestReplaysReportUndecodableRecords: a __consumer_offsets or
+// __transaction_state record whose key is cut short (an OffsetCommitKey,
+// a TransactionLogKey, whose string runs past its end) is a
+// corrupt-records finding at its offset, naming the topic and the
+// partition directory, and the replay goes on.
+func TestReplaysReportUndecodableRecords(t *testing.T) {
+	groups, txns := newGroupsReplay(SchemaDecoder{}, "g-dir"), newTxnReplay(SchemaDecoder{}, "t-dir")
+	for _, tc := range []struct {
+		topic, dir string
+		key        []byte
+		apply      func(*record) error
+		findings   *[]finding.Finding
+	}{
+		{ConsumerOffsetsTopic, "g-dir", []byte{0, 1, 0, 5, 'g'}, groups.apply, &groups.findings},
+		{TransactionStateTopic, "t-dir", []byte{0, 0, 0, 5, 't'}, txns.record, &txns.findings},
+	} {
+		if err := tc.apply(&record{Offset: 7, Key: tc.key, Value: []byte{0, 0}}); err != nil {
+			t.Fatalf("%s: %v", tc.topic, err)
+		}
+		if len(*tc.findings) != 1 {
+			t.Fatalf("%s: findings %v, want one", tc.topic, *tc.findings)
+		}
+		f := (*tc.findings)[0]
+		if f.Kind != finding.CorruptRecords || f.Subject != tc.topic || f.PartitionDir != tc.dir || f.Offset != 7 ||
+			!strings.HasPrefix(f.Message, "record at offset 7 does not decode: ") {
+			t.Errorf("%s: %+v", tc.topic, f)
+		}
 	}
 }

@@ -188,19 +188,17 @@ func TestTypedDecoderAgrees(t *testing.T) {
 	if typed < n*9/10 {
 		t.Errorf("only %d of %d records took the typed path", typed, n)
 	}
-	for _, r := range mutations(rng, offsets) {
-		got, ok := typedConsumerOffsets(r.key, r.value)
-		want, err := genericConsumerOffsets(r.key, r.value)
-		if !ok {
-			continue
-		}
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Fatalf("key %x value %x:\ntyped   %+v\ngeneric %+v (%v)", r.key, r.value, got, want, err)
-		}
-	}
-	for _, r := range mutations(rng, txns) {
-		got, ok := typedTransactionState(r.key, r.value)
-		want, err := genericTransactionState(r.key, r.value)
+	agree(t, mutations(rng, offsets), typedConsumerOffsets, genericConsumerOffsets)
+	agree(t, mutations(rng, txns), typedTransactionState, genericTransactionState)
+}
+
+// agree fails t on the first record of rs that the typed decoder reads
+// (ok) other than the generic reader does.
+func agree[R any](t *testing.T, rs []kv, typed func(key, value []byte) (R, bool), generic func(key, value []byte) (R, error)) {
+	t.Helper()
+	for _, r := range rs {
+		got, ok := typed(r.key, r.value)
+		want, err := generic(r.key, r.value)
 		if !ok {
 			continue
 		}
