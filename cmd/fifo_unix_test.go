@@ -4,10 +4,6 @@ package cmd
 
 import (
 	"context"
-	"crypto/sha256"
-	"fmt"
-	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,7 +90,7 @@ func fifoCase(t *testing.T, healthy, src, name, part, target string, argsOf func
 	if err := syscall.Mkfifo(file, 0o644); err != nil {
 		t.Skipf("cannot make a FIFO here: %v", err)
 	}
-	before := regularState(t, ld)
+	before := clitest.WalkState(t, ld)
 	args := argsOf(ld, src, c.part, file, filepath.Join(t.TempDir(), "b"))
 	type result struct {
 		code        int
@@ -117,37 +113,7 @@ func fifoCase(t *testing.T, healthy, src, name, part, target string, argsOf func
 	case <-time.After(10 * time.Second):
 		t.Fatalf("%s with a FIFO at %s: still running after 10 s", c.name, target)
 	}
-	if after := regularState(t, ld); !maps.Equal(after, before) {
-		t.Errorf("%s with a FIFO at %s changed the log directory", c.name, target)
+	if diffs := clitest.DiffState(before, clitest.WalkState(t, ld)); len(diffs) > 0 {
+		t.Errorf("%s with a FIFO at %s changed the log directory:\n%s", c.name, target, strings.Join(diffs, "\n"))
 	}
-}
-
-// regularState is the content and mtime of every regular file under dir
-// and the names of the others (walkState would block reading the FIFO).
-func regularState(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		st, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if !st.Mode().IsRegular() {
-			out[p] = st.Mode().String()
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		out[p] = fmt.Sprintf("%x %s", sha256.Sum256(b), st.ModTime())
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

@@ -374,15 +374,20 @@ func Exec(t *testing.T, args ...string) (int, string, string) {
 	return r.Code, r.Stdout, r.Stderr
 }
 
-type injFile struct {
+// Entry is what WalkState records of one path: its mode and modification
+// time, and a regular file's SHA-256. Other files (a FIFO, a socket) are
+// not opened: reading a FIFO would block.
+type Entry struct {
+	Mode  fs.FileMode
+	MTime time.Time
 	Sum   string
-	mtime time.Time
 }
 
-// WalkState records content and mtime of everything under dir.
-func WalkState(t *testing.T, dir string) map[string]injFile {
+// WalkState records every path under dir (relative to it), the directory
+// itself included: what a command that must change nothing is held to.
+func WalkState(t *testing.T, dir string) map[string]Entry {
 	t.Helper()
-	out := map[string]injFile{}
+	out := map[string]Entry{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -391,17 +396,17 @@ func WalkState(t *testing.T, dir string) map[string]injFile {
 		if err != nil {
 			return err
 		}
-		f := injFile{mtime: st.ModTime()}
-		if !d.IsDir() {
+		e := Entry{Mode: st.Mode(), MTime: st.ModTime()}
+		if st.Mode().IsRegular() {
 			b, err := os.ReadFile(p)
 			if err != nil {
 				return err
 			}
 			h := sha256.Sum256(b)
-			f.Sum = hex.EncodeToString(h[:])
+			e.Sum = hex.EncodeToString(h[:])
 		}
 		rel, _ := filepath.Rel(dir, p)
-		out[rel] = f
+		out[rel] = e
 		return nil
 	})
 	if err != nil {
@@ -410,19 +415,38 @@ func WalkState(t *testing.T, dir string) map[string]injFile {
 	return out
 }
 
-func AssertSameState(t *testing.T, before map[string]injFile, dir string) {
-	t.Helper()
-	after := WalkState(t, dir)
-	for k, b := range before {
-		a, ok := after[k]
-		if !ok || a.Sum != b.Sum || !a.mtime.Equal(b.mtime) {
-			t.Fatalf("%s changed (content or mtime)", k)
+// DiffState lists, sorted, what differs between two WalkStates of one
+// tree: a path removed or created, a mode, an mtime, a file's content.
+func DiffState(before, after map[string]Entry) []string {
+	var diffs []string
+	for p, b := range before {
+		a, ok := after[p]
+		switch {
+		case !ok:
+			diffs = append(diffs, p+": removed")
+		case a.Mode != b.Mode:
+			diffs = append(diffs, p+": mode "+b.Mode.String()+" -> "+a.Mode.String())
+		case !a.MTime.Equal(b.MTime):
+			diffs = append(diffs, p+": mtime "+b.MTime.String()+" -> "+a.MTime.String())
+		case a.Sum != b.Sum:
+			diffs = append(diffs, p+": content changed")
 		}
 	}
-	for k := range after {
-		if _, ok := before[k]; !ok {
-			t.Fatalf("%s appeared", k)
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			diffs = append(diffs, p+": created")
 		}
+	}
+	slices.Sort(diffs)
+	return diffs
+}
+
+// AssertSameState fails the test if dir is no longer as before recorded
+// it.
+func AssertSameState(t *testing.T, before map[string]Entry, dir string) {
+	t.Helper()
+	if diffs := DiffState(before, WalkState(t, dir)); len(diffs) > 0 {
+		t.Fatalf("%s changed:\n%s", dir, strings.Join(diffs, "\n"))
 	}
 }
 
