@@ -101,10 +101,9 @@ func callName(e ast.Expr) string {
 func TestCLINamesTheFlag(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	torn := filepath.Join(root, "logs", "events-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "broken", "torn-tail", "events-0"), torn)
+	torn := clitest.Fixture(t, "broken/torn-tail/events-0", filepath.Join(root, "logs", "events-0"))
 	a, b := filepath.Join(root, "a", "orders-0"), filepath.Join(root, "b", "orders-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), a)
+	clitest.Fixture(t, "partitions/orders-0", a)
 	if err := os.MkdirAll(filepath.Dir(b), 0o755); err != nil {
 		t.Fatal(err)
 	}

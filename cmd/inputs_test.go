@@ -252,8 +252,8 @@ func TestReadmeStatesTheInputRule(t *testing.T) {
 // replay-psm).
 func TestSymlinkedPartitionInLogDir(t *testing.T) {
 	ld, elsewhere := t.TempDir(), t.TempDir()
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), filepath.Join(ld, "orders-0"))
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), filepath.Join(elsewhere, "txn-0"))
+	clitest.Fixture(t, "partitions/orders-0", filepath.Join(ld, "orders-0"))
+	clitest.Fixture(t, "partitions/txn-0", filepath.Join(elsewhere, "txn-0"))
 	if err := os.Symlink(filepath.Join(elsewhere, "txn-0"), filepath.Join(ld, "txn-0")); err != nil {
 		t.Skipf("no symbolic links here: %v", err)
 	}
@@ -273,8 +273,7 @@ func TestSymlinkedPartitionInLogDir(t *testing.T) {
 // directory is expected is a usage error. (A log directory with a
 // partition that cannot be read is TestOneUnreadablePartitionNeverStopsALogDir's.)
 func TestViewsTakeLogDirectories(t *testing.T) {
-	ld := filepath.Join(t.TempDir(), "broker-1")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "logdirs", "broker-1"), ld)
+	ld := clitest.Fixture(t, "logdirs/broker-1", filepath.Join(t.TempDir(), "broker-1"))
 	// A partition directory given where a log directory is expected.
 	s, _, errb := ui.TestStreams()
 	if code := Run(context.Background(), []string{"groups", filepath.Join(ld, "orders-0")}, s); code != ui.ExitUsage || !strings.Contains(errb.String(), "a partition directory, not a log directory") {

@@ -98,12 +98,9 @@ func TestPluralsAgree(t *testing.T) {
 func TestMessagesAgreeAcrossCommands(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	logdir := filepath.Join(root, "logs")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "logdirs", "healthy"), logdir)
-	broker1 := filepath.Join(root, "broker-1")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "logdirs", "broker-1"), broker1)
-	parts := filepath.Join(root, "parts")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions"), parts)
+	logdir := clitest.Fixture(t, "logdirs/healthy", filepath.Join(root, "logs"))
+	broker1 := clitest.Fixture(t, "logdirs/broker-1", filepath.Join(root, "broker-1"))
+	parts := clitest.Fixture(t, "partitions", filepath.Join(root, "parts"))
 
 	// Count lines: stdout, and nothing on stderr.
 	for _, c := range []struct {
@@ -130,8 +127,8 @@ func TestMessagesAgreeAcrossCommands(t *testing.T) {
 	// Severities: the same words everywhere.
 	sevRE := regexp.MustCompile(`(?m)^\s*(error|warning|warn|info|Error|Warning|WARN) [a-z]+-[a-z-]+\b`)
 	a, b := filepath.Join(root, "a", "events-0"), filepath.Join(root, "b", "events-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "broken", "crc-mismatch", "events-0"), a)
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "broken", "crc-mismatch", "events-0"), b)
+	clitest.Fixture(t, "broken/crc-mismatch/events-0", a)
+	clitest.Fixture(t, "broken/crc-mismatch/events-0", b)
 	for _, args := range [][]string{
 		{"verify-chain", a, b}, {"dump", a}, {"replay-psm", a}, {"groups", broker1}, {"txns", broker1}, {"metadata", broker1},
 		{"repair", "--dry-run", "--backup-dir", filepath.Join(root, "bk"), a},

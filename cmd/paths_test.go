@@ -22,28 +22,18 @@ func TestDotIsTheDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	part := filepath.Join(root, "a", "txn-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), part)
-	mirror := filepath.Join(root, "b", "txn-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), mirror)
+	part := clitest.Fixture(t, "partitions/txn-0", filepath.Join(root, "a", "txn-0"))
+	mirror := clitest.Fixture(t, "partitions/txn-0", filepath.Join(root, "b", "txn-0"))
 	dst := filepath.Join(root, "c", "txn-0")
-	logdir := filepath.Join(root, "logs")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "logdirs", "broker-1"), logdir)
+	logdir := clitest.Fixture(t, "logdirs/broker-1", filepath.Join(root, "logs"))
 	docs := filepath.Join(root, "docs")
 	for _, d := range []string{dst, docs} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	mm2 := filepath.Join(root, "b", "A.txn-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), mm2)
-	// A backup of a completed write, for restore.
-	written := filepath.Join(root, "w", "txn-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), written)
-	backup := filepath.Join(root, "backup")
-	if r := clitest.Run("inject-barrier", "--yes", "--timestamp", clitest.InjectTs, "--backup-dir", backup, written); r.Code != ui.ExitOK {
-		t.Fatalf("inject-barrier for a backup: exit %d\n%s", r.Code, r.Stderr)
-	}
+	mm2 := clitest.Fixture(t, "partitions/txn-0", filepath.Join(root, "b", "A.txn-0"))
+	backup := clitest.WrittenBackup(t, root, "txn-0")
 	link := filepath.Join(root, "current")
 	if err := os.Symlink(part, link); err != nil {
 		t.Fatal(err)

@@ -38,8 +38,7 @@ func TestQuietSilencesSummaries(t *testing.T) {
 // stderr; stdout holds the plan only.
 func TestWarningsOnStderr(t *testing.T) {
 	ld := t.TempDir()
-	src := filepath.Join(ld, "orders-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), src)
+	src := clitest.Fixture(t, "partitions/orders-0", filepath.Join(ld, "orders-0"))
 	// An orphaned time index: inject-barrier and repair warn about it.
 	b, err := os.ReadFile(filepath.Join(src, "00000000000000000000.timeindex"))
 	if err != nil {
@@ -73,8 +72,7 @@ func TestWarningsOnStderr(t *testing.T) {
 // checkpoint it could not read; the help said -q left "nothing on stderr
 // but errors".
 func TestQuietKeepsWarnings(t *testing.T) {
-	ld := filepath.Join(t.TempDir(), "healthy")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "logdirs", "healthy"), ld)
+	ld := clitest.Fixture(t, "logdirs/healthy", filepath.Join(t.TempDir(), "healthy"))
 	// A partition.metadata that does not parse: the views warn and go on.
 	if err := os.WriteFile(filepath.Join(ld, "payments-0", "partition.metadata"), []byte("version: 9\n"), 0o644); err != nil {
 		t.Fatal(err)

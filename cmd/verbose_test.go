@@ -21,22 +21,13 @@ import (
 func TestVerboseOneMeaning(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
-	part := filepath.Join(tmp, "a", "orders-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), part)
-	mirror := filepath.Join(tmp, "b", "orders-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), mirror)
-	txn := filepath.Join(tmp, "a", "txn-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), txn)
+	part := clitest.Fixture(t, "partitions/orders-0", filepath.Join(tmp, "a", "orders-0"))
+	mirror := clitest.Fixture(t, "partitions/orders-0", filepath.Join(tmp, "b", "orders-0"))
+	txn := clitest.Fixture(t, "partitions/txn-0", filepath.Join(tmp, "a", "txn-0"))
 	if err := os.Mkdir(filepath.Join(tmp, "c"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// A backup of a completed write, for restore.
-	written := filepath.Join(tmp, "w", "orders-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), written)
-	backup := filepath.Join(tmp, "backup")
-	if r := clitest.Run("inject-barrier", "--timestamp", clitest.InjectTs, "--backup-dir", backup, written); r.Code != ui.ExitOK {
-		t.Fatalf("inject-barrier for a backup: exit %d\n%s", r.Code, r.Stderr)
-	}
+	backup := clitest.WrittenBackup(t, tmp, "orders-0")
 	logdir := filepath.Join("..", "testdata", "logdirs", "broker-1")
 	log0 := filepath.Join(part, "00000000000000000000.log")
 

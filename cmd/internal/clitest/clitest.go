@@ -356,11 +356,35 @@ func JSONLine(t *testing.T, out, typ string) map[string]any {
 	return nil
 }
 
+// CopyInputDir copies the directory src to dst (os.CopyFS: dst may exist,
+// no file in it may).
 func CopyInputDir(t *testing.T, src, dst string) {
 	t.Helper()
 	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Fixture copies testdata/<from> (a slash-separated path) to dst and
+// returns dst.
+func Fixture(t *testing.T, from, dst string) string {
+	t.Helper()
+	CopyInputDir(t, filepath.Join(TestdataDir, filepath.FromSlash(from)), dst)
+	return dst
+}
+
+// WrittenBackup is what restore takes: root/backup, the backup of a
+// completed write — inject-barrier over root/w/<name>, a copy of
+// testdata/partitions/<name> (--yes: txn-0's cut removes committed
+// records).
+func WrittenBackup(t *testing.T, root, name string) string {
+	t.Helper()
+	written := Fixture(t, "partitions/"+name, filepath.Join(root, "w", name))
+	backup := filepath.Join(root, "backup")
+	if r := Run("inject-barrier", "--yes", "--timestamp", InjectTs, "--backup-dir", backup, written); r.Code != ui.ExitOK {
+		t.Fatalf("inject-barrier for a backup: exit %d\n%s", r.Code, r.Stderr)
+	}
+	return backup
 }
 
 // InjectTs is the timestamp of the injected batches: a minute after the
