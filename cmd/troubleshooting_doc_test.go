@@ -26,19 +26,7 @@ func codeWords(t *testing.T) map[string]string {
 	words := map[string]string{}
 	for _, dir := range []string{filepath.Join("..", "barrier"), filepath.Join("..", "barrier", "mirror"),
 		filepath.Join("..", "barrier", "recovery"), filepath.Join("..", "segment", "edit")} {
-		pkgFiles, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, path := range pkgFiles {
-			if strings.HasSuffix(path, "_test.go") {
-				continue
-			}
-			f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			base := filepath.Base(path)
+		for base, f := range sourceFiles(t, dir) {
 			ast.Inspect(f, func(n ast.Node) bool {
 				vs, ok := n.(*ast.ValueSpec)
 				if !ok {
@@ -62,6 +50,28 @@ func codeWords(t *testing.T) map[string]string {
 		}
 	}
 	return words
+}
+
+// sourceFiles parses the non-test .go files of the package in dir, keyed
+// by file name.
+func sourceFiles(t *testing.T, dir string) map[string]*ast.File {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]*ast.File{}
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[filepath.Base(path)] = f
+	}
+	return files
 }
 
 // TestTroubleshootingCoversEveryKind: docs/troubleshooting.md names every
@@ -173,19 +183,8 @@ func TestGoldenSeveritiesAreTheRegistrys(t *testing.T) {
 // its way out fails here.
 func TestFailureModesDocumented(t *testing.T) {
 	dir := filepath.Join("..", "segment", "edit")
-	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var types []string
-	for _, path := range paths {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range sourceFiles(t, dir) {
 		for _, d := range f.Decls {
 			gd, ok := d.(*ast.GenDecl)
 			if !ok || gd.Tok != token.TYPE {
