@@ -177,21 +177,15 @@ var verifyChainScenarios = []struct {
 	{
 		name:  "in-sync",
 		about: "a/orders-0 is testdata/partitions/orders-0; b/orders-0 its mirror (kseg mirror).",
-		build: func(w *clitest.GoldenWork) {
-			w.CopyFixture("partitions/orders-0", "a/orders-0")
-			w.Mkdir("b/orders-0")
-			w.Setup("mirror", "--quiet", "--backup-dir", "backup/1", "a/orders-0", "b/orders-0")
-		},
+		build: mirroredOrders,
 		dirs: []string{"a/orders-0", "b/orders-0"}, exit: ui.ExitOK, status: "in-sync",
 	},
 	{
 		name:  "failed-over-chain",
 		about: "a/orders-0 is testdata/partitions/orders-0; b/orders-0 mirrors it and c/orders-0 mirrors b; then b fails over (kseg inject-barrier).",
 		build: func(w *clitest.GoldenWork) {
-			w.CopyFixture("partitions/orders-0", "a/orders-0")
-			w.Mkdir("b/orders-0")
+			mirroredOrders(w)
 			w.Mkdir("c/orders-0")
-			w.Setup("mirror", "--quiet", "--backup-dir", "backup/1", "a/orders-0", "b/orders-0")
 			w.Setup("mirror", "--quiet", "--backup-dir", "backup/2", "b/orders-0", "c/orders-0")
 			w.Setup("inject-barrier", "--quiet", "--backup-dir", "backup/3", "--source-cluster-id", "cluster-a", "b/orders-0")
 		},
@@ -217,9 +211,7 @@ var verifyChainScenarios = []struct {
 		name:  "damaged-copy",
 		about: "a/orders-0 is testdata/partitions/orders-0; b/orders-0 its mirror with byte 120 of the first batch overwritten.",
 		build: func(w *clitest.GoldenWork) {
-			w.CopyFixture("partitions/orders-0", "a/orders-0")
-			w.Mkdir("b/orders-0")
-			w.Setup("mirror", "--quiet", "--backup-dir", "backup/1", "a/orders-0", "b/orders-0")
+			mirroredOrders(w)
 			f, err := os.OpenFile(filepath.Join(w.Dir, "b/orders-0/00000000000000000000.log"), os.O_WRONLY, 0)
 			if err != nil {
 				w.T.Fatal(err)
@@ -231,6 +223,14 @@ var verifyChainScenarios = []struct {
 		},
 		dirs: []string{"a/orders-0", "b/orders-0"}, exit: ui.ExitFindings, kinds: []string{"mismatch", "crc-mismatch"}, status: "diverged",
 	},
+}
+
+// mirroredOrders is the working directory of most verify-chain scenarios:
+// a/orders-0 a copy of testdata/partitions/orders-0, b/orders-0 its mirror.
+func mirroredOrders(w *clitest.GoldenWork) {
+	w.CopyFixture("partitions/orders-0", "a/orders-0")
+	w.Mkdir("b/orders-0")
+	w.Setup("mirror", "--quiet", "--backup-dir", "backup/1", "a/orders-0", "b/orders-0")
 }
 
 // TestVerifyChainGolden records verify-chain over consistent and
