@@ -178,7 +178,7 @@ var verifyChainScenarios = []struct {
 		name:  "in-sync",
 		about: "a/orders-0 is testdata/partitions/orders-0; b/orders-0 its mirror (kseg mirror).",
 		build: mirroredOrders,
-		dirs: []string{"a/orders-0", "b/orders-0"}, exit: ui.ExitOK, status: "in-sync",
+		dirs:  []string{"a/orders-0", "b/orders-0"}, exit: ui.ExitOK, status: "in-sync",
 	},
 	{
 		name:  "failed-over-chain",
