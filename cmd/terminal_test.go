@@ -29,17 +29,38 @@ func TestColourDoesNotMoveText(t *testing.T) {
 		{"verify-chain", m[0], m[1]},
 		{"explain", "5", p("txn-0")},
 	} {
-		plain, _, _ := ui.TestStreams()
-		Run(context.Background(), append([]string{"--color", "never"}, args...), plain)
-		styled, _, _ := ui.TestStreams()
-		Run(context.Background(), append([]string{"--color", "always"}, args...), styled)
-		want := plain.Out.(interface{ String() string }).String()
-		got := styled.Out.(interface{ String() string }).String()
+		want := clitest.Run(append([]string{"--color", "never"}, args...)...).Stdout
+		got := clitest.Run(append([]string{"--color", "always"}, args...)...).Stdout
 		if !ansiEscape.MatchString(got) {
 			t.Fatalf("%v: --color always printed no escapes", args)
 		}
 		if stripped := ansiEscape.ReplaceAllString(got, ""); stripped != want {
 			t.Errorf("%v: styled output, escapes removed, differs from plain:\n%s\n--- plain:\n%s", args, stripped, want)
+		}
+	}
+}
+
+// TestColorFlagEndToEnd: the resolved colour reaches the output — ANSI
+// escapes with --color always even into a buffer, none by default or with
+// --color never, on the same data.
+func TestColorFlagEndToEnd(t *testing.T) {
+	dir := clitest.TestdataDir + "/partitions/orders-0"
+	for _, tc := range []struct {
+		args []string
+		esc  bool
+	}{
+		{[]string{"dump", dir}, false},
+		{[]string{"--color", "never", "dump", dir}, false},
+		{[]string{"--color", "always", "dump", dir}, true},
+		{[]string{"--color", "always", "dump", "-o", "json", dir}, false}, // JSON is never styled
+		{[]string{"--color", "always", "explain", "3", dir}, true},
+	} {
+		r := clitest.Run(tc.args...)
+		if r.Code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, r.Code, r.Stderr)
+		}
+		if got := strings.Contains(r.Stdout, "\x1b["); got != tc.esc {
+			t.Errorf("%v: escape codes %v, want %v", tc.args, got, tc.esc)
 		}
 	}
 }
