@@ -1,12 +1,12 @@
 package cmd
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -14,15 +14,8 @@ import (
 // plan's file operations as a table with --output table, and still change
 // nothing on a dry run.
 func TestWriteCommandsTableOutput(t *testing.T) {
-	src := filepath.Join("..", "testdata", "partitions", "txn-0")
-	if _, err := os.Stat(src); err != nil {
-		t.Skip("testdata/partitions/txn-0 not generated")
-	}
 	dir := t.TempDir()
-	part := filepath.Join(dir, "txn-0")
-	if err := os.CopyFS(part, os.DirFS(src)); err != nil {
-		t.Fatal(err)
-	}
+	part := clitest.Fixture(t, "partitions/txn-0", filepath.Join(dir, "txn-0"))
 	if err := os.Mkdir(filepath.Join(dir, "mirror"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -30,11 +23,11 @@ func TestWriteCommandsTableOutput(t *testing.T) {
 		{"inject-barrier", "--dry-run", "-o", "table", "--timestamp", "1700003700000", part},
 		{"mirror", "--dry-run", "-o", "table", part, filepath.Join(dir, "mirror", "txn-0")},
 	} {
-		s, out, errb := ui.TestStreams()
-		if code := Run(context.Background(), args, s); code != ui.ExitOK {
-			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errb)
+		r := clitest.Run(args...)
+		if r.Code != ui.ExitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, r.Code, r.Stdout, r.Stderr)
 		}
-		got := out.String()
+		got := r.Stdout
 		for _, want := range []string{"ACTION", "FILE", "WHY", "\ncreate  ", "Dry run: nothing was changed"} {
 			if !strings.Contains(got, want) {
 				t.Errorf("%v: output lacks %q:\n%s", args, want, got)

@@ -3,7 +3,6 @@
 package cmd
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,20 +91,12 @@ func fifoCase(t *testing.T, healthy, src, name, part, target string, argsOf func
 	}
 	before := clitest.WalkState(t, ld)
 	args := argsOf(ld, src, c.part, file, filepath.Join(t.TempDir(), "b"))
-	type result struct {
-		code        int
-		out, stderr string
-	}
-	done := make(chan result, 1)
-	go func() {
-		s, out, errb := ui.TestStreams()
-		code := Run(context.Background(), args, s)
-		done <- result{code, out.String(), errb.String()}
-	}()
+	done := make(chan clitest.Result, 1)
+	go func() { done <- clitest.Run(args...) }()
 	select {
 	case r := <-done:
-		if r.code == ui.ExitOK || !strings.Contains(r.stderr, file+": a FIFO where a Kafka file is expected") {
-			t.Errorf("%s with a FIFO at %s: exit %d\n%s%s", c.name, target, r.code, r.out, r.stderr)
+		if r.Code == ui.ExitOK || !strings.Contains(r.Stderr, file+": a FIFO where a Kafka file is expected") {
+			t.Errorf("%s with a FIFO at %s: exit %d\n%s%s", c.name, target, r.Code, r.Stdout, r.Stderr)
 		}
 	// A command that opens the FIFO blocks for ever; one that
 	// refuses it answers in milliseconds (0.23 s at most measured).

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -80,16 +79,15 @@ func viewsLogDir(t *testing.T) string {
 // runWidth runs kseg on a terminal of width columns (colour off, as under
 // TERM=dumb), in-process.
 func runWidth(width int, args ...string) clitest.Result {
-	s, out, errb := ui.TestStreams()
-	s.OutTTY, s.Width = true, width
-	s.Env = func(k string) (string, bool) {
-		if k == "TERM" {
-			return "dumb", true
+	return clitest.RunWith(func(s *ui.Streams) {
+		s.OutTTY, s.Width = true, width
+		s.Env = func(k string) (string, bool) {
+			if k == "TERM" {
+				return "dumb", true
+			}
+			return "", false
 		}
-		return "", false
-	}
-	code := Run(context.Background(), args, s)
-	return clitest.Result{Args: args, Code: code, Stdout: out.String(), Stderr: errb.String()}
+	}, args...)
 }
 
 // TestGroupsViewsGolden: every view of kseg groups, on a 100-column

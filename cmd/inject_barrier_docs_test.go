@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,12 +44,13 @@ func TestFailoverDocExamples(t *testing.T) {
 	// default backup folder under the home directory (a dry run creates
 	// nothing there).
 	{
-		s, out, errb := ui.TestStreams()
-		s.Env = func(k string) (string, bool) { return "/home/operator", k == "HOME" }
-		if code := Run(context.Background(), []string{"inject-barrier", "--dry-run", "--timestamp", clitest.InjectTs, dir}, s); code != ui.ExitOK {
-			t.Fatalf("dry run: exit %d\n%s%s", code, out, errb)
+		r := clitest.RunWith(func(s *ui.Streams) {
+			s.Env = func(k string) (string, bool) { return "/home/operator", k == "HOME" }
+		}, "inject-barrier", "--dry-run", "--timestamp", clitest.InjectTs, dir)
+		if r.Code != ui.ExitOK {
+			t.Fatalf("dry run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
-		blocks["dry-run"] = strings.ReplaceAll(out.String(), logDir, shownLogDir)
+		blocks["dry-run"] = strings.ReplaceAll(r.Stdout, logDir, shownLogDir)
 	}
 	backup := filepath.Join(t.TempDir(), "backup")
 	applied := run(logDir, backup, "inject-barrier", "--timestamp", clitest.InjectTs, "--backup-dir", backup, dir)

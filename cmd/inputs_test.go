@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -128,21 +127,21 @@ func TestBadInputsOneAnswer(t *testing.T) {
 				w = want{ui.ExitUsage, "holds no partition directory"}
 			}
 			t.Run(name+"/"+kind, func(t *testing.T) {
-				s, out, errb := ui.TestStreams()
-				if kind == "unreadable" {
-					s.FS = deniedFS{dir: in[kind]}
-				}
-				code := Run(context.Background(), args(in[kind]), s)
-				if code != w.code || !strings.Contains(errb.String(), w.msg) || !strings.Contains(errb.String(), in[kind]) {
-					t.Errorf("exit %d, want %d with %q naming %s; stderr:\n%s", code, w.code, w.msg, in[kind], errb)
+				r := clitest.RunWith(func(s *ui.Streams) {
+					if kind == "unreadable" {
+						s.FS = deniedFS{dir: in[kind]}
+					}
+				}, args(in[kind])...)
+				if r.Code != w.code || !strings.Contains(r.Stderr, w.msg) || !strings.Contains(r.Stderr, in[kind]) {
+					t.Errorf("exit %d, want %d with %q naming %s; stderr:\n%s", r.Code, w.code, w.msg, in[kind], r.Stderr)
 				}
 				// A usage answer names the command that was given the
 				// input (kafka-dump-log shares dump's code, not its name).
-				if w.code == ui.ExitUsage && !strings.Contains(errb.String(), "; "+name+" takes") {
-					t.Errorf("the message does not say what %s takes:\n%s", name, errb)
+				if w.code == ui.ExitUsage && !strings.Contains(r.Stderr, "; "+name+" takes") {
+					t.Errorf("the message does not say what %s takes:\n%s", name, r.Stderr)
 				}
-				if out.Len() != 0 {
-					t.Errorf("stdout not empty:\n%s", out)
+				if r.Stdout != "" {
+					t.Errorf("stdout not empty:\n%s", r.Stdout)
 				}
 			})
 		}
@@ -150,26 +149,18 @@ func TestBadInputsOneAnswer(t *testing.T) {
 	// Where the topic matters (writes, verify-chain), a directory not named
 	// <topic>-<partition> is not a partition either: usage, not refusal.
 	for _, name := range []string{"verify-chain", "inject-barrier", "repair", "mirror"} {
-		code := runQuiet(t, commands[name](in["badname"])...)
-		if code != ui.ExitUsage {
+		if code := clitest.Run(commands[name](in["badname"])...).Code; code != ui.ExitUsage {
 			t.Errorf("%s of a directory not named <topic>-<partition>: exit %d, want 2", name, code)
 		}
 	}
 	// mirror's DST too, whether it exists or is to be created (it was
 	// refused, exit 4, as not-a-partition).
 	for _, dst := range []string{in["badname"], filepath.Join(root, "orders-0x")} {
-		s, out, errb := ui.TestStreams()
-		code := Run(context.Background(), []string{"mirror", "--dry-run", good, dst}, s)
-		if code != ui.ExitUsage || !strings.Contains(errb.String(), dst+": the name is not <topic>-<partition>; mirror takes") || out.Len() != 0 {
-			t.Errorf("mirror to %s: exit %d, want 2 naming it\n%s%s", dst, code, out, errb)
+		r := clitest.Run("mirror", "--dry-run", good, dst)
+		if r.Code != ui.ExitUsage || !strings.Contains(r.Stderr, dst+": the name is not <topic>-<partition>; mirror takes") || r.Stdout != "" {
+			t.Errorf("mirror to %s: exit %d, want 2 naming it\n%s%s", dst, r.Code, r.Stdout, r.Stderr)
 		}
 	}
-}
-
-func runQuiet(t *testing.T, args ...string) int {
-	t.Helper()
-	s, _, _ := ui.TestStreams()
-	return Run(context.Background(), args, s)
 }
 
 // TestBadInputsUnreadableForReal makes the unreadable partition with the
@@ -188,9 +179,8 @@ func TestBadInputsUnreadableForReal(t *testing.T) {
 	ld := filepath.Dir(dir) // a log directory holding the unreadable partition
 	for _, args := range [][]string{{"dump", dir}, {"replay-psm", dir}, {"repair", "--dry-run", dir},
 		{"dump", ld}, {"replay-psm", ld}, {"groups", ld}, {"txns", ld}, {"metadata", ld}} {
-		s, _, errb := ui.TestStreams()
-		if code := Run(context.Background(), args, s); code != ui.ExitError || !strings.Contains(errb.String(), "permission denied") {
-			t.Errorf("%v: exit %d, want 1 permission denied\n%s", args, code, errb)
+		if r := clitest.Run(args...); r.Code != ui.ExitError || !strings.Contains(r.Stderr, "permission denied") {
+			t.Errorf("%v: exit %d, want 1 permission denied\n%s", args, r.Code, r.Stderr)
 		}
 	}
 }
@@ -200,14 +190,11 @@ func TestBadInputsUnreadableForReal(t *testing.T) {
 // --verify-index each index's missing .log is a finding.
 func TestBadInputsDumpIndexOnly(t *testing.T) {
 	_, in := badInputs(t)
-	s, out, _ := ui.TestStreams()
-	if code := Run(context.Background(), []string{"dump", in["index-only"]}, s); code != ui.ExitOK || !strings.Contains(out.String(), "(index)") {
-		t.Errorf("exit %d, want 0 with the indexes decoded\n%s", code, out)
+	if r := clitest.Run("dump", in["index-only"]); r.Code != ui.ExitOK || !strings.Contains(r.Stdout, "(index)") {
+		t.Errorf("exit %d, want 0 with the indexes decoded\n%s", r.Code, r.Stdout)
 	}
-	s, out, _ = ui.TestStreams()
-	code := Run(context.Background(), []string{"dump", "--verify-index", in["index-only"]}, s)
-	if code != ui.ExitFindings || !strings.Contains(out.String(), "orphan-index") {
-		t.Errorf("--verify-index: exit %d, want 3 with orphan-index\n%s", code, out)
+	if r := clitest.Run("dump", "--verify-index", in["index-only"]); r.Code != ui.ExitFindings || !strings.Contains(r.Stdout, "orphan-index") {
+		t.Errorf("--verify-index: exit %d, want 3 with orphan-index\n%s", r.Code, r.Stdout)
 	}
 }
 
@@ -257,15 +244,11 @@ func TestSymlinkedPartitionInLogDir(t *testing.T) {
 	if err := os.Symlink(filepath.Join(elsewhere, "txn-0"), filepath.Join(ld, "txn-0")); err != nil {
 		t.Skipf("no symbolic links here: %v", err)
 	}
-	s, out, errb := ui.TestStreams()
-	Run(context.Background(), []string{"dump", ld}, s)
-	if strings.Contains(out.String(), "not a Kafka file") || !strings.Contains(out.String(), filepath.Join(ld, "txn-0", "00000000000000000000.log")) {
-		t.Errorf("dump of the log dir does not decode the linked partition:\n%s%s", out, errb)
+	if r := clitest.Run("dump", ld); strings.Contains(r.Stdout, "not a Kafka file") || !strings.Contains(r.Stdout, filepath.Join(ld, "txn-0", "00000000000000000000.log")) {
+		t.Errorf("dump of the log dir does not decode the linked partition:\n%s%s", r.Stdout, r.Stderr)
 	}
-	s, out, errb = ui.TestStreams()
-	Run(context.Background(), []string{"replay-psm", ld}, s)
-	if !strings.Contains(out.String(), "txn-0") {
-		t.Errorf("replay-psm of the log dir skips the linked partition:\n%s%s", out, errb)
+	if r := clitest.Run("replay-psm", ld); !strings.Contains(r.Stdout, "txn-0") {
+		t.Errorf("replay-psm of the log dir skips the linked partition:\n%s%s", r.Stdout, r.Stderr)
 	}
 }
 
@@ -275,8 +258,7 @@ func TestSymlinkedPartitionInLogDir(t *testing.T) {
 func TestViewsTakeLogDirectories(t *testing.T) {
 	ld := clitest.Fixture(t, "logdirs/broker-1", filepath.Join(t.TempDir(), "broker-1"))
 	// A partition directory given where a log directory is expected.
-	s, _, errb := ui.TestStreams()
-	if code := Run(context.Background(), []string{"groups", filepath.Join(ld, "orders-0")}, s); code != ui.ExitUsage || !strings.Contains(errb.String(), "a partition directory, not a log directory") {
-		t.Errorf("groups of a partition directory: exit %d\n%s", code, errb)
+	if r := clitest.Run("groups", filepath.Join(ld, "orders-0")); r.Code != ui.ExitUsage || !strings.Contains(r.Stderr, "a partition directory, not a log directory") {
+		t.Errorf("groups of a partition directory: exit %d\n%s", r.Code, r.Stderr)
 	}
 }

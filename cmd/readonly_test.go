@@ -32,7 +32,6 @@ package cmd
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -337,18 +336,17 @@ func TestReadOnlyCommands(t *testing.T) {
 	runs := readOnlyRuns(t, fx)
 	t.Logf("%d runs over %d partitions", len(runs), len(fx.partitions))
 	for _, r := range runs {
-		s, out, errb := ui.TestStreams()
-		code := Run(context.Background(), r.args, s)
+		res := clitest.Run(r.args...)
 		name := runLabel(r.args, fx.root)
-		if !slices.Contains(r.ok, code) {
-			t.Errorf("%s: exit %d\nstderr: %s", name, code, errb.String())
+		if !slices.Contains(r.ok, res.Code) {
+			t.Errorf("%s: exit %d\nstderr: %s", name, res.Code, res.Stderr)
 		}
 		for _, bad := range []string{"permission denied", "read-only file system", "operation not permitted"} {
-			if strings.Contains(strings.ToLower(errb.String()), bad) {
-				t.Errorf("%s: %q on stderr: something tried to write\n%s", name, bad, errb.String())
+			if strings.Contains(strings.ToLower(res.Stderr), bad) {
+				t.Errorf("%s: %q on stderr: something tried to write\n%s", name, bad, res.Stderr)
 			}
 		}
-		if out.Len() == 0 {
+		if res.Stdout == "" {
 			t.Errorf("%s: no output", name)
 		}
 		for _, ev := range w.drain(t) {

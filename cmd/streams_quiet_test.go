@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,17 +15,14 @@ import (
 func TestQuietSilencesSummaries(t *testing.T) {
 	dir := filepath.Join("..", "testdata", "partitions", "orders-0")
 	for _, output := range []string{"text", "table"} {
-		s, out, _ := ui.TestStreams()
-		Run(context.Background(), []string{"dump", "-o", output, dir}, s)
-		loud := out.String()
-		s, out, errb := ui.TestStreams()
-		code := Run(context.Background(), []string{"dump", "-q", "-o", output, dir}, s)
-		quiet := out.String()
+		loud := clitest.Run("dump", "-o", output, dir).Stdout
+		r := clitest.Run("dump", "-q", "-o", output, dir)
+		quiet := r.Stdout
 		if !strings.Contains(loud, "batches") || !strings.Contains(loud, "tail ") {
 			t.Fatalf("%s: no summary without -q:\n%s", output, loud)
 		}
-		if code != ui.ExitOK || strings.Contains(quiet, "summary:") || strings.Contains(quiet, "validBytes") || errb.Len() != 0 {
-			t.Errorf("%s -q: exit %d, summaries left in:\n%s%s", output, code, quiet, errb)
+		if r.Code != ui.ExitOK || strings.Contains(quiet, "summary:") || strings.Contains(quiet, "validBytes") || r.Stderr != "" {
+			t.Errorf("%s -q: exit %d, summaries left in:\n%s%s", output, r.Code, quiet, r.Stderr)
 		}
 		if !strings.Contains(strings.ToLower(quiet), "offset") {
 			t.Errorf("%s -q lost the data:\n%s", output, quiet)
@@ -55,13 +51,12 @@ func TestWarningsOnStderr(t *testing.T) {
 		{[]string{"mirror", "--dry-run", src, filepath.Join(ld, "other-0")}, "not named after the source"},
 		{[]string{"-o", "table", "mirror", "--dry-run", src, filepath.Join(ld, "other-0")}, "not named after the source"},
 	} {
-		s, out, errb := ui.TestStreams()
-		Run(context.Background(), tc.args, s)
-		if strings.Contains(strings.ToLower(out.String()), "warning:") {
-			t.Errorf("%v: a warning on stdout:\n%s", tc.args, out)
+		r := clitest.Run(tc.args...)
+		if strings.Contains(strings.ToLower(r.Stdout), "warning:") {
+			t.Errorf("%v: a warning on stdout:\n%s", tc.args, r.Stdout)
 		}
-		if !strings.Contains(errb.String(), "kseg: warning: ") || !strings.Contains(errb.String(), tc.warn) {
-			t.Errorf("%v: stderr lacks the warning %q:\n%s", tc.args, tc.warn, errb)
+		if !strings.Contains(r.Stderr, "kseg: warning: ") || !strings.Contains(r.Stderr, tc.warn) {
+			t.Errorf("%v: stderr lacks the warning %q:\n%s", tc.args, tc.warn, r.Stderr)
 		}
 	}
 }
@@ -87,15 +82,14 @@ func TestQuietKeepsWarnings(t *testing.T) {
 			if quiet {
 				a = append([]string{"-q"}, args...)
 			}
-			s, _, errb := ui.TestStreams()
-			Run(context.Background(), a, s)
-			if !strings.Contains(errb.String(), "kseg: warning: ") {
-				t.Errorf("%v: no warning on stderr:\n%s", a, errb)
+			stderr := clitest.Run(a...).Stderr
+			if !strings.Contains(stderr, "kseg: warning: ") {
+				t.Errorf("%v: no warning on stderr:\n%s", a, stderr)
 			}
 			if !quiet {
 				continue
 			}
-			for _, line := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
+			for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
 				if !strings.HasPrefix(line, "kseg: warning: ") {
 					t.Errorf("%v: stderr holds more than warnings under -q: %q", a, line)
 				}

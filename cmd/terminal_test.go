@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -78,12 +77,12 @@ func TestTermDumbNoColour(t *testing.T) {
 		{map[string]string{"TERM": "dumb", "CLICOLOR_FORCE": "1"}, nil, true},
 		{map[string]string{"TERM": "dumb"}, []string{"--color", "always"}, true},
 	} {
-		s, out, _ := ui.TestStreams()
-		s.OutTTY = true
-		s.Env = func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
 		args := append(append([]string{}, tc.args...), "replay-psm", filepath.Join("..", "testdata", "partitions", "txn-0"))
-		Run(context.Background(), args, s)
-		if got := ansiEscape.MatchString(out.String()); got != tc.want {
+		out := clitest.RunWith(func(s *ui.Streams) {
+			s.OutTTY = true
+			s.Env = func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
+		}, args...).Stdout
+		if got := ansiEscape.MatchString(out); got != tc.want {
 			t.Errorf("%v %v: colour %v, want %v", tc.env, tc.args, got, tc.want)
 		}
 	}
@@ -129,10 +128,7 @@ const boxDrawing = "─│┌┐└┘├┤┬┴┼═║"
 // wrapped ids mid-word inside boxes and `dump -o table` was 166 columns.
 func TestTablesFitTheTerminal(t *testing.T) {
 	run := func(width int, args []string) string {
-		s, out, _ := ui.TestStreams()
-		s.Width = width
-		Run(context.Background(), args, s)
-		return out.String()
+		return clitest.RunWith(func(s *ui.Streams) { s.Width = width }, args...).Stdout
 	}
 	for _, args := range tableCommands(t) {
 		natural := run(0, args)

@@ -88,12 +88,16 @@ type Result struct {
 }
 
 // Run runs the real command tree in-process, as Main does.
-func Run(args ...string) Result {
+func Run(args ...string) Result { return RunWith(nil, args...) }
+
+// RunWith is Run on test streams that setup (when not nil) changes first:
+// a terminal, its width, the environment, the file system.
+func RunWith(setup func(*ui.Streams), args ...string) Result {
 	s, out, errb := ui.TestStreams()
-	if runner == nil {
-		panic("clitest: no command tree; call clitest.Register(cmd.Run) in TestMain")
+	if setup != nil {
+		setup(s)
 	}
-	code := runner(context.Background(), args, s)
+	code := RunStreams(context.Background(), s, args...)
 	return Result{Args: args, Code: code, Stdout: out.String(), Stderr: errb.String()}
 }
 
