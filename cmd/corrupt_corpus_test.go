@@ -113,10 +113,7 @@ func runCaught(t *testing.T, name string, args []string) (code int, out, errOut 
 // resynchronise; and the heap in use below 64 MiB throughout.
 func TestCorruptionCorpus(t *testing.T) {
 	// Not parallel: the heap it bounds is the process's.
-	c, err := segtest.NewCorpus(filepath.Join(clitest.TestdataDir, "partitions"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clitest.Corpus(t)
 	classes := c.Classes()
 	for _, want := range []string{
 		"bitflip/baseOffset", "bitflip/batchLength", "bitflip/partitionLeaderEpoch", "bitflip/magic", "bitflip/crc",
@@ -203,10 +200,7 @@ func TestCorruptionCorpus(t *testing.T) {
 // it are not reported, and the damage keeps its scanner classification.
 func TestCorruptionCorpusNoResync(t *testing.T) {
 	t.Parallel()
-	c, err := segtest.NewCorpus(filepath.Join(clitest.TestdataDir, "partitions"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clitest.Corpus(t)
 	root := t.TempDir()
 	n := 0
 	for i := range c.Cases {

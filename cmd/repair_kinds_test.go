@@ -21,10 +21,7 @@ import (
 // in its plan, not in the kind.
 func TestRepairNamesIndexDefectsAsDump(t *testing.T) {
 	t.Parallel()
-	c, err := segtest.NewCorpus(filepath.Join(clitest.TestdataDir, "partitions"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clitest.Corpus(t)
 	n := 0
 	for i := range c.Cases {
 		cc := &c.Cases[i]
