@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,21 +169,12 @@ func TestExitCodesAgree(t *testing.T) {
 // CRC.
 func flipLastByte(t *testing.T, path string, lastBatch bool) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pos, at := 0, 0
-	for pos+12 <= len(b) {
-		at = pos
-		pos += 12 + int(binary.BigEndian.Uint32(b[pos+8:pos+12]))
+	damageLog(t, path, func(log []byte, pos []int64) []byte {
+		end := int64(len(log))
 		if !lastBatch {
-			break
+			end = pos[1]
 		}
-	}
-	end := at + 12 + int(binary.BigEndian.Uint32(b[at+8:at+12]))
-	b[end-1] ^= 1
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+		log[end-1] ^= 1
+		return log
+	})
 }
