@@ -26,7 +26,7 @@ import (
 // internal topics named as dump names it. kseg status, whose golden is
 // beside theirs, is at the end (TestStatusGolden).
 
-var viewsGoldenDir = filepath.Join(clitest.TestdataDir, "golden", "views")
+var viewsGoldenDir = clitest.Testdata("golden/views")
 
 // viewsGoldenAbs is viewsGoldenDir as an absolute path, resolved before
 // any test changes directory.
@@ -51,7 +51,7 @@ func viewRuns() [][]string {
 func TestViewsGolden(t *testing.T) {
 	work := t.TempDir()
 	for _, name := range clustertest.LogDirNames {
-		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "logdirs", name), filepath.Join(work, name))
+		clitest.CopyTree(t, clitest.Testdata("logdirs/"+name), filepath.Join(work, name))
 	}
 	if *clitest.Update {
 		os.RemoveAll(viewsGoldenDir)
@@ -114,7 +114,7 @@ func jsonByType(t *testing.T, s string) map[string][]map[string]any {
 }
 
 func TestViewsJSON(t *testing.T) {
-	dir := filepath.Join(clitest.TestdataDir, "logdirs", "broker-1")
+	dir := clitest.Testdata("logdirs/broker-1")
 
 	r := clitest.Run("groups", "-o", "json", dir)
 	g := jsonByType(t, r.Stdout)
@@ -164,9 +164,9 @@ func TestViewsUsage(t *testing.T) {
 		{[]string{"metadata", "--at", "-5", "."}, ui.ExitUsage},
 		{[]string{"txns", "--now", "yesterday", "."}, ui.ExitUsage},
 		{[]string{"groups", "--consumer-offsets-partitions", "-1", "."}, ui.ExitUsage},
-		{[]string{"groups", filepath.Join(clitest.TestdataDir, "README.md")}, ui.ExitUsage},
-		{[]string{"groups", filepath.Join(clitest.TestdataDir, "no-such-dir")}, ui.ExitError},
-		{[]string{"metadata", filepath.Join(clitest.TestdataDir, "partitions")}, ui.ExitUsage}, // no __cluster_metadata-0: unanswerable
+		{[]string{"groups", clitest.Testdata("README.md")}, ui.ExitUsage},
+		{[]string{"groups", clitest.Testdata("no-such-dir")}, ui.ExitError},
+		{[]string{"metadata", clitest.Testdata("partitions")}, ui.ExitUsage}, // no __cluster_metadata-0: unanswerable
 	} {
 		if r := clitest.Run(c.args...); r.Code != c.code {
 			t.Errorf("kseg %s: exit %d, want %d\n%s", strings.Join(c.args, " "), r.Code, c.code, r.Stderr)
@@ -181,7 +181,7 @@ func TestViewsUsage(t *testing.T) {
 // batches of the snapshot's epoch (a leader-epoch-regression), where a real
 // snapshot writer uses the snapshot epoch in every batch.
 func TestHealthyLogDirIsClean(t *testing.T) {
-	dir := filepath.Join(clitest.TestdataDir, "logdirs", "healthy")
+	dir := clitest.Testdata("logdirs/healthy")
 	for _, args := range [][]string{
 		{"dump", "--verify-index", "--index-sanity-check"},
 		{"replay-psm"},
@@ -285,7 +285,7 @@ func TestJSONDocCoversTheViews(t *testing.T) {
 		}
 	}
 	for _, name := range clustertest.LogDirNames {
-		dir := filepath.Join(clitest.TestdataDir, "logdirs", name)
+		dir := clitest.Testdata("logdirs/" + name)
 		for _, args := range [][]string{{"groups"}, {"txns"}, {"txns", "--transaction-state-partitions", "50"}, {"metadata"},
 			{"metadata", "find", "/"}, {"status"}} {
 			r := clitest.Run(append(append(args, "-o", "json"), dir)...)
@@ -327,7 +327,7 @@ func TestJSONDocCoversTheViews(t *testing.T) {
 func TestStatusGolden(t *testing.T) {
 	work := t.TempDir()
 	for _, src := range []string{"partitions/orders-0", "partitions/txn-0", "broken/torn-tail/events-0", "logdirs/broker-1"} {
-		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, filepath.FromSlash(src)), filepath.Join(work, filepath.FromSlash(src)))
+		clitest.CopyTree(t, clitest.Testdata(src), filepath.Join(work, filepath.FromSlash(src)))
 	}
 	t.Chdir(work)
 	var b strings.Builder
@@ -398,7 +398,7 @@ func TestViewsNameDamageAsDumpDoes(t *testing.T) {
 		for damage, fn := range damages {
 			t.Run(view+"/"+damage, func(t *testing.T) {
 				ld := filepath.Join(t.TempDir(), "healthy")
-				clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "logdirs", "healthy"), ld)
+				clitest.CopyTree(t, clitest.Testdata("logdirs/healthy"), ld)
 				damageLog(t, filepath.Join(ld, part, "00000000000000000000.log"), fn)
 				d := clitest.Run("dump", "-o", "json", "--deep", filepath.Join(ld, part))
 				var dumpKinds []string

@@ -23,7 +23,7 @@ import (
 // nothing.
 func TestFIFONamedLikeKafkaFile(t *testing.T) {
 	t.Parallel()
-	healthy := filepath.Join("..", "testdata", "logdirs", "healthy")
+	healthy := clitest.Testdata("logdirs/healthy")
 	if _, err := os.Stat(healthy); err != nil {
 		t.Skip("../testdata/logdirs/healthy is absent")
 	}

@@ -49,7 +49,7 @@ func badInputs(t *testing.T) (root string, inputs map[string]string) {
 			t.Fatal(err)
 		}
 	}
-	src := filepath.Join("..", "testdata", "partitions", "orders-0")
+	src := clitest.Testdata("partitions/orders-0")
 	clitest.CopyInputDir(t, src, inputs["unreadable"])
 	clitest.CopyInputDir(t, src, inputs["badname"])
 	entries, err := os.ReadDir(src)
@@ -82,7 +82,7 @@ func badInputs(t *testing.T) (root string, inputs map[string]string) {
 // prints anything on stdout.
 func TestBadInputsOneAnswer(t *testing.T) {
 	root, in := badInputs(t)
-	good := filepath.Join("..", "testdata", "partitions", "orders-0")
+	good := clitest.Testdata("partitions/orders-0")
 	commands := map[string]func(p string) []string{
 		"dump":           func(p string) []string { return []string{"dump", p} },
 		"explain":        func(p string) []string { return []string{"explain", "0", p} },

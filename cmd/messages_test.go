@@ -16,7 +16,7 @@ import (
 // names the flag or the command and the form it takes, never Go's
 // internals (strconv.ParseInt, "arg(s)"), and suggests the flag meant.
 func TestMessagesInKsegsWords(t *testing.T) {
-	part := filepath.Join("..", "testdata", "partitions", "orders-0")
+	part := clitest.Testdata("partitions/orders-0")
 	cases := []struct {
 		args []string
 		want []string
@@ -59,7 +59,7 @@ func TestPluralsAgree(t *testing.T) {
 	re := regexp.MustCompile(`(?m)(^|[^0-9A-Za-z_.:/+−-])1 ([a-z][a-z_.]*s)\b`)
 	allowed := map[string]bool{"is": true, "was": true, "starts": true, "ms": true, "has": true, "does": true, "replicas": true, "orders": true, "as": true}
 	var files []string
-	for _, root := range []string{filepath.Join("..", "testdata", "golden"), filepath.Join("..", "docs"), filepath.Join("testdata", "script")} {
+	for _, root := range []string{clitest.Testdata("golden"), filepath.Join("..", "docs"), filepath.Join("testdata", "script")} {
 		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
 				files = append(files, p)

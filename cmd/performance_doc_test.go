@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/clitest"
 )
 
 // TestPerformanceDocMatchesBenchScript: the targets table of
@@ -16,7 +18,7 @@ import (
 // a call of a function that makes one, such as rss) fails here until the
 // doc has its row, and a row the script no longer measures fails too.
 func TestPerformanceDocMatchesBenchScript(t *testing.T) {
-	script, err := os.ReadFile(filepath.Join("..", "testdata", "bench", "run.sh"))
+	script, err := os.ReadFile(clitest.Testdata("bench/run.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}

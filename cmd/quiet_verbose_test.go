@@ -18,7 +18,7 @@ import (
 // TestQuietSilencesSummaries: -q leaves dump's summary lines out (text and
 // table), as the README says; without it they are there.
 func TestQuietSilencesSummaries(t *testing.T) {
-	dir := filepath.Join("..", "testdata", "partitions", "orders-0")
+	dir := clitest.Testdata("partitions/orders-0")
 	for _, output := range []string{"text", "table"} {
 		loud := clitest.Run("dump", "-o", output, dir).Stdout
 		r := clitest.Run("dump", "-q", "-o", output, dir)
@@ -140,7 +140,7 @@ func TestVerboseOneMeaning(t *testing.T) {
 		t.Fatal(err)
 	}
 	backup := clitest.WrittenBackup(t, tmp, "orders-0")
-	logdir := filepath.Join("..", "testdata", "logdirs", "broker-1")
+	logdir := clitest.Testdata("logdirs/broker-1")
 	log0 := filepath.Join(part, "00000000000000000000.log")
 
 	// One invocation per command, without -v.

@@ -120,22 +120,22 @@ func buildReadOnlyFixture(t *testing.T) roFixture {
 		}
 	}
 
-	if ents, err := os.ReadDir(filepath.Join("..", "testdata", "partitions")); err == nil {
+	if ents, err := os.ReadDir(clitest.Testdata("partitions")); err == nil {
 		for _, e := range ents {
 			if e.IsDir() {
 				dst := filepath.Join(logs, e.Name())
-				clitest.CopyTree(t, filepath.Join("..", "testdata", "partitions", e.Name()), dst)
+				clitest.CopyTree(t, clitest.Testdata("partitions/"+e.Name()), dst)
 				fx.partitions = append(fx.partitions, dst)
 			}
 		}
 	}
-	if ents, err := os.ReadDir(filepath.Join("..", "testdata", "broken")); err == nil {
+	if ents, err := os.ReadDir(clitest.Testdata("broken")); err == nil {
 		for _, e := range ents {
 			if !e.IsDir() {
 				continue
 			}
 			dst := filepath.Join(root, "broken", e.Name())
-			clitest.CopyTree(t, filepath.Join("..", "testdata", "broken", e.Name()), dst)
+			clitest.CopyTree(t, clitest.Testdata("broken/"+e.Name()), dst)
 			fx.logDirs = append(fx.logDirs, dst)
 			parts, _ := filepath.Glob(filepath.Join(dst, "*-0"))
 			fx.partitions = append(fx.partitions, parts...)
@@ -143,11 +143,11 @@ func buildReadOnlyFixture(t *testing.T) roFixture {
 	}
 	// The whole-broker views' example log directories: __consumer_offsets,
 	// __transaction_state, a KRaft metadata log and snapshot.
-	if ents, err := os.ReadDir(filepath.Join("..", "testdata", "logdirs")); err == nil {
+	if ents, err := os.ReadDir(clitest.Testdata("logdirs")); err == nil {
 		for _, e := range ents {
 			if e.IsDir() {
 				dst := filepath.Join(root, "logdirs", e.Name())
-				clitest.CopyTree(t, filepath.Join("..", "testdata", "logdirs", e.Name()), dst)
+				clitest.CopyTree(t, clitest.Testdata("logdirs/"+e.Name()), dst)
 				fx.logDirs = append(fx.logDirs, dst)
 			}
 		}

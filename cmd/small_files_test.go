@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -23,7 +24,7 @@ import (
 // 3.4 GB in dump and inject-barrier --dry-run; a 10 MiB bad line became a
 // 42 MB message).
 func TestOversizedSmallFiles(t *testing.T) {
-	src := filepath.Join("..", "testdata", "partitions")
+	src := clitest.Testdata("partitions")
 	if _, err := os.Stat(src); err != nil {
 		t.Skip("testdata/partitions not generated")
 	}

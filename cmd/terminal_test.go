@@ -20,7 +20,7 @@ var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*m")
 // padded with %-19s, which counts the escape bytes, so with colour on the
 // values moved left of their column.
 func TestColourDoesNotMoveText(t *testing.T) {
-	p := func(name string) string { return filepath.Join("..", "testdata", "partitions", name) }
+	p := func(name string) string { return clitest.Testdata("partitions/" + name) }
 	m := clitest.MirrorCopies(t, 2)
 	for _, args := range [][]string{
 		{"replay-psm", p("txn-0")},
@@ -77,7 +77,7 @@ func TestTermDumbNoColour(t *testing.T) {
 		{map[string]string{"TERM": "dumb", "CLICOLOR_FORCE": "1"}, nil, true},
 		{map[string]string{"TERM": "dumb"}, []string{"--color", "always"}, true},
 	} {
-		args := append(append([]string{}, tc.args...), "replay-psm", filepath.Join("..", "testdata", "partitions", "txn-0"))
+		args := append(append([]string{}, tc.args...), "replay-psm", clitest.Testdata("partitions/txn-0"))
 		out := clitest.RunWith(func(s *ui.Streams) {
 			s.OutTTY = true
 			s.Env = func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -146,7 +147,7 @@ func TestGoldenSeveritiesAreTheRegistrys(t *testing.T) {
 			t.Errorf("%s: %s reported as %s; the registry says %s", path, kind, sev, k.Severity())
 		}
 	}
-	err := filepath.WalkDir(filepath.Join("..", "testdata", "golden"), func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(clitest.Testdata("golden"), func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}

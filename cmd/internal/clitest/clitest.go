@@ -370,11 +370,15 @@ func CopyInputDir(t *testing.T, src, dst string) {
 	}
 }
 
+// Testdata is the path of testdata/<rel> (a slash-separated path) from
+// the test's package directory.
+func Testdata(rel string) string { return filepath.Join(TestdataDir, filepath.FromSlash(rel)) }
+
 // Fixture copies testdata/<from> (a slash-separated path) to dst and
 // returns dst.
 func Fixture(t *testing.T, from, dst string) string {
 	t.Helper()
-	CopyInputDir(t, filepath.Join(TestdataDir, filepath.FromSlash(from)), dst)
+	CopyInputDir(t, Testdata(from), dst)
 	return dst
 }
 
