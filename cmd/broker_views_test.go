@@ -51,7 +51,7 @@ func viewRuns() [][]string {
 func TestViewsGolden(t *testing.T) {
 	work := t.TempDir()
 	for _, name := range clustertest.LogDirNames {
-		clitest.CopyTree(t, clitest.Testdata("logdirs/"+name), filepath.Join(work, name))
+		clitest.Fixture(t, "logdirs/"+name, filepath.Join(work, name))
 	}
 	if *clitest.Update {
 		os.RemoveAll(viewsGoldenDir)
@@ -327,7 +327,7 @@ func TestJSONDocCoversTheViews(t *testing.T) {
 func TestStatusGolden(t *testing.T) {
 	work := t.TempDir()
 	for _, src := range []string{"partitions/orders-0", "partitions/txn-0", "broken/torn-tail/events-0", "logdirs/broker-1"} {
-		clitest.CopyTree(t, clitest.Testdata(src), filepath.Join(work, filepath.FromSlash(src)))
+		clitest.Fixture(t, src, filepath.Join(work, filepath.FromSlash(src)))
 	}
 	t.Chdir(work)
 	var b strings.Builder
@@ -398,7 +398,7 @@ func TestViewsNameDamageAsDumpDoes(t *testing.T) {
 		for damage, fn := range damages {
 			t.Run(view+"/"+damage, func(t *testing.T) {
 				ld := filepath.Join(t.TempDir(), "healthy")
-				clitest.CopyTree(t, clitest.Testdata("logdirs/healthy"), ld)
+				clitest.Fixture(t, "logdirs/healthy", ld)
 				damageLog(t, filepath.Join(ld, part, "00000000000000000000.log"), fn)
 				d := clitest.Run("dump", "-o", "json", "--deep", filepath.Join(ld, part))
 				var dumpKinds []string

@@ -20,7 +20,7 @@ import (
 func overlapped(t *testing.T) (dir string, orig26 []byte) {
 	t.Helper()
 	dir = filepath.Join(t.TempDir(), "orders-0")
-	clitest.CopyTree(t, clitest.Testdata("partitions/orders-0"), dir)
+	clitest.Fixture(t, "partitions/orders-0", dir)
 	orig26, err := os.ReadFile(filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix)))
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +82,7 @@ func TestOverlappingSegmentsAreAnErrorEverywhere(t *testing.T) {
 // only the earlier segment holds: repair refuses and changes nothing.
 func TestOverlapStraddlingTheBaseIsRefused(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "orders-0")
-	clitest.CopyTree(t, clitest.Testdata("partitions/orders-0"), dir)
+	clitest.Fixture(t, "partitions/orders-0", dir)
 	// Segment 26's last batch ends at 52: name the next segment 52, so
 	// that the batch holding 52 begins below it.
 	last := "00000000000000000052"

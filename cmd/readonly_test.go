@@ -124,7 +124,7 @@ func buildReadOnlyFixture(t *testing.T) roFixture {
 		for _, e := range ents {
 			if e.IsDir() {
 				dst := filepath.Join(logs, e.Name())
-				clitest.CopyTree(t, clitest.Testdata("partitions/"+e.Name()), dst)
+				clitest.Fixture(t, "partitions/"+e.Name(), dst)
 				fx.partitions = append(fx.partitions, dst)
 			}
 		}
@@ -135,7 +135,7 @@ func buildReadOnlyFixture(t *testing.T) roFixture {
 				continue
 			}
 			dst := filepath.Join(root, "broken", e.Name())
-			clitest.CopyTree(t, clitest.Testdata("broken/"+e.Name()), dst)
+			clitest.Fixture(t, "broken/"+e.Name(), dst)
 			fx.logDirs = append(fx.logDirs, dst)
 			parts, _ := filepath.Glob(filepath.Join(dst, "*-0"))
 			fx.partitions = append(fx.partitions, parts...)
@@ -147,7 +147,7 @@ func buildReadOnlyFixture(t *testing.T) roFixture {
 		for _, e := range ents {
 			if e.IsDir() {
 				dst := filepath.Join(root, "logdirs", e.Name())
-				clitest.CopyTree(t, clitest.Testdata("logdirs/"+e.Name()), dst)
+				clitest.Fixture(t, "logdirs/"+e.Name(), dst)
 				fx.logDirs = append(fx.logDirs, dst)
 			}
 		}

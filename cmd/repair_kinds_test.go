@@ -62,7 +62,7 @@ func TestRepairNamesIndexDefectsAsDump(t *testing.T) {
 // to call it an INFO index-rebuilt and exit 0).
 func TestRepairIndexPastEOFIsAnError(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "events-0")
-	clitest.CopyTree(t, clitest.Testdata("broken/index-past-eof/events-0"), dir)
+	clitest.Fixture(t, "broken/index-past-eof/events-0", dir)
 	if d := clitest.Run("dump", "--verify-index", dir); d.Code != ui.ExitFindings || !strings.Contains(d.Stdout, "ERROR index-mismatch") {
 		t.Fatalf("dump: exit %d\n%s", d.Code, d.Stdout)
 	}
@@ -96,7 +96,7 @@ func TestRepairPreallocatedIndexesAsDump(t *testing.T) {
 		{segment.IndexSuffix, "index-zero-tail", "warning", 8, ui.ExitOK},
 	} {
 		dir := filepath.Join(t.TempDir(), "orders-0")
-		clitest.CopyTree(t, clitest.Testdata("partitions/orders-0"), dir)
+		clitest.Fixture(t, "partitions/orders-0", dir)
 		name := segment.SegmentFileName(0, c.suffix)
 		path := filepath.Join(dir, name)
 		b, err := os.ReadFile(path)
@@ -137,7 +137,7 @@ func TestRepairPreallocatedIndexesAsDump(t *testing.T) {
 // replay-psm and repair alike; replay-psm used to call it info.
 func TestZeroTailIsAWarningEverywhere(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "events-0")
-	clitest.CopyTree(t, clitest.Testdata("broken/zero-tail/events-0"), dir)
+	clitest.Fixture(t, "broken/zero-tail/events-0", dir)
 	if d := clitest.Run("dump", dir); d.Code != ui.ExitOK || !strings.Contains(d.Stdout, "WARNING zero-tail") {
 		t.Errorf("dump: exit %d\n%s", d.Code, d.Stdout)
 	}

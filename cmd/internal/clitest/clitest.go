@@ -361,13 +361,10 @@ func JSONLine(t *testing.T, out, typ string) map[string]any {
 	return nil
 }
 
-// CopyInputDir copies the directory src to dst (os.CopyFS: dst may exist,
-// no file in it may).
+// CopyInputDir is CopyTree.
 func CopyInputDir(t *testing.T, src, dst string) {
 	t.Helper()
-	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
-		t.Fatal(err)
-	}
+	CopyTree(t, src, dst)
 }
 
 // Testdata is the path of testdata/<rel> (a slash-separated path) from
@@ -378,7 +375,7 @@ func Testdata(rel string) string { return filepath.Join(TestdataDir, filepath.Fr
 // returns dst.
 func Fixture(t *testing.T, from, dst string) string {
 	t.Helper()
-	CopyInputDir(t, Testdata(from), dst)
+	CopyTree(t, Testdata(from), dst)
 	return dst
 }
 
