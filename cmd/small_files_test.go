@@ -1,16 +1,12 @@
 package cmd
 
 import (
-	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
-	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestOversizedSmallFiles: a file a broker keeps small (the log
@@ -71,17 +67,10 @@ func TestOversizedSmallFiles(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ld := t.TempDir()
-			if err := segtest.CopyTree(src, ld); err != nil {
-				t.Fatal(err)
-			}
+			clitest.CopyTree(t, src, ld)
 			c.setup(t, ld)
-			s, out, errb := ui.TestStreams()
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			code := Run(context.Background(), append(c.args, filepath.Join(ld, c.dir)), s)
-			runtime.ReadMemStats(&after)
-			alloc := after.TotalAlloc - before.TotalAlloc
-			all := out.String() + errb.String()
+			r, _, alloc := clitest.RunAllocs(append(c.args, filepath.Join(ld, c.dir))...)
+			code, all := r.Code, r.Stdout+r.Stderr
 			if alloc > 48<<20 {
 				t.Errorf("exit %d after allocating %d MiB", code, alloc>>20)
 			}
