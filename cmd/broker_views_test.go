@@ -63,7 +63,7 @@ func TestViewsGolden(t *testing.T) {
 			r := clitest.Run(append(args, filepath.Join(work, name))...)
 			r.Stdout = strings.ReplaceAll(r.Stdout, work, clitest.WorkPlaceholder)
 			r.Stderr = strings.ReplaceAll(r.Stderr, work, clitest.WorkPlaceholder)
-			fmt.Fprintf(&b, "$ kseg %s %s/%s\nexit %d\n--- stdout\n%s--- stderr\n%s\n", strings.Join(args, " "), clitest.WorkPlaceholder, name, r.Code, r.Stdout, r.Stderr)
+			writeRun(&b, strings.Join(args, " ")+" "+clitest.WorkPlaceholder+"/"+name, "", r)
 			want := ui.ExitOK
 			// Every view has a finding on broker-1 (orders-0's epoch even
 			// --at 66), except a filter on the healthy group billing.
@@ -345,17 +345,11 @@ func TestStatusGolden(t *testing.T) {
 		{0, []string{"status", "partitions/orders-0", "partitions/txn-0"}, ui.ExitFindings},
 		{0, []string{"status", "-o", "json", "partitions/txn-0", "logdirs/broker-1"}, ui.ExitFindings},
 	} {
-		var r clitest.Result
-		where := "piped"
-		if tc.width > 0 {
-			r, where = runWidth(tc.width, tc.args...), fmt.Sprintf("a %d-column terminal", tc.width)
-		} else {
-			r = clitest.Run(tc.args...)
-		}
+		r, where := runWhere(tc.width, tc.args...)
 		if r.Code != tc.code {
 			t.Errorf("%v: exit %d, want %d\n%s%s", tc.args, r.Code, tc.code, r.Stdout, r.Stderr)
 		}
-		fmt.Fprintf(&b, "$ kseg %s   # %s\nexit %d\n--- stdout\n%s--- stderr\n%s\n", strings.Join(tc.args, " "), where, r.Code, r.Stdout, r.Stderr)
+		writeRun(&b, strings.Join(tc.args, " "), where, r)
 	}
 	clitest.CheckGoldenPath(t, filepath.Join(viewsGoldenAbs, "status.txt"), []byte(b.String()))
 }
