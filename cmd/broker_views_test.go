@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"bufio"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"hash/crc32"
 	"os"
@@ -96,28 +94,11 @@ func TestViewsGolden(t *testing.T) {
 	}
 }
 
-// jsonByType parses JSON lines by their "type".
-func jsonByType(t *testing.T, s string) map[string][]map[string]any {
-	t.Helper()
-	out := map[string][]map[string]any{}
-	sc := bufio.NewScanner(strings.NewReader(s))
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("not a JSON line: %v: %s", err, sc.Text())
-		}
-		typ, _ := m["type"].(string)
-		out[typ] = append(out[typ], m)
-	}
-	return out
-}
-
 func TestViewsJSON(t *testing.T) {
 	dir := clitest.Testdata("logdirs/broker-1")
 
 	r := clitest.Run("groups", "-o", "json", dir)
-	g := jsonByType(t, r.Stdout)
+	g := clitest.JSONByType(t, r)
 	if r.Code != ui.ExitFindings || len(g["group"]) != 2 || len(g["finding"]) != 1 || g["finding"][0]["kind"] != "offset-below-log-start" {
 		t.Fatalf("groups: exit %d %v", r.Code, g)
 	}
@@ -127,7 +108,7 @@ func TestViewsJSON(t *testing.T) {
 	}
 
 	r = clitest.Run("txns", "-o", "json", dir) // 1 partition, as the metadata image says
-	x := jsonByType(t, r.Stdout)
+	x := clitest.JSONByType(t, r)
 	if r.Code != ui.ExitFindings || len(x["transaction"]) != 2 || len(x["openTransaction"]) != 1 || len(x["unanswerable"]) != 0 {
 		t.Fatalf("txns: exit %d %v", r.Code, x)
 	}
@@ -139,12 +120,12 @@ func TestViewsJSON(t *testing.T) {
 	// Told there are 50 coordinator partitions, 49 are missing: said, and
 	// the coordinator's record still decides (it is present).
 	r = clitest.Run("txns", "-o", "json", "--transaction-state-partitions", "50", dir)
-	if x := jsonByType(t, r.Stdout); len(x["unanswerable"]) != 1 || x["openTransaction"][0]["verdict"] != "hanging" {
+	if x := clitest.JSONByType(t, r); len(x["unanswerable"]) != 1 || x["openTransaction"][0]["verdict"] != "hanging" {
 		t.Errorf("txns with 50 partitions: %v", x)
 	}
 
 	r = clitest.Run("metadata", "-o", "json", dir)
-	m := jsonByType(t, r.Stdout)
+	m := clitest.JSONByType(t, r)
 	if r.Code != ui.ExitFindings || len(m["metadataImage"]) != 1 || len(m["finding"]) != 3 {
 		t.Fatalf("metadata: exit %d %v", r.Code, m)
 	}
@@ -201,7 +182,7 @@ func TestHealthyLogDirIsClean(t *testing.T) {
 				t.Errorf("%v -o %s: a warning\n%s", args, o, r.Stderr)
 			}
 			if o == "json" {
-				byType := jsonByType(t, r.Stdout)
+				byType := clitest.JSONByType(t, r)
 				if len(byType) == 0 {
 					t.Errorf("%v: no output", args)
 				}
@@ -289,7 +270,7 @@ func TestJSONDocCoversTheViews(t *testing.T) {
 		for _, args := range [][]string{{"groups"}, {"txns"}, {"txns", "--transaction-state-partitions", "50"}, {"metadata"},
 			{"metadata", "find", "/"}, {"status"}} {
 			r := clitest.Run(append(append(args, "-o", "json"), dir)...)
-			for typ, lines := range jsonByType(t, r.Stdout) {
+			for typ, lines := range clitest.JSONByType(t, r) {
 				if keys[typ] == nil {
 					keys[typ] = map[string]bool{}
 				}
@@ -396,14 +377,14 @@ func TestViewsNameDamageAsDumpDoes(t *testing.T) {
 				damageLog(t, filepath.Join(ld, part, "00000000000000000000.log"), fn)
 				d := clitest.Run("dump", "-o", "json", "--deep", filepath.Join(ld, part))
 				var dumpKinds []string
-				for _, f := range jsonByType(t, d.Stdout)["finding"] {
+				for _, f := range clitest.JSONLines(t, d, "finding") {
 					if f["severity"] == "error" && !slices.Contains(dumpKinds, f["kind"].(string)) {
 						dumpKinds = append(dumpKinds, f["kind"].(string))
 					}
 				}
 				v := clitest.Run(view, "-o", "json", ld)
 				var viewKinds []string
-				for _, f := range jsonByType(t, v.Stdout)["finding"] {
+				for _, f := range clitest.JSONLines(t, v, "finding") {
 					k := f["kind"].(string)
 					if !slices.Contains(viewOwn, k) && !slices.Contains(viewKinds, k) {
 						viewKinds = append(viewKinds, k)

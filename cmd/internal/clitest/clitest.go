@@ -325,11 +325,17 @@ func (w *GoldenWork) TreeSum() string {
 // type) and returns the objects of the given type.
 func JSONLines(t *testing.T, r Result, typ string) []map[string]any {
 	t.Helper()
-	var out []map[string]any
+	return JSONByType(t, r)[typ]
+}
+
+// JSONByType parses the stdout of a json run (every line one object with
+// a type) into its objects by type.
+func JSONByType(t *testing.T, r Result) map[string][]map[string]any {
+	t.Helper()
+	out := map[string][]map[string]any{}
 	for _, m := range CheckJSONLines(t, r) {
-		if m["type"] == typ {
-			out = append(out, m)
-		}
+		typ, _ := m["type"].(string)
+		out[typ] = append(out[typ], m)
 	}
 	return out
 }
