@@ -77,20 +77,7 @@ func TestViewsGolden(t *testing.T) {
 				t.Errorf("%s on %s: exit %d, want %d\n%s%s", strings.Join(args, " "), name, r.Code, want, r.Stdout, r.Stderr)
 			}
 		}
-		path := filepath.Join(viewsGoldenDir, name+".txt")
-		if *clitest.Update {
-			if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		golden, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test ./cmd -run TestViewsGolden -update)", err)
-		}
-		if string(golden) != b.String() {
-			t.Errorf("%s differs from the views' output; review and run with -update:\n%s", path, b.String())
-		}
+		clitest.CheckGoldenPath(t, filepath.Join(viewsGoldenDir, name+".txt"), []byte(b.String()))
 	}
 }
 
@@ -213,11 +200,7 @@ func TestHealthyLogDirIsClean(t *testing.T) {
 // views' own output on both example directories, so a key added to a
 // printer without a word in the schema fails here.
 func TestJSONDocCoversTheViews(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "docs", "json.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(b)
+	doc := clitest.RepoFile(t, "docs/json.md")
 	i := strings.Index(doc, "\n## The whole-broker views")
 	if i < 0 {
 		t.Fatal(`docs/json.md has no "## The whole-broker views" section`)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kseg/kseg/cmd/docs"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
@@ -146,15 +147,12 @@ func TestFuzzingDocListsEveryTarget(t *testing.T) {
 	if len(targets) < 10 {
 		t.Fatalf("%d fuzz targets found: is the walk broken?", len(targets))
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "fuzzing.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := clitest.RepoFile(t, "docs/fuzzing.md")
 	listed := map[string]bool{}
 	name := regexp.MustCompile("`(Fuzz[A-Za-z0-9]+|…[A-Za-z0-9]+)`")
 	// The targets table: from its "| target | package |" header to the
 	// first line that is not a table row.
-	table := string(doc)
+	table := doc
 	if i := strings.Index(table, "| target | package |"); i >= 0 {
 		table = table[i:]
 	} else {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/testdata/house/sizes"
 )
 
@@ -91,11 +92,7 @@ func TestFunctionsFitInAHead(t *testing.T) {
 // package.
 func readmeLayout(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(moduleRoot, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
+	s := clitest.RepoFile(t, "README.md")
 	i := strings.Index(s, "\n## Layout\n")
 	if i < 0 {
 		t.Fatal("README.md has no ## Layout section")

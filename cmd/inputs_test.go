@@ -202,12 +202,9 @@ func TestBadInputsDumpIndexOnly(t *testing.T) {
 // TestReadmeStatesTheInputRule: the README's table of mistakes gives each
 // the exit status TestBadInputsOneAnswer checks.
 func TestReadmeStatesTheInputRule(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	readme := clitest.RepoFile(t, "README.md")
 	rows := map[string]string{}
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(readme, "\n") {
 		cells := strings.Split(line, "|")
 		if len(cells) == 5 {
 			rows[strings.TrimSpace(cells[3])] = strings.TrimSpace(cells[2])

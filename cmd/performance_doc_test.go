@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,15 +21,12 @@ func TestPerformanceDocMatchesBenchScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "performance.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := clitest.RepoFile(t, "docs/performance.md")
 	measured := benchTargets(t, string(script))
 	if len(measured) < 5 || measured["dump -o json (batches, CRCs) / crcfloor"] != "<=0.7" {
 		t.Fatalf("the parse of run.sh is off: %v", measured)
 	}
-	documented := docTargets(t, string(doc))
+	documented := docTargets(t, doc)
 	for name, goal := range measured {
 		g, ok := documented[name]
 		switch {

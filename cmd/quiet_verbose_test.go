@@ -105,11 +105,7 @@ func TestQuietKeepsWarnings(t *testing.T) {
 	if !strings.Contains(h.Stdout, `leaves errors and "kseg: warning:" lines`) || strings.Contains(h.Stdout, "nothing on stderr but") {
 		t.Errorf("kseg --help does not say that -q keeps warnings:\n%s", h.Stdout)
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "kafka-dump-log.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(doc), "Nothing on stderr but errors") || !strings.Contains(string(doc), "`kseg: warning:` lines still go to stderr") {
+	if doc := clitest.RepoFile(t, "docs/kafka-dump-log.md"); strings.Contains(doc, "Nothing on stderr but errors") || !strings.Contains(doc, "`kseg: warning:` lines still go to stderr") {
 		t.Error("docs/kafka-dump-log.md says -q leaves nothing on stderr but errors")
 	}
 }

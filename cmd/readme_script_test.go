@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -65,20 +66,12 @@ func TestScriptReadme(t *testing.T) {
 // work), the Go version go.mod requires, exactly, and what a first run
 // with empty caches does (a minute of downloading and compiling).
 func TestReadmeSetUp(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gomod, err := os.ReadFile(filepath.Join("..", "go.mod"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^go (\S+)$`).FindSubmatch(gomod)
+	m := regexp.MustCompile(`(?m)^go (\S+)$`).FindStringSubmatch(clitest.RepoFile(t, "go.mod"))
 	if m == nil {
 		t.Fatal("go.mod has no go directive")
 	}
-	goVersion := string(m[1])
-	s := string(readme)
+	goVersion := m[1]
+	s := clitest.RepoFile(t, "README.md")
 	i := strings.Index(s, "\n## Set-up")
 	if i < 0 {
 		t.Fatal("README.md has no ## Set-up section")
@@ -118,11 +111,7 @@ func TestScriptDocPages(t *testing.T) {
 	dir := t.TempDir()
 	for _, page := range []string{"groups", "txns", "metadata", "format", "status", "ci"} {
 		name := filepath.Join("docs", page+".md")
-		b, err := os.ReadFile(filepath.Join("..", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		script, n, err := docScript(name, string(b))
+		script, n, err := docScript(name, clitest.RepoFile(t, name))
 		if err != nil {
 			t.Fatal(err)
 		}

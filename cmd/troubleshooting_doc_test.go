@@ -80,11 +80,7 @@ func sourceFiles(t *testing.T, dir string) map[string]*ast.File {
 // refusal reason, in backticks; and where a row gives one kind one
 // severity, it is the registry's.
 func TestTroubleshootingCoversEveryKind(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "docs", "troubleshooting.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(b)
+	doc := clitest.RepoFile(t, "docs/troubleshooting.md")
 	words := codeWords(t)
 	for _, must := range []string{"broker-running", "framing", "extra-records", "topic-id", "offset-overflow", "bad-journal"} {
 		if _, ok := words[must]; !ok {
@@ -202,12 +198,9 @@ func TestFailureModesDocumented(t *testing.T) {
 		t.Fatalf("found only %v in %s", types, dir)
 	}
 	for _, doc := range []string{"troubleshooting.md", "failover.md"} {
-		b, err := os.ReadFile(filepath.Join("..", "docs", doc))
-		if err != nil {
-			t.Fatal(err)
-		}
+		text := clitest.RepoFile(t, "docs/"+doc)
 		for _, ty := range types {
-			if !strings.Contains(string(b), "`edit."+ty+"`") {
+			if !strings.Contains(text, "`edit."+ty+"`") {
 				t.Errorf("docs/%s does not describe the failure `edit.%s` (what the partition is then, what to do)", doc, ty)
 			}
 		}

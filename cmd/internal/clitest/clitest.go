@@ -377,6 +377,17 @@ func CopyInputDir(t *testing.T, src, dst string) {
 // the test's package directory.
 func Testdata(rel string) string { return filepath.Join(TestdataDir, filepath.FromSlash(rel)) }
 
+// RepoFile is the text of a file of the repository, rel (slash-separated)
+// from the module root: a document a test holds to the code.
+func RepoFile(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(TestdataDir, "..", filepath.FromSlash(rel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // Fixture copies testdata/<from> (a slash-separated path) to dst and
 // returns dst.
 func Fixture(t *testing.T, from, dst string) string {
