@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,14 +48,8 @@ func TestDocsUpToDate(t *testing.T) {
 func TestSkipMessagesNameRepositoryPaths(t *testing.T) {
 	fset := token.NewFileSet()
 	checked := 0
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" && path != "..") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+	eachGoFile(t, true, func(path, relDir string) error {
+		if slices.Contains(strings.Split(relDir, "/"), "testdata") {
 			return nil
 		}
 		src, err := os.ReadFile(path)
@@ -96,9 +89,6 @@ func TestSkipMessagesNameRepositoryPaths(t *testing.T) {
 		})
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if checked < 5 {
 		t.Fatalf("only %d skips about the shared fixtures found: is the walk broken?", checked)
 	}
@@ -110,31 +100,18 @@ func fuzzTargets(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != ".." {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
+	eachGoFile(t, true, func(path, relDir string) error {
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
 		for _, decl := range f.Decls {
 			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil && regexp.MustCompile(`^Fuzz[A-Z0-9]`).MatchString(fn.Name.Name) {
-				rel, _ := filepath.Rel("..", filepath.Dir(path))
-				out[fn.Name.Name] = "./" + filepath.ToSlash(rel)
+				out[fn.Name.Name] = "./" + relDir
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 

@@ -36,7 +36,7 @@ func isDomainDir(rel string) bool {
 func TestDomainErrorsNameNoFlag(t *testing.T) {
 	fset := token.NewFileSet()
 	checked := 0
-	eachGoFile(t, func(path, relDir string) error {
+	eachGoFile(t, false, func(path, relDir string) error {
 		if !isDomainDir(relDir) {
 			return nil
 		}

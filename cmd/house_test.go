@@ -24,9 +24,10 @@ const maxFuncLines = 120
 const moduleRoot = ".."
 
 // eachGoFile calls fn with the path, and the directory relative to the
-// module root ("." for main.go's), of every non-test .go file of the
-// module, testdata's programs included (hidden folders are skipped).
-func eachGoFile(t *testing.T, fn func(path, relDir string) error) {
+// module root ("." for main.go's), of every .go file of the module — its
+// _test.go files when tests is true, the others when it is not —
+// testdata's programs included (hidden folders are skipped).
+func eachGoFile(t *testing.T, tests bool, fn func(path, relDir string) error) {
 	t.Helper()
 	err := filepath.WalkDir(moduleRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -35,7 +36,7 @@ func eachGoFile(t *testing.T, fn func(path, relDir string) error) {
 		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != moduleRoot {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") != tests {
 			return nil
 		}
 		rel, err := filepath.Rel(moduleRoot, filepath.Dir(path))
@@ -126,7 +127,7 @@ func readmeLayout(t *testing.T) []string {
 func goDirs(t *testing.T) map[string]bool {
 	t.Helper()
 	dirs := map[string]bool{}
-	eachGoFile(t, func(_, relDir string) error {
+	eachGoFile(t, false, func(_, relDir string) error {
 		dirs[relDir] = true
 		return nil
 	})
