@@ -295,32 +295,6 @@ func (w *GoldenWork) Check(file string, header ...string) {
 	CheckGoldenPath(w.T, filepath.Join(GoldenRoot, file), RenderRuns(header, w.Res))
 }
 
-// TreeSum hashes every file (name, mode and contents) under the working
-// directory: a dry run must leave it as it was.
-func (w *GoldenWork) TreeSum() string {
-	w.T.Helper()
-	h := sha256.New()
-	err := filepath.WalkDir(w.Dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(w.Dir, p)
-		fmt.Fprintf(h, "%s %v\n", rel, d.Type())
-		if d.Type().IsRegular() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			h.Write(b)
-		}
-		return nil
-	})
-	if err != nil {
-		w.T.Fatal(err)
-	}
-	return fmt.Sprintf("%x", h.Sum(nil))
-}
-
 // JSONLines parses the stdout of a json run (every line one object with a
 // type) and returns the objects of the given type.
 func JSONLines(t *testing.T, r Result, typ string) []map[string]any {
