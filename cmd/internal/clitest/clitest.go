@@ -399,7 +399,7 @@ func WrittenBackup(t *testing.T, root, name string) string {
 // fixture's last data, so that the replay's log clock expires no one.
 const InjectTs = "1700000060000"
 
-// Run runs the command tree in-process.
+// Exec is Run as its exit code, stdout and stderr.
 func Exec(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	r := Run(args...)
