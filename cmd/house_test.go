@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
@@ -22,6 +23,19 @@ const maxFuncLines = 120
 
 // moduleRoot is the module's directory, seen from cmd's tests.
 const moduleRoot = ".."
+
+// measureTree is testdata/house/sizes's measure of the module, taken once
+// for the tests that hold the tree to its limits.
+var measureTree = sync.OnceValues(func() (*sizes.Tree, error) { return sizes.Measure(moduleRoot) })
+
+func measuredTree(t *testing.T) *sizes.Tree {
+	t.Helper()
+	tree, err := measureTree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
 
 // eachGoFile calls fn with the path, and the directory relative to the
 // module root ("." for main.go's), of every .go file of the module — its
@@ -56,10 +70,7 @@ func eachGoFile(t *testing.T, tests bool, fn func(path, relDir string) error) {
 // testdata/house measures them.
 func funcLengths(t *testing.T) map[string]int {
 	t.Helper()
-	tree, err := sizes.Measure(moduleRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tree := measuredTree(t)
 	out := map[string]int{}
 	for _, fn := range tree.Funcs {
 		out[fn.Key()] = fn.Lines
