@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -91,17 +90,14 @@ func (d corpusDump) String() string {
 // test failure naming the case.
 func runCaught(t *testing.T, name string, args []string) (code int, out, errOut string) {
 	t.Helper()
-	s, ob, eb := ui.TestStreams()
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				buf := make([]byte, 64<<10)
-				t.Fatalf("%s: kseg %s panicked: %v\n%s", name, strings.Join(args, " "), r, buf[:runtime.Stack(buf, false)])
-			}
-		}()
-		code = Run(context.Background(), args, s)
+	defer func() {
+		if r := recover(); r != nil {
+			buf := make([]byte, 64<<10)
+			t.Fatalf("%s: kseg %s panicked: %v\n%s", name, strings.Join(args, " "), r, buf[:runtime.Stack(buf, false)])
+		}
 	}()
-	return code, ob.String(), eb.String()
+	r := clitest.Run(args...)
+	return r.Code, r.Stdout, r.Stderr
 }
 
 // TestCorruptionCorpus dumps every case of the corruption corpus
