@@ -225,6 +225,12 @@ var verifyChainScenarios = []struct {
 	},
 }
 
+// copyFixture is a scenario whose working directory holds a copy of
+// testdata/<from> at <to>.
+func copyFixture(from, to string) func(w *clitest.GoldenWork) {
+	return func(w *clitest.GoldenWork) { w.CopyFixture(from, to) }
+}
+
 // mirroredOrders is the working directory of most verify-chain scenarios:
 // a/orders-0 a copy of testdata/partitions/orders-0, b/orders-0 its mirror.
 func mirroredOrders(w *clitest.GoldenWork) {
@@ -285,17 +291,17 @@ var dryRunScenarios = []struct {
 }{
 	{
 		name: "inject-barrier-truncate", about: "kseg inject-barrier over a copy of testdata/partitions/txn-0: the cut at the last stable offset, iterated.",
-		build: func(w *clitest.GoldenWork) { w.CopyFixture("partitions/txn-0", "txn-0") },
+		build: copyFixture("partitions/txn-0", "txn-0"),
 		args:  []string{"inject-barrier", "txn-0"}, exit: ui.ExitOK,
 	},
 	{
 		name: "inject-barrier-abort", about: "kseg inject-barrier --mode abort over a copy of testdata/partitions/txn-0: an ABORT marker for the open transaction, then the barrier.",
-		build: func(w *clitest.GoldenWork) { w.CopyFixture("partitions/txn-0", "txn-0") },
+		build: copyFixture("partitions/txn-0", "txn-0"),
 		args:  []string{"inject-barrier", "--mode", "abort", "--source-cluster-id", "cluster-a", "txn-0"}, exit: ui.ExitOK,
 	},
 	{
 		name: "inject-barrier-clean", about: "kseg inject-barrier over a copy of testdata/partitions/orders-0: no transaction, nothing cut.",
-		build: func(w *clitest.GoldenWork) { w.CopyFixture("partitions/orders-0", "orders-0") },
+		build: copyFixture("partitions/orders-0", "orders-0"),
 		args:  []string{"inject-barrier", "--bump-leader-epoch", "6", "orders-0"}, exit: ui.ExitOK,
 	},
 	{
@@ -314,17 +320,17 @@ var dryRunScenarios = []struct {
 	},
 	{
 		name: "repair-healthy", about: "kseg repair --all over a copy of testdata/partitions/orders-0: nothing to do.",
-		build: func(w *clitest.GoldenWork) { w.CopyFixture("partitions/orders-0", "orders-0") },
+		build: copyFixture("partitions/orders-0", "orders-0"),
 		args:  []string{"repair", "--all", "orders-0"}, exit: ui.ExitOK,
 	},
 	{
 		name: "repair-torn-tail", about: "kseg repair over a copy of testdata/broken/torn-tail/events-0.",
-		build: func(w *clitest.GoldenWork) { w.CopyFixture("broken/torn-tail/events-0", "events-0") },
+		build: copyFixture("broken/torn-tail/events-0", "events-0"),
 		args:  []string{"repair", "events-0"}, exit: ui.ExitFindings,
 	},
 	{
 		name: "repair-crc-mismatch", about: "kseg repair over a copy of testdata/broken/crc-mismatch/events-0.",
-		build: func(w *clitest.GoldenWork) { w.CopyFixture("broken/crc-mismatch/events-0", "events-0") },
+		build: copyFixture("broken/crc-mismatch/events-0", "events-0"),
 		args:  []string{"repair", "events-0"}, exit: ui.ExitFindings,
 	},
 }
