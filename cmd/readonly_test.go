@@ -120,44 +120,35 @@ func buildReadOnlyFixture(t *testing.T) roFixture {
 		}
 	}
 
-	if ents, err := os.ReadDir(clitest.Testdata("partitions")); err == nil {
-		for _, e := range ents {
-			if e.IsDir() {
-				dst := filepath.Join(logs, e.Name())
-				clitest.Fixture(t, "partitions/"+e.Name(), dst)
-				fx.partitions = append(fx.partitions, dst)
-			}
-		}
-	}
-	if ents, err := os.ReadDir(clitest.Testdata("broken")); err == nil {
-		for _, e := range ents {
-			if !e.IsDir() {
-				continue
-			}
-			dst := filepath.Join(root, "broken", e.Name())
-			clitest.Fixture(t, "broken/"+e.Name(), dst)
-			fx.logDirs = append(fx.logDirs, dst)
-			parts, _ := filepath.Glob(filepath.Join(dst, "*-0"))
-			fx.partitions = append(fx.partitions, parts...)
-		}
+	fx.partitions = append(fx.partitions, copyEach(t, "partitions", logs)...)
+	for _, dst := range copyEach(t, "broken", filepath.Join(root, "broken")) {
+		fx.logDirs = append(fx.logDirs, dst)
+		parts, _ := filepath.Glob(filepath.Join(dst, "*-0"))
+		fx.partitions = append(fx.partitions, parts...)
 	}
 	// The whole-broker views' example log directories: __consumer_offsets,
 	// __transaction_state, a KRaft metadata log and snapshot.
-	if ents, err := os.ReadDir(clitest.Testdata("logdirs")); err == nil {
-		for _, e := range ents {
-			if e.IsDir() {
-				dst := filepath.Join(root, "logdirs", e.Name())
-				clitest.Fixture(t, "logdirs/"+e.Name(), dst)
-				fx.logDirs = append(fx.logDirs, dst)
-			}
-		}
-	}
+	fx.logDirs = append(fx.logDirs, copyEach(t, "logdirs", filepath.Join(root, "logdirs"))...)
 	mirror := filepath.Join(root, "mirror", "built-0")
 	clitest.CopyTree(t, built, mirror)
 	fx.logDirs = append(fx.logDirs, filepath.Dir(mirror))
 	fx.partitions = append(fx.partitions, mirror)
 	fx.chain = [2]string{built, mirror}
 	return fx
+}
+
+// copyEach copies every directory of testdata/<kind>, when present, into
+// dir and returns the copies.
+func copyEach(t *testing.T, kind, dir string) []string {
+	t.Helper()
+	ents, _ := os.ReadDir(clitest.Testdata(kind))
+	var copies []string
+	for _, e := range ents {
+		if e.IsDir() {
+			copies = append(copies, clitest.Fixture(t, kind+"/"+e.Name(), filepath.Join(dir, e.Name())))
+		}
+	}
+	return copies
 }
 
 // buildPartition writes a partition with decode.AppendBatch batches through
