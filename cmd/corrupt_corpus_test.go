@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -233,7 +232,7 @@ func TestCorruptionCorpusNoResync(t *testing.T) {
 		} else if strings.Contains(kout, "position: "+strconv.FormatInt(cc.Skipped[1], 10)+" ") {
 			t.Errorf("%s: kafka output read past the damage", cc.Name)
 		}
-		if !bytes.Contains([]byte(kout), []byte("Log starting offset")) {
+		if !strings.Contains(kout, "Log starting offset") {
 			t.Errorf("%s: kafka output: %q", cc.Name, kout)
 		}
 	}
