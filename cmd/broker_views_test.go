@@ -1,9 +1,9 @@
 package cmd
 
 import (
-	"bufio"
-	"encoding/json"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,14 +14,21 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/cluster/clustertest"
+	"github.com/kseg/kseg/segment"
 )
 
 // The whole-broker views (groups, txns, metadata) on the bundled example
 // log directories, copied to a temporary directory: golden outputs for
 // every format (testdata/golden/views, regenerate with -update), and the
-// facts the generator put there, checked in the JSON.
+// facts the generator put there, checked in the JSON; damage in their
+// internal topics named as dump names it. kseg status, whose golden is
+// beside theirs, is at the end (TestStatusGolden).
 
-var viewsGoldenDir = filepath.Join(clitest.TestdataDir, "golden", "views")
+var viewsGoldenDir = clitest.Testdata("golden/views")
+
+// viewsGoldenAbs is viewsGoldenDir as an absolute path, resolved before
+// any test changes directory.
+var viewsGoldenAbs = clitest.MustAbs(viewsGoldenDir)
 
 func viewRuns() [][]string {
 	var runs [][]string
@@ -42,7 +49,7 @@ func viewRuns() [][]string {
 func TestViewsGolden(t *testing.T) {
 	work := t.TempDir()
 	for _, name := range clustertest.LogDirNames {
-		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "logdirs", name), filepath.Join(work, name))
+		clitest.Fixture(t, "logdirs/"+name, filepath.Join(work, name))
 	}
 	if *clitest.Update {
 		os.RemoveAll(viewsGoldenDir)
@@ -54,7 +61,7 @@ func TestViewsGolden(t *testing.T) {
 			r := clitest.Run(append(args, filepath.Join(work, name))...)
 			r.Stdout = strings.ReplaceAll(r.Stdout, work, clitest.WorkPlaceholder)
 			r.Stderr = strings.ReplaceAll(r.Stderr, work, clitest.WorkPlaceholder)
-			fmt.Fprintf(&b, "$ kseg %s %s/%s\nexit %d\n--- stdout\n%s--- stderr\n%s\n", strings.Join(args, " "), clitest.WorkPlaceholder, name, r.Code, r.Stdout, r.Stderr)
+			writeRun(&b, strings.Join(args, " ")+" "+clitest.WorkPlaceholder+"/"+name, "", r)
 			want := ui.ExitOK
 			// Every view has a finding on broker-1 (orders-0's epoch even
 			// --at 66), except a filter on the healthy group billing.
@@ -70,45 +77,15 @@ func TestViewsGolden(t *testing.T) {
 				t.Errorf("%s on %s: exit %d, want %d\n%s%s", strings.Join(args, " "), name, r.Code, want, r.Stdout, r.Stderr)
 			}
 		}
-		path := filepath.Join(viewsGoldenDir, name+".txt")
-		if *clitest.Update {
-			if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		golden, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test ./cmd -run TestViewsGolden -update)", err)
-		}
-		if string(golden) != b.String() {
-			t.Errorf("%s differs from the views' output; review and run with -update:\n%s", path, b.String())
-		}
+		clitest.CheckGoldenPath(t, filepath.Join(viewsGoldenDir, name+".txt"), []byte(b.String()))
 	}
-}
-
-// jsonByType parses JSON lines by their "type".
-func jsonByType(t *testing.T, s string) map[string][]map[string]any {
-	t.Helper()
-	out := map[string][]map[string]any{}
-	sc := bufio.NewScanner(strings.NewReader(s))
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("not a JSON line: %v: %s", err, sc.Text())
-		}
-		typ, _ := m["type"].(string)
-		out[typ] = append(out[typ], m)
-	}
-	return out
 }
 
 func TestViewsJSON(t *testing.T) {
-	dir := filepath.Join(clitest.TestdataDir, "logdirs", "broker-1")
+	dir := clitest.Testdata("logdirs/broker-1")
 
 	r := clitest.Run("groups", "-o", "json", dir)
-	g := jsonByType(t, r.Stdout)
+	g := clitest.JSONByType(t, r)
 	if r.Code != ui.ExitFindings || len(g["group"]) != 2 || len(g["finding"]) != 1 || g["finding"][0]["kind"] != "offset-below-log-start" {
 		t.Fatalf("groups: exit %d %v", r.Code, g)
 	}
@@ -118,7 +95,7 @@ func TestViewsJSON(t *testing.T) {
 	}
 
 	r = clitest.Run("txns", "-o", "json", dir) // 1 partition, as the metadata image says
-	x := jsonByType(t, r.Stdout)
+	x := clitest.JSONByType(t, r)
 	if r.Code != ui.ExitFindings || len(x["transaction"]) != 2 || len(x["openTransaction"]) != 1 || len(x["unanswerable"]) != 0 {
 		t.Fatalf("txns: exit %d %v", r.Code, x)
 	}
@@ -130,12 +107,12 @@ func TestViewsJSON(t *testing.T) {
 	// Told there are 50 coordinator partitions, 49 are missing: said, and
 	// the coordinator's record still decides (it is present).
 	r = clitest.Run("txns", "-o", "json", "--transaction-state-partitions", "50", dir)
-	if x := jsonByType(t, r.Stdout); len(x["unanswerable"]) != 1 || x["openTransaction"][0]["verdict"] != "hanging" {
+	if x := clitest.JSONByType(t, r); len(x["unanswerable"]) != 1 || x["openTransaction"][0]["verdict"] != "hanging" {
 		t.Errorf("txns with 50 partitions: %v", x)
 	}
 
 	r = clitest.Run("metadata", "-o", "json", dir)
-	m := jsonByType(t, r.Stdout)
+	m := clitest.JSONByType(t, r)
 	if r.Code != ui.ExitFindings || len(m["metadataImage"]) != 1 || len(m["finding"]) != 3 {
 		t.Fatalf("metadata: exit %d %v", r.Code, m)
 	}
@@ -155,9 +132,9 @@ func TestViewsUsage(t *testing.T) {
 		{[]string{"metadata", "--at", "-5", "."}, ui.ExitUsage},
 		{[]string{"txns", "--now", "yesterday", "."}, ui.ExitUsage},
 		{[]string{"groups", "--consumer-offsets-partitions", "-1", "."}, ui.ExitUsage},
-		{[]string{"groups", filepath.Join(clitest.TestdataDir, "README.md")}, ui.ExitUsage},
-		{[]string{"groups", filepath.Join(clitest.TestdataDir, "no-such-dir")}, ui.ExitError},
-		{[]string{"metadata", filepath.Join(clitest.TestdataDir, "partitions")}, ui.ExitUsage}, // no __cluster_metadata-0: unanswerable
+		{[]string{"groups", clitest.Testdata("README.md")}, ui.ExitUsage},
+		{[]string{"groups", clitest.Testdata("no-such-dir")}, ui.ExitError},
+		{[]string{"metadata", clitest.Testdata("partitions")}, ui.ExitUsage}, // no __cluster_metadata-0: unanswerable
 	} {
 		if r := clitest.Run(c.args...); r.Code != c.code {
 			t.Errorf("kseg %s: exit %d, want %d\n%s", strings.Join(c.args, " "), r.Code, c.code, r.Stderr)
@@ -172,7 +149,7 @@ func TestViewsUsage(t *testing.T) {
 // batches of the snapshot's epoch (a leader-epoch-regression), where a real
 // snapshot writer uses the snapshot epoch in every batch.
 func TestHealthyLogDirIsClean(t *testing.T) {
-	dir := filepath.Join(clitest.TestdataDir, "logdirs", "healthy")
+	dir := clitest.Testdata("logdirs/healthy")
 	for _, args := range [][]string{
 		{"dump", "--verify-index", "--index-sanity-check"},
 		{"replay-psm"},
@@ -192,7 +169,7 @@ func TestHealthyLogDirIsClean(t *testing.T) {
 				t.Errorf("%v -o %s: a warning\n%s", args, o, r.Stderr)
 			}
 			if o == "json" {
-				byType := jsonByType(t, r.Stdout)
+				byType := clitest.JSONByType(t, r)
 				if len(byType) == 0 {
 					t.Errorf("%v: no output", args)
 				}
@@ -223,11 +200,7 @@ func TestHealthyLogDirIsClean(t *testing.T) {
 // views' own output on both example directories, so a key added to a
 // printer without a word in the schema fails here.
 func TestJSONDocCoversTheViews(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "docs", "json.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(b)
+	doc := clitest.RepoFile(t, "docs/json.md")
 	i := strings.Index(doc, "\n## The whole-broker views")
 	if i < 0 {
 		t.Fatal(`docs/json.md has no "## The whole-broker views" section`)
@@ -276,11 +249,11 @@ func TestJSONDocCoversTheViews(t *testing.T) {
 		}
 	}
 	for _, name := range clustertest.LogDirNames {
-		dir := filepath.Join(clitest.TestdataDir, "logdirs", name)
+		dir := clitest.Testdata("logdirs/" + name)
 		for _, args := range [][]string{{"groups"}, {"txns"}, {"txns", "--transaction-state-partitions", "50"}, {"metadata"},
 			{"metadata", "find", "/"}, {"status"}} {
 			r := clitest.Run(append(append(args, "-o", "json"), dir)...)
-			for typ, lines := range jsonByType(t, r.Stdout) {
+			for typ, lines := range clitest.JSONByType(t, r) {
 				if keys[typ] == nil {
 					keys[typ] = map[string]bool{}
 				}
@@ -308,4 +281,146 @@ func TestJSONDocCoversTheViews(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestStatusGolden: kseg status on a healthy partition, one with a hanging
+// transaction, a torn tail, and a log directory, as text, as a table on a
+// 100-column terminal, and as json, against
+// testdata/golden/views/status.txt (go test ./cmd -run TestStatusGolden
+// -update). Run from a copy's parent, so paths are relative.
+func TestStatusGolden(t *testing.T) {
+	work := t.TempDir()
+	for _, src := range []string{"partitions/orders-0", "partitions/txn-0", "broken/torn-tail/events-0", "logdirs/broker-1"} {
+		clitest.Fixture(t, src, filepath.Join(work, filepath.FromSlash(src)))
+	}
+	t.Chdir(work)
+	var b strings.Builder
+	for _, tc := range []struct {
+		width int
+		args  []string
+		code  int
+	}{
+		{0, []string{"status", "partitions/orders-0"}, ui.ExitOK},
+		{0, []string{"status", "partitions/txn-0"}, ui.ExitFindings},
+		{0, []string{"status", "broken/torn-tail/events-0"}, ui.ExitFindings},
+		{0, []string{"status", "logdirs/broker-1"}, ui.ExitOK},
+		{100, []string{"status", "logdirs/broker-1"}, ui.ExitOK},
+		{100, []string{"status", "-o", "wide", "logdirs/broker-1"}, ui.ExitOK},
+		{0, []string{"status", "partitions/orders-0", "partitions/txn-0"}, ui.ExitFindings},
+		{0, []string{"status", "-o", "json", "partitions/txn-0", "logdirs/broker-1"}, ui.ExitFindings},
+	} {
+		r, where := runWhere(tc.width, tc.args...)
+		if r.Code != tc.code {
+			t.Errorf("%v: exit %d, want %d\n%s%s", tc.args, r.Code, tc.code, r.Stdout, r.Stderr)
+		}
+		writeRun(&b, strings.Join(tc.args, " "), where, r)
+	}
+	clitest.CheckGoldenPath(t, filepath.Join(viewsGoldenAbs, "status.txt"), []byte(b.String()))
+}
+
+// TestViewsNameDamageAsDumpDoes: a view that meets damage in an internal
+// topic's log reports it with the kind dump gives the same bytes
+// (crc-mismatch, corrupt-batch, torn-tail, corrupt-records), not words of
+// its own (it said corrupt-log and corrupt-record). Each internal partition
+// of the healthy example directory is damaged in four ways, and the view's
+// damage findings must be exactly dump's error kinds for that partition.
+func TestViewsNameDamageAsDumpDoes(t *testing.T) {
+	// The views' own kinds: what the damage makes them conclude, beyond
+	// the damage itself (a lost record can leave a replica missing).
+	viewOwn := []string{"offset-below-log-start", "offset-above-log-end", "hanging-transaction", "coordinator-partitions-missing",
+		"partition-not-replayed", "image-incomplete", "orphan-partition", "missing-replica", "leader-epoch-ahead"}
+	damages := map[string]func(log []byte, pos []int64) []byte{
+		// one byte of the last batch's records flipped
+		"crc-mismatch": func(log []byte, pos []int64) []byte {
+			log[len(log)-2] ^= 0x55
+			return log
+		},
+		// the last batch cut short
+		"torn-tail": func(log []byte, pos []int64) []byte {
+			return log[:len(log)-5]
+		},
+		// the magic of the last batch but one set to 7: a batch follows
+		"corrupt-batch": func(log []byte, pos []int64) []byte {
+			log[pos[len(pos)-2]+16] = 7
+			return log
+		},
+		// recordsCount of the last batch set to -1, CRC recomputed
+		"corrupt-records": func(log []byte, pos []int64) []byte {
+			b := log[pos[len(pos)-1]:]
+			binary.BigEndian.PutUint32(b[57:], 0xffffffff)
+			binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+			return log
+		},
+	}
+	for view, part := range map[string]string{"groups": "__consumer_offsets-9", "txns": "__transaction_state-0", "metadata": "__cluster_metadata-0"} {
+		for damage, fn := range damages {
+			t.Run(view+"/"+damage, func(t *testing.T) {
+				ld := filepath.Join(t.TempDir(), "healthy")
+				clitest.Fixture(t, "logdirs/healthy", ld)
+				damageLog(t, filepath.Join(ld, part, "00000000000000000000.log"), fn)
+				d := clitest.Run("dump", "-o", "json", "--deep", filepath.Join(ld, part))
+				var dumpKinds []string
+				for _, f := range clitest.JSONLines(t, d, "finding") {
+					if f["severity"] == "error" && !slices.Contains(dumpKinds, f["kind"].(string)) {
+						dumpKinds = append(dumpKinds, f["kind"].(string))
+					}
+				}
+				v := clitest.Run(view, "-o", "json", ld)
+				var viewKinds []string
+				for _, f := range clitest.JSONLines(t, v, "finding") {
+					k := f["kind"].(string)
+					if !slices.Contains(viewOwn, k) && !slices.Contains(viewKinds, k) {
+						viewKinds = append(viewKinds, k)
+					}
+				}
+				slices.Sort(dumpKinds)
+				slices.Sort(viewKinds)
+				if !slices.Equal(dumpKinds, []string{damage}) {
+					t.Fatalf("dump reports %v, want [%s]: the damage is not what the test meant\n%s", dumpKinds, damage, d.Stdout)
+				}
+				if !slices.Equal(viewKinds, dumpKinds) || v.Code != ui.ExitFindings {
+					t.Errorf("%s: exit %d, damage kinds %v, dump says %v\n%s%s", view, v.Code, viewKinds, dumpKinds, v.Stdout, v.Stderr)
+				}
+				if !strings.Contains(v.Stdout, `"partitionDir":"`+filepath.Join(ld, part)+`"`) {
+					t.Errorf("%s: no finding names %s\n%s", view, part, v.Stdout)
+				}
+			})
+		}
+	}
+}
+
+// damageLog rewrites the .log at path as damage returns it, given its
+// bytes and the positions of its batches (at least two).
+func damageLog(t *testing.T, path string, damage func(log []byte, pos []int64) []byte) {
+	t.Helper()
+	log, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := batchPositions(t, path)
+	if len(pos) < 2 {
+		t.Fatalf("%s: %d batches, the damages need two", path, len(pos))
+	}
+	if err := os.WriteFile(path, damage(log, pos), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// batchPositions are the byte positions of a segment's batches.
+func batchPositions(t *testing.T, path string) []int64 {
+	t.Helper()
+	lf, err := segment.OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	sc := lf.Scanner(segment.ScanOptions{})
+	var pos []int64
+	for sc.Next() {
+		pos = append(pos, sc.Pos())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return pos
 }

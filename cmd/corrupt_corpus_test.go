@@ -1,8 +1,6 @@
 package cmd
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -91,17 +89,14 @@ func (d corpusDump) String() string {
 // test failure naming the case.
 func runCaught(t *testing.T, name string, args []string) (code int, out, errOut string) {
 	t.Helper()
-	s, ob, eb := ui.TestStreams()
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				buf := make([]byte, 64<<10)
-				t.Fatalf("%s: kseg %s panicked: %v\n%s", name, strings.Join(args, " "), r, buf[:runtime.Stack(buf, false)])
-			}
-		}()
-		code = Run(context.Background(), args, s)
+	defer func() {
+		if r := recover(); r != nil {
+			buf := make([]byte, 64<<10)
+			t.Fatalf("%s: kseg %s panicked: %v\n%s", name, strings.Join(args, " "), r, buf[:runtime.Stack(buf, false)])
+		}
 	}()
-	return code, ob.String(), eb.String()
+	r := clitest.Run(args...)
+	return r.Code, r.Stdout, r.Stderr
 }
 
 // TestCorruptionCorpus dumps every case of the corruption corpus
@@ -113,10 +108,7 @@ func runCaught(t *testing.T, name string, args []string) (code int, out, errOut 
 // resynchronise; and the heap in use below 64 MiB throughout.
 func TestCorruptionCorpus(t *testing.T) {
 	// Not parallel: the heap it bounds is the process's.
-	c, err := segtest.NewCorpus(filepath.Join(clitest.TestdataDir, "partitions"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clitest.Corpus(t)
 	classes := c.Classes()
 	for _, want := range []string{
 		"bitflip/baseOffset", "bitflip/batchLength", "bitflip/partitionLeaderEpoch", "bitflip/magic", "bitflip/crc",
@@ -203,10 +195,7 @@ func TestCorruptionCorpus(t *testing.T) {
 // it are not reported, and the damage keeps its scanner classification.
 func TestCorruptionCorpusNoResync(t *testing.T) {
 	t.Parallel()
-	c, err := segtest.NewCorpus(filepath.Join(clitest.TestdataDir, "partitions"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clitest.Corpus(t)
 	root := t.TempDir()
 	n := 0
 	for i := range c.Cases {
@@ -243,7 +232,7 @@ func TestCorruptionCorpusNoResync(t *testing.T) {
 		} else if strings.Contains(kout, "position: "+strconv.FormatInt(cc.Skipped[1], 10)+" ") {
 			t.Errorf("%s: kafka output read past the damage", cc.Name)
 		}
-		if !bytes.Contains([]byte(kout), []byte("Log starting offset")) {
+		if !strings.Contains(kout, "Log starting offset") {
 			t.Errorf("%s: kafka output: %q", cc.Name, kout)
 		}
 	}

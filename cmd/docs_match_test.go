@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +11,34 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kseg/kseg/cmd/docs"
+	"github.com/kseg/kseg/cmd/internal/clitest"
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
+
+// cliDocsDir is the committed CLI reference, from the package directory.
+var cliDocsDir = filepath.Join("..", "docs", "cli")
+
+// TestDocsUpToDate regenerates the CLI reference into a temporary
+// directory and fails when docs/cli/ differs: a command, flag or help text
+// changed without the reference being regenerated.
+func TestDocsUpToDate(t *testing.T) {
+	s, _, _ := ui.TestStreams()
+	tmp := t.TempDir()
+	date, _ := time.Parse(time.DateOnly, docs.ManDate)
+	if err := docs.Generate(NewRootCmd(s), tmp, date); err != nil {
+		t.Fatal(err)
+	}
+	diff, err := docs.Diff(tmp, cliDocsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff != "" {
+		t.Errorf("docs/cli/ is stale; regenerate it from the repository root with\n\n\tgo run . docs docs/cli\n\nand commit the result.\n%s", diff)
+	}
+}
 
 // TestSkipMessagesNameRepositoryPaths: a test that skips for want of the
 // shared real fixtures names them as a reader of the repository finds
@@ -22,14 +48,8 @@ import (
 func TestSkipMessagesNameRepositoryPaths(t *testing.T) {
 	fset := token.NewFileSet()
 	checked := 0
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" && path != "..") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+	eachGoFile(t, true, func(path, relDir string) error {
+		if slices.Contains(strings.Split(relDir, "/"), "testdata") {
 			return nil
 		}
 		src, err := os.ReadFile(path)
@@ -69,9 +89,6 @@ func TestSkipMessagesNameRepositoryPaths(t *testing.T) {
 		})
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if checked < 5 {
 		t.Fatalf("only %d skips about the shared fixtures found: is the walk broken?", checked)
 	}
@@ -83,31 +100,18 @@ func fuzzTargets(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != ".." {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
+	eachGoFile(t, true, func(path, relDir string) error {
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
 		for _, decl := range f.Decls {
 			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil && regexp.MustCompile(`^Fuzz[A-Z0-9]`).MatchString(fn.Name.Name) {
-				rel, _ := filepath.Rel("..", filepath.Dir(path))
-				out[fn.Name.Name] = "./" + filepath.ToSlash(rel)
+				out[fn.Name.Name] = "./" + relDir
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 
@@ -120,15 +124,12 @@ func TestFuzzingDocListsEveryTarget(t *testing.T) {
 	if len(targets) < 10 {
 		t.Fatalf("%d fuzz targets found: is the walk broken?", len(targets))
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "fuzzing.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := clitest.RepoFile(t, "docs/fuzzing.md")
 	listed := map[string]bool{}
 	name := regexp.MustCompile("`(Fuzz[A-Za-z0-9]+|…[A-Za-z0-9]+)`")
 	// The targets table: from its "| target | package |" header to the
 	// first line that is not a table row.
-	table := string(doc)
+	table := doc
 	if i := strings.Index(table, "| target | package |"); i >= 0 {
 		table = table[i:]
 	} else {

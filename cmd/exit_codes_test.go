@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,11 +22,7 @@ import (
 func TestExitCodesAgree(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	cp := func(from, to string) string {
-		dst := filepath.Join(root, to)
-		clitest.CopyInputDir(t, filepath.Join("..", "testdata", from), dst)
-		return dst
-	}
+	cp := func(from, to string) string { return clitest.Fixture(t, from, filepath.Join(root, to)) }
 	part := cp("partitions/orders-0", "a/orders-0")
 	mirror := cp("partitions/orders-0", "b/orders-0")
 	compacted := cp("partitions/compacted-0", "a/compacted-0")
@@ -35,15 +30,10 @@ func TestExitCodesAgree(t *testing.T) {
 	badMirror := cp("broken/crc-mismatch/events-0", "b/events-0")
 	badMM2 := cp("broken/crc-mismatch/events-0", "b/A.events-0")
 	mm2 := cp("partitions/orders-0", "b/A.orders-0")
-	// A backup of a completed write, for restore.
-	written := cp("partitions/orders-0", "w/orders-0")
-	backup := filepath.Join(t.TempDir(), "backup")
-	if r := clitest.Run("inject-barrier", "--timestamp", clitest.InjectTs, "--backup-dir", backup, written); r.Code != ui.ExitOK {
-		t.Fatalf("inject-barrier for a backup: exit %d\n%s", r.Code, r.Stderr)
-	}
+	backup := clitest.WrittenBackup(t, root, "orders-0")
 	logdir := cp("logdirs/healthy", "logs")
 	noInternal := filepath.Join(root, "plain")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), filepath.Join(noInternal, "orders-0"))
+	cp("partitions/orders-0", "plain/orders-0")
 	// A log directory whose internal partitions each hold an invalid
 	// batch where the views read: the first batch of __consumer_offsets-9
 	// and __transaction_state-0, the last of __cluster_metadata-0 (the
@@ -179,21 +169,12 @@ func TestExitCodesAgree(t *testing.T) {
 // CRC.
 func flipLastByte(t *testing.T, path string, lastBatch bool) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pos, at := 0, 0
-	for pos+12 <= len(b) {
-		at = pos
-		pos += 12 + int(binary.BigEndian.Uint32(b[pos+8:pos+12]))
+	damageLog(t, path, func(log []byte, pos []int64) []byte {
+		end := int64(len(log))
 		if !lastBatch {
-			break
+			end = pos[1]
 		}
-	}
-	end := at + 12 + int(binary.BigEndian.Uint32(b[at+8:at+12]))
-	b[end-1] ^= 1
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+		log[end-1] ^= 1
+		return log
+	})
 }

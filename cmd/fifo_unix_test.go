@@ -3,11 +3,6 @@
 package cmd
 
 import (
-	"context"
-	"crypto/sha256"
-	"fmt"
-	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +23,7 @@ import (
 // nothing.
 func TestFIFONamedLikeKafkaFile(t *testing.T) {
 	t.Parallel()
-	healthy := filepath.Join("..", "testdata", "logdirs", "healthy")
+	healthy := clitest.Testdata("logdirs/healthy")
 	if _, err := os.Stat(healthy); err != nil {
 		t.Skip("../testdata/logdirs/healthy is absent")
 	}
@@ -94,22 +89,14 @@ func fifoCase(t *testing.T, healthy, src, name, part, target string, argsOf func
 	if err := syscall.Mkfifo(file, 0o644); err != nil {
 		t.Skipf("cannot make a FIFO here: %v", err)
 	}
-	before := regularState(t, ld)
+	before := clitest.WalkState(t, ld)
 	args := argsOf(ld, src, c.part, file, filepath.Join(t.TempDir(), "b"))
-	type result struct {
-		code        int
-		out, stderr string
-	}
-	done := make(chan result, 1)
-	go func() {
-		s, out, errb := ui.TestStreams()
-		code := Run(context.Background(), args, s)
-		done <- result{code, out.String(), errb.String()}
-	}()
+	done := make(chan clitest.Result, 1)
+	go func() { done <- clitest.Run(args...) }()
 	select {
 	case r := <-done:
-		if r.code == ui.ExitOK || !strings.Contains(r.stderr, file+": a FIFO where a Kafka file is expected") {
-			t.Errorf("%s with a FIFO at %s: exit %d\n%s%s", c.name, target, r.code, r.out, r.stderr)
+		if r.Code == ui.ExitOK || !strings.Contains(r.Stderr, file+": a FIFO where a Kafka file is expected") {
+			t.Errorf("%s with a FIFO at %s: exit %d\n%s%s", c.name, target, r.Code, r.Stdout, r.Stderr)
 		}
 	// A command that opens the FIFO blocks for ever; one that
 	// refuses it answers in milliseconds (0.23 s at most measured).
@@ -117,37 +104,7 @@ func fifoCase(t *testing.T, healthy, src, name, part, target string, argsOf func
 	case <-time.After(10 * time.Second):
 		t.Fatalf("%s with a FIFO at %s: still running after 10 s", c.name, target)
 	}
-	if after := regularState(t, ld); !maps.Equal(after, before) {
-		t.Errorf("%s with a FIFO at %s changed the log directory", c.name, target)
+	if diffs := clitest.DiffState(before, clitest.WalkState(t, ld)); len(diffs) > 0 {
+		t.Errorf("%s with a FIFO at %s changed the log directory:\n%s", c.name, target, strings.Join(diffs, "\n"))
 	}
-}
-
-// regularState is the content and mtime of every regular file under dir
-// and the names of the others (walkState would block reading the FIFO).
-func regularState(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		st, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if !st.Mode().IsRegular() {
-			out[p] = st.Mode().String()
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		out[p] = fmt.Sprintf("%x %s", sha256.Sum256(b), st.ModTime())
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

@@ -36,7 +36,7 @@ func isDomainDir(rel string) bool {
 func TestDomainErrorsNameNoFlag(t *testing.T) {
 	fset := token.NewFileSet()
 	checked := 0
-	eachGoFile(t, func(path, relDir string) error {
+	eachGoFile(t, false, func(path, relDir string) error {
 		if !isDomainDir(relDir) {
 			return nil
 		}
@@ -101,10 +101,9 @@ func callName(e ast.Expr) string {
 func TestCLINamesTheFlag(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	torn := filepath.Join(root, "logs", "events-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "broken", "torn-tail", "events-0"), torn)
+	torn := clitest.Fixture(t, "broken/torn-tail/events-0", filepath.Join(root, "logs", "events-0"))
 	a, b := filepath.Join(root, "a", "orders-0"), filepath.Join(root, "b", "orders-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), a)
+	clitest.Fixture(t, "partitions/orders-0", a)
 	if err := os.MkdirAll(filepath.Dir(b), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -32,7 +31,7 @@ func TestEveryJSONCommandHasFormat(t *testing.T) {
 }
 
 func TestFormatTemplate(t *testing.T) {
-	ld := filepath.Join(clitest.TestdataDir, "logdirs", "broker-1")
+	ld := clitest.Testdata("logdirs/broker-1")
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -59,7 +58,7 @@ func TestFormatTemplate(t *testing.T) {
 }
 
 func TestFormatErrors(t *testing.T) {
-	ld := filepath.Join(clitest.TestdataDir, "logdirs", "broker-1")
+	ld := clitest.Testdata("logdirs/broker-1")
 	for _, tc := range []struct {
 		args []string
 		err  string

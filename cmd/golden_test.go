@@ -177,21 +177,15 @@ var verifyChainScenarios = []struct {
 	{
 		name:  "in-sync",
 		about: "a/orders-0 is testdata/partitions/orders-0; b/orders-0 its mirror (kseg mirror).",
-		build: func(w *clitest.GoldenWork) {
-			w.CopyFixture("partitions/orders-0", "a/orders-0")
-			w.Mkdir("b/orders-0")
-			w.Setup("mirror", "--quiet", "--backup-dir", "backup/1", "a/orders-0", "b/orders-0")
-		},
-		dirs: []string{"a/orders-0", "b/orders-0"}, exit: ui.ExitOK, status: "in-sync",
+		build: mirroredOrders,
+		dirs:  []string{"a/orders-0", "b/orders-0"}, exit: ui.ExitOK, status: "in-sync",
 	},
 	{
 		name:  "failed-over-chain",
 		about: "a/orders-0 is testdata/partitions/orders-0; b/orders-0 mirrors it and c/orders-0 mirrors b; then b fails over (kseg inject-barrier).",
 		build: func(w *clitest.GoldenWork) {
-			w.CopyFixture("partitions/orders-0", "a/orders-0")
-			w.Mkdir("b/orders-0")
+			mirroredOrders(w)
 			w.Mkdir("c/orders-0")
-			w.Setup("mirror", "--quiet", "--backup-dir", "backup/1", "a/orders-0", "b/orders-0")
 			w.Setup("mirror", "--quiet", "--backup-dir", "backup/2", "b/orders-0", "c/orders-0")
 			w.Setup("inject-barrier", "--quiet", "--backup-dir", "backup/3", "--source-cluster-id", "cluster-a", "b/orders-0")
 		},
@@ -217,9 +211,7 @@ var verifyChainScenarios = []struct {
 		name:  "damaged-copy",
 		about: "a/orders-0 is testdata/partitions/orders-0; b/orders-0 its mirror with byte 120 of the first batch overwritten.",
 		build: func(w *clitest.GoldenWork) {
-			w.CopyFixture("partitions/orders-0", "a/orders-0")
-			w.Mkdir("b/orders-0")
-			w.Setup("mirror", "--quiet", "--backup-dir", "backup/1", "a/orders-0", "b/orders-0")
+			mirroredOrders(w)
 			f, err := os.OpenFile(filepath.Join(w.Dir, "b/orders-0/00000000000000000000.log"), os.O_WRONLY, 0)
 			if err != nil {
 				w.T.Fatal(err)
@@ -231,6 +223,20 @@ var verifyChainScenarios = []struct {
 		},
 		dirs: []string{"a/orders-0", "b/orders-0"}, exit: ui.ExitFindings, kinds: []string{"mismatch", "crc-mismatch"}, status: "diverged",
 	},
+}
+
+// copyFixture is a scenario whose working directory holds a copy of
+// testdata/<from> at <to>.
+func copyFixture(from, to string) func(w *clitest.GoldenWork) {
+	return func(w *clitest.GoldenWork) { w.CopyFixture(from, to) }
+}
+
+// mirroredOrders is the working directory of most verify-chain scenarios:
+// a/orders-0 a copy of testdata/partitions/orders-0, b/orders-0 its mirror.
+func mirroredOrders(w *clitest.GoldenWork) {
+	w.CopyFixture("partitions/orders-0", "a/orders-0")
+	w.Mkdir("b/orders-0")
+	w.Setup("mirror", "--quiet", "--backup-dir", "backup/1", "a/orders-0", "b/orders-0")
 }
 
 // TestVerifyChainGolden records verify-chain over consistent and
@@ -285,17 +291,17 @@ var dryRunScenarios = []struct {
 }{
 	{
 		name: "inject-barrier-truncate", about: "kseg inject-barrier over a copy of testdata/partitions/txn-0: the cut at the last stable offset, iterated.",
-		build: func(w *clitest.GoldenWork) { w.CopyFixture("partitions/txn-0", "txn-0") },
+		build: copyFixture("partitions/txn-0", "txn-0"),
 		args:  []string{"inject-barrier", "txn-0"}, exit: ui.ExitOK,
 	},
 	{
 		name: "inject-barrier-abort", about: "kseg inject-barrier --mode abort over a copy of testdata/partitions/txn-0: an ABORT marker for the open transaction, then the barrier.",
-		build: func(w *clitest.GoldenWork) { w.CopyFixture("partitions/txn-0", "txn-0") },
+		build: copyFixture("partitions/txn-0", "txn-0"),
 		args:  []string{"inject-barrier", "--mode", "abort", "--source-cluster-id", "cluster-a", "txn-0"}, exit: ui.ExitOK,
 	},
 	{
 		name: "inject-barrier-clean", about: "kseg inject-barrier over a copy of testdata/partitions/orders-0: no transaction, nothing cut.",
-		build: func(w *clitest.GoldenWork) { w.CopyFixture("partitions/orders-0", "orders-0") },
+		build: copyFixture("partitions/orders-0", "orders-0"),
 		args:  []string{"inject-barrier", "--bump-leader-epoch", "6", "orders-0"}, exit: ui.ExitOK,
 	},
 	{
@@ -314,17 +320,17 @@ var dryRunScenarios = []struct {
 	},
 	{
 		name: "repair-healthy", about: "kseg repair --all over a copy of testdata/partitions/orders-0: nothing to do.",
-		build: func(w *clitest.GoldenWork) { w.CopyFixture("partitions/orders-0", "orders-0") },
+		build: copyFixture("partitions/orders-0", "orders-0"),
 		args:  []string{"repair", "--all", "orders-0"}, exit: ui.ExitOK,
 	},
 	{
 		name: "repair-torn-tail", about: "kseg repair over a copy of testdata/broken/torn-tail/events-0.",
-		build: func(w *clitest.GoldenWork) { w.CopyFixture("broken/torn-tail/events-0", "events-0") },
+		build: copyFixture("broken/torn-tail/events-0", "events-0"),
 		args:  []string{"repair", "events-0"}, exit: ui.ExitFindings,
 	},
 	{
 		name: "repair-crc-mismatch", about: "kseg repair over a copy of testdata/broken/crc-mismatch/events-0.",
-		build: func(w *clitest.GoldenWork) { w.CopyFixture("broken/crc-mismatch/events-0", "events-0") },
+		build: copyFixture("broken/crc-mismatch/events-0", "events-0"),
 		args:  []string{"repair", "events-0"}, exit: ui.ExitFindings,
 	},
 }
@@ -336,7 +342,7 @@ func TestDryRunGolden(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			w := clitest.NewGoldenWork(t)
 			sc.build(w)
-			before := w.TreeSum()
+			before := clitest.WalkState(t, w.Dir)
 			for _, o := range []string{"text", "json"} {
 				// A backup directory outside the log directory: the dry run
 				// checks it as the real run does, and the default (a folder
@@ -350,8 +356,8 @@ func TestDryRunGolden(t *testing.T) {
 				if o == "json" {
 					clitest.CheckJSONLines(t, r)
 				}
-				if after := w.TreeSum(); after != before {
-					t.Fatalf("kseg %s changed the working directory", strings.Join(args, " "))
+				if diffs := clitest.DiffState(before, clitest.WalkState(t, w.Dir)); len(diffs) > 0 {
+					t.Fatalf("kseg %s changed the working directory:\n%s", strings.Join(args, " "), strings.Join(diffs, "\n"))
 				}
 			}
 			w.Check(filepath.Join(sc.args[0], sc.name+".txt"), sc.about, "Recorded with --dry-run and --backup-dir ../backup, from the directory holding the partition.")

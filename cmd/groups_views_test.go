@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -80,16 +79,33 @@ func viewsLogDir(t *testing.T) string {
 // runWidth runs kseg on a terminal of width columns (colour off, as under
 // TERM=dumb), in-process.
 func runWidth(width int, args ...string) clitest.Result {
-	s, out, errb := ui.TestStreams()
-	s.OutTTY, s.Width = true, width
-	s.Env = func(k string) (string, bool) {
-		if k == "TERM" {
-			return "dumb", true
+	return clitest.RunWith(func(s *ui.Streams) {
+		s.OutTTY, s.Width = true, width
+		s.Env = func(k string) (string, bool) {
+			if k == "TERM" {
+				return "dumb", true
+			}
+			return "", false
 		}
-		return "", false
+	}, args...)
+}
+
+// runWhere runs kseg piped (width 0) or on a terminal of width columns
+// (runWidth), and says which, as the views' goldens record it.
+func runWhere(width int, args ...string) (clitest.Result, string) {
+	if width == 0 {
+		return clitest.Run(args...), "piped"
 	}
-	code := Run(context.Background(), args, s)
-	return clitest.Result{Args: args, Code: code, Stdout: out.String(), Stderr: errb.String()}
+	return runWidth(width, args...), fmt.Sprintf("a %d-column terminal", width)
+}
+
+// writeRun appends one run to a views golden: the command line, where it
+// ran (unless ""), its exit code, stdout and stderr.
+func writeRun(b *strings.Builder, cmdline, where string, r clitest.Result) {
+	if where != "" {
+		cmdline += "   # " + where
+	}
+	fmt.Fprintf(b, "$ kseg %s\nexit %d\n--- stdout\n%s--- stderr\n%s\n", cmdline, r.Code, r.Stdout, r.Stderr)
 }
 
 // TestGroupsViewsGolden: every view of kseg groups, on a 100-column
@@ -119,22 +135,12 @@ func TestGroupsViewsGolden(t *testing.T) {
 		{0, []string{"groups", "--list"}},
 		{0, []string{"groups", "-o", "table", "--describe", "--state"}},
 	} {
-		args := append(append([]string{}, tc.args...), dir)
-		var r clitest.Result
-		if tc.width > 0 {
-			r = runWidth(tc.width, args...)
-		} else {
-			r = clitest.Run(args...)
-		}
-		where := "piped"
-		if tc.width > 0 {
-			where = fmt.Sprintf("a %d-column terminal", tc.width)
-		}
+		r, where := runWhere(tc.width, append(append([]string{}, tc.args...), dir)...)
 		if r.Code != ui.ExitFindings && !strings.Contains(strings.Join(tc.args, " "), "billing") {
 			t.Errorf("%v: exit %d, want %d (the crafted group's commit is past the log end)\n%s%s", tc.args, r.Code, ui.ExitFindings, r.Stdout, r.Stderr)
 		}
-		fmt.Fprintf(&b, "$ kseg %s $DIR   # %s\nexit %d\n--- stdout\n%s--- stderr\n%s\n", strings.Join(tc.args, " "), where, r.Code,
-			strings.ReplaceAll(r.Stdout, dir, "$DIR"), strings.ReplaceAll(r.Stderr, dir, "$DIR"))
+		r.Stdout, r.Stderr = strings.ReplaceAll(r.Stdout, dir, "$DIR"), strings.ReplaceAll(r.Stderr, dir, "$DIR")
+		writeRun(&b, strings.Join(tc.args, " ")+" $DIR", where, r)
 	}
 	clitest.CheckGoldenPath(t, filepath.Join(viewsGoldenDir, "groups-views.txt"), []byte(b.String()))
 }

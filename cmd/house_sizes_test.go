@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/kseg/kseg/testdata/house/sizes"
 )
 
 // sizeAllowList names what is over a limit of issue 26 today (a file's
@@ -24,10 +22,7 @@ var sizeAllowList = map[string]string{}
 // the root package cmd within sizes.MaxCmdRootLines — but for what the
 // allow-list names.
 func TestHouseSizes(t *testing.T) {
-	tree, err := sizes.Measure(moduleRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tree := measuredTree(t)
 	if len(tree.Files) < 300 || len(tree.Funcs) < 1000 {
 		t.Fatalf("only %d files and %d functions found under %s", len(tree.Files), len(tree.Funcs), moduleRoot)
 	}
@@ -58,10 +53,7 @@ func TestHouseSizes(t *testing.T) {
 // "Code generated ... DO NOT EDIT." line and counts test files apart, so
 // that the limits fall on the code people write.
 func TestHouseSizesSeeGenerated(t *testing.T) {
-	tree, err := sizes.Measure(moduleRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tree := measuredTree(t)
 	kinds := map[string]string{}
 	for _, f := range tree.Files {
 		kinds[f.Path] = map[[2]bool]string{{false, false}: "counted", {true, false}: "test",

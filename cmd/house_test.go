@@ -10,8 +10,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/testdata/house/sizes"
 )
 
@@ -22,10 +24,24 @@ const maxFuncLines = 120
 // moduleRoot is the module's directory, seen from cmd's tests.
 const moduleRoot = ".."
 
+// measureTree is testdata/house/sizes's measure of the module, taken once
+// for the tests that hold the tree to its limits.
+var measureTree = sync.OnceValues(func() (*sizes.Tree, error) { return sizes.Measure(moduleRoot) })
+
+func measuredTree(t *testing.T) *sizes.Tree {
+	t.Helper()
+	tree, err := measureTree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
 // eachGoFile calls fn with the path, and the directory relative to the
-// module root ("." for main.go's), of every non-test .go file of the
-// module, testdata's programs included (hidden folders are skipped).
-func eachGoFile(t *testing.T, fn func(path, relDir string) error) {
+// module root ("." for main.go's), of every .go file of the module — its
+// _test.go files when tests is true, the others when it is not —
+// testdata's programs included (hidden folders are skipped).
+func eachGoFile(t *testing.T, tests bool, fn func(path, relDir string) error) {
 	t.Helper()
 	err := filepath.WalkDir(moduleRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -34,7 +50,7 @@ func eachGoFile(t *testing.T, fn func(path, relDir string) error) {
 		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != moduleRoot {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") != tests {
 			return nil
 		}
 		rel, err := filepath.Rel(moduleRoot, filepath.Dir(path))
@@ -54,10 +70,7 @@ func eachGoFile(t *testing.T, fn func(path, relDir string) error) {
 // testdata/house measures them.
 func funcLengths(t *testing.T) map[string]int {
 	t.Helper()
-	tree, err := sizes.Measure(moduleRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tree := measuredTree(t)
 	out := map[string]int{}
 	for _, fn := range tree.Funcs {
 		out[fn.Key()] = fn.Lines
@@ -91,11 +104,7 @@ func TestFunctionsFitInAHead(t *testing.T) {
 // package.
 func readmeLayout(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(moduleRoot, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
+	s := clitest.RepoFile(t, "README.md")
 	i := strings.Index(s, "\n## Layout\n")
 	if i < 0 {
 		t.Fatal("README.md has no ## Layout section")
@@ -129,7 +138,7 @@ func readmeLayout(t *testing.T) []string {
 func goDirs(t *testing.T) map[string]bool {
 	t.Helper()
 	dirs := map[string]bool{}
-	eachGoFile(t, func(_, relDir string) error {
+	eachGoFile(t, false, func(_, relDir string) error {
 		dirs[relDir] = true
 		return nil
 	})

@@ -1,10 +1,10 @@
 package cmd
 
 import (
-	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -49,7 +49,7 @@ func badInputs(t *testing.T) (root string, inputs map[string]string) {
 			t.Fatal(err)
 		}
 	}
-	src := filepath.Join("..", "testdata", "partitions", "orders-0")
+	src := clitest.Testdata("partitions/orders-0")
 	clitest.CopyInputDir(t, src, inputs["unreadable"])
 	clitest.CopyInputDir(t, src, inputs["badname"])
 	entries, err := os.ReadDir(src)
@@ -82,7 +82,7 @@ func badInputs(t *testing.T) (root string, inputs map[string]string) {
 // prints anything on stdout.
 func TestBadInputsOneAnswer(t *testing.T) {
 	root, in := badInputs(t)
-	good := filepath.Join("..", "testdata", "partitions", "orders-0")
+	good := clitest.Testdata("partitions/orders-0")
 	commands := map[string]func(p string) []string{
 		"dump":           func(p string) []string { return []string{"dump", p} },
 		"explain":        func(p string) []string { return []string{"explain", "0", p} },
@@ -128,21 +128,21 @@ func TestBadInputsOneAnswer(t *testing.T) {
 				w = want{ui.ExitUsage, "holds no partition directory"}
 			}
 			t.Run(name+"/"+kind, func(t *testing.T) {
-				s, out, errb := ui.TestStreams()
-				if kind == "unreadable" {
-					s.FS = deniedFS{dir: in[kind]}
-				}
-				code := Run(context.Background(), args(in[kind]), s)
-				if code != w.code || !strings.Contains(errb.String(), w.msg) || !strings.Contains(errb.String(), in[kind]) {
-					t.Errorf("exit %d, want %d with %q naming %s; stderr:\n%s", code, w.code, w.msg, in[kind], errb)
+				r := clitest.RunWith(func(s *ui.Streams) {
+					if kind == "unreadable" {
+						s.FS = deniedFS{dir: in[kind]}
+					}
+				}, args(in[kind])...)
+				if r.Code != w.code || !strings.Contains(r.Stderr, w.msg) || !strings.Contains(r.Stderr, in[kind]) {
+					t.Errorf("exit %d, want %d with %q naming %s; stderr:\n%s", r.Code, w.code, w.msg, in[kind], r.Stderr)
 				}
 				// A usage answer names the command that was given the
 				// input (kafka-dump-log shares dump's code, not its name).
-				if w.code == ui.ExitUsage && !strings.Contains(errb.String(), "; "+name+" takes") {
-					t.Errorf("the message does not say what %s takes:\n%s", name, errb)
+				if w.code == ui.ExitUsage && !strings.Contains(r.Stderr, "; "+name+" takes") {
+					t.Errorf("the message does not say what %s takes:\n%s", name, r.Stderr)
 				}
-				if out.Len() != 0 {
-					t.Errorf("stdout not empty:\n%s", out)
+				if r.Stdout != "" {
+					t.Errorf("stdout not empty:\n%s", r.Stdout)
 				}
 			})
 		}
@@ -150,26 +150,18 @@ func TestBadInputsOneAnswer(t *testing.T) {
 	// Where the topic matters (writes, verify-chain), a directory not named
 	// <topic>-<partition> is not a partition either: usage, not refusal.
 	for _, name := range []string{"verify-chain", "inject-barrier", "repair", "mirror"} {
-		code := runQuiet(t, commands[name](in["badname"])...)
-		if code != ui.ExitUsage {
+		if code := clitest.Run(commands[name](in["badname"])...).Code; code != ui.ExitUsage {
 			t.Errorf("%s of a directory not named <topic>-<partition>: exit %d, want 2", name, code)
 		}
 	}
 	// mirror's DST too, whether it exists or is to be created (it was
 	// refused, exit 4, as not-a-partition).
 	for _, dst := range []string{in["badname"], filepath.Join(root, "orders-0x")} {
-		s, out, errb := ui.TestStreams()
-		code := Run(context.Background(), []string{"mirror", "--dry-run", good, dst}, s)
-		if code != ui.ExitUsage || !strings.Contains(errb.String(), dst+": the name is not <topic>-<partition>; mirror takes") || out.Len() != 0 {
-			t.Errorf("mirror to %s: exit %d, want 2 naming it\n%s%s", dst, code, out, errb)
+		r := clitest.Run("mirror", "--dry-run", good, dst)
+		if r.Code != ui.ExitUsage || !strings.Contains(r.Stderr, dst+": the name is not <topic>-<partition>; mirror takes") || r.Stdout != "" {
+			t.Errorf("mirror to %s: exit %d, want 2 naming it\n%s%s", dst, r.Code, r.Stdout, r.Stderr)
 		}
 	}
-}
-
-func runQuiet(t *testing.T, args ...string) int {
-	t.Helper()
-	s, _, _ := ui.TestStreams()
-	return Run(context.Background(), args, s)
 }
 
 // TestBadInputsUnreadableForReal makes the unreadable partition with the
@@ -188,9 +180,8 @@ func TestBadInputsUnreadableForReal(t *testing.T) {
 	ld := filepath.Dir(dir) // a log directory holding the unreadable partition
 	for _, args := range [][]string{{"dump", dir}, {"replay-psm", dir}, {"repair", "--dry-run", dir},
 		{"dump", ld}, {"replay-psm", ld}, {"groups", ld}, {"txns", ld}, {"metadata", ld}} {
-		s, _, errb := ui.TestStreams()
-		if code := Run(context.Background(), args, s); code != ui.ExitError || !strings.Contains(errb.String(), "permission denied") {
-			t.Errorf("%v: exit %d, want 1 permission denied\n%s", args, code, errb)
+		if r := clitest.Run(args...); r.Code != ui.ExitError || !strings.Contains(r.Stderr, "permission denied") {
+			t.Errorf("%v: exit %d, want 1 permission denied\n%s", args, r.Code, r.Stderr)
 		}
 	}
 }
@@ -200,26 +191,20 @@ func TestBadInputsUnreadableForReal(t *testing.T) {
 // --verify-index each index's missing .log is a finding.
 func TestBadInputsDumpIndexOnly(t *testing.T) {
 	_, in := badInputs(t)
-	s, out, _ := ui.TestStreams()
-	if code := Run(context.Background(), []string{"dump", in["index-only"]}, s); code != ui.ExitOK || !strings.Contains(out.String(), "(index)") {
-		t.Errorf("exit %d, want 0 with the indexes decoded\n%s", code, out)
+	if r := clitest.Run("dump", in["index-only"]); r.Code != ui.ExitOK || !strings.Contains(r.Stdout, "(index)") {
+		t.Errorf("exit %d, want 0 with the indexes decoded\n%s", r.Code, r.Stdout)
 	}
-	s, out, _ = ui.TestStreams()
-	code := Run(context.Background(), []string{"dump", "--verify-index", in["index-only"]}, s)
-	if code != ui.ExitFindings || !strings.Contains(out.String(), "orphan-index") {
-		t.Errorf("--verify-index: exit %d, want 3 with orphan-index\n%s", code, out)
+	if r := clitest.Run("dump", "--verify-index", in["index-only"]); r.Code != ui.ExitFindings || !strings.Contains(r.Stdout, "orphan-index") {
+		t.Errorf("--verify-index: exit %d, want 3 with orphan-index\n%s", r.Code, r.Stdout)
 	}
 }
 
 // TestReadmeStatesTheInputRule: the README's table of mistakes gives each
 // the exit status TestBadInputsOneAnswer checks.
 func TestReadmeStatesTheInputRule(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	readme := clitest.RepoFile(t, "README.md")
 	rows := map[string]string{}
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(readme, "\n") {
 		cells := strings.Split(line, "|")
 		if len(cells) == 5 {
 			rows[strings.TrimSpace(cells[3])] = strings.TrimSpace(cells[2])
@@ -252,20 +237,16 @@ func TestReadmeStatesTheInputRule(t *testing.T) {
 // replay-psm).
 func TestSymlinkedPartitionInLogDir(t *testing.T) {
 	ld, elsewhere := t.TempDir(), t.TempDir()
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), filepath.Join(ld, "orders-0"))
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), filepath.Join(elsewhere, "txn-0"))
+	clitest.Fixture(t, "partitions/orders-0", filepath.Join(ld, "orders-0"))
+	clitest.Fixture(t, "partitions/txn-0", filepath.Join(elsewhere, "txn-0"))
 	if err := os.Symlink(filepath.Join(elsewhere, "txn-0"), filepath.Join(ld, "txn-0")); err != nil {
 		t.Skipf("no symbolic links here: %v", err)
 	}
-	s, out, errb := ui.TestStreams()
-	Run(context.Background(), []string{"dump", ld}, s)
-	if strings.Contains(out.String(), "not a Kafka file") || !strings.Contains(out.String(), filepath.Join(ld, "txn-0", "00000000000000000000.log")) {
-		t.Errorf("dump of the log dir does not decode the linked partition:\n%s%s", out, errb)
+	if r := clitest.Run("dump", ld); strings.Contains(r.Stdout, "not a Kafka file") || !strings.Contains(r.Stdout, filepath.Join(ld, "txn-0", "00000000000000000000.log")) {
+		t.Errorf("dump of the log dir does not decode the linked partition:\n%s%s", r.Stdout, r.Stderr)
 	}
-	s, out, errb = ui.TestStreams()
-	Run(context.Background(), []string{"replay-psm", ld}, s)
-	if !strings.Contains(out.String(), "txn-0") {
-		t.Errorf("replay-psm of the log dir skips the linked partition:\n%s%s", out, errb)
+	if r := clitest.Run("replay-psm", ld); !strings.Contains(r.Stdout, "txn-0") {
+		t.Errorf("replay-psm of the log dir skips the linked partition:\n%s%s", r.Stdout, r.Stderr)
 	}
 }
 
@@ -273,11 +254,115 @@ func TestSymlinkedPartitionInLogDir(t *testing.T) {
 // directory is expected is a usage error. (A log directory with a
 // partition that cannot be read is TestOneUnreadablePartitionNeverStopsALogDir's.)
 func TestViewsTakeLogDirectories(t *testing.T) {
-	ld := filepath.Join(t.TempDir(), "broker-1")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "logdirs", "broker-1"), ld)
+	ld := clitest.Fixture(t, "logdirs/broker-1", filepath.Join(t.TempDir(), "broker-1"))
 	// A partition directory given where a log directory is expected.
-	s, _, errb := ui.TestStreams()
-	if code := Run(context.Background(), []string{"groups", filepath.Join(ld, "orders-0")}, s); code != ui.ExitUsage || !strings.Contains(errb.String(), "a partition directory, not a log directory") {
-		t.Errorf("groups of a partition directory: exit %d\n%s", code, errb)
+	if r := clitest.Run("groups", filepath.Join(ld, "orders-0")); r.Code != ui.ExitUsage || !strings.Contains(r.Stderr, "a partition directory, not a log directory") {
+		t.Errorf("groups of a partition directory: exit %d\n%s", r.Code, r.Stderr)
+	}
+}
+
+// TestDotIsTheDirectory: every command that takes a path gives ".", "./",
+// "NAME/.", ".." and a directory reached through a symbolic link the
+// directory's real name. Run from the same working directory, each form
+// prints what the absolute path prints and exits as it does; none is
+// refused for its name ("the name is not <topic>-<partition>"), listed as
+// loose files, or reported as "partition .".
+func TestDotIsTheDirectory(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := clitest.Fixture(t, "partitions/txn-0", filepath.Join(root, "a", "txn-0"))
+	mirror := clitest.Fixture(t, "partitions/txn-0", filepath.Join(root, "b", "txn-0"))
+	dst := filepath.Join(root, "c", "txn-0")
+	logdir := clitest.Fixture(t, "logdirs/broker-1", filepath.Join(root, "logs"))
+	docs := filepath.Join(root, "docs")
+	for _, d := range []string{dst, docs} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mm2 := clitest.Fixture(t, "partitions/txn-0", filepath.Join(root, "b", "A.txn-0"))
+	backup := clitest.WrittenBackup(t, root, "txn-0")
+	link := filepath.Join(root, "current")
+	if err := os.Symlink(part, link); err != nil {
+		t.Fatal(err)
+	}
+	backups := filepath.Join(root, "backups")
+
+	// target is the directory the path names; args builds the command
+	// line around it.
+	type command struct {
+		target string
+		args   func(p string) []string
+	}
+	commands := map[string]command{
+		"dump":       {part, func(p string) []string { return []string{"dump", p} }},
+		"explain":    {part, func(p string) []string { return []string{"explain", "5", p} }},
+		"replay-psm": {part, func(p string) []string { return []string{"replay-psm", p} }},
+		"inject-barrier": {part, func(p string) []string {
+			return []string{"inject-barrier", "--dry-run", "--timestamp", clitest.InjectTs, "--backup-dir", backups, p}
+		}},
+		"repair":       {part, func(p string) []string { return []string{"repair", "--dry-run", "--backup-dir", backups, p} }},
+		"verify-chain": {part, func(p string) []string { return []string{"verify-chain", p, mirror} }},
+		"mirror":       {part, func(p string) []string { return []string{"mirror", "--dry-run", "--backup-dir", backups, p, dst} }},
+		"mirror DST":   {dst, func(p string) []string { return []string{"mirror", "--dry-run", "--backup-dir", backups, part, p} }},
+		"groups":       {logdir, func(p string) []string { return []string{"groups", p} }},
+		"txns":         {logdir, func(p string) []string { return []string{"txns", p} }},
+		"metadata":     {logdir, func(p string) []string { return []string{"metadata", p} }},
+		"docs":         {docs, func(p string) []string { return []string{"docs", p} }},
+		"check":        {part, func(p string) []string { return []string{"check", p} }},
+		"digest":       {part, func(p string) []string { return []string{"digest", p} }},
+		"status":       {part, func(p string) []string { return []string{"status", p} }},
+		"verify-mm2":   {part, func(p string) []string { return []string{"verify-mm2", p, mm2} }},
+		"restore":      {backup, func(p string) []string { return []string{"restore", "--dry-run", p} }},
+	}
+	for name := range pathArgsFrom {
+		if _, ok := commands[name]; !ok {
+			t.Errorf("%s takes paths but has no row", name)
+		}
+	}
+	// forms: the working directory and the path written for a target,
+	// and the path it must mean (absolute, but for NAME/., which keeps
+	// the user's relative NAME).
+	type form struct{ name, cwd, path, means string }
+	forms := func(target string) []form {
+		fs := []form{
+			{".", target, ".", target},
+			{"./", target, "./", target},
+			{"NAME/.", filepath.Dir(target), filepath.Base(target) + "/.", filepath.Base(target)},
+		}
+		if target == logdir {
+			fs = append(fs, form{"..", filepath.Join(logdir, "orders-0"), "..", logdir})
+		}
+		if target == part {
+			fs = append(fs, form{"link/.", link, ".", part}, form{"link", root, "current", part})
+		}
+		return fs
+	}
+	// docs says how many pages a run changed: the first run, all of them.
+	changed := regexp.MustCompile(`\(\d+ changed\)`)
+	for name, c := range commands {
+		for _, f := range forms(c.target) {
+			t.Run(name+" "+f.name, func(t *testing.T) {
+				t.Chdir(f.cwd)
+				want := clitest.Run(c.args(f.means)...)
+				got := clitest.Run(c.args(f.path)...)
+				want.Stderr = changed.ReplaceAllString(want.Stderr, "")
+				got.Stderr = changed.ReplaceAllString(got.Stderr, "")
+				if name == "digest" {
+					// A digest records when it was taken; its summary on
+					// stderr names the partition.
+					want.Stdout, got.Stdout = "", ""
+				}
+				if want.Code == ui.ExitUsage || want.Code == ui.ExitRefused {
+					t.Fatalf("kseg %s: exit %d\n%s", strings.Join(want.Args, " "), want.Code, want.Stderr)
+				}
+				if got.Code != want.Code || got.Stdout != want.Stdout || got.Stderr != want.Stderr {
+					t.Errorf("from %s, kseg %s: exit %d\nstdout %s\nstderr %s\nwant (the absolute path) exit %d\nstdout %s\nstderr %s",
+						f.cwd, strings.Join(got.Args, " "), got.Code, clitest.Head(got.Stdout), got.Stderr, want.Code, clitest.Head(want.Stdout), want.Stderr)
+				}
+			})
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -40,15 +39,11 @@ var logDirCommands = [][]string{
 // mallocs is the number of heap allocations of one in-process run.
 func mallocs(tb testing.TB, args []string) uint64 {
 	tb.Helper()
-	s, _, errb := ui.TestStreams()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	code := Run(context.Background(), args, s)
-	runtime.ReadMemStats(&after)
-	if code != ui.ExitOK {
-		tb.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, errb.String())
+	r, n, _ := clitest.RunAllocs(args...)
+	if r.Code != ui.ExitOK {
+		tb.Fatalf("%s: exit %d: %s", strings.Join(args, " "), r.Code, r.Stderr)
 	}
-	return after.Mallocs - before.Mallocs
+	return n
 }
 
 // TestLogDirCostPerPartitionFlat: every command that takes a log directory

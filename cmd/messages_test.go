@@ -16,7 +16,7 @@ import (
 // names the flag or the command and the form it takes, never Go's
 // internals (strconv.ParseInt, "arg(s)"), and suggests the flag meant.
 func TestMessagesInKsegsWords(t *testing.T) {
-	part := filepath.Join("..", "testdata", "partitions", "orders-0")
+	part := clitest.Testdata("partitions/orders-0")
 	cases := []struct {
 		args []string
 		want []string
@@ -59,7 +59,7 @@ func TestPluralsAgree(t *testing.T) {
 	re := regexp.MustCompile(`(?m)(^|[^0-9A-Za-z_.:/+−-])1 ([a-z][a-z_.]*s)\b`)
 	allowed := map[string]bool{"is": true, "was": true, "starts": true, "ms": true, "has": true, "does": true, "replicas": true, "orders": true, "as": true}
 	var files []string
-	for _, root := range []string{filepath.Join("..", "testdata", "golden"), filepath.Join("..", "docs"), filepath.Join("testdata", "script")} {
+	for _, root := range []string{clitest.Testdata("golden"), filepath.Join("..", "docs"), filepath.Join("testdata", "script")} {
 		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
 				files = append(files, p)
@@ -98,12 +98,9 @@ func TestPluralsAgree(t *testing.T) {
 func TestMessagesAgreeAcrossCommands(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	logdir := filepath.Join(root, "logs")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "logdirs", "healthy"), logdir)
-	broker1 := filepath.Join(root, "broker-1")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "logdirs", "broker-1"), broker1)
-	parts := filepath.Join(root, "parts")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions"), parts)
+	logdir := clitest.Fixture(t, "logdirs/healthy", filepath.Join(root, "logs"))
+	broker1 := clitest.Fixture(t, "logdirs/broker-1", filepath.Join(root, "broker-1"))
+	parts := clitest.Fixture(t, "partitions", filepath.Join(root, "parts"))
 
 	// Count lines: stdout, and nothing on stderr.
 	for _, c := range []struct {
@@ -130,8 +127,8 @@ func TestMessagesAgreeAcrossCommands(t *testing.T) {
 	// Severities: the same words everywhere.
 	sevRE := regexp.MustCompile(`(?m)^\s*(error|warning|warn|info|Error|Warning|WARN) [a-z]+-[a-z-]+\b`)
 	a, b := filepath.Join(root, "a", "events-0"), filepath.Join(root, "b", "events-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "broken", "crc-mismatch", "events-0"), a)
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "broken", "crc-mismatch", "events-0"), b)
+	clitest.Fixture(t, "broken/crc-mismatch/events-0", a)
+	clitest.Fixture(t, "broken/crc-mismatch/events-0", b)
 	for _, args := range [][]string{
 		{"verify-chain", a, b}, {"dump", a}, {"replay-psm", a}, {"groups", broker1}, {"txns", broker1}, {"metadata", broker1},
 		{"repair", "--dry-run", "--backup-dir", filepath.Join(root, "bk"), a},

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +20,7 @@ import (
 func overlapped(t *testing.T) (dir string, orig26 []byte) {
 	t.Helper()
 	dir = filepath.Join(t.TempDir(), "orders-0")
-	clitest.CopyTree(t, filepath.Join("..", "testdata", "partitions", "orders-0"), dir)
+	clitest.Fixture(t, "partitions/orders-0", dir)
 	orig26, err := os.ReadFile(filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix)))
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +44,7 @@ func overlapped(t *testing.T) (dir string, orig26 []byte) {
 // holds its own bytes again.
 func TestOverlappingSegmentsAreAnErrorEverywhere(t *testing.T) {
 	dir, orig26 := overlapped(t)
-	src := filepath.Join("..", "testdata", "partitions", "orders-0")
+	src := clitest.Testdata("partitions/orders-0")
 	for _, args := range [][]string{
 		{"dump", "-q", "--verify-index", dir},
 		{"replay-psm", "-q", dir},
@@ -83,7 +82,7 @@ func TestOverlappingSegmentsAreAnErrorEverywhere(t *testing.T) {
 // only the earlier segment holds: repair refuses and changes nothing.
 func TestOverlapStraddlingTheBaseIsRefused(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "orders-0")
-	clitest.CopyTree(t, filepath.Join("..", "testdata", "partitions", "orders-0"), dir)
+	clitest.Fixture(t, "partitions/orders-0", dir)
 	// Segment 26's last batch ends at 52: name the next segment 52, so
 	// that the batch holding 52 begins below it.
 	last := "00000000000000000052"
@@ -100,7 +99,7 @@ func TestOverlapStraddlingTheBaseIsRefused(t *testing.T) {
 	if r := clitest.Run("dump", "-q", "--verify-index", dir); r.Code != ui.ExitFindings || !strings.Contains(r.Stdout, "segment-overlap") {
 		t.Errorf("dump: exit %d\n%s", r.Code, r.Stdout)
 	}
-	if after := clitest.WalkState(t, dir); !maps.Equal(after, before) {
-		t.Errorf("the refusal changed the directory")
+	if diffs := clitest.DiffState(before, clitest.WalkState(t, dir)); len(diffs) > 0 {
+		t.Errorf("the refusal changed the directory:\n%s", strings.Join(diffs, "\n"))
 	}
 }

@@ -2,11 +2,12 @@ package cmd
 
 import (
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/cmd/internal/clitest"
 )
 
 // TestPerformanceDocMatchesBenchScript: the targets table of
@@ -16,19 +17,16 @@ import (
 // a call of a function that makes one, such as rss) fails here until the
 // doc has its row, and a row the script no longer measures fails too.
 func TestPerformanceDocMatchesBenchScript(t *testing.T) {
-	script, err := os.ReadFile(filepath.Join("..", "testdata", "bench", "run.sh"))
+	script, err := os.ReadFile(clitest.Testdata("bench/run.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "performance.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := clitest.RepoFile(t, "docs/performance.md")
 	measured := benchTargets(t, string(script))
 	if len(measured) < 5 || measured["dump -o json (batches, CRCs) / crcfloor"] != "<=0.7" {
 		t.Fatalf("the parse of run.sh is off: %v", measured)
 	}
-	documented := docTargets(t, string(doc))
+	documented := docTargets(t, doc)
 	for name, goal := range measured {
 		g, ok := documented[name]
 		switch {

@@ -18,12 +18,11 @@ import (
 func TestLongCommandsDrawProgress(t *testing.T) {
 	root := t.TempDir()
 	a, b := filepath.Join(root, "a", "orders-0"), filepath.Join(root, "b", "orders-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), a)
+	clitest.Fixture(t, "partitions/orders-0", a)
 	if err := os.MkdirAll(filepath.Dir(b), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	torn := filepath.Join(root, "t", "events-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "broken", "torn-tail", "events-0"), torn)
+	torn := clitest.Fixture(t, "broken/torn-tail/events-0", filepath.Join(root, "t", "events-0"))
 	backups := t.TempDir()
 	env := func(k string) (string, bool) { return "0", k == ui.ProgressDelayEnv }
 	for _, tc := range []struct {

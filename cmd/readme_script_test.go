@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -60,25 +61,62 @@ func TestScriptReadme(t *testing.T) {
 	testscript.Run(t, scriptParams(t, dir))
 }
 
-// TestScriptViewDocs runs the examples of the whole-broker views' pages
-// (docs/groups.md, docs/txns.md, docs/metadata.md), of --format
-// (docs/format.md) and of status (docs/status.md) as TestScriptReadme runs
-// the README's, over the same copy of testdata: every command shown must
-// exit as shown and print the lines shown.
-func TestScriptViewDocs(t *testing.T) {
-	dir := t.TempDir()
-	for _, page := range []string{"groups", "txns", "metadata", "format", "status"} {
-		name := filepath.Join("docs", page+".md")
-		b, err := os.ReadFile(filepath.Join("..", name))
+// TestReadmeSetUp: the README's set-up says how to build from a clone
+// (kseg is not a published module: "go install MODULE@latest" cannot
+// work), the Go version go.mod requires, exactly, and what a first run
+// with empty caches does (a minute of downloading and compiling).
+func TestReadmeSetUp(t *testing.T) {
+	m := regexp.MustCompile(`(?m)^go (\S+)$`).FindStringSubmatch(clitest.RepoFile(t, "go.mod"))
+	if m == nil {
+		t.Fatal("go.mod has no go directive")
+	}
+	goVersion := m[1]
+	s := clitest.RepoFile(t, "README.md")
+	i := strings.Index(s, "\n## Set-up")
+	if i < 0 {
+		t.Fatal("README.md has no ## Set-up section")
+	}
+	setup := s[i:]
+	if j := strings.Index(setup[1:], "\n## "); j >= 0 {
+		setup = setup[:j+1]
+	}
+	for _, want := range []string{"go build -o kseg .", "go install .", "Go " + goVersion + " or later", "`go " + goVersion + "`", "go: downloading", "first"} {
+		if !strings.Contains(setup, want) {
+			t.Errorf("README set-up does not say %q:\n%s", want, setup)
+		}
+	}
+	docs, _ := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	cli, _ := filepath.Glob(filepath.Join("..", "docs", "cli", "*.md"))
+	docs = append(docs, cli...)
+	for _, p := range append(docs, filepath.Join("..", "README.md")) {
+		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		script, n, err := docScript(name, string(b))
+		for _, bad := range []string{"@latest", "go install github.com/kseg/kseg", "Go ≥"} {
+			if strings.Contains(string(b), bad) {
+				t.Errorf("%s says %q: kseg is built from a clone, with the Go version go.mod names (%s)", p, bad, goVersion)
+			}
+		}
+	}
+}
+
+// TestScriptDocPages runs the examples of the whole-broker views' pages
+// (docs/groups.md, docs/txns.md, docs/metadata.md), of --format
+// (docs/format.md), of status (docs/status.md) and of the CI recipes
+// (docs/ci.md) as TestScriptReadme runs the README's, over the same copy
+// of testdata: every command shown must exit as shown and print the lines
+// shown.
+func TestScriptDocPages(t *testing.T) {
+	dir := t.TempDir()
+	for _, page := range []string{"groups", "txns", "metadata", "format", "status", "ci"} {
+		name := filepath.Join("docs", page+".md")
+		script, n, err := docScript(name, clitest.RepoFile(t, name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n < 2 {
-			t.Errorf("%s shows %d kseg commands; a view's page shows its worked example", name, n)
+			t.Errorf("%s shows %d kseg commands; a page shows its worked example", name, n)
 		}
 		t.Logf("%s: %d commands", name, n)
 		if err := os.WriteFile(filepath.Join(dir, page+".txtar"), []byte(script), 0o644); err != nil {

@@ -9,9 +9,9 @@ package cmd
 // directory, succeeds for root. So the test proves it three ways, each
 // independent of who runs it:
 //
-//  1. Every byte, size, mode and mtime of every file and directory, and
-//     every directory listing, is the same after the commands ran
-//     (treeState). This catches any change that happened.
+//  1. Every byte, mode and mtime of every file and directory, and every
+//     directory listing (the paths), is the same after the commands ran
+//     (clitest.WalkState). This catches any change that happened.
 //  2. On Linux, inotify watches on every directory record each open and
 //     close while the commands run (readonly_linux_test.go): IN_CLOSE_WRITE
 //     fires when a file that was opened for writing is closed, whether or
@@ -32,7 +32,6 @@ package cmd
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -40,7 +39,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -49,78 +47,6 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 )
-
-// roEntry is what treeState records of one path.
-type roEntry struct {
-	mode    fs.FileMode
-	size    int64
-	mtime   time.Time
-	content []byte   // regular files
-	names   []string // directories
-}
-
-// treeState records everything observable about the tree at root.
-func treeState(t *testing.T, root string) map[string]roEntry {
-	t.Helper()
-	out := map[string]roEntry{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		st, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		e := roEntry{mode: st.Mode(), size: st.Size(), mtime: st.ModTime()}
-		switch {
-		case st.IsDir():
-			ents, err := os.ReadDir(p)
-			if err != nil {
-				return err
-			}
-			for _, de := range ents {
-				e.names = append(e.names, de.Name())
-			}
-		case st.Mode().IsRegular():
-			if e.content, err = os.ReadFile(p); err != nil {
-				return err
-			}
-		}
-		rel, _ := filepath.Rel(root, p)
-		out[rel] = e
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func diffTreeState(before, after map[string]roEntry) []string {
-	var diffs []string
-	for p, b := range before {
-		a, ok := after[p]
-		switch {
-		case !ok:
-			diffs = append(diffs, p+": removed")
-		case a.mode != b.mode:
-			diffs = append(diffs, p+": mode "+b.mode.String()+" -> "+a.mode.String())
-		case !a.mtime.Equal(b.mtime):
-			diffs = append(diffs, p+": mtime "+b.mtime.String()+" -> "+a.mtime.String())
-		case a.size != b.size || !bytes.Equal(a.content, b.content):
-			diffs = append(diffs, p+": content changed")
-		case !slices.Equal(a.names, b.names):
-			diffs = append(diffs, p+": listing "+strings.Join(b.names, ",")+" -> "+strings.Join(a.names, ","))
-		}
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok {
-			diffs = append(diffs, p+": created")
-		}
-	}
-	slices.Sort(diffs)
-	return diffs
-}
 
 // chmodTree makes every file 0444 and every directory 0555, and restores
 // write permission on the directories at cleanup so t.TempDir can remove
@@ -194,44 +120,35 @@ func buildReadOnlyFixture(t *testing.T) roFixture {
 		}
 	}
 
-	if ents, err := os.ReadDir(filepath.Join("..", "testdata", "partitions")); err == nil {
-		for _, e := range ents {
-			if e.IsDir() {
-				dst := filepath.Join(logs, e.Name())
-				clitest.CopyTree(t, filepath.Join("..", "testdata", "partitions", e.Name()), dst)
-				fx.partitions = append(fx.partitions, dst)
-			}
-		}
-	}
-	if ents, err := os.ReadDir(filepath.Join("..", "testdata", "broken")); err == nil {
-		for _, e := range ents {
-			if !e.IsDir() {
-				continue
-			}
-			dst := filepath.Join(root, "broken", e.Name())
-			clitest.CopyTree(t, filepath.Join("..", "testdata", "broken", e.Name()), dst)
-			fx.logDirs = append(fx.logDirs, dst)
-			parts, _ := filepath.Glob(filepath.Join(dst, "*-0"))
-			fx.partitions = append(fx.partitions, parts...)
-		}
+	fx.partitions = append(fx.partitions, copyEach(t, "partitions", logs)...)
+	for _, dst := range copyEach(t, "broken", filepath.Join(root, "broken")) {
+		fx.logDirs = append(fx.logDirs, dst)
+		parts, _ := filepath.Glob(filepath.Join(dst, "*-0"))
+		fx.partitions = append(fx.partitions, parts...)
 	}
 	// The whole-broker views' example log directories: __consumer_offsets,
 	// __transaction_state, a KRaft metadata log and snapshot.
-	if ents, err := os.ReadDir(filepath.Join("..", "testdata", "logdirs")); err == nil {
-		for _, e := range ents {
-			if e.IsDir() {
-				dst := filepath.Join(root, "logdirs", e.Name())
-				clitest.CopyTree(t, filepath.Join("..", "testdata", "logdirs", e.Name()), dst)
-				fx.logDirs = append(fx.logDirs, dst)
-			}
-		}
-	}
+	fx.logDirs = append(fx.logDirs, copyEach(t, "logdirs", filepath.Join(root, "logdirs"))...)
 	mirror := filepath.Join(root, "mirror", "built-0")
 	clitest.CopyTree(t, built, mirror)
 	fx.logDirs = append(fx.logDirs, filepath.Dir(mirror))
 	fx.partitions = append(fx.partitions, mirror)
 	fx.chain = [2]string{built, mirror}
 	return fx
+}
+
+// copyEach copies every directory of testdata/<kind>, when present, into
+// dir and returns the copies.
+func copyEach(t *testing.T, kind, dir string) []string {
+	t.Helper()
+	ents, _ := os.ReadDir(clitest.Testdata(kind))
+	var copies []string
+	for _, e := range ents {
+		if e.IsDir() {
+			copies = append(copies, clitest.Fixture(t, kind+"/"+e.Name(), filepath.Join(dir, e.Name())))
+		}
+	}
+	return copies
 }
 
 // buildPartition writes a partition with decode.AppendBatch batches through
@@ -403,25 +320,24 @@ func TestReadOnlyCommands(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Log("running as root: permission bits do not stop writes; relying on the state comparison, inotify and the static check")
 	}
-	before := treeState(t, fx.root)
+	before := clitest.WalkState(t, fx.root)
 	w := watchTree(t, fx.root)
-	w.drain(t) // the events of treeState's own reads
+	w.drain(t) // the events of WalkState's own reads
 	opened := map[string]bool{}
 	runs := readOnlyRuns(t, fx)
 	t.Logf("%d runs over %d partitions", len(runs), len(fx.partitions))
 	for _, r := range runs {
-		s, out, errb := ui.TestStreams()
-		code := Run(context.Background(), r.args, s)
+		res := clitest.Run(r.args...)
 		name := runLabel(r.args, fx.root)
-		if !slices.Contains(r.ok, code) {
-			t.Errorf("%s: exit %d\nstderr: %s", name, code, errb.String())
+		if !slices.Contains(r.ok, res.Code) {
+			t.Errorf("%s: exit %d\nstderr: %s", name, res.Code, res.Stderr)
 		}
 		for _, bad := range []string{"permission denied", "read-only file system", "operation not permitted"} {
-			if strings.Contains(strings.ToLower(errb.String()), bad) {
-				t.Errorf("%s: %q on stderr: something tried to write\n%s", name, bad, errb.String())
+			if strings.Contains(strings.ToLower(res.Stderr), bad) {
+				t.Errorf("%s: %q on stderr: something tried to write\n%s", name, bad, res.Stderr)
 			}
 		}
-		if out.Len() == 0 {
+		if res.Stdout == "" {
 			t.Errorf("%s: no output", name)
 		}
 		for _, ev := range w.drain(t) {
@@ -433,12 +349,12 @@ func TestReadOnlyCommands(t *testing.T) {
 		}
 		w.checkNothingOpen(t, fx.root, name)
 	}
-	if diffs := diffTreeState(before, treeState(t, fx.root)); len(diffs) > 0 {
+	if diffs := clitest.DiffState(before, clitest.WalkState(t, fx.root)); len(diffs) > 0 {
 		t.Errorf("the read-only tree changed:\n%s", strings.Join(diffs, "\n"))
 	}
 	if w.enabled() {
 		for rel, e := range before {
-			if e.mode.IsRegular() && !opened[filepath.Join(fx.root, rel)] {
+			if e.Mode.IsRegular() && !opened[filepath.Join(fx.root, rel)] {
 				t.Errorf("%s was never opened: the check does not cover it", rel)
 			}
 		}

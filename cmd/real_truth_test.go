@@ -245,17 +245,9 @@ func realPartitionTruth(t *testing.T, rel, dir string) {
 		t.Errorf("%s: replay-psm --check-snapshots: exit %d\n%s%s", rel, r.Code, r.Stdout, r.Stderr)
 	}
 	checkReplayTruth(t, rel, dir)
-	r := clitest.Run("repair", "--dry-run", "--output", "json", dir)
-	var plan struct {
-		Files []struct {
-			Name, Action string
-		} `json:"files"`
-		Findings []struct {
-			Kind, Severity, Message string
-		} `json:"findings"`
-	}
-	if err := json.Unmarshal([]byte(r.Stdout), &plan); err != nil || r.Code != ui.ExitOK {
-		t.Errorf("%s: repair --dry-run: exit %d %v\n%s%s", rel, r.Code, err, r.Stdout, r.Stderr)
+	r, plan := repairDryRun(t, dir)
+	if r.Code != ui.ExitOK {
+		t.Errorf("%s: repair --dry-run: exit %d\n%s%s", rel, r.Code, r.Stdout, r.Stderr)
 		return
 	}
 	for _, f := range plan.Files {

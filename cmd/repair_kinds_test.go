@@ -21,10 +21,7 @@ import (
 // in its plan, not in the kind.
 func TestRepairNamesIndexDefectsAsDump(t *testing.T) {
 	t.Parallel()
-	c, err := segtest.NewCorpus(filepath.Join(clitest.TestdataDir, "partitions"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clitest.Corpus(t)
 	n := 0
 	for i := range c.Cases {
 		cc := &c.Cases[i]
@@ -65,7 +62,7 @@ func TestRepairNamesIndexDefectsAsDump(t *testing.T) {
 // to call it an INFO index-rebuilt and exit 0).
 func TestRepairIndexPastEOFIsAnError(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "events-0")
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "broken", "index-past-eof", "events-0"), dir)
+	clitest.Fixture(t, "broken/index-past-eof/events-0", dir)
 	if d := clitest.Run("dump", "--verify-index", dir); d.Code != ui.ExitFindings || !strings.Contains(d.Stdout, "ERROR index-mismatch") {
 		t.Fatalf("dump: exit %d\n%s", d.Code, d.Stdout)
 	}
@@ -99,7 +96,7 @@ func TestRepairPreallocatedIndexesAsDump(t *testing.T) {
 		{segment.IndexSuffix, "index-zero-tail", "warning", 8, ui.ExitOK},
 	} {
 		dir := filepath.Join(t.TempDir(), "orders-0")
-		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "orders-0"), dir)
+		clitest.Fixture(t, "partitions/orders-0", dir)
 		name := segment.SegmentFileName(0, c.suffix)
 		path := filepath.Join(dir, name)
 		b, err := os.ReadFile(path)
@@ -140,7 +137,7 @@ func TestRepairPreallocatedIndexesAsDump(t *testing.T) {
 // replay-psm and repair alike; replay-psm used to call it info.
 func TestZeroTailIsAWarningEverywhere(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "events-0")
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "broken", "zero-tail", "events-0"), dir)
+	clitest.Fixture(t, "broken/zero-tail/events-0", dir)
 	if d := clitest.Run("dump", dir); d.Code != ui.ExitOK || !strings.Contains(d.Stdout, "WARNING zero-tail") {
 		t.Errorf("dump: exit %d\n%s", d.Code, d.Stdout)
 	}
@@ -156,5 +153,34 @@ func TestZeroTailIsAWarningEverywhere(t *testing.T) {
 	}
 	if r.Code != ui.ExitOK || sev != "warning" {
 		t.Errorf("repair --dry-run: exit %d %+v", r.Code, plan.Findings)
+	}
+}
+
+// TestFollowerIndexesAreHealthy: a follower appends a fetched chunk of
+// several batches in one LogSegment.append, which writes one offset-index
+// entry for it: the chunk's largest offset at the position of its first
+// batch. A lookup still lands right, and the broker keeps the file (issue
+// 27, item 6). dump --verify-index called every such entry an
+// index-mismatch error (exit 3) and repair --all planned to replace the
+// healthy files; kafka-dump-log --verify-index-only still prints what
+// Kafka's tool prints for them.
+func TestFollowerIndexesAreHealthy(t *testing.T) {
+	dirs, err := segtest.BrokerShaped(t.TempDir(), "follower-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range dirs {
+		if r := clitest.Run("dump", "-q", "--verify-index", "--index-sanity-check", dir); r.Code != ui.ExitOK || findingLines(r.Stdout) != "" {
+			t.Errorf("%s: dump --verify-index: exit %d\n%s%s", dir, r.Code, findingLines(r.Stdout), r.Stderr)
+		}
+		r, plan := repairDryRunAll(t, dir)
+		if r.Code != ui.ExitOK || len(plan.Files) > 0 {
+			t.Errorf("%s: repair --all --dry-run: exit %d, plans %+v", dir, r.Code, plan.Files)
+		}
+		index := filepath.Join(dir, segment.SegmentFileName(0, segment.IndexSuffix))
+		k := clitest.Run("kafka-dump-log", "--verify-index-only", "--files", index)
+		if !strings.Contains(k.Stdout+k.Stderr, "Mismatches in :") || !strings.Contains(k.Stdout+k.Stderr, "Index offset: 9, log offset: 6") {
+			t.Errorf("kafka-dump-log --verify-index-only no longer prints what Kafka's tool prints for a follower's entries:\n%s%s", k.Stdout, k.Stderr)
+		}
 	}
 }

@@ -193,12 +193,3 @@ func TestEveryCommandConsistent(t *testing.T) {
 		})
 	})
 }
-
-// TestQuietKeepsErrors: -q removes progress and notes from stderr, never
-// the error that decides the exit code.
-func TestQuietKeepsErrors(t *testing.T) {
-	r := clitest.Run("-q", "dump", "no/such/dir")
-	if r.Code != ui.ExitError || !strings.Contains(r.Stderr, "no such file") {
-		t.Errorf("-q dump of a missing path: exit %d, stderr %q; want 1 and the error", r.Code, r.Stderr)
-	}
-}

@@ -28,7 +28,9 @@ import (
 // writes (appended as its broker would, barriertest.AppendLocal), and
 // checked with `kseg verify-chain`. The commands and their output are
 // docs/scenarios.md's examples: TestScenarios fails when the document
-// drifts, and KSEG_UPDATE_DOCS=1 rewrites it.
+// drifts, and KSEG_UPDATE_DOCS=1 rewrites it. docs/failover.md's worked
+// example is held to kseg's output the same way (TestFailoverDocExamples,
+// at the end).
 
 const (
 	shownData   = "/data"             // where the clusters' log directories are shown
@@ -46,6 +48,7 @@ var localOpts = segment.AppenderOptions{SegmentBytes: 300, IndexIntervalBytes: 1
 // scenario runs kseg commands in one topology and records them, with
 // their output, as documentation blocks.
 type scenario struct {
+	owner  *testing.T // whose life the topology's directories and producers have
 	t      *testing.T
 	root   string
 	backup string
@@ -56,7 +59,7 @@ type scenario struct {
 // newScenario keeps its directories for the life of owner (a parent test
 // whose subtests share a topology); failures go to t.
 func newScenario(owner, t *testing.T, blocks map[string]string) *scenario {
-	return &scenario{t: t, root: owner.TempDir(), backup: owner.TempDir(), blocks: blocks}
+	return &scenario{owner: owner, t: t, root: owner.TempDir(), backup: owner.TempDir(), blocks: blocks}
 }
 
 // dir is the partition directory of topic-partition on a cluster.
@@ -73,6 +76,34 @@ func (s *scenario) bk() string {
 func (s *scenario) shown(text string) string {
 	text = strings.ReplaceAll(text, s.backup, shownBackup)
 	return strings.ReplaceAll(text, s.root, shownData)
+}
+
+// source writes A's partition orders-0 with the source traffic
+// (barriertest.SourceTraffic) and returns it and its producers, which go
+// on writing as long as the topology lives.
+func (s *scenario) source() (string, *barriertest.Producers) {
+	p := barriertest.NewProducers(s.owner, "orders", 0)
+	p.SourceTraffic(s.t)
+	return barriertest.WriteSource(s.t, filepath.Join(s.root, "a"), "orders", 0, p.Take(s.t)), p
+}
+
+// local appends to dir the traffic of a fresh set of producers
+// (barriertest.LocalTraffic), as its cluster's own clients write once it
+// has failed over, and returns them.
+func (s *scenario) local(dir string) *barriertest.Producers {
+	p := barriertest.NewProducers(s.owner, "orders", 0)
+	p.LocalTraffic(s.t)
+	barriertest.AppendLocal(s.t, dir, p.Take(s.t), localOpts)
+	return p
+}
+
+// mirror runs kseg mirror from to with the scenario's segment settings
+// (mirrorFlags), the extra flags and a fresh backup directory, as kseg
+// does: it must succeed.
+func (s *scenario) mirror(block string, excerpt func(string) string, from, to string, extra ...string) string {
+	s.t.Helper()
+	args := append(append(append([]string{"mirror"}, mirrorFlags...), extra...), "--backup-dir", s.bk(), from, to)
+	return s.kseg(block, excerpt, ui.ExitOK, args...)
 }
 
 // kseg runs kseg with args, wants exit code want, records the command and
@@ -176,31 +207,25 @@ func TestScenarios(t *testing.T) {
 	t.Run("active-passive", func(t *testing.T) {
 		// The topology outlives this subtest: failback goes on with it.
 		s := newScenario(owner, t, blocks)
-		pa = barriertest.NewProducers(owner, "orders", 0)
-		pa.SourceTraffic(t)
-		a = barriertest.WriteSource(t, filepath.Join(s.root, "a"), "orders", 0, pa.Take(t))
+		a, pa = s.source()
 		b = s.dir("b", "orders", 0)
 		out := s.kseg("ap-mirror", nil, ui.ExitOK, append(append([]string{"mirror", "--upto", "7"}, mirrorFlags...), "--backup-dir", s.bk(), a, b)...)
 		clitest.MustContain(t, out, "new partition directory", "Copy: offsets [0, 7)", "Verified:")
 		out = s.kseg("ap-lagging", nil, ui.ExitOK, "verify-chain", a, b)
 		clitest.MustContain(t, out, "lagging by 6 offsets", "1 edge, 1 consistent")
-		s.kseg("ap-catch-up", lines("$", "Copy:", "Done:", "Verified:"), ui.ExitOK, append(append([]string{"mirror"}, mirrorFlags...), "--backup-dir", s.bk(), a, b)...)
+		s.mirror("ap-catch-up", lines("$", "Copy:", "Done:", "Verified:"), a, b)
 		s.indexesClean(b) // the active segment was continued
 
 		// A B that takes writes without failing over is caught.
 		broken := s.dir("b2", "orders", 0)
-		copyTreeT(t, b, broken)
-		pbad := barriertest.NewProducers(t, "orders", 0)
-		pbad.LocalTraffic(t)
-		barriertest.AppendLocal(t, broken, pbad.Take(t), localOpts)
+		clitest.CopyInputDir(t, b, broken)
+		s.local(broken)
 		out = s.kseg("ap-no-barrier", nil, ui.ExitFindings, "verify-chain", a, broken)
 		clitest.MustContain(t, out, "beyond-upstream-end at offset 13", "pid-collision at offset 13")
 
 		out = s.kseg("ap-failover", lines("$", "Cut:", "Done:", "Verified:"), ui.ExitOK, "inject-barrier", "--backup-dir", s.bk(), b)
 		clitest.MustContain(t, out, "Done: barrier at offset 10")
-		pb = barriertest.NewProducers(owner, "orders", 0)
-		pb.LocalTraffic(t)
-		barriertest.AppendLocal(t, b, pb.Take(t), localOpts)
+		pb = s.local(b)
 		out = s.kseg("ap-verify", nil, ui.ExitOK, "verify-chain", a, b)
 		clitest.MustContain(t, out, "failed over", "offset 10 (", "local               [11, 15)", "1000, "+pidText, "collisions averted  2;")
 		e := s.chainJSON(a, b)
@@ -222,14 +247,14 @@ func TestScenarios(t *testing.T) {
 		flags := append([]string{"mirror"}, mirrorFlags...)
 		out := s.kseg("fb-refused", nil, ui.ExitFindings, append(flags, b, a)...)
 		_ = out
-		out = s.kseg("fb-align", nil, ui.ExitOK, append(append(flags, "--align", "--backup-dir", s.bk()), b, a)...)
+		out = s.mirror("fb-align", nil, b, a, "--align")
 		clitest.MustContain(t, out, "Truncate: at offset 10", "Copy: offsets [10, 15)")
 		s.indexesClean(a)
 		out = s.kseg("fb-verify", nil, ui.ExitOK, "verify-chain", "--edge", "2=1", a, b)
 		clitest.MustContain(t, out, "in sync", "mirrored barriers   10 (clears")
 		pb.Txn(t, 1, kafkatest.Commit)
 		barriertest.AppendLocal(t, b, pb.Take(t), localOpts)
-		s.kseg("fb-catch-up", lines("$", "Copy:", "Done:"), ui.ExitOK, append(append(flags, "--backup-dir", s.bk()), b, a)...)
+		s.mirror("fb-catch-up", lines("$", "Copy:", "Done:"), b, a)
 		out = s.kseg("fb-failover", lines("$", "Cut:", "Done:"), ui.ExitOK, "inject-barrier", "--backup-dir", s.bk(), a)
 		clitest.MustContain(t, out, "MIRROR_PID_RESET", "Done:")
 		pa.LocalTraffic(t)
@@ -242,20 +267,15 @@ func TestScenarios(t *testing.T) {
 	// Fan-out: B and C mirror A; each fails over on its own.
 	t.Run("fan-out", func(t *testing.T) {
 		s := newScenario(t, t, blocks)
-		p := barriertest.NewProducers(t, "orders", 0)
-		p.SourceTraffic(t)
-		a := barriertest.WriteSource(t, filepath.Join(s.root, "a"), "orders", 0, p.Take(t))
+		a, _ := s.source()
 		b, c := s.dir("b", "orders", 0), s.dir("c", "orders", 0)
-		flags := append([]string{"mirror"}, mirrorFlags...)
-		s.kseg("fo-mirror", lines("$", "Copy:", "Done:"), ui.ExitOK, append(append(flags, "--backup-dir", s.bk()), a, b)...)
-		s.kseg("fo-mirror", lines("$", "Copy:", "Done:"), ui.ExitOK, append(append(flags, "--upto", "9", "--backup-dir", s.bk()), a, c)...)
+		s.mirror("fo-mirror", lines("$", "Copy:", "Done:"), a, b)
+		s.mirror("fo-mirror", lines("$", "Copy:", "Done:"), a, c, "--upto", "9")
 		s.kseg("fo-failover", lines("$", "Done:"), ui.ExitOK, "inject-barrier", "--backup-dir", s.bk(), b)
 		s.kseg("fo-failover", lines("$", "Mode:", "  offset", "Done:"), ui.ExitOK, "inject-barrier", "--mode", "abort", "--bump-leader-epoch", "3",
 			"--timestamp", "1767225600000", "--backup-dir", s.bk(), c)
 		for _, d := range []string{b, c} {
-			l := barriertest.NewProducers(t, "orders", 0)
-			l.LocalTraffic(t)
-			barriertest.AppendLocal(t, d, l.Take(t), localOpts)
+			s.local(d)
 		}
 		out := s.kseg("fo-verify", nil, ui.ExitOK, "verify-chain", "--edge", "1=2", "--edge", "1=3", a, b, c)
 		clitest.MustContain(t, out, "2 edges, 2 consistent", "after ABORT markers at 9")
@@ -265,22 +285,17 @@ func TestScenarios(t *testing.T) {
 	// destination cluster.
 	t.Run("fan-in", func(t *testing.T) {
 		s := newScenario(t, t, blocks)
-		pa := barriertest.NewProducers(t, "orders", 0)
-		pa.SourceTraffic(t)
-		a := barriertest.WriteSource(t, filepath.Join(s.root, "a"), "orders", 0, pa.Take(t))
+		a, _ := s.source()
 		pb := barriertest.NewProducers(t, "payments", 0)
 		pb.SourceTraffic(t)
 		pb.Txn(t, 1, kafkatest.Abort) // aborts the open transaction; payments ends committed
 		b := barriertest.WriteSource(t, filepath.Join(s.root, "b"), "payments", 0, pb.Take(t))
 		co, cp := s.dir("c", "orders", 0), s.dir("c", "payments", 0)
-		flags := append([]string{"mirror"}, mirrorFlags...)
-		s.kseg("fi-mirror", lines("$", "Copy:", "Done:"), ui.ExitOK, append(append(flags, "--backup-dir", s.bk()), a, co)...)
-		s.kseg("fi-mirror", lines("$", "Copy:", "Done:"), ui.ExitOK, append(append(flags, "--backup-dir", s.bk()), b, cp)...)
+		s.mirror("fi-mirror", lines("$", "Copy:", "Done:"), a, co)
+		s.mirror("fi-mirror", lines("$", "Copy:", "Done:"), b, cp)
 		s.kseg("fi-failover", lines("$", "Done:"), ui.ExitOK, "inject-barrier", "--backup-dir", s.bk(), co)
 		s.kseg("fi-failover", lines("$", "Done:"), ui.ExitOK, "inject-barrier", "--backup-dir", s.bk(), cp)
-		pc := barriertest.NewProducers(t, "orders", 0)
-		pc.LocalTraffic(t)
-		barriertest.AppendLocal(t, co, pc.Take(t), localOpts)
+		pc := s.local(co)
 		pcp := pc.On(t, "payments", 0)
 		pcp.Idempotent(t, 2)
 		barriertest.AppendLocal(t, cp, pcp.Take(t), localOpts)
@@ -291,20 +306,15 @@ func TestScenarios(t *testing.T) {
 	// Chain: A → B → C, B fails over; C gets B's barrier as data.
 	t.Run("chain", func(t *testing.T) {
 		s := newScenario(t, t, blocks)
-		p := barriertest.NewProducers(t, "orders", 0)
-		p.SourceTraffic(t)
-		a := barriertest.WriteSource(t, filepath.Join(s.root, "a"), "orders", 0, p.Take(t))
+		a, _ := s.source()
 		b, c := s.dir("b", "orders", 0), s.dir("c", "orders", 0)
-		flags := append([]string{"mirror"}, mirrorFlags...)
-		s.kseg("ch-setup", lines("$", "Done:"), ui.ExitOK, append(append(flags, "--backup-dir", s.bk()), a, b)...)
+		s.mirror("ch-setup", lines("$", "Done:"), a, b)
 		// C mirrors B up to B's last stable offset, as a read_committed
 		// mirror fetcher does (barrier.md §3.1).
-		s.kseg("ch-setup", lines("$", "Done:"), ui.ExitOK, append(append(flags, "--upto", "10", "--backup-dir", s.bk()), b, c)...)
+		s.mirror("ch-setup", lines("$", "Done:"), b, c, "--upto", "10")
 		s.kseg("ch-setup", lines("$", "Done:"), ui.ExitOK, "inject-barrier", "--backup-dir", s.bk(), b)
-		l := barriertest.NewProducers(t, "orders", 0)
-		l.LocalTraffic(t)
-		barriertest.AppendLocal(t, b, l.Take(t), localOpts)
-		out := s.kseg("ch-mirror", nil, ui.ExitOK, append(append(flags, "--backup-dir", s.bk()), b, c)...)
+		s.local(b)
+		out := s.mirror("ch-mirror", nil, b, c)
 		clitest.MustContain(t, out, "Copy: offsets [10, 15)", "MIRROR_PID_RESET barriers copied: 10")
 		out = s.kseg("ch-verify", nil, ui.ExitOK, "verify-chain", a, b, c)
 		clitest.MustContain(t, out, "2 edges, 2 consistent", "mirrored barriers   10 (clears 2 producers in D)")
@@ -318,26 +328,21 @@ func TestScenarios(t *testing.T) {
 	// B keeps mirroring A.
 	t.Run("four-link-chain", func(t *testing.T) {
 		s := newScenario(t, t, blocks)
-		p := barriertest.NewProducers(t, "orders", 0)
-		p.SourceTraffic(t)
-		a := barriertest.WriteSource(t, filepath.Join(s.root, "a"), "orders", 0, p.Take(t))
+		a, p := s.source()
 		dirs := []string{a}
 		for _, c := range []string{"b", "c", "d", "e"} {
 			dirs = append(dirs, s.dir(c, "orders", 0))
 		}
-		flags := append([]string{"mirror"}, mirrorFlags...)
 		for i := 1; i < len(dirs); i++ {
-			s.kseg("fl-setup", lines("$", "Done:"), ui.ExitOK, append(append(flags, "--backup-dir", s.bk()), dirs[i-1], dirs[i])...)
+			s.mirror("fl-setup", lines("$", "Done:"), dirs[i-1], dirs[i])
 		}
 		s.kseg("fl-setup", lines("$", "Done:"), ui.ExitOK, "inject-barrier", "--backup-dir", s.bk(), dirs[2])
-		l := barriertest.NewProducers(t, "orders", 0)
-		l.LocalTraffic(t)
-		barriertest.AppendLocal(t, dirs[2], l.Take(t), localOpts)
+		s.local(dirs[2])
 		p.Txn(t, 1, kafkatest.Commit) // A goes on (its open transaction is aborted first)
 		barriertest.AppendLocal(t, a, p.Take(t), localOpts)
-		s.kseg("fl-setup", lines("$", "Done:"), ui.ExitOK, append(append(flags, "--backup-dir", s.bk()), dirs[0], dirs[1])...)
+		s.mirror("fl-setup", lines("$", "Done:"), dirs[0], dirs[1])
 		for i := 3; i < len(dirs); i++ {
-			s.kseg("fl-setup", lines("$", "Done:"), ui.ExitOK, append(append(flags, "--align", "--backup-dir", s.bk()), dirs[i-1], dirs[i])...)
+			s.mirror("fl-setup", lines("$", "Done:"), dirs[i-1], dirs[i], "--align")
 		}
 		s.indexesClean(dirs...)
 		out := s.kseg("fl-verify", nil, ui.ExitOK, append([]string{"verify-chain"}, dirs...)...)
@@ -350,27 +355,6 @@ func TestScenarios(t *testing.T) {
 	})
 
 	checkDocBlocks(t, "../docs/scenarios.md", blocks)
-}
-
-// copyTreeT copies a partition directory.
-func copyTreeT(t *testing.T, src, dst string) {
-	t.Helper()
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // checkDocBlocks compares the example blocks of doc with blocks, failing
@@ -398,7 +382,7 @@ func checkDocBlocks(t *testing.T, doc string, blocks map[string]string) {
 		}
 		if got := string(sm[2]); got != want {
 			drift = append(drift, name)
-			t.Logf("%s: first difference:\n%s", name, firstBlockDiff(got, want))
+			t.Logf("%s: first difference (want: the doc, got: kseg's output):\n%s", name, clitest.FirstDiff(got, want))
 		}
 		return []byte("<!-- example:" + name + " -->\n```text\n" + want + "```\n<!-- end -->")
 	})
@@ -425,21 +409,63 @@ func checkDocBlocks(t *testing.T, doc string, blocks map[string]string) {
 	t.Errorf("%s: example blocks %v differ from kseg's output; run KSEG_UPDATE_DOCS=1 go test ./cmd -run '^%s$'", doc, drift, t.Name())
 }
 
-// firstBlockDiff shows the first line where the documented block and kseg's
-// output differ.
-func firstBlockDiff(doc, out string) string {
-	a, b := strings.Split(doc, "\n"), strings.Split(out, "\n")
-	for i := 0; i < max(len(a), len(b)); i++ {
-		var x, y string
-		if i < len(a) {
-			x = a[i]
-		}
-		if i < len(b) {
-			y = b[i]
-		}
-		if x != y {
-			return fmt.Sprintf("  line %d\n  doc: %s\n  now: %s", i+1, x, y)
-		}
+// TestFailoverDocExamples regenerates the worked example of
+// docs/failover.md from the barriertest fixture and fails when the
+// document drifts from what kseg prints. KSEG_UPDATE_DOCS=1 rewrites the
+// blocks. Paths are shown as /var/lib/kafka/data/mirror-0 and
+// /srv/kseg-backups/mirror-0.
+func TestFailoverDocExamples(t *testing.T) {
+	const doc = "../docs/failover.md"
+	if _, err := os.Stat(doc); err != nil {
+		t.Skipf("%s: %v", doc, err)
 	}
-	return "  (none)"
+	const shownLogDir, shownBackup = "/var/lib/kafka/data", "/srv/kseg-backups/mirror-0"
+	run := func(logDir, backup string, args ...string) string {
+		t.Helper()
+		code, out, stderr := clitest.Exec(t, args...)
+		if code != ui.ExitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, stderr)
+		}
+		out = strings.ReplaceAll(out, logDir, shownLogDir)
+		if backup != "" {
+			out = strings.ReplaceAll(out, backup, shownBackup)
+		}
+		return out
+	}
+	newDir := func() (string, string) {
+		logDir := filepath.Join(t.TempDir(), "data")
+		return logDir, barriertest.WritePartition(t, logDir, barriertest.MirrorBatches(t), 400)
+	}
+	blocks := map[string]string{}
+	logDir, dir := newDir()
+	// The dry run as an operator's shell runs it: the plan names the
+	// default backup folder under the home directory (a dry run creates
+	// nothing there).
+	{
+		r := clitest.RunWith(func(s *ui.Streams) {
+			s.Env = func(k string) (string, bool) { return "/home/operator", k == "HOME" }
+		}, "inject-barrier", "--dry-run", "--timestamp", clitest.InjectTs, dir)
+		if r.Code != ui.ExitOK {
+			t.Fatalf("dry run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		blocks["dry-run"] = strings.ReplaceAll(r.Stdout, logDir, shownLogDir)
+	}
+	backup := filepath.Join(t.TempDir(), "backup")
+	applied := run(logDir, backup, "inject-barrier", "--timestamp", clitest.InjectTs, "--backup-dir", backup, dir)
+	// The plan is printed again first; show what follows it.
+	if i := strings.Index(applied, "Backup:"); i >= 0 {
+		applied = applied[i:]
+	}
+	blocks["apply"] = applied
+	blocks["dump"] = run(logDir, "", "dump", "--deep", filepath.Join(dir, "00000000000000000006.log"))
+	blocks["replay"] = run(logDir, "", "replay-psm", "--from-snapshot", "none", dir)
+	logDir, dir = newDir()
+	abort := run(logDir, "", "inject-barrier", "--dry-run", "--mode", "abort", "--bump-leader-epoch", "11", "--timestamp", clitest.InjectTs, dir)
+	// The excerpt: from "Mode:" to "Files:".
+	if i, j := strings.Index(abort, "Mode:"), strings.Index(abort, "Files:"); i >= 0 && j > i {
+		abort = abort[i:j]
+	}
+	blocks["abort"] = abort
+
+	checkDocBlocks(t, doc, blocks)
 }

@@ -1,15 +1,12 @@
 package cmd
 
 import (
-	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/segment/segtest"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 )
 
 // TestOversizedSmallFiles: a file a broker keeps small (the log
@@ -23,7 +20,7 @@ import (
 // 3.4 GB in dump and inject-barrier --dry-run; a 10 MiB bad line became a
 // 42 MB message).
 func TestOversizedSmallFiles(t *testing.T) {
-	src := filepath.Join("..", "testdata", "partitions")
+	src := clitest.Testdata("partitions")
 	if _, err := os.Stat(src); err != nil {
 		t.Skip("testdata/partitions not generated")
 	}
@@ -70,17 +67,10 @@ func TestOversizedSmallFiles(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ld := t.TempDir()
-			if err := segtest.CopyTree(src, ld); err != nil {
-				t.Fatal(err)
-			}
+			clitest.CopyTree(t, src, ld)
 			c.setup(t, ld)
-			s, out, errb := ui.TestStreams()
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			code := Run(context.Background(), append(c.args, filepath.Join(ld, c.dir)), s)
-			runtime.ReadMemStats(&after)
-			alloc := after.TotalAlloc - before.TotalAlloc
-			all := out.String() + errb.String()
+			r, _, alloc := clitest.RunAllocs(append(c.args, filepath.Join(ld, c.dir))...)
+			code, all := r.Code, r.Stdout+r.Stderr
 			if alloc > 48<<20 {
 				t.Errorf("exit %d after allocating %d MiB", code, alloc>>20)
 			}

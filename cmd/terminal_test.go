@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -21,7 +20,7 @@ var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*m")
 // padded with %-19s, which counts the escape bytes, so with colour on the
 // values moved left of their column.
 func TestColourDoesNotMoveText(t *testing.T) {
-	p := func(name string) string { return filepath.Join("..", "testdata", "partitions", name) }
+	p := func(name string) string { return clitest.Testdata("partitions/" + name) }
 	m := clitest.MirrorCopies(t, 2)
 	for _, args := range [][]string{
 		{"replay-psm", p("txn-0")},
@@ -29,17 +28,38 @@ func TestColourDoesNotMoveText(t *testing.T) {
 		{"verify-chain", m[0], m[1]},
 		{"explain", "5", p("txn-0")},
 	} {
-		plain, _, _ := ui.TestStreams()
-		Run(context.Background(), append([]string{"--color", "never"}, args...), plain)
-		styled, _, _ := ui.TestStreams()
-		Run(context.Background(), append([]string{"--color", "always"}, args...), styled)
-		want := plain.Out.(interface{ String() string }).String()
-		got := styled.Out.(interface{ String() string }).String()
+		want := clitest.Run(append([]string{"--color", "never"}, args...)...).Stdout
+		got := clitest.Run(append([]string{"--color", "always"}, args...)...).Stdout
 		if !ansiEscape.MatchString(got) {
 			t.Fatalf("%v: --color always printed no escapes", args)
 		}
 		if stripped := ansiEscape.ReplaceAllString(got, ""); stripped != want {
 			t.Errorf("%v: styled output, escapes removed, differs from plain:\n%s\n--- plain:\n%s", args, stripped, want)
+		}
+	}
+}
+
+// TestColorFlagEndToEnd: the resolved colour reaches the output — ANSI
+// escapes with --color always even into a buffer, none by default or with
+// --color never, on the same data.
+func TestColorFlagEndToEnd(t *testing.T) {
+	dir := clitest.TestdataDir + "/partitions/orders-0"
+	for _, tc := range []struct {
+		args []string
+		esc  bool
+	}{
+		{[]string{"dump", dir}, false},
+		{[]string{"--color", "never", "dump", dir}, false},
+		{[]string{"--color", "always", "dump", dir}, true},
+		{[]string{"--color", "always", "dump", "-o", "json", dir}, false}, // JSON is never styled
+		{[]string{"--color", "always", "explain", "3", dir}, true},
+	} {
+		r := clitest.Run(tc.args...)
+		if r.Code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, r.Code, r.Stderr)
+		}
+		if got := strings.Contains(r.Stdout, "\x1b["); got != tc.esc {
+			t.Errorf("%v: escape codes %v, want %v", tc.args, got, tc.esc)
 		}
 	}
 }
@@ -57,12 +77,12 @@ func TestTermDumbNoColour(t *testing.T) {
 		{map[string]string{"TERM": "dumb", "CLICOLOR_FORCE": "1"}, nil, true},
 		{map[string]string{"TERM": "dumb"}, []string{"--color", "always"}, true},
 	} {
-		s, out, _ := ui.TestStreams()
-		s.OutTTY = true
-		s.Env = func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
-		args := append(append([]string{}, tc.args...), "replay-psm", filepath.Join("..", "testdata", "partitions", "txn-0"))
-		Run(context.Background(), args, s)
-		if got := ansiEscape.MatchString(out.String()); got != tc.want {
+		args := append(append([]string{}, tc.args...), "replay-psm", clitest.Testdata("partitions/txn-0"))
+		out := clitest.RunWith(func(s *ui.Streams) {
+			s.OutTTY = true
+			s.Env = func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
+		}, args...).Stdout
+		if got := ansiEscape.MatchString(out); got != tc.want {
 			t.Errorf("%v %v: colour %v, want %v", tc.env, tc.args, got, tc.want)
 		}
 	}
@@ -108,10 +128,7 @@ const boxDrawing = "─│┌┐└┘├┤┬┴┼═║"
 // wrapped ids mid-word inside boxes and `dump -o table` was 166 columns.
 func TestTablesFitTheTerminal(t *testing.T) {
 	run := func(width int, args []string) string {
-		s, out, _ := ui.TestStreams()
-		s.Width = width
-		Run(context.Background(), args, s)
-		return out.String()
+		return clitest.RunWith(func(s *ui.Streams) { s.Width = width }, args...).Stdout
 	}
 	for _, args := range tableCommands(t) {
 		natural := run(0, args)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/segment/finding"
 )
 
@@ -26,19 +27,7 @@ func codeWords(t *testing.T) map[string]string {
 	words := map[string]string{}
 	for _, dir := range []string{filepath.Join("..", "barrier"), filepath.Join("..", "barrier", "mirror"),
 		filepath.Join("..", "barrier", "recovery"), filepath.Join("..", "segment", "edit")} {
-		pkgFiles, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, path := range pkgFiles {
-			if strings.HasSuffix(path, "_test.go") {
-				continue
-			}
-			f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			base := filepath.Base(path)
+		for base, f := range sourceFiles(t, dir) {
 			ast.Inspect(f, func(n ast.Node) bool {
 				vs, ok := n.(*ast.ValueSpec)
 				if !ok {
@@ -64,16 +53,34 @@ func codeWords(t *testing.T) map[string]string {
 	return words
 }
 
+// sourceFiles parses the non-test .go files of the package in dir, keyed
+// by file name.
+func sourceFiles(t *testing.T, dir string) map[string]*ast.File {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]*ast.File{}
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[filepath.Base(path)] = f
+	}
+	return files
+}
+
 // TestTroubleshootingCoversEveryKind: docs/troubleshooting.md names every
 // finding kind of the registry, every barrier problem code and every
 // refusal reason, in backticks; and where a row gives one kind one
 // severity, it is the registry's.
 func TestTroubleshootingCoversEveryKind(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "docs", "troubleshooting.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(b)
+	doc := clitest.RepoFile(t, "docs/troubleshooting.md")
 	words := codeWords(t)
 	for _, must := range []string{"broker-running", "framing", "extra-records", "topic-id", "offset-overflow", "bad-journal"} {
 		if _, ok := words[must]; !ok {
@@ -136,7 +143,7 @@ func TestGoldenSeveritiesAreTheRegistrys(t *testing.T) {
 			t.Errorf("%s: %s reported as %s; the registry says %s", path, kind, sev, k.Severity())
 		}
 	}
-	err := filepath.WalkDir(filepath.Join("..", "testdata", "golden"), func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(clitest.Testdata("golden"), func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -173,19 +180,8 @@ func TestGoldenSeveritiesAreTheRegistrys(t *testing.T) {
 // its way out fails here.
 func TestFailureModesDocumented(t *testing.T) {
 	dir := filepath.Join("..", "segment", "edit")
-	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var types []string
-	for _, path := range paths {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range sourceFiles(t, dir) {
 		for _, d := range f.Decls {
 			gd, ok := d.(*ast.GenDecl)
 			if !ok || gd.Tok != token.TYPE {
@@ -202,12 +198,9 @@ func TestFailureModesDocumented(t *testing.T) {
 		t.Fatalf("found only %v in %s", types, dir)
 	}
 	for _, doc := range []string{"troubleshooting.md", "failover.md"} {
-		b, err := os.ReadFile(filepath.Join("..", "docs", doc))
-		if err != nil {
-			t.Fatal(err)
-		}
+		text := clitest.RepoFile(t, "docs/"+doc)
 		for _, ty := range types {
-			if !strings.Contains(string(b), "`edit."+ty+"`") {
+			if !strings.Contains(text, "`edit."+ty+"`") {
 				t.Errorf("docs/%s does not describe the failure `edit.%s` (what the partition is then, what to do)", doc, ty)
 			}
 		}

@@ -99,8 +99,7 @@ func TestOneUnreadablePartitionNeverStopsALogDir(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			logdir := filepath.Join(root, "logs")
-			clitest.CopyInputDir(t, filepath.Join("..", "testdata", "logdirs", "healthy"), logdir)
+			logdir := clitest.Fixture(t, "logdirs/healthy", filepath.Join(root, "logs"))
 			// out: where digest writes, open to the other user; the
 			// readable copy's run writes elsewhere.
 			out := filepath.Join(root, "out")

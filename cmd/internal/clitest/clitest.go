@@ -26,6 +26,7 @@ import (
 
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 var Update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -88,12 +89,16 @@ type Result struct {
 }
 
 // Run runs the real command tree in-process, as Main does.
-func Run(args ...string) Result {
+func Run(args ...string) Result { return RunWith(nil, args...) }
+
+// RunWith is Run on test streams that setup (when not nil) changes first:
+// a terminal, its width, the environment, the file system.
+func RunWith(setup func(*ui.Streams), args ...string) Result {
 	s, out, errb := ui.TestStreams()
-	if runner == nil {
-		panic("clitest: no command tree; call clitest.Register(cmd.Run) in TestMain")
+	if setup != nil {
+		setup(s)
 	}
-	code := runner(context.Background(), args, s)
+	code := RunStreams(context.Background(), s, args...)
 	return Result{Args: args, Code: code, Stdout: out.String(), Stderr: errb.String()}
 }
 
@@ -290,41 +295,21 @@ func (w *GoldenWork) Check(file string, header ...string) {
 	CheckGoldenPath(w.T, filepath.Join(GoldenRoot, file), RenderRuns(header, w.Res))
 }
 
-// TreeSum hashes every file (name, mode and contents) under the working
-// directory: a dry run must leave it as it was.
-func (w *GoldenWork) TreeSum() string {
-	w.T.Helper()
-	h := sha256.New()
-	err := filepath.WalkDir(w.Dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(w.Dir, p)
-		fmt.Fprintf(h, "%s %v\n", rel, d.Type())
-		if d.Type().IsRegular() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			h.Write(b)
-		}
-		return nil
-	})
-	if err != nil {
-		w.T.Fatal(err)
-	}
-	return fmt.Sprintf("%x", h.Sum(nil))
-}
-
 // JSONLines parses the stdout of a json run (every line one object with a
 // type) and returns the objects of the given type.
 func JSONLines(t *testing.T, r Result, typ string) []map[string]any {
 	t.Helper()
-	var out []map[string]any
+	return JSONByType(t, r)[typ]
+}
+
+// JSONByType parses the stdout of a json run (every line one object with
+// a type) into its objects by type.
+func JSONByType(t *testing.T, r Result) map[string][]map[string]any {
+	t.Helper()
+	out := map[string][]map[string]any{}
 	for _, m := range CheckJSONLines(t, r) {
-		if m["type"] == typ {
-			out = append(out, m)
-		}
+		typ, _ := m["type"].(string)
+		out[typ] = append(out[typ], m)
 	}
 	return out
 }
@@ -356,33 +341,85 @@ func JSONLine(t *testing.T, out, typ string) map[string]any {
 	return nil
 }
 
+// CopyInputDir is CopyTree.
 func CopyInputDir(t *testing.T, src, dst string) {
 	t.Helper()
-	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+	CopyTree(t, src, dst)
+}
+
+// Testdata is the path of testdata/<rel> (a slash-separated path) from
+// the test's package directory.
+func Testdata(rel string) string { return filepath.Join(TestdataDir, filepath.FromSlash(rel)) }
+
+// RepoFile is the text of a file of the repository, rel (slash-separated)
+// from the module root: a document a test holds to the code.
+func RepoFile(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(TestdataDir, "..", filepath.FromSlash(rel)))
+	if err != nil {
 		t.Fatal(err)
 	}
+	return string(b)
+}
+
+// Fixture copies testdata/<from> (a slash-separated path) to dst and
+// returns dst.
+func Fixture(t *testing.T, from, dst string) string {
+	t.Helper()
+	CopyTree(t, Testdata(from), dst)
+	return dst
+}
+
+// Corpus is the corruption corpus over the healthy partitions of
+// testdata/partitions (segtest.NewCorpus).
+func Corpus(t *testing.T) *segtest.Corpus {
+	t.Helper()
+	c, err := segtest.NewCorpus(filepath.Join(TestdataDir, "partitions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// WrittenBackup is what restore takes: root/backup, the backup of a
+// completed write — inject-barrier over root/w/<name>, a copy of
+// testdata/partitions/<name> (--yes: txn-0's cut removes committed
+// records).
+func WrittenBackup(t *testing.T, root, name string) string {
+	t.Helper()
+	written := Fixture(t, "partitions/"+name, filepath.Join(root, "w", name))
+	backup := filepath.Join(root, "backup")
+	if r := Run("inject-barrier", "--yes", "--timestamp", InjectTs, "--backup-dir", backup, written); r.Code != ui.ExitOK {
+		t.Fatalf("inject-barrier for a backup: exit %d\n%s", r.Code, r.Stderr)
+	}
+	return backup
 }
 
 // InjectTs is the timestamp of the injected batches: a minute after the
 // fixture's last data, so that the replay's log clock expires no one.
 const InjectTs = "1700000060000"
 
-// Run runs the command tree in-process.
+// Exec is Run as its exit code, stdout and stderr.
 func Exec(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	r := Run(args...)
 	return r.Code, r.Stdout, r.Stderr
 }
 
-type injFile struct {
+// Entry is what WalkState records of one path: its mode and modification
+// time, and a regular file's SHA-256. Other files (a FIFO, a socket) are
+// not opened: reading a FIFO would block.
+type Entry struct {
+	Mode  fs.FileMode
+	MTime time.Time
 	Sum   string
-	mtime time.Time
 }
 
-// WalkState records content and mtime of everything under dir.
-func WalkState(t *testing.T, dir string) map[string]injFile {
+// WalkState records every path under dir (relative to it), the directory
+// itself included: what a command that must change nothing is held to.
+func WalkState(t *testing.T, dir string) map[string]Entry {
 	t.Helper()
-	out := map[string]injFile{}
+	out := map[string]Entry{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -391,17 +428,17 @@ func WalkState(t *testing.T, dir string) map[string]injFile {
 		if err != nil {
 			return err
 		}
-		f := injFile{mtime: st.ModTime()}
-		if !d.IsDir() {
+		e := Entry{Mode: st.Mode(), MTime: st.ModTime()}
+		if st.Mode().IsRegular() {
 			b, err := os.ReadFile(p)
 			if err != nil {
 				return err
 			}
 			h := sha256.Sum256(b)
-			f.Sum = hex.EncodeToString(h[:])
+			e.Sum = hex.EncodeToString(h[:])
 		}
 		rel, _ := filepath.Rel(dir, p)
-		out[rel] = f
+		out[rel] = e
 		return nil
 	})
 	if err != nil {
@@ -410,19 +447,38 @@ func WalkState(t *testing.T, dir string) map[string]injFile {
 	return out
 }
 
-func AssertSameState(t *testing.T, before map[string]injFile, dir string) {
-	t.Helper()
-	after := WalkState(t, dir)
-	for k, b := range before {
-		a, ok := after[k]
-		if !ok || a.Sum != b.Sum || !a.mtime.Equal(b.mtime) {
-			t.Fatalf("%s changed (content or mtime)", k)
+// DiffState lists, sorted, what differs between two WalkStates of one
+// tree: a path removed or created, a mode, an mtime, a file's content.
+func DiffState(before, after map[string]Entry) []string {
+	var diffs []string
+	for p, b := range before {
+		a, ok := after[p]
+		switch {
+		case !ok:
+			diffs = append(diffs, p+": removed")
+		case a.Mode != b.Mode:
+			diffs = append(diffs, p+": mode "+b.Mode.String()+" -> "+a.Mode.String())
+		case !a.MTime.Equal(b.MTime):
+			diffs = append(diffs, p+": mtime "+b.MTime.String()+" -> "+a.MTime.String())
+		case a.Sum != b.Sum:
+			diffs = append(diffs, p+": content changed")
 		}
 	}
-	for k := range after {
-		if _, ok := before[k]; !ok {
-			t.Fatalf("%s appeared", k)
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			diffs = append(diffs, p+": created")
 		}
+	}
+	slices.Sort(diffs)
+	return diffs
+}
+
+// AssertSameState fails the test if dir is no longer as before recorded
+// it.
+func AssertSameState(t *testing.T, before map[string]Entry, dir string) {
+	t.Helper()
+	if diffs := DiffState(before, WalkState(t, dir)); len(diffs) > 0 {
+		t.Fatalf("%s changed:\n%s", dir, strings.Join(diffs, "\n"))
 	}
 }
 

@@ -1,11 +1,14 @@
 package clitest
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/kseg/kseg/cmd/internal/ui"
 )
 
 // What the memory and scale tests of several command packages measure.
@@ -55,6 +58,19 @@ func (s *HeapSampler) Stop() uint64 {
 	close(s.stop)
 	s.wg.Wait()
 	return s.peak.Load()
+}
+
+// RunAllocs is Run with the heap allocations the run made: their number
+// (runtime.MemStats.Mallocs) and their bytes (TotalAlloc). The streams are
+// made before the count starts.
+func RunAllocs(args ...string) (r Result, mallocs, bytes uint64) {
+	s, out, errb := ui.TestStreams()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	code := RunStreams(context.Background(), s, args...)
+	runtime.ReadMemStats(&after)
+	r = Result{Args: args, Code: code, Stdout: out.String(), Stderr: errb.String()}
+	return r, after.Mallocs - before.Mallocs, after.TotalAlloc - before.TotalAlloc
 }
 
 // ProcessCPU is the CPU time (user + system) the process has used.

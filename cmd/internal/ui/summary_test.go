@@ -9,8 +9,8 @@ import (
 // Output that scales (issue 15): plans and reports summarise long lists in
 // text and table, list everything with -v/--verbose, and list everything
 // in json. The helper and the flag here; the commands in
-// summary_write_test.go and summary_views_test.go, over partitions
-// generated large enough to cross every threshold.
+// cmd/summary_test.go, over partitions generated large enough to cross
+// every threshold.
 
 func TestListerCut(t *testing.T) {
 	show := func(l Lister, n int) string {

@@ -11,6 +11,114 @@ import (
 	"github.com/kseg/kseg/cmd/version"
 )
 
+// The global flags -q and -v: -q silences progress and summaries, never
+// warnings or errors; -v is --verbose, one meaning before and after the
+// command.
+
+// TestQuietSilencesSummaries: -q leaves dump's summary lines out (text and
+// table), as the README says; without it they are there.
+func TestQuietSilencesSummaries(t *testing.T) {
+	dir := clitest.Testdata("partitions/orders-0")
+	for _, output := range []string{"text", "table"} {
+		loud := clitest.Run("dump", "-o", output, dir).Stdout
+		r := clitest.Run("dump", "-q", "-o", output, dir)
+		quiet := r.Stdout
+		if !strings.Contains(loud, "batches") || !strings.Contains(loud, "tail ") {
+			t.Fatalf("%s: no summary without -q:\n%s", output, loud)
+		}
+		if r.Code != ui.ExitOK || strings.Contains(quiet, "summary:") || strings.Contains(quiet, "validBytes") || r.Stderr != "" {
+			t.Errorf("%s -q: exit %d, summaries left in:\n%s%s", output, r.Code, quiet, r.Stderr)
+		}
+		if !strings.Contains(strings.ToLower(quiet), "offset") {
+			t.Errorf("%s -q lost the data:\n%s", output, quiet)
+		}
+	}
+}
+
+// TestWarningsOnStderr: the write commands' warnings are diagnostics, on
+// stderr; stdout holds the plan only.
+func TestWarningsOnStderr(t *testing.T) {
+	ld := t.TempDir()
+	src := clitest.Fixture(t, "partitions/orders-0", filepath.Join(ld, "orders-0"))
+	// An orphaned time index: inject-barrier and repair warn about it.
+	b, err := os.ReadFile(filepath.Join(src, "00000000000000000000.timeindex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "00000000000000000099.timeindex"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		warn string
+	}{
+		{[]string{"inject-barrier", "--dry-run", src}, "orphaned index files"},
+		{[]string{"mirror", "--dry-run", src, filepath.Join(ld, "other-0")}, "not named after the source"},
+		{[]string{"-o", "table", "mirror", "--dry-run", src, filepath.Join(ld, "other-0")}, "not named after the source"},
+	} {
+		r := clitest.Run(tc.args...)
+		if strings.Contains(strings.ToLower(r.Stdout), "warning:") {
+			t.Errorf("%v: a warning on stdout:\n%s", tc.args, r.Stdout)
+		}
+		if !strings.Contains(r.Stderr, "kseg: warning: ") || !strings.Contains(r.Stderr, tc.warn) {
+			t.Errorf("%v: stderr lacks the warning %q:\n%s", tc.args, tc.warn, r.Stderr)
+		}
+	}
+}
+
+// TestQuietKeepsWarnings: -q silences progress and summaries, never
+// warnings (README: "warnings stay on stderr"). The views dropped their
+// `kseg: warning:` lines under -q, and replay-psm its warning about a
+// checkpoint it could not read; the help said -q left "nothing on stderr
+// but errors".
+func TestQuietKeepsWarnings(t *testing.T) {
+	ld := clitest.Fixture(t, "logdirs/healthy", filepath.Join(t.TempDir(), "healthy"))
+	// A partition.metadata that does not parse: the views warn and go on.
+	if err := os.WriteFile(filepath.Join(ld, "payments-0", "partition.metadata"), []byte("version: 9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A log-start checkpoint that does not parse: replay-psm warns.
+	if err := os.WriteFile(filepath.Join(ld, "log-start-offset-checkpoint"), []byte("7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"groups", ld}, {"txns", ld}, {"metadata", ld}, {"replay-psm", filepath.Join(ld, "orders-0")}} {
+		for _, quiet := range []bool{false, true} {
+			a := args
+			if quiet {
+				a = append([]string{"-q"}, args...)
+			}
+			stderr := clitest.Run(a...).Stderr
+			if !strings.Contains(stderr, "kseg: warning: ") {
+				t.Errorf("%v: no warning on stderr:\n%s", a, stderr)
+			}
+			if !quiet {
+				continue
+			}
+			for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+				if !strings.HasPrefix(line, "kseg: warning: ") {
+					t.Errorf("%v: stderr holds more than warnings under -q: %q", a, line)
+				}
+			}
+		}
+	}
+	h := clitest.Run("--help")
+	if !strings.Contains(h.Stdout, `leaves errors and "kseg: warning:" lines`) || strings.Contains(h.Stdout, "nothing on stderr but") {
+		t.Errorf("kseg --help does not say that -q keeps warnings:\n%s", h.Stdout)
+	}
+	if doc := clitest.RepoFile(t, "docs/kafka-dump-log.md"); strings.Contains(doc, "Nothing on stderr but errors") || !strings.Contains(doc, "`kseg: warning:` lines still go to stderr") {
+		t.Error("docs/kafka-dump-log.md says -q leaves nothing on stderr but errors")
+	}
+}
+
+// TestQuietKeepsErrors: -q removes progress and notes from stderr, never
+// the error that decides the exit code.
+func TestQuietKeepsErrors(t *testing.T) {
+	r := clitest.Run("-q", "dump", "no/such/dir")
+	if r.Code != ui.ExitError || !strings.Contains(r.Stderr, "no such file") {
+		t.Errorf("-q dump of a missing path: exit %d, stderr %q; want 1 and the error", r.Code, r.Stderr)
+	}
+}
+
 // TestVerboseOneMeaning: -v is --verbose and nothing else, and a flag
 // written before the subcommand means what it means after it. For every
 // command of the tree, "kseg -v CMD ARGS", "kseg CMD -v ARGS" and
@@ -21,23 +129,14 @@ import (
 func TestVerboseOneMeaning(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
-	part := filepath.Join(tmp, "a", "orders-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), part)
-	mirror := filepath.Join(tmp, "b", "orders-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), mirror)
-	txn := filepath.Join(tmp, "a", "txn-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"), txn)
+	part := clitest.Fixture(t, "partitions/orders-0", filepath.Join(tmp, "a", "orders-0"))
+	mirror := clitest.Fixture(t, "partitions/orders-0", filepath.Join(tmp, "b", "orders-0"))
+	txn := clitest.Fixture(t, "partitions/txn-0", filepath.Join(tmp, "a", "txn-0"))
 	if err := os.Mkdir(filepath.Join(tmp, "c"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// A backup of a completed write, for restore.
-	written := filepath.Join(tmp, "w", "orders-0")
-	clitest.CopyInputDir(t, filepath.Join("..", "testdata", "partitions", "orders-0"), written)
-	backup := filepath.Join(tmp, "backup")
-	if r := clitest.Run("inject-barrier", "--timestamp", clitest.InjectTs, "--backup-dir", backup, written); r.Code != ui.ExitOK {
-		t.Fatalf("inject-barrier for a backup: exit %d\n%s", r.Code, r.Stderr)
-	}
-	logdir := filepath.Join("..", "testdata", "logdirs", "broker-1")
+	backup := clitest.WrittenBackup(t, tmp, "orders-0")
+	logdir := clitest.Testdata("logdirs/broker-1")
 	log0 := filepath.Join(part, "00000000000000000000.log")
 
 	// One invocation per command, without -v.
