@@ -1,7 +1,6 @@
 package dump
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,9 +22,6 @@ import (
 //
 //	go test ./cmd -run InternalGolden -update
 var internalGoldenDir = clitest.MustAbs(filepath.Join(clitest.TestdataDir, "golden", "internal"))
-
-// realFixtures is ../shared/fixtures/real from the package directory.
-var realFixtures = clitest.MustAbs(filepath.Join(clitest.TestdataDir, "..", "..", "shared", "fixtures", "real"))
 
 type internalCase struct {
 	golden string
@@ -53,9 +49,7 @@ var internalCases = []internalCase{
 }
 
 func TestInternalGolden(t *testing.T) {
-	if _, err := os.Stat(realFixtures); err != nil {
-		t.Skip("real fixtures absent: ../shared/fixtures/real (relative to the repository root)")
-	}
+	realFixtures := clitest.MustAbs(clitest.RealRoot(t))
 	for _, c := range internalCases {
 		t.Run(c.golden, func(t *testing.T) {
 			src := filepath.Join(realFixtures, c.src)
@@ -78,47 +72,18 @@ func TestInternalGolden(t *testing.T) {
 				arg = filepath.Join(dir, filepath.Base(src))
 			}
 			t.Chdir(work)
-			runs := [][]string{
+			var runs [][]string
+			for _, args := range [][]string{
 				{"dump", "--output", "text", "--deep"},
 				{"dump", "--output", "json", "--deep"},
 				{"dump", "--output", "kafka", c.flag},
 				{"dump", "--output", "text", "--deep", "--no-decode-internal", "--print-data"},
+			} {
+				runs = append(runs, append(append(args, c.extra...), arg))
 			}
-			var b bytes.Buffer
-			fmt.Fprintf(&b, "# kseg dump over a copy of ../shared/fixtures/real/%s, run from its parent directory.\n", c.src)
-			fmt.Fprintf(&b, "# Regenerate: go test ./cmd -run InternalGolden -update\n")
-			for _, args := range runs {
-				r := clitest.Run(append(append(slices.Clone(args), c.extra...), arg)...)
-				for _, w := range []string{work} {
-					r.Stdout = strings.ReplaceAll(r.Stdout, w, clitest.WorkPlaceholder)
-					r.Stderr = strings.ReplaceAll(r.Stderr, w, clitest.WorkPlaceholder)
-				}
-				if r.Code != 0 {
-					t.Errorf("kseg %s: exit %d\n%s", strings.Join(r.Args, " "), r.Code, r.Stderr)
-				}
-				if clitest.IsJSONRun(r.Args) {
-					clitest.CheckJSONLines(t, r)
-				}
-				checkInternalRun(t, c, r)
-				fmt.Fprintf(&b, "\n=== kseg %s\n--- exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(r.Args, " "), r.Code, r.Stdout, r.Stderr)
-			}
-			path := filepath.Join(internalGoldenDir, c.golden+".txt")
-			if *clitest.Update {
-				if err := os.MkdirAll(internalGoldenDir, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (go test ./cmd -run InternalGolden -update)", err)
-			}
-			if !bytes.Equal(b.Bytes(), want) {
-				t.Errorf("%s differs from the golden file; rerun with -update and review the diff:\n%s", path, clitest.FirstDiff(string(want), b.String()))
-			}
+			res := runRecorded(t, runs, false, func(r clitest.Result) { checkInternalRun(t, c, r) })
+			clitest.CheckGoldenPath(t, filepath.Join(internalGoldenDir, c.golden+".txt"), renderRecorded("InternalGolden", []string{
+				fmt.Sprintf("kseg dump over a copy of ../shared/fixtures/real/%s, run from its parent directory.", c.src)}, res))
 		})
 	}
 }

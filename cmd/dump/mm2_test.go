@@ -3,7 +3,6 @@ package dump
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
-	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/mm2"
 )
 
@@ -96,12 +94,7 @@ func TestDumpMM2Golden(t *testing.T) {
 	for _, topic := range topics {
 		t.Run(topic, func(t *testing.T) {
 			exs := examples[topic]
-			t.Chdir(t.TempDir())
-			dir := topic + "-0"
-			if err := os.Mkdir(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			var raw []byte
+			recs := make([]kv, len(exs))
 			undecodable := 0
 			for i, ex := range exs {
 				if ex.rec == nil {
@@ -109,37 +102,18 @@ func TestDumpMM2Golden(t *testing.T) {
 				} else if k, v, err := ex.rec.Encode(); err != nil || !bytes.Equal(k, ex.key) || !bytes.Equal(v, ex.value) {
 					t.Fatalf("record %d does not round-trip (%v)", i, err)
 				}
-				var err error
-				raw, err = decode.AppendBatch(raw, decode.BatchSpec{BaseOffset: int64(i), ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
-					[]decode.RecordSpec{{Timestamp: 1700000000000 + int64(i), Key: ex.key, Value: ex.value}})
-				if err != nil {
-					t.Fatal(err)
-				}
+				recs[i] = kv{ex.key, ex.value}
 			}
-			log := filepath.Join(dir, "00000000000000000000.log")
-			if err := os.WriteFile(log, raw, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			var b bytes.Buffer
-			fmt.Fprintf(&b, "# kseg dump of a generated %s partition: MM2 records of every type and version,\n# a tombstone, and bytes that do not decode.\n", topic)
-			fmt.Fprintf(&b, "# Regenerate: go test ./cmd -run Golden -update\n")
-			for _, args := range [][]string{
+			log := chdirRecordsPartition(t, topic, 0, recs)
+			res := runRecorded(t, [][]string{
 				{"dump", "--output", "text", "--deep", log},
 				{"dump", "--output", "json", "--deep", log},
 				{"dump", "--output", "text", "--deep", "--no-decode-internal", "--print-data", log},
 				{"dump", "--output", "kafka", "--print-data-log", log},
-			} {
-				r := clitest.Run(args...)
-				if r.Code != 0 || r.Stderr != "" {
-					t.Errorf("kseg %s: exit %d\n%s", strings.Join(r.Args, " "), r.Code, r.Stderr)
-				}
-				if clitest.IsJSONRun(r.Args) {
-					clitest.CheckJSONLines(t, r)
-				}
-				checkMM2Run(t, r, len(exs), undecodable)
-				fmt.Fprintf(&b, "\n=== kseg %s\n--- exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(r.Args, " "), r.Code, r.Stdout, r.Stderr)
-			}
-			clitest.CheckGoldenPath(t, filepath.Join(internalGoldenDir, "mm2-"+mm2.ClassifyTopic(topic).Kind.String()+".txt"), b.Bytes())
+			}, true, func(r clitest.Result) { checkMM2Run(t, r, len(exs), undecodable) })
+			clitest.CheckGoldenPath(t, filepath.Join(internalGoldenDir, "mm2-"+mm2.ClassifyTopic(topic).Kind.String()+".txt"), clitest.RenderRuns([]string{
+				fmt.Sprintf("kseg dump of a generated %s partition: MM2 records of every type and version,", topic),
+				"a tombstone, and bytes that do not decode."}, res))
 		})
 	}
 }
@@ -178,29 +152,14 @@ func checkMM2Run(t *testing.T, r clitest.Result, records, undecodable int) {
 // record in text and json: MM2's dedicated workers write the same records
 // to mm2-configs.<source>.internal.
 func TestDumpRealConnectTopicGolden(t *testing.T) {
-	src := filepath.Join(realFixtures, "rjmfernandes__flink-on-prem", "data", "connect-configs-0")
-	if _, err := os.Stat(src); err != nil {
-		t.Skip("real fixtures absent: ../shared/fixtures/real (relative to the repository root)")
-	}
+	src := filepath.Join(clitest.MustAbs(clitest.RealRoot(t)), "rjmfernandes__flink-on-prem", "data", "connect-configs-0")
 	work := t.TempDir()
 	clitest.CopyTree(t, src, filepath.Join(work, "connect-configs-0"))
 	t.Chdir(work)
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "# kseg dump over a copy of ../shared/fixtures/real/rjmfernandes__flink-on-prem/data/connect-configs-0.\n")
-	fmt.Fprintf(&b, "# Regenerate: go test ./cmd -run Golden -update\n")
-	for _, args := range [][]string{
+	res := runRecorded(t, [][]string{
 		{"dump", "--output", "text", "--deep", "connect-configs-0"},
 		{"dump", "--output", "json", "--deep", "connect-configs-0"},
-	} {
-		r := clitest.Run(args...)
-		if r.Code != 0 {
-			t.Errorf("kseg %s: exit %d\n%s", strings.Join(r.Args, " "), r.Code, r.Stderr)
-		}
-		if clitest.IsJSONRun(r.Args) {
-			clitest.CheckJSONLines(t, r)
-		}
-		checkMM2Run(t, r, 18, 0)
-		fmt.Fprintf(&b, "\n=== kseg %s\n--- exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(r.Args, " "), r.Code, r.Stdout, r.Stderr)
-	}
-	clitest.CheckGoldenPath(t, filepath.Join(internalGoldenDir, "connect-configs-real.txt"), b.Bytes())
+	}, false, func(r clitest.Result) { checkMM2Run(t, r, 18, 0) })
+	clitest.CheckGoldenPath(t, filepath.Join(internalGoldenDir, "connect-configs-real.txt"), clitest.RenderRuns([]string{
+		"kseg dump over a copy of ../shared/fixtures/real/rjmfernandes__flink-on-prem/data/connect-configs-0."}, res))
 }
