@@ -346,13 +346,9 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"# ours\n", "fail-on: warning # pin warnings too\n", "path: broken/zero-tail/events-0\n",
+	clitest.MustContain(t, string(b), "# ours\n", "fail-on: warning # pin warnings too\n", "path: broken/zero-tail/events-0\n",
 		"kind: zero-tail\n", "file: 00000000000000000000.log\n", "position: 646\n",
-		"kind: crc-mismatch\n", "position: 214\n", "offset: 4\n", "kind: hanging-transaction\n"} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("the baseline has no %q:\n%s", want, b)
-		}
-	}
+		"kind: crc-mismatch\n", "position: 214\n", "offset: 4\n", "kind: hanging-transaction\n")
 	if r := clitest.Run("check", "--config", cfg, root); r.Code != ui.ExitOK {
 		t.Fatalf("check after --write-baseline: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}

@@ -174,11 +174,7 @@ func TestDigestBadInput(t *testing.T) {
 		if code != wantCode {
 			t.Errorf("%s: exit %d, want %d\n%s%s", name, code, wantCode, out, stderr)
 		}
-		for _, w := range wants {
-			if !strings.Contains(stderr, w) {
-				t.Errorf("%s: stderr lacks %q: %s", name, w, stderr)
-			}
-		}
+		clitest.MustContain(t, stderr, wants...)
 	}
 	for _, cut := range []int{len(b) - 1, len(b) - 32, len(b) / 2, 40, 12} {
 		bad("truncated", b[:cut], ui.ExitUsage, "byte ", "truncated", "expected")
