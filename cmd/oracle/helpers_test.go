@@ -1,7 +1,6 @@
 package oracle
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
@@ -14,8 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kseg/kseg/cmd"
-	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/kafkaoracle"
 	"github.com/kseg/kseg/segment/segtest"
@@ -109,26 +107,13 @@ func partitions(t *testing.T) []partition {
 	return out
 }
 
-// run is one in-process invocation of the command tree.
-type run struct {
-	args           []string
-	code           int
-	stdout, stderr string
-}
-
-func kseg(args ...string) run {
-	s, out, errb := ui.TestStreams()
-	code := cmd.Run(context.Background(), args, s)
-	return run{args: args, code: code, stdout: out.String(), stderr: errb.String()}
-}
-
 // replay runs replay-psm -o json on dir with the clock kseg's log clock
 // reaches (so that the oracle, given the same clock, expires the same
 // producers) and returns the state and that clock.
-func replay(t *testing.T, dir string, extra ...string) (*kafkaoracle.State, int64, run) {
+func replay(t *testing.T, dir string, extra ...string) (*kafkaoracle.State, int64, clitest.Result) {
 	t.Helper()
-	r := kseg(append([]string{"replay-psm", "-q", "-o", "json", "--clock", "log"}, append(extra, dir)...)...)
-	s, err := kafkaoracle.ParseState([]byte(r.stdout))
+	r := clitest.Run(append([]string{"replay-psm", "-q", "-o", "json", "--clock", "log"}, append(extra, dir)...)...)
+	s, err := kafkaoracle.ParseState([]byte(r.Stdout))
 	if err != nil {
 		return nil, 0, r
 	}
@@ -136,8 +121,8 @@ func replay(t *testing.T, dir string, extra ...string) (*kafkaoracle.State, int6
 	if s.Clock != nil && *s.Clock > 0 {
 		clock = *s.Clock
 	}
-	r = kseg(append([]string{"replay-psm", "-q", "-o", "json", "--clock", strconv.FormatInt(clock, 10)}, append(extra, dir)...)...)
-	s, err = kafkaoracle.ParseState([]byte(r.stdout))
+	r = clitest.Run(append([]string{"replay-psm", "-q", "-o", "json", "--clock", strconv.FormatInt(clock, 10)}, append(extra, dir)...)...)
+	s, err = kafkaoracle.ParseState([]byte(r.Stdout))
 	if err != nil {
 		return nil, clock, r
 	}
