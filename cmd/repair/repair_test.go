@@ -12,24 +12,16 @@ import (
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // repairCase writes a corpus case into a log directory of its own and
 // returns the partition directory.
 func repairCase(t *testing.T, name string) string {
 	t.Helper()
-	c, err := segtest.NewCorpus(filepath.Join(clitest.TestdataDir, "partitions"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clitest.Corpus(t)
 	for i := range c.Cases {
 		if c.Cases[i].Name == name {
-			dir, err := c.Write(&c.Cases[i], filepath.Join(t.TempDir(), "logs"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return dir
+			return clitest.WriteCorpusCase(t, c, &c.Cases[i], filepath.Join(t.TempDir(), "logs"))
 		}
 	}
 	t.Fatalf("no corpus case %s", name)
