@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/kafkaoracle"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
@@ -24,51 +24,26 @@ func psmFixtureRoot(t *testing.T) string {
 	return clitest.RealRoot(t)
 }
 
-// copyFile copies a file, making the copy writable (the fixtures are
-// read-only).
-func psmCopyFile(t *testing.T, src, dst string) {
-	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// copyPartition copies a partition directory and its log directory's
-// checkpoint files into a fresh log directory under t.TempDir(), keeping
-// the names, and returns the copy's path.
+// psmCopyPartition copies a partition directory's files and its log
+// directory's checkpoint files into a fresh log directory under
+// t.TempDir(), keeping the names and making the copies writable (the
+// fixtures are read-only), and returns the copy's path.
 func psmCopyPartition(t *testing.T, src string) string {
 	t.Helper()
 	logDir := t.TempDir()
 	for _, name := range []string{"replication-offset-checkpoint", "log-start-offset-checkpoint", "recovery-point-offset-checkpoint", segment.CleanShutdownName} {
-		p := filepath.Join(filepath.Dir(src), name)
-		if _, err := os.Stat(p); err == nil {
-			psmCopyFile(t, p, filepath.Join(logDir, name))
+		if b, err := os.ReadFile(filepath.Join(filepath.Dir(src), name)); err == nil {
+			if err := os.WriteFile(filepath.Join(logDir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	dst := filepath.Join(logDir, filepath.Base(src))
 	if err := os.Mkdir(dst, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
+	if err := kafkaoracle.CopyDir(src, dst); err != nil {
 		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			psmCopyFile(t, filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()))
-		}
 	}
 	return dst
 }
