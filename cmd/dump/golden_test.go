@@ -1,7 +1,6 @@
 package dump
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -96,69 +94,6 @@ func placeholdWork(r *clitest.Result, work string) {
 		r.Stdout = strings.ReplaceAll(r.Stdout, w, clitest.WorkPlaceholder)
 		r.Stderr = strings.ReplaceAll(r.Stderr, w, clitest.WorkPlaceholder)
 	}
-}
-
-// kv is one record's key and value.
-type kv struct{ key, value []byte }
-
-// chdirRecordsPartition changes into a new temporary directory and writes
-// there the partition topic-0 holding recs, one single-record batch each
-// (record i at offset i, timestamp 1700000000000+i, no producer), in
-// partitionLeaderEpoch epoch. It returns the .log's relative path.
-func chdirRecordsPartition(t *testing.T, topic string, epoch int32, recs []kv) string {
-	t.Helper()
-	t.Chdir(t.TempDir())
-	dir := topic + "-0"
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var raw []byte
-	for i, r := range recs {
-		var err error
-		raw, err = decode.AppendBatch(raw, decode.BatchSpec{BaseOffset: int64(i), PartitionLeaderEpoch: epoch,
-			ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
-			[]decode.RecordSpec{{Timestamp: 1700000000000 + int64(i), Key: r.key, Value: r.value}})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	log := filepath.Join(dir, "00000000000000000000.log")
-	if err := os.WriteFile(log, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return log
-}
-
-// runRecorded runs each invocation of a golden of decoded records from
-// the working directory and checks what must hold whatever the golden
-// says: exit 0, nothing on stderr when quiet, JSON lines from a json run,
-// and check's own assertions.
-func runRecorded(t *testing.T, runs [][]string, quiet bool, check func(clitest.Result)) []clitest.Result {
-	t.Helper()
-	work, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res []clitest.Result
-	for _, args := range runs {
-		r := clitest.Run(args...)
-		placeholdWork(&r, work)
-		if r.Code != 0 || quiet && r.Stderr != "" {
-			t.Errorf("kseg %s: exit %d\n%s", strings.Join(r.Args, " "), r.Code, r.Stderr)
-		}
-		if clitest.IsJSONRun(r.Args) {
-			clitest.CheckJSONLines(t, r)
-		}
-		check(r)
-		res = append(res, r)
-	}
-	return res
-}
-
-// renderRecorded is clitest.RenderRuns with the regenerate line naming
-// the test that writes the golden.
-func renderRecorded(test string, header []string, res []clitest.Result) []byte {
-	return bytes.Replace(clitest.RenderRuns(header, res), []byte(" -run Golden -update\n"), []byte(" -run "+test+" -update\n"), 1)
 }
 
 func renderGolden(kind, name string, res []clitest.Result) []byte {
