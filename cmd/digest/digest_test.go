@@ -2,7 +2,6 @@ package digest_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kseg/kseg/cmd"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/verifychain"
@@ -58,7 +56,7 @@ func TestDigestCLI(t *testing.T) {
 	// directory without --out, --from with a log directory.
 	s, _, errb := ui.TestStreams()
 	s.OutTTY = true
-	if code := cmd.Run(context.Background(), []string{"digest", dst}, s); code != ui.ExitUsage || !strings.Contains(errb.String(), "binary") {
+	if code := clitest.RunStreams(t.Context(), s, "digest", dst); code != ui.ExitUsage || !strings.Contains(errb.String(), "binary") {
 		t.Errorf("stdout a terminal: exit %d: %s", code, errb.String())
 	}
 	logDir := filepath.Dir(dst)
@@ -208,7 +206,7 @@ func TestDigestBadInput(t *testing.T) {
 	}
 	s, _, errb := ui.TestStreams()
 	s.InTTY = true
-	if code := cmd.Run(context.Background(), []string{"verify-chain", src, "-"}, s); code != ui.ExitUsage || !strings.Contains(errb.String(), "terminal") {
+	if code := clitest.RunStreams(t.Context(), s, "verify-chain", src, "-"); code != ui.ExitUsage || !strings.Contains(errb.String(), "terminal") {
 		t.Errorf("stdin a terminal: exit %d: %s", code, errb.String())
 	}
 }
@@ -307,7 +305,7 @@ func TestMirrorDryRunAgainstDigest(t *testing.T) {
 	}
 	s, out, errb := ui.TestStreams()
 	s.In = bytes.NewReader(mustRead(t, d))
-	if code := cmd.Run(context.Background(), []string{"mirror", "--dry-run", src, "-"}, s); code != ui.ExitOK || !strings.Contains(out.String(), "Copy: offsets [") {
+	if code := clitest.RunStreams(t.Context(), s, "mirror", "--dry-run", src, "-"); code != ui.ExitOK || !strings.Contains(out.String(), "Copy: offsets [") {
 		t.Errorf("stdin: exit %d\n%s%s", code, out, errb)
 	}
 	if code, _, stderr := clitest.Exec(t, "mirror", src, d); code != ui.ExitUsage || !strings.Contains(stderr, "--dry-run") {

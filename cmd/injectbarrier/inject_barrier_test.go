@@ -1,7 +1,6 @@
 package injectbarrier_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/barrier/barriertest"
-	"github.com/kseg/kseg/cmd"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
@@ -347,7 +345,7 @@ func TestInjectBarrierCommittedDataNeedsYes(t *testing.T) {
 	for answer, want := range map[string]int{"y\n": ui.ExitOK, "n\n": ui.ExitRefused, "": ui.ExitRefused} {
 		s, out, errb := ui.TestStreams()
 		s.In, s.InTTY, s.ErrTTY = strings.NewReader(answer), true, true
-		code := cmd.Run(context.Background(), []string{"inject-barrier", "--timestamp", clitest.InjectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), fresh()}, s)
+		code := clitest.RunStreams(t.Context(), s, "inject-barrier", "--timestamp", clitest.InjectTs, "--backup-dir", filepath.Join(t.TempDir(), "b"), fresh())
 		if code != want || !strings.Contains(errb.String(), "Remove them? [y/N]") {
 			t.Fatalf("on a terminal, answering %q: exit %d, want %d\n%s%s", answer, code, want, out, errb)
 		}

@@ -2,14 +2,12 @@ package replaypsm_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/cmd"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
@@ -79,20 +77,13 @@ func psmSnapshotsNextToLog(t *testing.T, root string) int {
 	return n
 }
 
-func psmRun(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	s, out, errb := ui.TestStreams()
-	code := cmd.Run(context.Background(), args, s)
-	return code, out.String(), errb.String()
-}
-
 func TestReplayPSMCheckSnapshotsRealFixtures(t *testing.T) {
 	t.Parallel()
 	root := psmFixtureRoot(t)
 	matches, checked, skipped := 0, 0, 0
 	for _, src := range psmSnapshotPartitions(t, root) {
 		dir := psmCopyPartition(t, src)
-		code, out, errs := psmRun(t, "replay-psm", "--check-snapshots", dir)
+		code, out, errs := clitest.Exec(t, "replay-psm", "--check-snapshots", dir)
 		if code != ui.ExitOK {
 			t.Errorf("%s: exit %d\n%s%s", src, code, out, errs)
 		}
@@ -102,7 +93,7 @@ func TestReplayPSMCheckSnapshotsRealFixtures(t *testing.T) {
 		}
 
 		// The same as JSON: one object with a snapshots array.
-		code, out, _ = psmRun(t, "replay-psm", "--check-snapshots", "-o", "json", dir)
+		code, out, _ = clitest.Exec(t, "replay-psm", "--check-snapshots", "-o", "json", dir)
 		if code != ui.ExitOK {
 			t.Errorf("%s: json exit %d", src, code)
 		}
@@ -156,12 +147,12 @@ func TestReplayPSMSnapshotMismatchExits3(t *testing.T) {
 	if err := os.WriteFile(snap, segment.EncodeProducerSnapshot(entries), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ := psmRun(t, "replay-psm", "--check-snapshots", dir)
+	code, out, _ := clitest.Exec(t, "replay-psm", "--check-snapshots", dir)
 	if code != ui.ExitFindings {
 		t.Fatalf("exit %d, want %d\n%s", code, ui.ExitFindings, out)
 	}
 	clitest.MustContain(t, out, "00000000000000011630.snapshot MISMATCH", "producer 8000: producerEpoch rebuilt 0, snapshot 7", "00000000000000011655.snapshot MATCH", "snapshot-mismatch")
-	code, out, _ = psmRun(t, "replay-psm", "--check-snapshots", "-o", "json", dir)
+	code, out, _ = clitest.Exec(t, "replay-psm", "--check-snapshots", "-o", "json", dir)
 	if code != ui.ExitFindings || !strings.Contains(out, `"field":"producerEpoch","rebuilt":0,"snapshot":7`) || !strings.Contains(out, `"match":false`) {
 		t.Errorf("json exit %d:\n%s", code, out)
 	}
@@ -170,7 +161,7 @@ func TestReplayPSMSnapshotMismatchExits3(t *testing.T) {
 func TestReplayPSMRealFixtureJSON(t *testing.T) {
 	root := psmFixtureRoot(t)
 	dir := psmCopyPartition(t, filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data", "testing-0"))
-	code, out, errs := psmRun(t, "replay-psm", "-o", "json", dir)
+	code, out, errs := clitest.Exec(t, "replay-psm", "-o", "json", dir)
 	if code != ui.ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -198,7 +189,7 @@ func TestReplayPSMRealFixtureJSON(t *testing.T) {
 
 	// From the log, up to the roll: the 12 producers of 11630.snapshot,
 	// and snapshotLoaded null.
-	code, out, _ = psmRun(t, "replay-psm", "-o", "json", "--from-snapshot", "none", "--upto", "11630", dir)
+	code, out, _ = clitest.Exec(t, "replay-psm", "-o", "json", "--from-snapshot", "none", "--upto", "11630", dir)
 	if code != ui.ExitOK {
 		t.Fatalf("exit %d", code)
 	}
@@ -214,7 +205,7 @@ func TestReplayPSMWriteSnapshot(t *testing.T) {
 	dir := psmCopyPartition(t, filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data", "stock-trades-0"))
 	existing := filepath.Join(dir, "00000000000000005579.snapshot")
 	orig, _ := os.ReadFile(existing)
-	code, _, errs := psmRun(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", existing, dir)
+	code, _, errs := clitest.Exec(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", existing, dir)
 	if code != ui.ExitRefused || !strings.Contains(errs, "--force") {
 		t.Fatalf("overwrite without --force: exit %d %s", code, errs)
 	}
@@ -222,7 +213,7 @@ func TestReplayPSMWriteSnapshot(t *testing.T) {
 		t.Fatal("refused write changed the file")
 	}
 	out := filepath.Join(t.TempDir(), "rebuilt.snapshot")
-	code, _, errs = psmRun(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", out, dir)
+	code, _, errs = clitest.Exec(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", out, dir)
 	if code != ui.ExitOK {
 		t.Fatalf("exit %d %s", code, errs)
 	}
@@ -234,11 +225,11 @@ func TestReplayPSMWriteSnapshot(t *testing.T) {
 	if len(got) != len(want) {
 		t.Fatalf("%d entries written, the broker's file has %d", len(got), len(want))
 	}
-	code, _, errs = psmRun(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", existing, "--force", dir)
+	code, _, errs = clitest.Exec(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", existing, "--force", dir)
 	if code != ui.ExitOK {
 		t.Fatalf("--force: exit %d %s", code, errs)
 	}
-	code, out2, _ := psmRun(t, "replay-psm", "--check-snapshots", dir)
+	code, out2, _ := clitest.Exec(t, "replay-psm", "--check-snapshots", dir)
 	if code != ui.ExitOK || strings.Count(out2, " MATCH ") != 2 {
 		t.Errorf("after rewriting: exit %d\n%s", code, out2)
 	}
@@ -275,15 +266,15 @@ func TestReplayPSMBarrierAndIgnoreBarriers(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, segment.FormatOffset(0)+".log"), buf, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ := psmRun(t, "replay-psm", dir)
+	code, out, _ := clitest.Exec(t, "replay-psm", dir)
 	if code != ui.ExitOK || !strings.Contains(out, "offset 4: cleared 1 producer") {
 		t.Errorf("with the barrier: exit %d\n%s", code, out)
 	}
-	code, out, _ = psmRun(t, "replay-psm", "--ignore-barriers", dir)
+	code, out, _ = clitest.Exec(t, "replay-psm", "--ignore-barriers", dir)
 	if code != ui.ExitFindings || !strings.Contains(out, "pid-collision offset 5 producer 5") {
 		t.Errorf("ignoring the barrier: exit %d\n%s", code, out)
 	}
-	code, out, _ = psmRun(t, "replay-psm", "--output", "table", dir)
+	code, out, _ = clitest.Exec(t, "replay-psm", "--output", "table", dir)
 	if code != ui.ExitOK || !strings.Contains(out, "PRODUCER-ID  EPOCH") {
 		t.Errorf("table: exit %d\n%s", code, out)
 	}
@@ -301,14 +292,14 @@ func TestReplayPSMUsage(t *testing.T) {
 		{"replay-psm", dir}, // no .log in it
 		{"replay-psm", dir, dir},
 	} {
-		if code, _, errs := psmRun(t, args...); code != ui.ExitUsage {
+		if code, _, errs := clitest.Exec(t, args...); code != ui.ExitUsage {
 			t.Errorf("%v: exit %d, want %d (%s)", args, code, ui.ExitUsage, errs)
 		}
 	}
-	if code, _, _ := psmRun(t, "replay-psm", filepath.Join(dir, "missing")); code != ui.ExitError {
+	if code, _, _ := clitest.Exec(t, "replay-psm", filepath.Join(dir, "missing")); code != ui.ExitError {
 		t.Errorf("missing dir: exit %d", code)
 	}
-	code, out, _ := psmRun(t, "replay-psm", "--help")
+	code, out, _ := clitest.Exec(t, "replay-psm", "--help")
 	if code != ui.ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--check-snapshots") {
 		t.Errorf("help: %d\n%s", code, out)
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/cmd"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
@@ -16,7 +15,7 @@ import (
 func runWithEnv(env map[string]string, args ...string) clitest.Result {
 	s, out, errb := ui.TestStreams()
 	s.Env = func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	code := cmd.Run(context.Background(), args, s)
+	code := clitest.RunStreams(context.Background(), s, args...)
 	return clitest.Result{Args: args, Code: code, Stdout: out.String(), Stderr: errb.String()}
 }
 
