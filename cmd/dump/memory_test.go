@@ -1,10 +1,8 @@
 package dump
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -21,51 +19,15 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
-	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
-// writeLargeSegment writes a .log of at least size bytes into dir, cheaply:
-// a few batches are built once (uncompressed and lz4, ~64 KiB each) and
-// repeated with a rewritten baseOffset, which the CRC does not cover.
+// writeLargeSegment writes a .log of at least size bytes into dir
+// (segtest.LargeSegment's mix, uncompressed and lz4).
 func writeLargeSegment(tb testing.TB, dir string, size int64) string {
 	tb.Helper()
-	var codecs decode.Codecs
-	var templates [][]byte
-	var counts []int64
-	for i, codec := range []decode.Compression{decode.CompressionNone, decode.CompressionNone, decode.CompressionLZ4, decode.CompressionNone} {
-		n := 100
-		recs := make([]decode.RecordSpec, n)
-		for j := range recs {
-			v := []byte(strings.Repeat(fmt.Sprintf("batch %d record %d; ", i, j), 30))
-			recs[j] = decode.RecordSpec{OffsetDelta: int32(j), Timestamp: 1700000000000 + int64(j), Key: fmt.Appendf(nil, "key-%d", j), Value: v}
-		}
-		b, err := codecs.AppendBatch(nil, decode.BatchSpec{Compression: codec, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		templates = append(templates, b)
-		counts = append(counts, int64(n))
-	}
-	path := filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix))
-	f, err := os.Create(path)
+	path, _, err := segtest.LargeSegmentFile(dir, size, segtest.LargeOptions{Seed: 5, Codecs: []decode.Compression{decode.CompressionNone, decode.CompressionLZ4}})
 	if err != nil {
-		tb.Fatal(err)
-	}
-	w := bufio.NewWriterSize(f, 4<<20)
-	var written, offset int64
-	for i := 0; written < size; i++ {
-		b := templates[i%len(templates)]
-		binary.BigEndian.PutUint64(b, uint64(offset))
-		if _, err := w.Write(b); err != nil {
-			tb.Fatal(err)
-		}
-		written += int64(len(b))
-		offset += counts[i%len(templates)]
-	}
-	if err := w.Flush(); err != nil {
-		tb.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
 		tb.Fatal(err)
 	}
 	return path
