@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -456,7 +457,7 @@ func TestKafkaMaxBytes(t *testing.T) {
 		{"400", firstTwo, "", 0},    // the third batch (at 312) is cut: not printed
 		{"2147483647", full, "", 0}, // Kafka's default: the whole file
 		{"2147483648", "Dumping " + log + "\n", "Cannot parse argument '2147483648' of option max-bytes\n", 1},
-		{"-1", head, "Invalid size: -1 in read from FileRecords(size=" + itoa64(st.Size()) + ", file=" + log + ", start=0, end=2147483647)\n", 1},
+		{"-1", head, "Invalid size: -1 in read from FileRecords(size=" + strconv.FormatInt(st.Size(), 10) + ", file=" + log + ", start=0, end=2147483647)\n", 1},
 	} {
 		r := clitest.Run("kafka-dump-log", "--max-bytes", c.arg, "--files", log)
 		if r.Code != c.code || r.Stdout != c.out || r.Stderr != c.err {
@@ -484,16 +485,4 @@ func TestKafkaMaxBytes(t *testing.T) {
 	if r := clitest.Run("dump", "--max-bytes", "0", log); r.Code != 0 || strings.Contains(r.Stdout, "baseOffset") {
 		t.Errorf("text --max-bytes 0: exit %d\n%s", r.Code, r.Stdout)
 	}
-}
-
-func itoa64(v int64) string { return itoa(int(v)) }
-
-func itoa(v int) string {
-	if v < 0 {
-		return "-" + itoa(-v)
-	}
-	if v < 10 {
-		return string(rune('0' + v))
-	}
-	return itoa(v/10) + string(rune('0'+v%10))
 }

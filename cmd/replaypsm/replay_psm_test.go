@@ -16,12 +16,6 @@ import (
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
-// psmFixtureRoot is ../shared/fixtures/real, outside the repository.
-func psmFixtureRoot(t *testing.T) string {
-	t.Helper()
-	return clitest.RealRoot(t)
-}
-
 // psmCopyPartition copies a partition directory's files and its log
 // directory's checkpoint files into a fresh log directory under
 // t.TempDir(), keeping the names and making the copies writable (the
@@ -79,7 +73,7 @@ func psmSnapshotsNextToLog(t *testing.T, root string) int {
 
 func TestReplayPSMCheckSnapshotsRealFixtures(t *testing.T) {
 	t.Parallel()
-	root := psmFixtureRoot(t)
+	root := clitest.RealRoot(t)
 	matches, checked, skipped := 0, 0, 0
 	for _, src := range psmSnapshotPartitions(t, root) {
 		dir := psmCopyPartition(t, src)
@@ -136,7 +130,7 @@ func TestReplayPSMCheckSnapshotsRealFixtures(t *testing.T) {
 }
 
 func TestReplayPSMSnapshotMismatchExits3(t *testing.T) {
-	root := psmFixtureRoot(t)
+	root := clitest.RealRoot(t)
 	dir := psmCopyPartition(t, filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data", "testing-0"))
 	snap := filepath.Join(dir, "00000000000000011630.snapshot")
 	entries, err := segment.ReadProducerSnapshot(snap)
@@ -159,7 +153,7 @@ func TestReplayPSMSnapshotMismatchExits3(t *testing.T) {
 }
 
 func TestReplayPSMRealFixtureJSON(t *testing.T) {
-	root := psmFixtureRoot(t)
+	root := clitest.RealRoot(t)
 	dir := psmCopyPartition(t, filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data", "testing-0"))
 	code, out, errs := clitest.Exec(t, "replay-psm", "-o", "json", dir)
 	if code != ui.ExitOK {
@@ -201,7 +195,7 @@ func TestReplayPSMRealFixtureJSON(t *testing.T) {
 }
 
 func TestReplayPSMWriteSnapshot(t *testing.T) {
-	root := psmFixtureRoot(t)
+	root := clitest.RealRoot(t)
 	dir := psmCopyPartition(t, filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data", "stock-trades-0"))
 	existing := filepath.Join(dir, "00000000000000005579.snapshot")
 	orig, _ := os.ReadFile(existing)
