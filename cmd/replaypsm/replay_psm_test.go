@@ -60,17 +60,6 @@ func psmSnapshotPartitions(t *testing.T, root string) []string {
 	return out
 }
 
-// psmSnapshotsNextToLog counts, in the fixtures README's SHA-256 lists,
-// the producer snapshots whose directory also has a .log.
-func psmSnapshotsNextToLog(t *testing.T, root string) int {
-	t.Helper()
-	n, err := realdata.SnapshotsNextToLog(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 func TestReplayPSMCheckSnapshotsRealFixtures(t *testing.T) {
 	t.Parallel()
 	root := clitest.RealRoot(t)
@@ -124,7 +113,12 @@ func TestReplayPSMCheckSnapshotsRealFixtures(t *testing.T) {
 			}
 		}
 	}
-	if want := psmSnapshotsNextToLog(t, root); checked != want || matches != want-skipped {
+	// The fixtures README's SHA-256 lists name the snapshots next to a log.
+	want, err := realdata.SnapshotsNextToLog(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked != want || matches != want-skipped {
 		t.Errorf("%d snapshots checked, %d MATCH and %d skipped at the log start; the fixtures README lists %d next to a log", checked, matches, skipped, want)
 	}
 }
