@@ -6,11 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
@@ -151,22 +149,17 @@ func hashes(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// parallel runs f(i) for i in [0, n) on GOMAXPROCS goroutines.
-func parallel(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+// parallel runs f(t, i) for i in [0, n), each in a parallel subtest named
+// name(i), and returns when all are done: the test runner's -parallel
+// bounds how many run at once (GOMAXPROCS by default), and what f
+// records is read after them.
+func parallel(t *testing.T, n int, name func(i int) string, f func(t *testing.T, i int)) {
+	t.Run("each", func(t *testing.T) {
+		for i := range n {
+			t.Run(name(i), func(t *testing.T) {
+				t.Parallel()
+				f(t, i)
+			})
+		}
+	})
 }

@@ -44,7 +44,7 @@ func TestReplayPSMIsWhatABrokerLoads(t *testing.T) {
 	}
 	jobs := make([]job, len(parts))
 	work := t.TempDir()
-	parallel(len(parts), func(i int) {
+	parallel(t, len(parts), func(i int) string { return parts[i].name }, func(t *testing.T, i int) {
 		j := &jobs[i]
 		j.p = parts[i]
 		dir, err := kafkaoracle.Stage(j.p.path, filepath.Join(work, strconv.Itoa(i)))

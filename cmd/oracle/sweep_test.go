@@ -254,7 +254,7 @@ func TestWriteOutputsLoadInKafka(t *testing.T) {
 	var mu sync.Mutex
 	var outs []*output
 	skipped := map[string]int{}
-	parallel(len(parts), func(i int) {
+	parallel(t, len(parts), func(i int) string { return parts[i].name }, func(t *testing.T, i int) {
 		p := parts[i]
 		base := filepath.Join(work, strconv.Itoa(i))
 		pristine, err := kafkaoracle.Stage(p.path, filepath.Join(base, "pristine"))
