@@ -2,7 +2,6 @@ package check
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -44,15 +43,9 @@ func runCheckJSON(t *testing.T, args ...string) (int, map[string][]map[string]an
 	t.Helper()
 	r := clitest.Run(append([]string{"check", "-o", "json"}, args...)...)
 	lines := map[string][]map[string]any{}
-	for _, l := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
-		if l == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("not a JSON line: %q: %v\n%s", l, err, r.Stderr)
-		}
-		lines[m["type"].(string)] = append(lines[m["type"].(string)], m)
+	for _, m := range clitest.CheckJSONLines(t, r) {
+		typ, _ := m["type"].(string)
+		lines[typ] = append(lines[typ], m)
 	}
 	return r.Code, lines, r
 }
