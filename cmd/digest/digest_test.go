@@ -32,14 +32,7 @@ func digestOf(t *testing.T, path string, args ...string) string {
 func chainEdges(t *testing.T, args ...string) (int, []verifychain.EdgeJSON, string) {
 	t.Helper()
 	code, out, stderr := clitest.Exec(t, append([]string{"verify-chain", "--output", "json"}, args...)...)
-	var edges []verifychain.EdgeJSON
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		var e verifychain.EdgeJSON
-		if json.Unmarshal([]byte(l), &e) == nil && e.Type == "edge" {
-			edges = append(edges, e)
-		}
-	}
-	return code, edges, stderr
+	return code, clitest.TypedLines[verifychain.EdgeJSON](t, out, "edge"), stderr
 }
 
 func TestDigestCLI(t *testing.T) {

@@ -1,7 +1,6 @@
 package replaypsm_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,14 +39,7 @@ func TestReplayPSMLogDir(t *testing.T) {
 		t.Fatalf("exit %d, want %d", code1, ui.ExitFindings)
 	}
 	var parts []string
-	for _, line := range strings.Split(strings.TrimSpace(out1), "\n") {
-		var v struct {
-			Type      string `json:"type"`
-			Partition string `json:"partition"`
-		}
-		if err := json.Unmarshal([]byte(line), &v); err != nil || v.Type != "producerState" {
-			t.Fatalf("line %q: %v", line, err)
-		}
+	for _, v := range clitest.TypedLines[struct{ Partition string }](t, out1, "producerState") {
 		parts = append(parts, v.Partition)
 	}
 	want := "compacted-0 control-0 legacy-v0-0 legacy-v1-0 orders-0 txn-0"
