@@ -2,15 +2,14 @@ package repair_test
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/barrier/recovery"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 )
 
@@ -121,10 +120,8 @@ func TestRepairCLI(t *testing.T) {
 // TestRepairCLIMultiSegment: a CRC mismatch in orders-0's second segment;
 // the later segment, the snapshots above the cut and a leader epoch go.
 func TestRepairCLIMultiSegment(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "logs", "orders-0")
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "orders-0"), dir)
 	// A bit of the batch at offsets 36..39 (position 653).
-	flipByte(t, filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix)), 653+100)
+	dir := barriertest.CRCDamagedOrders(t)
 	code, out, errOut := clitest.Exec(t, "repair", "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
 	if code != ui.ExitOK {
 		t.Fatalf("repair: exit %d\n%s%s", code, out, errOut)
@@ -132,18 +129,6 @@ func TestRepairCLIMultiSegment(t *testing.T) {
 	clitest.MustContain(t, out, "log end 73 -> 36", "cut at position 653 (crc-mismatch", "delete  00000000000000000053.log",
 		"delete  00000000000000000073.snapshot", "create  00000000000000000036.snapshot", "leader-epoch-checkpoint")
 	assertCleanAfterRepair(t, dir)
-}
-
-func flipByte(t *testing.T, path string, at int64) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[at] ^= 0x04
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestRepairCLIWarningOnly: a zero-filled (preallocated) tail is cut, as
