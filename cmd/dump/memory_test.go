@@ -10,9 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -149,8 +147,8 @@ func budgetSegment(tb testing.TB, n, size int) string {
 }
 
 // deepDumpPeak runs dump --deep on path at GOMAXPROCS procs, returning
-// the sha256 of stdout and the peak heap above the start (sampled every
-// millisecond).
+// the sha256 of stdout and the peak heap in use above the start
+// (clitest.HeapSampler, every millisecond).
 func deepDumpPeak(tb testing.TB, procs int, path string, extra ...string) ([32]byte, uint64) {
 	tb.Helper()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
@@ -158,32 +156,16 @@ func deepDumpPeak(tb testing.TB, procs int, path string, extra ...string) ([32]b
 	// not garbage whose amount follows the heap other tests left.
 	defer debug.SetGCPercent(debug.SetGCPercent(5))
 	runtime.GC()
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	base := s[0].Value.Uint64()
-	var peak atomic.Uint64
-	done := make(chan struct{})
-	go func() {
-		ss := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		for {
-			metrics.Read(ss)
-			if v := ss[0].Value.Uint64(); v > peak.Load() {
-				peak.Store(v)
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
+	var start runtime.MemStats
+	runtime.ReadMemStats(&start)
+	sampler := clitest.StartHeapSampler(time.Millisecond)
 	st, out, errb := ui.TestStreams()
 	code := clitest.RunStreams(context.Background(), st, append(append([]string{"dump", "--deep", "-o", "json"}, extra...), path)...)
-	close(done)
+	peak := sampler.Stop()
 	if code != ui.ExitOK {
 		tb.Fatalf("exit %d: %s", code, errb.String())
 	}
-	return sha256.Sum256(out.Bytes()), peak.Load() - min(peak.Load(), base)
+	return sha256.Sum256(out.Bytes()), peak - min(peak, start.HeapInuse)
 }
 
 // TestDeepDumpMemoryFlatInCores: a deep dump holds about as much at
