@@ -41,10 +41,7 @@ func TestCheckOneWalkIsTheCommands(t *testing.T) {
 			dirs = append(dirs, p.Path)
 		}
 	}
-	c, err := segtest.NewCorpus(filepath.Join(clitest.TestdataDir, "partitions"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clitest.Corpus(t)
 	root := t.TempDir()
 	torn := 0
 	for i := range c.Cases {
@@ -54,11 +51,7 @@ func TestCheckOneWalkIsTheCommands(t *testing.T) {
 				continue
 			}
 		}
-		dir, err := c.Write(cc, filepath.Join(root, strconv.Itoa(i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		dirs = append(dirs, dir)
+		dirs = append(dirs, clitest.WriteCorpusCase(t, c, cc, filepath.Join(root, strconv.Itoa(i))))
 	}
 	e, err := newCheckEngine(1, func(string) bool { return true }, segtest.CorpusMaxDecompressed, *TestSnapshots)
 	if err != nil {

@@ -213,14 +213,10 @@ func checkJUnit(t *testing.T, run *checkReportRun) {
 		t.Fatal(err)
 	}
 	s := string(run.files["junit"])
-	for _, want := range []string{`<testcase name="segments" classname="`, `<failure type="new" message="1 new finding: hanging-transaction"`,
+	clitest.MustContain(t, s, `<testcase name="segments" classname="`, `<failure type="new" message="1 new finding: hanging-transaction"`,
 		`<failure type="missing" message="1 missing expectation: torn-tail"`, `<error type="unreadable" message="open `,
 		`<skipped message="no .log segment: no producer state">`, `name="groups"`, `name="txns"`, `name="metadata"`,
-		`odd,dir:100% &amp; &lt;x&gt;`} {
-		if !strings.Contains(s, want) {
-			t.Errorf("the JUnit report has no %q", want)
-		}
-	}
+		`odd,dir:100% &amp; &lt;x&gt;`)
 	xmllint, err := exec.LookPath("xmllint")
 	if err != nil {
 		t.Skip("xmllint (Debian's libxml2-utils) is not installed: the JUnit report is not validated against its schemas")

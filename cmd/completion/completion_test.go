@@ -27,11 +27,7 @@ func TestCompletionScripts(t *testing.T) {
 		}
 	}
 	h := clitest.Run("completion", "--help")
-	for _, want := range []string{"bash", "zsh", "fish", "powershell", "Examples:", "source <(kseg completion bash)", "EXIT STATUS"} {
-		if !strings.Contains(h.Stdout, want) {
-			t.Errorf("completion --help lacks %q", want)
-		}
-	}
+	clitest.MustContain(t, h.Stdout, "bash", "zsh", "fish", "powershell", "Examples:", "source <(kseg completion bash)", "EXIT STATUS")
 }
 
 // TestCompletionCompletes asks the hidden __complete command what a shell
@@ -48,11 +44,7 @@ func TestCompletionCompletes(t *testing.T) {
 		if r.Code != 0 {
 			t.Errorf("%v: exit %d: %s", tc.args, r.Code, r.Stderr)
 		}
-		for _, w := range tc.want {
-			if !strings.Contains(r.Stdout, w) {
-				t.Errorf("%v: no %q in %q", tc.args, w, r.Stdout)
-			}
-		}
+		clitest.MustContain(t, r.Stdout, tc.want...)
 	}
 }
 

@@ -2,7 +2,6 @@ package digest_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kseg/kseg/cmd"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/verifychain"
@@ -34,14 +32,7 @@ func digestOf(t *testing.T, path string, args ...string) string {
 func chainEdges(t *testing.T, args ...string) (int, []verifychain.EdgeJSON, string) {
 	t.Helper()
 	code, out, stderr := clitest.Exec(t, append([]string{"verify-chain", "--output", "json"}, args...)...)
-	var edges []verifychain.EdgeJSON
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		var e verifychain.EdgeJSON
-		if json.Unmarshal([]byte(l), &e) == nil && e.Type == "edge" {
-			edges = append(edges, e)
-		}
-	}
-	return code, edges, stderr
+	return code, clitest.TypedLines[verifychain.EdgeJSON](t, out, "edge"), stderr
 }
 
 func TestDigestCLI(t *testing.T) {
@@ -58,7 +49,7 @@ func TestDigestCLI(t *testing.T) {
 	// directory without --out, --from with a log directory.
 	s, _, errb := ui.TestStreams()
 	s.OutTTY = true
-	if code := cmd.Run(context.Background(), []string{"digest", dst}, s); code != ui.ExitUsage || !strings.Contains(errb.String(), "binary") {
+	if code := clitest.RunStreams(t.Context(), s, "digest", dst); code != ui.ExitUsage || !strings.Contains(errb.String(), "binary") {
 		t.Errorf("stdout a terminal: exit %d: %s", code, errb.String())
 	}
 	logDir := filepath.Dir(dst)
@@ -174,11 +165,7 @@ func TestDigestBadInput(t *testing.T) {
 		if code != wantCode {
 			t.Errorf("%s: exit %d, want %d\n%s%s", name, code, wantCode, out, stderr)
 		}
-		for _, w := range wants {
-			if !strings.Contains(stderr, w) {
-				t.Errorf("%s: stderr lacks %q: %s", name, w, stderr)
-			}
-		}
+		clitest.MustContain(t, stderr, wants...)
 	}
 	for _, cut := range []int{len(b) - 1, len(b) - 32, len(b) / 2, 40, 12} {
 		bad("truncated", b[:cut], ui.ExitUsage, "byte ", "truncated", "expected")
@@ -212,7 +199,7 @@ func TestDigestBadInput(t *testing.T) {
 	}
 	s, _, errb := ui.TestStreams()
 	s.InTTY = true
-	if code := cmd.Run(context.Background(), []string{"verify-chain", src, "-"}, s); code != ui.ExitUsage || !strings.Contains(errb.String(), "terminal") {
+	if code := clitest.RunStreams(t.Context(), s, "verify-chain", src, "-"); code != ui.ExitUsage || !strings.Contains(errb.String(), "terminal") {
 		t.Errorf("stdin a terminal: exit %d: %s", code, errb.String())
 	}
 }
@@ -311,7 +298,7 @@ func TestMirrorDryRunAgainstDigest(t *testing.T) {
 	}
 	s, out, errb := ui.TestStreams()
 	s.In = bytes.NewReader(mustRead(t, d))
-	if code := cmd.Run(context.Background(), []string{"mirror", "--dry-run", src, "-"}, s); code != ui.ExitOK || !strings.Contains(out.String(), "Copy: offsets [") {
+	if code := clitest.RunStreams(t.Context(), s, "mirror", "--dry-run", src, "-"); code != ui.ExitOK || !strings.Contains(out.String(), "Copy: offsets [") {
 		t.Errorf("stdin: exit %d\n%s%s", code, out, errb)
 	}
 	if code, _, stderr := clitest.Exec(t, "mirror", src, d); code != ui.ExitUsage || !strings.Contains(stderr, "--dry-run") {

@@ -74,20 +74,26 @@ func goldenFixture(t *testing.T, kind, name string) []clitest.Result {
 	work := t.TempDir()
 	clitest.CopyTree(t, src, filepath.Join(work, name))
 	t.Chdir(work)
+	var res []clitest.Result
+	for _, args := range goldenRuns(name, kind == "broken") {
+		r := clitest.Run(append(slices.Clone(args), name)...)
+		placeholdWork(&r, work)
+		res = append(res, r)
+	}
+	return res
+}
+
+// placeholdWork replaces the working directory a run was made from (and
+// its real path) by clitest.WorkPlaceholder, so the golden is stable.
+func placeholdWork(r *clitest.Result, work string) {
 	real, err := filepath.EvalSymlinks(work)
 	if err != nil {
 		real = work
 	}
-	var res []clitest.Result
-	for _, args := range goldenRuns(name, kind == "broken") {
-		r := clitest.Run(append(slices.Clone(args), name)...)
-		for _, w := range []string{real, work} {
-			r.Stdout = strings.ReplaceAll(r.Stdout, w, clitest.WorkPlaceholder)
-			r.Stderr = strings.ReplaceAll(r.Stderr, w, clitest.WorkPlaceholder)
-		}
-		res = append(res, r)
+	for _, w := range []string{real, work} {
+		r.Stdout = strings.ReplaceAll(r.Stdout, w, clitest.WorkPlaceholder)
+		r.Stderr = strings.ReplaceAll(r.Stderr, w, clitest.WorkPlaceholder)
 	}
-	return res
 }
 
 func renderGolden(kind, name string, res []clitest.Result) []byte {

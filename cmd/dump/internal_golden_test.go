@@ -13,6 +13,10 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/mm2"
+	"github.com/kseg/kseg/decode/schema"
+	"github.com/kseg/kseg/decode/schema/schematest"
 )
 
 // Golden dumps of Kafka's internal topics, over real broker data: the
@@ -23,9 +27,6 @@ import (
 //
 //	go test ./cmd -run InternalGolden -update
 var internalGoldenDir = clitest.MustAbs(filepath.Join(clitest.TestdataDir, "golden", "internal"))
-
-// realFixtures is ../shared/fixtures/real from the package directory.
-var realFixtures = clitest.MustAbs(filepath.Join(clitest.TestdataDir, "..", "..", "shared", "fixtures", "real"))
 
 type internalCase struct {
 	golden string
@@ -53,9 +54,7 @@ var internalCases = []internalCase{
 }
 
 func TestInternalGolden(t *testing.T) {
-	if _, err := os.Stat(realFixtures); err != nil {
-		t.Skip("real fixtures absent: ../shared/fixtures/real (relative to the repository root)")
-	}
+	realFixtures := clitest.MustAbs(clitest.RealRoot(t))
 	for _, c := range internalCases {
 		t.Run(c.golden, func(t *testing.T) {
 			src := filepath.Join(realFixtures, c.src)
@@ -78,47 +77,18 @@ func TestInternalGolden(t *testing.T) {
 				arg = filepath.Join(dir, filepath.Base(src))
 			}
 			t.Chdir(work)
-			runs := [][]string{
+			var runs [][]string
+			for _, args := range [][]string{
 				{"dump", "--output", "text", "--deep"},
 				{"dump", "--output", "json", "--deep"},
 				{"dump", "--output", "kafka", c.flag},
 				{"dump", "--output", "text", "--deep", "--no-decode-internal", "--print-data"},
+			} {
+				runs = append(runs, append(append(args, c.extra...), arg))
 			}
-			var b bytes.Buffer
-			fmt.Fprintf(&b, "# kseg dump over a copy of ../shared/fixtures/real/%s, run from its parent directory.\n", c.src)
-			fmt.Fprintf(&b, "# Regenerate: go test ./cmd -run InternalGolden -update\n")
-			for _, args := range runs {
-				r := clitest.Run(append(append(slices.Clone(args), c.extra...), arg)...)
-				for _, w := range []string{work} {
-					r.Stdout = strings.ReplaceAll(r.Stdout, w, clitest.WorkPlaceholder)
-					r.Stderr = strings.ReplaceAll(r.Stderr, w, clitest.WorkPlaceholder)
-				}
-				if r.Code != 0 {
-					t.Errorf("kseg %s: exit %d\n%s", strings.Join(r.Args, " "), r.Code, r.Stderr)
-				}
-				if clitest.IsJSONRun(r.Args) {
-					clitest.CheckJSONLines(t, r)
-				}
-				checkInternalRun(t, c, r)
-				fmt.Fprintf(&b, "\n=== kseg %s\n--- exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(r.Args, " "), r.Code, r.Stdout, r.Stderr)
-			}
-			path := filepath.Join(internalGoldenDir, c.golden+".txt")
-			if *clitest.Update {
-				if err := os.MkdirAll(internalGoldenDir, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (go test ./cmd -run InternalGolden -update)", err)
-			}
-			if !bytes.Equal(b.Bytes(), want) {
-				t.Errorf("%s differs from the golden file; rerun with -update and review the diff:\n%s", path, clitest.FirstDiff(string(want), b.String()))
-			}
+			res := runRecorded(t, runs, false, func(r clitest.Result) { checkInternalRun(t, c, r) })
+			clitest.CheckGoldenPath(t, filepath.Join(internalGoldenDir, c.golden+".txt"), renderRecorded("InternalGolden", []string{
+				fmt.Sprintf("kseg dump over a copy of ../shared/fixtures/real/%s, run from its parent directory.", c.src)}, res))
 		})
 	}
 }
@@ -283,4 +253,288 @@ func jsonKeys(s string) ([]string, []any, error) {
 		return nil, nil, fmt.Errorf("text after the object: %q", s[dec.InputOffset():])
 	}
 	return keys, vals, nil
+}
+
+// kv is one record's key and value.
+type kv struct{ key, value []byte }
+
+// chdirRecordsPartition changes into a new temporary directory and writes
+// there the partition topic-0 holding recs, one single-record batch each
+// (record i at offset i, timestamp 1700000000000+i, no producer), in
+// partitionLeaderEpoch epoch. It returns the .log's relative path.
+func chdirRecordsPartition(t *testing.T, topic string, epoch int32, recs []kv) string {
+	t.Helper()
+	t.Chdir(t.TempDir())
+	dir := topic + "-0"
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var raw []byte
+	for i, r := range recs {
+		var err error
+		raw, err = decode.AppendBatch(raw, decode.BatchSpec{BaseOffset: int64(i), PartitionLeaderEpoch: epoch,
+			ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
+			[]decode.RecordSpec{{Timestamp: 1700000000000 + int64(i), Key: r.key, Value: r.value}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := filepath.Join(dir, "00000000000000000000.log")
+	if err := os.WriteFile(log, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return log
+}
+
+// runRecorded runs each invocation of a golden of decoded records from
+// the working directory and checks what must hold whatever the golden
+// says: exit 0, nothing on stderr when quiet, JSON lines from a json run,
+// and check's own assertions.
+func runRecorded(t *testing.T, runs [][]string, quiet bool, check func(clitest.Result)) []clitest.Result {
+	t.Helper()
+	work, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res []clitest.Result
+	for _, args := range runs {
+		r := clitest.Run(args...)
+		placeholdWork(&r, work)
+		if r.Code != 0 || quiet && r.Stderr != "" {
+			t.Errorf("kseg %s: exit %d\n%s", strings.Join(r.Args, " "), r.Code, r.Stderr)
+		}
+		if clitest.IsJSONRun(r.Args) {
+			clitest.CheckJSONLines(t, r)
+		}
+		check(r)
+		res = append(res, r)
+	}
+	return res
+}
+
+// renderRecorded is clitest.RenderRuns with the regenerate line naming
+// the test that writes the golden.
+func renderRecorded(test string, header []string, res []clitest.Result) []byte {
+	return bytes.Replace(clitest.RenderRuns(header, res), []byte(" -run Golden -update\n"), []byte(" -run "+test+" -update\n"), 1)
+}
+
+// decoderFlag is kafka-dump-log's decoder option for each internal topic.
+var decoderFlag = map[string]string{
+	schema.ConsumerOffsets:   "--offsets-decoder",
+	schema.TransactionState:  "--transaction-log-decoder",
+	schema.ShareGroupState:   "--share-group-state-decoder",
+	schema.ClusterMetadata:   "--cluster-metadata-decoder",
+	schema.RemoteLogMetadata: "--remote-log-metadata-decoder",
+}
+
+// TestInternalGeneratedGolden: golden dumps of generated segments holding
+// one record of every record type of every internal topic at every
+// version, and a tombstone of every coordinator record type
+// (decode/schema/schematest writes them, every field set, tagged fields
+// included). Each segment is dumped as text and json, which decode by the
+// partition's name, and as kafka output with the topic's decoder flag;
+// every record must decode, re-encode to its bytes, and print in kafka
+// output as formats.md §9.3/§9.8 say, field by field. Regenerate with
+//
+//	go test ./cmd -run InternalGeneratedGolden -update
+func TestInternalGeneratedGolden(t *testing.T) {
+	for _, topic := range schematest.Topics {
+		t.Run(topic, func(t *testing.T) {
+			exs, err := schematest.Examples(topic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs := make([]kv, len(exs))
+			for i, ex := range exs {
+				// The record round-trips before it is dumped.
+				d, err := schema.DecodeInternal(topic, ex.Key, ex.Value)
+				if err != nil {
+					t.Fatalf("%s v%d: %v", ex.Name, ex.Version, err)
+				}
+				if k, v, err := d.Encode(); err != nil || !bytes.Equal(k, ex.Key) || !bytes.Equal(v, ex.Value) {
+					t.Fatalf("%s v%d: round trip (%v)", ex.Name, ex.Version, err)
+				}
+				recs[i] = kv{ex.Key, ex.Value}
+			}
+			log := chdirRecordsPartition(t, topic, 1, recs)
+			c := internalCase{golden: "generated-" + strings.TrimPrefix(topic, "__"), flag: decoderFlag[topic]}
+			res := runRecorded(t, [][]string{
+				{"dump", "--output", "text", "--deep", log},
+				{"dump", "--output", "json", "--deep", log},
+				{"dump", "--output", "kafka", c.flag, log},
+			}, true, func(r clitest.Result) {
+				checkInternalRun(t, c, r)
+				if r.Args[2] == "kafka" {
+					if n := strings.Count(r.Stdout, "\n| offset: "); n != len(exs) {
+						t.Errorf("kafka output has %d record lines, want %d", n, len(exs))
+					}
+				}
+			})
+			// Without the decoder flag kafka output does not decode, as
+			// kafka-dump-log does not: keys and values are StringDecoder's.
+			r := clitest.Run("dump", "--output", "kafka", "--print-data-log", log)
+			if r.Code != 0 || strings.Count(r.Stdout, "\n| offset: ") != len(exs) {
+				t.Errorf("kafka output without a decoder flag: exit %d\n%s", r.Code, r.Stderr)
+			}
+			for _, line := range strings.Split(r.Stdout, "\n") {
+				if strings.Contains(line, ` key: {"type":`) || strings.Contains(line, ` payload: {"`) || strings.Contains(line, " payload: Remote") {
+					t.Errorf("decoded without the flag: %s", line)
+				}
+			}
+			clitest.CheckGoldenPath(t, filepath.Join(internalGoldenDir, c.golden+".txt"), renderRecorded("InternalGeneratedGolden", []string{
+				fmt.Sprintf("kseg dump of a generated %s segment: one record of every record type at every version", topic),
+				"(decode/schema/schematest), and a tombstone of every coordinator record type."}, res))
+		})
+	}
+}
+
+// mm2Example is one record of an MM2 topic for the dump goldens: the
+// record (nil for raw bytes that do not decode) and its stored bytes.
+type mm2Example struct {
+	rec        *mm2.Record
+	key, value []byte
+}
+
+func mm2Encoded(t *testing.T, r *mm2.Record) mm2Example {
+	t.Helper()
+	k, v, err := r.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mm2Example{r, k, v}
+}
+
+// mm2Examples are, per topic, a record of every type at every version
+// (OffsetSync has none, Checkpoint and Heartbeat version 0), a version
+// Kafka does not define, a tombstone, and bytes that do not decode.
+func mm2Examples(t *testing.T) map[string][]mm2Example {
+	sync := func(u, d int64) *mm2.Record {
+		return &mm2.Record{Kind: mm2.OffsetSyncs, OffsetSync: &mm2.OffsetSync{Topic: "orders", Partition: 0, UpstreamOffset: u, DownstreamOffset: d}}
+	}
+	connect := func(kind mm2.Kind, key, value string) mm2Example {
+		var v []byte
+		if value != "" {
+			v = []byte(value)
+		}
+		r, err := mm2.Decode(kind, []byte(key), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mm2Example{r, []byte(key), v}
+	}
+	return map[string][]mm2Example{
+		"mm2-offset-syncs.B.internal": {
+			mm2Encoded(t, sync(0, 0)), mm2Encoded(t, sync(101, 100)), mm2Encoded(t, sync(250, 212)),
+			{nil, []byte{0, 6, 'o', 'r'}, make([]byte, 16)},
+		},
+		"A.checkpoints.internal": {
+			mm2Encoded(t, &mm2.Record{Kind: mm2.Checkpoints, Checkpoint: &mm2.Checkpoint{Group: "billing", Topic: "A.orders", Partition: 0, UpstreamOffset: 120, DownstreamOffset: 101, Metadata: ""}}),
+			mm2Encoded(t, &mm2.Record{Kind: mm2.Checkpoints, Checkpoint: &mm2.Checkpoint{Group: "audit", Topic: "A.orders", Partition: 0, Version: 1, UpstreamOffset: 7, DownstreamOffset: 7, Metadata: "m\x01"}, NewerVersion: true}),
+			mm2Encoded(t, &mm2.Record{Kind: mm2.Checkpoints, Checkpoint: &mm2.Checkpoint{Group: "gone", Topic: "A.orders", Partition: 0}, Tombstone: true}),
+		},
+		"heartbeats": {
+			mm2Encoded(t, &mm2.Record{Kind: mm2.Heartbeats, Heartbeat: &mm2.Heartbeat{SourceClusterAlias: "A", TargetClusterAlias: "B", Timestamp: 1700000000000}}),
+			{nil, []byte{0, 1, 'A', 0, 1, 'B'}, []byte{0}},
+		},
+		"mm2-configs.A.internal": {
+			connect(mm2.ConnectConfigs, "connector-MirrorSourceConnector", `{"properties":{"connector.class":"org.apache.kafka.connect.mirror.MirrorSourceConnector","source.cluster.alias":"A","target.cluster.alias":"B","topics":"orders"}}`),
+			connect(mm2.ConnectConfigs, "task-MirrorSourceConnector-0", `{"properties":{"task.class":"org.apache.kafka.connect.mirror.MirrorSourceTask","task.assigned.partitions":"orders-0"}}`),
+			connect(mm2.ConnectConfigs, "commit-MirrorSourceConnector", `{"tasks":1}`),
+			connect(mm2.ConnectConfigs, "connector-Retired", ""),
+		},
+		"mm2-offsets.A.internal": {
+			connect(mm2.ConnectOffsets, `["MirrorSourceConnector",{"cluster":"A","partition":0,"topic":"orders"}]`, `{"offset":249}`),
+			{nil, []byte(`["MirrorSourceConnector",`), []byte(`{}`)},
+		},
+		"mm2-status.A.internal": {
+			connect(mm2.ConnectStatus, "status-task-MirrorSourceConnector-0", `{"state":"RUNNING","trace":null,"worker_id":"10.0.0.5:8083","generation":2}`),
+		},
+	}
+}
+
+// TestDumpMM2Golden: golden dumps of a generated partition of every MM2
+// topic (issue 23), in text and json (which decode by the directory's
+// name), with --no-decode-internal (bytes), and in kafka output (which
+// never decodes them, as kafka-dump-log has no decoder for them). Every
+// record that decodes round-trips to its bytes first. Regenerate with
+//
+//	go test ./cmd -run DumpMM2Golden -update
+func TestDumpMM2Golden(t *testing.T) {
+	examples := mm2Examples(t)
+	topics := make([]string, 0, len(examples))
+	for topic := range examples {
+		topics = append(topics, topic)
+	}
+	slices.Sort(topics)
+	for _, topic := range topics {
+		t.Run(topic, func(t *testing.T) {
+			exs := examples[topic]
+			recs := make([]kv, len(exs))
+			undecodable := 0
+			for i, ex := range exs {
+				if ex.rec == nil {
+					undecodable++
+				} else if k, v, err := ex.rec.Encode(); err != nil || !bytes.Equal(k, ex.key) || !bytes.Equal(v, ex.value) {
+					t.Fatalf("record %d does not round-trip (%v)", i, err)
+				}
+				recs[i] = kv{ex.key, ex.value}
+			}
+			log := chdirRecordsPartition(t, topic, 0, recs)
+			res := runRecorded(t, [][]string{
+				{"dump", "--output", "text", "--deep", log},
+				{"dump", "--output", "json", "--deep", log},
+				{"dump", "--output", "text", "--deep", "--no-decode-internal", "--print-data", log},
+				{"dump", "--output", "kafka", "--print-data-log", log},
+			}, true, func(r clitest.Result) { checkMM2Run(t, r, len(exs), undecodable) })
+			clitest.CheckGoldenPath(t, filepath.Join(internalGoldenDir, "mm2-"+mm2.ClassifyTopic(topic).Kind.String()+".txt"), clitest.RenderRuns([]string{
+				fmt.Sprintf("kseg dump of a generated %s partition: MM2 records of every type and version,", topic),
+				"a tombstone, and bytes that do not decode."}, res))
+		})
+	}
+}
+
+// decodedTextLine is a text record line with a decoded record after the
+// sizes ("valueSize 20 OffsetSync key {…}"; --print-data's bytes follow
+// the sizes with " key " directly).
+var decodedTextLine = regexp.MustCompile(`valueSize -?\d+ (headerKeys \[[^]]*\] )?\S+ key `)
+
+// checkMM2Run asserts what the golden must show whatever it says: text
+// and json decode every record (undecodable ones say so), the other runs
+// decode none.
+func checkMM2Run(t *testing.T, r clitest.Result, records, undecodable int) {
+	t.Helper()
+	decoded := !slices.Contains(r.Args, "--no-decode-internal") && !slices.Contains(r.Args, "kafka")
+	var got, bad int
+	for _, line := range strings.Split(r.Stdout, "\n") {
+		switch {
+		case strings.Contains(line, "undecodable") || strings.Contains(line, `"error":`):
+			bad++
+		case strings.Contains(line, `"decoded":`) || decodedTextLine.MatchString(line):
+			got++
+		}
+	}
+	want, wantBad := records-undecodable, undecodable
+	if !decoded {
+		want, wantBad = 0, 0
+	}
+	if got != want || bad != wantBad {
+		t.Errorf("kseg %s: %d decoded and %d undecodable records, want %d and %d:\n%s", strings.Join(r.Args, " "), got, bad, want, wantBad, r.Stdout)
+	}
+}
+
+// TestDumpRealConnectTopic: a Connect cluster's configs topic from a real
+// broker (../shared/fixtures/real; skipped without it) decodes record by
+// record in text and json: MM2's dedicated workers write the same records
+// to mm2-configs.<source>.internal.
+func TestDumpRealConnectTopicGolden(t *testing.T) {
+	src := filepath.Join(clitest.MustAbs(clitest.RealRoot(t)), "rjmfernandes__flink-on-prem", "data", "connect-configs-0")
+	work := t.TempDir()
+	clitest.CopyTree(t, src, filepath.Join(work, "connect-configs-0"))
+	t.Chdir(work)
+	res := runRecorded(t, [][]string{
+		{"dump", "--output", "text", "--deep", "connect-configs-0"},
+		{"dump", "--output", "json", "--deep", "connect-configs-0"},
+	}, false, func(r clitest.Result) { checkMM2Run(t, r, 18, 0) })
+	clitest.CheckGoldenPath(t, filepath.Join(internalGoldenDir, "connect-configs-real.txt"), clitest.RenderRuns([]string{
+		"kseg dump over a copy of ../shared/fixtures/real/rjmfernandes__flink-on-prem/data/connect-configs-0."}, res))
 }

@@ -1,14 +1,15 @@
 package dump
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
+	"crypto/sha256"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -16,51 +17,15 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
-	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
-// writeLargeSegment writes a .log of at least size bytes into dir, cheaply:
-// a few batches are built once (uncompressed and lz4, ~64 KiB each) and
-// repeated with a rewritten baseOffset, which the CRC does not cover.
+// writeLargeSegment writes a .log of at least size bytes into dir
+// (segtest.LargeSegment's mix, uncompressed and lz4).
 func writeLargeSegment(tb testing.TB, dir string, size int64) string {
 	tb.Helper()
-	var codecs decode.Codecs
-	var templates [][]byte
-	var counts []int64
-	for i, codec := range []decode.Compression{decode.CompressionNone, decode.CompressionNone, decode.CompressionLZ4, decode.CompressionNone} {
-		n := 100
-		recs := make([]decode.RecordSpec, n)
-		for j := range recs {
-			v := []byte(strings.Repeat(fmt.Sprintf("batch %d record %d; ", i, j), 30))
-			recs[j] = decode.RecordSpec{OffsetDelta: int32(j), Timestamp: 1700000000000 + int64(j), Key: fmt.Appendf(nil, "key-%d", j), Value: v}
-		}
-		b, err := codecs.AppendBatch(nil, decode.BatchSpec{Compression: codec, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		templates = append(templates, b)
-		counts = append(counts, int64(n))
-	}
-	path := filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix))
-	f, err := os.Create(path)
+	path, _, err := segtest.LargeSegmentFile(dir, size, segtest.LargeOptions{Seed: 5, Codecs: []decode.Compression{decode.CompressionNone, decode.CompressionLZ4}})
 	if err != nil {
-		tb.Fatal(err)
-	}
-	w := bufio.NewWriterSize(f, 4<<20)
-	var written, offset int64
-	for i := 0; written < size; i++ {
-		b := templates[i%len(templates)]
-		binary.BigEndian.PutUint64(b, uint64(offset))
-		if _, err := w.Write(b); err != nil {
-			tb.Fatal(err)
-		}
-		written += int64(len(b))
-		offset += counts[i%len(templates)]
-	}
-	if err := w.Flush(); err != nil {
-		tb.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
 		tb.Fatal(err)
 	}
 	return path
@@ -149,4 +114,94 @@ func BenchmarkDumpLargeSegment(b *testing.B) {
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 	b.ReportMetric(float64(sysDelta)/(1<<20), "heap-sys-delta-MiB")
+}
+
+// budgetSegment writes a segment of n zstd batches, each of one record:
+// a key of 128 KiB of random bytes, so that every batch is a job of the
+// deep dump's pipeline of its own (jobs of up to 128 KiB), and a value of
+// size zero bytes.
+func budgetSegment(tb testing.TB, n, size int) string {
+	tb.Helper()
+	rng := rand.New(rand.NewPCG(28, 9))
+	key := make([]byte, 128<<10)
+	for i := range key {
+		key[i] = byte(rng.Uint32())
+	}
+	var log []byte
+	for i := range n {
+		raw, err := decode.AppendBatch(nil, decode.BatchSpec{BaseOffset: int64(i), Compression: decode.CompressionZstd,
+			ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, []decode.RecordSpec{{Key: key, Value: make([]byte, size)}})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		log = append(log, raw...)
+	}
+	path := filepath.Join(tb.TempDir(), "zeros-0", "00000000000000000000.log")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, log, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// deepDumpPeak runs dump --deep on path at GOMAXPROCS procs, returning
+// the sha256 of stdout and the peak heap in use above the start
+// (clitest.HeapSampler, every millisecond).
+func deepDumpPeak(tb testing.TB, procs int, path string, extra ...string) ([32]byte, uint64) {
+	tb.Helper()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	// A collection at every 5 % of growth: the peak is then what is live,
+	// not garbage whose amount follows the heap other tests left.
+	defer debug.SetGCPercent(debug.SetGCPercent(5))
+	runtime.GC()
+	var start runtime.MemStats
+	runtime.ReadMemStats(&start)
+	sampler := clitest.StartHeapSampler(time.Millisecond)
+	st, out, errb := ui.TestStreams()
+	code := clitest.RunStreams(context.Background(), st, append(append([]string{"dump", "--deep", "-o", "json"}, extra...), path)...)
+	peak := sampler.Stop()
+	if code != ui.ExitOK {
+		tb.Fatalf("exit %d: %s", code, errb.String())
+	}
+	return sha256.Sum256(out.Bytes()), peak - min(peak, start.HeapInuse)
+}
+
+// TestDeepDumpMemoryFlatInCores: a deep dump holds about as much at
+// GOMAXPROCS=16 as at 2 — the renderers share one budget of decompressed
+// bytes — and prints the same (issue 28: 256 MiB more per decoding
+// worker at the cap, 4.1 GB at GOMAXPROCS=16 for a 2.7 MB segment).
+// Batches of 32 MiB under a 64 MiB cap: sixteen renderers without the
+// budget hold 15 × 32 MiB.
+func TestDeepDumpMemoryFlatInCores(t *testing.T) {
+	path := budgetSegment(t, 16, 32<<20)
+	sum2, peak2 := deepDumpPeak(t, 2, path, "--max-decompressed-bytes", "67108864")
+	sum16, peak16 := deepDumpPeak(t, 16, path, "--max-decompressed-bytes", "67108864")
+	t.Logf("peak heap above the start: %d MiB at GOMAXPROCS=2, %d MiB at 16", peak2>>20, peak16>>20)
+	if sum2 != sum16 {
+		t.Error("the output differs between GOMAXPROCS=2 and 16")
+	}
+	// Without the budget sixteen renderers hold 15 × 32 MiB more than two;
+	// with it the difference is garbage the collector has not reached yet,
+	// up to three batches on a loaded machine (once 65 MiB at load 7).
+	if peak16 > peak2+96<<20 || peak16 > 192<<20 {
+		t.Errorf("peak heap %d MiB at GOMAXPROCS=16 against %d MiB at 2: memory grows with the cores", peak16>>20, peak2>>20)
+	}
+}
+
+// BenchmarkDeepDumpBudget: the same deep dump at GOMAXPROCS 2 and 16,
+// with the peak heap (issue 28 item 9's dimension).
+func BenchmarkDeepDumpBudget(b *testing.B) {
+	path := budgetSegment(b, 16, 32<<20)
+	for _, procs := range []int{2, 16} {
+		b.Run(map[int]string{2: "GOMAXPROCS=2", 16: "GOMAXPROCS=16"}[procs], func(b *testing.B) {
+			var peak uint64
+			for b.Loop() {
+				_, p := deepDumpPeak(b, procs, path, "--max-decompressed-bytes", "67108864")
+				peak = max(peak, p)
+			}
+			b.ReportMetric(float64(peak>>20), "peak-MiB")
+		})
+	}
 }

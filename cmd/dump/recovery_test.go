@@ -1,7 +1,6 @@
 package dump
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -33,9 +32,8 @@ func TestDumpAgreesWithRecover(t *testing.T) {
 				t.Fatalf("%s: %v", log, err)
 			}
 			var first map[string]any
-			for _, line := range strings.Split(r.Stdout, "\n") {
-				var m map[string]any
-				if json.Unmarshal([]byte(line), &m) != nil || m["type"] != "finding" || m["file"] != log {
+			for _, m := range clitest.JSONLines(t, r, "finding") {
+				if m["file"] != log {
 					continue
 				}
 				if m["kind"] == "skipped-bytes" || m["kind"] == "orphan-index" {

@@ -20,11 +20,7 @@ func TestExplainLegacyWrapper(t *testing.T) {
 	if !strings.Contains(out, "holding offsets 3..5") || strings.Contains(out, "batch 5..5") {
 		t.Errorf("header does not name the inner offsets:\n%s", out)
 	}
-	for _, want := range []string{"inner messages", "offset 3 magic 0 keySize 2 valueSize 12", "offset 4 ", "offset 5 "} {
-		if !strings.Contains(out, want) {
-			t.Errorf("no %q:\n%s", want, out)
-		}
-	}
+	clitest.MustContain(t, out, "inner messages", "offset 3 magic 0 keySize 2 valueSize 12", "offset 4 ", "offset 5 ")
 }
 
 // TestExplainNonLogFile: explain of an index file is a usage error naming

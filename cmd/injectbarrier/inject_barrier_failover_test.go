@@ -1,58 +1,16 @@
 package injectbarrier_test
 
 import (
-	"encoding/binary"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
-	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/kafkatest"
 )
-
-// logEntries reads every batch of a partition's segments, in order.
-func logEntries(t *testing.T, dir string) [][]byte {
-	t.Helper()
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out [][]byte
-	for _, s := range pd.Segments {
-		b, err := os.ReadFile(s.Log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for len(b) > 0 {
-			batch, err := decode.ParseBatch(b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, b[:batch.Size()])
-			b = b[batch.Size():]
-		}
-	}
-	return out
-}
-
-// rebase moves batches written by another cluster to start at offset
-// next, in leader epoch epoch, as the destination's leader would assign
-// them on append. baseOffset and partitionLeaderEpoch lie outside the
-// CRC, so the batches stay valid.
-func rebase(batches [][]byte, next int64, epoch int32) [][]byte {
-	var out [][]byte
-	for _, raw := range batches {
-		b := append([]byte(nil), raw...)
-		binary.BigEndian.PutUint64(b, uint64(int64(binary.BigEndian.Uint64(b))+next))
-		binary.BigEndian.PutUint32(b[12:], uint32(epoch))
-		out = append(out, b)
-	}
-	return out
-}
 
 // TestInjectBarrierFailoverWithRealClients: a source partition written by
 // kgo on a kfake cluster, ending inside an open transaction, is copied as
@@ -73,7 +31,10 @@ func TestInjectBarrierFailoverWithRealClients(t *testing.T) {
 	if code != ui.ExitOK || !strings.Contains(out, "Cut: offset 4") || !strings.Contains(out, "Verified:") {
 		t.Fatalf("inject-barrier: exit %d\n%s%s", code, out, stderr)
 	}
-	barriered := logEntries(t, dir)
+	var barriered [][]byte
+	for _, e := range barriertest.Entries(t, dir) {
+		barriered = append(barriered, e.Raw)
+	}
 
 	// After failover the destination cluster's own producer, with the
 	// same transactional id, writes to the partition.
@@ -85,7 +46,7 @@ func TestInjectBarrierFailoverWithRealClients(t *testing.T) {
 		t.Fatalf("the destination's producer id %d is not the source's", b.ProducerID)
 	}
 
-	with := kafkatest.WritePartition(t, t.TempDir(), topic, 0, append(barriered, rebase(local, 5, 0)...))
+	with := kafkatest.WritePartition(t, t.TempDir(), topic, 0, append(barriered, barriertest.Rebase(local, 5, 0)...))
 	code, out, _ = clitest.Exec(t, "replay-psm", "--from-snapshot", "none", with)
 	if code != ui.ExitOK || !strings.Contains(out, "0 anomalies") || !strings.Contains(out, "offset 4: cleared 1 producer") {
 		t.Fatalf("with the barrier: exit %d\n%s", code, out)
@@ -97,7 +58,7 @@ func TestInjectBarrierFailoverWithRealClients(t *testing.T) {
 
 	// The same failover without a barrier: the log truncated at its LSO
 	// (4) and the destination's batches appended.
-	without := kafkatest.WritePartition(t, t.TempDir(), topic, 0, append(barriered[:len(barriered)-1], rebase(local, 4, 0)...))
+	without := kafkatest.WritePartition(t, t.TempDir(), topic, 0, append(barriered[:len(barriered)-1], barriertest.Rebase(local, 4, 0)...))
 	code, out, _ = clitest.Exec(t, "replay-psm", "--from-snapshot", "none", without)
 	if code != ui.ExitFindings || !strings.Contains(out, "pid-collision") {
 		t.Fatalf("without the barrier: exit %d\n%s", code, out)

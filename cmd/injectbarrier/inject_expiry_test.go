@@ -1,7 +1,6 @@
 package injectbarrier_test
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,27 +42,16 @@ func TestInjectPlanSaysWhatReadBackSays(t *testing.T) {
 			if r.Code != ui.ExitOK {
 				t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 			}
-			var plan struct {
+			plans := clitest.TypedLines[struct {
 				ProducersCleared, ProducersAtCut, ProducersExpired int
-			}
-			var result struct {
+			}](t, r.Stdout, "plan")
+			results := clitest.TypedLines[struct {
 				Verification *struct{ ProducersCleared int }
-			}
-			for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
-				var typ struct{ Type string }
-				if err := json.Unmarshal([]byte(line), &typ); err != nil {
-					t.Fatal(err)
-				}
-				switch typ.Type {
-				case "plan":
-					json.Unmarshal([]byte(line), &plan)
-				case "result":
-					json.Unmarshal([]byte(line), &result)
-				}
-			}
-			if result.Verification == nil {
+			}](t, r.Stdout, "result")
+			if len(plans) != 1 || len(results) != 1 || results[0].Verification == nil {
 				t.Fatalf("no read-back in\n%s", r.Stdout)
 			}
+			plan, result := plans[0], results[0]
 			if plan.ProducersCleared != result.Verification.ProducersCleared {
 				t.Errorf("the plan says the barrier clears %d producers, the read-back %d", plan.ProducersCleared, result.Verification.ProducersCleared)
 			}

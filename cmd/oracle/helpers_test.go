@@ -1,21 +1,17 @@
 package oracle
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/kseg/kseg/cmd"
-	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/kafkaoracle"
 	"github.com/kseg/kseg/segment/segtest"
@@ -109,26 +105,13 @@ func partitions(t *testing.T) []partition {
 	return out
 }
 
-// run is one in-process invocation of the command tree.
-type run struct {
-	args           []string
-	code           int
-	stdout, stderr string
-}
-
-func kseg(args ...string) run {
-	s, out, errb := ui.TestStreams()
-	code := cmd.Run(context.Background(), args, s)
-	return run{args: args, code: code, stdout: out.String(), stderr: errb.String()}
-}
-
 // replay runs replay-psm -o json on dir with the clock kseg's log clock
 // reaches (so that the oracle, given the same clock, expires the same
 // producers) and returns the state and that clock.
-func replay(t *testing.T, dir string, extra ...string) (*kafkaoracle.State, int64, run) {
+func replay(t *testing.T, dir string, extra ...string) (*kafkaoracle.State, int64, clitest.Result) {
 	t.Helper()
-	r := kseg(append([]string{"replay-psm", "-q", "-o", "json", "--clock", "log"}, append(extra, dir)...)...)
-	s, err := kafkaoracle.ParseState([]byte(r.stdout))
+	r := clitest.Run(append([]string{"replay-psm", "-q", "-o", "json", "--clock", "log"}, append(extra, dir)...)...)
+	s, err := kafkaoracle.ParseState([]byte(r.Stdout))
 	if err != nil {
 		return nil, 0, r
 	}
@@ -136,8 +119,8 @@ func replay(t *testing.T, dir string, extra ...string) (*kafkaoracle.State, int6
 	if s.Clock != nil && *s.Clock > 0 {
 		clock = *s.Clock
 	}
-	r = kseg(append([]string{"replay-psm", "-q", "-o", "json", "--clock", strconv.FormatInt(clock, 10)}, append(extra, dir)...)...)
-	s, err = kafkaoracle.ParseState([]byte(r.stdout))
+	r = clitest.Run(append([]string{"replay-psm", "-q", "-o", "json", "--clock", strconv.FormatInt(clock, 10)}, append(extra, dir)...)...)
+	s, err = kafkaoracle.ParseState([]byte(r.Stdout))
 	if err != nil {
 		return nil, clock, r
 	}
@@ -166,22 +149,17 @@ func hashes(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// parallel runs f(i) for i in [0, n) on GOMAXPROCS goroutines.
-func parallel(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+// parallel runs f(t, i) for i in [0, n), each in a parallel subtest named
+// name(i), and returns when all are done: the test runner's -parallel
+// bounds how many run at once (GOMAXPROCS by default), and what f
+// records is read after them.
+func parallel(t *testing.T, n int, name func(i int) string, f func(t *testing.T, i int)) {
+	t.Run("each", func(t *testing.T) {
+		for i := range n {
+			t.Run(name(i), func(t *testing.T) {
+				t.Parallel()
+				f(t, i)
+			})
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/segment/kafkaoracle"
 )
 
@@ -43,7 +44,7 @@ func TestReplayPSMIsWhatABrokerLoads(t *testing.T) {
 	}
 	jobs := make([]job, len(parts))
 	work := t.TempDir()
-	parallel(len(parts), func(i int) {
+	parallel(t, len(parts), func(i int) string { return parts[i].name }, func(t *testing.T, i int) {
 		j := &jobs[i]
 		j.p = parts[i]
 		dir, err := kafkaoracle.Stage(j.p.path, filepath.Join(work, strconv.Itoa(i)))
@@ -52,17 +53,17 @@ func TestReplayPSMIsWhatABrokerLoads(t *testing.T) {
 			return
 		}
 		j.dir = dir
-		var r run
+		var r clitest.Result
 		j.state, j.clock, r = replay(t, dir)
 		if j.state == nil {
-			j.err = "replay-psm: exit " + strconv.Itoa(r.code) + ": " + r.stderr
+			j.err = "replay-psm: exit " + strconv.Itoa(r.Code) + ": " + r.Stderr
 			return
 		}
-		j.barriers = strings.Contains(r.stdout, `"barriers":[{`)
+		j.barriers = strings.Contains(r.Stdout, `"barriers":[{`)
 		if j.barriers {
-			r = kseg("replay-psm", "-q", "-o", "json", "--ignore-barriers", "--clock", strconv.FormatInt(j.clock, 10), dir)
-			if j.ignore, err = kafkaoracle.ParseState([]byte(r.stdout)); err != nil {
-				j.err = "replay-psm --ignore-barriers: " + err.Error() + ": " + r.stderr
+			r = clitest.Run("replay-psm", "-q", "-o", "json", "--ignore-barriers", "--clock", strconv.FormatInt(j.clock, 10), dir)
+			if j.ignore, err = kafkaoracle.ParseState([]byte(r.Stdout)); err != nil {
+				j.err = "replay-psm --ignore-barriers: " + err.Error() + ": " + r.Stderr
 			}
 		}
 	})

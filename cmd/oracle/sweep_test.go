@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/kafkaoracle"
 )
@@ -253,7 +254,7 @@ func TestWriteOutputsLoadInKafka(t *testing.T) {
 	var mu sync.Mutex
 	var outs []*output
 	skipped := map[string]int{}
-	parallel(len(parts), func(i int) {
+	parallel(t, len(parts), func(i int) string { return parts[i].name }, func(t *testing.T, i int) {
 		p := parts[i]
 		base := filepath.Join(work, strconv.Itoa(i))
 		pristine, err := kafkaoracle.Stage(p.path, filepath.Join(base, "pristine"))
@@ -370,10 +371,10 @@ func runScenario(t *testing.T, sc scenario, p partition, base string, ts int64, 
 		}
 		// The topic's index.interval.bytes, as the operator passes it.
 		args = slices.Insert(args, 1, p.flags()...)
-		r := kseg(args...)
-		if r.code != 0 {
-			why, _, _ := strings.Cut(firstLine(r.stderr+r.stdout), base)
-			return fmt.Sprintf("exit %d: %s", r.code, why)
+		r := clitest.Run(args...)
+		if r.Code != 0 {
+			why, _, _ := strings.Cut(firstLine(r.Stderr+r.Stdout), base)
+			return fmt.Sprintf("exit %d: %s", r.Code, why)
 		}
 	}
 	if _, err := os.Stat(target); err != nil {
@@ -386,17 +387,17 @@ func runScenario(t *testing.T, sc scenario, p partition, base string, ts int64, 
 			out.written[name] = true
 		}
 	}
-	var r run
+	var r clitest.Result
 	out.state, out.clock, r = replay(t, target)
 	if out.state == nil {
-		out.err = fmt.Sprintf("replay-psm: exit %d: %s", r.code, r.stderr)
+		out.err = fmt.Sprintf("replay-psm: exit %d: %s", r.Code, r.Stderr)
 		return ""
 	}
-	if strings.Contains(r.stdout, `"barriers":[{`) {
+	if strings.Contains(r.Stdout, `"barriers":[{`) {
 		out.barrier = true
-		r = kseg("replay-psm", "-q", "-o", "json", "--ignore-barriers", "--clock", strconv.FormatInt(out.clock, 10), target)
-		if out.state, err = kafkaoracle.ParseState([]byte(r.stdout)); err != nil {
-			out.err = fmt.Sprintf("replay-psm --ignore-barriers: exit %d: %s", r.code, r.stderr)
+		r = clitest.Run("replay-psm", "-q", "-o", "json", "--ignore-barriers", "--clock", strconv.FormatInt(out.clock, 10), target)
+		if out.state, err = kafkaoracle.ParseState([]byte(r.Stdout)); err != nil {
+			out.err = fmt.Sprintf("replay-psm --ignore-barriers: exit %d: %s", r.Code, r.Stderr)
 			return ""
 		}
 	}

@@ -2,34 +2,25 @@ package repair_test
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/barrier/recovery"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // repairCase writes a corpus case into a log directory of its own and
 // returns the partition directory.
 func repairCase(t *testing.T, name string) string {
 	t.Helper()
-	c, err := segtest.NewCorpus(filepath.Join(clitest.TestdataDir, "partitions"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clitest.Corpus(t)
 	for i := range c.Cases {
 		if c.Cases[i].Name == name {
-			dir, err := c.Write(&c.Cases[i], filepath.Join(t.TempDir(), "logs"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return dir
+			return clitest.WriteCorpusCase(t, c, &c.Cases[i], filepath.Join(t.TempDir(), "logs"))
 		}
 	}
 	t.Fatalf("no corpus case %s", name)
@@ -129,33 +120,15 @@ func TestRepairCLI(t *testing.T) {
 // TestRepairCLIMultiSegment: a CRC mismatch in orders-0's second segment;
 // the later segment, the snapshots above the cut and a leader epoch go.
 func TestRepairCLIMultiSegment(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "logs", "orders-0")
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "orders-0"), dir)
 	// A bit of the batch at offsets 36..39 (position 653).
-	flipByte(t, filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix)), 653+100)
+	dir := barriertest.CRCDamagedOrders(t)
 	code, out, errOut := clitest.Exec(t, "repair", "--backup-dir", filepath.Join(t.TempDir(), "b"), dir)
 	if code != ui.ExitOK {
 		t.Fatalf("repair: exit %d\n%s%s", code, out, errOut)
 	}
-	for _, want := range []string{"log end 73 -> 36", "cut at position 653 (crc-mismatch", "delete  00000000000000000053.log",
-		"delete  00000000000000000073.snapshot", "create  00000000000000000036.snapshot", "leader-epoch-checkpoint"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("repair output lacks %q:\n%s", want, out)
-		}
-	}
+	clitest.MustContain(t, out, "log end 73 -> 36", "cut at position 653 (crc-mismatch", "delete  00000000000000000053.log",
+		"delete  00000000000000000073.snapshot", "create  00000000000000000036.snapshot", "leader-epoch-checkpoint")
 	assertCleanAfterRepair(t, dir)
-}
-
-func flipByte(t *testing.T, path string, at int64) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[at] ^= 0x04
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestRepairCLIWarningOnly: a zero-filled (preallocated) tail is cut, as

@@ -1,14 +1,11 @@
 package replaypsm_test
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/cmd"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
@@ -23,14 +20,7 @@ func TestReplayPSMLogDir(t *testing.T) {
 		t.Skip("testdata/partitions not generated")
 	}
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
-		t.Fatal(err)
-	}
-	run := func(args ...string) (int, string, string) {
-		s, out, errb := ui.TestStreams()
-		code := cmd.Run(context.Background(), args, s)
-		return code, out.String(), errb.String()
-	}
+	clitest.CopyInputDir(t, src, dir)
 	// Plant a stale snapshot: control-0's snapshot at 14 lies after its
 	// barriers at 11 and 12; one holding a producer from before them is a
 	// stale-snapshot error, so the whole run must exit 3 (txn-0's hanging
@@ -40,8 +30,8 @@ func TestReplayPSMLogDir(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "control-0", "00000000000000000014.snapshot"), stale, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code1, out1, _ := run("replay-psm", "-o", "json", "--jobs", "1", dir)
-	code2, out2, _ := run("replay-psm", "-o", "json", "--jobs", "3", dir)
+	code1, out1, _ := clitest.Exec(t, "replay-psm", "-o", "json", "--jobs", "1", dir)
+	code2, out2, _ := clitest.Exec(t, "replay-psm", "-o", "json", "--jobs", "3", dir)
 	if out1 != out2 || code1 != code2 {
 		t.Fatalf("--jobs 1 and --jobs 3 differ (exit %d vs %d)", code1, code2)
 	}
@@ -49,26 +39,19 @@ func TestReplayPSMLogDir(t *testing.T) {
 		t.Fatalf("exit %d, want %d", code1, ui.ExitFindings)
 	}
 	var parts []string
-	for _, line := range strings.Split(strings.TrimSpace(out1), "\n") {
-		var v struct {
-			Type      string `json:"type"`
-			Partition string `json:"partition"`
-		}
-		if err := json.Unmarshal([]byte(line), &v); err != nil || v.Type != "producerState" {
-			t.Fatalf("line %q: %v", line, err)
-		}
+	for _, v := range clitest.TypedLines[struct{ Partition string }](t, out1, "producerState") {
 		parts = append(parts, v.Partition)
 	}
 	want := "compacted-0 control-0 legacy-v0-0 legacy-v1-0 orders-0 txn-0"
 	if got := strings.Join(parts, " "); got != want {
 		t.Fatalf("partitions %q, want %q", got, want)
 	}
-	code, out, errs := run("replay-psm", dir)
+	code, out, errs := clitest.Exec(t, "replay-psm", dir)
 	if code != ui.ExitFindings || !strings.Contains(out, "control-0") || !strings.Contains(out, "FINDINGS") ||
 		!strings.Contains(out, "6 partitions replayed: 2 with findings, 0 failed") {
 		t.Fatalf("text summary (exit %d):\n%s%s", code, out, errs)
 	}
-	if code, _, _ := run("replay-psm", "--write-snapshot", filepath.Join(t.TempDir(), "x"), dir); code != ui.ExitUsage {
+	if code, _, _ := clitest.Exec(t, "replay-psm", "--write-snapshot", filepath.Join(t.TempDir(), "x"), dir); code != ui.ExitUsage {
 		t.Fatalf("--write-snapshot on a log directory: exit %d, want %d", code, ui.ExitUsage)
 	}
 }
@@ -77,11 +60,11 @@ func TestReplayPSMLogDir(t *testing.T) {
 // log directory in one run (skips without ../shared).
 func TestReplayPSMLogDirRealSnapshots(t *testing.T) {
 	dir := filepath.Join(clitest.RealRoot(t), "eric-kimm__stock-market-pipeline", "kafka", "data")
-	s, out, errb := ui.TestStreams()
-	if code := cmd.Run(context.Background(), []string{"replay-psm", "--check-snapshots", dir}, s); code != ui.ExitOK {
+	code, out, errb := clitest.Exec(t, "replay-psm", "--check-snapshots", dir)
+	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errb)
 	}
-	if n := strings.Count(out.String(), "2/2 match ok"); n != 2 {
+	if n := strings.Count(out, "2/2 match ok"); n != 2 {
 		t.Fatalf("want both partitions' snapshots to match:\n%s", out)
 	}
 }

@@ -2,73 +2,40 @@ package replaypsm_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/cmd"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/kafkaoracle"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
-// psmFixtureRoot is ../shared/fixtures/real, outside the repository.
-func psmFixtureRoot(t *testing.T) string {
-	t.Helper()
-	return clitest.RealRoot(t)
-}
-
-// copyFile copies a file, making the copy writable (the fixtures are
-// read-only).
-func psmCopyFile(t *testing.T, src, dst string) {
-	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// copyPartition copies a partition directory and its log directory's
-// checkpoint files into a fresh log directory under t.TempDir(), keeping
-// the names, and returns the copy's path.
+// psmCopyPartition copies a partition directory's files and its log
+// directory's checkpoint files into a fresh log directory under
+// t.TempDir(), keeping the names and making the copies writable (the
+// fixtures are read-only), and returns the copy's path.
 func psmCopyPartition(t *testing.T, src string) string {
 	t.Helper()
 	logDir := t.TempDir()
 	for _, name := range []string{"replication-offset-checkpoint", "log-start-offset-checkpoint", "recovery-point-offset-checkpoint", segment.CleanShutdownName} {
-		p := filepath.Join(filepath.Dir(src), name)
-		if _, err := os.Stat(p); err == nil {
-			psmCopyFile(t, p, filepath.Join(logDir, name))
+		if b, err := os.ReadFile(filepath.Join(filepath.Dir(src), name)); err == nil {
+			if err := os.WriteFile(filepath.Join(logDir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	dst := filepath.Join(logDir, filepath.Base(src))
 	if err := os.Mkdir(dst, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
+	if err := kafkaoracle.CopyDir(src, dst); err != nil {
 		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			psmCopyFile(t, filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()))
-		}
 	}
 	return dst
 }
@@ -93,31 +60,13 @@ func psmSnapshotPartitions(t *testing.T, root string) []string {
 	return out
 }
 
-// psmSnapshotsNextToLog counts, in the fixtures README's SHA-256 lists,
-// the producer snapshots whose directory also has a .log.
-func psmSnapshotsNextToLog(t *testing.T, root string) int {
-	t.Helper()
-	n, err := realdata.SnapshotsNextToLog(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-func psmRun(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	s, out, errb := ui.TestStreams()
-	code := cmd.Run(context.Background(), args, s)
-	return code, out.String(), errb.String()
-}
-
 func TestReplayPSMCheckSnapshotsRealFixtures(t *testing.T) {
 	t.Parallel()
-	root := psmFixtureRoot(t)
+	root := clitest.RealRoot(t)
 	matches, checked, skipped := 0, 0, 0
 	for _, src := range psmSnapshotPartitions(t, root) {
 		dir := psmCopyPartition(t, src)
-		code, out, errs := psmRun(t, "replay-psm", "--check-snapshots", dir)
+		code, out, errs := clitest.Exec(t, "replay-psm", "--check-snapshots", dir)
 		if code != ui.ExitOK {
 			t.Errorf("%s: exit %d\n%s%s", src, code, out, errs)
 		}
@@ -127,7 +76,7 @@ func TestReplayPSMCheckSnapshotsRealFixtures(t *testing.T) {
 		}
 
 		// The same as JSON: one object with a snapshots array.
-		code, out, _ = psmRun(t, "replay-psm", "--check-snapshots", "-o", "json", dir)
+		code, out, _ = clitest.Exec(t, "replay-psm", "--check-snapshots", "-o", "json", dir)
 		if code != ui.ExitOK {
 			t.Errorf("%s: json exit %d", src, code)
 		}
@@ -164,13 +113,18 @@ func TestReplayPSMCheckSnapshotsRealFixtures(t *testing.T) {
 			}
 		}
 	}
-	if want := psmSnapshotsNextToLog(t, root); checked != want || matches != want-skipped {
+	// The fixtures README's SHA-256 lists name the snapshots next to a log.
+	want, err := realdata.SnapshotsNextToLog(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked != want || matches != want-skipped {
 		t.Errorf("%d snapshots checked, %d MATCH and %d skipped at the log start; the fixtures README lists %d next to a log", checked, matches, skipped, want)
 	}
 }
 
 func TestReplayPSMSnapshotMismatchExits3(t *testing.T) {
-	root := psmFixtureRoot(t)
+	root := clitest.RealRoot(t)
 	dir := psmCopyPartition(t, filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data", "testing-0"))
 	snap := filepath.Join(dir, "00000000000000011630.snapshot")
 	entries, err := segment.ReadProducerSnapshot(snap)
@@ -181,25 +135,21 @@ func TestReplayPSMSnapshotMismatchExits3(t *testing.T) {
 	if err := os.WriteFile(snap, segment.EncodeProducerSnapshot(entries), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ := psmRun(t, "replay-psm", "--check-snapshots", dir)
+	code, out, _ := clitest.Exec(t, "replay-psm", "--check-snapshots", dir)
 	if code != ui.ExitFindings {
 		t.Fatalf("exit %d, want %d\n%s", code, ui.ExitFindings, out)
 	}
-	for _, want := range []string{"00000000000000011630.snapshot MISMATCH", "producer 8000: producerEpoch rebuilt 0, snapshot 7", "00000000000000011655.snapshot MATCH", "snapshot-mismatch"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
-	code, out, _ = psmRun(t, "replay-psm", "--check-snapshots", "-o", "json", dir)
+	clitest.MustContain(t, out, "00000000000000011630.snapshot MISMATCH", "producer 8000: producerEpoch rebuilt 0, snapshot 7", "00000000000000011655.snapshot MATCH", "snapshot-mismatch")
+	code, out, _ = clitest.Exec(t, "replay-psm", "--check-snapshots", "-o", "json", dir)
 	if code != ui.ExitFindings || !strings.Contains(out, `"field":"producerEpoch","rebuilt":0,"snapshot":7`) || !strings.Contains(out, `"match":false`) {
 		t.Errorf("json exit %d:\n%s", code, out)
 	}
 }
 
 func TestReplayPSMRealFixtureJSON(t *testing.T) {
-	root := psmFixtureRoot(t)
+	root := clitest.RealRoot(t)
 	dir := psmCopyPartition(t, filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data", "testing-0"))
-	code, out, errs := psmRun(t, "replay-psm", "-o", "json", dir)
+	code, out, errs := clitest.Exec(t, "replay-psm", "-o", "json", dir)
 	if code != ui.ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -227,7 +177,7 @@ func TestReplayPSMRealFixtureJSON(t *testing.T) {
 
 	// From the log, up to the roll: the 12 producers of 11630.snapshot,
 	// and snapshotLoaded null.
-	code, out, _ = psmRun(t, "replay-psm", "-o", "json", "--from-snapshot", "none", "--upto", "11630", dir)
+	code, out, _ = clitest.Exec(t, "replay-psm", "-o", "json", "--from-snapshot", "none", "--upto", "11630", dir)
 	if code != ui.ExitOK {
 		t.Fatalf("exit %d", code)
 	}
@@ -239,11 +189,11 @@ func TestReplayPSMRealFixtureJSON(t *testing.T) {
 }
 
 func TestReplayPSMWriteSnapshot(t *testing.T) {
-	root := psmFixtureRoot(t)
+	root := clitest.RealRoot(t)
 	dir := psmCopyPartition(t, filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data", "stock-trades-0"))
 	existing := filepath.Join(dir, "00000000000000005579.snapshot")
 	orig, _ := os.ReadFile(existing)
-	code, _, errs := psmRun(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", existing, dir)
+	code, _, errs := clitest.Exec(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", existing, dir)
 	if code != ui.ExitRefused || !strings.Contains(errs, "--force") {
 		t.Fatalf("overwrite without --force: exit %d %s", code, errs)
 	}
@@ -251,7 +201,7 @@ func TestReplayPSMWriteSnapshot(t *testing.T) {
 		t.Fatal("refused write changed the file")
 	}
 	out := filepath.Join(t.TempDir(), "rebuilt.snapshot")
-	code, _, errs = psmRun(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", out, dir)
+	code, _, errs = clitest.Exec(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", out, dir)
 	if code != ui.ExitOK {
 		t.Fatalf("exit %d %s", code, errs)
 	}
@@ -263,11 +213,11 @@ func TestReplayPSMWriteSnapshot(t *testing.T) {
 	if len(got) != len(want) {
 		t.Fatalf("%d entries written, the broker's file has %d", len(got), len(want))
 	}
-	code, _, errs = psmRun(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", existing, "--force", dir)
+	code, _, errs = clitest.Exec(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", existing, "--force", dir)
 	if code != ui.ExitOK {
 		t.Fatalf("--force: exit %d %s", code, errs)
 	}
-	code, out2, _ := psmRun(t, "replay-psm", "--check-snapshots", dir)
+	code, out2, _ := clitest.Exec(t, "replay-psm", "--check-snapshots", dir)
 	if code != ui.ExitOK || strings.Count(out2, " MATCH ") != 2 {
 		t.Errorf("after rewriting: exit %d\n%s", code, out2)
 	}
@@ -304,15 +254,15 @@ func TestReplayPSMBarrierAndIgnoreBarriers(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, segment.FormatOffset(0)+".log"), buf, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ := psmRun(t, "replay-psm", dir)
+	code, out, _ := clitest.Exec(t, "replay-psm", dir)
 	if code != ui.ExitOK || !strings.Contains(out, "offset 4: cleared 1 producer") {
 		t.Errorf("with the barrier: exit %d\n%s", code, out)
 	}
-	code, out, _ = psmRun(t, "replay-psm", "--ignore-barriers", dir)
+	code, out, _ = clitest.Exec(t, "replay-psm", "--ignore-barriers", dir)
 	if code != ui.ExitFindings || !strings.Contains(out, "pid-collision offset 5 producer 5") {
 		t.Errorf("ignoring the barrier: exit %d\n%s", code, out)
 	}
-	code, out, _ = psmRun(t, "replay-psm", "--output", "table", dir)
+	code, out, _ = clitest.Exec(t, "replay-psm", "--output", "table", dir)
 	if code != ui.ExitOK || !strings.Contains(out, "PRODUCER-ID  EPOCH") {
 		t.Errorf("table: exit %d\n%s", code, out)
 	}
@@ -320,25 +270,77 @@ func TestReplayPSMBarrierAndIgnoreBarriers(t *testing.T) {
 
 func TestReplayPSMUsage(t *testing.T) {
 	dir := t.TempDir()
-	for _, args := range [][]string{
-		{"replay-psm"},
-		{"replay-psm", "--from-snapshot", "sometimes", dir},
-		{"replay-psm", "--check-snapshots", "--from-snapshot", "latest", dir},
-		{"replay-psm", "--clock", "yesterday", dir},
-		{"replay-psm", "-o", "yaml", dir},
-		{"replay-psm", "--force", dir},
-		{"replay-psm", dir}, // no .log in it
-		{"replay-psm", dir, dir},
+	txn := filepath.Join(clitest.TestdataDir, "partitions", "txn-0")
+	for _, tc := range []struct {
+		args []string
+		msg  string // what stderr must say, when a test pins it
+	}{
+		{[]string{"replay-psm"}, ""},
+		{[]string{"replay-psm", "--from-snapshot", "sometimes", dir}, ""},
+		{[]string{"replay-psm", "--check-snapshots", "--from-snapshot", "latest", dir}, ""},
+		{[]string{"replay-psm", "--clock", "yesterday", dir}, ""},
+		{[]string{"replay-psm", "-o", "yaml", dir}, ""},
+		{[]string{"replay-psm", "--force", dir}, ""},
+		{[]string{"replay-psm", dir}, ""}, // no .log in it
+		{[]string{"replay-psm", dir, dir}, ""},
+		// --jobs -3 and a log start above the log end were accepted
+		// silently.
+		{[]string{"replay-psm", "--jobs", "-3", txn}, "--jobs"},
+		{[]string{"replay-psm", "--log-start-offset", "100", txn}, "above the log end offset 19"},
 	} {
-		if code, _, errs := psmRun(t, args...); code != ui.ExitUsage {
-			t.Errorf("%v: exit %d, want %d (%s)", args, code, ui.ExitUsage, errs)
+		if code, out, errs := clitest.Exec(t, tc.args...); code != ui.ExitUsage || !strings.Contains(errs, tc.msg) || out != "" {
+			t.Errorf("%v: exit %d, want %d\n%s%s", tc.args, code, ui.ExitUsage, out, errs)
 		}
 	}
-	if code, _, _ := psmRun(t, "replay-psm", filepath.Join(dir, "missing")); code != ui.ExitError {
+	if code, _, errOut := clitest.Exec(t, "replay-psm", "--log-start-offset", "19", txn); code == ui.ExitUsage {
+		t.Errorf("a log start at the log end (an empty log) is valid: %s", errOut)
+	}
+	if code, _, _ := clitest.Exec(t, "replay-psm", filepath.Join(dir, "missing")); code != ui.ExitError {
 		t.Errorf("missing dir: exit %d", code)
 	}
-	code, out, _ := psmRun(t, "replay-psm", "--help")
+	code, out, _ := clitest.Exec(t, "replay-psm", "--help")
 	if code != ui.ExitOK || !strings.Contains(out, "EXIT STATUS") || !strings.Contains(out, "--check-snapshots") {
 		t.Errorf("help: %d\n%s", code, out)
+	}
+}
+
+// TestReplayPSMSaysWhatTheSnapshotHides: control-0's latest snapshot lies
+// past both its barriers; "0 barriers" must not read as "none in the log".
+// After a clean shutdown the broker loads it (after an unclean one it
+// recovers the log from its start instead).
+func TestReplayPSMSaysWhatTheSnapshotHides(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "control-0")
+	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "control-0"), dir)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(dir), segment.CleanShutdownName), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, full, _ := clitest.Exec(t, "replay-psm", "--from-snapshot", "none", dir)
+	if !strings.Contains(full, ", 2 barriers,") {
+		t.Fatalf("the whole log should show 2 barriers:\n%s", full)
+	}
+	_, out, _ := clitest.Exec(t, "replay-psm", dir)
+	if !strings.Contains(out, "0 barriers after the snapshot") || !strings.Contains(out, "--from-snapshot none replays them") {
+		t.Errorf("the snapshot's effect is not explained:\n%s", out)
+	}
+}
+
+// TestReplayPSMHangingSeverityStable: the CLI's verdict on txn-0's open
+// transaction is the same from the snapshot and from the log start.
+func TestReplayPSMHangingSeverityStable(t *testing.T) {
+	dir := filepath.Join(clitest.TestdataDir, "partitions", "txn-0")
+	line := func(args ...string) (int, string) {
+		code, out, _ := clitest.Exec(t, append(args, dir)...)
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "hanging-transaction") {
+				return code, strings.Fields(l)[0]
+			}
+		}
+		t.Fatalf("%v: no hanging-transaction line:\n%s", args, out)
+		return 0, ""
+	}
+	c1, s1 := line("replay-psm")
+	c2, s2 := line("replay-psm", "--from-snapshot", "none")
+	if s1 != s2 || c1 != c2 {
+		t.Errorf("latest snapshot: %s (exit %d); --from-snapshot none: %s (exit %d)", s1, c1, s2, c2)
 	}
 }

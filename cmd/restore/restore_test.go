@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/cmd"
+	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 )
@@ -16,27 +16,14 @@ import (
 func runWithEnv(env map[string]string, args ...string) clitest.Result {
 	s, out, errb := ui.TestStreams()
 	s.Env = func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	code := cmd.Run(context.Background(), args, s)
+	code := clitest.RunStreams(context.Background(), s, args...)
 	return clitest.Result{Args: args, Code: code, Stdout: out.String(), Stderr: errb.String()}
 }
 
-// treeOf is every file under dir with its content.
+// treeOf is every file under dir with its content's hash.
 func treeOf(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		out[rel] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return barriertest.ContentOf(barriertest.SnapDir(t, dir))
 }
 
 // TestWriteFromTheLogDirectory is issue 25's item 3: from the log
