@@ -26,7 +26,6 @@ import (
 
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 var Update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -368,17 +367,6 @@ func Fixture(t *testing.T, from, dst string) string {
 	t.Helper()
 	CopyTree(t, Testdata(from), dst)
 	return dst
-}
-
-// Corpus is the corruption corpus over the healthy partitions of
-// testdata/partitions (segtest.NewCorpus).
-func Corpus(t *testing.T) *segtest.Corpus {
-	t.Helper()
-	c, err := segtest.NewCorpus(filepath.Join(TestdataDir, "partitions"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // WrittenBackup is what restore takes: root/backup, the backup of a
