@@ -226,11 +226,17 @@ func ParseOffsetCheckpoint(b []byte) ([]OffsetCheckpointEntry, error) {
 // (OffsetCheckpointFile). Entries are in file order, which is the broker's
 // map order: unspecified.
 func ReadOffsetCheckpoint(path string) ([]OffsetCheckpointEntry, error) {
-	b, err := ReadFileLimit(path, MaxOffsetCheckpointBytes, "log directory offset checkpoint")
+	return readCheckpointFile(path, MaxOffsetCheckpointBytes, "log directory offset checkpoint", parseOffsetEntry)
+}
+
+// readCheckpointFile reads a checkpoint file of at most limit bytes (what
+// names it in the error when it is larger) and decodes it with parse.
+func readCheckpointFile[T any](path string, limit int64, what string, parse func(parts []string) (T, bool)) ([]T, error) {
+	b, err := ReadFileLimit(path, limit, what)
 	if err != nil {
 		return nil, err
 	}
-	return readCheckpoint(b, path, parseOffsetEntry)
+	return readCheckpoint(b, path, parse)
 }
 
 // CheckpointOffset is partition pd's entry in name, one of the offset
@@ -274,11 +280,7 @@ func ParseLeaderEpochCheckpoint(b []byte) ([]EpochEntry, error) {
 // ReadLeaderEpochCheckpoint reads a partition's leader-epoch-checkpoint
 // (LeaderEpochCheckpointFile).
 func ReadLeaderEpochCheckpoint(path string) ([]EpochEntry, error) {
-	b, err := ReadFileLimit(path, MaxEpochCheckpointBytes, "leader-epoch-checkpoint")
-	if err != nil {
-		return nil, err
-	}
-	return readCheckpoint(b, path, parseEpochEntry)
+	return readCheckpointFile(path, MaxEpochCheckpointBytes, "leader-epoch-checkpoint", parseEpochEntry)
 }
 
 // checkpointHeader is CheckpointWriteBuffer#write's first two lines.
