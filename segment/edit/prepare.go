@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/kseg/kseg/segment"
 )
@@ -103,35 +104,37 @@ func (a *applier) prepare() error {
 	if err := a.writeManifest(false); err != nil {
 		return err
 	}
-	for i := range a.ops {
-		op := &a.ops[i]
-		if op.Action == OpCreate || op.Action == OpAppend {
-			// An append's backup is its size and fingerprint, in the
-			// manifest.
-			continue
-		}
-		if err := a.step("backup:" + op.Name); err != nil {
-			return err
-		}
-		if err := a.backup(op); err != nil {
-			return err
-		}
+	// An append's backup is its size and fingerprint, in the manifest.
+	if err := a.eachOp("backup:", a.backup, OpCreate, OpAppend); err != nil {
+		return err
 	}
-	for i := range a.ops {
-		op := &a.ops[i]
-		if op.Action == OpDelete || op.Action == OpAppend {
-			continue
-		}
-		if err := a.step("stage:" + op.Name); err != nil {
-			return err
-		}
-		if err := a.stage(op, a.path(op.Name), op.KeepPrefix, op.Content, op.Sources, op.NewSHA256, "stage:"+op.Name); err != nil {
-			return err
-		}
+	if err := a.eachOp("stage:", func(op *FileOp) error {
+		return a.stage(op, a.path(op.Name), op.KeepPrefix, op.Content, op.Sources, op.NewSHA256, "stage:"+op.Name)
+	}, OpDelete, OpAppend); err != nil {
+		return err
 	}
 	// One fsync of the directory makes every staged file's name durable
 	// before the committing journal says they are complete.
 	return syncDir(a.dir)
+}
+
+// eachOp runs do on each op, in plan order, but those whose action is in
+// skip, each after the step prefix+name (where an injected fault stops the
+// run, as a crash would).
+func (a *applier) eachOp(prefix string, do func(op *FileOp) error, skip ...Action) error {
+	for i := range a.ops {
+		op := &a.ops[i]
+		if slices.Contains(skip, op.Action) {
+			continue
+		}
+		if err := a.step(prefix + op.Name); err != nil {
+			return err
+		}
+		if err := do(op); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // backup copies a file into the backup directory: to name.partial created
@@ -170,15 +173,8 @@ func (a *applier) backup(op *FileOp) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(partial, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
+	f, fail, err := createExcl(partial, 0, st.Mode().Perm())
 	if err != nil {
-		return err
-	}
-	fail := func(err error) error {
-		f.Close()
-		if !isFault(err) {
-			os.Remove(partial)
-		}
 		return err
 	}
 	if _, err := copyN(a.writer(partial, f), src, -1, a.o.Progress); err != nil {
@@ -218,18 +214,8 @@ func (a *applier) backup(op *FileOp) error {
 // byte, and its hash becomes op.NewSHA256. The caller fsyncs the directory.
 func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs []SourceRange, want, step string) error {
 	staged := a.staged(op.Name)
-	if err := os.Remove(staged); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	f, err := os.OpenFile(staged, os.O_WRONLY|os.O_CREATE|os.O_EXCL, os.FileMode(op.Perm))
+	f, fail, err := createFresh(staged, 0, os.FileMode(op.Perm))
 	if err != nil {
-		return err
-	}
-	fail := func(err error) error {
-		f.Close()
-		if !isFault(err) {
-			os.Remove(staged)
-		}
 		return err
 	}
 	// The mode and owner before the first byte: a staged file that a

@@ -69,13 +69,7 @@ func (a *applier) resume() error {
 		if err := a.saveJournal("journal:" + JournalCommitting); err != nil {
 			return err
 		}
-		if err := a.commit(states); err != nil {
-			if !isFault(err) {
-				return a.undo(err)
-			}
-			return err
-		}
-		return a.finish()
+		return a.commitAndFinish(states)
 	}
 }
 
