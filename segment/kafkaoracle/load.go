@@ -23,20 +23,17 @@ type Load struct {
 		NowMs                    int64  `json:"nowMs"`
 	} `json:"inputs"`
 
-	LogStartOffset       int64   `json:"logStartOffset"`
-	LogEndOffset         int64   `json:"logEndOffset"`
-	RecoveryPoint        int64   `json:"recoveryPoint"`
-	HighWatermark        int64   `json:"highWatermark"`
-	FirstUnstableOffset  *int64  `json:"firstUnstableOffset"`
-	FirstUndecidedOffset *int64  `json:"firstUndecidedOffset"`
-	LastStableOffset     int64   `json:"lastStableOffset"`
-	MapEndOffset         int64   `json:"mapEndOffset"`
-	Producers            []Entry `json:"producers"`
-	OngoingTransactions  []struct {
-		ProducerID  int64 `json:"producerId"`
-		FirstOffset int64 `json:"firstOffset"`
-	} `json:"ongoingTransactions"`
-	AbortedTransactions []struct {
+	LogStartOffset       int64        `json:"logStartOffset"`
+	LogEndOffset         int64        `json:"logEndOffset"`
+	RecoveryPoint        int64        `json:"recoveryPoint"`
+	HighWatermark        int64        `json:"highWatermark"`
+	FirstUnstableOffset  *int64       `json:"firstUnstableOffset"`
+	FirstUndecidedOffset *int64       `json:"firstUndecidedOffset"`
+	LastStableOffset     int64        `json:"lastStableOffset"`
+	MapEndOffset         int64        `json:"mapEndOffset"`
+	Producers            []Entry      `json:"producers"`
+	OngoingTransactions  []OngoingTxn `json:"ongoingTransactions"`
+	AbortedTransactions  []struct {
 		ProducerID       int64 `json:"producerId"`
 		FirstOffset      int64 `json:"firstOffset"`
 		LastOffset       int64 `json:"lastOffset"`
@@ -54,6 +51,13 @@ type Load struct {
 	Exception                   *Exception `json:"exception"`
 	CloseException              *Exception `json:"closeException"`
 	FileChanges                 []Change   `json:"fileChanges"`
+}
+
+// OngoingTxn is an ongoing transaction as both sides report it: its
+// producer and first offset (ProducerStateManager.ongoingTxns).
+type OngoingTxn struct {
+	ProducerID  int64 `json:"producerId"`
+	FirstOffset int64 `json:"firstOffset"`
 }
 
 // Entry is a ProducerStateEntry as a snapshot stores it, with its retained
