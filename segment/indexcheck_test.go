@@ -7,7 +7,7 @@ import (
 
 // TestIndexCheckFileVerdicts holds the checks an .index and a .timeindex
 // share (fileVerdict) to their order and words: length, then the broker's
-// sanity check, then the zero tail; a preallocated time index fails the
+// sanity check, the zero tail, then the order of the entries; a preallocated time index fails the
 // sanity check first (its last slot's timestamp is 0).
 func TestIndexCheckFileVerdicts(t *testing.T) {
 	const sanity = "fails the broker's sanity check: "
@@ -26,6 +26,8 @@ func TestIndexCheckFileVerdicts(t *testing.T) {
 			sanity + "x.index: ", IndexSanity},
 		{"index zero tail", &OffsetIndex{BaseOffset: 100, Length: 40, Slots: 5, Entries: two, LastSlot: IndexEntry{Offset: 100}}, nil,
 			"3 zero-filled slots after its 2 entries (preallocated, not trimmed: an unclean shutdown)", IndexZeroTail},
+		{"index out of order", &OffsetIndex{BaseOffset: 100, Length: 16, Slots: 2, Entries: []IndexEntry{two[1], two[0]}, LastSlot: two[0]}, nil,
+			"entry 1 (offset 101, position 0) does not follow entry 0 (offset 105, position 4096)", IndexMismatch},
 		{"index whole", &OffsetIndex{BaseOffset: 100, Length: 16, Slots: 2, Entries: two, LastSlot: two[1]}, nil, "", IndexOK},
 		{"time index partial entry", nil, &TimeIndex{BaseOffset: 100, Length: 25, Slots: 2, Entries: times, LastSlot: times[1]},
 			"25 bytes is not a whole number of 12-byte entries", IndexLength},
@@ -33,6 +35,8 @@ func TestIndexCheckFileVerdicts(t *testing.T) {
 			sanity + "x.timeindex: ", IndexSanity},
 		{"time index zero tail", nil, &TimeIndex{BaseOffset: 100, Length: 36, Slots: 3, Entries: times[:1], LastSlot: TimeIndexEntry{Timestamp: 1000, Offset: 100}},
 			"2 zero-filled slots after its 1 entries (preallocated, not trimmed: an unclean shutdown)", IndexZeroTail},
+		{"time index out of order", nil, &TimeIndex{BaseOffset: 100, Length: 24, Slots: 2, Entries: []TimeIndexEntry{times[0], {Timestamp: 1000, Offset: 105}}, LastSlot: TimeIndexEntry{Timestamp: 1000, Offset: 105}},
+			"entry 1 (timestamp 1000, offset 105) does not follow entry 0 (timestamp 1000, offset 101)", IndexMismatch},
 		{"time index whole", nil, &TimeIndex{BaseOffset: 100, Length: 24, Slots: 2, Entries: times, LastSlot: times[1]}, "", IndexOK},
 	}
 	for _, c := range cases {

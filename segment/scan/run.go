@@ -191,23 +191,6 @@ func (st *Run) reportCorrupt(kind finding.Kind, ce *decode.CorruptError) {
 	st.report(fileFinding(kind, ce.Path, ce.Pos, ce.BaseOffset, ce.Error()))
 }
 
-// dumpers read each kind of file of a partition directory but its logs.
-var dumpers = map[segment.FileKind]func(*Run, File) error{
-	segment.KindIndex:                       (*Run).dumpOffsetIndex,
-	segment.KindTimeIndex:                   (*Run).dumpTimeIndex,
-	segment.KindTxnIndex:                    (*Run).dumpTxnIndex,
-	segment.KindProducerSnapshot:            (*Run).dumpSnapshot,
-	segment.KindLeaderEpochCheckpoint:       (*Run).dumpLeaderEpochs,
-	segment.KindPartitionMetadata:           (*Run).dumpPartitionMetadata,
-	segment.KindRecoveryPointCheckpoint:     (*Run).dumpOffsetCheckpoint,
-	segment.KindLogStartOffsetCheckpoint:    (*Run).dumpOffsetCheckpoint,
-	segment.KindReplicationOffsetCheckpoint: (*Run).dumpOffsetCheckpoint,
-	segment.KindCleanerOffsetCheckpoint:     (*Run).dumpOffsetCheckpoint,
-	segment.KindMetaProperties:              (*Run).dumpTextFile,
-	segment.KindCleanShutdown:               (*Run).dumpTextFile,
-	segment.KindQuorumState:                 (*Run).dumpTextFile,
-}
-
 // one reads file f.
 func (st *Run) one(f File) error {
 	st.fileEntries, st.fileSelected = 0, 0
@@ -221,9 +204,8 @@ func (st *Run) one(f File) error {
 		st.p.BeginFile(f)
 	}
 	var err error
-	dump, known := dumpers[f.Info.Kind]
-	switch k := f.Info.Kind; {
-	case k == segment.KindLog || k == segment.KindMetadataSnapshot || k == segment.KindBootstrapCheckpoint:
+	switch f.Info.Kind {
+	case segment.KindLog, segment.KindMetadataSnapshot, segment.KindBootstrapCheckpoint:
 		if f.Info.Transient() {
 			st.p.Unknown(f, "transient file ("+f.Info.Suffix+"), the broker removes or renames it at the next load")
 			break
@@ -232,8 +214,23 @@ func (st *Run) one(f File) error {
 		if err == nil && f.Info.Kind == segment.KindLog {
 			err = st.checkLogStart(f)
 		}
-	case known:
-		err = dump(st, f)
+	case segment.KindIndex:
+		err = st.dumpOffsetIndex(f)
+	case segment.KindTimeIndex:
+		err = st.dumpTimeIndex(f)
+	case segment.KindTxnIndex:
+		err = st.dumpTxnIndex(f)
+	case segment.KindProducerSnapshot:
+		err = st.dumpSnapshot(f)
+	case segment.KindLeaderEpochCheckpoint:
+		err = st.dumpLeaderEpochs(f)
+	case segment.KindPartitionMetadata:
+		err = st.dumpPartitionMetadata(f)
+	case segment.KindRecoveryPointCheckpoint, segment.KindLogStartOffsetCheckpoint,
+		segment.KindReplicationOffsetCheckpoint, segment.KindCleanerOffsetCheckpoint:
+		err = st.dumpOffsetCheckpoint(f)
+	case segment.KindMetaProperties, segment.KindCleanShutdown, segment.KindQuorumState:
+		err = st.dumpTextFile(f)
 	default:
 		st.p.Unknown(f, "not a Kafka file kseg decodes")
 		if base := filepath.Base(f.Path); edit.IsJournal(base) && !strings.HasSuffix(base, segment.TempSuffix) {
