@@ -195,6 +195,23 @@ func createExcl(path string, flag int, perm os.FileMode) (f *os.File, fail func(
 	}, nil
 }
 
+// syncAfter records step, then fsyncs and closes f, written at path and
+// made by createExcl (fail is its own): a failure removes the file,
+// unless an injected fault stopped the run where a crash would.
+func (a *applier) syncAfter(step string, f *os.File, path string, fail func(error) error) error {
+	if err := a.step(step); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(path)
+		return err
+	}
+	return nil
+}
+
 // syncDir fsyncs a directory so that a create, rename or unlink in it is
 // durable (Kafka: Utils.flushDir after atomicMoveWithFallback).
 func syncDir(dir string) error {

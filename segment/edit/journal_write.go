@@ -217,14 +217,7 @@ func (a *applier) writeAtomic(path, step string, uid, gid int, write func(w io.W
 	if err := bw.Flush(); err != nil {
 		return fail(err)
 	}
-	if err := a.step(step + ":tmp"); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
+	if err := a.syncAfter(step+":tmp", f, tmp, fail); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {

@@ -180,14 +180,7 @@ func (a *applier) backup(op *FileOp) error {
 	if _, err := copyN(a.writer(partial, f), src, -1, a.o.Progress); err != nil {
 		return fail(err)
 	}
-	if err := a.step("backup:" + op.Name + ":tmp"); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(partial)
+	if err := a.syncAfter("backup:"+op.Name+":tmp", f, partial, fail); err != nil {
 		return err
 	}
 	sum, _, _, err := hashFile(partial, -1, nil, nil)
