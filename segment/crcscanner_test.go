@@ -62,11 +62,7 @@ type scanned struct {
 // and up to a limit.
 func TestCRCScannerMatchesScanner(t *testing.T) {
 	path := crcSegment(t)
-	lf, err := segment.OpenLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
+	lf := openLog(t, path)
 	var all []scanned
 	sc := lf.Scanner(segment.ScanOptions{})
 	for sc.Next() {
@@ -130,11 +126,7 @@ func TestCRCScannerMatchesScanner(t *testing.T) {
 // checkCRC every verdict is true.
 func TestCRCScannerAbandoned(t *testing.T) {
 	path := crcSegment(t)
-	lf, err := segment.OpenLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
+	lf := openLog(t, path)
 	before := runtime.NumGoroutine()
 	for _, n := range []int{0, 1, 300} {
 		c := lf.CRCScanner(segment.ScanOptions{Mmap: true, BufferSize: 1 << 20}, false)
@@ -170,11 +162,7 @@ func TestCRCScannerAbandoned(t *testing.T) {
 // or kills the process, and Close releases everything.
 func TestCRCScannerTruncated(t *testing.T) {
 	path := crcSegment(t)
-	lf, err := segment.OpenLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
+	lf := openLog(t, path)
 	old := runtime.GOMAXPROCS(2)
 	defer runtime.GOMAXPROCS(old)
 	c := lf.CRCScanner(segment.ScanOptions{Mmap: true, BufferSize: 1 << 20}, true)
@@ -214,11 +202,7 @@ func BenchmarkCRCScanner(b *testing.B) {
 			name = "mmap"
 		}
 		b.Run(name, func(b *testing.B) {
-			lf, err := segment.OpenLog(path)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer lf.Close()
+			lf := openLog(b, path)
 			b.SetBytes(size)
 			b.ReportAllocs()
 			for b.Loop() {

@@ -13,22 +13,21 @@ import (
 
 func buildOffsetIndex(t *testing.T, base int64, es ...IndexEntry) []byte {
 	t.Helper()
-	var b []byte
-	for _, e := range es {
-		var err error
-		if b, err = AppendOffsetIndexEntry(b, base, e); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return b
+	return buildIndex(t, base, AppendOffsetIndexEntry, es)
 }
 
 func buildTimeIndex(t *testing.T, base int64, es ...TimeIndexEntry) []byte {
 	t.Helper()
+	return buildIndex(t, base, AppendTimeIndexEntry, es)
+}
+
+// buildIndex encodes the entries of an index with base offset base.
+func buildIndex[E any](t *testing.T, base int64, appendEntry func([]byte, int64, E) ([]byte, error), es []E) []byte {
+	t.Helper()
 	var b []byte
 	for _, e := range es {
 		var err error
-		if b, err = AppendTimeIndexEntry(b, base, e); err != nil {
+		if b, err = appendEntry(b, base, e); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -32,11 +32,7 @@ func BenchmarkVerifyIndexes(b *testing.B) {
 	var segs []seg
 	var size int64
 	for _, s := range pd.Segments {
-		lf, err := segment.OpenLog(s.Log)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer lf.Close()
+		lf := openLog(b, s.Log)
 		idx, err := segment.ReadOffsetIndex(s.Index, s.BaseOffset)
 		if err != nil {
 			b.Fatal(err)

@@ -48,11 +48,7 @@ func TestVerifyIndexesHalvesAsOneWalk(t *testing.T) {
 			idx.Entries = append(idx.Entries, e)
 		}
 	}
-	lf, err := segment.OpenLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
+	lf := openLog(t, path)
 	sc := lf.Scanner(segment.ScanOptions{Start: p0})
 	if !sc.Next() {
 		t.Fatal("no batch at p0")
