@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 func TestOffsetCheckpointParse(t *testing.T) {
@@ -252,7 +253,7 @@ func TestProperties(t *testing.T) {
 // TestCheckpointRealFixtures parses every broker-written text file and
 // re-encodes the checkpoints byte for byte.
 func TestCheckpointRealFixtures(t *testing.T) {
-	root := realFixtures(t)
+	root := realdata.RootOrSkip(t)
 	epochs := map[string]int{}
 	offsets := map[string]int{}
 	metas := map[string]string{}

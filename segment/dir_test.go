@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 func touch(t *testing.T, dir string, names ...string) {
@@ -171,7 +173,7 @@ func TestOpenLogDirSynthetic(t *testing.T) {
 }
 
 func TestOpenPartitionDirReal(t *testing.T) {
-	root := realFixtures(t)
+	root := realdata.RootOrSkip(t)
 	data := filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data")
 	dir := filepath.Join(data, "testing-0")
 	d, err := OpenPartitionDir(dir)

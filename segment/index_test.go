@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 func buildOffsetIndex(t *testing.T, base int64, es ...IndexEntry) []byte {
@@ -246,7 +247,7 @@ func TestReadIndexFiles(t *testing.T) {
 // and that each passes Kafka's sanity check. They are all trimmed, so the
 // valid entries are all the slots.
 func TestIndexRealFixtures(t *testing.T) {
-	root := realFixtures(t)
+	root := realdata.RootOrSkip(t)
 	want := map[string]int{
 		"macsakini__KafkaCluster/kafka/data/quickstart-events-0/00000000000000000000.index":                                                                  0,
 		"macsakini__KafkaCluster/kafka/data/quickstart-events-0/00000000000000000000.timeindex":                                                              1,

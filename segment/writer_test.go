@@ -11,6 +11,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
+	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 const t0 = segtest.T0
@@ -473,16 +474,6 @@ func TestGeneratedFixturesIndexes(t *testing.T) {
 	}
 }
 
-// realRoot locates ../shared/fixtures/real or skips.
-func realRoot(t *testing.T) string {
-	t.Helper()
-	root := filepath.Join("..", "..", "shared", "fixtures", "real")
-	if _, err := os.Stat(root); err != nil {
-		t.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
-	}
-	return root
-}
-
 // TestRebuildIndexesRealFixtures compares RebuildIndexes (index.interval.bytes
 // 4096, the default these brokers ran with) with broker-written indexes.
 // What is certain for every file: each real entry is a valid pair — the
@@ -495,7 +486,7 @@ func realRoot(t *testing.T) string {
 // pre-KAFKA-806 rule (one entry per append), which starts the byte count
 // elsewhere (formats.md §7.1), so only part of their entries coincide.
 func TestRebuildIndexesRealFixtures(t *testing.T) {
-	root := realRoot(t)
+	root := realdata.RootOrSkip(t)
 	cases := []struct {
 		dir   string
 		base  int64
@@ -542,25 +533,7 @@ func TestRebuildIndexesRealFixtures(t *testing.T) {
 		}
 		mine := segment.ParseOffsetIndex(ri, c.base).Entries
 		mineT := segment.ParseTimeIndex(rt, c.base).Entries
-		same, sameT := 0, 0
-		set := map[segment.IndexEntry]bool{}
-		for _, e := range mine {
-			set[e] = true
-		}
-		for _, e := range realIdx.Entries {
-			if set[e] {
-				same++
-			}
-		}
-		setT := map[segment.TimeIndexEntry]bool{}
-		for _, e := range mineT {
-			setT[e] = true
-		}
-		for _, e := range realTime.Entries {
-			if setT[e] {
-				sameT++
-			}
-		}
+		same, sameT := reproduced(mine, realIdx.Entries), reproduced(mineT, realTime.Entries)
 		t.Logf("%s: index %d/%d real entries reproduced (rebuilt %d); timeindex %d/%d (rebuilt %d)",
 			segment.SegmentFileName(c.base, "@"+filepath.Base(c.dir)), same, len(realIdx.Entries), len(mine), sameT, len(realTime.Entries), len(mineT))
 		if c.exact {
@@ -575,4 +548,19 @@ func TestRebuildIndexesRealFixtures(t *testing.T) {
 			t.Errorf("%s: rebuilt %d index entries, the broker wrote %d", logPath, len(mine), len(realIdx.Entries))
 		}
 	}
+}
+
+// reproduced counts the entries of real that mine holds too.
+func reproduced[E comparable](mine, real []E) int {
+	set := make(map[E]bool, len(mine))
+	for _, e := range mine {
+		set[e] = true
+	}
+	n := 0
+	for _, e := range real {
+		if set[e] {
+			n++
+		}
+	}
+	return n
 }
