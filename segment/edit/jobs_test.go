@@ -102,6 +102,23 @@ func mustPlan(t *testing.T, dir string, o barrier.InjectOptions) *barrier.Inject
 	return p
 }
 
+// refusedUnchanged plans an injection into planDir and applies p: both
+// must be refused for reason with an error that names want (situation
+// says what stands in the way, for a failure), and dir must not change.
+func refusedUnchanged(t *testing.T, dir, planDir string, p *barrier.InjectionPlan, reason edit.Reason, want, situation string) {
+	t.Helper()
+	before := barriertest.SnapDir(t, dir)
+	_, errPlan := barrier.PlanInjection(planDir, planOpts())
+	_, errApply := barrier.ApplyInjection(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")})
+	for what, err := range map[string]error{"plan": errPlan, "apply": errApply} {
+		var re *edit.RefusalError
+		if !errors.As(err, &re) || re.Reason != reason || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s %s: %v, want a %s refusal naming %q", what, situation, err, reason, want)
+		}
+	}
+	barriertest.AssertUnchanged(t, before, dir)
+}
+
 // writeFixture writes the barriertest fixture as <tmp>/logs/mirror-0 with
 // 400-byte segments.
 func writeFixture(t *testing.T) string {
