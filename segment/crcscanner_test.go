@@ -20,10 +20,7 @@ func crcSegment(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := readFile(t, path)
 	lf, err := segment.OpenLog(path)
 	if err != nil {
 		t.Fatal(err)

@@ -31,7 +31,7 @@ func v2(t *testing.T, base int64, ple int32, n, valueSize int, ts int64) []byte 
 	return b
 }
 
-func readFile(t *testing.T, p string) []byte {
+func readFile(t testing.TB, p string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {

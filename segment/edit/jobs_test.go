@@ -119,6 +119,16 @@ func refusedUnchanged(t *testing.T, dir, planDir string, p *barrier.InjectionPla
 	barriertest.AssertUnchanged(t, before, dir)
 }
 
+// readFile is the content of path, or the end of t.
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // writeFixture writes the barriertest fixture as <tmp>/logs/mirror-0 with
 // 400-byte segments.
 func writeFixture(t *testing.T) string {
@@ -415,14 +425,8 @@ func crashAtStep(t *testing.T, tc editCase, template, rel string, i int, step st
 // an interrupted append leaves it.
 func assertTorn(t *testing.T, old, path string) {
 	t.Helper()
-	was, err := os.ReadFile(old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	was := readFile(t, old)
+	got := readFile(t, path)
 	if len(got) <= len(was) || !bytes.HasPrefix(got, was) {
 		t.Fatalf("%s: %d bytes, not its %d old bytes followed by part of the appended ones", path, len(got), len(was))
 	}
@@ -840,10 +844,7 @@ func TestEditManifestRestoresExactly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := complete(t, tc)
 			template, rel, root, before := c.template, c.rel, c.root, c.before
-			b, err := os.ReadFile(filepath.Join(c.backup, edit.BackupManifestName))
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := readFile(t, filepath.Join(c.backup, edit.BackupManifestName))
 			var m struct {
 				PartitionDir string `json:"partitionDir"`
 				Files        []struct {
@@ -876,10 +877,7 @@ func TestEditManifestRestoresExactly(t *testing.T) {
 					}
 					continue
 				}
-				data, err := os.ReadFile(filepath.Join(c.backup, f.Name))
-				if err != nil {
-					t.Fatal(err)
-				}
+				data := readFile(t, filepath.Join(c.backup, f.Name))
 				if err := os.WriteFile(path, data, 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -983,10 +981,7 @@ func TestEditCreatedCopyWithoutItsSources(t *testing.T) {
 		// world stays, to compare with).
 		gone := map[string][]byte{}
 		for _, l := range logs {
-			b, err := os.ReadFile(l)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := readFile(t, l)
 			gone[l] = b
 			if err := os.Remove(l); err != nil {
 				t.Fatal(err)
@@ -1036,10 +1031,7 @@ func interruptedAfterLogCommit(t *testing.T, tc editCase, template, rel string) 
 // flipLastByte changes the last byte of the file at path.
 func flipLastByte(t *testing.T, path string) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readFile(t, path)
 	b[len(b)-1] ^= 1
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)

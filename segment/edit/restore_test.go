@@ -75,10 +75,7 @@ func TestRestoreRefusesChangedPartition(t *testing.T) {
 		case "changed":
 			flipLastByte(t, filepath.Join(dir, victim))
 		default:
-			b, err := os.ReadFile(filepath.Join(bd, edit.BackupManifestName))
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := readFile(t, filepath.Join(bd, edit.BackupManifestName))
 			s := string(b)
 			i := strings.Index(s, `"completed"`)
 			j := strings.Index(s[i:], "\n")
@@ -165,16 +162,13 @@ func TestRestoreManifestIsUntrusted(t *testing.T) {
 			t.Fatal(err)
 		}
 		mp := filepath.Join(bd, edit.BackupManifestName)
-		b, err := os.ReadFile(mp)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := readFile(t, mp)
 		s := strings.Replace(string(b), `"name": "`, `"name": "`+bad+`", "was": "`, 1)
 		if err := os.WriteFile(mp, []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		snap := barriertest.SnapDir(t, root)
-		_, err = edit.PlanRestore(bd, edit.RestoreOptions{Force: true})
+		_, err := edit.PlanRestore(bd, edit.RestoreOptions{Force: true})
 		var re *edit.RefusalError
 		if !errors.As(err, &re) || re.Reason != edit.RefuseBadBackup {
 			t.Fatalf("a manifest naming %q: %v, want a %s refusal", bad, err, edit.RefuseBadBackup)

@@ -171,10 +171,7 @@ func TestEditRerunChecksDoneSteps(t *testing.T) {
 	if !slicesContains(j.Done, restored) {
 		t.Fatalf("the journal does not record %s as done: %v", restored, j.Done)
 	}
-	b, err := os.ReadFile(filepath.Join(bd, restored))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readFile(t, filepath.Join(bd, restored))
 	if err := os.WriteFile(filepath.Join(dir, restored), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
