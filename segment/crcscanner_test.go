@@ -20,7 +20,7 @@ func crcSegment(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := readFile(t, path)
+	data := segtest.ReadFile(t, path)
 	lf, err := segment.OpenLog(path)
 	if err != nil {
 		t.Fatal(err)

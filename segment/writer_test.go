@@ -31,15 +31,6 @@ func v2(t *testing.T, base int64, ple int32, n, valueSize int, ts int64) []byte 
 	return b
 }
 
-func readFile(t testing.TB, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func segPath(dir string, base int64, suffix string) string {
 	return filepath.Join(dir, segment.SegmentFileName(base, suffix))
 }
@@ -79,11 +70,11 @@ func checkSegment(t *testing.T, dir string, base int64, interval int) (segment.O
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(ri, readFile(t, idx.Path)) {
-		t.Errorf("%s: RebuildIndexes gives %x, the appender wrote %x", idx.Path, ri, readFile(t, idx.Path))
+	if !bytes.Equal(ri, segtest.ReadFile(t, idx.Path)) {
+		t.Errorf("%s: RebuildIndexes gives %x, the appender wrote %x", idx.Path, ri, segtest.ReadFile(t, idx.Path))
 	}
-	if !bytes.Equal(rt, readFile(t, tidx.Path)) {
-		t.Errorf("%s: RebuildIndexes gives %x, the appender wrote %x", tidx.Path, rt, readFile(t, tidx.Path))
+	if !bytes.Equal(rt, segtest.ReadFile(t, tidx.Path)) {
+		t.Errorf("%s: RebuildIndexes gives %x, the appender wrote %x", tidx.Path, rt, segtest.ReadFile(t, tidx.Path))
 	}
 	return idx, tidx
 }
@@ -537,7 +528,7 @@ func TestRebuildIndexesRealFixtures(t *testing.T) {
 		t.Logf("%s: index %d/%d real entries reproduced (rebuilt %d); timeindex %d/%d (rebuilt %d)",
 			segment.SegmentFileName(c.base, "@"+filepath.Base(c.dir)), same, len(realIdx.Entries), len(mine), sameT, len(realTime.Entries), len(mineT))
 		if c.exact {
-			if !bytes.Equal(ri, readFile(t, realIdx.Path)) || !bytes.Equal(rt, readFile(t, realTime.Path)) {
+			if !bytes.Equal(ri, segtest.ReadFile(t, realIdx.Path)) || !bytes.Equal(rt, segtest.ReadFile(t, realTime.Path)) {
 				t.Errorf("%s: rebuilt indexes differ from the broker's (%d/%d, %d/%d)", logPath, same, len(realIdx.Entries), sameT, len(realTime.Entries))
 			}
 			continue

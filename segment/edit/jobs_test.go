@@ -25,6 +25,7 @@ import (
 	"github.com/kseg/kseg/barrier/recovery"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // run is what a case's apply reports, whichever its tool.
@@ -117,16 +118,6 @@ func refusedUnchanged(t *testing.T, dir, planDir string, p *barrier.InjectionPla
 		}
 	}
 	barriertest.AssertUnchanged(t, before, dir)
-}
-
-// readFile is the content of path, or the end of t.
-func readFile(t testing.TB, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // writeFixture writes the barriertest fixture as <tmp>/logs/mirror-0 with
@@ -425,8 +416,8 @@ func crashAtStep(t *testing.T, tc editCase, template, rel string, i int, step st
 // an interrupted append leaves it.
 func assertTorn(t *testing.T, old, path string) {
 	t.Helper()
-	was := readFile(t, old)
-	got := readFile(t, path)
+	was := segtest.ReadFile(t, old)
+	got := segtest.ReadFile(t, path)
 	if len(got) <= len(was) || !bytes.HasPrefix(got, was) {
 		t.Fatalf("%s: %d bytes, not its %d old bytes followed by part of the appended ones", path, len(got), len(was))
 	}
@@ -844,7 +835,7 @@ func TestEditManifestRestoresExactly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := complete(t, tc)
 			template, rel, root, before := c.template, c.rel, c.root, c.before
-			b := readFile(t, filepath.Join(c.backup, edit.BackupManifestName))
+			b := segtest.ReadFile(t, filepath.Join(c.backup, edit.BackupManifestName))
 			var m struct {
 				PartitionDir string `json:"partitionDir"`
 				Files        []struct {
@@ -877,7 +868,7 @@ func TestEditManifestRestoresExactly(t *testing.T) {
 					}
 					continue
 				}
-				data := readFile(t, filepath.Join(c.backup, f.Name))
+				data := segtest.ReadFile(t, filepath.Join(c.backup, f.Name))
 				if err := os.WriteFile(path, data, 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -981,7 +972,7 @@ func TestEditCreatedCopyWithoutItsSources(t *testing.T) {
 		// world stays, to compare with).
 		gone := map[string][]byte{}
 		for _, l := range logs {
-			b := readFile(t, l)
+			b := segtest.ReadFile(t, l)
 			gone[l] = b
 			if err := os.Remove(l); err != nil {
 				t.Fatal(err)
@@ -1031,7 +1022,7 @@ func interruptedAfterLogCommit(t *testing.T, tc editCase, template, rel string) 
 // flipLastByte changes the last byte of the file at path.
 func flipLastByte(t *testing.T, path string) {
 	t.Helper()
-	b := readFile(t, path)
+	b := segtest.ReadFile(t, path)
 	b[len(b)-1] ^= 1
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestRestoreUndoesCompletedEdits is issue 25's item 15: after a
@@ -75,7 +76,7 @@ func TestRestoreRefusesChangedPartition(t *testing.T) {
 		case "changed":
 			flipLastByte(t, filepath.Join(dir, victim))
 		default:
-			b := readFile(t, filepath.Join(bd, edit.BackupManifestName))
+			b := segtest.ReadFile(t, filepath.Join(bd, edit.BackupManifestName))
 			s := string(b)
 			i := strings.Index(s, `"completed"`)
 			j := strings.Index(s[i:], "\n")
@@ -162,7 +163,7 @@ func TestRestoreManifestIsUntrusted(t *testing.T) {
 			t.Fatal(err)
 		}
 		mp := filepath.Join(bd, edit.BackupManifestName)
-		b := readFile(t, mp)
+		b := segtest.ReadFile(t, mp)
 		s := strings.Replace(string(b), `"name": "`, `"name": "`+bad+`", "was": "`, 1)
 		if err := os.WriteFile(mp, []byte(s), 0o644); err != nil {
 			t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestEditBackupNeverInsideKafkaDirs is issue 28's item 5: a backup
@@ -171,7 +172,7 @@ func TestEditRerunChecksDoneSteps(t *testing.T) {
 	if !slicesContains(j.Done, restored) {
 		t.Fatalf("the journal does not record %s as done: %v", restored, j.Done)
 	}
-	b := readFile(t, filepath.Join(bd, restored))
+	b := segtest.ReadFile(t, filepath.Join(bd, restored))
 	if err := os.WriteFile(filepath.Join(dir, restored), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
