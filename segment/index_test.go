@@ -35,12 +35,17 @@ func buildIndex[E any](t *testing.T, base int64, appendEntry func([]byte, int64,
 	return b
 }
 
-func TestOffsetIndexEncoding(t *testing.T) {
-	b := buildOffsetIndex(t, 1000, IndexEntry{1005, 4096}, IndexEntry{1010, 8192})
-	want := mustHex(t, "00000005 00001000 0000000a 00002000")
-	if string(b) != string(want) {
+// encodesAs fails t unless b is the bytes the hex h spells (spaces aside).
+func encodesAs(t *testing.T, b []byte, h string) {
+	t.Helper()
+	if want := mustHex(t, h); string(b) != string(want) {
 		t.Fatalf("encoded %x, want %x", b, want)
 	}
+}
+
+func TestOffsetIndexEncoding(t *testing.T) {
+	b := buildOffsetIndex(t, 1000, IndexEntry{1005, 4096}, IndexEntry{1010, 8192})
+	encodesAs(t, b, "00000005 00001000 0000000a 00002000")
 	x := ParseOffsetIndex(b, 1000)
 	if x.Slots != 2 || x.Length != 16 || !reflect.DeepEqual(x.Entries, []IndexEntry{{1005, 4096}, {1010, 8192}}) ||
 		x.LastSlot != (IndexEntry{1010, 8192}) || !x.TailZero || x.TrailingBytes() != 0 || x.TailSlots() != 0 {
@@ -140,10 +145,7 @@ func TestOffsetIndexLookup(t *testing.T) {
 
 func TestTimeIndex(t *testing.T) {
 	b := buildTimeIndex(t, 1000, TimeIndexEntry{1700000000000, 1004}, TimeIndexEntry{1700000000500, 1010})
-	want := mustHex(t, "0000018bcfe56800 00000004 0000018bcfe569f4 0000000a")
-	if string(b) != string(want) {
-		t.Fatalf("encoded %x, want %x", b, want)
-	}
+	encodesAs(t, b, "0000018bcfe56800 00000004 0000018bcfe569f4 0000000a")
 	x := ParseTimeIndex(b, 1000)
 	if x.Slots != 2 || len(x.Entries) != 2 || x.LastSlot != (TimeIndexEntry{1700000000500, 1010}) || !x.TailZero {
 		t.Fatalf("parsed %+v", x)
