@@ -20,7 +20,7 @@ import (
 // permission).
 func TestEditSeesBrokerThroughBindMount(t *testing.T) {
 	root := t.TempDir()
-	dir := barriertest.WritePartition(t, filepath.Join(root, "broker"), barriertest.MirrorBatches(t), 400)
+	dir := writeFixtureIn(t, filepath.Join(root, "broker"))
 	alias := filepath.Join(root, "elsewhere", "mirror-0")
 	if err := os.MkdirAll(alias, 0o755); err != nil {
 		t.Fatal(err)

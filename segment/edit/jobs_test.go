@@ -124,7 +124,14 @@ func refusedUnchanged(t *testing.T, dir, planDir string, p *barrier.InjectionPla
 // 400-byte segments.
 func writeFixture(t *testing.T) string {
 	t.Helper()
-	return barriertest.WritePartition(t, filepath.Join(t.TempDir(), "logs"), barriertest.MirrorBatches(t), 400)
+	return writeFixtureIn(t, filepath.Join(t.TempDir(), "logs"))
+}
+
+// writeFixtureIn writes the barriertest fixture as <logDir>/mirror-0 with
+// 400-byte segments.
+func writeFixtureIn(t *testing.T, logDir string) string {
+	t.Helper()
+	return barriertest.WritePartition(t, logDir, barriertest.MirrorBatches(t), 400)
 }
 
 func injectCase(mode barrier.Mode) editCase {
@@ -163,7 +170,7 @@ func mirrorOpts(upto int64) mirror.Options {
 func mirrorTemplate(t *testing.T, fresh bool) string {
 	t.Helper()
 	root := t.TempDir()
-	src := barriertest.WritePartition(t, filepath.Join(root, "a"), barriertest.MirrorBatches(t), 400)
+	src := writeFixtureIn(t, filepath.Join(root, "a"))
 	if err := os.MkdirAll(filepath.Join(root, "b"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +198,7 @@ func mirrorTemplate(t *testing.T, fresh bool) string {
 func mirrorPrefixTemplate(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	src := barriertest.WritePartition(t, filepath.Join(root, "a"), barriertest.MirrorBatches(t), 400)
+	src := writeFixtureIn(t, filepath.Join(root, "a"))
 	if err := os.MkdirAll(filepath.Join(root, "b"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ import (
 // folder named like a partition is fine.
 func TestEditBackupNeverInsideKafkaDirs(t *testing.T) {
 	root := t.TempDir()
-	dir := barriertest.WritePartition(t, filepath.Join(root, "data1"), barriertest.MirrorBatches(t), 400)
+	dir := writeFixtureIn(t, filepath.Join(root, "data1"))
 	// Another broker's partition, whose files are not named as the
 	// backup's (else the backup would be refused for overwriting them).
 	other := filepath.Join(root, "data2", "orders-0")
@@ -48,7 +48,7 @@ func TestEditBackupNeverInsideKafkaDirs(t *testing.T) {
 	}
 	// A partition directory outside any directory that says it is a log
 	// directory.
-	loose := barriertest.WritePartition(t, filepath.Join(root, "loose"), barriertest.MirrorBatches(t), 400)
+	loose := writeFixtureIn(t, filepath.Join(root, "loose"))
 	for _, tc := range []struct {
 		name       string
 		o          edit.Options
@@ -252,7 +252,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 func TestEditJournalAppendsRecords(t *testing.T) {
 	written := func(segments int) (headers int, journalBytes int64) {
 		root := t.TempDir()
-		src := barriertest.WritePartition(t, filepath.Join(root, "a"), barriertest.MirrorBatches(t), 400)
+		src := writeFixtureIn(t, filepath.Join(root, "a"))
 		if err := os.MkdirAll(filepath.Join(root, "b"), 0o755); err != nil {
 			t.Fatal(err)
 		}
