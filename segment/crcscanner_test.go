@@ -59,7 +59,7 @@ type scanned struct {
 // and up to a limit.
 func TestCRCScannerMatchesScanner(t *testing.T) {
 	path := crcSegment(t)
-	lf := openLog(t, path)
+	lf := segtest.OpenLog(t, path)
 	var all []scanned
 	sc := lf.Scanner(segment.ScanOptions{})
 	for sc.Next() {
@@ -123,7 +123,7 @@ func TestCRCScannerMatchesScanner(t *testing.T) {
 // checkCRC every verdict is true.
 func TestCRCScannerAbandoned(t *testing.T) {
 	path := crcSegment(t)
-	lf := openLog(t, path)
+	lf := segtest.OpenLog(t, path)
 	before := runtime.NumGoroutine()
 	for _, n := range []int{0, 1, 300} {
 		c := lf.CRCScanner(segment.ScanOptions{Mmap: true, BufferSize: 1 << 20}, false)
@@ -159,7 +159,7 @@ func TestCRCScannerAbandoned(t *testing.T) {
 // or kills the process, and Close releases everything.
 func TestCRCScannerTruncated(t *testing.T) {
 	path := crcSegment(t)
-	lf := openLog(t, path)
+	lf := segtest.OpenLog(t, path)
 	old := runtime.GOMAXPROCS(2)
 	defer runtime.GOMAXPROCS(old)
 	c := lf.CRCScanner(segment.ScanOptions{Mmap: true, BufferSize: 1 << 20}, true)
@@ -199,7 +199,7 @@ func BenchmarkCRCScanner(b *testing.B) {
 			name = "mmap"
 		}
 		b.Run(name, func(b *testing.B) {
-			lf := openLog(b, path)
+			lf := segtest.OpenLog(b, path)
 			b.SetBytes(size)
 			b.ReportAllocs()
 			for b.Loop() {

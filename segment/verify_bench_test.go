@@ -24,7 +24,7 @@ func BenchmarkVerifyIndexes(b *testing.B) {
 	var segs []seg
 	var size int64
 	for _, s := range pd.Segments {
-		lf := openLog(b, s.Log)
+		lf := segtest.OpenLog(b, s.Log)
 		idx, err := segment.ReadOffsetIndex(s.Index, s.BaseOffset)
 		if err != nil {
 			b.Fatal(err)

@@ -48,7 +48,7 @@ func TestVerifyIndexesHalvesAsOneWalk(t *testing.T) {
 			idx.Entries = append(idx.Entries, e)
 		}
 	}
-	lf := openLog(t, path)
+	lf := segtest.OpenLog(t, path)
 	sc := lf.Scanner(segment.ScanOptions{Start: p0})
 	if !sc.Next() {
 		t.Fatal("no batch at p0")

@@ -14,7 +14,7 @@ import (
 // and the tail.
 func scanAll(t *testing.T, path string, opts segment.ScanOptions) ([]int64, [][]byte, segment.Tail) {
 	t.Helper()
-	lf := openLog(t, path)
+	lf := segtest.OpenLog(t, path)
 	sc := lf.Scanner(opts)
 	var pos []int64
 	var raws [][]byte

@@ -58,7 +58,7 @@ func checkSegment(t *testing.T, dir string, base int64, interval int) (segment.O
 	if idx.Slots != len(idx.Entries) || tidx.Slots != len(tidx.Entries) {
 		t.Errorf("%s: indexes not trimmed: %d/%d and %d/%d", dir, len(idx.Entries), idx.Slots, len(tidx.Entries), tidx.Slots)
 	}
-	lf := openLog(t, logPath)
+	lf := segtest.OpenLog(t, logPath)
 	probs, err := segment.VerifyIndexes(lf, &idx, &tidx)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,33 @@
+package segtest
+
+// Helpers for tests: a step that cannot go wrong in a healthy test ends it
+// when it does.
+
+import (
+	"os"
+	"testing"
+
+	"github.com/kseg/kseg/segment"
+)
+
+// ReadFile is the content of path; a failure to read it ends tb.
+func ReadFile(tb testing.TB, path string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// OpenLog opens the log at path for tb, closed when tb ends; a failure
+// ends tb.
+func OpenLog(tb testing.TB, path string) *segment.LogFile {
+	tb.Helper()
+	lf, err := segment.OpenLog(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { lf.Close() })
+	return lf
+}
