@@ -263,3 +263,23 @@ func TestOpenLogDirSymlinkedPartition(t *testing.T) {
 		t.Errorf("Files = %+v, want the linked meta.properties", l.Files)
 	}
 }
+
+// TestPartitionDirLogs: Logs yields the segments with a .log, in order,
+// and stops when the loop does.
+func TestPartitionDirLogs(t *testing.T) {
+	d := &PartitionDir{Segments: []SegmentFiles{
+		{BaseOffset: 0, Log: "0.log"}, {BaseOffset: 5, Index: "5.index"}, {BaseOffset: 9, Log: "9.log"}, {BaseOffset: 12, Log: "12.log"},
+	}}
+	var got []int64
+	for s := range d.Logs() {
+		got = append(got, s.BaseOffset)
+	}
+	if !reflect.DeepEqual(got, []int64{0, 9, 12}) {
+		t.Errorf("Logs yielded %v, want [0 9 12]", got)
+	}
+	for s := range d.Logs() {
+		if s.BaseOffset == 9 {
+			break
+		}
+	}
+}

@@ -65,10 +65,7 @@ func dirBatches(t testing.TB, dir string, h Hash) ([][]seen, []segment.Tail) {
 	}
 	var out [][]seen
 	var tails []segment.Tail
-	for _, s := range pd.Segments {
-		if s.Log == "" {
-			continue
-		}
+	for s := range pd.Logs() {
 		lf, err := segment.OpenLog(s.Log)
 		if err != nil {
 			t.Fatal(err)
