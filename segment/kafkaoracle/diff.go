@@ -10,12 +10,19 @@ import (
 // oracle judges: the offsets a starting broker computes and the producer
 // state it holds.
 type State struct {
+	Judged
+	Clock *int64 `json:"clock"`
+}
+
+// Judged is what Diff compares, as both sides report it under the same
+// JSON names: the log start and end, high watermark, last stable offset
+// and first undecided offset, and the producer state.
+type Judged struct {
 	LogStartOffset       int64        `json:"logStartOffset"`
 	LogEndOffset         int64        `json:"logEndOffset"`
 	HighWatermark        int64        `json:"highWatermark"`
 	LastStableOffset     int64        `json:"lastStableOffset"`
 	FirstUndecidedOffset *int64       `json:"firstUndecidedOffset"`
-	Clock                *int64       `json:"clock"`
 	Producers            []Entry      `json:"producers"`
 	OngoingTransactions  []OngoingTxn `json:"ongoingTransactions"`
 }

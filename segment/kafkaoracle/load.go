@@ -23,17 +23,11 @@ type Load struct {
 		NowMs                    int64  `json:"nowMs"`
 	} `json:"inputs"`
 
-	LogStartOffset       int64        `json:"logStartOffset"`
-	LogEndOffset         int64        `json:"logEndOffset"`
-	RecoveryPoint        int64        `json:"recoveryPoint"`
-	HighWatermark        int64        `json:"highWatermark"`
-	FirstUnstableOffset  *int64       `json:"firstUnstableOffset"`
-	FirstUndecidedOffset *int64       `json:"firstUndecidedOffset"`
-	LastStableOffset     int64        `json:"lastStableOffset"`
-	MapEndOffset         int64        `json:"mapEndOffset"`
-	Producers            []Entry      `json:"producers"`
-	OngoingTransactions  []OngoingTxn `json:"ongoingTransactions"`
-	AbortedTransactions  []struct {
+	Judged
+	RecoveryPoint       int64  `json:"recoveryPoint"`
+	FirstUnstableOffset *int64 `json:"firstUnstableOffset"`
+	MapEndOffset        int64  `json:"mapEndOffset"`
+	AbortedTransactions []struct {
 		ProducerID       int64 `json:"producerId"`
 		FirstOffset      int64 `json:"firstOffset"`
 		LastOffset       int64 `json:"lastOffset"`
