@@ -202,16 +202,22 @@ func TestTimeIndex(t *testing.T) {
 	}
 }
 
+// writePreallocated writes entries at the start of a zero-filled file of
+// size bytes, as a broker preallocates an active index.
+func writePreallocated(t *testing.T, path string, size int, entries []byte) {
+	t.Helper()
+	full := make([]byte, size)
+	copy(full, entries)
+	if err := os.WriteFile(path, full, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestReadIndexFiles(t *testing.T) {
 	dir := t.TempDir()
 	// A 10 MiB preallocated active index with 3 real entries.
 	p := filepath.Join(dir, "00000000000000000000.index")
-	b := buildOffsetIndex(t, 0, IndexEntry{10, 4100}, IndexEntry{20, 8300}, IndexEntry{30, 12500})
-	full := make([]byte, DefaultMaxIndexSize)
-	copy(full, b)
-	if err := os.WriteFile(p, full, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writePreallocated(t, p, DefaultMaxIndexSize, buildOffsetIndex(t, 0, IndexEntry{10, 4100}, IndexEntry{20, 8300}, IndexEntry{30, 12500}))
 	x, err := ReadOffsetIndex(p, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -223,12 +229,7 @@ func TestReadIndexFiles(t *testing.T) {
 		t.Errorf("entries capacity %d: memory not bounded by the valid entries", cap(x.Entries))
 	}
 	tp := filepath.Join(dir, "00000000000000000000.timeindex")
-	tb := buildTimeIndex(t, 0, TimeIndexEntry{100, 10}, TimeIndexEntry{200, 30})
-	tfull := make([]byte, DefaultMaxIndexSize/12*12)
-	copy(tfull, tb)
-	if err := os.WriteFile(tp, tfull, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writePreallocated(t, tp, DefaultMaxIndexSize/12*12, buildTimeIndex(t, 0, TimeIndexEntry{100, 10}, TimeIndexEntry{200, 30}))
 	tx, err := ReadTimeIndex(tp, 0)
 	if err != nil {
 		t.Fatal(err)
