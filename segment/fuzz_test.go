@@ -406,13 +406,10 @@ func checkTail(t *testing.T, tl Tail, data []byte) {
 // TailZero as the bytes say; the sanity check fails exactly when Kafka's
 // conditions hold, with the error oracle.
 func FuzzOffsetIndex(f *testing.F) {
-	f.Add([]byte{}, int64(0))
-	f.Add(mustHexF("0000000000000000000000050000100000000009000020000000000000000000"), int64(0))
-	f.Add(mustHexF("00000000000000000000000500001000ffffffff00002000"), int64(100))
-	f.Add(make([]byte, 8*6+3), int64(42))
-	for _, b := range fixtureFiles(8<<10, IndexSuffix) {
-		f.Add(b, int64(0))
-	}
+	addIndexSeeds(f, IndexSuffix,
+		indexSeed{mustHexF("0000000000000000000000050000100000000009000020000000000000000000"), 0},
+		indexSeed{mustHexF("00000000000000000000000500001000ffffffff00002000"), 100},
+		indexSeed{make([]byte, 8*6+3), 42})
 	f.Fuzz(func(t *testing.T, data []byte, base int64) {
 		var x OffsetIndex
 		checkAllocs(t, "parsing an offset index", len(data), 16, 0, func() { x = ParseOffsetIndex(data, base) })
@@ -444,16 +441,7 @@ func FuzzOffsetIndex(f *testing.F) {
 		if x.LastSlot != wantLast || x.TailZero != allZero(data[len(x.Entries)*OffsetIndexEntrySize:]) {
 			t.Fatalf("last slot %+v (want %+v), tail zero %v", x.LastSlot, wantLast, x.TailZero)
 		}
-		err := SanityCheckOffsetIndex(&x)
-		if want := (x.Slots != 0 && x.LastSlot.Offset < base) || n%OffsetIndexEntrySize != 0; want != (err != nil) {
-			t.Fatalf("sanity check: %v, want failure %v", err, want)
-		}
-		if err != nil {
-			checkCorrupt(t, err, int64(n))
-			if _, ok := KafkaMessage(err); !ok {
-				t.Fatalf("sanity failure without Kafka's message: %v", err)
-			}
-		}
+		checkSanity(t, SanityCheckOffsetIndex(&x), (x.Slots != 0 && x.LastSlot.Offset < base) || n%OffsetIndexEntrySize != 0, n)
 		if increasing(x.Entries, func(e IndexEntry) int64 { return e.Offset }) {
 			for _, e := range x.Entries {
 				if got := x.Lookup(e.Offset); got != e {
@@ -462,6 +450,48 @@ func FuzzOffsetIndex(f *testing.F) {
 			}
 		}
 	})
+}
+
+// indexSeed is a seed of an index fuzz target: the file's bytes and its
+// base offset.
+type indexSeed struct {
+	b    []byte
+	base int64
+}
+
+// addIndexSeeds seeds an index fuzz target: no bytes, then seeds, then
+// the fixtures' files of suffix (at base offset 0).
+func addIndexSeeds(f *testing.F, suffix string, seeds ...indexSeed) {
+	f.Add([]byte{}, int64(0))
+	for _, s := range seeds {
+		f.Add(s.b, s.base)
+	}
+	for _, b := range fixtureFiles(8<<10, suffix) {
+		f.Add(b, int64(0))
+	}
+}
+
+// checkSanity holds an index sanity check's verdict to Kafka's conditions
+// (want: they hold) and its failure to the error oracle, with Kafka's
+// message, for n bytes of input.
+func checkSanity(t *testing.T, err error, want bool, n int) {
+	t.Helper()
+	if want != (err != nil) {
+		t.Fatalf("sanity check: %v, want failure %v", err, want)
+	}
+	if err != nil {
+		checkKafkaCorrupt(t, err, n, "sanity failure")
+	}
+}
+
+// checkKafkaCorrupt is checkCorrupt for an error that must carry Kafka's
+// message (what names it in the failure).
+func checkKafkaCorrupt(t *testing.T, err error, n int, what string) {
+	t.Helper()
+	checkCorrupt(t, err, int64(n))
+	if _, ok := KafkaMessage(err); !ok {
+		t.Fatalf("%s without Kafka's message: %v", what, err)
+	}
 }
 
 func increasing[E any](es []E, key func(E) int64) bool {
@@ -475,13 +505,10 @@ func increasing[E any](es []E, key func(E) int64) bool {
 
 // FuzzTimeIndex is FuzzOffsetIndex for .timeindex files.
 func FuzzTimeIndex(f *testing.F) {
-	f.Add([]byte{}, int64(0))
-	f.Add(mustHexF("0000018bcfe56800000000000000018bcfe568050000000a"), int64(0))
-	f.Add(mustHexF("0000018bcfe5680000000005000000000000000000000000"), int64(7))
-	f.Add(make([]byte, 12*4+5), int64(0))
-	for _, b := range fixtureFiles(8<<10, TimeIndexSuffix) {
-		f.Add(b, int64(0))
-	}
+	addIndexSeeds(f, TimeIndexSuffix,
+		indexSeed{mustHexF("0000018bcfe56800000000000000018bcfe568050000000a"), 0},
+		indexSeed{mustHexF("0000018bcfe5680000000005000000000000000000000000"), 7},
+		indexSeed{make([]byte, 12*4+5), 0})
 	f.Fuzz(func(t *testing.T, data []byte, base int64) {
 		var x TimeIndex
 		checkAllocs(t, "parsing a time index", len(data), 16, 0, func() { x = ParseTimeIndex(data, base) })
@@ -511,18 +538,8 @@ func FuzzTimeIndex(f *testing.F) {
 		if x.LastSlot != wantLast || x.TailZero != allZero(data[len(x.Entries)*TimeIndexEntrySize:]) {
 			t.Fatalf("last slot %+v (want %+v), tail zero %v", x.LastSlot, wantLast, x.TailZero)
 		}
-		err := SanityCheckTimeIndex(&x)
-		want := (x.Slots != 0 && len(x.Entries) > 0 && x.LastSlot.Timestamp < x.Entries[0].Timestamp) ||
-			(x.Slots != 0 && x.LastSlot.Offset < base) || n%TimeIndexEntrySize != 0
-		if want != (err != nil) {
-			t.Fatalf("sanity check: %v, want failure %v", err, want)
-		}
-		if err != nil {
-			checkCorrupt(t, err, int64(n))
-			if _, ok := KafkaMessage(err); !ok {
-				t.Fatalf("sanity failure without Kafka's message: %v", err)
-			}
-		}
+		checkSanity(t, SanityCheckTimeIndex(&x), (x.Slots != 0 && len(x.Entries) > 0 && x.LastSlot.Timestamp < x.Entries[0].Timestamp) ||
+			(x.Slots != 0 && x.LastSlot.Offset < base) || n%TimeIndexEntrySize != 0, n)
 	})
 }
 
@@ -607,10 +624,7 @@ func FuzzSnapshot(f *testing.F) {
 		var err error
 		checkAllocs(t, "parsing a snapshot", len(b), 16, 0, func() { es, err = ParseProducerSnapshot(b) })
 		if err != nil {
-			checkCorrupt(t, err, int64(len(b)))
-			if _, ok := KafkaMessage(err); !ok {
-				t.Fatalf("snapshot error without Kafka's message: %v", err)
-			}
+			checkKafkaCorrupt(t, err, len(b), "snapshot error")
 			return
 		}
 		enc := EncodeProducerSnapshot(es)
