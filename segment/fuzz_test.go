@@ -645,6 +645,24 @@ func FuzzSnapshot(f *testing.F) {
 
 // ---------------------------------------------------------------- checkpoints
 
+// checkpointRoundTrip parses b as a checkpoint (what), within the
+// allocation bound; a failure goes to checkErr (with Kafka's message), and
+// what parses re-encodes to bytes that parse to the same entries.
+func checkpointRoundTrip[E any](t *testing.T, what string, b []byte, parse func([]byte) ([]E, error), encode func([]E) []byte, checkErr func(error, bool)) {
+	t.Helper()
+	var es []E
+	var err error
+	checkAllocs(t, "parsing "+what, len(b), 64, 0, func() { es, err = parse(b) })
+	if err != nil {
+		checkErr(err, true)
+		return
+	}
+	again, err := parse(encode(es))
+	if err != nil || !reflect.DeepEqual(again, es) {
+		t.Fatalf("re-encoded %s parses to %v (%v), want %v", what, again, err, es)
+	}
+}
+
 // FuzzCheckpoint parses the fuzz bytes as the checkpoint chosen by kind
 // (offset checkpoint, leader-epoch-checkpoint, partition.metadata), and
 // always as meta.properties and .kafka_cleanshutdown. Oracles: the error
@@ -684,29 +702,9 @@ func FuzzCheckpoint(f *testing.F) {
 		}
 		switch kind % 4 {
 		case 0:
-			var es []OffsetCheckpointEntry
-			var err error
-			checkAllocs(t, "parsing an offset checkpoint", len(b), 64, 0, func() { es, err = ParseOffsetCheckpoint(b) })
-			if err != nil {
-				checkErr(err, true)
-				return
-			}
-			again, err := ParseOffsetCheckpoint(EncodeOffsetCheckpoint(es))
-			if err != nil || !reflect.DeepEqual(again, es) {
-				t.Fatalf("re-encoded offset checkpoint parses to %v (%v), want %v", again, err, es)
-			}
+			checkpointRoundTrip(t, "an offset checkpoint", b, ParseOffsetCheckpoint, EncodeOffsetCheckpoint, checkErr)
 		case 1:
-			var es []EpochEntry
-			var err error
-			checkAllocs(t, "parsing a leader-epoch checkpoint", len(b), 64, 0, func() { es, err = ParseLeaderEpochCheckpoint(b) })
-			if err != nil {
-				checkErr(err, true)
-				return
-			}
-			again, err := ParseLeaderEpochCheckpoint(EncodeLeaderEpochCheckpoint(es))
-			if err != nil || !reflect.DeepEqual(again, es) {
-				t.Fatalf("re-encoded leader-epoch checkpoint parses to %v (%v), want %v", again, err, es)
-			}
+			checkpointRoundTrip(t, "a leader-epoch checkpoint", b, ParseLeaderEpochCheckpoint, EncodeLeaderEpochCheckpoint, checkErr)
 		case 2:
 			pm, err := ParsePartitionMetadata(b)
 			if err != nil {
