@@ -167,6 +167,16 @@ func copyRangeProgress(w io.Writer, r SourceRange, progress func(int64)) error {
 	return nil
 }
 
+// copiedToBackup: the backup holds a copy of the file (a replace or a
+// delete). A created file has no old content; an append's backup is its
+// size and fingerprint, in the manifest.
+func (op *FileOp) copiedToBackup() bool { return op.Action != OpCreate && op.Action != OpAppend }
+
+// stagedBeside: the new content is staged beside the file and renamed
+// over it (a replace or a create). A delete has no new content; an append
+// writes in place.
+func (op *FileOp) stagedBeside() bool { return op.Action != OpDelete && op.Action != OpAppend }
+
 // createFresh is createExcl after removing a leftover at path: the name
 // is kseg's own (a staged file, a journal's temporary), so what an
 // interrupted run left there is replaced.

@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/kseg/kseg/segment"
 )
@@ -69,7 +68,7 @@ func (a *applier) backupDir() (string, error) {
 func (a *applier) backupNames() []string {
 	var names []string
 	for _, op := range a.ops {
-		if op.Action != OpCreate && op.Action != OpAppend {
+		if op.copiedToBackup() {
 			names = append(names, op.Name)
 		}
 	}
@@ -104,13 +103,12 @@ func (a *applier) prepare() error {
 	if err := a.writeManifest(false); err != nil {
 		return err
 	}
-	// An append's backup is its size and fingerprint, in the manifest.
-	if err := a.eachOp("backup:", a.backup, OpCreate, OpAppend); err != nil {
+	if err := a.eachOp("backup:", (*FileOp).copiedToBackup, a.backup); err != nil {
 		return err
 	}
-	if err := a.eachOp("stage:", func(op *FileOp) error {
+	if err := a.eachOp("stage:", (*FileOp).stagedBeside, func(op *FileOp) error {
 		return a.stage(op, a.path(op.Name), op.KeepPrefix, op.Content, op.Sources, op.NewSHA256, "stage:"+op.Name)
-	}, OpDelete, OpAppend); err != nil {
+	}); err != nil {
 		return err
 	}
 	// One fsync of the directory makes every staged file's name durable
@@ -118,13 +116,13 @@ func (a *applier) prepare() error {
 	return syncDir(a.dir)
 }
 
-// eachOp runs do on each op, in plan order, but those whose action is in
-// skip, each after the step prefix+name (where an injected fault stops the
-// run, as a crash would).
-func (a *applier) eachOp(prefix string, do func(op *FileOp) error, skip ...Action) error {
+// eachOp runs do on each op that which selects, in plan order, each
+// after the step prefix+name (where an injected fault stops the run, as a
+// crash would).
+func (a *applier) eachOp(prefix string, which func(*FileOp) bool, do func(op *FileOp) error) error {
 	for i := range a.ops {
 		op := &a.ops[i]
-		if slices.Contains(skip, op.Action) {
+		if !which(op) {
 			continue
 		}
 		if err := a.step(prefix + op.Name); err != nil {

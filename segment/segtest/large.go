@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"testing"
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
@@ -126,21 +125,6 @@ func LogDir(dir string, n int, size int64, opts LargeOptions) error {
 		}
 	}
 	return nil
-}
-
-// OpenLogDirPartition writes LogDir's bench-0 alone, of about size bytes,
-// in a temporary directory of tb and opens it; a failure ends tb.
-func OpenLogDirPartition(tb testing.TB, size int64, opts LargeOptions) *segment.PartitionDir {
-	tb.Helper()
-	ld := tb.TempDir()
-	if err := LogDir(ld, 1, size, opts); err != nil {
-		tb.Fatal(err)
-	}
-	pd, err := segment.OpenPartitionDir(filepath.Join(ld, "bench-0"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return pd
 }
 
 // Partition writes one partition directory, dir, of about size bytes of

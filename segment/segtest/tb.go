@@ -5,6 +5,7 @@ package segtest
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/kseg/kseg/segment"
@@ -30,4 +31,19 @@ func OpenLog(tb testing.TB, path string) *segment.LogFile {
 	}
 	tb.Cleanup(func() { lf.Close() })
 	return lf
+}
+
+// OpenLogDirPartition writes LogDir's bench-0 alone, of about size bytes,
+// in a temporary directory of tb and opens it; a failure ends tb.
+func OpenLogDirPartition(tb testing.TB, size int64, opts LargeOptions) *segment.PartitionDir {
+	tb.Helper()
+	ld := tb.TempDir()
+	if err := LogDir(ld, 1, size, opts); err != nil {
+		tb.Fatal(err)
+	}
+	pd, err := segment.OpenPartitionDir(filepath.Join(ld, "bench-0"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pd
 }
