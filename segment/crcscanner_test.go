@@ -41,9 +41,7 @@ func crcSegment(t testing.TB) string {
 	}
 	// A torn batch: the header of the first batch again, with nothing after.
 	data = append(data, data[:40]...)
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, path, data)
 	return path
 }
 

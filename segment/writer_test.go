@@ -387,9 +387,7 @@ func TestRecoverIndexesStopsAtBadBatch(t *testing.T) {
 	p := filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix))
 	bad := slices.Clone(log)
 	bad[4*size-2] ^= 1 // inside batch 3
-	if err := os.WriteFile(p, bad, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, p, bad)
 	r, err := segment.RecoverIndexes(p, 0, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -403,9 +401,7 @@ func TestRecoverIndexesStopsAtBadBatch(t *testing.T) {
 	if got := segment.ParseTimeIndex(r.TimeIndex, 0).Entries; !slices.Equal(got, []segment.TimeIndexEntry{{Timestamp: t0 + 1, Offset: 1}, {Timestamp: t0 + 2, Offset: 2}}) {
 		t.Errorf("time index %v", got)
 	}
-	if err := os.WriteFile(p, log[:len(log)-10], 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, p, log[:len(log)-10])
 	r, err = segment.RecoverIndexes(p, 0, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -649,9 +649,7 @@ func TestEditJournalIsUntrusted(t *testing.T) {
 				t.Fatalf("interrupted run: %v", err)
 			}
 			victim := filepath.Join(root, "victim")
-			if err := os.WriteFile(victim, []byte("not kafka's"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			segtest.WriteFile(t, victim, []byte("not kafka's"))
 			barriertest.RewriteJournal(t, dir, func(j map[string]any) { tc.tamper(j, root) })
 			snaps := map[string]map[string]barriertest.Snap{}
 			for _, d := range []string{root, bd, otherBackup} {
@@ -876,9 +874,7 @@ func TestEditManifestRestoresExactly(t *testing.T) {
 					continue
 				}
 				data := segtest.ReadFile(t, filepath.Join(c.backup, f.Name))
-				if err := os.WriteFile(path, data, 0o644); err != nil {
-					t.Fatal(err)
-				}
+				segtest.WriteFile(t, path, data)
 			}
 			for _, d := range m.CreatedDirs {
 				if err := os.Remove(d); err != nil {
@@ -993,9 +989,7 @@ func TestEditCreatedCopyWithoutItsSources(t *testing.T) {
 				t.Fatalf("rollback with the sources gone: %v", err)
 			}
 			for l, b := range gone {
-				if err := os.WriteFile(l, b, 0o644); err != nil {
-					t.Fatal(err)
-				}
+				segtest.WriteFile(t, l, b)
 			}
 			if got := worldContent(t, root); !maps.Equal(got, before) {
 				t.Fatal("the rollback did not restore the world as it was")
@@ -1031,7 +1025,5 @@ func flipLastByte(t *testing.T, path string) {
 	t.Helper()
 	b := segtest.ReadFile(t, path)
 	b[len(b)-1] ^= 1
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, path, b)
 }

@@ -3,7 +3,6 @@ package edit_test
 import (
 	"errors"
 	"maps"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,9 +80,7 @@ func TestRestoreRefusesChangedPartition(t *testing.T) {
 			i := strings.Index(s, `"completed"`)
 			j := strings.Index(s[i:], "\n")
 			s = s[:i] + s[i+j+1:]
-			if err := os.WriteFile(filepath.Join(bd, edit.BackupManifestName), []byte(s), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			segtest.WriteFile(t, filepath.Join(bd, edit.BackupManifestName), []byte(s))
 		}
 		snap := barriertest.SnapDir(t, root)
 		p, err := edit.PlanRestore(bd, edit.RestoreOptions{})
@@ -165,9 +162,7 @@ func TestRestoreManifestIsUntrusted(t *testing.T) {
 		mp := filepath.Join(bd, edit.BackupManifestName)
 		b := segtest.ReadFile(t, mp)
 		s := strings.Replace(string(b), `"name": "`, `"name": "`+bad+`", "was": "`, 1)
-		if err := os.WriteFile(mp, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		segtest.WriteFile(t, mp, []byte(s))
 		snap := barriertest.SnapDir(t, root)
 		_, err := edit.PlanRestore(bd, edit.RestoreOptions{Force: true})
 		var re *edit.RefusalError

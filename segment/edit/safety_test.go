@@ -43,9 +43,7 @@ func TestEditBackupNeverInsideKafkaDirs(t *testing.T) {
 	}
 	barriertest.CopyTree(t, filepath.Join(barriertest.PartitionsDir(), "orders-0"), other)
 	data2 := filepath.Dir(other)
-	if err := os.WriteFile(filepath.Join(data2, segment.MetaPropertiesName), []byte("version=1\nnode.id=2\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, filepath.Join(data2, segment.MetaPropertiesName), []byte("version=1\nnode.id=2\n"))
 	// A partition directory outside any directory that says it is a log
 	// directory.
 	loose := writeFixtureIn(t, filepath.Join(root, "loose"))
@@ -173,9 +171,7 @@ func TestEditRerunChecksDoneSteps(t *testing.T) {
 		t.Fatalf("the journal does not record %s as done: %v", restored, j.Done)
 	}
 	b := segtest.ReadFile(t, filepath.Join(bd, restored))
-	if err := os.WriteFile(filepath.Join(dir, restored), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, filepath.Join(dir, restored), b)
 	r, err := barrier.ApplyInjection(mustPlan(t, dir, planOpts()), edit.Options{})
 	if err != nil || !r.Resumed || !r.Verification.OK() {
 		t.Fatalf("rerun: %+v %v", r, err)
@@ -328,9 +324,7 @@ func TestReadJournalIsBounded(t *testing.T) {
 	}
 	// A bad line of 1 MiB is quoted by a short prefix.
 	long := append([]byte(`{"version":1,"tool":"x","state":"prepared","plan":{}}`+"\n"), bytes.Repeat([]byte("A"), 1<<20)...)
-	if err := os.WriteFile(jp, append(long, '\n'), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, jp, append(long, '\n'))
 	_, err = edit.ReadJournal(dir)
 	if err == nil || len(err.Error()) > 1024 {
 		t.Fatalf("a bad record of 1 MiB: an error of %d bytes: %.200v", len(fmtErr(err)), err)

@@ -47,3 +47,11 @@ func OpenLogDirPartition(tb testing.TB, size int64, opts LargeOptions) *segment.
 	}
 	return pd
 }
+
+// WriteFile writes b to path (mode 0644); a failure ends tb.
+func WriteFile(tb testing.TB, path string, b []byte) {
+	tb.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
