@@ -421,25 +421,14 @@ func FuzzOffsetIndex(f *testing.F) {
 		if x.Slots != n/OffsetIndexEntrySize || x.Length != int64(n) || len(x.Entries) > x.Slots || x.BaseOffset != base {
 			t.Fatalf("%d bytes: %d slots, %d entries, length %d", n, x.Slots, len(x.Entries), x.Length)
 		}
+		checkSlots(t, data, OffsetIndexEntrySize, base, slot, func(e IndexEntry) int64 { return e.Offset },
+			x.Entries, x.Slots, x.LastSlot, IndexEntry{Offset: base}, x.TailZero)
 		for i, e := range x.Entries {
-			if e != slot(i) || (i > 0 && e.Offset == base) {
-				t.Fatalf("entry %d = %+v, slot holds %+v", i, e, slot(i))
-			}
 			if enc, err := AppendOffsetIndexEntry(nil, base, e); err == nil && !bytes.Equal(enc, data[i*8:i*8+8]) {
 				t.Fatalf("entry %d re-encodes to %x, stored %x", i, enc, data[i*8:i*8+8])
 			} else if err != nil && int32(binary.BigEndian.Uint32(data[i*8:])) >= 0 && base+int64(int32(binary.BigEndian.Uint32(data[i*8:]))) >= base {
 				t.Fatalf("entry %d does not re-encode: %v", i, err)
 			}
-		}
-		if e := len(x.Entries); e < x.Slots && (e == 0 || slot(e).Offset != base) {
-			t.Fatalf("entries stop at slot %d, which is not at the base offset", e)
-		}
-		wantLast := IndexEntry{Offset: base}
-		if x.Slots > 0 {
-			wantLast = slot(x.Slots - 1)
-		}
-		if x.LastSlot != wantLast || x.TailZero != allZero(data[len(x.Entries)*OffsetIndexEntrySize:]) {
-			t.Fatalf("last slot %+v (want %+v), tail zero %v", x.LastSlot, wantLast, x.TailZero)
 		}
 		checkSanity(t, SanityCheckOffsetIndex(&x), (x.Slots != 0 && x.LastSlot.Offset < base) || n%OffsetIndexEntrySize != 0, n)
 		if increasing(x.Entries, func(e IndexEntry) int64 { return e.Offset }) {
@@ -468,6 +457,31 @@ func addIndexSeeds(f *testing.F, suffix string, seeds ...indexSeed) {
 	}
 	for _, b := range fixtureFiles(8<<10, suffix) {
 		f.Add(b, int64(0))
+	}
+}
+
+// checkSlots holds a parsed index (entries, slots, lastSlot, tailZero) to
+// its bytes, data, in slots of size bytes that slot reads: the entries are
+// the slots up to the first later one at the base offset (offset gives an
+// entry's), LastSlot is the last slot (empty when there is none) and
+// TailZero says whether every byte after the entries is zero.
+func checkSlots[E comparable](t *testing.T, data []byte, size int, base int64, slot func(int) E, offset func(E) int64,
+	entries []E, slots int, lastSlot, empty E, tailZero bool) {
+	t.Helper()
+	for i, e := range entries {
+		if e != slot(i) || (i > 0 && offset(e) == base) {
+			t.Fatalf("entry %d = %+v, slot holds %+v", i, e, slot(i))
+		}
+	}
+	if e := len(entries); e < slots && (e == 0 || offset(slot(e)) != base) {
+		t.Fatalf("entries stop at slot %d, which is not at the base offset", e)
+	}
+	wantLast := empty
+	if slots > 0 {
+		wantLast = slot(slots - 1)
+	}
+	if lastSlot != wantLast || tailZero != allZero(data[len(entries)*size:]) {
+		t.Fatalf("last slot %+v (want %+v), tail zero %v", lastSlot, wantLast, tailZero)
 	}
 }
 
@@ -520,23 +534,12 @@ func FuzzTimeIndex(f *testing.F) {
 		if x.Slots != n/TimeIndexEntrySize || x.Length != int64(n) || len(x.Entries) > x.Slots {
 			t.Fatalf("%d bytes: %d slots, %d entries", n, x.Slots, len(x.Entries))
 		}
+		checkSlots(t, data, TimeIndexEntrySize, base, slot, func(e TimeIndexEntry) int64 { return e.Offset },
+			x.Entries, x.Slots, x.LastSlot, TimeIndexEntry{Timestamp: -1, Offset: base}, x.TailZero)
 		for i, e := range x.Entries {
-			if e != slot(i) || (i > 0 && e.Offset == base) {
-				t.Fatalf("entry %d = %+v, slot holds %+v", i, e, slot(i))
-			}
 			if enc, err := AppendTimeIndexEntry(nil, base, e); err == nil && !bytes.Equal(enc, data[i*12:i*12+12]) {
 				t.Fatalf("entry %d re-encodes to %x, stored %x", i, enc, data[i*12:i*12+12])
 			}
-		}
-		if e := len(x.Entries); e < x.Slots && (e == 0 || slot(e).Offset != base) {
-			t.Fatalf("entries stop at slot %d, which is not at the base offset", e)
-		}
-		wantLast := TimeIndexEntry{Timestamp: -1, Offset: base}
-		if x.Slots > 0 {
-			wantLast = slot(x.Slots - 1)
-		}
-		if x.LastSlot != wantLast || x.TailZero != allZero(data[len(x.Entries)*TimeIndexEntrySize:]) {
-			t.Fatalf("last slot %+v (want %+v), tail zero %v", x.LastSlot, wantLast, x.TailZero)
 		}
 		checkSanity(t, SanityCheckTimeIndex(&x), (x.Slots != 0 && len(x.Entries) > 0 && x.LastSlot.Timestamp < x.Entries[0].Timestamp) ||
 			(x.Slots != 0 && x.LastSlot.Offset < base) || n%TimeIndexEntrySize != 0, n)
