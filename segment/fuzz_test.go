@@ -414,15 +414,12 @@ func FuzzOffsetIndex(f *testing.F) {
 		var x OffsetIndex
 		checkAllocs(t, "parsing an offset index", len(data), 16, 0, func() { x = ParseOffsetIndex(data, base) })
 		n := len(data)
-		slot := func(i int) IndexEntry {
-			b := data[i*OffsetIndexEntrySize:]
-			return IndexEntry{Offset: base + int64(int32(binary.BigEndian.Uint32(b))), Position: int32(binary.BigEndian.Uint32(b[4:]))}
-		}
 		if x.Slots != n/OffsetIndexEntrySize || x.Length != int64(n) || len(x.Entries) > x.Slots || x.BaseOffset != base {
 			t.Fatalf("%d bytes: %d slots, %d entries, length %d", n, x.Slots, len(x.Entries), x.Length)
 		}
-		checkSlots(t, data, OffsetIndexEntrySize, base, slot, func(e IndexEntry) int64 { return e.Offset },
-			x.Entries, x.Slots, x.LastSlot, IndexEntry{Offset: base}, x.TailZero)
+		checkSlots(t, data, OffsetIndexEntrySize, base, func(b []byte) IndexEntry {
+			return IndexEntry{Offset: base + int64(int32(binary.BigEndian.Uint32(b))), Position: int32(binary.BigEndian.Uint32(b[4:]))}
+		}, func(e IndexEntry) int64 { return e.Offset }, x.Entries, x.Slots, x.LastSlot, IndexEntry{Offset: base}, x.TailZero)
 		for i, e := range x.Entries {
 			if enc, err := AppendOffsetIndexEntry(nil, base, e); err == nil && !bytes.Equal(enc, data[i*8:i*8+8]) {
 				t.Fatalf("entry %d re-encodes to %x, stored %x", i, enc, data[i*8:i*8+8])
@@ -461,13 +458,14 @@ func addIndexSeeds(f *testing.F, suffix string, seeds ...indexSeed) {
 }
 
 // checkSlots holds a parsed index (entries, slots, lastSlot, tailZero) to
-// its bytes, data, in slots of size bytes that slot reads: the entries are
-// the slots up to the first later one at the base offset (offset gives an
-// entry's), LastSlot is the last slot (empty when there is none) and
-// TailZero says whether every byte after the entries is zero.
-func checkSlots[E comparable](t *testing.T, data []byte, size int, base int64, slot func(int) E, offset func(E) int64,
+// its bytes, data, in slots of size bytes that read decodes: the entries
+// are the slots up to the first later one at the base offset (offset
+// gives an entry's), LastSlot is the last slot (empty when there is none)
+// and TailZero says whether every byte after the entries is zero.
+func checkSlots[E comparable](t *testing.T, data []byte, size int, base int64, read func([]byte) E, offset func(E) int64,
 	entries []E, slots int, lastSlot, empty E, tailZero bool) {
 	t.Helper()
+	slot := func(i int) E { return read(data[i*size:]) }
 	for i, e := range entries {
 		if e != slot(i) || (i > 0 && offset(e) == base) {
 			t.Fatalf("entry %d = %+v, slot holds %+v", i, e, slot(i))
@@ -527,15 +525,12 @@ func FuzzTimeIndex(f *testing.F) {
 		var x TimeIndex
 		checkAllocs(t, "parsing a time index", len(data), 16, 0, func() { x = ParseTimeIndex(data, base) })
 		n := len(data)
-		slot := func(i int) TimeIndexEntry {
-			b := data[i*TimeIndexEntrySize:]
-			return TimeIndexEntry{Timestamp: int64(binary.BigEndian.Uint64(b)), Offset: base + int64(int32(binary.BigEndian.Uint32(b[8:])))}
-		}
 		if x.Slots != n/TimeIndexEntrySize || x.Length != int64(n) || len(x.Entries) > x.Slots {
 			t.Fatalf("%d bytes: %d slots, %d entries", n, x.Slots, len(x.Entries))
 		}
-		checkSlots(t, data, TimeIndexEntrySize, base, slot, func(e TimeIndexEntry) int64 { return e.Offset },
-			x.Entries, x.Slots, x.LastSlot, TimeIndexEntry{Timestamp: -1, Offset: base}, x.TailZero)
+		checkSlots(t, data, TimeIndexEntrySize, base, func(b []byte) TimeIndexEntry {
+			return TimeIndexEntry{Timestamp: int64(binary.BigEndian.Uint64(b)), Offset: base + int64(int32(binary.BigEndian.Uint32(b[8:])))}
+		}, func(e TimeIndexEntry) int64 { return e.Offset }, x.Entries, x.Slots, x.LastSlot, TimeIndexEntry{Timestamp: -1, Offset: base}, x.TailZero)
 		for i, e := range x.Entries {
 			if enc, err := AppendTimeIndexEntry(nil, base, e); err == nil && !bytes.Equal(enc, data[i*12:i*12+12]) {
 				t.Fatalf("entry %d re-encodes to %x, stored %x", i, enc, data[i*12:i*12+12])
@@ -553,15 +548,10 @@ func FuzzTimeIndex(f *testing.F) {
 // below the base offset.
 func FuzzTxnIndex(f *testing.F) {
 	vec := mustHexF("000000000000000003e8000000000000006400000000000000960000000000000078")
-	f.Add([]byte{}, int64(0))
-	f.Add(vec, int64(100))
-	f.Add(append(bytes.Clone(vec), vec[:20]...), int64(151))
 	bad := bytes.Clone(vec)
 	bad[0] = 1 // version 1 (Kafka reads the high byte)
-	f.Add(append(bytes.Clone(vec), bad...), int64(0))
-	for _, b := range fixtureFiles(8<<10, TxnIndexSuffix) {
-		f.Add(b, int64(0))
-	}
+	addIndexSeeds(f, TxnIndexSuffix, indexSeed{vec, 100}, indexSeed{append(bytes.Clone(vec), vec[:20]...), 151},
+		indexSeed{append(bytes.Clone(vec), bad...), 0})
 	f.Fuzz(func(t *testing.T, data []byte, base int64) {
 		var x TxnIndex
 		var err error
