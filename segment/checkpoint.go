@@ -196,12 +196,8 @@ func parseOffsetEntry(p []string) (OffsetCheckpointEntry, bool) {
 	if len(p) != 3 {
 		return OffsetCheckpointEntry{}, false
 	}
-	part, ok1 := parseJavaInt(p[1], 32)
-	off, ok2 := parseJavaInt(p[2], 64)
-	if !ok1 || !ok2 {
-		return OffsetCheckpointEntry{}, false
-	}
-	return OffsetCheckpointEntry{Topic: p[0], Partition: int32(part), Offset: off}, true
+	part, off, ok := parseIntLong(p[1], p[2])
+	return OffsetCheckpointEntry{Topic: p[0], Partition: part, Offset: off}, ok
 }
 
 // parseEpochEntry is LeaderEpochCheckpointFile.Formatter#fromString.
@@ -209,12 +205,17 @@ func parseEpochEntry(p []string) (EpochEntry, bool) {
 	if len(p) != 2 {
 		return EpochEntry{}, false
 	}
-	epoch, ok1 := parseJavaInt(p[0], 32)
-	off, ok2 := parseJavaInt(p[1], 64)
-	if !ok1 || !ok2 {
-		return EpochEntry{}, false
-	}
-	return EpochEntry{Epoch: int32(epoch), StartOffset: off}, true
+	epoch, off, ok := parseIntLong(p[0], p[1])
+	return EpochEntry{Epoch: epoch, StartOffset: off}, ok
+}
+
+// parseIntLong parses the two numbers both entry formats end with: an int
+// (a partition, an epoch; Integer.parseInt) and a long (an offset;
+// Long.parseLong). The caller drops the entry unless ok.
+func parseIntLong(i, l string) (int32, int64, bool) {
+	v, ok1 := parseJavaInt(i, 32)
+	w, ok2 := parseJavaInt(l, 64)
+	return int32(v), w, ok1 && ok2
 }
 
 // ParseOffsetCheckpoint decodes an offset checkpoint held in memory.
@@ -226,11 +227,17 @@ func ParseOffsetCheckpoint(b []byte) ([]OffsetCheckpointEntry, error) {
 // (OffsetCheckpointFile). Entries are in file order, which is the broker's
 // map order: unspecified.
 func ReadOffsetCheckpoint(path string) ([]OffsetCheckpointEntry, error) {
-	b, err := ReadFileLimit(path, MaxOffsetCheckpointBytes, "log directory offset checkpoint")
+	return readCheckpointFile(path, MaxOffsetCheckpointBytes, "log directory offset checkpoint", parseOffsetEntry)
+}
+
+// readCheckpointFile reads a checkpoint file of at most limit bytes (what
+// names it in the error when it is larger) and decodes it with parse.
+func readCheckpointFile[T any](path string, limit int64, what string, parse func(parts []string) (T, bool)) ([]T, error) {
+	b, err := ReadFileLimit(path, limit, what)
 	if err != nil {
 		return nil, err
 	}
-	return readCheckpoint(b, path, parseOffsetEntry)
+	return readCheckpoint(b, path, parse)
 }
 
 // CheckpointOffset is partition pd's entry in name, one of the offset
@@ -274,11 +281,7 @@ func ParseLeaderEpochCheckpoint(b []byte) ([]EpochEntry, error) {
 // ReadLeaderEpochCheckpoint reads a partition's leader-epoch-checkpoint
 // (LeaderEpochCheckpointFile).
 func ReadLeaderEpochCheckpoint(path string) ([]EpochEntry, error) {
-	b, err := ReadFileLimit(path, MaxEpochCheckpointBytes, "leader-epoch-checkpoint")
-	if err != nil {
-		return nil, err
-	}
-	return readCheckpoint(b, path, parseEpochEntry)
+	return readCheckpointFile(path, MaxEpochCheckpointBytes, "leader-epoch-checkpoint", parseEpochEntry)
 }
 
 // checkpointHeader is CheckpointWriteBuffer#write's first two lines.

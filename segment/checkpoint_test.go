@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 func TestOffsetCheckpointParse(t *testing.T) {
@@ -249,10 +250,29 @@ func TestProperties(t *testing.T) {
 	wantCorrupt(t, err, "a", 4, decode.ErrCorrupt)
 }
 
+// reencodes reads the file at p (rel names it) with read and checks that
+// encode gives back its bytes, raw; an empty file must read as nothing
+// (CheckpointFile.CheckpointReadBuffer.read: no first line), which brokers
+// leave (a directory created but never flushed). ok is false when the file
+// could not be read.
+func reencodes[T any](t *testing.T, rel, p string, raw []byte, read func(string) (T, error), encode func(T) []byte) (v T, ok bool) {
+	t.Helper()
+	v, err := read(p)
+	if err != nil {
+		t.Errorf("%s: %v", rel, err)
+		return v, false
+	}
+	var none T
+	if got := string(encode(v)); got != string(raw) && (len(raw) != 0 || got != string(encode(none))) {
+		t.Errorf("%s: re-encoding differs", rel)
+	}
+	return v, true
+}
+
 // TestCheckpointRealFixtures parses every broker-written text file and
 // re-encodes the checkpoints byte for byte.
 func TestCheckpointRealFixtures(t *testing.T) {
-	root := realFixtures(t)
+	root := realdata.RootOrSkip(t)
 	epochs := map[string]int{}
 	offsets := map[string]int{}
 	metas := map[string]string{}
@@ -266,40 +286,16 @@ func TestCheckpointRealFixtures(t *testing.T) {
 		raw, _ := os.ReadFile(p)
 		switch fi.Kind {
 		case KindLeaderEpochCheckpoint:
-			es, err := ReadLeaderEpochCheckpoint(p)
-			if err != nil {
-				t.Errorf("%s: %v", rel, err)
-				return nil
-			}
-			epochs[rel] = len(es)
-			if string(EncodeLeaderEpochCheckpoint(es)) != string(raw) {
-				t.Errorf("%s: re-encoding differs", rel)
+			if es, ok := reencodes(t, rel, p, raw, ReadLeaderEpochCheckpoint, EncodeLeaderEpochCheckpoint); ok {
+				epochs[rel] = len(es)
 			}
 		case KindRecoveryPointCheckpoint, KindLogStartOffsetCheckpoint, KindReplicationOffsetCheckpoint, KindCleanerOffsetCheckpoint:
-			es, err := ReadOffsetCheckpoint(p)
-			if err != nil {
-				t.Errorf("%s: %v", rel, err)
-				return nil
-			}
-			offsets[rel] = len(es)
-			// An empty file reads as no entries
-			// (CheckpointFile.CheckpointReadBuffer.read: no first line);
-			// brokers leave them (a directory created but never flushed).
-			if len(raw) == 0 && len(es) == 0 {
-				return nil
-			}
-			if string(EncodeOffsetCheckpoint(es)) != string(raw) {
-				t.Errorf("%s: re-encoding differs", rel)
+			if es, ok := reencodes(t, rel, p, raw, ReadOffsetCheckpoint, EncodeOffsetCheckpoint); ok {
+				offsets[rel] = len(es)
 			}
 		case KindPartitionMetadata:
-			pm, err := ReadPartitionMetadata(p)
-			if err != nil {
-				t.Errorf("%s: %v", rel, err)
-				return nil
-			}
-			metas[rel] = pm.TopicIDString
-			if string(EncodePartitionMetadata(pm)) != string(raw) {
-				t.Errorf("%s: re-encoding differs", rel)
+			if pm, ok := reencodes(t, rel, p, raw, ReadPartitionMetadata, EncodePartitionMetadata); ok {
+				metas[rel] = pm.TopicIDString
 			}
 		case KindMetaProperties:
 			props, err := ReadMetaProperties(p)

@@ -341,22 +341,25 @@ func (c *CRCScanner) CRCValid() bool { return c.cur.ok }
 // Tail describes how the scan ended; valid once Next has returned false
 // and Err is nil.
 func (c *CRCScanner) Tail() Tail {
-	if c.inline {
-		return c.sc.Tail()
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.tail
+	t, _ := c.end()
+	return t
 }
 
 // Err is the I/O error (or memory fault) that stopped the scan, if any.
 func (c *CRCScanner) Err() error {
+	_, err := c.end()
+	return err
+}
+
+// end is how the scan ended: the inline scanner's, or what the helper
+// recorded under mu.
+func (c *CRCScanner) end() (Tail, error) {
 	if c.inline {
-		return c.sc.Err()
+		return c.sc.Tail(), c.sc.Err()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.err
+	return c.tail, c.err
 }
 
 // Close stops the helper and releases every window; needed for a scan

@@ -20,10 +20,7 @@ func crcSegment(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := segtest.ReadFile(t, path)
 	lf, err := segment.OpenLog(path)
 	if err != nil {
 		t.Fatal(err)
@@ -44,9 +41,7 @@ func crcSegment(t testing.TB) string {
 	}
 	// A torn batch: the header of the first batch again, with nothing after.
 	data = append(data, data[:40]...)
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, path, data)
 	return path
 }
 
@@ -62,11 +57,7 @@ type scanned struct {
 // and up to a limit.
 func TestCRCScannerMatchesScanner(t *testing.T) {
 	path := crcSegment(t)
-	lf, err := segment.OpenLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
+	lf := segtest.OpenLog(t, path)
 	var all []scanned
 	sc := lf.Scanner(segment.ScanOptions{})
 	for sc.Next() {
@@ -130,11 +121,7 @@ func TestCRCScannerMatchesScanner(t *testing.T) {
 // checkCRC every verdict is true.
 func TestCRCScannerAbandoned(t *testing.T) {
 	path := crcSegment(t)
-	lf, err := segment.OpenLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
+	lf := segtest.OpenLog(t, path)
 	before := runtime.NumGoroutine()
 	for _, n := range []int{0, 1, 300} {
 		c := lf.CRCScanner(segment.ScanOptions{Mmap: true, BufferSize: 1 << 20}, false)
@@ -170,11 +157,7 @@ func TestCRCScannerAbandoned(t *testing.T) {
 // or kills the process, and Close releases everything.
 func TestCRCScannerTruncated(t *testing.T) {
 	path := crcSegment(t)
-	lf, err := segment.OpenLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
+	lf := segtest.OpenLog(t, path)
 	old := runtime.GOMAXPROCS(2)
 	defer runtime.GOMAXPROCS(old)
 	c := lf.CRCScanner(segment.ScanOptions{Mmap: true, BufferSize: 1 << 20}, true)
@@ -214,11 +197,7 @@ func BenchmarkCRCScanner(b *testing.B) {
 			name = "mmap"
 		}
 		b.Run(name, func(b *testing.B) {
-			lf, err := segment.OpenLog(path)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer lf.Close()
+			lf := segtest.OpenLog(b, path)
 			b.SetBytes(size)
 			b.ReportAllocs()
 			for b.Loop() {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -154,6 +155,18 @@ func openPartitionDir(path string, cache *LogDirCache) (*PartitionDir, error) {
 		return cmp.Or(cmp.Compare(a.EndOffset, b.EndOffset), cmp.Compare(a.Epoch, b.Epoch))
 	})
 	return d, nil
+}
+
+// Logs yields the segments that have a .log, in base-offset order (an
+// index or a .txnindex whose log is gone is a segment without one).
+func (d *PartitionDir) Logs() iter.Seq[SegmentFiles] {
+	return func(yield func(SegmentFiles) bool) {
+		for _, s := range d.Segments {
+			if s.Log != "" && !yield(s) {
+				return
+			}
+		}
+	}
 }
 
 // Segment returns the segment with the given base offset.

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 func touch(t *testing.T, dir string, names ...string) {
@@ -171,7 +173,7 @@ func TestOpenLogDirSynthetic(t *testing.T) {
 }
 
 func TestOpenPartitionDirReal(t *testing.T) {
-	root := realFixtures(t)
+	root := realdata.RootOrSkip(t)
 	data := filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data")
 	dir := filepath.Join(data, "testing-0")
 	d, err := OpenPartitionDir(dir)
@@ -259,5 +261,25 @@ func TestOpenLogDirSymlinkedPartition(t *testing.T) {
 	}
 	if len(l.Files) != 1 || l.Files[0].Kind != KindMetaProperties {
 		t.Errorf("Files = %+v, want the linked meta.properties", l.Files)
+	}
+}
+
+// TestPartitionDirLogs: Logs yields the segments with a .log, in order,
+// and stops when the loop does.
+func TestPartitionDirLogs(t *testing.T) {
+	d := &PartitionDir{Segments: []SegmentFiles{
+		{BaseOffset: 0, Log: "0.log"}, {BaseOffset: 5, Index: "5.index"}, {BaseOffset: 9, Log: "9.log"}, {BaseOffset: 12, Log: "12.log"},
+	}}
+	var got []int64
+	for s := range d.Logs() {
+		got = append(got, s.BaseOffset)
+	}
+	if !reflect.DeepEqual(got, []int64{0, 9, 12}) {
+		t.Errorf("Logs yielded %v, want [0 9 12]", got)
+	}
+	for s := range d.Logs() {
+		if s.BaseOffset == 9 {
+			break
+		}
 	}
 }

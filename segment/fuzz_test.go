@@ -406,54 +406,28 @@ func checkTail(t *testing.T, tl Tail, data []byte) {
 // TailZero as the bytes say; the sanity check fails exactly when Kafka's
 // conditions hold, with the error oracle.
 func FuzzOffsetIndex(f *testing.F) {
-	f.Add([]byte{}, int64(0))
-	f.Add(mustHexF("0000000000000000000000050000100000000009000020000000000000000000"), int64(0))
-	f.Add(mustHexF("00000000000000000000000500001000ffffffff00002000"), int64(100))
-	f.Add(make([]byte, 8*6+3), int64(42))
-	for _, b := range fixtureFiles(8<<10, IndexSuffix) {
-		f.Add(b, int64(0))
-	}
+	addIndexSeeds(f, IndexSuffix,
+		indexSeed{mustHexF("0000000000000000000000050000100000000009000020000000000000000000"), 0},
+		indexSeed{mustHexF("00000000000000000000000500001000ffffffff00002000"), 100},
+		indexSeed{make([]byte, 8*6+3), 42})
 	f.Fuzz(func(t *testing.T, data []byte, base int64) {
 		var x OffsetIndex
 		checkAllocs(t, "parsing an offset index", len(data), 16, 0, func() { x = ParseOffsetIndex(data, base) })
 		n := len(data)
-		slot := func(i int) IndexEntry {
-			b := data[i*OffsetIndexEntrySize:]
-			return IndexEntry{Offset: base + int64(int32(binary.BigEndian.Uint32(b))), Position: int32(binary.BigEndian.Uint32(b[4:]))}
-		}
 		if x.Slots != n/OffsetIndexEntrySize || x.Length != int64(n) || len(x.Entries) > x.Slots || x.BaseOffset != base {
 			t.Fatalf("%d bytes: %d slots, %d entries, length %d", n, x.Slots, len(x.Entries), x.Length)
 		}
+		checkSlots(t, data, OffsetIndexEntrySize, base, func(b []byte) IndexEntry {
+			return IndexEntry{Offset: base + int64(int32(binary.BigEndian.Uint32(b))), Position: int32(binary.BigEndian.Uint32(b[4:]))}
+		}, func(e IndexEntry) int64 { return e.Offset }, x.Entries, x.Slots, x.LastSlot, IndexEntry{Offset: base}, x.TailZero)
 		for i, e := range x.Entries {
-			if e != slot(i) || (i > 0 && e.Offset == base) {
-				t.Fatalf("entry %d = %+v, slot holds %+v", i, e, slot(i))
-			}
 			if enc, err := AppendOffsetIndexEntry(nil, base, e); err == nil && !bytes.Equal(enc, data[i*8:i*8+8]) {
 				t.Fatalf("entry %d re-encodes to %x, stored %x", i, enc, data[i*8:i*8+8])
 			} else if err != nil && int32(binary.BigEndian.Uint32(data[i*8:])) >= 0 && base+int64(int32(binary.BigEndian.Uint32(data[i*8:]))) >= base {
 				t.Fatalf("entry %d does not re-encode: %v", i, err)
 			}
 		}
-		if e := len(x.Entries); e < x.Slots && (e == 0 || slot(e).Offset != base) {
-			t.Fatalf("entries stop at slot %d, which is not at the base offset", e)
-		}
-		wantLast := IndexEntry{Offset: base}
-		if x.Slots > 0 {
-			wantLast = slot(x.Slots - 1)
-		}
-		if x.LastSlot != wantLast || x.TailZero != allZero(data[len(x.Entries)*OffsetIndexEntrySize:]) {
-			t.Fatalf("last slot %+v (want %+v), tail zero %v", x.LastSlot, wantLast, x.TailZero)
-		}
-		err := SanityCheckOffsetIndex(&x)
-		if want := (x.Slots != 0 && x.LastSlot.Offset < base) || n%OffsetIndexEntrySize != 0; want != (err != nil) {
-			t.Fatalf("sanity check: %v, want failure %v", err, want)
-		}
-		if err != nil {
-			checkCorrupt(t, err, int64(n))
-			if _, ok := KafkaMessage(err); !ok {
-				t.Fatalf("sanity failure without Kafka's message: %v", err)
-			}
-		}
+		checkSanity(t, SanityCheckOffsetIndex(&x), (x.Slots != 0 && x.LastSlot.Offset < base) || n%OffsetIndexEntrySize != 0, n)
 		if increasing(x.Entries, func(e IndexEntry) int64 { return e.Offset }) {
 			for _, e := range x.Entries {
 				if got := x.Lookup(e.Offset); got != e {
@@ -462,6 +436,74 @@ func FuzzOffsetIndex(f *testing.F) {
 			}
 		}
 	})
+}
+
+// indexSeed is a seed of an index fuzz target: the file's bytes and its
+// base offset.
+type indexSeed struct {
+	b    []byte
+	base int64
+}
+
+// addIndexSeeds seeds an index fuzz target: no bytes, then seeds, then
+// the fixtures' files of suffix (at base offset 0).
+func addIndexSeeds(f *testing.F, suffix string, seeds ...indexSeed) {
+	f.Add([]byte{}, int64(0))
+	for _, s := range seeds {
+		f.Add(s.b, s.base)
+	}
+	for _, b := range fixtureFiles(8<<10, suffix) {
+		f.Add(b, int64(0))
+	}
+}
+
+// checkSlots holds a parsed index (entries, slots, lastSlot, tailZero) to
+// its bytes, data, in slots of size bytes that read decodes: the entries
+// are the slots up to the first later one at the base offset (offset
+// gives an entry's), LastSlot is the last slot (empty when there is none)
+// and TailZero says whether every byte after the entries is zero.
+func checkSlots[E comparable](t *testing.T, data []byte, size int, base int64, read func([]byte) E, offset func(E) int64,
+	entries []E, slots int, lastSlot, empty E, tailZero bool) {
+	t.Helper()
+	slot := func(i int) E { return read(data[i*size:]) }
+	for i, e := range entries {
+		if e != slot(i) || (i > 0 && offset(e) == base) {
+			t.Fatalf("entry %d = %+v, slot holds %+v", i, e, slot(i))
+		}
+	}
+	if e := len(entries); e < slots && (e == 0 || offset(slot(e)) != base) {
+		t.Fatalf("entries stop at slot %d, which is not at the base offset", e)
+	}
+	wantLast := empty
+	if slots > 0 {
+		wantLast = slot(slots - 1)
+	}
+	if lastSlot != wantLast || tailZero != allZero(data[len(entries)*size:]) {
+		t.Fatalf("last slot %+v (want %+v), tail zero %v", lastSlot, wantLast, tailZero)
+	}
+}
+
+// checkSanity holds an index sanity check's verdict to Kafka's conditions
+// (want: they hold) and its failure to the error oracle, with Kafka's
+// message, for n bytes of input.
+func checkSanity(t *testing.T, err error, want bool, n int) {
+	t.Helper()
+	if want != (err != nil) {
+		t.Fatalf("sanity check: %v, want failure %v", err, want)
+	}
+	if err != nil {
+		checkKafkaCorrupt(t, err, n, "sanity failure")
+	}
+}
+
+// checkKafkaCorrupt is checkCorrupt for an error that must carry Kafka's
+// message (what names it in the failure).
+func checkKafkaCorrupt(t *testing.T, err error, n int, what string) {
+	t.Helper()
+	checkCorrupt(t, err, int64(n))
+	if _, ok := KafkaMessage(err); !ok {
+		t.Fatalf("%s without Kafka's message: %v", what, err)
+	}
 }
 
 func increasing[E any](es []E, key func(E) int64) bool {
@@ -475,54 +517,27 @@ func increasing[E any](es []E, key func(E) int64) bool {
 
 // FuzzTimeIndex is FuzzOffsetIndex for .timeindex files.
 func FuzzTimeIndex(f *testing.F) {
-	f.Add([]byte{}, int64(0))
-	f.Add(mustHexF("0000018bcfe56800000000000000018bcfe568050000000a"), int64(0))
-	f.Add(mustHexF("0000018bcfe5680000000005000000000000000000000000"), int64(7))
-	f.Add(make([]byte, 12*4+5), int64(0))
-	for _, b := range fixtureFiles(8<<10, TimeIndexSuffix) {
-		f.Add(b, int64(0))
-	}
+	addIndexSeeds(f, TimeIndexSuffix,
+		indexSeed{mustHexF("0000018bcfe56800000000000000018bcfe568050000000a"), 0},
+		indexSeed{mustHexF("0000018bcfe5680000000005000000000000000000000000"), 7},
+		indexSeed{make([]byte, 12*4+5), 0})
 	f.Fuzz(func(t *testing.T, data []byte, base int64) {
 		var x TimeIndex
 		checkAllocs(t, "parsing a time index", len(data), 16, 0, func() { x = ParseTimeIndex(data, base) })
 		n := len(data)
-		slot := func(i int) TimeIndexEntry {
-			b := data[i*TimeIndexEntrySize:]
-			return TimeIndexEntry{Timestamp: int64(binary.BigEndian.Uint64(b)), Offset: base + int64(int32(binary.BigEndian.Uint32(b[8:])))}
-		}
 		if x.Slots != n/TimeIndexEntrySize || x.Length != int64(n) || len(x.Entries) > x.Slots {
 			t.Fatalf("%d bytes: %d slots, %d entries", n, x.Slots, len(x.Entries))
 		}
+		checkSlots(t, data, TimeIndexEntrySize, base, func(b []byte) TimeIndexEntry {
+			return TimeIndexEntry{Timestamp: int64(binary.BigEndian.Uint64(b)), Offset: base + int64(int32(binary.BigEndian.Uint32(b[8:])))}
+		}, func(e TimeIndexEntry) int64 { return e.Offset }, x.Entries, x.Slots, x.LastSlot, TimeIndexEntry{Timestamp: -1, Offset: base}, x.TailZero)
 		for i, e := range x.Entries {
-			if e != slot(i) || (i > 0 && e.Offset == base) {
-				t.Fatalf("entry %d = %+v, slot holds %+v", i, e, slot(i))
-			}
 			if enc, err := AppendTimeIndexEntry(nil, base, e); err == nil && !bytes.Equal(enc, data[i*12:i*12+12]) {
 				t.Fatalf("entry %d re-encodes to %x, stored %x", i, enc, data[i*12:i*12+12])
 			}
 		}
-		if e := len(x.Entries); e < x.Slots && (e == 0 || slot(e).Offset != base) {
-			t.Fatalf("entries stop at slot %d, which is not at the base offset", e)
-		}
-		wantLast := TimeIndexEntry{Timestamp: -1, Offset: base}
-		if x.Slots > 0 {
-			wantLast = slot(x.Slots - 1)
-		}
-		if x.LastSlot != wantLast || x.TailZero != allZero(data[len(x.Entries)*TimeIndexEntrySize:]) {
-			t.Fatalf("last slot %+v (want %+v), tail zero %v", x.LastSlot, wantLast, x.TailZero)
-		}
-		err := SanityCheckTimeIndex(&x)
-		want := (x.Slots != 0 && len(x.Entries) > 0 && x.LastSlot.Timestamp < x.Entries[0].Timestamp) ||
-			(x.Slots != 0 && x.LastSlot.Offset < base) || n%TimeIndexEntrySize != 0
-		if want != (err != nil) {
-			t.Fatalf("sanity check: %v, want failure %v", err, want)
-		}
-		if err != nil {
-			checkCorrupt(t, err, int64(n))
-			if _, ok := KafkaMessage(err); !ok {
-				t.Fatalf("sanity failure without Kafka's message: %v", err)
-			}
-		}
+		checkSanity(t, SanityCheckTimeIndex(&x), (x.Slots != 0 && len(x.Entries) > 0 && x.LastSlot.Timestamp < x.Entries[0].Timestamp) ||
+			(x.Slots != 0 && x.LastSlot.Offset < base) || n%TimeIndexEntrySize != 0, n)
 	})
 }
 
@@ -533,15 +548,10 @@ func FuzzTimeIndex(f *testing.F) {
 // below the base offset.
 func FuzzTxnIndex(f *testing.F) {
 	vec := mustHexF("000000000000000003e8000000000000006400000000000000960000000000000078")
-	f.Add([]byte{}, int64(0))
-	f.Add(vec, int64(100))
-	f.Add(append(bytes.Clone(vec), vec[:20]...), int64(151))
 	bad := bytes.Clone(vec)
 	bad[0] = 1 // version 1 (Kafka reads the high byte)
-	f.Add(append(bytes.Clone(vec), bad...), int64(0))
-	for _, b := range fixtureFiles(8<<10, TxnIndexSuffix) {
-		f.Add(b, int64(0))
-	}
+	addIndexSeeds(f, TxnIndexSuffix, indexSeed{vec, 100}, indexSeed{append(bytes.Clone(vec), vec[:20]...), 151},
+		indexSeed{append(bytes.Clone(vec), bad...), 0})
 	f.Fuzz(func(t *testing.T, data []byte, base int64) {
 		var x TxnIndex
 		var err error
@@ -607,10 +617,7 @@ func FuzzSnapshot(f *testing.F) {
 		var err error
 		checkAllocs(t, "parsing a snapshot", len(b), 16, 0, func() { es, err = ParseProducerSnapshot(b) })
 		if err != nil {
-			checkCorrupt(t, err, int64(len(b)))
-			if _, ok := KafkaMessage(err); !ok {
-				t.Fatalf("snapshot error without Kafka's message: %v", err)
-			}
+			checkKafkaCorrupt(t, err, len(b), "snapshot error")
 			return
 		}
 		enc := EncodeProducerSnapshot(es)
@@ -630,6 +637,24 @@ func FuzzSnapshot(f *testing.F) {
 }
 
 // ---------------------------------------------------------------- checkpoints
+
+// checkpointRoundTrip parses b as a checkpoint (what), within the
+// allocation bound; a failure goes to checkErr (with Kafka's message), and
+// what parses re-encodes to bytes that parse to the same entries.
+func checkpointRoundTrip[E any](t *testing.T, what string, b []byte, parse func([]byte) ([]E, error), encode func([]E) []byte, checkErr func(error, bool)) {
+	t.Helper()
+	var es []E
+	var err error
+	checkAllocs(t, "parsing "+what, len(b), 64, 0, func() { es, err = parse(b) })
+	if err != nil {
+		checkErr(err, true)
+		return
+	}
+	again, err := parse(encode(es))
+	if err != nil || !reflect.DeepEqual(again, es) {
+		t.Fatalf("re-encoded %s parses to %v (%v), want %v", what, again, err, es)
+	}
+}
 
 // FuzzCheckpoint parses the fuzz bytes as the checkpoint chosen by kind
 // (offset checkpoint, leader-epoch-checkpoint, partition.metadata), and
@@ -670,29 +695,9 @@ func FuzzCheckpoint(f *testing.F) {
 		}
 		switch kind % 4 {
 		case 0:
-			var es []OffsetCheckpointEntry
-			var err error
-			checkAllocs(t, "parsing an offset checkpoint", len(b), 64, 0, func() { es, err = ParseOffsetCheckpoint(b) })
-			if err != nil {
-				checkErr(err, true)
-				return
-			}
-			again, err := ParseOffsetCheckpoint(EncodeOffsetCheckpoint(es))
-			if err != nil || !reflect.DeepEqual(again, es) {
-				t.Fatalf("re-encoded offset checkpoint parses to %v (%v), want %v", again, err, es)
-			}
+			checkpointRoundTrip(t, "an offset checkpoint", b, ParseOffsetCheckpoint, EncodeOffsetCheckpoint, checkErr)
 		case 1:
-			var es []EpochEntry
-			var err error
-			checkAllocs(t, "parsing a leader-epoch checkpoint", len(b), 64, 0, func() { es, err = ParseLeaderEpochCheckpoint(b) })
-			if err != nil {
-				checkErr(err, true)
-				return
-			}
-			again, err := ParseLeaderEpochCheckpoint(EncodeLeaderEpochCheckpoint(es))
-			if err != nil || !reflect.DeepEqual(again, es) {
-				t.Fatalf("re-encoded leader-epoch checkpoint parses to %v (%v), want %v", again, err, es)
-			}
+			checkpointRoundTrip(t, "a leader-epoch checkpoint", b, ParseLeaderEpochCheckpoint, EncodeLeaderEpochCheckpoint, checkErr)
 		case 2:
 			pm, err := ParsePartitionMetadata(b)
 			if err != nil {

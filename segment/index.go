@@ -300,47 +300,46 @@ func parseTimeIndex(r io.Reader, n int64, path string, base int64) (TimeIndex, e
 // of Kafka's CorruptIndexException. A broker that fails this check on a
 // segment it must load rebuilds the index.
 func SanityCheckOffsetIndex(x *OffsetIndex) error {
-	p := absPath(x.Path)
 	if x.Slots != 0 && x.LastSlot.Offset < x.BaseOffset {
 		return fileCorrupt(x.Path, int64(x.Slots-1)*OffsetIndexEntrySize, "relativeOffset", decode.ErrCorrupt,
 			fmt.Sprintf("Corrupt index found, index file %s has non-zero size but the last offset is %d which is less than the base offset %d",
-				p, x.LastSlot.Offset, x.BaseOffset),
+				absPath(x.Path), x.LastSlot.Offset, x.BaseOffset),
 			"last offset %d is less than the base offset %d", x.LastSlot.Offset, x.BaseOffset)
 	}
-	if x.Length%OffsetIndexEntrySize != 0 {
-		return fileCorrupt(x.Path, int64(x.Slots)*OffsetIndexEntrySize, "length", decode.ErrTruncated,
-			fmt.Sprintf("Index file %s is corrupt, found %d bytes which is neither positive nor a multiple of %d",
-				p, x.Length, OffsetIndexEntrySize),
-			"%d bytes is not a multiple of %d", x.Length, OffsetIndexEntrySize)
+	return lengthCheck(x.Path, "Index file", x.Length, x.Slots, OffsetIndexEntrySize)
+}
+
+// lengthCheck is the last of the index sanity checks: a length that is a
+// multiple of the entry size. kafkaName starts Kafka's message ("Index
+// file", "Time index file").
+func lengthCheck(path, kafkaName string, length int64, slots int, entrySize int64) error {
+	if length%entrySize == 0 {
+		return nil
 	}
-	return nil
+	return fileCorrupt(path, int64(slots)*entrySize, "length", decode.ErrTruncated,
+		fmt.Sprintf("%s %s is corrupt, found %d bytes which is neither positive nor a multiple of %d",
+			kafkaName, absPath(path), length, entrySize),
+		"%d bytes is not a multiple of %d", length, entrySize)
 }
 
 // SanityCheckTimeIndex applies TimeIndex#sanityCheck, in Kafka's order.
 // Note that, like Kafka, it compares the last *slot*: a preallocated index
 // with a zero tail fails the timestamp check (last timestamp 0).
 func SanityCheckTimeIndex(x *TimeIndex) error {
-	p := absPath(x.Path)
 	if x.Slots != 0 && len(x.Entries) > 0 && x.LastSlot.Timestamp < x.Entries[0].Timestamp {
 		first := x.Entries[0].Timestamp
 		return fileCorrupt(x.Path, int64(x.Slots-1)*TimeIndexEntrySize, "timestamp", decode.ErrCorrupt,
 			fmt.Sprintf("Corrupt time index found, time index file (%s) has non-zero size but the last timestamp is %d which is less than the first timestamp %d",
-				p, x.LastSlot.Timestamp, first),
+				absPath(x.Path), x.LastSlot.Timestamp, first),
 			"last timestamp %d is less than the first timestamp %d", x.LastSlot.Timestamp, first)
 	}
 	if x.Slots != 0 && x.LastSlot.Offset < x.BaseOffset {
 		return fileCorrupt(x.Path, int64(x.Slots-1)*TimeIndexEntrySize+8, "relativeOffset", decode.ErrCorrupt,
 			fmt.Sprintf("Corrupt time index found, time index file (%s) has non-zero size but the last offset is %d which is less than the first offset %d",
-				p, x.LastSlot.Offset, x.BaseOffset),
+				absPath(x.Path), x.LastSlot.Offset, x.BaseOffset),
 			"last offset %d is less than the base offset %d", x.LastSlot.Offset, x.BaseOffset)
 	}
-	if x.Length%TimeIndexEntrySize != 0 {
-		return fileCorrupt(x.Path, int64(x.Slots)*TimeIndexEntrySize, "length", decode.ErrTruncated,
-			fmt.Sprintf("Time index file %s is corrupt, found %d bytes which is neither positive nor a multiple of %d",
-				p, x.Length, TimeIndexEntrySize),
-			"%d bytes is not a multiple of %d", x.Length, TimeIndexEntrySize)
-	}
-	return nil
+	return lengthCheck(x.Path, "Time index file", x.Length, x.Slots, TimeIndexEntrySize)
 }
 
 // RelativeOffset converts an absolute offset to an index entry's relative

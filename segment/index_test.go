@@ -9,38 +9,43 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 func buildOffsetIndex(t *testing.T, base int64, es ...IndexEntry) []byte {
 	t.Helper()
-	var b []byte
-	for _, e := range es {
-		var err error
-		if b, err = AppendOffsetIndexEntry(b, base, e); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return b
+	return buildIndex(t, base, AppendOffsetIndexEntry, es)
 }
 
 func buildTimeIndex(t *testing.T, base int64, es ...TimeIndexEntry) []byte {
 	t.Helper()
+	return buildIndex(t, base, AppendTimeIndexEntry, es)
+}
+
+// buildIndex encodes the entries of an index with base offset base.
+func buildIndex[E any](t *testing.T, base int64, appendEntry func([]byte, int64, E) ([]byte, error), es []E) []byte {
+	t.Helper()
 	var b []byte
 	for _, e := range es {
 		var err error
-		if b, err = AppendTimeIndexEntry(b, base, e); err != nil {
+		if b, err = appendEntry(b, base, e); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return b
 }
 
-func TestOffsetIndexEncoding(t *testing.T) {
-	b := buildOffsetIndex(t, 1000, IndexEntry{1005, 4096}, IndexEntry{1010, 8192})
-	want := mustHex(t, "00000005 00001000 0000000a 00002000")
-	if string(b) != string(want) {
+// encodesAs fails t unless b is the bytes the hex h spells (spaces aside).
+func encodesAs(t *testing.T, b []byte, h string) {
+	t.Helper()
+	if want := mustHex(t, h); string(b) != string(want) {
 		t.Fatalf("encoded %x, want %x", b, want)
 	}
+}
+
+func TestOffsetIndexEncoding(t *testing.T) {
+	b := buildOffsetIndex(t, 1000, IndexEntry{1005, 4096}, IndexEntry{1010, 8192})
+	encodesAs(t, b, "00000005 00001000 0000000a 00002000")
 	x := ParseOffsetIndex(b, 1000)
 	if x.Slots != 2 || x.Length != 16 || !reflect.DeepEqual(x.Entries, []IndexEntry{{1005, 4096}, {1010, 8192}}) ||
 		x.LastSlot != (IndexEntry{1010, 8192}) || !x.TailZero || x.TrailingBytes() != 0 || x.TailSlots() != 0 {
@@ -140,10 +145,7 @@ func TestOffsetIndexLookup(t *testing.T) {
 
 func TestTimeIndex(t *testing.T) {
 	b := buildTimeIndex(t, 1000, TimeIndexEntry{1700000000000, 1004}, TimeIndexEntry{1700000000500, 1010})
-	want := mustHex(t, "0000018bcfe56800 00000004 0000018bcfe569f4 0000000a")
-	if string(b) != string(want) {
-		t.Fatalf("encoded %x, want %x", b, want)
-	}
+	encodesAs(t, b, "0000018bcfe56800 00000004 0000018bcfe569f4 0000000a")
 	x := ParseTimeIndex(b, 1000)
 	if x.Slots != 2 || len(x.Entries) != 2 || x.LastSlot != (TimeIndexEntry{1700000000500, 1010}) || !x.TailZero {
 		t.Fatalf("parsed %+v", x)
@@ -200,16 +202,22 @@ func TestTimeIndex(t *testing.T) {
 	}
 }
 
+// writePreallocated writes entries at the start of a zero-filled file of
+// size bytes, as a broker preallocates an active index.
+func writePreallocated(t *testing.T, path string, size int, entries []byte) {
+	t.Helper()
+	full := make([]byte, size)
+	copy(full, entries)
+	if err := os.WriteFile(path, full, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestReadIndexFiles(t *testing.T) {
 	dir := t.TempDir()
 	// A 10 MiB preallocated active index with 3 real entries.
 	p := filepath.Join(dir, "00000000000000000000.index")
-	b := buildOffsetIndex(t, 0, IndexEntry{10, 4100}, IndexEntry{20, 8300}, IndexEntry{30, 12500})
-	full := make([]byte, DefaultMaxIndexSize)
-	copy(full, b)
-	if err := os.WriteFile(p, full, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writePreallocated(t, p, DefaultMaxIndexSize, buildOffsetIndex(t, 0, IndexEntry{10, 4100}, IndexEntry{20, 8300}, IndexEntry{30, 12500}))
 	x, err := ReadOffsetIndex(p, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -221,12 +229,7 @@ func TestReadIndexFiles(t *testing.T) {
 		t.Errorf("entries capacity %d: memory not bounded by the valid entries", cap(x.Entries))
 	}
 	tp := filepath.Join(dir, "00000000000000000000.timeindex")
-	tb := buildTimeIndex(t, 0, TimeIndexEntry{100, 10}, TimeIndexEntry{200, 30})
-	tfull := make([]byte, DefaultMaxIndexSize/12*12)
-	copy(tfull, tb)
-	if err := os.WriteFile(tp, tfull, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writePreallocated(t, tp, DefaultMaxIndexSize/12*12, buildTimeIndex(t, 0, TimeIndexEntry{100, 10}, TimeIndexEntry{200, 30}))
 	tx, err := ReadTimeIndex(tp, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +250,7 @@ func TestReadIndexFiles(t *testing.T) {
 // and that each passes Kafka's sanity check. They are all trimmed, so the
 // valid entries are all the slots.
 func TestIndexRealFixtures(t *testing.T) {
-	root := realFixtures(t)
+	root := realdata.RootOrSkip(t)
 	want := map[string]int{
 		"macsakini__KafkaCluster/kafka/data/quickstart-events-0/00000000000000000000.index":                                                                  0,
 		"macsakini__KafkaCluster/kafka/data/quickstart-events-0/00000000000000000000.timeindex":                                                              1,

@@ -98,50 +98,54 @@ func readSegmentIndexes(s SegmentFiles) (*OffsetIndex, *TimeIndex, error) {
 	return idx, tidx, nil
 }
 
+// fileVerdict is what an .index and a .timeindex are checked for alike,
+// the first failure in this order: a length (trailing bytes after the
+// whole entries of entrySize), the broker's sanity check (sanity; before
+// the zero tail, since a preallocated time index fails it, its last
+// timestamp being 0, as dump --index-sanity-check says), tail zero-filled
+// slots after the entries, then an entry that does not follow the one
+// before it (unordered(i) says how entry i does not, or ""). The zero
+// verdict passes.
+func fileVerdict(length, trailing, entrySize int64, sanity func() error, tail, entries int, unordered func(i int) string) IndexVerdict {
+	if trailing != 0 {
+		return IndexVerdict{Problem: fmt.Sprintf("%d bytes is not a whole number of %d-byte entries", length, entrySize), Defect: IndexLength}
+	}
+	if err := sanity(); err != nil {
+		return IndexVerdict{Problem: "fails the broker's sanity check: " + err.Error(), Defect: IndexSanity}
+	}
+	if tail > 0 {
+		return IndexVerdict{Problem: fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", tail, entries), Defect: IndexZeroTail}
+	}
+	for i := 1; i < entries; i++ {
+		if p := unordered(i); p != "" {
+			return IndexVerdict{Problem: p, Defect: IndexMismatch}
+		}
+	}
+	return IndexVerdict{}
+}
+
 // NewIndexCheckOf is NewIndexCheck of indexes already read (nil: the
 // file is missing): those a writer is about to commit, say.
 func NewIndexCheckOf(idx *OffsetIndex, tidx *TimeIndex) *IndexCheck {
-	c := &IndexCheck{ahead: -1}
-	if idx == nil {
-		c.index = IndexVerdict{Problem: "missing", Defect: IndexMissing}
-	} else {
-		x := *idx
-		c.idx = idx
-		switch {
-		case x.TrailingBytes() != 0:
-			c.index = IndexVerdict{Problem: fmt.Sprintf("%d bytes is not a whole number of 8-byte entries", x.Length), Defect: IndexLength}
-		case SanityCheckOffsetIndex(&x) != nil:
-			c.index = IndexVerdict{Problem: "fails the broker's sanity check: " + SanityCheckOffsetIndex(&x).Error(), Defect: IndexSanity}
-		case x.TailSlots() > 0:
-			c.index = IndexVerdict{Problem: fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", x.TailSlots(), len(x.Entries)), Defect: IndexZeroTail}
-		}
-		for i := 1; c.index.Problem == "" && i < len(x.Entries); i++ {
-			if e, p := x.Entries[i], x.Entries[i-1]; e.Offset <= p.Offset || e.Position <= p.Position {
-				c.index = IndexVerdict{Problem: fmt.Sprintf("entry %d (offset %d, position %d) does not follow entry %d (offset %d, position %d)", i, e.Offset, e.Position, i-1, p.Offset, p.Position), Defect: IndexMismatch}
-			}
-		}
+	missing := IndexVerdict{Problem: "missing", Defect: IndexMissing}
+	c := &IndexCheck{idx: idx, tidx: tidx, ahead: -1, index: missing, time: missing}
+	if x := idx; x != nil {
+		c.index = fileVerdict(x.Length, x.TrailingBytes(), OffsetIndexEntrySize, func() error { return SanityCheckOffsetIndex(x) }, x.TailSlots(), len(x.Entries),
+			func(i int) string {
+				if e, p := x.Entries[i], x.Entries[i-1]; e.Offset <= p.Offset || e.Position <= p.Position {
+					return fmt.Sprintf("entry %d (offset %d, position %d) does not follow entry %d (offset %d, position %d)", i, e.Offset, e.Position, i-1, p.Offset, p.Position)
+				}
+				return ""
+			})
 	}
-	if tidx == nil {
-		c.time = IndexVerdict{Problem: "missing", Defect: IndexMissing}
-	} else {
-		x := *tidx
-		c.tidx = tidx
-		switch {
-		// The sanity check before the zero tail: a preallocated time index
-		// fails it (its last timestamp is 0), as dump --index-sanity-check
-		// says.
-		case x.TrailingBytes() != 0:
-			c.time = IndexVerdict{Problem: fmt.Sprintf("%d bytes is not a whole number of 12-byte entries", x.Length), Defect: IndexLength}
-		case SanityCheckTimeIndex(&x) != nil:
-			c.time = IndexVerdict{Problem: "fails the broker's sanity check: " + SanityCheckTimeIndex(&x).Error(), Defect: IndexSanity}
-		case x.TailSlots() > 0:
-			c.time = IndexVerdict{Problem: fmt.Sprintf("%d zero-filled slots after its %d entries (preallocated, not trimmed: an unclean shutdown)", x.TailSlots(), len(x.Entries)), Defect: IndexZeroTail}
-		}
-		for i := 1; c.time.Problem == "" && i < len(x.Entries); i++ {
-			if e, p := x.Entries[i], x.Entries[i-1]; e.Offset < p.Offset || e.Timestamp <= p.Timestamp {
-				c.time = IndexVerdict{Problem: fmt.Sprintf("entry %d (timestamp %d, offset %d) does not follow entry %d (timestamp %d, offset %d)", i, e.Timestamp, e.Offset, i-1, p.Timestamp, p.Offset), Defect: IndexMismatch}
-			}
-		}
+	if x := tidx; x != nil {
+		c.time = fileVerdict(x.Length, x.TrailingBytes(), TimeIndexEntrySize, func() error { return SanityCheckTimeIndex(x) }, x.TailSlots(), len(x.Entries),
+			func(i int) string {
+				if e, p := x.Entries[i], x.Entries[i-1]; e.Offset < p.Offset || e.Timestamp <= p.Timestamp {
+					return fmt.Sprintf("entry %d (timestamp %d, offset %d) does not follow entry %d (timestamp %d, offset %d)", i, e.Timestamp, e.Offset, i-1, p.Timestamp, p.Offset)
+				}
+				return ""
+			})
 	}
 	return c
 }

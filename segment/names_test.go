@@ -38,16 +38,6 @@ func countManifest(m map[string]bool, keep func(name string) bool) int {
 	return n
 }
 
-// realFixtures returns the broker-written fixture tree, or skips.
-func realFixtures(t *testing.T) string {
-	t.Helper()
-	root := filepath.Join("..", "..", "shared", "fixtures", "real")
-	if _, err := os.Stat(root); err != nil {
-		t.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
-	}
-	return root
-}
-
 func mustHex(t *testing.T, s string) []byte {
 	t.Helper()
 	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
@@ -232,7 +222,7 @@ func TestParsePartitionDir(t *testing.T) {
 // TestParseFileNameRealFixtures classifies every file in the real fixture
 // tree: every name a broker wrote must be recognised.
 func TestParseFileNameRealFixtures(t *testing.T) {
-	root := realFixtures(t)
+	root := realdata.RootOrSkip(t)
 	manifest := realManifest(t, root)
 	n := 0
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {

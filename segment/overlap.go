@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 
 	"github.com/kseg/kseg/segment/finding"
 )
@@ -55,12 +56,7 @@ func (o Overlap) Finding() finding.Finding {
 // from its last offset-index entry on (the whole segment when it has no
 // usable index): a few KiB per segment.
 func SegmentOverlaps(d *PartitionDir) ([]Overlap, error) {
-	var logs []SegmentFiles
-	for _, s := range d.Segments {
-		if s.Log != "" {
-			logs = append(logs, s)
-		}
-	}
+	logs := slices.Collect(d.Logs())
 	var out []Overlap
 	for i := 0; i+1 < len(logs); i++ {
 		s, next := logs[i], logs[i+1]

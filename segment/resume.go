@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 )
 
 // ResumeAppender opens an Appender on a partition directory that already
@@ -29,12 +30,7 @@ func ResumeAppender(dir string, opts AppenderOptions) (*Appender, error) {
 	if err != nil {
 		return nil, err
 	}
-	var segs []SegmentFiles
-	for _, s := range pd.Segments {
-		if s.Log != "" {
-			segs = append(segs, s)
-		}
-	}
+	segs := slices.Collect(pd.Logs())
 	if len(segs) == 0 {
 		return nil, fmt.Errorf("%s: no .log segment to resume", dir)
 	}

@@ -22,11 +22,7 @@ func benchSegment(b *testing.B) (string, int64) {
 }
 
 func benchScan(b *testing.B, path string, size int64, mmap, crc bool) {
-	lf, err := segment.OpenLog(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer lf.Close()
+	lf := segtest.OpenLog(b, path)
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -1,7 +1,6 @@
 package segment_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/kseg/kseg/segment"
@@ -16,14 +15,7 @@ import (
 //
 // Bytes per second are of the segments as stored.
 func BenchmarkVerifyIndexes(b *testing.B) {
-	ld := b.TempDir()
-	if err := segtest.LogDir(ld, 1, 64<<20, segtest.LargeOptions{Seed: 13}); err != nil {
-		b.Fatal(err)
-	}
-	pd, err := segment.OpenPartitionDir(filepath.Join(ld, "bench-0"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	pd := segtest.OpenLogDirPartition(b, 64<<20, segtest.LargeOptions{Seed: 13})
 	type seg struct {
 		lf   *segment.LogFile
 		idx  segment.OffsetIndex
@@ -32,11 +24,7 @@ func BenchmarkVerifyIndexes(b *testing.B) {
 	var segs []seg
 	var size int64
 	for _, s := range pd.Segments {
-		lf, err := segment.OpenLog(s.Log)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer lf.Close()
+		lf := segtest.OpenLog(b, s.Log)
 		idx, err := segment.ReadOffsetIndex(s.Index, s.BaseOffset)
 		if err != nil {
 			b.Fatal(err)

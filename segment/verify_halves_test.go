@@ -3,7 +3,6 @@ package segment_test
 import (
 	"bytes"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -31,9 +30,7 @@ func TestVerifyIndexesHalvesAsOneWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix))
-	if err := os.WriteFile(path, log.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, path, log.Bytes())
 	rawIdx, rawTidx, err := segment.RebuildIndexes(path, 0, 4096)
 	if err != nil {
 		t.Fatal(err)
@@ -48,11 +45,7 @@ func TestVerifyIndexesHalvesAsOneWalk(t *testing.T) {
 			idx.Entries = append(idx.Entries, e)
 		}
 	}
-	lf, err := segment.OpenLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
+	lf := segtest.OpenLog(t, path)
 	sc := lf.Scanner(segment.ScanOptions{Start: p0})
 	if !sc.Next() {
 		t.Fatal("no batch at p0")

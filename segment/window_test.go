@@ -14,11 +14,7 @@ import (
 // and the tail.
 func scanAll(t *testing.T, path string, opts segment.ScanOptions) ([]int64, [][]byte, segment.Tail) {
 	t.Helper()
-	lf, err := segment.OpenLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
+	lf := segtest.OpenLog(t, path)
 	sc := lf.Scanner(opts)
 	var pos []int64
 	var raws [][]byte

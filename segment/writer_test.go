@@ -11,6 +11,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
+	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 const t0 = segtest.T0
@@ -24,15 +25,6 @@ func v2(t *testing.T, base int64, ple int32, n, valueSize int, ts int64) []byte 
 		recs[i] = decode.RecordSpec{OffsetDelta: int32(i), Timestamp: ts, Key: []byte("k"), Value: bytes.Repeat([]byte{'v'}, valueSize)}
 	}
 	b, err := decode.AppendBatch(nil, decode.BatchSpec{BaseOffset: base, PartitionLeaderEpoch: ple, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func readFile(t *testing.T, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,11 +58,7 @@ func checkSegment(t *testing.T, dir string, base int64, interval int) (segment.O
 	if idx.Slots != len(idx.Entries) || tidx.Slots != len(tidx.Entries) {
 		t.Errorf("%s: indexes not trimmed: %d/%d and %d/%d", dir, len(idx.Entries), idx.Slots, len(tidx.Entries), tidx.Slots)
 	}
-	lf, err := segment.OpenLog(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
+	lf := segtest.OpenLog(t, logPath)
 	probs, err := segment.VerifyIndexes(lf, &idx, &tidx)
 	if err != nil {
 		t.Fatal(err)
@@ -82,11 +70,11 @@ func checkSegment(t *testing.T, dir string, base int64, interval int) (segment.O
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(ri, readFile(t, idx.Path)) {
-		t.Errorf("%s: RebuildIndexes gives %x, the appender wrote %x", idx.Path, ri, readFile(t, idx.Path))
+	if !bytes.Equal(ri, segtest.ReadFile(t, idx.Path)) {
+		t.Errorf("%s: RebuildIndexes gives %x, the appender wrote %x", idx.Path, ri, segtest.ReadFile(t, idx.Path))
 	}
-	if !bytes.Equal(rt, readFile(t, tidx.Path)) {
-		t.Errorf("%s: RebuildIndexes gives %x, the appender wrote %x", tidx.Path, rt, readFile(t, tidx.Path))
+	if !bytes.Equal(rt, segtest.ReadFile(t, tidx.Path)) {
+		t.Errorf("%s: RebuildIndexes gives %x, the appender wrote %x", tidx.Path, rt, segtest.ReadFile(t, tidx.Path))
 	}
 	return idx, tidx
 }
@@ -399,9 +387,7 @@ func TestRecoverIndexesStopsAtBadBatch(t *testing.T) {
 	p := filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix))
 	bad := slices.Clone(log)
 	bad[4*size-2] ^= 1 // inside batch 3
-	if err := os.WriteFile(p, bad, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, p, bad)
 	r, err := segment.RecoverIndexes(p, 0, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -415,9 +401,7 @@ func TestRecoverIndexesStopsAtBadBatch(t *testing.T) {
 	if got := segment.ParseTimeIndex(r.TimeIndex, 0).Entries; !slices.Equal(got, []segment.TimeIndexEntry{{Timestamp: t0 + 1, Offset: 1}, {Timestamp: t0 + 2, Offset: 2}}) {
 		t.Errorf("time index %v", got)
 	}
-	if err := os.WriteFile(p, log[:len(log)-10], 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, p, log[:len(log)-10])
 	r, err = segment.RecoverIndexes(p, 0, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -477,16 +461,6 @@ func TestGeneratedFixturesIndexes(t *testing.T) {
 	}
 }
 
-// realRoot locates ../shared/fixtures/real or skips.
-func realRoot(t *testing.T) string {
-	t.Helper()
-	root := filepath.Join("..", "..", "shared", "fixtures", "real")
-	if _, err := os.Stat(root); err != nil {
-		t.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
-	}
-	return root
-}
-
 // TestRebuildIndexesRealFixtures compares RebuildIndexes (index.interval.bytes
 // 4096, the default these brokers ran with) with broker-written indexes.
 // What is certain for every file: each real entry is a valid pair — the
@@ -499,7 +473,7 @@ func realRoot(t *testing.T) string {
 // pre-KAFKA-806 rule (one entry per append), which starts the byte count
 // elsewhere (formats.md §7.1), so only part of their entries coincide.
 func TestRebuildIndexesRealFixtures(t *testing.T) {
-	root := realRoot(t)
+	root := realdata.RootOrSkip(t)
 	cases := []struct {
 		dir   string
 		base  int64
@@ -546,29 +520,11 @@ func TestRebuildIndexesRealFixtures(t *testing.T) {
 		}
 		mine := segment.ParseOffsetIndex(ri, c.base).Entries
 		mineT := segment.ParseTimeIndex(rt, c.base).Entries
-		same, sameT := 0, 0
-		set := map[segment.IndexEntry]bool{}
-		for _, e := range mine {
-			set[e] = true
-		}
-		for _, e := range realIdx.Entries {
-			if set[e] {
-				same++
-			}
-		}
-		setT := map[segment.TimeIndexEntry]bool{}
-		for _, e := range mineT {
-			setT[e] = true
-		}
-		for _, e := range realTime.Entries {
-			if setT[e] {
-				sameT++
-			}
-		}
+		same, sameT := reproduced(mine, realIdx.Entries), reproduced(mineT, realTime.Entries)
 		t.Logf("%s: index %d/%d real entries reproduced (rebuilt %d); timeindex %d/%d (rebuilt %d)",
 			segment.SegmentFileName(c.base, "@"+filepath.Base(c.dir)), same, len(realIdx.Entries), len(mine), sameT, len(realTime.Entries), len(mineT))
 		if c.exact {
-			if !bytes.Equal(ri, readFile(t, realIdx.Path)) || !bytes.Equal(rt, readFile(t, realTime.Path)) {
+			if !bytes.Equal(ri, segtest.ReadFile(t, realIdx.Path)) || !bytes.Equal(rt, segtest.ReadFile(t, realTime.Path)) {
 				t.Errorf("%s: rebuilt indexes differ from the broker's (%d/%d, %d/%d)", logPath, same, len(realIdx.Entries), sameT, len(realTime.Entries))
 			}
 			continue
@@ -579,4 +535,19 @@ func TestRebuildIndexesRealFixtures(t *testing.T) {
 			t.Errorf("%s: rebuilt %d index entries, the broker wrote %d", logPath, len(mine), len(realIdx.Entries))
 		}
 	}
+}
+
+// reproduced counts the entries of real that mine holds too.
+func reproduced[E comparable](mine, real []E) int {
+	set := make(map[E]bool, len(mine))
+	for _, e := range mine {
+		set[e] = true
+	}
+	n := 0
+	for _, e := range real {
+		if set[e] {
+			n++
+		}
+	}
+	return n
 }

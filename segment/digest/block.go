@@ -144,25 +144,27 @@ func (d *dec) fixed(n int, field string) []byte {
 }
 
 func (d *dec) uvarint(field string) uint64 {
+	return d.uvarintAs(field, " (uvarint)")
+}
+
+// varint is binary.Varint: the zig-zag decoding of a uvarint.
+func (d *dec) varint(field string) int64 {
+	ux := d.uvarintAs(field, " (varint)")
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
+	}
+	return x
+}
+
+// uvarintAs reads a uvarint; kind names the encoding in the error.
+func (d *dec) uvarintAs(field, kind string) uint64 {
 	if d.err != nil {
 		return 0
 	}
 	v, n := binary.Uvarint(d.b[d.off:])
 	if n <= 0 {
-		d.fail(ErrCorrupt, field+" (uvarint)", "bytes that do not end one")
-		return 0
-	}
-	d.off += n
-	return v
-}
-
-func (d *dec) varint(field string) int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b[d.off:])
-	if n <= 0 {
-		d.fail(ErrCorrupt, field+" (varint)", "bytes that do not end one")
+		d.fail(ErrCorrupt, field+kind, "bytes that do not end one")
 		return 0
 	}
 	d.off += n

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // fixtureDirs are the bundled partitions and the broken ones.
@@ -64,10 +65,7 @@ func dirBatches(t testing.TB, dir string, h Hash) ([][]seen, []segment.Tail) {
 	}
 	var out [][]seen
 	var tails []segment.Tail
-	for _, s := range pd.Segments {
-		if s.Log == "" {
-			continue
-		}
+	for s := range pd.Logs() {
 		lf, err := segment.OpenLog(s.Log)
 		if err != nil {
 			t.Fatal(err)
@@ -310,11 +308,7 @@ func TestLive(t *testing.T) {
 // from the other batch's CRC and hash alone; two bytes changed are not
 // found (never wrongly).
 func TestLocateChange(t *testing.T) {
-	lf, err := segment.OpenLog("../../testdata/partitions/orders-0/00000000000000000000.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
+	lf := segtest.OpenLog(t, "../../testdata/partitions/orders-0/00000000000000000000.log")
 	sc := lf.Scanner(segment.ScanOptions{})
 	defer sc.Close()
 	n := 0

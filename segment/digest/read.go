@@ -326,10 +326,28 @@ func (d *Digest) records(pos, limit int64, fn func(tag byte, c *dec) bool) error
 	}
 }
 
+// recordsUntil is records for a reader that stops at the one record it
+// needs: fn returns false at it (or with c.err set, at a failure). A
+// section whose blocks end before fn stops is a FormatError at missingAt
+// expecting want.
+func (d *Digest) recordsUntil(pos, limit, missingAt int64, want, none string, fn func(tag byte, c *dec) bool) error {
+	stopped := false
+	err := d.records(pos, limit, func(tag byte, c *dec) bool {
+		stopped = !fn(tag, c)
+		return !stopped
+	})
+	if err != nil {
+		return err
+	}
+	if !stopped {
+		return &FormatError{Path: d.path, Pos: missingAt, Expected: want, Found: none, Err: ErrCorrupt}
+	}
+	return nil
+}
+
 // readPartition reads the section's partition record.
 func (d *Digest) readPartition(s *section) error {
-	found := false
-	err := d.records(s.body, s.facts, func(tag byte, c *dec) bool {
+	return d.recordsUntil(s.body, s.facts, s.body, "the partition record ('P')", "no record", func(tag byte, c *dec) bool {
 		if tag != tagPartition {
 			c.off--
 			c.fail(ErrCorrupt, "the partition record ('P') first in the section", fmt.Sprintf("a record tagged 0x%02x", tag))
@@ -362,22 +380,13 @@ func (d *Digest) readPartition(s *section) error {
 		fl := c.u8("partition flags")
 		p.clean, p.live = fl&pCleanShutdown != 0, fl&pLive != 0
 		p.recordsPos = c.pos()
-		found = true
 		return false
 	})
-	if err != nil {
-		return err
-	}
-	if !found {
-		return &FormatError{Path: d.path, Pos: s.body, Expected: "the partition record ('P')", Found: "no record", Err: ErrCorrupt}
-	}
-	return nil
 }
 
 // readFacts reads the section's snapshot and facts records.
 func (d *Digest) readFacts(s *section) error {
-	found := false
-	err := d.records(s.facts, s.trailer, func(tag byte, c *dec) bool {
+	return d.recordsUntil(s.facts, s.trailer, s.trailer, "the facts record ('F') before the trailer", "none", func(tag byte, c *dec) bool {
 		switch tag {
 		case tagSnapshot:
 			sn := Snapshot{Offset: c.varint("snapshot offset"), Path: c.str("snapshot path")}
@@ -416,20 +425,12 @@ func (d *Digest) readFacts(s *section) error {
 				}
 				s.f.segs = append(s.f.segs, r)
 			}
-			found = true
 			return false
 		}
 		c.off--
 		c.fail(ErrCorrupt, "a snapshot ('N') or facts ('F') record", fmt.Sprintf("a record tagged 0x%02x", tag))
 		return false
 	})
-	if err != nil {
-		return err
-	}
-	if !found {
-		return &FormatError{Path: d.path, Pos: s.trailer, Expected: "the facts record ('F') before the trailer", Found: "none", Err: ErrCorrupt}
-	}
-	return nil
 }
 
 // checkSections checks that each section continues the ones before it:

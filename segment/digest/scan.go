@@ -185,22 +185,19 @@ func (s *Scanner) slotAt() (int, *slot) {
 	return int(i), &s.dl.slots[i]
 }
 
-func (s *Scanner) int16At(field string) int16 {
-	at := s.c.pos()
-	v := s.c.varint(field)
-	if s.c.err == nil && (v < math.MinInt16 || v > math.MaxInt16) {
-		s.c.err = &FormatError{Path: s.d.path, Pos: at, Expected: field + " (16 bits)", Found: fmt.Sprint(v), Err: ErrCorrupt}
-	}
-	return int16(v)
-}
+func (s *Scanner) int16At(field string) int16 { return narrowVarint[int16](s, field, " (16 bits)") }
 
-func (s *Scanner) int32At(field string) int32 {
+func (s *Scanner) int32At(field string) int32 { return narrowVarint[int32](s, field, " (32 bits)") }
+
+// narrowVarint reads a varint that must fit T (an int16 or int32 field);
+// bits names T's width in the error.
+func narrowVarint[T int16 | int32](s *Scanner, field, bits string) T {
 	at := s.c.pos()
 	v := s.c.varint(field)
-	if s.c.err == nil && (v < math.MinInt32 || v > math.MaxInt32) {
-		s.c.err = &FormatError{Path: s.d.path, Pos: at, Expected: field + " (32 bits)", Found: fmt.Sprint(v), Err: ErrCorrupt}
+	if s.c.err == nil && int64(T(v)) != v {
+		s.c.err = &FormatError{Path: s.d.path, Pos: at, Expected: field + bits, Found: fmt.Sprint(v), Err: ErrCorrupt}
 	}
-	return int32(v)
+	return T(v)
 }
 
 // producer reads a batch record's producer fields as mode writes them:

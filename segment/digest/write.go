@@ -119,10 +119,7 @@ func Write(w io.Writer, dir string, opts Options) (*Summary, error) {
 	}
 	var segs []segment.SegmentFiles
 	var infos []SegmentInfo
-	for _, s := range pd.Segments {
-		if s.Log == "" {
-			continue
-		}
+	for s := range pd.Logs() {
 		st, err := os.Stat(s.Log)
 		if err != nil {
 			return nil, err

@@ -279,20 +279,11 @@ func (a *applier) appendByCopy(op *FileOp) error {
 // OldSize bytes of path, whose fingerprint must be op's, and returns it
 // open for writing after them.
 func (a *applier) copyKept(op *FileOp, path, staged string) (*os.File, error) {
-	if err := os.Remove(staged); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	f, err := os.OpenFile(staged, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, os.FileMode(op.Perm))
+	f, failFile, err := createFresh(staged, oNoFollow, os.FileMode(op.Perm))
 	if err != nil {
 		return nil, err
 	}
-	fail := func(err error) (*os.File, error) {
-		f.Close()
-		if !isFault(err) {
-			os.Remove(staged)
-		}
-		return nil, err
-	}
+	fail := func(err error) (*os.File, error) { return nil, failFile(err) }
 	if err := ownAs(f, op.Perm, op.UID, op.GID); err != nil {
 		return fail(err)
 	}

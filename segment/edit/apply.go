@@ -268,7 +268,14 @@ func (a *applier) fromPrepared() error {
 		}
 		return err
 	}
-	if err := a.commit(nil); err != nil {
+	return a.commitAndFinish(nil)
+}
+
+// commitAndFinish commits the staged files (states: what a rerun found
+// each file to be, nil on a first run) and finishes; a commit that fails
+// other than by an injected fault is undone.
+func (a *applier) commitAndFinish(states map[string]fileState) error {
+	if err := a.commit(states); err != nil {
 		if !isFault(err) {
 			return a.undo(err)
 		}

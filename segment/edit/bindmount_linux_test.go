@@ -1,14 +1,11 @@
 package edit_test
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/segment/edit"
 )
@@ -23,7 +20,7 @@ import (
 // permission).
 func TestEditSeesBrokerThroughBindMount(t *testing.T) {
 	root := t.TempDir()
-	dir := barriertest.WritePartition(t, filepath.Join(root, "broker"), barriertest.MirrorBatches(t), 400)
+	dir := writeFixtureIn(t, filepath.Join(root, "broker"))
 	alias := filepath.Join(root, "elsewhere", "mirror-0")
 	if err := os.MkdirAll(alias, 0o755); err != nil {
 		t.Fatal(err)
@@ -34,14 +31,5 @@ func TestEditSeesBrokerThroughBindMount(t *testing.T) {
 	t.Cleanup(func() { exec.Command("umount", alias).Run() })
 	p := mustPlan(t, alias, planOpts())
 	barriertest.HoldBrokerLock(t, filepath.Join(filepath.Dir(dir), ".lock"))
-	before := barriertest.SnapDir(t, dir)
-	_, errPlan := barrier.PlanInjection(alias, planOpts())
-	_, errApply := barrier.ApplyInjection(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")})
-	for what, err := range map[string]error{"plan": errPlan, "apply": errApply} {
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != edit.RefuseLocked || !strings.Contains(err.Error(), filepath.Dir(dir)) {
-			t.Errorf("%s through the bind mount %s: %v, want a %s refusal naming the broker's log directory", what, alias, err, edit.RefuseLocked)
-		}
-	}
-	barriertest.AssertUnchanged(t, before, dir)
+	refusedUnchanged(t, dir, alias, p, edit.RefuseLocked, filepath.Dir(dir), "through the bind mount "+alias)
 }

@@ -137,19 +137,10 @@ func TestEditRefusesSymlinkedLock(t *testing.T) {
 	if err := os.Symlink(target, filepath.Join(ld, ".lock")); err != nil {
 		t.Fatal(err)
 	}
-	before := barriertest.SnapDir(t, dir)
-	_, errPlan := barrier.PlanInjection(dir, planOpts())
-	_, errApply := barrier.ApplyInjection(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")})
-	for what, err := range map[string]error{"plan": errPlan, "apply": errApply} {
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != edit.RefuseNotRegular || !strings.Contains(err.Error(), "symbolic link") {
-			t.Errorf("%s with a dangling .lock link: %v, want a %s refusal", what, err, edit.RefuseNotRegular)
-		}
-	}
+	refusedUnchanged(t, dir, dir, p, edit.RefuseNotRegular, "symbolic link", "with a dangling .lock link")
 	if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the .lock link's target was created: %v", err)
 	}
-	barriertest.AssertUnchanged(t, before, dir)
 }
 
 // TestEditSeesFlockAsHeld is issue 25's item 6: `flock -x .lock sleep 600`
@@ -171,16 +162,7 @@ func TestEditSeesFlockAsHeld(t *testing.T) {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		t.Skipf("no flock(2) here: %v", err)
 	}
-	before := barriertest.SnapDir(t, dir)
-	_, errPlan := barrier.PlanInjection(dir, planOpts())
-	_, errApply := barrier.ApplyInjection(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")})
-	for what, err := range map[string]error{"plan": errPlan, "apply": errApply} {
-		var re *edit.RefusalError
-		if !errors.As(err, &re) || re.Reason != edit.RefuseLocked || !strings.Contains(err.Error(), "flock") {
-			t.Errorf("%s under an flock(2) lock: %v, want a %s refusal naming it", what, err, edit.RefuseLocked)
-		}
-	}
-	barriertest.AssertUnchanged(t, before, dir)
+	refusedUnchanged(t, dir, dir, p, edit.RefuseLocked, "flock", "under an flock(2) lock")
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_UN); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package edit
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -166,30 +167,84 @@ func copyRangeProgress(w io.Writer, r SourceRange, progress func(int64)) error {
 	return nil
 }
 
+// copiedToBackup: the backup holds a copy of the file (a replace or a
+// delete). A created file has no old content; an append's backup is its
+// size and fingerprint, in the manifest.
+func (op *FileOp) copiedToBackup() bool { return op.Action != OpCreate && op.Action != OpAppend }
+
+// stagedBeside: the new content is staged beside the file and renamed
+// over it (a replace or a create). A delete has no new content; an append
+// writes in place.
+func (op *FileOp) stagedBeside() bool { return op.Action != OpDelete && op.Action != OpAppend }
+
+// createFresh is createExcl after removing a leftover at path: the name
+// is kseg's own (a staged file, a journal's temporary), so what an
+// interrupted run left there is replaced.
+func createFresh(path string, flag int, perm os.FileMode) (*os.File, func(error) error, error) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, err
+	}
+	return createExcl(path, flag, perm)
+}
+
+// createExcl creates path for writing with O_EXCL (flag adds oNoFollow
+// where a link may stand in the way) and mode perm. fail closes the file
+// and returns err, removing the file unless err is an injected fault: a
+// crash leaves what it leaves, for the rerun to find.
+func createExcl(path string, flag int, perm os.FileMode) (f *os.File, fail func(error) error, err error) {
+	f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|flag, perm)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func(err error) error {
+		f.Close()
+		if !isFault(err) {
+			os.Remove(path)
+		}
+		return err
+	}, nil
+}
+
+// syncAfter records step, then fsyncs and closes f, written at path and
+// made by createExcl (fail is its own): a failure removes the file,
+// unless an injected fault stopped the run where a crash would.
+func (a *applier) syncAfter(step string, f *os.File, path string, fail func(error) error) error {
+	if err := a.step(step); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(path)
+		return err
+	}
+	return nil
+}
+
 // syncDir fsyncs a directory so that a create, rename or unlink in it is
 // durable (Kafka: Utils.flushDir after atomicMoveWithFallback).
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		d.Close()
-		return fmt.Errorf("fsync directory %s: %w", dir, err)
-	}
-	return d.Close()
+	return syncClose(d, err, "directory "+dir)
 }
 
 // syncFile fsyncs a regular file kseg wrote earlier (a backup an
 // interrupted run left), refusing anything else without blocking on it.
 func syncFile(path string) error {
 	f, err := segment.OpenFile(path)
+	return syncClose(f, err, path)
+}
+
+// syncClose fsyncs and closes f, just opened (err: the open's error);
+// name says what f is in the error.
+func syncClose(f *os.File, err error, name string) error {
 	if err != nil {
 		return err
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return fmt.Errorf("fsync %s: %w", path, err)
+		return fmt.Errorf("fsync %s: %w", name, err)
 	}
 	return f.Close()
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/kseg/kseg/barrier/recovery"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // run is what a case's apply reports, whichever its tool.
@@ -102,11 +103,35 @@ func mustPlan(t *testing.T, dir string, o barrier.InjectOptions) *barrier.Inject
 	return p
 }
 
+// refusedUnchanged plans an injection into planDir and applies p: both
+// must be refused for reason with an error that names want (situation
+// says what stands in the way, for a failure), and dir must not change.
+func refusedUnchanged(t *testing.T, dir, planDir string, p *barrier.InjectionPlan, reason edit.Reason, want, situation string) {
+	t.Helper()
+	before := barriertest.SnapDir(t, dir)
+	_, errPlan := barrier.PlanInjection(planDir, planOpts())
+	_, errApply := barrier.ApplyInjection(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "b")})
+	for what, err := range map[string]error{"plan": errPlan, "apply": errApply} {
+		var re *edit.RefusalError
+		if !errors.As(err, &re) || re.Reason != reason || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s %s: %v, want a %s refusal naming %q", what, situation, err, reason, want)
+		}
+	}
+	barriertest.AssertUnchanged(t, before, dir)
+}
+
 // writeFixture writes the barriertest fixture as <tmp>/logs/mirror-0 with
 // 400-byte segments.
 func writeFixture(t *testing.T) string {
 	t.Helper()
-	return barriertest.WritePartition(t, filepath.Join(t.TempDir(), "logs"), barriertest.MirrorBatches(t), 400)
+	return writeFixtureIn(t, filepath.Join(t.TempDir(), "logs"))
+}
+
+// writeFixtureIn writes the barriertest fixture as <logDir>/mirror-0 with
+// 400-byte segments.
+func writeFixtureIn(t *testing.T, logDir string) string {
+	t.Helper()
+	return barriertest.WritePartition(t, logDir, barriertest.MirrorBatches(t), 400)
 }
 
 func injectCase(mode barrier.Mode) editCase {
@@ -145,7 +170,7 @@ func mirrorOpts(upto int64) mirror.Options {
 func mirrorTemplate(t *testing.T, fresh bool) string {
 	t.Helper()
 	root := t.TempDir()
-	src := barriertest.WritePartition(t, filepath.Join(root, "a"), barriertest.MirrorBatches(t), 400)
+	src := writeFixtureIn(t, filepath.Join(root, "a"))
 	if err := os.MkdirAll(filepath.Join(root, "b"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +198,7 @@ func mirrorTemplate(t *testing.T, fresh bool) string {
 func mirrorPrefixTemplate(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	src := barriertest.WritePartition(t, filepath.Join(root, "a"), barriertest.MirrorBatches(t), 400)
+	src := writeFixtureIn(t, filepath.Join(root, "a"))
 	if err := os.MkdirAll(filepath.Join(root, "b"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -398,14 +423,8 @@ func crashAtStep(t *testing.T, tc editCase, template, rel string, i int, step st
 // an interrupted append leaves it.
 func assertTorn(t *testing.T, old, path string) {
 	t.Helper()
-	was, err := os.ReadFile(old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	was := segtest.ReadFile(t, old)
+	got := segtest.ReadFile(t, path)
 	if len(got) <= len(was) || !bytes.HasPrefix(got, was) {
 		t.Fatalf("%s: %d bytes, not its %d old bytes followed by part of the appended ones", path, len(got), len(was))
 	}
@@ -630,9 +649,7 @@ func TestEditJournalIsUntrusted(t *testing.T) {
 				t.Fatalf("interrupted run: %v", err)
 			}
 			victim := filepath.Join(root, "victim")
-			if err := os.WriteFile(victim, []byte("not kafka's"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			segtest.WriteFile(t, victim, []byte("not kafka's"))
 			barriertest.RewriteJournal(t, dir, func(j map[string]any) { tc.tamper(j, root) })
 			snaps := map[string]map[string]barriertest.Snap{}
 			for _, d := range []string{root, bd, otherBackup} {
@@ -823,10 +840,7 @@ func TestEditManifestRestoresExactly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := complete(t, tc)
 			template, rel, root, before := c.template, c.rel, c.root, c.before
-			b, err := os.ReadFile(filepath.Join(c.backup, edit.BackupManifestName))
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := segtest.ReadFile(t, filepath.Join(c.backup, edit.BackupManifestName))
 			var m struct {
 				PartitionDir string `json:"partitionDir"`
 				Files        []struct {
@@ -859,13 +873,8 @@ func TestEditManifestRestoresExactly(t *testing.T) {
 					}
 					continue
 				}
-				data, err := os.ReadFile(filepath.Join(c.backup, f.Name))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, data, 0o644); err != nil {
-					t.Fatal(err)
-				}
+				data := segtest.ReadFile(t, filepath.Join(c.backup, f.Name))
+				segtest.WriteFile(t, path, data)
 			}
 			for _, d := range m.CreatedDirs {
 				if err := os.Remove(d); err != nil {
@@ -966,10 +975,7 @@ func TestEditCreatedCopyWithoutItsSources(t *testing.T) {
 		// world stays, to compare with).
 		gone := map[string][]byte{}
 		for _, l := range logs {
-			b, err := os.ReadFile(l)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := segtest.ReadFile(t, l)
 			gone[l] = b
 			if err := os.Remove(l); err != nil {
 				t.Fatal(err)
@@ -983,9 +989,7 @@ func TestEditCreatedCopyWithoutItsSources(t *testing.T) {
 				t.Fatalf("rollback with the sources gone: %v", err)
 			}
 			for l, b := range gone {
-				if err := os.WriteFile(l, b, 0o644); err != nil {
-					t.Fatal(err)
-				}
+				segtest.WriteFile(t, l, b)
 			}
 			if got := worldContent(t, root); !maps.Equal(got, before) {
 				t.Fatal("the rollback did not restore the world as it was")
@@ -1019,12 +1023,7 @@ func interruptedAfterLogCommit(t *testing.T, tc editCase, template, rel string) 
 // flipLastByte changes the last byte of the file at path.
 func flipLastByte(t *testing.T, path string) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := segtest.ReadFile(t, path)
 	b[len(b)-1] ^= 1
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, path, b)
 }

@@ -35,8 +35,8 @@ func TestHelperFcntlLockHolder(t *testing.T) { barriertest.RunLockHolder(t) }
 func TestEditLockThroughSymlinks(t *testing.T) {
 	root := t.TempDir()
 	ld := filepath.Join(root, "ld")
-	dir := barriertest.WritePartition(t, ld, barriertest.MirrorBatches(t), 400)
-	src := barriertest.WritePartition(t, filepath.Join(root, "src"), barriertest.MirrorBatches(t), 400)
+	dir := writeFixtureIn(t, ld)
+	src := writeFixtureIn(t, filepath.Join(root, "src"))
 	if err := os.MkdirAll(filepath.Join(root, "alias"), 0o755); err != nil {
 		t.Fatal(err)
 	}

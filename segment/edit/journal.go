@@ -70,19 +70,22 @@ const (
 // line, appended (see journalRecord) as commit steps are done. An older
 // kseg wrote the header alone, indented over many lines, and rewrote it
 // whole after every step: such a journal is read the same way.
+//
+// It is never marshalled itself: encode and ReadJournal convert it to and
+// from journalFile, the header as stored.
 type Journal struct {
-	Version   int    `json:"version"`
-	Tool      string `json:"tool"`
-	State     string `json:"state"`
-	Started   string `json:"started"`
-	Dir       string `json:"dir"`
-	BackupDir string `json:"backupDir"`
+	Version   int
+	Tool      string
+	State     string
+	Started   string
+	Dir       string
+	BackupDir string
 	// BackupDirCreated: the run created the backup directory, so cleaning
 	// up after a failure removes it again.
-	BackupDirCreated bool     `json:"backupDirCreated,omitempty"`
-	Done             []string `json:"done"` // commit steps done, in order
+	BackupDirCreated bool
+	Done             []string // commit steps done, in order
 	// Plan is the job's plan (Job.Plan), which Kind.Decode reads back.
-	Plan json.RawMessage `json:"-"`
+	Plan json.RawMessage
 	// appended are the hashes of appended bytes the records give, by file
 	// name (an append's NewSHA256, known once its step is done).
 	appended map[string]string

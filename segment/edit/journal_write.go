@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -204,18 +203,8 @@ func (a *applier) checkJournalSize() error {
 // replaced.
 func (a *applier) writeAtomic(path, step string, uid, gid int, write func(w io.Writer) error) error {
 	tmp := path + segment.TempSuffix
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o644)
+	f, fail, err := createFresh(tmp, oNoFollow, 0o644)
 	if err != nil {
-		return err
-	}
-	fail := func(err error) error {
-		f.Close()
-		if !isFault(err) {
-			os.Remove(tmp)
-		}
 		return err
 	}
 	if err := ownAs(f, 0o644, uid, gid); err != nil {
@@ -228,14 +217,7 @@ func (a *applier) writeAtomic(path, step string, uid, gid int, write func(w io.W
 	if err := bw.Flush(); err != nil {
 		return fail(err)
 	}
-	if err := a.step(step + ":tmp"); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
+	if err := a.syncAfter(step+":tmp", f, tmp, fail); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {

@@ -1,11 +1,11 @@
 package edit_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestOpList: the one op collector of every write planner. A write of
@@ -14,9 +14,7 @@ import (
 // refuses to plan rather than read the working directory.
 func TestOpList(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "a.index"), []byte("same"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, filepath.Join(dir, "a.index"), []byte("same"))
 	l := edit.OpList{Dir: dir}
 	if changed, err := l.Write("a.index", []byte("same"), "unchanged"); err != nil || changed {
 		t.Fatalf("write of the same bytes: changed %v, %v", changed, err)

@@ -215,6 +215,24 @@ func Pending(dir string, kind *Kind) (Job, *Interrupted, error) {
 	return job, &Interrupted{State: j.State, Started: j.Started, BackupDir: j.BackupDir, Done: j.Done}, nil
 }
 
+// Resumable is a plan a rerun of its interrupted edit resumes: told how
+// far the run got, it reports it and goes on from there.
+type Resumable interface{ Resumed(*Interrupted) }
+
+// PendingPlan is Pending for a planner of kind, whose plans are P: the
+// plan of the interrupted run in dir, as its journal holds it, told how
+// far the run got; the zero P (nil) when none is pending.
+func PendingPlan[P Resumable](dir string, kind *Kind) (P, error) {
+	var none P
+	job, resume, err := Pending(dir, kind)
+	if err != nil || job == nil {
+		return none, err
+	}
+	p := job.Plan().(P)
+	p.Resumed(resume)
+	return p, nil
+}
+
 // IndexChange counts entries of one index kind across the files an edit
 // touches.
 type IndexChange struct {

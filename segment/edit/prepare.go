@@ -68,7 +68,7 @@ func (a *applier) backupDir() (string, error) {
 func (a *applier) backupNames() []string {
 	var names []string
 	for _, op := range a.ops {
-		if op.Action != OpCreate && op.Action != OpAppend {
+		if op.copiedToBackup() {
 			names = append(names, op.Name)
 		}
 	}
@@ -103,35 +103,36 @@ func (a *applier) prepare() error {
 	if err := a.writeManifest(false); err != nil {
 		return err
 	}
-	for i := range a.ops {
-		op := &a.ops[i]
-		if op.Action == OpCreate || op.Action == OpAppend {
-			// An append's backup is its size and fingerprint, in the
-			// manifest.
-			continue
-		}
-		if err := a.step("backup:" + op.Name); err != nil {
-			return err
-		}
-		if err := a.backup(op); err != nil {
-			return err
-		}
+	if err := a.eachOp("backup:", (*FileOp).copiedToBackup, a.backup); err != nil {
+		return err
 	}
-	for i := range a.ops {
-		op := &a.ops[i]
-		if op.Action == OpDelete || op.Action == OpAppend {
-			continue
-		}
-		if err := a.step("stage:" + op.Name); err != nil {
-			return err
-		}
-		if err := a.stage(op, a.path(op.Name), op.KeepPrefix, op.Content, op.Sources, op.NewSHA256, "stage:"+op.Name); err != nil {
-			return err
-		}
+	if err := a.eachOp("stage:", (*FileOp).stagedBeside, func(op *FileOp) error {
+		return a.stage(op, a.path(op.Name), op.KeepPrefix, op.Content, op.Sources, op.NewSHA256, "stage:"+op.Name)
+	}); err != nil {
+		return err
 	}
 	// One fsync of the directory makes every staged file's name durable
 	// before the committing journal says they are complete.
 	return syncDir(a.dir)
+}
+
+// eachOp runs do on each op that which selects, in plan order, each
+// after the step prefix+name (where an injected fault stops the run, as a
+// crash would).
+func (a *applier) eachOp(prefix string, which func(*FileOp) bool, do func(op *FileOp) error) error {
+	for i := range a.ops {
+		op := &a.ops[i]
+		if !which(op) {
+			continue
+		}
+		if err := a.step(prefix + op.Name); err != nil {
+			return err
+		}
+		if err := do(op); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // backup copies a file into the backup directory: to name.partial created
@@ -170,28 +171,14 @@ func (a *applier) backup(op *FileOp) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(partial, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
+	f, fail, err := createExcl(partial, 0, st.Mode().Perm())
 	if err != nil {
-		return err
-	}
-	fail := func(err error) error {
-		f.Close()
-		if !isFault(err) {
-			os.Remove(partial)
-		}
 		return err
 	}
 	if _, err := copyN(a.writer(partial, f), src, -1, a.o.Progress); err != nil {
 		return fail(err)
 	}
-	if err := a.step("backup:" + op.Name + ":tmp"); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(partial)
+	if err := a.syncAfter("backup:"+op.Name+":tmp", f, partial, fail); err != nil {
 		return err
 	}
 	sum, _, _, err := hashFile(partial, -1, nil, nil)
@@ -218,18 +205,8 @@ func (a *applier) backup(op *FileOp) error {
 // byte, and its hash becomes op.NewSHA256. The caller fsyncs the directory.
 func (a *applier) stage(op *FileOp, src string, keep int64, content []byte, srcs []SourceRange, want, step string) error {
 	staged := a.staged(op.Name)
-	if err := os.Remove(staged); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	f, err := os.OpenFile(staged, os.O_WRONLY|os.O_CREATE|os.O_EXCL, os.FileMode(op.Perm))
+	f, fail, err := createFresh(staged, 0, os.FileMode(op.Perm))
 	if err != nil {
-		return err
-	}
-	fail := func(err error) error {
-		f.Close()
-		if !isFault(err) {
-			os.Remove(staged)
-		}
 		return err
 	}
 	// The mode and owner before the first byte: a staged file that a

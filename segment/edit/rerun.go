@@ -56,7 +56,7 @@ func (a *applier) resume() error {
 			switch {
 			case st == stateOther:
 				return Refuse(RefuseJournalMismatch, a.path(op.Name), "neither the content before the %s nor after it", a.kind.Noun)
-			case st == stateOld && op.Action != OpDelete && op.Action != OpAppend:
+			case st == stateOld && op.stagedBeside():
 				if err := a.ensureStaged(op); err != nil {
 					return err
 				}
@@ -69,13 +69,7 @@ func (a *applier) resume() error {
 		if err := a.saveJournal("journal:" + JournalCommitting); err != nil {
 			return err
 		}
-		if err := a.commit(states); err != nil {
-			if !isFault(err) {
-				return a.undo(err)
-			}
-			return err
-		}
-		return a.finish()
+		return a.commitAndFinish(states)
 	}
 }
 

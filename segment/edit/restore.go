@@ -288,13 +288,11 @@ func PlanRestore(backupDir string, o RestoreOptions) (*RestorePlan, error) {
 	if blocked != nil && !Deferred(blocked) {
 		return nil, blocked
 	}
-	pending, resume, err := Pending(dir, RestoreKind)
+	jp, err := PendingPlan[*RestorePlan](dir, RestoreKind)
 	if err != nil {
 		return nil, cmp.Or(blocked, err)
 	}
-	if pending != nil {
-		jp := pending.Plan().(*RestorePlan)
-		jp.Resume = resume
+	if jp != nil {
 		return jp, blocked
 	}
 	if p.Completed == "" {
@@ -462,6 +460,9 @@ func (j *restoreJob) Check() (Verdict, error) {
 	}
 	return v, nil
 }
+
+// Resumed records how far the interrupted restore got (PendingPlan).
+func (p *RestorePlan) Resumed(in *Interrupted) { p.Resume = in }
 
 // MarshalJSON records the states a restore's read-back checks with the
 // plan (a rerun rebuilds them from the journal).

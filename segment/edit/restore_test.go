@@ -3,13 +3,13 @@ package edit_test
 import (
 	"errors"
 	"maps"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestRestoreUndoesCompletedEdits is issue 25's item 15: after a
@@ -75,17 +75,12 @@ func TestRestoreRefusesChangedPartition(t *testing.T) {
 		case "changed":
 			flipLastByte(t, filepath.Join(dir, victim))
 		default:
-			b, err := os.ReadFile(filepath.Join(bd, edit.BackupManifestName))
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := segtest.ReadFile(t, filepath.Join(bd, edit.BackupManifestName))
 			s := string(b)
 			i := strings.Index(s, `"completed"`)
 			j := strings.Index(s[i:], "\n")
 			s = s[:i] + s[i+j+1:]
-			if err := os.WriteFile(filepath.Join(bd, edit.BackupManifestName), []byte(s), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			segtest.WriteFile(t, filepath.Join(bd, edit.BackupManifestName), []byte(s))
 		}
 		snap := barriertest.SnapDir(t, root)
 		p, err := edit.PlanRestore(bd, edit.RestoreOptions{})
@@ -165,16 +160,11 @@ func TestRestoreManifestIsUntrusted(t *testing.T) {
 			t.Fatal(err)
 		}
 		mp := filepath.Join(bd, edit.BackupManifestName)
-		b, err := os.ReadFile(mp)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := segtest.ReadFile(t, mp)
 		s := strings.Replace(string(b), `"name": "`, `"name": "`+bad+`", "was": "`, 1)
-		if err := os.WriteFile(mp, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		segtest.WriteFile(t, mp, []byte(s))
 		snap := barriertest.SnapDir(t, root)
-		_, err = edit.PlanRestore(bd, edit.RestoreOptions{Force: true})
+		_, err := edit.PlanRestore(bd, edit.RestoreOptions{Force: true})
 		var re *edit.RefusalError
 		if !errors.As(err, &re) || re.Reason != edit.RefuseBadBackup {
 			t.Fatalf("a manifest naming %q: %v, want a %s refusal", bad, err, edit.RefuseBadBackup)

@@ -44,7 +44,7 @@ func (a *applier) cleanup() {
 func (a *applier) removeBackups() {
 	bd := a.j.BackupDir
 	for _, op := range a.ops {
-		if op.Action != OpCreate && op.Action != OpAppend {
+		if op.copiedToBackup() {
 			_ = os.Remove(filepath.Join(bd, op.Name))
 			_ = os.Remove(filepath.Join(bd, op.Name+partialSuffix))
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestEditBackupNeverInsideKafkaDirs is issue 28's item 5: a backup
@@ -33,7 +34,7 @@ import (
 // folder named like a partition is fine.
 func TestEditBackupNeverInsideKafkaDirs(t *testing.T) {
 	root := t.TempDir()
-	dir := barriertest.WritePartition(t, filepath.Join(root, "data1"), barriertest.MirrorBatches(t), 400)
+	dir := writeFixtureIn(t, filepath.Join(root, "data1"))
 	// Another broker's partition, whose files are not named as the
 	// backup's (else the backup would be refused for overwriting them).
 	other := filepath.Join(root, "data2", "orders-0")
@@ -42,12 +43,10 @@ func TestEditBackupNeverInsideKafkaDirs(t *testing.T) {
 	}
 	barriertest.CopyTree(t, filepath.Join(barriertest.PartitionsDir(), "orders-0"), other)
 	data2 := filepath.Dir(other)
-	if err := os.WriteFile(filepath.Join(data2, segment.MetaPropertiesName), []byte("version=1\nnode.id=2\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, filepath.Join(data2, segment.MetaPropertiesName), []byte("version=1\nnode.id=2\n"))
 	// A partition directory outside any directory that says it is a log
 	// directory.
-	loose := barriertest.WritePartition(t, filepath.Join(root, "loose"), barriertest.MirrorBatches(t), 400)
+	loose := writeFixtureIn(t, filepath.Join(root, "loose"))
 	for _, tc := range []struct {
 		name       string
 		o          edit.Options
@@ -171,13 +170,8 @@ func TestEditRerunChecksDoneSteps(t *testing.T) {
 	if !slicesContains(j.Done, restored) {
 		t.Fatalf("the journal does not record %s as done: %v", restored, j.Done)
 	}
-	b, err := os.ReadFile(filepath.Join(bd, restored))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, restored), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	b := segtest.ReadFile(t, filepath.Join(bd, restored))
+	segtest.WriteFile(t, filepath.Join(dir, restored), b)
 	r, err := barrier.ApplyInjection(mustPlan(t, dir, planOpts()), edit.Options{})
 	if err != nil || !r.Resumed || !r.Verification.OK() {
 		t.Fatalf("rerun: %+v %v", r, err)
@@ -254,7 +248,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 func TestEditJournalAppendsRecords(t *testing.T) {
 	written := func(segments int) (headers int, journalBytes int64) {
 		root := t.TempDir()
-		src := barriertest.WritePartition(t, filepath.Join(root, "a"), barriertest.MirrorBatches(t), 400)
+		src := writeFixtureIn(t, filepath.Join(root, "a"))
 		if err := os.MkdirAll(filepath.Join(root, "b"), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -330,9 +324,7 @@ func TestReadJournalIsBounded(t *testing.T) {
 	}
 	// A bad line of 1 MiB is quoted by a short prefix.
 	long := append([]byte(`{"version":1,"tool":"x","state":"prepared","plan":{}}`+"\n"), bytes.Repeat([]byte("A"), 1<<20)...)
-	if err := os.WriteFile(jp, append(long, '\n'), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, jp, append(long, '\n'))
 	_, err = edit.ReadJournal(dir)
 	if err == nil || len(err.Error()) > 1024 {
 		t.Fatalf("a bad record of 1 MiB: an error of %d bytes: %.200v", len(fmtErr(err)), err)

@@ -10,17 +10,21 @@ import (
 // oracle judges: the offsets a starting broker computes and the producer
 // state it holds.
 type State struct {
-	LogStartOffset       int64   `json:"logStartOffset"`
-	LogEndOffset         int64   `json:"logEndOffset"`
-	HighWatermark        int64   `json:"highWatermark"`
-	LastStableOffset     int64   `json:"lastStableOffset"`
-	FirstUndecidedOffset *int64  `json:"firstUndecidedOffset"`
-	Clock                *int64  `json:"clock"`
-	Producers            []Entry `json:"producers"`
-	OngoingTransactions  []struct {
-		ProducerID  int64 `json:"producerId"`
-		FirstOffset int64 `json:"firstOffset"`
-	} `json:"ongoingTransactions"`
+	Judged
+	Clock *int64 `json:"clock"`
+}
+
+// Judged is what Diff compares, as both sides report it under the same
+// JSON names: the log start and end, high watermark, last stable offset
+// and first undecided offset, and the producer state.
+type Judged struct {
+	LogStartOffset       int64        `json:"logStartOffset"`
+	LogEndOffset         int64        `json:"logEndOffset"`
+	HighWatermark        int64        `json:"highWatermark"`
+	LastStableOffset     int64        `json:"lastStableOffset"`
+	FirstUndecidedOffset *int64       `json:"firstUndecidedOffset"`
+	Producers            []Entry      `json:"producers"`
+	OngoingTransactions  []OngoingTxn `json:"ongoingTransactions"`
 }
 
 // ParseState reads replay-psm's JSON object.
@@ -72,15 +76,8 @@ func Diff(s *State, l *Load) []string {
 			d = append(d, fmt.Sprintf("producer %d: Kafka holds it (epoch %d, lastOffset %d), kseg does not", o.ProducerID, o.ProducerEpoch, o.LastOffset))
 		}
 	}
-	type txn struct{ pid, first int64 }
-	var ko, oo []txn
-	for _, t := range s.OngoingTransactions {
-		ko = append(ko, txn{t.ProducerID, t.FirstOffset})
-	}
-	for _, t := range l.OngoingTransactions {
-		oo = append(oo, txn{t.ProducerID, t.FirstOffset})
-	}
-	cmpTxn := func(a, b txn) int { return int(a.first - b.first) }
+	ko, oo := slices.Clone(s.OngoingTransactions), slices.Clone(l.OngoingTransactions)
+	cmpTxn := func(a, b OngoingTxn) int { return int(a.FirstOffset - b.FirstOffset) }
 	slices.SortFunc(ko, cmpTxn)
 	slices.SortFunc(oo, cmpTxn)
 	if !slices.Equal(ko, oo) {

@@ -23,19 +23,10 @@ type Load struct {
 		NowMs                    int64  `json:"nowMs"`
 	} `json:"inputs"`
 
-	LogStartOffset       int64   `json:"logStartOffset"`
-	LogEndOffset         int64   `json:"logEndOffset"`
-	RecoveryPoint        int64   `json:"recoveryPoint"`
-	HighWatermark        int64   `json:"highWatermark"`
-	FirstUnstableOffset  *int64  `json:"firstUnstableOffset"`
-	FirstUndecidedOffset *int64  `json:"firstUndecidedOffset"`
-	LastStableOffset     int64   `json:"lastStableOffset"`
-	MapEndOffset         int64   `json:"mapEndOffset"`
-	Producers            []Entry `json:"producers"`
-	OngoingTransactions  []struct {
-		ProducerID  int64 `json:"producerId"`
-		FirstOffset int64 `json:"firstOffset"`
-	} `json:"ongoingTransactions"`
+	Judged
+	RecoveryPoint       int64  `json:"recoveryPoint"`
+	FirstUnstableOffset *int64 `json:"firstUnstableOffset"`
+	MapEndOffset        int64  `json:"mapEndOffset"`
 	AbortedTransactions []struct {
 		ProducerID       int64 `json:"producerId"`
 		FirstOffset      int64 `json:"firstOffset"`
@@ -54,6 +45,13 @@ type Load struct {
 	Exception                   *Exception `json:"exception"`
 	CloseException              *Exception `json:"closeException"`
 	FileChanges                 []Change   `json:"fileChanges"`
+}
+
+// OngoingTxn is an ongoing transaction as both sides report it: its
+// producer and first offset (ProducerStateManager.ongoingTxns).
+type OngoingTxn struct {
+	ProducerID  int64 `json:"producerId"`
+	FirstOffset int64 `json:"firstOffset"`
 }
 
 // Entry is a ProducerStateEntry as a snapshot stores it, with its retained

@@ -271,51 +271,51 @@ func mustCorrupt(err error) *decode.CorruptError {
 }
 
 func (st *Run) dumpSnapshot(f File) error {
-	entries, err := segment.ReadProducerSnapshot(f.Path)
-	if err != nil {
-		return st.unreadable(finding.SnapshotCorrupt, err)
-	}
-	for _, e := range entries {
-		// The producer's last batch (ProducerStateEntry: lastOffset
-		// and offsetDelta); none without batch metadata.
-		sp := entrySpan{}
-		if e.LastOffset >= 0 {
-			sp = spanOf(e.LastOffset-int64(e.OffsetDelta), e.LastOffset)
-		}
-		if st.entrySelected(f.Path, ruleProducer, sp, e.ProducerID) {
-			st.p.SnapshotEntry(f, e)
-		}
-	}
-	return nil
+	return dumpEntries(st, f, segment.ReadProducerSnapshot, finding.SnapshotCorrupt, ruleProducer,
+		func(es []segment.SnapshotEntry, i int) (entrySpan, int64) {
+			// The producer's last batch (ProducerStateEntry: lastOffset
+			// and offsetDelta); none without batch metadata.
+			e, sp := es[i], entrySpan{}
+			if e.LastOffset >= 0 {
+				sp = spanOf(e.LastOffset-int64(e.OffsetDelta), e.LastOffset)
+			}
+			return sp, e.ProducerID
+		}, st.p.SnapshotEntry)
 }
 
 func (st *Run) dumpLeaderEpochs(f File) error {
-	entries, err := segment.ReadLeaderEpochCheckpoint(f.Path)
-	if err != nil {
-		return st.unreadable(finding.CheckpointCorrupt, err)
-	}
-	for i, e := range entries {
-		// An epoch holds the offsets from its startOffset to the next
-		// epoch's (LeaderEpochFileCache.endOffsetFor).
-		hi := int64(math.MaxInt64)
-		if i+1 < len(entries) {
-			hi = max(entries[i+1].StartOffset-1, e.StartOffset)
-		}
-		if st.entrySelected(f.Path, ruleByBatches, spanOf(e.StartOffset, hi), 0) {
-			st.p.LeaderEpoch(f, e)
-		}
-	}
-	return nil
+	return dumpEntries(st, f, segment.ReadLeaderEpochCheckpoint, finding.CheckpointCorrupt, ruleByBatches,
+		func(es []segment.EpochEntry, i int) (entrySpan, int64) {
+			// An epoch holds the offsets from its startOffset to the next
+			// epoch's (LeaderEpochFileCache.endOffsetFor).
+			hi := int64(math.MaxInt64)
+			if i+1 < len(es) {
+				hi = max(es[i+1].StartOffset-1, es[i].StartOffset)
+			}
+			return spanOf(es[i].StartOffset, hi), 0
+		}, st.p.LeaderEpoch)
 }
 
 func (st *Run) dumpOffsetCheckpoint(f File) error {
-	entries, err := segment.ReadOffsetCheckpoint(f.Path)
+	return dumpEntries(st, f, segment.ReadOffsetCheckpoint, finding.CheckpointCorrupt, rulePartitions,
+		func(es []segment.OffsetCheckpointEntry, i int) (entrySpan, int64) {
+			return spanOf(es[i].Offset, es[i].Offset), 0
+		}, st.p.OffsetCheckpoint)
+}
+
+// dumpEntries dumps a file of entries (a producer snapshot, a
+// checkpoint): read decodes it, a corruption being a finding of kind
+// corrupt, and print prints each entry the filters select by rule, at
+// giving entry i's span and producer id.
+func dumpEntries[E any](st *Run, f File, read func(path string) ([]E, error), corrupt finding.Kind, rule entryRule,
+	at func(entries []E, i int) (entrySpan, int64), print func(File, E)) error {
+	entries, err := read(f.Path)
 	if err != nil {
-		return st.unreadable(finding.CheckpointCorrupt, err)
+		return st.unreadable(corrupt, err)
 	}
-	for _, e := range entries {
-		if st.entrySelected(f.Path, rulePartitions, spanOf(e.Offset, e.Offset), 0) {
-			st.p.OffsetCheckpoint(f, e)
+	for i, e := range entries {
+		if sp, pid := at(entries, i); st.entrySelected(f.Path, rule, sp, pid) {
+			print(f, e)
 		}
 	}
 	return nil

@@ -20,20 +20,16 @@ func (st *Run) checkLogStart(f File) error {
 	last, seen := st.lastLogs[dir]
 	listed := st.partDirs[dir]
 	if !seen && listed != nil {
-		for _, s := range listed.Segments {
-			if s.Log != "" {
-				last = filepath.Base(s.Log)
-			}
+		for s := range listed.Logs() {
+			last = filepath.Base(s.Log)
 		}
 		st.lastLogs[dir], seen = last, true
 	}
 	if !seen {
 		if segment.IsPartitionDir(dir) {
 			if pd, err := st.o.LogDirs.OpenPartitionDir(dir); err == nil {
-				for _, s := range pd.Segments {
-					if s.Log != "" {
-						last = filepath.Base(s.Log)
-					}
+				for s := range pd.Logs() {
+					last = filepath.Base(s.Log)
 				}
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/kseg/kseg/segment/finding"
 	"github.com/kseg/kseg/segment/scan"
 	"github.com/kseg/kseg/segment/scan/scantest"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 const testdata = "../../testdata"
@@ -148,11 +149,7 @@ func TestCRCPipelineMatchesSerial(t *testing.T) {
 // turns the fault into an error for the file instead of dying.
 func TestMappedFileTruncated(t *testing.T) {
 	path := scantest.DamagedSegment(t, t.TempDir(), 12<<20)
-	lf, err := segment.OpenLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
+	lf := segtest.OpenLog(t, path)
 	sc := lf.Scanner(segment.ScanOptions{Mmap: true})
 	defer sc.Close()
 	for sc.Next() && sc.Pos() < 6<<20 {

@@ -12,17 +12,29 @@ import (
 	"github.com/kseg/kseg/decode"
 )
 
-// headerBitFlips flips one bit in every header field of a batch in the
-// middle of events-0 (the fourth, offsets 6..7 at position 321, after a
-// batch ending at offset 5, all in leader epoch 2).
+// middle is the batch of events-0 (BrokenPartition) that headerBitFlips
+// and records damage: the fourth, offsets 6..7 at position 321, after a
+// batch ending at offset 5, all in leader epoch 2.
+const middle = 3
+
+// middleBatch is the layout of events-0's log and the middle batch's
+// position.
+func (b *corpusBuilder) middleBatch() (layout, int64, error) {
+	l, err := b.layout(BrokenPartition, logName(0))
+	if err != nil {
+		return l, 0, err
+	}
+	return l, l.pos[middle], nil
+}
+
+// headerBitFlips flips one bit in every header field of the middle batch
+// of events-0.
 func (b *corpusBuilder) headerBitFlips() error {
-	const base = BrokenPartition
-	l, err := b.layout(base, logName(0))
+	const base, m = BrokenPartition, middle
+	l, p, err := b.middleBatch()
 	if err != nil {
 		return err
 	}
-	const m = 3
-	p := l.pos[m]
 	prevLast := int64(5)
 	flip := func(field string, at int64, bit uint, want Expect, good, skipped []int64) {
 		log := bytes.Clone(l.log)
@@ -215,13 +227,11 @@ func allZeroBytes(b []byte) bool {
 // uncompressed records of 22-byte bodies, each a one-byte length varint),
 // keeping the CRC valid: only decoding the records finds it.
 func (b *corpusBuilder) records() error {
-	const base = BrokenPartition
-	l, err := b.layout(base, logName(0))
+	const base, m = BrokenPartition, middle
+	l, p, err := b.middleBatch()
 	if err != nil {
 		return err
 	}
-	const m = 3
-	p := l.pos[m]
 	rec := p + decode.RecordBatchOverhead
 	if l.log[rec] != 22<<1 {
 		return fmt.Errorf("records: first record length varint 0x%02x, want a one-byte 22", l.log[rec])

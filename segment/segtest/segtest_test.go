@@ -107,9 +107,7 @@ func TestGenerateReplacesOnlyItsOwnDirectories(t *testing.T) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		segtest.WriteFile(t, p, []byte("x"))
 	}
 	if err := segtest.Generate(out); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,57 @@
+package segtest
+
+// Helpers for tests: a step that cannot go wrong in a healthy test ends it
+// when it does.
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kseg/kseg/segment"
+)
+
+// ReadFile is the content of path; a failure to read it ends tb.
+func ReadFile(tb testing.TB, path string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// OpenLog opens the log at path for tb, closed when tb ends; a failure
+// ends tb.
+func OpenLog(tb testing.TB, path string) *segment.LogFile {
+	tb.Helper()
+	lf, err := segment.OpenLog(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { lf.Close() })
+	return lf
+}
+
+// OpenLogDirPartition writes LogDir's bench-0 alone, of about size bytes,
+// in a temporary directory of tb and opens it; a failure ends tb.
+func OpenLogDirPartition(tb testing.TB, size int64, opts LargeOptions) *segment.PartitionDir {
+	tb.Helper()
+	ld := tb.TempDir()
+	if err := LogDir(ld, 1, size, opts); err != nil {
+		tb.Fatal(err)
+	}
+	pd, err := segment.OpenPartitionDir(filepath.Join(ld, "bench-0"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pd
+}
+
+// WriteFile writes b to path (mode 0644); a failure ends tb.
+func WriteFile(tb testing.TB, path string, b []byte) {
+	tb.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
