@@ -4,6 +4,7 @@ package explain
 
 import (
 	"bufio"
+	"context"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -30,7 +31,7 @@ func (o *explainOptions) AddFlags(c *cobra.Command) {
 	c.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
 }
 
-func (o *explainOptions) Validate(args []string) error {
+func (o *explainOptions) Validate(_ *cobra.Command, args []string) error {
 	switch o.output {
 	case "text", "table", "json":
 	default:
@@ -59,15 +60,8 @@ positions. For the moments when an operator must see the bytes.
   kseg explain 1200 /var/lib/kafka/data/orders-0/00000000000000001200.log -o json
   kseg explain -o table 12 testdata/partitions/orders-0`,
 		Args: cobra.ExactArgs(2),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(args); err != nil {
-				return err
-			}
-			return runExplain(s, o, args[1])
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runExplain)
 }
 
 // findSegmentLog picks the .log whose base offset is the largest not above
@@ -114,7 +108,10 @@ func findSegmentLog(path string, offset int64) (string, int64, error) {
 	return best.Log, start, nil
 }
 
-func runExplain(s *ui.Streams, o *explainOptions, path string) error {
+// runExplain explains args[0], an offset, in args[1], a partition
+// directory or a .log.
+func runExplain(_ context.Context, s *ui.Streams, o *explainOptions, args []string) error {
+	path := args[1]
 	if err := inputs.Check(s, "explain", path, inputs.LogOrPartition); err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func (o *groupsOptions) AddFlags(c *cobra.Command) {
 	ui.AddJobsFlag(c, &o.jobs, "partitions replayed")
 }
 
-func (o *groupsOptions) Validate(args []string) error {
+func (o *groupsOptions) Validate(_ *cobra.Command, args []string) error {
 	if err := brokerview.ValidateOutput(o.output); err != nil {
 		return err
 	}
@@ -111,27 +111,15 @@ batches that do not decode.
   kseg groups --group payments --topic orders broker1/data broker2/data
   kseg groups -o json /var/lib/kafka/data | jq 'select(.type=="group") | .offsets[] | select(.lag > 1000)'`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(args); err != nil {
-				return err
-			}
-			return runGroups(c.Context(), s, o, args)
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runGroups)
 }
 
-func runGroups(ctx context.Context, s *ui.Streams, o *groupsOptions, args []string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+func runGroups(_ context.Context, s *ui.Streams, o *groupsOptions, args []string) error {
 	inv, err := brokerview.OpenInventory(s, "groups", args)
 	if err != nil {
 		return err
 	}
-	// Warnings stay under -q, which silences progress and summaries only.
-	ui.WarnDiagnostics(s.Err, inv.Warnings)
 	v, err := cluster.LoadGroups(inv, brokerview.Decoder(), cluster.GroupsOptions{
 		Groups: o.groups, Topics: o.topics, Jobs: ui.ResolveJobs(o.jobs), PSM: psm.DefaultOptions(), NumPartitions: o.numPartitions,
 	})

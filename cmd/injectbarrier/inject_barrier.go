@@ -177,15 +177,8 @@ stable offset is left alone (--force adds another).
   kseg inject-barrier --dry-run --output json /var/lib/kafka/data/orders-0 | jq .cut
   kseg inject-barrier --rollback /var/lib/kafka/data/orders-0    # undo an interrupted run`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(c, args); err != nil {
-				return err
-			}
-			return runInjectBarrier(c.Context(), s, o, args[0])
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runInjectBarrier)
 }
 
 // confirmCommittedLoss asks, on a terminal, before a cut that removes
@@ -210,10 +203,8 @@ func confirmCommittedLoss(s *ui.Streams, yes bool, p *barrier.InjectionPlan) err
 		n, len(txns), p.LastStableOffset)
 }
 
-func runInjectBarrier(ctx context.Context, s *ui.Streams, o *injectBarrierOptions, dir string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+func runInjectBarrier(ctx context.Context, s *ui.Streams, o *injectBarrierOptions, args []string) error {
+	dir := args[0]
 	if err := inputs.Check(s, "inject-barrier", dir, inputs.Partition); err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func (o *metadataOptions) AddFlags(c *cobra.Command) {
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
 }
 
-func (o *metadataOptions) Validate(args []string) error {
+func (o *metadataOptions) Validate(_ *cobra.Command, args []string) error {
 	if err := brokerview.ValidateOutput(o.output); err != nil {
 		return err
 	}
@@ -85,28 +85,16 @@ batches that do not decode.
   kseg metadata --at 83088 /var/lib/kafka/data          # the image a snapshot at 83088 would hold
   kseg metadata -o json broker1/data broker2/data | jq 'select(.type=="metadataImage") | .topics[].name'`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(args); err != nil {
-				return err
-			}
-			return runMetadata(c.Context(), s, o, args)
-		},
 	}
-	o.AddFlags(c)
 	c.AddCommand(newMetadataShellCmds(s)...)
-	return c
+	return ui.NewCommand(c, s, o, runMetadata)
 }
 
-func runMetadata(ctx context.Context, s *ui.Streams, o *metadataOptions, args []string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+func runMetadata(_ context.Context, s *ui.Streams, o *metadataOptions, args []string) error {
 	inv, err := brokerview.OpenInventory(s, "metadata", args)
 	if err != nil {
 		return err
 	}
-	// Warnings stay under -q, which silences progress and summaries only.
-	ui.WarnDiagnostics(s.Err, inv.Warnings)
 	v, err := cluster.LoadMetadata(inv, cluster.MetadataOptions{At: o.at})
 	if errors.Is(err, cluster.ErrNoMetadataLog) {
 		// No image to show: these directories cannot answer (exit 2).

@@ -120,21 +120,11 @@ to finish it, or add --rollback to undo it. --dry-run prints the plan.
   kseg mirror --align /data/b/orders-0 /data/a/orders-0     # failback: A mirrors B back
   kseg mirror --rollback /data/b/orders-0                    # undo an interrupted run`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(c, args); err != nil {
-				return err
-			}
-			return runMirror(c.Context(), s, o, args)
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runMirror)
 }
 
 func runMirror(ctx context.Context, s *ui.Streams, o *mirrorOptions, args []string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	if !o.Rollback && len(args) == 2 && chainnode.IsDigest(args[1]) {
 		return runMirrorDigest(ctx, s, o, args[0], args[1])
 	}

@@ -108,21 +108,12 @@ segment), or the log start offset lies above the repaired log end.
   kseg repair --dry-run --output json /var/lib/kafka/data/orders-0 | jq .findings
   kseg repair --rollback /var/lib/kafka/data/orders-0    # undo an interrupted run`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(c, args); err != nil {
-				return err
-			}
-			return runRepair(c.Context(), s, o, args[0])
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runRepair)
 }
 
-func runRepair(ctx context.Context, s *ui.Streams, o *repairOptions, dir string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+func runRepair(ctx context.Context, s *ui.Streams, o *repairOptions, args []string) error {
+	dir := args[0]
 	if err := inputs.Check(s, "repair", dir, inputs.Partition); err != nil {
 		return err
 	}

@@ -184,15 +184,8 @@ exit 0.
   kseg replay-psm --from-snapshot none --write-snapshot /tmp/00000000000000011655.snapshot testing-0
   kseg replay-psm --clock now orders-0                # which producers a broker started today would keep`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(c, args); err != nil {
-				return err
-			}
-			return runReplayPSM(c.Context(), s, o, args[0])
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runReplayPSM)
 }
 
 // replayPSMView is what the printers render.
@@ -206,10 +199,8 @@ type replayPSMView struct {
 	Written  string // path of a written snapshot
 }
 
-func runReplayPSM(ctx context.Context, s *ui.Streams, o *replayPSMOptions, dir string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+func runReplayPSM(ctx context.Context, s *ui.Streams, o *replayPSMOptions, args []string) error {
+	dir := args[0]
 	if err := inputs.Check(s, "replay-psm", dir, inputs.PartitionOrLogDir); err != nil {
 		return err
 	}

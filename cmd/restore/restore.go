@@ -77,21 +77,12 @@ completed).
   kseg restore /srv/kseg-backups/orders-0
   kseg restore --force /srv/kseg-backups/orders-0     # also over files changed since`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(c, args); err != nil {
-				return err
-			}
-			return runRestore(c.Context(), s, o, args[0])
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runRestore)
 }
 
-func runRestore(ctx context.Context, s *ui.Streams, o *restoreOptions, bd string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+func runRestore(ctx context.Context, s *ui.Streams, o *restoreOptions, args []string) error {
+	bd := args[0]
 	var dir string
 	return writecmd.Run(ctx, s, writecmd.Steps[*edit.RestorePlan, *edit.RestoreVerification]{
 		What: "restore", Dir: bd, Flags: &o.Flags, PlanFlags: o.planFlags,

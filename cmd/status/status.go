@@ -30,7 +30,7 @@ func (o *statusOptions) AddFlags(c *cobra.Command) {
 	ui.AddJobsFlag(c, &o.jobs, "partitions read (for a log directory)")
 }
 
-func (o *statusOptions) Validate(args []string) error {
+func (o *statusOptions) Validate(_ *cobra.Command, args []string) error {
 	if err := brokerview.ValidateOutput(o.output); err != nil {
 		return err
 	}
@@ -78,15 +78,8 @@ read is reported and the others are still read (exit 1).
   kseg status /var/lib/kafka/data
   kseg status -o json /var/lib/kafka/data | jq 'select(.type=="partitionStatus" and .errors > 0) | .partition'`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(args); err != nil {
-				return err
-			}
-			return runStatus(c.Context(), s, o, args)
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runStatus)
 }
 
 // statusTarget is one argument: a partition directory, or a log directory

@@ -40,7 +40,7 @@ func (o *txnsOptions) AddFlags(c *cobra.Command) {
 	ui.AddJobsFlag(c, &o.jobs, "partitions replayed")
 }
 
-func (o *txnsOptions) Validate(args []string) error {
+func (o *txnsOptions) Validate(_ *cobra.Command, args []string) error {
 	if err := brokerview.ValidateOutput(o.output); err != nil {
 		return err
 	}
@@ -99,27 +99,15 @@ not decode; transactions that cannot be judged are warnings.
   kseg txns --topic orders broker1/data broker2/data broker3/data
   kseg txns -o json /var/lib/kafka/data | jq 'select(.type=="openTransaction" and .verdict=="hanging") | .abortCommand'`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(args); err != nil {
-				return err
-			}
-			return runTxns(c.Context(), s, o, args)
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runTxns)
 }
 
-func runTxns(ctx context.Context, s *ui.Streams, o *txnsOptions, args []string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+func runTxns(_ context.Context, s *ui.Streams, o *txnsOptions, args []string) error {
 	inv, err := brokerview.OpenInventory(s, "txns", args)
 	if err != nil {
 		return err
 	}
-	// Warnings stay under -q, which silences progress and summaries only.
-	ui.WarnDiagnostics(s.Err, inv.Warnings)
 	opts := cluster.DefaultTxnsOptions()
 	opts.TransactionalIDs, opts.Topics, opts.Jobs = o.txnIDs, o.topics, ui.ResolveJobs(o.jobs)
 	opts.MaxTransactionTimeoutMs, opts.NumPartitions, opts.Now = o.maxTimeout.Milliseconds(), o.numPartitions, o.nowMs

@@ -42,7 +42,7 @@ func (o *verifyMM2Options) AddFlags(c *cobra.Command) {
 }
 
 // Validate checks the flags and fills opts.
-func (o *verifyMM2Options) Validate(args []string) error {
+func (o *verifyMM2Options) Validate(_ *cobra.Command, args []string) error {
 	switch o.output {
 	case "text", "table", "json":
 	default:
@@ -115,21 +115,13 @@ Nothing is ever modified. docs/mm2.md explains each check.
       --checkpoints /data/b/A.checkpoints.internal-0 /data/a/orders-0 /data/b/A.orders-0
   kseg verify-mm2 --isolation-level read_committed --output json /data/a/orders-0 /data/b/A.orders-0`,
 		Args: cobra.ExactArgs(2),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(args); err != nil {
-				return err
-			}
-			return runVerifyMM2(c.Context(), s, o, args[0], args[1])
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runVerifyMM2)
 }
 
-func runVerifyMM2(ctx context.Context, s *ui.Streams, o *verifyMM2Options, source, target string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+// runVerifyMM2 verifies args[1], the replica, against args[0], its source.
+func runVerifyMM2(ctx context.Context, s *ui.Streams, o *verifyMM2Options, args []string) error {
+	source, target := args[0], args[1]
 	paths := []string{source, target}
 	for _, p := range []string{o.offsetSyncs, o.checkpoints} {
 		if p != "" {

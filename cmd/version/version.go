@@ -4,6 +4,7 @@ package version
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"runtime/debug"
 
@@ -20,7 +21,7 @@ func (o *versionOptions) AddFlags(c *cobra.Command) {
 	c.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
 }
 
-func (o *versionOptions) Validate() error {
+func (o *versionOptions) Validate(_ *cobra.Command, _ []string) error {
 	switch o.output {
 	case "text", "table", "json":
 		return nil
@@ -53,15 +54,10 @@ and builds outside a repository record no commit; kseg then says "(devel)
 		Example: `  kseg version
   kseg version -o json | jq -r .revision`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return printVersion(s, o, Read())
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, func(_ context.Context, s *ui.Streams, o *versionOptions, _ []string) error {
+		return printVersion(s, o, Read())
+	})
 }
 
 // versionHelpExample is the line a stamped clone build prints, in the

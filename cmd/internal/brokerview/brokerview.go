@@ -22,9 +22,10 @@ import (
 // __transaction_state records the views use: kseg's schema tables.
 func Decoder() cluster.Decoder { return cluster.SchemaDecoder{} }
 
-// OpenInventory checks every argument by the input rule (inputs.go: a
-// log directory) and lists them; a partition directory that cannot be
-// listed is in Inventory.Unreadable, for viewExit.
+// OpenInventory is every view's start: it checks every argument by the
+// input rule (inputs.go: a log directory), lists them and warns about what
+// the listing skipped. A partition directory that cannot be listed is in
+// Inventory.Unreadable, for ViewExit.
 func OpenInventory(s *ui.Streams, cmd string, args []string) (*cluster.Inventory, error) {
 	if err := inputs.CheckAll(s, cmd, args, inputs.LogDir); err != nil {
 		return nil, err
@@ -33,6 +34,8 @@ func OpenInventory(s *ui.Streams, cmd string, args []string) (*cluster.Inventory
 	if err != nil {
 		return nil, inputs.IOError(err)
 	}
+	// Warnings stay under -q, which silences progress and summaries only.
+	ui.WarnDiagnostics(s.Err, inv.Warnings)
 	return inv, nil
 }
 
