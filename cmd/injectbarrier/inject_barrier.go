@@ -36,9 +36,6 @@ type injectBarrierOptions struct {
 
 	// derived by Validate
 	inject barrier.InjectOptions
-	// planFlags are the flags that shape a plan; a resumed injection
-	// ignores them.
-	planFlags []string
 }
 
 func (o *injectBarrierOptions) AddFlags(c *cobra.Command) {
@@ -111,9 +108,8 @@ func (o *injectBarrierOptions) Validate(c *cobra.Command, args []string) error {
 	if o.indexIntervalBytes < 0 {
 		return ui.UsageErrorf("--index-interval-bytes must not be negative")
 	}
-	o.planFlags = writecmd.ChangedFlags(c, "mode", "repair-tail", "timestamp", "leader-epoch", "bump-leader-epoch", "source-cluster-id",
-		"coordinator-epoch", "no-snapshot", "force", "index-interval-bytes")
-	if err := o.ValidateRollback(o.planFlags); err != nil {
+	if err := o.ValidatePlanFlags(c, "mode", "repair-tail", "timestamp", "leader-epoch", "bump-leader-epoch", "source-cluster-id",
+		"coordinator-epoch", "no-snapshot", "force", "index-interval-bytes"); err != nil {
 		return err
 	}
 	if len(args) != 1 {
@@ -209,8 +205,7 @@ func runInjectBarrier(ctx context.Context, s *ui.Streams, o *injectBarrierOption
 		return err
 	}
 	return writecmd.Run(ctx, s, writecmd.Steps[*barrier.InjectionPlan, *barrier.InjectionVerification]{
-		What: "injection", Dir: dir, Flags: &o.Flags, PlanFlags: o.planFlags,
-		Printer: writecmd.NewPrinter(s, o.Output, injectForm),
+		Dir: dir, Flags: &o.Flags, Form: injectForm,
 		// The plan's first pass reads every .log segment whole.
 		PlanLabel: "planning",
 		PlanTotal: func() int64 { return ui.LogBytes(dir) },
@@ -218,11 +213,6 @@ func runInjectBarrier(ctx context.Context, s *ui.Streams, o *injectBarrierOption
 			opts := o.inject
 			opts.Progress = progress
 			return barrier.PlanInjection(dir, opts)
-		},
-		Parts: func(p *barrier.InjectionPlan) writecmd.PlanParts {
-			parts := injectParts(p)
-			parts.Dir = dir
-			return parts
 		},
 		Preflight: barrier.PreflightInjection,
 		Confirm:   func(p *barrier.InjectionPlan) error { return confirmCommittedLoss(s, o.yes, p) },

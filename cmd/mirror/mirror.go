@@ -29,9 +29,6 @@ type mirrorOptions struct {
 
 	// derived by Validate
 	mirror barriermirror.Options
-	// planFlags are the flags that shape a plan; a resumed mirror ignores
-	// them.
-	planFlags []string
 }
 
 func (o *mirrorOptions) AddFlags(c *cobra.Command) {
@@ -50,11 +47,10 @@ func (o *mirrorOptions) Validate(c *cobra.Command, args []string) error {
 		return err
 	}
 	fl := c.Flags()
-	o.planFlags = writecmd.ChangedFlags(c, "upto", "segment-bytes", "index-interval-bytes", "align", "full-compare")
+	if err := o.ValidatePlanFlags(c, "upto", "segment-bytes", "index-interval-bytes", "align", "full-compare"); err != nil {
+		return err
+	}
 	if o.Rollback {
-		if err := o.ValidateRollback(o.planFlags); err != nil {
-			return err
-		}
 		if len(args) != 1 && len(args) != 2 {
 			return ui.UsageErrorf("mirror --rollback needs the destination partition directory (DST, or SRC DST)")
 		}
@@ -133,8 +129,7 @@ func runMirror(ctx context.Context, s *ui.Streams, o *mirrorOptions, args []stri
 	}
 	dst := args[len(args)-1]
 	return writecmd.Run(ctx, s, writecmd.Steps[*barriermirror.Plan, *barriermirror.Verification]{
-		What: "mirror", Dir: dst, Flags: &o.Flags, PlanFlags: o.planFlags,
-		Printer: writecmd.NewPrinter(s, o.Output, mirrorForm),
+		Dir: dst, Flags: &o.Flags, Form: mirrorForm,
 		// The plan reads the source, and the destination beside it, once.
 		PlanLabel: "planning",
 		PlanTotal: func() int64 { return ui.LogBytes(args[0], dst) },
@@ -148,9 +143,6 @@ func runMirror(ctx context.Context, s *ui.Streams, o *mirrorOptions, args []stri
 				return nil, ui.Unansweredf("--upto %d is past the log end %d of %s: the source does not reach it", opts.Upto, p.SrcLog.End, args[0])
 			}
 			return p, err
-		},
-		Parts: func(p *barriermirror.Plan) writecmd.PlanParts {
-			return mirrorParts(p)
 		},
 		Preflight: barriermirror.Preflight,
 		Apply:     barriermirror.Apply,

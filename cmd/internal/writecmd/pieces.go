@@ -22,9 +22,9 @@ import (
 // backupDirUsage is the help of their --backup-dir.
 const backupDirUsage = "where the backup of every changed or deleted file goes (default: a new kseg-backup-<partition>-<time> folder under $XDG_STATE_HOME/kseg/backups, else ~/.local/state/kseg/backups; never inside a Kafka log directory or partition)"
 
-// ChangedFlags are the flags among names that were given, as "--name": the
+// changedFlags are the flags among names that were given, as "--name": the
 // ones that shape a plan, which a resumed operation ignores.
-func ChangedFlags(c *cobra.Command, names ...string) []string {
+func changedFlags(c *cobra.Command, names ...string) []string {
 	fl := c.Flags()
 	var out []string
 	for _, name := range names {
