@@ -50,11 +50,8 @@ func (o *groupsOptions) AddFlags(c *cobra.Command) {
 }
 
 func (o *groupsOptions) Validate(_ *cobra.Command, args []string) error {
-	if err := brokerview.ValidateOutput(o.output); err != nil {
+	if err := brokerview.ValidateView("groups", o.output, args); err != nil {
 		return err
-	}
-	if len(args) == 0 {
-		return ui.UsageErrorf("groups needs at least one log directory")
 	}
 	if o.numPartitions < 0 {
 		return ui.UsageErrorf("--consumer-offsets-partitions must not be negative")

@@ -157,10 +157,7 @@ func (p *jsonGroupsPrinter) Print(v *cluster.GroupsView) error {
 			j.Int("recordOffset", c.RecordOffset)
 			if l := c.Log; l != nil && l.Err == nil {
 				j.Str("partitionDir", l.Dir)
-				j.Int("logStartOffset", l.LogStartOffset)
-				j.Int("logEndOffset", l.LogEndOffset)
-				j.Int("highWatermark", l.HighWatermark)
-				j.Int("lastStableOffset", l.LastStableOffset)
+				j.LogOffsets(l.LogStartOffset, l.LogEndOffset, l.HighWatermark, l.LastStableOffset)
 			}
 			j.OptInt("lag", c.Lag, c.Lag >= 0)
 		})

@@ -31,11 +31,8 @@ func (o *metadataOptions) AddFlags(c *cobra.Command) {
 }
 
 func (o *metadataOptions) Validate(_ *cobra.Command, args []string) error {
-	if err := brokerview.ValidateOutput(o.output); err != nil {
+	if err := brokerview.ValidateView("metadata", o.output, args); err != nil {
 		return err
-	}
-	if len(args) == 0 {
-		return ui.UsageErrorf("metadata needs at least one log directory")
 	}
 	if o.at < -1 {
 		return ui.UsageErrorf("--at must be an offset (or -1 for the log end)")
@@ -133,16 +130,6 @@ func runMetadata(_ context.Context, s *ui.Streams, o *metadataOptions, args []st
 	return brokerview.ViewExit(s, v.Unreadable, 0, absent, v.Findings)
 }
 
-type metadataPrinter interface {
-	Print(v *cluster.MetadataView) error
-}
-
-func newMetadataPrinter(s *ui.Streams, o *metadataOptions) metadataPrinter {
-	switch {
-	case o.output == "json":
-		return &jsonMetadataPrinter{s: s}
-	case o.output == "table" || s.OutTTY:
-		return &tableMetadataPrinter{s: s}
-	}
-	return &textMetadataPrinter{s: s}
+func newMetadataPrinter(s *ui.Streams, o *metadataOptions) brokerview.Printer[*cluster.MetadataView] {
+	return brokerview.PickPrinter[*cluster.MetadataView](s, o.output, &jsonMetadataPrinter{s: s}, &tableMetadataPrinter{s: s}, &textMetadataPrinter{s: s})
 }

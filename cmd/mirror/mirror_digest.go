@@ -37,7 +37,7 @@ func runMirrorDigest(ctx context.Context, s *ui.Streams, o *mirrorOptions, src, 
 	}
 	ui.WarnDiagnostics(s.Err, p.Warnings)
 	if o.Output == "json" {
-		return writecmd.JSONLine(s.Out, mirrorDigestPlanJSON{PlanJSON: mirrorPlanWire(&p.Plan, true), Destination: chainnode.DigestOf(p.Digest)})
+		return ui.JSONLine(s.Out, mirrorDigestPlanJSON{PlanJSON: mirrorPlanWire(&p.Plan, true), Destination: chainnode.DigestOf(p.Digest)})
 	}
 	printMirrorDigestPlan(writecmd.NewText(s, o.Output), p)
 	return nil

@@ -96,10 +96,7 @@ func (p *jsonReplayPSMPrinter) offsets(r *psm.Result) {
 	j := &p.j
 	j.Str("type", "producerState")
 	j.Str("partition", r.Partition)
-	j.Int("logStartOffset", r.LogStartOffset)
-	j.Int("logEndOffset", r.LogEndOffset)
-	j.Int("highWatermark", r.HighWatermark)
-	j.Int("lastStableOffset", r.LastStableOffset)
+	j.LogOffsets(r.LogStartOffset, r.LogEndOffset, r.HighWatermark, r.LastStableOffset)
 	j.OptInt("firstUndecidedOffset", r.FirstUndecidedOffset, r.FirstUndecidedOffset >= 0)
 	j.OptInt("snapshotLoaded", r.SnapshotLoaded, r.SnapshotLoaded >= 0)
 	j.Int("replayedFrom", r.ReplayedFrom)

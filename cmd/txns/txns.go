@@ -41,11 +41,8 @@ func (o *txnsOptions) AddFlags(c *cobra.Command) {
 }
 
 func (o *txnsOptions) Validate(_ *cobra.Command, args []string) error {
-	if err := brokerview.ValidateOutput(o.output); err != nil {
+	if err := brokerview.ValidateView("txns", o.output, args); err != nil {
 		return err
-	}
-	if len(args) == 0 {
-		return ui.UsageErrorf("txns needs at least one log directory")
 	}
 	if o.maxTimeout <= 0 || o.numPartitions < 0 {
 		return ui.UsageErrorf("--max-transaction-timeout must be positive and --transaction-state-partitions not negative")
@@ -132,16 +129,6 @@ func runTxns(_ context.Context, s *ui.Streams, o *txnsOptions, args []string) er
 	return brokerview.ViewExit(s, v.Unreadable, v.Unanswered, v.Absent, v.Findings)
 }
 
-type txnsPrinter interface {
-	Print(v *cluster.TxnsView) error
-}
-
-func newTxnsPrinter(s *ui.Streams, o *txnsOptions) txnsPrinter {
-	switch {
-	case o.output == "json":
-		return &jsonTxnsPrinter{s: s}
-	case o.output == "table" || s.OutTTY:
-		return &tableTxnsPrinter{s: s}
-	}
-	return &textTxnsPrinter{s: s}
+func newTxnsPrinter(s *ui.Streams, o *txnsOptions) brokerview.Printer[*cluster.TxnsView] {
+	return brokerview.PickPrinter[*cluster.TxnsView](s, o.output, &jsonTxnsPrinter{s: s}, &tableTxnsPrinter{s: s}, &textTxnsPrinter{s: s})
 }

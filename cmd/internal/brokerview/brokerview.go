@@ -39,6 +39,36 @@ func OpenInventory(s *ui.Streams, cmd string, args []string) (*cluster.Inventory
 	return inv, nil
 }
 
+// Printer renders a view (V: the view, as psm/cluster loads it).
+type Printer[V any] interface {
+	Print(v V) error
+}
+
+// PickPrinter is a view's printer for --output: JSON lines with json; the
+// table with table, or with text on a terminal; else kseg's stable text
+// lines.
+func PickPrinter[V any](s *ui.Streams, output string, json, table, text Printer[V]) Printer[V] {
+	switch {
+	case output == "json":
+		return json
+	case output == "table" || s.OutTTY:
+		return table
+	}
+	return text
+}
+
+// ValidateView is the check every view of log directories (groups, txns,
+// metadata) makes first: --output, and at least one directory.
+func ValidateView(cmd, output string, args []string) error {
+	if err := ValidateOutput(output); err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		return ui.UsageErrorf("%s needs at least one log directory", cmd)
+	}
+	return nil
+}
+
 func ValidateOutput(o string) error {
 	switch o {
 	case "text", "table", "json":

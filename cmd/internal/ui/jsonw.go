@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"encoding/json"
 	"io"
 	"math/bits"
 	"slices"
@@ -15,6 +16,27 @@ import (
 type JSONWriter struct {
 	B     []byte
 	First bool
+}
+
+// JSONLine writes v, a wire struct, as one JSON line (encoding/json: the
+// commands whose lines are few; JSONWriter is for the many).
+func JSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// LogOffsets writes a partition's log offsets in Kafka's names, as every
+// view that shows a log writes them: logStartOffset, logEndOffset,
+// highWatermark, lastStableOffset.
+func (j *JSONWriter) LogOffsets(logStart, logEnd, highWatermark, lastStable int64) {
+	j.Int("logStartOffset", logStart)
+	j.Int("logEndOffset", logEnd)
+	j.Int("highWatermark", highWatermark)
+	j.Int("lastStableOffset", lastStable)
 }
 
 func (j *JSONWriter) Begin() { j.B = append(j.B, '{'); j.First = true }

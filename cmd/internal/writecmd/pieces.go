@@ -1,10 +1,8 @@
 package writecmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -168,16 +166,6 @@ func (t *Text) Problems(problems ...[]string) {
 }
 
 // ---- json ----
-
-// JSONLine writes v as one JSON line.
-func JSONLine(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
 
 // ResultJSON starts the line each of the three prints after applying
 // or rolling back ("result", "mirror-result").
