@@ -124,20 +124,18 @@ func runGroups(_ context.Context, s *ui.Streams, o *groupsOptions, args []string
 		return err
 	}
 	o.filterList(v)
-	if err := newGroupsPrinter(s, o).Print(v); err != nil {
+	if err := brokerview.Show(s, o.output, newGroupsPrinter(s, o), v, groupsSummary); err != nil {
 		return err
-	}
-	if !s.Quiet && o.output != "json" {
-		fmt.Fprintf(s.Out, "%s replayed, %s\n", ui.Plural(len(v.Coordinators), "__consumer_offsets partition"), ui.Plural(len(v.Groups), "group"))
 	}
 	return brokerview.ViewExit(s, v.Unreadable, len(v.Unanswerable), v.Absent, v.Findings)
 }
 
-type groupsPrinter interface {
-	Print(v *cluster.GroupsView) error
+// groupsSummary is the line after the view.
+func groupsSummary(v *cluster.GroupsView) string {
+	return fmt.Sprintf("%s replayed, %s", ui.Plural(len(v.Coordinators), "__consumer_offsets partition"), ui.Plural(len(v.Groups), "group"))
 }
 
-func newGroupsPrinter(s *ui.Streams, o *groupsOptions) groupsPrinter {
+func newGroupsPrinter(s *ui.Streams, o *groupsOptions) brokerview.Printer[*cluster.GroupsView] {
 	table := o.output == "table" || (o.output == "text" && s.OutTTY)
 	switch {
 	case o.output == "json":

@@ -114,20 +114,22 @@ func runMetadata(_ context.Context, s *ui.Streams, o *metadataOptions, args []st
 		}
 		v.FilterTopics(o.topics)
 	}
-	if err := newMetadataPrinter(s, o).Print(v); err != nil {
+	if err := brokerview.Show(s, o.output, newMetadataPrinter(s, o), v, metadataSummary); err != nil {
 		return err
 	}
-	if !s.Quiet && o.output != "json" {
-		im := v.Image
-		from := "no snapshot"
-		if im.Snapshot != "" {
-			from = "snapshot at " + ui.I64(im.SnapshotEndOffset)
-		}
-		fmt.Fprintf(s.Out, "image at offset %d (%s, %s replayed): %s, %s, %s; %s\n",
-			im.Offset, from, ui.Plural(im.RecordsReplayed, "record"), ui.Plural(len(im.Topics), "topic"), ui.Plural(len(im.Brokers), "broker"),
-			ui.Plural(len(im.Controllers), "controller"), ui.Plural(len(v.Findings), "finding"))
-	}
 	return brokerview.ViewExit(s, v.Unreadable, 0, absent, v.Findings)
+}
+
+// metadataSummary is the line after the view.
+func metadataSummary(v *cluster.MetadataView) string {
+	im := v.Image
+	from := "no snapshot"
+	if im.Snapshot != "" {
+		from = "snapshot at " + ui.I64(im.SnapshotEndOffset)
+	}
+	return fmt.Sprintf("image at offset %d (%s, %s replayed): %s, %s, %s; %s",
+		im.Offset, from, ui.Plural(im.RecordsReplayed, "record"), ui.Plural(len(im.Topics), "topic"), ui.Plural(len(im.Brokers), "broker"),
+		ui.Plural(len(im.Controllers), "controller"), ui.Plural(len(v.Findings), "finding"))
 }
 
 func newMetadataPrinter(s *ui.Streams, o *metadataOptions) brokerview.Printer[*cluster.MetadataView] {

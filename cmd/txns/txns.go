@@ -112,21 +112,23 @@ func runTxns(_ context.Context, s *ui.Streams, o *txnsOptions, args []string) er
 	if err != nil {
 		return err
 	}
-	if err := newTxnsPrinter(s, o).Print(v); err != nil {
+	if err := brokerview.Show(s, o.output, newTxnsPrinter(s, o), v, txnsSummary); err != nil {
 		return err
 	}
-	if !s.Quiet && o.output != "json" {
-		hanging := 0
-		for _, t := range v.Open {
-			if t.Verdict == cluster.VerdictHanging {
-				hanging++
-			}
-		}
-		fmt.Fprintf(s.Out, "%d of %s replayed (count from the %s), %s; %s in data partitions, %d hanging\n",
-			len(v.Coordinators), ui.Plural(v.NumPartitions, "__transaction_state partition"), v.NumPartitionsFrom, ui.Plural(len(v.Transactions), "transactional id"),
-			ui.Plural(len(v.Open), "open transaction"), hanging)
-	}
 	return brokerview.ViewExit(s, v.Unreadable, v.Unanswered, v.Absent, v.Findings)
+}
+
+// txnsSummary is the line after the view.
+func txnsSummary(v *cluster.TxnsView) string {
+	hanging := 0
+	for _, t := range v.Open {
+		if t.Verdict == cluster.VerdictHanging {
+			hanging++
+		}
+	}
+	return fmt.Sprintf("%d of %s replayed (count from the %s), %s; %s in data partitions, %d hanging",
+		len(v.Coordinators), ui.Plural(v.NumPartitions, "__transaction_state partition"), v.NumPartitionsFrom, ui.Plural(len(v.Transactions), "transactional id"),
+		ui.Plural(len(v.Open), "open transaction"), hanging)
 }
 
 func newTxnsPrinter(s *ui.Streams, o *txnsOptions) brokerview.Printer[*cluster.TxnsView] {

@@ -57,6 +57,18 @@ func PickPrinter[V any](s *ui.Streams, output string, json, table, text Printer[
 	return text
 }
 
+// Show prints the view v and, in text and table output and not under -q,
+// the summary line after it.
+func Show[V any](s *ui.Streams, output string, p Printer[V], v V, summary func(V) string) error {
+	if err := p.Print(v); err != nil {
+		return err
+	}
+	if !s.Quiet && output != "json" {
+		fmt.Fprintln(s.Out, summary(v))
+	}
+	return nil
+}
+
 // ValidateView is the check every view of log directories (groups, txns,
 // metadata) makes first: --output, and at least one directory.
 func ValidateView(cmd, output string, args []string) error {
