@@ -100,11 +100,8 @@ func printGroupLine(w *bufio.Writer, st *ui.Styles, g *cluster.Group) {
 type tableGroupsPrinter struct{ s *ui.Streams }
 
 func (p *tableGroupsPrinter) Print(v *cluster.GroupsView) error {
-	ls := p.s.Lister()
 	header, rows := describeRows(v, p.s.Wide)
-	w := bufio.NewWriter(p.s.Out)
-	ls.Table(w, p.s.Width, header, rows, "rows")
-	return printGroupsTail(w, p.s.Styles(), ls, v)
+	return printGroupsTable(p.s, v, header, rows, "rows")
 }
 
 // jsonGroupsPrinter writes one {"type":"group"} object per line, then one
