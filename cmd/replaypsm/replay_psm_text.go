@@ -48,6 +48,17 @@ func sectionTitle(w *bufio.Writer, st *ui.Styles, title string) {
 	fmt.Fprintf(w, "\n%s\n", st.Paint(st.Title, title))
 }
 
+// section is a titled list of n items, when there is one: the title, then
+// the items (ls summarises a long list, its gap line at two spaces, as the
+// items are).
+func section(w *bufio.Writer, st *ui.Styles, ls ui.Lister, title, what string, n int, item func(i int)) {
+	if n == 0 {
+		return
+	}
+	sectionTitle(w, st, title)
+	ls.Lines(n, what, item, gapLine(w, "  "))
+}
+
 // gapLine prints a lister's "… N more" line at indent.
 func gapLine(w *bufio.Writer, indent string) func(string) {
 	return func(more string) { fmt.Fprintf(w, "%s%s\n", indent, more) }
@@ -179,40 +190,31 @@ func dropNarrow(row []string) []string { return append(append(row[:4:4], row[5])
 // transactions lists the ongoing and the aborted transactions.
 func (p *textReplayPSMPrinter) transactions(w *bufio.Writer, st *ui.Styles, ls ui.Lister, v *replayPSMView) {
 	r := v.Result
-	if len(r.Ongoing) > 0 {
-		sectionTitle(w, st, "ongoing transactions")
-		ls.Lines(len(r.Ongoing), "ongoing transactions", func(i int) {
-			t := r.Ongoing[i]
-			fmt.Fprintf(w, "  producer %s from offset %s\n", st.Paint(st.Pid, ui.I64(t.ProducerID)), st.Paint(st.Offset, ui.I64(t.FirstOffset)))
-		}, gapLine(w, "  "))
-	}
-	if len(r.Aborted) > 0 {
-		sectionTitle(w, st, "aborted transactions (.txnindex entries)")
-		ls.Lines(len(r.Aborted), "aborted transactions", func(i int) {
-			a := r.Aborted[i]
-			fmt.Fprintf(w, "  producer %s first %d last %d lastStableOffset %d\n", st.Paint(st.Pid, ui.I64(a.ProducerID)), a.FirstOffset, a.LastOffset, a.LastStableOffset)
-		}, gapLine(w, "  "))
-	}
+	section(w, st, ls, "ongoing transactions", "ongoing transactions", len(r.Ongoing), func(i int) {
+		t := r.Ongoing[i]
+		fmt.Fprintf(w, "  producer %s from offset %s\n", st.Paint(st.Pid, ui.I64(t.ProducerID)), st.Paint(st.Offset, ui.I64(t.FirstOffset)))
+	})
+	section(w, st, ls, "aborted transactions (.txnindex entries)", "aborted transactions", len(r.Aborted), func(i int) {
+		a := r.Aborted[i]
+		fmt.Fprintf(w, "  producer %s first %d last %d lastStableOffset %d\n", st.Paint(st.Pid, ui.I64(a.ProducerID)), a.FirstOffset, a.LastOffset, a.LastStableOffset)
+	})
 }
 
 // barriers lists the MIRROR_PID_RESET barriers replayed.
 func (p *textReplayPSMPrinter) barriers(w *bufio.Writer, st *ui.Styles, ls ui.Lister, v *replayPSMView) {
 	r := v.Result
-	if len(r.Barriers) > 0 {
-		sectionTitle(w, st, "MIRROR_PID_RESET barriers")
-		ls.Lines(len(r.Barriers), "barriers", func(i int) {
-			b := r.Barriers[i]
-			src := ""
-			if b.SourceClusterID != nil {
-				src = " sourceClusterId " + *b.SourceClusterID
-			}
-			if v.Opts.IgnoreBarriers {
-				fmt.Fprintf(w, "  offset %s: ignored%s\n", st.Paint(st.Offset, ui.I64(b.Offset)), src)
-				return
-			}
-			fmt.Fprintf(w, "  offset %s: cleared %s%s\n", st.Paint(st.Offset, ui.I64(b.Offset)), ui.Plural(b.ProducersCleared, "producer"), src)
-		}, gapLine(w, "  "))
-	}
+	section(w, st, ls, "MIRROR_PID_RESET barriers", "barriers", len(r.Barriers), func(i int) {
+		b := r.Barriers[i]
+		src := ""
+		if b.SourceClusterID != nil {
+			src = " sourceClusterId " + *b.SourceClusterID
+		}
+		if v.Opts.IgnoreBarriers {
+			fmt.Fprintf(w, "  offset %s: ignored%s\n", st.Paint(st.Offset, ui.I64(b.Offset)), src)
+			return
+		}
+		fmt.Fprintf(w, "  offset %s: cleared %s%s\n", st.Paint(st.Offset, ui.I64(b.Offset)), ui.Plural(b.ProducersCleared, "producer"), src)
+	})
 }
 
 // checks prints --check-snapshots' verdict on every snapshot.
