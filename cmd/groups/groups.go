@@ -4,7 +4,6 @@
 package groups
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -109,14 +108,10 @@ batches that do not decode.
   kseg groups -o json /var/lib/kafka/data | jq 'select(.type=="group") | .offsets[] | select(.lag > 1000)'`,
 		Args: cobra.ArbitraryArgs,
 	}
-	return ui.NewCommand(c, s, o, runGroups)
+	return brokerview.NewCommand(c, s, o, runGroups)
 }
 
-func runGroups(_ context.Context, s *ui.Streams, o *groupsOptions, args []string) error {
-	inv, err := brokerview.OpenInventory(s, "groups", args)
-	if err != nil {
-		return err
-	}
+func runGroups(s *ui.Streams, o *groupsOptions, inv *cluster.Inventory) error {
 	v, err := cluster.LoadGroups(inv, brokerview.Decoder(), cluster.GroupsOptions{
 		Groups: o.groups, Topics: o.topics, Jobs: ui.ResolveJobs(o.jobs), PSM: psm.DefaultOptions(), NumPartitions: o.numPartitions,
 	})

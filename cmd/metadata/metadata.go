@@ -4,7 +4,6 @@
 package metadata
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -84,14 +83,10 @@ batches that do not decode.
 		Args: cobra.ArbitraryArgs,
 	}
 	c.AddCommand(newMetadataShellCmds(s)...)
-	return ui.NewCommand(c, s, o, runMetadata)
+	return brokerview.NewCommand(c, s, o, runMetadata)
 }
 
-func runMetadata(_ context.Context, s *ui.Streams, o *metadataOptions, args []string) error {
-	inv, err := brokerview.OpenInventory(s, "metadata", args)
-	if err != nil {
-		return err
-	}
+func runMetadata(s *ui.Streams, o *metadataOptions, inv *cluster.Inventory) error {
 	v, err := cluster.LoadMetadata(inv, cluster.MetadataOptions{At: o.at})
 	if errors.Is(err, cluster.ErrNoMetadataLog) {
 		// No image to show: these directories cannot answer (exit 2).

@@ -4,7 +4,6 @@
 package txns
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -97,14 +96,10 @@ not decode; transactions that cannot be judged are warnings.
   kseg txns -o json /var/lib/kafka/data | jq 'select(.type=="openTransaction" and .verdict=="hanging") | .abortCommand'`,
 		Args: cobra.ArbitraryArgs,
 	}
-	return ui.NewCommand(c, s, o, runTxns)
+	return brokerview.NewCommand(c, s, o, runTxns)
 }
 
-func runTxns(_ context.Context, s *ui.Streams, o *txnsOptions, args []string) error {
-	inv, err := brokerview.OpenInventory(s, "txns", args)
-	if err != nil {
-		return err
-	}
+func runTxns(s *ui.Streams, o *txnsOptions, inv *cluster.Inventory) error {
 	opts := cluster.DefaultTxnsOptions()
 	opts.TransactionalIDs, opts.Topics, opts.Jobs = o.txnIDs, o.topics, ui.ResolveJobs(o.jobs)
 	opts.MaxTransactionTimeoutMs, opts.NumPartitions, opts.Now = o.maxTimeout.Milliseconds(), o.numPartitions, o.nowMs

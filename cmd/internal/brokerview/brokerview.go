@@ -6,11 +6,14 @@ package brokerview
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
@@ -21,6 +24,19 @@ import (
 // Decoder is the decoder of __consumer_offsets and
 // __transaction_state records the views use: kseg's schema tables.
 func Decoder() cluster.Decoder { return cluster.SchemaDecoder{} }
+
+// NewCommand is ui.NewCommand for a view of log directories: its run is
+// given the inventory of the directories (OpenInventory, in the command's
+// name) instead of the arguments.
+func NewCommand[O ui.Options](c *cobra.Command, s *ui.Streams, o O, run func(s *ui.Streams, o O, inv *cluster.Inventory) error) *cobra.Command {
+	return ui.NewCommand(c, s, o, func(_ context.Context, s *ui.Streams, o O, args []string) error {
+		inv, err := OpenInventory(s, c.Name(), args)
+		if err != nil {
+			return err
+		}
+		return run(s, o, inv)
+	})
+}
 
 // OpenInventory is every view's start: it checks every argument by the
 // input rule (inputs.go: a log directory), lists them and warns about what
