@@ -149,3 +149,34 @@ func runMirror(ctx context.Context, s *ui.Streams, o *mirrorOptions, args []stri
 		Rollback:  func(eo edit.Options) (*barriermirror.Report, error) { return barriermirror.Rollback(dst, eo) },
 	})
 }
+
+// runMirrorDigest is `kseg mirror --dry-run SRC DIGEST`: the plan against
+// a digest of the destination (kseg digest), made where SRC is, without
+// the destination's disk: what would be copied.
+func runMirrorDigest(ctx context.Context, s *ui.Streams, o *mirrorOptions, src, dst string) error {
+	if !o.DryRun {
+		return ui.UsageErrorf("%s is a digest: a mirror writes the destination's files, so it runs on the destination's disk; --dry-run plans against a digest", dst)
+	}
+	if err := inputs.Check(s, "mirror", src, inputs.Partition); err != nil {
+		return err
+	}
+	nodes, done, err := chainnode.Open(s, []string{dst})
+	defer done()
+	if err != nil {
+		return err
+	}
+	opts := o.mirror
+	p, err := ui.StepProgress(s, "planning", func() int64 { return ui.LogBytes(src) }, func(progress func(int64)) (*barriermirror.DigestPlan, error) {
+		opts.Progress = progress
+		return barriermirror.PlanFromDigest(src, nodes[0], opts)
+	})
+	if err != nil {
+		return writecmd.Exit(err)
+	}
+	ui.WarnDiagnostics(s.Err, p.Warnings)
+	if o.Output == "json" {
+		return ui.JSONLine(s.Out, mirrorDigestPlanJSON{PlanJSON: mirrorPlanWire(&p.Plan, true), Destination: chainnode.DigestOf(p.Digest)})
+	}
+	printMirrorDigestPlan(writecmd.NewText(s, o.Output), p)
+	return nil
+}
