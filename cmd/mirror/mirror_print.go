@@ -160,15 +160,11 @@ type mirrorDivergenceJSON struct {
 }
 
 type mirrorTruncationJSON struct {
-	Offset           int64   `json:"offset"`
-	Segment          int64   `json:"segment"`
-	Position         int64   `json:"position"`
-	RemovedBatches   int64   `json:"removedBatches"`
-	RemovedRecords   int64   `json:"removedRecords"`
-	RemovedBytes     int64   `json:"removedBytes"`
-	RemovedOffsets   int64   `json:"removedOffsets"`
-	RemovedProducers []int64 `json:"removedProducers"`
-	SegmentsDeleted  []int64 `json:"segmentsDeleted"`
+	Offset   int64 `json:"offset"`
+	Segment  int64 `json:"segment"`
+	Position int64 `json:"position"`
+	writecmd.RemovedJSON
+	SegmentsDeleted []int64 `json:"segmentsDeleted"`
 }
 
 type PlanJSON struct {
@@ -246,8 +242,7 @@ func mirrorPlanWire(p *barriermirror.Plan, dryRun bool) PlanJSON {
 	}
 	if tr := p.Truncation; tr != nil {
 		out.Truncation = &mirrorTruncationJSON{Offset: tr.Offset, Segment: tr.Segment, Position: tr.Position,
-			RemovedBatches: tr.Removed.Batches, RemovedRecords: tr.Removed.Records, RemovedBytes: tr.Removed.Bytes,
-			RemovedOffsets: tr.Removed.Offsets, RemovedProducers: ui.NonNil(tr.Removed.Producers), SegmentsDeleted: ui.NonNil(tr.SegmentsDeleted)}
+			RemovedJSON: writecmd.RemovedOf(tr.Removed), SegmentsDeleted: ui.NonNil(tr.SegmentsDeleted)}
 	}
 	return out
 }

@@ -199,6 +199,21 @@ func FilesOf(ops []edit.FileOp) []FileJSON {
 	return out
 }
 
+// RemovedJSON is what a cut removes (edit.Removed), in inject-barrier's
+// plan line and mirror's --align truncation.
+type RemovedJSON struct {
+	RemovedBatches   int64   `json:"removedBatches"`
+	RemovedRecords   int64   `json:"removedRecords"`
+	RemovedBytes     int64   `json:"removedBytes"`
+	RemovedOffsets   int64   `json:"removedOffsets"`
+	RemovedProducers []int64 `json:"removedProducers"`
+}
+
+func RemovedOf(r edit.Removed) RemovedJSON {
+	return RemovedJSON{RemovedBatches: r.Batches, RemovedRecords: r.Records, RemovedBytes: r.Bytes, RemovedOffsets: r.Offsets,
+		RemovedProducers: ui.NonNil(r.Producers)}
+}
+
 func EpochsOf(entries []segment.EpochEntry) []EpochJSON {
 	out := []EpochJSON{}
 	for _, e := range entries {
