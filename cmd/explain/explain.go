@@ -28,14 +28,12 @@ type explainOptions struct {
 }
 
 func (o *explainOptions) AddFlags(c *cobra.Command) {
-	c.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 }
 
 func (o *explainOptions) Validate(_ *cobra.Command, args []string) error {
-	switch o.output {
-	case "text", "table", "json":
-	default:
-		return ui.UsageErrorf("--output must be text, table or json, not %q", o.output)
+	if err := ui.ValidateOutput(o.output); err != nil {
+		return err
 	}
 	off, err := strconv.ParseInt(args[0], 10, 64)
 	if err != nil || off < 0 {

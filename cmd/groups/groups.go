@@ -43,7 +43,7 @@ func (o *groupsOptions) AddFlags(c *cobra.Command) {
 	f.Lookup("type").NoOptDefVal = "*"
 	f.StringArrayVar(&o.groups, "group", nil, "only this group (repeatable)")
 	f.StringArrayVar(&o.topics, "topic", nil, "only committed offsets and assignments of this topic (repeatable)")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 	f.Int32Var(&o.numPartitions, "consumer-offsets-partitions", 0, "the cluster's offsets.topic.num.partitions, to tell which coordinator partition a --group lives in; 0 = from the KRaft metadata image in the directories, else 50")
 	ui.AddJobsFlag(c, &o.jobs, "partitions replayed")
 }

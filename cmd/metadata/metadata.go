@@ -26,7 +26,7 @@ func (o *metadataOptions) AddFlags(c *cobra.Command) {
 	f := c.Flags()
 	f.Int64Var(&o.at, "at", -1, "the image before OFFSET (exclusive): every record below it applied; -1 = the log end")
 	f.StringArrayVar(&o.topics, "topic", nil, "only this topic in the topics and disk sections (repeatable)")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 }
 
 func (o *metadataOptions) Validate(_ *cobra.Command, args []string) error {

@@ -31,12 +31,12 @@ type metadataShellOptions struct {
 
 func (o *metadataShellOptions) AddFlags(c *cobra.Command) {
 	c.Flags().Int64Var(&o.at, "at", -1, "the image before OFFSET (exclusive): every record below it applied; -1 = the log end")
-	c.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 }
 
 func (o *metadataShellOptions) Validate(_ *cobra.Command, args []string) error {
 	verb := o.verb
-	if err := brokerview.ValidateOutput(o.output); err != nil {
+	if err := ui.ValidateOutput(o.output); err != nil {
 		return err
 	}
 	if len(args) < 2 {

@@ -63,15 +63,13 @@ func (o *replayPSMOptions) AddFlags(c *cobra.Command) {
 	f.Int64Var(&o.checkIntervalMs, "producer-id-expiration-check-interval-ms", psm.DefaultProducerIDExpirationCheckIntervalMs, "the broker's producer.id.expiration.check.interval.ms (log clock)")
 	f.DurationVar(&o.txnTimeout, "txn-timeout", 15*time.Minute, "a transaction open longer than this (log time) at the end of the log is hanging")
 	f.BoolVar(&o.noVerifyCRC, "no-verify-crc", false, "skip the CRC-32C check of replayed batches")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 	ui.AddJobsFlag(c, &o.jobs, "partitions replayed (for a log directory)")
 }
 
 func (o *replayPSMOptions) Validate(c *cobra.Command, args []string) error {
-	switch o.output {
-	case "text", "table", "json":
-	default:
-		return ui.UsageErrorf("--output must be text, table or json, not %q", o.output)
+	if err := ui.ValidateOutput(o.output); err != nil {
+		return err
 	}
 	p := psm.DefaultOptions()
 	o.fromSnapshotSetBy = c.Flags().Changed("from-snapshot")

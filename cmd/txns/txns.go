@@ -32,7 +32,7 @@ func (o *txnsOptions) AddFlags(c *cobra.Command) {
 	f := c.Flags()
 	f.StringArrayVar(&o.txnIDs, "transactional-id", nil, "only this transactional id (repeatable)")
 	f.StringArrayVar(&o.topics, "topic", nil, "only data partitions of this topic, and transactions that touch it (repeatable)")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 	f.DurationVar(&o.maxTimeout, "max-transaction-timeout", cluster.DefaultMaxTransactionTimeoutMs*time.Millisecond, "the cluster's transaction.max.timeout.ms: an open transaction older than this that the coordinator does not list is hanging")
 	f.Int32Var(&o.numPartitions, "transaction-state-partitions", 0, "the cluster's transaction.state.log.num.partitions, to tell which coordinator partitions are missing; 0 = from the KRaft metadata image in the directories, else 50")
 	f.StringVar(&o.now, "now", "log", "the clock for ages: log (the newest timestamp in the logs read), now, or epoch milliseconds / RFC 3339")

@@ -35,7 +35,7 @@ func (o *verifyChainOptions) AddFlags(c *cobra.Command) {
 	f := c.Flags()
 	f.StringArrayVar(&o.edges, "edge", nil, "an edge U=D of the topology: D mirrors U; U and D are DIR arguments, by position (1-based) or as given (repeatable; default: each DIR mirrors the one before it)")
 	f.BoolVar(&o.strictEpochs, "strict-epochs", false, "a partitionLeaderEpoch that differs between a mirrored batch and its original is an error (info by default)")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 }
 
 // endpoint resolves one side of an --edge: a 1-based position among dirs,
@@ -64,10 +64,8 @@ func endpoint(s string, dirs []string) (int, bool) {
 // DIR arguments, then any directory an --edge names that is not among them
 // (so --edge A=B --edge A=C needs no DIR arguments at all).
 func (o *verifyChainOptions) Validate(args []string) ([]string, error) {
-	switch o.output {
-	case "text", "table", "json":
-	default:
-		return nil, ui.UsageErrorf("--output must be text, table or json, not %q", o.output)
+	if err := ui.ValidateOutput(o.output); err != nil {
+		return nil, err
 	}
 	dirs := append([]string(nil), args...)
 	for _, e := range o.edges {

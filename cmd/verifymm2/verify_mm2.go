@@ -38,15 +38,13 @@ func (o *verifyMM2Options) AddFlags(c *cobra.Command) {
 	f.StringVar(&o.offsetSyncs, "offset-syncs", "", "a partition directory of MM2's offset-syncs topic (mm2-offset-syncs.<cluster>.internal-0): check that each sync for SOURCE pairs records of the same content")
 	f.StringVar(&o.checkpoints, "checkpoints", "", "a partition directory of MM2's checkpoints topic (<source>.checkpoints.internal-0): check each checkpoint for TARGET against the exact translation")
 	f.IntVar(&o.window, "window", mm2.DefaultWindow, "source records kept to recognise duplicates and reorders (72 bytes each): a record copied again further back than this is reported as foreign")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 }
 
 // Validate checks the flags and fills opts.
 func (o *verifyMM2Options) Validate(_ *cobra.Command, args []string) error {
-	switch o.output {
-	case "text", "table", "json":
-	default:
-		return ui.UsageErrorf("--output must be text, table or json, not %q", o.output)
+	if err := ui.ValidateOutput(o.output); err != nil {
+		return err
 	}
 	switch o.isolation {
 	case "read_uncommitted":

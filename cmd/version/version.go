@@ -18,15 +18,11 @@ type versionOptions struct {
 }
 
 func (o *versionOptions) AddFlags(c *cobra.Command) {
-	c.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 }
 
 func (o *versionOptions) Validate(_ *cobra.Command, _ []string) error {
-	switch o.output {
-	case "text", "table", "json":
-		return nil
-	}
-	return ui.UsageErrorf("--output must be text, table or json, not %q", o.output)
+	return ui.ValidateOutput(o.output)
 }
 
 func NewCmd(s *ui.Streams) *cobra.Command {

@@ -88,21 +88,13 @@ func Show[V any](s *ui.Streams, output string, p Printer[V], v V, summary func(V
 // ValidateView is the check every view of log directories (groups, txns,
 // metadata) makes first: --output, and at least one directory.
 func ValidateView(cmd, output string, args []string) error {
-	if err := ValidateOutput(output); err != nil {
+	if err := ui.ValidateOutput(output); err != nil {
 		return err
 	}
 	if len(args) == 0 {
 		return ui.UsageErrorf("%s needs at least one log directory", cmd)
 	}
 	return nil
-}
-
-func ValidateOutput(o string) error {
-	switch o {
-	case "text", "table", "json":
-		return nil
-	}
-	return ui.UsageErrorf("--output must be text, table or json, not %q", o)
 }
 
 // PrintFindingsText prints findings as dump and replay-psm do:

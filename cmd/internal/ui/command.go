@@ -33,3 +33,19 @@ func NewCommand[O Options](c *cobra.Command, s *Streams, o O, run func(ctx conte
 	o.AddFlags(c)
 	return c
 }
+
+// AddOutputFlag adds -o/--output: text (the default: stable lines when
+// piped, a table on a terminal), table or json, the formats of every
+// command but dump and check.
+func AddOutputFlag(c *cobra.Command, p *string) {
+	c.Flags().StringVarP(p, "output", "o", "text", "output format: text|table|json")
+}
+
+// ValidateOutput checks an --output AddOutputFlag added.
+func ValidateOutput(o string) error {
+	switch o {
+	case "text", "table", "json":
+		return nil
+	}
+	return UsageErrorf("--output must be text, table or json, not %q", o)
+}

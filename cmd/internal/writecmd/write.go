@@ -43,19 +43,13 @@ type Flags struct {
 func (w *Flags) AddWriteFlags(c *cobra.Command, dryRunUsage, rollbackUsage string) {
 	f := c.Flags()
 	f.BoolVar(&w.DryRun, "dry-run", false, dryRunUsage)
-	f.StringVarP(&w.Output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &w.Output)
 	f.StringVar(&w.backupDir, "backup-dir", "", backupDirUsage)
 	f.BoolVar(&w.Rollback, "rollback", false, rollbackUsage)
 }
 
 // ValidateOutput checks --output.
-func (w *Flags) ValidateOutput() error {
-	switch w.Output {
-	case "text", "table", "json":
-		return nil
-	}
-	return ui.UsageErrorf("--output must be text, table or json, not %q", w.Output)
-}
+func (w *Flags) ValidateOutput() error { return ui.ValidateOutput(w.Output) }
 
 // ValidatePlanFlags notes which of names, the command's flags that shape a
 // plan, were given, and checks that --rollback comes with none of them and
