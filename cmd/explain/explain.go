@@ -227,8 +227,7 @@ func explainJSON(w io.Writer, path string, pos int64, b *decode.Batch, fields []
 	var j ui.JSONWriter
 	for _, f := range fields {
 		j.B = j.B[:0]
-		j.Begin()
-		j.Str("type", "field")
+		j.BeginLine("field")
 		j.Str("file", path)
 		if f.Decompressed {
 			j.Null("position")
@@ -243,8 +242,7 @@ func explainJSON(w io.Writer, path string, pos int64, b *decode.Batch, fields []
 		if !f.Decompressed && f.Pos+f.Len <= len(b.Raw) {
 			j.Str("hex", hex.EncodeToString(b.Raw[f.Pos:f.Pos+f.Len]))
 		}
-		j.End()
-		j.B = append(j.B, '\n')
+		j.EndLine()
 		w.Write(j.B)
 	}
 }

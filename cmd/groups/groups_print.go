@@ -115,8 +115,7 @@ func (p *jsonGroupsPrinter) Print(v *cluster.GroupsView) error {
 	j := &p.j
 	for _, g := range v.Groups {
 		j.B = j.B[:0]
-		j.Begin()
-		j.Str("type", "group")
+		j.BeginLine("group")
 		j.Str("group", g.Group)
 		j.Str("groupType", g.Type)
 		j.Str("state", g.State)
@@ -158,8 +157,7 @@ func (p *jsonGroupsPrinter) Print(v *cluster.GroupsView) error {
 			}
 			j.OptInt("lag", c.Lag, c.Lag >= 0)
 		})
-		j.End()
-		j.B = append(j.B, '\n')
+		j.EndLine()
 		if _, err := p.s.Out.Write(j.B); err != nil {
 			return err
 		}

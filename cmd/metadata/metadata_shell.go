@@ -217,15 +217,13 @@ func (o *shellOut) emit(p string, n *cluster.ImageNode, value bool) error {
 	}
 	j := &o.j
 	j.B = j.B[:0]
-	j.Begin()
-	j.Str("type", "metadataNode")
+	j.BeginLine("metadataNode")
 	j.Str("path", p)
 	j.Bool("directory", n.Dir)
 	if !n.Dir && value {
 		j.Str("value", n.Value)
 	}
-	j.End()
-	j.B = append(j.B, '\n')
+	j.EndLine()
 	_, err := o.w.Write(j.B)
 	return err
 }

@@ -129,8 +129,7 @@ func printVersion(s *ui.Streams, o *versionOptions, v Info) error {
 	switch o.output {
 	case "json":
 		var j ui.JSONWriter
-		j.Begin()
-		j.Str("type", "version")
+		j.BeginLine("version")
 		j.Str("version", v.Version)
 		for _, kv := range [][2]string{{"revision", v.Revision}, {"time", v.Time}} {
 			if kv[1] == "" {
@@ -141,8 +140,7 @@ func printVersion(s *ui.Streams, o *versionOptions, v Info) error {
 		}
 		j.Bool("modified", v.Modified)
 		j.Str("goVersion", v.GoVersion)
-		j.End()
-		j.B = append(j.B, '\n')
+		j.EndLine()
 		w.Write(j.B)
 	case "table":
 		if err := ui.RenderTable(w, s.Width, []string{"field", "value"}, [][]string{

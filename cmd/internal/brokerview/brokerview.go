@@ -119,16 +119,14 @@ func PrintFindingsText(w io.Writer, st *ui.Styles, ls ui.Lister, fs []finding.Fi
 
 // JSONFinding appends one {"type":"finding"} line.
 func JSONFinding(j *ui.JSONWriter, f finding.Finding) {
-	j.Begin()
-	j.Str("type", "finding")
+	j.BeginLine("finding")
 	j.Str("severity", f.Severity().String())
 	j.Str("kind", f.Kind.String())
 	j.Str("subject", f.Subject)
 	j.Str("partitionDir", f.PartitionDir)
 	j.OptInt("offset", f.Offset, f.Offset >= 0)
 	j.Str("message", f.Message)
-	j.End()
-	j.B = append(j.B, '\n')
+	j.EndLine()
 }
 
 // ViewExit is the exit of a whole-broker view: every partition that could
@@ -208,11 +206,9 @@ func PrintUnanswerable(w *bufio.Writer, ls ui.Lister, us []string) {
 // JSONUnanswerable writes one {"type":"unanswerable"} line per question.
 func JSONUnanswerable(j *ui.JSONWriter, us []string) {
 	for _, u := range us {
-		j.Begin()
-		j.Str("type", "unanswerable")
+		j.BeginLine("unanswerable")
 		j.Str("message", u)
-		j.End()
-		j.B = append(j.B, '\n')
+		j.EndLine()
 	}
 }
 

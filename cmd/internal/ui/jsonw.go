@@ -41,6 +41,13 @@ func (j *JSONWriter) LogOffsets(logStart, logEnd, highWatermark, lastStable int6
 
 func (j *JSONWriter) Begin() { j.B = append(j.B, '{'); j.First = true }
 
+// BeginLine begins a JSON line: an object whose first key, type, says
+// what it is (docs/json.md); EndLine ends it.
+func (j *JSONWriter) BeginLine(typ string) { j.Begin(); j.Str("type", typ) }
+
+// EndLine ends the object BeginLine began, and its line.
+func (j *JSONWriter) EndLine() { j.End(); j.B = append(j.B, '\n') }
+
 // Spill writes what j holds to w once it passes 256 KiB, between lines: a
 // printer of a million lines holds a bounded buffer, not its output.
 func (j *JSONWriter) Spill(w io.Writer) error {
