@@ -36,6 +36,9 @@ type checkOptions struct {
 	// snapshots builds the producer-state check of the run (replay-psm
 	// --check-snapshots), given to NewCmd.
 	snapshots NewSnapshotCheck
+	// streams are the command's: their environment (Env) sets the
+	// GITHUB_ACTIONS default of --output.
+	streams *ui.Streams
 }
 
 // checkReportFile is one --report FORMAT=FILE.
@@ -59,9 +62,9 @@ func (o *checkOptions) AddFlags(c *cobra.Command) {
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "text also lists the findings that were expected, ignored or below fail-on")
 }
 
-func (o *checkOptions) Validate(c *cobra.Command, s *ui.Streams) error {
-	if !c.Flags().Changed("output") && !c.Flags().Changed("format") && s.Env != nil {
-		if v, _ := s.Env("GITHUB_ACTIONS"); v == "true" {
+func (o *checkOptions) Validate(c *cobra.Command, _ []string) error {
+	if !c.Flags().Changed("output") && !c.Flags().Changed("format") && o.streams.Env != nil {
+		if v, _ := o.streams.Env("GITHUB_ACTIONS"); v == "true" {
 			o.output = "github"
 		}
 	}
@@ -97,7 +100,7 @@ func validCheckFormat(f string) bool {
 // runs on every partition (replay-psm --check-snapshots, which the root
 // of the tree assembles: check does not import another command).
 func NewCmd(s *ui.Streams, snapshots NewSnapshotCheck) *cobra.Command {
-	o := &checkOptions{snapshots: snapshots}
+	o := &checkOptions{snapshots: snapshots, streams: s}
 	c := &cobra.Command{
 		Use:   "check [PATH...]",
 		Short: "Run every read check over Kafka data and judge the findings against an expectations file (for CI)",
@@ -152,18 +155,8 @@ every command's count line does; after a machine report it goes to stderr.
   kseg check -o json fixtures | jq 'select(.status=="new")'
   kseg check --format '{{if eq .status "new"}}{{.finding.file}}{{end}}' fixtures`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(c, s); err != nil {
-				return err
-			}
-			if len(args) == 0 {
-				args = []string{"."}
-			}
-			return runCheck(c.Context(), s, o, args)
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runCheck)
 }
 
 // checkLoadConfig is the expectations file: --config, or the nearest one
@@ -204,7 +197,11 @@ func checkLoadConfig(o *checkOptions) (*expect.Config, error) {
 	return expect.Load(path)
 }
 
+// runCheck checks the trees under paths (none: the working directory).
 func runCheck(ctx context.Context, s *ui.Streams, o *checkOptions, paths []string) error {
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
 	cfg, err := checkLoadConfig(o)
 	if err != nil {
 		return err

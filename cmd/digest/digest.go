@@ -42,7 +42,7 @@ func (o *digestOptions) AddFlags(c *cobra.Command) {
 	f.StringVar(&o.hash, "hash", "xxh3-128", "the batch hash: xxh3-128 or sha256")
 }
 
-func (o *digestOptions) Validate() error {
+func (o *digestOptions) Validate(_ *cobra.Command, _ []string) error {
 	h, err := segdigest.ParseHash(o.hash)
 	if err != nil {
 		return ui.UsageErrorf("--hash: %v", err)
@@ -104,21 +104,12 @@ Nothing in the partition is modified.
   kseg digest --hash sha256 -o orders-0.digest /var/lib/kafka/data/orders-0
   kseg digest --from orders-0.digest /var/lib/kafka/data/orders-0 >> orders-0.digest`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return runDigest(c.Context(), s, o, args[0])
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runDigest)
 }
 
-func runDigest(ctx context.Context, s *ui.Streams, o *digestOptions, path string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+func runDigest(ctx context.Context, s *ui.Streams, o *digestOptions, args []string) error {
+	path := args[0]
 	if err := inputs.Check(s, "digest", path, inputs.PartitionOrLogDir); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ package docs
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ func (o *docsOptions) AddFlags(c *cobra.Command) {
 	c.Flags().StringVar(&o.date, "date", ManDate, "date in the man pages' header (YYYY-MM-DD); fixed so that the output is reproducible")
 }
 
-func (o *docsOptions) Validate(args []string) error {
+func (o *docsOptions) Validate(_ *cobra.Command, _ []string) error {
 	t, err := time.Parse(time.DateOnly, o.date)
 	if err != nil {
 		return ui.UsageErrorf("--date %q is not a YYYY-MM-DD date", o.date)
@@ -63,15 +64,10 @@ from DIR; no other file in it is touched.
   go run . docs docs/cli                  # the same, from a checkout
   kseg docs /tmp/kseg-docs && man /tmp/kseg-docs/man/kseg-dump.1`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(args); err != nil {
-				return err
-			}
-			return runDocs(s, o, c.Root(), args[0])
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, func(_ context.Context, s *ui.Streams, o *docsOptions, args []string) error {
+		return runDocs(s, o, c.Root(), args[0])
+	})
 }
 
 func runDocs(s *ui.Streams, o *docsOptions, root *cobra.Command, dir string) error {

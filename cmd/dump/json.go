@@ -44,8 +44,7 @@ func (p *jsonDumpPrinter) line(fill func(j *ui.JSONWriter)) {
 	p.l.B = p.l.B[:0]
 	p.l.Begin()
 	fill(&p.l)
-	p.l.End()
-	p.l.B = append(p.l.B, '\n')
+	p.l.EndLine()
 	if p.sink != nil && p.inBatch {
 		// A finding made while the batch line is being built in place:
 		// it goes before the line, as the serial printer writes it.
@@ -316,8 +315,7 @@ func (p *jsonDumpPrinter) EndBatch(*scan.BatchView) {
 	if p.hasRecords {
 		j.B = append(j.B, ']')
 	}
-	j.End()
-	j.B = append(j.B, '\n')
+	j.EndLine()
 	p.inBatch = false
 	if p.sink != nil {
 		p.sink.B.Out, j.B = j.B, nil

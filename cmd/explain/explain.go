@@ -4,6 +4,7 @@ package explain
 
 import (
 	"bufio"
+	"context"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -27,14 +28,12 @@ type explainOptions struct {
 }
 
 func (o *explainOptions) AddFlags(c *cobra.Command) {
-	c.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 }
 
-func (o *explainOptions) Validate(args []string) error {
-	switch o.output {
-	case "text", "table", "json":
-	default:
-		return ui.UsageErrorf("--output must be text, table or json, not %q", o.output)
+func (o *explainOptions) Validate(_ *cobra.Command, args []string) error {
+	if err := ui.ValidateOutput(o.output); err != nil {
+		return err
 	}
 	off, err := strconv.ParseInt(args[0], 10, 64)
 	if err != nil || off < 0 {
@@ -59,15 +58,8 @@ positions. For the moments when an operator must see the bytes.
   kseg explain 1200 /var/lib/kafka/data/orders-0/00000000000000001200.log -o json
   kseg explain -o table 12 testdata/partitions/orders-0`,
 		Args: cobra.ExactArgs(2),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(args); err != nil {
-				return err
-			}
-			return runExplain(s, o, args[1])
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runExplain)
 }
 
 // findSegmentLog picks the .log whose base offset is the largest not above
@@ -114,7 +106,10 @@ func findSegmentLog(path string, offset int64) (string, int64, error) {
 	return best.Log, start, nil
 }
 
-func runExplain(s *ui.Streams, o *explainOptions, path string) error {
+// runExplain explains args[0], an offset, in args[1], a partition
+// directory or a .log.
+func runExplain(_ context.Context, s *ui.Streams, o *explainOptions, args []string) error {
+	path := args[1]
 	if err := inputs.Check(s, "explain", path, inputs.LogOrPartition); err != nil {
 		return err
 	}
@@ -232,8 +227,7 @@ func explainJSON(w io.Writer, path string, pos int64, b *decode.Batch, fields []
 	var j ui.JSONWriter
 	for _, f := range fields {
 		j.B = j.B[:0]
-		j.Begin()
-		j.Str("type", "field")
+		j.BeginLine("field")
 		j.Str("file", path)
 		if f.Decompressed {
 			j.Null("position")
@@ -248,8 +242,7 @@ func explainJSON(w io.Writer, path string, pos int64, b *decode.Batch, fields []
 		if !f.Decompressed && f.Pos+f.Len <= len(b.Raw) {
 			j.Str("hex", hex.EncodeToString(b.Raw[f.Pos:f.Pos+f.Len]))
 		}
-		j.End()
-		j.B = append(j.B, '\n')
+		j.EndLine()
 		w.Write(j.B)
 	}
 }

@@ -4,7 +4,6 @@
 package groups
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -44,17 +43,14 @@ func (o *groupsOptions) AddFlags(c *cobra.Command) {
 	f.Lookup("type").NoOptDefVal = "*"
 	f.StringArrayVar(&o.groups, "group", nil, "only this group (repeatable)")
 	f.StringArrayVar(&o.topics, "topic", nil, "only committed offsets and assignments of this topic (repeatable)")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 	f.Int32Var(&o.numPartitions, "consumer-offsets-partitions", 0, "the cluster's offsets.topic.num.partitions, to tell which coordinator partition a --group lives in; 0 = from the KRaft metadata image in the directories, else 50")
 	ui.AddJobsFlag(c, &o.jobs, "partitions replayed")
 }
 
-func (o *groupsOptions) Validate(args []string) error {
-	if err := brokerview.ValidateOutput(o.output); err != nil {
+func (o *groupsOptions) Validate(_ *cobra.Command, args []string) error {
+	if err := brokerview.ValidateView("groups", o.output, args); err != nil {
 		return err
-	}
-	if len(args) == 0 {
-		return ui.UsageErrorf("groups needs at least one log directory")
 	}
 	if o.numPartitions < 0 {
 		return ui.UsageErrorf("--consumer-offsets-partitions must not be negative")
@@ -111,27 +107,11 @@ batches that do not decode.
   kseg groups --group payments --topic orders broker1/data broker2/data
   kseg groups -o json /var/lib/kafka/data | jq 'select(.type=="group") | .offsets[] | select(.lag > 1000)'`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(args); err != nil {
-				return err
-			}
-			return runGroups(c.Context(), s, o, args)
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return brokerview.NewCommand(c, s, o, runGroups)
 }
 
-func runGroups(ctx context.Context, s *ui.Streams, o *groupsOptions, args []string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	inv, err := brokerview.OpenInventory(s, "groups", args)
-	if err != nil {
-		return err
-	}
-	// Warnings stay under -q, which silences progress and summaries only.
-	ui.WarnDiagnostics(s.Err, inv.Warnings)
+func runGroups(s *ui.Streams, o *groupsOptions, inv *cluster.Inventory) error {
 	v, err := cluster.LoadGroups(inv, brokerview.Decoder(), cluster.GroupsOptions{
 		Groups: o.groups, Topics: o.topics, Jobs: ui.ResolveJobs(o.jobs), PSM: psm.DefaultOptions(), NumPartitions: o.numPartitions,
 	})
@@ -139,20 +119,18 @@ func runGroups(ctx context.Context, s *ui.Streams, o *groupsOptions, args []stri
 		return err
 	}
 	o.filterList(v)
-	if err := newGroupsPrinter(s, o).Print(v); err != nil {
+	if err := brokerview.Show(s, o.output, newGroupsPrinter(s, o), v, groupsSummary); err != nil {
 		return err
-	}
-	if !s.Quiet && o.output != "json" {
-		fmt.Fprintf(s.Out, "%s replayed, %s\n", ui.Plural(len(v.Coordinators), "__consumer_offsets partition"), ui.Plural(len(v.Groups), "group"))
 	}
 	return brokerview.ViewExit(s, v.Unreadable, len(v.Unanswerable), v.Absent, v.Findings)
 }
 
-type groupsPrinter interface {
-	Print(v *cluster.GroupsView) error
+// groupsSummary is the line after the view.
+func groupsSummary(v *cluster.GroupsView) string {
+	return fmt.Sprintf("%s replayed, %s", ui.Plural(len(v.Coordinators), "__consumer_offsets partition"), ui.Plural(len(v.Groups), "group"))
 }
 
-func newGroupsPrinter(s *ui.Streams, o *groupsOptions) groupsPrinter {
+func newGroupsPrinter(s *ui.Streams, o *groupsOptions) brokerview.Printer[*cluster.GroupsView] {
 	table := o.output == "table" || (o.output == "text" && s.OutTTY)
 	switch {
 	case o.output == "json":

@@ -100,11 +100,8 @@ func printGroupLine(w *bufio.Writer, st *ui.Styles, g *cluster.Group) {
 type tableGroupsPrinter struct{ s *ui.Streams }
 
 func (p *tableGroupsPrinter) Print(v *cluster.GroupsView) error {
-	ls := p.s.Lister()
 	header, rows := describeRows(v, p.s.Wide)
-	w := bufio.NewWriter(p.s.Out)
-	ls.Table(w, p.s.Width, header, rows, "rows")
-	return printGroupsTail(w, p.s.Styles(), ls, v)
+	return printGroupsTable(p.s, v, header, rows, "rows")
 }
 
 // jsonGroupsPrinter writes one {"type":"group"} object per line, then one
@@ -118,8 +115,7 @@ func (p *jsonGroupsPrinter) Print(v *cluster.GroupsView) error {
 	j := &p.j
 	for _, g := range v.Groups {
 		j.B = j.B[:0]
-		j.Begin()
-		j.Str("type", "group")
+		j.BeginLine("group")
 		j.Str("group", g.Group)
 		j.Str("groupType", g.Type)
 		j.Str("state", g.State)
@@ -157,15 +153,11 @@ func (p *jsonGroupsPrinter) Print(v *cluster.GroupsView) error {
 			j.Int("recordOffset", c.RecordOffset)
 			if l := c.Log; l != nil && l.Err == nil {
 				j.Str("partitionDir", l.Dir)
-				j.Int("logStartOffset", l.LogStartOffset)
-				j.Int("logEndOffset", l.LogEndOffset)
-				j.Int("highWatermark", l.HighWatermark)
-				j.Int("lastStableOffset", l.LastStableOffset)
+				j.LogOffsets(l.LogStartOffset, l.LogEndOffset, l.HighWatermark, l.LastStableOffset)
 			}
 			j.OptInt("lag", c.Lag, c.Lag >= 0)
 		})
-		j.End()
-		j.B = append(j.B, '\n')
+		j.EndLine()
 		if _, err := p.s.Out.Write(j.B); err != nil {
 			return err
 		}

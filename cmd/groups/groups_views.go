@@ -122,6 +122,15 @@ func (p *listGroupsPrinter) Print(v *cluster.GroupsView) error {
 	return w.Flush()
 }
 
+// printGroupsTable is a table view: the table fitted to the terminal (a
+// long one summarised, its rows counted as what), then the tail.
+func printGroupsTable(s *ui.Streams, v *cluster.GroupsView, header []string, rows [][]string, what string) error {
+	ls := s.Lister()
+	w := bufio.NewWriter(s.Out)
+	ls.Table(w, s.Width, header, rows, what)
+	return printGroupsTail(w, s.Styles(), ls, v)
+}
+
 // printGroupsTail ends every groups view but --list: what cannot be
 // answered, the findings and the records not interpreted.
 func printGroupsTail(w *bufio.Writer, st *ui.Styles, ls ui.Lister, v *cluster.GroupsView) error {
@@ -169,11 +178,8 @@ func memberRows(v *cluster.GroupsView, assignment bool) ([]string, [][]string) {
 type tableMembersPrinter struct{ s *ui.Streams }
 
 func (p *tableMembersPrinter) Print(v *cluster.GroupsView) error {
-	ls := p.s.Lister()
 	header, rows := memberRows(v, p.s.Wide || p.s.Verbose)
-	w := bufio.NewWriter(p.s.Out)
-	ls.Table(w, p.s.Width, header, rows, "members")
-	return printGroupsTail(w, p.s.Styles(), ls, v)
+	return printGroupsTable(p.s, v, header, rows, "members")
 }
 
 // textMembersPrinter is --describe --members piped: one line per member.
@@ -216,7 +222,6 @@ func stateRow(g *cluster.Group, wide bool) []string {
 type tableStatePrinter struct{ s *ui.Streams }
 
 func (p *tableStatePrinter) Print(v *cluster.GroupsView) error {
-	ls := p.s.Lister()
 	header := []string{"GROUP", "COORDINATOR", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"}
 	if p.s.Wide {
 		header = append(header, "TYPE", "PROTOCOL-TYPE", "GENERATION", "STATE-TIMESTAMP")
@@ -225,9 +230,7 @@ func (p *tableStatePrinter) Print(v *cluster.GroupsView) error {
 	for i := range v.Groups {
 		rows[i] = stateRow(&v.Groups[i], p.s.Wide)
 	}
-	w := bufio.NewWriter(p.s.Out)
-	ls.Table(w, p.s.Width, header, rows, "groups")
-	return printGroupsTail(w, p.s.Styles(), ls, v)
+	return printGroupsTable(p.s, v, header, rows, "groups")
 }
 
 // textStatePrinter is --describe --state piped: the group lines of the

@@ -36,9 +36,6 @@ type injectBarrierOptions struct {
 
 	// derived by Validate
 	inject barrier.InjectOptions
-	// planFlags are the flags that shape a plan; a resumed injection
-	// ignores them.
-	planFlags []string
 }
 
 func (o *injectBarrierOptions) AddFlags(c *cobra.Command) {
@@ -111,9 +108,8 @@ func (o *injectBarrierOptions) Validate(c *cobra.Command, args []string) error {
 	if o.indexIntervalBytes < 0 {
 		return ui.UsageErrorf("--index-interval-bytes must not be negative")
 	}
-	o.planFlags = writecmd.ChangedFlags(c, "mode", "repair-tail", "timestamp", "leader-epoch", "bump-leader-epoch", "source-cluster-id",
-		"coordinator-epoch", "no-snapshot", "force", "index-interval-bytes")
-	if err := o.ValidateRollback(o.planFlags); err != nil {
+	if err := o.ValidatePlanFlags(c, "mode", "repair-tail", "timestamp", "leader-epoch", "bump-leader-epoch", "source-cluster-id",
+		"coordinator-epoch", "no-snapshot", "force", "index-interval-bytes"); err != nil {
 		return err
 	}
 	if len(args) != 1 {
@@ -177,15 +173,8 @@ stable offset is left alone (--force adds another).
   kseg inject-barrier --dry-run --output json /var/lib/kafka/data/orders-0 | jq .cut
   kseg inject-barrier --rollback /var/lib/kafka/data/orders-0    # undo an interrupted run`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(c, args); err != nil {
-				return err
-			}
-			return runInjectBarrier(c.Context(), s, o, args[0])
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runInjectBarrier)
 }
 
 // confirmCommittedLoss asks, on a terminal, before a cut that removes
@@ -210,16 +199,13 @@ func confirmCommittedLoss(s *ui.Streams, yes bool, p *barrier.InjectionPlan) err
 		n, len(txns), p.LastStableOffset)
 }
 
-func runInjectBarrier(ctx context.Context, s *ui.Streams, o *injectBarrierOptions, dir string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+func runInjectBarrier(ctx context.Context, s *ui.Streams, o *injectBarrierOptions, args []string) error {
+	dir := args[0]
 	if err := inputs.Check(s, "inject-barrier", dir, inputs.Partition); err != nil {
 		return err
 	}
 	return writecmd.Run(ctx, s, writecmd.Steps[*barrier.InjectionPlan, *barrier.InjectionVerification]{
-		What: "injection", Dir: dir, Flags: &o.Flags, PlanFlags: o.planFlags,
-		Printer: writecmd.NewPrinter(s, o.Output, injectForm),
+		Dir: dir, Flags: &o.Flags, Form: injectForm,
 		// The plan's first pass reads every .log segment whole.
 		PlanLabel: "planning",
 		PlanTotal: func() int64 { return ui.LogBytes(dir) },
@@ -227,11 +213,6 @@ func runInjectBarrier(ctx context.Context, s *ui.Streams, o *injectBarrierOption
 			opts := o.inject
 			opts.Progress = progress
 			return barrier.PlanInjection(dir, opts)
-		},
-		Parts: func(p *barrier.InjectionPlan) writecmd.PlanParts {
-			parts := injectParts(p)
-			parts.Dir = dir
-			return parts
 		},
 		Preflight: barrier.PreflightInjection,
 		Confirm:   func(p *barrier.InjectionPlan) error { return confirmCommittedLoss(s, o.yes, p) },

@@ -232,14 +232,10 @@ type injectPlanJSON struct {
 	CutIterations         []int64              `json:"cutIterations"`
 	CutSegment            int64                `json:"cutSegment"`
 	CutPosition           int64                `json:"cutPosition"`
-	RemovedBatches        int64                `json:"removedBatches"`
-	RemovedRecords        int64                `json:"removedRecords"`
-	RemovedBytes          int64                `json:"removedBytes"`
-	RemovedOffsets        int64                `json:"removedOffsets"`
-	RemovedProducers      []int64              `json:"removedProducers"`
-	DroppedTxns           []injectTxnJSON      `json:"droppedTxns"`
-	SegmentsDeleted       []int64              `json:"segmentsDeleted"`
-	SnapshotsDeleted      []int64              `json:"snapshotsDeleted"`
+	writecmd.RemovedJSON
+	DroppedTxns      []injectTxnJSON `json:"droppedTxns"`
+	SegmentsDeleted  []int64         `json:"segmentsDeleted"`
+	SnapshotsDeleted []int64         `json:"snapshotsDeleted"`
 	writecmd.IndexChangesJSON
 	EpochEntryAdded  *writecmd.EpochJSON `json:"epochEntryAdded"`
 	Appended         []injectAppendJSON  `json:"appended"`
@@ -280,8 +276,7 @@ func injectPlanWire(p *barrier.InjectionPlan, dryRun bool) any {
 		NothingToDo: p.NothingToDo, Reason: p.Reason, Segments: p.Segments, LogStartOffset: p.LogStartOffset,
 		LogEndOffset: p.LogEndOffset, LastStableOffset: p.LastStableOffset, FirstUndecidedOffset: p.FirstUndecidedOffset,
 		Producers: p.Producers, Ongoing: []injectTxnJSON{}, Cut: p.Cut, CutIterations: ui.NonNil(p.CutIterations),
-		CutSegment: p.CutSegment, CutPosition: p.CutPosition, RemovedBatches: p.Removed.Batches, RemovedRecords: p.Removed.Records,
-		RemovedBytes: p.Removed.Bytes, RemovedOffsets: p.Removed.Offsets, RemovedProducers: ui.NonNil(p.Removed.Producers),
+		CutSegment: p.CutSegment, CutPosition: p.CutPosition, RemovedJSON: writecmd.RemovedOf(p.Removed),
 		DroppedTxns: []injectTxnJSON{}, SegmentsDeleted: ui.NonNil(p.SegmentsDeleted), SnapshotsDeleted: ui.NonNil(p.SnapshotsDeleted),
 		IndexChangesJSON: writecmd.IndexChangesOf(p.Index, p.TimeIndex, p.TxnIndex, p.AbortedTxns, p.EpochEntriesRemoved),
 		Resume:           writecmd.ResumeOf(p.Resume),

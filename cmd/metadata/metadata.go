@@ -4,7 +4,6 @@
 package metadata
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -27,15 +26,12 @@ func (o *metadataOptions) AddFlags(c *cobra.Command) {
 	f := c.Flags()
 	f.Int64Var(&o.at, "at", -1, "the image before OFFSET (exclusive): every record below it applied; -1 = the log end")
 	f.StringArrayVar(&o.topics, "topic", nil, "only this topic in the topics and disk sections (repeatable)")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 }
 
-func (o *metadataOptions) Validate(args []string) error {
-	if err := brokerview.ValidateOutput(o.output); err != nil {
+func (o *metadataOptions) Validate(_ *cobra.Command, args []string) error {
+	if err := brokerview.ValidateView("metadata", o.output, args); err != nil {
 		return err
-	}
-	if len(args) == 0 {
-		return ui.UsageErrorf("metadata needs at least one log directory")
 	}
 	if o.at < -1 {
 		return ui.UsageErrorf("--at must be an offset (or -1 for the log end)")
@@ -85,28 +81,12 @@ batches that do not decode.
   kseg metadata --at 83088 /var/lib/kafka/data          # the image a snapshot at 83088 would hold
   kseg metadata -o json broker1/data broker2/data | jq 'select(.type=="metadataImage") | .topics[].name'`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(args); err != nil {
-				return err
-			}
-			return runMetadata(c.Context(), s, o, args)
-		},
 	}
-	o.AddFlags(c)
 	c.AddCommand(newMetadataShellCmds(s)...)
-	return c
+	return brokerview.NewCommand(c, s, o, runMetadata)
 }
 
-func runMetadata(ctx context.Context, s *ui.Streams, o *metadataOptions, args []string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	inv, err := brokerview.OpenInventory(s, "metadata", args)
-	if err != nil {
-		return err
-	}
-	// Warnings stay under -q, which silences progress and summaries only.
-	ui.WarnDiagnostics(s.Err, inv.Warnings)
+func runMetadata(s *ui.Streams, o *metadataOptions, inv *cluster.Inventory) error {
 	v, err := cluster.LoadMetadata(inv, cluster.MetadataOptions{At: o.at})
 	if errors.Is(err, cluster.ErrNoMetadataLog) {
 		// No image to show: these directories cannot answer (exit 2).
@@ -129,32 +109,24 @@ func runMetadata(ctx context.Context, s *ui.Streams, o *metadataOptions, args []
 		}
 		v.FilterTopics(o.topics)
 	}
-	if err := newMetadataPrinter(s, o).Print(v); err != nil {
+	if err := brokerview.Show(s, o.output, newMetadataPrinter(s, o), v, metadataSummary); err != nil {
 		return err
-	}
-	if !s.Quiet && o.output != "json" {
-		im := v.Image
-		from := "no snapshot"
-		if im.Snapshot != "" {
-			from = "snapshot at " + ui.I64(im.SnapshotEndOffset)
-		}
-		fmt.Fprintf(s.Out, "image at offset %d (%s, %s replayed): %s, %s, %s; %s\n",
-			im.Offset, from, ui.Plural(im.RecordsReplayed, "record"), ui.Plural(len(im.Topics), "topic"), ui.Plural(len(im.Brokers), "broker"),
-			ui.Plural(len(im.Controllers), "controller"), ui.Plural(len(v.Findings), "finding"))
 	}
 	return brokerview.ViewExit(s, v.Unreadable, 0, absent, v.Findings)
 }
 
-type metadataPrinter interface {
-	Print(v *cluster.MetadataView) error
+// metadataSummary is the line after the view.
+func metadataSummary(v *cluster.MetadataView) string {
+	im := v.Image
+	from := "no snapshot"
+	if im.Snapshot != "" {
+		from = "snapshot at " + ui.I64(im.SnapshotEndOffset)
+	}
+	return fmt.Sprintf("image at offset %d (%s, %s replayed): %s, %s, %s; %s",
+		im.Offset, from, ui.Plural(im.RecordsReplayed, "record"), ui.Plural(len(im.Topics), "topic"), ui.Plural(len(im.Brokers), "broker"),
+		ui.Plural(len(im.Controllers), "controller"), ui.Plural(len(v.Findings), "finding"))
 }
 
-func newMetadataPrinter(s *ui.Streams, o *metadataOptions) metadataPrinter {
-	switch {
-	case o.output == "json":
-		return &jsonMetadataPrinter{s: s}
-	case o.output == "table" || s.OutTTY:
-		return &tableMetadataPrinter{s: s}
-	}
-	return &textMetadataPrinter{s: s}
+func newMetadataPrinter(s *ui.Streams, o *metadataOptions) brokerview.Printer[*cluster.MetadataView] {
+	return brokerview.PickPrinter[*cluster.MetadataView](s, o.output, &jsonMetadataPrinter{s: s}, &tableMetadataPrinter{s: s}, &textMetadataPrinter{s: s})
 }

@@ -285,8 +285,7 @@ func (p *jsonMetadataPrinter) Print(v *cluster.MetadataView) error {
 	j := &p.j
 	im := v.Image
 	j.B = j.B[:0]
-	j.Begin()
-	j.Str("type", "metadataImage")
+	j.BeginLine("metadataImage")
 	j.Str("metadataDir", v.MetadataDir)
 	j.Int("offset", im.Offset)
 	j.Str("snapshot", im.Snapshot)
@@ -298,8 +297,7 @@ func (p *jsonMetadataPrinter) Print(v *cluster.MetadataView) error {
 	jsonNodes(j, im)
 	jsonTopics(j, im)
 	jsonSettings(j, im)
-	j.End()
-	j.B = append(j.B, '\n')
+	j.EndLine()
 	jsonDisk(j, v.Disk)
 	for _, f := range v.Findings {
 		brokerview.JSONFinding(j, f)
@@ -402,8 +400,7 @@ func jsonSettings(j *ui.JSONWriter, im *cluster.MetadataImage) {
 // jsonDisk is one "diskPartition" line per partition on the disks.
 func jsonDisk(j *ui.JSONWriter, rows []cluster.DiskPartition) {
 	for _, d := range rows {
-		j.Begin()
-		j.Str("type", "diskPartition")
+		j.BeginLine("diskPartition")
 		j.Str("topic", d.Topic)
 		j.Int("partition", int64(d.Partition))
 		j.Int("node", int64(d.Node))
@@ -413,7 +410,6 @@ func jsonDisk(j *ui.JSONWriter, rows []cluster.DiskPartition) {
 		j.Str("imageTopicId", d.ImageTopicID)
 		j.OptInt("diskLeaderEpoch", int64(d.DiskLeaderEpoch), d.DiskLeaderEpoch >= 0)
 		j.OptInt("imageLeaderEpoch", int64(d.ImageLeaderEpoch), d.ImageLeaderEpoch >= 0)
-		j.End()
-		j.B = append(j.B, '\n')
+		j.EndLine()
 	}
 }

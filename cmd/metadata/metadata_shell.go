@@ -24,17 +24,19 @@ import (
 
 // metadataShellOptions are the flags of ls, cat and find.
 type metadataShellOptions struct {
+	verb   string // ls, cat or find
 	at     int64
 	output string
 }
 
 func (o *metadataShellOptions) AddFlags(c *cobra.Command) {
 	c.Flags().Int64Var(&o.at, "at", -1, "the image before OFFSET (exclusive): every record below it applied; -1 = the log end")
-	c.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 }
 
-func (o *metadataShellOptions) Validate(verb string, args []string) error {
-	if err := brokerview.ValidateOutput(o.output); err != nil {
+func (o *metadataShellOptions) Validate(_ *cobra.Command, args []string) error {
+	verb := o.verb
+	if err := ui.ValidateOutput(o.output); err != nil {
 		return err
 	}
 	if len(args) < 2 {
@@ -78,10 +80,9 @@ sorted, as kafka-metadata-shell's find does; with -o json one
 func newMetadataShellCmds(s *ui.Streams) []*cobra.Command {
 	var cmds []*cobra.Command
 	for _, v := range metadataShellVerbs {
-		o := &metadataShellOptions{}
-		verb := v.verb
+		o := &metadataShellOptions{verb: v.verb}
 		c := &cobra.Command{
-			Use:   verb + " IMAGE-PATH LOGDIR...",
+			Use:   v.verb + " IMAGE-PATH LOGDIR...",
 			Short: v.short,
 			Long: v.long + `
 
@@ -98,15 +99,8 @@ usage error. Nothing is written.
 ` + ui.ExitStatusHelp,
 			Example: v.example,
 			Args:    cobra.ArbitraryArgs,
-			RunE: func(c *cobra.Command, args []string) error {
-				if err := o.Validate(verb, args); err != nil {
-					return err
-				}
-				return runMetadataShell(c.Context(), s, verb, o, args[0], args[1:])
-			},
 		}
-		o.AddFlags(c)
-		cmds = append(cmds, c)
+		cmds = append(cmds, ui.NewCommand(c, s, o, runMetadataShell))
 	}
 	return cmds
 }
@@ -151,8 +145,10 @@ func resolveImagePath(root *cluster.ImageNode, p string) ([]imageMatch, error) {
 	return cur, nil
 }
 
-func runMetadataShell(ctx context.Context, s *ui.Streams, verb string, o *metadataShellOptions, target string, dirs []string) error {
-	matches, err := shellMatches(ctx, s, verb, o, target, dirs)
+// runMetadataShell runs ls, cat or find: args are IMAGE-PATH LOGDIR....
+func runMetadataShell(_ context.Context, s *ui.Streams, o *metadataShellOptions, args []string) error {
+	verb := o.verb
+	matches, err := shellMatches(s, o, args[0], args[1:])
 	if err != nil {
 		return err
 	}
@@ -181,15 +177,11 @@ func runMetadataShell(ctx context.Context, s *ui.Streams, verb string, o *metada
 
 // shellMatches loads the metadata image of dirs (at --at) and resolves
 // target in its tree: a usage error when nothing matches.
-func shellMatches(ctx context.Context, s *ui.Streams, verb string, o *metadataShellOptions, target string, dirs []string) ([]imageMatch, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	inv, err := brokerview.OpenInventory(s, "metadata "+verb, dirs)
+func shellMatches(s *ui.Streams, o *metadataShellOptions, target string, dirs []string) ([]imageMatch, error) {
+	inv, err := brokerview.OpenInventory(s, "metadata "+o.verb, dirs)
 	if err != nil {
 		return nil, err
 	}
-	ui.WarnDiagnostics(s.Err, inv.Warnings)
 	v, err := cluster.LoadMetadata(inv, cluster.MetadataOptions{At: o.at})
 	if err != nil {
 		return nil, err
@@ -204,7 +196,7 @@ func shellMatches(ctx context.Context, s *ui.Streams, verb string, o *metadataSh
 			// The ZooKeeper-era shell's names (/topics/orders/0/data).
 			hint = " (kafka-metadata-shell names the image's nodes /image/topics/byName/<topic>/<partition>, /image/cluster/brokers/<id>; kseg metadata find / lists them)"
 		}
-		return nil, ui.UsageErrorf("metadata %s: %s: no such node in the image at offset %d%s", verb, target, v.Image.Offset, hint)
+		return nil, ui.UsageErrorf("metadata %s: %s: no such node in the image at offset %d%s", o.verb, target, v.Image.Offset, hint)
 	}
 	return matches, nil
 }
@@ -225,15 +217,13 @@ func (o *shellOut) emit(p string, n *cluster.ImageNode, value bool) error {
 	}
 	j := &o.j
 	j.B = j.B[:0]
-	j.Begin()
-	j.Str("type", "metadataNode")
+	j.BeginLine("metadataNode")
 	j.Str("path", p)
 	j.Bool("directory", n.Dir)
 	if !n.Dir && value {
 		j.Str("value", n.Value)
 	}
-	j.End()
-	j.B = append(j.B, '\n')
+	j.EndLine()
 	_, err := o.w.Write(j.B)
 	return err
 }

@@ -29,9 +29,6 @@ type mirrorOptions struct {
 
 	// derived by Validate
 	mirror barriermirror.Options
-	// planFlags are the flags that shape a plan; a resumed mirror ignores
-	// them.
-	planFlags []string
 }
 
 func (o *mirrorOptions) AddFlags(c *cobra.Command) {
@@ -50,11 +47,10 @@ func (o *mirrorOptions) Validate(c *cobra.Command, args []string) error {
 		return err
 	}
 	fl := c.Flags()
-	o.planFlags = writecmd.ChangedFlags(c, "upto", "segment-bytes", "index-interval-bytes", "align", "full-compare")
+	if err := o.ValidatePlanFlags(c, "upto", "segment-bytes", "index-interval-bytes", "align", "full-compare"); err != nil {
+		return err
+	}
 	if o.Rollback {
-		if err := o.ValidateRollback(o.planFlags); err != nil {
-			return err
-		}
 		if len(args) != 1 && len(args) != 2 {
 			return ui.UsageErrorf("mirror --rollback needs the destination partition directory (DST, or SRC DST)")
 		}
@@ -120,21 +116,11 @@ to finish it, or add --rollback to undo it. --dry-run prints the plan.
   kseg mirror --align /data/b/orders-0 /data/a/orders-0     # failback: A mirrors B back
   kseg mirror --rollback /data/b/orders-0                    # undo an interrupted run`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(c, args); err != nil {
-				return err
-			}
-			return runMirror(c.Context(), s, o, args)
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runMirror)
 }
 
 func runMirror(ctx context.Context, s *ui.Streams, o *mirrorOptions, args []string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	if !o.Rollback && len(args) == 2 && chainnode.IsDigest(args[1]) {
 		return runMirrorDigest(ctx, s, o, args[0], args[1])
 	}
@@ -143,8 +129,7 @@ func runMirror(ctx context.Context, s *ui.Streams, o *mirrorOptions, args []stri
 	}
 	dst := args[len(args)-1]
 	return writecmd.Run(ctx, s, writecmd.Steps[*barriermirror.Plan, *barriermirror.Verification]{
-		What: "mirror", Dir: dst, Flags: &o.Flags, PlanFlags: o.planFlags,
-		Printer: writecmd.NewPrinter(s, o.Output, mirrorForm),
+		Dir: dst, Flags: &o.Flags, Form: mirrorForm,
 		// The plan reads the source, and the destination beside it, once.
 		PlanLabel: "planning",
 		PlanTotal: func() int64 { return ui.LogBytes(args[0], dst) },
@@ -159,11 +144,39 @@ func runMirror(ctx context.Context, s *ui.Streams, o *mirrorOptions, args []stri
 			}
 			return p, err
 		},
-		Parts: func(p *barriermirror.Plan) writecmd.PlanParts {
-			return mirrorParts(p)
-		},
 		Preflight: barriermirror.Preflight,
 		Apply:     barriermirror.Apply,
 		Rollback:  func(eo edit.Options) (*barriermirror.Report, error) { return barriermirror.Rollback(dst, eo) },
 	})
+}
+
+// runMirrorDigest is `kseg mirror --dry-run SRC DIGEST`: the plan against
+// a digest of the destination (kseg digest), made where SRC is, without
+// the destination's disk: what would be copied.
+func runMirrorDigest(ctx context.Context, s *ui.Streams, o *mirrorOptions, src, dst string) error {
+	if !o.DryRun {
+		return ui.UsageErrorf("%s is a digest: a mirror writes the destination's files, so it runs on the destination's disk; --dry-run plans against a digest", dst)
+	}
+	if err := inputs.Check(s, "mirror", src, inputs.Partition); err != nil {
+		return err
+	}
+	nodes, done, err := chainnode.Open(s, []string{dst})
+	defer done()
+	if err != nil {
+		return err
+	}
+	opts := o.mirror
+	p, err := ui.StepProgress(s, "planning", func() int64 { return ui.LogBytes(src) }, func(progress func(int64)) (*barriermirror.DigestPlan, error) {
+		opts.Progress = progress
+		return barriermirror.PlanFromDigest(src, nodes[0], opts)
+	})
+	if err != nil {
+		return writecmd.Exit(err)
+	}
+	ui.WarnDiagnostics(s.Err, p.Warnings)
+	if o.Output == "json" {
+		return ui.JSONLine(s.Out, mirrorDigestPlanJSON{PlanJSON: mirrorPlanWire(&p.Plan, true), Destination: chainnode.DigestOf(p.Digest)})
+	}
+	printMirrorDigestPlan(writecmd.NewText(s, o.Output), p)
+	return nil
 }

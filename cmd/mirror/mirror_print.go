@@ -160,15 +160,11 @@ type mirrorDivergenceJSON struct {
 }
 
 type mirrorTruncationJSON struct {
-	Offset           int64   `json:"offset"`
-	Segment          int64   `json:"segment"`
-	Position         int64   `json:"position"`
-	RemovedBatches   int64   `json:"removedBatches"`
-	RemovedRecords   int64   `json:"removedRecords"`
-	RemovedBytes     int64   `json:"removedBytes"`
-	RemovedOffsets   int64   `json:"removedOffsets"`
-	RemovedProducers []int64 `json:"removedProducers"`
-	SegmentsDeleted  []int64 `json:"segmentsDeleted"`
+	Offset   int64 `json:"offset"`
+	Segment  int64 `json:"segment"`
+	Position int64 `json:"position"`
+	writecmd.RemovedJSON
+	SegmentsDeleted []int64 `json:"segmentsDeleted"`
 }
 
 type PlanJSON struct {
@@ -246,8 +242,7 @@ func mirrorPlanWire(p *barriermirror.Plan, dryRun bool) PlanJSON {
 	}
 	if tr := p.Truncation; tr != nil {
 		out.Truncation = &mirrorTruncationJSON{Offset: tr.Offset, Segment: tr.Segment, Position: tr.Position,
-			RemovedBatches: tr.Removed.Batches, RemovedRecords: tr.Removed.Records, RemovedBytes: tr.Removed.Bytes,
-			RemovedOffsets: tr.Removed.Offsets, RemovedProducers: ui.NonNil(tr.Removed.Producers), SegmentsDeleted: ui.NonNil(tr.SegmentsDeleted)}
+			RemovedJSON: writecmd.RemovedOf(tr.Removed), SegmentsDeleted: ui.NonNil(tr.SegmentsDeleted)}
 	}
 	return out
 }
@@ -263,4 +258,47 @@ func mirrorResultWire(r *barriermirror.Report) any {
 			IndexProblems: ui.NonNil(v.IndexProblems), TxnIndexProblems: ui.NonNil(v.TxnIndexProblems)}
 	}
 	return out
+}
+
+// mirrorDigestPlanJSON is mirror's plan line, with the digest the
+// destination was read from.
+type mirrorDigestPlanJSON struct {
+	PlanJSON
+	Destination *chainnode.DigestJSON `json:"dstDigest"`
+}
+
+// printMirrorDigestPlan is the plan against a digest: mirror's plan but
+// for the destination's files, which a digest does not hold.
+func printMirrorDigestPlan(t *writecmd.Text, p *barriermirror.DigestPlan) {
+	st := t.St
+	t.Pf("%s %s -> %s (topic %s, partition %d)\n", t.Title("Mirror"), ui.Esc(p.Src), ui.Esc(p.Name), ui.Esc(p.Topic), p.Partition)
+	mirrorSourceLine(t, p.SrcLog, p.TopicID)
+	t.Pf("  destination  a digest %s\n", chainnode.DigestText(p.Digest))
+	if p.DstLog.Start < 0 {
+		t.Pf("               empty\n")
+	} else {
+		t.Pf("               log %s, %s; %d batches identical to the source's (every batch the digest holds compared)", chainnode.RangeText(p.DstLog), ui.Plural(p.DstSegments, "segment"), p.Compared)
+		if p.EpochDifferences > 0 {
+			t.Pf(" (%d differ in partitionLeaderEpoch only)", p.EpochDifferences)
+		}
+		t.Pf("\n")
+	}
+	if d := p.Divergence; d != nil {
+		t.Pf("  %s at offset %s: %s\n", st.Paint(st.Warn, "diverged"), t.Off(d.Offset), ui.Esc(d.Reason))
+	}
+	if tr := p.Truncation; tr != nil {
+		t.Pf("%s at offset %s, %s position %d (--align)\n", t.Title("Truncate:"), t.Off(tr.Offset), segment.SegmentFileName(tr.Segment, segment.LogSuffix), tr.Position)
+		t.Pf("  removed: %s, %d bytes, %d offsets\n", chainnode.Batches(tr.Removed.Batches), tr.Removed.Bytes, tr.Removed.Offsets)
+	}
+	if p.NothingToDo {
+		t.Pf("%s %s\n", st.Paint(st.OK, "Nothing to do:"), p.Reason)
+		return
+	}
+	mirrorCopyLine(t, p.From, p.To, p.Copied)
+	if len(p.Barriers) > 0 {
+		t.Pf("  MIRROR_PID_RESET barriers copied: %s\n", writecmd.OffsetsList(p.Barriers))
+	}
+	t.Pf("  new log end offset %s\n", t.Off(p.NewLogEndOffset))
+	t.Pf("%s not planned: a digest holds the destination's batches, not its indexes, snapshots or leader-epoch-checkpoint; the dry run on the destination's disk lists them\n", t.Title("Files:"))
+	t.Pf("%s nothing was changed; run on the destination's disk, without --dry-run, to apply\n", st.Paint(st.Info, "Dry run:"))
 }

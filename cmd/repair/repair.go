@@ -24,9 +24,6 @@ type repairOptions struct {
 
 	// derived by Validate
 	repair recovery.Options
-	// planFlags are the flags that shape a plan; a resumed repair ignores
-	// them.
-	planFlags []string
 }
 
 func (o *repairOptions) AddFlags(c *cobra.Command) {
@@ -44,8 +41,7 @@ func (o *repairOptions) Validate(c *cobra.Command, args []string) error {
 	if o.indexIntervalBytes < 0 {
 		return ui.UsageErrorf("--index-interval-bytes must not be negative")
 	}
-	o.planFlags = writecmd.ChangedFlags(c, "all", "index-interval-bytes")
-	if err := o.ValidateRollback(o.planFlags); err != nil {
+	if err := o.ValidatePlanFlags(c, "all", "index-interval-bytes"); err != nil {
 		return err
 	}
 	if len(args) != 1 {
@@ -108,27 +104,17 @@ segment), or the log start offset lies above the repaired log end.
   kseg repair --dry-run --output json /var/lib/kafka/data/orders-0 | jq .findings
   kseg repair --rollback /var/lib/kafka/data/orders-0    # undo an interrupted run`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(c, args); err != nil {
-				return err
-			}
-			return runRepair(c.Context(), s, o, args[0])
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runRepair)
 }
 
-func runRepair(ctx context.Context, s *ui.Streams, o *repairOptions, dir string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+func runRepair(ctx context.Context, s *ui.Streams, o *repairOptions, args []string) error {
+	dir := args[0]
 	if err := inputs.Check(s, "repair", dir, inputs.Partition); err != nil {
 		return err
 	}
 	return writecmd.Run(ctx, s, writecmd.Steps[*recovery.Plan, *recovery.Verification]{
-		What: "repair", Dir: dir, Flags: &o.Flags, PlanFlags: o.planFlags,
-		Printer: writecmd.NewPrinter(s, o.Output, repairForm),
+		Dir: dir, Flags: &o.Flags, Form: repairForm,
 		// Which segments are examined is known only as the plan goes: the
 		// line counts bytes, without a total.
 		PlanLabel: "examining",
@@ -136,11 +122,6 @@ func runRepair(ctx context.Context, s *ui.Streams, o *repairOptions, dir string)
 			opts := o.repair
 			opts.Progress = progress
 			return recovery.PlanRepair(dir, opts)
-		},
-		Parts: func(p *recovery.Plan) writecmd.PlanParts {
-			parts := repairParts(p)
-			parts.Dir = dir
-			return parts
 		},
 		DryRunExit: func(p *recovery.Plan) error {
 			if p.Damage {

@@ -63,15 +63,13 @@ func (o *replayPSMOptions) AddFlags(c *cobra.Command) {
 	f.Int64Var(&o.checkIntervalMs, "producer-id-expiration-check-interval-ms", psm.DefaultProducerIDExpirationCheckIntervalMs, "the broker's producer.id.expiration.check.interval.ms (log clock)")
 	f.DurationVar(&o.txnTimeout, "txn-timeout", 15*time.Minute, "a transaction open longer than this (log time) at the end of the log is hanging")
 	f.BoolVar(&o.noVerifyCRC, "no-verify-crc", false, "skip the CRC-32C check of replayed batches")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 	ui.AddJobsFlag(c, &o.jobs, "partitions replayed (for a log directory)")
 }
 
 func (o *replayPSMOptions) Validate(c *cobra.Command, args []string) error {
-	switch o.output {
-	case "text", "table", "json":
-	default:
-		return ui.UsageErrorf("--output must be text, table or json, not %q", o.output)
+	if err := ui.ValidateOutput(o.output); err != nil {
+		return err
 	}
 	p := psm.DefaultOptions()
 	o.fromSnapshotSetBy = c.Flags().Changed("from-snapshot")
@@ -184,15 +182,8 @@ exit 0.
   kseg replay-psm --from-snapshot none --write-snapshot /tmp/00000000000000011655.snapshot testing-0
   kseg replay-psm --clock now orders-0                # which producers a broker started today would keep`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(c, args); err != nil {
-				return err
-			}
-			return runReplayPSM(c.Context(), s, o, args[0])
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runReplayPSM)
 }
 
 // replayPSMView is what the printers render.
@@ -206,10 +197,8 @@ type replayPSMView struct {
 	Written  string // path of a written snapshot
 }
 
-func runReplayPSM(ctx context.Context, s *ui.Streams, o *replayPSMOptions, dir string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+func runReplayPSM(ctx context.Context, s *ui.Streams, o *replayPSMOptions, args []string) error {
+	dir := args[0]
 	if err := inputs.Check(s, "replay-psm", dir, inputs.PartitionOrLogDir); err != nil {
 		return err
 	}

@@ -64,7 +64,7 @@ func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 	r := v.Result
 	j := &p.j
 	j.B, p.werr = j.B[:0], nil
-	j.Begin()
+	j.BeginLine("producerState")
 	p.offsets(r)
 	p.state(r)
 	p.arr("anomalies", len(r.Anomalies), func(i int) {
@@ -81,8 +81,7 @@ func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 	if v.Written != "" {
 		j.Str("snapshotWritten", v.Written)
 	}
-	j.End()
-	j.B = append(j.B, '\n')
+	j.EndLine()
 	if p.werr != nil {
 		return p.werr
 	}
@@ -90,16 +89,13 @@ func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 	return err
 }
 
-// offsets writes the object's head: the partition's offsets, where the
-// replay started and the recovery a loading broker runs.
+// offsets writes the object's head after its type: the partition's
+// offsets, where the replay started and the recovery a loading broker
+// runs.
 func (p *jsonReplayPSMPrinter) offsets(r *psm.Result) {
 	j := &p.j
-	j.Str("type", "producerState")
 	j.Str("partition", r.Partition)
-	j.Int("logStartOffset", r.LogStartOffset)
-	j.Int("logEndOffset", r.LogEndOffset)
-	j.Int("highWatermark", r.HighWatermark)
-	j.Int("lastStableOffset", r.LastStableOffset)
+	j.LogOffsets(r.LogStartOffset, r.LogEndOffset, r.HighWatermark, r.LastStableOffset)
 	j.OptInt("firstUndecidedOffset", r.FirstUndecidedOffset, r.FirstUndecidedOffset >= 0)
 	j.OptInt("snapshotLoaded", r.SnapshotLoaded, r.SnapshotLoaded >= 0)
 	j.Int("replayedFrom", r.ReplayedFrom)

@@ -43,6 +43,22 @@ func (p *textReplayPSMPrinter) Print(v *replayPSMView) error {
 	return w.Flush()
 }
 
+// sectionTitle starts a section of the report: a blank line, then title.
+func sectionTitle(w *bufio.Writer, st *ui.Styles, title string) {
+	fmt.Fprintf(w, "\n%s\n", st.Paint(st.Title, title))
+}
+
+// section is a titled list of n items, when there is one: the title, then
+// the items (ls summarises a long list, its gap line at two spaces, as the
+// items are).
+func section(w *bufio.Writer, st *ui.Styles, ls ui.Lister, title, what string, n int, item func(i int)) {
+	if n == 0 {
+		return
+	}
+	sectionTitle(w, st, title)
+	ls.Lines(n, what, item, gapLine(w, "  "))
+}
+
 // gapLine prints a lister's "… N more" line at indent.
 func gapLine(w *bufio.Writer, indent string) func(string) {
 	return func(more string) { fmt.Fprintf(w, "%s%s\n", indent, more) }
@@ -174,49 +190,37 @@ func dropNarrow(row []string) []string { return append(append(row[:4:4], row[5])
 // transactions lists the ongoing and the aborted transactions.
 func (p *textReplayPSMPrinter) transactions(w *bufio.Writer, st *ui.Styles, ls ui.Lister, v *replayPSMView) {
 	r := v.Result
-	gap := func(indent string) func(string) { return gapLine(w, indent) }
-	if len(r.Ongoing) > 0 {
-		fmt.Fprintf(w, "\n%s\n", st.Paint(st.Title, "ongoing transactions"))
-		ls.Lines(len(r.Ongoing), "ongoing transactions", func(i int) {
-			t := r.Ongoing[i]
-			fmt.Fprintf(w, "  producer %s from offset %s\n", st.Paint(st.Pid, ui.I64(t.ProducerID)), st.Paint(st.Offset, ui.I64(t.FirstOffset)))
-		}, gap("  "))
-	}
-	if len(r.Aborted) > 0 {
-		fmt.Fprintf(w, "\n%s\n", st.Paint(st.Title, "aborted transactions (.txnindex entries)"))
-		ls.Lines(len(r.Aborted), "aborted transactions", func(i int) {
-			a := r.Aborted[i]
-			fmt.Fprintf(w, "  producer %s first %d last %d lastStableOffset %d\n", st.Paint(st.Pid, ui.I64(a.ProducerID)), a.FirstOffset, a.LastOffset, a.LastStableOffset)
-		}, gap("  "))
-	}
+	section(w, st, ls, "ongoing transactions", "ongoing transactions", len(r.Ongoing), func(i int) {
+		t := r.Ongoing[i]
+		fmt.Fprintf(w, "  producer %s from offset %s\n", st.Paint(st.Pid, ui.I64(t.ProducerID)), st.Paint(st.Offset, ui.I64(t.FirstOffset)))
+	})
+	section(w, st, ls, "aborted transactions (.txnindex entries)", "aborted transactions", len(r.Aborted), func(i int) {
+		a := r.Aborted[i]
+		fmt.Fprintf(w, "  producer %s first %d last %d lastStableOffset %d\n", st.Paint(st.Pid, ui.I64(a.ProducerID)), a.FirstOffset, a.LastOffset, a.LastStableOffset)
+	})
 }
 
 // barriers lists the MIRROR_PID_RESET barriers replayed.
 func (p *textReplayPSMPrinter) barriers(w *bufio.Writer, st *ui.Styles, ls ui.Lister, v *replayPSMView) {
 	r := v.Result
-	gap := func(indent string) func(string) { return gapLine(w, indent) }
-	if len(r.Barriers) > 0 {
-		fmt.Fprintf(w, "\n%s\n", st.Paint(st.Title, "MIRROR_PID_RESET barriers"))
-		ls.Lines(len(r.Barriers), "barriers", func(i int) {
-			b := r.Barriers[i]
-			src := ""
-			if b.SourceClusterID != nil {
-				src = " sourceClusterId " + *b.SourceClusterID
-			}
-			if v.Opts.IgnoreBarriers {
-				fmt.Fprintf(w, "  offset %s: ignored%s\n", st.Paint(st.Offset, ui.I64(b.Offset)), src)
-				return
-			}
-			fmt.Fprintf(w, "  offset %s: cleared %s%s\n", st.Paint(st.Offset, ui.I64(b.Offset)), ui.Plural(b.ProducersCleared, "producer"), src)
-		}, gap("  "))
-	}
+	section(w, st, ls, "MIRROR_PID_RESET barriers", "barriers", len(r.Barriers), func(i int) {
+		b := r.Barriers[i]
+		src := ""
+		if b.SourceClusterID != nil {
+			src = " sourceClusterId " + *b.SourceClusterID
+		}
+		if v.Opts.IgnoreBarriers {
+			fmt.Fprintf(w, "  offset %s: ignored%s\n", st.Paint(st.Offset, ui.I64(b.Offset)), src)
+			return
+		}
+		fmt.Fprintf(w, "  offset %s: cleared %s%s\n", st.Paint(st.Offset, ui.I64(b.Offset)), ui.Plural(b.ProducersCleared, "producer"), src)
+	})
 }
 
 // checks prints --check-snapshots' verdict on every snapshot.
 func (p *textReplayPSMPrinter) checks(w *bufio.Writer, st *ui.Styles, ls ui.Lister, v *replayPSMView) {
-	gap := func(indent string) func(string) { return gapLine(w, indent) }
 	if v.Checked {
-		fmt.Fprintf(w, "\n%s\n", st.Paint(st.Title, "snapshot checks (rebuilt from the log alone)"))
+		sectionTitle(w, st, "snapshot checks (rebuilt from the log alone)")
 		if len(v.Checks) == 0 {
 			fmt.Fprintln(w, "  no producer snapshot in the directory")
 		}
@@ -233,22 +237,21 @@ func (p *textReplayPSMPrinter) checks(w *bufio.Writer, st *ui.Styles, ls ui.List
 				fmt.Fprintf(w, "  %s %s (%s)\n", name, st.Paint(st.OK, "MATCH"), ui.Plural(c.Rebuilt, "producer"))
 			case psm.CheckMismatch:
 				fmt.Fprintf(w, "  %s %s (%d rebuilt, %d in the file, %s)\n", name, st.Paint(st.Err, "MISMATCH"), c.Rebuilt, c.OnDisk, ui.Plural(len(c.Differences), "difference"))
-				ls.Lines(len(c.Differences), "differences", func(i int) { fmt.Fprintf(w, "      %s\n", c.Differences[i]) }, gap("      "))
+				ls.Lines(len(c.Differences), "differences", func(i int) { fmt.Fprintf(w, "      %s\n", c.Differences[i]) }, gapLine(w, "      "))
 			case psm.CheckCorrupt:
 				fmt.Fprintf(w, "  %s %s %s\n", name, st.Paint(st.Err, "CORRUPT"), c.Reason)
 			default:
 				fmt.Fprintf(w, "  %s %s %s\n", name, st.Paint(st.Dim, "SKIPPED"), c.Reason)
 			}
-		}, gap("  "))
+		}, gapLine(w, "  "))
 	}
 }
 
 // anomalies lists what the replay found.
 func (p *textReplayPSMPrinter) anomalies(w *bufio.Writer, st *ui.Styles, ls ui.Lister, v *replayPSMView) {
 	r := v.Result
-	gap := func(indent string) func(string) { return gapLine(w, indent) }
 	if len(r.Anomalies) > 0 {
-		fmt.Fprintf(w, "\n%s\n", st.Paint(st.Title, "anomalies"))
+		sectionTitle(w, st, "anomalies")
 		ls.ByKind(len(r.Anomalies), func(i int) string { return r.Anomalies[i].Kind.String() }, func(i int) {
 			a := r.Anomalies[i]
 			who := ""
@@ -257,7 +260,7 @@ func (p *textReplayPSMPrinter) anomalies(w *bufio.Writer, st *ui.Styles, ls ui.L
 			}
 			fmt.Fprintf(w, "  %s %s offset %s%s: %s\n", st.Severity(a.Severity(), a.Severity().Upper()), a.Kind,
 				st.Paint(st.Offset, ui.I64(a.Offset)), who, a.Message)
-		}, gap("  "))
+		}, gapLine(w, "  "))
 	}
 }
 

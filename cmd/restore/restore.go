@@ -18,8 +18,6 @@ import (
 type restoreOptions struct {
 	writecmd.Flags
 	force bool
-
-	planFlags []string
 }
 
 func (o *restoreOptions) AddFlags(c *cobra.Command) {
@@ -32,8 +30,7 @@ func (o *restoreOptions) Validate(c *cobra.Command, args []string) error {
 	if err := o.ValidateOutput(); err != nil {
 		return err
 	}
-	o.planFlags = writecmd.ChangedFlags(c, "force")
-	if err := o.ValidateRollback(o.planFlags); err != nil {
+	if err := o.ValidatePlanFlags(c, "force"); err != nil {
 		return err
 	}
 	if len(args) != 1 {
@@ -77,37 +74,17 @@ completed).
   kseg restore /srv/kseg-backups/orders-0
   kseg restore --force /srv/kseg-backups/orders-0     # also over files changed since`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(c, args); err != nil {
-				return err
-			}
-			return runRestore(c.Context(), s, o, args[0])
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runRestore)
 }
 
-func runRestore(ctx context.Context, s *ui.Streams, o *restoreOptions, bd string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	var dir string
+func runRestore(ctx context.Context, s *ui.Streams, o *restoreOptions, args []string) error {
+	bd := args[0]
 	return writecmd.Run(ctx, s, writecmd.Steps[*edit.RestorePlan, *edit.RestoreVerification]{
-		What: "restore", Dir: bd, Flags: &o.Flags, PlanFlags: o.planFlags,
-		Printer:   writecmd.NewPrinter(s, o.Output, restoreForm),
+		Dir: bd, Flags: &o.Flags, Form: restoreForm,
 		PlanLabel: "reading",
 		Plan: func(func(int64)) (*edit.RestorePlan, error) {
-			p, err := edit.PlanRestore(bd, edit.RestoreOptions{Force: o.force})
-			if p != nil {
-				dir = p.Dir
-			}
-			return p, err
-		},
-		Parts: func(p *edit.RestorePlan) writecmd.PlanParts {
-			parts := restoreParts(p)
-			parts.Dir = dir
-			return parts
+			return edit.PlanRestore(bd, edit.RestoreOptions{Force: o.force})
 		},
 		Preflight: edit.PreflightRestore,
 		Apply:     edit.ApplyRestore,
@@ -141,9 +118,10 @@ var restoreForm = &writecmd.Form[*edit.RestorePlan, *edit.RestoreVerification]{
 	ResultJSON: restoreResultWire,
 }
 
-// restoreParts are the facts of a plan every write command shows alike.
+// restoreParts are the facts of a plan every write command shows alike;
+// the directory the plan writes is the partition's, not the backup's.
 func restoreParts(p *edit.RestorePlan) writecmd.PlanParts {
-	return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Reason: p.Reason, Ops: p.Ops, Warnings: p.Warnings}
+	return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Reason: p.Reason, Ops: p.Ops, Warnings: p.Warnings, Dir: p.Dir}
 }
 
 // restoreFound is the edit the backup undoes.

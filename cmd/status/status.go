@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm/status"
@@ -26,12 +25,12 @@ type statusOptions struct {
 }
 
 func (o *statusOptions) AddFlags(c *cobra.Command) {
-	c.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 	ui.AddJobsFlag(c, &o.jobs, "partitions read (for a log directory)")
 }
 
-func (o *statusOptions) Validate(args []string) error {
-	if err := brokerview.ValidateOutput(o.output); err != nil {
+func (o *statusOptions) Validate(_ *cobra.Command, args []string) error {
+	if err := ui.ValidateOutput(o.output); err != nil {
 		return err
 	}
 	if len(args) == 0 {
@@ -78,15 +77,8 @@ read is reported and the others are still read (exit 1).
   kseg status /var/lib/kafka/data
   kseg status -o json /var/lib/kafka/data | jq 'select(.type=="partitionStatus" and .errors > 0) | .partition'`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(args); err != nil {
-				return err
-			}
-			return runStatus(c.Context(), s, o, args)
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runStatus)
 }
 
 // statusTarget is one argument: a partition directory, or a log directory

@@ -204,24 +204,20 @@ func (p *jsonStatusPrinter) Print(ts []*statusTarget) error {
 		j.B = j.B[:0]
 		for i := range t.rows {
 			r := &t.rows[i]
-			j.Begin()
-			j.Str("type", "partitionStatus")
+			j.BeginLine("partitionStatus")
 			j.Str("partition", partitionName(r))
 			j.Str("partitionDir", r.dir)
 			if r.err != nil {
 				j.Str("error", r.err.Error())
-				j.End()
-				j.B = append(j.B, '\n')
+				j.EndLine()
 				continue
 			}
 			jsonPartitionStatus(j, r.st)
-			j.End()
-			j.B = append(j.B, '\n')
+			j.EndLine()
 		}
 		errs, warns, failed, size := t.counts()
 		if t.logDir {
-			j.Begin()
-			j.Str("type", "logDirStatus")
+			j.BeginLine("logDirStatus")
 			j.Str("logDir", t.path)
 			j.Int("partitions", int64(len(t.rows)))
 			j.Int("unreadable", int64(failed))
@@ -229,8 +225,7 @@ func (p *jsonStatusPrinter) Print(ts []*statusTarget) error {
 			j.Int("errors", int64(errs))
 			j.Int("warnings", int64(warns))
 			j.Bool("healthy", errs == 0 && failed == 0)
-			j.End()
-			j.B = append(j.B, '\n')
+			j.EndLine()
 		}
 		for _, f := range findingsOf(t.rows) {
 			brokerview.JSONFinding(j, f)
@@ -252,10 +247,7 @@ func jsonPartitionStatus(j *ui.JSONWriter, s *status.Partition) {
 	j.Int("files", int64(s.Files))
 	j.Int("segments", int64(s.Segments))
 	j.Int("logBytes", s.LogBytes)
-	j.Int("logStartOffset", s.LogStartOffset)
-	j.Int("logEndOffset", s.LogEndOffset)
-	j.Int("highWatermark", s.HighWatermark)
-	j.Int("lastStableOffset", s.LastStableOffset)
+	j.LogOffsets(s.LogStartOffset, s.LogEndOffset, s.HighWatermark, s.LastStableOffset)
 	j.Int("batches", s.Batches)
 	j.Int("records", s.Records)
 	j.Int("legacyEntries", s.LegacyEntries)

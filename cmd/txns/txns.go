@@ -4,7 +4,6 @@
 package txns
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -33,19 +32,16 @@ func (o *txnsOptions) AddFlags(c *cobra.Command) {
 	f := c.Flags()
 	f.StringArrayVar(&o.txnIDs, "transactional-id", nil, "only this transactional id (repeatable)")
 	f.StringArrayVar(&o.topics, "topic", nil, "only data partitions of this topic, and transactions that touch it (repeatable)")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 	f.DurationVar(&o.maxTimeout, "max-transaction-timeout", cluster.DefaultMaxTransactionTimeoutMs*time.Millisecond, "the cluster's transaction.max.timeout.ms: an open transaction older than this that the coordinator does not list is hanging")
 	f.Int32Var(&o.numPartitions, "transaction-state-partitions", 0, "the cluster's transaction.state.log.num.partitions, to tell which coordinator partitions are missing; 0 = from the KRaft metadata image in the directories, else 50")
 	f.StringVar(&o.now, "now", "log", "the clock for ages: log (the newest timestamp in the logs read), now, or epoch milliseconds / RFC 3339")
 	ui.AddJobsFlag(c, &o.jobs, "partitions replayed")
 }
 
-func (o *txnsOptions) Validate(args []string) error {
-	if err := brokerview.ValidateOutput(o.output); err != nil {
+func (o *txnsOptions) Validate(_ *cobra.Command, args []string) error {
+	if err := brokerview.ValidateView("txns", o.output, args); err != nil {
 		return err
-	}
-	if len(args) == 0 {
-		return ui.UsageErrorf("txns needs at least one log directory")
 	}
 	if o.maxTimeout <= 0 || o.numPartitions < 0 {
 		return ui.UsageErrorf("--max-transaction-timeout must be positive and --transaction-state-partitions not negative")
@@ -99,27 +95,11 @@ not decode; transactions that cannot be judged are warnings.
   kseg txns --topic orders broker1/data broker2/data broker3/data
   kseg txns -o json /var/lib/kafka/data | jq 'select(.type=="openTransaction" and .verdict=="hanging") | .abortCommand'`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(args); err != nil {
-				return err
-			}
-			return runTxns(c.Context(), s, o, args)
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return brokerview.NewCommand(c, s, o, runTxns)
 }
 
-func runTxns(ctx context.Context, s *ui.Streams, o *txnsOptions, args []string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	inv, err := brokerview.OpenInventory(s, "txns", args)
-	if err != nil {
-		return err
-	}
-	// Warnings stay under -q, which silences progress and summaries only.
-	ui.WarnDiagnostics(s.Err, inv.Warnings)
+func runTxns(s *ui.Streams, o *txnsOptions, inv *cluster.Inventory) error {
 	opts := cluster.DefaultTxnsOptions()
 	opts.TransactionalIDs, opts.Topics, opts.Jobs = o.txnIDs, o.topics, ui.ResolveJobs(o.jobs)
 	opts.MaxTransactionTimeoutMs, opts.NumPartitions, opts.Now = o.maxTimeout.Milliseconds(), o.numPartitions, o.nowMs
@@ -127,33 +107,25 @@ func runTxns(ctx context.Context, s *ui.Streams, o *txnsOptions, args []string) 
 	if err != nil {
 		return err
 	}
-	if err := newTxnsPrinter(s, o).Print(v); err != nil {
+	if err := brokerview.Show(s, o.output, newTxnsPrinter(s, o), v, txnsSummary); err != nil {
 		return err
-	}
-	if !s.Quiet && o.output != "json" {
-		hanging := 0
-		for _, t := range v.Open {
-			if t.Verdict == cluster.VerdictHanging {
-				hanging++
-			}
-		}
-		fmt.Fprintf(s.Out, "%d of %s replayed (count from the %s), %s; %s in data partitions, %d hanging\n",
-			len(v.Coordinators), ui.Plural(v.NumPartitions, "__transaction_state partition"), v.NumPartitionsFrom, ui.Plural(len(v.Transactions), "transactional id"),
-			ui.Plural(len(v.Open), "open transaction"), hanging)
 	}
 	return brokerview.ViewExit(s, v.Unreadable, v.Unanswered, v.Absent, v.Findings)
 }
 
-type txnsPrinter interface {
-	Print(v *cluster.TxnsView) error
+// txnsSummary is the line after the view.
+func txnsSummary(v *cluster.TxnsView) string {
+	hanging := 0
+	for _, t := range v.Open {
+		if t.Verdict == cluster.VerdictHanging {
+			hanging++
+		}
+	}
+	return fmt.Sprintf("%d of %s replayed (count from the %s), %s; %s in data partitions, %d hanging",
+		len(v.Coordinators), ui.Plural(v.NumPartitions, "__transaction_state partition"), v.NumPartitionsFrom, ui.Plural(len(v.Transactions), "transactional id"),
+		ui.Plural(len(v.Open), "open transaction"), hanging)
 }
 
-func newTxnsPrinter(s *ui.Streams, o *txnsOptions) txnsPrinter {
-	switch {
-	case o.output == "json":
-		return &jsonTxnsPrinter{s: s}
-	case o.output == "table" || s.OutTTY:
-		return &tableTxnsPrinter{s: s}
-	}
-	return &textTxnsPrinter{s: s}
+func newTxnsPrinter(s *ui.Streams, o *txnsOptions) brokerview.Printer[*cluster.TxnsView] {
+	return brokerview.PickPrinter[*cluster.TxnsView](s, o.output, &jsonTxnsPrinter{s: s}, &tableTxnsPrinter{s: s}, &textTxnsPrinter{s: s})
 }

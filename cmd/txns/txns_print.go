@@ -110,8 +110,7 @@ func (p *jsonTxnsPrinter) Print(v *cluster.TxnsView) error {
 	j := &p.j
 	j.B = j.B[:0]
 	for _, t := range v.Transactions {
-		j.Begin()
-		j.Str("type", "transaction")
+		j.BeginLine("transaction")
 		j.Str("transactionalId", t.TransactionalID)
 		j.Int("producerId", t.ProducerID)
 		j.Int("producerEpoch", int64(t.ProducerEpoch))
@@ -124,15 +123,13 @@ func (p *jsonTxnsPrinter) Print(v *cluster.TxnsView) error {
 		j.Int("transactionLastUpdateTimestamp", t.LastUpdateTimestamp)
 		j.Str("coordinatorPartitionDir", t.Coordinator)
 		j.Int("recordOffset", t.RecordOffset)
-		j.End()
-		j.B = append(j.B, '\n')
+		j.EndLine()
 		if err := j.Spill(p.s.Out); err != nil {
 			return err
 		}
 	}
 	for _, o := range v.Open {
-		j.Begin()
-		j.Str("type", "openTransaction")
+		j.BeginLine("openTransaction")
 		j.Str("topic", o.Topic)
 		j.Int("partition", int64(o.Partition))
 		j.Str("partitionDir", o.Dir)
@@ -151,8 +148,7 @@ func (p *jsonTxnsPrinter) Print(v *cluster.TxnsView) error {
 		if o.Verdict == cluster.VerdictHanging {
 			j.Str("abortCommand", o.AbortCommand())
 		}
-		j.End()
-		j.B = append(j.B, '\n')
+		j.EndLine()
 		if err := j.Spill(p.s.Out); err != nil {
 			return err
 		}

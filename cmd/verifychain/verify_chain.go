@@ -29,13 +29,14 @@ type verifyChainOptions struct {
 
 	// derived by Validate
 	pairs [][2]int
+	dirs  []string // the DIR arguments, then the directories --edge added
 }
 
 func (o *verifyChainOptions) AddFlags(c *cobra.Command) {
 	f := c.Flags()
 	f.StringArrayVar(&o.edges, "edge", nil, "an edge U=D of the topology: D mirrors U; U and D are DIR arguments, by position (1-based) or as given (repeatable; default: each DIR mirrors the one before it)")
 	f.BoolVar(&o.strictEpochs, "strict-epochs", false, "a partitionLeaderEpoch that differs between a mirrored batch and its original is an error (info by default)")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 }
 
 // endpoint resolves one side of an --edge: a 1-based position among dirs,
@@ -60,45 +61,44 @@ func endpoint(s string, dirs []string) (int, bool) {
 	return -1, false
 }
 
-// Validate checks the flags and returns the partition directories: the
-// DIR arguments, then any directory an --edge names that is not among them
-// (so --edge A=B --edge A=C needs no DIR arguments at all).
-func (o *verifyChainOptions) Validate(args []string) ([]string, error) {
-	switch o.output {
-	case "text", "table", "json":
-	default:
-		return nil, ui.UsageErrorf("--output must be text, table or json, not %q", o.output)
+// Validate checks the flags and finds the partition directories (dirs):
+// the DIR arguments, then any directory an --edge names that is not among
+// them (so --edge A=B --edge A=C needs no DIR arguments at all).
+func (o *verifyChainOptions) Validate(_ *cobra.Command, args []string) error {
+	if err := ui.ValidateOutput(o.output); err != nil {
+		return err
 	}
 	dirs := append([]string(nil), args...)
 	for _, e := range o.edges {
 		u, d, ok := o.resolveEdge(e, &dirs)
 		if !ok {
-			return nil, ui.UsageErrorf("--edge %q: want U=D, each a DIR argument given by position (1..%d), or a partition directory", e, len(args))
+			return ui.UsageErrorf("--edge %q: want U=D, each a DIR argument given by position (1..%d), or a partition directory", e, len(args))
 		}
 		if u == d {
-			return nil, ui.UsageErrorf("--edge %s: a partition does not mirror itself", e)
+			return ui.UsageErrorf("--edge %s: a partition does not mirror itself", e)
 		}
 		o.pairs = append(o.pairs, [2]int{u, d})
 	}
 	if len(dirs) < 2 {
-		return nil, ui.UsageErrorf("verify-chain needs at least two partition directories (as DIR arguments or in --edge U=D)")
+		return ui.UsageErrorf("verify-chain needs at least two partition directories (as DIR arguments or in --edge U=D)")
 	}
 	// The same directory twice is the --edge 1=1 mistake made by position.
 	stdin := 0
 	for i := range dirs {
 		if dirs[i] == "-" {
 			if stdin++; stdin > 1 {
-				return nil, ui.UsageErrorf("- (a digest on stdin) is given twice: stdin holds one digest")
+				return ui.UsageErrorf("- (a digest on stdin) is given twice: stdin holds one digest")
 			}
 			continue
 		}
 		for j := i + 1; j < len(dirs); j++ {
 			if chainnode.SameDir(dirs[i], dirs[j]) {
-				return nil, ui.UsageErrorf("%s and %s are the same directory: a partition does not mirror itself", dirs[i], dirs[j])
+				return ui.UsageErrorf("%s and %s are the same directory: a partition does not mirror itself", dirs[i], dirs[j])
 			}
 		}
 	}
-	return dirs, nil
+	o.dirs = dirs
+	return nil
 }
 
 // resolveEdge splits an --edge U=D (a path may hold '=': every split is
@@ -210,24 +210,13 @@ Nothing is ever modified.
   kseg verify-chain --output json /data/a/orders-0 /data/b/orders-0 | jq .findings
   ssh broker-b kseg digest /var/lib/kafka/data/orders-0 | kseg verify-chain /data/a/orders-0 -`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			dirs, err := o.Validate(args)
-			if err != nil {
-				return err
-			}
-			// The directories --edge added, as the arguments were
-			// (paths.go).
-			return runVerifyChain(c.Context(), s, o, inputs.RealPaths(dirs, len(args)))
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runVerifyChain)
 }
 
-func runVerifyChain(ctx context.Context, s *ui.Streams, o *verifyChainOptions, dirs []string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+func runVerifyChain(ctx context.Context, s *ui.Streams, o *verifyChainOptions, args []string) error {
+	// The directories --edge added, as the arguments were (paths.go).
+	dirs := inputs.RealPaths(o.dirs, len(args))
 	for _, d := range dirs {
 		if chainnode.IsDigest(d) {
 			continue

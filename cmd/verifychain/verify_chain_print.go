@@ -2,7 +2,6 @@ package verifychain
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -317,15 +316,6 @@ type SummaryJSON struct {
 	Errors     int    `json:"errors"`
 }
 
-func (j *chainJSONPrinter) line(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = j.w.Write(append(b, '\n'))
-	return err
-}
-
 func (j *chainJSONPrinter) Print(r *mirror.ChainReport) error {
 	sum := SummaryJSON{Type: "summary", Edges: len(r.Edges)}
 	for i, e := range r.Edges {
@@ -359,9 +349,9 @@ func (j *chainJSONPrinter) Print(r *mirror.ChainReport) error {
 		if e.OK() {
 			sum.Consistent++
 		}
-		if err := j.line(out); err != nil {
+		if err := ui.JSONLine(j.w, out); err != nil {
 			return err
 		}
 	}
-	return j.line(sum)
+	return ui.JSONLine(j.w, sum)
 }

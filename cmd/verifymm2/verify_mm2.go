@@ -38,15 +38,13 @@ func (o *verifyMM2Options) AddFlags(c *cobra.Command) {
 	f.StringVar(&o.offsetSyncs, "offset-syncs", "", "a partition directory of MM2's offset-syncs topic (mm2-offset-syncs.<cluster>.internal-0): check that each sync for SOURCE pairs records of the same content")
 	f.StringVar(&o.checkpoints, "checkpoints", "", "a partition directory of MM2's checkpoints topic (<source>.checkpoints.internal-0): check each checkpoint for TARGET against the exact translation")
 	f.IntVar(&o.window, "window", mm2.DefaultWindow, "source records kept to recognise duplicates and reorders (72 bytes each): a record copied again further back than this is reported as foreign")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 }
 
 // Validate checks the flags and fills opts.
-func (o *verifyMM2Options) Validate(args []string) error {
-	switch o.output {
-	case "text", "table", "json":
-	default:
-		return ui.UsageErrorf("--output must be text, table or json, not %q", o.output)
+func (o *verifyMM2Options) Validate(_ *cobra.Command, args []string) error {
+	if err := ui.ValidateOutput(o.output); err != nil {
+		return err
 	}
 	switch o.isolation {
 	case "read_uncommitted":
@@ -115,21 +113,13 @@ Nothing is ever modified. docs/mm2.md explains each check.
       --checkpoints /data/b/A.checkpoints.internal-0 /data/a/orders-0 /data/b/A.orders-0
   kseg verify-mm2 --isolation-level read_committed --output json /data/a/orders-0 /data/b/A.orders-0`,
 		Args: cobra.ExactArgs(2),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(args); err != nil {
-				return err
-			}
-			return runVerifyMM2(c.Context(), s, o, args[0], args[1])
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, runVerifyMM2)
 }
 
-func runVerifyMM2(ctx context.Context, s *ui.Streams, o *verifyMM2Options, source, target string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+// runVerifyMM2 verifies args[1], the replica, against args[0], its source.
+func runVerifyMM2(ctx context.Context, s *ui.Streams, o *verifyMM2Options, args []string) error {
+	source, target := args[0], args[1]
 	paths := []string{source, target}
 	for _, p := range []string{o.offsetSyncs, o.checkpoints} {
 		if p != "" {

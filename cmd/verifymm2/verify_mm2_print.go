@@ -3,7 +3,6 @@ package verifymm2
 import (
 	"bufio"
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -400,15 +399,6 @@ func verdict(k finding.Kind) (string, string) {
 	return k.String(), k.Severity().String()
 }
 
-func (j *mm2JSONPrinter) line(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = j.w.Write(append(b, '\n'))
-	return err
-}
-
 func (j *mm2JSONPrinter) Print(r *mm2.Report) error {
 	var lines []any
 	for _, s := range []struct {
@@ -455,7 +445,7 @@ func (j *mm2JSONPrinter) Print(r *mm2.Report) error {
 		sum.Checkpoints = &n
 	}
 	for _, l := range append(lines, sum) {
-		if err := j.line(l); err != nil {
+		if err := ui.JSONLine(j.w, l); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ package version
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"runtime/debug"
 
@@ -17,15 +18,11 @@ type versionOptions struct {
 }
 
 func (o *versionOptions) AddFlags(c *cobra.Command) {
-	c.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &o.output)
 }
 
-func (o *versionOptions) Validate() error {
-	switch o.output {
-	case "text", "table", "json":
-		return nil
-	}
-	return ui.UsageErrorf("--output must be text, table or json, not %q", o.output)
+func (o *versionOptions) Validate(_ *cobra.Command, _ []string) error {
+	return ui.ValidateOutput(o.output)
 }
 
 func NewCmd(s *ui.Streams) *cobra.Command {
@@ -53,15 +50,10 @@ and builds outside a repository record no commit; kseg then says "(devel)
 		Example: `  kseg version
   kseg version -o json | jq -r .revision`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return printVersion(s, o, Read())
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, func(_ context.Context, s *ui.Streams, o *versionOptions, _ []string) error {
+		return printVersion(s, o, Read())
+	})
 }
 
 // versionHelpExample is the line a stamped clone build prints, in the
@@ -137,8 +129,7 @@ func printVersion(s *ui.Streams, o *versionOptions, v Info) error {
 	switch o.output {
 	case "json":
 		var j ui.JSONWriter
-		j.Begin()
-		j.Str("type", "version")
+		j.BeginLine("version")
 		j.Str("version", v.Version)
 		for _, kv := range [][2]string{{"revision", v.Revision}, {"time", v.Time}} {
 			if kv[1] == "" {
@@ -149,8 +140,7 @@ func printVersion(s *ui.Streams, o *versionOptions, v Info) error {
 		}
 		j.Bool("modified", v.Modified)
 		j.Str("goVersion", v.GoVersion)
-		j.End()
-		j.B = append(j.B, '\n')
+		j.EndLine()
 		w.Write(j.B)
 	case "table":
 		if err := ui.RenderTable(w, s.Width, []string{"field", "value"}, [][]string{

@@ -203,13 +203,7 @@ func Load(path string) (*Config, error) {
 				return c.errorf(v, "paths must be a list of path entries")
 			}
 			c.Paths = v
-			for _, item := range v.Content {
-				e, err := c.entry(item)
-				if err != nil {
-					return err
-				}
-				c.Entries = append(c.Entries, e)
-			}
+			return each(v, &c.Entries, c.entry)
 		}
 		return nil
 	})
@@ -308,12 +302,21 @@ func (c *Config) kinds(n *yaml.Node, p *[]finding.Kind) error {
 	if n.Kind != yaml.SequenceNode {
 		return c.errorf(n, "ignore must be a list of finding kinds")
 	}
+	return each(n, p, c.kind)
+}
+
+// each appends every item of the sequence n (nil: none), as conv reads
+// it, to *dst; the first item conv refuses stops it.
+func each[T any](n *yaml.Node, dst *[]T, conv func(*yaml.Node) (T, error)) error {
+	if n == nil {
+		return nil
+	}
 	for _, item := range n.Content {
-		k, err := c.kind(item)
+		x, err := conv(item)
 		if err != nil {
 			return err
 		}
-		*p = append(*p, k)
+		*dst = append(*dst, x)
 	}
 	return nil
 }
@@ -358,23 +361,11 @@ func (c *Config) entry(n *yaml.Node) (*Entry, error) {
 	if e.Path == "" {
 		return nil, c.errorf(n, "a path entry needs a path")
 	}
-	if expect != nil {
-		for _, item := range expect.Content {
-			x, err := c.expectation(e, item)
-			if err != nil {
-				return nil, err
-			}
-			e.Expect = append(e.Expect, x)
-		}
+	if err := each(expect, &e.Expect, func(n *yaml.Node) (*Expect, error) { return c.expectation(e, n) }); err != nil {
+		return nil, err
 	}
-	if edges != nil {
-		for _, item := range edges.Content {
-			ed, err := c.edge(e, item)
-			if err != nil {
-				return nil, err
-			}
-			e.Edges = append(e.Edges, ed)
-		}
+	if err := each(edges, &e.Edges, func(n *yaml.Node) (checkEdge, error) { return c.edge(e, n) }); err != nil {
+		return nil, err
 	}
 	return e, nil
 }

@@ -6,11 +6,14 @@ package brokerview
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/cmd/internal/inputs"
 	"github.com/kseg/kseg/cmd/internal/ui"
@@ -22,9 +25,23 @@ import (
 // __transaction_state records the views use: kseg's schema tables.
 func Decoder() cluster.Decoder { return cluster.SchemaDecoder{} }
 
-// OpenInventory checks every argument by the input rule (inputs.go: a
-// log directory) and lists them; a partition directory that cannot be
-// listed is in Inventory.Unreadable, for viewExit.
+// NewCommand is ui.NewCommand for a view of log directories: its run is
+// given the inventory of the directories (OpenInventory, in the command's
+// name) instead of the arguments.
+func NewCommand[O ui.Options](c *cobra.Command, s *ui.Streams, o O, run func(s *ui.Streams, o O, inv *cluster.Inventory) error) *cobra.Command {
+	return ui.NewCommand(c, s, o, func(_ context.Context, s *ui.Streams, o O, args []string) error {
+		inv, err := OpenInventory(s, c.Name(), args)
+		if err != nil {
+			return err
+		}
+		return run(s, o, inv)
+	})
+}
+
+// OpenInventory is every view's start: it checks every argument by the
+// input rule (inputs.go: a log directory), lists them and warns about what
+// the listing skipped. A partition directory that cannot be listed is in
+// Inventory.Unreadable, for ViewExit.
 func OpenInventory(s *ui.Streams, cmd string, args []string) (*cluster.Inventory, error) {
 	if err := inputs.CheckAll(s, cmd, args, inputs.LogDir); err != nil {
 		return nil, err
@@ -33,15 +50,51 @@ func OpenInventory(s *ui.Streams, cmd string, args []string) (*cluster.Inventory
 	if err != nil {
 		return nil, inputs.IOError(err)
 	}
+	// Warnings stay under -q, which silences progress and summaries only.
+	ui.WarnDiagnostics(s.Err, inv.Warnings)
 	return inv, nil
 }
 
-func ValidateOutput(o string) error {
-	switch o {
-	case "text", "table", "json":
-		return nil
+// Printer renders a view (V: the view, as psm/cluster loads it).
+type Printer[V any] interface {
+	Print(v V) error
+}
+
+// PickPrinter is a view's printer for --output: JSON lines with json; the
+// table with table, or with text on a terminal; else kseg's stable text
+// lines.
+func PickPrinter[V any](s *ui.Streams, output string, json, table, text Printer[V]) Printer[V] {
+	switch {
+	case output == "json":
+		return json
+	case output == "table" || s.OutTTY:
+		return table
 	}
-	return ui.UsageErrorf("--output must be text, table or json, not %q", o)
+	return text
+}
+
+// Show prints the view v and, in text and table output and not under -q,
+// the summary line after it.
+func Show[V any](s *ui.Streams, output string, p Printer[V], v V, summary func(V) string) error {
+	if err := p.Print(v); err != nil {
+		return err
+	}
+	if !s.Quiet && output != "json" {
+		fmt.Fprintln(s.Out, summary(v))
+	}
+	return nil
+}
+
+// ValidateView is the check every view of log directories (groups, txns,
+// metadata) makes first: --output, and at least one directory.
+func ValidateView(cmd, output string, args []string) error {
+	if err := ui.ValidateOutput(output); err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		return ui.UsageErrorf("%s needs at least one log directory", cmd)
+	}
+	return nil
 }
 
 // PrintFindingsText prints findings as dump and replay-psm do:
@@ -66,16 +119,14 @@ func PrintFindingsText(w io.Writer, st *ui.Styles, ls ui.Lister, fs []finding.Fi
 
 // JSONFinding appends one {"type":"finding"} line.
 func JSONFinding(j *ui.JSONWriter, f finding.Finding) {
-	j.Begin()
-	j.Str("type", "finding")
+	j.BeginLine("finding")
 	j.Str("severity", f.Severity().String())
 	j.Str("kind", f.Kind.String())
 	j.Str("subject", f.Subject)
 	j.Str("partitionDir", f.PartitionDir)
 	j.OptInt("offset", f.Offset, f.Offset >= 0)
 	j.Str("message", f.Message)
-	j.End()
-	j.B = append(j.B, '\n')
+	j.EndLine()
 }
 
 // ViewExit is the exit of a whole-broker view: every partition that could
@@ -155,11 +206,9 @@ func PrintUnanswerable(w *bufio.Writer, ls ui.Lister, us []string) {
 // JSONUnanswerable writes one {"type":"unanswerable"} line per question.
 func JSONUnanswerable(j *ui.JSONWriter, us []string) {
 	for _, u := range us {
-		j.Begin()
-		j.Str("type", "unanswerable")
+		j.BeginLine("unanswerable")
 		j.Str("message", u)
-		j.End()
-		j.B = append(j.B, '\n')
+		j.EndLine()
 	}
 }
 

@@ -7,8 +7,10 @@
 // (Progress), long lists summarised to their first and last items
 // (Lister), plural-aware counts (Plural), --format templates
 // (TemplateWriter), partitions run in parallel with their output in order
-// (RunOrdered), and the exit-code errors every command returns
-// (UsageErrorf, FindingsExit, Refusedf …).
+// (RunOrdered), the exit-code errors every command returns (UsageErrorf,
+// FindingsExit, Refusedf …), and the way every command is finished from
+// its options (NewCommand, with the flags most share: AddOutputFlag,
+// AddJobsFlag).
 //
 // It knows no command and no Kafka file: a command package (cmd/dump,
 // cmd/groups …) builds its printers from these pieces, and the root

@@ -34,19 +34,7 @@ import (
 // Esc returns s with every character a terminal could act on escaped. A
 // string with none (nearly all) is returned as it is, without allocating.
 func Esc(s string) string {
-	i := 0
-	for i < len(s) {
-		c := s[i]
-		if c >= 0x20 && c < 0x7f {
-			i++
-			continue
-		}
-		if r, n := utf8.DecodeRuneInString(s[i:]); !needsEscape(r, n) {
-			i += n
-			continue
-		}
-		break
-	}
+	i := cleanPrefix(s)
 	if i == len(s) {
 		return s
 	}
@@ -85,19 +73,30 @@ func Esc(s string) string {
 // AppendEsc appends esc(b) to dst; clean bytes (nearly all) are copied
 // without a conversion to string (dump prints a record's header keys).
 func AppendEsc(dst, b []byte) []byte {
-	for i := 0; i < len(b); {
-		c := b[i]
+	if cleanPrefix(b) < len(b) {
+		return append(dst, Esc(string(b))...)
+	}
+	return append(dst, b...)
+}
+
+// cleanPrefix is how many leading bytes of s are shown as they are: all of
+// them (len(s)) for nearly every string. Printable ASCII is passed over a
+// byte at a time, without decoding.
+func cleanPrefix[S ~string | ~[]byte](s S) int {
+	i := 0
+	for i < len(s) {
+		c := s[i]
 		if c >= 0x20 && c < 0x7f {
 			i++
 			continue
 		}
-		if r, n := utf8.DecodeRune(b[i:]); !needsEscape(r, n) {
+		if r, n := decodeRune(s[i:]); !needsEscape(r, n) {
 			i += n
 			continue
 		}
-		return append(dst, Esc(string(b))...)
+		break
 	}
-	return append(dst, b...)
+	return i
 }
 
 // needsEscape reports whether the rune r, n bytes long in the input, is

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"encoding/json"
 	"io"
 	"math/bits"
 	"slices"
@@ -17,7 +18,35 @@ type JSONWriter struct {
 	First bool
 }
 
+// JSONLine writes v, a wire struct, as one JSON line (encoding/json: the
+// commands whose lines are few; JSONWriter is for the many).
+func JSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// LogOffsets writes a partition's log offsets in Kafka's names, as every
+// view that shows a log writes them: logStartOffset, logEndOffset,
+// highWatermark, lastStableOffset.
+func (j *JSONWriter) LogOffsets(logStart, logEnd, highWatermark, lastStable int64) {
+	j.Int("logStartOffset", logStart)
+	j.Int("logEndOffset", logEnd)
+	j.Int("highWatermark", highWatermark)
+	j.Int("lastStableOffset", lastStable)
+}
+
 func (j *JSONWriter) Begin() { j.B = append(j.B, '{'); j.First = true }
+
+// BeginLine begins a JSON line: an object whose first key, type, says
+// what it is (docs/json.md); EndLine ends it.
+func (j *JSONWriter) BeginLine(typ string) { j.Begin(); j.Str("type", typ) }
+
+// EndLine ends the object BeginLine began, and its line.
+func (j *JSONWriter) EndLine() { j.End(); j.B = append(j.B, '\n') }
 
 // Spill writes what j holds to w once it passes 256 KiB, between lines: a
 // printer of a million lines holds a bounded buffer, not its output.

@@ -1,10 +1,8 @@
 package writecmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -22,9 +20,9 @@ import (
 // backupDirUsage is the help of their --backup-dir.
 const backupDirUsage = "where the backup of every changed or deleted file goes (default: a new kseg-backup-<partition>-<time> folder under $XDG_STATE_HOME/kseg/backups, else ~/.local/state/kseg/backups; never inside a Kafka log directory or partition)"
 
-// ChangedFlags are the flags among names that were given, as "--name": the
+// changedFlags are the flags among names that were given, as "--name": the
 // ones that shape a plan, which a resumed operation ignores.
-func ChangedFlags(c *cobra.Command, names ...string) []string {
+func changedFlags(c *cobra.Command, names ...string) []string {
 	fl := c.Flags()
 	var out []string
 	for _, name := range names {
@@ -169,16 +167,6 @@ func (t *Text) Problems(problems ...[]string) {
 
 // ---- json ----
 
-// JSONLine writes v as one JSON line.
-func JSONLine(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
-
 // ResultJSON starts the line each of the three prints after applying
 // or rolling back ("result", "mirror-result").
 type ResultJSON struct {
@@ -209,6 +197,21 @@ func FilesOf(ops []edit.FileOp) []FileJSON {
 		out = append(out, FileJSON{Name: op.Name, Action: string(op.Action), OldSize: op.OldSize, NewSize: op.NewSize, Why: op.Why})
 	}
 	return out
+}
+
+// RemovedJSON is what a cut removes (edit.Removed), in inject-barrier's
+// plan line and mirror's --align truncation.
+type RemovedJSON struct {
+	RemovedBatches   int64   `json:"removedBatches"`
+	RemovedRecords   int64   `json:"removedRecords"`
+	RemovedBytes     int64   `json:"removedBytes"`
+	RemovedOffsets   int64   `json:"removedOffsets"`
+	RemovedProducers []int64 `json:"removedProducers"`
+}
+
+func RemovedOf(r edit.Removed) RemovedJSON {
+	return RemovedJSON{RemovedBatches: r.Batches, RemovedRecords: r.Records, RemovedBytes: r.Bytes, RemovedOffsets: r.Offsets,
+		RemovedProducers: ui.NonNil(r.Producers)}
 }
 
 func EpochsOf(entries []segment.EpochEntry) []EpochJSON {

@@ -80,7 +80,7 @@ func NewPrinter[P any, V interface {
 func (r *Printer[P, V]) Plan(p P, dryRun bool) error {
 	f, t := r.form, r.t
 	if r.json {
-		return JSONLine(t.W, f.PlanJSON(p, dryRun))
+		return ui.JSONLine(t.W, f.PlanJSON(p, dryRun))
 	}
 	parts := f.Parts(p)
 	title, rest := f.Head(p)
@@ -113,7 +113,7 @@ func (r *Printer[P, V]) Report(res *edit.Result[P, V]) error {
 		return nil
 	}
 	if r.json {
-		return JSONLine(t.W, f.ResultJSON(res))
+		return ui.JSONLine(t.W, f.ResultJSON(res))
 	}
 	st := t.St
 	if res.RolledBack {

@@ -33,6 +33,9 @@ type Flags struct {
 	Output    string
 	backupDir string
 	Rollback  bool
+	// planFlags are the plan-shaping flags given (ValidatePlanFlags): a
+	// resumed edit ignores them, and says so.
+	planFlags []string
 }
 
 // AddWriteFlags registers the shared flags, in the command's words for
@@ -40,24 +43,20 @@ type Flags struct {
 func (w *Flags) AddWriteFlags(c *cobra.Command, dryRunUsage, rollbackUsage string) {
 	f := c.Flags()
 	f.BoolVar(&w.DryRun, "dry-run", false, dryRunUsage)
-	f.StringVarP(&w.Output, "output", "o", "text", "output format: text|table|json")
+	ui.AddOutputFlag(c, &w.Output)
 	f.StringVar(&w.backupDir, "backup-dir", "", backupDirUsage)
 	f.BoolVar(&w.Rollback, "rollback", false, rollbackUsage)
 }
 
 // ValidateOutput checks --output.
-func (w *Flags) ValidateOutput() error {
-	switch w.Output {
-	case "text", "table", "json":
-		return nil
-	}
-	return ui.UsageErrorf("--output must be text, table or json, not %q", w.Output)
-}
+func (w *Flags) ValidateOutput() error { return ui.ValidateOutput(w.Output) }
 
-// ValidateRollback: --rollback comes with no flag that shapes a plan
-// (planFlags, as changedFlags lists them) and without --dry-run.
-func (w *Flags) ValidateRollback(planFlags []string) error {
-	if w.Rollback && (w.DryRun || len(planFlags) > 0) {
+// ValidatePlanFlags notes which of names, the command's flags that shape a
+// plan, were given, and checks that --rollback comes with none of them and
+// without --dry-run.
+func (w *Flags) ValidatePlanFlags(c *cobra.Command, names ...string) error {
+	w.planFlags = changedFlags(c, names...)
+	if w.Rollback && (w.DryRun || len(w.planFlags) > 0) {
 		return ui.UsageErrorf("--rollback takes no other flag than --output and --backup-dir")
 	}
 	return nil
@@ -140,26 +139,18 @@ func withHint(err error, hint string) error {
 	return &hinted{err: err, hint: hint}
 }
 
-// writePrinter renders a write command's plan and report.
-type writePrinter[P any, V edit.Verdict] interface {
-	Plan(p P, dryRun bool) error
-	Report(r *edit.Result[P, V]) error
-}
-
 // Steps is one run of a write command, as runWrite drives it.
 type Steps[P comparable, V interface {
 	comparable
 	edit.Verdict
 }] struct {
-	// What names one edit in messages: "injection", "mirror", "repair".
-	What string
 	// Dir is the partition directory the command writes, as given.
 	Dir   string
 	Flags *Flags
-	// PlanFlags are the plan-shaping flags given (a resumed edit ignores
-	// them, and says so).
-	PlanFlags []string
-	Printer   writePrinter[P, V]
+	// Form is the command's words for the renderer; its What names one
+	// edit in messages and its Parts are what Run needs to know of a plan
+	// (their Dir, when the parts leave it empty, is Dir).
+	Form *Form[P, V]
 
 	// PlanLabel and planTotal are the plan's progress line (planTotal nil:
 	// the total is not known beforehand).
@@ -170,8 +161,6 @@ type Steps[P comparable, V interface {
 	// broker holds the directory, it is read-only: edit.Deferred): it is
 	// shown, then the error.
 	Plan func(progress func(int64)) (P, error)
-	// Parts are what runWrite needs to know of a plan.
-	Parts func(P) PlanParts
 	// Preflight makes the checks the apply makes before its first change
 	// (backup directory, free space), changing nothing: what a dry run
 	// refuses, the real run refuses too.
@@ -218,6 +207,7 @@ func Run[P comparable, V interface {
 	comparable
 	edit.Verdict
 }](ctx context.Context, s *ui.Streams, w Steps[P, V]) error {
+	printer := NewPrinter(s, w.Flags.Output, w.Form)
 	if w.Flags.Rollback {
 		// How much a rollback copies back is in the journal it reads: the
 		// line counts bytes, without a total.
@@ -228,7 +218,7 @@ func Run[P comparable, V interface {
 		if err != nil {
 			return Exit(err)
 		}
-		return w.Printer.Report(rep)
+		return printer.Report(rep)
 	}
 	total := w.PlanTotal
 	if total == nil {
@@ -239,9 +229,12 @@ func Run[P comparable, V interface {
 	if p == noPlan {
 		return Exit(blocked)
 	}
-	parts := w.Parts(p)
-	warnResumeIgnoresFlags(s, parts.Resume, w.What, w.Dir, w.PlanFlags)
-	if err := w.Printer.Plan(p, w.Flags.DryRun); err != nil {
+	parts := w.Form.Parts(p)
+	if parts.Dir == "" {
+		parts.Dir = w.Dir
+	}
+	warnResumeIgnoresFlags(s, parts.Resume, w.Form.What, w.Dir, w.Flags.planFlags)
+	if err := printer.Plan(p, w.Flags.DryRun); err != nil {
 		return err
 	}
 	// The plan first, then why it cannot be applied now (a broker holds
@@ -275,16 +268,16 @@ func Run[P comparable, V interface {
 			return w.Apply(p, edit.Options{BackupDir: w.Flags.backupDir, BackupRoot: root, Progress: progress})
 		})
 	if err != nil {
-		noteApplyFailure(s, rep.Summary(), err, w.What, parts.Dir)
+		noteApplyFailure(s, rep.Summary(), err, w.Form.What, parts.Dir)
 		return Exit(err)
 	}
-	if err := w.Printer.Report(rep); err != nil {
+	if err := printer.Report(rep); err != nil {
 		return err
 	}
 	var none V
 	if v := rep.Verification; v != none && !v.OK() {
 		if !s.Quiet && edit.HasJournal(parts.Dir) {
-			fmt.Fprintf(s.Err, "kseg: the %s's journal is kept: rerun with --rollback to undo it from the backup\n", w.What)
+			fmt.Fprintf(s.Err, "kseg: the %s's journal is kept: rerun with --rollback to undo it from the backup\n", w.Form.What)
 		}
 		return ui.FindingsExit()
 	}
