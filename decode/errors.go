@@ -72,6 +72,37 @@ func (e *CorruptError) At(path string, base int64) *CorruptError {
 	return &c
 }
 
+// KafkaError is the Err of a *CorruptError for a condition Kafka itself
+// detects and reports with its own exception text. Error() gives kseg's
+// wording; Message keeps Kafka's verbatim (the getMessage() of the
+// exception its reader or serde throws) so a kafka-dump-log compatible
+// front end can print exactly what Kafka prints. The segment files' readers
+// and decode/schema's generated-message reader both carry it.
+type KafkaError struct {
+	Class   error  // one of the class sentinels (ErrCorrupt, ErrCRCMismatch …)
+	Detail  string // kseg's description of the problem
+	Message string // the message of Kafka's exception, verbatim
+}
+
+func (e *KafkaError) Error() string {
+	if e.Detail == "" {
+		return e.Class.Error()
+	}
+	return e.Class.Error() + ": " + e.Detail
+}
+
+func (e *KafkaError) Unwrap() error { return e.Class }
+
+// KafkaMessage returns the verbatim Kafka exception message carried by err,
+// if any of its wrapped errors is a *KafkaError with one.
+func KafkaMessage(err error) (string, bool) {
+	var ke *KafkaError
+	if errors.As(err, &ke) && ke.Message != "" {
+		return ke.Message, true
+	}
+	return "", false
+}
+
 // corruptf builds a CorruptError wrapping class with a formatted detail.
 func corruptf(pos, baseOffset int64, field string, class error, format string, args ...any) *CorruptError {
 	var err error = class

@@ -77,7 +77,7 @@ func TestOffsetCheckpointErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), c.line+":") {
 				t.Errorf("error %q does not name %s", err, c.line)
 			}
-			if msg, ok := KafkaMessage(err); !ok || (c.kafka != "" && msg != c.kafka) {
+			if msg, ok := decode.KafkaMessage(err); !ok || (c.kafka != "" && msg != c.kafka) {
 				t.Errorf("Kafka message\n got %q\nwant %q", msg, c.kafka)
 			}
 		})
@@ -193,7 +193,7 @@ func TestPartitionMetadata(t *testing.T) {
 	}
 	_, err = parsePartitionMetadata([]byte("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA"), "p/partition.metadata")
 	abs, _ := filepath.Abs("p/partition.metadata")
-	if msg, _ := KafkaMessage(err); msg != "Invalid topic ID in partition metadata file ("+abs+")" {
+	if msg, _ := decode.KafkaMessage(err); msg != "Invalid topic ID in partition metadata file ("+abs+")" {
 		t.Errorf("zero id Kafka message = %q", msg)
 	}
 	if id, err := ParseTopicID("RZ9e6ESCRnGbAVQU9j2WXA"); err != nil || TopicIDString(id) != "RZ9e6ESCRnGbAVQU9j2WXA" {

@@ -501,7 +501,7 @@ func checkSanity(t *testing.T, err error, want bool, n int) {
 func checkKafkaCorrupt(t *testing.T, err error, n int, what string) {
 	t.Helper()
 	checkCorrupt(t, err, int64(n))
-	if _, ok := KafkaMessage(err); !ok {
+	if _, ok := decode.KafkaMessage(err); !ok {
 		t.Fatalf("%s without Kafka's message: %v", what, err)
 	}
 }
@@ -689,7 +689,7 @@ func FuzzCheckpoint(f *testing.F) {
 		checkErr := func(err error, kafka bool) {
 			t.Helper()
 			checkCorrupt(t, err, n)
-			if _, ok := KafkaMessage(err); kafka && !ok {
+			if _, ok := decode.KafkaMessage(err); kafka && !ok {
 				t.Fatalf("error without Kafka's message: %v", err)
 			}
 		}

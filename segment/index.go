@@ -29,35 +29,6 @@ const DefaultMaxIndexSize = 10 * 1024 * 1024
 // (AbstractIndex.toRelative → IndexOffsetOverflowException).
 var ErrOffsetOverflow = errors.New("offset does not fit in a relative offset")
 
-// KafkaError is the Err of a *decode.CorruptError for a condition Kafka
-// itself detects and reports with its own exception text. Error() gives
-// kseg's wording; Message keeps Kafka's verbatim so a kafka-dump-log
-// compatible front end can print exactly what Kafka prints.
-type KafkaError struct {
-	Class   error  // one of decode's sentinels (ErrCorrupt, ErrCRCMismatch …)
-	Detail  string // kseg's description of the problem
-	Message string // the message of Kafka's exception, verbatim
-}
-
-func (e *KafkaError) Error() string {
-	if e.Detail == "" {
-		return e.Class.Error()
-	}
-	return e.Class.Error() + ": " + e.Detail
-}
-
-func (e *KafkaError) Unwrap() error { return e.Class }
-
-// KafkaMessage returns the verbatim Kafka exception message carried by err,
-// if any of its wrapped errors is a *KafkaError.
-func KafkaMessage(err error) (string, bool) {
-	var ke *KafkaError
-	if errors.As(err, &ke) && ke.Message != "" {
-		return ke.Message, true
-	}
-	return "", false
-}
-
 // fileCorrupt builds the CorruptError for a damaged file.
 func fileCorrupt(path string, pos int64, field string, class error, kafkaMsg, format string, args ...any) *decode.CorruptError {
 	return &decode.CorruptError{
@@ -65,7 +36,7 @@ func fileCorrupt(path string, pos int64, field string, class error, kafkaMsg, fo
 		Pos:        pos,
 		BaseOffset: decode.NoBaseOffset,
 		Field:      field,
-		Err:        &KafkaError{Class: class, Detail: fmt.Sprintf(format, args...), Message: kafkaMsg},
+		Err:        &decode.KafkaError{Class: class, Detail: fmt.Sprintf(format, args...), Message: kafkaMsg},
 	}
 }
 

@@ -83,7 +83,7 @@ func TestOffsetIndexZeroTail(t *testing.T) {
 	// The zero tail passes the offset check but not the length check.
 	err := SanityCheckOffsetIndex(&x)
 	wantCorrupt(t, err, "length", 56, decode.ErrTruncated)
-	msg, ok := KafkaMessage(err)
+	msg, ok := decode.KafkaMessage(err)
 	if !ok || !strings.HasPrefix(msg, "Index file ") || !strings.HasSuffix(msg, " is corrupt, found 59 bytes which is neither positive nor a multiple of 8") {
 		t.Errorf("Kafka message = %q", msg)
 	}
@@ -116,7 +116,7 @@ func TestOffsetIndexSanityLastOffset(t *testing.T) {
 	if ce.Path != "00000000000000000100.index" {
 		t.Errorf("Path = %q", ce.Path)
 	}
-	msg, _ := KafkaMessage(err)
+	msg, _ := decode.KafkaMessage(err)
 	abs, _ := filepath.Abs(x.Path)
 	want := "Corrupt index found, index file " + abs + " has non-zero size but the last offset is 99 which is less than the base offset 100"
 	if msg != want {
@@ -163,7 +163,7 @@ func TestTimeIndex(t *testing.T) {
 	z.Path = "x.timeindex"
 	err := SanityCheckTimeIndex(&z)
 	wantCorrupt(t, err, "timestamp", 48, decode.ErrCorrupt)
-	msg, _ := KafkaMessage(err)
+	msg, _ := decode.KafkaMessage(err)
 	abs, _ := filepath.Abs("x.timeindex")
 	if msg != "Corrupt time index found, time index file ("+abs+") has non-zero size but the last timestamp is 0 which is less than the first timestamp 1700000000000" {
 		t.Errorf("Kafka message = %q", msg)
@@ -180,7 +180,7 @@ func TestTimeIndex(t *testing.T) {
 	o := ParseTimeIndex(append(buildTimeIndex(t, 10, TimeIndexEntry{5, 11}), 0, 0, 0, 0, 0, 0, 0, 9, 0xff, 0xff, 0xff, 0xfe), 10)
 	err = SanityCheckTimeIndex(&o)
 	wantCorrupt(t, err, "relativeOffset", 20, decode.ErrCorrupt)
-	if msg, _ := KafkaMessage(err); !strings.HasSuffix(msg, "has non-zero size but the last offset is 8 which is less than the first offset 10") {
+	if msg, _ := decode.KafkaMessage(err); !strings.HasSuffix(msg, "has non-zero size but the last offset is 8 which is less than the first offset 10") {
 		t.Errorf("Kafka message = %q", msg)
 	}
 
@@ -191,7 +191,7 @@ func TestTimeIndex(t *testing.T) {
 	}
 	err = SanityCheckTimeIndex(&l)
 	wantCorrupt(t, err, "length", 24, decode.ErrTruncated)
-	if msg, _ := KafkaMessage(err); !strings.HasSuffix(msg, " is corrupt, found 29 bytes which is neither positive nor a multiple of 12") || !strings.HasPrefix(msg, "Time index file ") {
+	if msg, _ := decode.KafkaMessage(err); !strings.HasSuffix(msg, " is corrupt, found 29 bytes which is neither positive nor a multiple of 12") || !strings.HasPrefix(msg, "Time index file ") {
 		t.Errorf("Kafka message = %q", msg)
 	}
 

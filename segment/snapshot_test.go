@@ -119,7 +119,7 @@ func TestProducerSnapshotCorrupt(t *testing.T) {
 			if ce.Pos < 0 || ce.Pos > int64(len(c.in)) {
 				t.Errorf("Pos %d outside the input (%d bytes)", ce.Pos, len(c.in))
 			}
-			msg, ok := KafkaMessage(err)
+			msg, ok := decode.KafkaMessage(err)
 			if !ok {
 				t.Error("no Kafka message")
 			}

@@ -52,7 +52,7 @@ func TestTxnIndexMultipleAndTrailing(t *testing.T) {
 	// Second entry's lastOffset 30 < base 25? no; base 25 fails on the first (20).
 	err = SanityCheckTxnIndex(&x, 25)
 	wantCorrupt(t, err, "lastOffset", 18, decode.ErrCorrupt)
-	msg, _ := KafkaMessage(err)
+	msg, _ := decode.KafkaMessage(err)
 	abs, _ := filepath.Abs("t.txnindex")
 	want := "Last offset of aborted transaction AbortedTxn(version=0, producerId=1, firstOffset=10, lastOffset=20, lastStableOffset=10) in index " + abs + " is less than start offset 25"
 	if msg != want {
@@ -98,7 +98,7 @@ func TestTxnIndexVersionQuirk(t *testing.T) {
 	if ce.Path != "00000000000000000000.txnindex" || len(x.Entries) != 1 {
 		t.Errorf("path %q, entries before failure %d", ce.Path, len(x.Entries))
 	}
-	msg, _ := KafkaMessage(err)
+	msg, _ := decode.KafkaMessage(err)
 	if !strings.HasPrefix(msg, "Unexpected aborted transaction version 1 in transaction index ") || !strings.HasSuffix(msg, "00000000000000000000.txnindex, current version is 0") {
 		t.Errorf("Kafka message = %q", msg)
 	}

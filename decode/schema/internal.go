@@ -106,12 +106,12 @@ func (d *Decoded) TypeName() string {
 func field(err *decode.CorruptError, part, kafka string) *decode.CorruptError {
 	c := *err
 	c.Field = join(part, c.Field)
-	inner, _ := KafkaMessage(err)
+	inner, _ := decode.KafkaMessage(err)
 	if kafka != "" {
-		var re *readError
+		var re *decode.KafkaError
 		if errors.As(err.Err, &re) {
 			w := *re
-			w.kafka = fmt.Sprintf(kafka, inner)
+			w.Message = fmt.Sprintf(kafka, inner)
 			c.Err = &w
 		}
 	}
@@ -120,7 +120,7 @@ func field(err *decode.CorruptError, part, kafka string) *decode.CorruptError {
 
 func corrupt(part string, pos int, class error, kafka, format string, args ...any) *decode.CorruptError {
 	return &decode.CorruptError{Pos: int64(pos), BaseOffset: decode.NoBaseOffset, Field: part,
-		Err: &readError{class: class, msg: fmt.Sprintf(format, args...), kafka: kafka}}
+		Err: &decode.KafkaError{Class: class, Detail: fmt.Sprintf(format, args...), Message: kafka}}
 }
 
 // coordinatorReadError is CoordinatorRecordSerde.readMessage's wording.

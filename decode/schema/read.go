@@ -2,7 +2,6 @@ package schema
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 
@@ -19,7 +18,7 @@ type reader struct {
 	err  *decode.CorruptError
 }
 
-// fail records the first failure: msg is kseg's account, kafka the
+// fail records the first failure: format is kseg's account, kafka the
 // message Kafka's generated reader throws at the same point ("null" for a
 // java.nio.BufferUnderflowException, which has none).
 func (r *reader) fail(path string, class error, kafka, format string, args ...any) {
@@ -27,28 +26,7 @@ func (r *reader) fail(path string, class error, kafka, format string, args ...an
 		return
 	}
 	r.err = &decode.CorruptError{Pos: int64(r.base + r.p), BaseOffset: decode.NoBaseOffset, Field: path,
-		Err: &readError{class: class, msg: fmt.Sprintf(format, args...), kafka: kafka}}
-}
-
-// readError is a decoding failure as kseg words it, with the message
-// Kafka's reader would have thrown (KafkaMessage).
-type readError struct {
-	class      error
-	msg, kafka string
-}
-
-func (e *readError) Error() string { return e.class.Error() + ": " + e.msg }
-func (e *readError) Unwrap() error { return e.class }
-
-// KafkaMessage returns what Kafka says for a failure DecodeInternal
-// reports: the getMessage() of the exception its serde throws, which
-// kafka-dump-log prints after "skipping.". ok is false for other errors.
-func KafkaMessage(err error) (string, bool) {
-	var re *readError
-	if errors.As(err, &re) && re.kafka != "" {
-		return re.kafka, true
-	}
-	return "", false
+		Err: &decode.KafkaError{Class: class, Detail: fmt.Sprintf(format, args...), Message: kafka}}
 }
 
 // underflow is Kafka's message for a read past the end of a ByteBuffer.

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/decode"
 )
 
 // TestTypedDecodersGenerated: typed_gen.go is what ./gen/typed writes
@@ -110,7 +112,7 @@ func TestNullArrayElementRejected(t *testing.T) {
 	if gerr == nil {
 		t.Fatal("the generic reader reads a null array element")
 	}
-	if msg, _ := KafkaMessage(gerr); msg != "non-nullable field subscribedTopicNames element was serialized as null" {
+	if msg, _ := decode.KafkaMessage(gerr); msg != "non-nullable field subscribedTopicNames element was serialized as null" {
 		t.Errorf("Kafka's message: %q (%v)", msg, gerr)
 	}
 	if _, _, terr := typedReaders["ConsumerGroupMemberMetadataValue"](b, 0); terr == nil {

@@ -160,10 +160,10 @@ func Contents(o *Options, rv *scan.RecordView) (key, payload []byte) {
 }
 
 // errorMessage is the message Kafka's serde throws for a record
-// that does not decode (schema.KafkaMessage), or kseg's own account where
+// that does not decode (decode.KafkaMessage), or kseg's own account where
 // kseg cannot know Kafka's.
 func errorMessage(err error) string {
-	if m, ok := schema.KafkaMessage(err); ok {
+	if m, ok := decode.KafkaMessage(err); ok {
 		return m
 	}
 	return err.Error()

@@ -111,7 +111,7 @@ func (st *Run) reportIndexCorrupt(f File, err error) {
 		return
 	}
 	msg := ce.Error()
-	if km, ok := segment.KafkaMessage(err); ok {
+	if km, ok := decode.KafkaMessage(err); ok {
 		msg = km
 	}
 	st.report(fileFinding(finding.IndexSanity, f.Path, ce.Pos, -1, msg))
@@ -121,7 +121,7 @@ func (st *Run) reportIndexCorrupt(f File, err error) {
 // stops kafka-dump-log (dumplog.go).
 func (st *Run) kafkaIndexCorrupt(err error) error {
 	msg := err.Error()
-	if km, ok := segment.KafkaMessage(err); ok {
+	if km, ok := decode.KafkaMessage(err); ok {
 		msg = km
 	}
 	return st.kafkaStop(msg)
