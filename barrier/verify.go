@@ -52,9 +52,9 @@ func VerifyInjection(dir string, barrierOffset int64) (*InjectionVerification, e
 		return nil, err
 	}
 	var seg *segment.SegmentFiles
-	for i := range pd.Segments {
-		if pd.Segments[i].Log != "" && pd.Segments[i].BaseOffset <= barrierOffset {
-			seg = &pd.Segments[i]
+	for s := range pd.Logs() {
+		if s.BaseOffset <= barrierOffset {
+			seg = &s
 		}
 	}
 	if seg == nil {

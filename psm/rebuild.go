@@ -45,11 +45,7 @@ type rebuilder struct {
 
 func newRebuilder(dir *segment.PartitionDir, opts Options) *rebuilder {
 	r := &rebuilder{dir: dir, opts: opts, corrupted: map[string]bool{}, truncatedAt: -1}
-	for _, s := range dir.Segments {
-		if s.Log != "" {
-			r.segs = append(r.segs, s)
-		}
-	}
+	r.segs = slices.Collect(dir.Logs())
 	// LogLoader: newLogStartOffset = max(logStartOffsetCheckpoint, first segment base).
 	r.logStart = max(opts.LogStartOffset, 0)
 	if len(r.segs) > 0 {

@@ -3,6 +3,7 @@ package mirror
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
@@ -105,11 +106,7 @@ func openCursor(dir string) (*logCursor, error) {
 		return nil, err
 	}
 	c := &logCursor{dir: dir, pd: pd, si: -1, lastFound: -1, seekSeg: -1}
-	for _, s := range pd.Segments {
-		if s.Log != "" {
-			c.segs = append(c.segs, s)
-		}
-	}
+	c.segs = slices.Collect(pd.Logs())
 	c.start = -1
 	if len(c.segs) > 0 {
 		c.start = c.segs[0].BaseOffset
@@ -314,9 +311,9 @@ func segmentEnd(path string, end int64) (_ int64, found bool, err error) {
 // it.
 func locate(pd *segment.PartitionDir, offset int64) (file string, pos int64, ok bool) {
 	var seg *segment.SegmentFiles
-	for i := range pd.Segments {
-		if pd.Segments[i].Log != "" && pd.Segments[i].BaseOffset <= offset {
-			seg = &pd.Segments[i]
+	for s := range pd.Logs() {
+		if s.BaseOffset <= offset {
+			seg = &s
 		}
 	}
 	if seg == nil {

@@ -157,8 +157,8 @@ func (n *dirNode) locate(offset int64) (string, int64, bool) { return locate(n.p
 
 func (n *dirNode) modified(offset int64) (time.Time, bool) {
 	var log string
-	for _, s := range n.pd.Segments {
-		if s.Log != "" && s.BaseOffset <= offset {
+	for s := range n.pd.Logs() {
+		if s.BaseOffset <= offset {
 			log = s.Log
 		}
 	}

@@ -101,11 +101,9 @@ func (v *verification) side(dir string, s *Side) (*segment.PartitionDir, error) 
 		return nil, err
 	}
 	*s = Side{Dir: dir, Topic: pd.Topic, Partition: pd.Partition, LogStart: -1, LogEnd: -1, LastStable: -1, CleanerCheckpoint: -1}
-	for _, seg := range pd.Segments {
-		if seg.Log != "" {
-			s.LogStart = seg.BaseOffset
-			break
-		}
+	for seg := range pd.Logs() {
+		s.LogStart = seg.BaseOffset
+		break
 	}
 	if ls, err := segment.CheckpointOffset(pd, segment.LogStartOffsetCheckpointName); err == nil && ls > s.LogStart {
 		s.LogStart = ls
@@ -130,10 +128,7 @@ func eachRecord(dir string, fn func(offset int64, key, value []byte)) error {
 		return err
 	}
 	var dec decode.Decoder
-	for _, seg := range pd.Segments {
-		if seg.Log == "" {
-			continue
-		}
+	for seg := range pd.Logs() {
 		lf, err := segment.OpenLog(seg.Log)
 		if err != nil {
 			return err

@@ -46,8 +46,8 @@ func Verify(p *Plan) (*Verification, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range pd.Segments {
-		if s.Log == "" || !slices.ContainsFunc(p.Segments, func(r Segment) bool { return r.BaseOffset == s.BaseOffset }) {
+	for s := range pd.Logs() {
+		if !slices.ContainsFunc(p.Segments, func(r Segment) bool { return r.BaseOffset == s.BaseOffset }) {
 			continue
 		}
 		probs, err := segment.VerifySegmentIndexes(s)

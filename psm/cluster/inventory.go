@@ -158,10 +158,7 @@ func OpenInventory(paths []string) (*Inventory, error) {
 					inv.Warnings = append(inv.Warnings, err.Error())
 				}
 			}
-			for _, s := range pd.Segments {
-				if s.Log == "" {
-					continue
-				}
+			for s := range pd.Logs() {
 				r.lastBase = s.BaseOffset
 				if fi, err := os.Stat(s.Log); err == nil {
 					r.lastSize = fi.Size()

@@ -59,10 +59,7 @@ func replayMetadata(pd *segment.PartitionDir, at int64) (*MetadataImage, []findi
 		from = snap.EndOffset
 	}
 	logStart, _, _ := psm.LogDirCheckpoints(pd)
-	for _, s := range pd.Segments {
-		if s.Log == "" {
-			continue
-		}
+	for s := range pd.Logs() {
 		if r.im.LogStartOffset < 0 {
 			r.im.LogStartOffset = max(s.BaseOffset, logStart)
 		}

@@ -59,10 +59,7 @@ func scanPartition(pd *segment.PartitionDir, h scanHandler) (logEnd int64, findi
 	logStart, _, _ := psm.LogDirCheckpoints(pd) // a missing checkpoint means "from the first segment"
 	var dec decode.Decoder
 	var rec record // one for every record: the handler keeps none
-	for _, seg := range pd.Segments {
-		if seg.Log == "" {
-			continue
-		}
+	for seg := range pd.Logs() {
 		lf, err := segment.OpenLog(seg.Log)
 		if err != nil {
 			return logEnd, findings, err

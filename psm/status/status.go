@@ -114,10 +114,7 @@ func Read(dir string, opts Options) (*Partition, error) {
 	if n := len(pd.Snapshots); n > 0 {
 		p.LastSnapshot = pd.Snapshots[n-1].Offset
 	}
-	for _, s := range pd.Segments {
-		if s.Log == "" {
-			continue
-		}
+	for s := range pd.Logs() {
 		p.Segments++
 		found, err := p.walk(s.Log)
 		if err != nil {
