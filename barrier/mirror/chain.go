@@ -64,69 +64,73 @@ func (r OffsetRange) String() string { return fmt.Sprintf("[%d, %d)", r.Start, r
 
 // EdgeBarrier is D's own barrier.
 type EdgeBarrier struct {
-	Offset   int64  `json:"offset"`
-	File     string `json:"file"`
-	Position int64  `json:"position"`
+	Offset   int64
+	File     string
+	Position int64
 	// Aborts are the offsets of the ABORT markers D wrote just before it
 	// (design 2), empty in design 1.
-	Aborts []int64 `json:"aborts"`
+	Aborts []int64
 	// PartitionLeaderEpoch is the barrier's.
-	PartitionLeaderEpoch int32 `json:"partitionLeaderEpoch"`
+	PartitionLeaderEpoch int32
 	// ProducersCleared is how many producers a replay of D drops at it.
-	ProducersCleared int `json:"producersCleared"`
+	ProducersCleared int
 }
 
 // MirroredBarrier is a barrier of U found (byte for byte) in D's mirrored
 // region, with what it clears in a replay of D.
 type MirroredBarrier struct {
-	Offset           int64 `json:"offset"`
-	ProducersCleared int   `json:"producersCleared"`
-	Applied          bool  `json:"applied"`
+	Offset           int64
+	ProducersCleared int
+	Applied          bool
 }
 
 // AvertedAnomaly is a producer-state anomaly that a replay of D shows
 // only when its barriers are ignored: what the barriers prevented.
 type AvertedAnomaly struct {
-	Kind       finding.Kind `json:"kind"`
-	Offset     int64        `json:"offset"`
-	ProducerID int64        `json:"producerId"`
+	Kind       finding.Kind
+	Offset     int64
+	ProducerID int64
 }
 
-// EdgeReport is VerifyEdge's account of one edge.
+// EdgeReport is VerifyEdge's account of one edge. It, ChainReport,
+// EdgeBarrier, MirroredBarrier and AvertedAnomaly carry no json tags:
+// nothing marshals them, verify-chain's JSON lines are cmd/verifychain's
+// EdgeJSON. (OffsetRange keeps its tags: a mirror Plan, recorded in the
+// edit journal, holds two.)
 type EdgeReport struct {
-	Upstream   string `json:"upstream"`
-	Downstream string `json:"downstream"`
+	Upstream   string
+	Downstream string
 	// UpstreamLog and DownstreamLog are each log's [log start, log end).
-	UpstreamLog   OffsetRange `json:"upstreamLog"`
-	DownstreamLog OffsetRange `json:"downstreamLog"`
-	Status        string      `json:"status"`
+	UpstreamLog   OffsetRange
+	DownstreamLog OffsetRange
+	Status        string
 	// Mirrored is the region where D's batches are U's, byte for byte.
-	Mirrored        OffsetRange `json:"mirrored"`
-	BatchesCompared int64       `json:"batchesCompared"`
+	Mirrored        OffsetRange
+	BatchesCompared int64
 	// Barrier is D's own barrier; nil when D has none (still mirroring, or
 	// diverged without one).
-	Barrier *EdgeBarrier `json:"barrier,omitempty"`
+	Barrier *EdgeBarrier
 	// Local is D's own writes after its barrier (empty without one).
-	Local OffsetRange `json:"local"`
+	Local OffsetRange
 	// Lag is U's end minus D's end for a mirror still catching up.
-	Lag int64 `json:"lag"`
+	Lag int64
 	// MirroredBarriers are U's barriers in the mirrored region.
-	MirroredBarriers []MirroredBarrier `json:"mirroredBarriers"`
+	MirroredBarriers []MirroredBarrier
 	// ProducersReused are producer ids D holds on both sides of a barrier
 	// (its own or a mirrored one): ids two clusters handed out
 	// independently.
-	ProducersReused []int64 `json:"producersReused"`
+	ProducersReused []int64
 	// CollisionsAverted counts the pid-collision anomalies a replay of D
 	// reports only with its barriers ignored; Averted lists every anomaly
 	// of that replay that the barriers prevent.
-	CollisionsAverted int              `json:"collisionsAverted"`
-	Averted           []AvertedAnomaly `json:"averted"`
+	CollisionsAverted int
+	Averted           []AvertedAnomaly
 	// InheritedAnomalies counts producer-state errors inside the mirrored
 	// region: they are U's, copied as they are.
-	InheritedAnomalies int `json:"inheritedAnomalies"`
+	InheritedAnomalies int
 	// EpochDifferences counts mirrored batches whose partitionLeaderEpoch
 	// differs from U's.
-	EpochDifferences int64 `json:"epochDifferences"`
+	EpochDifferences int64
 	// Findings are the edge's (mismatch, missing-barrier, gap …; the
 	// verify-chain rows of docs/troubleshooting.md) and the anomalies of
 	// D's producer-state replay under their own kinds (pid-collision,
@@ -134,7 +138,7 @@ type EdgeReport struct {
 	// (Position -1 when unknown, and for snapshot findings File is the
 	// snapshot); UpstreamFile and UpstreamPosition locate U's batch at the
 	// same offset when there is one.
-	Findings []finding.Finding `json:"findings"`
+	Findings []finding.Finding
 }
 
 // OK reports an edge without error findings.
@@ -145,8 +149,8 @@ func (r *EdgeReport) Errors() int { return finding.Errors(r.Findings) }
 
 // ChainReport is VerifyChain's account of a topology.
 type ChainReport struct {
-	Dirs  []string      `json:"dirs"`
-	Edges []*EdgeReport `json:"edges"`
+	Dirs  []string
+	Edges []*EdgeReport
 }
 
 // OK reports a topology whose every edge is OK.
