@@ -58,6 +58,6 @@ func placeInject(p *InjectionPlan, dir, logDir string) error {
 	return nil
 }
 
-// resumes marks p, the plan an interrupted injection's journal recorded,
-// with how far it got (planedit.Start).
-func (p *InjectionPlan) resumes(r *edit.Interrupted) { p.Resume = r }
+// Resumed marks p, the plan an interrupted injection's journal recorded,
+// with how far it got (edit.StartPlan).
+func (p *InjectionPlan) Resumed(r *edit.Interrupted) { p.Resume = r }

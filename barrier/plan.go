@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kseg/kseg/barrier/internal/planedit"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
@@ -243,7 +242,7 @@ func PlanInjection(dir string, opts InjectOptions) (*InjectionPlan, error) {
 		return nil, err
 	}
 	logDir := segment.LogDirOf(dir)
-	pending, blocked, err := planedit.Start(logDir, dir, dir, InjectKind, opts.checkWritable, (*InjectionPlan).resumes)
+	pending, blocked, err := edit.StartPlan[*InjectionPlan](logDir, dir, dir, InjectKind, opts.checkWritable)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kseg/kseg/barrier/internal/planedit"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
@@ -288,7 +287,7 @@ func PlanMirror(src, dst string, opts Options) (*Plan, error) {
 	if p.CreateDir {
 		probe, journalDir = logDir, ""
 	}
-	pending, blocked, err := planedit.Start(logDir, probe, journalDir, EditKind, opts.checkWritable, (*Plan).resumes)
+	pending, blocked, err := edit.StartPlan[*Plan](logDir, probe, journalDir, EditKind, opts.checkWritable)
 	if err != nil {
 		return nil, err
 	}

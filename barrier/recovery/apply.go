@@ -56,6 +56,6 @@ func place(p *Plan, dir, logDir string) error {
 	return nil
 }
 
-// resumes marks p, the plan an interrupted repair's journal recorded,
-// with how far it got (planedit.Start).
-func (p *Plan) resumes(r *edit.Interrupted) { p.Resume = r }
+// Resumed marks p, the plan an interrupted repair's journal recorded,
+// with how far it got (edit.StartPlan).
+func (p *Plan) Resumed(r *edit.Interrupted) { p.Resume = r }

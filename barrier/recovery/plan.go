@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/kseg/kseg/barrier/internal/planedit"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
@@ -205,7 +204,7 @@ func planRepair(dir string, opts Options, verifying bool) (*Plan, error) {
 	var blocked error
 	if !verifying {
 		var pending *Plan
-		pending, blocked, err = planedit.Start(logDir, dir, dir, EditKind, opts.checkWritable, (*Plan).resumes)
+		pending, blocked, err = edit.StartPlan[*Plan](logDir, dir, dir, EditKind, opts.checkWritable)
 		if err != nil {
 			return nil, err
 		}

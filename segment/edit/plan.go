@@ -2,6 +2,7 @@ package edit
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -231,6 +232,34 @@ func PendingPlan[P Resumable](dir string, kind *Kind) (P, error) {
 	p := job.Plan().(P)
 	p.Resumed(resume)
 	return p, nil
+}
+
+// StartPlan is a planner's first look at the partition directory dir of
+// log directory logDir, before it reads a segment; every write command's
+// planner (inject-barrier, mirror, repair, restore) takes it. A broker
+// holding logDir (LogManager's .lock), or a probe directory (dir, or the
+// log directory dir is to be created in) that is not writable, refuses the
+// apply, not the plan (Deferred): blocked is then returned for the planner
+// to hand back with its plan, for a dry run to show; any other refusal is
+// err. An interrupted edit of kind whose journal is in dir is finished
+// before anything else is planned: its journal's plan is returned as
+// pending, told how far it got (PendingPlan); dir "" (a directory still to
+// be created) holds no journal. check replaces the read-only probe in
+// tests (CheckWritable).
+func StartPlan[P Resumable](logDir, probe, dir string, kind *Kind, check func(dir string) (bool, string, error)) (pending P, blocked, err error) {
+	var none P
+	blocked = CheckWritable(logDir, probe, check)
+	if blocked != nil && !Deferred(blocked) {
+		return none, nil, blocked
+	}
+	if dir == "" {
+		return none, blocked, nil
+	}
+	pending, err = PendingPlan[P](dir, kind)
+	if err != nil {
+		return none, nil, cmp.Or(blocked, err)
+	}
+	return pending, blocked, nil
 }
 
 // IndexChange counts entries of one index kind across the files an edit

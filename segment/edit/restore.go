@@ -284,13 +284,9 @@ func PlanRestore(backupDir string, o RestoreOptions) (*RestorePlan, error) {
 		}
 		return nil, err
 	}
-	blocked := CheckWritable(logDir, dir, nil)
-	if blocked != nil && !Deferred(blocked) {
-		return nil, blocked
-	}
-	jp, err := PendingPlan[*RestorePlan](dir, RestoreKind)
+	jp, blocked, err := StartPlan[*RestorePlan](logDir, dir, dir, RestoreKind, nil)
 	if err != nil {
-		return nil, cmp.Or(blocked, err)
+		return nil, err
 	}
 	if jp != nil {
 		return jp, blocked
@@ -461,7 +457,7 @@ func (j *restoreJob) Check() (Verdict, error) {
 	return v, nil
 }
 
-// Resumed records how far the interrupted restore got (PendingPlan).
+// Resumed records how far the interrupted restore got (StartPlan).
 func (p *RestorePlan) Resumed(in *Interrupted) { p.Resume = in }
 
 // MarshalJSON records the states a restore's read-back checks with the

@@ -1,3 +1,7 @@
+// Package planedit holds the steps barrier's write planners
+// (inject-barrier, mirror, repair) take the same way over a segment's
+// indexes when they cut it (their first look at the directory is
+// edit.StartPlan, which restore takes too).
 package planedit
 
 import "github.com/kseg/kseg/segment"
