@@ -13,8 +13,7 @@ var InjectKind = &edit.Kind{Tool: "kseg inject-barrier", Noun: "injection", Deco
 type InjectionReport = edit.Result[*InjectionPlan, *InjectionVerification]
 
 // injections are injection plans meeting the engine (edit.Planner).
-var injections = &edit.Planner[*InjectionPlan, *InjectionVerification]{Kind: InjectKind, Job: newInjectJob,
-	State: func(p *InjectionPlan) (bool, string, bool) { return p.NothingToDo, p.Reason, p.Resume != nil }}
+var injections = &edit.Planner[*InjectionPlan, *InjectionVerification]{Kind: InjectKind, Job: newInjectJob}
 
 // ApplyInjection executes a plan from PlanInjection (or finishes the
 // interrupted injection a resume plan describes) with the edit engine's
@@ -56,6 +55,11 @@ func newInjectJob(k *edit.Kind, p *InjectionPlan) edit.Job {
 func placeInject(p *InjectionPlan, dir, logDir string) error {
 	p.Dir, p.LogDir, p.Resume = dir, logDir, nil
 	return nil
+}
+
+// Facts are what an injection plan states alike with every write command's.
+func (p *InjectionPlan) Facts() edit.Facts {
+	return edit.Facts{Resume: p.Resume, Nothing: p.NothingToDo, Reason: p.Reason, Ops: p.Ops, Warnings: p.Warnings}
 }
 
 // Resumed marks p, the plan an interrupted injection's journal recorded,

@@ -18,8 +18,7 @@ var EditKind = &edit.Kind{Tool: "kseg mirror", Noun: "mirror", Decode: edit.Deco
 type Report = edit.Result[*Plan, *Verification]
 
 // plans are mirror plans meeting the engine (edit.Planner).
-var plans = &edit.Planner[*Plan, *Verification]{Kind: EditKind, Job: jobOf,
-	State: func(p *Plan) (bool, string, bool) { return p.NothingToDo, p.Reason, p.Resume != nil }}
+var plans = &edit.Planner[*Plan, *Verification]{Kind: EditKind, Job: jobOf}
 
 // Apply executes a plan from PlanMirror (or finishes the interrupted
 // mirror a resume plan describes) with the edit engine's crash-safe steps.
@@ -105,6 +104,11 @@ func place(p *Plan, dir, logDir string) error {
 		}
 	}
 	return nil
+}
+
+// Facts are what a mirror plan states alike with every write command's.
+func (p *Plan) Facts() edit.Facts {
+	return edit.Facts{Resume: p.Resume, Nothing: p.NothingToDo, Reason: p.Reason, Ops: p.Ops, Warnings: p.Warnings}
 }
 
 // Resumed marks p, the plan an interrupted mirror's journal recorded,

@@ -13,8 +13,7 @@ var EditKind = &edit.Kind{Tool: "kseg repair", Noun: "repair", Decode: edit.Deco
 type Report = edit.Result[*Plan, *Verification]
 
 // plans are repair plans meeting the engine (edit.Planner).
-var plans = &edit.Planner[*Plan, *Verification]{Kind: EditKind, Job: jobOf,
-	State: func(p *Plan) (bool, string, bool) { return p.NothingToDo, p.Reason, p.Resume != nil }}
+var plans = &edit.Planner[*Plan, *Verification]{Kind: EditKind, Job: jobOf}
 
 // Apply executes a plan from PlanRepair (or finishes the interrupted
 // repair a resume plan describes) with the edit engine's crash-safe steps,
@@ -54,6 +53,11 @@ func jobOf(k *edit.Kind, p *Plan) edit.Job {
 func place(p *Plan, dir, logDir string) error {
 	p.Dir, p.LogDir, p.Resume = dir, logDir, nil
 	return nil
+}
+
+// Facts are what a repair plan states alike with every write command's.
+func (p *Plan) Facts() edit.Facts {
+	return edit.Facts{Resume: p.Resume, Nothing: p.NothingToDo, Reason: p.Reason, Ops: p.Ops, Warnings: p.Warnings}
 }
 
 // Resumed marks p, the plan an interrupted repair's journal recorded,

@@ -14,8 +14,7 @@ import (
 // injectForm is inject-barrier's words for the write commands' one
 // renderer (writecmd.Printer).
 var injectForm = &writecmd.Form[*barrier.InjectionPlan, *barrier.InjectionVerification]{
-	What:  "injection",
-	Parts: injectParts,
+	What: "injection",
 	Head: func(p *barrier.InjectionPlan) (string, string) {
 		return "Partition", fmt.Sprintf("%s (topic %s, partition %d)", p.Dir, p.Topic, p.Partition)
 	},
@@ -30,11 +29,6 @@ var injectForm = &writecmd.Form[*barrier.InjectionPlan, *barrier.InjectionVerifi
 	},
 	Failed:     injectFailed,
 	ResultJSON: injectResultWire,
-}
-
-// injectParts are the facts of a plan every write command shows alike.
-func injectParts(p *barrier.InjectionPlan) writecmd.PlanParts {
-	return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Reason: p.Reason, Ops: p.Ops, Warnings: p.Warnings}
 }
 
 // injectFound is the partition as the plan found it: its log and the
@@ -283,7 +277,7 @@ func injectPlanWire(p *barrier.InjectionPlan, dryRun bool) any {
 		Appended:         []injectAppendJSON{},
 		BarrierOffset:    p.BarrierOffset, LeaderEpoch: p.LeaderEpoch, Timestamp: p.Timestamp, NewLogEndOffset: p.NewLogEndOffset,
 		ProducersCleared: p.ProducersCleared, ProducersAtCut: p.ProducersAtCut, ProducersExpired: p.ProducersExpired, SnapshotOffset: p.SnapshotOffset,
-		PlanFilesJSON: writecmd.PlanFilesOf(injectParts(p))}
+		PlanFilesJSON: writecmd.PlanFilesOf(p)}
 	for _, o := range p.Ongoing {
 		out.Ongoing = append(out.Ongoing, injectTxnJSON{ProducerID: o.ProducerID, FirstOffset: o.FirstOffset, MarkerOffset: -1, State: "open"})
 	}

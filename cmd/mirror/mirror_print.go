@@ -14,8 +14,8 @@ import (
 // mirrorForm is mirror's words for the write commands' one renderer
 // (writecmd.Printer).
 var mirrorForm = &writecmd.Form[*barriermirror.Plan, *barriermirror.Verification]{
-	What:  "mirror",
-	Parts: mirrorParts,
+	What:   "mirror",
+	Writes: func(p *barriermirror.Plan) (string, bool) { return p.Dir, p.CreateDir },
 	Head: func(p *barriermirror.Plan) (string, string) {
 		return "Mirror", fmt.Sprintf("%s -> %s (topic %s, partition %d)", p.Src, p.Dir, p.Topic, p.Partition)
 	},
@@ -42,12 +42,6 @@ var mirrorForm = &writecmd.Form[*barriermirror.Plan, *barriermirror.Verification
 		t.Problems(v.IndexProblems, v.TxnIndexProblems)
 	},
 	ResultJSON: mirrorResultWire,
-}
-
-// mirrorParts are the facts of a plan every write command shows alike.
-func mirrorParts(p *barriermirror.Plan) writecmd.PlanParts {
-	return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Reason: p.Reason, Ops: p.Ops, Warnings: p.Warnings,
-		Dir: p.Dir, CreatesDir: p.CreateDir}
 }
 
 // mirrorSourceLine is the plan's line about the source's log.
@@ -232,7 +226,7 @@ func mirrorPlanWire(p *barriermirror.Plan, dryRun bool) PlanJSON {
 		Resume:            writecmd.ResumeOf(p.Resume),
 		EpochEntriesAdded: writecmd.EpochsOf(p.EpochEntriesAdded),
 		SnapshotsCreated:  ui.NonNil(p.SnapshotsCreated), SnapshotsDeleted: ui.NonNil(p.SnapshotsDeleted), NewLogEndOffset: p.NewLogEndOffset,
-		PlanFilesJSON: writecmd.PlanFilesOf(mirrorParts(p))}
+		PlanFilesJSON: writecmd.PlanFilesOf(p)}
 	if p.EndSnapshot >= 0 {
 		out.EndSnapshot = &p.EndSnapshot
 	}

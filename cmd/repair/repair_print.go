@@ -13,8 +13,7 @@ import (
 // repairForm is repair's words for the write commands' one renderer
 // (writecmd.Printer).
 var repairForm = &writecmd.Form[*recovery.Plan, *recovery.Verification]{
-	What:  "repair",
-	Parts: repairParts,
+	What: "repair",
 	Head: func(p *recovery.Plan) (string, string) {
 		return "Partition", fmt.Sprintf("%s (topic %s, partition %d)", p.Dir, p.Topic, p.Partition)
 	},
@@ -34,11 +33,6 @@ var repairForm = &writecmd.Form[*recovery.Plan, *recovery.Verification]{
 		t.Problems(v.IndexProblems, v.SnapshotProblems)
 	},
 	ResultJSON: repairResultWire,
-}
-
-// repairParts are the facts of a plan every write command shows alike.
-func repairParts(p *recovery.Plan) writecmd.PlanParts {
-	return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Reason: p.Reason, Ops: p.Ops, Warnings: p.Warnings}
 }
 
 // repairFound is what the plan examined and found: the log end it
@@ -287,7 +281,7 @@ func repairPlanWire(p *recovery.Plan, dryRun bool) any {
 		RemovedBytes: p.Removed.Bytes, RemovedOffsets: p.Removed.Offsets, Segments: []repairSegmentJSON{},
 		Findings: []repairFindingJSON{}, SegmentsDeleted: ui.NonNil(p.SegmentsDeleted), SnapshotsDeleted: ui.NonNil(p.SnapshotsDeleted),
 		SnapshotOffset: p.SnapshotOffset, Producers: p.Producers, Resume: writecmd.ResumeOf(p.Resume),
-		EpochEntriesRemoved: writecmd.EpochsOf(p.EpochEntriesRemoved), PlanFilesJSON: writecmd.PlanFilesOf(repairParts(p))}
+		EpochEntriesRemoved: writecmd.EpochsOf(p.EpochEntriesRemoved), PlanFilesJSON: writecmd.PlanFilesOf(p)}
 	for _, s := range p.Segments {
 		sj := repairSegmentJSON{BaseOffset: s.BaseOffset, Log: s.Log, Size: s.Size, Why: s.Why, ValidBytes: s.ValidBytes,
 			Batches: s.Batches, NextOffset: s.NextOffset, Index: repairFileOf(s.Index), TimeIndex: repairFileOf(s.TimeIndex),

@@ -95,8 +95,9 @@ func runRestore(ctx context.Context, s *ui.Streams, o *restoreOptions, args []st
 // restoreForm is restore's words for the write commands' one renderer
 // (writecmd.Printer).
 var restoreForm = &writecmd.Form[*edit.RestorePlan, *edit.RestoreVerification]{
-	What:  "restore",
-	Parts: restoreParts,
+	What: "restore",
+	// The directory a restore writes is the partition's, not the backup's.
+	Writes: func(p *edit.RestorePlan) (string, bool) { return p.Dir, false },
 	Head: func(p *edit.RestorePlan) (string, string) {
 		return "Restore", fmt.Sprintf("%s from %s", p.Dir, p.BackupDir)
 	},
@@ -116,12 +117,6 @@ var restoreForm = &writecmd.Form[*edit.RestorePlan, *edit.RestoreVerification]{
 		t.Problems(v.Problems)
 	},
 	ResultJSON: restoreResultWire,
-}
-
-// restoreParts are the facts of a plan every write command shows alike;
-// the directory the plan writes is the partition's, not the backup's.
-func restoreParts(p *edit.RestorePlan) writecmd.PlanParts {
-	return writecmd.PlanParts{Resume: p.Resume, Nothing: p.NothingToDo, Reason: p.Reason, Ops: p.Ops, Warnings: p.Warnings, Dir: p.Dir}
 }
 
 // restoreFound is the edit the backup undoes.
@@ -197,7 +192,7 @@ type restoreResultJSON struct {
 func restorePlanWire(p *edit.RestorePlan, dryRun bool) any {
 	out := restorePlanJSON{PlanHeadJSON: writecmd.PlanHead("restore-plan", p.Resume, p.Dir, p.LogDir, false), Dir: p.Dir, BackupDir: p.BackupDir, Tool: p.Tool, Started: p.Started, Completed: p.Completed,
 		Force: p.Force, DryRun: dryRun, NothingToDo: p.NothingToDo, Reason: p.Reason, Resume: writecmd.ResumeOf(p.Resume), RemoveDir: p.RemoveDir,
-		States: []restoreFileJSON{}, PlanFilesJSON: writecmd.PlanFilesOf(restoreParts(p))}
+		States: []restoreFileJSON{}, PlanFilesJSON: writecmd.PlanFilesOf(p)}
 	for _, f := range p.Files {
 		out.States = append(out.States, restoreFileJSON{Name: f.Name, Edit: string(f.Edit), State: f.State})
 	}

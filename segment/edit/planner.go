@@ -2,33 +2,45 @@ package edit
 
 import "encoding/json"
 
+// Facts are what every write command's plan (inject-barrier, mirror,
+// repair, restore) states alike, before any step: the interrupted edit it
+// resumes (nil: none; the plan is then the one its journal recorded),
+// whether there is anything to do and why not, its file operations in
+// commit order and its warnings. The engine acts on them (Planner) and the
+// CLI shows them the same way for every command.
+type Facts struct {
+	Resume   *Interrupted
+	Nothing  bool
+	Reason   string
+	Ops      []FileOp
+	Warnings []string
+}
+
+// Planned is a write command's plan, which states its Facts.
+type Planned interface{ Facts() Facts }
+
 // Planner is a tool's plans (P, read back as V) meeting the engine:
 // inject-barrier, mirror and repair each offer an Apply, a Preflight and a
-// Rollback that are the same steps but for how a plan becomes a job (Job)
-// and what it says before any step (State).
-type Planner[P any, V Verdict] struct {
+// Rollback that are the same steps but for how a plan becomes a job (Job).
+type Planner[P Planned, V Verdict] struct {
 	// Kind is the tool, as recorded in the journal and the backup manifest.
 	Kind *Kind
 	// Job is p as a job of kind k (Kind, or the one Kind.Decode is given).
 	Job func(k *Kind, p P) Job
-	// State is what p says before any step: nothing to do (and the reason
-	// why), or the resume of an interrupted edit (p is then the plan its
-	// journal recorded).
-	State func(p P) (nothing bool, reason string, resume bool)
 }
 
 // Apply executes p with the engine's crash-safe steps (Execute): nothing
 // when it has nothing to do, else Apply, or Resume for a resume plan.
 func (t *Planner[P, V]) Apply(p P, o Options) (*Result[P, V], error) {
-	nothing, reason, resume := t.State(p)
-	return Execute[P, V](t.Job(t.Kind, p), p, nothing, reason, resume, o)
+	f := p.Facts()
+	return Execute[P, V](t.Job(t.Kind, p), p, f.Nothing, f.Reason, f.Resume != nil, o)
 }
 
 // Preflight makes the checks Apply makes before its first change (the
 // backup directory and the free space: Preflight), changing nothing; a
 // plan with nothing to do, or a resume, has none to make.
 func (t *Planner[P, V]) Preflight(p P, o Options) error {
-	if nothing, _, resume := t.State(p); nothing || resume {
+	if f := p.Facts(); f.Nothing || f.Resume != nil {
 		return nil
 	}
 	return Preflight(t.Job(t.Kind, p), o)

@@ -457,6 +457,11 @@ func (j *restoreJob) Check() (Verdict, error) {
 	return v, nil
 }
 
+// Facts are what a restore plan states alike with every write command's.
+func (p *RestorePlan) Facts() Facts {
+	return Facts{Resume: p.Resume, Nothing: p.NothingToDo, Reason: p.Reason, Ops: p.Ops, Warnings: p.Warnings}
+}
+
 // Resumed records how far the interrupted restore got (StartPlan).
 func (p *RestorePlan) Resumed(in *Interrupted) { p.Resume = in }
 

@@ -268,9 +268,10 @@ type PlanFilesJSON struct {
 	Warnings []string   `json:"warnings"`
 }
 
-// PlanFilesOf is PlanFilesJSON of a plan's parts.
-func PlanFilesOf(parts PlanParts) PlanFilesJSON {
-	return PlanFilesJSON{Files: FilesOf(parts.Ops), Warnings: ui.NonNil(parts.Warnings)}
+// PlanFilesOf is PlanFilesJSON of a plan.
+func PlanFilesOf(p edit.Planned) PlanFilesJSON {
+	f := p.Facts()
+	return PlanFilesJSON{Files: FilesOf(f.Ops), Warnings: ui.NonNil(f.Warnings)}
 }
 
 type IndexJSON struct {

@@ -16,7 +16,7 @@ import (
 // dry-run note, the report's rollback, backup and verification verdict,
 // the JSON lines — is written here once; a command gives its own words as
 // a Form.
-type Printer[P any, V interface {
+type Printer[P edit.Planned, V interface {
 	comparable
 	edit.Verdict
 }] struct {
@@ -27,16 +27,16 @@ type Printer[P any, V interface {
 
 // Form is a write command's words for the Printer: the facts of its plan,
 // the lines that describe it, and its report's sentences.
-type Form[P any, V interface {
+type Form[P edit.Planned, V interface {
 	comparable
 	edit.Verdict
 }] struct {
 	// What names one edit in messages: "injection", "mirror", "repair".
 	What string
-	// Parts are the facts of a plan every command has (the resumed edit,
-	// whether there is anything to do and why not, the file operations,
-	// the warnings).
-	Parts func(P) PlanParts
+	// Writes is the directory the plan writes and whether the plan
+	// creates it, for a plan that says (nil: the directory the command
+	// was given, which exists).
+	Writes func(P) (dir string, createsDir bool)
 	// Head is the plan's first line: a title ("Partition", "Mirror") and
 	// what follows it.
 	Head func(P) (title, rest string)
@@ -69,11 +69,20 @@ type Form[P any, V interface {
 }
 
 // NewPrinter is form's printer for --output output.
-func NewPrinter[P any, V interface {
+func NewPrinter[P edit.Planned, V interface {
 	comparable
 	edit.Verdict
 }](s *ui.Streams, output string, form *Form[P, V]) *Printer[P, V] {
 	return &Printer[P, V]{form: form, json: output == "json", t: NewText(s, output)}
+}
+
+// parts are p's facts (edit.Facts) and the directory it writes.
+func (f *Form[P, V]) parts(p P) PlanParts {
+	parts := PlanParts{Facts: p.Facts()}
+	if f.Writes != nil {
+		parts.Dir, parts.CreatesDir = f.Writes(p)
+	}
+	return parts
 }
 
 // Plan renders the plan p.
@@ -82,7 +91,7 @@ func (r *Printer[P, V]) Plan(p P, dryRun bool) error {
 	if r.json {
 		return ui.JSONLine(t.W, f.PlanJSON(p, dryRun))
 	}
-	parts := f.Parts(p)
+	parts := f.parts(p)
 	title, rest := f.Head(p)
 	t.Pf("%s %s\n", t.Title(title), rest)
 	t.resume(f.What, parts.Resume)

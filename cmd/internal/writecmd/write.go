@@ -140,7 +140,10 @@ func withHint(err error, hint string) error {
 }
 
 // Steps is one run of a write command, as runWrite drives it.
-type Steps[P comparable, V interface {
+type Steps[P interface {
+	comparable
+	edit.Planned
+}, V interface {
 	comparable
 	edit.Verdict
 }] struct {
@@ -148,8 +151,9 @@ type Steps[P comparable, V interface {
 	Dir   string
 	Flags *Flags
 	// Form is the command's words for the renderer; its What names one
-	// edit in messages and its Parts are what Run needs to know of a plan
-	// (their Dir, when the parts leave it empty, is Dir).
+	// edit in messages and its parts (the plan's edit.Facts and, from
+	// Writes, the directory it writes; Dir when it does not say) are what
+	// Run needs to know of a plan.
 	Form *Form[P, V]
 
 	// PlanLabel and planTotal are the plan's progress line (planTotal nil:
@@ -177,12 +181,7 @@ type Steps[P comparable, V interface {
 // PlanParts are the facts of a plan runWrite acts on and every
 // command's plan shows alike (Printer).
 type PlanParts struct {
-	Resume  *edit.Interrupted
-	Nothing bool
-	// Reason says why there is nothing to do.
-	Reason   string
-	Ops      []edit.FileOp
-	Warnings []string
+	edit.Facts
 	// Dir is the directory the plan writes (where a journal is left when
 	// an apply fails); createsDir, that the plan creates it.
 	Dir        string
@@ -203,7 +202,10 @@ func PlannedOwnership(resume *edit.Interrupted, dir, logDir string, createsDir b
 // unless --dry-run or there is nothing to do, the apply and its report.
 // Planning, applying and rolling back each draw a progress line on a
 // terminal.
-func Run[P comparable, V interface {
+func Run[P interface {
+	comparable
+	edit.Planned
+}, V interface {
 	comparable
 	edit.Verdict
 }](ctx context.Context, s *ui.Streams, w Steps[P, V]) error {
@@ -229,7 +231,7 @@ func Run[P comparable, V interface {
 	if p == noPlan {
 		return Exit(blocked)
 	}
-	parts := w.Form.Parts(p)
+	parts := w.Form.parts(p)
 	if parts.Dir == "" {
 		parts.Dir = w.Dir
 	}
