@@ -139,11 +139,15 @@ func withHint(err error, hint string) error {
 	return &hinted{err: err, hint: hint}
 }
 
-// Steps is one run of a write command, as runWrite drives it.
-type Steps[P interface {
+// plan is a write command's plan as Run drives it: a pointer (nil: none
+// was made) that states its edit.Facts.
+type plan interface {
 	comparable
 	edit.Planned
-}, V interface {
+}
+
+// Steps is one run of a write command, as runWrite drives it.
+type Steps[P plan, V interface {
 	comparable
 	edit.Verdict
 }] struct {
@@ -202,10 +206,7 @@ func PlannedOwnership(resume *edit.Interrupted, dir, logDir string, createsDir b
 // unless --dry-run or there is nothing to do, the apply and its report.
 // Planning, applying and rolling back each draw a progress line on a
 // terminal.
-func Run[P interface {
-	comparable
-	edit.Planned
-}, V interface {
+func Run[P plan, V interface {
 	comparable
 	edit.Verdict
 }](ctx context.Context, s *ui.Streams, w Steps[P, V]) error {
