@@ -170,10 +170,11 @@ func (ko *options) run(c *cobra.Command, s *ui.Streams, args []string) error {
 	if len(files) == 0 {
 		return nil // --files ",": nothing to dump
 	}
-	if err := o.Validate(files); err != nil {
+	// No PATH: the files are --files' (Validate reads them).
+	if err := o.Validate(c, nil); err != nil {
 		return &ui.ExitCodeError{Code: ui.ExitError, Err: err}
 	}
-	err := dump.Run(c.Context(), s, o, files)
+	err := dump.Run(c.Context(), s, o, nil)
 	switch {
 	case scan.IsStop(err):
 		// mainNoExit: the message is printed; exit 1.
