@@ -149,7 +149,7 @@ func TestCheckRunsDumpsOptions(t *testing.T) {
 		if err := c.Flags().Parse(append([]string{"--verify-index", "--index-sanity-check", "--max-decompressed-bytes=1048576"}, extra...)); err != nil {
 			t.Fatal(err)
 		}
-		if err := o.Validate([]string{"."}); err != nil {
+		if err := o.Validate(c, []string{"."}); err != nil {
 			t.Fatal(err)
 		}
 		want, got := o.Options, *e.scanOpts[i]

@@ -124,66 +124,60 @@ func textInternal(st *ui.Styles, rv *scan.RecordView) string {
 	return b.String()
 }
 
-// beginDecodedJSON opens the "decoded" object of a JSON record line with
-// the record's topic; for a record that does not decode (err), it holds
-// the error and is closed (done).
-func beginDecodedJSON(dst []byte, topic string, err error) (j ui.JSONWriter, done bool) {
-	j.B = dst
+// appendDecodedJSON renders the "decoded" object of a JSON record line
+// (docs/json.md): the record's topic, then the error of a record that
+// does not decode (err), or what body writes of one that does.
+func appendDecodedJSON(dst []byte, topic string, err error, body func(j *ui.JSONWriter)) []byte {
+	j := ui.JSONWriter{B: dst}
 	j.Begin()
 	j.Str("topic", topic)
 	if err != nil {
 		j.Str("error", err.Error())
-		j.End()
-		return j, true
-	}
-	return j, false
-}
-
-// appendInternalJSON renders the "decoded" object of a JSON record line
-// (docs/json.md).
-func appendInternalJSON(dst []byte, rv *scan.RecordView) []byte {
-	d := rv.Internal
-	j, done := beginDecodedJSON(dst, d.Topic, rv.InternalErr)
-	if done {
-		return j.B
-	}
-	j.Str("type", d.TypeName())
-	if schema.Coordinator(d.Topic) {
-		j.Int("recordType", int64(d.RecordType))
 	} else {
-		j.Int("apiKey", int64(d.RecordType))
-	}
-	j.Bool("unknown", d.Unknown)
-	if d.Unknown {
-		j.End()
-		return j.B
-	}
-	var b bytes.Buffer
-	if d.Key != nil {
-		j.Int("keyVersion", int64(d.KeyVersion))
-		b.Reset()
-		d.Key.AppendKafkaJSON(&b)
-		j.Raw("key", b.Bytes())
-	}
-	if d.Tombstone() {
-		j.Bool("tombstone", true)
-		j.End()
-		return j.B
-	}
-	if !schema.Coordinator(d.Topic) {
-		j.Int("frameVersion", int64(d.FrameVersion))
-	}
-	j.Int("valueVersion", int64(d.ValueVersion))
-	b.Reset()
-	d.Value.AppendKafkaJSON(&b)
-	j.Raw("value", b.Bytes())
-	if d.ValueMessage.Name == "TransactionLogValue" {
-		s, _ := d.Value.Int("transactionStatus")
-		j.Str("state", schema.TransactionStateName(s))
-	}
-	if d.NewerVersion {
-		j.Bool("newerVersion", true)
+		body(&j)
 	}
 	j.End()
 	return j.B
+}
+
+// appendInternalJSON renders the "decoded" object of a JSON record line
+// for an internal topic.
+func appendInternalJSON(dst []byte, rv *scan.RecordView) []byte {
+	d := rv.Internal
+	return appendDecodedJSON(dst, d.Topic, rv.InternalErr, func(j *ui.JSONWriter) {
+		j.Str("type", d.TypeName())
+		if schema.Coordinator(d.Topic) {
+			j.Int("recordType", int64(d.RecordType))
+		} else {
+			j.Int("apiKey", int64(d.RecordType))
+		}
+		j.Bool("unknown", d.Unknown)
+		if d.Unknown {
+			return
+		}
+		var b bytes.Buffer
+		if d.Key != nil {
+			j.Int("keyVersion", int64(d.KeyVersion))
+			d.Key.AppendKafkaJSON(&b)
+			j.Raw("key", b.Bytes())
+		}
+		if d.Tombstone() {
+			j.Bool("tombstone", true)
+			return
+		}
+		if !schema.Coordinator(d.Topic) {
+			j.Int("frameVersion", int64(d.FrameVersion))
+		}
+		j.Int("valueVersion", int64(d.ValueVersion))
+		b.Reset()
+		d.Value.AppendKafkaJSON(&b)
+		j.Raw("value", b.Bytes())
+		if d.ValueMessage.Name == "TransactionLogValue" {
+			s, _ := d.Value.Int("transactionStatus")
+			j.Str("state", schema.TransactionStateName(s))
+		}
+		if d.NewerVersion {
+			j.Bool("newerVersion", true)
+		}
+	})
 }

@@ -40,6 +40,9 @@ type Options struct {
 
 	offsets string
 	dec     decoderOptions // decoders.go
+	// paths are what Validate found to read: PATH... and --files,
+	// kafka-dump-log's spelling (KafkaSpellings.Paths).
+	paths []string
 	// quiet is -q: the text and table printers leave out their summary
 	// lines (JSON keeps its summary records: they are data).
 	quiet bool
@@ -73,7 +76,10 @@ func (o *Options) AddFlags(c *cobra.Command) {
 	o.Kafka.addAliases(c, o)
 }
 
-func (o *Options) Validate(args []string) error {
+// Validate checks the flags and that there is something to read: args
+// (PATH...) and the paths of --files, which it keeps for Run.
+func (o *Options) Validate(_ *cobra.Command, args []string) error {
+	o.paths = append(args[:len(args):len(args)], o.Kafka.Paths()...)
 	switch o.Output {
 	case "text", "table", "json", "kafka":
 	default:
@@ -132,7 +138,7 @@ func (o *Options) Validate(args []string) error {
 		}
 	}
 	o.HasProducerFilter = o.ProducerID != -2
-	if len(args) == 0 {
+	if len(o.paths) == 0 {
 		return ui.UsageErrorf("dump needs at least one PATH (a file, a partition directory or a log directory)")
 	}
 	return nil
@@ -162,19 +168,14 @@ lines, see docs/json.md) and kafka (line-for-line kafka-dump-log output).
   kseg dump --output kafka --deep 00000000000000000000.log    # as kafka-dump-log.sh prints it
   kseg dump --verify-index --index-sanity-check /var/lib/kafka/data/orders-0`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			args = append(args, o.Kafka.Paths()...)
-			if err := o.Validate(args); err != nil {
-				return err
-			}
-			return Run(c.Context(), s, o, args)
-		},
 	}
-	o.AddFlags(c)
-	return c
+	return ui.NewCommand(c, s, o, Run)
 }
 
-func Run(ctx context.Context, s *ui.Streams, o *Options, args []string) error {
+// Run dumps what Validate found to read (PATH... and --files); its
+// arguments are those Validate was given.
+func Run(ctx context.Context, s *ui.Streams, o *Options, _ []string) error {
+	args := o.paths
 	name := o.Name
 	if name == "" {
 		name = "dump"

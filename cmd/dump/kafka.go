@@ -23,19 +23,38 @@ type KafkaSpellings struct {
 	// (scan.Options.LogArgError, NegativeMaxBytes, RawMaxBytes).
 }
 
+// kafkaOnly are the kafka-dump-log options that have no kseg flag of
+// the same name, in the words of dump's hidden aliases.
+var kafkaOnly = map[string]string{
+	"deep-iteration":    "kafka-dump-log spelling of --deep",
+	"print-data-log":    "kafka-dump-log spelling of --print-data",
+	"verify-index-only": "kafka-dump-log spelling of --verify-index",
+	"files":             "kafka-dump-log spelling: comma-separated files, added to PATH...",
+	"max-message-size":  "kafka-dump-log option; accepted and unused (kseg reads each indexed batch header directly)",
+}
+
 // addAliases registers kafka-dump-log's spellings on dump as hidden
 // aliases of dump's flags, so that `kseg dump -o kafka` takes a
 // kafka-dump-log command line unchanged.
 func (k *KafkaSpellings) addAliases(c *cobra.Command, o *Options) {
-	f := c.Flags()
-	f.BoolVar(&o.Deep, "deep-iteration", false, "kafka-dump-log spelling of --deep")
-	f.BoolVar(&o.PrintData, "print-data-log", false, "kafka-dump-log spelling of --print-data")
-	f.BoolVar(&o.VerifyIndex, "verify-index-only", false, "kafka-dump-log spelling of --verify-index")
-	f.StringArrayVar(&k.Files, "files", nil, "kafka-dump-log spelling: comma-separated files, added to PATH...")
-	f.IntVar(&k.MaxMessageSize, "max-message-size", 5*1024*1024, "kafka-dump-log option; accepted and unused (kseg reads each indexed batch header directly)")
-	for _, n := range []string{"deep-iteration", "print-data-log", "verify-index-only", "files", "max-message-size"} {
-		_ = f.MarkHidden(n)
+	o.AddKafkaOnlyFlags(c, kafkaOnly)
+	for n := range kafkaOnly {
+		_ = c.Flags().MarkHidden(n)
 	}
+}
+
+// AddKafkaOnlyFlags adds to c the kafka-dump-log options that have no
+// kseg flag of the same name (kafkaOnly), bound to dump's options with
+// their DumpLogSegmentsOptions defaults, each with its usage[name]:
+// dump's hidden aliases and kseg kafka-dump-log's own options are one
+// binding.
+func (o *Options) AddKafkaOnlyFlags(c *cobra.Command, usage map[string]string) {
+	f, k := c.Flags(), &o.Kafka
+	f.BoolVar(&o.Deep, "deep-iteration", false, usage["deep-iteration"])
+	f.BoolVar(&o.PrintData, "print-data-log", false, usage["print-data-log"])
+	f.BoolVar(&o.VerifyIndex, "verify-index-only", false, usage["verify-index-only"])
+	f.StringArrayVar(&k.Files, "files", nil, usage["files"])
+	f.IntVar(&k.MaxMessageSize, "max-message-size", 5*1024*1024, usage["max-message-size"])
 }
 
 // Paths splits --files as kafka-dump-log does (String.split(",")), each

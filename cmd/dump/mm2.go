@@ -50,24 +50,19 @@ func textMM2(st *ui.Styles, rv *scan.RecordView) string {
 // MM2 topic (docs/json.md).
 func appendMM2JSON(dst []byte, rv *scan.RecordView) []byte {
 	d := rv.MM2
-	j, done := beginDecodedJSON(dst, rv.MM2Topic, rv.MM2Err)
-	if done {
-		return j.B
-	}
-	j.Str("type", d.TypeName())
-	j.Raw("key", d.AppendKeyJSON(nil))
-	if d.Tombstone {
-		j.Bool("tombstone", true)
-		j.End()
-		return j.B
-	}
-	if v, ok := d.ValueVersion(); ok {
-		j.Int("valueVersion", int64(v))
-	}
-	j.Raw("value", d.AppendValueJSON(nil))
-	if d.NewerVersion {
-		j.Bool("newerVersion", true)
-	}
-	j.End()
-	return j.B
+	return appendDecodedJSON(dst, rv.MM2Topic, rv.MM2Err, func(j *ui.JSONWriter) {
+		j.Str("type", d.TypeName())
+		j.Raw("key", d.AppendKeyJSON(nil))
+		if d.Tombstone {
+			j.Bool("tombstone", true)
+			return
+		}
+		if v, ok := d.ValueVersion(); ok {
+			j.Int("valueVersion", int64(v))
+		}
+		j.Raw("value", d.AppendValueJSON(nil))
+		if d.NewerVersion {
+			j.Bool("newerVersion", true)
+		}
+	})
 }

@@ -16,7 +16,7 @@ func testDumpOptions(t testing.TB, output string, args ...string) *Options {
 	if err := c.Flags().Parse(append([]string{"--output", output}, args...)); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.Validate([]string{"x"}); err != nil {
+	if err := o.Validate(c, []string{"x"}); err != nil {
 		t.Fatal(err)
 	}
 	return o

@@ -129,8 +129,7 @@ func (p *jsonGroupsPrinter) Print(v *cluster.GroupsView) error {
 		j.OptInt("currentStateTimestamp", g.StateTimestamp, g.StateTimestamp >= 0)
 		j.Str("coordinatorPartitionDir", g.Coordinator)
 		j.OptInt("metadataRecordOffset", g.MetadataOffset, g.MetadataOffset >= 0)
-		j.Objects("members", len(g.Members), func(i int) {
-			m := g.Members[i]
+		ui.Objects(j, "members", g.Members, func(m *cluster.Member) {
 			j.Str("memberId", m.MemberID)
 			j.Str("groupInstanceId", m.GroupInstanceID)
 			j.Str("clientId", m.ClientID)
@@ -141,8 +140,7 @@ func (p *jsonGroupsPrinter) Print(v *cluster.GroupsView) error {
 			j.Str("memberState", m.State)
 			brokerview.JSONPartitions(j, "assignment", m.Assignment)
 		})
-		j.Objects("offsets", len(g.Offsets), func(i int) {
-			c := g.Offsets[i]
+		ui.Objects(j, "offsets", g.Offsets, func(c *cluster.CommittedOffset) {
 			j.Str("topic", c.Topic)
 			j.Int("partition", int64(c.Partition))
 			j.Int("committedOffset", c.Offset)

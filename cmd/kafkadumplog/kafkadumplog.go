@@ -109,14 +109,16 @@ type options struct {
 // AddFlags adds DumpLogSegmentsOptions' options to c, as jopt declares
 // them.
 func (ko *options) AddFlags(c *cobra.Command) {
-	o, k := &ko.o, &ko.o.Kafka
+	o := &ko.o
 	f := c.Flags()
-	f.StringArrayVar(&k.Files, "files", nil, "REQUIRED: The comma separated list of data and index log files to be dumped.")
-	f.BoolVar(&o.Deep, "deep-iteration", false, "If set, uses deep instead of shallow iteration. Automatically set if print-data-log is enabled.")
-	f.BoolVar(&o.PrintData, "print-data-log", false, "If set, printing the messages content when dumping data logs. Automatically set if any decoder option is specified.")
-	f.BoolVar(&o.VerifyIndex, "verify-index-only", false, "If set, just verify the index log without printing its content.")
+	o.AddKafkaOnlyFlags(c, map[string]string{
+		"files":             "REQUIRED: The comma separated list of data and index log files to be dumped.",
+		"deep-iteration":    "If set, uses deep instead of shallow iteration. Automatically set if print-data-log is enabled.",
+		"print-data-log":    "If set, printing the messages content when dumping data logs. Automatically set if any decoder option is specified.",
+		"verify-index-only": "If set, just verify the index log without printing its content.",
+		"max-message-size":  "Size of largest message.",
+	})
 	f.BoolVar(&o.IndexSanityCheck, "index-sanity-check", false, "If set, just checks the index sanity without printing its content. This is the same check that is executed on broker startup to determine if an index needs rebuilding or not.")
-	f.IntVar(&k.MaxMessageSize, "max-message-size", 5*1024*1024, "Size of largest message.")
 	f.Var(&ko.maxBytes, "max-bytes", "Limit the amount of total batches read in bytes avoiding reading the whole .log file(s).")
 	f.BoolVar(&o.SkipRecordMetadata, "skip-record-metadata", false, "Skip metadata when printing records. This flag also skips control records.")
 	f.BoolVar(&ko.help, "help", false, "Print usage information.")
@@ -170,10 +172,11 @@ func (ko *options) run(c *cobra.Command, s *ui.Streams, args []string) error {
 	if len(files) == 0 {
 		return nil // --files ",": nothing to dump
 	}
-	if err := o.Validate(files); err != nil {
+	// No PATH: the files are --files' (Validate reads them).
+	if err := o.Validate(c, nil); err != nil {
 		return &ui.ExitCodeError{Code: ui.ExitError, Err: err}
 	}
-	err := dump.Run(c.Context(), s, o, files)
+	err := dump.Run(c.Context(), s, o, nil)
 	switch {
 	case scan.IsStop(err):
 		// mainNoExit: the message is printed; exit 1.

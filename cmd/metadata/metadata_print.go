@@ -273,11 +273,11 @@ type jsonMetadataPrinter struct {
 }
 
 func jsonEndpoints(j *ui.JSONWriter, es []cluster.Endpoint) {
-	j.Objects("endpoints", len(es), func(i int) {
-		j.Str("name", es[i].Name)
-		j.Str("host", es[i].Host)
-		j.Int("port", int64(es[i].Port))
-		j.Int("securityProtocol", int64(es[i].SecurityProtocol))
+	ui.Objects(j, "endpoints", es, func(e *cluster.Endpoint) {
+		j.Str("name", e.Name)
+		j.Str("host", e.Host)
+		j.Int("port", int64(e.Port))
+		j.Int("securityProtocol", int64(e.SecurityProtocol))
 	})
 }
 
@@ -308,12 +308,11 @@ func (p *jsonMetadataPrinter) Print(v *cluster.MetadataView) error {
 
 // jsonNodes are the image's features, brokers and controllers.
 func jsonNodes(j *ui.JSONWriter, im *cluster.MetadataImage) {
-	j.Objects("features", len(im.Features), func(i int) {
-		j.Str("name", im.Features[i].Name)
-		j.Int("featureLevel", int64(im.Features[i].Level))
+	ui.Objects(j, "features", im.Features, func(f *cluster.Feature) {
+		j.Str("name", f.Name)
+		j.Int("featureLevel", int64(f.Level))
 	})
-	j.Objects("brokers", len(im.Brokers), func(i int) {
-		b := im.Brokers[i]
+	ui.Objects(j, "brokers", im.Brokers, func(b *cluster.BrokerRegistration) {
 		j.Int("brokerId", int64(b.ID))
 		j.Int("brokerEpoch", b.Epoch)
 		j.Str("incarnationId", b.IncarnationID)
@@ -323,8 +322,7 @@ func jsonNodes(j *ui.JSONWriter, im *cluster.MetadataImage) {
 		j.Bool("isMigratingZkBroker", b.IsMigratingZkBroker)
 		jsonEndpoints(j, b.Endpoints)
 	})
-	j.Objects("controllers", len(im.Controllers), func(i int) {
-		c := im.Controllers[i]
+	ui.Objects(j, "controllers", im.Controllers, func(c *cluster.ControllerRegistration) {
 		j.Int("controllerId", int64(c.ID))
 		j.Str("incarnationId", c.IncarnationID)
 		j.Bool("zkMigrationReady", c.ZkMigrationReady)
@@ -334,12 +332,10 @@ func jsonNodes(j *ui.JSONWriter, im *cluster.MetadataImage) {
 
 // jsonTopics are the image's topics, each with its partitions.
 func jsonTopics(j *ui.JSONWriter, im *cluster.MetadataImage) {
-	j.Objects("topics", len(im.Topics), func(i int) {
-		t := im.Topics[i]
+	ui.Objects(j, "topics", im.Topics, func(t *cluster.TopicImage) {
 		j.Str("name", t.Name)
 		j.Str("topicId", t.ID)
-		j.Objects("partitions", len(t.Partitions), func(k int) {
-			pt := t.Partitions[k]
+		ui.Objects(j, "partitions", t.Partitions, func(pt *cluster.PartitionImage) {
 			j.Int("partitionId", int64(pt.Partition))
 			ui.Ints(j, "replicas", pt.Replicas)
 			ui.Ints(j, "isr", pt.ISR)
@@ -357,15 +353,13 @@ func jsonTopics(j *ui.JSONWriter, im *cluster.MetadataImage) {
 
 // jsonSettings are the image's configs, quotas, producer ids and ACLs.
 func jsonSettings(j *ui.JSONWriter, im *cluster.MetadataImage) {
-	j.Objects("configs", len(im.Configs), func(i int) {
-		c := im.Configs[i]
+	ui.Objects(j, "configs", im.Configs, func(c *cluster.ConfigEntry) {
 		j.Int("resourceType", int64(c.ResourceType))
 		j.Str("resourceName", c.ResourceName)
 		j.Str("name", c.Name)
 		j.Str("value", c.Value)
 	})
-	j.Objects("clientQuotas", len(im.Quotas), func(i int) {
-		q := im.Quotas[i]
+	ui.Objects(j, "clientQuotas", im.Quotas, func(q *cluster.QuotaEntry) {
 		j.Str("entity", q.Entity)
 		j.Str("key", q.Key)
 		j.Raw("value", strconv.AppendFloat(nil, q.Value, 'g', -1, 64))
@@ -380,8 +374,7 @@ func jsonSettings(j *ui.JSONWriter, im *cluster.MetadataImage) {
 	} else {
 		j.Null("producerIds")
 	}
-	j.Objects("acls", len(im.ACLs), func(i int) {
-		a := im.ACLs[i]
+	ui.Objects(j, "acls", im.ACLs, func(a *cluster.ACL) {
 		j.Str("id", a.ID)
 		j.Int("resourceType", int64(a.ResourceType))
 		j.Str("resourceName", a.ResourceName)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/psm"
+	"github.com/kseg/kseg/segment/finding"
 )
 
 // jsonReplayPSMPrinter writes the rebuilt state as ONE JSON object (type
@@ -29,12 +30,12 @@ func (p *jsonReplayPSMPrinter) flush() {
 	}
 }
 
-// arr writes the array k of n objects, each written by item, writing out
-// what the object has grown to as it goes.
-func (p *jsonReplayPSMPrinter) arr(k string, n int, item func(i int)) {
-	p.j.Objects(k, n, func(i int) {
+// arr writes the array k of objects, one per element of xs, each
+// written by item, writing out what the object has grown to as it goes.
+func arr[T any](p *jsonReplayPSMPrinter, k string, xs []T, item func(x *T)) {
+	ui.Objects(&p.j, k, xs, func(x *T) {
 		p.flush()
-		item(i)
+		item(x)
 	})
 }
 
@@ -50,8 +51,7 @@ func (p *jsonReplayPSMPrinter) producer(e *psm.Entry) {
 	j.Int("lastTimestamp", e.LastTimestamp)
 	j.Int("coordinatorEpoch", int64(e.CoordinatorEpoch))
 	j.OptInt("currentTxnFirstOffset", e.CurrentTxnFirstOffset, e.CurrentTxnFirstOffset >= 0)
-	p.arr("batches", len(e.Batches), func(k int) {
-		bm := e.Batches[k]
+	arr(p, "batches", e.Batches, func(bm *psm.BatchMetadata) {
 		j.Int("firstSequence", int64(bm.FirstSeq()))
 		j.Int("lastSequence", int64(bm.LastSeq))
 		j.Int("lastOffset", bm.LastOffset)
@@ -67,8 +67,7 @@ func (p *jsonReplayPSMPrinter) Print(v *replayPSMView) error {
 	j.BeginLine("producerState")
 	p.offsets(r)
 	p.state(r)
-	p.arr("anomalies", len(r.Anomalies), func(i int) {
-		a := r.Anomalies[i]
+	arr(p, "anomalies", r.Anomalies, func(a *finding.Finding) {
 		j.Str("kind", a.Kind.String())
 		j.Str("severity", a.Severity().String())
 		j.Int("offset", a.Offset)
@@ -113,21 +112,19 @@ func (p *jsonReplayPSMPrinter) offsets(r *psm.Result) {
 // and the aborted transactions.
 func (p *jsonReplayPSMPrinter) state(r *psm.Result) {
 	j := &p.j
-	p.arr("barriers", len(r.Barriers), func(i int) {
-		b := r.Barriers[i]
+	arr(p, "barriers", r.Barriers, func(b *psm.Barrier) {
 		j.Int("offset", b.Offset)
 		j.Int("producersCleared", int64(b.ProducersCleared))
 		if b.SourceClusterID != nil {
 			j.Str("sourceClusterId", *b.SourceClusterID)
 		}
 	})
-	p.arr("producers", len(r.Producers), func(i int) { p.producer(&r.Producers[i]) })
-	p.arr("ongoingTransactions", len(r.Ongoing), func(i int) {
-		j.Int("producerId", r.Ongoing[i].ProducerID)
-		j.Int("firstOffset", r.Ongoing[i].FirstOffset)
+	arr(p, "producers", r.Producers, p.producer)
+	arr(p, "ongoingTransactions", r.Ongoing, func(t *psm.Txn) {
+		j.Int("producerId", t.ProducerID)
+		j.Int("firstOffset", t.FirstOffset)
 	})
-	p.arr("abortedTransactions", len(r.Aborted), func(i int) {
-		a := r.Aborted[i]
+	arr(p, "abortedTransactions", r.Aborted, func(a *psm.AbortedTxn) {
 		j.Int("producerId", a.ProducerID)
 		j.Int("firstOffset", a.FirstOffset)
 		j.Int("lastOffset", a.LastOffset)
@@ -138,8 +135,7 @@ func (p *jsonReplayPSMPrinter) state(r *psm.Result) {
 // snapshots writes --check-snapshots' verdict on every snapshot.
 func (p *jsonReplayPSMPrinter) snapshots(checks []psm.SnapshotCheck) {
 	j := &p.j
-	p.arr("snapshots", len(checks), func(i int) {
-		c := checks[i]
+	arr(p, "snapshots", checks, func(c *psm.SnapshotCheck) {
 		j.Int("offset", c.Offset)
 		j.Str("file", filepath.Base(c.Path))
 		j.Bool("match", c.Match())
@@ -151,8 +147,7 @@ func (p *jsonReplayPSMPrinter) snapshots(checks []psm.SnapshotCheck) {
 			j.Int("rebuiltProducers", int64(c.Rebuilt))
 			j.Int("snapshotProducers", int64(c.OnDisk))
 		}
-		p.arr("differences", len(c.Differences), func(k int) {
-			d := c.Differences[k]
+		arr(p, "differences", c.Differences, func(d *psm.Difference) {
 			j.Int("producerId", d.ProducerID)
 			j.Str("field", d.Field)
 			j.Int("rebuilt", d.Rebuilt)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/brokerview"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/psm/status"
 )
 
@@ -255,8 +256,7 @@ func jsonPartitionStatus(j *ui.JSONWriter, s *status.Partition) {
 	j.OptInt("lastTimestamp", s.LastTimestamp, s.LastTimestamp >= 0)
 	j.Int("producers", int64(s.Producers))
 	j.Bool("rebuildSkipped", s.RebuildSkipped)
-	j.Objects("openTransactions", len(s.OpenTransactions), func(i int) {
-		o := s.OpenTransactions[i]
+	ui.Objects(j, "openTransactions", s.OpenTransactions, func(o *psm.Txn) {
 		j.Int("producerId", o.ProducerID)
 		j.Int("firstOffset", o.FirstOffset)
 	})

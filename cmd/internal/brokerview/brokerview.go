@@ -191,9 +191,9 @@ func PartitionsText(ps []cluster.TopicPartitions) string {
 }
 
 func JSONPartitions(j *ui.JSONWriter, k string, ps []cluster.TopicPartitions) {
-	j.Objects(k, len(ps), func(i int) {
-		j.Str("topic", ps[i].Topic)
-		ui.Ints(j, "partitions", ps[i].Partitions)
+	ui.Objects(j, k, ps, func(p *cluster.TopicPartitions) {
+		j.Str("topic", p.Topic)
+		ui.Ints(j, "partitions", p.Partitions)
 	})
 }
 

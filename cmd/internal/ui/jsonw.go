@@ -253,17 +253,17 @@ func NonNil[T any](v []T) []T {
 	return v
 }
 
-// Objects writes the array k of n objects, item writing the fields of
-// the i-th.
-func (j *JSONWriter) Objects(k string, n int, item func(i int)) {
+// Objects writes the array k of objects, one per element of xs, item
+// writing the fields of each.
+func Objects[T any](j *JSONWriter, k string, xs []T, item func(x *T)) {
 	j.Key(k)
 	j.B = append(j.B, '[')
-	for i := 0; i < n; i++ {
+	for i := range xs {
 		if i > 0 {
 			j.B = append(j.B, ',')
 		}
 		j.Begin()
-		item(i)
+		item(&xs[i])
 		j.End()
 	}
 	j.B = append(j.B, ']')

@@ -56,9 +56,9 @@ func BenchmarkAppendInt(b *testing.B) {
 func TestJSONArrays(t *testing.T) {
 	var j JSONWriter
 	j.Begin()
-	j.Objects("a", 2, func(i int) { j.Int("i", int64(i)); j.Str("s", "x") })
+	Objects(&j, "a", []int64{0, 1}, func(i *int64) { j.Int("i", *i); j.Str("s", "x") })
 	Ints(&j, "n", []int32{1, -2})
-	j.Objects("e", 0, func(int) { t.Fatal("an item of an empty array") })
+	Objects(&j, "e", []int(nil), func(*int) { t.Fatal("an item of an empty array") })
 	Ints(&j, "z", []int64(nil))
 	j.Bool("last", true)
 	j.End()
