@@ -8,16 +8,6 @@ import (
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
-// realFixtures is ../shared/fixtures/real relative to the repository.
-func realFixtures(t testing.TB) string {
-	t.Helper()
-	root := filepath.Join("..", "..", "shared", "fixtures", "real")
-	if _, err := os.Stat(root); err != nil {
-		t.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
-	}
-	return root
-}
-
 // snapshotDirs are the partition directories under the real fixtures that
 // hold both a .log and at least one producer snapshot.
 func snapshotDirs(t testing.TB, root string) []string {
@@ -67,7 +57,7 @@ func snapshotsNextToLog(t testing.TB, root string) int {
 // it lies at or below the log start offset, skipped as the broker skips
 // it (ProducerStateManager.truncateAndReload deletes it at load).
 func TestCheckSnapshotsRealFixtures(t *testing.T) {
-	root := realFixtures(t)
+	root := realdata.RootOrSkip(t)
 	dirs := snapshotDirs(t, root)
 	total := 0
 	for _, dir := range dirs {

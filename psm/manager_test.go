@@ -11,6 +11,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
+	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 // ProducerStateEntry.maybeUpdateProducerEpoch: any epoch change clears the
@@ -557,7 +558,7 @@ func joinLogs(ls ...*logBuilder) *logBuilder {
 // The snapshot a broker wrote, re-encoded from kseg's rebuilt entries in
 // the file's order, is the same file byte for byte.
 func TestPSMSnapshotBytesRealFixtures(t *testing.T) {
-	root := realFixtures(t)
+	root := realdata.RootOrSkip(t)
 	n := 0
 	for _, dir := range snapshotDirs(t, root) {
 		pd := openDir(t, dir)

@@ -3,7 +3,6 @@ package cluster_test
 import (
 	"bytes"
 	"encoding/binary"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -11,17 +10,14 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm/cluster"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 // realDir is a log directory of the shared real-broker fixtures; the test
 // skips when the fixtures are absent.
 func realDir(t *testing.T, parts ...string) string {
 	t.Helper()
-	rel := filepath.Join(append([]string{"..", "..", "..", "shared", "fixtures", "real"}, parts...)...)
-	if _, err := os.Stat(rel); err != nil {
-		t.Skip("real fixtures absent: ../shared/fixtures/real (relative to the repository root)")
-	}
-	return rel
+	return filepath.Join(append([]string{realdata.RootOrSkip(t)}, parts...)...)
 }
 
 func loadGroups(t *testing.T, o cluster.GroupsOptions, dirs ...string) *cluster.GroupsView {

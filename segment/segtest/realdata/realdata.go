@@ -26,19 +26,29 @@ import (
 	"testing"
 )
 
-// Root is the fixture tree relative to a package directory of the
-// repository.
-var Root = filepath.Join("..", "..", "shared", "fixtures", "real")
+// Root is the fixture tree, ../shared/fixtures/real beside the repository,
+// as a path relative to the test's package directory whatever its depth
+// (found from the first directory up that holds go.mod).
+func Root() string {
+	up := "."
+	for range 8 {
+		if _, err := os.Stat(filepath.Join(up, "go.mod")); err == nil {
+			break
+		}
+		up = filepath.Join(up, "..")
+	}
+	return filepath.Join(up, "..", "shared", "fixtures", "real")
+}
 
-// RootOrSkip is Root for a test of a package one level below the
-// repository (segment, psm, barrier, cmd); it skips tb, naming the
-// relative path, when the tree is absent, so a bare clone passes.
+// RootOrSkip is Root; it skips tb, naming the repository-relative path,
+// when the tree is absent, so a bare clone passes.
 func RootOrSkip(tb testing.TB) string {
 	tb.Helper()
-	if _, err := os.Stat(Root); err != nil {
+	root := Root()
+	if _, err := os.Stat(root); err != nil {
 		tb.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
 	}
-	return Root
+	return root
 }
 
 // Manifest returns the relative paths (slash-separated, no "./") of every
