@@ -25,16 +25,15 @@ import (
 	"encoding/json"
 	"errors"
 	"hash/crc32"
-	"io"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"runtime/metrics"
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/decode/decodetest/testbytes"
 	"github.com/pierrec/lz4/v4"
 )
 
@@ -221,7 +220,7 @@ func fixtureBatches(perFile int) [][]byte {
 			if err != nil || d.IsDir() || (!strings.HasSuffix(p, ".log") && !strings.HasSuffix(p, ".checkpoint")) {
 				return nil
 			}
-			data, err := readHead(p, seedFileLimit)
+			data, err := testbytes.ReadHead(p, seedFileLimit)
 			if err != nil {
 				return nil
 			}
@@ -243,20 +242,6 @@ func fixtureBatches(perFile int) [][]byte {
 		})
 	}
 	return out
-}
-
-func readHead(path string, n int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b := make([]byte, n)
-	got, err := io.ReadFull(f, b)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return b[:got], nil
 }
 
 func boolInt(b bool) int {

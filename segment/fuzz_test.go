@@ -29,7 +29,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"runtime/metrics"
@@ -37,6 +36,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testbytes"
 )
 
 var classes = []error{decode.ErrCorrupt, decode.ErrCRCMismatch, decode.ErrTruncated, decode.ErrTooLarge, decode.ErrUnsupported}
@@ -109,7 +109,7 @@ func fixtureFiles(limit int, suffixes ...string) [][]byte {
 			}
 			for _, s := range suffixes {
 				if strings.HasSuffix(p, s) {
-					if b, err := readHead(p, limit); err == nil {
+					if b, err := testbytes.ReadHead(p, limit); err == nil {
 						out = append(out, b)
 					}
 					break
@@ -119,20 +119,6 @@ func fixtureFiles(limit int, suffixes ...string) [][]byte {
 		})
 	}
 	return out
-}
-
-func readHead(path string, n int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b := make([]byte, n)
-	got, err := io.ReadFull(f, b)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return b[:got], nil
 }
 
 func mustHexF(s string) []byte {

@@ -4,21 +4,17 @@ package segtest
 // when it does.
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/kseg/kseg/decode/decodetest/testbytes"
 	"github.com/kseg/kseg/segment"
 )
 
 // ReadFile is the content of path; a failure to read it ends tb.
 func ReadFile(tb testing.TB, path string) []byte {
 	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
+	return testbytes.ReadFile(tb, path)
 }
 
 // OpenLog opens the log at path for tb, closed when tb ends; a failure
@@ -51,7 +47,5 @@ func OpenLogDirPartition(tb testing.TB, size int64, opts LargeOptions) *segment.
 // WriteFile writes b to path (mode 0644); a failure ends tb.
 func WriteFile(tb testing.TB, path string, b []byte) {
 	tb.Helper()
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		tb.Fatal(err)
-	}
+	testbytes.WriteFile(tb, path, b)
 }

@@ -1,0 +1,60 @@
+// Package testbytes holds the byte-level steps tests of every floor repeat:
+// a hex literal of wire bytes, a file's content or its first bytes (a fuzz
+// seed). A step that cannot go wrong in a healthy test ends it when it
+// does. It imports nothing from kseg, so decode's own internal tests, the
+// lowest floor, can use it as well as segment's.
+package testbytes
+
+import (
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"testing"
+)
+
+// MustHex decodes s, hex digits with optional spaces between them (the
+// byte groups a spec's worked example shows); bad hex ends tb.
+func MustHex(tb testing.TB, s string) []byte {
+	tb.Helper()
+	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// ReadFile is the content of path; a failure to read it ends tb.
+func ReadFile(tb testing.TB, path string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// WriteFile writes b to path (mode 0644); a failure ends tb.
+func WriteFile(tb testing.TB, path string, b []byte) {
+	tb.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// ReadHead is at most the first n bytes of the file at path: all of a
+// shorter file.
+func ReadHead(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	got, err := io.ReadFull(f, b)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return b[:got], nil
+}
