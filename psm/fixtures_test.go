@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kseg/kseg/segment/segtest"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
@@ -61,7 +62,7 @@ func TestCheckSnapshotsRealFixtures(t *testing.T) {
 	dirs := snapshotDirs(t, root)
 	total := 0
 	for _, dir := range dirs {
-		pd := openDir(t, dir)
+		pd := segtest.OpenDir(t, dir)
 		opts := DefaultOptions()
 		ls, hw, err := LogDirCheckpoints(pd)
 		if err != nil {

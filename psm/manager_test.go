@@ -11,6 +11,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
+	"github.com/kseg/kseg/segment/segtest"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
@@ -561,7 +562,7 @@ func TestPSMSnapshotBytesRealFixtures(t *testing.T) {
 	root := realdata.RootOrSkip(t)
 	n := 0
 	for _, dir := range snapshotDirs(t, root) {
-		pd := openDir(t, dir)
+		pd := segtest.OpenDir(t, dir)
 		ls, _, err := LogDirCheckpoints(pd)
 		if err != nil {
 			t.Fatal(err)

@@ -37,7 +37,14 @@ func OpenLogDirPartition(tb testing.TB, size int64, opts LargeOptions) *segment.
 	if err := LogDir(ld, 1, size, opts); err != nil {
 		tb.Fatal(err)
 	}
-	pd, err := segment.OpenPartitionDir(filepath.Join(ld, "bench-0"))
+	return OpenDir(tb, filepath.Join(ld, "bench-0"))
+}
+
+// OpenDir opens the partition directory dir (segment.OpenPartitionDir),
+// failing tb when it does not open.
+func OpenDir(tb testing.TB, dir string) *segment.PartitionDir {
+	tb.Helper()
+	pd, err := segment.OpenPartitionDir(dir)
 	if err != nil {
 		tb.Fatal(err)
 	}
