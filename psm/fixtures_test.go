@@ -1,7 +1,6 @@
 package psm
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -9,37 +8,9 @@ import (
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
-// snapshotDirs are the partition directories under the real fixtures that
-// hold both a .log and at least one producer snapshot.
-func snapshotDirs(t testing.TB, root string) []string {
-	t.Helper()
-	seen := map[string]bool{}
-	var dirs []string
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Ext(p) != ".snapshot" {
-			return err
-		}
-		dir := filepath.Dir(p)
-		if seen[dir] {
-			return nil
-		}
-		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-		if len(logs) == 0 {
-			return nil
-		}
-		seen[dir] = true
-		dirs = append(dirs, dir)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dirs
-}
-
 // snapshotsNextToLog counts, in the fixtures README's SHA-256 lists (both
 // sets), the producer snapshots whose directory also has a .log: what
-// snapshotDirs must find, derived from the README, not from the walk.
+// realdata.SnapshotDirs must find, derived from the README, not from the walk.
 func snapshotsNextToLog(t testing.TB, root string) int {
 	t.Helper()
 	n, err := realdata.SnapshotsNextToLog(root)
@@ -59,7 +30,7 @@ func snapshotsNextToLog(t testing.TB, root string) int {
 // it (ProducerStateManager.truncateAndReload deletes it at load).
 func TestCheckSnapshotsRealFixtures(t *testing.T) {
 	root := realdata.RootOrSkip(t)
-	dirs := snapshotDirs(t, root)
+	dirs := realdata.SnapshotDirs(t, root)
 	total := 0
 	for _, dir := range dirs {
 		pd := segtest.OpenDir(t, dir)

@@ -561,7 +561,7 @@ func joinLogs(ls ...*logBuilder) *logBuilder {
 func TestPSMSnapshotBytesRealFixtures(t *testing.T) {
 	root := realdata.RootOrSkip(t)
 	n := 0
-	for _, dir := range snapshotDirs(t, root) {
+	for _, dir := range realdata.SnapshotDirs(t, root) {
 		pd := segtest.OpenDir(t, dir)
 		ls, _, err := LogDirCheckpoints(pd)
 		if err != nil {

@@ -105,6 +105,30 @@ func SnapshotsNextToLog(root string) (int, error) {
 	return n, nil
 }
 
+// SnapshotDirs walks root for the partition directories that hold both a
+// .log and at least one producer snapshot (those whose snapshots
+// SnapshotsNextToLog counts), in walk order; a failed walk ends tb.
+func SnapshotDirs(tb testing.TB, root string) []string {
+	tb.Helper()
+	seen := map[string]bool{}
+	var dirs []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".snapshot" {
+			return err
+		}
+		dir := filepath.Dir(p)
+		if logs, _ := filepath.Glob(filepath.Join(dir, "*.log")); len(logs) > 0 && !seen[dir] {
+			seen[dir] = true
+			dirs = append(dirs, dir)
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dirs
+}
+
 // Partition is one row of a "Second set" table.
 type Partition struct {
 	Dir                string // relative to the root, slash-separated
