@@ -33,7 +33,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/decode/decodetest/testbytes"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/pierrec/lz4/v4"
 )
 
@@ -220,7 +220,7 @@ func fixtureBatches(perFile int) [][]byte {
 			if err != nil || d.IsDir() || (!strings.HasSuffix(p, ".log") && !strings.HasSuffix(p, ".checkpoint")) {
 				return nil
 			}
-			data, err := testbytes.ReadHead(p, seedFileLimit)
+			data, err := testkit.ReadHead(p, seedFileLimit)
 			if err != nil {
 				return nil
 			}

@@ -36,7 +36,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
-	"github.com/kseg/kseg/decode/decodetest/testbytes"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 var classes = []error{decode.ErrCorrupt, decode.ErrCRCMismatch, decode.ErrTruncated, decode.ErrTooLarge, decode.ErrUnsupported}
@@ -109,7 +109,7 @@ func fixtureFiles(limit int, suffixes ...string) [][]byte {
 			}
 			for _, s := range suffixes {
 				if strings.HasSuffix(p, s) {
-					if b, err := testbytes.ReadHead(p, limit); err == nil {
+					if b, err := testkit.ReadHead(p, limit); err == nil {
 						out = append(out, b)
 					}
 					break

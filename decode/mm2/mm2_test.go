@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
-	"github.com/kseg/kseg/decode/decodetest/testbytes"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // The bytes below are what the Java classes write, worked out from their
@@ -39,7 +39,7 @@ var vectors = []struct {
 func TestDecodeKafkaBytes(t *testing.T) {
 	for _, v := range vectors {
 		t.Run(v.name, func(t *testing.T) {
-			key, value := testbytes.MustHex(t, v.key), testbytes.MustHex(t, v.value)
+			key, value := testkit.MustHex(t, v.key), testkit.MustHex(t, v.value)
 			r, err := Decode(v.kind, key, value)
 			if err != nil {
 				t.Fatal(err)
@@ -115,8 +115,8 @@ func TestNonUTF8RendersAsJava(t *testing.T) {
 }
 
 func TestTrailingBytesIgnored(t *testing.T) {
-	key := append(testbytes.MustHex(t, "0001 74 00000000"), 0xee)
-	value := append(testbytes.MustHex(t, "0000000000000001 0000000000000002"), 1, 2, 3)
+	key := append(testkit.MustHex(t, "0001 74 00000000"), 0xee)
+	value := append(testkit.MustHex(t, "0000000000000001 0000000000000002"), 1, 2, 3)
 	r, err := Decode(OffsetSyncs, key, value)
 	if err != nil {
 		t.Fatal(err)
@@ -147,11 +147,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"no metadata", Checkpoints, "0001 67 0001 74 00000000", "0000 0000000000000001 0000000000000001", "value.metadata", 18, decode.ErrTruncated, "Error reading field 'metadata': java.nio.BufferUnderflowException"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			value := testbytes.MustHex(t, c.value)
+			value := testkit.MustHex(t, c.value)
 			if c.value == "" {
 				value = []byte{}
 			}
-			_, err := Decode(c.kind, testbytes.MustHex(t, c.key), value)
+			_, err := Decode(c.kind, testkit.MustHex(t, c.key), value)
 			ce, ok := decode.AsCorrupt(err)
 			if !ok {
 				t.Fatalf("error %v, want a *decode.CorruptError", err)

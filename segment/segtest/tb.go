@@ -7,14 +7,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kseg/kseg/decode/decodetest/testbytes"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
 )
 
 // ReadFile is the content of path; a failure to read it ends tb.
 func ReadFile(tb testing.TB, path string) []byte {
 	tb.Helper()
-	return testbytes.ReadFile(tb, path)
+	return testkit.ReadFile(tb, path)
 }
 
 // OpenLog opens the log at path for tb, closed when tb ends; a failure
@@ -54,5 +54,5 @@ func OpenDir(tb testing.TB, dir string) *segment.PartitionDir {
 // WriteFile writes b to path (mode 0644); a failure ends tb.
 func WriteFile(tb testing.TB, path string, b []byte) {
 	tb.Helper()
-	testbytes.WriteFile(tb, path, b)
+	testkit.WriteFile(tb, path, b)
 }

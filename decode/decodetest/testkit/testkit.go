@@ -1,9 +1,10 @@
-// Package testbytes holds the byte-level steps tests of every floor repeat:
-// a hex literal of wire bytes, a file's content or its first bytes (a fuzz
-// seed). A step that cannot go wrong in a healthy test ends it when it
-// does. It imports nothing from kseg, so decode's own internal tests, the
-// lowest floor, can use it as well as segment's.
-package testbytes
+// Package testkit holds steps tests of every floor repeat: a hex literal
+// of wire bytes, a file's content or its first bytes (a fuzz seed), the
+// peak of the heap while a test runs (heap.go). A step that cannot go
+// wrong in a healthy test ends it when it does. It imports nothing from
+// kseg, so decode's own internal tests, the lowest floor, can use it as
+// well as segment's and cmd's.
+package testkit
 
 import (
 	"encoding/hex"
