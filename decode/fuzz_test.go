@@ -34,6 +34,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode/decodetest/testkit"
+	"github.com/kseg/kseg/segment/segtest/realdata"
 	"github.com/pierrec/lz4/v4"
 )
 
@@ -215,7 +216,7 @@ func specBatches() [][]byte {
 // only once the generator has run, and never the shared fixtures.
 func fixtureBatches(perFile int) [][]byte {
 	var out [][]byte
-	for _, root := range []string{filepath.Join("..", "testdata"), filepath.Join("..", "..", "shared", "fixtures", "real")} {
+	for _, root := range []string{filepath.Join("..", "testdata"), realdata.Root()} {
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || (!strings.HasSuffix(p, ".log") && !strings.HasSuffix(p, ".checkpoint")) {
 				return nil

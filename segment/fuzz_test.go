@@ -37,6 +37,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/decodetest/testkit"
+	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 var classes = []error{decode.ErrCorrupt, decode.ErrCRCMismatch, decode.ErrTruncated, decode.ErrTooLarge, decode.ErrUnsupported}
@@ -102,7 +103,7 @@ func checkAllocs(t *testing.T, what string, n, perByte, extra int, fn func()) {
 // the shared real fixtures; roots that do not exist are skipped silently.
 func fixtureFiles(limit int, suffixes ...string) [][]byte {
 	var out [][]byte
-	for _, root := range []string{filepath.Join("..", "testdata"), filepath.Join("..", "..", "shared", "fixtures", "real")} {
+	for _, root := range []string{filepath.Join("..", "testdata"), realdata.Root()} {
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return nil
