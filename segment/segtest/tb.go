@@ -21,10 +21,7 @@ func ReadFile(tb testing.TB, path string) []byte {
 // ends tb.
 func OpenLog(tb testing.TB, path string) *segment.LogFile {
 	tb.Helper()
-	lf, err := segment.OpenLog(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	lf := testkit.Must(tb, segment.OpenLog, path)
 	tb.Cleanup(func() { lf.Close() })
 	return lf
 }
@@ -44,11 +41,7 @@ func OpenLogDirPartition(tb testing.TB, size int64, opts LargeOptions) *segment.
 // failing tb when it does not open.
 func OpenDir(tb testing.TB, dir string) *segment.PartitionDir {
 	tb.Helper()
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return pd
+	return testkit.Must(tb, segment.OpenPartitionDir, dir)
 }
 
 // WriteFile writes b to path (mode 0644); a failure ends tb.

@@ -15,25 +15,28 @@ import (
 	"testing"
 )
 
+// Must is f(a); an error from f ends tb: the open, read or decode a test
+// takes for granted.
+func Must[A, T any](tb testing.TB, f func(A) (T, error), a A) T {
+	tb.Helper()
+	v, err := f(a)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
+
 // MustHex decodes s, hex digits with optional spaces between them (the
 // byte groups a spec's worked example shows); bad hex ends tb.
 func MustHex(tb testing.TB, s string) []byte {
 	tb.Helper()
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
+	return Must(tb, hex.DecodeString, strings.ReplaceAll(s, " ", ""))
 }
 
 // ReadFile is the content of path; a failure to read it ends tb.
 func ReadFile(tb testing.TB, path string) []byte {
 	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
+	return Must(tb, os.ReadFile, path)
 }
 
 // WriteFile writes b to path (mode 0644); a failure ends tb.
