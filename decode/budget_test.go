@@ -21,11 +21,7 @@ func bigZstdBatch(t testing.TB, n int) Batch {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ParseBatch(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return testkit.Must(t, ParseBatch, raw)
 }
 
 // TestBudgetBoundsDecodersTogether: sixteen decoders sharing a Budget

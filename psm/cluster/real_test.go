@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/psm/cluster"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest/realdata"
@@ -30,15 +31,7 @@ func loadGroups(t *testing.T, o cluster.GroupsOptions, dirs ...string) *cluster.
 // mustLoad opens the log directories dirs and loads a view of them.
 func mustLoad[V any](t *testing.T, dirs []string, load func(*cluster.Inventory) (V, error)) V {
 	t.Helper()
-	inv, err := cluster.OpenInventory(dirs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := load(inv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return testkit.Must(t, load, testkit.Must(t, cluster.OpenInventory, dirs))
 }
 
 func findGroup(v *cluster.GroupsView, name string) *cluster.Group {
