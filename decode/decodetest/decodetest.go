@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
-	"github.com/kseg/kseg/segment/segtest/realdata"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // RealFiles walks the real fixtures (../shared/fixtures/real beside the
@@ -20,7 +20,7 @@ import (
 // absent, so that a bare clone passes.
 func RealFiles[K comparable](t testing.TB, class func(path string) (K, bool)) map[K][]string {
 	t.Helper()
-	root := realdata.RootOrSkip(t)
+	root := testkit.RealRootOrSkip(t)
 	out := map[K][]string{}
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

@@ -1,9 +1,9 @@
 // Package testkit holds steps tests of every floor repeat: a hex literal
-// of wire bytes, a file's content or its first bytes (a fuzz seed), the
-// peak of the heap while a test runs (heap.go). A step that cannot go
-// wrong in a healthy test ends it when it does. It imports nothing from
-// kseg, so decode's own internal tests, the lowest floor, can use it as
-// well as segment's and cmd's.
+// of wire bytes, a file's content or its first bytes (a fuzz seed), where
+// the shared real fixtures are, the peak of the heap while a test runs
+// (heap.go). A step that cannot go wrong in a healthy test ends it when it
+// does. It imports nothing from kseg, so decode's own internal tests, the
+// lowest floor, can use it as well as segment's and cmd's.
 package testkit
 
 import (
@@ -11,9 +11,36 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
+
+// RealRoot is the shared real-broker fixtures, ../shared/fixtures/real
+// beside the repository, as a path relative to the test's package
+// directory whatever its depth (found from the first directory up that
+// holds go.mod).
+func RealRoot() string {
+	up := "."
+	for range 8 {
+		if _, err := os.Stat(filepath.Join(up, "go.mod")); err == nil {
+			break
+		}
+		up = filepath.Join(up, "..")
+	}
+	return filepath.Join(up, "..", "shared", "fixtures", "real")
+}
+
+// RealRootOrSkip is RealRoot; it skips tb, naming the repository-relative
+// path, when the tree is absent, so a bare clone passes.
+func RealRootOrSkip(tb testing.TB) string {
+	tb.Helper()
+	root := RealRoot()
+	if _, err := os.Stat(root); err != nil {
+		tb.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
+	}
+	return root
+}
 
 // Must is f(a); an error from f ends tb: the open, read or decode a test
 // takes for granted.

@@ -10,7 +10,8 @@
 //     producer snapshots), keyed by the partition directory relative to
 //     the root.
 //
-// It imports nothing from kseg, so any package's internal tests can use it.
+// It imports nothing from kseg but testkit (which imports nothing from
+// kseg), so any package's internal tests above decode can use it.
 package realdata
 
 import (
@@ -24,31 +25,19 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // Root is the fixture tree, ../shared/fixtures/real beside the repository,
-// as a path relative to the test's package directory whatever its depth
-// (found from the first directory up that holds go.mod).
-func Root() string {
-	up := "."
-	for range 8 {
-		if _, err := os.Stat(filepath.Join(up, "go.mod")); err == nil {
-			break
-		}
-		up = filepath.Join(up, "..")
-	}
-	return filepath.Join(up, "..", "shared", "fixtures", "real")
-}
+// relative to the test's package directory (testkit.RealRoot).
+func Root() string { return testkit.RealRoot() }
 
-// RootOrSkip is Root; it skips tb, naming the repository-relative path,
-// when the tree is absent, so a bare clone passes.
+// RootOrSkip is Root; it skips tb when the tree is absent, so a bare
+// clone passes (testkit.RealRootOrSkip).
 func RootOrSkip(tb testing.TB) string {
 	tb.Helper()
-	root := Root()
-	if _, err := os.Stat(root); err != nil {
-		tb.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
-	}
-	return root
+	return testkit.RealRootOrSkip(tb)
 }
 
 // Manifest returns the relative paths (slash-separated, no "./") of every
