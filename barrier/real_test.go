@@ -11,6 +11,7 @@ import (
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 // TestInjectRealBrokerPartitions injects a barrier into a copy of every
@@ -19,10 +20,7 @@ import (
 // format (or, for the KRaft metadata log, as no mirror partition), or
 // planned, applied and verified, and its kept prefix stays as it was.
 func TestInjectRealBrokerPartitions(t *testing.T) {
-	root := filepath.Join("..", "..", "shared", "fixtures", "real")
-	if _, err := os.Stat(root); err != nil {
-		t.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
-	}
+	root := realdata.RootOrSkip(t)
 	var parts []string
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() && segment.IsPartitionDir(p) {

@@ -91,7 +91,9 @@ func TestSkipMessagesNameRepositoryPaths(t *testing.T) {
 	}
 	eachGoFile(t, true, skips)
 	eachGoFile(t, false, skips)
-	if checked < 5 {
+	// Most skips live in the shared helpers now (realdata.RootOrSkip,
+	// clitest, kafkaoracle), so a handful is what a working walk finds.
+	if checked < 3 {
 		t.Fatalf("only %d skips about the shared fixtures found: is the walk broken?", checked)
 	}
 }

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"runtime"
-	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // bigZstdBatch is a zstd batch of one record whose value is n bytes of
@@ -20,34 +21,7 @@ func bigZstdBatch(t testing.TB, n int) Batch {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ParseBatch(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// peakHeap samples the live heap every millisecond while fn runs.
-func peakHeap(fn func()) uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	var peak atomic.Uint64
-	done := make(chan struct{})
-	go func() {
-		for {
-			metrics.Read(s)
-			if v := s[0].Value.Uint64(); v > peak.Load() {
-				peak.Store(v)
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
-	fn()
-	close(done)
-	return peak.Load()
+	return testkit.Must(t, ParseBatch, raw)
 }
 
 // TestBudgetBoundsDecodersTogether: sixteen decoders sharing a Budget
@@ -67,32 +41,31 @@ func TestBudgetBoundsDecodersTogether(t *testing.T) {
 	}
 	plain = Decoder{}
 	runtime.GC()
-	base := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(base)
+	base := testkit.HeapInuse()
 	budget := NewBudget(total)
 	var failed atomic.Int32
-	peak := peakHeap(func() {
-		var wg sync.WaitGroup
-		for range decoders {
-			wg.Go(func() {
-				d := Decoder{MaxDecompressed: limit, Budget: budget}
-				for range 3 {
-					err := d.Records(&b, func(r *Record) error {
-						if !bytes.Equal(r.Value, want) {
-							failed.Add(1)
-						}
-						time.Sleep(5 * time.Millisecond) // rendering, the batch held
-						return nil
-					})
-					if err != nil {
+	heap := testkit.StartHeapSampler(time.Millisecond)
+	var wg sync.WaitGroup
+	for range decoders {
+		wg.Go(func() {
+			d := Decoder{MaxDecompressed: limit, Budget: budget}
+			for range 3 {
+				err := d.Records(&b, func(r *Record) error {
+					if !bytes.Equal(r.Value, want) {
 						failed.Add(1)
 					}
-					d.Release()
+					time.Sleep(5 * time.Millisecond) // rendering, the batch held
+					return nil
+				})
+				if err != nil {
+					failed.Add(1)
 				}
-			})
-		}
-		wg.Wait()
-	})
+				d.Release()
+			}
+		})
+	}
+	wg.Wait()
+	peak := heap.Stop()
 	if failed.Load() > 0 {
 		t.Fatalf("%d decodes differ from the decoder without a budget", failed.Load())
 	}
@@ -100,7 +73,7 @@ func TestBudgetBoundsDecodersTogether(t *testing.T) {
 	// decoders' own state (zstd's, garbage of escalations not yet
 	// collected): 40–56 MiB measured; without the budget, 130 MiB.
 	bound := uint64(total + decoders*BudgetBase + 48<<20)
-	peak -= min(peak, base[0].Value.Uint64())
+	peak -= min(peak, base)
 	t.Logf("peak heap %d MiB above the start with %d decoders of %d MiB batches sharing %d MiB", peak>>20, decoders, batch>>20, total>>20)
 	if peak > bound {
 		t.Errorf("peak heap %d MiB above the start, want at most %d MiB", peak>>20, bound>>20)

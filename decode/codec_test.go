@@ -15,6 +15,7 @@ import (
 
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/pierrec/lz4/v4"
 )
 
@@ -29,15 +30,6 @@ func codecMagics(c Compression) []int8 {
 		return []int8{0, 1, 2}
 	}
 	return []int8{0, 2}
-}
-
-func mustHex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 func randomBytes(n int, seed uint64) []byte {
@@ -440,7 +432,7 @@ func TestDecompressSnappyConcatenated(t *testing.T) {
 
 func TestDecompressGzipJDK17(t *testing.T) {
 	var c Codecs
-	got, err := c.Decompress(nil, CompressionGzip, 2, mustHex(t, "1f8b08000000000000ff4b4c4a0600c241243503000000"), 0)
+	got, err := c.Decompress(nil, CompressionGzip, 2, testkit.MustHex(t, "1f8b08000000000000ff4b4c4a0600c241243503000000"), 0)
 	if err != nil || string(got) != "abc" {
 		t.Fatalf("JDK 17 gzip vector: %q, %v", got, err)
 	}

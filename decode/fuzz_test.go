@@ -25,16 +25,16 @@ import (
 	"encoding/json"
 	"errors"
 	"hash/crc32"
-	"io"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"runtime/metrics"
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/decode/decodetest/testkit"
+	"github.com/kseg/kseg/segment/segtest/realdata"
 	"github.com/pierrec/lz4/v4"
 )
 
@@ -216,12 +216,12 @@ func specBatches() [][]byte {
 // only once the generator has run, and never the shared fixtures.
 func fixtureBatches(perFile int) [][]byte {
 	var out [][]byte
-	for _, root := range []string{filepath.Join("..", "testdata"), filepath.Join("..", "..", "shared", "fixtures", "real")} {
+	for _, root := range []string{filepath.Join("..", "testdata"), realdata.Root()} {
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || (!strings.HasSuffix(p, ".log") && !strings.HasSuffix(p, ".checkpoint")) {
 				return nil
 			}
-			data, err := readHead(p, seedFileLimit)
+			data, err := testkit.ReadHead(p, seedFileLimit)
 			if err != nil {
 				return nil
 			}
@@ -243,20 +243,6 @@ func fixtureBatches(perFile int) [][]byte {
 		})
 	}
 	return out
-}
-
-func readHead(path string, n int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b := make([]byte, n)
-	got, err := io.ReadFull(f, b)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return b[:got], nil
 }
 
 func boolInt(b bool) int {

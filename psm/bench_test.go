@@ -9,6 +9,7 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 var (
@@ -141,7 +142,7 @@ func BenchmarkReplayNoCRC(b *testing.B) { benchReplay(b, false) }
 
 func benchReplay(b *testing.B, verifyCRC bool) {
 	dir, size := benchPartition(b)
-	pd := openDir(b, dir)
+	pd := segtest.OpenDir(b, dir)
 	opts := DefaultOptions()
 	opts.FromSnapshot = SnapshotNone
 	opts.VerifyCRC = verifyCRC

@@ -1,54 +1,16 @@
 package psm
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/kseg/kseg/segment/segtest"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
-// realFixtures is ../shared/fixtures/real relative to the repository.
-func realFixtures(t testing.TB) string {
-	t.Helper()
-	root := filepath.Join("..", "..", "shared", "fixtures", "real")
-	if _, err := os.Stat(root); err != nil {
-		t.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
-	}
-	return root
-}
-
-// snapshotDirs are the partition directories under the real fixtures that
-// hold both a .log and at least one producer snapshot.
-func snapshotDirs(t testing.TB, root string) []string {
-	t.Helper()
-	seen := map[string]bool{}
-	var dirs []string
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Ext(p) != ".snapshot" {
-			return err
-		}
-		dir := filepath.Dir(p)
-		if seen[dir] {
-			return nil
-		}
-		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-		if len(logs) == 0 {
-			return nil
-		}
-		seen[dir] = true
-		dirs = append(dirs, dir)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dirs
-}
-
 // snapshotsNextToLog counts, in the fixtures README's SHA-256 lists (both
 // sets), the producer snapshots whose directory also has a .log: what
-// snapshotDirs must find, derived from the README, not from the walk.
+// realdata.SnapshotDirs must find, derived from the README, not from the walk.
 func snapshotsNextToLog(t testing.TB, root string) int {
 	t.Helper()
 	n, err := realdata.SnapshotsNextToLog(root)
@@ -67,11 +29,11 @@ func snapshotsNextToLog(t testing.TB, root string) int {
 // it lies at or below the log start offset, skipped as the broker skips
 // it (ProducerStateManager.truncateAndReload deletes it at load).
 func TestCheckSnapshotsRealFixtures(t *testing.T) {
-	root := realFixtures(t)
-	dirs := snapshotDirs(t, root)
+	root := realdata.RootOrSkip(t)
+	dirs := realdata.SnapshotDirs(t, root)
 	total := 0
 	for _, dir := range dirs {
-		pd := openDir(t, dir)
+		pd := segtest.OpenDir(t, dir)
 		opts := DefaultOptions()
 		ls, hw, err := LogDirCheckpoints(pd)
 		if err != nil {

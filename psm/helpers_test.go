@@ -220,20 +220,5 @@ func writeFile(path string, b []byte) error { return os.WriteFile(path, b, 0o644
 // transactions and producer snapshots.
 func largePartition(t testing.TB, size int64, seed uint64) *segment.PartitionDir {
 	t.Helper()
-	ld := t.TempDir()
-	if err := segtest.LogDir(ld, 1, size, segtest.LargeOptions{Seed: seed}); err != nil {
-		t.Fatal(err)
-	}
-	return openDir(t, filepath.Join(ld, "bench-0"))
-}
-
-// openDir opens the partition directory dir, failing t when it does not
-// open.
-func openDir(t testing.TB, dir string) *segment.PartitionDir {
-	t.Helper()
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pd
+	return segtest.OpenLogDirPartition(t, size, segtest.LargeOptions{Seed: seed})
 }

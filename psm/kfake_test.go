@@ -10,6 +10,7 @@ import (
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
 	"github.com/kseg/kseg/segment/kafkatest"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // Logs written by real kgo producers against franz-go's kfake broker:
@@ -31,7 +32,7 @@ func TestReplayKfakeTransactions(t *testing.T) {
 	c.Transact(t, "audit", "orders", 0, 2, kafkatest.Open)
 	batches := c.RawBatches(t, "orders", 0)
 	dir := kafkatest.WritePartition(t, t.TempDir(), "orders", 0, batches)
-	pd := openDir(t, dir)
+	pd := segtest.OpenDir(t, dir)
 	opts := DefaultOptions()
 	opts.FromSnapshot = SnapshotNone
 	r, err := Rebuild(pd, opts)
@@ -127,7 +128,7 @@ func TestReplayKfakeFailover(t *testing.T) {
 			log = append(log, cp)
 		}
 		dir := kafkatest.WritePartition(t, t.TempDir(), "orders", 0, log)
-		pd := openDir(t, dir)
+		pd := segtest.OpenDir(t, dir)
 		return pd, bar, firstB
 	}
 	opts := DefaultOptions()

@@ -18,7 +18,7 @@ import (
 func TestLogStartInsideATransactionIsNoAnomaly(t *testing.T) {
 	dirs := deleteRecordsDirs(t)
 	for _, dir := range dirs {
-		pd := openDir(t, dir)
+		pd := segtest.OpenDir(t, dir)
 		o := DefaultOptions()
 		o.LogStartOffset = segtest.DeleteRecordsLogStart
 		o.FromSnapshot = SnapshotNone
@@ -48,7 +48,7 @@ func TestLogStartInsideATransactionIsNoAnomaly(t *testing.T) {
 // repair's read-back of deleterecords-0).
 func TestSnapshotJudgementIsDeterministic(t *testing.T) {
 	dirs := deleteRecordsDirs(t)
-	pd := openDir(t, dirs[0])
+	pd := segtest.OpenDir(t, dirs[0])
 	if len(pd.Snapshots) < 2 {
 		t.Fatalf("%d snapshots: the test needs two after the log start", len(pd.Snapshots))
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
+	"github.com/kseg/kseg/segment/segtest"
+	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 // ProducerStateEntry.maybeUpdateProducerEpoch: any epoch change clears the
@@ -557,10 +559,10 @@ func joinLogs(ls ...*logBuilder) *logBuilder {
 // The snapshot a broker wrote, re-encoded from kseg's rebuilt entries in
 // the file's order, is the same file byte for byte.
 func TestPSMSnapshotBytesRealFixtures(t *testing.T) {
-	root := realFixtures(t)
+	root := realdata.RootOrSkip(t)
 	n := 0
-	for _, dir := range snapshotDirs(t, root) {
-		pd := openDir(t, dir)
+	for _, dir := range realdata.SnapshotDirs(t, root) {
+		pd := segtest.OpenDir(t, dir)
 		ls, _, err := LogDirCheckpoints(pd)
 		if err != nil {
 			t.Fatal(err)

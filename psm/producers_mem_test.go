@@ -21,7 +21,7 @@ func manyProducers(tb testing.TB, n int) *segment.PartitionDir {
 	if err := segtest.Producers(dir, n, segtest.ProducersOptions{TransactionalEvery: 100, SegmentBytes: int64(n) * 50}); err != nil {
 		tb.Fatal(err)
 	}
-	pd := openDir(tb, dir)
+	pd := segtest.OpenDir(tb, dir)
 	if len(pd.Snapshots) < 2 {
 		tb.Fatalf("%d snapshots, want one at a roll and one at the end", len(pd.Snapshots))
 	}

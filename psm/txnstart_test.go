@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/segment/finding"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestHangingVerdictIndependentOfSnapshot: the transaction txn-0 leaves
@@ -12,7 +13,7 @@ import (
 // at the log end or reads the whole log (loading the snapshot used to date
 // it from the producer's last batch: a warning instead of an error).
 func TestHangingVerdictIndependentOfSnapshot(t *testing.T) {
-	pd := openDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"))
+	pd := segtest.OpenDir(t, filepath.Join("..", "testdata", "partitions", "txn-0"))
 	if len(pd.Snapshots) == 0 {
 		t.Fatal("txn-0 has no snapshot: the test would prove nothing")
 	}

@@ -29,7 +29,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"runtime/metrics"
@@ -37,6 +36,8 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
+	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 var classes = []error{decode.ErrCorrupt, decode.ErrCRCMismatch, decode.ErrTruncated, decode.ErrTooLarge, decode.ErrUnsupported}
@@ -102,14 +103,14 @@ func checkAllocs(t *testing.T, what string, n, perByte, extra int, fn func()) {
 // the shared real fixtures; roots that do not exist are skipped silently.
 func fixtureFiles(limit int, suffixes ...string) [][]byte {
 	var out [][]byte
-	for _, root := range []string{filepath.Join("..", "testdata"), filepath.Join("..", "..", "shared", "fixtures", "real")} {
+	for _, root := range []string{filepath.Join("..", "testdata"), realdata.Root()} {
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return nil
 			}
 			for _, s := range suffixes {
 				if strings.HasSuffix(p, s) {
-					if b, err := readHead(p, limit); err == nil {
+					if b, err := testkit.ReadHead(p, limit); err == nil {
 						out = append(out, b)
 					}
 					break
@@ -119,20 +120,6 @@ func fixtureFiles(limit int, suffixes ...string) [][]byte {
 		})
 	}
 	return out
-}
-
-func readHead(path string, n int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b := make([]byte, n)
-	got, err := io.ReadFull(f, b)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return b[:got], nil
 }
 
 func mustHexF(s string) []byte {

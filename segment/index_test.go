@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
@@ -38,7 +39,7 @@ func buildIndex[E any](t *testing.T, base int64, appendEntry func([]byte, int64,
 // encodesAs fails t unless b is the bytes the hex h spells (spaces aside).
 func encodesAs(t *testing.T, b []byte, h string) {
 	t.Helper()
-	if want := mustHex(t, h); string(b) != string(want) {
+	if want := testkit.MustHex(t, h); string(b) != string(want) {
 		t.Fatalf("encoded %x, want %x", b, want)
 	}
 }

@@ -1,7 +1,6 @@
 package segment
 
 import (
-	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -36,15 +35,6 @@ func countManifest(m map[string]bool, keep func(name string) bool) int {
 		}
 	}
 	return n
-}
-
-func mustHex(t *testing.T, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // wantCorrupt asserts err is a *decode.CorruptError with the given field,

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
@@ -25,7 +26,7 @@ var snapshotVectorEntry = SnapshotEntry{
 }
 
 func TestProducerSnapshotVector(t *testing.T) {
-	b := mustHex(t, snapshotVector)
+	b := testkit.MustHex(t, snapshotVector)
 	if len(b) != 56 {
 		t.Fatalf("vector is %d bytes", len(b))
 	}
@@ -50,7 +51,7 @@ func TestProducerSnapshotVector(t *testing.T) {
 func TestProducerSnapshotEmptyAndOrder(t *testing.T) {
 	// No producers: 10 bytes, CRC over the zero count.
 	b := EncodeProducerSnapshot(nil)
-	want := append(mustHex(t, "0001"), binary.BigEndian.AppendUint32(nil, crc32.Checksum([]byte{0, 0, 0, 0}, castagnoli))...)
+	want := append(testkit.MustHex(t, "0001"), binary.BigEndian.AppendUint32(nil, crc32.Checksum([]byte{0, 0, 0, 0}, castagnoli))...)
 	want = append(want, 0, 0, 0, 0)
 	if string(b) != string(want) {
 		t.Fatalf("empty snapshot %x, want %x", b, want)
@@ -79,7 +80,7 @@ func withCRC(b []byte) []byte {
 }
 
 func TestProducerSnapshotCorrupt(t *testing.T) {
-	vec := mustHex(t, snapshotVector)
+	vec := testkit.MustHex(t, snapshotVector)
 	mod := func(f func(b []byte) []byte) []byte {
 		return f(append([]byte(nil), vec...))
 	}
@@ -137,7 +138,7 @@ func TestProducerSnapshotCorrupt(t *testing.T) {
 
 func TestProducerSnapshotTrailingBytesCovered(t *testing.T) {
 	// Bytes after the array are covered by the CRC and otherwise ignored.
-	b := withCRC(append(mustHex(t, snapshotVector), 0xde, 0xad))
+	b := withCRC(append(testkit.MustHex(t, snapshotVector), 0xde, 0xad))
 	es, err := ParseProducerSnapshot(b)
 	if err != nil || len(es) != 1 || es[0] != snapshotVectorEntry {
 		t.Errorf("parsed %+v, %v", es, err)
@@ -152,7 +153,7 @@ func TestWriteProducerSnapshotFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(p)
-	if err != nil || string(got) != string(mustHex(t, snapshotVector)) {
+	if err != nil || string(got) != string(testkit.MustHex(t, snapshotVector)) {
 		t.Fatalf("file = %x, %v", got, err)
 	}
 	es, err := ReadProducerSnapshot(p)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // formats.md §12: pid 1000, first 100, last 150, LSO 120.
@@ -15,7 +16,7 @@ const txnVector = "000000000000000003e800000000000000640000000000000096000000000
 
 func TestTxnIndexVector(t *testing.T) {
 	want := AbortedTxn{Version: 0, ProducerID: 1000, FirstOffset: 100, LastOffset: 150, LastStableOffset: 120}
-	b := mustHex(t, txnVector)
+	b := testkit.MustHex(t, txnVector)
 	if got := AppendAbortedTxn(nil, want); string(got) != string(b) {
 		t.Fatalf("AppendAbortedTxn = %x, want %s", got, txnVector)
 	}
@@ -107,7 +108,7 @@ func TestTxnIndexVersionQuirk(t *testing.T) {
 func TestReadTxnIndex(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "00000000000000000100.txnindex")
-	if err := os.WriteFile(p, mustHex(t, txnVector), 0o644); err != nil {
+	if err := os.WriteFile(p, testkit.MustHex(t, txnVector), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	x, err := ReadTxnIndex(p)

@@ -53,30 +53,34 @@ func TestVerifyTimeIndexWriterOffsets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lf.Close()
-	check := func(name string, e TimeIndexEntry, wantOK bool) {
-		t.Helper()
-		x := ParseTimeIndex(buildTimeIndex(t, 0, e), 0)
+	for _, c := range []struct {
+		name   string
+		e      TimeIndexEntry
+		wantOK bool
+	}{
+		{"uncompressed, last offset", TimeIndexEntry{t0 + 5, 3}, true},
+		{"uncompressed, first record with the max timestamp", TimeIndexEntry{t0 + 5, 1}, true},
+		{"uncompressed, another record", TimeIndexEntry{t0 + 5, 2}, false},
+		{"uncompressed, the base offset", TimeIndexEntry{t0 + 5, 0}, false},
+		{"uncompressed, right offset, wrong timestamp", TimeIndexEntry{t0 + 4, 1}, false},
+		{"compressed, last offset", TimeIndexEntry{t0 + 9, 6}, true},
+		{"compressed, first record with the max timestamp", TimeIndexEntry{t0 + 9, 5}, false},
+		{"LogAppendTime, last offset", TimeIndexEntry{t0 + 20, 8}, true},
+		{"LogAppendTime, first offset", TimeIndexEntry{t0 + 20, 7}, true},
+		{"equal timestamps, the first", TimeIndexEntry{t0 + 30, 9}, true},
+		{"equal timestamps, the last", TimeIndexEntry{t0 + 30, 10}, true},
+		{"past the log", TimeIndexEntry{t0 + 40, 11}, false},
+	} {
+		x := ParseTimeIndex(buildTimeIndex(t, 0, c.e), 0)
 		x.Path = "x.timeindex"
 		probs, err := VerifyIndexes(lf, nil, &x)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ok := len(probs) == 0; ok != wantOK {
-			t.Errorf("%s: entry %+v: problems %v, want accepted=%v", name, e, probs, wantOK)
+		if ok := len(probs) == 0; ok != c.wantOK {
+			t.Errorf("%s: entry %+v: problems %v, want accepted=%v", c.name, c.e, probs, c.wantOK)
 		}
 	}
-	check("uncompressed, last offset", TimeIndexEntry{t0 + 5, 3}, true)
-	check("uncompressed, first record with the max timestamp", TimeIndexEntry{t0 + 5, 1}, true)
-	check("uncompressed, another record", TimeIndexEntry{t0 + 5, 2}, false)
-	check("uncompressed, the base offset", TimeIndexEntry{t0 + 5, 0}, false)
-	check("uncompressed, right offset, wrong timestamp", TimeIndexEntry{t0 + 4, 1}, false)
-	check("compressed, last offset", TimeIndexEntry{t0 + 9, 6}, true)
-	check("compressed, first record with the max timestamp", TimeIndexEntry{t0 + 9, 5}, false)
-	check("LogAppendTime, last offset", TimeIndexEntry{t0 + 20, 8}, true)
-	check("LogAppendTime, first offset", TimeIndexEntry{t0 + 20, 7}, true)
-	check("equal timestamps, the first", TimeIndexEntry{t0 + 30, 9}, true)
-	check("equal timestamps, the last", TimeIndexEntry{t0 + 30, 10}, true)
-	check("past the log", TimeIndexEntry{t0 + 40, 11}, false)
 
 	var dec decode.Decoder
 	sc := lf.Scanner(ScanOptions{})

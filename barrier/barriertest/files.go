@@ -260,11 +260,7 @@ func IsRefusal(err error, reason edit.Reason) bool {
 // failing tb when it does not open.
 func OpenDir(tb testing.TB, dir string) *segment.PartitionDir {
 	tb.Helper()
-	pd, err := segment.OpenPartitionDir(dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return pd
+	return segtest.OpenDir(tb, dir)
 }
 
 // Staged copies the partition directory src into a new log directory

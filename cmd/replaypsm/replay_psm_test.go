@@ -40,31 +40,11 @@ func psmCopyPartition(t *testing.T, src string) string {
 	return dst
 }
 
-// snapshotPartitions are the real partition directories with a .log and a
-// producer snapshot.
-func psmSnapshotPartitions(t *testing.T, root string) []string {
-	t.Helper()
-	seen := map[string]bool{}
-	var out []string
-	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Ext(p) != ".snapshot" {
-			return err
-		}
-		dir := filepath.Dir(p)
-		if logs, _ := filepath.Glob(filepath.Join(dir, "*.log")); len(logs) > 0 && !seen[dir] {
-			seen[dir] = true
-			out = append(out, dir)
-		}
-		return nil
-	})
-	return out
-}
-
 func TestReplayPSMCheckSnapshotsRealFixtures(t *testing.T) {
 	t.Parallel()
 	root := clitest.RealRoot(t)
 	matches, checked, skipped := 0, 0, 0
-	for _, src := range psmSnapshotPartitions(t, root) {
+	for _, src := range realdata.SnapshotDirs(t, root) {
 		dir := psmCopyPartition(t, src)
 		code, out, errs := clitest.Exec(t, "replay-psm", "--check-snapshots", dir)
 		if code != ui.ExitOK {

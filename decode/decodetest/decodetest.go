@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // RealFiles walks the real fixtures (../shared/fixtures/real beside the
@@ -19,10 +20,7 @@ import (
 // absent, so that a bare clone passes.
 func RealFiles[K comparable](t testing.TB, class func(path string) (K, bool)) map[K][]string {
 	t.Helper()
-	root := realRoot()
-	if _, err := os.Stat(root); err != nil {
-		t.Skip("real fixtures absent: ../shared/fixtures/real (relative to the repository root)")
-	}
+	root := testkit.RealRootOrSkip(t)
 	out := map[K][]string{}
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -37,19 +35,6 @@ func RealFiles[K comparable](t testing.TB, class func(path string) (K, bool)) ma
 		t.Fatal(err)
 	}
 	return out
-}
-
-// realRoot is ../shared/fixtures/real from the repository root (the first
-// directory up from here that holds go.mod), as a relative path.
-func realRoot() string {
-	up := "."
-	for range 8 {
-		if _, err := os.Stat(filepath.Join(up, "go.mod")); err == nil {
-			break
-		}
-		up = filepath.Join(up, "..")
-	}
-	return filepath.Join(up, "..", "shared", "fixtures", "real")
 }
 
 // EachRecord calls fn with every record of every data batch (control

@@ -2,22 +2,13 @@ package mm2
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
-
-func unhex(t *testing.T, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // The bytes below are what the Java classes write, worked out from their
 // schemas field by field (OffsetSync.serializeKey/serializeValue,
@@ -48,7 +39,7 @@ var vectors = []struct {
 func TestDecodeKafkaBytes(t *testing.T) {
 	for _, v := range vectors {
 		t.Run(v.name, func(t *testing.T) {
-			key, value := unhex(t, v.key), unhex(t, v.value)
+			key, value := testkit.MustHex(t, v.key), testkit.MustHex(t, v.value)
 			r, err := Decode(v.kind, key, value)
 			if err != nil {
 				t.Fatal(err)
@@ -124,8 +115,8 @@ func TestNonUTF8RendersAsJava(t *testing.T) {
 }
 
 func TestTrailingBytesIgnored(t *testing.T) {
-	key := append(unhex(t, "0001 74 00000000"), 0xee)
-	value := append(unhex(t, "0000000000000001 0000000000000002"), 1, 2, 3)
+	key := append(testkit.MustHex(t, "0001 74 00000000"), 0xee)
+	value := append(testkit.MustHex(t, "0000000000000001 0000000000000002"), 1, 2, 3)
 	r, err := Decode(OffsetSyncs, key, value)
 	if err != nil {
 		t.Fatal(err)
@@ -156,11 +147,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"no metadata", Checkpoints, "0001 67 0001 74 00000000", "0000 0000000000000001 0000000000000001", "value.metadata", 18, decode.ErrTruncated, "Error reading field 'metadata': java.nio.BufferUnderflowException"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			value := unhex(t, c.value)
+			value := testkit.MustHex(t, c.value)
 			if c.value == "" {
 				value = []byte{}
 			}
-			_, err := Decode(c.kind, unhex(t, c.key), value)
+			_, err := Decode(c.kind, testkit.MustHex(t, c.key), value)
 			ce, ok := decode.AsCorrupt(err)
 			if !ok {
 				t.Fatalf("error %v, want a *decode.CorruptError", err)

@@ -3,25 +3,22 @@ package cluster_test
 import (
 	"bytes"
 	"encoding/binary"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/psm/cluster"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 // realDir is a log directory of the shared real-broker fixtures; the test
 // skips when the fixtures are absent.
 func realDir(t *testing.T, parts ...string) string {
 	t.Helper()
-	rel := filepath.Join(append([]string{"..", "..", "..", "shared", "fixtures", "real"}, parts...)...)
-	if _, err := os.Stat(rel); err != nil {
-		t.Skip("real fixtures absent: ../shared/fixtures/real (relative to the repository root)")
-	}
-	return rel
+	return filepath.Join(append([]string{realdata.RootOrSkip(t)}, parts...)...)
 }
 
 func loadGroups(t *testing.T, o cluster.GroupsOptions, dirs ...string) *cluster.GroupsView {
@@ -34,15 +31,7 @@ func loadGroups(t *testing.T, o cluster.GroupsOptions, dirs ...string) *cluster.
 // mustLoad opens the log directories dirs and loads a view of them.
 func mustLoad[V any](t *testing.T, dirs []string, load func(*cluster.Inventory) (V, error)) V {
 	t.Helper()
-	inv, err := cluster.OpenInventory(dirs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := load(inv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return testkit.Must(t, load, testkit.Must(t, cluster.OpenInventory, dirs))
 }
 
 func findGroup(v *cluster.GroupsView, name string) *cluster.Group {

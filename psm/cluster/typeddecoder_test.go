@@ -18,6 +18,7 @@ import (
 	"github.com/kseg/kseg/decode/schema/schematest"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
+	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 type kv struct{ key, value []byte }
@@ -157,7 +158,7 @@ func TestTypedDecoderAgrees(t *testing.T) {
 	}
 	offsets = append(offsets, internalRecords(t, filepath.Join("..", "..", "testdata", "logdirs"), schema.ConsumerOffsets)...)
 	txns = append(txns, internalRecords(t, filepath.Join("..", "..", "testdata", "logdirs"), schema.TransactionState)...)
-	real := filepath.Join("..", "..", "..", "shared", "fixtures", "real")
+	real := realdata.Root()
 	if _, err := os.Stat(real); err == nil {
 		offsets = append(offsets, internalRecords(t, real, schema.ConsumerOffsets)...)
 	} else {

@@ -17,10 +17,7 @@ import (
 // ends the log after the last offset it lists, and finds nothing wrong:
 // every one is a healthy broker partition.
 func TestRealPartitionsAsTheREADMESays(t *testing.T) {
-	root := filepath.Join("..", realdata.Root)
-	if _, err := os.Stat(root); err != nil {
-		t.Skip("real fixtures absent: ../shared/fixtures/real (relative to the repository root)")
-	}
+	root := realdata.RootOrSkip(t)
 	set, err := realdata.SecondSet(root)
 	if err != nil {
 		t.Fatal(err)

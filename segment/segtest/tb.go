@@ -4,31 +4,24 @@ package segtest
 // when it does.
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
 )
 
 // ReadFile is the content of path; a failure to read it ends tb.
 func ReadFile(tb testing.TB, path string) []byte {
 	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
+	return testkit.ReadFile(tb, path)
 }
 
 // OpenLog opens the log at path for tb, closed when tb ends; a failure
 // ends tb.
 func OpenLog(tb testing.TB, path string) *segment.LogFile {
 	tb.Helper()
-	lf, err := segment.OpenLog(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	lf := testkit.Must(tb, segment.OpenLog, path)
 	tb.Cleanup(func() { lf.Close() })
 	return lf
 }
@@ -41,17 +34,18 @@ func OpenLogDirPartition(tb testing.TB, size int64, opts LargeOptions) *segment.
 	if err := LogDir(ld, 1, size, opts); err != nil {
 		tb.Fatal(err)
 	}
-	pd, err := segment.OpenPartitionDir(filepath.Join(ld, "bench-0"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return pd
+	return OpenDir(tb, filepath.Join(ld, "bench-0"))
+}
+
+// OpenDir opens the partition directory dir (segment.OpenPartitionDir),
+// failing tb when it does not open.
+func OpenDir(tb testing.TB, dir string) *segment.PartitionDir {
+	tb.Helper()
+	return testkit.Must(tb, segment.OpenPartitionDir, dir)
 }
 
 // WriteFile writes b to path (mode 0644); a failure ends tb.
 func WriteFile(tb testing.TB, path string, b []byte) {
 	tb.Helper()
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		tb.Fatal(err)
-	}
+	testkit.WriteFile(tb, path, b)
 }

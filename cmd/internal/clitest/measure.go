@@ -3,62 +3,22 @@ package clitest
 import (
 	"context"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // What the memory and scale tests of several command packages measure.
 
-// HeapSampler records the peak of runtime.MemStats.HeapInuse while it
-// runs.
-type HeapSampler struct {
-	peak atomic.Uint64
-	stop chan struct{}
-	wg   sync.WaitGroup
-}
+// HeapSampler records the peak of the heap in use while it runs; it is
+// testkit's, which decode's own memory test shares.
+type HeapSampler = testkit.HeapSampler
 
 // StartHeapSampler samples the heap every interval until Stop, which
 // returns the peak.
-func StartHeapSampler(every time.Duration) *HeapSampler {
-	s := &HeapSampler{stop: make(chan struct{})}
-	sample := func() {
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		for {
-			p := s.peak.Load()
-			if m.HeapInuse <= p || s.peak.CompareAndSwap(p, m.HeapInuse) {
-				return
-			}
-		}
-	}
-	sample()
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.stop:
-				sample()
-				return
-			case <-t.C:
-				sample()
-			}
-		}
-	}()
-	return s
-}
-
-func (s *HeapSampler) Stop() uint64 {
-	close(s.stop)
-	s.wg.Wait()
-	return s.peak.Load()
-}
+func StartHeapSampler(every time.Duration) *HeapSampler { return testkit.StartHeapSampler(every) }
 
 // RunAllocs is Run with the heap allocations the run made: their number
 // (runtime.MemStats.Mallocs) and their bytes (TotalAlloc). The streams are

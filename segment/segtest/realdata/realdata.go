@@ -10,7 +10,8 @@
 //     producer snapshots), keyed by the partition directory relative to
 //     the root.
 //
-// It imports nothing from kseg, so any package's internal tests can use it.
+// It imports nothing from kseg but testkit (which imports nothing from
+// kseg), so any package's internal tests above decode can use it.
 package realdata
 
 import (
@@ -24,21 +25,19 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
-// Root is the fixture tree relative to a package directory of the
-// repository.
-var Root = filepath.Join("..", "..", "shared", "fixtures", "real")
+// Root is the fixture tree, ../shared/fixtures/real beside the repository,
+// relative to the test's package directory (testkit.RealRoot).
+func Root() string { return testkit.RealRoot() }
 
-// RootOrSkip is Root for a test of a package one level below the
-// repository (segment, psm, barrier, cmd); it skips tb, naming the
-// relative path, when the tree is absent, so a bare clone passes.
+// RootOrSkip is Root; it skips tb when the tree is absent, so a bare
+// clone passes (testkit.RealRootOrSkip).
 func RootOrSkip(tb testing.TB) string {
 	tb.Helper()
-	if _, err := os.Stat(Root); err != nil {
-		tb.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
-	}
-	return Root
+	return testkit.RealRootOrSkip(tb)
 }
 
 // Manifest returns the relative paths (slash-separated, no "./") of every
@@ -93,6 +92,30 @@ func SnapshotsNextToLog(root string) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// SnapshotDirs walks root for the partition directories that hold both a
+// .log and at least one producer snapshot (those whose snapshots
+// SnapshotsNextToLog counts), in walk order; a failed walk ends tb.
+func SnapshotDirs(tb testing.TB, root string) []string {
+	tb.Helper()
+	seen := map[string]bool{}
+	var dirs []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".snapshot" {
+			return err
+		}
+		dir := filepath.Dir(p)
+		if logs, _ := filepath.Glob(filepath.Join(dir, "*.log")); len(logs) > 0 && !seen[dir] {
+			seen[dir] = true
+			dirs = append(dirs, dir)
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dirs
 }
 
 // Partition is one row of a "Second set" table.
