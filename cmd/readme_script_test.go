@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
+	"github.com/kseg/kseg/segment/segtest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -54,9 +55,7 @@ func TestScriptReadme(t *testing.T) {
 		t.Skip("README.md shows no kseg commands")
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "readme.txtar"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, filepath.Join(dir, "readme.txtar"), []byte(script))
 	t.Logf("%d README commands", n)
 	testscript.Run(t, scriptParams(t, dir))
 }
@@ -89,10 +88,7 @@ func TestReadmeSetUp(t *testing.T) {
 	cli, _ := filepath.Glob(filepath.Join("..", "docs", "cli", "*.md"))
 	docs = append(docs, cli...)
 	for _, p := range append(docs, filepath.Join("..", "README.md")) {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := segtest.ReadFile(t, p)
 		for _, bad := range []string{"@latest", "go install github.com/kseg/kseg", "Go ≥"} {
 			if strings.Contains(string(b), bad) {
 				t.Errorf("%s says %q: kseg is built from a clone, with the Go version go.mod names (%s)", p, bad, goVersion)
@@ -119,9 +115,7 @@ func TestScriptDocPages(t *testing.T) {
 			t.Errorf("%s shows %d kseg commands; a page shows its worked example", name, n)
 		}
 		t.Logf("%s: %d commands", name, n)
-		if err := os.WriteFile(filepath.Join(dir, page+".txtar"), []byte(script), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		segtest.WriteFile(t, filepath.Join(dir, page+".txtar"), []byte(script))
 	}
 	testscript.Run(t, scriptParams(t, dir))
 }

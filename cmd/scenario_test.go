@@ -17,6 +17,7 @@ import (
 	"github.com/kseg/kseg/cmd/verifychain"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/kafkatest"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // The scenarios of barrier.md §9, end to end: partitions written by real
@@ -400,9 +401,7 @@ func checkDocBlocks(t *testing.T, doc string, blocks map[string]string) {
 		return
 	}
 	if os.Getenv("KSEG_UPDATE_DOCS") == "1" && !bytes.Equal(updated, src) {
-		if err := os.WriteFile(doc, updated, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		segtest.WriteFile(t, doc, updated)
 		t.Logf("updated %v in %s", drift, doc)
 		return
 	}

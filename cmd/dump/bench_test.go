@@ -144,9 +144,7 @@ func (discardWriter) Write(p []byte) (int, error) { return len(p), nil }
 func benchLog(b *testing.B, size int64) (string, int64) {
 	dir := b.TempDir()
 	path := filepath.Join(dir, "bench-0", segment.SegmentFileName(0, segment.LogSuffix))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		b.Fatal(err)
-	}
+	clitest.Mkdir(b, filepath.Dir(path))
 	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
@@ -284,9 +282,7 @@ func BenchmarkDumpVerifyIndex(b *testing.B) {
 	}
 	dir := filepath.Dir(path)
 	for name, content := range map[string][]byte{segment.IndexSuffix: idx, segment.TimeIndexSuffix: tidx} {
-		if err := os.WriteFile(filepath.Join(dir, segment.SegmentFileName(0, name)), content, 0o644); err != nil {
-			b.Fatal(err)
-		}
+		segtest.WriteFile(b, filepath.Join(dir, segment.SegmentFileName(0, name)), content)
 	}
 	for _, flags := range [][]string{{"-o", "json"}, {"-o", "json", "--verify-index"}} {
 		b.Run(strings.Join(flags, ""), func(b *testing.B) {

@@ -2,7 +2,6 @@ package dump
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -118,9 +117,7 @@ func logDirOfFixtures(t *testing.T) string {
 		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "broken", name, segtest.BrokenPartition), filepath.Join(ld, fmt.Sprintf("events-%d", i+1)))
 	}
 	for _, f := range []string{"recovery-point-offset-checkpoint", "log-start-offset-checkpoint"} {
-		if err := os.WriteFile(filepath.Join(ld, f), []byte("0\n2\norders-0 0\ntxn-0 0\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		segtest.WriteFile(t, filepath.Join(ld, f), []byte("0\n2\norders-0 0\ntxn-0 0\n"))
 	}
 	return ld
 }

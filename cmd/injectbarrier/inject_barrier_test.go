@@ -15,6 +15,7 @@ import (
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // mirrorPartition writes the barriertest mirror fixture (400-byte
@@ -245,9 +246,7 @@ func TestInjectBarrierCLIRefusals(t *testing.T) {
 		src := mirrorPartition(t)
 		dst := filepath.Join(filepath.Dir(dir), "mirror-1")
 		used := t.TempDir()
-		if err := os.WriteFile(filepath.Join(used, edit.BackupManifestName), []byte("{}"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		segtest.WriteFile(t, filepath.Join(used, edit.BackupManifestName), []byte("{}"))
 		before := clitest.WalkState(t, filepath.Dir(dir))
 		for _, bd := range []string{filepath.Join(filepath.Dir(dir), "bk"), used} {
 			for _, args := range [][]string{
