@@ -14,10 +14,7 @@ import (
 )
 
 func TestVerifyChainCLIUsage(t *testing.T) {
-	src, dst := clitest.MirrorPair(t)
-	if code, out, stderr := clitest.Exec(t, "mirror", "--backup-dir", filepath.Join(t.TempDir(), "b"), src, dst); code != ui.ExitOK {
-		t.Fatalf("exit %d\n%s%s", code, out, stderr)
-	}
+	src, dst := clitest.Mirrored(t, -1)
 	for _, args := range [][]string{
 		{"verify-chain", src},
 		{"verify-chain", "--output", "kafka", src, dst},
@@ -43,10 +40,7 @@ func TestVerifyChainCLIUsage(t *testing.T) {
 // by positions; table and json render the same report; a broken mirror
 // exits 3 in every format.
 func TestVerifyChainCLIOutputs(t *testing.T) {
-	src, dst := clitest.MirrorPair(t)
-	if code, out, stderr := clitest.Exec(t, "mirror", "--backup-dir", filepath.Join(t.TempDir(), "b"), src, dst); code != ui.ExitOK {
-		t.Fatalf("exit %d\n%s%s", code, out, stderr)
-	}
+	src, dst := clitest.Mirrored(t, -1)
 	_, byPos, _ := clitest.Exec(t, "verify-chain", "--edge", "1=2", src, dst)
 	code, byPath, _ := clitest.Exec(t, "verify-chain", "--edge", src+"="+dst, src, dst)
 	if code != ui.ExitOK || byPos != byPath || !strings.Contains(byPath, "in sync") {
