@@ -23,7 +23,7 @@ func checkFixtureTree(t *testing.T, names ...string) string {
 	t.Helper()
 	root := t.TempDir()
 	for _, n := range names {
-		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, n), filepath.Join(root, n))
+		clitest.Fixture(t, n, filepath.Join(root, n))
 	}
 	return root
 }
@@ -255,9 +255,9 @@ func TestCheckConfigFoundUpward(t *testing.T) {
 func TestCheckWalk(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "logdirs", "healthy"), filepath.Join(root, "repo", "kafka-logs-1"))
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "orders-0"), filepath.Join(root, "deeper", "still", "orders-0"))
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "txn-0"), filepath.Join(root, ".git", "txn-0"))
+	clitest.Fixture(t, "logdirs/healthy", filepath.Join(root, "repo", "kafka-logs-1"))
+	clitest.Fixture(t, "partitions/orders-0", filepath.Join(root, "deeper", "still", "orders-0"))
+	clitest.Fixture(t, "partitions/txn-0", filepath.Join(root, ".git", "txn-0"))
 	for _, d := range []string{"notes-1", "docs/pages-2"} {
 		clitest.Mkdir(t, filepath.Join(root, d))
 		segtest.WriteFile(t, filepath.Join(root, d, "README.md"), []byte("not Kafka\n"))
@@ -271,7 +271,7 @@ func TestCheckWalk(t *testing.T) {
 		rel, _ := filepath.Rel(root, p.Path)
 		parts = append(parts, filepath.ToSlash(rel))
 	}
-	healthy, err := os.ReadDir(filepath.Join(clitest.TestdataDir, "logdirs", "healthy"))
+	healthy, err := os.ReadDir(clitest.Testdata("logdirs/healthy"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,12 +360,12 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 // expectation there.
 func TestCheckProjectExpectations(t *testing.T) {
 	t.Parallel()
-	cfg := filepath.Join(clitest.TestdataDir, expect.ConfigName)
+	cfg := clitest.Testdata(expect.ConfigName)
 	code, lines, r := runCheckJSON(t, "--config", cfg, clitest.TestdataDir)
 	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, r.Stdout, r.Stderr)
 	}
-	broken, err := os.ReadDir(filepath.Join(clitest.TestdataDir, "broken"))
+	broken, err := os.ReadDir(clitest.Testdata("broken"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +385,7 @@ func TestCheckProjectExpectations(t *testing.T) {
 func TestCheckRealFixtures(t *testing.T) {
 	t.Parallel()
 	src := clitest.RealRoot(t)
-	r := clitest.Run("check", "-q", "--config", filepath.Join(clitest.TestdataDir, "real-check.yaml"), src)
+	r := clitest.Run("check", "-q", "--config", clitest.Testdata("real-check.yaml"), src)
 	if r.Code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
@@ -417,7 +417,7 @@ func TestCheckEdges(t *testing.T) {
 	root := t.TempDir()
 	for _, fix := range []string{"chain1", "chain2"} {
 		a := filepath.Join(root, fix, "a", "orders-0")
-		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "orders-0"), a)
+		clitest.Fixture(t, "partitions/orders-0", a)
 		b := filepath.Join(root, fix, "b", "orders-0")
 		clitest.Mkdir(t, filepath.Dir(b))
 		if code, out, stderr := clitest.Exec(t, "mirror", "-q", "--backup-dir", filepath.Join(t.TempDir(), "bk"), a, b); code != ui.ExitOK {

@@ -40,18 +40,18 @@ func runCheckReports(t *testing.T) *checkReportRun {
 	base := t.TempDir()
 	root := filepath.Join(base, "odd,dir:100% & <x>")
 	for _, n := range []string{"broken/crc-mismatch/events-0", "broken/zero-tail/events-0", "broken/bad-magic/events-0", "logdirs/broker-1"} {
-		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, n), filepath.Join(root, n))
+		clitest.Fixture(t, n, filepath.Join(root, n))
 	}
 	// A partition without its .log (producer-state is skipped), and one
 	// that cannot be read.
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions/orders-0"), filepath.Join(root, "partitions/orders-0"))
+	clitest.Fixture(t, "partitions/orders-0", filepath.Join(root, "partitions/orders-0"))
 	if err := os.Remove(filepath.Join(root, "partitions/orders-0/00000000000000000026.log")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(filepath.Join(root, "gone"), filepath.Join(root, "partitions/orders-0/00000000000000000026.log")); err != nil {
 		t.Skip("no symbolic links here:", err)
 	}
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions/txn-0"), filepath.Join(root, "partitions/indexes-0"))
+	clitest.Fixture(t, "partitions/txn-0", filepath.Join(root, "partitions/indexes-0"))
 	for _, n := range []string{"00000000000000000000.log", "00000000000000000011.log"} {
 		if err := os.Remove(filepath.Join(root, "partitions/indexes-0", n)); err != nil {
 			t.Fatal(err)
@@ -121,7 +121,7 @@ func TestCheckReportFormats(t *testing.T) {
 
 // sarifSchemaFile is the official SARIF 2.1.0 schema (testdata/README.md
 // says where it comes from).
-var sarifSchemaFile = filepath.Join(clitest.TestdataDir, "schemas", "sarif-schema-2.1.0.json")
+var sarifSchemaFile = clitest.Testdata("schemas/sarif-schema-2.1.0.json")
 
 func checkSARIF(t *testing.T, run *checkReportRun) {
 	f, err := os.Open(sarifSchemaFile)
@@ -201,7 +201,7 @@ func checkSARIF(t *testing.T, run *checkReportRun) {
 
 // junitSchemas are the published JUnit schemas: Apache Ant's (windyroad)
 // and Jenkins' (xunit-plugin).
-var junitSchemas = []string{filepath.Join(clitest.TestdataDir, "schemas", "JUnit.xsd"), filepath.Join(clitest.TestdataDir, "schemas", "junit-10.xsd")}
+var junitSchemas = []string{clitest.Testdata("schemas/JUnit.xsd"), clitest.Testdata("schemas/junit-10.xsd")}
 
 func checkJUnit(t *testing.T, run *checkReportRun) {
 	report := filepath.Join(t.TempDir(), "junit.xml")

@@ -64,7 +64,7 @@ func goldenRuns(name string, broken bool) [][]string {
 // stable), and returns the results with the temporary directory replaced
 // by a placeholder.
 func goldenFixture(t *testing.T, kind, name string) []clitest.Result {
-	src, err := filepath.Abs(filepath.Join(clitest.TestdataDir, kind, name))
+	src, err := filepath.Abs(clitest.Testdata(kind + "/" + name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func checkGolden(t *testing.T, file string, got []byte) {
 
 // goldenAbsDir is the golden directory as an absolute path, resolved at
 // package initialisation, before any test changes directory.
-var goldenAbsDir = clitest.MustAbs(filepath.Join(clitest.TestdataDir, "golden", "dump"))
+var goldenAbsDir = clitest.MustAbs(clitest.Testdata("golden/dump"))
 
 func goldenAbs(*testing.T) string { return goldenAbsDir }
 

@@ -27,7 +27,7 @@ import (
 // output with kafka-dump-log's decoder flag. Regenerate with
 //
 //	go test ./cmd -run InternalGolden -update
-var internalGoldenDir = clitest.MustAbs(filepath.Join(clitest.TestdataDir, "golden", "internal"))
+var internalGoldenDir = clitest.MustAbs(clitest.Testdata("golden/internal"))
 
 type internalCase struct {
 	golden string

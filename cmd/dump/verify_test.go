@@ -19,7 +19,7 @@ import (
 // .timeindex is named before the .index, so nothing is stashed.
 func TestVerifyIndexOnePassSameFindings(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "orders-0")
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "orders-0"), dir)
+	clitest.Fixture(t, "partitions/orders-0", dir)
 	seg := filepath.Join(dir, "00000000000000000026")
 	// Entry 1 of the .index points one byte into a batch; entry 0 of the
 	// .timeindex gets another timestamp.

@@ -313,7 +313,7 @@ func TestInjectBarrierHelp(t *testing.T) {
 // refused (committed-data, exit 4) with nothing changed unless --yes is
 // given; on a terminal it asks, and only "y" goes ahead.
 func TestInjectBarrierCommittedDataNeedsYes(t *testing.T) {
-	fixture := filepath.Join(clitest.TestdataDir, "partitions", "txn-0")
+	fixture := clitest.Testdata("partitions/txn-0")
 	if _, err := os.Stat(fixture); err != nil {
 		t.Skip("testdata/partitions/txn-0 is absent")
 	}

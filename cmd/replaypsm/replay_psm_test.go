@@ -261,7 +261,7 @@ func TestReplayPSMBarrierAndIgnoreBarriers(t *testing.T) {
 
 func TestReplayPSMUsage(t *testing.T) {
 	dir := t.TempDir()
-	txn := filepath.Join(clitest.TestdataDir, "partitions", "txn-0")
+	txn := clitest.Testdata("partitions/txn-0")
 	for _, tc := range []struct {
 		args []string
 		msg  string // what stderr must say, when a test pins it
@@ -301,7 +301,7 @@ func TestReplayPSMUsage(t *testing.T) {
 // recovers the log from its start instead).
 func TestReplayPSMSaysWhatTheSnapshotHides(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "control-0")
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "control-0"), dir)
+	clitest.Fixture(t, "partitions/control-0", dir)
 	segtest.WriteFile(t, filepath.Join(filepath.Dir(dir), segment.CleanShutdownName), nil)
 	_, full, _ := clitest.Exec(t, "replay-psm", "--from-snapshot", "none", dir)
 	if !strings.Contains(full, ", 2 barriers,") {
@@ -316,7 +316,7 @@ func TestReplayPSMSaysWhatTheSnapshotHides(t *testing.T) {
 // TestReplayPSMHangingSeverityStable: the CLI's verdict on txn-0's open
 // transaction is the same from the snapshot and from the log start.
 func TestReplayPSMHangingSeverityStable(t *testing.T) {
-	dir := filepath.Join(clitest.TestdataDir, "partitions", "txn-0")
+	dir := clitest.Testdata("partitions/txn-0")
 	line := func(args ...string) (int, string) {
 		code, out, _ := clitest.Exec(t, append(args, dir)...)
 		for _, l := range strings.Split(out, "\n") {

@@ -37,7 +37,7 @@ func treeOf(t *testing.T, dir string) map[string]string {
 func TestWriteFromTheLogDirectory(t *testing.T) {
 	root := t.TempDir()
 	ld := filepath.Join(root, "data")
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "txn-0"), filepath.Join(ld, "txn-0"))
+	clitest.Fixture(t, "partitions/txn-0", filepath.Join(ld, "txn-0"))
 	home := filepath.Join(root, "home")
 	t.Chdir(ld)
 	env := map[string]string{"HOME": home}
@@ -74,7 +74,7 @@ func TestWriteFromTheLogDirectory(t *testing.T) {
 func TestRestoreCommand(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "logs", "txn-0")
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "txn-0"), dir)
+	clitest.Fixture(t, "partitions/txn-0", dir)
 	before := treeOf(t, dir)
 	bd := filepath.Join(root, "bk")
 	if r := clitest.Run("inject-barrier", "--yes", "--timestamp", "1700000009000", "--backup-dir", bd, dir); r.Code != ui.ExitOK {

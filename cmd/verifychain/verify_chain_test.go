@@ -105,7 +105,7 @@ func TestVerifyChainSameDirectoryRefusedAlike(t *testing.T) {
 // TestVerifyChainRefusesUnrelatedPartitions: partitions of different
 // topics, or with different topic ids, are no mirror of each other.
 func TestVerifyChainRefusesUnrelatedPartitions(t *testing.T) {
-	p := func(n string) string { return filepath.Join(clitest.TestdataDir, "partitions", n) }
+	p := func(n string) string { return clitest.Testdata("partitions/" + n) }
 	code, out, errOut := clitest.Exec(t, "verify-chain", p("orders-0"), p("txn-0"))
 	if code != ui.ExitRefused || !strings.Contains(errOut, "topic name and partition") || out != "" {
 		t.Errorf("different topics: exit %d\n%s%s", code, out, errOut)
