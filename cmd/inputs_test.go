@@ -47,8 +47,8 @@ func badInputs(t *testing.T) (root string, inputs map[string]string) {
 		clitest.Mkdir(t, inputs[d])
 	}
 	src := clitest.Testdata("partitions/orders-0")
-	clitest.CopyInputDir(t, src, inputs["unreadable"])
-	clitest.CopyInputDir(t, src, inputs["badname"])
+	clitest.CopyTree(t, src, inputs["unreadable"])
+	clitest.CopyTree(t, src, inputs["badname"])
 	entries, err := os.ReadDir(src)
 	if err != nil {
 		t.Fatal(err)

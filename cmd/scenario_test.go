@@ -219,7 +219,7 @@ func TestScenarios(t *testing.T) {
 
 		// A B that takes writes without failing over is caught.
 		broken := s.dir("b2", "orders", 0)
-		clitest.CopyInputDir(t, b, broken)
+		clitest.CopyTree(t, b, broken)
 		s.local(broken)
 		out = s.kseg("ap-no-barrier", nil, ui.ExitFindings, "verify-chain", a, broken)
 		clitest.MustContain(t, out, "beyond-upstream-end at offset 13", "pid-collision at offset 13")

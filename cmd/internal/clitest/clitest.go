@@ -338,12 +338,6 @@ func JSONLine(t *testing.T, out, typ string) map[string]any {
 	return nil
 }
 
-// CopyInputDir is CopyTree.
-func CopyInputDir(t *testing.T, src, dst string) {
-	t.Helper()
-	CopyTree(t, src, dst)
-}
-
 // Testdata is the path of testdata/<rel> (a slash-separated path) from
 // the test's package directory.
 func Testdata(rel string) string { return filepath.Join(TestdataDir, filepath.FromSlash(rel)) }
