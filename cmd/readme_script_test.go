@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -39,15 +38,7 @@ import (
 //     (/var/lib/kafka/…) is an illustration and is not run; a path in
 //     the metadata image (/, /image/…) is not a file and does not count.
 func TestScriptReadme(t *testing.T) {
-	readme := filepath.Join("..", "README.md")
-	b, err := os.ReadFile(readme)
-	if os.IsNotExist(err) {
-		t.Skip("no README.md yet")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	script, n, err := readmeScript(string(b))
+	script, n, err := readmeScript(clitest.RepoFile(t, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
