@@ -313,14 +313,8 @@ func TestInjectBarrierHelp(t *testing.T) {
 // refused (committed-data, exit 4) with nothing changed unless --yes is
 // given; on a terminal it asks, and only "y" goes ahead.
 func TestInjectBarrierCommittedDataNeedsYes(t *testing.T) {
-	fixture := clitest.Testdata("partitions/txn-0")
-	if _, err := os.Stat(fixture); err != nil {
-		t.Skip("testdata/partitions/txn-0 is absent")
-	}
 	fresh := func() string {
-		dir := filepath.Join(t.TempDir(), "logs", "txn-0")
-		clitest.CopyTree(t, fixture, dir)
-		return dir
+		return clitest.Fixture(t, "partitions/txn-0", filepath.Join(t.TempDir(), "logs", "txn-0"))
 	}
 	dir := fresh()
 	code, out, stderr := clitest.Exec(t, "inject-barrier", "--dry-run", "--timestamp", clitest.InjectTs, dir)
