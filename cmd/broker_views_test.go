@@ -3,7 +3,6 @@ package cmd
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm/cluster/clustertest"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
@@ -349,7 +349,7 @@ func TestViewsNameDamageAsDumpDoes(t *testing.T) {
 		"corrupt-records": func(log []byte, pos []int64) []byte {
 			b := log[pos[len(pos)-1]:]
 			binary.BigEndian.PutUint32(b[57:], 0xffffffff)
-			binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+			binary.BigEndian.PutUint32(b[17:], decode.CRC32C(b[21:]))
 			return log
 		},
 	}

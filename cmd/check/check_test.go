@@ -2,7 +2,6 @@ package check
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"github.com/kseg/kseg/cmd/check/tree"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -474,6 +474,6 @@ func flipLastBatchTimestamp(t *testing.T, log []byte) []byte {
 	// 4, magic 1, crc 4, attributes 2, lastOffsetDelta 4, baseTimestamp 8).
 	log[last+42] ^= 1
 	end := last + 12 + int(binary.BigEndian.Uint32(log[last+8:]))
-	binary.BigEndian.PutUint32(log[last+17:], crc32.Checksum(log[last+21:end], crc32.MakeTable(crc32.Castagnoli)))
+	binary.BigEndian.PutUint32(log[last+17:], decode.CRC32C(log[last+21:end]))
 	return log
 }

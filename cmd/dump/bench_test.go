@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -186,8 +185,6 @@ func BenchmarkCRCFloor(b *testing.B) {
 	cpu.report(b)
 }
 
-var castagnoliTable = crc32.MakeTable(crc32.Castagnoli)
-
 func crcFloor(b *testing.B, path string) int {
 	f, err := os.Open(path)
 	if err != nil {
@@ -207,7 +204,7 @@ func crcFloor(b *testing.B, path string) int {
 	batches := 0
 	for p := 0; len(data)-p > 17; {
 		end := p + 12 + int(be.Uint32(data[p+8:]))
-		if end > len(data) || crc32.Checksum(data[p+21:end], castagnoliTable) != be.Uint32(data[p+17:]) {
+		if end > len(data) || decode.CRC32C(data[p+21:end]) != be.Uint32(data[p+17:]) {
 			b.Fatalf("batch at %d", p)
 		}
 		batches++
