@@ -21,10 +21,6 @@ import (
 // 3.4 GB in dump and inject-barrier --dry-run; a 10 MiB bad line became a
 // 42 MB message).
 func TestOversizedSmallFiles(t *testing.T) {
-	src := clitest.Testdata("partitions")
-	if _, err := os.Stat(src); err != nil {
-		t.Skip("testdata/partitions not generated")
-	}
 	sparse := func(t *testing.T, path string, size int64) {
 		t.Helper()
 		segtest.WriteFile(t, path, nil)
@@ -63,8 +59,7 @@ func TestOversizedSmallFiles(t *testing.T) {
 		}, []string{"inject-barrier", "--dry-run", "--mode", "abort"}, "txn-0", "more than"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ld := t.TempDir()
-			clitest.CopyTree(t, src, ld)
+			ld := clitest.Fixture(t, "partitions", t.TempDir())
 			c.setup(t, ld)
 			r, _, alloc := clitest.RunAllocs(append(c.args, filepath.Join(ld, c.dir))...)
 			code, all := r.Code, r.Stdout+r.Stderr
