@@ -3,7 +3,6 @@ package cmd
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,8 +12,10 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm/cluster/clustertest"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // The whole-broker views (groups, txns, metadata) on the bundled example
@@ -348,7 +349,7 @@ func TestViewsNameDamageAsDumpDoes(t *testing.T) {
 		"corrupt-records": func(log []byte, pos []int64) []byte {
 			b := log[pos[len(pos)-1]:]
 			binary.BigEndian.PutUint32(b[57:], 0xffffffff)
-			binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+			binary.BigEndian.PutUint32(b[17:], decode.CRC32C(b[21:]))
 			return log
 		},
 	}
@@ -393,17 +394,12 @@ func TestViewsNameDamageAsDumpDoes(t *testing.T) {
 // bytes and the positions of its batches (at least two).
 func damageLog(t *testing.T, path string, damage func(log []byte, pos []int64) []byte) {
 	t.Helper()
-	log, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := segtest.ReadFile(t, path)
 	pos := batchPositions(t, path)
 	if len(pos) < 2 {
 		t.Fatalf("%s: %d batches, the damages need two", path, len(pos))
 	}
-	if err := os.WriteFile(path, damage(log, pos), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, path, damage(log, pos))
 }
 
 // batchPositions are the byte positions of a segment's batches.

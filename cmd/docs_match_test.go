@@ -16,6 +16,7 @@ import (
 	"github.com/kseg/kseg/cmd/docs"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // cliDocsDir is the committed CLI reference, from the package directory.
@@ -228,10 +229,7 @@ func TestDocsPointIntoTheRepository(t *testing.T) {
 	link := regexp.MustCompile(`\]\(([^)#\s]*)(#[^)\s]*)?\)`)
 	specPath := regexp.MustCompile("(\\.\\./shared/spec|`spec/)")
 	for _, doc := range docs {
-		b, err := os.ReadFile(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := segtest.ReadFile(t, doc)
 		for _, para := range strings.Split(string(b), "\n\n") {
 			if specPath.MatchString(para) {
 				t.Errorf("%s points at a spec file a clone does not have:\n%s", doc, para)

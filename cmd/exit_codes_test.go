@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,10 +41,7 @@ func TestExitCodesAgree(t *testing.T) {
 	flipLastByte(t, filepath.Join(badViews, "__consumer_offsets-9", "00000000000000000000.log"), false)
 	flipLastByte(t, filepath.Join(badViews, "__transaction_state-0", "00000000000000000000.log"), false)
 	flipLastByte(t, filepath.Join(badViews, "__cluster_metadata-0", "00000000000000000000.log"), true)
-	dst := filepath.Join(root, "c")
-	if err := os.Mkdir(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dst := clitest.Mkdir(t, filepath.Join(root, "c"))
 	backups := filepath.Join(t.TempDir(), "b")
 	write := func(args ...string) []string {
 		return append([]string{args[0], "--dry-run", "--backup-dir", backups}, args[1:]...)
@@ -54,25 +50,41 @@ func TestExitCodesAgree(t *testing.T) {
 		args []string
 		want int
 	}
+	// Every command that reads a partition (and its mirrors) or a log
+	// directory, over one set of inputs, held to one exit code: a healthy
+	// set exits 0, a set with an invalid batch exits 3 whatever command
+	// meets it.
+	type inputs struct {
+		part, upstream, mm2 string // upstream: a copy of part, mm2: one named as MM2 names it
+		logdir              string
+		explainAt           string // an offset inside the invalid batch where there is one
+	}
+	everyReader := func(in inputs, want int) map[string]run {
+		return map[string]run{
+			"dump":           {[]string{"dump", in.part}, want},
+			"explain":        {[]string{"explain", in.explainAt, in.part}, want},
+			"replay-psm":     {[]string{"replay-psm", in.part}, want},
+			"inject-barrier": {write("inject-barrier", "--timestamp", clitest.InjectTs, in.part), want},
+			"repair":         {write("repair", in.part), want},
+			"mirror":         {write("mirror", in.part, filepath.Join(dst, filepath.Base(in.part))), want},
+			"verify-chain":   {[]string{"verify-chain", in.upstream, in.part}, want},
+			"groups":         {[]string{"groups", in.logdir}, want},
+			"txns":           {[]string{"txns", in.logdir}, want},
+			"metadata":       {[]string{"metadata", in.logdir}, want},
+			"check":          {[]string{"check", in.part}, want},
+			"status":         {[]string{"status", in.part}, want},
+			"verify-mm2":     {[]string{"verify-mm2", in.part, in.mm2}, want},
+			// Kafka's DumpLogSegments prints isvalid: false and exits 0;
+			// kafka-dump-log keeps Kafka's exit codes (its help says so).
+			"kafka-dump-log": {[]string{"kafka-dump-log", "--files", filepath.Join(in.part, "00000000000000000000.log")}, ui.ExitOK},
+		}
+	}
+	healthy := everyReader(inputs{part: part, upstream: mirror, mm2: mm2, logdir: logdir, explainAt: "5"}, ui.ExitOK)
+	healthy["digest"] = run{[]string{"digest", part}, ui.ExitOK}
+	healthy["restore"] = run{[]string{"restore", "--dry-run", backup}, ui.ExitOK}
 	situations := map[string]map[string]run{
-		"healthy": {
-			"dump":           {[]string{"dump", part}, ui.ExitOK},
-			"kafka-dump-log": {[]string{"kafka-dump-log", "--files", filepath.Join(part, "00000000000000000000.log")}, ui.ExitOK},
-			"explain":        {[]string{"explain", "5", part}, ui.ExitOK},
-			"replay-psm":     {[]string{"replay-psm", part}, ui.ExitOK},
-			"inject-barrier": {write("inject-barrier", "--timestamp", clitest.InjectTs, part), ui.ExitOK},
-			"repair":         {write("repair", part), ui.ExitOK},
-			"mirror":         {write("mirror", part, filepath.Join(dst, "orders-0")), ui.ExitOK},
-			"verify-chain":   {[]string{"verify-chain", part, mirror}, ui.ExitOK},
-			"groups":         {[]string{"groups", logdir}, ui.ExitOK},
-			"txns":           {[]string{"txns", logdir}, ui.ExitOK},
-			"metadata":       {[]string{"metadata", logdir}, ui.ExitOK},
-			"check":          {[]string{"check", part}, ui.ExitOK},
-			"digest":         {[]string{"digest", part}, ui.ExitOK},
-			"status":         {[]string{"status", part}, ui.ExitOK},
-			"verify-mm2":     {[]string{"verify-mm2", part, mm2}, ui.ExitOK},
-			"restore":        {[]string{"restore", "--dry-run", backup}, ui.ExitOK},
-		},
+		"healthy":          healthy,
+		"an invalid batch": everyReader(inputs{part: bad, upstream: badMirror, mm2: badMM2, logdir: badViews, explainAt: "4"}, ui.ExitFindings),
 		"an offset past the log end": {
 			"explain":    {[]string{"explain", "999", part}, ui.ExitUsage},
 			"replay-psm": {[]string{"replay-psm", "--upto", "999", part}, ui.ExitUsage},
@@ -80,24 +92,6 @@ func TestExitCodesAgree(t *testing.T) {
 			"metadata":   {[]string{"metadata", "--at", "999", logdir}, ui.ExitUsage},
 			// A filter selects: nothing selected is an answer.
 			"dump": {[]string{"dump", "--offsets", "999:", part}, ui.ExitOK},
-		},
-		"an invalid batch": {
-			"dump":           {[]string{"dump", bad}, ui.ExitFindings},
-			"explain":        {[]string{"explain", "4", bad}, ui.ExitFindings},
-			"replay-psm":     {[]string{"replay-psm", bad}, ui.ExitFindings},
-			"inject-barrier": {write("inject-barrier", "--timestamp", clitest.InjectTs, bad), ui.ExitFindings},
-			"repair":         {write("repair", bad), ui.ExitFindings},
-			"mirror":         {write("mirror", bad, filepath.Join(dst, "events-0")), ui.ExitFindings},
-			"verify-chain":   {[]string{"verify-chain", badMirror, bad}, ui.ExitFindings},
-			"groups":         {[]string{"groups", badViews}, ui.ExitFindings},
-			"txns":           {[]string{"txns", badViews}, ui.ExitFindings},
-			"metadata":       {[]string{"metadata", badViews}, ui.ExitFindings},
-			"check":          {[]string{"check", bad}, ui.ExitFindings},
-			"verify-mm2":     {[]string{"verify-mm2", bad, badMM2}, ui.ExitFindings},
-			"status":         {[]string{"status", bad}, ui.ExitFindings},
-			// Kafka's DumpLogSegments prints isvalid: false and exits 0;
-			// kafka-dump-log keeps Kafka's exit codes (its help says so).
-			"kafka-dump-log": {[]string{"kafka-dump-log", "--files", filepath.Join(bad, "00000000000000000000.log")}, ui.ExitOK},
 		},
 		"a question the input cannot answer": {
 			"explain":           {[]string{"explain", "9", compacted}, ui.ExitUsage}, // a gap compaction left

@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -104,9 +103,7 @@ func TestCLINamesTheFlag(t *testing.T) {
 	torn := clitest.Fixture(t, "broken/torn-tail/events-0", filepath.Join(root, "logs", "events-0"))
 	a, b := filepath.Join(root, "a", "orders-0"), filepath.Join(root, "b", "orders-0")
 	clitest.Fixture(t, "partitions/orders-0", a)
-	if err := os.MkdirAll(filepath.Dir(b), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.Mkdir(t, filepath.Dir(b))
 	bk := t.TempDir()
 	for _, args := range [][]string{
 		{"mirror", "--backup-dir", filepath.Join(bk, "1"), "--upto", "30", a, b},

@@ -197,13 +197,8 @@ var verifyChainScenarios = []struct {
 		build: func(w *clitest.GoldenWork) {
 			w.CopyFixture("partitions/orders-0", "a/orders-0")
 			w.CopyFixture("partitions/txn-0", "b/orders-0")
-			meta, err := os.ReadFile(filepath.Join(w.Dir, "a/orders-0/partition.metadata"))
-			if err != nil {
-				w.T.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(w.Dir, "b/orders-0/partition.metadata"), meta, 0o644); err != nil {
-				w.T.Fatal(err)
-			}
+			meta := segtest.ReadFile(w.T, filepath.Join(w.Dir, "a/orders-0/partition.metadata"))
+			segtest.WriteFile(w.T, filepath.Join(w.Dir, "b/orders-0/partition.metadata"), meta)
 		},
 		dirs: []string{"a/orders-0", "b/orders-0"}, exit: ui.ExitFindings, kinds: []string{"missing-barrier"}, status: "diverged",
 	},

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm/cluster/clustertest"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // The groups views as kafka-consumer-groups.sh users read them, at a fixed
@@ -39,9 +39,7 @@ const (
 func viewsLogDir(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "data")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.Mkdir(t, dir)
 	if err := clustertest.WriteMetaProperties(dir, 1, "views-cluster"); err != nil {
 		t.Fatal(err)
 	}
@@ -184,9 +182,7 @@ func TestGroupsDescribeKeepsEveryMember(t *testing.T) {
 func TestDataEscapedInTextAndTable(t *testing.T) {
 	dir := viewsLogDir(t)
 	evil := filepath.Join(dir, "evil-0")
-	if err := os.Mkdir(evil, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.Mkdir(t, evil)
 	batch, err := decode.AppendBatch(nil, decode.BatchSpec{BaseOffset: 0, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
 		[]decode.RecordSpec{{Timestamp: clustertest.T0, Key: []byte("k"), Value: []byte("v\x1b[2J"),
 			Headers: []decode.Header{{Key: []byte("trace\x1b[2J\x1b[H"), Value: []byte("x")}}}})
@@ -197,9 +193,7 @@ func TestDataEscapedInTextAndTable(t *testing.T) {
 		segment.SegmentFileName(0, segment.LogSuffix): batch,
 		"notes\x1b[2J.txt":                            []byte("hello"),
 	} {
-		if err := os.WriteFile(filepath.Join(evil, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		segtest.WriteFile(t, filepath.Join(evil, name), data)
 	}
 	for _, args := range [][]string{
 		{"groups", dir}, {"groups", "-o", "table", dir}, {"groups", "--members", dir}, {"groups", "--members", "-o", "table", dir},

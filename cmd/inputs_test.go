@@ -11,6 +11,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // deniedFS is the OS except that listing one directory fails as a mode-000
@@ -41,17 +42,13 @@ func badInputs(t *testing.T) (root string, inputs map[string]string) {
 		"unreadable":  filepath.Join(root, "orders-0"),
 		"badname":     filepath.Join(root, "copy"),
 	}
-	if err := os.WriteFile(inputs["file"], []byte("not Kafka\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, inputs["file"], []byte("not Kafka\n"))
 	for _, d := range []string{"empty", "index-only"} {
-		if err := os.Mkdir(inputs[d], 0o755); err != nil {
-			t.Fatal(err)
-		}
+		clitest.Mkdir(t, inputs[d])
 	}
 	src := clitest.Testdata("partitions/orders-0")
-	clitest.CopyInputDir(t, src, inputs["unreadable"])
-	clitest.CopyInputDir(t, src, inputs["badname"])
+	clitest.CopyTree(t, src, inputs["unreadable"])
+	clitest.CopyTree(t, src, inputs["badname"])
 	entries, err := os.ReadDir(src)
 	if err != nil {
 		t.Fatal(err)
@@ -59,13 +56,8 @@ func badInputs(t *testing.T) (root string, inputs map[string]string) {
 	n := 0
 	for _, e := range entries {
 		if strings.HasSuffix(e.Name(), ".index") || strings.HasSuffix(e.Name(), ".timeindex") {
-			b, err := os.ReadFile(filepath.Join(src, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(inputs["index-only"], e.Name()), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			b := segtest.ReadFile(t, filepath.Join(src, e.Name()))
+			segtest.WriteFile(t, filepath.Join(inputs["index-only"], e.Name()), b)
 			n++
 		}
 	}
@@ -278,9 +270,7 @@ func TestDotIsTheDirectory(t *testing.T) {
 	logdir := clitest.Fixture(t, "logdirs/broker-1", filepath.Join(root, "logs"))
 	docs := filepath.Join(root, "docs")
 	for _, d := range []string{dst, docs} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		clitest.Mkdir(t, d)
 	}
 	mm2 := clitest.Fixture(t, "partitions/txn-0", filepath.Join(root, "b", "A.txn-0"))
 	backup := clitest.WrittenBackup(t, root, "txn-0")

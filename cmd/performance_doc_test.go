@@ -1,13 +1,13 @@
 package cmd
 
 import (
-	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestPerformanceDocMatchesBenchScript: the targets table of
@@ -17,10 +17,7 @@ import (
 // a call of a function that makes one, such as rss) fails here until the
 // doc has its row, and a row the script no longer measures fails too.
 func TestPerformanceDocMatchesBenchScript(t *testing.T) {
-	script, err := os.ReadFile(clitest.Testdata("bench/run.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	script := segtest.ReadFile(t, clitest.Testdata("bench/run.sh"))
 	doc := clitest.RepoFile(t, "docs/performance.md")
 	measured := benchTargets(t, string(script))
 	if len(measured) < 5 || measured["dump -o json (batches, CRCs) / crcfloor"] != "<=0.7" {

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,9 +18,7 @@ func TestLongCommandsDrawProgress(t *testing.T) {
 	root := t.TempDir()
 	a, b := filepath.Join(root, "a", "orders-0"), filepath.Join(root, "b", "orders-0")
 	clitest.Fixture(t, "partitions/orders-0", a)
-	if err := os.MkdirAll(filepath.Dir(b), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.Mkdir(t, filepath.Dir(b))
 	torn := clitest.Fixture(t, "broken/torn-tail/events-0", filepath.Join(root, "t", "events-0"))
 	backups := t.TempDir()
 	env := func(k string) (string, bool) { return "0", k == ui.ProgressDelayEnv }

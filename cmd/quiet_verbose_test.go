@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +8,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/version"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // The global flags -q and -v: -q silences progress and summaries, never
@@ -41,13 +41,8 @@ func TestWarningsOnStderr(t *testing.T) {
 	ld := t.TempDir()
 	src := clitest.Fixture(t, "partitions/orders-0", filepath.Join(ld, "orders-0"))
 	// An orphaned time index: inject-barrier and repair warn about it.
-	b, err := os.ReadFile(filepath.Join(src, "00000000000000000000.timeindex"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(src, "00000000000000000099.timeindex"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	b := segtest.ReadFile(t, filepath.Join(src, "00000000000000000000.timeindex"))
+	segtest.WriteFile(t, filepath.Join(src, "00000000000000000099.timeindex"), b)
 	for _, tc := range []struct {
 		args []string
 		warn string
@@ -74,13 +69,9 @@ func TestWarningsOnStderr(t *testing.T) {
 func TestQuietKeepsWarnings(t *testing.T) {
 	ld := clitest.Fixture(t, "logdirs/healthy", filepath.Join(t.TempDir(), "healthy"))
 	// A partition.metadata that does not parse: the views warn and go on.
-	if err := os.WriteFile(filepath.Join(ld, "payments-0", "partition.metadata"), []byte("version: 9\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, filepath.Join(ld, "payments-0", "partition.metadata"), []byte("version: 9\n"))
 	// A log-start checkpoint that does not parse: replay-psm warns.
-	if err := os.WriteFile(filepath.Join(ld, "log-start-offset-checkpoint"), []byte("7\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, filepath.Join(ld, "log-start-offset-checkpoint"), []byte("7\n"))
 	for _, args := range [][]string{{"groups", ld}, {"txns", ld}, {"metadata", ld}, {"replay-psm", filepath.Join(ld, "orders-0")}} {
 		for _, quiet := range []bool{false, true} {
 			a := args
@@ -132,9 +123,7 @@ func TestVerboseOneMeaning(t *testing.T) {
 	part := clitest.Fixture(t, "partitions/orders-0", filepath.Join(tmp, "a", "orders-0"))
 	mirror := clitest.Fixture(t, "partitions/orders-0", filepath.Join(tmp, "b", "orders-0"))
 	txn := clitest.Fixture(t, "partitions/txn-0", filepath.Join(tmp, "a", "txn-0"))
-	if err := os.Mkdir(filepath.Join(tmp, "c"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.Mkdir(t, filepath.Join(tmp, "c"))
 	backup := clitest.WrittenBackup(t, tmp, "orders-0")
 	logdir := clitest.Testdata("logdirs/broker-1")
 	log0 := filepath.Join(part, "00000000000000000000.log")

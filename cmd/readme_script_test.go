@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
+	"github.com/kseg/kseg/segment/segtest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -38,15 +38,7 @@ import (
 //     (/var/lib/kafka/…) is an illustration and is not run; a path in
 //     the metadata image (/, /image/…) is not a file and does not count.
 func TestScriptReadme(t *testing.T) {
-	readme := filepath.Join("..", "README.md")
-	b, err := os.ReadFile(readme)
-	if os.IsNotExist(err) {
-		t.Skip("no README.md yet")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	script, n, err := readmeScript(string(b))
+	script, n, err := readmeScript(clitest.RepoFile(t, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,9 +46,7 @@ func TestScriptReadme(t *testing.T) {
 		t.Skip("README.md shows no kseg commands")
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "readme.txtar"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, filepath.Join(dir, "readme.txtar"), []byte(script))
 	t.Logf("%d README commands", n)
 	testscript.Run(t, scriptParams(t, dir))
 }
@@ -89,10 +79,7 @@ func TestReadmeSetUp(t *testing.T) {
 	cli, _ := filepath.Glob(filepath.Join("..", "docs", "cli", "*.md"))
 	docs = append(docs, cli...)
 	for _, p := range append(docs, filepath.Join("..", "README.md")) {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := segtest.ReadFile(t, p)
 		for _, bad := range []string{"@latest", "go install github.com/kseg/kseg", "Go ≥"} {
 			if strings.Contains(string(b), bad) {
 				t.Errorf("%s says %q: kseg is built from a clone, with the Go version go.mod names (%s)", p, bad, goVersion)
@@ -119,9 +106,7 @@ func TestScriptDocPages(t *testing.T) {
 			t.Errorf("%s shows %d kseg commands; a page shows its worked example", name, n)
 		}
 		t.Logf("%s: %d commands", name, n)
-		if err := os.WriteFile(filepath.Join(dir, page+".txtar"), []byte(script), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		segtest.WriteFile(t, filepath.Join(dir, page+".txtar"), []byte(script))
 	}
 	testscript.Run(t, scriptParams(t, dir))
 }

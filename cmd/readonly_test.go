@@ -46,6 +46,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // chmodTree makes every file 0444 and every directory 0555, and restores
@@ -115,9 +116,7 @@ func buildReadOnlyFixture(t *testing.T) roFixture {
 		segment.CleanerOffsetCheckpointName:     segment.EncodeOffsetCheckpoint(nil),
 	}
 	for name, b := range rootFiles {
-		if err := os.WriteFile(filepath.Join(logs, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		segtest.WriteFile(t, filepath.Join(logs, name), b)
 	}
 
 	fx.partitions = append(fx.partitions, copyEach(t, "partitions", logs)...)

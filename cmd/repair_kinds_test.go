@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -99,13 +98,8 @@ func TestRepairPreallocatedIndexesAsDump(t *testing.T) {
 		clitest.Fixture(t, "partitions/orders-0", dir)
 		name := segment.SegmentFileName(0, c.suffix)
 		path := filepath.Join(dir, name)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, append(b, make([]byte, 3*c.slot)...), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		b := segtest.ReadFile(t, path)
+		segtest.WriteFile(t, path, append(b, make([]byte, 3*c.slot)...))
 		code, out, _ := runCaught(t, name, []string{"dump", "-o", "json", "--verify-index", "--index-sanity-check", dir})
 		d := parseCorpusDump(t, out)
 		dumpSays := ""

@@ -17,6 +17,7 @@ import (
 	"github.com/kseg/kseg/cmd/verifychain"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/kafkatest"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // The scenarios of barrier.md §9, end to end: partitions written by real
@@ -218,7 +219,7 @@ func TestScenarios(t *testing.T) {
 
 		// A B that takes writes without failing over is caught.
 		broken := s.dir("b2", "orders", 0)
-		clitest.CopyInputDir(t, b, broken)
+		clitest.CopyTree(t, b, broken)
 		s.local(broken)
 		out = s.kseg("ap-no-barrier", nil, ui.ExitFindings, "verify-chain", a, broken)
 		clitest.MustContain(t, out, "beyond-upstream-end at offset 13", "pid-collision at offset 13")
@@ -400,9 +401,7 @@ func checkDocBlocks(t *testing.T, doc string, blocks map[string]string) {
 		return
 	}
 	if os.Getenv("KSEG_UPDATE_DOCS") == "1" && !bytes.Equal(updated, src) {
-		if err := os.WriteFile(doc, updated, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		segtest.WriteFile(t, doc, updated)
 		t.Logf("updated %v in %s", drift, doc)
 		return
 	}

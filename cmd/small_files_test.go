@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestOversizedSmallFiles: a file a broker keeps small (the log
@@ -20,15 +21,9 @@ import (
 // 3.4 GB in dump and inject-barrier --dry-run; a 10 MiB bad line became a
 // 42 MB message).
 func TestOversizedSmallFiles(t *testing.T) {
-	src := clitest.Testdata("partitions")
-	if _, err := os.Stat(src); err != nil {
-		t.Skip("testdata/partitions not generated")
-	}
 	sparse := func(t *testing.T, path string, size int64) {
 		t.Helper()
-		if err := os.WriteFile(path, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		segtest.WriteFile(t, path, nil)
 		if err := os.Truncate(path, size); err != nil {
 			t.Fatal(err)
 		}
@@ -51,9 +46,7 @@ func TestOversizedSmallFiles(t *testing.T) {
 		}, []string{"replay-psm"}, "orders-0", "more than"},
 		{"a 10 MiB line in replication-offset-checkpoint", func(t *testing.T, ld string) {
 			line := "0\n1\n" + strings.Repeat("x", 10<<20) + " 0 5\n"
-			if err := os.WriteFile(filepath.Join(ld, "replication-offset-checkpoint"), []byte(line), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			segtest.WriteFile(t, filepath.Join(ld, "replication-offset-checkpoint"), []byte(line))
 		}, []string{"replay-psm"}, "orders-0", "malformed"},
 		{"meta.properties 64 MiB", func(t *testing.T, ld string) {
 			sparse(t, filepath.Join(ld, "meta.properties"), 64<<20)
@@ -66,8 +59,7 @@ func TestOversizedSmallFiles(t *testing.T) {
 		}, []string{"inject-barrier", "--dry-run", "--mode", "abort"}, "txn-0", "more than"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ld := t.TempDir()
-			clitest.CopyTree(t, src, ld)
+			ld := clitest.Fixture(t, "partitions", t.TempDir())
 			c.setup(t, ld)
 			r, _, alloc := clitest.RunAllocs(append(c.args, filepath.Join(ld, c.dir))...)
 			code, all := r.Code, r.Stdout+r.Stderr

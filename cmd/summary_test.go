@@ -14,6 +14,7 @@ import (
 	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/psm/cluster/clustertest"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // Output that scales (issue 15): the read commands' reports and the write
@@ -27,9 +28,7 @@ import (
 func TestReplayPSMManyProducersSummarised(t *testing.T) {
 	const producers, gaps = 3000, 40
 	dir := filepath.Join(t.TempDir(), "wide-0")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.Mkdir(t, dir)
 	var buf []byte
 	off := int64(0)
 	add := func(pid int64, seq int32) {
@@ -48,9 +47,7 @@ func TestReplayPSMManyProducersSummarised(t *testing.T) {
 	for i := range gaps {
 		add(int64(1000+i), 5) // sequence 1 expected
 	}
-	if err := os.WriteFile(filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix)), buf, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix)), buf)
 
 	code, out, errs := clitest.Exec(t, "replay-psm", dir)
 	if code == ui.ExitError || code == ui.ExitUsage {
@@ -302,9 +299,7 @@ func TestInjectBarrierAbortPlanSummarised(t *testing.T) {
 func TestWriteCommandsTableOutput(t *testing.T) {
 	dir := t.TempDir()
 	part := clitest.Fixture(t, "partitions/txn-0", filepath.Join(dir, "txn-0"))
-	if err := os.Mkdir(filepath.Join(dir, "mirror"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.Mkdir(t, filepath.Join(dir, "mirror"))
 	for _, args := range [][]string{
 		{"inject-barrier", "--dry-run", "-o", "table", "--timestamp", "1700003700000", part},
 		{"mirror", "--dry-run", "-o", "table", part, filepath.Join(dir, "mirror", "txn-0")},

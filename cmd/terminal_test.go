@@ -90,17 +90,16 @@ func TestTermDumbNoColour(t *testing.T) {
 
 // tableCommands are every table of every command.
 func tableCommands(t *testing.T) [][]string {
-	p := func(parts ...string) string { return filepath.Join(append([]string{"..", "testdata"}, parts...)...) }
 	m := clitest.MirrorCopies(t, 2)
-	ld := p("logdirs", "broker-1")
+	ld := clitest.Testdata("logdirs/broker-1")
 	return [][]string{
-		{"dump", "-o", "table", p("partitions", "orders-0")},
-		{"dump", "-o", "table", p("partitions", "txn-0")},
-		{"dump", "-o", "table", p("partitions", "control-0")},
-		{"dump", "-o", "table", "--verify-index", p("broken", "crc-mismatch", "events-0")},
-		{"dump", "-o", "table", "--deep", "--print-data", p("partitions", "orders-0")},
-		{"replay-psm", "-o", "table", p("partitions", "txn-0")},
-		{"replay-psm", "-o", "table", p("partitions")},
+		{"dump", "-o", "table", clitest.Testdata("partitions/orders-0")},
+		{"dump", "-o", "table", clitest.Testdata("partitions/txn-0")},
+		{"dump", "-o", "table", clitest.Testdata("partitions/control-0")},
+		{"dump", "-o", "table", "--verify-index", clitest.Testdata("broken/crc-mismatch/events-0")},
+		{"dump", "-o", "table", "--deep", "--print-data", clitest.Testdata("partitions/orders-0")},
+		{"replay-psm", "-o", "table", clitest.Testdata("partitions/txn-0")},
+		{"replay-psm", "-o", "table", clitest.Testdata("partitions")},
 		{"groups", "-o", "table", ld},
 		{"groups", "-o", "table", "--members", "-v", ld},
 		{"groups", "-o", "table", "--state", ld},
@@ -110,10 +109,10 @@ func tableCommands(t *testing.T) [][]string {
 		{"metadata", "find", "-o", "table", "/image/topics/byName/orders", ld},
 		{"status", "-o", "table", ld},
 		{"verify-chain", "-o", "table", m[0], m[1]},
-		{"inject-barrier", "--dry-run", "-o", "table", "--timestamp", "1700003700000", p("partitions", "txn-0")},
-		{"mirror", "--dry-run", "-o", "table", p("partitions", "orders-0"), filepath.Join(t.TempDir(), "orders-0")},
-		{"repair", "--dry-run", "-o", "table", p("broken", "crc-mismatch", "events-0")},
-		{"explain", "-o", "table", "5", p("partitions", "txn-0")},
+		{"inject-barrier", "--dry-run", "-o", "table", "--timestamp", "1700003700000", clitest.Testdata("partitions/txn-0")},
+		{"mirror", "--dry-run", "-o", "table", clitest.Testdata("partitions/orders-0"), filepath.Join(t.TempDir(), "orders-0")},
+		{"repair", "--dry-run", "-o", "table", clitest.Testdata("broken/crc-mismatch/events-0")},
+		{"explain", "-o", "table", "5", clitest.Testdata("partitions/txn-0")},
 		{"version", "-o", "table"},
 	}
 }

@@ -2,7 +2,6 @@ package check
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"github.com/kseg/kseg/cmd/check/tree"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // checkTree copies fixtures into a fresh temporary tree: each name is a
@@ -22,7 +23,7 @@ func checkFixtureTree(t *testing.T, names ...string) string {
 	t.Helper()
 	root := t.TempDir()
 	for _, n := range names {
-		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, n), filepath.Join(root, n))
+		clitest.Fixture(t, n, filepath.Join(root, n))
 	}
 	return root
 }
@@ -31,9 +32,7 @@ func checkFixtureTree(t *testing.T, names ...string) string {
 func writeCheckConfig(t *testing.T, dir, body string) string {
 	t.Helper()
 	p := filepath.Join(dir, expect.ConfigName)
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, p, []byte(body))
 	return p
 }
 
@@ -236,9 +235,7 @@ func TestCheckConfigFoundUpward(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	deep := filepath.Join(root, "a", "b", "c")
-	if err := os.MkdirAll(deep, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.Mkdir(t, deep)
 	if p, err := expect.Find(deep); err != nil || p != "" {
 		t.Fatalf("found %q %v in a tree without one", p, err)
 	}
@@ -258,16 +255,12 @@ func TestCheckConfigFoundUpward(t *testing.T) {
 func TestCheckWalk(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "logdirs", "healthy"), filepath.Join(root, "repo", "kafka-logs-1"))
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "orders-0"), filepath.Join(root, "deeper", "still", "orders-0"))
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "txn-0"), filepath.Join(root, ".git", "txn-0"))
+	clitest.Fixture(t, "logdirs/healthy", filepath.Join(root, "repo", "kafka-logs-1"))
+	clitest.Fixture(t, "partitions/orders-0", filepath.Join(root, "deeper", "still", "orders-0"))
+	clitest.Fixture(t, "partitions/txn-0", filepath.Join(root, ".git", "txn-0"))
 	for _, d := range []string{"notes-1", "docs/pages-2"} {
-		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, d, "README.md"), []byte("not Kafka\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		clitest.Mkdir(t, filepath.Join(root, d))
+		segtest.WriteFile(t, filepath.Join(root, d, "README.md"), []byte("not Kafka\n"))
 	}
 	walked, err := tree.Walk([]string{root})
 	if err != nil {
@@ -278,7 +271,7 @@ func TestCheckWalk(t *testing.T) {
 		rel, _ := filepath.Rel(root, p.Path)
 		parts = append(parts, filepath.ToSlash(rel))
 	}
-	healthy, err := os.ReadDir(filepath.Join(clitest.TestdataDir, "logdirs", "healthy"))
+	healthy, err := os.ReadDir(clitest.Testdata("logdirs/healthy"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,20 +318,13 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 	t.Parallel()
 	root := checkFixtureTree(t, "broken/zero-tail/events-0", "broken/crc-mismatch/events-0", "partitions/txn-0")
 	cfg := filepath.Join(t.TempDir(), "sub", "kseg-check.yaml")
-	if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.Mkdir(t, filepath.Dir(cfg))
 	// A file to start from: its comment and settings must survive.
-	if err := os.WriteFile(cfg, []byte("# ours\nroot: "+root+"\nfail-on: warning # pin warnings too\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, cfg, []byte("# ours\nroot: "+root+"\nfail-on: warning # pin warnings too\n"))
 	if r := clitest.Run("check", "--config", cfg, "--write-baseline", root); r.Code != ui.ExitOK || !strings.Contains(r.Stderr, "3 expectations added") {
 		t.Fatalf("--write-baseline: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	b, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := segtest.ReadFile(t, cfg)
 	clitest.MustContain(t, string(b), "# ours\n", "fail-on: warning # pin warnings too\n", "path: broken/zero-tail/events-0\n",
 		"kind: zero-tail\n", "file: 00000000000000000000.log\n", "position: 646\n",
 		"kind: crc-mismatch\n", "position: 214\n", "offset: 4\n", "kind: hanging-transaction\n")
@@ -357,10 +343,7 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 	if r := clitest.Run("check", "--config", cfg, "--write-baseline", root); r.Code != ui.ExitOK || !strings.Contains(r.Stderr, "0 expectations added, 1 expectation removed") {
 		t.Fatalf("second --write-baseline: exit %d\n%s", r.Code, r.Stderr)
 	}
-	after, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	after := segtest.ReadFile(t, cfg)
 	if strings.Contains(string(after), "zero-tail") || !strings.HasPrefix(string(after), "# ours\n") || !strings.Contains(string(after), "kind: crc-mismatch") {
 		t.Errorf("second baseline:\n%s", after)
 	}
@@ -377,19 +360,16 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 // expectation there.
 func TestCheckProjectExpectations(t *testing.T) {
 	t.Parallel()
-	cfg := filepath.Join(clitest.TestdataDir, expect.ConfigName)
+	cfg := clitest.Testdata(expect.ConfigName)
 	code, lines, r := runCheckJSON(t, "--config", cfg, clitest.TestdataDir)
 	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, r.Stdout, r.Stderr)
 	}
-	broken, err := os.ReadDir(filepath.Join(clitest.TestdataDir, "broken"))
+	broken, err := os.ReadDir(clitest.Testdata("broken"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := segtest.ReadFile(t, cfg)
 	for _, d := range broken {
 		if !strings.Contains(string(b), "path: broken/"+d.Name()+"/events-0\n  expect:") {
 			t.Errorf("%s: broken/%s has no expectations", cfg, d.Name())
@@ -405,7 +385,7 @@ func TestCheckProjectExpectations(t *testing.T) {
 func TestCheckRealFixtures(t *testing.T) {
 	t.Parallel()
 	src := clitest.RealRoot(t)
-	r := clitest.Run("check", "-q", "--config", filepath.Join(clitest.TestdataDir, "real-check.yaml"), src)
+	r := clitest.Run("check", "-q", "--config", clitest.Testdata("real-check.yaml"), src)
 	if r.Code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
@@ -437,11 +417,9 @@ func TestCheckEdges(t *testing.T) {
 	root := t.TempDir()
 	for _, fix := range []string{"chain1", "chain2"} {
 		a := filepath.Join(root, fix, "a", "orders-0")
-		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "orders-0"), a)
+		clitest.Fixture(t, "partitions/orders-0", a)
 		b := filepath.Join(root, fix, "b", "orders-0")
-		if err := os.MkdirAll(filepath.Dir(b), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		clitest.Mkdir(t, filepath.Dir(b))
 		if code, out, stderr := clitest.Exec(t, "mirror", "-q", "--backup-dir", filepath.Join(t.TempDir(), "bk"), a, b); code != ui.ExitOK {
 			t.Fatalf("mirror: exit %d\n%s%s", code, out, stderr)
 		}
@@ -464,14 +442,9 @@ func TestCheckEdges(t *testing.T) {
 		t.Fatal(logs, err)
 	}
 	log := logs[len(logs)-1]
-	b, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := segtest.ReadFile(t, log)
 	b = flipLastBatchTimestamp(t, b)
-	if err := os.WriteFile(log, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, log, b)
 	code, lines, r = runCheckJSON(t, "--config", cfg, root)
 	var got []string
 	for _, l := range findingsWith(lines, statusNew) {
@@ -501,6 +474,6 @@ func flipLastBatchTimestamp(t *testing.T, log []byte) []byte {
 	// 4, magic 1, crc 4, attributes 2, lastOffsetDelta 4, baseTimestamp 8).
 	log[last+42] ^= 1
 	end := last + 12 + int(binary.BigEndian.Uint32(log[last+8:]))
-	binary.BigEndian.PutUint32(log[last+17:], crc32.Checksum(log[last+21:end], crc32.MakeTable(crc32.Castagnoli)))
+	binary.BigEndian.PutUint32(log[last+17:], decode.CRC32C(log[last+21:end]))
 	return log
 }

@@ -1,7 +1,6 @@
 package check
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,18 +11,15 @@ import (
 	"github.com/kseg/kseg/cmd/check/expect"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // ciDoc is docs/ci.md's fenced blocks by language.
 func ciDocBlocks(t *testing.T) map[string][]string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(clitest.TestdataDir, "..", "docs", "ci.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	blocks := map[string][]string{}
 	lang, cur := "", []string(nil)
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(clitest.RepoFile(t, "docs/ci.md"), "\n") {
 		switch {
 		case strings.HasPrefix(line, "```") && lang == "":
 			lang, cur = strings.TrimPrefix(line, "```"), nil
@@ -131,13 +127,9 @@ func checkDocConfigLoads(t *testing.T, y string) {
 	dir := t.TempDir()
 	for _, d := range []string{"fixtures/broken/crc-mismatch/events-0", "fixtures/healthy/orders-0", "fixtures/broker-1",
 		"fixtures/chains/failover/a/orders-0", "fixtures/chains/failover/b/orders-0"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		clitest.Mkdir(t, filepath.Join(dir, d))
 	}
-	if err := os.WriteFile(filepath.Join(dir, "fixtures/broken/crc-mismatch/events-0/00000000000000000000.log"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, filepath.Join(dir, "fixtures/broken/crc-mismatch/events-0/00000000000000000000.log"), nil)
 	p := writeCheckConfig(t, dir, y)
 	cfg, err := expect.Load(p)
 	if err != nil {
@@ -216,10 +208,7 @@ func checkActionInputs(t *testing.T, with any) {
 func actionInputs(t *testing.T) map[string]any {
 	t.Helper()
 	var a map[string]any
-	b, err := os.ReadFile(filepath.Join(clitest.TestdataDir, "..", ".ci", "action", "action.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := []byte(clitest.RepoFile(t, ".ci/action/action.yml"))
 	if err := yaml.Unmarshal(b, &a); err != nil {
 		t.Fatal(err)
 	}
@@ -232,10 +221,7 @@ func actionInputs(t *testing.T) map[string]any {
 // runs kseg check.
 func TestCIActionAndHooks(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join(clitest.TestdataDir, "..", ".ci", "action", "action.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := []byte(clitest.RepoFile(t, ".ci/action/action.yml"))
 	var a struct {
 		Name, Description string
 		Inputs            map[string]struct{ Description, Default string }
@@ -269,10 +255,7 @@ func TestCIActionAndHooks(t *testing.T) {
 		}
 	}
 	var hooks []map[string]any
-	hb, err := os.ReadFile(filepath.Join(clitest.TestdataDir, "..", ".pre-commit-hooks.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	hb := []byte(clitest.RepoFile(t, ".pre-commit-hooks.yaml"))
 	if err := yaml.Unmarshal(hb, &hooks); err != nil {
 		t.Fatal(err)
 	}

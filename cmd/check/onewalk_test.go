@@ -33,7 +33,7 @@ func TestCheckOneWalkIsTheCommands(t *testing.T) {
 	t.Parallel()
 	var dirs []string
 	for _, sub := range []string{"partitions", "broken", "logdirs", "mm2"} {
-		walked, err := tree.Walk([]string{filepath.Join(clitest.TestdataDir, sub)})
+		walked, err := tree.Walk([]string{clitest.Testdata(sub)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func findingList(fs []finding.Finding) string {
 // result.
 func TestCheckWalkBudget(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(clitest.TestdataDir, "partitions", "orders-0")
+	dir := clitest.Testdata("partitions/orders-0")
 	e, err := newCheckEngine(1, func(string) bool { return false }, 1<<20, *TestSnapshots)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment/finding"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // checkReportRun is one run of check over a tree made to hold every kind
@@ -39,18 +40,18 @@ func runCheckReports(t *testing.T) *checkReportRun {
 	base := t.TempDir()
 	root := filepath.Join(base, "odd,dir:100% & <x>")
 	for _, n := range []string{"broken/crc-mismatch/events-0", "broken/zero-tail/events-0", "broken/bad-magic/events-0", "logdirs/broker-1"} {
-		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, n), filepath.Join(root, n))
+		clitest.Fixture(t, n, filepath.Join(root, n))
 	}
 	// A partition without its .log (producer-state is skipped), and one
 	// that cannot be read.
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions/orders-0"), filepath.Join(root, "partitions/orders-0"))
+	clitest.Fixture(t, "partitions/orders-0", filepath.Join(root, "partitions/orders-0"))
 	if err := os.Remove(filepath.Join(root, "partitions/orders-0/00000000000000000026.log")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(filepath.Join(root, "gone"), filepath.Join(root, "partitions/orders-0/00000000000000000026.log")); err != nil {
 		t.Skip("no symbolic links here:", err)
 	}
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions/txn-0"), filepath.Join(root, "partitions/indexes-0"))
+	clitest.Fixture(t, "partitions/txn-0", filepath.Join(root, "partitions/indexes-0"))
 	for _, n := range []string{"00000000000000000000.log", "00000000000000000011.log"} {
 		if err := os.Remove(filepath.Join(root, "partitions/indexes-0", n)); err != nil {
 			t.Fatal(err)
@@ -69,9 +70,7 @@ paths:
       - kind: torn-tail
 `)
 	out := filepath.Join(base, "reports")
-	if err := os.Mkdir(out, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.Mkdir(t, out)
 	args := []string{"check", "-q", "--config", cfg}
 	for _, f := range checkFormats {
 		args = append(args, "--report", f+"="+filepath.Join(out, f))
@@ -79,10 +78,7 @@ paths:
 	r := clitest.Run(append(args, root)...)
 	run := &checkReportRun{root: root, code: r.Code, stdout: r.Stdout, files: map[string][]byte{}}
 	for _, f := range checkFormats {
-		b, err := os.ReadFile(filepath.Join(out, f))
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := segtest.ReadFile(t, filepath.Join(out, f))
 		run.files[f] = b
 	}
 	if r.Code != ui.ExitError {
@@ -125,7 +121,7 @@ func TestCheckReportFormats(t *testing.T) {
 
 // sarifSchemaFile is the official SARIF 2.1.0 schema (testdata/README.md
 // says where it comes from).
-var sarifSchemaFile = filepath.Join(clitest.TestdataDir, "schemas", "sarif-schema-2.1.0.json")
+var sarifSchemaFile = clitest.Testdata("schemas/sarif-schema-2.1.0.json")
 
 func checkSARIF(t *testing.T, run *checkReportRun) {
 	f, err := os.Open(sarifSchemaFile)
@@ -205,13 +201,11 @@ func checkSARIF(t *testing.T, run *checkReportRun) {
 
 // junitSchemas are the published JUnit schemas: Apache Ant's (windyroad)
 // and Jenkins' (xunit-plugin).
-var junitSchemas = []string{filepath.Join(clitest.TestdataDir, "schemas", "JUnit.xsd"), filepath.Join(clitest.TestdataDir, "schemas", "junit-10.xsd")}
+var junitSchemas = []string{clitest.Testdata("schemas/JUnit.xsd"), clitest.Testdata("schemas/junit-10.xsd")}
 
 func checkJUnit(t *testing.T, run *checkReportRun) {
 	report := filepath.Join(t.TempDir(), "junit.xml")
-	if err := os.WriteFile(report, run.files["junit"], 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, report, run.files["junit"])
 	s := string(run.files["junit"])
 	clitest.MustContain(t, s, `<testcase name="segments" classname="`, `<failure type="new" message="1 new finding: hanging-transaction"`,
 		`<failure type="missing" message="1 missing expectation: torn-tail"`, `<error type="unreadable" message="open `,
@@ -222,9 +216,7 @@ func checkJUnit(t *testing.T, run *checkReportRun) {
 		t.Skip("xmllint (Debian's libxml2-utils) is not installed: the JUnit report is not validated against its schemas")
 	}
 	bad := filepath.Join(t.TempDir(), "bad.xml")
-	if err := os.WriteFile(bad, []byte(strings.Replace(s, `<testcase name="segments"`, `<testcase`, 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, bad, []byte(strings.Replace(s, `<testcase name="segments"`, `<testcase`, 1)))
 	for _, xsd := range junitSchemas {
 		if out, err := exec.Command(xmllint, "--noout", "--schema", xsd, report).CombinedOutput(); err != nil {
 			t.Errorf("%s: the JUnit report does not validate: %v\n%s", filepath.Base(xsd), err, out)
@@ -318,19 +310,16 @@ func checkJSONReport(t *testing.T, run *checkReportRun) {
 // and a link to its section there.
 func TestCheckRulesHelpEveryKind(t *testing.T) {
 	t.Parallel()
-	doc, err := os.ReadFile(filepath.Join(clitest.TestdataDir, "..", "docs", "troubleshooting.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := clitest.RepoFile(t, "docs/troubleshooting.md")
 	anchors := map[string]bool{}
-	for _, l := range strings.Split(string(doc), "\n") {
+	for _, l := range strings.Split(doc, "\n") {
 		if strings.HasPrefix(l, "## ") {
 			anchors[rules.MarkdownAnchor(strings.TrimPrefix(l, "## "))] = true
 		}
 	}
 	// The page's own table of contents uses the same anchors.
 	for _, a := range []string{"kseg-dump", "kseg-replay-psm", "kseg-verify-chain", "kseg-groups-kseg-txns-and-kseg-metadata"} {
-		if !anchors[a] || !strings.Contains(string(doc), "(#"+a+")") {
+		if !anchors[a] || !strings.Contains(doc, "(#"+a+")") {
 			t.Errorf("anchor %s: not a heading or not linked", a)
 		}
 	}

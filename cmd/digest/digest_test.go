@@ -14,6 +14,7 @@ import (
 	"github.com/kseg/kseg/cmd/verifychain"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // digestOf runs kseg digest args... PATH into a file and returns it.
@@ -75,9 +76,7 @@ func TestDigestCLI(t *testing.T) {
 		t.Fatalf("verify-chain over the log directory's digest: exit %d %+v %s", code, edges, stderr)
 	}
 	// An interrupted kseg write pending: refused.
-	if err := os.WriteFile(filepath.Join(dst, edit.JournalName), []byte("{}"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, filepath.Join(dst, edit.JournalName), []byte("{}"))
 	if code, _, stderr := clitest.Exec(t, "digest", "--out", filepath.Join(t.TempDir(), "x"), dst); code != ui.ExitRefused || !strings.Contains(stderr, "pending") {
 		t.Errorf("pending edit: exit %d: %s", code, stderr)
 	}
@@ -109,9 +108,7 @@ func TestDigestIncremental(t *testing.T) {
 		}
 		whole := filepath.Join(t.TempDir(), "whole.digest")
 		b, _ := os.ReadFile(early)
-		if err := os.WriteFile(whole, append(b, section...), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		segtest.WriteFile(t, whole, append(b, section...))
 		if from == "8" {
 			// The earlier digest ends below 8: a gap the reader refuses.
 			if code, _, stderr := chainEdges(t, src, whole); code != ui.ExitUsage || !strings.Contains(stderr, "byte ") {
@@ -151,16 +148,11 @@ func TestDigestIncremental(t *testing.T) {
 func TestDigestBadInput(t *testing.T) {
 	src, dst := clitest.Mirrored(t, -1)
 	good := digestOf(t, dst)
-	b, err := os.ReadFile(good)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := segtest.ReadFile(t, good)
 	bad := func(name string, content []byte, wantCode int, wants ...string) {
 		t.Helper()
 		p := filepath.Join(t.TempDir(), name)
-		if err := os.WriteFile(p, content, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		segtest.WriteFile(t, p, content)
 		code, out, stderr := clitest.Exec(t, "verify-chain", src, p)
 		if code != wantCode {
 			t.Errorf("%s: exit %d, want %d\n%s%s", name, code, wantCode, out, stderr)
@@ -206,10 +198,7 @@ func TestDigestBadInput(t *testing.T) {
 
 func mustRead(t *testing.T, p string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := segtest.ReadFile(t, p)
 	return b
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -144,9 +143,7 @@ func (discardWriter) Write(p []byte) (int, error) { return len(p), nil }
 func benchLog(b *testing.B, size int64) (string, int64) {
 	dir := b.TempDir()
 	path := filepath.Join(dir, "bench-0", segment.SegmentFileName(0, segment.LogSuffix))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		b.Fatal(err)
-	}
+	clitest.Mkdir(b, filepath.Dir(path))
 	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
@@ -188,8 +185,6 @@ func BenchmarkCRCFloor(b *testing.B) {
 	cpu.report(b)
 }
 
-var castagnoliTable = crc32.MakeTable(crc32.Castagnoli)
-
 func crcFloor(b *testing.B, path string) int {
 	f, err := os.Open(path)
 	if err != nil {
@@ -209,7 +204,7 @@ func crcFloor(b *testing.B, path string) int {
 	batches := 0
 	for p := 0; len(data)-p > 17; {
 		end := p + 12 + int(be.Uint32(data[p+8:]))
-		if end > len(data) || crc32.Checksum(data[p+21:end], castagnoliTable) != be.Uint32(data[p+17:]) {
+		if end > len(data) || decode.CRC32C(data[p+21:end]) != be.Uint32(data[p+17:]) {
 			b.Fatalf("batch at %d", p)
 		}
 		batches++
@@ -284,9 +279,7 @@ func BenchmarkDumpVerifyIndex(b *testing.B) {
 	}
 	dir := filepath.Dir(path)
 	for name, content := range map[string][]byte{segment.IndexSuffix: idx, segment.TimeIndexSuffix: tidx} {
-		if err := os.WriteFile(filepath.Join(dir, segment.SegmentFileName(0, name)), content, 0o644); err != nil {
-			b.Fatal(err)
-		}
+		segtest.WriteFile(b, filepath.Join(dir, segment.SegmentFileName(0, name)), content)
 	}
 	for _, flags := range [][]string{{"-o", "json"}, {"-o", "json", "--verify-index"}} {
 		b.Run(strings.Join(flags, ""), func(b *testing.B) {

@@ -2,7 +2,6 @@ package dump
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -64,23 +63,12 @@ func goldenRuns(name string, broken bool) [][]string {
 // stable), and returns the results with the temporary directory replaced
 // by a placeholder.
 func goldenFixture(t *testing.T, kind, name string) []clitest.Result {
-	src, err := filepath.Abs(filepath.Join(clitest.TestdataDir, kind, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(src); err != nil {
-		t.Fatalf("fixture missing: %v (go run ./testdata/gen)", err)
-	}
-	work := t.TempDir()
-	clitest.CopyTree(t, src, filepath.Join(work, name))
-	t.Chdir(work)
-	var res []clitest.Result
+	w := clitest.NewGoldenWork(t)
+	w.CopyFixture(kind+"/"+name, name)
 	for _, args := range goldenRuns(name, kind == "broken") {
-		r := clitest.Run(append(slices.Clone(args), name)...)
-		placeholdWork(&r, work)
-		res = append(res, r)
+		w.Run(append(slices.Clone(args), name)...)
 	}
-	return res
+	return w.Res
 }
 
 // placeholdWork replaces the working directory a run was made from (and
@@ -107,7 +95,7 @@ func checkGolden(t *testing.T, file string, got []byte) {
 
 // goldenAbsDir is the golden directory as an absolute path, resolved at
 // package initialisation, before any test changes directory.
-var goldenAbsDir = clitest.MustAbs(filepath.Join(clitest.TestdataDir, "golden", "dump"))
+var goldenAbsDir = clitest.MustAbs(clitest.Testdata("golden/dump"))
 
 func goldenAbs(*testing.T) string { return goldenAbsDir }
 

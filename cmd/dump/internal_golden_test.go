@@ -17,6 +17,7 @@ import (
 	"github.com/kseg/kseg/decode/mm2"
 	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/decode/schema/schematest"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // Golden dumps of Kafka's internal topics, over real broker data: the
@@ -26,7 +27,7 @@ import (
 // output with kafka-dump-log's decoder flag. Regenerate with
 //
 //	go test ./cmd -run InternalGolden -update
-var internalGoldenDir = clitest.MustAbs(filepath.Join(clitest.TestdataDir, "golden", "internal"))
+var internalGoldenDir = clitest.MustAbs(clitest.Testdata("golden/internal"))
 
 type internalCase struct {
 	golden string
@@ -266,9 +267,7 @@ func chdirRecordsPartition(t *testing.T, topic string, epoch int32, recs []kv) s
 	t.Helper()
 	t.Chdir(t.TempDir())
 	dir := topic + "-0"
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.Mkdir(t, dir)
 	var raw []byte
 	for i, r := range recs {
 		var err error
@@ -280,9 +279,7 @@ func chdirRecordsPartition(t *testing.T, topic string, epoch int32, recs []kv) s
 		}
 	}
 	log := filepath.Join(dir, "00000000000000000000.log")
-	if err := os.WriteFile(log, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, log, raw)
 	return log
 }
 

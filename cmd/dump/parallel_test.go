@@ -2,7 +2,6 @@ package dump
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -38,7 +37,7 @@ func TestDumpParallelMatchesSerialFixtures(t *testing.T) {
 		for _, name := range names {
 			t.Run(kind+"/"+name, func(t *testing.T) {
 				work := t.TempDir()
-				clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, kind, name), filepath.Join(work, name))
+				clitest.Fixture(t, kind+"/"+name, filepath.Join(work, name))
 				for _, args := range goldenRuns(name, kind == "broken") {
 					args = append(slices.Clone(args), filepath.Join(work, name))
 					serial := clitest.Run(append([]string{args[0], "--decode-workers", "1"}, args[1:]...)...)
@@ -112,15 +111,13 @@ func logDirOfFixtures(t *testing.T) string {
 	t.Helper()
 	ld := t.TempDir()
 	for _, name := range segtest.PartitionNames {
-		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", name), filepath.Join(ld, name))
+		clitest.Fixture(t, "partitions/"+name, filepath.Join(ld, name))
 	}
 	for i, name := range segtest.BrokenNames {
-		clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "broken", name, segtest.BrokenPartition), filepath.Join(ld, fmt.Sprintf("events-%d", i+1)))
+		clitest.Fixture(t, "broken/"+name+"/"+segtest.BrokenPartition, filepath.Join(ld, fmt.Sprintf("events-%d", i+1)))
 	}
 	for _, f := range []string{"recovery-point-offset-checkpoint", "log-start-offset-checkpoint"} {
-		if err := os.WriteFile(filepath.Join(ld, f), []byte("0\n2\norders-0 0\ntxn-0 0\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		segtest.WriteFile(t, filepath.Join(ld, f), []byte("0\n2\norders-0 0\ntxn-0 0\n"))
 	}
 	return ld
 }

@@ -65,9 +65,7 @@ func (g gateWriter) Write(p []byte) (int, error) { <-g.next; return len(p), nil 
 // lets it, and the test waits for the line to show where the dump is.
 func TestDumpProgressMovesWithinSegment(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bench-0")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.Mkdir(t, dir)
 	f, err := os.Create(filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix)))
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
@@ -438,10 +438,7 @@ func TestDumpRealLegacyGoldens(t *testing.T) {
 	root := clitest.RealRoot(t)
 	base := filepath.Join(root, "asayers__kafkalite", "tests", "test-data")
 	for _, name := range []string{"hamlet-none-0", "hamlet-gzip-0", "hamlet-snappy-0", "numbers-0"} {
-		want, err := os.ReadFile(filepath.Join(base, "golden", name))
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := segtest.ReadFile(t, filepath.Join(base, "golden", name))
 		d := dumpJSON(t, filepath.Join(base, "fs-data", name, "00000000000000000000.log"), true)
 		var got bytes.Buffer
 		for _, v := range d.values {

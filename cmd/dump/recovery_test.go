@@ -17,7 +17,7 @@ import (
 // cut: the same kind, at the cut's position (or, for damage inside a
 // batch header, naming the cut's validBytes).
 func TestDumpAgreesWithRecover(t *testing.T) {
-	fixtures, err := filepath.Glob(filepath.Join(clitest.TestdataDir, "broken", "*", "*-0"))
+	fixtures, err := filepath.Glob(clitest.Testdata("broken/*/*-0"))
 	if err != nil || len(fixtures) < 8 {
 		t.Fatalf("broken fixtures: %v %v", fixtures, err)
 	}

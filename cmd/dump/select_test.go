@@ -2,7 +2,6 @@ package dump
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -44,7 +43,7 @@ func TestDumpFiltersNarrowEveryFile(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.part+" "+strings.Join(tc.filter, " "), func(t *testing.T) {
-			dir := filepath.Join(clitest.TestdataDir, "partitions", tc.part)
+			dir := clitest.Testdata("partitions/" + tc.part)
 			all := clitest.Run("dump", "--output", "json", dir)
 			got := clitest.Run(append(append([]string{"dump", "--output", "json"}, tc.filter...), dir)...)
 			if all.Code != ui.ExitOK || got.Code != ui.ExitOK {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestVerifyIndexOnePassSameFindings: a directory dump checks a segment's
@@ -18,7 +19,7 @@ import (
 // .timeindex is named before the .index, so nothing is stashed.
 func TestVerifyIndexOnePassSameFindings(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "orders-0")
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "orders-0"), dir)
+	clitest.Fixture(t, "partitions/orders-0", dir)
 	seg := filepath.Join(dir, "00000000000000000026")
 	// Entry 1 of the .index points one byte into a batch; entry 0 of the
 	// .timeindex gets another timestamp.
@@ -33,9 +34,7 @@ func TestVerifyIndexOnePassSameFindings(t *testing.T) {
 	}
 	binary.BigEndian.PutUint64(tidx[0:], binary.BigEndian.Uint64(tidx[0:])-1)
 	for name, b := range map[string][]byte{".index": idx, ".timeindex": tidx} {
-		if err := os.WriteFile(seg+name, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		segtest.WriteFile(t, seg+name, b)
 	}
 	findings := func(args ...string) map[string][]string {
 		r := clitest.Run(append([]string{"dump", "--output", "json", "--verify-index"}, args...)...)

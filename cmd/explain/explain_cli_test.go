@@ -1,7 +1,6 @@
 package explain_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,7 +12,7 @@ import (
 // wrapper names the offsets it holds and lists its inner messages (it used
 // to say "batch 5..5" for offsets 3..5).
 func TestExplainLegacyWrapper(t *testing.T) {
-	code, out, errOut := clitest.Exec(t, "explain", "3", filepath.Join(clitest.TestdataDir, "partitions", "legacy-v0-0"))
+	code, out, errOut := clitest.Exec(t, "explain", "3", clitest.Testdata("partitions/legacy-v0-0"))
 	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
@@ -27,7 +26,7 @@ func TestExplainLegacyWrapper(t *testing.T) {
 // what explain takes (it used to be "read at position -1 … negative
 // offset").
 func TestExplainNonLogFile(t *testing.T) {
-	idx := filepath.Join(clitest.TestdataDir, "partitions", "orders-0", "00000000000000000000.index")
+	idx := clitest.Testdata("partitions/orders-0/00000000000000000000.index")
 	code, out, errOut := clitest.Exec(t, "explain", "3", idx)
 	if code != ui.ExitUsage || !strings.Contains(errOut, "not a .log segment") || strings.Contains(errOut, "negative") || out != "" {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)

@@ -15,6 +15,7 @@ import (
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // mirrorPartition writes the barriertest mirror fixture (400-byte
@@ -245,9 +246,7 @@ func TestInjectBarrierCLIRefusals(t *testing.T) {
 		src := mirrorPartition(t)
 		dst := filepath.Join(filepath.Dir(dir), "mirror-1")
 		used := t.TempDir()
-		if err := os.WriteFile(filepath.Join(used, edit.BackupManifestName), []byte("{}"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		segtest.WriteFile(t, filepath.Join(used, edit.BackupManifestName), []byte("{}"))
 		before := clitest.WalkState(t, filepath.Dir(dir))
 		for _, bd := range []string{filepath.Join(filepath.Dir(dir), "bk"), used} {
 			for _, args := range [][]string{
@@ -314,14 +313,8 @@ func TestInjectBarrierHelp(t *testing.T) {
 // refused (committed-data, exit 4) with nothing changed unless --yes is
 // given; on a terminal it asks, and only "y" goes ahead.
 func TestInjectBarrierCommittedDataNeedsYes(t *testing.T) {
-	fixture := filepath.Join(clitest.TestdataDir, "partitions", "txn-0")
-	if _, err := os.Stat(fixture); err != nil {
-		t.Skip("testdata/partitions/txn-0 is absent")
-	}
 	fresh := func() string {
-		dir := filepath.Join(t.TempDir(), "logs", "txn-0")
-		clitest.CopyTree(t, fixture, dir)
-		return dir
+		return clitest.Fixture(t, "partitions/txn-0", filepath.Join(t.TempDir(), "logs", "txn-0"))
 	}
 	dir := fresh()
 	code, out, stderr := clitest.Exec(t, "inject-barrier", "--dry-run", "--timestamp", clitest.InjectTs, dir)

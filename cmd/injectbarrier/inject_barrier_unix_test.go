@@ -36,9 +36,7 @@ func TestMirrorCLIRefusesLockedLogDir(t *testing.T) {
 	src := mirrorPartition(t)
 	root := t.TempDir()
 	ld := filepath.Join(root, "ld")
-	if err := os.Mkdir(ld, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.Mkdir(t, ld)
 	if err := os.Symlink(ld, filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}

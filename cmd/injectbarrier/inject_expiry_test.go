@@ -35,7 +35,7 @@ func TestInjectPlanSaysWhatReadBackSays(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.part+" "+strings.Join(tc.args, " "), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), tc.part)
-			clitest.CopyInputDir(t, filepath.Join(clitest.TestdataDir, "partitions", tc.part), dir)
+			clitest.Fixture(t, "partitions/"+tc.part, dir)
 			backups := filepath.Join(t.TempDir(), "b")
 			text := clitest.Run(append(append([]string{"inject-barrier", "--dry-run", "--backup-dir", backups}, tc.args...), dir)...)
 			r := clitest.Run(append(append([]string{"inject-barrier", "-o", "json", "--backup-dir", backups}, tc.args...), dir)...)

@@ -1,8 +1,6 @@
 package kafkadumplog_test
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,11 +16,7 @@ import (
 // kafka-dump-log option has a row, every kseg flag the page names exists
 // on `kseg dump`, and every visible `kseg dump` flag is on the page.
 func TestKafkaDumpLogMapping(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(clitest.TestdataDir, "..", "docs", "kafka-dump-log.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(b)
+	doc := clitest.RepoFile(t, "docs/kafka-dump-log.md")
 	for _, opt := range []string{"--files", "--print-data-log", "--deep-iteration", "--verify-index-only",
 		"--index-sanity-check", "--max-message-size", "--max-bytes", "--value-decoder-class", "--key-decoder-class",
 		"--offsets-decoder", "--transaction-log-decoder", "--cluster-metadata-decoder", "--remote-log-metadata-decoder",

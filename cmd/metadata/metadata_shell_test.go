@@ -1,7 +1,6 @@
 package metadata_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,7 +12,7 @@ import (
 // kafka-metadata-shell prints them (LsCommandHandler.printTargets,
 // CatCommandHandler, FindCommandHandler).
 func TestMetadataShell(t *testing.T) {
-	ld := filepath.Join(clitest.TestdataDir, "logdirs", "broker-1")
+	ld := clitest.Testdata("logdirs/broker-1")
 	for _, tc := range []struct {
 		args []string
 		want string

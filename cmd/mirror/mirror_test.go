@@ -30,10 +30,7 @@ func TestMirrorCLIDryRunChangesNothing(t *testing.T) {
 }
 
 func TestMirrorCLIRefusesDivergedUnlessAlign(t *testing.T) {
-	src, dst := clitest.MirrorPair(t)
-	if code, out, stderr := clitest.Exec(t, "mirror", "--upto", "11", "--backup-dir", filepath.Join(t.TempDir(), "1"), src, dst); code != ui.ExitOK {
-		t.Fatalf("exit %d\n%s%s", code, out, stderr)
-	}
+	src, dst := clitest.Mirrored(t, 11)
 	if code, out, stderr := clitest.Exec(t, "inject-barrier", "--backup-dir", filepath.Join(t.TempDir(), "2"), dst); code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}

@@ -139,10 +139,7 @@ func hashes(t *testing.T, dir string) map[string]string {
 		if !e.Type().IsRegular() {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := segtest.ReadFile(t, filepath.Join(dir, e.Name()))
 		h := sha256.Sum256(b)
 		out[e.Name()] = hex.EncodeToString(h[:])
 	}

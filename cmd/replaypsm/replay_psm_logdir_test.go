@@ -1,7 +1,6 @@
 package replaypsm_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,27 +8,21 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestReplayPSMLogDir: a log directory is replayed partition by partition
 // on --jobs workers, and the output is the same, in partition order,
 // whatever the number of workers.
 func TestReplayPSMLogDir(t *testing.T) {
-	src := filepath.Join(clitest.TestdataDir, "partitions")
-	if _, err := os.Stat(src); err != nil {
-		t.Skip("testdata/partitions not generated")
-	}
-	dir := t.TempDir()
-	clitest.CopyInputDir(t, src, dir)
+	dir := clitest.Fixture(t, "partitions", t.TempDir())
 	// Plant a stale snapshot: control-0's snapshot at 14 lies after its
 	// barriers at 11 and 12; one holding a producer from before them is a
 	// stale-snapshot error, so the whole run must exit 3 (txn-0's hanging
 	// transaction is the other partition with findings).
 	stale := segment.EncodeProducerSnapshot([]segment.SnapshotEntry{{ProducerID: 3000, ProducerEpoch: 0, LastSequence: 1,
 		LastOffset: 7, OffsetDelta: 1, Timestamp: 1700000000050, CoordinatorEpoch: 2, CurrentTxnFirstOffset: -1}})
-	if err := os.WriteFile(filepath.Join(dir, "control-0", "00000000000000000014.snapshot"), stale, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, filepath.Join(dir, "control-0", "00000000000000000014.snapshot"), stale)
 	code1, out1, _ := clitest.Exec(t, "replay-psm", "-o", "json", "--jobs", "1", dir)
 	code2, out2, _ := clitest.Exec(t, "replay-psm", "-o", "json", "--jobs", "3", dir)
 	if out1 != out2 || code1 != code2 {

@@ -13,6 +13,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/kafkaoracle"
+	"github.com/kseg/kseg/segment/segtest"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
@@ -25,15 +26,11 @@ func psmCopyPartition(t *testing.T, src string) string {
 	logDir := t.TempDir()
 	for _, name := range []string{"replication-offset-checkpoint", "log-start-offset-checkpoint", "recovery-point-offset-checkpoint", segment.CleanShutdownName} {
 		if b, err := os.ReadFile(filepath.Join(filepath.Dir(src), name)); err == nil {
-			if err := os.WriteFile(filepath.Join(logDir, name), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			segtest.WriteFile(t, filepath.Join(logDir, name), b)
 		}
 	}
 	dst := filepath.Join(logDir, filepath.Base(src))
-	if err := os.Mkdir(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.Mkdir(t, dst)
 	if err := kafkaoracle.CopyDir(src, dst); err != nil {
 		t.Fatal(err)
 	}
@@ -112,9 +109,7 @@ func TestReplayPSMSnapshotMismatchExits3(t *testing.T) {
 		t.Fatal(err)
 	}
 	entries[1].ProducerEpoch = 7 // producer 8000
-	if err := os.WriteFile(snap, segment.EncodeProducerSnapshot(entries), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, snap, segment.EncodeProducerSnapshot(entries))
 	code, out, _ := clitest.Exec(t, "replay-psm", "--check-snapshots", dir)
 	if code != ui.ExitFindings {
 		t.Fatalf("exit %d, want %d\n%s", code, ui.ExitFindings, out)
@@ -172,12 +167,12 @@ func TestReplayPSMWriteSnapshot(t *testing.T) {
 	root := clitest.RealRoot(t)
 	dir := psmCopyPartition(t, filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data", "stock-trades-0"))
 	existing := filepath.Join(dir, "00000000000000005579.snapshot")
-	orig, _ := os.ReadFile(existing)
+	orig := segtest.ReadFile(t, existing)
 	code, _, errs := clitest.Exec(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", existing, dir)
 	if code != ui.ExitRefused || !strings.Contains(errs, "--force") {
 		t.Fatalf("overwrite without --force: exit %d %s", code, errs)
 	}
-	if now, _ := os.ReadFile(existing); !bytes.Equal(now, orig) {
+	if now := segtest.ReadFile(t, existing); !bytes.Equal(now, orig) {
 		t.Fatal("refused write changed the file")
 	}
 	out := filepath.Join(t.TempDir(), "rebuilt.snapshot")
@@ -207,9 +202,7 @@ func TestReplayPSMWriteSnapshot(t *testing.T) {
 // for the pid-collision only when barriers are ignored.
 func TestReplayPSMBarrierAndIgnoreBarriers(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "orders-0")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.Mkdir(t, dir)
 	var buf []byte
 	off := int64(0)
 	ts := int64(1_700_000_000_000)
@@ -231,9 +224,7 @@ func TestReplayPSMBarrierAndIgnoreBarriers(t *testing.T) {
 	add(decode.BatchSpec{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, Control: true},
 		decode.RecordSpec{Timestamp: ts, Key: decode.AppendControlKey(nil, decode.ControlMirrorPidReset), Value: decode.AppendMirrorPidResetValue(nil, nil)})
 	add(decode.BatchSpec{ProducerID: 5, ProducerEpoch: 0, BaseSequence: 0}, rec(0))
-	if err := os.WriteFile(filepath.Join(dir, segment.FormatOffset(0)+".log"), buf, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, filepath.Join(dir, segment.FormatOffset(0)+".log"), buf)
 	code, out, _ := clitest.Exec(t, "replay-psm", dir)
 	if code != ui.ExitOK || !strings.Contains(out, "offset 4: cleared 1 producer") {
 		t.Errorf("with the barrier: exit %d\n%s", code, out)
@@ -250,7 +241,7 @@ func TestReplayPSMBarrierAndIgnoreBarriers(t *testing.T) {
 
 func TestReplayPSMUsage(t *testing.T) {
 	dir := t.TempDir()
-	txn := filepath.Join(clitest.TestdataDir, "partitions", "txn-0")
+	txn := clitest.Testdata("partitions/txn-0")
 	for _, tc := range []struct {
 		args []string
 		msg  string // what stderr must say, when a test pins it
@@ -290,10 +281,8 @@ func TestReplayPSMUsage(t *testing.T) {
 // recovers the log from its start instead).
 func TestReplayPSMSaysWhatTheSnapshotHides(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "control-0")
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "control-0"), dir)
-	if err := os.WriteFile(filepath.Join(filepath.Dir(dir), segment.CleanShutdownName), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	clitest.Fixture(t, "partitions/control-0", dir)
+	segtest.WriteFile(t, filepath.Join(filepath.Dir(dir), segment.CleanShutdownName), nil)
 	_, full, _ := clitest.Exec(t, "replay-psm", "--from-snapshot", "none", dir)
 	if !strings.Contains(full, ", 2 barriers,") {
 		t.Fatalf("the whole log should show 2 barriers:\n%s", full)
@@ -307,7 +296,7 @@ func TestReplayPSMSaysWhatTheSnapshotHides(t *testing.T) {
 // TestReplayPSMHangingSeverityStable: the CLI's verdict on txn-0's open
 // transaction is the same from the snapshot and from the log start.
 func TestReplayPSMHangingSeverityStable(t *testing.T) {
-	dir := filepath.Join(clitest.TestdataDir, "partitions", "txn-0")
+	dir := clitest.Testdata("partitions/txn-0")
 	line := func(args ...string) (int, string) {
 		code, out, _ := clitest.Exec(t, append(args, dir)...)
 		for _, l := range strings.Split(out, "\n") {

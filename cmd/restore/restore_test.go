@@ -10,6 +10,7 @@ import (
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // runWithEnv runs kseg with the environment env (HOME, XDG_STATE_HOME).
@@ -36,7 +37,7 @@ func treeOf(t *testing.T, dir string) map[string]string {
 func TestWriteFromTheLogDirectory(t *testing.T) {
 	root := t.TempDir()
 	ld := filepath.Join(root, "data")
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "txn-0"), filepath.Join(ld, "txn-0"))
+	clitest.Fixture(t, "partitions/txn-0", filepath.Join(ld, "txn-0"))
 	home := filepath.Join(root, "home")
 	t.Chdir(ld)
 	env := map[string]string{"HOME": home}
@@ -73,7 +74,7 @@ func TestWriteFromTheLogDirectory(t *testing.T) {
 func TestRestoreCommand(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "logs", "txn-0")
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "partitions", "txn-0"), dir)
+	clitest.Fixture(t, "partitions/txn-0", dir)
 	before := treeOf(t, dir)
 	bd := filepath.Join(root, "bk")
 	if r := clitest.Run("inject-barrier", "--yes", "--timestamp", "1700000009000", "--backup-dir", bd, dir); r.Code != ui.ExitOK {
@@ -89,14 +90,9 @@ func TestRestoreCommand(t *testing.T) {
 	}
 	// A file changed since: refused, naming it; nothing changes.
 	log := filepath.Join(dir, "00000000000000000000.log")
-	b, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := segtest.ReadFile(t, log)
 	changed := append(append([]byte(nil), b...), 0)
-	if err := os.WriteFile(log, changed, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, log, changed)
 	r = clitest.Run("restore", "--backup-dir", filepath.Join(root, "rb1"), bd)
 	if r.Code != ui.ExitRefused || !strings.Contains(r.Stderr, "00000000000000000000.log") || !strings.Contains(r.Stderr, "--force") {
 		t.Fatalf("restore over a changed file: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
@@ -104,9 +100,7 @@ func TestRestoreCommand(t *testing.T) {
 	if got, _ := os.ReadFile(log); string(got) != string(changed) {
 		t.Fatal("a refused restore changed the file")
 	}
-	if err := os.WriteFile(log, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, log, b)
 	r = clitest.Run("restore", "--backup-dir", filepath.Join(root, "rb2"), bd)
 	if r.Code != ui.ExitOK || !strings.Contains(r.Stdout, "Verified:") {
 		t.Fatalf("restore: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)

@@ -2,7 +2,6 @@ package verifychain_test
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -11,13 +10,11 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/verifychain"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 func TestVerifyChainCLIUsage(t *testing.T) {
-	src, dst := clitest.MirrorPair(t)
-	if code, out, stderr := clitest.Exec(t, "mirror", "--backup-dir", filepath.Join(t.TempDir(), "b"), src, dst); code != ui.ExitOK {
-		t.Fatalf("exit %d\n%s%s", code, out, stderr)
-	}
+	src, dst := clitest.Mirrored(t, -1)
 	for _, args := range [][]string{
 		{"verify-chain", src},
 		{"verify-chain", "--output", "kafka", src, dst},
@@ -43,10 +40,7 @@ func TestVerifyChainCLIUsage(t *testing.T) {
 // by positions; table and json render the same report; a broken mirror
 // exits 3 in every format.
 func TestVerifyChainCLIOutputs(t *testing.T) {
-	src, dst := clitest.MirrorPair(t)
-	if code, out, stderr := clitest.Exec(t, "mirror", "--backup-dir", filepath.Join(t.TempDir(), "b"), src, dst); code != ui.ExitOK {
-		t.Fatalf("exit %d\n%s%s", code, out, stderr)
-	}
+	src, dst := clitest.Mirrored(t, -1)
 	_, byPos, _ := clitest.Exec(t, "verify-chain", "--edge", "1=2", src, dst)
 	code, byPath, _ := clitest.Exec(t, "verify-chain", "--edge", src+"="+dst, src, dst)
 	if code != ui.ExitOK || byPos != byPath || !strings.Contains(byPath, "in sync") {
@@ -59,14 +53,9 @@ func TestVerifyChainCLIOutputs(t *testing.T) {
 
 	// Break one byte of the mirror's first segment.
 	log := filepath.Join(dst, "00000000000000000000.log")
-	b, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := segtest.ReadFile(t, log)
 	b[100] ^= 0xff
-	if err := os.WriteFile(log, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, log, b)
 	clitest.VerifyChainOverDigests(t, []string{"verify-chain", src, dst})
 	for _, f := range []string{"text", "table", "json"} {
 		code, out, _ := clitest.Exec(t, "verify-chain", "--output", f, src, dst)
@@ -116,21 +105,16 @@ func TestVerifyChainSameDirectoryRefusedAlike(t *testing.T) {
 // TestVerifyChainRefusesUnrelatedPartitions: partitions of different
 // topics, or with different topic ids, are no mirror of each other.
 func TestVerifyChainRefusesUnrelatedPartitions(t *testing.T) {
-	p := func(n string) string { return filepath.Join(clitest.TestdataDir, "partitions", n) }
+	p := func(n string) string { return clitest.Testdata("partitions/" + n) }
 	code, out, errOut := clitest.Exec(t, "verify-chain", p("orders-0"), p("txn-0"))
 	if code != ui.ExitRefused || !strings.Contains(errOut, "topic name and partition") || out != "" {
 		t.Errorf("different topics: exit %d\n%s%s", code, out, errOut)
 	}
 	d := clitest.MirrorCopies(t, 2)
 	pm := filepath.Join(d[1], "partition.metadata")
-	b, err := os.ReadFile(pm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := segtest.ReadFile(t, pm)
 	other := regexp.MustCompile(`topic_id: \S+`).ReplaceAll(b, []byte("topic_id: AAAAAAAAAAAAAAAAAAAAAQ"))
-	if err := os.WriteFile(pm, other, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	segtest.WriteFile(t, pm, other)
 	code, out, errOut = clitest.Exec(t, "verify-chain", d[0], d[1])
 	if code != ui.ExitRefused || !strings.Contains(errOut, "topic id") || out != "" {
 		t.Errorf("different topic ids: exit %d\n%s%s", code, out, errOut)

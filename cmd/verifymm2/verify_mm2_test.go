@@ -25,15 +25,14 @@ import (
 func TestVerifyMM2Golden(t *testing.T) {
 	for _, c := range mm2test.Cases {
 		t.Run(c.Name, func(t *testing.T) {
-			work := t.TempDir()
-			clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "mm2"), work)
-			t.Chdir(work)
+			w := clitest.NewGoldenWork(t)
+			w.CopyFixture("mm2", ".")
 			src, tgt, syncs, cps := c.Dirs(".")
 			args := append(slices.Clone(c.Verify), "--offset-syncs", syncs, "--checkpoints", cps, src, tgt)
 			runs := []clitest.Result{
-				clitest.Run(append([]string{"verify-mm2"}, args...)...),
-				clitest.Run(append([]string{"verify-mm2", "-v"}, args...)...),
-				clitest.Run(append([]string{"verify-mm2", "--output", "json"}, args...)...),
+				w.Run(append([]string{"verify-mm2"}, args...)...),
+				w.Run(append([]string{"verify-mm2", "-v"}, args...)...),
+				w.Run(append([]string{"verify-mm2", "--output", "json"}, args...)...),
 			}
 			want := ui.ExitOK
 			if c.Want != "" && kindSeverity(t, c.Want) == finding.Error {
@@ -52,8 +51,7 @@ func TestVerifyMM2Golden(t *testing.T) {
 				t.Errorf("text does not name %s:\n%s", c.Want, runs[0].Stdout)
 			}
 			about := fmt.Sprintf("verify-mm2 over testdata/mm2/%s (mm2test.Cases): %s.", c.Name, wantText(c.Want))
-			clitest.CheckGoldenPath(t, filepath.Join(clitest.GoldenRoot, "verify-mm2", c.Name+".txt"),
-				clitest.RenderRuns([]string{about, "Run from a copy of testdata/mm2."}, runs))
+			w.Check(filepath.Join("verify-mm2", c.Name+".txt"), about, "Run from a copy of testdata/mm2.")
 		})
 	}
 }
@@ -105,11 +103,10 @@ func mm2ErrorKinds(t *testing.T, stdout string) []string {
 // TestVerifyMM2Refusals: what verify-mm2 does not take, and what it
 // refuses.
 func TestVerifyMM2Refusals(t *testing.T) {
-	work := t.TempDir()
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "mm2"), work)
-	clitest.CopyTree(t, filepath.Join(work, "clean", "A.orders-0"), filepath.Join(work, "A.orders-1"))
-	clitest.CopyTree(t, filepath.Join(work, "clean", "A.orders-0"), filepath.Join(work, "replica"))
-	t.Chdir(work)
+	w := clitest.NewGoldenWork(t)
+	w.CopyFixture("mm2", ".")
+	clitest.CopyTree(t, filepath.Join("clean", "A.orders-0"), "A.orders-1")
+	clitest.CopyTree(t, filepath.Join("clean", "A.orders-0"), "replica")
 	src, tgt := filepath.Join("source", "orders-0"), filepath.Join("clean", "A.orders-0")
 	for _, c := range []struct {
 		args []string
@@ -137,9 +134,7 @@ func TestVerifyMM2Refusals(t *testing.T) {
 // of a restart into an info finding, and the exit status to 0; the table
 // output says the same as the text.
 func TestVerifyMM2AllowDuplicates(t *testing.T) {
-	work := t.TempDir()
-	clitest.CopyTree(t, filepath.Join(clitest.TestdataDir, "mm2"), work)
-	t.Chdir(work)
+	clitest.NewGoldenWork(t).CopyFixture("mm2", ".")
 	args := []string{"verify-mm2", "--allow-duplicates", filepath.Join("source", "orders-0"), filepath.Join("duplicates", "A.orders-0")}
 	for _, out := range []string{"text", "table"} {
 		r := clitest.Run(append(args, "--output", out)...)

@@ -149,8 +149,7 @@ func MirrorCopies(t *testing.T, n int) []string {
 	var dirs []string
 	for i := 0; i < n; i++ {
 		d := filepath.Join(root, string(rune('a'+i)), "orders-0")
-		CopyInputDir(t, filepath.Join(TestdataDir, "partitions", "orders-0"), d)
-		dirs = append(dirs, d)
+		dirs = append(dirs, Fixture(t, "partitions/orders-0", d))
 	}
 	return dirs
 }

@@ -249,9 +249,7 @@ func (w *GoldenWork) CopyFixture(from, to string) {
 // Mkdir creates an empty directory (a partition a mirror will fill).
 func (w *GoldenWork) Mkdir(rel string) {
 	w.T.Helper()
-	if err := os.MkdirAll(filepath.Join(w.Dir, rel), 0o755); err != nil {
-		w.T.Fatal(err)
-	}
+	Mkdir(w.T, filepath.Join(w.Dir, rel))
 }
 
 // Setup runs kseg to prepare the scenario (a mirror, an injection); it
@@ -338,12 +336,6 @@ func JSONLine(t *testing.T, out, typ string) map[string]any {
 	}
 	t.Fatalf("no %q line in\n%s", typ, out)
 	return nil
-}
-
-// CopyInputDir is CopyTree.
-func CopyInputDir(t *testing.T, src, dst string) {
-	t.Helper()
-	CopyTree(t, src, dst)
 }
 
 // Testdata is the path of testdata/<rel> (a slash-separated path) from
@@ -494,10 +486,7 @@ func MirrorPair(t *testing.T) (src, dst string) {
 	t.Helper()
 	root := t.TempDir()
 	src = barriertest.WritePartition(t, filepath.Join(root, "a"), barriertest.MirrorBatches(t), 400)
-	if err := os.MkdirAll(filepath.Join(root, "b"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return src, filepath.Join(root, "b", "mirror-0")
+	return src, filepath.Join(Mkdir(t, filepath.Join(root, "b")), "mirror-0")
 }
 
 // realFixturesDir is ../shared/fixtures/real next to the repository: files

@@ -1,7 +1,6 @@
 package clitest
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/kseg/kseg/segment/segtest"
@@ -12,7 +11,7 @@ import (
 // write their cases from.
 func Corpus(t testing.TB) *segtest.Corpus {
 	t.Helper()
-	c, err := segtest.NewCorpus(filepath.Join(TestdataDir, "partitions"))
+	c, err := segtest.NewCorpus(Testdata("partitions"))
 	if err != nil {
 		t.Fatal(err)
 	}

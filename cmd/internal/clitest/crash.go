@@ -2,7 +2,6 @@ package clitest
 
 import (
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,7 +29,7 @@ func CrashAtCommit(backupDir string) edit.Options {
 // backupDir.
 func InterruptedRepair(t *testing.T, dir, backupDir string) {
 	t.Helper()
-	CopyInputDir(t, filepath.Join(TestdataDir, "broken", "torn-tail", "events-0"), dir)
+	Fixture(t, "broken/torn-tail/events-0", dir)
 	p, err := recovery.PlanRepair(dir, recovery.Options{})
 	if err != nil {
 		t.Fatal(err)
