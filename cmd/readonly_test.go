@@ -136,16 +136,24 @@ func buildReadOnlyFixture(t *testing.T) roFixture {
 	return fx
 }
 
-// copyEach copies every directory of testdata/<kind>, when present, into
-// dir and returns the copies.
+// copyEach copies every directory of testdata/<kind> into dir and
+// returns the copies. The fixtures are committed: a kind that cannot be
+// read, or holds no directory, fails the test rather than quietly
+// shrinking what the read-only check covers.
 func copyEach(t *testing.T, kind, dir string) []string {
 	t.Helper()
-	ents, _ := os.ReadDir(clitest.Testdata(kind))
+	ents, err := os.ReadDir(clitest.Testdata(kind))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var copies []string
 	for _, e := range ents {
 		if e.IsDir() {
 			copies = append(copies, clitest.Fixture(t, kind+"/"+e.Name(), filepath.Join(dir, e.Name())))
 		}
+	}
+	if len(copies) == 0 {
+		t.Fatalf("testdata/%s holds no fixture directory (go run ./testdata/gen)", kind)
 	}
 	return copies
 }
