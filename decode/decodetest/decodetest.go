@@ -24,7 +24,7 @@ func RealFiles[K comparable](t testing.TB, class func(path string) (K, bool)) ma
 	out := map[K][]string{}
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
-			return nil
+			return err
 		}
 		if k, ok := class(p); ok {
 			out[k] = append(out[k], p)
