@@ -35,6 +35,11 @@ func TestReplayPSMLogDir(t *testing.T) {
 	for _, v := range clitest.TypedLines[struct{ Partition string }](t, out1, "producerState") {
 		parts = append(parts, v.Partition)
 	}
+	// A log directory's JSON is its partitions' producerState lines and
+	// nothing else (TypedLines passes lines of other types over).
+	if lines := strings.Count(strings.TrimSpace(out1), "\n") + 1; lines != len(parts) {
+		t.Fatalf("%d JSON lines, %d of them producerState:\n%s", lines, len(parts), out1)
+	}
 	want := "compacted-0 control-0 legacy-v0-0 legacy-v1-0 orders-0 txn-0"
 	if got := strings.Join(parts, " "); got != want {
 		t.Fatalf("partitions %q, want %q", got, want)
