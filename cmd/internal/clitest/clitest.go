@@ -387,8 +387,11 @@ func Exec(t *testing.T, args ...string) (int, string, string) {
 }
 
 // Entry is what WalkState records of one path: its mode and modification
-// time, and a regular file's SHA-256. Other files (a FIFO, a socket) are
-// not opened: reading a FIFO would block.
+// time, and a regular file's SHA-256; for a symbolic link, its target
+// and, when that is a regular file, the target's SHA-256 (a command that
+// writes through a symlinked segment changed the tree it was given).
+// Other files (a FIFO, a socket) are not opened: reading a FIFO would
+// block.
 type Entry struct {
 	Mode  fs.FileMode
 	MTime time.Time
@@ -409,13 +412,23 @@ func WalkState(t *testing.T, dir string) map[string]Entry {
 			return err
 		}
 		e := Entry{Mode: st.Mode(), MTime: st.ModTime()}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			e.Sum = "-> " + target + " "
+			if ts, err := os.Stat(p); err == nil && ts.Mode().IsRegular() {
+				st = ts
+			}
+		}
 		if st.Mode().IsRegular() {
 			b, err := os.ReadFile(p)
 			if err != nil {
 				return err
 			}
 			h := sha256.Sum256(b)
-			e.Sum = hex.EncodeToString(h[:])
+			e.Sum += hex.EncodeToString(h[:])
 		}
 		rel, _ := filepath.Rel(dir, p)
 		out[rel] = e
