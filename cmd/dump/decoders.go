@@ -124,27 +124,29 @@ func textInternal(st *ui.Styles, rv *scan.RecordView) string {
 	return b.String()
 }
 
-// appendDecodedJSON renders the "decoded" object of a JSON record line
-// (docs/json.md): the record's topic, then the error of a record that
-// does not decode (err), or what body writes of one that does.
-func appendDecodedJSON(dst []byte, topic string, err error, body func(j *ui.JSONWriter)) []byte {
-	j := ui.JSONWriter{B: dst}
+// writeDecodedJSON writes the "decoded" object of a JSON record line
+// (docs/json.md) into j, the record's own writer, after its "decoded"
+// key: the record's topic, then the error of a record that does not
+// decode (err), or what body writes of one that does. It writes into the
+// caller's writer, never a JSONWriter of its own: body is a func value, so
+// a local writer handed to it would be moved to the heap, one allocation
+// per decoded record of a deep dump.
+func writeDecodedJSON(j *ui.JSONWriter, topic string, err error, body func(j *ui.JSONWriter)) {
 	j.Begin()
 	j.Str("topic", topic)
 	if err != nil {
 		j.Str("error", err.Error())
 	} else {
-		body(&j)
+		body(j)
 	}
 	j.End()
-	return j.B
 }
 
-// appendInternalJSON renders the "decoded" object of a JSON record line
-// for an internal topic.
-func appendInternalJSON(dst []byte, rv *scan.RecordView) []byte {
+// writeInternalJSON writes the "decoded" object of a JSON record line
+// for an internal topic (writeDecodedJSON).
+func writeInternalJSON(j *ui.JSONWriter, rv *scan.RecordView) {
 	d := rv.Internal
-	return appendDecodedJSON(dst, d.Topic, rv.InternalErr, func(j *ui.JSONWriter) {
+	writeDecodedJSON(j, d.Topic, rv.InternalErr, func(j *ui.JSONWriter) {
 		j.Str("type", d.TypeName())
 		if schema.Coordinator(d.Topic) {
 			j.Int("recordType", int64(d.RecordType))

@@ -251,11 +251,11 @@ func (p *jsonDumpPrinter) Record(bv *scan.BatchView, rv *scan.RecordView) {
 	}
 	if rv.Internal != nil {
 		j.Key("decoded")
-		j.B = appendInternalJSON(j.B, rv)
+		writeInternalJSON(j, rv)
 	}
 	if rv.MM2Topic != "" {
 		j.Key("decoded")
-		j.B = appendMM2JSON(j.B, rv)
+		writeMM2JSON(j, rv)
 	}
 	j.End()
 }

@@ -3,6 +3,7 @@ package dump
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -17,6 +18,8 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/schema"
+	"github.com/kseg/kseg/segment/scan"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -203,5 +206,33 @@ func BenchmarkDeepDumpBudget(b *testing.B) {
 			}
 			b.ReportMetric(float64(peak>>20), "peak-MiB")
 		})
+	}
+}
+
+// TestDecodedJSONAllocatesNothing: writing a record's "decoded" object
+// (an internal topic's, an MM2 topic's) into the record line's writer
+// allocates nothing of its own. writeDecodedJSON once built the object in
+// a JSONWriter of its own, which the func value it hands it to moved to
+// the heap: one allocation per decoded record of a deep JSON dump. The
+// records here do not decode (a constant error), so the body, whose
+// decoded values allocate, is not what is counted.
+func TestDecodedJSONAllocatesNothing(t *testing.T) {
+	failed := errors.New("record has no value")
+	internal := &scan.RecordView{Internal: &schema.Decoded{Topic: "__consumer_offsets"}, InternalErr: failed}
+	mm2rv := &scan.RecordView{MM2Topic: "mm2-offsets.source.internal", MM2Err: failed}
+	j := &ui.JSONWriter{B: make([]byte, 0, 1<<10)}
+	for _, tc := range []struct {
+		name, want string
+		write      func()
+	}{
+		{"internal", `{"topic":"__consumer_offsets","error":"record has no value"}`, func() { writeInternalJSON(j, internal) }},
+		{"mm2", `{"topic":"mm2-offsets.source.internal","error":"record has no value"}`, func() { writeMM2JSON(j, mm2rv) }},
+	} {
+		if n := testing.AllocsPerRun(100, func() { j.B = j.B[:0]; tc.write() }); n != 0 {
+			t.Errorf("%s: %v allocations per decoded object, want 0", tc.name, n)
+		}
+		if string(j.B) != tc.want {
+			t.Errorf("%s: decoded object %s, want %s", tc.name, j.B, tc.want)
+		}
 	}
 }

@@ -46,11 +46,11 @@ func textMM2(st *ui.Styles, rv *scan.RecordView) string {
 	return b.String()
 }
 
-// appendMM2JSON renders the "decoded" object of a JSON record line for an
-// MM2 topic (docs/json.md).
-func appendMM2JSON(dst []byte, rv *scan.RecordView) []byte {
+// writeMM2JSON writes the "decoded" object of a JSON record line for an
+// MM2 topic (writeDecodedJSON).
+func writeMM2JSON(j *ui.JSONWriter, rv *scan.RecordView) {
 	d := rv.MM2
-	return appendDecodedJSON(dst, rv.MM2Topic, rv.MM2Err, func(j *ui.JSONWriter) {
+	writeDecodedJSON(j, rv.MM2Topic, rv.MM2Err, func(j *ui.JSONWriter) {
 		j.Str("type", d.TypeName())
 		j.Raw("key", d.AppendKeyJSON(nil))
 		if d.Tombstone {

@@ -105,18 +105,12 @@ func (o *injectBarrierOptions) Validate(c *cobra.Command, args []string) error {
 	if fl.Changed("source-cluster-id") {
 		in.SourceClusterID = &o.sourceClusterID
 	}
-	if o.indexIntervalBytes < 0 {
-		return ui.UsageErrorf("--index-interval-bytes must not be negative")
-	}
-	if err := o.ValidatePlanFlags(c, "mode", "repair-tail", "timestamp", "leader-epoch", "bump-leader-epoch", "source-cluster-id",
-		"coordinator-epoch", "no-snapshot", "force", "index-interval-bytes"); err != nil {
+	if err := writecmd.CheckIndexInterval(o.indexIntervalBytes); err != nil {
 		return err
 	}
-	if len(args) != 1 {
-		return ui.UsageErrorf("inject-barrier needs exactly one partition directory")
-	}
 	o.inject = in
-	return nil
+	return o.ValidateOneDir(c, args, "partition directory", "mode", "repair-tail", "timestamp", "leader-epoch", "bump-leader-epoch",
+		"source-cluster-id", "coordinator-epoch", "no-snapshot", "force", "index-interval-bytes")
 }
 
 func NewCmd(s *ui.Streams) *cobra.Command {

@@ -65,8 +65,8 @@ func (o *mirrorOptions) Validate(c *cobra.Command, args []string) error {
 	if o.segmentBytes < 100 {
 		return ui.UsageErrorf("--segment-bytes must be at least 100")
 	}
-	if o.indexIntervalBytes < 0 {
-		return ui.UsageErrorf("--index-interval-bytes must not be negative")
+	if err := writecmd.CheckIndexInterval(o.indexIntervalBytes); err != nil {
+		return err
 	}
 	o.mirror = barriermirror.DefaultOptions()
 	o.mirror.Upto, o.mirror.SegmentBytes, o.mirror.IndexIntervalBytes, o.mirror.Align = o.upto, o.segmentBytes, o.indexIntervalBytes, o.align

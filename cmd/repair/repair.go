@@ -38,17 +38,11 @@ func (o *repairOptions) Validate(c *cobra.Command, args []string) error {
 	if err := o.ValidateOutput(); err != nil {
 		return err
 	}
-	if o.indexIntervalBytes < 0 {
-		return ui.UsageErrorf("--index-interval-bytes must not be negative")
-	}
-	if err := o.ValidatePlanFlags(c, "all", "index-interval-bytes"); err != nil {
+	if err := writecmd.CheckIndexInterval(o.indexIntervalBytes); err != nil {
 		return err
 	}
-	if len(args) != 1 {
-		return ui.UsageErrorf("repair needs exactly one partition directory")
-	}
 	o.repair = recovery.Options{All: o.all, IndexIntervalBytes: o.indexIntervalBytes}
-	return nil
+	return o.ValidateOneDir(c, args, "partition directory", "all", "index-interval-bytes")
 }
 
 func NewCmd(s *ui.Streams) *cobra.Command {

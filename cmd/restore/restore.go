@@ -30,13 +30,7 @@ func (o *restoreOptions) Validate(c *cobra.Command, args []string) error {
 	if err := o.ValidateOutput(); err != nil {
 		return err
 	}
-	if err := o.ValidatePlanFlags(c, "force"); err != nil {
-		return err
-	}
-	if len(args) != 1 {
-		return ui.UsageErrorf("restore needs exactly one backup folder (the one a write command printed: Backup: DIR)")
-	}
-	return nil
+	return o.ValidateOneDir(c, args, "backup folder (the one a write command printed: Backup: DIR)", "force")
 }
 
 func NewCmd(s *ui.Streams) *cobra.Command {

@@ -82,3 +82,33 @@ func TestExamplesRoundTrip(t *testing.T) {
 	}
 	t.Logf("%d message versions and tombstones, %d embedded consumer-protocol messages", len(seen), embedded)
 }
+
+// BenchmarkDecodeInternal decodes a record of every message of every
+// internal topic at every version (schematest.Examples): the generated
+// reader's field-by-field reads, which replaying __consumer_offsets and
+// __transaction_state (groups, txns) spends its time in.
+func BenchmarkDecodeInternal(b *testing.B) {
+	type example struct {
+		topic      string
+		key, value []byte
+	}
+	var all []example
+	for _, topic := range schematest.Topics {
+		exs, err := schematest.Examples(topic)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, ex := range exs {
+			all = append(all, example{topic, ex.Key, ex.Value})
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		for _, ex := range all {
+			if _, err := schema.DecodeInternal(ex.topic, ex.key, ex.value); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(all)), "ns/record")
+}

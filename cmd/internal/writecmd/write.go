@@ -62,6 +62,31 @@ func (w *Flags) ValidatePlanFlags(c *cobra.Command, names ...string) error {
 	return nil
 }
 
+// ValidateOneDir ends the Validate of a write command on one directory
+// (inject-barrier, repair, restore): the plan-shaping flags among
+// planFlags noted and checked (ValidatePlanFlags), then exactly one
+// argument, the directory dirNoun names.
+func (w *Flags) ValidateOneDir(c *cobra.Command, args []string, dirNoun string, planFlags ...string) error {
+	if err := w.ValidatePlanFlags(c, planFlags...); err != nil {
+		return err
+	}
+	if len(args) != 1 {
+		return ui.UsageErrorf("%s needs exactly one %s", c.Name(), dirNoun)
+	}
+	return nil
+}
+
+// CheckIndexInterval refuses a negative --index-interval-bytes, the
+// topic's index.interval.bytes (LogConfig.indexInterval) by which
+// inject-barrier, mirror and repair space the offset- and time-index
+// entries they write.
+func CheckIndexInterval(indexIntervalBytes int) error {
+	if indexIntervalBytes < 0 {
+		return ui.UsageErrorf("--index-interval-bytes must not be negative")
+	}
+	return nil
+}
+
 // Exit is the one mapping of a write command's errors to exit codes:
 // a refusal exits ExitRefused; an option that cannot apply, ExitUsage; a
 // damaged partition the command will not act on without being told
