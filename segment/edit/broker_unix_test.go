@@ -171,6 +171,34 @@ func TestEditSeesFlockAsHeld(t *testing.T) {
 	}
 }
 
+// TestBrokerLockProbesDoNotSeeEachOther: BrokerLock's own flock probe
+// is what another probe meets when two kseg runs (or the parallel
+// partitions of one run) read one log directory at once; a probe in
+// progress — a shared flock held for an instant — is not a holder, while
+// the exclusive flock of flock(1) or of a writing kseg is.
+// TestRealPartitionsTellTheTruth's parallel dry runs met the exclusive
+// probe of the time as "refused (broker-running) … flock(2)" now and then.
+func TestBrokerLockProbesDoNotSeeEachOther(t *testing.T) {
+	lock := filepath.Join(t.TempDir(), ".lock")
+	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		t.Skipf("no flock(2) here: %v", err)
+	}
+	if h, held, err := edit.BrokerLock(lock); err != nil || held {
+		t.Fatalf("under another probe's shared flock: held=%v (%+v), err=%v; want not held", held, h, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	if h, held, err := edit.BrokerLock(lock); err != nil || !held || h.Kind != edit.LockFlock {
+		t.Fatalf("under an exclusive flock: held=%v (%+v), err=%v; want held by an flock", held, h, err)
+	}
+}
+
 // withUmask runs f under umask mask.
 func withUmask(mask int, f func()) {
 	old := syscall.Umask(mask)

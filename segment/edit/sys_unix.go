@@ -23,7 +23,15 @@ import (
 // opened read-only (F_GETLK needs no write access), so nothing about it
 // changes. An flock(2) lock (flock(1) in a wrapper script, another tool)
 // is independent of fcntl locks on Linux, and counts as held too: it is
-// found by asking for one without waiting, given back at once. A missing
+// found by asking for a shared one without waiting, given back at once.
+// Shared, because a probe's own lock must not look like a holder to
+// another probe: two kseg runs reading partitions of one log directory at
+// once (or a command's parallel jobs) each take and give back a probe
+// lock, and exclusive probes made one of them report the directory held
+// (broker-running). An exclusive flock — flock(1)'s default, and what
+// takeBrokerLock takes while kseg writes — still blocks a shared one; a
+// shared holder is let through here and refused by takeBrokerLock's
+// exclusive lock before anything is written. A missing
 // .lock means no broker has locked the directory; a .lock that is a
 // symbolic link is refused (not-regular): kseg never follows one.
 func BrokerLock(path string) (h LockHolder, held bool, err error) {
@@ -50,7 +58,7 @@ func BrokerLock(path string) (h LockHolder, held bool, err error) {
 	if lk.Type != unix.F_UNLCK {
 		return LockHolder{Pid: int(lk.Pid), Kind: LockFcntl}, true, nil
 	}
-	switch err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); {
+	switch err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); {
 	case errors.Is(err, unix.EWOULDBLOCK):
 		return LockHolder{Kind: LockFlock}, true, nil
 	case err != nil:
