@@ -152,16 +152,9 @@ func TestEditSeesFlockAsHeld(t *testing.T) {
 	dir := writeFixture(t)
 	lock := filepath.Join(filepath.Dir(dir), ".lock")
 	p := mustPlan(t, dir, planOpts())
-	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	// What flock(1) takes; flock locks of two open files conflict within
 	// one process too.
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		t.Skipf("no flock(2) here: %v", err)
-	}
+	f := flocked(t, lock, unix.LOCK_EX)
 	refusedUnchanged(t, dir, dir, p, edit.RefuseLocked, "flock", "under an flock(2) lock")
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_UN); err != nil {
 		t.Fatal(err)
@@ -180,14 +173,7 @@ func TestEditSeesFlockAsHeld(t *testing.T) {
 // probe of the time as "refused (broker-running) … flock(2)" now and then.
 func TestBrokerLockProbesDoNotSeeEachOther(t *testing.T) {
 	lock := filepath.Join(t.TempDir(), ".lock")
-	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
-		t.Skipf("no flock(2) here: %v", err)
-	}
+	f := flocked(t, lock, unix.LOCK_SH)
 	if h, held, err := edit.BrokerLock(lock); err != nil || held {
 		t.Fatalf("under another probe's shared flock: held=%v (%+v), err=%v; want not held", held, h, err)
 	}
@@ -197,6 +183,22 @@ func TestBrokerLockProbesDoNotSeeEachOther(t *testing.T) {
 	if h, held, err := edit.BrokerLock(lock); err != nil || !held || h.Kind != edit.LockFlock {
 		t.Fatalf("under an exclusive flock: held=%v (%+v), err=%v; want held by an flock", held, h, err)
 	}
+}
+
+// flocked opens path (creating it) and takes an flock(2) lock of kind how
+// (LOCK_EX, LOCK_SH) without waiting, skipping the test where the file
+// system has none; the file is closed when the test ends.
+func flocked(t *testing.T, path string, how int) *os.File {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB); err != nil {
+		t.Skipf("no flock(2) here: %v", err)
+	}
+	return f
 }
 
 // withUmask runs f under umask mask.
