@@ -215,7 +215,18 @@ func ProduceBatch(tb testing.TB, ctx context.Context, cl *kgo.Client, recs []*kg
 	if len(errs) > 0 {
 		tb.Fatalf("kafkatest: produce: %v", errs[0])
 	}
+	// Give the sink's drain loop of this flush time to end before the
+	// caller buffers its next batch: kgo's drain loop (sink.drain, franz-go
+	// v1.22) sends whatever a partition has buffered without looking at
+	// its linger, so records produced while it still runs went out at once
+	// and split the next batch (TestMultiBatchTxn: [2..3] [4..4] instead
+	// of [2..4], 3 runs in 40). kgo has no signal for an idle sink; the
+	// loop ends microseconds after the last promise.
+	time.Sleep(drainSettle)
 }
+
+// drainSettle is how long ProduceBatch leaves the sink's drain loop to end.
+const drainSettle = 20 * time.Millisecond
 
 // ProduceIdempotent produces n default records (Records with a nil Gen) to
 // topic/partition with a fresh idempotent producer, as one batch, and
