@@ -18,6 +18,7 @@ import (
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 func planOpts() InjectOptions { return InjectOptions{Timestamp: injectTs} }
@@ -45,7 +46,7 @@ func mustApply(t *testing.T, p *InjectionPlan) *InjectionReport {
 
 func rebuildAll(t *testing.T, dir string, ignoreBarriers bool) *psm.Result {
 	t.Helper()
-	pd := barriertest.OpenDir(t, dir)
+	pd := segtest.OpenDir(t, dir)
 	o := psm.DefaultOptions()
 	o.FromSnapshot = psm.SnapshotNone
 	o.IgnoreBarriers = ignoreBarriers
@@ -59,7 +60,7 @@ func rebuildAll(t *testing.T, dir string, ignoreBarriers bool) *psm.Result {
 // logBytes concatenates the .log segments of a partition.
 func segmentLogs(t *testing.T, dir string) map[int64][]byte {
 	t.Helper()
-	pd := barriertest.OpenDir(t, dir)
+	pd := segtest.OpenDir(t, dir)
 	out := map[int64][]byte{}
 	for _, s := range pd.Segments {
 		b, err := os.ReadFile(s.Log)
@@ -558,7 +559,7 @@ func TestInjectRebuildsMissingIndexes(t *testing.T) {
 		}
 	}
 	mustApply(t, p)
-	s := barriertest.OpenDir(t, dir)
+	s := segtest.OpenDir(t, dir)
 	seg, _ := s.Segment(cut)
 	if probs, err := segment.VerifySegmentIndexes(seg); err != nil || len(probs) != 0 {
 		t.Fatalf("after the injection: %v %v", probs, err)
@@ -572,7 +573,7 @@ func TestInjectRebuildsMissingIndexes(t *testing.T) {
 func TestInjectCountsKeptIndexEntries(t *testing.T) {
 	// One segment, cut at the fixed point 6 (testTruncateFixedPoint).
 	dir := writeFixtureSeg(t, mirrorBatches(t), 0)
-	seg, ok := barriertest.OpenDir(t, dir).Segment(0)
+	seg, ok := segtest.OpenDir(t, dir).Segment(0)
 	p := mustPlan(t, dir, planOpts())
 	if !ok || p.CutSegment != 0 || p.Cut != 6 || len(p.IndexDamage) > 0 {
 		t.Fatalf("cut in segment %d at %d, index damage %v: not the case tested", p.CutSegment, p.Cut, p.IndexDamage)

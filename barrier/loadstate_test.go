@@ -29,7 +29,7 @@ func TestInjectLeavesWhatTheBrokerLoads(t *testing.T) {
 	if snaps, want := barriertest.SnapshotOffsets(t, dir), []int64{26, 53, p.NewLogEndOffset}; !slices.Equal(snaps, want) {
 		t.Errorf("snapshots after the injection %v, want %v (the old log end's is a stray the broker deletes)", snaps, want)
 	}
-	pd := barriertest.OpenDir(t, dir)
+	pd := segtest.OpenDir(t, dir)
 	last := pd.Segments[len(pd.Segments)-1]
 	index, timeIndex, err := segment.RebuildIndexes(last.Log, last.BaseOffset, o.IndexIntervalBytes)
 	if err != nil {

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
-	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 // TestInjectRealBrokerPartitions injects a barrier into a copy of every
@@ -20,7 +20,7 @@ import (
 // format (or, for the KRaft metadata log, as no mirror partition), or
 // planned, applied and verified, and its kept prefix stays as it was.
 func TestInjectRealBrokerPartitions(t *testing.T) {
-	root := realdata.RootOrSkip(t)
+	root := testkit.RealRootOrSkip(t)
 	var parts []string
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() && segment.IsPartitionDir(p) {

@@ -13,9 +13,9 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/psm/cluster/clustertest"
 	"github.com/kseg/kseg/segment"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // The whole-broker views (groups, txns, metadata) on the bundled example
@@ -394,12 +394,12 @@ func TestViewsNameDamageAsDumpDoes(t *testing.T) {
 // bytes and the positions of its batches (at least two).
 func damageLog(t *testing.T, path string, damage func(log []byte, pos []int64) []byte) {
 	t.Helper()
-	log := segtest.ReadFile(t, path)
+	log := testkit.ReadFile(t, path)
 	pos := batchPositions(t, path)
 	if len(pos) < 2 {
 		t.Fatalf("%s: %d batches, the damages need two", path, len(pos))
 	}
-	segtest.WriteFile(t, path, damage(log, pos))
+	testkit.WriteFile(t, path, damage(log, pos))
 }
 
 // batchPositions are the byte positions of a segment's batches.

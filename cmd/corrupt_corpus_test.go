@@ -14,6 +14,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -138,7 +139,7 @@ func TestCorruptionCorpus(t *testing.T) {
 
 	root := t.TempDir()
 	runtime.GC()
-	heap := clitest.StartHeapSampler(time.Millisecond)
+	heap := testkit.StartHeapSampler(time.Millisecond)
 	start := time.Now()
 	for i := range c.Cases {
 		cc := &c.Cases[i]

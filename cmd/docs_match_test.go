@@ -16,7 +16,7 @@ import (
 	"github.com/kseg/kseg/cmd/docs"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/segment/segtest"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // cliDocsDir is the committed CLI reference, from the package directory.
@@ -229,7 +229,7 @@ func TestDocsPointIntoTheRepository(t *testing.T) {
 	link := regexp.MustCompile(`\]\(([^)#\s]*)(#[^)\s]*)?\)`)
 	specPath := regexp.MustCompile("(\\.\\./shared/spec|`spec/)")
 	for _, doc := range docs {
-		b := segtest.ReadFile(t, doc)
+		b := testkit.ReadFile(t, doc)
 		for _, para := range strings.Split(string(b), "\n\n") {
 			if specPath.MatchString(para) {
 				t.Errorf("%s points at a spec file a clone does not have:\n%s", doc, para)

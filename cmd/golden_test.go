@@ -13,6 +13,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -197,8 +198,8 @@ var verifyChainScenarios = []struct {
 		build: func(w *clitest.GoldenWork) {
 			w.CopyFixture("partitions/orders-0", "a/orders-0")
 			w.CopyFixture("partitions/txn-0", "b/orders-0")
-			meta := segtest.ReadFile(w.T, filepath.Join(w.Dir, "a/orders-0/partition.metadata"))
-			segtest.WriteFile(w.T, filepath.Join(w.Dir, "b/orders-0/partition.metadata"), meta)
+			meta := testkit.ReadFile(w.T, filepath.Join(w.Dir, "a/orders-0/partition.metadata"))
+			testkit.WriteFile(w.T, filepath.Join(w.Dir, "b/orders-0/partition.metadata"), meta)
 		},
 		dirs: []string{"a/orders-0", "b/orders-0"}, exit: ui.ExitFindings, kinds: []string{"missing-barrier"}, status: "diverged",
 	},

@@ -11,9 +11,9 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/psm/cluster/clustertest"
 	"github.com/kseg/kseg/segment"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // The groups views as kafka-consumer-groups.sh users read them, at a fixed
@@ -193,7 +193,7 @@ func TestDataEscapedInTextAndTable(t *testing.T) {
 		segment.SegmentFileName(0, segment.LogSuffix): batch,
 		"notes\x1b[2J.txt":                            []byte("hello"),
 	} {
-		segtest.WriteFile(t, filepath.Join(evil, name), data)
+		testkit.WriteFile(t, filepath.Join(evil, name), data)
 	}
 	for _, args := range [][]string{
 		{"groups", dir}, {"groups", "-o", "table", dir}, {"groups", "--members", dir}, {"groups", "--members", "-o", "table", dir},

@@ -11,7 +11,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/segment/segtest"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // deniedFS is the OS except that listing one directory fails as a mode-000
@@ -42,7 +42,7 @@ func badInputs(t *testing.T) (root string, inputs map[string]string) {
 		"unreadable":  filepath.Join(root, "orders-0"),
 		"badname":     filepath.Join(root, "copy"),
 	}
-	segtest.WriteFile(t, inputs["file"], []byte("not Kafka\n"))
+	testkit.WriteFile(t, inputs["file"], []byte("not Kafka\n"))
 	for _, d := range []string{"empty", "index-only"} {
 		clitest.Mkdir(t, inputs[d])
 	}
@@ -56,8 +56,8 @@ func badInputs(t *testing.T) (root string, inputs map[string]string) {
 	n := 0
 	for _, e := range entries {
 		if strings.HasSuffix(e.Name(), ".index") || strings.HasSuffix(e.Name(), ".timeindex") {
-			b := segtest.ReadFile(t, filepath.Join(src, e.Name()))
-			segtest.WriteFile(t, filepath.Join(inputs["index-only"], e.Name()), b)
+			b := testkit.ReadFile(t, filepath.Join(src, e.Name()))
+			testkit.WriteFile(t, filepath.Join(inputs["index-only"], e.Name()), b)
 			n++
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/segment/segtest"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // TestMessagesInKsegsWords: what kseg says when a command line is wrong
@@ -73,7 +73,7 @@ func TestPluralsAgree(t *testing.T) {
 		t.Fatalf("only %d files to read", len(files))
 	}
 	for _, p := range files {
-		b := segtest.ReadFile(t, p)
+		b := testkit.ReadFile(t, p)
 		for _, ix := range re.FindAllStringSubmatchIndex(string(b), -1) {
 			m := []string{string(b[ix[0]:ix[1]]), "", string(b[ix[4]:ix[5]])}
 			// "members 1": a key and its value, not a count.
@@ -154,7 +154,7 @@ func TestMessagesAgreeAcrossCommands(t *testing.T) {
 	// so; applying removes it.
 	dir := filepath.Join(parts, "orders-0")
 	tmp := filepath.Join(dir, ".kseg-edit.journal.tmp")
-	segtest.WriteFile(t, tmp, []byte("x"))
+	testkit.WriteFile(t, tmp, []byte("x"))
 	backups := filepath.Join(t.TempDir(), "b")
 	r = clitest.Run("inject-barrier", "--dry-run", "--timestamp", clitest.InjectTs, "--backup-dir", backups, dir)
 	if _, err := os.Stat(tmp); err != nil || !strings.Contains(r.Stderr, "applying the plan removes it (a dry run leaves it)") || strings.Contains(r.Stderr, "; it is removed") {

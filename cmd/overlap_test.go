@@ -9,8 +9,8 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // overlapped copies testdata's orders-0 (segments 0, 26 and 53, log end
@@ -22,9 +22,9 @@ func overlapped(t *testing.T) (dir string, orig26 []byte) {
 	t.Helper()
 	dir = filepath.Join(t.TempDir(), "orders-0")
 	clitest.Fixture(t, "partitions/orders-0", dir)
-	orig26 = segtest.ReadFile(t, filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix)))
-	seg53 := segtest.ReadFile(t, filepath.Join(dir, segment.SegmentFileName(53, segment.LogSuffix)))
-	segtest.WriteFile(t, filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix)), append(bytes.Clone(orig26), seg53...))
+	orig26 = testkit.ReadFile(t, filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix)))
+	seg53 := testkit.ReadFile(t, filepath.Join(dir, segment.SegmentFileName(53, segment.LogSuffix)))
+	testkit.WriteFile(t, filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix)), append(bytes.Clone(orig26), seg53...))
 	return dir, orig26
 }
 
@@ -53,7 +53,7 @@ func TestOverlappingSegmentsAreAnErrorEverywhere(t *testing.T) {
 	if r.Code != ui.ExitOK {
 		t.Fatalf("repair: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	got := segtest.ReadFile(t, filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix)))
+	got := testkit.ReadFile(t, filepath.Join(dir, segment.SegmentFileName(26, segment.LogSuffix)))
 	if !bytes.Equal(got, orig26) {
 		t.Errorf("segment 26 after the repair: %d bytes, its own were %d", len(got), len(orig26))
 	}

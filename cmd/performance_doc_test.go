@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
-	"github.com/kseg/kseg/segment/segtest"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // TestPerformanceDocMatchesBenchScript: the targets table of
@@ -17,7 +17,7 @@ import (
 // a call of a function that makes one, such as rss) fails here until the
 // doc has its row, and a row the script no longer measures fails too.
 func TestPerformanceDocMatchesBenchScript(t *testing.T) {
-	script := segtest.ReadFile(t, clitest.Testdata("bench/run.sh"))
+	script := testkit.ReadFile(t, clitest.Testdata("bench/run.sh"))
 	doc := clitest.RepoFile(t, "docs/performance.md")
 	measured := benchTargets(t, string(script))
 	if len(measured) < 5 || measured["dump -o json (batches, CRCs) / crcfloor"] != "<=0.7" {

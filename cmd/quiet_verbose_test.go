@@ -8,7 +8,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/version"
-	"github.com/kseg/kseg/segment/segtest"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // The global flags -q and -v: -q silences progress and summaries, never
@@ -41,8 +41,8 @@ func TestWarningsOnStderr(t *testing.T) {
 	ld := t.TempDir()
 	src := clitest.Fixture(t, "partitions/orders-0", filepath.Join(ld, "orders-0"))
 	// An orphaned time index: inject-barrier and repair warn about it.
-	b := segtest.ReadFile(t, filepath.Join(src, "00000000000000000000.timeindex"))
-	segtest.WriteFile(t, filepath.Join(src, "00000000000000000099.timeindex"), b)
+	b := testkit.ReadFile(t, filepath.Join(src, "00000000000000000000.timeindex"))
+	testkit.WriteFile(t, filepath.Join(src, "00000000000000000099.timeindex"), b)
 	for _, tc := range []struct {
 		args []string
 		warn string
@@ -69,9 +69,9 @@ func TestWarningsOnStderr(t *testing.T) {
 func TestQuietKeepsWarnings(t *testing.T) {
 	ld := clitest.Fixture(t, "logdirs/healthy", filepath.Join(t.TempDir(), "healthy"))
 	// A partition.metadata that does not parse: the views warn and go on.
-	segtest.WriteFile(t, filepath.Join(ld, "payments-0", "partition.metadata"), []byte("version: 9\n"))
+	testkit.WriteFile(t, filepath.Join(ld, "payments-0", "partition.metadata"), []byte("version: 9\n"))
 	// A log-start checkpoint that does not parse: replay-psm warns.
-	segtest.WriteFile(t, filepath.Join(ld, "log-start-offset-checkpoint"), []byte("7\n"))
+	testkit.WriteFile(t, filepath.Join(ld, "log-start-offset-checkpoint"), []byte("7\n"))
 	for _, args := range [][]string{{"groups", ld}, {"txns", ld}, {"metadata", ld}, {"replay-psm", filepath.Join(ld, "orders-0")}} {
 		for _, quiet := range []bool{false, true} {
 			a := args

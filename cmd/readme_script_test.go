@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/cmd/internal/clitest"
-	"github.com/kseg/kseg/segment/segtest"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/kseg/kseg/cmd/internal/clitest"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // TestScriptReadme runs the commands shown in README.md, in order, as a
@@ -46,7 +47,7 @@ func TestScriptReadme(t *testing.T) {
 		t.Skip("README.md shows no kseg commands")
 	}
 	dir := t.TempDir()
-	segtest.WriteFile(t, filepath.Join(dir, "readme.txtar"), []byte(script))
+	testkit.WriteFile(t, filepath.Join(dir, "readme.txtar"), []byte(script))
 	t.Logf("%d README commands", n)
 	testscript.Run(t, scriptParams(t, dir))
 }
@@ -79,7 +80,7 @@ func TestReadmeSetUp(t *testing.T) {
 	cli, _ := filepath.Glob(filepath.Join("..", "docs", "cli", "*.md"))
 	docs = append(docs, cli...)
 	for _, p := range append(docs, filepath.Join("..", "README.md")) {
-		b := segtest.ReadFile(t, p)
+		b := testkit.ReadFile(t, p)
 		for _, bad := range []string{"@latest", "go install github.com/kseg/kseg", "Go ≥"} {
 			if strings.Contains(string(b), bad) {
 				t.Errorf("%s says %q: kseg is built from a clone, with the Go version go.mod names (%s)", p, bad, goVersion)
@@ -106,7 +107,7 @@ func TestScriptDocPages(t *testing.T) {
 			t.Errorf("%s shows %d kseg commands; a page shows its worked example", name, n)
 		}
 		t.Logf("%s: %d commands", name, n)
-		segtest.WriteFile(t, filepath.Join(dir, page+".txtar"), []byte(script))
+		testkit.WriteFile(t, filepath.Join(dir, page+".txtar"), []byte(script))
 	}
 	testscript.Run(t, scriptParams(t, dir))
 }

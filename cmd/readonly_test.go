@@ -45,8 +45,8 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // chmodTree makes every file 0444 and every directory 0555, and restores
@@ -116,7 +116,7 @@ func buildReadOnlyFixture(t *testing.T) roFixture {
 		segment.CleanerOffsetCheckpointName:     segment.EncodeOffsetCheckpoint(nil),
 	}
 	for name, b := range rootFiles {
-		segtest.WriteFile(t, filepath.Join(logs, name), b)
+		testkit.WriteFile(t, filepath.Join(logs, name), b)
 	}
 
 	fx.partitions = append(fx.partitions, copyEach(t, "partitions", logs)...)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
@@ -36,7 +37,7 @@ import (
 // replay-psm and repair say there is no .log to work on.
 func TestRealPartitionsTellTheTruth(t *testing.T) {
 	t.Parallel()
-	src := clitest.RealRoot(t)
+	src := testkit.RealRootOrSkip(t)
 	files, err := realdata.Manifest(src)
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +202,7 @@ func findingLines(out string) string {
 // and the default run holds what the broker loads: every producer of the
 // file.
 func TestRealDeleteRecordsSnapshotsMatchForTheBrokersReason(t *testing.T) {
-	src := clitest.RealRoot(t)
+	src := testkit.RealRootOrSkip(t)
 	for _, win := range []string{"ONE_MINUTE", "THREE_HOURS"} {
 		rel := "rjmfernandes__flink-on-prem/data/_confluent-controlcenter-7-6-0-1-aggregatedTopicPartitionTableWindows-" + win + "-repartition-0"
 		dir := filepath.Join(src, filepath.FromSlash(rel))

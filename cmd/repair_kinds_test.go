@@ -8,6 +8,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -98,8 +99,8 @@ func TestRepairPreallocatedIndexesAsDump(t *testing.T) {
 		clitest.Fixture(t, "partitions/orders-0", dir)
 		name := segment.SegmentFileName(0, c.suffix)
 		path := filepath.Join(dir, name)
-		b := segtest.ReadFile(t, path)
-		segtest.WriteFile(t, path, append(b, make([]byte, 3*c.slot)...))
+		b := testkit.ReadFile(t, path)
+		testkit.WriteFile(t, path, append(b, make([]byte, 3*c.slot)...))
 		code, out, _ := runCaught(t, name, []string{"dump", "-o", "json", "--verify-index", "--index-sanity-check", dir})
 		d := parseCorpusDump(t, out)
 		dumpSays := ""

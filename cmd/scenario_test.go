@@ -15,9 +15,9 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/verifychain"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/kafkatest"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // The scenarios of barrier.md §9, end to end: partitions written by real
@@ -401,7 +401,7 @@ func checkDocBlocks(t *testing.T, doc string, blocks map[string]string) {
 		return
 	}
 	if os.Getenv("KSEG_UPDATE_DOCS") == "1" && !bytes.Equal(updated, src) {
-		segtest.WriteFile(t, doc, updated)
+		testkit.WriteFile(t, doc, updated)
 		t.Logf("updated %v in %s", drift, doc)
 		return
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
-	"github.com/kseg/kseg/segment/segtest"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // TestOversizedSmallFiles: a file a broker keeps small (the log
@@ -23,7 +23,7 @@ import (
 func TestOversizedSmallFiles(t *testing.T) {
 	sparse := func(t *testing.T, path string, size int64) {
 		t.Helper()
-		segtest.WriteFile(t, path, nil)
+		testkit.WriteFile(t, path, nil)
 		if err := os.Truncate(path, size); err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func TestOversizedSmallFiles(t *testing.T) {
 		}, []string{"replay-psm"}, "orders-0", "more than"},
 		{"a 10 MiB line in replication-offset-checkpoint", func(t *testing.T, ld string) {
 			line := "0\n1\n" + strings.Repeat("x", 10<<20) + " 0 5\n"
-			segtest.WriteFile(t, filepath.Join(ld, "replication-offset-checkpoint"), []byte(line))
+			testkit.WriteFile(t, filepath.Join(ld, "replication-offset-checkpoint"), []byte(line))
 		}, []string{"replay-psm"}, "orders-0", "malformed"},
 		{"meta.properties 64 MiB", func(t *testing.T, ld string) {
 			sparse(t, filepath.Join(ld, "meta.properties"), 64<<20)

@@ -11,10 +11,10 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/psm/cluster/clustertest"
 	"github.com/kseg/kseg/segment"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // Output that scales (issue 15): the read commands' reports and the write
@@ -47,7 +47,7 @@ func TestReplayPSMManyProducersSummarised(t *testing.T) {
 	for i := range gaps {
 		add(int64(1000+i), 5) // sequence 1 expected
 	}
-	segtest.WriteFile(t, filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix)), buf)
+	testkit.WriteFile(t, filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix)), buf)
 
 	code, out, errs := clitest.Exec(t, "replay-psm", dir)
 	if code == ui.ExitError || code == ui.ExitUsage {

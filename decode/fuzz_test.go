@@ -33,9 +33,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/decode/decodetest/testkit"
-	"github.com/kseg/kseg/segment/segtest/realdata"
 	"github.com/pierrec/lz4/v4"
+
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // classes are the sentinels every corruption wraps exactly one of.
@@ -216,7 +216,7 @@ func specBatches() [][]byte {
 // only once the generator has run, and never the shared fixtures.
 func fixtureBatches(perFile int) [][]byte {
 	var out [][]byte
-	for _, root := range []string{filepath.Join("..", "testdata"), realdata.Root()} {
+	for _, root := range []string{filepath.Join("..", "testdata"), testkit.RealRoot()} {
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || (!strings.HasSuffix(p, ".log") && !strings.HasSuffix(p, ".checkpoint")) {
 				return nil

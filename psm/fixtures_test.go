@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment/segtest"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
@@ -29,7 +30,7 @@ func snapshotsNextToLog(t testing.TB, root string) int {
 // it lies at or below the log start offset, skipped as the broker skips
 // it (ProducerStateManager.truncateAndReload deletes it at load).
 func TestCheckSnapshotsRealFixtures(t *testing.T) {
-	root := realdata.RootOrSkip(t)
+	root := testkit.RealRootOrSkip(t)
 	dirs := realdata.SnapshotDirs(t, root)
 	total := 0
 	for _, dir := range dirs {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
 	"github.com/kseg/kseg/segment/segtest"
@@ -559,7 +560,7 @@ func joinLogs(ls ...*logBuilder) *logBuilder {
 // The snapshot a broker wrote, re-encoded from kseg's rebuilt entries in
 // the file's order, is the same file byte for byte.
 func TestPSMSnapshotBytesRealFixtures(t *testing.T) {
-	root := realdata.RootOrSkip(t)
+	root := testkit.RealRootOrSkip(t)
 	n := 0
 	for _, dir := range realdata.SnapshotDirs(t, root) {
 		pd := segtest.OpenDir(t, dir)

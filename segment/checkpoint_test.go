@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
-	"github.com/kseg/kseg/segment/segtest/realdata"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 func TestOffsetCheckpointParse(t *testing.T) {
@@ -272,7 +272,7 @@ func reencodes[T any](t *testing.T, rel, p string, raw []byte, read func(string)
 // TestCheckpointRealFixtures parses every broker-written text file and
 // re-encodes the checkpoints byte for byte.
 func TestCheckpointRealFixtures(t *testing.T) {
-	root := realdata.RootOrSkip(t)
+	root := testkit.RealRootOrSkip(t)
 	epochs := map[string]int{}
 	offsets := map[string]int{}
 	metas := map[string]string{}

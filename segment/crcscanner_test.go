@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -20,7 +21,7 @@ func crcSegment(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := segtest.ReadFile(t, path)
+	data := testkit.ReadFile(t, path)
 	lf, err := segment.OpenLog(path)
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +42,7 @@ func crcSegment(t testing.TB) string {
 	}
 	// A torn batch: the header of the first batch again, with nothing after.
 	data = append(data, data[:40]...)
-	segtest.WriteFile(t, path, data)
+	testkit.WriteFile(t, path, data)
 	return path
 }
 

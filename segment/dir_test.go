@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/kseg/kseg/segment/segtest/realdata"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 func touch(t *testing.T, dir string, names ...string) {
@@ -173,7 +173,7 @@ func TestOpenLogDirSynthetic(t *testing.T) {
 }
 
 func TestOpenPartitionDirReal(t *testing.T) {
-	root := realdata.RootOrSkip(t)
+	root := testkit.RealRootOrSkip(t)
 	data := filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data")
 	dir := filepath.Join(data, "testing-0")
 	d, err := OpenPartitionDir(dir)

@@ -37,7 +37,6 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/decodetest/testkit"
-	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 var classes = []error{decode.ErrCorrupt, decode.ErrCRCMismatch, decode.ErrTruncated, decode.ErrTooLarge, decode.ErrUnsupported}
@@ -103,7 +102,7 @@ func checkAllocs(t *testing.T, what string, n, perByte, extra int, fn func()) {
 // the shared real fixtures; roots that do not exist are skipped silently.
 func fixtureFiles(limit int, suffixes ...string) [][]byte {
 	var out [][]byte
-	for _, root := range []string{filepath.Join("..", "testdata"), realdata.Root()} {
+	for _, root := range []string{filepath.Join("..", "testdata"), testkit.RealRoot()} {
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return nil

@@ -10,7 +10,6 @@ import (
 
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/decode/decodetest/testkit"
-	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 func buildOffsetIndex(t *testing.T, base int64, es ...IndexEntry) []byte {
@@ -251,7 +250,7 @@ func TestReadIndexFiles(t *testing.T) {
 // and that each passes Kafka's sanity check. They are all trimmed, so the
 // valid entries are all the slots.
 func TestIndexRealFixtures(t *testing.T) {
-	root := realdata.RootOrSkip(t)
+	root := testkit.RealRootOrSkip(t)
 	want := map[string]int{
 		"macsakini__KafkaCluster/kafka/data/quickstart-events-0/00000000000000000000.index":                                                                  0,
 		"macsakini__KafkaCluster/kafka/data/quickstart-events-0/00000000000000000000.timeindex":                                                              1,

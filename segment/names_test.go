@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
@@ -212,7 +213,7 @@ func TestParsePartitionDir(t *testing.T) {
 // TestParseFileNameRealFixtures classifies every file in the real fixture
 // tree: every name a broker wrote must be recognised.
 func TestParseFileNameRealFixtures(t *testing.T) {
-	root := realdata.RootOrSkip(t)
+	root := testkit.RealRootOrSkip(t)
 	manifest := realManifest(t, root)
 	n := 0
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {

@@ -195,7 +195,7 @@ func TestWriteProducerSnapshotFile(t *testing.T) {
 // (CRC must match), checks the entry count and leading producer ids from
 // the fixtures README, and re-encodes each byte for byte.
 func TestProducerSnapshotRealFixtures(t *testing.T) {
-	root := realdata.RootOrSkip(t)
+	root := testkit.RealRootOrSkip(t)
 	want := map[string][]int64{ // count is len when no ids are listed beyond it
 		"macsakini__KafkaCluster/kafka/data/quickstart-events-0/00000000000000000003.snapshot":                                                              {0},
 		"macsakini__KafkaCluster/kafka/data/tenitems-0/00000000000000000009.snapshot":                                                                       {2, 4, 3},

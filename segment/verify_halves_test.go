@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -30,7 +31,7 @@ func TestVerifyIndexesHalvesAsOneWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix))
-	segtest.WriteFile(t, path, log.Bytes())
+	testkit.WriteFile(t, path, log.Bytes())
 	rawIdx, rawTidx, err := segment.RebuildIndexes(path, 0, 4096)
 	if err != nil {
 		t.Fatal(err)

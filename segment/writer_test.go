@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/segtest"
-	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 const t0 = segtest.T0
@@ -70,11 +70,11 @@ func checkSegment(t *testing.T, dir string, base int64, interval int) (segment.O
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(ri, segtest.ReadFile(t, idx.Path)) {
-		t.Errorf("%s: RebuildIndexes gives %x, the appender wrote %x", idx.Path, ri, segtest.ReadFile(t, idx.Path))
+	if !bytes.Equal(ri, testkit.ReadFile(t, idx.Path)) {
+		t.Errorf("%s: RebuildIndexes gives %x, the appender wrote %x", idx.Path, ri, testkit.ReadFile(t, idx.Path))
 	}
-	if !bytes.Equal(rt, segtest.ReadFile(t, tidx.Path)) {
-		t.Errorf("%s: RebuildIndexes gives %x, the appender wrote %x", tidx.Path, rt, segtest.ReadFile(t, tidx.Path))
+	if !bytes.Equal(rt, testkit.ReadFile(t, tidx.Path)) {
+		t.Errorf("%s: RebuildIndexes gives %x, the appender wrote %x", tidx.Path, rt, testkit.ReadFile(t, tidx.Path))
 	}
 	return idx, tidx
 }
@@ -387,7 +387,7 @@ func TestRecoverIndexesStopsAtBadBatch(t *testing.T) {
 	p := filepath.Join(dir, segment.SegmentFileName(0, segment.LogSuffix))
 	bad := slices.Clone(log)
 	bad[4*size-2] ^= 1 // inside batch 3
-	segtest.WriteFile(t, p, bad)
+	testkit.WriteFile(t, p, bad)
 	r, err := segment.RecoverIndexes(p, 0, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -401,7 +401,7 @@ func TestRecoverIndexesStopsAtBadBatch(t *testing.T) {
 	if got := segment.ParseTimeIndex(r.TimeIndex, 0).Entries; !slices.Equal(got, []segment.TimeIndexEntry{{Timestamp: t0 + 1, Offset: 1}, {Timestamp: t0 + 2, Offset: 2}}) {
 		t.Errorf("time index %v", got)
 	}
-	segtest.WriteFile(t, p, log[:len(log)-10])
+	testkit.WriteFile(t, p, log[:len(log)-10])
 	r, err = segment.RecoverIndexes(p, 0, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -473,7 +473,7 @@ func TestGeneratedFixturesIndexes(t *testing.T) {
 // pre-KAFKA-806 rule (one entry per append), which starts the byte count
 // elsewhere (formats.md §7.1), so only part of their entries coincide.
 func TestRebuildIndexesRealFixtures(t *testing.T) {
-	root := realdata.RootOrSkip(t)
+	root := testkit.RealRootOrSkip(t)
 	cases := []struct {
 		dir   string
 		base  int64
@@ -524,7 +524,7 @@ func TestRebuildIndexesRealFixtures(t *testing.T) {
 		t.Logf("%s: index %d/%d real entries reproduced (rebuilt %d); timeindex %d/%d (rebuilt %d)",
 			segment.SegmentFileName(c.base, "@"+filepath.Base(c.dir)), same, len(realIdx.Entries), len(mine), sameT, len(realTime.Entries), len(mineT))
 		if c.exact {
-			if !bytes.Equal(ri, segtest.ReadFile(t, realIdx.Path)) || !bytes.Equal(rt, segtest.ReadFile(t, realTime.Path)) {
+			if !bytes.Equal(ri, testkit.ReadFile(t, realIdx.Path)) || !bytes.Equal(rt, testkit.ReadFile(t, realTime.Path)) {
 				t.Errorf("%s: rebuilt indexes differ from the broker's (%d/%d, %d/%d)", logPath, same, len(realIdx.Entries), sameT, len(realTime.Entries))
 			}
 			continue

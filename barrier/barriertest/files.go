@@ -153,7 +153,7 @@ func AssertUnchanged(tb testing.TB, before map[string]Snap, dir string) {
 // order, as the partition directory is opened.
 func SnapshotOffsets(tb testing.TB, dir string) []int64 {
 	tb.Helper()
-	pd := OpenDir(tb, dir)
+	pd := segtest.OpenDir(tb, dir)
 	var offs []int64
 	for _, s := range pd.Snapshots {
 		offs = append(offs, s.Offset)
@@ -254,13 +254,6 @@ func AssertOldOrNew(tb testing.TB, i int, step string, before, after, cur map[st
 func IsRefusal(err error, reason edit.Reason) bool {
 	var re *edit.RefusalError
 	return errors.As(err, &re) && re.Reason == reason
-}
-
-// OpenDir opens the partition directory dir (segment.OpenPartitionDir),
-// failing tb when it does not open.
-func OpenDir(tb testing.TB, dir string) *segment.PartitionDir {
-	tb.Helper()
-	return segtest.OpenDir(tb, dir)
 }
 
 // Staged copies the partition directory src into a new log directory

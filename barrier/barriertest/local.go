@@ -8,6 +8,7 @@ import (
 	"github.com/kseg/kseg/decode"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // Rebase moves batches (whole log entries, in order) so that the first
@@ -34,7 +35,7 @@ func Rebase(batches [][]byte, next int64, epoch int32) [][]byte {
 // last leader-epoch-checkpoint entry, else 0.
 func LatestEpoch(tb testing.TB, dir string) int32 {
 	tb.Helper()
-	pd := OpenDir(tb, dir)
+	pd := segtest.OpenDir(tb, dir)
 	if pd.LeaderEpochCheckpoint == "" {
 		return 0
 	}
@@ -105,7 +106,7 @@ func AppendAt(tb testing.TB, dir string, batches [][]byte, opts segment.Appender
 // (no index, no check): for partitions broken on purpose.
 func AppendRaw(tb testing.TB, dir string, raw []byte) {
 	tb.Helper()
-	pd := OpenDir(tb, dir)
+	pd := segtest.OpenDir(tb, dir)
 	last := pd.Segments[len(pd.Segments)-1]
 	f, err := os.OpenFile(last.Log, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
@@ -130,7 +131,7 @@ type Entry struct {
 // Entries reads every batch of a partition directory, in order.
 func Entries(tb testing.TB, dir string) []Entry {
 	tb.Helper()
-	pd := OpenDir(tb, dir)
+	pd := segtest.OpenDir(tb, dir)
 	var out []Entry
 	for _, s := range pd.Segments {
 		if s.Log == "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // sourceLogs are the .log files of a partition directory.
@@ -210,7 +211,7 @@ func TestMirrorVerifyFindsDamage(t *testing.T) {
 	src, dst := segmentedPair(t)
 	rep := mustMirror(t, src, dst, mirrorOpts(-1))
 	p := rep.Plan
-	pd := barriertest.OpenDir(t, dst)
+	pd := segtest.OpenDir(t, dst)
 	var seg segment.SegmentFiles
 	for _, s := range pd.Segments {
 		if st, err := os.Stat(s.Index); err == nil && st.Size() >= 8 {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/segment/edit"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // BenchmarkVerifyEdge times verify-chain's edge check (the lockstep walk
@@ -31,7 +31,7 @@ func BenchmarkVerifyEdge(b *testing.B) {
 	}
 	var bytes int64
 	for _, d := range []string{src, dst} {
-		pd := barriertest.OpenDir(b, d)
+		pd := segtest.OpenDir(b, d)
 		for _, s := range pd.Segments {
 			if st, err := os.Stat(s.Log); err == nil {
 				bytes += st.Size()

@@ -17,6 +17,7 @@ import (
 	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/finding"
 	"github.com/kseg/kseg/segment/kafkatest"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 const chainTopic = "orders"
@@ -262,7 +263,7 @@ func TestChainActivePassiveWithRealClients(t *testing.T) {
 
 	t.Run("stale-snapshot", func(t *testing.T) {
 		a, b := w.clone(t)
-		pd := barriertest.OpenDir(t, b)
+		pd := segtest.OpenDir(t, b)
 		o := psm.DefaultOptions()
 		o.Upto, o.FromSnapshot, o.IgnoreBarriers = 13, psm.SnapshotNone, true
 		stale, err := psm.Rebuild(pd, o)
@@ -379,7 +380,7 @@ func TestReplayWithoutBarriersIsTheReplay(t *testing.T) {
 	}
 	replay := func(dir string, ignore bool) *psm.Result {
 		t.Helper()
-		pd := barriertest.OpenDir(t, dir)
+		pd := segtest.OpenDir(t, dir)
 		o := psm.DefaultOptions()
 		o.FromSnapshot = psm.SnapshotNone
 		o.IgnoreBarriers, o.VerifyCRC = ignore, !ignore

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/segment"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // walkedEnd walks a cursor over dir to its end and returns End.
@@ -24,7 +24,7 @@ func walkedEnd(t *testing.T, dir string) (int64, bool) {
 
 func wantLogEnd(t *testing.T, dir string) int64 {
 	t.Helper()
-	pd := barriertest.OpenDir(t, dir)
+	pd := segtest.OpenDir(t, dir)
 	end, err := logEnd(pd)
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +39,7 @@ func wantLogEnd(t *testing.T, dir string) int64 {
 // does not claim to know it.
 func TestCursorEndIsLogEnd(t *testing.T) {
 	src := writeFixtureSeg(t, mirrorBatches(t), 400)
-	pd := barriertest.OpenDir(t, src)
+	pd := segtest.OpenDir(t, src)
 	if len(pd.Segments) < 3 {
 		t.Fatalf("the fixture has %d segments, want several", len(pd.Segments))
 	}
@@ -97,7 +97,7 @@ func TestCursorEndIsLogEnd(t *testing.T) {
 // batch ending beyond it, whether or not the cursor found the end itself.
 func TestMirrorPlanEndOutOfOrderSegments(t *testing.T) {
 	src := writeFixtureSeg(t, mirrorBatches(t), 400)
-	pd := barriertest.OpenDir(t, src)
+	pd := segtest.OpenDir(t, src)
 	// Swap the first and last segments' contents: the log starts with the
 	// highest offsets.
 	first, last := pd.Segments[0], pd.Segments[len(pd.Segments)-1]

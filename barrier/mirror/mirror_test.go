@@ -13,6 +13,7 @@ import (
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
 	"github.com/kseg/kseg/segment/kafkatest"
+	"github.com/kseg/kseg/segment/segtest"
 )
 
 // mirrorOpts are small segments and a small index interval, so that the
@@ -100,7 +101,7 @@ func TestMirrorMatchesAppender(t *testing.T) {
 
 	// The snapshots the mirror took at its rolls hold what a replay
 	// computes there.
-	pd := barriertest.OpenDir(t, two)
+	pd := segtest.OpenDir(t, two)
 	if len(pd.Snapshots) == 0 {
 		t.Fatal("no snapshot taken at the rolls")
 	}
@@ -172,7 +173,7 @@ func TestMirrorWritesEndSnapshot(t *testing.T) {
 	if len(second.SnapshotsDeleted) != 1 || second.SnapshotsDeleted[0] != first.EndSnapshot {
 		t.Errorf("the second mirror deletes snapshots %v, want the old end's %d", second.SnapshotsDeleted, first.EndSnapshot)
 	}
-	pd := barriertest.OpenDir(t, dst)
+	pd := segtest.OpenDir(t, dst)
 	if len(pd.Snapshots) != 1 || pd.Snapshots[0].Offset != second.EndSnapshot {
 		t.Fatalf("snapshots %+v, want only the one at %d", pd.Snapshots, second.EndSnapshot)
 	}

@@ -8,8 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
-	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 // TestSlotSize: the window's memory is what --window's help says.
@@ -24,7 +24,7 @@ func TestSlotSize(t *testing.T) {
 // decoder does (contentHash re-encodes the decoded fields): over every
 // .log of kseg's fixtures and, when present, the real broker fixtures.
 func TestFastPathAgreesWithDecoder(t *testing.T) {
-	roots := []string{filepath.Join("..", "..", "testdata"), realdata.Root()}
+	roots := []string{filepath.Join("..", "..", "testdata"), testkit.RealRoot()}
 	fast, batches := 0, 0
 	for _, root := range roots {
 		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {

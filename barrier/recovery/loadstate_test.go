@@ -90,7 +90,7 @@ func TestRepairWritesNoSnapshotAtTheLogStart(t *testing.T) {
 	if _, err := Apply(p, edit.Options{BackupDir: filepath.Join(t.TempDir(), "backup")}); err != nil {
 		t.Fatal(err)
 	}
-	pd := barriertest.OpenDir(t, dir)
+	pd := segtest.OpenDir(t, dir)
 	if len(pd.Snapshots) != 0 {
 		t.Errorf("snapshots after the repair: %+v; the broker deletes a snapshot at the log start", pd.Snapshots)
 	}

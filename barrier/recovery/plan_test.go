@@ -59,7 +59,7 @@ func assertRepaired(t *testing.T, name, dir string) {
 	if p := mustPlanRepair(t, dir, Options{}); !p.NothingToDo {
 		t.Fatalf("%s: a second plan still has %d operations: %+v", name, len(p.Ops), p.Ops)
 	}
-	pd := barriertest.OpenDir(t, dir)
+	pd := segtest.OpenDir(t, dir)
 	for _, s := range pd.Segments {
 		if s.Log == "" {
 			t.Fatalf("%s: orphaned index files at %d", name, s.BaseOffset)

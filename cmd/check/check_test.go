@@ -13,7 +13,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
-	"github.com/kseg/kseg/segment/segtest"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // checkTree copies fixtures into a fresh temporary tree: each name is a
@@ -32,7 +32,7 @@ func checkFixtureTree(t *testing.T, names ...string) string {
 func writeCheckConfig(t *testing.T, dir, body string) string {
 	t.Helper()
 	p := filepath.Join(dir, expect.ConfigName)
-	segtest.WriteFile(t, p, []byte(body))
+	testkit.WriteFile(t, p, []byte(body))
 	return p
 }
 
@@ -260,7 +260,7 @@ func TestCheckWalk(t *testing.T) {
 	clitest.Fixture(t, "partitions/txn-0", filepath.Join(root, ".git", "txn-0"))
 	for _, d := range []string{"notes-1", "docs/pages-2"} {
 		clitest.Mkdir(t, filepath.Join(root, d))
-		segtest.WriteFile(t, filepath.Join(root, d, "README.md"), []byte("not Kafka\n"))
+		testkit.WriteFile(t, filepath.Join(root, d, "README.md"), []byte("not Kafka\n"))
 	}
 	walked, err := tree.Walk([]string{root})
 	if err != nil {
@@ -320,11 +320,11 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "sub", "kseg-check.yaml")
 	clitest.Mkdir(t, filepath.Dir(cfg))
 	// A file to start from: its comment and settings must survive.
-	segtest.WriteFile(t, cfg, []byte("# ours\nroot: "+root+"\nfail-on: warning # pin warnings too\n"))
+	testkit.WriteFile(t, cfg, []byte("# ours\nroot: "+root+"\nfail-on: warning # pin warnings too\n"))
 	if r := clitest.Run("check", "--config", cfg, "--write-baseline", root); r.Code != ui.ExitOK || !strings.Contains(r.Stderr, "3 expectations added") {
 		t.Fatalf("--write-baseline: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	b := segtest.ReadFile(t, cfg)
+	b := testkit.ReadFile(t, cfg)
 	clitest.MustContain(t, string(b), "# ours\n", "fail-on: warning # pin warnings too\n", "path: broken/zero-tail/events-0\n",
 		"kind: zero-tail\n", "file: 00000000000000000000.log\n", "position: 646\n",
 		"kind: crc-mismatch\n", "position: 214\n", "offset: 4\n", "kind: hanging-transaction\n")
@@ -343,7 +343,7 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 	if r := clitest.Run("check", "--config", cfg, "--write-baseline", root); r.Code != ui.ExitOK || !strings.Contains(r.Stderr, "0 expectations added, 1 expectation removed") {
 		t.Fatalf("second --write-baseline: exit %d\n%s", r.Code, r.Stderr)
 	}
-	after := segtest.ReadFile(t, cfg)
+	after := testkit.ReadFile(t, cfg)
 	if strings.Contains(string(after), "zero-tail") || !strings.HasPrefix(string(after), "# ours\n") || !strings.Contains(string(after), "kind: crc-mismatch") {
 		t.Errorf("second baseline:\n%s", after)
 	}
@@ -369,7 +369,7 @@ func TestCheckProjectExpectations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := segtest.ReadFile(t, cfg)
+	b := testkit.ReadFile(t, cfg)
 	for _, d := range broken {
 		if !strings.Contains(string(b), "path: broken/"+d.Name()+"/events-0\n  expect:") {
 			t.Errorf("%s: broken/%s has no expectations", cfg, d.Name())
@@ -384,7 +384,7 @@ func TestCheckProjectExpectations(t *testing.T) {
 // testdata/real-check.yaml.
 func TestCheckRealFixtures(t *testing.T) {
 	t.Parallel()
-	src := clitest.RealRoot(t)
+	src := testkit.RealRootOrSkip(t)
 	r := clitest.Run("check", "-q", "--config", clitest.Testdata("real-check.yaml"), src)
 	if r.Code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
@@ -442,9 +442,9 @@ func TestCheckEdges(t *testing.T) {
 		t.Fatal(logs, err)
 	}
 	log := logs[len(logs)-1]
-	b := segtest.ReadFile(t, log)
+	b := testkit.ReadFile(t, log)
 	b = flipLastBatchTimestamp(t, b)
-	segtest.WriteFile(t, log, b)
+	testkit.WriteFile(t, log, b)
 	code, lines, r = runCheckJSON(t, "--config", cfg, root)
 	var got []string
 	for _, l := range findingsWith(lines, statusNew) {

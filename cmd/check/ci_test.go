@@ -11,7 +11,7 @@ import (
 	"github.com/kseg/kseg/cmd/check/expect"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/segment/segtest"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // ciDoc is docs/ci.md's fenced blocks by language.
@@ -129,7 +129,7 @@ func checkDocConfigLoads(t *testing.T, y string) {
 		"fixtures/chains/failover/a/orders-0", "fixtures/chains/failover/b/orders-0"} {
 		clitest.Mkdir(t, filepath.Join(dir, d))
 	}
-	segtest.WriteFile(t, filepath.Join(dir, "fixtures/broken/crc-mismatch/events-0/00000000000000000000.log"), nil)
+	testkit.WriteFile(t, filepath.Join(dir, "fixtures/broken/crc-mismatch/events-0/00000000000000000000.log"), nil)
 	p := writeCheckConfig(t, dir, y)
 	cfg, err := expect.Load(p)
 	if err != nil {

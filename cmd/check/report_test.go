@@ -17,8 +17,8 @@ import (
 	"github.com/kseg/kseg/cmd/check/rules"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment/finding"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // checkReportRun is one run of check over a tree made to hold every kind
@@ -78,7 +78,7 @@ paths:
 	r := clitest.Run(append(args, root)...)
 	run := &checkReportRun{root: root, code: r.Code, stdout: r.Stdout, files: map[string][]byte{}}
 	for _, f := range checkFormats {
-		b := segtest.ReadFile(t, filepath.Join(out, f))
+		b := testkit.ReadFile(t, filepath.Join(out, f))
 		run.files[f] = b
 	}
 	if r.Code != ui.ExitError {
@@ -205,7 +205,7 @@ var junitSchemas = []string{clitest.Testdata("schemas/JUnit.xsd"), clitest.Testd
 
 func checkJUnit(t *testing.T, run *checkReportRun) {
 	report := filepath.Join(t.TempDir(), "junit.xml")
-	segtest.WriteFile(t, report, run.files["junit"])
+	testkit.WriteFile(t, report, run.files["junit"])
 	s := string(run.files["junit"])
 	clitest.MustContain(t, s, `<testcase name="segments" classname="`, `<failure type="new" message="1 new finding: hanging-transaction"`,
 		`<failure type="missing" message="1 missing expectation: torn-tail"`, `<error type="unreadable" message="open `,
@@ -216,7 +216,7 @@ func checkJUnit(t *testing.T, run *checkReportRun) {
 		t.Skip("xmllint (Debian's libxml2-utils) is not installed: the JUnit report is not validated against its schemas")
 	}
 	bad := filepath.Join(t.TempDir(), "bad.xml")
-	segtest.WriteFile(t, bad, []byte(strings.Replace(s, `<testcase name="segments"`, `<testcase`, 1)))
+	testkit.WriteFile(t, bad, []byte(strings.Replace(s, `<testcase name="segments"`, `<testcase`, 1)))
 	for _, xsd := range junitSchemas {
 		if out, err := exec.Command(xmllint, "--noout", "--schema", xsd, report).CombinedOutput(); err != nil {
 			t.Errorf("%s: the JUnit report does not validate: %v\n%s", filepath.Base(xsd), err, out)

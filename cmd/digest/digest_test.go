@@ -12,9 +12,9 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/verifychain"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // digestOf runs kseg digest args... PATH into a file and returns it.
@@ -76,7 +76,7 @@ func TestDigestCLI(t *testing.T) {
 		t.Fatalf("verify-chain over the log directory's digest: exit %d %+v %s", code, edges, stderr)
 	}
 	// An interrupted kseg write pending: refused.
-	segtest.WriteFile(t, filepath.Join(dst, edit.JournalName), []byte("{}"))
+	testkit.WriteFile(t, filepath.Join(dst, edit.JournalName), []byte("{}"))
 	if code, _, stderr := clitest.Exec(t, "digest", "--out", filepath.Join(t.TempDir(), "x"), dst); code != ui.ExitRefused || !strings.Contains(stderr, "pending") {
 		t.Errorf("pending edit: exit %d: %s", code, stderr)
 	}
@@ -108,7 +108,7 @@ func TestDigestIncremental(t *testing.T) {
 		}
 		whole := filepath.Join(t.TempDir(), "whole.digest")
 		b, _ := os.ReadFile(early)
-		segtest.WriteFile(t, whole, append(b, section...))
+		testkit.WriteFile(t, whole, append(b, section...))
 		if from == "8" {
 			// The earlier digest ends below 8: a gap the reader refuses.
 			if code, _, stderr := chainEdges(t, src, whole); code != ui.ExitUsage || !strings.Contains(stderr, "byte ") {
@@ -148,11 +148,11 @@ func TestDigestIncremental(t *testing.T) {
 func TestDigestBadInput(t *testing.T) {
 	src, dst := clitest.Mirrored(t, -1)
 	good := digestOf(t, dst)
-	b := segtest.ReadFile(t, good)
+	b := testkit.ReadFile(t, good)
 	bad := func(name string, content []byte, wantCode int, wants ...string) {
 		t.Helper()
 		p := filepath.Join(t.TempDir(), name)
-		segtest.WriteFile(t, p, content)
+		testkit.WriteFile(t, p, content)
 		code, out, stderr := clitest.Exec(t, "verify-chain", src, p)
 		if code != wantCode {
 			t.Errorf("%s: exit %d, want %d\n%s%s", name, code, wantCode, out, stderr)
@@ -198,7 +198,7 @@ func TestDigestBadInput(t *testing.T) {
 
 func mustRead(t *testing.T, p string) []byte {
 	t.Helper()
-	b := segtest.ReadFile(t, p)
+	b := testkit.ReadFile(t, p)
 	return b
 }
 

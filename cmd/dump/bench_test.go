@@ -15,6 +15,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/scan"
 	"github.com/kseg/kseg/segment/segtest"
@@ -279,7 +280,7 @@ func BenchmarkDumpVerifyIndex(b *testing.B) {
 	}
 	dir := filepath.Dir(path)
 	for name, content := range map[string][]byte{segment.IndexSuffix: idx, segment.TimeIndexSuffix: tidx} {
-		segtest.WriteFile(b, filepath.Join(dir, segment.SegmentFileName(0, name)), content)
+		testkit.WriteFile(b, filepath.Join(dir, segment.SegmentFileName(0, name)), content)
 	}
 	for _, flags := range [][]string{{"-o", "json"}, {"-o", "json", "--verify-index"}} {
 		b.Run(strings.Join(flags, ""), func(b *testing.B) {

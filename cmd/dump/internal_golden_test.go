@@ -14,10 +14,10 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/decode/mm2"
 	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/decode/schema/schematest"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // Golden dumps of Kafka's internal topics, over real broker data: the
@@ -55,7 +55,7 @@ var internalCases = []internalCase{
 }
 
 func TestInternalGolden(t *testing.T) {
-	realFixtures := clitest.MustAbs(clitest.RealRoot(t))
+	realFixtures := clitest.MustAbs(testkit.RealRootOrSkip(t))
 	for _, c := range internalCases {
 		t.Run(c.golden, func(t *testing.T) {
 			src := filepath.Join(realFixtures, c.src)
@@ -279,7 +279,7 @@ func chdirRecordsPartition(t *testing.T, topic string, epoch int32, recs []kv) s
 		}
 	}
 	log := filepath.Join(dir, "00000000000000000000.log")
-	segtest.WriteFile(t, log, raw)
+	testkit.WriteFile(t, log, raw)
 	return log
 }
 
@@ -524,7 +524,7 @@ func checkMM2Run(t *testing.T, r clitest.Result, records, undecodable int) {
 // record in text and json: MM2's dedicated workers write the same records
 // to mm2-configs.<source>.internal.
 func TestDumpRealConnectTopicGolden(t *testing.T) {
-	src := filepath.Join(clitest.MustAbs(clitest.RealRoot(t)), "rjmfernandes__flink-on-prem", "data", "connect-configs-0")
+	src := filepath.Join(clitest.MustAbs(testkit.RealRootOrSkip(t)), "rjmfernandes__flink-on-prem", "data", "connect-configs-0")
 	work := t.TempDir()
 	clitest.CopyTree(t, src, filepath.Join(work, "connect-configs-0"))
 	t.Chdir(work)

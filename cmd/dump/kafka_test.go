@@ -13,7 +13,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
-	"github.com/kseg/kseg/segment/segtest"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // The kafka output checked against kafka-dump-log's documented format
@@ -123,7 +123,7 @@ func writeSpec95(t *testing.T) string {
 	}
 	t.Chdir(t.TempDir())
 	name := "00000000000000000000.log"
-	segtest.WriteFile(t, name, raw)
+	testkit.WriteFile(t, name, raw)
 	return name
 }
 
@@ -222,7 +222,7 @@ func TestKafkaHeaderKeysJavaUTF8(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(t.TempDir())
-	segtest.WriteFile(t, "00000000000000000000.log", raw)
+	testkit.WriteFile(t, "00000000000000000000.log", raw)
 	r := clitest.Run("kafka-dump-log", "--deep-iteration", "--files", "00000000000000000000.log")
 	if want := " headerKeys: [h\uFFFD\uFFFDX,ok]\n"; !strings.Contains(r.Stdout, want) {
 		t.Errorf("no %q in\n%s", want, r.Stdout)
@@ -246,7 +246,7 @@ func TestKafkaClearElrRecord(t *testing.T) {
 	dir := "__cluster_metadata-0"
 	clitest.Mkdir(t, dir)
 	log := filepath.Join(dir, "00000000000000000042.log")
-	segtest.WriteFile(t, log, raw)
+	testkit.WriteFile(t, log, raw)
 	want := `| offset: 42 CreateTime: 1700000000000 keySize: -1 valueSize: 11 sequence: -1 headerKeys: [] payload: {"type":"CLEAR_ELR_RECORD","version":0,"data":{"topicName":"orders"}}`
 	for _, args := range [][]string{
 		{"kafka-dump-log", "--cluster-metadata-decoder", "--files", log},
@@ -323,14 +323,14 @@ func TestKafkaStopsAtZeroTail(t *testing.T) {
 	// 17 zero bytes or fewer: nextBatch returns null, the tail is
 	// reported as invalid bytes and the dump goes on.
 	b, _ := os.ReadFile(log)
-	segtest.WriteFile(t, log, b[:646+17])
+	testkit.WriteFile(t, log, b[:646+17])
 	r := clitest.Run("kafka-dump-log", "--files", log+","+idx)
 	if r.Code != 0 || !strings.Contains(r.Stdout, "Found 17 invalid bytes at the end of 00000000000000000000.log\nDumping "+idx+"\n") {
 		t.Errorf("17-byte tail: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	// A size below 14 that is not zero: the same exception, with it.
 	binary.BigEndian.PutUint32(b[646+8:], 13)
-	segtest.WriteFile(t, log, b[:646+40])
+	testkit.WriteFile(t, log, b[:646+40])
 	kafkaBoth(t, nil, []string{log}, want, "Found record size 13 smaller than minimum record overhead (14) in file "+log+".\n")
 }
 
@@ -341,7 +341,7 @@ func TestKafkaReadsFutureMagicAsV2(t *testing.T) {
 	log := filepath.Join(dir, "00000000000000000000.log")
 	b, _ := os.ReadFile(log)
 	b[16] = 3 // the first batch; the magic is not covered by the crc
-	segtest.WriteFile(t, log, b)
+	testkit.WriteFile(t, log, b)
 	for _, args := range [][]string{{"kafka-dump-log", "--deep-iteration", "--files", log}, {"dump", "-o", "kafka", "--deep", log}} {
 		r := clitest.Run(args...)
 		first := strings.Split(r.Stdout, "\n")[2]
@@ -390,7 +390,7 @@ func TestKafkaCompressedBatchFailsWhole(t *testing.T) {
 		binary.BigEndian.PutUint32(raw[decode.RecordBatchOverhead-4:], 3) // three records, two there
 		binary.BigEndian.PutUint32(raw[17:], decode.CRC32C(raw[21:]))
 		t.Chdir(t.TempDir())
-		segtest.WriteFile(t, "00000000000000000000.log", raw)
+		testkit.WriteFile(t, "00000000000000000000.log", raw)
 		// Rendered on the dump goroutine and on workers.
 		for _, workers := range []string{"1", "3"} {
 			r := clitest.Run("dump", "-o", "kafka", "--decode-workers", workers, "--deep", "00000000000000000000.log")

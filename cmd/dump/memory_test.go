@@ -18,6 +18,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/segment/scan"
 	"github.com/kseg/kseg/segment/segtest"
@@ -70,7 +71,7 @@ func TestDumpMemoryFlat(t *testing.T) {
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
-		s := clitest.StartHeapSampler(2 * time.Millisecond)
+		s := testkit.StartHeapSampler(2 * time.Millisecond)
 		streams, tail := discardStreams()
 		code := clitest.RunStreams(context.Background(), streams, args...)
 		peak := s.Stop()
@@ -106,7 +107,7 @@ func BenchmarkDumpLargeSegment(b *testing.B) {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		s := clitest.StartHeapSampler(5 * time.Millisecond)
+		s := testkit.StartHeapSampler(5 * time.Millisecond)
 		streams, _ := discardStreams()
 		if code := clitest.RunStreams(context.Background(), streams, args...); code != ui.ExitOK {
 			b.Fatalf("exit %d", code)
@@ -151,7 +152,7 @@ func budgetSegment(tb testing.TB, n, size int) string {
 
 // deepDumpPeak runs dump --deep on path at GOMAXPROCS procs, returning
 // the sha256 of stdout and the peak heap in use above the start
-// (clitest.HeapSampler, every millisecond).
+// (testkit.HeapSampler, every millisecond).
 func deepDumpPeak(tb testing.TB, procs int, path string, extra ...string) ([32]byte, uint64) {
 	tb.Helper()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
@@ -161,7 +162,7 @@ func deepDumpPeak(tb testing.TB, procs int, path string, extra ...string) ([32]b
 	runtime.GC()
 	var start runtime.MemStats
 	runtime.ReadMemStats(&start)
-	sampler := clitest.StartHeapSampler(time.Millisecond)
+	sampler := testkit.StartHeapSampler(time.Millisecond)
 	st, out, errb := ui.TestStreams()
 	code := clitest.RunStreams(context.Background(), st, append(append([]string{"dump", "--deep", "-o", "json"}, extra...), path)...)
 	peak := sampler.Stop()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment/scan/scantest"
 	"github.com/kseg/kseg/segment/segtest"
 )
@@ -117,7 +118,7 @@ func logDirOfFixtures(t *testing.T) string {
 		clitest.Fixture(t, "broken/"+name+"/"+segtest.BrokenPartition, filepath.Join(ld, fmt.Sprintf("events-%d", i+1)))
 	}
 	for _, f := range []string{"recovery-point-offset-checkpoint", "log-start-offset-checkpoint"} {
-		segtest.WriteFile(t, filepath.Join(ld, f), []byte("0\n2\norders-0 0\ntxn-0 0\n"))
+		testkit.WriteFile(t, filepath.Join(ld, f), []byte("0\n2\norders-0 0\ntxn-0 0\n"))
 	}
 	return ld
 }

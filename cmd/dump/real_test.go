@@ -16,8 +16,8 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
-	"github.com/kseg/kseg/segment/segtest"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
@@ -190,7 +190,7 @@ func dumpJSON(t *testing.T, path string, printData bool) realDump {
 // control records and offsets fixtures/real/README.md lists.
 func TestDumpRealFixtures(t *testing.T) {
 	t.Parallel()
-	root := clitest.RealRoot(t)
+	root := testkit.RealRootOrSkip(t)
 	seen := map[string]bool{}
 	var secondSetFiles, files []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -336,7 +336,7 @@ func checkSecondSetDumps(t *testing.T, root string, files []string) {
 // and requires a clean exit without error findings.
 func TestDumpRealDirectories(t *testing.T) {
 	t.Parallel()
-	root := clitest.RealRoot(t)
+	root := testkit.RealRootOrSkip(t)
 	logDirs := map[string]bool{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() && segment.IsPartitionDir(p) {
@@ -435,10 +435,10 @@ func haskellShow(b []byte) string {
 // them, one `offset: "value"` line per record.
 func TestDumpRealLegacyGoldens(t *testing.T) {
 	t.Parallel()
-	root := clitest.RealRoot(t)
+	root := testkit.RealRootOrSkip(t)
 	base := filepath.Join(root, "asayers__kafkalite", "tests", "test-data")
 	for _, name := range []string{"hamlet-none-0", "hamlet-gzip-0", "hamlet-snappy-0", "numbers-0"} {
-		want := segtest.ReadFile(t, filepath.Join(base, "golden", name))
+		want := testkit.ReadFile(t, filepath.Join(base, "golden", name))
 		d := dumpJSON(t, filepath.Join(base, "fs-data", name, "00000000000000000000.log"), true)
 		var got bytes.Buffer
 		for _, v := range d.values {

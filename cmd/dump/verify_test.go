@@ -9,7 +9,7 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/segment/segtest"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // TestVerifyIndexOnePassSameFindings: a directory dump checks a segment's
@@ -34,7 +34,7 @@ func TestVerifyIndexOnePassSameFindings(t *testing.T) {
 	}
 	binary.BigEndian.PutUint64(tidx[0:], binary.BigEndian.Uint64(tidx[0:])-1)
 	for name, b := range map[string][]byte{".index": idx, ".timeindex": tidx} {
-		segtest.WriteFile(t, seg+name, b)
+		testkit.WriteFile(t, seg+name, b)
 	}
 	findings := func(args ...string) map[string][]string {
 		r := clitest.Run(append([]string{"dump", "--output", "json", "--verify-index"}, args...)...)

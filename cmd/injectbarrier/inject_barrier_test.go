@@ -12,10 +12,10 @@ import (
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/psm"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // mirrorPartition writes the barriertest mirror fixture (400-byte
@@ -246,7 +246,7 @@ func TestInjectBarrierCLIRefusals(t *testing.T) {
 		src := mirrorPartition(t)
 		dst := filepath.Join(filepath.Dir(dir), "mirror-1")
 		used := t.TempDir()
-		segtest.WriteFile(t, filepath.Join(used, edit.BackupManifestName), []byte("{}"))
+		testkit.WriteFile(t, filepath.Join(used, edit.BackupManifestName), []byte("{}"))
 		before := clitest.WalkState(t, filepath.Dir(dir))
 		for _, bd := range []string{filepath.Join(filepath.Dir(dir), "bk"), used} {
 			for _, args := range [][]string{

@@ -10,8 +10,8 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestKafkaIgnoresUnknownFiles: DumpLogSegments prints "Dumping <file>"
@@ -25,7 +25,7 @@ func TestKafkaIgnoresUnknownFiles(t *testing.T) {
 	extra := []string{"meta.properties", "00000000000000000000.index.swap",
 		"00000000000000000000.log.deleted", "00000000000000000000.timeindex.cleaned", "notes.txt"}
 	for _, n := range append(extra, "quorum-state") {
-		segtest.WriteFile(t, filepath.Join(dir, n), []byte("x"))
+		testkit.WriteFile(t, filepath.Join(dir, n), []byte("x"))
 	}
 	ignored := append([]string{"partition.metadata"}, extra...)
 	var files []string
@@ -81,12 +81,12 @@ func TestKafkaIgnoresUnknownFiles(t *testing.T) {
 func TestKafkaTxnIndexVersion(t *testing.T) {
 	dir := clitest.ChdirFixture(t, "partitions", "txn-0")
 	p := filepath.Join(dir, "00000000000000000011.txnindex")
-	b := segtest.ReadFile(t, p)
+	b := testkit.ReadFile(t, p)
 	if len(b) < 34 {
 		t.Fatalf("%s: %d bytes", p, len(b))
 	}
 	binary.BigEndian.PutUint16(b, 0x0005) // low byte set: Kafka still reads version 0
-	segtest.WriteFile(t, p, b)
+	testkit.WriteFile(t, p, b)
 	r := clitest.Run("dump", "-o", "kafka", p)
 	first, _, _ := strings.Cut(strings.SplitN(r.Stdout, "\n", 3)[1], " producerId")
 	if first != "version: 0" {
@@ -142,7 +142,7 @@ func TestKafkaSpellings(t *testing.T) {
 func TestKafkaIndexReports(t *testing.T) {
 	dir := clitest.ChdirFixture(t, "partitions", "orders-0")
 	idx, tidx := filepath.Join(dir, "00000000000000000000.index"), filepath.Join(dir, "00000000000000000000.timeindex")
-	ib, tb := segtest.ReadFile(t, idx), segtest.ReadFile(t, tidx)
+	ib, tb := testkit.ReadFile(t, idx), testkit.ReadFile(t, tidx)
 	if len(ib) != 16 || len(tb) != 36 {
 		t.Fatalf("fixture changed: %d and %d bytes", len(ib), len(tb))
 	}
@@ -160,7 +160,7 @@ func TestKafkaIndexReports(t *testing.T) {
 	binary.BigEndian.PutUint32(tb[20:], uint32(off1))
 	binary.BigEndian.PutUint64(tb[24:], uint64(ts0))
 	for p, b := range map[string][]byte{idx: ib, tidx: tb} {
-		segtest.WriteFile(t, p, b)
+		testkit.WriteFile(t, p, b)
 	}
 	// The batch that holds off1, found independently of the verifier.
 	lf, err := segment.OpenLog(filepath.Join(dir, "00000000000000000000.log"))
@@ -253,7 +253,7 @@ func TestKafkaTimeIndexEntryInsideBatch(t *testing.T) {
 	tidx = binary.BigEndian.AppendUint32(tidx, 0) // relative offset 0: the first record, inside the batch
 	for name, b := range map[string][]byte{"00000000000000000000.log": raw, "00000000000000000000.index": nil,
 		"00000000000000000000.timeindex": tidx} {
-		segtest.WriteFile(t, name, b)
+		testkit.WriteFile(t, name, b)
 	}
 	r := clitest.Run("kafka-dump-log", "--verify-index-only", "--files", "00000000000000000000.timeindex")
 	if want := "The following indexed offsets are not found in the log.\nIndexed offset: 0, found log offset: 1\n"; r.Code != 0 || r.Stderr != want {

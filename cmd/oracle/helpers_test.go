@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/kafkaoracle"
 	"github.com/kseg/kseg/segment/segtest"
@@ -139,7 +140,7 @@ func hashes(t *testing.T, dir string) map[string]string {
 		if !e.Type().IsRegular() {
 			continue
 		}
-		b := segtest.ReadFile(t, filepath.Join(dir, e.Name()))
+		b := testkit.ReadFile(t, filepath.Join(dir, e.Name()))
 		h := sha256.Sum256(b)
 		out[e.Name()] = hex.EncodeToString(h[:])
 	}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestReplayPSMLogDir: a log directory is replayed partition by partition
@@ -22,7 +22,7 @@ func TestReplayPSMLogDir(t *testing.T) {
 	// transaction is the other partition with findings).
 	stale := segment.EncodeProducerSnapshot([]segment.SnapshotEntry{{ProducerID: 3000, ProducerEpoch: 0, LastSequence: 1,
 		LastOffset: 7, OffsetDelta: 1, Timestamp: 1700000000050, CoordinatorEpoch: 2, CurrentTxnFirstOffset: -1}})
-	segtest.WriteFile(t, filepath.Join(dir, "control-0", "00000000000000000014.snapshot"), stale)
+	testkit.WriteFile(t, filepath.Join(dir, "control-0", "00000000000000000014.snapshot"), stale)
 	code1, out1, _ := clitest.Exec(t, "replay-psm", "-o", "json", "--jobs", "1", dir)
 	code2, out2, _ := clitest.Exec(t, "replay-psm", "-o", "json", "--jobs", "3", dir)
 	if out1 != out2 || code1 != code2 {
@@ -57,7 +57,7 @@ func TestReplayPSMLogDir(t *testing.T) {
 // TestReplayPSMLogDirRealSnapshots checks every snapshot of a real broker's
 // log directory in one run (skips without ../shared).
 func TestReplayPSMLogDirRealSnapshots(t *testing.T) {
-	dir := filepath.Join(clitest.RealRoot(t), "eric-kimm__stock-market-pipeline", "kafka", "data")
+	dir := filepath.Join(testkit.RealRootOrSkip(t), "eric-kimm__stock-market-pipeline", "kafka", "data")
 	code, out, errb := clitest.Exec(t, "replay-psm", "--check-snapshots", dir)
 	if code != ui.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errb)

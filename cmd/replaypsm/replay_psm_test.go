@@ -11,9 +11,9 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/kafkaoracle"
-	"github.com/kseg/kseg/segment/segtest"
 	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
@@ -26,7 +26,7 @@ func psmCopyPartition(t *testing.T, src string) string {
 	logDir := t.TempDir()
 	for _, name := range []string{"replication-offset-checkpoint", "log-start-offset-checkpoint", "recovery-point-offset-checkpoint", segment.CleanShutdownName} {
 		if b, err := os.ReadFile(filepath.Join(filepath.Dir(src), name)); err == nil {
-			segtest.WriteFile(t, filepath.Join(logDir, name), b)
+			testkit.WriteFile(t, filepath.Join(logDir, name), b)
 		}
 	}
 	dst := filepath.Join(logDir, filepath.Base(src))
@@ -39,7 +39,7 @@ func psmCopyPartition(t *testing.T, src string) string {
 
 func TestReplayPSMCheckSnapshotsRealFixtures(t *testing.T) {
 	t.Parallel()
-	root := clitest.RealRoot(t)
+	root := testkit.RealRootOrSkip(t)
 	matches, checked, skipped := 0, 0, 0
 	for _, src := range realdata.SnapshotDirs(t, root) {
 		dir := psmCopyPartition(t, src)
@@ -101,7 +101,7 @@ func TestReplayPSMCheckSnapshotsRealFixtures(t *testing.T) {
 }
 
 func TestReplayPSMSnapshotMismatchExits3(t *testing.T) {
-	root := clitest.RealRoot(t)
+	root := testkit.RealRootOrSkip(t)
 	dir := psmCopyPartition(t, filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data", "testing-0"))
 	snap := filepath.Join(dir, "00000000000000011630.snapshot")
 	entries, err := segment.ReadProducerSnapshot(snap)
@@ -109,7 +109,7 @@ func TestReplayPSMSnapshotMismatchExits3(t *testing.T) {
 		t.Fatal(err)
 	}
 	entries[1].ProducerEpoch = 7 // producer 8000
-	segtest.WriteFile(t, snap, segment.EncodeProducerSnapshot(entries))
+	testkit.WriteFile(t, snap, segment.EncodeProducerSnapshot(entries))
 	code, out, _ := clitest.Exec(t, "replay-psm", "--check-snapshots", dir)
 	if code != ui.ExitFindings {
 		t.Fatalf("exit %d, want %d\n%s", code, ui.ExitFindings, out)
@@ -122,7 +122,7 @@ func TestReplayPSMSnapshotMismatchExits3(t *testing.T) {
 }
 
 func TestReplayPSMRealFixtureJSON(t *testing.T) {
-	root := clitest.RealRoot(t)
+	root := testkit.RealRootOrSkip(t)
 	dir := psmCopyPartition(t, filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data", "testing-0"))
 	code, out, errs := clitest.Exec(t, "replay-psm", "-o", "json", dir)
 	if code != ui.ExitOK {
@@ -164,15 +164,15 @@ func TestReplayPSMRealFixtureJSON(t *testing.T) {
 }
 
 func TestReplayPSMWriteSnapshot(t *testing.T) {
-	root := clitest.RealRoot(t)
+	root := testkit.RealRootOrSkip(t)
 	dir := psmCopyPartition(t, filepath.Join(root, "eric-kimm__stock-market-pipeline", "kafka", "data", "stock-trades-0"))
 	existing := filepath.Join(dir, "00000000000000005579.snapshot")
-	orig := segtest.ReadFile(t, existing)
+	orig := testkit.ReadFile(t, existing)
 	code, _, errs := clitest.Exec(t, "replay-psm", "--from-snapshot", "none", "--write-snapshot", existing, dir)
 	if code != ui.ExitRefused || !strings.Contains(errs, "--force") {
 		t.Fatalf("overwrite without --force: exit %d %s", code, errs)
 	}
-	if now := segtest.ReadFile(t, existing); !bytes.Equal(now, orig) {
+	if now := testkit.ReadFile(t, existing); !bytes.Equal(now, orig) {
 		t.Fatal("refused write changed the file")
 	}
 	out := filepath.Join(t.TempDir(), "rebuilt.snapshot")
@@ -224,7 +224,7 @@ func TestReplayPSMBarrierAndIgnoreBarriers(t *testing.T) {
 	add(decode.BatchSpec{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, Control: true},
 		decode.RecordSpec{Timestamp: ts, Key: decode.AppendControlKey(nil, decode.ControlMirrorPidReset), Value: decode.AppendMirrorPidResetValue(nil, nil)})
 	add(decode.BatchSpec{ProducerID: 5, ProducerEpoch: 0, BaseSequence: 0}, rec(0))
-	segtest.WriteFile(t, filepath.Join(dir, segment.FormatOffset(0)+".log"), buf)
+	testkit.WriteFile(t, filepath.Join(dir, segment.FormatOffset(0)+".log"), buf)
 	code, out, _ := clitest.Exec(t, "replay-psm", dir)
 	if code != ui.ExitOK || !strings.Contains(out, "offset 4: cleared 1 producer") {
 		t.Errorf("with the barrier: exit %d\n%s", code, out)
@@ -282,7 +282,7 @@ func TestReplayPSMUsage(t *testing.T) {
 func TestReplayPSMSaysWhatTheSnapshotHides(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "control-0")
 	clitest.Fixture(t, "partitions/control-0", dir)
-	segtest.WriteFile(t, filepath.Join(filepath.Dir(dir), segment.CleanShutdownName), nil)
+	testkit.WriteFile(t, filepath.Join(filepath.Dir(dir), segment.CleanShutdownName), nil)
 	_, full, _ := clitest.Exec(t, "replay-psm", "--from-snapshot", "none", dir)
 	if !strings.Contains(full, ", 2 barriers,") {
 		t.Fatalf("the whole log should show 2 barriers:\n%s", full)

@@ -10,7 +10,7 @@ import (
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/segment/segtest"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // runWithEnv runs kseg with the environment env (HOME, XDG_STATE_HOME).
@@ -90,9 +90,9 @@ func TestRestoreCommand(t *testing.T) {
 	}
 	// A file changed since: refused, naming it; nothing changes.
 	log := filepath.Join(dir, "00000000000000000000.log")
-	b := segtest.ReadFile(t, log)
+	b := testkit.ReadFile(t, log)
 	changed := append(append([]byte(nil), b...), 0)
-	segtest.WriteFile(t, log, changed)
+	testkit.WriteFile(t, log, changed)
 	r = clitest.Run("restore", "--backup-dir", filepath.Join(root, "rb1"), bd)
 	if r.Code != ui.ExitRefused || !strings.Contains(r.Stderr, "00000000000000000000.log") || !strings.Contains(r.Stderr, "--force") {
 		t.Fatalf("restore over a changed file: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
@@ -100,7 +100,7 @@ func TestRestoreCommand(t *testing.T) {
 	if got, _ := os.ReadFile(log); string(got) != string(changed) {
 		t.Fatal("a refused restore changed the file")
 	}
-	segtest.WriteFile(t, log, b)
+	testkit.WriteFile(t, log, b)
 	r = clitest.Run("restore", "--backup-dir", filepath.Join(root, "rb2"), bd)
 	if r.Code != ui.ExitOK || !strings.Contains(r.Stdout, "Verified:") {
 		t.Fatalf("restore: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)

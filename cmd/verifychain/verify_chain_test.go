@@ -10,7 +10,7 @@ import (
 	"github.com/kseg/kseg/cmd/internal/clitest"
 	"github.com/kseg/kseg/cmd/internal/ui"
 	"github.com/kseg/kseg/cmd/verifychain"
-	"github.com/kseg/kseg/segment/segtest"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 func TestVerifyChainCLIUsage(t *testing.T) {
@@ -53,9 +53,9 @@ func TestVerifyChainCLIOutputs(t *testing.T) {
 
 	// Break one byte of the mirror's first segment.
 	log := filepath.Join(dst, "00000000000000000000.log")
-	b := segtest.ReadFile(t, log)
+	b := testkit.ReadFile(t, log)
 	b[100] ^= 0xff
-	segtest.WriteFile(t, log, b)
+	testkit.WriteFile(t, log, b)
 	clitest.VerifyChainOverDigests(t, []string{"verify-chain", src, dst})
 	for _, f := range []string{"text", "table", "json"} {
 		code, out, _ := clitest.Exec(t, "verify-chain", "--output", f, src, dst)
@@ -112,9 +112,9 @@ func TestVerifyChainRefusesUnrelatedPartitions(t *testing.T) {
 	}
 	d := clitest.MirrorCopies(t, 2)
 	pm := filepath.Join(d[1], "partition.metadata")
-	b := segtest.ReadFile(t, pm)
+	b := testkit.ReadFile(t, pm)
 	other := regexp.MustCompile(`topic_id: \S+`).ReplaceAll(b, []byte("topic_id: AAAAAAAAAAAAAAAAAAAAAQ"))
-	segtest.WriteFile(t, pm, other)
+	testkit.WriteFile(t, pm, other)
 	code, out, errOut = clitest.Exec(t, "verify-chain", d[0], d[1])
 	if code != ui.ExitRefused || !strings.Contains(errOut, "topic id") || out != "" {
 		t.Errorf("different topic ids: exit %d\n%s%s", code, out, errOut)

@@ -11,14 +11,13 @@ import (
 	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/psm/cluster"
 	"github.com/kseg/kseg/segment"
-	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 // realDir is a log directory of the shared real-broker fixtures; the test
 // skips when the fixtures are absent.
 func realDir(t *testing.T, parts ...string) string {
 	t.Helper()
-	return filepath.Join(append([]string{realdata.RootOrSkip(t)}, parts...)...)
+	return filepath.Join(append([]string{testkit.RealRootOrSkip(t)}, parts...)...)
 }
 
 func loadGroups(t *testing.T, o cluster.GroupsOptions, dirs ...string) *cluster.GroupsView {

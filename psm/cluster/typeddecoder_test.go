@@ -14,11 +14,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kseg/kseg/decode"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/decode/schema"
 	"github.com/kseg/kseg/decode/schema/schematest"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
-	"github.com/kseg/kseg/segment/segtest/realdata"
 )
 
 type kv struct{ key, value []byte }
@@ -158,7 +158,7 @@ func TestTypedDecoderAgrees(t *testing.T) {
 	}
 	offsets = append(offsets, internalRecords(t, filepath.Join("..", "..", "testdata", "logdirs"), schema.ConsumerOffsets)...)
 	txns = append(txns, internalRecords(t, filepath.Join("..", "..", "testdata", "logdirs"), schema.TransactionState)...)
-	real := realdata.Root()
+	real := testkit.RealRoot()
 	if _, err := os.Stat(real); err == nil {
 		offsets = append(offsets, internalRecords(t, real, schema.ConsumerOffsets)...)
 	} else {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/psm/status"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/finding"
@@ -17,7 +18,7 @@ import (
 // ends the log after the last offset it lists, and finds nothing wrong:
 // every one is a healthy broker partition.
 func TestRealPartitionsAsTheREADMESays(t *testing.T) {
-	root := realdata.RootOrSkip(t)
+	root := testkit.RealRootOrSkip(t)
 	set, err := realdata.SecondSet(root)
 	if err != nil {
 		t.Fatal(err)

@@ -23,9 +23,9 @@ import (
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/barrier/mirror"
 	"github.com/kseg/kseg/barrier/recovery"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // run is what a case's apply reports, whichever its tool.
@@ -423,8 +423,8 @@ func crashAtStep(t *testing.T, tc editCase, template, rel string, i int, step st
 // an interrupted append leaves it.
 func assertTorn(t *testing.T, old, path string) {
 	t.Helper()
-	was := segtest.ReadFile(t, old)
-	got := segtest.ReadFile(t, path)
+	was := testkit.ReadFile(t, old)
+	got := testkit.ReadFile(t, path)
 	if len(got) <= len(was) || !bytes.HasPrefix(got, was) {
 		t.Fatalf("%s: %d bytes, not its %d old bytes followed by part of the appended ones", path, len(got), len(was))
 	}
@@ -649,7 +649,7 @@ func TestEditJournalIsUntrusted(t *testing.T) {
 				t.Fatalf("interrupted run: %v", err)
 			}
 			victim := filepath.Join(root, "victim")
-			segtest.WriteFile(t, victim, []byte("not kafka's"))
+			testkit.WriteFile(t, victim, []byte("not kafka's"))
 			barriertest.RewriteJournal(t, dir, func(j map[string]any) { tc.tamper(j, root) })
 			snaps := map[string]map[string]barriertest.Snap{}
 			for _, d := range []string{root, bd, otherBackup} {
@@ -840,7 +840,7 @@ func TestEditManifestRestoresExactly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := complete(t, tc)
 			template, rel, root, before := c.template, c.rel, c.root, c.before
-			b := segtest.ReadFile(t, filepath.Join(c.backup, edit.BackupManifestName))
+			b := testkit.ReadFile(t, filepath.Join(c.backup, edit.BackupManifestName))
 			var m struct {
 				PartitionDir string `json:"partitionDir"`
 				Files        []struct {
@@ -873,8 +873,8 @@ func TestEditManifestRestoresExactly(t *testing.T) {
 					}
 					continue
 				}
-				data := segtest.ReadFile(t, filepath.Join(c.backup, f.Name))
-				segtest.WriteFile(t, path, data)
+				data := testkit.ReadFile(t, filepath.Join(c.backup, f.Name))
+				testkit.WriteFile(t, path, data)
 			}
 			for _, d := range m.CreatedDirs {
 				if err := os.Remove(d); err != nil {
@@ -975,7 +975,7 @@ func TestEditCreatedCopyWithoutItsSources(t *testing.T) {
 		// world stays, to compare with).
 		gone := map[string][]byte{}
 		for _, l := range logs {
-			b := segtest.ReadFile(t, l)
+			b := testkit.ReadFile(t, l)
 			gone[l] = b
 			if err := os.Remove(l); err != nil {
 				t.Fatal(err)
@@ -989,7 +989,7 @@ func TestEditCreatedCopyWithoutItsSources(t *testing.T) {
 				t.Fatalf("rollback with the sources gone: %v", err)
 			}
 			for l, b := range gone {
-				segtest.WriteFile(t, l, b)
+				testkit.WriteFile(t, l, b)
 			}
 			if got := worldContent(t, root); !maps.Equal(got, before) {
 				t.Fatal("the rollback did not restore the world as it was")
@@ -1023,7 +1023,7 @@ func interruptedAfterLogCommit(t *testing.T, tc editCase, template, rel string) 
 // flipLastByte changes the last byte of the file at path.
 func flipLastByte(t *testing.T, path string) {
 	t.Helper()
-	b := segtest.ReadFile(t, path)
+	b := testkit.ReadFile(t, path)
 	b[len(b)-1] ^= 1
-	segtest.WriteFile(t, path, b)
+	testkit.WriteFile(t, path, b)
 }

@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment/edit"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestOpList: the one op collector of every write planner. A write of
@@ -14,7 +14,7 @@ import (
 // refuses to plan rather than read the working directory.
 func TestOpList(t *testing.T) {
 	dir := t.TempDir()
-	segtest.WriteFile(t, filepath.Join(dir, "a.index"), []byte("same"))
+	testkit.WriteFile(t, filepath.Join(dir, "a.index"), []byte("same"))
 	l := edit.OpList{Dir: dir}
 	if changed, err := l.Write("a.index", []byte("same"), "unchanged"); err != nil || changed {
 		t.Fatalf("write of the same bytes: changed %v, %v", changed, err)

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/barrier/barriertest"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment/edit"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestRestoreUndoesCompletedEdits is issue 25's item 15: after a
@@ -75,12 +75,12 @@ func TestRestoreRefusesChangedPartition(t *testing.T) {
 		case "changed":
 			flipLastByte(t, filepath.Join(dir, victim))
 		default:
-			b := segtest.ReadFile(t, filepath.Join(bd, edit.BackupManifestName))
+			b := testkit.ReadFile(t, filepath.Join(bd, edit.BackupManifestName))
 			s := string(b)
 			i := strings.Index(s, `"completed"`)
 			j := strings.Index(s[i:], "\n")
 			s = s[:i] + s[i+j+1:]
-			segtest.WriteFile(t, filepath.Join(bd, edit.BackupManifestName), []byte(s))
+			testkit.WriteFile(t, filepath.Join(bd, edit.BackupManifestName), []byte(s))
 		}
 		snap := barriertest.SnapDir(t, root)
 		p, err := edit.PlanRestore(bd, edit.RestoreOptions{})
@@ -160,9 +160,9 @@ func TestRestoreManifestIsUntrusted(t *testing.T) {
 			t.Fatal(err)
 		}
 		mp := filepath.Join(bd, edit.BackupManifestName)
-		b := segtest.ReadFile(t, mp)
+		b := testkit.ReadFile(t, mp)
 		s := strings.Replace(string(b), `"name": "`, `"name": "`+bad+`", "was": "`, 1)
-		segtest.WriteFile(t, mp, []byte(s))
+		testkit.WriteFile(t, mp, []byte(s))
 		snap := barriertest.SnapDir(t, root)
 		_, err := edit.PlanRestore(bd, edit.RestoreOptions{Force: true})
 		var re *edit.RefusalError

@@ -18,9 +18,9 @@ import (
 	"github.com/kseg/kseg/barrier"
 	"github.com/kseg/kseg/barrier/barriertest"
 	"github.com/kseg/kseg/barrier/mirror"
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment"
 	"github.com/kseg/kseg/segment/edit"
-	"github.com/kseg/kseg/segment/segtest"
 )
 
 // TestEditBackupNeverInsideKafkaDirs is issue 28's item 5: a backup
@@ -43,7 +43,7 @@ func TestEditBackupNeverInsideKafkaDirs(t *testing.T) {
 	}
 	barriertest.CopyTree(t, filepath.Join(barriertest.PartitionsDir(), "orders-0"), other)
 	data2 := filepath.Dir(other)
-	segtest.WriteFile(t, filepath.Join(data2, segment.MetaPropertiesName), []byte("version=1\nnode.id=2\n"))
+	testkit.WriteFile(t, filepath.Join(data2, segment.MetaPropertiesName), []byte("version=1\nnode.id=2\n"))
 	// A partition directory outside any directory that says it is a log
 	// directory.
 	loose := writeFixtureIn(t, filepath.Join(root, "loose"))
@@ -170,8 +170,8 @@ func TestEditRerunChecksDoneSteps(t *testing.T) {
 	if !slicesContains(j.Done, restored) {
 		t.Fatalf("the journal does not record %s as done: %v", restored, j.Done)
 	}
-	b := segtest.ReadFile(t, filepath.Join(bd, restored))
-	segtest.WriteFile(t, filepath.Join(dir, restored), b)
+	b := testkit.ReadFile(t, filepath.Join(bd, restored))
+	testkit.WriteFile(t, filepath.Join(dir, restored), b)
 	r, err := barrier.ApplyInjection(mustPlan(t, dir, planOpts()), edit.Options{})
 	if err != nil || !r.Resumed || !r.Verification.OK() {
 		t.Fatalf("rerun: %+v %v", r, err)
@@ -324,7 +324,7 @@ func TestReadJournalIsBounded(t *testing.T) {
 	}
 	// A bad line of 1 MiB is quoted by a short prefix.
 	long := append([]byte(`{"version":1,"tool":"x","state":"prepared","plan":{}}`+"\n"), bytes.Repeat([]byte("A"), 1<<20)...)
-	segtest.WriteFile(t, jp, append(long, '\n'))
+	testkit.WriteFile(t, jp, append(long, '\n'))
 	_, err = edit.ReadJournal(dir)
 	if err == nil || len(err.Error()) > 1024 {
 		t.Fatalf("a bad record of 1 MiB: an error of %d bytes: %.200v", len(fmtErr(err)), err)

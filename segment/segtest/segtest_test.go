@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kseg/kseg/decode/decodetest/testkit"
 	"github.com/kseg/kseg/segment/segtest"
 )
 
@@ -107,7 +108,7 @@ func TestGenerateReplacesOnlyItsOwnDirectories(t *testing.T) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		segtest.WriteFile(t, p, []byte("x"))
+		testkit.WriteFile(t, p, []byte("x"))
 	}
 	if err := segtest.Generate(out); err != nil {
 		t.Fatal(err)

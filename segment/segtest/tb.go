@@ -11,12 +11,6 @@ import (
 	"github.com/kseg/kseg/segment"
 )
 
-// ReadFile is the content of path; a failure to read it ends tb.
-func ReadFile(tb testing.TB, path string) []byte {
-	tb.Helper()
-	return testkit.ReadFile(tb, path)
-}
-
 // OpenLog opens the log at path for tb, closed when tb ends; a failure
 // ends tb.
 func OpenLog(tb testing.TB, path string) *segment.LogFile {
@@ -42,10 +36,4 @@ func OpenLogDirPartition(tb testing.TB, size int64, opts LargeOptions) *segment.
 func OpenDir(tb testing.TB, dir string) *segment.PartitionDir {
 	tb.Helper()
 	return testkit.Must(tb, segment.OpenPartitionDir, dir)
-}
-
-// WriteFile writes b to path (mode 0644); a failure ends tb.
-func WriteFile(tb testing.TB, path string, b []byte) {
-	tb.Helper()
-	testkit.WriteFile(tb, path, b)
 }

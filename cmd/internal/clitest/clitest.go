@@ -502,19 +502,6 @@ func MirrorPair(t *testing.T) (src, dst string) {
 	return src, filepath.Join(Mkdir(t, filepath.Join(root, "b")), "mirror-0")
 }
 
-// realFixturesDir is ../shared/fixtures/real next to the repository: files
-// written by real brokers (see its README.md), relative to the test's
-// package directory.
-var realFixturesDir = filepath.Join(TestdataDir, "..", "..", "shared", "fixtures", "real")
-
-func RealRoot(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat(realFixturesDir); err != nil {
-		t.Skip("../shared/fixtures/real (beside the repository) is not present: skipping the real-broker tests")
-	}
-	return realFixturesDir
-}
-
 // Main is a command package's TestMain: it registers the command tree
 // (cmd.Run) and runs the package's tests.
 func Main(m *testing.M, run func(ctx context.Context, args []string, s *ui.Streams) int) {

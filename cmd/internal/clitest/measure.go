@@ -7,18 +7,9 @@ import (
 	"time"
 
 	"github.com/kseg/kseg/cmd/internal/ui"
-	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
 
 // What the memory and scale tests of several command packages measure.
-
-// HeapSampler records the peak of the heap in use while it runs; it is
-// testkit's, which decode's own memory test shares.
-type HeapSampler = testkit.HeapSampler
-
-// StartHeapSampler samples the heap every interval until Stop, which
-// returns the peak.
-func StartHeapSampler(every time.Duration) *HeapSampler { return testkit.StartHeapSampler(every) }
 
 // RunAllocs is Run with the heap allocations the run made: their number
 // (runtime.MemStats.Mallocs) and their bytes (TotalAlloc). The streams are

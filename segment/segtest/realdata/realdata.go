@@ -25,20 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/kseg/kseg/decode/decodetest/testkit"
 )
-
-// Root is the fixture tree, ../shared/fixtures/real beside the repository,
-// relative to the test's package directory (testkit.RealRoot).
-func Root() string { return testkit.RealRoot() }
-
-// RootOrSkip is Root; it skips tb when the tree is absent, so a bare
-// clone passes (testkit.RealRootOrSkip).
-func RootOrSkip(tb testing.TB) string {
-	tb.Helper()
-	return testkit.RealRootOrSkip(tb)
-}
 
 // Manifest returns the relative paths (slash-separated, no "./") of every
 // file the README's SHA-256 lists and SHA256SUMS-2 name.
